@@ -1,0 +1,107 @@
+r"""Baselines: RLHF (logarithmic pooling, Eq. 3-4) and NLHF (Nash equilibrium, Eq. 5)."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+from scipy import optimize
+from scipy.special import logsumexp
+
+from .problem import InvalidInputError, Question, validate_probability_vector
+from .stationary import RESIDUAL_TOL, StationaryPoint
+
+__all__ = ["log_pooling", "nash_equilibrium", "nash_residual"]
+
+
+def _check_beta(beta) -> float:
+    if isinstance(beta, bool) or not isinstance(beta, (int, float, np.floating, np.integer)) \
+            or not math.isfinite(beta) or beta <= 0:
+        raise InvalidInputError(f"beta must be a positive finite number, got {beta!r}")
+    return float(beta)
+
+
+def log_pooling(pi_ref, rewards, beta: float) -> np.ndarray:
+    r"""RLHF's optimum: ``pi(o) ∝ pi_ref(o) exp(r(o)/beta)`` (Eq. 4), computed in log space.
+
+    ``rewards`` are (expected) rewards per output; broadcasting is not used
+    here since the normaliser couples the outputs.
+    """
+    pi_ref = validate_probability_vector("pi_ref", pi_ref)
+    r = np.asarray(rewards, dtype=float)
+    if r.shape != pi_ref.shape or not np.all(np.isfinite(r)):
+        raise InvalidInputError(f"rewards must be finite with shape {pi_ref.shape}, got {rewards!r}")
+    beta = _check_beta(beta)
+    with np.errstate(divide="ignore"):
+        logits = np.log(pi_ref) + r / beta
+    return np.exp(logits - logsumexp(logits))
+
+
+def nash_residual(q: Question, beta: float, pi) -> float:
+    """``max_o |pi(o) - pi_ref(o) exp(P(o > pi)/beta) / Z|`` for the NLHF fixed point."""
+    pi = validate_probability_vector("pi", pi)
+    M = q.pairwise_preference()
+    with np.errstate(divide="ignore"):
+        logits = np.log(q.pi_ref) + (M @ pi) / beta
+    return float(np.max(np.abs(pi - np.exp(logits - logsumexp(logits)))))
+
+
+def nash_equilibrium(q: Question, beta: float) -> StationaryPoint:
+    r"""NLHF: the unique symmetric Nash equilibrium of the regularised preference game (Eq. 5).
+
+    ``pi(o) ∝ pi_ref(o) exp(P(o > pi)/beta)`` with ``P(o > pi) = sum_o' pi(o') M[o, o']``
+    and ``M = q.pairwise_preference()`` (ties counted half). Solved by Newton-type
+    root finding on the logits of the support of ``pi_ref``, with a damped
+    fixed-point iteration as a fallback; ``converged`` reports the residual test.
+    """
+    beta = _check_beta(beta)
+    M = q.pairwise_preference()
+    support = np.flatnonzero(q.pi_ref > 0)
+    Ms = M[np.ix_(support, support)]
+    log_p = np.log(q.pi_ref[support])
+
+    def log_pi(eta):
+        theta = np.append(eta, 0.0)
+        return theta - logsumexp(theta)
+
+    def equations(eta):
+        lp = log_pi(eta)
+        u = lp - log_p - (Ms @ np.exp(lp)) / beta      # constant across o at the equilibrium
+        return u[:-1] - u[-1]
+
+    def full(lp):
+        pi = np.zeros(q.n_outputs)
+        pi[support] = np.exp(lp)
+        return pi
+
+    eta0 = log_p[:-1] - log_p[-1]
+    calls = 0
+    if support.size > 1:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            sol = optimize.root(equations, eta0, method="hybr", options={"xtol": 1e-14})
+        calls += int(sol.nfev)
+        pi = full(log_pi(sol.x))
+        method = "root-hybr"
+    else:
+        pi, method = full(np.zeros(1)), "single-output"
+    residual = nash_residual(q, beta, pi)
+    if residual > RESIDUAL_TOL:
+        # Damped fixed-point iteration (mirror-descent style): contracts for small steps.
+        lp = np.log(q.pi_ref[support])
+        for it in range(20_000):
+            target = log_p + (Ms @ np.exp(lp)) / beta
+            target -= logsumexp(target)
+            lp = 0.5 * lp + 0.5 * target
+            lp -= logsumexp(lp)
+            calls += 1
+            if it % 50 == 0 and nash_residual(q, beta, full(lp)) <= RESIDUAL_TOL:
+                break
+        pi, method = full(lp), "damped-fixed-point"
+        residual = nash_residual(q, beta, pi)
+    converged = residual <= RESIDUAL_TOL
+    return StationaryPoint(pi=pi, residual=residual, converged=converged, stable=True if converged else None,
+                           iterations=calls, method=method,
+                           message=("unique equilibrium (strictly concave-convex regularised game)"
+                                    if converged else f"residual {residual:.2e} above tolerance"))

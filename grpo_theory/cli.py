@@ -1,0 +1,164 @@
+"""The ``grpo-theory`` command.
+
+Subcommands:
+  solve     stationary policies of every GRPO variant, RLHF and NLHF, side by side
+  figures   regenerate the paper's figures and ours into paper_figures/ (the main job)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Sequence
+
+import numpy as np
+
+from .baselines import log_pooling, nash_equilibrium
+from .problem import InvalidInputError, Objective, Question
+from .stationary import stationary_points, stationary_policy
+
+VARIANTS = [(pen, norm) for pen in ("reverse", "direct") for norm in ("scale", "shift")]
+
+
+def _group_size(text: str) -> int | float:
+    if text.lower() in ("inf", "infinity", "math.inf"):
+        return math.inf
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"group size must be an integer >= 2 or 'inf', got {text!r}") from None
+
+
+def _question_from_args(args) -> Question:
+    if args.preference is not None:
+        k = len(args.pi_ref)
+        if len(args.preference) != k * k:
+            raise InvalidInputError(f"--preference needs K*K = {k * k} numbers (row-major), "
+                                    f"got {len(args.preference)}")
+        return Question(args.pi_ref, preference=np.reshape(args.preference, (k, k)))
+    if args.reward_levels is not None:
+        k, n_levels = len(args.pi_ref), len(args.reward_levels)
+        if args.reward_probs is None or len(args.reward_probs) != k * n_levels:
+            raise InvalidInputError(f"--reward-probs needs K*L = {k * n_levels} numbers (row o: "
+                                    f"P(r = level | o)), got {args.reward_probs!r}")
+        return Question(args.pi_ref, reward_levels=args.reward_levels,
+                        reward_probs=np.reshape(args.reward_probs, (k, n_levels)))
+    if args.rewards is None:
+        raise InvalidInputError("give --rewards, --reward-levels with --reward-probs, or --preference")
+    return Question(args.pi_ref, rewards=args.rewards)
+
+
+def solve_table(q: Question, beta: float, group_size, std_ddof: int = 0, std_eps: float = 0.0) -> list[dict]:
+    """Rows (dicts) for every GRPO variant at ``group_size``, RLHF and NLHF."""
+    rows = []
+    for pen, norm in VARIANTS:
+        name = f"GRPO {pen}/{norm}"
+        try:
+            obj = Objective(beta, group_size, pen, norm, std_ddof=std_ddof, std_eps=std_eps)
+            pts = stationary_points(q, obj)
+        except InvalidInputError as exc:
+            short = ("a preference matrix fixes P_G only for G = 2, scale, eps = 0"
+                     if not q.has_reward_law else str(exc))
+            rows.append(dict(method=name, pi=None, note=short))
+            continue
+        reached = stationary_policy(q, obj)
+        rows.append(dict(
+            method=name, pi=reached.pi.tolist(), stable=reached.stable, residual=reached.residual,
+            boundary=reached.boundary, n_points=len(pts), exhaustive=pts.exhaustive,
+            points=[dict(pi=p.pi.tolist(), stable=p.stable, residual=p.residual, boundary=p.boundary)
+                    for p in pts],
+            note="" if len(pts) == 1 else f"{len(pts)} stationary points; this one is reached from pi_ref",
+        ))
+    if q.has_reward_law:
+        rows.append(dict(method="RLHF (log pooling)", pi=log_pooling(q.pi_ref, q.expected_reward, beta).tolist(),
+                         note="pi ∝ pi_ref exp(E[r|o]/beta)"))
+    else:
+        rows.append(dict(method="RLHF (log pooling)", pi=None, note="needs rewards"))
+    nash = nash_equilibrium(q, beta)
+    rows.append(dict(method="NLHF (Nash)", pi=nash.pi.tolist(), residual=nash.residual,
+                     note="pi ∝ pi_ref exp(P(o > pi)/beta)"))
+    return rows
+
+
+def _format_table(q: Question, rows: list[dict], header: str) -> str:
+    k = q.n_outputs
+    labels = list(q.labels) if q.labels else [f"pi({i})" for i in range(k)]
+    w = max(len(r["method"]) for r in rows) + 2
+    lines = [header, ""]
+    lines.append("method".ljust(w) + "".join(s.rjust(11) for s in labels) + "  stable   note")
+    lines.append("pi_ref".ljust(w) + "".join(f"{v:11.6f}" for v in q.pi_ref))
+    for r in rows:
+        if r["pi"] is None:
+            lines.append(r["method"].ljust(w) + "n/a".rjust(11) + "           " + r.get("note", ""))
+            continue
+        stable = r.get("stable")
+        st = "" if "stable" not in r else {True: "yes", False: "no", None: "?"}[stable]
+        note = r.get("note", "")
+        if r.get("boundary"):
+            note = ("limit point (vertex). " + note).strip()
+        lines.append(r["method"].ljust(w) + "".join(f"{v:11.6f}" for v in r["pi"]) + f"  {st:7s}  {note}")
+    return "\n".join(lines)
+
+
+def _cmd_solve(args) -> int:
+    q = _question_from_args(args)
+    rows = solve_table(q, args.beta, args.group_size, args.std_ddof, args.std_eps)
+    if args.json:
+        print(json.dumps(dict(pi_ref=q.pi_ref.tolist(), beta=args.beta,
+                              group_size=None if math.isinf(args.group_size) else args.group_size,
+                              std_ddof=args.std_ddof, std_eps=args.std_eps, rows=rows), indent=2))
+    else:
+        g = "inf" if math.isinf(args.group_size) else args.group_size
+        print(_format_table(q, rows, f"Stationary policies at beta={args.beta:g}, G={g} "
+                                     f"(ddof={args.std_ddof}, eps={args.std_eps:g})"))
+    return 0
+
+
+def _cmd_figures(args) -> int:
+    from .figures import build_figures
+    build_figures(out_dir=args.out, only=args.only, trained=args.trained)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="grpo-theory", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    s = sub.add_parser("solve", help="stationary policies of every variant, RLHF and NLHF")
+    s.add_argument("--pi-ref", type=float, nargs="+", required=True, help="reference probabilities")
+    s.add_argument("--rewards", type=float, nargs="+", help="deterministic reward per output")
+    s.add_argument("--reward-levels", type=float, nargs="+", help="distinct reward levels")
+    s.add_argument("--reward-probs", type=float, nargs="+",
+                   help="K*L numbers, row-major: P(r = level | o)")
+    s.add_argument("--preference", type=float, nargs="+", help="K*K numbers, row-major: P(o > o')")
+    s.add_argument("--beta", type=float, required=True)
+    s.add_argument("--group-size", type=_group_size, default=2, help="integer >= 2 or 'inf'")
+    s.add_argument("--std-ddof", type=int, default=0, choices=(0, 1))
+    s.add_argument("--std-eps", type=float, default=0.0)
+    s.add_argument("--json", action="store_true", help="machine-readable output")
+    s.set_defaults(func=_cmd_solve)
+
+    f = sub.add_parser("figures", help="regenerate every figure into paper_figures/")
+    f.add_argument("--out", default="paper_figures", help="output directory")
+    f.add_argument("--only", type=int, nargs="+", help="figure numbers to build")
+    f.add_argument("--trained", default=None,
+                   help="CSV of measured points from `grpo-theory validate` (Figure 9)")
+    f.set_defaults(func=_cmd_figures)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except InvalidInputError as exc:
+        print(f"grpo-theory: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,123 @@
+r"""The note's explicit formulas for binary questions (SPEC section 4), vectorised.
+
+Two answers ``a, b`` with confidence margin ``gamma = P(a > b) - P(b > a) >= 0``;
+``p = pi_ref(a)``; each function returns ``x = pi(a)`` at the stationary point and
+broadcasts over its array arguments.
+
+At ``p = 0`` the reference gives ``a`` no mass and neither penalty can create any,
+so every function returns 0 there; the reverse-penalty forms are discontinuous
+at ``p = 0`` (their limit as ``p -> 0+`` is ``max(1 - beta/gamma, 0)`` for Eq. 14 and
+``1/(1 + beta^2)`` for Eq. 15).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .problem import InvalidInputError
+
+__all__ = [
+    "binary_pairwise",
+    "binary_large_group",
+    "binary_pairwise_direct",
+    "large_group_direct_h",
+    "large_group_direct_turning_point",
+    "binary_shift_direct",
+]
+
+
+def _check(p, beta, gamma=None):
+    p = np.asarray(p, dtype=float)
+    beta = np.asarray(beta, dtype=float)
+    if np.any(~np.isfinite(p)) or np.any((p < 0) | (p > 1)):
+        raise InvalidInputError(f"pi_ref_a must lie in [0, 1], got {p!r}")
+    if np.any(~np.isfinite(beta)) or np.any(beta <= 0):
+        raise InvalidInputError(f"beta must be positive and finite, got {beta!r}")
+    if gamma is None:
+        return p, beta
+    gamma = np.asarray(gamma, dtype=float)
+    if np.any(~np.isfinite(gamma)) or np.any((gamma < 0) | (gamma > 1)):
+        raise InvalidInputError(f"gamma must lie in [0, 1] (label a as the preferred answer), got {gamma!r}")
+    return p, beta, gamma
+
+
+def binary_pairwise(pi_ref_a, beta, gamma=1.0) -> np.ndarray:
+    r"""G = 2, reverse penalty (Eq. 14).
+
+    Root in ``[p, 1]`` of ``beta (x - p) = gamma x (1 - x)``:
+    ``x = (1/2) [1 - b + sqrt((1 - b)^2 + 4 b p)]`` with ``b = beta/gamma``.
+    For ``b > 1`` the equivalent ``x = 2 b p / (sqrt((1 - b)^2 + 4 b p) - (1 - b))`` is
+    used (no cancellation). ``gamma = 0`` (a tie) gives ``x = p``.
+    """
+    p, beta, gamma = _check(pi_ref_a, beta, gamma)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        b = beta / gamma                       # inf for a tie
+        one_b = 1.0 - b
+        root = np.sqrt(one_b**2 + 4.0 * b * p)
+        direct = 0.5 * (one_b + root)
+        rationalised = 2.0 * b * p / (root - one_b)
+        x = np.where(one_b >= 0, direct, rationalised)
+    x = np.where(gamma == 0, p, x)
+    return np.where(p == 0, 0.0, x)
+
+
+def binary_large_group(pi_ref_a, beta) -> np.ndarray:
+    r"""Large G, reverse penalty, deterministic ``r(a) > r(b)`` (Eq. 15).
+
+    Root in ``[p, 1]`` of ``beta (x - p) = sqrt(x (1 - x))``:
+    ``x = [2 beta^2 p + 1 + sqrt(1 + 4 beta^2 p (1 - p))] / (2 (1 + beta^2))``.
+    Independent of the reward gap.
+    """
+    p, beta = _check(pi_ref_a, beta)
+    b2 = beta**2
+    x = (2.0 * b2 * p + 1.0 + np.sqrt(1.0 + 4.0 * b2 * p * (1.0 - p))) / (2.0 * (1.0 + b2))
+    return np.where(p == 0, 0.0, x)
+
+
+def binary_pairwise_direct(pi_ref_a, beta, gamma=1.0) -> np.ndarray:
+    r"""G = 2, direct penalty: ``x = e^{gamma/(2 beta)} p / (e^{gamma/(2 beta)} p + e^{-gamma/(2 beta)} (1 - p))``.
+
+    From ``x/(1-x) = p/(1-p) exp((P_2(a) - P_2(b))/beta)`` with
+    ``P_2(a) - P_2(b) = gamma``; continuous at ``p = 0``. Computed as a logistic
+    function of ``logit(p) + gamma/beta``.
+    """
+    p, beta, gamma = _check(pi_ref_a, beta, gamma)
+    with np.errstate(divide="ignore"):
+        logit = np.log(p) - np.log1p(-p) + gamma / beta
+    return 1.0 / (1.0 + np.exp(-logit))
+
+
+def large_group_direct_h(x, pi_ref_a, beta) -> np.ndarray:
+    r"""``h(x) = 1/(beta sqrt(x(1-x))) - log(x/(1-x)) + log(p/(1-p))`` (large G, direct penalty).
+
+    Stationary points of the direct penalty at ``G = inf`` (deterministic
+    rewards) are the roots of ``h``; ``h > 0`` means the flow raises ``pi(a)``.
+    """
+    p, beta = _check(pi_ref_a, beta)
+    x = np.asarray(x, dtype=float)
+    if np.any((x <= 0) | (x >= 1)):
+        raise InvalidInputError(f"x must lie in (0, 1), got {x!r}")
+    return 1.0 / (beta * np.sqrt(x * (1 - x))) - np.log(x / (1 - x)) + np.log(p / (1 - p))
+
+
+def large_group_direct_turning_point(beta) -> np.ndarray:
+    r"""``x* = (1 + sqrt(1 - 1/(1 + beta^2)))/2``: ``h`` falls on ``(0, x*]`` and rises on ``[x*, 1)``."""
+    beta = np.asarray(beta, dtype=float)
+    if np.any(~np.isfinite(beta)) or np.any(beta <= 0):
+        raise InvalidInputError(f"beta must be positive and finite, got {beta!r}")
+    return 0.5 * (1.0 + np.sqrt(1.0 - 1.0 / (1.0 + beta**2)))
+
+
+def binary_shift_direct(pi_ref_a, beta, group_size, reward_gap=1.0) -> np.ndarray:
+    r"""Shift-only + direct penalty: RLHF with ``beta' = G beta/(G-1)`` (SPEC section 3, beyond).
+
+    ``x = logistic(logit(p) + reward_gap (G-1)/(G beta))``; ``G = inf`` gives ``beta' = beta``.
+    """
+    p, beta = _check(pi_ref_a, beta)
+    g = np.asarray(group_size, dtype=float)
+    if np.any(g < 2):
+        raise InvalidInputError(f"group_size must be >= 2, got {group_size!r}")
+    factor = np.where(np.isinf(g), 1.0, (g - 1) / np.where(np.isinf(g), 1.0, g))
+    with np.errstate(divide="ignore"):
+        logit = np.log(p) - np.log1p(-p) + reward_gap * factor / beta
+    return 1.0 / (1.0 + np.exp(-logit))

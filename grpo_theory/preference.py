@@ -1,0 +1,368 @@
+r"""The expected group-relative preference ``P_G(o | pi)`` (SPEC section 2).
+
+``P_G(o | pi) = E[A_1 | o_1 = o]`` with ``o_2..o_G`` i.i.d. from ``pi`` and every
+reward drawn from its law. It depends on ``o`` only through its reward law and
+on ``pi`` only through ``w = pi @ reward_probs``, the law of the reward of one
+draw from ``pi`` over the ``L`` reward levels ``v_1 < ... < v_L``. So
+
+    P_G(o | pi) = sum_l P(r = v_l | o) E_l(w),
+    E_l(w) = E[A_1 | r_1 = v_l],  r_2..r_G i.i.d. ~ w.
+
+``E_l`` is an exact sum over the count vectors ``n`` (how many of the other
+``G - 1`` rewards fall on each level) weighted by ``Multinomial(n; G-1, w)``: there
+are ``C(G+L-2, L-1)`` of them, which is ``G`` for two levels (the O(G) binary
+path) and does not depend on the number of outputs ``K``.
+
+The advantage of a group is computed without cancellation: with total counts
+``N_j`` per level, ``sum_i (r_i - mean)^2 = (1/G) sum_{i<j} N_i N_j (v_i - v_j)^2``,
+a sum of non-negative terms, exactly zero when all rewards tie (then
+``A := 0`` unless ``std_eps > 0``, when the numerator is zero as well).
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+import numpy as np
+from scipy.special import gammaln
+
+from .problem import InvalidInputError, Objective, Question, validate_probability_vector
+
+__all__ = [
+    "ExactEvaluationTooLarge",
+    "reward_preference",
+    "level_expectations",
+    "pooled_expectations",
+    "monte_carlo_preference",
+    "binary_preference",
+    "n_count_vectors",
+    "max_abs_advantage",
+]
+
+#: Default cap on the number of count vectors enumerated exactly.
+MAX_COUNT_VECTORS = 3_000_000
+#: Entries of a (policies x count vectors) weight block processed at once.
+_BLOCK = 2_000_000
+
+
+class ExactEvaluationTooLarge(InvalidInputError):
+    """The exact enumeration would exceed ``max_count_vectors``; use Monte Carlo instead."""
+
+
+def n_count_vectors(group_size: int, n_levels: int) -> int:
+    """Number of count vectors of ``G - 1`` rewards over ``L`` levels: ``C(G+L-2, L-1)``."""
+    return math.comb(group_size - 1 + n_levels - 1, n_levels - 1)
+
+
+@lru_cache(maxsize=64)
+def _count_vectors(total: int, n_levels: int) -> np.ndarray:
+    """All ``n in N^L`` with ``sum(n) = total``, as an ``(N, L)`` int array (cached)."""
+    if n_levels == 1:
+        out = np.array([[total]], dtype=np.int64)
+    else:
+        # Loop over the first coordinate only (total + 1 iterations); the rest is numpy.
+        blocks = []
+        for first in range(total + 1):
+            rest = _count_vectors(total - first, n_levels - 1)
+            blocks.append(np.hstack([np.full((rest.shape[0], 1), first, np.int64), rest]))
+        out = np.vstack(blocks)
+    out.setflags(write=False)
+    return out
+
+
+@lru_cache(maxsize=64)
+def _advantage_table(levels: tuple, group_size: int, ddof: int, eps: float) -> np.ndarray:
+    """``A[l, n]``: scale-normalised advantage of ``r_1 = v_l`` with counts ``n`` among the others."""
+    v = np.asarray(levels, dtype=float)
+    L, G = v.size, group_size
+    counts = _count_vectors(G - 1, L).astype(float)
+    total = counts[None, :, :] + np.eye(L)[:, None, :]          # (L, N, L)
+    diff = v[:, None] - v[None, :]                                # diff[i, j] = v_i - v_j
+    numerator = np.einsum("lnj,lj->ln", total, diff) / G          # v_l - mean, no cancellation
+    sum_sq = np.einsum("lni,ij,lnj->ln", total, diff**2, total) / (2.0 * G)
+    std = np.sqrt(sum_sq / (G - ddof))
+    denom = std + eps
+    with np.errstate(invalid="ignore", divide="ignore"):
+        table = np.where(denom > 0, numerator / np.where(denom > 0, denom, 1.0), 0.0)
+    table.setflags(write=False)
+    return table
+
+
+def _stirling_error(m: np.ndarray) -> np.ndarray:
+    """``log Gamma(m+1) - (m log m - m + log(2 pi m)/2)`` for integers ``m >= 1``."""
+    m = np.asarray(m, dtype=float)
+    small = m < 16
+    ms = np.where(small, m, 1.0)
+    exact = gammaln(ms + 1) - (ms * np.log(ms) - ms + 0.5 * np.log(2 * np.pi * ms))
+    mi = np.where(small, 16.0, m)
+    inv2 = 1.0 / mi**2
+    series = (1 / 12 - inv2 * (1 / 360 - inv2 * (1 / 1260 - inv2 * (1 / 1680 - inv2 / 1188)))) / mi
+    return np.where(small, exact, series)
+
+
+def _bd0(x: np.ndarray, mean: np.ndarray) -> np.ndarray:
+    """Loader's deviance ``x log(x/M) + M - x >= 0`` for integers ``x >= 0``.
+
+    Written as ``M [(1+d) log1p(d) - d]`` with ``d = (x - M)/M``, whose absolute
+    error is about ``eps |x - M|`` (``eps sqrt(M)`` in the bulk of the weights),
+    where the plain form loses ``eps M`` to cancellation.
+    """
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        d = (x - mean) / mean
+        out = mean * ((1.0 + d) * np.log1p(d) - d)
+    out = np.where(x == 0, mean, out)
+    return np.where(mean > 0, out, np.where(x > 0, np.inf, 0.0))
+
+
+#: Up to this many other group members the plain gammaln/matmul form of the log weights
+#: is used (fast; cancellation error <~ 1e-14); above it, the saddle-point form.
+_SMALL_TOTAL = 64
+
+
+@lru_cache(maxsize=64)
+def _plain_multinomial_terms(total: int, n_levels: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Counts^T, ``log(total!/prod n_j!)`` and usage^T, for the matmul form (cached)."""
+    counts = _count_vectors(total, n_levels)
+    coef = gammaln(total + 1) - gammaln(counts + 1.0).sum(axis=1)
+    counts_t = np.ascontiguousarray(counts.T, dtype=float)
+    used_t = np.ascontiguousarray((counts > 0).T, dtype=float)
+    for arr in (coef, counts_t, used_t):
+        arr.setflags(write=False)
+    return counts_t, coef, used_t
+
+
+@lru_cache(maxsize=64)
+def _multinomial_terms(total: int, n_levels: int) -> tuple[np.ndarray, np.ndarray]:
+    """Cached count vectors (float) and the w-independent part of ``log Multinomial``.
+
+    ``log Mult(n; N, w) = -sum_j bd0(n_j, N w_j) + c(n)`` with
+    ``c(n) = log(2 pi N)/2 + se(N) - sum_{n_j > 0} [log(2 pi n_j)/2 + se(n_j)]``
+    (Stirling with error terms ``se``): every term is small or non-negative, so the
+    weights stay accurate to ~1e-15 relative for ``N`` in the tens of thousands,
+    where ``gammaln`` differences would lose four digits to cancellation.
+    """
+    counts = _count_vectors(total, n_levels).astype(float)
+    safe = np.where(counts > 0, counts, 1.0)
+    per_level = np.where(counts > 0, 0.5 * np.log(2 * np.pi * safe) + _stirling_error(safe), 0.0)
+    const = -per_level.sum(axis=1)
+    if total > 0:
+        const += 0.5 * np.log(2 * np.pi * total) + _stirling_error(np.array(float(total)))
+    for arr in (counts, const):
+        arr.setflags(write=False)
+    return counts, const
+
+
+def _log_multinomial_weights(log_w: np.ndarray, total: int) -> np.ndarray:
+    """``log Multinomial(n; total, w)`` for a batch ``log_w (..., L)``, over all count vectors."""
+    if total <= _SMALL_TOTAL:
+        counts_t, coef, used_t = _plain_multinomial_terms(total, log_w.shape[-1])
+        finite = np.isfinite(log_w)
+        out = coef + np.where(finite, log_w, 0.0) @ counts_t                # (..., N)
+        if finite.all():
+            return out
+        impossible = (~finite).astype(float) @ used_t    # a zero-probability level kills its counts
+        return np.where(impossible > 0, -np.inf, out)
+    counts, const = _multinomial_terms(total, log_w.shape[-1])
+    with np.errstate(under="ignore"):
+        mean = np.exp(math.log(total) + log_w)[..., None, :]              # (..., 1, L)
+    return const - _bd0(counts, mean).sum(axis=-1)                        # (..., N)
+
+
+def max_abs_advantage(n_levels_span: float, obj: Objective) -> float:
+    """An upper bound on ``|A_i|`` for rewards spanning ``n_levels_span = v_max - v_min``.
+
+    Scale normalisation: ``|r_i - mean| / std <= sqrt(G-1)`` (ddof 0) and
+    ``(G-1)/sqrt(G)`` (ddof 1); shift: the span. Infinite for ``G = inf`` with scale.
+    """
+    if obj.normalization == "shift":
+        return float(n_levels_span)
+    if obj.is_large_group:
+        return math.inf
+    g = obj.group_size
+    return math.sqrt(g - 1) if obj.std_ddof == 0 else (g - 1) / math.sqrt(g)
+
+
+def level_expectations(
+    levels: np.ndarray,
+    log_w: np.ndarray,
+    obj: Objective,
+    *,
+    max_count_vectors: int = MAX_COUNT_VECTORS,
+) -> np.ndarray:
+    """``E_l(w) = E[A_1 | r_1 = v_l]`` for a batch of level distributions.
+
+    Parameters
+    ----------
+    levels : (L,) distinct reward levels ``v_l``.
+    log_w : (..., L) log-probabilities of the levels under ``pi`` (``-inf`` allowed).
+        Log space keeps the binomial weights accurate for ``G`` in the thousands
+        and for policies within ``1e-300`` of a vertex.
+    obj : the objective (group size, normalisation, std_ddof, std_eps).
+
+    Returns
+    -------
+    (..., L) array.
+    """
+    v = np.asarray(levels, dtype=float)
+    log_w = np.asarray(log_w, dtype=float)
+    w = np.exp(log_w)
+    mean = w @ v
+    if obj.normalization == "shift":
+        factor = 1.0 if obj.is_large_group else (obj.group_size - 1) / obj.group_size
+        return factor * (v - mean[..., None])
+    if obj.is_large_group:
+        # sigma^2 = (1/2) sum_ij w_i w_j (v_i - v_j)^2: no cancellation near a vertex.
+        diff2 = (v[:, None] - v[None, :]) ** 2
+        var = 0.5 * np.einsum("...i,ij,...j->...", w, diff2, w)
+        denom = np.sqrt(var) + obj.std_eps
+        num = v - mean[..., None]
+        safe = np.where(denom > 0, denom, 1.0)[..., None]
+        return np.where(denom[..., None] > 0, num / safe, 0.0)
+    G, L = obj.group_size, v.size
+    n_vec = n_count_vectors(G, L)
+    if n_vec > max_count_vectors:
+        raise ExactEvaluationTooLarge(
+            f"exact P_G needs {n_vec:,} count vectors for G={G} and L={L} reward levels, over the "
+            f"limit max_count_vectors={max_count_vectors:,}; use monte_carlo_preference(...) for an "
+            "estimate with its standard error, or raise the limit"
+        )
+    table = _advantage_table(tuple(v.tolist()), G, obj.std_ddof, obj.std_eps)   # (L, N)
+    flat = log_w.reshape(-1, L)
+    out = np.empty((flat.shape[0], L))
+    rows = max(1, _BLOCK // n_vec)
+    for start in range(0, flat.shape[0], rows):       # blocks bound memory, not a grid loop
+        block = flat[start:start + rows]
+        weights = np.exp(_log_multinomial_weights(block, G - 1))
+        out[start:start + rows] = weights @ table.T
+    return out.reshape(log_w.shape)
+
+
+def _pairwise_factor(obj: Objective) -> float:
+    """Advantage magnitude for G = 2 from a preference matrix: 1 (ddof 0) or 1/sqrt(2) (ddof 1)."""
+    if obj.group_size != 2 or obj.normalization != "scale" or obj.std_eps != 0:
+        raise InvalidInputError(
+            "a preference-matrix question determines P_G only for group_size=2 with "
+            "normalization='scale' and std_eps=0 (then A_1 = sign(r_1 - r_2), up to 1/sqrt(2) for "
+            f"ddof=1); got {obj.describe()}. Give rewards or a reward law instead."
+        )
+    return 1.0 if obj.std_ddof == 0 else 1.0 / math.sqrt(2.0)
+
+
+def pooled_expectations(q: Question, obj: Objective, log_w: np.ndarray) -> np.ndarray:
+    """``E(w)`` in the pooled coordinates of ``q`` (see :class:`Question`), batched over ``log_w``.
+
+    For reward-law questions these are :func:`level_expectations`; for a
+    preference matrix ``M`` (``G = 2``) ``E(w) = c (2M - 1) w`` with ``c = 1`` (ddof 0) or
+    ``1/sqrt(2)`` (ddof 1).
+    """
+    if q.has_reward_law:
+        return level_expectations(q.reward_levels, log_w, obj)
+    c = _pairwise_factor(obj)
+    return c * (np.exp(log_w) @ (2.0 * q.preference_matrix - 1.0).T)
+
+
+def _safe_log(x: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore"):
+        return np.log(x)
+
+
+def reward_preference(q: Question, pi, obj: Objective) -> np.ndarray:
+    """Exact ``P_G(o | pi)`` for every output ``o`` (shape ``(K,)``).
+
+    Exact for any finite reward law and any integer ``G >= 2`` (enumeration over
+    reward-level count vectors), for ``G = inf`` (``(E[r|o] - E_pi r)/(sigma_pi + eps)``),
+    for shift-only normalisation (``((G-1)/G)(E[r|o] - E_pi r)``), and for ``G = 2``
+    from a preference matrix. Raises :class:`ExactEvaluationTooLarge` (with the
+    size) where the enumeration would be too large; see :func:`monte_carlo_preference`.
+    """
+    pi = validate_probability_vector("pi", pi)
+    if pi.size != q.n_outputs:
+        raise InvalidInputError(f"pi must have K={q.n_outputs} entries, got {pi.size}")
+    R = q.membership
+    e = pooled_expectations(q, obj, _safe_log(pi @ R))
+    return R @ e
+
+
+def binary_preference(x, group_size: int | float) -> tuple[np.ndarray, np.ndarray]:
+    r"""The note's O(G) binary form (SPEC section 2), vectorised over ``x = pi(a)``.
+
+    Deterministic rewards ``r(a) > r(b)``, scale normalisation, ddof 0, eps 0; with
+    ``k ~ Binomial(G-1, x)`` correct answers among the others,
+    ``P_G(a|pi) = E[sqrt((G-1-k)/(k+1))]`` and ``P_G(b|pi) = -E[sqrt(k/(G-k))]``.
+    ``G = inf`` gives ``sqrt((1-x)/x)`` and ``-sqrt(x/(1-x))``.
+
+    This is an independent implementation of the formula printed in the SPEC,
+    used to cross-check :func:`level_expectations`.
+    """
+    x = np.asarray(x, dtype=float)
+    if np.any((x < 0) | (x > 1)):
+        raise InvalidInputError(f"x must lie in [0, 1], got {x!r}")
+    if math.isinf(group_size):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            pa = np.where((x > 0) & (x < 1), np.sqrt((1 - x) / np.where(x > 0, x, 1)), 0.0)
+            pb = np.where((x > 0) & (x < 1), -np.sqrt(x / np.where(x < 1, 1 - x, 1)), 0.0)
+        return pa, pb
+    G = int(group_size)
+    k = np.arange(G)
+    with np.errstate(divide="ignore"):
+        logx, log1mx = np.log(x)[..., None], np.log1p(-x)[..., None]
+    logc = gammaln(G) - gammaln(k + 1) - gammaln(G - k)
+    logpmf = logc + np.where(k > 0, k * logx, 0.0) + np.where(G - 1 - k > 0, (G - 1 - k) * log1mx, 0.0)
+    logpmf = np.where(np.isnan(logpmf), -np.inf, logpmf)
+    pmf = np.exp(logpmf)
+    pa = pmf @ np.sqrt((G - 1 - k) / (k + 1.0))
+    pb = -(pmf @ np.sqrt(k / (G - k.astype(float))))
+    return pa, pb
+
+
+def monte_carlo_preference(
+    q: Question | None,
+    pi,
+    obj: Objective,
+    *,
+    n_groups: int = 20_000,
+    seed: int | np.random.Generator | None = 0,
+    reward_sampler=None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Monte Carlo estimate of ``P_G(o | pi)`` with its standard error.
+
+    For each output ``o``, ``n_groups`` groups with ``o_1 = o`` and ``o_2..o_G ~ pi`` are
+    sampled, rewards drawn (from ``q``'s reward law, or from
+    ``reward_sampler(outputs, rng) -> rewards`` for continuous rewards), and
+    ``A_1`` averaged. Returns ``(estimate, stderr)``, each of shape ``(K,)``.
+    """
+    if obj.is_large_group:
+        raise InvalidInputError("Monte Carlo needs a finite group_size; G = inf is exact already")
+    if n_groups < 2:
+        raise InvalidInputError(f"n_groups must be >= 2, got {n_groups!r}")
+    pi = validate_probability_vector("pi", pi)
+    rng = np.random.default_rng(seed)
+    K, G = pi.size, obj.group_size
+    if q is not None and pi.size != q.n_outputs:
+        raise InvalidInputError(f"pi must have K={q.n_outputs} entries, got {pi.size}")
+    if reward_sampler is None:
+        if q is None or not q.has_reward_law:
+            raise InvalidInputError("Monte Carlo needs a reward law or a reward_sampler")
+        levels, probs = q.reward_levels, q.reward_probs
+        cum = np.cumsum(probs, axis=1)
+
+        def reward_sampler(outputs, rng):
+            u = rng.random(outputs.shape)
+            idx = (u[..., None] > cum[outputs]).sum(axis=-1)
+            return levels[np.minimum(idx, levels.size - 1)]
+
+    outputs = np.empty((K, n_groups, G), dtype=np.int64)
+    outputs[:, :, 0] = np.arange(K)[:, None]
+    outputs[:, :, 1:] = rng.choice(K, size=(K, n_groups, G - 1), p=pi)
+    r = np.asarray(reward_sampler(outputs, rng), dtype=float)
+    centred = r - r.mean(axis=-1, keepdims=True)
+    if obj.normalization == "shift":
+        a1 = centred[..., 0]
+    else:
+        # Ties are detected exactly: a floating-point std of equal rewards need not be 0.
+        tie = r.max(axis=-1) == r.min(axis=-1)
+        denom = np.where(tie, 0.0, r.std(axis=-1, ddof=obj.std_ddof)) + obj.std_eps
+        a1 = np.where(denom > 0, np.where(tie, 0.0, centred[..., 0]) / np.where(denom > 0, denom, 1.0),
+                      0.0)
+    return a1.mean(axis=1), a1.std(axis=1, ddof=1) / math.sqrt(n_groups)

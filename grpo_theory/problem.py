@@ -1,0 +1,326 @@
+"""Questions and GRPO objectives: the inputs of every computation.
+
+A :class:`Question` is one context ``q`` with ``K`` outputs, their reference
+probabilities ``pi_ref`` and either a reward law (``L`` distinct reward levels and
+``P(r | o)``) or, for ``G = 2`` only, a pairwise preference matrix
+``M[o, o'] = P(o > o')`` (ties counted half, so ``M + M^T = 1``).
+
+An :class:`Objective` fixes the GRPO variant: ``beta``, the group size ``G``
+(an integer >= 2 or ``math.inf``), the penalty (``"reverse"``: GRPO's k3
+estimator, whose gradient is that of KL(pi_ref || pi); ``"direct"``:
+KL(pi || pi_ref)), the normalisation (``"scale"``: Eq. 2; ``"shift"``:
+``A_i = r_i - mean(r)``), ``std_ddof`` and ``std_eps``.
+
+All input validation lives here, so that bad input fails once, early, with the
+offending value and what was expected.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["InvalidInputError", "Question", "Objective", "PENALTIES", "NORMALIZATIONS"]
+
+PENALTIES = ("reverse", "direct")
+NORMALIZATIONS = ("scale", "shift")
+
+#: Tolerance for "sums to one" and "M + M^T = 1" checks on user input.
+_PROB_TOL = 1e-9
+
+
+class InvalidInputError(ValueError):
+    """Raised for any invalid input; the message names the value and what was expected."""
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    a = np.array(a, dtype=float, copy=True)
+    a.setflags(write=False)
+    return a
+
+
+def _as_float_array(name: str, value, ndim: int) -> np.ndarray:
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"{name} must be numeric, got {value!r}") from exc
+    if arr.ndim != ndim:
+        raise InvalidInputError(
+            f"{name} must be a {ndim}-d array, got shape {arr.shape} from {value!r}"
+        )
+    if not np.all(np.isfinite(arr)):
+        raise InvalidInputError(f"{name} must be finite (no NaN/inf), got {arr.tolist()!r}")
+    return arr
+
+
+def validate_probability_vector(name: str, value) -> np.ndarray:
+    """Return ``value`` as a float vector after checking it lies on the simplex."""
+    arr = _as_float_array(name, value, 1)
+    if arr.size < 1:
+        raise InvalidInputError(f"{name} must have at least one entry, got {arr.tolist()!r}")
+    if np.any(arr < 0):
+        raise InvalidInputError(f"{name} must be non-negative, got {arr.tolist()!r}")
+    total = float(arr.sum())
+    if abs(total - 1.0) > _PROB_TOL * max(1, arr.size):
+        raise InvalidInputError(f"{name} must sum to 1, got sum {total!r} for {arr.tolist()!r}")
+    return arr
+
+
+class Question:
+    """One context: outputs ``o = 0..K-1`` with ``pi_ref`` and a reward law.
+
+    Exactly one of the following describes the rewards:
+
+    * ``rewards``: deterministic reward ``r(o)`` per output (shape ``(K,)``);
+    * ``reward_levels`` (shape ``(L,)``, distinct) and ``reward_probs`` (shape
+      ``(K, L)``, rows summing to 1): output ``o`` yields ``reward_levels[l]`` with
+      probability ``reward_probs[o, l]``, independently across group members;
+    * ``preference``: ``M[o, o'] = P(o > o')`` with ties counted half
+      (``M + M^T = 1``); it determines ``P_G`` for ``G = 2`` only.
+
+    Internally every question is reduced to a *pooled* form: a membership matrix
+    ``membership`` (``K x D``) so that ``P_G(o | pi) = membership[o] @ E(w)`` with
+    ``w = pi @ membership``. For reward laws ``D = L`` (the reward levels) and
+    ``membership = reward_probs``; for a preference matrix ``D = K`` and
+    ``membership`` is the identity.
+    """
+
+    __slots__ = ("pi_ref", "reward_levels", "reward_probs", "preference_matrix", "labels")
+
+    def __init__(
+        self,
+        pi_ref: Sequence[float],
+        rewards: Sequence[float] | None = None,
+        *,
+        reward_levels: Sequence[float] | None = None,
+        reward_probs: Sequence[Sequence[float]] | None = None,
+        preference: Sequence[Sequence[float]] | None = None,
+        labels: Sequence[str] | None = None,
+    ) -> None:
+        pi_ref_arr = validate_probability_vector("pi_ref", pi_ref)
+        k = pi_ref_arr.size
+        given = [
+            name
+            for name, val in (("rewards", rewards), ("reward_levels/reward_probs", reward_levels),
+                              ("preference", preference))
+            if val is not None
+        ]
+        if reward_probs is not None and reward_levels is None:
+            raise InvalidInputError("reward_probs was given without reward_levels; give both")
+        if len(given) != 1:
+            raise InvalidInputError(
+                "give exactly one of rewards=, reward_levels=+reward_probs=, preference=; "
+                f"got {given or 'none'}"
+            )
+        levels = probs = pref = None
+        if rewards is not None:
+            r = _as_float_array("rewards", rewards, 1)
+            if r.size != k:
+                raise InvalidInputError(
+                    f"rewards must have one entry per output (K={k}), got {r.size}: {r.tolist()!r}"
+                )
+            levels, inverse = np.unique(r, return_inverse=True)
+            probs = np.zeros((k, levels.size))
+            probs[np.arange(k), inverse] = 1.0
+        elif reward_levels is not None:
+            levels = _as_float_array("reward_levels", reward_levels, 1)
+            if reward_probs is None:
+                raise InvalidInputError("reward_levels was given without reward_probs; give both")
+            probs = _as_float_array("reward_probs", reward_probs, 2)
+            if probs.shape != (k, levels.size):
+                raise InvalidInputError(
+                    f"reward_probs must have shape (K, L) = ({k}, {levels.size}), got {probs.shape}"
+                )
+            if np.unique(levels).size != levels.size:
+                raise InvalidInputError(f"reward_levels must be distinct, got {levels.tolist()!r}")
+            if np.any(probs < 0):
+                raise InvalidInputError(f"reward_probs must be non-negative, got {probs.tolist()!r}")
+            bad = np.flatnonzero(np.abs(probs.sum(axis=1) - 1.0) > _PROB_TOL * levels.size)
+            if bad.size:
+                raise InvalidInputError(
+                    f"each row of reward_probs must sum to 1; rows {bad.tolist()} sum to "
+                    f"{probs.sum(axis=1)[bad].tolist()}"
+                )
+            order = np.argsort(levels)
+            levels, probs = levels[order], probs[:, order]
+        else:
+            pref = _as_float_array("preference", preference, 2)
+            if pref.shape != (k, k):
+                raise InvalidInputError(
+                    f"preference must have shape (K, K) = ({k}, {k}), got {pref.shape}"
+                )
+            if np.any((pref < 0) | (pref > 1)):
+                raise InvalidInputError(f"preference entries must lie in [0, 1], got {pref.tolist()!r}")
+            dev = np.abs(pref + pref.T - 1.0)
+            if dev.max() > 1e-9:
+                i, j = np.unravel_index(int(dev.argmax()), dev.shape)
+                raise InvalidInputError(
+                    "preference must satisfy M + M^T = 1 (M[o,o'] = P(o > o') with ties counted "
+                    f"half); M[{i},{j}] + M[{j},{i}] = {pref[i, j] + pref[j, i]!r}"
+                )
+        if labels is not None:
+            labels = tuple(str(s) for s in labels)
+            if len(labels) != k:
+                raise InvalidInputError(f"labels must have K={k} entries, got {len(labels)}")
+        object.__setattr__(self, "pi_ref", _frozen(pi_ref_arr))
+        object.__setattr__(self, "reward_levels", None if levels is None else _frozen(levels))
+        object.__setattr__(self, "reward_probs", None if probs is None else _frozen(probs))
+        object.__setattr__(self, "preference_matrix", None if pref is None else _frozen(pref))
+        object.__setattr__(self, "labels", labels)
+
+    def __setattr__(self, name, value):  # immutability, like a frozen dataclass
+        raise AttributeError(f"Question is immutable; cannot set {name!r}")
+
+    # ------------------------------------------------------------------ views
+    @property
+    def n_outputs(self) -> int:
+        """``K``, the number of outputs."""
+        return int(self.pi_ref.size)
+
+    @property
+    def has_reward_law(self) -> bool:
+        """True when rewards (a reward law) are given, False for a preference matrix."""
+        return self.reward_levels is not None
+
+    @property
+    def membership(self) -> np.ndarray:
+        """``K x D`` matrix mapping outputs to pooled coordinates (see class doc)."""
+        if self.has_reward_law:
+            return self.reward_probs
+        return np.eye(self.n_outputs)
+
+    @property
+    def expected_reward(self) -> np.ndarray:
+        """``E[r | o]`` for each output (reward-law questions only)."""
+        self._require_reward_law("expected_reward")
+        return self.reward_probs @ self.reward_levels
+
+    @property
+    def is_deterministic(self) -> bool:
+        """True when every output has a single reward level."""
+        return self.has_reward_law and bool(np.all(self.reward_probs.max(axis=1) == 1.0))
+
+    def pairwise_preference(self) -> np.ndarray:
+        """``M[o, o'] = P(r_o > r_o') + P(r_o = r_o')/2`` for independent draws.
+
+        For a preference-matrix question this is the given matrix.
+        """
+        if not self.has_reward_law:
+            return self.preference_matrix
+        v = self.reward_levels
+        # cmp[l, m] = 1 if v_l > v_m, 1/2 if equal, 0 otherwise.
+        cmp = (v[:, None] > v[None, :]) + 0.5 * (v[:, None] == v[None, :])
+        return self.reward_probs @ cmp @ self.reward_probs.T
+
+    def confidence_margin(self, a: int = 0, b: int = 1) -> float:
+        """``gamma = P(a > b) - P(b > a)`` between outputs ``a`` and ``b``."""
+        m = self.pairwise_preference()
+        return float(m[a, b] - m[b, a])
+
+    def _require_reward_law(self, what: str) -> None:
+        if not self.has_reward_law:
+            raise InvalidInputError(
+                f"{what} needs a reward law (rewards= or reward_levels=/reward_probs=); "
+                "this question was given as a preference matrix"
+            )
+
+    def __repr__(self) -> str:
+        if self.has_reward_law:
+            if self.is_deterministic:
+                body = f"rewards={self.expected_reward.tolist()}"
+            else:
+                body = (f"reward_levels={self.reward_levels.tolist()}, "
+                        f"reward_probs={self.reward_probs.tolist()}")
+        else:
+            body = f"preference={self.preference_matrix.tolist()}"
+        return f"Question(pi_ref={self.pi_ref.tolist()}, {body})"
+
+
+@dataclass(frozen=True)
+class Objective:
+    """A GRPO objective (Eq. 1 of the note, with the options of SPEC section 1).
+
+    Attributes
+    ----------
+    beta : float
+        Penalty weight ``beta > 0``.
+    group_size : int or math.inf
+        ``G >= 2``; ``math.inf`` is the large-group limit.
+    penalty : {"reverse", "direct"}
+        ``"reverse"``: GRPO's per-sample k3 estimator
+        ``D_i = pi_ref/pi - log(pi_ref/pi) - 1``, whose expected gradient at
+        ``pi_old = pi`` is that of KL(pi_ref || pi) (the note's *reverse* KL).
+        ``"direct"``: KL(pi || pi_ref) (the note's *direct* KL; much of the RLHF
+        literature calls this one the reverse KL).
+    normalization : {"scale", "shift"}
+        ``"scale"``: ``A_i = (r_i - mean r) / (std r + std_eps)`` (Eq. 2);
+        ``"shift"``: ``A_i = r_i - mean r``.
+    std_ddof : {0, 1}
+        0: population std (the note); 1: unbiased std (TRL, verl, OpenRLHF).
+    std_eps : float
+        ``>= 0`` added to the std. With 0, ``A_i := 0`` when all rewards tie.
+    """
+
+    beta: float
+    group_size: int | float = 2
+    penalty: str = "reverse"
+    normalization: str = "scale"
+    std_ddof: int = 0
+    std_eps: float = 0.0
+
+    def __post_init__(self) -> None:
+        beta = self.beta
+        if isinstance(beta, bool) or not isinstance(beta, (int, float, np.floating, np.integer)):
+            raise InvalidInputError(f"beta must be a positive finite number, got {beta!r}")
+        if not (math.isfinite(beta) and beta > 0):
+            raise InvalidInputError(f"beta must be a positive finite number, got {beta!r}")
+        object.__setattr__(self, "beta", float(beta))
+        g = self.group_size
+        if isinstance(g, bool):
+            raise InvalidInputError(f"group_size must be an integer >= 2 or math.inf, got {g!r}")
+        if isinstance(g, (float, np.floating)) and math.isinf(g) and g > 0:
+            object.__setattr__(self, "group_size", math.inf)
+        elif isinstance(g, (int, np.integer)) or (
+            isinstance(g, (float, np.floating)) and math.isfinite(g) and float(g).is_integer()
+        ):
+            if int(g) < 2:
+                raise InvalidInputError(f"group_size must be an integer >= 2 or math.inf, got {g!r}")
+            object.__setattr__(self, "group_size", int(g))
+        else:
+            raise InvalidInputError(f"group_size must be an integer >= 2 or math.inf, got {g!r}")
+        if self.penalty not in PENALTIES:
+            raise InvalidInputError(f"penalty must be one of {PENALTIES}, got {self.penalty!r}")
+        if self.normalization not in NORMALIZATIONS:
+            raise InvalidInputError(
+                f"normalization must be one of {NORMALIZATIONS}, got {self.normalization!r}"
+            )
+        if self.std_ddof not in (0, 1) or isinstance(self.std_ddof, bool):
+            raise InvalidInputError(f"std_ddof must be 0 or 1, got {self.std_ddof!r}")
+        eps = self.std_eps
+        if isinstance(eps, bool) or not isinstance(eps, (int, float, np.floating, np.integer)) \
+                or not math.isfinite(eps) or eps < 0:
+            raise InvalidInputError(f"std_eps must be a finite number >= 0, got {eps!r}")
+        object.__setattr__(self, "std_eps", float(eps))
+
+    @property
+    def is_large_group(self) -> bool:
+        """True for the ``G -> inf`` limit."""
+        return math.isinf(self.group_size)
+
+    def replace(self, **changes) -> Objective:
+        """A copy with some fields changed (validated again)."""
+        fields = dict(beta=self.beta, group_size=self.group_size, penalty=self.penalty,
+                      normalization=self.normalization, std_ddof=self.std_ddof,
+                      std_eps=self.std_eps)
+        fields.update(changes)
+        return Objective(**fields)
+
+    def describe(self) -> str:
+        g = "inf" if self.is_large_group else str(self.group_size)
+        extra = ""
+        if self.normalization == "scale" and (self.std_ddof or self.std_eps):
+            extra = f", ddof={self.std_ddof}, eps={self.std_eps:g}"
+        return f"{self.penalty}/{self.normalization}, G={g}, beta={self.beta:g}{extra}"

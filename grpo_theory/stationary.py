@@ -1,0 +1,600 @@
+r"""Stationary policies of GRPO and their stability (SPEC section 3).
+
+Let ``g(o) = dJ/dpi(o)`` be the per-output gradient of the objective at
+``pi_old = pi``:
+
+* reverse penalty (k3): ``g(o) = P_G(o|pi) - beta (1 - pi_ref(o)/pi(o))``;
+* direct penalty:       ``g(o) = P_G(o|pi) - beta (log(pi(o)/pi_ref(o)) + 1)``.
+
+A policy is stationary when ``g(o)`` is the same for every ``o`` in its support
+(KKT with a multiplier for the simplex). For the reverse penalty this is Eq. 11,
+``pi(o) (1 - (P_G(o|pi) - E_pi P_G)/beta) = pi_ref(o)``; for the direct penalty
+``pi(o) ∝ pi_ref(o) exp(P_G(o|pi)/beta)``.
+
+Stability refers to the on-policy expected-gradient flow on softmax logits,
+``d theta_o/dt = pi(o) (g(o) - E_pi g)``.
+
+Reduction to classes. ``P_G`` depends on an output only through its reward law,
+so outputs with the same law form a *class*; at every stationary point the policy
+within a class is proportional to ``pi_ref`` (both penalties), and outputs with
+``pi_ref = 0`` get 0. The solvers therefore work on the ``C`` classes:
+
+Moving mass inside a class leaves ``w`` and so ``P_G`` unchanged; there only the
+penalty acts, and it restores ``pi ∝ pi_ref``. The set of policies proportional
+to ``pi_ref`` inside every class is invariant under the flow, so stability is
+decided by the class-level dynamics alone.
+
+* ``C = 2``: a scalar problem in the class logit ``z = log(pi(a)/pi(b))``; the
+  drift ``s(z) = g(a) - g(b)`` is scanned on a grid that provably contains every
+  root (bounds from ``max |A_i|``), each sign change is refined with Brent's
+  method and tangencies are detected; the search is exhaustive. The direct
+  penalty with ``G = inf`` can drive the mass to a vertex: such a *limit point*
+  is reported with ``boundary=True`` when the flow runs into it.
+* ``C > 2``: Newton-type root finding (MINPACK hybrid, then Levenberg-Marquardt)
+  on the class logits, started from the end of the flow from ``pi_ref`` and from
+  several other points; reported points are deduplicated, the search is not
+  guaranteed exhaustive, and the result says so.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import optimize
+from scipy.integrate import solve_ivp
+from scipy.special import expit, logsumexp
+
+from .preference import max_abs_advantage, pooled_expectations, reward_preference
+from .problem import InvalidInputError, Objective, Question, validate_probability_vector
+
+__all__ = [
+    "StationaryPoint",
+    "StationaryPointSet",
+    "stationary_policy",
+    "stationary_points",
+    "stationarity_residual",
+    "ClassProblem",
+]
+
+#: Largest |class logit| searched; exp(-745) underflows in double precision.
+Z_CAP = 740.0
+#: Residual below which a solution counts as converged.
+RESIDUAL_TOL = 1e-10
+#: |eigenvalue| below which first-order stability is undecided.
+STABILITY_TOL = 1e-9
+
+
+@dataclass(frozen=True)
+class StationaryPoint:
+    """One stationary policy with its diagnostics (in the manner of scipy's OptimizeResult).
+
+    Attributes
+    ----------
+    pi : (K,) the policy.
+    residual : max-norm residual of the stationarity condition (see
+        :func:`stationarity_residual`); for a boundary limit point, the speed of
+        the logit flow at the end of the search range.
+    converged : whether ``residual <= RESIDUAL_TOL`` (or the limit point test passed).
+    stable : True/False under the expected-gradient flow on logits; None when
+        first-order analysis cannot decide (a zero eigenvalue, e.g. a tangency).
+    iterations : function evaluations used by the refinement.
+    method : how it was found.
+    message : the reason behind ``converged`` or ``stable``, in words.
+    boundary : True for a vertex reached only in the limit (direct penalty, G = inf).
+    eigenvalues : eigenvalues of the Jacobian of the logit flow (reduced to classes).
+    class_logit : for two-class questions, ``log(pi(class a)/pi(class b))`` (may be
+        beyond what ``pi`` can show in double precision).
+    """
+
+    pi: np.ndarray
+    residual: float
+    converged: bool
+    stable: bool | None
+    iterations: int
+    method: str
+    message: str = ""
+    boundary: bool = False
+    eigenvalues: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    class_logit: float | None = None
+
+    def __repr__(self) -> str:
+        pi = np.array2string(self.pi, precision=6)
+        return (f"StationaryPoint(pi={pi}, stable={self.stable}, residual={self.residual:.1e}, "
+                f"converged={self.converged}, boundary={self.boundary}, method={self.method!r})")
+
+
+@dataclass(frozen=True)
+class StationaryPointSet:
+    """Every stationary point found, sorted by the probability of the best class.
+
+    ``exhaustive`` is True only when the search provably found all of them
+    (two-class questions); ``message`` says how the search was done.
+    """
+
+    points: tuple
+    exhaustive: bool
+    message: str
+
+    def __iter__(self) -> Iterator[StationaryPoint]:
+        return iter(self.points)
+
+    def __len__(self) -> int:
+        return len(self.points)
+
+    def __getitem__(self, i) -> StationaryPoint:
+        return self.points[i]
+
+    @property
+    def stable(self) -> tuple:
+        """The points that are stable under the logit flow."""
+        return tuple(p for p in self.points if p.stable)
+
+
+class ClassProblem:
+    """A question pooled into classes of outputs with the same reward law (see module doc).
+
+    Attributes: ``p`` (C,) reference mass of each class, ``R`` (C, D) pooled
+    membership rows, ``class_of`` (K,) class of each output (-1 where pi_ref = 0).
+    Classes are ordered by decreasing expected reward (preference questions:
+    by decreasing ``P_2`` against ``pi_ref``), so class 0 is the best one.
+    """
+
+    def __init__(self, q: Question, obj: Objective) -> None:
+        self.q, self.obj = q, obj
+        support = np.flatnonzero(q.pi_ref > 0)
+        R = q.membership
+        if q.has_reward_law:
+            rows, inverse = np.unique(R[support], axis=0, return_inverse=True)
+            score = rows @ q.reward_levels
+        else:
+            rows, inverse = R[support], np.arange(support.size)
+            score = rows @ (2 * q.preference_matrix - 1) @ q.pi_ref
+        order = np.argsort(-score, kind="stable")
+        rank = np.empty_like(order)
+        rank[order] = np.arange(order.size)
+        self.R = rows[order]
+        self.class_of = np.full(q.n_outputs, -1)
+        self.class_of[support] = rank[np.asarray(inverse).ravel()]
+        self.p = np.bincount(self.class_of[support], weights=q.pi_ref[support],
+                             minlength=self.R.shape[0])
+        with np.errstate(divide="ignore"):
+            self._log_R = np.log(self.R)
+        self._log_p = np.log(self.p)
+
+    @property
+    def n_classes(self) -> int:
+        return int(self.p.size)
+
+    def class_preference(self, log_pi_c: np.ndarray) -> np.ndarray:
+        """``P_G(c | pi)`` for a batch of class log-policies ``(..., C) -> (..., C)``."""
+        log_w = logsumexp(log_pi_c[..., :, None] + self._log_R, axis=-2)
+        return pooled_expectations(self.q, self.obj, log_w) @ self.R.T
+
+    def gradient(self, log_pi_c: np.ndarray) -> np.ndarray:
+        """``g(c) = dJ/dpi(c)`` at ``pi_old = pi`` (see module doc), batched."""
+        P = self.class_preference(log_pi_c)
+        beta = self.obj.beta
+        if self.obj.penalty == "reverse":
+            with np.errstate(over="ignore"):   # +inf at a vertex is the right (repelling) value
+                return P - beta * (1.0 - np.exp(self._log_p - log_pi_c))
+        return P - beta * (log_pi_c - self._log_p + 1.0)
+
+    def gradient_jacobian(self, log_pi_c: np.ndarray, h: float = 1e-5) -> np.ndarray:
+        """``dg(c)/dtheta_k`` (C x C) at one class policy.
+
+        Penalty part analytic; reward part by the chain rule
+        ``dP_c/dtheta_k = pi_k R_c . DE(w)[R_k - w]``, the directional derivative taken
+        in ``w`` (two forward steps ``w + t (R_k - w)``, which stay in the simplex,
+        Richardson-extrapolated). The factor ``pi_k`` is applied exactly, so classes of
+        tiny mass keep their relative accuracy.
+        """
+        pi = np.exp(log_pi_c)
+        C = pi.size
+        log_w = logsumexp(log_pi_c[:, None] + self._log_R, axis=0)               # (D,)
+        with np.errstate(divide="ignore"):
+            steps = [np.logaddexp(math.log1p(-t) + log_w, math.log(t) + self._log_R) for t in (h, 2 * h)]
+        batch = np.vstack([log_w[None, :], steps[0], steps[1]])
+        E = pooled_expectations(self.q, self.obj, batch)
+        e0, e1, e2 = E[0], E[1:C + 1], E[C + 1:]
+        dE = (4.0 * (e1 - e0) / h - (e2 - e0) / (2 * h)) / 3.0                  # (C, D): along R_k - w
+        dP = (dE @ self.R.T).T * pi[None, :]                                      # [c, k]
+        dlog = np.eye(C) - pi[None, :]                                            # dlog pi_c/dtheta_k
+        if self.obj.penalty == "reverse":
+            dpen = np.exp(self._log_p - log_pi_c)[:, None] * dlog
+        else:
+            dpen = dlog
+        return dP - self.obj.beta * dpen
+
+    def flow(self, log_pi_c: np.ndarray) -> np.ndarray:
+        """``d theta_c/dt = pi(c) (g(c) - E_pi g)`` (class logits), batched."""
+        pi = np.exp(log_pi_c)
+        g = self.gradient(log_pi_c)
+        return pi * (g - (pi * g).sum(axis=-1, keepdims=True))
+
+    def expand(self, pi_c: np.ndarray) -> np.ndarray:
+        """Class policy -> output policy, proportional to pi_ref within each class."""
+        pi = np.zeros(self.q.n_outputs)
+        s = self.class_of >= 0
+        pi[s] = pi_c[self.class_of[s]] * self.q.pi_ref[s] / self.p[self.class_of[s]]
+        return pi
+
+    # ---- two classes: the scalar drift s(z) = g(a) - g(b), z = log(pi_a/pi_b)
+    def drift(self, z) -> np.ndarray:
+        z = np.asarray(z, dtype=float)
+        log_pi = np.stack([-np.logaddexp(0.0, -z), -np.logaddexp(0.0, z)], axis=-1)
+        g = self.gradient(log_pi)
+        return g[..., 0] - g[..., 1]
+
+    def logit_bounds(self) -> tuple[float, float]:
+        """An interval of class logits that contains every interior root of ``drift``."""
+        obj, beta = self.obj, self.obj.beta
+        zc = float(self._log_p[0] - self._log_p[1])
+        if self.q.has_reward_law:
+            span = float(self.q.reward_levels.max() - self.q.reward_levels.min())
+            bound_p = max_abs_advantage(span, obj)          # |P_G| <= max |A_i|
+        else:
+            bound_p = 1.0
+        delta_max = 2.0 * bound_p                           # |P(a) - P(b)|
+        if not math.isfinite(delta_max):
+            return -Z_CAP, Z_CAP
+        if obj.penalty == "direct":     # root: beta (z - zc) = Delta
+            lo, hi = zc - delta_max / beta - 1.0, zc + delta_max / beta + 1.0
+        else:                           # root: beta (p/x - (1-p)/(1-x)) = -Delta
+            pa, pb = self.p
+            hi = math.log((delta_max + beta) / (beta * pb)) + 1.0
+            lo = -math.log((delta_max + beta) / (beta * pa)) - 1.0
+        return max(lo, -Z_CAP), min(hi, Z_CAP)
+
+
+def _sinh_grid(center: float, lo: float, hi: float, n: int, scale: float = 0.02) -> np.ndarray:
+    """Grid on [lo, hi], dense (spacing ~ scale * dt) near ``center``, geometric far away."""
+    center = min(max(center, lo), hi)
+    t = np.linspace(np.arcsinh((lo - center) / scale), np.arcsinh((hi - center) / scale), n)
+    z = center + scale * np.sinh(t)
+    z[0], z[-1] = lo, hi
+    return z
+
+
+def stationarity_residual(q: Question, obj: Objective, pi) -> float:
+    """Max-norm residual of the stationarity condition at ``pi``.
+
+    reverse: ``max_o |pi(o) (1 - (P_G(o|pi) - E_pi P_G)/beta) - pi_ref(o)|`` (Eq. 11);
+    direct:  ``max_o |pi(o) - pi_ref(o) exp(P_G(o|pi)/beta) / Z|``.
+    """
+    pi = validate_probability_vector("pi", pi)
+    P = reward_preference(q, pi, obj)
+    if obj.penalty == "reverse":
+        return float(np.max(np.abs(pi * (1.0 - (P - pi @ P) / obj.beta) - q.pi_ref)))
+    with np.errstate(divide="ignore"):
+        logits = np.log(q.pi_ref) + P / obj.beta
+    target = np.exp(logits - logsumexp(logits))
+    return float(np.max(np.abs(pi - target)))
+
+
+# ----------------------------------------------------------------------------- helpers
+
+def _point_from_class_logit(cp: ClassProblem, z: float, iterations: int, method: str,
+                            slope: float | None) -> StationaryPoint:
+    x, y = float(expit(z)), float(expit(-z))
+    pi = cp.expand(np.array([x, y]))
+    pi = pi / pi.sum()
+    residual = stationarity_residual(cp.q, cp.obj, pi)
+    eig = np.array([]) if slope is None else np.array([2.0 * x * y * slope])
+    # The sign of s'(z) decides: x(1-x) > 0 only rescales the eigenvalue (and underflows
+    # near a vertex, where the point can still be clearly stable).
+    if slope is None or abs(slope) < STABILITY_TOL * max(1.0, cp.obj.beta):
+        stable, why = None, "degenerate root (zero slope of the drift): stability undecided at first order"
+    else:
+        stable = bool(eig[0] < 0)
+        why = "drift decreasing through the root" if stable else "drift increasing through the root"
+    converged = residual <= RESIDUAL_TOL
+    msg = why if converged else f"residual {residual:.2e} above {RESIDUAL_TOL:g}; {why}"
+    return StationaryPoint(pi=pi, residual=residual, converged=converged, stable=stable,
+                           iterations=iterations, method=method, message=msg,
+                           eigenvalues=eig, class_logit=float(z))
+
+
+def _boundary_point(cp: ClassProblem, which: int, z_end: float) -> StationaryPoint:
+    pi_c = np.zeros(2)
+    pi_c[which] = 1.0
+    x, y = float(expit(z_end)), float(expit(-z_end))
+    speed = float(abs(2.0 * x * y * cp.drift(z_end)))
+    return StationaryPoint(
+        pi=cp.expand(pi_c), residual=speed, converged=True, stable=True, iterations=0,
+        method="boundary-limit", boundary=True, class_logit=math.copysign(math.inf, z_end),
+        message=("limit point: the logit flow runs into this vertex (drift keeps its sign up to "
+                 f"|z| = {abs(z_end):.0f}); it is stationary only in the limit"),
+    )
+
+
+def _slope(cp: ClassProblem, z: float) -> float:
+    h = 1e-5 * max(1.0, abs(z))
+    return float((cp.drift(z + h) - cp.drift(z - h)) / (2 * h))
+
+
+def _brent(cp: ClassProblem, a: float, b: float) -> tuple[float, int]:
+    root, info = optimize.brentq(lambda t: float(cp.drift(t)), a, b, xtol=1e-14, rtol=1e-15,
+                                 maxiter=200, full_output=True)
+    return float(root), info.function_calls
+
+
+def _two_class_points(cp: ClassProblem, n_grid: int) -> list[StationaryPoint]:
+    lo, hi = cp.logit_bounds()
+    zc = float(cp._log_p[0] - cp._log_p[1])
+    z = _sinh_grid(zc, lo, hi, n_grid)
+    s = cp.drift(z)
+    points: list[StationaryPoint] = []
+    exact = np.flatnonzero(s == 0)
+    for i in exact:
+        points.append(_point_from_class_logit(cp, z[i], 1, "grid", _slope(cp, z[i])))
+    sign = np.sign(s)
+    for i in np.flatnonzero(sign[:-1] * sign[1:] < 0):
+        root, calls = _brent(cp, z[i], z[i + 1])
+        points.append(_point_from_class_logit(cp, root, calls, "grid+brentq", _slope(cp, root)))
+    # Tangencies: local minima of |s| without a sign change that reach zero.
+    a = np.abs(s)
+    cand = np.flatnonzero((a[1:-1] < a[:-2]) & (a[1:-1] < a[2:]) & (sign[:-2] == sign[2:])) + 1
+    for i in cand:
+        res = optimize.minimize_scalar(lambda t: abs(float(cp.drift(t))), bounds=(z[i - 1], z[i + 1]),
+                                       method="bounded", options={"xatol": 1e-12})
+        scale = max(1.0, float(np.abs(s[i - 1 : i + 2]).max()))
+        if res.fun <= 1e-9 * scale:
+            pt = _point_from_class_logit(cp, float(res.x), res.nfev, "grid+tangency", 0.0)
+            points.append(pt)
+    if np.isinf(cp.obj.group_size) and cp.obj.penalty == "direct":
+        if s[-1] > 0:
+            points.append(_boundary_point(cp, 0, z[-1]))
+        if s[0] < 0:
+            points.append(_boundary_point(cp, 1, z[0]))
+    return points
+
+
+def _flow_root_from(cp: ClassProblem, z0: float) -> StationaryPoint:
+    """The stationary point the logit flow reaches from class logit ``z0`` (two classes)."""
+    lo, hi = cp.logit_bounds()
+    s0 = float(cp.drift(z0))
+    if s0 == 0.0:
+        return _point_from_class_logit(cp, z0, 1, "flow-bracket", _slope(cp, z0))
+    direction = 1.0 if s0 > 0 else -1.0
+    end = hi if direction > 0 else lo
+    calls = 1
+    prev = z0
+    # Steps growing geometrically from 1e-3, evaluated 24 at a time (one vectorised call).
+    steps = 1e-3 * 2.0 ** np.arange(64)
+    offsets = np.concatenate([[0.0], np.cumsum(steps)])
+    for start in range(1, offsets.size, 24):
+        zs = np.minimum(z0 + offsets[start:start + 24], end) if direction > 0 else \
+            np.maximum(z0 - offsets[start:start + 24], end)
+        vals = cp.drift(zs)
+        calls += zs.size
+        cross = np.flatnonzero(np.sign(vals) != np.sign(s0))
+        if cross.size:
+            j = int(cross[0])
+            a = prev if j == 0 else float(zs[j - 1])
+            if vals[j] == 0:
+                root, c2 = float(zs[j]), 0
+            else:
+                root, c2 = _brent(cp, min(a, zs[j]), max(a, zs[j]))
+            return _point_from_class_logit(cp, root, calls + c2, "flow-bracket+brentq",
+                                           _slope(cp, root))
+        prev = float(zs[-1])
+        if zs[-1] == end:
+            break
+    if np.isinf(cp.obj.group_size) and cp.obj.penalty == "direct":
+        return _boundary_point(cp, 0 if direction > 0 else 1, end)
+    raise RuntimeError(  # the bounds guarantee a root; reaching here is a bug, not a user error
+        f"no root of the drift between z0={z0} and {end}; please report this question and objective"
+    )
+
+
+# ---- more than two classes ---------------------------------------------------------------
+
+def _log_pi_from_eta(eta: np.ndarray) -> np.ndarray:
+    theta = np.append(eta, 0.0)
+    return theta - logsumexp(theta)
+
+
+def _kkt_equations(cp: ClassProblem, eta: np.ndarray) -> np.ndarray:
+    g = cp.gradient(_log_pi_from_eta(eta))
+    return g[:-1] - g[-1]
+
+
+def _reduced_flow(cp: ClassProblem, eta: np.ndarray) -> np.ndarray:
+    phi = cp.flow(_log_pi_from_eta(eta))
+    return phi[:-1] - phi[-1]
+
+
+def _jacobian(f, x: np.ndarray) -> np.ndarray:
+    n = x.size
+    J = np.empty((n, n))
+    for j in range(n):          # n = C - 1 is small; one column per class
+        h = 1e-6 * max(1.0, abs(x[j]))
+        e = np.zeros(n)
+        e[j] = h
+        J[:, j] = (f(x + e) - f(x - e)) / (2 * h)
+    return J
+
+
+def _classify(cp: ClassProblem, eta: np.ndarray) -> tuple[bool | None, np.ndarray, str]:
+    """Stability of the reduced logit flow at a stationary point ``eta``.
+
+    With ``u = (g_c - g_C)_{c<C}`` (the KKT equations) and ``pi' = pi_{<C}``, the
+    flow's Jacobian at a stationary point is ``J = [diag(pi') + (pi_C 1 - pi') pi'^T] du/deta``.
+    ``du/deta`` is well scaled, so ``J`` keeps its relative accuracy even when some
+    class masses are tiny; the eigenvalues scale with those masses, and so does the
+    tolerance below which a sign counts as undecided.
+    """
+    log_pi = _log_pi_from_eta(eta)
+    pi = np.exp(log_pi)
+    dg = cp.gradient_jacobian(log_pi)                  # dg_c/dtheta_k
+    # Reduce against the heaviest class: with a light reference class, pi_ref - pi_c
+    # cancels catastrophically in the row of a heavy class.
+    ref = int(np.argmax(pi))
+    keep = np.delete(np.arange(pi.size), ref)
+    H = dg[np.ix_(keep, keep)] - dg[ref, keep][None, :]
+    head = pi[keep]
+    J = (np.diag(head) + np.outer(pi[ref] - head, head)) @ H
+    eig = np.linalg.eigvals(J)
+    top = float(np.max(eig.real))
+    tol = 1e-7 * float(pi.min()) * max(1.0, float(np.abs(H).max()))
+    if abs(top) < tol:
+        return None, eig, "an eigenvalue of the flow's Jacobian is ~0: stability undecided"
+    if top < 0:
+        return True, eig, "all eigenvalues of the flow's Jacobian have negative real part"
+    return False, eig, "an eigenvalue of the flow's Jacobian has positive real part"
+
+
+def _polish(cp: ClassProblem, eta0: np.ndarray, method_prefix: str) -> StationaryPoint | None:
+    calls = 0
+    for method in ("hybr", "lm"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            sol = optimize.root(lambda e: _kkt_equations(cp, e), eta0, method=method,
+                                options={"xtol": 1e-14} if method == "hybr" else {"xtol": 1e-15,
+                                                                                  "ftol": 1e-15})
+        calls += int(sol.get("nfev", 0))
+        if not np.all(np.isfinite(sol.x)):
+            continue
+        pi = cp.expand(np.exp(_log_pi_from_eta(sol.x)))
+        residual = stationarity_residual(cp.q, cp.obj, pi)
+        if residual <= RESIDUAL_TOL:
+            stable, eig, why = _classify(cp, sol.x)
+            return StationaryPoint(pi=pi, residual=residual, converged=True, stable=stable,
+                                   iterations=calls, method=f"{method_prefix}+{method}",
+                                   message=why, eigenvalues=eig)
+    return None
+
+
+def _flow_endpoint(cp: ClassProblem, eta0: np.ndarray, t_max: float = 1e4,
+                   speed: float | None = 1e-6) -> np.ndarray:
+    """Integrate the reduced logit flow from ``eta0`` until its speed drops below ``speed``."""
+    def rhs(_t, e):
+        return _reduced_flow(cp, e)
+
+    events = None
+    if speed is not None:
+        def slow(_t, e):
+            return float(np.max(np.abs(rhs(0, e)))) - speed
+
+        slow.terminal = True
+        events = slow
+    sol = solve_ivp(rhs, (0.0, t_max), eta0, method="LSODA", rtol=1e-8, atol=1e-10, events=events)
+    return sol.y[:, -1]
+
+
+def _vertex_limit(cp: ClassProblem, eta: np.ndarray) -> StationaryPoint | None:
+    """A vertex the flow runs into (direct penalty, G = inf), if the flow at ``eta`` heads there."""
+    if not (cp.obj.penalty == "direct" and np.isinf(cp.obj.group_size)):
+        return None
+    log_pi = _log_pi_from_eta(eta)
+    top = int(np.argmax(log_pi))
+    if log_pi[top] < math.log1p(-1e-6):
+        return None
+    phi = cp.flow(log_pi)
+    if not np.all(np.delete(phi[top] - phi, top) > 0):   # still gaining on every other class
+        return None
+    vertex = np.zeros(cp.n_classes)
+    vertex[top] = 1.0
+    return StationaryPoint(pi=cp.expand(vertex), residual=float(np.max(np.abs(phi))), converged=True,
+                           stable=True, iterations=0, method="flow-to-vertex", boundary=True,
+                           message="limit point: the logit flow runs into this vertex (its speed "
+                                   "there decays to 0); stationary only in the limit")
+
+
+def _multi_class_policy(cp: ClassProblem) -> StationaryPoint:
+    eta0 = cp._log_p[:-1] - cp._log_p[-1]
+    end = _flow_endpoint(cp, eta0)
+    pt = _polish(cp, end, "flow+root")
+    if pt is None or pt.stable is False:
+        # Slowed down near a saddle or a vertex: follow the flow all the way, then polish.
+        end = _flow_endpoint(cp, end, speed=None)
+        pt = _vertex_limit(cp, end) or _polish(cp, end, "flow+root")
+    if pt is not None:
+        return pt
+    pi = cp.expand(np.exp(_log_pi_from_eta(end)))
+    residual = stationarity_residual(cp.q, cp.obj, pi)
+    return StationaryPoint(pi=pi, residual=residual, converged=False, stable=None, iterations=0,
+                           method="flow", message=(f"the flow from pi_ref did not settle and root "
+                                                   f"polishing failed (residual {residual:.2e}); "
+                                                   "the policy may be heading to a face of the simplex"))
+
+
+def _dedupe(points: list[StationaryPoint], tol: float = 1e-7) -> list[StationaryPoint]:
+    kept: list[StationaryPoint] = []
+    for p in points:
+        if not any(np.max(np.abs(p.pi - k.pi)) < tol and p.boundary == k.boundary for k in kept):
+            kept.append(p)
+    return kept
+
+
+# ----------------------------------------------------------------------------- public API
+
+def stationary_policy(q: Question, obj: Objective) -> StationaryPoint:
+    """The stationary policy that the on-policy GRPO flow reaches from ``pi_ref``.
+
+    When several stationary points exist (see :func:`stationary_points`), this is
+    the one in whose basin ``pi_ref`` lies: the policy a GRPO run initialised at
+    the reference model heads to under exact expectations.
+
+    Examples
+    --------
+    >>> from grpo_theory import Question, Objective, stationary_policy
+    >>> sol = stationary_policy(Question([0.3, 0.7], rewards=[1, 0]), Objective(beta=1.0))
+    >>> round(float(sol.pi[0]), 6)   # Eq. 14 at beta = gamma: sqrt(0.3)
+    0.547723
+    """
+    cp = ClassProblem(q, obj)
+    if cp.n_classes == 1:
+        pi = q.pi_ref.copy()
+        return StationaryPoint(pi=pi, residual=stationarity_residual(q, obj, pi), converged=True,
+                               stable=True, iterations=0, method="single-class",
+                               message="all supported outputs share one reward law: P_G = 0, "
+                                       "pi = pi_ref, and the penalty alone restores it")
+    if cp.n_classes == 2:
+        return _flow_root_from(cp, float(cp._log_p[0] - cp._log_p[1]))
+    return _multi_class_policy(cp)
+
+
+def stationary_points(q: Question, obj: Objective, *, n_grid: int = 2001, n_starts: int = 24,
+                      seed: int = 0) -> StationaryPointSet:
+    """Every stationary point found, each with its stability under the logit flow.
+
+    Two classes (e.g. a binary question): exhaustive, on a grid of ``n_grid``
+    class logits covering every possible root, refined by Brent's method, with
+    tangencies detected and limit points at the vertices reported.
+    More classes: root finding from ``n_starts`` starting points (pi_ref, the
+    uniform policy, near each vertex, the end of the flow from pi_ref, random);
+    not guaranteed exhaustive, which ``exhaustive=False`` says.
+    """
+    if n_grid < 11:
+        raise InvalidInputError(f"n_grid must be >= 11, got {n_grid!r}")
+    cp = ClassProblem(q, obj)
+    if cp.n_classes == 1:
+        return StationaryPointSet((stationary_policy(q, obj),), True, "single class: pi = pi_ref")
+    if cp.n_classes == 2:
+        pts = _dedupe(_two_class_points(cp, n_grid))
+        pts.sort(key=lambda p: -p.pi[cp.class_of == 0].sum())
+        return StationaryPointSet(tuple(pts), True,
+                                  f"exhaustive scan of {n_grid} class logits in {cp.logit_bounds()}")
+    C = cp.n_classes
+    rng = np.random.default_rng(seed)
+    starts = [cp._log_p, np.zeros(C)]
+    for c in range(C):
+        v = np.full(C, math.log(0.1 / (C - 1)))
+        v[c] = math.log(0.9)
+        starts.append(v)
+    starts += [np.log(rng.dirichlet(np.ones(C))) for _ in range(max(0, n_starts - len(starts)))]
+    etas = [s[:-1] - s[-1] for s in starts]
+    etas.append(_flow_endpoint(cp, etas[0]))
+    found = [p for p in (_polish(cp, e, "multistart") for e in etas) if p is not None]
+    found.append(_vertex_limit(cp, _flow_endpoint(cp, etas[-1], speed=None)))
+    pts = _dedupe([p for p in found if p is not None])
+    pts.sort(key=lambda p: -p.pi[cp.class_of == 0].sum())
+    return StationaryPointSet(tuple(pts), False,
+                              f"multi-start root finding from {len(etas)} points over {C} classes; "
+                              "not guaranteed exhaustive; of the vertices reached only in the "
+                              "limit, only the one the flow from pi_ref reaches is reported")

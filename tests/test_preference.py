@@ -1,0 +1,208 @@
+"""Theorems about the reward preference P_G(o|pi) (SPEC section 2), each checked
+against an independent computation (tests/reference_impl.py), never against itself."""
+
+import math
+
+import mpmath
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from reference_impl import brute_force_preference, large_group_preference, pairwise_preference_p2
+from strategies import objectives, reward_law_questions, simplex
+
+from grpo_theory import (
+    ExactEvaluationTooLarge,
+    InvalidInputError,
+    Objective,
+    Question,
+    monte_carlo_preference,
+    reward_preference,
+)
+from grpo_theory.preference import binary_preference, level_expectations
+
+
+@settings(max_examples=60, deadline=None)
+@given(q=reward_law_questions(), obj=objectives(), data=st.data())
+def test_expected_preference_is_zero_for_every_policy(q, obj, data):
+    """Theorem: E_{o~pi} P_G(o|pi) = 0 (advantages sum to zero in each group)."""
+    pi = data.draw(simplex(q.n_outputs))
+    P = reward_preference(q, pi, obj)
+    assert abs(pi @ P) < 1e-12 * max(1.0, np.abs(P).max())
+
+
+@settings(max_examples=40, deadline=None)
+@given(q=reward_law_questions(k_range=(2, 3), l_range=(2, 3)),
+       obj=objectives(group_sizes=(2, 3, 4), include_inf=False), data=st.data())
+def test_exact_engine_equals_brute_force_over_all_groups(q, obj, data):
+    """P_G equals the definition: an average of A_1 over every group and reward tuple."""
+    pi = data.draw(simplex(q.n_outputs))
+    expected = brute_force_preference(q.pi_ref, q.reward_levels, q.reward_probs, pi, obj.group_size,
+                                      obj.normalization, obj.std_ddof, obj.std_eps)
+    np.testing.assert_allclose(reward_preference(q, pi, obj), expected, rtol=1e-10, atol=1e-12)
+
+
+@settings(max_examples=50, deadline=None)
+@given(q=reward_law_questions(k_range=(2, 4)), data=st.data())
+def test_group_of_two_is_pairwise_comparison(q, data):
+    """G = 2: P_2(o|pi) = sum_o' pi(o') [P(o > o') - P(o' > o)]."""
+    pi = data.draw(simplex(q.n_outputs))
+    got = reward_preference(q, pi, Objective(beta=1.0, group_size=2))
+    np.testing.assert_allclose(got, pairwise_preference_p2(q.reward_levels, q.reward_probs, pi),
+                               atol=1e-13)
+    # ddof = 1 scales every advantage by 1/sqrt(2) when G = 2
+    got1 = reward_preference(q, pi, Objective(beta=1.0, group_size=2, std_ddof=1))
+    np.testing.assert_allclose(got1, got / math.sqrt(2), atol=1e-13)
+
+
+@settings(max_examples=50, deadline=None)
+@given(q=reward_law_questions(k_range=(2, 4)), data=st.data())
+def test_preference_matrix_gives_the_same_p2_as_its_reward_law(q, data):
+    pi = data.draw(simplex(q.n_outputs))
+    q_pref = Question(q.pi_ref, preference=q.pairwise_preference())
+    obj = Objective(beta=1.0, group_size=2)
+    np.testing.assert_allclose(reward_preference(q_pref, pi, obj), reward_preference(q, pi, obj),
+                               atol=1e-13)
+
+
+@settings(max_examples=40, deadline=None)
+@given(q=reward_law_questions(), data=st.data())
+def test_large_group_formula(q, data):
+    """G = inf: P_inf(o|pi) = (E[r|o] - E_pi r) / sigma_pi."""
+    pi = data.draw(simplex(q.n_outputs))
+    w = pi @ q.reward_probs
+    if np.count_nonzero(w > 1e-12) < 2:
+        return
+    got = reward_preference(q, pi, Objective(beta=1.0, group_size=math.inf))
+    np.testing.assert_allclose(got, large_group_preference(q.reward_levels, q.reward_probs, pi),
+                               rtol=1e-12, atol=1e-12)
+
+
+def test_finite_group_converges_to_large_group_at_rate_one_over_g():
+    """P_G -> P_inf as G grows; the error times G settles (O(1/G))."""
+    q = Question([0.5, 0.5], reward_levels=[0.0, 1.0, 2.0],
+                 reward_probs=[[0.1, 0.3, 0.6], [0.5, 0.3, 0.2]])
+    pi = np.array([0.35, 0.65])
+    p_inf = large_group_preference(q.reward_levels, q.reward_probs, pi)
+    errs = []
+    for G in (50, 100, 200, 400):
+        errs.append(np.max(np.abs(reward_preference(q, pi, Objective(1.0, G)) - p_inf)))
+    errs = np.array(errs)
+    assert np.all(np.diff(errs) < 0)
+    ratios = errs[:-1] / errs[1:]                     # doubling G halves the error
+    np.testing.assert_allclose(ratios, 2.0, rtol=0.1)
+
+
+@settings(max_examples=40, deadline=None)
+@given(q=reward_law_questions(k_range=(2, 3)), G=st.integers(2, 4), data=st.data())
+def test_shift_only_is_scaled_centred_reward(q, G, data):
+    """Shift-only: P_G(o|pi) = ((G-1)/G)(E[r|o] - E_pi r); checked by brute force."""
+    pi = data.draw(simplex(q.n_outputs))
+    brute = brute_force_preference(q.pi_ref, q.reward_levels, q.reward_probs, pi, G, "shift")
+    r = q.reward_probs @ q.reward_levels
+    np.testing.assert_allclose(brute, (G - 1) / G * (r - pi @ r), atol=1e-12)
+    np.testing.assert_allclose(reward_preference(q, pi, Objective(1.0, G, normalization="shift")),
+                               brute, atol=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(q=reward_law_questions(), G=st.sampled_from([2, 3, 5, 17, math.inf]),
+       a=st.floats(0.1, 10.0), b=st.floats(-10, 10), ddof=st.sampled_from([0, 1]), data=st.data())
+def test_scale_normalisation_is_invariant_to_affine_maps(q, G, a, b, ddof, data):
+    pi = data.draw(simplex(q.n_outputs))
+    q2 = Question(q.pi_ref, reward_levels=a * q.reward_levels + b, reward_probs=q.reward_probs)
+    obj = Objective(1.0, G, std_ddof=ddof)
+    np.testing.assert_allclose(reward_preference(q2, pi, obj), reward_preference(q, pi, obj),
+                               rtol=1e-9, atol=1e-11)
+
+
+def test_binary_form_matches_engine_and_high_precision_at_large_g():
+    """The O(G) binomial form stays accurate at G = 10,000 (checked with 50-digit mpmath)."""
+    G = 10_000
+    x = np.array([1e-4, 0.01, 0.3, 0.5, 0.97, 0.9999])
+    pa, pb = binary_preference(x, G)
+    E = level_expectations(np.array([0.0, 1.0]), np.log(np.stack([1 - x, x], -1)), Objective(1.0, G))
+    np.testing.assert_allclose(E[:, 1], pa, rtol=1e-11)
+    np.testing.assert_allclose(E[:, 0], pb, rtol=1e-11)
+    mpmath.mp.dps = 50
+    for xi, got_a in zip([0.3, 0.9999], E[[2, 5], 1]):
+        xm = mpmath.mpf(xi)
+        ref = mpmath.fsum(mpmath.binomial(G - 1, k) * xm**k * (1 - xm) ** (G - 1 - k)
+                          * mpmath.sqrt(mpmath.mpf(G - 1 - k) / (k + 1)) for k in range(G))
+        assert abs(float(ref) - got_a) < 1e-12 * max(1.0, abs(float(ref)))
+
+
+def test_spec_binomial_form_agrees_with_brute_force_small_g():
+    q = Question([0.4, 0.6], rewards=[1.0, 0.0])
+    pi = np.array([0.35, 0.65])
+    for G in (2, 3, 4, 5):
+        pa, pb = binary_preference(pi[0], G)
+        brute = brute_force_preference(q.pi_ref, q.reward_levels, q.reward_probs, pi, G)
+        np.testing.assert_allclose([pa, pb], brute, atol=1e-13)
+
+
+def test_ties_give_zero_advantage_and_epsilon_is_respected():
+    q = Question([0.5, 0.5], rewards=[2.0, 2.0])
+    for obj in (Objective(1.0, 4), Objective(1.0, 4, std_eps=1e-4), Objective(1.0, math.inf)):
+        np.testing.assert_array_equal(reward_preference(q, [0.5, 0.5], obj), [0.0, 0.0])
+
+
+def test_cost_depends_on_levels_not_outputs():
+    """1,000 outputs with 3 reward levels evaluate as fast as 3 outputs (pooling)."""
+    rng = np.random.default_rng(0)
+    K = 1000
+    rewards = rng.choice([0.0, 0.5, 1.0], size=K)
+    pi_ref = rng.dirichlet(np.ones(K))
+    q = Question(pi_ref, rewards=rewards)
+    P = reward_preference(q, pi_ref, Objective(1.0, 64))
+    small = Question([1 / 3] * 3, rewards=[0.0, 0.5, 1.0])
+    w = np.array([pi_ref[rewards == v].sum() for v in (0.0, 0.5, 1.0)])
+    P_small = reward_preference(small, w, Objective(1.0, 64))
+    np.testing.assert_allclose(P, P_small[(rewards * 2).astype(int)], atol=1e-13)
+
+
+def test_too_large_enumeration_says_so_and_monte_carlo_agrees():
+    q = Question([0.2, 0.3, 0.5], reward_levels=np.arange(8.0),
+                 reward_probs=np.full((3, 8), 1 / 8))
+    with pytest.raises(ExactEvaluationTooLarge, match="monte_carlo_preference"):
+        reward_preference(q, q.pi_ref, Objective(1.0, 200))
+    q_small = Question([0.2, 0.3, 0.5], reward_levels=[0.0, 1.0, 3.0],
+                       reward_probs=[[0.1, 0.2, 0.7], [0.5, 0.5, 0.0], [0.3, 0.3, 0.4]])
+    obj = Objective(1.0, 6, std_ddof=1, std_eps=0.01)
+    exact = reward_preference(q_small, q_small.pi_ref, obj)
+    est, se = monte_carlo_preference(q_small, q_small.pi_ref, obj, n_groups=40_000, seed=1)
+    assert np.all(np.abs(est - exact) < 4 * se)
+    assert np.all(se < 0.02)
+
+
+def test_monte_carlo_with_continuous_rewards():
+    """A reward sampler gives P_G for continuous rewards; Gaussian rewards at large G approach
+    (mu_o - E_pi mu)/sigma_pi with sigma_pi including the noise."""
+    mu = np.array([1.0, 0.0])
+    pi = np.array([0.5, 0.5])
+
+    def sampler(outputs, rng):
+        return mu[outputs] + rng.normal(size=outputs.shape)
+
+    est, se = monte_carlo_preference(None, pi, Objective(1.0, 200), n_groups=4000, seed=2,
+                                     reward_sampler=sampler)
+    sigma = math.sqrt(1.0 + 0.25)
+    expected = (mu - pi @ mu) / sigma
+    assert np.all(np.abs(est - expected) < 4 * se + 0.01)   # + O(1/G) bias
+
+
+@pytest.mark.parametrize("bad", [
+    dict(pi=[0.5, 0.6]), dict(pi=[0.5]), dict(pi=[np.nan, 1.0]), dict(pi=[-0.1, 1.1]),
+])
+def test_bad_policy_is_rejected(bad):
+    q = Question([0.5, 0.5], rewards=[1.0, 0.0])
+    with pytest.raises(InvalidInputError):
+        reward_preference(q, bad["pi"], Objective(1.0, 2))
+
+
+def test_preference_matrix_rejects_settings_it_cannot_determine():
+    q = Question([0.5, 0.5], preference=[[0.5, 0.8], [0.2, 0.5]])
+    for obj in (Objective(1.0, 4), Objective(1.0, 2, normalization="shift"),
+                Objective(1.0, 2, std_eps=0.1)):
+        with pytest.raises(InvalidInputError, match="group_size=2"):
+            reward_preference(q, [0.5, 0.5], obj)

@@ -1,0 +1,66 @@
+"""Input validation: bad input fails once, early, naming the value and what was expected."""
+
+import math
+
+import numpy as np
+import pytest
+
+from grpo_theory import InvalidInputError, Objective, Question
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    (dict(pi_ref=[0.3, 0.6], rewards=[1, 0]), "sum to 1"),
+    (dict(pi_ref=[-0.1, 1.1], rewards=[1, 0]), "non-negative"),
+    (dict(pi_ref=[0.5, np.nan], rewards=[1, 0]), "finite"),
+    (dict(pi_ref=[0.5, 0.5], rewards=[1, np.inf]), "finite"),
+    (dict(pi_ref=[0.5, 0.5], rewards=[1, 0, 2]), "one entry per output"),
+    (dict(pi_ref=[0.5, 0.5]), "exactly one"),
+    (dict(pi_ref=[0.5, 0.5], rewards=[1, 0], preference=[[0.5, 0.5], [0.5, 0.5]]), "exactly one"),
+    (dict(pi_ref=[0.5, 0.5], reward_levels=[0, 1], reward_probs=[[0.5, 0.4], [0, 1]]), "sum to 1"),
+    (dict(pi_ref=[0.5, 0.5], reward_levels=[0, 0], reward_probs=[[0.5, 0.5], [0, 1]]), "distinct"),
+    (dict(pi_ref=[0.5, 0.5], reward_levels=[0, 1], reward_probs=[[1, 0, 0], [0, 1, 0]]), "shape"),
+    (dict(pi_ref=[0.5, 0.5], reward_probs=[[1, 0], [0, 1]]), "without reward_levels"),
+    (dict(pi_ref=[0.5, 0.5], preference=[[0.5, 0.9], [0.3, 0.5]]), "M \\+ M\\^T = 1"),
+    (dict(pi_ref=[0.5, 0.5], preference=[[0.5, 1.2], [-0.2, 0.5]]), r"\[0, 1\]"),
+    (dict(pi_ref=[[0.5, 0.5]], rewards=[1, 0]), "1-d"),
+])
+def test_question_rejects(kwargs, match):
+    with pytest.raises(InvalidInputError, match=match):
+        Question(**kwargs)
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    (dict(beta=0.0), "beta"), (dict(beta=-1), "beta"), (dict(beta=math.inf), "beta"),
+    (dict(beta=math.nan), "beta"), (dict(beta="1"), "beta"),
+    (dict(beta=1, group_size=1), "group_size"), (dict(beta=1, group_size=2.5), "group_size"),
+    (dict(beta=1, group_size=True), "group_size"), (dict(beta=1, group_size=-math.inf), "group_size"),
+    (dict(beta=1, penalty="kl"), "penalty"), (dict(beta=1, normalization="none"), "normalization"),
+    (dict(beta=1, std_ddof=2), "std_ddof"), (dict(beta=1, std_eps=-1e-4), "std_eps"),
+])
+def test_objective_rejects(kwargs, match):
+    with pytest.raises(InvalidInputError, match=match):
+        Objective(**kwargs)
+
+
+def test_error_is_a_value_error_and_names_the_value():
+    with pytest.raises(ValueError, match=r"-0\.5"):
+        Objective(beta=-0.5)
+
+
+def test_question_is_immutable_and_pools_levels():
+    q = Question([0.2, 0.3, 0.5], rewards=[1.0, 0.0, 1.0])
+    np.testing.assert_array_equal(q.reward_levels, [0.0, 1.0])
+    with pytest.raises(AttributeError):
+        q.pi_ref = [1, 0, 0]
+    with pytest.raises(ValueError):
+        q.pi_ref[0] = 1.0
+    assert Objective(beta=1, group_size=8.0).group_size == 8
+    assert Objective(beta=1, group_size=math.inf).is_large_group
+
+
+def test_pairwise_preference_from_noisy_rewards():
+    q = Question([0.5, 0.5], reward_levels=[0.0, 1.0], reward_probs=[[0.2, 0.8], [0.6, 0.4]])
+    M = q.pairwise_preference()
+    # P(a > b) = 0.8 * 0.6, tie = 0.8*0.4 + 0.2*0.6
+    assert M[0, 1] == pytest.approx(0.48 + 0.5 * (0.32 + 0.12))
+    assert q.confidence_margin() == pytest.approx(0.8 - 0.4)
