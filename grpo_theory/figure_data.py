@@ -1,0 +1,149 @@
+"""The data behind every figure, as pandas DataFrames (pure computation, no I/O).
+
+Parameter choices (the note prints none) are module constants so that captions,
+docs and tests quote the same values.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from . import closed_form
+from .baselines import log_pooling, nash_equilibrium
+from .problem import Objective, Question
+from .stationary import stationary_points, stationary_policy
+
+#: beta/gamma (Figures 1, 3) and beta (Figure 2): log-spaced from 0.1 to 5.
+PAPER_BETAS = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0)
+#: Group sizes of Figure 4 and the fixed beta used there.
+FINITE_GROUP_SIZES = (2, 3, 4, 8, 16, 64, math.inf)
+FINITE_G_BETA = 0.5
+#: Figure 5: group sizes, reference probabilities, beta.
+CONVERGENCE_GROUP_SIZES = tuple(2**k for k in range(1, 13))
+CONVERGENCE_PI_REF = (0.1, 0.3, 0.6)
+#: Figure 6: the binary question and the beta range.
+VARIANTS_PI_REF = 0.3
+VARIANTS_BETAS = tuple(np.logspace(math.log10(0.05), 1, 40))
+VARIANTS_GROUP_SIZES = (2, 8, math.inf)
+#: Figure 7: the reference probability of panel (a) and the grids of panel (b).
+NONUNIQUE_PI_REF = 0.2
+#: Figure 8: the three-answer question.
+SIMPLEX_REWARDS = (1.0, 0.5, 0.0)
+SIMPLEX_PI_REF = (0.2, 0.3, 0.5)
+SIMPLEX_BETAS = tuple(np.logspace(math.log10(20.0), math.log10(0.02), 60))
+
+
+def pi_ref_grid(n: int = 400) -> np.ndarray:
+    """(0, 1], dense near 0 where the reverse-penalty curves jump."""
+    return np.unique(np.concatenate([np.geomspace(1e-4, 0.05, n // 4), np.linspace(0.05, 1.0, n)]))
+
+
+def _curves(fn, params, name: str) -> pd.DataFrame:
+    p = pi_ref_grid()
+    x = fn(p[None, :], np.asarray(params)[:, None])          # broadcast (params, p)
+    return pd.DataFrame({name: np.repeat(params, p.size), "pi_ref_a": np.tile(p, len(params)),
+                         "pi_a": x.ravel()})
+
+
+def figure1_data() -> pd.DataFrame:
+    """Eq. 14 (G = 2, reverse penalty), one curve per beta/gamma."""
+    return _curves(lambda p, b: closed_form.binary_pairwise(p, b), PAPER_BETAS, "beta_over_gamma")
+
+
+def figure2_data() -> pd.DataFrame:
+    """Eq. 15 (large G, reverse penalty), one curve per beta."""
+    return _curves(closed_form.binary_large_group, PAPER_BETAS, "beta")
+
+
+def figure3_data() -> pd.DataFrame:
+    """G = 2, direct penalty, one curve per beta/gamma."""
+    return _curves(lambda p, b: closed_form.binary_pairwise_direct(p, b), PAPER_BETAS, "beta_over_gamma")
+
+
+def _binary(p: float) -> Question:
+    return Question([p, 1.0 - p], rewards=[1.0, 0.0])
+
+
+def figure4_data(n: int = 60) -> pd.DataFrame:
+    """Exact finite-G stationary policies (reverse/scale) at beta = FINITE_G_BETA."""
+    p_grid = np.unique(np.concatenate([np.geomspace(1e-3, 0.05, 10), np.linspace(0.05, 0.995, n)]))
+    rows = []
+    for G in FINITE_GROUP_SIZES:
+        obj = Objective(FINITE_G_BETA, G)
+        for p in p_grid:
+            rows.append(dict(group_size=G, pi_ref_a=p, pi_a=stationary_policy(_binary(p), obj).pi[0]))
+    return pd.DataFrame(rows)
+
+
+def figure5_data() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """|pi_G - pi_inf| against G (reverse/scale), with the fitted log-log slope per pi_ref."""
+    rows, fits = [], []
+    for p in CONVERGENCE_PI_REF:
+        limit = float(closed_form.binary_large_group(p, FINITE_G_BETA))
+        errs = [abs(stationary_policy(_binary(p), Objective(FINITE_G_BETA, G)).pi[0] - limit)
+                for G in CONVERGENCE_GROUP_SIZES]
+        rows += [dict(pi_ref_a=p, group_size=G, abs_error=e) for G, e in zip(CONVERGENCE_GROUP_SIZES, errs)]
+        g = np.array(CONVERGENCE_GROUP_SIZES, float)
+        sel = g >= 64          # the asymptotic range; small G wiggles
+        slope, intercept = np.polyfit(np.log(g[sel]), np.log(np.array(errs)[sel]), 1)
+        fits.append(dict(pi_ref_a=p, slope=slope, intercept=intercept))
+    return pd.DataFrame(rows), pd.DataFrame(fits)
+
+
+def figure6_data() -> pd.DataFrame:
+    """Every variant, RLHF and NLHF on one binary question (pi_ref(a) = 0.3) as beta varies."""
+    q = _binary(VARIANTS_PI_REF)
+    rows = []
+    for beta in VARIANTS_BETAS:
+        for G in VARIANTS_GROUP_SIZES:
+            for pen in ("reverse", "direct"):
+                for norm in ("scale", "shift"):
+                    sol = stationary_policy(q, Objective(beta, G, pen, norm))
+                    rows.append(dict(beta=beta, method=f"GRPO {pen}/{norm}", group_size=G,
+                                     pi_a=sol.pi[0], boundary=sol.boundary))
+        rows.append(dict(beta=beta, method="RLHF", group_size=np.nan,
+                         pi_a=log_pooling(q.pi_ref, [1.0, 0.0], beta)[0], boundary=False))
+        rows.append(dict(beta=beta, method="NLHF", group_size=np.nan,
+                         pi_a=nash_equilibrium(q, beta).pi[0], boundary=False))
+    return pd.DataFrame(rows)
+
+
+def figure7_data(n_beta: int = 160, n_map: int = 160) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Direct penalty, G = inf: (a) stationary points against beta at pi_ref(a) = NONUNIQUE_PI_REF,
+    (b) the number of stationary points over (beta, pi_ref) from the sign of h(x*)."""
+    q = _binary(NONUNIQUE_PI_REF)
+    rows = []
+    for beta in np.geomspace(0.2, 20.0, n_beta):
+        for pt in stationary_points(q, Objective(beta, math.inf, penalty="direct")):
+            rows.append(dict(beta=beta, pi_a=pt.pi[0], stable=bool(pt.stable), boundary=pt.boundary))
+    betas = np.geomspace(0.05, 20.0, n_map)
+    ps = np.linspace(0.005, 0.995, n_map)
+    B, P = np.meshgrid(betas, ps, indexing="ij")
+    h_min = closed_form.large_group_direct_h(closed_form.large_group_direct_turning_point(B), P, B)
+    count = np.where(h_min < 0, 3, 1)     # the vertex always; two interior roots when min h < 0
+    region = pd.DataFrame(dict(beta=B.ravel(), pi_ref_a=P.ravel(), h_at_turning_point=h_min.ravel(),
+                               n_stationary_points=count.ravel()))
+    return pd.DataFrame(rows), region
+
+
+SIMPLEX_METHODS = (("GRPO reverse/scale G=2", Objective(1.0, 2)),
+                   ("GRPO reverse/scale G=8", Objective(1.0, 8)),
+                   ("GRPO reverse/scale G=inf", Objective(1.0, math.inf)),
+                   ("GRPO direct/scale G=8", Objective(1.0, 8, penalty="direct")))
+
+
+def figure8_data() -> pd.DataFrame:
+    """Path of the stationary policy on the simplex as beta decreases, GRPO against RLHF."""
+    q = Question(SIMPLEX_PI_REF, rewards=SIMPLEX_REWARDS, labels=("a", "b", "c"))
+    rows = []
+    for beta in SIMPLEX_BETAS:
+        for name, template in SIMPLEX_METHODS:
+            sol = stationary_policy(q, template.replace(beta=beta))
+            rows.append(dict(beta=beta, method=name, pi_a=sol.pi[0], pi_b=sol.pi[1], pi_c=sol.pi[2],
+                             residual=sol.residual))
+        pi = log_pooling(q.pi_ref, SIMPLEX_REWARDS, beta)
+        rows.append(dict(beta=beta, method="RLHF", pi_a=pi[0], pi_b=pi[1], pi_c=pi[2], residual=0.0))
+    return pd.DataFrame(rows)

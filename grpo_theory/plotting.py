@@ -1,0 +1,202 @@
+"""Figure builders: DataFrame in, matplotlib Figure out (no file I/O here).
+
+One style for the set: column width (3.4 in), 8-9 pt text, viridis for ordered
+parameters, a dotted diagonal for pi_theta = pi_ref.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from matplotlib import cm, colors
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+
+COLUMN = 3.4
+STYLE = {
+    "font.size": 8, "axes.labelsize": 8, "axes.titlesize": 8.5, "legend.fontsize": 6.8,
+    "xtick.labelsize": 7, "ytick.labelsize": 7, "lines.linewidth": 1.3, "axes.linewidth": 0.6,
+    "legend.frameon": False, "savefig.bbox": "tight", "savefig.dpi": 220, "font.family": "DejaVu Sans",
+}
+METHOD_COLORS = {
+    "GRPO reverse/scale": "#1f5fa8", "GRPO reverse/shift": "#6aa5e0", "GRPO direct/scale": "#b2182b",
+    "GRPO direct/shift": "#ef8a62", "RLHF": "#333333", "NLHF": "#2ca25f",
+}
+
+
+def _new(width=COLUMN, height=2.7, ncols=1) -> tuple[Figure, np.ndarray]:
+    fig = Figure(figsize=(width, height), layout="constrained")
+    axes = fig.subplots(1, ncols, squeeze=False)[0]
+    return fig, axes
+
+
+def _param_colors(values) -> list:
+    norm = colors.LogNorm(min(values), max(values)) if min(values) > 0 else colors.Normalize()
+    return [cm.viridis(0.9 * norm(v)) for v in values]
+
+
+def _diagonal(ax) -> None:
+    ax.plot([0, 1], [0, 1], ls=":", color="0.45", lw=0.9, zorder=0)
+    ax.set_xlim(-0.02, 1.02)
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_aspect("equal")
+    ax.set_xlabel(r"$\pi_{\mathrm{ref}}(a)$")
+    ax.set_ylabel(r"$\pi_\theta(a)$ at the stationary point")
+
+
+def binary_curves(df: pd.DataFrame, param: str, label: str, title: str,
+                  jump_at_zero: bool = True, measured: pd.DataFrame | None = None) -> Figure:
+    """pi(a) against pi_ref(a), one curve per value of ``param`` (Figures 1-4, 9)."""
+    fig, (ax,) = _new()
+    values = list(dict.fromkeys(df[param]))
+    finite = [v for v in values if np.isfinite(v)]
+    cols = _param_colors(finite) + (["black"] if len(finite) < len(values) else [])
+    for v, c in zip(values, cols):
+        d = df[df[param] == v].sort_values("pi_ref_a")
+        text = "∞" if not np.isfinite(v) else f"{v:g}"
+        ax.plot(d.pi_ref_a, d.pi_a, color=c, label=f"{label} = {text}")
+        if jump_at_zero:
+            # the value just right of 0 (open circle) against the value at 0, which is 0 (filled)
+            lim = d.pi_a.iloc[0]
+            if lim > 0.02:
+                ax.plot([0], [lim], marker="o", mfc="white", mec=c, ms=3.2, mew=0.9, zorder=3)
+    if jump_at_zero:
+        ax.plot([0], [0], marker="o", color="black", ms=3.2, zorder=4)
+    if measured is not None and len(measured):
+        for v, c in zip(values, cols):
+            m = measured[measured[param] == v]
+            if len(m):
+                ax.errorbar(m.pi_ref_a, m.measured, yerr=m.measured_se, fmt="o", ms=2.6, color=c, mec="white",
+                            mew=0.4, elinewidth=0.8, capsize=1.2, zorder=5)
+        ax.plot([], [], "o", color="0.3", ms=2.6, label="trained model")
+    _diagonal(ax)
+    ax.set_title(title)
+    ax.legend(loc="lower right", handlelength=1.4, labelspacing=0.25)
+    return fig
+
+
+def convergence_in_g(df: pd.DataFrame, fits: pd.DataFrame, beta: float) -> Figure:
+    """Figure 5: |pi_G - pi_inf| against G, log-log, with fitted slopes."""
+    fig, (ax,) = _new(height=2.6)
+    for (p, d), c in zip(df.groupby("pi_ref_a"), _param_colors(sorted(df.pi_ref_a.unique()))):
+        fit = fits[fits.pi_ref_a == p].iloc[0]
+        ax.loglog(d.group_size, d.abs_error, "o-", ms=2.8, color=c,
+                  label=rf"$\pi_{{\mathrm{{ref}}}}(a)$ = {p:g}: slope {fit.slope:.2f}")
+        g = d.group_size[d.group_size >= 64].to_numpy(float)
+        ax.loglog(g, np.exp(fit.intercept) * g**fit.slope, color=c, ls="--", lw=0.8)
+    ax.set_xlabel("group size $G$")
+    ax.set_ylabel(r"$|\pi_G(a) - \pi_\infty(a)|$")
+    ax.set_title(rf"Approach to the large-$G$ limit (reverse/scale, $\beta$ = {beta:g})")
+    ax.legend(loc="lower left")
+    ax.grid(True, which="major", lw=0.3, alpha=0.5)
+    return fig
+
+
+def all_variants(df: pd.DataFrame, pi_ref_a: float) -> Figure:
+    """Figure 6: pi(a) against beta for every variant, one panel per G, RLHF and NLHF in each."""
+    gs = [g for g in dict.fromkeys(df.group_size) if not (isinstance(g, float) and math.isnan(g))]
+    fig, axes = _new(width=2 * COLUMN, height=2.5, ncols=len(gs))
+    for ax, G in zip(axes, gs):
+        for method, c in METHOD_COLORS.items():
+            if method.startswith("GRPO"):
+                d = df[(df.method == method) & (df.group_size == G)]
+            else:
+                d = df[df.method == method]
+            ls = "--" if method in ("RLHF", "NLHF") else "-"
+            ax.semilogx(d.beta, d.pi_a, color=c, ls=ls, label=method)
+        ax.axhline(pi_ref_a, color="0.45", ls=":", lw=0.9)
+        ax.set_title(f"G = {'∞' if not np.isfinite(G) else int(G)}")
+        ax.set_xlabel(r"$\beta$")
+        ax.set_ylim(-0.02, 1.02)
+    axes[0].set_ylabel(r"$\pi_\theta(a)$ at the stationary point")
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=len(labels), fontsize=6.8)
+    fig.suptitle(rf"One binary question, $\pi_{{\mathrm{{ref}}}}(a)$ = {pi_ref_a:g} (dotted), "
+                 "every variant at the same $\\beta$", fontsize=8.5)
+    return fig
+
+
+def non_uniqueness(points: pd.DataFrame, region: pd.DataFrame, pi_ref_a: float) -> Figure:
+    """Figure 7: (a) stationary points against beta; (b) how many, over (beta, pi_ref)."""
+    fig, (ax, bx) = _new(width=2 * COLUMN, height=2.6, ncols=2)
+    interior = points[~points.boundary]
+    for stable, ls, lab in ((True, "-", "stable"), (False, "--", "unstable")):
+        d = interior[interior.stable == stable].sort_values("beta")
+        ax.semilogx(d.beta, d.pi_a, ls=ls, color="#b2182b", label=lab)
+    vertex = points[points.boundary]
+    ax.semilogx(vertex.beta, vertex.pi_a, color="#b2182b", lw=2.2, alpha=0.45, label="vertex (limit, stable)")
+    ax.axhline(pi_ref_a, color="0.45", ls=":", lw=0.9)
+    ax.set_xlabel(r"$\beta$")
+    ax.set_ylabel(r"$\pi(a)$ at a stationary point")
+    ax.set_title(rf"(a) direct KL, $G\to\infty$, $\pi_{{\mathrm{{ref}}}}(a)$ = {pi_ref_a:g}")
+    ax.set_ylim(-0.02, 1.04)
+    ax.legend(loc="lower left")
+    betas = np.sort(region.beta.unique())
+    ps = np.sort(region.pi_ref_a.unique())
+    Z = region.pivot(index="pi_ref_a", columns="beta", values="n_stationary_points").to_numpy()
+    cmap = colors.ListedColormap(["#fde0c5", "#b2182b"])
+    bx.pcolormesh(betas, ps, Z, cmap=cmap, vmin=1, vmax=3, shading="auto", rasterized=True)
+    bx.set_xscale("log")
+    bx.set_xlabel(r"$\beta$")
+    bx.set_ylabel(r"$\pi_{\mathrm{ref}}(a)$")
+    bx.set_title("(b) number of stationary points")
+    bx.legend(handles=[Line2D([], [], marker="s", ls="", color="#fde0c5", ms=7, label="1: vertex a only"),
+                       Line2D([], [], marker="s", ls="", color="#b2182b", ms=7,
+                              label="3: vertex + stable + unstable")], loc="upper left", frameon=True)
+    return fig
+
+
+def _ternary(pi: np.ndarray) -> np.ndarray:
+    """Barycentric -> 2-d: a at the top, b bottom left, c bottom right."""
+    corners = np.array([[0.5, math.sqrt(3) / 2], [0.0, 0.0], [1.0, 0.0]])
+    return pi @ corners
+
+
+def simplex_paths(df: pd.DataFrame, pi_ref, labels=("a", "b", "c"), rewards=None, mark_beta: float = 1.0) -> Figure:
+    """Figure 8: the stationary policy's path on the simplex as beta goes from large to small."""
+    fig, (ax,) = _new(height=3.3)
+    tri = _ternary(np.eye(3))
+    ax.fill(tri[:, 0], tri[:, 1], facecolor="0.97", edgecolor="0.3", lw=0.7)
+    for i, name in enumerate(labels):
+        r = "" if rewards is None else f" (r = {rewards[i]:g})"
+        pos = {0: (tri[0, 0], tri[0, 1] + 0.03, "bottom"), 1: (tri[1, 0], -0.04, "top"),
+               2: (tri[2, 0], -0.04, "top")}[i]
+        ax.text(pos[0], pos[1], name + r, ha="center", va=pos[2], fontsize=7.5)
+    palette = ["#6baed6", "#2171b5", "#08306b", "#b2182b", "#333333"]
+    for (method, d), c in zip(df.groupby("method", sort=False), palette):
+        d = d.sort_values("beta", ascending=False)
+        xy = _ternary(d[["pi_a", "pi_b", "pi_c"]].to_numpy())
+        ls = "--" if method == "RLHF" else "-"
+        ax.plot(xy[:, 0], xy[:, 1], color=c, ls=ls, label=method)
+        k = int(np.argmin(np.abs(np.log(d.beta.to_numpy() / mark_beta))))
+        ax.plot(xy[k, 0], xy[k, 1], "o", color=c, ms=3.2, mec="white", mew=0.5)
+    ref = _ternary(np.asarray(pi_ref))
+    ax.plot(ref[0], ref[1], "k*", ms=6, label=r"$\pi_{\mathrm{ref}}$ ($\beta\to\infty$)")
+    ax.plot([], [], "o", color="0.4", ms=3.2, label=rf"$\beta$ = {mark_beta:g}")
+    ax.set_xlim(-0.05, 1.05)
+    ax.set_ylim(-0.1, math.sqrt(3) / 2 + 0.1)
+    ax.set_aspect("equal")
+    ax.axis("off")
+    ax.legend(loc="upper left", fontsize=6.2, bbox_to_anchor=(-0.06, 1.02))
+    ax.set_title(r"Stationary policy as $\beta$ decreases from 20 to 0.02", pad=2)
+    return fig
+
+
+def predicted_vs_measured(df: pd.DataFrame, group_col: str = "config") -> Figure:
+    """Scatter of measured against predicted answer probabilities with the identity line."""
+    fig, (ax,) = _new(height=3.0)
+    groups = list(dict.fromkeys(df[group_col]))
+    for g, c in zip(groups, cm.tab10(np.linspace(0, 1, max(10, len(groups))))):
+        d = df[df[group_col] == g]
+        ax.errorbar(d.predicted, d.measured, yerr=d.get("measured_se"), fmt="o", ms=2.6, color=c,
+                    elinewidth=0.7, capsize=1, label=str(g))
+    ax.plot([0, 1], [0, 1], ls=":", color="0.45", lw=0.9)
+    ax.set_xlim(-0.02, 1.02)
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_aspect("equal")
+    ax.set_xlabel(r"predicted $\pi(a)$ (theory, from the reference model)")
+    ax.set_ylabel(r"measured $\pi_\theta(a)$ (trained model)")
+    ax.legend(loc="upper left", fontsize=5.8)
+    return fig

@@ -1,0 +1,114 @@
+"""Figure data (the CSVs that `grpo-theory figures` writes), checked against independent paths:
+closed-form curves against the numerical solver and vice versa; plus a rendering smoke test."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from grpo_theory import Objective, Question, closed_form, log_pooling, stationary_points, stationary_policy
+from grpo_theory.figures import build_figures
+
+
+@pytest.fixture(scope="session")
+def figdir(tmp_path_factory):
+    out = tmp_path_factory.mktemp("figs")
+    build_figures(out, progress=False)
+    return out
+
+
+def _csv(figdir, stem):
+    return pd.read_csv(figdir / f"{stem}.csv")
+
+
+def _solve(p, obj):
+    return stationary_policy(Question([p, 1 - p], rewards=[1.0, 0.0]), obj).pi[0]
+
+
+@pytest.mark.parametrize("stem,obj_for", [
+    ("fig1_pairwise_reverse", lambda b: Objective(b, 2)),
+    ("fig2_large_group_reverse", lambda b: Objective(b, math.inf)),
+    ("fig3_pairwise_direct", lambda b: Objective(b, 2, penalty="direct")),
+])
+def test_closed_form_curves_agree_with_the_solver(figdir, stem, obj_for):
+    df = _csv(figdir, stem)
+    param = df.columns[0]
+    sample = df[(df.pi_ref_a > 0) & (df.pi_ref_a < 1)].iloc[::37]
+    for row in sample.itertuples():
+        assert _solve(row.pi_ref_a, obj_for(getattr(row, param))) == pytest.approx(row.pi_a, abs=1e-10)
+
+
+def test_finite_group_curves_match_the_closed_forms_at_both_ends_and_grow_with_g(figdir):
+    df = _csv(figdir, "fig4_finite_group")
+    g2 = df[df.group_size == 2]
+    np.testing.assert_allclose(g2.pi_a, closed_form.binary_pairwise(g2.pi_ref_a, 0.5), atol=1e-10)
+    ginf = df[np.isinf(df.group_size)]
+    np.testing.assert_allclose(ginf.pi_a, closed_form.binary_large_group(ginf.pi_ref_a, 0.5), atol=1e-10)
+    wide = df.pivot(index="pi_ref_a", columns="group_size", values="pi_a")
+    assert np.all(np.diff(wide.to_numpy(), axis=1) > 0)          # more members, more mass on a
+
+
+def test_convergence_in_g_is_first_order(figdir):
+    fits = _csv(figdir, "fig5_convergence_in_group_size_fit")
+    assert np.all(fits.slope.between(-1.15, -0.9)), fits
+
+
+def test_all_variants_identities(figdir):
+    df = _csv(figdir, "fig6_all_variants")
+    for G in (2, 8, math.inf):
+        d = df[(df.method == "GRPO direct/shift") & (df.group_size == G)]
+        np.testing.assert_allclose(d.pi_a, closed_form.binary_shift_direct(0.3, d.beta, G), atol=1e-10)
+    rlhf = df[df.method == "RLHF"]
+    np.testing.assert_allclose(rlhf.pi_a, [log_pooling([0.3, 0.7], [1, 0], b)[0] for b in rlhf.beta], atol=1e-12)
+    # G = 2 direct/scale is log pooling too here (P_2(a) - P_2(b) = reward gap = 1)
+    d = df[(df.method == "GRPO direct/scale") & (df.group_size == 2)]
+    np.testing.assert_allclose(d.pi_a, rlhf.pi_a.to_numpy(), atol=1e-10)
+
+
+def test_region_map_counts_match_the_exhaustive_solver(figdir):
+    region = _csv(figdir, "fig7_non_uniqueness_region")
+    rng = np.random.default_rng(0)
+    # sample away from the boundary curve, where a grid cell could straddle it
+    clear = region[np.abs(region.h_at_turning_point) > 0.05]
+    for row in clear.iloc[rng.choice(len(clear), 25, replace=False)].itertuples():
+        pts = stationary_points(Question([row.pi_ref_a, 1 - row.pi_ref_a], rewards=[1, 0]),
+                                Objective(row.beta, math.inf, penalty="direct"))
+        assert len(pts) == row.n_stationary_points
+
+
+def test_simplex_paths_are_stationary(figdir):
+    df = _csv(figdir, "fig8_simplex_paths")
+    assert df.residual.max() < 1e-10
+    np.testing.assert_allclose(df[["pi_a", "pi_b", "pi_c"]].sum(axis=1), 1.0, atol=1e-12)
+
+
+def test_every_figure_has_png_pdf_csv_caption(figdir):
+    for n in range(1, 9):
+        stems = {p.name for p in figdir.glob(f"fig{n}_*")}
+        assert any(s.endswith(".png") for s in stems) and any(s.endswith(".pdf") for s in stems)
+        assert any(s.endswith(".csv") for s in stems) and any(s.endswith("_caption.txt") for s in stems)
+        png = next(figdir.glob(f"fig{n}_*.png"))
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
+
+
+def test_output_is_deterministic(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    build_figures(a, only=[1], progress=False)
+    build_figures(b, only=[1], progress=False)
+    for f in a.iterdir():
+        assert f.read_bytes() == (b / f.name).read_bytes(), f.name
+
+
+def test_trained_points_figure_renders_from_a_csv(tmp_path):
+    measured = pd.DataFrame(dict(group_size=[2, 2, 64], beta=[0.5, 1.0, 0.5], pi_ref_a=[0.3, 0.5, 0.3],
+                                 measured=[0.71, 0.70, 0.85], measured_se=[0.01, 0.01, 0.01]))
+    csv = tmp_path / "m.csv"
+    measured.to_csv(csv, index=False)
+    files = build_figures(tmp_path / "out", only=[9], trained=csv, progress=False)
+    assert {f.suffix for f in files} >= {".png", ".pdf", ".csv"}
+
+
+def test_unknown_figure_number_is_an_error(tmp_path):
+    with pytest.raises(ValueError, match="no figure numbered"):
+        build_figures(tmp_path, only=[42], progress=False)
