@@ -3,6 +3,7 @@
 Subcommands:
   solve     stationary policies of every GRPO variant, RLHF and NLHF, side by side
   figures   regenerate the paper's figures and ours into paper_figures/ (the main job)
+  derivations  sympy derivations of every closed form, written to docs/derivations.md
 """
 
 from __future__ import annotations
@@ -122,6 +123,29 @@ def _cmd_figures(args) -> int:
     return 0
 
 
+def _cmd_derivations(args) -> int:
+    from pathlib import Path
+
+    from .symbolic import all_derivations, all_identities, render_markdown
+
+    failed = [pr.statement for d in all_derivations() for pr in d.checks if not pr.holds]
+    failed += [pr.statement for pr in all_identities() if not pr.holds]
+    text = render_markdown()
+    path = Path(args.out)
+    if args.check:
+        if not path.exists() or path.read_text(encoding="utf-8") != text:
+            print(f"{path} is stale: run `grpo-theory derivations`", file=sys.stderr)
+            return 1
+        print(f"{path} is up to date")
+    else:
+        path.write_text(text, encoding="utf-8")
+        print(f"wrote {path}")
+    if failed:
+        print("identities that FAILED: " + "; ".join(failed), file=sys.stderr)
+        return 1
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="grpo-theory", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -147,6 +171,11 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--trained", default=None,
                    help="CSV of measured points from `grpo-theory validate` (Figure 9)")
     f.set_defaults(func=_cmd_figures)
+
+    d = sub.add_parser("derivations", help="sympy derivations of the closed forms -> docs/derivations.md")
+    d.add_argument("--out", default="docs/derivations.md")
+    d.add_argument("--check", action="store_true", help="fail if the file is stale instead of writing it")
+    d.set_defaults(func=_cmd_derivations)
     return parser
 
 

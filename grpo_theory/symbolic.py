@@ -1,0 +1,370 @@
+r"""Symbolic derivations (sympy) of the closed forms and identities of SPEC sections 2-4.
+
+Each ``derive_*`` function starts from a stationarity condition, solves it, and
+says which root it keeps and why; each ``identity_*`` function states an
+identity and proves it. A proof is *symbolic* when sympy decides it
+(``simplify(lhs - rhs) == 0``, a limit, or an empty solution set); where sympy
+cannot decide, the identity is checked with 50-digit mpmath arithmetic at random
+points and reported as ``status="numeric"``, never as proved.
+
+``write_derivations_markdown()`` renders everything to ``docs/derivations.md``
+(``grpo-theory derivations``); a test fails when that file is stale.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from dataclasses import dataclass, field
+
+import mpmath
+import sympy as sp
+
+__all__ = [
+    "Derivation",
+    "Proof",
+    "derive_eq14",
+    "derive_eq15",
+    "derive_pairwise_direct",
+    "derive_large_group_direct",
+    "derive_log_pooling",
+    "binary_finite_group_condition",
+    "all_derivations",
+    "all_identities",
+    "render_markdown",
+]
+
+x, p = sp.symbols("x p", positive=True)                  # pi(a), pi_ref(a), both in (0, 1)
+beta, gamma = sp.symbols("beta gamma", positive=True)
+G = sp.symbols("G", integer=True, positive=True)
+_t = sp.symbols("t", positive=True)                   # a vanishing positive offset for one-sided limits
+
+
+@dataclass(frozen=True)
+class Proof:
+    """The outcome of checking ``expr == 0``: ``status`` is "symbolic" or "numeric"."""
+
+    statement: str
+    status: str
+    method: str
+    residual: sp.Expr = sp.Integer(0)
+
+    @property
+    def holds(self) -> bool:
+        return self.status in ("symbolic", "numeric")
+
+
+@dataclass(frozen=True)
+class Derivation:
+    """A closed form derived from a stationarity condition."""
+
+    name: str
+    condition: sp.Expr            # an Eq or expression == 0 in x
+    roots: tuple                  # every root sympy finds
+    solution: sp.Expr             # the root kept
+    why: str                      # why that root
+    assumptions: str
+    checks: tuple = field(default_factory=tuple)   # Proofs of properties
+
+
+def prove_zero(expr: sp.Expr, statement: str, symbols_ranges: dict | None = None, n_points: int = 12,
+               seed: int = 0) -> Proof:
+    """Prove ``expr == 0``: symbolically if sympy can, otherwise by 50-digit evaluation (labelled)."""
+    simplified = sp.simplify(expr)
+    if simplified == 0:
+        return Proof(statement, "symbolic", "simplify(lhs - rhs) == 0")
+    if sp.simplify(sp.radsimp(sp.together(sp.expand(expr)))) == 0:
+        return Proof(statement, "symbolic", "radsimp/together/expand")
+    rng = random.Random(seed)
+    symbols_ranges = symbols_ranges or {s: (0.05, 0.95) for s in expr.free_symbols}
+    worst = sp.Float(0)
+    for _ in range(n_points):
+        subs = {s: sp.Float(rng.uniform(*rng_), 50) for s, rng_ in symbols_ranges.items()}
+        val = abs(sp.N(expr.subs(subs), 50))
+        worst = max(worst, val)
+    if worst < sp.Float("1e-40"):
+        return Proof(statement, "numeric", f"sympy could not simplify to 0; |lhs - rhs| < 1e-40 at "
+                                           f"{n_points} random points with 50-digit mpmath", simplified)
+    return Proof(statement, "failed", f"|lhs - rhs| = {sp.N(worst, 5)} at a random point", simplified)
+
+
+def prove_sign(expr: sp.Expr, sign: int, statement: str, symbols_ranges: dict, n_points: int = 200,
+               seed: int = 0) -> Proof:
+    """Prove ``sign * expr > 0`` from sympy's assumptions; else check it at random points (labelled)."""
+    decided = (sign * expr).is_positive
+    if decided:
+        return Proof(statement, "symbolic", "sympy's assumption system (positive symbols)")
+    rng = random.Random(seed)
+    f = sp.lambdify(list(symbols_ranges), sign * expr, "mpmath")
+    with mpmath.workdps(50):
+        for _ in range(n_points):
+            if not f(*[mpmath.mpf(rng.uniform(*r)) for r in symbols_ranges.values()]) > 0:
+                return Proof(statement, "failed", "a random point violates the inequality")
+    return Proof(statement, "numeric", f"sympy could not decide; holds at {n_points} random points "
+                                       "(50-digit mpmath)")
+
+
+def _prove_positive(expr: sp.Expr, var: sp.Symbol, statement: str) -> Proof:
+    """Prove ``expr > 0`` for every ``var > 0`` by showing ``expr <= 0`` has no solution there."""
+    bad = sp.solveset(expr <= 0, var, sp.Interval.open(0, sp.oo))
+    if bad == sp.S.EmptySet:
+        return Proof(statement, "symbolic", "solveset(expr <= 0, (0, oo)) is empty")
+    return Proof(statement, "failed", f"expr <= 0 on {bad}")
+
+
+# ------------------------------------------------------------------------------ derivations
+
+def derive_eq14() -> Derivation:
+    r"""G = 2, reverse penalty: ``beta (x - p) = gamma x (1 - x)`` gives Eq. 14."""
+    b = sp.symbols("b", positive=True)                   # b = beta/gamma
+    cond = sp.Eq(beta * (x - p), gamma * x * (1 - x))
+    roots = tuple(sp.solve(cond.subs(beta, b * gamma), x))
+    # x^2 - (1-b) x - b p = 0: the product of the roots is -b p < 0, so exactly one root is positive.
+    kept = [r for r in roots if sp.simplify(r.subs({b: sp.Rational(1, 3), p: sp.Rational(1, 5)})) > 0][0]
+    closed = (1 - b + sp.sqrt((1 - b) ** 2 + 4 * b * p)) / 2
+    checks = (
+        prove_zero(kept - closed, "kept root == (1 - b + sqrt((1-b)^2 + 4 b p))/2, b = beta/gamma"),
+        prove_zero(closed.subs(b, 1) - sp.sqrt(p), "x = sqrt(p) at beta = gamma"),
+        Proof("x -> 1 as beta -> 0 (p > 0)", *_limit_status(closed, b, 0, 1)),
+        Proof("x -> p as beta -> oo", *_limit_status(closed, b, sp.oo, p)),
+        prove_sign(sp.simplify(sp.diff(closed, p)), +1, "dx/dp > 0 (increasing in p)",
+                   {b: (0.01, 10.0), p: (0.01, 0.99)}),
+        prove_sign(sp.diff(closed, b), -1, "dx/db < 0 (decreasing in beta/gamma)",
+                   {b: (0.01, 10.0), p: (0.01, 0.99)}),
+    )
+    return Derivation("Eq. 14 (G = 2, reverse penalty)", cond, roots, closed.subs(b, beta / gamma),
+                      "the quadratic x^2 - (1 - b) x - b p = 0 (b = beta/gamma) has roots whose product "
+                      "is -b p < 0: one is negative, the other is the policy",
+                      "deterministic or random rewards with confidence margin gamma > 0; 0 < p <= 1", checks)
+
+
+def _limit_status(expr, var, point, expected, direction: str = "+") -> tuple[str, str]:
+    lim = sp.limit(expr, var, point, dir=direction)
+    if lim == expected or (not lim.is_infinite and sp.simplify(lim - expected) == 0):
+        return "symbolic", f"sympy limit = {lim}"
+    return "failed", f"sympy limit = {lim}, expected {expected}"
+
+
+def derive_eq15() -> Derivation:
+    r"""Large G, reverse penalty: ``beta (x - p) = sqrt(x (1 - x))`` gives Eq. 15."""
+    cond = sp.Eq(beta * (x - p), sp.sqrt(x * (1 - x)))
+    squared = sp.Eq(beta**2 * (x - p) ** 2, x * (1 - x))
+    roots = tuple(sp.solve(squared, x))
+    closed = (2 * beta**2 * p + 1 + sp.sqrt(1 + 4 * beta**2 * p * (1 - p))) / (2 * (1 + beta**2))
+    kept = [r for r in roots if sp.simplify(r - closed) == 0]
+    kept_expr = kept[0] if kept else closed
+    other = [r for r in roots if r is not kept_expr][0] if len(roots) == 2 else None
+    checks = [
+        prove_zero(kept_expr - closed, "kept root == Eq. 15"),
+        # the kept root satisfies the unsquared equation: beta (x - p) >= 0 there
+        prove_zero(sp.sqrt(closed * (1 - closed)) - beta * (closed - p),
+                   "Eq. 15 solves beta (x - p) = sqrt(x (1 - x)) (not only its square)",
+                   {beta: (0.05, 5.0), p: (0.01, 0.99)}),
+        Proof("x -> 1 as beta -> 0", *_limit_status(closed, beta, 0, 1)),
+        Proof("x -> p as beta -> oo", *_limit_status(closed, beta, sp.oo, p)),
+        Proof("x -> 1/(1+beta^2) as p -> 0+", *_limit_status(closed, p, 0, 1 / (1 + beta**2))),
+        _prove_positive(sp.factor(1 / (1 + beta**2) - (1 - beta)), beta, "1/(1+beta^2) > 1 - beta"),
+    ]
+    if other is not None:
+        # the discarded root lies below p, so beta (x - p) < 0 = -sqrt(...) side: spurious
+        checks.append(prove_zero(sp.sqrt(other * (1 - other)) + beta * (other - p),
+                                 "the other root solves beta (x - p) = -sqrt(x (1-x)): spurious",
+                                 {beta: (0.05, 5.0), p: (0.01, 0.99)}))
+    return Derivation("Eq. 15 (large G, reverse penalty)", cond, roots, closed,
+                      "squaring gives a quadratic; the kept root satisfies beta (x - p) = +sqrt(x(1-x)), "
+                      "the other satisfies the equation with -sqrt (it lies below p)",
+                      "deterministic rewards r(a) > r(b); scale normalisation; 0 < p < 1", tuple(checks))
+
+
+def derive_pairwise_direct() -> Derivation:
+    r"""G = 2, direct penalty: ``x/(1-x) = p/(1-p) exp(gamma/beta)``."""
+    cond = sp.Eq(sp.log(x / (1 - x)), sp.log(p / (1 - p)) + gamma / beta)
+    roots = tuple(sp.solve(cond, x))
+    e = sp.exp(gamma / (2 * beta))
+    closed = e * p / (e * p + (1 - p) / e)
+    checks = (prove_zero(roots[0] - closed, "solution == e^{gamma/2beta} p / (e^{gamma/2beta} p + "
+                                            "e^{-gamma/2beta} (1-p))"),
+              Proof("continuous at p = 0: x -> 0", *_limit_status(closed, p, 0, 0)))
+    return Derivation("G = 2, direct penalty", cond, roots, closed,
+                      "the logit equation is linear in log(x/(1-x)): a single root",
+                      "P_2(a) - P_2(b) = gamma (the confidence margin); 0 < p < 1", checks)
+
+
+def derive_large_group_direct() -> Derivation:
+    r"""Large G, direct penalty: ``h(x) = 1/(beta sqrt(x(1-x))) - log(x/(1-x)) + log(p/(1-p))``."""
+    h = 1 / (beta * sp.sqrt(x * (1 - x))) - sp.log(x / (1 - x)) + sp.log(p / (1 - p))
+    dh = sp.simplify(sp.diff(h, x))
+    x_star = (1 + sp.sqrt(1 - 1 / (1 + beta**2))) / 2
+    # h'(x) = 0  <=>  (2x - 1) = 2 beta sqrt(x(1-x))  (x > 1/2)  <=>  squared quadratic
+    crit = sp.solve(sp.Eq((2 * x - 1) ** 2, 4 * beta**2 * x * (1 - x)), x)
+    checks = (
+        prove_zero(dh.subs(x, x_star), "h'(x*) = 0", {beta: (0.05, 5.0), p: (0.05, 0.95)}),
+        prove_zero(sp.Min(*[sp.simplify(c - x_star) ** 2 for c in crit]) if crit else sp.Integer(1),
+                   "x* is a root of (2x-1)^2 = 4 beta^2 x(1-x)", {beta: (0.05, 5.0)}),
+        # Limits at the ends through x = 1 - t and x = t, t -> 0+: sympy 1.14's one-sided limit of h
+        # at x -> 1- returns -oo, which is wrong (1/(beta sqrt(1-x)) beats log(1/(1-x))).
+        Proof("h -> +oo as x -> 1-", *_limit_status(h.subs(x, 1 - _t), _t, 0, sp.oo, "+")),
+        Proof("h -> +oo as x -> 0+", *_limit_status(h.subs(x, _t), _t, 0, sp.oo, "+")),
+    )
+    return Derivation("Large G, direct penalty: h(x) and its turning point", sp.Eq(h, 0), tuple(crit), x_star,
+                      "h'(x) = 0 reduces to (2x - 1)^2 = 4 beta^2 x (1 - x); the root above 1/2 is x*, "
+                      "where h is smallest (h -> +oo at both ends)",
+                      "deterministic rewards r(a) > r(b); G -> oo; scale normalisation", checks)
+
+
+def derive_log_pooling(n_outputs: int = 3) -> Derivation:
+    r"""RLHF: maximise ``sum pi r - beta KL(pi || pi_ref)`` on the simplex (Eq. 3 -> Eq. 4)."""
+    pis = sp.symbols(f"pi0:{n_outputs}", positive=True)
+    refs = sp.symbols(f"q0:{n_outputs}", positive=True)
+    rs = sp.symbols(f"r0:{n_outputs}", real=True)
+    lam = sp.symbols("lambda", real=True)
+    lagr = sum(pi_ * r for pi_, r in zip(pis, rs)) - beta * sum(pi_ * sp.log(pi_ / q) for pi_, q in zip(pis, refs)) \
+        - lam * (sum(pis) - 1)
+    stationarity = [sp.Eq(sp.diff(lagr, pi_), 0) for pi_ in pis]
+    sol = [sp.solve(eq, pi_)[0] for eq, pi_ in zip(stationarity, pis)]
+    z = sum(q * sp.exp(r / beta) for q, r in zip(refs, rs))
+    closed = [q * sp.exp(r / beta) / z for q, r in zip(refs, rs)]
+    # the multiplier cancels in ratios: pi_i / pi_j = q_i e^{r_i/beta} / (q_j e^{r_j/beta})
+    checks = tuple(prove_zero(sp.simplify(sol[i] / sol[0] - closed[i] / closed[0]),
+                              f"pi{i}/pi0 = q{i} e^(r{i}/beta) / (q0 e^(r0/beta))") for i in range(1, n_outputs))
+    return Derivation("RLHF: logarithmic pooling (Eq. 4)", stationarity[0], tuple(sol), closed[0],
+                      "the Lagrangian is strictly concave in pi: the unique stationary point is the maximum",
+                      "finite outputs, pi_ref > 0", checks)
+
+
+def binary_finite_group_condition(group_size: int | None = None, penalty: str = "reverse") -> sp.Expr:
+    r"""Stationarity of a binary question at finite G, as an explicit function of x, p, beta.
+
+    With ``k ~ Binomial(G-1, x)``: ``P_G(a) = E sqrt((G-1-k)/(k+1))``, ``P_G(b) = -E sqrt(k/(G-k))``
+    (deterministic rewards, scale, ddof 0), and the condition is
+    reverse: ``beta (x - p) - x (1 - x) (P_G(a) - P_G(b)) = 0``;
+    direct:  ``beta (log(x/(1-x)) - log(p/(1-p))) - (P_G(a) - P_G(b)) = 0``.
+    ``group_size=None`` keeps G symbolic (an unevaluated Sum).
+    """
+    k = sp.symbols("k", integer=True, nonnegative=True)
+    g = G if group_size is None else sp.Integer(group_size)
+    pmf = sp.binomial(g - 1, k) * x**k * (1 - x) ** (g - 1 - k)
+    pa = sp.Sum(pmf * sp.sqrt((g - 1 - k) / (k + 1)), (k, 0, g - 1))
+    pb = -sp.Sum(pmf * sp.sqrt(k / (g - k)), (k, 0, g - 1))
+    if group_size is not None:
+        pa, pb = pa.doit(), pb.doit()
+    delta = pa - pb
+    if penalty == "reverse":
+        return beta * (x - p) - x * (1 - x) * delta
+    if penalty == "direct":
+        return beta * (sp.log(x / (1 - x)) - sp.log(p / (1 - p))) - delta
+    raise ValueError(f"penalty must be 'reverse' or 'direct', got {penalty!r}")
+
+
+# ------------------------------------------------------------------------------ identities
+
+def identity_pairwise_advantage() -> tuple[Proof, ...]:
+    """G = 2: A_1 = sign(r_1 - r_2) with the population std, sign/sqrt(2) with ddof = 1."""
+    d = sp.symbols("d", positive=True)                   # r_1 - r_2 > 0 (the other sign is symmetric)
+    r2 = sp.symbols("r2", real=True)
+    r1 = r2 + d
+    mean = (r1 + r2) / 2
+    var0 = ((r1 - mean) ** 2 + (r2 - mean) ** 2) / 2
+    var1 = ((r1 - mean) ** 2 + (r2 - mean) ** 2) / 1
+    return (prove_zero((r1 - mean) / sp.sqrt(var0) - 1, "G = 2, ddof 0: A_1 = sign(r_1 - r_2)"),
+            prove_zero((r1 - mean) / sp.sqrt(var1) - 1 / sp.sqrt(2), "G = 2, ddof 1: A_1 = sign(r_1 - r_2)/sqrt(2)"))
+
+
+def _expected_first_advantage(rewards, pis, group_size: int) -> sp.Expr:
+    """E[A_1] over all groups (deterministic symbolic rewards), by enumeration."""
+    total = sp.Integer(0)
+    for group in itertools.product(range(len(rewards)), repeat=group_size):
+        r = [rewards[i] for i in group]
+        if len(set(group)) == 1:
+            continue                                     # all tie: A := 0
+        mean = sum(r) / group_size
+        std = sp.sqrt(sum((ri - mean) ** 2 for ri in r) / group_size)
+        total += sp.Mul(*[pis[i] for i in group]) * (r[0] - mean) / std
+    return total
+
+
+def identity_zero_mean_preference() -> tuple[Proof, ...]:
+    """E_pi P_G(.|pi) = 0 for G = 2 and 3 with symbolic rewards and policy (three outputs)."""
+    d1, d2 = sp.symbols("d1 d2", positive=True)
+    r0 = sp.symbols("r0", real=True)
+    rewards = [r0 + d1 + d2, r0 + d1, r0]                # distinct, ordered
+    a, b = sp.symbols("a b", positive=True)
+    pis = [a, b, 1 - a - b]
+    proofs = []
+    for g in (2, 3):
+        proofs.append(prove_zero(sp.expand(_expected_first_advantage(rewards, pis, g)),
+                                 f"E_pi P_{g}(.|pi) = 0 (three outputs, symbolic rewards and policy)",
+                                 {d1: (0.1, 3), d2: (0.1, 3), r0: (-2, 2), a: (0.05, 0.45), b: (0.05, 0.45)}))
+    return tuple(proofs)
+
+
+def identity_shift_direct_is_rlhf() -> tuple[Proof, ...]:
+    """Shift-only: P_G(o) = ((G-1)/G)(r(o) - E_pi r); + direct penalty = RLHF at beta' = G beta/(G-1)."""
+    r_o, m = sp.symbols("r_o m", real=True)              # m = E_pi r
+    # E[A_1 | o_1 = o] = r_o - E[mean] = r_o - (r_o + (G-1) m)/G
+    p_shift = r_o - (r_o + (G - 1) * m) / G
+    ro2 = sp.symbols("r_o2", real=True)
+    beta_prime = G * beta / (G - 1)
+    # log-ratio of two outputs under pi ∝ pi_ref exp(P/beta) against pi ∝ pi_ref exp(r/beta')
+    lr_grpo = (p_shift - p_shift.subs(r_o, ro2)) / beta
+    lr_rlhf = (r_o - ro2) / beta_prime
+    return (prove_zero(p_shift - (G - 1) / G * (r_o - m), "shift-only: P_G(o) = ((G-1)/G)(r(o) - E_pi r)"),
+            prove_zero(lr_grpo - lr_rlhf, "shift + direct = RLHF with beta' = G beta/(G-1), symbolic G"))
+
+
+def identity_penalty_gradient() -> tuple[Proof, ...]:
+    """d/dpi(o) E_{pi_old}[k3] at pi_old = pi is 1 - pi_ref/pi; that of KL(pi_ref||pi) is -pi_ref/pi."""
+    pi_o, pi_old, ref = sp.symbols("pi_o pi_old ref", positive=True)
+    k3 = ref / pi_o - sp.log(ref / pi_o) - 1
+    grad = sp.diff(pi_old * k3, pi_o).subs(pi_old, pi_o)
+    grad_kl = sp.diff(ref * sp.log(ref / pi_o), pi_o)
+    return (prove_zero(grad - (1 - ref / pi_o), "gradient of the expected k3 penalty at pi_old = pi: 1 - pi_ref/pi"),
+            prove_zero(grad - grad_kl - 1, "it equals the gradient of KL(pi_ref || pi) plus the constant 1"))
+
+
+def all_derivations() -> tuple[Derivation, ...]:
+    return (derive_eq14(), derive_eq15(), derive_pairwise_direct(), derive_large_group_direct(),
+            derive_log_pooling())
+
+
+def all_identities() -> tuple[Proof, ...]:
+    return identity_pairwise_advantage() + identity_zero_mean_preference() + identity_shift_direct_is_rlhf() \
+        + identity_penalty_gradient()
+
+
+# ------------------------------------------------------------------------------ rendering
+
+def _proof_line(pr: Proof) -> str:
+    mark = {"symbolic": "proved symbolically", "numeric": "checked numerically only",
+            "failed": "FAILED"}[pr.status]
+    return f"- {pr.statement}: **{mark}** ({pr.method})"
+
+
+def render_markdown() -> str:
+    """The text of docs/derivations.md (deterministic)."""
+    out = ["# Derivations", "",
+           "Generated by `grpo-theory derivations` from `grpo_theory/symbolic.py`; do not edit by hand",
+           "(a test fails when this file is stale). Each closed form is derived by sympy from its",
+           "stationarity condition; *proved symbolically* means sympy decided the identity, *checked",
+           "numerically only* means it did not and the identity was evaluated with 50-digit arithmetic.",
+           "Notation: x = pi(a), p = pi_ref(a), beta, gamma (confidence margin), G (group size).", ""]
+    for d in all_derivations():
+        out += [f"## {d.name}", "", f"Assumptions: {d.assumptions}.", "",
+                "Stationarity condition:", "", f"$$ {sp.latex(d.condition)} $$", "",
+                f"Roots found by sympy: {len(d.roots)}. Kept: {d.why}.", "",
+                f"$$ x = {sp.latex(d.solution)} $$", ""]
+        out += [_proof_line(c) for c in d.checks]
+        out.append("")
+    out += ["## Identities", ""] + [_proof_line(p_) for p_ in all_identities()] + [""]
+    out += ["## Finite G, binary question", "",
+            "The stationarity condition as an explicit function of x, p, beta, here for G = 3 "
+            "(`binary_finite_group_condition(3)`), reverse penalty:", "",
+            f"$$ {sp.latex(sp.simplify(binary_finite_group_condition(3)))} = 0 $$", ""]
+    return "\n".join(out)
+
+
+def write_derivations_markdown(path="docs/derivations.md") -> str:
+    text = render_markdown()
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    return text
