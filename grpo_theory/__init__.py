@@ -5,7 +5,7 @@ arXiv 2502.18548) and goes beyond it; see ``docs/`` and the SPEC for the
 mathematics. Importing this package never imports torch.
 """
 
-from . import closed_form
+from . import closed_form, dynamics
 from .baselines import log_pooling, nash_equilibrium
 from .preference import (
     ExactEvaluationTooLarge,
@@ -38,4 +38,5 @@ __all__ = [
     "log_pooling",
     "nash_equilibrium",
     "closed_form",
+    "dynamics",
 ]

@@ -147,3 +147,83 @@ def figure8_data() -> pd.DataFrame:
         pi = log_pooling(q.pi_ref, SIMPLEX_REWARDS, beta)
         rows.append(dict(beta=beta, method="RLHF", pi_a=pi[0], pi_b=pi[1], pi_c=pi[2], residual=0.0))
     return pd.DataFrame(rows)
+
+
+# ----------------------------------------------------------------------------- dynamics figures
+
+#: Figure 10: reference probability and the two variants of the phase portraits.
+PHASE_PI_REF = 0.2
+PHASE_VARIANTS = (("reverse/scale, G = 8", Objective(1.0, 8)),
+                  ("direct/scale, G = inf", Objective(1.0, math.inf, penalty="direct")))
+#: Figure 11: a three-answer question with two stable points and a saddle.
+FLOW_REWARDS = (1.0, 0.9, 0.0)
+FLOW_PI_REF = (0.1, 0.1, 0.8)
+FLOW_BETA = 2.0
+#: Figure 12: the proximal map where it disagrees with the flow.
+MAP_PI_REF = 3e-3
+MAP_BETA = 0.5
+
+
+def figure10_data(n_beta: int = 28, n_x: int = 23, n_curve: int = 90) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Flow field d pi(a)/dt over (beta, pi(a)) and the stationary points, for two variants."""
+    from .stationary import ClassProblem
+
+    q = _binary(PHASE_PI_REF)
+    field, curves = [], []
+    xs = np.linspace(0.03, 0.97, n_x)
+    z = np.log(xs) - np.log1p(-xs)
+    for name, template in PHASE_VARIANTS:
+        for beta in np.geomspace(0.2, 20.0, n_beta):
+            cp = ClassProblem(q, template.replace(beta=beta))
+            dxdt = (xs * (1 - xs)) ** 2 * 2.0 * cp.drift(z)          # dx/dt = x(1-x) dz/dt
+            field += [dict(variant=name, beta=beta, pi_a=x, dpi_dt=v) for x, v in zip(xs, dxdt)]
+        for beta in np.geomspace(0.2, 20.0, n_curve):
+            for pt in stationary_points(q, template.replace(beta=beta)):
+                curves.append(dict(variant=name, beta=beta, pi_a=pt.pi[0], stable=bool(pt.stable),
+                                   boundary=pt.boundary))
+    return pd.DataFrame(field), pd.DataFrame(curves)
+
+
+def figure11_data(n_starts: int = 14, t_max: float = 300.0) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Flow trajectories on the simplex from a spread of starts, and the stationary points."""
+    from .dynamics import flow
+
+    q = Question(FLOW_PI_REF, rewards=FLOW_REWARDS)
+    obj = Objective(FLOW_BETA, math.inf, penalty="direct")
+    rng = np.random.default_rng(7)
+    starts = [np.array(FLOW_PI_REF)] + list(0.04 + 0.88 * rng.dirichlet(np.ones(3) * 1.2, n_starts - 1))
+    starts = [s / s.sum() for s in starts]
+    t = np.concatenate([[0.0], np.geomspace(0.01, t_max, 160)])
+    rows = []
+    for i, s in enumerate(starts):
+        tr = flow(q, obj, s, t, with_points=False)
+        rows += [dict(start=i, t=tt, pi_a=p[0], pi_b=p[1], pi_c=p[2]) for tt, p in zip(t, tr.pi)]
+    pts = stationary_points(q, obj)
+    points = pd.DataFrame([dict(pi_a=p.pi[0], pi_b=p.pi[1], pi_c=p.pi[2], stable=p.stable) for p in pts])
+    return pd.DataFrame(rows), points
+
+
+def figure12_data(n: int = 600, n_iter: int = 40) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """The proximal map f and f∘f against the identity, its fixed points and 2-cycle, and orbits."""
+    from .dynamics import flow, map_cycles, map_fixed_points, proximal_map
+
+    q = _binary(MAP_PI_REF)
+    obj = Objective(MAP_BETA, math.inf, penalty="direct")
+    step = proximal_map(q, obj)
+    xs = np.geomspace(1e-3, 0.95, n)
+    f1 = np.array([step([x, 1 - x])[0] for x in xs])
+    f2 = np.array([step([y, 1 - y])[0] for y in f1])
+    curve = pd.DataFrame(dict(pi_a=xs, f=f1, f_f=f2))
+    marks = [dict(kind="fixed point", pi_a=fp.pi[0], map_stable=fp.stable, flow_stable=fp.flow_stable,
+                  spectral_radius=fp.spectral_radius) for fp in map_fixed_points(q, obj)]
+    marks += [dict(kind="2-cycle", pi_a=c[0], map_stable=cyc.stable, flow_stable=None,
+                   spectral_radius=abs(cyc.multiplier)) for cyc in map_cycles(q, obj) for c in cyc]
+    x0 = next(m["pi_a"] for m in marks if m["kind"] == "fixed point" and m["flow_stable"]) * 1.02
+    orbit, x = [], x0
+    for n_ in range(n_iter + 1):
+        orbit.append(dict(n=n_, pi_a=x))
+        x = step([x, 1 - x])[0]
+    tr = flow(q, obj, [x0, 1 - x0], np.linspace(0, 60, 121), with_points=False)
+    orbit_df = pd.DataFrame(orbit).assign(kind="proximal iteration")
+    flow_df = pd.DataFrame(dict(n=tr.t, pi_a=tr.pi[:, 0], kind="gradient flow (time)"))
+    return curve, pd.DataFrame(marks), pd.concat([orbit_df, flow_df], ignore_index=True)

@@ -86,6 +86,23 @@ def _fig9(ctx):
     return (fig1, fig2), {"data": measured}
 
 
+def _fig10(_ctx):
+    field, curves = fd.figure10_data()
+    return plotting.phase_portraits(field, curves, fd.PHASE_PI_REF), {"data": field, "stationary": curves}
+
+
+def _fig11(_ctx):
+    traj, points = fd.figure11_data()
+    return plotting.simplex_flows(traj, points, fd.FLOW_PI_REF, rewards=fd.FLOW_REWARDS, beta=fd.FLOW_BETA), \
+        {"data": traj, "stationary": points}
+
+
+def _fig12(_ctx):
+    curve, marks, orbits = fd.figure12_data()
+    return plotting.proximal_cobweb(curve, marks, orbits, fd.MAP_PI_REF, fd.MAP_BETA), \
+        {"data": curve, "points": marks, "orbits": orbits}
+
+
 FIGURES: tuple[FigureSpec, ...] = (
     FigureSpec(1, "pairwise_reverse",
                f"Figure 1. Stationary probability of the preferred answer a against its reference probability, "
@@ -125,6 +142,22 @@ FIGURES: tuple[FigureSpec, ...] = (
     FigureSpec(9, "trained_vs_theory",
                "Figure 9. Figures 1 and 2 with the trained language model's measured answer probabilities "
                "(mean over the final window, error bars: standard error) on top of the theory's curves.", _fig9),
+    FigureSpec(10, "phase_portraits",
+               f"Figure 10. Phase portraits of the expected-gradient flow for a binary question with "
+               f"pi_ref(a) = {fd.PHASE_PI_REF:g}: arrows give the direction of d pi(a)/dt (shade: log speed) at "
+               "each (beta, pi(a)); red: stationary points (solid stable, dashed unstable, thick: the vertex "
+               "limit point). Left, reverse/scale at G = 8: one attracting point for every beta. Right, "
+               "direct/scale at G = inf: bistability above beta ~ 0.9.", _fig10),
+    FigureSpec(11, "simplex_flows",
+               f"Figure 11. Gradient-flow trajectories on the simplex, rewards {fd.FLOW_REWARDS}, pi_ref = "
+               f"{fd.FLOW_PI_REF}, direct KL, G = inf, beta = {fd.FLOW_BETA:g}: two stable points separated "
+               "by a saddle; the start decides which one GRPO reaches (pi_ref's path in black).", _fig11),
+    FigureSpec(12, "proximal_map",
+               f"Figure 12. The exact proximal map (the note's argmax, iterated) for pi_ref(a) = "
+               f"{fd.MAP_PI_REF:g}, beta = {fd.MAP_BETA:g}, direct KL, G = inf. (a) Its stationary point is "
+               "stable under the gradient flow but unstable under the map (|f'| > 1): the iteration falls "
+               "onto a stable 2-cycle. (b) From the same start the flow settles while the iteration "
+               "oscillates.", _fig12),
 )
 
 

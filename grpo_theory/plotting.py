@@ -200,3 +200,112 @@ def predicted_vs_measured(df: pd.DataFrame, group_col: str = "config") -> Figure
     ax.set_ylabel(r"measured $\pi_\theta(a)$ (trained model)")
     ax.legend(loc="upper left", fontsize=5.8)
     return fig
+
+
+def phase_portraits(field: pd.DataFrame, curves: pd.DataFrame, pi_ref_a: float) -> Figure:
+    """Figure 10: direction and speed of d pi(a)/dt over (beta, pi(a)), stationary points on top."""
+    variants = list(dict.fromkeys(field.variant))
+    fig, axes = _new(width=2 * COLUMN, height=2.7, ncols=len(variants))
+    for ax, name in zip(axes, variants):
+        f = field[field.variant == name]
+        speed = np.abs(f.dpi_dt.to_numpy())
+        u = np.zeros_like(speed)
+        v = np.sign(f.dpi_dt.to_numpy())
+        c = np.log10(speed + 1e-12)
+        q = ax.quiver(np.log10(f.beta), f.pi_a, u, v, c, cmap="Greys", clim=(-4.5, 0), scale=38, width=0.004,
+                      headwidth=3.5, headlength=3.5, pivot="mid")
+        cur = curves[curves.variant == name]
+        for stable, ls in ((True, "-"), (False, "--")):
+            d = cur[(cur.stable == stable) & (~cur.boundary)].sort_values("beta")
+            ax.plot(np.log10(d.beta), d.pi_a, ls=ls, color="#b2182b", lw=1.6,
+                    label="stable" if stable else "unstable")
+        vert = cur[cur.boundary]
+        if len(vert):
+            ax.plot(np.log10(vert.beta), vert.pi_a, color="#b2182b", lw=2.4, alpha=0.45, label="vertex (limit)")
+        ax.axhline(pi_ref_a, color="#1f5fa8", ls=":", lw=1.0, label=r"$\pi_{\mathrm{ref}}(a)$")
+        ax.set_xticks([-0.5, 0, 0.5, 1.0, 1.3])
+        ax.set_xticklabels(["0.3", "1", "3", "10", "20"])
+        ax.set_xlabel(r"$\beta$")
+        ax.set_ylim(0, 1.02)
+        ax.set_title(name)
+    axes[0].set_ylabel(r"$\pi(a)$")
+    axes[-1].legend(loc="center left", fontsize=6, frameon=True)
+    fig.colorbar(q, ax=axes, label=r"$\log_{10}|d\pi(a)/dt|$", shrink=0.8)
+    return fig
+
+
+def simplex_flows(traj: pd.DataFrame, points: pd.DataFrame, pi_ref, labels=("a", "b", "c"),
+                  rewards=None, beta=None) -> Figure:
+    """Figure 11: flow trajectories on the simplex with the stationary points."""
+    fig, (ax,) = _new(height=3.2)
+    tri = _ternary(np.eye(3))
+    ax.fill(tri[:, 0], tri[:, 1], facecolor="0.97", edgecolor="0.3", lw=0.7)
+    for i, name in enumerate(labels):
+        r = "" if rewards is None else f" (r = {rewards[i]:g})"
+        pos = {0: (tri[0, 0], tri[0, 1] + 0.03, "bottom"), 1: (tri[1, 0], -0.04, "top"),
+               2: (tri[2, 0], -0.04, "top")}[i]
+        ax.text(pos[0], pos[1], name + r, ha="center", va=pos[2], fontsize=7.5)
+    for s, d in traj.groupby("start"):
+        xy = _ternary(d[["pi_a", "pi_b", "pi_c"]].to_numpy())
+        color = "#1f5fa8" if s else "black"
+        ax.plot(xy[:, 0], xy[:, 1], color=color, lw=0.9 if s else 1.4, alpha=0.85)
+        ax.plot(xy[0, 0], xy[0, 1], "o", color=color, ms=2.2)
+        mid = len(xy) // 3
+        ax.annotate("", xy[mid + 1], xy[mid], arrowprops=dict(arrowstyle="->", color=color, lw=0.8))
+    for row in points.itertuples():
+        xy = _ternary(np.array([row.pi_a, row.pi_b, row.pi_c]))
+        ax.plot(*xy, "o", ms=6, mfc="#b2182b" if row.stable else "white", mec="#b2182b", mew=1.3, zorder=5)
+    ref = _ternary(np.asarray(pi_ref))
+    ax.plot(*ref, "k*", ms=6, zorder=6)
+    ax.plot([], [], "o", mfc="#b2182b", mec="#b2182b", label="stable")
+    ax.plot([], [], "o", mfc="white", mec="#b2182b", label="unstable (saddle)")
+    ax.plot([], [], "k*", label=r"$\pi_{\mathrm{ref}}$ (its path in black)")
+    ax.set_xlim(-0.05, 1.05)
+    ax.set_ylim(-0.1, math.sqrt(3) / 2 + 0.1)
+    ax.set_aspect("equal")
+    ax.axis("off")
+    ax.legend(loc="upper left", fontsize=6.2, bbox_to_anchor=(-0.06, 1.02))
+    ax.set_title(rf"Gradient flow, direct KL, $G\to\infty$, $\beta$ = {beta:g}", pad=2)
+    return fig
+
+
+def proximal_cobweb(curve: pd.DataFrame, marks: pd.DataFrame, orbits: pd.DataFrame, pi_ref_a: float,
+                    beta: float) -> Figure:
+    """Figure 12: the proximal map against the identity (cobweb), and its orbit against the flow."""
+    fig, (ax, bx) = _new(width=2 * COLUMN, height=2.8, ncols=2)
+    ax.plot(curve.pi_a, curve.f, color="#1f5fa8", label=r"$f$: proximal map")
+    ax.plot(curve.pi_a, curve.f_f, color="#6aa5e0", lw=0.9, ls="--", label=r"$f\circ f$")
+    ax.plot([0, 1], [0, 1], ls=":", color="0.45", lw=0.9)
+    it = orbits[orbits.kind == "proximal iteration"].pi_a.to_numpy()
+    web_x, web_y = [it[0]], [it[0]]
+    for a, b in zip(it[:-1], it[1:]):
+        web_x += [a, b]
+        web_y += [b, b]
+    ax.plot(web_x, web_y, color="0.35", lw=0.6, alpha=0.9, label="iteration (cobweb)")
+    fps = marks[marks.kind == "fixed point"]
+    for row in fps.itertuples():
+        ax.plot(row.pi_a, row.pi_a, "o", ms=5.5, mfc="white", mec="#b2182b", mew=1.3, zorder=5)
+    cyc = marks[marks.kind == "2-cycle"]
+    ax.plot(cyc.pi_a, cyc.pi_a, "s", color="#2ca25f", ms=4.5, zorder=5, label="2-cycle (stable)")
+    ax.plot([], [], "o", mfc="white", mec="#b2182b", label="fixed point: flow-stable, map-unstable")
+    ax.set_xlim(0, 0.8)
+    ax.set_ylim(0, 0.8)
+    ax.set_aspect("equal")
+    ax.set_xlabel(r"$\pi_{n-1}(a)$")
+    ax.set_ylabel(r"$\pi_n(a)$")
+    ax.set_title(rf"(a) proximal map, direct KL, $G\to\infty$, $\pi_{{\mathrm{{ref}}}}(a)$ = {pi_ref_a:g}, "
+                 rf"$\beta$ = {beta:g}", fontsize=7.5)
+    ax.legend(loc="upper left", fontsize=5.8)
+    pr = orbits[orbits.kind == "proximal iteration"]
+    fl = orbits[orbits.kind != "proximal iteration"]
+    bx.plot(pr.n, pr.pi_a, "o-", ms=2.4, lw=0.8, color="#1f5fa8", label="proximal iteration (step n)")
+    bx.plot(fl.n, fl.pi_a, color="#b2182b", label="gradient flow (time t)")
+    for row in fps.itertuples():
+        if row.flow_stable:
+            bx.axhline(row.pi_a, color="#b2182b", ls=":", lw=0.8)
+    bx.set_xlabel("n  or  t")
+    bx.set_ylabel(r"$\pi(a)$")
+    bx.set_title("(b) same start: the flow settles, the iteration cycles", fontsize=7.5)
+    bx.set_ylim(0.1, 0.58)
+    bx.legend(loc="upper right", fontsize=6, ncol=2)
+    return fig

@@ -72,21 +72,39 @@ def _count_vectors(total: int, n_levels: int) -> np.ndarray:
 
 
 @lru_cache(maxsize=64)
-def _advantage_table(levels: tuple, group_size: int, ddof: int, eps: float) -> np.ndarray:
-    """``A[l, n]``: scale-normalised advantage of ``r_1 = v_l`` with counts ``n`` among the others."""
+def _advantage_table(levels: tuple, group_size: int, normalization: str, ddof: int, eps: float,
+                     variance_eps: float, part: str) -> np.ndarray:
+    """``A[l, n]``: advantage of ``r_1 = v_l`` with counts ``n`` among the others (or its part).
+
+    Scale: ``(v_l - mean) / (sqrt(SS/(G - ddof) + variance_eps) + eps)``; shift: ``v_l - mean``.
+    ``part`` is "mean" (A itself), "positive" (max(A, 0)) or "negative" (min(A, 0)).
+    """
     v = np.asarray(levels, dtype=float)
     L, G = v.size, group_size
     counts = _count_vectors(G - 1, L).astype(float)
     total = counts[None, :, :] + np.eye(L)[:, None, :]          # (L, N, L)
     diff = v[:, None] - v[None, :]                                # diff[i, j] = v_i - v_j
     numerator = np.einsum("lnj,lj->ln", total, diff) / G          # v_l - mean, no cancellation
-    sum_sq = np.einsum("lni,ij,lnj->ln", total, diff**2, total) / (2.0 * G)
-    std = np.sqrt(sum_sq / (G - ddof))
-    denom = std + eps
-    with np.errstate(invalid="ignore", divide="ignore"):
-        table = np.where(denom > 0, numerator / np.where(denom > 0, denom, 1.0), 0.0)
+    if normalization == "shift":
+        table = numerator
+    else:
+        sum_sq = np.einsum("lni,ij,lnj->ln", total, diff**2, total) / (2.0 * G)
+        denom = np.sqrt(sum_sq / (G - ddof) + variance_eps) + eps
+        with np.errstate(invalid="ignore", divide="ignore"):
+            table = np.where(denom > 0, numerator / np.where(denom > 0, denom, 1.0), 0.0)
+    table = _part(table, part)
     table.setflags(write=False)
     return table
+
+
+def _part(a: np.ndarray, part: str) -> np.ndarray:
+    if part == "mean":
+        return a
+    if part == "positive":
+        return np.maximum(a, 0.0)
+    if part == "negative":
+        return np.minimum(a, 0.0)
+    raise InvalidInputError(f"part must be 'mean', 'positive' or 'negative', got {part!r}")
 
 
 def _stirling_error(m: np.ndarray) -> np.ndarray:
@@ -188,6 +206,7 @@ def level_expectations(
     log_w: np.ndarray,
     obj: Objective,
     *,
+    part: str = "mean",
     max_count_vectors: int = MAX_COUNT_VECTORS,
 ) -> np.ndarray:
     """``E_l(w) = E[A_1 | r_1 = v_l]`` for a batch of level distributions.
@@ -198,7 +217,9 @@ def level_expectations(
     log_w : (..., L) log-probabilities of the levels under ``pi`` (``-inf`` allowed).
         Log space keeps the binomial weights accurate for ``G`` in the thousands
         and for policies within ``1e-300`` of a vertex.
-    obj : the objective (group size, normalisation, std_ddof, std_eps).
+    obj : the objective (group size, normalisation, std_ddof, std_eps, variance_eps).
+    part : "mean" for ``E[A_1 | .]``; "positive"/"negative" for ``E[max(A_1, 0) | .]`` and
+        ``E[min(A_1, 0) | .]`` (what PPO clipping needs).
 
     Returns
     -------
@@ -208,17 +229,17 @@ def level_expectations(
     log_w = np.asarray(log_w, dtype=float)
     w = np.exp(log_w)
     mean = w @ v
-    if obj.normalization == "shift":
+    if obj.normalization == "shift" and (part == "mean" or obj.is_large_group):
         factor = 1.0 if obj.is_large_group else (obj.group_size - 1) / obj.group_size
-        return factor * (v - mean[..., None])
+        return _part(factor * (v - mean[..., None]), part)
     if obj.is_large_group:
         # sigma^2 = (1/2) sum_ij w_i w_j (v_i - v_j)^2: no cancellation near a vertex.
         diff2 = (v[:, None] - v[None, :]) ** 2
         var = 0.5 * np.einsum("...i,ij,...j->...", w, diff2, w)
-        denom = np.sqrt(var) + obj.std_eps
+        denom = np.sqrt(var + obj.variance_eps) + obj.std_eps
         num = v - mean[..., None]
         safe = np.where(denom > 0, denom, 1.0)[..., None]
-        return np.where(denom[..., None] > 0, num / safe, 0.0)
+        return _part(np.where(denom[..., None] > 0, num / safe, 0.0), part)
     G, L = obj.group_size, v.size
     n_vec = n_count_vectors(G, L)
     if n_vec > max_count_vectors:
@@ -227,7 +248,8 @@ def level_expectations(
             f"limit max_count_vectors={max_count_vectors:,}; use monte_carlo_preference(...) for an "
             "estimate with its standard error, or raise the limit"
         )
-    table = _advantage_table(tuple(v.tolist()), G, obj.std_ddof, obj.std_eps)   # (L, N)
+    table = _advantage_table(tuple(v.tolist()), G, obj.normalization, obj.std_ddof, obj.std_eps,
+                             obj.variance_eps, part)                              # (L, N)
     flat = log_w.reshape(-1, L)
     out = np.empty((flat.shape[0], L))
     rows = max(1, _BLOCK // n_vec)
@@ -240,10 +262,10 @@ def level_expectations(
 
 def _pairwise_factor(obj: Objective) -> float:
     """Advantage magnitude for G = 2 from a preference matrix: 1 (ddof 0) or 1/sqrt(2) (ddof 1)."""
-    if obj.group_size != 2 or obj.normalization != "scale" or obj.std_eps != 0:
+    if obj.group_size != 2 or obj.normalization != "scale" or obj.std_eps != 0 or obj.variance_eps != 0:
         raise InvalidInputError(
             "a preference-matrix question determines P_G only for group_size=2 with "
-            "normalization='scale' and std_eps=0 (then A_1 = sign(r_1 - r_2), up to 1/sqrt(2) for "
+            "normalization='scale' and std_eps=variance_eps=0 (then A_1 = sign(r_1 - r_2), up to 1/sqrt(2) for "
             f"ddof=1); got {obj.describe()}. Give rewards or a reward law instead."
         )
     return 1.0 if obj.std_ddof == 0 else 1.0 / math.sqrt(2.0)
@@ -362,7 +384,8 @@ def monte_carlo_preference(
     else:
         # Ties are detected exactly: a floating-point std of equal rewards need not be 0.
         tie = r.max(axis=-1) == r.min(axis=-1)
-        denom = np.where(tie, 0.0, r.std(axis=-1, ddof=obj.std_ddof)) + obj.std_eps
+        var = np.where(tie, 0.0, r.var(axis=-1, ddof=obj.std_ddof))
+        denom = np.sqrt(var + obj.variance_eps) + obj.std_eps
         a1 = np.where(denom > 0, np.where(tie, 0.0, centred[..., 0]) / np.where(denom > 0, denom, 1.0),
                       0.0)
     return a1.mean(axis=1), a1.std(axis=1, ddof=1) / math.sqrt(n_groups)

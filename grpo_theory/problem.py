@@ -261,7 +261,11 @@ class Objective:
     std_ddof : {0, 1}
         0: population std (the note); 1: unbiased std (TRL, verl, OpenRLHF).
     std_eps : float
-        ``>= 0`` added to the std. With 0, ``A_i := 0`` when all rewards tie.
+        ``>= 0`` added to the std (TRL's convention). With both epsilons 0, ``A_i := 0``
+        when all rewards tie.
+    variance_eps : float
+        ``>= 0`` added to the variance inside the square root,
+        ``A_i = (r_i - mean r)/sqrt(var r + variance_eps)`` (Mroueh's convention).
     """
 
     beta: float
@@ -270,6 +274,7 @@ class Objective:
     normalization: str = "scale"
     std_ddof: int = 0
     std_eps: float = 0.0
+    variance_eps: float = 0.0
 
     def __post_init__(self) -> None:
         beta = self.beta
@@ -304,6 +309,11 @@ class Objective:
                 or not math.isfinite(eps) or eps < 0:
             raise InvalidInputError(f"std_eps must be a finite number >= 0, got {eps!r}")
         object.__setattr__(self, "std_eps", float(eps))
+        veps = self.variance_eps
+        if isinstance(veps, bool) or not isinstance(veps, (int, float, np.floating, np.integer)) \
+                or not math.isfinite(veps) or veps < 0:
+            raise InvalidInputError(f"variance_eps must be a finite number >= 0, got {veps!r}")
+        object.__setattr__(self, "variance_eps", float(veps))
 
     @property
     def is_large_group(self) -> bool:
@@ -314,13 +324,15 @@ class Objective:
         """A copy with some fields changed (validated again)."""
         fields = dict(beta=self.beta, group_size=self.group_size, penalty=self.penalty,
                       normalization=self.normalization, std_ddof=self.std_ddof,
-                      std_eps=self.std_eps)
+                      std_eps=self.std_eps, variance_eps=self.variance_eps)
         fields.update(changes)
         return Objective(**fields)
 
     def describe(self) -> str:
         g = "inf" if self.is_large_group else str(self.group_size)
         extra = ""
-        if self.normalization == "scale" and (self.std_ddof or self.std_eps):
+        if self.normalization == "scale" and (self.std_ddof or self.std_eps or self.variance_eps):
             extra = f", ddof={self.std_ddof}, eps={self.std_eps:g}"
+            if self.variance_eps:
+                extra += f", variance_eps={self.variance_eps:g}"
         return f"{self.penalty}/{self.normalization}, G={g}, beta={self.beta:g}{extra}"

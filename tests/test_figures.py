@@ -84,7 +84,7 @@ def test_simplex_paths_are_stationary(figdir):
 
 
 def test_every_figure_has_png_pdf_csv_caption(figdir):
-    for n in range(1, 9):
+    for n in [*range(1, 9), 10, 11, 12]:
         stems = {p.name for p in figdir.glob(f"fig{n}_*")}
         assert any(s.endswith(".png") for s in stems) and any(s.endswith(".pdf") for s in stems)
         assert any(s.endswith(".csv") for s in stems) and any(s.endswith("_caption.txt") for s in stems)
@@ -112,3 +112,42 @@ def test_trained_points_figure_renders_from_a_csv(tmp_path):
 def test_unknown_figure_number_is_an_error(tmp_path):
     with pytest.raises(ValueError, match="no figure numbered"):
         build_figures(tmp_path, only=[42], progress=False)
+
+
+def test_phase_portrait_counts_match_h(figdir):
+    """Direct/scale at G = inf: two interior points exactly where min h < 0 (closed form)."""
+    st = pd.read_csv(figdir / "fig10_phase_portraits_stationary.csv")
+    d = st[(st.variant == "direct/scale, G = inf") & (~st.boundary)]
+    for beta, grp in d.groupby("beta"):
+        xs = float(closed_form.large_group_direct_turning_point(beta))
+        h_min = float(closed_form.large_group_direct_h(xs, 0.2, beta))
+        assert (len(grp) == 2) == (h_min < 0)
+    betas = st[st.variant == "direct/scale, G = inf"].beta.unique()
+    assert all(len(d[d.beta == b]) in (0, 2) for b in betas)
+
+
+def test_simplex_flows_end_at_stable_points(figdir):
+    traj = _csv(figdir, "fig11_simplex_flows")
+    pts = pd.read_csv(figdir / "fig11_simplex_flows_stationary.csv")
+    stable = pts[pts.stable == True][["pi_a", "pi_b", "pi_c"]].to_numpy()  # noqa: E712
+    ends = traj[traj.t == traj.t.max()][["pi_a", "pi_b", "pi_c"]].to_numpy()
+    dist = np.min(np.abs(ends[:, None, :] - stable[None, :, :]).max(axis=2), axis=1)
+    assert np.all(dist < 1e-3)
+
+
+def test_proximal_figure_cycle_satisfies_mrouehs_recurrence(figdir):
+    """f(x) = sigmoid(logit p + 1/(beta sqrt(x (1-x)))) maps each cycle point to the other."""
+    marks = pd.read_csv(figdir / "fig12_proximal_map_points.csv")
+    p, beta = 3e-3, 0.5
+
+    def f(x):
+        return 1 / (1 + np.exp(-(np.log(p / (1 - p)) + 1 / (beta * np.sqrt(x * (1 - x))))))
+
+    cyc = marks[marks.kind == "2-cycle"].pi_a.to_numpy()
+    assert len(cyc) == 2
+    assert f(cyc[0]) == pytest.approx(cyc[1], abs=1e-9) and f(cyc[1]) == pytest.approx(cyc[0], abs=1e-9)
+    fps = marks[marks.kind == "fixed point"]
+    for x in fps.pi_a:
+        assert f(x) == pytest.approx(x, abs=1e-10)
+    flow_stable = fps[fps.flow_stable == True]  # noqa: E712
+    assert len(flow_stable) == 1 and not bool(flow_stable.iloc[0].map_stable)

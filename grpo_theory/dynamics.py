@@ -1,0 +1,324 @@
+r"""How GRPO moves on a tabular policy (one context, finite outputs).
+
+* :func:`flow` — the on-policy expected-gradient flow on softmax logits,
+  ``d theta_o/dt = pi(o) (g(o) - E_pi g)`` with ``g`` the per-output gradient of
+  the objective at ``pi_old = pi`` (see :mod:`grpo_theory.stationary`), integrated
+  as an ODE; :func:`ascent` is the same with Euler steps of size ``lr``.
+* :func:`basins` — for two-class questions, the interval of ``pi(a)`` that flows
+  to each stable point (delimited by the unstable ones).
+* :func:`grpo_steps` — GRPO as practised: a batch from ``pi_old``, ``mu`` inner
+  gradient steps on the clipped surrogate (PPO clipping of ``rho = pi/pi_old``),
+  then ``pi_old <- pi``; with exact expectations over groups, or Monte Carlo groups.
+* The proximal map of the note's definition (``pi_n = argmax J(pi; pi_{n-1})``),
+  its fixed points and cycles, and the arcsin potential live in
+  :mod:`grpo_theory.proximal` and are re-exported here.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.integrate import solve_ivp
+from scipy.special import logsumexp
+
+from .preference import level_expectations, reward_preference
+from .problem import InvalidInputError, Objective, Question, validate_probability_vector
+from .proximal import (  # noqa: F401  (re-exported: the issue's API is dynamics.proximal_map etc.)
+    MapFixedPoint,
+    arcsin_potential,
+    map_cycles,
+    map_fixed_points,
+    potential_objective,
+    proximal_map,
+)
+from .stationary import ClassProblem, StationaryPointSet, stationary_points
+
+__all__ = ["Trajectory", "flow", "ascent", "basins", "Basin", "grpo_steps", "output_gradient",
+           "proximal_map", "map_fixed_points", "map_cycles", "arcsin_potential", "potential_objective",
+           "MapFixedPoint"]
+
+
+@dataclass(frozen=True)
+class Trajectory:
+    """A path of policies with diagnostics.
+
+    ``t`` (T,) times (flow) or step/batch indices; ``pi`` (T, K); ``expected_reward`` (T,)
+    (NaN for preference questions); ``penalty`` (T,) the divergence the objective
+    penalises (KL(pi||pi_ref) for "direct", KL(pi_ref||pi) for "reverse");
+    ``distance`` (T, S) max-norm distance to each of ``points``.
+    """
+
+    t: np.ndarray
+    pi: np.ndarray
+    expected_reward: np.ndarray
+    penalty: np.ndarray
+    distance: np.ndarray
+    points: StationaryPointSet | None
+    status: str = "ok"
+
+    @property
+    def diverged(self) -> bool:
+        return self.status != "ok"
+
+    @property
+    def final(self) -> np.ndarray:
+        return self.pi[-1]
+
+
+def _penalty_value(q: Question, obj: Objective, pi: np.ndarray) -> np.ndarray:
+    ref = q.pi_ref
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if obj.penalty == "direct":
+            terms = np.where(pi > 0, pi * (np.log(pi) - np.log(ref)), 0.0)
+        else:
+            terms = np.where(ref > 0, ref * (np.log(ref) - np.log(pi)), 0.0)
+    return terms.sum(axis=-1)
+
+
+def _trajectory(q, obj, t, pis, with_points: bool, status: str = "ok") -> Trajectory:
+    pis = np.asarray(pis)
+    er = pis @ q.expected_reward if q.has_reward_law else np.full(len(pis), np.nan)
+    pts = stationary_points(q, obj) if with_points else None
+    dist = np.zeros((len(pis), 0)) if pts is None else \
+        np.stack([np.abs(pis - p.pi).max(axis=1) for p in pts], axis=1) if len(pts) else np.zeros((len(pis), 0))
+    return Trajectory(np.asarray(t, float), pis, er, _penalty_value(q, obj, pis), dist, pts, status)
+
+
+def output_gradient(q: Question, obj: Objective, pi: np.ndarray) -> np.ndarray:
+    """``g(o)`` for every output in the support of ``pi`` (reverse: ``P - beta (1 - pi_ref/pi)``;
+    direct: ``P - beta (log(pi/pi_ref) + 1)``); entries outside the support are 0."""
+    P = reward_preference(q, pi, obj)
+    g = np.zeros_like(pi)
+    s = pi > 0
+    if obj.penalty == "reverse":
+        g[s] = P[s] - obj.beta * (1.0 - q.pi_ref[s] / pi[s])
+    else:
+        g[s] = P[s] - obj.beta * (np.log(pi[s] / q.pi_ref[s]) + 1.0)
+    return g
+
+
+def _check_start(q: Question, obj: Objective, pi0) -> np.ndarray:
+    pi0 = validate_probability_vector("pi0", pi0)
+    if pi0.size != q.n_outputs:
+        raise InvalidInputError(f"pi0 must have K={q.n_outputs} entries, got {pi0.size}")
+    if obj.penalty == "direct" and np.any((pi0 > 0) & (q.pi_ref == 0)):
+        raise InvalidInputError("with the direct penalty pi0 must give no mass where pi_ref = 0 "
+                                f"(KL(pi || pi_ref) is infinite there); got pi0={pi0.tolist()}")
+    if obj.penalty == "reverse" and np.any((pi0 == 0) & (q.pi_ref > 0)):
+        raise InvalidInputError("with the reverse penalty pi0 must give mass wherever pi_ref does "
+                                f"(KL(pi_ref || pi) is infinite otherwise); got pi0={pi0.tolist()}")
+    return pi0
+
+
+def _logit_rhs(q, obj, support):
+    def rhs(_t, theta):
+        pi = np.zeros(q.n_outputs)
+        lp = theta - logsumexp(theta)
+        pi[support] = np.exp(lp)
+        g = output_gradient(q, obj, pi)[support]
+        w = np.exp(lp)
+        return w * (g - w @ g)
+    return rhs
+
+
+def flow(q: Question, obj: Objective, pi0, t, *, with_points: bool = True, rtol: float = 1e-9,
+         atol: float = 1e-11) -> Trajectory:
+    """Integrate the expected-gradient flow on logits from ``pi0``; ``pi`` at the times ``t``.
+
+    Example: from pi_ref = 0.2 with beta = 1 (direct penalty, G = inf), where does GRPO end up?
+
+    >>> import math, numpy as np
+    >>> from grpo_theory import Question, Objective, dynamics
+    >>> q, obj = Question([0.2, 0.8], rewards=[1, 0]), Objective(1.0, math.inf, penalty="direct")
+    >>> tr = dynamics.flow(q, obj, q.pi_ref, np.linspace(0, 50, 6))
+    >>> round(float(tr.final[0]), 4)
+    0.5906
+    """
+    pi0 = _check_start(q, obj, pi0)
+    t = np.asarray(t, dtype=float)
+    if t.ndim != 1 or t.size < 1 or np.any(np.diff(t) < 0):
+        raise InvalidInputError(f"t must be a non-decreasing 1-d array of times, got {t!r}")
+    support = np.flatnonzero(pi0 > 0)
+    theta0 = np.log(pi0[support])
+    sol = solve_ivp(_logit_rhs(q, obj, support), (float(t[0]), float(t[-1])), theta0, t_eval=t,
+                    method="LSODA", rtol=rtol, atol=atol)
+    if not sol.success:
+        raise RuntimeError(f"flow integration failed: {sol.message}")
+    pis = np.zeros((t.size, q.n_outputs))
+    pis[:, support] = np.exp(sol.y.T - logsumexp(sol.y.T, axis=1, keepdims=True))
+    return _trajectory(q, obj, t, pis, with_points)
+
+
+def ascent(q: Question, obj: Objective, pi0, *, lr: float, steps: int, every: int = 1,
+           with_points: bool = True) -> Trajectory:
+    """Expected-gradient ascent on logits with step ``lr`` (Euler steps of :func:`flow`)."""
+    if not (lr > 0 and math.isfinite(lr)):
+        raise InvalidInputError(f"lr must be positive and finite, got {lr!r}")
+    pi0 = _check_start(q, obj, pi0)
+    support = np.flatnonzero(pi0 > 0)
+    rhs = _logit_rhs(q, obj, support)
+    theta = np.log(pi0[support])
+    ts, pis = [], []
+    for k in range(steps + 1):
+        if k % every == 0 or k == steps:
+            pi = np.zeros(q.n_outputs)
+            pi[support] = np.exp(theta - logsumexp(theta))
+            ts.append(k)
+            pis.append(pi)
+        if k < steps:
+            theta = theta + lr * rhs(0.0, theta)
+    return _trajectory(q, obj, ts, pis, with_points)
+
+
+@dataclass(frozen=True)
+class Basin:
+    """Starting values ``pi(a)`` in ``(lo, hi)`` flow to ``point`` (two-class questions)."""
+
+    point: object
+    lo: float
+    hi: float
+
+
+def basins(q: Question, obj: Objective) -> list[Basin]:
+    """Basins of attraction of the stable points (two-class questions), in ``pi(class a)``."""
+    cp = ClassProblem(q, obj)
+    if cp.n_classes != 2:
+        raise InvalidInputError(f"basins are computed for two-class questions; this one has {cp.n_classes}")
+    pts = stationary_points(q, obj)
+    mass = [float(p.pi[cp.class_of == 0].sum()) for p in pts]
+    order = np.argsort(mass)
+    cuts = [0.0] + [mass[i] for i in order if pts[i].stable is False] + [1.0]
+    out = []
+    for i in order:
+        if pts[i].stable:
+            m = mass[i]
+            lo = max(c for c in cuts if c <= m) if m > 0 else 0.0
+            hi = min((c for c in cuts if c > m), default=1.0) if m < 1 else 1.0
+            if pts[i].boundary:          # a vertex collects everything beyond the last unstable point
+                lo = max(c for c in cuts[:-1])
+            out.append(Basin(pts[i], lo, hi))
+    return out
+
+
+# ----------------------------------------------------------------------------- finite-step GRPO
+
+def _exact_batch_stats(q: Question, obj: Objective, pi_old: np.ndarray):
+    """Per output: pi_old(o) E[A_1^+ | o_1 = o], pi_old(o) E[A_1^- | o_1 = o], and pi_old(o)."""
+    R = q.membership
+    with np.errstate(divide="ignore"):
+        log_w = np.log(pi_old @ R)
+    pos = R @ pooled_expectations_part(q, obj, log_w, "positive")
+    neg = R @ pooled_expectations_part(q, obj, log_w, "negative")
+    return pi_old * pos, pi_old * neg, pi_old.copy()
+
+
+def pooled_expectations_part(q: Question, obj: Objective, log_w, part: str) -> np.ndarray:
+    """Like :func:`pooled_expectations`, for the positive or negative part of ``A_1``.
+
+    Needs a reward law: a preference matrix (ties counted half) does not determine
+    ``P(A_1 > 0)`` when ties are possible.
+    """
+    if not q.has_reward_law:
+        raise InvalidInputError("finite-step GRPO with clipping needs a reward law: a preference matrix "
+                                "does not say how often A_1 > 0 strictly")
+    return level_expectations(q.reward_levels, log_w, obj, part=part)
+
+
+def _sampled_batch_stats(q: Question, obj: Objective, pi_old: np.ndarray, n_groups: int, rng):
+    """Monte Carlo: per output, (1/(B G)) sums of A^+ and A^- over sampled members, and frequencies."""
+    if not q.has_reward_law:
+        raise InvalidInputError("Monte Carlo GRPO steps need a reward law (rewards are sampled)")
+    K, G = q.n_outputs, obj.group_size
+    outs = rng.choice(K, size=(n_groups, G), p=pi_old)
+    cum = np.cumsum(q.reward_probs, axis=1)
+    idx = (rng.random(outs.shape)[..., None] > cum[outs]).sum(axis=-1)
+    r = q.reward_levels[np.minimum(idx, q.reward_levels.size - 1)]
+    centred = r - r.mean(axis=1, keepdims=True)
+    if obj.normalization == "shift":
+        A = centred
+    else:
+        tie = r.max(axis=1) == r.min(axis=1)
+        var = np.where(tie, 0.0, r.var(axis=1, ddof=obj.std_ddof))
+        denom = (np.sqrt(var + obj.variance_eps) + obj.std_eps)[:, None]
+        A = np.where(denom > 0, np.where(tie[:, None], 0.0, centred) / np.where(denom > 0, denom, 1.0), 0.0)
+    n = n_groups * G
+    pos = np.bincount(outs.ravel(), weights=np.maximum(A, 0).ravel(), minlength=K) / n
+    neg = np.bincount(outs.ravel(), weights=np.minimum(A, 0).ravel(), minlength=K) / n
+    freq = np.bincount(outs.ravel(), minlength=K) / n
+    return pos, neg, freq
+
+
+def _surrogate_gradient(q, obj, theta, support, pi_old, stats, clip_eps):
+    """Gradient in the logits of the clipped surrogate minus beta times the penalty estimate."""
+    pos, neg, freq = (s[support] for s in stats)
+    lp = theta - logsumexp(theta)
+    pi = np.exp(lp)
+    rho = pi / pi_old[support]
+    # d/drho of min(rho A, clip(rho) A): 1 unless clipped (A > 0 and rho > 1 + eps, or A < 0 and rho < 1 - eps)
+    c = pos * (rho <= 1 + clip_eps) + neg * (rho >= 1 - clip_eps)
+    ref = q.pi_ref[support]
+    if obj.penalty == "reverse":           # k3 at the sampled outputs: d/dlog pi = 1 - pi_ref/pi
+        d = freq * (1.0 - ref / pi)
+    else:                                   # ratio * k3 (TRL's bias correction): d/dlog pi = rho log(pi/pi_ref)
+        d = freq * rho * (lp - np.log(ref))
+    weights = c * rho - obj.beta * d        # coefficient of d log pi(o)/d theta = e_o - pi
+    return weights - pi * weights.sum()
+
+
+def grpo_steps(q: Question, obj: Objective, pi0, *, lr: float, n_batches: int, inner_updates: int = 1,
+               clip_eps: float = 0.2, n_groups: int | None = None, seed: int = 0, every: int = 1,
+               with_points: bool = True) -> Trajectory:
+    """GRPO as practised on a tabular softmax policy (plain SGD on the logits).
+
+    Each batch fixes ``pi_old``, then takes ``inner_updates`` gradient steps of size ``lr``
+    on ``(1/G) sum_i min(rho_i A_i, clip(rho_i, 1-eps, 1+eps) A_i) - beta * penalty``,
+    where the penalty is k3 at the sampled outputs ("reverse") or ratio * k3
+    ("direct", TRL's bias-corrected form, whose expectation is KL(pi || pi_ref)).
+    With ``n_groups=None`` expectations over groups are exact (the positive and
+    negative parts of ``A_1`` per output, from the exact engine); otherwise
+    ``n_groups`` groups are sampled per batch.
+    """
+    if obj.is_large_group and n_groups is not None:
+        raise InvalidInputError("Monte Carlo groups need a finite group_size")
+    if not (lr > 0 and math.isfinite(lr)) or inner_updates < 1 or n_batches < 1 or not (0 < clip_eps):
+        raise InvalidInputError(f"need lr > 0, inner_updates >= 1, n_batches >= 1, clip_eps > 0; got "
+                                f"lr={lr!r}, inner_updates={inner_updates!r}, n_batches={n_batches!r}, "
+                                f"clip_eps={clip_eps!r}")
+    pi0 = _check_start(q, obj, pi0)
+    rng = np.random.default_rng(seed)
+    support = np.flatnonzero(pi0 > 0)
+    theta = np.log(pi0[support])
+    ts, pis = [0], [pi0.copy()]
+    status = "ok"
+    for b in range(1, n_batches + 1):
+        pi_old = np.zeros(q.n_outputs)
+        pi_old[support] = np.exp(theta - logsumexp(theta))
+        if np.any(pi_old[support] == 0):
+            # an output of the support underflowed: the k3 gradient (1/pi) and the ratios are
+            # undefined from here on; stop and say so rather than return NaN
+            status = (f"diverged at batch {b}: pi(o) underflowed to 0 for outputs "
+                      f"{support[pi_old[support] == 0].tolist()} (step size {lr:g} too large)")
+            break
+        stats = _exact_batch_stats(q, obj, pi_old) if n_groups is None else \
+            _sampled_batch_stats(q, obj, pi_old, n_groups, rng)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            for _ in range(inner_updates):
+                theta = theta + lr * _surrogate_gradient(q, obj, theta, support, pi_old, stats, clip_eps)
+        if not np.all(np.isfinite(theta)):
+            status = f"diverged at batch {b}: non-finite logits (step size {lr:g} too large)"
+            break
+        if b % every == 0 or b == n_batches:
+            pi = np.zeros(q.n_outputs)
+            pi[support] = np.exp(theta - logsumexp(theta))
+            ts.append(b)
+            pis.append(pi)
+    return _trajectory(q, obj, ts, pis, with_points, status)
+
+
+def two_class_logit(q: Question, obj: Objective, pi: np.ndarray) -> float:
+    """``log(pi(class a)/pi(class b))`` for a two-class question."""
+    cp = ClassProblem(q, obj)
+    a, b = pi[cp.class_of == 0].sum(), pi[cp.class_of == 1].sum()
+    return float(np.log(a) - np.log(b))

@@ -1,0 +1,249 @@
+r"""The exact proximal iteration and the arcsin potential.
+
+Proximal map (the note's definition of a stationary policy, iterated):
+
+    pi_n = argmax_pi  sum_o pi(o) P_G(o | pi_{n-1}) - beta D(pi)
+
+* direct penalty, ``D = KL(pi || pi_ref)``: ``pi_n ∝ pi_ref exp(P_G(. | pi_{n-1}) / beta)``. For
+  binary rewards at large G with ``variance_eps`` this is the success-probability
+  recurrence of Mroueh (arXiv 2503.06639).
+* reverse penalty, ``D = KL(pi_ref || pi)`` (the expected gradient of GRPO's k3
+  term): ``pi_n(o) = beta pi_ref(o) / (lambda - P_G(o | pi_{n-1}))`` with ``lambda`` the
+  unique value above ``max_o P_G`` that normalises it.
+
+Its fixed points are exactly the stationary points (same equations); their
+stability under the map (spectral radius of its Jacobian < 1) can differ from
+their stability under the gradient flow, and the map can have period-2 cycles.
+
+Potential. With rewards in {0, 1} (possibly random, success probability ``s(o)``)
+and ``G = inf``, ``P_inf(o | pi) = (s(o) - p)/sqrt(p (1 - p) + eps)`` with ``p = E_pi s``
+is the gradient on the simplex of ``Phi(p)``, ``Phi'(p) = 1/sqrt(p(1-p) + eps)``:
+``Phi(p) = arcsin((2p - 1)/sqrt(1 + 4 eps)) + arcsin(1/sqrt(1 + 4 eps))``, which is
+``2 arcsin sqrt(p)`` at ``eps = 0``. Then the logit flow is gradient ascent of
+``F(pi) = Phi(p) - beta D(pi)``: stable points are local maxima of ``F``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import optimize
+from scipy.special import expit, logsumexp
+
+from .preference import reward_preference
+from .problem import InvalidInputError, Objective, Question, validate_probability_vector
+from .stationary import Z_CAP, ClassProblem, StationaryPoint, _sinh_grid, stationary_points
+
+__all__ = ["proximal_map", "map_fixed_points", "map_cycles", "MapFixedPoint", "MapCycle", "arcsin_potential",
+           "potential_objective"]
+
+
+def _with_eps(obj: Objective, variance_eps: float | None) -> Objective:
+    return obj if variance_eps is None else obj.replace(variance_eps=variance_eps)
+
+
+def _reverse_argmax(pi_ref: np.ndarray, P: np.ndarray, beta: float) -> np.ndarray:
+    """argmax sum pi P + beta sum pi_ref log pi on the simplex: pi = beta pi_ref/(lambda - P)."""
+    s = pi_ref > 0
+    top = float(P[s].max())
+
+    def total(lam):
+        return float(np.sum(beta * pi_ref[s] / (lam - P[s]))) - 1.0
+
+    # total -> +inf as lambda -> top+, and total(top + beta) <= 0 since lambda - P >= beta there
+    lo, hi = top + 1e-300 + 1e-15 * max(1.0, abs(top)), top + beta
+    while total(lo) < 0:        # guard: pushes lo towards top until the sum exceeds 1
+        lo = top + (lo - top) / 1e3
+    lam = optimize.brentq(total, lo, hi, xtol=1e-15, rtol=4 * np.finfo(float).eps)
+    pi = np.zeros_like(pi_ref)
+    pi[s] = beta * pi_ref[s] / (lam - P[s])
+    return pi / pi.sum()
+
+
+def proximal_map(q: Question, obj: Objective, variance_eps: float | None = None):
+    """The exact proximal map ``pi_{n-1} -> pi_n`` (see module doc) as a callable.
+
+    ``variance_eps`` adds epsilon inside the square root of the group variance
+    (Mroueh's convention); ``None`` keeps ``obj.variance_eps``.
+    """
+    obj = _with_eps(obj, variance_eps)
+
+    def step(pi_prev) -> np.ndarray:
+        pi_prev = validate_probability_vector("pi", pi_prev)
+        P = reward_preference(q, pi_prev, obj)
+        if obj.penalty == "direct":
+            with np.errstate(divide="ignore"):
+                logits = np.log(q.pi_ref) + P / obj.beta
+            return np.exp(logits - logsumexp(logits))
+        return _reverse_argmax(q.pi_ref, P, obj.beta)
+
+    return step
+
+
+def _class_map(cp: ClassProblem):
+    """The proximal map on class logits ``eta`` (``C - 1`` values, last class as reference)."""
+    obj = cp.obj
+
+    def f(eta: np.ndarray) -> np.ndarray:
+        theta = np.append(eta, 0.0)
+        log_pi = theta - logsumexp(theta)
+        P = cp.class_preference(log_pi)
+        if obj.penalty == "direct":
+            new = cp._log_p + P / obj.beta
+        else:
+            new = np.log(_reverse_argmax(cp.p, P, obj.beta))
+        return new[:-1] - new[-1]
+
+    return f
+
+
+def _jac(f, x):
+    n = x.size
+    J = np.empty((n, n))
+    for j in range(n):           # n = C - 1, small
+        h = 1e-6 * max(1.0, abs(x[j]))
+        e = np.zeros(n)
+        e[j] = h
+        J[:, j] = (f(x + e) - f(x - e)) / (2 * h)
+    return J
+
+
+@dataclass(frozen=True)
+class MapFixedPoint:
+    """A fixed point of the proximal map: ``stable`` means spectral radius < 1 of the map's Jacobian;
+    ``flow_stable`` is the stability of the same policy under the gradient flow."""
+
+    pi: np.ndarray
+    stable: bool | None
+    spectral_radius: float
+    multipliers: np.ndarray
+    flow_stable: bool | None
+    point: StationaryPoint
+
+
+def map_fixed_points(q: Question, obj: Objective, variance_eps: float | None = None) -> list[MapFixedPoint]:
+    """Fixed points of the proximal map with their stability (and the flow's, for comparison).
+
+    They are the stationary points; limit points at a vertex are not fixed points
+    of the map (at a vertex every group ties, P = 0, and the map returns pi_ref).
+    """
+    obj = _with_eps(obj, variance_eps)
+    cp = ClassProblem(q, obj)
+    out = []
+    for pt in stationary_points(q, obj):
+        if pt.boundary:
+            continue
+        if cp.n_classes == 1:
+            out.append(MapFixedPoint(pt.pi, True, 0.0, np.zeros(0), pt.stable, pt))
+            continue
+        mass = np.array([pt.pi[cp.class_of == c].sum() for c in range(cp.n_classes)])
+        eta = np.log(mass[:-1]) - np.log(mass[-1])
+        mult = np.linalg.eigvals(_jac(_class_map(cp), eta))
+        rho = float(np.max(np.abs(mult)))
+        stable = None if abs(rho - 1.0) < 1e-7 else bool(rho < 1.0)
+        out.append(MapFixedPoint(pt.pi, stable, rho, mult, pt.stable, pt))
+    return out
+
+
+class MapCycle(list):
+    """A cycle of the proximal map: a list of policies along the orbit, with ``multiplier``
+    (the derivative of the ``period``-fold map along the orbit, in class-logit coordinates) and
+    ``stable`` (``|multiplier| < 1``; None when within 1e-7 of 1)."""
+
+    def __init__(self, policies, multiplier: float):
+        super().__init__(policies)
+        self.multiplier = float(multiplier)
+        self.stable = None if abs(abs(multiplier) - 1) < 1e-7 else bool(abs(multiplier) < 1)
+
+
+def map_cycles(q: Question, obj: Objective, period: int = 2, variance_eps: float | None = None,
+               n_grid: int = 4001) -> list[MapCycle]:
+    """Cycles of the proximal map of the given period (two-class questions; exhaustive scan).
+
+    Returns each cycle as a :class:`MapCycle` (a list of ``period`` policies, ordered along
+    the orbit, with its stability), excluding fixed points and cycles whose period is a
+    proper divisor of ``period``. Beyond the first period doubling the map can be chaotic:
+    cycles then exist but none attracts.
+    """
+    if period < 2:
+        raise InvalidInputError(f"period must be >= 2, got {period!r}")
+    obj = _with_eps(obj, variance_eps)
+    cp = ClassProblem(q, obj)
+    if cp.n_classes != 2:
+        raise InvalidInputError(f"cycles are searched for two-class questions only; this one has {cp.n_classes}")
+    f1 = _class_map(cp)
+
+    def f(z: float) -> float:
+        return float(f1(np.array([z]))[0])
+
+    def fn(z: float, n: int) -> float:
+        for _ in range(n):
+            z = f(z)
+        return z
+
+    lo, hi = cp.logit_bounds()
+    zs = _sinh_grid(float(cp._log_p[0] - cp._log_p[1]), lo, hi, n_grid)
+    vals = np.array([fn(z, period) - z for z in zs])
+    roots = []
+    for i in np.flatnonzero(np.sign(vals[:-1]) != np.sign(vals[1:])):
+        if not (np.isfinite(vals[i]) and np.isfinite(vals[i + 1])):
+            continue
+        z = optimize.brentq(lambda z: fn(z, period) - z, zs[i], zs[i + 1], xtol=1e-13)
+        # A sign change can also be a jump: past |z| ~ 745 the policy is a vertex in double
+        # precision, every group ties and the map drops to pi_ref. Keep true roots only.
+        orbit = [z]
+        for _ in range(period):
+            orbit.append(f(orbit[-1]))
+        if max(abs(w) for w in orbit) < Z_CAP and abs(orbit[-1] - z) < 1e-8 * max(1.0, abs(z)):
+            roots.append(z)
+    cycles, seen = [], []
+    for z in roots:
+        orbit = [z]
+        for _ in range(period - 1):
+            orbit.append(f(orbit[-1]))
+        # skip orbits whose true period is a proper divisor
+        if any(abs(fn(z, d) - z) < 1e-8 for d in range(1, period) if period % d == 0):
+            continue
+        if any(min(abs(z - s) for s in c) < 1e-7 for c in seen):
+            continue
+        seen.append(orbit)
+        mult = 1.0
+        for w in orbit:
+            h = 1e-6 * max(1.0, abs(w))
+            mult *= (f(w + h) - f(w - h)) / (2 * h)
+        cycles.append(MapCycle([cp.expand(np.array([expit(w), expit(-w)])) for w in orbit], mult))
+    return cycles
+
+
+def arcsin_potential(p, variance_eps: float = 0.0) -> np.ndarray:
+    """``Phi(p)`` with ``Phi'(p) = 1/sqrt(p(1-p) + eps)`` and ``Phi(0) = 0``; ``2 arcsin sqrt(p)`` at eps = 0."""
+    p = np.asarray(p, dtype=float)
+    if np.any((p < 0) | (p > 1)):
+        raise InvalidInputError(f"p must lie in [0, 1], got {p!r}")
+    if variance_eps < 0:
+        raise InvalidInputError(f"variance_eps must be >= 0, got {variance_eps!r}")
+    s = math.sqrt(1.0 + 4.0 * variance_eps)
+    return np.arcsin((2.0 * p - 1.0) / s) + math.asin(1.0 / s)
+
+
+def potential_objective(q: Question, obj: Objective, pi) -> float:
+    """``F(pi) = Phi(E_pi s) - beta D(pi)``: the scalar objective whose logit gradient ascent is
+    the large-G GRPO flow, for rewards in {0, 1} (``s(o)`` the success probability of ``o``)."""
+    if not obj.is_large_group or obj.normalization != "scale" or obj.std_eps != 0:
+        raise InvalidInputError("the arcsin potential is for G = inf, scale normalisation, std_eps = 0; "
+                                f"got {obj.describe()}")
+    if not q.has_reward_law or set(q.reward_levels.tolist()) - {0.0, 1.0}:
+        raise InvalidInputError(f"the arcsin potential needs rewards in {{0, 1}}; got levels {q.reward_levels}")
+    pi = validate_probability_vector("pi", pi)
+    success = q.reward_probs[:, list(q.reward_levels).index(1.0)] if 1.0 in q.reward_levels else \
+        np.zeros(q.n_outputs)
+    p = float(pi @ success)
+    ref = q.pi_ref
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if obj.penalty == "direct":
+            D = float(np.sum(np.where(pi > 0, pi * (np.log(pi) - np.log(ref)), 0.0)))
+        else:
+            D = float(np.sum(np.where(ref > 0, ref * (np.log(ref) - np.log(pi)), 0.0)))
+    return float(arcsin_potential(p, obj.variance_eps)) - obj.beta * D

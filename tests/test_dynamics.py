@@ -1,0 +1,244 @@
+"""Dynamics: flows reach what stationary_points calls stable and leave what it calls unstable; the
+proximal map's fixed points are fixed by the map itself; its 2-cycles and stability claims are
+checked by iterating it; the arcsin potential increases along the flow; Monte Carlo GRPO agrees
+with the exact expected dynamics within its standard error."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.special import expit, logit
+
+from grpo_theory import InvalidInputError, Objective, Question, dynamics, stationary_points, stationary_policy
+from grpo_theory.preference import level_expectations
+
+binary = st.floats(0.02, 0.98)
+
+
+@settings(max_examples=20, deadline=None)
+@given(p=binary, beta=st.floats(0.1, 3.0), G=st.sampled_from([2, 4, math.inf]),
+       penalty=st.sampled_from(["reverse", "direct"]))
+def test_flow_from_pi_ref_ends_at_stationary_policy(p, beta, G, penalty):
+    q = Question([p, 1 - p], rewards=[1.0, 0.0])
+    obj = Objective(beta, G, penalty=penalty)
+    sol = stationary_policy(q, obj)
+    if sol.boundary:
+        return            # the approach to a vertex is logarithmically slow; covered below
+    # relaxation time from the point's own eigenvalue (near a vertex it is scaled by x(1-x))
+    horizon = 40.0 / abs(float(sol.eigenvalues[0])) + 100.0
+    tr = dynamics.flow(q, obj, q.pi_ref, np.linspace(0, horizon, 3))
+    assert np.max(np.abs(tr.final - sol.pi)) < 1e-6
+
+
+def test_flow_leaves_unstable_points_and_basins_are_right():
+    q = Question([0.2, 0.8], rewards=[1.0, 0.0])
+    obj = Objective(1.0, math.inf, penalty="direct")
+    pts = stationary_points(q, obj)
+    unstable = [pt for pt in pts if pt.stable is False][0]
+    x_u = unstable.pi[0]
+    for dz, goes_up in ((-1e-3, False), (1e-3, True)):
+        start = expit(logit(x_u) + dz)
+        tr = dynamics.flow(q, obj, [start, 1 - start], np.linspace(0, 400, 3), with_points=False)
+        assert (tr.final[0] > x_u + 0.02) == goes_up and (tr.final[0] < x_u - 0.1) != goes_up
+    bs = dynamics.basins(q, obj)
+    assert len(bs) == 2
+    inner = [b for b in bs if not b.point.boundary][0]
+    assert inner.lo == 0.0 and inner.hi == pytest.approx(x_u)
+    for x0 in np.linspace(0.01, x_u - 0.01, 5):
+        tr = dynamics.flow(q, obj, [x0, 1 - x0], np.linspace(0, 1000, 2), with_points=False)
+        assert tr.final[0] == pytest.approx(inner.point.pi[0], abs=1e-6)
+
+
+def test_discrete_ascent_with_small_steps_follows_the_flow():
+    q = Question([0.2, 0.3, 0.5], rewards=[1.0, 0.5, 0.0])
+    obj = Objective(0.5, 4)
+    tr = dynamics.ascent(q, obj, q.pi_ref, lr=0.5, steps=4000, every=4000)
+    np.testing.assert_allclose(tr.final, stationary_policy(q, obj).pi, atol=1e-8)
+    assert np.all(np.diff(tr.distance[:, 0]) <= 0)
+
+
+@settings(max_examples=25, deadline=None)
+@given(p=binary, beta=st.floats(0.1, 3.0), G=st.sampled_from([2, 3, 8, math.inf]),
+       penalty=st.sampled_from(["reverse", "direct"]), norm=st.sampled_from(["scale", "shift"]))
+def test_map_fixed_points_are_fixed_by_the_map(p, beta, G, penalty, norm):
+    q = Question([p, 1 - p], rewards=[1.0, 0.0])
+    obj = Objective(beta, G, penalty, norm)
+    step = dynamics.proximal_map(q, obj)
+    for fp in dynamics.map_fixed_points(q, obj):
+        assert np.max(np.abs(step(fp.pi) - fp.pi)) < 1e-10
+
+
+def test_three_answer_map_fixed_point():
+    q = Question([0.2, 0.3, 0.5], reward_levels=[0.0, 1.0],
+                 reward_probs=[[0.1, 0.9], [0.5, 0.5], [0.8, 0.2]])
+    for obj in (Objective(0.4, 4), Objective(0.4, 4, penalty="direct")):
+        step = dynamics.proximal_map(q, obj)
+        (fp,) = dynamics.map_fixed_points(q, obj)
+        assert np.max(np.abs(step(fp.pi) - fp.pi)) < 1e-10
+
+
+@pytest.mark.parametrize("eps", [0.0, 0.01, 0.1])
+def test_direct_large_group_map_is_mrouehs_recurrence(eps):
+    """p_n = sigmoid(logit p_ref + 1/(beta sqrt(p_{n-1}(1 - p_{n-1}) + eps)))."""
+    p_ref, beta = 0.3, 0.7
+    q = Question([p_ref, 1 - p_ref], rewards=[1.0, 0.0])
+    step = dynamics.proximal_map(q, Objective(beta, math.inf, penalty="direct"), variance_eps=eps)
+    for x in (0.05, 0.4, 0.9):
+        expected = expit(logit(p_ref) + 1.0 / (beta * math.sqrt(x * (1 - x) + eps)))
+        assert step([x, 1 - x])[0] == pytest.approx(expected, abs=1e-13)
+
+
+def _iterate(step, x, n):
+    for _ in range(n):
+        x = step(np.array([x, 1 - x]))[0]
+    return x
+
+
+def test_map_and_flow_stability_can_differ_and_a_two_cycle_appears():
+    """For small pi_ref(a) the flow-stable point is map-unstable (|f'| > 1): the proximal
+    iteration leaves it for a 2-cycle, which iterating the map confirms."""
+    q = Question([3e-3, 1 - 3e-3], rewards=[1.0, 0.0])
+    obj = Objective(0.5, math.inf, penalty="direct")
+    fps = dynamics.map_fixed_points(q, obj)
+    differ = [f for f in fps if f.flow_stable and f.stable is False]
+    assert differ and differ[0].spectral_radius > 1
+    step = dynamics.proximal_map(q, obj)
+    x_star = differ[0].pi[0]
+    assert abs(_iterate(step, x_star * (1 + 1e-4), 60) - x_star) > 1e-2      # leaves
+    (cycle,) = dynamics.map_cycles(q, obj)
+    a, b = cycle[0][0], cycle[1][0]
+    assert step(cycle[0])[0] == pytest.approx(b, abs=1e-9) and step(cycle[1])[0] == pytest.approx(a, abs=1e-9)
+    assert cycle.stable
+    far = _iterate(step, x_star * 1.01, 400)
+    assert min(abs(far - a), abs(far - b)) < 1e-6                            # and the cycle attracts
+    # the same point under the flow is stable: nearby starts come back
+    tr = dynamics.flow(q, obj, [x_star * 1.05, 1 - x_star * 1.05], np.linspace(0, 500, 2), with_points=False)
+    assert tr.final[0] == pytest.approx(x_star, abs=1e-6)
+
+
+def test_unstable_two_cycle_is_left_by_the_iteration():
+    """Further along the period-doubling cascade the 2-cycle itself repels."""
+    q = Question([1e-3, 1 - 1e-3], rewards=[1.0, 0.0])
+    obj = Objective(0.5, math.inf, penalty="direct")
+    (cycle,) = dynamics.map_cycles(q, obj)
+    assert cycle.stable is False and abs(cycle.multiplier) > 1
+    step = dynamics.proximal_map(q, obj)
+    x = cycle[0][0] * (1 + 1e-6)
+    end = _iterate(step, x, 80)
+    assert min(abs(end - cycle[0][0]), abs(end - cycle[1][0])) > 1e-3
+
+
+def test_map_stable_points_attract_the_iteration():
+    q = Question([0.3, 0.7], rewards=[1.0, 0.0])
+    for obj in (Objective(0.5, 8), Objective(0.5, math.inf), Objective(2.0, math.inf, penalty="direct")):
+        step = dynamics.proximal_map(q, obj)
+        for fp in dynamics.map_fixed_points(q, obj):
+            end = _iterate(step, fp.pi[0] + 1e-3, 300)
+            assert (abs(end - fp.pi[0]) < 1e-8) == bool(fp.stable)
+
+
+def test_arcsin_potential():
+    p = np.linspace(0.01, 0.99, 50)
+    np.testing.assert_allclose(dynamics.arcsin_potential(p), 2 * np.arcsin(np.sqrt(p)), atol=1e-14)
+    for eps in (0.0, 0.05):
+        h = 1e-6
+        d = (dynamics.arcsin_potential(p + h, eps) - dynamics.arcsin_potential(p - h, eps)) / (2 * h)
+        np.testing.assert_allclose(d, 1 / np.sqrt(p * (1 - p) + eps), rtol=1e-7)
+
+
+@pytest.mark.parametrize("penalty", ["reverse", "direct"])
+@pytest.mark.parametrize("eps", [0.0, 0.02])
+def test_flow_is_gradient_ascent_of_the_potential(penalty, eps):
+    """F = Phi(E_pi s) - beta D(pi) rises along the flow, and stable points are its local maxima."""
+    q = Question([0.15, 0.25, 0.6], reward_levels=[0.0, 1.0], reward_probs=[[0.1, 0.9], [0.6, 0.4], [0.9, 0.1]])
+    obj = Objective(1.5, math.inf, penalty=penalty, variance_eps=eps)
+    tr = dynamics.flow(q, obj, q.pi_ref, np.linspace(0, 30, 200), with_points=False)
+    F = np.array([dynamics.potential_objective(q, obj, pi) for pi in tr.pi])
+    assert np.all(np.diff(F) > -1e-12)
+    q2 = Question([0.2, 0.8], rewards=[1.0, 0.0])
+    obj2 = Objective(1.0, math.inf, penalty="direct", variance_eps=eps)
+    for pt in stationary_points(q2, obj2):
+        if pt.boundary:
+            continue
+        x = pt.pi[0]
+        f0 = dynamics.potential_objective(q2, obj2, pt.pi)
+        nb = [dynamics.potential_objective(q2, obj2, [x + d, 1 - x - d]) for d in (-1e-4, 1e-4)]
+        assert (f0 > max(nb)) if pt.stable else (f0 < min(nb))
+
+
+def test_finite_steps_small_lr_and_clipping_keep_the_limit():
+    q = Question([0.3, 0.7], rewards=[1.0, 0.0])
+    for obj in (Objective(0.5, 4), Objective(0.5, 4, penalty="direct")):
+        target = stationary_policy(q, obj).pi
+        for mu in (1, 4):
+            tr = dynamics.grpo_steps(q, obj, q.pi_ref, lr=0.5, n_batches=1500, inner_updates=mu, with_points=False)
+            assert not tr.diverged
+            np.testing.assert_allclose(tr.final, target, atol=1e-8)
+
+
+def test_large_steps_oscillate_or_diverge_and_say_so():
+    q = Question([0.3, 0.7], rewards=[1.0, 0.0])
+    obj = Objective(0.5, 4)
+    target = stationary_policy(q, obj).pi[0]
+    tr = dynamics.grpo_steps(q, obj, q.pi_ref, lr=5.0, n_batches=300, with_points=False)
+    tail = tr.pi[-40:, 0]
+    assert tail.max() - tail.min() > 0.1 and tail.min() < target < tail.max()   # oscillates around it
+    tr = dynamics.grpo_steps(q, obj, q.pi_ref, lr=20.0, n_batches=300, inner_updates=4, with_points=False)
+    assert tr.diverged and "diverged at batch" in tr.status and np.all(np.isfinite(tr.pi))
+
+
+def test_clipping_parts_of_the_advantage_add_up():
+    v = np.array([0.0, 0.5, 1.0])
+    lw = np.log(np.array([[0.2, 0.3, 0.5], [0.6, 0.1, 0.3]]))
+    for obj in (Objective(1.0, 5), Objective(1.0, 5, normalization="shift"), Objective(1.0, math.inf),
+                Objective(1.0, 5, std_ddof=1, std_eps=1e-4, variance_eps=0.01)):
+        mean = level_expectations(v, lw, obj)
+        pos = level_expectations(v, lw, obj, part="positive")
+        neg = level_expectations(v, lw, obj, part="negative")
+        np.testing.assert_allclose(pos + neg, mean, atol=1e-13)
+        assert np.all(pos >= 0) and np.all(neg <= 0)
+
+
+def test_monte_carlo_grpo_agrees_with_exact_expected_dynamics():
+    """Sampled groups and stochastic steps land within Monte Carlo error of the exact limit."""
+    q = Question([0.3, 0.7], reward_levels=[0.0, 1.0], reward_probs=[[0.2, 0.8], [0.6, 0.4]])
+    obj = Objective(0.5, 4, std_ddof=1, std_eps=1e-4)
+    exact = dynamics.grpo_steps(q, obj, q.pi_ref, lr=0.1, n_batches=3000, with_points=False).final[0]
+    assert exact == pytest.approx(stationary_policy(q, obj).pi[0], abs=1e-8)
+    ends = [dynamics.grpo_steps(q, obj, q.pi_ref, lr=0.1, n_batches=2500, n_groups=64, seed=s,
+                                with_points=False).pi[800:, 0].mean() for s in range(6)]
+    se = np.std(ends, ddof=1) / math.sqrt(len(ends))
+    assert abs(np.mean(ends) - exact) < 4 * se + 1e-4     # + the O(lr) bias of constant-step SGD
+
+
+def test_bad_inputs():
+    q = Question([0.3, 0.7], rewards=[1.0, 0.0])
+    with pytest.raises(InvalidInputError):
+        dynamics.flow(q, Objective(0.5, 2), [0.0, 1.0], [0, 1])          # reverse needs full support
+    with pytest.raises(InvalidInputError):
+        dynamics.grpo_steps(q, Objective(0.5, 2), q.pi_ref, lr=-1, n_batches=3)
+    with pytest.raises(InvalidInputError):
+        dynamics.map_cycles(Question([0.2, 0.3, 0.5], rewards=[1, 0.5, 0]), Objective(0.5, 2))
+
+
+def test_clipping_with_several_inner_updates_creates_a_spurious_limit():
+    """Finding: with PPO clipping, mu = 4 inner steps and a large step, GRPO started at pi_ref
+    settles at a policy that is not stationary (the first inner step pushes rho past 1 + eps, the
+    reward term is then clipped while the penalty keeps pulling back). Without clipping, or with
+    small steps, the limit is the stationary policy."""
+    q = Question([0.2, 0.8], rewards=[1.0, 0.0])
+    obj = Objective(1.0, 8, penalty="direct")
+    target = stationary_policy(q, obj).pi[0]
+    clipped = dynamics.grpo_steps(q, obj, q.pi_ref, lr=1.0, n_batches=1500, inner_updates=4, clip_eps=0.2,
+                                  with_points=False)
+    tail = clipped.pi[-50:, 0]
+    assert tail.max() - tail.min() < 1e-9                      # it has settled ...
+    assert abs(tail[-1] - target) > 0.2                        # ... far from the stationary policy
+    from grpo_theory import stationarity_residual
+    assert stationarity_residual(q, obj, clipped.final) > 1e-2  # and is not stationary
+    for clip, lr in ((1e9, 1.0), (0.2, 0.5)):
+        tr = dynamics.grpo_steps(q, obj, q.pi_ref, lr=lr, n_batches=1500, inner_updates=4, clip_eps=clip,
+                                 with_points=False)
+        assert tr.final[0] == pytest.approx(target, abs=1e-8)
