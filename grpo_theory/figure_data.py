@@ -227,3 +227,14 @@ def figure12_data(n: int = 600, n_iter: int = 40) -> tuple[pd.DataFrame, pd.Data
     orbit_df = pd.DataFrame(orbit).assign(kind="proximal iteration")
     flow_df = pd.DataFrame(dict(n=tr.t, pi_a=tr.pi[:, 0], kind="gradient flow (time)"))
     return curve, pd.DataFrame(marks), pd.concat([orbit_df, flow_df], ignore_index=True)
+
+
+def trained_curves(measured: pd.DataFrame, n: int = 120) -> pd.DataFrame:
+    """Exact reverse/scale stationary curves for every (G, beta) in a table of measured points."""
+    p_grid = np.unique(np.concatenate([np.geomspace(1e-3, 0.05, 12), np.linspace(0.05, 0.995, n)]))
+    rows = []
+    for (G, beta), _ in measured.groupby(["group_size", "beta"]):
+        obj = Objective(float(beta), int(G) if np.isfinite(G) else math.inf)
+        rows += [dict(group_size=G, beta=beta, pi_ref_a=p, pi_a=stationary_policy(_binary(p), obj).pi[0])
+                 for p in p_grid]
+    return pd.DataFrame(rows)

@@ -77,13 +77,8 @@ def _fig9(ctx):
     measured = ctx.get("trained")
     if measured is None:
         return None, {}
-    g2 = measured[measured.group_size == 2].rename(columns={"beta": "beta_over_gamma"})
-    big = measured[measured.group_size != 2]
-    fig1 = plotting.binary_curves(fd.figure1_data(), "beta_over_gamma", r"$\beta/\gamma$",
-                                  "G = 2, reverse penalty: theory and trained model", measured=g2)
-    fig2 = plotting.binary_curves(fd.figure2_data(), "beta", r"$\beta$",
-                                  "Large G, reverse penalty: theory and trained model", measured=big)
-    return (fig1, fig2), {"data": measured}
+    curves = fd.trained_curves(measured)
+    return plotting.trained_panels(curves, measured), {"data": measured, "curves": curves}
 
 
 def _fig10(_ctx):
@@ -140,8 +135,10 @@ FIGURES: tuple[FigureSpec, ...] = (
                "the stationary policy's path on the simplex as beta decreases from 20 to 0.02 (dots: beta = 1), "
                "GRPO variants against RLHF (dashed).", _fig8),
     FigureSpec(9, "trained_vs_theory",
-               "Figure 9. Figures 1 and 2 with the trained language model's measured answer probabilities "
-               "(mean over the final window, error bars: standard error) on top of the theory's curves.", _fig9),
+               "Figure 9. The trained language model's measured probability of the rewarded answer (mean over "
+               "the final window, error bars: standard error) on top of the theory's stationary curves for "
+               "the same G and beta (reverse penalty: G = 2 is Eq. 14, as in Figure 1; larger G from the "
+               "exact finite-G solver, approaching Figure 2).", _fig9),
     FigureSpec(10, "phase_portraits",
                f"Figure 10. Phase portraits of the expected-gradient flow for a binary question with "
                f"pi_ref(a) = {fd.PHASE_PI_REF:g}: arrows give the direction of d pi(a)/dt (shade: log speed) at "

@@ -188,7 +188,8 @@ def predicted_vs_measured(df: pd.DataFrame, group_col: str = "config") -> Figure
     """Scatter of measured against predicted answer probabilities with the identity line."""
     fig, (ax,) = _new(height=3.0)
     groups = list(dict.fromkeys(df[group_col]))
-    for g, c in zip(groups, cm.tab10(np.linspace(0, 1, max(10, len(groups))))):
+    palette = cm.tab10(np.arange(10)) if len(groups) <= 10 else cm.tab20(np.arange(20))
+    for g, c in zip(groups, palette):
         d = df[df[group_col] == g]
         ax.errorbar(d.predicted, d.measured, yerr=d.get("measured_se"), fmt="o", ms=2.6, color=c,
                     elinewidth=0.7, capsize=1, label=str(g))
@@ -308,4 +309,24 @@ def proximal_cobweb(curve: pd.DataFrame, marks: pd.DataFrame, orbits: pd.DataFra
     bx.set_title("(b) same start: the flow settles, the iteration cycles", fontsize=7.5)
     bx.set_ylim(0.1, 0.58)
     bx.legend(loc="upper right", fontsize=6, ncol=2)
+    return fig
+
+
+def trained_panels(curves: pd.DataFrame, measured: pd.DataFrame) -> Figure:
+    """Figure 9: one panel per group size; theory curves per beta with the trained model's points."""
+    gs = sorted(measured.group_size.unique())
+    fig, axes = _new(width=COLUMN * min(3, len(gs)) * 0.95, height=2.9, ncols=len(gs))
+    betas = sorted(measured.beta.unique())
+    cols = _param_colors(betas) if len(betas) > 1 else ["#1f5fa8"]
+    for ax, G in zip(axes, gs):
+        for beta, c in zip(betas, cols):
+            cur = curves[(curves.group_size == G) & (curves.beta == beta)].sort_values("pi_ref_a")
+            ax.plot(cur.pi_ref_a, cur.pi_a, color=c, label=rf"theory, $\beta$ = {beta:g}")
+            m = measured[(measured.group_size == G) & (measured.beta == beta)]
+            ax.errorbar(m.pi_ref_a, m.measured, yerr=m.measured_se, fmt="o", ms=3, color=c, mec="white",
+                        mew=0.5, elinewidth=0.8, capsize=1.2, zorder=5)
+        ax.plot([], [], "o", color="0.3", ms=3, label="trained GPT")
+        _diagonal(ax)
+        ax.set_title(f"G = {int(G)}, reverse penalty")
+        ax.legend(loc="lower right", fontsize=6)
     return fig

@@ -252,3 +252,30 @@ def test_ties_and_degenerate_questions():
     np.testing.assert_allclose(sol.pi, [0.3, 0.7])
     q = Question([1.0, 0.0], rewards=[1.0, 0.0])
     np.testing.assert_allclose(stationary_policy(q, Objective(0.5, 8)).pi, [1.0, 0.0])
+
+
+def test_stationary_policy_stops_at_the_first_stable_point_in_the_flow_direction():
+    """Regression: G = 64, direct, beta = 1, pi_ref(a) = 0.2287 has stable 0.738, unstable 0.933 and
+    stable 0.9985; the flow from pi_ref stops at 0.738 (a trained GPT landed there too). A doubling
+    bracket search jumped over the first two roots."""
+    q = Question([0.228704, 1 - 0.228704], rewards=[1.0, 0.0])
+    obj = Objective(1.0, 64, penalty="direct")
+    pts = stationary_points(q, obj)
+    assert len(pts) == 3
+    first_stable_above = min(pt.pi[0] for pt in pts if pt.stable and pt.pi[0] > 0.228704)
+    assert stationary_policy(q, obj).pi[0] == pytest.approx(first_stable_above, abs=1e-12)
+
+
+@settings(max_examples=30, deadline=None)
+@given(p=st.floats(0.02, 0.98), beta=st.floats(0.2, 3.0), G=st.sampled_from([16, 64, 256, math.inf]))
+def test_stationary_policy_agrees_with_the_exhaustive_basins(p, beta, G):
+    """stationary_policy is the stable point whose basin (between unstable points) holds pi_ref."""
+    q = Question([p, 1 - p], rewards=[1.0, 0.0])
+    obj = Objective(beta, G, penalty="direct")
+    pts = stationary_points(q, obj)
+    unstable = sorted(pt.pi[0] for pt in pts if pt.stable is False)
+    lo = max([u for u in unstable if u < p], default=0.0)
+    hi = min([u for u in unstable if u > p], default=1.0)
+    basin = [pt for pt in pts if pt.stable and (lo <= pt.pi[0] <= hi)]
+    assert len(basin) == 1
+    assert stationary_policy(q, obj).pi[0] == pytest.approx(basin[0].pi[0], abs=1e-10)

@@ -1,0 +1,108 @@
+"""The policy of a language model over a task's answer set.
+
+``answer_logprobs`` scores every answer of every question by teacher forcing, with
+decoding restricted to the answer set (at each position, the softmax is taken
+over the tokens that continue some answer with the same prefix). For
+single-token answers this is one forward pass per question, which gives the
+probability of every group member at once; ``generate`` instead samples answers
+token by token, one forward pass per generated token, as a generic trainer does.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import torch
+
+from .tasks import QATask
+
+
+@lru_cache(maxsize=32)
+def _plan(answers: tuple) -> tuple:
+    """For each answer position t: the distinct prefixes, and for each prefix the allowed tokens.
+
+    Returns a tuple over t of (prefixes, allowed, index) where prefixes is a tuple of
+    token tuples of length t, allowed[j] the tokens allowed after prefix j, and
+    index[k] = (prefix id of answer k, position of its token in allowed[prefix]).
+    """
+    plan = []
+    for t in range(len(answers[0])):
+        prefixes = tuple(dict.fromkeys(a[:t] for a in answers))
+        allowed = tuple(tuple(dict.fromkeys(a[t] for a in answers if a[:t] == pre)) for pre in prefixes)
+        index = tuple((prefixes.index(a[:t]), allowed[prefixes.index(a[:t])].index(a[t])) for a in answers)
+        plan.append((prefixes, allowed, index))
+    return tuple(plan)
+
+
+def _same_length_logprobs(model, prompts: torch.Tensor, answers: tuple) -> torch.Tensor:
+    """Token log-probabilities of every answer for a batch of prompts of one length."""
+    device = prompts.device
+    n_q = prompts.shape[0]
+    n_a, length = len(answers), len(answers[0])
+    out = torch.empty(n_q, n_a, length, device=device)
+    for t, (prefixes, allowed, index) in enumerate(_plan(answers)):
+        # one forward pass per (question, prefix): prompt + prefix, read the last position
+        seq = torch.cat([prompts.repeat_interleave(len(prefixes), 0),
+                         torch.tensor([list(p) for p in prefixes] * n_q, dtype=torch.long, device=device)
+                         .view(n_q * len(prefixes), t)], dim=1) if t else prompts
+        logits = model(seq)[:, -1, :].float()                             # (n_q * n_prefix, V)
+        logits = logits.view(n_q, len(prefixes), -1)
+        for j, toks in enumerate(allowed):
+            lp = torch.log_softmax(logits[:, j, list(toks)], dim=-1)      # restricted to allowed tokens
+            for k, (pj, pos) in enumerate(index):
+                if pj == j:
+                    out[:, k, t] = lp[:, pos]
+    return out
+
+
+def answer_token_logprobs(model, task: QATask, device=None, question_idx=None) -> torch.Tensor:
+    """``log pi(token_t | prompt, answer[:t])`` for every question, answer and position.
+
+    Returns a tensor (n_questions, n_answers, answer_length), differentiable w.r.t.
+    the model. The sequence log-probability is the sum over the last axis. Questions
+    whose prompts have the same length are scored in one batch (no padding needed).
+    """
+    device = device or next(model.parameters()).device
+    qs = list(range(task.n_questions)) if question_idx is None else list(question_idx)
+    by_length: dict[int, list[int]] = {}
+    for row, q in enumerate(qs):
+        by_length.setdefault(len(task.prompts[q]), []).append(row)
+    parts, order = [], []
+    for rows in by_length.values():
+        prompts = torch.tensor([task.prompts[qs[r]] for r in rows], dtype=torch.long, device=device)
+        parts.append(_same_length_logprobs(model, prompts, task.answers))
+        order += rows
+    out = torch.cat(parts, dim=0)
+    if order != sorted(order):
+        out = out[torch.tensor(sorted(range(len(order)), key=order.__getitem__), device=device)]
+    return out
+
+
+def answer_logprobs(model, task: QATask, device=None, question_idx=None) -> torch.Tensor:
+    """``log pi(answer | prompt)`` (n_questions, n_answers)."""
+    return answer_token_logprobs(model, task, device, question_idx).sum(-1)
+
+
+@torch.no_grad()
+def generate(model, task: QATask, n_samples: int, generator: torch.Generator | None = None,
+             device=None) -> torch.Tensor:
+    """Sample ``n_samples`` answers per question token by token (restricted decoding).
+
+    One forward pass per sample and token, as a trainer that generates each group
+    member does. Returns answer indices (n_questions, n_samples).
+    """
+    device = device or next(model.parameters()).device
+    answers = task.answers
+    plan = _plan(answers)
+    out = torch.empty(task.n_questions, n_samples, dtype=torch.long)
+    for q, prompt in enumerate(task.prompts):
+        for s in range(n_samples):
+            prefix: tuple = ()
+            for prefixes, allowed, _ in plan:
+                ids = torch.tensor([list(prompt) + list(prefix)], dtype=torch.long, device=device)
+                logits = model(ids)[0, -1]
+                toks = allowed[prefixes.index(prefix)]
+                probs = torch.softmax(logits[list(toks)], dim=-1)
+                prefix = prefix + (toks[int(torch.multinomial(probs.cpu(), 1, generator=generator))],)
+            out[q, s] = answers.index(prefix)
+    return out

@@ -1,0 +1,41 @@
+"""Pretrain the small GPT on the synthetic corpus: the reference model pi_ref."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch.nn import functional as F
+from tqdm.auto import tqdm
+
+from .model import GPTConfig, TinyGPT
+from .tasks import QATask, sample_corpus
+
+
+def pretrain_reference(task: QATask, freqs: np.ndarray, *, per_question: int = 400, steps: int = 800,
+                       batch_size: int = 128, learning_rate: float = 3e-3, model_cfg: GPTConfig | None = None,
+                       seed: int = 0, progress: bool = True) -> TinyGPT:
+    """Next-token training on ``prompt + answer`` sequences (loss on the answer tokens).
+
+    The reference probabilities come from what this model learns, not from the
+    designed frequencies: a finite corpus and finite training leave it close to,
+    but not at, ``freqs``.
+    """
+    torch.manual_seed(seed)
+    corpus = torch.from_numpy(sample_corpus(task, freqs, per_question, seed=seed))
+    cfg = model_cfg or GPTConfig(vocab_size=len(task.vocab), block_size=corpus.shape[1])
+    model = TinyGPT(cfg)
+    opt = torch.optim.AdamW(model.parameters(), lr=learning_rate, weight_decay=0.0)
+    n_prompt = len(task.prompts[0])
+    gen = torch.Generator().manual_seed(seed)
+    for step in tqdm(range(steps), desc="pretrain reference", disable=not progress, leave=False):
+        batch = corpus[torch.randint(len(corpus), (batch_size,), generator=gen)]
+        logits = model(batch[:, :-1])
+        target = batch[:, 1:].clone()
+        target[:, : n_prompt - 1] = -100                  # only the answer tokens are predicted
+        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), target.reshape(-1), ignore_index=-100)
+        for g in opt.param_groups:
+            g["lr"] = learning_rate * (1 - 0.9 * step / steps)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+    return model.eval()

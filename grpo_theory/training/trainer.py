@@ -1,0 +1,293 @@
+"""A small but real GRPO trainer: one config dataclass, one readable loop.
+
+Every step: for each question, score the answer set under the current model (one
+teacher-forced pass; the old policy is the current one, detached), sample
+``groups_per_question`` groups of ``group_size`` answers, look up their rewards,
+form advantages, and take ``inner_updates`` optimiser steps on the clipped
+surrogate minus ``beta`` times the penalty. The reference model is frozen.
+
+Names follow TRL's GRPOTrainer where the meaning is the same: ``group_size``
+(TRL ``num_generations``), ``beta``, ``clip_eps`` (TRL ``epsilon``),
+``inner_updates`` (TRL ``num_iterations``), ``learning_rate``.
+"""
+
+from __future__ import annotations
+
+import copy
+import csv
+import json
+import math
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from .loss import group_advantages, grpo_objective
+from .policy import answer_token_logprobs, generate
+from .tasks import QATask
+
+
+@dataclass
+class GRPOConfig:
+    group_size: int = 8
+    beta: float = 0.5
+    penalty: str = "reverse"          # "reverse": k3 (GRPO); "direct": ratio * k3 (TRL bias correction)
+    normalization: str = "scale"      # "scale" (Eq. 2) or "shift"
+    std_ddof: int = 0                 # 0: the note; 1: TRL/verl/OpenRLHF
+    std_eps: float = 0.0              # TRL 1e-4
+    clip_eps: float = 0.2
+    inner_updates: int = 1            # > 1: several updates per batch (clipping becomes active)
+    learning_rate: float = 3e-3
+    optimizer: str = "adam"           # "adam" or "sgd"
+    final_lr_fraction: float = 0.05   # linear decay of the learning rate to this fraction
+    questions_per_step: int | None = None   # None: every question every step
+    groups_per_question: int = 16
+    steps: int = 1500
+    level: str = "sequence"           # ratio and KL per "sequence" (the note) or per "token"
+    sampling: str = "score"           # "score": one pass scores every answer; "generate": token by token
+    seed: int = 0
+    device: str = "cpu"
+    dtype: str = "float32"
+    log_every: int = 10
+    checkpoint_every: int = 250
+    final_window: float = 0.3         # fraction of steps averaged for the measured policy
+
+    def __post_init__(self):
+        checks = [
+            (self.group_size >= 2, f"group_size must be >= 2, got {self.group_size}"),
+            (self.beta >= 0, f"beta must be >= 0, got {self.beta}"),
+            (self.penalty in ("reverse", "direct"), f"penalty must be reverse/direct, got {self.penalty!r}"),
+            (self.normalization in ("scale", "shift"),
+             f"normalization must be scale/shift, got {self.normalization!r}"),
+            (self.std_ddof in (0, 1), f"std_ddof must be 0 or 1, got {self.std_ddof}"),
+            (self.level in ("sequence", "token"), f"level must be sequence/token, got {self.level!r}"),
+            (self.sampling in ("score", "generate"), f"sampling must be score/generate, got {self.sampling!r}"),
+            (self.optimizer in ("adam", "sgd"), f"optimizer must be adam/sgd, got {self.optimizer!r}"),
+            (self.inner_updates >= 1 and self.steps >= 1, "inner_updates and steps must be >= 1"),
+            (0 < self.final_window <= 1, f"final_window must be in (0, 1], got {self.final_window}"),
+        ]
+        for ok, msg in checks:
+            if not ok:
+                raise ValueError(msg)
+
+    def objective(self):
+        """The theory's Objective with this trainer's conventions (sequence level)."""
+        from ..problem import Objective
+        return Objective(beta=self.beta, group_size=self.group_size, penalty=self.penalty,
+                         normalization=self.normalization, std_ddof=self.std_ddof, std_eps=self.std_eps)
+
+
+@dataclass
+class TrainResult:
+    probs_window: np.ndarray          # (n_window_logs, n_q, n_answers) answer probabilities over the window
+    measured: np.ndarray              # (n_q, n_answers) mean over the final window
+    measured_se: np.ndarray           # (n_q, n_answers) batch-means standard error
+    reference: np.ndarray             # (n_q, n_answers) reference model's answer probabilities
+    seconds: float
+    steps: int
+    history: list = field(default_factory=list)
+
+
+def _dtype(name: str):
+    return {"float32": torch.float32, "float64": torch.float64, "bfloat16": torch.bfloat16}[name]
+
+
+@torch.no_grad()
+def answer_probabilities(model, task: QATask) -> np.ndarray:
+    """pi(answer | question) over the answer set, (n_questions, n_answers), as float64 numpy."""
+    lp = answer_token_logprobs(model, task).sum(-1)
+    return torch.exp(lp.double()).cpu().numpy()
+
+
+def batch_means_se(x: np.ndarray, n_blocks: int = 10) -> np.ndarray:
+    """Standard error of the mean of a correlated series (axis 0) by the method of batch means."""
+    n = x.shape[0]
+    if n < 4:              # too few points to estimate a spread: say "unknown" (inf), never NaN
+        return np.full(x.shape[1:], np.inf)
+    k = min(n_blocks, n // 2)
+    blocks = np.array_split(x, k, axis=0)
+    means = np.stack([b.mean(axis=0) for b in blocks])
+    return means.std(axis=0, ddof=1) / math.sqrt(k)
+
+
+class GRPOTrainer:
+    """Trains ``model`` on ``task`` with GRPO; ``reference`` is frozen (a copy is made if None)."""
+
+    def __init__(self, model, task: QATask, config: GRPOConfig, reference=None, run_dir=None,
+                 progress: bool = True) -> None:
+        self.cfg = config
+        self.task = task
+        self.device = torch.device(config.device)
+        self.model = model.to(self.device, _dtype(config.dtype)).train()
+        for p in self.model.parameters():
+            p.requires_grad_(True)
+        # The reference is only read once, under no_grad: the caller's model is left untouched.
+        reference = reference if reference is not None else copy.deepcopy(model)
+        reference = reference.to(self.device, _dtype(config.dtype))
+        opt = torch.optim.Adam if config.optimizer == "adam" else torch.optim.SGD
+        self.optimizer = opt(self.model.parameters(), lr=config.learning_rate)
+        self.rewards = torch.tensor(task.rewards, dtype=torch.float32, device=self.device)
+        self.generator = torch.Generator(device="cpu").manual_seed(config.seed)
+        self.run_dir = Path(run_dir) if run_dir else None
+        self.progress = progress
+        self.step = 0
+        self.window: list[np.ndarray] = []
+        self.history: list[dict] = []
+        was_training = reference.training
+        reference.eval()
+        with torch.no_grad():
+            self.ref_token_logp = answer_token_logprobs(reference, task).float()
+        reference.train(was_training)
+        self.reference_probs = torch.exp(self.ref_token_logp.double().sum(-1)).cpu().numpy()
+
+    # ------------------------------------------------------------------ persistence
+    def _paths(self):
+        d = self.run_dir
+        return d / "config.json", d / "metrics.csv", d / "checkpoint.pt", d / "summary.json"
+
+    def _write_config(self):
+        cfg_path, *_ = self._paths()
+        cfg_path.write_text(json.dumps(dict(config=asdict(self.cfg), task=self.task.name,
+                                            reference_probs=self.reference_probs.tolist()), indent=2))
+
+    def save_checkpoint(self) -> None:
+        if self.run_dir is None:
+            return
+        *_, ckpt, _ = self._paths()
+        tmp = ckpt.with_suffix(".tmp")
+        torch.save(dict(step=self.step, model=self.model.state_dict(), optimizer=self.optimizer.state_dict(),
+                        generator=self.generator.get_state(), window=self.window, history=self.history,
+                        torch_rng=torch.get_rng_state()), tmp)
+        tmp.replace(ckpt)          # atomic: a crash never leaves a half-written checkpoint
+
+    def load_checkpoint(self) -> bool:
+        if self.run_dir is None:
+            return False
+        *_, ckpt, _ = self._paths()
+        if not ckpt.exists():
+            return False
+        state = torch.load(ckpt, weights_only=False)
+        self.model.load_state_dict(state["model"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.generator.set_state(state["generator"])
+        torch.set_rng_state(state["torch_rng"])
+        self.step, self.window, self.history = state["step"], state["window"], state["history"]
+        return True
+
+    # ------------------------------------------------------------------ training
+    def _lr(self) -> float:
+        frac = self.step / max(1, self.cfg.steps)
+        return self.cfg.learning_rate * (1.0 - (1.0 - self.cfg.final_lr_fraction) * frac)
+
+    def _sample(self, token_logp_old: torch.Tensor, q_idx: list[int]) -> torch.Tensor:
+        """Answer indices (n_q, groups, G) from the old policy."""
+        cfg = self.cfg
+        n = cfg.groups_per_question * cfg.group_size
+        if cfg.sampling == "generate":
+            sub = self.task.subset(q_idx)
+            idx = generate(self.model, sub, n, generator=self.generator)
+        else:
+            probs = torch.exp(token_logp_old.sum(-1).double()).cpu()
+            idx = torch.multinomial(probs / probs.sum(-1, keepdim=True), n, replacement=True,
+                                    generator=self.generator)
+        return idx.view(len(q_idx), cfg.groups_per_question, cfg.group_size).to(self.device)
+
+    def train_step(self) -> dict:
+        cfg = self.cfg
+        nq = self.task.n_questions
+        if cfg.questions_per_step is None or cfg.questions_per_step >= nq:
+            q_idx = list(range(nq))
+        else:
+            q_idx = torch.randperm(nq, generator=self.generator)[:cfg.questions_per_step].tolist()
+        with torch.no_grad():
+            lp_old_all = answer_token_logprobs(self.model, self.task, question_idx=q_idx).float()
+        idx = self._sample(lp_old_all, q_idx)                                          # (nq, g, G)
+        q_t = torch.tensor(q_idx, device=self.device)
+        r = torch.gather(self.rewards[q_t], 1, idx.flatten(1)).view_as(idx)
+        adv = group_advantages(r, cfg.normalization, cfg.std_ddof, cfg.std_eps)
+
+        def gather(table):                                                             # (nq, A, T) -> (nq, g, G, T)
+            t = table.unsqueeze(1).unsqueeze(1).expand(-1, *idx.shape[1:], -1, -1)
+            return torch.gather(t, 3, idx[..., None, None].expand(*idx.shape, 1, table.shape[-1])).squeeze(3)
+
+        lp_old = gather(lp_old_all)
+        lp_ref = gather(self.ref_token_logp[q_t])
+        for group in self.optimizer.param_groups:
+            group["lr"] = self._lr()
+        for _ in range(cfg.inner_updates):
+            lp_all = answer_token_logprobs(self.model, self.task, question_idx=q_idx)
+            obj, diag = grpo_objective(gather(lp_all), lp_old, lp_ref, adv, beta=cfg.beta, penalty=cfg.penalty,
+                                       clip_eps=cfg.clip_eps, level=cfg.level)
+            self.optimizer.zero_grad(set_to_none=True)
+            (-obj).backward()
+            self.optimizer.step()
+        self.step += 1
+        return dict(step=self.step, reward=float(r.mean()), k3=float(diag["k3"]),
+                    clip_fraction=float(diag["clip_fraction"]), lr=self._lr())
+
+    def train(self, resume: bool = False, stop_after: int | None = None) -> TrainResult:
+        """Train to ``config.steps`` (or stop, checkpointed, after ``stop_after`` more steps).
+
+        With ``resume=True`` and a checkpoint in ``run_dir``, training continues from it:
+        same model, optimiser, sampler state and metrics, as if never interrupted.
+        """
+        cfg = self.cfg
+        torch.manual_seed(cfg.seed)
+        if self.run_dir is not None:
+            self.run_dir.mkdir(parents=True, exist_ok=True)
+            if not (resume and self.load_checkpoint()):
+                self._write_config()
+                _, metrics, *_ = self._paths()
+                metrics.unlink(missing_ok=True)
+        window_start = int(round(cfg.steps * (1 - cfg.final_window)))
+        t0 = time.perf_counter()
+        bar = tqdm(total=cfg.steps, initial=self.step, desc=f"GRPO {cfg.penalty} G={cfg.group_size} "
+                                                            f"beta={cfg.beta:g}", disable=not self.progress,
+                   leave=False)
+        metrics_file = None
+        writer = None
+        if self.run_dir is not None:
+            _, metrics_path, *_ = self._paths()
+            new = not metrics_path.exists()
+            metrics_file = metrics_path.open("a", newline="")
+        last = cfg.steps if stop_after is None else min(cfg.steps, self.step + stop_after)
+        try:
+            while self.step < last:
+                row = self.train_step()
+                bar.update(1)
+                if self.step > window_start:
+                    self.window.append(answer_probabilities(self.model, self.task))
+                if self.step % cfg.log_every == 0 or self.step == cfg.steps:
+                    probs = self.window[-1] if self.step > window_start else answer_probabilities(self.model,
+                                                                                                 self.task)
+                    best = (probs * (self.task.rewards == self.task.rewards.max(1, keepdims=True))).sum(1)
+                    row.update({f"p_best_q{i}": float(v) for i, v in enumerate(best)})
+                    self.history.append(row)
+                    bar.set_postfix(reward=f"{row['reward']:.3f}", k3=f"{row['k3']:.3f}")
+                    if metrics_file is not None:
+                        if writer is None:
+                            writer = csv.DictWriter(metrics_file, fieldnames=list(row))
+                            if new:
+                                writer.writeheader()
+                        writer.writerow(row)
+                        metrics_file.flush()
+                if self.step % cfg.checkpoint_every == 0:
+                    self.save_checkpoint()
+        finally:
+            bar.close()
+            if metrics_file is not None:
+                metrics_file.close()
+        self.save_checkpoint()
+        window = np.stack(self.window) if self.window else answer_probabilities(self.model, self.task)[None]
+        result = TrainResult(window, window.mean(0), batch_means_se(window), self.reference_probs,
+                             time.perf_counter() - t0, self.step, self.history)
+        if self.run_dir is not None:
+            *_, summary = self._paths()
+            summary.write_text(json.dumps(dict(measured=result.measured.tolist(),
+                                               measured_se=result.measured_se.tolist(),
+                                               reference=result.reference.tolist(), steps=self.step,
+                                               seconds=result.seconds), indent=2))
+        return result

@@ -1,0 +1,253 @@
+"""Theory against experiment: train GRPO on a language model, compare with the stationary policy.
+
+For each configuration (G, beta, penalty, conventions) the trainer starts from the
+reference model; the prediction for every question is the theory's stationary
+policy computed from the *reference model's own* probabilities of the answers,
+with the conventions the trainer used. Writes into ``out``:
+
+    results.csv      one row per (configuration, question): pi_ref, predicted, measured, se, error
+    summary.csv      per configuration: MAE, max error, mean se, seconds, gated or not
+    trained_points.csv   the measured points in the format of ``grpo-theory figures --trained``
+    fig_predicted_vs_measured.png/.pdf, fig9_trained_vs_theory*.png/.pdf
+    runs/<config>/   each training run: config.json, metrics.csv, checkpoint.pt, summary.json
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+
+from ..problem import Objective, Question
+from ..stationary import stationary_points, stationary_policy
+from .reference import pretrain_reference
+from .tasks import QATask, synthetic_binary_task
+from .trainer import GRPOConfig, GRPOTrainer, answer_probabilities
+
+
+@dataclass(frozen=True)
+class Study:
+    """One training configuration and how it is judged."""
+
+    name: str
+    config: GRPOConfig
+    gated: bool = True               # counted against the accuracy targets
+    answer_length: int = 1
+    # Theories the measurement is compared with: "trainer" (the trainer's conventions, sequence
+    # level), "note" (ddof 0, eps 0), "token" (token-level stationary policy, two-token answers).
+    predictions: tuple = ("trainer",)
+
+
+def gated_studies(steps: int = 800, group_sizes=(2, 8, 64), betas=(0.5, 1.0), lr: float = 3e-3) -> list[Study]:
+    out = []
+    for G in group_sizes:
+        for beta in betas:
+            for penalty in ("reverse", "direct"):
+                cfg = GRPOConfig(group_size=G, beta=beta, penalty=penalty, steps=steps, learning_rate=lr,
+                                 groups_per_question=max(4, 128 // G))
+                out.append(Study(f"G{G}_beta{beta:g}_{penalty}", cfg))
+    return out
+
+
+def extra_studies(steps: int = 800, lr: float = 3e-3) -> list[Study]:
+    """Measured and reported, not gated: practical conventions against the note's."""
+    base = GRPOConfig(group_size=8, beta=0.5, steps=steps, learning_rate=lr, groups_per_question=16)
+    g2 = replace(base, group_size=2, groups_per_question=64)
+    return [
+        Study("TRL_std_G2", replace(g2, std_ddof=1, std_eps=1e-4), gated=False, predictions=("trainer", "note")),
+        Study("TRL_std_G8", replace(base, std_ddof=1, std_eps=1e-4), gated=False, predictions=("trainer", "note")),
+        Study("inner4_clip_G8", replace(base, inner_updates=4, clip_eps=0.2), gated=False),
+        Study("two_token_sequence_G8", base, gated=False, answer_length=2, predictions=("trainer", "token")),
+        Study("two_token_token_level_G8", replace(base, level="token"), gated=False, answer_length=2,
+              predictions=("trainer", "token")),
+    ]
+
+
+def _objective_for(cfg: GRPOConfig, prediction: str) -> Objective:
+    if prediction == "note":
+        return Objective(cfg.beta, cfg.group_size, cfg.penalty, cfg.normalization)
+    return cfg.objective()
+
+
+def predict(task: QATask, reference_probs: np.ndarray, obj: Objective) -> np.ndarray:
+    """Stationary pi over each question's answer set, from the reference model's probabilities."""
+    out = np.zeros_like(reference_probs)
+    for q in range(task.n_questions):
+        p = reference_probs[q] / reference_probs[q].sum()
+        out[q] = stationary_policy(Question(p, rewards=task.rewards[q]), obj).pi
+    return out
+
+
+def predict_token_level(task: QATask, ref_token_logp: np.ndarray, obj: Objective) -> np.ndarray:
+    """Token-level stationary pi for two-token answers ``(t1, t2)`` listed in row-major order."""
+    from ..token_level import token_level_stationary
+
+    n1 = len(dict.fromkeys(a[0] for a in task.answers))
+    n2 = len(task.answers) // n1
+    out = np.zeros((task.n_questions, len(task.answers)))
+    for q in range(task.n_questions):
+        lp = ref_token_logp[q]                                  # (n_answers, 2)
+        pi1 = np.exp(lp[::n2, 0])
+        pi2 = np.exp(lp[:, 1]).reshape(n1, n2)
+        sol = token_level_stationary(pi1 / pi1.sum(), pi2 / pi2.sum(1, keepdims=True),
+                                     task.rewards[q].reshape(n1, n2), obj)
+        out[q] = sol["pi"]
+    return out
+
+
+def stable_points_of_rewarded_class(task: QATask, reference_probs: np.ndarray, obj: Objective) -> list:
+    """For each question: the rewarded class's probability at every stable stationary point."""
+    out = []
+    for q in range(task.n_questions):
+        p = reference_probs[q] / reference_probs[q].sum()
+        pts = stationary_points(Question(p, rewards=task.rewards[q]), obj)
+        best = task.rewards[q] == task.rewards[q].max()
+        out.append([float(pt.pi[best].sum()) for pt in pts if pt.stable])
+    return out
+
+
+def _rewarded(task: QATask, table: np.ndarray) -> np.ndarray:
+    """Probability of the rewarded answer class, per question."""
+    return (table * (task.rewards == task.rewards.max(axis=1, keepdims=True))).sum(axis=1)
+
+
+def run_validation(out_dir="runs/validate", *, quick: bool = False, n_questions: int = 16, seed: int = 0,
+                   device: str = "cpu", steps: int | None = None, include_extra: bool = True,
+                   resume: bool = False, progress: bool = True) -> pd.DataFrame:
+    """Run the experiment; returns the per-configuration summary (also written to ``out_dir``)."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    torch.set_num_threads(max(1, torch.get_num_threads()))
+    if quick:
+        studies = gated_studies(steps=steps or 400, group_sizes=(2, 8), betas=(0.5,))
+        n_questions = min(n_questions, 10)
+    else:
+        studies = gated_studies(steps=steps or 800)
+        if include_extra:
+            studies += extra_studies(steps=steps or 800)
+    refs: dict[int, tuple] = {}
+    rows, summary = [], []
+    t_all = time.perf_counter()
+    for study in studies:
+        L = study.answer_length
+        if L not in refs:
+            task, freqs = synthetic_binary_task(n_questions, L, seed=seed)
+            t0 = time.perf_counter()
+            ref = pretrain_reference(task, freqs, seed=seed, progress=progress, steps=800 if L == 1 else 1200)
+            refs[L] = (task, ref, answer_probabilities(ref, task), time.perf_counter() - t0)
+        task, ref, ref_probs, _ = refs[L]
+        cfg = replace(study.config, device=device, seed=seed)
+        trainer = GRPOTrainer(copy.deepcopy(ref), task, cfg, reference=ref, run_dir=out / "runs" / study.name,
+                              progress=progress)
+        res = trainer.train(resume=resume)
+        p_ref = _rewarded(task, ref_probs)
+        p_meas, p_se = _rewarded(task, res.measured), _rewarded(task, res.measured_se)
+        for prediction in study.predictions:
+            obj = _objective_for(cfg, prediction)
+            if prediction == "token":
+                pred = predict_token_level(task, trainer.ref_token_logp.double().cpu().numpy(), obj)
+                stables = [[float(v)] for v in _rewarded(task, pred)]
+            else:
+                pred = predict(task, ref_probs, obj)
+                stables = stable_points_of_rewarded_class(task, ref_probs, obj)
+            p_pred = _rewarded(task, pred)
+            err = p_meas - p_pred
+            nearest = np.array([min(st, key=lambda v: abs(v - m)) if st else np.nan
+                                for st, m in zip(stables, p_meas)])
+            for q in range(task.n_questions):
+                rows.append(dict(config=study.name, prediction=prediction,
+                                 gated=study.gated and prediction == "trainer", group_size=cfg.group_size,
+                                 beta=cfg.beta, penalty=cfg.penalty,
+                                 std_ddof=cfg.std_ddof, std_eps=cfg.std_eps, inner_updates=cfg.inner_updates,
+                                 level=cfg.level, answer_length=L, question=q, pi_ref_a=p_ref[q],
+                                 predicted=p_pred[q], measured=p_meas[q], measured_se=p_se[q], error=err[q],
+                                 n_stable_points=len(stables[q]), nearest_stable=nearest[q],
+                                 error_to_nearest_stable=p_meas[q] - nearest[q],
+                                 same_basin=bool(abs(nearest[q] - p_pred[q]) < 1e-9)))
+            summary.append(dict(config=study.name, prediction=prediction,
+                                gated=study.gated and prediction == "trainer", n_questions=task.n_questions,
+                                mae=float(np.abs(err).mean()), max_abs_error=float(np.abs(err).max()),
+                                mean_se=float(p_se.mean()), mean_error=float(err.mean()),
+                                max_error_to_nearest_stable=float(np.nanmax(np.abs(p_meas - nearest))),
+                                basin_mismatches=int(np.sum(np.abs(nearest - p_pred) > 1e-9)),
+                                seconds=res.seconds, steps=res.steps))
+        pd.DataFrame(rows).to_csv(out / "results.csv", index=False)      # nothing lost on a crash
+        pd.DataFrame(summary).to_csv(out / "summary.csv", index=False)
+    results = pd.DataFrame(rows)
+    summ = pd.DataFrame(summary)
+    gated = results[results.gated]
+    overall = dict(gated_mae=float(gated.error.abs().mean()), gated_max=float(gated.error.abs().max()),
+                   seconds_total=time.perf_counter() - t_all, device=device, quick=quick, seed=seed,
+                   n_questions=n_questions, torch=torch.__version__)
+    (out / "overall.json").write_text(json.dumps(overall, indent=2))
+    trained = results[(results.penalty == "reverse") & results.gated & (results.answer_length == 1)]
+    trained[["group_size", "beta", "pi_ref_a", "measured", "measured_se", "predicted"]].to_csv(
+        out / "trained_points.csv", index=False)
+    _figures(results, out)
+    return summ
+
+
+def _figures(results: pd.DataFrame, out: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    from .. import plotting
+    from ..figures import build_figures
+
+    with matplotlib.rc_context(plotting.STYLE):
+        fig = plotting.predicted_vs_measured(results[results.gated])
+        fig.savefig(out / "fig_predicted_vs_measured.png", metadata={"Software": None})
+        fig.savefig(out / "fig_predicted_vs_measured.pdf", metadata={"CreationDate": None})
+        extra = results[~results.gated]
+        if len(extra):
+            fig = plotting.predicted_vs_measured(extra)
+            fig.savefig(out / "fig_extra_studies.png", metadata={"Software": None})
+    build_figures(out, only=[9], trained=out / "trained_points.csv", progress=False)
+
+
+def run_smollm_validation(out_dir="runs/validate_smollm2", *, model_dir="models/smollm2", device: str = "cpu",
+                          n_questions: int = 12, steps: int = 300, learning_rate: float = 2e-5,
+                          group_sizes=(2, 8), betas=(0.5,), penalties=("reverse", "direct"), seed: int = 0,
+                          progress: bool = True) -> pd.DataFrame:
+    """The same comparison on SmolLM2-135M-Instruct with yes/no questions (answer = first token).
+
+    Meant for a GPU (a 135M-parameter model trained for hundreds of steps); on a CPU
+    use a few steps as a smoke test.
+    """
+    from .smollm import load_smollm2, yes_no_task
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    model, tok = load_smollm2(model_dir, device=device)
+    task = yes_no_task(tok, n_questions)
+    ref_probs = answer_probabilities(model, task)
+    rows, summary = [], []
+    for G in group_sizes:
+        for beta in betas:
+            for penalty in penalties:
+                cfg = GRPOConfig(group_size=G, beta=beta, penalty=penalty, steps=steps, learning_rate=learning_rate,
+                                 groups_per_question=max(4, 64 // G), device=device, seed=seed,
+                                 log_every=10, checkpoint_every=max(50, steps // 4))
+                name = f"smollm2_G{G}_beta{beta:g}_{penalty}"
+                trainer = GRPOTrainer(copy.deepcopy(model), task, cfg, reference=model, run_dir=out / "runs" / name,
+                                      progress=progress)
+                res = trainer.train()
+                pred = _rewarded(task, predict(task, ref_probs, cfg.objective()))
+                meas, se = _rewarded(task, res.measured), _rewarded(task, res.measured_se)
+                for q in range(task.n_questions):
+                    rows.append(dict(config=name, group_size=G, beta=beta, penalty=penalty, question=q,
+                                     pi_ref_a=_rewarded(task, ref_probs)[q], predicted=pred[q], measured=meas[q],
+                                     measured_se=se[q], error=meas[q] - pred[q]))
+                summary.append(dict(config=name, mae=float(np.abs(meas - pred).mean()),
+                                    max_abs_error=float(np.abs(meas - pred).max()), seconds=res.seconds,
+                                    steps=res.steps))
+                pd.DataFrame(rows).to_csv(out / "results.csv", index=False)
+                pd.DataFrame(summary).to_csv(out / "summary.csv", index=False)
+                del trainer
+    return pd.DataFrame(summary)

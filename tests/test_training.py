@@ -1,0 +1,143 @@
+"""The GRPO trainer: advantages and loss against the SPEC written out by hand, single-forward
+scoring against token-by-token generation, persistence, and a reduced theory-vs-trainer check."""
+
+import copy
+import math
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from grpo_theory.training import (  # noqa: E402
+    GRPOConfig,
+    GRPOTrainer,
+    answer_probabilities,
+    answer_token_logprobs,
+    generate,
+    group_advantages,
+    grpo_objective,
+    pretrain_reference,
+    synthetic_binary_task,
+)
+
+
+def test_advantages_match_eq2_and_conventions():
+    r = torch.tensor([[1.0, 0.0, 0.0, 1.0], [2.0, 2.0, 2.0, 2.0], [0.0, 1.0, 3.0, 4.0]])
+    a = group_advantages(r)
+    for row, got in zip(r.numpy(), a.numpy()):
+        expected = np.zeros(4) if np.all(row == row[0]) else (row - row.mean()) / row.std()
+        np.testing.assert_allclose(got, expected, atol=1e-6)
+    a1 = group_advantages(r, std_ddof=1, std_eps=1e-4)
+    row = r[2].numpy()
+    np.testing.assert_allclose(a1[2].numpy(), (row - row.mean()) / (row.std(ddof=1) + 1e-4), atol=1e-6)
+    np.testing.assert_allclose(group_advantages(r, "shift")[2].numpy(), row - row.mean(), atol=1e-6)
+    two = group_advantages(torch.tensor([[1.0, 0.0]]), std_ddof=1)
+    np.testing.assert_allclose(two.numpy(), [[1 / math.sqrt(2), -1 / math.sqrt(2)]], atol=1e-6)
+
+
+def test_objective_gradient_is_the_expected_flow_on_policy():
+    """With pi_old = pi, the gradient of the GRPO objective in the logits is A grad log pi minus
+    beta times (1 - pi_ref/pi) grad log pi (reverse) or log(pi/pi_ref) grad log pi (direct)."""
+    torch.manual_seed(0)
+    theta = torch.randn(3, requires_grad=True)
+    ref = torch.log_softmax(torch.randn(3), 0)
+    samples = torch.tensor([0, 2, 1, 2])
+    adv = torch.tensor([0.5, -1.0, 0.3, 0.2])
+    for penalty in ("reverse", "direct"):
+        lp = torch.log_softmax(theta, 0)
+        obj, _ = grpo_objective(lp[samples][:, None], lp[samples][:, None].detach(), ref[samples][:, None], adv,
+                                beta=0.7, penalty=penalty)
+        (g,) = torch.autograd.grad(obj, theta)
+        pi = lp.exp().detach()
+        expected = torch.zeros(3)
+        for o, A in zip(samples.tolist(), adv.tolist()):
+            grad_log = -pi.clone()
+            grad_log[o] += 1
+            pen = (1 - torch.exp(ref[o] - lp[o].detach())) if penalty == "reverse" else (lp[o].detach() - ref[o])
+            expected += (A - 0.7 * pen) * grad_log
+        np.testing.assert_allclose(g.numpy(), (expected / len(samples)).numpy(), atol=1e-6)
+
+
+@pytest.fixture(scope="module")
+def small_setup():
+    torch.manual_seed(0)
+    task, freqs = synthetic_binary_task(6, 1, seed=1)
+    ref = pretrain_reference(task, freqs, steps=300, progress=False, seed=1)
+    return task, freqs, ref
+
+
+def test_restricted_scoring_is_a_distribution_and_matches_generation(small_setup):
+    task, _, ref = small_setup
+    probs = answer_probabilities(ref, task)
+    np.testing.assert_allclose(probs.sum(1), 1.0, atol=1e-6)
+    gen = torch.Generator().manual_seed(0)
+    draws = generate(ref, task, 400, generator=gen).numpy()
+    freq = np.stack([(draws == k).mean(1) for k in range(len(task.answers))], 1)
+    se = np.sqrt(probs * (1 - probs) / 400)
+    assert np.all(np.abs(freq - probs) < 4.5 * se + 1e-3)
+
+
+def test_two_token_scoring_factorises():
+    task, freqs = synthetic_binary_task(4, 2, seed=2)
+    ref = pretrain_reference(task, freqs, steps=200, progress=False, seed=2)
+    lp = answer_token_logprobs(ref, task)
+    probs = lp.sum(-1).exp().detach().numpy()
+    np.testing.assert_allclose(probs.sum(1), 1.0, atol=1e-5)
+    first = lp[:, :, 0].exp().detach().numpy()
+    np.testing.assert_allclose(first[:, 0], first[:, 1], atol=1e-6)      # (A,X) and (A,Y) share pi(A)
+
+
+def test_resume_continues_where_it_stopped(small_setup, tmp_path):
+    task, _, ref = small_setup
+    cfg = GRPOConfig(group_size=4, beta=0.5, steps=40, log_every=5, checkpoint_every=10, seed=3)
+    full = GRPOTrainer(copy.deepcopy(ref), task, cfg, reference=ref, run_dir=tmp_path / "a", progress=False).train()
+    part = GRPOTrainer(copy.deepcopy(ref), task, cfg, reference=ref, run_dir=tmp_path / "b", progress=False)
+    part.train(stop_after=20)                       # as if the process died after step 20
+    resumed = GRPOTrainer(copy.deepcopy(ref), task, cfg, reference=ref, run_dir=tmp_path / "b", progress=False)
+    res = resumed.train(resume=True)
+    assert res.steps == 40
+    np.testing.assert_allclose(res.measured, full.measured, atol=1e-6)   # same seed, same path
+    lines = (tmp_path / "b" / "metrics.csv").read_text().strip().splitlines()
+    assert len(lines) == 1 + 8 and lines[0].startswith("step,")
+    assert (tmp_path / "b" / "summary.json").exists() and (tmp_path / "b" / "config.json").exists()
+
+
+def test_reduced_validation_meets_a_loose_bound(tmp_path):
+    """The CI version of `grpo-theory validate`: G = 2 and 8, beta = 0.5, both penalties, 10 questions."""
+    from grpo_theory.training.validate import run_validation
+
+    summary = run_validation(tmp_path, quick=True, progress=False)
+    assert len(summary) == 4 and (summary.n_questions >= 10).all()
+    assert summary.mae.max() < 0.02 and summary.max_abs_error.max() < 0.05, summary
+    assert (tmp_path / "results.csv").exists() and (tmp_path / "fig9_trained_vs_theory.png").exists()
+
+
+def test_config_rejects_bad_values():
+    with pytest.raises(ValueError, match="group_size"):
+        GRPOConfig(group_size=1)
+    with pytest.raises(ValueError, match="penalty"):
+        GRPOConfig(penalty="kl")
+
+
+@pytest.mark.slow
+def test_smollm2_grpo_smoke(tmp_path):
+    """A few GRPO steps on the real SmolLM2-135M-Instruct on CPU (needs `grpo-theory fetch-model`)."""
+    from pathlib import Path
+
+    from grpo_theory.training.smollm import GGUF_NAME, fetch_model, load_smollm2, yes_no_task
+
+    model_dir = Path("models/smollm2")
+    if not (model_dir / GGUF_NAME).exists():
+        fetch_model(model_dir)
+    model, tok = load_smollm2(model_dir)
+    task = yes_no_task(tok, 4)
+    before = answer_probabilities(model, task)
+    np.testing.assert_allclose(before.sum(1), 1.0, atol=1e-5)
+    cfg = GRPOConfig(group_size=4, beta=0.1, steps=4, learning_rate=1e-4, groups_per_question=4, log_every=1)
+    res = GRPOTrainer(copy.deepcopy(model), task, cfg, reference=model, run_dir=tmp_path, progress=False).train()
+    after = res.probs_window[-1]
+    assert np.all(np.isfinite(after))
+    rewarded = task.rewards == 1
+    assert (after * rewarded).sum() > (before * rewarded).sum()       # moved towards the rewarded answers
+    assert (tmp_path / "metrics.csv").exists()
