@@ -45,20 +45,29 @@ def _with_eps(obj: Objective, variance_eps: float | None) -> Objective:
 
 
 def _reverse_argmax(pi_ref: np.ndarray, P: np.ndarray, beta: float) -> np.ndarray:
-    """argmax sum pi P + beta sum pi_ref log pi on the simplex: pi = beta pi_ref/(lambda - P)."""
+    """argmax sum pi P + beta sum pi_ref log pi on the simplex: pi = beta pi_ref/(lambda - P).
+
+    ``lambda`` is the unique value above ``max P`` (over the support of ``pi_ref``) that
+    normalises ``pi``: the sum falls from +inf to at most 1 at ``max P + beta``, with
+    equality exactly when ``P`` is constant on the support (then ``pi = pi_ref``).
+    """
     s = pi_ref > 0
-    top = float(P[s].max())
+    Ps = P[s]
+    top = float(Ps.max())
+    if float(Ps.min()) == top:
+        return pi_ref / pi_ref.sum()
 
     def total(lam):
-        return float(np.sum(beta * pi_ref[s] / (lam - P[s]))) - 1.0
+        return float(np.sum(beta * pi_ref[s] / (lam - Ps))) - 1.0
 
-    # total -> +inf as lambda -> top+, and total(top + beta) <= 0 since lambda - P >= beta there
-    lo, hi = top + 1e-300 + 1e-15 * max(1.0, abs(top)), top + beta
-    while total(lo) < 0:        # guard: pushes lo towards top until the sum exceeds 1
+    lo, hi = top + 1e-15 * max(1.0, abs(top)), top + beta
+    while total(lo) < 0:        # push lo towards max P until the sum exceeds 1
         lo = top + (lo - top) / 1e3
+    if total(hi) > 0:           # rounding at a near-constant P: widen by a hair
+        hi = top + beta * (1 + 1e-9)
     lam = optimize.brentq(total, lo, hi, xtol=1e-15, rtol=4 * np.finfo(float).eps)
     pi = np.zeros_like(pi_ref)
-    pi[s] = beta * pi_ref[s] / (lam - P[s])
+    pi[s] = beta * pi_ref[s] / (lam - Ps)
     return pi / pi.sum()
 
 

@@ -25,26 +25,12 @@ from scipy.special import logsumexp
 
 from .preference import reward_preference
 from .problem import InvalidInputError, Objective, Question
+from .proximal import _reverse_argmax
 from .stationary import stationary_policy
 
 
 def _normalised(log_v: np.ndarray) -> np.ndarray:
     return np.exp(log_v - logsumexp(log_v))
-
-
-def _reverse_solution(ref: np.ndarray, P: np.ndarray, beta: float) -> np.ndarray:
-    """argmax_pi sum pi P + beta sum ref log pi: pi = beta ref / (lambda - P), normalised."""
-    top = float(P.max())
-
-    def total(lam):
-        return float(np.sum(beta * ref / (lam - P))) - 1.0
-
-    lo = top + 1e-12 * max(1.0, abs(top))
-    while total(lo) < 0:
-        lo = top + (lo - top) / 1e3
-    lam = optimize.brentq(total, lo, top + beta, xtol=1e-15, rtol=4 * np.finfo(float).eps)
-    pi = beta * ref / (lam - P)
-    return pi / pi.sum()
 
 
 def token_level_stationary(pi1_ref, pi2_ref, rewards, obj: Objective) -> dict:
@@ -79,8 +65,8 @@ def token_level_stationary(pi1_ref, pi2_ref, rewards, obj: Objective) -> dict:
             new1 = _normalised(np.log(pi1_ref) + Q / beta)
             new2 = np.vstack([_normalised(np.log(pi2_ref[i]) + P[i] / beta) for i in range(n1)])
         else:
-            new1 = _reverse_solution(pi1_ref, Q, beta)
-            new2 = np.vstack([_reverse_solution(pi2_ref[i], P[i], beta) for i in range(n1)])
+            new1 = _reverse_argmax(pi1_ref, Q, beta)
+            new2 = np.vstack([_reverse_argmax(pi2_ref[i], P[i], beta) for i in range(n1)])
         return new1, new2
 
     def equations(x):
@@ -89,7 +75,11 @@ def token_level_stationary(pi1_ref, pi2_ref, rewards, obj: Objective) -> dict:
         return np.concatenate([(l1[:-1] - l1[-1]) - x[: n1 - 1],
                                ((l2[:, :-1] - l2[:, -1:]) - x[n1 - 1:].reshape(n1, n2 - 1)).ravel()])
 
-    seq = stationary_policy(q, obj).pi.reshape(n1, n2)
+    start = stationary_policy(q, obj)
+    if start.boundary or np.any(start.pi <= 0):
+        raise InvalidInputError("the sequence-level stationary policy is a vertex (a limit point of the "
+                                "direct penalty at G = inf); the token-level solver needs an interior start")
+    seq = start.pi.reshape(n1, n2)
     s1 = seq.sum(axis=1)
     s2 = seq / s1[:, None]
     x0 = np.concatenate([np.log(s1[:-1] / s1[-1]), (np.log(s2[:, :-1]) - np.log(s2[:, -1:])).ravel()])
