@@ -184,16 +184,19 @@ def figure10_data(n_beta: int = 28, n_x: int = 23, n_curve: int = 90) -> tuple[p
     return pd.DataFrame(field), pd.DataFrame(curves)
 
 
-def figure11_data(n_starts: int = 14, t_max: float = 300.0) -> tuple[pd.DataFrame, pd.DataFrame]:
+def figure11_data(n_starts: int = 14, t_max: float = 30000.0) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Flow trajectories on the simplex from a spread of starts, and the stationary points."""
     from .dynamics import flow
 
     q = Question(FLOW_PI_REF, rewards=FLOW_REWARDS)
     obj = Objective(FLOW_BETA, math.inf, penalty="direct")
     rng = np.random.default_rng(7)
-    starts = [np.array(FLOW_PI_REF)] + list(0.04 + 0.88 * rng.dirichlet(np.ones(3) * 1.2, n_starts - 1))
+    # the edge point's basin is thin in c: starts with c ~ 1e-4 reach it, slowly (its eigenvalues scale with c)
+    near_edge = [np.array(v) for v in ((0.78, 0.2199, 1e-4), (0.62, 0.3799, 1e-4), (0.9, 0.0999, 1e-4))]
+    starts = [np.array(FLOW_PI_REF)] + near_edge + \
+        list(0.04 + 0.88 * rng.dirichlet(np.ones(3) * 1.2, n_starts - 1 - len(near_edge)))
     starts = [s / s.sum() for s in starts]
-    t = np.concatenate([[0.0], np.geomspace(0.01, t_max, 160)])
+    t = np.concatenate([[0.0], np.geomspace(0.01, t_max, 200)])
     rows = []
     for i, s in enumerate(starts):
         tr = flow(q, obj, s, t, with_points=False)

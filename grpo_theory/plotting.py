@@ -154,9 +154,8 @@ def _ternary(pi: np.ndarray) -> np.ndarray:
     return pi @ corners
 
 
-def simplex_paths(df: pd.DataFrame, pi_ref, labels=("a", "b", "c"), rewards=None, mark_beta: float = 1.0) -> Figure:
-    """Figure 8: the stationary policy's path on the simplex as beta goes from large to small."""
-    fig, (ax,) = _new(height=3.3)
+def _simplex_axes(ax, labels, rewards) -> None:
+    """The probability simplex as a triangle with labelled vertices (a top, b left, c right)."""
     tri = _ternary(np.eye(3))
     ax.fill(tri[:, 0], tri[:, 1], facecolor="0.97", edgecolor="0.3", lw=0.7)
     for i, name in enumerate(labels):
@@ -164,6 +163,16 @@ def simplex_paths(df: pd.DataFrame, pi_ref, labels=("a", "b", "c"), rewards=None
         pos = {0: (tri[0, 0], tri[0, 1] + 0.03, "bottom"), 1: (tri[1, 0], -0.04, "top"),
                2: (tri[2, 0], -0.04, "top")}[i]
         ax.text(pos[0], pos[1], name + r, ha="center", va=pos[2], fontsize=7.5)
+    ax.set_xlim(-0.05, 1.05)
+    ax.set_ylim(-0.1, math.sqrt(3) / 2 + 0.1)
+    ax.set_aspect("equal")
+    ax.axis("off")
+
+
+def simplex_paths(df: pd.DataFrame, pi_ref, labels=("a", "b", "c"), rewards=None, mark_beta: float = 1.0) -> Figure:
+    """Figure 8: the stationary policy's path on the simplex as beta goes from large to small."""
+    fig, (ax,) = _new(height=3.3)
+    _simplex_axes(ax, labels, rewards)
     palette = ["#6baed6", "#2171b5", "#08306b", "#b2182b", "#333333"]
     for (method, d), c in zip(df.groupby("method", sort=False), palette):
         d = d.sort_values("beta", ascending=False)
@@ -175,10 +184,6 @@ def simplex_paths(df: pd.DataFrame, pi_ref, labels=("a", "b", "c"), rewards=None
     ref = _ternary(np.asarray(pi_ref))
     ax.plot(ref[0], ref[1], "k*", ms=6, label=r"$\pi_{\mathrm{ref}}$ ($\beta\to\infty$)")
     ax.plot([], [], "o", color="0.4", ms=3.2, label=rf"$\beta$ = {mark_beta:g}")
-    ax.set_xlim(-0.05, 1.05)
-    ax.set_ylim(-0.1, math.sqrt(3) / 2 + 0.1)
-    ax.set_aspect("equal")
-    ax.axis("off")
     ax.legend(loc="upper left", fontsize=6.2, bbox_to_anchor=(-0.06, 1.02))
     ax.set_title(r"Stationary policy as $\beta$ decreases from 20 to 0.02", pad=2)
     return fig
@@ -239,13 +244,7 @@ def simplex_flows(traj: pd.DataFrame, points: pd.DataFrame, pi_ref, labels=("a",
                   rewards=None, beta=None) -> Figure:
     """Figure 11: flow trajectories on the simplex with the stationary points."""
     fig, (ax,) = _new(height=3.2)
-    tri = _ternary(np.eye(3))
-    ax.fill(tri[:, 0], tri[:, 1], facecolor="0.97", edgecolor="0.3", lw=0.7)
-    for i, name in enumerate(labels):
-        r = "" if rewards is None else f" (r = {rewards[i]:g})"
-        pos = {0: (tri[0, 0], tri[0, 1] + 0.03, "bottom"), 1: (tri[1, 0], -0.04, "top"),
-               2: (tri[2, 0], -0.04, "top")}[i]
-        ax.text(pos[0], pos[1], name + r, ha="center", va=pos[2], fontsize=7.5)
+    _simplex_axes(ax, labels, rewards)
     for s, d in traj.groupby("start"):
         xy = _ternary(d[["pi_a", "pi_b", "pi_c"]].to_numpy())
         color = "#1f5fa8" if s else "black"
@@ -261,10 +260,6 @@ def simplex_flows(traj: pd.DataFrame, points: pd.DataFrame, pi_ref, labels=("a",
     ax.plot([], [], "o", mfc="#b2182b", mec="#b2182b", label="stable")
     ax.plot([], [], "o", mfc="white", mec="#b2182b", label="unstable (saddle)")
     ax.plot([], [], "k*", label=r"$\pi_{\mathrm{ref}}$ (its path in black)")
-    ax.set_xlim(-0.05, 1.05)
-    ax.set_ylim(-0.1, math.sqrt(3) / 2 + 0.1)
-    ax.set_aspect("equal")
-    ax.axis("off")
     ax.legend(loc="upper left", fontsize=6.2, bbox_to_anchor=(-0.06, 1.02))
     ax.set_title(rf"Gradient flow, direct KL, $G\to\infty$, $\beta$ = {beta:g}", pad=2)
     return fig

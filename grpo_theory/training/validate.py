@@ -114,7 +114,8 @@ def stable_points_of_rewarded_class(task: QATask, reference_probs: np.ndarray, o
 
 def _rewarded(task: QATask, table: np.ndarray) -> np.ndarray:
     """Probability of the rewarded answer class, per question."""
-    return (table * (task.rewards == task.rewards.max(axis=1, keepdims=True))).sum(axis=1)
+    best = task.rewards == task.rewards.max(axis=1, keepdims=True)
+    return np.where(best, table, 0.0).sum(axis=1)        # where, not a product: an SE of inf stays inf
 
 
 def run_validation(out_dir="runs/validate", *, quick: bool = False, n_questions: int = 16, seed: int = 0,

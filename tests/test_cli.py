@@ -1,0 +1,64 @@
+"""The `grpo-theory` command and the import-time promise (no torch, no TRL)."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from grpo_theory.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_import_does_not_pull_torch_or_trl():
+    code = ("import sys, grpo_theory, grpo_theory.dynamics, grpo_theory.symbolic, grpo_theory.figures; "
+            "bad = [m for m in ('torch', 'trl', 'transformers') if m in sys.modules]; print(bad); "
+            "sys.exit(1 if bad else 0)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_solve_prints_every_variant_and_the_baselines(capsys):
+    assert main(["solve", "--pi-ref", "0.3", "0.7", "--rewards", "1", "0", "--beta", "0.5",
+                 "--group-size", "2"]) == 0
+    out = capsys.readouterr().out
+    for name in ("GRPO reverse/scale", "GRPO reverse/shift", "GRPO direct/scale", "GRPO direct/shift",
+                 "RLHF", "NLHF"):
+        assert name in out
+    from grpo_theory import closed_form
+    row = next(line for line in out.splitlines() if line.startswith("GRPO reverse/scale"))
+    assert f"{float(closed_form.binary_pairwise(0.3, 0.5)):.6f}" in row      # Eq. 14, independent of the solver
+
+
+def test_solve_json_and_large_group(capsys):
+    assert main(["solve", "--pi-ref", "0.1", "0.9", "--rewards", "1", "0", "--beta", "1", "--group-size", "inf",
+                 "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    rows = {r["method"]: r for r in data["rows"]}
+    assert data["group_size"] is None
+    assert rows["GRPO direct/scale"]["n_points"] == 3 and rows["GRPO direct/scale"]["exhaustive"]
+
+
+def test_bad_input_exits_2_with_the_value(capsys):
+    assert main(["solve", "--pi-ref", "0.3", "0.6", "--rewards", "1", "0", "--beta", "0.5"]) == 2
+    assert "sum to 1" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["solve", "--pi-ref", "0.5", "0.5", "--rewards", "1", "0", "--beta", "0.5", "--group-size", "x"])
+
+
+def test_derivations_check_passes_on_the_committed_file(capsys, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    assert main(["derivations", "--check"]) == 0
+
+
+def test_predict_trl_from_json(tmp_path, capsys):
+    pytest.importorskip("trl")
+    cfg = tmp_path / "c.json"
+    cfg.write_text(json.dumps({"num_generations": 8, "beta": 0.2, "use_bias_correction_kl": False,
+                               "max_completion_length": 1}))
+    assert main(["predict-trl", str(cfg), "--pi-ref", "0.3", "0.7", "--rewards", "1", "0", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["objective"].startswith("reverse/scale, G=8, beta=0.2, ddof=1")
+    assert 0.3 < data["policy"][0] < 1
