@@ -77,7 +77,7 @@ def main() -> None:
     width = max(len(r[0]) for r in rows) + 2
     print(f"{'benchmark'.ljust(width)}{'time':>12}  {'x baseline':>10}  notes")
     for name, t, note in rows:
-        print(f"{name.ljust(width)}{t * 1e3:10.3f}ms  {t / t_base:10.1f}  {note}")
+        print(f"{name.ljust(width)}{t * 1e3:10.3f}ms  {t / t_base:10.3g}  {note}")
 
 
 if __name__ == "__main__":

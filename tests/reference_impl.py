@@ -25,7 +25,7 @@ def group_advantage_first(rewards, normalization="scale", ddof=0, eps=0.0) -> fl
     return float(centred / (r.std(ddof=ddof) + eps))
 
 
-def brute_force_preference(pi_ref_unused, levels, reward_probs, pi, G, normalization="scale",
+def brute_force_preference(levels, reward_probs, pi, G, normalization="scale",
                            ddof=0, eps=0.0) -> np.ndarray:
     """P_G(o|pi) by enumerating every group (o_2..o_G) and every reward tuple."""
     levels = np.asarray(levels, float)

@@ -37,7 +37,7 @@ def test_expected_preference_is_zero_for_every_policy(q, obj, data):
 def test_exact_engine_equals_brute_force_over_all_groups(q, obj, data):
     """P_G equals the definition: an average of A_1 over every group and reward tuple."""
     pi = data.draw(simplex(q.n_outputs))
-    expected = brute_force_preference(q.pi_ref, q.reward_levels, q.reward_probs, pi, obj.group_size,
+    expected = brute_force_preference(q.reward_levels, q.reward_probs, pi, obj.group_size,
                                       obj.normalization, obj.std_ddof, obj.std_eps)
     np.testing.assert_allclose(reward_preference(q, pi, obj), expected, rtol=1e-10, atol=1e-12)
 
@@ -98,7 +98,7 @@ def test_finite_group_converges_to_large_group_at_rate_one_over_g():
 def test_shift_only_is_scaled_centred_reward(q, G, data):
     """Shift-only: P_G(o|pi) = ((G-1)/G)(E[r|o] - E_pi r); checked by brute force."""
     pi = data.draw(simplex(q.n_outputs))
-    brute = brute_force_preference(q.pi_ref, q.reward_levels, q.reward_probs, pi, G, "shift")
+    brute = brute_force_preference(q.reward_levels, q.reward_probs, pi, G, "shift")
     r = q.reward_probs @ q.reward_levels
     np.testing.assert_allclose(brute, (G - 1) / G * (r - pi @ r), atol=1e-12)
     np.testing.assert_allclose(reward_preference(q, pi, Objective(1.0, G, normalization="shift")),
@@ -137,7 +137,7 @@ def test_spec_binomial_form_agrees_with_brute_force_small_g():
     pi = np.array([0.35, 0.65])
     for G in (2, 3, 4, 5):
         pa, pb = binary_preference(pi[0], G)
-        brute = brute_force_preference(q.pi_ref, q.reward_levels, q.reward_probs, pi, G)
+        brute = brute_force_preference(q.reward_levels, q.reward_probs, pi, G)
         np.testing.assert_allclose([pa, pb], brute, atol=1e-13)
 
 

@@ -129,7 +129,7 @@ def test_stationary_policy_is_where_expected_gradient_ascent_ends(q, beta, G, pe
     sol = stationary_policy(q, obj)
 
     def P(pi):
-        return brute_force_preference(q.pi_ref, q.reward_levels, q.reward_probs, pi, G, norm)
+        return brute_force_preference(q.reward_levels, q.reward_probs, pi, G, norm)
 
     end = expected_gradient_ascent(P, q.pi_ref, beta, penalty, q.pi_ref, lr=0.5, steps=20_000,
                                    tol=1e-12)

@@ -35,7 +35,7 @@ def test_expected_token_level_gradient_vanishes_at_the_solution(penalty):
     sol = token_level_stationary(PI1, PI2, rewards, Objective(beta, G, penalty))
     assert sol["converged"]
     levels, probs = np.array([0.0, 1.0]), np.eye(2)[rewards.ravel().astype(int)]
-    P = brute_force_preference(None, levels, probs, sol["pi"], G)   # E[A | seq], independent enumeration
+    P = brute_force_preference(levels, probs, sol["pi"], G)   # E[A | seq], independent enumeration
     th1 = torch.tensor(np.log(sol["pi1"]), requires_grad=True)
     th2 = torch.tensor(np.log(sol["pi2"]), requires_grad=True)
     old1, old2 = torch.tensor(sol["pi1"]), torch.tensor(sol["pi2"])
