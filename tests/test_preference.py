@@ -206,3 +206,19 @@ def test_preference_matrix_rejects_settings_it_cannot_determine():
                 Objective(1.0, 2, std_eps=0.1)):
         with pytest.raises(InvalidInputError, match="group_size=2"):
             reward_preference(q, [0.5, 0.5], obj)
+
+
+def test_binomial_window_truncation_changes_nothing(monkeypatch):
+    """Summing only mean +- 40 sd of the binomial weights equals the full O(G) sum to rounding."""
+    import grpo_theory.preference as pref
+
+    rng = np.random.default_rng(5)
+    x = np.concatenate([[1e-6, 1e-3, 0.5, 0.999, 1 - 1e-9], rng.random(20)])
+    lw = np.log(np.stack([1 - x, x], -1))
+    for G in (65, 300, 4096, 10_000):
+        for obj in (Objective(1.0, G), Objective(1.0, G, std_ddof=1, std_eps=1e-4)):
+            cut = level_expectations(np.array([0.0, 1.0]), lw, obj)
+            monkeypatch.setattr(pref, "_TRUNCATE_BINOMIAL", False)
+            full = level_expectations(np.array([0.0, 1.0]), lw, obj)
+            monkeypatch.setattr(pref, "_TRUNCATE_BINOMIAL", True)
+            np.testing.assert_allclose(cut, full, rtol=1e-13, atol=1e-15)
