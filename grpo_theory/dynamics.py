@@ -23,7 +23,7 @@ import numpy as np
 from scipy.integrate import solve_ivp
 from scipy.special import logsumexp
 
-from .preference import level_expectations, reward_preference
+from .preference import level_expectations, reward_preference, sample_rewards, sampled_advantages
 from .problem import InvalidInputError, Objective, Question, validate_probability_vector
 from .proximal import (  # noqa: F401  (re-exported: the issue's API is dynamics.proximal_map etc.)
     MapFixedPoint,
@@ -112,6 +112,13 @@ def _check_start(q: Question, obj: Objective, pi0) -> np.ndarray:
     return pi0
 
 
+def _policy_from_logits(q: Question, support: np.ndarray, theta: np.ndarray) -> np.ndarray:
+    """Softmax of the logits ``theta`` of the outputs in ``support``; 0 elsewhere."""
+    pi = np.zeros(q.n_outputs)
+    pi[support] = np.exp(theta - logsumexp(theta))
+    return pi
+
+
 def _logit_rhs(q, obj, support):
     def rhs(_t, theta):
         pi = np.zeros(q.n_outputs)
@@ -163,8 +170,7 @@ def ascent(q: Question, obj: Objective, pi0, *, lr: float, steps: int, every: in
     ts, pis = [], []
     for k in range(steps + 1):
         if k % every == 0 or k == steps:
-            pi = np.zeros(q.n_outputs)
-            pi[support] = np.exp(theta - logsumexp(theta))
+            pi = _policy_from_logits(q, support, theta)
             ts.append(k)
             pis.append(pi)
         if k < steps:
@@ -232,17 +238,8 @@ def _sampled_batch_stats(q: Question, obj: Objective, pi_old: np.ndarray, n_grou
         raise InvalidInputError("Monte Carlo GRPO steps need a reward law (rewards are sampled)")
     K, G = q.n_outputs, obj.group_size
     outs = rng.choice(K, size=(n_groups, G), p=pi_old)
-    cum = np.cumsum(q.reward_probs, axis=1)
-    idx = (rng.random(outs.shape)[..., None] > cum[outs]).sum(axis=-1)
-    r = q.reward_levels[np.minimum(idx, q.reward_levels.size - 1)]
-    centred = r - r.mean(axis=1, keepdims=True)
-    if obj.normalization == "shift":
-        A = centred
-    else:
-        tie = r.max(axis=1) == r.min(axis=1)
-        var = np.where(tie, 0.0, r.var(axis=1, ddof=obj.std_ddof))
-        denom = (np.sqrt(var + obj.variance_eps) + obj.std_eps)[:, None]
-        A = np.where(denom > 0, np.where(tie[:, None], 0.0, centred) / np.where(denom > 0, denom, 1.0), 0.0)
+    r = sample_rewards(q, outs, rng)
+    A = sampled_advantages(r, obj)
     n = n_groups * G
     pos = np.bincount(outs.ravel(), weights=np.maximum(A, 0).ravel(), minlength=K) / n
     neg = np.bincount(outs.ravel(), weights=np.minimum(A, 0).ravel(), minlength=K) / n
@@ -293,8 +290,7 @@ def grpo_steps(q: Question, obj: Objective, pi0, *, lr: float, n_batches: int, i
     ts, pis = [0], [pi0.copy()]
     status = "ok"
     for b in range(1, n_batches + 1):
-        pi_old = np.zeros(q.n_outputs)
-        pi_old[support] = np.exp(theta - logsumexp(theta))
+        pi_old = _policy_from_logits(q, support, theta)
         if np.any(pi_old[support] == 0):
             # an output of the support underflowed: the k3 gradient (1/pi) and the ratios are
             # undefined from here on; stop and say so rather than return NaN
@@ -310,15 +306,7 @@ def grpo_steps(q: Question, obj: Objective, pi0, *, lr: float, n_batches: int, i
             status = f"diverged at batch {b}: non-finite logits (step size {lr:g} too large)"
             break
         if b % every == 0 or b == n_batches:
-            pi = np.zeros(q.n_outputs)
-            pi[support] = np.exp(theta - logsumexp(theta))
+            pi = _policy_from_logits(q, support, theta)
             ts.append(b)
             pis.append(pi)
     return _trajectory(q, obj, ts, pis, with_points, status)
-
-
-def two_class_logit(q: Question, obj: Objective, pi: np.ndarray) -> float:
-    """``log(pi(class a)/pi(class b))`` for a two-class question."""
-    cp = ClassProblem(q, obj)
-    a, b = pi[cp.class_of == 0].sum(), pi[cp.class_of == 1].sum()
-    return float(np.log(a) - np.log(b))

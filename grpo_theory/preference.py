@@ -38,6 +38,8 @@ __all__ = [
     "binary_preference",
     "n_count_vectors",
     "max_abs_advantage",
+    "sampled_advantages",
+    "sample_rewards",
 ]
 
 #: Default cap on the number of count vectors enumerated exactly.
@@ -394,26 +396,35 @@ def monte_carlo_preference(
     if reward_sampler is None:
         if q is None or not q.has_reward_law:
             raise InvalidInputError("Monte Carlo needs a reward law or a reward_sampler")
-        levels, probs = q.reward_levels, q.reward_probs
-        cum = np.cumsum(probs, axis=1)
 
         def reward_sampler(outputs, rng):
-            u = rng.random(outputs.shape)
-            idx = (u[..., None] > cum[outputs]).sum(axis=-1)
-            return levels[np.minimum(idx, levels.size - 1)]
+            return sample_rewards(q, outputs, rng)
 
     outputs = np.empty((K, n_groups, G), dtype=np.int64)
     outputs[:, :, 0] = np.arange(K)[:, None]
     outputs[:, :, 1:] = rng.choice(K, size=(K, n_groups, G - 1), p=pi)
     r = np.asarray(reward_sampler(outputs, rng), dtype=float)
+    a1 = sampled_advantages(r, obj)[..., 0]
+    return a1.mean(axis=1), a1.std(axis=1, ddof=1) / math.sqrt(n_groups)
+
+
+def sample_rewards(q: Question, outputs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One reward per entry of ``outputs`` (output indices), drawn from ``q``'s reward law."""
+    cum = np.cumsum(q.reward_probs, axis=1)
+    idx = (rng.random(outputs.shape)[..., None] > cum[outputs]).sum(axis=-1)
+    return q.reward_levels[np.minimum(idx, q.reward_levels.size - 1)]
+
+
+def sampled_advantages(r: np.ndarray, obj: Objective) -> np.ndarray:
+    """Advantages (Eq. 2 and its options) of sampled groups: rewards ``r`` (..., G) -> (..., G).
+
+    Ties are detected exactly (a floating-point std of equal rewards need not be 0): with
+    both epsilons 0 a tied group gets advantages 0.
+    """
     centred = r - r.mean(axis=-1, keepdims=True)
     if obj.normalization == "shift":
-        a1 = centred[..., 0]
-    else:
-        # Ties are detected exactly: a floating-point std of equal rewards need not be 0.
-        tie = r.max(axis=-1) == r.min(axis=-1)
-        var = np.where(tie, 0.0, r.var(axis=-1, ddof=obj.std_ddof))
-        denom = np.sqrt(var + obj.variance_eps) + obj.std_eps
-        a1 = np.where(denom > 0, np.where(tie, 0.0, centred[..., 0]) / np.where(denom > 0, denom, 1.0),
-                      0.0)
-    return a1.mean(axis=1), a1.std(axis=1, ddof=1) / math.sqrt(n_groups)
+        return centred
+    tie = (r.max(axis=-1) == r.min(axis=-1))[..., None]
+    var = np.where(tie, 0.0, r.var(axis=-1, ddof=obj.std_ddof, keepdims=True))
+    denom = np.sqrt(var + obj.variance_eps) + obj.std_eps
+    return np.where(denom > 0, np.where(tie, 0.0, centred) / np.where(denom > 0, denom, 1.0), 0.0)

@@ -414,17 +414,6 @@ def _reduced_flow(cp: ClassProblem, eta: np.ndarray) -> np.ndarray:
     return phi[:-1] - phi[-1]
 
 
-def _jacobian(f, x: np.ndarray) -> np.ndarray:
-    n = x.size
-    J = np.empty((n, n))
-    for j in range(n):          # n = C - 1 is small; one column per class
-        h = 1e-6 * max(1.0, abs(x[j]))
-        e = np.zeros(n)
-        e[j] = h
-        J[:, j] = (f(x + e) - f(x - e)) / (2 * h)
-    return J
-
-
 def _classify(cp: ClassProblem, eta: np.ndarray) -> tuple[bool | None, np.ndarray, str]:
     """Stability of the reduced logit flow at a stationary point ``eta``.
 

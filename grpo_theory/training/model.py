@@ -7,7 +7,7 @@ shared attention and MLP weights, not a lookup table.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import torch
 from torch import nn
@@ -22,9 +22,6 @@ class GPTConfig:
     n_head: int = 4
     n_embd: int = 64
     dropout: float = 0.0
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 class CausalSelfAttention(nn.Module):
@@ -89,6 +86,3 @@ class TinyGPT(nn.Module):
         for block in self.blocks:
             x = block(x)
         return self.head(self.ln_f(x))
-
-    def n_params(self) -> int:
-        return sum(p.numel() for p in self.parameters())
