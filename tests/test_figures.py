@@ -151,3 +151,22 @@ def test_proximal_figure_cycle_satisfies_mrouehs_recurrence(figdir):
         assert f(x) == pytest.approx(x, abs=1e-10)
     flow_stable = fps[fps.flow_stable == True]  # noqa: E712
     assert len(flow_stable) == 1 and not bool(flow_stable.iloc[0].map_stable)
+
+
+def test_committed_figure_data_is_what_the_code_produces(figdir):
+    """paper_figures/*.csv must be regenerated when the code changes (as docs/derivations.md is)."""
+    from pathlib import Path
+
+    committed = Path(__file__).resolve().parents[1] / "paper_figures"
+    fresh = sorted(figdir.glob("*.csv"))
+    assert fresh
+    for f in fresh:
+        old = committed / f.name
+        assert old.exists(), f"{f.name} is not committed: run `grpo-theory figures`"
+        a, b = pd.read_csv(f), pd.read_csv(old)
+        assert list(a.columns) == list(b.columns), f.name
+        num = a.select_dtypes("number").columns
+        np.testing.assert_allclose(a[num].to_numpy(float), b[num].to_numpy(float), rtol=1e-8, atol=1e-12,
+                                   err_msg=f"{f.name} is stale: run `grpo-theory figures`")
+        other = [c for c in a.columns if c not in num]
+        assert a[other].astype(str).equals(b[other].astype(str)), f.name
