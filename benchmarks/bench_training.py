@@ -37,9 +37,9 @@ def main() -> None:
         tr.train_step()                                            # warm-up
         sec = timed(tr, steps)
         samples = task.n_questions * cfg.groups_per_question * cfg.group_size
-        # tokens the model actually processes per step: two scoring passes over the prompts
-        # (old policy, then the update), plus one prompt-length pass per generated member
-        scoring = 2 * task.n_questions * prompt_len
+        # tokens the model actually processes per step: one scoring pass over the prompts (it is
+        # both the old policy and the update's forward), plus one prompt-length pass per generated member
+        scoring = task.n_questions * prompt_len
         model_tokens = scoring + (samples * prompt_len if sampling == "generate" else 0)
         rows.append((sampling, sec, samples, model_tokens))
     base = rows[0][1]

@@ -146,18 +146,26 @@ class Probe:
     rewards: tuple
 
 
-def _probe_probs(model, tokenizer, probes) -> np.ndarray:
-    """pi(answer | prompt) over each probe's answers (restricted to them), from the next-token logits."""
+def next_token_probs(model, tokenizer, prompts: list) -> np.ndarray:
+    """Full-vocabulary next-token distribution after each prompt, (n_prompts, V)."""
     import torch
 
     out = []
     device = next(model.parameters()).device
     with torch.no_grad():
-        for pr in probes:
-            ids = tokenizer(pr.prompt, return_tensors="pt", add_special_tokens=False)["input_ids"].to(device)
-            logits = model(input_ids=ids).logits[0, -1].float()
-            toks = [tokenizer.convert_tokens_to_ids(a) for a in pr.answers]
-            out.append(torch.softmax(logits[toks], dim=-1).double().cpu().numpy())
+        for p in prompts:
+            ids = tokenizer(p, return_tensors="pt", add_special_tokens=False)["input_ids"].to(device)
+            out.append(torch.softmax(model(input_ids=ids).logits[0, -1].double(), -1).cpu().numpy())
+    return np.array(out)
+
+
+def _probe_probs(model, tokenizer, probes) -> np.ndarray:
+    """pi(answer | prompt) over each probe's answers: the next-token distribution restricted to them."""
+    full = next_token_probs(model, tokenizer, [pr.prompt for pr in probes])
+    out = []
+    for row, pr in zip(full, probes):
+        p = row[[tokenizer.convert_tokens_to_ids(a) for a in pr.answers]]
+        out.append(p / p.sum())
     return np.array(out)
 
 

@@ -21,7 +21,7 @@ import pandas as pd
 
 from ..problem import Question
 from ..stationary import stationary_points, stationary_policy
-from .trl import objective_from_trl
+from .trl import next_token_probs, objective_from_trl
 
 
 def build_tokenizer(n_questions: int):
@@ -78,19 +78,6 @@ def pretrain_tiny_llama(tokenizer, freqs: np.ndarray, correct: list, out_dir, *,
     model.save_pretrained(out_dir)
     tokenizer.save_pretrained(out_dir)
     return model
-
-
-def next_token_probs(model, tokenizer, prompts: list) -> np.ndarray:
-    """Full-vocabulary next-token distribution after each prompt, (n_prompts, V)."""
-    import torch
-
-    out = []
-    device = next(model.parameters()).device
-    with torch.no_grad():
-        for p in prompts:
-            ids = tokenizer(p, return_tensors="pt", add_special_tokens=False)["input_ids"].to(device)
-            out.append(torch.softmax(model(input_ids=ids).logits[0, -1].double(), -1).cpu().numpy())
-    return np.array(out)
 
 
 def run_trl_validation(out_dir="runs/validate_trl", *, n_questions: int = 12, steps: int = 600,

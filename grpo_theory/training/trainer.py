@@ -202,8 +202,10 @@ class GRPOTrainer:
             q_idx = list(range(nq))
         else:
             q_idx = torch.randperm(nq, generator=self.generator)[:cfg.questions_per_step].tolist()
-        with torch.no_grad():
-            lp_old_all = answer_token_logprobs(self.model, self.task, question_idx=q_idx).float()
+        # One forward pass serves twice: detached, it is the old policy (sampling, ratios); with its
+        # graph, it is the first inner update's current policy (the same parameters).
+        lp_all = answer_token_logprobs(self.model, self.task, question_idx=q_idx)
+        lp_old_all = lp_all.detach().float()
         idx = self._sample(lp_old_all, q_idx)                                          # (nq, g, G)
         q_t = torch.tensor(q_idx, device=self.device)
         r = torch.gather(self.rewards[q_t], 1, idx.flatten(1)).view_as(idx)
@@ -217,8 +219,9 @@ class GRPOTrainer:
         lp_ref = gather(self.ref_token_logp[q_t])
         for group in self.optimizer.param_groups:
             group["lr"] = self._lr()
-        for _ in range(cfg.inner_updates):
-            lp_all = answer_token_logprobs(self.model, self.task, question_idx=q_idx)
+        for inner in range(cfg.inner_updates):
+            if inner > 0:
+                lp_all = answer_token_logprobs(self.model, self.task, question_idx=q_idx)
             obj, diag = grpo_objective(gather(lp_all), lp_old, lp_ref, adv, beta=cfg.beta, penalty=cfg.penalty,
                                        clip_eps=cfg.clip_eps, level=cfg.level)
             self.optimizer.zero_grad(set_to_none=True)
