@@ -6,8 +6,7 @@ import math
 import warnings
 
 import numpy as np
-from scipy import optimize
-from scipy.special import logsumexp
+from ._numerics import logsumexp, optimize
 
 from .problem import InvalidInputError, Question, validate_probability_vector
 from .stationary import RESIDUAL_TOL, StationaryPoint

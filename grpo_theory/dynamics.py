@@ -20,8 +20,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.integrate import solve_ivp
-from scipy.special import logsumexp
+from ._numerics import logsumexp, solve_ivp
 
 from .preference import level_expectations, reward_preference, sample_rewards, sampled_advantages
 from .problem import InvalidInputError, Objective, Question, validate_probability_vector

@@ -25,8 +25,8 @@ import math
 from functools import lru_cache
 
 import numpy as np
-from scipy.special import gammaln
 
+from ._numerics import log_factorial
 from .problem import InvalidInputError, Objective, Question, validate_probability_vector
 
 __all__ = [
@@ -57,18 +57,24 @@ def n_count_vectors(group_size: int, n_levels: int) -> int:
     return math.comb(group_size - 1 + n_levels - 1, n_levels - 1)
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=16)
 def _count_vectors(total: int, n_levels: int) -> np.ndarray:
-    """All ``n in N^L`` with ``sum(n) = total``, as an ``(N, L)`` int array (cached)."""
-    if n_levels == 1:
-        out = np.array([[total]], dtype=np.int64)
-    else:
-        # Loop over the first coordinate only (total + 1 iterations); the rest is numpy.
-        blocks = []
-        for first in range(total + 1):
-            rest = _count_vectors(total - first, n_levels - 1)
-            blocks.append(np.hstack([np.full((rest.shape[0], 1), first, np.int64), rest]))
-        out = np.vstack(blocks)
+    """All ``n in N^L`` with ``sum(n) = total``, as an ``(N, L)`` int array, lexicographic (cached).
+
+    Built level by level with numpy (a loop over ``L``, never over ``G``): each partial row
+    with ``m`` left to place is repeated ``m + 1`` times and takes the values ``0..m``.
+    For two levels this is the pair of ``arange``s ``(k, total - k)``.
+    """
+    remaining = np.array([total], dtype=np.int64)
+    rows = np.zeros((1, 0), dtype=np.int64)
+    for _ in range(n_levels - 1):
+        reps = remaining + 1
+        parent = np.repeat(np.arange(remaining.size), reps)
+        starts = np.cumsum(reps) - reps
+        value = np.arange(int(reps.sum()), dtype=np.int64) - np.repeat(starts, reps)
+        rows = np.column_stack([rows[parent], value])
+        remaining = remaining[parent] - value
+    out = np.column_stack([rows, remaining])
     out.setflags(write=False)
     return out
 
@@ -114,25 +120,31 @@ def _stirling_error(m: np.ndarray) -> np.ndarray:
     m = np.asarray(m, dtype=float)
     small = m < 16
     ms = np.where(small, m, 1.0)
-    exact = gammaln(ms + 1) - (ms * np.log(ms) - ms + 0.5 * np.log(2 * np.pi * ms))
+    exact = log_factorial(ms) - (ms * np.log(ms) - ms + 0.5 * np.log(2 * np.pi * ms))
     mi = np.where(small, 16.0, m)
     inv2 = 1.0 / mi**2
     series = (1 / 12 - inv2 * (1 / 360 - inv2 * (1 / 1260 - inv2 * (1 / 1680 - inv2 / 1188)))) / mi
     return np.where(small, exact, series)
 
 
-def _bd0(x: np.ndarray, mean: np.ndarray) -> np.ndarray:
-    """Loader's deviance ``x log(x/M) + M - x >= 0`` for integers ``x >= 0``.
+def _bd0(x: np.ndarray, log_mean: np.ndarray) -> np.ndarray:
+    """Loader's deviance ``x log(x/M) + M - x >= 0`` for integers ``x >= 0``, given ``log M``.
 
     Written as ``M [(1+d) log1p(d) - d]`` with ``d = (x - M)/M``, whose absolute
     error is about ``eps |x - M|`` (``eps sqrt(M)`` in the bulk of the weights),
-    where the plain form loses ``eps M`` to cancellation.
+    where the plain form loses ``eps M`` to cancellation. Where ``M`` is tiny (a
+    level of probability ``< 1e-280``, e.g. a class logit in the thousands) ``d``
+    would overflow; there ``x >> M`` and the plain form, with ``log M`` kept in
+    log space, has no cancellation.
     """
+    with np.errstate(under="ignore"):
+        mean = np.exp(log_mean)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         d = (x - mean) / mean
-        out = mean * ((1.0 + d) * np.log1p(d) - d)
-    out = np.where(x == 0, mean, out)
-    return np.where(mean > 0, out, np.where(x > 0, np.inf, 0.0))
+        loader = mean * ((1.0 + d) * np.log1p(d) - d)
+        plain = x * (np.log(np.where(x > 0, x, 1.0)) - log_mean) + mean - x
+    out = np.where(mean > 1e-280, loader, plain)
+    return np.where(x == 0, mean, out)
 
 
 #: Up to this many other group members the plain gammaln/matmul form of the log weights
@@ -144,7 +156,7 @@ _SMALL_TOTAL = 64
 def _plain_multinomial_terms(total: int, n_levels: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Counts^T, ``log(total!/prod n_j!)`` and usage^T, for the matmul form (cached)."""
     counts = _count_vectors(total, n_levels)
-    coef = gammaln(total + 1) - gammaln(counts + 1.0).sum(axis=1)
+    coef = log_factorial(total) - log_factorial(counts).sum(axis=1)
     counts_t = np.ascontiguousarray(counts.T, dtype=float)
     used_t = np.ascontiguousarray((counts > 0).T, dtype=float)
     for arr in (coef, counts_t, used_t):
@@ -173,9 +185,10 @@ def _multinomial_terms(total: int, n_levels: int) -> tuple[np.ndarray, np.ndarra
     return counts, const
 
 
-#: Two levels: sum, for each policy, only the binomial weights within mean +- (12 sd + 40). By the
-#: Chernoff bound P(k >= mu + t) <= exp(-t^2 / (2 (mu + t/3))) the rest is below 1e-25 relative,
-#: also in the Poisson-like regime of a tiny sd. Tests compare against the full sum.
+#: Two levels: sum, for each policy, only the binomial weights within mean +- (12 sd + 40). By
+#: Bernstein's inequality P(|k - mu| >= t) <= 2 exp(-t^2 / (2 (sd^2 + t/3))) the rest is below
+#: 1e-25 relative for every sd (exponent >= 60 at sd = 0, -> 72 as sd grows), also in the
+#: Poisson-like regime of a tiny sd. Tests compare against the full sum.
 _TRUNCATE_BINOMIAL = True
 
 
@@ -191,9 +204,8 @@ def _binomial_window_expectations(log_w: np.ndarray, total: int, table: np.ndarr
     valid = idx <= hi[:, None]
     idx = np.minimum(idx, total)
     counts, const = _multinomial_terms(total, 2)
-    with np.errstate(under="ignore"):
-        level_mean = np.exp(math.log(total) + log_w)[:, None, :]          # (B, 1, 2)
-    log_weights = const[idx] - _bd0(counts[idx], level_mean).sum(axis=-1)
+    log_level_mean = (math.log(total) + log_w)[:, None, :]                # (B, 1, 2)
+    log_weights = const[idx] - _bd0(counts[idx], log_level_mean).sum(axis=-1)
     weights = np.where(valid, np.exp(log_weights), 0.0)
     return np.einsum("bk,lbk->bl", weights, table[:, idx])
 
@@ -209,9 +221,8 @@ def _log_multinomial_weights(log_w: np.ndarray, total: int) -> np.ndarray:
         impossible = (~finite).astype(float) @ used_t    # a zero-probability level kills its counts
         return np.where(impossible > 0, -np.inf, out)
     counts, const = _multinomial_terms(total, log_w.shape[-1])
-    with np.errstate(under="ignore"):
-        mean = np.exp(math.log(total) + log_w)[..., None, :]              # (..., 1, L)
-    return const - _bd0(counts, mean).sum(axis=-1)                        # (..., N)
+    log_mean = (math.log(total) + log_w)[..., None, :]                    # (..., 1, L)
+    return const - _bd0(counts, log_mean).sum(axis=-1)                    # (..., N)
 
 
 def max_abs_advantage(n_levels_span: float, obj: Objective) -> float:
@@ -226,6 +237,38 @@ def max_abs_advantage(n_levels_span: float, obj: Objective) -> float:
         return math.inf
     g = obj.group_size
     return math.sqrt(g - 1) if obj.std_ddof == 0 else (g - 1) / math.sqrt(g)
+
+
+@lru_cache(maxsize=256)
+def _standardised_levels(levels: tuple, normalization: str, std_eps: float,
+                         variance_eps: float) -> tuple[np.ndarray, float, float, float]:
+    """Levels mapped affinely onto ``[0, 1]``, the span ``c`` (the unit) and the epsilons in that unit.
+
+    ``A`` is unchanged by a shift of the rewards; under ``r -> r / c`` the scale-normalised
+    advantage is unchanged when ``std_eps -> std_eps / c`` and ``variance_eps -> variance_eps / c^2``,
+    and the shift-only advantage is divided by ``c``. Levels already in ``[0, 1]`` with span 1, or
+    within a factor 2**20 of it, are used as given (unit 1), so ordinary inputs are untouched.
+    """
+    v = np.asarray(levels, dtype=float)
+    if v.size < 2:
+        return v, 1.0, std_eps, variance_eps
+    top = float(np.max(np.abs(v)))
+    scaled = v / top                                    # in [-1, 1]: no overflow below
+    span_scaled = float(scaled[-1] - scaled[0])
+    span = span_scaled * top                            # may be inf (e.g. [-1e308, 1e308])
+    if 2.0**-20 <= span <= 2.0**20 and top <= 2.0**20:
+        return v, 1.0, std_eps, variance_eps
+    if normalization == "shift" and not math.isfinite(span):
+        raise InvalidInputError(
+            f"reward levels {levels!r} span {span_scaled:g} x {top:g}, which overflows double precision; "
+            "shift-only advantages grow with the span, so rescale the rewards (scale normalisation is "
+            "invariant to it)")
+    unit = span
+    u = (scaled - scaled[0]) / span_scaled
+    u.setflags(write=False)
+    # inf unit (scale normalisation only): the epsilons vanish against the span.
+    veps = 0.0 if variance_eps == 0.0 else variance_eps / unit / unit
+    return u, unit, std_eps / unit, veps
 
 
 def level_expectations(
@@ -252,14 +295,23 @@ def level_expectations(
     -------
     (..., L) array.
     """
-    v = np.asarray(levels, dtype=float)
+    v, unit, std_eps, variance_eps = _standardised_levels(tuple(np.asarray(levels, dtype=float).tolist()),
+                                                          obj.normalization, obj.std_eps, obj.variance_eps)
+    if unit != 1.0:
+        # P_G in units of the reward span: scale normalisation is invariant to it (the epsilons
+        # are rescaled with it), shift-only is linear in it. Rewards like [1e154, 0] would
+        # overflow the variance otherwise, and tiny spans like [1e-200, 0] underflow it.
+        obj = obj.replace(std_eps=std_eps, variance_eps=variance_eps)
+        out = level_expectations(v, log_w, obj, part=part, max_count_vectors=max_count_vectors)
+        return out if obj.normalization == "scale" else unit * out
     log_w = np.asarray(log_w, dtype=float)
-    w = np.exp(log_w)
-    mean = w @ v
     if obj.normalization == "shift" and (part == "mean" or obj.is_large_group):
+        mean = np.exp(log_w) @ v
         factor = 1.0 if obj.is_large_group else (obj.group_size - 1) / obj.group_size
         return _part(factor * (v - mean[..., None]), part)
     if obj.is_large_group:
+        w = np.exp(log_w)
+        mean = w @ v
         # sigma^2 = (1/2) sum_ij w_i w_j (v_i - v_j)^2: no cancellation near a vertex.
         diff2 = (v[:, None] - v[None, :]) ** 2
         var = 0.5 * np.einsum("...i,ij,...j->...", w, diff2, w)
@@ -278,15 +330,19 @@ def level_expectations(
     table = _advantage_table(tuple(v.tolist()), G, obj.normalization, obj.std_ddof, obj.std_eps,
                              obj.variance_eps, part)                              # (L, N)
     flat = log_w.reshape(-1, L)
-    out = np.empty((flat.shape[0], L))
+    windowed = L == 2 and G - 1 > _SMALL_TOTAL and _TRUNCATE_BINOMIAL
+
+    def block_expectations(block: np.ndarray) -> np.ndarray:
+        if windowed:
+            return _binomial_window_expectations(block, G - 1, table)
+        return np.exp(_log_multinomial_weights(block, G - 1)) @ table.T
+
     rows = max(1, _BLOCK // n_vec)
+    if flat.shape[0] <= rows:
+        return block_expectations(flat).reshape(log_w.shape)
+    out = np.empty((flat.shape[0], L))
     for start in range(0, flat.shape[0], rows):       # blocks bound memory, not a grid loop
-        block = flat[start:start + rows]
-        if L == 2 and G - 1 > _SMALL_TOTAL and _TRUNCATE_BINOMIAL:
-            out[start:start + rows] = _binomial_window_expectations(block, G - 1, table)
-            continue
-        weights = np.exp(_log_multinomial_weights(block, G - 1))
-        out[start:start + rows] = weights @ table.T
+        out[start:start + rows] = block_expectations(flat[start:start + rows])
     return out.reshape(log_w.shape)
 
 
@@ -359,7 +415,7 @@ def binary_preference(x, group_size: int | float) -> tuple[np.ndarray, np.ndarra
     k = np.arange(G)
     with np.errstate(divide="ignore"):
         logx, log1mx = np.log(x)[..., None], np.log1p(-x)[..., None]
-    logc = gammaln(G) - gammaln(k + 1) - gammaln(G - k)
+    logc = log_factorial(G - 1) - log_factorial(k) - log_factorial(G - 1 - k)
     logpmf = logc + np.where(k > 0, k * logx, 0.0) + np.where(G - 1 - k > 0, (G - 1 - k) * log1mx, 0.0)
     logpmf = np.where(np.isnan(logpmf), -np.inf, logpmf)
     pmf = np.exp(logpmf)

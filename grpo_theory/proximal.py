@@ -29,8 +29,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import optimize
-from scipy.special import expit, logsumexp
+from ._numerics import expit, logsumexp, optimize
 
 from .preference import reward_preference
 from .problem import InvalidInputError, Objective, Question, validate_probability_vector

@@ -20,8 +20,7 @@ so the two stationary policies differ whenever the reward depends on ``t2``.
 from __future__ import annotations
 
 import numpy as np
-from scipy import optimize
-from scipy.special import logsumexp
+from ._numerics import logsumexp, optimize
 
 from .preference import reward_preference
 from .problem import InvalidInputError, Objective, Question
