@@ -32,8 +32,12 @@ def log_pooling(pi_ref, rewards, beta: float) -> np.ndarray:
     if r.shape != pi_ref.shape or not np.all(np.isfinite(r)):
         raise InvalidInputError(f"rewards must be finite with shape {pi_ref.shape}, got {rewards!r}")
     beta = _check_beta(beta)
-    with np.errstate(divide="ignore"):
-        logits = np.log(pi_ref) + r / beta
+    # Shift by the best reward on the support first: (r - r_max)/beta <= 0 can only underflow
+    # (to -inf, i.e. no mass), never overflow, even for r = 1e300 and beta = 1e-300.
+    r_max = float(np.max(r[pi_ref > 0]))
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        logits = np.log(pi_ref) + (r - r_max) / beta
+    logits = np.where(pi_ref > 0, logits, -np.inf)
     return np.exp(logits - logsumexp(logits))
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import sys
 from collections.abc import Sequence
 
@@ -38,6 +39,13 @@ def _group_size(text: str) -> int | float:
 
 
 def _question_from_args(args) -> Question:
+    given = [flag for flag, val in (("--rewards", args.rewards), ("--reward-levels", args.reward_levels),
+                                    ("--preference", args.preference)) if val is not None]
+    if len(given) > 1:
+        raise InvalidInputError(f"give exactly one of --rewards, --reward-levels (with --reward-probs) or "
+                                f"--preference; got {' and '.join(given)}")
+    if args.reward_probs is not None and args.reward_levels is None:
+        raise InvalidInputError("--reward-probs needs --reward-levels")
     if args.preference is not None:
         k = len(args.pi_ref)
         if len(args.preference) != k * k:
@@ -110,6 +118,7 @@ def _format_table(q: Question, rows: list[dict], header: str) -> str:
 
 def _cmd_solve(args) -> int:
     q = _question_from_args(args)
+    Objective(args.beta, args.group_size, std_ddof=args.std_ddof, std_eps=args.std_eps)   # bad values fail here
     rows = solve_table(q, args.beta, args.group_size, args.std_ddof, args.std_eps)
     if args.json:
         print(json.dumps(dict(pi_ref=q.pi_ref.tolist(), beta=args.beta,
@@ -124,7 +133,8 @@ def _cmd_solve(args) -> int:
 
 def _cmd_figures(args) -> int:
     from .figures import build_figures
-    build_figures(out_dir=args.out, only=args.only, trained=args.trained)
+    build_figures(out_dir=args.out, only=args.only, trained=args.trained, resume=args.resume,
+                  force=args.force)
     return 0
 
 
@@ -137,6 +147,9 @@ def _cmd_derivations(args) -> int:
     failed += [pr.statement for pr in all_identities() if not pr.holds]
     text = render_markdown()
     path = Path(args.out)
+    if not path.parent.is_dir():
+        raise InvalidInputError(f"--out {str(path)!r}: the folder {str(path.parent)!r} does not exist; run from the "
+                                "repository root (docs/derivations.md) or give --out PATH in an existing folder")
     if args.check:
         if not path.exists() or path.read_text(encoding="utf-8") != text:
             print(f"{path} is stale: run `grpo-theory derivations`", file=sys.stderr)
@@ -178,7 +191,12 @@ def _cmd_fetch_model(args) -> int:
 
 
 def _cmd_validate_smollm(args) -> int:
-    from .training.validate import run_smollm_validation
+    try:
+        from .training.validate import run_smollm_validation
+    except ImportError as exc:
+        print(f"grpo-theory validate-smollm2 needs the training extra ({exc}): pip install torch==2.13.0, "
+              "then pip install -e '.[train]'", file=sys.stderr)
+        return 2
 
     summary = run_smollm_validation(args.out, model_dir=args.model_dir, device=args.device,
                                     n_questions=args.questions, steps=args.steps, progress=not args.no_progress)
@@ -189,7 +207,18 @@ def _cmd_validate_smollm(args) -> int:
 def _cmd_predict_trl(args) -> int:
     from .integrations.trl import predict_trl
 
-    config = json.loads(open(args.config, encoding="utf-8").read())
+    from pathlib import Path
+
+    path = Path(args.config)
+    if not path.is_file():
+        raise InvalidInputError(f"config {str(path)!r}: no such file (expected a JSON object of GRPOConfig fields)")
+    try:
+        config = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise InvalidInputError(f"config {str(path)!r} is not valid JSON: {exc}") from None
+    if not isinstance(config, dict):
+        raise InvalidInputError(f"config {str(path)!r} must hold a JSON object of GRPOConfig fields, "
+                                f"got {type(config).__name__}")
     out = predict_trl(config, args.pi_ref, args.rewards, trl_version=args.trl_version,
                       completion_tokens=args.completion_tokens)
     mapping, pol, pts = out["mapping"], out["policy"], out["points"]
@@ -210,17 +239,46 @@ def _cmd_predict_trl(args) -> int:
 
 
 def _cmd_validate_trl(args) -> int:
-    from .integrations.trl_experiment import run_trl_validation
+    try:
+        import torch  # noqa: F401
+        import trl  # noqa: F401
+
+        from .integrations.trl_experiment import run_trl_validation
+    except ImportError as exc:
+        print(f"grpo-theory validate-trl needs torch and TRL ({exc}); on a CPU machine: pip install "
+              "torch==2.13.0, then pip install -e '.[trl]'", file=sys.stderr)
+        return 2
 
     summary = run_trl_validation(args.out, n_questions=args.questions, steps=args.steps, beta=args.beta)
     print(summary.drop(columns=["warnings"]).to_string(index=False, float_format=lambda v: f"{v:.4f}"))
     return 0
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, reading ``-1e-3`` as a negative number rather than a flag.
+
+    argparse's own test for negative numbers (``^-\\d+$|^-\\d*\\.\\d+$`` before Python 3.13)
+    does not know exponents, so ``--rewards -1e-3 0`` failed as "unknown flag".
+    """
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$|^-inf$")
+
+
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
+    """Keeps the description's line breaks and shows every default that says something."""
+
+    def _get_help_string(self, action):
+        if action.default is None or action.default is False or action.required:
+            return action.help
+        return super()._get_help_string(action)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="grpo-theory", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = _Parser(prog="grpo-theory", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     s = sub.add_parser("solve", help="stationary policies of every variant, RLHF and NLHF")
     s.add_argument("--pi-ref", type=float, nargs="+", required=True, help="reference probabilities")
@@ -229,10 +287,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--reward-probs", type=float, nargs="+",
                    help="K*L numbers, row-major: P(r = level | o)")
     s.add_argument("--preference", type=float, nargs="+", help="K*K numbers, row-major: P(o > o')")
-    s.add_argument("--beta", type=float, required=True)
-    s.add_argument("--group-size", type=_group_size, default=2, help="integer >= 2 or 'inf'")
-    s.add_argument("--std-ddof", type=int, default=0, choices=(0, 1))
-    s.add_argument("--std-eps", type=float, default=0.0)
+    s.add_argument("--beta", type=float, required=True, help="penalty weight beta > 0")
+    s.add_argument("--group-size", type=_group_size, default=2, help="G: an integer >= 2 or 'inf'")
+    s.add_argument("--std-ddof", type=int, default=0, choices=(0, 1),
+                   help="0: population std (the note); 1: unbiased std (TRL, verl, OpenRLHF)")
+    s.add_argument("--std-eps", type=float, default=0.0, help="epsilon added to the std (TRL: 1e-4)")
     s.add_argument("--json", action="store_true", help="machine-readable output")
     s.set_defaults(func=_cmd_solve)
 
@@ -241,6 +300,10 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--only", type=int, nargs="+", help="figure numbers to build")
     f.add_argument("--trained", default=None,
                    help="CSV of measured points from `grpo-theory validate` (Figure 9)")
+    f.add_argument("--resume", action="store_true",
+                   help="skip the figures an interrupted run already finished (recorded in OUT/.figures_done.json)")
+    f.add_argument("--force", action="store_true",
+                   help="redraw every PNG/PDF even where its data and the drawing code are unchanged")
     f.set_defaults(func=_cmd_figures)
 
     v = sub.add_parser("validate", help="train GRPO on a small GPT and compare with the theory (needs torch)")

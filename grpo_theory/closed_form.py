@@ -115,8 +115,13 @@ def binary_shift_direct(pi_ref_a, beta, group_size, reward_gap=1.0) -> np.ndarra
     """
     p, beta = _check(pi_ref_a, beta)
     g = np.asarray(group_size, dtype=float)
-    if np.any(g < 2):
-        raise InvalidInputError(f"group_size must be >= 2, got {group_size!r}")
+    finite = np.isfinite(g)
+    if np.any(np.isnan(g)) or np.any(g < 2) or np.any(finite & (g != np.round(np.where(finite, g, 0.0)))) \
+            or np.any(~finite & (g < 0)):
+        raise InvalidInputError(f"group_size must be an integer >= 2 or inf, got {group_size!r}")
+    gap = np.asarray(reward_gap, dtype=float)
+    if not np.all(np.isfinite(gap)):
+        raise InvalidInputError(f"reward_gap must be finite, got {reward_gap!r}")
     factor = np.where(np.isinf(g), 1.0, (g - 1) / np.where(np.isinf(g), 1.0, g))
     with np.errstate(divide="ignore"):
         logit = np.log(p) - np.log1p(-p) + reward_gap * factor / beta

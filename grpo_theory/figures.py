@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+import io
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +17,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from . import figure_data as fd
+from .problem import InvalidInputError
 from . import plotting
 
 _BETAS = ", ".join(f"{b:g}" for b in fd.PAPER_BETAS)
@@ -158,26 +161,122 @@ FIGURES: tuple[FigureSpec, ...] = (
 )
 
 
+def _atomic(path: Path, write) -> Path:
+    """Call ``write(tmp_path)`` then move the file into place: a killed run never leaves half a file."""
+    tmp = path.with_name(f".{path.name}.tmp{path.suffix}")
+    write(tmp)
+    tmp.replace(path)
+    return path
+
+
 def _save(fig, base: Path) -> list[Path]:
     out = [base.with_suffix(".png"), base.with_suffix(".pdf")]
-    fig.savefig(out[0], metadata={"Software": None})
-    fig.savefig(out[1], metadata={"CreationDate": None, "Producer": None})
+    _atomic(out[0], lambda p: fig.savefig(p, metadata={"Software": None}))
+    _atomic(out[1], lambda p: fig.savefig(p, metadata={"CreationDate": None, "Producer": None}))
     return out
 
 
+#: Tolerances under which a regenerated table counts as unchanged. The data come from solvers
+#: with tolerances of 1e-9..1e-10 (ODE integration, finite-difference Jacobians), so another
+#: machine's BLAS/libm, or a harmless change in summation order, moves the 12 written digits at
+#: the 1e-9 level; rewriting for that would dirty the committed tree without changing anything
+#: a reader can see. Real changes (a bug fix, a new grid) are far larger and are written.
+CSV_RTOL = 1e-6
+CSV_ATOL = 1e-9
+
+
+def same_table(a: pd.DataFrame, b: pd.DataFrame, rtol: float = CSV_RTOL, atol: float = CSV_ATOL) -> bool:
+    """Same columns, same non-numeric values, numeric values equal within ``rtol``/``atol`` (NaN = NaN)."""
+    import numpy as np
+
+    if list(a.columns) != list(b.columns) or a.shape != b.shape:
+        return False
+    for col in a.columns:
+        x, y = a[col], b[col]
+        if pd.api.types.is_numeric_dtype(x) and pd.api.types.is_numeric_dtype(y):
+            xv, yv = x.to_numpy(float), y.to_numpy(float)
+            if not np.allclose(xv, yv, rtol=rtol, atol=atol, equal_nan=True):
+                return False
+        elif not x.astype(str).equals(y.astype(str)):
+            return False
+    return True
+
+
+def _write_table(table: pd.DataFrame, path: Path) -> bool:
+    """Write ``table`` unless ``path`` already holds the same numbers (see :data:`CSV_RTOL`, :data:`CSV_ATOL`)."""
+    if path.exists():
+        try:
+            if same_table(pd.read_csv(path), pd.read_csv(io.StringIO(table.to_csv(index=False,
+                                                                                    float_format="%.12g")))):
+                return False
+        except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError):
+            pass                                      # unreadable: rewrite it
+    _atomic(path, lambda p: table.to_csv(p, index=False, float_format="%.12g"))
+    return True
+
+
+_DONE = ".figures_done.json"
+
+
+def _done_file(out: Path) -> Path:
+    return out / _DONE
+
+
+def _read_done(out: Path) -> set[int]:
+    try:
+        return set(json.loads(_done_file(out).read_text()))
+    except (FileNotFoundError, ValueError):
+        return set()
+
+
+FINGERPRINT = "figures_fingerprint.txt"
+
+
+def code_fingerprint() -> str:
+    """Hash of the code that draws the figures (this module, plotting, figure_data)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for mod in ("figures.py", "plotting.py", "figure_data.py"):
+        h.update((Path(__file__).parent / mod).read_bytes())
+    return h.hexdigest()[:16]
+
+
 def build_figures(out_dir: str | Path = "paper_figures", only=None, trained: str | Path | None = None,
-                  progress: bool = True) -> list[Path]:
-    """Build the figures ``only`` (numbers; default all) into ``out_dir``; return the files written."""
+                  progress: bool = True, resume: bool = False, force: bool = False) -> list[Path]:
+    """Build the figures ``only`` (numbers; default all) into ``out_dir``; return the files written.
+
+    * Each file is written atomically, and each finished figure is recorded in
+      ``out_dir/.figures_done.json``: with ``resume=True`` the figures recorded there are
+      skipped, so an interrupted run continues where it stopped.
+    * A clean tree after the main job: tables equal within :data:`CSV_RTOL` and :data:`CSV_ATOL` to the ones on
+      disk are not rewritten, and a figure's PNG/PDF are redrawn only when its data changed,
+      an image is missing, the drawing code changed (its hash differs from
+      ``out_dir/figures_fingerprint.txt``) or ``force=True``. Another machine's last-digit
+      differences then leave every committed file as it was.
+    """
     matplotlib.use("Agg", force=False)
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    valid = {s.number for s in FIGURES}
+    unknown = set(only or ()) - valid
+    if unknown:
+        raise InvalidInputError(f"no figure numbered {sorted(unknown)}; the figures are numbered "
+                                f"{min(valid)}..{max(valid)}")
     ctx: dict = {}
     if trained is not None:
+        trained = Path(trained)
+        if not trained.is_file():
+            raise InvalidInputError(f"--trained {str(trained)!r}: no such file; it is written by "
+                                    "`grpo-theory validate` (runs/validate/trained_points.csv)")
         ctx["trained"] = pd.read_csv(trained)
-    specs = [s for s in FIGURES if only is None or s.number in set(only)]
-    unknown = set(only or ()) - {s.number for s in FIGURES}
-    if unknown:
-        raise ValueError(f"no figure numbered {sorted(unknown)}; figures are 1..{len(FIGURES)}")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    done = _read_done(out) if resume else set()
+    if not resume:
+        _done_file(out).unlink(missing_ok=True)
+    fingerprint = code_fingerprint()
+    fp_path = out / FINGERPRINT
+    code_changed = force or not fp_path.exists() or fp_path.read_text().strip() != fingerprint
+    specs = [s for s in FIGURES if (only is None or s.number in set(only)) and s.number not in done]
     written: list[Path] = []
     bar = tqdm(specs, desc="figures", disable=not progress)
     for spec in bar:
@@ -189,17 +288,24 @@ def build_figures(out_dir: str | Path = "paper_figures", only=None, trained: str
                            "`grpo-theory validate` to draw it")
                 continue
             base = out / f"fig{spec.number}_{spec.slug}"
+            data_changed = False
+            for name, table in tables.items():
+                path = base.with_name(f"{base.name}_{name}.csv") if name != "data" else base.with_suffix(".csv")
+                if _write_table(table, path):
+                    written.append(path)
+                    data_changed = True
             figs = fig if isinstance(fig, tuple) else (fig,)
-            for i, f in enumerate(figs):
-                suffix = "" if len(figs) == 1 else "abcdefgh"[i]
-                written += _save(f, base.with_name(base.name + suffix))
-        for name, table in tables.items():
-            path = base.with_name(f"{base.name}_{name}.csv") if name != "data" else base.with_suffix(".csv")
-            table.to_csv(path, index=False, float_format="%.12g")
-            written.append(path)
+            bases = [base.with_name(base.name + ("" if len(figs) == 1 else "abcdefgh"[i])) for i in range(len(figs))]
+            missing = any(not b.with_suffix(ext).exists() for b in bases for ext in (".png", ".pdf"))
+            if data_changed or missing or code_changed:
+                for f, b in zip(figs, bases):
+                    written += _save(f, b)
         cap = base.with_name(base.name + "_caption.txt")
-        cap.write_text(spec.caption + "\n")
-        written.append(cap)
+        if not cap.exists() or cap.read_text() != spec.caption + "\n":
+            _atomic(cap, lambda p, text=spec.caption: p.write_text(text + "\n"))
+            written.append(cap)
+        done.add(spec.number)
+        _atomic(_done_file(out), lambda p: p.write_text(json.dumps(sorted(done))))
+    if only is None and code_changed:       # every figure was drawn by this code: record it
+        _atomic(fp_path, lambda p: p.write_text(fingerprint + "\n"))
     return written
-
-

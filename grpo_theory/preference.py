@@ -27,7 +27,7 @@ from functools import lru_cache
 import numpy as np
 
 from ._numerics import log_factorial
-from .problem import InvalidInputError, Objective, Question, validate_probability_vector
+from .problem import InvalidInputError, Objective, Question, as_objective, as_question, validate_probability_vector
 
 __all__ = [
     "ExactEvaluationTooLarge",
@@ -384,6 +384,7 @@ def reward_preference(q: Question, pi, obj: Objective) -> np.ndarray:
     from a preference matrix. Raises :class:`ExactEvaluationTooLarge` (with the
     size) where the enumeration would be too large; see :func:`monte_carlo_preference`.
     """
+    q, obj = as_question(q), as_objective(obj)
     pi = validate_probability_vector("pi", pi)
     if pi.size != q.n_outputs:
         raise InvalidInputError(f"pi must have K={q.n_outputs} entries, got {pi.size}")
@@ -440,6 +441,7 @@ def monte_carlo_preference(
     ``reward_sampler(outputs, rng) -> rewards`` for continuous rewards), and
     ``A_1`` averaged. Returns ``(estimate, stderr)``, each of shape ``(K,)``.
     """
+    obj = as_objective(obj)
     if obj.is_large_group:
         raise InvalidInputError("Monte Carlo needs a finite group_size; G = inf is exact already")
     if n_groups < 2:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["InvalidInputError", "Question", "Objective", "PENALTIES", "NORMALIZATIONS"]
+__all__ = ["InvalidInputError", "Question", "Objective", "PENALTIES", "NORMALIZATIONS", "as_objective", "as_question"]
 
 PENALTIES = ("reverse", "direct")
 NORMALIZATIONS = ("scale", "shift")
@@ -336,3 +336,29 @@ class Objective:
             if self.variance_eps:
                 extra += f", variance_eps={self.variance_eps:g}"
         return f"{self.penalty}/{self.normalization}, G={g}, beta={self.beta:g}{extra}"
+
+
+def as_objective(obj) -> Objective:
+    """``obj`` as an :class:`Objective`: an Objective is returned as is, a mapping of its fields
+    (e.g. ``{"beta": 0.5, "group_size": 8}``) is validated into one; anything else is an error."""
+    if isinstance(obj, Objective):
+        return obj
+    from collections.abc import Mapping
+
+    if isinstance(obj, Mapping):
+        known = set(Objective.__dataclass_fields__)
+        unknown = sorted(set(obj) - known)
+        if unknown:
+            raise InvalidInputError(f"unknown Objective field(s) {unknown}; expected some of {sorted(known)}")
+        if "beta" not in obj:
+            raise InvalidInputError(f"an Objective needs beta; got the fields {sorted(obj)}")
+        return Objective(**obj)
+    raise InvalidInputError(f"expected an Objective (or a dict of its fields), got {type(obj).__name__}: {obj!r}")
+
+
+def as_question(q) -> Question:
+    """``q`` if it is a :class:`Question`; otherwise a clear error."""
+    if isinstance(q, Question):
+        return q
+    raise InvalidInputError(f"expected a Question, got {type(q).__name__}: {q!r}; build one with "
+                            "Question(pi_ref, rewards=...)")

@@ -47,7 +47,14 @@ import numpy as np
 from ._numerics import expit, logsumexp, optimize
 
 from .preference import max_abs_advantage, pooled_expectations, reward_preference
-from .problem import InvalidInputError, Objective, Question, validate_probability_vector
+from .problem import (
+    InvalidInputError,
+    Objective,
+    Question,
+    as_objective,
+    as_question,
+    validate_probability_vector,
+)
 
 __all__ = [
     "StationaryPoint",
@@ -142,6 +149,7 @@ class ClassProblem:
     """
 
     def __init__(self, q: Question, obj: Objective) -> None:
+        q, obj = as_question(q), as_objective(obj)
         self.q, self.obj = q, obj
         support = np.flatnonzero(q.pi_ref > 0)
         R = q.membership
@@ -275,6 +283,7 @@ def stationarity_residual(q: Question, obj: Objective, pi) -> float:
     reverse: ``max_o |pi(o) (1 - (P_G(o|pi) - E_pi P_G)/beta) - pi_ref(o)|`` (Eq. 11);
     direct:  ``max_o |pi(o) - pi_ref(o) exp(P_G(o|pi)/beta) / Z|``.
     """
+    q, obj = as_question(q), as_objective(obj)
     pi = validate_probability_vector("pi", pi)
     P = reward_preference(q, pi, obj)
     if obj.penalty == "reverse":
@@ -561,6 +570,7 @@ def stationary_policy(q: Question, obj: Objective) -> StationaryPoint:
     0.547723
     """
     cp = ClassProblem(q, obj)
+    q, obj = cp.q, cp.obj
     if cp.n_classes == 1:
         pi = q.pi_ref.copy()
         return StationaryPoint(pi=pi, residual=stationarity_residual(q, obj, pi), converged=True,
@@ -586,6 +596,7 @@ def stationary_points(q: Question, obj: Objective, *, n_grid: int = 2001, n_star
     if n_grid < 11:
         raise InvalidInputError(f"n_grid must be >= 11, got {n_grid!r}")
     cp = ClassProblem(q, obj)
+    q, obj = cp.q, cp.obj
     if cp.n_classes == 1:
         return StationaryPointSet((stationary_policy(q, obj),), True, "single class: pi = pi_ref")
     if cp.n_classes == 2:
