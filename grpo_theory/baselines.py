@@ -6,8 +6,8 @@ import math
 import warnings
 
 import numpy as np
-from ._numerics import logsumexp, optimize
 
+from ._numerics import logsumexp, optimize
 from .problem import InvalidInputError, Question, validate_probability_vector
 from .stationary import RESIDUAL_TOL, StationaryPoint
 

@@ -173,7 +173,8 @@ def _cmd_validate(args) -> int:
         return 2
     summary = run_validation(args.out, quick=args.quick, n_questions=args.questions, seed=args.seed,
                              device=args.device, steps=args.steps, include_extra=not args.no_extra,
-                             resume=args.resume, progress=not args.no_progress)
+                             resume=args.resume, progress=not args.no_progress,
+                             num_threads=args.threads or None)
     print(summary.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
     print(f"\nwrote {args.out}/results.csv, summary.csv, overall.json and figures")
     return 0
@@ -205,9 +206,9 @@ def _cmd_validate_smollm(args) -> int:
 
 
 def _cmd_predict_trl(args) -> int:
-    from .integrations.trl import predict_trl
-
     from pathlib import Path
+
+    from .integrations.trl import predict_trl
 
     path = Path(args.config)
     if not path.is_file():
@@ -315,6 +316,8 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--device", default="cpu", help="cpu or cuda")
     v.add_argument("--no-extra", action="store_true", help="skip the measured-not-gated studies")
     v.add_argument("--resume", action="store_true", help="continue runs from their checkpoints")
+    v.add_argument("--threads", type=int, default=1,
+                   help="torch CPU threads (1 is fastest for these small models; 0 keeps torch's default)")
     v.add_argument("--no-progress", action="store_true")
     v.set_defaults(func=_cmd_validate)
 

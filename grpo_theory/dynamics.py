@@ -20,8 +20,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from ._numerics import logsumexp, solve_ivp
 
+from ._numerics import logsumexp, solve_ivp
 from .preference import level_expectations, reward_preference, sample_rewards, sampled_advantages
 from .problem import InvalidInputError, Objective, Question, validate_probability_vector
 from .proximal import (  # noqa: F401  (re-exported: the issue's API is dynamics.proximal_map etc.)

@@ -17,8 +17,8 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from . import figure_data as fd
-from .problem import InvalidInputError
 from . import plotting
+from .problem import InvalidInputError
 
 _BETAS = ", ".join(f"{b:g}" for b in fd.PAPER_BETAS)
 
@@ -229,7 +229,7 @@ def _read_done(out: Path) -> set[int]:
         return set()
 
 
-FINGERPRINT = "figures_fingerprint.txt"
+FINGERPRINT = "figures_fingerprint.json"
 
 
 def code_fingerprint() -> str:
@@ -251,8 +251,8 @@ def build_figures(out_dir: str | Path = "paper_figures", only=None, trained: str
       skipped, so an interrupted run continues where it stopped.
     * A clean tree after the main job: tables equal within :data:`CSV_RTOL` and :data:`CSV_ATOL` to the ones on
       disk are not rewritten, and a figure's PNG/PDF are redrawn only when its data changed,
-      an image is missing, the drawing code changed (its hash differs from
-      ``out_dir/figures_fingerprint.txt``) or ``force=True``. Another machine's last-digit
+      an image is missing, the drawing code changed (its hash differs from the one recorded for
+      that figure in ``out_dir/figures_fingerprint.json``) or ``force=True``. Another machine's last-digit
       differences then leave every committed file as it was.
     """
     matplotlib.use("Agg", force=False)
@@ -275,7 +275,10 @@ def build_figures(out_dir: str | Path = "paper_figures", only=None, trained: str
         _done_file(out).unlink(missing_ok=True)
     fingerprint = code_fingerprint()
     fp_path = out / FINGERPRINT
-    code_changed = force or not fp_path.exists() or fp_path.read_text().strip() != fingerprint
+    try:
+        drawn_by = json.loads(fp_path.read_text())          # figure number -> hash of the code that drew it
+    except (FileNotFoundError, ValueError):
+        drawn_by = {}
     specs = [s for s in FIGURES if (only is None or s.number in set(only)) and s.number not in done]
     written: list[Path] = []
     bar = tqdm(specs, desc="figures", disable=not progress)
@@ -297,15 +300,15 @@ def build_figures(out_dir: str | Path = "paper_figures", only=None, trained: str
             figs = fig if isinstance(fig, tuple) else (fig,)
             bases = [base.with_name(base.name + ("" if len(figs) == 1 else "abcdefgh"[i])) for i in range(len(figs))]
             missing = any(not b.with_suffix(ext).exists() for b in bases for ext in (".png", ".pdf"))
-            if data_changed or missing or code_changed:
+            if data_changed or missing or force or drawn_by.get(str(spec.number)) != fingerprint:
                 for f, b in zip(figs, bases):
                     written += _save(f, b)
+                drawn_by[str(spec.number)] = fingerprint
+                _atomic(fp_path, lambda p: p.write_text(json.dumps(drawn_by, indent=1, sort_keys=True) + "\n"))
         cap = base.with_name(base.name + "_caption.txt")
         if not cap.exists() or cap.read_text() != spec.caption + "\n":
             _atomic(cap, lambda p, text=spec.caption: p.write_text(text + "\n"))
             written.append(cap)
         done.add(spec.number)
         _atomic(_done_file(out), lambda p: p.write_text(json.dumps(sorted(done))))
-    if only is None and code_changed:       # every figure was drawn by this code: record it
-        _atomic(fp_path, lambda p: p.write_text(fingerprint + "\n"))
     return written

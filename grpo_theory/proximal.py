@@ -29,8 +29,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from ._numerics import expit, logsumexp, optimize
 
+from ._numerics import expit, logsumexp, optimize
 from .preference import reward_preference
 from .problem import InvalidInputError, Objective, Question, validate_probability_vector
 from .stationary import Z_CAP, ClassProblem, StationaryPoint, _sinh_grid, stationary_points

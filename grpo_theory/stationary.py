@@ -44,8 +44,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
-from ._numerics import expit, logsumexp, optimize
 
+from ._numerics import expit, logsumexp, optimize
 from .preference import max_abs_advantage, pooled_expectations, reward_preference
 from .problem import (
     InvalidInputError,
@@ -527,22 +527,57 @@ def _vertex_limit(cp: ClassProblem, eta: np.ndarray) -> StationaryPoint | None:
                                    "there decays to 0); stationary only in the limit")
 
 
+def _slowest_escape(cp: ClassProblem, eta: np.ndarray) -> float:
+    """Time for the flow to lift a light class that gains (``g_c > E_pi g``) off the face it sits on.
+
+    Near ``pi_c = 0`` the logit flow moves ``pi_c`` at speed ``pi_c^2 (g_c - E_pi g)``, so lifting it
+    takes about ``1/(pi_c (g_c - E_pi g))``: 1e6 for a class of mass 1e-6 gaining 1e-2, forever
+    for a class of mass 1e-300. Returns the shortest such time over the gaining classes (inf if none).
+    """
+    log_pi = _log_pi_from_eta(eta)
+    g = cp.gradient(log_pi)
+    gain = g - np.exp(log_pi) @ g
+    up = gain > 0
+    if not np.any(up):
+        return math.inf
+    with np.errstate(over="ignore"):
+        return float(np.min(np.exp(-log_pi[up] - np.log(gain[up]))))
+
+
+#: Longest flow time followed: beyond it a trainer would not move either.
+_MAX_HORIZON = 1e8
+
+
 def _multi_class_policy(cp: ClassProblem) -> StationaryPoint:
     eta0 = cp._log_p[:-1] - cp._log_p[-1]
     end = _flow_endpoint(cp, eta0)
     pt = _polish(cp, end, "flow+root")
-    if pt is None or pt.stable is False:
-        # Slowed down near a saddle or a vertex: follow the flow all the way, then polish.
-        end = _flow_endpoint(cp, end, speed=None)
+    horizon = 1e4
+    while (pt is None or pt.stable is False) and horizon <= _MAX_HORIZON:
+        # Slowed down near a saddle, a face or a vertex: follow the flow further, then polish. The
+        # first extension is a fixed 1e4; after that the horizon is set by the slowest light class
+        # that still gains (see _slowest_escape), and the search stops where that is beyond reach.
+        end = _flow_endpoint(cp, end, t_max=horizon, speed=None)
         pt = _vertex_limit(cp, end) or _polish(cp, end, "flow+root")
-    if pt is not None:
+        horizon = max(10 * horizon, 20 * _slowest_escape(cp, end))
+    if pt is not None and pt.stable is not False:
         return pt
     pi = cp.expand(np.exp(_log_pi_from_eta(end)))
     residual = stationarity_residual(cp.q, cp.obj, pi)
+    light = [int(c) for c in np.flatnonzero(np.exp(_log_pi_from_eta(end)) < 1e-12)]
+    why = (f"the flow from pi_ref did not settle and root polishing failed (residual {residual:.2e})")
+    if light and math.isinf(horizon) or horizon > _MAX_HORIZON:
+        why += (f"; classes {light} have mass < 1e-12 and gain under the flow, but lifting them would take "
+                f"longer than t = {_MAX_HORIZON:g} (the logit flow moves a class at a speed proportional to "
+                "its mass): a trainer started at pi_ref stays near this face for any practical time; "
+                "stationary_points lists the stationary points")
+    elif pt is not None:
+        why = (f"the flow from pi_ref stalls (residual {residual:.2e} here) and the stationary point found "
+               f"near it, {np.array2string(pt.pi, precision=6)}, is unstable; see stationary_points")
+    else:
+        why += "; the policy may be heading to a face of the simplex"
     return StationaryPoint(pi=pi, residual=residual, converged=False, stable=None, iterations=0,
-                           method="flow", message=(f"the flow from pi_ref did not settle and root "
-                                                   f"polishing failed (residual {residual:.2e}); "
-                                                   "the policy may be heading to a face of the simplex"))
+                           method="flow", message=why)
 
 
 def _dedupe(points: list[StationaryPoint], tol: float = 1e-7) -> list[StationaryPoint]:

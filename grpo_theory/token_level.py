@@ -20,8 +20,8 @@ so the two stationary policies differ whenever the reward depends on ``t2``.
 from __future__ import annotations
 
 import numpy as np
-from ._numerics import logsumexp, optimize
 
+from ._numerics import logsumexp, optimize
 from .preference import reward_preference
 from .problem import InvalidInputError, Objective, Question
 from .proximal import _reverse_argmax

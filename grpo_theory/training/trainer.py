@@ -54,6 +54,8 @@ class GRPOConfig:
     log_every: int = 10
     checkpoint_every: int = 250
     final_window: float = 0.3         # fraction of steps averaged for the measured policy
+    num_threads: int | None = 1       # torch CPU threads; 1 is far faster than 2 for small models on
+                                      # 2-core machines (8.8x less CPU measured); None keeps torch's choice
 
     def __post_init__(self):
         checks = [
@@ -68,6 +70,8 @@ class GRPOConfig:
             (self.optimizer in ("adam", "sgd"), f"optimizer must be adam/sgd, got {self.optimizer!r}"),
             (self.inner_updates >= 1 and self.steps >= 1, "inner_updates and steps must be >= 1"),
             (0 < self.final_window <= 1, f"final_window must be in (0, 1], got {self.final_window}"),
+            (self.num_threads is None or (isinstance(self.num_threads, int) and self.num_threads >= 1),
+             f"num_threads must be None or an integer >= 1, got {self.num_threads!r}"),
         ]
         for ok, msg in checks:
             if not ok:
@@ -120,6 +124,8 @@ class GRPOTrainer:
                  progress: bool = True) -> None:
         self.cfg = config
         self.task = task
+        if config.num_threads is not None and config.device == "cpu":
+            torch.set_num_threads(config.num_threads)
         self.device = torch.device(config.device)
         self.model = model.to(self.device, _dtype(config.dtype)).train()
         for p in self.model.parameters():

@@ -1,0 +1,144 @@
+"""Never silently wrong: random questions checked on independent paths, and extreme inputs.
+
+Each result is a converged point whose stationarity residual, recomputed without the library's
+P_G engine, is within tolerance; or a limit point the independent gradient confirms; or an honest
+flag (``converged=False`` with a reason); or a clear ``InvalidInputError``. Never a NaN, another
+exception, ``converged=True`` above tolerance, or a hang (pytest-timeout).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import warnings
+
+import numpy as np
+import pytest
+from fuzz_cases import check_case, independent_residual
+
+from grpo_theory import InvalidInputError, Objective, Question, closed_form, stationary_policy
+from grpo_theory.stationary import RESIDUAL_TOL
+
+GOOD = {"ok", "ok-limit", "flagged", "error"}
+
+
+def _run(seeds):
+    rows = [check_case(s) for s in seeds]
+    bad = [r for r in rows if r["outcome"] not in GOOD]
+    return rows, bad
+
+
+@pytest.mark.timeout(240)
+def test_fuzz_sample_of_300_random_questions():
+    rows, bad = _run(range(300))
+    assert not bad, bad[:5]
+    ok = sum(r["outcome"] in ("ok", "ok-limit") for r in rows)
+    assert ok >= 280, f"only {ok} of 300 cases were checked to converge; the rest were flagged or refused"
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(7200)
+def test_fuzz_ten_thousand_random_questions():
+    rows, bad = _run(range(10_000))
+    assert not bad, bad[:5]
+
+
+def _extreme_questions():
+    return {
+        "binary, pi_ref(a) = 1e-300": Question([1e-300, 1.0 - 1e-300], rewards=[1.0, 0.0]),
+        "binary, pi_ref(a) = 1 - 1e-12": Question([1.0 - 1e-12, 1e-12], rewards=[1.0, 0.0]),
+        "three outputs, one of mass 1e-300": Question([1e-300, 0.5, 0.5 - 1e-300], rewards=[1.0, 0.5, 0.0]),
+        "noisy, two levels, one of mass 1e-300": Question([1e-300, 0.4, 0.6 - 1e-300], reward_levels=[0, 1],
+                                                          reward_probs=[[0.1, 0.9], [0.5, 0.5], [0.8, 0.2]]),
+    }
+
+
+EXTREME_BETAS = (1e-4, 1e-2, 1.0, 1e4)
+EXTREME_G = (2, 8, 1000, 10**6, math.inf)
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("name", list(_extreme_questions()))
+def test_extreme_inputs_give_a_checked_answer_a_flag_or_a_clear_error(name):
+    q = _extreme_questions()[name]
+    problems = []
+    for beta, G, pen, norm in itertools.product(EXTREME_BETAS, EXTREME_G, ("reverse", "direct"), ("scale", "shift")):
+        obj = Objective(beta, G, pen, norm)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")            # a numpy warning is a silent NaN in the making
+            try:
+                sol = stationary_policy(q, obj)
+            except InvalidInputError:
+                continue                              # e.g. ExactEvaluationTooLarge: clear, and allowed
+        if not (np.all(np.isfinite(sol.pi)) and abs(sol.pi.sum() - 1) < 1e-9):
+            problems.append((obj.describe(), "not a distribution", sol.pi))
+        elif sol.converged and not sol.boundary:
+            if not sol.residual <= RESIDUAL_TOL:
+                problems.append((obj.describe(), "converged above tolerance", sol.residual))
+            res, tol = independent_residual(q, obj, sol.pi, np.random.default_rng(0))
+            if not res <= tol:
+                problems.append((obj.describe(), "independent residual", res, tol))
+        elif not sol.converged and not sol.message:
+            problems.append((obj.describe(), "flagged without a reason"))
+    assert not problems, problems[:5]
+
+
+@pytest.mark.parametrize("beta", [1e-4, 1e-2, 1.0, 1e4])
+@pytest.mark.parametrize("p", [1e-300, 1e-20, 0.3, 1 - 1e-12])
+def test_binary_extremes_match_the_closed_forms(p, beta):
+    """Eq. 14 (G = 2) and Eq. 15 (G = inf), and the direct G = 2 form, at extreme pi_ref and beta."""
+    q = Question([p, 1 - p], rewards=[1.0, 0.0])
+    for obj, x in [(Objective(beta, 2), closed_form.binary_pairwise(p, beta)),
+                   (Objective(beta, math.inf), closed_form.binary_large_group(p, beta)),
+                   (Objective(beta, 2, "direct"), closed_form.binary_pairwise_direct(p, beta))]:
+        sol = stationary_policy(q, obj)
+        assert sol.converged
+        assert sol.pi[0] == pytest.approx(float(x), rel=1e-9, abs=1e-12), obj.describe()
+
+
+def test_direct_penalty_small_beta_finite_g_has_its_interior_point_beyond_logit_740():
+    """The issue's crash: the root is at z = Delta/beta (2645 at beta = 1e-3, G = 8), beyond exp underflow."""
+    from grpo_theory import stationary_points
+
+    q = Question([0.3, 0.7], rewards=[1, 0])
+    for beta, G in [(0.001, 8), (0.01, 64), (0.003, 8), (0.02, 1024)]:
+        obj = Objective(beta, G, "direct")
+        sol = stationary_policy(q, obj)
+        pts = stationary_points(q, obj)
+        assert len(pts) == 1 and pts.exhaustive and pts[0].stable
+        # at the root beta (z - zc) = P(a) - P(b) -> sqrt(G - 1) (one b among G - 1 a's: ddof 0)
+        zc = math.log(0.3 / 0.7)
+        assert sol.class_logit == pytest.approx(zc + math.sqrt(G - 1) / beta, rel=1e-9)
+        assert sol.stable and sol.converged and sol.pi[0] == 1.0
+
+
+@pytest.mark.parametrize("rewards", [[1e154, 0.0], [1e-200, 0.0], [1e308, -1e308], [3e7, -1e7]])
+def test_scale_normalisation_is_invariant_to_extreme_reward_gaps(rewards):
+    ref = stationary_policy(Question([0.3, 0.7], rewards=[1.0, 0.0]), Objective(0.5, 8))
+    sol = stationary_policy(Question([0.3, 0.7], rewards=rewards), Objective(0.5, 8))
+    assert sol.pi == pytest.approx(ref.pi, rel=1e-12)
+
+
+def test_shift_only_with_an_overflowing_span_is_a_clear_error():
+    with pytest.raises(InvalidInputError, match="overflows"):
+        stationary_policy(Question([0.3, 0.7], rewards=[1e308, -1e308]), Objective(0.5, 8, normalization="shift"))
+
+
+def test_objective_as_a_dict_and_bad_objects():
+    q = Question([0.3, 0.7], rewards=[1, 0])
+    assert stationary_policy(q, {"beta": 0.5}).pi == pytest.approx(stationary_policy(q, Objective(0.5)).pi)
+    for bad in ({"bta": 0.5}, 0.5, None):
+        with pytest.raises(InvalidInputError):
+            stationary_policy(q, bad)
+    with pytest.raises(InvalidInputError, match="Question"):
+        stationary_policy([0.3, 0.7], Objective(0.5))
+
+
+def test_closed_form_and_log_pooling_reject_or_survive_extremes():
+    from grpo_theory import log_pooling
+
+    for g in (math.nan, 2.5, 1):
+        with pytest.raises(InvalidInputError):
+            closed_form.binary_shift_direct(0.3, 0.5, g)
+    assert log_pooling([0.3, 0.7], [1e300, 0], 1e-300) == pytest.approx([1.0, 0.0])
+    assert log_pooling([0.3, 0.7], [1e308, -1e308], 1e-3) == pytest.approx([1.0, 0.0])
