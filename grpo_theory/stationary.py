@@ -364,7 +364,7 @@ def _two_class_points(cp: ClassProblem, n_grid: int) -> list[StationaryPoint]:
         if res.fun <= 1e-9 * scale:
             pt = _point_from_class_logit(cp, float(res.x), res.nfev, "grid+tangency", 0.0)
             points.append(pt)
-    if np.isinf(cp.obj.group_size) and cp.obj.penalty == "direct":
+    if _unbounded_preference(cp.obj) and cp.obj.penalty == "direct":
         if s[-1] > 0:
             points.append(_boundary_point(cp, 0, z[-1]))
         if s[0] < 0:
@@ -409,7 +409,7 @@ def _flow_root_from(cp: ClassProblem, z0: float, dt: float = 0.04, chunk: int = 
                 root, c2 = _brent(cp, min(a, zs[j]), max(a, zs[j]))
             return _point_from_class_logit(cp, root, calls + c2, "flow-scan+brentq", _slope(cp, root))
         prev = float(zs[-1])
-    if np.isinf(cp.obj.group_size) and cp.obj.penalty == "direct":
+    if _unbounded_preference(cp.obj) and cp.obj.penalty == "direct":
         return _boundary_point(cp, 0 if direction > 0 else 1, end)
     raise RuntimeError(  # the bounds guarantee a root; reaching here is a bug, not a user error
         f"no root of the drift between z0={z0} and {end}; please report this question and objective"
@@ -447,19 +447,39 @@ def _classify(cp: ClassProblem, eta: np.ndarray) -> tuple[bool | None, np.ndarra
     dg = cp.gradient_jacobian(log_pi)                  # dg_c/dtheta_k
     # Reduce against the heaviest class: with a light reference class, pi_ref - pi_c
     # cancels catastrophically in the row of a heavy class.
-    ref = int(np.argmax(pi))
+    ref = int(np.argmax(log_pi))
     keep = np.delete(np.arange(pi.size), ref)
     H = dg[np.ix_(keep, keep)] - dg[ref, keep][None, :]
-    head = pi[keep]
-    J = (np.diag(head) + np.outer(pi[ref] - head, head)) @ H
-    eig = np.linalg.eigvals(J)
-    top = float(np.max(eig.real))
-    tol = 1e-7 * float(pi.min()) * max(1.0, float(np.abs(H).max()))
-    if abs(top) < tol:
+    # J = (I + c 1^T) diag(head) H with c = pi_ref - head has the eigenvalues of diag(head) B,
+    # B = H (I + c 1^T) well scaled. head can underflow (a class at logit -2000 below the heaviest):
+    # scale it by its largest entry; classes whose scaled mass still underflows decouple, and
+    # each contributes the eigenvalue ~ head_c B_cc, whose sign is that of B_cc.
+    log_head = log_pi[keep]
+    B = H @ (np.eye(keep.size) + np.outer(pi[ref] - pi[keep], np.ones(keep.size)))
+    d = np.exp(log_head - log_head.max())
+    big = d > 1e-250
+    scale = math.exp(float(log_head.max()))         # may underflow: decide the signs before applying it
+    eig_big = np.linalg.eigvals(d[big, None] * B[np.ix_(big, big)])
+    eig = np.concatenate([eig_big, d[~big] * np.diag(B)[~big]]) * scale
+    signs_small = np.diag(B)[~big]
+    top = float(np.max(eig_big.real)) if eig_big.size else -math.inf
+    tol = 1e-7 * float(d[big].min()) * max(1.0, float(np.abs(B).max()))
+    if abs(top) < tol or np.any(signs_small == 0):
         return None, eig, "an eigenvalue of the flow's Jacobian is ~0: stability undecided"
-    if top < 0:
+    if top < 0 and np.all(signs_small < 0):
         return True, eig, "all eigenvalues of the flow's Jacobian have negative real part"
     return False, eig, "an eigenvalue of the flow's Jacobian has positive real part"
+
+
+def _point_at(cp: ClassProblem, eta: np.ndarray, method: str, iterations: int = 0) -> StationaryPoint | None:
+    """The stationary point at class logits ``eta`` if its residual is within tolerance, else None."""
+    pi = cp.expand(np.exp(_log_pi_from_eta(eta)))
+    residual = stationarity_residual(cp.q, cp.obj, pi)
+    if not residual <= RESIDUAL_TOL:
+        return None
+    stable, eig, why = _classify(cp, eta)
+    return StationaryPoint(pi=pi, residual=residual, converged=True, stable=stable, iterations=iterations,
+                           method=method, message=why, eigenvalues=eig)
 
 
 def _polish(cp: ClassProblem, eta0: np.ndarray, method_prefix: str) -> StationaryPoint | None:
@@ -473,13 +493,9 @@ def _polish(cp: ClassProblem, eta0: np.ndarray, method_prefix: str) -> Stationar
         calls += int(sol.get("nfev", 0))
         if not np.all(np.isfinite(sol.x)):
             continue
-        pi = cp.expand(np.exp(_log_pi_from_eta(sol.x)))
-        residual = stationarity_residual(cp.q, cp.obj, pi)
-        if residual <= RESIDUAL_TOL:
-            stable, eig, why = _classify(cp, sol.x)
-            return StationaryPoint(pi=pi, residual=residual, converged=True, stable=stable,
-                                   iterations=calls, method=f"{method_prefix}+{method}",
-                                   message=why, eigenvalues=eig)
+        pt = _point_at(cp, sol.x, f"{method_prefix}+{method}", calls)
+        if pt is not None:
+            return pt
     return None
 
 
@@ -510,7 +526,7 @@ def _flow_endpoint(cp: ClassProblem, eta0: np.ndarray, t_max: float = 1e4,
 
 def _vertex_limit(cp: ClassProblem, eta: np.ndarray) -> StationaryPoint | None:
     """A vertex the flow runs into (direct penalty, G = inf), if the flow at ``eta`` heads there."""
-    if not (cp.obj.penalty == "direct" and np.isinf(cp.obj.group_size)):
+    if not (cp.obj.penalty == "direct" and _unbounded_preference(cp.obj)):
         return None
     log_pi = _log_pi_from_eta(eta)
     top = int(np.argmax(log_pi))
@@ -544,6 +560,30 @@ def _slowest_escape(cp: ClassProblem, eta: np.ndarray) -> float:
         return float(np.min(np.exp(-log_pi[up] - np.log(gain[up]))))
 
 
+def _unbounded_preference(obj: Objective) -> bool:
+    """``|P_G|`` unbounded near a vertex: ``G = inf``, scale normalisation, no epsilon (then the direct
+    penalty's flow can run into a vertex: a limit point, not a root)."""
+    return obj.is_large_group and obj.normalization == "scale" and obj.std_eps == 0 and obj.variance_eps == 0
+
+
+def _class_masses(cp: ClassProblem, pi: np.ndarray) -> np.ndarray:
+    return np.bincount(cp.class_of[cp.class_of >= 0], weights=pi[cp.class_of >= 0], minlength=cp.n_classes)
+
+
+def _damped_direct_map(cp: ClassProblem, eta: np.ndarray, iterations: int = 400) -> np.ndarray | None:
+    """Iterate ``eta <- (eta + F(eta))/2`` with ``F`` the direct penalty's argmax map (log p + P/beta)."""
+    for _ in range(iterations):
+        new = cp._log_p + cp.class_preference(_log_pi_from_eta(eta)) / cp.obj.beta
+        target = new[:-1] - new[-1]
+        if not np.all(np.isfinite(target)):
+            return None
+        step = 0.5 * (target - eta)
+        eta = eta + step
+        if float(np.max(np.abs(step))) < 1e-12 * max(1.0, float(np.max(np.abs(eta)))):
+            break
+    return eta
+
+
 #: Longest flow time followed: beyond it a trainer would not move either.
 _MAX_HORIZON = 1e8
 
@@ -562,11 +602,24 @@ def _multi_class_policy(cp: ClassProblem) -> StationaryPoint:
         horizon = max(10 * horizon, 20 * _slowest_escape(cp, end))
     if pt is not None and pt.stable is not False:
         return pt
+    at_end = _point_at(cp, end, "flow")
+    if at_end is not None and at_end.stable is not False:
+        return at_end                       # the flow itself settled within tolerance; polishing only hurt
+    if cp.obj.penalty == "direct" and not _unbounded_preference(cp.obj):
+        # Near a vertex at finite G the direct penalty's point can sit at class logits in the
+        # thousands (log pi_c = log p_c + P_c/beta - log Z with P_c ~ -sqrt(G)), which the flow
+        # approaches at a speed proportional to the light classes' mass. There P barely depends
+        # on pi, so the damped map eta <- log p + P/beta converges; Newton polishes its end.
+        near = _damped_direct_map(cp, end)
+        cand = None if near is None else _polish(cp, near, "flow+map+root")
+        top = int(np.argmax(_log_pi_from_eta(end)))
+        if cand is not None and cand.stable and int(np.argmax(_class_masses(cp, cand.pi))) == top:
+            return cand
     pi = cp.expand(np.exp(_log_pi_from_eta(end)))
     residual = stationarity_residual(cp.q, cp.obj, pi)
     light = [int(c) for c in np.flatnonzero(np.exp(_log_pi_from_eta(end)) < 1e-12)]
     why = (f"the flow from pi_ref did not settle and root polishing failed (residual {residual:.2e})")
-    if light and math.isinf(horizon) or horizon > _MAX_HORIZON:
+    if light and (math.isinf(horizon) or horizon > _MAX_HORIZON):
         why += (f"; classes {light} have mass < 1e-12 and gain under the flow, but lifting them would take "
                 f"longer than t = {_MAX_HORIZON:g} (the logit flow moves a class at a speed proportional to "
                 "its mass): a trainer started at pi_ref stays near this face for any practical time; "
