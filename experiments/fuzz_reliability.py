@@ -1,11 +1,12 @@
 """Fuzz the theory engine: 10^4 random questions, each checked on an independent path.
 
-    python experiments/fuzz_reliability.py [--cases 10000] [--out docs/results/reliability_fuzz.csv]
+    python experiments/fuzz_reliability.py [--cases 10000] [--out runs/fuzz/reliability_fuzz.csv]
 
 The cases and the checks are those of the test suite (tests/fuzz_cases.py): K <= 6 outputs,
 ties, noisy reward laws, both penalties and normalisations, ddof 0/1, eps 0/1e-4, G up to 10^4
 and inf. Writes one row per case (seed, outcome, residuals, seconds) and prints the summary that
 docs/reliability.md reports. Rows are appended as they finish: a killed run resumes where it stopped.
+The summary by (G, penalty, normalisation) and every case that is not "ok" go to docs/results/.
 """
 
 from __future__ import annotations
@@ -27,9 +28,10 @@ from fuzz_cases import check_case  # noqa: E402
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cases", type=int, default=10_000)
-    ap.add_argument("--out", default=str(ROOT / "docs" / "results" / "reliability_fuzz.csv"))
+    ap.add_argument("--out", default=str(ROOT / "runs" / "fuzz" / "reliability_fuzz.csv"))
     args = ap.parse_args()
     out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
     done = set(pd.read_csv(out).seed) if out.exists() else set()
     todo = [s for s in range(args.cases) if s not in done]
     t0 = time.perf_counter()
@@ -53,6 +55,21 @@ def main() -> None:
     print(f"seconds per case: median {df.seconds.median():.3f}, max {df.seconds.max():.2f}")
     print(df[df.outcome.isin(['flagged', 'error', 'FAIL'])].groupby(['outcome']).detail
           .agg(lambda d: d.str.slice(0, 60).value_counts().head(3).to_dict()).to_string())
+    results = ROOT / "docs" / "results"
+    df["G"] = df.G.astype(str)
+    summary = (df.groupby(["G", "penalty", "normalization"])
+               .agg(cases=("seed", "size"), seeds=("seed", lambda s: f"{s.min()}-{s.max()}"),
+                    ok=("outcome", lambda o: int((o == "ok").sum())),
+                    ok_limit=("outcome", lambda o: int((o == "ok-limit").sum())),
+                    flagged=("outcome", lambda o: int((o == "flagged").sum())),
+                    error=("outcome", lambda o: int((o == "error").sum())),
+                    failed=("outcome", lambda o: int((o == "FAIL").sum())),
+                    worst_residual=("residual", "max"), worst_independent=("independent", "max"),
+                    max_seconds=("seconds", "max"))
+               .reset_index())
+    summary.to_csv(results / "reliability_summary.csv", index=False, float_format="%.3g")
+    df[~df.outcome.isin(["ok", "ok-limit"])].to_csv(results / "reliability_not_ok.csv", index=False,
+                                                    float_format="%.6g")
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from . import figure_data as fd
+from ._io import atomic_write
 from . import plotting
 from .problem import InvalidInputError
 
@@ -161,18 +162,10 @@ FIGURES: tuple[FigureSpec, ...] = (
 )
 
 
-def _atomic(path: Path, write) -> Path:
-    """Call ``write(tmp_path)`` then move the file into place: a killed run never leaves half a file."""
-    tmp = path.with_name(f".{path.name}.tmp{path.suffix}")
-    write(tmp)
-    tmp.replace(path)
-    return path
-
-
 def _save(fig, base: Path) -> list[Path]:
     out = [base.with_suffix(".png"), base.with_suffix(".pdf")]
-    _atomic(out[0], lambda p: fig.savefig(p, metadata={"Software": None}))
-    _atomic(out[1], lambda p: fig.savefig(p, metadata={"CreationDate": None, "Producer": None}))
+    atomic_write(out[0], lambda p: fig.savefig(p, metadata={"Software": None}))
+    atomic_write(out[1], lambda p: fig.savefig(p, metadata={"CreationDate": None, "Producer": None}))
     return out
 
 
@@ -211,7 +204,7 @@ def _write_table(table: pd.DataFrame, path: Path) -> bool:
                 return False
         except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError):
             pass                                      # unreadable: rewrite it
-    _atomic(path, lambda p: table.to_csv(p, index=False, float_format="%.12g"))
+    atomic_write(path, lambda p: table.to_csv(p, index=False, float_format="%.12g"))
     return True
 
 
@@ -304,11 +297,11 @@ def build_figures(out_dir: str | Path = "paper_figures", only=None, trained: str
                 for f, b in zip(figs, bases):
                     written += _save(f, b)
                 drawn_by[str(spec.number)] = fingerprint
-                _atomic(fp_path, lambda p: p.write_text(json.dumps(drawn_by, indent=1, sort_keys=True) + "\n"))
+                atomic_write(fp_path, lambda p: p.write_text(json.dumps(drawn_by, indent=1, sort_keys=True) + "\n"))
         cap = base.with_name(base.name + "_caption.txt")
         if not cap.exists() or cap.read_text() != spec.caption + "\n":
-            _atomic(cap, lambda p, text=spec.caption: p.write_text(text + "\n"))
+            atomic_write(cap, lambda p, text=spec.caption: p.write_text(text + "\n"))
             written.append(cap)
         done.add(spec.number)
-        _atomic(_done_file(out), lambda p: p.write_text(json.dumps(sorted(done))))
+        atomic_write(_done_file(out), lambda p: p.write_text(json.dumps(sorted(done))))
     return written

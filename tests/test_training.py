@@ -141,3 +141,32 @@ def test_smollm2_grpo_smoke(tmp_path):
     rewarded = task.rewards == 1
     assert (after * rewarded).sum() > (before * rewarded).sum()       # moved towards the rewarded answers
     assert (tmp_path / "metrics.csv").exists()
+
+
+def test_validate_killed_part_way_resumes_without_retraining_finished_runs(tmp_path):
+    """`grpo-theory validate` killed after its first run finished: --resume keeps that run, trains the rest."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "v"
+    cmd = [sys.executable, "-m", "grpo_theory.cli", "validate", "--quick", "--steps", "30", "--questions", "4",
+           "--out", str(out), "--no-progress"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    first = out / "runs" / "G2_beta0.5_reverse" / "summary.json"
+    deadline = time.time() + 300
+    while not first.exists() and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert first.exists(), "the first run never finished"
+    metrics = (out / "runs" / "G2_beta0.5_reverse" / "metrics.csv").read_text()
+    done = subprocess.run(cmd + ["--resume"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert (out / "runs" / "G2_beta0.5_reverse" / "metrics.csv").read_text() == metrics   # not retrained
+    import pandas as pd
+
+    summary = pd.read_csv(out / "summary.csv")
+    assert len(summary) == 4 and (summary.steps == 30).all()

@@ -25,6 +25,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from .._io import atomic_write
 from .loss import group_advantages, grpo_objective
 from .policy import answer_token_logprobs, generate
 from .tasks import QATask
@@ -156,18 +157,18 @@ class GRPOTrainer:
 
     def _write_config(self):
         cfg_path, *_ = self._paths()
-        cfg_path.write_text(json.dumps(dict(config=asdict(self.cfg), task=self.task.name,
-                                            reference_probs=self.reference_probs.tolist()), indent=2))
+        text = json.dumps(dict(config=asdict(self.cfg), task=self.task.name,
+                               reference_probs=self.reference_probs.tolist()), indent=2)
+        atomic_write(cfg_path, lambda p: p.write_text(text))
 
     def save_checkpoint(self) -> None:
         if self.run_dir is None:
             return
         *_, ckpt, _ = self._paths()
-        tmp = ckpt.with_suffix(".tmp")
-        torch.save(dict(step=self.step, model=self.model.state_dict(), optimizer=self.optimizer.state_dict(),
-                        generator=self.generator.get_state(), window=self.window, history=self.history,
-                        torch_rng=torch.get_rng_state()), tmp)
-        tmp.replace(ckpt)          # atomic: a crash never leaves a half-written checkpoint
+        state = dict(step=self.step, model=self.model.state_dict(), optimizer=self.optimizer.state_dict(),
+                     generator=self.generator.get_state(), window=self.window, history=self.history,
+                     torch_rng=torch.get_rng_state())
+        atomic_write(ckpt, lambda p: torch.save(state, p))   # a crash never leaves a half-written checkpoint
 
     def load_checkpoint(self) -> bool:
         if self.run_dir is None:
@@ -295,8 +296,8 @@ class GRPOTrainer:
                              time.perf_counter() - t0, self.step, self.history)
         if self.run_dir is not None:
             *_, summary = self._paths()
-            summary.write_text(json.dumps(dict(measured=result.measured.tolist(),
-                                               measured_se=result.measured_se.tolist(),
-                                               reference=result.reference.tolist(), steps=self.step,
-                                               seconds=result.seconds), indent=2))
+            text = json.dumps(dict(measured=result.measured.tolist(), measured_se=result.measured_se.tolist(),
+                                   reference=result.reference.tolist(), steps=self.step, seconds=result.seconds),
+                              indent=2)
+            atomic_write(summary, lambda p: p.write_text(text))
         return result

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from .._io import atomic_write
 from ..problem import Objective, Question
 from ..stationary import stationary_points, stationary_policy
 from .reference import pretrain_reference
@@ -183,15 +184,16 @@ def run_validation(out_dir="runs/validate", *, quick: bool = False, n_questions:
                                 max_error_to_nearest_stable=float(np.nanmax(np.abs(p_meas - nearest))),
                                 basin_mismatches=int(np.sum(np.abs(nearest - p_pred) > 1e-9)),
                                 seconds=res.seconds, steps=res.steps))
-        pd.DataFrame(rows).to_csv(out / "results.csv", index=False)      # nothing lost on a crash
-        pd.DataFrame(summary).to_csv(out / "summary.csv", index=False)
+        # nothing lost on a crash, and never a half-written table
+        atomic_write(out / "results.csv", lambda p: pd.DataFrame(rows).to_csv(p, index=False))
+        atomic_write(out / "summary.csv", lambda p: pd.DataFrame(summary).to_csv(p, index=False))
     results = pd.DataFrame(rows)
     summ = pd.DataFrame(summary)
     gated = results[results.gated]
     overall = dict(gated_mae=float(gated.error.abs().mean()), gated_max=float(gated.error.abs().max()),
                    seconds_total=time.perf_counter() - t_all, device=device, quick=quick, seed=seed,
                    n_questions=n_questions, torch=torch.__version__)
-    (out / "overall.json").write_text(json.dumps(overall, indent=2))
+    atomic_write(out / "overall.json", lambda p: p.write_text(json.dumps(overall, indent=2)))
     trained = results[(results.penalty == "reverse") & results.gated & (results.answer_length == 1)]
     trained[["group_size", "beta", "pi_ref_a", "measured", "measured_se", "predicted"]].to_csv(
         out / "trained_points.csv", index=False)
@@ -253,7 +255,7 @@ def run_smollm_validation(out_dir="runs/validate_smollm2", *, model_dir="models/
                 summary.append(dict(config=name, mae=float(np.abs(meas - pred).mean()),
                                     max_abs_error=float(np.abs(meas - pred).max()), seconds=res.seconds,
                                     steps=res.steps))
-                pd.DataFrame(rows).to_csv(out / "results.csv", index=False)
-                pd.DataFrame(summary).to_csv(out / "summary.csv", index=False)
+                atomic_write(out / "results.csv", lambda p: pd.DataFrame(rows).to_csv(p, index=False))
+                atomic_write(out / "summary.csv", lambda p: pd.DataFrame(summary).to_csv(p, index=False))
                 del trainer
     return pd.DataFrame(summary)
