@@ -130,7 +130,7 @@ def main() -> None:
         for G in Gs:
             o = Objective(1.0, G)
             reward_preference(qL, piL, o)
-            ts.append(np.median(timings(lambda o=o: reward_preference(qL, piL, o), rep)))
+            ts.append(np.median(timings(lambda o=o, qL=qL, piL=piL: reward_preference(qL, piL, o), rep)))
         k = fit_exponent(Gs, ts)
         print(f"  L = {L}: G = {Gs}: " + ", ".join(f"{t * 1e3:.2f}" for t in ts) + f" ms; time ~ G^{k:.2f}")
     G = 32

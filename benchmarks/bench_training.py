@@ -66,7 +66,7 @@ def main() -> None:
     print(f"\nspeed-up of the single-forward path: {rows[1][1] / rows[0][1]:.0f}x "
           f"({rows[0][2]} samples per step, {task.n_questions} questions, G = 8)")
     one, two = threads_row(ref, task, 1), threads_row(ref, task, 2)
-    print(f"\ntorch threads   wall ms/step   CPU ms/step")
+    print("\ntorch threads   wall ms/step   CPU ms/step")
     for n, (wall, cpu) in ((1, one), (2, two)):
         print(f"{n:>13}{wall * 1e3:15.2f}{cpu * 1e3:14.2f}")
     print(f"two threads: {two[0] / one[0]:.2f}x the wall time and {two[1] / one[1]:.2f}x the CPU of one")

@@ -17,8 +17,8 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from . import figure_data as fd
-from ._io import atomic_write
 from . import plotting
+from ._io import atomic_write
 from .problem import InvalidInputError
 
 _BETAS = ", ".join(f"{b:g}" for b in fd.PAPER_BETAS)
