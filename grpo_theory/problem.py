@@ -23,10 +23,22 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["InvalidInputError", "Question", "Objective", "PENALTIES", "NORMALIZATIONS", "as_objective", "as_question"]
+__all__ = ["InvalidInputError", "Question", "Objective", "PENALTIES", "NORMALIZATIONS", "LEVELS", "LOSS_TYPES",
+           "as_objective", "as_question"]
 
 PENALTIES = ("reverse", "direct")
 NORMALIZATIONS = ("scale", "shift")
+LEVELS = ("sequence", "token")
+#: Loss aggregations of TRL (``loss_type``) and verl (``loss_agg_mode``), each mapped onto the weight
+#: a token of answer ``o`` gets in the loss:
+#: ``"answer_mean"`` ``1/|o|`` (mean over the answer's tokens, then over answers);
+#: ``"token_sum"`` a constant (sum over tokens divided by a constant);
+#: ``"batch_token_mean"`` ``1/T`` with ``T`` the sampled number of tokens in the batch (not differentiated).
+LOSS_TYPES = {
+    "grpo": "answer_mean", "seq-mean-token-mean": "answer_mean",
+    "dr_grpo": "token_sum", "seq-mean-token-sum": "token_sum", "seq-mean-token-sum-norm": "token_sum",
+    "bnpo": "batch_token_mean", "dapo": "batch_token_mean", "token-mean": "batch_token_mean",
+}
 
 #: Tolerance for "sums to one" and "M + M^T = 1" checks on user input.
 _PROB_TOL = 1e-9
@@ -69,6 +81,40 @@ def validate_probability_vector(name: str, value) -> np.ndarray:
     return arr
 
 
+def _validate_answers(answers, k: int) -> tuple:
+    """Answers as a tuple of token tuples, checked: one per output, non-empty, hashable, prefix-free."""
+    if isinstance(answers, (str, bytes)) or not isinstance(answers, Sequence):
+        raise InvalidInputError(f"answers must be a sequence of token sequences, one per output, got {answers!r}")
+    if len(answers) != k:
+        raise InvalidInputError(f"answers must have one entry per output (K={k}), got {len(answers)}: {answers!r}")
+    out = []
+    for a in answers:
+        if isinstance(a, str):
+            a = tuple(a)
+        elif isinstance(a, Sequence) and not isinstance(a, bytes):
+            a = tuple(a)
+        else:
+            raise InvalidInputError(f"each answer must be a sequence of tokens (a str is one-character tokens), "
+                                    f"got {a!r}")
+        if len(a) == 0:
+            raise InvalidInputError(f"answers must be non-empty, got an empty answer in {answers!r}")
+        try:
+            hash(a)
+        except TypeError:
+            raise InvalidInputError(f"answer tokens must be hashable, got {a!r}") from None
+        out.append(a)
+    seen = set(out)
+    if len(seen) != len(out):
+        dup = next(a for a in out if out.count(a) > 1)
+        raise InvalidInputError(f"answers must be distinct, {dup!r} appears twice")
+    for a in out:
+        for n in range(1, len(a)):
+            if a[:n] in seen:
+                raise InvalidInputError(f"answers must be prefix-free: {a[:n]!r} is a prefix of {a!r}; "
+                                        "end each answer with an end-of-sequence token")
+    return tuple(out)
+
+
 class Question:
     """One context: outputs ``o = 0..K-1`` with ``pi_ref`` and a reward law.
 
@@ -81,6 +127,13 @@ class Question:
     * ``preference``: ``M[o, o'] = P(o > o')`` with ties counted half
       (``M + M^T = 1``); it determines ``P_G`` for ``G = 2`` only.
 
+    ``answers`` (optional) gives each output as a sequence of hashable tokens (a ``str`` is a
+    sequence of one-character tokens), e.g. ``[("A", "B"), ("A", "C"), ("D",)]``; the set must be
+    prefix-free (an end-of-sequence token is simply a token). ``pi_ref`` stays over complete
+    answers; the reference conditionals at each node of the answer tree follow from it. Without
+    ``answers`` every output is one token. The tree matters only for token-level objectives
+    (``Objective(level="token")``).
+
     Internally every question is reduced to a *pooled* form: a membership matrix
     ``membership`` (``K x D``) so that ``P_G(o | pi) = membership[o] @ E(w)`` with
     ``w = pi @ membership``. For reward laws ``D = L`` (the reward levels) and
@@ -88,7 +141,7 @@ class Question:
     ``membership`` is the identity.
     """
 
-    __slots__ = ("pi_ref", "reward_levels", "reward_probs", "preference_matrix", "labels")
+    __slots__ = ("pi_ref", "reward_levels", "reward_probs", "preference_matrix", "labels", "answers")
 
     def __init__(
         self,
@@ -99,6 +152,7 @@ class Question:
         reward_probs: Sequence[Sequence[float]] | None = None,
         preference: Sequence[Sequence[float]] | None = None,
         labels: Sequence[str] | None = None,
+        answers: Sequence[Sequence] | None = None,
     ) -> None:
         pi_ref_arr = validate_probability_vector("pi_ref", pi_ref)
         k = pi_ref_arr.size
@@ -165,11 +219,18 @@ class Question:
             labels = tuple(str(s) for s in labels)
             if len(labels) != k:
                 raise InvalidInputError(f"labels must have K={k} entries, got {len(labels)}")
+        answers = None if answers is None else _validate_answers(answers, k)
+        object.__setattr__(self, "answers", answers)
         object.__setattr__(self, "pi_ref", _frozen(pi_ref_arr))
         object.__setattr__(self, "reward_levels", None if levels is None else _frozen(levels))
         object.__setattr__(self, "reward_probs", None if probs is None else _frozen(probs))
         object.__setattr__(self, "preference_matrix", None if pref is None else _frozen(pref))
         object.__setattr__(self, "labels", labels)
+
+    @property
+    def is_tree(self) -> bool:
+        """True when some answer has more than one token (token level then differs from sequence level)."""
+        return self.answers is not None and any(len(a) > 1 for a in self.answers)
 
     def __setattr__(self, name, value):  # immutability, like a frozen dataclass
         raise AttributeError(f"Question is immutable; cannot set {name!r}")
@@ -236,7 +297,8 @@ class Question:
                         f"reward_probs={self.reward_probs.tolist()}")
         else:
             body = f"preference={self.preference_matrix.tolist()}"
-        return f"Question(pi_ref={self.pi_ref.tolist()}, {body})"
+        tree = "" if self.answers is None else f", answers={list(self.answers)!r}"
+        return f"Question(pi_ref={self.pi_ref.tolist()}, {body}{tree})"
 
 
 @dataclass(frozen=True)
@@ -266,6 +328,19 @@ class Objective:
     variance_eps : float
         ``>= 0`` added to the variance inside the square root,
         ``A_i = (r_i - mean r)/sqrt(var r + variance_eps)`` (Mroueh's convention).
+    level : {"sequence", "token"}
+        ``"sequence"`` (the note, the default): ratio and penalty per answer. ``"token"``: per
+        token, then aggregated by ``loss_type`` (what TRL, verl and OpenRLHF do); it differs from
+        the sequence level only for questions with multi-token ``answers``.
+    loss_type : str
+        How token terms are aggregated at token level: TRL's ``"grpo"``, ``"bnpo"``, ``"dr_grpo"``,
+        ``"dapo"`` or verl's ``"token-mean"``, ``"seq-mean-token-sum"``, ``"seq-mean-token-mean"``,
+        ``"seq-mean-token-sum-norm"``; see :data:`LOSS_TYPES` and :attr:`aggregation`.
+    groups_per_batch : int or math.inf
+        For the batch-normalised kinds (``bnpo``, ``dapo``, ``token-mean``), how many groups of
+        this question share the token count ``T``: 1 is a batch of one group (exact, ``T`` random
+        and correlated with the rewards); ``math.inf`` a large batch, where ``T`` is a constant
+        and the kind coincides with ``"token_sum"``.
     """
 
     beta: float
@@ -275,6 +350,9 @@ class Objective:
     std_ddof: int = 0
     std_eps: float = 0.0
     variance_eps: float = 0.0
+    level: str = "sequence"
+    loss_type: str = "grpo"
+    groups_per_batch: int | float = math.inf
 
     def __post_init__(self) -> None:
         beta = self.beta
@@ -314,6 +392,30 @@ class Objective:
                 or not math.isfinite(veps) or veps < 0:
             raise InvalidInputError(f"variance_eps must be a finite number >= 0, got {veps!r}")
         object.__setattr__(self, "variance_eps", float(veps))
+        if self.level not in LEVELS:
+            raise InvalidInputError(f"level must be one of {LEVELS}, got {self.level!r}")
+        if self.loss_type not in LOSS_TYPES:
+            raise InvalidInputError(f"loss_type must be one of {sorted(LOSS_TYPES)}, got {self.loss_type!r}")
+        b = self.groups_per_batch
+        if isinstance(b, bool) or not (
+                (isinstance(b, (float, np.floating)) and (math.isinf(b) and b > 0 or (math.isfinite(b)
+                                                                                 and float(b).is_integer()
+                                                                                 and b >= 1)))
+                or (isinstance(b, (int, np.integer)) and b >= 1)):
+            raise InvalidInputError(f"groups_per_batch must be an integer >= 1 or math.inf, got {b!r}")
+        object.__setattr__(self, "groups_per_batch", math.inf if math.isinf(b) else int(b))
+
+    @property
+    def aggregation(self) -> str:
+        """The token weight ``loss_type`` stands for: "answer_mean", "token_sum" or "batch_token_mean".
+
+        A batch-normalised kind over infinitely many groups has a constant normaliser, which only
+        rescales the whole gradient: it is reported as "token_sum" (same stationary points).
+        """
+        kind = LOSS_TYPES[self.loss_type]
+        if kind == "batch_token_mean" and math.isinf(self.groups_per_batch):
+            return "token_sum"
+        return kind
 
     @property
     def is_large_group(self) -> bool:
@@ -322,11 +424,14 @@ class Objective:
 
     def replace(self, **changes) -> Objective:
         """A copy with some fields changed (validated again)."""
-        fields = dict(beta=self.beta, group_size=self.group_size, penalty=self.penalty,
-                      normalization=self.normalization, std_ddof=self.std_ddof,
-                      std_eps=self.std_eps, variance_eps=self.variance_eps)
-        fields.update(changes)
-        return Objective(**fields)
+        from dataclasses import fields as dataclass_fields
+
+        values = {f.name: getattr(self, f.name) for f in dataclass_fields(self)}
+        unknown = sorted(set(changes) - set(values))
+        if unknown:
+            raise InvalidInputError(f"unknown Objective field(s) {unknown}; expected some of {sorted(values)}")
+        values.update(changes)
+        return Objective(**values)
 
     def describe(self) -> str:
         g = "inf" if self.is_large_group else str(self.group_size)
@@ -335,6 +440,10 @@ class Objective:
             extra = f", ddof={self.std_ddof}, eps={self.std_eps:g}"
             if self.variance_eps:
                 extra += f", variance_eps={self.variance_eps:g}"
+        if self.level == "token":
+            extra += f", token level, loss_type={self.loss_type}"
+            if LOSS_TYPES[self.loss_type] == "batch_token_mean":
+                extra += f", groups_per_batch={self.groups_per_batch:g}"
         return f"{self.penalty}/{self.normalization}, G={g}, beta={self.beta:g}{extra}"
 
 

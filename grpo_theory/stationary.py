@@ -643,6 +643,22 @@ def _dedupe(points: list[StationaryPoint], tol: float = 1e-7) -> list[Stationary
 
 # ----------------------------------------------------------------------------- public API
 
+def _token_level(q: Question, obj: Objective) -> bool:
+    """Whether the token-level solver is needed: token level on a tree of multi-token answers.
+
+    With single-token answers every loss type gives the sequence-level condition (the weight of
+    a token is the same for every answer), so the sequence solvers, exhaustive for two classes,
+    answer it.
+    """
+    if obj.level != "token":
+        return False
+    if not q.has_reward_law:
+        raise InvalidInputError(f"level={obj.level!r} needs a reward law; this question was given as a preference "
+                                "matrix, which does not say how a group's advantages reach each token")
+    return q.is_tree
+
+
+
 def stationary_policy(q: Question, obj: Objective) -> StationaryPoint:
     """The stationary policy that the on-policy GRPO flow reaches from ``pi_ref``.
 
@@ -657,8 +673,12 @@ def stationary_policy(q: Question, obj: Objective) -> StationaryPoint:
     >>> round(float(sol.pi[0]), 6)   # Eq. 14 at beta = gamma: sqrt(0.3)
     0.547723
     """
+    q, obj = as_question(q), as_objective(obj)
+    if _token_level(q, obj):
+        from .tree import tree_stationary_policy
+
+        return tree_stationary_policy(q, obj)
     cp = ClassProblem(q, obj)
-    q, obj = cp.q, cp.obj
     if cp.n_classes == 1:
         pi = q.pi_ref.copy()
         return StationaryPoint(pi=pi, residual=stationarity_residual(q, obj, pi), converged=True,
@@ -683,8 +703,12 @@ def stationary_points(q: Question, obj: Objective, *, n_grid: int = 2001, n_star
     """
     if n_grid < 11:
         raise InvalidInputError(f"n_grid must be >= 11, got {n_grid!r}")
+    q, obj = as_question(q), as_objective(obj)
+    if _token_level(q, obj):
+        from .tree import tree_stationary_points
+
+        return tree_stationary_points(q, obj, n_starts=n_starts, seed=seed)
     cp = ClassProblem(q, obj)
-    q, obj = cp.q, cp.obj
     if cp.n_classes == 1:
         return StationaryPointSet((stationary_policy(q, obj),), True, "single class: pi = pi_ref")
     if cp.n_classes == 2:

@@ -104,8 +104,8 @@ def objective_from_trl(config, trl_version: str | None = None, completion_tokens
     if length is not None and int(length) > 1:
         level = _get(config, "importance_sampling_level", "token")
         warns.append(f"completions of up to {length} tokens with {level}-level ratios and per-token KL: the note's "
-                     "theory is sequence-level; for two-token answers grpo_theory.token_level predicts the "
-                     "token-level stationary policy")
+                     "theory is sequence-level; Question(answers=...) with Objective(level='token', "
+                     f"loss_type={_get(config, 'loss_type', 'dapo')!r}) predicts the token-level stationary policy")
     loss_type = _get(config, "loss_type", "dapo")
     if loss_type not in ("grpo", "dapo", "bnpo", "dr_grpo"):
         warns.append(f"loss_type={loss_type!r} changes the surrogate itself; the theory models the clipped GRPO "

@@ -86,19 +86,15 @@ def predict(task: QATask, reference_probs: np.ndarray, obj: Objective) -> np.nda
 
 
 def predict_token_level(task: QATask, ref_token_logp: np.ndarray, obj: Objective) -> np.ndarray:
-    """Token-level stationary pi for two-token answers ``(t1, t2)`` listed in row-major order."""
-    from ..token_level import token_level_stationary
-
-    n1 = len(dict.fromkeys(a[0] for a in task.answers))
-    n2 = len(task.answers) // n1
+    """Token-level stationary pi over each question's answer tree, from the reference model's own
+    token log-probabilities (the trainer's "token" level averages over an answer's tokens: TRL's
+    ``loss_type="grpo"``)."""
     out = np.zeros((task.n_questions, len(task.answers)))
+    tok_obj = obj.replace(level="token", loss_type="grpo")
     for q in range(task.n_questions):
-        lp = ref_token_logp[q]                                  # (n_answers, 2)
-        pi1 = np.exp(lp[::n2, 0])
-        pi2 = np.exp(lp[:, 1]).reshape(n1, n2)
-        sol = token_level_stationary(pi1 / pi1.sum(), pi2 / pi2.sum(1, keepdims=True),
-                                     task.rewards[q].reshape(n1, n2), obj)
-        out[q] = sol["pi"]
+        p = np.exp(ref_token_logp[q].sum(-1))
+        q_tree = Question(p / p.sum(), rewards=task.rewards[q], answers=task.answers)
+        out[q] = stationary_policy(q_tree, tok_obj).pi
     return out
 
 

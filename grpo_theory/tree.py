@@ -1,0 +1,358 @@
+r"""Token-level GRPO on an answer tree: the objective that real trainers optimise (beyond the note).
+
+The answers of a :class:`~grpo_theory.Question` with ``answers=`` form a prefix tree. The policy
+factorises over its internal nodes ``v`` (proper prefixes): ``pi(o) = prod_k pi(t_k | v_k)``, one
+softmax over the children ``c`` of each node. Trainers take the ratio and the KL estimator *per
+token* and aggregate the token terms with a weight ``w``: for answer ``o_i`` in a batch,
+
+* ``answer_mean`` (TRL ``grpo``, verl ``seq-mean-token-mean``): ``w = 1/|o_i|``;
+* ``token_sum`` (TRL ``dr_grpo``, verl ``seq-mean-token-sum[-norm]``): ``w`` constant;
+* ``batch_token_mean`` (TRL ``bnpo``/``dapo``, verl ``token-mean``): ``w = B G / T`` with ``T`` the
+  sampled number of tokens of the ``B`` groups in the batch, a constant factor in the gradient
+  (never differentiated). ``B = inf`` makes ``T/(B G)`` a constant: the same as ``token_sum``.
+
+Per answer ``o`` define ``P^w(o) = E[w A_1 | o_1 = o]`` and ``W(o) = E[w | o_1 = o]`` (for the first two
+kinds ``P^w = w(o) P_G(o)``, ``W = w(o)``). At ``pi_old = pi`` the expected gradient of the token-level
+objective in the logit ``theta_{v,c}`` is
+
+    dJ/dtheta_{v,c} = pi(v) pi(c|v) [ g_v(c) - sum_c' pi(c'|v) g_v(c') ],
+    g_v(c) = Q(v,c) - beta W(v,c) d_v(c),
+
+with ``pi(v)`` the probability of reaching ``v``, ``Q(v,c) = E[P^w(o) | o passes (v,c)]``,
+``W(v,c) = E[W(o) | o passes (v,c)]`` (averages over the answers below ``c`` under ``pi``), and the
+per-token penalty's derivative
+
+* reverse (k3 per token): ``d_v(c) = 1 - pi_ref(c|v)/pi(c|v)``;
+* direct (TRL's ratio * k3 per token): ``d_v(c) = log(pi(c|v)/pi_ref(c|v))``.
+
+(For the direct kind the ``+1`` of the KL's derivative is absent: ``d/dtheta [pi_c k3_c] = log(pi_c/
+pi_ref_c) dpi_c/dtheta``; it would cancel only where ``W(v,c)`` is the same for every child.) A policy
+is **stationary** when ``g_v(c)`` is the same for every child of every reached node. For
+single-token answers this is the sequence-level condition of :mod:`grpo_theory.stationary`, for
+every loss type; for answers of equal length ``answer_mean`` and ``token_sum`` coincide.
+Stability is that of the flow ``d theta/dt = dJ/dtheta`` with one logit per node fixed (the softmax
+gauge removed).
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._numerics import logsumexp, optimize
+from .preference import (
+    MAX_COUNT_VECTORS,
+    ExactEvaluationTooLarge,
+    _advantages_for_counts,
+    _count_vectors,
+    _log_multinomial_weights,
+    n_count_vectors,
+    reward_preference,
+)
+from .problem import InvalidInputError, Objective, Question
+
+__all__ = ["AnswerTree", "TreeProblem", "answer_weights", "tree_stationary_policy", "tree_stationary_points"]
+
+
+@dataclass(frozen=True)
+class AnswerTree:
+    """The prefix tree of a set of answers.
+
+    ``edges``: (node, token) pairs, grouped by node; ``edge_node[e]`` the node of edge ``e``;
+    ``paths`` (K, E): 1 where answer ``o`` passes edge ``e``; ``node_slices[v]`` the edges of node ``v``;
+    ``lengths`` (K,) tokens per answer.
+    """
+
+    nodes: tuple
+    edges: tuple
+    edge_node: np.ndarray
+    paths: np.ndarray
+    node_slices: tuple
+    lengths: np.ndarray
+
+    @classmethod
+    def build(cls, answers) -> AnswerTree:
+        nodes = tuple(dict.fromkeys(a[:n] for a in answers for n in range(len(a))))
+        index = {v: i for i, v in enumerate(nodes)}
+        edges, slices = [], []
+        for v in nodes:
+            kids = tuple(dict.fromkeys(a[len(v)] for a in answers if len(a) > len(v) and a[:len(v)] == v))
+            slices.append(slice(len(edges), len(edges) + len(kids)))
+            edges += [(v, t) for t in kids]
+        edge_index = {e: i for i, e in enumerate(edges)}
+        paths = np.zeros((len(answers), len(edges)))
+        for k, a in enumerate(answers):
+            for n in range(len(a)):
+                paths[k, edge_index[(a[:n], a[n])]] = 1.0
+        edge_node = np.array([index[v] for v, _ in edges])
+        return cls(nodes, tuple(edges), edge_node, paths, tuple(slices), np.array([len(a) for a in answers]))
+
+    @property
+    def n_free(self) -> int:
+        """Free logits: one per edge, less one per node (the softmax gauge)."""
+        return len(self.edges) - len(self.nodes)
+
+
+# ----------------------------------------------------------------------------- answer weights
+
+def _batch_weights(q: Question, obj: Objective, pi: np.ndarray, lengths: np.ndarray,
+                   max_count_vectors: int = MAX_COUNT_VECTORS) -> tuple[np.ndarray, np.ndarray]:
+    """``P^w`` and ``W`` for ``w = B G / T`` (a batch of ``B`` groups of this question), exactly.
+
+    Enumerates the other ``G - 1`` members of the group by joint (reward level, length) category,
+    and the token count of the other ``B - 1`` groups by convolving the length law.
+    """
+    G, B = obj.group_size, obj.groups_per_batch
+    levels, R = q.reward_levels, q.reward_probs
+    lens = np.unique(lengths)
+    J = levels.size * lens.size
+    n_vec = n_count_vectors(G, J)
+    if n_vec > max_count_vectors:
+        raise ExactEvaluationTooLarge(
+            f"the batch-normalised token-level weights need {n_vec:,} count vectors over {levels.size} reward "
+            f"levels x {lens.size} answer lengths at G={G}, over max_count_vectors={max_count_vectors:,}; "
+            "use groups_per_batch=math.inf (a large batch) or fewer lengths/levels")
+    length_of = np.searchsorted(lens, lengths)                               # (K,) length category
+    joint = np.zeros((q.n_outputs, levels.size, lens.size))
+    joint[np.arange(q.n_outputs), :, length_of] = R                         # P(level, length | o)
+    joint = joint.reshape(q.n_outputs, J)
+    w_cat = pi @ joint
+    counts = _count_vectors(G - 1, J).astype(float)                          # (N, J)
+    with np.errstate(divide="ignore"):
+        weights = np.exp(_log_multinomial_weights(np.log(w_cat), G - 1))    # (N,)
+    c3 = counts.reshape(-1, levels.size, lens.size)
+    reward_counts = c3.sum(axis=2)                                          # (N, L)
+    other_tokens = c3.sum(axis=1) @ lens                                    # (N,)
+    adv = _advantages_for_counts(levels, reward_counts, G, obj.normalization, obj.std_ddof, obj.std_eps,
+                                 obj.variance_eps, "mean")                 # (L, N)
+    # token count of the other B - 1 groups: the length law convolved (B - 1) G times
+    rest = np.zeros(1)
+    rest[0] = 1.0
+    length_law = np.zeros(int(lens.max()) + 1)
+    np.add.at(length_law, lengths, pi)
+    for _ in range(int((B - 1) * G)):
+        rest = np.convolve(rest, length_law)
+    support = np.flatnonzero(rest > 0)
+    scale = B * G
+
+    def h(t: np.ndarray) -> np.ndarray:                                     # E[B G / (t + T_rest)]
+        return (rest[support] / (t[..., None] + support)).sum(axis=-1) * scale
+
+    Pw = np.zeros(q.n_outputs)
+    W = np.zeros(q.n_outputs)
+    for k in range(q.n_outputs):                                            # K <= ~20 answers
+        hk = h(lengths[k] + other_tokens)                                   # (N,)
+        W[k] = weights @ hk
+        Pw[k] = R[k] @ (adv @ (weights * hk))
+    return Pw, W
+
+
+def answer_weights(q: Question, obj: Objective, pi) -> tuple[np.ndarray, np.ndarray]:
+    """``(P^w(o), W(o))`` for every answer (see the module doc): what the aggregation makes of P_G."""
+    pi = np.asarray(pi, dtype=float)
+    lengths = np.ones(q.n_outputs, dtype=int) if q.answers is None else np.array([len(a) for a in q.answers])
+    kind = obj.aggregation
+    if kind == "batch_token_mean" and not obj.is_large_group:
+        return _batch_weights(q, obj, pi, lengths)
+    P = reward_preference(q, pi, obj)
+    if kind == "answer_mean":
+        return P / lengths, 1.0 / lengths
+    return P, np.ones(q.n_outputs)      # token_sum, or a batch whose normaliser is a constant
+
+
+# ----------------------------------------------------------------------------- the problem
+
+class TreeProblem:
+    """Token-level stationarity on the answer tree of ``q`` (answers with ``pi_ref = 0`` get 0)."""
+
+    def __init__(self, q: Question, obj: Objective) -> None:
+        if not q.has_reward_law:
+            raise InvalidInputError("level='token' needs a reward law (rewards= or reward_levels=); a preference "
+                                    "matrix does not say how a group's advantages split over its members' tokens")
+        self.q, self.obj = q, obj
+        answers = q.answers if q.answers is not None else tuple((k,) for k in range(q.n_outputs))
+        self.support = np.flatnonzero(q.pi_ref > 0)
+        self.tree = AnswerTree.build([answers[k] for k in self.support])
+        t = self.tree
+        mass = q.pi_ref[self.support]
+        edge_mass = mass @ t.paths                                          # reference mass below each edge
+        node_mass = np.zeros(len(t.nodes))
+        np.add.at(node_mass, t.edge_node, edge_mass)
+        self.log_ref_cond = np.log(edge_mass) - np.log(node_mass[t.edge_node])
+        # free coordinates: every edge but the last of its node, relative to that last edge
+        last = np.array([s.stop - 1 for s in t.node_slices])
+        self.free = np.array([e for s in t.node_slices for e in range(s.start, s.stop - 1)], dtype=int)
+        self.last_of_edge = last[t.edge_node]
+
+    # -- policies and their logits
+    def x_from_log_cond(self, log_cond: np.ndarray) -> np.ndarray:
+        return log_cond[self.free] - log_cond[self.last_of_edge[self.free]]
+
+    def log_cond(self, x: np.ndarray) -> np.ndarray:
+        theta = np.zeros(len(self.tree.edges))
+        theta[self.free] = x
+        out = np.empty_like(theta)
+        for s in self.tree.node_slices:                                     # nodes of one tree, not a grid
+            out[s] = theta[s] - logsumexp(theta[s])
+        return out
+
+    def policy(self, x: np.ndarray) -> np.ndarray:
+        pi = np.zeros(self.q.n_outputs)
+        pi[self.support] = np.exp(self.tree.paths @ self.log_cond(x))
+        return pi
+
+    def x_from_policy(self, pi) -> np.ndarray:
+        t = self.tree
+        pi = np.asarray(pi, dtype=float)[self.support]
+        edge = pi @ t.paths
+        node = np.zeros(len(t.nodes))
+        np.add.at(node, t.edge_node, edge)
+        with np.errstate(divide="ignore"):
+            return self.x_from_log_cond(np.log(edge) - np.log(node[t.edge_node]))
+
+    # -- the gradient of the module doc
+    def edge_gradient(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(g_v(c), pi(c|v), pi(v))`` per edge at free logits ``x``."""
+        t, obj = self.tree, self.obj
+        log_cond = self.log_cond(x)
+        pi = self.policy(x)
+        Pw, W = answer_weights(self.q, obj, pi)
+        ps = pi[self.support]
+        reach_edge = ps @ t.paths                                           # pi(v) pi(c|v)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            Q = (ps * Pw[self.support]) @ t.paths / reach_edge
+            Wv = (ps * W[self.support]) @ t.paths / reach_edge
+        if obj.penalty == "reverse":
+            d = 1.0 - np.exp(self.log_ref_cond - log_cond)
+        else:
+            d = log_cond - self.log_ref_cond
+        cond = np.exp(log_cond)
+        return Q - obj.beta * Wv * d, cond, reach_edge / np.where(cond > 0, cond, 1.0)
+
+    def _centred(self, g: np.ndarray, cond: np.ndarray) -> np.ndarray:
+        mean = np.zeros(len(self.tree.nodes))
+        np.add.at(mean, self.tree.edge_node, cond * g)
+        return g - mean[self.tree.edge_node]
+
+    def logit_gradient(self, x: np.ndarray) -> np.ndarray:
+        """``dJ/dtheta_{v,c}`` for every edge (the expected gradient a trainer follows)."""
+        g, cond, reach = self.edge_gradient(x)
+        return reach * cond * self._centred(g, cond)
+
+    def flow(self, x: np.ndarray) -> np.ndarray:
+        """The logit flow in the free coordinates (each relative to its node's last edge)."""
+        phi = self.logit_gradient(x)
+        return phi[self.free] - phi[self.last_of_edge[self.free]]
+
+    def kkt(self, x: np.ndarray) -> np.ndarray:
+        g, _, _ = self.edge_gradient(x)
+        return g[self.free] - g[self.last_of_edge[self.free]]
+
+    def residual(self, x: np.ndarray) -> float:
+        """``max_{v,c} pi(c|v) |g_v(c) - E g_v| / beta`` (the sequence-level residual for single tokens)."""
+        g, cond, _ = self.edge_gradient(x)
+        return float(np.max(cond * np.abs(self._centred(g, cond)))) / self.obj.beta
+
+    def stability(self, x: np.ndarray, h: float = 1e-6) -> tuple[bool | None, np.ndarray, str]:
+        n = x.size
+        if n == 0:
+            return True, np.zeros(0), "no free logits"
+        J = np.empty((n, n))
+        for j in range(n):                                                  # free logits of one tree
+            e = np.zeros(n)
+            e[j] = h * max(1.0, abs(x[j]))
+            J[:, j] = (self.flow(x + e) - self.flow(x - e)) / (2 * e[j])
+        eig = np.linalg.eigvals(J)
+        top = float(np.max(eig.real))
+        tol = 1e-7 * max(1e-300, float(np.abs(J).max()))
+        if abs(top) < tol:
+            return None, eig, "an eigenvalue of the token-level flow's Jacobian is ~0: stability undecided"
+        if top < 0:
+            return True, eig, "all eigenvalues of the token-level flow's Jacobian have negative real part"
+        return False, eig, "an eigenvalue of the token-level flow's Jacobian has positive real part"
+
+
+# ----------------------------------------------------------------------------- solvers
+
+def _integrate(rhs, y0: np.ndarray, t_max: float, speed: float | None) -> np.ndarray:
+    from scipy.integrate import LSODA
+
+    solver = LSODA(lambda _t, y: rhs(y), 0.0, np.asarray(y0, dtype=float), t_max, rtol=1e-8, atol=1e-10)
+    while solver.status == "running":
+        y_old, t_old = solver.y.copy(), solver.t
+        message = solver.step()
+        if solver.status == "failed":
+            raise RuntimeError(f"token-level flow integration failed: {message}")
+        dt = solver.t - t_old
+        if speed is not None and dt > 0 and float(np.max(np.abs(solver.y - y_old))) < speed * dt:
+            break
+    return solver.y
+
+
+def _point(tp: TreeProblem, x: np.ndarray, method: str, iterations: int = 0):
+    from .stationary import RESIDUAL_TOL, StationaryPoint
+
+    residual = tp.residual(x)
+    stable, eig, why = tp.stability(x)
+    converged = residual <= RESIDUAL_TOL
+    return StationaryPoint(pi=tp.policy(x), residual=residual, converged=converged, stable=stable,
+                           iterations=iterations, method=method,
+                           message=why if converged else f"residual {residual:.2e} above {RESIDUAL_TOL:g}; {why}",
+                           eigenvalues=eig)
+
+
+def _polish(tp: TreeProblem, x0: np.ndarray, prefix: str):
+    from .stationary import RESIDUAL_TOL
+
+    best = None
+    for method in ("hybr", "lm"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            sol = optimize.root(tp.kkt, x0, method=method,
+                                options={"xtol": 1e-14} if method == "hybr" else {"xtol": 1e-15, "ftol": 1e-15})
+        if np.all(np.isfinite(sol.x)) and tp.residual(sol.x) <= RESIDUAL_TOL:
+            best = _point(tp, sol.x, f"{prefix}+{method}", int(sol.get("nfev", 0)))
+            break
+    return best
+
+
+def tree_stationary_policy(q: Question, obj: Objective):
+    """The token-level stationary policy the on-policy flow on the tree's logits reaches from ``pi_ref``."""
+    tp = TreeProblem(q, obj)
+    x0 = tp.x_from_log_cond(tp.log_ref_cond)
+    if tp.tree.n_free == 0:
+        return _point(tp, x0, "single-answer")
+    end = _integrate(tp.flow, x0, 1e4, 1e-7)
+    pt = _polish(tp, end, "token-flow+root")
+    if pt is None or pt.stable is False:
+        end = _integrate(tp.flow, end, 1e6, None)
+        pt = _polish(tp, end, "token-flow+root") or pt
+    if pt is not None and pt.stable is not False:
+        return pt
+    out = _point(tp, end, "token-flow")
+    from dataclasses import replace
+
+    return replace(out, converged=False,
+                   message="the token-level flow from pi_ref did not settle on a stable point within t = 1e6 "
+                           f"(residual {out.residual:.2e} there); see tree_stationary_points")
+
+
+def tree_stationary_points(q: Question, obj: Objective, *, n_starts: int = 24, seed: int = 0):
+    """Token-level stationary points from several starts, each with its stability (not exhaustive)."""
+    from .stationary import StationaryPointSet, _dedupe
+
+    tp = TreeProblem(q, obj)
+    rng = np.random.default_rng(seed)
+    x_ref = tp.x_from_log_cond(tp.log_ref_cond)
+    starts = [x_ref, np.zeros_like(x_ref), _integrate(tp.flow, x_ref, 1e4, 1e-7)]
+    starts += [rng.normal(0.0, 2.0, x_ref.size) for _ in range(max(0, n_starts - len(starts)))]
+    found = [p for p in (_polish(tp, x, "multistart") for x in starts) if p is not None]
+    found.append(tree_stationary_policy(q, obj))
+    pts = _dedupe([p for p in found if p.converged])
+    best = np.argsort([-(p.pi @ q.expected_reward) for p in pts])
+    return StationaryPointSet(tuple(pts[i] for i in best), False,
+                              f"token-level: root finding from {len(starts)} starts on {tp.tree.n_free} free logits "
+                              f"of a tree with {len(tp.tree.nodes)} nodes; not guaranteed exhaustive")
+
