@@ -30,10 +30,8 @@ LOSS_TYPES = ["grpo", "dr_grpo", "dapo", "bnpo", "token-mean", "seq-mean-token-s
 def brute_force_logit_gradient(tp: TreeProblem, x: np.ndarray, obj: Objective, batch_groups: int) -> np.ndarray:
     """d/dtheta of the exact expected token-level loss, by enumeration and autograd (see module doc)."""
     q, tree = tp.q, tp.tree
-    edges = tree.edges
     log_cond0 = tp.log_cond(x)
     theta = torch.tensor(log_cond0, dtype=torch.float64, requires_grad=True)
-    log_cond = torch.empty_like(theta)
     parts = []
     for s in tree.node_slices:
         parts.append(torch.log_softmax(theta[s], 0))
