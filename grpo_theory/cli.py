@@ -171,6 +171,14 @@ def _cmd_validate(args) -> int:
         print(f"grpo-theory validate needs torch ({exc}); on a CPU machine: pip install torch==2.13.0, "
               "then pip install -e '.[train]'", file=sys.stderr)
         return 2
+    if args.tree:
+        from .training.validate import run_tree_study
+
+        summary = run_tree_study(args.out if args.out != "runs/validate" else "runs/validate_tree",
+                                 steps=args.steps or 800, resume=args.resume, progress=not args.no_progress,
+                                 num_threads=args.threads or None, device=args.device)
+        print(summary.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+        return 0
     summary = run_validation(args.out, quick=args.quick, n_questions=args.questions, seed=args.seed,
                              device=args.device, steps=args.steps, include_extra=not args.no_extra,
                              resume=args.resume, progress=not args.no_progress,
@@ -316,6 +324,8 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--device", default="cpu", help="cpu or cuda")
     v.add_argument("--no-extra", action="store_true", help="skip the measured-not-gated studies")
     v.add_argument("--resume", action="store_true", help="continue runs from their checkpoints")
+    v.add_argument("--tree", action="store_true",
+                   help="the token-level study instead: 3 answer trees x 3 loss types x 3 seeds (about 7 min)")
     v.add_argument("--threads", type=int, default=1,
                    help="torch CPU threads (1 is fastest for these small models; 0 keeps torch's default)")
     v.add_argument("--no-progress", action="store_true")

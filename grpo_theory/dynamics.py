@@ -146,6 +146,10 @@ def flow(q: Question, obj: Objective, pi0, t, *, with_points: bool = True, rtol:
     t = np.asarray(t, dtype=float)
     if t.ndim != 1 or t.size < 1 or np.any(np.diff(t) < 0):
         raise InvalidInputError(f"t must be a non-decreasing 1-d array of times, got {t!r}")
+    from .stationary import _token_level
+
+    if _token_level(q, obj):
+        return _tree_flow(q, obj, pi0, t, with_points, rtol, atol)
     support = np.flatnonzero(pi0 > 0)
     theta0 = np.log(pi0[support])
     sol = solve_ivp(_logit_rhs(q, obj, support), (float(t[0]), float(t[-1])), theta0, t_eval=t,
@@ -155,6 +159,27 @@ def flow(q: Question, obj: Objective, pi0, t, *, with_points: bool = True, rtol:
     pis = np.zeros((t.size, q.n_outputs))
     pis[:, support] = np.exp(sol.y.T - logsumexp(sol.y.T, axis=1, keepdims=True))
     return _trajectory(q, obj, t, pis, with_points)
+
+
+def _tree_flow(q: Question, obj: Objective, pi0: np.ndarray, t: np.ndarray, with_points: bool, rtol: float,
+               atol: float) -> Trajectory:
+    """The token-level flow on the answer tree's node logits (see :mod:`grpo_theory.tree`)."""
+    from .tree import TreeProblem, tree_stationary_points
+
+    tp = TreeProblem(q, obj)
+    if np.any(pi0[tp.support] <= 0):
+        raise InvalidInputError(f"the token-level flow starts from a policy with mass on every answer of pi_ref's "
+                                f"support; got pi0={pi0.tolist()}")
+    x0 = tp.x_from_policy(pi0)
+    sol = solve_ivp(lambda _t, x: tp.flow(x), (float(t[0]), float(t[-1])), x0, t_eval=t, method="LSODA",
+                    rtol=rtol, atol=atol)
+    if not sol.success:
+        raise RuntimeError(f"token-level flow integration failed: {sol.message}")
+    pis = np.array([tp.policy(x) for x in sol.y.T])
+    pts = tree_stationary_points(q, obj) if with_points else None
+    er = pis @ q.expected_reward
+    dist = np.zeros((len(pis), 0)) if not pts else np.stack([np.abs(pis - p.pi).max(axis=1) for p in pts], axis=1)
+    return Trajectory(t, pis, er, _penalty_value(q, obj, pis), dist, pts)
 
 
 def ascent(q: Question, obj: Objective, pi0, *, lr: float, steps: int, every: int = 1,

@@ -322,9 +322,45 @@ def identity_penalty_gradient() -> tuple[Proof, ...]:
             prove_zero(grad - grad_kl - 1, "it equals the gradient of KL(pi_ref || pi) plus the constant 1"))
 
 
+def derive_tree_node(penalty: str = "reverse") -> Derivation:
+    r"""Token level, a node with two children, their token weights equal (``W``), at G = 2.
+
+    Stationarity at node ``v`` (see :mod:`grpo_theory.tree`): ``g_v(c_1) = g_v(c_2)`` with
+    ``g_v(c) = Q(v, c) - beta W d_v(c)``. With ``x = pi(c_1|v)``, ``p = pi_ref(c_1|v)`` and
+    ``Delta = Q(v, c_1) - Q(v, c_2)``, the reverse penalty gives ``beta W (x - p) = Delta x (1 - x)``:
+    Eq. 14 with ``gamma = Delta/W``; the direct penalty gives ``logit x = logit p + Delta/(beta W)``.
+    At G = 2 with deterministic rewards ``Delta`` depends on the policy only through the masses of
+    the answers ranked between the two children's (it is ``pi(v) + 2 m_between`` when each child is
+    one answer), so each node's closed form holds given the rest of the tree.
+    """
+    W, Delta = sp.symbols("W Delta", positive=True)
+    if penalty == "reverse":
+        cond = sp.Eq(Delta - beta * W * ((1 - p) / (1 - x) - p / x), 0)
+        roots = tuple(sp.solve(sp.Eq(beta * W * (x - p), Delta * x * (1 - x)), x))
+        b = beta * W / Delta
+        closed = (1 - b + sp.sqrt((1 - b) ** 2 + 4 * b * p)) / 2
+        kept = [r for r in roots
+                if sp.simplify(r.subs({beta: sp.Rational(1, 3), W: 1, Delta: 1, p: sp.Rational(1, 5)})) > 0][0]
+        checks = (prove_zero(sp.simplify(cond.lhs * x * (1 - x)) - (Delta * x * (1 - x) - beta * W * (x - p)),
+                             "node condition times x(1-x) == Delta x (1-x) - beta W (x - p)"),
+                  prove_zero(kept - closed, "kept root == Eq. 14 with gamma = Delta/W"))
+        return Derivation("Token level, a two-child node at G = 2, reverse penalty", cond, roots, closed,
+                          "the same quadratic as Eq. 14: the positive root", "the two children's token weights "
+                          "W(v, c) are equal (equal subtree lengths, or token_sum); Delta > 0", checks)
+    cond = sp.Eq(sp.log(x / (1 - x)), sp.log(p / (1 - p)) + Delta / (beta * W))
+    roots = tuple(sp.solve(cond, x))
+    e = sp.exp(Delta / (2 * beta * W))
+    closed = e * p / (e * p + (1 - p) / e)
+    checks = (prove_zero(roots[0] - closed, "solution == the G = 2 direct form with gamma = Delta/W"),)
+    return Derivation("Token level, a two-child node at G = 2, direct penalty (ratio * k3)", cond, roots, closed,
+                      "linear in log(x/(1-x)): a single root", "the two children's token weights are equal; "
+                      "with unequal W the condition Delta = beta (W_1 log(x/p) - W_2 log((1-x)/(1-p))) is "
+                      "transcendental and has no closed form", checks)
+
+
 def all_derivations() -> tuple[Derivation, ...]:
     return (derive_eq14(), derive_eq15(), derive_pairwise_direct(), derive_large_group_direct(),
-            derive_log_pooling())
+            derive_log_pooling(), derive_tree_node("reverse"), derive_tree_node("direct"))
 
 
 def all_identities() -> tuple[Proof, ...]:
@@ -355,6 +391,23 @@ def render_markdown() -> str:
                 f"$$ x = {sp.latex(d.solution)} $$", ""]
         out += [_proof_line(c) for c in d.checks]
         out.append("")
+    out += ["## Token level on an answer tree (any G, any loss type)", "",
+            "Answers are token sequences forming a prefix tree; the policy is a softmax over the children c",
+            "of each node v. A token of answer o gets the weight w of the loss type (1/|o| for TRL's grpo,",
+            "a constant for dr_grpo and verl's seq-mean-token-sum, B G / T for bnpo/dapo with T the sampled",
+            "token count of B groups). With P^w(o) = E[w A_1 | o_1 = o], W(o) = E[w | o_1 = o],",
+            "Q(v,c) and W(v,c) their averages under pi over the answers below the edge (v,c), the expected",
+            "gradient of the token-level objective in the logit theta_{v,c} at pi_old = pi is", "",
+            "$$ \\frac{\\partial J}{\\partial \\theta_{v,c}} = \\pi(v)\\,\\pi(c|v)\\Big[g_v(c) - "
+            "\\sum_{c'} \\pi(c'|v)\\, g_v(c')\\Big], \\qquad g_v(c) = Q(v,c) - \\beta\\, W(v,c)\\, d_v(c), $$", "",
+            "with d_v(c) = 1 - pi_ref(c|v)/pi(c|v) (k3 per token, the reverse penalty) or",
+            "d_v(c) = log(pi(c|v)/pi_ref(c|v)) (ratio times k3 per token, the direct penalty; no +1, which",
+            "would cancel only for equal W). A policy is stationary when g_v(c) is the same for every child",
+            "of every reached node. This is checked in `tests/test_tree.py` against a brute-force",
+            "enumeration of every batch differentiated by torch autograd. For single-token answers it is",
+            "the sequence-level condition for every loss type. At the root with the reverse penalty the",
+            "loss types coincide: E_pi P = 0 and sum_c pi(c|v) d_v(c) = 0 there. The two derivations",
+            "above give each node's closed form at G = 2.", ""]
     out += ["## Identities", ""] + [_proof_line(p_) for p_ in all_identities()] + [""]
     out += ["## Finite G, binary question", "",
             "The stationarity condition as an explicit function of x, p, beta, here for G = 3 "

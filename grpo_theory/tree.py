@@ -53,7 +53,8 @@ from .preference import (
 )
 from .problem import InvalidInputError, Objective, Question
 
-__all__ = ["AnswerTree", "TreeProblem", "answer_weights", "tree_stationary_policy", "tree_stationary_points"]
+__all__ = ["AnswerTree", "TreeProblem", "answer_weights", "monte_carlo_answer_weights", "tree_stationary_policy",
+           "tree_stationary_points"]
 
 
 @dataclass(frozen=True)
@@ -160,6 +161,41 @@ def answer_weights(q: Question, obj: Objective, pi) -> tuple[np.ndarray, np.ndar
     if kind == "answer_mean":
         return P / lengths, 1.0 / lengths
     return P, np.ones(q.n_outputs)      # token_sum, or a batch whose normaliser is a constant
+
+
+def monte_carlo_answer_weights(q: Question, obj: Objective, pi, *, n_samples: int = 20_000,
+                               seed: int | np.random.Generator | None = 0
+                               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Monte Carlo ``(P^w, W)`` with their standard errors ``(se_P^w, se_W)``, per answer.
+
+    For where :func:`answer_weights` is too large to enumerate (``ExactEvaluationTooLarge``): for each
+    answer ``o`` as member 1, ``n_samples`` batches of ``B`` groups are drawn (the rest of its group and
+    ``B - 1`` further groups from ``pi``), with the loss type's weight ``w`` of member 1.
+    """
+    from .preference import sample_rewards, sampled_advantages
+
+    if obj.is_large_group:
+        raise InvalidInputError("Monte Carlo needs a finite group_size; at G = inf the weights are exact")
+    rng = np.random.default_rng(seed)
+    pi = np.asarray(pi, dtype=float)
+    K, G = q.n_outputs, obj.group_size
+    lengths = np.ones(K, dtype=int) if q.answers is None else np.array([len(a) for a in q.answers])
+    B = 1 if obj.aggregation != "batch_token_mean" else int(obj.groups_per_batch)
+    Pw, W = np.zeros((K, n_samples)), np.zeros((K, n_samples))
+    for k in range(K):                                                  # one answer as member 1 at a time
+        members = rng.choice(K, size=(n_samples, B * G), p=pi)
+        members[:, 0] = k
+        r = sample_rewards(q, members[:, :G], rng)
+        a1 = sampled_advantages(r, obj)[:, 0]
+        if obj.aggregation == "answer_mean":
+            w = np.full(n_samples, 1.0 / lengths[k])
+        elif obj.aggregation == "token_sum":
+            w = np.ones(n_samples)
+        else:
+            w = B * G / lengths[members].sum(axis=1)
+        Pw[k], W[k] = w * a1, w
+    root = np.sqrt(n_samples)
+    return Pw.mean(1), W.mean(1), Pw.std(1, ddof=1) / root, W.std(1, ddof=1) / root
 
 
 # ----------------------------------------------------------------------------- the problem

@@ -199,3 +199,53 @@ def test_reward_on_the_first_token_only_gives_the_sequence_level_answer(penalty,
     seq = stationary_policy(q, obj)
     assert tok.converged
     np.testing.assert_allclose(tok.pi, seq.pi, atol=1e-9)
+
+
+@pytest.mark.parametrize("penalty", ["reverse", "direct"])
+def test_each_node_at_g2_follows_its_closed_form(penalty):
+    """docs/derivations.md: at G = 2, with equal token weights below a node, the node's conditional is
+    Eq. 14 (reverse) or the direct G = 2 form with gamma = (Q(v,c1) - Q(v,c2))/W, given the rest."""
+    from grpo_theory import closed_form
+    from grpo_theory.tree import answer_weights
+
+    q = Question([0.1, 0.3, 0.25, 0.35], rewards=[1.0, 0.2, 0.6, 0.0], answers=["AX", "AY", "BX", "BY"])
+    obj = Objective(0.4, 2, penalty, level="token", loss_type="dr_grpo")
+    sol = stationary_policy(q, obj)
+    tp = TreeProblem(q, obj)
+    Pw, W = answer_weights(q, obj, sol.pi)
+    paths, pi = tp.tree.paths, sol.pi
+    Q = (pi * Pw) @ paths / (pi @ paths)
+    Wv = (pi * W) @ paths / (pi @ paths)
+    cond_ref = np.exp(tp.log_ref_cond)
+    cond = pi @ paths / np.repeat([pi @ paths[:, s].sum(1) for s in tp.tree.node_slices],
+                                  [s.stop - s.start for s in tp.tree.node_slices])
+    form = closed_form.binary_pairwise if penalty == "reverse" else closed_form.binary_pairwise_direct
+    for s in tp.tree.node_slices:
+        e1, e2 = s.start, s.start + 1
+        delta = Q[e1] - Q[e2]
+        first, p = (e1, cond_ref[e1]) if delta >= 0 else (e2, cond_ref[e2])
+        x = form(p, obj.beta * Wv[e1] / abs(delta))      # both forms depend on beta/gamma only
+        assert cond[first] == pytest.approx(float(x), abs=1e-9)
+
+
+@pytest.mark.parametrize("loss_type,B", [("dapo", 1), ("dapo", 2), ("grpo", math.inf), ("dr_grpo", math.inf)])
+def test_monte_carlo_weights_agree_with_the_exact_ones(loss_type, B):
+    from grpo_theory.tree import answer_weights, monte_carlo_answer_weights
+
+    q = Question([0.2, 0.3, 0.5], reward_levels=[0.0, 1.0], reward_probs=[[0.2, 0.8], [0.7, 0.3], [1.0, 0.0]],
+                 answers=["aab$", "ab$", "b$"])
+    obj = Objective(0.5, 4, level="token", loss_type=loss_type, groups_per_batch=B, std_ddof=1, std_eps=1e-4)
+    pi = np.array([0.3, 0.3, 0.4])
+    Pw, W = answer_weights(q, obj, pi)
+    mPw, mW, sPw, sW = monte_carlo_answer_weights(q, obj, pi, n_samples=40_000, seed=1)
+    assert np.all(np.abs(mPw - Pw) <= 5 * sPw + 1e-12)
+    assert np.all(np.abs(mW - W) <= 5 * sW + 1e-12)
+
+
+def test_token_level_flow_ends_at_the_stationary_policy():
+    from grpo_theory import dynamics
+
+    q = Question([0.15, 0.25, 0.2, 0.4], rewards=[1.0, 0.0, 0.0, 0.5], answers=["aa$", "ab$", "b$", "c$"])
+    obj = Objective(0.5, 3, level="token", loss_type="grpo")
+    tr = dynamics.flow(q, obj, q.pi_ref, np.linspace(0, 300, 4), with_points=False)
+    np.testing.assert_allclose(tr.final, stationary_policy(q, obj).pi, atol=1e-6)

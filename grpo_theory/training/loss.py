@@ -14,7 +14,7 @@ with ``rho_i = pi(o_i)/pi_old(o_i)`` and the penalty ``D_i``
 ``= rho_i k3(o_i)`` ("direct": TRL's bias-corrected estimator, whose expectation
 is KL(pi || pi_ref)). At "sequence" level ``pi`` is the probability of the whole
 answer (the note's model); at "token" level every token has its own ratio and
-k3, averaged over the answer's tokens (common practice).
+k3, and ``loss_type`` aggregates the token terms as TRL and verl do (see :func:`grpo_objective`).
 """
 
 from __future__ import annotations
@@ -41,16 +41,33 @@ def group_advantages(rewards: torch.Tensor, normalization: str = "scale", std_dd
 
 def grpo_objective(logp: torch.Tensor, logp_old: torch.Tensor, logp_ref: torch.Tensor,
                    advantages: torch.Tensor, *, beta: float, penalty: str = "reverse",
-                   clip_eps: float = 0.2, level: str = "sequence") -> tuple[torch.Tensor, dict]:
-    """Mean per-member GRPO objective (to be maximised) and diagnostics.
+                   clip_eps: float = 0.2, level: str = "sequence", mask: torch.Tensor | None = None,
+                   loss_type: str = "grpo", groups_per_batch: int | None = None) -> tuple[torch.Tensor, dict]:
+    """GRPO objective (to be maximised) and diagnostics.
 
-    ``logp``, ``logp_old``, ``logp_ref``: (..., T) token log-probabilities of the sampled
-    answers under the current, old and reference policies; ``advantages``: (...).
+    ``logp``, ``logp_old``, ``logp_ref``: (n_q, groups, G, T) token log-probabilities of the sampled
+    answers under the current, old and reference policies (0 past an answer's end); ``advantages``:
+    (n_q, groups, G); ``mask``: (n_q, groups, G, T), 1 on real tokens (default: all).
+
+    At ``level="sequence"`` ratio and k3 are per answer and the objective is the mean over members.
+    At ``level="token"`` they are per token, and ``loss_type`` aggregates them (the names of TRL and
+    verl, see :data:`grpo_theory.problem.LOSS_TYPES`): ``answer_mean`` kinds average over each
+    answer's tokens, then over members; ``token_sum`` kinds sum over tokens, then average over
+    members; ``batch_token_mean`` kinds divide the sum over the tokens of each chunk of
+    ``groups_per_batch`` groups of a question (None: the whole batch) by that chunk's token count,
+    a sampled constant (detached), then average over chunks.
     """
+    from ..problem import LOSS_TYPES
+
+    if mask is None:
+        mask = torch.ones_like(logp)
     if level == "sequence":
         logp, logp_old, logp_ref = (x.sum(-1, keepdim=True) for x in (logp, logp_old, logp_ref))
+        mask = torch.ones_like(logp)
     elif level != "token":
         raise ValueError(f"level must be 'sequence' or 'token', got {level!r}")
+    if loss_type not in LOSS_TYPES:
+        raise ValueError(f"loss_type must be one of {sorted(LOSS_TYPES)}, got {loss_type!r}")
     adv = advantages.unsqueeze(-1)
     ratio = torch.exp(logp - logp_old)
     surrogate = torch.minimum(ratio * adv, torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps) * adv)
@@ -62,6 +79,23 @@ def grpo_objective(logp: torch.Tensor, logp_old: torch.Tensor, logp_ref: torch.T
         pen = ratio * k3
     else:
         raise ValueError(f"penalty must be 'reverse' or 'direct', got {penalty!r}")
-    per_member = (surrogate - beta * pen).mean(-1)            # mean over tokens (1 at sequence level)
-    clipped = ((ratio - 1).abs() > clip_eps).float().mean()
-    return per_member.mean(), {"k3": k3.mean().detach(), "clip_fraction": clipped.detach()}
+    terms = (surrogate - beta * pen) * mask
+    kind = LOSS_TYPES[loss_type] if level == "token" else "answer_mean"
+    if kind == "answer_mean":
+        objective = (terms.sum(-1) / mask.sum(-1)).mean()
+    elif kind == "token_sum":
+        objective = terms.sum(-1).mean()
+    else:
+        n_q, groups = terms.shape[:2]
+        chunk = groups if groups_per_batch is None else int(groups_per_batch)
+        if groups % chunk:
+            raise ValueError(f"groups_per_batch={groups_per_batch} must divide the groups per question ({groups})")
+        if groups_per_batch is None:
+            objective = terms.sum() / mask.sum().detach()
+        else:
+            t = terms.reshape(n_q, groups // chunk, -1).sum(-1)
+            m = mask.reshape(n_q, groups // chunk, -1).sum(-1).detach()
+            objective = (t / m).mean()
+    real = mask > 0
+    clipped = ((ratio - 1).abs() > clip_eps)[real].float().mean()
+    return objective, {"k3": k3[real].mean().detach(), "clip_fraction": clipped.detach()}

@@ -21,25 +21,32 @@ from .tasks import QATask
 def _plan(answers: tuple) -> tuple:
     """For each answer position t: the distinct prefixes, and for each prefix the allowed tokens.
 
-    Returns a tuple over t of (prefixes, allowed, index) where prefixes is a tuple of
-    token tuples of length t, allowed[j] the tokens allowed after prefix j, and
-    index[k] = (prefix id of answer k, position of its token in allowed[prefix]).
+    Returns a tuple over t of (prefixes, allowed, index) where prefixes is a tuple of the token
+    tuples of length t that some longer answer extends, allowed[j] the tokens allowed after prefix
+    j, and index[k] = (prefix id of answer k, position of its token in allowed[prefix]), or None
+    when answer k has ended before position t (answers may differ in length; the set is prefix-free).
     """
     plan = []
-    for t in range(len(answers[0])):
-        prefixes = tuple(dict.fromkeys(a[:t] for a in answers))
-        allowed = tuple(tuple(dict.fromkeys(a[t] for a in answers if a[:t] == pre)) for pre in prefixes)
-        index = tuple((prefixes.index(a[:t]), allowed[prefixes.index(a[:t])].index(a[t])) for a in answers)
+    for t in range(max(len(a) for a in answers)):
+        live = [a for a in answers if len(a) > t]
+        prefixes = tuple(dict.fromkeys(a[:t] for a in live))
+        allowed = tuple(tuple(dict.fromkeys(a[t] for a in live if a[:t] == pre)) for pre in prefixes)
+        index = tuple(None if len(a) <= t else
+                      (prefixes.index(a[:t]), allowed[prefixes.index(a[:t])].index(a[t])) for a in answers)
         plan.append((prefixes, allowed, index))
     return tuple(plan)
 
 
 def _same_length_logprobs(model, prompts: torch.Tensor, answers: tuple) -> torch.Tensor:
-    """Token log-probabilities of every answer for a batch of prompts of one length."""
+    """Token log-probabilities of every answer for a batch of prompts of one length.
+
+    Positions past an answer's end are 0 (log 1): sums over the last axis are sequence
+    log-probabilities, and :func:`answer_token_mask` says which positions are real tokens.
+    """
     device = prompts.device
     n_q = prompts.shape[0]
-    n_a, length = len(answers), len(answers[0])
-    out = torch.empty(n_q, n_a, length, device=device)
+    n_a, length = len(answers), max(len(a) for a in answers)
+    out = torch.zeros(n_q, n_a, length, device=device)
     for t, (prefixes, allowed, index) in enumerate(_plan(answers)):
         # one forward pass per (question, prefix): prompt + prefix, read the last position
         seq = torch.cat([prompts.repeat_interleave(len(prefixes), 0),
@@ -49,17 +56,23 @@ def _same_length_logprobs(model, prompts: torch.Tensor, answers: tuple) -> torch
         logits = logits.view(n_q, len(prefixes), -1)
         for j, toks in enumerate(allowed):
             lp = torch.log_softmax(logits[:, j, list(toks)], dim=-1)      # restricted to allowed tokens
-            for k, (pj, pos) in enumerate(index):
-                if pj == j:
-                    out[:, k, t] = lp[:, pos]
+            for k, slot in enumerate(index):
+                if slot is not None and slot[0] == j:
+                    out[:, k, t] = lp[:, slot[1]]
     return out
+
+
+def answer_token_mask(answers: tuple, device=None) -> torch.Tensor:
+    """(n_answers, max length) float mask: 1 where answer k has a token at position t."""
+    length = max(len(a) for a in answers)
+    return torch.tensor([[1.0] * len(a) + [0.0] * (length - len(a)) for a in answers], device=device)
 
 
 def answer_token_logprobs(model, task: QATask, device=None, question_idx=None) -> torch.Tensor:
     """``log pi(token_t | prompt, answer[:t])`` for every question, answer and position.
 
-    Returns a tensor (n_questions, n_answers, answer_length), differentiable w.r.t.
-    the model. The sequence log-probability is the sum over the last axis. Questions
+    Returns a tensor (n_questions, n_answers, longest answer), differentiable w.r.t. the
+    model, 0 past an answer's end. The sequence log-probability is the sum over the last axis. Questions
     whose prompts have the same length are scored in one batch (no padding needed).
     """
     device = device or next(model.parameters()).device
@@ -93,12 +106,15 @@ def generate(model, task: QATask, n_samples: int, generator: torch.Generator | N
     """
     device = device or next(model.parameters()).device
     answers = task.answers
+    complete = set(answers)
     plan = _plan(answers)
     out = torch.empty(task.n_questions, n_samples, dtype=torch.long)
     for q, prompt in enumerate(task.prompts):
         for s in range(n_samples):
             prefix: tuple = ()
             for prefixes, allowed, _ in plan:
+                if prefix in complete:                    # this answer has ended (e.g. at its end token)
+                    break
                 ids = torch.tensor([list(prompt) + list(prefix)], dtype=torch.long, device=device)
                 logits = model(ids)[0, -1]
                 toks = allowed[prefixes.index(prefix)]

@@ -8,7 +8,7 @@ from torch.nn import functional as F
 from tqdm.auto import tqdm
 
 from .model import GPTConfig, TinyGPT
-from .tasks import QATask, sample_corpus
+from .tasks import PAD, QATask, sample_corpus
 
 
 def pretrain_reference(task: QATask, freqs: np.ndarray, *, per_question: int = 400, steps: int = 800,
@@ -22,16 +22,20 @@ def pretrain_reference(task: QATask, freqs: np.ndarray, *, per_question: int = 4
     """
     torch.manual_seed(seed)
     corpus = torch.from_numpy(sample_corpus(task, freqs, per_question, seed=seed))
+    pad = corpus == PAD                                  # answers of different lengths are padded
+    corpus = torch.where(pad, torch.zeros_like(corpus), corpus)
     cfg = model_cfg or GPTConfig(vocab_size=len(task.vocab), block_size=corpus.shape[1])
     model = TinyGPT(cfg)
     opt = torch.optim.AdamW(model.parameters(), lr=learning_rate, weight_decay=0.0)
     n_prompt = len(task.prompts[0])
     gen = torch.Generator().manual_seed(seed)
     for step in tqdm(range(steps), desc="pretrain reference", disable=not progress, leave=False):
-        batch = corpus[torch.randint(len(corpus), (batch_size,), generator=gen)]
+        rows = torch.randint(len(corpus), (batch_size,), generator=gen)
+        batch = corpus[rows]
         logits = model(batch[:, :-1])
         target = batch[:, 1:].clone()
         target[:, : n_prompt - 1] = -100                  # only the answer tokens are predicted
+        target[pad[rows][:, 1:]] = -100                   # and never the padding
         loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), target.reshape(-1), ignore_index=-100)
         for g in opt.param_groups:
             g["lr"] = learning_rate * (1 - 0.9 * step / steps)

@@ -1,7 +1,8 @@
 """Question-answer tasks with a finite answer set, and the synthetic corpus for the reference model.
 
 A :class:`QATask` holds, per question, a prompt (token ids) and a reward for each
-answer of a shared answer set (token sequences of equal length). The policy of a
+answer of a shared answer set (prefix-free token sequences, possibly of different lengths,
+e.g. each closed by an end token). The policy of a
 question is the model's distribution over that answer set (decoding restricted to
 it, renormalised position by position): these are the outputs ``o`` of the theory.
 """
@@ -25,9 +26,9 @@ class QATask:
     meta: dict = field(default_factory=dict)
 
     def __post_init__(self):
-        lens = {len(a) for a in self.answers}
-        if len(lens) != 1:
-            raise ValueError(f"answers must have equal length, got lengths {sorted(lens)}")
+        from ..problem import _validate_answers
+
+        _validate_answers(self.answers, len(self.answers))      # non-empty, distinct, prefix-free
         if self.rewards.shape != (len(self.prompts), len(self.answers)):
             raise ValueError(f"rewards must have shape (n_questions, n_answers) = "
                              f"({len(self.prompts)}, {len(self.answers)}), got {self.rewards.shape}")
@@ -38,7 +39,12 @@ class QATask:
 
     @property
     def answer_length(self) -> int:
-        return len(self.answers[0])
+        """The longest answer's length in tokens (answers may differ in length)."""
+        return max(len(a) for a in self.answers)
+
+    @property
+    def lengths(self) -> np.ndarray:
+        return np.array([len(a) for a in self.answers])
 
     def subset(self, idx) -> QATask:
         idx = list(idx)
@@ -85,11 +91,64 @@ def synthetic_binary_task(n_questions: int = 12, answer_length: int = 1, seed: i
     return task, freqs
 
 
+#: Padding in corpora of answers of different lengths (never predicted, never a model input that matters).
+PAD = -1
+
+
 def sample_corpus(task: QATask, freqs: np.ndarray, per_question: int, seed: int = 0) -> np.ndarray:
-    """Token sequences ``prompt + answer``, answers drawn at the designed frequencies."""
+    """Token sequences ``prompt + answer``, answers drawn at the designed frequencies, padded with
+    :data:`PAD` to the longest answer."""
     rng = np.random.default_rng(seed)
+    width = max(len(p) for p in task.prompts) + task.answer_length
     rows = []
     for q, prompt in enumerate(task.prompts):
         draws = rng.choice(len(task.answers), size=per_question, p=freqs[q])
-        rows += [list(prompt) + list(task.answers[k]) for k in draws]
+        rows += [(list(prompt) + list(task.answers[k]) + [PAD] * width)[:width] for k in draws]
     return np.array(rows, dtype=np.int64)
+
+
+#: Answer trees for the token-level study: answers closed by an end token "$", of different lengths.
+TREE_SHAPES = {
+    # reward depends on the second token; answers of 2 and 3 tokens
+    "lengths": (("A", "$"), ("B", "X", "$"), ("B", "Y", "$")),
+    # a deeper branch: 2, 3 and 4 tokens
+    "deep": (("A", "$"), ("B", "X", "$"), ("B", "Y", "X", "$"), ("B", "Y", "Y", "$")),
+    # a long branch beside short ones: 2, 3, 5 and 2 tokens
+    "long": (("A", "$"), ("B", "X", "$"), ("B", "Y", "Y", "Y", "$"), ("C", "$")),
+    # two tokens each, equal lengths (the loss types coincide here)
+    "square": (("A", "X"), ("A", "Y"), ("B", "X"), ("B", "Y")),
+}
+
+
+def synthetic_tree_task(shape: str = "lengths", n_questions: int = 8, seed: int = 0,
+                        p_range: tuple = (0.1, 0.8)) -> tuple[QATask, np.ndarray]:
+    """Questions ``Q_i ?`` over an answer tree of :data:`TREE_SHAPES`, one answer rewarded per question.
+
+    The rewarded answer is one that shares its first token with another answer whenever the tree
+    has one (so the reward depends on a later token), and its designed frequency is spread over
+    ``p_range``. Returns the task and the designed frequencies ``(n_q, n_answers)``.
+    """
+    if shape not in TREE_SHAPES:
+        raise ValueError(f"shape must be one of {sorted(TREE_SHAPES)}, got {shape!r}")
+    rng = np.random.default_rng(seed)
+    words = TREE_SHAPES[shape]
+    special = ["<bos>", "?"]
+    qtok = [f"Q{i}" for i in range(n_questions)]
+    ans_tok = list(dict.fromkeys(t for w in words for t in w))
+    vocab = tuple(special + qtok + ans_tok)
+    tid = {t: i for i, t in enumerate(vocab)}
+    answers = tuple(tuple(tid[t] for t in w) for w in words)
+    prompts = tuple((0, 2 + i, 1) for i in range(n_questions))
+    n_ans = len(answers)
+    shared = [k for k, w in enumerate(words) if sum(v[0] == w[0] for v in words) > 1]
+    target = np.linspace(*p_range, n_questions)
+    rng.shuffle(target)
+    rewards = np.zeros((n_questions, n_ans))
+    freqs = np.zeros((n_questions, n_ans))
+    for i in range(n_questions):
+        k = int(rng.choice(shared or list(range(n_ans))))
+        rewards[i, k] = 1.0
+        rest = rng.dirichlet(np.ones(n_ans - 1)) * (1 - target[i])
+        freqs[i] = np.insert(rest, k, target[i])
+    return QATask(f"synthetic-tree-{shape}", prompts, answers, rewards, vocab,
+                  dict(seed=seed, shape=shape, designed_frequency=freqs.tolist())), freqs

@@ -27,7 +27,7 @@ from tqdm.auto import tqdm
 
 from .._io import atomic_write
 from .loss import group_advantages, grpo_objective
-from .policy import answer_token_logprobs, generate
+from .policy import answer_token_logprobs, answer_token_mask, generate
 from .tasks import QATask
 
 
@@ -48,6 +48,8 @@ class GRPOConfig:
     groups_per_question: int = 16
     steps: int = 1500
     level: str = "sequence"           # ratio and KL per "sequence" (the note) or per "token"
+    loss_type: str = "grpo"           # token level: TRL's grpo/bnpo/dr_grpo/dapo or verl's loss_agg_mode names
+    groups_per_batch: int | None = None   # batch-normalised loss types: groups sharing a token count (None: all)
     sampling: str = "score"           # "score": one pass scores every answer; "generate": token by token
     seed: int = 0
     device: str = "cpu"
@@ -67,6 +69,11 @@ class GRPOConfig:
              f"normalization must be scale/shift, got {self.normalization!r}"),
             (self.std_ddof in (0, 1), f"std_ddof must be 0 or 1, got {self.std_ddof}"),
             (self.level in ("sequence", "token"), f"level must be sequence/token, got {self.level!r}"),
+            (self.loss_type in _loss_types(), f"loss_type must be one of {sorted(_loss_types())}, got {self.loss_type!r}"),
+            (self.groups_per_batch is None or (isinstance(self.groups_per_batch, int) and self.groups_per_batch >= 1
+                                               and self.groups_per_question % self.groups_per_batch == 0),
+             f"groups_per_batch must be None or a divisor of groups_per_question={self.groups_per_question}, "
+             f"got {self.groups_per_batch!r}"),
             (self.sampling in ("score", "generate"), f"sampling must be score/generate, got {self.sampling!r}"),
             (self.optimizer in ("adam", "sgd"), f"optimizer must be adam/sgd, got {self.optimizer!r}"),
             (self.inner_updates >= 1 and self.steps >= 1, "inner_updates and steps must be >= 1"),
@@ -79,10 +86,24 @@ class GRPOConfig:
                 raise ValueError(msg)
 
     def objective(self):
-        """The theory's Objective with this trainer's conventions (sequence level)."""
+        """The theory's Objective with this trainer's conventions (level, loss type and batch included).
+
+        ``groups_per_batch=None`` normalises by the token count of the whole step (every question's
+        groups): many groups, so the theory's ``groups_per_batch = inf``.
+        """
+        import math
+
         from ..problem import Objective
         return Objective(beta=self.beta, group_size=self.group_size, penalty=self.penalty,
-                         normalization=self.normalization, std_ddof=self.std_ddof, std_eps=self.std_eps)
+                         normalization=self.normalization, std_ddof=self.std_ddof, std_eps=self.std_eps,
+                         level=self.level, loss_type=self.loss_type,
+                         groups_per_batch=math.inf if self.groups_per_batch is None else self.groups_per_batch)
+
+
+def _loss_types():
+    from ..problem import LOSS_TYPES
+
+    return LOSS_TYPES
 
 
 @dataclass
@@ -149,6 +170,7 @@ class GRPOTrainer:
             self.ref_token_logp = answer_token_logprobs(reference, task).float()
         reference.train(was_training)
         self.reference_probs = torch.exp(self.ref_token_logp.double().sum(-1)).cpu().numpy()
+        self.token_mask = answer_token_mask(task.answers, device=self.device)
 
     # ------------------------------------------------------------------ persistence
     def _paths(self):
@@ -224,13 +246,15 @@ class GRPOTrainer:
 
         lp_old = gather(lp_old_all)
         lp_ref = gather(self.ref_token_logp[q_t])
+        mask = self.token_mask[idx]                                                    # (nq, g, G, T)
         for group in self.optimizer.param_groups:
             group["lr"] = self._lr()
         for inner in range(cfg.inner_updates):
             if inner > 0:
                 lp_all = answer_token_logprobs(self.model, self.task, question_idx=q_idx)
             obj, diag = grpo_objective(gather(lp_all), lp_old, lp_ref, adv, beta=cfg.beta, penalty=cfg.penalty,
-                                       clip_eps=cfg.clip_eps, level=cfg.level)
+                                       clip_eps=cfg.clip_eps, level=cfg.level, mask=mask,
+                                       loss_type=cfg.loss_type, groups_per_batch=cfg.groups_per_batch)
             self.optimizer.zero_grad(set_to_none=True)
             (-obj).backward()
             self.optimizer.step()
