@@ -69,7 +69,8 @@ class GRPOConfig:
              f"normalization must be scale/shift, got {self.normalization!r}"),
             (self.std_ddof in (0, 1), f"std_ddof must be 0 or 1, got {self.std_ddof}"),
             (self.level in ("sequence", "token"), f"level must be sequence/token, got {self.level!r}"),
-            (self.loss_type in _loss_types(), f"loss_type must be one of {sorted(_loss_types())}, got {self.loss_type!r}"),
+            (self.loss_type in _loss_types(),
+             f"loss_type must be one of {sorted(_loss_types())}, got {self.loss_type!r}"),
             (self.groups_per_batch is None or (isinstance(self.groups_per_batch, int) and self.groups_per_batch >= 1
                                                and self.groups_per_question % self.groups_per_batch == 0),
              f"groups_per_batch must be None or a divisor of groups_per_question={self.groups_per_question}, "
