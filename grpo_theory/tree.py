@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -98,6 +99,21 @@ class AnswerTree:
 
 # ----------------------------------------------------------------------------- answer weights
 
+@lru_cache(maxsize=32)
+def _batch_tables(levels: tuple, lens: tuple, G: int, normalization: str, ddof: int, eps: float,
+                  variance_eps: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per count vector of the ``G - 1`` others over (level, length) categories: their token count,
+    and member 1's advantage for each of its levels ``(L, N)`` (cached: they do not depend on pi)."""
+    L, n_lens = len(levels), len(lens)
+    counts = _count_vectors(G - 1, L * n_lens).astype(float).reshape(-1, L, n_lens)
+    other_tokens = counts.sum(axis=1) @ np.asarray(lens, dtype=float)
+    adv = _advantages_for_counts(np.asarray(levels), counts.sum(axis=2), G, normalization, ddof, eps,
+                                 variance_eps, "mean")
+    for a in (other_tokens, adv):
+        a.setflags(write=False)
+    return other_tokens, adv
+
+
 def _batch_weights(q: Question, obj: Objective, pi: np.ndarray, lengths: np.ndarray,
                    max_count_vectors: int = MAX_COUNT_VECTORS) -> tuple[np.ndarray, np.ndarray]:
     """``P^w`` and ``W`` for ``w = B G / T`` (a batch of ``B`` groups of this question), exactly.
@@ -120,14 +136,10 @@ def _batch_weights(q: Question, obj: Objective, pi: np.ndarray, lengths: np.ndar
     joint[np.arange(q.n_outputs), :, length_of] = R                         # P(level, length | o)
     joint = joint.reshape(q.n_outputs, J)
     w_cat = pi @ joint
-    counts = _count_vectors(G - 1, J).astype(float)                          # (N, J)
     with np.errstate(divide="ignore"):
         weights = np.exp(_log_multinomial_weights(np.log(w_cat), G - 1))    # (N,)
-    c3 = counts.reshape(-1, levels.size, lens.size)
-    reward_counts = c3.sum(axis=2)                                          # (N, L)
-    other_tokens = c3.sum(axis=1) @ lens                                    # (N,)
-    adv = _advantages_for_counts(levels, reward_counts, G, obj.normalization, obj.std_ddof, obj.std_eps,
-                                 obj.variance_eps, "mean")                 # (L, N)
+    other_tokens, adv = _batch_tables(tuple(levels.tolist()), tuple(lens.tolist()), G, obj.normalization,
+                                      obj.std_ddof, obj.std_eps, obj.variance_eps)
     # token count of the other B - 1 groups: the length law convolved (B - 1) G times
     rest = np.zeros(1)
     rest[0] = 1.0
@@ -141,12 +153,15 @@ def _batch_weights(q: Question, obj: Objective, pi: np.ndarray, lengths: np.ndar
     def h(t: np.ndarray) -> np.ndarray:                                     # E[B G / (t + T_rest)]
         return (rest[support] / (t[..., None] + support)).sum(axis=-1) * scale
 
-    Pw = np.zeros(q.n_outputs)
-    W = np.zeros(q.n_outputs)
-    for k in range(q.n_outputs):                                            # K <= ~20 answers
-        hk = h(lengths[k] + other_tokens)                                   # (N,)
-        W[k] = weights @ hk
-        Pw[k] = R[k] @ (adv @ (weights * hk))
+    # member 1's own length enters only through T: one pass per distinct length, not per answer
+    W_by_length = np.empty(lens.size)
+    Pw_by_length = np.empty((lens.size, levels.size))
+    for j, n in enumerate(lens):
+        hn = h(n + other_tokens)                                            # (N,)
+        W_by_length[j] = weights @ hn
+        Pw_by_length[j] = adv @ (weights * hn)
+    W = W_by_length[length_of]
+    Pw = np.einsum("kl,kl->k", R, Pw_by_length[length_of])
     return Pw, W
 
 

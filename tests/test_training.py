@@ -220,3 +220,15 @@ def test_token_level_training_on_an_answer_tree_lands_on_the_token_level_predict
     err_tok, err_seq = np.abs(res.measured - tok), np.abs(res.measured - seq)
     assert err_tok.mean() < 0.01 and err_tok.max() < 0.03, err_tok
     assert err_seq.max() > 3 * err_tok.max()
+
+
+def test_restricted_generation_on_a_tree_stops_at_the_end_token_and_matches_scoring():
+    from grpo_theory.training.tasks import synthetic_tree_task
+
+    task, freqs = synthetic_tree_task("deep", 2, seed=1)
+    ref = pretrain_reference(task, freqs, steps=200, progress=False, seed=1)
+    probs = answer_probabilities(ref, task)
+    np.testing.assert_allclose(probs.sum(1), 1.0, atol=1e-6)
+    draws = generate(ref, task, 300, generator=torch.Generator().manual_seed(0)).numpy()
+    freq = np.stack([np.bincount(d, minlength=len(task.answers)) / 300 for d in draws])
+    assert np.abs(freq - probs).max() < 5 * np.sqrt(0.25 / 300)

@@ -249,3 +249,20 @@ def test_token_level_flow_ends_at_the_stationary_policy():
     obj = Objective(0.5, 3, level="token", loss_type="grpo")
     tr = dynamics.flow(q, obj, q.pi_ref, np.linspace(0, 300, 4), with_points=False)
     np.testing.assert_allclose(tr.final, stationary_policy(q, obj).pi, atol=1e-6)
+
+
+@pytest.mark.timeout(120)
+def test_twenty_answers_at_g16_with_a_batch_normaliser_are_solved_exactly():
+    """The issue's size: ~20 answers, G = 16, enumeration over (reward level, length) counts."""
+    words = ["".join(w) + "$" for n in (0, 1, 2) for w in itertools.product("abc", repeat=n)]
+    words += ["".join(w) + "$" for w in itertools.product("ab", repeat=3)][:7]
+    rng = np.random.default_rng(0)
+    q = Question(rng.dirichlet(np.ones(20)), rewards=rng.integers(0, 2, 20).astype(float), answers=words)
+    sol = stationary_policy(q, Objective(0.5, 16, level="token", loss_type="dapo", groups_per_batch=1))
+    assert sol.converged and sol.residual < 1e-10
+    from grpo_theory import ExactEvaluationTooLarge
+
+    noisy = Question(rng.dirichlet(np.ones(20)), reward_levels=[0, 1, 2, 3],
+                     reward_probs=rng.dirichlet(np.ones(4), size=20), answers=words)
+    with pytest.raises(ExactEvaluationTooLarge, match="groups_per_batch=math.inf"):
+        stationary_policy(noisy, Objective(0.5, 16, level="token", loss_type="dapo", groups_per_batch=1))
