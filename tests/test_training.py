@@ -125,6 +125,7 @@ def test_smollm2_grpo_smoke(tmp_path):
     """A few GRPO steps on the real SmolLM2-135M-Instruct on CPU (needs `grpo-theory fetch-model`)."""
     from pathlib import Path
 
+    pytest.importorskip("gguf", reason="SmolLM2 loads from GGUF: pip install -e '.[train]'")
     from grpo_theory.training.smollm import GGUF_NAME, fetch_model, load_smollm2, yes_no_task
 
     model_dir = Path("models/smollm2")
