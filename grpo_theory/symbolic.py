@@ -16,6 +16,7 @@ from __future__ import annotations
 import itertools
 import random
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import mpmath
 import sympy as sp
@@ -358,11 +359,13 @@ def derive_tree_node(penalty: str = "reverse") -> Derivation:
                       "transcendental and has no closed form", checks)
 
 
+@lru_cache(maxsize=1)      # pure and deterministic: derive once per process (about 5 s)
 def all_derivations() -> tuple[Derivation, ...]:
     return (derive_eq14(), derive_eq15(), derive_pairwise_direct(), derive_large_group_direct(),
             derive_log_pooling(), derive_tree_node("reverse"), derive_tree_node("direct"))
 
 
+@lru_cache(maxsize=1)
 def all_identities() -> tuple[Proof, ...]:
     return identity_pairwise_advantage() + identity_zero_mean_preference() + identity_shift_direct_is_rlhf() \
         + identity_penalty_gradient()
@@ -376,6 +379,7 @@ def _proof_line(pr: Proof) -> str:
     return f"- {pr.statement}: **{mark}** ({pr.method})"
 
 
+@lru_cache(maxsize=1)
 def render_markdown() -> str:
     """The text of docs/derivations.md (deterministic)."""
     out = ["# Derivations", "",
