@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._numerics import expit, logsumexp, optimize
+from ._numerics import expit, integrate_until_slow, logsumexp, optimize
 from .preference import max_abs_advantage, pooled_expectations, reward_preference
 from .problem import (
     InvalidInputError,
@@ -501,27 +501,8 @@ def _polish(cp: ClassProblem, eta0: np.ndarray, method_prefix: str) -> Stationar
 
 def _flow_endpoint(cp: ClassProblem, eta0: np.ndarray, t_max: float = 1e4,
                    speed: float | None = 1e-6) -> np.ndarray:
-    """Integrate the reduced logit flow from ``eta0`` until its speed drops below ``speed``.
-
-    LSODA is stepped by hand and the speed is judged from each accepted step's secant
-    ``|eta_new - eta_old| / dt``: an event function would cost one more evaluation of the
-    flow per step (a third of all evaluations), for a stopping rule that needs no precision.
-    """
-    from scipy.integrate import LSODA
-
-    def rhs(_t, e):
-        return _reduced_flow(cp, e)
-
-    solver = LSODA(rhs, 0.0, np.asarray(eta0, dtype=float), t_max, rtol=1e-8, atol=1e-10)
-    while solver.status == "running":
-        t_old, y_old = solver.t, solver.y.copy()
-        message = solver.step()
-        if solver.status == "failed":
-            raise RuntimeError(f"flow integration failed: {message}")
-        dt = solver.t - t_old
-        if speed is not None and dt > 0 and float(np.max(np.abs(solver.y - y_old))) < speed * dt:
-            break
-    return solver.y
+    """Integrate the reduced logit flow from ``eta0`` until its speed drops below ``speed``."""
+    return integrate_until_slow(lambda e: _reduced_flow(cp, e), eta0, t_max, speed)
 
 
 def _vertex_limit(cp: ClassProblem, eta: np.ndarray) -> StationaryPoint | None:

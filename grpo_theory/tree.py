@@ -42,7 +42,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ._numerics import logsumexp, optimize
+from ._numerics import integrate_until_slow, logsumexp, optimize
 from .preference import (
     MAX_COUNT_VECTORS,
     ExactEvaluationTooLarge,
@@ -327,21 +327,6 @@ class TreeProblem:
 
 # ----------------------------------------------------------------------------- solvers
 
-def _integrate(rhs, y0: np.ndarray, t_max: float, speed: float | None) -> np.ndarray:
-    from scipy.integrate import LSODA
-
-    solver = LSODA(lambda _t, y: rhs(y), 0.0, np.asarray(y0, dtype=float), t_max, rtol=1e-8, atol=1e-10)
-    while solver.status == "running":
-        y_old, t_old = solver.y.copy(), solver.t
-        message = solver.step()
-        if solver.status == "failed":
-            raise RuntimeError(f"token-level flow integration failed: {message}")
-        dt = solver.t - t_old
-        if speed is not None and dt > 0 and float(np.max(np.abs(solver.y - y_old))) < speed * dt:
-            break
-    return solver.y
-
-
 def _point(tp: TreeProblem, x: np.ndarray, method: str, iterations: int = 0):
     from .stationary import RESIDUAL_TOL, StationaryPoint
 
@@ -375,10 +360,10 @@ def tree_stationary_policy(q: Question, obj: Objective):
     x0 = tp.x_from_log_cond(tp.log_ref_cond)
     if tp.tree.n_free == 0:
         return _point(tp, x0, "single-answer")
-    end = _integrate(tp.flow, x0, 1e4, 1e-7)
+    end = integrate_until_slow(tp.flow, x0, 1e4, 1e-7)
     pt = _polish(tp, end, "token-flow+root")
     if pt is None or pt.stable is False:
-        end = _integrate(tp.flow, end, 1e6, None)
+        end = integrate_until_slow(tp.flow, end, 1e6, None)
         pt = _polish(tp, end, "token-flow+root") or pt
     if pt is not None and pt.stable is not False:
         return pt
@@ -397,7 +382,7 @@ def tree_stationary_points(q: Question, obj: Objective, *, n_starts: int = 24, s
     tp = TreeProblem(q, obj)
     rng = np.random.default_rng(seed)
     x_ref = tp.x_from_log_cond(tp.log_ref_cond)
-    starts = [x_ref, np.zeros_like(x_ref), _integrate(tp.flow, x_ref, 1e4, 1e-7)]
+    starts = [x_ref, np.zeros_like(x_ref), integrate_until_slow(tp.flow, x_ref, 1e4, 1e-7)]
     starts += [rng.normal(0.0, 2.0, x_ref.size) for _ in range(max(0, n_starts - len(starts)))]
     found = [p for p in (_polish(tp, x, "multistart") for x in starts) if p is not None]
     found.append(tree_stationary_policy(q, obj))
