@@ -342,16 +342,14 @@ def _point(tp: TreeProblem, x: np.ndarray, method: str, iterations: int = 0):
 def _polish(tp: TreeProblem, x0: np.ndarray, prefix: str):
     from .stationary import RESIDUAL_TOL
 
-    best = None
     for method in ("hybr", "lm"):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             sol = optimize.root(tp.kkt, x0, method=method,
                                 options={"xtol": 1e-14} if method == "hybr" else {"xtol": 1e-15, "ftol": 1e-15})
         if np.all(np.isfinite(sol.x)) and tp.residual(sol.x) <= RESIDUAL_TOL:
-            best = _point(tp, sol.x, f"{prefix}+{method}", int(sol.get("nfev", 0)))
-            break
-    return best
+            return _point(tp, sol.x, f"{prefix}+{method}", int(sol.get("nfev", 0)))
+    return None
 
 
 def tree_stationary_policy(q: Question, obj: Objective):
@@ -382,10 +380,10 @@ def tree_stationary_points(q: Question, obj: Objective, *, n_starts: int = 24, s
     tp = TreeProblem(q, obj)
     rng = np.random.default_rng(seed)
     x_ref = tp.x_from_log_cond(tp.log_ref_cond)
-    starts = [x_ref, np.zeros_like(x_ref), integrate_until_slow(tp.flow, x_ref, 1e4, 1e-7)]
+    starts = [x_ref, np.zeros_like(x_ref)]
     starts += [rng.normal(0.0, 2.0, x_ref.size) for _ in range(max(0, n_starts - len(starts)))]
     found = [p for p in (_polish(tp, x, "multistart") for x in starts) if p is not None]
-    found.append(tree_stationary_policy(q, obj))
+    found.append(tree_stationary_policy(q, obj))              # the end of the flow from pi_ref
     pts = _dedupe([p for p in found if p.converged])
     best = np.argsort([-(p.pi @ q.expected_reward) for p in pts])
     return StationaryPointSet(tuple(pts[i] for i in best), False,
