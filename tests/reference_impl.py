@@ -73,12 +73,16 @@ def large_group_preference(levels, reward_probs, pi) -> np.ndarray:
     return (probs @ levels - mean) / sigma
 
 
-def expected_gradient_ascent(P_fn, pi_ref, beta, penalty, x0, lr=0.05, steps=200_000, tol=1e-13):
+def expected_gradient_ascent(P_fn, pi_ref, beta, penalty, x0, lr=0.05, steps=200_000, tol=1e-13,
+                             return_converged=False):
     """Plain Euler ascent of the on-policy expected gradient on softmax logits.
 
     ``P_fn(pi) -> P_G(.|pi)``; the penalty gradient is written from the SPEC
-    (reverse: 1 - pi_ref/pi; direct: log(pi/pi_ref) + 1).
+    (reverse: 1 - pi_ref/pi; direct: log(pi/pi_ref) + 1). With ``return_converged`` also says
+    whether the step fell below ``tol`` within ``steps`` (near a vertex the logit flow moves at
+    a speed proportional to the light output's mass, and plain Euler may run out of steps).
     """
+    converged = False
     pi_ref = np.asarray(pi_ref, float)
     theta = np.log(np.asarray(x0, float))
     for _ in range(steps):
@@ -92,6 +96,8 @@ def expected_gradient_ascent(P_fn, pi_ref, beta, penalty, x0, lr=0.05, steps=200
         step = pi * (g - pi @ g)
         theta = theta + lr * step
         if np.max(np.abs(step)) < tol:
+            converged = True
             break
     pi = np.exp(theta - theta.max())
-    return pi / pi.sum()
+    pi = pi / pi.sum()
+    return (pi, converged) if return_converged else pi

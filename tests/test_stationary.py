@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from reference_impl import brute_force_preference, expected_gradient_ascent
 from strategies import reward_law_questions
@@ -131,8 +131,12 @@ def test_stationary_policy_is_where_expected_gradient_ascent_ends(q, beta, G, pe
     def P(pi):
         return brute_force_preference(q.reward_levels, q.reward_probs, pi, G, norm)
 
-    end = expected_gradient_ascent(P, q.pi_ref, beta, penalty, q.pi_ref, lr=0.5, steps=20_000,
-                                   tol=1e-12)
+    end, converged = expected_gradient_ascent(P, q.pi_ref, beta, penalty, q.pi_ref, lr=0.5, steps=20_000,
+                                              tol=1e-12, return_converged=True)
+    # A reference that has not converged proves nothing either way (e.g. rewards [3, -5], shift, direct,
+    # beta = 0.5: x = 0.99966, where the light output's mass 3e-4 slows plain Euler below 1e-12 per step
+    # only after ~10^5 steps); such draws are discarded, not passed.
+    assume(converged)
     np.testing.assert_allclose(sol.pi, end, atol=1e-6)
 
 
