@@ -64,20 +64,10 @@ def n_count_vectors(group_size: int, n_levels: int) -> int:
 def _count_vectors(total: int, n_levels: int) -> np.ndarray:
     """All ``n in N^L`` with ``sum(n) = total``, as an ``(N, L)`` int array, lexicographic (cached).
 
-    Built level by level with numpy (a loop over ``L``, never over ``G``): each partial row
-    with ``m`` left to place is repeated ``m + 1`` times and takes the values ``0..m``.
-    For two levels this is the pair of ``arange``s ``(k, total - k)``.
+    The box ``0 <= n <= total`` of :func:`_box_count_vectors`: built level by level with numpy (a
+    loop over ``L``, never over ``G``). For two levels this is the pair of ``arange``s ``(k, total - k)``.
     """
-    remaining = np.array([total], dtype=np.int64)
-    rows = np.zeros((1, 0), dtype=np.int64)
-    for _ in range(n_levels - 1):
-        reps = remaining + 1
-        parent = np.repeat(np.arange(remaining.size), reps)
-        starts = np.cumsum(reps) - reps
-        value = np.arange(int(reps.sum()), dtype=np.int64) - np.repeat(starts, reps)
-        rows = np.column_stack([rows[parent], value])
-        remaining = remaining[parent] - value
-    out = np.column_stack([rows, remaining])
+    out = _box_count_vectors(total, np.zeros(n_levels, dtype=np.int64), np.full(n_levels, total, dtype=np.int64))
     out.setflags(write=False)
     return out
 

@@ -141,8 +141,7 @@ def _batch_weights(q: Question, obj: Objective, pi: np.ndarray, lengths: np.ndar
     other_tokens, adv = _batch_tables(tuple(levels.tolist()), tuple(lens.tolist()), G, obj.normalization,
                                       obj.std_ddof, obj.std_eps, obj.variance_eps)
     # token count of the other B - 1 groups: the length law convolved (B - 1) G times
-    rest = np.zeros(1)
-    rest[0] = 1.0
+    rest = np.ones(1)
     length_law = np.zeros(int(lens.max()) + 1)
     np.add.at(length_law, lengths, pi)
     for _ in range(int((B - 1) * G)):
