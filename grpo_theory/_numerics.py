@@ -73,18 +73,22 @@ def solve_ivp(*args, **kwargs):
     return _solve_ivp(*args, **kwargs)
 
 
-def integrate_until_slow(rhs, y0, t_max: float, speed: float | None):
+def integrate_until_slow(rhs, y0, t_max: float, speed: float | None, max_steps: int = 20_000):
     """Integrate ``dy/dt = rhs(y)`` with LSODA from ``y0`` until ``t_max`` or until it is slower than ``speed``.
 
     LSODA is stepped by hand and the speed is judged from each accepted step's secant
     ``|y_new - y_old| / dt``: an event function would cost one more evaluation of ``rhs`` per step
     (a third of all evaluations) for a stopping rule that needs no precision. ``speed=None`` runs
-    to ``t_max``. Returns the final ``y``.
+    to ``t_max``. At most ``max_steps`` steps are taken: a discontinuous field (a KL clamp, the KL in
+    the reward with no epsilon) makes LSODA chatter at the jump with ever smaller steps. Returns the
+    final ``y``.
     """
     from scipy.integrate import LSODA
 
     solver = LSODA(lambda _t, y: rhs(y), 0.0, np.asarray(y0, dtype=float), t_max, rtol=1e-8, atol=1e-10)
-    while solver.status == "running":
+    steps = 0
+    while solver.status == "running" and steps < max_steps:
+        steps += 1
         t_old, y_old = solver.t, solver.y.copy()
         message = solver.step()
         if solver.status == "failed":

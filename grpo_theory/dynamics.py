@@ -21,8 +21,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import kl
 from ._numerics import logsumexp, solve_ivp
-from .preference import level_expectations, reward_preference, sample_rewards, sampled_advantages
+from .preference import level_expectations, sample_rewards, sampled_advantages
 from .problem import InvalidInputError, Objective, Question, validate_probability_vector
 from .proximal import (  # noqa: F401  (re-exported: the issue's API is dynamics.proximal_map etc.)
     MapFixedPoint,
@@ -32,7 +33,7 @@ from .proximal import (  # noqa: F401  (re-exported: the issue's API is dynamics
     potential_objective,
     proximal_map,
 )
-from .stationary import ClassProblem, StationaryPointSet, stationary_points
+from .stationary import ClassProblem, StationaryPointSet, output_gradient, stationary_points
 
 __all__ = ["Trajectory", "flow", "ascent", "basins", "Basin", "grpo_steps", "output_gradient",
            "proximal_map", "map_fixed_points", "map_cycles", "arcsin_potential", "potential_objective",
@@ -67,12 +68,16 @@ class Trajectory:
 
 
 def _penalty_value(q: Question, obj: Objective, pi: np.ndarray) -> np.ndarray:
+    """KL(pi || pi_ref) (direct), KL(pi_ref || pi) (reverse), else ``E_pi[value]`` of the trainer's estimator."""
     ref = q.pi_ref
     with np.errstate(divide="ignore", invalid="ignore"):
         if obj.penalty == "direct":
             terms = np.where(pi > 0, pi * (np.log(pi) - np.log(ref)), 0.0)
-        else:
+        elif obj.penalty == "reverse":
             terms = np.where(ref > 0, ref * (np.log(ref) - np.log(pi)), 0.0)
+        else:
+            lr = np.where(pi > 0, np.log(np.where(pi > 0, pi, 1.0)) - np.log(np.where(ref > 0, ref, 1.0)), 0.0)
+            terms = pi * kl.estimator_value(obj, lr)
     return terms.sum(axis=-1)
 
 
@@ -85,19 +90,6 @@ def _trajectory(q, obj, t, pis, with_points: bool, status: str = "ok") -> Trajec
     return Trajectory(np.asarray(t, float), pis, er, _penalty_value(q, obj, pis), dist, pts, status)
 
 
-def output_gradient(q: Question, obj: Objective, pi: np.ndarray) -> np.ndarray:
-    """``g(o)`` for every output in the support of ``pi`` (reverse: ``P - beta (1 - pi_ref/pi)``;
-    direct: ``P - beta (log(pi/pi_ref) + 1)``); entries outside the support are 0."""
-    P = reward_preference(q, pi, obj)
-    g = np.zeros_like(pi)
-    s = pi > 0
-    if obj.penalty == "reverse":
-        g[s] = P[s] - obj.beta * (1.0 - q.pi_ref[s] / pi[s])
-    else:
-        g[s] = P[s] - obj.beta * (np.log(pi[s] / q.pi_ref[s]) + 1.0)
-    return g
-
-
 def _check_start(q: Question, obj: Objective, pi0) -> np.ndarray:
     pi0 = validate_probability_vector("pi0", pi0)
     if pi0.size != q.n_outputs:
@@ -108,6 +100,10 @@ def _check_start(q: Question, obj: Objective, pi0) -> np.ndarray:
     if obj.penalty == "reverse" and np.any((pi0 == 0) & (q.pi_ref > 0)):
         raise InvalidInputError("with the reverse penalty pi0 must give mass wherever pi_ref does "
                                 f"(KL(pi_ref || pi) is infinite otherwise); got pi0={pi0.tolist()}")
+    if obj.penalty not in ("reverse", "direct") and np.any((pi0 > 0) != (q.pi_ref > 0)):
+        raise InvalidInputError(f"with kl_estimator={obj.kl_estimator!r} in the {obj.kl_placement} pi0 must have "
+                                "the support of pi_ref (the estimator needs log(pi/pi_ref) finite); got "
+                                f"pi0={pi0.tolist()}")
     return pi0
 
 
@@ -282,8 +278,15 @@ def _surrogate_gradient(q, obj, theta, support, pi_old, stats, clip_eps):
     ref = q.pi_ref[support]
     if obj.penalty == "reverse":           # k3 at the sampled outputs: d/dlog pi = 1 - pi_ref/pi
         d = freq * (1.0 - ref / pi)
-    else:                                   # ratio * k3 (TRL's bias correction): d/dlog pi = rho log(pi/pi_ref)
-        d = freq * rho * (lp - np.log(ref))
+    elif obj.penalty == "direct" and obj.kl_placement == "loss":
+        d = freq * rho * (lp - np.log(ref))  # ratio * k3 (TRL's bias correction): d/dlog pi = rho log(pi/pi_ref)
+    elif obj.kl_placement == "loss":        # the estimator at the current pi; a ratio kind carries rho
+        c = kl.coefficient(obj, lp - np.log(ref))
+        d = freq * (rho * c if obj.kl_estimator == "k3_ratio" else c)
+    elif obj.kl_placement == "advantage":   # A - beta value(pi_old): the value is fixed, the ratio carries it
+        d = freq * rho * kl.estimator_value(obj, np.log(pi_old[support]) - np.log(ref))
+    else:                                   # in the reward: already inside the advantages (stats)
+        d = 0.0
     weights = c * rho - obj.beta * d        # coefficient of d log pi(o)/d theta = e_o - pi
     return weights - pi * weights.sum()
 
@@ -321,8 +324,13 @@ def grpo_steps(q: Question, obj: Objective, pi0, *, lr: float, n_batches: int, i
             status = (f"diverged at batch {b}: pi(o) underflowed to 0 for outputs "
                       f"{support[pi_old[support] == 0].tolist()} (step size {lr:g} too large)")
             break
-        stats = _exact_batch_stats(q, obj, pi_old) if n_groups is None else \
-            _sampled_batch_stats(q, obj, pi_old, n_groups, rng)
+        q_b = q
+        if obj.penalty == "reward":        # the reward shaped by the KL at pi_old, then normalised
+            lr_old = np.zeros(q.n_outputs)
+            lr_old[support] = np.log(pi_old[support]) - np.log(q.pi_ref[support])
+            q_b = kl.shaped_question(q, kl.value_shift(obj, lr_old))
+        stats = _exact_batch_stats(q_b, obj, pi_old) if n_groups is None else \
+            _sampled_batch_stats(q_b, obj, pi_old, n_groups, rng)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             for _ in range(inner_updates):
                 theta = theta + lr * _surrogate_gradient(q, obj, theta, support, pi_old, stats, clip_eps)

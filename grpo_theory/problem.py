@@ -27,6 +27,8 @@ __all__ = ["InvalidInputError", "Question", "Objective", "PENALTIES", "NORMALIZA
            "as_objective", "as_question"]
 
 PENALTIES = ("reverse", "direct")
+#: What ``Objective.penalty`` can read after the KL fields are resolved (see :func:`grpo_theory.kl.effective_penalty`).
+EFFECTIVE_PENALTIES = ("reverse", "direct", "none", "reward", "other")
 NORMALIZATIONS = ("scale", "shift")
 LEVELS = ("sequence", "token")
 #: Loss aggregations of TRL (``loss_type``) and verl (``loss_agg_mode``), each mapped onto the weight
@@ -311,12 +313,15 @@ class Objective:
         Penalty weight ``beta > 0``.
     group_size : int or math.inf
         ``G >= 2``; ``math.inf`` is the large-group limit.
-    penalty : {"reverse", "direct"}
-        ``"reverse"``: GRPO's per-sample k3 estimator
-        ``D_i = pi_ref/pi - log(pi_ref/pi) - 1``, whose expected gradient at
-        ``pi_old = pi`` is that of KL(pi_ref || pi) (the note's *reverse* KL).
-        ``"direct"``: KL(pi || pi_ref) (the note's *direct* KL; much of the RLHF
-        literature calls this one the reverse KL).
+    penalty : {"reverse", "direct"} or None
+        The note's shorthand for an unclamped KL estimator in the loss. ``"reverse"`` (the default):
+        GRPO's per-sample k3 estimator ``D_i = pi_ref/pi - log(pi_ref/pi) - 1``, whose expected
+        gradient at ``pi_old = pi`` is that of KL(pi_ref || pi) (the note's *reverse* KL).
+        ``"direct"``: KL(pi || pi_ref) (the note's *direct* KL; much of the RLHF literature calls
+        this one the reverse KL), as TRL's ratio * k3 gives it. After construction ``penalty``
+        reads what the KL fields amount to: ``"reverse"``, ``"direct"``, ``"none"`` (no
+        regularising gradient), ``"reward"`` (KL in the reward) or ``"other"``; giving a shorthand
+        that contradicts the KL fields is an error.
     normalization : {"scale", "shift"}
         ``"scale"``: ``A_i = (r_i - mean r) / (std r + std_eps)`` (Eq. 2);
         ``"shift"``: ``A_i = r_i - mean r``.
@@ -341,11 +346,22 @@ class Objective:
         this question share the token count ``T``: 1 is a batch of one group (exact, ``T`` random
         and correlated with the rewards); ``math.inf`` a large batch, where ``T`` is a constant
         and the kind coincides with ``"token_sum"``.
+    kl_estimator : {"k1", "k2", "k3", "k3_ratio", "k3_plus", "abs"} or None
+        The trainer's KL estimator (see :mod:`grpo_theory.kl`); None: from ``penalty``
+        (reverse -> k3, direct -> k3_ratio).
+    kl_placement : {"loss", "advantage", "reward"}
+        ``"loss"``: a differentiable loss term (TRL; verl ``use_kl_loss``; OpenRLHF ``use_kl_loss``);
+        ``"advantage"``: its value subtracted from the advantage after group normalisation
+        (OpenRLHF's default); ``"reward"``: subtracted from the reward before group normalisation
+        (verl ``use_kl_in_reward``).
+    kl_log_ratio_clamp, kl_value_clamp : float or None
+        Clip ``log(pi/pi_ref)`` to ``[-L, L]`` before the estimator, and its value to ``[-V, V]``
+        (verl's ``low_var_kl``: 20 and 10; OpenRLHF: value 10); the gradient is 0 where a clip is active.
     """
 
     beta: float
     group_size: int | float = 2
-    penalty: str = "reverse"
+    penalty: str | None = None
     normalization: str = "scale"
     std_ddof: int = 0
     std_eps: float = 0.0
@@ -353,6 +369,10 @@ class Objective:
     level: str = "sequence"
     loss_type: str = "grpo"
     groups_per_batch: int | float = math.inf
+    kl_estimator: str | None = None
+    kl_placement: str = "loss"
+    kl_log_ratio_clamp: float | None = None
+    kl_value_clamp: float | None = None
 
     def __post_init__(self) -> None:
         beta = self.beta
@@ -374,8 +394,7 @@ class Objective:
             object.__setattr__(self, "group_size", int(g))
         else:
             raise InvalidInputError(f"group_size must be an integer >= 2 or math.inf, got {g!r}")
-        if self.penalty not in PENALTIES:
-            raise InvalidInputError(f"penalty must be one of {PENALTIES}, got {self.penalty!r}")
+        self._resolve_kl()
         if self.normalization not in NORMALIZATIONS:
             raise InvalidInputError(
                 f"normalization must be one of {NORMALIZATIONS}, got {self.normalization!r}"
@@ -405,6 +424,43 @@ class Objective:
             raise InvalidInputError(f"groups_per_batch must be an integer >= 1 or math.inf, got {b!r}")
         object.__setattr__(self, "groups_per_batch", math.inf if math.isinf(b) else int(b))
 
+    def _resolve_kl(self) -> None:
+        """Check the KL fields and set ``penalty`` to what they amount to (see :mod:`grpo_theory.kl`)."""
+        from .kl import KL_ESTIMATORS, KL_PLACEMENTS, effective_penalty
+
+        if self.kl_placement not in KL_PLACEMENTS:
+            raise InvalidInputError(f"kl_placement must be one of {KL_PLACEMENTS}, got {self.kl_placement!r}")
+        for name in ("kl_log_ratio_clamp", "kl_value_clamp"):
+            v = getattr(self, name)
+            if v is None:
+                continue
+            if isinstance(v, bool) or not isinstance(v, (int, float, np.floating, np.integer)) \
+                    or not (math.isfinite(v) and v > 0):
+                raise InvalidInputError(f"{name} must be None or a finite number > 0, got {v!r}")
+            object.__setattr__(self, name, float(v))
+        shorthand = self.penalty
+        if shorthand is not None and shorthand not in PENALTIES + EFFECTIVE_PENALTIES:
+            raise InvalidInputError(f"penalty must be one of {PENALTIES} (or None with kl_estimator=...), "
+                                    f"got {shorthand!r}")
+        est = self.kl_estimator
+        if est is None:
+            if shorthand not in (None,) + PENALTIES:
+                raise InvalidInputError(f"penalty={shorthand!r} is a result, not an input: give kl_estimator=")
+            if self.kl_placement != "loss" or self.kl_log_ratio_clamp is not None \
+                    or self.kl_value_clamp is not None:
+                raise InvalidInputError("penalty='reverse'/'direct' is shorthand for an unclamped estimator in "
+                                        "the loss; with kl_placement or clamps, give kl_estimator= as well")
+            est = {None: "k3", "reverse": "k3", "direct": "k3_ratio"}[shorthand]
+            object.__setattr__(self, "kl_estimator", est)
+        elif est not in KL_ESTIMATORS:
+            raise InvalidInputError(f"kl_estimator must be one of {KL_ESTIMATORS}, got {est!r}")
+        effective = effective_penalty(est, self.kl_placement, self.kl_log_ratio_clamp, self.kl_value_clamp)
+        if shorthand is not None and shorthand != effective:
+            raise InvalidInputError(
+                f"penalty={shorthand!r} conflicts with kl_estimator={est!r}, kl_placement={self.kl_placement!r}"
+                f" and the clamps, which amount to {effective!r}; give one or the other")
+        object.__setattr__(self, "penalty", effective)
+
     @property
     def aggregation(self) -> str:
         """The token weight ``loss_type`` stands for: "answer_mean", "token_sum" or "batch_token_mean".
@@ -430,6 +486,11 @@ class Objective:
         unknown = sorted(set(changes) - set(values))
         if unknown:
             raise InvalidInputError(f"unknown Objective field(s) {unknown}; expected some of {sorted(values)}")
+        kl_fields = {"kl_estimator", "kl_placement", "kl_log_ratio_clamp", "kl_value_clamp"}
+        if "penalty" in changes and not kl_fields & set(changes):
+            values["kl_estimator"] = None           # the shorthand given anew: it decides the estimator
+        elif "penalty" not in changes:
+            values["penalty"] = None                # derived again from the KL fields
         values.update(changes)
         return Objective(**values)
 
@@ -444,7 +505,13 @@ class Objective:
             extra += f", token level, loss_type={self.loss_type}"
             if LOSS_TYPES[self.loss_type] == "batch_token_mean":
                 extra += f", groups_per_batch={self.groups_per_batch:g}"
-        return f"{self.penalty}/{self.normalization}, G={g}, beta={self.beta:g}{extra}"
+        kl = ""
+        if self.penalty not in PENALTIES:
+            kl = f" (kl {self.kl_estimator} in the {self.kl_placement}"
+            for name, v in (("log-ratio clamp", self.kl_log_ratio_clamp), ("value clamp", self.kl_value_clamp)):
+                kl += "" if v is None else f", {name} {v:g}"
+            kl += ")"
+        return f"{self.penalty}{kl}/{self.normalization}, G={g}, beta={self.beta:g}{extra}"
 
 
 def as_objective(obj) -> Objective:

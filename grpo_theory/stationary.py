@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import kl
 from ._numerics import expit, integrate_until_slow, logsumexp, optimize
 from .preference import max_abs_advantage, pooled_expectations, reward_preference
 from .problem import (
@@ -62,6 +63,7 @@ __all__ = [
     "stationary_policy",
     "stationary_points",
     "stationarity_residual",
+    "output_gradient",
     "ClassProblem",
 ]
 
@@ -89,7 +91,13 @@ class StationaryPoint:
     iterations : function evaluations used by the refinement.
     method : how it was found.
     message : the reason behind ``converged`` or ``stable``, in words.
-    boundary : True for a vertex reached only in the limit (direct penalty, G = inf).
+    boundary : True for a vertex reached only in the limit (direct penalty, G = inf; or a collapse
+        where a clamped or absent KL gradient cannot hold the mass).
+    discontinuous : True where the vector field jumps at the point (a KL clamp switching on; the KL
+        in the reward with std scaling and no epsilon, where advantages stay O(1) arbitrarily close).
+        The drift changes sign across the jump: an attracting jump (``stable=True``) is a Filippov
+        equilibrium, which a discrete trainer reaches and then chatters around with an amplitude set
+        by its step size; a repelling one (``stable=False``) separates two basins.
     eigenvalues : eigenvalues of the Jacobian of the logit flow (reduced to classes).
     class_logit : for two-class questions, ``log(pi(class a)/pi(class b))`` (may be
         beyond what ``pi`` can show in double precision).
@@ -105,6 +113,7 @@ class StationaryPoint:
     boundary: bool = False
     eigenvalues: np.ndarray = field(default_factory=lambda: np.zeros(0))
     class_logit: float | None = None
+    discontinuous: bool = False
 
     def __repr__(self) -> str:
         pi = np.array2string(self.pi, precision=6)
@@ -170,6 +179,12 @@ class ClassProblem:
         with np.errstate(divide="ignore"):
             self._log_R = np.log(self.R)
         self._log_p = np.log(self.p)
+        if obj.penalty == "reward":
+            if not q.has_reward_law:
+                raise InvalidInputError("kl_placement='reward' needs a reward law (rewards= or reward_levels=); "
+                                        "a preference matrix has no reward to shape")
+            # the classes as a question of their own: class c has reference mass p_c and reward law R_c
+            self._class_q = Question(self.p / self.p.sum(), reward_levels=q.reward_levels, reward_probs=self.R)
 
     @property
     def n_classes(self) -> int:
@@ -185,13 +200,28 @@ class ClassProblem:
         return pooled_expectations(self.q, self.obj, log_w) @ self.R.T
 
     def gradient(self, log_pi_c: np.ndarray) -> np.ndarray:
-        """``g(c) = dJ/dpi(c)`` at ``pi_old = pi`` (see module doc), batched."""
+        """``g(c) = dJ/dpi(c)`` at ``pi_old = pi`` (see module doc and :mod:`grpo_theory.kl`), batched."""
+        if self.obj.penalty == "reward":
+            return self._shaped_preference(log_pi_c)
         P = self.class_preference(log_pi_c)
         beta = self.obj.beta
         if self.obj.penalty == "reverse":
             with np.errstate(over="ignore"):   # +inf at a vertex is the right (repelling) value
                 return P - beta * (1.0 - np.exp(self._log_p - log_pi_c))
-        return P - beta * (log_pi_c - self._log_p + 1.0)
+        if self.obj.penalty == "direct":
+            return P - beta * (log_pi_c - self._log_p + 1.0)
+        return P - beta * kl.coefficient(self.obj, log_pi_c - self._log_p)
+
+    def _shaped_preference(self, log_pi_c: np.ndarray) -> np.ndarray:
+        """``P_G`` of each class for the reward shaped by the KL at the class log-ratios (reward placement)."""
+        log_pi_c = np.asarray(log_pi_c, dtype=float)
+        flat = log_pi_c.reshape(-1, log_pi_c.shape[-1])
+        out = np.empty_like(flat)
+        for i, lp in enumerate(flat):                   # the shaped levels differ from row to row
+            lr = np.maximum(lp, -745.0) - self._log_p    # a class of mass 0 keeps a finite (huge) shift
+            shaped = kl.shaped_question(self._class_q, kl.value_shift(self.obj, lr))
+            out[i] = reward_preference(shaped, np.exp(lp), self.obj)
+        return out.reshape(log_pi_c.shape)
 
     def gradient_jacobian(self, log_pi_c: np.ndarray, h: float = 1e-5) -> np.ndarray:
         """``dg(c)/dtheta_k`` (C x C) at one class policy.
@@ -204,6 +234,8 @@ class ClassProblem:
         """
         pi = np.exp(log_pi_c)
         C = pi.size
+        if self.obj.penalty not in ("reverse", "direct"):
+            return self._numeric_jacobian(log_pi_c)
         log_w = logsumexp(log_pi_c[:, None] + self._log_R, axis=0)               # (D,)
         with np.errstate(divide="ignore"):
             steps = [np.logaddexp(math.log1p(-t) + log_w, math.log(t) + self._log_R) for t in (h, 2 * h)]
@@ -218,6 +250,18 @@ class ClassProblem:
         else:
             dpen = dlog
         return dP - self.obj.beta * dpen
+
+    def _numeric_jacobian(self, log_pi_c: np.ndarray, h: float = 1e-6) -> np.ndarray:
+        """``dg(c)/dtheta_k`` by central differences (estimators other than the note's two)."""
+        C = log_pi_c.size
+        steps = []
+        for k in range(C):
+            for sgn in (1.0, -1.0):
+                th = log_pi_c.copy()
+                th[k] += sgn * h
+                steps.append(th - logsumexp(th))
+        g = self.gradient(np.array(steps))
+        return ((g[0::2] - g[1::2]) / (2 * h)).T
 
     def flow(self, log_pi_c: np.ndarray) -> np.ndarray:
         """``d theta_c/dt = pi(c) (g(c) - E_pi g)`` (class logits), batched."""
@@ -239,6 +283,24 @@ class ClassProblem:
         g = self.gradient(log_pi)
         return g[..., 0] - g[..., 1]
 
+    def jump_logits(self) -> np.ndarray:
+        """Class logits just either side of each jump of the drift (a clamp switching on in one class),
+        so that grids see a root squeezed between a jump and its neighbour."""
+        if self.obj.penalty in ("reverse", "direct", "reward"):
+            return np.zeros(0)
+        edges = np.array(kl.discontinuities(self.obj))
+        if edges.size == 0:
+            return edges
+        out = []
+        for c, sign in ((0, 1.0), (1, -1.0)):
+            log_pi = self._log_p[c] + edges                     # class c at log-ratio e to its reference
+            ok = log_pi < 0
+            z = sign * (log_pi[ok] - np.log(-np.expm1(log_pi[ok])))
+            out.append(z)
+        z = np.concatenate(out)
+        h = 1e-9 * np.maximum(1.0, np.abs(z))
+        return np.sort(np.concatenate([z - h, z + h]))
+
     def logit_bounds(self) -> tuple[float, float]:
         """An interval of class logits that contains every interior root of ``drift``.
 
@@ -259,13 +321,22 @@ class ClassProblem:
         delta_max = 2.0 * bound_p                           # |P(a) - P(b)|
         if not math.isfinite(delta_max):
             return -Z_CAP, Z_CAP
-        if obj.penalty == "direct":     # root: beta (z - zc) = Delta
-            lo, hi = zc - delta_max / beta - 1.0, zc + delta_max / beta + 1.0
-        else:                           # root: beta (p/x - (1-p)/(1-x)) = -Delta
-            pa, pb = self.p
-            hi = math.log((delta_max + beta) / (beta * pb)) + 1.0
-            lo = -math.log((delta_max + beta) / (beta * pa)) - 1.0
-        return lo, hi
+        d_lo, d_hi = zc - delta_max / beta - 1.0, zc + delta_max / beta + 1.0   # direct: beta (z - zc) = Delta
+        pa, pb = self.p                                                         # reverse: beta (p/x - ..) = -Delta
+        r_hi = math.log((delta_max + beta) / (beta * pb)) + 1.0
+        r_lo = -math.log((delta_max + beta) / (beta * pa)) - 1.0
+        if obj.penalty == "direct":
+            return d_lo, d_hi
+        if obj.penalty == "reverse":
+            return r_lo, r_hi
+        # Other estimators and placements: their coefficient grows no faster than the reverse one's
+        # and at least as fast as the direct one's, or is bounded (a clamp, k1 as a loss), in which
+        # case the flow can run into a vertex; the hull of both bounds and +-Z_CAP covers every root
+        # (the shaped rewards of the reward placement differ by at most the span plus beta|dz|).
+        if self.q.has_reward_law:
+            spread = max(delta_max, span) / beta + 1.0
+            d_lo, d_hi = min(d_lo, zc - spread), max(d_hi, zc + spread)
+        return min(d_lo, r_lo, -Z_CAP), max(d_hi, r_hi, Z_CAP)
 
 
 def _sinh_grid(center: float, lo: float, hi: float, n: int, scale: float = 0.02) -> np.ndarray:
@@ -277,14 +348,48 @@ def _sinh_grid(center: float, lo: float, hi: float, n: int, scale: float = 0.02)
     return z
 
 
+def output_gradient(q: Question, obj: Objective, pi: np.ndarray) -> np.ndarray:
+    """``g(o)`` for every output in the support of ``pi``; entries outside it are 0.
+
+    reverse: ``P_G - beta (1 - pi_ref/pi)``; direct: ``P_G - beta (log(pi/pi_ref) + 1)``; other
+    estimators and placements: ``P_G - beta c(o)`` with ``c`` of :func:`grpo_theory.kl.coefficient`,
+    or, with the KL in the reward, ``P_G`` of the shaped reward ``r - beta value``.
+    """
+    pi = np.asarray(pi, dtype=float)
+    s = pi > 0
+    g = np.zeros_like(pi)
+    lr = np.zeros_like(pi)
+    with np.errstate(divide="ignore"):
+        lr[s] = np.log(pi[s]) - np.log(q.pi_ref[s])
+    if obj.penalty == "reward":
+        if not q.has_reward_law:
+            raise InvalidInputError("kl_placement='reward' needs a reward law; a preference matrix has no reward "
+                                    "to shape")
+        g[s] = reward_preference(kl.shaped_question(q, kl.value_shift(obj, lr)), pi, obj)[s]
+        return g
+    P = reward_preference(q, pi, obj)
+    if obj.penalty == "reverse":
+        g[s] = P[s] - obj.beta * (1.0 - q.pi_ref[s] / pi[s])
+    elif obj.penalty == "direct":
+        g[s] = P[s] - obj.beta * (lr[s] + 1.0)
+    else:
+        g[s] = P[s] - obj.beta * kl.coefficient(obj, lr[s])
+    return g
+
+
 def stationarity_residual(q: Question, obj: Objective, pi) -> float:
     """Max-norm residual of the stationarity condition at ``pi``.
 
     reverse: ``max_o |pi(o) (1 - (P_G(o|pi) - E_pi P_G)/beta) - pi_ref(o)|`` (Eq. 11);
-    direct:  ``max_o |pi(o) - pi_ref(o) exp(P_G(o|pi)/beta) / Z|``.
+    direct:  ``max_o |pi(o) - pi_ref(o) exp(P_G(o|pi)/beta) / Z|``;
+    other estimators and placements: ``max_o pi(o) |g(o) - E_pi g| / beta`` with ``g`` of
+    :func:`output_gradient` (the speed of the logit flow over ``beta``).
     """
     q, obj = as_question(q), as_objective(obj)
     pi = validate_probability_vector("pi", pi)
+    if obj.penalty not in ("reverse", "direct"):
+        g = output_gradient(q, obj, pi)
+        return float(np.max(pi * np.abs(g - pi @ g))) / obj.beta
     P = reward_preference(q, pi, obj)
     if obj.penalty == "reverse":
         return float(np.max(np.abs(pi * (1.0 - (P - pi @ P) / obj.beta) - q.pi_ref)))
@@ -296,12 +401,33 @@ def stationarity_residual(q: Question, obj: Objective, pi) -> float:
 
 # ----------------------------------------------------------------------------- helpers
 
+def _jump_at(cp: ClassProblem, z: float) -> tuple[float, float] | None:
+    """The one-sided drifts at ``z`` if the drift jumps there (a discontinuous vector field), else None."""
+    if cp.obj.penalty in ("reverse", "direct"):
+        return None
+    h = 1e-9 * max(1.0, abs(z))
+    left, right = (float(v) for v in cp.drift(np.array([z - h, z + h])))
+    scale = max(1e-300, float(np.max(np.abs(cp.drift(np.array([z - 1e-3, z + 1e-3]))))))
+    if np.sign(left) != np.sign(right) and min(abs(left), abs(right)) > 1e-4 * scale:
+        return left, right
+    return None
+
+
 def _point_from_class_logit(cp: ClassProblem, z: float, iterations: int, method: str,
                             slope: float | None) -> StationaryPoint:
     x, y = float(expit(z)), float(expit(-z))
     pi = cp.expand(np.array([x, y]))
     pi = pi / pi.sum()
     residual = stationarity_residual(cp.q, cp.obj, pi)
+    jump = _jump_at(cp, z)
+    if jump is not None:
+        stable = bool(jump[0] > 0 > jump[1])
+        why = ("the vector field is discontinuous here: the drift jumps from "
+               f"{jump[0]:+.3g} to {jump[1]:+.3g} across z = {z:.6g}; "
+               + ("attracting (a Filippov equilibrium: a discrete trainer chatters around it)" if stable
+                  else "repelling (it separates two basins; not a resting point)"))
+        return StationaryPoint(pi=pi, residual=residual, converged=True, stable=stable, iterations=iterations,
+                               method=method + "+jump", message=why, class_logit=float(z), discontinuous=True)
     eig = np.array([]) if slope is None else np.array([2.0 * x * y * slope])
     # The sign of s'(z) decides: x(1-x) > 0 only rescales the eigenvalue (and underflows
     # near a vertex, where the point can still be clearly stable).
@@ -345,6 +471,8 @@ def _two_class_points(cp: ClassProblem, n_grid: int) -> list[StationaryPoint]:
     lo, hi = cp.logit_bounds()
     zc = float(cp._log_p[0] - cp._log_p[1])
     z = _sinh_grid(zc, lo, hi, n_grid)
+    jumps = cp.jump_logits()
+    z = np.union1d(z, jumps[(jumps > lo) & (jumps < hi)])
     s = cp.drift(z)
     points: list[StationaryPoint] = []
     exact = np.flatnonzero(s == 0)
@@ -364,7 +492,7 @@ def _two_class_points(cp: ClassProblem, n_grid: int) -> list[StationaryPoint]:
         if res.fun <= 1e-9 * scale:
             pt = _point_from_class_logit(cp, float(res.x), res.nfev, "grid+tangency", 0.0)
             points.append(pt)
-    if _unbounded_preference(cp.obj) and cp.obj.penalty == "direct":
+    if _may_collapse(cp.obj):
         if s[-1] > 0:
             points.append(_boundary_point(cp, 0, z[-1]))
         if s[0] < 0:
@@ -394,6 +522,10 @@ def _flow_root_from(cp: ClassProblem, z0: float, dt: float = 0.04, chunk: int = 
     offsets = scale * np.sinh(t)
     offsets[-1] = span
     grid = z0 + direction * offsets
+    jumps = cp.jump_logits()
+    ahead = jumps[(direction * (jumps - z0) > 0) & (direction * (jumps - end) < 0)]
+    if ahead.size:
+        grid = np.union1d(grid, ahead)[::int(direction)]
     calls, prev = 1, z0
     for start in range(0, grid.size, chunk):
         zs = grid[start:start + chunk]
@@ -409,7 +541,7 @@ def _flow_root_from(cp: ClassProblem, z0: float, dt: float = 0.04, chunk: int = 
                 root, c2 = _brent(cp, min(a, zs[j]), max(a, zs[j]))
             return _point_from_class_logit(cp, root, calls + c2, "flow-scan+brentq", _slope(cp, root))
         prev = float(zs[-1])
-    if _unbounded_preference(cp.obj) and cp.obj.penalty == "direct":
+    if _may_collapse(cp.obj):
         return _boundary_point(cp, 0 if direction > 0 else 1, end)
     raise RuntimeError(  # the bounds guarantee a root; reaching here is a bug, not a user error
         f"no root of the drift between z0={z0} and {end}; please report this question and objective"
@@ -507,7 +639,7 @@ def _flow_endpoint(cp: ClassProblem, eta0: np.ndarray, t_max: float = 1e4,
 
 def _vertex_limit(cp: ClassProblem, eta: np.ndarray) -> StationaryPoint | None:
     """A vertex the flow runs into (direct penalty, G = inf), if the flow at ``eta`` heads there."""
-    if not (cp.obj.penalty == "direct" and _unbounded_preference(cp.obj)):
+    if not _may_collapse(cp.obj):
         return None
     log_pi = _log_pi_from_eta(eta)
     top = int(np.argmax(log_pi))
@@ -541,6 +673,17 @@ def _slowest_escape(cp: ClassProblem, eta: np.ndarray) -> float:
         return float(np.min(np.exp(-log_pi[up] - np.log(gain[up]))))
 
 
+def _may_collapse(obj: Objective) -> bool:
+    """Whether the flow can run into a vertex, so that the scan's ends may hold limit points: the direct
+    penalty where ``|P_G|`` is unbounded, and every estimator or placement other than the note's two
+    (a clamp or k1 as a loss leaves a bounded restoring force)."""
+    if obj.penalty == "reverse":
+        return False
+    if obj.penalty == "direct":
+        return _unbounded_preference(obj)
+    return True
+
+
 def _unbounded_preference(obj: Objective) -> bool:
     """``|P_G|`` unbounded near a vertex: ``G = inf``, scale normalisation, no epsilon (then the direct
     penalty's flow can run into a vertex: a limit point, not a root)."""
@@ -569,8 +712,63 @@ def _damped_direct_map(cp: ClassProblem, eta: np.ndarray, iterations: int = 400)
 _MAX_HORIZON = 1e8
 
 
+def _reward_ties(cp: ClassProblem, starts: list) -> list[StationaryPoint]:
+    """Stationary points of the KL-in-reward placement with deterministic rewards: the policies whose
+    shaped rewards ``r_c - beta value(lr_c)`` tie over the classes (then every advantage is 0).
+
+    ``P_G(c)`` is strictly increasing in class ``c``'s own shaped reward, so interior stationary points
+    are exactly these ties. The flow near one has the sign of the shaped-reward differences, so it is
+    stable when every class's shaped reward falls as its mass grows (``value'(lr_c) > 0``), unstable
+    when one rises. With scale normalisation and no epsilon the advantages stay O(1) arbitrarily close
+    to the tie: the point is a discontinuity of the vector field (``discontinuous=True``).
+    """
+    obj = cp.obj
+    r = cp.R @ cp.q.reward_levels
+
+    def ties(eta):
+        lr = _log_pi_from_eta(eta) - cp._log_p
+        shaped = r - obj.beta * kl.estimator_value(obj, lr)
+        return shaped[:-1] - shaped[-1]
+
+    sharp = obj.normalization == "scale" and obj.std_eps == 0 and obj.variance_eps == 0
+    found = []
+    for eta0 in starts:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            sol = optimize.root(ties, eta0, method="hybr", options={"xtol": 1e-14})
+        if not np.all(np.isfinite(sol.x)) or np.max(np.abs(ties(sol.x))) > 1e-9 * max(1.0, obj.beta):
+            continue
+        log_pi = _log_pi_from_eta(sol.x)
+        slope = kl.coefficient_slope(obj.replace(kl_placement="advantage"), log_pi - cp._log_p)  # value'(lr)
+        stable = True if np.all(slope > 0) else (False if np.any(slope < 0) else None)
+        why = ("the shaped rewards r - beta value tie on the support, so every advantage is 0; "
+               + ("each class's shaped reward falls as its mass grows: stable" if stable else
+                  "a class's shaped reward rises with its mass: unstable" if stable is False else
+                  "a class sits where value' = 0: stability undecided"))
+        if sharp:
+            why += ("; with std scaling and no epsilon the advantages stay O(1) arbitrarily close: the vector "
+                    "field is discontinuous here (a Filippov point; a discrete trainer chatters around it)")
+        pi = cp.expand(np.exp(log_pi))
+        found.append(StationaryPoint(pi=pi, residual=float(np.max(np.abs(ties(sol.x)))), converged=True,
+                                     stable=stable, iterations=int(sol.nfev), method="reward-ties+hybr",
+                                     message=why, discontinuous=sharp))
+    return _dedupe(found)
+
+
+def _reward_tie_starts(cp: ClassProblem) -> list:
+    """Starting class logits: log pooling (the k1 answer), pi_ref, and the mass tilted each way."""
+    r = cp.R @ cp.q.reward_levels
+    lp = cp._log_p + r / cp.obj.beta
+    starts = [lp, cp._log_p, cp._log_p - r / cp.obj.beta, cp._log_p + 0.5 * r / cp.obj.beta]
+    return [s[:-1] - s[-1] for s in starts]
+
+
 def _multi_class_policy(cp: ClassProblem) -> StationaryPoint:
     eta0 = cp._log_p[:-1] - cp._log_p[-1]
+    if cp.obj.penalty == "reward" and cp.q.is_deterministic:
+        stable = [p for p in _reward_ties(cp, _reward_tie_starts(cp)) if p.stable]
+        if stable:
+            return min(stable, key=lambda p: float(np.abs(_class_masses(cp, p.pi) - cp.p).sum()))
     end = _flow_endpoint(cp, eta0)
     pt = _polish(cp, end, "flow+root")
     horizon = 1e4
@@ -706,6 +904,12 @@ def stationary_points(q: Question, obj: Objective, *, n_grid: int = 2001, n_star
         starts.append(v)
     starts += [np.log(rng.dirichlet(np.ones(C))) for _ in range(max(0, n_starts - len(starts)))]
     etas = [s[:-1] - s[-1] for s in starts]
+    if obj.penalty == "reward" and q.is_deterministic:
+        pts = _reward_ties(cp, _reward_tie_starts(cp) + etas)
+        pts.sort(key=lambda p: -p.pi[cp.class_of == 0].sum())
+        return StationaryPointSet(tuple(pts), False,
+                                  f"ties of the shaped rewards from {len(etas) + 4} starts over {C} classes; "
+                                  "not guaranteed exhaustive; faces of the simplex not searched")
     etas.append(_flow_endpoint(cp, etas[0]))
     found = [p for p in (_polish(cp, e, "multistart") for e in etas) if p is not None]
     found.append(_vertex_limit(cp, _flow_endpoint(cp, etas[-1], speed=None)))

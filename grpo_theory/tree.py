@@ -42,6 +42,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from . import kl
 from ._numerics import integrate_until_slow, logsumexp, optimize
 from .preference import (
     MAX_COUNT_VECTORS,
@@ -232,6 +233,8 @@ class TreeProblem:
         np.add.at(node_mass, t.edge_node, edge_mass)
         self.log_ref_cond = np.log(edge_mass) - np.log(node_mass[t.edge_node])
         # free coordinates: every edge but the last of its node, relative to that last edge
+        depth = np.array([len(v) for v, _ in t.edges])
+        self._later_or_same = (depth[:, None] >= depth[None, :]).astype(float)   # [e', e]: e' at or below e's depth
         last = np.array([s.stop - 1 for s in t.node_slices])
         self.free = np.array([e for s in t.node_slices for e in range(s.start, s.stop - 1)], dtype=int)
         self.last_of_edge = last[t.edge_node]
@@ -267,19 +270,36 @@ class TreeProblem:
         """``(g_v(c), pi(c|v), pi(v))`` per edge at free logits ``x``."""
         t, obj = self.tree, self.obj
         log_cond = self.log_cond(x)
+        lr = log_cond - self.log_ref_cond                                   # per token: log(pi(c|v)/pi_ref(c|v))
         pi = self.policy(x)
-        Pw, W = answer_weights(self.q, obj, pi)
+        q = self.q
+        if obj.penalty == "reward":     # the answer's reward less beta * (sum of its tokens' estimator values)
+            shift = np.zeros(q.n_outputs)
+            shift[self.support] = t.paths @ kl.value_shift(obj, np.maximum(lr, -745.0))
+            q = kl.shaped_question(q, shift)
+        Pw, W = answer_weights(q, obj, pi)
         ps = pi[self.support]
         reach_edge = ps @ t.paths                                           # pi(v) pi(c|v)
+        cond = np.exp(log_cond)
         with np.errstate(invalid="ignore", divide="ignore"):
             Q = (ps * Pw[self.support]) @ t.paths / reach_edge
-            Wv = (ps * W[self.support]) @ t.paths / reach_edge
-        if obj.penalty == "reverse":
-            d = 1.0 - np.exp(self.log_ref_cond - log_cond)
-        else:
-            d = log_cond - self.log_ref_cond
-        cond = np.exp(log_cond)
-        return Q - obj.beta * Wv * d, cond, reach_edge / np.where(cond > 0, cond, 1.0)
+            if obj.penalty == "reward":
+                return Q, cond, reach_edge / np.where(cond > 0, cond, 1.0)
+            if obj.kl_placement == "advantage":
+                # OpenRLHF: each token's value enters the reward at that token and the return is the sum
+                # to the end (gamma = 1), so token t carries the values of tokens t.. of its answer.
+                tail = (t.paths * kl.estimator_value(obj, lr)[None, :]) @ self._later_or_same * t.paths
+                pen = (ps * W[self.support]) @ tail / reach_edge
+            else:
+                Wv = (ps * W[self.support]) @ t.paths / reach_edge
+                if obj.penalty == "reverse":
+                    d = -np.expm1(-lr)
+                elif obj.penalty == "direct":
+                    d = lr
+                else:
+                    d = kl.coefficient(obj, lr)
+                pen = Wv * d
+        return Q - obj.beta * pen, cond, reach_edge / np.where(cond > 0, cond, 1.0)
 
     def _centred(self, g: np.ndarray, cond: np.ndarray) -> np.ndarray:
         mean = np.zeros(len(self.tree.nodes))

@@ -1,0 +1,214 @@
+r"""Trainer-level KL terms: the estimator, where it is placed, and its clamps (SPEC section 8).
+
+Per output (sequence level) or per token (token level) write ``lr = log pi - log pi_ref`` and
+``rho = pi_ref/pi = e^{-lr}``. The estimators of TRL, verl and OpenRLHF are
+
+* ``k1 = lr``; ``k2 = lr^2/2``; ``k3 = rho - log rho - 1 = e^{-lr} + lr - 1``; ``abs = |lr|``;
+* ``k3_ratio = (pi/pi_old) k3``, the ratio differentiable (TRL's ``use_bias_correction_kl``);
+* ``k3_plus``: the value of k3 with the gradient of k2 (verl's ``k3+``, a straight-through trick).
+
+Clamps (verl's ``low_var_kl`` clamps ``-lr`` to ``[-20, 20]`` and the k3 value to ``[-10, 10]``;
+OpenRLHF clamps every estimator's value to ``[-10, 10]``): ``lr`` is clipped to ``[-L, L]`` before the
+value is computed, the value to ``[-V, V]``; where either clip is active the gradient through it is 0.
+
+At ``pi_old = pi`` the expected gradient of every placement has the form
+``dJ/dtheta_o = pi(o) [g(o) - E_pi g]`` with ``g(o) = P_G(o|pi) - beta c(o)``, where the
+*coefficient* ``c`` is
+
+* placement ``"loss"`` (the estimator is a differentiable loss term): ``c = d value/d lr``
+  (for ``k3_ratio`` also ``+ value``, from the ratio's derivative ``1``): k1 -> 1 (a constant, which
+  cancels: **no regularisation**), k2 -> ``lr``, k3 -> ``1 - rho`` (the note's reverse penalty), k3_ratio
+  -> ``k3 + 1 - rho = lr``, k3_plus -> ``lr`` (both the note's direct penalty), abs -> ``sign(lr)``;
+* placement ``"advantage"`` (the value, detached, subtracted from the advantage after group
+  normalisation, OpenRLHF's default): ``c = value``; k1 gives ``lr``, the direct penalty again;
+* placement ``"reward"`` (the value, detached, subtracted from the reward *before* group
+  normalisation, verl's ``use_kl_in_reward``): there is no ``c``; instead ``P_G`` is computed for
+  the shaped reward ``r(o) - beta value(o)``, which depends on ``pi``. Since ``P_G(o)`` is strictly
+  increasing in ``o``'s own shaped reward, a policy is stationary where the shaped rewards tie on
+  the support; with k1 (deterministic rewards) that is ``r(o) - beta log(pi(o)/pi_ref(o)) = const``:
+  logarithmic pooling, ``pi ∝ pi_ref e^{r/beta}``, for every ``G``, normalisation, ddof and eps.
+
+Constants in ``c`` cancel in ``g - E_pi g``. With a clamp the coefficient jumps where the clamp
+switches on (loss placement), and the vector field is discontinuous there: see
+:func:`discontinuities`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["KL_ESTIMATORS", "KL_PLACEMENTS", "estimator_value", "coefficient", "coefficient_slope",
+           "discontinuities", "effective_penalty", "value_shift", "shaped_question"]
+
+KL_ESTIMATORS = ("k1", "k2", "k3", "k3_ratio", "k3_plus", "abs")
+KL_PLACEMENTS = ("loss", "advantage", "reward")
+
+
+def _clipped_lr(obj, lr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``lr`` clipped to the log-ratio clamp, and the mask where the clip is inactive."""
+    L = obj.kl_log_ratio_clamp
+    if L is None:
+        return lr, np.ones(np.shape(lr), dtype=bool)
+    return np.clip(lr, -L, L), np.abs(lr) <= L
+
+
+def _raw_value(est: str, lr: np.ndarray) -> np.ndarray:
+    base = "k3" if est in ("k3", "k3_ratio", "k3_plus") else est
+    with np.errstate(over="ignore"):
+        if base == "k1":
+            return lr.astype(float, copy=True)
+        if base == "k2":
+            return 0.5 * lr * lr
+        if base == "abs":
+            return np.abs(lr)
+        return np.expm1(-lr) + lr            # k3 = e^{-lr} - 1 + lr, accurate near lr = 0
+
+
+def estimator_value(obj, lr) -> np.ndarray:
+    """The estimator's value at log-ratio ``lr = log(pi/pi_ref)`` after both clamps (what a trainer logs)."""
+    lr = np.asarray(lr, dtype=float)
+    lr_c, _ = _clipped_lr(obj, lr)
+    v = _raw_value(obj.kl_estimator, lr_c)
+    V = obj.kl_value_clamp
+    return v if V is None else np.clip(v, -V, V)
+
+
+def _active(obj, lr: np.ndarray) -> np.ndarray:
+    """Mask where neither clamp is active (the gradient passes through the value)."""
+    lr_c, inside = _clipped_lr(obj, lr)
+    V = obj.kl_value_clamp
+    if V is None:
+        return inside
+    return inside & (np.abs(_raw_value(obj.kl_estimator, lr_c)) <= V)
+
+
+def _raw_slope(est: str, lr: np.ndarray) -> np.ndarray:
+    """``d value/d lr`` of the unclamped estimator (k3 kinds: that of k3)."""
+    if est == "k1":
+        return np.ones_like(lr)
+    if est == "k2":
+        return lr.copy()
+    if est == "abs":
+        return np.sign(lr)
+    with np.errstate(over="ignore"):
+        return -np.expm1(-lr)                # 1 - e^{-lr} = 1 - rho
+
+
+def coefficient(obj, lr) -> np.ndarray:
+    """``c(o)`` of the module doc at ``lr = log(pi/pi_ref)`` (loss and advantage placements)."""
+    lr = np.asarray(lr, dtype=float)
+    est = obj.kl_estimator
+    if obj.kl_placement == "advantage":
+        return estimator_value(obj, lr)
+    if obj.kl_placement != "loss":
+        raise ValueError(f"no coefficient for kl_placement={obj.kl_placement!r}; the KL is in the reward")
+    if est == "k3_plus":
+        return lr.copy()                     # straight-through k2 gradient, never clamped
+    with np.errstate(invalid="ignore"):
+        c = np.where(_active(obj, lr), _raw_slope(est, lr), 0.0)
+    if est == "k3_ratio":
+        c = c + estimator_value(obj, lr)
+    return c
+
+
+def coefficient_slope(obj, lr) -> np.ndarray:
+    """``dc/d lr`` away from the discontinuities (for Jacobians)."""
+    lr = np.asarray(lr, dtype=float)
+    est = obj.kl_estimator
+    if obj.kl_placement == "loss" and est == "k3_plus":
+        return np.ones_like(lr)
+    base = "k3" if est in ("k3", "k3_ratio", "k3_plus") else est
+    active = _active(obj, lr)
+    with np.errstate(over="ignore", invalid="ignore"):
+        first = np.where(active, _raw_slope(base, lr), 0.0)                  # d value/d lr
+        if base == "k1" or base == "abs":
+            second = np.zeros_like(lr)
+        elif base == "k2":
+            second = np.where(active, 1.0, 0.0)
+        else:
+            second = np.where(active, np.exp(-lr), 0.0)                      # d(1 - rho)/d lr
+    if obj.kl_placement == "advantage":
+        return first
+    return second + first if est == "k3_ratio" else second
+
+
+def discontinuities(obj) -> tuple[float, ...]:
+    """Log-ratios ``lr`` where ``c`` jumps (loss placement with a clamp, or ``abs`` at 0).
+
+    The value is continuous in ``lr`` (clipping is continuous), so the advantage placement has no
+    jumps; in the loss, the gradient switches off where a clamp switches on.
+    """
+    if obj.kl_placement != "loss" or obj.kl_estimator == "k3_plus":
+        return ()
+    out = []
+    if obj.kl_estimator == "abs":
+        out.append(0.0)
+    L, V = obj.kl_log_ratio_clamp, obj.kl_value_clamp
+    if L is not None:
+        out += [-L, L]
+    if V is not None:
+        out += _value_clamp_edges(obj.kl_estimator, V, L)
+    # keep the edges where c really jumps (a log-ratio clamp beyond an active value clamp does not)
+    out = np.array(sorted(set(out)))
+    h = 1e-9 * np.maximum(1.0, np.abs(out))
+    jump = np.abs(coefficient(obj, out + h) - coefficient(obj, out - h)) > 1e-6
+    return tuple(float(e) for e in out[jump])
+
+
+def _value_clamp_edges(est: str, V: float, L: float | None) -> list[float]:
+    """The ``lr`` where ``|value(lr)| = V`` (inside the log-ratio clamp)."""
+    from ._numerics import optimize
+
+    base = "k3" if est in ("k3", "k3_ratio", "k3_plus") else est
+    if base in ("k1", "abs"):
+        edges = [-V, V]
+    elif base == "k2":
+        edges = [-float(np.sqrt(2 * V)), float(np.sqrt(2 * V))]
+    else:                                   # k3(lr) = V has one root on each side of 0
+        f = lambda t: float(np.expm1(-t) + t - V)           # noqa: E731 - a one-line root function
+        edges = [optimize.brentq(f, -np.log(V + 2.0) - 1.0, 0.0, xtol=1e-14),
+                 optimize.brentq(f, 0.0, V + 2.0, xtol=1e-14)]
+    if L is not None:
+        edges = [e for e in edges if abs(e) < L]
+    return [float(e) for e in edges]
+
+
+def effective_penalty(estimator: str, placement: str, log_ratio_clamp, value_clamp) -> str:
+    """The name of what an estimator/placement/clamp combination does to the stationary points.
+
+    ``"reverse"`` and ``"direct"`` (the note's two penalties, exactly), ``"none"`` (no regularising
+    gradient: k1 as a loss), ``"reward"`` (in the reward before normalisation), or ``"other"``
+    (a clamped or otherwise different coefficient, still solved exactly; see :func:`coefficient`).
+    """
+    clamped = log_ratio_clamp is not None or value_clamp is not None
+    if placement == "reward":
+        return "reward"
+    if placement == "advantage":
+        return "direct" if estimator == "k1" and value_clamp is None and log_ratio_clamp is None else "other"
+    if estimator == "k3_plus":
+        return "direct"
+    if clamped:
+        return "other"
+    return {"k1": "none", "k2": "direct", "k3": "reverse", "k3_ratio": "direct", "abs": "other"}[estimator]
+
+
+def value_shift(obj, lr) -> np.ndarray:
+    """``beta * value(lr)``, subtracted from each reward by the ``"reward"`` placement."""
+    return obj.beta * estimator_value(obj, lr)
+
+
+def shaped_question(q, shift: np.ndarray):
+    """``q`` with output ``o``'s reward law shifted down by ``shift[o]`` (the KL-in-reward placement).
+
+    Deterministic rewards stay deterministic; a reward law with levels ``v_l`` becomes one over the
+    shifted levels ``v_l - shift[o]``, with coinciding levels merged.
+    """
+    from .problem import Question
+
+    shift = np.asarray(shift, dtype=float)
+    levels = q.reward_levels[None, :] - shift[:, None]                 # (K, L)
+    uniq, inverse = np.unique(levels, return_inverse=True)
+    probs = np.zeros((q.n_outputs, uniq.size))
+    np.add.at(probs, (np.repeat(np.arange(q.n_outputs), levels.shape[1]), inverse.ravel()),
+              q.reward_probs.ravel())
+    return Question(q.pi_ref, reward_levels=uniq, reward_probs=probs, labels=q.labels, answers=q.answers)

@@ -1,0 +1,301 @@
+"""KL estimators, placements and clamps (grpo_theory.kl), checked against a brute-force expected gradient.
+
+The brute force writes each framework's KL term from its definition, in torch (the clamps as
+``torch.clamp``, verl's ``k3+`` as its straight-through sum, OpenRLHF's reward-to-go), enumerates
+every group of answers and every reward draw, and differentiates the exact expected loss with
+autograd on tabular logits at ``pi_old = pi``. Nothing of the library's P_G engine or of
+``grpo_theory.kl`` enters it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from reference_impl import group_advantage_first
+
+from grpo_theory import InvalidInputError, Objective, Question, stationary_points, stationary_policy
+from grpo_theory.kl import coefficient, discontinuities, estimator_value
+from grpo_theory.stationary import ClassProblem, output_gradient
+from grpo_theory.tree import TreeProblem
+
+torch = pytest.importorskip("torch")
+
+ESTIMATORS = ["k1", "k2", "k3", "k3_ratio", "k3_plus", "abs"]
+
+
+def torch_kl(lp, lo, lref, obj):
+    """The trainer's per-token KL term (to be multiplied by -beta), written as the frameworks write it."""
+    x = lref - lp                                            # verl: kl = ref_logprob - logprob
+    if obj.kl_log_ratio_clamp is not None:
+        x = torch.clamp(x, -obj.kl_log_ratio_clamp, obj.kl_log_ratio_clamp)
+    base = {"k3_ratio": "k3", "k3_plus": "k3"}.get(obj.kl_estimator, obj.kl_estimator)
+    value = {"k1": -x, "k2": 0.5 * x * x, "k3": torch.exp(x) - x - 1.0, "abs": x.abs()}[base]
+    if obj.kl_value_clamp is not None:
+        value = torch.clamp(value, -obj.kl_value_clamp, obj.kl_value_clamp)
+    if obj.kl_estimator == "k3_ratio":
+        return torch.exp(lp - lo) * value
+    if obj.kl_estimator == "k3_plus":
+        k2 = 0.5 * (lp - lref) ** 2
+        return k2 - k2.detach() + value.detach()
+    return value
+
+
+def brute_force_gradient(tp: TreeProblem, x: np.ndarray, obj: Objective) -> np.ndarray:
+    """d/dtheta (per edge) of the exact expected loss of one group (answer_mean or token_sum)."""
+    q, tree = tp.q, tp.tree
+    log_cond0 = tp.log_cond(x)
+    theta = torch.tensor(log_cond0, dtype=torch.float64, requires_grad=True)
+    log_cond = torch.cat([torch.log_softmax(theta[s], 0) for s in tree.node_slices])
+    old = torch.tensor(log_cond0, dtype=torch.float64)
+    ref = torch.tensor(tp.log_ref_cond, dtype=torch.float64)
+    support = list(tp.support)
+    edges = [torch.tensor(np.flatnonzero(tree.paths[i])) for i in range(len(support))]
+    pi_old = np.exp(tree.paths @ log_cond0)
+    levels, R = q.reward_levels, q.reward_probs
+    G = obj.group_size
+    mean = obj.aggregation == "answer_mean"
+    kl_terms = [torch_kl(log_cond[e], old[e], ref[e], obj) for e in edges]
+    shaped = [float(kt.detach().sum()) for kt in kl_terms]      # beta * this leaves the reward (placement "reward")
+    total = torch.zeros((), dtype=torch.float64)
+    for members in itertools.product(range(len(support)), repeat=G):
+        p_m = math.prod(pi_old[m] for m in members)
+        for lv in itertools.product(range(levels.size), repeat=G):
+            p_r = math.prod(R[support[m], lv[j]] for j, m in enumerate(members))
+            if p_m * p_r == 0:
+                continue
+            r = levels[list(lv)].astype(float)
+            if obj.kl_placement == "reward":
+                r = r - obj.beta * np.array([shaped[m] for m in members])
+            loss = torch.zeros((), dtype=torch.float64)
+            for j, m in enumerate(members):
+                order = [j] + [i for i in range(G) if i != j]
+                adv = group_advantage_first(r[order], obj.normalization, obj.std_ddof, obj.std_eps)
+                e = edges[m]
+                rho = torch.exp(log_cond[e] - old[e])
+                if obj.kl_placement == "loss":
+                    terms = rho * adv - obj.beta * kl_terms[m]
+                elif obj.kl_placement == "advantage":     # OpenRLHF: reward-to-go of the per-token values
+                    togo = torch.flip(torch.cumsum(torch.flip(kl_terms[m].detach(), [0]), 0), [0])
+                    terms = rho * (adv - obj.beta * togo)
+                else:
+                    terms = rho * adv
+                loss = loss + (terms.mean() if mean else terms.sum()) / G
+            total = total + p_m * p_r * loss
+    (grad,) = torch.autograd.grad(total, theta)
+    return grad.numpy()
+
+
+def _objective(est, placement, L, V, G, norm, ddof, eps, level="token", loss_type="grpo"):
+    return Objective(0.6, G, normalization=norm, std_ddof=ddof, std_eps=eps, level=level, loss_type=loss_type,
+                     kl_estimator=est, kl_placement=placement, kl_log_ratio_clamp=L, kl_value_clamp=V)
+
+
+@st.composite
+def questions(draw, tree: bool):
+    k = draw(st.integers(2, 3))
+    if tree:
+        words = draw(st.lists(st.text(alphabet="ab", min_size=0, max_size=2), min_size=k, max_size=k, unique=True))
+        answers = [w + "$" for w in words]
+    else:
+        answers = [(i,) for i in range(k)]
+    pi_ref = np.array(draw(st.lists(st.floats(0.1, 1.0), min_size=k, max_size=k)))
+    pi_ref /= pi_ref.sum()
+    if draw(st.booleans()):
+        probs = np.array([draw(st.sampled_from([[1.0, 0.0], [0.0, 1.0], [0.3, 0.7]])) for _ in range(k)])
+        return Question(pi_ref, reward_levels=[0.0, 1.0], reward_probs=probs, answers=answers)
+    rewards = [float(draw(st.integers(0, 2))) for _ in range(k)]
+    if len(set(rewards)) == 1:
+        rewards[0] += 1.0
+    return Question(pi_ref, rewards=rewards, answers=answers)
+
+
+OPTIONS = dict(est=st.sampled_from(ESTIMATORS), placement=st.sampled_from(["loss", "advantage", "reward"]),
+               L=st.sampled_from([None, 0.7]), V=st.sampled_from([None, 0.25]), G=st.sampled_from([2, 3]),
+               norm=st.sampled_from(["scale", "scale", "shift"]), ddof=st.sampled_from([0, 1]),
+               eps=st.sampled_from([0.0, 0.1]), seed=st.integers(0, 10_000))
+
+
+@settings(max_examples=60, deadline=None)
+@given(q=questions(tree=True), loss_type=st.sampled_from(["grpo", "dr_grpo"]), **OPTIONS)
+def test_token_level_gradient_matches_brute_force_autograd(q, loss_type, est, placement, L, V, G, norm, ddof,
+                                                           eps, seed):
+    """Every estimator, placement and clamp, per token, at random tree logits (clamps active at lr ~ N(0, 1))."""
+    obj = _objective(est, placement, L, V, G, norm, ddof, eps, loss_type=loss_type)
+    tp = TreeProblem(q, obj)
+    x = np.random.default_rng(seed).normal(0.0, 1.0, tp.tree.n_free)
+    np.testing.assert_allclose(tp.logit_gradient(x), brute_force_gradient(tp, x, obj), rtol=1e-8, atol=1e-11)
+
+
+@settings(max_examples=60, deadline=None)
+@given(q=questions(tree=False), **OPTIONS)
+def test_sequence_level_gradient_matches_brute_force_autograd(q, est, placement, L, V, G, norm, ddof, eps, seed):
+    """The output-level g of grpo_theory.stationary (and its class form) against the same brute force."""
+    obj = _objective(est, placement, L, V, G, norm, ddof, eps, level="sequence")
+    tp = TreeProblem(q, obj)                                # single tokens: edges are the outputs
+    logits = np.random.default_rng(seed).normal(0.0, 1.0, q.n_outputs)
+    pi = np.exp(logits - logits.max())
+    pi /= pi.sum()
+    x = tp.x_from_policy(pi)
+    brute = brute_force_gradient(tp, x, obj)
+    g = output_gradient(q, obj, pi)
+    np.testing.assert_allclose(pi * (g - pi @ g), brute, rtol=1e-8, atol=1e-11)
+    cp = ClassProblem(q, obj)
+    if cp.n_classes == q.n_outputs:                          # classes are the outputs (in some order)
+        flow = cp.flow(np.log(np.array([pi[cp.class_of == c].sum() for c in range(cp.n_classes)])))
+        np.testing.assert_allclose(flow[cp.class_of], brute, rtol=1e-7, atol=1e-11)
+
+
+# ----------------------------------------------------------------------------- what each one amounts to
+
+@pytest.mark.parametrize("est,placement,expected", [
+    ("k3", "loss", "reverse"), ("k2", "loss", "direct"), ("k3_ratio", "loss", "direct"),
+    ("k3_plus", "loss", "direct"), ("k1", "advantage", "direct"), ("k1", "loss", "none"),
+    ("k1", "reward", "reward"), ("k3", "advantage", "other"), ("abs", "loss", "other")])
+def test_effective_penalty_names(est, placement, expected):
+    assert Objective(0.5, 4, kl_estimator=est, kl_placement=placement).penalty == expected
+
+
+@pytest.mark.parametrize("est,placement", [("k2", "loss"), ("k3_ratio", "loss"), ("k3_plus", "loss"),
+                                           ("k1", "advantage")])
+@pytest.mark.parametrize("G", [2, 8, math.inf])
+def test_estimators_with_the_direct_gradient_give_the_direct_points(est, placement, G):
+    q = Question([0.3, 0.5, 0.2], rewards=[1.0, 0.0, 0.5])
+    direct = stationary_policy(q, Objective(0.4, G, "direct"))
+    other = stationary_policy(q, Objective(0.4, G, kl_estimator=est, kl_placement=placement))
+    np.testing.assert_allclose(other.pi, direct.pi, atol=1e-9)
+
+
+def test_k3_plus_keeps_the_direct_gradient_under_verl_clamps():
+    q = Question([0.6, 0.4], rewards=[1.0, 0.0])
+    a = stationary_points(q, Objective(0.05, 5, kl_estimator="k3_plus", kl_log_ratio_clamp=20, kl_value_clamp=10))
+    b = stationary_points(q, Objective(0.05, 5, "direct"))
+    assert len(a) == len(b) == 1
+    np.testing.assert_allclose(a[0].pi, b[0].pi, atol=1e-10)
+
+
+def test_k1_as_a_loss_regularises_nothing():
+    """Its expected gradient is 0: the flow runs to the best answer whatever beta is."""
+    q = Question([0.2, 0.8], rewards=[1.0, 0.0])
+    for beta in (0.01, 1.0, 100.0):
+        pt = stationary_policy(q, Objective(beta, 8, kl_estimator="k1"))
+        assert pt.boundary and pt.pi[0] == 1.0
+    assert np.all(coefficient(Objective(1.0, kl_estimator="k1"), np.linspace(-3, 3, 7)) == 1.0)
+
+
+@pytest.mark.parametrize("G", [2, 3, 8, math.inf])
+@pytest.mark.parametrize("norm,ddof,eps", [("scale", 0, 0.0), ("scale", 1, 1e-4), ("shift", 0, 0.0)])
+def test_k1_in_the_reward_gives_log_pooling(G, norm, ddof, eps):
+    """Shaped rewards tie on the support exactly at pi ∝ pi_ref e^{r/beta}, for every G and normalisation."""
+    rewards = np.array([1.0, 0.0, 0.4])
+    pi_ref = np.array([0.2, 0.5, 0.3])
+    beta = 0.7
+    obj = Objective(beta, G, normalization=norm, std_ddof=ddof, std_eps=eps, kl_estimator="k1",
+                    kl_placement="reward")
+    q = Question(pi_ref, rewards=rewards)
+    lp = pi_ref * np.exp(rewards / beta)
+    lp /= lp.sum()
+    pts = stationary_points(q, obj)
+    stable = [p for p in pts if p.stable]
+    assert len(stable) == 1
+    np.testing.assert_allclose(stable[0].pi, lp, atol=1e-7)
+
+
+def test_k1_in_the_reward_with_std_and_no_epsilon_is_a_discontinuous_point():
+    q = Question([0.3, 0.7], rewards=[1.0, 0.0])
+    sharp = stationary_points(q, Objective(0.5, 8, kl_estimator="k1", kl_placement="reward"))
+    smooth = stationary_points(q, Objective(0.5, 8, std_eps=1e-2, kl_estimator="k1", kl_placement="reward"))
+    assert [p.discontinuous for p in sharp] == [True] and sharp[0].stable
+    assert [p.discontinuous for p in smooth] == [False] and smooth[0].stable
+    x = 0.3 * math.e ** 2 / (0.3 * math.e ** 2 + 0.7)
+    assert abs(sharp[0].pi[0] - x) < 1e-9 and abs(smooth[0].pi[0] - x) < 1e-7
+
+
+# ----------------------------------------------------------------------------- verl's clamp
+
+def _verl(beta, G=5, p=0.5):
+    q = Question([1 - p, p], rewards=[1.0, 0.0])
+    return q, Objective(beta, G, std_ddof=1, std_eps=1e-6, kl_estimator="k3", kl_log_ratio_clamp=20.0,
+                        kl_value_clamp=10.0)
+
+
+def test_value_clamp_edges_are_where_k3_reaches_ten():
+    obj = _verl(0.1)[1]
+    lo, hi = discontinuities(obj)
+    for e in (lo, hi):
+        assert abs(math.exp(-e) + e - 1 - 10.0) < 1e-9
+    assert abs(math.exp(-lo) - 13.611) < 1e-3                # rho - log rho = 11: pi < pi_ref / 13.6
+    v = estimator_value(obj, np.array([-5.0, -2.0, 0.0, 12.0, 30.0]))
+    assert v.max() <= 10.0 and v[2] == 0.0
+
+
+def test_the_clamp_collapses_a_suppressed_answer_below_a_critical_beta():
+    """verl's low_var_kl: without the clamp the stationary point keeps pi(b) > 0; with it, below the
+    critical beta the unrewarded answer collapses to 0, and just above it the two coexist."""
+    q, low = _verl(0.001)
+    unclamped = stationary_policy(q, low.replace(kl_log_ratio_clamp=None, kl_value_clamp=None))
+    assert 0 < unclamped.pi[1] < 0.01 and unclamped.converged
+    pt = stationary_policy(q, low)
+    assert pt.boundary and pt.pi[1] == 0.0
+    # the critical beta: the unclamped root sits exactly at the clamp edge pi(b) = pi_ref(b) e^{lo}
+    from grpo_theory.kl import discontinuities as edges
+    lo = edges(low)[0]
+    cp = ClassProblem(q, low)
+    z_edge = math.log((1 - 0.5 * math.exp(lo)) / (0.5 * math.exp(lo)))
+    lpi = np.array([-math.log1p(math.exp(-z_edge)), -math.log1p(math.exp(z_edge))])
+    P = cp.class_preference(lpi)
+    c = 1.0 - 0.5 / np.exp(lpi)
+    beta_c = float((P[0] - P[1]) / (c[0] - c[1]))
+    above = stationary_points(q, low.replace(beta=beta_c * 1.05))
+    below = stationary_points(q, low.replace(beta=beta_c * 0.95))
+    assert any(p.stable and not p.boundary and not p.discontinuous for p in above)
+    assert any(p.discontinuous and p.stable is False for p in above)          # the separatrix at the edge
+    assert not any(p.stable and not p.boundary for p in below)
+    assert stationary_policy(q, low.replace(beta=beta_c * 0.95)).boundary
+    assert not stationary_policy(q, low.replace(beta=beta_c * 1.05)).boundary
+
+
+def test_bad_kl_input_names_the_value():
+    with pytest.raises(InvalidInputError, match="kl_estimator"):
+        Objective(0.5, kl_estimator="k4")
+    with pytest.raises(InvalidInputError, match="kl_placement"):
+        Objective(0.5, kl_estimator="k1", kl_placement="before")
+    with pytest.raises(InvalidInputError, match="conflicts"):
+        Objective(0.5, penalty="reverse", kl_estimator="k2")
+    with pytest.raises(InvalidInputError, match="kl_value_clamp"):
+        Objective(0.5, kl_estimator="k3", kl_value_clamp=-1)
+    with pytest.raises(InvalidInputError, match="shorthand"):
+        Objective(0.5, penalty="direct", kl_placement="reward")
+    with pytest.raises(InvalidInputError, match="reward law"):
+        stationary_policy(Question([0.5, 0.5], preference=[[0.5, 0.8], [0.2, 0.5]]),
+                          Objective(0.5, 2, kl_estimator="k1", kl_placement="reward"))
+    assert Objective(0.5, penalty="direct").replace(kl_estimator="k3").penalty == "reverse"
+    assert Objective(0.5, kl_estimator="k2").replace(beta=1.0).penalty == "direct"
+
+
+@pytest.mark.parametrize("est", ESTIMATORS)
+@pytest.mark.parametrize("placement", ["loss", "advantage", "reward"])
+@pytest.mark.parametrize("clamps", [(None, None), (0.7, None), (None, 0.25), (0.7, 0.25)])
+def test_every_combination_matches_brute_force_on_a_fixed_tree(est, placement, clamps):
+    """Every estimator x placement x clamp, deterministic coverage beside the random draws above:
+    a tree with answers of 1-3 tokens, noisy rewards, token level (answer mean) and sequence level."""
+    q = Question([0.2, 0.3, 0.1, 0.4], reward_levels=[0.0, 1.0],
+                 reward_probs=[[0.1, 0.9], [0.6, 0.4], [1.0, 0.0], [0.3, 0.7]],
+                 answers=["a$", "ba$", "bb$", "$"])
+    for level, loss_type in (("token", "grpo"),):
+        obj = _objective(est, placement, *clamps, G=3, norm="scale", ddof=1, eps=0.0, level=level,
+                         loss_type=loss_type)
+        tp = TreeProblem(q, obj)
+        x = np.random.default_rng(7).normal(0.0, 1.2, tp.tree.n_free)
+        np.testing.assert_allclose(tp.logit_gradient(x), brute_force_gradient(tp, x, obj), rtol=1e-8, atol=1e-11)
+    single = Question([0.2, 0.3, 0.5], reward_levels=[0.0, 1.0], reward_probs=[[0.1, 0.9], [0.6, 0.4], [1.0, 0.0]])
+    obj = _objective(est, placement, *clamps, G=3, norm="scale", ddof=0, eps=0.0, level="sequence")
+    tp = TreeProblem(single, obj)
+    pi = np.array([0.05, 0.15, 0.8])                     # |lr| up to 1.4: both clamps active somewhere
+    g = output_gradient(single, obj, pi)
+    np.testing.assert_allclose(pi * (g - pi @ g), brute_force_gradient(tp, tp.x_from_policy(pi), obj),
+                               rtol=1e-8, atol=1e-11)
