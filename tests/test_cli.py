@@ -53,12 +53,33 @@ def test_derivations_check_passes_on_the_committed_file(capsys, monkeypatch):
     assert main(["derivations", "--check"]) == 0
 
 
-def test_predict_trl_from_json(tmp_path, capsys):
-    pytest.importorskip("trl")
+def test_explain_a_trl_config_from_json(tmp_path, capsys):
     cfg = tmp_path / "c.json"
     cfg.write_text(json.dumps({"num_generations": 8, "beta": 0.2, "use_bias_correction_kl": False,
                                "max_completion_length": 1}))
-    assert main(["predict-trl", str(cfg), "--pi-ref", "0.3", "0.7", "--rewards", "1", "0", "--json"]) == 0
+    assert main(["explain", "--framework", "trl", str(cfg), "--pi-ref", "0.3", "0.7", "--rewards", "1", "0",
+                 "--trl-version", "1.16.0", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["objective"].startswith("reverse/scale, G=8, beta=0.2, ddof=1")
-    assert 0.3 < data["policy"][0] < 1
+    assert data["objective"]["describe"].startswith("reverse/scale, G=8, beta=0.2, ddof=1")
+    assert 0.3 < data["question"]["stationary_policy"][0] < 1
+    assert main(["explain", "--framework", "trl", str(cfg), "--trl-version", "1.16.0"]) == 0
+    assert "reverse penalty (Eq. 11)" in capsys.readouterr().out
+
+
+def test_explain_verl_and_openrlhf_configs(tmp_path, capsys):
+    y = tmp_path / "verl.yaml"
+    y.write_text("algorithm:\n  adv_estimator: grpo\nactor_rollout_ref:\n  rollout:\n    n: 5\n  actor:\n"
+                 "    use_kl_loss: true\n")
+    assert main(["explain", "--framework", "verl", str(y), "--pi-ref", "0.5", "0.5", "--rewards", "1", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "collapse" in out and "clamp is active" in out and "G = 5; beta = 0.001" in out
+    a = tmp_path / "orl.json"
+    a.write_text(json.dumps(["--algo.advantage.estimator", "group_norm", "--rollout.n_samples_per_prompt", "4",
+                             "--algo.kl.init_coef", "0.5"]))
+    assert main(["explain", "--framework", "openrlhf", str(a), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["objective"]["kl_placement"] == "advantage" and data["objective"]["group_size"] == 4
+    assert main(["explain", "--framework", "verl", str(tmp_path / "missing.yaml")]) == 2
+    assert "no such file" in capsys.readouterr().err
+    assert main(["explain", "--framework", "openrlhf", str(a), "--pi-ref", "0.5", "0.5"]) == 2
+    assert "both --pi-ref and --rewards" in capsys.readouterr().err

@@ -11,11 +11,12 @@ import pytest
 trl = pytest.importorskip("trl")
 torch = pytest.importorskip("torch")
 
+from grpo_theory import Question  # noqa: E402
+from grpo_theory.integrations.mapping import explain  # noqa: E402
 from grpo_theory.integrations.trl import (  # noqa: E402
     Probe,
     make_tracking_callback,
     objective_from_trl,
-    predict_trl,
 )
 
 BASE = dict(output_dir="/tmp/grpo_theory_trl_test", use_cpu=True, bf16=False, per_device_train_batch_size=8,
@@ -69,7 +70,7 @@ def test_each_broken_assumption_warns(kw, needle):
 def test_beta_zero_gives_no_objective():
     m = objective_from_trl(cfg(max_completion_length=1))              # TRL's default beta = 0
     assert m.objective is None and any("beta=0" in w for w in m.warnings)
-    assert predict_trl(cfg(max_completion_length=1), [0.5, 0.5], [1, 0])["policy"] is None
+    assert "question" not in explain(m, Question([0.5, 0.5], rewards=[1, 0]))
 
 
 def test_mapped_std_convention_is_trls_own():
@@ -86,9 +87,10 @@ def test_mapped_std_convention_is_trls_own():
 
 
 def test_same_beta_different_policies_across_settings():
-    a = predict_trl(cfg(beta=0.3, use_bias_correction_kl=True, max_completion_length=1), [0.3, 0.7], [1, 0])
-    b = predict_trl(cfg(beta=0.3, use_bias_correction_kl=False, max_completion_length=1), [0.3, 0.7], [1, 0])
-    assert abs(a["policy"].pi[0] - b["policy"].pi[0]) > 0.05
+    q = Question([0.3, 0.7], rewards=[1, 0])
+    a = explain(objective_from_trl(cfg(beta=0.3, use_bias_correction_kl=True, max_completion_length=1)), q)
+    b = explain(objective_from_trl(cfg(beta=0.3, use_bias_correction_kl=False, max_completion_length=1)), q)
+    assert abs(a["question"]["stationary_policy"][0] - b["question"]["stationary_policy"][0]) > 0.05
 
 
 @pytest.fixture(scope="module")

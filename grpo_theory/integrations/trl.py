@@ -1,50 +1,59 @@
 """TRL's GRPOTrainer, seen by the theory: which stationary policy a run heads to.
 
-``objective_from_trl(config)`` maps a ``trl.GRPOConfig`` (or a dict of its fields, e.g.
-loaded from JSON) onto the theory's :class:`~grpo_theory.Objective`, following the
-installed TRL's conventions (checked against TRL 1.16.0's source):
+``objective_from_trl(config, trl_version=None)`` maps a ``trl.GRPOConfig`` (or a dict of its fields,
+e.g. loaded from JSON) onto the theory's :class:`~grpo_theory.Objective`. A field missing from a
+dict takes its default *for that TRL version*, from :data:`TRL_DEFAULTS` (each row read from TRL's
+``trl/trainer/grpo_config.py`` at that release; see docs/conventions.md):
 
-* group size = ``num_generations``; ``beta`` as given (TRL's default is 0: no penalty);
+* group size = ``num_generations``; ``beta`` as given (0 since 0.19, 0.04 before);
 * advantages ``(r - group mean) / (std + 1e-4)`` with the unbiased std (ddof = 1):
-  ``std_ddof=1, std_eps=1e-4``; ``scale_rewards="none"`` is shift-only;
-* the per-token k3 penalty is multiplied by the importance ratio when
-  ``use_bias_correction_kl=True`` (the default in recent TRL; absent, i.e. False, in
-  older releases such as 1.9): that is the **direct** penalty KL(pi || pi_ref);
-  without it, GRPO's original **reverse** penalty. The same ``beta`` therefore
-  leads to different stationary policies depending on the TRL version.
+  ``std_ddof=1, std_eps=1e-4``; ``scale_rewards="none"`` (or ``False``) is shift-only;
+* the per-token k3 penalty in the loss, multiplied by the differentiable ratio when
+  ``use_bias_correction_kl`` is on (``kl_estimator="k3_ratio"``: the note's **direct** penalty;
+  default True from 1.10, False from 0.26 to 1.9, absent before); otherwise ``"k3"``, the note's
+  **reverse** penalty. The same ``beta`` therefore leads to different stationary policies
+  depending on the TRL version;
+* per-token ratio and KL, aggregated by ``loss_type`` (``level="token"``; for one-token answers the
+  same as the note's sequence level).
 
-Every assumption of the theory that a setting breaks comes back as a warning
-(multi-token completions with token-level ratio/KL, ``num_iterations > 1``,
-``beta = 0``, ``temperature != 1``, ``top_entropy_quantile < 1``, batch scaling, masked
-truncations). Importing this module does not import TRL; the callback needs
-``transformers``.
+Every assumption of the theory that a setting breaks comes back as a warning. Importing this module
+does not import TRL; the callback needs ``transformers``.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from importlib import resources
 
 import numpy as np
 
-from ..problem import Objective, Question
-from ..stationary import stationary_points, stationary_policy
+from ..problem import InvalidInputError, Objective, Question
+from ..stationary import stationary_policy
+from .mapping import TheoryMapping, defaults_for
 
-#: TRL constants read from trl/trainer/grpo_trainer.py (1.16.0): ``advantages / (std + 1e-4)``.
+#: TRL constants read from trl/trainer/grpo_trainer.py (0.14 to 1.16): ``advantages / (std + 1e-4)``.
 TRL_STD_EPS = 1e-4
+#: The TRL release the project is tested against (``pip install -e .[trl]``).
+PINNED_TRL = "1.16.0"
+#: Defaults of the fields the theory reads, by first release: ``(version, changes, source)``.
+TRL_DEFAULTS = (
+    ("0.14.0", dict(beta=0.04, num_generations=8, scale_rewards=True, loss_type="grpo",
+                    use_bias_correction_kl=None, num_iterations=1, temperature=1.0),
+     "grpo_config.py @ v0.14.0 (no loss_type field: per-answer mean; no use_bias_correction_kl)"),
+    ("0.17.0", dict(loss_type="bnpo"), "grpo_config.py @ v0.17.0"),
+    ("0.19.0", dict(beta=0.0), "grpo_config.py @ v0.19.0"),
+    ("0.22.0", dict(loss_type="dapo", scale_rewards="group"), "grpo_config.py @ v0.22.0"),
+    ("0.26.0", dict(use_bias_correction_kl=False), "grpo_config.py @ v0.26.0 (field added, PR #4638)"),
+    ("1.10.0", dict(use_bias_correction_kl=True), "grpo_config.py in the 1.10.0 to 1.16.0 wheels"),
+)
+#: Newest release whose defaults were read.
+_NEWEST_READ = "1.16.0"
 
 
-@dataclass(frozen=True)
-class TheoryMapping:
-    """The theory's objective for a TRL config, or ``None`` when none applies, with warnings."""
-
-    objective: Objective | None
-    warnings: tuple
-    trl_version: str | None
-
-    def __str__(self) -> str:
-        head = self.objective.describe() if self.objective else "no stationary policy (see warnings)"
-        return "\n".join([f"theory objective: {head} (TRL {self.trl_version or 'unknown'})"] +
-                         [f"warning: {w}" for w in self.warnings])
+def _grpo_config_fields() -> frozenset:
+    text = resources.files(__package__).joinpath("trl_grpo_config_fields.json").read_text(encoding="utf-8")
+    return frozenset(json.loads(text)["fields"])
 
 
 def _get(config, name, default=None):
@@ -62,88 +71,135 @@ def installed_trl_version() -> str | None:
         return None
 
 
+def _number(config, name, default, lo=None, integer=False):
+    v = _get(config, name, default)
+    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or \
+            (integer and not float(v).is_integer()) or (lo is not None and v < lo):
+        kind = "an integer" if integer else "a number"
+        raise InvalidInputError(f"TRL config {name}={v!r}: expected {kind}" + (f" >= {lo}" if lo is not None else ""))
+    return int(v) if integer else float(v)
+
+
 def objective_from_trl(config, trl_version: str | None = None, completion_tokens: int | None = None
                        ) -> TheoryMapping:
-    """Map a TRL ``GRPOConfig`` (or dict) to the theory's Objective, with warnings.
+    """Map a TRL ``GRPOConfig`` (or a dict of its fields) onto the theory's Objective, with warnings.
 
-    ``completion_tokens``: length of the answers in tokens if known (1 for
-    single-token answers); defaults to ``max_completion_length``.
+    ``trl_version``: whose defaults fill the fields a dict leaves out (default: the config's
+    ``trl_version`` key, else the installed TRL, else :data:`PINNED_TRL`). ``completion_tokens``:
+    answer length in tokens if known (1 for one-token answers); defaults to ``max_completion_length``.
+    Unknown keys and settings the theory does not model come back as warnings; a value of the wrong
+    type is an :class:`~grpo_theory.InvalidInputError` naming it.
     """
-    version = trl_version or _get(config, "trl_version") or installed_trl_version()
     warns: list[str] = []
-    G = int(_get(config, "num_generations", 8))
-    beta = float(_get(config, "beta", 0.0))
-    scale = _get(config, "scale_rewards", "group")
+    version = trl_version or _get(config, "trl_version") or installed_trl_version()
+    if version is None:
+        version = PINNED_TRL
+        warns.append(f"TRL version unknown (not given, not installed): defaults of TRL {PINNED_TRL} assumed")
+    defaults, w = defaults_for(TRL_DEFAULTS, version, "TRL")
+    warns += w
+    from .mapping import parse_version
+
+    if parse_version(version) > parse_version(_NEWEST_READ):
+        warns.append(f"TRL {version} is newer than the newest release whose defaults were read ({_NEWEST_READ}): "
+                     "fields left out take 1.16's defaults; check them")
+    if isinstance(config, dict):
+        known = _grpo_config_fields() | {"trl_version"}
+        unknown = sorted(set(config) - known)
+        if unknown:
+            warns.append(f"unknown key(s) {unknown}: not GRPOConfig fields of TRL 1.16.0; ignored")
+    G = _number(config, "num_generations", defaults["num_generations"], lo=2, integer=True)
+    beta = _number(config, "beta", defaults["beta"], lo=0)
+    scale = _get(config, "scale_rewards", defaults["scale_rewards"])
     scale = {True: "group", False: "none"}.get(scale, scale)
-    bias_corr = _get(config, "use_bias_correction_kl", None)
+    if scale not in ("group", "batch", "none"):
+        raise InvalidInputError(f"TRL config scale_rewards={scale!r}: expected 'group', 'batch', 'none' or a bool")
+    bias_corr = _get(config, "use_bias_correction_kl", defaults["use_bias_correction_kl"])
     if bias_corr is None:
         bias_corr = False
-        warns.append("use_bias_correction_kl is not in this config (TRL before it existed): the KL term is not "
-                      "multiplied by the ratio, i.e. the reverse (original GRPO) penalty")
-    penalty = "direct" if bias_corr else "reverse"
+        warns.append(f"use_bias_correction_kl does not exist in TRL {version} (added in 0.26.0): the KL term is "
+                     "not multiplied by the ratio, i.e. the reverse (original GRPO) penalty")
+    elif not isinstance(bias_corr, (bool, np.bool_)):
+        raise InvalidInputError(f"TRL config use_bias_correction_kl={bias_corr!r}: expected a bool")
+    elif isinstance(config, dict) and "use_bias_correction_kl" not in config:
+        warns.append(f"use_bias_correction_kl not given: TRL {version}'s default ({bool(bias_corr)}) gives the "
+                     f"{'direct' if bias_corr else 'reverse'} penalty")
+    loss_type = _get(config, "loss_type", defaults["loss_type"])
     normalization = "shift" if scale == "none" else "scale"
     if scale == "batch":
         warns.append('scale_rewards="batch" divides by the batch std, not the group std: the theory models the '
                      "group std; the prediction uses the group std")
-    iters = int(_get(config, "num_iterations", 1))
+    iters = _number(config, "num_iterations", defaults["num_iterations"], lo=1, integer=True)
     if iters > 1:
         warns.append(f"num_iterations={iters}: several updates per batch make the policy off-policy and "
                      "activate clipping; the stationary points are the same, but with large steps training can "
                      "settle elsewhere (docs/dynamics.md, finding 4)")
-    temp = float(_get(config, "temperature", 1.0))
+    spg, gas = _get(config, "steps_per_generation"), _get(config, "gradient_accumulation_steps", 1)
+    if spg is not None and gas is not None and spg > gas:
+        warns.append(f"steps_per_generation={spg} > gradient_accumulation_steps={gas}: each generation batch "
+                     "feeds several optimiser steps, so later steps are off-policy (importance-weighted and "
+                     "clipped); the on-policy theory holds only in the small-step limit")
+    temp = _number(config, "temperature", defaults["temperature"])
     if temp != 1.0:
         warns.append(f"temperature={temp}: groups are sampled from a tempered policy, not from pi; the theory "
                      "assumes sampling from pi itself")
+    for name, neutral in (("top_p", 1.0), ("top_k", 0), ("min_p", None), ("repetition_penalty", 1.0)):
+        v = _get(config, name, neutral)
+        if v not in (neutral, None) and not (name == "top_k" and v in (-1, 0)):
+            warns.append(f"{name}={v}: sampling is then not from pi_theta itself; the theory assumes it is")
     teq = float(_get(config, "top_entropy_quantile", 1.0))
     if teq < 1.0:
         warns.append(f"top_entropy_quantile={teq}: only high-entropy tokens enter the loss; not modelled")
     if _get(config, "mask_truncated_completions", False):
         warns.append("mask_truncated_completions=True: truncated answers leave the loss, which changes the "
                      "effective answer distribution; not modelled")
+    if _get(config, "sync_ref_model", False):
+        warns.append("sync_ref_model=True: the reference model moves during training; the theory assumes a "
+                     "fixed pi_ref")
+    if _get(config, "importance_sampling_level", "token") == "sequence":
+        warns.append("importance_sampling_level='sequence' (GSPO): the ratio is per sequence, the KL per token; "
+                     "on-policy the surrogate's gradient is the same, the KL term is modelled per token")
     length = completion_tokens if completion_tokens is not None else _get(config, "max_completion_length", None)
     if length is not None and int(length) > 1:
-        level = _get(config, "importance_sampling_level", "token")
-        warns.append(f"completions of up to {length} tokens with {level}-level ratios and per-token KL: the note's "
-                     "theory is sequence-level; Question(answers=...) with Objective(level='token', "
-                     f"loss_type={_get(config, 'loss_type', 'dapo')!r}) predicts the token-level stationary policy")
-    loss_type = _get(config, "loss_type", "dapo")
-    if loss_type not in ("grpo", "dapo", "bnpo", "dr_grpo"):
+        warns.append(f"completions of up to {length} tokens: ratios and KL are per token; give the answer tree "
+                     f"(Question(answers=...)) so that the token-level theory (level='token', "
+                     f"loss_type={loss_type!r}) predicts the stationary policy")
+    from ..problem import LOSS_TYPES
+
+    if loss_type not in LOSS_TYPES:
         warns.append(f"loss_type={loss_type!r} changes the surrogate itself; the theory models the clipped GRPO "
-                     "surrogate")
+                     "surrogate; the prediction uses loss_type='grpo'")
+        loss_type = "grpo"
     if _get(config, "epsilon_high", None) not in (None, _get(config, "epsilon", 0.2)) or _get(config, "delta"):
         warns.append("asymmetric or two-sided clipping (epsilon_high/delta): inactive on-policy, so the "
                      "stationary points are unchanged")
     if beta == 0.0:
-        warns.append("beta=0 (TRL's default): no penalty, so no stationary policy with support like pi_ref; "
-                     "the policy drifts to the best answers (the beta -> 0 limit)")
-        return TheoryMapping(None, tuple(warns), version)
-    obj = Objective(beta=beta, group_size=G, penalty=penalty, normalization=normalization, std_ddof=1,
-                    std_eps=TRL_STD_EPS)
-    return TheoryMapping(obj, tuple(warns), version)
-
-
-def predict_trl(config, pi_ref, rewards, **kwargs) -> dict:
-    """The stationary policy a TRL run with ``config`` heads to, for one question.
-
-    Returns ``dict(mapping=TheoryMapping, policy=StationaryPoint | None, points=StationaryPointSet | None)``.
-    """
-    mapping = objective_from_trl(config, **kwargs)
-    if mapping.objective is None:
-        return dict(mapping=mapping, policy=None, points=None)
-    q = Question(pi_ref, rewards=rewards)
-    return dict(mapping=mapping, policy=stationary_policy(q, mapping.objective),
-                points=stationary_points(q, mapping.objective))
+        warns.append("beta=0 (TRL's default since 0.19): no penalty, so no stationary policy with support like "
+                     "pi_ref; the policy drifts to the best answers (the beta -> 0 limit)")
+        return TheoryMapping(None, tuple(warns), "TRL", version)
+    obj = Objective(beta=beta, group_size=G, normalization=normalization, std_ddof=1, std_eps=TRL_STD_EPS,
+                    level="token", loss_type=loss_type, kl_estimator="k3_ratio" if bias_corr else "k3")
+    return TheoryMapping(obj, tuple(warns), "TRL", version)
 
 
 # ------------------------------------------------------------------------------ the callback
 
 @dataclass(frozen=True)
 class Probe:
-    """A probe question: its prompt text and its candidate answers (single tokens), with rewards."""
+    """A probe question: its prompt text and its candidate answers (single tokens), with rewards.
+
+    Every other token of the vocabulary is one more output, "other", with reward ``other_reward``
+    (default: the lowest of ``rewards``, as for a verifier that rejects anything else).
+    """
 
     prompt: str
     answers: tuple
     rewards: tuple
+    other_reward: float | None = None
+
+    def question(self, probs: np.ndarray) -> Question:
+        """The probe as a question over its answers plus "other", from full-vocabulary ``probs`` of them."""
+        other = self.other_reward if self.other_reward is not None else min(self.rewards)
+        return Question(probs, rewards=list(self.rewards) + [other], labels=list(self.answers) + ["<other>"])
 
 
 def next_token_probs(model, tokenizer, prompts: list) -> np.ndarray:
@@ -159,14 +215,15 @@ def next_token_probs(model, tokenizer, prompts: list) -> np.ndarray:
     return np.array(out)
 
 
-def _probe_probs(model, tokenizer, probes) -> np.ndarray:
-    """pi(answer | prompt) over each probe's answers: the next-token distribution restricted to them."""
+def _probe_probs(model, tokenizer, probes) -> list:
+    """pi(answer | prompt) for each probe's answers, then the rest of the vocabulary as "other"."""
     full = next_token_probs(model, tokenizer, [pr.prompt for pr in probes])
     out = []
     for row, pr in zip(full, probes):
         p = row[[tokenizer.convert_tokens_to_ids(a) for a in pr.answers]]
-        out.append(p / p.sum())
-    return np.array(out)
+        p = np.append(p, max(0.0, 1.0 - p.sum()))
+        out.append(p / p.sum())                                 # the sum is 1 up to rounding
+    return out
 
 
 def make_tracking_callback(probes, tokenizer, config, every: int = 10, output_dir: str | None = None,
@@ -207,10 +264,9 @@ def make_tracking_callback(probes, tokenizer, config, every: int = 10, output_di
             self.predicted = []
             for pr, ref in zip(probes, self.reference):
                 if mapping.objective is None:
-                    self.predicted.append(np.full(len(pr.answers), np.nan))
+                    self.predicted.append(np.full(len(pr.answers) + 1, np.nan))
                 else:
-                    q = Question(ref / ref.sum(), rewards=list(pr.rewards))
-                    self.predicted.append(stationary_policy(q, mapping.objective).pi)
+                    self.predicted.append(stationary_policy(pr.question(ref), mapping.objective).pi)
             with self.path.open("w", newline="") as fh:
                 csv.writer(fh).writerow(["step", "probe", "pi_ref_best", "predicted_best", "measured_best"])
             self._log(state.global_step, self.reference)
@@ -219,7 +275,7 @@ def make_tracking_callback(probes, tokenizer, config, every: int = 10, output_di
             with self.path.open("a", newline="") as fh:
                 w = csv.writer(fh)
                 for i, (pr, p) in enumerate(zip(probes, probs)):
-                    best = np.asarray(pr.rewards) == max(pr.rewards)
+                    best = np.append(np.asarray(pr.rewards) == max(pr.rewards), False)
                     w.writerow([step, i, float(self.reference[i][best].sum()),
                                 float(self.predicted[i][best].sum()), float(p[best].sum())])
 

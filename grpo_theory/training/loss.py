@@ -9,10 +9,13 @@ and the per-member objective (maximised)
 
     min(rho_i A_i, clip(rho_i, 1 - eps, 1 + eps) A_i) - beta D_i
 
-with ``rho_i = pi(o_i)/pi_old(o_i)`` and the penalty ``D_i``
-``= k3(o_i) = pi_ref/pi - log(pi_ref/pi) - 1`` ("reverse", GRPO as published) or
-``= rho_i k3(o_i)`` ("direct": TRL's bias-corrected estimator, whose expectation
-is KL(pi || pi_ref)). At "sequence" level ``pi`` is the probability of the whole
+with ``rho_i = pi(o_i)/pi_old(o_i)`` and the penalty ``D_i`` the trainer's KL estimator
+(:func:`kl_term`; :mod:`grpo_theory.kl` for the definitions): ``k3(o_i) = pi_ref/pi - log(pi_ref/pi) - 1``
+("reverse", GRPO as published), ``rho_i k3(o_i)`` ("direct": TRL's bias-corrected estimator, whose
+expectation is KL(pi || pi_ref)), k1, k2, verl's k3+ and abs, with clamps. Placed in the
+``"advantage"`` its detached value is subtracted from ``A_i`` (per token: the sum over the rest of
+the answer, OpenRLHF's return); placed in the ``"reward"`` the caller shapes the rewards with
+:func:`kl_value` before the advantages are formed. At "sequence" level ``pi`` is the probability of the whole
 answer (the note's model); at "token" level every token has its own ratio and
 k3, and ``loss_type`` aggregates the token terms as TRL and verl do (see :func:`grpo_objective`).
 """
@@ -39,10 +42,45 @@ def group_advantages(rewards: torch.Tensor, normalization: str = "scale", std_dd
                        torch.zeros_like(centred))
 
 
+def kl_value(logp: torch.Tensor, logp_ref: torch.Tensor, estimator: str, log_ratio_clamp: float | None = None,
+             value_clamp: float | None = None) -> torch.Tensor:
+    """The estimator's value per entry, clamped as verl/OpenRLHF clamp it (gradient 0 where clipped)."""
+    x = logp_ref - logp                                    # verl's kl = ref_logprob - logprob
+    if log_ratio_clamp is not None:
+        x = torch.clamp(x, -log_ratio_clamp, log_ratio_clamp)
+    base = "k3" if estimator in ("k3", "k3_ratio", "k3_plus") else estimator
+    if base == "k1":
+        v = -x
+    elif base == "k2":
+        v = 0.5 * x * x
+    elif base == "abs":
+        v = x.abs()
+    elif base == "k3":
+        v = torch.exp(x) - x - 1.0
+    else:
+        raise ValueError(f"unknown KL estimator {estimator!r}")
+    return v if value_clamp is None else torch.clamp(v, -value_clamp, value_clamp)
+
+
+def kl_term(logp: torch.Tensor, logp_old: torch.Tensor, logp_ref: torch.Tensor, estimator: str,
+            log_ratio_clamp: float | None = None, value_clamp: float | None = None) -> torch.Tensor:
+    """The differentiable KL loss term: the value, times the ratio for ``k3_ratio`` (TRL), with the k2
+    gradient for ``k3_plus`` (verl's straight-through ``k3+``)."""
+    v = kl_value(logp, logp_ref, estimator, log_ratio_clamp, value_clamp)
+    if estimator == "k3_ratio":
+        return torch.exp(logp - logp_old) * v
+    if estimator == "k3_plus":
+        k2 = 0.5 * (logp - logp_ref) ** 2
+        return k2 - k2.detach() + v.detach()
+    return v
+
+
 def grpo_objective(logp: torch.Tensor, logp_old: torch.Tensor, logp_ref: torch.Tensor,
-                   advantages: torch.Tensor, *, beta: float, penalty: str = "reverse",
+                   advantages: torch.Tensor, *, beta: float, penalty: str | None = None,
                    clip_eps: float = 0.2, level: str = "sequence", mask: torch.Tensor | None = None,
-                   loss_type: str = "grpo", groups_per_batch: int | None = None) -> tuple[torch.Tensor, dict]:
+                   loss_type: str = "grpo", groups_per_batch: int | None = None, kl_estimator: str | None = None,
+                   kl_placement: str = "loss", kl_log_ratio_clamp: float | None = None,
+                   kl_value_clamp: float | None = None) -> tuple[torch.Tensor, dict]:
     """GRPO objective (to be maximised) and diagnostics.
 
     ``logp``, ``logp_old``, ``logp_ref``: (n_q, groups, G, T) token log-probabilities of the sampled
@@ -68,17 +106,24 @@ def grpo_objective(logp: torch.Tensor, logp_old: torch.Tensor, logp_ref: torch.T
         raise ValueError(f"level must be 'sequence' or 'token', got {level!r}")
     if loss_type not in LOSS_TYPES:
         raise ValueError(f"loss_type must be one of {sorted(LOSS_TYPES)}, got {loss_type!r}")
-    adv = advantages.unsqueeze(-1)
+    if kl_estimator is None:
+        if penalty not in (None, "reverse", "direct"):
+            raise ValueError(f"penalty must be 'reverse' or 'direct' (or give kl_estimator), got {penalty!r}")
+        kl_estimator = "k3_ratio" if penalty == "direct" else "k3"
+    clamps = (kl_log_ratio_clamp, kl_value_clamp)
+    adv = advantages.unsqueeze(-1) * torch.ones_like(logp)
+    if kl_placement == "advantage":
+        # the detached value leaves each token's advantage; per token the sum over the rest of the
+        # answer (OpenRLHF's return with gamma = 1), which for one token is its own value
+        v = (kl_value(logp_old, logp_ref, kl_estimator, *clamps) * mask).detach()
+        adv = adv - beta * torch.flip(torch.cumsum(torch.flip(v, [-1]), -1), [-1])
+    elif kl_placement not in ("loss", "reward"):
+        raise ValueError(f"kl_placement must be loss/advantage/reward, got {kl_placement!r}")
     ratio = torch.exp(logp - logp_old)
     surrogate = torch.minimum(ratio * adv, torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps) * adv)
     log_ref_ratio = logp_ref - logp
     k3 = torch.exp(log_ref_ratio) - log_ref_ratio - 1.0
-    if penalty == "reverse":
-        pen = k3
-    elif penalty == "direct":
-        pen = ratio * k3
-    else:
-        raise ValueError(f"penalty must be 'reverse' or 'direct', got {penalty!r}")
+    pen = kl_term(logp, logp_old, logp_ref, kl_estimator, *clamps) if kl_placement == "loss" else 0.0
     terms = (surrogate - beta * pen) * mask
     kind = LOSS_TYPES[loss_type] if level == "token" else "answer_mean"
     if kind == "answer_mean":

@@ -26,7 +26,7 @@ import torch
 from tqdm.auto import tqdm
 
 from .._io import atomic_write
-from .loss import group_advantages, grpo_objective
+from .loss import group_advantages, grpo_objective, kl_value
 from .policy import answer_token_logprobs, answer_token_mask, generate
 from .tasks import QATask
 
@@ -35,7 +35,11 @@ from .tasks import QATask
 class GRPOConfig:
     group_size: int = 8
     beta: float = 0.5
-    penalty: str = "reverse"          # "reverse": k3 (GRPO); "direct": ratio * k3 (TRL bias correction)
+    penalty: str | None = "reverse"   # "reverse": k3 (GRPO); "direct": ratio * k3 (TRL bias correction)
+    kl_estimator: str | None = None   # k1/k2/k3/k3_ratio/k3_plus/abs (overrides penalty; see grpo_theory.kl)
+    kl_placement: str = "loss"        # "loss", "advantage" (after normalisation), "reward" (before it)
+    kl_log_ratio_clamp: float | None = None   # verl low_var_kl: 20
+    kl_value_clamp: float | None = None       # verl low_var_kl and OpenRLHF: 10
     normalization: str = "scale"      # "scale" (Eq. 2) or "shift"
     std_ddof: int = 0                 # 0: the note; 1: TRL/verl/OpenRLHF
     std_eps: float = 0.0              # TRL 1e-4
@@ -64,7 +68,8 @@ class GRPOConfig:
         checks = [
             (self.group_size >= 2, f"group_size must be >= 2, got {self.group_size}"),
             (self.beta >= 0, f"beta must be >= 0, got {self.beta}"),
-            (self.penalty in ("reverse", "direct"), f"penalty must be reverse/direct, got {self.penalty!r}"),
+            (self.penalty in ("reverse", "direct") or self.kl_estimator is not None,
+             f"penalty must be reverse/direct (or give kl_estimator), got {self.penalty!r}"),
             (self.normalization in ("scale", "shift"),
              f"normalization must be scale/shift, got {self.normalization!r}"),
             (self.std_ddof in (0, 1), f"std_ddof must be 0 or 1, got {self.std_ddof}"),
@@ -85,6 +90,22 @@ class GRPOConfig:
         for ok, msg in checks:
             if not ok:
                 raise ValueError(msg)
+        from ..problem import InvalidInputError
+
+        try:
+            self.kl_options()
+        except InvalidInputError as exc:
+            raise ValueError(str(exc)) from None
+
+    def kl_options(self) -> dict:
+        """The KL estimator, placement and clamps, resolved as :class:`~grpo_theory.Objective` resolves them."""
+        from ..problem import Objective
+
+        o = Objective(beta=1.0, penalty=None if self.kl_estimator is not None else self.penalty,
+                      kl_estimator=self.kl_estimator, kl_placement=self.kl_placement,
+                      kl_log_ratio_clamp=self.kl_log_ratio_clamp, kl_value_clamp=self.kl_value_clamp)
+        return dict(kl_estimator=o.kl_estimator, kl_placement=o.kl_placement,
+                    kl_log_ratio_clamp=o.kl_log_ratio_clamp, kl_value_clamp=o.kl_value_clamp)
 
     def objective(self):
         """The theory's Objective with this trainer's conventions (level, loss type and batch included).
@@ -95,10 +116,11 @@ class GRPOConfig:
         import math
 
         from ..problem import Objective
-        return Objective(beta=self.beta, group_size=self.group_size, penalty=self.penalty,
+        return Objective(beta=self.beta, group_size=self.group_size,
                          normalization=self.normalization, std_ddof=self.std_ddof, std_eps=self.std_eps,
                          level=self.level, loss_type=self.loss_type,
-                         groups_per_batch=math.inf if self.groups_per_batch is None else self.groups_per_batch)
+                         groups_per_batch=math.inf if self.groups_per_batch is None else self.groups_per_batch,
+                         **self.kl_options())
 
 
 def _loss_types():
@@ -239,7 +261,7 @@ class GRPOTrainer:
         idx = self._sample(lp_old_all, q_idx)                                          # (nq, g, G)
         q_t = torch.tensor(q_idx, device=self.device)
         r = torch.gather(self.rewards[q_t], 1, idx.flatten(1)).view_as(idx)
-        adv = group_advantages(r, cfg.normalization, cfg.std_ddof, cfg.std_eps)
+        task_reward = float(r.mean())
 
         def gather(table):                                                             # (nq, A, T) -> (nq, g, G, T)
             t = table.unsqueeze(1).unsqueeze(1).expand(-1, *idx.shape[1:], -1, -1)
@@ -248,19 +270,28 @@ class GRPOTrainer:
         lp_old = gather(lp_old_all)
         lp_ref = gather(self.ref_token_logp[q_t])
         mask = self.token_mask[idx]                                                    # (nq, g, G, T)
+        kl = cfg.kl_options()
+        if kl["kl_placement"] == "reward":       # verl's use_kl_in_reward: r - beta * (sum of the values)
+            clamps = (kl["kl_log_ratio_clamp"], kl["kl_value_clamp"])
+            if cfg.level == "sequence":
+                v = kl_value(lp_old.sum(-1), lp_ref.sum(-1), kl["kl_estimator"], *clamps)
+            else:
+                v = (kl_value(lp_old, lp_ref, kl["kl_estimator"], *clamps) * mask).sum(-1)
+            r = r - cfg.beta * v
+        adv = group_advantages(r, cfg.normalization, cfg.std_ddof, cfg.std_eps)
         for group in self.optimizer.param_groups:
             group["lr"] = self._lr()
         for inner in range(cfg.inner_updates):
             if inner > 0:
                 lp_all = answer_token_logprobs(self.model, self.task, question_idx=q_idx)
-            obj, diag = grpo_objective(gather(lp_all), lp_old, lp_ref, adv, beta=cfg.beta, penalty=cfg.penalty,
+            obj, diag = grpo_objective(gather(lp_all), lp_old, lp_ref, adv, beta=cfg.beta,
                                        clip_eps=cfg.clip_eps, level=cfg.level, mask=mask,
-                                       loss_type=cfg.loss_type, groups_per_batch=cfg.groups_per_batch)
+                                       loss_type=cfg.loss_type, groups_per_batch=cfg.groups_per_batch, **kl)
             self.optimizer.zero_grad(set_to_none=True)
             (-obj).backward()
             self.optimizer.step()
         self.step += 1
-        return dict(step=self.step, reward=float(r.mean()), k3=float(diag["k3"]),
+        return dict(step=self.step, reward=task_reward, k3=float(diag["k3"]),
                     clip_fraction=float(diag["clip_fraction"]), lr=self._lr())
 
     def train(self, resume: bool = False, stop_after: int | None = None) -> TrainResult:

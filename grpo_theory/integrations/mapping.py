@@ -1,0 +1,139 @@
+"""What a trainer config optimises, in the note's terms: the common part of the config readers.
+
+Each reader (:func:`grpo_theory.integrations.trl.objective_from_trl`,
+:func:`~grpo_theory.integrations.verl.objective_from_verl`,
+:func:`~grpo_theory.integrations.openrlhf.objective_from_openrlhf`) returns a :class:`TheoryMapping`:
+the :class:`~grpo_theory.Objective` the config amounts to (``None`` where no stationary policy applies,
+e.g. ``beta = 0``) and a warning for every setting the theory does not model. :func:`explain` turns
+a mapping, and optionally a question, into the account that ``grpo-theory explain`` prints.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import kl
+from ..baselines import log_pooling
+from ..problem import InvalidInputError, Objective, Question
+
+__all__ = ["TheoryMapping", "explain", "parse_version", "defaults_for"]
+
+
+@dataclass(frozen=True)
+class TheoryMapping:
+    """The theory's objective for a trainer config (or ``None``), with warnings, framework and version."""
+
+    objective: Objective | None
+    warnings: tuple
+    framework: str
+    version: str | None
+
+    def __str__(self) -> str:
+        head = self.objective.describe() if self.objective else "no stationary policy (see warnings)"
+        return "\n".join([f"theory objective: {head} ({self.framework} {self.version or 'unknown'})"] +
+                         [f"warning: {w}" for w in self.warnings])
+
+
+def parse_version(v: str) -> tuple:
+    """``"1.16.0"`` -> ``(1, 16, 0)``; pre-release suffixes (``.dev0``, ``rc1``) are dropped."""
+    parts = re.findall(r"\d+", str(v).split("+")[0])[:3]
+    if not parts:
+        raise InvalidInputError(f"version must look like '1.16.0', got {v!r}")
+    return tuple(int(p) for p in parts) + (0,) * (3 - len(parts))
+
+
+def defaults_for(table, version: str, framework: str) -> tuple[dict, list]:
+    """Fold a version table (rows ``(first_version, {key: default}, source)``, oldest first) up to ``version``.
+
+    Returns the defaults and warnings when ``version`` lies outside the rows' range.
+    """
+    v = parse_version(version)
+    out, warns = {}, []
+    if v < parse_version(table[0][0]):
+        warns.append(f"{framework} {version} is older than the oldest version in the table ({table[0][0]}); "
+                     f"its defaults are taken as {table[0][0]}'s")
+    for first, changes, _source in table:
+        if parse_version(first) <= v or not out:
+            out.update(changes)
+    return out, warns
+
+
+def _role(obj: Objective) -> str:
+    """The KL term in the note's words."""
+    est, place = obj.kl_estimator, obj.kl_placement
+    where = {"loss": "a differentiable loss term", "advantage": "subtracted from the advantage after group "
+             "normalisation (detached; per token the sum to the answer's end)",
+             "reward": "subtracted from the reward before group normalisation (detached)"}[place]
+    clamps = []
+    if obj.kl_log_ratio_clamp is not None:
+        clamps.append(f"log-ratio clipped to +-{obj.kl_log_ratio_clamp:g}")
+    if obj.kl_value_clamp is not None:
+        clamps.append(f"value clipped to +-{obj.kl_value_clamp:g}")
+    gradient = {
+        "reverse": "the gradient of KL(pi_ref || pi): the note's reverse penalty (Eq. 11)",
+        "direct": "the gradient of KL(pi || pi_ref): the note's direct penalty (log pooling with P_G)",
+        "none": "zero: k1 as a loss has expected gradient 0, so nothing regularises (the beta -> 0 limit)",
+        "reward": "none of its own: the shaped reward r - beta*value is normalised with the rest; with k1 and "
+                  "deterministic rewards the stationary policy is log pooling pi ∝ pi_ref e^{r/beta}",
+        "other": "beta*c(o) with c the estimator's coefficient (grpo_theory.kl.coefficient); clamps switch it off "
+                 "where they are active",
+    }[obj.penalty]
+    s = f"KL estimator {est}, {where}"
+    if clamps:
+        s += " (" + ", ".join(clamps) + ")"
+    return s + f"; expected gradient: {gradient}"
+
+
+def explain(mapping: TheoryMapping, question: Question | None = None) -> dict:
+    """What the config optimises, as data: penalty and gradient, normalisation, ddof/eps, level,
+    aggregation, warnings, and for ``question`` the stationary policy beside log pooling."""
+    from ..stationary import stationary_points, stationary_policy
+
+    obj = mapping.objective
+    out = dict(framework=mapping.framework, version=mapping.version, warnings=list(mapping.warnings), objective=None)
+    if obj is None:
+        return out
+    norm = ("(r - mean r) / (std_{ddof} r + eps)" if obj.normalization == "scale" else "r - mean r")
+    out["objective"] = dict(
+        describe=obj.describe(), beta=obj.beta, group_size=None if obj.is_large_group else obj.group_size,
+        penalty=obj.penalty, kl=_role(obj), normalization=obj.normalization, advantage=norm,
+        std_ddof=obj.std_ddof, std_eps=obj.std_eps, level=obj.level, loss_type=obj.loss_type,
+        aggregation=obj.aggregation, kl_estimator=obj.kl_estimator, kl_placement=obj.kl_placement,
+        kl_log_ratio_clamp=obj.kl_log_ratio_clamp, kl_value_clamp=obj.kl_value_clamp)
+    if question is None:
+        return out
+    pol = stationary_policy(question, obj)
+    pts = stationary_points(question, obj)
+    lp = log_pooling(question.pi_ref, question.expected_reward, obj.beta)
+    out["question"] = dict(pi_ref=question.pi_ref.tolist(), rewards=question.expected_reward.tolist(),
+                           stationary_policy=pol.pi.tolist(), stable=pol.stable, collapse=bool(pol.boundary),
+                           discontinuous=bool(pol.discontinuous), message=pol.message,
+                           stationary_points=[dict(pi=p.pi.tolist(), stable=p.stable, boundary=p.boundary,
+                                                   discontinuous=p.discontinuous) for p in pts],
+                           log_pooling=lp.tolist())
+    active = clamp_activity(obj, question, pol.pi)
+    if active:
+        out["warnings"].append(active)
+    return out
+
+
+def clamp_activity(obj: Objective, question: Question, pi: np.ndarray) -> str | None:
+    """A warning when a clamp is active at ``pi`` (its gradient, or the value's dependence on pi, is off)."""
+    if obj.kl_log_ratio_clamp is None and obj.kl_value_clamp is None:
+        return None
+    s = (pi > 0) & (question.pi_ref > 0)
+    lr = np.full(pi.size, -math.inf)
+    lr[s] = np.log(pi[s]) - np.log(question.pi_ref[s])
+    raw = obj.replace(kl_log_ratio_clamp=None, kl_value_clamp=None)
+    clipped = np.flatnonzero(~s & (question.pi_ref > 0))
+    with np.errstate(invalid="ignore"):
+        clipped = np.union1d(clipped, np.flatnonzero(s & (kl.estimator_value(obj, lr) != kl.estimator_value(raw, lr))))
+    if clipped.size == 0:
+        return None
+    ratio = np.round(np.where(s, pi / np.where(question.pi_ref > 0, question.pi_ref, 1), 0), 6)
+    return (f"a clamp is active at the predicted point for outputs {clipped.tolist()} (pi/pi_ref = "
+            f"{ratio[clipped].tolist()}): there the KL term no longer restores them")

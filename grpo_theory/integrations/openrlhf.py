@@ -1,0 +1,166 @@
+"""OpenRLHF's group-normalised REINFORCE (its GRPO), seen by the theory: ``objective_from_openrlhf(args)``.
+
+``args`` is data: a mapping with OpenRLHF's flag names as keys, in the old flat style
+(``advantage_estimator``, ``n_samples_per_prompt``, ``init_kl_coef``, ``kl_estimator``, ``use_kl_loss``,
+up to 0.9.x) or the new dotted style of 0.10+ (``algo.advantage.estimator``,
+``rollout.n_samples_per_prompt``, ``algo.kl.init_coef``, ``algo.kl.estimator``, ``algo.kl.use_loss``),
+or an argv list in either style (``["--advantage_estimator", "group_norm", ...]``). Nothing of
+OpenRLHF is imported. Defaults and behaviour read from OpenRLHF 0.11.0 (``openrlhf/cli/train_ppo_ray.py``,
+``openrlhf/models/utils.py``: ``compute_approx_kl``, ``compute_reward``,
+``openrlhf/trainer/ppo_utils/experience_maker.py``) and 0.9.10 (the old flag names, same defaults);
+see docs/conventions.md. In the note's terms:
+
+* ``group_norm``: ``(r - mean)/(torch.std + 1e-9)`` (ddof 1, eps 1e-9); ``dr_grpo`` and
+  ``reinforce_baseline``: ``r - mean`` (the latter then whitened over the batch: a warning);
+  ``rloo``: ``r - mean of the others = G/(G-1) (r - mean)``, shift-only with beta scaled by ``(G-1)/G``;
+* every estimator's value is clipped to +-10 (``compute_approx_kl``);
+* without ``use_kl_loss`` (the default) the value, times ``init_kl_coef`` (default 0.01), is added to the
+  per-token reward *after* group normalisation and the return is the sum to the answer's end
+  (gamma = 1): ``kl_placement="advantage"``; with it, the estimator is a loss term;
+* the loss is a token mean over the batch (``aggregate_loss``): ``loss_type="token-mean"``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from ..problem import InvalidInputError, Objective
+from .mapping import TheoryMapping
+
+__all__ = ["objective_from_openrlhf", "OPENRLHF_DEFAULTS"]
+
+OPENRLHF_VERSION = "0.11.0"
+#: New (0.10+) dotted name -> old (<= 0.9.x) flat name, for the flags the theory reads.
+_OLD_NAMES = {
+    "algo.advantage.estimator": "advantage_estimator",
+    "rollout.n_samples_per_prompt": "n_samples_per_prompt",
+    "algo.kl.init_coef": "init_kl_coef",
+    "algo.kl.estimator": "kl_estimator",
+    "algo.kl.use_loss": "use_kl_loss",
+    "algo.kl.target": "kl_target",
+    "rollout.temperature": "temperature",
+    "rollout.top_p": "top_p",
+    "train.max_epochs": "max_epochs",
+    "algo.dynamic_filtering_enable": "dynamic_filtering",
+    "algo.advantage.gamma": "gamma",
+}
+#: Defaults (identical in 0.9.10 and 0.11.0), by new name.
+OPENRLHF_DEFAULTS = {
+    "algo.advantage.estimator": "gae", "rollout.n_samples_per_prompt": 1, "algo.kl.init_coef": 0.01,
+    "algo.kl.estimator": "k1", "algo.kl.use_loss": False, "algo.kl.target": None, "rollout.temperature": 1.0,
+    "rollout.top_p": 1.0, "train.max_epochs": 1, "algo.dynamic_filtering_enable": False,
+    "algo.advantage.gamma": 1.0,
+}
+_FLAGS = {"algo.kl.use_loss", "algo.dynamic_filtering_enable"}        # store_true: no value on the command line
+OPENRLHF_STD_EPS = 1e-9
+OPENRLHF_VALUE_CLAMP = 10.0
+
+
+def _from_argv(argv: Sequence[str]) -> dict:
+    flags = _FLAGS | {_OLD_NAMES[k] for k in _FLAGS}
+    out, i = {}, 0
+    while i < len(argv):
+        tok = argv[i]
+        if not tok.startswith("--"):
+            raise InvalidInputError(f"OpenRLHF argv: expected a --flag at position {i}, got {tok!r}")
+        name = tok[2:]
+        if "=" in name:
+            name, value = name.split("=", 1)
+        elif name in flags:
+            value = True
+        elif i + 1 < len(argv) and not argv[i + 1].startswith("--"):
+            i += 1
+            value = argv[i]
+        else:
+            value = True
+        out[name] = value
+        i += 1
+    return out
+
+
+def _coerce(key: str, value):
+    default = OPENRLHF_DEFAULTS[key]
+    try:
+        if isinstance(default, bool):
+            if isinstance(value, str):
+                if value.lower() not in ("true", "false", "1", "0"):
+                    raise ValueError(value)
+                return value.lower() in ("true", "1")
+            return bool(value)
+        if isinstance(default, int):
+            if isinstance(value, float) and not value.is_integer():
+                raise ValueError(value)
+            return int(value)
+        if isinstance(default, float) or key == "algo.kl.target":
+            return None if value is None else float(value)
+    except (TypeError, ValueError):
+        raise InvalidInputError(f"OpenRLHF {key}={value!r}: expected {type(default).__name__}") from None
+    return value
+
+
+def objective_from_openrlhf(args) -> TheoryMapping:
+    """Map OpenRLHF's arguments (a mapping of flag names or an argv list) onto the theory's Objective."""
+    if isinstance(args, Mapping):
+        raw = dict(args)
+    elif isinstance(args, Sequence) and not isinstance(args, (str, bytes)):
+        raw = _from_argv([str(a) for a in args])
+    else:
+        raise InvalidInputError(f"OpenRLHF args must be a mapping of flags or an argv list, got {args!r}")
+    warns: list[str] = []
+    old_to_new = {v: k for k, v in _OLD_NAMES.items()}
+    values = {}
+    for name, v in raw.items():
+        key = name.replace("-", "_") if "." not in name else name
+        key = old_to_new.get(key, key)
+        if key in OPENRLHF_DEFAULTS:
+            values[key] = _coerce(key, v)
+        else:
+            warns.append(f"flag {name!r} is not one the theory reads; ignored (check it is an OpenRLHF flag)")
+    get = lambda key: values.get(key, OPENRLHF_DEFAULTS[key])            # noqa: E731 - a local lookup
+    adv = get("algo.advantage.estimator")
+    G = get("rollout.n_samples_per_prompt")
+    if adv not in ("group_norm", "dr_grpo", "rloo", "reinforce_baseline"):
+        warns.append(f"advantage estimator {adv!r} has no group baseline (OpenRLHF's default is 'gae', PPO with a "
+                     "critic): the theory does not apply")
+        return TheoryMapping(None, tuple(warns), "OpenRLHF", OPENRLHF_VERSION)
+    if G < 2:
+        raise InvalidInputError(f"OpenRLHF n_samples_per_prompt={G}: {adv} needs >= 2 (OpenRLHF's default is 1)")
+    beta = get("algo.kl.init_coef")
+    scale = 1.0
+    if adv == "group_norm":
+        norm = "scale"
+    else:
+        norm = "shift"
+        if adv == "rloo":
+            scale = G / (G - 1)         # r - mean(others) = G/(G-1) (r - mean): beta acts as beta (G-1)/G
+        if adv == "reinforce_baseline":
+            warns.append("reinforce_baseline whitens the advantages over the whole batch after subtracting the group "
+                         "mean: a batch-level scale the theory does not model (the prediction uses shift-only)")
+    est = get("algo.kl.estimator")
+    if est not in ("k1", "k2", "k3"):
+        raise InvalidInputError(f"OpenRLHF kl_estimator={est!r}: expected k1, k2 or k3")
+    placement = "loss" if get("algo.kl.use_loss") else "advantage"
+    if placement == "loss" and est == "k1":
+        warns.append("kl_estimator='k1' with use_kl_loss: k1 as a loss has expected gradient 0; it regularises "
+                     "nothing")
+    if get("algo.kl.target") is not None:
+        warns.append(f"kl_target={get('algo.kl.target')}: an adaptive KL coefficient; the prediction uses init_kl_coef")
+    if get("rollout.temperature") != 1.0:
+        warns.append(f"temperature={get('rollout.temperature')}: groups are not sampled from pi itself")
+    if get("rollout.top_p") != 1.0:
+        warns.append(f"top_p={get('rollout.top_p')}: sampling is then not from pi_theta itself")
+    if get("train.max_epochs") > 1:
+        warns.append(f"max_epochs={get('train.max_epochs')}: several passes per batch are off-policy")
+    if get("algo.dynamic_filtering_enable"):
+        warns.append("dynamic filtering (DAPO): groups outside the reward range are dropped and resampled; not "
+                     "modelled")
+    if beta <= 0:
+        warns.append("init_kl_coef <= 0: no KL term, so no stationary policy with the support of pi_ref")
+        return TheoryMapping(None, tuple(warns), "OpenRLHF", OPENRLHF_VERSION)
+    if scale != 1.0:
+        warns.append(f"rloo's advantage is G/(G-1) = {scale:g} times the shift-only one: modelled as shift with "
+                     f"beta = init_kl_coef (G-1)/G = {beta / scale:g}")
+    obj = Objective(beta=beta / scale, group_size=G, normalization=norm, std_ddof=1, std_eps=OPENRLHF_STD_EPS,
+                    level="token", loss_type="token-mean", kl_estimator=est, kl_placement=placement,
+                    kl_value_clamp=OPENRLHF_VALUE_CLAMP)
+    return TheoryMapping(obj, tuple(warns), "OpenRLHF", OPENRLHF_VERSION)

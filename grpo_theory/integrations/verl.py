@@ -1,0 +1,184 @@
+"""verl's GRPO, seen by the theory: ``objective_from_verl(config)``.
+
+The config is data: a nested mapping shaped like verl's ``ppo_trainer.yaml`` (e.g. the resolved
+Hydra config, or the overrides of a run script nested by their dots), or the path of such a YAML
+file. Nothing of verl is imported. Keys left out take verl's defaults from :data:`VERL_DEFAULTS`,
+read from ``verl/trainer/config/_generated_ppo_trainer.yaml``, ``verl/trainer/ppo/core_algos.py``
+(``compute_grpo_outcome_advantage``, ``kl_penalty``) and ``verl/trainer/ppo/ray_trainer.py``
+(``apply_kl_penalty``) at verl-project/verl 1dda039b9 (version file ``0.10.0.dev``); see
+docs/conventions.md. What verl does, in the note's terms:
+
+* ``algorithm.adv_estimator="grpo"``: group size ``actor_rollout_ref.rollout.n``; advantages
+  ``(r - mean)/(torch.std + 1e-6)`` (ddof 1, eps 1e-6), or ``r - mean`` with
+  ``algorithm.norm_adv_by_std_in_grpo=False``;
+* ``actor_rollout_ref.actor.use_kl_loss``: the estimator ``kl_loss_type`` (default ``low_var_kl``, k3
+  with ``-lr`` clipped to +-20 and the value to +-10) in the loss with weight ``kl_loss_coef``
+  (default 0.001), aggregated per token like the policy loss (``loss_agg_mode``, default ``token-mean``);
+  a ``+`` suffix (``k3+``) keeps the value and takes the gradient of k2;
+* ``algorithm.use_kl_in_reward``: the estimator ``algorithm.kl_penalty`` (default ``kl`` = k1), summed
+  over the answer's tokens, times ``algorithm.kl_ctrl.kl_coef`` (default 0.001), subtracted from the
+  reward *before* group normalisation.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from importlib import resources
+from pathlib import Path
+
+from ..problem import LOSS_TYPES, InvalidInputError, Objective
+from .mapping import TheoryMapping
+
+__all__ = ["objective_from_verl", "VERL_DEFAULTS", "VERL_ESTIMATORS"]
+
+VERL_VERSION = "0.10.0.dev (verl-project/verl 1dda039b9)"
+#: The defaults the theory reads, by dotted key.
+VERL_DEFAULTS = {
+    "algorithm.adv_estimator": "gae",
+    "algorithm.norm_adv_by_std_in_grpo": True,
+    "algorithm.use_kl_in_reward": False,
+    "algorithm.kl_penalty": "kl",
+    "algorithm.kl_ctrl.type": "fixed",
+    "algorithm.kl_ctrl.kl_coef": 0.001,
+    "actor_rollout_ref.rollout.n": 1,
+    "actor_rollout_ref.rollout.temperature": 1.0,
+    "actor_rollout_ref.rollout.top_p": 1.0,
+    "actor_rollout_ref.rollout.top_k": -1,
+    "actor_rollout_ref.actor.use_kl_loss": False,
+    "actor_rollout_ref.actor.kl_loss_coef": 0.001,
+    "actor_rollout_ref.actor.kl_loss_type": "low_var_kl",
+    "actor_rollout_ref.actor.loss_agg_mode": "token-mean",
+    "actor_rollout_ref.actor.ppo_epochs": 1,
+}
+#: verl's ``kl_penalty`` names -> (estimator, log-ratio clamp, value clamp). ``low_var_kl``/``k3`` clip.
+VERL_ESTIMATORS = {"kl": ("k1", None, None), "k1": ("k1", None, None), "abs": ("abs", None, None),
+                   "mse": ("k2", None, None), "k2": ("k2", None, None),
+                   "low_var_kl": ("k3", 20.0, 10.0), "k3": ("k3", 20.0, 10.0)}
+#: GRPO's advantage epsilon in compute_grpo_outcome_advantage.
+VERL_STD_EPS = 1e-6
+_GRPO_ESTIMATORS = ("grpo", "grpo_vectorized", "grpo_passk")
+
+
+def _known_keys() -> frozenset:
+    text = resources.files(__package__).joinpath("verl_config_keys.json").read_text(encoding="utf-8")
+    return frozenset(json.loads(text)["keys"])
+
+
+def _flatten(d: Mapping, prefix: str = "") -> dict:
+    out = {}
+    for k, v in d.items():
+        key = f"{prefix}.{k}" if prefix else str(k)
+        if isinstance(v, Mapping):
+            out.update(_flatten(v, key))
+        else:
+            out[key] = v
+    return out
+
+
+def _load(config) -> dict:
+    if isinstance(config, (str, Path)):
+        path = Path(config)
+        if not path.is_file():
+            raise InvalidInputError(f"verl config {str(path)!r}: no such file (expected a YAML file shaped like "
+                                    "verl's ppo_trainer.yaml)")
+        import yaml
+
+        try:
+            config = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except yaml.YAMLError as exc:
+            raise InvalidInputError(f"verl config {str(path)!r} is not valid YAML: {exc}") from None
+    if not isinstance(config, Mapping):
+        raise InvalidInputError(f"a verl config must be a nested mapping or a YAML path, got {type(config).__name__}")
+    flat = _flatten(config)
+    # dotted keys at the top level (run-script overrides) are accepted as they are
+    return flat
+
+
+def _estimator(name, where: str) -> tuple:
+    if not isinstance(name, str):
+        raise InvalidInputError(f"verl {where}={name!r}: expected one of {sorted(VERL_ESTIMATORS)} "
+                                "(optionally with '+')")
+    plus = name.endswith("+") and name[:-1] not in ("mse", "k2")
+    base = name[:-1] if name.endswith("+") else name
+    if base == "full":
+        raise InvalidInputError(f"verl {where}='full' is not implemented in verl itself (NotImplementedError)")
+    if base not in VERL_ESTIMATORS:
+        raise InvalidInputError(f"verl {where}={name!r}: expected one of {sorted(VERL_ESTIMATORS)} (optionally "
+                                "with '+')")
+    est, L, V = VERL_ESTIMATORS[base]
+    return ("k3_plus" if plus else est), L, V
+
+
+def objective_from_verl(config) -> TheoryMapping:
+    """Map a verl config (nested mapping or YAML path) onto the theory's Objective, with warnings."""
+    flat = _load(config)
+    warns: list[str] = []
+    known = _known_keys()
+    unknown = sorted(k for k in flat if k not in known and k.split(".")[0] in ("algorithm", "actor_rollout_ref"))
+    if unknown:
+        warns.append(f"unknown key(s) {unknown}: not in verl's ppo_trainer.yaml ({VERL_VERSION}); ignored")
+
+    def get(key):
+        return flat.get(key, VERL_DEFAULTS[key])
+
+    adv = get("algorithm.adv_estimator")
+    if adv not in _GRPO_ESTIMATORS:
+        warns.append(f"algorithm.adv_estimator={adv!r} is not GRPO's group normalisation (verl's default is 'gae', "
+                     "PPO with a critic): the theory does not apply")
+        return TheoryMapping(None, tuple(warns), "verl", VERL_VERSION)
+    n = get("actor_rollout_ref.rollout.n")
+    if isinstance(n, bool) or not isinstance(n, int) or n < 2:
+        raise InvalidInputError(f"verl actor_rollout_ref.rollout.n={n!r}: GRPO needs an integer >= 2 "
+                                "(verl's default is 1)")
+    norm = "scale" if get("algorithm.norm_adv_by_std_in_grpo") else "shift"
+    loss_agg = get("actor_rollout_ref.actor.loss_agg_mode")
+    if loss_agg not in LOSS_TYPES:
+        raise InvalidInputError(f"verl actor_rollout_ref.actor.loss_agg_mode={loss_agg!r}: expected one of "
+                                f"{sorted(k for k in LOSS_TYPES if '-' in k)}")
+    in_loss = bool(get("actor_rollout_ref.actor.use_kl_loss"))
+    in_reward = bool(get("algorithm.use_kl_in_reward"))
+    kl = {}
+    if in_loss and in_reward:
+        warns.append("both use_kl_loss and use_kl_in_reward are on: the theory models one KL term; the loss term "
+                     "is modelled and the reward term ignored")
+    if in_loss:
+        est, L, V = _estimator(get("actor_rollout_ref.actor.kl_loss_type"), "actor_rollout_ref.actor.kl_loss_type")
+        beta = float(get("actor_rollout_ref.actor.kl_loss_coef"))
+        kl = dict(kl_estimator=est, kl_placement="loss", kl_log_ratio_clamp=L, kl_value_clamp=V)
+        if est == "k1":
+            warns.append("kl_loss_type='kl' (k1) as a loss has expected gradient 0: it regularises nothing")
+    elif in_reward:
+        est, L, V = _estimator(get("algorithm.kl_penalty"), "algorithm.kl_penalty")
+        est = {"k3_plus": "k3"}.get(est, est)        # the value is detached in the reward: '+' changes nothing
+        beta = float(get("algorithm.kl_ctrl.kl_coef"))
+        kl = dict(kl_estimator=est, kl_placement="reward", kl_log_ratio_clamp=L, kl_value_clamp=V)
+        if get("algorithm.kl_ctrl.type") != "fixed":
+            warns.append(f"algorithm.kl_ctrl.type={get('algorithm.kl_ctrl.type')!r}: the coefficient adapts during "
+                         "training; the prediction uses its initial value kl_coef")
+    else:
+        beta = 0.0
+    temp = get("actor_rollout_ref.rollout.temperature")
+    if temp != 1.0:
+        warns.append(f"actor_rollout_ref.rollout.temperature={temp}: groups are not sampled from pi itself")
+    for key, neutral in (("actor_rollout_ref.rollout.top_p", 1.0), ("actor_rollout_ref.rollout.top_k", -1)):
+        if get(key) != neutral and not (key.endswith("top_k") and get(key) == 0):
+            warns.append(f"{key}={get(key)}: sampling is then not from pi_theta itself; the theory assumes it is")
+    epochs = get("actor_rollout_ref.actor.ppo_epochs")
+    if epochs > 1:
+        warns.append(f"actor_rollout_ref.actor.ppo_epochs={epochs}: several passes per batch are off-policy")
+    mini, batch = flat.get("actor_rollout_ref.actor.ppo_mini_batch_size"), flat.get("data.train_batch_size")
+    if isinstance(mini, int) and isinstance(batch, int) and mini < batch:
+        warns.append(f"ppo_mini_batch_size={mini} < data.train_batch_size={batch}: later mini-batches of a step are "
+                     "off-policy (importance-weighted and clipped); the theory holds in the small-step limit")
+    if flat.get("algorithm.filter_groups.enable"):
+        warns.append("algorithm.filter_groups.enable (DAPO's dynamic sampling): groups whose rewards all tie are "
+                     "dropped and resampled, which reweights questions; per question the stationary points are "
+                     "unchanged, but the batch composition is not modelled")
+    if beta == 0.0:
+        warns.append("no KL term (use_kl_loss and use_kl_in_reward both off, or a zero coefficient): no stationary "
+                     "policy with the support of pi_ref; the policy drifts to the best answers")
+        return TheoryMapping(None, tuple(warns), "verl", VERL_VERSION)
+    obj = Objective(beta=beta, group_size=n, normalization=norm, std_ddof=1, std_eps=VERL_STD_EPS, level="token",
+                    loss_type=loss_agg, **kl)
+    return TheoryMapping(obj, tuple(warns), "verl", VERL_VERSION)
