@@ -5,7 +5,7 @@ arXiv 2502.18548) and goes beyond it; see ``docs/`` and the SPEC for the
 mathematics. Importing this package never imports torch.
 """
 
-from . import closed_form, dynamics
+from . import closed_form, dynamics, kl
 from .baselines import log_pooling, nash_equilibrium
 from .preference import (
     ExactEvaluationTooLarge,
@@ -16,6 +16,7 @@ from .problem import InvalidInputError, Objective, Question
 from .stationary import (
     StationaryPoint,
     StationaryPointSet,
+    clamp_critical_beta,
     stationarity_residual,
     stationary_points,
     stationary_policy,
@@ -37,6 +38,8 @@ __all__ = [
     "StationaryPointSet",
     "log_pooling",
     "nash_equilibrium",
+    "clamp_critical_beta",
     "closed_form",
     "dynamics",
+    "kl",
 ]

@@ -179,6 +179,14 @@ def _cmd_validate(args) -> int:
                                  num_threads=args.threads or None, device=args.device)
         print(summary.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
         return 0
+    if args.kl:
+        from .training.kl_study import run_kl_study
+
+        summary = run_kl_study(args.out if args.out != "runs/validate" else "runs/validate_kl",
+                               steps=args.steps or 800, resume=args.resume, progress=not args.no_progress,
+                               num_threads=args.threads or None, device=args.device)
+        print(summary.drop(columns="objective").to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+        return 0
     summary = run_validation(args.out, quick=args.quick, n_questions=args.questions, seed=args.seed,
                              device=args.device, steps=args.steps, include_extra=not args.no_extra,
                              resume=args.resume, progress=not args.no_progress,
@@ -365,6 +373,8 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--resume", action="store_true", help="continue runs from their checkpoints")
     v.add_argument("--tree", action="store_true",
                    help="the token-level study instead: 3 answer trees x 3 loss types x 3 seeds (about 7 min)")
+    v.add_argument("--kl", action="store_true",
+                   help="the KL study instead: 11 estimator/placement/clamp variants x 3 seeds (about 6 min)")
     v.add_argument("--threads", type=int, default=1,
                    help="torch CPU threads (1 is fastest for these small models; 0 keeps torch's default)")
     v.add_argument("--no-progress", action="store_true")

@@ -281,8 +281,8 @@ def _surrogate_gradient(q, obj, theta, support, pi_old, stats, clip_eps):
     elif obj.penalty == "direct" and obj.kl_placement == "loss":
         d = freq * rho * (lp - np.log(ref))  # ratio * k3 (TRL's bias correction): d/dlog pi = rho log(pi/pi_ref)
     elif obj.kl_placement == "loss":        # the estimator at the current pi; a ratio kind carries rho
-        c = kl.coefficient(obj, lp - np.log(ref))
-        d = freq * (rho * c if obj.kl_estimator == "k3_ratio" else c)
+        kc = kl.coefficient(obj, lp - np.log(ref))
+        d = freq * (rho * kc if obj.kl_estimator == "k3_ratio" else kc)
     elif obj.kl_placement == "advantage":   # A - beta value(pi_old): the value is fixed, the ratio carries it
         d = freq * rho * kl.estimator_value(obj, np.log(pi_old[support]) - np.log(ref))
     else:                                   # in the reward: already inside the advantages (stats)

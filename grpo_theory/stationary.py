@@ -64,6 +64,7 @@ __all__ = [
     "stationary_points",
     "stationarity_residual",
     "output_gradient",
+    "clamp_critical_beta",
     "ClassProblem",
 ]
 
@@ -337,6 +338,34 @@ class ClassProblem:
             spread = max(delta_max, span) / beta + 1.0
             d_lo, d_hi = min(d_lo, zc - spread), max(d_hi, zc + spread)
         return min(d_lo, r_lo, -Z_CAP), max(d_hi, r_hi, Z_CAP)
+
+
+def clamp_critical_beta(q: Question, obj: Objective) -> float:
+    """The beta below which a clamped KL in the loss lets the worse class of a two-class question collapse.
+
+    A value clamp switches the estimator's gradient off where ``pi(b) < pi_ref(b) e^{e}`` (``e`` the
+    lower edge of :func:`grpo_theory.kl.discontinuities`; ``e^{-e} = 13.61`` for verl's k3 clamped at 10).
+    The unclamped interior root moves towards that edge as beta falls and reaches it at
+    ``beta_c = (P_G(a) - P_G(b)) / (c(a) - c(b))``, everything evaluated at the edge with the
+    unclamped coefficient ``c``. Below ``beta_c`` no interior stationary point is left and the flow from
+    ``pi_ref`` runs to the vertex; above it the interior point is stable and the edge is a repelling
+    jump (a separatrix) in front of the collapsing vertex. ``P_G`` does not depend on beta, so this is exact.
+    """
+    q, obj = as_question(q), as_objective(obj)
+    if obj.kl_placement != "loss" or obj.kl_value_clamp is None:
+        raise InvalidInputError(f"clamp_critical_beta needs a value-clamped KL in the loss, got {obj.describe()}")
+    cp = ClassProblem(q, obj)
+    if cp.n_classes != 2:
+        raise InvalidInputError(f"clamp_critical_beta needs a two-class question, got {cp.n_classes} classes")
+    edges = [e for e in kl.discontinuities(obj) if e < 0]
+    if not edges:
+        raise InvalidInputError(f"{obj.describe()} has no clamp edge below pi_ref: nothing to collapse")
+    log_b = cp._log_p[1] + max(edges)                       # the worse class at the edge
+    log_pi = np.array([math.log(-math.expm1(log_b)), log_b])
+    P = cp.class_preference(log_pi)
+    unclamped = obj.replace(kl_log_ratio_clamp=None, kl_value_clamp=None)
+    c = kl.coefficient(unclamped, log_pi - cp._log_p)     # the coefficient on the unclamped side
+    return float((P[0] - P[1]) / (c[0] - c[1]))
 
 
 def _sinh_grid(center: float, lo: float, hi: float, n: int, scale: float = 0.02) -> np.ndarray:

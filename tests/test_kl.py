@@ -250,6 +250,9 @@ def test_the_clamp_collapses_a_suppressed_answer_below_a_critical_beta():
     P = cp.class_preference(lpi)
     c = 1.0 - 0.5 / np.exp(lpi)
     beta_c = float((P[0] - P[1]) / (c[0] - c[1]))
+    from grpo_theory import clamp_critical_beta
+
+    assert math.isclose(clamp_critical_beta(q, low), beta_c, rel_tol=1e-9)
     above = stationary_points(q, low.replace(beta=beta_c * 1.05))
     below = stationary_points(q, low.replace(beta=beta_c * 0.95))
     assert any(p.stable and not p.boundary and not p.discontinuous for p in above)
@@ -318,3 +321,23 @@ def test_the_trainers_kl_term_is_the_frameworks(est, clamps):
     (g1,) = torch.autograd.grad(ours.sum(), lp)
     (g2,) = torch.autograd.grad(theirs.sum(), lp)
     np.testing.assert_allclose(g1.numpy(), g2.numpy(), rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("kw", [dict(kl_estimator="k3", kl_log_ratio_clamp=20.0, kl_value_clamp=10.0),
+                                dict(kl_estimator="k1", kl_placement="advantage", kl_value_clamp=10.0),
+                                dict(kl_estimator="k1", kl_placement="reward", std_eps=1e-2),
+                                dict(kl_estimator="k2")])
+def test_tabular_grpo_steps_end_at_the_predicted_point(kw):
+    """dynamics.grpo_steps (SGD on tabular logits, exact expectations) for each placement ends where
+    stationary_policy says, including verl's clamp just above its critical beta."""
+    from grpo_theory import clamp_critical_beta
+    from grpo_theory.dynamics import grpo_steps
+
+    q = Question([0.3, 0.7], rewards=[1.0, 0.0])
+    obj = Objective(0.5, 8, std_ddof=1, **{"std_eps": 1e-4, **kw})
+    if "kl_value_clamp" in kw and kw.get("kl_placement", "loss") == "loss":
+        obj = obj.replace(beta=1.25 * clamp_critical_beta(q, obj))
+    pred = stationary_policy(q, obj)
+    traj = grpo_steps(q, obj, q.pi_ref, lr=0.05, n_batches=20000, with_points=False)  # lr 0.2: a 2-cycle (eps 1e-2)
+    assert traj.status == "ok" and not pred.boundary
+    np.testing.assert_allclose(traj.final, pred.pi, atol=1e-5)

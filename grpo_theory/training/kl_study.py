@@ -1,0 +1,130 @@
+"""The trainer's KL estimators, placements and clamps against the theory (``grpo-theory validate --kl``).
+
+For each seed a small GPT is pretrained on binary questions (and on an answer tree); every variant
+of :data:`KL_VARIANTS` then trains a copy with our trainer, and each answer's measured probability is
+compared with the stationary policy the theory predicts from the reference model's own
+probabilities under the same conventions. Variants cover each estimator and placement, KL in the
+reward against log pooling, and verl's clamped k3 just below and above its critical beta (where a
+collapse must be predicted as one). Writes ``kl_results.csv`` (seed, config, question, answer,
+predicted, measured, ...) and ``kl_summary.csv`` (per configuration and seed) into ``out_dir``.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+
+from .._io import atomic_write
+from ..baselines import log_pooling
+from ..problem import Question
+from ..stationary import clamp_critical_beta, stationary_policy
+from .reference import pretrain_reference
+from .tasks import synthetic_binary_task, synthetic_tree_task
+from .trainer import GRPOConfig, GRPOTrainer, answer_probabilities
+
+VERL_CLAMPS = dict(kl_log_ratio_clamp=20.0, kl_value_clamp=10.0)
+#: name -> (task, GRPOConfig changes). beta ("critical", f): f x the smallest critical beta of the questions
+#: for f < 1 (every question then collapses), f x the largest for f > 1 (every question keeps an interior point).
+KL_VARIANTS = {
+    "k1_loss": ("binary", dict(kl_estimator="k1")),
+    "k2_loss": ("binary", dict(kl_estimator="k2")),
+    "k3_plus_loss_verl_clamps": ("binary", dict(kl_estimator="k3_plus", **VERL_CLAMPS)),
+    "abs_loss": ("binary", dict(kl_estimator="abs")),
+    "k1_advantage": ("binary", dict(kl_estimator="k1", kl_placement="advantage")),
+    "k3_advantage_clamp10": ("binary", dict(kl_estimator="k3", kl_placement="advantage", kl_value_clamp=10.0)),
+    "k1_reward": ("binary", dict(kl_estimator="k1", kl_placement="reward")),
+    "k1_reward_eps0": ("binary", dict(kl_estimator="k1", kl_placement="reward", std_eps=0.0)),
+    "k3_low_var_kl_0.8x_critical": ("binary", dict(kl_estimator="k3", beta=("critical", 0.8), **VERL_CLAMPS)),
+    "k3_low_var_kl_1.25x_critical": ("binary", dict(kl_estimator="k3", beta=("critical", 1.25), **VERL_CLAMPS)),
+    "k3_low_var_kl_1.25x_critical_lr1e-3": ("binary", dict(kl_estimator="k3", beta=("critical", 1.25),
+                                                            learning_rate=1e-3, steps_factor=3, **VERL_CLAMPS)),
+    "k3_low_var_kl_2.5x_critical": ("binary", dict(kl_estimator="k3", beta=("critical", 2.5), **VERL_CLAMPS)),
+    "tree_k1_advantage_dr_grpo": ("tree", dict(kl_estimator="k1", kl_placement="advantage", level="token",
+                                               loss_type="dr_grpo")),
+}
+
+
+def _edge_margin(obj, q: Question, pi: np.ndarray) -> float:
+    """``log pi(b) - log(pi_ref(b) e^{edge})`` for the unrewarded answer of a binary question under a value
+    clamp in the loss: how far (in logit) the predicted point sits above the clamp's edge (NaN otherwise)."""
+    from ..kl import discontinuities
+
+    edges = [e for e in discontinuities(obj) if e < 0] if obj.kl_placement == "loss" else []
+    if not edges or q.n_outputs != 2:
+        return float("nan")
+    b = int(np.argmin(q.expected_reward))
+    return float(np.log(pi[b]) - np.log(q.pi_ref[b]) - max(edges)) if pi[b] > 0 else float("-inf")
+
+
+def _questions(ref_probs: np.ndarray, task) -> list:
+    return [Question(ref_probs[q] / ref_probs[q].sum(), rewards=task.rewards[q], answers=task.answers)
+            for q in range(task.n_questions)]
+
+
+def run_kl_study(out_dir="runs/validate_kl", *, seeds=(0, 1, 2), variants=None, steps: int = 800,
+                 beta: float = 0.5, group_size: int = 8, n_questions: int = 8, learning_rate: float = 3e-3,
+                 device: str = "cpu", resume: bool = False, progress: bool = True,
+                 num_threads: int | None = 1) -> pd.DataFrame:
+    """Train every KL variant for every seed and compare with the theory (see module doc)."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    if num_threads is not None:
+        torch.set_num_threads(num_threads)
+    names = list(KL_VARIANTS) if variants is None else list(variants)
+    rows, summary = [], []
+    for seed in seeds:
+        tasks = {"binary": synthetic_binary_task(n_questions, seed=seed),
+                 "tree": synthetic_tree_task("lengths", n_questions, seed=seed)}
+        refs, questions = {}, {}
+        for kind in {KL_VARIANTS[n][0] for n in names}:
+            task, freqs = tasks[kind]
+            refs[kind] = pretrain_reference(task, freqs, seed=seed, progress=progress, steps=800)
+            questions[kind] = _questions(answer_probabilities(refs[kind], task), task)
+        for name in names:
+            kind, changes = KL_VARIANTS[name]
+            task, ref, qs = tasks[kind][0], refs[kind], questions[kind]
+            changes = dict(changes)
+            changes["steps"] = steps * changes.pop("steps_factor", 1)
+            base = GRPOConfig(group_size=group_size, beta=beta, std_ddof=1, std_eps=1e-4, steps=steps,
+                              learning_rate=learning_rate, groups_per_question=16, device=device, seed=seed,
+                              num_threads=num_threads, final_window=0.2)
+            if isinstance(changes.get("beta"), tuple):
+                factor = changes["beta"][1]
+                probe = replace(base, **{**changes, "beta": 1.0}).objective()
+                crit = np.array([clamp_critical_beta(q, probe) for q in qs])
+                changes["beta"] = factor * (crit.min() if factor < 1 else crit.max())
+            else:
+                crit = np.full(len(qs), np.nan)
+            cfg = replace(base, **changes)
+            obj = cfg.objective()
+            points = [stationary_policy(q, obj) for q in qs]
+            pred = np.array([p.pi for p in points])
+            trainer = GRPOTrainer(copy.deepcopy(ref), task, cfg, reference=ref,
+                                  run_dir=out / "runs" / f"{name}_seed{seed}", progress=progress)
+            res = trainer.train(resume=resume)
+            err = res.measured - pred
+            for qi, (q, pt) in enumerate(zip(qs, points)):
+                lp = log_pooling(q.pi_ref, q.expected_reward, cfg.beta)
+                for k in range(len(task.answers)):
+                    rows.append(dict(seed=seed, config=name, penalty=obj.penalty, beta=cfg.beta, question=qi,
+                                     answer=k, rewarded=bool(task.rewards[qi, k] > 0), pi_ref=q.pi_ref[k],
+                                     predicted=pred[qi, k], measured=res.measured[qi, k],
+                                     measured_se=res.measured_se[qi, k], error=err[qi, k],
+                                     predicted_collapse=bool(pt.boundary), discontinuous=bool(pt.discontinuous),
+                                     log_pooling=lp[k], critical_beta=crit[qi],
+                                     edge_margin=_edge_margin(obj, q, pt.pi)))
+            summary.append(dict(seed=seed, config=name, penalty=obj.penalty, beta=cfg.beta,
+                                objective=obj.describe(), mae=float(np.abs(err).mean()),
+                                max_abs_error=float(np.abs(err).max()),
+                                predicted_collapses=int(sum(p.boundary for p in points)),
+                                measured_collapses=int(np.sum(res.measured.min(axis=1) < 0.01)),
+                                mean_se=float(res.measured_se.mean()), seconds=res.seconds))
+            atomic_write(out / "kl_results.csv", lambda p: pd.DataFrame(rows).to_csv(p, index=False))
+            atomic_write(out / "kl_summary.csv", lambda p: pd.DataFrame(summary).to_csv(p, index=False))
+            del trainer
+    return pd.DataFrame(summary)
