@@ -374,7 +374,7 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--tree", action="store_true",
                    help="the token-level study instead: 3 answer trees x 3 loss types x 3 seeds (about 7 min)")
     v.add_argument("--kl", action="store_true",
-                   help="the KL study instead: 11 estimator/placement/clamp variants x 3 seeds (about 6 min)")
+                   help="the KL study instead: 15 estimator/placement/clamp variants x 3 seeds (about 8 min)")
     v.add_argument("--threads", type=int, default=1,
                    help="torch CPU threads (1 is fastest for these small models; 0 keeps torch's default)")
     v.add_argument("--no-progress", action="store_true")

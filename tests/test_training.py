@@ -233,3 +233,28 @@ def test_restricted_generation_on_a_tree_stops_at_the_end_token_and_matches_scor
     draws = generate(ref, task, 300, generator=torch.Generator().manual_seed(0)).numpy()
     freq = np.stack([np.bincount(d, minlength=len(task.answers)) / 300 for d in draws])
     assert np.abs(freq - probs).max() < 5 * np.sqrt(0.25 / 300)
+
+
+def test_kl_study_writes_every_answer_with_its_prediction(tmp_path):
+    """The KL study end to end on a tiny budget (the study itself is experiments/kl_study.py)."""
+    from grpo_theory.training.kl_study import run_kl_study
+
+    summary = run_kl_study(tmp_path, seeds=(0,), variants=["k1_reward", "k3_low_var_kl_0.8x_critical"], steps=20,
+                           n_questions=2, progress=False)
+    import pandas as pd
+
+    rows = pd.read_csv(tmp_path / "kl_results.csv")
+    assert list(summary.config) == ["k1_reward", "k3_low_var_kl_0.8x_critical"]
+    assert len(rows) == 2 * 2 * 2 and rows.predicted.between(0, 1).all()
+    clamp = rows[rows.config == "k3_low_var_kl_0.8x_critical"]
+    assert clamp.predicted_collapse.all() and (clamp.beta < clamp.critical_beta).all()
+    reward = rows[rows.config == "k1_reward"]
+    np.testing.assert_allclose(reward.predicted, reward.log_pooling, atol=1e-7)     # KL in the reward: RLHF
+
+
+def test_trainer_kl_options_are_validated():
+    with pytest.raises(ValueError, match="kl_placement"):
+        GRPOConfig(kl_estimator="k1", kl_placement="somewhere")
+    with pytest.raises(ValueError, match="conflicts"):
+        GRPOConfig(penalty="direct", kl_estimator="k3")
+    assert GRPOConfig(kl_estimator="k2").objective().penalty == "direct"

@@ -41,9 +41,13 @@ KL_VARIANTS = {
     "k1_reward_eps0": ("binary", dict(kl_estimator="k1", kl_placement="reward", std_eps=0.0)),
     "k3_low_var_kl_0.8x_critical": ("binary", dict(kl_estimator="k3", beta=("critical", 0.8), **VERL_CLAMPS)),
     "k3_low_var_kl_1.25x_critical": ("binary", dict(kl_estimator="k3", beta=("critical", 1.25), **VERL_CLAMPS)),
-    "k3_low_var_kl_1.25x_critical_lr1e-3": ("binary", dict(kl_estimator="k3", beta=("critical", 1.25),
-                                                            learning_rate=1e-3, steps_factor=3, **VERL_CLAMPS)),
     "k3_low_var_kl_2.5x_critical": ("binary", dict(kl_estimator="k3", beta=("critical", 2.5), **VERL_CLAMPS)),
+    "k3_low_var_kl_1.25x_critical_lr3e-4": ("binary", dict(kl_estimator="k3", beta=("critical", 1.25),
+                                                            learning_rate=3e-4, steps_factor=4, **VERL_CLAMPS)),
+    # one question alone: no other question shares the weights
+    "alone_k3_low_var_kl_1.25x_critical_lr3e-4": ("alone", dict(kl_estimator="k3", beta=("critical", 1.25),
+                                                                 learning_rate=3e-4, steps_factor=4, **VERL_CLAMPS)),
+    "alone_k1_loss": ("alone", dict(kl_estimator="k1")),
     "tree_k1_advantage_dr_grpo": ("tree", dict(kl_estimator="k1", kl_placement="advantage", level="token",
                                                loss_type="dr_grpo")),
 }
@@ -79,6 +83,7 @@ def run_kl_study(out_dir="runs/validate_kl", *, seeds=(0, 1, 2), variants=None, 
     rows, summary = [], []
     for seed in seeds:
         tasks = {"binary": synthetic_binary_task(n_questions, seed=seed),
+                 "alone": synthetic_binary_task(1, seed=seed, p_range=(0.3, 0.3)),
                  "tree": synthetic_tree_task("lengths", n_questions, seed=seed)}
         refs, questions = {}, {}
         for kind in {KL_VARIANTS[n][0] for n in names}:

@@ -35,7 +35,7 @@ from .tasks import QATask
 class GRPOConfig:
     group_size: int = 8
     beta: float = 0.5
-    penalty: str | None = "reverse"   # "reverse": k3 (GRPO); "direct": ratio * k3 (TRL bias correction)
+    penalty: str | None = None        # "reverse" (None's default): k3 (GRPO); "direct": ratio * k3 (TRL)
     kl_estimator: str | None = None   # k1/k2/k3/k3_ratio/k3_plus/abs (overrides penalty; see grpo_theory.kl)
     kl_placement: str = "loss"        # "loss", "advantage" (after normalisation), "reward" (before it)
     kl_log_ratio_clamp: float | None = None   # verl low_var_kl: 20
@@ -68,8 +68,8 @@ class GRPOConfig:
         checks = [
             (self.group_size >= 2, f"group_size must be >= 2, got {self.group_size}"),
             (self.beta >= 0, f"beta must be >= 0, got {self.beta}"),
-            (self.penalty in ("reverse", "direct") or self.kl_estimator is not None,
-             f"penalty must be reverse/direct (or give kl_estimator), got {self.penalty!r}"),
+            (self.penalty in (None, "reverse", "direct"),
+             f"penalty must be reverse/direct (or None, with kl_estimator), got {self.penalty!r}"),
             (self.normalization in ("scale", "shift"),
              f"normalization must be scale/shift, got {self.normalization!r}"),
             (self.std_ddof in (0, 1), f"std_ddof must be 0 or 1, got {self.std_ddof}"),
@@ -101,7 +101,7 @@ class GRPOConfig:
         """The KL estimator, placement and clamps, resolved as :class:`~grpo_theory.Objective` resolves them."""
         from ..problem import Objective
 
-        o = Objective(beta=1.0, penalty=None if self.kl_estimator is not None else self.penalty,
+        o = Objective(beta=1.0, penalty=self.penalty,
                       kl_estimator=self.kl_estimator, kl_placement=self.kl_placement,
                       kl_log_ratio_clamp=self.kl_log_ratio_clamp, kl_value_clamp=self.kl_value_clamp)
         return dict(kl_estimator=o.kl_estimator, kl_placement=o.kl_placement,
@@ -310,9 +310,9 @@ class GRPOTrainer:
                 metrics.unlink(missing_ok=True)
         window_start = int(round(cfg.steps * (1 - cfg.final_window)))
         t0 = time.perf_counter()
-        bar = tqdm(total=cfg.steps, initial=self.step, desc=f"GRPO {cfg.penalty} G={cfg.group_size} "
-                                                            f"beta={cfg.beta:g}", disable=not self.progress,
-                   leave=False)
+        kl_name = cfg.kl_options()["kl_estimator"]
+        bar = tqdm(total=cfg.steps, initial=self.step, desc=f"GRPO {kl_name} G={cfg.group_size} beta={cfg.beta:g}",
+                   disable=not self.progress, leave=False)
         metrics_file = None
         writer = None
         if self.run_dir is not None:
