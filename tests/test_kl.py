@@ -341,3 +341,21 @@ def test_tabular_grpo_steps_end_at_the_predicted_point(kw):
     traj = grpo_steps(q, obj, q.pi_ref, lr=0.05, n_batches=20000, with_points=False)  # lr 0.2: a 2-cycle (eps 1e-2)
     assert traj.status == "ok" and not pred.boundary
     np.testing.assert_allclose(traj.final, pred.pi, atol=1e-5)
+
+
+def test_the_flow_honours_the_kl_options():
+    """dynamics.flow: k2 in the loss follows the direct penalty's trajectory; k1 in the reward ends at
+    log pooling; k1 as a loss runs to the best answer."""
+    from grpo_theory import dynamics
+
+    q = Question([0.3, 0.5, 0.2], rewards=[1.0, 0.0, 0.5])
+    t = np.linspace(0, 40, 5)
+    a = dynamics.flow(q, Objective(0.5, 4, "direct"), q.pi_ref, t, with_points=False)
+    b = dynamics.flow(q, Objective(0.5, 4, kl_estimator="k2"), q.pi_ref, t, with_points=False)
+    np.testing.assert_allclose(a.pi, b.pi, atol=1e-7)
+    r = dynamics.flow(q, Objective(0.5, 4, std_eps=0.05, kl_estimator="k1", kl_placement="reward"), q.pi_ref,
+                      np.linspace(0, 400, 3), with_points=False)
+    lp = q.pi_ref * np.exp(q.expected_reward / 0.5)
+    np.testing.assert_allclose(r.final, lp / lp.sum(), atol=1e-5)
+    n = dynamics.flow(q, Objective(0.5, 4, kl_estimator="k1"), q.pi_ref, np.linspace(0, 400, 3), with_points=False)
+    assert n.final[0] > 0.99
