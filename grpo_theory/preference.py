@@ -473,6 +473,11 @@ def reward_preference(q: Question, pi, obj: Objective) -> np.ndarray:
     for shift-only normalisation (``((G-1)/G)(E[r|o] - E_pi r)``), and for ``G = 2``
     from a preference matrix. Raises :class:`ExactEvaluationTooLarge` (with the
     size) where the enumeration would be too large; see :func:`monte_carlo_preference`.
+
+    ``P_G`` is that of ``q``'s own rewards: the KL fields of ``obj`` do not enter. With the KL in the
+    reward (``kl_placement="reward"``) the trainer normalises the shaped reward ``r - beta value``;
+    :func:`grpo_theory.stationary.output_gradient` gives that (``P_G`` of
+    :func:`grpo_theory.kl.shaped_question`).
     """
     q, obj = as_question(q), as_objective(obj)
     pi = validate_probability_vector("pi", pi)
