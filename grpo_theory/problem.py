@@ -237,6 +237,9 @@ class Question:
     def __setattr__(self, name, value):  # immutability, like a frozen dataclass
         raise AttributeError(f"Question is immutable; cannot set {name!r}")
 
+    def __reduce__(self):  # pickling (process pools, cluster executors) bypasses the immutable __setattr__
+        return (_rebuild_question, (tuple(getattr(self, s) for s in self.__slots__),))
+
     # ------------------------------------------------------------------ views
     @property
     def n_outputs(self) -> int:
@@ -301,6 +304,15 @@ class Question:
             body = f"preference={self.preference_matrix.tolist()}"
         tree = "" if self.answers is None else f", answers={list(self.answers)!r}"
         return f"Question(pi_ref={self.pi_ref.tolist()}, {body}{tree})"
+
+
+def _rebuild_question(values: tuple) -> Question:
+    q = Question.__new__(Question)
+    for name, v in zip(Question.__slots__, values):
+        if isinstance(v, np.ndarray):
+            v = _frozen(v)
+        object.__setattr__(q, name, v)
+    return q
 
 
 @dataclass(frozen=True)
