@@ -129,14 +129,15 @@ def flow(q: Question, obj: Objective, pi0, t, *, with_points: bool = True, rtol:
          atol: float = 1e-11) -> Trajectory:
     """Integrate the expected-gradient flow on logits from ``pi0``; ``pi`` at the times ``t``.
 
-    Example: from pi_ref = 0.2 with beta = 1 (direct penalty, G = inf), where does GRPO end up?
+    Example: from pi_ref = 0.2 with beta = 1 (direct penalty, G = inf), where does GRPO end up? At the
+    stable interior point (there is also an unstable one at 0.9347 and the vertex a, see Figure 7).
 
     >>> import math, numpy as np
     >>> from grpo_theory import Question, Objective, dynamics
     >>> q, obj = Question([0.2, 0.8], rewards=[1, 0]), Objective(1.0, math.inf, penalty="direct")
-    >>> tr = dynamics.flow(q, obj, q.pi_ref, np.linspace(0, 50, 6))
+    >>> tr = dynamics.flow(q, obj, q.pi_ref, np.linspace(0, 100, 6))
     >>> round(float(tr.final[0]), 4)
-    0.5906
+    0.6813
     """
     pi0 = _check_start(q, obj, pi0)
     t = np.asarray(t, dtype=float)

@@ -31,6 +31,19 @@ At ``pi_old = pi`` the expected gradient of every placement has the form
 Constants in ``c`` cancel in ``g - E_pi g``. With a clamp the coefficient jumps where the clamp
 switches on (loss placement), and the vector field is discontinuous there: see
 :func:`discontinuities`.
+
+>>> import numpy as np
+>>> from grpo_theory import Objective
+>>> from grpo_theory.kl import coefficient, discontinuities
+>>> lr = np.log([0.5, 2.0])                                  # pi = pi_ref/2 and 2 pi_ref
+>>> coefficient(Objective(1.0, kl_estimator="k3"), lr)       # 1 - rho: the note's reverse penalty
+array([-1. ,  0.5])
+>>> coefficient(Objective(1.0, kl_estimator="k3_ratio"), lr).round(6)   # lr: the direct penalty
+array([-0.693147,  0.693147])
+>>> verl = Objective(0.001, kl_estimator="k3", kl_log_ratio_clamp=20, kl_value_clamp=10)
+>>> lower_edge = discontinuities(verl)[0]
+>>> round(float(np.exp(-lower_edge)), 3)                  # the gradient is off below pi_ref/13.611
+13.611
 """
 
 from __future__ import annotations

@@ -350,6 +350,12 @@ def clamp_critical_beta(q: Question, obj: Objective) -> float:
     unclamped coefficient ``c``. Below ``beta_c`` no interior stationary point is left and the flow from
     ``pi_ref`` runs to the vertex; above it the interior point is stable and the edge is a repelling
     jump (a separatrix) in front of the collapsing vertex. ``P_G`` does not depend on beta, so this is exact.
+
+    >>> from grpo_theory import Objective, Question, clamp_critical_beta
+    >>> verl = Objective(0.001, 5, std_ddof=1, std_eps=1e-6, kl_estimator="k3", kl_log_ratio_clamp=20,
+    ...                  kl_value_clamp=10)                 # verl's GRPO recipe, G = 5
+    >>> round(clamp_critical_beta(Question([0.5, 0.5], rewards=[1, 0]), verl), 4)
+    0.134
     """
     q, obj = as_question(q), as_objective(obj)
     if obj.kl_placement != "loss" or obj.kl_value_clamp is None:

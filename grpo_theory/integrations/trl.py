@@ -89,6 +89,12 @@ def objective_from_trl(config, trl_version: str | None = None, completion_tokens
     answer length in tokens if known (1 for one-token answers); defaults to ``max_completion_length``.
     Unknown keys and settings the theory does not model come back as warnings; a value of the wrong
     type is an :class:`~grpo_theory.InvalidInputError` naming it.
+
+    >>> m = objective_from_trl({"beta": 0.04, "max_completion_length": 1}, trl_version="1.16.0")
+    >>> m.objective.penalty, m.objective.kl_estimator           # 1.16's default use_bias_correction_kl=True
+    ('direct', 'k3_ratio')
+    >>> objective_from_trl({"beta": 0.04, "max_completion_length": 1}, trl_version="1.9.0").objective.penalty
+    'reverse'
     """
     warns: list[str] = []
     version = trl_version or _get(config, "trl_version") or installed_trl_version()
