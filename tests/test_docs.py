@@ -51,3 +51,16 @@ def test_the_site_builds_in_strict_mode(tmp_path):
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert (tmp_path / "site" / "api" / "kl" / "index.html").exists()
     assert (tmp_path / "site" / "paper_figures" / "fig1_pairwise_reverse.png").exists()
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "docs" / "notebooks").glob("*.ipynb")), ids=lambda p: p.stem)
+def test_notebook_executes(path, tmp_path):
+    """Each notebook runs top to bottom in a fresh kernel (committed with outputs stripped)."""
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    if path.stem.startswith("02"):
+        pytest.importorskip("trl")
+    nb = nbformat.read(path, as_version=4)
+    assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code"), "commit notebooks stripped"
+    nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
+                            resources={"metadata": {"path": str(tmp_path)}}).execute()
