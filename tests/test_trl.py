@@ -162,3 +162,42 @@ def test_trl_grpo_trainer_lands_on_the_predicted_policy(tmp_path):
     res = pd.read_csv(tmp_path / "results.csv")
     assert res.groupby("setting").question.nunique().min() >= 10
     assert not math.isnan(res.measured_se.mean())
+
+
+@pytest.mark.slow
+def test_two_process_accelerate_run_logs_once_with_the_single_process_prediction(tiny_model, tmp_path):
+    """A real two-process ``accelerate launch`` TRL run on CPU with the tracking callback: one process
+    writes the log (no duplicated rows), and its prediction equals the one computed here in one process.
+
+    With accelerate 1.15, ``--cpu --num_processes 2`` silently launches *one* process (seen here: a
+    per-rank marker said ``rank_0_of_1``); ``--multi_gpu --num_processes 2`` with ``use_cpu=True`` runs two
+    CPU processes over gloo, which the per-rank markers assert."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from transformers import AutoModelForCausalLM
+
+    from grpo_theory.integrations.trl import _probe_probs
+    from grpo_theory.stationary import stationary_policy
+
+    model_dir, tok = tiny_model
+    script = Path(__file__).with_name("trl_two_process_run.py")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1]), "OMP_NUM_THREADS": "1"}
+    proc = subprocess.run([sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", "2",
+                           "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no",
+                           str(script), str(model_dir), str(tmp_path)], env=env, capture_output=True, text=True,
+                          timeout=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert sorted(p.name for p in tmp_path.glob("rank_*")) == ["rank_0_of_2", "rank_1_of_2"]
+    df = pd.read_csv(tmp_path / "stationary_tracking.csv")
+    assert sorted(df.step.unique()) == [0, 2, 4]
+    assert len(df) == 2 * 4                                      # begin, steps 2 and 4, end: written once each
+    probes = [Probe("Q0 ?", ("A", "B"), (1.0, 0.0)), Probe("Q1 ?", ("A", "B"), (0.0, 1.0))]
+    ref = _probe_probs(AutoModelForCausalLM.from_pretrained(model_dir), tok, probes)
+    mapping = objective_from_trl(cfg(beta=0.5, num_generations=4, max_completion_length=1))
+    for i, (pr, r) in enumerate(zip(probes, ref)):
+        expected = stationary_policy(pr.question(r), mapping.objective).pi[0 if i == 0 else 1]
+        logged = df[df.probe == i].predicted_best.iloc[0]
+        assert abs(logged - expected) < 1e-6
