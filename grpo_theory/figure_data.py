@@ -6,6 +6,7 @@ docs and tests quote the same values.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -137,6 +138,11 @@ SIMPLEX_METHODS = (("GRPO reverse/scale G=2", Objective(1.0, 2)),
 
 def figure8_data() -> pd.DataFrame:
     """Path of the stationary policy on the simplex as beta decreases, GRPO against RLHF."""
+    return _figure8_rows().copy()
+
+
+@functools.lru_cache(maxsize=1)
+def _figure8_rows() -> pd.DataFrame:     # shared by Figures 8 and 15: solved once per process
     q = Question(SIMPLEX_PI_REF, rewards=SIMPLEX_REWARDS, labels=("a", "b", "c"))
     rows = []
     for beta in SIMPLEX_BETAS:
@@ -240,4 +246,89 @@ def trained_curves(measured: pd.DataFrame, n: int = 120) -> pd.DataFrame:
         obj = Objective(float(beta), int(G) if np.isfinite(G) else math.inf)
         rows += [dict(group_size=G, beta=beta, pi_ref_a=p, pi_a=stationary_policy(_binary(p), obj).pi[0])
                  for p in p_grid]
+    return pd.DataFrame(rows)
+
+
+# ----------------------------------------------------------------------------- beyond the note: 15, 18
+
+def figure15_data() -> pd.DataFrame:
+    """Expected reward against KL(pi || pi_ref) along beta, for Figure 8's question and variants.
+
+    RLHF's log pooling maximises ``E_pi r - beta KL(pi || pi_ref)``, so its curve is the optimal
+    frontier: the most reward any policy gets at a given KL. Each GRPO variant's point lies on or below.
+    """
+    df = figure8_data()
+    pi = df[["pi_a", "pi_b", "pi_c"]].to_numpy()
+    ref = np.asarray(SIMPLEX_PI_REF)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        kl = np.where(pi > 0, pi * np.log(pi / ref), 0.0).sum(axis=1)
+    out = pd.DataFrame(dict(beta=df.beta, method=df.method, expected_reward=pi @ np.asarray(SIMPLEX_REWARDS),
+                            kl_direct=kl))
+    # The frontier's reward at each point's KL: log pooling at the beta that gives that KL (a root in
+    # log beta; KL falls monotonically as beta grows), so the deficit is exact, not interpolated.
+    from ._numerics import optimize
+
+    rewards = np.asarray(SIMPLEX_REWARDS)
+
+    def kl_at(log_beta: float) -> float:
+        p = log_pooling(SIMPLEX_PI_REF, SIMPLEX_REWARDS, math.exp(log_beta))
+        return float(np.sum(np.where(p > 0, p * np.log(np.where(p > 0, p, 1.0) / ref), 0.0)))
+
+    lo, hi = math.log(1e-3), math.log(1e4)
+    k_max, k_min = kl_at(lo), kl_at(hi)
+
+    def frontier(k: float) -> float:
+        if k >= k_max:                  # beyond beta = 1e-3 the frontier is the best reward, to 1e-300
+            return float(rewards.max())
+        if k <= k_min:
+            return float(ref @ rewards)
+        lb = optimize.brentq(lambda t: kl_at(t) - k, lo, hi, xtol=1e-13)
+        return float(log_pooling(SIMPLEX_PI_REF, SIMPLEX_REWARDS, math.exp(lb)) @ rewards)
+
+    out["frontier_reward"] = [frontier(k) for k in out.kl_direct]
+    out["reward_deficit"] = out.frontier_reward - out.expected_reward
+    return out
+
+
+#: Figure 18: each framework's defaults at the same beta, on a binary question.
+FRAMEWORK_BETAS = (0.04, 0.5)
+FRAMEWORK_G = 8
+
+
+def framework_objectives(beta: float) -> dict:
+    """TRL 1.9, TRL 1.16, verl's GRPO recipe and OpenRLHF's group_norm at ``beta`` and G = 8, each through
+    its own config reader (every other setting at the framework's default)."""
+    from .integrations.openrlhf import objective_from_openrlhf
+    from .integrations.trl import objective_from_trl
+    from .integrations.verl import objective_from_verl
+
+    trl = {"beta": beta, "max_completion_length": 1}
+    return {
+        "TRL 1.9 (k3 in the loss)": objective_from_trl(trl, trl_version="1.9.0").objective,
+        "TRL 1.16 (ratio x k3 in the loss)": objective_from_trl(trl, trl_version="1.16.0").objective,
+        "verl GRPO recipe (low_var_kl, clamped)": objective_from_verl(
+            {"algorithm": {"adv_estimator": "grpo"},
+             "actor_rollout_ref": {"rollout": {"n": FRAMEWORK_G},
+                                   "actor": {"use_kl_loss": True, "kl_loss_coef": beta,
+                                             "kl_loss_type": "low_var_kl"}}}).objective,
+        "OpenRLHF group_norm (k1 in the advantage, clamped)": objective_from_openrlhf(
+            {"advantage_estimator": "group_norm", "n_samples_per_prompt": FRAMEWORK_G,
+             "init_kl_coef": beta}).objective,
+    }
+
+
+def figure18_data(n: int = 49) -> pd.DataFrame:
+    """pi(wrong) at the stationary point against pi_ref(correct), per framework and beta, with RLHF."""
+    rows = []
+    for beta in FRAMEWORK_BETAS:
+        objs = framework_objectives(beta)
+        for p in np.linspace(0.02, 0.98, n):
+            q = Question([p, 1 - p], rewards=[1.0, 0.0])
+            for name, obj in objs.items():
+                pt = stationary_policy(q, obj)
+                rows.append(dict(beta=beta, pi_ref_correct=p, framework=name, penalty=obj.penalty,
+                                 pi_correct=pt.pi[0], pi_wrong=pt.pi[1], collapse=bool(pt.boundary)))
+            lp = log_pooling(q.pi_ref, [1.0, 0.0], beta)
+            rows.append(dict(beta=beta, pi_ref_correct=p, framework="RLHF (log pooling)", penalty="-",
+                             pi_correct=lp[0], pi_wrong=lp[1], collapse=False))
     return pd.DataFrame(rows)

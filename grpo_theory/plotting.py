@@ -325,3 +325,56 @@ def trained_panels(curves: pd.DataFrame, measured: pd.DataFrame) -> Figure:
         ax.set_title(f"G = {int(G)}, reverse penalty")
         ax.legend(loc="lower right", fontsize=6)
     return fig
+
+
+def reward_kl_frontier(df: pd.DataFrame) -> Figure:
+    """Figure 15: (a) expected reward against KL(pi || pi_ref) as beta varies, RLHF the optimal frontier;
+    (b) each GRPO variant's reward deficit below the frontier at its own KL."""
+    fig, axes = _new(width=2 * COLUMN, height=2.9, ncols=2)
+    palette = ["#6baed6", "#2171b5", "#08306b", "#b2182b"]
+    grpo = [m for m in dict.fromkeys(df.method) if m != "RLHF"]
+    r = df[df.method == "RLHF"].sort_values("kl_direct")
+    axes[0].plot(r.kl_direct, r.expected_reward, "k--", lw=1.4, label="RLHF (optimal frontier)", zorder=3)
+    for m, c in zip(grpo, palette):
+        d = df[df.method == m].sort_values("kl_direct")
+        label = m.replace("inf", "∞")
+        axes[0].plot(d.kl_direct, d.expected_reward, "-", color=c, lw=1.0, label=label)
+        axes[1].plot(d.kl_direct, d.reward_deficit, "-", color=c, lw=1.2, marker="o", ms=2, label=label)
+    for ax in axes:
+        ax.set_xscale("log")
+        ax.set_xlabel(r"KL($\pi\,\|\,\pi_{\mathrm{ref}}$)")
+    axes[1].set_yscale("log")
+    axes[0].set_ylabel(r"$E_\pi[r]$")
+    axes[1].set_ylabel("reward below the RLHF frontier")
+    axes[0].legend(fontsize=6.2, loc="upper left")
+    axes[0].set_title(r"(a) reward against KL, $\beta$ from 20 to 0.02", pad=2)
+    axes[1].set_title("(b) the gap to the frontier at the same KL", pad=2)
+    return fig
+
+
+def frameworks_same_beta(df: pd.DataFrame, floor: float = 1e-30) -> Figure:
+    """Figure 18: pi(wrong) under each framework's defaults at the same beta; collapses shaded."""
+    betas = sorted(df.beta.unique())
+    fig, axes = _new(width=2 * COLUMN, height=3.0, ncols=len(betas))
+    styles = {0: ("tab:blue", "-"), 1: ("tab:orange", "-"), 2: ("tab:green", "-."), 3: ("tab:red", ":"),
+              4: ("k", "--")}
+    names = list(dict.fromkeys(df.framework))
+    for ax, beta in zip(axes, betas):
+        sub = df[df.beta == beta]
+        collapsed = sub[sub.collapse]
+        if len(collapsed):
+            lo, hi = collapsed.pi_ref_correct.min(), collapsed.pi_ref_correct.max()
+            ax.axvspan(lo, hi, color="0.88", zorder=0, label="clamp collapse (pi(wrong) = 0)")
+        for i, name in enumerate(names):
+            c, ls = styles[i % len(styles)]
+            s = sub[(sub.framework == name) & ~sub.collapse]
+            ax.plot(s.pi_ref_correct, s.pi_wrong, ls, color=c, lw=1.3, label=name)
+            col = sub[(sub.framework == name) & sub.collapse]
+            ax.plot(col.pi_ref_correct, np.full(len(col), floor * 30.0 ** i), "v", color=c, ms=3)
+        ax.set_yscale("log")
+        ax.set_xlabel(r"$\pi_{\mathrm{ref}}$(correct)")
+        ax.set_title(rf"$\beta$ = {beta:g}, G = 8", pad=2)
+    axes[0].set_ylabel(r"stationary $\pi$(wrong)  (▼: exactly 0)")
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=6.5, bbox_to_anchor=(0.5, -0.13))
+    return fig

@@ -213,3 +213,55 @@ def test_a_second_run_rewrites_nothing_and_a_killed_run_resumes(tmp_path):
     for n in {4, 5} - done:
         assert list(run.glob(f"fig{n}_*.png")), n
     assert json.loads((run / ".figures_done.json").read_text()) == [1, 4, 5]
+
+
+def test_reward_kl_frontier_is_the_best_reward_at_each_kl(figdir):
+    """Figure 15: the frontier at a point's KL, checked by maximising E_pi r subject to KL(pi||pi_ref) <= k
+    directly (SLSQP on the simplex, no log pooling); every GRPO point lies on or below it."""
+    from scipy.optimize import minimize
+
+    from grpo_theory.figure_data import SIMPLEX_PI_REF, SIMPLEX_REWARDS
+
+    df = _csv(figdir, "fig15_reward_kl_frontier")
+    assert (df.reward_deficit > -1e-9).all()
+    ref, r = np.array(SIMPLEX_PI_REF), np.array(SIMPLEX_REWARDS)
+    sample = df[(df.method != "RLHF") & (df.kl_direct > 1e-3) & (df.kl_direct < 1.4)].iloc[::17]
+    assert len(sample) >= 5
+    for row in sample.itertuples():
+        def neg_reward(z):
+            p = np.exp(z - z.max())
+            return -float(p / p.sum() @ r)
+
+        def kl_slack(z, k=row.kl_direct):
+            p = np.exp(z - z.max())
+            p = p / p.sum()
+            return k - float(np.sum(p * np.log(p / ref)))
+        best = max((minimize(neg_reward, np.log(ref) + s * r, constraints=[{"type": "ineq", "fun": kl_slack}],
+                             method="SLSQP", options={"ftol": 1e-14, "maxiter": 500}) for s in (0.5, 2.0, 5.0)),
+                   key=lambda res: -res.fun if kl_slack(res.x) > -1e-9 else -np.inf)
+        assert -best.fun == pytest.approx(row.frontier_reward, abs=2e-7)
+
+
+def test_frameworks_figure_matches_hand_built_objectives(figdir):
+    """Figure 18: each framework's curve against an Objective written by hand from the cited defaults (not
+    through the config readers), and the collapses against the unclamped root lying past the clamp edge."""
+    df = _csv(figdir, "fig18_frameworks_same_beta")
+    hand = {
+        "TRL 1.9 (k3 in the loss)": lambda b: Objective(b, 8, "reverse", std_ddof=1, std_eps=1e-4),
+        "TRL 1.16 (ratio x k3 in the loss)": lambda b: Objective(b, 8, "direct", std_ddof=1, std_eps=1e-4),
+        "verl GRPO recipe (low_var_kl, clamped)": lambda b: Objective(b, 8, "reverse", std_ddof=1, std_eps=1e-6),
+        "OpenRLHF group_norm (k1 in the advantage, clamped)": lambda b: Objective(b, 8, "direct", std_ddof=1,
+                                                                                   std_eps=1e-9),
+    }
+    for row in df[df.framework != "RLHF (log pooling)"].iloc[::23].itertuples():
+        q = Question([row.pi_ref_correct, 1 - row.pi_ref_correct], rewards=[1.0, 0.0])
+        unclamped = stationary_policy(q, hand[row.framework](row.beta)).pi
+        if row.collapse:
+            assert row.pi_wrong == 0.0
+            edge = (1 - row.pi_ref_correct) / 13.6108   # rho - log rho = 11: where k3 reaches the clamp 10
+            if row.framework.startswith("verl"):
+                assert unclamped[1] < edge                                   # the root lies in the clamped region
+            else:                                                            # k1 clamped at 10: lr < -10
+                assert unclamped[1] < (1 - row.pi_ref_correct) * math.exp(-10)
+        else:
+            assert row.pi_wrong == pytest.approx(unclamped[1], abs=1e-9, rel=1e-7)
