@@ -17,8 +17,8 @@ from .baselines import log_pooling, nash_equilibrium
 from .problem import Objective, Question
 from .stationary import stationary_points, stationary_policy
 
-#: beta/gamma (Figures 1, 3) and beta (Figure 2): log-spaced from 0.1 to 5.
-PAPER_BETAS = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0)
+#: beta/gamma (Figures 1, 3) and beta (Figure 2): from the note's practical 0.04 to 5.
+PAPER_BETAS = (0.04, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0)
 #: Group sizes of Figure 4 and the fixed beta used there.
 FINITE_GROUP_SIZES = (2, 3, 4, 8, 16, 64, math.inf)
 FINITE_G_BETA = 0.5
@@ -27,19 +27,21 @@ CONVERGENCE_GROUP_SIZES = tuple(2**k for k in range(1, 13))
 CONVERGENCE_PI_REF = (0.1, 0.3, 0.6)
 #: Figure 6: the binary question and the beta range.
 VARIANTS_PI_REF = 0.3
-VARIANTS_BETAS = tuple(np.logspace(math.log10(0.05), 1, 40))
+VARIANTS_BETAS = tuple(np.logspace(math.log10(0.04), 1, 40))
 VARIANTS_GROUP_SIZES = (2, 8, math.inf)
 #: Figure 7: the reference probability of panel (a) and the grids of panel (b).
 NONUNIQUE_PI_REF = 0.2
 #: Figure 8: the three-answer question.
 SIMPLEX_REWARDS = (1.0, 0.5, 0.0)
 SIMPLEX_PI_REF = (0.2, 0.3, 0.5)
-SIMPLEX_BETAS = tuple(np.logspace(math.log10(20.0), math.log10(0.02), 60))
+SIMPLEX_BETAS = tuple(np.unique(np.append(np.logspace(math.log10(20.0), math.log10(0.02), 60), 1.0))[::-1])
 
 
 def pi_ref_grid(n: int = 400) -> np.ndarray:
     """(0, 1], dense near 0 where the reverse-penalty curves jump."""
-    return np.unique(np.concatenate([np.geomspace(1e-4, 0.05, n // 4), np.linspace(0.05, 1.0, n)]))
+    # down to 1e-9: the direct-penalty curves of small beta/gamma rise from 0 only below pi_ref ~ e^{-gamma/beta}
+    return np.unique(np.concatenate([np.geomspace(1e-9, 1e-4, n // 8), np.geomspace(1e-4, 0.05, n // 4),
+                                     np.linspace(0.05, 1.0, n)]))
 
 
 def _curves(fn, params, name: str) -> pd.DataFrame:

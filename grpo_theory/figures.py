@@ -136,7 +136,7 @@ FIGURES: tuple[FigureSpec, ...] = (
     FigureSpec(6, "all_variants",
                f"Figure 6. One binary question (pi_ref(a) = {fd.VARIANTS_PI_REF:g}, rewards 1 and 0) under "
                "every GRPO variant (reverse/direct penalty x scale/shift normalisation) for G = 2, 8, inf, "
-               "against RLHF (log pooling) and NLHF (Nash), at the same beta in [0.05, 10]. Shift/direct "
+               "against RLHF (log pooling) and NLHF (Nash), at the same beta in [0.04, 10]. Shift/direct "
                "coincides with RLHF at beta' = G beta/(G-1); direct/scale at G = inf jumps to a = 1 once "
                "pi_ref lies in the vertex's basin.", _fig6),
     FigureSpec(7, "non_uniqueness",

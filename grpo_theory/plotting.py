@@ -34,7 +34,14 @@ def _new(width=COLUMN, height=2.7, ncols=1) -> tuple[Figure, np.ndarray]:
 
 def _param_colors(values) -> list:
     norm = colors.LogNorm(min(values), max(values)) if min(values) > 0 else colors.Normalize()
-    return [cm.viridis(0.9 * norm(v)) for v in values]
+    return [cm.viridis(0.8 * norm(v)) for v in values]      # viridis' yellow top is unreadable on white
+
+
+def _infty(text) -> str:
+    """Labels say "∞", never "inf"."""
+    import re
+
+    return re.sub(r"\binf\b", "∞", str(text))
 
 
 def _diagonal(ax) -> None:
@@ -85,7 +92,14 @@ def convergence_in_g(df: pd.DataFrame, fits: pd.DataFrame, beta: float) -> Figur
         ax.loglog(d.group_size, d.abs_error, "o-", ms=2.8, color=c,
                   label=rf"$\pi_{{\mathrm{{ref}}}}(a)$ = {p:g}: slope {fit.slope:.2f}")
         g = d.group_size[d.group_size >= 64].to_numpy(float)
-        ax.loglog(g, np.exp(fit.intercept) * g**fit.slope, color=c, ls="--", lw=0.8)
+        ax.loglog(g, np.exp(fit.intercept) * g**fit.slope, color=c, ls="--", lw=1.6, alpha=0.55, zorder=3)
+    # a reference slope of -1 (O(1/G)), anchored below the data
+    gs = np.array(sorted(df.group_size.unique()), dtype=float)
+    anchor = 0.3 * float(df[df.group_size == gs[0]].abs_error.min())
+    ax.loglog(gs, anchor * gs[0] / gs, color="0.5", ls=":", lw=1.0, label="slope −1 (reference)")
+    ax.set_xticks(gs[::2])
+    ax.set_xticklabels([f"{int(g)}" for g in gs[::2]])
+    ax.minorticks_off()
     ax.set_xlabel("group size $G$")
     ax.set_ylabel(r"$|\pi_G(a) - \pi_\infty(a)|$")
     ax.set_title(rf"Approach to the large-$G$ limit (reverse/scale, $\beta$ = {beta:g})")
@@ -105,7 +119,7 @@ def all_variants(df: pd.DataFrame, pi_ref_a: float) -> Figure:
             else:
                 d = df[df.method == method]
             ls = "--" if method in ("RLHF", "NLHF") else "-"
-            ax.semilogx(d.beta, d.pi_a, color=c, ls=ls, label=method)
+            ax.semilogx(d.beta, d.pi_a, color=c, ls=ls, label=_infty(method))
         ax.axhline(pi_ref_a, color="0.45", ls=":", lw=0.9)
         ax.set_title(f"G = {'∞' if not np.isfinite(G) else int(G)}")
         ax.set_xlabel(r"$\beta$")
@@ -178,7 +192,7 @@ def simplex_paths(df: pd.DataFrame, pi_ref, labels=("a", "b", "c"), rewards=None
         d = d.sort_values("beta", ascending=False)
         xy = _ternary(d[["pi_a", "pi_b", "pi_c"]].to_numpy())
         ls = "--" if method == "RLHF" else "-"
-        ax.plot(xy[:, 0], xy[:, 1], color=c, ls=ls, label=method)
+        ax.plot(xy[:, 0], xy[:, 1], color=c, ls=ls, label=_infty(method))
         k = int(np.argmin(np.abs(np.log(d.beta.to_numpy() / mark_beta))))
         ax.plot(xy[k, 0], xy[k, 1], "o", color=c, ms=3.2, mec="white", mew=0.5)
     ref = _ternary(np.asarray(pi_ref))
@@ -197,7 +211,7 @@ def predicted_vs_measured(df: pd.DataFrame, group_col: str = "config") -> Figure
     for g, c in zip(groups, palette):
         d = df[df[group_col] == g]
         ax.errorbar(d.predicted, d.measured, yerr=d.get("measured_se"), fmt="o", ms=2.6, color=c,
-                    elinewidth=0.7, capsize=1, label=str(g))
+                    elinewidth=0.7, capsize=1, label=_infty(g))
     ax.plot([0, 1], [0, 1], ls=":", color="0.45", lw=0.9)
     ax.set_xlim(-0.02, 1.02)
     ax.set_ylim(-0.02, 1.02)
@@ -337,7 +351,7 @@ def reward_kl_frontier(df: pd.DataFrame) -> Figure:
     axes[0].plot(r.kl_direct, r.expected_reward, "k--", lw=1.4, label="RLHF (optimal frontier)", zorder=3)
     for m, c in zip(grpo, palette):
         d = df[df.method == m].sort_values("kl_direct")
-        label = m.replace("inf", "∞")
+        label = _infty(m)
         axes[0].plot(d.kl_direct, d.expected_reward, "-", color=c, lw=1.0, label=label)
         axes[1].plot(d.kl_direct, d.reward_deficit, "-", color=c, lw=1.2, marker="o", ms=2, label=label)
     for ax in axes:
