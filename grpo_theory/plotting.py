@@ -119,7 +119,30 @@ def all_variants(df: pd.DataFrame, pi_ref_a: float) -> Figure:
             else:
                 d = df[df.method == method]
             ls = "--" if method in ("RLHF", "NLHF") else "-"
-            ax.semilogx(d.beta, d.pi_a, color=c, ls=ls, label=_infty(method))
+            d = d.sort_values("beta")
+            beta, pi = d.beta.to_numpy(float), d.pi_a.to_numpy(float)
+            # a jump between two grid points (pi_ref leaving the vertex's basin) is a break, not a steep line
+            cut = np.flatnonzero(np.abs(np.diff(pi)) > 0.15) + 1
+            beta, pi = np.insert(beta, cut, np.nan), np.insert(pi, cut, np.nan)
+            ax.semilogx(beta, pi, color=c, ls=ls, label=_infty(method))
+        # curves that coincide (e.g. direct/scale with RLHF at G = 2) would hide each other: mark them
+        panel = {m: df[(df.method == m) & ((df.group_size == G) if m.startswith("GRPO") else True)]
+                 .sort_values("beta").pi_a.to_numpy(float) for m in METHOD_COLORS}
+        names = list(panel)
+        notes = []
+        if not np.isfinite(G):     # direct/scale at G = inf: the vertex a is a stable limit point for every beta
+            d = df[df.method == "GRPO direct/scale"]
+            ax.semilogx(d.beta, np.ones(len(d)), color=METHOD_COLORS["GRPO direct/scale"], lw=2.2, alpha=0.3)
+            notes.append("thick pale line: the vertex, a second stable branch")
+        for i, a in enumerate(names):
+            for b in names[i + 1:]:
+                if panel[a].size == panel[b].size and panel[a].size and np.allclose(panel[a], panel[b], atol=1e-6):
+                    d = df[df.method == b].sort_values("beta")
+                    ax.semilogx(d.beta.to_numpy()[::5], panel[b][::5], "o", ms=3.2, mfc="none",
+                                mec=METHOD_COLORS[b], mew=0.8)
+                    notes.append(f"○: {_infty(b)} = {_infty(a)}")
+        for k, note in enumerate(notes):
+            ax.text(0.03, 0.04 + 0.07 * k, note, transform=ax.transAxes, fontsize=5.5)
         ax.axhline(pi_ref_a, color="0.45", ls=":", lw=0.9)
         ax.set_title(f"G = {'∞' if not np.isfinite(G) else int(G)}")
         ax.set_xlabel(r"$\beta$")
@@ -332,9 +355,10 @@ def trained_panels(curves: pd.DataFrame, measured: pd.DataFrame) -> Figure:
             cur = curves[(curves.group_size == G) & (curves.beta == beta)].sort_values("pi_ref_a")
             ax.plot(cur.pi_ref_a, cur.pi_a, color=c, label=rf"theory, $\beta$ = {beta:g}")
             m = measured[(measured.group_size == G) & (measured.beta == beta)]
-            ax.errorbar(m.pi_ref_a, m.measured, yerr=m.measured_se, fmt="o", ms=3, color=c, mec="white",
-                        mew=0.5, elinewidth=0.8, capsize=1.2, zorder=5)
-        ax.plot([], [], "o", color="0.3", ms=3, label="trained GPT")
+            # large markers with a dark edge, so that light curve colours and tiny error bars still read
+            ax.errorbar(m.pi_ref_a, m.measured, yerr=m.measured_se, fmt="o", ms=5, color=c, mec="black",
+                        mew=0.7, elinewidth=0.8, capsize=1.2, zorder=5)
+        ax.plot([], [], "o", color="0.6", mec="black", ms=5, label="trained GPT")
         _diagonal(ax)
         ax.set_title(f"G = {int(G)}, reverse penalty")
         ax.legend(loc="lower right", fontsize=6)
