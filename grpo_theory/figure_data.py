@@ -154,6 +154,8 @@ def _figure8_rows() -> pd.DataFrame:     # shared by Figures 8 and 15: solved on
                              residual=sol.residual))
         pi = log_pooling(q.pi_ref, SIMPLEX_REWARDS, beta)
         rows.append(dict(beta=beta, method="RLHF", pi_a=pi[0], pi_b=pi[1], pi_c=pi[2], residual=0.0))
+        ne = nash_equilibrium(q, beta)
+        rows.append(dict(beta=beta, method="NLHF", pi_a=ne.pi[0], pi_b=ne.pi[1], pi_c=ne.pi[2], residual=ne.residual))
     return pd.DataFrame(rows)
 
 

@@ -147,7 +147,8 @@ FIGURES: tuple[FigureSpec, ...] = (
     FigureSpec(8, "simplex_paths",
                f"Figure 8. Three answers with rewards {fd.SIMPLEX_REWARDS} and pi_ref = {fd.SIMPLEX_PI_REF}: "
                "the stationary policy's path on the simplex as beta decreases from 20 to 0.02 (dots: beta = 1), "
-               "GRPO variants against RLHF (dashed).", _fig8),
+               "GRPO variants against RLHF and NLHF (dashed); grey lines: the barycentric grid, pi(o) = 0.2, 0.4, "
+               "0.6, 0.8.", _fig8),
     FigureSpec(9, "trained_vs_theory",
                "Figure 9. The trained language model's measured probability of the rewarded answer (mean over "
                "the final window, error bars: standard error) on top of the theory's stationary curves for "

@@ -195,6 +195,15 @@ def _simplex_axes(ax, labels, rewards) -> None:
     """The probability simplex as a triangle with labelled vertices (a top, b left, c right)."""
     tri = _ternary(np.eye(3))
     ax.fill(tri[:, 0], tri[:, 1], facecolor="0.97", edgecolor="0.3", lw=0.7)
+    for level in (0.2, 0.4, 0.6, 0.8):             # barycentric grid: pi(o) = level for each vertex o
+        for o in range(3):
+            ends = []
+            for other in (o + 1) % 3, (o + 2) % 3:
+                p = np.zeros(3)
+                p[o], p[other] = level, 1 - level
+                ends.append(_ternary(p))
+            ends = np.array(ends)
+            ax.plot(ends[:, 0], ends[:, 1], color="0.8", lw=0.45, zorder=1.5)
     for i, name in enumerate(labels):
         r = "" if rewards is None else f" (r = {rewards[i]:g})"
         pos = {0: (tri[0, 0], tri[0, 1] + 0.03, "bottom"), 1: (tri[1, 0], -0.04, "top"),
@@ -210,11 +219,11 @@ def simplex_paths(df: pd.DataFrame, pi_ref, labels=("a", "b", "c"), rewards=None
     """Figure 8: the stationary policy's path on the simplex as beta goes from large to small."""
     fig, (ax,) = _new(height=3.3)
     _simplex_axes(ax, labels, rewards)
-    palette = ["#6baed6", "#2171b5", "#08306b", "#b2182b", "#333333"]
+    palette = ["#6baed6", "#2171b5", "#08306b", "#b2182b", "#333333", "#2ca25f"]
     for (method, d), c in zip(df.groupby("method", sort=False), palette):
         d = d.sort_values("beta", ascending=False)
         xy = _ternary(d[["pi_a", "pi_b", "pi_c"]].to_numpy())
-        ls = "--" if method == "RLHF" else "-"
+        ls = "--" if method in ("RLHF", "NLHF") else "-"
         ax.plot(xy[:, 0], xy[:, 1], color=c, ls=ls, label=_infty(method))
         k = int(np.argmin(np.abs(np.log(d.beta.to_numpy() / mark_beta))))
         ax.plot(xy[k, 0], xy[k, 1], "o", color=c, ms=3.2, mec="white", mew=0.5)
@@ -370,7 +379,7 @@ def reward_kl_frontier(df: pd.DataFrame) -> Figure:
     (b) each GRPO variant's reward deficit below the frontier at its own KL."""
     fig, axes = _new(width=2 * COLUMN, height=2.9, ncols=2)
     palette = ["#6baed6", "#2171b5", "#08306b", "#b2182b"]
-    grpo = [m for m in dict.fromkeys(df.method) if m != "RLHF"]
+    grpo = [m for m in dict.fromkeys(df.method) if m not in ("RLHF", "NLHF")]
     r = df[df.method == "RLHF"].sort_values("kl_direct")
     axes[0].plot(r.kl_direct, r.expected_reward, "k--", lw=1.4, label="RLHF (optimal frontier)", zorder=3)
     for m, c in zip(grpo, palette):

@@ -81,6 +81,13 @@ def test_simplex_paths_are_stationary(figdir):
     df = _csv(figdir, "fig8_simplex_paths")
     assert df.residual.max() < 1e-10
     np.testing.assert_allclose(df[["pi_a", "pi_b", "pi_c"]].sum(axis=1), 1.0, atol=1e-12)
+    # NLHF, independently: pi ∝ pi_ref exp(M pi / beta) with M the pairwise preference of rewards (1, 0.5, 0)
+    M = np.array([[0.5, 1.0, 1.0], [0.0, 0.5, 1.0], [0.0, 0.0, 0.5]])
+    for row in df[df.method == "NLHF"].iloc[::11].itertuples():
+        pi = np.array([row.pi_a, row.pi_b, row.pi_c])
+        target = np.array([0.2, 0.3, 0.5]) * np.exp(M @ pi / row.beta)
+        np.testing.assert_allclose(pi, target / target.sum(), atol=1e-9)
+    assert np.isclose(df.beta, 1.0).any()                    # the dots marked beta = 1 are at beta = 1
 
 
 def test_every_figure_has_png_pdf_csv_caption(figdir):
