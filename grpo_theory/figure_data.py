@@ -231,7 +231,9 @@ def figure12_data(n: int = 600, n_iter: int = 40) -> tuple[pd.DataFrame, pd.Data
                   spectral_radius=fp.spectral_radius) for fp in map_fixed_points(q, obj)]
     marks += [dict(kind="2-cycle", pi_a=c[0], map_stable=cyc.stable, flow_stable=None,
                    spectral_radius=abs(cyc.multiplier)) for cyc in map_cycles(q, obj) for c in cyc]
-    x0 = next(m["pi_a"] for m in marks if m["kind"] == "fixed point" and m["flow_stable"]) * 1.02
+    # start 30% above the fixed point: close enough to read the cycle's onset, far enough that the flow's
+    # approach is visible (2% drew the flow as a flat line)
+    x0 = next(m["pi_a"] for m in marks if m["kind"] == "fixed point" and m["flow_stable"]) * 1.3
     orbit, x = [], x0
     for n_ in range(n_iter + 1):
         orbit.append(dict(n=n_, pi_a=x))

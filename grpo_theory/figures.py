@@ -168,8 +168,8 @@ FIGURES: tuple[FigureSpec, ...] = (
                f"Figure 12. The exact proximal map (the note's argmax, iterated) for pi_ref(a) = "
                f"{fd.MAP_PI_REF:g}, beta = {fd.MAP_BETA:g}, direct KL, G = inf. (a) Its stationary point is "
                "stable under the gradient flow but unstable under the map (|f'| > 1): the iteration falls "
-               "onto a stable 2-cycle. (b) From the same start the flow settles while the iteration "
-               "oscillates.", _fig12),
+               "onto a stable 2-cycle. (b) From the same start, 30% above the fixed point, the flow (time t, top "
+               "axis) settles while the iteration (step n, bottom axis) oscillates.", _fig12),
     FigureSpec(15, "reward_kl_frontier",
                f"Figure 15. Expected reward against KL(pi || pi_ref) as beta falls from 20 to 0.02, for Figure 8's "
                f"question (rewards {fd.SIMPLEX_REWARDS}, pi_ref = {fd.SIMPLEX_PI_REF}). RLHF's log pooling maximises "

@@ -340,16 +340,20 @@ def proximal_cobweb(curve: pd.DataFrame, marks: pd.DataFrame, orbits: pd.DataFra
     ax.legend(loc="upper left", fontsize=5.8)
     pr = orbits[orbits.kind == "proximal iteration"]
     fl = orbits[orbits.kind != "proximal iteration"]
-    bx.plot(pr.n, pr.pi_a, "o-", ms=2.4, lw=0.8, color="#1f5fa8", label="proximal iteration (step n)")
-    bx.plot(fl.n, fl.pi_a, color="#b2182b", label="gradient flow (time t)")
+    bx.plot(pr.n, pr.pi_a, "o-", ms=2.4, lw=0.8, color="#1f5fa8", label="proximal iteration (step n, bottom axis)")
+    tx = bx.twiny()                   # step n and flow time t are different units: two x axes
+    tx.plot(fl.n, fl.pi_a, color="#b2182b", lw=1.3)
+    bx.plot([], [], color="#b2182b", label="gradient flow (time t, top axis)")
     for row in fps.itertuples():
         if row.flow_stable:
             bx.axhline(row.pi_a, color="#b2182b", ls=":", lw=0.8)
-    bx.set_xlabel("n  or  t")
+    bx.set_xlabel("proximal step n")
+    tx.set_xlabel("flow time t", color="#b2182b", fontsize=7)
+    tx.tick_params(axis="x", colors="#b2182b", labelsize=6.5)
     bx.set_ylabel(r"$\pi(a)$")
-    bx.set_title("(b) same start: the flow settles, the iteration cycles", fontsize=7.5)
-    bx.set_ylim(0.1, 0.58)
-    bx.legend(loc="upper right", fontsize=6, ncol=2)
+    bx.set_title("(b) same start: the flow settles, the iteration cycles", fontsize=7.5, pad=18)
+    bx.set_ylim(0.05, 0.72)
+    bx.legend(loc="upper right", fontsize=6)
     return fig
 
 
