@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["atomic_write"]
+__all__ = ["atomic_write", "read_yaml"]
 
 
 def atomic_write(path: str | Path, write: Callable[[Path], object]) -> Path:
@@ -19,3 +19,18 @@ def atomic_write(path: str | Path, write: Callable[[Path], object]) -> Path:
     write(tmp)
     tmp.replace(path)
     return path
+
+
+def read_yaml(path: str | Path, what: str, expected: str):
+    """``path`` parsed as YAML; a missing file or bad YAML is an InvalidInputError naming ``what``."""
+    import yaml
+
+    from .problem import InvalidInputError
+
+    path = Path(path)
+    if not path.is_file():
+        raise InvalidInputError(f"{what} {str(path)!r}: no such file (expected {expected})")
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise InvalidInputError(f"{what} {str(path)!r} is not valid YAML: {exc}") from None

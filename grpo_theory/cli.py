@@ -245,20 +245,12 @@ def _read_config(framework: str, path_text: str):
 def _cmd_sweep(args) -> int:
     from pathlib import Path
 
-    import yaml
-
+    from ._io import read_yaml
     from .sweep import cases_from_grid, sweep
 
-    path = Path(args.grid)
-    if not path.is_file():
-        raise InvalidInputError(f"grid {str(path)!r}: no such file (expected YAML with 'objectives' and "
-                                "'questions' or 'simplex')")
-    try:
-        grid = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise InvalidInputError(f"grid {str(path)!r} is not valid YAML: {exc}") from None
+    grid = read_yaml(args.grid, "grid", "YAML with 'objectives' and 'questions' or 'simplex'")
     cases = cases_from_grid(grid)
-    out = args.out or grid.get("out") or str(path.with_suffix(".csv"))
+    out = args.out or grid.get("out") or str(Path(args.grid).with_suffix(".csv"))
     if args.dask_workers:
         from dask.distributed import Client, LocalCluster
 

@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["KL_ESTIMATORS", "KL_PLACEMENTS", "estimator_value", "coefficient", "coefficient_slope",
+__all__ = ["KL_ESTIMATORS", "KL_PLACEMENTS", "estimator_value", "coefficient", "value_slope",
            "discontinuities", "effective_penalty", "value_shift", "shaped_question"]
 
 KL_ESTIMATORS = ("k1", "k2", "k3", "k3_ratio", "k3_plus", "abs")
@@ -115,8 +115,8 @@ def coefficient(obj, lr) -> np.ndarray:
         return estimator_value(obj, lr)
     if obj.kl_placement != "loss":
         raise ValueError(f"no coefficient for kl_placement={obj.kl_placement!r}; the KL is in the reward")
-    if est == "k3_plus":
-        return lr.copy()                     # straight-through k2 gradient, never clamped
+    if est == "k3_plus" or (est == "k3_ratio" and obj.kl_log_ratio_clamp is None and obj.kl_value_clamp is None):
+        return lr.copy()                     # k3+: straight-through k2 gradient, never clamped; k3 + 1 - rho = lr
     with np.errstate(invalid="ignore"):
         c = np.where(_active(obj, lr), _raw_slope(est, lr), 0.0)
     if est == "k3_ratio":
@@ -124,25 +124,11 @@ def coefficient(obj, lr) -> np.ndarray:
     return c
 
 
-def coefficient_slope(obj, lr) -> np.ndarray:
-    """``dc/d lr`` away from the discontinuities (for Jacobians)."""
+def value_slope(obj, lr) -> np.ndarray:
+    """``d value/d lr`` of the clamped estimator (0 where a clamp is active), away from discontinuities."""
     lr = np.asarray(lr, dtype=float)
-    est = obj.kl_estimator
-    if obj.kl_placement == "loss" and est == "k3_plus":
-        return np.ones_like(lr)
-    base = "k3" if est in ("k3", "k3_ratio", "k3_plus") else est
-    active = _active(obj, lr)
     with np.errstate(over="ignore", invalid="ignore"):
-        first = np.where(active, _raw_slope(base, lr), 0.0)                  # d value/d lr
-        if base == "k1" or base == "abs":
-            second = np.zeros_like(lr)
-        elif base == "k2":
-            second = np.where(active, 1.0, 0.0)
-        else:
-            second = np.where(active, np.exp(-lr), 0.0)                      # d(1 - rho)/d lr
-    if obj.kl_placement == "advantage":
-        return first
-    return second + first if est == "k3_ratio" else second
+        return np.where(_active(obj, lr), _raw_slope(obj.kl_estimator, lr), 0.0)
 
 
 def discontinuities(obj) -> tuple[float, ...]:

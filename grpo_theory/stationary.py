@@ -774,7 +774,7 @@ def _reward_ties(cp: ClassProblem, starts: list) -> list[StationaryPoint]:
         if not np.all(np.isfinite(sol.x)) or np.max(np.abs(ties(sol.x))) > 1e-9 * max(1.0, obj.beta):
             continue
         log_pi = _log_pi_from_eta(sol.x)
-        slope = kl.coefficient_slope(obj.replace(kl_placement="advantage"), log_pi - cp._log_p)  # value'(lr)
+        slope = kl.value_slope(obj, log_pi - cp._log_p)
         stable = True if np.all(slope > 0) else (False if np.any(slope < 0) else None)
         why = ("the shaped rewards r - beta value tie on the support, so every advantage is 0; "
                + ("each class's shaped reward falls as its mass grows: stable" if stable else

@@ -292,13 +292,7 @@ class TreeProblem:
                 pen = (ps * W[self.support]) @ tail / reach_edge
             else:
                 Wv = (ps * W[self.support]) @ t.paths / reach_edge
-                if obj.penalty == "reverse":
-                    d = -np.expm1(-lr)
-                elif obj.penalty == "direct":
-                    d = lr
-                else:
-                    d = kl.coefficient(obj, lr)
-                pen = Wv * d
+                pen = Wv * kl.coefficient(obj, lr)
         return Q - obj.beta * pen, cond, reach_edge / np.where(cond > 0, cond, 1.0)
 
     def _centred(self, g: np.ndarray, cond: np.ndarray) -> np.ndarray:

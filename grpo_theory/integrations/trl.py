@@ -30,7 +30,7 @@ import numpy as np
 
 from ..problem import InvalidInputError, Objective, Question
 from ..stationary import stationary_policy
-from .mapping import TheoryMapping, defaults_for
+from .mapping import TheoryMapping, defaults_for, parse_version
 
 #: TRL constants read from trl/trainer/grpo_trainer.py (0.14 to 1.16): ``advantages / (std + 1e-4)``.
 TRL_STD_EPS = 1e-4
@@ -103,8 +103,6 @@ def objective_from_trl(config, trl_version: str | None = None, completion_tokens
         warns.append(f"TRL version unknown (not given, not installed): defaults of TRL {PINNED_TRL} assumed")
     defaults, w = defaults_for(TRL_DEFAULTS, version, "TRL")
     warns += w
-    from .mapping import parse_version
-
     if parse_version(version) > parse_version(_NEWEST_READ):
         warns.append(f"TRL {version} is newer than the newest release whose defaults were read ({_NEWEST_READ}): "
                      "fields left out take 1.16's defaults; check them")

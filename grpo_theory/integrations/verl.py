@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
 
+from .._io import read_yaml
 from ..problem import LOSS_TYPES, InvalidInputError, Objective
 from .mapping import TheoryMapping
 
@@ -58,6 +59,8 @@ VERL_ESTIMATORS = {"kl": ("k1", None, None), "k1": ("k1", None, None), "abs": ("
 #: GRPO's advantage epsilon in compute_grpo_outcome_advantage.
 VERL_STD_EPS = 1e-6
 _GRPO_ESTIMATORS = ("grpo", "grpo_vectorized", "grpo_passk")
+#: Sections whose keys are checked against verl_config_keys.json (the rest of a config is not read).
+_CHECKED_SECTIONS = ("algorithm", "actor_rollout_ref")
 
 
 def _known_keys() -> frozenset:
@@ -78,16 +81,7 @@ def _flatten(d: Mapping, prefix: str = "") -> dict:
 
 def _load(config) -> dict:
     if isinstance(config, (str, Path)):
-        path = Path(config)
-        if not path.is_file():
-            raise InvalidInputError(f"verl config {str(path)!r}: no such file (expected a YAML file shaped like "
-                                    "verl's ppo_trainer.yaml)")
-        import yaml
-
-        try:
-            config = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except yaml.YAMLError as exc:
-            raise InvalidInputError(f"verl config {str(path)!r} is not valid YAML: {exc}") from None
+        config = read_yaml(config, "verl config", "a YAML file shaped like verl's ppo_trainer.yaml")
     if not isinstance(config, Mapping):
         raise InvalidInputError(f"a verl config must be a nested mapping or a YAML path, got {type(config).__name__}")
     flat = _flatten(config)
@@ -115,7 +109,7 @@ def objective_from_verl(config) -> TheoryMapping:
     flat = _load(config)
     warns: list[str] = []
     known = _known_keys()
-    unknown = sorted(k for k in flat if k not in known and k.split(".")[0] in ("algorithm", "actor_rollout_ref"))
+    unknown = sorted(k for k in flat if k not in known and k.split(".")[0] in _CHECKED_SECTIONS)
     if unknown:
         warns.append(f"unknown key(s) {unknown}: not in verl's ppo_trainer.yaml ({VERL_VERSION}); ignored")
 
