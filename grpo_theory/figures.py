@@ -81,6 +81,7 @@ def _fig9(ctx):
     measured = ctx.get("trained")
     if measured is None:
         return None, {}
+    measured = fd.trained_points(measured)
     curves = fd.trained_curves(measured)
     return plotting.trained_panels(curves, measured), {"data": measured, "curves": curves}
 
@@ -150,10 +151,12 @@ FIGURES: tuple[FigureSpec, ...] = (
                "GRPO variants against RLHF and NLHF (dashed); grey lines: the barycentric grid, pi(o) = 0.2, 0.4, "
                "0.6, 0.8.", _fig8),
     FigureSpec(9, "trained_vs_theory",
-               "Figure 9. The trained language model's measured probability of the rewarded answer (mean over "
-               "the final window, error bars: standard error) on top of the theory's stationary curves for "
-               "the same G and beta (reverse penalty: G = 2 is Eq. 14, as in Figure 1; larger G from the "
-               "exact finite-G solver, approaching Figure 2).", _fig9),
+               "Figure 9. Trained language models against the theory. Top: the measured probability of the "
+               "rewarded answer (mean over the final window) on the stationary curves for the same G, beta "
+               "and penalty (solid: reverse, filled markers; dashed: direct, open markers; dotted: a second "
+               "stable point, where training can also end). Bottom: measured - predicted on a symlog scale "
+               "(linear within +-0.01, shaded), error bars the between-seed standard error where the study "
+               "has several seeds.", _fig9),
     FigureSpec(10, "phase_portraits",
                f"Figure 10. Phase portraits of the expected-gradient flow for a binary question with "
                f"pi_ref(a) = {fd.PHASE_PI_REF:g}: arrows give the direction of d pi(a)/dt (shade: log speed) at "

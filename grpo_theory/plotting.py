@@ -357,24 +357,52 @@ def proximal_cobweb(curve: pd.DataFrame, marks: pd.DataFrame, orbits: pd.DataFra
     return fig
 
 
+#: marker and face of each source in Figure 9 (others get the default)
+SOURCE_STYLE = {"small GPT": ("o", 3.2), "SmolLM2-135M": ("D", 4.5), "SmolLM2, TRL": ("s", 4.5)}
+
+
 def trained_panels(curves: pd.DataFrame, measured: pd.DataFrame) -> Figure:
-    """Figure 9: one panel per group size; theory curves per beta with the trained model's points."""
+    """Figure 9: per group size, (top) the theory's stable branches per beta and penalty with the
+    trained points, (bottom) the residual measured - predicted with its error bar, symlog scale."""
     gs = sorted(measured.group_size.unique())
-    fig, axes = _new(width=COLUMN * min(3, len(gs)) * 0.95, height=2.9, ncols=len(gs))
+    fig = Figure(figsize=(COLUMN * min(3, len(gs)) * 0.95, 5.6), layout="constrained")
+    axes = fig.subplots(2, len(gs), squeeze=False, height_ratios=[1.35, 1])
     betas = sorted(measured.beta.unique())
-    cols = _param_colors(betas) if len(betas) > 1 else ["#1f5fa8"]
-    for ax, G in zip(axes, gs):
-        for beta, c in zip(betas, cols):
-            cur = curves[(curves.group_size == G) & (curves.beta == beta)].sort_values("pi_ref_a")
-            ax.plot(cur.pi_ref_a, cur.pi_a, color=c, label=rf"theory, $\beta$ = {beta:g}")
-            m = measured[(measured.group_size == G) & (measured.beta == beta)]
-            # large markers with a dark edge, so that light curve colours and tiny error bars still read
-            ax.errorbar(m.pi_ref_a, m.measured, yerr=m.measured_se, fmt="o", ms=5, color=c, mec="black",
-                        mew=0.7, elinewidth=0.8, capsize=1.2, zorder=5)
-        ax.plot([], [], "o", color="0.6", mec="black", ms=5, label="trained GPT")
-        _diagonal(ax)
-        ax.set_title(f"G = {int(G)}, reverse penalty")
-        ax.legend(loc="lower right", fontsize=6)
+    cols = dict(zip(betas, _param_colors(betas) if len(betas) > 1 else ["#1f5fa8"]))
+    dash = {"reverse": "-", "direct": "--"}
+    sources = list(dict.fromkeys(measured.source))
+    for j, G in enumerate(gs):
+        top, bottom = axes[0, j], axes[1, j]
+        for (beta, pen, branch), cur in curves[curves.group_size == G].groupby(["beta", "penalty", "branch"]):
+            cur = cur.sort_values("pi_ref_a")
+            top.plot(cur.pi_ref_a, cur.pi_a, dash.get(pen, "-") if branch == 0 else ":", color=cols[beta],
+                     lw=1.0 if branch == 0 else 0.9)
+        for src in sources:
+            marker, size = SOURCE_STYLE.get(src, ("o", 3.5))
+            for (beta, pen), m in measured[(measured.group_size == G) & (measured.source == src)].groupby(
+                    ["beta", "penalty"]):
+                face = cols[beta] if pen == "reverse" else "white"
+                kw = dict(fmt=marker, ms=size, color=cols[beta], mfc=face, mec="black", mew=0.6, elinewidth=0.7,
+                          capsize=1.0, zorder=5, alpha=0.85)
+                top.errorbar(m.pi_ref_a, m.measured, yerr=m.measured_se, **kw)
+                bottom.errorbar(m.pi_ref_a, m.residual, yerr=m.residual_se, **kw)
+        _diagonal(top)
+        top.set_title(f"G = {_infty(int(G) if np.isfinite(G) else 'inf')}")
+        bottom.axhline(0, color="0.3", lw=0.8)
+        bottom.set_yscale("symlog", linthresh=0.01, linscale=1.0)
+        bottom.set_ylim(-1.1, 1.1)
+        bottom.set_xlim(-0.02, 1.02)
+        bottom.set_xlabel(r"$\pi_{\mathrm{ref}}(a)$")
+        bottom.set_ylabel("measured - predicted" if j == 0 else "")
+        bottom.axhspan(-0.01, 0.01, color="0.9", zorder=0)
+    handles = [Line2D([], [], color=cols[b], lw=1.2, label=rf"$\beta$ = {b:g}") for b in betas]
+    handles += [Line2D([], [], color="0.3", ls=dash[p], lw=1.0, label=f"{p} penalty (filled/open)")
+                for p in dash if p in set(measured.penalty)]
+    if (curves.branch == 1).any():
+        handles.append(Line2D([], [], color="0.3", ls=":", lw=0.9, label="other stable point"))
+    handles += [Line2D([], [], ls="", marker=SOURCE_STYLE.get(s, ("o", 3.5))[0], mfc="0.7", mec="black", label=s)
+                for s in sources]
+    axes[0, 0].legend(handles=handles, loc="lower right", fontsize=5.5)
     return fig
 
 

@@ -41,7 +41,8 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 import numpy as np
 
@@ -133,6 +134,50 @@ class StationaryPointSet:
     points: tuple
     exhaustive: bool
     message: str
+    question: Question | None = field(default=None, compare=False, repr=False)
+    objective: Objective | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def multistable(self) -> bool:
+        """More than one stable point: where training ends depends on where it starts (and on noise)."""
+        return len(self.stable) > 1
+
+    @cached_property
+    def from_reference(self) -> StationaryPoint:
+        """The point the on-policy flow reaches from ``pi_ref`` (:func:`stationary_policy`)."""
+        return stationary_policy(self.question, self.objective)
+
+    @cached_property
+    def basins(self) -> tuple | None:
+        """The flow's basin of every stable point, as :class:`~grpo_theory.dynamics.Basin` intervals of
+        the best class's probability (two-class questions at sequence level); None otherwise."""
+        if self.question is None or _token_level(self.question, self.objective):
+            return None
+        if ClassProblem(self.question, self.objective).n_classes != 2:
+            return None
+        from .dynamics import basins
+
+        return tuple(basins(self.question, self.objective))
+
+    def summary(self) -> str:
+        """One line per stable point (best class's probability, basin), and which one ``pi_ref`` flows to."""
+        if self.question is None:
+            return self.message
+        cp = ClassProblem(self.question, self.objective)
+        best = cp.class_of == 0
+
+        def mass(p):
+            return float(np.asarray(p.pi)[best].sum())
+        lines = [f"{len(self.stable)} stable point(s) of {len(self.points)} found ({self.message})"]
+        basins = self.basins or ()
+        for p in self.stable:
+            b = next((b for b in basins if abs(mass(b.point) - mass(p)) < 1e-9), None)
+            where = f", basin pi(best) in ({b.lo:.4g}, {b.hi:.4g})" if b else ""
+            lines.append(f"  pi(best class) = {mass(p):.6g}{where}")
+        start = float(self.question.pi_ref[best].sum())
+        end = mass(self.from_reference)
+        lines.append(f"  the flow from pi_ref (pi(best) = {start:.4g}) reaches pi(best) = {end:.6g}")
+        return "\n".join(lines)
 
     def __iter__(self) -> Iterator[StationaryPoint]:
         return iter(self.points)
@@ -914,7 +959,27 @@ def stationary_points(q: Question, obj: Objective, *, n_grid: int = 2001, n_star
     More classes: root finding from ``n_starts`` starting points (pi_ref, the
     uniform policy, near each vertex, the end of the flow from pi_ref, random);
     not guaranteed exhaustive, which ``exhaustive=False`` says.
+
+    The set knows its question: ``.stable``, ``.multistable``, ``.from_reference`` (the point
+    the flow from ``pi_ref`` reaches), ``.basins`` (two classes) and ``.summary()``.
+
+    Examples
+    --------
+    >>> from grpo_theory import Question, Objective, stationary_points
+    >>> pts = stationary_points(Question([0.14, 0.86], rewards=[1, 0]),
+    ...                         Objective(beta=1.0, group_size=64, penalty="direct"))
+    >>> pts.multistable, [round(float(p.pi[0]), 4) for p in pts.stable]
+    (True, [0.9965, 0.544])
+    >>> [(round(b.lo, 4), round(b.hi, 4)) for b in pts.basins], round(float(pts.from_reference.pi[0]), 4)
+    ([(0.0, 0.9734), (0.9734, 1.0)], 0.544)
     """
+    q, obj = as_question(q), as_objective(obj)
+    found = _stationary_points(q, obj, n_grid=n_grid, n_starts=n_starts, seed=seed)
+    return replace(found, question=q, objective=obj)
+
+
+def _stationary_points(q: Question, obj: Objective, *, n_grid: int, n_starts: int, seed: int) -> StationaryPointSet:
+    """The search behind :func:`stationary_points`."""
     if n_grid < 11:
         raise InvalidInputError(f"n_grid must be >= 11, got {n_grid!r}")
     q, obj = as_question(q), as_objective(obj)

@@ -272,3 +272,29 @@ def test_frameworks_figure_matches_hand_built_objectives(figdir):
                 assert unclamped[1] < (1 - row.pi_ref_correct) * math.exp(-10)
         else:
             assert row.pi_wrong == pytest.approx(unclamped[1], abs=1e-9, rel=1e-7)
+
+
+def test_figure9_curves_carry_every_stable_branch_and_residuals():
+    """Figure 9's curves: reverse at G = 2 is Eq. 14 (closed form); direct at G = 64, beta = 1 has a
+    second stable branch exactly where the exhaustive scan finds two stable points, above the first."""
+    from grpo_theory import closed_form, stationary_points
+    from grpo_theory.figure_data import trained_curves, trained_points
+
+    pts = pd.DataFrame(dict(group_size=[2, 64], beta=[0.5, 1.0], penalty=["reverse", "direct"],
+                            pi_ref_a=[0.3, 0.15], measured=[0.7, 0.55], measured_se=[0.01, 0.01]))
+    m = trained_points(pts)
+    assert np.allclose(m.residual, m.measured - m.predicted) and (m.residual_se == m.measured_se).all()
+    cur = trained_curves(pts, n=40)
+    rev = cur[(cur.penalty == "reverse")]
+    np.testing.assert_allclose(rev.pi_a, closed_form.binary_pairwise(rev.pi_ref_a.to_numpy(), 0.5), atol=1e-6)
+    assert (rev.branch == 0).all()
+    d = cur[cur.penalty == "direct"]
+    upper = d[d.branch == 1]
+    assert len(upper) > 0
+    for p in upper.pi_ref_a.to_numpy()[[0, -1]]:
+        q = Question([p, 1 - p], rewards=[1, 0])
+        assert stationary_points(q, Objective(1.0, 64, "direct")).multistable
+    lower = d[d.branch == 0].set_index("pi_ref_a").pi_a
+    assert (upper.set_index("pi_ref_a").pi_a > lower.loc[upper.pi_ref_a]).all()
+    with pytest.raises(ValueError, match="lacks columns"):
+        trained_points(pts.drop(columns="measured_se"))

@@ -283,3 +283,25 @@ def test_stationary_policy_agrees_with_the_exhaustive_basins(p, beta, G):
     basin = [pt for pt in pts if pt.stable and (lo <= pt.pi[0] <= hi)]
     assert len(basin) == 1
     assert stationary_policy(q, obj).pi[0] == pytest.approx(basin[0].pi[0], abs=1e-10)
+
+
+def test_point_set_reports_the_flows_point_and_basins_independently_checked():
+    """Multistable question: `.from_reference` is where the ODE flow from pi_ref ends (integrated
+    here), and the basins meet at the unstable point; a start just above it flows to the upper point."""
+    from grpo_theory.dynamics import flow
+
+    q, obj = Question([0.14, 0.86], rewards=[1, 0]), Objective(beta=1.0, group_size=64, penalty="direct")
+    pts = stationary_points(q, obj)
+    assert pts.multistable and len(pts.basins) == 2
+    end = flow(q, obj, q.pi_ref, [0.0, 2000.0], with_points=False).pi[-1]
+    assert abs(end[0] - pts.from_reference.pi[0]) < 1e-4
+    unstable = [p for p in pts if p.stable is False]
+    assert len(unstable) == 1
+    cut = float(unstable[0].pi[0])
+    lower, upper = sorted(pts.basins, key=lambda b: b.lo)
+    assert lower.hi == pytest.approx(cut) and upper.lo == pytest.approx(cut)
+    above = flow(q, obj, [cut + 2e-3, 1 - cut - 2e-3], [0.0, 2000.0], with_points=False).pi[-1]
+    assert abs(above[0] - float(upper.point.pi[0])) < 1e-3
+    assert "2 stable point(s)" in pts.summary() and "reaches" in pts.summary()
+    single = stationary_points(Question([0.3, 0.7], rewards=[1, 0]), Objective(beta=1.0))
+    assert not single.multistable and single.basins[0].lo == 0.0 and single.basins[0].hi == 1.0

@@ -120,30 +120,6 @@ def test_config_rejects_bad_values():
         GRPOConfig(penalty="kl")
 
 
-@pytest.mark.slow
-def test_smollm2_grpo_smoke(tmp_path):
-    """A few GRPO steps on the real SmolLM2-135M-Instruct on CPU (needs `grpo-theory fetch-model`)."""
-    from pathlib import Path
-
-    pytest.importorskip("gguf", reason="SmolLM2 loads from GGUF: pip install -e '.[train]'")
-    from grpo_theory.training.smollm import GGUF_NAME, fetch_model, load_smollm2, yes_no_task
-
-    model_dir = Path("models/smollm2")
-    if not (model_dir / GGUF_NAME).exists():
-        fetch_model(model_dir)
-    model, tok = load_smollm2(model_dir)
-    task = yes_no_task(tok, 4)
-    before = answer_probabilities(model, task)
-    np.testing.assert_allclose(before.sum(1), 1.0, atol=1e-5)
-    cfg = GRPOConfig(group_size=4, beta=0.1, steps=4, learning_rate=1e-4, groups_per_question=4, log_every=1)
-    res = GRPOTrainer(copy.deepcopy(model), task, cfg, reference=model, run_dir=tmp_path, progress=False).train()
-    after = res.probs_window[-1]
-    assert np.all(np.isfinite(after))
-    rewarded = task.rewards == 1
-    assert (after * rewarded).sum() > (before * rewarded).sum()       # moved towards the rewarded answers
-    assert (tmp_path / "metrics.csv").exists()
-
-
 def test_validate_killed_part_way_resumes_without_retraining_finished_runs(tmp_path):
     """`grpo-theory validate` killed after its first run finished: --resume keeps that run, trains the rest."""
     import os
@@ -258,3 +234,63 @@ def test_trainer_kl_options_are_validated():
     with pytest.raises(ValueError, match="conflicts"):
         GRPOConfig(penalty="direct", kl_estimator="k3")
     assert GRPOConfig(kl_estimator="k2").objective().penalty == "direct"
+
+
+def test_frozen_parameters_are_neither_trained_nor_checkpointed(small_setup, tmp_path):
+    """A model that freezes part of itself: only the rest moves, the checkpoint holds only the rest,
+    and a resumed run follows the uninterrupted one."""
+    task, _, ref = small_setup
+    cfg = GRPOConfig(group_size=4, beta=0.5, steps=30, log_every=5, checkpoint_every=10, seed=1)
+
+    def frozen_copy():
+        m = copy.deepcopy(ref)
+        for name, p in m.named_parameters():
+            p.requires_grad_(not name.startswith(("tok.", "pos.", "blocks.0.")))
+        return m
+
+    full_model = frozen_copy()
+    full = GRPOTrainer(full_model, task, cfg, reference=ref, run_dir=tmp_path / "a", progress=False).train()
+    before, after = dict(ref.named_parameters()), dict(full_model.named_parameters())
+    frozen = [n for n, p in after.items() if not p.requires_grad]
+    assert frozen and all(torch.equal(after[n], before[n]) for n in frozen)
+    assert any(not torch.equal(after[n], before[n]) for n, p in after.items() if p.requires_grad)
+    saved = torch.load(tmp_path / "a" / "checkpoint.pt", weights_only=False)["model"]
+    assert set(saved) == {n for n, p in after.items() if p.requires_grad}
+    part = GRPOTrainer(frozen_copy(), task, cfg, reference=ref, run_dir=tmp_path / "b", progress=False)
+    part.train(stop_after=10)
+    resumed = GRPOTrainer(frozen_copy(), task, cfg, reference=ref, run_dir=tmp_path / "b", progress=False)
+    res = resumed.train(resume=True)
+    np.testing.assert_allclose(res.measured, full.measured, atol=1e-6)
+    with pytest.raises(ValueError, match="nothing to train"):
+        GRPOTrainer(copy.deepcopy(ref).requires_grad_(False), task, cfg, reference=ref, progress=False)
+
+
+def test_alone_trains_each_question_by_its_own_model(tmp_path):
+    """validate(alone=True) gives, for each question, exactly a run on that question alone."""
+    from grpo_theory.training.validate import run_validation
+
+    run_validation(tmp_path / "v", quick=True, n_questions=2, steps=20, configs=["G2_beta0.5_reverse"], alone=True,
+                   progress=False, figures=False)
+    import pandas as pd
+
+    got = pd.read_csv(tmp_path / "v" / "results.csv")
+    task, freqs = synthetic_binary_task(2, 1, seed=0)
+    ref = pretrain_reference(task, freqs, seed=0, progress=False)
+    cfg = GRPOConfig(group_size=2, beta=0.5, penalty="reverse", steps=20, learning_rate=3e-3, groups_per_question=64)
+    one = GRPOTrainer(copy.deepcopy(ref), task.subset([1]), cfg, reference=ref, progress=False).train()
+    best = int(np.argmax(task.rewards[1]))
+    assert got.measured.iloc[1] == pytest.approx(one.measured[0, best], abs=1e-9)
+    with pytest.raises(ValueError, match="unknown configs"):
+        run_validation(tmp_path / "w", quick=True, configs=["G3_nothing"], progress=False)
+
+
+def test_wilson_interval_matches_scipy():
+    from scipy.stats import binomtest
+
+    from grpo_theory.training.free_generation import wilson_interval
+
+    for k, n in [(0, 48), (3, 48), (24, 48), (48, 48), (137, 400)]:
+        ci = binomtest(k, n).proportion_ci(0.95, method="wilson")
+        np.testing.assert_allclose(wilson_interval(k, n), (ci.low, ci.high), atol=2e-4)
+    with pytest.raises(ValueError, match="0 <= k <= n"):
+        wilson_interval(5, 4)

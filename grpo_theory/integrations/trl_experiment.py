@@ -12,6 +12,7 @@ next-token distribution (``K = V`` outputs in two reward classes).
 
 from __future__ import annotations
 
+import copy
 import json
 import time
 from pathlib import Path
@@ -174,3 +175,111 @@ def run_trl_validation(out_dir="runs/validate_trl", *, n_questions: int = 12, st
         (out / "settings_gap.json").write_text(json.dumps(dict(mean_abs_gap=float(gap.mean()),
                                                                max_abs_gap=float(gap.max())), indent=2))
     return pd.DataFrame(summary)
+
+
+def run_trl_smollm2(out_dir="runs/validate_trl_smollm2", *, model_dir="models/smollm2", n_prompts: int = 4,
+                    steps: int = 60, group_size: int = 4, beta: float = 0.5, learning_rate: float = 1e-3,
+                    seed: int = 0, settings=(True, False), measure_every: int = 2, window: float = 0.3,
+                    num_threads: int | None = 1) -> pd.DataFrame:
+    """TRL's GRPOTrainer on SmolLM2-135M-Instruct, yes/no prompts, one-token completions.
+
+    The model is SmolLM2 dequantised from the GGUF file and saved once under ``out_dir`` (TRL
+    rebuilds the reference model from that path). As in our CPU study, only the last decoder
+    layer's MLP trains (every other parameter has ``requires_grad=False``, which TRL's optimiser
+    respects). Completions are one token sampled from the whole vocabulary at temperature 1; the
+    reward is 1 when the decoded token, stripped, is the answer ("Yes"/"No": " Yes" counts too).
+    The prediction uses SmolLM2's full next-token distribution (``K = V`` outputs in two reward
+    classes) under ``objective_from_trl(args)``. Returns one row per (setting, prompt).
+    """
+    import torch
+    from datasets import Dataset
+    from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
+    from trl import GRPOConfig, GRPOTrainer
+
+    from ..training.smollm import YES_NO_QUESTIONS, load_smollm2
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    if num_threads is not None:
+        torch.set_num_threads(num_threads)
+    torch.manual_seed(seed)
+    hf_dir = out / "smollm2_hf"
+    if not (hf_dir / "config.json").exists():
+        model, tok = load_smollm2(model_dir)
+        # a GGUF-loaded model refuses save_pretrained ("quantized with gguf"): the same dequantised
+        # weights in a plain model of the same config save normally
+        config = copy.deepcopy(model.hf.config)
+        config.__dict__.pop("quantization_config", None)
+        plain = AutoModelForCausalLM.from_config(config)
+        plain.load_state_dict(model.hf.state_dict())
+        plain.save_pretrained(hf_dir)
+        tok.save_pretrained(hf_dir)
+    tok = AutoTokenizer.from_pretrained(hf_dir)
+    chosen = YES_NO_QUESTIONS[:n_prompts]
+    messages = [[{"role": "user", "content": q + " Answer Yes or No."}] for q, _ in chosen]
+    prompt_ids = [tok.apply_chat_template(m, add_generation_prompt=True, tokenize=True, return_dict=True)["input_ids"]
+                  for m in messages]
+    vocab_text = [tok.decode([i]).strip() for i in range(len(tok))]
+    reward_table = np.array([[float(t == answer) for t in vocab_text] for _, answer in chosen])
+
+    def probs_of(model) -> np.ndarray:
+        dev = next(model.parameters()).device
+        with torch.no_grad():
+            return np.array([torch.softmax(model(input_ids=torch.tensor([ids], device=dev)).logits[0, -1].double(),
+                                           -1).cpu().numpy() for ids in prompt_ids])
+
+    ref_probs = probs_of(AutoModelForCausalLM.from_pretrained(hf_dir))
+
+    def reward_fn(prompts, completions, answer, **kw):
+        text = [c[0]["content"] if isinstance(c, list) else c for c in completions]
+        return [1.0 if t.strip() == a else 0.0 for t, a in zip(text, answer)]
+
+    rows = []
+    for bias_corr in settings:
+        args = GRPOConfig(output_dir=str(out / ("direct" if bias_corr else "reverse")), use_cpu=True, bf16=False,
+                          num_generations=group_size, per_device_train_batch_size=group_size * n_prompts,
+                          max_completion_length=1, beta=beta, use_bias_correction_kl=bias_corr,
+                          learning_rate=learning_rate, max_steps=steps, lr_scheduler_type="linear", warmup_steps=0,
+                          logging_steps=max(1, steps // 10), report_to="none", save_strategy="no", seed=seed,
+                          temperature=1.0, top_k=0, top_p=1.0, num_iterations=1, scale_rewards="group",
+                          loss_type="grpo", disable_tqdm=True, gradient_checkpointing=False)
+        mapping = objective_from_trl(args, completion_tokens=1)
+        preds, n_stable = [], []
+        for i in range(n_prompts):
+            q = Question(ref_probs[i], rewards=reward_table[i])
+            preds.append(float(stationary_policy(q, mapping.objective).pi[reward_table[i] == 1].sum()))
+            n_stable.append(len(stationary_points(q, mapping.objective).stable))
+        measured: list = []
+
+        class Measure(TrainerCallback):
+            """P(correct) of every prompt over the final window (the full next-token distribution)."""
+
+            def __init__(self, sink: list) -> None:
+                self.sink = sink
+
+            def on_step_end(self, a, state, control, model=None, **kw):
+                if state.global_step > (1 - window) * steps and state.global_step % measure_every == 0:
+                    self.sink.append((probs_of(model) * reward_table).sum(1))
+
+        policy = AutoModelForCausalLM.from_pretrained(hf_dir)
+        for name, p in policy.named_parameters():
+            p.requires_grad_(name.startswith(f"model.layers.{policy.config.num_hidden_layers - 1}.mlp."))
+        dataset = Dataset.from_dict({"prompt": messages * 64, "answer": [a for _, a in chosen] * 64})
+        trainer = GRPOTrainer(model=policy, reward_funcs=reward_fn, args=args, train_dataset=dataset,
+                              processing_class=tok, callbacks=[Measure(measured)])
+        t0 = time.perf_counter()
+        trainer.train()
+        seconds = time.perf_counter() - t0
+        m = np.array(measured)
+        blocks = np.array_split(m, min(5, max(2, len(m) // 2)))
+        se = np.std([b.mean(0) for b in blocks], axis=0, ddof=1) / np.sqrt(len(blocks))
+        for i, (question, answer) in enumerate(chosen):
+            rows.append(dict(seed=seed, config=f"trl_use_bias_correction_kl={bias_corr}",
+                             question=f"yes_no:{i}", predicted=preds[i], measured=float(m[:, i].mean()),
+                             level="sequence", prompt=question, answer=answer, penalty=mapping.objective.penalty,
+                             group_size=group_size, beta=beta, pi_ref=float((ref_probs[i] * reward_table[i]).sum()),
+                             measured_se=float(se[i]), error=float(m[:, i].mean() - preds[i]),
+                             n_stable_points=n_stable[i], steps=steps, learning_rate=learning_rate,
+                             seconds=seconds, objective=mapping.objective.describe()))
+        pd.DataFrame(rows).to_csv(out / "trl_smollm2_results.csv", index=False)
+    return pd.DataFrame(rows)

@@ -173,13 +173,17 @@ class GRPOTrainer:
             torch.set_num_threads(config.num_threads)
         self.device = torch.device(config.device)
         self.model = model.to(self.device, _dtype(config.dtype)).train()
-        for p in self.model.parameters():
-            p.requires_grad_(True)
+        # Only the parameters that require grad are trained and checkpointed: a model that freezes
+        # part of itself (e.g. SmolLM2 with a frozen trunk) keeps its optimiser state and its
+        # checkpoints small.
+        self.trainable = {n: p for n, p in self.model.named_parameters() if p.requires_grad}
+        if not self.trainable:
+            raise ValueError("the model has no parameter with requires_grad=True: nothing to train")
         # The reference is only read once, under no_grad: the caller's model is left untouched.
         reference = reference if reference is not None else copy.deepcopy(model)
         reference = reference.to(self.device, _dtype(config.dtype))
         opt = torch.optim.Adam if config.optimizer == "adam" else torch.optim.SGD
-        self.optimizer = opt(self.model.parameters(), lr=config.learning_rate)
+        self.optimizer = opt(list(self.trainable.values()), lr=config.learning_rate)
         self.rewards = torch.tensor(task.rewards, dtype=torch.float32, device=self.device)
         self.generator = torch.Generator(device="cpu").manual_seed(config.seed)
         self.run_dir = Path(run_dir) if run_dir else None
@@ -210,7 +214,8 @@ class GRPOTrainer:
         if self.run_dir is None:
             return
         *_, ckpt, _ = self._paths()
-        state = dict(step=self.step, model=self.model.state_dict(), optimizer=self.optimizer.state_dict(),
+        weights = {n: p.detach() for n, p in self.trainable.items()}
+        state = dict(step=self.step, model=weights, optimizer=self.optimizer.state_dict(),
                      generator=self.generator.get_state(), window=self.window, history=self.history,
                      torch_rng=torch.get_rng_state())
         atomic_write(ckpt, lambda p: torch.save(state, p))   # a crash never leaves a half-written checkpoint
@@ -222,7 +227,12 @@ class GRPOTrainer:
         if not ckpt.exists():
             return False
         state = torch.load(ckpt, weights_only=False)
-        self.model.load_state_dict(state["model"])
+        if set(state["model"]) != set(self.trainable):
+            raise ValueError(f"checkpoint {ckpt} holds parameters {sorted(state['model'])[:5]}..., this model "
+                             f"trains {sorted(self.trainable)[:5]}...: not the same run")
+        with torch.no_grad():
+            for n, v in state["model"].items():
+                self.trainable[n].copy_(v)
         self.optimizer.load_state_dict(state["optimizer"])
         self.generator.set_state(state["generator"])
         torch.set_rng_state(state["torch_rng"])

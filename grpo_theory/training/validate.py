@@ -27,6 +27,7 @@ import torch
 from .._io import atomic_write
 from ..problem import Objective, Question
 from ..stationary import stationary_points, stationary_policy
+from .policy import answer_token_logprobs
 from .reference import pretrain_reference
 from .tasks import QATask, synthetic_binary_task, synthetic_tree_task
 from .trainer import GRPOConfig, GRPOTrainer, answer_probabilities
@@ -117,23 +118,36 @@ def _rewarded(task: QATask, table: np.ndarray) -> np.ndarray:
 
 def run_validation(out_dir="runs/validate", *, quick: bool = False, n_questions: int = 16, seed: int = 0,
                    device: str = "cpu", steps: int | None = None, include_extra: bool = True,
-                   resume: bool = False, progress: bool = True, num_threads: int | None = 1) -> pd.DataFrame:
+                   resume: bool = False, progress: bool = True, num_threads: int | None = 1,
+                   learning_rate: float = 3e-3, configs=None, alone: bool = False,
+                   figures: bool = True) -> pd.DataFrame:
     """Run the experiment; returns the per-configuration summary (also written to ``out_dir``).
 
     ``num_threads``: torch CPU threads (1 by default: for these small models one thread is far
     faster than two on a 2-core machine; None keeps torch's own choice).
+    ``learning_rate``: Adam's step size for every configuration; ``configs``: names to run (None: all).
+    ``alone=True`` trains each question by itself (one model per question, nothing shared), which
+    separates the per-question theory from the coupling that shared weights add.
     """
+    if not (learning_rate > 0):
+        raise ValueError(f"learning_rate must be > 0, got {learning_rate!r}")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     if num_threads is not None:
         torch.set_num_threads(num_threads)
     if quick:
-        studies = gated_studies(steps=steps or 400, group_sizes=(2, 8), betas=(0.5,))
+        studies = gated_studies(steps=steps or 400, group_sizes=(2, 8), betas=(0.5,), lr=learning_rate)
         n_questions = min(n_questions, 10)
     else:
-        studies = gated_studies(steps=steps or 800)
+        studies = gated_studies(steps=steps or 800, lr=learning_rate)
         if include_extra:
-            studies += extra_studies(steps=steps or 800)
+            studies += extra_studies(steps=steps or 800, lr=learning_rate)
+    if configs is not None:
+        known = {s.name for s in studies}
+        unknown = sorted(set(configs) - known)
+        if unknown:
+            raise ValueError(f"unknown configs {unknown}; expected some of {sorted(known)}")
+        studies = [s for s in studies if s.name in set(configs)]
     refs: dict[int, tuple] = {}
     rows, summary = [], []
     t_all = time.perf_counter()
@@ -146,15 +160,19 @@ def run_validation(out_dir="runs/validate", *, quick: bool = False, n_questions:
             refs[L] = (task, ref, answer_probabilities(ref, task), time.perf_counter() - t0)
         task, ref, ref_probs, _ = refs[L]
         cfg = replace(study.config, device=device, seed=seed, num_threads=num_threads)
-        trainer = GRPOTrainer(copy.deepcopy(ref), task, cfg, reference=ref, run_dir=out / "runs" / study.name,
-                              progress=progress)
-        res = trainer.train(resume=resume)
+        if alone:
+            res = _train_alone(ref, task, cfg, out / "runs" / study.name, resume, progress)
+        else:
+            res = GRPOTrainer(copy.deepcopy(ref), task, cfg, reference=ref, run_dir=out / "runs" / study.name,
+                              progress=progress).train(resume=resume)
         p_ref = _rewarded(task, ref_probs)
         p_meas, p_se = _rewarded(task, res.measured), _rewarded(task, res.measured_se)
         for prediction in study.predictions:
             obj = _objective_for(cfg, prediction)
             if prediction == "token":
-                pred = predict_token_level(task, trainer.ref_token_logp.double().cpu().numpy(), obj)
+                with torch.no_grad():
+                    ref_token_logp = answer_token_logprobs(ref, task).double().cpu().numpy()
+                pred = predict_token_level(task, ref_token_logp, obj)
                 stables = [[float(v)] for v in _rewarded(task, pred)]
             else:
                 pred = predict(task, ref_probs, obj)
@@ -193,8 +211,21 @@ def run_validation(out_dir="runs/validate", *, quick: bool = False, n_questions:
     trained = results[(results.penalty == "reverse") & results.gated & (results.answer_length == 1)]
     trained[["group_size", "beta", "pi_ref_a", "measured", "measured_se", "predicted"]].to_csv(
         out / "trained_points.csv", index=False)
-    _figures(results, out)
+    if figures:
+        _figures(results, out)
     return summ
+
+
+def _train_alone(ref, task: QATask, cfg: GRPOConfig, run_dir: Path, resume: bool, progress: bool):
+    """Each question trained by its own copy of the reference model; the results stacked as one run's."""
+    parts = []
+    for q in range(task.n_questions):
+        trainer = GRPOTrainer(copy.deepcopy(ref), task.subset([q]), cfg, reference=ref,
+                              run_dir=run_dir / f"q{q}", progress=progress)
+        parts.append(trainer.train(resume=resume))
+    return replace(parts[0], measured=np.concatenate([p.measured for p in parts]),
+                   measured_se=np.concatenate([p.measured_se for p in parts]),
+                   seconds=sum(p.seconds for p in parts))
 
 
 def _figures(results: pd.DataFrame, out: Path) -> None:
@@ -282,46 +313,4 @@ def run_tree_study(out_dir="runs/validate_tree", *, seeds=(0, 1, 2), shapes=TREE
                                     mean_se=float(res.measured_se.mean()), seconds=res.seconds))
                 atomic_write(out / "tree_results.csv", lambda p: pd.DataFrame(rows).to_csv(p, index=False))
                 atomic_write(out / "tree_summary.csv", lambda p: pd.DataFrame(summary).to_csv(p, index=False))
-    return pd.DataFrame(summary)
-
-
-def run_smollm_validation(out_dir="runs/validate_smollm2", *, model_dir="models/smollm2", device: str = "cpu",
-                          n_questions: int = 12, steps: int = 300, learning_rate: float = 2e-5,
-                          group_sizes=(2, 8), betas=(0.5,), penalties=("reverse", "direct"), seed: int = 0,
-                          progress: bool = True) -> pd.DataFrame:
-    """The same comparison on SmolLM2-135M-Instruct with yes/no questions (answer = first token).
-
-    Meant for a GPU (a 135M-parameter model trained for hundreds of steps); on a CPU
-    use a few steps as a smoke test.
-    """
-    from .smollm import load_smollm2, yes_no_task
-
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    model, tok = load_smollm2(model_dir, device=device)
-    task = yes_no_task(tok, n_questions)
-    ref_probs = answer_probabilities(model, task)
-    rows, summary = [], []
-    for G in group_sizes:
-        for beta in betas:
-            for penalty in penalties:
-                cfg = GRPOConfig(group_size=G, beta=beta, penalty=penalty, steps=steps, learning_rate=learning_rate,
-                                 groups_per_question=max(4, 64 // G), device=device, seed=seed,
-                                 log_every=10, checkpoint_every=max(50, steps // 4))
-                name = f"smollm2_G{G}_beta{beta:g}_{penalty}"
-                trainer = GRPOTrainer(copy.deepcopy(model), task, cfg, reference=model, run_dir=out / "runs" / name,
-                                      progress=progress)
-                res = trainer.train()
-                pred = _rewarded(task, predict(task, ref_probs, cfg.objective()))
-                meas, se = _rewarded(task, res.measured), _rewarded(task, res.measured_se)
-                for q in range(task.n_questions):
-                    rows.append(dict(config=name, group_size=G, beta=beta, penalty=penalty, question=q,
-                                     pi_ref_a=_rewarded(task, ref_probs)[q], predicted=pred[q], measured=meas[q],
-                                     measured_se=se[q], error=meas[q] - pred[q]))
-                summary.append(dict(config=name, mae=float(np.abs(meas - pred).mean()),
-                                    max_abs_error=float(np.abs(meas - pred).max()), seconds=res.seconds,
-                                    steps=res.steps))
-                atomic_write(out / "results.csv", lambda p: pd.DataFrame(rows).to_csv(p, index=False))
-                atomic_write(out / "summary.csv", lambda p: pd.DataFrame(summary).to_csv(p, index=False))
-                del trainer
     return pd.DataFrame(summary)

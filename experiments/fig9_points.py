@@ -1,0 +1,67 @@
+"""Figure 9's points from the committed studies (no training): docs/results/fig9_points.csv.
+
+    python experiments/fig9_points.py
+    grpo-theory figures --only 9 --trained docs/results/fig9_points.csv
+
+* small GPT: every gated configuration of validate_seeds.py (5 seeds, joint, lr 3e-3), one point
+  per seed and question; its error bar is the batch-means SE combined with the configuration's
+  between-run spread tau (``sqrt(se^2 + tau^2)``, from validate_seeds_summary.csv).
+* SmolLM2-135M: smollm2_validate.csv at sequence level (where P(correct) depends on
+  pi_ref(correct) alone, so the two-class curves apply), the mean over seeds per prompt, error
+  bar the between-seed SE.
+* SmolLM2, TRL: trl_smollm2.csv (TRL's GRPOTrainer), if present.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "docs" / "results"
+COLUMNS = ["source", "group_size", "beta", "penalty", "pi_ref_a", "measured", "measured_se", "predicted",
+           "residual_se", "seeds"]
+
+
+def small_gpt() -> pd.DataFrame:
+    r = pd.read_csv(RESULTS / "validate_seeds.csv")
+    s = pd.read_csv(RESULTS / "validate_seeds_summary.csv")
+    keep = (r.prediction == "trainer") & r.gated & (r["mode"] == "joint") & np.isclose(r.learning_rate, 3e-3)
+    r = r[keep]
+    tau = s[(s.prediction == "trainer") & (s["mode"] == "joint") & np.isclose(s.learning_rate, 3e-3)] \
+        .set_index("config").tau
+    se = r.measured_se.replace(np.inf, np.nan).fillna(0.0)
+    return pd.DataFrame(dict(source="small GPT", group_size=r.group_size, beta=r.beta, penalty=r.penalty,
+                             pi_ref_a=r.pi_ref_a, measured=r.measured, measured_se=se, predicted=r.predicted,
+                             residual_se=np.sqrt(se ** 2 + r.config.map(tau) ** 2), seeds=1))
+
+
+def seed_means(r: pd.DataFrame, source: str) -> pd.DataFrame:
+    g = r.groupby(["config", "question"], sort=False)
+    out = g.agg(group_size=("group_size", "first"), beta=("beta", "first"), penalty=("penalty", "first"),
+                pi_ref_a=("pi_ref", "first"), measured=("measured", "mean"), predicted=("predicted", "mean"),
+                seeds=("seed", "nunique"), sd=("measured", lambda x: x.std(ddof=1) if len(x) > 1 else np.nan))
+    out["measured_se"] = out.sd / np.sqrt(out.seeds)
+    out["residual_se"] = out.measured_se
+    out["source"] = source
+    return out.reset_index()[COLUMNS]
+
+
+def main() -> None:
+    parts = [small_gpt()]
+    sm = RESULTS / "smollm2_validate.csv"
+    if sm.exists():
+        r = pd.read_csv(sm)
+        parts.append(seed_means(r[r.level == "sequence"], "SmolLM2-135M"))
+    trl = RESULTS / "trl_smollm2.csv"
+    if trl.exists():
+        parts.append(seed_means(pd.read_csv(trl), "SmolLM2, TRL"))
+    table = pd.concat(parts, ignore_index=True)[COLUMNS]
+    table.to_csv(RESULTS / "fig9_points.csv", index=False, float_format="%.6g")
+    print(table.groupby("source").size().to_string())
+
+
+if __name__ == "__main__":
+    main()

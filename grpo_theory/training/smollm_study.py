@@ -1,0 +1,191 @@
+"""Theory against GRPO on a real pretrained model: SmolLM2-135M-Instruct with restricted decoding.
+
+Three prompt sets (:func:`~grpo_theory.training.smollm.smollm2_tasks`: 8 yes/no, 8 multiple
+choice, 12 arithmetic with 2- and 3-token answers), 28 prompts whose reference probability of the
+correct answer ranges from 0.002 to 0.96. For each configuration (G, beta, penalty), level
+("sequence"; "token" where answers have several tokens: for single-token answers the two levels
+are the same objective) and seed, a copy of SmolLM2 is trained on each prompt set with
+:class:`~grpo_theory.training.trainer.GRPOTrainer`, and the measured probability of the correct
+answer is compared with the stationary policy predicted from SmolLM2's *own* reference
+probabilities, with the trainer's conventions.
+
+What is trained is set by ``trainable`` (see :class:`~grpo_theory.training.smollm.FrozenTrunkLM`):
+on a CPU the last decoder layer's MLP, shared by every prompt of a set. The seed drives the
+trainer's sampling only (the reference model is the same pretrained SmolLM2 in every run).
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+from tqdm.auto import tqdm
+
+from .._io import atomic_write
+from .policy import answer_token_logprobs
+from .trainer import GRPOConfig, GRPOTrainer
+
+#: name -> GRPOConfig fields of the configurations compared with the theory
+SMOLLM_CONFIGS = {
+    "G2_beta0.5_reverse": dict(group_size=2, beta=0.5, penalty="reverse"),
+    "G2_beta0.5_direct": dict(group_size=2, beta=0.5, penalty="direct"),
+    "G8_beta0.5_reverse": dict(group_size=8, beta=0.5, penalty="reverse"),
+    "G8_beta0.5_direct": dict(group_size=8, beta=0.5, penalty="direct"),
+}
+#: Target per configuration (level included), over every seed and prompt: MAE and max |error|
+TARGET_MAE, TARGET_MAX = 0.02, 0.05
+
+_STATE: dict = {}
+
+
+def _load(model_dir: str, device: str, trainable: str, num_threads: int | None) -> None:
+    """Per process: SmolLM2, its prompt sets, and one reference per set with its trunk features cached."""
+    if num_threads is not None and device == "cpu":
+        torch.set_num_threads(num_threads)
+    from .smollm import FrozenTrunkLM, load_smollm2, smollm2_tasks
+
+    model, tok = load_smollm2(model_dir, device=device)
+    tasks = smollm2_tasks(tok)
+    refs = {}
+    for name, task in tasks.items():
+        ref = FrozenTrunkLM(copy.deepcopy(model.hf), trainable).restrict_vocab({t for a in task.answers for t in a})
+        ref = ref.to(device).eval()
+        with torch.no_grad():
+            token_logp = answer_token_logprobs(ref, task).double().cpu().numpy()     # fills the trunk cache
+        refs[name] = (ref, token_logp)
+    _STATE.update(tok=tok, tasks=tasks, refs=refs, device=device)
+
+
+def jobs(configs=None, seeds=(0, 1, 2), task_names=("yes_no", "multiple_choice", "arithmetic")) -> list[tuple]:
+    """(task, config, level, seed) for every run: sequence level for every task, token level for
+    tasks whose answers have more than one token (the arithmetic one)."""
+    configs = list(SMOLLM_CONFIGS) if configs is None else list(configs)
+    unknown = sorted(set(configs) - set(SMOLLM_CONFIGS))
+    if unknown:
+        raise ValueError(f"unknown configs {unknown}; expected some of {sorted(SMOLLM_CONFIGS)}")
+    levels = {"yes_no": ("sequence",), "multiple_choice": ("sequence",), "arithmetic": ("sequence", "token")}
+    return [(t, c, lv, s) for s in seeds for c in configs for t in task_names for lv in levels[t]]
+
+
+def _run_job(job: tuple, out: str, steps: int, learning_rate: float, trainable: str, resume: bool) -> pd.DataFrame:
+    from ..stationary import stationary_points
+    from .validate import _rewarded, predict, predict_token_level
+
+    task_name, config, level, seed = job
+    name = f"{task_name}_{config}_{level}_lr{learning_rate:g}_steps{steps}_seed{seed}"
+    done = Path(out) / "rows" / f"{name}.csv"
+    if resume and done.exists():
+        return pd.read_csv(done)
+    task = _STATE["tasks"][task_name]
+    ref, token_logp = _STATE["refs"][task_name]
+    cfg = GRPOConfig(**SMOLLM_CONFIGS[config], level=level, steps=steps, learning_rate=learning_rate,
+                     groups_per_question=max(4, 64 // SMOLLM_CONFIGS[config]["group_size"]), seed=seed,
+                     device=_STATE["device"], num_threads=None, log_every=10, checkpoint_every=100)
+    policy = copy.deepcopy(ref).train()
+    # checkpoints hold the trainable part and its optimiser state only (about 32 MB for "last-mlp"),
+    # under runs/: never in an output folder that travels
+    res = GRPOTrainer(policy, task, cfg, reference=ref, run_dir=Path(out) / "runs" / name,
+                      progress=False).train(resume=resume)
+    obj = cfg.objective()
+    ref_probs = np.exp(token_logp.sum(-1))
+    if level == "token":
+        pred = predict_token_level(task, token_logp, obj)
+        n_stable = [1] * task.n_questions        # the tree solver reports the flow's point only
+    else:
+        pred = predict(task, ref_probs, obj)
+        n_stable = [len(stationary_points(_question(ref_probs[q], task.rewards[q]), obj.replace(level="sequence"))
+                        .stable) for q in range(task.n_questions)]
+    p_ref, p_pred = _rewarded(task, ref_probs), _rewarded(task, pred)
+    p_meas, p_se = _rewarded(task, res.measured), _rewarded(task, res.measured_se)
+    rows = pd.DataFrame(dict(
+        seed=seed, config=config, question=[f"{task_name}:{q}" for q in range(task.n_questions)],
+        predicted=p_pred, measured=p_meas, level=level, task=task_name, prompt=task.meta["questions"],
+        group_size=cfg.group_size, beta=cfg.beta, penalty=cfg.penalty, pi_ref=p_ref, measured_se=p_se,
+        error=p_meas - p_pred, max_answer_error=np.abs(res.measured - pred).max(axis=1),
+        n_stable_points=n_stable, trainable=trainable, learning_rate=learning_rate, steps=steps,
+        seconds=res.seconds))
+    done.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(done, lambda p: rows.to_csv(p, index=False))
+    return rows
+
+
+def _question(p, rewards):
+    from ..problem import Question
+
+    return Question(p / p.sum(), rewards=rewards)
+
+
+def _init_worker(*args) -> None:
+    _load(*args)
+
+
+def _worker_job(args) -> pd.DataFrame:
+    return _run_job(*args)
+
+
+def summarise(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per configuration, level and learning rate, over every seed and prompt: MAE, p90, max, the per-seed MAE's
+    mean and between-seed SE, and whether the target (MAE <= 0.02, max <= 0.05) is met."""
+    out = []
+    for (config, level, lr), g in rows.groupby(["config", "level", "learning_rate"], sort=False):
+        err = g.error.abs()
+        per_seed = g.groupby("seed").error.apply(lambda e: e.abs().mean())
+        out.append(dict(config=config, level=level, learning_rate=lr, steps=int(g.steps.iloc[0]),
+                        seeds=g.seed.nunique(), prompts=g.question.nunique(),
+                        mae=err.mean(), p90=err.quantile(0.9), max=err.max(),
+                        mae_seed_mean=per_seed.mean(),
+                        mae_between_seed_se=per_seed.std(ddof=1) / np.sqrt(len(per_seed)) if len(per_seed) > 1
+                        else np.nan, max_answer_error=g.max_answer_error.max(),
+                        meets_target=bool(err.mean() <= TARGET_MAE and err.max() <= TARGET_MAX),
+                        seconds=g.drop_duplicates(["task", "seed"]).seconds.sum()))
+    return pd.DataFrame(out)
+
+
+def run_smollm_study(out_dir="runs/validate_smollm2", *, model_dir="models/smollm2", seeds=(0, 1, 2),
+                     configs=None, steps: int = 300, learning_rate: float = 1e-3, trainable: str = "last-mlp",
+                     device: str = "cpu", workers: int = 1, resume: bool = True, progress: bool = True,
+                     num_threads: int | None = 1) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Every job of :func:`jobs`; returns (rows, summary), also written as ``smollm2_results.csv``
+    and ``smollm2_summary.csv`` in ``out_dir``. Finished jobs are kept as they finish
+    (``out_dir/rows``) and skipped on a rerun with ``resume=True``.
+
+    ``workers`` > 1 runs jobs in that many processes, each loading the model once (on a 2-core
+    machine, 2 workers of 1 thread each).
+    """
+    if steps < 10 or not learning_rate > 0:
+        raise ValueError(f"need steps >= 10 and learning_rate > 0, got steps={steps!r}, "
+                         f"learning_rate={learning_rate!r}")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    todo = jobs(configs, seeds)
+    t0 = time.perf_counter()
+    init = (str(model_dir), device, trainable, num_threads)
+    args = [(j, str(out), steps, learning_rate, trainable, resume) for j in todo]
+    parts = []
+    bar = tqdm(total=len(todo), desc="SmolLM2 runs", disable=not progress)
+    if workers > 1:
+        if device != "cpu":
+            raise ValueError("workers > 1 is for CPUs; on a GPU use one worker")
+        with ProcessPoolExecutor(workers, initializer=_init_worker, initargs=init) as pool:
+            for rows in pool.map(_worker_job, args):
+                parts.append(rows)
+                bar.update(1)
+    else:
+        _load(*init)
+        for a in args:
+            parts.append(_run_job(*a))
+            bar.update(1)
+    bar.close()
+    rows = pd.concat(parts, ignore_index=True)
+    summary = summarise(rows)
+    atomic_write(out / "smollm2_results.csv", lambda p: rows.to_csv(p, index=False))
+    atomic_write(out / "smollm2_summary.csv", lambda p: summary.to_csv(p, index=False))
+    atomic_write(out / "time.txt", lambda p: p.write_text(f"{time.perf_counter() - t0:.1f} s, {workers} workers, "
+                                                          f"{os.cpu_count()} cpus, device {device}\n"))
+    return rows, summary
