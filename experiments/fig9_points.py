@@ -5,10 +5,12 @@
 
 * small GPT: every gated configuration of validate_seeds.py (5 seeds, joint, lr 3e-3), one point
   per seed and question; its error bar is the batch-means SE combined with the configuration's
-  between-run spread tau (``sqrt(se^2 + tau^2)``, from validate_seeds_summary.csv).
+  between-run spread tau (``sqrt(se^2 + tau^2)``), tau estimated from the runs that ended within
+  0.05 of the prediction (the rest are outliers in the plot, not wider bars on every point).
 * SmolLM2-135M: smollm2_validate.csv at sequence level (where P(correct) depends on
   pi_ref(correct) alone, so the two-class curves apply), the mean over seeds per prompt, error
-  bar the between-seed SE.
+  bar the between-seed SE; the lr 1e-3 pass (every configuration) and the lr 3e-4 pass
+  (direct configurations) as two sources.
 * SmolLM2, TRL: trl_smollm2.csv (TRL's GRPOTrainer), if present.
 """
 
@@ -27,19 +29,21 @@ COLUMNS = ["source", "group_size", "beta", "penalty", "pi_ref_a", "measured", "m
 
 def small_gpt() -> pd.DataFrame:
     r = pd.read_csv(RESULTS / "validate_seeds.csv")
-    s = pd.read_csv(RESULTS / "validate_seeds_summary.csv")
     keep = (r.prediction == "trainer") & r.gated & (r["mode"] == "joint") & np.isclose(r.learning_rate, 3e-3)
     r = r[keep]
-    tau = s[(s.prediction == "trainer") & (s["mode"] == "joint") & np.isclose(s.learning_rate, 3e-3)] \
-        .set_index("config").tau
     se = r.measured_se.replace(np.inf, np.nan).fillna(0.0)
+    # the between-run spread of runs that reached the predicted point; the others (another stable
+    # point, a collapse) show as residuals of their own, not as wide bars on every point
+    near = (r.error.abs() < 0.05)
+    tau = r[near].assign(se2=se[near] ** 2).groupby("config").apply(
+        lambda g: np.sqrt(max(0.0, g.error.var(ddof=1) - g.se2.mean())))
     return pd.DataFrame(dict(source="small GPT", group_size=r.group_size, beta=r.beta, penalty=r.penalty,
                              pi_ref_a=r.pi_ref_a, measured=r.measured, measured_se=se, predicted=r.predicted,
                              residual_se=np.sqrt(se ** 2 + r.config.map(tau) ** 2), seeds=1))
 
 
 def seed_means(r: pd.DataFrame, source: str) -> pd.DataFrame:
-    g = r.groupby(["config", "question"], sort=False)
+    g = r.groupby(["config", "learning_rate", "question"], sort=False)
     out = g.agg(group_size=("group_size", "first"), beta=("beta", "first"), penalty=("penalty", "first"),
                 pi_ref_a=("pi_ref", "first"), measured=("measured", "mean"), predicted=("predicted", "mean"),
                 seeds=("seed", "nunique"), sd=("measured", lambda x: x.std(ddof=1) if len(x) > 1 else np.nan))
@@ -54,7 +58,10 @@ def main() -> None:
     sm = RESULTS / "smollm2_validate.csv"
     if sm.exists():
         r = pd.read_csv(sm)
-        parts.append(seed_means(r[r.level == "sequence"], "SmolLM2-135M"))
+        for lr, label in ((1e-3, "SmolLM2-135M, lr 1e-3"), (3e-4, "SmolLM2-135M, lr 3e-4")):
+            part = r[(r.level == "sequence") & np.isclose(r.learning_rate, lr)]
+            if len(part):
+                parts.append(seed_means(part, label))
     trl = RESULTS / "trl_smollm2.csv"
     if trl.exists():
         parts.append(seed_means(pd.read_csv(trl), "SmolLM2, TRL"))

@@ -1,6 +1,6 @@
 """Free generation on SmolLM2: how far the theory carries when the answer space is open (measured, not gated).
 
-    python experiments/smollm2_free_generation.py       # about 20 min on one core
+    python experiments/smollm2_free_generation.py       # about 25 min on one core; resumes
 
 Completions of up to 6 tokens are sampled from the full vocabulary at temperature 1; the reward
 is exact match of the stripped text with the answer ("Yes"/"No", or the number). 20 candidate
@@ -31,7 +31,8 @@ from grpo_theory.training.smollm import (
 )
 
 ROOT = Path(__file__).resolve().parents[1]
-CONFIGS = ((8, 0.5, "reverse"), (8, 0.1, "reverse"))
+#: (G, beta, penalty, Adam learning rate)
+CONFIGS = ((8, 0.5, "reverse", 1e-3), (8, 0.5, "reverse", 3e-4))
 OPS = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b}
 
 
@@ -44,7 +45,7 @@ def candidates(tok):
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
+    ap.add_argument("--seeds", type=int, nargs="+", default=[0])
     ap.add_argument("--steps", type=int, default=80)
     ap.add_argument("--prompts", type=int, default=4)
     ap.add_argument("--model-dir", default=str(ROOT / "models" / "smollm2"))
@@ -61,12 +62,16 @@ def main() -> None:
     print("screened P_ref(correct):", {cands[i][0]: f"{screen[i][0]}/48" for i in order}, flush=True)
     chosen = [cands[i] for i in order]
     parts = []
-    for G, beta, penalty in CONFIGS:
+    for G, beta, penalty, lr in CONFIGS:
         for seed in args.seeds:
+            done = Path(args.out) / f"free_G{G}_beta{beta:g}_{penalty}_lr{lr:g}_seed{seed}.csv"
+            if done.exists():                      # finished runs are kept; a rerun resumes
+                parts.append(pd.read_csv(done))
+                continue
             parts.append(run_free_generation(args.out, model=base, tokenizer=tok, prompts=[c[1] for c in chosen],
                                              answers=[c[2] for c in chosen], labels=[c[0] for c in chosen],
                                              group_size=G, beta=beta, penalty=penalty, steps=args.steps,
-                                             seed=seed, progress=False))
+                                             learning_rate=lr, seed=seed, progress=False))
             print(parts[-1][["config", "seed", "question", "pi_ref", "predicted", "predicted_lo", "predicted_hi",
                              "measured", "measured_lo", "measured_hi"]].to_string(index=False), flush=True)
     table = pd.concat(parts, ignore_index=True)

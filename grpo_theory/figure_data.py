@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -180,8 +181,10 @@ def figure10_data(n_beta: int = 28, n_x: int = 23, n_curve: int = 90) -> tuple[p
 
     q = _binary(PHASE_PI_REF)
     field, curves = [], []
-    xs = np.linspace(0.03, 0.97, n_x)
-    z = np.log(xs) - np.log1p(-xs)
+    # uniform in the logit of pi(a): the figure's axis is logit-scaled, so that the unstable branch
+    # within 1e-3 of 1 and the approach to the vertex are visible
+    z = np.linspace(math.log(0.03 / 0.97), math.log((1 - 3e-6) / 3e-6), n_x)
+    xs = 1.0 / (1.0 + np.exp(-z))
     for name, template in PHASE_VARIANTS:
         for beta in np.geomspace(0.2, 20.0, n_beta):
             cp = ClassProblem(q, template.replace(beta=beta))
@@ -242,6 +245,44 @@ def figure12_data(n: int = 600, n_iter: int = 40) -> tuple[pd.DataFrame, pd.Data
     orbit_df = pd.DataFrame(orbit).assign(kind="proximal iteration")
     flow_df = pd.DataFrame(dict(n=tr.t, pi_a=tr.pi[:, 0], kind="gradient flow (time)"))
     return curve, pd.DataFrame(marks), pd.concat([orbit_df, flow_df], ignore_index=True)
+
+
+#: Figure 12(c): where plain gradient steps on the logits stop converging, per variant
+STEP_VARIANTS = (("reverse/scale, G = 8", Objective(1.0, 8)), ("direct/scale, G = 8", Objective(1.0, 8, "direct")))
+
+
+def critical_step_size(q: Question, obj: Objective, h: float = 1e-5) -> float:
+    """The largest step of ``dynamics.grpo_steps`` (exact expectations, one update per batch) under
+    which its iteration still converges to the stationary point the flow reaches from pi_ref.
+
+    For a binary question one step moves z = theta_a - theta_b by ``lr F(z)`` with
+    ``F(z) = 2 pi_a pi_b (g_a - g_b)``; near the fixed point z* the error is multiplied by
+    ``1 + lr F'(z*)``, so the iteration converges iff ``lr < 2 / |F'(z*)|``.
+    """
+    from .stationary import ClassProblem
+
+    cp = ClassProblem(q, obj)
+    x = float(stationary_policy(q, obj).pi[0])
+    if not 1e-12 < x < 1 - 1e-12:
+        return float("nan")              # saturated at a vertex: no interior fixed point to linearise
+    z = math.log(x) - math.log1p(-x)
+
+    def F(zz):
+        xx = 1.0 / (1.0 + math.exp(-zz))
+        return 2.0 * xx * (1 - xx) * float(cp.drift(zz))
+    slope = (F(z + h) - F(z - h)) / (2 * h)
+    return 2.0 / abs(slope) if slope < 0 else float("nan")
+
+
+def figure12_map(n_beta: int = 21, n_p: int = 19) -> pd.DataFrame:
+    """The critical step size over (beta, pi_ref(a)) for each of :data:`STEP_VARIANTS`."""
+    rows = []
+    for name, template in STEP_VARIANTS:
+        for beta in np.geomspace(0.05, 5.0, n_beta):
+            obj = template.replace(beta=float(beta))
+            for p in np.linspace(0.05, 0.95, n_p):
+                rows.append(dict(variant=name, beta=beta, pi_ref_a=p, critical_lr=critical_step_size(_binary(p), obj)))
+    return pd.DataFrame(rows)
 
 
 def trained_points(measured: pd.DataFrame) -> pd.DataFrame:
@@ -377,3 +418,101 @@ def figure18_data(n: int = 49) -> pd.DataFrame:
             rows.append(dict(beta=beta, pi_ref_correct=p, framework="RLHF (log pooling)", penalty="-",
                              pi_correct=lp[0], pi_wrong=lp[1], collapse=False))
     return pd.DataFrame(rows)
+
+
+# ----------------------------------------------------------------------------- 17: a noisy verifier
+
+NOISE_LEVELS = (0.0, 0.1, 0.2, 0.3)
+NOISE_GROUPS = (2, 8, math.inf)
+NOISE_BETA = 0.5
+NOISE_PI_REF = 0.2
+
+
+def noisy_binary(p: float, false_positive: float, false_negative: float) -> Question:
+    """A binary question judged by a noisy verifier: the correct answer scores 1 with probability
+    1 - FN, the wrong one with probability FP (rewards in {0, 1}, independent across group members)."""
+    return Question([p, 1.0 - p], reward_levels=[0.0, 1.0],
+                    reward_probs=[[false_negative, 1.0 - false_negative], [1.0 - false_positive, false_positive]])
+
+
+def figure17_data(n: int = 33, n_beta: int = 17, n_noise: int = 13) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(curves, map) for a verifier with FP = FN = eps (reverse penalty, scale normalisation).
+
+    curves: the stationary pi(correct) against pi_ref(correct) at beta = 0.5 per G and eps.
+    map: pi(correct) at pi_ref(correct) = 0.2 over (beta, eps) per G; its gain over pi_ref says
+    where GRPO still learns. With eps = 0 at G = inf the policy does not depend on the reward
+    gap; with noise the group std contains the verifier's variance, which shrinks every advantage.
+    """
+    rows = []
+    for G in NOISE_GROUPS:
+        obj = Objective(NOISE_BETA, G)
+        for eps in NOISE_LEVELS:
+            for p in np.linspace(0.02, 0.98, n):
+                rows.append(dict(group_size=G, noise=eps, pi_ref_a=p,
+                                 pi_a=float(stationary_policy(noisy_binary(p, eps, eps), obj).pi[0])))
+    grid = []
+    for G in NOISE_GROUPS:
+        for beta in np.geomspace(0.02, 5.0, n_beta):
+            obj = Objective(float(beta), G)
+            for eps in np.linspace(0.0, 0.48, n_noise):
+                pi = float(stationary_policy(noisy_binary(NOISE_PI_REF, eps, eps), obj).pi[0])
+                grid.append(dict(group_size=G, beta=beta, noise=eps, pi_a=pi, gain=pi - NOISE_PI_REF))
+    return pd.DataFrame(rows), pd.DataFrame(grid)
+
+
+# ----------------------------------------------------------------------------- 13: trainer conventions
+
+#: (label, std_ddof, std_eps): the note's normalisation and TRL's (also verl's and OpenRLHF's ddof)
+CONVENTIONS = (("note: ddof 0, eps 0", 0, 0.0), ("TRL: ddof 1, eps 1e-4", 1, 1e-4))
+CONVENTION_BETA = 0.5
+RESULTS_DIR = Path(__file__).resolve().parents[1] / "docs" / "results"
+
+
+def figure13_data(n: int = 49) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(curves, points): the stationary pi(correct) against pi_ref(correct) under each convention, for
+    G = 2 and 8, both penalties, beta = 0.5; and the committed trained points under TRL's convention
+    (TRL's own GRPOTrainer at G = 8; our trainer's 5-seed runs at G = 2 and 8), empty if absent."""
+    rows = []
+    for G in (2, 8):
+        for penalty in ("reverse", "direct"):
+            for label, ddof, eps in CONVENTIONS:
+                obj = Objective(CONVENTION_BETA, G, penalty, std_ddof=ddof, std_eps=eps)
+                for p in np.linspace(0.02, 0.98, n):
+                    rows.append(dict(group_size=G, penalty=penalty, convention=label, std_ddof=ddof, std_eps=eps,
+                                     pi_ref_a=p, pi_a=float(stationary_policy(_binary(p), obj).pi[0])))
+    points = []
+    trl, ours = RESULTS_DIR / "trl_results.csv", RESULTS_DIR / "validate_seeds.csv"
+    if trl.exists():
+        t = pd.read_csv(trl)
+        points.append(pd.DataFrame(dict(source="TRL GRPOTrainer", group_size=8, penalty=t.penalty,
+                                        pi_ref_a=t.pi_ref_correct, measured=t.measured)))
+    if ours.exists():
+        v = pd.read_csv(ours)
+        v = v[v.config.isin(["TRL_std_G2", "TRL_std_G8"]) & (v.prediction == "trainer")]
+        points.append(pd.DataFrame(dict(source="our trainer, TRL's convention (5 seeds)", group_size=v.group_size,
+                                        # the trainer's penalty=None is its default, reverse
+                                        penalty=v.penalty.fillna("reverse"), pi_ref_a=v.pi_ref_a,
+                                        measured=v.measured)))
+    return pd.DataFrame(rows), (pd.concat(points, ignore_index=True) if points else pd.DataFrame())
+
+
+# ----------------------------------------------------------------------------- 14: token vs sequence level
+
+def figure14_data() -> pd.DataFrame:
+    """The committed token-level tree study (docs/results/tree_study.csv; empty if absent): for each
+    shape, loss type, seed, question and answer, the trained probability, the token-level prediction
+    for that loss type and the sequence-level prediction."""
+    path = RESULTS_DIR / "tree_study.csv"
+    if not path.exists():
+        return pd.DataFrame()
+    t = pd.read_csv(path)
+    return t[["shape", "loss_type", "groups_per_batch", "seed", "question", "answer", "answer_tokens", "rewarded",
+              "pi_ref", "measured", "predicted", "predicted_sequence_level"]].rename(
+        columns={"predicted": "predicted_token_level"})
+
+
+def figure16_data() -> pd.DataFrame:
+    """The committed trajectories (docs/results/fig16_trajectories.csv, written by
+    experiments/fig16_trajectories.py from the five-seed study's runs); empty if absent."""
+    path = RESULTS_DIR / "fig16_trajectories.csv"
+    return pd.read_csv(path) if path.exists() else pd.DataFrame()

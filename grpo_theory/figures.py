@@ -47,7 +47,8 @@ def _fig2(_ctx):
 def _fig3(_ctx):
     df = fd.figure3_data()
     return plotting.binary_curves(df, "beta_over_gamma", r"$\beta/\gamma$", "G = 2, direct KL penalty",
-                                  jump_at_zero=False), {"data": df}
+                                  jump_at_zero=False, overlay=fd.figure1_data(),
+                                  overlay_label="reverse penalty (Fig. 1)", log_inset=True), {"data": df}
 
 
 def _fig4(_ctx):
@@ -99,13 +100,38 @@ def _fig11(_ctx):
 
 def _fig12(_ctx):
     curve, marks, orbits = fd.figure12_data()
-    return plotting.proximal_cobweb(curve, marks, orbits, fd.MAP_PI_REF, fd.MAP_BETA), \
-        {"data": curve, "points": marks, "orbits": orbits}
+    step_map = fd.figure12_map()
+    return plotting.proximal_cobweb(curve, marks, orbits, fd.MAP_PI_REF, fd.MAP_BETA, step_map), \
+        {"data": curve, "points": marks, "orbits": orbits, "step_size_map": step_map}
+
+
+def _fig13(_ctx):
+    curves, points = fd.figure13_data()
+    return plotting.trainer_conventions(curves, points), {"data": curves, "points": points}
+
+
+def _fig14(_ctx):
+    df = fd.figure14_data()
+    if df.empty:
+        return None, {}
+    return plotting.token_vs_sequence(df), {"data": df}
 
 
 def _fig15(_ctx):
     df = fd.figure15_data()
     return plotting.reward_kl_frontier(df), {"data": df}
+
+
+def _fig16(_ctx):
+    df = fd.figure16_data()
+    if df.empty:
+        return None, {}
+    return plotting.training_trajectories(df), {"data": df}
+
+
+def _fig17(_ctx):
+    curves, grid = fd.figure17_data()
+    return plotting.noisy_verifier(curves, grid, fd.NOISE_BETA, fd.NOISE_PI_REF), {"data": curves, "map": grid}
 
 
 def _fig18(_ctx):
@@ -125,7 +151,10 @@ FIGURES: tuple[FigureSpec, ...] = (
                _fig2),
     FigureSpec(3, "pairwise_direct",
                f"Figure 3. G = 2 with the direct KL penalty KL(pi || pi_ref), beta/gamma in {{{_BETAS}}}: "
-               "logarithmic pooling with the pairwise preference; continuous at pi_ref(a) = 0 (no jump).", _fig3),
+               "logarithmic pooling with the pairwise preference; continuous at pi_ref(a) = 0 (no jump). Dashed: "
+               "Figure 1's reverse-penalty curves, which jump at 0. Right: the same curves on a log pi_ref axis down "
+               "to 1e-9: each falls to 0, at a pi_ref that shrinks like exp(-gamma/beta) (beta/gamma = 0.04 only "
+               "below 1e-9). Take-away: the jump belongs to the k3 penalty, not to GRPO's advantages.", _fig3),
     FigureSpec(4, "finite_group",
                f"Figure 4. Exact stationary policies for finite G in {{2, 3, 4, 8, 16, 64, inf}} "
                f"(reverse penalty, scale normalisation, ddof = 0, beta = {fd.FINITE_G_BETA:g}), from the "
@@ -142,9 +171,12 @@ FIGURES: tuple[FigureSpec, ...] = (
                "pi_ref lies in the vertex's basin.", _fig6),
     FigureSpec(7, "non_uniqueness",
                f"Figure 7. Direct KL penalty, G -> inf. (a) Stationary points against beta at pi_ref(a) = "
-               f"{fd.NONUNIQUE_PI_REF:g}: stable (solid), unstable (dashed), and the vertex pi(a) = 1, "
-               "a stable limit point for every beta. (b) Number of stationary points over (beta, pi_ref(a)), "
-               "from the sign of h at its turning point x*.", _fig7),
+               f"{fd.NONUNIQUE_PI_REF:g}, on a logit axis: stable (solid), unstable (dashed: the separatrix), "
+               "the vertex pi(a) = 1, a stable limit point for every beta, and the fold where the interior pair "
+               "is born; shaded, the basin of each stable point. (b) Number of stationary points over "
+               "(beta, pi_ref(a)), from the sign of h at its turning point x*. Take-away: above the fold a run "
+               "from pi_ref settles inside, but a start past the separatrix (within 1e-4 of 1 at large beta) "
+               "runs into the vertex.", _fig7),
     FigureSpec(8, "simplex_paths",
                f"Figure 8. Three answers with rewards {fd.SIMPLEX_REWARDS} and pi_ref = {fd.SIMPLEX_PI_REF}: "
                "the stationary policy's path on the simplex as beta decreases from 20 to 0.02 (dots: beta = 1), "
@@ -159,20 +191,50 @@ FIGURES: tuple[FigureSpec, ...] = (
                "has several seeds.", _fig9),
     FigureSpec(10, "phase_portraits",
                f"Figure 10. Phase portraits of the expected-gradient flow for a binary question with "
-               f"pi_ref(a) = {fd.PHASE_PI_REF:g}: arrows give the direction of d pi(a)/dt (shade: log speed) at "
-               "each (beta, pi(a)); red: stationary points (solid stable, dashed unstable, thick: the vertex "
-               "limit point). Left, reverse/scale at G = 8: one attracting point for every beta. Right, "
-               "direct/scale at G = inf: bistability above beta ~ 0.9.", _fig10),
+               f"pi_ref(a) = {fd.PHASE_PI_REF:g}, on a logit axis: arrows give the direction of d pi(a)/dt "
+               "(shade: log speed of logit pi(a)) at each (beta, pi(a)); red: stationary points (solid stable, "
+               "dashed unstable, thick: the vertex limit point; dot: the fold). Left, reverse/scale at G = 8: "
+               "one attracting point for every beta. Right, direct/scale at G = inf: bistability above the "
+               "fold at beta = 0.90; above the dashed separatrix every start drifts, slowly, into the vertex.",
+               _fig10),
     FigureSpec(11, "simplex_flows",
                f"Figure 11. Gradient-flow trajectories on the simplex, rewards {fd.FLOW_REWARDS}, pi_ref = "
                f"{fd.FLOW_PI_REF}, direct KL, G = inf, beta = {fd.FLOW_BETA:g}: two stable points separated "
-               "by a saddle; the start decides which one GRPO reaches (pi_ref's path in black).", _fig11),
+               "by a saddle; the start decides which one GRPO reaches (pi_ref's path in black). Inset: the a-b "
+               "edge zoomed, position along it against log pi(c): the edge attractor (pi(c) = 6e-5) and the "
+               "saddle (2e-3); only starts within about 1e-4 of the edge reach it. Take-away: the second stable "
+               "point exists but its basin is a sliver along the edge, so training from pi_ref never sees it.",
+               _fig11),
     FigureSpec(12, "proximal_map",
                f"Figure 12. The exact proximal map (the note's argmax, iterated) for pi_ref(a) = "
                f"{fd.MAP_PI_REF:g}, beta = {fd.MAP_BETA:g}, direct KL, G = inf. (a) Its stationary point is "
                "stable under the gradient flow but unstable under the map (|f'| > 1): the iteration falls "
                "onto a stable 2-cycle. (b) From the same start, 30% above the fixed point, the flow (time t, top "
-               "axis) settles while the iteration (step n, bottom axis) oscillates.", _fig12),
+               "axis) settles while the iteration (step n, bottom axis) oscillates. (c, d) The largest step size "
+               "of plain gradient steps on the logits (dynamics.grpo_steps, one update per batch) that still "
+               "converges to the stationary point, 2/|F'(z*)|, over (beta, pi_ref(a)) at G = 8 (white: the "
+               "policy sits at a vertex). Take-away: a stationary point is a prediction only for steps below "
+               "this bound; it falls to about 1 logit unit at large beta, where the penalty's curvature is "
+               "largest, so strong regularisation and large learning rates (or many inner epochs) oscillate.",
+               _fig12),
+    FigureSpec(13, "trainer_conventions",
+               f"Figure 13. The same objective under the note's normalisation (std with ddof 0, no eps) and TRL's "
+               f"(ddof 1, eps 1e-4; verl and OpenRLHF also use ddof 1), beta = {fd.CONVENTION_BETA:g}. Top: the "
+               "stationary pi(correct) against pi_ref(correct) (solid: reverse penalty; dashed: direct), with "
+               "trained points under TRL's convention (TRL's own GRPOTrainer at G = 8, both penalties; our "
+               "trainer, reverse, 5 seeds). Bottom: TRL's minus the note's prediction. Take-away: at G = 2 the "
+               "convention alone moves the prediction by up to 0.18 (ddof 1 makes a two-member group's std "
+               "sqrt(2) times larger; 0.10 at G = 8 with the direct penalty), and the trained points follow "
+               "the trainer's convention, not the note's.",
+               _fig13),
+    FigureSpec(14, "token_vs_sequence",
+               "Figure 14. Token-level GRPO on answer trees (answers of 2 to 5 tokens closed by an end token; "
+               "the reward depends on a later token): every answer's trained probability against the "
+               "token-level prediction for the trainer's loss type (filled: TRL's grpo, dr_grpo, dapo with one "
+               "group per batch) and against the sequence-level prediction (grey crosses), 3 seeds x 8 questions "
+               "per tree, from docs/results/tree_study.csv. Take-away: the token-level theory of each loss type "
+               "lands on the trainer (max error 0.008); the sequence-level theory misses by up to 0.12, most on "
+               "the longest answers.", _fig14),
     FigureSpec(15, "reward_kl_frontier",
                f"Figure 15. Expected reward against KL(pi || pi_ref) as beta falls from 20 to 0.02, for Figure 8's "
                f"question (rewards {fd.SIMPLEX_REWARDS}, pi_ref = {fd.SIMPLEX_PI_REF}). RLHF's log pooling maximises "
@@ -180,6 +242,25 @@ FIGURES: tuple[FigureSpec, ...] = (
                "(b: the gap at the same KL, from the exact frontier). Take-away: GRPO's aggregation buys at most "
                "0.019 less reward for the same divergence here (reverse/scale, G = 2; 0.008 for direct/scale, "
                "G = 8), most of it near KL = 1.", _fig15),
+    FigureSpec(16, "training_trajectories",
+               "Figure 16. Training trajectories of the small GPT (G = 8, beta = 0.5, reverse penalty, seed 0): the "
+               "probability of the rewarded answer for the questions with the lowest and the highest pi_ref, at "
+               "Adam lr 3e-3, 1e-3, 3e-4 and with 4 inner updates per batch (solid), against the gradient flow "
+               "from pi_ref with its time scale fitted to each run (dotted) and dynamics.grpo_steps at that step "
+               "size (dots); grey line: the predicted stationary point. Take-away: every run ends at the "
+               "prediction, sooner with a larger lr or more inner updates (fitted flow time per step c = 0.05, "
+               "0.11, 0.30 and 0.60 on the left), but the path is not the flow's: a network run lags at first, "
+               "then rises faster than the flow and overshoots (lr 3e-3: 0.90 at step 30 against 0.79). Where "
+               "there is a separatrix, that overshoot is what crosses it (docs/results.md).", _fig16),
+    FigureSpec(17, "noisy_verifier",
+               f"Figure 17. A noisy verifier: the correct answer is scored 1 with probability 1 - eps, the wrong "
+               f"one with probability eps (false positives = false negatives = eps; reverse penalty, scale). Top: "
+               f"the stationary pi(correct) against pi_ref(correct) at beta = {fd.NOISE_BETA:g}, per G. Bottom: "
+               f"pi(correct) from pi_ref = {fd.NOISE_PI_REF:g} over (beta, eps), with the contours where it reaches "
+               "0.9 (solid) and where it gains less than 0.05 over pi_ref (dashed). Take-away: a noisy verifier "
+               "acts like a larger beta at every G. Even at G = inf the stationary policy now depends on the "
+               "expected reward gap 1 - FP - FN, because the group std contains the verifier's own variance; "
+               "with a clean verifier it does not depend on the gap.", _fig17),
     FigureSpec(18, "frameworks_same_beta",
                "Figure 18. One binary question (deterministic rewards), the same beta (0.04 left, 0.5 right) and "
                "G = 8 under the defaults of TRL 1.9 (k3: reverse), TRL 1.16 (ratio x k3: direct), verl's GRPO "

@@ -54,9 +54,19 @@ def _diagonal(ax) -> None:
 
 
 def binary_curves(df: pd.DataFrame, param: str, label: str, title: str,
-                  jump_at_zero: bool = True, measured: pd.DataFrame | None = None) -> Figure:
-    """pi(a) against pi_ref(a), one curve per value of ``param`` (Figures 1-4, 9)."""
-    fig, (ax,) = _new()
+                  jump_at_zero: bool = True, measured: pd.DataFrame | None = None,
+                  overlay: pd.DataFrame | None = None, overlay_label: str = "",
+                  log_inset: bool = False) -> Figure:
+    """pi(a) against pi_ref(a), one curve per value of ``param`` (Figures 1-4, 9).
+
+    ``overlay``: another figure's curves (same ``param``), dashed and thin, for contrast;
+    ``log_inset``: a second panel on a log pi_ref axis down to the grid's smallest value, showing
+    how each curve behaves as pi_ref -> 0.
+    """
+    if log_inset:
+        fig, (ax, logax) = _new(width=2 * COLUMN * 0.85, height=2.8, ncols=2)
+    else:
+        fig, (ax,) = _new()
     values = list(dict.fromkeys(df[param]))
     finite = [v for v in values if np.isfinite(v)]
     cols = _param_colors(finite) + (["black"] if len(finite) < len(values) else [])
@@ -71,6 +81,20 @@ def binary_curves(df: pd.DataFrame, param: str, label: str, title: str,
                 ax.plot([0], [lim], marker="o", mfc="white", mec=c, ms=3.2, mew=0.9, zorder=3)
     if jump_at_zero:
         ax.plot([0], [0], marker="o", color="black", ms=3.2, zorder=4)
+    if overlay is not None:
+        for v, c in zip(values, cols):
+            d = overlay[overlay[param] == v].sort_values("pi_ref_a")
+            ax.plot(d.pi_ref_a, d.pi_a, "--", color=c, lw=0.7, alpha=0.8)
+        ax.plot([], [], "--", color="0.4", lw=0.7, label=overlay_label)
+    if log_inset:
+        for v, c in zip(values, cols):
+            d = df[df[param] == v].sort_values("pi_ref_a")
+            logax.plot(d.pi_ref_a, d.pi_a, color=c, lw=1.0)
+        logax.set_xscale("log")
+        logax.set_xlim(df.pi_ref_a.min(), 1.0)
+        logax.set_ylim(-0.02, 1.02)
+        logax.set_xlabel(r"$\pi_{\mathrm{ref}}(a)$ (log scale)")
+        logax.set_title(rf"the same, down to $\pi_{{\mathrm{{ref}}}}(a)$ = {df.pi_ref_a.min():.0e}")
     if measured is not None and len(measured):
         for v, c in zip(values, cols):
             m = measured[measured[param] == v]
@@ -157,19 +181,37 @@ def all_variants(df: pd.DataFrame, pi_ref_a: float) -> Figure:
 
 def non_uniqueness(points: pd.DataFrame, region: pd.DataFrame, pi_ref_a: float) -> Figure:
     """Figure 7: (a) stationary points against beta; (b) how many, over (beta, pi_ref)."""
-    fig, (ax, bx) = _new(width=2 * COLUMN, height=2.6, ncols=2)
+    fig, (ax, bx) = _new(width=2 * COLUMN, height=2.9, ncols=2)
     interior = points[~points.boundary]
-    for stable, ls, lab in ((True, "-", "stable"), (False, "--", "unstable")):
-        d = interior[interior.stable == stable].sort_values("beta")
-        ax.semilogx(d.beta, d.pi_a, ls=ls, color="#b2182b", label=lab)
+    top = 1 - 1e-6                      # the vertex pi(a) = 1, drawn at the logit axis' top
+    stable = interior[interior.stable == True].sort_values("beta")            # noqa: E712
+    unstable = interior[interior.stable == False].sort_values("beta")         # noqa: E712
+    # basins: above the unstable branch (the separatrix) the flow goes to the vertex, below it to
+    # the interior stable point; left of the fold only the vertex is left
+    ax.fill_between(unstable.beta, unstable.pi_a, top, color="#b2182b", alpha=0.10, lw=0,
+                    label="basin of the vertex")
+    left = points[points.beta <= unstable.beta.min()].beta if len(unstable) else points.beta
+    ax.fill_between(np.append(np.sort(left.unique()), unstable.beta.min() if len(unstable) else []), 0.05, top,
+                    color="#b2182b", alpha=0.10, lw=0)
+    ax.fill_between(stable.beta, 0.05, unstable.set_index("beta").pi_a.reindex(stable.beta, method="nearest"),
+                    color="#2166ac", alpha=0.08, lw=0, label="basin of the interior point")
+    ax.semilogx(stable.beta, stable.pi_a, "-", color="#b2182b", label="stable")
+    ax.semilogx(unstable.beta, unstable.pi_a, "--", color="#b2182b", label="unstable (separatrix)")
     vertex = points[points.boundary]
-    ax.semilogx(vertex.beta, vertex.pi_a, color="#b2182b", lw=2.2, alpha=0.45, label="vertex (limit, stable)")
+    ax.semilogx(vertex.beta, np.full(len(vertex), top), color="#b2182b", lw=2.6, alpha=0.5,
+                label=r"vertex $\pi(a) = 1$ (limit, stable)")
+    if len(stable):
+        fold = stable.iloc[0]
+        ax.plot(fold.beta, fold.pi_a, "o", ms=4, color="black", zorder=5)
+        ax.annotate(rf"fold, $\beta$ = {fold.beta:.3g}", (fold.beta, fold.pi_a), xytext=(6, -2),
+                    textcoords="offset points", fontsize=6.5)
     ax.axhline(pi_ref_a, color="0.45", ls=":", lw=0.9)
+    ax.set_yscale("logit")
+    ax.set_ylim(0.05, top * 1.0000001 if top < 1 else top)
     ax.set_xlabel(r"$\beta$")
-    ax.set_ylabel(r"$\pi(a)$ at a stationary point")
+    ax.set_ylabel(r"$\pi(a)$ at a stationary point (logit scale)")
     ax.set_title(rf"(a) direct KL, $G\to\infty$, $\pi_{{\mathrm{{ref}}}}(a)$ = {pi_ref_a:g}")
-    ax.set_ylim(-0.02, 1.04)
-    ax.legend(loc="lower left")
+    ax.legend(loc="upper left", bbox_to_anchor=(0.0, 0.93), fontsize=5.5, framealpha=0.9)
     betas = np.sort(region.beta.unique())
     ps = np.sort(region.pi_ref_a.unique())
     Z = region.pivot(index="pi_ref_a", columns="beta", values="n_stationary_points").to_numpy()
@@ -260,11 +302,13 @@ def phase_portraits(field: pd.DataFrame, curves: pd.DataFrame, pi_ref_a: float) 
     fig, axes = _new(width=2 * COLUMN, height=2.7, ncols=len(variants))
     for ax, name in zip(axes, variants):
         f = field[field.variant == name]
-        speed = np.abs(f.dpi_dt.to_numpy())
+        # speed in the logit of pi(a), the axis' own unit (d pi/dt vanishes near 1 just from pi(1 - pi))
+        x = f.pi_a.to_numpy()
+        speed = np.abs(f.dpi_dt.to_numpy()) / (x * (1 - x))
         u = np.zeros_like(speed)
         v = np.sign(f.dpi_dt.to_numpy())
         c = np.log10(speed + 1e-12)
-        q = ax.quiver(np.log10(f.beta), f.pi_a, u, v, c, cmap="Greys", clim=(-4.5, 0), scale=38, width=0.004,
+        q = ax.quiver(np.log10(f.beta), f.pi_a, u, v, c, cmap="Greys", clim=(-3.5, 0.5), scale=38, width=0.004,
                       headwidth=3.5, headlength=3.5, pivot="mid")
         cur = curves[curves.variant == name]
         for stable, ls in ((True, "-"), (False, "--")):
@@ -272,17 +316,24 @@ def phase_portraits(field: pd.DataFrame, curves: pd.DataFrame, pi_ref_a: float) 
             ax.plot(np.log10(d.beta), d.pi_a, ls=ls, color="#b2182b", lw=1.6,
                     label="stable" if stable else "unstable")
         vert = cur[cur.boundary]
+        top = 1 - 1e-6                   # the vertex pi(a) = 1, drawn at the logit axis' top
         if len(vert):
-            ax.plot(np.log10(vert.beta), vert.pi_a, color="#b2182b", lw=2.4, alpha=0.45, label="vertex (limit)")
+            ax.plot(np.log10(vert.beta), np.full(len(vert), top), color="#b2182b", lw=2.6, alpha=0.5,
+                    label="vertex (limit)")
+        fold = cur[(cur.stable == True) & (~cur.boundary)].sort_values("beta")    # noqa: E712
+        if len(cur[(cur.stable == False) & (~cur.boundary)]) and len(fold):       # noqa: E712
+            ax.plot(np.log10(fold.beta.iloc[0]), fold.pi_a.iloc[0], "o", ms=3.5, color="black", zorder=6,
+                    label="fold")
         ax.axhline(pi_ref_a, color="#1f5fa8", ls=":", lw=1.0, label=r"$\pi_{\mathrm{ref}}(a)$")
         ax.set_xticks([-0.5, 0, 0.5, 1.0, 1.3])
         ax.set_xticklabels(["0.3", "1", "3", "10", "20"])
         ax.set_xlabel(r"$\beta$")
-        ax.set_ylim(0, 1.02)
-        ax.set_title(name)
-    axes[0].set_ylabel(r"$\pi(a)$")
+        ax.set_yscale("logit")
+        ax.set_ylim(0.02, top)
+        ax.set_title(_infty(name))
+    axes[0].set_ylabel(r"$\pi(a)$ (logit scale)")
     axes[-1].legend(loc="center left", fontsize=6, frameon=True)
-    fig.colorbar(q, ax=axes, label=r"$\log_{10}|d\pi(a)/dt|$", shrink=0.8)
+    fig.colorbar(q, ax=axes, label=r"$\log_{10}|d\,\mathrm{logit}\,\pi(a)/dt|$", shrink=0.8)
     return fig
 
 
@@ -308,13 +359,57 @@ def simplex_flows(traj: pd.DataFrame, points: pd.DataFrame, pi_ref, labels=("a",
     ax.plot([], [], "k*", label=r"$\pi_{\mathrm{ref}}$ (its path in black)")
     ax.legend(loc="upper left", fontsize=6.2, bbox_to_anchor=(-0.06, 1.02))
     ax.set_title(rf"Gradient flow, direct KL, $G\to\infty$, $\beta$ = {beta:g}", pad=2)
+    _edge_inset(ax, traj, points)
     return fig
 
 
+def _edge_inset(ax, traj: pd.DataFrame, points: pd.DataFrame) -> None:
+    """Zoom on the a-b edge: position along it against log pi(c), where an attractor with pi(c) ~ 1e-4
+    sits next to a saddle; trajectories that come near the edge show which way they go."""
+    edge = points[points.pi_c < 0.01]
+    near = [d for _, d in traj.groupby("start") if d.pi_c.min() < 0.01]
+    if not len(edge) or not near:
+        return
+    inset = ax.inset_axes([0.70, 0.52, 0.32, 0.32])
+    for d in near:
+        along = d.pi_a / (d.pi_a + d.pi_b)
+        inset.plot(along, d.pi_c, color="#1f5fa8", lw=0.8)
+        inset.plot(along.iloc[0], d.pi_c.iloc[0], "o", color="#1f5fa8", ms=2)
+    for row in edge.itertuples():
+        inset.plot(row.pi_a / (row.pi_a + row.pi_b), row.pi_c, "o", ms=5, mfc="#b2182b" if row.stable else "white",
+                   mec="#b2182b", mew=1.1, zorder=5)
+    inset.set_yscale("log")
+    inset.set_ylim(3e-6, 0.1)
+    inset.set_xlim(0.55, 1.0)
+    inset.set_xlabel(r"$\pi(a)/(\pi(a)+\pi(b))$", fontsize=5.5, labelpad=1)
+    inset.set_ylabel(r"$\pi(c)$", fontsize=5.5, labelpad=0)
+    inset.tick_params(labelsize=5, length=2, pad=1)
+    inset.set_title("near the a-b edge", fontsize=5.5, pad=1.5)
+
+
 def proximal_cobweb(curve: pd.DataFrame, marks: pd.DataFrame, orbits: pd.DataFrame, pi_ref_a: float,
-                    beta: float) -> Figure:
-    """Figure 12: the proximal map against the identity (cobweb), and its orbit against the flow."""
-    fig, (ax, bx) = _new(width=2 * COLUMN, height=2.8, ncols=2)
+                    beta: float, step_map: pd.DataFrame | None = None) -> Figure:
+    """Figure 12: the proximal map against the identity (cobweb), its orbit against the flow, and
+    (c, d) the largest stable step size of plain gradient steps over (beta, pi_ref)."""
+    if step_map is None:
+        fig, (ax, bx) = _new(width=2 * COLUMN, height=2.8, ncols=2)
+    else:
+        fig = Figure(figsize=(2 * COLUMN, 5.4), layout="constrained")
+        grid = fig.subplots(2, 2, squeeze=False)
+        ax, bx = grid[0]
+        variants = list(dict.fromkeys(step_map.variant))
+        for cx, name in zip(grid[1], variants):
+            m = step_map[step_map.variant == name]
+            b, p = np.sort(m.beta.unique()), np.sort(m.pi_ref_a.unique())
+            z = np.log10(m.pivot(index="pi_ref_a", columns="beta", values="critical_lr").loc[p, b].to_numpy())
+            mesh = cx.pcolormesh(b, p, z, shading="nearest", cmap="viridis", vmin=-0.5, vmax=2.5)
+            cs = cx.contour(b, p, z, levels=[0, 0.5, 1, 1.5, 2], colors="white", linewidths=0.7)
+            cx.clabel(cs, fmt=lambda v: f"{10 ** v:.3g}", fontsize=5.5)
+            cx.set_xscale("log")
+            cx.set_xlabel(r"$\beta$")
+            cx.set_ylabel(r"$\pi_{\mathrm{ref}}(a)$")
+            cx.set_title(f"({'cd'[variants.index(name)]}) largest stable step, {_infty(name)}", fontsize=7.5)
+        fig.colorbar(mesh, ax=grid[1, :], label=r"$\log_{10}$ critical step (grpo_steps lr)", shrink=0.9)
     ax.plot(curve.pi_a, curve.f, color="#1f5fa8", label=r"$f$: proximal map")
     ax.plot(curve.pi_a, curve.f_f, color="#6aa5e0", lw=0.9, ls="--", label=r"$f\circ f$")
     ax.plot([0, 1], [0, 1], ls=":", color="0.45", lw=0.9)
@@ -358,7 +453,8 @@ def proximal_cobweb(curve: pd.DataFrame, marks: pd.DataFrame, orbits: pd.DataFra
 
 
 #: marker and face of each source in Figure 9 (others get the default)
-SOURCE_STYLE = {"small GPT": ("o", 3.2), "SmolLM2-135M": ("D", 4.5), "SmolLM2, TRL": ("s", 4.5)}
+SOURCE_STYLE = {"small GPT": ("o", 3.2), "SmolLM2-135M, lr 1e-3": ("D", 4.5), "SmolLM2-135M, lr 3e-4": ("^", 4.8),
+                "SmolLM2, TRL": ("s", 4.5)}
 
 
 def trained_panels(curves: pd.DataFrame, measured: pd.DataFrame) -> Figure:
@@ -402,7 +498,9 @@ def trained_panels(curves: pd.DataFrame, measured: pd.DataFrame) -> Figure:
         handles.append(Line2D([], [], color="0.3", ls=":", lw=0.9, label="other stable point"))
     handles += [Line2D([], [], ls="", marker=SOURCE_STYLE.get(s, ("o", 3.5))[0], mfc="0.7", mec="black", label=s)
                 for s in sources]
-    axes[0, 0].legend(handles=handles, loc="lower right", fontsize=5.5)
+    # the legend goes where the points are fewest
+    crowd = [len(measured[measured.group_size == G]) for G in gs]
+    axes[0, int(np.argmin(crowd))].legend(handles=handles, loc="lower right", fontsize=5.5)
     return fig
 
 
@@ -428,6 +526,136 @@ def reward_kl_frontier(df: pd.DataFrame) -> Figure:
     axes[0].legend(fontsize=6.2, loc="upper left")
     axes[0].set_title(r"(a) reward against KL, $\beta$ from 20 to 0.02", pad=2)
     axes[1].set_title("(b) the gap to the frontier at the same KL", pad=2)
+    return fig
+
+
+def trainer_conventions(curves: pd.DataFrame, points: pd.DataFrame) -> Figure:
+    """Figure 13: per G, (top) curves per convention and penalty with trained points, (bottom) the gap."""
+    gs = sorted(curves.group_size.unique())
+    fig = Figure(figsize=(2 * COLUMN * 0.8, 4.6), layout="constrained")
+    axes = fig.subplots(2, len(gs), squeeze=False, height_ratios=[1.4, 1])
+    conventions = list(dict.fromkeys(curves.convention))
+    col = dict(zip(conventions, ["#1f5fa8", "#c0392b"]))
+    dash = {"reverse": "-", "direct": "--"}
+    marks = {"TRL GRPOTrainer": ("s", 4.5), "our trainer, TRL's convention (5 seeds)": ("o", 2.6)}
+    for j, G in enumerate(gs):
+        top, bottom = axes[0, j], axes[1, j]
+        for (conv, pen), d in curves[curves.group_size == G].groupby(["convention", "penalty"], sort=False):
+            top.plot(d.pi_ref_a, d.pi_a, dash[pen], color=col[conv], lw=1.0)
+        for pen, d in curves[curves.group_size == G].groupby("penalty", sort=False):
+            wide = d.pivot(index="pi_ref_a", columns="convention", values="pi_a")
+            bottom.plot(wide.index, wide[conventions[1]] - wide[conventions[0]], dash[pen], color="0.25", lw=1.0,
+                        label=f"{pen} penalty")
+        if len(points):
+            for (src, pen), d in points[points.group_size == G].groupby(["source", "penalty"]):
+                m, size = marks.get(src, ("o", 3))
+                top.plot(d.pi_ref_a, d.measured, m, ms=size, color=col[conventions[1]],
+                         mfc=col[conventions[1]] if pen == "reverse" else "white", mec="black", mew=0.5, alpha=0.8)
+        _diagonal(top)
+        top.set_title(f"G = {int(G)}", pad=2)
+        bottom.axhline(0, color="0.6", lw=0.7)
+        bottom.set_xlim(-0.02, 1.02)
+        bottom.set_xlabel(r"$\pi_{\mathrm{ref}}(a)$")
+        bottom.set_ylabel("TRL's - the note's" if j == 0 else "")
+    handles = [Line2D([], [], color=col[c], lw=1.2, label=c) for c in conventions]
+    handles += [Line2D([], [], color="0.3", ls=dash[p], lw=1.0, label=f"{p} penalty (filled/open)") for p in dash]
+    if len(points):
+        handles += [Line2D([], [], ls="", marker=marks.get(s, ("o", 3))[0], mfc="0.7", mec="black", label=s)
+                    for s in dict.fromkeys(points.source)]
+    axes[0, -1].legend(handles=handles, fontsize=5.5, loc="lower right")
+    axes[1, 0].legend(fontsize=6)
+    return fig
+
+
+def token_vs_sequence(df: pd.DataFrame) -> Figure:
+    """Figure 14: per tree shape, trained probability against the token-level prediction of its loss
+    type (coloured) and against the sequence-level prediction (grey), every answer."""
+    shapes = list(dict.fromkeys(df["shape"]))
+    fig, axes = _new(width=2 * COLUMN, height=2.9, ncols=len(shapes))
+    losses = list(dict.fromkeys(df.loss_type))
+    col = dict(zip(losses, ["#1f5fa8", "#e08214", "#2ca25f", "#8c510a"]))
+    for ax, shape in zip(axes, shapes):
+        d = df[df["shape"] == shape]
+        ax.plot(d.predicted_sequence_level, d.measured, "x", ms=3.2, color="0.55", mew=0.8, zorder=2)
+        for k, lt in enumerate(losses):           # shrinking markers: coinciding loss types stay visible
+            e = d[d.loss_type == lt]
+            ax.plot(e.predicted_token_level, e.measured, "o", ms=4.2 - 1.1 * k, color=col[lt], mec="black", mew=0.3,
+                    zorder=3 + k)
+        ax.plot([0, 1], [0, 1], ":", color="0.3", lw=0.8)
+        ax.set_xlim(-0.02, 1.02)
+        ax.set_ylim(-0.02, 1.02)
+        ax.set_aspect("equal")
+        worst_tok = (d.measured - d.predicted_token_level).abs().max()
+        worst_seq = (d.measured - d.predicted_sequence_level).abs().max()
+        ax.set_title(f"tree '{shape}'\nmax |error|: token {worst_tok:.3f}, sequence {worst_seq:.2f}",
+                     fontsize=6.8, pad=2)
+        ax.set_xlabel("predicted probability of the answer")
+    axes[0].set_ylabel("trained probability")
+    handles = [Line2D([], [], ls="", marker="o", color=col[lt], mec="black", label=f"token level, {lt}")
+               for lt in losses]
+    handles.append(Line2D([], [], ls="", marker="x", color="0.55", label="sequence-level prediction"))
+    axes[0].legend(handles=handles, fontsize=5.5, loc="upper left")
+    return fig
+
+
+def training_trajectories(df: pd.DataFrame) -> Figure:
+    """Figure 16: trained pi_t(a) per run against the fitted flow and grpo_steps, one panel per question."""
+    qs = list(dict.fromkeys(df.question))
+    fig, axes = _new(width=2 * COLUMN, height=2.8, ncols=len(qs))
+    runs = list(dict.fromkeys(df.run))
+    col = dict(zip(runs, ["#08306b", "#2171b5", "#6baed6", "#e6550d"]))
+    for ax, q in zip(axes, qs):
+        d = df[df.question == q]
+        for run in runs:
+            r = d[d.run == run]
+            tr, fl, st = (r[r.kind == k].sort_values("step") for k in
+                          ("trained", "flow (fitted time scale)", "grpo_steps (lr = time scale)"))
+            c = float(r.time_scale.iloc[0])
+            ax.plot(tr.step.clip(lower=1), tr.pi, "-", color=col[run], lw=1.2, label=f"{run} (c = {c:.2g})")
+            ax.plot(fl.step.clip(lower=1), fl.pi, ":", color="black", lw=0.9)
+            ax.plot(st.step.clip(lower=1)[::4], st.pi[::4], "o", ms=1.8, color=col[run], mec="none", alpha=0.8)
+        ax.axhline(d.predicted.iloc[0], color="0.5", lw=0.8)
+        ax.set_xscale("log")
+        ax.set_xlabel("training step")
+        ax.set_title(rf"question {q}: $\pi_{{\mathrm{{ref}}}}(a)$ = {d.pi_ref.iloc[0]:.3f}, "
+                     f"predicted {d.predicted.iloc[0]:.3f}", fontsize=7)
+    axes[0].set_ylabel(r"$\pi_t(a)$")
+    handles = axes[0].get_legend_handles_labels()[0]
+    handles += [Line2D([], [], ls=":", color="black", label="flow, time scale c fitted per run"),
+                Line2D([], [], ls="", marker="o", ms=2, color="0.4", label="grpo_steps, step c"),
+                Line2D([], [], color="0.5", lw=0.8, label="predicted stationary point")]
+    axes[0].legend(handles=handles, fontsize=5.5, loc="lower right")
+    return fig
+
+
+def noisy_verifier(curves: pd.DataFrame, grid: pd.DataFrame, beta: float, pi_ref: float) -> Figure:
+    """Figure 17: (top) pi(correct) against pi_ref per noise level and G; (bottom) pi(correct) over
+    (beta, noise) at one pi_ref, with the 'learned' (0.9) and 'no learning' (gain 0.05) contours."""
+    gs = list(dict.fromkeys(curves.group_size))
+    fig = Figure(figsize=(2 * COLUMN, 4.9), layout="constrained")
+    axes = fig.subplots(2, len(gs), squeeze=False, height_ratios=[1, 1])
+    noises = sorted(curves.noise.unique())
+    cols = [cm.viridis(0.8 * i / max(1, len(noises) - 1)) for i in range(len(noises))]
+    mesh = None
+    for j, G in enumerate(gs):
+        top, bottom = axes[0, j], axes[1, j]
+        for eps, c in zip(noises, cols):
+            d = curves[(curves.group_size == G) & (curves.noise == eps)].sort_values("pi_ref_a")
+            top.plot(d.pi_ref_a, d.pi_a, color=c, lw=1.1, label=f"FP = FN = {eps:g}")
+        _diagonal(top)
+        top.set_title(f"G = {_infty(int(G) if np.isfinite(G) else 'inf')}, " + rf"$\beta$ = {beta:g}", pad=2)
+        g = grid[grid.group_size == G]
+        b, e = np.sort(g.beta.unique()), np.sort(g.noise.unique())
+        z = g.pivot(index="noise", columns="beta", values="pi_a").loc[e, b].to_numpy()
+        mesh = bottom.pcolormesh(b, e, z, shading="nearest", cmap="viridis", vmin=pi_ref, vmax=1.0)
+        bottom.contour(b, e, z, levels=[0.9], colors="white", linewidths=1.2)
+        bottom.contour(b, e, z - pi_ref, levels=[0.05], colors="white", linewidths=1.0, linestyles="--")
+        bottom.set_xscale("log")
+        bottom.set_xlabel(r"$\beta$")
+        bottom.set_ylabel("FP = FN" if j == 0 else "")
+    axes[0, 0].legend(fontsize=6, loc="lower right")
+    label = rf"$\pi(\mathrm{{correct}})$, $\pi_{{\mathrm{{ref}}}}$ = {pi_ref:g}"
+    fig.colorbar(mesh, ax=axes[1, :], shrink=0.9, label=label)
     return fig
 
 

@@ -298,3 +298,110 @@ def test_figure9_curves_carry_every_stable_branch_and_residuals():
     assert (upper.set_index("pi_ref_a").pi_a > lower.loc[upper.pi_ref_a]).all()
     with pytest.raises(ValueError, match="lacks columns"):
         trained_points(pts.drop(columns="measured_se"))
+
+
+def test_noisy_verifier_figure_against_brute_force_enumeration(figdir):
+    """Figure 17: at points of the curves and of the map the expected gradient vanishes, and changes
+    sign across them (the point is a stable zero), with P_G enumerated over every group and every
+    verifier outcome (G = 2, 8) or from the SPEC's large-G form with the noise in sigma (G = inf)."""
+    import reference_impl as ri
+
+    curves = _csv(figdir, "fig17_noisy_verifier")
+    grid = _csv(figdir, "fig17_noisy_verifier_map")
+    levels = [0.0, 1.0]
+
+    def flow(pi_a, pi_ref_a, beta, G, eps):
+        probs = [[eps, 1 - eps], [1 - eps, eps]]
+        pi, ref = np.array([pi_a, 1 - pi_a]), np.array([pi_ref_a, 1 - pi_ref_a])
+        P = (ri.large_group_preference(levels, probs, pi) if math.isinf(G)
+             else ri.brute_force_preference(levels, probs, pi, int(G)))
+        g = P - beta * (1 - ref / pi)                               # reverse penalty, SPEC
+        return float(pi[0] * (g[0] - pi @ g))
+
+    points = []
+    for G, eps, p in [(2, 0.2, 0.3), (8, 0.1, 0.5), (math.inf, 0.3, 0.1)]:
+        d = curves[(curves.group_size == G) & np.isclose(curves.noise, eps)]
+        row = d.iloc[np.argmin(np.abs(d.pi_ref_a - p))]
+        points.append((row.pi_a, row.pi_ref_a, 0.5, G, eps))
+    row = grid[grid.group_size == 8].iloc[40]
+    points.append((row.pi_a, 0.2, row.beta, 8, row.noise))
+    for pi_a, ref_a, beta, G, eps in points:
+        assert abs(flow(pi_a, ref_a, beta, G, eps)) < 1e-6, (G, eps)
+        assert flow(pi_a - 0.01, ref_a, beta, G, eps) > 0 > flow(pi_a + 0.01, ref_a, beta, G, eps)
+    # the take-away: at G = inf a clean verifier's curve does not move with the reward gap, a noisy one does
+    clean = curves[(curves.group_size == math.inf) & (curves.noise == 0)].pi_a.to_numpy()
+    noisy = curves[(curves.group_size == math.inf) & np.isclose(curves.noise, 0.3)].pi_a.to_numpy()
+    assert np.all(clean > noisy + 1e-3)
+
+
+def test_trainer_conventions_figure_against_brute_force_enumeration(figdir):
+    """Figure 13: under TRL's convention (ddof 1, eps 1e-4) the expected gradient, with P_G enumerated
+    over every group by Eq. 2 with that std (tests/reference_impl), vanishes at the curve's points and
+    changes sign across them, for both penalties; the trained points are the committed ones."""
+    import reference_impl as ri
+
+    curves = _csv(figdir, "fig13_trainer_conventions")
+    for G, penalty, p in [(2, "reverse", 0.3), (2, "direct", 0.15), (8, "direct", 0.1)]:
+        d = curves[(curves.group_size == G) & (curves.penalty == penalty) & (curves.std_ddof == 1)]
+        row = d.iloc[np.argmin(np.abs(d.pi_ref_a - p))]
+
+        def flow(pi_a, row=row, G=G, penalty=penalty):
+            pi, ref = np.array([pi_a, 1 - pi_a]), np.array([row.pi_ref_a, 1 - row.pi_ref_a])
+            P = ri.brute_force_preference([0.0, 1.0], [[0, 1], [1, 0]], pi, G, ddof=1, eps=1e-4)
+            pen = 1 - ref / pi if penalty == "reverse" else np.log(pi / ref) + 1
+            g = P - 0.5 * pen
+            return float(pi[0] * (g[0] - pi @ g))
+        assert abs(flow(row.pi_a)) < 1e-6, (G, penalty)
+        assert flow(row.pi_a - 0.01) > 0 > flow(row.pi_a + 0.01)
+    pts = _csv(figdir, "fig13_trainer_conventions_points")
+    assert set(pts.source) == {"TRL GRPOTrainer", "our trainer, TRL's convention (5 seeds)"} and len(pts) >= 100
+
+
+def test_token_vs_sequence_figure_replots_the_committed_study(figdir):
+    """Figure 14 reads the committed tree study unchanged: every trained point, its token-level
+    prediction and the sequence-level one; the token-level theory is the closer one for every shape."""
+    from pathlib import Path
+
+    fig = _csv(figdir, "fig14_token_vs_sequence")
+    study = pd.read_csv(Path(__file__).resolve().parents[1] / "docs" / "results" / "tree_study.csv")
+    assert len(fig) == len(study)
+    np.testing.assert_allclose(fig.predicted_token_level, study.predicted, atol=1e-9)
+    np.testing.assert_allclose(fig.measured, study.measured, atol=1e-9)
+    for _, d in fig.groupby("shape"):
+        assert (d.measured - d.predicted_token_level).abs().max() < 0.01
+        assert (d.measured - d.predicted_sequence_level).abs().max() > 0.05
+
+
+def test_critical_step_size_separates_converging_from_oscillating_grpo_steps():
+    """Figure 12(c, d): below the critical step dynamics.grpo_steps (the iteration itself, exact
+    expectations) settles on the stationary point; above it, it does not (it oscillates)."""
+    from grpo_theory.dynamics import grpo_steps
+    from grpo_theory.figure_data import critical_step_size
+
+    for obj, p in [(Objective(2.0, 8), 0.4), (Objective(1.5, 8, "direct"), 0.3)]:
+        q = Question([p, 1 - p], rewards=[1, 0])
+        lr_c = critical_step_size(q, obj)
+        target = stationary_policy(q, obj).pi[0]
+        assert 0.1 < lr_c < 100
+        below = grpo_steps(q, obj, q.pi_ref, lr=0.8 * lr_c, n_batches=3000, with_points=False).pi[-60:, 0]
+        above = grpo_steps(q, obj, q.pi_ref, lr=1.25 * lr_c, n_batches=3000, with_points=False).pi[-60:, 0]
+        assert np.abs(below - target).max() < 1e-6
+        assert np.abs(above - target).max() > 1e-3
+
+
+def test_training_trajectories_figure_against_the_flow(figdir):
+    """Figure 16: its flow curves are dynamics.flow from pi_ref at the stated time scale (recomputed
+    here), and every committed run ends within 0.01 of the predicted stationary point."""
+    from grpo_theory.dynamics import flow
+
+    df = _csv(figdir, "fig16_training_trajectories")
+    for (run, q), d in df.groupby(["run", "question"]):
+        fl = d[d.kind == "flow (fitted time scale)"].sort_values("step")
+        c, p0 = d.time_scale.iloc[0], d.pi_ref.iloc[0]
+        qq = Question([p0, 1 - p0], rewards=[1, 0])
+        sample = fl.iloc[[1, len(fl) // 4, -1]]
+        want = flow(qq, Objective(0.5, 8), qq.pi_ref, np.concatenate([[0.0], c * sample.step.to_numpy()]),
+                    with_points=False).pi[1:, 0]
+        np.testing.assert_allclose(sample.pi.to_numpy(), want, atol=2e-3)
+        trained = d[d.kind == "trained"].sort_values("step")
+        assert abs(trained.pi.iloc[-5:].mean() - d.predicted.iloc[0]) < 0.01, (run, q)

@@ -197,7 +197,8 @@ def run_free_generation(out_dir, *, model, tokenizer, prompts, answers, labels, 
             p = min(max(p, 1e-9), 1 - 1e-9)
             return float(stationary_policy(Question([p, 1 - p], rewards=[1, 0]), obj).pi[0])
         e_lo, e_hi = wilson_interval(k_end, n_e)
-        rows.append(dict(seed=seed, config=f"free_G{group_size}_beta{beta:g}_{penalty}", question=label,
+        rows.append(dict(seed=seed, config=f"free_G{group_size}_beta{beta:g}_{penalty}_lr{learning_rate:g}",
+                         question=label,
                          predicted=pred(p_ref), measured=k_end / n_e, level="sequence", answer=answers[i],
                          pi_ref=p_ref, pi_ref_lo=lo, pi_ref_hi=hi, predicted_lo=pred(lo), predicted_hi=pred(hi),
                          measured_lo=e_lo, measured_hi=e_hi,
@@ -207,7 +208,7 @@ def run_free_generation(out_dir, *, model, tokenizer, prompts, answers, labels, 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     table = pd.DataFrame(rows)
-    name = f"free_G{group_size}_beta{beta:g}_{penalty}_seed{seed}"
+    name = f"free_G{group_size}_beta{beta:g}_{penalty}_lr{learning_rate:g}_seed{seed}"
     atomic_write(out / f"{name}.csv", lambda p: table.to_csv(p, index=False))
     atomic_write(out / f"{name}_history.csv", lambda p: pd.DataFrame(history).to_csv(p, index=False))
     return table
