@@ -408,8 +408,9 @@ def build_figures(out_dir: str | Path = "paper_figures", only=None, trained: str
                 drawn_by[str(spec.number)] = fingerprint
                 atomic_write(fp_path, lambda p: p.write_text(json.dumps(drawn_by, indent=1, sort_keys=True) + "\n"))
         cap = base.with_name(base.name + "_caption.txt")
-        if not cap.exists() or cap.read_text() != spec.caption + "\n":
-            atomic_write(cap, lambda p, text=spec.caption: p.write_text(text + "\n"))
+        caption = plotting._infty(spec.caption)          # "∞", never "inf", in captions too
+        if not cap.exists() or cap.read_text() != caption + "\n":
+            atomic_write(cap, lambda p, text=caption: p.write_text(text + "\n"))
             written.append(cap)
         done.add(spec.number)
         atomic_write(_done_file(out), lambda p: p.write_text(json.dumps(sorted(done))))
