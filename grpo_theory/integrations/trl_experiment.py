@@ -25,6 +25,28 @@ from ..stationary import stationary_points, stationary_policy
 from .trl import next_token_probs, objective_from_trl
 
 
+def _predictions(ref_probs: np.ndarray, reward_table: np.ndarray, objective) -> tuple[list, list]:
+    """Per prompt: the predicted probability of the rewarded tokens, and how many stable points exist."""
+    preds, n_stable = [], []
+    for p, r in zip(ref_probs, reward_table):
+        q = Question(p / p.sum(), rewards=r)
+        preds.append(float(stationary_policy(q, objective).pi[r == r.max()].sum()))
+        n_stable.append(len(stationary_points(q, objective).stable))
+    return preds, n_stable
+
+
+def _window_recorder(sink: list, start_step: float, every: int, measure):
+    """A TrainerCallback that appends ``measure(model)`` to ``sink`` every ``every`` steps after ``start_step``."""
+    from transformers import TrainerCallback
+
+    class WindowRecorder(TrainerCallback):
+        def on_step_end(self, args, state, control, model=None, **kw):
+            if state.global_step > start_step and state.global_step % every == 0:
+                sink.append(measure(model))
+
+    return WindowRecorder()
+
+
 def build_tokenizer(n_questions: int):
     from tokenizers import Tokenizer, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
@@ -91,7 +113,7 @@ def run_trl_validation(out_dir="runs/validate_trl", *, n_questions: int = 12, st
     """
     import torch
     from datasets import Dataset
-    from transformers import AutoModelForCausalLM, TrainerCallback
+    from transformers import AutoModelForCausalLM
     from trl import GRPOConfig, GRPOTrainer
 
     from ..training.tasks import synthetic_binary_task
@@ -128,27 +150,14 @@ def run_trl_validation(out_dir="runs/validate_trl", *, n_questions: int = 12, st
                           report_to="none", save_strategy="no", seed=seed, temperature=1.0, num_iterations=1,
                           scale_rewards="group", loss_type="grpo", disable_tqdm=True)
         mapping = objective_from_trl(args, completion_tokens=1)
-        preds, stables = [], []
-        for i in range(n_questions):
-            q = Question(ref_probs[i] / ref_probs[i].sum(), rewards=reward_table[i])
-            preds.append(stationary_policy(q, mapping.objective).pi[correct_ids[i]])
-            stables.append(len([p for p in stationary_points(q, mapping.objective) if p.stable]))
+        preds, stables = _predictions(ref_probs, reward_table, mapping.objective)
         measured: list = []
-
-        class Measure(TrainerCallback):
-            """Records pi(correct answer) for every question over the final window."""
-
-            def __init__(self, sink: list) -> None:
-                self.sink = sink
-
-            def on_step_end(self, a, state, control, model=None, **kw):
-                if state.global_step > (1 - window) * steps and state.global_step % measure_every == 0:
-                    p = next_token_probs(model, tok, prompts)
-                    self.sink.append(p[np.arange(n_questions), correct_ids])
+        recorder = _window_recorder(measured, (1 - window) * steps, measure_every,
+                                    lambda m: next_token_probs(m, tok, prompts)[np.arange(n_questions), correct_ids])
 
         dataset = Dataset.from_dict({"prompt": prompts * 64, "correct": correct * 64})
         trainer = GRPOTrainer(model=str(ref_dir), reward_funcs=reward_fn, args=args, train_dataset=dataset,
-                              processing_class=tok, callbacks=[Measure(measured)])
+                              processing_class=tok, callbacks=[recorder])
         t0 = time.perf_counter()
         trainer.train()
         seconds = time.perf_counter() - t0
@@ -193,7 +202,7 @@ def run_trl_smollm2(out_dir="runs/validate_trl_smollm2", *, model_dir="models/sm
     """
     import torch
     from datasets import Dataset
-    from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
+    from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import GRPOConfig, GRPOTrainer
 
     from ..training.smollm import YES_NO_QUESTIONS, load_smollm2
@@ -244,29 +253,17 @@ def run_trl_smollm2(out_dir="runs/validate_trl_smollm2", *, model_dir="models/sm
                           temperature=1.0, top_k=0, top_p=1.0, num_iterations=1, scale_rewards="group",
                           loss_type="grpo", disable_tqdm=True, gradient_checkpointing=False)
         mapping = objective_from_trl(args, completion_tokens=1)
-        preds, n_stable = [], []
-        for i in range(n_prompts):
-            q = Question(ref_probs[i], rewards=reward_table[i])
-            preds.append(float(stationary_policy(q, mapping.objective).pi[reward_table[i] == 1].sum()))
-            n_stable.append(len(stationary_points(q, mapping.objective).stable))
+        preds, n_stable = _predictions(ref_probs, reward_table, mapping.objective)
         measured: list = []
-
-        class Measure(TrainerCallback):
-            """P(correct) of every prompt over the final window (the full next-token distribution)."""
-
-            def __init__(self, sink: list) -> None:
-                self.sink = sink
-
-            def on_step_end(self, a, state, control, model=None, **kw):
-                if state.global_step > (1 - window) * steps and state.global_step % measure_every == 0:
-                    self.sink.append((probs_of(model) * reward_table).sum(1))
+        recorder = _window_recorder(measured, (1 - window) * steps, measure_every,
+                                    lambda m: (probs_of(m) * reward_table).sum(1))
 
         policy = AutoModelForCausalLM.from_pretrained(hf_dir)
         for name, p in policy.named_parameters():
             p.requires_grad_(name.startswith(f"model.layers.{policy.config.num_hidden_layers - 1}.mlp."))
         dataset = Dataset.from_dict({"prompt": messages * 64, "answer": [a for _, a in chosen] * 64})
         trainer = GRPOTrainer(model=policy, reward_funcs=reward_fn, args=args, train_dataset=dataset,
-                              processing_class=tok, callbacks=[Measure(measured)])
+                              processing_class=tok, callbacks=[recorder])
         t0 = time.perf_counter()
         trainer.train()
         seconds = time.perf_counter() - t0
