@@ -71,8 +71,7 @@ def summarise(rows: pd.DataFrame) -> pd.DataFrame:
                         multistable_points=int((g.n_stable_points > 1).sum()),
                         tau=np.sqrt(tau2), mean_batch_means_se=np.nanmean(se),
                         beyond_3se_batch_means=float((err > 3 * se).mean()),
-                        beyond_3se_with_between_run=float((err > 3 * honest).mean()),
-                        seconds=None))
+                        beyond_3se_with_between_run=float((err > 3 * honest).mean())))
     return pd.DataFrame(out)
 
 
@@ -103,7 +102,7 @@ def main() -> None:
     rows = rows[cols + [c for c in rows.columns if c not in cols]]
     results = ROOT / "docs" / "results"
     rows.to_csv(results / "validate_seeds.csv", index=False, float_format="%.6g")
-    summary = summarise(rows).drop(columns="seconds")
+    summary = summarise(rows)
     summary.to_csv(results / "validate_seeds_summary.csv", index=False, float_format="%.6g")
     with pd.option_context("display.width", 250, "display.max_columns", 30):
         print(summary[summary.prediction == "trainer"].drop(columns=["prediction"]).to_string(

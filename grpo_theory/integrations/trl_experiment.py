@@ -117,6 +117,7 @@ def run_trl_validation(out_dir="runs/validate_trl", *, n_questions: int = 12, st
     from trl import GRPOConfig, GRPOTrainer
 
     from ..training.tasks import synthetic_binary_task
+    from ..training.trainer import batch_means_se
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -162,8 +163,7 @@ def run_trl_validation(out_dir="runs/validate_trl", *, n_questions: int = 12, st
         trainer.train()
         seconds = time.perf_counter() - t0
         m = np.array(measured)
-        blocks = np.array_split(m, min(10, max(2, len(m) // 2)))
-        se = np.std([b.mean(0) for b in blocks], axis=0, ddof=1) / np.sqrt(len(blocks))
+        se = batch_means_se(m, n_blocks=10)
         meas = m.mean(0)
         err = meas - np.array(preds)
         for i in range(n_questions):
@@ -206,6 +206,7 @@ def run_trl_smollm2(out_dir="runs/validate_trl_smollm2", *, model_dir="models/sm
     from trl import GRPOConfig, GRPOTrainer
 
     from ..training.smollm import YES_NO_QUESTIONS, load_smollm2
+    from ..training.trainer import batch_means_se
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -268,8 +269,7 @@ def run_trl_smollm2(out_dir="runs/validate_trl_smollm2", *, model_dir="models/sm
         trainer.train()
         seconds = time.perf_counter() - t0
         m = np.array(measured)
-        blocks = np.array_split(m, min(5, max(2, len(m) // 2)))
-        se = np.std([b.mean(0) for b in blocks], axis=0, ddof=1) / np.sqrt(len(blocks))
+        se = batch_means_se(m, n_blocks=5)
         for i, (question, answer) in enumerate(chosen):
             rows.append(dict(seed=seed, config=f"trl_use_bias_correction_kl={bias_corr}",
                              question=f"yes_no:{i}", predicted=preds[i], measured=float(m[:, i].mean()),

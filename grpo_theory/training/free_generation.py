@@ -81,14 +81,15 @@ class FreeSampler:
         return out.logits[:, -1].float(), grabbed["h0"], out.past_key_values
 
     def _prefill(self, prompt):
+        """The prompt's last-position h0 and its attention cache (both independent of the trained MLP)."""
         device = next(self.model.parameters()).device
-        logits, h0, cache = self._forward(torch.tensor([prompt], device=device), None)
-        return logits, h0[:, -1], cache
+        _, h0, cache = self._forward(torch.tensor([prompt], device=device), None)
+        return h0[:, -1], cache
 
     @torch.no_grad()
     def sample(self, q: int, n: int, generator: torch.Generator) -> Completions:
         """``n`` completions of prompt ``q`` from the current policy (temperature 1, full vocabulary)."""
-        logits0, h00, cache0 = self._prompt_state[q]
+        h00, cache0 = self._prompt_state[q]
         # the prompt's logits depend on the trained MLP: recompute them from its h0 (cheap), never reuse
         logits = self.model.head_from_h0(h00).float().expand(n, -1)
         cache = copy.deepcopy(cache0)

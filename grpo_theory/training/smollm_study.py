@@ -121,10 +121,6 @@ def _question(p, rewards):
     return Question(p / p.sum(), rewards=rewards)
 
 
-def _init_worker(*args) -> None:
-    _load(*args)
-
-
 def _worker_job(args) -> pd.DataFrame:
     return _run_job(*args)
 
@@ -172,7 +168,7 @@ def run_smollm_study(out_dir="runs/validate_smollm2", *, model_dir="models/smoll
     if workers > 1:
         if device != "cpu":
             raise ValueError("workers > 1 is for CPUs; on a GPU use one worker")
-        with ProcessPoolExecutor(workers, initializer=_init_worker, initargs=init) as pool:
+        with ProcessPoolExecutor(workers, initializer=_load, initargs=init) as pool:
             for rows in pool.map(_worker_job, args):
                 parts.append(rows)
                 bar.update(1)

@@ -155,10 +155,11 @@ def run_validation(out_dir="runs/validate", *, quick: bool = False, n_questions:
         L = study.answer_length
         if L not in refs:
             task, freqs = synthetic_binary_task(n_questions, L, seed=seed)
-            t0 = time.perf_counter()
             ref = pretrain_reference(task, freqs, seed=seed, progress=progress, steps=800 if L == 1 else 1200)
-            refs[L] = (task, ref, answer_probabilities(ref, task), time.perf_counter() - t0)
-        task, ref, ref_probs, _ = refs[L]
+            with torch.no_grad():          # the token-level prediction's input, once per reference
+                ref_token_logp = answer_token_logprobs(ref, task).double().cpu().numpy()
+            refs[L] = (task, ref, answer_probabilities(ref, task), ref_token_logp)
+        task, ref, ref_probs, ref_token_logp = refs[L]
         cfg = replace(study.config, device=device, seed=seed, num_threads=num_threads)
         if alone:
             res = _train_alone(ref, task, cfg, out / "runs" / study.name, resume, progress)
@@ -170,8 +171,6 @@ def run_validation(out_dir="runs/validate", *, quick: bool = False, n_questions:
         for prediction in study.predictions:
             obj = _objective_for(cfg, prediction)
             if prediction == "token":
-                with torch.no_grad():
-                    ref_token_logp = answer_token_logprobs(ref, task).double().cpu().numpy()
                 pred = predict_token_level(task, ref_token_logp, obj)
                 stables = [[float(v)] for v in _rewarded(task, pred)]
             else:
