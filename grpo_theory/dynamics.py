@@ -24,6 +24,7 @@ import numpy as np
 from . import kl
 from ._numerics import logsumexp, solve_ivp
 from .preference import level_expectations, sample_rewards, sampled_advantages
+from ._validate import plain
 from .problem import InvalidInputError, Objective, Question, validate_probability_vector
 from .proximal import (  # noqa: F401  (re-exported: the issue's API is dynamics.proximal_map etc.)
     MapFixedPoint,
@@ -141,8 +142,8 @@ def flow(q: Question, obj: Objective, pi0, t, *, with_points: bool = True, rtol:
     """
     pi0 = _check_start(q, obj, pi0)
     t = np.asarray(t, dtype=float)
-    if t.ndim != 1 or t.size < 1 or np.any(np.diff(t) < 0):
-        raise InvalidInputError(f"t must be a non-decreasing 1-d array of times, got {t!r}")
+    if t.ndim != 1 or t.size < 1 or not np.all(np.isfinite(t)) or np.any(np.diff(t) < 0):
+        raise InvalidInputError(f"t must be a non-decreasing 1-d array of finite times, got {plain(t)}")
     from .stationary import _token_level
 
     if _token_level(q, obj):
@@ -215,17 +216,20 @@ def basins(q: Question, obj: Objective) -> list[Basin]:
         raise InvalidInputError(f"basins are computed for two-class questions; this one has {cp.n_classes}")
     pts = stationary_points(q, obj)
     mass = [float(p.pi[cp.class_of == 0].sum()) for p in pts]
-    order = np.argsort(mass)
-    cuts = [0.0] + [mass[i] for i in order if pts[i].stable is False] + [1.0]
+    # Points are ordered by mass, ties (masses that round to 0 or 1) broken by the class logit; a stable
+    # point's basin runs between its unstable neighbours in that order (or 0 and 1). Cutting at mass values
+    # instead gave (1, 1) for a point whose mass rounds to 1 (issue 25).
+    def key(i):
+        z = pts[i].class_logit
+        return (mass[i], 0.0 if z is None or np.isnan(z) else z)
+
+    order = sorted(range(len(pts)), key=key)
     out = []
-    for i in order:
+    for pos, i in enumerate(order):
         if pts[i].stable:
-            m = mass[i]
-            lo = max(c for c in cuts if c <= m) if m > 0 else 0.0
-            hi = min((c for c in cuts if c > m), default=1.0) if m < 1 else 1.0
-            if pts[i].boundary:          # a vertex collects everything beyond the last unstable point
-                lo = max(c for c in cuts[:-1])
-            out.append(Basin(pts[i], lo, hi))
+            below = [mass[j] for j in order[:pos] if pts[j].stable is False]
+            above = [mass[j] for j in order[pos + 1:] if pts[j].stable is False]
+            out.append(Basin(pts[i], below[-1] if below else 0.0, above[0] if above else 1.0))
     return out
 
 
