@@ -27,8 +27,7 @@ def plain(value) -> str:
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(plain(v) for v in value) + "]"
     if isinstance(value, float):
-        return f"{value:g}" if math.isfinite(value) and abs(value) < 1e16 and value == float(f"{value:g}") \
-            else repr(value)
+        return repr(value)                       # 1.4, 4.0, 1e-300, nan: as typed
     return repr(value) if isinstance(value, str) else str(value)
 
 
@@ -140,9 +139,13 @@ def check_fields(config: Mapping, table: Mapping, source: str, *, error=ValueErr
             continue
         ok_types = tuple(t for k in kinds if k != "none" for t in _KINDS[k])
         is_bool = isinstance(value, (bool, np.bool_))
+        integral_float = isinstance(value, (float, np.floating)) and float(value).is_integer()
+        if integral_float and "int" in kinds:
+            ok_types = ok_types + (float,)
         if not isinstance(value, ok_types + (np.integer, np.floating)) or (is_bool and "bool" not in kinds) \
                 or (not is_bool and "bool" in kinds and len(kinds) == 1) \
-                or (isinstance(value, (float, np.floating)) and "float" not in kinds):
+                or (isinstance(value, (np.integer, np.floating)) and not {"int", "float"} & set(kinds)) \
+                or (isinstance(value, (float, np.floating)) and "float" not in kinds and not integral_float):
             problems.append(f"{field} = {plain(value)} (expected {' or '.join(kinds)}, got {type(value).__name__})")
             continue
         if is_bool or isinstance(value, str):
@@ -151,7 +154,7 @@ def check_fields(config: Mapping, table: Mapping, source: str, *, error=ValueErr
         lo_excl, hi_excl = isinstance(low, list), isinstance(high, list)
         lo = low[0] if lo_excl else low
         hi = high[0] if hi_excl else high
-        if math.isnan(v) or (lo is not None and (v < lo or (lo_excl and v == lo))) or \
+        if not math.isfinite(v) or (lo is not None and (v < lo or (lo_excl and v == lo))) or \
                 (hi is not None and (v > hi or (hi_excl and v == hi))):
             rng = f"{'(' if lo_excl else '['}{'-inf' if lo is None else plain(lo)}, " \
                   f"{'inf' if hi is None else plain(hi)}{')' if hi_excl or hi is None else ']'}"
