@@ -410,6 +410,10 @@ class _Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
         self._negative_number_matcher = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$|^-inf$")
 
+    def error(self, message: str):
+        """One line, the same shape as the library's errors: ``grpo-theory: error: ...`` (exit 2)."""
+        self.exit(2, f"grpo-theory: error: {' '.join(message.split())} (see `{self.prog} --help`)\n")
+
 
 class _HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
     """Keeps the description's line breaks and shows every default that says something."""
@@ -555,8 +559,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"grpo-theory: error: {_cli_message(exc)}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print(f"grpo-theory: interrupted ({args.command})", file=sys.stderr)
+    except KeyboardInterrupt as exc:        # one line; a sweep's says what was saved and how to resume
+        print(f"grpo-theory: {str(exc) or f'interrupted ({args.command})'}", file=sys.stderr)
         return 130
 
 
