@@ -109,10 +109,11 @@ def _watch_parent(parent_pid: int) -> None:
 
 def _stop_pool(pool: ProcessPoolExecutor) -> None:
     """Cancel what is queued and end the running workers now (a case can take a while)."""
+    procs = list((getattr(pool, "_processes", None) or {}).values())    # shutdown() forgets them
     pool.shutdown(wait=False, cancel_futures=True)
-    for proc in list(getattr(pool, "_processes", {}).values()):
+    for proc in procs:
         proc.terminate()
-    for proc in list(getattr(pool, "_processes", {}).values()):
+    for proc in procs:
         proc.join(timeout=5)
 
 
