@@ -66,12 +66,11 @@ def test_bad_input_is_one_clear_line(name, argv, files, names, tmp_path, monkeyp
     _check(rc, err, names)
 
 
-def test_issue_cases_through_a_subprocess(tmp_path):
-    """The issue's cases as a shell user runs them, all started at once (each imports the package)."""
+def _run_through_subprocesses(tmp_path, wanted) -> int:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
     env.pop("GRPO_THEORY_DEBUG", None)
     procs = []
-    for i, (name, argv, files, names) in enumerate(c for c in CASES if c[0] in ISSUE_CASES):
+    for i, (name, argv, files, names) in enumerate(c for c in CASES if c[0] in wanted):
         folder = tmp_path / f"case{i}"
         folder.mkdir()
         _setup(folder, files)
@@ -81,3 +80,19 @@ def test_issue_cases_through_a_subprocess(tmp_path):
     for name, names, proc in procs:
         _, err = proc.communicate(timeout=300)
         _check(proc.returncode, err, names)
+    return len(procs)
+
+
+QUICK = {"sweep --workers '0'", "explain verl actor_rollout_ref.actor.ppo_epochs", "sweep grid: questions [1, 2]",
+         "solve huge G", "derivations --out 'adir'"}
+
+
+def test_some_cases_through_a_subprocess(tmp_path):
+    """A few of the issue's cases as a shell user runs them (no torch import: a few seconds)."""
+    assert _run_through_subprocesses(tmp_path, QUICK) == len(QUICK)
+
+
+@pytest.mark.slow
+def test_issue_cases_through_a_subprocess(tmp_path):
+    """Every case of the issue as a shell user runs them, all started at once (20 s of CPU, some import torch)."""
+    assert _run_through_subprocesses(tmp_path, ISSUE_CASES) == len(ISSUE_CASES)
