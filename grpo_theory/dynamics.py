@@ -23,8 +23,8 @@ import numpy as np
 
 from . import kl
 from ._numerics import logsumexp, solve_ivp
-from .preference import level_expectations, sample_rewards, sampled_advantages
 from ._validate import plain
+from .preference import level_expectations, sample_rewards, sampled_advantages
 from .problem import InvalidInputError, Objective, Question, validate_probability_vector
 from .proximal import (  # noqa: F401  (re-exported: the issue's API is dynamics.proximal_map etc.)
     MapFixedPoint,

@@ -120,7 +120,8 @@ def _config_cases():
 
 
 GRIDS = [
-    ("unknown question key", "objectives: {beta: 1}\nquestions:\n  - {pi_ref: [0.3, 0.7], rewards: [1, 0], colour: red}\n",
+    ("unknown question key",
+     "objectives: {beta: 1}\nquestions:\n  - {pi_ref: [0.3, 0.7], rewards: [1, 0], colour: red}\n",
      ["colour"]),
     ("simplex step 0", "objectives: {beta: 1}\nsimplex: {rewards: [1, 0], step: 0}\n", ["step", "0"]),
     ("simplex no step", "objectives: {beta: 1}\nsimplex: {rewards: [1, 0]}\n", ["step"]),

@@ -77,7 +77,7 @@ def _run_through_subprocesses(tmp_path, wanted) -> int:
         procs.append((name, names, subprocess.Popen([sys.executable, "-m", "grpo_theory", *argv], cwd=folder,
                                                     env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                                     text=True)))
-    for name, names, proc in procs:
+    for _name, names, proc in procs:
         _, err = proc.communicate(timeout=300)
         _check(proc.returncode, err, names)
     return len(procs)

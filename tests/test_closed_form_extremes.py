@@ -19,7 +19,9 @@ GAMMAS = [1e-300, 1e-10, 0.5, 1.0]
 
 
 def _bisect(f, p):
-    """The root in [p, 1] of f (f(p) >= 0 >= f(1)), by bisection on log x at 340 digits (x and p can differ by 300 orders)."""
+    """The root in [p, 1] of f (f(p) >= 0 >= f(1)), by bisection on log x at 340 digits.
+
+    340 digits: x and p can differ by 300 orders of magnitude."""
     with mp.workdps(340):
         lo, hi = mp.log(mp.mpf(p)), mp.mpf(0)
         if f(mp.mpf(p)) <= 0:

@@ -39,8 +39,10 @@ def test_trl_lists_every_bad_field_at_once():
         assert field in str(info.value)
 
 
-@pytest.mark.parametrize("actor,field", [({"kl_loss_coef": "abc"}, "kl_loss_coef"), ({"ppo_epochs": "2"}, "ppo_epochs"),
-                                         ({"kl_loss_coef": -0.1}, "kl_loss_coef"), ({"use_kl_loss": "true"}, "use_kl_loss")])
+@pytest.mark.parametrize("actor,field", [
+    ({"kl_loss_coef": "abc"}, "kl_loss_coef"), ({"ppo_epochs": "2"}, "ppo_epochs"),
+    ({"kl_loss_coef": -0.1}, "kl_loss_coef"), ({"use_kl_loss": "true"}, "use_kl_loss"),
+])
 def test_verl_bad_field_is_named(actor, field):
     with pytest.raises(InvalidInputError, match=rf"verl config: actor_rollout_ref\.actor\.{field} = "):
         objective_from_verl(_verl(**actor))
