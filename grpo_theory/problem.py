@@ -23,6 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._validate import plain as _plain
+
 __all__ = ["InvalidInputError", "Question", "Objective", "PENALTIES", "NORMALIZATIONS", "LEVELS", "LOSS_TYPES",
            "as_objective", "as_question"]
 
@@ -79,7 +81,7 @@ def validate_probability_vector(name: str, value) -> np.ndarray:
         raise InvalidInputError(f"{name} must be non-negative, got {arr.tolist()!r}")
     total = float(arr.sum())
     if abs(total - 1.0) > _PROB_TOL * max(1, arr.size):
-        raise InvalidInputError(f"{name} must sum to 1, got sum {total!r} for {arr.tolist()!r}")
+        raise InvalidInputError(f"{name} must sum to 1, got sum {_plain(total)} for {arr.tolist()!r}")
     return arr
 
 
@@ -215,7 +217,7 @@ class Question:
                 i, j = np.unravel_index(int(dev.argmax()), dev.shape)
                 raise InvalidInputError(
                     "preference must satisfy M + M^T = 1 (M[o,o'] = P(o > o') with ties counted "
-                    f"half); M[{i},{j}] + M[{j},{i}] = {pref[i, j] + pref[j, i]!r}"
+                    f"half); M[{i},{j}] + M[{j},{i}] = {_plain(pref[i, j] + pref[j, i])}"
                 )
         if labels is not None:
             labels = tuple(str(s) for s in labels)
@@ -389,39 +391,39 @@ class Objective:
     def __post_init__(self) -> None:
         beta = self.beta
         if isinstance(beta, bool) or not isinstance(beta, (int, float, np.floating, np.integer)):
-            raise InvalidInputError(f"beta must be a positive finite number, got {beta!r}")
+            raise InvalidInputError(f"beta must be a positive finite number, got {_plain(beta)}")
         if not (math.isfinite(beta) and beta > 0):
-            raise InvalidInputError(f"beta must be a positive finite number, got {beta!r}")
+            raise InvalidInputError(f"beta must be a positive finite number, got {_plain(beta)}")
         object.__setattr__(self, "beta", float(beta))
         g = self.group_size
         if isinstance(g, bool):
-            raise InvalidInputError(f"group_size must be an integer >= 2 or math.inf, got {g!r}")
+            raise InvalidInputError(f"group_size must be an integer >= 2 or math.inf, got {_plain(g)}")
         if isinstance(g, (float, np.floating)) and math.isinf(g) and g > 0:
             object.__setattr__(self, "group_size", math.inf)
         elif isinstance(g, (int, np.integer)) or (
             isinstance(g, (float, np.floating)) and math.isfinite(g) and float(g).is_integer()
         ):
             if int(g) < 2:
-                raise InvalidInputError(f"group_size must be an integer >= 2 or math.inf, got {g!r}")
+                raise InvalidInputError(f"group_size must be an integer >= 2 or math.inf, got {_plain(g)}")
             object.__setattr__(self, "group_size", int(g))
         else:
-            raise InvalidInputError(f"group_size must be an integer >= 2 or math.inf, got {g!r}")
+            raise InvalidInputError(f"group_size must be an integer >= 2 or math.inf, got {_plain(g)}")
         self._resolve_kl()
         if self.normalization not in NORMALIZATIONS:
             raise InvalidInputError(
                 f"normalization must be one of {NORMALIZATIONS}, got {self.normalization!r}"
             )
         if self.std_ddof not in (0, 1) or isinstance(self.std_ddof, bool):
-            raise InvalidInputError(f"std_ddof must be 0 or 1, got {self.std_ddof!r}")
+            raise InvalidInputError(f"std_ddof must be 0 or 1, got {_plain(self.std_ddof)}")
         eps = self.std_eps
         if isinstance(eps, bool) or not isinstance(eps, (int, float, np.floating, np.integer)) \
                 or not math.isfinite(eps) or eps < 0:
-            raise InvalidInputError(f"std_eps must be a finite number >= 0, got {eps!r}")
+            raise InvalidInputError(f"std_eps must be a finite number >= 0, got {_plain(eps)}")
         object.__setattr__(self, "std_eps", float(eps))
         veps = self.variance_eps
         if isinstance(veps, bool) or not isinstance(veps, (int, float, np.floating, np.integer)) \
                 or not math.isfinite(veps) or veps < 0:
-            raise InvalidInputError(f"variance_eps must be a finite number >= 0, got {veps!r}")
+            raise InvalidInputError(f"variance_eps must be a finite number >= 0, got {_plain(veps)}")
         object.__setattr__(self, "variance_eps", float(veps))
         if self.level not in LEVELS:
             raise InvalidInputError(f"level must be one of {LEVELS}, got {self.level!r}")
