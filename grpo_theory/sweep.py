@@ -90,14 +90,18 @@ def _watch_parent(parent_pid: int) -> None:
     except (OSError, AttributeError):
         pass
 
+    first_ppid = os.getppid()       # the sweep's process (fork, spawn) or the forkserver
+
     def alive() -> bool:
+        if os.getppid() != first_ppid:                  # reparented: our parent has died (even if unreaped)
+            return False
         try:
             os.kill(parent_pid, 0)
         except ProcessLookupError:
             return False
         except PermissionError:
-            return True
-        return os.getppid() == parent_pid or os.getppid() != 1
+            pass
+        return True
 
     def watch():
         while alive():
