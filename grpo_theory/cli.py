@@ -23,9 +23,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .baselines import log_pooling, nash_equilibrium
 from .problem import InvalidInputError, Objective, Question
-from .stationary import stationary_points, stationary_policy
+from .solvers import log_pooling, nash_equilibrium, stationary_points, stationary_policy
 
 VARIANTS = [(pen, norm) for pen in ("reverse", "direct") for norm in ("scale", "shift")]
 

@@ -14,9 +14,13 @@ import numpy as np
 import pandas as pd
 
 from . import closed_form
-from .baselines import log_pooling, nash_equilibrium
+from ._numerics import optimize
+from .dynamics import flow, map_cycles, map_fixed_points, proximal_map
+from .integrations.openrlhf import objective_from_openrlhf
+from .integrations.trl import objective_from_trl
+from .integrations.verl import objective_from_verl
 from .problem import InvalidInputError, Objective, Question
-from .stationary import stationary_points, stationary_policy
+from .solvers import ClassProblem, log_pooling, nash_equilibrium, stationary_points, stationary_policy
 
 #: beta/gamma (Figures 1, 3) and beta (Figure 2): from the note's practical 0.04 to 5.
 PAPER_BETAS = (0.04, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0)
@@ -177,8 +181,6 @@ MAP_BETA = 0.5
 
 def figure10_data(n_beta: int = 28, n_x: int = 23, n_curve: int = 90) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Flow field d pi(a)/dt over (beta, pi(a)) and the stationary points, for two variants."""
-    from .stationary import ClassProblem
-
     q = _binary(PHASE_PI_REF)
     field, curves = [], []
     # uniform in the logit of pi(a): the figure's axis is logit-scaled, so that the unstable branch
@@ -199,8 +201,6 @@ def figure10_data(n_beta: int = 28, n_x: int = 23, n_curve: int = 90) -> tuple[p
 
 def figure11_data(n_starts: int = 14, t_max: float = 30000.0) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Flow trajectories on the simplex from a spread of starts, and the stationary points."""
-    from .dynamics import flow
-
     q = Question(FLOW_PI_REF, rewards=FLOW_REWARDS)
     obj = Objective(FLOW_BETA, math.inf, penalty="direct")
     rng = np.random.default_rng(7)
@@ -221,8 +221,6 @@ def figure11_data(n_starts: int = 14, t_max: float = 30000.0) -> tuple[pd.DataFr
 
 def figure12_data(n: int = 600, n_iter: int = 40) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """The proximal map f and f∘f against the identity, its fixed points and 2-cycle, and orbits."""
-    from .dynamics import flow, map_cycles, map_fixed_points, proximal_map
-
     q = _binary(MAP_PI_REF)
     obj = Objective(MAP_BETA, math.inf, penalty="direct")
     step = proximal_map(q, obj)
@@ -259,8 +257,6 @@ def critical_step_size(q: Question, obj: Objective, h: float = 1e-5) -> float:
     ``F(z) = 2 pi_a pi_b (g_a - g_b)``; near the fixed point z* the error is multiplied by
     ``1 + lr F'(z*)``, so the iteration converges iff ``lr < 2 / |F'(z*)|``.
     """
-    from .stationary import ClassProblem
-
     cp = ClassProblem(q, obj)
     x = float(stationary_policy(q, obj).pi[0])
     if not 1e-12 < x < 1 - 1e-12:
@@ -352,8 +348,6 @@ def figure15_data() -> pd.DataFrame:
                             kl_direct=kl))
     # The frontier's reward at each point's KL: log pooling at the beta that gives that KL (a root in
     # log beta; KL falls monotonically as beta grows), so the deficit is exact, not interpolated.
-    from ._numerics import optimize
-
     rewards = np.asarray(SIMPLEX_REWARDS)
 
     def kl_at(log_beta: float) -> float:
@@ -384,10 +378,6 @@ FRAMEWORK_G = 8
 def framework_objectives(beta: float) -> dict:
     """TRL 1.9, TRL 1.16, verl's GRPO recipe and OpenRLHF's group_norm at ``beta`` and G = 8, each through
     its own config reader (every other setting at the framework's default)."""
-    from .integrations.openrlhf import objective_from_openrlhf
-    from .integrations.trl import objective_from_trl
-    from .integrations.verl import objective_from_verl
-
     trl = {"beta": beta, "max_completion_length": 1}
     return {
         "TRL 1.9 (k3 in the loss)": objective_from_trl(trl, trl_version="1.9.0").objective,

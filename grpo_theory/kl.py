@@ -50,8 +50,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._numerics import optimize
+
 __all__ = ["KL_ESTIMATORS", "KL_PLACEMENTS", "estimator_value", "coefficient", "value_slope",
-           "discontinuities", "effective_penalty", "value_shift", "shaped_question"]
+           "discontinuities", "effective_penalty", "value_shift"]
 
 KL_ESTIMATORS = ("k1", "k2", "k3", "k3_ratio", "k3_plus", "abs")
 KL_PLACEMENTS = ("loss", "advantage", "reward")
@@ -156,8 +158,6 @@ def discontinuities(obj) -> tuple[float, ...]:
 
 def _value_clamp_edges(est: str, V: float, L: float | None) -> list[float]:
     """The ``lr`` where ``|value(lr)| = V`` (inside the log-ratio clamp)."""
-    from ._numerics import optimize
-
     base = "k3" if est in ("k3", "k3_ratio", "k3_plus") else est
     if base in ("k1", "abs"):
         edges = [-V, V]
@@ -194,20 +194,3 @@ def effective_penalty(estimator: str, placement: str, log_ratio_clamp, value_cla
 def value_shift(obj, lr) -> np.ndarray:
     """``beta * value(lr)``, subtracted from each reward by the ``"reward"`` placement."""
     return obj.beta * estimator_value(obj, lr)
-
-
-def shaped_question(q, shift: np.ndarray):
-    """``q`` with output ``o``'s reward law shifted down by ``shift[o]`` (the KL-in-reward placement).
-
-    Deterministic rewards stay deterministic; a reward law with levels ``v_l`` becomes one over the
-    shifted levels ``v_l - shift[o]``, with coinciding levels merged.
-    """
-    from .problem import Question
-
-    shift = np.asarray(shift, dtype=float)
-    levels = q.reward_levels[None, :] - shift[:, None]                 # (K, L)
-    uniq, inverse = np.unique(levels, return_inverse=True)
-    probs = np.zeros((q.n_outputs, uniq.size))
-    np.add.at(probs, (np.repeat(np.arange(q.n_outputs), levels.shape[1]), inverse.ravel()),
-              q.reward_probs.ravel())
-    return Question(q.pi_ref, reward_levels=uniq, reward_probs=probs, labels=q.labels, answers=q.answers)

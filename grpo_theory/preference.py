@@ -27,6 +27,7 @@ from functools import lru_cache
 import numpy as np
 
 from ._numerics import log_factorial
+from .errors import ExactEvaluationTooLarge
 from .problem import InvalidInputError, Objective, Question, as_objective, as_question, validate_probability_vector
 
 __all__ = [
@@ -49,10 +50,6 @@ _BLOCK = 2_000_000
 #: Monte Carlo: rewards drawn per chunk (memory), and at most in one call (time: ~1e8/s).
 _MC_CHUNK = 4_000_000
 MAX_MONTE_CARLO_SAMPLES = 2_000_000_000
-
-
-class ExactEvaluationTooLarge(InvalidInputError):
-    """The exact enumeration would exceed ``max_count_vectors``; use Monte Carlo instead."""
 
 
 def n_count_vectors(group_size: int, n_levels: int) -> int:
@@ -476,8 +473,8 @@ def reward_preference(q: Question, pi, obj: Objective) -> np.ndarray:
 
     ``P_G`` is that of ``q``'s own rewards: the KL fields of ``obj`` do not enter. With the KL in the
     reward (``kl_placement="reward"``) the trainer normalises the shaped reward ``r - beta value``;
-    :func:`grpo_theory.stationary.output_gradient` gives that (``P_G`` of
-    :func:`grpo_theory.kl.shaped_question`).
+    :func:`grpo_theory.solvers.output_gradient` gives that (``P_G`` of
+    :func:`grpo_theory.problem.shaped_question`).
     """
     q, obj = as_question(q), as_objective(obj)
     pi = validate_probability_vector("pi", pi)

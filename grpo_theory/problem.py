@@ -23,7 +23,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["InvalidInputError", "Question", "Objective", "PENALTIES", "NORMALIZATIONS", "LEVELS", "LOSS_TYPES",
+from .errors import InvalidInputError
+from .kl import KL_ESTIMATORS, KL_PLACEMENTS, effective_penalty
+
+__all__ = ["InvalidInputError", "Question", "Objective", "shaped_question", "PENALTIES", "NORMALIZATIONS", "LEVELS",
+           "LOSS_TYPES",
            "as_objective", "as_question"]
 
 PENALTIES = ("reverse", "direct")
@@ -44,10 +48,6 @@ LOSS_TYPES = {
 
 #: Tolerance for "sums to one" and "M + M^T = 1" checks on user input.
 _PROB_TOL = 1e-9
-
-
-class InvalidInputError(ValueError):
-    """Raised for any invalid input; the message names the value and what was expected."""
 
 
 def _frozen(a: np.ndarray) -> np.ndarray:
@@ -438,8 +438,6 @@ class Objective:
 
     def _resolve_kl(self) -> None:
         """Check the KL fields and set ``penalty`` to what they amount to (see :mod:`grpo_theory.kl`)."""
-        from .kl import KL_ESTIMATORS, KL_PLACEMENTS, effective_penalty
-
         if self.kl_placement not in KL_PLACEMENTS:
             raise InvalidInputError(f"kl_placement must be one of {KL_PLACEMENTS}, got {self.kl_placement!r}")
         for name in ("kl_log_ratio_clamp", "kl_value_clamp"):
@@ -550,3 +548,18 @@ def as_question(q) -> Question:
         return q
     raise InvalidInputError(f"expected a Question, got {type(q).__name__}: {q!r}; build one with "
                             "Question(pi_ref, rewards=...)")
+
+
+def shaped_question(q, shift: np.ndarray):
+    """``q`` with output ``o``'s reward law shifted down by ``shift[o]`` (the KL-in-reward placement).
+
+    Deterministic rewards stay deterministic; a reward law with levels ``v_l`` becomes one over the
+    shifted levels ``v_l - shift[o]``, with coinciding levels merged.
+    """
+    shift = np.asarray(shift, dtype=float)
+    levels = q.reward_levels[None, :] - shift[:, None]                 # (K, L)
+    uniq, inverse = np.unique(levels, return_inverse=True)
+    probs = np.zeros((q.n_outputs, uniq.size))
+    np.add.at(probs, (np.repeat(np.arange(q.n_outputs), levels.shape[1]), inverse.ravel()),
+              q.reward_probs.ravel())
+    return Question(q.pi_ref, reward_levels=uniq, reward_probs=probs, labels=q.labels, answers=q.answers)

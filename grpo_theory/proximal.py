@@ -33,7 +33,7 @@ import numpy as np
 from ._numerics import expit, logsumexp, optimize
 from .preference import reward_preference
 from .problem import InvalidInputError, Objective, Question, validate_probability_vector
-from .stationary import Z_CAP, ClassProblem, StationaryPoint, _sinh_grid, stationary_points
+from .solvers import Z_CAP, ClassProblem, StationaryPoint, sinh_grid, stationary_points
 
 __all__ = ["proximal_map", "map_fixed_points", "map_cycles", "MapFixedPoint", "MapCycle", "arcsin_potential",
            "potential_objective"]
@@ -192,7 +192,7 @@ def map_cycles(q: Question, obj: Objective, period: int = 2, variance_eps: float
         return z
 
     lo, hi = cp.logit_bounds()
-    zs = _sinh_grid(float(cp._log_p[0] - cp._log_p[1]), lo, hi, n_grid)
+    zs = sinh_grid(float(cp._log_p[0] - cp._log_p[1]), lo, hi, n_grid)
     vals = np.array([fn(z, period) - z for z in zs])
     roots = []
     for i in np.flatnonzero(np.sign(vals[:-1]) != np.sign(vals[1:])):

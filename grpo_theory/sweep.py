@@ -29,7 +29,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ._io import atomic_write
 from .problem import InvalidInputError, Objective, Question, as_objective, as_question
+from .solvers import stationary_points, stationary_policy
 
 __all__ = ["Case", "evaluate_case", "sweep", "cases_from_grid", "COLUMNS"]
 
@@ -55,8 +57,6 @@ class Case:
 
 def evaluate_case(case: Case) -> dict:
     """Stationary points of one case, their stability, the policy reached from pi_ref, and the time."""
-    from .stationary import stationary_points, stationary_policy
-
     t0 = time.perf_counter()
     pts = stationary_points(case.question, case.objective)
     reached = stationary_policy(case.question, case.objective)
@@ -96,8 +96,6 @@ def _done_rows(out: Path) -> list[dict]:
 
 
 def _write(out: Path, rows: list[dict]) -> None:
-    from ._io import atomic_write
-
     def write(p):
         with open(p, "w", newline="", encoding="utf-8") as fh:
             w = csv.DictWriter(fh, fieldnames=COLUMNS)

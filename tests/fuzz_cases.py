@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from grpo_theory import InvalidInputError, Objective, Question, monte_carlo_preference, stationary_policy
-from grpo_theory.stationary import RESIDUAL_TOL
+from grpo_theory.solvers import RESIDUAL_TOL
 
 FINITE_SMALL_G = (2, 3, 4, 5, 6)
 FINITE_MID_G = (8, 16, 32, 64)

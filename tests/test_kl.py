@@ -20,8 +20,8 @@ from reference_impl import group_advantage_first
 
 from grpo_theory import InvalidInputError, Objective, Question, stationary_points, stationary_policy
 from grpo_theory.kl import coefficient, discontinuities, estimator_value
-from grpo_theory.stationary import ClassProblem, output_gradient
-from grpo_theory.tree import TreeProblem
+from grpo_theory.solvers import ClassProblem, output_gradient
+from grpo_theory.solvers import TreeProblem
 
 torch = pytest.importorskip("torch")
 

@@ -17,7 +17,7 @@ import pytest
 from fuzz_cases import check_case, independent_residual
 
 from grpo_theory import InvalidInputError, Objective, Question, closed_form, stationary_policy
-from grpo_theory.stationary import RESIDUAL_TOL
+from grpo_theory.solvers import RESIDUAL_TOL
 
 GOOD = {"ok", "ok-limit", "flagged", "error"}
 

@@ -20,7 +20,7 @@ from grpo_theory import (
     stationary_points,
     stationary_policy,
 )
-from grpo_theory.stationary import ClassProblem
+from grpo_theory.solvers import ClassProblem
 
 binary_p = st.floats(0.005, 0.995)
 betas = st.floats(0.05, 5.0)
@@ -302,6 +302,6 @@ def test_point_set_reports_the_flows_point_and_basins_independently_checked():
     assert lower.hi == pytest.approx(cut) and upper.lo == pytest.approx(cut)
     above = flow(q, obj, [cut + 2e-3, 1 - cut - 2e-3], [0.0, 2000.0], with_points=False).pi[-1]
     assert abs(above[0] - float(upper.point.pi[0])) < 1e-3
-    assert "2 stable point(s)" in pts.summary() and "reaches" in pts.summary()
+    assert "2 stable point(s)" in pts.summary and "reaches" in pts.summary
     single = stationary_points(Question([0.3, 0.7], rewards=[1, 0]), Objective(beta=1.0))
     assert not single.multistable and single.basins[0].lo == 0.0 and single.basins[0].hi == 1.0

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from reference_impl import group_advantage_first
 
 from grpo_theory import InvalidInputError, Objective, Question, stationary_points, stationary_policy
-from grpo_theory.tree import TreeProblem
+from grpo_theory.solvers import TreeProblem
 
 torch = pytest.importorskip("torch")
 
@@ -206,7 +206,7 @@ def test_each_node_at_g2_follows_its_closed_form(penalty):
     """docs/derivations.md: at G = 2, with equal token weights below a node, the node's conditional is
     Eq. 14 (reverse) or the direct G = 2 form with gamma = (Q(v,c1) - Q(v,c2))/W, given the rest."""
     from grpo_theory import closed_form
-    from grpo_theory.tree import answer_weights
+    from grpo_theory.solvers import answer_weights
 
     q = Question([0.1, 0.3, 0.25, 0.35], rewards=[1.0, 0.2, 0.6, 0.0], answers=["AX", "AY", "BX", "BY"])
     obj = Objective(0.4, 2, penalty, level="token", loss_type="dr_grpo")
@@ -230,7 +230,7 @@ def test_each_node_at_g2_follows_its_closed_form(penalty):
 
 @pytest.mark.parametrize("loss_type,B", [("dapo", 1), ("dapo", 2), ("grpo", math.inf), ("dr_grpo", math.inf)])
 def test_monte_carlo_weights_agree_with_the_exact_ones(loss_type, B):
-    from grpo_theory.tree import answer_weights, monte_carlo_answer_weights
+    from grpo_theory.solvers import answer_weights, monte_carlo_answer_weights
 
     q = Question([0.2, 0.3, 0.5], reward_levels=[0.0, 1.0], reward_probs=[[0.2, 0.8], [0.7, 0.3], [1.0, 0.0]],
                  answers=["aab$", "ab$", "b$"])

@@ -180,7 +180,7 @@ def test_two_process_accelerate_run_logs_once_with_the_single_process_prediction
     from transformers import AutoModelForCausalLM
 
     from grpo_theory.integrations.trl import _probe_probs
-    from grpo_theory.stationary import stationary_policy
+    from grpo_theory.solvers import stationary_policy
 
     model_dir, tok = tiny_model
     script = Path(__file__).with_name("trl_two_process_run.py")

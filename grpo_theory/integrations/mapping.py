@@ -17,8 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import kl
-from ..baselines import log_pooling
 from ..problem import InvalidInputError, Objective, Question
+from ..solvers import log_pooling, stationary_points, stationary_policy
 
 __all__ = ["TheoryMapping", "explain", "parse_version", "defaults_for"]
 
@@ -91,8 +91,6 @@ def _role(obj: Objective) -> str:
 def explain(mapping: TheoryMapping, question: Question | None = None) -> dict:
     """What the config optimises, as data: penalty and gradient, normalisation, ddof/eps, level,
     aggregation, warnings, and for ``question`` the stationary policy beside log pooling."""
-    from ..stationary import stationary_points, stationary_policy
-
     obj = mapping.objective
     out = dict(framework=mapping.framework, version=mapping.version, warnings=list(mapping.warnings), objective=None)
     if obj is None:

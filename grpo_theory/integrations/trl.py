@@ -28,8 +28,8 @@ from importlib import resources
 
 import numpy as np
 
-from ..problem import InvalidInputError, Objective, Question
-from ..stationary import stationary_policy
+from ..problem import LOSS_TYPES, InvalidInputError, Objective, Question
+from ..solvers import stationary_policy
 from .mapping import TheoryMapping, defaults_for, parse_version
 
 #: TRL constants read from trl/trainer/grpo_trainer.py (0.14 to 1.16): ``advantages / (std + 1e-4)``.
@@ -167,8 +167,6 @@ def objective_from_trl(config, trl_version: str | None = None, completion_tokens
         warns.append(f"completions of up to {length} tokens: ratios and KL are per token; give the answer tree "
                      f"(Question(answers=...)) so that the token-level theory (level='token', "
                      f"loss_type={loss_type!r}) predicts the stationary policy")
-    from ..problem import LOSS_TYPES
-
     if loss_type not in LOSS_TYPES:
         warns.append(f"loss_type={loss_type!r} changes the surrogate itself; the theory models the clipped GRPO "
                      "surrogate; the prediction uses loss_type='grpo'")
@@ -305,7 +303,7 @@ def draw_tracking_figure(csv_path, window: float = 0.3):
     import pandas as pd
 
     matplotlib.use("Agg", force=False)
-    from .. import plotting
+    from .. import plotting  # imports matplotlib (optional): only when a figure is drawn
 
     df = pd.read_csv(csv_path)
     last = df.step.max()

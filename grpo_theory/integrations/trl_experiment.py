@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from ..problem import Question
-from ..stationary import stationary_points, stationary_policy
+from ..solvers import stationary_points, stationary_policy
 from .trl import next_token_probs, objective_from_trl
 
 

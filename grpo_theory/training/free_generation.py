@@ -147,7 +147,7 @@ def run_free_generation(out_dir, *, model, tokenizer, prompts, answers, labels, 
     groups plus ``n_eval`` fresh samples at the end (reported separately).
     """
     from ..problem import Objective, Question
-    from ..stationary import stationary_policy
+    from ..solvers import stationary_policy
 
     gen = torch.Generator().manual_seed(seed)
     torch.manual_seed(seed)

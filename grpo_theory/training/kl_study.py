@@ -20,9 +20,8 @@ import pandas as pd
 import torch
 
 from .._io import atomic_write
-from ..baselines import log_pooling
 from ..problem import Question
-from ..stationary import clamp_critical_beta, stationary_policy
+from ..solvers import clamp_critical_beta, log_pooling, stationary_policy
 from .reference import pretrain_reference
 from .tasks import synthetic_binary_task, synthetic_tree_task
 from .trainer import GRPOConfig, GRPOTrainer, answer_probabilities

@@ -74,7 +74,7 @@ def jobs(configs=None, seeds=(0, 1, 2), task_names=("yes_no", "multiple_choice",
 
 
 def _run_job(job: tuple, out: str, steps: int, learning_rate: float, trainable: str, resume: bool) -> pd.DataFrame:
-    from ..stationary import stationary_points
+    from ..solvers import stationary_points
     from .validate import _rewarded, predict, predict_token_level
 
     task_name, config, level, seed = job

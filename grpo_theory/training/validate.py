@@ -26,7 +26,7 @@ import torch
 
 from .._io import atomic_write
 from ..problem import Objective, Question
-from ..stationary import stationary_points, stationary_policy
+from ..solvers import stationary_points, stationary_policy
 from .policy import answer_token_logprobs
 from .reference import pretrain_reference
 from .tasks import QATask, synthetic_binary_task, synthetic_tree_task
