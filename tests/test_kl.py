@@ -20,8 +20,7 @@ from reference_impl import group_advantage_first
 
 from grpo_theory import InvalidInputError, Objective, Question, stationary_points, stationary_policy
 from grpo_theory.kl import coefficient, discontinuities, estimator_value
-from grpo_theory.solvers import ClassProblem, output_gradient
-from grpo_theory.solvers import TreeProblem
+from grpo_theory.solvers import ClassProblem, TreeProblem, output_gradient
 
 torch = pytest.importorskip("torch")
 
