@@ -2,7 +2,7 @@
 
     python experiments/kl_study.py [--steps 800] [--seeds 0 1 2] [--resume]
 
-Fifteen variants (grpo_theory.training.kl_study.KL_VARIANTS) x 3 seeds on the small GPT, G = 8,
+Fifteen variants (grpo_theory.studies.kl.KL_VARIANTS) x 3 seeds on the small GPT, G = 8,
 beta = 0.5 (the clamp pair at 0.8 x and 1.25 x the critical beta), ddof 1, eps 1e-4. Target per
 configuration: MAE <= 0.01 and every predicted collapse measured as one (min probability < 0.01).
 Writes docs/results/kl_study.csv (every answer) and docs/results/kl_study_summary.csv.
@@ -14,7 +14,7 @@ import argparse
 import shutil
 from pathlib import Path
 
-from grpo_theory.training.kl_study import run_kl_study
+from grpo_theory.studies.kl import run_kl_study
 
 ROOT = Path(__file__).resolve().parents[1]
 

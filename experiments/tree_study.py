@@ -15,7 +15,7 @@ import argparse
 import shutil
 from pathlib import Path
 
-from grpo_theory.training.validate import run_tree_study
+from grpo_theory.studies.tree import run_tree_study
 
 ROOT = Path(__file__).resolve().parents[1]
 

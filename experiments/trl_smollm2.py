@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from grpo_theory.integrations.trl_experiment import run_trl_smollm2
+from grpo_theory.studies.trl import run_trl_smollm2
 
 ROOT = Path(__file__).resolve().parents[1]
 

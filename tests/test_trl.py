@@ -95,7 +95,7 @@ def test_same_beta_different_policies_across_settings():
 
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory):
-    from grpo_theory.integrations.trl_experiment import build_tokenizer, pretrain_tiny_llama
+    from grpo_theory.studies.trl import build_tokenizer, pretrain_tiny_llama
 
     d = tmp_path_factory.mktemp("tiny")
     tok = build_tokenizer(4)
@@ -152,7 +152,7 @@ def test_trl_grpo_trainer_lands_on_the_predicted_policy(tmp_path):
     Slow (49 s on a quiet 2-core machine, 10 minutes on a loaded one): `pytest -m slow`. The default
     suite keeps the real tiny TRL run of the callback test and the mapping tests.
     """
-    from grpo_theory.integrations.trl_experiment import run_trl_validation
+    from grpo_theory.studies.trl import run_trl_validation
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

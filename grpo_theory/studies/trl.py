@@ -20,9 +20,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..integrations.trl import next_token_probs, objective_from_trl
 from ..problem import Question
 from ..solvers import stationary_points, stationary_policy
-from .trl import next_token_probs, objective_from_trl
+from ..training.smollm import YES_NO_QUESTIONS, load_smollm2
+from ..training.tasks import synthetic_binary_task
+from ..training.trainer import batch_means_se
 
 
 def _predictions(ref_probs: np.ndarray, reward_table: np.ndarray, objective) -> tuple[list, list]:
@@ -116,9 +119,6 @@ def run_trl_validation(out_dir="runs/validate_trl", *, n_questions: int = 12, st
     from transformers import AutoModelForCausalLM
     from trl import GRPOConfig, GRPOTrainer
 
-    from ..training.tasks import synthetic_binary_task
-    from ..training.trainer import batch_means_se
-
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     if num_threads is not None:
@@ -204,9 +204,6 @@ def run_trl_smollm2(out_dir="runs/validate_trl_smollm2", *, model_dir="models/sm
     from datasets import Dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import GRPOConfig, GRPOTrainer
-
-    from ..training.smollm import YES_NO_QUESTIONS, load_smollm2
-    from ..training.trainer import batch_means_se
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

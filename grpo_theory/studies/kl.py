@@ -1,4 +1,4 @@
-"""The trainer's KL estimators, placements and clamps against the theory (``grpo-theory validate --kl``).
+"""The trainer's KL estimators, placements and clamps against the theory (``grpo-theory validate --study kl``).
 
 For each seed a small GPT is pretrained on binary questions (and on an answer tree); every variant
 of :data:`KL_VARIANTS` then trains a copy with our trainer, and each answer's measured probability is
@@ -20,11 +20,12 @@ import pandas as pd
 import torch
 
 from .._io import atomic_write
+from ..kl import discontinuities
 from ..problem import Question
 from ..solvers import clamp_critical_beta, log_pooling, stationary_policy
-from .reference import pretrain_reference
-from .tasks import synthetic_binary_task, synthetic_tree_task
-from .trainer import GRPOConfig, GRPOTrainer, answer_probabilities
+from ..training.reference import pretrain_reference
+from ..training.tasks import synthetic_binary_task, synthetic_tree_task
+from ..training.trainer import GRPOConfig, GRPOTrainer, answer_probabilities
 
 VERL_CLAMPS = dict(kl_log_ratio_clamp=20.0, kl_value_clamp=10.0)
 #: name -> (task, GRPOConfig changes). beta ("critical", f): f x the smallest critical beta of the questions
@@ -55,8 +56,6 @@ KL_VARIANTS = {
 def _edge_margin(obj, q: Question, pi: np.ndarray) -> float:
     """``log pi(b) - log(pi_ref(b) e^{edge})`` for the unrewarded answer of a binary question under a value
     clamp in the loss: how far (in logit) the predicted point sits above the clamp's edge (NaN otherwise)."""
-    from ..kl import discontinuities
-
     edges = [e for e in discontinuities(obj) if e < 0] if obj.kl_placement == "loss" else []
     if not edges or q.n_outputs != 2:
         return float("nan")
