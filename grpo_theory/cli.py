@@ -21,8 +21,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ._io import read_yaml
+from .integrations.mapping import explain
+from .integrations.openrlhf import objective_from_openrlhf
+from .integrations.trl import objective_from_trl
+from .integrations.verl import objective_from_verl
 from .problem import InvalidInputError, Objective, Question
 from .solvers import log_pooling, nash_equilibrium, stationary_points, stationary_policy
+from .sweep import cases_from_grid, sweep
 
 VARIANTS = [(pen, norm) for pen in ("reverse", "direct") for norm in ("scale", "shift")]
 
@@ -130,7 +136,8 @@ def _cmd_solve(args) -> int:
 
 
 def _cmd_figures(args) -> int:
-    from .figures import build_figures
+    from .figures import build_figures  # matplotlib (optional)
+
     build_figures(out_dir=args.out, only=args.only, trained=args.trained, resume=args.resume,
                   force=args.force)
     return 0
@@ -139,7 +146,7 @@ def _cmd_figures(args) -> int:
 def _cmd_derivations(args) -> int:
     from pathlib import Path
 
-    from .symbolic import all_derivations, all_identities, render_markdown
+    from .symbolic import all_derivations, all_identities, render_markdown  # sympy (optional)
 
     failed = [pr.statement for d in all_derivations() for pr in d.checks if not pr.holds]
     failed += [pr.statement for pr in all_identities() if not pr.holds]
@@ -236,7 +243,7 @@ def _cmd_validate(args) -> int:
 
 def _cmd_fetch_model(args) -> int:
     try:
-        from .training.smollm import fetch_model
+        from .training.smollm import fetch_model  # torch (optional)
     except ImportError as exc:
         print(f"grpo-theory fetch-model needs the training extra ({exc}): pip install -e '.[train]'",
               file=sys.stderr)
@@ -268,9 +275,6 @@ def _read_config(framework: str, path_text: str):
 def _cmd_sweep(args) -> int:
     from pathlib import Path
 
-    from ._io import read_yaml
-    from .sweep import cases_from_grid, sweep
-
     grid = read_yaml(args.grid, "grid", "YAML with 'objectives' and 'questions' or 'simplex'")
     cases = cases_from_grid(grid)
     out = args.out or grid.get("out") or str(Path(args.grid).with_suffix(".csv"))
@@ -287,20 +291,12 @@ def _cmd_sweep(args) -> int:
 
 
 def _cmd_explain(args) -> int:
-    from .integrations.mapping import explain
-
     config = _read_config(args.framework, args.config)
     if args.framework == "trl":
-        from .integrations.trl import objective_from_trl
-
         mapping = objective_from_trl(config, trl_version=args.trl_version, completion_tokens=args.completion_tokens)
     elif args.framework == "verl":
-        from .integrations.verl import objective_from_verl
-
         mapping = objective_from_verl(config)
     else:
-        from .integrations.openrlhf import objective_from_openrlhf
-
         mapping = objective_from_openrlhf(config)
     question = None
     if args.pi_ref is not None or args.rewards is not None:

@@ -192,7 +192,7 @@ def _figures(results: pd.DataFrame, out: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg", force=False)
-    from .. import plotting
+    from .. import plotting  # matplotlib (optional), like figures
     from ..figures import build_figures
 
     with matplotlib.rc_context(plotting.STYLE):
