@@ -18,6 +18,7 @@ import math
 import re
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
@@ -138,14 +139,15 @@ def _cmd_solve(args) -> int:
 def _cmd_figures(args) -> int:
     from .figures import build_figures  # matplotlib (optional)
 
+    results = args.results
+    if results is None and Path("docs/results").is_dir():      # a checkout: the committed study tables
+        results = "docs/results"
     build_figures(out_dir=args.out, only=args.only, trained=args.trained, resume=args.resume,
-                  force=args.force)
+                  force=args.force, results=results)
     return 0
 
 
 def _cmd_derivations(args) -> int:
-    from pathlib import Path
-
     from .symbolic import all_derivations, all_identities, render_markdown  # sympy (optional)
 
     failed = [pr.statement for d in all_derivations() for pr in d.checks if not pr.holds]
@@ -255,8 +257,6 @@ def _cmd_fetch_model(args) -> int:
 def _read_config(framework: str, path_text: str):
     """A config file as data: JSON for TRL and OpenRLHF (an object of fields, or an argv list for
     OpenRLHF), YAML for verl (the reader loads it)."""
-    from pathlib import Path
-
     path = Path(path_text)
     if not path.is_file():
         raise InvalidInputError(f"config {str(path)!r}: no such file")
@@ -273,8 +273,6 @@ def _read_config(framework: str, path_text: str):
 
 
 def _cmd_sweep(args) -> int:
-    from pathlib import Path
-
     grid = read_yaml(args.grid, "grid", "YAML with 'objectives' and 'questions' or 'simplex'")
     cases = cases_from_grid(grid)
     out = args.out or grid.get("out") or str(Path(args.grid).with_suffix(".csv"))
@@ -381,6 +379,9 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--only", type=int, nargs="+", help="figure numbers to build")
     f.add_argument("--trained", default=None,
                    help="CSV of measured points from `grpo-theory validate` (Figure 9)")
+    f.add_argument("--results", default=None,
+                   help="folder of the studies' measured tables for Figures 13, 14, 16 (default: docs/results "
+                        "when run from a checkout; without it those figures are skipped, with the reason)")
     f.add_argument("--resume", action="store_true",
                    help="skip the figures an interrupted run already finished (recorded in OUT/.figures_done.json)")
     f.add_argument("--force", action="store_true",

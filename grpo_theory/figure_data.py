@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import math
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -455,13 +454,14 @@ def figure17_data(n: int = 33, n_beta: int = 17, n_noise: int = 13) -> tuple[pd.
 #: (label, std_ddof, std_eps): the note's normalisation and TRL's (also verl's and OpenRLHF's ddof)
 CONVENTIONS = (("note: ddof 0, eps 0", 0, 0.0), ("TRL: ddof 1, eps 1e-4", 1, 1e-4))
 CONVENTION_BETA = 0.5
-RESULTS_DIR = Path(__file__).resolve().parents[1] / "docs" / "results"
 
 
-def figure13_data(n: int = 49) -> tuple[pd.DataFrame, pd.DataFrame]:
+def figure13_data(trl: pd.DataFrame | None = None, ours: pd.DataFrame | None = None,
+                   n: int = 49) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(curves, points): the stationary pi(correct) against pi_ref(correct) under each convention, for
-    G = 2 and 8, both penalties, beta = 0.5; and the committed trained points under TRL's convention
-    (TRL's own GRPOTrainer at G = 8; our trainer's 5-seed runs at G = 2 and 8), empty if absent."""
+    G = 2 and 8, both penalties, beta = 0.5; and the measured points under TRL's convention from the
+    tables given: ``trl`` (``trl_results.csv``: TRL's own GRPOTrainer at G = 8) and ``ours``
+    (``validate_seeds.csv``: our trainer's 5-seed runs at G = 2 and 8); no points from a table not given."""
     rows = []
     for G in (2, 8):
         for penalty in ("reverse", "direct"):
@@ -471,13 +471,12 @@ def figure13_data(n: int = 49) -> tuple[pd.DataFrame, pd.DataFrame]:
                     rows.append(dict(group_size=G, penalty=penalty, convention=label, std_ddof=ddof, std_eps=eps,
                                      pi_ref_a=p, pi_a=float(stationary_policy(_binary(p), obj).pi[0])))
     points = []
-    trl, ours = RESULTS_DIR / "trl_results.csv", RESULTS_DIR / "validate_seeds.csv"
-    if trl.exists():
-        t = pd.read_csv(trl)
+    if trl is not None:
+        t = trl
         points.append(pd.DataFrame(dict(source="TRL GRPOTrainer", group_size=8, penalty=t.penalty,
                                         pi_ref_a=t.pi_ref_correct, measured=t.measured)))
-    if ours.exists():
-        v = pd.read_csv(ours)
+    if ours is not None:
+        v = ours
         v = v[v.config.isin(["TRL_std_G2", "TRL_std_G8"]) & (v.prediction == "trainer")]
         points.append(pd.DataFrame(dict(source="our trainer, TRL's convention (5 seeds)", group_size=v.group_size,
                                         # the trainer's penalty=None is its default, reverse
@@ -488,21 +487,16 @@ def figure13_data(n: int = 49) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 # ----------------------------------------------------------------------------- 14: token vs sequence level
 
-def figure14_data() -> pd.DataFrame:
-    """The committed token-level tree study (docs/results/tree_study.csv; empty if absent): for each
-    shape, loss type, seed, question and answer, the trained probability, the token-level prediction
-    for that loss type and the sequence-level prediction."""
-    path = RESULTS_DIR / "tree_study.csv"
-    if not path.exists():
-        return pd.DataFrame()
-    t = pd.read_csv(path)
+def figure14_data(t: pd.DataFrame) -> pd.DataFrame:
+    """The token-level tree study's table (``tree_study.csv``, written by ``validate --study tree``): for
+    each shape, loss type, seed, question and answer, the trained probability, the token-level
+    prediction for that loss type and the sequence-level prediction."""
     return t[["shape", "loss_type", "groups_per_batch", "seed", "question", "answer", "answer_tokens", "rewarded",
               "pi_ref", "measured", "predicted", "predicted_sequence_level"]].rename(
         columns={"predicted": "predicted_token_level"})
 
 
-def figure16_data() -> pd.DataFrame:
-    """The committed trajectories (docs/results/fig16_trajectories.csv, written by
-    experiments/fig16_trajectories.py from the five-seed study's runs); empty if absent."""
-    path = RESULTS_DIR / "fig16_trajectories.csv"
-    return pd.read_csv(path) if path.exists() else pd.DataFrame()
+def figure16_data(trajectories: pd.DataFrame) -> pd.DataFrame:
+    """The measured trajectories (``fig16_trajectories.csv``, written by experiments/fig16_trajectories.py
+    from the five-seed study's runs), as given."""
+    return trajectories

@@ -2,6 +2,7 @@
 closed-form curves against the numerical solver and vice versa; plus a rendering smoke test."""
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -11,10 +12,13 @@ from grpo_theory import Objective, Question, closed_form, log_pooling, stationar
 from grpo_theory.figures import build_figures
 
 
+RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results"     # the committed study tables
+
+
 @pytest.fixture(scope="session")
 def figdir(tmp_path_factory):
     out = tmp_path_factory.mktemp("figs")
-    build_figures(out, progress=False)
+    build_figures(out, progress=False, results=RESULTS)
     return out
 
 
@@ -405,3 +409,14 @@ def test_training_trajectories_figure_against_the_flow(figdir):
         np.testing.assert_allclose(sample.pi.to_numpy(), want, atol=2e-3)
         trained = d[d.kind == "trained"].sort_values("step")
         assert abs(trained.pi.iloc[-5:].mean() - d.predicted.iloc[0]) < 0.01, (run, q)
+
+
+def test_figures_without_their_measured_tables_are_skipped_with_the_reason(tmp_path, capsys):
+    """The library never reads the repository: without ``results`` Figures 13, 14 and 16 are skipped, saying why."""
+    assert build_figures(tmp_path, only=[13, 14, 16], progress=False) == []
+    said = capsys.readouterr()
+    text = said.out + said.err
+    for n, table in ((13, "trl_results.csv"), (14, "tree_study.csv"), (16, "fig16_trajectories.csv")):
+        assert f"figure {n} " in text and table in text, text
+    with pytest.raises(ValueError, match="no such folder"):
+        build_figures(tmp_path, only=[14], progress=False, results=tmp_path / "absent")
