@@ -11,7 +11,6 @@ import pytest
 from grpo_theory import Objective, Question, closed_form, log_pooling, stationary_points, stationary_policy
 from grpo_theory.figures import build_figures
 
-
 RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results"     # the committed study tables
 
 
