@@ -80,7 +80,7 @@ def main() -> None:
 
     code = ("import time, numpy as np; from grpo_theory import Question, Objective, reward_preference; "
             "q = Question([0.3, 0.7], rewards=[1, 0]); o = Objective(1.0, 10_000); pi = np.array([0.3, 0.7]); "
-            "t = time.perf_counter(); reward_preference(q, pi, o); print(time.perf_counter() - t)")
+            "t = time.perf_counter(); reward_preference(q, o, pi); print(time.perf_counter() - t)")
     row("first exact binary P_G, G = 10^4, fresh process", fresh(code, rep), base, "<= 5x")
 
     q = Question([0.3, 0.7], rewards=[1.0, 0.0])
@@ -100,7 +100,7 @@ def main() -> None:
     pi = np.array([0.3, 0.7])
     mc_obj = Objective(1.0, 64)
     t_plain = timings(lambda: plain_monte_carlo(np.array([1.0, 0.0]), pi, 64, 20_000, 1), rep)
-    t_mc = timings(lambda: monte_carlo_preference(q, pi, mc_obj, n_groups=20_000, seed=1), rep)
+    t_mc = timings(lambda: monte_carlo_preference(q, mc_obj, pi, n_groups=20_000, seed=1), rep)
     row("monte_carlo_preference, G = 64, 20k groups (baseline: plain MC)", t_mc, t_plain, "<= 1.5x")
 
     if not args.no_figures:
@@ -129,8 +129,8 @@ def main() -> None:
         ts = []
         for G in Gs:
             o = Objective(1.0, G)
-            reward_preference(qL, piL, o)
-            ts.append(np.median(timings(lambda o=o, qL=qL, piL=piL: reward_preference(qL, piL, o), rep)))
+            reward_preference(qL, o, piL)
+            ts.append(np.median(timings(lambda o=o, qL=qL, piL=piL: reward_preference(qL, o, piL), rep)))
         k = fit_exponent(Gs, ts)
         print(f"  L = {L}: G = {Gs}: " + ", ".join(f"{t * 1e3:.2f}" for t in ts) + f" ms; time ~ G^{k:.2f}")
     G = 32
@@ -140,8 +140,8 @@ def main() -> None:
         qL = Question(np.full(L, 1.0 / L), rewards=np.linspace(0, 1, L))
         piL = np.full(L, 1.0 / L)
         o = Objective(1.0, G)
-        reward_preference(qL, piL, o)
-        ts.append(np.median(timings(lambda o=o, qL=qL, piL=piL: reward_preference(qL, piL, o), rep)))
+        reward_preference(qL, o, piL)
+        ts.append(np.median(timings(lambda o=o, qL=qL, piL=piL: reward_preference(qL, o, piL), rep)))
     print(f"  G = {G}: L = {Ls}: " + ", ".join(f"{t * 1e3:.2f}" for t in ts) +
           f" ms; time ~ L^{fit_exponent(Ls, ts):.2f} (count vectors C(G+L-2, L-1) ~ G^(L-1)/(L-1)!)")
     print(f"\n(max RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB)")

@@ -75,7 +75,8 @@ def solve_table(q: Question, beta: float, group_size, std_ddof: int = 0, std_eps
     for pen, norm in VARIANTS:
         name = f"GRPO {pen}/{norm}"
         try:
-            obj = Objective(beta, group_size, pen, norm, std_ddof=std_ddof, std_eps=std_eps)
+            obj = Objective(beta=beta, group_size=group_size, penalty=pen, normalization=norm, std_ddof=std_ddof,
+                            std_eps=std_eps)
             pts = stationary_points(q, obj)
         except InvalidInputError as exc:
             short = ("a preference matrix fixes P_G only for G = 2, scale, eps = 0"
@@ -123,7 +124,8 @@ def _format_table(q: Question, rows: list[dict], header: str) -> str:
 
 def _cmd_solve(args) -> int:
     q = _question_from_args(args)
-    Objective(args.beta, args.group_size, std_ddof=args.std_ddof, std_eps=args.std_eps)   # bad values fail here
+    Objective(beta=args.beta, group_size=args.group_size, std_ddof=args.std_ddof,
+              std_eps=args.std_eps)   # bad values fail here
     rows = solve_table(q, args.beta, args.group_size, args.std_ddof, args.std_eps)
     if args.json:
         print(json.dumps(dict(pi_ref=q.pi_ref.tolist(), beta=args.beta,

@@ -80,9 +80,9 @@ def _penalty_value(q: Question, obj: Objective, pi: np.ndarray) -> np.ndarray:
     """KL(pi || pi_ref) (direct), KL(pi_ref || pi) (reverse), else ``E_pi[value]`` of the trainer's estimator."""
     ref = q.pi_ref
     with np.errstate(divide="ignore", invalid="ignore"):
-        if obj.penalty == "direct":
+        if obj.regime == "direct":
             terms = np.where(pi > 0, pi * (np.log(pi) - np.log(ref)), 0.0)
-        elif obj.penalty == "reverse":
+        elif obj.regime == "reverse":
             terms = np.where(ref > 0, ref * (np.log(ref) - np.log(pi)), 0.0)
         else:
             lr = np.where(pi > 0, np.log(np.where(pi > 0, pi, 1.0)) - np.log(np.where(ref > 0, ref, 1.0)), 0.0)
@@ -103,14 +103,14 @@ def _check_start(q: Question, obj: Objective, pi0) -> np.ndarray:
     pi0 = validate_probability_vector("pi0", pi0)
     if pi0.size != q.n_outputs:
         raise InvalidInputError(f"pi0 must have K={q.n_outputs} entries, got {pi0.size}")
-    if obj.penalty == "direct" and np.any((pi0 > 0) & (q.pi_ref == 0)):
+    if obj.regime == "direct" and np.any((pi0 > 0) & (q.pi_ref == 0)):
         raise InvalidInputError("with the direct penalty pi0 must give no mass where pi_ref = 0 "
                                 f"(KL(pi || pi_ref) is infinite there); got pi0={pi0.tolist()}")
-    if obj.penalty == "reverse" and np.any((pi0 == 0) & (q.pi_ref > 0)):
+    if obj.regime == "reverse" and np.any((pi0 == 0) & (q.pi_ref > 0)):
         raise InvalidInputError("with the reverse penalty pi0 must give mass wherever pi_ref does "
                                 f"(KL(pi_ref || pi) is infinite otherwise); got pi0={pi0.tolist()}")
-    if obj.penalty not in ("reverse", "direct") and np.any((pi0 > 0) != (q.pi_ref > 0)):
-        raise InvalidInputError(f"with kl_estimator={obj.kl_estimator!r} in the {obj.kl_placement} pi0 must have "
+    if obj.regime not in ("reverse", "direct") and np.any((pi0 > 0) != (q.pi_ref > 0)):
+        raise InvalidInputError(f"with kl_estimator={obj.estimator!r} in the {obj.kl_placement} pi0 must have "
                                 "the support of pi_ref (the estimator needs log(pi/pi_ref) finite); got "
                                 f"pi0={pi0.tolist()}")
     return pi0
@@ -143,7 +143,7 @@ def flow(q: Question, obj: Objective, pi0, t, *, with_points: bool = True, rtol:
 
     >>> import math, numpy as np
     >>> from grpo_theory import Question, Objective, dynamics
-    >>> q, obj = Question([0.2, 0.8], rewards=[1, 0]), Objective(1.0, math.inf, penalty="direct")
+    >>> q, obj = Question([0.2, 0.8], rewards=[1, 0]), Objective(beta=1.0, group_size=math.inf, penalty="direct")
     >>> tr = dynamics.flow(q, obj, q.pi_ref, np.linspace(0, 100, 6))
     >>> round(float(tr.final[0]), 4)
     0.6813
@@ -260,13 +260,13 @@ def _surrogate_gradient(q, obj, theta, support, pi_old, stats, clip_eps):
     # d/drho of min(rho A, clip(rho) A): 1 unless clipped (A > 0 and rho > 1 + eps, or A < 0 and rho < 1 - eps)
     c = pos * (rho <= 1 + clip_eps) + neg * (rho >= 1 - clip_eps)
     ref = q.pi_ref[support]
-    if obj.penalty == "reverse":           # k3 at the sampled outputs: d/dlog pi = 1 - pi_ref/pi
+    if obj.regime == "reverse":           # k3 at the sampled outputs: d/dlog pi = 1 - pi_ref/pi
         d = freq * (1.0 - ref / pi)
-    elif obj.penalty == "direct" and obj.kl_placement == "loss":
+    elif obj.regime == "direct" and obj.kl_placement == "loss":
         d = freq * rho * (lp - np.log(ref))  # ratio * k3 (TRL's bias correction): d/dlog pi = rho log(pi/pi_ref)
     elif obj.kl_placement == "loss":        # the estimator at the current pi; a ratio kind carries rho
         kc = kl.coefficient(obj, lp - np.log(ref))
-        d = freq * (rho * kc if obj.kl_estimator == "k3_ratio" else kc)
+        d = freq * (rho * kc if obj.estimator == "k3_ratio" else kc)
     elif obj.kl_placement == "advantage":   # A - beta value(pi_old): the value is fixed, the ratio carries it
         d = freq * rho * kl.estimator_value(obj, np.log(pi_old[support]) - np.log(ref))
     else:                                   # in the reward: already inside the advantages (stats)
@@ -309,7 +309,7 @@ def grpo_steps(q: Question, obj: Objective, pi0, *, lr: float, n_batches: int, i
                       f"{support[pi_old[support] == 0].tolist()} (step size {lr:g} too large)")
             break
         q_b = q
-        if obj.penalty == "reward":        # the reward shaped by the KL at pi_old, then normalised
+        if obj.regime == "reward":        # the reward shaped by the KL at pi_old, then normalised
             lr_old = np.zeros(q.n_outputs)
             lr_old[support] = np.log(pi_old[support]) - np.log(q.pi_ref[support])
             q_b = shaped_question(q, kl.value_shift(obj, lr_old))

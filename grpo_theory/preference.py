@@ -21,6 +21,7 @@ a sum of non-negative terms, exactly zero when all rewards tie (then
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from functools import lru_cache
 
@@ -375,7 +376,7 @@ def level_expectations(
         # P_G in units of the reward span: scale normalisation is invariant to it (the epsilons
         # are rescaled with it), shift-only is linear in it. Rewards like [1e154, 0] would
         # overflow the variance otherwise, and tiny spans like [1e-200, 0] underflow it.
-        obj = obj.replace(std_eps=std_eps, variance_eps=variance_eps)
+        obj = dataclasses.replace(obj, std_eps=std_eps, variance_eps=variance_eps)
         out = level_expectations(v, log_w, obj, part=part, max_count_vectors=max_count_vectors)
         return out if obj.normalization == "scale" else unit * out
     log_w = np.asarray(log_w, dtype=float)
@@ -462,7 +463,7 @@ def _safe_log(x: np.ndarray) -> np.ndarray:
         return np.log(x)
 
 
-def reward_preference(q: Question, pi, obj: Objective) -> np.ndarray:
+def reward_preference(q: Question, obj: Objective, pi) -> np.ndarray:
     """Exact ``P_G(o | pi)`` for every output ``o`` (shape ``(K,)``).
 
     Exact for any finite reward law and any integer ``G >= 2`` (enumeration over
@@ -519,8 +520,8 @@ def binary_preference(x, group_size: int | float) -> tuple[np.ndarray, np.ndarra
 
 def monte_carlo_preference(
     q: Question | None,
-    pi,
     obj: Objective,
+    pi,
     *,
     n_groups: int = 20_000,
     seed: int | np.random.Generator | None = 0,

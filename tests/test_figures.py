@@ -30,9 +30,9 @@ def _solve(p, obj):
 
 
 @pytest.mark.parametrize("stem,obj_for", [
-    ("fig1_pairwise_reverse", lambda b: Objective(b, 2)),
-    ("fig2_large_group_reverse", lambda b: Objective(b, math.inf)),
-    ("fig3_pairwise_direct", lambda b: Objective(b, 2, penalty="direct")),
+    ("fig1_pairwise_reverse", lambda b: Objective(beta=b, group_size=2)),
+    ("fig2_large_group_reverse", lambda b: Objective(beta=b, group_size=math.inf)),
+    ("fig3_pairwise_direct", lambda b: Objective(beta=b, group_size=2, penalty="direct")),
 ])
 def test_closed_form_curves_agree_with_the_solver(figdir, stem, obj_for):
     df = _csv(figdir, stem)
@@ -76,7 +76,7 @@ def test_region_map_counts_match_the_exhaustive_solver(figdir):
     clear = region[np.abs(region.h_at_turning_point) > 0.05]
     for row in clear.iloc[rng.choice(len(clear), 25, replace=False)].itertuples():
         pts = stationary_points(Question([row.pi_ref_a, 1 - row.pi_ref_a], rewards=[1, 0]),
-                                Objective(row.beta, math.inf, penalty="direct"))
+                                Objective(beta=row.beta, group_size=math.inf, penalty="direct"))
         assert len(pts) == row.n_stationary_points
 
 
@@ -257,10 +257,14 @@ def test_frameworks_figure_matches_hand_built_objectives(figdir):
     through the config readers), and the collapses against the unclamped root lying past the clamp edge."""
     df = _csv(figdir, "fig18_frameworks_same_beta")
     hand = {
-        "TRL 1.9 (k3 in the loss)": lambda b: Objective(b, 8, "reverse", std_ddof=1, std_eps=1e-4),
-        "TRL 1.16 (ratio x k3 in the loss)": lambda b: Objective(b, 8, "direct", std_ddof=1, std_eps=1e-4),
-        "verl GRPO recipe (low_var_kl, clamped)": lambda b: Objective(b, 8, "reverse", std_ddof=1, std_eps=1e-6),
-        "OpenRLHF group_norm (k1 in the advantage, clamped)": lambda b: Objective(b, 8, "direct", std_ddof=1,
+        "TRL 1.9 (k3 in the loss)": lambda b: Objective(beta=b, group_size=8, penalty="reverse", std_ddof=1,
+                                                        std_eps=1e-4),
+        "TRL 1.16 (ratio x k3 in the loss)": lambda b: Objective(beta=b, group_size=8, penalty="direct", std_ddof=1,
+                                                                 std_eps=1e-4),
+        "verl GRPO recipe (low_var_kl, clamped)": lambda b: Objective(beta=b, group_size=8, penalty="reverse",
+                                                                      std_ddof=1, std_eps=1e-6),
+        "OpenRLHF group_norm (k1 in the advantage, clamped)": lambda b: Objective(beta=b, group_size=8,
+                                                                                  penalty="direct", std_ddof=1,
                                                                                    std_eps=1e-9),
     }
     for row in df[df.framework != "RLHF (log pooling)"].iloc[::23].itertuples():
@@ -296,7 +300,7 @@ def test_figure9_curves_carry_every_stable_branch_and_residuals():
     assert len(upper) > 0
     for p in upper.pi_ref_a.to_numpy()[[0, -1]]:
         q = Question([p, 1 - p], rewards=[1, 0])
-        assert stationary_points(q, Objective(1.0, 64, "direct")).multistable
+        assert stationary_points(q, Objective(beta=1.0, group_size=64, penalty="direct")).multistable
     lower = d[d.branch == 0].set_index("pi_ref_a").pi_a
     assert (upper.set_index("pi_ref_a").pi_a > lower.loc[upper.pi_ref_a]).all()
     with pytest.raises(ValueError, match="lacks columns"):
@@ -381,7 +385,8 @@ def test_critical_step_size_separates_converging_from_oscillating_grpo_steps():
     from grpo_theory.dynamics import grpo_steps
     from grpo_theory.figure_data import critical_step_size
 
-    for obj, p in [(Objective(2.0, 8), 0.4), (Objective(1.5, 8, "direct"), 0.3)]:
+    for obj, p in [(Objective(beta=2.0, group_size=8), 0.4), (Objective(beta=1.5, group_size=8, penalty="direct"),
+                                                              0.3)]:
         q = Question([p, 1 - p], rewards=[1, 0])
         lr_c = critical_step_size(q, obj)
         target = stationary_policy(q, obj).pi[0]
@@ -403,7 +408,8 @@ def test_training_trajectories_figure_against_the_flow(figdir):
         c, p0 = d.time_scale.iloc[0], d.pi_ref.iloc[0]
         qq = Question([p0, 1 - p0], rewards=[1, 0])
         sample = fl.iloc[[1, len(fl) // 4, -1]]
-        want = flow(qq, Objective(0.5, 8), qq.pi_ref, np.concatenate([[0.0], c * sample.step.to_numpy()]),
+        want = flow(qq, Objective(beta=0.5, group_size=8), qq.pi_ref, np.concatenate([[0.0],
+                                                                                      c * sample.step.to_numpy()]),
                     with_points=False).pi[1:, 0]
         np.testing.assert_allclose(sample.pi.to_numpy(), want, atol=2e-3)
         trained = d[d.kind == "trained"].sort_values("step")

@@ -23,7 +23,7 @@ from grpo_theory.integrations.verl import objective_from_verl
     ("0.26.0", "k3", "reverse"), ("0.20.0", "k3", "reverse")])
 def test_trl_dict_without_bias_correction_takes_the_versions_default(version, estimator, penalty):
     m = objective_from_trl({"beta": 0.04, "max_completion_length": 1}, trl_version=version)
-    assert (m.objective.kl_estimator, m.objective.penalty) == (estimator, penalty)
+    assert (m.objective.estimator, m.objective.regime) == (estimator, penalty)
     assert any("use_bias_correction_kl" in w for w in m.warnings)
 
 
@@ -60,7 +60,7 @@ def _verl(**actor):
     ("kl", "k1", None, None, "none"), ("k3+", "k3_plus", 20.0, 10.0, "direct"), ("abs", "abs", None, None, "other")])
 def test_verl_kl_loss_types(kl_type, estimator, L, V, penalty):
     o = objective_from_verl(_verl(kl_loss_type=kl_type)).objective
-    assert (o.kl_estimator, o.kl_log_ratio_clamp, o.kl_value_clamp, o.penalty) == (estimator, L, V, penalty)
+    assert (o.estimator, o.kl_log_ratio_clamp, o.kl_value_clamp, o.regime) == (estimator, L, V, penalty)
     assert (o.group_size, o.beta, o.std_ddof, o.std_eps, o.loss_type, o.kl_placement) == \
         (8, 0.001, 1, 1e-6, "token-mean", "loss")
 
@@ -69,7 +69,7 @@ def test_verl_kl_in_reward_and_defaults_and_errors(tmp_path):
     cfg = {"algorithm": {"adv_estimator": "grpo", "use_kl_in_reward": True, "norm_adv_by_std_in_grpo": False,
                          "kl_ctrl": {"kl_coef": 0.05}}, "actor_rollout_ref": {"rollout": {"n": 4}}}
     o = objective_from_verl(cfg).objective
-    assert (o.kl_estimator, o.kl_placement, o.beta, o.normalization, o.penalty) == ("k1", "reward", 0.05, "shift",
+    assert (o.estimator, o.kl_placement, o.beta, o.normalization, o.regime) == ("k1", "reward", 0.05, "shift",
                                                                                    "reward")
     assert objective_from_verl({"algorithm": {"adv_estimator": "grpo"},
                                 "actor_rollout_ref": {"rollout": {"n": 4}}}).objective is None   # no KL by default
@@ -104,13 +104,13 @@ def test_openrlhf_flag_styles_agree(style):
         for k, v in table.items():
             args += [f"--{k}"] if v is True else [f"--{k}", str(v)]
     o = objective_from_openrlhf(args).objective
-    assert (o.group_size, o.beta, o.kl_estimator, o.kl_placement, o.kl_value_clamp, o.std_eps, o.normalization) == \
+    assert (o.group_size, o.beta, o.estimator, o.kl_placement, o.kl_value_clamp, o.std_eps, o.normalization) == \
         (8, 0.02, "k2", "loss", 10.0, 1e-9, "scale")
 
 
 def test_openrlhf_defaults_put_k1_in_the_advantage_and_rloo_rescales_beta():
     o = objective_from_openrlhf({"advantage_estimator": "group_norm", "n_samples_per_prompt": 4}).objective
-    assert (o.kl_estimator, o.kl_placement, o.beta) == ("k1", "advantage", 0.01)
+    assert (o.estimator, o.kl_placement, o.beta) == ("k1", "advantage", 0.01)
     r = objective_from_openrlhf({"advantage_estimator": "rloo", "n_samples_per_prompt": 4, "init_kl_coef": 0.4})
     assert r.objective.normalization == "shift" and math.isclose(r.objective.beta, 0.3)
     assert objective_from_openrlhf({}).objective is None                        # gae by default

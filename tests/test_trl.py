@@ -37,14 +37,14 @@ def test_installed_trl_is_the_pinned_version():
 def test_penalty_follows_use_bias_correction_kl(bias, penalty):
     m = objective_from_trl(cfg(num_generations=4, beta=0.2, use_bias_correction_kl=bias, max_completion_length=1))
     o = m.objective
-    assert (o.penalty, o.group_size, o.beta, o.std_ddof, o.std_eps) == (penalty, 4, 0.2, 1, 1e-4)
+    assert (o.regime, o.group_size, o.beta, o.std_ddof, o.std_eps) == (penalty, 4, 0.2, 1, 1e-4)
     assert m.warnings == ()
 
 
 def test_default_of_the_installed_trl_is_the_direct_penalty_and_older_configs_are_reverse():
-    assert objective_from_trl(cfg(beta=0.1, max_completion_length=1)).objective.penalty == "direct"
+    assert objective_from_trl(cfg(beta=0.1, max_completion_length=1)).objective.regime == "direct"
     old = objective_from_trl({"num_generations": 8, "beta": 0.1, "max_completion_length": 1}, trl_version="1.9.0")
-    assert old.objective.penalty == "reverse" and any("use_bias_correction_kl" in w for w in old.warnings)
+    assert old.objective.regime == "reverse" and any("use_bias_correction_kl" in w for w in old.warnings)
 
 
 @pytest.mark.parametrize("scale,norm,warn", [("group", "scale", None), (True, "scale", None), ("none", "shift", None),

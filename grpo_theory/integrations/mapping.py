@@ -10,6 +10,7 @@ a mapping, and optionally a question, into the account that ``grpo-theory explai
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from dataclasses import dataclass
@@ -64,7 +65,7 @@ def defaults_for(table, version: str, framework: str) -> tuple[dict, list]:
 
 def _role(obj: Objective) -> str:
     """The KL term in the note's words."""
-    est, place = obj.kl_estimator, obj.kl_placement
+    est, place = obj.estimator, obj.kl_placement
     where = {"loss": "a differentiable loss term", "advantage": "subtracted from the advantage after group "
              "normalisation (detached; per token the sum to the answer's end)",
              "reward": "subtracted from the reward before group normalisation (detached)"}[place]
@@ -81,7 +82,7 @@ def _role(obj: Objective) -> str:
                   "deterministic rewards the stationary policy is log pooling pi ∝ pi_ref e^{r/beta}",
         "other": "beta*c(o) with c the estimator's coefficient (grpo_theory.kl.coefficient); clamps switch it off "
                  "where they are active",
-    }[obj.penalty]
+    }[obj.regime]
     s = f"KL estimator {est}, {where}"
     if clamps:
         s += " (" + ", ".join(clamps) + ")"
@@ -98,9 +99,9 @@ def explain(mapping: TheoryMapping, question: Question | None = None) -> dict:
     norm = ("(r - mean r) / (std_{ddof} r + eps)" if obj.normalization == "scale" else "r - mean r")
     out["objective"] = dict(
         describe=obj.describe(), beta=obj.beta, group_size=None if obj.is_large_group else obj.group_size,
-        penalty=obj.penalty, kl=_role(obj), normalization=obj.normalization, advantage=norm,
+        penalty=obj.regime, kl=_role(obj), normalization=obj.normalization, advantage=norm,
         std_ddof=obj.std_ddof, std_eps=obj.std_eps, level=obj.level, loss_type=obj.loss_type,
-        aggregation=obj.aggregation, kl_estimator=obj.kl_estimator, kl_placement=obj.kl_placement,
+        aggregation=obj.aggregation, kl_estimator=obj.estimator, kl_placement=obj.kl_placement,
         kl_log_ratio_clamp=obj.kl_log_ratio_clamp, kl_value_clamp=obj.kl_value_clamp)
     if question is None:
         return out
@@ -126,7 +127,7 @@ def clamp_activity(obj: Objective, question: Question, pi: np.ndarray) -> str | 
     s = (pi > 0) & (question.pi_ref > 0)
     lr = np.full(pi.size, -math.inf)
     lr[s] = np.log(pi[s]) - np.log(question.pi_ref[s])
-    raw = obj.replace(kl_log_ratio_clamp=None, kl_value_clamp=None)
+    raw = dataclasses.replace(obj, kl_log_ratio_clamp=None, kl_value_clamp=None)
     clipped = np.flatnonzero(~s & (question.pi_ref > 0))
     with np.errstate(invalid="ignore"):
         clipped = np.union1d(clipped, np.flatnonzero(s & (kl.estimator_value(obj, lr) != kl.estimator_value(raw, lr))))

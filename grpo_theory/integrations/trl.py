@@ -91,9 +91,9 @@ def objective_from_trl(config, trl_version: str | None = None, completion_tokens
     type is an :class:`~grpo_theory.InvalidInputError` naming it.
 
     >>> m = objective_from_trl({"beta": 0.04, "max_completion_length": 1}, trl_version="1.16.0")
-    >>> m.objective.penalty, m.objective.kl_estimator           # 1.16's default use_bias_correction_kl=True
+    >>> m.objective.regime, m.objective.estimator           # 1.16's default use_bias_correction_kl=True
     ('direct', 'k3_ratio')
-    >>> objective_from_trl({"beta": 0.04, "max_completion_length": 1}, trl_version="1.9.0").objective.penalty
+    >>> objective_from_trl({"beta": 0.04, "max_completion_length": 1}, trl_version="1.9.0").objective.regime
     'reverse'
     """
     warns: list[str] = []

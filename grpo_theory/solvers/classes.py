@@ -38,6 +38,7 @@ decided by the class-level dynamics alone.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -87,7 +88,7 @@ class ClassProblem:
         with np.errstate(divide="ignore"):
             self._log_R = np.log(self.R)
         self._log_p = np.log(self.p)
-        if obj.penalty == "reward":
+        if obj.regime == "reward":
             if not q.has_reward_law:
                 raise InvalidInputError("kl_placement='reward' needs a reward law (rewards= or reward_levels=); "
                                         "a preference matrix has no reward to shape")
@@ -109,14 +110,14 @@ class ClassProblem:
 
     def gradient(self, log_pi_c: np.ndarray) -> np.ndarray:
         """``g(c) = dJ/dpi(c)`` at ``pi_old = pi`` (see module doc and :mod:`grpo_theory.kl`), batched."""
-        if self.obj.penalty == "reward":
+        if self.obj.regime == "reward":
             return self._shaped_preference(log_pi_c)
         P = self.class_preference(log_pi_c)
         beta = self.obj.beta
-        if self.obj.penalty == "reverse":
+        if self.obj.regime == "reverse":
             with np.errstate(over="ignore"):   # +inf at a vertex is the right (repelling) value
                 return P - beta * (1.0 - np.exp(self._log_p - log_pi_c))
-        if self.obj.penalty == "direct":
+        if self.obj.regime == "direct":
             return P - beta * (log_pi_c - self._log_p + 1.0)
         return P - beta * kl.coefficient(self.obj, log_pi_c - self._log_p)
 
@@ -128,7 +129,7 @@ class ClassProblem:
         for i, lp in enumerate(flat):                   # the shaped levels differ from row to row
             lr = np.maximum(lp, -745.0) - self._log_p    # a class of mass 0 keeps a finite (huge) shift
             shaped = shaped_question(self._class_q, kl.value_shift(self.obj, lr))
-            out[i] = reward_preference(shaped, np.exp(lp), self.obj)
+            out[i] = reward_preference(shaped, self.obj, np.exp(lp))
         return out.reshape(log_pi_c.shape)
 
     def gradient_jacobian(self, log_pi_c: np.ndarray, h: float = 1e-5) -> np.ndarray:
@@ -142,7 +143,7 @@ class ClassProblem:
         """
         pi = np.exp(log_pi_c)
         C = pi.size
-        if self.obj.penalty not in ("reverse", "direct"):
+        if self.obj.regime not in ("reverse", "direct"):
             return self._numeric_jacobian(log_pi_c)
         log_w = logsumexp(log_pi_c[:, None] + self._log_R, axis=0)               # (D,)
         with np.errstate(divide="ignore"):
@@ -153,7 +154,7 @@ class ClassProblem:
         dE = (4.0 * (e1 - e0) / h - (e2 - e0) / (2 * h)) / 3.0                  # (C, D): along R_k - w
         dP = (dE @ self.R.T).T * pi[None, :]                                      # [c, k]
         dlog = np.eye(C) - pi[None, :]                                            # dlog pi_c/dtheta_k
-        if self.obj.penalty == "reverse":
+        if self.obj.regime == "reverse":
             dpen = np.exp(self._log_p - log_pi_c)[:, None] * dlog
         else:
             dpen = dlog
@@ -194,7 +195,7 @@ class ClassProblem:
     def jump_logits(self) -> np.ndarray:
         """Class logits just either side of each jump of the drift (a clamp switching on in one class),
         so that grids see a root squeezed between a jump and its neighbour."""
-        if self.obj.penalty in ("reverse", "direct", "reward"):
+        if self.obj.regime in ("reverse", "direct", "reward"):
             return np.zeros(0)
         edges = np.array(kl.discontinuities(self.obj))
         if edges.size == 0:
@@ -233,9 +234,9 @@ class ClassProblem:
         pa, pb = self.p                                                         # reverse: beta (p/x - ..) = -Delta
         r_hi = math.log((delta_max + beta) / (beta * pb)) + 1.0
         r_lo = -math.log((delta_max + beta) / (beta * pa)) - 1.0
-        if obj.penalty == "direct":
+        if obj.regime == "direct":
             return d_lo, d_hi
-        if obj.penalty == "reverse":
+        if obj.regime == "reverse":
             return r_lo, r_hi
         # Other estimators and placements: their coefficient grows no faster than the reverse one's
         # and at least as fast as the direct one's, or is bounded (a clamp, k1 as a loss), in which
@@ -318,7 +319,7 @@ def clamp_critical_beta(q: Question, obj: Objective) -> float:
     jump (a separatrix) in front of the collapsing vertex. ``P_G`` does not depend on beta, so this is exact.
 
     >>> from grpo_theory import Objective, Question, clamp_critical_beta
-    >>> verl = Objective(0.001, 5, std_ddof=1, std_eps=1e-6, kl_estimator="k3", kl_log_ratio_clamp=20,
+    >>> verl = Objective(beta=0.001, group_size=5, std_ddof=1, std_eps=1e-6, kl_estimator="k3", kl_log_ratio_clamp=20,
     ...                  kl_value_clamp=10)                 # verl's GRPO recipe, G = 5
     >>> round(clamp_critical_beta(Question([0.5, 0.5], rewards=[1, 0]), verl), 4)
     0.134
@@ -335,7 +336,7 @@ def clamp_critical_beta(q: Question, obj: Objective) -> float:
     log_b = cp._log_p[1] + max(edges)                       # the worse class at the edge
     log_pi = np.array([math.log(-math.expm1(log_b)), log_b])
     P = cp.class_preference(log_pi)
-    unclamped = obj.replace(kl_log_ratio_clamp=None, kl_value_clamp=None)
+    unclamped = dataclasses.replace(obj, kl_log_ratio_clamp=None, kl_value_clamp=None)
     c = kl.coefficient(unclamped, log_pi - cp._log_p)     # the coefficient on the unclamped side
     return float((P[0] - P[1]) / (c[0] - c[1]))
 
@@ -353,16 +354,16 @@ def output_gradient(q: Question, obj: Objective, pi: np.ndarray) -> np.ndarray:
     lr = np.zeros_like(pi)
     with np.errstate(divide="ignore"):
         lr[s] = np.log(pi[s]) - np.log(q.pi_ref[s])
-    if obj.penalty == "reward":
+    if obj.regime == "reward":
         if not q.has_reward_law:
             raise InvalidInputError("kl_placement='reward' needs a reward law; a preference matrix has no reward "
                                     "to shape")
-        g[s] = reward_preference(shaped_question(q, kl.value_shift(obj, lr)), pi, obj)[s]
+        g[s] = reward_preference(shaped_question(q, kl.value_shift(obj, lr)), obj, pi)[s]
         return g
-    P = reward_preference(q, pi, obj)
-    if obj.penalty == "reverse":
+    P = reward_preference(q, obj, pi)
+    if obj.regime == "reverse":
         g[s] = P[s] - obj.beta * (1.0 - q.pi_ref[s] / pi[s])
-    elif obj.penalty == "direct":
+    elif obj.regime == "direct":
         g[s] = P[s] - obj.beta * (lr[s] + 1.0)
     else:
         g[s] = P[s] - obj.beta * kl.coefficient(obj, lr[s])
@@ -379,11 +380,11 @@ def stationarity_residual(q: Question, obj: Objective, pi) -> float:
     """
     q, obj = as_question(q), as_objective(obj)
     pi = validate_probability_vector("pi", pi)
-    if obj.penalty not in ("reverse", "direct"):
+    if obj.regime not in ("reverse", "direct"):
         g = output_gradient(q, obj, pi)
         return float(np.max(pi * np.abs(g - pi @ g))) / obj.beta
-    P = reward_preference(q, pi, obj)
-    if obj.penalty == "reverse":
+    P = reward_preference(q, obj, pi)
+    if obj.regime == "reverse":
         return float(np.max(np.abs(pi * (1.0 - (P - pi @ P) / obj.beta) - q.pi_ref)))
     with np.errstate(divide="ignore"):
         logits = np.log(q.pi_ref) + P / obj.beta
@@ -395,9 +396,9 @@ def may_collapse(obj: Objective) -> bool:
     """Whether the flow can run into a vertex, so that the scan's ends may hold limit points: the direct
     penalty where ``|P_G|`` is unbounded, and every estimator or placement other than the note's two
     (a clamp or k1 as a loss leaves a bounded restoring force)."""
-    if obj.penalty == "reverse":
+    if obj.regime == "reverse":
         return False
-    if obj.penalty == "direct":
+    if obj.regime == "direct":
         return unbounded_preference(obj)
     return True
 

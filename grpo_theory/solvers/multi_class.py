@@ -138,7 +138,7 @@ def _reward_tie_starts(cp: ClassProblem) -> list:
 
 def multi_class_policy(cp: ClassProblem) -> StationaryPoint:
     eta0 = cp._log_p[:-1] - cp._log_p[-1]
-    if cp.obj.penalty == "reward" and cp.q.is_deterministic:
+    if cp.obj.regime == "reward" and cp.q.is_deterministic:
         stable = [p for p in _reward_ties(cp, _reward_tie_starts(cp)) if p.stable]
         if stable:
             return min(stable, key=lambda p: float(np.abs(_class_masses(cp, p.pi) - cp.p).sum()))
@@ -157,7 +157,7 @@ def multi_class_policy(cp: ClassProblem) -> StationaryPoint:
     at_end = point_at(cp, end, "flow")
     if at_end is not None and at_end.stable is not False:
         return at_end                       # the flow itself settled within tolerance; polishing only hurt
-    if cp.obj.penalty == "direct" and not unbounded_preference(cp.obj):
+    if cp.obj.regime == "direct" and not unbounded_preference(cp.obj):
         # Near a vertex at finite G the direct penalty's point can sit at class logits in the
         # thousands (log pi_c = log p_c + P_c/beta - log Z with P_c ~ -sqrt(G)), which the flow
         # approaches at a speed proportional to the light classes' mass. There P barely depends
@@ -197,7 +197,7 @@ def multi_class_points(cp: ClassProblem, *, n_starts: int, seed: int) -> tuple[t
         starts.append(v)
     starts += [np.log(rng.dirichlet(np.ones(C))) for _ in range(max(0, n_starts - len(starts)))]
     etas = [s[:-1] - s[-1] for s in starts]
-    if cp.obj.penalty == "reward" and cp.q.is_deterministic:
+    if cp.obj.regime == "reward" and cp.q.is_deterministic:
         pts = _reward_ties(cp, _reward_tie_starts(cp) + etas)
         pts.sort(key=lambda p: -p.pi[cp.class_of == 0].sum())
         return tuple(pts), False, (f"ties of the shaped rewards from {len(etas) + 4} starts over {C} classes; "

@@ -175,7 +175,7 @@ def answer_weights(q: Question, obj: Objective, pi) -> tuple[np.ndarray, np.ndar
     kind = obj.aggregation
     if kind == "batch_token_mean" and not obj.is_large_group:
         return _batch_weights(q, obj, pi, lengths)
-    P = reward_preference(q, pi, obj)
+    P = reward_preference(q, obj, pi)
     if kind == "answer_mean":
         return P / lengths, 1.0 / lengths
     return P, np.ones(q.n_outputs)      # token_sum, or a batch whose normaliser is a constant
@@ -274,7 +274,7 @@ class TreeProblem:
         lr = log_cond - self.log_ref_cond                                   # per token: log(pi(c|v)/pi_ref(c|v))
         pi = self.policy(x)
         q = self.q
-        if obj.penalty == "reward":     # the answer's reward less beta * (sum of its tokens' estimator values)
+        if obj.regime == "reward":     # the answer's reward less beta * (sum of its tokens' estimator values)
             shift = np.zeros(q.n_outputs)
             shift[self.support] = t.paths @ kl.value_shift(obj, np.maximum(lr, -745.0))
             q = shaped_question(q, shift)
@@ -284,7 +284,7 @@ class TreeProblem:
         cond = np.exp(log_cond)
         with np.errstate(invalid="ignore", divide="ignore"):
             Q = (ps * Pw[self.support]) @ t.paths / reach_edge
-            if obj.penalty == "reward":
+            if obj.regime == "reward":
                 return Q, cond, reach_edge / np.where(cond > 0, cond, 1.0)
             if obj.kl_placement == "advantage":
                 # OpenRLHF: each token's value enters the reward at that token and the return is the sum

@@ -114,14 +114,14 @@ def run_kl_study(out_dir="runs/validate_kl", *, seeds=(0, 1, 2), variants=None, 
             for qi, (q, pt) in enumerate(zip(qs, points)):
                 lp = log_pooling(q.pi_ref, q.expected_reward, cfg.beta)
                 for k in range(len(task.answers)):
-                    rows.append(dict(seed=seed, config=name, penalty=obj.penalty, beta=cfg.beta, question=qi,
+                    rows.append(dict(seed=seed, config=name, penalty=obj.regime, beta=cfg.beta, question=qi,
                                      answer=k, rewarded=bool(task.rewards[qi, k] > 0), pi_ref=q.pi_ref[k],
                                      predicted=pred[qi, k], measured=res.measured[qi, k],
                                      measured_se=res.measured_se[qi, k], error=err[qi, k],
                                      predicted_collapse=bool(pt.boundary), discontinuous=bool(pt.discontinuous),
                                      log_pooling=lp[k], critical_beta=crit[qi],
                                      edge_margin=_edge_margin(obj, q, pt.pi)))
-            summary.append(dict(seed=seed, config=name, penalty=obj.penalty, beta=cfg.beta,
+            summary.append(dict(seed=seed, config=name, penalty=obj.regime, beta=cfg.beta,
                                 objective=obj.describe(), mae=float(np.abs(err).mean()),
                                 max_abs_error=float(np.abs(err).max()),
                                 predicted_collapses=int(sum(p.boundary for p in points)),

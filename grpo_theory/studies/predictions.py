@@ -3,6 +3,8 @@ reference model's own probabilities (shared by the studies)."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from ..problem import Objective, Question
@@ -26,7 +28,7 @@ def predict_token_level(task: QATask, ref_token_logp: np.ndarray, obj: Objective
     token log-probabilities (the trainer's "token" level averages over an answer's tokens: TRL's
     ``loss_type="grpo"``)."""
     out = np.zeros((task.n_questions, len(task.answers)))
-    tok_obj = obj.replace(level="token", loss_type="grpo")
+    tok_obj = dataclasses.replace(obj, level="token", loss_type="grpo")
     for q in range(task.n_questions):
         p = np.exp(ref_token_logp[q].sum(-1))
         q_tree = Question(p / p.sum(), rewards=task.rewards[q], answers=task.answers)

@@ -73,7 +73,7 @@ def extra_studies(steps: int = 800, lr: float = 3e-3) -> list[Study]:
 
 def _objective_for(cfg: GRPOConfig, prediction: str) -> Objective:
     if prediction == "note":
-        return Objective(cfg.beta, cfg.group_size, cfg.penalty, cfg.normalization)
+        return Objective(beta=cfg.beta, group_size=cfg.group_size, penalty=cfg.penalty, normalization=cfg.normalization)
     return cfg.objective()
 
 

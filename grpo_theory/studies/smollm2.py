@@ -17,6 +17,7 @@ trainer's sampling only (the reference model is the same pretrained SmolLM2 in e
 from __future__ import annotations
 
 import copy
+import dataclasses
 import os
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -98,8 +99,9 @@ def _run_job(job: tuple, out: str, steps: int, learning_rate: float, trainable: 
         n_stable = [1] * task.n_questions        # the tree solver reports the flow's point only
     else:
         pred = predict(task, ref_probs, obj)
-        n_stable = [len(stationary_points(_question(ref_probs[q], task.rewards[q]), obj.replace(level="sequence"))
-                        .stable) for q in range(task.n_questions)]
+        seq = dataclasses.replace(obj, level="sequence")
+        n_stable = [len(stationary_points(_question(ref_probs[q], task.rewards[q]), seq).stable)
+                    for q in range(task.n_questions)]
     p_ref, p_pred = rewarded(task, ref_probs), rewarded(task, pred)
     p_meas, p_se = rewarded(task, res.measured), rewarded(task, res.measured_se)
     rows = pd.DataFrame(dict(

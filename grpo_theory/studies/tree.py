@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 from dataclasses import replace
 from pathlib import Path
 
@@ -60,7 +61,7 @@ def run_tree_study(out_dir="runs/validate_tree", *, seeds=(0, 1, 2), shapes=TREE
                           for lt, b in losses}
             preds = {name: np.array([stationary_policy(qq, o).pi for qq in questions])
                      for name, o in objectives.items()}
-            seq_pred = np.array([stationary_policy(qq, base.objective().replace(level="sequence")).pi
+            seq_pred = np.array([stationary_policy(qq, dataclasses.replace(base.objective(), level="sequence")).pi
                                  for qq in questions])
             for (lt, b), name in zip(losses, objectives):
                 cfg = replace(base, loss_type=lt, groups_per_batch=b)

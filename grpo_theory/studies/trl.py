@@ -167,10 +167,10 @@ def run_trl_validation(out_dir="runs/validate_trl", *, n_questions: int = 12, st
         meas = m.mean(0)
         err = meas - np.array(preds)
         for i in range(n_questions):
-            rows.append(dict(setting=name, penalty=mapping.objective.penalty, question=i,
+            rows.append(dict(setting=name, penalty=mapping.objective.regime, question=i,
                              pi_ref_correct=ref_probs[i, correct_ids[i]], predicted=preds[i], measured=meas[i],
                              measured_se=se[i], error=err[i], n_stable_points=stables[i]))
-        summary.append(dict(setting=name, penalty=mapping.objective.penalty, objective=mapping.objective.describe(),
+        summary.append(dict(setting=name, penalty=mapping.objective.regime, objective=mapping.objective.describe(),
                             mae=float(np.abs(err).mean()), max_abs_error=float(np.abs(err).max()),
                             mean_se=float(se.mean()), seconds=seconds, steps=steps,
                             warnings=" | ".join(mapping.warnings)))
@@ -270,7 +270,7 @@ def run_trl_smollm2(out_dir="runs/validate_trl_smollm2", *, model_dir="models/sm
         for i, (question, answer) in enumerate(chosen):
             rows.append(dict(seed=seed, config=f"trl_use_bias_correction_kl={bias_corr}",
                              question=f"yes_no:{i}", predicted=preds[i], measured=float(m[:, i].mean()),
-                             level="sequence", prompt=question, answer=answer, penalty=mapping.objective.penalty,
+                             level="sequence", prompt=question, answer=answer, penalty=mapping.objective.regime,
                              group_size=group_size, beta=beta, pi_ref=float((ref_probs[i] * reward_table[i]).sum()),
                              measured_se=float(se[i]), error=float(m[:, i].mean() - preds[i]),
                              n_stable_points=n_stable[i], steps=steps, learning_rate=learning_rate,

@@ -101,7 +101,7 @@ class GRPOConfig:
         o = Objective(beta=1.0, penalty=self.penalty,
                       kl_estimator=self.kl_estimator, kl_placement=self.kl_placement,
                       kl_log_ratio_clamp=self.kl_log_ratio_clamp, kl_value_clamp=self.kl_value_clamp)
-        return dict(kl_estimator=o.kl_estimator, kl_placement=o.kl_placement,
+        return dict(kl_estimator=o.estimator, kl_placement=o.kl_placement,
                     kl_log_ratio_clamp=o.kl_log_ratio_clamp, kl_value_clamp=o.kl_value_clamp)
 
     def objective(self):
