@@ -17,16 +17,18 @@ import json
 import math
 import re
 import sys
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
 from ._io import read_yaml
+from .errors import NoStationaryPolicy, TheoryWarning
 from .integrations.mapping import explain
-from .integrations.openrlhf import objective_from_openrlhf
-from .integrations.trl import objective_from_trl
-from .integrations.verl import objective_from_verl
+from .integrations.openrlhf import read_openrlhf_config
+from .integrations.trl import read_trl_config
+from .integrations.verl import read_verl_config
 from .problem import InvalidInputError, Objective, Question
 from .solvers import log_pooling, nash_equilibrium, stationary_points, stationary_policy
 from .sweep import cases_from_grid, sweep
@@ -292,12 +294,22 @@ def _cmd_sweep(args) -> int:
 
 def _cmd_explain(args) -> int:
     config = _read_config(args.framework, args.config)
-    if args.framework == "trl":
-        mapping = objective_from_trl(config, trl_version=args.trl_version, completion_tokens=args.completion_tokens)
-    elif args.framework == "verl":
-        mapping = objective_from_verl(config)
-    else:
-        mapping = objective_from_openrlhf(config)
+    try:
+        with warnings.catch_warnings():        # printed below, with the rest of the account
+            warnings.simplefilter("ignore", TheoryWarning)
+            if args.framework == "trl":
+                mapping = read_trl_config(config, trl_version=args.trl_version,
+                                          completion_tokens=args.completion_tokens)
+            elif args.framework == "verl":
+                mapping = read_verl_config(config)
+            else:
+                mapping = read_openrlhf_config(config)
+    except NoStationaryPolicy as exc:
+        if args.json:
+            print(json.dumps(dict(framework=args.framework, objective=None, reason=str(exc)), indent=2))
+        else:
+            print(f"  no stationary policy applies: {exc}")
+        return 0
     question = None
     if args.pi_ref is not None or args.rewards is not None:
         if args.pi_ref is None or args.rewards is None:
@@ -309,9 +321,7 @@ def _cmd_explain(args) -> int:
         return 0
     print(f"{info['framework']} {info['version'] or '(version unknown)'}")
     o = info["objective"]
-    if o is None:
-        print("  no stationary policy applies (see the warnings)")
-    else:
+    if o is not None:
         g = "inf" if o["group_size"] is None else o["group_size"]
         print(f"  objective:      {o['describe']}")
         print(f"  group size:     G = {g}; beta = {o['beta']:g}")

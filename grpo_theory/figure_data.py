@@ -16,9 +16,9 @@ import pandas as pd
 from . import closed_form
 from ._numerics import optimize
 from .dynamics import flow, map_cycles, map_fixed_points, proximal_map
-from .integrations.openrlhf import objective_from_openrlhf
-from .integrations.trl import objective_from_trl
-from .integrations.verl import objective_from_verl
+from .integrations.openrlhf import read_openrlhf_config
+from .integrations.trl import read_trl_config
+from .integrations.verl import read_verl_config
 from .problem import InvalidInputError, Objective, Question
 from .solvers import ClassProblem, log_pooling, nash_equilibrium, stationary_points, stationary_policy
 
@@ -383,14 +383,14 @@ def framework_objectives(beta: float) -> dict:
     its own config reader (every other setting at the framework's default)."""
     trl = {"beta": beta, "max_completion_length": 1}
     return {
-        "TRL 1.9 (k3 in the loss)": objective_from_trl(trl, trl_version="1.9.0").objective,
-        "TRL 1.16 (ratio x k3 in the loss)": objective_from_trl(trl, trl_version="1.16.0").objective,
-        "verl GRPO recipe (low_var_kl, clamped)": objective_from_verl(
+        "TRL 1.9 (k3 in the loss)": read_trl_config(trl, trl_version="1.9.0").objective,
+        "TRL 1.16 (ratio x k3 in the loss)": read_trl_config(trl, trl_version="1.16.0").objective,
+        "verl GRPO recipe (low_var_kl, clamped)": read_verl_config(
             {"algorithm": {"adv_estimator": "grpo"},
              "actor_rollout_ref": {"rollout": {"n": FRAMEWORK_G},
                                    "actor": {"use_kl_loss": True, "kl_loss_coef": beta,
                                              "kl_loss_type": "low_var_kl"}}}).objective,
-        "OpenRLHF group_norm (k1 in the advantage, clamped)": objective_from_openrlhf(
+        "OpenRLHF group_norm (k1 in the advantage, clamped)": read_openrlhf_config(
             {"advantage_estimator": "group_norm", "n_samples_per_prompt": FRAMEWORK_G,
              "init_kl_coef": beta}).objective,
     }

@@ -279,7 +279,8 @@ def test_bad_kl_input_names_the_value():
     with pytest.raises(InvalidInputError, match="reward law"):
         stationary_policy(Question([0.5, 0.5], preference=[[0.5, 0.8], [0.2, 0.5]]),
                           Objective(beta=0.5, group_size=2, kl_estimator="k1", kl_placement="reward"))
-    assert dataclasses.replace(Objective(beta=0.5, penalty="direct"), penalty=None, kl_estimator="k3").regime == "reverse"
+    reverse = dataclasses.replace(Objective(beta=0.5, penalty="direct"), penalty=None, kl_estimator="k3")
+    assert reverse.regime == "reverse"
     assert dataclasses.replace(Objective(beta=0.5, kl_estimator="k2"), beta=1.0).regime == "direct"
     assert dataclasses.replace(Objective(beta=0.5), penalty="direct").estimator == "k3_ratio"
     with pytest.raises(InvalidInputError, match="conflicts"):      # the shorthand is an input: it must agree

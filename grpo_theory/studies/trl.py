@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..integrations.trl import next_token_probs, objective_from_trl
+from ..integrations.trl import next_token_probs, read_trl_config
 from ..problem import Question
 from ..solvers import stationary_points, stationary_policy
 from ..training.smollm import YES_NO_QUESTIONS, load_smollm2
@@ -150,7 +150,7 @@ def run_trl_validation(out_dir="runs/validate_trl", *, n_questions: int = 12, st
                           lr_scheduler_type="linear", warmup_steps=0, logging_steps=max(1, steps // 10),
                           report_to="none", save_strategy="no", seed=seed, temperature=1.0, num_iterations=1,
                           scale_rewards="group", loss_type="grpo", disable_tqdm=True)
-        mapping = objective_from_trl(args, completion_tokens=1)
+        mapping = read_trl_config(args, completion_tokens=1)
         preds, stables = _predictions(ref_probs, reward_table, mapping.objective)
         measured: list = []
         recorder = _window_recorder(measured, (1 - window) * steps, measure_every,
@@ -198,7 +198,7 @@ def run_trl_smollm2(out_dir="runs/validate_trl_smollm2", *, model_dir="models/sm
     respects). Completions are one token sampled from the whole vocabulary at temperature 1; the
     reward is 1 when the decoded token, stripped, is the answer ("Yes"/"No": " Yes" counts too).
     The prediction uses SmolLM2's full next-token distribution (``K = V`` outputs in two reward
-    classes) under ``objective_from_trl(args)``. Returns one row per (setting, prompt).
+    classes) under ``read_trl_config(args)``. Returns one row per (setting, prompt).
     """
     import torch
     from datasets import Dataset
@@ -250,7 +250,7 @@ def run_trl_smollm2(out_dir="runs/validate_trl_smollm2", *, model_dir="models/sm
                           logging_steps=max(1, steps // 10), report_to="none", save_strategy="no", seed=seed,
                           temperature=1.0, top_k=0, top_p=1.0, num_iterations=1, scale_rewards="group",
                           loss_type="grpo", disable_tqdm=True, gradient_checkpointing=False)
-        mapping = objective_from_trl(args, completion_tokens=1)
+        mapping = read_trl_config(args, completion_tokens=1)
         preds, n_stable = _predictions(ref_probs, reward_table, mapping.objective)
         measured: list = []
         recorder = _window_recorder(measured, (1 - window) * steps, measure_every,
