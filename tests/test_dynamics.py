@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from scipy.special import expit, logit
 
@@ -62,11 +62,21 @@ def test_discrete_ascent_with_small_steps_follows_the_flow():
 @settings(max_examples=25, deadline=None)
 @given(p=binary, beta=st.floats(0.1, 3.0), G=st.sampled_from([2, 3, 8, math.inf]),
        penalty=st.sampled_from(["reverse", "direct"]), norm=st.sampled_from(["scale", "shift"]))
+@example(p=0.3, beta=0.5, G=math.inf, penalty="direct", norm="scale")        # only vertex limit points
 def test_map_fixed_points_are_fixed_by_the_map(p, beta, G, penalty, norm):
     q = Question([p, 1 - p], rewards=[1.0, 0.0])
     obj = Objective(beta=beta, group_size=G, penalty=penalty, normalization=norm)
     step = dynamics.proximal_map(q, obj)
-    for fp in dynamics.map_fixed_points(q, obj):
+    fixed = dynamics.map_fixed_points(q, obj)
+    if not fixed:
+        # Only limit points at a vertex (direct penalty, scale normalisation, G = inf, small beta): not fixed
+        # points of the map, which sends a vertex (every group ties, P = 0) back to pi_ref.
+        assert (penalty, norm, G) == ("direct", "scale", math.inf)
+        pts = stationary_points(q, obj)
+        assert len(pts) > 0 and all(p.boundary for p in pts)
+        for p in pts:
+            np.testing.assert_allclose(step(p.pi), q.pi_ref, atol=1e-12)
+    for fp in fixed:
         assert np.max(np.abs(step(fp.pi) - fp.pi)) < 1e-10
 
 

@@ -361,22 +361,21 @@ def test_trainer_conventions_figure_against_brute_force_enumeration(figdir):
         assert abs(flow(row.pi_a)) < 1e-6, (G, penalty)
         assert flow(row.pi_a - 0.01) > 0 > flow(row.pi_a + 0.01)
     pts = _csv(figdir, "fig13_trainer_conventions_points")
-    assert set(pts.source) == {"TRL GRPOTrainer", "our trainer, TRL's convention (5 seeds)"} and len(pts) >= 100
+    trl, ours = pd.read_csv(RESULTS / "trl_results.csv"), pd.read_csv(RESULTS / "validate_seeds.csv")
+    ours = ours[ours.config.isin(["TRL_std_G2", "TRL_std_G8"]) & (ours.prediction == "trainer")]
+    assert len(pts) == len(trl) + len(ours)                # every measured point of the two tables given
+    np.testing.assert_allclose(pts.measured, np.concatenate([trl.measured, ours.measured]), atol=1e-12)
 
 
-def test_token_vs_sequence_figure_replots_the_committed_study(figdir):
-    """Figure 14 reads the committed tree study unchanged: every trained point, its token-level
-    prediction and the sequence-level one; the token-level theory is the closer one for every shape."""
-    from pathlib import Path
-
+def test_token_vs_sequence_figure_replots_the_study_it_is_given(figdir):
+    """Figure 14 replots the tree study's table unchanged: every trained point, its token-level
+    prediction and the sequence-level one (what the table says is checked in test_results_tables)."""
     fig = _csv(figdir, "fig14_token_vs_sequence")
-    study = pd.read_csv(Path(__file__).resolve().parents[1] / "docs" / "results" / "tree_study.csv")
+    study = pd.read_csv(RESULTS / "tree_study.csv")
     assert len(fig) == len(study)
     np.testing.assert_allclose(fig.predicted_token_level, study.predicted, atol=1e-9)
     np.testing.assert_allclose(fig.measured, study.measured, atol=1e-9)
-    for _, d in fig.groupby("shape"):
-        assert (d.measured - d.predicted_token_level).abs().max() < 0.01
-        assert (d.measured - d.predicted_sequence_level).abs().max() > 0.05
+    np.testing.assert_allclose(fig.predicted_sequence_level, study.predicted_sequence_level, atol=1e-9)
 
 
 def test_critical_step_size_separates_converging_from_oscillating_grpo_steps():
@@ -399,7 +398,7 @@ def test_critical_step_size_separates_converging_from_oscillating_grpo_steps():
 
 def test_training_trajectories_figure_against_the_flow(figdir):
     """Figure 16: its flow curves are dynamics.flow from pi_ref at the stated time scale (recomputed
-    here), and every committed run ends within 0.01 of the predicted stationary point."""
+    here); where the trained runs end is checked in test_results_tables."""
     from grpo_theory.dynamics import flow
 
     df = _csv(figdir, "fig16_training_trajectories")
@@ -412,8 +411,6 @@ def test_training_trajectories_figure_against_the_flow(figdir):
                                                                                       c * sample.step.to_numpy()]),
                     with_points=False).pi[1:, 0]
         np.testing.assert_allclose(sample.pi.to_numpy(), want, atol=2e-3)
-        trained = d[d.kind == "trained"].sort_values("step")
-        assert abs(trained.pi.iloc[-5:].mean() - d.predicted.iloc[0]) < 0.01, (run, q)
 
 
 def test_figures_without_their_measured_tables_are_skipped_with_the_reason(tmp_path, capsys):

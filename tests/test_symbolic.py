@@ -2,7 +2,6 @@
 generated docs fresh, and every symbolic result compared with closed_form and the solvers."""
 
 import math
-import time
 from pathlib import Path
 
 import numpy as np
@@ -20,18 +19,11 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def derivations():
-    t = time.perf_counter()
-    ds = {d.name: d for d in S.all_derivations.__wrapped__()}     # uncached: this fixture times them
-    ds["_seconds"] = time.perf_counter() - t
-    return ds
-
-
-def test_derivations_run_in_seconds(derivations):
-    assert derivations["_seconds"] < 20
+    return {d.name: d for d in S.all_derivations.__wrapped__()}     # uncached: every check runs here
 
 
 def test_no_check_fails_and_the_required_identities_are_symbolic(derivations):
-    proofs = [c for name, d in derivations.items() if name != "_seconds" for c in d.checks]
+    proofs = [c for d in derivations.values() for c in d.checks]
     proofs += list(S.all_identities())
     assert all(p.holds for p in proofs), [p for p in proofs if not p.holds]
     status = {p.statement: p.status for p in proofs}
