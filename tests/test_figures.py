@@ -402,7 +402,7 @@ def test_training_trajectories_figure_against_the_flow(figdir):
     from grpo_theory.dynamics import flow
 
     df = _csv(figdir, "fig16_training_trajectories")
-    for (run, q), d in df.groupby(["run", "question"]):
+    for _, d in df.groupby(["run", "question"]):
         fl = d[d.kind == "flow (fitted time scale)"].sort_values("step")
         c, p0 = d.time_scale.iloc[0], d.pi_ref.iloc[0]
         qq = Question([p0, 1 - p0], rewards=[1, 0])
