@@ -120,12 +120,18 @@ def _fig13(ctx):
     return plotting.trainer_conventions(curves, points), {"data": curves, "points": points}
 
 
-def _fig14(ctx):
-    table = _results_table(ctx, "tree_study.csv")
+def _replot(ctx, name: str, source: str, data, draw):
+    """A figure of one measured table ``name`` from the ``results`` folder (skipped, saying why, without it)."""
+    table = _results_table(ctx, name)
     if table is None:
-        return None, "needs tree_study.csv (from `grpo-theory validate --study tree`) in the --results folder"
-    df = fd.figure14_data(table)
-    return plotting.token_vs_sequence(df), {"data": df}
+        return None, f"needs {name} ({source}) in the --results folder"
+    df = data(table)
+    return draw(df), {"data": df}
+
+
+def _fig14(ctx):
+    return _replot(ctx, "tree_study.csv", "from `grpo-theory validate --study tree`", fd.figure14_data,
+                   plotting.token_vs_sequence)
 
 
 def _fig15(_ctx):
@@ -134,11 +140,8 @@ def _fig15(_ctx):
 
 
 def _fig16(ctx):
-    table = _results_table(ctx, "fig16_trajectories.csv")
-    if table is None:
-        return None, "needs fig16_trajectories.csv (experiments/fig16_trajectories.py) in the --results folder"
-    df = fd.figure16_data(table)
-    return plotting.training_trajectories(df), {"data": df}
+    return _replot(ctx, "fig16_trajectories.csv", "experiments/fig16_trajectories.py", fd.figure16_data,
+                   plotting.training_trajectories)
 
 
 def _fig17(_ctx):

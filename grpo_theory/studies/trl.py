@@ -50,6 +50,16 @@ def _window_recorder(sink: list, start_step: float, every: int, measure):
     return WindowRecorder()
 
 
+def _train(trainer, measured: list, n_blocks: int) -> tuple[np.ndarray, np.ndarray, float]:
+    """Run TRL's trainer; the probabilities its window recorder filled ``measured`` with, their batch-means
+    standard error over ``n_blocks`` blocks, and the training time in seconds."""
+    t0 = time.perf_counter()
+    trainer.train()
+    seconds = time.perf_counter() - t0
+    m = np.array(measured)
+    return m, batch_means_se(m, n_blocks=n_blocks), seconds
+
+
 def build_tokenizer(n_questions: int):
     from tokenizers import Tokenizer, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
@@ -159,11 +169,7 @@ def run_trl_validation(out_dir="runs/validate_trl", *, n_questions: int = 12, st
         dataset = Dataset.from_dict({"prompt": prompts * 64, "correct": correct * 64})
         trainer = GRPOTrainer(model=str(ref_dir), reward_funcs=reward_fn, args=args, train_dataset=dataset,
                               processing_class=tok, callbacks=[recorder])
-        t0 = time.perf_counter()
-        trainer.train()
-        seconds = time.perf_counter() - t0
-        m = np.array(measured)
-        se = batch_means_se(m, n_blocks=10)
+        m, se, seconds = _train(trainer, measured, n_blocks=10)
         meas = m.mean(0)
         err = meas - np.array(preds)
         for i in range(n_questions):
@@ -262,11 +268,7 @@ def run_trl_smollm2(out_dir="runs/validate_trl_smollm2", *, model_dir="models/sm
         dataset = Dataset.from_dict({"prompt": messages * 64, "answer": [a for _, a in chosen] * 64})
         trainer = GRPOTrainer(model=policy, reward_funcs=reward_fn, args=args, train_dataset=dataset,
                               processing_class=tok, callbacks=[recorder])
-        t0 = time.perf_counter()
-        trainer.train()
-        seconds = time.perf_counter() - t0
-        m = np.array(measured)
-        se = batch_means_se(m, n_blocks=5)
+        m, se, seconds = _train(trainer, measured, n_blocks=5)
         for i, (question, answer) in enumerate(chosen):
             rows.append(dict(seed=seed, config=f"trl_use_bias_correction_kl={bias_corr}",
                              question=f"yes_no:{i}", predicted=preds[i], measured=float(m[:, i].mean()),
