@@ -193,7 +193,7 @@ def _figures(results: pd.DataFrame, out: Path) -> None:
 
     matplotlib.use("Agg", force=False)
     from .. import plotting  # matplotlib (optional), like figures
-    from ..figures import build_figures
+    from ..figures import build_figures  # matplotlib (optional)
 
     with matplotlib.rc_context(plotting.STYLE):
         fig = plotting.predicted_vs_measured(results[results.gated])
