@@ -8,8 +8,8 @@ Each finished case is appended to a CSV at once, so a killed sweep loses nothing
 
     >>> from grpo_theory import Objective, Question
     >>> from grpo_theory.sweep import Case, sweep
-    >>> cases = [Case(f"beta={b}", Question([0.3, 0.7], rewards=[1, 0]), Objective(beta=b,
-                                                                                   group_size=2)) for b in (0.5, 1.0)]
+    >>> cases = [Case(f"beta={b}", Question([0.3, 0.7], rewards=[1, 0]), Objective(beta=b, group_size=2))
+    ...          for b in (0.5, 1.0)]
     >>> df = sweep(cases, executor="serial", progress=False)
     >>> df.n_stable.tolist()
     [1, 1]
