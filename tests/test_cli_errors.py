@@ -44,11 +44,13 @@ def _check(rc, err: str, names) -> None:
 
 
 def test_the_table_is_large_and_covers_every_subcommand():
-    from grpo_theory.cli import build_parser
+    from grpo_theory.cli import STUDIES, build_parser
 
     sub = next(a for a in build_parser()._actions if a.dest == "command")
     covered = {argv[0] for _, argv, _, _ in CASES}
     assert set(sub.choices) <= covered, set(sub.choices) - covered
+    studies = {argv[argv.index("--study") + 1] for _, argv, _, _ in CASES if "--study" in argv}
+    assert set(STUDIES) <= studies, set(STUDIES) - studies
     names = [c[0] for c in CASES]
     assert len(names) == len(set(names))
     assert ISSUE_CASES <= set(names), ISSUE_CASES - set(names)
@@ -74,7 +76,7 @@ def _run_through_subprocesses(tmp_path, wanted) -> int:
         folder = tmp_path / f"case{i}"
         folder.mkdir()
         _setup(folder, files)
-        procs.append((name, names, subprocess.Popen([sys.executable, "-m", "grpo_theory", *argv], cwd=folder,
+        procs.append((name, names, subprocess.Popen([sys.executable, "-m", "grpo_theory.cli", *argv], cwd=folder,
                                                     env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                                     text=True)))
     for _name, names, proc in procs:

@@ -8,7 +8,7 @@ from grpo_theory.cli import _cli_message
 from grpo_theory.preference import ExactEvaluationTooLarge
 from grpo_theory.sweep import Case, check_grid, sweep
 
-CASE = [Case("a", Question([0.3, 0.7], rewards=[1, 0]), Objective(1.0))]
+CASE = [Case("a", Question([0.3, 0.7], rewards=[1, 0]), Objective(beta=1.0))]
 
 
 @pytest.mark.parametrize("executor", ["threads", "processes", 3])
@@ -35,8 +35,8 @@ def test_check_grid_lists_every_problem():
 
 @pytest.mark.parametrize("make,shown", [
     (lambda: Question([np.float64(0.3), 0.8], rewards=[1, 0]), "sum 1.1"),
-    (lambda: Objective(np.float64(-1.4), 2), "got -1.4"),
-    (lambda: Objective(1.0, np.float64(2.5)), "got 2.5"),
+    (lambda: Objective(beta=np.float64(-1.4), group_size=2), "got -1.4"),
+    (lambda: Objective(beta=1.0, group_size=np.float64(2.5)), "got 2.5"),
 ])
 def test_numbers_in_messages_are_plain(make, shown):
     with pytest.raises(InvalidInputError) as info:

@@ -5,9 +5,9 @@ import math
 import pytest
 
 from grpo_theory import InvalidInputError
-from grpo_theory.integrations.openrlhf import OPENRLHF_FIELDS, objective_from_openrlhf
-from grpo_theory.integrations.trl import TRL_FIELDS, objective_from_trl
-from grpo_theory.integrations.verl import VERL_FIELDS, objective_from_verl
+from grpo_theory.integrations.openrlhf import OPENRLHF_FIELDS, read_openrlhf_config
+from grpo_theory.integrations.trl import TRL_FIELDS, read_trl_config
+from grpo_theory.integrations.verl import VERL_FIELDS, read_verl_config
 
 
 def _verl(**actor):
@@ -22,19 +22,19 @@ def _verl(**actor):
 ])
 def test_trl_bad_field_is_named(field, value):
     with pytest.raises(InvalidInputError, match=rf"TRL config: {field} = ") as info:
-        objective_from_trl({field: value}, trl_version="1.16.0")
+        read_trl_config({field: value}, trl_version="1.16.0")
     assert "np.float64" not in str(info.value)
 
 
 @pytest.mark.parametrize("config", [None, 3, "beta: 1", ["beta", 1]])
 def test_trl_rejects_non_configs(config):
     with pytest.raises(InvalidInputError, match="a TRL config must be"):
-        objective_from_trl(config)
+        read_trl_config(config)
 
 
 def test_trl_lists_every_bad_field_at_once():
     with pytest.raises(InvalidInputError) as info:
-        objective_from_trl({"max_completion_length": "abc", "top_entropy_quantile": "abc", "beta": -1})
+        read_trl_config({"max_completion_length": "abc", "top_entropy_quantile": "abc", "beta": -1})
     for field in ("max_completion_length", "top_entropy_quantile", "beta"):
         assert field in str(info.value)
 
@@ -45,7 +45,7 @@ def test_trl_lists_every_bad_field_at_once():
 ])
 def test_verl_bad_field_is_named(actor, field):
     with pytest.raises(InvalidInputError, match=rf"verl config: actor_rollout_ref\.actor\.{field} = "):
-        objective_from_verl(_verl(**actor))
+        read_verl_config(_verl(**actor))
 
 
 @pytest.mark.parametrize("args,field", [
@@ -56,7 +56,7 @@ def test_verl_bad_field_is_named(actor, field):
 ])
 def test_openrlhf_bad_field_is_named(args, field):
     with pytest.raises(InvalidInputError, match=field):
-        objective_from_openrlhf(args)
+        read_openrlhf_config(args)
 
 
 def test_tables_cover_what_the_readers_read():
@@ -66,11 +66,11 @@ def test_tables_cover_what_the_readers_read():
 
     from grpo_theory.integrations import openrlhf, trl, verl
 
-    trl_src = inspect.getsource(trl.objective_from_trl)
+    trl_src = inspect.getsource(trl.read_trl_config)
     read = set(re.findall(r'_(?:get|number)\(config, "(\w+)"', trl_src))
     read |= {m for m in re.findall(r'\("(\w+)", [^)]*\)', trl_src) if m in ("top_p", "top_k", "min_p",
                                                                                 "repetition_penalty")}
     assert read and read <= set(TRL_FIELDS), read - set(TRL_FIELDS)
-    verl_read = set(re.findall(r'get\("([\w.]+)"\)', inspect.getsource(verl.objective_from_verl)))
+    verl_read = set(re.findall(r'get\("([\w.]+)"\)', inspect.getsource(verl.read_verl_config)))
     assert verl_read and verl_read <= set(VERL_FIELDS), verl_read - set(VERL_FIELDS)
     assert set(openrlhf.OPENRLHF_DEFAULTS) <= set(OPENRLHF_FIELDS)

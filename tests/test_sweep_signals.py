@@ -19,7 +19,7 @@ def _start(tmp_path, *extra, new_session=False):
     grid = tmp_path / "grid.yaml"
     grid.write_text(GRID)
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
-    return subprocess.Popen([sys.executable, "-m", "grpo_theory", "sweep", str(grid), "--out",
+    return subprocess.Popen([sys.executable, "-m", "grpo_theory.cli", "sweep", str(grid), "--out",
                              str(tmp_path / "s.csv"), "--no-progress", *extra], env=env, cwd=tmp_path,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=new_session)

