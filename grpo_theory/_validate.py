@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 from collections.abc import Mapping
+from pathlib import Path
 
 import numpy as np
 
@@ -68,8 +70,6 @@ def device(text: str) -> str:
 
 def existing_file(text: str) -> str:
     """An argparse ``type=``: a path to an existing regular file."""
-    from pathlib import Path
-
     p = Path(text)
     if not p.exists():
         raise argparse.ArgumentTypeError(f"{text!r}: no such file")
@@ -84,8 +84,6 @@ def _creatable_dir(p) -> str | None:
         if parent.exists():
             if not parent.is_dir():
                 return f"{str(parent)!r} is a file, not a folder"
-            import os
-
             if not os.access(parent, os.W_OK | os.X_OK):
                 return f"the folder {str(parent)!r} is not writable"
             return None
@@ -94,8 +92,6 @@ def _creatable_dir(p) -> str | None:
 
 def writable_dir(text: str) -> str:
     """An argparse ``type=``: a folder that exists or can be created (not a file, not under a file)."""
-    from pathlib import Path
-
     why = _creatable_dir(Path(text))
     if why:
         raise argparse.ArgumentTypeError(f"{text!r}: {why}")
@@ -104,8 +100,6 @@ def writable_dir(text: str) -> str:
 
 def writable_file(text: str) -> str:
     """An argparse ``type=``: a file path that is not a folder and whose folder exists or can be created."""
-    from pathlib import Path
-
     p = Path(text)
     if p.is_dir():
         raise argparse.ArgumentTypeError(f"{text!r} is a folder; give a file path")

@@ -209,14 +209,14 @@ def _cmd_figures(args) -> int:
 
 
 def _cmd_derivations(args) -> int:
-    from .symbolic import all_derivations, all_identities, render_markdown  # sympy (optional)
-
     path = Path(args.out)
     if path.is_dir():
         raise InvalidInputError(f"--out {str(path)!r} is a folder; give a file path such as docs/derivations.md")
     if not path.parent.is_dir():
         raise InvalidInputError(f"--out {str(path)!r}: the folder {str(path.parent)!r} does not exist; run from the "
                                 "repository root (docs/derivations.md) or give --out PATH in an existing folder")
+    from .symbolic import all_derivations, all_identities, render_markdown  # sympy (optional): after the checks
+
     failed = [pr.statement for d in all_derivations() for pr in d.checks if not pr.holds]
     failed += [pr.statement for pr in all_identities() if not pr.holds]
     text = render_markdown()

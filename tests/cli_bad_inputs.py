@@ -3,7 +3,8 @@
 Each case is ``(name, argv, files, names)``: ``files`` maps a file name to its text (written into a
 scratch folder, the working directory of the run; ``"<dir>"`` makes a folder, ``"<zip>"`` an empty zip);
 ``names`` is what the one-line message must contain (the bad value). Used by ``tests/test_cli_errors.py``
-(every case in process, the issue's cases also through a subprocess) and by ``docs/reliability.md``'s count.
+(every case in one process: :data:`PARSER_CASES` through the parser alone, the rest through ``cli.main``;
+the issue's cases also through subprocesses) and by ``experiments/cli_reliability.py`` (docs/reliability.md).
 """
 
 from __future__ import annotations
@@ -200,3 +201,12 @@ EXTRA = [
 
 def all_cases() -> list:
     return list(_option_cases()) + list(_config_cases()) + list(_grid_cases()) + OTHER + EXTRA
+
+
+#: The cases argparse itself must refuse (a ``type=`` function, a choice, an unknown command), before
+#: any command runs: every option case and these. The rest get past the parser and are refused by the
+#: command (a reader, the grid check, a study), through ``cli.main``'s one handler.
+PARSER_CASES = {name for name, *_ in _option_cases()} | {
+    "solve pi-ref abc", "unknown subcommand", "validate unknown study", "validate-smollm2 (removed)",
+    "validate --study trl questions 0 steps 0", "validate --steps '-5'",
+}

@@ -1,10 +1,14 @@
 """Never a traceback: every malformed command line or config file is one clear line, exit 2 (issue 25).
 
 ``tests/cli_bad_inputs.py`` holds the table (each subcommand's options with bad values, every field of
-each config reader with a wrong type, malformed sweep grids, the issue's cases). Every case runs in
-process through ``main()`` (fast); the issue's cases also run through a real subprocess.
+each config reader with a wrong type, malformed sweep grids, the issue's cases). All of it runs in this
+process in two tests: the cases argparse must refuse through one parser (no command runs), the rest
+through ``main()``. Two of the issue's cases also run through a real subprocess (one refused by the
+parser, one by a command); ``-m slow`` runs all of the issue's cases that way.
 """
 
+import contextlib
+import io
 import os
 import subprocess
 import sys
@@ -13,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from grpo_theory.cli import main
-from tests.cli_bad_inputs import ISSUE_CASES, all_cases
+from grpo_theory.cli import build_parser, main
+from tests.cli_bad_inputs import BASE_FILES, ISSUE_CASES, PARSER_CASES, all_cases
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES = all_cases()
@@ -32,19 +36,36 @@ def _setup(folder: Path, files: dict) -> None:
             path.write_text(text, encoding="utf-8")
 
 
-def _check(rc, err: str, names) -> None:
-    assert rc == 2, (rc, err)
-    assert "Traceback" not in err, err
+def _problem(rc, err: str, names) -> str | None:
+    """Why ``(rc, err)`` is not one clear ``grpo-theory: error:`` line naming ``names`` with exit 2; or None."""
     lines = [ln for ln in err.splitlines() if ln.strip()]
-    assert len(lines) == 1, err
-    assert lines[0].startswith("grpo-theory: error: "), err
-    assert "np.float64" not in lines[0] and "array(" not in lines[0], err
-    for name in names:
-        assert name in lines[0], (name, err)
+    if rc != 2:
+        return f"exit {rc!r}, stderr {err!r}"
+    if "Traceback" in err or len(lines) != 1 or not lines[0].startswith("grpo-theory: error: "):
+        return f"not one error line: {err!r}"
+    if "np.float64" in lines[0] or "array(" in lines[0]:
+        return f"numbers not plain: {lines[0]!r}"
+    missing = [n for n in names if n not in lines[0]]
+    return f"{missing} not named in {lines[0]!r}" if missing else None
+
+
+def _check(rc, err: str, names) -> None:
+    why = _problem(rc, err, names)
+    assert why is None, why
+
+
+def _in_process(call, argv) -> tuple:
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        try:
+            rc = call(argv)
+        except SystemExit as exc:
+            rc = exc.code
+    return rc, err.getvalue()
 
 
 def test_the_table_is_large_and_covers_every_subcommand():
-    from grpo_theory.cli import STUDIES, build_parser
+    from grpo_theory.cli import STUDIES
 
     sub = next(a for a in build_parser()._actions if a.dest == "command")
     covered = {argv[0] for _, argv, _, _ in CASES}
@@ -54,18 +75,46 @@ def test_the_table_is_large_and_covers_every_subcommand():
     names = [c[0] for c in CASES]
     assert len(names) == len(set(names))
     assert ISSUE_CASES <= set(names), ISSUE_CASES - set(names)
+    assert PARSER_CASES <= set(names), PARSER_CASES - set(names)
+    assert len(CASES) > 180 and len(PARSER_CASES) > 100
 
 
-@pytest.mark.parametrize("name,argv,files,names", CASES, ids=[c[0] for c in CASES])
-def test_bad_input_is_one_clear_line(name, argv, files, names, tmp_path, monkeypatch, capsys):
-    _setup(tmp_path, files)
+def test_the_parser_refuses_bad_options(tmp_path, monkeypatch):
+    """Every option's bad values, unknown commands and studies: argparse alone refuses them, one line, exit 2.
+
+    One parser for all of them (a parse has no side effects); accepting a case is a failure."""
+    parser = build_parser()
+    _setup(tmp_path, BASE_FILES)          # the option cases share these files; the others need none
     monkeypatch.chdir(tmp_path)
-    try:
-        rc = main(argv)
-    except SystemExit as exc:
-        rc = exc.code
-    out, err = capsys.readouterr()
-    _check(rc, err, names)
+
+    def parse(argv):
+        parser.parse_args(argv)
+        return 0
+
+    failures = []
+    for name, argv, files, names in CASES:
+        if name in PARSER_CASES:
+            assert set(files) <= set(BASE_FILES), name
+            why = _problem(*_in_process(parse, argv), names)
+            if why:
+                failures.append(f"{name}: {why}")
+    assert not failures, "\n".join(failures)
+
+
+def test_commands_refuse_bad_input_in_one_line(tmp_path, monkeypatch):
+    """The cases that pass the parser (config fields, grids, wheels, the model, huge G): through ``main()``."""
+    failures = []
+    for i, (name, argv, files, names) in enumerate(CASES):
+        if name in PARSER_CASES:
+            continue
+        folder = tmp_path / f"case{i}"
+        folder.mkdir()
+        _setup(folder, files)
+        monkeypatch.chdir(folder)
+        why = _problem(*_in_process(main, argv), names)
+        if why:
+            failures.append(f"{name}: {why}")
+    assert not failures, "\n".join(failures)
 
 
 def _run_through_subprocesses(tmp_path, wanted) -> int:
@@ -85,12 +134,12 @@ def _run_through_subprocesses(tmp_path, wanted) -> int:
     return len(procs)
 
 
-QUICK = {"sweep --workers '0'", "explain verl actor_rollout_ref.actor.ppo_epochs", "sweep grid: questions [1, 2]",
-         "solve huge G", "derivations --out 'adir'"}
+#: One case the parser refuses, one a command refuses through main()'s handler (no torch import).
+QUICK = {"sweep --workers '0'", "explain verl actor_rollout_ref.actor.ppo_epochs"}
 
 
-def test_some_cases_through_a_subprocess(tmp_path):
-    """A few of the issue's cases as a shell user runs them (no torch import: a few seconds)."""
+def test_two_cases_through_a_subprocess(tmp_path):
+    """As a shell user runs them: the exit status and stderr of a real process (both paths to exit 2)."""
     assert _run_through_subprocesses(tmp_path, QUICK) == len(QUICK)
 
 
