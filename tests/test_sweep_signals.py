@@ -11,8 +11,11 @@ import psutil
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-GRID = ("objectives: {beta: [0.3, 0.5, 1.0, 2.0], group_size: [4, 8, 16], penalty: [reverse, direct]}\n"
-        "simplex: {rewards: [1.0, 0.5, 0.0], step: 0.05}\n")
+# The smallest sweep that shows both: one quick case (G = 2: a saved row within a second) and one slow
+# case per worker (G = 400 and 401 on three reward levels: tens of seconds each), so that both workers
+# are busy when the signal comes and nothing is computed after it.
+GRID = ("objectives: {beta: 0.5, group_size: [2, 400, 401]}\n"
+        "questions:\n  - {pi_ref: [0.2, 0.3, 0.5], rewards: [1.0, 0.5, 0.0]}\n")
 
 
 def _start(tmp_path, *extra, new_session=False):
