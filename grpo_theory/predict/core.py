@@ -1,0 +1,398 @@
+"""Per-prompt predictions for a run: base samples + objective -> stationary P(correct), pass@k, KL, flags, flows.
+
+Notation: prompt ``x`` was solved ``c_x`` times in ``n_x`` base samples; ``p_x = c_x / n_x`` estimates
+``p_ref`` (the base model's P(correct)); ``x(p)`` is the stationary P(correct) that the on-policy flow
+from ``pi_ref`` reaches (:func:`grpo_theory.stationary_policy` on the two-class question).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ..problem import InvalidInputError, Objective, Question, as_objective
+from .clock import FlowTable, fit_clock, flow_table
+from .intervals import binomial_interval, check_k, pass_at_k, unbiased_pass_at_k
+from .response import P_FLOOR, Response, binary_question, class_kl
+from .samples import PredictWarning, SampleTable, read_samples
+
+__all__ = ["Prediction", "predict", "objective_for"]
+
+
+@dataclass
+class Prediction:
+    """What :func:`predict` returns.
+
+    Attributes
+    ----------
+    table : DataFrame, one row per prompt (columns described in docs/predict.md).
+    summary : dict, the dataset-level numbers, settings, counts of flagged prompts and excluded rows.
+    objective : the Objective predicted for.
+    samples : the SampleTable read.
+    flows : FlowTable or None, the flows ``p_x(t)`` of the binary prompts.
+    """
+
+    table: pd.DataFrame
+    summary: dict
+    objective: Objective
+    samples: SampleTable
+    flows: FlowTable | None = None
+    warnings: list = field(default_factory=list)
+
+    def pass_at(self, k) -> pd.DataFrame:
+        """pass@k per prompt, before (unbiased estimate from the base samples) and after (at the stationary point).
+
+        Examples
+        --------
+        >>> from grpo_theory import Objective
+        >>> from grpo_theory.predict import predict, samples_from_counts
+        >>> pr = predict(samples_from_counts([20], [5]), Objective(beta=0.5, group_size=2))
+        >>> round(float(pr.pass_at(4).after.iloc[0]), 4) == round(1 - (1 - float(pr.table.pred.iloc[0])) ** 4, 4)
+        True
+        """
+        (k,) = check_k(k)
+        t = self.table
+        return pd.DataFrame({"prompt_id": t.prompt_id, "k": k,
+                             "before": unbiased_pass_at_k(t.n, t.correct, k),
+                             "after": pass_at_k(t.pred.to_numpy(), k),
+                             "after_lo": pass_at_k(t.pred_lo.to_numpy(), k),
+                             "after_hi": pass_at_k(t.pred_hi.to_numpy(), k)})
+
+    def curves(self, ks=None) -> pd.DataFrame:
+        """The dataset's mean pass@k before and after, for every ``k`` in ``ks`` (default 1, 2, 4, ... 256)."""
+        ks = check_k(ks if ks is not None else [2 ** i for i in range(9)])
+        rows = []
+        for k in ks:
+            pk = self.pass_at(k)
+            rows.append(dict(k=k, before=float(pk.before.mean()), after=float(pk.after.mean()),
+                             after_lo=float(pk.after_lo.mean()), after_hi=float(pk.after_hi.mean())))
+        return pd.DataFrame(rows)
+
+    def at_step(self, step: float) -> np.ndarray:
+        """Each binary prompt's predicted P(correct) after ``step`` training steps (needs a clock)."""
+        clock = self.summary.get("clock")
+        if clock is None or self.flows is None:
+            raise InvalidInputError("no clock: give predict(clock=...) or predict(fit=(step, mean_reward))")
+        start = self.table.flow_start.to_numpy()
+        out = np.ones(start.size)
+        moving = start < 1.0
+        out[moving] = self.flows.at(start[moving], clock * float(step))
+        return out
+
+    def write(self, out_dir, *, plots: bool = True) -> dict:
+        """Write ``predictions.csv``, ``summary.json`` and (with ``plots``) the figures into ``out_dir``."""
+        from .report import write_outputs
+
+        return write_outputs(self, out_dir, plots=plots)
+
+
+def objective_for(objective=None, *, framework: str | None = None, config=None, **reader_options) -> tuple:
+    """The Objective to predict for, and the reader's warnings.
+
+    ``objective`` (an Objective, a dict of its fields, or a reader's mapping with ``.objective``), or a
+    trainer ``config`` (a dict, or a path: JSON for TRL/OpenRLHF, YAML for verl) read for ``framework``.
+    A config with nothing to predict (e.g. TRL's default ``beta = 0``) is an error naming why.
+    """
+    if (objective is None) == (config is None):
+        raise InvalidInputError("give exactly one of an objective (Objective or its fields) or framework= and config=")
+    if objective is not None:
+        if hasattr(objective, "objective") and hasattr(objective, "warnings"):
+            return _from_mapping(objective)
+        return as_objective(objective), []
+    from pathlib import Path
+
+    frameworks = ("trl", "verl", "openrlhf")
+    if framework not in frameworks:
+        raise InvalidInputError(f"framework must be one of {frameworks}, got {framework!r}")
+    if isinstance(config, (str, Path)):
+        path = Path(config)
+        if not path.is_file():
+            raise InvalidInputError(f"config {str(path)!r}: no such file")
+        if framework != "verl":
+            import json
+
+            try:
+                config = json.loads(path.read_text(encoding="utf-8"))
+            except json.JSONDecodeError as exc:
+                raise InvalidInputError(f"config {str(path)!r} is not valid JSON: {exc}") from None
+        else:
+            config = str(path)
+    import importlib
+
+    module = importlib.import_module(f"grpo_theory.integrations.{framework}")
+    # the readers are being renamed read_<framework>_config (issue 20); accept either name
+    reader = getattr(module, f"read_{framework}_config", None) or getattr(module, f"objective_from_{framework}")
+    try:
+        mapping = reader(config, **reader_options)
+    except InvalidInputError:
+        raise
+    except Exception as exc:                  # e.g. NoStationaryPolicy once the readers raise it
+        if isinstance(exc, ValueError):
+            raise InvalidInputError(f"{framework} config: {exc}") from None
+        raise
+    return _from_mapping(mapping)
+
+
+def _from_mapping(mapping) -> tuple:
+    if mapping.objective is None:
+        raise InvalidInputError(f"the {mapping.framework} config maps to no stationary objective: "
+                                + "; ".join(mapping.warnings))
+    return mapping.objective, list(mapping.warnings)
+
+
+def _flags(samples_p: np.ndarray, obj: Objective, progress) -> dict:
+    """Per distinct ``p``: the stationary points (all, with stability), the collapse and the clamp's critical beta."""
+    from tqdm.auto import tqdm
+
+    from .. import clamp_critical_beta, stationary_points
+
+    out = {}
+    uniq = np.unique(samples_p)
+    disable = (uniq.size < 200) if progress is None else not progress
+    clamp = obj.kl_value_clamp is not None and obj.kl_placement == "loss"
+    for p in tqdm(uniq, desc="stationary points", disable=disable, leave=False):
+        if p >= 1.0:
+            out[p] = dict(stable=[1.0], multistable=False, vertex="", beta_c=math.nan)
+            continue
+        q = binary_question(float(p))
+        pts = stationary_points(q, obj)
+        stable = sorted(float(s.pi[0]) for s in pts.stable)
+        ref = pts.from_reference
+        vertex = ""
+        if ref.boundary:
+            vertex = "correct" if ref.pi[0] > 0.5 else "wrong"
+        beta_c = math.nan
+        if clamp:
+            try:
+                beta_c = clamp_critical_beta(q, obj)
+            except InvalidInputError:
+                beta_c = math.nan
+        out[p] = dict(stable=stable, multistable=pts.multistable, vertex=vertex, beta_c=beta_c)
+    return out
+
+
+def predict(samples, objective=None, *, framework: str | None = None, config=None, k: Sequence[int] = (1, 8),
+            level: float = 0.95, interval: str = "jeffreys", clock: float | None = None,
+            fit: tuple | None = None, steps: Sequence[float] | None = None, slow_tol: float = 0.01,
+            t_max: float = 1e4, tol: float = 1e-6, max_exact: int = 400, levels=None, progress=None,
+            **reader_options) -> Prediction:
+    """Predict where GRPO takes every prompt of a dataset, from the base model's samples.
+
+    Parameters
+    ----------
+    samples : SampleTable, str or Path
+        The base model's samples (see :func:`read_samples` for the three file layouts).
+    objective : Objective or dict of its fields, optional
+        The GRPO objective; or give ``framework`` and ``config`` to read it from a trainer config.
+    framework, config : optional
+        ``"trl"``, ``"verl"`` or ``"openrlhf"`` and a config (dict or path); ``reader_options`` go to the reader
+        (e.g. ``trl_version=``).
+    k : sequence of int
+        pass@k values to put in the table (any ``k >= 1``; :meth:`Prediction.pass_at` computes others).
+    level, interval
+        Confidence level and method (``"jeffreys"``: Beta posterior; ``"wilson"``) of the interval for ``p_ref``,
+        carried through ``x(p)`` to ``pred_lo, pred_hi``.
+    clock : float, optional
+        Flow time per training step. ``fit=(step, mean_reward)`` fits it instead from the run's mean training
+        reward at a step.
+    steps : sequence of float, optional
+        Training steps at which to report every prompt's P(correct) (columns ``at_step_<s>``); the last one is
+        also the horizon of the "slow" flag (``|p_x(t) - x| > slow_tol`` there).
+    t_max : float
+        Last flow time integrated.
+    tol, max_exact
+        Above ``max_exact`` distinct ``p_ref`` values, ``x(p)`` is interpolated on a checked grid whose error at
+        every cell midpoint is below ``tol`` (see :class:`~grpo_theory.predict.response.Response`).
+    levels : optional
+        Declared reward levels when ``samples`` is a path.
+    progress : bool or None
+        tqdm progress bars (None: only for large datasets).
+
+    Returns
+    -------
+    Prediction
+
+    Raises
+    ------
+    InvalidInputError
+        Bad samples (naming the row), an unmappable config, a bad ``k`` or clock.
+
+    Examples
+    --------
+    >>> from grpo_theory import Objective, closed_form
+    >>> from grpo_theory.predict import predict, samples_from_counts
+    >>> pr = predict(samples_from_counts([40, 40], [10, 0], ["a", "b"]), Objective(beta=0.5, group_size=2))
+    >>> round(float(pr.table.pred[0]), 6) == round(float(closed_form.binary_pairwise(0.25, 0.5)), 6)
+    True
+    >>> round(float(pr.table.pred[1]), 4)           # never solved: x(0+) = 1 - beta for G = 2 (Eq. 14)
+    0.5
+    """
+    started = time.perf_counter()
+    obj, reader_warnings = objective_for(objective, framework=framework, config=config, **reader_options)
+    if not isinstance(samples, SampleTable):
+        samples = read_samples(samples, levels=levels)
+    ks = check_k(k)
+    if fit is not None and clock is not None:
+        raise InvalidInputError("give clock= or fit=(step, mean_reward), not both")
+    if clock is not None and not (isinstance(clock, (int, float)) and math.isfinite(clock) and clock > 0):
+        raise InvalidInputError(f"clock must be a positive number (flow time per step), got {clock!r}")
+    if steps is not None:
+        steps = [float(s) for s in np.atleast_1d(steps)]
+        if any(not (s >= 0 and math.isfinite(s)) for s in steps):
+            raise InvalidInputError(f"steps must be finite numbers >= 0, got {steps!r}")
+    if samples.binary:
+        table, extra, flows = _predict_binary(samples, obj, ks, level, interval, clock, fit, steps, slow_tol,
+                                              t_max, tol, max_exact, progress)
+    else:
+        if clock is not None or fit is not None or steps:
+            raise InvalidInputError("finite-time predictions (clock=, fit=, steps=) are implemented for binary "
+                                    "rewards only; these samples have levels " + str(samples.levels.tolist()))
+        table, extra = _predict_graded(samples, obj, ks, progress)
+        flows = None
+    summary = _summary(samples, obj, table, ks, level, interval, reader_warnings, extra)
+    summary["seconds"] = round(time.perf_counter() - started, 3)
+    pr = Prediction(table, summary, obj, samples, flows, reader_warnings)
+    return pr
+
+
+def _predict_binary(samples, obj, ks, level, interval, clock, fit, steps, slow_tol, t_max, tol, max_exact,
+                    progress):
+    n = samples.n.astype(float)
+    c = samples.correct.astype(float)
+    phat = c / n
+    lo, hi = binomial_interval(c, n, level=level, method=interval)
+    never = c == 0
+    p_eval = np.where(never, P_FLOOR, phat)              # x(0+) for never-solved prompts
+    lo_eval = np.maximum(lo, P_FLOOR)
+    resp = Response(obj, tol=tol, max_exact=max_exact, progress=progress)
+    x_all = resp(np.concatenate([p_eval, lo_eval, hi]))
+    m = n.size
+    pred, x_lo, x_hi = x_all[:m], x_all[m:2 * m], x_all[2 * m:]
+    pred_lo, pred_hi = resp.range_over(lo_eval, hi, x_lo, x_hi)
+    flags = _flags(p_eval, obj, progress)
+    kl_p = np.where(never, hi, phat)                      # KL at the upper bound for never-solved prompts
+    kl_direct, kl_reverse = class_kl(np.where(never, resp(hi), pred), kl_p)
+    rows = dict(prompt_id=list(samples.prompt_ids), n=n.astype(int), correct=c.astype(int), p_ref=phat,
+                p_ref_lo=lo, p_ref_hi=hi, pred=pred, pred_lo=pred_lo, pred_hi=pred_hi,
+                kl_direct=kl_direct, kl_reverse=kl_reverse)
+    for kk in ks:
+        rows[f"pass@{kk}_before"] = unbiased_pass_at_k(n, c, kk)
+        rows[f"pass@{kk}_after"] = pass_at_k(pred, kk)
+    f = [flags[p] for p in p_eval]
+    rows["bistable"] = [d["multistable"] for d in f]
+    rows["stable_points"] = [";".join(f"{v:.6g}" for v in d["stable"]) for d in f]
+    rows["collapse"] = [d["vertex"] for d in f]
+    if obj.kl_value_clamp is not None and obj.kl_placement == "loss":
+        rows["beta_critical"] = [d["beta_c"] for d in f]
+        rows["below_critical_beta"] = [bool(obj.beta < d["beta_c"]) for d in f]
+    rows["never_solved"] = never
+    table = pd.DataFrame(rows)
+    table["flow_start"] = np.where(never, hi, phat)
+    extra = dict(x_solves=resp.n_solves, x_grid=resp.used_grid, x_grid_max_check_error=resp.max_check_error,
+                 monotone_in_p_ref=resp.monotone())
+    flows = None
+    if clock is not None or fit is not None:
+        start = table.flow_start.to_numpy()
+        moving = start < 1.0
+        if moving.any():
+            flows = flow_table(start[moving], obj, t_max=t_max, progress=progress)
+        if fit is not None:
+            try:
+                fstep, freward = (float(v) for v in fit)
+            except (TypeError, ValueError):
+                raise InvalidInputError(f"fit must be (step, mean_reward), got {fit!r}") from None
+            if flows is None:
+                raise InvalidInputError("every prompt has p_ref = 1: nothing moves, no clock to fit")
+            clock = fit_clock(flows, start[moving], step=fstep, mean_reward=freward, fixed=start[~moving])
+            extra["clock_fitted_from"] = dict(step=fstep, mean_reward=freward)
+        extra["clock"] = clock
+        steps = steps if steps is not None else ([float(fit[0])] if fit is not None else None)
+        if steps:
+            for s in steps:
+                vals = np.ones(start.size)
+                if flows is not None:
+                    vals[moving] = flows.at(start[moving], clock * s)
+                table[f"at_step_{s:g}"] = vals
+            horizon = table[f"at_step_{steps[-1]:g}"].to_numpy()
+            target = np.where(never, resp(hi), pred)
+            table["slow"] = np.abs(horizon - target) > slow_tol
+            extra["slow_horizon_step"] = steps[-1]
+    return table, extra, flows
+
+
+def _predict_graded(samples, obj, ks, progress):
+    """Graded rewards: the stationary distribution over reward levels per distinct count vector."""
+    from tqdm.auto import tqdm
+
+    from .. import stationary_points, stationary_policy
+
+    levels = samples.levels
+    freq = samples.counts / samples.n[:, None]
+    uniq, inverse = np.unique(freq, axis=0, return_inverse=True)
+    inverse = np.asarray(inverse).reshape(-1)
+    dists, multi = [], []
+    disable = (len(uniq) < 50) if progress is None else not progress
+    for row in tqdm(uniq, desc="stationary policies", disable=disable, leave=False):
+        q = Question(row, rewards=levels)
+        pol = stationary_policy(q, obj)
+        dists.append(pol.pi)
+        multi.append(stationary_points(q, obj).multistable)
+    dist = np.array(dists)[inverse]
+    rows = dict(prompt_id=list(samples.prompt_ids), n=samples.n.astype(int), correct=samples.correct.astype(int))
+    for j, lv in enumerate(levels):
+        rows[f"p_ref_r={lv:g}"] = freq[:, j]
+    for j, lv in enumerate(levels):
+        rows[f"pred_r={lv:g}"] = dist[:, j]
+    rows["p_ref"] = freq[:, -1]
+    rows["pred"] = dist[:, -1]
+    # no interval is propagated for graded rewards (stated in the summary); lo = hi = point
+    rows["pred_lo"] = rows["pred_hi"] = dist[:, -1]
+    rows["mean_reward_before"] = freq @ levels
+    rows["mean_reward_after"] = dist @ levels
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rows["kl_direct"] = np.where(dist > 0, dist * np.log(np.where(dist > 0, dist, 1) / np.where(freq > 0, freq, 1)),
+                                     0.0).sum(axis=1)
+    for kk in ks:
+        rows[f"pass@{kk}_before"] = unbiased_pass_at_k(samples.n, samples.correct, kk)
+        rows[f"pass@{kk}_after"] = pass_at_k(dist[:, -1], kk)
+    rows["bistable"] = np.array(multi)[inverse]
+    rows["never_solved"] = samples.correct == 0
+    if np.any(samples.counts == 0):
+        warnings.warn("graded samples: a reward level never seen for a prompt has pi_ref = 0 there and stays at 0 "
+                      "(no interval is propagated for graded rewards)", PredictWarning, stacklevel=3)
+    return pd.DataFrame(rows), dict(x_solves=len(uniq), interval_note="no p_ref interval for graded rewards")
+
+
+def _summary(samples, obj, table, ks, level, interval, reader_warnings, extra) -> dict:
+    s = dict(
+        source=samples.source, layout=samples.layout, levels=samples.levels.tolist(), prompts=len(samples),
+        samples=int(samples.n.sum()), excluded_rows=len(samples.excluded),
+        excluded=[dict(line=ln, reason=r) for ln, r in samples.excluded[:50]],
+        objective=obj.describe(), interval=dict(method=interval, level=level,
+                                                never_solved="p_ref in (0, 1 - (1 - level)^(1/n)] (about 3/n at "
+                                                             "0.95); pred = x(0+), pred_hi = x(upper bound)"),
+        reader_warnings=list(reader_warnings),
+        mean_p_ref=float(table.p_ref.mean()), mean_pred=float(table.pred.mean()),
+        mean_pred_lo=float(table.pred_lo.mean()), mean_pred_hi=float(table.pred_hi.mean()),
+        mean_kl_direct=float(table.kl_direct.mean()),
+        never_solved=int(table.never_solved.sum()), bistable=int(table.bistable.sum()),
+    )
+    for kk in ks:
+        s[f"pass@{kk}_before"] = float(table[f"pass@{kk}_before"].mean())
+        s[f"pass@{kk}_after"] = float(table[f"pass@{kk}_after"].mean())
+    if "collapse" in table:
+        s["collapse"] = int((table.collapse != "").sum())
+    if "below_critical_beta" in table:
+        s["below_critical_beta"] = int(table.below_critical_beta.sum())
+    if "slow" in table:
+        s["slow"] = int(table.slow.sum())
+    if "kl_reverse" in table:
+        s["mean_kl_reverse"] = float(table.kl_reverse.replace(math.inf, np.nan).mean())
+    s.update(extra)
+    return s
