@@ -196,7 +196,7 @@ def _prompt(rec: dict, where: str) -> str:
 
 
 def _from_rows(records, name: str, declared) -> SampleTable:
-    pids, rewards, excluded = [], [], []
+    pids, rewards, lines, excluded = [], [], [], []
     for line, rec in records:
         where = f"samples {name} line {line}"
         pid = _prompt(rec, where)
@@ -205,6 +205,7 @@ def _from_rows(records, name: str, declared) -> SampleTable:
             excluded.append((line, "empty reward"))
             continue
         pids.append(pid)
+        lines.append(line)
         rewards.append(_number(raw, "reward", where))
     if not rewards:
         raise InvalidInputError(f"samples {name}: every row has an empty reward ({len(excluded)} rows)")
@@ -218,9 +219,8 @@ def _from_rows(records, name: str, declared) -> SampleTable:
     ok = (idx < declared.size) & (declared[np.minimum(idx, declared.size - 1)] == r)
     if not ok.all():
         bad = int(np.flatnonzero(~ok)[0])
-        line = [ln for ln, rec in records if not (rec.get("reward") is None or str(rec.get("reward")).strip() == "")][bad]
-        raise InvalidInputError(f"samples {name} line {line}: reward {r[bad]:g} is not one of the declared levels "
-                                f"{declared.tolist()}")
+        raise InvalidInputError(f"samples {name} line {lines[bad]}: reward {r[bad]:g} is not one of the "
+                                f"declared levels {declared.tolist()}")
     if declared.size < 2:
         raise InvalidInputError(f"samples {name}: every reward is {declared[0]:g}; give levels= (at least two) so "
                                 "the prediction knows which reward counts as correct")
