@@ -146,34 +146,52 @@ def _from_mapping(mapping) -> tuple:
     return mapping.objective, list(mapping.warnings)
 
 
-def _flags(samples_p: np.ndarray, obj: Objective, progress) -> dict:
-    """Per distinct ``p``: the stationary points (all, with stability), the collapse and the clamp's critical beta."""
-    from tqdm.auto import tqdm
-
+def _flag_at(p: float, obj: Objective, clamp: bool) -> dict:
+    """The stationary points at ``p`` (all, with stability), the vertex the flow reaches, the clamp's critical beta."""
     from .. import clamp_critical_beta, stationary_points
 
-    out = {}
+    if p >= 1.0:
+        return dict(stable=[1.0], multistable=False, vertex="", beta_c=math.nan)
+    q = binary_question(float(p))
+    pts = stationary_points(q, obj)
+    ref = pts.from_reference
+    vertex = ("correct" if ref.pi[0] > 0.5 else "wrong") if ref.boundary else ""
+    beta_c = math.nan
+    if clamp:
+        try:
+            beta_c = clamp_critical_beta(q, obj)
+        except InvalidInputError:           # no clamp edge below pi_ref: nothing to collapse
+            beta_c = math.nan
+    return dict(stable=sorted(float(s.pi[0]) for s in pts.stable), multistable=pts.multistable, vertex=vertex,
+                beta_c=beta_c)
+
+
+def _flags(samples_p: np.ndarray, obj: Objective, resp: Response, max_exact: int, progress) -> dict:
+    """Flags per distinct ``p``: exact for up to ``max_exact`` values; beyond, from a grid of 129 values in
+    ``logit p``, with an exact search for every ``p`` whose two neighbouring grid values disagree (a
+    multistable stretch, a vertex or a clamp between them). A multistable window narrower than a grid cell
+    could be missed there; the summary says when the grid was used."""
+    from tqdm.auto import tqdm
+
+    clamp = obj.kl_value_clamp is not None and obj.kl_placement == "loss"
     uniq = np.unique(samples_p)
     disable = (uniq.size < 200) if progress is None else not progress
-    clamp = obj.kl_value_clamp is not None and obj.kl_placement == "loss"
-    for p in tqdm(uniq, desc="stationary points", disable=disable, leave=False):
-        if p >= 1.0:
-            out[p] = dict(stable=[1.0], multistable=False, vertex="", beta_c=math.nan)
-            continue
-        q = binary_question(float(p))
-        pts = stationary_points(q, obj)
-        stable = sorted(float(s.pi[0]) for s in pts.stable)
-        ref = pts.from_reference
-        vertex = ""
-        if ref.boundary:
-            vertex = "correct" if ref.pi[0] > 0.5 else "wrong"
-        beta_c = math.nan
-        if clamp:
-            try:
-                beta_c = clamp_critical_beta(q, obj)
-            except InvalidInputError:
-                beta_c = math.nan
-        out[p] = dict(stable=stable, multistable=pts.multistable, vertex=vertex, beta_c=beta_c)
+    inner = uniq[uniq < 1.0]
+    if inner.size <= max_exact:
+        return {p: _flag_at(p, obj, clamp) for p in tqdm(uniq, desc="stationary points", disable=disable, leave=False)}
+    u = np.log(inner) - np.log1p(-inner)
+    nodes = 1.0 / (1.0 + np.exp(-np.linspace(u.min(), u.max(), 129)))
+    at = [_flag_at(p, obj, clamp) for p in tqdm(nodes, desc="stationary points, grid", disable=disable, leave=False)]
+    cell = np.clip(np.searchsorted(nodes, inner, side="right") - 1, 0, nodes.size - 2)
+    out = {1.0: _flag_at(1.0, obj, clamp)} if uniq[-1] >= 1.0 else {}
+    for p, i in zip(inner, cell):
+        a, b = at[i], at[i + 1]
+        if a["multistable"] or b["multistable"] or a["vertex"] != b["vertex"] or (clamp and (obj.beta < a["beta_c"])
+                                                                                   != (obj.beta < b["beta_c"])):
+            out[p] = _flag_at(p, obj, clamp)
+        else:
+            beta_c = _flag_at(p, obj, clamp)["beta_c"] if clamp else math.nan
+            out[p] = dict(stable=[float(resp(np.array([p]))[0])], multistable=False, vertex=a["vertex"], beta_c=beta_c)
     return out
 
 
@@ -275,7 +293,7 @@ def _predict_binary(samples, obj, ks, level, interval, clock, fit, steps, slow_t
     m = n.size
     pred, x_lo, x_hi = x_all[:m], x_all[m:2 * m], x_all[2 * m:]
     pred_lo, pred_hi = resp.range_over(lo_eval, hi, x_lo, x_hi)
-    flags = _flags(p_eval, obj, progress)
+    flags = _flags(p_eval, obj, resp, max_exact, progress)
     kl_p = np.where(never, hi, phat)                      # KL at the upper bound for never-solved prompts
     kl_direct, kl_reverse = class_kl(np.where(never, resp(hi), pred), kl_p)
     rows = dict(prompt_id=list(samples.prompt_ids), n=n.astype(int), correct=c.astype(int), p_ref=phat,
@@ -294,8 +312,9 @@ def _predict_binary(samples, obj, ks, level, interval, clock, fit, steps, slow_t
     rows["never_solved"] = never
     table = pd.DataFrame(rows)
     table["flow_start"] = np.where(never, hi, phat)
-    extra = dict(x_solves=resp.n_solves, x_grid=resp.used_grid, x_grid_max_check_error=resp.max_check_error,
-                 monotone_in_p_ref=resp.monotone())
+    extra = dict(x_solves=resp.n_solves, x_grid=resp.used_grid, x_grid_tol=resp.tol,
+                 x_grid_max_check_error=resp.max_check_error, monotone_in_p_ref=resp.monotone(),
+                 flags_grid=bool(np.unique(p_eval).size > max_exact))
     flows = None
     if clock is not None or fit is not None:
         start = table.flow_start.to_numpy()
