@@ -215,7 +215,7 @@ def _mean_at(obj, p_values, t):
     return float(np.mean(out))
 
 
-def test_the_fitted_clock_recovers_a_known_clock_from_a_synthetic_run():
+def test_the_fitted_clock_recovers_a_known_clock_from_a_synthetic_run(tmp_path):
     obj = Objective(beta=0.5, group_size=2)
     n, c = np.array([20, 20, 20, 20, 20]), np.array([2, 5, 10, 15, 18])
     true_clock, step = 0.04, 50.0
@@ -227,6 +227,10 @@ def test_the_fitted_clock_recovers_a_known_clock_from_a_synthetic_run():
         exact = [_mean_at(obj, [p], true_clock * s) for p in c / n]
         assert np.allclose(pr.table[f"at_step_{s:g}"], exact, atol=1e-5)
     assert pr.table.slow.tolist() == list(np.abs(pr.table["at_step_200"] - pr.table.pred) > 0.01)
+    assert np.allclose(pr.at_step(200), pr.table["at_step_200"])
+    paths = pr.write(tmp_path)
+    assert set(paths) == {"csv", "summary", "after_vs_before", "pass_at_k", "clock"}
+    assert json.loads(Path(paths["summary"]).read_text())["clock"] == pytest.approx(true_clock, rel=1e-5)
 
 
 def test_a_reward_never_reached_is_an_error_with_the_range():
@@ -304,7 +308,7 @@ def _cli(*args, cwd=ROOT):
 
 
 def test_cli_writes_the_csv_summary_and_figures(tmp_path):
-    done = _cli(str(SMALL), "--beta", "0.5", "--group-size", "2", "--k", "1", "4", "--fit", "20", "0.7",
+    done = _cli(str(SMALL), "--beta", "0.5", "--group-size", "2", "--k", "1", "4",
                 "--out", str(tmp_path / "o"), "--no-progress")
     assert done.returncode == 0, done.stderr
     summary = json.loads((tmp_path / "o" / "summary.json").read_text())
@@ -312,7 +316,7 @@ def test_cli_writes_the_csv_summary_and_figures(tmp_path):
     table = read_csv(tmp_path / "o" / "predictions.csv")
     assert np.allclose(table.pred[table.correct.between(1, table.n - 1)],
                        closed_form.binary_pairwise(table.p_ref[table.correct.between(1, table.n - 1)], 0.5), atol=1e-8)
-    assert (tmp_path / "o" / "clock.png").exists()
+    assert not (tmp_path / "o" / "clock.png").exists()                        # no clock given
     assert {p.name for p in (tmp_path / "o").iterdir()} >= {"predictions.csv", "summary.json", "after_vs_before.png",
                                                           "pass_at_k.png"}
 

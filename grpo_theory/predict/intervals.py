@@ -58,14 +58,15 @@ def binomial_interval(correct, n, *, level: float = 0.95, method: str = "jeffrey
     c, n = _check(correct, n, level)
     alpha = 1.0 - level
     if method == "jeffreys":
-        from scipy.stats import beta
+        from scipy.special import betaincinv        # Beta quantiles; scipy.stats costs seconds to import
 
-        lo = beta.ppf(alpha / 2, c + 0.5, n - c + 0.5)
-        hi = beta.ppf(1 - alpha / 2, c + 0.5, n - c + 0.5)
+        with np.errstate(all="ignore"):             # c = 0 or n are replaced below
+            lo = betaincinv(c + 0.5, n - c + 0.5, alpha / 2)
+            hi = betaincinv(c + 0.5, n - c + 0.5, 1 - alpha / 2)
     else:
-        from scipy.stats import norm
+        from scipy.special import ndtri
 
-        z = norm.ppf(1 - alpha / 2)
+        z = float(ndtri(1 - alpha / 2))
         phat = c / n
         centre = (phat + z * z / (2 * n)) / (1 + z * z / n)
         half = z / (1 + z * z / n) * np.sqrt(phat * (1 - phat) / n + z * z / (4 * n * n))
