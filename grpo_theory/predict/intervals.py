@@ -51,7 +51,7 @@ def binomial_interval(correct, n, *, level: float = 0.95, method: str = "jeffrey
     --------
     >>> lo, hi = binomial_interval([0, 5], [100, 10])
     >>> round(float(hi[0]), 5), round(float(lo[1]), 4), round(float(hi[1]), 4)   # 1 - 0.05**(1/100) ~ 3/100
-    (0.0295, 0.2235, 0.7765)
+    (0.02951, 0.2235, 0.7765)
     """
     if method not in INTERVALS:
         raise InvalidInputError(f"interval method must be one of {INTERVALS}, got {method!r}")
