@@ -166,7 +166,7 @@ def _flag_at(p: float, obj: Objective, clamp: bool) -> dict:
                 beta_c=beta_c)
 
 
-def _flags(samples_p: np.ndarray, obj: Objective, resp: Response, max_exact: int, progress) -> dict:
+def _flags(samples_p: np.ndarray, obj: Objective, x_of: dict, max_exact: int, progress) -> dict:
     """Flags per distinct ``p``: exact for up to ``max_exact`` values; beyond, from a grid of 129 values in
     ``logit p``, with an exact search for every ``p`` whose two neighbouring grid values disagree (a
     multistable stretch, a vertex or a clamp between them). A multistable window narrower than a grid cell
@@ -191,7 +191,7 @@ def _flags(samples_p: np.ndarray, obj: Objective, resp: Response, max_exact: int
             out[p] = _flag_at(p, obj, clamp)
         else:
             beta_c = _flag_at(p, obj, clamp)["beta_c"] if clamp else math.nan
-            out[p] = dict(stable=[float(resp(np.array([p]))[0])], multistable=False, vertex=a["vertex"], beta_c=beta_c)
+            out[p] = dict(stable=[x_of[p]], multistable=False, vertex=a["vertex"], beta_c=beta_c)
     return out
 
 
@@ -293,9 +293,9 @@ def _predict_binary(samples, obj, ks, level, interval, clock, fit, steps, slow_t
     m = n.size
     pred, x_lo, x_hi = x_all[:m], x_all[m:2 * m], x_all[2 * m:]
     pred_lo, pred_hi = resp.range_over(lo_eval, hi, x_lo, x_hi)
-    flags = _flags(p_eval, obj, resp, max_exact, progress)
+    flags = _flags(p_eval, obj, dict(zip(p_eval.tolist(), pred.tolist())), max_exact, progress)
     kl_p = np.where(never, hi, phat)                      # KL at the upper bound for never-solved prompts
-    kl_direct, kl_reverse = class_kl(np.where(never, resp(hi), pred), kl_p)
+    kl_direct, kl_reverse = class_kl(np.where(never, x_hi, pred), kl_p)
     rows = dict(prompt_id=list(samples.prompt_ids), n=n.astype(int), correct=c.astype(int), p_ref=phat,
                 p_ref_lo=lo, p_ref_hi=hi, pred=pred, pred_lo=pred_lo, pred_hi=pred_hi,
                 kl_direct=kl_direct, kl_reverse=kl_reverse)
@@ -339,7 +339,7 @@ def _predict_binary(samples, obj, ks, level, interval, clock, fit, steps, slow_t
                     vals[moving] = flows.at(start[moving], clock * s)
                 table[f"at_step_{s:g}"] = vals
             horizon = table[f"at_step_{steps[-1]:g}"].to_numpy()
-            target = np.where(never, resp(hi), pred)
+            target = np.where(never, x_hi, pred)
             table["slow"] = np.abs(horizon - target) > slow_tol
             extra["slow_horizon_step"] = steps[-1]
     return table, extra, flows

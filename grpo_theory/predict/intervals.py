@@ -58,7 +58,7 @@ def binomial_interval(correct, n, *, level: float = 0.95, method: str = "jeffrey
     c, n = _check(correct, n, level)
     alpha = 1.0 - level
     if method == "jeffreys":
-        from scipy.special import betaincinv        # Beta quantiles; scipy.stats costs seconds to import
+        from scipy.special import betaincinv  # Beta quantiles; scipy.stats costs seconds to import
 
         with np.errstate(all="ignore"):             # c = 0 or n are replaced below
             lo = betaincinv(c + 0.5, n - c + 0.5, alpha / 2)
