@@ -366,7 +366,12 @@ def _cmd_predict(args) -> int:
         else:
             fields["penalty"] = args.penalty or "reverse"
         pr = predict(args.samples, Objective(**fields), **kwargs)
-    paths = pr.write(args.out, plots=not args.no_plots)
+    tradeoff = None
+    if args.tradeoff_betas:
+        from .predict import reward_kl_tradeoff
+
+        tradeoff = reward_kl_tradeoff(pr.samples, pr.objective, args.tradeoff_betas, progress=kwargs["progress"])
+    paths = pr.write(args.out, plots=not args.no_plots, tradeoff=tradeoff)
     s = pr.summary
     print(f"{s['prompts']} prompts, {s['samples']} samples ({s['excluded_rows']} rows excluded); {s['objective']}")
     for w in s["reader_warnings"]:
@@ -413,6 +418,8 @@ def _add_predict_parser(sub) -> None:
     pr.add_argument("--steps", type=float, nargs="+", default=None,
                     help="training steps to predict P(correct) at (the last one sets the 'slow' flag)")
     pr.add_argument("--slow-tol", type=float, default=0.01, help="'slow': farther than this from stationary")
+    pr.add_argument("--tradeoff-betas", type=float, nargs="+", default=None,
+                    help="also the reward-KL trade-off: mean P(correct) and mean KL at each of these betas")
     pr.add_argument("--out", required=True, help="output folder (predictions.csv, summary.json, figures)")
     pr.add_argument("--no-plots", action="store_true")
     pr.add_argument("--no-progress", action="store_true")

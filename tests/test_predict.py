@@ -340,3 +340,19 @@ def test_cli_bad_input_exits_2_with_one_line(tmp_path, capsys, samples, args, me
     if samples == "bad":                                              # and the same through a real process
         done = _cli(*argv)
         assert done.returncode == 2 and done.stderr.strip().splitlines() == lines
+
+
+def test_reward_kl_tradeoff_matches_eq14_and_the_kl_by_hand(tmp_path):
+    from grpo_theory.predict import reward_kl_tradeoff
+
+    n, c = np.array([20, 20, 40]), np.array([4, 12, 30])
+    p = c / n
+    t = reward_kl_tradeoff(samples_from_counts(n, c), Objective(beta=0.5, group_size=2), [0.25, 1.0, 4.0])
+    for _, row in t.iterrows():
+        x = closed_form.binary_pairwise(p, row.beta)
+        kl = x * np.log(x / p) + (1 - x) * np.log((1 - x) / (1 - p))
+        assert row.mean_pred == pytest.approx(x.mean(), abs=1e-8)
+        assert row.mean_kl_direct == pytest.approx(kl.mean(), abs=1e-8)
+    pr = predict(samples_from_counts(n, c), Objective(beta=1.0, group_size=2))
+    paths = pr.write(tmp_path, tradeoff=t)
+    assert {"tradeoff_csv", "tradeoff"} <= set(paths)

@@ -12,11 +12,11 @@ See docs/predict.md.
 """
 
 from .clock import FlowTable, fit_clock, flow_table
-from .core import Prediction, objective_for, predict
+from .core import Prediction, objective_for, predict, reward_kl_tradeoff
 from .intervals import binomial_interval, pass_at_k, unbiased_pass_at_k
 from .response import P_FLOOR, Response, binary_question
 from .samples import PredictWarning, SampleTable, read_samples, samples_from_counts
 
 __all__ = ["predict", "Prediction", "read_samples", "samples_from_counts", "SampleTable", "PredictWarning",
            "binomial_interval", "pass_at_k", "unbiased_pass_at_k", "FlowTable", "flow_table", "fit_clock",
-           "Response", "binary_question", "P_FLOOR", "objective_for"]
+           "Response", "binary_question", "P_FLOOR", "objective_for", "reward_kl_tradeoff"]

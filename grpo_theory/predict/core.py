@@ -22,7 +22,7 @@ from .intervals import binomial_interval, check_k, pass_at_k, unbiased_pass_at_k
 from .response import P_FLOOR, Response, binary_question, class_kl
 from .samples import PredictWarning, SampleTable, read_samples
 
-__all__ = ["Prediction", "predict", "objective_for"]
+__all__ = ["Prediction", "predict", "objective_for", "reward_kl_tradeoff"]
 
 
 @dataclass
@@ -85,11 +85,12 @@ class Prediction:
         out[moving] = self.flows.at(start[moving], clock * float(step))
         return out
 
-    def write(self, out_dir, *, plots: bool = True) -> dict:
-        """Write ``predictions.csv``, ``summary.json`` and (with ``plots``) the figures into ``out_dir``."""
+    def write(self, out_dir, *, plots: bool = True, tradeoff=None) -> dict:
+        """Write ``predictions.csv``, ``summary.json`` and (with ``plots``) the figures into ``out_dir``;
+        with ``tradeoff`` (from :func:`reward_kl_tradeoff`) also ``tradeoff.csv`` and ``tradeoff.png``."""
         from .report import write_outputs
 
-        return write_outputs(self, out_dir, plots=plots)
+        return write_outputs(self, out_dir, plots=plots, tradeoff=tradeoff)
 
 
 def objective_for(objective=None, *, framework: str | None = None, config=None, **reader_options) -> tuple:
@@ -277,6 +278,29 @@ def predict(samples, objective=None, *, framework: str | None = None, config=Non
     summary["seconds"] = round(time.perf_counter() - started, 3)
     pr = Prediction(table, summary, obj, samples, flows, reader_warnings)
     return pr
+
+
+def reward_kl_tradeoff(samples, objective: Objective, betas, *, progress=None) -> pd.DataFrame:
+    """The dataset's mean stationary P(correct) (the mean reward, for 0/1 rewards) and mean KL(pi || pi_ref)
+    at each beta, every other field of ``objective`` kept: the reward-KL trade-off of the run.
+
+    Examples
+    --------
+    >>> from grpo_theory import Objective
+    >>> from grpo_theory.predict import samples_from_counts
+    >>> t = reward_kl_tradeoff(samples_from_counts([20, 20], [4, 12]), Objective(beta=0.5), [0.25, 1.0, 4.0])
+    >>> bool(t.mean_pred.is_monotonic_decreasing and t.mean_kl_direct.is_monotonic_decreasing)
+    True
+    """
+    obj = as_objective(objective)
+    if not isinstance(samples, SampleTable):
+        samples = read_samples(samples)
+    rows = []
+    for b in np.atleast_1d(np.asarray(betas, dtype=float)):
+        pr = predict(samples, obj.replace(beta=float(b)), k=(1,), progress=progress)
+        rows.append(dict(beta=float(b), mean_pred=pr.summary["mean_pred"], mean_pred_lo=pr.summary["mean_pred_lo"],
+                         mean_pred_hi=pr.summary["mean_pred_hi"], mean_kl_direct=pr.summary["mean_kl_direct"]))
+    return pd.DataFrame(rows)
 
 
 def _predict_binary(samples, obj, ks, level, interval, clock, fit, steps, slow_tol, t_max, tol, max_exact,

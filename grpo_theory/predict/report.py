@@ -18,7 +18,7 @@ import numpy as np
 
 from .._io import atomic_write
 
-__all__ = ["write_outputs", "figure_after_vs_before", "figure_pass_at_k", "figure_clock"]
+__all__ = ["write_outputs", "figure_after_vs_before", "figure_pass_at_k", "figure_clock", "figure_tradeoff"]
 
 
 def _jsonable(v):
@@ -124,6 +124,22 @@ def figure_clock(pr):
     return fig
 
 
+def figure_tradeoff(tradeoff, beta: float):
+    """Mean stationary P(correct) against mean KL(pi || pi_ref), one point per beta; the run's beta marked."""
+    fig, ax = _new()
+    ax.plot(tradeoff.mean_kl_direct, tradeoff.mean_pred, "o-", ms=3, color="#1f5fa8")
+    for _, r in tradeoff.iterrows():
+        ax.annotate(f"β={r.beta:g}", (r.mean_kl_direct, r.mean_pred), fontsize=6, xytext=(3, -8),
+                    textcoords="offset points")
+    here = tradeoff[np.isclose(tradeoff.beta, beta)]
+    if len(here):
+        ax.plot(here.mean_kl_direct, here.mean_pred, "D", color="#b2182b", ms=4, label="this run's β")
+        ax.legend(loc="lower right")
+    ax.set_xlabel(r"mean KL($\pi\,\|\,\pi_{\mathrm{ref}}$) over prompts")
+    ax.set_ylabel("mean P(correct) (stationary)")
+    return fig
+
+
 def _row(flows, p) -> np.ndarray:
     if not flows.interpolated:
         return flows.values[int(np.searchsorted(flows.starts, p))]
@@ -133,8 +149,11 @@ def _row(flows, p) -> np.ndarray:
     return PchipInterpolator(u, flows.values, axis=0)(math.log(p) - math.log1p(-p))
 
 
-def write_outputs(pr, out_dir, *, plots: bool = True) -> dict:
-    """Write the CSV, the JSON summary and (with ``plots``) the figures; return ``{name: path}``."""
+def write_outputs(pr, out_dir, *, plots: bool = True, tradeoff=None) -> dict:
+    """Write the CSV, the JSON summary and (with ``plots``) the figures; return ``{name: path}``.
+
+    ``tradeoff``: a table from :func:`~grpo_theory.predict.reward_kl_tradeoff`, written to ``tradeoff.csv``
+    and drawn in ``tradeoff.png``."""
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         from ..problem import InvalidInputError
@@ -146,6 +165,9 @@ def write_outputs(pr, out_dir, *, plots: bool = True) -> dict:
                                                                                    float_format="%.8g"))
     summary = dict(pr.summary)
     summary["pass_at_k_curve"] = pr.curves().to_dict(orient="records")
+    if tradeoff is not None:
+        summary["reward_kl_tradeoff"] = tradeoff.to_dict(orient="records")
+        paths["tradeoff_csv"] = atomic_write(out / "tradeoff.csv", lambda p: tradeoff.to_csv(p, index=False))
     paths["summary"] = atomic_write(out / "summary.json", lambda p: p.write_text(
         json.dumps(_jsonable(summary), indent=2), encoding="utf-8"))
     if plots:
@@ -156,6 +178,8 @@ def write_outputs(pr, out_dir, *, plots: bool = True) -> dict:
         figures = {"after_vs_before": figure_after_vs_before, "pass_at_k": figure_pass_at_k}
         if pr.flows is not None and pr.summary.get("clock"):
             figures["clock"] = figure_clock
+        if tradeoff is not None:
+            figures["tradeoff"] = lambda p: figure_tradeoff(tradeoff, p.objective.beta)
         with matplotlib.rc_context(STYLE):
             for name, build in figures.items():
                 fig = build(pr)
