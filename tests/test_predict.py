@@ -356,3 +356,18 @@ def test_reward_kl_tradeoff_matches_eq14_and_the_kl_by_hand(tmp_path):
     pr = predict(samples_from_counts(n, c), Objective(beta=1.0, group_size=2))
     paths = pr.write(tmp_path, tradeoff=t)
     assert {"tradeoff_csv", "tradeoff"} <= set(paths)
+
+
+@pytest.mark.parametrize("obj", [
+    Objective(beta=0.1, group_size=8),
+    Objective(beta=0.5, group_size=8, penalty="direct", std_ddof=1, std_eps=1e-4),
+    Objective(beta=1.0, group_size=64, penalty="direct"),                       # bistable for small p_ref
+    Objective(beta=0.3, group_size=4, normalization="shift"),
+], ids=["reverse-G8", "direct-trl", "direct-G64-bistable", "shift"])
+def test_the_prediction_is_monotone_in_p_ref_checked_on_a_fine_scan(obj):
+    # the interval is carried through by evaluating x at its ends; that needs x(p) monotone, checked here
+    p = 1.0 / (1.0 + np.exp(-np.linspace(-9, 6, 61)))
+    resp = Response(obj, max_exact=100, progress=False)
+    x = resp(p)
+    assert np.all(np.diff(x) >= -1e-9)
+    assert resp.monotone()
