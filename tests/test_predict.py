@@ -233,9 +233,13 @@ def test_the_fitted_clock_recovers_a_known_clock_from_a_synthetic_run(tmp_path):
     assert json.loads(Path(paths["summary"]).read_text())["clock"] == pytest.approx(true_clock, rel=1e-5)
 
 
-def test_a_reward_never_reached_is_an_error_with_the_range():
+def test_a_reward_never_reached_or_a_missing_clock_is_an_error():
     with pytest.raises(InvalidInputError, match="never reached"):
         predict(samples_from_counts([20, 20], [5, 10]), Objective(beta=0.5), fit=(100, 0.99))
+    with pytest.raises(InvalidInputError, match="steps= needs a clock"):
+        predict(samples_from_counts([20], [5]), Objective(beta=0.5), steps=[10])
+    with pytest.raises(InvalidInputError, match="clock must be a positive number"):
+        predict(samples_from_counts([20], [5]), Objective(beta=0.5), clock=-1.0)
 
 
 # ----------------------------------------------------------------------------- reading samples

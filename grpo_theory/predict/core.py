@@ -262,6 +262,8 @@ def predict(samples, objective=None, *, framework: str | None = None, config=Non
     if clock is not None and not (isinstance(clock, (int, float)) and math.isfinite(clock) and clock > 0):
         raise InvalidInputError(f"clock must be a positive number (flow time per step), got {clock!r}")
     if steps is not None:
+        if clock is None and fit is None:
+            raise InvalidInputError("steps= needs a clock: give clock= (flow time per step) or fit=(step, mean_reward)")
         steps = [float(s) for s in np.atleast_1d(steps)]
         if any(not (s >= 0 and math.isfinite(s)) for s in steps):
             raise InvalidInputError(f"steps must be finite numbers >= 0, got {steps!r}")
