@@ -151,18 +151,10 @@ def fit_clock(table: FlowTable, p, *, step: float, mean_reward: float, fixed=Non
     j = int(hit[0])
     from scipy.optimize import brentq
 
-    def g(t):
-        vals = table.at(np.unique(np.asarray(p, dtype=float)), t) if not table.interpolated else None
-        if vals is None:
-            from scipy.interpolate import PchipInterpolator
+    uniq, inverse = np.unique(np.asarray(p, dtype=float), return_inverse=True)
 
-            u = np.log(table.starts) - np.log1p(-table.starts)
-            col = PchipInterpolator(table.times, table.values, axis=1)(t)
-            vals_all = PchipInterpolator(u, col)(np.log(np.asarray(p)) - np.log1p(-np.asarray(p)))
-        else:
-            uniq, inv = np.unique(np.asarray(p, dtype=float), return_inverse=True)
-            vals_all = vals[inv]
-        return (vals_all.sum() + fixed.sum()) / total - target
+    def gap_at(t: float) -> float:
+        return (table.at(uniq, t)[inverse].sum() + fixed.sum()) / total - target
 
-    t_star = brentq(g, table.times[j], table.times[j + 1], xtol=1e-12, rtol=1e-10)
+    t_star = brentq(gap_at, table.times[j], table.times[j + 1], xtol=1e-12, rtol=1e-10)
     return float(t_star / step)

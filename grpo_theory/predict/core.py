@@ -9,18 +9,18 @@ from __future__ import annotations
 
 import math
 import time
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
-from ..problem import InvalidInputError, Objective, Question, as_objective
+from ..problem import InvalidInputError, Objective, as_objective
 from .clock import FlowTable, fit_clock, flow_table
+from .graded import predict_graded
 from .intervals import binomial_interval, check_k, pass_at_k, unbiased_pass_at_k
 from .response import P_FLOOR, Response, binary_question, class_kl
-from .samples import PredictWarning, SampleTable, read_samples
+from .samples import SampleTable, read_samples
 
 __all__ = ["Prediction", "predict", "objective_for", "reward_kl_tradeoff"]
 
@@ -274,7 +274,7 @@ def predict(samples, objective=None, *, framework: str | None = None, config=Non
         if clock is not None or fit is not None or steps:
             raise InvalidInputError("finite-time predictions (clock=, fit=, steps=) are implemented for binary "
                                     "rewards only; these samples have levels " + str(samples.levels.tolist()))
-        table, extra = _predict_graded(samples, obj, ks, progress)
+        table, extra = predict_graded(samples, obj, ks, progress)
         flows = None
     summary = _summary(samples, obj, table, ks, level, interval, reader_warnings, extra)
     summary["seconds"] = round(time.perf_counter() - started, 3)
@@ -369,49 +369,6 @@ def _predict_binary(samples, obj, ks, level, interval, clock, fit, steps, slow_t
             table["slow"] = np.abs(horizon - target) > slow_tol
             extra["slow_horizon_step"] = steps[-1]
     return table, extra, flows
-
-
-def _predict_graded(samples, obj, ks, progress):
-    """Graded rewards: the stationary distribution over reward levels per distinct count vector."""
-    from tqdm.auto import tqdm
-
-    from .. import stationary_points, stationary_policy
-
-    levels = samples.levels
-    freq = samples.counts / samples.n[:, None]
-    uniq, inverse = np.unique(freq, axis=0, return_inverse=True)
-    inverse = np.asarray(inverse).reshape(-1)
-    dists, multi = [], []
-    disable = (len(uniq) < 50) if progress is None else not progress
-    for row in tqdm(uniq, desc="stationary policies", disable=disable, leave=False):
-        q = Question(row, rewards=levels)
-        pol = stationary_policy(q, obj)
-        dists.append(pol.pi)
-        multi.append(stationary_points(q, obj).multistable)
-    dist = np.array(dists)[inverse]
-    rows = dict(prompt_id=list(samples.prompt_ids), n=samples.n.astype(int), correct=samples.correct.astype(int))
-    for j, lv in enumerate(levels):
-        rows[f"p_ref_r={lv:g}"] = freq[:, j]
-    for j, lv in enumerate(levels):
-        rows[f"pred_r={lv:g}"] = dist[:, j]
-    rows["p_ref"] = freq[:, -1]
-    rows["pred"] = dist[:, -1]
-    # no interval is propagated for graded rewards (stated in the summary); lo = hi = point
-    rows["pred_lo"] = rows["pred_hi"] = dist[:, -1]
-    rows["mean_reward_before"] = freq @ levels
-    rows["mean_reward_after"] = dist @ levels
-    with np.errstate(divide="ignore", invalid="ignore"):
-        rows["kl_direct"] = np.where(dist > 0, dist * np.log(np.where(dist > 0, dist, 1) / np.where(freq > 0, freq, 1)),
-                                     0.0).sum(axis=1)
-    for kk in ks:
-        rows[f"pass@{kk}_before"] = unbiased_pass_at_k(samples.n, samples.correct, kk)
-        rows[f"pass@{kk}_after"] = pass_at_k(dist[:, -1], kk)
-    rows["bistable"] = np.array(multi)[inverse]
-    rows["never_solved"] = samples.correct == 0
-    if np.any(samples.counts == 0):
-        warnings.warn("graded samples: a reward level never seen for a prompt has pi_ref = 0 there and stays at 0 "
-                      "(no interval is propagated for graded rewards)", PredictWarning, stacklevel=3)
-    return pd.DataFrame(rows), dict(x_solves=len(uniq), interval_note="no p_ref interval for graded rewards")
 
 
 def _summary(samples, obj, table, ks, level, interval, reader_warnings, extra) -> dict:
