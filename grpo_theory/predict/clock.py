@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..problem import InvalidInputError, Objective
+from .. import InvalidInputError, Objective
 from .response import binary_question
 
 __all__ = ["FlowTable", "flow_table", "fit_clock"]

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..problem import InvalidInputError, Objective, as_objective
+from .. import InvalidInputError, Objective
+from ..problem import as_objective
 from .clock import FlowTable, fit_clock, flow_table
 from .graded import predict_graded
 from .intervals import binomial_interval, check_k, pass_at_k, unbiased_pass_at_k

@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from ..problem import Objective, Question
+from .. import Objective, Question
 from .intervals import pass_at_k, unbiased_pass_at_k
 from .samples import PredictWarning, SampleTable
 

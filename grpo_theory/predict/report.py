@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import InvalidInputError
 from .._io import atomic_write
 
 __all__ = ["write_outputs", "figure_after_vs_before", "figure_pass_at_k", "figure_clock", "figure_tradeoff"]
@@ -156,8 +157,6 @@ def write_outputs(pr, out_dir, *, plots: bool = True, tradeoff=None) -> dict:
     and drawn in ``tradeoff.png``."""
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
-        from ..problem import InvalidInputError
-
         raise InvalidInputError(f"--out {str(out)!r} is a file; expected a folder")
     out.mkdir(parents=True, exist_ok=True)
     paths = {}

@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from ..problem import Objective, Question
+from .. import Objective, Question
 
 __all__ = ["P_FLOOR", "binary_question", "Response"]
 

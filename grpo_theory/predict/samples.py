@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..problem import InvalidInputError
+from .. import InvalidInputError
 
 __all__ = ["SampleTable", "read_samples", "samples_from_counts", "PredictWarning"]
 
