@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import InvalidInputError, Objective
+from .. import InvalidInputError, Objective, dynamics
 from .response import binary_question
 
 __all__ = ["FlowTable", "flow_table", "fit_clock"]
@@ -74,8 +74,6 @@ def flow_table(starts, objective: Objective, *, t_max: float = 1e4, n_times: int
     FlowTable
     """
     from tqdm.auto import tqdm
-
-    from .. import dynamics
 
     starts = np.unique(np.asarray(starts, dtype=float))
     if starts.size == 0 or np.any((starts <= 0) | (starts >= 1)):

@@ -89,7 +89,7 @@ class Prediction:
     def write(self, out_dir, *, plots: bool = True, tradeoff=None) -> dict:
         """Write ``predictions.csv``, ``summary.json`` and (with ``plots``) the figures into ``out_dir``;
         with ``tradeoff`` (from :func:`reward_kl_tradeoff`) also ``tradeoff.csv`` and ``tradeoff.png``."""
-        from .report import write_outputs
+        from .report import write_outputs  # matplotlib (via plotting) only when writing
 
         return write_outputs(self, out_dir, plots=plots, tradeoff=tradeoff)
 

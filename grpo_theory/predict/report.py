@@ -18,6 +18,7 @@ import numpy as np
 
 from .. import InvalidInputError
 from .._io import atomic_write
+from .clock import mean_curve
 
 __all__ = ["write_outputs", "figure_after_vs_before", "figure_pass_at_k", "figure_clock", "figure_tradeoff"]
 
@@ -98,8 +99,6 @@ def figure_pass_at_k(pr):
 
 def figure_clock(pr):
     """Mean P(correct) along the flow against the training step, and a few prompts' flows."""
-    from .clock import mean_curve
-
     clock = pr.summary["clock"]
     flows = pr.flows
     start = pr.table.flow_start.to_numpy()
