@@ -7,6 +7,7 @@ questions solved whole (the pooling into classes), dynamics.flow at exact times 
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import math
@@ -201,7 +202,7 @@ def test_below_the_clamps_critical_beta_is_flagged_as_a_collapse():
     row = pr.table.iloc[0]
     assert row.beta_critical == pytest.approx(0.134, abs=1e-3)          # the value in clamp_critical_beta's doc
     assert row.below_critical_beta and row.collapse == "correct"
-    above = predict(samples_from_counts([10], [5]), verl.replace(beta=0.3))
+    above = predict(samples_from_counts([10], [5]), dataclasses.replace(verl, beta=0.3))
     assert not above.table.below_critical_beta.iloc[0] and above.table.collapse.iloc[0] == ""
 
 
@@ -299,7 +300,7 @@ def test_a_trl_config_gives_the_objective_it_maps_to():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         pr = predict(samples_from_counts([20], [5]), framework="trl", config=cfg, trl_version="1.16.0")
-    assert pr.objective.normalization == "shift" and pr.objective.penalty == "reverse"
+    assert pr.objective.normalization == "shift" and pr.objective.regime == "reverse"
     # shift-only, reverse: beta (x - p) = ((G-1)/G) x (1 - x), i.e. Eq. 14 with gamma = 1/2
     assert pr.table.pred.iloc[0] == pytest.approx(float(closed_form.binary_pairwise(0.25, 0.5, gamma=0.5)), abs=1e-8)
 

@@ -17,7 +17,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import InvalidInputError, Objective, dynamics
+from .. import dynamics
+from ..errors import InvalidInputError
+from ..problem import Objective
 from .response import binary_question
 
 __all__ = ["FlowTable", "flow_table", "fit_clock"]

@@ -7,6 +7,7 @@ from ``pi_ref`` reaches (:func:`grpo_theory.stationary_policy` on the two-class 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Sequence
@@ -15,11 +16,16 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .. import InvalidInputError, Objective
-from ..problem import as_objective
+from ..errors import InvalidInputError
+from ..integrations.openrlhf import read_openrlhf_config
+from ..integrations.trl import read_trl_config
+from ..integrations.verl import read_verl_config
+from ..problem import Objective, as_objective
+from ..solvers import clamp_critical_beta, stationary_points
 from .clock import FlowTable, fit_clock, flow_table
 from .graded import predict_graded
 from .intervals import binomial_interval, check_k, pass_at_k, unbiased_pass_at_k
+from .report import write_outputs
 from .response import P_FLOOR, Response, binary_question, class_kl
 from .samples import SampleTable, read_samples
 
@@ -89,8 +95,6 @@ class Prediction:
     def write(self, out_dir, *, plots: bool = True, tradeoff=None) -> dict:
         """Write ``predictions.csv``, ``summary.json`` and (with ``plots``) the figures into ``out_dir``;
         with ``tradeoff`` (from :func:`reward_kl_tradeoff`) also ``tradeoff.csv`` and ``tradeoff.png``."""
-        from .report import write_outputs  # matplotlib (via plotting) only when writing
-
         return write_outputs(self, out_dir, plots=plots, tradeoff=tradeoff)
 
 
@@ -125,19 +129,14 @@ def objective_for(objective=None, *, framework: str | None = None, config=None, 
                 raise InvalidInputError(f"config {str(path)!r} is not valid JSON: {exc}") from None
         else:
             config = str(path)
-    import importlib
-
-    module = importlib.import_module(f"grpo_theory.integrations.{framework}")
-    # the readers are being renamed read_<framework>_config (issue 20); accept either name
-    reader = getattr(module, f"read_{framework}_config", None) or getattr(module, f"objective_from_{framework}")
+    reader = {"trl": read_trl_config, "verl": read_verl_config, "openrlhf": read_openrlhf_config}[framework]
     try:
+        # the readers raise NoStationaryPolicy (an InvalidInputError) where nothing is left to predict
         mapping = reader(config, **reader_options)
     except InvalidInputError:
         raise
-    except Exception as exc:                  # e.g. NoStationaryPolicy once the readers raise it
-        if isinstance(exc, ValueError):
-            raise InvalidInputError(f"{framework} config: {exc}") from None
-        raise
+    except ValueError as exc:                 # a reader's own ValueError: name the framework
+        raise InvalidInputError(f"{framework} config: {exc}") from None
     return _from_mapping(mapping)
 
 
@@ -150,8 +149,6 @@ def _from_mapping(mapping) -> tuple:
 
 def _flag_at(p: float, obj: Objective, clamp: bool) -> dict:
     """The stationary points at ``p`` (all, with stability), the vertex the flow reaches, the clamp's critical beta."""
-    from .. import clamp_critical_beta, stationary_points
-
     if p >= 1.0:
         return dict(stable=[1.0], multistable=False, vertex="", beta_c=math.nan)
     q = binary_question(float(p))
@@ -300,7 +297,7 @@ def reward_kl_tradeoff(samples, objective: Objective, betas, *, progress=None) -
         samples = read_samples(samples)
     rows = []
     for b in np.atleast_1d(np.asarray(betas, dtype=float)):
-        pr = predict(samples, obj.replace(beta=float(b)), k=(1,), progress=progress)
+        pr = predict(samples, dataclasses.replace(obj, beta=float(b)), k=(1,), progress=progress)
         rows.append(dict(beta=float(b), mean_pred=pr.summary["mean_pred"], mean_pred_lo=pr.summary["mean_pred_lo"],
                          mean_pred_hi=pr.summary["mean_pred_hi"], mean_kl_direct=pr.summary["mean_kl_direct"]))
     return pd.DataFrame(rows)

@@ -13,7 +13,8 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from .. import Objective, Question
+from ..problem import Objective, Question
+from ..solvers import stationary_points, stationary_policy
 from .intervals import pass_at_k, unbiased_pass_at_k
 from .samples import PredictWarning, SampleTable
 
@@ -23,8 +24,6 @@ __all__ = ["predict_graded"]
 def predict_graded(samples: SampleTable, obj: Objective, ks, progress) -> tuple:
     """Graded rewards: the stationary distribution over reward levels per distinct count vector."""
     from tqdm.auto import tqdm
-
-    from .. import stationary_points, stationary_policy
 
     levels = samples.levels
     freq = samples.counts / samples.n[:, None]

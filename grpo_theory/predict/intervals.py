@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import InvalidInputError
+from ..errors import InvalidInputError
 
 __all__ = ["binomial_interval", "pass_at_k", "unbiased_pass_at_k", "INTERVALS", "check_k"]
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import InvalidInputError
 from .._io import atomic_write
+from ..errors import InvalidInputError
 from .clock import mean_curve
 
 __all__ = ["write_outputs", "figure_after_vs_before", "figure_pass_at_k", "figure_clock", "figure_tradeoff"]
@@ -38,6 +38,7 @@ def _jsonable(v):
 
 
 def _new(height: float = 2.7):
+    # matplotlib (plotting imports it at module level) only when drawing: predictions need no plotting stack
     from matplotlib.figure import Figure
 
     from ..plotting import COLUMN
@@ -169,7 +170,7 @@ def write_outputs(pr, out_dir, *, plots: bool = True, tradeoff=None) -> dict:
     paths["summary"] = atomic_write(out / "summary.json", lambda p: p.write_text(
         json.dumps(_jsonable(summary), indent=2), encoding="utf-8"))
     if plots:
-        import matplotlib
+        import matplotlib  # only with plots=True (see _new)
 
         from ..plotting import STYLE
 

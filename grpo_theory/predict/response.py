@@ -16,7 +16,8 @@ import math
 
 import numpy as np
 
-from .. import Objective, Question
+from ..problem import Objective, Question
+from ..solvers import stationary_policy
 
 __all__ = ["P_FLOOR", "binary_question", "Response"]
 
@@ -42,8 +43,6 @@ class Response:
     """``x(p)``: the stationary P(correct) the flow from ``pi_ref`` reaches, with every exact solve cached."""
 
     def __init__(self, objective: Objective, *, tol: float = 1e-6, max_exact: int = 400, progress=None) -> None:
-        from .. import stationary_policy
-
         self.objective = objective
         self.tol = float(tol)
         self.max_exact = int(max_exact)

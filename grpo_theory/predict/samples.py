@@ -22,12 +22,12 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import InvalidInputError
+from ..errors import InvalidInputError, TheoryWarning
 
 __all__ = ["SampleTable", "read_samples", "samples_from_counts", "PredictWarning"]
 
 
-class PredictWarning(UserWarning):
+class PredictWarning(TheoryWarning):
     """Something about a prediction's input the user should know (excluded rows, unmodelled settings)."""
 
 
