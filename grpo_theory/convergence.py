@@ -320,3 +320,37 @@ def summarise_convergence(errors, status, reasons=None) -> dict:
                 max_converged=float(err[ok].max()) if ok.any() else np.nan,
                 n_converged=int(ok.sum()), n_moving=int((st == "moving").sum()),
                 n_oscillating=int((st == "oscillating").sum()), unconverged_why=why)
+
+
+def report_columns(report, q: int) -> dict:
+    """Prompt ``q``'s convergence columns from one report, or from a list of one-prompt reports
+    (questions trained alone); every column NaN/"unchecked" when there is no report."""
+    if isinstance(report, (list, tuple)):
+        report, q = report[q], 0
+    if report is None:
+        return dict(conv_status="unchecked", conv_drift=np.nan, conv_slope_per_100=np.nan, conv_spread=np.nan,
+                    conv_drift_se=np.nan, prompt_largest_drop=np.nan, prompt_drop_step=np.nan,
+                    reward_largest_drop=np.nan, reward_drop_step=np.nan, steps_run=np.nan, conv_reason="")
+    return report.columns(q)
+
+
+def summary_columns(table, error: str = "error", label=None, unit=None) -> dict:
+    """:func:`summarise_convergence` over the rows of a result table that carry :func:`report_columns`.
+
+    The MAE and max are over every row of a converged prompt; the counts and ``unconverged_why``
+    are over prompts, one per distinct value of the ``unit`` columns (default: every row is a
+    prompt; e.g. ``["seed", "question"]`` where a table has a row per answer).
+    ``label(row) -> str`` names an unconverged prompt (default: ``q<question>``). Also reports the
+    largest mean-reward drop of the rows' runs (``largest_reward_drop``).
+    """
+    label = label or (lambda r: f"q{r['question']}")
+    ok = table["conv_status"].to_numpy().astype(str) == "converged"
+    err = np.abs(table[error].to_numpy(dtype=float))
+    prompts = table if unit is None else table.drop_duplicates(list(unit))
+    reasons = [f"{label(r)}: {r['conv_reason']}" for _, r in prompts.iterrows()]
+    out = summarise_convergence(np.zeros(len(prompts)), prompts["conv_status"].to_numpy(), reasons)
+    out["mae_converged"] = float(err[ok].mean()) if ok.any() else np.nan
+    out["max_converged"] = float(err[ok].max()) if ok.any() else np.nan
+    drops = table["reward_largest_drop"].to_numpy(dtype=float)
+    out["largest_reward_drop"] = float(np.nanmax(drops)) if np.isfinite(drops).any() else np.nan
+    return out

@@ -135,12 +135,13 @@ def trained():
 
     cfg = GRPOConfig(group_size=8, beta=0.5, steps=300, learning_rate=3e-3, groups_per_question=8, seed=0)
     res = GRPOTrainer(copy.deepcopy(ref), task, cfg, reference=ref, progress=False).train()
-    return res
+    return task, ref, res
 
 
 def test_real_small_gpt_trajectory(trained):
     """The trainer's own log: converged after 300 steps of Adam 3e-3; the same run cut at step 30
     (P(correct) still climbing from pi_ref) is moving. The log is dense early and every step at the end."""
+    *_, trained = trained
     h = trained.history
     steps = [r["step"] for r in h]
     assert steps[:10] == list(range(1, 11))                    # every step early
@@ -152,3 +153,42 @@ def test_real_small_gpt_trajectory(trained):
     climbing = np.abs(p_end - p0) > 0.1                        # these questions have far to go at step 30
     assert climbing.any()
     assert np.all(early.status[climbing] == "moving")
+
+
+def test_trainer_runs_to_stationarity(trained, tmp_path):
+    """A first horizon of 30 steps is too short (the cut run above is moving): the trainer goes on in
+    chunks of 15 at the final learning rate until every question passes, or stops at the cap and says so."""
+    import copy
+
+    from grpo_theory.training import GRPOConfig, GRPOTrainer
+
+    task, ref, _ = trained
+    cfg = GRPOConfig(group_size=8, beta=0.5, steps=30, learning_rate=3e-3, groups_per_question=8, seed=0,
+                     until_stationary=True, max_steps=120)
+    tr = GRPOTrainer(copy.deepcopy(ref), task, cfg, reference=ref, run_dir=tmp_path, progress=False)
+    res = tr.train()
+    assert res.steps > 30 and (res.steps - 30) % 15 == 0 and res.steps <= 120
+    assert res.convergence.all_converged or res.steps == 120
+    assert tr._lr() == pytest.approx(3e-3 * 0.05)                 # past `steps`: the final rate
+    # the measured window is the last 30% of the steps run, every step of it
+    assert res.probs_window.shape[0] == res.steps - round(0.7 * res.steps)
+    with pytest.raises(ValueError, match="max_steps"):
+        GRPOConfig(steps=100, max_steps=50)
+
+
+@pytest.mark.slow
+def test_small_gpt_validation_end_to_end(tmp_path):
+    """The study driver with the check: columns in results.csv, converged-only error in summary.csv."""
+    import pandas as pd
+
+    from grpo_theory.training.validate import run_validation
+
+    s = run_validation(tmp_path, n_questions=4, steps=150, configs=["G8_beta0.5_reverse", "G2_beta0.5_direct"],
+                       include_extra=False, figures=False, progress=False, until_stationary=True, max_steps=300)
+    r = pd.read_csv(tmp_path / "results.csv")
+    assert {"conv_status", "conv_drift", "conv_spread", "prompt_largest_drop", "steps_run"} <= set(r.columns)
+    assert set(r.conv_status) <= {"converged", "moving", "oscillating"}
+    assert (s.n_converged + s.n_moving + s.n_oscillating == s.n_questions).all()
+    assert (s.steps >= 150).all() and (s.steps <= 300).all()
+    conv = r[r.conv_status == "converged"]
+    assert s.mae_converged.max() < 0.02 and (conv.error.abs().max() < 0.05 if len(conv) else True)

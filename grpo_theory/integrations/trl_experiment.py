@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..convergence import check_trajectories, report_columns, summary_columns
 from ..problem import Question
 from ..stationary import stationary_points, stationary_policy
 from .trl import next_token_probs, objective_from_trl
@@ -36,13 +37,14 @@ def _predictions(ref_probs: np.ndarray, reward_table: np.ndarray, objective) -> 
 
 
 def _window_recorder(sink: list, start_step: float, every: int, measure):
-    """A TrainerCallback that appends ``measure(model)`` to ``sink`` every ``every`` steps after ``start_step``."""
+    """A TrainerCallback that appends ``(step, measure(model))`` to ``sink`` every ``every`` steps after
+    ``start_step``."""
     from transformers import TrainerCallback
 
     class WindowRecorder(TrainerCallback):
         def on_step_end(self, args, state, control, model=None, **kw):
             if state.global_step > start_step and state.global_step % every == 0:
-                sink.append(measure(model))
+                sink.append((state.global_step, measure(model)))
 
     return WindowRecorder()
 
@@ -162,18 +164,21 @@ def run_trl_validation(out_dir="runs/validate_trl", *, n_questions: int = 12, st
         t0 = time.perf_counter()
         trainer.train()
         seconds = time.perf_counter() - t0
-        m = np.array(measured)
+        m = np.array([v for _, v in measured])
+        conv = check_trajectories([s for s, _ in measured], m)                # issue 26: the window's tail
         se = batch_means_se(m, n_blocks=10)
         meas = m.mean(0)
         err = meas - np.array(preds)
         for i in range(n_questions):
             rows.append(dict(setting=name, penalty=mapping.objective.penalty, question=i,
                              pi_ref_correct=ref_probs[i, correct_ids[i]], predicted=preds[i], measured=meas[i],
-                             measured_se=se[i], error=err[i], n_stable_points=stables[i]))
+                             measured_se=se[i], error=err[i], n_stable_points=stables[i],
+                             **report_columns(conv, i)))
         summary.append(dict(setting=name, penalty=mapping.objective.penalty, objective=mapping.objective.describe(),
                             mae=float(np.abs(err).mean()), max_abs_error=float(np.abs(err).max()),
                             mean_se=float(se.mean()), seconds=seconds, steps=steps,
-                            warnings=" | ".join(mapping.warnings)))
+                            warnings=" | ".join(mapping.warnings),
+                            **summary_columns(pd.DataFrame(rows[-n_questions:]))))     # issue 26
         pd.DataFrame(rows).to_csv(out / "results.csv", index=False)
         pd.DataFrame(summary).to_csv(out / "summary.csv", index=False)
     res = pd.DataFrame(rows)
@@ -268,7 +273,8 @@ def run_trl_smollm2(out_dir="runs/validate_trl_smollm2", *, model_dir="models/sm
         t0 = time.perf_counter()
         trainer.train()
         seconds = time.perf_counter() - t0
-        m = np.array(measured)
+        m = np.array([v for _, v in measured])
+        conv = check_trajectories([s for s, _ in measured], m)                # issue 26: the window's tail
         se = batch_means_se(m, n_blocks=5)
         for i, (question, answer) in enumerate(chosen):
             rows.append(dict(seed=seed, config=f"trl_use_bias_correction_kl={bias_corr}",
@@ -277,6 +283,6 @@ def run_trl_smollm2(out_dir="runs/validate_trl_smollm2", *, model_dir="models/sm
                              group_size=group_size, beta=beta, pi_ref=float((ref_probs[i] * reward_table[i]).sum()),
                              measured_se=float(se[i]), error=float(m[:, i].mean() - preds[i]),
                              n_stable_points=n_stable[i], steps=steps, learning_rate=learning_rate,
-                             seconds=seconds, objective=mapping.objective.describe()))
+                             seconds=seconds, objective=mapping.objective.describe(), **report_columns(conv, i)))
         pd.DataFrame(rows).to_csv(out / "trl_smollm2_results.csv", index=False)
     return pd.DataFrame(rows)

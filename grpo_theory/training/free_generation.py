@@ -32,6 +32,7 @@ import torch
 from tqdm.auto import tqdm
 
 from .._io import atomic_write
+from ..convergence import report_columns
 from .loss import group_advantages, grpo_objective
 
 
@@ -135,6 +136,16 @@ def estimate_correct(sampler: FreeSampler, answers, n: int, generator: torch.Gen
     return out
 
 
+def _check(history: list, n_prompts: int, n_samples: int):
+    """Issue 26: the stationarity check on the sampled P(correct) per step (each the mean of
+    ``n_samples`` 0/1 rewards), against its binomial standard error at the tail's mean."""
+    from ..convergence import check_history
+
+    tail = np.array([[h[f"p_best_q{i}"] for i in range(n_prompts)] for h in history[-max(1, len(history) // 4):]])
+    m = tail.mean(0)
+    return check_history(history, n_prompts, se=np.sqrt(m * (1 - m) / n_samples))
+
+
 def run_free_generation(out_dir, *, model, tokenizer, prompts, answers, labels, group_size: int = 8,
                         beta: float = 0.5, penalty: str = "reverse", groups_per_prompt: int = 2, steps: int = 120,
                         learning_rate: float = 1e-3, max_new_tokens: int = 6, n_ref: int = 400, n_eval: int = 400,
@@ -186,8 +197,10 @@ def run_free_generation(out_dir, *, model, tokenizer, prompts, answers, labels, 
         opt.zero_grad(set_to_none=True)
         (-obj_t).backward()
         opt.step()
-        history.append(dict(step=step + 1, reward=float(r.mean()), k3=float(diag["k3"])))
+        history.append(dict(step=step + 1, reward=float(r.mean()), k3=float(diag["k3"]),
+                            **{f"p_best_q{i}": float(v) for i, v in enumerate(r.mean(1).tolist())}))
     train_seconds = time.perf_counter() - t0
+    conv = _check(history, len(prompts), groups_per_prompt * group_size)        # issue 26
     end_counts = estimate_correct(sampler, answers, n_eval, gen)
     rows = []
     for i, (label, (k_ref, n_r), (k_end, n_e)) in enumerate(zip(labels, ref_counts, end_counts)):
@@ -205,7 +218,8 @@ def run_free_generation(out_dir, *, model, tokenizer, prompts, answers, labels, 
                          measured_lo=e_lo, measured_hi=e_hi,
                          measured_window=window_hits[i] / max(1, window_n), n_ref=n_r, n_eval=n_e,
                          group_size=group_size, beta=beta, penalty=penalty, steps=steps,
-                         learning_rate=learning_rate, max_new_tokens=max_new_tokens, train_seconds=train_seconds))
+                         learning_rate=learning_rate, max_new_tokens=max_new_tokens, train_seconds=train_seconds,
+                         **report_columns(conv, i)))                                 # issue 26
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     table = pd.DataFrame(rows)
