@@ -192,3 +192,33 @@ def test_small_gpt_validation_end_to_end(tmp_path):
     assert (s.steps >= 150).all() and (s.steps <= 300).all()
     conv = r[r.conv_status == "converged"]
     assert s.mae_converged.max() < 0.02 and (conv.error.abs().max() < 0.05 if len(conv) else True)
+
+
+def test_analysis_script_finds_prompts_that_fall_together():
+    """experiments/convergence_analysis.py on a planted log: prompts 0 and 1 collapse together at
+    step ~150 (a shared-weight event) and recover; prompt 2 is steady. Known answers by construction."""
+    import importlib.util
+    from pathlib import Path
+
+    import pandas as pd
+
+    path = Path(__file__).resolve().parents[1] / "experiments" / "convergence_analysis.py"
+    spec = importlib.util.spec_from_file_location("convergence_analysis", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    rng = np.random.default_rng(5)
+    t = np.arange(1, 401, dtype=float)
+    shared = rng.standard_normal(400) * 0.002                     # common noise of the two coupled prompts
+    fall = np.where((t > 150) & (t < 170), -(t - 150) / 20, 0) + np.where(t >= 170, -1 + (t - 170) / 300, 0)
+    p0 = np.clip(0.9 + 0.85 * fall + shared, 0.005, 1)
+    p1 = np.clip(0.8 + 0.75 * fall + shared, 0.005, 1)
+    p2 = 0.5 + 0.002 * rng.standard_normal(400)
+    m = pd.DataFrame(dict(step=t, p_best_q0=p0, p_best_q1=p1, p_best_q2=p2, k3=0.1, clip_fraction=0.0, lr=1e-3))
+    rows = pd.DataFrame(dict(question=["a", "b", "c"], pi_ref=[0.3, 0.2, 0.4], predicted=[0.85, 0.8, 0.5],
+                             group_size=8, beta=0.5, penalty="reverse"))
+    out = pd.DataFrame(mod.analyse_run("planted", m, rows))
+    assert out.dropped_with_run.tolist() == [True, True, False]
+    assert out.run_drop.iloc[0] > 0.5 and 150 <= out.run_drop_step.iloc[0] <= 175
+    assert out.comoving.tolist()[:2] == ["b", "a"] and out.comoving.iloc[2] == ""
+    assert out.status.tolist()[:2] == ["moving", "moving"] and out.status.iloc[2] == "converged"
+    assert (out.clip_fraction_at_drop == 0).all()
