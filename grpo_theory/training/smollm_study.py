@@ -1,7 +1,7 @@
 """Theory against GRPO on a real pretrained model: SmolLM2-135M-Instruct with restricted decoding.
 
 Three prompt sets (:func:`~grpo_theory.training.smollm.smollm2_tasks`: 8 yes/no, 8 multiple
-choice, 12 arithmetic with 2- and 3-token answers), 28 prompts whose reference probability of the
+choice, 16 arithmetic with 2- and 3-token answers), 32 prompts whose reference probability of the
 correct answer ranges from 0.002 to 0.96. For each configuration (G, beta, penalty), level
 ("sequence"; "token" where answers have several tokens: for single-token answers the two levels
 are the same objective) and seed, a copy of SmolLM2 is trained on each prompt set with
@@ -63,7 +63,7 @@ def _load(model_dir: str, device: str, trainable: str, num_threads: int | None) 
     _STATE.update(tok=tok, tasks=tasks, refs=refs, device=device)
 
 
-def jobs(configs=None, seeds=(0, 1, 2), task_names=("yes_no", "multiple_choice", "arithmetic")) -> list[tuple]:
+def jobs(configs=None, seeds=(0, 1, 2, 3, 4), task_names=("yes_no", "multiple_choice", "arithmetic")) -> list[tuple]:
     """(task, config, level, seed) for every run: sequence level for every task, token level for
     tasks whose answers have more than one token (the arithmetic one)."""
     configs = list(SMOLLM_CONFIGS) if configs is None else list(configs)
@@ -163,7 +163,7 @@ def _convergence_summary(g: pd.DataFrame) -> dict:
     return c
 
 
-def run_smollm_study(out_dir="runs/validate_smollm2", *, model_dir="models/smollm2", seeds=(0, 1, 2),
+def run_smollm_study(out_dir="runs/validate_smollm2", *, model_dir="models/smollm2", seeds=(0, 1, 2, 3, 4),
                      configs=None, steps: int = 300, learning_rate: float = 1e-3, trainable: str = "last-mlp",
                      device: str = "cpu", workers: int = 1, resume: bool = True, progress: bool = True,
                      num_threads: int | None = 1, max_steps: int | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
