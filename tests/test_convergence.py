@@ -222,3 +222,19 @@ def test_analysis_script_finds_prompts_that_fall_together():
     assert out.comoving.tolist()[:2] == ["b", "a"] and out.comoving.iloc[2] == ""
     assert out.status.tolist()[:2] == ["moving", "moving"] and out.status.iloc[2] == "converged"
     assert (out.clip_fraction_at_drop == 0).all()
+
+
+def test_trl_window_recorder_logs_steps_for_the_check():
+    """The TRL studies' callback keeps (step, value) pairs, so the check sees the window's steps."""
+    pytest.importorskip("transformers")
+    from types import SimpleNamespace
+
+    from grpo_theory.integrations.trl_experiment import _window_recorder
+
+    sink: list = []
+    rec = _window_recorder(sink, start_step=4, every=2, measure=lambda m: np.array([0.5, 0.6]))
+    for s in range(1, 11):
+        rec.on_step_end(None, SimpleNamespace(global_step=s), None, model=None)
+    assert [s for s, _ in sink] == [6, 8, 10]
+    rep = check_trajectories([s for s, _ in sink], np.array([v for _, v in sink]))
+    assert rep.status.tolist() == ["moving", "moving"]            # 3 points: too few to tell
