@@ -238,3 +238,15 @@ def test_trl_window_recorder_logs_steps_for_the_check():
     assert [s for s, _ in sink] == [6, 8, 10]
     rep = check_trajectories([s for s, _ in sink], np.array([v for _, v in sink]))
     assert rep.status.tolist() == ["moving", "moving"]            # 3 points: too few to tell
+
+
+def test_free_generation_check_uses_the_binomial_noise():
+    """Free generation logs sampled P(correct) (16 draws a step): a constant policy is converged,
+    not oscillating, because the spread is judged against sqrt(p(1-p)/16)."""
+    from grpo_theory.training.free_generation import _check
+
+    rng = np.random.default_rng(6)
+    hist = [dict(step=s, p_best_q0=rng.binomial(16, 0.5) / 16, p_best_q1=rng.binomial(16, 0.1 + s / 400) / 16)
+            for s in range(1, 201)]
+    rep = _check(hist, 2, 16)
+    assert rep.status.tolist() == ["converged", "moving"]
