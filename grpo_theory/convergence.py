@@ -63,7 +63,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .problem import InvalidInputError
+from .errors import InvalidInputError
 
 #: The classifications, in the order a summary lists them.
 STATUSES = ("converged", "moving", "oscillating")

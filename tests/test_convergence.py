@@ -181,7 +181,7 @@ def test_small_gpt_validation_end_to_end(tmp_path):
     """The study driver with the check: columns in results.csv, converged-only error in summary.csv."""
     import pandas as pd
 
-    from grpo_theory.training.validate import run_validation
+    from grpo_theory.studies.small import run_validation
 
     s = run_validation(tmp_path, n_questions=4, steps=150, configs=["G8_beta0.5_reverse", "G2_beta0.5_direct"],
                        include_extra=False, figures=False, progress=False, until_stationary=True, max_steps=300)
@@ -229,7 +229,7 @@ def test_trl_window_recorder_logs_steps_for_the_check():
     pytest.importorskip("transformers")
     from types import SimpleNamespace
 
-    from grpo_theory.integrations.trl_experiment import _window_recorder
+    from grpo_theory.studies.trl import _window_recorder
 
     sink: list = []
     rec = _window_recorder(sink, start_step=4, every=2, measure=lambda m: np.array([0.5, 0.6]))
@@ -243,7 +243,7 @@ def test_trl_window_recorder_logs_steps_for_the_check():
 def test_free_generation_check_uses_the_binomial_noise():
     """Free generation logs sampled P(correct) (16 draws a step): a constant policy is converged,
     not oscillating, because the spread is judged against sqrt(p(1-p)/16)."""
-    from grpo_theory.training.free_generation import _check
+    from grpo_theory.studies.free import _check
 
     rng = np.random.default_rng(6)
     hist = [dict(step=s, p_best_q0=rng.binomial(16, 0.5) / 16, p_best_q1=rng.binomial(16, 0.1 + s / 400) / 16)

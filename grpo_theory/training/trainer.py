@@ -26,6 +26,8 @@ import torch
 from tqdm.auto import tqdm
 
 from .._io import atomic_write
+from ..convergence import ConvergenceReport, check_history
+from ..problem import LOSS_TYPES, InvalidInputError, Objective
 from .loss import group_advantages, grpo_objective, kl_value
 from .policy import answer_token_logprobs, answer_token_mask, generate
 from .tasks import QATask
@@ -100,8 +102,6 @@ class GRPOConfig:
         for ok, msg in checks:
             if not ok:
                 raise ValueError(msg)
-        from ..problem import InvalidInputError
-
         try:
             self.kl_options()
         except InvalidInputError as exc:
@@ -109,12 +109,10 @@ class GRPOConfig:
 
     def kl_options(self) -> dict:
         """The KL estimator, placement and clamps, resolved as :class:`~grpo_theory.Objective` resolves them."""
-        from ..problem import Objective
-
         o = Objective(beta=1.0, penalty=self.penalty,
                       kl_estimator=self.kl_estimator, kl_placement=self.kl_placement,
                       kl_log_ratio_clamp=self.kl_log_ratio_clamp, kl_value_clamp=self.kl_value_clamp)
-        return dict(kl_estimator=o.kl_estimator, kl_placement=o.kl_placement,
+        return dict(kl_estimator=o.estimator, kl_placement=o.kl_placement,
                     kl_log_ratio_clamp=o.kl_log_ratio_clamp, kl_value_clamp=o.kl_value_clamp)
 
     def objective(self):
@@ -125,7 +123,6 @@ class GRPOConfig:
         """
         import math
 
-        from ..problem import Objective
         return Objective(beta=self.beta, group_size=self.group_size,
                          normalization=self.normalization, std_ddof=self.std_ddof, std_eps=self.std_eps,
                          level=self.level, loss_type=self.loss_type,
@@ -134,8 +131,6 @@ class GRPOConfig:
 
 
 def _loss_types():
-    from ..problem import LOSS_TYPES
-
     return LOSS_TYPES
 
 
@@ -148,7 +143,7 @@ class TrainResult:
     seconds: float
     steps: int
     history: list = field(default_factory=list)
-    convergence: object = None        # grpo_theory.convergence.ConvergenceReport on the logged P(correct)
+    convergence: ConvergenceReport | None = None  # the check (grpo_theory.convergence) on the logged P(correct)
 
 
 def _dtype(name: str):
@@ -335,10 +330,8 @@ class GRPOTrainer:
         spacing = max(1, min(cfg.log_every, s // 10))
         return s % spacing == 0 or s > window_start or s == self.horizon
 
-    def check_convergence(self):
+    def check_convergence(self) -> ConvergenceReport:
         """:func:`grpo_theory.convergence.check_history` on the history so far (every question)."""
-        from ..convergence import check_history
-
         return check_history(self.history, self.task.n_questions, tail=self.cfg.convergence_tail)
 
     def train(self, resume: bool = False, stop_after: int | None = None) -> TrainResult:
