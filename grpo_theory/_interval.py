@@ -62,9 +62,10 @@ def isqrt(a):
 
 def widen(a, rel: float = 1e-12, absolute: float = 1e-13):
     """Pad ``a`` outward by ``rel * |value| + absolute`` (the rounding margin)."""
-    pad_lo = rel * np.abs(a[0]) + absolute
-    pad_hi = rel * np.abs(a[1]) + absolute
-    return a[0] - pad_lo, a[1] + pad_hi
+    with np.errstate(invalid="ignore"):
+        pad_lo = rel * np.abs(a[0]) + absolute
+        pad_hi = rel * np.abs(a[1]) + absolute
+        return a[0] - pad_lo, a[1] + pad_hi
 
 
 def contains_zero(a) -> np.ndarray:

@@ -416,7 +416,8 @@ def _krawczyk(sys: _System, box: np.ndarray):
     r = 0.5 * (box[..., 1] - box[..., 0])
     _, Ji, _ = sys.F_box(box)
     Fm, _, _ = sys.F_point(m)
-    Jc, Jr = 0.5 * (Ji[0] + Ji[1]), 0.5 * (Ji[1] - Ji[0])
+    with np.errstate(invalid="ignore"):
+        Jc, Jr = 0.5 * (Ji[0] + Ji[1]), 0.5 * (Ji[1] - Ji[0])
     B, n = m.shape
     inside = np.zeros(B, dtype=bool)
     empty = np.zeros(B, dtype=bool)
