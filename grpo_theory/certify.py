@@ -52,6 +52,7 @@ Other estimators and placements (clamps, k1 in the loss, the KL in the reward) r
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from dataclasses import dataclass, field
@@ -169,21 +170,38 @@ class _FiniteG:
 
         eye = np.eye(C, dtype=np.int64)
         last = C - 1
-        if G >= 2:
-            m1 = _count_vectors(G - 2, C)
-            self.T1 = np.stack([(G - 1) * (T[:, index(m1 + eye[k])] - T[:, index(m1 + eye[last])])
-                                for k in range(C - 1)], axis=1)          # (R, C-1, N1)
+
+        def difference(total: int, dirs: tuple) -> np.ndarray:
+            """Bernstein coefficients (without the factorial factor) of the derivative of T along
+            ``e_d - e_last`` for each d in dirs: inclusion-exclusion over the count vectors of ``total``."""
+            m = _count_vectors(total, C)
+            out = np.zeros((T.shape[0], m.shape[0]))
+            for choice in itertools.product((0, 1), repeat=len(dirs)):
+                shift = sum((eye[last] if c else eye[d]) for c, d in zip(choice, dirs))
+                out += (-1) ** sum(choice) * T[:, index(m + shift)]
+            return out
+
+        n = C - 1
+        m1 = _count_vectors(G - 2, C)
+        self.T1 = np.stack([(G - 1) * difference(G - 2, (k,)) for k in range(n)], axis=1)      # (R, n, N1)
+        self.H = np.zeros((T.shape[0], n, n))
+        self.T2 = None
         if G >= 3:
-            m2 = _count_vectors(G - 3, C)
-            H = np.zeros((T.shape[0], C - 1, C - 1))
-            for k in range(C - 1):
-                for j in range(C - 1):
-                    d2 = (T[:, index(m2 + eye[k] + eye[j])] - T[:, index(m2 + eye[k] + eye[last])]
-                          - T[:, index(m2 + eye[j] + eye[last])] + T[:, index(m2 + 2 * eye[last])])
-                    H[:, k, j] = (G - 1) * (G - 2) * np.abs(d2).max(axis=1)
-            self.H = H * (1 + 1e-12) + 1e-12
-        else:
-            self.H = np.zeros((T.shape[0], C - 1, C - 1))
+            T2 = np.zeros((T.shape[0], n, n, math.comb(G - 3 + C - 1, C - 1)))
+            for k in range(n):
+                for j in range(n):
+                    T2[:, k, j] = (G - 1) * (G - 2) * difference(G - 3, (k, j))
+            self.H = np.abs(T2).max(axis=-1) * (1 + 1e-12) + 1e-12
+            self.T2 = T2
+            self._c2 = (log_factorial(G - 3) - log_factorial(_count_vectors(G - 3, C)).sum(axis=1),
+                        _count_vectors(G - 3, C).astype(float))
+        self.H3 = np.zeros((T.shape[0], n, n, n))
+        if G >= 4:
+            for k in range(n):
+                for j in range(n):
+                    for l in range(n):
+                        d3 = (G - 1) * (G - 2) * (G - 3) * difference(G - 4, (k, j, l))
+                        self.H3[:, k, j, l] = np.abs(d3).max(axis=-1) * (1 + 1e-12) + 1e-12
         self.range = (T.min(axis=1), T.max(axis=1))                    # over the whole simplex
         self._c0 = (log_factorial(G - 1) - log_factorial(counts).sum(axis=1), counts.astype(float))
         self._c1 = (log_factorial(G - 2) - log_factorial(m1).sum(axis=1), m1.astype(float))
@@ -192,9 +210,8 @@ class _FiniteG:
     def _weights(X: np.ndarray, terms) -> np.ndarray:
         coef, counts = terms
         with np.errstate(divide="ignore"):
-            lx = np.log(X)
-        t = np.where(counts[None, :, :] > 0, counts[None, :, :] * lx[:, None, :], 0.0).sum(axis=-1)
-        return np.exp(coef[None, :] + t)
+            lx = np.maximum(np.log(X), -745.0)         # a mass that underflowed: weight e^-745 n, i.e. 0
+        return np.exp(coef[None, :] + lx @ counts.T)
 
     def values(self, X: np.ndarray):
         """``Q`` (B, R) and ``dQ/dy`` (B, R, C-1) at class masses ``X`` (B, C)."""
@@ -208,9 +225,16 @@ class _FiniteG:
         dlo, dhi = (xlo - xm)[:, :-1], (xhi - xm)[:, :-1]                 # (B, C-1)
         r = np.maximum(np.abs(dlo), np.abs(dhi))
         lin = iv.mul((dQ, dQ), (dlo[:, None, :], dhi[:, None, :]))         # (B, R, C-1)
-        rem = 0.5 * np.einsum("rkj,bk,bj->br", self.H, r, r)
+        H = np.broadcast_to(self.H, (xm.shape[0],) + self.H.shape)
+        if self.T2 is not None:
+            # local bound on the second derivatives: their value at the centre plus the global bound
+            # of the third derivatives times the box's reach (never above the global bound)
+            W2 = self._weights(xm, self._c2)
+            H2m = np.abs(np.einsum("bn,rkjn->brkj", W2, self.T2))
+            H = np.minimum(H, H2m + np.einsum("rkjl,bl->brkj", self.H3, r) + 1e-13)
+        rem = 0.5 * np.einsum("brkj,bk,bj->br", H, r, r)
         Qi = (Q + lin[0].sum(-1) - rem, Q + lin[1].sum(-1) + rem)
-        grad_pad = np.einsum("rkj,bj->brk", self.H, r)
+        grad_pad = np.einsum("brkj,bj->brk", H, r)
         return Qi, (dQ - grad_pad, dQ + grad_pad)
 
 
