@@ -68,6 +68,8 @@ __all__ = ["Certificate", "CertifiedRoot", "CertifiedSet", "certified_stationary
 
 #: Absolute margin added to point values of ``F`` (their rounding error is ~1e-14).
 F_MARGIN = 1e-11
+#: Newton starts per subdivision level (the closest to a root among the small boxes).
+NEWTON_STARTS = 16
 #: Boxes narrower than this (in eta) that neither exclusion nor Krawczyk resolves are reported unresolved.
 MIN_WIDTH = 1e-9
 
@@ -538,7 +540,15 @@ def _solve_eta(sys: _System, budget: float, max_boxes: int):
             add(e, boxes[i].copy(), "krawczyk")
         small = ~inside & ~empty & (width < 0.25)
         if np.any(small):
-            eta, ok = _newton(sys, 0.5 * (boxes[small][..., 0] + boxes[small][..., 1]))
+            # Newton only accelerates (completeness comes from the subdivision): start it from the
+            # few small boxes whose centres are closest to a root
+            starts = 0.5 * (boxes[small][..., 0] + boxes[small][..., 1])
+            if starts.shape[0] > NEWTON_STARTS:
+                Fm, _, _ = sys.F_point(starts)
+                with np.errstate(invalid="ignore"):
+                    score = np.where(np.all(np.isfinite(Fm), axis=1), np.max(np.abs(Fm), axis=1), np.inf)
+                starts = starts[np.argsort(score)[:NEWTON_STARTS]]
+            eta, ok = _newton(sys, starts)
             for e in eta[ok]:
                 if any(_point_in(e, b) for _, b, _ in certified):
                     continue
