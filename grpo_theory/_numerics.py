@@ -88,11 +88,9 @@ def integrate_until_slow(rhs, y0, t_max: float, speed: float | None, max_steps: 
     the reward with no epsilon) makes LSODA chatter at the jump with ever smaller steps. Returns the
     final ``y``.
     """
-    from scipy.integrate import LSODA
-
     import warnings
 
-    from scipy.integrate import BDF
+    from scipy.integrate import BDF, LSODA
 
     solver = LSODA(lambda _t, y: rhs(y), 0.0, np.asarray(y0, dtype=float), t_max, rtol=1e-8, atol=1e-10)
     steps = 0

@@ -270,7 +270,8 @@ class _InfiniteG:
             dvar = X @ self.dvar_coef.T                                   # (B, C-1)
             with np.errstate(divide="ignore", invalid="ignore"):
                 dden = np.where(sq[:, None] > 0, dvar / (2 * sq[:, None]), 0.0)
-            dP = (-self.dv[None, None, :] * den[:, None, None] - num[:, :, None] * dden[:, None, :]) / den[:, None, None] ** 2
+            dP = ((-self.dv[None, None, :] * den[:, None, None] - num[:, :, None] * dden[:, None, :])
+                  / den[:, None, None] ** 2)
         if self.direct:
             return P[:, :-1] - P[:, -1:], dP[:, :-1] - dP[:, -1:]
         return P, dP
@@ -726,7 +727,7 @@ def certified_stationary_points(q: Question, obj: Objective, *, time_budget: flo
     >>> from grpo_theory import Question, Objective
     >>> res = certified_stationary_points(Question([0.6, 0.2, 0.2], rewards=[1, 0.5, 0]),
     ...                                   Objective(beta=2.0, group_size=math.inf, penalty="direct"))
-    >>> res.exhaustive, [round(float(r.x[0]), 5) for r in res.roots if not r.limit]
+    >>> res.exhaustive, sorted(round(float(r.x[0]), 5) for r in res.roots if not r.limit)
     (True, [0.88099, 0.95339])
     """
     q, obj = as_question(q), as_objective(obj)

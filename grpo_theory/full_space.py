@@ -92,8 +92,6 @@ def full_space_stability(q: Question, obj: Objective, pi, *, h: float = 1e-6) ->
     support = np.flatnonzero(pi > 0)
     absent = np.flatnonzero(pi == 0)
     drift = np.full(q.n_outputs, np.nan)
-    g = output_gradient(q, obj, pi)
-    gbar = pi @ g
     for o in absent:
         if q.pi_ref[o] == 0 and obj.penalty in ("reverse", "direct"):
             drift[o] = -math.inf                         # no reference mass: the penalty forbids it
@@ -117,7 +115,8 @@ def full_space_stability(q: Question, obj: Objective, pi, *, h: float = 1e-6) ->
     for k in range(S):
         e = np.zeros(S)
         e[k] = h
-        N[:, k] = (_centred_gradient(q, obj, theta + e, support) - _centred_gradient(q, obj, theta - e, support)) / (2 * h)
+        up, down = _centred_gradient(q, obj, theta + e, support), _centred_gradient(q, obj, theta - e, support)
+        N[:, k] = (up - down) / (2 * h)
     d = pi[support] / pi[support].max()
     M = d[:, None] * N                                   # J / max(pi): same eigenvalue signs
     Q = np.linalg.qr(np.concatenate([np.ones((S, 1)), np.eye(S)[:, :-1]], axis=1))[0][:, 1:]
