@@ -60,7 +60,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import _interval as iv
-from ._numerics import log_factorial, logsumexp
+from ._numerics import log_factorial, logsumexp, optimize
 from .preference import _advantages_for_counts, _count_vectors
 from .problem import InvalidInputError, Objective, Question, as_objective, as_question
 
@@ -678,8 +678,6 @@ class _Tilt:
             change = ((ha < -pad) & (hb > pad)) | ((ha > pad) & (hb < -pad))
             cert = monotone & change
             for a, b in boxes[cert]:
-                from ._numerics import optimize
-
                 t = optimize.brentq(lambda s: float(self.h(np.array([s]))[0]), a, b, xtol=1e-15 * b, rtol=1e-15)
                 roots.append((t, np.array([[a, b]]), "sign change and h' enclosure excluding 0 (one root)"))
             # monotone without a sign change: no root; otherwise bisect (geometric midpoint)
