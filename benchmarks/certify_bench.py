@@ -11,7 +11,7 @@ import time
 import numpy as np
 
 from grpo_theory import Objective, Question
-from grpo_theory.certify import certified_stationary_points
+from grpo_theory.solvers.certify import certified_stationary_points
 
 
 def best_of(fn, repeat: int = 5) -> float:

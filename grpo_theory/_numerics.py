@@ -13,11 +13,13 @@ import math
 
 import numpy as np
 
+from .errors import TheoryWarning
+
 __all__ = ["logsumexp", "expit", "log_factorial", "optimize", "solve_ivp", "integrate_until_slow",
            "IntegrationFallbackWarning"]
 
 
-class IntegrationFallbackWarning(RuntimeWarning):
+class IntegrationFallbackWarning(TheoryWarning):
     """LSODA failed and the flow was integrated with a stiff solver (BDF/Radau) instead."""
 
 

@@ -1,4 +1,4 @@
-"""Certified stationary points (grpo_theory.certify), full-space stability (grpo_theory.full_space),
+"""Certified stationary points (grpo_theory.solvers.certify), full-space stability (grpo_theory.solvers.full_space),
 and the KL-in-reward / LSODA robustness fixes, each checked against an independent path:
 a dense Newton search on the engine's own ``output_gradient`` from a grid of starts, the engine's
 ``stationarity_residual``, and the flow on all output logits."""
@@ -13,11 +13,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from grpo_theory import Objective, Question, kl, stationarity_residual, stationary_points
+from grpo_theory import Objective, Question, stationarity_residual, stationary_points
 from grpo_theory._numerics import optimize
-from grpo_theory.certify import certification_scope, certified_stationary_points
-from grpo_theory.full_space import full_space_flow, full_space_stability
-from grpo_theory.stationary import output_gradient
+from grpo_theory.problem import shaped_question
+from grpo_theory.solvers import output_gradient
+from grpo_theory.solvers.certify import certification_scope, certified_stationary_points
+from grpo_theory.solvers.full_space import full_space_flow, full_space_stability
 
 REWARDS = [1.0, 0.5, 0.0]
 
@@ -109,7 +110,7 @@ def test_issue_kl_in_reward_collapse_does_not_raise():
     obj = Objective(beta=0.0647, group_size=2, std_eps=1e-6, kl_estimator="k3", kl_placement="reward")
     pts = stationary_points(q, obj)
     assert len(pts) >= 1
-    shaped = kl.shaped_question(q, np.array([0.0, math.inf]))
+    shaped = shaped_question(q, np.array([0.0, math.inf]))
     assert np.all(np.isfinite(shaped.reward_levels))
     assert shaped.expected_reward[1] < shaped.expected_reward[0] - 1e6
 
@@ -121,8 +122,8 @@ def test_shaped_question_stand_in_is_the_limit():
     q = Question([0.5, 0.3, 0.2], rewards=[1.0, 0.3, 0.0])
     obj = Objective(beta=1.0, group_size=4)
     pi = np.array([0.5, 0.3, 0.2])
-    lim = reward_preference(kl.shaped_question(q, np.array([0.0, 0.1, math.inf])), pi, obj)
-    far = reward_preference(kl.shaped_question(q, np.array([0.0, 0.1, 1e5])), pi, obj)
+    lim = reward_preference(shaped_question(q, np.array([0.0, 0.1, math.inf])), obj, pi)
+    far = reward_preference(shaped_question(q, np.array([0.0, 0.1, 1e5])), obj, pi)
     assert np.allclose(lim, far, atol=1e-4)
 
 

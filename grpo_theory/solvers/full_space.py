@@ -1,7 +1,7 @@
 r"""Stability and the flow in the full output-logit space (gauge removed), for any question.
 
 The on-policy expected-gradient flow on output logits is ``d theta_o/dt = f_o = pi_o (g_o - E_pi g)``
-with ``g`` of :func:`grpo_theory.stationary.output_gradient` (every penalty, estimator and placement).
+with ``g`` of :func:`grpo_theory.solvers.output_gradient` (every penalty, estimator and placement).
 The class solvers judge stability in class coordinates, assuming the policy inside a class stays
 proportional to ``pi_ref``; the flow need not stay there (with the KL in the reward, answers of one
 reward get different shaped rewards), so here stability is judged on all ``K`` logits:
@@ -24,9 +24,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._numerics import IntegrationFallbackWarning, logsumexp, solve_ivp
-from .problem import InvalidInputError, Objective, Question, as_objective, as_question, validate_probability_vector
-from .stationary import output_gradient
+from .._numerics import IntegrationFallbackWarning, logsumexp, solve_ivp
+from ..problem import InvalidInputError, Objective, Question, as_objective, as_question, validate_probability_vector
+from .classes import output_gradient
 
 __all__ = ["FullSpaceStability", "full_space_stability", "full_space_flow", "logit_flow"]
 
@@ -93,7 +93,7 @@ def full_space_stability(q: Question, obj: Objective, pi, *, h: float = 1e-6) ->
     absent = np.flatnonzero(pi == 0)
     drift = np.full(q.n_outputs, np.nan)
     for o in absent:
-        if q.pi_ref[o] == 0 and obj.penalty in ("reverse", "direct"):
+        if q.pi_ref[o] == 0 and obj.regime in ("reverse", "direct"):
             drift[o] = -math.inf                         # no reference mass: the penalty forbids it
             continue
         mix = (1.0 - ABSENT_MASS) * pi

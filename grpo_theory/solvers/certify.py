@@ -2,7 +2,7 @@ r"""Certified isolation of every stationary point of a class question (SPEC sect
 
 A *class* is the set of outputs with one deterministic reward; ``x`` (C,) are the class masses,
 classes ordered by decreasing reward, ``p`` the reference masses. At every stationary point the
-policy inside a class is proportional to ``pi_ref`` (see :mod:`grpo_theory.stationary`), so the
+policy inside a class is proportional to ``pi_ref`` (see :mod:`grpo_theory.solvers.classes`), so the
 stationary points are the roots of ``C - 1`` equations in the class log-ratios
 ``eta_k = log(x_k / x_{C-1})``:
 
@@ -59,10 +59,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import _interval as iv
-from ._numerics import log_factorial, logsumexp, optimize
-from .preference import _advantages_for_counts, _count_vectors
-from .problem import InvalidInputError, Objective, Question, as_objective, as_question
+from .. import _interval as iv
+from .._numerics import log_factorial, logsumexp, optimize
+from ..preference import _advantages_for_counts, _count_vectors
+from ..problem import InvalidInputError, Objective, Question, as_objective, as_question
 
 __all__ = ["Certificate", "CertifiedRoot", "CertifiedSet", "certified_stationary_points", "certification_scope"]
 
@@ -117,7 +117,7 @@ class CertifiedSet:
 
 def certification_scope(q: Question, obj: Objective) -> str | None:
     """None when :func:`certified_stationary_points` can certify ``(q, obj)``, else the reason why not."""
-    if obj.penalty not in ("reverse", "direct"):
+    if obj.regime not in ("reverse", "direct"):
         return (f"certification covers the note's two penalties (k3 in the loss; k2/k3_ratio/k3_plus in the "
                 f"loss, k1 in the advantage, unclamped); this objective is {obj.describe()}")
     if not q.has_reward_law or not q.is_deterministic:
@@ -310,7 +310,7 @@ class _System:
     def __init__(self, cls: _Classes, obj: Objective) -> None:
         self.cls, self.obj = cls, obj
         self.beta = obj.beta
-        self.direct = obj.penalty == "direct"
+        self.direct = obj.regime == "direct"
         v = cls.v
         C = v.size
         self.C, self.n = C, C - 1
@@ -745,7 +745,7 @@ def certified_stationary_points(q: Question, obj: Objective, *, time_budget: flo
                                            message="one reward class: pi = pi_ref"),), True, "single class")
     roots: list[CertifiedRoot] = []
     unscaled = obj.normalization == "scale" and obj.std_eps == 0 and obj.variance_eps == 0
-    if obj.is_large_group and obj.penalty == "direct" and obj.normalization == "scale":
+    if obj.is_large_group and obj.regime == "direct" and obj.normalization == "scale":
         tilt = _Tilt(cls, obj)
         found, n_boxes, reason = tilt.solve(time_budget)
         for t, box, test in sorted(found, key=lambda r: r[0]):
@@ -761,7 +761,7 @@ def certified_stationary_points(q: Question, obj: Objective, *, time_budget: flo
             F, _, X = sys_.F_point(eta[None])
             roots.append(CertifiedRoot(cls.expand(X[0]), X[0], float(np.max(np.abs(F))), Certificate(box, test),
                                        message="interior root, unique in its certified box"))
-    if obj.is_large_group and obj.penalty == "direct" and unscaled:
+    if obj.is_large_group and obj.regime == "direct" and unscaled:
         x = np.zeros(C)
         x[0] = 1.0
         roots.append(CertifiedRoot(cls.expand(x), x, 0.0, None, limit=True,
@@ -770,7 +770,7 @@ def certified_stationary_points(q: Question, obj: Objective, *, time_budget: flo
                                            "runs into it (stationary only in the limit)"))
     roots.sort(key=lambda r: -float(r.x[0]))
     exhaustive = not reason
-    where = f"{'G=inf' if obj.is_large_group else f'G={obj.group_size}'}, {C} classes, {obj.penalty}"
+    where = f"{'G=inf' if obj.is_large_group else f'G={obj.group_size}'}, {C} classes, {obj.regime}"
     msg = (f"certified: every stationary point isolated ({n_boxes} boxes, {where}); faces excluded by the KKT "
            "argument of the module doc" if exhaustive else f"not exhaustive: {reason}")
     return CertifiedSet(tuple(roots), exhaustive, msg, n_boxes, time.perf_counter() - t0,
