@@ -135,3 +135,41 @@ def test_notebook_runner_names_the_notebook_and_cell_that_raises():
                                          nbformat.v4.new_code_cell("raise ValueError('bad cell')")])
     with pytest.raises(RuntimeError, match=r"broken_nb: a cell raised(.|\n)*bad cell"):
         _run_notebooks().execute(nb, "broken_nb")
+
+
+def test_front_page_example_prints_what_the_page_shows(capsys):
+    """docs/index.md's example, run as written, prints exactly the output block under it."""
+    text = (ROOT / "docs" / "index.md").read_text()
+    code = re.search(r"```python\n(.*?)```", text, re.S).group(1)
+    shown = re.search(r"```python\n.*?```\s*prints\s*```text\n(.*?)```", text, re.S).group(1)
+    assert len(code.strip().splitlines()) <= 10
+    exec(compile(code, "docs/index.md", "exec"), {})
+    assert capsys.readouterr().out == shown
+
+
+def test_front_page_figure_draws_the_library_numbers():
+    """docs/img/front_page.csv (what the figure draws) against the solver, and against closed forms that
+    do not go through the solver: RLHF's pi ∝ pi_ref exp(r/beta), Eq. 14 (G = 2) and Eq. 15 (G = inf)."""
+    import math
+
+    import numpy as np
+    import pandas as pd
+
+    from grpo_theory import Objective, Question, closed_form, stationary_policy
+
+    df = pd.read_csv(ROOT / "docs" / "img" / "front_page.csv")
+    assert (ROOT / "docs" / "img" / "front_page.png").stat().st_size > 20_000
+    assert set(df.method) == {"reverse", "direct", "rlhf"}
+    assert set(df[df.method != "rlhf"].G) == {2, 8, math.inf}
+    p = 0.2
+    q = Question([p, 1 - p], rewards=[1.0, 0.0])
+    rlhf = df[df.method == "rlhf"]
+    odds = p * np.exp(1 / rlhf.beta) / (p * np.exp(1 / rlhf.beta) + 1 - p)
+    np.testing.assert_allclose(rlhf.p_correct, odds, rtol=1e-8)
+    for g, closed in ((2, lambda b: closed_form.binary_pairwise(p, b, 1.0)),
+                      (math.inf, lambda b: closed_form.binary_large_group(p, b))):
+        d = df[(df.method == "reverse") & (df.G == g)]
+        np.testing.assert_allclose(d.p_correct, [float(closed(b)) for b in d.beta], rtol=1e-7, atol=1e-9)
+    for _, row in df[df.method != "rlhf"].iloc[::7].iterrows():
+        pi = stationary_policy(q, Objective(row.beta, row.G, row.method, "scale")).pi[0]
+        assert abs(pi - row.p_correct) < 1e-8, row.to_dict()
