@@ -49,7 +49,7 @@ def draw(df: pd.DataFrame):
     from grpo_theory import plotting
 
     with matplotlib.rc_context(plotting.STYLE):
-        fig = Figure(figsize=(2 * plotting.COLUMN, 2.9), layout="constrained")
+        fig = Figure(figsize=(1.45 * plotting.COLUMN, 3.0), layout="constrained")   # beside the example
         ax = fig.subplots()
         colors = {"reverse": plotting.METHOD_COLORS["GRPO reverse/scale"],
                   "direct": plotting.METHOD_COLORS["GRPO direct/scale"], "rlhf": plotting.METHOD_COLORS["RLHF"]}
@@ -69,7 +69,7 @@ def draw(df: pd.DataFrame):
                    Line2D([], [], color=colors["rlhf"], lw=2.2, alpha=0.55, label="RLHF (log pooling)")]
         handles += [Line2D([], [], color="0.3", ls=ls, label=f"G = {'∞' if math.isinf(g) else g}")
                     for g, ls in dashes.items()]
-        ax.legend(handles=handles, loc="center left", ncols=2)
+        ax.legend(handles=handles, loc="center left", ncols=1, bbox_to_anchor=(0.0, 0.55))
     return fig
 
 
@@ -77,7 +77,7 @@ def main() -> int:
     OUT.mkdir(parents=True, exist_ok=True)
     df = compute()
     df.to_csv(OUT / "front_page.csv", index=False, float_format="%.10g")
-    draw(pd.read_csv(OUT / "front_page.csv")).savefig(OUT / "front_page.png", dpi=150)
+    draw(pd.read_csv(OUT / "front_page.csv")).savefig(OUT / "front_page.png", dpi=200)
     print(f"wrote {OUT / 'front_page.csv'} and {OUT / 'front_page.png'}")
     return 0
 

@@ -45,7 +45,7 @@ const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
 for (let n = walker.nextNode(); n; n = walker.nextNode()) {
   let p = n.parentElement, inside = false;
   for (; p; p = p.parentElement) { if (skip.has(p.tagName)) { inside = true; break; } }
-  if (inside) continue;
+  if (inside || !n.parentElement.checkVisibility()) continue;   // hidden copy-button text is not shown
   const t = n.textContent;
   for (const d of ["$$", "\\\\(", "\\\\[", "\\\\frac", "\\\\pi"]) {
     if (t.includes(d)) { bad.push(d + " in: " + t.trim().slice(0, 80)); break; }
@@ -129,6 +129,9 @@ def browser():
 
     driver = webdriver.Chrome(service=Service(driver_bin), options=opts)
     driver.set_page_load_timeout(60)
+    driver.get("about:blank")            # what Chromium does at start-up is not the site's doing
+    driver.get_log("performance")
+    driver.get_log("browser")
     try:
         yield driver
     finally:
@@ -236,12 +239,10 @@ def test_search_finds_stationary_policy(site, browser):
 
     base, _ = site
     browser.get(base)
-    WebDriverWait(browser, 10).until(ec.element_to_be_clickable((By.CSS_SELECTOR, "label.md-search__icon, "
-                                                                  "label[for='__search']"))).click()
-    box = WebDriverWait(browser, 10).until(
-        ec.visibility_of_element_located((By.CSS_SELECTOR, "input.md-search__input")))
+    box = WebDriverWait(browser, 10).until(ec.element_to_be_clickable((By.CSS_SELECTOR, "input.md-search__input")))
+    box.click()
     box.send_keys("stationary_policy")
-    results = WebDriverWait(browser, 20).until(
+    results = WebDriverWait(browser, 30).until(
         lambda d: d.find_elements(By.CSS_SELECTOR, ".md-search-result__item") or None)
     texts = " ".join(r.text for r in results)
     assert "stationary_policy" in texts, texts[:500]

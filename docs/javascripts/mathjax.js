@@ -8,9 +8,11 @@ window.MathJax = {
     processEnvironments: true,
   },
   options: {
-    // Typeset only the math that markdown marked as such (arithmatex) and notebook markdown cells,
-    // never code blocks or docstring text that happens to contain a dollar sign.
-    ignoreHtmlClass: ".*|",
+    // Typeset only the math that markdown marked as such (arithmatex) and notebook markdown cells:
+    // every element with a class is skipped (the page's containers, so docstring text with a dollar
+    // sign stays text) unless processHtmlClass names it; class-less children of a processed element
+    // (the <p> of a notebook's markdown cell) stay processed.
+    ignoreHtmlClass: ".+",
     processHtmlClass: "arithmatex|jp-RenderedMarkdown|jp-MarkdownOutput",
   },
 };
