@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import html
 import importlib.util
 import re
 from pathlib import Path
@@ -76,7 +77,16 @@ def _summary(obj) -> str:
     """The docstring's first paragraph on one line, with rst literals and roles made markdown."""
     doc = obj.docstring.value if obj.docstring else ""
     para = " ".join(line.strip() for line in doc.strip().split("\n\n")[0].splitlines())
-    return para.replace("|", "\\|") if para else "(no docstring)"
+    if not para:
+        return "(no docstring)"
+
+    # Code spans become <code> with "|" as an entity: a bare "|" would split the table's row, and
+    # markdown would show the backslash of an escaped one inside a code span.
+    def code(m):
+        return "<code>" + html.escape(m.group(2)).replace("|", "&#124;") + "</code>"
+
+    para = re.sub(r"(``?)(.+?)\1", code, para)
+    return para.replace("|", "&#124;")
 
 
 def _load_package():

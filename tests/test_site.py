@@ -129,6 +129,9 @@ def browser():
 
     driver = webdriver.Chrome(service=Service(driver_bin), options=opts)
     driver.set_page_load_timeout(60)
+    # the viewport a reader's laptop shows (1280 x 800 CSS pixels): the screenshots show the fold
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                           {"width": 1280, "height": 800, "deviceScaleFactor": 1, "mobile": False})
     driver.get("about:blank")            # what Chromium does at start-up is not the site's doing
     driver.get_log("performance")
     driver.get_log("browser")
