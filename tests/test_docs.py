@@ -70,7 +70,7 @@ def _run_notebooks():
 def _shown(cell) -> list[tuple[str, str]]:
     """What a reader sees of a code cell's outputs: printed text, result text, and which kinds of image."""
     out = []
-    for o in cell.get("outputs", []):
+    for o in _run_notebooks().coalesce_streams([dict(o) for o in cell.get("outputs", [])]):
         if o["output_type"] == "stream":
             out.append((o["name"], o["text"]))
         elif o["output_type"] in ("execute_result", "display_data"):
