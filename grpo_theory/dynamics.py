@@ -17,12 +17,13 @@ r"""How GRPO moves on a tabular policy (one context, finite outputs).
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
 from . import kl
-from ._numerics import logsumexp, solve_ivp
+from ._numerics import IntegrationFallbackWarning, logsumexp, solve_ivp
 from ._validate import plain
 from .preference import level_expectations, sample_rewards, sampled_advantages
 from .problem import InvalidInputError, Objective, Question, shaped_question, validate_probability_vector
@@ -157,13 +158,27 @@ def flow(q: Question, obj: Objective, pi0, t, *, with_points: bool = True, rtol:
         return _tree_flow(q, obj, pi0, t, with_points, rtol, atol)
     support = np.flatnonzero(pi0 > 0)
     theta0 = np.log(pi0[support])
-    sol = solve_ivp(_logit_rhs(q, obj, support), (float(t[0]), float(t[-1])), theta0, t_eval=t,
-                    method="LSODA", rtol=rtol, atol=atol)
-    if not sol.success:
-        raise RuntimeError(f"flow integration failed: {sol.message}")
+    sol = _solve_with_fallback(_logit_rhs(q, obj, support), (float(t[0]), float(t[-1])), theta0, t, rtol, atol)
     pis = np.zeros((t.size, q.n_outputs))
     pis[:, support] = np.exp(sol.y.T - logsumexp(sol.y.T, axis=1, keepdims=True))
     return _trajectory(q, obj, t, pis, with_points)
+
+
+def _solve_with_fallback(rhs, span, y0, t, rtol, atol):
+    """``solve_ivp`` with LSODA; where it fails (e.g. "Unexpected istate"), the stiff BDF solver, with a warning."""
+    try:
+        sol = solve_ivp(rhs, span, y0, t_eval=t, method="LSODA", rtol=rtol, atol=atol)
+        failure = None if sol.success else sol.message
+    except RuntimeError as exc:
+        failure = str(exc)
+    if failure is None:
+        return sol
+    warnings.warn(f"LSODA failed ({failure}); integrating with the stiff BDF solver instead",
+                  IntegrationFallbackWarning, stacklevel=3)
+    sol = solve_ivp(rhs, span, y0, t_eval=t, method="BDF", rtol=rtol, atol=atol)
+    if not sol.success:
+        raise RuntimeError(f"flow integration failed with LSODA ({failure}) and BDF ({sol.message})")
+    return sol
 
 
 def _tree_flow(q: Question, obj: Objective, pi0: np.ndarray, t: np.ndarray, with_points: bool, rtol: float,

@@ -548,13 +548,36 @@ def as_question(q) -> Question:
                             "Question(pi_ref, rewards=...)")
 
 
+#: How many reward spans beyond the others a collapsing answer's shaped reward is placed (see shaped_question).
+STAND_IN_SPANS = 1e8
+
+
 def shaped_question(q, shift: np.ndarray):
     """``q`` with output ``o``'s reward law shifted down by ``shift[o]`` (the KL-in-reward placement).
 
     Deterministic rewards stay deterministic; a reward law with levels ``v_l`` becomes one over the
     shifted levels ``v_l - shift[o]``, with coinciding levels merged.
+
+    A shift of ``+inf`` (``-inf``) is the limit of an answer whose mass collapses (the estimator's value
+    overflows, e.g. k3's ``e^{-lr}``): its shaped reward is below (above) every other. It stands for that
+    limit: the answer's levels are put :data:`STAND_IN_SPANS` spans beyond the finite shaped levels. With
+    scale normalisation this is the limit to about 1e-8 (advantages tend to finite limits as one reward
+    runs off); with shift-only normalisation the answer's advantage is large instead of infinite, with the
+    same sign, so its drift points the same way.
     """
     shift = np.asarray(shift, dtype=float)
+    if np.any(np.isnan(shift)):
+        raise InvalidInputError(f"shift must not be NaN, got {shift.tolist()!r}")
+    off = ~np.isfinite(shift)
+    if np.any(off):
+        shift = shift.copy()
+        v = q.reward_levels
+        finite = v[None, :] - shift[~off][:, None]
+        lo = float(finite.min()) if finite.size else float(v.min())
+        hi = float(finite.max()) if finite.size else float(v.max())
+        reach = STAND_IN_SPANS * max(hi - lo, float(v.max() - v.min()), 1.0)
+        shift[off & (shift > 0)] = float(v.max()) - lo + reach      # top level at lo - reach
+        shift[off & (shift < 0)] = float(v.min()) - hi - reach      # bottom level at hi + reach
     levels = q.reward_levels[None, :] - shift[:, None]                 # (K, L)
     uniq, inverse = np.unique(levels, return_inverse=True)
     probs = np.zeros((q.n_outputs, uniq.size))
