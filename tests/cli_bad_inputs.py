@@ -58,6 +58,7 @@ OPTIONS = [
     (["sweep", "good.yaml"], "--dask-workers", "nonnegative_int", []),
     (["sweep", "good.yaml"], "--out", "writable_file", []),
     (["explain", "trl.json", "--framework", "trl"], "--completion-tokens", "positive_int", []),
+    (["predict", "s.csv", "--beta", "0.5"], "--group-size", "group_size", ["--out", "o"]),
     (["validate", "--study", "trl"], "--questions", "positive_int", []),
     (["validate", "--study", "trl"], "--steps", "positive_int", []),
     (["validate", "--study", "trl"], "--beta", "positive_float", []),
@@ -161,6 +162,7 @@ def _grid_cases():
         yield (f"sweep grid: {name}", ["sweep", "grid.yaml", "--no-progress"], {"grid.yaml": text}, names)
 
 
+SAMPLES = "prompt_id,n,correct\na,3,1\n"
 OTHER = [
     ("solve huge G", ["solve", "--pi-ref", "0.2", "0.3", "0.5", "--rewards", "1", "0.5", "0", "--beta", "0.5",
                       "--group-size", "20000"], {}, ["20000", "--group-size inf"]),
@@ -178,6 +180,12 @@ OTHER = [
     ("validate unknown study", ["validate", "--study", "huge"], {}, ["huge"]),
     ("validate-smollm2 (removed)", ["validate-smollm2", "--steps", "1"], {}, ["validate-smollm2"]),
     ("unknown subcommand", ["frobnicate"], {}, ["frobnicate"]),
+    ("predict missing samples", ["predict", "nope.csv", "--beta", "0.5", "--out", "o"], {}, ["nope.csv"]),
+    ("predict k 0", ["predict", "s.csv", "--beta", "0.5", "--k", "0", "--out", "o"], {"s.csv": SAMPLES}, ["got 0"]),
+    ("predict neither config nor beta", ["predict", "s.csv", "--out", "o"], {"s.csv": SAMPLES}, ["--framework"]),
+    ("predict unknown framework", ["predict", "s.csv", "--framework", "deepspeed", "x.json", "--out", "o"],
+     {"s.csv": SAMPLES}, ["deepspeed"]),
+    ("predict beta -1", ["predict", "s.csv", "--beta", "-1", "--out", "o"], {"s.csv": SAMPLES}, ["-1.0"]),
 ]
 
 #: The cases issue 25 lists (run through a real subprocess as well).
