@@ -404,7 +404,7 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--study", default="small", choices=tuple(STUDIES),
                    help="small: the small GPT's gated configurations (default); tree: 3 answer trees x 3 loss "
                         "types x 3 seeds (about 7 min); kl: 15 KL estimator/placement/clamp variants x 3 seeds "
-                        "(about 8 min); smollm2: SmolLM2-135M on 28 real prompts (about 15 min); free: SmolLM2 "
+                        "(about 8 min); smollm2: SmolLM2-135M on 32 real prompts (about 15 min); free: SmolLM2 "
                         "with free generation (about 25 min); trl: TRL's GRPOTrainer on CPU (needs the trl extra)")
     v.add_argument("--out", default=None, help="output folder (default: runs/validate[_STUDY])")
     v.add_argument("--quick", action="store_true", help="small: the reduced version CI runs (G = 2, 8; ~10 s)")
