@@ -562,7 +562,7 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--study", default="small", choices=tuple(STUDIES),
                    help="small: the small GPT's gated configurations (default); tree: 3 answer trees x 3 loss "
                         "types x 3 seeds (about 7 min); kl: 15 KL estimator/placement/clamp variants x 3 seeds "
-                        "(about 8 min); smollm2: SmolLM2-135M on 28 real prompts (about 15 min); free: SmolLM2 "
+                        "(about 8 min); smollm2: SmolLM2-135M on 32 real prompts (about 15 min); free: SmolLM2 "
                         "with free generation (about 25 min); trl: TRL's GRPOTrainer on CPU (needs the trl extra)")
     v.add_argument("--out", default=None, type=check.writable_dir,
                    help="output folder (default: runs/validate[_STUDY])")
