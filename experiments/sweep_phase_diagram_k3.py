@@ -1,10 +1,9 @@
 """A K = 3 phase diagram with grpo_theory.sweep on a Dask LocalCluster: how many stationary points the
 direct penalty at G = inf has, over beta x the simplex of pi_ref (issue: runs beyond one machine).
 
-With three outputs the search is multi-start (not exhaustive) and reports, of the vertices reached
-only in the limit, the one the flow from pi_ref runs into; in this grid every case has exactly one
-stable point, and where a second point is found it is an unstable interior one (a saddle between the
-interior point and a vertex).
+With three outputs stationary_points returns the certified set (issue 21; ``exhaustive`` True):
+every case has the best vertex as a limit point, and 110 of the 216 also a stable interior point and
+a saddle between it and the vertex.
 
     python experiments/sweep_phase_diagram_k3.py [--step 0.1]
 
@@ -38,7 +37,7 @@ BETAS = [0.25, 0.5, 1.0, 1.5, 2.0, 3.0]
 def timed(cases, workers: int) -> float:
     with LocalCluster(n_workers=workers, threads_per_worker=1, dashboard_address=None) as cluster, \
             Client(cluster) as client:
-        client.run(lambda: __import__("grpo_theory.stationary"))          # warm the workers' imports
+        client.run(lambda: __import__("grpo_theory.solvers"))          # warm the workers' imports
         t0 = time.perf_counter()
         sweep(cases, executor=client.get_executor(), progress=False)
         return time.perf_counter() - t0

@@ -106,3 +106,56 @@ def test_time_budget_exceeded_falls_back():
     pts = stationary_points(q, obj, time_budget=0.05)
     assert not pts.exhaustive and "not certified" in pts.message
     assert len(pts) >= 1
+
+
+# ----------------------------------------------------------------------------- flags on faces and vertices
+
+def _absent_drift(q: Question, obj: Objective, vertex: int, o: int, mass: float = 1e-9) -> float:
+    """``g_o - E_pi g`` of answer ``o`` at mass ``mass`` next to the vertex (the engine's output_gradient)."""
+    pi = np.full(q.n_outputs, 0.0)
+    pi[vertex] = 1.0 - mass
+    pi[o] += mass
+    g = output_gradient(q, obj, pi)
+    return float(g[o] - pi @ g)
+
+
+def test_k1_loss_vertex_collapse_flags():
+    """k1 in the loss, K = 4, G = 6: the multi-start search lands on vertices. The best answer's vertex is
+    a collapse reached in the limit (boundary=True, stable); the worst answer's vertex, which every
+    other answer leaves (positive drift), is not reported as converged."""
+    q = Question([0.0268, 0.0951, 0.3414, 0.5367], rewards=[0.4, 0.0, 0.6, 0.2])
+    obj = Objective(beta=0.94017, group_size=6, kl_estimator="k1")
+    pts = stationary_points(q, obj)
+    assert not pts.exhaustive
+    vertices = [p for p in pts if p.pi.max() > 1 - 1e-9]
+    assert vertices
+    for p in vertices:
+        top = int(np.argmax(p.pi))
+        drifts = [_absent_drift(q, obj, top, o) for o in range(4) if o != top]
+        if max(drifts) < 0:                            # every absent answer drifts outward: KKT holds
+            assert p.boundary and p.stable is True and p.converged
+        else:
+            assert not p.converged and p.stable is False
+    best = [p for p in vertices if int(np.argmax(p.pi)) == 2]
+    assert best and best[0].boundary and best[0].stable is True
+    worst = [p for p in vertices if int(np.argmax(p.pi)) == 1]
+    assert all(not p.converged for p in worst)
+    # the flow started next to the best vertex collapses onto it (independent of the verdict code)
+    end = _euler_from(q, obj, np.array([0.01, 0.01, 0.97, 0.01]), steps=3000)
+    assert end[2] > 1 - 1e-3
+
+
+@pytest.mark.slow
+def test_issue_k2_reward_from_reference_in_full_space():
+    """rewards (0.4, 1, 1), G = 2, shift, std_eps 1e-6, k2 in the reward, beta = 1.30067: the class flow
+    ends at (0, 0.716, 0.284); the flow on all output logits (the issue's Euler, redone here) goes to
+    (0, 1, 0), which from_reference now reports (a vertex reached in the limit, stable by KKT)."""
+    q = Question([0.04814, 0.68181, 0.27005], rewards=[0.4, 1, 1])
+    obj = Objective(beta=1.30067, group_size=2, normalization="shift", std_eps=1e-6, kl_estimator="k2",
+                    kl_placement="reward")
+    end = _euler_from(q, obj, q.pi_ref.copy(), steps=20_000, lr=0.05)
+    assert end[1] > 0.999
+    pts = stationary_points(q, obj)
+    ref = pts.from_reference
+    assert np.allclose(ref.pi, [0.0, 1.0, 0.0]) and ref.boundary and ref.stable is True and ref.converged
+    assert any(ref is p for p in pts.points)

@@ -4,11 +4,13 @@ Bottom first: :mod:`.results` (the plain result containers), :mod:`.common` (the
 root polishing, the stability verdict, dedupe), the two problems :mod:`.classes` (a question pooled
 into classes of outputs with the same reward law) and :mod:`.tree` (token level on an answer tree),
 the baselines :mod:`.baselines` (RLHF's log pooling, NLHF's Nash equilibrium), the class solvers
-:mod:`.two_class` (exhaustive) and :mod:`.multi_class`, and :mod:`.search`, the one
+:mod:`.two_class` (exhaustive) and :mod:`.multi_class`, the certified root isolation :mod:`.certify`,
+stability and the flow on all output logits :mod:`.full_space`, and :mod:`.search`, the one
 dispatch behind :func:`stationary_policy` and :func:`stationary_points`.
 """
 
 from .baselines import log_pooling, nash_equilibrium, nash_residual
+from .certify import certification_scope, certified_stationary_points
 from .classes import (
     Z_CAP,
     ClassProblem,
@@ -17,6 +19,7 @@ from .classes import (
     stationarity_residual,
 )
 from .common import dedupe, polish, sinh_grid
+from .full_space import full_space_flow, full_space_stability
 from .results import RESIDUAL_TOL, STABILITY_TOL, Basin, StationaryPoint, StationaryPointSet
 from .search import basins_of, stationary_points, stationary_policy, token_level
 from .tree import AnswerTree, TreeProblem, answer_weights, monte_carlo_answer_weights
@@ -27,4 +30,5 @@ __all__ = [
     "stationary_policy", "stationary_points", "stationarity_residual", "output_gradient",
     "clamp_critical_beta", "basins_of", "log_pooling", "nash_equilibrium", "nash_residual", "token_level",
     "polish", "dedupe", "sinh_grid",
+    "certified_stationary_points", "certification_scope", "full_space_stability", "full_space_flow",
 ]

@@ -8,6 +8,8 @@ everything a :class:`~grpo_theory.solvers.results.StationaryPointSet` reports.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from ..errors import InvalidInputError
@@ -15,17 +17,19 @@ from ..problem import Objective, Question, as_objective, as_question
 from .certify import certification_scope, certified_stationary_points
 from .classes import ClassProblem, stationarity_residual
 from .common import dedupe
-from .full_space import full_space_stability
+from .full_space import full_space_flow, full_space_stability
 from .multi_class import multi_class_points, multi_class_policy
-from .results import Basin, StationaryPoint, StationaryPointSet
+from .results import RESIDUAL_TOL, Basin, StationaryPoint, StationaryPointSet
 from .tree import tree_stationary_points, tree_stationary_policy
 from .two_class import flow_root_from, two_class_points
 
-__all__ = ["token_level", "stationary_policy", "stationary_points", "basins_of", "CERTIFY_BUDGET"]
+__all__ = ["token_level", "stationary_policy", "stationary_points", "basins_of", "kkt_checked", "CERTIFY_BUDGET"]
 
 #: Seconds a certification may take by default before :func:`stationary_points` falls back to the
 #: multi-start search (K = 3 classes certifies in ~0.1 s at G <= 16 and G = inf; G = 64 takes ~15 s).
 CERTIFY_BUDGET = 2.0
+#: Mass below which an answer of pi_ref's support counts as absent (the point sits on a face).
+FACE_MASS = 1e-14
 
 
 def token_level(q: Question, obj: Objective) -> bool:
@@ -69,7 +73,51 @@ def stationary_policy(q: Question, obj: Objective) -> StationaryPoint:
                                        "pi = pi_ref, and the penalty alone restores it")
     if cp.n_classes == 2:
         return flow_root_from(cp, float(cp._log_p[0] - cp._log_p[1]))
-    return multi_class_policy(cp)
+    return kkt_checked(q, obj, multi_class_policy(cp))
+
+
+def kkt_checked(q: Question, obj: Objective, p: StationaryPoint) -> StationaryPoint:
+    """``p`` judged by the KKT conditions of the flow on all output logits where it sits on a face.
+
+    A point whose answers ``A`` (of pi_ref's support) have mass below :data:`FACE_MASS` is stationary
+    for the flow only if every absent answer's logit drift ``g_o - E_pi g`` is negative
+    (:func:`~grpo_theory.solvers.full_space.full_space_stability`): with a positive drift the face repels
+    and the point is reported ``converged=False, stable=False`` whatever its residual (which the zero
+    masses make small). A vertex that passes is a collapse reached in the limit: ``boundary=True``, stable
+    by the KKT verdict. A point off the faces that the search left ``converged=False`` although its
+    stationarity residual is within :data:`RESIDUAL_TOL` is reported converged.
+
+    Parameters
+    ----------
+    q, obj : the question and objective.
+    p : a point from the multi-start search or the flow.
+
+    Returns
+    -------
+    StationaryPoint
+        ``p``, or a copy with ``converged``, ``stable``, ``boundary`` and ``message`` corrected.
+    """
+    absent = (q.pi_ref > 0) & (p.pi < FACE_MASS)
+    if not absent.any():
+        if not p.converged and stationarity_residual(q, obj, p.pi) <= RESIDUAL_TOL:
+            return dataclasses.replace(p, converged=True, message=(
+                f"{p.message}; stationarity residual {stationarity_residual(q, obj, p.pi):.1e} "
+                f"<= {RESIDUAL_TOL:g}: converged"))
+        return p
+    face = np.where(absent, 0.0, p.pi)
+    face = face / face.sum()
+    fs = full_space_stability(q, obj, face)
+    if not fs.kkt:
+        return dataclasses.replace(p, converged=False, stable=False,
+                                   message=f"{p.message}; not stationary: {fs.message}")
+    if np.count_nonzero(face) == 1:
+        return dataclasses.replace(p, converged=True, boundary=True, stable=fs.stable, message=(
+            f"{p.message}; a collapse onto a vertex, reached only in the limit: {fs.message}"))
+    if not p.converged and stationarity_residual(q, obj, p.pi) <= RESIDUAL_TOL:
+        return dataclasses.replace(p, converged=True, message=(
+            f"{p.message}; on a face whose absent answers all drift outward (KKT) and stationarity residual "
+            f"<= {RESIDUAL_TOL:g}: converged"))
+    return p
 
 
 def stationary_points(q: Question, obj: Objective, *, n_grid: int = 2001, n_starts: int = 24,
@@ -132,9 +180,16 @@ def stationary_points(q: Question, obj: Objective, *, n_grid: int = 2001, n_star
                 from_reference = _matching(from_reference, points)
             else:
                 points, exhaustive, message = multi_class_points(cp, n_starts=n_starts, seed=seed)
+                points = tuple(kkt_checked(q, obj, p) for p in points)
                 message = f"{message} (not certified: {why})"
         if cp.n_classes == 2:
             basins = tuple(basins_of(points, cp.class_of == 0))
+        if cp.n_classes >= 2 and not _reduction_exact(q, obj, cp, points, exhaustive):
+            from_reference = _full_space_reference(q, obj, points, from_reference)
+            if from_reference.converged and not any(from_reference is p for p in points):
+                points = points + (from_reference,)
+                message += ("; the flow on all output logits from pi_ref reaches a point off the class "
+                            "reduction (answers of one class not proportional to pi_ref), added")
     summary = _summary(points, message, basins, from_reference, q.pi_ref, cp.class_of == 0)
     return StationaryPointSet(points, exhaustive, message, question=q, objective=obj,
                               from_reference=from_reference, basins=basins, summary=summary)
@@ -161,6 +216,54 @@ def _certified_points(q: Question, obj: Objective, time_budget: float) -> tuple[
             message=(f"{r.message} (equations' residual {r.residual:.1e}, stationarity residual {residual:.1e}); "
                      f"full space: leading eigenvalue {fs.leading:.3g}: {fs.message}")))
     return tuple(points), f"{res.message} [{res.seconds:.2f} s]"
+
+
+def _reduction_exact(q: Question, obj: Objective, cp: ClassProblem, points: tuple, exhaustive: bool) -> bool:
+    """Whether the class flow's end from ``pi_ref`` is provably the full output-logit flow's end.
+
+    On output logits, answers of one class move at rates proportional to their own mass, so the flow
+    leaves the policies proportional to ``pi_ref`` within classes unless every class of the support is
+    one answer or its answers have equal reference mass (then the symmetry keeps them equal). Otherwise
+    the ends agree where they must: with the note's two penalties every full-space stationary point is
+    proportional within classes (``g_o`` is strictly monotone in ``log(pi_o/pi_ref_o)`` at a fixed class
+    mass), so when the exhaustive set holds exactly one stable point, the flow ends there.
+    """
+    support = q.pi_ref > 0
+    for c in range(cp.n_classes):
+        ref = q.pi_ref[support & (cp.class_of == c)]
+        if ref.size > 1 and not np.allclose(ref, ref[0], rtol=1e-12, atol=0.0):
+            break
+    else:
+        return True
+    return bool(exhaustive and obj.regime in ("reverse", "direct") and sum(p.stable is True for p in points) == 1)
+
+
+#: Mass below which the full-space flow's end (at t = 1e4, where a collapsing mass still decays like 1/t)
+#: is snapped onto its face; the snapped point counts only if its residual and the KKT test pass.
+_SNAP_MASS = 1e-5
+
+
+def _full_space_reference(q: Question, obj: Objective, points: tuple, class_end: StationaryPoint) -> StationaryPoint:
+    """The end of the flow from ``pi_ref`` on all output logits: a point of ``points`` where it lands
+    on one, else the end itself (snapped onto its face where that is stationary), checked by KKT."""
+    end = full_space_flow(q, obj)
+    near = min(points, key=lambda p: float(np.abs(p.pi - end).max()), default=None)
+    if near is not None and float(np.abs(near.pi - end).max()) <= 1e-5:
+        return near
+    snapped = np.where(end < _SNAP_MASS, 0.0, end)
+    snapped = snapped / snapped.sum()
+    pi = snapped if stationarity_residual(q, obj, snapped) <= RESIDUAL_TOL else end
+    residual = stationarity_residual(q, obj, pi)
+    fs = full_space_stability(q, obj, pi)
+    moved = float(np.abs(class_end.pi - pi).max())
+    point = StationaryPoint(
+        pi=pi, residual=residual, converged=residual <= RESIDUAL_TOL, stable=fs.stable, nfev=0,
+        method="full-space flow from pi_ref", eigenvalues=fs.eigenvalues,
+        boundary=bool(np.count_nonzero(pi) == 1),
+        message=(f"the flow on all output logits from pi_ref ends here, {moved:.3g} (max-norm) from the class "
+                 "flow's end (the class reduction is not invariant under this flow)"
+                 + ("" if np.count_nonzero(pi) < np.count_nonzero(q.pi_ref) else f"; {fs.message}")))
+    return kkt_checked(q, obj, point)
 
 
 def _matching(point: StationaryPoint, points: tuple, tol: float = 1e-6) -> StationaryPoint:
