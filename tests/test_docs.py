@@ -175,7 +175,8 @@ def test_front_page_figure_draws_the_library_numbers():
         d = df[(df.method == "reverse") & (df.G == g)]
         np.testing.assert_allclose(d.p_correct, [float(closed(b)) for b in d.beta], rtol=1e-7, atol=1e-9)
     for _, row in df[df.method != "rlhf"].iloc[::7].iterrows():
-        pi = stationary_policy(q, Objective(row.beta, row.G, row.method, "scale")).pi[0]
+        obj = Objective(beta=row.beta, group_size=row.G, penalty=row.method, normalization="scale")
+        pi = stationary_policy(q, obj).pi[0]
         assert abs(pi - row.p_correct) < 1e-8, row.to_dict()
 
 
