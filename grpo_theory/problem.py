@@ -318,6 +318,17 @@ class Question:
         """``M[o, o'] = P(r_o > r_o') + P(r_o = r_o')/2`` for independent draws.
 
         For a preference-matrix question this is the given matrix.
+
+        Returns
+        -------
+        numpy.ndarray, shape (K, K)
+            ``M``, with ``M + M^T = 1``.
+
+        Examples
+        --------
+        >>> q = Question([0.5, 0.5], reward_levels=[0, 1], reward_probs=[[0.1, 0.9], [0.6, 0.4]])
+        >>> q.pairwise_preference().round(12).tolist()     # 0.9 * 0.6 + (0.1 * 0.6 + 0.9 * 0.4)/2
+        [[0.5, 0.75], [0.25, 0.5]]
         """
         if not self.has_reward_law:
             return self.preference_matrix
@@ -327,7 +338,24 @@ class Question:
         return self.reward_probs @ cmp @ self.reward_probs.T
 
     def confidence_margin(self, a: int = 0, b: int = 1) -> float:
-        """``gamma = P(a > b) - P(b > a)`` between outputs ``a`` and ``b``."""
+        """``gamma = P(a > b) - P(b > a)`` between outputs ``a`` and ``b``.
+
+        Parameters
+        ----------
+        a, b : int, default 0 and 1
+            Output indices.
+
+        Returns
+        -------
+        float
+            The confidence margin, in ``[-1, 1]``.
+
+        Examples
+        --------
+        >>> q = Question([0.5, 0.5], reward_levels=[0, 1], reward_probs=[[0.1, 0.9], [0.6, 0.4]])
+        >>> round(q.confidence_margin(), 12)
+        0.5
+        """
         m = self.pairwise_preference()
         return float(m[a, b] - m[b, a])
 
