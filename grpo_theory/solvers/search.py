@@ -85,7 +85,7 @@ def stationary_policy(q: Question, obj: Objective) -> StationaryPoint:
 
     See Also
     --------
-    stationary_points : every stationary point, with stability and basins.
+    :func:`stationary_points` : every stationary point, with stability and basins.
 
     Examples
     --------
