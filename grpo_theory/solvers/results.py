@@ -58,6 +58,12 @@ class StationaryPoint:
         The drift changes sign across the jump: an attracting jump (``stable=True``) is a Filippov
         equilibrium, which a discrete trainer reaches and then chatters around with an amplitude set
         by its step size; a repelling one (``stable=False``) separates two basins.
+    certificate : Certificate or None
+        For a point of a certified set (``StationaryPointSet.exhaustive`` from
+        :mod:`~grpo_theory.solvers.certify`), its :class:`~grpo_theory.solvers.certify.Certificate`
+        (the box in class log-ratios, or temperatures, and the uniqueness test that passed); None
+        otherwise (and for a vertex reached only in the limit, which the KKT argument admits instead
+        of a box).
 
     Examples
     --------
@@ -78,6 +84,7 @@ class StationaryPoint:
     eigenvalues: np.ndarray = field(default_factory=lambda: np.zeros(0))
     class_logit: float | None = None
     discontinuous: bool = False
+    certificate: object | None = None
 
     @property
     def success(self) -> bool:
