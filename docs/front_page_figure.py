@@ -33,7 +33,8 @@ def compute() -> pd.DataFrame:
     for penalty in PENALTIES:
         for g in GROUPS:
             for beta in BETAS:
-                pi = stationary_policy(q, Objective(float(beta), g, penalty, "scale")).pi
+                obj = Objective(beta=float(beta), group_size=g, penalty=penalty, normalization="scale")
+                pi = stationary_policy(q, obj).pi
                 rows.append(dict(method=penalty, G=g, beta=float(beta), p_correct=float(pi[0])))
     for beta in BETAS:
         rows.append(dict(method="rlhf", G=math.nan, beta=float(beta),

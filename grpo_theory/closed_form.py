@@ -56,6 +56,31 @@ def binary_pairwise(pi_ref_a, beta, gamma=1.0) -> np.ndarray:
     ``x = (1/2) [1 - b + sqrt((1 - b)^2 + 4 b p)]`` with ``b = beta/gamma``.
     For ``b > 1`` the equivalent ``x = 2 b p / (sqrt((1 - b)^2 + 4 b p) - (1 - b))`` is
     used (no cancellation). ``gamma = 0`` (a tie) gives ``x = p``.
+
+    Parameters
+    ----------
+    pi_ref_a : array_like
+        ``p = pi_ref(a)``, in ``[0, 1]``.
+    beta : array_like
+        The KL weight, ``> 0``.
+    gamma : array_like, default 1.0
+        The confidence margin ``gamma = P(a > b) - P(b > a)``, in ``[0, 1]`` (1: deterministic
+        ``r(a) > r(b)``).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``x = pi(a)`` at the stationary point, broadcast over the arguments.
+
+    Raises
+    ------
+    InvalidInputError
+        When ``p`` leaves ``[0, 1]``, ``beta`` is not positive and finite, or ``gamma`` leaves ``[0, 1]``.
+
+    Examples
+    --------
+    >>> round(float(binary_pairwise(0.3, 1.0)), 6)         # beta = gamma: sqrt(p)
+    0.547723
     """
     p, beta, gamma = _check(pi_ref_a, beta, gamma)
     # Written with hypot and with b or 1/b (whichever is <= 1), so nothing overflows or cancels for
@@ -80,6 +105,28 @@ def binary_large_group(pi_ref_a, beta) -> np.ndarray:
     Root in ``[p, 1]`` of ``beta (x - p) = sqrt(x (1 - x))``:
     ``x = [2 beta^2 p + 1 + sqrt(1 + 4 beta^2 p (1 - p))] / (2 (1 + beta^2))``.
     Independent of the reward gap.
+
+    Parameters
+    ----------
+    pi_ref_a : array_like
+        ``p = pi_ref(a)``, in ``[0, 1]``.
+    beta : array_like
+        The KL weight, ``> 0``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``x = pi(a)`` at the stationary point, broadcast over the arguments.
+
+    Raises
+    ------
+    InvalidInputError
+        When ``p`` leaves ``[0, 1]``, ``beta`` is not positive and finite.
+
+    Examples
+    --------
+    >>> binary_large_group([0.2, 0.5], 0.5).round(6).tolist()
+    [0.870813, 0.947214]
     """
     p, beta = _check(pi_ref_a, beta)
     # beta <= 1: the formula as written; beta > 1: divided through by beta^2 with c = 1/beta,
@@ -102,6 +149,31 @@ def binary_pairwise_direct(pi_ref_a, beta, gamma=1.0) -> np.ndarray:
     From ``x/(1-x) = p/(1-p) exp((P_2(a) - P_2(b))/beta)`` with
     ``P_2(a) - P_2(b) = gamma``; continuous at ``p = 0``. Computed as a logistic
     function of ``logit(p) + gamma/beta``.
+
+    Parameters
+    ----------
+    pi_ref_a : array_like
+        ``p = pi_ref(a)``, in ``[0, 1]``.
+    beta : array_like
+        The KL weight, ``> 0``.
+    gamma : array_like, default 1.0
+        The confidence margin ``gamma = P(a > b) - P(b > a)``, in ``[0, 1]`` (1: deterministic
+        ``r(a) > r(b)``).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``x = pi(a)`` at the stationary point, broadcast over the arguments.
+
+    Raises
+    ------
+    InvalidInputError
+        When ``p`` leaves ``[0, 1]``, ``beta`` is not positive and finite, or ``gamma`` leaves ``[0, 1]``.
+
+    Examples
+    --------
+    >>> round(float(binary_pairwise_direct(0.2, 0.5)), 4)  # odds 0.25 e^2: RLHF's log pooling
+    0.6488
     """
     p, beta, gamma = _check(pi_ref_a, beta, gamma)
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
@@ -114,6 +186,30 @@ def large_group_direct_h(x, pi_ref_a, beta) -> np.ndarray:
 
     Stationary points of the direct penalty at ``G = inf`` (deterministic
     rewards) are the roots of ``h``; ``h > 0`` means the flow raises ``pi(a)``.
+
+    Parameters
+    ----------
+    x : array_like
+        ``pi(a)``, in ``(0, 1)``.
+    pi_ref_a : array_like
+        ``p = pi_ref(a)``, in ``[0, 1]``.
+    beta : array_like
+        The KL weight, ``> 0``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``h(x)``, broadcast over the arguments.
+
+    Raises
+    ------
+    InvalidInputError
+        When ``x`` leaves ``(0, 1)``, ``p`` leaves ``[0, 1]`` or ``beta`` is not positive and finite.
+
+    Examples
+    --------
+    >>> float(large_group_direct_h(0.5, 0.5, 1.0))       # 1/(beta/2)
+    2.0
     """
     p, beta = _check(pi_ref_a, beta)
     x = np.asarray(x, dtype=float)
@@ -125,7 +221,30 @@ def large_group_direct_h(x, pi_ref_a, beta) -> np.ndarray:
 
 
 def large_group_direct_turning_point(beta) -> np.ndarray:
-    r"""``x* = (1 + sqrt(1 - 1/(1 + beta^2)))/2``: ``h`` falls on ``(0, x*]`` and rises on ``[x*, 1)``."""
+    r"""``x* = (1 + sqrt(1 - 1/(1 + beta^2)))/2``: ``h`` falls on ``(0, x*]`` and rises on ``[x*, 1)``.
+
+    So ``h`` (:func:`large_group_direct_h`) has at most two roots, one on each side of ``x*``.
+
+    Parameters
+    ----------
+    beta : array_like
+        The KL weight, ``> 0``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``x*``, of the shape of ``beta``.
+
+    Raises
+    ------
+    InvalidInputError
+        When ``beta`` is not positive and finite.
+
+    Examples
+    --------
+    >>> round(float(large_group_direct_turning_point(1.0)), 6)    # (1 + sqrt(1/2))/2
+    0.853553
+    """
     beta = np.asarray(beta, dtype=float)
     if np.any(~np.isfinite(beta)) or np.any(beta <= 0):
         raise InvalidInputError(f"beta must be positive and finite, got {plain(beta)}")
@@ -136,6 +255,33 @@ def binary_shift_direct(pi_ref_a, beta, group_size, reward_gap=1.0) -> np.ndarra
     r"""Shift-only + direct penalty: RLHF with ``beta' = G beta/(G-1)`` (SPEC section 3, beyond).
 
     ``x = logistic(logit(p) + reward_gap (G-1)/(G beta))``; ``G = inf`` gives ``beta' = beta``.
+
+    Parameters
+    ----------
+    pi_ref_a : array_like
+        ``p = pi_ref(a)``, in ``[0, 1]``.
+    beta : array_like
+        The KL weight, ``> 0``.
+    group_size : array_like
+        ``G``: integers ``>= 2`` or ``inf``.
+    reward_gap : array_like, default 1.0
+        ``r(a) - r(b)``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``x = pi(a)`` at the stationary point, broadcast over the arguments.
+
+    Raises
+    ------
+    InvalidInputError
+        When ``p`` leaves ``[0, 1]``, ``beta`` is not positive and finite, ``group_size`` is not an
+        integer ``>= 2`` or inf, or ``reward_gap`` is not finite.
+
+    Examples
+    --------
+    >>> round(float(binary_shift_direct(0.2, 0.5, 2)), 4)   # beta' = 2 beta = 1: odds 0.25 e
+    0.4046
     """
     p, beta = _check(pi_ref_a, beta)
     g = np.asarray(group_size, dtype=float)

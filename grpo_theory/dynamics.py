@@ -2,7 +2,7 @@ r"""How GRPO moves on a tabular policy (one context, finite outputs).
 
 * :func:`flow` — the on-policy expected-gradient flow on softmax logits,
   ``d theta_o/dt = pi(o) (g(o) - E_pi g)`` with ``g`` the per-output gradient of
-  the objective at ``pi_old = pi`` (see :mod:`grpo_theory.stationary`), integrated
+  the objective at ``pi_old = pi`` (see :mod:`grpo_theory.solvers`), integrated
   as an ODE; :func:`ascent` is the same with Euler steps of size ``lr``.
 * :func:`basins` — for two-class questions, the interval of ``pi(a)`` that flows
   to each stable point (delimited by the unstable ones).
@@ -53,12 +53,25 @@ __all__ = ["Trajectory", "flow", "ascent", "basins", "Basin", "grpo_steps", "out
 
 @dataclass(frozen=True)
 class Trajectory:
-    """A path of policies with diagnostics.
+    """A path of policies with diagnostics, as :func:`flow`, :func:`ascent` and :func:`grpo_steps` return it.
 
-    ``t`` (T,) times (flow) or step/batch indices; ``pi`` (T, K); ``expected_reward`` (T,)
-    (NaN for preference questions); ``penalty`` (T,) the divergence the objective
-    penalises (KL(pi||pi_ref) for "direct", KL(pi_ref||pi) for "reverse");
-    ``distance`` (T, S) max-norm distance to each of ``points``.
+    Attributes
+    ----------
+    t : numpy.ndarray, shape (T,)
+        Times (flow) or step/batch indices.
+    pi : numpy.ndarray, shape (T, K)
+        The policy at each entry of ``t``.
+    expected_reward : numpy.ndarray, shape (T,)
+        ``E_pi r`` (NaN for preference questions).
+    penalty : numpy.ndarray, shape (T,)
+        The divergence the objective penalises: KL(pi || pi_ref) for "direct", KL(pi_ref || pi)
+        for "reverse".
+    distance : numpy.ndarray, shape (T, S)
+        Max-norm distance to each of the ``S`` ``points``.
+    points : StationaryPointSet or None
+        The stationary points of the question (None when not asked for).
+    status : str
+        ``"ok"``, or why the path stopped (then :attr:`diverged` is True).
     """
 
     t: np.ndarray
@@ -71,10 +84,12 @@ class Trajectory:
 
     @property
     def diverged(self) -> bool:
+        """True when the path stopped early (``status`` is not ``"ok"``)."""
         return self.status != "ok"
 
     @property
     def final(self) -> np.ndarray:
+        """The last policy, ``pi[-1]``."""
         return self.pi[-1]
 
 
@@ -140,7 +155,37 @@ def flow(q: Question, obj: Objective, pi0, t, *, with_points: bool = True, rtol:
          atol: float = 1e-11) -> Trajectory:
     """Integrate the expected-gradient flow on logits from ``pi0``; ``pi`` at the times ``t``.
 
-    Example: from pi_ref = 0.2 with beta = 1 (direct penalty, G = inf), where does GRPO end up? At the
+    ``d theta_o/dt = pi(o) (g(o) - E_pi g)`` with ``g`` the per-output gradient at ``pi_old = pi``
+    (:func:`~grpo_theory.solvers.output_gradient`), integrated with LSODA; at token level on an
+    answer tree, the flow on the tree's node logits.
+
+    Parameters
+    ----------
+    q : Question
+    obj : Objective
+    pi0 : array_like, shape (K,)
+        The starting policy (e.g. ``q.pi_ref``).
+    t : array_like, shape (T,)
+        Non-decreasing times at which ``pi`` is reported.
+    with_points : bool, default True
+        Also compute the stationary points, for ``Trajectory.distance``.
+    rtol, atol : float
+        Tolerances of the ODE solver.
+
+    Returns
+    -------
+    Trajectory
+
+    Raises
+    ------
+    InvalidInputError
+        When ``pi0`` is not a valid start or ``t`` is not a non-decreasing 1-d array.
+    RuntimeError
+        When the ODE solver fails.
+
+    Examples
+    --------
+    From pi_ref = 0.2 with beta = 1 (direct penalty, G = inf), where does GRPO end up? At the
     stable interior point (there is also an unstable one at 0.9347 and the vertex a, see Figure 7).
 
     >>> import math, numpy as np
@@ -202,7 +247,41 @@ def _tree_flow(q: Question, obj: Objective, pi0: np.ndarray, t: np.ndarray, with
 
 def ascent(q: Question, obj: Objective, pi0, *, lr: float, steps: int, every: int = 1,
            with_points: bool = True) -> Trajectory:
-    """Expected-gradient ascent on logits with step ``lr`` (Euler steps of :func:`flow`)."""
+    """Expected-gradient ascent on logits with step ``lr`` (Euler steps of :func:`flow`).
+
+    Parameters
+    ----------
+    q : Question
+    obj : Objective
+    pi0 : array_like, shape (K,)
+        The starting policy.
+    lr : float
+        Step size, ``> 0``.
+    steps : int
+        Number of steps.
+    every : int, default 1
+        Record every ``every``-th step (and the last).
+    with_points : bool, default True
+        Also compute the stationary points, for ``Trajectory.distance``.
+
+    Returns
+    -------
+    Trajectory
+        ``t`` holds the step indices.
+
+    Raises
+    ------
+    InvalidInputError
+        When ``lr`` is not positive and finite, or ``pi0`` is not a valid start.
+
+    Examples
+    --------
+    >>> from grpo_theory import Objective, Question
+    >>> q = Question([0.3, 0.7], rewards=[1, 0])
+    >>> tr = ascent(q, Objective(beta=1.0), q.pi_ref, lr=0.5, steps=400, with_points=False)
+    >>> round(float(tr.final[0]), 6)                  # Eq. 14: sqrt(0.3)
+    0.547723
+    """
     if not (lr > 0 and math.isfinite(lr)):
         raise InvalidInputError(f"lr must be positive and finite, got {lr!r}")
     pi0 = _check_start(q, obj, pi0)
@@ -221,7 +300,32 @@ def ascent(q: Question, obj: Objective, pi0, *, lr: float, steps: int, every: in
 
 
 def basins(q: Question, obj: Objective) -> list[Basin]:
-    """Basins of attraction of the stable points (two-class questions), in ``pi(class a)``."""
+    """Basins of attraction of the stable points (two-class questions), in ``pi(class a)``.
+
+    Parameters
+    ----------
+    q : Question
+        A two-class question.
+    obj : Objective
+
+    Returns
+    -------
+    list of Basin
+        One interval of the best class's probability per stable point.
+
+    Raises
+    ------
+    InvalidInputError
+        When the question does not have two classes.
+
+    Examples
+    --------
+    >>> import math
+    >>> from grpo_theory import Objective, Question
+    >>> b = basins(Question([0.2, 0.8], rewards=[1, 0]), Objective(beta=1.0, group_size=math.inf, penalty="direct"))
+    >>> [(round(x.lo, 4), round(x.hi, 4)) for x in b]
+    [(0.0, 0.9347), (0.9347, 1.0)]
+    """
     cp = ClassProblem(q, obj)
     if cp.n_classes != 2:
         raise InvalidInputError(f"basins are computed for two-class questions; this one has {cp.n_classes}")
@@ -241,10 +345,27 @@ def _exact_batch_stats(q: Question, obj: Objective, pi_old: np.ndarray):
 
 
 def pooled_expectations_part(q: Question, obj: Objective, log_w, part: str) -> np.ndarray:
-    """Like :func:`pooled_expectations`, for the positive or negative part of ``A_1``.
+    """Like :func:`~grpo_theory.preference.pooled_expectations`, for the positive or negative part of ``A_1``.
 
     Needs a reward law: a preference matrix (ties counted half) does not determine
     ``P(A_1 > 0)`` when ties are possible.
+
+    Parameters
+    ----------
+    q : Question
+    obj : Objective
+    log_w : numpy.ndarray, shape (..., L)
+        Log-probabilities of the reward levels.
+    part : {"positive", "negative", "mean"}
+
+    Returns
+    -------
+    numpy.ndarray, shape (..., L)
+
+    Raises
+    ------
+    InvalidInputError
+        For a preference-matrix question.
     """
     if not q.has_reward_law:
         raise InvalidInputError("finite-step GRPO with clipping needs a reward law: a preference matrix "
@@ -303,6 +424,40 @@ def grpo_steps(q: Question, obj: Objective, pi0, *, lr: float, n_batches: int, i
     With ``n_groups=None`` expectations over groups are exact (the positive and
     negative parts of ``A_1`` per output, from the exact engine); otherwise
     ``n_groups`` groups are sampled per batch.
+
+    Parameters
+    ----------
+    q : Question
+        A question with a reward law.
+    obj : Objective
+    pi0 : array_like, shape (K,)
+        The starting policy.
+    lr : float
+        Step size of the inner SGD steps, ``> 0``.
+    n_batches : int
+        Number of batches (``pi_old`` updates), ``>= 1``.
+    inner_updates : int, default 1
+        Gradient steps per batch (``mu``).
+    clip_eps : float, default 0.2
+        PPO's clipping ``eps`` of ``rho = pi/pi_old``.
+    n_groups : int or None, default None
+        None: exact expectations over groups; otherwise groups sampled per batch (finite ``G`` only).
+    seed : int, default 0
+        Seed of the sampled groups.
+    every : int, default 1
+        Record every ``every``-th batch (and the last).
+    with_points : bool, default True
+        Also compute the stationary points, for ``Trajectory.distance``.
+
+    Returns
+    -------
+    Trajectory
+        ``t`` holds the batch indices.
+
+    Raises
+    ------
+    InvalidInputError
+        For a bad step or count, Monte Carlo groups with ``G = inf``, or a preference-matrix question.
     """
     if obj.is_large_group and n_groups is not None:
         raise InvalidInputError("Monte Carlo groups need a finite group_size")

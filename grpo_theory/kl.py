@@ -80,7 +80,27 @@ def _raw_value(est: str, lr: np.ndarray) -> np.ndarray:
 
 
 def estimator_value(obj, lr) -> np.ndarray:
-    """The estimator's value at log-ratio ``lr = log(pi/pi_ref)`` after both clamps (what a trainer logs)."""
+    """The estimator's value at log-ratio ``lr = log(pi/pi_ref)`` after both clamps (what a trainer logs).
+
+    Parameters
+    ----------
+    obj : Objective
+        Its KL fields: ``estimator``, ``kl_placement``, ``kl_log_ratio_clamp``, ``kl_value_clamp``.
+    lr : array_like
+        Log-ratios ``lr = log(pi/pi_ref)``.
+
+    Returns
+    -------
+    numpy.ndarray
+        The value, of the shape of ``lr``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from grpo_theory import Objective
+    >>> estimator_value(Objective(beta=1.0, kl_estimator="k3"), np.log([0.5, 1.0, 2.0])).round(6)  # e^-lr + lr - 1
+    array([0.306853, 0.      , 0.193147])
+    """
     lr = np.asarray(lr, dtype=float)
     lr_c, _ = _clipped_lr(obj, lr)
     v = _raw_value(obj.estimator, lr_c)
@@ -110,7 +130,31 @@ def _raw_slope(est: str, lr: np.ndarray) -> np.ndarray:
 
 
 def coefficient(obj, lr) -> np.ndarray:
-    """``c(o)`` of the module doc at ``lr = log(pi/pi_ref)`` (loss and advantage placements)."""
+    """``c(o)`` of the module doc at ``lr = log(pi/pi_ref)`` (loss and advantage placements).
+
+    The expected gradient is ``g(o) = P_G(o|pi) - beta c(o)``; constants in ``c`` cancel.
+
+    Parameters
+    ----------
+    obj : Objective
+        Its KL fields: ``estimator``, ``kl_placement``, ``kl_log_ratio_clamp``, ``kl_value_clamp``.
+    lr : array_like
+        Log-ratios ``lr = log(pi/pi_ref)``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``c``, of the shape of ``lr`` (0 where a clamp is active in the loss).
+
+    Raises
+    ------
+    ValueError
+        For ``kl_placement="reward"``, which has no coefficient (see :func:`value_shift`).
+
+    Examples
+    --------
+    See the module's examples: k3 gives ``1 - rho``, k3_ratio gives ``lr``.
+    """
     lr = np.asarray(lr, dtype=float)
     est = obj.estimator
     if obj.kl_placement == "advantage":
@@ -127,7 +171,20 @@ def coefficient(obj, lr) -> np.ndarray:
 
 
 def value_slope(obj, lr) -> np.ndarray:
-    """``d value/d lr`` of the clamped estimator (0 where a clamp is active), away from discontinuities."""
+    """``d value/d lr`` of the clamped estimator (0 where a clamp is active), away from discontinuities.
+
+    Parameters
+    ----------
+    obj : Objective
+        Its KL fields: ``estimator``, ``kl_placement``, ``kl_log_ratio_clamp``, ``kl_value_clamp``.
+    lr : array_like
+        Log-ratios ``lr = log(pi/pi_ref)``.
+
+    Returns
+    -------
+    numpy.ndarray
+        The slope, of the shape of ``lr``.
+    """
     lr = np.asarray(lr, dtype=float)
     with np.errstate(over="ignore", invalid="ignore"):
         return np.where(_active(obj, lr), _raw_slope(obj.estimator, lr), 0.0)
@@ -138,6 +195,24 @@ def discontinuities(obj) -> tuple[float, ...]:
 
     The value is continuous in ``lr`` (clipping is continuous), so the advantage placement has no
     jumps; in the loss, the gradient switches off where a clamp switches on.
+
+    Parameters
+    ----------
+    obj : Objective
+        Its KL fields: ``estimator``, ``kl_placement``, ``kl_log_ratio_clamp``, ``kl_value_clamp``.
+
+    Returns
+    -------
+    tuple of float
+        The jump points in increasing order; empty when ``c`` is continuous.
+
+    Examples
+    --------
+    >>> from grpo_theory import Objective
+    >>> discontinuities(Objective(beta=0.1, kl_estimator="abs"))
+    (0.0,)
+    >>> discontinuities(Objective(beta=0.1))                  # unclamped k3: none
+    ()
     """
     if obj.kl_placement != "loss" or obj.estimator == "k3_plus":
         return ()
@@ -175,9 +250,29 @@ def _value_clamp_edges(est: str, V: float, L: float | None) -> list[float]:
 def effective_penalty(estimator: str, placement: str, log_ratio_clamp, value_clamp) -> str:
     """The name of what an estimator/placement/clamp combination does to the stationary points.
 
-    ``"reverse"`` and ``"direct"`` (the note's two penalties, exactly), ``"none"`` (no regularising
-    gradient: k1 as a loss), ``"reward"`` (in the reward before normalisation), or ``"other"``
-    (a clamped or otherwise different coefficient, still solved exactly; see :func:`coefficient`).
+    Parameters
+    ----------
+    estimator : {"k1", "k2", "k3", "k3_ratio", "k3_plus", "abs"}
+        The KL estimator.
+    placement : {"loss", "advantage", "reward"}
+        Where the trainer puts it.
+    log_ratio_clamp, value_clamp : float or None
+        The clamps (None: none).
+
+    Returns
+    -------
+    str
+        ``"reverse"`` and ``"direct"`` (the note's two penalties, exactly), ``"none"`` (no
+        regularising gradient: k1 as a loss), ``"reward"`` (in the reward before normalisation), or
+        ``"other"`` (a clamped or otherwise different coefficient, still solved exactly; see
+        :func:`coefficient`). ``Objective.regime`` holds it.
+
+    Examples
+    --------
+    >>> effective_penalty("k3", "loss", None, None), effective_penalty("k1", "advantage", None, None)
+    ('reverse', 'direct')
+    >>> effective_penalty("k1", "loss", None, None), effective_penalty("k3", "loss", 20, 10)
+    ('none', 'other')
     """
     clamped = log_ratio_clamp is not None or value_clamp is not None
     if placement == "reward":
@@ -192,5 +287,18 @@ def effective_penalty(estimator: str, placement: str, log_ratio_clamp, value_cla
 
 
 def value_shift(obj, lr) -> np.ndarray:
-    """``beta * value(lr)``, subtracted from each reward by the ``"reward"`` placement."""
+    """``beta * value(lr)``, subtracted from each reward by the ``"reward"`` placement.
+
+    Parameters
+    ----------
+    obj : Objective
+        ``beta`` and the KL fields.
+    lr : array_like
+        Log-ratios ``lr = log(pi/pi_ref)``.
+
+    Returns
+    -------
+    numpy.ndarray
+        The shift, of the shape of ``lr``.
+    """
     return obj.beta * estimator_value(obj, lr)

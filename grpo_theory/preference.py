@@ -54,7 +54,25 @@ MAX_MONTE_CARLO_SAMPLES = 2_000_000_000
 
 
 def n_count_vectors(group_size: int, n_levels: int) -> int:
-    """Number of count vectors of ``G - 1`` rewards over ``L`` levels: ``C(G+L-2, L-1)``."""
+    """Number of count vectors of ``G - 1`` rewards over ``L`` levels: ``C(G+L-2, L-1)``.
+
+    Parameters
+    ----------
+    group_size : int
+        ``G``.
+    n_levels : int
+        ``L``, the number of reward levels.
+
+    Returns
+    -------
+    int
+        How many terms the exact enumeration of ``P_G`` sums.
+
+    Examples
+    --------
+    >>> n_count_vectors(8, 2), n_count_vectors(64, 3)
+    (8, 2080)
+    """
     return math.comb(group_size - 1 + n_levels - 1, n_levels - 1)
 
 
@@ -300,6 +318,24 @@ def max_abs_advantage(n_levels_span: float, obj: Objective) -> float:
     Scale normalisation: ``|r_i - mean| / std <= sqrt(G-1)`` (ddof 0) and
     ``(G-1)/sqrt(G)`` (ddof 1); shift: the span. For ``G = inf`` with scale, ``span/std_eps`` or
     ``span/sqrt(variance_eps)`` when an epsilon is set, infinite otherwise.
+
+    Parameters
+    ----------
+    n_levels_span : float
+        ``v_max - v_min``, the span of the reward levels.
+    obj : Objective
+        Group size and normalisation options.
+
+    Returns
+    -------
+    float
+        The bound (``math.inf`` where ``|A_i|`` is unbounded).
+
+    Examples
+    --------
+    >>> from grpo_theory import Objective
+    >>> max_abs_advantage(1.0, Objective(beta=0.1, group_size=5))       # sqrt(G - 1)
+    2.0
     """
     if obj.normalization == "shift":
         return float(n_levels_span)
@@ -358,17 +394,38 @@ def level_expectations(
 
     Parameters
     ----------
-    levels : (L,) distinct reward levels ``v_l``.
-    log_w : (..., L) log-probabilities of the levels under ``pi`` (``-inf`` allowed).
-        Log space keeps the binomial weights accurate for ``G`` in the thousands
-        and for policies within ``1e-300`` of a vertex.
-    obj : the objective (group size, normalisation, std_ddof, std_eps, variance_eps).
-    part : "mean" for ``E[A_1 | .]``; "positive"/"negative" for ``E[max(A_1, 0) | .]`` and
+    levels : numpy.ndarray, shape (L,)
+        Distinct reward levels ``v_l``.
+    log_w : numpy.ndarray, shape (..., L)
+        Log-probabilities of the levels under ``pi`` (``-inf`` allowed). Log space keeps the
+        binomial weights accurate for ``G`` in the thousands and for policies within ``1e-300``
+        of a vertex.
+    obj : Objective
+        Group size, normalisation, ``std_ddof``, ``std_eps``, ``variance_eps``.
+    part : {"mean", "positive", "negative"}, default "mean"
+        ``"mean"`` for ``E[A_1 | .]``; ``"positive"``/``"negative"`` for ``E[max(A_1, 0) | .]`` and
         ``E[min(A_1, 0) | .]`` (what PPO clipping needs).
+    max_count_vectors : int, default MAX_COUNT_VECTORS
+        Most count vectors enumerated exactly.
 
     Returns
     -------
-    (..., L) array.
+    numpy.ndarray, shape (..., L)
+        ``E_l(w)``.
+
+    Raises
+    ------
+    ExactEvaluationTooLarge
+        When the exact sum needs more than ``max_count_vectors`` count vectors (use
+        :func:`monte_carlo_preference`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from grpo_theory import Objective
+    >>> e = level_expectations(np.array([0.0, 1.0]), np.log([0.8, 0.2]), Objective(beta=1.0, group_size=2))
+    >>> e.round(12).tolist()                          # G = 2: E[sign(r_1 - r_2) | r_1]
+    [-0.2, 0.8]
     """
     v, unit, std_eps, variance_eps = _standardised_levels(tuple(np.asarray(levels, dtype=float).tolist()),
                                                           obj.normalization, obj.std_eps, obj.variance_eps)
@@ -451,6 +508,25 @@ def pooled_expectations(q: Question, obj: Objective, log_w: np.ndarray) -> np.nd
     For reward-law questions these are :func:`level_expectations`; for a
     preference matrix ``M`` (``G = 2``) ``E(w) = c (2M - 1) w`` with ``c = 1`` (ddof 0) or
     ``1/sqrt(2)`` (ddof 1).
+
+    Parameters
+    ----------
+    q : Question
+    obj : Objective
+    log_w : numpy.ndarray, shape (..., D)
+        Log of ``w = pi @ q.membership`` for a batch of policies.
+
+    Returns
+    -------
+    numpy.ndarray, shape (..., D)
+        ``E(w)``; ``P_G(o | pi) = membership[o] @ E(w)``.
+
+    Raises
+    ------
+    InvalidInputError
+        For a preference matrix with anything but ``G = 2``, scale normalisation and no epsilon.
+    ExactEvaluationTooLarge
+        As :func:`level_expectations`.
     """
     if q.has_reward_law:
         return level_expectations(q.reward_levels, log_w, obj)
@@ -464,18 +540,50 @@ def _safe_log(x: np.ndarray) -> np.ndarray:
 
 
 def reward_preference(q: Question, obj: Objective, pi) -> np.ndarray:
-    """Exact ``P_G(o | pi)`` for every output ``o`` (shape ``(K,)``).
+    """Exact ``P_G(o | pi) = E[A_1 | o_1 = o]``, the expected advantage of every output ``o``.
 
     Exact for any finite reward law and any integer ``G >= 2`` (enumeration over
     reward-level count vectors), for ``G = inf`` (``(E[r|o] - E_pi r)/(sigma_pi + eps)``),
     for shift-only normalisation (``((G-1)/G)(E[r|o] - E_pi r)``), and for ``G = 2``
-    from a preference matrix. Raises :class:`ExactEvaluationTooLarge` (with the
-    size) where the enumeration would be too large; see :func:`monte_carlo_preference`.
+    from a preference matrix.
 
     ``P_G`` is that of ``q``'s own rewards: the KL fields of ``obj`` do not enter. With the KL in the
     reward (``kl_placement="reward"``) the trainer normalises the shaped reward ``r - beta value``;
     :func:`grpo_theory.solvers.output_gradient` gives that (``P_G`` of
     :func:`grpo_theory.problem.shaped_question`).
+
+    Parameters
+    ----------
+    q : Question
+        The question (reward law, or a preference matrix for ``G = 2``).
+    obj : Objective or mapping
+        Group size ``G`` and the normalisation options (``beta`` does not enter).
+    pi : array_like, shape (K,)
+        The policy the other ``G - 1`` group members are drawn from.
+
+    Returns
+    -------
+    numpy.ndarray, shape (K,)
+        ``P_G(o | pi)`` for ``o = 0..K-1``.
+
+    Raises
+    ------
+    InvalidInputError
+        When ``pi`` is not a probability vector with ``K`` entries, or a preference matrix meets an
+        objective it does not determine.
+    ExactEvaluationTooLarge
+        Where the enumeration would be too large (the message gives the size); use
+        :func:`monte_carlo_preference`.
+
+    Examples
+    --------
+    >>> import math
+    >>> from grpo_theory import Objective, Question
+    >>> q = Question([0.2, 0.8], rewards=[1, 0])
+    >>> reward_preference(q, Objective(beta=1.0, group_size=2), [0.2, 0.8]).round(12).tolist()
+    [0.8, -0.2]
+    >>> reward_preference(q, Objective(beta=1.0, group_size=math.inf), [0.2, 0.8]).round(12).tolist()
+    [2.0, -0.5]
     """
     q, obj = as_question(q), as_objective(obj)
     pi = validate_probability_vector("pi", pi)
@@ -496,6 +604,29 @@ def binary_preference(x, group_size: int | float) -> tuple[np.ndarray, np.ndarra
 
     This is an independent implementation of the formula printed in the SPEC,
     used to cross-check :func:`level_expectations`.
+
+    Parameters
+    ----------
+    x : array_like
+        ``pi(a)``, the probability of the better output, in ``[0, 1]``.
+    group_size : int or math.inf
+        ``G``.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ``(P_G(a|pi), P_G(b|pi))``, each of the shape of ``x``.
+
+    Raises
+    ------
+    InvalidInputError
+        When an entry of ``x`` lies outside ``[0, 1]``.
+
+    Examples
+    --------
+    >>> pa, pb = binary_preference([0.2], float("inf"))
+    >>> pa.round(12).tolist(), pb.round(12).tolist()
+    ([2.0], [-0.5])
     """
     x = np.asarray(x, dtype=float)
     if np.any((x < 0) | (x > 1)):
@@ -532,7 +663,42 @@ def monte_carlo_preference(
     For each output ``o``, ``n_groups`` groups with ``o_1 = o`` and ``o_2..o_G ~ pi`` are
     sampled, rewards drawn (from ``q``'s reward law, or from
     ``reward_sampler(outputs, rng) -> rewards`` for continuous rewards), and
-    ``A_1`` averaged. Returns ``(estimate, stderr)``, each of shape ``(K,)``.
+    ``A_1`` averaged.
+
+    Parameters
+    ----------
+    q : Question or None
+        The question whose reward law is sampled; None when ``reward_sampler`` is given.
+    obj : Objective or mapping
+        A finite group size ``G`` and the normalisation options.
+    pi : array_like, shape (K,)
+        The policy the other group members are drawn from.
+    n_groups : int, default 20000
+        Groups sampled per output (``>= 2``); the standard error falls as ``1/sqrt(n_groups)``.
+    seed : int, numpy.random.Generator or None, default 0
+        Seed or generator.
+    reward_sampler : callable, optional
+        ``reward_sampler(outputs, rng) -> rewards``: rewards for an integer array of output indices
+        (any shape), for reward laws that are not finite.
+
+    Returns
+    -------
+    estimate, stderr : numpy.ndarray, shape (K,)
+        The estimate of ``P_G(o | pi)`` and its standard error.
+
+    Raises
+    ------
+    InvalidInputError
+        For ``G = inf`` (exact already), ``n_groups < 2``, an invalid ``pi``, neither a reward law
+        nor a sampler, or more than ``MAX_MONTE_CARLO_SAMPLES`` rewards in all.
+
+    Examples
+    --------
+    >>> from grpo_theory import Objective, Question
+    >>> q = Question([0.2, 0.8], rewards=[1, 0])
+    >>> est, se = monte_carlo_preference(q, Objective(beta=1.0, group_size=2), [0.2, 0.8], n_groups=4000)
+    >>> bool(abs(est[0] - 0.8) < 4 * se[0])           # exact: P_2(a) = pi(b) = 0.8
+    True
     """
     obj = as_objective(obj)
     if obj.is_large_group:
@@ -575,6 +741,19 @@ def sample_rewards(q: Question, outputs: np.ndarray, rng: np.random.Generator) -
     Deterministic rewards are a lookup. Otherwise each draw inverts its output's CDF in one
     ``searchsorted`` over the rows of CDFs laid end to end (row ``o`` shifted by ``o``), with no
     ``(..., L)`` temporary.
+
+    Parameters
+    ----------
+    q : Question
+        A question with a reward law.
+    outputs : numpy.ndarray of int
+        Output indices, any shape.
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    numpy.ndarray
+        A reward per entry of ``outputs``, same shape.
     """
     if q.is_deterministic:
         return q.expected_reward[outputs]
@@ -592,6 +771,25 @@ def sampled_advantages(r: np.ndarray, obj: Objective) -> np.ndarray:
 
     Ties are detected exactly (a floating-point std of equal rewards need not be 0): with
     both epsilons 0 a tied group gets advantages 0.
+
+    Parameters
+    ----------
+    r : numpy.ndarray, shape (..., G)
+        Rewards of sampled groups (not modified).
+    obj : Objective
+        Normalisation, ``std_ddof``, ``std_eps``, ``variance_eps``.
+
+    Returns
+    -------
+    numpy.ndarray, shape (..., G)
+        ``A_i = (r_i - mean r)/(std r + std_eps)`` (scale) or ``r_i - mean r`` (shift).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from grpo_theory import Objective
+    >>> sampled_advantages(np.array([[1.0, 0.0], [1.0, 1.0]]), Objective(beta=1.0)).tolist()
+    [[1.0, -1.0], [0.0, 0.0]]
     """
     centred = r - r.mean(axis=-1, keepdims=True)
     if obj.normalization == "shift":

@@ -72,7 +72,23 @@ def _as_float_array(name: str, value, ndim: int) -> np.ndarray:
 
 
 def validate_probability_vector(name: str, value) -> np.ndarray:
-    """Return ``value`` as a float vector after checking it lies on the simplex."""
+    """``value`` as a float vector, after checking that it lies on the probability simplex.
+
+    Parameters
+    ----------
+    name : str
+        What the value is called in the error message.
+    value : array_like, shape (K,)
+
+    Returns
+    -------
+    numpy.ndarray
+
+    Raises
+    ------
+    InvalidInputError
+        When ``value`` is not a finite 1-d vector of non-negative numbers summing to 1.
+    """
     arr = _as_float_array(name, value, 1)
     if arr.size < 1:
         raise InvalidInputError(f"{name} must have at least one entry, got {arr.tolist()!r}")
@@ -119,29 +135,58 @@ def _validate_answers(answers, k: int) -> tuple:
 
 
 class Question:
-    """One context: outputs ``o = 0..K-1`` with ``pi_ref`` and a reward law.
+    """One context ``q``: outputs ``o = 0..K-1`` with reference probabilities ``pi_ref`` and a reward law.
 
-    Exactly one of the following describes the rewards:
+    Exactly one of ``rewards``, ``reward_levels`` + ``reward_probs`` or ``preference`` describes
+    the rewards. The question is immutable (and picklable).
 
-    * ``rewards``: deterministic reward ``r(o)`` per output (shape ``(K,)``);
-    * ``reward_levels`` (shape ``(L,)``, distinct) and ``reward_probs`` (shape
-      ``(K, L)``, rows summing to 1): output ``o`` yields ``reward_levels[l]`` with
-      probability ``reward_probs[o, l]``, independently across group members;
-    * ``preference``: ``M[o, o'] = P(o > o')`` with ties counted half
-      (``M + M^T = 1``); it determines ``P_G`` for ``G = 2`` only.
+    Parameters
+    ----------
+    pi_ref : sequence of float, shape (K,)
+        The reference policy ``pi_ref(o | q)``: non-negative, summing to 1.
+    rewards : sequence of float, shape (K,), optional
+        A deterministic reward ``r(o)`` per output.
+    reward_levels : sequence of float, shape (L,), optional, keyword-only
+        The ``L`` distinct reward levels of a random reward (given with ``reward_probs``).
+    reward_probs : array_like, shape (K, L), optional, keyword-only
+        ``reward_probs[o, l]``: the probability that output ``o`` yields ``reward_levels[l]``,
+        independently across group members; rows sum to 1.
+    preference : array_like, shape (K, K), optional, keyword-only
+        A pairwise preference matrix ``M[o, o'] = P(o > o')`` with ties counted half
+        (``M + M^T = 1``); it determines ``P_G`` for ``G = 2`` only.
+    labels : sequence of str, optional, keyword-only
+        ``K`` names of the outputs, used in reports and figures.
+    answers : sequence of token sequences, optional, keyword-only
+        Each output as a sequence of hashable tokens (a ``str`` is a sequence of one-character
+        tokens), e.g. ``[("A", "B"), ("A", "C"), ("D",)]``; distinct and prefix-free (an
+        end-of-sequence token is simply a token). ``pi_ref`` stays over complete answers; the
+        reference conditionals at each node of the answer tree follow from it. Without
+        ``answers`` every output is one token. The tree matters only for token-level objectives
+        (``Objective(level="token")``).
 
-    ``answers`` (optional) gives each output as a sequence of hashable tokens (a ``str`` is a
-    sequence of one-character tokens), e.g. ``[("A", "B"), ("A", "C"), ("D",)]``; the set must be
-    prefix-free (an end-of-sequence token is simply a token). ``pi_ref`` stays over complete
-    answers; the reference conditionals at each node of the answer tree follow from it. Without
-    ``answers`` every output is one token. The tree matters only for token-level objectives
-    (``Objective(level="token")``).
+    Raises
+    ------
+    InvalidInputError
+        When ``pi_ref`` is not a probability vector, not exactly one reward description is given,
+        a shape does not match ``K`` (or ``L``), ``reward_levels`` are not distinct, a row of
+        ``reward_probs`` does not sum to 1, ``preference`` violates ``M + M^T = 1`` or leaves
+        ``[0, 1]``, or ``answers`` are not distinct, non-empty and prefix-free.
 
+    Notes
+    -----
     Internally every question is reduced to a *pooled* form: a membership matrix
     ``membership`` (``K x D``) so that ``P_G(o | pi) = membership[o] @ E(w)`` with
     ``w = pi @ membership``. For reward laws ``D = L`` (the reward levels) and
     ``membership = reward_probs``; for a preference matrix ``D = K`` and
     ``membership`` is the identity.
+
+    Examples
+    --------
+    >>> q = Question([0.2, 0.8], rewards=[1, 0])
+    >>> q.n_outputs, q.expected_reward.tolist()
+    (2, [1.0, 0.0])
+    >>> Question([0.5, 0.5], reward_levels=[0, 1], reward_probs=[[0.1, 0.9], [0.6, 0.4]]).is_deterministic
+    False
     """
 
     __slots__ = ("pi_ref", "reward_levels", "reward_probs", "preference_matrix", "labels", "answers")
@@ -274,6 +319,17 @@ class Question:
         """``M[o, o'] = P(r_o > r_o') + P(r_o = r_o')/2`` for independent draws.
 
         For a preference-matrix question this is the given matrix.
+
+        Returns
+        -------
+        numpy.ndarray, shape (K, K)
+            ``M``, with ``M + M^T = 1``.
+
+        Examples
+        --------
+        >>> q = Question([0.5, 0.5], reward_levels=[0, 1], reward_probs=[[0.1, 0.9], [0.6, 0.4]])
+        >>> q.pairwise_preference().round(12).tolist()     # 0.9 * 0.6 + (0.1 * 0.6 + 0.9 * 0.4)/2
+        [[0.5, 0.75], [0.25, 0.5]]
         """
         if not self.has_reward_law:
             return self.preference_matrix
@@ -283,7 +339,24 @@ class Question:
         return self.reward_probs @ cmp @ self.reward_probs.T
 
     def confidence_margin(self, a: int = 0, b: int = 1) -> float:
-        """``gamma = P(a > b) - P(b > a)`` between outputs ``a`` and ``b``."""
+        """``gamma = P(a > b) - P(b > a)`` between outputs ``a`` and ``b``.
+
+        Parameters
+        ----------
+        a, b : int, default 0 and 1
+            Output indices.
+
+        Returns
+        -------
+        float
+            The confidence margin, in ``[-1, 1]``.
+
+        Examples
+        --------
+        >>> q = Question([0.5, 0.5], reward_levels=[0, 1], reward_probs=[[0.1, 0.9], [0.6, 0.4]])
+        >>> round(q.confidence_margin(), 12)
+        0.5
+        """
         m = self.pairwise_preference()
         return float(m[a, b] - m[b, a])
 
@@ -368,19 +441,33 @@ class Objective:
     kl_log_ratio_clamp, kl_value_clamp : float or None
         Clip ``log(pi/pi_ref)`` to ``[-L, L]`` before the estimator, and its value to ``[-V, V]``
         (verl's ``low_var_kl``: 20 and 10; OpenRLHF: value 10); the gradient is 0 where a clip is active.
-
-    Derived (read-only, set from the fields above; two objectives are equal when these and the other
-    fields agree, however the KL was spelled):
-
     regime : {"reverse", "direct", "none", "reward", "other"}
-        What the KL fields amount to (:func:`grpo_theory.kl.effective_penalty`): the note's two
-        penalties exactly, no regularising gradient (k1 as a loss), the KL in the reward, or another
-        (clamped) coefficient, still solved exactly.
+        Derived, read-only: what the KL fields amount to (:func:`grpo_theory.kl.effective_penalty`):
+        the note's two penalties exactly, no regularising gradient (k1 as a loss), the KL in the
+        reward, or another (clamped) coefficient, still solved exactly. Two objectives are equal when
+        ``regime``, ``estimator`` and the other fields agree, however the KL was spelled.
     estimator : str
-        The KL estimator in use: ``kl_estimator``, or the one ``penalty`` stands for.
+        Derived, read-only: the KL estimator in use, ``kl_estimator`` or the one ``penalty`` stands for.
 
+    Raises
+    ------
+    InvalidInputError
+        When a field is out of its range (``beta <= 0``, ``G < 2`` or not an integer, an unknown
+        option string, a negative epsilon or clamp), or ``penalty`` contradicts the KL fields.
+
+    Notes
+    -----
     Objectives are keyword-only and immutable; ``dataclasses.replace(obj, beta=0.1)`` gives a
     validated copy.
+
+    Examples
+    --------
+    >>> import math
+    >>> obj = Objective(beta=0.04, group_size=8)
+    >>> obj.regime, obj.estimator, obj.is_large_group
+    ('reverse', 'k3', False)
+    >>> Objective(beta=0.04, group_size=math.inf, penalty="direct").regime
+    'direct'
     """
 
     beta: float
@@ -503,6 +590,13 @@ class Objective:
         return math.isinf(self.group_size)
 
     def describe(self) -> str:
+        """A one-line summary in the note's terms, e.g. ``"reverse/scale, G=8, beta=0.04"``.
+
+        Examples
+        --------
+        >>> Objective(beta=0.04, group_size=8).describe()
+        'reverse/scale, G=8, beta=0.04'
+        """
         g = "inf" if self.is_large_group else str(self.group_size)
         extra = ""
         if self.normalization == "scale" and (self.std_ddof or self.std_eps or self.variance_eps):
@@ -523,8 +617,27 @@ class Objective:
 
 
 def as_objective(obj) -> Objective:
-    """``obj`` as an :class:`Objective`: an Objective is returned as is, a mapping of its fields
-    (e.g. ``{"beta": 0.5, "group_size": 8}``) is validated into one; anything else is an error."""
+    """``obj`` as an :class:`Objective`: an Objective as is, a mapping of its fields validated into one.
+
+    Parameters
+    ----------
+    obj : Objective or mapping
+        An :class:`Objective`, or its fields by name (e.g. ``{"beta": 0.5, "group_size": 8}``).
+
+    Returns
+    -------
+    Objective
+
+    Raises
+    ------
+    InvalidInputError
+        When ``obj`` is neither, a mapping has an unknown field or lacks ``beta``, or a field is invalid.
+
+    Examples
+    --------
+    >>> as_objective({"beta": 0.5, "group_size": 8}).describe()
+    'reverse/scale, G=8, beta=0.5'
+    """
     if isinstance(obj, Objective):
         return obj
     from collections.abc import Mapping
@@ -541,7 +654,22 @@ def as_objective(obj) -> Objective:
 
 
 def as_question(q) -> Question:
-    """``q`` if it is a :class:`Question`; otherwise a clear error."""
+    """``q`` if it is a :class:`Question`; otherwise a clear error.
+
+    Parameters
+    ----------
+    q : Question
+
+    Returns
+    -------
+    Question
+        ``q`` itself.
+
+    Raises
+    ------
+    InvalidInputError
+        When ``q`` is not a :class:`Question`.
+    """
     if isinstance(q, Question):
         return q
     raise InvalidInputError(f"expected a Question, got {type(q).__name__}: {q!r}; build one with "
@@ -564,6 +692,29 @@ def shaped_question(q, shift: np.ndarray):
     scale normalisation this is the limit to about 1e-8 (advantages tend to finite limits as one reward
     runs off); with shift-only normalisation the answer's advantage is large instead of infinite, with the
     same sign, so its drift points the same way.
+
+    Parameters
+    ----------
+    q : Question
+        A question with a reward law (not a preference matrix).
+    shift : array_like, shape (K,)
+        The amount subtracted from each output's rewards (``beta`` times its KL value); ``+-inf``
+        stands for a collapsing answer (see above).
+
+    Returns
+    -------
+    Question
+        The shifted question, with ``q``'s ``pi_ref``, labels and answers.
+
+    Raises
+    ------
+    InvalidInputError
+        When ``shift`` has a NaN.
+
+    Examples
+    --------
+    >>> shaped_question(Question([0.5, 0.5], rewards=[1, 0]), [0.25, 0.0]).expected_reward.tolist()
+    [0.75, 0.0]
     """
     shift = np.asarray(shift, dtype=float)
     if np.any(np.isnan(shift)):

@@ -74,8 +74,31 @@ def _reverse_argmax(pi_ref: np.ndarray, P: np.ndarray, beta: float) -> np.ndarra
 def proximal_map(q: Question, obj: Objective, variance_eps: float | None = None):
     """The exact proximal map ``pi_{n-1} -> pi_n`` (see module doc) as a callable.
 
-    ``variance_eps`` adds epsilon inside the square root of the group variance
-    (Mroueh's convention); ``None`` keeps ``obj.variance_eps``.
+    Parameters
+    ----------
+    q : Question
+    obj : Objective
+        The reverse or direct penalty.
+    variance_eps : float or None, default None
+        Epsilon inside the square root of the group variance (Mroueh's convention); None keeps
+        ``obj.variance_eps``.
+
+    Returns
+    -------
+    callable
+        ``step(pi_prev) -> pi``: the maximiser of ``J(pi; pi_prev)``, for a policy ``pi_prev`` of
+        shape ``(K,)``.
+
+    Examples
+    --------
+    >>> from grpo_theory import Objective, Question
+    >>> q = Question([0.3, 0.7], rewards=[1, 0])
+    >>> step = proximal_map(q, Objective(beta=1.0, group_size=2))
+    >>> pi = q.pi_ref
+    >>> for _ in range(60):
+    ...     pi = step(pi)
+    >>> round(float(pi[0]), 6)                       # Eq. 14's point, sqrt(0.3), is a fixed point
+    0.547723
     """
     obj = _with_eps(obj, variance_eps)
 
@@ -121,8 +144,23 @@ def _jac(f, x):
 
 @dataclass(frozen=True)
 class MapFixedPoint:
-    """A fixed point of the proximal map: ``stable`` means spectral radius < 1 of the map's Jacobian;
-    ``flow_stable`` is the stability of the same policy under the gradient flow."""
+    """A fixed point of the proximal map, with its stability under the map and under the flow.
+
+    Attributes
+    ----------
+    pi : numpy.ndarray, shape (K,)
+        The policy (a stationary point).
+    stable : bool or None
+        Spectral radius of the map's Jacobian (in class logits) below 1; None within 1e-7 of 1.
+    spectral_radius : float
+        The largest ``|multiplier|``.
+    multipliers : numpy.ndarray
+        Eigenvalues of the map's Jacobian.
+    flow_stable : bool or None
+        The stability of the same policy under the gradient flow.
+    point : StationaryPoint
+        The stationary point it is.
+    """
 
     pi: np.ndarray
     stable: bool | None
@@ -137,6 +175,30 @@ def map_fixed_points(q: Question, obj: Objective, variance_eps: float | None = N
 
     They are the stationary points; limit points at a vertex are not fixed points
     of the map (at a vertex every group ties, P = 0, and the map returns pi_ref).
+
+    Parameters
+    ----------
+    q : Question
+    obj : Objective
+    variance_eps : float or None, default None
+        Epsilon inside the square root of the group variance (Mroueh's convention); None keeps
+        ``obj.variance_eps``.
+
+    Returns
+    -------
+    list of MapFixedPoint
+
+    Examples
+    --------
+    For a small ``pi_ref(a)`` a point can be stable under the flow but not under the map (the
+    proximal iteration then leaves it for a 2-cycle, see :func:`map_cycles`):
+
+    >>> import math
+    >>> from grpo_theory import Objective, Question
+    >>> q = Question([3e-3, 1 - 3e-3], rewards=[1, 0])
+    >>> fps = map_fixed_points(q, Objective(beta=0.5, group_size=math.inf, penalty="direct"))
+    >>> [(round(float(f.pi[0]), 4), f.stable, f.flow_stable) for f in fps]
+    [(0.9427, False, False), (0.2424, False, True)]
     """
     obj = _with_eps(obj, variance_eps)
     cp = ClassProblem(q, obj)
@@ -157,9 +219,22 @@ def map_fixed_points(q: Question, obj: Objective, variance_eps: float | None = N
 
 
 class MapCycle(list):
-    """A cycle of the proximal map: a list of policies along the orbit, with ``multiplier``
-    (the derivative of the ``period``-fold map along the orbit, in class-logit coordinates) and
-    ``stable`` (``|multiplier| < 1``; None when within 1e-7 of 1)."""
+    """A cycle of the proximal map: a list of policies along the orbit, with its stability.
+
+    Parameters
+    ----------
+    policies : iterable of numpy.ndarray
+        The orbit's policies, in order.
+    multiplier : float
+        The derivative of the ``period``-fold map along the orbit, in class-logit coordinates.
+
+    Attributes
+    ----------
+    multiplier : float
+        As given.
+    stable : bool or None
+        ``|multiplier| < 1``; None when within 1e-7 of 1.
+    """
 
     def __init__(self, policies, multiplier: float):
         super().__init__(policies)
@@ -171,10 +246,38 @@ def map_cycles(q: Question, obj: Objective, period: int = 2, variance_eps: float
                n_grid: int = 4001) -> list[MapCycle]:
     """Cycles of the proximal map of the given period (two-class questions; exhaustive scan).
 
-    Returns each cycle as a :class:`MapCycle` (a list of ``period`` policies, ordered along
-    the orbit, with its stability), excluding fixed points and cycles whose period is a
-    proper divisor of ``period``. Beyond the first period doubling the map can be chaotic:
-    cycles then exist but none attracts.
+    Fixed points and cycles whose period is a proper divisor of ``period`` are left out. Beyond
+    the first period doubling the map can be chaotic: cycles then exist but none attracts.
+
+    Parameters
+    ----------
+    q : Question
+        A two-class question.
+    obj : Objective
+    period : int, default 2
+        The period sought, ``>= 2``.
+    variance_eps : float or None, default None
+        Epsilon inside the square root of the group variance (Mroueh's convention); None keeps
+        ``obj.variance_eps``.
+    n_grid : int, default 4001
+        Class logits scanned for roots of ``f^period(z) - z``.
+
+    Returns
+    -------
+    list of MapCycle
+        Each a list of ``period`` policies, ordered along the orbit, with its stability.
+
+    Raises
+    ------
+    InvalidInputError
+        When ``period < 2`` or the question does not have two classes.
+
+    Examples
+    --------
+    For ``pi_ref = (3e-3, 1 - 3e-3)``, rewards ``(1, 0)``, the direct penalty at ``G = inf`` and
+    ``beta = 0.5`` (the example of :func:`map_fixed_points`), ``map_cycles`` returns one stable
+    2-cycle, ``pi(a)`` 0.1414 <-> 0.4836 (a scan of a few seconds; ``tests/test_dynamics.py``
+    iterates the map to confirm it).
     """
     if period < 2:
         raise InvalidInputError(f"period must be >= 2, got {period!r}")
@@ -227,7 +330,30 @@ def map_cycles(q: Question, obj: Objective, period: int = 2, variance_eps: float
 
 
 def arcsin_potential(p, variance_eps: float = 0.0) -> np.ndarray:
-    """``Phi(p)`` with ``Phi'(p) = 1/sqrt(p(1-p) + eps)`` and ``Phi(0) = 0``; ``2 arcsin sqrt(p)`` at eps = 0."""
+    """``Phi(p)`` with ``Phi'(p) = 1/sqrt(p(1-p) + eps)`` and ``Phi(0) = 0``; ``2 arcsin sqrt(p)`` at eps = 0.
+
+    Parameters
+    ----------
+    p : array_like
+        Success probabilities, in ``[0, 1]``.
+    variance_eps : float, default 0.0
+        ``eps >= 0``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``Phi(p)``, of the shape of ``p``.
+
+    Raises
+    ------
+    InvalidInputError
+        When ``p`` leaves ``[0, 1]`` or ``variance_eps < 0``.
+
+    Examples
+    --------
+    >>> arcsin_potential([0.0, 0.5, 1.0]).round(6).tolist()      # 2 arcsin sqrt(p): 0, pi/2, pi
+    [0.0, 1.570796, 3.141593]
+    """
     p = np.asarray(p, dtype=float)
     if np.any((p < 0) | (p > 1)):
         raise InvalidInputError(f"p must lie in [0, 1], got {p!r}")
@@ -239,7 +365,35 @@ def arcsin_potential(p, variance_eps: float = 0.0) -> np.ndarray:
 
 def potential_objective(q: Question, obj: Objective, pi) -> float:
     """``F(pi) = Phi(E_pi s) - beta D(pi)``: the scalar objective whose logit gradient ascent is
-    the large-G GRPO flow, for rewards in {0, 1} (``s(o)`` the success probability of ``o``)."""
+    the large-G GRPO flow, for rewards in {0, 1} (``s(o)`` the success probability of ``o``).
+
+    ``D`` is the penalty's divergence: KL(pi_ref || pi) (reverse) or KL(pi || pi_ref) (direct).
+
+    Parameters
+    ----------
+    q : Question
+        Rewards in ``{0, 1}``.
+    obj : Objective
+        ``G = inf``, scale normalisation, ``std_eps = 0``.
+    pi : array_like, shape (K,)
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    InvalidInputError
+        Outside that setting, or when ``pi`` is not a probability vector.
+
+    Examples
+    --------
+    >>> import math
+    >>> from grpo_theory import Objective, Question
+    >>> q = Question([0.2, 0.8], rewards=[1, 0])
+    >>> round(potential_objective(q, Objective(beta=1.0, group_size=math.inf), q.pi_ref), 6)  # D = 0
+    0.927295
+    """
     if not obj.is_large_group or obj.normalization != "scale" or obj.std_eps != 0:
         raise InvalidInputError("the arcsin potential is for G = inf, scale normalisation, std_eps = 0; "
                                 f"got {obj.describe()}")

@@ -43,7 +43,21 @@ COLUMNS = ("key", "objective", "pi_ref", "n_points", "n_stable", "exhaustive", "
 
 @dataclass(frozen=True)
 class Case:
-    """One evaluation: a unique ``key`` (the resume handle), a question and an objective."""
+    """One evaluation: a unique ``key`` (the resume handle), a question and an objective.
+
+    Parameters
+    ----------
+    key : str
+        A non-empty one-line string, unique within a sweep: the resume handle.
+    question : Question
+    objective : Objective or mapping
+        An :class:`~grpo_theory.problem.Objective`, or a dict of its fields.
+
+    Raises
+    ------
+    InvalidInputError
+        When the key is empty or spans lines, or the question or objective is invalid.
+    """
 
     key: str
     question: Question
@@ -57,7 +71,26 @@ class Case:
 
 
 def evaluate_case(case: Case) -> dict:
-    """Stationary points of one case, their stability, the policy reached from pi_ref, and the time."""
+    """Stationary points of one case, their stability, the policy reached from pi_ref, and the time.
+
+    Parameters
+    ----------
+    case : Case
+
+    Returns
+    -------
+    dict
+        One row with the keys :data:`COLUMNS`: ``key``, ``objective`` (its description),
+        ``pi_ref``, ``stable_policies`` and ``reached_policy`` (JSON lists), ``n_points``,
+        ``n_stable``, ``exhaustive`` and ``seconds``.
+
+    Examples
+    --------
+    >>> from grpo_theory import Objective, Question
+    >>> row = evaluate_case(Case("a", Question([0.3, 0.7], rewards=[1, 0]), Objective(beta=1.0)))
+    >>> row["n_stable"], row["reached_policy"][:9]           # Eq. 14: sqrt(0.3)
+    (1, '[0.547722')
+    """
     t0 = time.perf_counter()
     pts = stationary_points(case.question, case.objective)
     reached = stationary_policy(case.question, case.objective)
@@ -163,10 +196,35 @@ def sweep(cases: Iterable[Case], *, out: str | Path | None = None, executor: Exe
           max_workers: int | None = None, progress: bool = True) -> pd.DataFrame:
     """Evaluate ``cases`` (see :func:`evaluate_case`) and return one row per case.
 
-    ``executor``: any ``concurrent.futures.Executor`` (e.g. ``dask.distributed.Client.get_executor()``);
-    ``None`` a local process pool of ``max_workers``; ``"serial"`` this process. ``out``: a CSV to which
-    each finished case is appended (flushed) as it finishes; cases whose key it already holds are
-    skipped, so re-running a killed sweep resumes it.
+    Parameters
+    ----------
+    cases : iterable of Case
+        The cases, with unique keys.
+    out : str or pathlib.Path, optional
+        A CSV to which each finished case is appended (flushed) as it finishes; cases whose key it
+        already holds are skipped, so re-running a killed sweep resumes it.
+    executor : concurrent.futures.Executor, "serial" or None, optional
+        Any executor (e.g. ``dask.distributed.Client.get_executor()``); None: a local process pool
+        of ``max_workers``; ``"serial"``: this process.
+    max_workers : int, optional
+        Workers of the local process pool.
+    progress : bool, default True
+        Show a progress bar.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per case (the columns :data:`COLUMNS`), in the order of ``cases``.
+
+    Raises
+    ------
+    InvalidInputError
+        When two cases share a key, ``executor`` or ``max_workers`` is invalid, or ``out`` exists and
+        is not a sweep file.
+
+    Examples
+    --------
+    See the module's example.
     """
     if isinstance(executor, str) and executor != "serial":
         raise InvalidInputError(f"executor must be an Executor, None (a local process pool) or 'serial', got "
@@ -262,6 +320,23 @@ def check_grid(grid) -> list[str]:
 
     Checks the top-level keys, each question (as :class:`Question` would), the simplex (``rewards`` a list,
     ``step`` = 1/n with n >= K) and every combination of the objective fields (as :class:`Objective` would).
+
+    Parameters
+    ----------
+    grid : mapping
+        A grid as :func:`cases_from_grid` takes it.
+
+    Returns
+    -------
+    list of str
+        One line per problem; empty when the grid is valid.
+
+    Examples
+    --------
+    >>> check_grid({"questions": [{"pi_ref": [0.3, 0.7], "rewards": [1, 0]}], "objectives": {"beta": 0.5}})
+    []
+    >>> len(check_grid({"questions": [{"pi_ref": [0.3, 0.7], "rewards": [1, 0]}]}))   # no objectives
+    1
     """
     if not isinstance(grid, Mapping):
         return [f"a sweep grid must be a mapping with 'objectives' and 'questions' or 'simplex', got "
@@ -342,9 +417,35 @@ def check_grid(grid) -> list[str]:
 
 
 def cases_from_grid(grid: Mapping) -> list[Case]:
-    """Cases from a grid: ``questions`` (a list of ``{name, pi_ref, rewards | reward_levels+reward_probs}``,
-    or ``simplex: {rewards, step}`` for every interior pi_ref on a lattice of a K-output simplex) times
-    ``objectives`` (a mapping of Objective fields, each a value or a list: every combination)."""
+    """Cases from a grid: every question times every combination of objective fields.
+
+    Parameters
+    ----------
+    grid : mapping
+        ``questions``: a list of ``{name, pi_ref, rewards | reward_levels+reward_probs}``, and/or
+        ``simplex: {rewards, step}`` for every interior ``pi_ref`` on a lattice of a K-output
+        simplex (``step = 1/n``); ``objectives``: a mapping of Objective fields, each a value or a
+        list (every combination; ``"inf"`` is ``math.inf``).
+
+    Returns
+    -------
+    list of Case
+        Keys ``"<question name>|field=value,..."``.
+
+    Raises
+    ------
+    InvalidInputError
+        Naming every problem :func:`check_grid` finds (missing ``objectives`` or question source, an
+        invalid question, a step that is not ``1/n`` with ``n >= K``, an invalid objective), before any
+        work starts.
+
+    Examples
+    --------
+    >>> cases = cases_from_grid({"questions": [{"name": "q", "pi_ref": [0.3, 0.7], "rewards": [1, 0]}],
+    ...                          "objectives": {"beta": [0.5, 1.0], "group_size": "inf"}})
+    >>> [c.key for c in cases]
+    ['q|beta=0.5,group_size=inf', 'q|beta=1.0,group_size=inf']
+    """
     problems = check_grid(grid)
     if problems:             # every problem at once, before any work starts
         raise InvalidInputError(f"the sweep grid has {len(problems)} problem(s): "

@@ -43,7 +43,20 @@ _t = sp.symbols("t", positive=True)                   # a vanishing positive off
 
 @dataclass(frozen=True)
 class Proof:
-    """The outcome of checking ``expr == 0``: ``status`` is "symbolic" or "numeric"."""
+    """The outcome of checking a statement (``expr == 0``, or a sign).
+
+    Attributes
+    ----------
+    statement : str
+        What was checked, in words.
+    status : {"symbolic", "numeric", "failed"}
+        ``"symbolic"``: sympy decided it; ``"numeric"``: sympy could not, and 50-digit evaluation at
+        random points found it to hold (never reported as proved); ``"failed"``: it does not hold.
+    method : str
+        How it was decided.
+    residual : sympy.Expr
+        What sympy's simplification left (0 when proved symbolically).
+    """
 
     statement: str
     status: str
@@ -52,12 +65,31 @@ class Proof:
 
     @property
     def holds(self) -> bool:
+        """True unless the check failed (``status`` is "symbolic" or "numeric")."""
         return self.status in ("symbolic", "numeric")
 
 
 @dataclass(frozen=True)
 class Derivation:
-    """A closed form derived from a stationarity condition."""
+    """A closed form derived from a stationarity condition.
+
+    Attributes
+    ----------
+    name : str
+        Which formula (e.g. ``"Eq. 14 (G = 2, reverse penalty)"``).
+    condition : sympy.Expr
+        The stationarity condition in ``x = pi(a)`` (an ``Eq``, or an expression equal to 0).
+    roots : tuple of sympy.Expr
+        Every root sympy finds.
+    solution : sympy.Expr
+        The root kept.
+    why : str
+        Why that root.
+    assumptions : str
+        The setting (group size, penalty, rewards).
+    checks : tuple of Proof
+        Properties of the solution, each proved or checked.
+    """
 
     name: str
     condition: sp.Expr            # an Eq or expression == 0 in x
@@ -70,7 +102,32 @@ class Derivation:
 
 def prove_zero(expr: sp.Expr, statement: str, symbols_ranges: dict | None = None, n_points: int = 12,
                seed: int = 0) -> Proof:
-    """Prove ``expr == 0``: symbolically if sympy can, otherwise by 50-digit evaluation (labelled)."""
+    """Prove ``expr == 0``: symbolically if sympy can, otherwise by 50-digit evaluation (labelled).
+
+    Parameters
+    ----------
+    expr : sympy.Expr
+        ``lhs - rhs``.
+    statement : str
+        The statement, in words.
+    symbols_ranges : dict, optional
+        ``{symbol: (lo, hi)}`` for the numeric check (default ``(0.05, 0.95)`` for every free symbol).
+    n_points : int, default 12
+        Random points of the numeric check.
+    seed : int, default 0
+
+    Returns
+    -------
+    Proof
+        ``status`` "symbolic", "numeric" (``|expr| < 1e-40`` at every point) or "failed".
+
+    Examples
+    --------
+    >>> prove_zero(sp.sin(x)**2 + sp.cos(x)**2 - 1, "sin^2 + cos^2 = 1").status
+    'symbolic'
+    >>> prove_zero(x - p, "x = p").status
+    'failed'
+    """
     simplified = sp.simplify(expr)
     if simplified == 0:
         return Proof(statement, "symbolic", "simplify(lhs - rhs) == 0")
@@ -91,7 +148,30 @@ def prove_zero(expr: sp.Expr, statement: str, symbols_ranges: dict | None = None
 
 def prove_sign(expr: sp.Expr, sign: int, statement: str, symbols_ranges: dict, n_points: int = 200,
                seed: int = 0) -> Proof:
-    """Prove ``sign * expr > 0`` from sympy's assumptions; else check it at random points (labelled)."""
+    """Prove ``sign * expr > 0`` from sympy's assumptions; else check it at random points (labelled).
+
+    Parameters
+    ----------
+    expr : sympy.Expr
+    sign : {1, -1}
+        Prove ``expr > 0`` (1) or ``expr < 0`` (-1).
+    statement : str
+        The statement, in words.
+    symbols_ranges : dict
+        ``{symbol: (lo, hi)}`` for the numeric check.
+    n_points : int, default 200
+        Random points of the numeric check.
+    seed : int, default 0
+
+    Returns
+    -------
+    Proof
+
+    Examples
+    --------
+    >>> prove_sign(x * (1 - x), 1, "x(1-x) > 0", {x: (0.01, 0.99)}).status   # sympy cannot decide 1 - x > 0
+    'numeric'
+    """
     decided = (sign * expr).is_positive
     if decided:
         return Proof(statement, "symbolic", "sympy's assumption system (positive symbols)")
@@ -116,7 +196,13 @@ def _prove_positive(expr: sp.Expr, var: sp.Symbol, statement: str) -> Proof:
 # ------------------------------------------------------------------------------ derivations
 
 def derive_eq14() -> Derivation:
-    r"""G = 2, reverse penalty: ``beta (x - p) = gamma x (1 - x)`` gives Eq. 14."""
+    r"""G = 2, reverse penalty: ``beta (x - p) = gamma x (1 - x)`` gives Eq. 14.
+
+    Returns
+    -------
+    Derivation
+        The condition, every root sympy finds, the root kept and why, and the proved properties.
+    """
     b = sp.symbols("b", positive=True)                   # b = beta/gamma
     cond = sp.Eq(beta * (x - p), gamma * x * (1 - x))
     roots = tuple(sp.solve(cond.subs(beta, b * gamma), x))
@@ -147,7 +233,13 @@ def _limit_status(expr, var, point, expected, direction: str = "+") -> tuple[str
 
 
 def derive_eq15() -> Derivation:
-    r"""Large G, reverse penalty: ``beta (x - p) = sqrt(x (1 - x))`` gives Eq. 15."""
+    r"""Large G, reverse penalty: ``beta (x - p) = sqrt(x (1 - x))`` gives Eq. 15.
+
+    Returns
+    -------
+    Derivation
+        The condition, every root sympy finds, the root kept and why, and the proved properties.
+    """
     cond = sp.Eq(beta * (x - p), sp.sqrt(x * (1 - x)))
     squared = sp.Eq(beta**2 * (x - p) ** 2, x * (1 - x))
     roots = tuple(sp.solve(squared, x))
@@ -178,7 +270,21 @@ def derive_eq15() -> Derivation:
 
 
 def derive_pairwise_direct() -> Derivation:
-    r"""G = 2, direct penalty: ``x/(1-x) = p/(1-p) exp(gamma/beta)``."""
+    r"""G = 2, direct penalty: ``x/(1-x) = p/(1-p) exp(gamma/beta)``.
+
+    Returns
+    -------
+    Derivation
+        The condition, every root sympy finds, the root kept and why, and the proved properties.
+
+    Examples
+    --------
+    >>> d = derive_pairwise_direct()
+    >>> sp.simplify(d.solution.subs({p: sp.Rational(1, 2), gamma: 1, beta: sp.Rational(1, 2)}) - 1/(1 + sp.exp(-2)))
+    0
+    >>> [c.status for c in d.checks]
+    ['symbolic', 'symbolic']
+    """
     cond = sp.Eq(sp.log(x / (1 - x)), sp.log(p / (1 - p)) + gamma / beta)
     roots = tuple(sp.solve(cond, x))
     e = sp.exp(gamma / (2 * beta))
@@ -192,7 +298,15 @@ def derive_pairwise_direct() -> Derivation:
 
 
 def derive_large_group_direct() -> Derivation:
-    r"""Large G, direct penalty: ``h(x) = 1/(beta sqrt(x(1-x))) - log(x/(1-x)) + log(p/(1-p))``."""
+    r"""Large G, direct penalty: ``h(x) = 1/(beta sqrt(x(1-x))) - log(x/(1-x)) + log(p/(1-p))``.
+
+    The stationary points are the roots of ``h``; the solution kept is ``h``'s turning point ``x*``.
+
+    Returns
+    -------
+    Derivation
+        The condition, every root sympy finds, the root kept and why, and the proved properties.
+    """
     h = 1 / (beta * sp.sqrt(x * (1 - x))) - sp.log(x / (1 - x)) + sp.log(p / (1 - p))
     dh = sp.simplify(sp.diff(h, x))
     x_star = (1 + sp.sqrt(1 - 1 / (1 + beta**2))) / 2
@@ -214,7 +328,18 @@ def derive_large_group_direct() -> Derivation:
 
 
 def derive_log_pooling(n_outputs: int = 3) -> Derivation:
-    r"""RLHF: maximise ``sum pi r - beta KL(pi || pi_ref)`` on the simplex (Eq. 3 -> Eq. 4)."""
+    r"""RLHF: maximise ``sum pi r - beta KL(pi || pi_ref)`` on the simplex (Eq. 3 -> Eq. 4).
+
+    Parameters
+    ----------
+    n_outputs : int, default 3
+        ``K``, with symbolic ``pi_ref`` (``q0, q1, ...``) and rewards (``r0, r1, ...``).
+
+    Returns
+    -------
+    Derivation
+        The condition, every root sympy finds, the root kept and why, and the proved properties.
+    """
     pis = sp.symbols(f"pi0:{n_outputs}", positive=True)
     refs = sp.symbols(f"q0:{n_outputs}", positive=True)
     rs = sp.symbols(f"r0:{n_outputs}", real=True)
@@ -240,7 +365,27 @@ def binary_finite_group_condition(group_size: int | None = None, penalty: str = 
     (deterministic rewards, scale, ddof 0), and the condition is
     reverse: ``beta (x - p) - x (1 - x) (P_G(a) - P_G(b)) = 0``;
     direct:  ``beta (log(x/(1-x)) - log(p/(1-p))) - (P_G(a) - P_G(b)) = 0``.
-    ``group_size=None`` keeps G symbolic (an unevaluated Sum).
+
+    Parameters
+    ----------
+    group_size : int or None, default None
+        ``G``; None keeps ``G`` symbolic (an unevaluated Sum).
+    penalty : {"reverse", "direct"}, default "reverse"
+
+    Returns
+    -------
+    sympy.Expr
+        The left-hand side of the condition ``= 0``, in ``x``, ``p``, ``beta``.
+
+    Raises
+    ------
+    ValueError
+        For a ``penalty`` other than "reverse" or "direct".
+
+    Examples
+    --------
+    >>> sp.factor(binary_finite_group_condition(2))          # Eq. 14's condition at gamma = 1
+    -beta*p + beta*x + x**2 - x
     """
     k = sp.symbols("k", integer=True, nonnegative=True)
     g = G if group_size is None else sp.Integer(group_size)
@@ -361,12 +506,14 @@ def derive_tree_node(penalty: str = "reverse") -> Derivation:
 
 @lru_cache(maxsize=1)      # pure and deterministic: derive once per process (about 5 s)
 def all_derivations() -> tuple[Derivation, ...]:
+    """Every derivation of this module (cached: they take seconds), in the order of docs/derivations.md."""
     return (derive_eq14(), derive_eq15(), derive_pairwise_direct(), derive_large_group_direct(),
             derive_log_pooling(), derive_tree_node("reverse"), derive_tree_node("direct"))
 
 
 @lru_cache(maxsize=1)
 def all_identities() -> tuple[Proof, ...]:
+    """Every identity of this module, proved or checked (cached), in the order of docs/derivations.md."""
     return identity_pairwise_advantage() + identity_zero_mean_preference() + identity_shift_direct_is_rlhf() \
         + identity_penalty_gradient()
 
@@ -381,7 +528,14 @@ def _proof_line(pr: Proof) -> str:
 
 @lru_cache(maxsize=1)
 def render_markdown() -> str:
-    """The text of docs/derivations.md (deterministic)."""
+    """The text of docs/derivations.md (deterministic).
+
+    Returns
+    -------
+    str
+        Markdown with every derivation, its proofs and the identities; ``grpo-theory derivations``
+        writes it, and a test fails when the committed file differs.
+    """
     out = ["# Derivations", "",
            "Generated by `grpo-theory derivations` from `grpo_theory/symbolic.py`; do not edit by hand",
            "(a test fails when this file is stale). Each closed form is derived by sympy from its",

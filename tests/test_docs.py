@@ -49,15 +49,90 @@ def test_the_main_entry_points_have_examples(name):
     assert any(t.examples for t in tests), f"{name} has no example"
 
 
-def test_the_site_builds_in_strict_mode(tmp_path):
+@pytest.fixture(scope="module")
+def built_site(tmp_path_factory):
+    """The site built once in strict mode (a docstring griffe cannot parse, or a broken cross reference, fails it)."""
     pytest.importorskip("mkdocs")
     pytest.importorskip("mkdocstrings")
-    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(tmp_path / "site")],
+    site = tmp_path_factory.mktemp("docs") / "site"
+    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(site)],
                           cwd=ROOT, capture_output=True, text=True, env={"NO_MKDOCS_2_WARNING": "1",
                                                                          "PATH": "/usr/bin:/bin"})
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    assert (tmp_path / "site" / "api" / "kl" / "index.html").exists()
-    assert (tmp_path / "site" / "paper_figures" / "fig1_pairwise_reverse.png").exists()
+    return site
+
+
+def test_the_site_builds_in_strict_mode(built_site):
+    assert (built_site / "api" / "kl" / "index.html").exists()
+    assert (built_site / "paper_figures" / "fig1_pairwise_reverse.png").exists()
+
+
+# The names a newcomer reads first, by API page: each must render numpy sections as tables.
+MAIN_API = {
+    "problem": ["grpo_theory.problem.Question", "grpo_theory.problem.Objective"],
+    "stationary": ["grpo_theory.solvers.search.stationary_policy", "grpo_theory.solvers.search.stationary_points",
+                   "grpo_theory.solvers.classes.stationarity_residual",
+                   "grpo_theory.solvers.classes.clamp_critical_beta",
+                   "grpo_theory.solvers.results.StationaryPoint", "grpo_theory.solvers.results.StationaryPointSet"],
+    "preference": ["grpo_theory.preference.reward_preference", "grpo_theory.preference.monte_carlo_preference"],
+    "closed_form": ["grpo_theory.closed_form.binary_pairwise", "grpo_theory.closed_form.binary_large_group",
+                    "grpo_theory.solvers.baselines.log_pooling", "grpo_theory.solvers.baselines.nash_equilibrium"],
+    "dynamics": ["grpo_theory.dynamics.flow", "grpo_theory.dynamics.grpo_steps", "grpo_theory.dynamics.Trajectory"],
+    "kl": ["grpo_theory.kl.coefficient", "grpo_theory.kl.effective_penalty"],
+    "sweep": ["grpo_theory.sweep.sweep", "grpo_theory.sweep.cases_from_grid"],
+}
+
+
+def _section_tables(block) -> dict[str, list[str]]:
+    """``{"Parameters": [first-column names], ...}`` for the numpy sections mkdocstrings rendered as tables
+    in one object's own documentation (not its members')."""
+    contents = block.find("div", class_="doc-contents", recursive=False)
+    out = {}
+    for title in contents.find_all("span", class_="doc-section-title"):
+        if title.find_parent("div", class_="doc-contents") is not contents:
+            continue                                      # a member's section
+        table = title.find_parent("p").find_next_sibling("table")
+        if table is not None:
+            out[title.text.rstrip(":")] = [row.find("td").get_text(" ", strip=True)
+                                           for row in table.find("tbody").find_all("tr")]
+    return out
+
+
+@pytest.mark.parametrize("page", sorted(MAIN_API))
+def test_api_pages_show_parameter_tables(built_site, page):
+    """On the built API pages, each main function has a Parameters table naming every parameter of its
+    signature (read with inspect, not from the docstring) and a Returns table; each main class has a
+    Parameters or Attributes table naming every field or constructor argument; Raises tables where the
+    docstring says what it raises."""
+    import dataclasses
+    import inspect
+
+    bs4 = pytest.importorskip("bs4")
+    soup = bs4.BeautifulSoup((built_site / "api" / page / "index.html").read_text(), "html.parser")
+    for path in MAIN_API[page]:
+        heading = soup.find(id=path)
+        assert heading is not None, f"api/{page}: {path} is not documented there"
+        block = heading.find_parent("div", class_="doc-object")
+        tables = _section_tables(block)
+        module, _, name = path.rpartition(".")
+        obj = getattr(importlib.import_module(module), name)
+        if inspect.isclass(obj):
+            if dataclasses.is_dataclass(obj):
+                expected = {f.name for f in dataclasses.fields(obj)}
+                listed = set(tables.get("Attributes", []))
+                # a table row may name several fields ("lo, hi")
+                listed |= {part.strip() for row in listed for part in row.split(",")}
+            else:
+                expected = set(inspect.signature(obj).parameters) - {"self"}
+                listed = set(tables.get("Parameters", []))
+        else:
+            assert "Returns" in tables, f"api/{page}: {path} has no Returns table (sections: {sorted(tables)})"
+            expected = set(inspect.signature(obj).parameters)
+            listed = {part.strip() for row in tables.get("Parameters", []) for part in row.split(",")}
+        missing = expected - listed
+        assert not missing, f"api/{page}: {path} renders no table row for {sorted(missing)} (tables: {tables})"
+        if "Raises" in (obj.__doc__ or ""):
+            assert tables.get("Raises"), f"api/{page}: {path}'s Raises section is not a table"
 
 
 NOTEBOOKS = sorted((ROOT / "docs" / "notebooks").glob("*.ipynb"))
@@ -175,7 +250,8 @@ def test_front_page_figure_draws_the_library_numbers():
         d = df[(df.method == "reverse") & (df.G == g)]
         np.testing.assert_allclose(d.p_correct, [float(closed(b)) for b in d.beta], rtol=1e-7, atol=1e-9)
     for _, row in df[df.method != "rlhf"].iloc[::7].iterrows():
-        pi = stationary_policy(q, Objective(row.beta, row.G, row.method, "scale")).pi[0]
+        obj = Objective(beta=row.beta, group_size=row.G, penalty=row.method, normalization="scale")
+        pi = stationary_policy(q, obj).pi[0]
         assert abs(pi - row.p_correct) < 1e-8, row.to_dict()
 
 

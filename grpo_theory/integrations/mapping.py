@@ -30,7 +30,21 @@ __all__ = ["TheoryMapping", "explain", "parse_version", "defaults_for", "mapping
 
 @dataclass(frozen=True)
 class TheoryMapping:
-    """The theory's objective for a trainer config, with warnings, framework and version."""
+    """The theory's objective for a trainer config, with warnings, framework and version.
+
+    ``str()`` gives the objective and one line per warning.
+
+    Attributes
+    ----------
+    objective : Objective
+        What the config optimises, in the note's terms.
+    warnings : tuple of str
+        Settings the theory does not model, defaults assumed, unknown keys.
+    framework : str
+        ``"TRL"``, ``"verl"`` or ``"OpenRLHF"``.
+    version : str or None
+        The framework version whose defaults were used (None: unknown).
+    """
 
     objective: Objective
     warnings: tuple
@@ -46,8 +60,24 @@ class TheoryMapping:
 def mapping_of(objective: Objective | None, warns: list, framework: str, version: str | None) -> TheoryMapping:
     """A reader's result: each warning also emitted through ``warnings.warn`` as a :class:`TheoryWarning`.
 
-    Raises :class:`NoStationaryPolicy`, naming the reasons, where the config leaves nothing to predict
-    (``objective`` None: no KL term, or an advantage the theory does not model).
+    Parameters
+    ----------
+    objective : Objective or None
+        The objective read; None where the config leaves nothing to predict.
+    warns : list of str
+        The reader's warnings (the reasons, when ``objective`` is None).
+    framework : str
+    version : str or None
+
+    Returns
+    -------
+    TheoryMapping
+
+    Raises
+    ------
+    NoStationaryPolicy
+        When ``objective`` is None (no KL term, or an advantage the theory does not model), naming
+        the reasons.
     """
     if objective is None:
         raise NoStationaryPolicy(f"{framework} {version or '(version unknown)'}: no stationary policy to predict: "
@@ -58,7 +88,28 @@ def mapping_of(objective: Objective | None, warns: list, framework: str, version
 
 
 def parse_version(v: str) -> tuple:
-    """``"1.16.0"`` -> ``(1, 16, 0)``; pre-release suffixes (``.dev0``, ``rc1``) are dropped."""
+    """``"1.16.0"`` -> ``(1, 16, 0)``; pre-release suffixes (``.dev0``, ``rc1``) are dropped.
+
+    Parameters
+    ----------
+    v : str
+        A version string.
+
+    Returns
+    -------
+    tuple of int
+        Major, minor, patch (missing parts are 0).
+
+    Raises
+    ------
+    InvalidInputError
+        When ``v`` has no number.
+
+    Examples
+    --------
+    >>> parse_version("1.16.0"), parse_version("0.26.0.dev0"), parse_version("2")
+    ((1, 16, 0), (0, 26, 0), (2, 0, 0))
+    """
     parts = re.findall(r"\d+", str(v).split("+")[0])[:3]
     if not parts:
         raise InvalidInputError(f"version must look like '1.16.0', got {v!r}")
@@ -68,7 +119,28 @@ def parse_version(v: str) -> tuple:
 def defaults_for(table, version: str, framework: str) -> tuple[dict, list]:
     """Fold a version table (rows ``(first_version, {key: default}, source)``, oldest first) up to ``version``.
 
-    Returns the defaults and warnings when ``version`` lies outside the rows' range.
+    Parameters
+    ----------
+    table : sequence of tuple
+        Rows ``(first_version, {key: default}, source)``, oldest first: each row's changes hold
+        from its version on.
+    version : str
+        The version whose defaults are wanted.
+    framework : str
+        Its name, for the warning.
+
+    Returns
+    -------
+    defaults : dict
+        Every key's default at ``version``.
+    warnings : list of str
+        One warning when ``version`` is older than the table's first row.
+
+    Examples
+    --------
+    >>> table = [("0.1.0", {"beta": 0.04, "eps": 1e-4}, "a"), ("0.19.0", {"beta": 0.0}, "b")]
+    >>> defaults_for(table, "0.20.1", "TRL")
+    ({'beta': 0.0, 'eps': 0.0001}, [])
     """
     v = parse_version(version)
     out, warns = {}, []
@@ -109,7 +181,38 @@ def _role(obj: Objective) -> str:
 
 def explain(mapping: TheoryMapping, question: Question | None = None) -> dict:
     """What the config optimises, as data: penalty and gradient, normalisation, ddof/eps, level,
-    aggregation, warnings, and for ``question`` the stationary policy beside log pooling."""
+    aggregation, warnings, and for ``question`` the stationary policy beside log pooling.
+
+    Parameters
+    ----------
+    mapping : TheoryMapping
+        A reader's result (:func:`~grpo_theory.integrations.trl.read_trl_config`,
+        :func:`~grpo_theory.integrations.verl.read_verl_config`,
+        :func:`~grpo_theory.integrations.openrlhf.read_openrlhf_config`).
+    question : Question, optional
+        A question to predict for (needs a reward law).
+
+    Returns
+    -------
+    dict
+        ``framework``, ``version``, ``warnings`` (plus one when a KL clamp is active at the
+        predicted point) and ``objective`` (a dict: ``describe``, ``penalty``, ``kl`` in words,
+        ``advantage``, ...); with ``question`` also ``question`` (a dict: ``stationary_policy``,
+        ``stable``, ``collapse``, every ``stationary_points`` entry and ``log_pooling``).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from grpo_theory import Question
+    >>> from grpo_theory.integrations.trl import read_trl_config
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     m = read_trl_config({"num_generations": 2, "beta": 0.5, "max_completion_length": 1,
+    ...                          "use_bias_correction_kl": False, "scale_rewards": False}, trl_version="1.16.0")
+    >>> info = explain(m, Question([0.2, 0.8], rewards=[1, 0]))
+    >>> info["objective"]["penalty"], [round(x, 4) for x in info["question"]["stationary_policy"]]
+    ('reverse', [0.4472, 0.5528])
+    """
     obj = mapping.objective
     out = dict(framework=mapping.framework, version=mapping.version, warnings=list(mapping.warnings), objective=None)
     norm = ("(r - mean r) / (std_{ddof} r + eps)" if obj.normalization == "scale" else "r - mean r")
@@ -137,7 +240,20 @@ def explain(mapping: TheoryMapping, question: Question | None = None) -> dict:
 
 
 def clamp_activity(obj: Objective, question: Question, pi: np.ndarray) -> str | None:
-    """A warning when a clamp is active at ``pi`` (its gradient, or the value's dependence on pi, is off)."""
+    """A warning when a clamp is active at ``pi`` (its gradient, or the value's dependence on pi, is off).
+
+    Parameters
+    ----------
+    obj : Objective
+    question : Question
+    pi : numpy.ndarray, shape (K,)
+        The predicted policy.
+
+    Returns
+    -------
+    str or None
+        The warning, naming the clipped outputs and their ``pi/pi_ref``; None when no clamp is active.
+    """
     if obj.kl_log_ratio_clamp is None and obj.kl_value_clamp is None:
         return None
     s = (pi > 0) & (question.pi_ref > 0)

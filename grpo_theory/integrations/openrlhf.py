@@ -114,7 +114,33 @@ def _coerce(key: str, value):
 
 
 def read_openrlhf_config(args) -> TheoryMapping:
-    """Map OpenRLHF's arguments (a mapping of flag names or an argv list) onto the theory's Objective."""
+    """Map OpenRLHF's arguments (a mapping of flag names or an argv list) onto the theory's Objective.
+
+    Parameters
+    ----------
+    args : mapping or sequence of str
+        Flag names (old flat or new dotted style) to values, or an argv list in either style.
+        Flags left out take :data:`OPENRLHF_DEFAULTS`.
+
+    Returns
+    -------
+    TheoryMapping
+        The objective, with every warning (also emitted as a :class:`~grpo_theory.TheoryWarning`).
+
+    Raises
+    ------
+    InvalidInputError
+        When ``args`` is neither, an argv list is malformed, or a value has the wrong type.
+    NoStationaryPolicy
+        When there is nothing to predict (an advantage estimator the theory does not model, or no
+        KL term).
+
+    Examples
+    --------
+    >>> m = read_openrlhf_config(["--advantage_estimator", "group_norm", "--n_samples_per_prompt", "8"])
+    >>> m.objective.group_size, m.objective.estimator, m.objective.kl_placement, m.objective.beta
+    (8, 'k1', 'advantage', 0.01)
+    """
     if isinstance(args, Mapping):
         raw = dict(args)
     elif isinstance(args, Sequence) and not isinstance(args, (str, bytes)):

@@ -108,6 +108,7 @@ def _get(config, name, default=None):
 
 
 def installed_trl_version() -> str | None:
+    """The installed TRL's version string, or None when TRL is not installed."""
     try:
         from importlib.metadata import version
 
@@ -129,12 +130,33 @@ def read_trl_config(config, trl_version: str | None = None, completion_tokens: i
                        ) -> TheoryMapping:
     """Map a TRL ``GRPOConfig`` (or a dict of its fields) onto the theory's Objective, with warnings.
 
-    ``trl_version``: whose defaults fill the fields a dict leaves out (default: the config's
-    ``trl_version`` key, else the installed TRL, else :data:`PINNED_TRL`). ``completion_tokens``:
-    answer length in tokens if known (1 for one-token answers); defaults to ``max_completion_length``.
-    Unknown keys and settings the theory does not model come back as warnings; a value of the wrong
-    type is an :class:`~grpo_theory.InvalidInputError` naming it.
+    Unknown keys and settings the theory does not model come back as warnings.
 
+    Parameters
+    ----------
+    config : trl.GRPOConfig or dict
+        The config, or a dict of its fields (e.g. loaded from JSON).
+    trl_version : str, optional
+        Whose defaults fill the fields a dict leaves out (default: the config's ``trl_version`` key,
+        else the installed TRL, else :data:`PINNED_TRL`).
+    completion_tokens : int, optional
+        Answer length in tokens if known (1 for one-token answers); defaults to
+        ``max_completion_length``.
+
+    Returns
+    -------
+    TheoryMapping
+        The objective, with every warning (also emitted as a :class:`~grpo_theory.TheoryWarning`).
+
+    Raises
+    ------
+    InvalidInputError
+        When a value has the wrong type or range (the message names it).
+    NoStationaryPolicy
+        When there is nothing to predict (e.g. ``beta = 0``, TRL's default since 0.19).
+
+    Examples
+    --------
     >>> m = read_trl_config({"beta": 0.04, "max_completion_length": 1}, trl_version="1.16.0")
     >>> m.objective.regime, m.objective.estimator           # 1.16's default use_bias_correction_kl=True
     ('direct', 'k3_ratio')
@@ -237,6 +259,22 @@ class Probe:
 
     Every other token of the vocabulary is one more output, "other", with reward ``other_reward``
     (default: the lowest of ``rewards``, as for a verifier that rejects anything else).
+
+    Attributes
+    ----------
+    prompt : str
+        The prompt text.
+    answers : tuple of str
+        The candidate answers, each one token of the tokenizer.
+    rewards : tuple of float
+        The reward of each answer.
+    other_reward : float or None
+        The reward of every other token (None: the lowest of ``rewards``).
+
+    Examples
+    --------
+    >>> Probe("Q0 ?", ("A", "B"), (1.0, 0.0)).question([0.3, 0.6, 0.1]).expected_reward.tolist()
+    [1.0, 0.0, 0.0]
     """
 
     prompt: str
@@ -251,7 +289,20 @@ class Probe:
 
 
 def next_token_probs(model, tokenizer, prompts: list) -> np.ndarray:
-    """Full-vocabulary next-token distribution after each prompt, (n_prompts, V)."""
+    """Full-vocabulary next-token distribution after each prompt (needs torch).
+
+    Parameters
+    ----------
+    model : transformers.PreTrainedModel
+        A causal language model.
+    tokenizer : transformers.PreTrainedTokenizerBase
+    prompts : list of str
+
+    Returns
+    -------
+    numpy.ndarray, shape (n_prompts, V)
+        Softmax of the last position's logits, in double precision.
+    """
     import torch
 
     out = []
@@ -285,6 +336,31 @@ def make_tracking_callback(probes, tokenizer, config, every: int = 10, output_di
     predicted-vs-measured figure. Only the main process measures and writes, and the
     measurement runs no collective operation, so multi-process training cannot
     deadlock on it.
+
+    Parameters
+    ----------
+    probes : sequence of Probe
+        The probe questions.
+    tokenizer : transformers.PreTrainedTokenizerBase
+        The run's tokenizer (each probe answer must be one of its tokens).
+    config : trl.GRPOConfig or dict
+        The run's config, read with :func:`read_trl_config` (one-token answers).
+    every : int, default 10
+        Log every ``every`` optimizer steps.
+    output_dir : str, optional
+        Where the CSV goes (default: the trainer's ``output_dir``).
+    figure : bool, default True
+        Draw ``stationary_tracking.png`` at the end (:func:`draw_tracking_figure`).
+
+    Returns
+    -------
+    transformers.TrainerCallback
+        Pass it in ``callbacks=[...]`` of ``trl.GRPOTrainer``.
+
+    Raises
+    ------
+    NoStationaryPolicy
+        When the config leaves nothing to predict (e.g. ``beta = 0``).
     """
     import csv
     from pathlib import Path
@@ -339,7 +415,20 @@ def make_tracking_callback(probes, tokenizer, config, every: int = 10, output_di
 
 
 def draw_tracking_figure(csv_path, window: float = 0.3):
-    """Predicted against measured (mean over the final ``window`` of logged steps), next to the CSV."""
+    """Predicted against measured (mean over the final ``window`` of logged steps), next to the CSV.
+
+    Parameters
+    ----------
+    csv_path : str or pathlib.Path
+        A ``stationary_tracking.csv`` written by :func:`make_tracking_callback`.
+    window : float, default 0.3
+        The final fraction of the logged steps averaged as "measured".
+
+    Returns
+    -------
+    pathlib.Path
+        The PNG written beside the CSV (``stationary_tracking.png``).
+    """
     from pathlib import Path
 
     import matplotlib

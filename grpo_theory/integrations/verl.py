@@ -134,7 +134,38 @@ def _estimator(name, where: str) -> tuple:
 
 
 def read_verl_config(config) -> TheoryMapping:
-    """Map a verl config (nested mapping or YAML path) onto the theory's Objective, with warnings."""
+    """Map a verl config (nested mapping or YAML path) onto the theory's Objective, with warnings.
+
+    Parameters
+    ----------
+    config : mapping, str or pathlib.Path
+        A nested mapping shaped like verl's ``ppo_trainer.yaml`` (dotted keys at the top level are
+        accepted too), or the path of such a YAML file. Keys left out take :data:`VERL_DEFAULTS`.
+
+    Returns
+    -------
+    TheoryMapping
+        The objective, with every warning (also emitted as a :class:`~grpo_theory.TheoryWarning`).
+
+    Raises
+    ------
+    InvalidInputError
+        When the config is neither a mapping nor a YAML path, or a value has the wrong type or range.
+    NoStationaryPolicy
+        When there is nothing to predict: an advantage estimator other than GRPO's (verl's default
+        ``gae``), or no KL term.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> cfg = {"algorithm": {"adv_estimator": "grpo"},
+    ...        "actor_rollout_ref": {"rollout": {"n": 5}, "actor": {"use_kl_loss": True}}}
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     obj = read_verl_config(cfg).objective
+    >>> obj.group_size, obj.estimator, obj.kl_log_ratio_clamp, obj.kl_value_clamp, obj.beta   # low_var_kl
+    (5, 'k3', 20.0, 10.0, 0.001)
+    """
     flat = _load(config)
     _check_config(flat)
     warns: list[str] = []

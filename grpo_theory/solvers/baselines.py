@@ -25,8 +25,32 @@ def _check_beta(beta) -> float:
 def log_pooling(pi_ref, rewards, beta: float) -> np.ndarray:
     r"""RLHF's optimum: ``pi(o) ∝ pi_ref(o) exp(r(o)/beta)`` (Eq. 4), computed in log space.
 
-    ``rewards`` are (expected) rewards per output; broadcasting is not used
-    here since the normaliser couples the outputs.
+    Parameters
+    ----------
+    pi_ref : array_like, shape (K,)
+        The reference policy.
+    rewards : array_like, shape (K,)
+        (Expected) reward ``r(o)`` per output; no broadcasting, since the normaliser couples the
+        outputs.
+    beta : float
+        The KL weight, ``> 0``.
+
+    Returns
+    -------
+    numpy.ndarray, shape (K,)
+        The RLHF policy; 0 wherever ``pi_ref`` is 0.
+
+    Raises
+    ------
+    InvalidInputError
+        When ``pi_ref`` is not a probability vector, ``rewards`` is not finite with its shape, or
+        ``beta`` is not a positive finite number.
+
+    Examples
+    --------
+    >>> pi = log_pooling([0.2, 0.8], [1, 0], 0.5)      # odds 0.25 e^2
+    >>> round(float(pi[0]), 4)
+    0.6488
     """
     pi_ref = validate_probability_vector("pi_ref", pi_ref)
     r = np.asarray(rewards, dtype=float)
@@ -43,7 +67,24 @@ def log_pooling(pi_ref, rewards, beta: float) -> np.ndarray:
 
 
 def nash_residual(q: Question, beta: float, pi) -> float:
-    """``max_o |pi(o) - pi_ref(o) exp(P(o > pi)/beta) / Z|`` for the NLHF fixed point."""
+    """``max_o |pi(o) - pi_ref(o) exp(P(o > pi)/beta) / Z|`` for the NLHF fixed point.
+
+    Parameters
+    ----------
+    q : Question
+    beta : float
+    pi : array_like, shape (K,)
+
+    Returns
+    -------
+    float
+        0 exactly at the Nash equilibrium of :func:`nash_equilibrium`.
+
+    Raises
+    ------
+    InvalidInputError
+        When ``pi`` is not a probability vector.
+    """
     pi = validate_probability_vector("pi", pi)
     M = q.pairwise_preference()
     with np.errstate(divide="ignore"):
@@ -58,6 +99,31 @@ def nash_equilibrium(q: Question, beta: float) -> StationaryPoint:
     and ``M = q.pairwise_preference()`` (ties counted half). Solved by Newton-type
     root finding on the logits of the support of ``pi_ref``, with a damped
     fixed-point iteration as a fallback; ``converged`` reports the residual test.
+
+    Parameters
+    ----------
+    q : Question
+        Any question (reward law or preference matrix): only ``M`` enters.
+    beta : float
+        The KL weight, ``> 0``.
+
+    Returns
+    -------
+    StationaryPoint
+        The equilibrium, ``stable=True`` when converged (the regularised game is strictly
+        concave-convex, so the equilibrium is unique).
+
+    Raises
+    ------
+    InvalidInputError
+        When ``beta`` is not a positive finite number.
+
+    Examples
+    --------
+    >>> from grpo_theory import Question
+    >>> eq = nash_equilibrium(Question([0.2, 0.8], rewards=[1, 0]), 0.5)   # odds 0.25 e^(0.5/beta)
+    >>> round(float(eq.pi[0]), 4), eq.converged
+    (0.4046, True)
     """
     beta = _check_beta(beta)
     M = q.pairwise_preference()

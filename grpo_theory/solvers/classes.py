@@ -60,10 +60,38 @@ Z_CAP = 740.0
 class ClassProblem:
     """A question pooled into classes of outputs with the same reward law (see module doc).
 
-    Attributes: ``p`` (C,) reference mass of each class, ``R`` (C, D) pooled
-    membership rows, ``class_of`` (K,) class of each output (-1 where pi_ref = 0).
-    Classes are ordered by decreasing expected reward (preference questions:
-    by decreasing ``P_2`` against ``pi_ref``), so class 0 is the best one.
+    Classes are ordered by decreasing expected reward (preference questions: by decreasing
+    ``P_2`` against ``pi_ref``), so class 0 is the best one.
+
+    Parameters
+    ----------
+    q : Question
+    obj : Objective or mapping
+
+    Attributes
+    ----------
+    q : Question
+        The question.
+    obj : Objective
+        The objective.
+    p : numpy.ndarray, shape (C,)
+        Reference mass of each class.
+    R : numpy.ndarray, shape (C, D)
+        Pooled membership row of each class.
+    class_of : numpy.ndarray of int, shape (K,)
+        Class of each output (-1 where ``pi_ref = 0``).
+
+    Raises
+    ------
+    InvalidInputError
+        When ``q`` or ``obj`` is invalid, or the KL in the reward meets a preference-matrix question.
+
+    Examples
+    --------
+    >>> from grpo_theory import Objective, Question
+    >>> cp = ClassProblem(Question([0.2, 0.3, 0.5], rewards=[0, 1, 0]), Objective(beta=0.5))
+    >>> cp.n_classes, cp.class_of.tolist(), cp.p.tolist()
+    (2, [1, 0, 1], [0.3, 0.7])
     """
 
     def __init__(self, q: Question, obj: Objective) -> None:
@@ -318,6 +346,27 @@ def clamp_critical_beta(q: Question, obj: Objective) -> float:
     ``pi_ref`` runs to the vertex; above it the interior point is stable and the edge is a repelling
     jump (a separatrix) in front of the collapsing vertex. ``P_G`` does not depend on beta, so this is exact.
 
+    Parameters
+    ----------
+    q : Question
+        A two-class question (e.g. binary rewards).
+    obj : Objective or mapping
+        An objective with a value-clamped KL estimator in the loss (``kl_value_clamp`` set); its
+        ``beta`` is not used.
+
+    Returns
+    -------
+    float
+        ``beta_c``: below it the worse class collapses to 0 from ``pi_ref``.
+
+    Raises
+    ------
+    InvalidInputError
+        When the KL is not value-clamped in the loss, the question does not have two classes, or
+        the clamp has no edge below ``pi_ref``.
+
+    Examples
+    --------
     >>> from grpo_theory import Objective, Question, clamp_critical_beta
     >>> verl = Objective(beta=0.001, group_size=5, std_ddof=1, std_eps=1e-6, kl_estimator="k3", kl_log_ratio_clamp=20,
     ...                  kl_value_clamp=10)                 # verl's GRPO recipe, G = 5
@@ -342,11 +391,36 @@ def clamp_critical_beta(q: Question, obj: Objective) -> float:
 
 
 def output_gradient(q: Question, obj: Objective, pi: np.ndarray) -> np.ndarray:
-    """``g(o)`` for every output in the support of ``pi``; entries outside it are 0.
+    """``g(o) = dJ/dpi(o)`` at ``pi_old = pi`` for every output in the support of ``pi``; 0 outside it.
 
     reverse: ``P_G - beta (1 - pi_ref/pi)``; direct: ``P_G - beta (log(pi/pi_ref) + 1)``; other
     estimators and placements: ``P_G - beta c(o)`` with ``c`` of :func:`grpo_theory.kl.coefficient`,
     or, with the KL in the reward, ``P_G`` of the shaped reward ``r - beta value``.
+
+    Parameters
+    ----------
+    q : Question
+    obj : Objective
+    pi : array_like, shape (K,)
+        The policy.
+
+    Returns
+    -------
+    numpy.ndarray, shape (K,)
+        ``g``; ``pi`` is stationary when ``g`` is constant on its support.
+
+    Raises
+    ------
+    InvalidInputError
+        When the KL in the reward meets a preference-matrix question.
+
+    Examples
+    --------
+    >>> from grpo_theory import Objective, Question
+    >>> q = Question([0.3, 0.7], rewards=[1, 0])
+    >>> g = output_gradient(q, Objective(beta=1.0), [0.3**0.5, 1 - 0.3**0.5])
+    >>> round(float(g[0] - g[1]), 12)             # Eq. 14's point is stationary: g is constant
+    0.0
     """
     pi = np.asarray(pi, dtype=float)
     s = pi > 0
@@ -377,6 +451,32 @@ def stationarity_residual(q: Question, obj: Objective, pi) -> float:
     direct:  ``max_o |pi(o) - pi_ref(o) exp(P_G(o|pi)/beta) / Z|``;
     other estimators and placements: ``max_o pi(o) |g(o) - E_pi g| / beta`` with ``g`` of
     :func:`output_gradient` (the speed of the logit flow over ``beta``).
+
+    Parameters
+    ----------
+    q : Question
+    obj : Objective or mapping
+    pi : array_like, shape (K,)
+        A policy on the simplex.
+
+    Returns
+    -------
+    float
+        The residual; 0 exactly at a stationary policy.
+
+    Raises
+    ------
+    InvalidInputError
+        When ``pi`` is not a probability vector, or ``q`` or ``obj`` is invalid.
+
+    Examples
+    --------
+    >>> from grpo_theory import Objective, Question
+    >>> q = Question([0.3, 0.7], rewards=[1, 0])
+    >>> stationarity_residual(q, Objective(beta=1.0), [0.3**0.5, 1 - 0.3**0.5]) < 1e-12   # Eq. 14
+    True
+    >>> round(stationarity_residual(q, Objective(beta=1.0), [0.3, 0.7]), 4)               # pi_ref is not
+    0.21
     """
     q, obj = as_question(q), as_objective(obj)
     pi = validate_probability_vector("pi", pi)

@@ -25,7 +25,14 @@ __all__ = ["Problem", "polish", "point_at", "dedupe", "verdict", "sinh_grid"]
 
 
 class Problem(Protocol):
-    """The interface the shared solver steps rely on (see the module doc)."""
+    """The interface the shared solver steps rely on (see the module doc).
+
+    :class:`~grpo_theory.solvers.classes.ClassProblem` and :class:`~grpo_theory.solvers.tree.TreeProblem`
+    implement it in their free logits ``x``: ``policy(x)`` the policy ``pi`` (shape ``(K,)``),
+    ``kkt(x)`` the stationarity equations (zero at a stationary point), ``residual(x)`` their
+    max-norm residual, ``free_flow(x)`` the logit flow's velocity, ``stability(x)``
+    ``(stable, eigenvalues, reason)``.
+    """
 
     def policy(self, x: np.ndarray) -> np.ndarray: ...
 
@@ -42,8 +49,32 @@ def verdict(top: float, tol: float, what: str, *, undecided: bool = False,
             all_negative: bool = True) -> tuple[bool | None, str]:
     """First-order stability from the largest real part ``top`` of the Jacobian ``what``'s eigenvalues.
 
-    ``|top| < tol`` (or ``undecided``) leaves it undecided; ``all_negative`` carries the sign of
-    eigenvalues that were decided apart from ``top`` (classes of underflowing mass).
+    Parameters
+    ----------
+    top : float
+        The largest real part of the eigenvalues.
+    tol : float
+        ``|top| < tol`` leaves stability undecided.
+    what : str
+        The Jacobian's name, for the message.
+    undecided : bool, default False
+        Leave it undecided whatever ``top`` is.
+    all_negative : bool, default True
+        The sign of eigenvalues decided apart from ``top`` (classes of underflowing mass).
+
+    Returns
+    -------
+    stable : bool or None
+        True (all negative), False (one positive) or None (undecided).
+    reason : str
+        In words.
+
+    Examples
+    --------
+    >>> verdict(-0.3, 1e-9, "J")
+    (True, 'all eigenvalues of J have negative real part')
+    >>> verdict(0.0, 1e-9, "J")[0] is None
+    True
     """
     if abs(top) < tol or undecided:
         return None, f"an eigenvalue of {what} is ~0: stability undecided"
@@ -54,8 +85,25 @@ def verdict(top: float, tol: float, what: str, *, undecided: bool = False,
 
 def point_at(problem: Problem, x: np.ndarray, method: str, nfev: int = 0, *,
              require_converged: bool = True) -> StationaryPoint | None:
-    """The stationary point at free logits ``x``; None if its residual is above ``RESIDUAL_TOL`` and
-    ``require_converged`` (otherwise the point is returned with ``converged=False``)."""
+    """The stationary point at free logits ``x``, with its residual and stability.
+
+    Parameters
+    ----------
+    problem : Problem
+    x : numpy.ndarray
+        Free logits.
+    method : str
+        How ``x`` was found (stored in the point).
+    nfev : int, default 0
+        Evaluations used to find it.
+    require_converged : bool, default True
+        Return None when the residual is above ``RESIDUAL_TOL``; False: return the point with
+        ``converged=False``.
+
+    Returns
+    -------
+    StationaryPoint or None
+    """
     pi = problem.policy(x)
     residual = problem.residual(x)
     converged = residual <= RESIDUAL_TOL
@@ -68,8 +116,21 @@ def point_at(problem: Problem, x: np.ndarray, method: str, nfev: int = 0, *,
 
 
 def polish(problem: Problem, x0: np.ndarray, prefix: str) -> StationaryPoint | None:
-    """Newton-type root finding on ``problem.kkt`` from ``x0`` (MINPACK hybrid, then Levenberg-Marquardt);
-    the converged point, or None."""
+    """Newton-type root finding on ``problem.kkt`` from ``x0`` (MINPACK hybrid, then Levenberg-Marquardt).
+
+    Parameters
+    ----------
+    problem : Problem
+    x0 : numpy.ndarray
+        Starting free logits.
+    prefix : str
+        The start of the point's ``method`` (the root finder is appended).
+
+    Returns
+    -------
+    StationaryPoint or None
+        The converged point, or None when neither root finder converges.
+    """
     calls = 0
     for method in ("hybr", "lm"):
         with warnings.catch_warnings():
@@ -87,7 +148,18 @@ def polish(problem: Problem, x0: np.ndarray, prefix: str) -> StationaryPoint | N
 
 
 def dedupe(points: list[StationaryPoint], tol: float = 1e-7) -> list[StationaryPoint]:
-    """``points`` without repeats (same ``boundary`` flag and ``pi`` within ``tol`` in max norm)."""
+    """``points`` without repeats (same ``boundary`` flag and ``pi`` within ``tol`` in max norm).
+
+    Parameters
+    ----------
+    points : list of StationaryPoint
+    tol : float, default 1e-7
+
+    Returns
+    -------
+    list of StationaryPoint
+        The first of each group of repeats, in the order given.
+    """
     kept: list[StationaryPoint] = []
     for p in points:
         if not any(np.max(np.abs(p.pi - k.pi)) < tol and p.boundary == k.boundary for k in kept):
@@ -96,7 +168,29 @@ def dedupe(points: list[StationaryPoint], tol: float = 1e-7) -> list[StationaryP
 
 
 def sinh_grid(center: float, lo: float, hi: float, n: int, scale: float = 0.02) -> np.ndarray:
-    """Grid on [lo, hi], dense (spacing ~ scale * dt) near ``center``, geometric far away."""
+    """Grid on [lo, hi], dense (spacing ~ scale * dt) near ``center``, geometric far away.
+
+    Parameters
+    ----------
+    center : float
+        Where the grid is densest (clipped into ``[lo, hi]``).
+    lo, hi : float
+        The ends, both on the grid.
+    n : int
+        Number of points.
+    scale : float, default 0.02
+        Spacing scale near ``center``.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n,)
+        Increasing.
+
+    Examples
+    --------
+    >>> sinh_grid(0.0, -100.0, 100.0, 5).round(3).tolist()     # middle points: 0.02 sinh(asinh(5000)/2)
+    [-100.0, -1.0, 0.0, 1.0, 100.0]
+    """
     center = min(max(center, lo), hi)
     t = np.linspace(np.arcsinh((lo - center) / scale), np.arcsinh((hi - center) / scale), n)
     z = center + scale * np.sinh(t)

@@ -137,6 +137,20 @@ def _reward_tie_starts(cp: ClassProblem) -> list:
 
 
 def multi_class_policy(cp: ClassProblem) -> StationaryPoint:
+    """The stationary point the logit flow reaches from ``pi_ref`` (three or more classes).
+
+    The flow is integrated until it slows, then the end is polished by root finding; near a saddle,
+    a face or a vertex the flow is followed further before polishing again.
+
+    Parameters
+    ----------
+    cp : ClassProblem
+        A problem with three or more classes.
+
+    Returns
+    -------
+    StationaryPoint
+    """
     eta0 = cp._log_p[:-1] - cp._log_p[-1]
     if cp.obj.regime == "reward" and cp.q.is_deterministic:
         stable = [p for p in _reward_ties(cp, _reward_tie_starts(cp)) if p.stable]
@@ -187,7 +201,26 @@ def multi_class_policy(cp: ClassProblem) -> StationaryPoint:
 
 def multi_class_points(cp: ClassProblem, *, n_starts: int, seed: int) -> tuple[tuple, bool, str]:
     """Stationary points from ``n_starts`` starts (pi_ref, uniform, near each vertex, random, the end of
-    the flow from pi_ref): ``(points, exhaustive, message)``, sorted by the best class's mass."""
+    the flow from pi_ref), each with its stability; not guaranteed exhaustive.
+
+    Parameters
+    ----------
+    cp : ClassProblem
+        A problem with three or more classes.
+    n_starts : int
+        Number of starts (at least ``pi_ref``, uniform and one near each vertex).
+    seed : int
+        Seed of the random starts.
+
+    Returns
+    -------
+    points : tuple of StationaryPoint
+        Sorted by the best class's mass.
+    exhaustive : bool
+        False.
+    message : str
+        How the search was done.
+    """
     C = cp.n_classes
     rng = np.random.default_rng(seed)
     starts = [cp._log_p, np.zeros(C)]

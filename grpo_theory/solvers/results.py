@@ -27,30 +27,50 @@ class StationaryPoint:
 
     Attributes
     ----------
-    pi : (K,) the policy.
-    residual : max-norm residual of the stationarity condition (see
+    pi : numpy.ndarray, shape (K,)
+        The stationary policy ``pi(o | q)``.
+    residual : float
+        Max-norm residual of the stationarity condition (see
         :func:`~grpo_theory.solvers.stationarity_residual`); for a limit point (``boundary=True``),
         the speed of the logit flow where the search stopped.
-    converged : whether ``residual <= RESIDUAL_TOL`` (or the limit point test passed).
-    stable : True/False under the expected-gradient flow on logits; None when
-        first-order analysis cannot decide (a zero eigenvalue, e.g. a tangency).
-    nfev : evaluations of the stationarity equations (the drift or the KKT system) used to find it.
-    method : how it was found.
-    message : the reason behind ``converged`` or ``stable``, in words.
-    boundary : True for a vertex reached only in the limit (direct penalty, G = inf; or a collapse
+    converged : bool
+        Whether ``residual <= RESIDUAL_TOL`` (or the limit point test passed).
+    stable : bool or None
+        True/False under the expected-gradient flow on logits; None when first-order analysis
+        cannot decide (a zero eigenvalue, e.g. a tangency).
+    nfev : int
+        Evaluations of the stationarity equations (the drift or the KKT system) used to find it.
+    method : str
+        How it was found.
+    message : str
+        The reason behind ``converged`` or ``stable``, in words.
+    boundary : bool
+        True for a vertex reached only in the limit (direct penalty, ``G = inf``; or a collapse
         where a clamped or absent KL gradient cannot hold the mass).
-    discontinuous : True where the vector field jumps at the point (a KL clamp switching on; the KL
-        in the reward with std scaling and no epsilon, where advantages stay O(1) arbitrarily close).
+    eigenvalues : numpy.ndarray
+        Eigenvalues of the Jacobian of the logit flow (reduced to classes).
+    class_logit : float or None
+        For two-class questions, ``log(pi(class a)/pi(class b))`` (may be beyond what ``pi`` can
+        show in double precision).
+    discontinuous : bool
+        True where the vector field jumps at the point (a KL clamp switching on; the KL in the
+        reward with std scaling and no epsilon, where advantages stay O(1) arbitrarily close).
         The drift changes sign across the jump: an attracting jump (``stable=True``) is a Filippov
         equilibrium, which a discrete trainer reaches and then chatters around with an amplitude set
         by its step size; a repelling one (``stable=False``) separates two basins.
-    eigenvalues : eigenvalues of the Jacobian of the logit flow (reduced to classes).
-    class_logit : for two-class questions, ``log(pi(class a)/pi(class b))`` (may be
-        beyond what ``pi`` can show in double precision).
-    certificate : for a point of a certified set (``StationaryPointSet.exhaustive`` from
+    certificate : Certificate or None
+        For a point of a certified set (``StationaryPointSet.exhaustive`` from
         :mod:`~grpo_theory.solvers.certify`), its :class:`~grpo_theory.solvers.certify.Certificate`
-        (the box in class log-ratios, or temperatures, and the uniqueness test that passed); None otherwise
-        (and for a vertex reached only in the limit, which the KKT argument admits instead of a box).
+        (the box in class log-ratios, or temperatures, and the uniqueness test that passed); None
+        otherwise (and for a vertex reached only in the limit, which the KKT argument admits instead
+        of a box).
+
+    Examples
+    --------
+    >>> from grpo_theory import Objective, Question, stationary_policy
+    >>> pt = stationary_policy(Question([0.2, 0.8], rewards=[1, 0]), Objective(beta=0.5, group_size=2))
+    >>> round(float(pt.pi[0]), 4), pt.stable, pt.success
+    (0.6531, True, True)
     """
 
     pi: np.ndarray
@@ -79,7 +99,15 @@ class StationaryPoint:
 
 @dataclass(frozen=True)
 class Basin:
-    """Starting values ``pi(a)`` in ``(lo, hi)`` flow to ``point`` (two-class questions)."""
+    """Starting values ``pi(a)`` in ``(lo, hi)`` flow to ``point`` (two-class questions).
+
+    Attributes
+    ----------
+    point : StationaryPoint
+        The stable point the on-policy flow reaches.
+    lo, hi : float
+        The basin: starting probabilities of the best class ``a`` strictly between them.
+    """
 
     point: object
     lo: float
@@ -90,13 +118,36 @@ class Basin:
 class StationaryPointSet:
     """Every stationary point found, sorted by the probability of the best class.
 
-    ``exhaustive`` is True only when the search provably found all of them
-    (two-class questions); ``message`` says how the search was done. Filled in by the search:
-    ``from_reference`` (the point the on-policy flow reaches from ``pi_ref``, as
-    :func:`~grpo_theory.solvers.stationary_policy` returns it), ``basins`` (the flow's basin of
-    every stable point, as :class:`Basin` intervals of the best class's probability, for two-class
-    questions at sequence level; None otherwise) and ``summary`` (one line per stable point and
-    where ``pi_ref`` flows).
+    Iterating, ``len`` and indexing go over ``points``. Everything is filled in by the search
+    (:func:`~grpo_theory.solvers.stationary_points`); nothing is computed later.
+
+    Attributes
+    ----------
+    points : tuple of StationaryPoint
+        The stationary points, sorted by the probability of the best class.
+    exhaustive : bool
+        True only when the search provably found all of them (two-class questions).
+    message : str
+        How the search was done.
+    question : Question or None
+        The question solved.
+    objective : Objective or None
+        The objective solved.
+    from_reference : StationaryPoint or None
+        The point the on-policy flow reaches from ``pi_ref``, as
+        :func:`~grpo_theory.solvers.stationary_policy` returns it.
+    basins : tuple of Basin or None
+        The flow's basin of every stable point, as :class:`Basin` intervals of the best class's
+        probability, for two-class questions at sequence level; None otherwise.
+    summary : str
+        One line per stable point and where ``pi_ref`` flows.
+
+    Examples
+    --------
+    >>> from grpo_theory import Objective, Question, stationary_points
+    >>> pts = stationary_points(Question([0.2, 0.8], rewards=[1, 0]), Objective(beta=0.5, group_size=2))
+    >>> len(pts), pts.exhaustive, pts.multistable
+    (1, True, False)
     """
 
     points: tuple

@@ -38,6 +38,28 @@ def token_level(q: Question, obj: Objective) -> bool:
     With single-token answers every loss type gives the sequence-level condition (the weight of
     a token is the same for every answer), so the sequence solvers, exhaustive for two classes,
     answer it.
+
+    Parameters
+    ----------
+    q : Question
+    obj : Objective
+
+    Returns
+    -------
+    bool
+        True when ``obj.level == "token"`` and some answer of ``q`` has more than one token.
+
+    Raises
+    ------
+    InvalidInputError
+        When a token-level objective meets a preference-matrix question.
+
+    Examples
+    --------
+    >>> from grpo_theory import Objective, Question
+    >>> q = Question([0.5, 0.5], rewards=[1, 0], answers=["AB", "C"])
+    >>> token_level(q, Objective(beta=0.1, level="token")), token_level(q, Objective(beta=0.1))
+    (True, False)
     """
     if obj.level != "token":
         return False
@@ -53,6 +75,27 @@ def stationary_policy(q: Question, obj: Objective) -> StationaryPoint:
     When several stationary points exist (see :func:`stationary_points`), this is
     the one in whose basin ``pi_ref`` lies: the policy a GRPO run initialised at
     the reference model heads to under exact expectations.
+
+    Parameters
+    ----------
+    q : Question
+        The question: ``pi_ref`` and the reward law (or, for ``G = 2``, a preference matrix).
+    obj : Objective or mapping
+        The GRPO objective (``beta``, ``G``, penalty, normalisation, ...), or a dict of its fields.
+
+    Returns
+    -------
+    StationaryPoint
+        The policy ``pi`` with its residual, stability and how it was found.
+
+    Raises
+    ------
+    InvalidInputError
+        When ``q`` is not a :class:`~grpo_theory.problem.Question` or ``obj`` is not a valid objective.
+
+    See Also
+    --------
+    :func:`stationary_points` : every stationary point, with stability and basins.
 
     Examples
     --------
@@ -142,6 +185,35 @@ def stationary_points(q: Question, obj: Objective, *, n_grid: int = 2001, n_star
 
     The set reports ``.stable``, ``.multistable``, ``.from_reference`` (the point the flow from
     ``pi_ref`` reaches), ``.basins`` (two classes) and ``.summary``, all found by the search.
+
+    Parameters
+    ----------
+    q : Question
+        The question.
+    obj : Objective or mapping
+        The GRPO objective, or a dict of its fields.
+    n_grid : int, default 2001
+        Class logits scanned for two-class questions (``>= 11``).
+    n_starts : int, default 24
+        Starting points of the root finder for more classes (and token-level trees).
+    seed : int, default 0
+        Seed of the random starting points.
+    exhaustive : bool, default True
+        Certify the set where :func:`~grpo_theory.solvers.certify.certification_scope` covers the
+        question (three or four classes); False: root finding only.
+    time_budget : float, default CERTIFY_BUDGET
+        Seconds allowed for the certification before falling back to root finding.
+
+    Returns
+    -------
+    StationaryPointSet
+        The points sorted by the probability of the best class, with ``exhaustive``,
+        ``from_reference``, ``basins`` and ``summary``.
+
+    Raises
+    ------
+    InvalidInputError
+        When ``n_grid < 11``, or ``q`` or ``obj`` is invalid.
 
     Examples
     --------

@@ -64,11 +64,28 @@ __all__ = ["AnswerTree", "TreeProblem", "answer_weights", "monte_carlo_answer_we
 
 @dataclass(frozen=True)
 class AnswerTree:
-    """The prefix tree of a set of answers.
+    """The prefix tree of a set of answers (build it with :meth:`build`).
 
-    ``edges``: (node, token) pairs, grouped by node; ``edge_node[e]`` the node of edge ``e``;
-    ``paths`` (K, E): 1 where answer ``o`` passes edge ``e``; ``node_slices[v]`` the edges of node ``v``;
-    ``lengths`` (K,) tokens per answer.
+    Attributes
+    ----------
+    nodes : tuple of tuple
+        The internal nodes ``v`` (proper prefixes of the answers), root ``()`` first.
+    edges : tuple of (node, token)
+        The edges ``(v, c)``, grouped by node.
+    edge_node : numpy.ndarray of int, shape (E,)
+        ``edge_node[e]``: the index in ``nodes`` of edge ``e``'s node.
+    paths : numpy.ndarray, shape (K, E)
+        1 where answer ``o`` passes edge ``e``.
+    node_slices : tuple of slice
+        ``node_slices[v]``: the edges of node ``v``.
+    lengths : numpy.ndarray of int, shape (K,)
+        Tokens per answer.
+
+    Examples
+    --------
+    >>> t = AnswerTree.build([("A", "B"), ("A", "C"), ("D",)])
+    >>> t.nodes, t.n_free, t.lengths.tolist()
+    (((), ('A',)), 2, [2, 2, 1])
     """
 
     nodes: tuple
@@ -80,6 +97,7 @@ class AnswerTree:
 
     @classmethod
     def build(cls, answers) -> AnswerTree:
+        """The tree of ``answers`` (a sequence of token tuples, prefix-free, as ``Question`` checks them)."""
         nodes = tuple(dict.fromkeys(a[:n] for a in answers for n in range(len(a))))
         index = {v: i for i, v in enumerate(nodes)}
         edges, slices = [], []
@@ -169,7 +187,36 @@ def _batch_weights(q: Question, obj: Objective, pi: np.ndarray, lengths: np.ndar
 
 
 def answer_weights(q: Question, obj: Objective, pi) -> tuple[np.ndarray, np.ndarray]:
-    """``(P^w(o), W(o))`` for every answer (see the module doc): what the aggregation makes of P_G."""
+    """``(P^w(o), W(o))`` for every answer (see the module doc): what the aggregation makes of P_G.
+
+    Parameters
+    ----------
+    q : Question
+        A question with a reward law (its ``answers`` give the lengths; none: one token each).
+    obj : Objective
+        The loss type (``obj.aggregation``), group size and normalisation.
+    pi : array_like, shape (K,)
+        The policy.
+
+    Returns
+    -------
+    Pw, W : numpy.ndarray, shape (K,)
+        ``P^w(o) = E[w A_1 | o_1 = o]`` and ``W(o) = E[w | o_1 = o]``.
+
+    Raises
+    ------
+    ExactEvaluationTooLarge
+        When a batch-normalised loss type needs too many count vectors (see
+        :func:`monte_carlo_answer_weights`).
+
+    Examples
+    --------
+    >>> from grpo_theory import Objective, Question
+    >>> q = Question([0.5, 0.5], rewards=[1, 0], answers=["AB", "C"])
+    >>> Pw, W = answer_weights(q, Objective(beta=0.1, level="token", loss_type="grpo"), [0.5, 0.5])
+    >>> Pw.tolist(), W.tolist()                # answer_mean: P_2(o)/|o|, with P_2 = (0.5, -0.5)
+    ([0.25, -0.5], [0.5, 1.0])
+    """
     pi = np.asarray(pi, dtype=float)
     lengths = np.ones(q.n_outputs, dtype=int) if q.answers is None else np.array([len(a) for a in q.answers])
     kind = obj.aggregation
@@ -189,6 +236,28 @@ def monte_carlo_answer_weights(q: Question, obj: Objective, pi, *, n_samples: in
     For where :func:`answer_weights` is too large to enumerate (``ExactEvaluationTooLarge``): for each
     answer ``o`` as member 1, ``n_samples`` batches of ``B`` groups are drawn (the rest of its group and
     ``B - 1`` further groups from ``pi``), with the loss type's weight ``w`` of member 1.
+
+    Parameters
+    ----------
+    q : Question
+        A question with a reward law.
+    obj : Objective
+        A finite group size, the loss type and ``groups_per_batch`` (``B``).
+    pi : array_like, shape (K,)
+        The policy.
+    n_samples : int, default 20000
+        Batches per answer.
+    seed : int, numpy.random.Generator or None, default 0
+
+    Returns
+    -------
+    Pw, W, se_Pw, se_W : numpy.ndarray, shape (K,)
+        The estimates and their standard errors.
+
+    Raises
+    ------
+    InvalidInputError
+        For ``G = inf`` (exact already).
     """
     if obj.is_large_group:
         raise InvalidInputError("Monte Carlo needs a finite group_size; at G = inf the weights are exact")
@@ -217,7 +286,33 @@ def monte_carlo_answer_weights(q: Question, obj: Objective, pi, *, n_samples: in
 # ----------------------------------------------------------------------------- the problem
 
 class TreeProblem:
-    """Token-level stationarity on the answer tree of ``q`` (answers with ``pi_ref = 0`` get 0)."""
+    """Token-level stationarity on the answer tree of ``q`` (answers with ``pi_ref = 0`` get 0).
+
+    The problem interface of :mod:`~grpo_theory.solvers.common` (``policy``, ``kkt``, ``residual``,
+    ``free_flow``, ``stability``) in the free logits ``x`` of the tree (one per edge, less one per node).
+
+    Parameters
+    ----------
+    q : Question
+        A question with a reward law (``answers`` optional: without them every answer is one token).
+    obj : Objective
+
+    Attributes
+    ----------
+    q : Question
+    obj : Objective
+    support : numpy.ndarray of int
+        The answers with ``pi_ref > 0``.
+    tree : AnswerTree
+        The tree of the supported answers.
+    log_ref_cond : numpy.ndarray, shape (E,)
+        ``log pi_ref(c | v)`` per edge.
+
+    Raises
+    ------
+    InvalidInputError
+        For a preference-matrix question.
+    """
 
     def __init__(self, q: Question, obj: Objective) -> None:
         if not q.has_reward_law:
@@ -339,7 +434,31 @@ class TreeProblem:
 # ----------------------------------------------------------------------------- solvers
 
 def tree_stationary_policy(q: Question, obj: Objective) -> StationaryPoint:
-    """The token-level stationary policy the on-policy flow on the tree's logits reaches from ``pi_ref``."""
+    """The token-level stationary policy the on-policy flow on the tree's logits reaches from ``pi_ref``.
+
+    :func:`~grpo_theory.solvers.stationary_policy` calls it for token-level objectives on trees.
+
+    Parameters
+    ----------
+    q : Question
+    obj : Objective
+
+    Returns
+    -------
+    StationaryPoint
+        ``converged=False`` (with the reason) when the flow does not settle on a stable point.
+
+    Examples
+    --------
+    Token level differs from the sequence level once answers share a prefix:
+
+    >>> from grpo_theory import Objective, Question, stationary_policy
+    >>> q = Question([0.25, 0.25, 0.5], rewards=[1, 0, 0], answers=["AB", "AC", "D"])
+    >>> tree_stationary_policy(q, Objective(beta=0.5, level="token")).pi.round(4).tolist()
+    [0.63, 0.1487, 0.2212]
+    >>> stationary_policy(q, Objective(beta=0.5)).pi.round(4).tolist()
+    [0.683, 0.1057, 0.2113]
+    """
     tp = TreeProblem(q, obj)
     x0 = tp.x_from_log_cond(tp.log_ref_cond)
     if tp.tree.n_free == 0:
@@ -359,8 +478,27 @@ def tree_stationary_policy(q: Question, obj: Objective) -> StationaryPoint:
 
 def tree_stationary_points(q: Question, obj: Objective, *, n_starts: int = 24, seed: int = 0
                            ) -> tuple[tuple, bool, str, StationaryPoint]:
-    """Token-level stationary points from several starts, each with its stability (not exhaustive):
-    ``(points, exhaustive, message, from_reference)``."""
+    """Token-level stationary points from several starts, each with its stability (not exhaustive).
+
+    Parameters
+    ----------
+    q : Question
+    obj : Objective
+    n_starts : int, default 24
+        Starts of the root finder: ``pi_ref``, the uniform conditionals, then random logits.
+    seed : int, default 0
+
+    Returns
+    -------
+    points : tuple of StationaryPoint
+        Sorted by decreasing expected reward.
+    exhaustive : bool
+        Always False.
+    message : str
+        How the search was done.
+    from_reference : StationaryPoint
+        Where the flow from ``pi_ref`` ends (:func:`tree_stationary_policy`).
+    """
     tp = TreeProblem(q, obj)
     rng = np.random.default_rng(seed)
     x_ref = tp.x_from_log_cond(tp.log_ref_cond)

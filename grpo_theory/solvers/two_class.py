@@ -87,6 +87,24 @@ def _brent(cp: ClassProblem, a: float, b: float) -> tuple[float, int]:
 
 
 def two_class_points(cp: ClassProblem, n_grid: int) -> list[StationaryPoint]:
+    """Every stationary point of a two-class problem: an exhaustive scan of the class logit.
+
+    The drift ``s(z) = g(a) - g(b)`` is evaluated on ``n_grid`` class logits covering every possible
+    root (plus the drift's jumps); each sign change is refined with Brent's method, tangencies are
+    detected, and limit points at the vertices are reported with ``boundary=True``.
+
+    Parameters
+    ----------
+    cp : ClassProblem
+        A problem with two classes.
+    n_grid : int
+        Grid size of the scan.
+
+    Returns
+    -------
+    list of StationaryPoint
+        Unsorted, possibly with repeats (the caller dedupes and sorts).
+    """
     lo, hi = cp.logit_bounds()
     zc = float(cp._log_p[0] - cp._log_p[1])
     z = sinh_grid(zc, lo, hi, n_grid)
@@ -127,6 +145,22 @@ def flow_root_from(cp: ClassProblem, z0: float, dt: float = 0.04, chunk: int = 2
     the first sign change. A doubling step would be faster but can jump over a
     stable and an unstable root at once; two roots closer than the local spacing
     (a near-tangency) can still be missed, as on any grid.
+
+    Parameters
+    ----------
+    cp : ClassProblem
+        A problem with two classes.
+    z0 : float
+        The starting class logit ``log(pi(a)/pi(b))``.
+    dt : float, default 0.04
+        Scale of the grid spacing near ``z0``.
+    chunk : int, default 24
+        Grid points evaluated at once.
+
+    Returns
+    -------
+    StationaryPoint
+        The first root in the drift's direction, or the limit point at a vertex.
     """
     lo, hi = cp.logit_bounds()
     s0 = float(cp.drift(z0))

@@ -44,7 +44,17 @@ OPS = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b
 
 
 def candidates(tok):
-    """(label, chat prompt, answer) for the 8 yes/no and 12 arithmetic candidate prompts."""
+    """(label, chat prompt, answer) for the 8 yes/no and 12 arithmetic candidate prompts.
+
+    Parameters
+    ----------
+    tok : transformers.PreTrainedTokenizerBase
+        SmolLM2's tokenizer (its chat template builds the prompts).
+
+    Returns
+    -------
+    list of tuple of str
+    """
     out = [(q, _chat_prompt(tok, q + " Answer Yes or No."), a) for q, a in YES_NO_QUESTIONS[:8]]
     out += [(f"{a}{op}{b}", _chat_prompt(tok, f"What is {a}{op}{b}? Answer with the number only."),
              str(OPS[op](a, b))) for a, op, b in ARITHMETIC_QUESTIONS[:12]]   # the committed 20 candidates
@@ -69,6 +79,35 @@ def run_free_generation(out_dir, *, model, tokenizer, prompts, answers, labels, 
     ``model`` is a ``FrozenTrunkLM("last-mlp")`` of SmolLM2 (not modified: a copy trains).
     The measured value is the mean of the sampled correctness over the last 30% of the steps'
     groups plus ``n_eval`` fresh samples at the end (reported separately).
+
+    Parameters
+    ----------
+    out_dir : str or pathlib.Path
+        Where ``<config>_seed<seed>.csv`` and its ``_history.csv`` are written.
+    model : FrozenTrunkLM
+        The model (a copy trains; the original is the reference).
+    tokenizer : transformers.PreTrainedTokenizerBase
+    prompts, answers, labels : list of str
+        Chat prompts, their correct answers (compared with the stripped generation) and short names.
+    group_size : int, default 8
+    beta : float, default 0.5
+    penalty : {"reverse", "direct"}, default "reverse"
+    groups_per_prompt : int, default 2
+        Groups per prompt and step.
+    steps : int, default 120
+    learning_rate : float, default 1e-3
+        Adam's, decayed linearly to 5% of it.
+    max_new_tokens : int, default 6
+    n_ref, n_eval : int, default 400
+        Samples estimating ``P_ref(correct)`` before and ``P(correct)`` after training.
+    seed : int, default 0
+    progress : bool, default True
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per prompt: ``pi_ref`` and the prediction with their Wilson intervals, the measured
+        value with its interval, the window mean, and the run's settings.
     """
     gen = torch.Generator().manual_seed(seed)
     torch.manual_seed(seed)
@@ -143,7 +182,24 @@ def run_free_study(out_dir="runs/free_generation", *, model_dir="models/smollm2"
                    n_prompts: int = 4, progress: bool = False) -> pd.DataFrame:
     """The free-generation study: screen the candidate prompts, keep the ``n_prompts`` with the largest
     screened ``P_ref(correct)``, and run :func:`run_free_generation` for every configuration and seed
-    (finished runs under ``out_dir`` are kept: a rerun resumes). Returns the table of every run."""
+    (finished runs under ``out_dir`` are kept: a rerun resumes). Returns the table of every run.
+
+    Parameters
+    ----------
+    out_dir : str or pathlib.Path, default "runs/free_generation"
+    model_dir : str or pathlib.Path, default "models/smollm2"
+        SmolLM2-135M's files.
+    seeds : tuple of int, default (0,)
+    steps : int, default 80
+    n_prompts : int, default 4
+        Prompts kept after screening (48 samples each).
+    progress : bool, default False
+
+    Returns
+    -------
+    pandas.DataFrame
+        Every run's rows (see :func:`run_free_generation`) with ``screened_correct_of_48``.
+    """
     torch.set_num_threads(1)
     model, tok = load_smollm2(model_dir)
     base = FrozenTrunkLM(model.hf)

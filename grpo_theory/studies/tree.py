@@ -43,9 +43,45 @@ def run_tree_study(out_dir="runs/validate_tree", *, seeds=(0, 1, 2), shapes=TREE
     other loss types' predictions are recorded beside it, so that the size of each effect shows.
     Writes ``tree_results.csv`` (one row per seed, configuration, question, answer) and
     ``tree_summary.csv`` (per configuration and seed) into ``out_dir``.
+
     ``until_stationary``/``max_steps``: train each configuration until every question's trajectory
     passes :mod:`grpo_theory.convergence`'s check (cap ``max_steps``); either way every row carries
     the check's columns and the summary the error over converged questions.
+
+    Parameters
+    ----------
+    out_dir : str or pathlib.Path, default "runs/validate_tree"
+        Where the tables and the runs go.
+    seeds : tuple of int, default (0, 1, 2)
+    shapes : tuple of str, default TREE_STUDY_SHAPES
+        Answer-tree shapes of ``synthetic_tree_task``.
+    losses : tuple of (str, int or None), default TREE_STUDY_LOSSES
+        ``(loss_type, groups_per_batch)`` pairs; None: every group of the batch.
+    steps : int, default 800
+        Training steps per run.
+    beta : float, default 1.0
+    penalty : {"reverse", "direct"}, default "direct"
+    group_size : int, default 8
+    n_questions : int, default 8
+    learning_rate : float, default 3e-3
+    device : str, default "cpu"
+    resume : bool, default False
+        Resume runs from their checkpoints under ``out_dir``.
+    progress : bool, default True
+        Show progress bars.
+    num_threads : int or None, default 1
+        torch's thread count (None: leave it).
+    until_stationary : bool, default False
+        Train each configuration until every question's trajectory passes the stationarity check.
+    max_steps : int or None, default None
+        The cap on steps with ``until_stationary``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The summary: per configuration and seed the MAE and max error against the token-level
+        prediction and against the sequence-level one, the largest gap to the other loss types'
+        predictions, the mean standard error and the seconds.
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
