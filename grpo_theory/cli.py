@@ -135,7 +135,7 @@ def _cmd_solve(args) -> int:
 def _cmd_figures(args) -> int:
     from .figures import build_figures
     build_figures(out_dir=args.out, only=args.only, trained=args.trained, resume=args.resume,
-                  force=args.force)
+                  force=args.force, results=args.results)
     return 0
 
 
@@ -379,6 +379,9 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--only", type=int, nargs="+", help="figure numbers to build")
     f.add_argument("--trained", default=None,
                    help="CSV of measured points from `grpo-theory validate` (Figure 9)")
+    f.add_argument("--results", default=None,
+                   help="folder of committed study tables (default: docs/results in a checkout); figures "
+                        "whose table is absent are skipped, with the reason")
     f.add_argument("--resume", action="store_true",
                    help="skip the figures an interrupted run already finished (recorded in OUT/.figures_done.json)")
     f.add_argument("--force", action="store_true",

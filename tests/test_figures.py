@@ -182,10 +182,11 @@ def test_committed_images_were_drawn_by_this_code():
     import json
     from pathlib import Path
 
-    from grpo_theory.figures import FINGERPRINT, code_fingerprint
+    from grpo_theory.figures import FIGURES, FINGERPRINT, code_fingerprint
 
     drawn_by = json.loads((Path(__file__).resolve().parents[1] / "paper_figures" / FINGERPRINT).read_text())
-    stale = sorted(n for n, h in drawn_by.items() if h != code_fingerprint())
+    specs = {str(s.number): s for s in FIGURES}
+    stale = sorted(n for n, h in drawn_by.items() if n not in specs or h != code_fingerprint(specs[n]))
     assert not stale, f"figures {stale} were drawn by older code: run `grpo-theory figures` and commit"
 
 
@@ -227,7 +228,7 @@ def test_reward_kl_frontier_is_the_best_reward_at_each_kl(figdir):
     directly (SLSQP on the simplex, no log pooling); every GRPO point lies on or below it."""
     from scipy.optimize import minimize
 
-    from grpo_theory.figure_data import SIMPLEX_PI_REF, SIMPLEX_REWARDS
+    from grpo_theory.figures.simplex_paths import SIMPLEX_PI_REF, SIMPLEX_REWARDS
 
     df = _csv(figdir, "fig15_reward_kl_frontier")
     assert (df.reward_deficit > -1e-9).all()
@@ -278,7 +279,7 @@ def test_figure9_curves_carry_every_stable_branch_and_residuals():
     """Figure 9's curves: reverse at G = 2 is Eq. 14 (closed form); direct at G = 64, beta = 1 has a
     second stable branch exactly where the exhaustive scan finds two stable points, above the first."""
     from grpo_theory import closed_form, stationary_points
-    from grpo_theory.figure_data import trained_curves, trained_points
+    from grpo_theory.figures.trained_vs_theory import trained_curves, trained_points
 
     pts = pd.DataFrame(dict(group_size=[2, 64], beta=[0.5, 1.0], penalty=["reverse", "direct"],
                             pi_ref_a=[0.3, 0.15], measured=[0.7, 0.55], measured_se=[0.01, 0.01]))
@@ -376,7 +377,7 @@ def test_critical_step_size_separates_converging_from_oscillating_grpo_steps():
     """Figure 12(c, d): below the critical step dynamics.grpo_steps (the iteration itself, exact
     expectations) settles on the stationary point; above it, it does not (it oscillates)."""
     from grpo_theory.dynamics import grpo_steps
-    from grpo_theory.figure_data import critical_step_size
+    from grpo_theory.figures.proximal_map import critical_step_size
 
     for obj, p in [(Objective(2.0, 8), 0.4), (Objective(1.5, 8, "direct"), 0.3)]:
         q = Question([p, 1 - p], rewards=[1, 0])

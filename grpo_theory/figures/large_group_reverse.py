@@ -1,0 +1,25 @@
+"""Figure 2: G -> inf, reverse penalty, deterministic rewards, Eq. 15."""
+
+from __future__ import annotations
+
+from .. import closed_form, plotting
+from ._data import BETAS_TEXT, PAPER_BETAS, curves
+from ._spec import FigureSpec
+
+
+def data():
+    """Eq. 15 (large G, reverse penalty), one curve per beta."""
+    return curves(closed_form.binary_large_group, PAPER_BETAS, "beta")
+
+
+def build(_inputs):
+    df = data()
+    return plotting.binary_curves(df, "beta", r"$\beta$", r"$G\to\infty$, reverse (GRPO) penalty — Eq. 15"), \
+        {"data": df}
+
+
+SPEC = FigureSpec(
+    2, "large_group_reverse",
+    f"Figure 2. Large-G limit, reverse penalty, deterministic rewards (Eq. 15), beta in {{{BETAS_TEXT}}}; "
+    "independent of the reward gap. The jump at pi_ref(a) = 0 (to 1/(1+beta^2)) occurs for every beta.",
+    build, __name__)
