@@ -10,7 +10,16 @@ from __future__ import annotations
 from importlib import import_module
 
 from ._spec import FigureInputs, FigureSkipped, FigureSpec
-from .build import CSV_ATOL, CSV_RTOL, FINGERPRINT, build_figures, code_fingerprint, default_results_dir, same_table
+from .build import (
+                    CSV_ATOL,
+                    CSV_RTOL,
+                    FINGERPRINT,
+                    build_figures,
+                    code_fingerprint,
+                    default_results_dir,
+                    read_tables,
+                    same_table,
+)
 
 #: The figure modules, in the order they are built.
 FIGURE_MODULES = (
@@ -23,4 +32,5 @@ FIGURE_MODULES = (
 FIGURES: tuple[FigureSpec, ...] = tuple(import_module(f"{__name__}.{m}").SPEC for m in FIGURE_MODULES)
 
 __all__ = ["CSV_ATOL", "CSV_RTOL", "FIGURES", "FIGURE_MODULES", "FINGERPRINT", "FigureInputs", "FigureSkipped",
-           "FigureSpec", "build_figures", "code_fingerprint", "default_results_dir", "same_table"]
+           "FigureSpec", "build_figures", "code_fingerprint", "default_results_dir", "read_tables",
+           "same_table"]

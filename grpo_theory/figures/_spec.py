@@ -38,10 +38,11 @@ class FigureInputs:
 
 @dataclass(frozen=True)
 class FigureSpec:
-    """One figure: its number, file stem, caption and builder.
+    """One figure: its number, file stem, caption, its tables and its drawing.
 
-    ``build(inputs) -> (Figure, {name: table})``; the table named ``"data"`` is written to
-    ``fig<N>_<slug>.csv``, the others to ``fig<N>_<slug>_<name>.csv``. ``caption`` is a string or a
+    ``tables(inputs) -> {name: DataFrame}``: the plotted data (the table named ``"data"`` is written to
+    ``fig<N>_<slug>.csv``, the others to ``fig<N>_<slug>_<name>.csv``); ``render(tables) -> Figure``
+    draws from those tables alone, so a figure can be redrawn from its committed CSVs. ``caption`` is a string or a
     function of those tables (so a number the caption states is computed from the plotted data).
     ``uses``: the other figure modules whose code this one calls (they enter its fingerprint).
     """
@@ -49,13 +50,23 @@ class FigureSpec:
     number: int
     slug: str
     caption: str | Callable[[dict[str, pd.DataFrame]], str]
-    build: Callable[[FigureInputs], tuple[object, dict[str, pd.DataFrame]]]
+    tables: Callable[[FigureInputs], dict[str, pd.DataFrame]]
+    render: Callable[[dict[str, pd.DataFrame]], object]
     module: str
     uses: tuple[str, ...] = field(default=())
 
     def __post_init__(self):
         if self.number < 1:
             raise InvalidInputError(f"figure number {self.number!r}: expected a positive integer")
+
+    @property
+    def stem(self) -> str:
+        """The file stem, ``fig<N>_<slug>``."""
+        return f"fig{self.number}_{self.slug}"
+
+    def table_stems(self, names) -> dict[str, str]:
+        """File stem of each table: ``"data"`` -> ``fig<N>_<slug>``, others -> ``fig<N>_<slug>_<name>``."""
+        return {n: self.stem if n == "data" else f"{self.stem}_{n}" for n in names}
 
     def caption_text(self, tables: dict[str, pd.DataFrame]) -> str:
         return self.caption(tables) if callable(self.caption) else self.caption

@@ -86,9 +86,12 @@ def draw(df: pd.DataFrame, pi_ref_a: float) -> Figure:
     return fig
 
 
-def build(_inputs):
-    df = data()
-    return draw(df, VARIANTS_PI_REF), {"data": df}
+def tables(_inputs):
+    return {"data": data()}
+
+
+def render(t):
+    return draw(t["data"], VARIANTS_PI_REF)
 
 
 SPEC = FigureSpec(
@@ -98,4 +101,4 @@ SPEC = FigureSpec(
     "against RLHF (log pooling) and NLHF (Nash), at the same beta in [0.04, 10]. Shift/direct "
     "coincides with RLHF at beta' = G beta/(G-1); direct/scale at G = inf jumps to a = 1 once "
     "pi_ref lies in the vertex's basin.",
-    build, __name__)
+    tables, render, __name__)

@@ -101,6 +101,18 @@ def code_fingerprint(spec: FigureSpec) -> str:
     return h.hexdigest()[:16]
 
 
+def read_tables(spec: FigureSpec, folder: str | Path) -> dict[str, pd.DataFrame]:
+    """The tables of figure ``spec`` as written to ``folder`` by :func:`build_figures` (``"data"`` and
+    each ``fig<N>_<slug>_<name>.csv``); empty if it has none there (a skipped figure)."""
+    folder = Path(folder)
+    out = {}
+    if (folder / f"{spec.stem}.csv").is_file():
+        out["data"] = pd.read_csv(folder / f"{spec.stem}.csv")
+    for path in sorted(folder.glob(f"{spec.stem}_*.csv")):
+        out[path.stem[len(spec.stem) + 1:]] = pd.read_csv(path)
+    return out
+
+
 def default_results_dir() -> Path | None:
     """``docs/results`` when running from a checkout of the repository, else None (an installed wheel)."""
     path = Path(__file__).resolve().parents[2] / "docs" / "results"
@@ -162,10 +174,11 @@ def build_figures(out_dir: str | Path = "paper_figures", only=None, trained: str
         bar.set_postfix_str(spec.slug)
         with matplotlib.rc_context(plotting.STYLE):
             try:
-                fig, tables = spec.build(inputs)
+                tables = spec.tables(inputs)
             except FigureSkipped as why:
                 tqdm.write(f"figure {spec.number} ({spec.slug}) skipped: {why}")
                 continue
+            fig = spec.render(tables)
             fingerprint = code_fingerprint(spec)
             base = out / f"fig{spec.number}_{spec.slug}"
             data_changed = False

@@ -57,9 +57,13 @@ def draw(df: pd.DataFrame, fits: pd.DataFrame, beta: float) -> Figure:
     return fig
 
 
-def build(_inputs):
+def tables(_inputs):
     df, fits = data()
-    return draw(df, fits, FINITE_G_BETA), {"data": df, "fit": fits}
+    return {"data": df, "fit": fits}
+
+
+def render(t):
+    return draw(t["data"], t["fit"], FINITE_G_BETA)
 
 
 SPEC = FigureSpec(
@@ -67,4 +71,4 @@ SPEC = FigureSpec(
     f"Figure 5. Distance of the finite-G stationary policy from the large-G limit (Eq. 15), "
     f"beta = {FINITE_G_BETA:g}, G = 2..4096; dashed: least-squares fit for G >= 64. "
     "The fitted slopes are close to -1: the approach is O(1/G).",
-    build, __name__, uses=("finite_group",))
+    tables, render, __name__, uses=("finite_group",))

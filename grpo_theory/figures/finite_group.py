@@ -29,10 +29,13 @@ def data(n: int = 60) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def build(_inputs):
-    df = data()
-    return plotting.binary_curves(df, "group_size", "G",
-                                  rf"Finite G, reverse/scale, $\beta$ = {FINITE_G_BETA:g} (exact)"), {"data": df}
+def tables(_inputs):
+    return {"data": data()}
+
+
+def render(t):
+    return plotting.binary_curves(t["data"], "group_size", "G",
+                                  rf"Finite G, reverse/scale, $\beta$ = {FINITE_G_BETA:g} (exact)")
 
 
 SPEC = FigureSpec(
@@ -40,4 +43,4 @@ SPEC = FigureSpec(
     f"Figure 4. Exact stationary policies for finite G in {{2, 3, 4, 8, 16, 64, inf}} "
     f"(reverse penalty, scale normalisation, ddof = 0, beta = {FINITE_G_BETA:g}), from the "
     "O(G) binomial form; G = 2 is Eq. 14 and G = inf is Eq. 15.",
-    build, __name__)
+    tables, render, __name__)

@@ -84,9 +84,12 @@ def draw(df: pd.DataFrame, floor: float = 1e-30) -> Figure:
     return fig
 
 
-def build(_inputs):
-    df = data()
-    return draw(df), {"data": df}
+def tables(_inputs):
+    return {"data": data()}
+
+
+def render(t):
+    return draw(t["data"])
 
 
 SPEC = FigureSpec(
@@ -97,4 +100,4 @@ SPEC = FigureSpec(
     "10), beside RLHF. Shaded: the clamps remove the wrong answer exactly (a collapse). Take-away: "
     "at beta = 0.04 the same number means anything from keeping the wrong answer at 1% to removing "
     "it.",
-    build, __name__)
+    tables, render, __name__)

@@ -12,14 +12,16 @@ def data():
     return curves(closed_form.binary_large_group, PAPER_BETAS, "beta")
 
 
-def build(_inputs):
-    df = data()
-    return plotting.binary_curves(df, "beta", r"$\beta$", r"$G\to\infty$, reverse (GRPO) penalty — Eq. 15"), \
-        {"data": df}
+def tables(_inputs):
+    return {"data": data()}
+
+
+def render(t):
+    return plotting.binary_curves(t["data"], "beta", r"$\beta$", r"$G\to\infty$, reverse (GRPO) penalty — Eq. 15")
 
 
 SPEC = FigureSpec(
     2, "large_group_reverse",
     f"Figure 2. Large-G limit, reverse penalty, deterministic rewards (Eq. 15), beta in {{{BETAS_TEXT}}}; "
     "independent of the reward gap. The jump at pi_ref(a) = 0 (to 1/(1+beta^2)) occurs for every beta.",
-    build, __name__)
+    tables, render, __name__)

@@ -83,9 +83,13 @@ def draw(curves: pd.DataFrame, grid: pd.DataFrame, beta: float, pi_ref: float) -
     return fig
 
 
-def build(_inputs):
+def tables(_inputs):
     curves, grid = data()
-    return draw(curves, grid, NOISE_BETA, NOISE_PI_REF), {"data": curves, "map": grid}
+    return {"data": curves, "map": grid}
+
+
+def render(t):
+    return draw(t["data"], t["map"], NOISE_BETA, NOISE_PI_REF)
 
 
 SPEC = FigureSpec(
@@ -98,4 +102,4 @@ SPEC = FigureSpec(
     "acts like a larger beta at every G. Even at G = inf the stationary policy now depends on the "
     "expected reward gap 1 - FP - FN, because the group std contains the verifier's own variance; "
     "with a clean verifier it does not depend on the gap.",
-    build, __name__)
+    tables, render, __name__)

@@ -86,9 +86,13 @@ def draw(points: pd.DataFrame, region: pd.DataFrame, pi_ref_a: float) -> Figure:
     return fig
 
 
-def build(_inputs):
+def tables(_inputs):
     pts, region = data()
-    return draw(pts, region, NONUNIQUE_PI_REF), {"data": pts, "region": region}
+    return {"data": pts, "region": region}
+
+
+def render(t):
+    return draw(t["data"], t["region"], NONUNIQUE_PI_REF)
 
 
 SPEC = FigureSpec(
@@ -100,4 +104,4 @@ SPEC = FigureSpec(
     "(beta, pi_ref(a)), from the sign of h at its turning point x*. Take-away: above the fold a run "
     "from pi_ref settles inside, but a start past the separatrix (within 1e-4 of 1 at large beta) "
     "runs into the vertex.",
-    build, __name__)
+    tables, render, __name__)

@@ -13,11 +13,14 @@ def data():
     return curves(lambda p, b: closed_form.binary_pairwise_direct(p, b), PAPER_BETAS, "beta_over_gamma")
 
 
-def build(_inputs):
-    df = data()
-    return plotting.binary_curves(df, "beta_over_gamma", r"$\beta/\gamma$", "G = 2, direct KL penalty",
+def tables(_inputs):
+    return {"data": data()}
+
+
+def render(t):
+    return plotting.binary_curves(t["data"], "beta_over_gamma", r"$\beta/\gamma$", "G = 2, direct KL penalty",
                                   jump_at_zero=False, overlay=pairwise_reverse.data(),
-                                  overlay_label="reverse penalty (Fig. 1)", log_inset=True), {"data": df}
+                                  overlay_label="reverse penalty (Fig. 1)", log_inset=True)
 
 
 SPEC = FigureSpec(
@@ -27,5 +30,5 @@ SPEC = FigureSpec(
     "Figure 1's reverse-penalty curves, which jump at 0. Right: the same curves on a log pi_ref axis down "
     "to 1e-9: each falls to 0, at a pi_ref that shrinks like exp(-gamma/beta) (beta/gamma = 0.04 only "
     "below 1e-9). Take-away: the jump belongs to the k3 penalty, not to GRPO's advantages.",
-    build, __name__,
+    tables, render, __name__,
     uses=("pairwise_reverse",))

@@ -12,10 +12,13 @@ def data():
     return curves(lambda p, b: closed_form.binary_pairwise(p, b), PAPER_BETAS, "beta_over_gamma")
 
 
-def build(_inputs):
-    df = data()
-    return plotting.binary_curves(df, "beta_over_gamma", r"$\beta/\gamma$",
-                                  "G = 2, reverse (GRPO) penalty — Eq. 14"), {"data": df}
+def tables(_inputs):
+    return {"data": data()}
+
+
+def render(t):
+    return plotting.binary_curves(t["data"], "beta_over_gamma", r"$\beta/\gamma$",
+                                  "G = 2, reverse (GRPO) penalty — Eq. 14")
 
 
 SPEC = FigureSpec(
@@ -24,4 +27,4 @@ SPEC = FigureSpec(
     f"G = 2, GRPO's reverse (k3) penalty (Eq. 14), beta/gamma in {{{BETAS_TEXT}}}. Dotted: pi = pi_ref. "
     "At pi_ref(a) = 0 the policy is 0 (filled dot), but for beta < gamma the curve jumps to "
     "1 - beta/gamma just to the right (open circles).",
-    build, __name__)
+    tables, render, __name__)

@@ -83,9 +83,13 @@ def draw(field: pd.DataFrame, curves: pd.DataFrame, pi_ref_a: float) -> Figure:
     return fig
 
 
-def build(_inputs):
+def tables(_inputs):
     field, curves = data()
-    return draw(field, curves, PHASE_PI_REF), {"data": field, "stationary": curves}
+    return {"data": field, "stationary": curves}
+
+
+def render(t):
+    return draw(t["data"], t["stationary"], PHASE_PI_REF)
 
 
 SPEC = FigureSpec(
@@ -96,4 +100,4 @@ SPEC = FigureSpec(
     "dashed unstable, thick: the vertex limit point; dot: the fold). Left, reverse/scale at G = 8: "
     "one attracting point for every beta. Right, direct/scale at G = inf: bistability above the "
     "fold at beta = 0.90; above the dashed separatrix every start drifts, slowly, into the vertex.",
-    build, __name__)
+    tables, render, __name__)

@@ -149,11 +149,13 @@ def draw(curve: pd.DataFrame, marks: pd.DataFrame, orbits: pd.DataFrame, pi_ref_
     return fig
 
 
-def build(_inputs):
+def tables(_inputs):
     curve, marks, orbits = data()
-    step_map = step_size_map()
-    return draw(curve, marks, orbits, MAP_PI_REF, MAP_BETA, step_map), \
-        {"data": curve, "points": marks, "orbits": orbits, "step_size_map": step_map}
+    return {"data": curve, "points": marks, "orbits": orbits, "step_size_map": step_size_map()}
+
+
+def render(t):
+    return draw(t["data"], t["points"], t["orbits"], MAP_PI_REF, MAP_BETA, t["step_size_map"])
 
 
 SPEC = FigureSpec(
@@ -168,4 +170,4 @@ SPEC = FigureSpec(
     "policy sits at a vertex). Take-away: a stationary point is a prediction only for steps below "
     "this bound; it falls to about 1 logit unit at large beta, where the penalty's curvature is "
     "largest, so strong regularisation and large learning rates (or many inner epochs) oscillate.",
-    build, __name__)
+    tables, render, __name__)

@@ -79,9 +79,12 @@ def draw(df: pd.DataFrame) -> Figure:
     return fig
 
 
-def build(_inputs):
-    df = data()
-    return draw(df), {"data": df}
+def tables(_inputs):
+    return {"data": data()}
+
+
+def render(t):
+    return draw(t["data"])
 
 
 SPEC = FigureSpec(
@@ -92,4 +95,4 @@ SPEC = FigureSpec(
     "(b: the gap at the same KL, from the exact frontier). Take-away: GRPO's aggregation buys at most "
     "0.019 less reward for the same divergence here (reverse/scale, G = 2; 0.008 for direct/scale, "
     "G = 8), most of it near KL = 1.",
-    build, __name__, uses=('simplex_paths',))
+    tables, render, __name__, uses=('simplex_paths',))

@@ -91,10 +91,13 @@ def _edge_inset(ax, traj: pd.DataFrame, points: pd.DataFrame) -> None:
     inset.set_title("near the a-b edge", fontsize=5.5, pad=1.5)
 
 
-def build(_inputs):
+def tables(_inputs):
     traj, points = data()
-    return draw(traj, points, FLOW_PI_REF, rewards=FLOW_REWARDS, beta=FLOW_BETA), \
-        {"data": traj, "stationary": points}
+    return {"data": traj, "stationary": points}
+
+
+def render(t):
+    return draw(t["data"], t["stationary"], FLOW_PI_REF, rewards=FLOW_REWARDS, beta=FLOW_BETA)
 
 
 SPEC = FigureSpec(
@@ -105,4 +108,4 @@ SPEC = FigureSpec(
     "edge zoomed, position along it against log pi(c): the edge attractor (pi(c) = 6e-5) and the "
     "saddle (2e-3); only starts within about 1e-4 of the edge reach it. Take-away: the second stable "
     "point exists but its basin is a sliver along the edge, so training from pi_ref never sees it.",
-    build, __name__)
+    tables, render, __name__)

@@ -66,9 +66,12 @@ def draw(df: pd.DataFrame, pi_ref, labels=("a", "b", "c"), rewards=None, mark_be
     return fig
 
 
-def build(_inputs):
-    df = data()
-    return draw(df, SIMPLEX_PI_REF, rewards=SIMPLEX_REWARDS), {"data": df}
+def tables(_inputs):
+    return {"data": data()}
+
+
+def render(t):
+    return draw(t["data"], SIMPLEX_PI_REF, rewards=SIMPLEX_REWARDS)
 
 
 SPEC = FigureSpec(
@@ -77,4 +80,4 @@ SPEC = FigureSpec(
     "the stationary policy's path on the simplex as beta decreases from 20 to 0.02 (dots: beta = 1), "
     "GRPO variants against RLHF and NLHF (dashed); grey lines: the barycentric grid, pi(o) = 0.2, 0.4, "
     "0.6, 0.8.",
-    build, __name__)
+    tables, render, __name__)

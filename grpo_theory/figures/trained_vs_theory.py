@@ -111,12 +111,15 @@ def draw(curves: pd.DataFrame, measured: pd.DataFrame) -> Figure:
     return fig
 
 
-def build(inputs):
+def tables(inputs):
     if inputs.trained is None:
         raise FigureSkipped("pass --trained CSV from `grpo-theory validate` to draw it")
     measured = trained_points(inputs.trained)
-    curves = trained_curves(measured)
-    return draw(curves, measured), {"data": measured, "curves": curves}
+    return {"data": measured, "curves": trained_curves(measured)}
+
+
+def render(t):
+    return draw(t["curves"], t["data"])
 
 
 SPEC = FigureSpec(
@@ -127,4 +130,4 @@ SPEC = FigureSpec(
     "stable point, where training can also end). Bottom: measured - predicted on a symlog scale "
     "(linear within +-0.01, shaded), error bars the between-seed standard error where the study "
     "has several seeds.",
-    build, __name__)
+    tables, render, __name__)

@@ -95,10 +95,12 @@ def draw(curves: pd.DataFrame, points: pd.DataFrame) -> Figure:
     return fig
 
 
-def build(inputs):
-    curves = data()
-    points = measured_points(inputs)
-    return draw(curves, points), {"data": curves, "points": points}
+def tables(inputs):
+    return {"data": data(), "points": measured_points(inputs)}
+
+
+def render(t):
+    return draw(t["data"], t["points"])
 
 
 SPEC = FigureSpec(
@@ -111,4 +113,4 @@ SPEC = FigureSpec(
     "convention alone moves the prediction by up to 0.18 (ddof 1 makes a two-member group's std "
     "sqrt(2) times larger; 0.10 at G = 8 with the direct penalty), and the trained points follow "
     "the trainer's convention, not the note's.",
-    build, __name__)
+    tables, render, __name__)

@@ -40,9 +40,12 @@ def draw(df: pd.DataFrame) -> Figure:
     return fig
 
 
-def build(inputs):
-    df = inputs.results_table("fig16_trajectories.csv")
-    return draw(df), {"data": df}
+def tables(inputs):
+    return {"data": inputs.results_table("fig16_trajectories.csv")}
+
+
+def render(t):
+    return draw(t["data"])
 
 
 SPEC = FigureSpec(
@@ -56,4 +59,4 @@ SPEC = FigureSpec(
     "0.11, 0.30 and 0.60 on the left), but the path is not the flow's: a network run lags at first, "
     "then rises faster than the flow and overshoots (lr 3e-3: 0.90 at step 30 against 0.79). Where "
     "there is a separatrix, that overshoot is what crosses it (docs/results.md).",
-    build, __name__)
+    tables, render, __name__)
