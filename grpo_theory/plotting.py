@@ -1,40 +1,107 @@
 """The figures' shared style and shared drawing helpers (DataFrame in, matplotlib Figure out; no file I/O).
 
 Each figure's own drawing lives in its module under :mod:`grpo_theory.figures`.
-One style for the set: column width (3.4 in), 8-9 pt text, viridis for ordered
-parameters, a dotted diagonal for pi_theta = pi_ref.
+One style for the set: two widths (:data:`COLUMN`, :data:`DOUBLE`), text of at least
+:data:`MIN_FONT_PT` at print size, one colour per method (:func:`method_color`), one sequential map
+per quantity (:func:`beta_colors`, :func:`group_colors`), "(a)", "(b)" on panels (:func:`panel`),
+legends off the data (:func:`legend_below`, :func:`legend_right`), a dotted diagonal for pi = pi_ref.
+``tests/test_figure_style.py`` renders every figure and checks these.
 """
 
 from __future__ import annotations
 
 import math
 
+import matplotlib
 import numpy as np
 import pandas as pd
 from matplotlib import cm, colors
 from matplotlib.figure import Figure
 
+#: The two widths a figure may have (inches): one column, two columns.
 COLUMN = 3.4
+DOUBLE = 7.0
+WIDTHS = (COLUMN, DOUBLE)
+#: No text smaller than this at print size (figures are drawn at print size).
+MIN_FONT_PT = 7.0
 STYLE = {
-    "font.size": 8, "axes.labelsize": 8, "axes.titlesize": 8.5, "legend.fontsize": 6.8,
+    "font.size": 8, "axes.labelsize": 8, "axes.titlesize": 8, "legend.fontsize": 7, "figure.titlesize": 8.5,
     "xtick.labelsize": 7, "ytick.labelsize": 7, "lines.linewidth": 1.3, "axes.linewidth": 0.6,
-    "legend.frameon": False, "savefig.bbox": "tight", "savefig.dpi": 220, "font.family": "DejaVu Sans",
+    "legend.frameon": False, "savefig.dpi": 220, "font.family": "DejaVu Sans", "axes.unicode_minus": True,
+    # no bbox="tight": the saved figure keeps its declared width (3.4 or 7 in); constrained layout keeps
+    # every label inside it
+    "savefig.bbox": "standard",
 }
+#: One colour per method, the same in every figure.
 METHOD_COLORS = {
     "GRPO reverse/scale": "#1f5fa8", "GRPO reverse/shift": "#6aa5e0", "GRPO direct/scale": "#b2182b",
     "GRPO direct/shift": "#ef8a62", "RLHF": "#333333", "NLHF": "#2ca25f",
+    # each framework's default objective
+    "TRL 1.9": "#1f5fa8", "TRL 1.16": "#7b3294", "verl": "#8c510a", "OpenRLHF": "#01665e",
+    # points measured on a trained model
+    "trained": "#e08214",
 }
+#: The normalisation conventions of Figure 13 (the note's and TRL's).
+CONVENTION_COLORS = {"note": "#1f5fa8", "TRL": "#7b3294"}
+#: One sequential map per quantity: beta (and beta/gamma), G, anything else ordered (noise, pi_ref).
+BETA_CMAP, GROUP_CMAP, ORDER_CMAP = "viridis", "plasma", "cividis"
+#: A reference artist (the diagonal, pi_ref's level, a zero line) carries this gid: it is not data.
+REFERENCE = "reference"
 
 
-def new_figure(width=COLUMN, height=2.7, ncols=1) -> tuple[Figure, np.ndarray]:
+def method_color(name: str) -> str:
+    """The colour of a method, variant, framework or trained source, from its label."""
+    n = str(name)
+    for key in ("TRL 1.16", "TRL 1.9", "verl", "OpenRLHF", "NLHF", "RLHF"):
+        if key in n:
+            return METHOD_COLORS[key]
+    for pen in ("reverse", "direct"):
+        for norm in ("scale", "shift"):
+            if f"{pen}/{norm}" in n:
+                return METHOD_COLORS[f"GRPO {pen}/{norm}"]
+    if "log pooling" in n:
+        return METHOD_COLORS["RLHF"]
+    if "trained" in n or "trainer" in n or "TRL" in n:
+        return METHOD_COLORS["trained"]
+    raise KeyError(f"no colour for {name!r}")
+
+
+def new_figure(width=COLUMN, height=2.7, ncols=1, nrows=1, **kw) -> tuple[Figure, np.ndarray]:
+    """A figure of one of the two widths (:data:`WIDTHS`) with ``ncols`` panels (a row) or a grid."""
     fig = Figure(figsize=(width, height), layout="constrained")
-    axes = fig.subplots(1, ncols, squeeze=False)[0]
-    return fig, axes
+    axes = fig.subplots(nrows, ncols, squeeze=False, **kw)
+    return fig, (axes[0] if nrows == 1 else axes)
+
+
+def _sequential(values, cmap: str, log: bool = True) -> list:
+    finite = [v for v in values if np.isfinite(v)]
+    if not finite:
+        return ["black"] * len(values)
+    lo, hi = min(finite), max(finite)
+    norm = colors.LogNorm(lo, hi) if log and lo > 0 and hi > lo else colors.Normalize(lo, hi if hi > lo else lo + 1)
+    cm_ = matplotlib.colormaps[cmap]
+    # the map's pale top is unreadable on white: use 0..0.85 of it; G = inf is black
+    return [cm_(0.85 * float(norm(v))) if np.isfinite(v) else "black" for v in values]
+
+
+def beta_colors(values) -> list:
+    """Colours of beta (or beta/gamma) values, on the one map for beta (log scale)."""
+    return _sequential(values, BETA_CMAP)
+
+
+def group_colors(values) -> list:
+    """Colours of group sizes, on the one map for G (log scale); G = inf is black."""
+    return _sequential(values, GROUP_CMAP)
+
+
+def order_colors(values, log: bool = False) -> list:
+    """Colours of any other ordered quantity (verifier noise, pi_ref)."""
+    return _sequential(values, ORDER_CMAP, log=log)
 
 
 def param_colors(values) -> list:
-    norm = colors.LogNorm(min(values), max(values)) if min(values) > 0 else colors.Normalize()
-    return [cm.viridis(0.8 * norm(v)) for v in values]      # viridis' yellow top is unreadable on white
+    """Kept for callers outside the figures: beta's map."""
+    return beta_colors(values)
 
 
 def infty(text) -> str:
@@ -44,8 +111,44 @@ def infty(text) -> str:
     return re.sub(r"\binf\b", "∞", str(text))
 
 
+def g_text(G) -> str:
+    """"$G$ = 8" or "$G$ = ∞": italic G, the infinity sign."""
+    return "$G$ = ∞" if not np.isfinite(float(G)) else f"$G$ = {int(G)}"
+
+
+def panel(ax, letter: str, text: str = "", **kw) -> None:
+    """Title a panel "(a) text": every multi-panel figure letters its panels."""
+    ax.set_title(f"({letter}) {text}".rstrip(), **kw)
+
+
+def reference(artist):
+    """Mark an artist (a list of them, as ``plot`` returns) as a reference line, not data."""
+    for a in artist if isinstance(artist, list | tuple) else [artist]:
+        a.set_gid(REFERENCE)
+    return artist
+
+
+def legend_below(fig: Figure, handles=None, labels=None, ncol: int = 3, **kw):
+    """A figure legend below the panels, never on data."""
+    if handles is None:
+        handles, labels = fig.axes[0].get_legend_handles_labels()
+    if labels is None:
+        labels = [h.get_label() for h in handles]
+    return fig.legend(handles, labels, loc="outside lower center", ncol=ncol, **kw)
+
+
+def legend_right(fig: Figure, handles=None, labels=None, **kw):
+    """A figure legend right of the panels, never on data."""
+    if handles is None:
+        handles, labels = fig.axes[0].get_legend_handles_labels()
+    if labels is None:
+        labels = [h.get_label() for h in handles]
+    return fig.legend(handles, labels, loc="outside right upper", **kw)
+
+
 def diagonal(ax) -> None:
-    ax.plot([0, 1], [0, 1], ls=":", color="0.45", lw=0.9, zorder=0)
+    """The dotted diagonal pi = pi_ref on a square 0-1 panel (a reference, not data)."""
+    reference(ax.plot([0, 1], [0, 1], ls=":", color="0.45", lw=0.9, zorder=0))
     ax.set_xlim(-0.02, 1.02)
     ax.set_ylim(-0.02, 1.02)
     ax.set_aspect("equal")
