@@ -157,22 +157,21 @@ def diagonal(ax) -> None:
 
 
 def binary_curves(df: pd.DataFrame, param: str, label: str, title: str,
-                  jump_at_zero: bool = True, measured: pd.DataFrame | None = None,
-                  overlay: pd.DataFrame | None = None, overlay_label: str = "",
+                  jump_at_zero: bool = True, overlay: pd.DataFrame | None = None, overlay_label: str = "",
                   log_inset: bool = False) -> Figure:
-    """pi(a) against pi_ref(a), one curve per value of ``param`` (Figures 1-4, 9).
+    """pi(a) against pi_ref(a), one curve per value of ``param`` (Figures 1-4).
 
-    ``overlay``: another figure's curves (same ``param``), dashed and thin, for contrast;
-    ``log_inset``: a second panel on a log pi_ref axis down to the grid's smallest value, showing
-    how each curve behaves as pi_ref -> 0.
+    ``param`` is ``"group_size"`` (coloured on G's map) or a beta (beta's map). ``overlay``: another
+    figure's curves (same ``param``), thin grey dashes, for contrast; ``log_inset``: a second panel on a
+    log pi_ref axis down to the grid's smallest value, showing how each curve behaves as pi_ref -> 0.
+    The legend sits below the panels, off the data.
     """
     if log_inset:
-        fig, (ax, logax) = new_figure(width=2 * COLUMN * 0.85, height=2.8, ncols=2)
+        fig, (ax, logax) = new_figure(width=DOUBLE, height=3.4, ncols=2)
     else:
-        fig, (ax,) = new_figure()
+        fig, (ax,) = new_figure(height=3.9)
     values = list(dict.fromkeys(df[param]))
-    finite = [v for v in values if np.isfinite(v)]
-    cols = param_colors(finite) + (["black"] if len(finite) < len(values) else [])
+    cols = group_colors(values) if param == "group_size" else beta_colors(values)
     for v, c in zip(values, cols):
         d = df[df[param] == v].sort_values("pi_ref_a")
         text = "∞" if not np.isfinite(v) else f"{v:g}"
@@ -185,10 +184,11 @@ def binary_curves(df: pd.DataFrame, param: str, label: str, title: str,
     if jump_at_zero:
         ax.plot([0], [0], marker="o", color="black", ms=3.2, zorder=4)
     if overlay is not None:
-        for v, c in zip(values, cols):
+        for v in values:
             d = overlay[overlay[param] == v].sort_values("pi_ref_a")
-            ax.plot(d.pi_ref_a, d.pi_a, "--", color=c, lw=0.7, alpha=0.8)
-        ax.plot([], [], "--", color="0.4", lw=0.7, label=overlay_label)
+            ax.plot(d.pi_ref_a, d.pi_a, "--", color="0.55", lw=0.7, zorder=1)
+        ax.plot([], [], "--", color="0.55", lw=0.7, label=overlay_label)
+    diagonal(ax)
     if log_inset:
         for v, c in zip(values, cols):
             d = df[df[param] == v].sort_values("pi_ref_a")
@@ -197,17 +197,13 @@ def binary_curves(df: pd.DataFrame, param: str, label: str, title: str,
         logax.set_xlim(df.pi_ref_a.min(), 1.0)
         logax.set_ylim(-0.02, 1.02)
         logax.set_xlabel(r"$\pi_{\mathrm{ref}}(a)$ (log scale)")
-        logax.set_title(rf"the same, down to $\pi_{{\mathrm{{ref}}}}(a)$ = {df.pi_ref_a.min():.0e}")
-    if measured is not None and len(measured):
-        for v, c in zip(values, cols):
-            m = measured[measured[param] == v]
-            if len(m):
-                ax.errorbar(m.pi_ref_a, m.measured, yerr=m.measured_se, fmt="o", ms=2.6, color=c, mec="white",
-                            mew=0.4, elinewidth=0.8, capsize=1.2, zorder=5)
-        ax.plot([], [], "o", color="0.3", ms=2.6, label="trained model")
-    diagonal(ax)
-    ax.set_title(title)
-    ax.legend(loc="lower right", handlelength=1.4, labelspacing=0.25)
+        logax.set_ylabel(r"$\pi_\theta(a)$ at the stationary point")
+        panel(ax, "a", title)
+        panel(logax, "b", rf"the same, down to $\pi_{{\mathrm{{ref}}}}(a)$ = {df.pi_ref_a.min():.0e}")
+        legend_below(fig, *ax.get_legend_handles_labels(), ncol=4)
+    else:
+        ax.set_title(title)
+        legend_below(fig, *ax.get_legend_handles_labels(), ncol=3, columnspacing=1.0, handlelength=1.4)
     return fig
 
 
@@ -256,5 +252,5 @@ def predicted_vs_measured(df: pd.DataFrame, group_col: str = "config") -> Figure
     ax.set_aspect("equal")
     ax.set_xlabel(r"predicted $\pi(a)$ (theory, from the reference model)")
     ax.set_ylabel(r"measured $\pi_\theta(a)$ (trained model)")
-    ax.legend(loc="upper left", fontsize=5.8)
+    ax.legend(loc="upper left", fontsize=7)
     return fig

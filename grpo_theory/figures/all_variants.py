@@ -19,6 +19,7 @@ from ._spec import FigureSpec
 VARIANTS_PI_REF = 0.3
 VARIANTS_BETAS = tuple(np.logspace(math.log10(0.04), 1, 40))
 VARIANTS_GROUP_SIZES = (2, 8, math.inf)
+METHODS = ("GRPO reverse/scale", "GRPO reverse/shift", "GRPO direct/scale", "GRPO direct/shift", "RLHF", "NLHF")
 
 
 def data() -> pd.DataFrame:
@@ -42,9 +43,9 @@ def data() -> pd.DataFrame:
 def draw(df: pd.DataFrame, pi_ref_a: float) -> Figure:
     """Figure 6: pi(a) against beta for every variant, one panel per G, RLHF and NLHF in each."""
     gs = [g for g in dict.fromkeys(df.group_size) if not (isinstance(g, float) and math.isnan(g))]
-    fig, axes = plotting.new_figure(width=2 * plotting.COLUMN, height=2.5, ncols=len(gs))
+    fig, axes = plotting.new_figure(width=plotting.DOUBLE, height=3.1, ncols=len(gs))
     for ax, G in zip(axes, gs):
-        for method, c in plotting.METHOD_COLORS.items():
+        for method, c in ((m, plotting.METHOD_COLORS[m]) for m in METHODS):
             if method.startswith("GRPO"):
                 d = df[(df.method == method) & (df.group_size == G)]
             else:
@@ -58,7 +59,7 @@ def draw(df: pd.DataFrame, pi_ref_a: float) -> Figure:
             ax.semilogx(beta, pi, color=c, ls=ls, label=plotting.infty(method))
         # curves that coincide (e.g. direct/scale with RLHF at G = 2) would hide each other: mark them
         panel = {m: df[(df.method == m) & ((df.group_size == G) if m.startswith("GRPO") else True)]
-                 .sort_values("beta").pi_a.to_numpy(float) for m in plotting.METHOD_COLORS}
+                 .sort_values("beta").pi_a.to_numpy(float) for m in METHODS}
         names = list(panel)
         notes = []
         if not np.isfinite(G):     # direct/scale at G = inf: the vertex a is a stable limit point for every beta
@@ -73,14 +74,14 @@ def draw(df: pd.DataFrame, pi_ref_a: float) -> Figure:
                                 mec=plotting.METHOD_COLORS[b], mew=0.8)
                     notes.append(f"○: {plotting.infty(b)} = {plotting.infty(a)}")
         for k, note in enumerate(notes):
-            ax.text(0.03, 0.04 + 0.07 * k, note, transform=ax.transAxes, fontsize=5.5)
+            ax.text(0.03, 0.04 + 0.07 * k, note, transform=ax.transAxes, fontsize=7)
         ax.axhline(pi_ref_a, color="0.45", ls=":", lw=0.9)
-        ax.set_title(f"G = {'∞' if not np.isfinite(G) else int(G)}")
+        plotting.panel(ax, "abc"[list(gs).index(G)], plotting.g_text(G))
         ax.set_xlabel(r"$\beta$")
         ax.set_ylim(-0.02, 1.02)
     axes[0].set_ylabel(r"$\pi_\theta(a)$ at the stationary point")
     handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncol=len(labels), fontsize=6.8)
+    plotting.legend_below(fig, handles, labels, ncol=len(labels))
     fig.suptitle(rf"One binary question, $\pi_{{\mathrm{{ref}}}}(a)$ = {pi_ref_a:g} (dotted), "
                  "every variant at the same $\\beta$", fontsize=8.5)
     return fig

@@ -39,7 +39,7 @@ def draw(df: pd.DataFrame, fits: pd.DataFrame, beta: float) -> Figure:
     for (p, d), c in zip(df.groupby("pi_ref_a"), plotting.param_colors(sorted(df.pi_ref_a.unique()))):
         fit = fits[fits.pi_ref_a == p].iloc[0]
         ax.loglog(d.group_size, d.abs_error, "o-", ms=2.8, color=c,
-                  label=rf"$\pi_{{\mathrm{{ref}}}}(a)$ = {p:g}: slope {fit.slope:.2f}")
+                  label=rf"$\pi_{{\mathrm{{ref}}}}(a)$ = {p:g}: slope " + f"{fit.slope:.2f}".replace("-", "−"))
         g = d.group_size[d.group_size >= 64].to_numpy(float)
         ax.loglog(g, np.exp(fit.intercept) * g**fit.slope, color=c, ls="--", lw=1.6, alpha=0.55, zorder=3)
     # a reference slope of -1 (O(1/G)), anchored below the data
@@ -51,7 +51,7 @@ def draw(df: pd.DataFrame, fits: pd.DataFrame, beta: float) -> Figure:
     ax.minorticks_off()
     ax.set_xlabel("group size $G$")
     ax.set_ylabel(r"$|\pi_G(a) - \pi_\infty(a)|$")
-    ax.set_title(rf"Approach to the large-$G$ limit (reverse/scale, $\beta$ = {beta:g})")
+    ax.set_title(rf"Approach to $G\to\infty$ (reverse/scale, $\beta$ = {beta:g})")
     ax.legend(loc="lower left")
     ax.grid(True, which="major", lw=0.3, alpha=0.5)
     return fig

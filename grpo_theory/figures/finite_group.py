@@ -34,8 +34,8 @@ def tables(_inputs):
 
 
 def render(t):
-    return plotting.binary_curves(t["data"], "group_size", "G",
-                                  rf"Finite G, reverse/scale, $\beta$ = {FINITE_G_BETA:g} (exact)")
+    return plotting.binary_curves(t["data"], "group_size", "$G$",
+                                  rf"Finite $G$, reverse/scale, $\beta$ = {FINITE_G_BETA:g}")
 
 
 SPEC = FigureSpec(

@@ -59,7 +59,7 @@ def data(n: int = 49) -> pd.DataFrame:
 def draw(df: pd.DataFrame, floor: float = 1e-30) -> Figure:
     """Figure 18: pi(wrong) under each framework's defaults at the same beta; collapses shaded."""
     betas = sorted(df.beta.unique())
-    fig, axes = plotting.new_figure(width=2 * plotting.COLUMN, height=3.0, ncols=len(betas))
+    fig, axes = plotting.new_figure(width=plotting.DOUBLE, height=3.6, ncols=len(betas))
     styles = {0: ("tab:blue", "-"), 1: ("tab:orange", "-"), 2: ("tab:green", "-."), 3: ("tab:red", ":"),
               4: ("k", "--")}
     names = list(dict.fromkeys(df.framework))
@@ -68,19 +68,20 @@ def draw(df: pd.DataFrame, floor: float = 1e-30) -> Figure:
         collapsed = sub[sub.collapse]
         if len(collapsed):
             lo, hi = collapsed.pi_ref_correct.min(), collapsed.pi_ref_correct.max()
-            ax.axvspan(lo, hi, color="0.88", zorder=0, label="clamp collapse (pi(wrong) = 0)")
+            ax.axvspan(lo, hi, color="0.88", zorder=0, label=r"clamp collapse ($\pi$(wrong) = 0)")
         for i, name in enumerate(names):
             c, ls = styles[i % len(styles)]
             s = sub[(sub.framework == name) & ~sub.collapse]
-            ax.plot(s.pi_ref_correct, s.pi_wrong, ls, color=c, lw=1.3, label=name)
+            ax.plot(s.pi_ref_correct, s.pi_wrong, ls, color=c, lw=1.3,
+                    label=name.replace("low_var_kl", "low-var KL").replace("group_norm", "group norm"))
             col = sub[(sub.framework == name) & sub.collapse]
             ax.plot(col.pi_ref_correct, np.full(len(col), floor * 30.0 ** i), "v", color=c, ms=3)
         ax.set_yscale("log")
         ax.set_xlabel(r"$\pi_{\mathrm{ref}}$(correct)")
-        ax.set_title(rf"$\beta$ = {beta:g}, G = 8", pad=2)
+        plotting.panel(ax, "ab"[betas.index(beta)], rf"$\beta$ = {beta:g}, $G$ = 8", pad=2)
     axes[0].set_ylabel(r"stationary $\pi$(wrong)  (▼: exactly 0)")
     handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=6.5, bbox_to_anchor=(0.5, -0.13))
+    plotting.legend_below(fig, handles, labels, ncol=2)
     return fig
 
 

@@ -17,7 +17,7 @@ def tables(_inputs):
 
 
 def render(t):
-    return plotting.binary_curves(t["data"], "beta", r"$\beta$", r"$G\to\infty$, reverse (GRPO) penalty — Eq. 15")
+    return plotting.binary_curves(t["data"], "beta", r"$\beta$", r"$G\to\infty$, reverse penalty (Eq. 15)")
 
 
 SPEC = FigureSpec(

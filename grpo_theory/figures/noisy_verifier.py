@@ -56,7 +56,7 @@ def draw(curves: pd.DataFrame, grid: pd.DataFrame, beta: float, pi_ref: float) -
     """Figure 17: (top) pi(correct) against pi_ref per noise level and G; (bottom) pi(correct) over
     (beta, noise) at one pi_ref, with the 'learned' (0.9) and 'no learning' (gain 0.05) contours."""
     gs = list(dict.fromkeys(curves.group_size))
-    fig = Figure(figsize=(2 * plotting.COLUMN, 4.9), layout="constrained")
+    fig = Figure(figsize=(plotting.DOUBLE, 5.4), layout="constrained")
     axes = fig.subplots(2, len(gs), squeeze=False, height_ratios=[1, 1])
     noises = sorted(curves.noise.unique())
     cols = [cm.viridis(0.8 * i / max(1, len(noises) - 1)) for i in range(len(noises))]
@@ -67,7 +67,8 @@ def draw(curves: pd.DataFrame, grid: pd.DataFrame, beta: float, pi_ref: float) -
             d = curves[(curves.group_size == G) & (curves.noise == eps)].sort_values("pi_ref_a")
             top.plot(d.pi_ref_a, d.pi_a, color=c, lw=1.1, label=f"FP = FN = {eps:g}")
         plotting.diagonal(top)
-        top.set_title(f"G = {plotting.infty(int(G) if np.isfinite(G) else 'inf')}, " + rf"$\beta$ = {beta:g}", pad=2)
+        plotting.panel(top, "abc"[j], plotting.g_text(G) + rf", $\beta$ = {beta:g}", pad=2)
+        plotting.panel(bottom, "def"[j], plotting.g_text(G), pad=2)
         g = grid[grid.group_size == G]
         b, e = np.sort(g.beta.unique()), np.sort(g.noise.unique())
         z = g.pivot(index="noise", columns="beta", values="pi_a").loc[e, b].to_numpy()
@@ -77,7 +78,7 @@ def draw(curves: pd.DataFrame, grid: pd.DataFrame, beta: float, pi_ref: float) -
         bottom.set_xscale("log")
         bottom.set_xlabel(r"$\beta$")
         bottom.set_ylabel("FP = FN" if j == 0 else "")
-    axes[0, 0].legend(fontsize=6, loc="lower right")
+    plotting.legend_below(fig, *axes[0, 0].get_legend_handles_labels(), ncol=4)
     label = rf"$\pi(\mathrm{{correct}})$, $\pi_{{\mathrm{{ref}}}}$ = {pi_ref:g}"
     fig.colorbar(mesh, ax=axes[1, :], shrink=0.9, label=label)
     return fig

@@ -40,7 +40,7 @@ def data(n_beta: int = 160, n_map: int = 160) -> tuple[pd.DataFrame, pd.DataFram
 
 def draw(points: pd.DataFrame, region: pd.DataFrame, pi_ref_a: float) -> Figure:
     """Figure 7: (a) stationary points against beta; (b) how many, over (beta, pi_ref)."""
-    fig, (ax, bx) = plotting.new_figure(width=2 * plotting.COLUMN, height=2.9, ncols=2)
+    fig, (ax, bx) = plotting.new_figure(width=plotting.DOUBLE, height=3.3, ncols=2)
     interior = points[~points.boundary]
     top = 1 - 1e-6                      # the vertex pi(a) = 1, drawn at the logit axis' top
     stable = interior[interior.stable == True].sort_values("beta")            # noqa: E712
@@ -63,14 +63,14 @@ def draw(points: pd.DataFrame, region: pd.DataFrame, pi_ref_a: float) -> Figure:
         fold = stable.iloc[0]
         ax.plot(fold.beta, fold.pi_a, "o", ms=4, color="black", zorder=5)
         ax.annotate(rf"fold, $\beta$ = {fold.beta:.3g}", (fold.beta, fold.pi_a), xytext=(6, -2),
-                    textcoords="offset points", fontsize=6.5)
+                    textcoords="offset points", fontsize=7)
     ax.axhline(pi_ref_a, color="0.45", ls=":", lw=0.9)
     ax.set_yscale("logit")
     ax.set_ylim(0.05, top * 1.0000001 if top < 1 else top)
     ax.set_xlabel(r"$\beta$")
     ax.set_ylabel(r"$\pi(a)$ at a stationary point (logit scale)")
     ax.set_title(rf"(a) direct KL, $G\to\infty$, $\pi_{{\mathrm{{ref}}}}(a)$ = {pi_ref_a:g}")
-    ax.legend(loc="upper left", bbox_to_anchor=(0.0, 0.93), fontsize=5.5, framealpha=0.9)
+    plotting.legend_below(fig, *ax.get_legend_handles_labels(), ncol=3)
     betas = np.sort(region.beta.unique())
     ps = np.sort(region.pi_ref_a.unique())
     Z = region.pivot(index="pi_ref_a", columns="beta", values="n_stationary_points").to_numpy()
@@ -80,9 +80,9 @@ def draw(points: pd.DataFrame, region: pd.DataFrame, pi_ref_a: float) -> Figure:
     bx.set_xlabel(r"$\beta$")
     bx.set_ylabel(r"$\pi_{\mathrm{ref}}(a)$")
     bx.set_title("(b) number of stationary points")
-    bx.legend(handles=[Line2D([], [], marker="s", ls="", color="#fde0c5", ms=7, label="1: vertex a only"),
+    fig.legend(handles=[Line2D([], [], marker="s", ls="", color="#fde0c5", ms=7, label="1: vertex a only"),
                        Line2D([], [], marker="s", ls="", color="#b2182b", ms=7,
-                              label="3: vertex + stable + unstable")], loc="upper left", frameon=True)
+                              label="3: vertex + stable + unstable")], loc="outside right upper")
     return fig
 
 

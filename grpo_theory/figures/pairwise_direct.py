@@ -18,7 +18,7 @@ def tables(_inputs):
 
 
 def render(t):
-    return plotting.binary_curves(t["data"], "beta_over_gamma", r"$\beta/\gamma$", "G = 2, direct KL penalty",
+    return plotting.binary_curves(t["data"], "beta_over_gamma", r"$\beta/\gamma$", "$G$ = 2, direct KL penalty",
                                   jump_at_zero=False, overlay=pairwise_reverse.data(),
                                   overlay_label="reverse penalty (Fig. 1)", log_inset=True)
 

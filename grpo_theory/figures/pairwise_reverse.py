@@ -18,7 +18,7 @@ def tables(_inputs):
 
 def render(t):
     return plotting.binary_curves(t["data"], "beta_over_gamma", r"$\beta/\gamma$",
-                                  "G = 2, reverse (GRPO) penalty — Eq. 14")
+                                  "$G$ = 2, reverse penalty (Eq. 14)")
 
 
 SPEC = FigureSpec(

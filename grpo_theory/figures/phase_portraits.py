@@ -45,7 +45,7 @@ def data(n_beta: int = 28, n_x: int = 23, n_curve: int = 90) -> tuple[pd.DataFra
 def draw(field: pd.DataFrame, curves: pd.DataFrame, pi_ref_a: float) -> Figure:
     """Figure 10: direction and speed of d pi(a)/dt over (beta, pi(a)), stationary points on top."""
     variants = list(dict.fromkeys(field.variant))
-    fig, axes = plotting.new_figure(width=2 * plotting.COLUMN, height=2.7, ncols=len(variants))
+    fig, axes = plotting.new_figure(width=plotting.DOUBLE, height=3.2, ncols=len(variants))
     for ax, name in zip(axes, variants):
         f = field[field.variant == name]
         # speed in the logit of pi(a), the axis' own unit (d pi/dt vanishes near 1 just from pi(1 - pi))
@@ -76,9 +76,9 @@ def draw(field: pd.DataFrame, curves: pd.DataFrame, pi_ref_a: float) -> Figure:
         ax.set_xlabel(r"$\beta$")
         ax.set_yscale("logit")
         ax.set_ylim(0.02, top)
-        ax.set_title(plotting.infty(name))
+        plotting.panel(ax, "ab"[variants.index(name)], plotting.infty(name).replace("G = ", "$G$ = "))
     axes[0].set_ylabel(r"$\pi(a)$ (logit scale)")
-    axes[-1].legend(loc="center left", fontsize=6, frameon=True)
+    plotting.legend_below(fig, *axes[-1].get_legend_handles_labels(), ncol=6)
     fig.colorbar(q, ax=axes, label=r"$\log_{10}|d\,\mathrm{logit}\,\pi(a)/dt|$", shrink=0.8)
     return fig
 

@@ -89,9 +89,9 @@ def draw(curve: pd.DataFrame, marks: pd.DataFrame, orbits: pd.DataFrame, pi_ref_
     """Figure 12: the proximal map against the identity (cobweb), its orbit against the flow, and
     (c, d) the largest stable step size of plain gradient steps over (beta, pi_ref)."""
     if step_map is None:
-        fig, (ax, bx) = plotting.new_figure(width=2 * plotting.COLUMN, height=2.8, ncols=2)
+        fig, (ax, bx) = plotting.new_figure(width=plotting.DOUBLE, height=2.8, ncols=2)
     else:
-        fig = Figure(figsize=(2 * plotting.COLUMN, 5.4), layout="constrained")
+        fig = Figure(figsize=(plotting.DOUBLE, 6.0), layout="constrained")
         grid = fig.subplots(2, 2, squeeze=False)
         ax, bx = grid[0]
         variants = list(dict.fromkeys(step_map.variant))
@@ -101,12 +101,12 @@ def draw(curve: pd.DataFrame, marks: pd.DataFrame, orbits: pd.DataFrame, pi_ref_
             z = np.log10(m.pivot(index="pi_ref_a", columns="beta", values="critical_lr").loc[p, b].to_numpy())
             mesh = cx.pcolormesh(b, p, z, shading="nearest", cmap="viridis", vmin=-0.5, vmax=2.5)
             cs = cx.contour(b, p, z, levels=[0, 0.5, 1, 1.5, 2], colors="white", linewidths=0.7)
-            cx.clabel(cs, fmt=lambda v: f"{10 ** v:.3g}", fontsize=5.5)
+            cx.clabel(cs, fmt=lambda v: f"{10 ** v:.3g}", fontsize=7)
             cx.set_xscale("log")
             cx.set_xlabel(r"$\beta$")
             cx.set_ylabel(r"$\pi_{\mathrm{ref}}(a)$")
             cx.set_title(f"({'cd'[variants.index(name)]}) largest stable step, {plotting.infty(name)}", fontsize=7.5)
-        fig.colorbar(mesh, ax=grid[1, :], label=r"$\log_{10}$ critical step (grpo_steps lr)", shrink=0.9)
+        fig.colorbar(mesh, ax=grid[1, :], label=r"$\log_{10}$ largest stable step size", shrink=0.9)
     ax.plot(curve.pi_a, curve.f, color="#1f5fa8", label=r"$f$: proximal map")
     ax.plot(curve.pi_a, curve.f_f, color="#6aa5e0", lw=0.9, ls="--", label=r"$f\circ f$")
     ax.plot([0, 1], [0, 1], ls=":", color="0.45", lw=0.9)
@@ -129,7 +129,7 @@ def draw(curve: pd.DataFrame, marks: pd.DataFrame, orbits: pd.DataFrame, pi_ref_
     ax.set_ylabel(r"$\pi_n(a)$")
     ax.set_title(rf"(a) proximal map, direct KL, $G\to\infty$, $\pi_{{\mathrm{{ref}}}}(a)$ = {pi_ref_a:g}, "
                  rf"$\beta$ = {beta:g}", fontsize=7.5)
-    ax.legend(loc="upper left", fontsize=5.8)
+
     pr = orbits[orbits.kind == "proximal iteration"]
     fl = orbits[orbits.kind != "proximal iteration"]
     bx.plot(pr.n, pr.pi_a, "o-", ms=2.4, lw=0.8, color="#1f5fa8", label="proximal iteration (step n, bottom axis)")
@@ -141,11 +141,13 @@ def draw(curve: pd.DataFrame, marks: pd.DataFrame, orbits: pd.DataFrame, pi_ref_
             bx.axhline(row.pi_a, color="#b2182b", ls=":", lw=0.8)
     bx.set_xlabel("proximal step n")
     tx.set_xlabel("flow time t", color="#b2182b", fontsize=7)
-    tx.tick_params(axis="x", colors="#b2182b", labelsize=6.5)
+    tx.tick_params(axis="x", colors="#b2182b", labelsize=7)
     bx.set_ylabel(r"$\pi(a)$")
     bx.set_title("(b) same start: the flow settles, the iteration cycles", fontsize=7.5, pad=18)
     bx.set_ylim(0.05, 0.72)
-    bx.legend(loc="upper right", fontsize=6)
+    h1, l1 = ax.get_legend_handles_labels()
+    h2, l2 = bx.get_legend_handles_labels()
+    plotting.legend_below(fig, h1 + h2, l1 + l2, ncol=3)
     return fig
 
 

@@ -57,7 +57,7 @@ def data() -> pd.DataFrame:
 def draw(df: pd.DataFrame) -> Figure:
     """Figure 15: (a) expected reward against KL(pi || pi_ref) as beta varies, RLHF the optimal frontier;
     (b) each GRPO variant's reward deficit below the frontier at its own KL."""
-    fig, axes = plotting.new_figure(width=2 * plotting.COLUMN, height=2.9, ncols=2)
+    fig, axes = plotting.new_figure(width=plotting.DOUBLE, height=2.9, ncols=2)
     palette = ["#6baed6", "#2171b5", "#08306b", "#b2182b"]
     grpo = [m for m in dict.fromkeys(df.method) if m not in ("RLHF", "NLHF")]
     r = df[df.method == "RLHF"].sort_values("kl_direct")
@@ -73,7 +73,7 @@ def draw(df: pd.DataFrame) -> Figure:
     axes[1].set_yscale("log")
     axes[0].set_ylabel(r"$E_\pi[r]$")
     axes[1].set_ylabel("reward below the RLHF frontier")
-    axes[0].legend(fontsize=6.2, loc="upper left")
+    axes[0].legend(fontsize=7, loc="upper left")
     axes[0].set_title(r"(a) reward against KL, $\beta$ from 20 to 0.02", pad=2)
     axes[1].set_title("(b) the gap to the frontier at the same KL", pad=2)
     return fig

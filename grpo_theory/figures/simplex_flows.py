@@ -61,7 +61,7 @@ def draw(traj: pd.DataFrame, points: pd.DataFrame, pi_ref, labels=("a", "b", "c"
     ax.plot([], [], "o", mfc="#b2182b", mec="#b2182b", label="stable")
     ax.plot([], [], "o", mfc="white", mec="#b2182b", label="unstable (saddle)")
     ax.plot([], [], "k*", label=r"$\pi_{\mathrm{ref}}$ (its path in black)")
-    ax.legend(loc="upper left", fontsize=6.2, bbox_to_anchor=(-0.06, 1.02))
+    ax.legend(loc="upper left", fontsize=7, bbox_to_anchor=(-0.06, 1.02))
     ax.set_title(rf"Gradient flow, direct KL, $G\to\infty$, $\beta$ = {beta:g}", pad=2)
     _edge_inset(ax, traj, points)
     return fig
@@ -85,10 +85,10 @@ def _edge_inset(ax, traj: pd.DataFrame, points: pd.DataFrame) -> None:
     inset.set_yscale("log")
     inset.set_ylim(3e-6, 0.1)
     inset.set_xlim(0.55, 1.0)
-    inset.set_xlabel(r"$\pi(a)/(\pi(a)+\pi(b))$", fontsize=5.5, labelpad=1)
-    inset.set_ylabel(r"$\pi(c)$", fontsize=5.5, labelpad=0)
-    inset.tick_params(labelsize=5, length=2, pad=1)
-    inset.set_title("near the a-b edge", fontsize=5.5, pad=1.5)
+    inset.set_xlabel(r"$\pi(a)/(\pi(a)+\pi(b))$", fontsize=7, labelpad=1)
+    inset.set_ylabel(r"$\pi(c)$", fontsize=7, labelpad=0)
+    inset.tick_params(labelsize=7, length=2, pad=1)
+    inset.set_title("near the a-b edge", fontsize=7, pad=1.5)
 
 
 def tables(_inputs):

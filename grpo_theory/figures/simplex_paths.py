@@ -48,9 +48,11 @@ def _rows() -> pd.DataFrame:     # shared with Figure 15: solved once per proces
 
 def draw(df: pd.DataFrame, pi_ref, labels=("a", "b", "c"), rewards=None, mark_beta: float = 1.0) -> Figure:
     """Figure 8: the stationary policy's path on the simplex as beta goes from large to small."""
-    fig, (ax,) = plotting.new_figure(height=3.3)
+    fig, (ax,) = plotting.new_figure(height=4.0)
     plotting.simplex_axes(ax, labels, rewards)
-    palette = ["#6baed6", "#2171b5", "#08306b", "#b2182b", "#333333", "#2ca25f"]
+    # reverse/scale on G's map, the other methods in their own colours
+    palette = plotting.group_colors([2, 8, math.inf]) + [plotting.method_color(m)
+                                                          for m in ("direct/scale", "RLHF", "NLHF")]
     for (method, d), c in zip(df.groupby("method", sort=False), palette):
         d = d.sort_values("beta", ascending=False)
         xy = plotting.ternary(d[["pi_a", "pi_b", "pi_c"]].to_numpy())
@@ -61,7 +63,7 @@ def draw(df: pd.DataFrame, pi_ref, labels=("a", "b", "c"), rewards=None, mark_be
     ref = plotting.ternary(np.asarray(pi_ref))
     ax.plot(ref[0], ref[1], "k*", ms=6, label=r"$\pi_{\mathrm{ref}}$ ($\beta\to\infty$)")
     ax.plot([], [], "o", color="0.4", ms=3.2, label=rf"$\beta$ = {mark_beta:g}")
-    ax.legend(loc="upper left", fontsize=6.2, bbox_to_anchor=(-0.06, 1.02))
+    plotting.legend_below(fig, *ax.get_legend_handles_labels(), ncol=2)
     ax.set_title(r"Stationary policy as $\beta$ decreases from 20 to 0.02", pad=2)
     return fig
 

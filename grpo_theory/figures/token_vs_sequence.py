@@ -9,6 +9,9 @@ from matplotlib.lines import Line2D
 from .. import plotting
 from ._spec import FigureSpec
 
+#: TRL's loss types, as papers name them
+LOSS_NAMES = {"grpo": "GRPO", "dr_grpo": "Dr. GRPO", "dapo": "DAPO", "bnpo": "BNPO"}
+
 
 def data(t: pd.DataFrame) -> pd.DataFrame:
     """The columns Figure 14 plots from the committed token-level tree study ``t`` (``tree_study.csv``):
@@ -23,7 +26,7 @@ def draw(df: pd.DataFrame) -> Figure:
     """Figure 14: per tree shape, trained probability against the token-level prediction of its loss
     type (coloured) and against the sequence-level prediction (grey), every answer."""
     shapes = list(dict.fromkeys(df["shape"]))
-    fig, axes = plotting.new_figure(width=2 * plotting.COLUMN, height=2.9, ncols=len(shapes))
+    fig, axes = plotting.new_figure(width=plotting.DOUBLE, height=3.6, ncols=len(shapes))
     losses = list(dict.fromkeys(df.loss_type))
     col = dict(zip(losses, ["#1f5fa8", "#e08214", "#2ca25f", "#8c510a"]))
     for ax, shape in zip(axes, shapes):
@@ -39,14 +42,15 @@ def draw(df: pd.DataFrame) -> Figure:
         ax.set_aspect("equal")
         worst_tok = (d.measured - d.predicted_token_level).abs().max()
         worst_seq = (d.measured - d.predicted_sequence_level).abs().max()
-        ax.set_title(f"tree '{shape}'\nmax |error|: token {worst_tok:.3f}, sequence {worst_seq:.2f}",
-                     fontsize=6.8, pad=2)
+        plotting.panel(ax, "abcdefgh"[shapes.index(shape)],
+                       f"tree '{shape}'\nmax |error|: token {worst_tok:.3f}, sequence {worst_seq:.2f}",
+                       fontsize=7, pad=2)
         ax.set_xlabel("predicted probability of the answer")
     axes[0].set_ylabel("trained probability")
-    handles = [Line2D([], [], ls="", marker="o", color=col[lt], mec="black", label=f"token level, {lt}")
-               for lt in losses]
+    handles = [Line2D([], [], ls="", marker="o", color=col[lt], mec="black",
+                      label=f"token level, {LOSS_NAMES.get(lt, lt)}") for lt in losses]
     handles.append(Line2D([], [], ls="", marker="x", color="0.55", label="sequence-level prediction"))
-    axes[0].legend(handles=handles, fontsize=5.5, loc="upper left")
+    plotting.legend_below(fig, handles, ncol=4)
     return fig
 
 

@@ -18,6 +18,10 @@ SOURCE_STYLE = {"small GPT": ("o", 3.2), "SmolLM2-135M, lr 1e-3": ("D", 4.5), "S
                 "SmolLM2, TRL": ("s", 4.5)}
 
 
+#: how each penalty is drawn: the curve's dash and the marker's face
+PENALTY_MARK = {"reverse": "solid, filled", "direct": "dashed, open"}
+
+
 def trained_points(measured: pd.DataFrame) -> pd.DataFrame:
     """A table of measured points, completed with the columns Figure 9 reads.
 
@@ -68,7 +72,7 @@ def draw(curves: pd.DataFrame, measured: pd.DataFrame) -> Figure:
     """Figure 9: per group size, (top) the theory's stable branches per beta and penalty with the
     trained points, (bottom) the residual measured - predicted with its error bar, symlog scale."""
     gs = sorted(measured.group_size.unique())
-    fig = Figure(figsize=(plotting.COLUMN * min(3, len(gs)) * 0.95, 5.6), layout="constrained")
+    fig = Figure(figsize=(plotting.DOUBLE, 6.4), layout="constrained")
     axes = fig.subplots(2, len(gs), squeeze=False, height_ratios=[1.35, 1])
     betas = sorted(measured.beta.unique())
     cols = dict(zip(betas, plotting.param_colors(betas) if len(betas) > 1 else ["#1f5fa8"]))
@@ -90,24 +94,23 @@ def draw(curves: pd.DataFrame, measured: pd.DataFrame) -> Figure:
                 top.errorbar(m.pi_ref_a, m.measured, yerr=m.measured_se, **kw)
                 bottom.errorbar(m.pi_ref_a, m.residual, yerr=m.residual_se, **kw)
         plotting.diagonal(top)
-        top.set_title(f"G = {plotting.infty(int(G) if np.isfinite(G) else 'inf')}")
+        plotting.panel(top, "abcdefgh"[j], plotting.g_text(G))
+        plotting.panel(bottom, "abcdefgh"[len(gs) + j], "residual")
         bottom.axhline(0, color="0.3", lw=0.8)
         bottom.set_yscale("symlog", linthresh=0.01, linscale=1.0)
         bottom.set_ylim(-1.1, 1.1)
         bottom.set_xlim(-0.02, 1.02)
         bottom.set_xlabel(r"$\pi_{\mathrm{ref}}(a)$")
-        bottom.set_ylabel("measured - predicted" if j == 0 else "")
+        bottom.set_ylabel("measured − predicted" if j == 0 else "")
         bottom.axhspan(-0.01, 0.01, color="0.9", zorder=0)
     handles = [Line2D([], [], color=cols[b], lw=1.2, label=rf"$\beta$ = {b:g}") for b in betas]
-    handles += [Line2D([], [], color="0.3", ls=dash[p], lw=1.0, label=f"{p} penalty (filled/open)")
+    handles += [Line2D([], [], color="0.3", ls=dash[p], lw=1.0, label=f"{p} penalty ({PENALTY_MARK[p]})")
                 for p in dash if p in set(measured.penalty)]
     if (curves.branch == 1).any():
         handles.append(Line2D([], [], color="0.3", ls=":", lw=0.9, label="other stable point"))
     handles += [Line2D([], [], ls="", marker=SOURCE_STYLE.get(s, ("o", 3.5))[0], mfc="0.7", mec="black", label=s)
                 for s in sources]
-    # the legend goes where the points are fewest
-    crowd = [len(measured[measured.group_size == G]) for G in gs]
-    axes[0, int(np.argmin(crowd))].legend(handles=handles, loc="lower right", fontsize=5.5)
+    plotting.legend_below(fig, handles, ncol=4)
     return fig
 
 

@@ -18,6 +18,10 @@ CONVENTIONS = (("note: ddof 0, eps 0", 0, 0.0), ("TRL: ddof 1, eps 1e-4", 1, 1e-
 CONVENTION_BETA = 0.5
 
 
+#: how each penalty is drawn: the curve's dash and the marker's face
+MARK = {"reverse": "solid, filled", "direct": "dashed, open"}
+
+
 def data(n: int = 49) -> pd.DataFrame:
     """The stationary pi(correct) against pi_ref(correct) under each convention, for G = 2 and 8,
     both penalties, beta = 0.5."""
@@ -60,7 +64,7 @@ def measured_points(inputs: FigureInputs) -> pd.DataFrame:
 def draw(curves: pd.DataFrame, points: pd.DataFrame) -> Figure:
     """Figure 13: per G, (top) curves per convention and penalty with trained points, (bottom) the gap."""
     gs = sorted(curves.group_size.unique())
-    fig = Figure(figsize=(2 * plotting.COLUMN * 0.8, 4.6), layout="constrained")
+    fig = Figure(figsize=(plotting.DOUBLE, 5.2), layout="constrained")
     axes = fig.subplots(2, len(gs), squeeze=False, height_ratios=[1.4, 1])
     conventions = list(dict.fromkeys(curves.convention))
     col = dict(zip(conventions, ["#1f5fa8", "#c0392b"]))
@@ -80,18 +84,18 @@ def draw(curves: pd.DataFrame, points: pd.DataFrame) -> Figure:
                 top.plot(d.pi_ref_a, d.measured, m, ms=size, color=col[conventions[1]],
                          mfc=col[conventions[1]] if pen == "reverse" else "white", mec="black", mew=0.5, alpha=0.8)
         plotting.diagonal(top)
-        top.set_title(f"G = {int(G)}", pad=2)
+        plotting.panel(top, "ab"[j], plotting.g_text(G), pad=2)
+        plotting.panel(bottom, "cd"[j], "TRL's − the note's", pad=2)
         bottom.axhline(0, color="0.6", lw=0.7)
         bottom.set_xlim(-0.02, 1.02)
         bottom.set_xlabel(r"$\pi_{\mathrm{ref}}(a)$")
-        bottom.set_ylabel("TRL's - the note's" if j == 0 else "")
+        bottom.set_ylabel("difference" if j == 0 else "")
     handles = [Line2D([], [], color=col[c], lw=1.2, label=c) for c in conventions]
-    handles += [Line2D([], [], color="0.3", ls=dash[p], lw=1.0, label=f"{p} penalty (filled/open)") for p in dash]
+    handles += [Line2D([], [], color="0.3", ls=dash[p], lw=1.0, label=f"{p} penalty ({MARK[p]})") for p in dash]
     if len(points):
         handles += [Line2D([], [], ls="", marker=marks.get(s, ("o", 3))[0], mfc="0.7", mec="black", label=s)
                     for s in dict.fromkeys(points.source)]
-    axes[0, -1].legend(handles=handles, fontsize=5.5, loc="lower right")
-    axes[1, 0].legend(fontsize=6)
+    plotting.legend_below(fig, handles, ncol=3)
     return fig
 
 

@@ -13,7 +13,7 @@ from ._spec import FigureSpec
 def draw(df: pd.DataFrame) -> Figure:
     """Figure 16: trained pi_t(a) per run against the fitted flow and grpo_steps, one panel per question."""
     qs = list(dict.fromkeys(df.question))
-    fig, axes = plotting.new_figure(width=2 * plotting.COLUMN, height=2.8, ncols=len(qs))
+    fig, axes = plotting.new_figure(width=plotting.DOUBLE, height=3.5, ncols=len(qs))
     runs = list(dict.fromkeys(df.run))
     col = dict(zip(runs, ["#08306b", "#2171b5", "#6baed6", "#e6550d"]))
     for ax, q in zip(axes, qs):
@@ -29,14 +29,14 @@ def draw(df: pd.DataFrame) -> Figure:
         ax.axhline(d.predicted.iloc[0], color="0.5", lw=0.8)
         ax.set_xscale("log")
         ax.set_xlabel("training step")
-        ax.set_title(rf"question {q}: $\pi_{{\mathrm{{ref}}}}(a)$ = {d.pi_ref.iloc[0]:.3f}, "
-                     f"predicted {d.predicted.iloc[0]:.3f}", fontsize=7)
+        plotting.panel(ax, "abcdefgh"[qs.index(q)], rf"question {q}: $\pi_{{\mathrm{{ref}}}}(a)$ = "
+                       f"{d.pi_ref.iloc[0]:.3f}, predicted {d.predicted.iloc[0]:.3f}", fontsize=7)
     axes[0].set_ylabel(r"$\pi_t(a)$")
     handles = axes[0].get_legend_handles_labels()[0]
     handles += [Line2D([], [], ls=":", color="black", label="flow, time scale c fitted per run"),
-                Line2D([], [], ls="", marker="o", ms=2, color="0.4", label="grpo_steps, step c"),
+                Line2D([], [], ls="", marker="o", ms=2, color="0.4", label="plain gradient steps, step c"),
                 Line2D([], [], color="0.5", lw=0.8, label="predicted stationary point")]
-    axes[0].legend(handles=handles, fontsize=5.5, loc="lower right")
+    plotting.legend_below(fig, handles, ncol=4)
     return fig
 
 
