@@ -1,6 +1,7 @@
-"""One visual language (slow: it renders all 18 figures): every figure, redrawn from its committed CSVs (paper_figures/), has one of the
-two widths, no text under 7 pt, nothing outside the canvas, lettered panels, "∞" and true minus signs,
-no code names, and no legend box over a data artist (measured with the renderer's bounding boxes)."""
+"""One visual language (slow: it renders all 18 figures). Every figure, redrawn from its committed CSVs
+(paper_figures/), has one of the two widths, no text under 7 pt, nothing outside the canvas, lettered
+panels, "∞" and true minus signs, no code names, and no legend box over a data artist (measured with
+the renderer's bounding boxes)."""
 
 import re
 from pathlib import Path

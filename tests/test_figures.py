@@ -406,3 +406,29 @@ def test_training_trajectories_figure_against_the_flow(figdir):
         np.testing.assert_allclose(sample.pi.to_numpy(), want, atol=2e-3)
         trained = d[d.kind == "trained"].sort_values("step")
         assert abs(trained.pi.iloc[-5:].mean() - d.predicted.iloc[0]) < 0.01, (run, q)
+
+
+def test_measured_tables_are_inputs_and_a_missing_one_skips_its_figure(tmp_path, capsys):
+    """Figures 14 and 16 read only --results DIR: with an empty folder each is skipped, naming the file."""
+    empty = tmp_path / "results"
+    empty.mkdir()
+    assert build_figures(tmp_path / "out", only=[14, 16], results=empty, progress=False) == []
+    err = capsys.readouterr()
+    text = err.out + err.err
+    assert "figure 14 (token_vs_sequence) skipped: needs tree_study.csv" in text
+    assert "figure 16 (training_trajectories) skipped: needs fig16_trajectories.csv" in text
+    with pytest.raises(ValueError, match="--results"):
+        build_figures(tmp_path / "out", only=[14], results=tmp_path / "absent", progress=False)
+
+
+def test_a_figures_fingerprint_covers_only_its_own_code():
+    """Figure 1's hash reads its own module and the shared style, not Figure 2's module or the driver."""
+    from grpo_theory.figures import FIGURES, code_fingerprint
+    from grpo_theory.figures import build as driver
+
+    spec = {s.number: s for s in FIGURES}
+    paths = driver._fingerprint_paths(spec[1])
+    names = {p.name for p in paths}
+    assert names == {"pairwise_reverse.py", "plotting.py", "_data.py"}
+    assert "pairwise_reverse.py" in {p.name for p in driver._fingerprint_paths(spec[3])}     # Fig 3 uses Fig 1's data
+    assert code_fingerprint(spec[1]) != code_fingerprint(spec[2])

@@ -95,10 +95,14 @@ def code_fingerprint(spec: FigureSpec) -> str:
     import hashlib
 
     h = hashlib.sha256()
-    own = Path(__file__).with_name(spec.module.rsplit(".", 1)[-1] + ".py")
-    for path in (own, *(own.with_name(u + ".py") for u in spec.uses), *_SHARED):
+    for path in _fingerprint_paths(spec):
         h.update(path.read_bytes())
     return h.hexdigest()[:16]
+
+
+def _fingerprint_paths(spec: FigureSpec) -> list[Path]:
+    own = Path(__file__).with_name(spec.module.rsplit(".", 1)[-1] + ".py")
+    return [own, *(own.with_name(u + ".py") for u in spec.uses), *_SHARED]
 
 
 def read_tables(spec: FigureSpec, folder: str | Path) -> dict[str, pd.DataFrame]:

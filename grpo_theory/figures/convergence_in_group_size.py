@@ -35,7 +35,7 @@ def data() -> tuple[pd.DataFrame, pd.DataFrame]:
 
 def draw(df: pd.DataFrame, fits: pd.DataFrame, beta: float) -> Figure:
     """|pi_G - pi_inf| against G, log-log, with fitted slopes."""
-    fig, (ax,) = plotting.new_figure(height=2.6)
+    fig, (ax,) = plotting.new_figure(height=3.6)
     for (p, d), c in zip(df.groupby("pi_ref_a"), plotting.param_colors(sorted(df.pi_ref_a.unique()))):
         fit = fits[fits.pi_ref_a == p].iloc[0]
         ax.loglog(d.group_size, d.abs_error, "o-", ms=2.8, color=c,
@@ -52,7 +52,7 @@ def draw(df: pd.DataFrame, fits: pd.DataFrame, beta: float) -> Figure:
     ax.set_xlabel("group size $G$")
     ax.set_ylabel(r"$|\pi_G(a) - \pi_\infty(a)|$")
     ax.set_title(rf"Approach to $G\to\infty$ (reverse/scale, $\beta$ = {beta:g})")
-    ax.legend(loc="lower left")
+    plotting.legend_below(fig, *ax.get_legend_handles_labels(), ncol=1)
     ax.grid(True, which="major", lw=0.3, alpha=0.5)
     return fig
 

@@ -100,12 +100,38 @@ def render(t):
     return draw(t["data"], t["stationary"], FLOW_PI_REF, rewards=FLOW_REWARDS, beta=FLOW_BETA)
 
 
-SPEC = FigureSpec(
-    11, "simplex_flows",
+def edge_starts(traj: pd.DataFrame, points: pd.DataFrame) -> pd.DataFrame:
+    """Per start: its pi(c) at t = 0 and whether it ends at the edge attractor (the stable point with
+    pi(c) < 0.01), within 1e-3."""
+    stable = points[points.stable.astype(str) == "True"]
+    edge = stable[stable.pi_c < 0.01][["pi_a", "pi_b", "pi_c"]].to_numpy()
+    rows = []
+    for s, d in traj.groupby("start"):
+        d = d.sort_values("t")
+        end = d[["pi_a", "pi_b", "pi_c"]].to_numpy()[-1]
+        rows.append(dict(start=s, c0=float(d.pi_c.iloc[0]),
+                         at_edge=bool(len(edge) and np.abs(edge - end).max(axis=1).min() < 1e-3)))
+    return pd.DataFrame(rows)
+
+
+def caption(t: dict[str, pd.DataFrame]) -> str:
+    """The caption, its numbers read from the plotted tables."""
+    pts = t["stationary"]
+    edge = pts[pts.pi_c < 0.01]
+    attractor = edge[edge.stable.astype(str) == "True"].pi_c.min()
+    saddle = edge[edge.stable.astype(str) == "False"].pi_c.min()
+    e = edge_starts(t["data"], pts)
+    reach = e[e.at_edge]
+    return PREFIX + (f"the edge attractor (pi(c) = {attractor:.0e}) and the saddle ({saddle:.0e}). Of the "
+                     f"{len(e)} starts drawn, the {len(reach)} that reach the edge attractor begin at pi(c) <= "
+                     f"{reach.c0.max():.0e}; where its basin ends is not computed here. Take-away: the second stable "
+                     "point exists but its basin is a sliver along the edge, so training from pi_ref never sees it.")
+
+
+PREFIX = (
     f"Figure 11. Gradient-flow trajectories on the simplex, rewards {FLOW_REWARDS}, pi_ref = "
     f"{FLOW_PI_REF}, direct KL, G = inf, beta = {FLOW_BETA:g}: two stable points separated "
     "by a saddle; the start decides which one GRPO reaches (pi_ref's path in black). Inset: the a-b "
-    "edge zoomed, position along it against log pi(c): the edge attractor (pi(c) = 6e-5) and the "
-    "saddle (2e-3); only starts within about 1e-4 of the edge reach it. Take-away: the second stable "
-    "point exists but its basin is a sliver along the edge, so training from pi_ref never sees it.",
-    tables, render, __name__)
+    "edge zoomed, position along it against log pi(c): ")
+
+SPEC = FigureSpec(11, "simplex_flows", caption, tables, render, __name__)
