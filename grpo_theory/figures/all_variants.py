@@ -65,7 +65,7 @@ def draw(df: pd.DataFrame, pi_ref_a: float) -> Figure:
         if not np.isfinite(G):     # direct/scale at G = inf: the vertex a is a stable limit point for every beta
             d = df[df.method == "GRPO direct/scale"]
             ax.semilogx(d.beta, np.ones(len(d)), color=plotting.METHOD_COLORS["GRPO direct/scale"], lw=2.2, alpha=0.3)
-            notes.append("thick pale line: the vertex, a second stable branch")
+            notes.append("pale: the vertex, also stable")
         for i, a in enumerate(names):
             for b in names[i + 1:]:
                 if panel[a].size == panel[b].size and panel[a].size and np.allclose(panel[a], panel[b], atol=1e-6):

@@ -105,8 +105,13 @@ def draw(curve: pd.DataFrame, marks: pd.DataFrame, orbits: pd.DataFrame, pi_ref_
             cx.set_xscale("log")
             cx.set_xlabel(r"$\beta$")
             cx.set_ylabel(r"$\pi_{\mathrm{ref}}(a)$")
-            cx.set_title(f"({'cd'[variants.index(name)]}) largest stable step, {plotting.infty(name)}", fontsize=7.5)
-        fig.colorbar(mesh, ax=grid[1, :], label=r"$\log_{10}$ largest stable step size", shrink=0.9)
+            shown = plotting.infty(name).replace("G = ", "$G$ = ")
+            cx.set_title(f"({'cd'[variants.index(name)]}) largest stable step, {shown}", fontsize=7.5)
+        # the map's scale stops at 10^2.5 while the data reach far higher near the vertex: the arrow marks it
+        over = float(np.nanmax(np.log10(step_map.critical_lr)))
+        note = f" (max $10^{{{over:.0f}}}$)" if over > 2.5 else ""
+        fig.colorbar(mesh, ax=grid[1, :], shrink=0.9, extend="max" if over > 2.5 else "neither",
+                     label=r"$\log_{10}$ largest stable step size" + note)
     ax.plot(curve.pi_a, curve.f, color="#1f5fa8", label=r"$f$: proximal map")
     ax.plot(curve.pi_a, curve.f_f, color="#6aa5e0", lw=0.9, ls="--", label=r"$f\circ f$")
     ax.plot([0, 1], [0, 1], ls=":", color="0.45", lw=0.9)
