@@ -18,6 +18,7 @@ from tqdm.auto import tqdm
 from .. import plotting
 from .._io import atomic_write
 from ..problem import InvalidInputError
+from ._registry import FIGURES
 from ._spec import FigureInputs, FigureSkipped, FigureSpec
 
 
@@ -141,8 +142,6 @@ def build_figures(out_dir: str | Path = "paper_figures", only=None, trained: str
       that figure in ``out_dir/figures_fingerprint.json``) or ``force=True``. Another machine's last-digit
       differences then leave every committed file as it was.
     """
-    from . import FIGURES
-
     matplotlib.use("Agg", force=False)
     valid = {s.number for s in FIGURES}
     unknown = set(only or ()) - valid
