@@ -15,11 +15,10 @@ from .build import (
                     FINGERPRINT,
                     build_figures,
                     code_fingerprint,
-                    default_results_dir,
                     read_tables,
                     same_table,
 )
 
 __all__ = ["CSV_ATOL", "CSV_RTOL", "FIGURES", "FIGURE_MODULES", "FINGERPRINT", "FigureInputs", "FigureSkipped",
-           "FigureSpec", "build_figures", "code_fingerprint", "default_results_dir", "read_tables",
+           "FigureSpec", "build_figures", "code_fingerprint", "read_tables",
            "same_table"]

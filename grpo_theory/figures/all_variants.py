@@ -9,9 +9,8 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from .. import plotting
-from ..baselines import log_pooling, nash_equilibrium
 from ..problem import Objective
-from ..stationary import stationary_policy
+from ..solvers import log_pooling, nash_equilibrium, stationary_policy
 from ._data import binary
 from ._spec import FigureSpec
 

@@ -118,20 +118,14 @@ def read_tables(spec: FigureSpec, folder: str | Path) -> dict[str, pd.DataFrame]
     return out
 
 
-def default_results_dir() -> Path | None:
-    """``docs/results`` when running from a checkout of the repository, else None (an installed wheel)."""
-    path = Path(__file__).resolve().parents[2] / "docs" / "results"
-    return path if path.is_dir() else None
-
-
 def build_figures(out_dir: str | Path = "paper_figures", only=None, trained: str | Path | None = None,
                   progress: bool = True, resume: bool = False, force: bool = False,
                   results: str | Path | None = None) -> list[Path]:
     """Build the figures ``only`` (numbers; default all) into ``out_dir``; return the files written.
 
-    * Measured tables are inputs: ``trained`` (Figure 9's CSV) and ``results`` (the folder of committed
-      study tables; default :func:`default_results_dir`). A figure whose input is absent is skipped,
-      with the reason printed.
+    * Measured tables are inputs: ``trained`` (Figure 9's CSV) and ``results`` (the folder of the
+      studies' tables; the command line passes ``docs/results`` in a checkout). The library never
+      reads the repository: a figure whose input is not given is skipped, with the reason printed.
 
     * Each file is written atomically, and each finished figure is recorded in
       ``out_dir/.figures_done.json``: with ``resume=True`` the figures recorded there are
@@ -158,7 +152,7 @@ def build_figures(out_dir: str | Path = "paper_figures", only=None, trained: str
     if results is not None and not Path(results).is_dir():
         raise InvalidInputError(f"--results {str(results)!r}: no such folder; expected the folder of study "
                                 "tables (docs/results in a checkout)")
-    inputs = FigureInputs(results=Path(results) if results is not None else default_results_dir(),
+    inputs = FigureInputs(results=Path(results) if results is not None else None,
                           trained=measured)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -8,7 +8,7 @@ from matplotlib.figure import Figure
 
 from .. import closed_form, plotting
 from ..problem import Objective
-from ..stationary import stationary_policy
+from ..solvers import stationary_policy
 from ._data import binary
 from ._spec import FigureSpec
 from .finite_group import FINITE_G_BETA

@@ -9,7 +9,7 @@ import pandas as pd
 
 from .. import plotting
 from ..problem import Objective
-from ..stationary import stationary_policy
+from ..solvers import stationary_policy
 from ._data import binary
 from ._spec import FigureSpec
 

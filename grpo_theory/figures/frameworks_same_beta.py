@@ -7,9 +7,11 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from .. import plotting
-from ..baselines import log_pooling
+from ..integrations.openrlhf import read_openrlhf_config
+from ..integrations.trl import read_trl_config
+from ..integrations.verl import read_verl_config
 from ..problem import Question
-from ..stationary import stationary_policy
+from ..solvers import log_pooling, stationary_policy
 from ._spec import FigureSpec
 
 #: Figure 18: each framework's defaults at the same beta, on a binary question.
@@ -20,20 +22,16 @@ FRAMEWORK_G = 8
 def framework_objectives(beta: float) -> dict:
     """TRL 1.9, TRL 1.16, verl's GRPO recipe and OpenRLHF's group_norm at ``beta`` and G = 8, each through
     its own config reader (every other setting at the framework's default)."""
-    from ..integrations.openrlhf import objective_from_openrlhf
-    from ..integrations.trl import objective_from_trl
-    from ..integrations.verl import objective_from_verl
-
     trl = {"beta": beta, "max_completion_length": 1}
     return {
-        "TRL 1.9 (k3 in the loss)": objective_from_trl(trl, trl_version="1.9.0").objective,
-        "TRL 1.16 (ratio x k3 in the loss)": objective_from_trl(trl, trl_version="1.16.0").objective,
-        "verl GRPO recipe (low_var_kl, clamped)": objective_from_verl(
+        "TRL 1.9 (k3 in the loss)": read_trl_config(trl, trl_version="1.9.0").objective,
+        "TRL 1.16 (ratio x k3 in the loss)": read_trl_config(trl, trl_version="1.16.0").objective,
+        "verl GRPO recipe (low_var_kl, clamped)": read_verl_config(
             {"algorithm": {"adv_estimator": "grpo"},
              "actor_rollout_ref": {"rollout": {"n": FRAMEWORK_G},
                                    "actor": {"use_kl_loss": True, "kl_loss_coef": beta,
                                              "kl_loss_type": "low_var_kl"}}}).objective,
-        "OpenRLHF group_norm (k1 in the advantage, clamped)": objective_from_openrlhf(
+        "OpenRLHF group_norm (k1 in the advantage, clamped)": read_openrlhf_config(
             {"advantage_estimator": "group_norm", "n_samples_per_prompt": FRAMEWORK_G,
              "init_kl_coef": beta}).objective,
     }
@@ -48,7 +46,7 @@ def data(n: int = 49) -> pd.DataFrame:
             q = Question([p, 1 - p], rewards=[1.0, 0.0])
             for name, obj in objs.items():
                 pt = stationary_policy(q, obj)
-                rows.append(dict(beta=beta, pi_ref_correct=p, framework=name, penalty=obj.penalty,
+                rows.append(dict(beta=beta, pi_ref_correct=p, framework=name, penalty=obj.regime,
                                  pi_correct=pt.pi[0], pi_wrong=pt.pi[1], collapse=bool(pt.boundary)))
             lp = log_pooling(q.pi_ref, [1.0, 0.0], beta)
             rows.append(dict(beta=beta, pi_ref_correct=p, framework="RLHF (log pooling)", penalty="-",

@@ -11,7 +11,7 @@ from matplotlib.figure import Figure
 
 from .. import plotting
 from ..problem import Objective, Question
-from ..stationary import stationary_policy
+from ..solvers import stationary_policy
 from ._spec import FigureSpec
 
 NOISE_LEVELS = (0.0, 0.1, 0.2, 0.3)

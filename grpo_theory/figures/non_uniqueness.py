@@ -12,7 +12,7 @@ from matplotlib.lines import Line2D
 
 from .. import closed_form, plotting
 from ..problem import Objective
-from ..stationary import stationary_points
+from ..solvers import stationary_points
 from ._data import binary
 from ._spec import FigureSpec
 

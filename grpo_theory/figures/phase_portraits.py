@@ -10,7 +10,7 @@ from matplotlib.figure import Figure
 
 from .. import plotting
 from ..problem import Objective
-from ..stationary import stationary_points
+from ..solvers import ClassProblem, stationary_points
 from ._data import binary
 from ._spec import FigureSpec
 
@@ -22,8 +22,6 @@ PHASE_VARIANTS = (("reverse/scale, G = 8", dict(group_size=8)),
 
 def data(n_beta: int = 28, n_x: int = 23, n_curve: int = 90) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Flow field d pi(a)/dt over (beta, pi(a)) and the stationary points, for two variants."""
-    from ..stationary import ClassProblem
-
     q = binary(PHASE_PI_REF)
     field, curves = [], []
     # uniform in the logit of pi(a): the figure's axis is logit-scaled, so that the unstable branch

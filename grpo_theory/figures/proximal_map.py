@@ -9,8 +9,9 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from .. import plotting
+from ..dynamics import flow, map_cycles, map_fixed_points, proximal_map
 from ..problem import Objective, Question
-from ..stationary import stationary_policy
+from ..solvers import ClassProblem, stationary_policy
 from ._data import binary
 from ._spec import FigureSpec
 
@@ -24,8 +25,6 @@ STEP_VARIANTS = (("reverse/scale, G = 8", dict(group_size=8)),
 
 def data(n: int = 600, n_iter: int = 40) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """The proximal map f and f∘f against the identity, its fixed points and 2-cycle, and orbits."""
-    from ..dynamics import flow, map_cycles, map_fixed_points, proximal_map
-
     q = binary(MAP_PI_REF)
     obj = Objective(beta=MAP_BETA, group_size=math.inf, penalty="direct")
     step = proximal_map(q, obj)
@@ -58,8 +57,6 @@ def critical_step_size(q: Question, obj: Objective, h: float = 1e-5) -> float:
     ``F(z) = 2 pi_a pi_b (g_a - g_b)``; near the fixed point z* the error is multiplied by
     ``1 + lr F'(z*)``, so the iteration converges iff ``lr < 2 / |F'(z*)|``.
     """
-    from ..stationary import ClassProblem
-
     cp = ClassProblem(q, obj)
     x = float(stationary_policy(q, obj).pi[0])
     if not 1e-12 < x < 1 - 1e-12:

@@ -9,7 +9,8 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from .. import plotting
-from ..baselines import log_pooling
+from .._numerics import optimize
+from ..solvers import log_pooling
 from . import simplex_paths
 from ._spec import FigureSpec
 from .simplex_paths import SIMPLEX_PI_REF, SIMPLEX_REWARDS
@@ -30,8 +31,6 @@ def data() -> pd.DataFrame:
                             kl_direct=kl))
     # The frontier's reward at each point's KL: log pooling at the beta that gives that KL (a root in
     # log beta; KL falls monotonically as beta grows), so the deficit is exact, not interpolated.
-    from .._numerics import optimize
-
     rewards = np.asarray(SIMPLEX_REWARDS)
 
     def kl_at(log_beta: float) -> float:

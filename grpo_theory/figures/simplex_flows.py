@@ -9,8 +9,9 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from .. import plotting
+from ..dynamics import flow
 from ..problem import Objective, Question
-from ..stationary import stationary_points
+from ..solvers import stationary_points
 from ._spec import FigureSpec
 
 #: Figure 11: a three-answer question with two stable points and a saddle.
@@ -21,8 +22,6 @@ FLOW_BETA = 2.0
 
 def data(n_starts: int = 14, t_max: float = 30000.0) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Flow trajectories on the simplex from a spread of starts, and the stationary points."""
-    from ..dynamics import flow
-
     q = Question(FLOW_PI_REF, rewards=FLOW_REWARDS)
     obj = Objective(beta=FLOW_BETA, group_size=math.inf, penalty="direct")
     rng = np.random.default_rng(7)

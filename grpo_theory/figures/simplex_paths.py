@@ -10,9 +10,8 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from .. import plotting
-from ..baselines import log_pooling, nash_equilibrium
 from ..problem import Objective, Question
-from ..stationary import stationary_policy
+from ..solvers import log_pooling, nash_equilibrium, stationary_policy
 from ._spec import FigureSpec
 
 #: Figure 8: the three-answer question.

@@ -9,7 +9,7 @@ from matplotlib.lines import Line2D
 
 from .. import plotting
 from ..problem import InvalidInputError, Objective
-from ..stationary import stationary_points, stationary_policy
+from ..solvers import stationary_points, stationary_policy
 from ._data import binary, group
 from ._spec import FigureSkipped, FigureSpec
 

@@ -9,7 +9,7 @@ from matplotlib.lines import Line2D
 
 from .. import plotting
 from ..problem import Objective
-from ..stationary import stationary_policy
+from ..solvers import stationary_policy
 from ._data import binary
 from ._spec import FigureInputs, FigureSkipped, FigureSpec
 
@@ -39,12 +39,12 @@ def data(n: int = 49) -> pd.DataFrame:
 def measured_points(inputs: FigureInputs) -> pd.DataFrame:
     """The committed trained points under TRL's convention (TRL's own GRPOTrainer at G = 8, from
     ``trl_results.csv``; our trainer's 5-seed runs at G = 2 and 8, from ``validate_seeds.csv``), read
-    from ``inputs.results``; empty when neither table is there (the figure then shows the theory only)."""
+    from ``inputs.results``; :class:`FigureSkipped` when neither table is there (the figure is about them)."""
     points = []
     try:
         t = inputs.results_table("trl_results.csv")
-    except FigureSkipped:
-        t = None
+    except FigureSkipped as why:
+        t, skipped = None, why
     if t is not None:
         points.append(pd.DataFrame(dict(source="TRL GRPOTrainer", group_size=8, penalty=t.penalty,
                                         pi_ref_a=t.pi_ref_correct, measured=t.measured)))
@@ -58,7 +58,9 @@ def measured_points(inputs: FigureInputs) -> pd.DataFrame:
                                         # the trainer's penalty=None is its default, reverse
                                         penalty=v.penalty.fillna("reverse"), pi_ref_a=v.pi_ref_a,
                                         measured=v.measured)))
-    return pd.concat(points, ignore_index=True) if points else pd.DataFrame()
+    if not points:
+        raise FigureSkipped(f"{skipped} (or validate_seeds.csv)")
+    return pd.concat(points, ignore_index=True)
 
 
 def draw(curves: pd.DataFrame, points: pd.DataFrame) -> Figure:

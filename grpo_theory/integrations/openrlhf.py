@@ -1,4 +1,4 @@
-"""OpenRLHF's group-normalised REINFORCE (its GRPO), seen by the theory: ``objective_from_openrlhf(args)``.
+"""OpenRLHF's group-normalised REINFORCE (its GRPO), seen by the theory: ``read_openrlhf_config(args)``.
 
 ``args`` is data: a mapping with OpenRLHF's flag names as keys, in the old flat style
 (``advantage_estimator``, ``n_samples_per_prompt``, ``init_kl_coef``, ``kl_estimator``, ``use_kl_loss``,
@@ -25,9 +25,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from ..problem import InvalidInputError, Objective
-from .mapping import TheoryMapping
+from .mapping import TheoryMapping, mapping_of
 
-__all__ = ["objective_from_openrlhf", "OPENRLHF_DEFAULTS"]
+__all__ = ["read_openrlhf_config", "OPENRLHF_DEFAULTS"]
 
 OPENRLHF_VERSION = "0.11.0"
 #: New (0.10+) dotted name -> old (<= 0.9.x) flat name, for the flags the theory reads.
@@ -98,7 +98,7 @@ def _coerce(key: str, value):
     return value
 
 
-def objective_from_openrlhf(args) -> TheoryMapping:
+def read_openrlhf_config(args) -> TheoryMapping:
     """Map OpenRLHF's arguments (a mapping of flag names or an argv list) onto the theory's Objective."""
     if isinstance(args, Mapping):
         raw = dict(args)
@@ -122,7 +122,7 @@ def objective_from_openrlhf(args) -> TheoryMapping:
     if adv not in ("group_norm", "dr_grpo", "rloo", "reinforce_baseline"):
         warns.append(f"advantage estimator {adv!r} has no group baseline (OpenRLHF's default is 'gae', PPO with a "
                      "critic): the theory does not apply")
-        return TheoryMapping(None, tuple(warns), "OpenRLHF", OPENRLHF_VERSION)
+        return mapping_of(None, warns, "OpenRLHF", OPENRLHF_VERSION)
     if G < 2:
         raise InvalidInputError(f"OpenRLHF n_samples_per_prompt={G}: {adv} needs >= 2 (OpenRLHF's default is 1)")
     beta = get("algo.kl.init_coef")
@@ -156,11 +156,11 @@ def objective_from_openrlhf(args) -> TheoryMapping:
                      "modelled")
     if beta <= 0:
         warns.append("init_kl_coef <= 0: no KL term, so no stationary policy with the support of pi_ref")
-        return TheoryMapping(None, tuple(warns), "OpenRLHF", OPENRLHF_VERSION)
+        return mapping_of(None, warns, "OpenRLHF", OPENRLHF_VERSION)
     if scale != 1.0:
         warns.append(f"rloo's advantage is G/(G-1) = {scale:g} times the shift-only one: modelled as shift with "
                      f"beta = init_kl_coef (G-1)/G = {beta / scale:g}")
     obj = Objective(beta=beta / scale, group_size=G, normalization=norm, std_ddof=1, std_eps=OPENRLHF_STD_EPS,
                     level="token", loss_type="token-mean", kl_estimator=est, kl_placement=placement,
                     kl_value_clamp=OPENRLHF_VALUE_CLAMP)
-    return TheoryMapping(obj, tuple(warns), "OpenRLHF", OPENRLHF_VERSION)
+    return mapping_of(obj, warns, "OpenRLHF", OPENRLHF_VERSION)

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import torch
 
+from ..problem import LOSS_TYPES
+
 
 def group_advantages(rewards: torch.Tensor, normalization: str = "scale", std_ddof: int = 0,
                      std_eps: float = 0.0, variance_eps: float = 0.0) -> torch.Tensor:
@@ -95,8 +97,6 @@ def grpo_objective(logp: torch.Tensor, logp_old: torch.Tensor, logp_ref: torch.T
     ``groups_per_batch`` groups of a question (None: the whole batch) by that chunk's token count,
     a sampled constant (detached), then average over chunks.
     """
-    from ..problem import LOSS_TYPES
-
     if mask is None:
         mask = torch.ones_like(logp)
     if level == "sequence":
