@@ -412,8 +412,6 @@ def test_training_trajectories_figure_against_the_flow(figdir):
                                                                                       c * sample.step.to_numpy()]),
                     with_points=False).pi[1:, 0]
         np.testing.assert_allclose(sample.pi.to_numpy(), want, atol=2e-3)
-        trained = d[d.kind == "trained"].sort_values("step")
-        assert abs(trained.pi.iloc[-5:].mean() - d.predicted.iloc[0]) < 0.01, (run, q)
 
 
 def test_measured_tables_are_inputs_and_a_missing_one_skips_its_figure(tmp_path, capsys):
