@@ -92,3 +92,23 @@ def test_fig9_curves_are_drawn_under_the_points_own_objective():
     assert np.quantile(gaps, 0.99) < 2e-3 and gaps.max() < 0.02
     g4 = m[m.group_size == 4]
     assert (g4.std_ddof == 1).all() and len(g4) == 8
+
+
+def test_fig13_largest_gaps_and_the_supremum_as_pi_ref_goes_to_0():
+    """"up to 0.21" is the supremum over pi_ref at G = 2 (reached as pi_ref -> 0, not the first grid
+    point's 0.18): recomputed from the CSV, and checked against the solver at pi_ref = 1e-9."""
+    from grpo_theory import Objective, Question, stationary_policy
+
+    c = _csv("fig13_trainer_conventions")
+    cap = _caption("fig13_trainer_conventions")
+    wide = c.pivot_table(index=["group_size", "penalty", "pi_ref_a"], columns="std_ddof", values="pi_a")
+    gap = (wide[1] - wide[0]).abs()
+    g2 = gap.loc[2]
+    assert f"up to {g2.max():.2f} ({g2.idxmax()[0]} penalty" in cap
+    assert f"{gap.loc[(8, 'direct')].max():.2f} at G = 8 with the direct penalty" in cap
+    q = Question([1e-9, 1 - 1e-9], rewards=[1, 0])
+    limit = abs(stationary_policy(q, Objective(beta=0.5, group_size=2, std_ddof=1, std_eps=1e-4)).pi[0]
+                - stationary_policy(q, Objective(beta=0.5, group_size=2)).pi[0])
+    assert g2.max() == pytest.approx(limit, abs=1e-3)
+    assert g2.max() >= gap.loc[(2, "reverse")].iloc[1:].max()          # the supremum is at the small end
+    assert round(g2.max(), 2) == 0.21

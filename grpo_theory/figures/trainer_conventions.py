@@ -22,7 +22,13 @@ CONVENTION_BETA = 0.5
 MARK = {"reverse": "solid, filled", "direct": "dashed, open"}
 
 
-def data(n: int = 49) -> pd.DataFrame:
+def pi_ref_grid(n: int = 97) -> np.ndarray:
+    """Linear on [0.02, 0.98], and geometric down to 1e-6: the largest gap (G = 2, reverse) is a
+    supremum approached as pi_ref(correct) -> 0, so the table must reach there to state it."""
+    return np.unique(np.concatenate([np.geomspace(1e-6, 0.02, 14), np.linspace(0.02, 0.98, n)]))
+
+
+def data(n: int = 97) -> pd.DataFrame:
     """The stationary pi(correct) against pi_ref(correct) under each convention, for G = 2 and 8,
     both penalties, beta = 0.5."""
     rows = []
@@ -30,7 +36,7 @@ def data(n: int = 49) -> pd.DataFrame:
         for penalty in ("reverse", "direct"):
             for label, ddof, eps in CONVENTIONS:
                 obj = Objective(beta=CONVENTION_BETA, group_size=G, penalty=penalty, std_ddof=ddof, std_eps=eps)
-                for p in np.linspace(0.02, 0.98, n):
+                for p in pi_ref_grid(n):
                     rows.append(dict(group_size=G, penalty=penalty, convention=label, std_ddof=ddof, std_eps=eps,
                                      pi_ref_a=p, pi_a=float(stationary_policy(binary(p), obj).pi[0])))
     return pd.DataFrame(rows)
@@ -69,7 +75,7 @@ def draw(curves: pd.DataFrame, points: pd.DataFrame) -> Figure:
     fig = Figure(figsize=(plotting.DOUBLE, 5.2), layout="constrained")
     axes = fig.subplots(2, len(gs), squeeze=False, height_ratios=[1.4, 1])
     conventions = list(dict.fromkeys(curves.convention))
-    col = dict(zip(conventions, ["#1f5fa8", "#c0392b"]))
+    col = {c: plotting.CONVENTION_COLORS[c.split(":")[0]] for c in conventions}
     dash = {"reverse": "-", "direct": "--"}
     marks = {"TRL GRPOTrainer": ("s", 4.5), "our trainer, TRL's convention (5 seeds)": ("o", 2.6)}
     for j, G in enumerate(gs):
@@ -109,14 +115,36 @@ def render(t):
     return draw(t["data"], t["points"])
 
 
-SPEC = FigureSpec(
-    13, "trainer_conventions",
-    f"Figure 13. The same objective under the note's normalisation (std with ddof 0, no eps) and TRL's "
-    f"(ddof 1, eps 1e-4; verl and OpenRLHF also use ddof 1), beta = {CONVENTION_BETA:g}. Top: the "
-    "stationary pi(correct) against pi_ref(correct) (solid: reverse penalty; dashed: direct), with "
-    "trained points under TRL's convention (TRL's own GRPOTrainer at G = 8, both penalties; our "
-    "trainer, reverse, 5 seeds). Bottom: TRL's minus the note's prediction. Take-away: at G = 2 the "
-    "convention alone moves the prediction by up to 0.18 (ddof 1 makes a two-member group's std "
-    "sqrt(2) times larger; 0.10 at G = 8 with the direct penalty), and the trained points follow "
-    "the trainer's convention, not the note's.",
-    tables, render, __name__)
+def gaps(curves: pd.DataFrame) -> pd.DataFrame:
+    """TRL's minus the note's stationary pi(correct), per G, penalty and pi_ref(correct) (the bottom panels)."""
+    wide = curves.pivot_table(index=["group_size", "penalty", "pi_ref_a"], columns="std_ddof", values="pi_a")
+    return (wide[1] - wide[0]).rename("gap").reset_index()
+
+
+def largest_gaps(curves: pd.DataFrame) -> dict:
+    """The caption's numbers: the largest |gap| at G = 2 (any penalty; a supremum, reached as
+    pi_ref -> 0, stated with the smallest pi_ref of the table) and at G = 8 with the direct penalty."""
+    g = gaps(curves)
+    at2 = g[g.group_size == 2]
+    top = at2.loc[at2.gap.abs().idxmax()]
+    d8 = g[(g.group_size == 8) & (g.penalty == "direct")]
+    return dict(g2=float(abs(top.gap)), g2_penalty=top.penalty, g2_at=float(top.pi_ref_a),
+                g8_direct=float(d8.gap.abs().max()))
+
+
+def caption(t: dict[str, pd.DataFrame]) -> str:
+    """The caption, its gaps computed from the plotted curves."""
+    a = largest_gaps(t["data"])
+    return (
+        f"Figure 13. The same objective under the note's normalisation (std with ddof 0, no eps) and TRL's "
+        f"(ddof 1, eps 1e-4; verl and OpenRLHF also use ddof 1), beta = {CONVENTION_BETA:g}. Top: the "
+        "stationary pi(correct) against pi_ref(correct) (solid: reverse penalty; dashed: direct), with "
+        "trained points under TRL's convention (TRL's own GRPOTrainer at G = 8, both penalties; our "
+        "trainer, reverse, 5 seeds). Bottom: TRL's minus the note's prediction. Take-away: at G = 2 the "
+        f"convention alone moves the prediction by up to {a['g2']:.2f} ({a['g2_penalty']} penalty; a supremum "
+        f"approached as pi_ref(correct) -> 0, here at pi_ref = {a['g2_at']:.0e}; ddof 1 makes a two-member "
+        f"group's std sqrt(2) times larger), {a['g8_direct']:.2f} at G = 8 with the direct penalty, and the "
+        "trained points follow the trainer's convention, not the note's.")
+
+
+SPEC = FigureSpec(13, "trainer_conventions", caption, tables, render, __name__)
