@@ -2,6 +2,7 @@
 committed CSV (paper_figures/), independently of the figure module, and found in the committed caption.
 A claim cannot drift from its data: a caption typed by hand, or a stale caption, fails here."""
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -112,3 +113,19 @@ def test_fig13_largest_gaps_and_the_supremum_as_pi_ref_goes_to_0():
     assert g2.max() == pytest.approx(limit, abs=1e-3)
     assert g2.max() >= gap.loc[(2, "reverse")].iloc[1:].max()          # the supremum is at the small end
     assert round(g2.max(), 2) == 0.21
+
+
+def test_fig6_no_gap_after_the_jump():
+    """G = ∞, direct/scale: the interior branch is drawn from the beta where the vertex's basin lets go of
+    pi_ref, located to 1e-8; the solver itself, just either side of it, agrees."""
+    from grpo_theory import Objective, Question, stationary_policy
+
+    d = _csv("fig6_all_variants")
+    d = d[(d.method == "GRPO direct/scale") & np.isinf(d.group_size)].sort_values("beta")
+    last_edge = d[d.boundary.astype(bool)].beta.max()
+    first_inside = d[~d.boundary.astype(bool)].beta.min()
+    assert last_edge < first_inside < last_edge * (1 + 1e-8)
+    q = Question([0.3, 0.7], rewards=[1, 0])
+    below = stationary_policy(q, Objective(beta=last_edge * (1 - 1e-6), group_size=math.inf, penalty="direct"))
+    above = stationary_policy(q, Objective(beta=first_inside * (1 + 1e-6), group_size=math.inf, penalty="direct"))
+    assert below.boundary and not above.boundary

@@ -21,17 +21,47 @@ VARIANTS_GROUP_SIZES = (2, 8, math.inf)
 METHODS = ("GRPO reverse/scale", "GRPO reverse/shift", "GRPO direct/scale", "GRPO direct/shift", "RLHF", "NLHF")
 
 
+#: a change of pi(a) larger than this between neighbouring betas is a jump (a branch ending), not a slope
+JUMP = 0.15
+
+
+def _with_jumps_resolved(rows: list[dict], solve, n_side: int = 8) -> list[dict]:
+    """``rows`` (one per beta of the coarse grid) plus, at each jump (pi(a) changing by more than
+    :data:`JUMP`, or leaving the boundary), the jump's beta located by bisection in log beta (to 1e-9
+    relative) and ``n_side`` points on each side up to it: the curve is drawn up to the jump on both
+    sides instead of stopping a coarse grid step short of it."""
+    out = list(rows)
+    for left, right in zip(rows, rows[1:]):
+        if abs(right["pi_a"] - left["pi_a"]) <= JUMP and left["boundary"] == right["boundary"]:
+            continue
+        lo, hi = math.log(left["beta"]), math.log(right["beta"])
+        while hi - lo > 1e-9:
+            mid = 0.5 * (lo + hi)
+            val = solve(math.exp(mid))["pi_a"]
+            if abs(val - left["pi_a"]) < abs(val - right["pi_a"]):
+                lo = mid
+            else:
+                hi = mid
+        # quadratically crowded towards the jump, where a branch born at a fold is steepest
+        t = np.linspace(0.0, 1.0, n_side + 1) ** 2
+        out += [solve(float(b)) for b in np.exp(lo - (lo - math.log(left["beta"])) * t[:-1])]
+        out += [solve(float(b)) for b in np.exp(hi + (math.log(right["beta"]) - hi) * t[:-1])]
+    return sorted(out, key=lambda r: r["beta"])
+
+
 def data() -> pd.DataFrame:
     """Every variant, RLHF and NLHF on one binary question (pi_ref(a) = 0.3) as beta varies."""
     q = binary(VARIANTS_PI_REF)
     rows = []
-    for beta in VARIANTS_BETAS:
-        for G in VARIANTS_GROUP_SIZES:
-            for pen in ("reverse", "direct"):
-                for norm in ("scale", "shift"):
+    for G in VARIANTS_GROUP_SIZES:
+        for pen in ("reverse", "direct"):
+            for norm in ("scale", "shift"):
+                def solve(beta, G=G, pen=pen, norm=norm):
                     sol = stationary_policy(q, Objective(beta=beta, group_size=G, penalty=pen, normalization=norm))
-                    rows.append(dict(beta=beta, method=f"GRPO {pen}/{norm}", group_size=G,
-                                     pi_a=sol.pi[0], boundary=sol.boundary))
+                    return dict(beta=beta, method=f"GRPO {pen}/{norm}", group_size=G, pi_a=sol.pi[0],
+                                boundary=sol.boundary)
+                rows += _with_jumps_resolved([solve(beta) for beta in VARIANTS_BETAS], solve)
+    for beta in VARIANTS_BETAS:
         rows.append(dict(beta=beta, method="RLHF", group_size=np.nan,
                          pi_a=log_pooling(q.pi_ref, [1.0, 0.0], beta)[0], boundary=False))
         rows.append(dict(beta=beta, method="NLHF", group_size=np.nan,
@@ -53,7 +83,9 @@ def draw(df: pd.DataFrame, pi_ref_a: float) -> Figure:
             d = d.sort_values("beta")
             beta, pi = d.beta.to_numpy(float), d.pi_a.to_numpy(float)
             # a jump between two grid points (pi_ref leaving the vertex's basin) is a break, not a steep line
-            cut = np.flatnonzero(np.abs(np.diff(pi)) > 0.15) + 1
+            # (or where the point leaves the boundary: at G = ∞ direct/scale pi(a) drops from 1 to 0.87)
+            edge = d.boundary.astype(bool).to_numpy()
+            cut = np.flatnonzero((np.abs(np.diff(pi)) > JUMP) | (edge[1:] != edge[:-1])) + 1
             beta, pi = np.insert(beta, cut, np.nan), np.insert(pi, cut, np.nan)
             ax.semilogx(beta, pi, color=c, ls=ls, label=plotting.infty(method))
         # curves that coincide (e.g. direct/scale with RLHF at G = 2) would hide each other: mark them
