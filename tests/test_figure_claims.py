@@ -129,3 +129,19 @@ def test_fig6_no_gap_after_the_jump():
     below = stationary_policy(q, Objective(beta=last_edge * (1 - 1e-6), group_size=math.inf, penalty="direct"))
     above = stationary_policy(q, Objective(beta=first_inside * (1 + 1e-6), group_size=math.inf, penalty="direct"))
     assert below.boundary and not above.boundary
+
+
+def test_fig5_slopes_and_the_asymptote():
+    """The slopes (refitted here from the data CSV, G >= 64) and the reference's C/G (the median over
+    pi_ref of G |error| at G = 4096, ~0.23; the old reference sat at 0.07/G)."""
+    d = _csv("fig5_convergence_in_group_size")
+    cap = _caption("fig5_convergence_in_group_size")
+    slopes = [np.polyfit(np.log(g.group_size[g.group_size >= 64]), np.log(g.abs_error[g.group_size >= 64]), 1)[0]
+              for _, g in d.groupby("pi_ref_a")]
+    assert f"slopes {min(slopes):.2f} to {max(slopes):.2f}" in cap
+    top = d[d.group_size == 4096]
+    c = float(np.median(top.group_size * top.abs_error))
+    assert f"asymptote {c:.2f}/G" in cap and round(c, 2) == 0.23
+    # settled: G |error| moves by < 1% from G = 2048 to 4096 for every pi_ref
+    prev = d[d.group_size == 2048].set_index("pi_ref_a")
+    assert np.allclose(top.set_index("pi_ref_a").abs_error * 4096, prev.abs_error * 2048, rtol=0.01)
