@@ -145,3 +145,19 @@ def test_fig5_slopes_and_the_asymptote():
     # settled: G |error| moves by < 1% from G = 2048 to 4096 for every pi_ref
     prev = d[d.group_size == 2048].set_index("pi_ref_a")
     assert np.allclose(top.set_index("pi_ref_a").abs_error * 4096, prev.abs_error * 2048, rtol=0.01)
+
+
+def test_fig15_gaps_and_the_points_at_zero():
+    """The largest deficit, its method and KL, direct/scale's largest, and the count of non-positive gaps
+    (drawn at 0 on the symlog axis, not dropped), recomputed from the CSV; the frontier is never beaten
+    by more than floating-point noise."""
+    d = _csv("fig15_reward_kl_frontier")
+    cap = _caption("fig15_reward_kl_frontier")
+    g = d[d.method.str.startswith("GRPO")]
+    top = g.loc[g.reward_deficit.idxmax()]
+    assert f"at most {top.reward_deficit:.3f} of reward" in cap and top.method == "GRPO reverse/scale G=2"
+    assert f"near KL = {top.kl_direct:.1f}" in cap
+    direct = g[g.method.str.contains("direct")].reward_deficit.max()
+    assert f"{direct:.3f} for direct/scale G=8" in cap
+    assert f"the {(g.reward_deficit <= 0).sum()} points whose gap is 0" in cap
+    assert g.reward_deficit.min() > -1e-12
