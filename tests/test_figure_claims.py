@@ -161,3 +161,20 @@ def test_fig15_gaps_and_the_points_at_zero():
     assert f"{direct:.3f} for direct/scale G=8" in cap
     assert f"the {(g.reward_deficit <= 0).sum()} points whose gap is 0" in cap
     assert g.reward_deficit.min() > -1e-12
+
+
+def test_fig18_trl19_range_and_the_exact_zeros():
+    """"about 1%" was true only for small pi_ref: the caption states TRL 1.9's pi(wrong) at both ends and
+    which frameworks remove the wrong answer exactly, all recomputed from the CSV; the zero strip lies
+    below every real value (three decades under the smallest positive pi(wrong) of its panel)."""
+    d = _csv("fig18_frameworks_same_beta")
+    cap = _caption("fig18_frameworks_same_beta")
+    s = d[d.beta == 0.04]
+    t = s[s.framework.str.startswith("TRL 1.9")].sort_values("pi_ref_correct")
+    assert f"at {t.pi_wrong.iloc[0]:.1%} (TRL 1.9 at pi_ref(correct) = {t.pi_ref_correct.iloc[0]:g}" in cap
+    assert f"falling to {t.pi_wrong.iloc[-1]:.2%} at {t.pi_ref_correct.iloc[-1]:g}" in cap
+    assert t.pi_wrong.iloc[0] / t.pi_wrong.iloc[-1] > 10            # "about 1%" does not hold across pi_ref
+    zeros = sorted(n.split(" (")[0] for n, g in s.groupby("framework") if (g.pi_wrong <= 0).all())
+    assert zeros == ["OpenRLHF group_norm", "verl GRPO recipe"] and " and ".join(zeros) in cap
+    from grpo_theory.figures.frameworks_same_beta import zero_level
+    assert 1e3 * zero_level(s) <= s.pi_wrong[s.pi_wrong > 0].min()

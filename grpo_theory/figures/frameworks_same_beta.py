@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
@@ -54,30 +56,43 @@ def data(n: int = 49) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def draw(df: pd.DataFrame, floor: float = 1e-30) -> Figure:
-    """Figure 18: pi(wrong) under each framework's defaults at the same beta; collapses shaded."""
+def zero_level(df: pd.DataFrame) -> float:
+    """Where the "exactly 0" markers go: three decades below the smallest positive pi(wrong) of the
+    table, in a strip of their own under a separator, outside the range of real values."""
+    real = df.pi_wrong[df.pi_wrong > 0]
+    return 10.0 ** (math.floor(math.log10(float(real.min()))) - 3)
+
+
+def draw(df: pd.DataFrame) -> Figure:
+    """Figure 18: pi(wrong) under each framework's defaults at the same beta; exact zeros (a clamp's
+    collapse) as markers in a strip below every real value."""
     betas = sorted(df.beta.unique())
     fig, axes = plotting.new_figure(width=plotting.DOUBLE, height=3.6, ncols=len(betas))
-    styles = {0: ("tab:blue", "-"), 1: ("tab:orange", "-"), 2: ("tab:green", "-."), 3: ("tab:red", ":"),
-              4: ("k", "--")}
+    dashes = ["-", "--", "-.", ":", (0, (5, 1, 1, 1))]
     names = list(dict.fromkeys(df.framework))
+    top = float(df.pi_wrong.max()) * 3
     for ax, beta in zip(axes, betas):
         sub = df[df.beta == beta]
-        collapsed = sub[sub.collapse]
-        if len(collapsed):
-            lo, hi = collapsed.pi_ref_correct.min(), collapsed.pi_ref_correct.max()
-            ax.axvspan(lo, hi, color="0.88", zorder=0, label=r"clamp collapse ($\pi$(wrong) = 0)")
+        z = zero_level(sub)
         for i, name in enumerate(names):
-            c, ls = styles[i % len(styles)]
-            s = sub[(sub.framework == name) & ~sub.collapse]
-            ax.plot(s.pi_ref_correct, s.pi_wrong, ls, color=c, lw=1.3,
+            c = plotting.method_color(name)
+            s = sub[(sub.framework == name) & (sub.pi_wrong > 0)]
+            ax.plot(s.pi_ref_correct, s.pi_wrong, ls=dashes[i % len(dashes)], color=c, lw=1.3,
                     label=name.replace("low_var_kl", "low-var KL").replace("group_norm", "group norm"))
-            col = sub[(sub.framework == name) & sub.collapse]
-            ax.plot(col.pi_ref_correct, np.full(len(col), floor * 30.0 ** i), "v", color=c, ms=3)
+            zero = sub[(sub.framework == name) & (sub.pi_wrong <= 0)]
+            # one row per framework inside the zero strip, so coinciding collapses stay distinguishable
+            ax.plot(zero.pi_ref_correct, np.full(len(zero), z * 10 ** (0.4 * i)), "v", color=c, ms=3.2)
         ax.set_yscale("log")
+        if (sub.pi_wrong <= 0).any():
+            # the strip spans z .. 10^2.2 z; every real value is above 10^3 z
+            sep = ax.axhline(z * 10 ** 2.2, color="0.4", lw=0.7, ls="-")
+            plotting.reference(sep)
+            ax.set_ylim(z / 10, top)
+        else:
+            ax.set_ylim(float(sub.pi_wrong.min()) / 3, top)
         ax.set_xlabel(r"$\pi_{\mathrm{ref}}$(correct)")
         plotting.panel(ax, "ab"[betas.index(beta)], rf"$\beta$ = {beta:g}, $G$ = 8", pad=2)
-    axes[0].set_ylabel(r"stationary $\pi$(wrong)  (▼: exactly 0)")
+    axes[0].set_ylabel(r"stationary $\pi$(wrong)  (▼ below the line: exactly 0)")
     handles, labels = axes[0].get_legend_handles_labels()
     plotting.legend_below(fig, handles, labels, ncol=2)
     return fig
@@ -91,12 +106,27 @@ def render(t):
     return draw(t["data"])
 
 
-SPEC = FigureSpec(
-    18, "frameworks_same_beta",
-    "Figure 18. One binary question (deterministic rewards), the same beta (0.04 left, 0.5 right) and "
-    "G = 8 under the defaults of TRL 1.9 (k3: reverse), TRL 1.16 (ratio x k3: direct), verl's GRPO "
-    "recipe (low_var_kl, clamped at 10) and OpenRLHF's group_norm (k1 in the advantage, clamped at "
-    "10), beside RLHF. Shaded: the clamps remove the wrong answer exactly (a collapse). Take-away: "
-    "at beta = 0.04 the same number means anything from keeping the wrong answer at 1% to removing "
-    "it.",
-    tables, render, __name__)
+def trl19_range(df: pd.DataFrame) -> dict:
+    """The caption's numbers: TRL 1.9's pi(wrong) at beta = 0.04 at both ends of pi_ref(correct), and
+    which frameworks remove the wrong answer exactly there."""
+    s = df[(df.beta == 0.04)]
+    t = s[s.framework.str.startswith("TRL 1.9")].sort_values("pi_ref_correct")
+    zero = sorted(n.split(" (")[0] for n, g in s.groupby("framework") if (g.pi_wrong <= 0).all())
+    return dict(hi=float(t.pi_wrong.iloc[0]), hi_at=float(t.pi_ref_correct.iloc[0]), lo=float(t.pi_wrong.iloc[-1]),
+                lo_at=float(t.pi_ref_correct.iloc[-1]), zero=zero)
+
+
+def caption(t: dict[str, pd.DataFrame]) -> str:
+    """The caption, its numbers read from the plotted table."""
+    a = trl19_range(t["data"])
+    return (
+        "Figure 18. One binary question (deterministic rewards), the same beta (0.04 left, 0.5 right) and "
+        "G = 8 under the defaults of TRL 1.9 (k3: reverse), TRL 1.16 (ratio x k3: direct), verl's GRPO "
+        "recipe (low_var_kl, clamped at 10) and OpenRLHF's group_norm (k1 in the advantage, clamped at "
+        "10), beside RLHF. Markers below the line: pi(wrong) exactly 0 (the clamps remove the wrong answer, "
+        "a collapse), drawn below every real value. Take-away: at beta = 0.04 the same number means anything "
+        f"from keeping the wrong answer at {a['hi']:.1%} (TRL 1.9 at pi_ref(correct) = {a['hi_at']:g}, falling to "
+        f"{a['lo']:.2%} at {a['lo_at']:g}) to removing it exactly ({' and '.join(a['zero'])}, at every pi_ref).")
+
+
+SPEC = FigureSpec(18, "frameworks_same_beta", caption, tables, render, __name__)
