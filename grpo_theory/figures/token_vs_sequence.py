@@ -26,7 +26,10 @@ def draw(df: pd.DataFrame) -> Figure:
     """Figure 14: per tree shape, trained probability against the token-level prediction of its loss
     type (coloured) and against the sequence-level prediction (grey), every answer."""
     shapes = list(dict.fromkeys(df["shape"]))
-    fig, axes = plotting.new_figure(width=plotting.DOUBLE, height=3.6, ncols=len(shapes))
+    fig = Figure(figsize=(plotting.DOUBLE, 5.6), layout="constrained")
+    grid = fig.subplots(2, len(shapes), squeeze=False, height_ratios=[1.6, 1])
+    axes, lower = grid[0], grid[1]
+    lim = 1.15 * float((df.measured - df.predicted_token_level).abs().max())
     losses = list(dict.fromkeys(df.loss_type))
     col = dict(zip(losses, ["#1f5fa8", "#e08214", "#2ca25f", "#8c510a"]))
     for ax, shape in zip(axes, shapes):
@@ -39,14 +42,26 @@ def draw(df: pd.DataFrame) -> Figure:
         ax.plot([0, 1], [0, 1], ":", color="0.3", lw=0.8)
         ax.set_xlim(-0.02, 1.02)
         ax.set_ylim(-0.02, 1.02)
-        ax.set_aspect("equal")
         worst_tok = (d.measured - d.predicted_token_level).abs().max()
         worst_seq = (d.measured - d.predicted_sequence_level).abs().max()
         plotting.panel(ax, "abcdefgh"[shapes.index(shape)],
-                       f"tree '{shape}'\nmax |error|: token {worst_tok:.3f}, sequence {worst_seq:.2f}",
+                       f"tree '{shape}', max |error|:\ntoken {worst_tok:.3f}, sequence {worst_seq:.2f}",
                        fontsize=7, pad=2)
-        ax.set_xlabel("predicted probability of the answer")
+        ax.set_xlabel("predicted probability")
+        # the residual row: errors of 0.005 are invisible on a 0-1 axis
+        low = lower[shapes.index(shape)]
+        for k, lt in enumerate(losses):
+            e = d[d.loss_type == lt]
+            low.plot(e.predicted_token_level, e.measured - e.predicted_token_level, "o", ms=4.2 - 1.1 * k,
+                     color=col[lt], mec="black", mew=0.3, zorder=3 + k)
+        plotting.reference(low.axhline(0.0, color="0.4", lw=0.7))
+        low.set_xlim(-0.02, 1.02)
+        low.set_ylim(-lim, lim)
+        plotting.panel(low, "abcdefgh"[len(shapes) + shapes.index(shape)], "trained − token-level prediction",
+                       fontsize=7, pad=2)
+        low.set_xlabel("token-level prediction")
     axes[0].set_ylabel("trained probability")
+    lower[0].set_ylabel("residual")
     handles = [Line2D([], [], ls="", marker="o", color=col[lt], mec="black",
                       label=f"token level, {LOSS_NAMES.get(lt, lt)}") for lt in losses]
     handles.append(Line2D([], [], ls="", marker="x", color="0.55", label="sequence-level prediction"))
@@ -78,6 +93,7 @@ PREFIX = (
     "the reward depends on a later token): every answer's trained probability against the "
     "token-level prediction for the trainer's loss type (filled: TRL's grpo, dr_grpo, dapo with one "
     "group per batch) and against the sequence-level prediction (grey crosses), 3 seeds x 8 questions "
-    "per tree, from the committed tree study (tree_study.csv). ")
+    "per tree, from the committed tree study (tree_study.csv). Bottom row: trained minus the token-level "
+    "prediction, on its own scale. ")
 
 SPEC = FigureSpec(14, "token_vs_sequence", caption, tables, render, __name__)
