@@ -6,7 +6,6 @@ import math
 
 import numpy as np
 import pandas as pd
-from matplotlib import colors
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
@@ -67,16 +66,21 @@ def draw(points: pd.DataFrame, region: pd.DataFrame, pi_ref_a: float) -> Figure:
     ax.axhline(pi_ref_a, color="0.45", ls=":", lw=0.9)
     ax.set_yscale("logit")
     ax.set_ylim(0.05, top * 1.0000001 if top < 1 else top)
+    ax.set_xlim(points.beta.min(), points.beta.max())        # the shading reaches the axes
     ax.set_xlabel(r"$\beta$")
     ax.set_ylabel(r"$\pi(a)$ at a stationary point (logit scale)")
     ax.set_title(rf"(a) direct KL, $G\to\infty$, $\pi_{{\mathrm{{ref}}}}(a)$ = {pi_ref_a:g}")
     plotting.legend_below(fig, *ax.get_legend_handles_labels(), ncol=3)
     betas = np.sort(region.beta.unique())
     ps = np.sort(region.pi_ref_a.unique())
-    Z = region.pivot(index="pi_ref_a", columns="beta", values="n_stationary_points").to_numpy()
-    cmap = colors.ListedColormap(["#fde0c5", "#b2182b"])
-    bx.pcolormesh(betas, ps, Z, cmap=cmap, vmin=1, vmax=3, shading="auto", rasterized=True)
+    # the regions as the sign of h at its turning point, contoured: the boundary h = 0 is interpolated
+    # between grid points (linearly in h), not drawn cell by cell as a staircase
+    H = region.pivot(index="pi_ref_a", columns="beta", values="h_at_turning_point").to_numpy()
+    bx.contourf(betas, ps, H, levels=[-np.inf, 0.0, np.inf], colors=["#b2182b", "#fde0c5"])
+    bx.contour(betas, ps, H, levels=[0.0], colors="black", linewidths=0.6)
     bx.set_xscale("log")
+    bx.set_xlim(betas.min(), betas.max())
+    bx.set_ylim(ps.min(), ps.max())
     bx.set_xlabel(r"$\beta$")
     bx.set_ylabel(r"$\pi_{\mathrm{ref}}(a)$")
     bx.set_title("(b) number of stationary points")
@@ -114,6 +118,7 @@ PREFIX = (
     f"{NONUNIQUE_PI_REF:g}, on a logit axis: stable (solid), unstable (dashed: the separatrix), "
     "the vertex pi(a) = 1, a stable limit point for every beta, and the fold where the interior pair "
     "is born; shaded, the basin of each stable point. (b) Number of stationary points over "
-    "(beta, pi_ref(a)), from the sign of h at its turning point x*. ")
+    "(beta, pi_ref(a)), from the sign of h at its turning point x*; the boundary is the zero contour of h "
+    "(black), interpolated on the 160 x 160 grid. ")
 
 SPEC = FigureSpec(7, "non_uniqueness", caption, tables, render, __name__)
