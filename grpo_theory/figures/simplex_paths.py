@@ -49,14 +49,14 @@ def draw(df: pd.DataFrame, pi_ref, labels=("a", "b", "c"), rewards=None, mark_be
     """Figure 8: the stationary policy's path on the simplex as beta goes from large to small."""
     fig, (ax,) = plotting.new_figure(height=4.0)
     plotting.simplex_axes(ax, labels, rewards)
-    # reverse/scale on G's map, the other methods in their own colours
-    palette = plotting.group_colors([2, 8, math.inf]) + [plotting.method_color(m)
-                                                          for m in ("direct/scale", "RLHF", "NLHF")]
-    for (method, d), c in zip(df.groupby("method", sort=False), palette):
+    # one colour per method (as in Figure 15), the line style says G; RLHF and NLHF dashed
+    g_style = {"G=2": "-", "G=8": (0, (4, 1.5)), "G=inf": ":"}
+    for method, d in df.groupby("method", sort=False):
+        c = plotting.method_color(method)
         d = d.sort_values("beta", ascending=False)
         xy = plotting.ternary(d[["pi_a", "pi_b", "pi_c"]].to_numpy())
-        ls = "--" if method in ("RLHF", "NLHF") else "-"
-        ax.plot(xy[:, 0], xy[:, 1], color=c, ls=ls, label=plotting.infty(method))
+        ls = "--" if method in ("RLHF", "NLHF") else next((v for k, v in g_style.items() if method.endswith(k)), "-")
+        ax.plot(xy[:, 0], xy[:, 1], color=c, ls=ls, lw=1.3, label=plotting.infty(method.replace("G=", "G = ")))
         k = int(np.argmin(np.abs(np.log(d.beta.to_numpy() / mark_beta))))
         ax.plot(xy[k, 0], xy[k, 1], "o", color=c, ms=3.2, mec="white", mew=0.5)
     ref = plotting.ternary(np.asarray(pi_ref))
@@ -79,6 +79,7 @@ SPEC = FigureSpec(
     8, "simplex_paths",
     f"Figure 8. Three answers with rewards {SIMPLEX_REWARDS} and pi_ref = {SIMPLEX_PI_REF}: "
     "the stationary policy's path on the simplex as beta decreases from 20 to 0.02 (dots: beta = 1), "
-    "GRPO variants against RLHF and NLHF (dashed); grey lines: the barycentric grid, pi(o) = 0.2, 0.4, "
+    "GRPO variants (colour: the variant; line style: G) against RLHF and NLHF (dashed); "
+    "grey lines: the barycentric grid, pi(o) = 0.2, 0.4, "
     "0.6, 0.8.",
     tables, render, __name__)
