@@ -24,7 +24,10 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "docs" / "results"
 COLUMNS = ["source", "group_size", "beta", "penalty", "pi_ref_a", "measured", "measured_se", "predicted",
-           "residual_se", "seeds"]
+           "residual_se", "seeds", "std_ddof", "std_eps", "converged"]
+#: a prompt whose seeds end further apart than this has not converged to one point (its seed mean mixes
+#: runs that went to different places, e.g. SmolLM2 direct at lr 1e-3, where some seeds collapse)
+SEED_SPREAD = 0.1
 
 
 def small_gpt() -> pd.DataFrame:
@@ -39,14 +42,21 @@ def small_gpt() -> pd.DataFrame:
         lambda g: np.sqrt(max(0.0, g.error.var(ddof=1) - g.se2.mean())))
     return pd.DataFrame(dict(source="small GPT", group_size=r.group_size, beta=r.beta, penalty=r.penalty,
                              pi_ref_a=r.pi_ref_a, measured=r.measured, measured_se=se, predicted=r.predicted,
-                             residual_se=np.sqrt(se ** 2 + r.config.map(tau) ** 2), seeds=1))
+                             residual_se=np.sqrt(se ** 2 + r.config.map(tau) ** 2), seeds=1,
+                             std_ddof=0, std_eps=0.0, converged=True))
 
 
-def seed_means(r: pd.DataFrame, source: str) -> pd.DataFrame:
+def seed_means(r: pd.DataFrame, source: str, *, std_ddof: int = 0, std_eps: float = 0.0,
+               converged: bool = True) -> pd.DataFrame:
+    """One point per prompt: the mean over seeds. ``std_ddof``/``std_eps``: the normalisation the runs
+    used (the prediction's); ``converged=False`` marks a whole study stopped before it settled."""
     g = r.groupby(["config", "learning_rate", "question"], sort=False)
     out = g.agg(group_size=("group_size", "first"), beta=("beta", "first"), penalty=("penalty", "first"),
                 pi_ref_a=("pi_ref", "first"), measured=("measured", "mean"), predicted=("predicted", "mean"),
-                seeds=("seed", "nunique"), sd=("measured", lambda x: x.std(ddof=1) if len(x) > 1 else np.nan))
+                seeds=("seed", "nunique"), sd=("measured", lambda x: x.std(ddof=1) if len(x) > 1 else np.nan),
+                spread=("measured", lambda x: x.max() - x.min()))
+    out["std_ddof"], out["std_eps"] = std_ddof, std_eps
+    out["converged"] = converged & (out.spread <= SEED_SPREAD)
     out["measured_se"] = out.sd / np.sqrt(out.seeds)
     out["residual_se"] = out.measured_se
     out["source"] = source
@@ -64,7 +74,11 @@ def main() -> None:
                 parts.append(seed_means(part, label))
     trl = RESULTS / "trl_smollm2.csv"
     if trl.exists():
-        parts.append(seed_means(pd.read_csv(trl), "SmolLM2, TRL"))
+        # TRL's GRPOTrainer normalises with ddof 1, eps 1e-4 (its objective column says so); the study ran
+        # 40 steps, too few to settle (errors up to 0.18), so its points are marked not converged
+        t = pd.read_csv(trl)
+        assert t.objective.str.contains("ddof=1, eps=0.0001").all(), "trl_smollm2.csv: expected TRL's ddof 1, eps 1e-4"
+        parts.append(seed_means(t, "SmolLM2, TRL", std_ddof=1, std_eps=1e-4, converged=False))
     table = pd.concat(parts, ignore_index=True)[COLUMNS]
     table.to_csv(RESULTS / "fig9_points.csv", index=False, float_format="%.6g")
     print(table.groupby("source").size().to_string())

@@ -5,7 +5,7 @@ OpenRLHF's group_norm converge to at the same beta, beside RLHF (issue: every KL
 
 The same beta (0.04 and 0.5) and G = 8 everywhere (TRL's default num_generations; verl and OpenRLHF
 default to one sample, which is not GRPO), every other setting at the framework's default as its
-config reader reads it (grpo_theory.figure_data.framework_objectives). Writes the table at
+config reader reads it (grpo_theory.figures.frameworks_same_beta.framework_objectives). Writes the table at
 pi_ref(correct) = 0.2 to docs/results/kl_framework_defaults.csv; the curves over pi_ref are
 Figure 18 (`grpo-theory figures --only 18`).
 """
@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from grpo_theory import Question, log_pooling, stationary_policy
-from grpo_theory.figure_data import FRAMEWORK_BETAS, framework_objectives
+from grpo_theory.figures.frameworks_same_beta import FRAMEWORK_BETAS, framework_objectives
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -64,9 +64,9 @@ def main() -> None:
         fig, axes = plt.subplots(2, 3, figsize=(7.0, 4.8))
         colors = {0: "0.7", 1: "tab:blue", 2: "tab:orange", 3: "tab:red"}
         for ax, beta in zip(axes.ravel(), BETAS):
-            plotting._simplex_axes(ax, ("a (1)", "b (0.5)", "c (0)"), None)   # labels: rewards
+            plotting.simplex_axes(ax, ("a (1)", "b (0.5)", "c (0)"), None)   # labels: rewards
             sel = (df.beta == beta).to_numpy()
-            xy = plotting._ternary(pis[sel])
+            xy = plotting.ternary(pis[sel])
             ax.scatter(xy[:, 0], xy[:, 1], c=[colors.get(int(n), "k") for n in df.n_points[sel]], s=9)
             ax.set_title(rf"$\beta$ = {beta:g}", fontsize=8)
         for n, c in colors.items():

@@ -185,10 +185,11 @@ def test_committed_images_were_drawn_by_this_code():
     import json
     from pathlib import Path
 
-    from grpo_theory.figures import FINGERPRINT, code_fingerprint
+    from grpo_theory.figures import FIGURES, FINGERPRINT, code_fingerprint
 
     drawn_by = json.loads((Path(__file__).resolve().parents[1] / "paper_figures" / FINGERPRINT).read_text())
-    stale = sorted(n for n, h in drawn_by.items() if h != code_fingerprint())
+    specs = {str(s.number): s for s in FIGURES}
+    stale = sorted(n for n, h in drawn_by.items() if n not in specs or h != code_fingerprint(specs[n]))
     assert not stale, f"figures {stale} were drawn by older code: run `grpo-theory figures` and commit"
 
 
@@ -230,7 +231,7 @@ def test_reward_kl_frontier_is_the_best_reward_at_each_kl(figdir):
     directly (SLSQP on the simplex, no log pooling); every GRPO point lies on or below it."""
     from scipy.optimize import minimize
 
-    from grpo_theory.figure_data import SIMPLEX_PI_REF, SIMPLEX_REWARDS
+    from grpo_theory.figures.simplex_paths import SIMPLEX_PI_REF, SIMPLEX_REWARDS
 
     df = _csv(figdir, "fig15_reward_kl_frontier")
     assert (df.reward_deficit > -1e-9).all()
@@ -285,7 +286,7 @@ def test_figure9_curves_carry_every_stable_branch_and_residuals():
     """Figure 9's curves: reverse at G = 2 is Eq. 14 (closed form); direct at G = 64, beta = 1 has a
     second stable branch exactly where the exhaustive scan finds two stable points, above the first."""
     from grpo_theory import closed_form, stationary_points
-    from grpo_theory.figure_data import trained_curves, trained_points
+    from grpo_theory.figures.trained_vs_theory import trained_curves, trained_points
 
     pts = pd.DataFrame(dict(group_size=[2, 64], beta=[0.5, 1.0], penalty=["reverse", "direct"],
                             pi_ref_a=[0.3, 0.15], measured=[0.7, 0.55], measured_se=[0.01, 0.01]))
@@ -382,7 +383,7 @@ def test_critical_step_size_separates_converging_from_oscillating_grpo_steps():
     """Figure 12(c, d): below the critical step dynamics.grpo_steps (the iteration itself, exact
     expectations) settles on the stationary point; above it, it does not (it oscillates)."""
     from grpo_theory.dynamics import grpo_steps
-    from grpo_theory.figure_data import critical_step_size
+    from grpo_theory.figures.proximal_map import critical_step_size
 
     for obj, p in [(Objective(beta=2.0, group_size=8), 0.4), (Objective(beta=1.5, group_size=8, penalty="direct"),
                                                               0.3)]:
@@ -411,6 +412,33 @@ def test_training_trajectories_figure_against_the_flow(figdir):
                                                                                       c * sample.step.to_numpy()]),
                     with_points=False).pi[1:, 0]
         np.testing.assert_allclose(sample.pi.to_numpy(), want, atol=2e-3)
+
+
+def test_measured_tables_are_inputs_and_a_missing_one_skips_its_figure(tmp_path, capsys):
+    """Figures 13, 14 and 16 read only --results DIR: with an empty folder each is skipped, naming the file."""
+    empty = tmp_path / "results"
+    empty.mkdir()
+    assert build_figures(tmp_path / "out", only=[13, 14, 16], results=empty, progress=False) == []
+    err = capsys.readouterr()
+    text = err.out + err.err
+    assert "figure 13 (trainer_conventions) skipped: needs trl_results.csv" in text
+    assert "figure 14 (token_vs_sequence) skipped: needs tree_study.csv" in text
+    assert "figure 16 (training_trajectories) skipped: needs fig16_trajectories.csv" in text
+    with pytest.raises(ValueError, match="--results"):
+        build_figures(tmp_path / "out", only=[14], results=tmp_path / "absent", progress=False)
+
+
+def test_a_figures_fingerprint_covers_only_its_own_code():
+    """Figure 1's hash reads its own module and the shared style, not Figure 2's module or the driver."""
+    from grpo_theory.figures import FIGURES, code_fingerprint
+    from grpo_theory.figures import build as driver
+
+    spec = {s.number: s for s in FIGURES}
+    paths = driver._fingerprint_paths(spec[1])
+    names = {p.name for p in paths}
+    assert names == {"pairwise_reverse.py", "plotting.py", "_data.py"}
+    assert "pairwise_reverse.py" in {p.name for p in driver._fingerprint_paths(spec[3])}     # Fig 3 uses Fig 1's data
+    assert code_fingerprint(spec[1]) != code_fingerprint(spec[2])
 
 
 def test_figures_without_their_measured_tables_are_skipped_with_the_reason(tmp_path, capsys):

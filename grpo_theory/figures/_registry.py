@@ -1,0 +1,17 @@
+"""The list of figure modules, in build order, and their specs."""
+
+from __future__ import annotations
+
+from importlib import import_module
+
+from ._spec import FigureSpec
+
+#: The figure modules, in the order they are built.
+FIGURE_MODULES = (
+    "pairwise_reverse", "large_group_reverse", "pairwise_direct", "finite_group", "convergence_in_group_size",
+    "all_variants", "non_uniqueness", "simplex_paths", "trained_vs_theory", "phase_portraits",
+    "simplex_flows", "proximal_map", "trainer_conventions", "token_vs_sequence", "reward_kl_frontier",
+    "training_trajectories", "noisy_verifier", "frameworks_same_beta",
+)
+
+FIGURES: tuple[FigureSpec, ...] = tuple(import_module(f"{__package__}.{m}").SPEC for m in FIGURE_MODULES)

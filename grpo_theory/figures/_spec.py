@@ -1,0 +1,72 @@
+"""What a figure module declares (:class:`FigureSpec`) and what it is given (:class:`FigureInputs`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from ..problem import InvalidInputError
+
+
+class FigureSkipped(Exception):
+    """Raised by a figure's ``build`` when an input it needs is absent; the message says which and why."""
+
+
+@dataclass(frozen=True)
+class FigureInputs:
+    """Measured tables reach a figure only through here, never by reading the repository.
+
+    ``results``: the folder of committed study tables (``--results DIR``), or None;
+    ``trained``: Figure 9's table of trained points (``--trained CSV``), or None.
+    """
+
+    results: Path | None = None
+    trained: pd.DataFrame | None = None
+
+    def results_table(self, name: str) -> pd.DataFrame:
+        """``results/name`` as a DataFrame; :class:`FigureSkipped` (naming the file) if it is absent."""
+        if self.results is None:
+            raise FigureSkipped(f"needs {name}: pass --results DIR (docs/results in a checkout)")
+        path = Path(self.results) / name
+        if not path.is_file():
+            raise FigureSkipped(f"needs {name}, which is not in --results {str(self.results)!r}")
+        return pd.read_csv(path)
+
+
+@dataclass(frozen=True)
+class FigureSpec:
+    """One figure: its number, file stem, caption, its tables and its drawing.
+
+    ``tables(inputs) -> {name: DataFrame}``: the plotted data (the table named ``"data"`` is written to
+    ``fig<N>_<slug>.csv``, the others to ``fig<N>_<slug>_<name>.csv``); ``render(tables) -> Figure``
+    draws from those tables alone, so a figure can be redrawn from its committed CSVs. ``caption`` is a string or a
+    function of those tables (so a number the caption states is computed from the plotted data).
+    ``uses``: the other figure modules whose code this one calls (they enter its fingerprint).
+    """
+
+    number: int
+    slug: str
+    caption: str | Callable[[dict[str, pd.DataFrame]], str]
+    tables: Callable[[FigureInputs], dict[str, pd.DataFrame]]
+    render: Callable[[dict[str, pd.DataFrame]], object]
+    module: str
+    uses: tuple[str, ...] = field(default=())
+
+    def __post_init__(self):
+        if self.number < 1:
+            raise InvalidInputError(f"figure number {self.number!r}: expected a positive integer")
+
+    @property
+    def stem(self) -> str:
+        """The file stem, ``fig<N>_<slug>``."""
+        return f"fig{self.number}_{self.slug}"
+
+    def table_stems(self, names) -> dict[str, str]:
+        """File stem of each table: ``"data"`` -> ``fig<N>_<slug>``, others -> ``fig<N>_<slug>_<name>``."""
+        return {n: self.stem if n == "data" else f"{self.stem}_{n}" for n in names}
+
+    def caption_text(self, tables: dict[str, pd.DataFrame]) -> str:
+        return self.caption(tables) if callable(self.caption) else self.caption

@@ -1,0 +1,202 @@
+"""Regenerate every figure: PNG + PDF + CSV of the plotted data + a caption file.
+
+``grpo-theory figures [--out DIR] [--only N ...] [--trained CSV] [--results DIR]`` calls
+:func:`build_figures`. Output is deterministic (no dates in the PDFs). The figures themselves are
+the modules listed in :data:`grpo_theory.figures.FIGURE_MODULES`, one figure a module.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import matplotlib
+import pandas as pd
+from tqdm.auto import tqdm
+
+from .. import plotting
+from .._io import atomic_write
+from ..problem import InvalidInputError
+from ._registry import FIGURES
+from ._spec import FigureInputs, FigureSkipped, FigureSpec
+
+
+def _save(fig, base: Path) -> list[Path]:
+    out = [base.with_suffix(".png"), base.with_suffix(".pdf")]
+    atomic_write(out[0], lambda p: fig.savefig(p, metadata={"Software": None}))
+    atomic_write(out[1], lambda p: fig.savefig(p, metadata={"CreationDate": None, "Producer": None}))
+    return out
+
+
+#: Tolerances under which a regenerated table counts as unchanged. The data come from solvers
+#: with tolerances of 1e-9..1e-10 (ODE integration, finite-difference Jacobians), so another
+#: machine's BLAS/libm, or a harmless change in summation order, moves the 12 written digits at
+#: the 1e-9 level; rewriting for that would dirty the committed tree without changing anything
+#: a reader can see. Real changes (a bug fix, a new grid) are far larger and are written.
+CSV_RTOL = 1e-6
+CSV_ATOL = 1e-9
+
+
+def same_table(a: pd.DataFrame, b: pd.DataFrame, rtol: float = CSV_RTOL, atol: float = CSV_ATOL) -> bool:
+    """Same columns, same non-numeric values, numeric values equal within ``rtol``/``atol`` (NaN = NaN)."""
+    import numpy as np
+
+    if list(a.columns) != list(b.columns) or a.shape != b.shape:
+        return False
+    for col in a.columns:
+        x, y = a[col], b[col]
+        if pd.api.types.is_numeric_dtype(x) and pd.api.types.is_numeric_dtype(y):
+            xv, yv = x.to_numpy(float), y.to_numpy(float)
+            if not np.allclose(xv, yv, rtol=rtol, atol=atol, equal_nan=True):
+                return False
+        elif not x.astype(str).equals(y.astype(str)):
+            return False
+    return True
+
+
+def _write_table(table: pd.DataFrame, path: Path) -> bool:
+    """Write ``table`` unless ``path`` already holds the same numbers (see :data:`CSV_RTOL`, :data:`CSV_ATOL`)."""
+    if path.exists():
+        try:
+            if same_table(pd.read_csv(path), pd.read_csv(io.StringIO(table.to_csv(index=False,
+                                                                                    float_format="%.12g")))):
+                return False
+        except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError):
+            pass                                      # unreadable: rewrite it
+    atomic_write(path, lambda p: table.to_csv(p, index=False, float_format="%.12g"))
+    return True
+
+
+_DONE = ".figures_done.json"
+
+
+def _done_file(out: Path) -> Path:
+    return out / _DONE
+
+
+def _read_done(out: Path) -> set[int]:
+    try:
+        return set(json.loads(_done_file(out).read_text()))
+    except (FileNotFoundError, ValueError):
+        return set()
+
+
+FINGERPRINT = "figures_fingerprint.json"
+
+
+#: The code every figure shares: the style module and the figures' shared data helpers.
+_SHARED = (Path(plotting.__file__), Path(__file__).with_name("_data.py"))
+
+
+def code_fingerprint(spec: FigureSpec) -> str:
+    """Hash of the code that draws figure ``spec``: its own module, the modules it declares in
+    ``spec.uses``, and the shared style (:mod:`grpo_theory.plotting`, ``figures/_data.py``). Editing
+    another figure's module, or this driver, leaves it alone."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for path in _fingerprint_paths(spec):
+        h.update(path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def _fingerprint_paths(spec: FigureSpec) -> list[Path]:
+    own = Path(__file__).with_name(spec.module.rsplit(".", 1)[-1] + ".py")
+    return [own, *(own.with_name(u + ".py") for u in spec.uses), *_SHARED]
+
+
+def read_tables(spec: FigureSpec, folder: str | Path) -> dict[str, pd.DataFrame]:
+    """The tables of figure ``spec`` as written to ``folder`` by :func:`build_figures` (``"data"`` and
+    each ``fig<N>_<slug>_<name>.csv``); empty if it has none there (a skipped figure)."""
+    folder = Path(folder)
+    out = {}
+    if (folder / f"{spec.stem}.csv").is_file():
+        out["data"] = pd.read_csv(folder / f"{spec.stem}.csv")
+    for path in sorted(folder.glob(f"{spec.stem}_*.csv")):
+        out[path.stem[len(spec.stem) + 1:]] = pd.read_csv(path)
+    return out
+
+
+def build_figures(out_dir: str | Path = "paper_figures", only=None, trained: str | Path | None = None,
+                  progress: bool = True, resume: bool = False, force: bool = False,
+                  results: str | Path | None = None) -> list[Path]:
+    """Build the figures ``only`` (numbers; default all) into ``out_dir``; return the files written.
+
+    * Measured tables are inputs: ``trained`` (Figure 9's CSV) and ``results`` (the folder of the
+      studies' tables; the command line passes ``docs/results`` in a checkout). The library never
+      reads the repository: a figure whose input is not given is skipped, with the reason printed.
+
+    * Each file is written atomically, and each finished figure is recorded in
+      ``out_dir/.figures_done.json``: with ``resume=True`` the figures recorded there are
+      skipped, so an interrupted run continues where it stopped.
+    * A clean tree after the main job: tables equal within :data:`CSV_RTOL` and :data:`CSV_ATOL` to the ones on
+      disk are not rewritten, and a figure's PNG/PDF are redrawn only when its data changed,
+      an image is missing, the drawing code changed (its hash differs from the one recorded for
+      that figure in ``out_dir/figures_fingerprint.json``) or ``force=True``. Another machine's last-digit
+      differences then leave every committed file as it was.
+    """
+    matplotlib.use("Agg", force=False)
+    valid = {s.number for s in FIGURES}
+    unknown = set(only or ()) - valid
+    if unknown:
+        raise InvalidInputError(f"no figure numbered {sorted(unknown)}; the figures are numbered "
+                                f"{min(valid)}..{max(valid)}")
+    measured = None
+    if trained is not None:
+        trained = Path(trained)
+        if not trained.is_file():
+            raise InvalidInputError(f"--trained {str(trained)!r}: no such file; it is written by "
+                                    "`grpo-theory validate` (runs/validate/trained_points.csv)")
+        measured = pd.read_csv(trained)
+    if results is not None and not Path(results).is_dir():
+        raise InvalidInputError(f"--results {str(results)!r}: no such folder; expected the folder of study "
+                                "tables (docs/results in a checkout)")
+    inputs = FigureInputs(results=Path(results) if results is not None else None,
+                          trained=measured)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    done = _read_done(out) if resume else set()
+    if not resume:
+        _done_file(out).unlink(missing_ok=True)
+    fp_path = out / FINGERPRINT
+    try:
+        drawn_by = json.loads(fp_path.read_text())          # figure number -> hash of the code that drew it
+    except (FileNotFoundError, ValueError):
+        drawn_by = {}
+    specs = [s for s in FIGURES if (only is None or s.number in set(only)) and s.number not in done]
+    written: list[Path] = []
+    bar = tqdm(specs, desc="figures", disable=not progress)
+    for spec in bar:
+        bar.set_postfix_str(spec.slug)
+        with matplotlib.rc_context(plotting.STYLE):
+            try:
+                tables = spec.tables(inputs)
+            except FigureSkipped as why:
+                tqdm.write(f"figure {spec.number} ({spec.slug}) skipped: {why}")
+                continue
+            fig = spec.render(tables)
+            fingerprint = code_fingerprint(spec)
+            base = out / f"fig{spec.number}_{spec.slug}"
+            data_changed = False
+            for name, table in tables.items():
+                path = base.with_name(f"{base.name}_{name}.csv") if name != "data" else base.with_suffix(".csv")
+                if _write_table(table, path):
+                    written.append(path)
+                    data_changed = True
+            figs = fig if isinstance(fig, tuple) else (fig,)
+            bases = [base.with_name(base.name + ("" if len(figs) == 1 else "abcdefgh"[i])) for i in range(len(figs))]
+            missing = any(not b.with_suffix(ext).exists() for b in bases for ext in (".png", ".pdf"))
+            if data_changed or missing or force or drawn_by.get(str(spec.number)) != fingerprint:
+                for f, b in zip(figs, bases):
+                    written += _save(f, b)
+                drawn_by[str(spec.number)] = fingerprint
+                atomic_write(fp_path, lambda p: p.write_text(json.dumps(drawn_by, indent=1, sort_keys=True) + "\n"))
+        cap = base.with_name(base.name + "_caption.txt")
+        caption = plotting.infty(spec.caption_text(tables))          # "∞", never "inf", in captions too
+        if not cap.exists() or cap.read_text() != caption + "\n":
+            atomic_write(cap, lambda p, text=caption: p.write_text(text + "\n"))
+            written.append(cap)
+        done.add(spec.number)
+        atomic_write(_done_file(out), lambda p: p.write_text(json.dumps(sorted(done))))
+    return written

@@ -1,0 +1,34 @@
+"""Figure 3: G = 2 with the direct KL penalty (log pooling with the pairwise preference)."""
+
+from __future__ import annotations
+
+from .. import closed_form, plotting
+from . import pairwise_reverse
+from ._data import BETAS_TEXT, PAPER_BETAS, curves
+from ._spec import FigureSpec
+
+
+def data():
+    """G = 2, direct penalty, one curve per beta/gamma."""
+    return curves(lambda p, b: closed_form.binary_pairwise_direct(p, b), PAPER_BETAS, "beta_over_gamma")
+
+
+def tables(_inputs):
+    return {"data": data()}
+
+
+def render(t):
+    return plotting.binary_curves(t["data"], "beta_over_gamma", r"$\beta/\gamma$", "$G$ = 2, direct KL penalty",
+                                  jump_at_zero=False, overlay=pairwise_reverse.data(),
+                                  overlay_label="reverse penalty (Fig. 1)", log_inset=True)
+
+
+SPEC = FigureSpec(
+    3, "pairwise_direct",
+    f"Figure 3. G = 2 with the direct KL penalty KL(pi || pi_ref), beta/gamma in {{{BETAS_TEXT}}}: "
+    "logarithmic pooling with the pairwise preference; continuous at pi_ref(a) = 0 (no jump). Dashed: "
+    "Figure 1's reverse-penalty curves, which jump at 0. Right: the same curves on a log pi_ref axis down "
+    "to 1e-9: each falls to 0, at a pi_ref that shrinks like exp(-gamma/beta) (beta/gamma = 0.04 only "
+    "below 1e-9). Take-away: the jump belongs to the k3 penalty, not to GRPO's advantages.",
+    tables, render, __name__,
+    uses=("pairwise_reverse",))

@@ -1,0 +1,136 @@
+"""Figure 11: gradient-flow trajectories on the simplex with two stable points."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from .. import plotting
+from ..dynamics import flow
+from ..problem import Objective, Question
+from ..solvers import stationary_points
+from ._spec import FigureSpec
+
+#: Figure 11: a three-answer question with two stable points and a saddle.
+FLOW_REWARDS = (1.0, 0.9, 0.0)
+FLOW_PI_REF = (0.1, 0.1, 0.8)
+FLOW_BETA = 2.0
+
+
+def data(n_starts: int = 14, t_max: float = 30000.0) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Flow trajectories on the simplex from a spread of starts, and the stationary points."""
+    q = Question(FLOW_PI_REF, rewards=FLOW_REWARDS)
+    obj = Objective(beta=FLOW_BETA, group_size=math.inf, penalty="direct")
+    rng = np.random.default_rng(7)
+    # the edge point's basin is thin in c: starts with c ~ 1e-4 reach it, slowly (its eigenvalues scale with c)
+    near_edge = [np.array(v) for v in ((0.78, 0.2199, 1e-4), (0.62, 0.3799, 1e-4), (0.9, 0.0999, 1e-4))]
+    starts = [np.array(FLOW_PI_REF)] + near_edge + \
+        list(0.04 + 0.88 * rng.dirichlet(np.ones(3) * 1.2, n_starts - 1 - len(near_edge)))
+    starts = [s / s.sum() for s in starts]
+    t = np.concatenate([[0.0], np.geomspace(0.01, t_max, 200)])
+    rows = []
+    for i, s in enumerate(starts):
+        tr = flow(q, obj, s, t, with_points=False)
+        rows += [dict(start=i, t=tt, pi_a=p[0], pi_b=p[1], pi_c=p[2]) for tt, p in zip(t, tr.pi)]
+    pts = stationary_points(q, obj)
+    points = pd.DataFrame([dict(pi_a=p.pi[0], pi_b=p.pi[1], pi_c=p.pi[2], stable=p.stable) for p in pts])
+    return pd.DataFrame(rows), points
+
+
+def draw(traj: pd.DataFrame, points: pd.DataFrame, pi_ref, labels=("a", "b", "c"),
+                  rewards=None, beta=None) -> Figure:
+    """Figure 11: flow trajectories on the simplex with the stationary points."""
+    fig, (ax,) = plotting.new_figure(height=3.2)
+    plotting.simplex_axes(ax, labels, rewards)
+    for s, d in traj.groupby("start"):
+        xy = plotting.ternary(d[["pi_a", "pi_b", "pi_c"]].to_numpy())
+        color = "#1f5fa8" if s else "black"
+        ax.plot(xy[:, 0], xy[:, 1], color=color, lw=0.9 if s else 1.4, alpha=0.85)
+        ax.plot(xy[0, 0], xy[0, 1], "o", color=color, ms=2.2)
+        mid = len(xy) // 3
+        ax.annotate("", xy[mid + 1], xy[mid], arrowprops=dict(arrowstyle="->", color=color, lw=0.8))
+    for row in points.itertuples():
+        xy = plotting.ternary(np.array([row.pi_a, row.pi_b, row.pi_c]))
+        ax.plot(*xy, "o", ms=6, mfc="#b2182b" if row.stable else "white", mec="#b2182b", mew=1.3, zorder=5)
+    ref = plotting.ternary(np.asarray(pi_ref))
+    ax.plot(*ref, "k*", ms=6, zorder=6)
+    ax.plot([], [], "o", mfc="#b2182b", mec="#b2182b", label="stable")
+    ax.plot([], [], "o", mfc="white", mec="#b2182b", label="unstable (saddle)")
+    ax.plot([], [], "k*", label=r"$\pi_{\mathrm{ref}}$ (its path in black)")
+    ax.legend(loc="upper left", fontsize=7, bbox_to_anchor=(-0.06, 1.02))
+    ax.set_title(rf"Gradient flow, direct KL, $G\to\infty$, $\beta$ = {beta:g}", pad=2)
+    _edge_inset(ax, traj, points)
+    return fig
+
+
+def _edge_inset(ax, traj: pd.DataFrame, points: pd.DataFrame) -> None:
+    """Zoom on the a-b edge: position along it against log pi(c), where an attractor with pi(c) ~ 1e-4
+    sits next to a saddle; trajectories that come near the edge show which way they go."""
+    edge = points[points.pi_c < 0.01]
+    near = [d for _, d in traj.groupby("start") if d.pi_c.min() < 0.01]
+    if not len(edge) or not near:
+        return
+    inset = ax.inset_axes([0.70, 0.52, 0.32, 0.32])
+    for d in near:
+        along = d.pi_a / (d.pi_a + d.pi_b)
+        inset.plot(along, d.pi_c, color="#1f5fa8", lw=0.8)
+        inset.plot(along.iloc[0], d.pi_c.iloc[0], "o", color="#1f5fa8", ms=2)
+    for row in edge.itertuples():
+        inset.plot(row.pi_a / (row.pi_a + row.pi_b), row.pi_c, "o", ms=5, mfc="#b2182b" if row.stable else "white",
+                   mec="#b2182b", mew=1.1, zorder=5)
+    inset.set_yscale("log")
+    inset.set_ylim(3e-6, 0.1)
+    inset.set_xlim(0.55, 1.0)
+    inset.set_xlabel(r"$\pi(a)/(\pi(a)+\pi(b))$", fontsize=7, labelpad=1)
+    inset.set_ylabel(r"$\pi(c)$", fontsize=7, labelpad=0)
+    inset.tick_params(labelsize=7, length=2, pad=1)
+    inset.set_title("near the a-b edge", fontsize=7, pad=1.5)
+
+
+def tables(_inputs):
+    traj, points = data()
+    return {"data": traj, "stationary": points}
+
+
+def render(t):
+    return draw(t["data"], t["stationary"], FLOW_PI_REF, rewards=FLOW_REWARDS, beta=FLOW_BETA)
+
+
+def edge_starts(traj: pd.DataFrame, points: pd.DataFrame) -> pd.DataFrame:
+    """Per start: its pi(c) at t = 0 and whether it ends at the edge attractor (the stable point with
+    pi(c) < 0.01), within 1e-3."""
+    stable = points[points.stable.astype(str) == "True"]
+    edge = stable[stable.pi_c < 0.01][["pi_a", "pi_b", "pi_c"]].to_numpy()
+    rows = []
+    for s, d in traj.groupby("start"):
+        d = d.sort_values("t")
+        end = d[["pi_a", "pi_b", "pi_c"]].to_numpy()[-1]
+        rows.append(dict(start=s, c0=float(d.pi_c.iloc[0]),
+                         at_edge=bool(len(edge) and np.abs(edge - end).max(axis=1).min() < 1e-3)))
+    return pd.DataFrame(rows)
+
+
+def caption(t: dict[str, pd.DataFrame]) -> str:
+    """The caption, its numbers read from the plotted tables."""
+    pts = t["stationary"]
+    edge = pts[pts.pi_c < 0.01]
+    attractor = edge[edge.stable.astype(str) == "True"].pi_c.min()
+    saddle = edge[edge.stable.astype(str) == "False"].pi_c.min()
+    e = edge_starts(t["data"], pts)
+    reach = e[e.at_edge]
+    return PREFIX + (f"the edge attractor (pi(c) = {attractor:.0e}) and the saddle ({saddle:.0e}). Of the "
+                     f"{len(e)} starts drawn, the {len(reach)} that reach the edge attractor begin at pi(c) <= "
+                     f"{reach.c0.max():.0e}; where its basin ends is not computed here. Take-away: the second stable "
+                     "point exists but its basin is a sliver along the edge, so training from pi_ref never sees it.")
+
+
+PREFIX = (
+    f"Figure 11. Gradient-flow trajectories on the simplex, rewards {FLOW_REWARDS}, pi_ref = "
+    f"{FLOW_PI_REF}, direct KL, G = inf, beta = {FLOW_BETA:g}: two stable points separated "
+    "by a saddle; the start decides which one GRPO reaches (pi_ref's path in black). Inset: the a-b "
+    "edge zoomed, position along it against log pi(c): ")
+
+SPEC = FigureSpec(11, "simplex_flows", caption, tables, render, __name__)

@@ -1,0 +1,180 @@
+"""Figure 9: trained language models against the theory (needs --trained CSV)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+
+from .. import plotting
+from ..problem import InvalidInputError, Objective
+from ..solvers import stationary_points, stationary_policy
+from ._data import binary, group
+from ._spec import FigureSkipped, FigureSpec
+
+#: marker and face of each source in Figure 9 (others get the default)
+SOURCE_STYLE = {"small GPT": ("o", 3.2), "SmolLM2-135M, lr 1e-3": ("D", 4.5), "SmolLM2-135M, lr 3e-4": ("^", 4.8),
+                "SmolLM2, TRL": ("s", 4.5)}
+
+
+#: the colour of points from runs that had not settled (they keep their marker and face)
+UNSETTLED = "0.65"
+
+#: how each penalty is drawn: the curve's dash and the marker's face
+PENALTY_MARK = {"reverse": "solid, filled", "direct": "dashed, open"}
+
+
+def trained_points(measured: pd.DataFrame) -> pd.DataFrame:
+    """A table of measured points, completed with the columns Figure 9 reads.
+
+    Required: ``group_size, beta, pi_ref_a, measured, measured_se``. Optional: ``penalty``
+    (default reverse), ``source`` (default "trained model"), ``std_ddof``/``std_eps`` (the
+    normalisation the runs used; default the note's 0, 0), ``predicted`` (default: the flow's
+    stationary point from ``pi_ref_a`` under that objective, computed here), ``residual_se`` (default
+    ``measured_se``; study tables give the between-seed error here), ``converged`` (default True;
+    False marks a run that had not settled, drawn apart and left out of the caption's fractions).
+    """
+    need = {"group_size", "beta", "pi_ref_a", "measured", "measured_se"}
+    missing = sorted(need - set(measured.columns))
+    if missing:
+        raise InvalidInputError(f"the trained-points table lacks columns {missing}; it needs {sorted(need)}")
+    m = measured.copy()
+    if "penalty" not in m:
+        m["penalty"] = "reverse"
+    if "source" not in m:
+        m["source"] = "trained model"
+    for col, default in (("std_ddof", 0), ("std_eps", 0.0), ("converged", True)):
+        if col not in m:
+            m[col] = default
+    m["converged"] = m.converged.astype(bool)
+    if "predicted" not in m:
+        m["predicted"] = [stationary_policy(binary(p), _objective(b, G, pen, d, e)).pi[0]
+                          for p, b, G, pen, d, e in zip(m.pi_ref_a, m.beta, m.group_size, m.penalty, m.std_ddof,
+                                                        m.std_eps)]
+    if "residual_se" not in m:
+        m["residual_se"] = m.measured_se
+    m["residual"] = m.measured - m.predicted
+    return m
+
+
+def _objective(beta, G, penalty, std_ddof, std_eps) -> Objective:
+    return Objective(beta=float(beta), group_size=group(G), penalty=penalty, std_ddof=int(std_ddof),
+                     std_eps=float(std_eps))
+
+
+def trained_curves(measured: pd.DataFrame, n: int = 120) -> pd.DataFrame:
+    """Every stable stationary branch for each (G, beta, penalty, std_ddof, std_eps) of a table of
+    measured points: the curves are drawn under the same objective as the points' predictions.
+
+    Rows: ``group_size, beta, penalty, std_ddof, std_eps, pi_ref_a, pi_a, branch`` with branch 0 the
+    point the flow from pi_ref reaches (the prediction) and 1 another stable point where one exists.
+    """
+    m = trained_points(measured)
+    p_grid = np.unique(np.concatenate([np.geomspace(1e-3, 0.05, 12), np.linspace(0.05, 0.995, n)]))
+    rows = []
+    for (G, beta, pen, ddof, eps), _ in m.groupby(["group_size", "beta", "penalty", "std_ddof", "std_eps"]):
+        obj = _objective(beta, G, pen, ddof, eps)
+        key = dict(group_size=G, beta=beta, penalty=pen, std_ddof=ddof, std_eps=eps)
+        for p in p_grid:
+            pts = stationary_points(binary(p), obj)
+            reached = float(pts.from_reference.pi[0])
+            rows.append(dict(key, pi_ref_a=p, pi_a=reached, branch=0))
+            rows += [dict(key, pi_ref_a=p, pi_a=float(s.pi[0]), branch=1)
+                     for s in pts.stable if abs(float(s.pi[0]) - reached) > 1e-6]
+    return pd.DataFrame(rows)
+
+
+def draw(curves: pd.DataFrame, measured: pd.DataFrame) -> Figure:
+    """Figure 9: per group size, (top) the theory's stable branches per beta and penalty with the
+    trained points, (bottom) the residual measured - predicted with its error bar, symlog scale."""
+    gs = sorted(measured.group_size.unique())
+    fig = Figure(figsize=(plotting.DOUBLE, 6.4), layout="constrained")
+    axes = fig.subplots(2, len(gs), squeeze=False, height_ratios=[1.35, 1])
+    betas = sorted(measured.beta.unique())
+    cols = dict(zip(betas, plotting.param_colors(betas) if len(betas) > 1 else ["#1f5fa8"]))
+    dash = {"reverse": "-", "direct": "--"}
+    sources = list(dict.fromkeys(measured.source))
+    for j, G in enumerate(gs):
+        top, bottom = axes[0, j], axes[1, j]
+        for (beta, pen, branch, _, _), cur in curves[curves.group_size == G].groupby(
+                ["beta", "penalty", "branch", "std_ddof", "std_eps"]):
+            cur = cur.sort_values("pi_ref_a")
+            top.plot(cur.pi_ref_a, cur.pi_a, dash.get(pen, "-") if branch == 0 else ":", color=cols[beta],
+                     lw=1.0 if branch == 0 else 0.9)
+        for src in sources:
+            marker, size = SOURCE_STYLE.get(src, ("o", 3.5))
+            for (beta, pen, ok), m in measured[(measured.group_size == G) & (measured.source == src)].groupby(
+                    ["beta", "penalty", "converged"]):
+                # reverse: filled in the beta colour; direct: open, edged in the beta colour (it keeps its beta);
+                # a run that had not settled: grey, faint, behind the others
+                colour = cols[beta] if ok else UNSETTLED
+                face = colour if pen == "reverse" else "white"
+                kw = dict(fmt=marker, ms=size, color=colour, mfc=face, mec="black" if pen == "reverse" else colour,
+                          mew=0.6 if pen == "reverse" else 1.0, elinewidth=0.7, capsize=1.0,
+                          zorder=5 if ok else 4, alpha=0.85 if ok else 0.6)
+                top.errorbar(m.pi_ref_a, m.measured, yerr=m.measured_se, **kw)
+                bottom.errorbar(m.pi_ref_a, m.residual, yerr=m.residual_se, **kw)
+        plotting.diagonal(top)
+        plotting.panel(top, "abcdefgh"[j], plotting.g_text(G))
+        plotting.panel(bottom, "abcdefgh"[len(gs) + j], "residual")
+        bottom.axhline(0, color="0.3", lw=0.8)
+        bottom.set_yscale("symlog", linthresh=0.01, linscale=1.0)
+        bottom.set_ylim(-1.1, 1.1)
+        bottom.set_xlim(-0.02, 1.02)
+        bottom.set_xlabel(r"$\pi_{\mathrm{ref}}(a)$")
+        bottom.set_ylabel("measured − predicted" if j == 0 else "")
+        bottom.axhspan(-0.01, 0.01, color="0.9", zorder=0)
+    handles = [Line2D([], [], color=cols[b], lw=1.2, label=rf"$\beta$ = {b:g}") for b in betas]
+    handles += [Line2D([], [], color="0.3", ls=dash[p], lw=1.0, label=f"{p} penalty ({PENALTY_MARK[p]})")
+                for p in dash if p in set(measured.penalty)]
+    if (curves.branch == 1).any():
+        handles.append(Line2D([], [], color="0.3", ls=":", lw=0.9, label="other stable point"))
+    handles += [Line2D([], [], ls="", marker=SOURCE_STYLE.get(s, ("o", 3.5))[0], mfc="0.7", mec="black", label=s)
+                for s in sources]
+    if not measured.converged.all():
+        handles.append(Line2D([], [], ls="", marker="o", mfc=UNSETTLED, mec="black", alpha=0.6,
+                              label="not converged (grey)"))
+    plotting.legend_below(fig, handles, ncol=4)
+    return fig
+
+
+def tables(inputs):
+    if inputs.trained is None:
+        raise FigureSkipped("pass --trained CSV from `grpo-theory validate` to draw it")
+    measured = trained_points(inputs.trained)
+    return {"data": measured, "curves": trained_curves(measured)}
+
+
+def render(t):
+    return draw(t["curves"], t["data"])
+
+
+def agreement(data: pd.DataFrame) -> dict:
+    """The caption's numbers from the plotted table: how many points, how many from runs that had not
+    converged, and the fractions of the converged ones within 0.01 and 0.001 of the prediction."""
+    ok = data[data.converged.astype(bool)]
+    r = ok.residual.abs()
+    return dict(n=len(data), unsettled=int(len(data) - len(ok)), within_1e2=float((r <= 0.01).mean()),
+                within_1e3=float((r <= 0.001).mean()))
+
+
+def caption(t: dict[str, pd.DataFrame]) -> str:
+    """The caption, its counts and agreement fractions read from the plotted table."""
+    a = agreement(t["data"])
+    return PREFIX + (f" Of the {a['n']} points, {a['unsettled']} come from runs that had not converged (grey: "
+                     "TRL's 40-step runs, and SmolLM2 prompts whose seeds ended more than 0.1 apart); of the "
+                     f"others, {a['within_1e2']:.0%} lie within 0.01 of the prediction and "
+                     f"{a['within_1e3']:.0%} within 0.001.")
+
+
+PREFIX = (
+    "Figure 9. Trained language models against the theory. Top: the measured probability of the "
+    "rewarded answer (mean over the final window) on the stationary curves for the same G, beta, "
+    "penalty and normalisation as the points' predictions (TRL's ddof 1, eps 1e-4 at G = 4; the note's "
+    "elsewhere) (solid: reverse, filled markers; dashed: direct, open markers edged in the beta colour; "
+    "dotted: a second stable point, where training can also end). Bottom: measured - predicted on a "
+    "symlog scale (linear within +-0.01, shaded), error bars the between-seed standard error where the "
+    "study has several seeds.")
+
+SPEC = FigureSpec(9, "trained_vs_theory", caption, tables, render, __name__)
