@@ -372,6 +372,11 @@ def level_expectations(
     -------
     (..., L) array.
     """
+    if obj.advantage != "group":          # the GRPO family's other estimators (issue 22)
+        from .advantage import level_expectations as family_expectations
+
+        return family_expectations(np.asarray(levels, dtype=float), log_w, obj, part=part,
+                                   max_count_vectors=max_count_vectors)
     v, unit, std_eps, variance_eps = _standardised_levels(tuple(np.asarray(levels, dtype=float).tolist()),
                                                           obj.normalization, obj.std_eps, obj.variance_eps)
     if unit != 1.0:
@@ -438,7 +443,8 @@ def level_expectations(
 
 def _pairwise_factor(obj: Objective) -> float:
     """Advantage magnitude for G = 2 from a preference matrix: 1 (ddof 0) or 1/sqrt(2) (ddof 1)."""
-    if obj.group_size != 2 or obj.normalization != "scale" or obj.std_eps != 0 or obj.variance_eps != 0:
+    if obj.group_size != 2 or obj.normalization != "scale" or obj.std_eps != 0 or obj.variance_eps != 0 \
+            or obj.advantage != "group" or obj.filter_ties:
         raise InvalidInputError(
             "a preference-matrix question determines P_G only for group_size=2 with "
             "normalization='scale' and std_eps=variance_eps=0 (then A_1 = sign(r_1 - r_2), up to 1/sqrt(2) for "
