@@ -42,7 +42,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from . import kl
+from . import advantage, kl
 from ._numerics import integrate_until_slow, logsumexp, optimize
 from .preference import (
     MAX_COUNT_VECTORS,
@@ -173,9 +173,24 @@ def answer_weights(q: Question, obj: Objective, pi) -> tuple[np.ndarray, np.ndar
     if kind == "batch_token_mean" and not obj.is_large_group:
         return _batch_weights(q, obj, pi, lengths)
     P = reward_preference(q, pi, obj)
-    if kind == "answer_mean":
-        return P / lengths, 1.0 / lengths
-    return P, np.ones(q.n_outputs)      # token_sum, or a batch whose normaliser is a constant
+    W = 1.0 / lengths if kind == "answer_mean" else np.ones(q.n_outputs)   # token_sum, or a constant normaliser
+    Pw = P * W
+    if obj.filter_ties:                 # a tied group's penalty terms are dropped (grpo_theory.advantage)
+        with np.errstate(divide="ignore"):
+            log_w = np.log(pi @ q.membership)
+        W = W * advantage.tie_free_probability(q.membership, log_w, obj.group_size)
+    return Pw, W
+
+
+def _check_family(obj: Objective) -> None:
+    """The GRPO-family options the token-level engine does not model yet: say so rather than ignore them."""
+    if obj.entropy_coef > 0:
+        raise InvalidInputError("entropy_coef > 0 at token level on multi-token answers is not modelled yet "
+                                "(the per-position entropies); use single-token answers or entropy_coef=0")
+    if obj.aggregation == "batch_token_mean" and not obj.is_large_group and (
+            obj.advantage != "group" or obj.filter_ties):
+        raise InvalidInputError(f"loss_type={obj.loss_type!r} with groups_per_batch={obj.groups_per_batch} is "
+                                f"modelled for advantage='group' without filter_ties only; got {obj.describe()}")
 
 
 def monte_carlo_answer_weights(q: Question, obj: Objective, pi, *, n_samples: int = 20_000,
@@ -222,6 +237,7 @@ class TreeProblem:
         if not q.has_reward_law:
             raise InvalidInputError("level='token' needs a reward law (rewards= or reward_levels=); a preference "
                                     "matrix does not say how a group's advantages split over its members' tokens")
+        _check_family(obj)
         self.q, self.obj = q, obj
         answers = q.answers if q.answers is not None else tuple((k,) for k in range(q.n_outputs))
         self.support = np.flatnonzero(q.pi_ref > 0)
