@@ -265,13 +265,9 @@ class ClassProblem:
 
     def _family_gradient(self, log_pi_c: np.ndarray, P: np.ndarray) -> np.ndarray:
         """``g(c)`` with tie filtering and/or an entropy bonus (:func:`grpo_theory.advantage.regularised_gradient`)."""
-        if self.obj.penalty == "reverse":
-            with np.errstate(over="ignore"):
-                slope = 1.0 - np.exp(self._log_p - log_pi_c)
-        elif self.obj.penalty == "direct":
-            slope = log_pi_c - self._log_p + 1.0
-        else:
-            slope = kl.coefficient(self.obj, log_pi_c - self._log_p)
+        # the per-sample slope in log pi (reverse: 1 - pi_ref/pi; direct: log(pi/pi_ref), without the +1 of
+        # the exact KL's gradient, which the centring removes only when every answer carries the same weight)
+        slope = kl.coefficient(self.obj, log_pi_c - self._log_p)
         u = None
         if self.obj.filter_ties:
             if not self.q.has_reward_law:
@@ -485,12 +481,7 @@ def output_gradient(q: Question, obj: Objective, pi: np.ndarray) -> np.ndarray:
 def _family_output_gradient(q: Question, obj: Objective, pi: np.ndarray, P: np.ndarray, lr: np.ndarray,
                             s: np.ndarray) -> np.ndarray:
     """:func:`output_gradient` with tie filtering and/or an entropy bonus (see :mod:`grpo_theory.advantage`)."""
-    if obj.penalty == "reverse":
-        slope = 1.0 - q.pi_ref[s] / pi[s]
-    elif obj.penalty == "direct":
-        slope = lr[s] + 1.0
-    else:
-        slope = kl.coefficient(obj, lr[s])
+    slope = kl.coefficient(obj, lr[s])          # per-sample slope in log pi (see ClassProblem._family_gradient)
     u = None
     if obj.filter_ties:
         if not q.has_reward_law:
