@@ -307,3 +307,48 @@ def test_pass_at_k_needs_two_levels():
     q = Question([0.2, 0.3, 0.5], rewards=[0, 1, 2])
     with pytest.raises(InvalidInputError, match="two reward levels"):
         stationary_policy(q, Objective(beta=0.5, group_size=3, advantage="pass_at_k", pass_k=2))
+
+
+# ----------------------------------------------------------------------------- closed forms (sympy-derived)
+
+def test_family_derivations_hold():
+    from grpo_theory.symbolic import family_derivations
+
+    for d in family_derivations():
+        assert all(c.holds for c in d.checks), d.name
+
+
+@pytest.mark.parametrize("p", [0.02, 0.05, 0.3, 0.7])
+@pytest.mark.parametrize("beta", [0.1, 0.5, 2.0])
+def test_filtered_pairwise_closed_form_matches_solver(p, beta):
+    from grpo_theory.closed_form import binary_pairwise_filtered
+
+    sp = stationary_points(Question([p, 1 - p], rewards=[1, 0]), Objective(beta=beta, group_size=2, filter_ties=True))
+    assert len(sp) == 1                      # one stationary point: the cubic's root in (p, 1) is unique here
+    assert abs(float(binary_pairwise_filtered(p, beta)) - sp[0].pi[0]) < 1e-9
+
+
+@pytest.mark.parametrize("G", [2, 5, math.inf])
+@pytest.mark.parametrize("penalty", ["reverse", "direct"])
+def test_rloo_closed_form_matches_solver(G, penalty):
+    from grpo_theory.closed_form import binary_rloo
+
+    q = Question([0.25, 0.75], reward_levels=[0, 1], reward_probs=[[0.2, 0.8], [0.7, 0.3]])   # gap 0.5
+    for beta in (0.1, 0.7):
+        x = stationary_policy(q, Objective(beta=beta, group_size=G, advantage="rloo", penalty=penalty)).pi[0]
+        assert abs(float(binary_rloo(0.25, beta, reward_gap=0.5, penalty=penalty)) - x) < 1e-9
+
+
+@pytest.mark.parametrize("penalty", ["reverse", "direct"])
+@pytest.mark.parametrize("c", [0.05, 0.5, 3.0])
+def test_entropy_binary_closed_form_matches_solver(penalty, c):
+    from grpo_theory.closed_form import binary_entropy
+
+    q = Question([0.2, 0.8], rewards=[1, 0])
+    for beta in (0.1, 1.0):
+        x = stationary_policy(q, Objective(beta=beta, group_size=2, penalty=penalty, entropy_coef=c)).pi[0]
+        assert abs(float(binary_entropy(0.2, beta, c, penalty=penalty)) - x) < 1e-9
+        # RLOO at G = 6: Delta is the reward gap (1), the same condition
+        x6 = stationary_policy(q, Objective(beta=beta, group_size=6, penalty=penalty, entropy_coef=c,
+                                            advantage="rloo")).pi[0]
+        assert abs(float(binary_entropy(0.2, beta, c, penalty=penalty)) - x6) < 1e-9
