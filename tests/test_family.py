@@ -352,3 +352,37 @@ def test_entropy_binary_closed_form_matches_solver(penalty, c):
         x6 = stationary_policy(q, Objective(beta=beta, group_size=6, penalty=penalty, entropy_coef=c,
                                             advantage="rloo")).pi[0]
         assert abs(float(binary_entropy(0.2, beta, c, penalty=penalty)) - x6) < 1e-9
+
+
+# ----------------------------------------------------------------------------- readers
+
+def test_readers_map_the_family_switches():
+    from grpo_theory.integrations.openrlhf import objective_from_openrlhf
+    from grpo_theory.integrations.trl import objective_from_trl
+    from grpo_theory.integrations.verl import objective_from_verl
+
+    t = objective_from_trl({"beta": 0.04, "entropy_coef": 0.01, "importance_sampling_level": "sequence",
+                            "max_completion_length": 1}, trl_version="1.16.0").objective
+    assert (t.entropy_coef, t.importance_level) == (0.01, "sequence")
+    with pytest.raises(InvalidInputError, match="importance_sampling_level='answer'"):
+        objective_from_trl({"beta": 0.04, "importance_sampling_level": "answer"}, trl_version="1.16.0")
+    with pytest.raises(InvalidInputError, match="entropy_coef=-1"):
+        objective_from_trl({"beta": 0.04, "entropy_coef": -1}, trl_version="1.16.0")
+
+    base = {"actor_rollout_ref": {"rollout": {"n": 4}, "actor": {"use_kl_loss": True, "kl_loss_coef": 0.1,
+                                                                 "entropy_coeff": 0.001}}}
+    for name, adv in (("grpo", "group"), ("rloo", "rloo"), ("reinforce_plus_plus_baseline", "reinforce_pp")):
+        cfg = {**base, "algorithm": {"adv_estimator": name, "filter_groups": {"enable": True}}}
+        v = objective_from_verl(cfg).objective
+        assert (v.advantage, v.filter_ties, v.entropy_coef) == (adv, True, 0.001)
+    m = objective_from_verl({**base, "algorithm": {"adv_estimator": "grpo_passk"}})
+    assert m.objective is None and any("grpo_passk" in w for w in m.warnings)
+    with pytest.raises(InvalidInputError, match="adv_estimator='grpoo'"):
+        objective_from_verl({**base, "algorithm": {"adv_estimator": "grpoo"}})
+
+    o = objective_from_openrlhf(["--advantage_estimator", "reinforce_baseline", "--n_samples_per_prompt", "4",
+                                 "--dynamic_filtering", "--entropy_loss_coef", "0.002", "--use_kl_loss",
+                                 "--kl_estimator", "k3"]).objective
+    assert (o.advantage, o.filter_ties, o.entropy_coef) == ("reinforce_pp", True, 0.002)
+    with pytest.raises(InvalidInputError, match="advantage_estimator='ppo'"):
+        objective_from_openrlhf({"advantage_estimator": "ppo", "n_samples_per_prompt": 4})

@@ -30,6 +30,7 @@ import numpy as np
 
 from ..problem import InvalidInputError, Objective, Question
 from ..stationary import stationary_policy
+from .family import trl_family
 from .mapping import TheoryMapping, defaults_for, parse_version
 
 #: TRL constants read from trl/trainer/grpo_trainer.py (0.14 to 1.16): ``advantages / (std + 1e-4)``.
@@ -176,12 +177,15 @@ def objective_from_trl(config, trl_version: str | None = None, completion_tokens
     if _get(config, "epsilon_high", None) not in (None, _get(config, "epsilon", 0.2)) or _get(config, "delta"):
         warns.append("asymmetric or two-sided clipping (epsilon_high/delta): inactive on-policy, so the "
                      "stationary points are unchanged")
+    family_fields, family_warns = trl_family(lambda name, default=None: _get(config, name, default))  # issue 22
+    warns += family_warns
     if beta == 0.0:
         warns.append("beta=0 (TRL's default since 0.19): no penalty, so no stationary policy with support like "
                      "pi_ref; the policy drifts to the best answers (the beta -> 0 limit)")
         return TheoryMapping(None, tuple(warns), "TRL", version)
     obj = Objective(beta=beta, group_size=G, normalization=normalization, std_ddof=1, std_eps=TRL_STD_EPS,
-                    level="token", loss_type=loss_type, kl_estimator="k3_ratio" if bias_corr else "k3")
+                    level="token", loss_type=loss_type, kl_estimator="k3_ratio" if bias_corr else "k3",
+                    **family_fields)
     return TheoryMapping(obj, tuple(warns), "TRL", version)
 
 
