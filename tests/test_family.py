@@ -386,3 +386,28 @@ def test_readers_map_the_family_switches():
     assert (o.advantage, o.filter_ties, o.entropy_coef) == ("reinforce_pp", True, 0.002)
     with pytest.raises(InvalidInputError, match="advantage_estimator='ppo'"):
         objective_from_openrlhf({"advantage_estimator": "ppo", "n_samples_per_prompt": 4})
+
+
+# ----------------------------------------------------------------------------- the trainer's loss
+
+@settings(max_examples=25, deadline=None)
+@given(r=st.lists(st.lists(st.sampled_from([0.0, 1.0]), min_size=4, max_size=4), min_size=3, max_size=3),
+       adv=st.sampled_from(["rloo", "pass_at_k"]), k=st.integers(1, 4))
+def test_trainer_advantages_match_the_brute_force_ones(r, adv, k):
+    from grpo_theory.training.loss import family_advantages
+
+    rewards = torch.tensor([r], dtype=torch.float64)                         # (1 question, 3 groups, G = 4)
+    obj = Objective(beta=1.0, group_size=4, advantage=adv, pass_k=k if adv == "pass_at_k" else None)
+    got = family_advantages(rewards, adv, pass_k=obj.pass_k).numpy()[0]
+    want = np.array([_group_advantages(np.array(g), obj) for g in r])
+    np.testing.assert_allclose(got, want, atol=1e-12)
+
+
+def test_trainer_reinforce_pp_whitens_per_question():
+    from grpo_theory.training.loss import family_advantages, tie_mask
+
+    rewards = torch.tensor([[[1.0, 0.0, 0.0], [1.0, 1.0, 1.0]], [[0.0, 0.0, 1.0], [1.0, 0.0, 1.0]]])
+    a = family_advantages(rewards, "reinforce_pp")
+    for qa in a:
+        assert abs(float(qa.mean())) < 1e-6 and abs(float(qa.pow(2).mean()) - 1.0) < 1e-5
+    assert tie_mask(rewards)[0, 1].sum() == 0 and tie_mask(rewards)[0, 0].sum() == 3

@@ -26,7 +26,7 @@ import torch
 from tqdm.auto import tqdm
 
 from .._io import atomic_write
-from .loss import group_advantages, grpo_objective, kl_value
+from .loss import family_advantages, group_advantages, grpo_objective, kl_value, tie_mask
 from .policy import answer_token_logprobs, answer_token_mask, generate
 from .tasks import QATask
 
@@ -61,6 +61,9 @@ class GRPOConfig:
     log_every: int = 10
     checkpoint_every: int = 250
     final_window: float = 0.3         # fraction of steps averaged for the measured policy
+    advantage: str = "group"          # issue 22: "group", "rloo", "reinforce_pp" or "pass_at_k"
+    pass_k: int | None = None         # k for advantage="pass_at_k"
+    filter_ties: bool = False         # drop tied groups' terms (DAPO dynamic sampling / TRL masking)
     num_threads: int | None = 1       # torch CPU threads; 1 is far faster than 2 for small models on
                                       # 2-core machines (8.8x less CPU measured); None keeps torch's choice
 
@@ -86,6 +89,12 @@ class GRPOConfig:
             (0 < self.final_window <= 1, f"final_window must be in (0, 1], got {self.final_window}"),
             (self.num_threads is None or (isinstance(self.num_threads, int) and self.num_threads >= 1),
              f"num_threads must be None or an integer >= 1, got {self.num_threads!r}"),
+            (self.advantage in ("group", "rloo", "reinforce_pp", "pass_at_k"),
+             f"advantage must be group/rloo/reinforce_pp/pass_at_k, got {self.advantage!r}"),
+            ((self.advantage == "pass_at_k") == (self.pass_k is not None)
+             and (self.pass_k is None or 1 <= self.pass_k <= self.group_size),
+             f"pass_k must be an integer in 1..G (G={self.group_size}) with advantage='pass_at_k' and None "
+             f"otherwise, got pass_k={self.pass_k!r} with advantage={self.advantage!r}"),
         ]
         for ok, msg in checks:
             if not ok:
@@ -288,7 +297,11 @@ class GRPOTrainer:
             else:
                 v = (kl_value(lp_old, lp_ref, kl["kl_estimator"], *clamps) * mask).sum(-1)
             r = r - cfg.beta * v
-        adv = group_advantages(r, cfg.normalization, cfg.std_ddof, cfg.std_eps)
+        if cfg.advantage == "group":
+            adv = group_advantages(r, cfg.normalization, cfg.std_ddof, cfg.std_eps)
+        else:
+            adv = family_advantages(r, cfg.advantage, pass_k=cfg.pass_k)
+        family = dict(group_mask=tie_mask(r)) if cfg.filter_ties else {}
         for group in self.optimizer.param_groups:
             group["lr"] = self._lr()
         for inner in range(cfg.inner_updates):
@@ -296,7 +309,8 @@ class GRPOTrainer:
                 lp_all = answer_token_logprobs(self.model, self.task, question_idx=q_idx)
             obj, diag = grpo_objective(gather(lp_all), lp_old, lp_ref, adv, beta=cfg.beta,
                                        clip_eps=cfg.clip_eps, level=cfg.level, mask=mask,
-                                       loss_type=cfg.loss_type, groups_per_batch=cfg.groups_per_batch, **kl)
+                                       loss_type=cfg.loss_type, groups_per_batch=cfg.groups_per_batch, **kl,
+                                       **family)
             self.optimizer.zero_grad(set_to_none=True)
             (-obj).backward()
             self.optimizer.step()
