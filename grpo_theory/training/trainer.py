@@ -129,7 +129,8 @@ class GRPOConfig:
                          normalization=self.normalization, std_ddof=self.std_ddof, std_eps=self.std_eps,
                          level=self.level, loss_type=self.loss_type,
                          groups_per_batch=math.inf if self.groups_per_batch is None else self.groups_per_batch,
-                         **self.kl_options())
+                         **self.kl_options(), advantage=self.advantage, pass_k=self.pass_k,
+                         filter_ties=self.filter_ties)
 
 
 def _loss_types():
