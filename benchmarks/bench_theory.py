@@ -79,18 +79,20 @@ def main() -> None:
                      np.median(t) / np.median(baseline), goal, note))
 
     code = ("import time, numpy as np; from grpo_theory import Question, Objective, reward_preference; "
-            "q = Question([0.3, 0.7], rewards=[1, 0]); o = Objective(1.0, 10_000); pi = np.array([0.3, 0.7]); "
-            "t = time.perf_counter(); reward_preference(q, pi, o); print(time.perf_counter() - t)")
+            "q = Question([0.3, 0.7], rewards=[1, 0]); o = Objective(beta=1.0, group_size=10_000); "
+            "pi = np.array([0.3, 0.7]); "
+            "t = time.perf_counter(); reward_preference(q, o, pi); print(time.perf_counter() - t)")
     row("first exact binary P_G, G = 10^4, fresh process", fresh(code, rep), base, "<= 5x")
 
     q = Question([0.3, 0.7], rewards=[1.0, 0.0])
-    obj = Objective(0.5, 4096)
+    obj = Objective(beta=0.5, group_size=4096)
     stationary_policy(q, obj)
     row("warm binary stationary_policy, G = 4096", timings(lambda: stationary_policy(q, obj), 2 * rep), base, "<= 3x")
 
     q5 = Question([0.1, 0.2, 0.3, 0.2, 0.2], rewards=[1.0, 0.75, 0.5, 0.25, 0.0])
-    stationary_policy(q5, Objective(0.5, 32))
-    row("stationary_policy, 5 levels, G = 32", timings(lambda: stationary_policy(q5, Objective(0.5, 32)), rep),
+    o5 = Objective(beta=0.5, group_size=32)
+    stationary_policy(q5, o5)
+    row("stationary_policy, 5 levels, G = 32", timings(lambda: stationary_policy(q5, o5), rep),
         base, "<= 200x")
 
     imp = "import time; t = time.perf_counter(); import {}; print(time.perf_counter() - t)"
@@ -98,9 +100,9 @@ def main() -> None:
     row("import grpo_theory (baseline: import numpy)", fresh(imp.format("grpo_theory"), 2 * rep), t_np, "<= 2.5x")
 
     pi = np.array([0.3, 0.7])
-    mc_obj = Objective(1.0, 64)
+    mc_obj = Objective(beta=1.0, group_size=64)
     t_plain = timings(lambda: plain_monte_carlo(np.array([1.0, 0.0]), pi, 64, 20_000, 1), rep)
-    t_mc = timings(lambda: monte_carlo_preference(q, pi, mc_obj, n_groups=20_000, seed=1), rep)
+    t_mc = timings(lambda: monte_carlo_preference(q, mc_obj, pi, n_groups=20_000, seed=1), rep)
     row("monte_carlo_preference, G = 64, 20k groups (baseline: plain MC)", t_mc, t_plain, "<= 1.5x")
 
     if not args.no_figures:
@@ -128,9 +130,9 @@ def main() -> None:
         piL = rng.dirichlet(np.ones(L) * 3)
         ts = []
         for G in Gs:
-            o = Objective(1.0, G)
-            reward_preference(qL, piL, o)
-            ts.append(np.median(timings(lambda o=o, qL=qL, piL=piL: reward_preference(qL, piL, o), rep)))
+            o = Objective(beta=1.0, group_size=G)
+            reward_preference(qL, o, piL)
+            ts.append(np.median(timings(lambda o=o, qL=qL, piL=piL: reward_preference(qL, o, piL), rep)))
         k = fit_exponent(Gs, ts)
         print(f"  L = {L}: G = {Gs}: " + ", ".join(f"{t * 1e3:.2f}" for t in ts) + f" ms; time ~ G^{k:.2f}")
     G = 32
@@ -139,9 +141,9 @@ def main() -> None:
     for L in Ls:
         qL = Question(np.full(L, 1.0 / L), rewards=np.linspace(0, 1, L))
         piL = np.full(L, 1.0 / L)
-        o = Objective(1.0, G)
-        reward_preference(qL, piL, o)
-        ts.append(np.median(timings(lambda o=o, qL=qL, piL=piL: reward_preference(qL, piL, o), rep)))
+        o = Objective(beta=1.0, group_size=G)
+        reward_preference(qL, o, piL)
+        ts.append(np.median(timings(lambda o=o, qL=qL, piL=piL: reward_preference(qL, o, piL), rep)))
     print(f"  G = {G}: L = {Ls}: " + ", ".join(f"{t * 1e3:.2f}" for t in ts) +
           f" ms; time ~ L^{fit_exponent(Ls, ts):.2f} (count vectors C(G+L-2, L-1) ~ G^(L-1)/(L-1)!)")
     print(f"\n(max RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB)")

@@ -23,7 +23,7 @@ from grpo_theory.dynamics import flow, grpo_steps
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = ROOT / "runs" / "validate_seeds"
-OBJ = Objective(0.5, 8)
+OBJ = Objective(beta=0.5, group_size=8)
 #: (label, run directory, learning rate, inner updates)
 RUN_SET = (("lr 3e-3", "modejoint_learning_rate0.003", "G8_beta0.5_reverse", 3e-3, 1),
            ("lr 1e-3", "modejoint_learning_rate0.001", "G8_beta0.5_reverse", 1e-3, 1),

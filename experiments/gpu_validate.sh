@@ -39,7 +39,7 @@ timeout "$BUDGET_S" $PY experiments/smollm2_validate.py --device "$DEVICE" --tra
 # the finished runs' rows and summary, whether or not the budget cut the study short
 $PY -c "
 import glob, sys, pandas as pd
-from grpo_theory.training.smollm_study import summarise
+from grpo_theory.studies.smollm2 import summarise
 rows = pd.concat([pd.read_csv(f) for f in sorted(glob.glob('runs/gpu_smollm2/rows/*.csv'))], ignore_index=True)
 rows.to_csv(sys.argv[1] + '/smollm2_validate_gpu.csv', index=False)
 summarise(rows).to_csv(sys.argv[1] + '/smollm2_validate_gpu_summary.csv', index=False)

@@ -28,7 +28,7 @@ def main() -> None:
     for beta in FRAMEWORK_BETAS:
         for name, obj in framework_objectives(beta).items():
             pt = stationary_policy(q, obj)
-            rows.append(dict(beta=beta, framework=name, objective=obj.describe(), penalty=obj.penalty,
+            rows.append(dict(beta=beta, framework=name, objective=obj.describe(), penalty=obj.regime,
                              pi_correct=pt.pi[0], pi_wrong=pt.pi[1], collapse=bool(pt.boundary)))
         lp = log_pooling(q.pi_ref, [1.0, 0.0], beta)
         rows.append(dict(beta=beta, framework="RLHF (log pooling)", objective="pi ∝ pi_ref e^{r/beta}", penalty="-",

@@ -2,7 +2,7 @@
 
     python experiments/kl_study.py [--steps 800] [--seeds 0 1 2] [--resume]
 
-Fifteen variants (grpo_theory.training.kl_study.KL_VARIANTS) x 3 seeds on the small GPT, G = 8,
+Fifteen variants (grpo_theory.studies.kl.KL_VARIANTS) x 3 seeds on the small GPT, G = 8,
 beta = 0.5 (the clamp pair at 0.8 x and 1.25 x the critical beta), ddof 1, eps 1e-4. Target per
 configuration: MAE <= 0.01 and every predicted collapse measured as one (min probability < 0.01).
 Writes docs/results/kl_study.csv (every answer) and docs/results/kl_study_summary.csv.
@@ -10,26 +10,15 @@ Writes docs/results/kl_study.csv (every answer) and docs/results/kl_study_summar
 
 from __future__ import annotations
 
-import argparse
-import shutil
-from pathlib import Path
+from _study_cli import run_and_copy, study_args
 
-from grpo_theory.training.kl_study import run_kl_study
-
-ROOT = Path(__file__).resolve().parents[1]
+from grpo_theory.studies.kl import run_kl_study
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--steps", type=int, default=800)
-    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    ap.add_argument("--out", default=str(ROOT / "runs" / "validate_kl"))
-    ap.add_argument("--resume", action="store_true")
-    args = ap.parse_args()
-    summary = run_kl_study(args.out, seeds=tuple(args.seeds), steps=args.steps, resume=args.resume, progress=False)
-    results = ROOT / "docs" / "results"
-    shutil.copy(Path(args.out) / "kl_results.csv", results / "kl_study.csv")
-    shutil.copy(Path(args.out) / "kl_summary.csv", results / "kl_study_summary.csv")
+    args = study_args(__doc__, "validate_kl")
+    summary = run_and_copy(run_kl_study, args, {"kl_results.csv": "kl_study.csv",
+                                                "kl_summary.csv": "kl_study_summary.csv"})
     by = summary.groupby("config", sort=False).agg(
         seeds=("seed", "nunique"), beta=("beta", "mean"), mae_mean=("mae", "mean"), mae_max=("mae", "max"),
         max_error=("max_abs_error", "max"), predicted_collapses=("predicted_collapses", "sum"),

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from grpo_theory.training.smollm_study import SMOLLM_CONFIGS, run_smollm_study, summarise
+from grpo_theory.studies.smollm2 import SMOLLM_CONFIGS, run_smollm_study, summarise
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -11,26 +11,15 @@ with the sequence-level and the other loss types' predictions) and docs/results/
 
 from __future__ import annotations
 
-import argparse
-import shutil
-from pathlib import Path
+from _study_cli import run_and_copy, study_args
 
-from grpo_theory.training.validate import run_tree_study
-
-ROOT = Path(__file__).resolve().parents[1]
+from grpo_theory.studies.tree import run_tree_study
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--steps", type=int, default=800)
-    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    ap.add_argument("--out", default=str(ROOT / "runs" / "validate_tree"))
-    ap.add_argument("--resume", action="store_true")
-    args = ap.parse_args()
-    summary = run_tree_study(args.out, seeds=tuple(args.seeds), steps=args.steps, resume=args.resume, progress=False)
-    results = ROOT / "docs" / "results"
-    shutil.copy(Path(args.out) / "tree_results.csv", results / "tree_study.csv")
-    shutil.copy(Path(args.out) / "tree_summary.csv", results / "tree_study_summary.csv")
+    args = study_args(__doc__, "validate_tree")
+    summary = run_and_copy(run_tree_study, args, {"tree_results.csv": "tree_study.csv",
+                                                  "tree_summary.csv": "tree_study_summary.csv"})
     by_config = summary.groupby("config").agg(
         seeds=("seed", "nunique"), mae_mean=("mae", "mean"), mae_max=("mae", "max"), max_error=("max_abs_error", "max"),
         seq_mae_mean=("mae_sequence_level", "mean"), seq_max=("max_sequence_level", "max"),

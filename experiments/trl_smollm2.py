@@ -4,7 +4,7 @@
 
 Two TRL settings (use_bias_correction_kl True: the direct penalty, TRL >= 1.10's default; False:
 the reverse penalty), beta = 0.5, G = 4, 4 yes/no prompts, one-token completions from the full
-vocabulary; the prediction comes from objective_from_trl(args) and SmolLM2's own next-token
+vocabulary; the prediction comes from read_trl_config(args) and SmolLM2's own next-token
 distribution. Only the last decoder layer's MLP trains (as in smollm2_validate.py).
 Writes docs/results/trl_smollm2.csv.
 """
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from grpo_theory.integrations.trl_experiment import run_trl_smollm2
+from grpo_theory.studies.trl import run_trl_smollm2
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from grpo_theory.training.validate import run_validation
+from grpo_theory.studies.small import run_validation
 
 ROOT = Path(__file__).resolve().parents[1]
 LR_CONFIGS = ("G64_beta0.5_direct", "G64_beta1_direct", "G8_beta0.5_reverse")

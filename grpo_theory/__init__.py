@@ -5,18 +5,16 @@ arXiv 2502.18548) and goes beyond it; see ``docs/`` and the SPEC for the
 mathematics. Importing this package never imports torch.
 """
 
-from . import closed_form, dynamics, kl
-from .baselines import log_pooling, nash_equilibrium
-from .preference import (
-    ExactEvaluationTooLarge,
-    monte_carlo_preference,
-    reward_preference,
-)
-from .problem import InvalidInputError, Objective, Question
-from .stationary import (
+from . import closed_form, dynamics, kl, solvers
+from .errors import ExactEvaluationTooLarge, InvalidInputError, NoStationaryPolicy, TheoryWarning
+from .preference import monte_carlo_preference, reward_preference
+from .problem import Objective, Question
+from .solvers import (
     StationaryPoint,
     StationaryPointSet,
     clamp_critical_beta,
+    log_pooling,
+    nash_equilibrium,
     stationarity_residual,
     stationary_points,
     stationary_policy,
@@ -29,6 +27,8 @@ __all__ = [
     "Objective",
     "InvalidInputError",
     "ExactEvaluationTooLarge",
+    "NoStationaryPolicy",
+    "TheoryWarning",
     "reward_preference",
     "monte_carlo_preference",
     "stationary_policy",
@@ -42,4 +42,5 @@ __all__ = [
     "closed_form",
     "dynamics",
     "kl",
+    "solvers",
 ]

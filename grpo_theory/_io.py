@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from .errors import InvalidInputError
+
 __all__ = ["atomic_write", "read_yaml"]
 
 
@@ -24,8 +26,6 @@ def atomic_write(path: str | Path, write: Callable[[Path], object]) -> Path:
 def read_yaml(path: str | Path, what: str, expected: str):
     """``path`` parsed as YAML; a missing file or bad YAML is an InvalidInputError naming ``what``."""
     import yaml
-
-    from .problem import InvalidInputError
 
     path = Path(path)
     if not path.is_file():

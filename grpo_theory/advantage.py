@@ -61,7 +61,8 @@ import math
 import numpy as np
 
 from ._numerics import log_factorial
-from .problem import InvalidInputError, Objective
+from .errors import ExactEvaluationTooLarge, InvalidInputError
+from .problem import Objective
 
 __all__ = ["level_expectations", "tie_free_probability", "regularised_gradient", "changes_regulariser",
            "pass_at_k_table"]
@@ -225,7 +226,7 @@ def level_expectations(v: np.ndarray, log_w: np.ndarray, obj: Objective, *, part
     cap = MAX_COUNT_VECTORS if max_count_vectors is None else max_count_vectors
     n_vec = math.comb(G - 1 + L - 1, L - 1)
     if n_vec > cap:
-        raise InvalidInputError(f"exact expectations of advantage={obj.advantage!r} need {n_vec:,} count "
+        raise ExactEvaluationTooLarge(f"exact expectations of advantage={obj.advantage!r} need {n_vec:,} count "
                                 f"vectors for G={G}, L={L}, over the limit max_count_vectors={cap:,}")
     counts = _count_vectors(G - 1, L)
     table = _part(_count_table(v, counts, obj), part)                          # (L, N)

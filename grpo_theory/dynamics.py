@@ -24,7 +24,7 @@ import numpy as np
 from . import kl
 from ._numerics import logsumexp, solve_ivp
 from .preference import level_expectations, sample_rewards, sampled_advantages
-from .problem import InvalidInputError, Objective, Question, validate_probability_vector
+from .problem import InvalidInputError, Objective, Question, shaped_question, validate_probability_vector
 from .proximal import (  # noqa: F401  (re-exported: the issue's API is dynamics.proximal_map etc.)
     MapFixedPoint,
     arcsin_potential,
@@ -33,7 +33,16 @@ from .proximal import (  # noqa: F401  (re-exported: the issue's API is dynamics
     potential_objective,
     proximal_map,
 )
-from .stationary import ClassProblem, StationaryPointSet, output_gradient, stationary_points
+from .solvers import (
+    Basin,
+    ClassProblem,
+    StationaryPointSet,
+    TreeProblem,
+    basins_of,
+    output_gradient,
+    stationary_points,
+    token_level,
+)
 
 __all__ = ["Trajectory", "flow", "ascent", "basins", "Basin", "grpo_steps", "output_gradient",
            "proximal_map", "map_fixed_points", "map_cycles", "arcsin_potential", "potential_objective",
@@ -71,9 +80,9 @@ def _penalty_value(q: Question, obj: Objective, pi: np.ndarray) -> np.ndarray:
     """KL(pi || pi_ref) (direct), KL(pi_ref || pi) (reverse), else ``E_pi[value]`` of the trainer's estimator."""
     ref = q.pi_ref
     with np.errstate(divide="ignore", invalid="ignore"):
-        if obj.penalty == "direct":
+        if obj.regime == "direct":
             terms = np.where(pi > 0, pi * (np.log(pi) - np.log(ref)), 0.0)
-        elif obj.penalty == "reverse":
+        elif obj.regime == "reverse":
             terms = np.where(ref > 0, ref * (np.log(ref) - np.log(pi)), 0.0)
         else:
             lr = np.where(pi > 0, np.log(np.where(pi > 0, pi, 1.0)) - np.log(np.where(ref > 0, ref, 1.0)), 0.0)
@@ -94,14 +103,14 @@ def _check_start(q: Question, obj: Objective, pi0) -> np.ndarray:
     pi0 = validate_probability_vector("pi0", pi0)
     if pi0.size != q.n_outputs:
         raise InvalidInputError(f"pi0 must have K={q.n_outputs} entries, got {pi0.size}")
-    if obj.penalty == "direct" and np.any((pi0 > 0) & (q.pi_ref == 0)):
+    if obj.regime == "direct" and np.any((pi0 > 0) & (q.pi_ref == 0)):
         raise InvalidInputError("with the direct penalty pi0 must give no mass where pi_ref = 0 "
                                 f"(KL(pi || pi_ref) is infinite there); got pi0={pi0.tolist()}")
-    if obj.penalty == "reverse" and np.any((pi0 == 0) & (q.pi_ref > 0)):
+    if obj.regime == "reverse" and np.any((pi0 == 0) & (q.pi_ref > 0)):
         raise InvalidInputError("with the reverse penalty pi0 must give mass wherever pi_ref does "
                                 f"(KL(pi_ref || pi) is infinite otherwise); got pi0={pi0.tolist()}")
-    if obj.penalty not in ("reverse", "direct") and np.any((pi0 > 0) != (q.pi_ref > 0)):
-        raise InvalidInputError(f"with kl_estimator={obj.kl_estimator!r} in the {obj.kl_placement} pi0 must have "
+    if obj.regime not in ("reverse", "direct") and np.any((pi0 > 0) != (q.pi_ref > 0)):
+        raise InvalidInputError(f"with kl_estimator={obj.estimator!r} in the {obj.kl_placement} pi0 must have "
                                 "the support of pi_ref (the estimator needs log(pi/pi_ref) finite); got "
                                 f"pi0={pi0.tolist()}")
     return pi0
@@ -134,7 +143,7 @@ def flow(q: Question, obj: Objective, pi0, t, *, with_points: bool = True, rtol:
 
     >>> import math, numpy as np
     >>> from grpo_theory import Question, Objective, dynamics
-    >>> q, obj = Question([0.2, 0.8], rewards=[1, 0]), Objective(1.0, math.inf, penalty="direct")
+    >>> q, obj = Question([0.2, 0.8], rewards=[1, 0]), Objective(beta=1.0, group_size=math.inf, penalty="direct")
     >>> tr = dynamics.flow(q, obj, q.pi_ref, np.linspace(0, 100, 6))
     >>> round(float(tr.final[0]), 4)
     0.6813
@@ -143,9 +152,7 @@ def flow(q: Question, obj: Objective, pi0, t, *, with_points: bool = True, rtol:
     t = np.asarray(t, dtype=float)
     if t.ndim != 1 or t.size < 1 or np.any(np.diff(t) < 0):
         raise InvalidInputError(f"t must be a non-decreasing 1-d array of times, got {t!r}")
-    from .stationary import _token_level
-
-    if _token_level(q, obj):
+    if token_level(q, obj):
         return _tree_flow(q, obj, pi0, t, with_points, rtol, atol)
     support = np.flatnonzero(pi0 > 0)
     theta0 = np.log(pi0[support])
@@ -161,19 +168,17 @@ def flow(q: Question, obj: Objective, pi0, t, *, with_points: bool = True, rtol:
 def _tree_flow(q: Question, obj: Objective, pi0: np.ndarray, t: np.ndarray, with_points: bool, rtol: float,
                atol: float) -> Trajectory:
     """The token-level flow on the answer tree's node logits (see :mod:`grpo_theory.tree`)."""
-    from .tree import TreeProblem, tree_stationary_points
-
     tp = TreeProblem(q, obj)
     if np.any(pi0[tp.support] <= 0):
         raise InvalidInputError(f"the token-level flow starts from a policy with mass on every answer of pi_ref's "
                                 f"support; got pi0={pi0.tolist()}")
     x0 = tp.x_from_policy(pi0)
-    sol = solve_ivp(lambda _t, x: tp.flow(x), (float(t[0]), float(t[-1])), x0, t_eval=t, method="LSODA",
+    sol = solve_ivp(lambda _t, x: tp.free_flow(x), (float(t[0]), float(t[-1])), x0, t_eval=t, method="LSODA",
                     rtol=rtol, atol=atol)
     if not sol.success:
         raise RuntimeError(f"token-level flow integration failed: {sol.message}")
     pis = np.array([tp.policy(x) for x in sol.y.T])
-    pts = tree_stationary_points(q, obj) if with_points else None
+    pts = stationary_points(q, obj) if with_points else None
     er = pis @ q.expected_reward
     dist = np.zeros((len(pis), 0)) if not pts else np.stack([np.abs(pis - p.pi).max(axis=1) for p in pts], axis=1)
     return Trajectory(t, pis, er, _penalty_value(q, obj, pis), dist, pts)
@@ -199,34 +204,12 @@ def ascent(q: Question, obj: Objective, pi0, *, lr: float, steps: int, every: in
     return _trajectory(q, obj, ts, pis, with_points)
 
 
-@dataclass(frozen=True)
-class Basin:
-    """Starting values ``pi(a)`` in ``(lo, hi)`` flow to ``point`` (two-class questions)."""
-
-    point: object
-    lo: float
-    hi: float
-
-
 def basins(q: Question, obj: Objective) -> list[Basin]:
     """Basins of attraction of the stable points (two-class questions), in ``pi(class a)``."""
     cp = ClassProblem(q, obj)
     if cp.n_classes != 2:
         raise InvalidInputError(f"basins are computed for two-class questions; this one has {cp.n_classes}")
-    pts = stationary_points(q, obj)
-    mass = [float(p.pi[cp.class_of == 0].sum()) for p in pts]
-    order = np.argsort(mass)
-    cuts = [0.0] + [mass[i] for i in order if pts[i].stable is False] + [1.0]
-    out = []
-    for i in order:
-        if pts[i].stable:
-            m = mass[i]
-            lo = max(c for c in cuts if c <= m) if m > 0 else 0.0
-            hi = min((c for c in cuts if c > m), default=1.0) if m < 1 else 1.0
-            if pts[i].boundary:          # a vertex collects everything beyond the last unstable point
-                lo = max(c for c in cuts[:-1])
-            out.append(Basin(pts[i], lo, hi))
-    return out
+    return basins_of(stationary_points(q, obj).points, cp.class_of == 0)
 
 
 # ----------------------------------------------------------------------------- finite-step GRPO
@@ -277,13 +260,13 @@ def _surrogate_gradient(q, obj, theta, support, pi_old, stats, clip_eps):
     # d/drho of min(rho A, clip(rho) A): 1 unless clipped (A > 0 and rho > 1 + eps, or A < 0 and rho < 1 - eps)
     c = pos * (rho <= 1 + clip_eps) + neg * (rho >= 1 - clip_eps)
     ref = q.pi_ref[support]
-    if obj.penalty == "reverse":           # k3 at the sampled outputs: d/dlog pi = 1 - pi_ref/pi
+    if obj.regime == "reverse":           # k3 at the sampled outputs: d/dlog pi = 1 - pi_ref/pi
         d = freq * (1.0 - ref / pi)
-    elif obj.penalty == "direct" and obj.kl_placement == "loss":
+    elif obj.regime == "direct" and obj.kl_placement == "loss":
         d = freq * rho * (lp - np.log(ref))  # ratio * k3 (TRL's bias correction): d/dlog pi = rho log(pi/pi_ref)
     elif obj.kl_placement == "loss":        # the estimator at the current pi; a ratio kind carries rho
         kc = kl.coefficient(obj, lp - np.log(ref))
-        d = freq * (rho * kc if obj.kl_estimator == "k3_ratio" else kc)
+        d = freq * (rho * kc if obj.estimator == "k3_ratio" else kc)
     elif obj.kl_placement == "advantage":   # A - beta value(pi_old): the value is fixed, the ratio carries it
         d = freq * rho * kl.estimator_value(obj, np.log(pi_old[support]) - np.log(ref))
     else:                                   # in the reward: already inside the advantages (stats)
@@ -330,10 +313,10 @@ def grpo_steps(q: Question, obj: Objective, pi0, *, lr: float, n_batches: int, i
                       f"{support[pi_old[support] == 0].tolist()} (step size {lr:g} too large)")
             break
         q_b = q
-        if obj.penalty == "reward":        # the reward shaped by the KL at pi_old, then normalised
+        if obj.regime == "reward":        # the reward shaped by the KL at pi_old, then normalised
             lr_old = np.zeros(q.n_outputs)
             lr_old[support] = np.log(pi_old[support]) - np.log(q.pi_ref[support])
-            q_b = kl.shaped_question(q, kl.value_shift(obj, lr_old))
+            q_b = shaped_question(q, kl.value_shift(obj, lr_old))
         stats = _exact_batch_stats(q_b, obj, pi_old) if n_groups is None else \
             _sampled_batch_stats(q_b, obj, pi_old, n_groups, rng)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):

@@ -6,17 +6,21 @@ docs and tests quote the same values.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from . import closed_form
-from .baselines import log_pooling, nash_equilibrium
+from ._numerics import optimize
+from .dynamics import flow, map_cycles, map_fixed_points, proximal_map
+from .integrations.openrlhf import read_openrlhf_config
+from .integrations.trl import read_trl_config
+from .integrations.verl import read_verl_config
 from .problem import InvalidInputError, Objective, Question
-from .stationary import stationary_points, stationary_policy
+from .solvers import ClassProblem, log_pooling, nash_equilibrium, stationary_points, stationary_policy
 
 #: beta/gamma (Figures 1, 3) and beta (Figure 2): from the note's practical 0.04 to 5.
 PAPER_BETAS = (0.04, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0)
@@ -76,7 +80,7 @@ def figure4_data(n: int = 60) -> pd.DataFrame:
     p_grid = np.unique(np.concatenate([np.geomspace(1e-3, 0.05, 10), np.linspace(0.05, 0.995, n)]))
     rows = []
     for G in FINITE_GROUP_SIZES:
-        obj = Objective(FINITE_G_BETA, G)
+        obj = Objective(beta=FINITE_G_BETA, group_size=G)
         for p in p_grid:
             rows.append(dict(group_size=G, pi_ref_a=p, pi_a=stationary_policy(_binary(p), obj).pi[0]))
     return pd.DataFrame(rows)
@@ -87,7 +91,7 @@ def figure5_data() -> tuple[pd.DataFrame, pd.DataFrame]:
     rows, fits = [], []
     for p in CONVERGENCE_PI_REF:
         limit = float(closed_form.binary_large_group(p, FINITE_G_BETA))
-        errs = [abs(stationary_policy(_binary(p), Objective(FINITE_G_BETA, G)).pi[0] - limit)
+        errs = [abs(stationary_policy(_binary(p), Objective(beta=FINITE_G_BETA, group_size=G)).pi[0] - limit)
                 for G in CONVERGENCE_GROUP_SIZES]
         rows += [dict(pi_ref_a=p, group_size=G, abs_error=e) for G, e in zip(CONVERGENCE_GROUP_SIZES, errs)]
         g = np.array(CONVERGENCE_GROUP_SIZES, float)
@@ -105,7 +109,7 @@ def figure6_data() -> pd.DataFrame:
         for G in VARIANTS_GROUP_SIZES:
             for pen in ("reverse", "direct"):
                 for norm in ("scale", "shift"):
-                    sol = stationary_policy(q, Objective(beta, G, pen, norm))
+                    sol = stationary_policy(q, Objective(beta=beta, group_size=G, penalty=pen, normalization=norm))
                     rows.append(dict(beta=beta, method=f"GRPO {pen}/{norm}", group_size=G,
                                      pi_a=sol.pi[0], boundary=sol.boundary))
         rows.append(dict(beta=beta, method="RLHF", group_size=np.nan,
@@ -121,7 +125,7 @@ def figure7_data(n_beta: int = 160, n_map: int = 160) -> tuple[pd.DataFrame, pd.
     q = _binary(NONUNIQUE_PI_REF)
     rows = []
     for beta in np.geomspace(0.2, 20.0, n_beta):
-        for pt in stationary_points(q, Objective(beta, math.inf, penalty="direct")):
+        for pt in stationary_points(q, Objective(beta=beta, group_size=math.inf, penalty="direct")):
             rows.append(dict(beta=beta, pi_a=pt.pi[0], stable=bool(pt.stable), boundary=pt.boundary))
     betas = np.geomspace(0.05, 20.0, n_map)
     ps = np.linspace(0.005, 0.995, n_map)
@@ -133,10 +137,10 @@ def figure7_data(n_beta: int = 160, n_map: int = 160) -> tuple[pd.DataFrame, pd.
     return pd.DataFrame(rows), region
 
 
-SIMPLEX_METHODS = (("GRPO reverse/scale G=2", Objective(1.0, 2)),
-                   ("GRPO reverse/scale G=8", Objective(1.0, 8)),
-                   ("GRPO reverse/scale G=inf", Objective(1.0, math.inf)),
-                   ("GRPO direct/scale G=8", Objective(1.0, 8, penalty="direct")))
+SIMPLEX_METHODS = (("GRPO reverse/scale G=2", Objective(beta=1.0, group_size=2)),
+                   ("GRPO reverse/scale G=8", Objective(beta=1.0, group_size=8)),
+                   ("GRPO reverse/scale G=inf", Objective(beta=1.0, group_size=math.inf)),
+                   ("GRPO direct/scale G=8", Objective(beta=1.0, group_size=8, penalty="direct")))
 
 
 def figure8_data() -> pd.DataFrame:
@@ -150,7 +154,7 @@ def _figure8_rows() -> pd.DataFrame:     # shared by Figures 8 and 15: solved on
     rows = []
     for beta in SIMPLEX_BETAS:
         for name, template in SIMPLEX_METHODS:
-            sol = stationary_policy(q, template.replace(beta=beta))
+            sol = stationary_policy(q, dataclasses.replace(template, beta=beta))
             rows.append(dict(beta=beta, method=name, pi_a=sol.pi[0], pi_b=sol.pi[1], pi_c=sol.pi[2],
                              residual=sol.residual))
         pi = log_pooling(q.pi_ref, SIMPLEX_REWARDS, beta)
@@ -164,8 +168,8 @@ def _figure8_rows() -> pd.DataFrame:     # shared by Figures 8 and 15: solved on
 
 #: Figure 10: reference probability and the two variants of the phase portraits.
 PHASE_PI_REF = 0.2
-PHASE_VARIANTS = (("reverse/scale, G = 8", Objective(1.0, 8)),
-                  ("direct/scale, G = inf", Objective(1.0, math.inf, penalty="direct")))
+PHASE_VARIANTS = (("reverse/scale, G = 8", Objective(beta=1.0, group_size=8)),
+                  ("direct/scale, G = inf", Objective(beta=1.0, group_size=math.inf, penalty="direct")))
 #: Figure 11: a three-answer question with two stable points and a saddle.
 FLOW_REWARDS = (1.0, 0.9, 0.0)
 FLOW_PI_REF = (0.1, 0.1, 0.8)
@@ -177,8 +181,6 @@ MAP_BETA = 0.5
 
 def figure10_data(n_beta: int = 28, n_x: int = 23, n_curve: int = 90) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Flow field d pi(a)/dt over (beta, pi(a)) and the stationary points, for two variants."""
-    from .stationary import ClassProblem
-
     q = _binary(PHASE_PI_REF)
     field, curves = [], []
     # uniform in the logit of pi(a): the figure's axis is logit-scaled, so that the unstable branch
@@ -187,11 +189,11 @@ def figure10_data(n_beta: int = 28, n_x: int = 23, n_curve: int = 90) -> tuple[p
     xs = 1.0 / (1.0 + np.exp(-z))
     for name, template in PHASE_VARIANTS:
         for beta in np.geomspace(0.2, 20.0, n_beta):
-            cp = ClassProblem(q, template.replace(beta=beta))
+            cp = ClassProblem(q, dataclasses.replace(template, beta=beta))
             dxdt = (xs * (1 - xs)) ** 2 * 2.0 * cp.drift(z)          # dx/dt = x(1-x) dz/dt
             field += [dict(variant=name, beta=beta, pi_a=x, dpi_dt=v) for x, v in zip(xs, dxdt)]
         for beta in np.geomspace(0.2, 20.0, n_curve):
-            for pt in stationary_points(q, template.replace(beta=beta)):
+            for pt in stationary_points(q, dataclasses.replace(template, beta=beta)):
                 curves.append(dict(variant=name, beta=beta, pi_a=pt.pi[0], stable=bool(pt.stable),
                                    boundary=pt.boundary))
     return pd.DataFrame(field), pd.DataFrame(curves)
@@ -199,10 +201,8 @@ def figure10_data(n_beta: int = 28, n_x: int = 23, n_curve: int = 90) -> tuple[p
 
 def figure11_data(n_starts: int = 14, t_max: float = 30000.0) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Flow trajectories on the simplex from a spread of starts, and the stationary points."""
-    from .dynamics import flow
-
     q = Question(FLOW_PI_REF, rewards=FLOW_REWARDS)
-    obj = Objective(FLOW_BETA, math.inf, penalty="direct")
+    obj = Objective(beta=FLOW_BETA, group_size=math.inf, penalty="direct")
     rng = np.random.default_rng(7)
     # the edge point's basin is thin in c: starts with c ~ 1e-4 reach it, slowly (its eigenvalues scale with c)
     near_edge = [np.array(v) for v in ((0.78, 0.2199, 1e-4), (0.62, 0.3799, 1e-4), (0.9, 0.0999, 1e-4))]
@@ -221,10 +221,8 @@ def figure11_data(n_starts: int = 14, t_max: float = 30000.0) -> tuple[pd.DataFr
 
 def figure12_data(n: int = 600, n_iter: int = 40) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """The proximal map f and f∘f against the identity, its fixed points and 2-cycle, and orbits."""
-    from .dynamics import flow, map_cycles, map_fixed_points, proximal_map
-
     q = _binary(MAP_PI_REF)
-    obj = Objective(MAP_BETA, math.inf, penalty="direct")
+    obj = Objective(beta=MAP_BETA, group_size=math.inf, penalty="direct")
     step = proximal_map(q, obj)
     xs = np.geomspace(1e-3, 0.95, n)
     f1 = np.array([step([x, 1 - x])[0] for x in xs])
@@ -248,7 +246,9 @@ def figure12_data(n: int = 600, n_iter: int = 40) -> tuple[pd.DataFrame, pd.Data
 
 
 #: Figure 12(c): where plain gradient steps on the logits stop converging, per variant
-STEP_VARIANTS = (("reverse/scale, G = 8", Objective(1.0, 8)), ("direct/scale, G = 8", Objective(1.0, 8, "direct")))
+STEP_VARIANTS = (("reverse/scale, G = 8", Objective(beta=1.0, group_size=8)), ("direct/scale, G = 8",
+                                                                               Objective(beta=1.0, group_size=8,
+                                                                                         penalty="direct")))
 
 
 def critical_step_size(q: Question, obj: Objective, h: float = 1e-5) -> float:
@@ -259,8 +259,6 @@ def critical_step_size(q: Question, obj: Objective, h: float = 1e-5) -> float:
     ``F(z) = 2 pi_a pi_b (g_a - g_b)``; near the fixed point z* the error is multiplied by
     ``1 + lr F'(z*)``, so the iteration converges iff ``lr < 2 / |F'(z*)|``.
     """
-    from .stationary import ClassProblem
-
     cp = ClassProblem(q, obj)
     x = float(stationary_policy(q, obj).pi[0])
     if not 1e-12 < x < 1 - 1e-12:
@@ -279,7 +277,7 @@ def figure12_map(n_beta: int = 21, n_p: int = 19) -> pd.DataFrame:
     rows = []
     for name, template in STEP_VARIANTS:
         for beta in np.geomspace(0.05, 5.0, n_beta):
-            obj = template.replace(beta=float(beta))
+            obj = dataclasses.replace(template, beta=float(beta))
             for p in np.linspace(0.05, 0.95, n_p):
                 rows.append(dict(variant=name, beta=beta, pi_ref_a=p, critical_lr=critical_step_size(_binary(p), obj)))
     return pd.DataFrame(rows)
@@ -303,7 +301,8 @@ def trained_points(measured: pd.DataFrame) -> pd.DataFrame:
     if "source" not in m:
         m["source"] = "trained model"
     if "predicted" not in m:
-        m["predicted"] = [stationary_policy(_binary(p), Objective(float(b), _group(G), pen)).pi[0]
+        m["predicted"] = [stationary_policy(_binary(p), Objective(beta=float(b), group_size=_group(G),
+                                                                  penalty=pen)).pi[0]
                           for p, b, G, pen in zip(m.pi_ref_a, m.beta, m.group_size, m.penalty)]
     if "residual_se" not in m:
         m["residual_se"] = m.measured_se
@@ -325,7 +324,7 @@ def trained_curves(measured: pd.DataFrame, n: int = 120) -> pd.DataFrame:
     p_grid = np.unique(np.concatenate([np.geomspace(1e-3, 0.05, 12), np.linspace(0.05, 0.995, n)]))
     rows = []
     for (G, beta, pen), _ in m.groupby(["group_size", "beta", "penalty"]):
-        obj = Objective(float(beta), _group(G), pen)
+        obj = Objective(beta=float(beta), group_size=_group(G), penalty=pen)
         for p in p_grid:
             pts = stationary_points(_binary(p), obj)
             reached = float(pts.from_reference.pi[0])
@@ -352,8 +351,6 @@ def figure15_data() -> pd.DataFrame:
                             kl_direct=kl))
     # The frontier's reward at each point's KL: log pooling at the beta that gives that KL (a root in
     # log beta; KL falls monotonically as beta grows), so the deficit is exact, not interpolated.
-    from ._numerics import optimize
-
     rewards = np.asarray(SIMPLEX_REWARDS)
 
     def kl_at(log_beta: float) -> float:
@@ -384,20 +381,16 @@ FRAMEWORK_G = 8
 def framework_objectives(beta: float) -> dict:
     """TRL 1.9, TRL 1.16, verl's GRPO recipe and OpenRLHF's group_norm at ``beta`` and G = 8, each through
     its own config reader (every other setting at the framework's default)."""
-    from .integrations.openrlhf import objective_from_openrlhf
-    from .integrations.trl import objective_from_trl
-    from .integrations.verl import objective_from_verl
-
     trl = {"beta": beta, "max_completion_length": 1}
     return {
-        "TRL 1.9 (k3 in the loss)": objective_from_trl(trl, trl_version="1.9.0").objective,
-        "TRL 1.16 (ratio x k3 in the loss)": objective_from_trl(trl, trl_version="1.16.0").objective,
-        "verl GRPO recipe (low_var_kl, clamped)": objective_from_verl(
+        "TRL 1.9 (k3 in the loss)": read_trl_config(trl, trl_version="1.9.0").objective,
+        "TRL 1.16 (ratio x k3 in the loss)": read_trl_config(trl, trl_version="1.16.0").objective,
+        "verl GRPO recipe (low_var_kl, clamped)": read_verl_config(
             {"algorithm": {"adv_estimator": "grpo"},
              "actor_rollout_ref": {"rollout": {"n": FRAMEWORK_G},
                                    "actor": {"use_kl_loss": True, "kl_loss_coef": beta,
                                              "kl_loss_type": "low_var_kl"}}}).objective,
-        "OpenRLHF group_norm (k1 in the advantage, clamped)": objective_from_openrlhf(
+        "OpenRLHF group_norm (k1 in the advantage, clamped)": read_openrlhf_config(
             {"advantage_estimator": "group_norm", "n_samples_per_prompt": FRAMEWORK_G,
              "init_kl_coef": beta}).objective,
     }
@@ -412,7 +405,7 @@ def figure18_data(n: int = 49) -> pd.DataFrame:
             q = Question([p, 1 - p], rewards=[1.0, 0.0])
             for name, obj in objs.items():
                 pt = stationary_policy(q, obj)
-                rows.append(dict(beta=beta, pi_ref_correct=p, framework=name, penalty=obj.penalty,
+                rows.append(dict(beta=beta, pi_ref_correct=p, framework=name, penalty=obj.regime,
                                  pi_correct=pt.pi[0], pi_wrong=pt.pi[1], collapse=bool(pt.boundary)))
             lp = log_pooling(q.pi_ref, [1.0, 0.0], beta)
             rows.append(dict(beta=beta, pi_ref_correct=p, framework="RLHF (log pooling)", penalty="-",
@@ -445,7 +438,7 @@ def figure17_data(n: int = 33, n_beta: int = 17, n_noise: int = 13) -> tuple[pd.
     """
     rows = []
     for G in NOISE_GROUPS:
-        obj = Objective(NOISE_BETA, G)
+        obj = Objective(beta=NOISE_BETA, group_size=G)
         for eps in NOISE_LEVELS:
             for p in np.linspace(0.02, 0.98, n):
                 rows.append(dict(group_size=G, noise=eps, pi_ref_a=p,
@@ -453,7 +446,7 @@ def figure17_data(n: int = 33, n_beta: int = 17, n_noise: int = 13) -> tuple[pd.
     grid = []
     for G in NOISE_GROUPS:
         for beta in np.geomspace(0.02, 5.0, n_beta):
-            obj = Objective(float(beta), G)
+            obj = Objective(beta=float(beta), group_size=G)
             for eps in np.linspace(0.0, 0.48, n_noise):
                 pi = float(stationary_policy(noisy_binary(NOISE_PI_REF, eps, eps), obj).pi[0])
                 grid.append(dict(group_size=G, beta=beta, noise=eps, pi_a=pi, gain=pi - NOISE_PI_REF))
@@ -465,29 +458,29 @@ def figure17_data(n: int = 33, n_beta: int = 17, n_noise: int = 13) -> tuple[pd.
 #: (label, std_ddof, std_eps): the note's normalisation and TRL's (also verl's and OpenRLHF's ddof)
 CONVENTIONS = (("note: ddof 0, eps 0", 0, 0.0), ("TRL: ddof 1, eps 1e-4", 1, 1e-4))
 CONVENTION_BETA = 0.5
-RESULTS_DIR = Path(__file__).resolve().parents[1] / "docs" / "results"
 
 
-def figure13_data(n: int = 49) -> tuple[pd.DataFrame, pd.DataFrame]:
+def figure13_data(trl: pd.DataFrame | None = None, ours: pd.DataFrame | None = None,
+                   n: int = 49) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(curves, points): the stationary pi(correct) against pi_ref(correct) under each convention, for
-    G = 2 and 8, both penalties, beta = 0.5; and the committed trained points under TRL's convention
-    (TRL's own GRPOTrainer at G = 8; our trainer's 5-seed runs at G = 2 and 8), empty if absent."""
+    G = 2 and 8, both penalties, beta = 0.5; and the measured points under TRL's convention from the
+    tables given: ``trl`` (``trl_results.csv``: TRL's own GRPOTrainer at G = 8) and ``ours``
+    (``validate_seeds.csv``: our trainer's 5-seed runs at G = 2 and 8); no points from a table not given."""
     rows = []
     for G in (2, 8):
         for penalty in ("reverse", "direct"):
             for label, ddof, eps in CONVENTIONS:
-                obj = Objective(CONVENTION_BETA, G, penalty, std_ddof=ddof, std_eps=eps)
+                obj = Objective(beta=CONVENTION_BETA, group_size=G, penalty=penalty, std_ddof=ddof, std_eps=eps)
                 for p in np.linspace(0.02, 0.98, n):
                     rows.append(dict(group_size=G, penalty=penalty, convention=label, std_ddof=ddof, std_eps=eps,
                                      pi_ref_a=p, pi_a=float(stationary_policy(_binary(p), obj).pi[0])))
     points = []
-    trl, ours = RESULTS_DIR / "trl_results.csv", RESULTS_DIR / "validate_seeds.csv"
-    if trl.exists():
-        t = pd.read_csv(trl)
+    if trl is not None:
+        t = trl
         points.append(pd.DataFrame(dict(source="TRL GRPOTrainer", group_size=8, penalty=t.penalty,
                                         pi_ref_a=t.pi_ref_correct, measured=t.measured)))
-    if ours.exists():
-        v = pd.read_csv(ours)
+    if ours is not None:
+        v = ours
         v = v[v.config.isin(["TRL_std_G2", "TRL_std_G8"]) & (v.prediction == "trainer")]
         points.append(pd.DataFrame(dict(source="our trainer, TRL's convention (5 seeds)", group_size=v.group_size,
                                         # the trainer's penalty=None is its default, reverse
@@ -498,21 +491,16 @@ def figure13_data(n: int = 49) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 # ----------------------------------------------------------------------------- 14: token vs sequence level
 
-def figure14_data() -> pd.DataFrame:
-    """The committed token-level tree study (docs/results/tree_study.csv; empty if absent): for each
-    shape, loss type, seed, question and answer, the trained probability, the token-level prediction
-    for that loss type and the sequence-level prediction."""
-    path = RESULTS_DIR / "tree_study.csv"
-    if not path.exists():
-        return pd.DataFrame()
-    t = pd.read_csv(path)
+def figure14_data(t: pd.DataFrame) -> pd.DataFrame:
+    """The token-level tree study's table (``tree_study.csv``, written by ``validate --study tree``): for
+    each shape, loss type, seed, question and answer, the trained probability, the token-level
+    prediction for that loss type and the sequence-level prediction."""
     return t[["shape", "loss_type", "groups_per_batch", "seed", "question", "answer", "answer_tokens", "rewarded",
               "pi_ref", "measured", "predicted", "predicted_sequence_level"]].rename(
         columns={"predicted": "predicted_token_level"})
 
 
-def figure16_data() -> pd.DataFrame:
-    """The committed trajectories (docs/results/fig16_trajectories.csv, written by
-    experiments/fig16_trajectories.py from the five-seed study's runs); empty if absent."""
-    path = RESULTS_DIR / "fig16_trajectories.csv"
-    return pd.read_csv(path) if path.exists() else pd.DataFrame()
+def figure16_data(trajectories: pd.DataFrame) -> pd.DataFrame:
+    """The measured trajectories (``fig16_trajectories.csv``, written by experiments/fig16_trajectories.py
+    from the five-seed study's runs), as given."""
+    return trajectories

@@ -78,10 +78,17 @@ def _fig8(_ctx):
     return plotting.simplex_paths(df, fd.SIMPLEX_PI_REF, rewards=fd.SIMPLEX_REWARDS), {"data": df}
 
 
+def _results_table(ctx, name: str) -> pd.DataFrame | None:
+    """The measured table ``name`` from the ``results`` folder passed to :func:`build_figures`, or None."""
+    folder = ctx.get("results")
+    path = None if folder is None else Path(folder) / name
+    return pd.read_csv(path) if path is not None and path.is_file() else None
+
+
 def _fig9(ctx):
     measured = ctx.get("trained")
     if measured is None:
-        return None, {}
+        return None, "pass --trained CSV from `grpo-theory validate` to draw it"
     measured = fd.trained_points(measured)
     curves = fd.trained_curves(measured)
     return plotting.trained_panels(curves, measured), {"data": measured, "curves": curves}
@@ -105,16 +112,26 @@ def _fig12(_ctx):
         {"data": curve, "points": marks, "orbits": orbits, "step_size_map": step_map}
 
 
-def _fig13(_ctx):
-    curves, points = fd.figure13_data()
+def _fig13(ctx):
+    trl, ours = _results_table(ctx, "trl_results.csv"), _results_table(ctx, "validate_seeds.csv")
+    if trl is None and ours is None:
+        return None, "needs trl_results.csv or validate_seeds.csv in the --results folder"
+    curves, points = fd.figure13_data(trl, ours)
     return plotting.trainer_conventions(curves, points), {"data": curves, "points": points}
 
 
-def _fig14(_ctx):
-    df = fd.figure14_data()
-    if df.empty:
-        return None, {}
-    return plotting.token_vs_sequence(df), {"data": df}
+def _replot(ctx, name: str, source: str, data, draw):
+    """A figure of one measured table ``name`` from the ``results`` folder (skipped, saying why, without it)."""
+    table = _results_table(ctx, name)
+    if table is None:
+        return None, f"needs {name} ({source}) in the --results folder"
+    df = data(table)
+    return draw(df), {"data": df}
+
+
+def _fig14(ctx):
+    return _replot(ctx, "tree_study.csv", "from `grpo-theory validate --study tree`", fd.figure14_data,
+                   plotting.token_vs_sequence)
 
 
 def _fig15(_ctx):
@@ -122,11 +139,9 @@ def _fig15(_ctx):
     return plotting.reward_kl_frontier(df), {"data": df}
 
 
-def _fig16(_ctx):
-    df = fd.figure16_data()
-    if df.empty:
-        return None, {}
-    return plotting.training_trajectories(df), {"data": df}
+def _fig16(ctx):
+    return _replot(ctx, "fig16_trajectories.csv", "experiments/fig16_trajectories.py", fd.figure16_data,
+                   plotting.training_trajectories)
 
 
 def _fig17(_ctx):
@@ -345,8 +360,13 @@ def code_fingerprint() -> str:
 
 
 def build_figures(out_dir: str | Path = "paper_figures", only=None, trained: str | Path | None = None,
-                  progress: bool = True, resume: bool = False, force: bool = False) -> list[Path]:
+                  progress: bool = True, resume: bool = False, force: bool = False,
+                  results: str | Path | None = None) -> list[Path]:
     """Build the figures ``only`` (numbers; default all) into ``out_dir``; return the files written.
+
+    * Measured tables are inputs: ``trained`` (Figure 9) and the folder ``results`` holding the
+      studies' tables (Figures 13, 14, 16; ``docs/results`` in a checkout). A figure whose table is
+      not given is skipped, and the reason printed.
 
     * Each file is written atomically, and each finished figure is recorded in
       ``out_dir/.figures_done.json``: with ``resume=True`` the figures recorded there are
@@ -364,6 +384,11 @@ def build_figures(out_dir: str | Path = "paper_figures", only=None, trained: str
         raise InvalidInputError(f"no figure numbered {sorted(unknown)}; the figures are numbered "
                                 f"{min(valid)}..{max(valid)}")
     ctx: dict = {}
+    if results is not None:
+        if not Path(results).is_dir():
+            raise InvalidInputError(f"--results {str(results)!r}: no such folder (expected the studies' tables, "
+                                    "docs/results in a checkout)")
+        ctx["results"] = Path(results)
     if trained is not None:
         trained = Path(trained)
         if not trained.is_file():
@@ -389,8 +414,7 @@ def build_figures(out_dir: str | Path = "paper_figures", only=None, trained: str
         with matplotlib.rc_context(plotting.STYLE):
             fig, tables = spec.build(ctx)
             if fig is None:
-                tqdm.write(f"figure {spec.number} ({spec.slug}) skipped: pass --trained CSV from "
-                           "`grpo-theory validate` to draw it")
+                tqdm.write(f"figure {spec.number} ({spec.slug}) skipped: {tables}")
                 continue
             base = out / f"fig{spec.number}_{spec.slug}"
             data_changed = False

@@ -36,11 +36,11 @@ switches on (loss placement), and the vector field is discontinuous there: see
 >>> from grpo_theory import Objective
 >>> from grpo_theory.kl import coefficient, discontinuities
 >>> lr = np.log([0.5, 2.0])                                  # pi = pi_ref/2 and 2 pi_ref
->>> coefficient(Objective(1.0, kl_estimator="k3"), lr)       # 1 - rho: the note's reverse penalty
+>>> coefficient(Objective(beta=1.0, kl_estimator="k3"), lr)       # 1 - rho: the note's reverse penalty
 array([-1. ,  0.5])
->>> coefficient(Objective(1.0, kl_estimator="k3_ratio"), lr).round(6)   # lr: the direct penalty
+>>> coefficient(Objective(beta=1.0, kl_estimator="k3_ratio"), lr).round(6)   # lr: the direct penalty
 array([-0.693147,  0.693147])
->>> verl = Objective(0.001, kl_estimator="k3", kl_log_ratio_clamp=20, kl_value_clamp=10)
+>>> verl = Objective(beta=0.001, kl_estimator="k3", kl_log_ratio_clamp=20, kl_value_clamp=10)
 >>> lower_edge = discontinuities(verl)[0]
 >>> round(float(np.exp(-lower_edge)), 3)                  # the gradient is off below pi_ref/13.611
 13.611
@@ -50,8 +50,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._numerics import optimize
+
 __all__ = ["KL_ESTIMATORS", "KL_PLACEMENTS", "estimator_value", "coefficient", "value_slope",
-           "discontinuities", "effective_penalty", "value_shift", "shaped_question"]
+           "discontinuities", "effective_penalty", "value_shift"]
 
 KL_ESTIMATORS = ("k1", "k2", "k3", "k3_ratio", "k3_plus", "abs")
 KL_PLACEMENTS = ("loss", "advantage", "reward")
@@ -81,7 +83,7 @@ def estimator_value(obj, lr) -> np.ndarray:
     """The estimator's value at log-ratio ``lr = log(pi/pi_ref)`` after both clamps (what a trainer logs)."""
     lr = np.asarray(lr, dtype=float)
     lr_c, _ = _clipped_lr(obj, lr)
-    v = _raw_value(obj.kl_estimator, lr_c)
+    v = _raw_value(obj.estimator, lr_c)
     V = obj.kl_value_clamp
     return v if V is None else np.clip(v, -V, V)
 
@@ -92,7 +94,7 @@ def _active(obj, lr: np.ndarray) -> np.ndarray:
     V = obj.kl_value_clamp
     if V is None:
         return inside
-    return inside & (np.abs(_raw_value(obj.kl_estimator, lr_c)) <= V)
+    return inside & (np.abs(_raw_value(obj.estimator, lr_c)) <= V)
 
 
 def _raw_slope(est: str, lr: np.ndarray) -> np.ndarray:
@@ -110,7 +112,7 @@ def _raw_slope(est: str, lr: np.ndarray) -> np.ndarray:
 def coefficient(obj, lr) -> np.ndarray:
     """``c(o)`` of the module doc at ``lr = log(pi/pi_ref)`` (loss and advantage placements)."""
     lr = np.asarray(lr, dtype=float)
-    est = obj.kl_estimator
+    est = obj.estimator
     if obj.kl_placement == "advantage":
         return estimator_value(obj, lr)
     if obj.kl_placement != "loss":
@@ -128,7 +130,7 @@ def value_slope(obj, lr) -> np.ndarray:
     """``d value/d lr`` of the clamped estimator (0 where a clamp is active), away from discontinuities."""
     lr = np.asarray(lr, dtype=float)
     with np.errstate(over="ignore", invalid="ignore"):
-        return np.where(_active(obj, lr), _raw_slope(obj.kl_estimator, lr), 0.0)
+        return np.where(_active(obj, lr), _raw_slope(obj.estimator, lr), 0.0)
 
 
 def discontinuities(obj) -> tuple[float, ...]:
@@ -137,16 +139,16 @@ def discontinuities(obj) -> tuple[float, ...]:
     The value is continuous in ``lr`` (clipping is continuous), so the advantage placement has no
     jumps; in the loss, the gradient switches off where a clamp switches on.
     """
-    if obj.kl_placement != "loss" or obj.kl_estimator == "k3_plus":
+    if obj.kl_placement != "loss" or obj.estimator == "k3_plus":
         return ()
     out = []
-    if obj.kl_estimator == "abs":
+    if obj.estimator == "abs":
         out.append(0.0)
     L, V = obj.kl_log_ratio_clamp, obj.kl_value_clamp
     if L is not None:
         out += [-L, L]
     if V is not None:
-        out += _value_clamp_edges(obj.kl_estimator, V, L)
+        out += _value_clamp_edges(obj.estimator, V, L)
     # keep the edges where c really jumps (a log-ratio clamp beyond an active value clamp does not)
     out = np.array(sorted(set(out)))
     h = 1e-9 * np.maximum(1.0, np.abs(out))
@@ -156,8 +158,6 @@ def discontinuities(obj) -> tuple[float, ...]:
 
 def _value_clamp_edges(est: str, V: float, L: float | None) -> list[float]:
     """The ``lr`` where ``|value(lr)| = V`` (inside the log-ratio clamp)."""
-    from ._numerics import optimize
-
     base = "k3" if est in ("k3", "k3_ratio", "k3_plus") else est
     if base in ("k1", "abs"):
         edges = [-V, V]
@@ -194,20 +194,3 @@ def effective_penalty(estimator: str, placement: str, log_ratio_clamp, value_cla
 def value_shift(obj, lr) -> np.ndarray:
     """``beta * value(lr)``, subtracted from each reward by the ``"reward"`` placement."""
     return obj.beta * estimator_value(obj, lr)
-
-
-def shaped_question(q, shift: np.ndarray):
-    """``q`` with output ``o``'s reward law shifted down by ``shift[o]`` (the KL-in-reward placement).
-
-    Deterministic rewards stay deterministic; a reward law with levels ``v_l`` becomes one over the
-    shifted levels ``v_l - shift[o]``, with coinciding levels merged.
-    """
-    from .problem import Question
-
-    shift = np.asarray(shift, dtype=float)
-    levels = q.reward_levels[None, :] - shift[:, None]                 # (K, L)
-    uniq, inverse = np.unique(levels, return_inverse=True)
-    probs = np.zeros((q.n_outputs, uniq.size))
-    np.add.at(probs, (np.repeat(np.arange(q.n_outputs), levels.shape[1]), inverse.ravel()),
-              q.reward_probs.ravel())
-    return Question(q.pi_ref, reward_levels=uniq, reward_probs=probs, labels=q.labels, answers=q.answers)

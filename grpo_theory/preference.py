@@ -21,12 +21,15 @@ a sum of non-negative terms, exactly zero when all rewards tie (then
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from functools import lru_cache
 
 import numpy as np
 
+from . import advantage
 from ._numerics import log_factorial
+from .errors import ExactEvaluationTooLarge
 from .problem import InvalidInputError, Objective, Question, as_objective, as_question, validate_probability_vector
 
 __all__ = [
@@ -49,10 +52,6 @@ _BLOCK = 2_000_000
 #: Monte Carlo: rewards drawn per chunk (memory), and at most in one call (time: ~1e8/s).
 _MC_CHUNK = 4_000_000
 MAX_MONTE_CARLO_SAMPLES = 2_000_000_000
-
-
-class ExactEvaluationTooLarge(InvalidInputError):
-    """The exact enumeration would exceed ``max_count_vectors``; use Monte Carlo instead."""
 
 
 def n_count_vectors(group_size: int, n_levels: int) -> int:
@@ -373,17 +372,15 @@ def level_expectations(
     (..., L) array.
     """
     if obj.advantage != "group":          # the GRPO family's other estimators (issue 22)
-        from .advantage import level_expectations as family_expectations
-
-        return family_expectations(np.asarray(levels, dtype=float), log_w, obj, part=part,
-                                   max_count_vectors=max_count_vectors)
+        return advantage.level_expectations(np.asarray(levels, dtype=float), log_w, obj, part=part,
+                                          max_count_vectors=max_count_vectors)
     v, unit, std_eps, variance_eps = _standardised_levels(tuple(np.asarray(levels, dtype=float).tolist()),
                                                           obj.normalization, obj.std_eps, obj.variance_eps)
     if unit != 1.0:
         # P_G in units of the reward span: scale normalisation is invariant to it (the epsilons
         # are rescaled with it), shift-only is linear in it. Rewards like [1e154, 0] would
         # overflow the variance otherwise, and tiny spans like [1e-200, 0] underflow it.
-        obj = obj.replace(std_eps=std_eps, variance_eps=variance_eps)
+        obj = dataclasses.replace(obj, std_eps=std_eps, variance_eps=variance_eps)
         out = level_expectations(v, log_w, obj, part=part, max_count_vectors=max_count_vectors)
         return out if obj.normalization == "scale" else unit * out
     log_w = np.asarray(log_w, dtype=float)
@@ -471,7 +468,7 @@ def _safe_log(x: np.ndarray) -> np.ndarray:
         return np.log(x)
 
 
-def reward_preference(q: Question, pi, obj: Objective) -> np.ndarray:
+def reward_preference(q: Question, obj: Objective, pi) -> np.ndarray:
     """Exact ``P_G(o | pi)`` for every output ``o`` (shape ``(K,)``).
 
     Exact for any finite reward law and any integer ``G >= 2`` (enumeration over
@@ -482,8 +479,8 @@ def reward_preference(q: Question, pi, obj: Objective) -> np.ndarray:
 
     ``P_G`` is that of ``q``'s own rewards: the KL fields of ``obj`` do not enter. With the KL in the
     reward (``kl_placement="reward"``) the trainer normalises the shaped reward ``r - beta value``;
-    :func:`grpo_theory.stationary.output_gradient` gives that (``P_G`` of
-    :func:`grpo_theory.kl.shaped_question`).
+    :func:`grpo_theory.solvers.output_gradient` gives that (``P_G`` of
+    :func:`grpo_theory.problem.shaped_question`).
     """
     q, obj = as_question(q), as_objective(obj)
     pi = validate_probability_vector("pi", pi)
@@ -528,8 +525,8 @@ def binary_preference(x, group_size: int | float) -> tuple[np.ndarray, np.ndarra
 
 def monte_carlo_preference(
     q: Question | None,
-    pi,
     obj: Objective,
+    pi,
     *,
     n_groups: int = 20_000,
     seed: int | np.random.Generator | None = 0,

@@ -19,16 +19,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["InvalidInputError", "Question", "Objective", "PENALTIES", "NORMALIZATIONS", "LEVELS", "LOSS_TYPES",
-           "ADVANTAGES", "IMPORTANCE_LEVELS",
+from .errors import InvalidInputError
+from .kl import KL_ESTIMATORS, KL_PLACEMENTS, effective_penalty
+
+__all__ = ["InvalidInputError", "Question", "Objective", "shaped_question", "PENALTIES", "NORMALIZATIONS", "LEVELS",
+           "LOSS_TYPES", "ADVANTAGES", "IMPORTANCE_LEVELS",
            "as_objective", "as_question"]
 
 PENALTIES = ("reverse", "direct")
-#: What ``Objective.penalty`` can read after the KL fields are resolved (see :func:`grpo_theory.kl.effective_penalty`).
+#: What ``Objective.regime`` can read (see :func:`grpo_theory.kl.effective_penalty`).
 EFFECTIVE_PENALTIES = ("reverse", "direct", "none", "reward", "other")
 NORMALIZATIONS = ("scale", "shift")
 LEVELS = ("sequence", "token")
@@ -49,10 +52,6 @@ LOSS_TYPES = {
 
 #: Tolerance for "sums to one" and "M + M^T = 1" checks on user input.
 _PROB_TOL = 1e-9
-
-
-class InvalidInputError(ValueError):
-    """Raised for any invalid input; the message names the value and what was expected."""
 
 
 def _frozen(a: np.ndarray) -> np.ndarray:
@@ -320,7 +319,7 @@ def _rebuild_question(values: tuple) -> Question:
     return q
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Objective:
     """A GRPO objective (Eq. 1 of the note, with the options of SPEC section 1).
 
@@ -335,10 +334,8 @@ class Objective:
         GRPO's per-sample k3 estimator ``D_i = pi_ref/pi - log(pi_ref/pi) - 1``, whose expected
         gradient at ``pi_old = pi`` is that of KL(pi_ref || pi) (the note's *reverse* KL).
         ``"direct"``: KL(pi || pi_ref) (the note's *direct* KL; much of the RLHF literature calls
-        this one the reverse KL), as TRL's ratio * k3 gives it. After construction ``penalty``
-        reads what the KL fields amount to: ``"reverse"``, ``"direct"``, ``"none"`` (no
-        regularising gradient), ``"reward"`` (KL in the reward) or ``"other"``; giving a shorthand
-        that contradicts the KL fields is an error.
+        this one the reverse KL), as TRL's ratio * k3 gives it. An input only: what the KL fields
+        amount to is :attr:`regime`; giving a shorthand that contradicts the KL fields is an error.
     normalization : {"scale", "shift"}
         ``"scale"``: ``A_i = (r_i - mean r) / (std r + std_eps)`` (Eq. 2);
         ``"shift"``: ``A_i = r_i - mean r``.
@@ -365,7 +362,7 @@ class Objective:
         and the kind coincides with ``"token_sum"``.
     kl_estimator : {"k1", "k2", "k3", "k3_ratio", "k3_plus", "abs"} or None
         The trainer's KL estimator (see :mod:`grpo_theory.kl`); None: from ``penalty``
-        (reverse -> k3, direct -> k3_ratio).
+        (reverse -> k3, direct -> k3_ratio). The one in use is :attr:`estimator`.
     kl_placement : {"loss", "advantage", "reward"}
         ``"loss"``: a differentiable loss term (TRL; verl ``use_kl_loss``; OpenRLHF ``use_kl_loss``);
         ``"advantage"``: its value subtracted from the advantage after group normalisation
@@ -393,11 +390,24 @@ class Objective:
         Per-token ratio, or GSPO's per-answer geometric mean (TRL ``importance_sampling_level``). At
         ``pi_old = pi`` both give the same gradient for every loss type, so the stationary set is that of
         ``importance_level="token"`` (see :mod:`grpo_theory.advantage`).
+
+    Derived (read-only, set from the fields above; two objectives are equal when these and the other
+    fields agree, however the KL was spelled):
+
+    regime : {"reverse", "direct", "none", "reward", "other"}
+        What the KL fields amount to (:func:`grpo_theory.kl.effective_penalty`): the note's two
+        penalties exactly, no regularising gradient (k1 as a loss), the KL in the reward, or another
+        (clamped) coefficient, still solved exactly.
+    estimator : str
+        The KL estimator in use: ``kl_estimator``, or the one ``penalty`` stands for.
+
+    Objectives are keyword-only and immutable; ``dataclasses.replace(obj, beta=0.1)`` gives a
+    validated copy.
     """
 
     beta: float
     group_size: int | float = 2
-    penalty: str | None = None
+    penalty: str | None = field(default=None, compare=False)
     normalization: str = "scale"
     std_ddof: int = 0
     std_eps: float = 0.0
@@ -405,7 +415,7 @@ class Objective:
     level: str = "sequence"
     loss_type: str = "grpo"
     groups_per_batch: int | float = math.inf
-    kl_estimator: str | None = None
+    kl_estimator: str | None = field(default=None, compare=False)
     kl_placement: str = "loss"
     kl_log_ratio_clamp: float | None = None
     kl_value_clamp: float | None = None
@@ -415,6 +425,8 @@ class Objective:
     filter_ties: bool = False
     entropy_coef: float = 0.0
     importance_level: str = "token"
+    regime: str = field(init=False)
+    estimator: str = field(init=False)
 
     def __post_init__(self) -> None:
         beta = self.beta
@@ -510,9 +522,7 @@ class Objective:
                                     f"got {self.importance_level!r}")
 
     def _resolve_kl(self) -> None:
-        """Check the KL fields and set ``penalty`` to what they amount to (see :mod:`grpo_theory.kl`)."""
-        from .kl import KL_ESTIMATORS, KL_PLACEMENTS, effective_penalty
-
+        """Check the KL fields; set ``regime`` and ``estimator`` to what they amount to (:mod:`grpo_theory.kl`)."""
         if self.kl_placement not in KL_PLACEMENTS:
             raise InvalidInputError(f"kl_placement must be one of {KL_PLACEMENTS}, got {self.kl_placement!r}")
         for name in ("kl_log_ratio_clamp", "kl_value_clamp"):
@@ -536,7 +546,6 @@ class Objective:
                 raise InvalidInputError("penalty='reverse'/'direct' is shorthand for an unclamped estimator in "
                                         "the loss; with kl_placement or clamps, give kl_estimator= as well")
             est = {None: "k3", "reverse": "k3", "direct": "k3_ratio"}[shorthand]
-            object.__setattr__(self, "kl_estimator", est)
         elif est not in KL_ESTIMATORS:
             raise InvalidInputError(f"kl_estimator must be one of {KL_ESTIMATORS}, got {est!r}")
         effective = effective_penalty(est, self.kl_placement, self.kl_log_ratio_clamp, self.kl_value_clamp)
@@ -544,7 +553,8 @@ class Objective:
             raise InvalidInputError(
                 f"penalty={shorthand!r} conflicts with kl_estimator={est!r}, kl_placement={self.kl_placement!r}"
                 f" and the clamps, which amount to {effective!r}; give one or the other")
-        object.__setattr__(self, "penalty", effective)
+        object.__setattr__(self, "regime", effective)
+        object.__setattr__(self, "estimator", est)
 
     @property
     def aggregation(self) -> str:
@@ -563,22 +573,6 @@ class Objective:
         """True for the ``G -> inf`` limit."""
         return math.isinf(self.group_size)
 
-    def replace(self, **changes) -> Objective:
-        """A copy with some fields changed (validated again)."""
-        from dataclasses import fields as dataclass_fields
-
-        values = {f.name: getattr(self, f.name) for f in dataclass_fields(self)}
-        unknown = sorted(set(changes) - set(values))
-        if unknown:
-            raise InvalidInputError(f"unknown Objective field(s) {unknown}; expected some of {sorted(values)}")
-        kl_fields = {"kl_estimator", "kl_placement", "kl_log_ratio_clamp", "kl_value_clamp"}
-        if "penalty" in changes and not kl_fields & set(changes):
-            values["kl_estimator"] = None           # the shorthand given anew: it decides the estimator
-        elif "penalty" not in changes:
-            values["penalty"] = None                # derived again from the KL fields
-        values.update(changes)
-        return Objective(**values)
-
     def describe(self) -> str:
         g = "inf" if self.is_large_group else str(self.group_size)
         extra = ""
@@ -591,8 +585,8 @@ class Objective:
             if LOSS_TYPES[self.loss_type] == "batch_token_mean":
                 extra += f", groups_per_batch={self.groups_per_batch:g}"
         kl = ""
-        if self.penalty not in PENALTIES:
-            kl = f" (kl {self.kl_estimator} in the {self.kl_placement}"
+        if self.regime not in PENALTIES:
+            kl = f" (kl {self.estimator} in the {self.kl_placement}"
             for name, v in (("log-ratio clamp", self.kl_log_ratio_clamp), ("value clamp", self.kl_value_clamp)):
                 kl += "" if v is None else f", {name} {v:g}"
             kl += ")"
@@ -604,7 +598,7 @@ class Objective:
             extra += f", entropy_coef={self.entropy_coef:g}"
         if self.importance_level != "token":
             extra += f", importance_level={self.importance_level}"
-        return f"{self.penalty}{kl}/{self.normalization}, G={g}, beta={self.beta:g}{extra}"
+        return f"{self.regime}{kl}/{self.normalization}, G={g}, beta={self.beta:g}{extra}"
 
 
 def as_objective(obj) -> Objective:
@@ -615,7 +609,7 @@ def as_objective(obj) -> Objective:
     from collections.abc import Mapping
 
     if isinstance(obj, Mapping):
-        known = set(Objective.__dataclass_fields__)
+        known = {f.name for f in Objective.__dataclass_fields__.values() if f.init}
         unknown = sorted(set(obj) - known)
         if unknown:
             raise InvalidInputError(f"unknown Objective field(s) {unknown}; expected some of {sorted(known)}")
@@ -631,3 +625,18 @@ def as_question(q) -> Question:
         return q
     raise InvalidInputError(f"expected a Question, got {type(q).__name__}: {q!r}; build one with "
                             "Question(pi_ref, rewards=...)")
+
+
+def shaped_question(q, shift: np.ndarray):
+    """``q`` with output ``o``'s reward law shifted down by ``shift[o]`` (the KL-in-reward placement).
+
+    Deterministic rewards stay deterministic; a reward law with levels ``v_l`` becomes one over the
+    shifted levels ``v_l - shift[o]``, with coinciding levels merged.
+    """
+    shift = np.asarray(shift, dtype=float)
+    levels = q.reward_levels[None, :] - shift[:, None]                 # (K, L)
+    uniq, inverse = np.unique(levels, return_inverse=True)
+    probs = np.zeros((q.n_outputs, uniq.size))
+    np.add.at(probs, (np.repeat(np.arange(q.n_outputs), levels.shape[1]), inverse.ravel()),
+              q.reward_probs.ravel())
+    return Question(q.pi_ref, reward_levels=uniq, reward_probs=probs, labels=q.labels, answers=q.answers)

@@ -25,6 +25,7 @@ is the gradient on the simplex of ``Phi(p)``, ``Phi'(p) = 1/sqrt(p(1-p) + eps)``
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -33,14 +34,14 @@ import numpy as np
 from ._numerics import expit, logsumexp, optimize
 from .preference import reward_preference
 from .problem import InvalidInputError, Objective, Question, validate_probability_vector
-from .stationary import Z_CAP, ClassProblem, StationaryPoint, _sinh_grid, stationary_points
+from .solvers import Z_CAP, ClassProblem, StationaryPoint, sinh_grid, stationary_points
 
 __all__ = ["proximal_map", "map_fixed_points", "map_cycles", "MapFixedPoint", "MapCycle", "arcsin_potential",
            "potential_objective"]
 
 
 def _with_eps(obj: Objective, variance_eps: float | None) -> Objective:
-    return obj if variance_eps is None else obj.replace(variance_eps=variance_eps)
+    return obj if variance_eps is None else dataclasses.replace(obj, variance_eps=variance_eps)
 
 
 def _reverse_argmax(pi_ref: np.ndarray, P: np.ndarray, beta: float) -> np.ndarray:
@@ -80,8 +81,8 @@ def proximal_map(q: Question, obj: Objective, variance_eps: float | None = None)
 
     def step(pi_prev) -> np.ndarray:
         pi_prev = validate_probability_vector("pi", pi_prev)
-        P = reward_preference(q, pi_prev, obj)
-        if obj.penalty == "direct":
+        P = reward_preference(q, obj, pi_prev)
+        if obj.regime == "direct":
             with np.errstate(divide="ignore"):
                 logits = np.log(q.pi_ref) + P / obj.beta
             return np.exp(logits - logsumexp(logits))
@@ -98,7 +99,7 @@ def _class_map(cp: ClassProblem):
         theta = np.append(eta, 0.0)
         log_pi = theta - logsumexp(theta)
         P = cp.class_preference(log_pi)
-        if obj.penalty == "direct":
+        if obj.regime == "direct":
             new = cp._log_p + P / obj.beta
         else:
             new = np.log(_reverse_argmax(cp.p, P, obj.beta))
@@ -192,7 +193,7 @@ def map_cycles(q: Question, obj: Objective, period: int = 2, variance_eps: float
         return z
 
     lo, hi = cp.logit_bounds()
-    zs = _sinh_grid(float(cp._log_p[0] - cp._log_p[1]), lo, hi, n_grid)
+    zs = sinh_grid(float(cp._log_p[0] - cp._log_p[1]), lo, hi, n_grid)
     vals = np.array([fn(z, period) - z for z in zs])
     roots = []
     for i in np.flatnonzero(np.sign(vals[:-1]) != np.sign(vals[1:])):
@@ -250,7 +251,7 @@ def potential_objective(q: Question, obj: Objective, pi) -> float:
     p = float(pi @ success)
     ref = q.pi_ref
     with np.errstate(divide="ignore", invalid="ignore"):
-        if obj.penalty == "direct":
+        if obj.regime == "direct":
             D = float(np.sum(np.where(pi > 0, pi * (np.log(pi) - np.log(ref)), 0.0)))
         else:
             D = float(np.sum(np.where(ref > 0, ref * (np.log(ref) - np.log(pi)), 0.0)))

@@ -8,7 +8,8 @@ Each finished case is appended to a CSV at once, so a killed sweep loses nothing
 
     >>> from grpo_theory import Objective, Question
     >>> from grpo_theory.sweep import Case, sweep
-    >>> cases = [Case(f"beta={b}", Question([0.3, 0.7], rewards=[1, 0]), Objective(b, 2)) for b in (0.5, 1.0)]
+    >>> cases = [Case(f"beta={b}", Question([0.3, 0.7], rewards=[1, 0]), Objective(beta=b, group_size=2))
+    ...          for b in (0.5, 1.0)]
     >>> df = sweep(cases, executor="serial", progress=False)
     >>> df.n_stable.tolist()
     [1, 1]
@@ -29,7 +30,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ._io import atomic_write
 from .problem import InvalidInputError, Objective, Question, as_objective, as_question
+from .solvers import stationary_points, stationary_policy
 
 __all__ = ["Case", "evaluate_case", "sweep", "cases_from_grid", "COLUMNS"]
 
@@ -55,8 +58,6 @@ class Case:
 
 def evaluate_case(case: Case) -> dict:
     """Stationary points of one case, their stability, the policy reached from pi_ref, and the time."""
-    from .stationary import stationary_points, stationary_policy
-
     t0 = time.perf_counter()
     pts = stationary_points(case.question, case.objective)
     reached = stationary_policy(case.question, case.objective)
@@ -96,8 +97,6 @@ def _done_rows(out: Path) -> list[dict]:
 
 
 def _write(out: Path, rows: list[dict]) -> None:
-    from ._io import atomic_write
-
     def write(p):
         with open(p, "w", newline="", encoding="utf-8") as fh:
             w = csv.DictWriter(fh, fieldnames=COLUMNS)

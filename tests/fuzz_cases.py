@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from grpo_theory import InvalidInputError, Objective, Question, monte_carlo_preference, stationary_policy
-from grpo_theory.stationary import RESIDUAL_TOL
+from grpo_theory.solvers import RESIDUAL_TOL
 
 FINITE_SMALL_G = (2, 3, 4, 5, 6)
 FINITE_MID_G = (8, 16, 32, 64)
@@ -149,7 +149,7 @@ def independent_preference(q: Question, obj: Objective, pi: np.ndarray, rng) -> 
     elif levels.size ** (G - 1) <= 20_000:
         e = _levels_by_enumeration(levels, w, obj)
     else:
-        est, se = monte_carlo_preference(q, pi, obj, n_groups=20_000, seed=rng)
+        est, se = monte_carlo_preference(q, obj, pi, n_groups=20_000, seed=rng)
         return est, se
     return q.reward_probs @ e, np.zeros(q.n_outputs)
 
@@ -159,7 +159,7 @@ def independent_residual(q: Question, obj: Objective, pi: np.ndarray, rng) -> tu
     P, se = independent_preference(q, obj, pi, rng)
     beta = obj.beta
     s = q.pi_ref > 0
-    if obj.penalty == "reverse":
+    if obj.regime == "reverse":
         res = np.abs(pi * (1.0 - (P - pi @ P) / beta) - q.pi_ref)
         tol = pi * (5.0 * (se + np.abs(pi @ se))) / beta
     else:
@@ -191,7 +191,7 @@ def check_case(seed: int, time_limit: float = 60.0) -> dict:
     case = draw_case(seed)
     q, obj = case.question, case.objective
     row = dict(seed=seed, K=q.n_outputs, L=q.reward_levels.size, noisy=not q.is_deterministic,
-               G=obj.group_size, beta=obj.beta, penalty=obj.penalty, normalization=obj.normalization,
+               G=obj.group_size, beta=obj.beta, penalty=obj.regime, normalization=obj.normalization,
                ddof=obj.std_ddof, eps=obj.std_eps, outcome="", residual=np.nan, independent=np.nan,
                tolerance=np.nan, seconds=np.nan, detail="")
     t0 = time.perf_counter()

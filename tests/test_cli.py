@@ -83,3 +83,17 @@ def test_explain_verl_and_openrlhf_configs(tmp_path, capsys):
     assert "no such file" in capsys.readouterr().err
     assert main(["explain", "--framework", "openrlhf", str(a), "--pi-ref", "0.5", "0.5"]) == 2
     assert "both --pi-ref and --rewards" in capsys.readouterr().err
+
+
+def test_validate_takes_one_study_by_name():
+    """One `validate --study NAME` for every study; the old validate-smollm2/validate-trl commands are gone."""
+    from grpo_theory.cli import STUDIES, build_parser
+
+    parser = build_parser()
+    assert set(STUDIES) == {"small", "tree", "kl", "smollm2", "free", "trl"}
+    for name in STUDIES:
+        assert parser.parse_args(["validate", "--study", name]).study == name
+    assert parser.parse_args(["validate"]).study == "small"
+    for argv in (["validate", "--study", "huge"], ["validate-trl"], ["validate-smollm2"], ["validate", "--tree"]):
+        with pytest.raises(SystemExit):
+            parser.parse_args(argv)

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from grpo_theory import InvalidInputError, closed_form
+from grpo_theory import InvalidInputError, Objective, Question, closed_form, stationary_policy
 
 p_st = st.floats(1e-6, 1 - 1e-6)
 beta_st = st.floats(1e-3, 1e3)
@@ -76,9 +76,14 @@ def test_turning_point_is_the_minimum_of_h():
                                                abs=1e-5)
 
 
-def test_vectorised_over_a_million_points():
-    p = np.random.default_rng(0).random(10**6)
-    assert closed_form.binary_pairwise(p, 0.5).shape == (10**6,)
+def test_vectorised_over_a_million_points_matches_the_solver():
+    """One call over a million pi_ref values; a sample of them checked against the numerical solver."""
+    p = np.random.default_rng(0).uniform(0.01, 0.99, 10**6)
+    got = closed_form.binary_pairwise(p, 0.5)
+    assert got.shape == (10**6,)
+    for i in np.random.default_rng(1).choice(p.size, 12, replace=False):
+        q = Question([p[i], 1 - p[i]], rewards=[1.0, 0.0])
+        assert abs(got[i] - stationary_policy(q, Objective(beta=0.5, group_size=2)).pi[0]) < 1e-9
 
 
 @pytest.mark.parametrize("fn,args", [

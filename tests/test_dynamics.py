@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from scipy.special import expit, logit
 
@@ -22,7 +22,7 @@ binary = st.floats(0.02, 0.98)
        penalty=st.sampled_from(["reverse", "direct"]))
 def test_flow_from_pi_ref_ends_at_stationary_policy(p, beta, G, penalty):
     q = Question([p, 1 - p], rewards=[1.0, 0.0])
-    obj = Objective(beta, G, penalty=penalty)
+    obj = Objective(beta=beta, group_size=G, penalty=penalty)
     sol = stationary_policy(q, obj)
     if sol.boundary:
         return            # the approach to a vertex is logarithmically slow; covered below
@@ -34,7 +34,7 @@ def test_flow_from_pi_ref_ends_at_stationary_policy(p, beta, G, penalty):
 
 def test_flow_leaves_unstable_points_and_basins_are_right():
     q = Question([0.2, 0.8], rewards=[1.0, 0.0])
-    obj = Objective(1.0, math.inf, penalty="direct")
+    obj = Objective(beta=1.0, group_size=math.inf, penalty="direct")
     pts = stationary_points(q, obj)
     unstable = [pt for pt in pts if pt.stable is False][0]
     x_u = unstable.pi[0]
@@ -53,7 +53,7 @@ def test_flow_leaves_unstable_points_and_basins_are_right():
 
 def test_discrete_ascent_with_small_steps_follows_the_flow():
     q = Question([0.2, 0.3, 0.5], rewards=[1.0, 0.5, 0.0])
-    obj = Objective(0.5, 4)
+    obj = Objective(beta=0.5, group_size=4)
     tr = dynamics.ascent(q, obj, q.pi_ref, lr=0.5, steps=4000, every=4000)
     np.testing.assert_allclose(tr.final, stationary_policy(q, obj).pi, atol=1e-8)
     assert np.all(np.diff(tr.distance[:, 0]) <= 0)
@@ -62,18 +62,28 @@ def test_discrete_ascent_with_small_steps_follows_the_flow():
 @settings(max_examples=25, deadline=None)
 @given(p=binary, beta=st.floats(0.1, 3.0), G=st.sampled_from([2, 3, 8, math.inf]),
        penalty=st.sampled_from(["reverse", "direct"]), norm=st.sampled_from(["scale", "shift"]))
+@example(p=0.3, beta=0.5, G=math.inf, penalty="direct", norm="scale")        # only vertex limit points
 def test_map_fixed_points_are_fixed_by_the_map(p, beta, G, penalty, norm):
     q = Question([p, 1 - p], rewards=[1.0, 0.0])
-    obj = Objective(beta, G, penalty, norm)
+    obj = Objective(beta=beta, group_size=G, penalty=penalty, normalization=norm)
     step = dynamics.proximal_map(q, obj)
-    for fp in dynamics.map_fixed_points(q, obj):
+    fixed = dynamics.map_fixed_points(q, obj)
+    if not fixed:
+        # Only limit points at a vertex (direct penalty, scale normalisation, G = inf, small beta): not fixed
+        # points of the map, which sends a vertex (every group ties, P = 0) back to pi_ref.
+        assert (penalty, norm, G) == ("direct", "scale", math.inf)
+        pts = stationary_points(q, obj)
+        assert len(pts) > 0 and all(p.boundary for p in pts)
+        for p in pts:
+            np.testing.assert_allclose(step(p.pi), q.pi_ref, atol=1e-12)
+    for fp in fixed:
         assert np.max(np.abs(step(fp.pi) - fp.pi)) < 1e-10
 
 
 def test_three_answer_map_fixed_point():
     q = Question([0.2, 0.3, 0.5], reward_levels=[0.0, 1.0],
                  reward_probs=[[0.1, 0.9], [0.5, 0.5], [0.8, 0.2]])
-    for obj in (Objective(0.4, 4), Objective(0.4, 4, penalty="direct")):
+    for obj in (Objective(beta=0.4, group_size=4), Objective(beta=0.4, group_size=4, penalty="direct")):
         step = dynamics.proximal_map(q, obj)
         (fp,) = dynamics.map_fixed_points(q, obj)
         assert np.max(np.abs(step(fp.pi) - fp.pi)) < 1e-10
@@ -84,7 +94,7 @@ def test_direct_large_group_map_is_mrouehs_recurrence(eps):
     """p_n = sigmoid(logit p_ref + 1/(beta sqrt(p_{n-1}(1 - p_{n-1}) + eps)))."""
     p_ref, beta = 0.3, 0.7
     q = Question([p_ref, 1 - p_ref], rewards=[1.0, 0.0])
-    step = dynamics.proximal_map(q, Objective(beta, math.inf, penalty="direct"), variance_eps=eps)
+    step = dynamics.proximal_map(q, Objective(beta=beta, group_size=math.inf, penalty="direct"), variance_eps=eps)
     for x in (0.05, 0.4, 0.9):
         expected = expit(logit(p_ref) + 1.0 / (beta * math.sqrt(x * (1 - x) + eps)))
         assert step([x, 1 - x])[0] == pytest.approx(expected, abs=1e-13)
@@ -100,7 +110,7 @@ def test_map_and_flow_stability_can_differ_and_a_two_cycle_appears():
     """For small pi_ref(a) the flow-stable point is map-unstable (|f'| > 1): the proximal
     iteration leaves it for a 2-cycle, which iterating the map confirms."""
     q = Question([3e-3, 1 - 3e-3], rewards=[1.0, 0.0])
-    obj = Objective(0.5, math.inf, penalty="direct")
+    obj = Objective(beta=0.5, group_size=math.inf, penalty="direct")
     fps = dynamics.map_fixed_points(q, obj)
     differ = [f for f in fps if f.flow_stable and f.stable is False]
     assert differ and differ[0].spectral_radius > 1
@@ -121,7 +131,7 @@ def test_map_and_flow_stability_can_differ_and_a_two_cycle_appears():
 def test_unstable_two_cycle_is_left_by_the_iteration():
     """Further along the period-doubling cascade the 2-cycle itself repels."""
     q = Question([1e-3, 1 - 1e-3], rewards=[1.0, 0.0])
-    obj = Objective(0.5, math.inf, penalty="direct")
+    obj = Objective(beta=0.5, group_size=math.inf, penalty="direct")
     (cycle,) = dynamics.map_cycles(q, obj)
     assert cycle.stable is False and abs(cycle.multiplier) > 1
     step = dynamics.proximal_map(q, obj)
@@ -132,7 +142,8 @@ def test_unstable_two_cycle_is_left_by_the_iteration():
 
 def test_map_stable_points_attract_the_iteration():
     q = Question([0.3, 0.7], rewards=[1.0, 0.0])
-    for obj in (Objective(0.5, 8), Objective(0.5, math.inf), Objective(2.0, math.inf, penalty="direct")):
+    for obj in (Objective(beta=0.5, group_size=8), Objective(beta=0.5, group_size=math.inf),
+                Objective(beta=2.0, group_size=math.inf, penalty="direct")):
         step = dynamics.proximal_map(q, obj)
         for fp in dynamics.map_fixed_points(q, obj):
             end = _iterate(step, fp.pi[0] + 1e-3, 300)
@@ -153,12 +164,12 @@ def test_arcsin_potential():
 def test_flow_is_gradient_ascent_of_the_potential(penalty, eps):
     """F = Phi(E_pi s) - beta D(pi) rises along the flow, and stable points are its local maxima."""
     q = Question([0.15, 0.25, 0.6], reward_levels=[0.0, 1.0], reward_probs=[[0.1, 0.9], [0.6, 0.4], [0.9, 0.1]])
-    obj = Objective(1.5, math.inf, penalty=penalty, variance_eps=eps)
+    obj = Objective(beta=1.5, group_size=math.inf, penalty=penalty, variance_eps=eps)
     tr = dynamics.flow(q, obj, q.pi_ref, np.linspace(0, 30, 200), with_points=False)
     F = np.array([dynamics.potential_objective(q, obj, pi) for pi in tr.pi])
     assert np.all(np.diff(F) > -1e-12)
     q2 = Question([0.2, 0.8], rewards=[1.0, 0.0])
-    obj2 = Objective(1.0, math.inf, penalty="direct", variance_eps=eps)
+    obj2 = Objective(beta=1.0, group_size=math.inf, penalty="direct", variance_eps=eps)
     for pt in stationary_points(q2, obj2):
         if pt.boundary:
             continue
@@ -170,7 +181,7 @@ def test_flow_is_gradient_ascent_of_the_potential(penalty, eps):
 
 def test_finite_steps_small_lr_and_clipping_keep_the_limit():
     q = Question([0.3, 0.7], rewards=[1.0, 0.0])
-    for obj in (Objective(0.5, 4), Objective(0.5, 4, penalty="direct")):
+    for obj in (Objective(beta=0.5, group_size=4), Objective(beta=0.5, group_size=4, penalty="direct")):
         target = stationary_policy(q, obj).pi
         for mu in (1, 4):
             tr = dynamics.grpo_steps(q, obj, q.pi_ref, lr=0.5, n_batches=1500, inner_updates=mu, with_points=False)
@@ -180,7 +191,7 @@ def test_finite_steps_small_lr_and_clipping_keep_the_limit():
 
 def test_large_steps_oscillate_or_diverge_and_say_so():
     q = Question([0.3, 0.7], rewards=[1.0, 0.0])
-    obj = Objective(0.5, 4)
+    obj = Objective(beta=0.5, group_size=4)
     target = stationary_policy(q, obj).pi[0]
     tr = dynamics.grpo_steps(q, obj, q.pi_ref, lr=5.0, n_batches=300, with_points=False)
     tail = tr.pi[-40:, 0]
@@ -192,8 +203,9 @@ def test_large_steps_oscillate_or_diverge_and_say_so():
 def test_clipping_parts_of_the_advantage_add_up():
     v = np.array([0.0, 0.5, 1.0])
     lw = np.log(np.array([[0.2, 0.3, 0.5], [0.6, 0.1, 0.3]]))
-    for obj in (Objective(1.0, 5), Objective(1.0, 5, normalization="shift"), Objective(1.0, math.inf),
-                Objective(1.0, 5, std_ddof=1, std_eps=1e-4, variance_eps=0.01)):
+    for obj in (Objective(beta=1.0, group_size=5), Objective(beta=1.0, group_size=5, normalization="shift"),
+                Objective(beta=1.0, group_size=math.inf),
+                Objective(beta=1.0, group_size=5, std_ddof=1, std_eps=1e-4, variance_eps=0.01)):
         mean = level_expectations(v, lw, obj)
         pos = level_expectations(v, lw, obj, part="positive")
         neg = level_expectations(v, lw, obj, part="negative")
@@ -204,7 +216,7 @@ def test_clipping_parts_of_the_advantage_add_up():
 def test_monte_carlo_grpo_agrees_with_exact_expected_dynamics():
     """Sampled groups and stochastic steps land within Monte Carlo error of the exact limit."""
     q = Question([0.3, 0.7], reward_levels=[0.0, 1.0], reward_probs=[[0.2, 0.8], [0.6, 0.4]])
-    obj = Objective(0.5, 4, std_ddof=1, std_eps=1e-4)
+    obj = Objective(beta=0.5, group_size=4, std_ddof=1, std_eps=1e-4)
     exact = dynamics.grpo_steps(q, obj, q.pi_ref, lr=0.1, n_batches=3000, with_points=False).final[0]
     assert exact == pytest.approx(stationary_policy(q, obj).pi[0], abs=1e-8)
     ends = [dynamics.grpo_steps(q, obj, q.pi_ref, lr=0.1, n_batches=2500, n_groups=64, seed=s,
@@ -216,11 +228,11 @@ def test_monte_carlo_grpo_agrees_with_exact_expected_dynamics():
 def test_bad_inputs():
     q = Question([0.3, 0.7], rewards=[1.0, 0.0])
     with pytest.raises(InvalidInputError):
-        dynamics.flow(q, Objective(0.5, 2), [0.0, 1.0], [0, 1])          # reverse needs full support
+        dynamics.flow(q, Objective(beta=0.5, group_size=2), [0.0, 1.0], [0, 1])          # reverse needs full support
     with pytest.raises(InvalidInputError):
-        dynamics.grpo_steps(q, Objective(0.5, 2), q.pi_ref, lr=-1, n_batches=3)
+        dynamics.grpo_steps(q, Objective(beta=0.5, group_size=2), q.pi_ref, lr=-1, n_batches=3)
     with pytest.raises(InvalidInputError):
-        dynamics.map_cycles(Question([0.2, 0.3, 0.5], rewards=[1, 0.5, 0]), Objective(0.5, 2))
+        dynamics.map_cycles(Question([0.2, 0.3, 0.5], rewards=[1, 0.5, 0]), Objective(beta=0.5, group_size=2))
 
 
 def test_clipping_with_several_inner_updates_creates_a_spurious_limit():
@@ -229,7 +241,7 @@ def test_clipping_with_several_inner_updates_creates_a_spurious_limit():
     reward term is then clipped while the penalty keeps pulling back). Without clipping, or with
     small steps, the limit is the stationary policy."""
     q = Question([0.2, 0.8], rewards=[1.0, 0.0])
-    obj = Objective(1.0, 8, penalty="direct")
+    obj = Objective(beta=1.0, group_size=8, penalty="direct")
     target = stationary_policy(q, obj).pi[0]
     clipped = dynamics.grpo_steps(q, obj, q.pi_ref, lr=1.0, n_batches=1500, inner_updates=4, clip_eps=0.2,
                                   with_points=False)

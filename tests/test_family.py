@@ -30,8 +30,8 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from grpo_theory import InvalidInputError, Objective, Question, stationary_points, stationary_policy
-from grpo_theory.stationary import output_gradient
+from grpo_theory import InvalidInputError, NoStationaryPolicy, Objective, Question, stationary_points, stationary_policy
+from grpo_theory.solvers.classes import output_gradient
 from tests.strategies import reward_law_questions, simplex
 
 torch.set_num_threads(1)
@@ -97,7 +97,7 @@ def brute_force_logit_gradient(q: Question, obj: Objective, pi: np.ndarray) -> n
     ratio = torch.exp(lp - lp.detach())                         # pi/pi_old, 1 in value
     log_rho = torch.log(ref)[outs] - lp                          # log(pi_ref/pi)
     k3 = torch.exp(log_rho) - log_rho - 1.0
-    if obj.penalty == "direct":                                 # TRL's bias-corrected ratio * k3
+    if obj.regime == "direct":                                 # TRL's bias-corrected ratio * k3
         k3 = ratio * k3
     per_group = (ratio * A - obj.beta * k3).mean(dim=1) + obj.entropy_coef * entropy
     J = (w * m * per_group).sum()
@@ -367,35 +367,35 @@ def test_entropy_binary_closed_form_matches_solver(penalty, c):
 # ----------------------------------------------------------------------------- readers
 
 def test_readers_map_the_family_switches():
-    from grpo_theory.integrations.openrlhf import objective_from_openrlhf
-    from grpo_theory.integrations.trl import objective_from_trl
-    from grpo_theory.integrations.verl import objective_from_verl
+    from grpo_theory.integrations.openrlhf import read_openrlhf_config
+    from grpo_theory.integrations.trl import read_trl_config
+    from grpo_theory.integrations.verl import read_verl_config
 
-    t = objective_from_trl({"beta": 0.04, "entropy_coef": 0.01, "importance_sampling_level": "sequence",
+    t = read_trl_config({"beta": 0.04, "entropy_coef": 0.01, "importance_sampling_level": "sequence",
                             "max_completion_length": 1}, trl_version="1.16.0").objective
     assert (t.entropy_coef, t.importance_level) == (0.01, "sequence")
     with pytest.raises(InvalidInputError, match="importance_sampling_level='answer'"):
-        objective_from_trl({"beta": 0.04, "importance_sampling_level": "answer"}, trl_version="1.16.0")
+        read_trl_config({"beta": 0.04, "importance_sampling_level": "answer"}, trl_version="1.16.0")
     with pytest.raises(InvalidInputError, match="entropy_coef=-1"):
-        objective_from_trl({"beta": 0.04, "entropy_coef": -1}, trl_version="1.16.0")
+        read_trl_config({"beta": 0.04, "entropy_coef": -1}, trl_version="1.16.0")
 
     base = {"actor_rollout_ref": {"rollout": {"n": 4}, "actor": {"use_kl_loss": True, "kl_loss_coef": 0.1,
                                                                  "entropy_coeff": 0.001}}}
     for name, adv in (("grpo", "group"), ("rloo", "rloo"), ("reinforce_plus_plus_baseline", "reinforce_pp")):
         cfg = {**base, "algorithm": {"adv_estimator": name, "filter_groups": {"enable": True}}}
-        v = objective_from_verl(cfg).objective
+        v = read_verl_config(cfg).objective
         assert (v.advantage, v.filter_ties, v.entropy_coef) == (adv, True, 0.001)
-    m = objective_from_verl({**base, "algorithm": {"adv_estimator": "grpo_passk"}})
-    assert m.objective is None and any("grpo_passk" in w for w in m.warnings)
+    with pytest.raises(NoStationaryPolicy, match="grpo_passk"):
+        read_verl_config({**base, "algorithm": {"adv_estimator": "grpo_passk"}})
     with pytest.raises(InvalidInputError, match="adv_estimator='grpoo'"):
-        objective_from_verl({**base, "algorithm": {"adv_estimator": "grpoo"}})
+        read_verl_config({**base, "algorithm": {"adv_estimator": "grpoo"}})
 
-    o = objective_from_openrlhf(["--advantage_estimator", "reinforce_baseline", "--n_samples_per_prompt", "4",
+    o = read_openrlhf_config(["--advantage_estimator", "reinforce_baseline", "--n_samples_per_prompt", "4",
                                  "--dynamic_filtering", "--entropy_loss_coef", "0.002", "--use_kl_loss",
                                  "--kl_estimator", "k3"]).objective
     assert (o.advantage, o.filter_ties, o.entropy_coef) == ("reinforce_pp", True, 0.002)
     with pytest.raises(InvalidInputError, match="advantage_estimator='ppo'"):
-        objective_from_openrlhf({"advantage_estimator": "ppo", "n_samples_per_prompt": 4})
+        read_openrlhf_config({"advantage_estimator": "ppo", "n_samples_per_prompt": 4})
 
 
 # ----------------------------------------------------------------------------- the trainer's loss

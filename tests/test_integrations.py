@@ -11,40 +11,41 @@ import math
 
 import pytest
 
-from grpo_theory import InvalidInputError, Question, stationary_policy
+from grpo_theory import InvalidInputError, NoStationaryPolicy, Question, stationary_policy
 from grpo_theory.integrations.mapping import explain
-from grpo_theory.integrations.openrlhf import objective_from_openrlhf
-from grpo_theory.integrations.trl import objective_from_trl
-from grpo_theory.integrations.verl import objective_from_verl
+from grpo_theory.integrations.openrlhf import read_openrlhf_config
+from grpo_theory.integrations.trl import read_trl_config
+from grpo_theory.integrations.verl import read_verl_config
 
 
 @pytest.mark.parametrize("version,estimator,penalty", [
     ("1.16.0", "k3_ratio", "direct"), ("1.10.0", "k3_ratio", "direct"), ("1.9.0", "k3", "reverse"),
     ("0.26.0", "k3", "reverse"), ("0.20.0", "k3", "reverse")])
 def test_trl_dict_without_bias_correction_takes_the_versions_default(version, estimator, penalty):
-    m = objective_from_trl({"beta": 0.04, "max_completion_length": 1}, trl_version=version)
-    assert (m.objective.kl_estimator, m.objective.penalty) == (estimator, penalty)
+    m = read_trl_config({"beta": 0.04, "max_completion_length": 1}, trl_version=version)
+    assert (m.objective.estimator, m.objective.regime) == (estimator, penalty)
     assert any("use_bias_correction_kl" in w for w in m.warnings)
 
 
 @pytest.mark.parametrize("version,beta,loss_type", [("0.18.0", 0.04, "bnpo"), ("0.16.0", 0.04, "grpo"),
                                                     ("0.21.0", None, "bnpo"), ("1.16.0", None, "dapo")])
 def test_trl_beta_and_loss_type_defaults_by_version(version, beta, loss_type):
-    m = objective_from_trl({"max_completion_length": 1}, trl_version=version)
     if beta is None:
-        assert m.objective is None and any("beta=0" in w for w in m.warnings)
+        with pytest.raises(NoStationaryPolicy, match="beta=0"):
+            read_trl_config({"max_completion_length": 1}, trl_version=version)
     else:
+        m = read_trl_config({"max_completion_length": 1}, trl_version=version)
         assert m.objective.beta == beta and m.objective.loss_type == loss_type and m.objective.group_size == 8
 
 
 def test_trl_bad_and_unknown_keys():
     with pytest.raises(InvalidInputError, match="num_generations"):
-        objective_from_trl({"num_generations": "eight", "beta": 0.1}, trl_version="1.16.0")
+        read_trl_config({"num_generations": "eight", "beta": 0.1}, trl_version="1.16.0")
     with pytest.raises(InvalidInputError, match="scale_rewards"):
-        objective_from_trl({"beta": 0.1, "scale_rewards": "sometimes"}, trl_version="1.16.0")
-    m = objective_from_trl({"beta": 0.1, "betta": 0.2, "max_completion_length": 1}, trl_version="1.16.0")
+        read_trl_config({"beta": 0.1, "scale_rewards": "sometimes"}, trl_version="1.16.0")
+    m = read_trl_config({"beta": 0.1, "betta": 0.2, "max_completion_length": 1}, trl_version="1.16.0")
     assert any("betta" in w for w in m.warnings)
-    m = objective_from_trl({"beta": 0.1, "top_p": 0.9, "repetition_penalty": 1.1, "steps_per_generation": 4,
+    m = read_trl_config({"beta": 0.1, "top_p": 0.9, "repetition_penalty": 1.1, "steps_per_generation": 4,
                             "gradient_accumulation_steps": 1, "max_completion_length": 1}, trl_version="1.16.0")
     for needle in ("top_p", "repetition_penalty", "steps_per_generation"):
         assert any(needle in w for w in m.warnings), needle
@@ -59,8 +60,8 @@ def _verl(**actor):
     ("low_var_kl", "k3", 20.0, 10.0, "other"), ("k3", "k3", 20.0, 10.0, "other"), ("mse", "k2", None, None, "direct"),
     ("kl", "k1", None, None, "none"), ("k3+", "k3_plus", 20.0, 10.0, "direct"), ("abs", "abs", None, None, "other")])
 def test_verl_kl_loss_types(kl_type, estimator, L, V, penalty):
-    o = objective_from_verl(_verl(kl_loss_type=kl_type)).objective
-    assert (o.kl_estimator, o.kl_log_ratio_clamp, o.kl_value_clamp, o.penalty) == (estimator, L, V, penalty)
+    o = read_verl_config(_verl(kl_loss_type=kl_type)).objective
+    assert (o.estimator, o.kl_log_ratio_clamp, o.kl_value_clamp, o.regime) == (estimator, L, V, penalty)
     assert (o.group_size, o.beta, o.std_ddof, o.std_eps, o.loss_type, o.kl_placement) == \
         (8, 0.001, 1, 1e-6, "token-mean", "loss")
 
@@ -68,20 +69,21 @@ def test_verl_kl_loss_types(kl_type, estimator, L, V, penalty):
 def test_verl_kl_in_reward_and_defaults_and_errors(tmp_path):
     cfg = {"algorithm": {"adv_estimator": "grpo", "use_kl_in_reward": True, "norm_adv_by_std_in_grpo": False,
                          "kl_ctrl": {"kl_coef": 0.05}}, "actor_rollout_ref": {"rollout": {"n": 4}}}
-    o = objective_from_verl(cfg).objective
-    assert (o.kl_estimator, o.kl_placement, o.beta, o.normalization, o.penalty) == ("k1", "reward", 0.05, "shift",
+    o = read_verl_config(cfg).objective
+    assert (o.estimator, o.kl_placement, o.beta, o.normalization, o.regime) == ("k1", "reward", 0.05, "shift",
                                                                                    "reward")
-    assert objective_from_verl({"algorithm": {"adv_estimator": "grpo"},
-                                "actor_rollout_ref": {"rollout": {"n": 4}}}).objective is None   # no KL by default
-    assert objective_from_verl({}).objective is None                                            # gae by default
+    with pytest.raises(NoStationaryPolicy):                                                 # no KL by default
+        read_verl_config({"algorithm": {"adv_estimator": "grpo"}, "actor_rollout_ref": {"rollout": {"n": 4}}})
+    with pytest.raises(NoStationaryPolicy, match="gae"):                                    # gae by default
+        read_verl_config({})
     with pytest.raises(InvalidInputError, match="rollout.n"):
-        objective_from_verl({"algorithm": {"adv_estimator": "grpo"}})
+        read_verl_config({"algorithm": {"adv_estimator": "grpo"}})
     with pytest.raises(InvalidInputError, match="full"):
-        objective_from_verl(_verl(kl_loss_type="full"))
+        read_verl_config(_verl(kl_loss_type="full"))
     y = tmp_path / "c.yaml"
     y.write_text("algorithm:\n  adv_estimator: grpo\n  bogus_key: 1\nactor_rollout_ref:\n  rollout:\n    n: 5\n"
                  "    temperature: 0.7\n  actor:\n    use_kl_loss: true\n    ppo_epochs: 2\n")
-    m = objective_from_verl(str(y))
+    m = read_verl_config(str(y))
     assert m.objective.group_size == 5
     for needle in ("bogus_key", "temperature", "ppo_epochs"):
         assert any(needle in w for w in m.warnings), needle
@@ -103,24 +105,25 @@ def test_openrlhf_flag_styles_agree(style):
         args = []
         for k, v in table.items():
             args += [f"--{k}"] if v is True else [f"--{k}", str(v)]
-    o = objective_from_openrlhf(args).objective
-    assert (o.group_size, o.beta, o.kl_estimator, o.kl_placement, o.kl_value_clamp, o.std_eps, o.normalization) == \
+    o = read_openrlhf_config(args).objective
+    assert (o.group_size, o.beta, o.estimator, o.kl_placement, o.kl_value_clamp, o.std_eps, o.normalization) == \
         (8, 0.02, "k2", "loss", 10.0, 1e-9, "scale")
 
 
 def test_openrlhf_defaults_put_k1_in_the_advantage_and_rloo_rescales_beta():
-    o = objective_from_openrlhf({"advantage_estimator": "group_norm", "n_samples_per_prompt": 4}).objective
-    assert (o.kl_estimator, o.kl_placement, o.beta) == ("k1", "advantage", 0.01)
-    r = objective_from_openrlhf({"advantage_estimator": "rloo", "n_samples_per_prompt": 4, "init_kl_coef": 0.4})
+    o = read_openrlhf_config({"advantage_estimator": "group_norm", "n_samples_per_prompt": 4}).objective
+    assert (o.estimator, o.kl_placement, o.beta) == ("k1", "advantage", 0.01)
+    r = read_openrlhf_config({"advantage_estimator": "rloo", "n_samples_per_prompt": 4, "init_kl_coef": 0.4})
     # issue 22: rloo is its own estimator now; its stationary points are shift-only's at beta (G-1)/G = 0.3
     assert r.objective.advantage == "rloo" and math.isclose(r.objective.beta, 0.4)
     assert any("0.3" in w for w in r.warnings)
-    assert objective_from_openrlhf({}).objective is None                        # gae by default
+    with pytest.raises(NoStationaryPolicy, match="gae"):                     # gae by default
+        read_openrlhf_config({})
     with pytest.raises(InvalidInputError, match="n_samples_per_prompt"):
-        objective_from_openrlhf({"advantage_estimator": "group_norm"})
+        read_openrlhf_config({"advantage_estimator": "group_norm"})
     with pytest.raises(InvalidInputError, match="kl_estimator"):
-        objective_from_openrlhf({"advantage_estimator": "group_norm", "n_samples_per_prompt": 4, "kl_estimator": "k4"})
-    m = objective_from_openrlhf(["--advantage_estimator", "group_norm", "--n_samples_per_prompt", "4", "--lr", "1"])
+        read_openrlhf_config({"advantage_estimator": "group_norm", "n_samples_per_prompt": 4, "kl_estimator": "k4"})
+    m = read_openrlhf_config(["--advantage_estimator", "group_norm", "--n_samples_per_prompt", "4", "--lr", "1"])
     assert any("'lr'" in w for w in m.warnings)
 
 
@@ -129,14 +132,14 @@ def test_rloo_prediction_satisfies_its_own_stationarity_condition():
     exactly (the others' mean cancels), so stationarity is beta (lr_a - lr_b) = 1 with beta = init_kl_coef
     itself; the mapping's shift-only objective with beta (G-1)/G must land there."""
     G, beta = 4, 0.4
-    o = objective_from_openrlhf({"advantage_estimator": "rloo", "n_samples_per_prompt": G, "init_kl_coef": beta,
+    o = read_openrlhf_config({"advantage_estimator": "rloo", "n_samples_per_prompt": G, "init_kl_coef": beta,
                                  "kl_estimator": "k1"}).objective
     x = stationary_policy(Question([0.3, 0.7], rewards=[1.0, 0.0]), o).pi[0]
     assert math.isclose(beta * (math.log(x / 0.3) - math.log((1 - x) / 0.7)), 1.0, rel_tol=1e-9)
 
 
 def test_explain_reports_clamp_activity_and_log_pooling():
-    m = objective_from_verl(_verl())
+    m = read_verl_config(_verl())
     info = explain(m, Question([0.5, 0.5], rewards=[1.0, 0.0]))
     assert info["question"]["collapse"] and any("clamp is active" in w for w in info["warnings"])
     assert info["question"]["log_pooling"][0] > 0.99

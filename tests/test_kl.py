@@ -9,6 +9,7 @@ autograd on tabular logits at ``pi_old = pi``. Nothing of the library's P_G engi
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 
@@ -20,8 +21,7 @@ from reference_impl import group_advantage_first
 
 from grpo_theory import InvalidInputError, Objective, Question, stationary_points, stationary_policy
 from grpo_theory.kl import coefficient, discontinuities, estimator_value
-from grpo_theory.stationary import ClassProblem, output_gradient
-from grpo_theory.tree import TreeProblem
+from grpo_theory.solvers import ClassProblem, TreeProblem, output_gradient
 
 torch = pytest.importorskip("torch")
 
@@ -33,13 +33,13 @@ def torch_kl(lp, lo, lref, obj):
     x = lref - lp                                            # verl: kl = ref_logprob - logprob
     if obj.kl_log_ratio_clamp is not None:
         x = torch.clamp(x, -obj.kl_log_ratio_clamp, obj.kl_log_ratio_clamp)
-    base = {"k3_ratio": "k3", "k3_plus": "k3"}.get(obj.kl_estimator, obj.kl_estimator)
+    base = {"k3_ratio": "k3", "k3_plus": "k3"}.get(obj.estimator, obj.estimator)
     value = {"k1": -x, "k2": 0.5 * x * x, "k3": torch.exp(x) - x - 1.0, "abs": x.abs()}[base]
     if obj.kl_value_clamp is not None:
         value = torch.clamp(value, -obj.kl_value_clamp, obj.kl_value_clamp)
-    if obj.kl_estimator == "k3_ratio":
+    if obj.estimator == "k3_ratio":
         return torch.exp(lp - lo) * value
-    if obj.kl_estimator == "k3_plus":
+    if obj.estimator == "k3_plus":
         k2 = 0.5 * (lp - lref) ** 2
         return k2 - k2.detach() + value.detach()
     return value
@@ -91,7 +91,8 @@ def brute_force_gradient(tp: TreeProblem, x: np.ndarray, obj: Objective) -> np.n
 
 
 def _objective(est, placement, L, V, G, norm, ddof, eps, level="token", loss_type="grpo"):
-    return Objective(0.6, G, normalization=norm, std_ddof=ddof, std_eps=eps, level=level, loss_type=loss_type,
+    return Objective(beta=0.6, group_size=G, normalization=norm, std_ddof=ddof, std_eps=eps, level=level,
+                     loss_type=loss_type,
                      kl_estimator=est, kl_placement=placement, kl_log_ratio_clamp=L, kl_value_clamp=V)
 
 
@@ -157,7 +158,7 @@ def test_sequence_level_gradient_matches_brute_force_autograd(q, est, placement,
     ("k3_plus", "loss", "direct"), ("k1", "advantage", "direct"), ("k1", "loss", "none"),
     ("k1", "reward", "reward"), ("k3", "advantage", "other"), ("abs", "loss", "other")])
 def test_effective_penalty_names(est, placement, expected):
-    assert Objective(0.5, 4, kl_estimator=est, kl_placement=placement).penalty == expected
+    assert Objective(beta=0.5, group_size=4, kl_estimator=est, kl_placement=placement).regime == expected
 
 
 @pytest.mark.parametrize("est,placement", [("k2", "loss"), ("k3_ratio", "loss"), ("k3_plus", "loss"),
@@ -165,15 +166,16 @@ def test_effective_penalty_names(est, placement, expected):
 @pytest.mark.parametrize("G", [2, 8, math.inf])
 def test_estimators_with_the_direct_gradient_give_the_direct_points(est, placement, G):
     q = Question([0.3, 0.5, 0.2], rewards=[1.0, 0.0, 0.5])
-    direct = stationary_policy(q, Objective(0.4, G, "direct"))
-    other = stationary_policy(q, Objective(0.4, G, kl_estimator=est, kl_placement=placement))
+    direct = stationary_policy(q, Objective(beta=0.4, group_size=G, penalty="direct"))
+    other = stationary_policy(q, Objective(beta=0.4, group_size=G, kl_estimator=est, kl_placement=placement))
     np.testing.assert_allclose(other.pi, direct.pi, atol=1e-9)
 
 
 def test_k3_plus_keeps_the_direct_gradient_under_verl_clamps():
     q = Question([0.6, 0.4], rewards=[1.0, 0.0])
-    a = stationary_points(q, Objective(0.05, 5, kl_estimator="k3_plus", kl_log_ratio_clamp=20, kl_value_clamp=10))
-    b = stationary_points(q, Objective(0.05, 5, "direct"))
+    a = stationary_points(q, Objective(beta=0.05, group_size=5, kl_estimator="k3_plus", kl_log_ratio_clamp=20,
+                                       kl_value_clamp=10))
+    b = stationary_points(q, Objective(beta=0.05, group_size=5, penalty="direct"))
     assert len(a) == len(b) == 1
     np.testing.assert_allclose(a[0].pi, b[0].pi, atol=1e-10)
 
@@ -182,9 +184,9 @@ def test_k1_as_a_loss_regularises_nothing():
     """Its expected gradient is 0: the flow runs to the best answer whatever beta is."""
     q = Question([0.2, 0.8], rewards=[1.0, 0.0])
     for beta in (0.01, 1.0, 100.0):
-        pt = stationary_policy(q, Objective(beta, 8, kl_estimator="k1"))
+        pt = stationary_policy(q, Objective(beta=beta, group_size=8, kl_estimator="k1"))
         assert pt.boundary and pt.pi[0] == 1.0
-    assert np.all(coefficient(Objective(1.0, kl_estimator="k1"), np.linspace(-3, 3, 7)) == 1.0)
+    assert np.all(coefficient(Objective(beta=1.0, kl_estimator="k1"), np.linspace(-3, 3, 7)) == 1.0)
 
 
 @pytest.mark.parametrize("G", [2, 3, 8, math.inf])
@@ -194,7 +196,7 @@ def test_k1_in_the_reward_gives_log_pooling(G, norm, ddof, eps):
     rewards = np.array([1.0, 0.0, 0.4])
     pi_ref = np.array([0.2, 0.5, 0.3])
     beta = 0.7
-    obj = Objective(beta, G, normalization=norm, std_ddof=ddof, std_eps=eps, kl_estimator="k1",
+    obj = Objective(beta=beta, group_size=G, normalization=norm, std_ddof=ddof, std_eps=eps, kl_estimator="k1",
                     kl_placement="reward")
     q = Question(pi_ref, rewards=rewards)
     lp = pi_ref * np.exp(rewards / beta)
@@ -207,8 +209,9 @@ def test_k1_in_the_reward_gives_log_pooling(G, norm, ddof, eps):
 
 def test_k1_in_the_reward_with_std_and_no_epsilon_is_a_discontinuous_point():
     q = Question([0.3, 0.7], rewards=[1.0, 0.0])
-    sharp = stationary_points(q, Objective(0.5, 8, kl_estimator="k1", kl_placement="reward"))
-    smooth = stationary_points(q, Objective(0.5, 8, std_eps=1e-2, kl_estimator="k1", kl_placement="reward"))
+    sharp = stationary_points(q, Objective(beta=0.5, group_size=8, kl_estimator="k1", kl_placement="reward"))
+    smooth = stationary_points(q, Objective(beta=0.5, group_size=8, std_eps=1e-2, kl_estimator="k1",
+                                            kl_placement="reward"))
     assert [p.discontinuous for p in sharp] == [True] and sharp[0].stable
     assert [p.discontinuous for p in smooth] == [False] and smooth[0].stable
     x = 0.3 * math.e ** 2 / (0.3 * math.e ** 2 + 0.7)
@@ -219,7 +222,7 @@ def test_k1_in_the_reward_with_std_and_no_epsilon_is_a_discontinuous_point():
 
 def _verl(beta, G=5, p=0.5):
     q = Question([1 - p, p], rewards=[1.0, 0.0])
-    return q, Objective(beta, G, std_ddof=1, std_eps=1e-6, kl_estimator="k3", kl_log_ratio_clamp=20.0,
+    return q, Objective(beta=beta, group_size=G, std_ddof=1, std_eps=1e-6, kl_estimator="k3", kl_log_ratio_clamp=20.0,
                         kl_value_clamp=10.0)
 
 
@@ -237,7 +240,7 @@ def test_the_clamp_collapses_a_suppressed_answer_below_a_critical_beta():
     """verl's low_var_kl: without the clamp the stationary point keeps pi(b) > 0; with it, below the
     critical beta the unrewarded answer collapses to 0, and just above it the two coexist."""
     q, low = _verl(0.001)
-    unclamped = stationary_policy(q, low.replace(kl_log_ratio_clamp=None, kl_value_clamp=None))
+    unclamped = stationary_policy(q, dataclasses.replace(low, kl_log_ratio_clamp=None, kl_value_clamp=None))
     assert 0 < unclamped.pi[1] < 0.01 and unclamped.converged
     pt = stationary_policy(q, low)
     assert pt.boundary and pt.pi[1] == 0.0
@@ -253,31 +256,35 @@ def test_the_clamp_collapses_a_suppressed_answer_below_a_critical_beta():
     from grpo_theory import clamp_critical_beta
 
     assert math.isclose(clamp_critical_beta(q, low), beta_c, rel_tol=1e-9)
-    above = stationary_points(q, low.replace(beta=beta_c * 1.05))
-    below = stationary_points(q, low.replace(beta=beta_c * 0.95))
+    above = stationary_points(q, dataclasses.replace(low, beta=beta_c * 1.05))
+    below = stationary_points(q, dataclasses.replace(low, beta=beta_c * 0.95))
     assert any(p.stable and not p.boundary and not p.discontinuous for p in above)
     assert any(p.discontinuous and p.stable is False for p in above)          # the separatrix at the edge
     assert not any(p.stable and not p.boundary for p in below)
-    assert stationary_policy(q, low.replace(beta=beta_c * 0.95)).boundary
-    assert not stationary_policy(q, low.replace(beta=beta_c * 1.05)).boundary
+    assert stationary_policy(q, dataclasses.replace(low, beta=beta_c * 0.95)).boundary
+    assert not stationary_policy(q, dataclasses.replace(low, beta=beta_c * 1.05)).boundary
 
 
 def test_bad_kl_input_names_the_value():
     with pytest.raises(InvalidInputError, match="kl_estimator"):
-        Objective(0.5, kl_estimator="k4")
+        Objective(beta=0.5, kl_estimator="k4")
     with pytest.raises(InvalidInputError, match="kl_placement"):
-        Objective(0.5, kl_estimator="k1", kl_placement="before")
+        Objective(beta=0.5, kl_estimator="k1", kl_placement="before")
     with pytest.raises(InvalidInputError, match="conflicts"):
-        Objective(0.5, penalty="reverse", kl_estimator="k2")
+        Objective(beta=0.5, penalty="reverse", kl_estimator="k2")
     with pytest.raises(InvalidInputError, match="kl_value_clamp"):
-        Objective(0.5, kl_estimator="k3", kl_value_clamp=-1)
+        Objective(beta=0.5, kl_estimator="k3", kl_value_clamp=-1)
     with pytest.raises(InvalidInputError, match="shorthand"):
-        Objective(0.5, penalty="direct", kl_placement="reward")
+        Objective(beta=0.5, penalty="direct", kl_placement="reward")
     with pytest.raises(InvalidInputError, match="reward law"):
         stationary_policy(Question([0.5, 0.5], preference=[[0.5, 0.8], [0.2, 0.5]]),
-                          Objective(0.5, 2, kl_estimator="k1", kl_placement="reward"))
-    assert Objective(0.5, penalty="direct").replace(kl_estimator="k3").penalty == "reverse"
-    assert Objective(0.5, kl_estimator="k2").replace(beta=1.0).penalty == "direct"
+                          Objective(beta=0.5, group_size=2, kl_estimator="k1", kl_placement="reward"))
+    reverse = dataclasses.replace(Objective(beta=0.5, penalty="direct"), penalty=None, kl_estimator="k3")
+    assert reverse.regime == "reverse"
+    assert dataclasses.replace(Objective(beta=0.5, kl_estimator="k2"), beta=1.0).regime == "direct"
+    assert dataclasses.replace(Objective(beta=0.5), penalty="direct").estimator == "k3_ratio"
+    with pytest.raises(InvalidInputError, match="conflicts"):      # the shorthand is an input: it must agree
+        dataclasses.replace(Objective(beta=0.5, penalty="direct"), kl_estimator="k3")
 
 
 @pytest.mark.parametrize("est", ESTIMATORS)
@@ -334,9 +341,9 @@ def test_tabular_grpo_steps_end_at_the_predicted_point(kw):
     from grpo_theory.dynamics import grpo_steps
 
     q = Question([0.3, 0.7], rewards=[1.0, 0.0])
-    obj = Objective(0.5, 8, std_ddof=1, **{"std_eps": 1e-4, **kw})
+    obj = Objective(beta=0.5, group_size=8, std_ddof=1, **{"std_eps": 1e-4, **kw})
     if "kl_value_clamp" in kw and kw.get("kl_placement", "loss") == "loss":
-        obj = obj.replace(beta=1.25 * clamp_critical_beta(q, obj))
+        obj = dataclasses.replace(obj, beta=1.25 * clamp_critical_beta(q, obj))
     pred = stationary_policy(q, obj)
     traj = grpo_steps(q, obj, q.pi_ref, lr=0.05, n_batches=20000, with_points=False)  # lr 0.2: a 2-cycle (eps 1e-2)
     assert traj.status == "ok" and not pred.boundary
@@ -350,12 +357,14 @@ def test_the_flow_honours_the_kl_options():
 
     q = Question([0.3, 0.5, 0.2], rewards=[1.0, 0.0, 0.5])
     t = np.linspace(0, 40, 5)
-    a = dynamics.flow(q, Objective(0.5, 4, "direct"), q.pi_ref, t, with_points=False)
-    b = dynamics.flow(q, Objective(0.5, 4, kl_estimator="k2"), q.pi_ref, t, with_points=False)
+    a = dynamics.flow(q, Objective(beta=0.5, group_size=4, penalty="direct"), q.pi_ref, t, with_points=False)
+    b = dynamics.flow(q, Objective(beta=0.5, group_size=4, kl_estimator="k2"), q.pi_ref, t, with_points=False)
     np.testing.assert_allclose(a.pi, b.pi, atol=1e-7)
-    r = dynamics.flow(q, Objective(0.5, 4, std_eps=0.05, kl_estimator="k1", kl_placement="reward"), q.pi_ref,
+    r = dynamics.flow(q, Objective(beta=0.5, group_size=4, std_eps=0.05, kl_estimator="k1", kl_placement="reward"),
+                      q.pi_ref,
                       np.linspace(0, 400, 3), with_points=False)
     lp = q.pi_ref * np.exp(q.expected_reward / 0.5)
     np.testing.assert_allclose(r.final, lp / lp.sum(), atol=1e-5)
-    n = dynamics.flow(q, Objective(0.5, 4, kl_estimator="k1"), q.pi_ref, np.linspace(0, 400, 3), with_points=False)
+    n = dynamics.flow(q, Objective(beta=0.5, group_size=4, kl_estimator="k1"), q.pi_ref, np.linspace(0, 400, 3),
+                      with_points=False)
     assert n.final[0] > 0.99

@@ -27,7 +27,7 @@ from grpo_theory.preference import binary_preference, level_expectations
 def test_expected_preference_is_zero_for_every_policy(q, obj, data):
     """Theorem: E_{o~pi} P_G(o|pi) = 0 (advantages sum to zero in each group)."""
     pi = data.draw(simplex(q.n_outputs))
-    P = reward_preference(q, pi, obj)
+    P = reward_preference(q, obj, pi)
     assert abs(pi @ P) < 1e-12 * max(1.0, np.abs(P).max())
 
 
@@ -39,7 +39,7 @@ def test_exact_engine_equals_brute_force_over_all_groups(q, obj, data):
     pi = data.draw(simplex(q.n_outputs))
     expected = brute_force_preference(q.reward_levels, q.reward_probs, pi, obj.group_size,
                                       obj.normalization, obj.std_ddof, obj.std_eps)
-    np.testing.assert_allclose(reward_preference(q, pi, obj), expected, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(reward_preference(q, obj, pi), expected, rtol=1e-10, atol=1e-12)
 
 
 @settings(max_examples=50, deadline=None)
@@ -47,11 +47,11 @@ def test_exact_engine_equals_brute_force_over_all_groups(q, obj, data):
 def test_group_of_two_is_pairwise_comparison(q, data):
     """G = 2: P_2(o|pi) = sum_o' pi(o') [P(o > o') - P(o' > o)]."""
     pi = data.draw(simplex(q.n_outputs))
-    got = reward_preference(q, pi, Objective(beta=1.0, group_size=2))
+    got = reward_preference(q, Objective(beta=1.0, group_size=2), pi)
     np.testing.assert_allclose(got, pairwise_preference_p2(q.reward_levels, q.reward_probs, pi),
                                atol=1e-13)
     # ddof = 1 scales every advantage by 1/sqrt(2) when G = 2
-    got1 = reward_preference(q, pi, Objective(beta=1.0, group_size=2, std_ddof=1))
+    got1 = reward_preference(q, Objective(beta=1.0, group_size=2, std_ddof=1), pi)
     np.testing.assert_allclose(got1, got / math.sqrt(2), atol=1e-13)
 
 
@@ -61,7 +61,7 @@ def test_preference_matrix_gives_the_same_p2_as_its_reward_law(q, data):
     pi = data.draw(simplex(q.n_outputs))
     q_pref = Question(q.pi_ref, preference=q.pairwise_preference())
     obj = Objective(beta=1.0, group_size=2)
-    np.testing.assert_allclose(reward_preference(q_pref, pi, obj), reward_preference(q, pi, obj),
+    np.testing.assert_allclose(reward_preference(q_pref, obj, pi), reward_preference(q, obj, pi),
                                atol=1e-13)
 
 
@@ -73,7 +73,7 @@ def test_large_group_formula(q, data):
     w = pi @ q.reward_probs
     if np.count_nonzero(w > 1e-12) < 2:
         return
-    got = reward_preference(q, pi, Objective(beta=1.0, group_size=math.inf))
+    got = reward_preference(q, Objective(beta=1.0, group_size=math.inf), pi)
     np.testing.assert_allclose(got, large_group_preference(q.reward_levels, q.reward_probs, pi),
                                rtol=1e-12, atol=1e-12)
 
@@ -86,7 +86,7 @@ def test_finite_group_converges_to_large_group_at_rate_one_over_g():
     p_inf = large_group_preference(q.reward_levels, q.reward_probs, pi)
     errs = []
     for G in (50, 100, 200, 400):
-        errs.append(np.max(np.abs(reward_preference(q, pi, Objective(1.0, G)) - p_inf)))
+        errs.append(np.max(np.abs(reward_preference(q, Objective(beta=1.0, group_size=G), pi) - p_inf)))
     errs = np.array(errs)
     assert np.all(np.diff(errs) < 0)
     ratios = errs[:-1] / errs[1:]                     # doubling G halves the error
@@ -101,7 +101,7 @@ def test_shift_only_is_scaled_centred_reward(q, G, data):
     brute = brute_force_preference(q.reward_levels, q.reward_probs, pi, G, "shift")
     r = q.reward_probs @ q.reward_levels
     np.testing.assert_allclose(brute, (G - 1) / G * (r - pi @ r), atol=1e-12)
-    np.testing.assert_allclose(reward_preference(q, pi, Objective(1.0, G, normalization="shift")),
+    np.testing.assert_allclose(reward_preference(q, Objective(beta=1.0, group_size=G, normalization="shift"), pi),
                                brute, atol=1e-12)
 
 
@@ -111,8 +111,8 @@ def test_shift_only_is_scaled_centred_reward(q, G, data):
 def test_scale_normalisation_is_invariant_to_affine_maps(q, G, a, b, ddof, data):
     pi = data.draw(simplex(q.n_outputs))
     q2 = Question(q.pi_ref, reward_levels=a * q.reward_levels + b, reward_probs=q.reward_probs)
-    obj = Objective(1.0, G, std_ddof=ddof)
-    np.testing.assert_allclose(reward_preference(q2, pi, obj), reward_preference(q, pi, obj),
+    obj = Objective(beta=1.0, group_size=G, std_ddof=ddof)
+    np.testing.assert_allclose(reward_preference(q2, obj, pi), reward_preference(q, obj, pi),
                                rtol=1e-9, atol=1e-11)
 
 
@@ -121,7 +121,7 @@ def test_binary_form_matches_engine_and_high_precision_at_large_g():
     G = 10_000
     x = np.array([1e-4, 0.01, 0.3, 0.5, 0.97, 0.9999])
     pa, pb = binary_preference(x, G)
-    E = level_expectations(np.array([0.0, 1.0]), np.log(np.stack([1 - x, x], -1)), Objective(1.0, G))
+    E = level_expectations(np.array([0.0, 1.0]), np.log(np.stack([1 - x, x], -1)), Objective(beta=1.0, group_size=G))
     np.testing.assert_allclose(E[:, 1], pa, rtol=1e-11)
     np.testing.assert_allclose(E[:, 0], pb, rtol=1e-11)
     mpmath.mp.dps = 50
@@ -143,8 +143,9 @@ def test_spec_binomial_form_agrees_with_brute_force_small_g():
 
 def test_ties_give_zero_advantage_and_epsilon_is_respected():
     q = Question([0.5, 0.5], rewards=[2.0, 2.0])
-    for obj in (Objective(1.0, 4), Objective(1.0, 4, std_eps=1e-4), Objective(1.0, math.inf)):
-        np.testing.assert_array_equal(reward_preference(q, [0.5, 0.5], obj), [0.0, 0.0])
+    for obj in (Objective(beta=1.0, group_size=4), Objective(beta=1.0, group_size=4, std_eps=1e-4),
+                Objective(beta=1.0, group_size=math.inf)):
+        np.testing.assert_array_equal(reward_preference(q, obj, [0.5, 0.5]), [0.0, 0.0])
 
 
 def test_cost_depends_on_levels_not_outputs():
@@ -154,10 +155,10 @@ def test_cost_depends_on_levels_not_outputs():
     rewards = rng.choice([0.0, 0.5, 1.0], size=K)
     pi_ref = rng.dirichlet(np.ones(K))
     q = Question(pi_ref, rewards=rewards)
-    P = reward_preference(q, pi_ref, Objective(1.0, 64))
+    P = reward_preference(q, Objective(beta=1.0, group_size=64), pi_ref)
     small = Question([1 / 3] * 3, rewards=[0.0, 0.5, 1.0])
     w = np.array([pi_ref[rewards == v].sum() for v in (0.0, 0.5, 1.0)])
-    P_small = reward_preference(small, w, Objective(1.0, 64))
+    P_small = reward_preference(small, Objective(beta=1.0, group_size=64), w)
     np.testing.assert_allclose(P, P_small[(rewards * 2).astype(int)], atol=1e-13)
 
 
@@ -165,12 +166,12 @@ def test_too_large_enumeration_says_so_and_monte_carlo_agrees():
     q = Question([0.2, 0.3, 0.5], reward_levels=np.arange(8.0),
                  reward_probs=np.full((3, 8), 1 / 8))
     with pytest.raises(ExactEvaluationTooLarge, match="monte_carlo_preference"):
-        reward_preference(q, q.pi_ref, Objective(1.0, 200))
+        reward_preference(q, Objective(beta=1.0, group_size=200), q.pi_ref)
     q_small = Question([0.2, 0.3, 0.5], reward_levels=[0.0, 1.0, 3.0],
                        reward_probs=[[0.1, 0.2, 0.7], [0.5, 0.5, 0.0], [0.3, 0.3, 0.4]])
-    obj = Objective(1.0, 6, std_ddof=1, std_eps=0.01)
-    exact = reward_preference(q_small, q_small.pi_ref, obj)
-    est, se = monte_carlo_preference(q_small, q_small.pi_ref, obj, n_groups=40_000, seed=1)
+    obj = Objective(beta=1.0, group_size=6, std_ddof=1, std_eps=0.01)
+    exact = reward_preference(q_small, obj, q_small.pi_ref)
+    est, se = monte_carlo_preference(q_small, obj, q_small.pi_ref, n_groups=40_000, seed=1)
     assert np.all(np.abs(est - exact) < 4 * se)
     assert np.all(se < 0.02)
 
@@ -184,7 +185,7 @@ def test_monte_carlo_with_continuous_rewards():
     def sampler(outputs, rng):
         return mu[outputs] + rng.normal(size=outputs.shape)
 
-    est, se = monte_carlo_preference(None, pi, Objective(1.0, 200), n_groups=4000, seed=2,
+    est, se = monte_carlo_preference(None, Objective(beta=1.0, group_size=200), pi, n_groups=4000, seed=2,
                                      reward_sampler=sampler)
     sigma = math.sqrt(1.0 + 0.25)
     expected = (mu - pi @ mu) / sigma
@@ -197,15 +198,15 @@ def test_monte_carlo_with_continuous_rewards():
 def test_bad_policy_is_rejected(bad):
     q = Question([0.5, 0.5], rewards=[1.0, 0.0])
     with pytest.raises(InvalidInputError):
-        reward_preference(q, bad["pi"], Objective(1.0, 2))
+        reward_preference(q, Objective(beta=1.0, group_size=2), bad["pi"])
 
 
 def test_preference_matrix_rejects_settings_it_cannot_determine():
     q = Question([0.5, 0.5], preference=[[0.5, 0.8], [0.2, 0.5]])
-    for obj in (Objective(1.0, 4), Objective(1.0, 2, normalization="shift"),
-                Objective(1.0, 2, std_eps=0.1)):
+    for obj in (Objective(beta=1.0, group_size=4), Objective(beta=1.0, group_size=2, normalization="shift"),
+                Objective(beta=1.0, group_size=2, std_eps=0.1)):
         with pytest.raises(InvalidInputError, match="group_size=2"):
-            reward_preference(q, [0.5, 0.5], obj)
+            reward_preference(q, obj, [0.5, 0.5])
 
 
 def test_binomial_window_truncation_changes_nothing(monkeypatch):
@@ -216,7 +217,7 @@ def test_binomial_window_truncation_changes_nothing(monkeypatch):
     x = np.concatenate([[1e-6, 1e-3, 0.5, 0.999, 1 - 1e-9], rng.random(20)])
     lw = np.log(np.stack([1 - x, x], -1))
     for G in (65, 300, 4096, 10_000):
-        for obj in (Objective(1.0, G), Objective(1.0, G, std_ddof=1, std_eps=1e-4)):
+        for obj in (Objective(beta=1.0, group_size=G), Objective(beta=1.0, group_size=G, std_ddof=1, std_eps=1e-4)):
             cut = level_expectations(np.array([0.0, 1.0]), lw, obj)
             monkeypatch.setattr(pref, "_TRUNCATE_BINOMIAL", False)
             full = level_expectations(np.array([0.0, 1.0]), lw, obj)

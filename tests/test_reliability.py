@@ -17,7 +17,7 @@ import pytest
 from fuzz_cases import check_case, independent_residual
 
 from grpo_theory import InvalidInputError, Objective, Question, closed_form, stationary_policy
-from grpo_theory.stationary import RESIDUAL_TOL
+from grpo_theory.solvers import RESIDUAL_TOL
 
 GOOD = {"ok", "ok-limit", "flagged", "error"}
 
@@ -63,7 +63,7 @@ def test_extreme_inputs_give_a_checked_answer_a_flag_or_a_clear_error(name):
     q = _extreme_questions()[name]
     problems = []
     for beta, G, pen, norm in itertools.product(EXTREME_BETAS, EXTREME_G, ("reverse", "direct"), ("scale", "shift")):
-        obj = Objective(beta, G, pen, norm)
+        obj = Objective(beta=beta, group_size=G, penalty=pen, normalization=norm)
         with warnings.catch_warnings():
             warnings.simplefilter("error")            # a numpy warning is a silent NaN in the making
             try:
@@ -88,9 +88,9 @@ def test_extreme_inputs_give_a_checked_answer_a_flag_or_a_clear_error(name):
 def test_binary_extremes_match_the_closed_forms(p, beta):
     """Eq. 14 (G = 2) and Eq. 15 (G = inf), and the direct G = 2 form, at extreme pi_ref and beta."""
     q = Question([p, 1 - p], rewards=[1.0, 0.0])
-    for obj, x in [(Objective(beta, 2), closed_form.binary_pairwise(p, beta)),
-                   (Objective(beta, math.inf), closed_form.binary_large_group(p, beta)),
-                   (Objective(beta, 2, "direct"), closed_form.binary_pairwise_direct(p, beta))]:
+    for obj, x in [(Objective(beta=beta, group_size=2), closed_form.binary_pairwise(p, beta)),
+                   (Objective(beta=beta, group_size=math.inf), closed_form.binary_large_group(p, beta)),
+                   (Objective(beta=beta, group_size=2, penalty="direct"), closed_form.binary_pairwise_direct(p, beta))]:
         sol = stationary_policy(q, obj)
         assert sol.converged
         assert sol.pi[0] == pytest.approx(float(x), rel=1e-9, abs=1e-12), obj.describe()
@@ -102,7 +102,7 @@ def test_direct_penalty_small_beta_finite_g_has_its_interior_point_beyond_logit_
 
     q = Question([0.3, 0.7], rewards=[1, 0])
     for beta, G in [(0.001, 8), (0.01, 64), (0.003, 8), (0.02, 1024)]:
-        obj = Objective(beta, G, "direct")
+        obj = Objective(beta=beta, group_size=G, penalty="direct")
         sol = stationary_policy(q, obj)
         pts = stationary_points(q, obj)
         assert len(pts) == 1 and pts.exhaustive and pts[0].stable
@@ -114,24 +114,25 @@ def test_direct_penalty_small_beta_finite_g_has_its_interior_point_beyond_logit_
 
 @pytest.mark.parametrize("rewards", [[1e154, 0.0], [1e-200, 0.0], [1e308, -1e308], [3e7, -1e7]])
 def test_scale_normalisation_is_invariant_to_extreme_reward_gaps(rewards):
-    ref = stationary_policy(Question([0.3, 0.7], rewards=[1.0, 0.0]), Objective(0.5, 8))
-    sol = stationary_policy(Question([0.3, 0.7], rewards=rewards), Objective(0.5, 8))
+    ref = stationary_policy(Question([0.3, 0.7], rewards=[1.0, 0.0]), Objective(beta=0.5, group_size=8))
+    sol = stationary_policy(Question([0.3, 0.7], rewards=rewards), Objective(beta=0.5, group_size=8))
     assert sol.pi == pytest.approx(ref.pi, rel=1e-12)
 
 
 def test_shift_only_with_an_overflowing_span_is_a_clear_error():
     with pytest.raises(InvalidInputError, match="overflows"):
-        stationary_policy(Question([0.3, 0.7], rewards=[1e308, -1e308]), Objective(0.5, 8, normalization="shift"))
+        stationary_policy(Question([0.3, 0.7], rewards=[1e308, -1e308]), Objective(beta=0.5, group_size=8,
+                                                                                   normalization="shift"))
 
 
 def test_objective_as_a_dict_and_bad_objects():
     q = Question([0.3, 0.7], rewards=[1, 0])
-    assert stationary_policy(q, {"beta": 0.5}).pi == pytest.approx(stationary_policy(q, Objective(0.5)).pi)
+    assert stationary_policy(q, {"beta": 0.5}).pi == pytest.approx(stationary_policy(q, Objective(beta=0.5)).pi)
     for bad in ({"bta": 0.5}, 0.5, None):
         with pytest.raises(InvalidInputError):
             stationary_policy(q, bad)
     with pytest.raises(InvalidInputError, match="Question"):
-        stationary_policy([0.3, 0.7], Objective(0.5))
+        stationary_policy([0.3, 0.7], Objective(beta=0.5))
 
 
 def test_closed_form_and_log_pooling_reject_or_survive_extremes():

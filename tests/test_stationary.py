@@ -20,7 +20,7 @@ from grpo_theory import (
     stationary_points,
     stationary_policy,
 )
-from grpo_theory.stationary import ClassProblem
+from grpo_theory.solvers import ClassProblem
 
 binary_p = st.floats(0.005, 0.995)
 betas = st.floats(0.05, 5.0)
@@ -32,7 +32,7 @@ betas = st.floats(0.05, 5.0)
        ddof=st.sampled_from([0, 1]))
 def test_every_binary_stationary_point_satisfies_its_condition(p, beta, G, penalty, norm, ddof):
     q = Question([p, 1 - p], rewards=[1.0, 0.0])
-    obj = Objective(beta, G, penalty, norm, std_ddof=ddof)
+    obj = Objective(beta=beta, group_size=G, penalty=penalty, normalization=norm, std_ddof=ddof)
     pts = stationary_points(q, obj)
     assert pts.exhaustive and len(pts) >= 1
     for pt in pts:
@@ -51,7 +51,7 @@ def test_group_of_two_reverse_matches_eq14_for_noisy_rewards(p, beta, gamma):
     q = Question([p, 1 - p], reward_levels=[0.0, 1.0],
                  reward_probs=[[1 - pa, pa], [1 - (pa - gamma), pa - gamma]])
     assert q.confidence_margin() == pytest.approx(gamma)
-    pts = stationary_points(q, Objective(beta, 2))
+    pts = stationary_points(q, Objective(beta=beta, group_size=2))
     assert len(pts) == 1
     assert pts[0].pi[0] == pytest.approx(float(closed_form.binary_pairwise(p, beta, gamma)), abs=1e-12)
     assert pts[0].stable
@@ -61,7 +61,7 @@ def test_group_of_two_reverse_matches_eq14_for_noisy_rewards(p, beta, gamma):
 @given(p=binary_p, beta=betas)
 def test_large_group_reverse_matches_eq15(p, beta):
     q = Question([p, 1 - p], rewards=[3.0, -1.0])       # independent of the reward gap
-    pts = stationary_points(q, Objective(beta, math.inf))
+    pts = stationary_points(q, Objective(beta=beta, group_size=math.inf))
     assert len(pts) == 1 and pts[0].stable
     assert pts[0].pi[0] == pytest.approx(float(closed_form.binary_large_group(p, beta)), abs=1e-12)
 
@@ -70,7 +70,7 @@ def test_large_group_reverse_matches_eq15(p, beta):
 @given(p=binary_p, beta=betas, gamma=st.floats(0.05, 1.0))
 def test_group_of_two_direct_matches_closed_form(p, beta, gamma):
     q = Question([p, 1 - p], preference=[[0.5, (1 + gamma) / 2], [(1 - gamma) / 2, 0.5]])
-    sol = stationary_policy(q, Objective(beta, 2, penalty="direct"))
+    sol = stationary_policy(q, Objective(beta=beta, group_size=2, penalty="direct"))
     assert sol.pi[0] == pytest.approx(float(closed_form.binary_pairwise_direct(p, beta, gamma)),
                                       abs=1e-12)
 
@@ -80,7 +80,7 @@ def test_group_of_two_direct_matches_closed_form(p, beta, gamma):
 def test_large_group_direct_roots_are_the_roots_of_h(p, beta):
     """Interior stationary points are the sign changes of the note's h(x) (independent scan)."""
     q = Question([p, 1 - p], rewards=[1.0, 0.0])
-    pts = stationary_points(q, Objective(beta, math.inf, penalty="direct"))
+    pts = stationary_points(q, Objective(beta=beta, group_size=math.inf, penalty="direct"))
     interior = sorted(pt.pi[0] for pt in pts if not pt.boundary)
     x = np.linspace(1e-6, 1 - 1e-9, 400_001)
     h = closed_form.large_group_direct_h(x, p, beta)
@@ -102,7 +102,7 @@ def test_large_group_direct_roots_are_the_roots_of_h(p, beta):
        G=st.sampled_from([2, 3, 5, 16, math.inf]))
 def test_shift_only_direct_is_log_pooling_with_rescaled_beta(q, beta, G):
     """Shift-only + direct penalty = RLHF with beta' = G beta / (G - 1) (beta' = beta at G = inf)."""
-    sol = stationary_policy(q, Objective(beta, G, "direct", "shift"))
+    sol = stationary_policy(q, Objective(beta=beta, group_size=G, penalty="direct", normalization="shift"))
     beta_prime = beta if math.isinf(G) else G * beta / (G - 1)
     expected = log_pooling(q.pi_ref, q.expected_reward, beta_prime)
     np.testing.assert_allclose(sol.pi, expected, atol=1e-10)
@@ -113,7 +113,7 @@ def test_shift_only_direct_is_log_pooling_with_rescaled_beta(q, beta, G):
 @given(q=reward_law_questions(k_range=(2, 4), l_range=(2, 3)), beta=betas)
 def test_group_of_two_direct_is_nlhf_at_half_beta(q, beta):
     """pi ∝ pi_ref exp(P_2/beta) with P_2 = 2 P(o > pi) - 1: NLHF's equilibrium at beta/2."""
-    sol = stationary_policy(q, Objective(beta, 2, penalty="direct"))
+    sol = stationary_policy(q, Objective(beta=beta, group_size=2, penalty="direct"))
     nash = nash_equilibrium(q, beta / 2)
     assert nash.converged
     np.testing.assert_allclose(sol.pi, nash.pi, atol=1e-9)
@@ -125,7 +125,7 @@ def test_group_of_two_direct_is_nlhf_at_half_beta(q, beta):
        norm=st.sampled_from(["scale", "shift"]))
 def test_stationary_policy_is_where_expected_gradient_ascent_ends(q, beta, G, penalty, norm):
     """Euler ascent on logits with P from brute-force enumeration ends at stationary_policy."""
-    obj = Objective(beta, G, penalty, norm)
+    obj = Objective(beta=beta, group_size=G, penalty=penalty, normalization=norm)
     sol = stationary_policy(q, obj)
 
     def P(pi):
@@ -166,7 +166,7 @@ def _flow_end_from(q, obj, z0, t=400.0, steps=4_000):
 def test_stability_claims_hold_under_perturbation(beta):
     """Stable points attract nearby starts; unstable ones repel them (direct, G = inf)."""
     q = Question([0.1, 0.9], rewards=[1.0, 0.0])
-    obj = Objective(beta, math.inf, penalty="direct")
+    obj = Objective(beta=beta, group_size=math.inf, penalty="direct")
     pts = [pt for pt in stationary_points(q, obj) if not pt.boundary]
     assert {pt.stable for pt in pts} == {True, False}
     for pt in pts:
@@ -181,7 +181,7 @@ def test_stability_claims_hold_under_perturbation(beta):
 
 def test_stationary_policy_follows_the_flow_from_pi_ref():
     """With two stable points, stationary_policy reports the one whose basin holds pi_ref."""
-    obj = Objective(1.0, math.inf, penalty="direct")
+    obj = Objective(beta=1.0, group_size=math.inf, penalty="direct")
     outcomes = set()
     for p in (0.1, 0.5):
         q = Question([p, 1 - p], rewards=[1.0, 0.0])
@@ -200,7 +200,7 @@ def test_stationary_policy_follows_the_flow_from_pi_ref():
 
 def test_outputs_with_zero_reference_get_zero_and_classes_pool():
     q = Question([0.2, 0.0, 0.3, 0.5], rewards=[1.0, 1.0, 0.0, 0.0])
-    for obj in (Objective(0.5, 4), Objective(0.5, 4, penalty="direct")):
+    for obj in (Objective(beta=0.5, group_size=4), Objective(beta=0.5, group_size=4, penalty="direct")):
         sol = stationary_policy(q, obj)
         assert sol.pi[1] == 0.0
         assert sol.pi[2] / sol.pi[3] == pytest.approx(0.3 / 0.5, rel=1e-12)
@@ -212,7 +212,7 @@ def test_outputs_with_zero_reference_get_zero_and_classes_pool():
 @given(q=reward_law_questions(k_range=(3, 5), l_range=(3, 4)), beta=betas,
        G=st.sampled_from([2, 4, 8, math.inf]), penalty=st.sampled_from(["reverse", "direct"]))
 def test_multi_class_points_satisfy_their_condition(q, beta, G, penalty):
-    obj = Objective(beta, G, penalty)
+    obj = Objective(beta=beta, group_size=G, penalty=penalty)
     sol = stationary_policy(q, obj)
     if sol.boundary:
         assert penalty == "direct" and math.isinf(G)
@@ -228,7 +228,7 @@ def test_multi_class_saddle_and_stability_checked_by_perturbation():
     """Three answers, direct penalty, G = inf: each interior point's stability agrees with
     where the flow goes from a small perturbation (integrated independently)."""
     q = Question([0.1, 0.1, 0.8], rewards=[1.0, 0.9, 0.0])
-    obj = Objective(1.0, math.inf, penalty="direct")
+    obj = Objective(beta=1.0, group_size=math.inf, penalty="direct")
     pts = [pt for pt in stationary_points(q, obj) if not pt.boundary]
     assert pts
     rng = np.random.default_rng(3)
@@ -239,7 +239,7 @@ def test_multi_class_saddle_and_stability_checked_by_perturbation():
             start /= start.sum()
 
             def P(pi):
-                return reward_preference(q, pi, obj)
+                return reward_preference(q, obj, pi)
 
             ends.append(expected_gradient_ascent(P, q.pi_ref, obj.beta, "direct", start, lr=0.2,
                                                  steps=6000))
@@ -252,10 +252,10 @@ def test_multi_class_saddle_and_stability_checked_by_perturbation():
 
 def test_ties_and_degenerate_questions():
     q = Question([0.3, 0.7], rewards=[1.0, 1.0])
-    sol = stationary_policy(q, Objective(0.5, 8))
+    sol = stationary_policy(q, Objective(beta=0.5, group_size=8))
     np.testing.assert_allclose(sol.pi, [0.3, 0.7])
     q = Question([1.0, 0.0], rewards=[1.0, 0.0])
-    np.testing.assert_allclose(stationary_policy(q, Objective(0.5, 8)).pi, [1.0, 0.0])
+    np.testing.assert_allclose(stationary_policy(q, Objective(beta=0.5, group_size=8)).pi, [1.0, 0.0])
 
 
 def test_stationary_policy_stops_at_the_first_stable_point_in_the_flow_direction():
@@ -263,7 +263,7 @@ def test_stationary_policy_stops_at_the_first_stable_point_in_the_flow_direction
     stable 0.9985; the flow from pi_ref stops at 0.738 (a trained GPT landed there too). A doubling
     bracket search jumped over the first two roots."""
     q = Question([0.228704, 1 - 0.228704], rewards=[1.0, 0.0])
-    obj = Objective(1.0, 64, penalty="direct")
+    obj = Objective(beta=1.0, group_size=64, penalty="direct")
     pts = stationary_points(q, obj)
     assert len(pts) == 3
     first_stable_above = min(pt.pi[0] for pt in pts if pt.stable and pt.pi[0] > 0.228704)
@@ -275,7 +275,7 @@ def test_stationary_policy_stops_at_the_first_stable_point_in_the_flow_direction
 def test_stationary_policy_agrees_with_the_exhaustive_basins(p, beta, G):
     """stationary_policy is the stable point whose basin (between unstable points) holds pi_ref."""
     q = Question([p, 1 - p], rewards=[1.0, 0.0])
-    obj = Objective(beta, G, penalty="direct")
+    obj = Objective(beta=beta, group_size=G, penalty="direct")
     pts = stationary_points(q, obj)
     unstable = sorted(pt.pi[0] for pt in pts if pt.stable is False)
     lo = max([u for u in unstable if u < p], default=0.0)
@@ -302,6 +302,6 @@ def test_point_set_reports_the_flows_point_and_basins_independently_checked():
     assert lower.hi == pytest.approx(cut) and upper.lo == pytest.approx(cut)
     above = flow(q, obj, [cut + 2e-3, 1 - cut - 2e-3], [0.0, 2000.0], with_points=False).pi[-1]
     assert abs(above[0] - float(upper.point.pi[0])) < 1e-3
-    assert "2 stable point(s)" in pts.summary() and "reaches" in pts.summary()
+    assert "2 stable point(s)" in pts.summary and "reaches" in pts.summary
     single = stationary_points(Question([0.3, 0.7], rewards=[1, 0]), Objective(beta=1.0))
     assert not single.multistable and single.basins[0].lo == 0.0 and single.basins[0].hi == 1.0

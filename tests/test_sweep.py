@@ -82,9 +82,9 @@ def test_a_killed_sweep_resumes_without_redoing_finished_cases(tmp_path):
 def test_bad_sweep_input():
     q = Question([0.5, 0.5], rewards=[1, 0])
     with pytest.raises(InvalidInputError, match="unique"):
-        sweep([Case("a", q, Objective(1.0)), Case("a", q, Objective(2.0))], executor="serial", progress=False)
+        sweep([Case("a", q, Objective(beta=1.0)), Case("a", q, Objective(beta=2.0))], executor="serial", progress=False)
     with pytest.raises(InvalidInputError, match="objectives"):
         cases_from_grid({"questions": []})
     with pytest.raises(InvalidInputError, match="key"):
-        Case("", q, Objective(1.0))
+        Case("", q, Objective(beta=1.0))
     assert COLUMNS[0] == "key"

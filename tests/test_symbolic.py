@@ -2,7 +2,6 @@
 generated docs fresh, and every symbolic result compared with closed_form and the solvers."""
 
 import math
-import time
 from pathlib import Path
 
 import numpy as np
@@ -20,18 +19,11 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def derivations():
-    t = time.perf_counter()
-    ds = {d.name: d for d in S.all_derivations.__wrapped__()}     # uncached: this fixture times them
-    ds["_seconds"] = time.perf_counter() - t
-    return ds
-
-
-def test_derivations_run_in_seconds(derivations):
-    assert derivations["_seconds"] < 20
+    return {d.name: d for d in S.all_derivations.__wrapped__()}     # uncached: every check runs here
 
 
 def test_no_check_fails_and_the_required_identities_are_symbolic(derivations):
-    proofs = [c for name, d in derivations.items() if name != "_seconds" for c in d.checks]
+    proofs = [c for d in derivations.values() for c in d.checks]
     proofs += list(S.all_identities())
     assert all(p.holds for p in proofs), [p for p in proofs if not p.holds]
     status = {p.statement: p.status for p in proofs}
@@ -71,7 +63,8 @@ def test_symbolic_solutions_agree_with_closed_forms_and_solvers(derivations, p, 
     assert dir2(p, beta, gamma) == pytest.approx(float(closed_form.binary_pairwise_direct(p, beta, gamma)),
                                                  abs=1e-12)
     q = Question([p, 1 - p], rewards=[1.0, 0.0])
-    assert eq15(p, beta) == pytest.approx(stationary_policy(q, Objective(beta, math.inf)).pi[0], abs=1e-10)
+    assert eq15(p, beta) == pytest.approx(stationary_policy(q, Objective(beta=beta, group_size=math.inf)).pi[0],
+                                          abs=1e-10)
     xs = sp.lambdify(S.beta, derivations["Large G, direct penalty: h(x) and its turning point"].solution)
     assert xs(beta) == pytest.approx(float(closed_form.large_group_direct_turning_point(beta)), abs=1e-13)
 
@@ -93,7 +86,8 @@ def test_finite_group_symbolic_condition_has_the_solver_root(G, penalty):
     for p, beta in [(0.2, 0.5), (0.6, 2.0)]:
         lo, hi = (1e-9, 1 - 1e-9) if penalty == "reverse" else (p, 1 - 1e-12)
         root = brentq(f, lo, hi, args=(p, beta), xtol=1e-15)
-        sol = stationary_policy(Question([p, 1 - p], rewards=[1.0, 0.0]), Objective(beta, G, penalty))
+        sol = stationary_policy(Question([p, 1 - p], rewards=[1.0, 0.0]), Objective(beta=beta, group_size=G,
+                                                                                    penalty=penalty))
         assert root == pytest.approx(sol.pi[0], abs=1e-10)
 
 

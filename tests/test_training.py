@@ -2,6 +2,7 @@
 scoring against token-by-token generation, persistence, and a reduced theory-vs-trainer check."""
 
 import copy
+import dataclasses
 import math
 
 import numpy as np
@@ -105,7 +106,7 @@ def test_resume_continues_where_it_stopped(small_setup, tmp_path):
 
 def test_reduced_validation_meets_a_loose_bound(tmp_path):
     """The CI version of `grpo-theory validate`: G = 2 and 8, beta = 0.5, both penalties, 10 questions."""
-    from grpo_theory.training.validate import run_validation
+    from grpo_theory.studies.small import run_validation
 
     summary = run_validation(tmp_path, quick=True, progress=False)
     assert len(summary) == 4 and (summary.n_questions >= 10).all()
@@ -193,7 +194,7 @@ def test_token_level_training_on_an_answer_tree_lands_on_the_token_level_predict
     rp = answer_probabilities(ref, task)
     qs = [Question(rp[q] / rp[q].sum(), rewards=task.rewards[q], answers=task.answers) for q in range(4)]
     tok = np.array([stationary_policy(q, cfg.objective()).pi for q in qs])
-    seq = np.array([stationary_policy(q, cfg.objective().replace(level="sequence")).pi for q in qs])
+    seq = np.array([stationary_policy(q, dataclasses.replace(cfg.objective(), level="sequence")).pi for q in qs])
     err_tok, err_seq = np.abs(res.measured - tok), np.abs(res.measured - seq)
     assert err_tok.mean() < 0.01 and err_tok.max() < 0.03, err_tok
     assert err_seq.max() > 3 * err_tok.max()
@@ -213,7 +214,7 @@ def test_restricted_generation_on_a_tree_stops_at_the_end_token_and_matches_scor
 
 def test_kl_study_writes_every_answer_with_its_prediction(tmp_path):
     """The KL study end to end on a tiny budget (the study itself is experiments/kl_study.py)."""
-    from grpo_theory.training.kl_study import run_kl_study
+    from grpo_theory.studies.kl import run_kl_study
 
     summary = run_kl_study(tmp_path, seeds=(0,), variants=["k1_reward", "k3_low_var_kl_0.8x_critical"], steps=20,
                            n_questions=2, progress=False)
@@ -233,7 +234,7 @@ def test_trainer_kl_options_are_validated():
         GRPOConfig(kl_estimator="k1", kl_placement="somewhere")
     with pytest.raises(ValueError, match="conflicts"):
         GRPOConfig(penalty="direct", kl_estimator="k3")
-    assert GRPOConfig(kl_estimator="k2").objective().penalty == "direct"
+    assert GRPOConfig(kl_estimator="k2").objective().regime == "direct"
 
 
 def test_frozen_parameters_are_neither_trained_nor_checkpointed(small_setup, tmp_path):
@@ -267,7 +268,7 @@ def test_frozen_parameters_are_neither_trained_nor_checkpointed(small_setup, tmp
 
 def test_alone_trains_each_question_by_its_own_model(tmp_path):
     """validate(alone=True) gives, for each question, exactly a run on that question alone."""
-    from grpo_theory.training.validate import run_validation
+    from grpo_theory.studies.small import run_validation
 
     run_validation(tmp_path / "v", quick=True, n_questions=2, steps=20, configs=["G2_beta0.5_reverse"], alone=True,
                    progress=False, figures=False)

@@ -9,6 +9,7 @@ its weights enters it.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 
@@ -19,7 +20,7 @@ from hypothesis import strategies as st
 from reference_impl import group_advantage_first
 
 from grpo_theory import InvalidInputError, Objective, Question, stationary_points, stationary_policy
-from grpo_theory.tree import TreeProblem
+from grpo_theory.solvers import TreeProblem
 
 torch = pytest.importorskip("torch")
 
@@ -52,7 +53,7 @@ def brute_force_logit_gradient(tp: TreeProblem, x: np.ndarray, obj: Objective, b
         lp, lo, lr = log_cond[e], old[e], ref[e]
         rho = torch.exp(lp - lo)
         k3 = torch.exp(lr - lp) - (lr - lp) - 1.0
-        pen = k3 if obj.penalty == "reverse" else rho * k3
+        pen = k3 if obj.regime == "reverse" else rho * k3
         return rho * adv - obj.beta * pen
 
     total = torch.zeros((), dtype=torch.float64)
@@ -109,7 +110,8 @@ def tree_questions(draw):
 def test_expected_gradient_matches_brute_force_autograd(q, loss_type, penalty, G, ddof, eps, norm, seed):
     """At random tree logits (not only at stationary points), for every loss type."""
     B = 1
-    obj = Objective(0.7, G, penalty, norm, std_ddof=ddof, std_eps=eps, level="token", loss_type=loss_type,
+    obj = Objective(beta=0.7, group_size=G, penalty=penalty, normalization=norm, std_ddof=ddof, std_eps=eps,
+                    level="token", loss_type=loss_type,
                     groups_per_batch=B)
     tp = TreeProblem(q, obj)
     x = np.random.default_rng(seed).normal(0.0, 1.0, tp.tree.n_free)
@@ -121,7 +123,7 @@ def test_expected_gradient_matches_brute_force_autograd(q, loss_type, penalty, G
 @pytest.mark.parametrize("loss_type", ["dapo", "grpo"])
 def test_two_groups_per_batch_share_the_token_count(loss_type):
     q = Question([0.2, 0.5, 0.3], rewards=[1.0, 0.0, 0.0], answers=["ab$", "a$", "b$"])
-    obj = Objective(0.5, 2, "reverse", level="token", loss_type=loss_type, groups_per_batch=2)
+    obj = Objective(beta=0.5, group_size=2, penalty="reverse", level="token", loss_type=loss_type, groups_per_batch=2)
     tp = TreeProblem(q, obj)
     x = np.array([0.3, -0.4, 0.2])[: tp.tree.n_free]
     np.testing.assert_allclose(tp.logit_gradient(x), brute_force_logit_gradient(tp, x, obj, 2),
@@ -132,13 +134,15 @@ def test_two_groups_per_batch_share_the_token_count(loss_type):
 @pytest.mark.parametrize("penalty", ["reverse", "direct"])
 def test_single_token_answers_give_the_sequence_level_policy_for_every_loss_type(loss_type, penalty):
     q = Question([0.2, 0.3, 0.5], rewards=[1.0, 0.5, 0.0], answers=["a", "b", "c"])
-    seq = stationary_policy(q, Objective(0.5, 4, penalty))
+    seq = stationary_policy(q, Objective(beta=0.5, group_size=4, penalty=penalty))
     for B in (1, math.inf):
-        tok = stationary_policy(q, Objective(0.5, 4, penalty, level="token", loss_type=loss_type,
+        tok = stationary_policy(q, Objective(beta=0.5, group_size=4, penalty=penalty, level="token",
+                                             loss_type=loss_type,
                                              groups_per_batch=B))
         np.testing.assert_allclose(tok.pi, seq.pi, atol=1e-12)
         # and the tree solver itself, forced, agrees
-        tp_obj = Objective(0.5, 4, penalty, level="token", loss_type=loss_type, groups_per_batch=B)
+        tp_obj = Objective(beta=0.5, group_size=4, penalty=penalty, level="token", loss_type=loss_type,
+                           groups_per_batch=B)
         tp = TreeProblem(q, tp_obj)
         assert tp.residual(tp.x_from_policy(seq.pi)) < 1e-9
 
@@ -146,30 +150,30 @@ def test_single_token_answers_give_the_sequence_level_policy_for_every_loss_type
 @pytest.mark.parametrize("penalty", ["reverse", "direct"])
 def test_stationary_tree_policy_zeroes_the_brute_force_gradient_and_differs_from_sequence_level(penalty):
     q = Question([0.15, 0.25, 0.2, 0.4], rewards=[1.0, 0.0, 0.0, 0.5], answers=["aa$", "ab$", "b$", "c$"])
-    obj = Objective(0.5, 3, penalty, level="token", loss_type="grpo")
+    obj = Objective(beta=0.5, group_size=3, penalty=penalty, level="token", loss_type="grpo")
     sol = stationary_policy(q, obj)
     assert sol.converged and sol.stable
     tp = TreeProblem(q, obj)
     x = tp.x_from_policy(sol.pi)
     assert np.max(np.abs(brute_force_logit_gradient(tp, x, obj, 1))) < 1e-9
-    seq = stationary_policy(q, obj.replace(level="sequence"))
+    seq = stationary_policy(q, dataclasses.replace(obj, level="sequence"))
     assert np.max(np.abs(seq.pi - sol.pi)) > 1e-3
 
 
 def test_loss_types_differ_when_lengths_differ_and_coincide_when_they_do_not():
     q = Question([0.2, 0.3, 0.5], rewards=[1.0, 0.0, 0.0], answers=["aab$", "ab$", "b$"])
-    pis = {lt: stationary_policy(q, Objective(0.3, 4, level="token", loss_type=lt)).pi
+    pis = {lt: stationary_policy(q, Objective(beta=0.3, group_size=4, level="token", loss_type=lt)).pi
            for lt in ("grpo", "dr_grpo")}
     assert np.max(np.abs(pis["grpo"] - pis["dr_grpo"])) > 1e-3
     same = Question([0.2, 0.3, 0.5], rewards=[1.0, 0.0, 0.0], answers=["aa$", "ab$", "bb$"])
-    a = stationary_policy(same, Objective(0.3, 4, level="token", loss_type="grpo")).pi
-    b = stationary_policy(same, Objective(0.3, 4, level="token", loss_type="dr_grpo")).pi
+    a = stationary_policy(same, Objective(beta=0.3, group_size=4, level="token", loss_type="grpo")).pi
+    b = stationary_policy(same, Objective(beta=0.3, group_size=4, level="token", loss_type="dr_grpo")).pi
     np.testing.assert_allclose(a, b, atol=1e-10)
 
 
 def test_stationary_points_on_a_tree_are_stationary_with_stability():
     q = Question([0.1, 0.1, 0.8], rewards=[1.0, 0.9, 0.0], answers=["ab$", "ac$", "d$"])
-    pts = stationary_points(q, Objective(2.0, 8, "direct", level="token", loss_type="dapo"))
+    pts = stationary_points(q, Objective(beta=2.0, group_size=8, penalty="direct", level="token", loss_type="dapo"))
     assert len(pts) >= 1 and not pts.exhaustive
     for p in pts:
         assert p.converged and p.stable in (True, False, None)
@@ -181,10 +185,10 @@ def test_bad_tree_input():
     with pytest.raises(InvalidInputError, match="one entry per output"):
         Question([0.5, 0.5], rewards=[1, 0], answers=["a$"])
     with pytest.raises(InvalidInputError, match="loss_type"):
-        Objective(0.5, loss_type="mean")
+        Objective(beta=0.5, loss_type="mean")
     with pytest.raises(InvalidInputError, match="level"):
         stationary_policy(Question([0.5, 0.5], preference=[[0.5, 0.9], [0.1, 0.5]]),
-                          Objective(0.5, 2, level="token"))
+                          Objective(beta=0.5, group_size=2, level="token"))
 
 
 @pytest.mark.parametrize("penalty", ["reverse", "direct"])
@@ -194,8 +198,9 @@ def test_reward_on_the_first_token_only_gives_the_sequence_level_answer(penalty,
     token-level and sequence-level conditions coincide (the second token only feels the penalty)."""
     pi1, pi2 = np.array([0.3, 0.7]), np.array([[0.6, 0.4], [0.25, 0.75]])
     q = Question((pi1[:, None] * pi2).ravel(), rewards=[1.0, 1.0, 0.0, 0.0], answers=["AX", "AY", "BX", "BY"])
-    obj = Objective(2.0, G, penalty)          # interior: at G = inf, small beta sends the direct penalty to a vertex
-    tok = stationary_policy(q, obj.replace(level="token"))
+    obj = Objective(beta=2.0, group_size=G,
+                    penalty=penalty)          # interior: at G = inf, small beta sends the direct penalty to a vertex
+    tok = stationary_policy(q, dataclasses.replace(obj, level="token"))
     seq = stationary_policy(q, obj)
     assert tok.converged
     np.testing.assert_allclose(tok.pi, seq.pi, atol=1e-9)
@@ -206,10 +211,10 @@ def test_each_node_at_g2_follows_its_closed_form(penalty):
     """docs/derivations.md: at G = 2, with equal token weights below a node, the node's conditional is
     Eq. 14 (reverse) or the direct G = 2 form with gamma = (Q(v,c1) - Q(v,c2))/W, given the rest."""
     from grpo_theory import closed_form
-    from grpo_theory.tree import answer_weights
+    from grpo_theory.solvers import answer_weights
 
     q = Question([0.1, 0.3, 0.25, 0.35], rewards=[1.0, 0.2, 0.6, 0.0], answers=["AX", "AY", "BX", "BY"])
-    obj = Objective(0.4, 2, penalty, level="token", loss_type="dr_grpo")
+    obj = Objective(beta=0.4, group_size=2, penalty=penalty, level="token", loss_type="dr_grpo")
     sol = stationary_policy(q, obj)
     tp = TreeProblem(q, obj)
     Pw, W = answer_weights(q, obj, sol.pi)
@@ -230,11 +235,12 @@ def test_each_node_at_g2_follows_its_closed_form(penalty):
 
 @pytest.mark.parametrize("loss_type,B", [("dapo", 1), ("dapo", 2), ("grpo", math.inf), ("dr_grpo", math.inf)])
 def test_monte_carlo_weights_agree_with_the_exact_ones(loss_type, B):
-    from grpo_theory.tree import answer_weights, monte_carlo_answer_weights
+    from grpo_theory.solvers import answer_weights, monte_carlo_answer_weights
 
     q = Question([0.2, 0.3, 0.5], reward_levels=[0.0, 1.0], reward_probs=[[0.2, 0.8], [0.7, 0.3], [1.0, 0.0]],
                  answers=["aab$", "ab$", "b$"])
-    obj = Objective(0.5, 4, level="token", loss_type=loss_type, groups_per_batch=B, std_ddof=1, std_eps=1e-4)
+    obj = Objective(beta=0.5, group_size=4, level="token", loss_type=loss_type, groups_per_batch=B, std_ddof=1,
+                    std_eps=1e-4)
     pi = np.array([0.3, 0.3, 0.4])
     Pw, W = answer_weights(q, obj, pi)
     mPw, mW, sPw, sW = monte_carlo_answer_weights(q, obj, pi, n_samples=40_000, seed=1)
@@ -246,7 +252,7 @@ def test_token_level_flow_ends_at_the_stationary_policy():
     from grpo_theory import dynamics
 
     q = Question([0.15, 0.25, 0.2, 0.4], rewards=[1.0, 0.0, 0.0, 0.5], answers=["aa$", "ab$", "b$", "c$"])
-    obj = Objective(0.5, 3, level="token", loss_type="grpo")
+    obj = Objective(beta=0.5, group_size=3, level="token", loss_type="grpo")
     tr = dynamics.flow(q, obj, q.pi_ref, np.linspace(0, 300, 4), with_points=False)
     np.testing.assert_allclose(tr.final, stationary_policy(q, obj).pi, atol=1e-6)
 
@@ -258,11 +264,12 @@ def test_twenty_answers_at_g16_with_a_batch_normaliser_are_solved_exactly():
     words += ["".join(w) + "$" for w in itertools.product("ab", repeat=3)][:7]
     rng = np.random.default_rng(0)
     q = Question(rng.dirichlet(np.ones(20)), rewards=rng.integers(0, 2, 20).astype(float), answers=words)
-    sol = stationary_policy(q, Objective(0.5, 16, level="token", loss_type="dapo", groups_per_batch=1))
+    sol = stationary_policy(q, Objective(beta=0.5, group_size=16, level="token", loss_type="dapo", groups_per_batch=1))
     assert sol.converged and sol.residual < 1e-10
     from grpo_theory import ExactEvaluationTooLarge
 
     noisy = Question(rng.dirichlet(np.ones(20)), reward_levels=[0, 1, 2, 3],
                      reward_probs=rng.dirichlet(np.ones(4), size=20), answers=words)
     with pytest.raises(ExactEvaluationTooLarge, match="groups_per_batch=math.inf"):
-        stationary_policy(noisy, Objective(0.5, 16, level="token", loss_type="dapo", groups_per_batch=1))
+        stationary_policy(noisy, Objective(beta=0.5, group_size=16, level="token", loss_type="dapo",
+                                           groups_per_batch=1))

@@ -11,12 +11,12 @@ import pytest
 trl = pytest.importorskip("trl")
 torch = pytest.importorskip("torch")
 
-from grpo_theory import Question  # noqa: E402
+from grpo_theory import NoStationaryPolicy, Question  # noqa: E402
 from grpo_theory.integrations.mapping import explain  # noqa: E402
 from grpo_theory.integrations.trl import (  # noqa: E402
     Probe,
     make_tracking_callback,
-    objective_from_trl,
+    read_trl_config,
 )
 
 BASE = dict(output_dir="/tmp/grpo_theory_trl_test", use_cpu=True, bf16=False, per_device_train_batch_size=8,
@@ -35,22 +35,22 @@ def test_installed_trl_is_the_pinned_version():
 
 @pytest.mark.parametrize("bias,penalty", [(True, "direct"), (False, "reverse")])
 def test_penalty_follows_use_bias_correction_kl(bias, penalty):
-    m = objective_from_trl(cfg(num_generations=4, beta=0.2, use_bias_correction_kl=bias, max_completion_length=1))
+    m = read_trl_config(cfg(num_generations=4, beta=0.2, use_bias_correction_kl=bias, max_completion_length=1))
     o = m.objective
-    assert (o.penalty, o.group_size, o.beta, o.std_ddof, o.std_eps) == (penalty, 4, 0.2, 1, 1e-4)
+    assert (o.regime, o.group_size, o.beta, o.std_ddof, o.std_eps) == (penalty, 4, 0.2, 1, 1e-4)
     assert m.warnings == ()
 
 
 def test_default_of_the_installed_trl_is_the_direct_penalty_and_older_configs_are_reverse():
-    assert objective_from_trl(cfg(beta=0.1, max_completion_length=1)).objective.penalty == "direct"
-    old = objective_from_trl({"num_generations": 8, "beta": 0.1, "max_completion_length": 1}, trl_version="1.9.0")
-    assert old.objective.penalty == "reverse" and any("use_bias_correction_kl" in w for w in old.warnings)
+    assert read_trl_config(cfg(beta=0.1, max_completion_length=1)).objective.regime == "direct"
+    old = read_trl_config({"num_generations": 8, "beta": 0.1, "max_completion_length": 1}, trl_version="1.9.0")
+    assert old.objective.regime == "reverse" and any("use_bias_correction_kl" in w for w in old.warnings)
 
 
 @pytest.mark.parametrize("scale,norm,warn", [("group", "scale", None), (True, "scale", None), ("none", "shift", None),
                                              (False, "shift", None), ("batch", "scale", "batch")])
 def test_scale_rewards(scale, norm, warn):
-    m = objective_from_trl(cfg(beta=0.1, scale_rewards=scale, max_completion_length=1))
+    m = read_trl_config(cfg(beta=0.1, scale_rewards=scale, max_completion_length=1))
     assert m.objective.normalization == norm
     assert (warn is None and not m.warnings) or any(warn in w for w in m.warnings)
 
@@ -62,15 +62,14 @@ def test_scale_rewards(scale, norm, warn):
     (dict(epsilon_high=0.28), "clipping"),
 ])
 def test_each_broken_assumption_warns(kw, needle):
-    m = objective_from_trl(cfg(beta=0.1, **{"max_completion_length": 1, **kw}))
+    m = read_trl_config(cfg(beta=0.1, **{"max_completion_length": 1, **kw}))
     assert any(needle in w for w in m.warnings), m.warnings
     assert m.objective is not None
 
 
 def test_beta_zero_gives_no_objective():
-    m = objective_from_trl(cfg(max_completion_length=1))              # TRL's default beta = 0
-    assert m.objective is None and any("beta=0" in w for w in m.warnings)
-    assert "question" not in explain(m, Question([0.5, 0.5], rewards=[1, 0]))
+    with pytest.raises(NoStationaryPolicy, match="beta=0"):           # TRL's default beta = 0
+        read_trl_config(cfg(max_completion_length=1))
 
 
 def test_mapped_std_convention_is_trls_own():
@@ -81,21 +80,21 @@ def test_mapped_std_convention_is_trls_own():
 
     r = torch.tensor([[1.0, 0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 0.0], [0.3, 0.9, 0.1, 0.5, 0.5, 0.2, 0.0, 1.0]])
     trl_adv = (r - r.mean(1, keepdim=True)) / (nanstd(r, dim=1, keepdim=True) + 1e-4)
-    o = objective_from_trl(cfg(beta=0.1, num_generations=8, max_completion_length=1)).objective
+    o = read_trl_config(cfg(beta=0.1, num_generations=8, max_completion_length=1)).objective
     ours = group_advantages(r, o.normalization, o.std_ddof, o.std_eps)
     np.testing.assert_allclose(ours.numpy(), trl_adv.numpy(), atol=1e-6)
 
 
 def test_same_beta_different_policies_across_settings():
     q = Question([0.3, 0.7], rewards=[1, 0])
-    a = explain(objective_from_trl(cfg(beta=0.3, use_bias_correction_kl=True, max_completion_length=1)), q)
-    b = explain(objective_from_trl(cfg(beta=0.3, use_bias_correction_kl=False, max_completion_length=1)), q)
+    a = explain(read_trl_config(cfg(beta=0.3, use_bias_correction_kl=True, max_completion_length=1)), q)
+    b = explain(read_trl_config(cfg(beta=0.3, use_bias_correction_kl=False, max_completion_length=1)), q)
     assert abs(a["question"]["stationary_policy"][0] - b["question"]["stationary_policy"][0]) > 0.05
 
 
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory):
-    from grpo_theory.integrations.trl_experiment import build_tokenizer, pretrain_tiny_llama
+    from grpo_theory.studies.trl import build_tokenizer, pretrain_tiny_llama
 
     d = tmp_path_factory.mktemp("tiny")
     tok = build_tokenizer(4)
@@ -152,7 +151,7 @@ def test_trl_grpo_trainer_lands_on_the_predicted_policy(tmp_path):
     Slow (49 s on a quiet 2-core machine, 10 minutes on a loaded one): `pytest -m slow`. The default
     suite keeps the real tiny TRL run of the callback test and the mapping tests.
     """
-    from grpo_theory.integrations.trl_experiment import run_trl_validation
+    from grpo_theory.studies.trl import run_trl_validation
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -180,7 +179,7 @@ def test_two_process_accelerate_run_logs_once_with_the_single_process_prediction
     from transformers import AutoModelForCausalLM
 
     from grpo_theory.integrations.trl import _probe_probs
-    from grpo_theory.stationary import stationary_policy
+    from grpo_theory.solvers import stationary_policy
 
     model_dir, tok = tiny_model
     script = Path(__file__).with_name("trl_two_process_run.py")
@@ -196,7 +195,7 @@ def test_two_process_accelerate_run_logs_once_with_the_single_process_prediction
     assert len(df) == 2 * 4                                      # begin, steps 2 and 4, end: written once each
     probes = [Probe("Q0 ?", ("A", "B"), (1.0, 0.0)), Probe("Q1 ?", ("A", "B"), (0.0, 1.0))]
     ref = _probe_probs(AutoModelForCausalLM.from_pretrained(model_dir), tok, probes)
-    mapping = objective_from_trl(cfg(beta=0.5, num_generations=4, max_completion_length=1))
+    mapping = read_trl_config(cfg(beta=0.5, num_generations=4, max_completion_length=1))
     for i, (pr, r) in enumerate(zip(probes, ref)):
         expected = stationary_policy(pr.question(r), mapping.objective).pi[0 if i == 0 else 1]
         logged = df[df.probe == i].predicted_best.iloc[0]

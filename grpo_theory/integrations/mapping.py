@@ -1,41 +1,60 @@
 """What a trainer config optimises, in the note's terms: the common part of the config readers.
 
-Each reader (:func:`grpo_theory.integrations.trl.objective_from_trl`,
-:func:`~grpo_theory.integrations.verl.objective_from_verl`,
-:func:`~grpo_theory.integrations.openrlhf.objective_from_openrlhf`) returns a :class:`TheoryMapping`:
-the :class:`~grpo_theory.Objective` the config amounts to (``None`` where no stationary policy applies,
-e.g. ``beta = 0``) and a warning for every setting the theory does not model. :func:`explain` turns
-a mapping, and optionally a question, into the account that ``grpo-theory explain`` prints.
+Each reader (:func:`grpo_theory.integrations.trl.read_trl_config`,
+:func:`~grpo_theory.integrations.verl.read_verl_config`,
+:func:`~grpo_theory.integrations.openrlhf.read_openrlhf_config`) returns a :class:`TheoryMapping`:
+the :class:`~grpo_theory.Objective` the config amounts to and a warning for every setting the theory
+does not model (also emitted as a :class:`~grpo_theory.TheoryWarning`); a config with nothing to
+predict (e.g. TRL's default ``beta = 0``) raises :class:`~grpo_theory.NoStationaryPolicy` naming why.
+:func:`explain` turns a mapping, and optionally a question, into the account that ``grpo-theory explain``
+prints.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
 from .. import kl
-from ..baselines import log_pooling
+from ..errors import NoStationaryPolicy, TheoryWarning
 from ..problem import InvalidInputError, Objective, Question
+from ..solvers import log_pooling, stationary_points, stationary_policy
 
-__all__ = ["TheoryMapping", "explain", "parse_version", "defaults_for"]
+__all__ = ["TheoryMapping", "explain", "parse_version", "defaults_for", "mapping_of"]
 
 
 @dataclass(frozen=True)
 class TheoryMapping:
-    """The theory's objective for a trainer config (or ``None``), with warnings, framework and version."""
+    """The theory's objective for a trainer config, with warnings, framework and version."""
 
-    objective: Objective | None
+    objective: Objective
     warnings: tuple
     framework: str
     version: str | None
 
     def __str__(self) -> str:
-        head = self.objective.describe() if self.objective else "no stationary policy (see warnings)"
+        head = self.objective.describe()
         return "\n".join([f"theory objective: {head} ({self.framework} {self.version or 'unknown'})"] +
                          [f"warning: {w}" for w in self.warnings])
+
+
+def mapping_of(objective: Objective | None, warns: list, framework: str, version: str | None) -> TheoryMapping:
+    """A reader's result: each warning also emitted through ``warnings.warn`` as a :class:`TheoryWarning`.
+
+    Raises :class:`NoStationaryPolicy`, naming the reasons, where the config leaves nothing to predict
+    (``objective`` None: no KL term, or an advantage the theory does not model).
+    """
+    if objective is None:
+        raise NoStationaryPolicy(f"{framework} {version or '(version unknown)'}: no stationary policy to predict: "
+                                 + "; ".join(warns))
+    for w in warns:
+        warnings.warn(f"{framework}: {w}", TheoryWarning, stacklevel=3)
+    return TheoryMapping(objective, tuple(warns), framework, version)
 
 
 def parse_version(v: str) -> tuple:
@@ -64,7 +83,7 @@ def defaults_for(table, version: str, framework: str) -> tuple[dict, list]:
 
 def _role(obj: Objective) -> str:
     """The KL term in the note's words."""
-    est, place = obj.kl_estimator, obj.kl_placement
+    est, place = obj.estimator, obj.kl_placement
     where = {"loss": "a differentiable loss term", "advantage": "subtracted from the advantage after group "
              "normalisation (detached; per token the sum to the answer's end)",
              "reward": "subtracted from the reward before group normalisation (detached)"}[place]
@@ -81,7 +100,7 @@ def _role(obj: Objective) -> str:
                   "deterministic rewards the stationary policy is log pooling pi ∝ pi_ref e^{r/beta}",
         "other": "beta*c(o) with c the estimator's coefficient (grpo_theory.kl.coefficient); clamps switch it off "
                  "where they are active",
-    }[obj.penalty]
+    }[obj.regime]
     s = f"KL estimator {est}, {where}"
     if clamps:
         s += " (" + ", ".join(clamps) + ")"
@@ -99,22 +118,18 @@ _FAMILY_FORMULAS = {
 def explain(mapping: TheoryMapping, question: Question | None = None) -> dict:
     """What the config optimises, as data: penalty and gradient, normalisation, ddof/eps, level,
     aggregation, warnings, and for ``question`` the stationary policy beside log pooling."""
-    from ..stationary import stationary_points, stationary_policy
-
     obj = mapping.objective
     out = dict(framework=mapping.framework, version=mapping.version, warnings=list(mapping.warnings), objective=None)
-    if obj is None:
-        return out
     norm = ("(r - mean r) / (std_{ddof} r + eps)" if obj.normalization == "scale" else "r - mean r")
     norm = _FAMILY_FORMULAS.get(obj.advantage, norm)          # issue 22: the other estimators
     out["objective"] = dict(
         describe=obj.describe(), beta=obj.beta, group_size=None if obj.is_large_group else obj.group_size,
-        penalty=obj.penalty, kl=_role(obj), normalization=obj.normalization, advantage=norm,
+        penalty=obj.regime, kl=_role(obj), normalization=obj.normalization, advantage=norm,
         std_ddof=obj.std_ddof, std_eps=obj.std_eps, level=obj.level, loss_type=obj.loss_type,
-        aggregation=obj.aggregation, kl_estimator=obj.kl_estimator, kl_placement=obj.kl_placement,
+        aggregation=obj.aggregation, kl_estimator=obj.estimator, kl_placement=obj.kl_placement,
         kl_log_ratio_clamp=obj.kl_log_ratio_clamp, kl_value_clamp=obj.kl_value_clamp,
-        estimator=obj.advantage, pass_k=obj.pass_k, filter_ties=obj.filter_ties, entropy_coef=obj.entropy_coef,
-        importance_level=obj.importance_level)
+        advantage_estimator=obj.advantage, pass_k=obj.pass_k, filter_ties=obj.filter_ties,
+        entropy_coef=obj.entropy_coef, importance_level=obj.importance_level)
     if question is None:
         return out
     pol = stationary_policy(question, obj)
@@ -139,7 +154,7 @@ def clamp_activity(obj: Objective, question: Question, pi: np.ndarray) -> str | 
     s = (pi > 0) & (question.pi_ref > 0)
     lr = np.full(pi.size, -math.inf)
     lr[s] = np.log(pi[s]) - np.log(question.pi_ref[s])
-    raw = obj.replace(kl_log_ratio_clamp=None, kl_value_clamp=None)
+    raw = dataclasses.replace(obj, kl_log_ratio_clamp=None, kl_value_clamp=None)
     clipped = np.flatnonzero(~s & (question.pi_ref > 0))
     with np.errstate(invalid="ignore"):
         clipped = np.union1d(clipped, np.flatnonzero(s & (kl.estimator_value(obj, lr) != kl.estimator_value(raw, lr))))

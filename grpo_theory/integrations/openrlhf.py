@@ -1,4 +1,4 @@
-"""OpenRLHF's group-normalised REINFORCE (its GRPO), seen by the theory: ``objective_from_openrlhf(args)``.
+"""OpenRLHF's group-normalised REINFORCE (its GRPO), seen by the theory: ``read_openrlhf_config(args)``.
 
 ``args`` is data: a mapping with OpenRLHF's flag names as keys, in the old flat style
 (``advantage_estimator``, ``n_samples_per_prompt``, ``init_kl_coef``, ``kl_estimator``, ``use_kl_loss``,
@@ -26,9 +26,9 @@ from collections.abc import Mapping, Sequence
 
 from ..problem import InvalidInputError, Objective
 from .family import openrlhf_family
-from .mapping import TheoryMapping
+from .mapping import TheoryMapping, mapping_of
 
-__all__ = ["objective_from_openrlhf", "OPENRLHF_DEFAULTS"]
+__all__ = ["read_openrlhf_config", "OPENRLHF_DEFAULTS"]
 
 OPENRLHF_VERSION = "0.11.0"
 #: New (0.10+) dotted name -> old (<= 0.9.x) flat name, for the flags the theory reads.
@@ -99,7 +99,7 @@ def _coerce(key: str, value):
     return value
 
 
-def objective_from_openrlhf(args) -> TheoryMapping:
+def read_openrlhf_config(args) -> TheoryMapping:
     """Map OpenRLHF's arguments (a mapping of flag names or an argv list) onto the theory's Objective."""
     if isinstance(args, Mapping):
         raw = dict(args)
@@ -124,7 +124,7 @@ def objective_from_openrlhf(args) -> TheoryMapping:
     family_fields, family_warns = openrlhf_family(get)
     warns += family_warns
     if family_fields is None:
-        return TheoryMapping(None, tuple(warns), "OpenRLHF", OPENRLHF_VERSION)
+        return mapping_of(None, warns, "OpenRLHF", OPENRLHF_VERSION)
     if G < 2:
         raise InvalidInputError(f"OpenRLHF n_samples_per_prompt={G}: {adv} needs >= 2 (OpenRLHF's default is 1)")
     beta = get("algo.kl.init_coef")
@@ -146,11 +146,11 @@ def objective_from_openrlhf(args) -> TheoryMapping:
         warns.append(f"max_epochs={get('train.max_epochs')}: several passes per batch are off-policy")
     if beta <= 0:
         warns.append("init_kl_coef <= 0: no KL term, so no stationary policy with the support of pi_ref")
-        return TheoryMapping(None, tuple(warns), "OpenRLHF", OPENRLHF_VERSION)
+        return mapping_of(None, warns, "OpenRLHF", OPENRLHF_VERSION)
     if family_fields.get("advantage") == "rloo":
         warns.append(f"rloo's advantage is G/(G-1) = {G / (G - 1):g} times the shift-only one: the same stationary "
                      f"points as shift-only at beta (G-1)/G = {beta * (G - 1) / G:g}")
     obj = Objective(beta=beta, group_size=G, normalization=norm, std_ddof=1, std_eps=OPENRLHF_STD_EPS,
                     level="token", loss_type="token-mean", kl_estimator=est, kl_placement=placement,
                     kl_value_clamp=OPENRLHF_VALUE_CLAMP, **family_fields)
-    return TheoryMapping(obj, tuple(warns), "OpenRLHF", OPENRLHF_VERSION)
+    return mapping_of(obj, warns, "OpenRLHF", OPENRLHF_VERSION)

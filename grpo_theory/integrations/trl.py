@@ -1,6 +1,6 @@
 """TRL's GRPOTrainer, seen by the theory: which stationary policy a run heads to.
 
-``objective_from_trl(config, trl_version=None)`` maps a ``trl.GRPOConfig`` (or a dict of its fields,
+``read_trl_config(config, trl_version=None)`` maps a ``trl.GRPOConfig`` (or a dict of its fields,
 e.g. loaded from JSON) onto the theory's :class:`~grpo_theory.Objective`. A field missing from a
 dict takes its default *for that TRL version*, from :data:`TRL_DEFAULTS` (each row read from TRL's
 ``trl/trainer/grpo_config.py`` at that release; see docs/conventions.md):
@@ -28,10 +28,10 @@ from importlib import resources
 
 import numpy as np
 
-from ..problem import InvalidInputError, Objective, Question
-from ..stationary import stationary_policy
+from ..problem import LOSS_TYPES, InvalidInputError, Objective, Question
+from ..solvers import stationary_policy
 from .family import trl_family
-from .mapping import TheoryMapping, defaults_for, parse_version
+from .mapping import TheoryMapping, defaults_for, mapping_of, parse_version
 
 #: TRL constants read from trl/trainer/grpo_trainer.py (0.14 to 1.16): ``advantages / (std + 1e-4)``.
 TRL_STD_EPS = 1e-4
@@ -81,7 +81,7 @@ def _number(config, name, default, lo=None, integer=False):
     return int(v) if integer else float(v)
 
 
-def objective_from_trl(config, trl_version: str | None = None, completion_tokens: int | None = None
+def read_trl_config(config, trl_version: str | None = None, completion_tokens: int | None = None
                        ) -> TheoryMapping:
     """Map a TRL ``GRPOConfig`` (or a dict of its fields) onto the theory's Objective, with warnings.
 
@@ -91,10 +91,10 @@ def objective_from_trl(config, trl_version: str | None = None, completion_tokens
     Unknown keys and settings the theory does not model come back as warnings; a value of the wrong
     type is an :class:`~grpo_theory.InvalidInputError` naming it.
 
-    >>> m = objective_from_trl({"beta": 0.04, "max_completion_length": 1}, trl_version="1.16.0")
-    >>> m.objective.penalty, m.objective.kl_estimator           # 1.16's default use_bias_correction_kl=True
+    >>> m = read_trl_config({"beta": 0.04, "max_completion_length": 1}, trl_version="1.16.0")
+    >>> m.objective.regime, m.objective.estimator           # 1.16's default use_bias_correction_kl=True
     ('direct', 'k3_ratio')
-    >>> objective_from_trl({"beta": 0.04, "max_completion_length": 1}, trl_version="1.9.0").objective.penalty
+    >>> read_trl_config({"beta": 0.04, "max_completion_length": 1}, trl_version="1.9.0").objective.regime
     'reverse'
     """
     warns: list[str] = []
@@ -168,8 +168,6 @@ def objective_from_trl(config, trl_version: str | None = None, completion_tokens
         warns.append(f"completions of up to {length} tokens: ratios and KL are per token; give the answer tree "
                      f"(Question(answers=...)) so that the token-level theory (level='token', "
                      f"loss_type={loss_type!r}) predicts the stationary policy")
-    from ..problem import LOSS_TYPES
-
     if loss_type not in LOSS_TYPES:
         warns.append(f"loss_type={loss_type!r} changes the surrogate itself; the theory models the clipped GRPO "
                      "surrogate; the prediction uses loss_type='grpo'")
@@ -182,11 +180,11 @@ def objective_from_trl(config, trl_version: str | None = None, completion_tokens
     if beta == 0.0:
         warns.append("beta=0 (TRL's default since 0.19): no penalty, so no stationary policy with support like "
                      "pi_ref; the policy drifts to the best answers (the beta -> 0 limit)")
-        return TheoryMapping(None, tuple(warns), "TRL", version)
+        return mapping_of(None, warns, "TRL", version)
     obj = Objective(beta=beta, group_size=G, normalization=normalization, std_ddof=1, std_eps=TRL_STD_EPS,
                     level="token", loss_type=loss_type, kl_estimator="k3_ratio" if bias_corr else "k3",
                     **family_fields)
-    return TheoryMapping(obj, tuple(warns), "TRL", version)
+    return mapping_of(obj, warns, "TRL", version)
 
 
 # ------------------------------------------------------------------------------ the callback
@@ -251,7 +249,7 @@ def make_tracking_callback(probes, tokenizer, config, every: int = 10, output_di
 
     from transformers import TrainerCallback
 
-    mapping = objective_from_trl(config, completion_tokens=1)
+    mapping = read_trl_config(config, completion_tokens=1)
 
     class StationaryTrackingCallback(TrainerCallback):
         def __init__(self):
@@ -270,11 +268,8 @@ def make_tracking_callback(probes, tokenizer, config, every: int = 10, output_di
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.reference = _probe_probs(model, tokenizer, probes)
             self.predicted = []
-            for pr, ref in zip(probes, self.reference):
-                if mapping.objective is None:
-                    self.predicted.append(np.full(len(pr.answers) + 1, np.nan))
-                else:
-                    self.predicted.append(stationary_policy(pr.question(ref), mapping.objective).pi)
+            self.predicted = [stationary_policy(pr.question(ref), mapping.objective).pi
+                              for pr, ref in zip(probes, self.reference)]
             with self.path.open("w", newline="") as fh:
                 csv.writer(fh).writerow(["step", "probe", "pi_ref_best", "predicted_best", "measured_best"])
             self._log(state.global_step, self.reference)
@@ -295,7 +290,7 @@ def make_tracking_callback(probes, tokenizer, config, every: int = 10, output_di
             if not self._main(state):
                 return
             self._log(state.global_step, _probe_probs(model, tokenizer, probes))
-            if figure and mapping.objective is not None:
+            if figure:
                 draw_tracking_figure(self.path)
 
     return StationaryTrackingCallback()
@@ -309,7 +304,7 @@ def draw_tracking_figure(csv_path, window: float = 0.3):
     import pandas as pd
 
     matplotlib.use("Agg", force=False)
-    from .. import plotting
+    from .. import plotting  # imports matplotlib (optional): only when a figure is drawn
 
     df = pd.read_csv(csv_path)
     last = df.step.max()

@@ -1,4 +1,4 @@
-"""verl's GRPO, seen by the theory: ``objective_from_verl(config)``.
+"""verl's GRPO, seen by the theory: ``read_verl_config(config)``.
 
 The config is data: a nested mapping shaped like verl's ``ppo_trainer.yaml`` (e.g. the resolved
 Hydra config, or the overrides of a run script nested by their dots), or the path of such a YAML
@@ -30,9 +30,9 @@ from pathlib import Path
 from .._io import read_yaml
 from ..problem import LOSS_TYPES, InvalidInputError, Objective
 from .family import verl_family
-from .mapping import TheoryMapping
+from .mapping import TheoryMapping, mapping_of
 
-__all__ = ["objective_from_verl", "VERL_DEFAULTS", "VERL_ESTIMATORS"]
+__all__ = ["read_verl_config", "VERL_DEFAULTS", "VERL_ESTIMATORS"]
 
 VERL_VERSION = "0.10.0.dev (verl-project/verl 1dda039b9)"
 #: The defaults the theory reads, by dotted key.
@@ -106,7 +106,7 @@ def _estimator(name, where: str) -> tuple:
     return ("k3_plus" if plus else est), L, V
 
 
-def objective_from_verl(config) -> TheoryMapping:
+def read_verl_config(config) -> TheoryMapping:
     """Map a verl config (nested mapping or YAML path) onto the theory's Objective, with warnings."""
     flat = _load(config)
     warns: list[str] = []
@@ -123,7 +123,7 @@ def objective_from_verl(config) -> TheoryMapping:
         get, bool(get("algorithm.use_kl_in_reward")) and not get("actor_rollout_ref.actor.use_kl_loss"))
     warns += family_warns
     if family_fields is None:
-        return TheoryMapping(None, tuple(warns), "verl", VERL_VERSION)
+        return mapping_of(None, warns, "verl", VERL_VERSION)
     n = get("actor_rollout_ref.rollout.n")
     if isinstance(n, bool) or not isinstance(n, int) or n < 2:
         raise InvalidInputError(f"verl actor_rollout_ref.rollout.n={n!r}: GRPO needs an integer >= 2 "
@@ -171,7 +171,7 @@ def objective_from_verl(config) -> TheoryMapping:
     if beta == 0.0:
         warns.append("no KL term (use_kl_loss and use_kl_in_reward both off, or a zero coefficient): no stationary "
                      "policy with the support of pi_ref; the policy drifts to the best answers")
-        return TheoryMapping(None, tuple(warns), "verl", VERL_VERSION)
+        return mapping_of(None, warns, "verl", VERL_VERSION)
     obj = Objective(beta=beta, group_size=n, normalization=norm, std_ddof=1, std_eps=VERL_STD_EPS, level="token",
                     loss_type=loss_agg, **kl, **family_fields)
-    return TheoryMapping(obj, tuple(warns), "verl", VERL_VERSION)
+    return mapping_of(obj, warns, "verl", VERL_VERSION)

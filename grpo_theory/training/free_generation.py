@@ -22,17 +22,9 @@ from __future__ import annotations
 
 import copy
 import math
-import time
 from dataclasses import dataclass
-from pathlib import Path
 
-import numpy as np
-import pandas as pd
 import torch
-from tqdm.auto import tqdm
-
-from .._io import atomic_write
-from .loss import group_advantages, grpo_objective
 
 
 def wilson_interval(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -133,83 +125,3 @@ def estimate_correct(sampler: FreeSampler, answers, n: int, generator: torch.Gen
             k += sum(t.strip() == ans for t in c.text)
         out.append((k, n))
     return out
-
-
-def run_free_generation(out_dir, *, model, tokenizer, prompts, answers, labels, group_size: int = 8,
-                        beta: float = 0.5, penalty: str = "reverse", groups_per_prompt: int = 2, steps: int = 120,
-                        learning_rate: float = 1e-3, max_new_tokens: int = 6, n_ref: int = 400, n_eval: int = 400,
-                        seed: int = 0, progress: bool = True) -> pd.DataFrame:
-    """Estimate ``P_ref(correct)``, train sequence-level GRPO with free generation, measure
-    ``P(correct)`` by sampling; one row per prompt with the prediction and both intervals.
-
-    ``model`` is a ``FrozenTrunkLM("last-mlp")`` of SmolLM2 (not modified: a copy trains).
-    The measured value is the mean of the sampled correctness over the last 30% of the steps'
-    groups plus ``n_eval`` fresh samples at the end (reported separately).
-    """
-    from ..problem import Objective, Question
-    from ..stationary import stationary_policy
-
-    gen = torch.Generator().manual_seed(seed)
-    torch.manual_seed(seed)
-    policy = copy.deepcopy(model)
-    ref_mlp = copy.deepcopy(model.hf.model.layers[-1].mlp).requires_grad_(False)
-    sampler = FreeSampler(policy, tokenizer, prompts, max_new_tokens)
-    ref_counts = estimate_correct(sampler, answers, n_ref, gen)
-    params = [p for p in policy.parameters() if p.requires_grad]
-    opt = torch.optim.Adam(params, lr=learning_rate)
-    obj = Objective(beta=beta, group_size=group_size, penalty=penalty)
-    window_start = int(0.7 * steps)
-    window_hits = np.zeros(len(prompts))
-    window_n = 0
-    t0 = time.perf_counter()
-    history = []
-    for step in tqdm(range(steps), desc=f"free generation G={group_size} {penalty}", disable=not progress,
-                     leave=False):
-        for g in opt.param_groups:
-            g["lr"] = learning_rate * (1 - 0.95 * step / steps)
-        comps = [sampler.sample(q, groups_per_prompt * group_size, gen) for q in range(len(prompts))]
-        T = max(c.tokens.shape[1] for c in comps)
-        tokens = torch.stack([_pad_time(c.tokens, T) for c in comps])             # (P, n, T)
-        mask = torch.stack([_pad_time(c.mask, T) for c in comps])
-        h0 = torch.stack([_pad_time(c.h0, T) for c in comps])
-        r = torch.tensor([[float(t.strip() == a) for t in c.text] for c, a in zip(comps, answers)])
-        if step >= window_start:
-            window_hits += r.mean(1).numpy()
-            window_n += 1
-        shape = (len(prompts), groups_per_prompt, group_size, T)
-        lp = (_token_logp(policy, None, h0, tokens) * mask).view(shape)
-        with torch.no_grad():
-            lp_ref = (_token_logp(policy, ref_mlp, h0, tokens) * mask).view(shape)
-        adv = group_advantages(r.view(shape[:3]))
-        obj_t, diag = grpo_objective(lp, lp.detach(), lp_ref, adv, beta=beta, penalty=penalty, level="sequence",
-                                     mask=mask.view(shape))
-        opt.zero_grad(set_to_none=True)
-        (-obj_t).backward()
-        opt.step()
-        history.append(dict(step=step + 1, reward=float(r.mean()), k3=float(diag["k3"])))
-    train_seconds = time.perf_counter() - t0
-    end_counts = estimate_correct(sampler, answers, n_eval, gen)
-    rows = []
-    for i, (label, (k_ref, n_r), (k_end, n_e)) in enumerate(zip(labels, ref_counts, end_counts)):
-        p_ref = k_ref / n_r
-        lo, hi = wilson_interval(k_ref, n_r)
-
-        def pred(p):
-            p = min(max(p, 1e-9), 1 - 1e-9)
-            return float(stationary_policy(Question([p, 1 - p], rewards=[1, 0]), obj).pi[0])
-        e_lo, e_hi = wilson_interval(k_end, n_e)
-        rows.append(dict(seed=seed, config=f"free_G{group_size}_beta{beta:g}_{penalty}_lr{learning_rate:g}",
-                         question=label,
-                         predicted=pred(p_ref), measured=k_end / n_e, level="sequence", answer=answers[i],
-                         pi_ref=p_ref, pi_ref_lo=lo, pi_ref_hi=hi, predicted_lo=pred(lo), predicted_hi=pred(hi),
-                         measured_lo=e_lo, measured_hi=e_hi,
-                         measured_window=window_hits[i] / max(1, window_n), n_ref=n_r, n_eval=n_e,
-                         group_size=group_size, beta=beta, penalty=penalty, steps=steps,
-                         learning_rate=learning_rate, max_new_tokens=max_new_tokens, train_seconds=train_seconds))
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    table = pd.DataFrame(rows)
-    name = f"free_G{group_size}_beta{beta:g}_{penalty}_lr{learning_rate:g}_seed{seed}"
-    atomic_write(out / f"{name}.csv", lambda p: table.to_csv(p, index=False))
-    atomic_write(out / f"{name}_history.csv", lambda p: pd.DataFrame(history).to_csv(p, index=False))
-    return table

@@ -26,6 +26,8 @@ import math
 
 import torch
 
+from ..problem import LOSS_TYPES
+
 
 def group_advantages(rewards: torch.Tensor, normalization: str = "scale", std_ddof: int = 0,
                      std_eps: float = 0.0, variance_eps: float = 0.0) -> torch.Tensor:
@@ -100,8 +102,6 @@ def grpo_objective(logp: torch.Tensor, logp_old: torch.Tensor, logp_ref: torch.T
     member's terms (tied-group filtering, :func:`tie_mask`); the normalisers stay as they are (TRL-style
     masking; DAPO's refill only rescales the whole gradient).
     """
-    from ..problem import LOSS_TYPES
-
     if mask is None:
         mask = torch.ones_like(logp)
     if level == "sequence":

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..problem import _validate_answers
+
 
 @dataclass(frozen=True)
 class QATask:
@@ -26,8 +28,6 @@ class QATask:
     meta: dict = field(default_factory=dict)
 
     def __post_init__(self):
-        from ..problem import _validate_answers
-
         _validate_answers(self.answers, len(self.answers))      # non-empty, distinct, prefix-free
         if self.rewards.shape != (len(self.prompts), len(self.answers)):
             raise ValueError(f"rewards must have shape (n_questions, n_answers) = "

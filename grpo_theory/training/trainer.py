@@ -26,6 +26,7 @@ import torch
 from tqdm.auto import tqdm
 
 from .._io import atomic_write
+from ..problem import LOSS_TYPES, InvalidInputError, Objective
 from .loss import family_advantages, group_advantages, grpo_objective, kl_value, tie_mask
 from .policy import answer_token_logprobs, answer_token_mask, generate
 from .tasks import QATask
@@ -99,8 +100,6 @@ class GRPOConfig:
         for ok, msg in checks:
             if not ok:
                 raise ValueError(msg)
-        from ..problem import InvalidInputError
-
         try:
             self.kl_options()
         except InvalidInputError as exc:
@@ -108,12 +107,10 @@ class GRPOConfig:
 
     def kl_options(self) -> dict:
         """The KL estimator, placement and clamps, resolved as :class:`~grpo_theory.Objective` resolves them."""
-        from ..problem import Objective
-
         o = Objective(beta=1.0, penalty=self.penalty,
                       kl_estimator=self.kl_estimator, kl_placement=self.kl_placement,
                       kl_log_ratio_clamp=self.kl_log_ratio_clamp, kl_value_clamp=self.kl_value_clamp)
-        return dict(kl_estimator=o.kl_estimator, kl_placement=o.kl_placement,
+        return dict(kl_estimator=o.estimator, kl_placement=o.kl_placement,
                     kl_log_ratio_clamp=o.kl_log_ratio_clamp, kl_value_clamp=o.kl_value_clamp)
 
     def objective(self):
@@ -124,7 +121,6 @@ class GRPOConfig:
         """
         import math
 
-        from ..problem import Objective
         return Objective(beta=self.beta, group_size=self.group_size,
                          normalization=self.normalization, std_ddof=self.std_ddof, std_eps=self.std_eps,
                          level=self.level, loss_type=self.loss_type,
@@ -134,8 +130,6 @@ class GRPOConfig:
 
 
 def _loss_types():
-    from ..problem import LOSS_TYPES
-
     return LOSS_TYPES
 
 

@@ -1,4 +1,4 @@
-"""The trainer's KL estimators, placements and clamps against the theory (``grpo-theory validate --kl``).
+"""The trainer's KL estimators, placements and clamps against the theory (``grpo-theory validate --study kl``).
 
 For each seed a small GPT is pretrained on binary questions (and on an answer tree); every variant
 of :data:`KL_VARIANTS` then trains a copy with our trainer, and each answer's measured probability is
@@ -20,12 +20,12 @@ import pandas as pd
 import torch
 
 from .._io import atomic_write
-from ..baselines import log_pooling
+from ..kl import discontinuities
 from ..problem import Question
-from ..stationary import clamp_critical_beta, stationary_policy
-from .reference import pretrain_reference
-from .tasks import synthetic_binary_task, synthetic_tree_task
-from .trainer import GRPOConfig, GRPOTrainer, answer_probabilities
+from ..solvers import clamp_critical_beta, log_pooling, stationary_policy
+from ..training.reference import pretrain_reference
+from ..training.tasks import synthetic_binary_task, synthetic_tree_task
+from ..training.trainer import GRPOConfig, GRPOTrainer, answer_probabilities
 
 VERL_CLAMPS = dict(kl_log_ratio_clamp=20.0, kl_value_clamp=10.0)
 #: name -> (task, GRPOConfig changes). beta ("critical", f): f x the smallest critical beta of the questions
@@ -56,8 +56,6 @@ KL_VARIANTS = {
 def _edge_margin(obj, q: Question, pi: np.ndarray) -> float:
     """``log pi(b) - log(pi_ref(b) e^{edge})`` for the unrewarded answer of a binary question under a value
     clamp in the loss: how far (in logit) the predicted point sits above the clamp's edge (NaN otherwise)."""
-    from ..kl import discontinuities
-
     edges = [e for e in discontinuities(obj) if e < 0] if obj.kl_placement == "loss" else []
     if not edges or q.n_outputs != 2:
         return float("nan")
@@ -116,14 +114,14 @@ def run_kl_study(out_dir="runs/validate_kl", *, seeds=(0, 1, 2), variants=None, 
             for qi, (q, pt) in enumerate(zip(qs, points)):
                 lp = log_pooling(q.pi_ref, q.expected_reward, cfg.beta)
                 for k in range(len(task.answers)):
-                    rows.append(dict(seed=seed, config=name, penalty=obj.penalty, beta=cfg.beta, question=qi,
+                    rows.append(dict(seed=seed, config=name, penalty=obj.regime, beta=cfg.beta, question=qi,
                                      answer=k, rewarded=bool(task.rewards[qi, k] > 0), pi_ref=q.pi_ref[k],
                                      predicted=pred[qi, k], measured=res.measured[qi, k],
                                      measured_se=res.measured_se[qi, k], error=err[qi, k],
                                      predicted_collapse=bool(pt.boundary), discontinuous=bool(pt.discontinuous),
                                      log_pooling=lp[k], critical_beta=crit[qi],
                                      edge_margin=_edge_margin(obj, q, pt.pi)))
-            summary.append(dict(seed=seed, config=name, penalty=obj.penalty, beta=cfg.beta,
+            summary.append(dict(seed=seed, config=name, penalty=obj.regime, beta=cfg.beta,
                                 objective=obj.describe(), mae=float(np.abs(err).mean()),
                                 max_abs_error=float(np.abs(err).max()),
                                 predicted_collapses=int(sum(p.boundary for p in points)),

@@ -7,9 +7,10 @@ import warnings
 
 import numpy as np
 
-from ._numerics import logsumexp, optimize
-from .problem import InvalidInputError, Question, validate_probability_vector
-from .stationary import RESIDUAL_TOL, StationaryPoint
+from .._numerics import logsumexp, optimize
+from ..errors import InvalidInputError
+from ..problem import Question, validate_probability_vector
+from .results import RESIDUAL_TOL, StationaryPoint
 
 __all__ = ["log_pooling", "nash_equilibrium", "nash_residual"]
 
@@ -105,6 +106,6 @@ def nash_equilibrium(q: Question, beta: float) -> StationaryPoint:
         residual = nash_residual(q, beta, pi)
     converged = residual <= RESIDUAL_TOL
     return StationaryPoint(pi=pi, residual=residual, converged=converged, stable=True if converged else None,
-                           iterations=calls, method=method,
+                           nfev=calls, method=method,
                            message=("unique equilibrium (strictly concave-convex regularised game)"
                                     if converged else f"residual {residual:.2e} above tolerance"))

@@ -17,6 +17,7 @@ trainer's sampling only (the reference model is the same pretrained SmolLM2 in e
 from __future__ import annotations
 
 import copy
+import dataclasses
 import os
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -28,8 +29,12 @@ import torch
 from tqdm.auto import tqdm
 
 from .._io import atomic_write
-from .policy import answer_token_logprobs
-from .trainer import GRPOConfig, GRPOTrainer
+from ..problem import Question
+from ..solvers import stationary_points
+from ..training.policy import answer_token_logprobs
+from ..training.smollm import FrozenTrunkLM, load_smollm2, smollm2_tasks
+from ..training.trainer import GRPOConfig, GRPOTrainer
+from .predictions import predict, predict_token_level, rewarded
 
 #: name -> GRPOConfig fields of the configurations compared with the theory
 SMOLLM_CONFIGS = {
@@ -48,8 +53,6 @@ def _load(model_dir: str, device: str, trainable: str, num_threads: int | None) 
     """Per process: SmolLM2, its prompt sets, and one reference per set with its trunk features cached."""
     if num_threads is not None and device == "cpu":
         torch.set_num_threads(num_threads)
-    from .smollm import FrozenTrunkLM, load_smollm2, smollm2_tasks
-
     model, tok = load_smollm2(model_dir, device=device)
     tasks = smollm2_tasks(tok)
     refs = {}
@@ -74,9 +77,6 @@ def jobs(configs=None, seeds=(0, 1, 2), task_names=("yes_no", "multiple_choice",
 
 
 def _run_job(job: tuple, out: str, steps: int, learning_rate: float, trainable: str, resume: bool) -> pd.DataFrame:
-    from ..stationary import stationary_points
-    from .validate import _rewarded, predict, predict_token_level
-
     task_name, config, level, seed = job
     name = f"{task_name}_{config}_{level}_lr{learning_rate:g}_steps{steps}_seed{seed}"
     done = Path(out) / "rows" / f"{name}.csv"
@@ -99,10 +99,11 @@ def _run_job(job: tuple, out: str, steps: int, learning_rate: float, trainable: 
         n_stable = [1] * task.n_questions        # the tree solver reports the flow's point only
     else:
         pred = predict(task, ref_probs, obj)
-        n_stable = [len(stationary_points(_question(ref_probs[q], task.rewards[q]), obj.replace(level="sequence"))
-                        .stable) for q in range(task.n_questions)]
-    p_ref, p_pred = _rewarded(task, ref_probs), _rewarded(task, pred)
-    p_meas, p_se = _rewarded(task, res.measured), _rewarded(task, res.measured_se)
+        seq = dataclasses.replace(obj, level="sequence")
+        n_stable = [len(stationary_points(_question(ref_probs[q], task.rewards[q]), seq).stable)
+                    for q in range(task.n_questions)]
+    p_ref, p_pred = rewarded(task, ref_probs), rewarded(task, pred)
+    p_meas, p_se = rewarded(task, res.measured), rewarded(task, res.measured_se)
     rows = pd.DataFrame(dict(
         seed=seed, config=config, question=[f"{task_name}:{q}" for q in range(task.n_questions)],
         predicted=p_pred, measured=p_meas, level=level, task=task_name, prompt=task.meta["questions"],
@@ -116,8 +117,6 @@ def _run_job(job: tuple, out: str, steps: int, learning_rate: float, trainable: 
 
 
 def _question(p, rewards):
-    from ..problem import Question
-
     return Question(p / p.sum(), rewards=rewards)
 
 

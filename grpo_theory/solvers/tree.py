@@ -28,7 +28,7 @@ per-token penalty's derivative
 (For the direct kind the ``+1`` of the KL's derivative is absent: ``d/dtheta [pi_c k3_c] = log(pi_c/
 pi_ref_c) dpi_c/dtheta``; it would cancel only where ``W(v,c)`` is the same for every child.) A policy
 is **stationary** when ``g_v(c)`` is the same for every child of every reached node. For
-single-token answers this is the sequence-level condition of :mod:`grpo_theory.stationary`, for
+single-token answers this is the sequence-level condition of :mod:`grpo_theory.solvers`, for
 every loss type; for answers of equal length ``answer_mean`` and ``token_sum`` coincide.
 Stability is that of the flow ``d theta/dt = dJ/dtheta`` with one logit per node fixed (the softmax
 gauge removed).
@@ -36,24 +36,27 @@ gauge removed).
 
 from __future__ import annotations
 
-import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 import numpy as np
 
-from . import advantage, kl
-from ._numerics import integrate_until_slow, logsumexp, optimize
-from .preference import (
+from .. import advantage, kl
+from .._numerics import integrate_until_slow, logsumexp
+from ..errors import ExactEvaluationTooLarge, InvalidInputError
+from ..preference import (
     MAX_COUNT_VECTORS,
-    ExactEvaluationTooLarge,
     _advantages_for_counts,
     _count_vectors,
     _log_multinomial_weights,
     n_count_vectors,
     reward_preference,
+    sample_rewards,
+    sampled_advantages,
 )
-from .problem import InvalidInputError, Objective, Question
+from ..problem import Objective, Question, shaped_question
+from .common import dedupe, point_at, polish, verdict
+from .results import StationaryPoint
 
 __all__ = ["AnswerTree", "TreeProblem", "answer_weights", "monte_carlo_answer_weights", "tree_stationary_policy",
            "tree_stationary_points"]
@@ -172,7 +175,7 @@ def answer_weights(q: Question, obj: Objective, pi) -> tuple[np.ndarray, np.ndar
     kind = obj.aggregation
     if kind == "batch_token_mean" and not obj.is_large_group:
         return _batch_weights(q, obj, pi, lengths)
-    P = reward_preference(q, pi, obj)
+    P = reward_preference(q, obj, pi)
     W = 1.0 / lengths if kind == "answer_mean" else np.ones(q.n_outputs)   # token_sum, or a constant normaliser
     Pw = P * W
     if obj.filter_ties:                 # a tied group's penalty terms are dropped (grpo_theory.advantage)
@@ -202,8 +205,6 @@ def monte_carlo_answer_weights(q: Question, obj: Objective, pi, *, n_samples: in
     answer ``o`` as member 1, ``n_samples`` batches of ``B`` groups are drawn (the rest of its group and
     ``B - 1`` further groups from ``pi``), with the loss type's weight ``w`` of member 1.
     """
-    from .preference import sample_rewards, sampled_advantages
-
     if obj.is_large_group:
         raise InvalidInputError("Monte Carlo needs a finite group_size; at G = inf the weights are exact")
     rng = np.random.default_rng(seed)
@@ -289,17 +290,17 @@ class TreeProblem:
         lr = log_cond - self.log_ref_cond                                   # per token: log(pi(c|v)/pi_ref(c|v))
         pi = self.policy(x)
         q = self.q
-        if obj.penalty == "reward":     # the answer's reward less beta * (sum of its tokens' estimator values)
+        if obj.regime == "reward":     # the answer's reward less beta * (sum of its tokens' estimator values)
             shift = np.zeros(q.n_outputs)
             shift[self.support] = t.paths @ kl.value_shift(obj, np.maximum(lr, -745.0))
-            q = kl.shaped_question(q, shift)
+            q = shaped_question(q, shift)
         Pw, W = answer_weights(q, obj, pi)
         ps = pi[self.support]
         reach_edge = ps @ t.paths                                           # pi(v) pi(c|v)
         cond = np.exp(log_cond)
         with np.errstate(invalid="ignore", divide="ignore"):
             Q = (ps * Pw[self.support]) @ t.paths / reach_edge
-            if obj.penalty == "reward":
+            if obj.regime == "reward":
                 return Q, cond, reach_edge / np.where(cond > 0, cond, 1.0)
             if obj.kl_placement == "advantage":
                 # OpenRLHF: each token's value enters the reward at that token and the return is the sum
@@ -321,7 +322,7 @@ class TreeProblem:
         g, cond, reach = self.edge_gradient(x)
         return reach * cond * self._centred(g, cond)
 
-    def flow(self, x: np.ndarray) -> np.ndarray:
+    def free_flow(self, x: np.ndarray) -> np.ndarray:
         """The logit flow in the free coordinates (each relative to its node's last edge)."""
         phi = self.logit_gradient(x)
         return phi[self.free] - phi[self.last_of_edge[self.free]]
@@ -343,79 +344,49 @@ class TreeProblem:
         for j in range(n):                                                  # free logits of one tree
             e = np.zeros(n)
             e[j] = h * max(1.0, abs(x[j]))
-            J[:, j] = (self.flow(x + e) - self.flow(x - e)) / (2 * e[j])
+            J[:, j] = (self.free_flow(x + e) - self.free_flow(x - e)) / (2 * e[j])
         eig = np.linalg.eigvals(J)
         top = float(np.max(eig.real))
         tol = 1e-7 * max(1e-300, float(np.abs(J).max()))
-        if abs(top) < tol:
-            return None, eig, "an eigenvalue of the token-level flow's Jacobian is ~0: stability undecided"
-        if top < 0:
-            return True, eig, "all eigenvalues of the token-level flow's Jacobian have negative real part"
-        return False, eig, "an eigenvalue of the token-level flow's Jacobian has positive real part"
+        stable, why = verdict(top, tol, "the token-level flow's Jacobian")
+        return stable, eig, why
 
 
 # ----------------------------------------------------------------------------- solvers
 
-def _point(tp: TreeProblem, x: np.ndarray, method: str, iterations: int = 0):
-    from .stationary import RESIDUAL_TOL, StationaryPoint
-
-    residual = tp.residual(x)
-    stable, eig, why = tp.stability(x)
-    converged = residual <= RESIDUAL_TOL
-    return StationaryPoint(pi=tp.policy(x), residual=residual, converged=converged, stable=stable,
-                           iterations=iterations, method=method,
-                           message=why if converged else f"residual {residual:.2e} above {RESIDUAL_TOL:g}; {why}",
-                           eigenvalues=eig)
-
-
-def _polish(tp: TreeProblem, x0: np.ndarray, prefix: str):
-    from .stationary import RESIDUAL_TOL
-
-    for method in ("hybr", "lm"):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            sol = optimize.root(tp.kkt, x0, method=method,
-                                options={"xtol": 1e-14} if method == "hybr" else {"xtol": 1e-15, "ftol": 1e-15})
-        if np.all(np.isfinite(sol.x)) and tp.residual(sol.x) <= RESIDUAL_TOL:
-            return _point(tp, sol.x, f"{prefix}+{method}", int(sol.get("nfev", 0)))
-    return None
-
-
-def tree_stationary_policy(q: Question, obj: Objective):
+def tree_stationary_policy(q: Question, obj: Objective) -> StationaryPoint:
     """The token-level stationary policy the on-policy flow on the tree's logits reaches from ``pi_ref``."""
     tp = TreeProblem(q, obj)
     x0 = tp.x_from_log_cond(tp.log_ref_cond)
     if tp.tree.n_free == 0:
-        return _point(tp, x0, "single-answer")
-    end = integrate_until_slow(tp.flow, x0, 1e4, 1e-7)
-    pt = _polish(tp, end, "token-flow+root")
+        return point_at(tp, x0, "single-answer", require_converged=False)
+    end = integrate_until_slow(tp.free_flow, x0, 1e4, 1e-7)
+    pt = polish(tp, end, "token-flow+root")
     if pt is None or pt.stable is False:
-        end = integrate_until_slow(tp.flow, end, 1e6, None)
-        pt = _polish(tp, end, "token-flow+root") or pt
+        end = integrate_until_slow(tp.free_flow, end, 1e6, None)
+        pt = polish(tp, end, "token-flow+root") or pt
     if pt is not None and pt.stable is not False:
         return pt
-    out = _point(tp, end, "token-flow")
-    from dataclasses import replace
-
+    out = point_at(tp, end, "token-flow", require_converged=False)
     return replace(out, converged=False,
                    message="the token-level flow from pi_ref did not settle on a stable point within t = 1e6 "
-                           f"(residual {out.residual:.2e} there); see tree_stationary_points")
+                           f"(residual {out.residual:.2e} there); see stationary_points")
 
 
-def tree_stationary_points(q: Question, obj: Objective, *, n_starts: int = 24, seed: int = 0):
-    """Token-level stationary points from several starts, each with its stability (not exhaustive)."""
-    from .stationary import StationaryPointSet, _dedupe
-
+def tree_stationary_points(q: Question, obj: Objective, *, n_starts: int = 24, seed: int = 0
+                           ) -> tuple[tuple, bool, str, StationaryPoint]:
+    """Token-level stationary points from several starts, each with its stability (not exhaustive):
+    ``(points, exhaustive, message, from_reference)``."""
     tp = TreeProblem(q, obj)
     rng = np.random.default_rng(seed)
     x_ref = tp.x_from_log_cond(tp.log_ref_cond)
     starts = [x_ref, np.zeros_like(x_ref)]
     starts += [rng.normal(0.0, 2.0, x_ref.size) for _ in range(max(0, n_starts - len(starts)))]
-    found = [p for p in (_polish(tp, x, "multistart") for x in starts) if p is not None]
-    found.append(tree_stationary_policy(q, obj))              # the end of the flow from pi_ref
-    pts = _dedupe([p for p in found if p.converged])
+    found = [p for p in (polish(tp, x, "multistart") for x in starts) if p is not None]
+    from_reference = tree_stationary_policy(q, obj)
+    found.append(from_reference)                             # the end of the flow from pi_ref
+    pts = dedupe([p for p in found if p.converged])
     best = np.argsort([-(p.pi @ q.expected_reward) for p in pts])
-    return StationaryPointSet(tuple(pts[i] for i in best), False,
-                              f"token-level: root finding from {len(starts)} starts on {tp.tree.n_free} free logits "
-                              f"of a tree with {len(tp.tree.nodes)} nodes; not guaranteed exhaustive")
-
+    return (tuple(pts[i] for i in best), False,
+            f"token-level: root finding from {len(starts)} starts on {tp.tree.n_free} free logits "
+            f"of a tree with {len(tp.tree.nodes)} nodes; not guaranteed exhaustive", from_reference)

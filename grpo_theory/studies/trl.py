@@ -20,9 +20,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..integrations.trl import next_token_probs, read_trl_config
 from ..problem import Question
-from ..stationary import stationary_points, stationary_policy
-from .trl import next_token_probs, objective_from_trl
+from ..solvers import stationary_points, stationary_policy
+from ..training.smollm import YES_NO_QUESTIONS, load_smollm2
+from ..training.tasks import synthetic_binary_task
+from ..training.trainer import batch_means_se
 
 
 def _predictions(ref_probs: np.ndarray, reward_table: np.ndarray, objective) -> tuple[list, list]:
@@ -45,6 +48,16 @@ def _window_recorder(sink: list, start_step: float, every: int, measure):
                 sink.append(measure(model))
 
     return WindowRecorder()
+
+
+def _train(trainer, measured: list, n_blocks: int) -> tuple[np.ndarray, np.ndarray, float]:
+    """Run TRL's trainer; the probabilities its window recorder filled ``measured`` with, their batch-means
+    standard error over ``n_blocks`` blocks, and the training time in seconds."""
+    t0 = time.perf_counter()
+    trainer.train()
+    seconds = time.perf_counter() - t0
+    m = np.array(measured)
+    return m, batch_means_se(m, n_blocks=n_blocks), seconds
 
 
 def build_tokenizer(n_questions: int):
@@ -116,9 +129,6 @@ def run_trl_validation(out_dir="runs/validate_trl", *, n_questions: int = 12, st
     from transformers import AutoModelForCausalLM
     from trl import GRPOConfig, GRPOTrainer
 
-    from ..training.tasks import synthetic_binary_task
-    from ..training.trainer import batch_means_se
-
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     if num_threads is not None:
@@ -150,7 +160,7 @@ def run_trl_validation(out_dir="runs/validate_trl", *, n_questions: int = 12, st
                           lr_scheduler_type="linear", warmup_steps=0, logging_steps=max(1, steps // 10),
                           report_to="none", save_strategy="no", seed=seed, temperature=1.0, num_iterations=1,
                           scale_rewards="group", loss_type="grpo", disable_tqdm=True)
-        mapping = objective_from_trl(args, completion_tokens=1)
+        mapping = read_trl_config(args, completion_tokens=1)
         preds, stables = _predictions(ref_probs, reward_table, mapping.objective)
         measured: list = []
         recorder = _window_recorder(measured, (1 - window) * steps, measure_every,
@@ -159,18 +169,14 @@ def run_trl_validation(out_dir="runs/validate_trl", *, n_questions: int = 12, st
         dataset = Dataset.from_dict({"prompt": prompts * 64, "correct": correct * 64})
         trainer = GRPOTrainer(model=str(ref_dir), reward_funcs=reward_fn, args=args, train_dataset=dataset,
                               processing_class=tok, callbacks=[recorder])
-        t0 = time.perf_counter()
-        trainer.train()
-        seconds = time.perf_counter() - t0
-        m = np.array(measured)
-        se = batch_means_se(m, n_blocks=10)
+        m, se, seconds = _train(trainer, measured, n_blocks=10)
         meas = m.mean(0)
         err = meas - np.array(preds)
         for i in range(n_questions):
-            rows.append(dict(setting=name, penalty=mapping.objective.penalty, question=i,
+            rows.append(dict(setting=name, penalty=mapping.objective.regime, question=i,
                              pi_ref_correct=ref_probs[i, correct_ids[i]], predicted=preds[i], measured=meas[i],
                              measured_se=se[i], error=err[i], n_stable_points=stables[i]))
-        summary.append(dict(setting=name, penalty=mapping.objective.penalty, objective=mapping.objective.describe(),
+        summary.append(dict(setting=name, penalty=mapping.objective.regime, objective=mapping.objective.describe(),
                             mae=float(np.abs(err).mean()), max_abs_error=float(np.abs(err).max()),
                             mean_se=float(se.mean()), seconds=seconds, steps=steps,
                             warnings=" | ".join(mapping.warnings)))
@@ -198,15 +204,12 @@ def run_trl_smollm2(out_dir="runs/validate_trl_smollm2", *, model_dir="models/sm
     respects). Completions are one token sampled from the whole vocabulary at temperature 1; the
     reward is 1 when the decoded token, stripped, is the answer ("Yes"/"No": " Yes" counts too).
     The prediction uses SmolLM2's full next-token distribution (``K = V`` outputs in two reward
-    classes) under ``objective_from_trl(args)``. Returns one row per (setting, prompt).
+    classes) under ``read_trl_config(args)``. Returns one row per (setting, prompt).
     """
     import torch
     from datasets import Dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import GRPOConfig, GRPOTrainer
-
-    from ..training.smollm import YES_NO_QUESTIONS, load_smollm2
-    from ..training.trainer import batch_means_se
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -253,7 +256,7 @@ def run_trl_smollm2(out_dir="runs/validate_trl_smollm2", *, model_dir="models/sm
                           logging_steps=max(1, steps // 10), report_to="none", save_strategy="no", seed=seed,
                           temperature=1.0, top_k=0, top_p=1.0, num_iterations=1, scale_rewards="group",
                           loss_type="grpo", disable_tqdm=True, gradient_checkpointing=False)
-        mapping = objective_from_trl(args, completion_tokens=1)
+        mapping = read_trl_config(args, completion_tokens=1)
         preds, n_stable = _predictions(ref_probs, reward_table, mapping.objective)
         measured: list = []
         recorder = _window_recorder(measured, (1 - window) * steps, measure_every,
@@ -265,15 +268,11 @@ def run_trl_smollm2(out_dir="runs/validate_trl_smollm2", *, model_dir="models/sm
         dataset = Dataset.from_dict({"prompt": messages * 64, "answer": [a for _, a in chosen] * 64})
         trainer = GRPOTrainer(model=policy, reward_funcs=reward_fn, args=args, train_dataset=dataset,
                               processing_class=tok, callbacks=[recorder])
-        t0 = time.perf_counter()
-        trainer.train()
-        seconds = time.perf_counter() - t0
-        m = np.array(measured)
-        se = batch_means_se(m, n_blocks=5)
+        m, se, seconds = _train(trainer, measured, n_blocks=5)
         for i, (question, answer) in enumerate(chosen):
             rows.append(dict(seed=seed, config=f"trl_use_bias_correction_kl={bias_corr}",
                              question=f"yes_no:{i}", predicted=preds[i], measured=float(m[:, i].mean()),
-                             level="sequence", prompt=question, answer=answer, penalty=mapping.objective.penalty,
+                             level="sequence", prompt=question, answer=answer, penalty=mapping.objective.regime,
                              group_size=group_size, beta=beta, pi_ref=float((ref_probs[i] * reward_table[i]).sum()),
                              measured_se=float(se[i]), error=float(m[:, i].mean() - preds[i]),
                              n_stable_points=n_stable[i], steps=steps, learning_rate=learning_rate,

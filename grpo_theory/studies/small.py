@@ -25,12 +25,12 @@ import pandas as pd
 import torch
 
 from .._io import atomic_write
-from ..problem import Objective, Question
-from ..stationary import stationary_points, stationary_policy
-from .policy import answer_token_logprobs
-from .reference import pretrain_reference
-from .tasks import QATask, synthetic_binary_task, synthetic_tree_task
-from .trainer import GRPOConfig, GRPOTrainer, answer_probabilities
+from ..problem import Objective
+from ..training.policy import answer_token_logprobs
+from ..training.reference import pretrain_reference
+from ..training.tasks import QATask, synthetic_binary_task
+from ..training.trainer import GRPOConfig, GRPOTrainer, answer_probabilities
+from .predictions import predict, predict_token_level, rewarded, stable_points_of_rewarded_class
 
 
 @dataclass(frozen=True)
@@ -73,47 +73,8 @@ def extra_studies(steps: int = 800, lr: float = 3e-3) -> list[Study]:
 
 def _objective_for(cfg: GRPOConfig, prediction: str) -> Objective:
     if prediction == "note":
-        return Objective(cfg.beta, cfg.group_size, cfg.penalty, cfg.normalization)
+        return Objective(beta=cfg.beta, group_size=cfg.group_size, penalty=cfg.penalty, normalization=cfg.normalization)
     return cfg.objective()
-
-
-def predict(task: QATask, reference_probs: np.ndarray, obj: Objective) -> np.ndarray:
-    """Stationary pi over each question's answer set, from the reference model's probabilities."""
-    out = np.zeros_like(reference_probs)
-    for q in range(task.n_questions):
-        p = reference_probs[q] / reference_probs[q].sum()
-        out[q] = stationary_policy(Question(p, rewards=task.rewards[q]), obj).pi
-    return out
-
-
-def predict_token_level(task: QATask, ref_token_logp: np.ndarray, obj: Objective) -> np.ndarray:
-    """Token-level stationary pi over each question's answer tree, from the reference model's own
-    token log-probabilities (the trainer's "token" level averages over an answer's tokens: TRL's
-    ``loss_type="grpo"``)."""
-    out = np.zeros((task.n_questions, len(task.answers)))
-    tok_obj = obj.replace(level="token", loss_type="grpo")
-    for q in range(task.n_questions):
-        p = np.exp(ref_token_logp[q].sum(-1))
-        q_tree = Question(p / p.sum(), rewards=task.rewards[q], answers=task.answers)
-        out[q] = stationary_policy(q_tree, tok_obj).pi
-    return out
-
-
-def stable_points_of_rewarded_class(task: QATask, reference_probs: np.ndarray, obj: Objective) -> list:
-    """For each question: the rewarded class's probability at every stable stationary point."""
-    out = []
-    for q in range(task.n_questions):
-        p = reference_probs[q] / reference_probs[q].sum()
-        pts = stationary_points(Question(p, rewards=task.rewards[q]), obj)
-        best = task.rewards[q] == task.rewards[q].max()
-        out.append([float(pt.pi[best].sum()) for pt in pts if pt.stable])
-    return out
-
-
-def _rewarded(task: QATask, table: np.ndarray) -> np.ndarray:
-    """Probability of the rewarded answer class, per question."""
-    best = task.rewards == task.rewards.max(axis=1, keepdims=True)
-    return np.where(best, table, 0.0).sum(axis=1)        # where, not a product: an SE of inf stays inf
 
 
 def run_validation(out_dir="runs/validate", *, quick: bool = False, n_questions: int = 16, seed: int = 0,
@@ -166,17 +127,17 @@ def run_validation(out_dir="runs/validate", *, quick: bool = False, n_questions:
         else:
             res = GRPOTrainer(copy.deepcopy(ref), task, cfg, reference=ref, run_dir=out / "runs" / study.name,
                               progress=progress).train(resume=resume)
-        p_ref = _rewarded(task, ref_probs)
-        p_meas, p_se = _rewarded(task, res.measured), _rewarded(task, res.measured_se)
+        p_ref = rewarded(task, ref_probs)
+        p_meas, p_se = rewarded(task, res.measured), rewarded(task, res.measured_se)
         for prediction in study.predictions:
             obj = _objective_for(cfg, prediction)
             if prediction == "token":
                 pred = predict_token_level(task, ref_token_logp, obj)
-                stables = [[float(v)] for v in _rewarded(task, pred)]
+                stables = [[float(v)] for v in rewarded(task, pred)]
             else:
                 pred = predict(task, ref_probs, obj)
                 stables = stable_points_of_rewarded_class(task, ref_probs, obj)
-            p_pred = _rewarded(task, pred)
+            p_pred = rewarded(task, pred)
             err = p_meas - p_pred
             nearest = np.array([min(st, key=lambda v: abs(v - m)) if st else np.nan
                                 for st, m in zip(stables, p_meas)])
@@ -231,8 +192,8 @@ def _figures(results: pd.DataFrame, out: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg", force=False)
-    from .. import plotting
-    from ..figures import build_figures
+    from .. import plotting  # matplotlib (optional), like figures
+    from ..figures import build_figures  # matplotlib (optional)
 
     with matplotlib.rc_context(plotting.STYLE):
         fig = plotting.predicted_vs_measured(results[results.gated])
@@ -243,73 +204,3 @@ def _figures(results: pd.DataFrame, out: Path) -> None:
             fig = plotting.predicted_vs_measured(extra)
             fig.savefig(out / "fig_extra_studies.png", metadata={"Software": None})
     build_figures(out, only=[9], trained=out / "trained_points.csv", progress=False)
-
-
-#: The token-level study: answer trees of different lengths whose reward depends on a later token.
-TREE_STUDY_SHAPES = ("lengths", "deep", "long")
-TREE_STUDY_LOSSES = (("grpo", None), ("dr_grpo", None), ("dapo", 1))
-
-
-def run_tree_study(out_dir="runs/validate_tree", *, seeds=(0, 1, 2), shapes=TREE_STUDY_SHAPES,
-                   losses=TREE_STUDY_LOSSES, steps: int = 800, beta: float = 1.0, penalty: str = "direct",
-                   group_size: int = 8, n_questions: int = 8, learning_rate: float = 3e-3, device: str = "cpu",
-                   resume: bool = False, progress: bool = True, num_threads: int | None = 1) -> pd.DataFrame:
-    """Token-level GRPO on answer trees against the token-level theory, for each loss type and seed.
-
-    For every (shape, seed) a small GPT is pretrained on the tree's answers; for every loss type
-    (``(loss_type, groups_per_batch)``) it is trained at token level, and each answer's measured
-    probability is compared with the token-level stationary policy computed from the reference
-    model's own probabilities with the trainer's conventions. The sequence-level prediction and the
-    other loss types' predictions are recorded beside it, so that the size of each effect shows.
-    Writes ``tree_results.csv`` (one row per seed, configuration, question, answer) and
-    ``tree_summary.csv`` (per configuration and seed) into ``out_dir``.
-    """
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    if num_threads is not None:
-        torch.set_num_threads(num_threads)
-    rows, summary = [], []
-    for shape in shapes:
-        for seed in seeds:
-            task, freqs = synthetic_tree_task(shape, n_questions, seed=seed)
-            ref = pretrain_reference(task, freqs, seed=seed, progress=progress, steps=800)
-            ref_probs = answer_probabilities(ref, task)
-            questions = [Question(ref_probs[q] / ref_probs[q].sum(), rewards=task.rewards[q], answers=task.answers)
-                         for q in range(task.n_questions)]
-            base = GRPOConfig(group_size=group_size, beta=beta, penalty=penalty, steps=steps,
-                              learning_rate=learning_rate, groups_per_question=16, level="token", device=device,
-                              seed=seed, num_threads=num_threads)
-            objectives = {f"{lt}/B={b or 'all'}": replace(base, loss_type=lt, groups_per_batch=b).objective()
-                          for lt, b in losses}
-            preds = {name: np.array([stationary_policy(qq, o).pi for qq in questions])
-                     for name, o in objectives.items()}
-            seq_pred = np.array([stationary_policy(qq, base.objective().replace(level="sequence")).pi
-                                 for qq in questions])
-            for (lt, b), name in zip(losses, objectives):
-                cfg = replace(base, loss_type=lt, groups_per_batch=b)
-                config = f"{shape}_{lt}_B{b or 'all'}"
-                trainer = GRPOTrainer(copy.deepcopy(ref), task, cfg, reference=ref,
-                                      run_dir=out / "runs" / f"{config}_seed{seed}", progress=progress)
-                res = trainer.train(resume=resume)
-                err = res.measured - preds[name]
-                others = {f"predicted_{n}": preds[n] for n in objectives if n != name}
-                for q in range(task.n_questions):
-                    for k in range(len(task.answers)):
-                        rows.append(dict(seed=seed, config=config, shape=shape, loss_type=lt,
-                                         groups_per_batch=b or "all", question=q, answer=k,
-                                         answer_tokens=len(task.answers[k]), rewarded=task.rewards[q, k] > 0,
-                                         pi_ref=questions[q].pi_ref[k], predicted=preds[name][q, k],
-                                         measured=res.measured[q, k], measured_se=res.measured_se[q, k],
-                                         error=err[q, k], predicted_sequence_level=seq_pred[q, k],
-                                         error_sequence_level=res.measured[q, k] - seq_pred[q, k],
-                                         **{key: v[q, k] for key, v in others.items()}))
-                summary.append(dict(seed=seed, config=config, shape=shape, loss_type=lt, groups_per_batch=b or "all",
-                                    mae=float(np.abs(err).mean()), max_abs_error=float(np.abs(err).max()),
-                                    mae_sequence_level=float(np.abs(res.measured - seq_pred).mean()),
-                                    max_sequence_level=float(np.abs(res.measured - seq_pred).max()),
-                                    max_gap_to_other_loss_types=float(max(np.abs(preds[name] - preds[n]).max()
-                                                                          for n in objectives if n != name)),
-                                    mean_se=float(res.measured_se.mean()), seconds=res.seconds))
-                atomic_write(out / "tree_results.csv", lambda p: pd.DataFrame(rows).to_csv(p, index=False))
-                atomic_write(out / "tree_summary.csv", lambda p: pd.DataFrame(summary).to_csv(p, index=False))
-    return pd.DataFrame(summary)

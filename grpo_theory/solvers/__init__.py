@@ -1,0 +1,30 @@
+"""The solvers: stationary policies of GRPO and their stability (SPEC section 3), in one package.
+
+Bottom first: :mod:`.results` (the plain result containers), :mod:`.common` (the problem interface,
+root polishing, the stability verdict, dedupe), the two problems :mod:`.classes` (a question pooled
+into classes of outputs with the same reward law) and :mod:`.tree` (token level on an answer tree),
+the baselines :mod:`.baselines` (RLHF's log pooling, NLHF's Nash equilibrium), the class solvers
+:mod:`.two_class` (exhaustive) and :mod:`.multi_class`, and :mod:`.search`, the one
+dispatch behind :func:`stationary_policy` and :func:`stationary_points`.
+"""
+
+from .baselines import log_pooling, nash_equilibrium, nash_residual
+from .classes import (
+    Z_CAP,
+    ClassProblem,
+    clamp_critical_beta,
+    output_gradient,
+    stationarity_residual,
+)
+from .common import dedupe, polish, sinh_grid
+from .results import RESIDUAL_TOL, STABILITY_TOL, Basin, StationaryPoint, StationaryPointSet
+from .search import basins_of, stationary_points, stationary_policy, token_level
+from .tree import AnswerTree, TreeProblem, answer_weights, monte_carlo_answer_weights
+
+__all__ = [
+    "StationaryPoint", "StationaryPointSet", "Basin", "RESIDUAL_TOL", "STABILITY_TOL", "Z_CAP",
+    "ClassProblem", "TreeProblem", "AnswerTree", "answer_weights", "monte_carlo_answer_weights",
+    "stationary_policy", "stationary_points", "stationarity_residual", "output_gradient",
+    "clamp_critical_beta", "basins_of", "log_pooling", "nash_equilibrium", "nash_residual", "token_level",
+    "polish", "dedupe", "sinh_grid",
+]

@@ -1,0 +1,447 @@
+r"""Stationary policies of GRPO and their stability (SPEC section 3).
+
+Let ``g(o) = dJ/dpi(o)`` be the per-output gradient of the objective at
+``pi_old = pi``:
+
+* reverse penalty (k3): ``g(o) = P_G(o|pi) - beta (1 - pi_ref(o)/pi(o))``;
+* direct penalty:       ``g(o) = P_G(o|pi) - beta (log(pi(o)/pi_ref(o)) + 1)``.
+
+A policy is stationary when ``g(o)`` is the same for every ``o`` in its support
+(KKT with a multiplier for the simplex). For the reverse penalty this is Eq. 11,
+``pi(o) (1 - (P_G(o|pi) - E_pi P_G)/beta) = pi_ref(o)``; for the direct penalty
+``pi(o) ∝ pi_ref(o) exp(P_G(o|pi)/beta)``.
+
+Stability refers to the on-policy expected-gradient flow on softmax logits,
+``d theta_o/dt = pi(o) (g(o) - E_pi g)``.
+
+Reduction to classes. ``P_G`` depends on an output only through its reward law,
+so outputs with the same law form a *class*; at every stationary point the policy
+within a class is proportional to ``pi_ref`` (both penalties), and outputs with
+``pi_ref = 0`` get 0. The solvers therefore work on the ``C`` classes:
+
+Moving mass inside a class leaves ``w`` and so ``P_G`` unchanged; there only the
+penalty acts, and it restores ``pi ∝ pi_ref``. The set of policies proportional
+to ``pi_ref`` inside every class is invariant under the flow, so stability is
+decided by the class-level dynamics alone.
+
+* ``C = 2``: a scalar problem in the class logit ``z = log(pi(a)/pi(b))``; the
+  drift ``s(z) = g(a) - g(b)`` is scanned on a grid that provably contains every
+  root (bounds from ``max |A_i|``), each sign change is refined with Brent's
+  method and tangencies are detected; the search is exhaustive. The direct
+  penalty with ``G = inf`` can drive the mass to a vertex: such a *limit point*
+  is reported with ``boundary=True`` when the flow runs into it.
+* ``C > 2``: Newton-type root finding (MINPACK hybrid, then Levenberg-Marquardt)
+  on the class logits, started from the end of the flow from ``pi_ref`` and from
+  several other points; reported points are deduplicated, the search is not
+  guaranteed exhaustive, and the result says so.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from .. import advantage, kl
+from .._numerics import logsumexp
+from ..errors import InvalidInputError
+from ..preference import max_abs_advantage, pooled_expectations, reward_preference
+from ..problem import Objective, Question, as_objective, as_question, shaped_question, validate_probability_vector
+from .common import verdict
+
+__all__ = ["ClassProblem", "output_gradient", "stationarity_residual", "clamp_critical_beta", "may_collapse",
+           "unbounded_preference", "Z_CAP"]
+
+#: Largest |class logit| searched where |P_G| is unbounded (G = inf); exp(-745) underflows.
+Z_CAP = 740.0
+
+
+class ClassProblem:
+    """A question pooled into classes of outputs with the same reward law (see module doc).
+
+    Attributes: ``p`` (C,) reference mass of each class, ``R`` (C, D) pooled
+    membership rows, ``class_of`` (K,) class of each output (-1 where pi_ref = 0).
+    Classes are ordered by decreasing expected reward (preference questions:
+    by decreasing ``P_2`` against ``pi_ref``), so class 0 is the best one.
+    """
+
+    def __init__(self, q: Question, obj: Objective) -> None:
+        q, obj = as_question(q), as_objective(obj)
+        self.q, self.obj = q, obj
+        support = np.flatnonzero(q.pi_ref > 0)
+        R = q.membership
+        if q.has_reward_law:
+            if obj.entropy_coef:        # an entropy bonus breaks pooling (see grpo_theory.advantage)
+                rows, inverse = R[support], np.arange(support.size)
+            else:
+                rows, inverse = np.unique(R[support], axis=0, return_inverse=True)
+            score = rows @ q.reward_levels
+        else:
+            rows, inverse = R[support], np.arange(support.size)
+            score = rows @ (2 * q.preference_matrix - 1) @ q.pi_ref
+        order = np.argsort(-score, kind="stable")
+        rank = np.empty_like(order)
+        rank[order] = np.arange(order.size)
+        self.R = rows[order]
+        self.class_of = np.full(q.n_outputs, -1)
+        self.class_of[support] = rank[np.asarray(inverse).ravel()]
+        self.p = np.bincount(self.class_of[support], weights=q.pi_ref[support],
+                             minlength=self.R.shape[0])
+        with np.errstate(divide="ignore"):
+            self._log_R = np.log(self.R)
+        self._log_p = np.log(self.p)
+        if obj.regime == "reward":
+            if not q.has_reward_law:
+                raise InvalidInputError("kl_placement='reward' needs a reward law (rewards= or reward_levels=); "
+                                        "a preference matrix has no reward to shape")
+            # the classes as a question of their own: class c has reference mass p_c and reward law R_c
+            self._class_q = Question(self.p / self.p.sum(), reward_levels=q.reward_levels, reward_probs=self.R)
+
+    @property
+    def n_classes(self) -> int:
+        return int(self.p.size)
+
+    def class_preference(self, log_pi_c: np.ndarray) -> np.ndarray:
+        """``P_G(c | pi)`` for a batch of class log-policies ``(..., C) -> (..., C)``."""
+        if log_pi_c.min() > -700.0:      # no underflow: the plain sum is as accurate and cheaper
+            with np.errstate(divide="ignore"):
+                log_w = np.log(np.exp(log_pi_c) @ self.R)
+        else:
+            log_w = logsumexp(log_pi_c[..., :, None] + self._log_R, axis=-2)
+        return pooled_expectations(self.q, self.obj, log_w) @ self.R.T
+
+    def gradient(self, log_pi_c: np.ndarray) -> np.ndarray:
+        """``g(c) = dJ/dpi(c)`` at ``pi_old = pi`` (see module doc and :mod:`grpo_theory.kl`), batched."""
+        if self.obj.regime == "reward":
+            return self._shaped_preference(log_pi_c)
+        P = self.class_preference(log_pi_c)
+        beta = self.obj.beta
+        if advantage.changes_regulariser(self.obj):
+            return self._family_gradient(log_pi_c, P)
+        if self.obj.regime == "reverse":
+            with np.errstate(over="ignore"):   # +inf at a vertex is the right (repelling) value
+                return P - beta * (1.0 - np.exp(self._log_p - log_pi_c))
+        if self.obj.regime == "direct":
+            return P - beta * (log_pi_c - self._log_p + 1.0)
+        return P - beta * kl.coefficient(self.obj, log_pi_c - self._log_p)
+
+    def _family_gradient(self, log_pi_c: np.ndarray, P: np.ndarray) -> np.ndarray:
+        """``g(c)`` with tie filtering and/or an entropy bonus (:func:`grpo_theory.advantage.regularised_gradient`)."""
+        # the per-sample slope in log pi (reverse: 1 - pi_ref/pi; direct: log(pi/pi_ref), without the +1 of
+        # the exact KL's gradient, which the centring removes only when every answer carries the same weight)
+        slope = kl.coefficient(self.obj, log_pi_c - self._log_p)
+        u = None
+        if self.obj.filter_ties:
+            if not self.q.has_reward_law:
+                raise InvalidInputError("filter_ties needs a reward law (ties are ties of rewards); this question "
+                                        "was given as a preference matrix")
+            log_w = logsumexp(log_pi_c[..., :, None] + self._log_R, axis=-2)
+            u = advantage.tie_free_probability(self.R, log_w, self.obj.group_size)
+        return advantage.regularised_gradient(P, slope, log_pi_c, self.obj, u)
+
+    def _shaped_preference(self, log_pi_c: np.ndarray) -> np.ndarray:
+        """``P_G`` of each class for the reward shaped by the KL at the class log-ratios (reward placement)."""
+        log_pi_c = np.asarray(log_pi_c, dtype=float)
+        flat = log_pi_c.reshape(-1, log_pi_c.shape[-1])
+        out = np.empty_like(flat)
+        for i, lp in enumerate(flat):                   # the shaped levels differ from row to row
+            lr = np.maximum(lp, -745.0) - self._log_p    # a class of mass 0 keeps a finite (huge) shift
+            shaped = shaped_question(self._class_q, kl.value_shift(self.obj, lr))
+            out[i] = reward_preference(shaped, self.obj, np.exp(lp))
+        return out.reshape(log_pi_c.shape)
+
+    def gradient_jacobian(self, log_pi_c: np.ndarray, h: float = 1e-5) -> np.ndarray:
+        """``dg(c)/dtheta_k`` (C x C) at one class policy.
+
+        Penalty part analytic; reward part by the chain rule
+        ``dP_c/dtheta_k = pi_k R_c . DE(w)[R_k - w]``, the directional derivative taken
+        in ``w`` (two forward steps ``w + t (R_k - w)``, which stay in the simplex,
+        Richardson-extrapolated). The factor ``pi_k`` is applied exactly, so classes of
+        tiny mass keep their relative accuracy.
+        """
+        pi = np.exp(log_pi_c)
+        C = pi.size
+        if self.obj.regime not in ("reverse", "direct") or advantage.changes_regulariser(self.obj):
+            return self._numeric_jacobian(log_pi_c)
+        log_w = logsumexp(log_pi_c[:, None] + self._log_R, axis=0)               # (D,)
+        with np.errstate(divide="ignore"):
+            steps = [np.logaddexp(math.log1p(-t) + log_w, math.log(t) + self._log_R) for t in (h, 2 * h)]
+        batch = np.vstack([log_w[None, :], steps[0], steps[1]])
+        E = pooled_expectations(self.q, self.obj, batch)
+        e0, e1, e2 = E[0], E[1:C + 1], E[C + 1:]
+        dE = (4.0 * (e1 - e0) / h - (e2 - e0) / (2 * h)) / 3.0                  # (C, D): along R_k - w
+        dP = (dE @ self.R.T).T * pi[None, :]                                      # [c, k]
+        dlog = np.eye(C) - pi[None, :]                                            # dlog pi_c/dtheta_k
+        if self.obj.regime == "reverse":
+            dpen = np.exp(self._log_p - log_pi_c)[:, None] * dlog
+        else:
+            dpen = dlog
+        return dP - self.obj.beta * dpen
+
+    def _numeric_jacobian(self, log_pi_c: np.ndarray, h: float = 1e-6) -> np.ndarray:
+        """``dg(c)/dtheta_k`` by central differences (estimators other than the note's two)."""
+        C = log_pi_c.size
+        steps = []
+        for k in range(C):
+            for sgn in (1.0, -1.0):
+                th = log_pi_c.copy()
+                th[k] += sgn * h
+                steps.append(th - logsumexp(th))
+        g = self.gradient(np.array(steps))
+        return ((g[0::2] - g[1::2]) / (2 * h)).T
+
+    def flow(self, log_pi_c: np.ndarray) -> np.ndarray:
+        """``d theta_c/dt = pi(c) (g(c) - E_pi g)`` (class logits), batched."""
+        pi = np.exp(log_pi_c)
+        g = self.gradient(log_pi_c)
+        return pi * (g - (pi * g).sum(axis=-1, keepdims=True))
+
+    def expand(self, pi_c: np.ndarray) -> np.ndarray:
+        """Class policy -> output policy, proportional to pi_ref within each class."""
+        pi = np.zeros(self.q.n_outputs)
+        s = self.class_of >= 0
+        pi[s] = pi_c[self.class_of[s]] * self.q.pi_ref[s] / self.p[self.class_of[s]]
+        return pi
+
+    # ---- two classes: the scalar drift s(z) = g(a) - g(b), z = log(pi_a/pi_b)
+    def drift(self, z) -> np.ndarray:
+        z = np.asarray(z, dtype=float)
+        log_pi = np.stack([-np.logaddexp(0.0, -z), -np.logaddexp(0.0, z)], axis=-1)
+        g = self.gradient(log_pi)
+        return g[..., 0] - g[..., 1]
+
+    def jump_logits(self) -> np.ndarray:
+        """Class logits just either side of each jump of the drift (a clamp switching on in one class),
+        so that grids see a root squeezed between a jump and its neighbour."""
+        if self.obj.regime in ("reverse", "direct", "reward"):
+            return np.zeros(0)
+        edges = np.array(kl.discontinuities(self.obj))
+        if edges.size == 0:
+            return edges
+        out = []
+        for c, sign in ((0, 1.0), (1, -1.0)):
+            log_pi = self._log_p[c] + edges                     # class c at log-ratio e to its reference
+            ok = log_pi < 0
+            z = sign * (log_pi[ok] - np.log(-np.expm1(log_pi[ok])))
+            out.append(z)
+        z = np.concatenate(out)
+        h = 1e-9 * np.maximum(1.0, np.abs(z))
+        return np.sort(np.concatenate([z - h, z + h]))
+
+    def logit_bounds(self) -> tuple[float, float]:
+        """An interval of class logits that contains every interior root of ``drift``.
+
+        For finite G the bound is finite and is not capped: with the direct penalty at small
+        ``beta`` the root lies near ``z = Delta / beta``, in the thousands for ``beta = 1e-3``,
+        where ``pi(b) = e^{-z}`` underflows but the class logit, and the drift computed in log
+        space, do not. Only where ``|P_G|`` is unbounded (``G = inf``) is the search cut at
+        ``|z| = Z_CAP``, beyond which the flow's limit is a vertex.
+        """
+        obj, beta = self.obj, self.obj.beta
+        zc = float(self._log_p[0] - self._log_p[1])
+        if self.q.has_reward_law:
+            with np.errstate(over="ignore"):       # an infinite span gives an infinite bound
+                span = float(self.q.reward_levels.max() - self.q.reward_levels.min())
+            bound_p = max_abs_advantage(span, obj)          # |P_G| <= max |A_i|
+        else:
+            bound_p = 1.0
+        delta_max = 2.0 * bound_p                           # |P(a) - P(b)|
+        if not math.isfinite(delta_max):
+            return -Z_CAP, Z_CAP
+        d_lo, d_hi = zc - delta_max / beta - 1.0, zc + delta_max / beta + 1.0   # direct: beta (z - zc) = Delta
+        pa, pb = self.p                                                         # reverse: beta (p/x - ..) = -Delta
+        r_hi = math.log((delta_max + beta) / (beta * pb)) + 1.0
+        r_lo = -math.log((delta_max + beta) / (beta * pa)) - 1.0
+        if obj.regime == "direct":
+            return d_lo, d_hi
+        if obj.regime == "reverse":
+            return r_lo, r_hi
+        # Other estimators and placements: their coefficient grows no faster than the reverse one's
+        # and at least as fast as the direct one's, or is bounded (a clamp, k1 as a loss), in which
+        # case the flow can run into a vertex; the hull of both bounds and +-Z_CAP covers every root
+        # (the shaped rewards of the reward placement differ by at most the span plus beta|dz|).
+        if self.q.has_reward_law:
+            spread = max(delta_max, span) / beta + 1.0
+            d_lo, d_hi = min(d_lo, zc - spread), max(d_hi, zc + spread)
+        return min(d_lo, r_lo, -Z_CAP), max(d_hi, r_hi, Z_CAP)
+
+    # ---- more than two classes: free logits eta_c = theta_c - theta_C (c < C), the common interface
+    def log_pi(self, eta: np.ndarray) -> np.ndarray:
+        """Class log-policy at free class logits ``eta``."""
+        theta = np.concatenate((eta, (0.0,)))
+        return theta - logsumexp(theta)
+
+    def policy(self, eta: np.ndarray) -> np.ndarray:
+        """Output policy at free class logits ``eta``."""
+        return self.expand(np.exp(self.log_pi(eta)))
+
+    def kkt(self, eta: np.ndarray) -> np.ndarray:
+        """``g(c) - g(C)`` for ``c < C``: zero exactly at a stationary point."""
+        g = self.gradient(self.log_pi(eta))
+        return g[:-1] - g[-1]
+
+    def free_flow(self, eta: np.ndarray) -> np.ndarray:
+        """The logit flow in the free coordinates ``eta``."""
+        phi = self.flow(self.log_pi(eta))
+        return phi[:-1] - phi[-1]
+
+    def residual(self, eta: np.ndarray) -> float:
+        """:func:`stationarity_residual` at ``policy(eta)``."""
+        return stationarity_residual(self.q, self.obj, self.policy(eta))
+
+    def stability(self, eta: np.ndarray) -> tuple[bool | None, np.ndarray, str]:
+        """Stability of the reduced logit flow at a stationary point ``eta``.
+
+        With ``u = (g_c - g_C)_{c<C}`` (the KKT equations) and ``pi' = pi_{<C}``, the
+        flow's Jacobian at a stationary point is ``J = [diag(pi') + (pi_C 1 - pi') pi'^T] du/deta``.
+        ``du/deta`` is well scaled, so ``J`` keeps its relative accuracy even when some
+        class masses are tiny; the eigenvalues scale with those masses, and so does the
+        tolerance below which a sign counts as undecided.
+        """
+        log_pi = self.log_pi(eta)
+        pi = np.exp(log_pi)
+        dg = self.gradient_jacobian(log_pi)                  # dg_c/dtheta_k
+        # Reduce against the heaviest class: with a light reference class, pi_ref - pi_c
+        # cancels catastrophically in the row of a heavy class.
+        ref = int(np.argmax(log_pi))
+        keep = np.delete(np.arange(pi.size), ref)
+        H = dg[np.ix_(keep, keep)] - dg[ref, keep][None, :]
+        # J = (I + c 1^T) diag(head) H with c = pi_ref - head has the eigenvalues of diag(head) B,
+        # B = H (I + c 1^T) well scaled. head can underflow (a class at logit -2000 below the heaviest):
+        # scale it by its largest entry; classes whose scaled mass still underflows decouple, and
+        # each contributes the eigenvalue ~ head_c B_cc, whose sign is that of B_cc.
+        log_head = log_pi[keep]
+        B = H @ (np.eye(keep.size) + np.outer(pi[ref] - pi[keep], np.ones(keep.size)))
+        d = np.exp(log_head - log_head.max())
+        big = d > 1e-250
+        scale = math.exp(float(log_head.max()))         # may underflow: decide the signs before applying it
+        eig_big = np.linalg.eigvals(d[big, None] * B[np.ix_(big, big)])
+        eig = np.concatenate([eig_big, d[~big] * np.diag(B)[~big]]) * scale
+        signs_small = np.diag(B)[~big]
+        top = float(np.max(eig_big.real)) if eig_big.size else -math.inf
+        tol = 1e-7 * float(d[big].min()) * max(1.0, float(np.abs(B).max()))
+        stable, why = verdict(top, tol, "the flow's Jacobian", undecided=bool(np.any(signs_small == 0)),
+                              all_negative=bool(np.all(signs_small < 0)))
+        return stable, eig, why
+
+
+def clamp_critical_beta(q: Question, obj: Objective) -> float:
+    """The beta below which a clamped KL in the loss lets the worse class of a two-class question collapse.
+
+    A value clamp switches the estimator's gradient off where ``pi(b) < pi_ref(b) e^{e}`` (``e`` the
+    lower edge of :func:`grpo_theory.kl.discontinuities`; ``e^{-e} = 13.61`` for verl's k3 clamped at 10).
+    The unclamped interior root moves towards that edge as beta falls and reaches it at
+    ``beta_c = (P_G(a) - P_G(b)) / (c(a) - c(b))``, everything evaluated at the edge with the
+    unclamped coefficient ``c``. Below ``beta_c`` no interior stationary point is left and the flow from
+    ``pi_ref`` runs to the vertex; above it the interior point is stable and the edge is a repelling
+    jump (a separatrix) in front of the collapsing vertex. ``P_G`` does not depend on beta, so this is exact.
+
+    >>> from grpo_theory import Objective, Question, clamp_critical_beta
+    >>> verl = Objective(beta=0.001, group_size=5, std_ddof=1, std_eps=1e-6, kl_estimator="k3", kl_log_ratio_clamp=20,
+    ...                  kl_value_clamp=10)                 # verl's GRPO recipe, G = 5
+    >>> round(clamp_critical_beta(Question([0.5, 0.5], rewards=[1, 0]), verl), 4)
+    0.134
+    """
+    q, obj = as_question(q), as_objective(obj)
+    if obj.kl_placement != "loss" or obj.kl_value_clamp is None:
+        raise InvalidInputError(f"clamp_critical_beta needs a value-clamped KL in the loss, got {obj.describe()}")
+    cp = ClassProblem(q, obj)
+    if cp.n_classes != 2:
+        raise InvalidInputError(f"clamp_critical_beta needs a two-class question, got {cp.n_classes} classes")
+    edges = [e for e in kl.discontinuities(obj) if e < 0]
+    if not edges:
+        raise InvalidInputError(f"{obj.describe()} has no clamp edge below pi_ref: nothing to collapse")
+    log_b = cp._log_p[1] + max(edges)                       # the worse class at the edge
+    log_pi = np.array([math.log(-math.expm1(log_b)), log_b])
+    P = cp.class_preference(log_pi)
+    unclamped = dataclasses.replace(obj, kl_log_ratio_clamp=None, kl_value_clamp=None)
+    c = kl.coefficient(unclamped, log_pi - cp._log_p)     # the coefficient on the unclamped side
+    return float((P[0] - P[1]) / (c[0] - c[1]))
+
+
+def output_gradient(q: Question, obj: Objective, pi: np.ndarray) -> np.ndarray:
+    """``g(o)`` for every output in the support of ``pi``; entries outside it are 0.
+
+    reverse: ``P_G - beta (1 - pi_ref/pi)``; direct: ``P_G - beta (log(pi/pi_ref) + 1)``; other
+    estimators and placements: ``P_G - beta c(o)`` with ``c`` of :func:`grpo_theory.kl.coefficient`,
+    or, with the KL in the reward, ``P_G`` of the shaped reward ``r - beta value``.
+    """
+    pi = np.asarray(pi, dtype=float)
+    s = pi > 0
+    g = np.zeros_like(pi)
+    lr = np.zeros_like(pi)
+    with np.errstate(divide="ignore"):
+        lr[s] = np.log(pi[s]) - np.log(q.pi_ref[s])
+    if obj.regime == "reward":
+        if not q.has_reward_law:
+            raise InvalidInputError("kl_placement='reward' needs a reward law; a preference matrix has no reward "
+                                    "to shape")
+        g[s] = reward_preference(shaped_question(q, kl.value_shift(obj, lr)), obj, pi)[s]
+        return g
+    P = reward_preference(q, obj, pi)
+    if advantage.changes_regulariser(obj):
+        return _family_output_gradient(q, obj, pi, P, lr, s)
+    if obj.regime == "reverse":
+        g[s] = P[s] - obj.beta * (1.0 - q.pi_ref[s] / pi[s])
+    elif obj.regime == "direct":
+        g[s] = P[s] - obj.beta * (lr[s] + 1.0)
+    else:
+        g[s] = P[s] - obj.beta * kl.coefficient(obj, lr[s])
+    return g
+
+
+def _family_output_gradient(q: Question, obj: Objective, pi: np.ndarray, P: np.ndarray, lr: np.ndarray,
+                            s: np.ndarray) -> np.ndarray:
+    """:func:`output_gradient` with tie filtering and/or an entropy bonus (see :mod:`grpo_theory.advantage`)."""
+    slope = kl.coefficient(obj, lr[s])          # per-sample slope in log pi (see ClassProblem._family_gradient)
+    u = None
+    if obj.filter_ties:
+        if not q.has_reward_law:
+            raise InvalidInputError("filter_ties needs a reward law; this question was given as a preference matrix")
+        with np.errstate(divide="ignore"):
+            log_w = np.log(pi @ q.membership)
+        u = advantage.tie_free_probability(q.membership[s], log_w, obj.group_size)
+    g = np.zeros_like(pi)
+    # U = E_pi u sums over the support only (pi is 0 elsewhere), so restricting to s is exact
+    g[s] = advantage.regularised_gradient(P[s], slope, np.log(pi[s]), obj, u)
+    return g
+
+
+def stationarity_residual(q: Question, obj: Objective, pi) -> float:
+    """Max-norm residual of the stationarity condition at ``pi``.
+
+    reverse: ``max_o |pi(o) (1 - (P_G(o|pi) - E_pi P_G)/beta) - pi_ref(o)|`` (Eq. 11);
+    direct:  ``max_o |pi(o) - pi_ref(o) exp(P_G(o|pi)/beta) / Z|``;
+    other estimators and placements: ``max_o pi(o) |g(o) - E_pi g| / beta`` with ``g`` of
+    :func:`output_gradient` (the speed of the logit flow over ``beta``).
+    """
+    q, obj = as_question(q), as_objective(obj)
+    pi = validate_probability_vector("pi", pi)
+    if obj.regime not in ("reverse", "direct") or advantage.changes_regulariser(obj):
+        g = output_gradient(q, obj, pi)
+        return float(np.max(pi * np.abs(g - pi @ g))) / obj.beta
+    P = reward_preference(q, obj, pi)
+    if obj.regime == "reverse":
+        return float(np.max(np.abs(pi * (1.0 - (P - pi @ P) / obj.beta) - q.pi_ref)))
+    with np.errstate(divide="ignore"):
+        logits = np.log(q.pi_ref) + P / obj.beta
+    target = np.exp(logits - logsumexp(logits))
+    return float(np.max(np.abs(pi - target)))
+
+
+def may_collapse(obj: Objective) -> bool:
+    """Whether the flow can run into a vertex, so that the scan's ends may hold limit points: the direct
+    penalty where ``|P_G|`` is unbounded, and every estimator or placement other than the note's two
+    (a clamp or k1 as a loss leaves a bounded restoring force)."""
+    if obj.regime == "reverse":
+        return False
+    if obj.regime == "direct":
+        return unbounded_preference(obj)
+    return True
+
+
+def unbounded_preference(obj: Objective) -> bool:
+    """``|P_G|`` unbounded near a vertex: ``G = inf``, scale normalisation, no epsilon (then the direct
+    penalty's flow can run into a vertex: a limit point, not a root)."""
+    return obj.is_large_group and obj.normalization == "scale" and obj.std_eps == 0 and obj.variance_eps == 0

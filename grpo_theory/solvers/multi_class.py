@@ -1,0 +1,212 @@
+"""More than two classes: Newton-type root finding on the class logits.
+
+Started from the end of the flow from ``pi_ref`` and from several other points (MINPACK hybrid, then
+Levenberg-Marquardt, :func:`~grpo_theory.solvers.common.polish`); reported points are deduplicated,
+the search is not guaranteed exhaustive, and the result says so.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+from .. import kl
+from .._numerics import integrate_until_slow, optimize
+from .classes import ClassProblem, may_collapse, stationarity_residual, unbounded_preference
+from .common import dedupe, point_at, polish
+from .results import StationaryPoint
+
+__all__ = ["multi_class_policy", "multi_class_points"]
+
+
+def _flow_endpoint(cp: ClassProblem, eta0: np.ndarray, t_max: float = 1e4,
+                   speed: float | None = 1e-6) -> np.ndarray:
+    """Integrate the reduced logit flow from ``eta0`` until its speed drops below ``speed``."""
+    return integrate_until_slow(cp.free_flow, eta0, t_max, speed)
+
+
+def _vertex_limit(cp: ClassProblem, eta: np.ndarray) -> StationaryPoint | None:
+    """A vertex the flow runs into (direct penalty, G = inf), if the flow at ``eta`` heads there."""
+    if not may_collapse(cp.obj):
+        return None
+    log_pi = cp.log_pi(eta)
+    top = int(np.argmax(log_pi))
+    if log_pi[top] < math.log1p(-1e-6):
+        return None
+    phi = cp.flow(log_pi)
+    if not np.all(np.delete(phi[top] - phi, top) > 0):   # still gaining on every other class
+        return None
+    vertex = np.zeros(cp.n_classes)
+    vertex[top] = 1.0
+    return StationaryPoint(pi=cp.expand(vertex), residual=float(np.max(np.abs(phi))), converged=True,
+                           stable=True, nfev=0, method="flow-to-vertex", boundary=True,
+                           message="limit point: the logit flow runs into this vertex (its speed "
+                                   "there decays to 0); stationary only in the limit")
+
+
+def _slowest_escape(cp: ClassProblem, eta: np.ndarray) -> float:
+    """Time for the flow to lift a light class that gains (``g_c > E_pi g``) off the face it sits on.
+
+    Near ``pi_c = 0`` the logit flow moves ``pi_c`` at speed ``pi_c^2 (g_c - E_pi g)``, so lifting it
+    takes about ``1/(pi_c (g_c - E_pi g))``: 1e6 for a class of mass 1e-6 gaining 1e-2, forever
+    for a class of mass 1e-300. Returns the shortest such time over the gaining classes (inf if none).
+    """
+    log_pi = cp.log_pi(eta)
+    g = cp.gradient(log_pi)
+    gain = g - np.exp(log_pi) @ g
+    up = gain > 0
+    if not np.any(up):
+        return math.inf
+    with np.errstate(over="ignore"):
+        return float(np.min(np.exp(-log_pi[up] - np.log(gain[up]))))
+
+
+def _class_masses(cp: ClassProblem, pi: np.ndarray) -> np.ndarray:
+    return np.bincount(cp.class_of[cp.class_of >= 0], weights=pi[cp.class_of >= 0], minlength=cp.n_classes)
+
+
+def _damped_direct_map(cp: ClassProblem, eta: np.ndarray, iterations: int = 400) -> np.ndarray | None:
+    """Iterate ``eta <- (eta + F(eta))/2`` with ``F`` the direct penalty's argmax map (log p + P/beta)."""
+    for _ in range(iterations):
+        new = cp._log_p + cp.class_preference(cp.log_pi(eta)) / cp.obj.beta
+        target = new[:-1] - new[-1]
+        if not np.all(np.isfinite(target)):
+            return None
+        step = 0.5 * (target - eta)
+        eta = eta + step
+        if float(np.max(np.abs(step))) < 1e-12 * max(1.0, float(np.max(np.abs(eta)))):
+            break
+    return eta
+
+
+#: Longest flow time followed: beyond it a trainer would not move either.
+_MAX_HORIZON = 1e8
+
+
+def _reward_ties(cp: ClassProblem, starts: list) -> list[StationaryPoint]:
+    """Stationary points of the KL-in-reward placement with deterministic rewards: the policies whose
+    shaped rewards ``r_c - beta value(lr_c)`` tie over the classes (then every advantage is 0).
+
+    ``P_G(c)`` is strictly increasing in class ``c``'s own shaped reward, so interior stationary points
+    are exactly these ties. The flow near one has the sign of the shaped-reward differences, so it is
+    stable when every class's shaped reward falls as its mass grows (``value'(lr_c) > 0``), unstable
+    when one rises. With scale normalisation and no epsilon the advantages stay O(1) arbitrarily close
+    to the tie: the point is a discontinuity of the vector field (``discontinuous=True``).
+    """
+    obj = cp.obj
+    r = cp.R @ cp.q.reward_levels
+
+    def ties(eta):
+        lr = cp.log_pi(eta) - cp._log_p
+        shaped = r - obj.beta * kl.estimator_value(obj, lr)
+        return shaped[:-1] - shaped[-1]
+
+    sharp = obj.normalization == "scale" and obj.std_eps == 0 and obj.variance_eps == 0
+    found = []
+    for eta0 in starts:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            sol = optimize.root(ties, eta0, method="hybr", options={"xtol": 1e-14})
+        if not np.all(np.isfinite(sol.x)) or np.max(np.abs(ties(sol.x))) > 1e-9 * max(1.0, obj.beta):
+            continue
+        log_pi = cp.log_pi(sol.x)
+        slope = kl.value_slope(obj, log_pi - cp._log_p)
+        stable = True if np.all(slope > 0) else (False if np.any(slope < 0) else None)
+        why = ("the shaped rewards r - beta value tie on the support, so every advantage is 0; "
+               + ("each class's shaped reward falls as its mass grows: stable" if stable else
+                  "a class's shaped reward rises with its mass: unstable" if stable is False else
+                  "a class sits where value' = 0: stability undecided"))
+        if sharp:
+            why += ("; with std scaling and no epsilon the advantages stay O(1) arbitrarily close: the vector "
+                    "field is discontinuous here (a Filippov point; a discrete trainer chatters around it)")
+        pi = cp.expand(np.exp(log_pi))
+        found.append(StationaryPoint(pi=pi, residual=float(np.max(np.abs(ties(sol.x)))), converged=True,
+                                     stable=stable, nfev=int(sol.nfev), method="reward-ties+hybr",
+                                     message=why, discontinuous=sharp))
+    return dedupe(found)
+
+
+def _reward_tie_starts(cp: ClassProblem) -> list:
+    """Starting class logits: log pooling (the k1 answer), pi_ref, and the mass tilted each way."""
+    r = cp.R @ cp.q.reward_levels
+    lp = cp._log_p + r / cp.obj.beta
+    starts = [lp, cp._log_p, cp._log_p - r / cp.obj.beta, cp._log_p + 0.5 * r / cp.obj.beta]
+    return [s[:-1] - s[-1] for s in starts]
+
+
+def multi_class_policy(cp: ClassProblem) -> StationaryPoint:
+    eta0 = cp._log_p[:-1] - cp._log_p[-1]
+    if cp.obj.regime == "reward" and cp.q.is_deterministic:
+        stable = [p for p in _reward_ties(cp, _reward_tie_starts(cp)) if p.stable]
+        if stable:
+            return min(stable, key=lambda p: float(np.abs(_class_masses(cp, p.pi) - cp.p).sum()))
+    end = _flow_endpoint(cp, eta0)
+    pt = polish(cp, end, "flow+root")
+    horizon = 1e4
+    while (pt is None or pt.stable is False) and horizon <= _MAX_HORIZON:
+        # Slowed down near a saddle, a face or a vertex: follow the flow further, then polish. The
+        # first extension is a fixed 1e4; after that the horizon is set by the slowest light class
+        # that still gains (see _slowest_escape), and the search stops where that is beyond reach.
+        end = _flow_endpoint(cp, end, t_max=horizon, speed=None)
+        pt = _vertex_limit(cp, end) or polish(cp, end, "flow+root")
+        horizon = max(10 * horizon, 20 * _slowest_escape(cp, end))
+    if pt is not None and pt.stable is not False:
+        return pt
+    at_end = point_at(cp, end, "flow")
+    if at_end is not None and at_end.stable is not False:
+        return at_end                       # the flow itself settled within tolerance; polishing only hurt
+    if cp.obj.regime == "direct" and not unbounded_preference(cp.obj):
+        # Near a vertex at finite G the direct penalty's point can sit at class logits in the
+        # thousands (log pi_c = log p_c + P_c/beta - log Z with P_c ~ -sqrt(G)), which the flow
+        # approaches at a speed proportional to the light classes' mass. There P barely depends
+        # on pi, so the damped map eta <- log p + P/beta converges; Newton polishes its end.
+        near = _damped_direct_map(cp, end)
+        cand = None if near is None else polish(cp, near, "flow+map+root")
+        top = int(np.argmax(cp.log_pi(end)))
+        if cand is not None and cand.stable and int(np.argmax(_class_masses(cp, cand.pi))) == top:
+            return cand
+    pi = cp.expand(np.exp(cp.log_pi(end)))
+    residual = stationarity_residual(cp.q, cp.obj, pi)
+    light = [int(c) for c in np.flatnonzero(np.exp(cp.log_pi(end)) < 1e-12)]
+    why = (f"the flow from pi_ref did not settle and root polishing failed (residual {residual:.2e})")
+    if light and (math.isinf(horizon) or horizon > _MAX_HORIZON):
+        why += (f"; classes {light} have mass < 1e-12 and gain under the flow, but lifting them would take "
+                f"longer than t = {_MAX_HORIZON:g} (the logit flow moves a class at a speed proportional to "
+                "its mass): a trainer started at pi_ref stays near this face for any practical time; "
+                "stationary_points lists the stationary points")
+    elif pt is not None:
+        why = (f"the flow from pi_ref stalls (residual {residual:.2e} here) and the stationary point found "
+               f"near it, {np.array2string(pt.pi, precision=6)}, is unstable; see stationary_points")
+    else:
+        why += "; the policy may be heading to a face of the simplex"
+    return StationaryPoint(pi=pi, residual=residual, converged=False, stable=None, nfev=0,
+                           method="flow", message=why)
+
+
+def multi_class_points(cp: ClassProblem, *, n_starts: int, seed: int) -> tuple[tuple, bool, str]:
+    """Stationary points from ``n_starts`` starts (pi_ref, uniform, near each vertex, random, the end of
+    the flow from pi_ref): ``(points, exhaustive, message)``, sorted by the best class's mass."""
+    C = cp.n_classes
+    rng = np.random.default_rng(seed)
+    starts = [cp._log_p, np.zeros(C)]
+    for c in range(C):
+        v = np.full(C, math.log(0.1 / (C - 1)))
+        v[c] = math.log(0.9)
+        starts.append(v)
+    starts += [np.log(rng.dirichlet(np.ones(C))) for _ in range(max(0, n_starts - len(starts)))]
+    etas = [s[:-1] - s[-1] for s in starts]
+    if cp.obj.regime == "reward" and cp.q.is_deterministic:
+        pts = _reward_ties(cp, _reward_tie_starts(cp) + etas)
+        pts.sort(key=lambda p: -p.pi[cp.class_of == 0].sum())
+        return tuple(pts), False, (f"ties of the shaped rewards from {len(etas) + 4} starts over {C} classes; "
+                                  "not guaranteed exhaustive; faces of the simplex not searched")
+    etas.append(_flow_endpoint(cp, etas[0]))
+    found = [p for p in (polish(cp, e, "multistart") for e in etas) if p is not None]
+    found.append(_vertex_limit(cp, _flow_endpoint(cp, etas[-1], speed=None)))
+    pts = dedupe([p for p in found if p is not None])
+    pts.sort(key=lambda p: -p.pi[cp.class_of == 0].sum())
+    return tuple(pts), False, (f"multi-start root finding from {len(etas)} points over {C} classes; "
+                              "not guaranteed exhaustive; of the vertices reached only in the "
+                              "limit, only the one the flow from pi_ref reaches is reported")

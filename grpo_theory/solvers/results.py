@@ -1,0 +1,123 @@
+"""What the solvers return: plain containers, in the manner of scipy's ``OptimizeResult``.
+
+Everything a result reports is computed during the search and stored; a result never calls a
+solver or the dynamics. This is the bottom of :mod:`grpo_theory.solvers`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..problem import Objective, Question
+
+__all__ = ["StationaryPoint", "StationaryPointSet", "Basin", "RESIDUAL_TOL", "STABILITY_TOL"]
+
+#: Residual below which a solution counts as converged.
+RESIDUAL_TOL = 1e-10
+#: |eigenvalue| below which first-order stability is undecided.
+STABILITY_TOL = 1e-9
+
+
+@dataclass(frozen=True)
+class StationaryPoint:
+    """One stationary policy with its diagnostics (in the manner of scipy's OptimizeResult).
+
+    Attributes
+    ----------
+    pi : (K,) the policy.
+    residual : max-norm residual of the stationarity condition (see
+        :func:`~grpo_theory.solvers.stationarity_residual`); for a limit point (``boundary=True``),
+        the speed of the logit flow where the search stopped.
+    converged : whether ``residual <= RESIDUAL_TOL`` (or the limit point test passed).
+    stable : True/False under the expected-gradient flow on logits; None when
+        first-order analysis cannot decide (a zero eigenvalue, e.g. a tangency).
+    nfev : evaluations of the stationarity equations (the drift or the KKT system) used to find it.
+    method : how it was found.
+    message : the reason behind ``converged`` or ``stable``, in words.
+    boundary : True for a vertex reached only in the limit (direct penalty, G = inf; or a collapse
+        where a clamped or absent KL gradient cannot hold the mass).
+    discontinuous : True where the vector field jumps at the point (a KL clamp switching on; the KL
+        in the reward with std scaling and no epsilon, where advantages stay O(1) arbitrarily close).
+        The drift changes sign across the jump: an attracting jump (``stable=True``) is a Filippov
+        equilibrium, which a discrete trainer reaches and then chatters around with an amplitude set
+        by its step size; a repelling one (``stable=False``) separates two basins.
+    eigenvalues : eigenvalues of the Jacobian of the logit flow (reduced to classes).
+    class_logit : for two-class questions, ``log(pi(class a)/pi(class b))`` (may be
+        beyond what ``pi`` can show in double precision).
+    """
+
+    pi: np.ndarray
+    residual: float
+    converged: bool
+    stable: bool | None
+    nfev: int
+    method: str
+    message: str = ""
+    boundary: bool = False
+    eigenvalues: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    class_logit: float | None = None
+    discontinuous: bool = False
+
+    @property
+    def success(self) -> bool:
+        """scipy's name for ``converged``."""
+        return self.converged
+
+    def __repr__(self) -> str:
+        pi = np.array2string(self.pi, precision=6)
+        return (f"StationaryPoint(pi={pi}, stable={self.stable}, residual={self.residual:.1e}, "
+                f"converged={self.converged}, boundary={self.boundary}, method={self.method!r})")
+
+
+@dataclass(frozen=True)
+class Basin:
+    """Starting values ``pi(a)`` in ``(lo, hi)`` flow to ``point`` (two-class questions)."""
+
+    point: object
+    lo: float
+    hi: float
+
+
+@dataclass(frozen=True)
+class StationaryPointSet:
+    """Every stationary point found, sorted by the probability of the best class.
+
+    ``exhaustive`` is True only when the search provably found all of them
+    (two-class questions); ``message`` says how the search was done. Filled in by the search:
+    ``from_reference`` (the point the on-policy flow reaches from ``pi_ref``, as
+    :func:`~grpo_theory.solvers.stationary_policy` returns it), ``basins`` (the flow's basin of
+    every stable point, as :class:`Basin` intervals of the best class's probability, for two-class
+    questions at sequence level; None otherwise) and ``summary`` (one line per stable point and
+    where ``pi_ref`` flows).
+    """
+
+    points: tuple
+    exhaustive: bool
+    message: str
+    question: Question | None = field(default=None, compare=False, repr=False)
+    objective: Objective | None = field(default=None, compare=False, repr=False)
+    from_reference: StationaryPoint | None = field(default=None, compare=False, repr=False)
+    basins: tuple | None = field(default=None, compare=False, repr=False)
+    summary: str = field(default="", compare=False, repr=False)
+
+    @property
+    def multistable(self) -> bool:
+        """More than one stable point: where training ends depends on where it starts (and on noise)."""
+        return len(self.stable) > 1
+
+    def __iter__(self) -> Iterator[StationaryPoint]:
+        return iter(self.points)
+
+    def __len__(self) -> int:
+        return len(self.points)
+
+    def __getitem__(self, i) -> StationaryPoint:
+        return self.points[i]
+
+    @property
+    def stable(self) -> tuple:
+        """The points that are stable under the logit flow."""
+        return tuple(p for p in self.points if p.stable)

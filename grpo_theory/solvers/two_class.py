@@ -1,0 +1,167 @@
+"""Two classes: the scalar drift ``s(z) = g(a) - g(b)`` in the class logit ``z = log(pi(a)/pi(b))``.
+
+The drift is scanned on a grid that provably contains every root (bounds from ``max |A_i|``,
+:meth:`~grpo_theory.solvers.classes.ClassProblem.logit_bounds`), each sign change is refined with
+Brent's method and tangencies are detected: the search is exhaustive. Where the flow can run into a
+vertex (:func:`~grpo_theory.solvers.classes.may_collapse`) the scan's ends report limit points.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._numerics import expit, optimize
+from .classes import ClassProblem, may_collapse, stationarity_residual
+from .common import sinh_grid
+from .results import RESIDUAL_TOL, STABILITY_TOL, StationaryPoint
+
+__all__ = ["two_class_points", "flow_root_from"]
+
+
+def _jump_at(cp: ClassProblem, z: float) -> tuple[float, float] | None:
+    """The one-sided drifts at ``z`` if the drift jumps there (a discontinuous vector field), else None."""
+    if cp.obj.regime in ("reverse", "direct"):
+        return None
+    h = 1e-9 * max(1.0, abs(z))
+    left, right = (float(v) for v in cp.drift(np.array([z - h, z + h])))
+    scale = max(1e-300, float(np.max(np.abs(cp.drift(np.array([z - 1e-3, z + 1e-3]))))))
+    if np.sign(left) != np.sign(right) and min(abs(left), abs(right)) > 1e-4 * scale:
+        return left, right
+    return None
+
+
+def _point_from_class_logit(cp: ClassProblem, z: float, nfev: int, method: str,
+                            slope: float | None) -> StationaryPoint:
+    x, y = float(expit(z)), float(expit(-z))
+    pi = cp.expand(np.array([x, y]))
+    pi = pi / pi.sum()
+    residual = stationarity_residual(cp.q, cp.obj, pi)
+    jump = _jump_at(cp, z)
+    if jump is not None:
+        stable = bool(jump[0] > 0 > jump[1])
+        why = ("the vector field is discontinuous here: the drift jumps from "
+               f"{jump[0]:+.3g} to {jump[1]:+.3g} across z = {z:.6g}; "
+               + ("attracting (a Filippov equilibrium: a discrete trainer chatters around it)" if stable
+                  else "repelling (it separates two basins; not a resting point)"))
+        return StationaryPoint(pi=pi, residual=residual, converged=True, stable=stable, nfev=nfev,
+                               method=method + "+jump", message=why, class_logit=float(z), discontinuous=True)
+    eig = np.array([]) if slope is None else np.array([2.0 * x * y * slope])
+    # The sign of s'(z) decides: x(1-x) > 0 only rescales the eigenvalue (and underflows
+    # near a vertex, where the point can still be clearly stable).
+    if slope is None or abs(slope) < STABILITY_TOL * max(1.0, cp.obj.beta):
+        stable, why = None, "degenerate root (zero slope of the drift): stability undecided at first order"
+    else:
+        stable = bool(slope < 0)
+        why = "drift decreasing through the root" if stable else "drift increasing through the root"
+    converged = residual <= RESIDUAL_TOL
+    msg = why if converged else f"residual {residual:.2e} above {RESIDUAL_TOL:g}; {why}"
+    return StationaryPoint(pi=pi, residual=residual, converged=converged, stable=stable,
+                           nfev=nfev, method=method, message=msg,
+                           eigenvalues=eig, class_logit=float(z))
+
+
+def _boundary_point(cp: ClassProblem, which: int, z_end: float) -> StationaryPoint:
+    pi_c = np.zeros(2)
+    pi_c[which] = 1.0
+    x, y = float(expit(z_end)), float(expit(-z_end))
+    speed = float(abs(2.0 * x * y * cp.drift(z_end)))
+    return StationaryPoint(
+        pi=cp.expand(pi_c), residual=speed, converged=True, stable=True, nfev=0,
+        method="boundary-limit", boundary=True, class_logit=math.copysign(math.inf, z_end),
+        message=("limit point: the logit flow runs into this vertex (drift keeps its sign up to "
+                 f"|z| = {abs(z_end):.0f}); it is stationary only in the limit"),
+    )
+
+
+def _slope(cp: ClassProblem, z: float) -> float:
+    h = 1e-5 * max(1.0, abs(z))
+    return float((cp.drift(z + h) - cp.drift(z - h)) / (2 * h))
+
+
+def _brent(cp: ClassProblem, a: float, b: float) -> tuple[float, int]:
+    root, info = optimize.brentq(lambda t: float(cp.drift(t)), a, b, xtol=1e-14, rtol=1e-15,
+                                 maxiter=200, full_output=True)
+    return float(root), info.function_calls
+
+
+def two_class_points(cp: ClassProblem, n_grid: int) -> list[StationaryPoint]:
+    lo, hi = cp.logit_bounds()
+    zc = float(cp._log_p[0] - cp._log_p[1])
+    z = sinh_grid(zc, lo, hi, n_grid)
+    jumps = cp.jump_logits()
+    z = np.union1d(z, jumps[(jumps > lo) & (jumps < hi)])
+    s = cp.drift(z)
+    points: list[StationaryPoint] = []
+    exact = np.flatnonzero(s == 0)
+    for i in exact:
+        points.append(_point_from_class_logit(cp, z[i], 1, "grid", _slope(cp, z[i])))
+    sign = np.sign(s)
+    for i in np.flatnonzero(sign[:-1] * sign[1:] < 0):
+        root, calls = _brent(cp, z[i], z[i + 1])
+        points.append(_point_from_class_logit(cp, root, calls, "grid+brentq", _slope(cp, root)))
+    # Tangencies: local minima of |s| without a sign change that reach zero.
+    a = np.abs(s)
+    cand = np.flatnonzero((a[1:-1] < a[:-2]) & (a[1:-1] < a[2:]) & (sign[:-2] == sign[2:])) + 1
+    for i in cand:
+        res = optimize.minimize_scalar(lambda t: abs(float(cp.drift(t))), bounds=(z[i - 1], z[i + 1]),
+                                       method="bounded", options={"xatol": 1e-12})
+        scale = max(1.0, float(np.abs(s[i - 1 : i + 2]).max()))
+        if res.fun <= 1e-9 * scale:
+            pt = _point_from_class_logit(cp, float(res.x), res.nfev, "grid+tangency", 0.0)
+            points.append(pt)
+    if may_collapse(cp.obj):
+        if s[-1] > 0:
+            points.append(_boundary_point(cp, 0, z[-1]))
+        if s[0] < 0:
+            points.append(_boundary_point(cp, 1, z[0]))
+    return points
+
+
+def flow_root_from(cp: ClassProblem, z0: float, dt: float = 0.04, chunk: int = 24) -> StationaryPoint:
+    """The stationary point the logit flow reaches from class logit ``z0`` (two classes).
+
+    Scans from ``z0`` in the direction of the drift on an asinh-spaced grid (logit
+    spacing 0.02 near ``z0``, 4% of the distance far from it), in chunks, and stops at
+    the first sign change. A doubling step would be faster but can jump over a
+    stable and an unstable root at once; two roots closer than the local spacing
+    (a near-tangency) can still be missed, as on any grid.
+    """
+    lo, hi = cp.logit_bounds()
+    s0 = float(cp.drift(z0))
+    if s0 == 0.0:
+        return _point_from_class_logit(cp, z0, 1, "flow-scan", _slope(cp, z0))
+    direction = 1.0 if s0 > 0 else -1.0
+    end = hi if direction > 0 else lo
+    span = abs(end - z0)
+    scale = 0.5
+    n_grid = max(8, int(np.ceil(np.arcsinh(span / scale) / dt)))
+    t = np.linspace(0.0, np.arcsinh(span / scale), n_grid + 1)[1:]
+    offsets = scale * np.sinh(t)
+    offsets[-1] = span
+    grid = z0 + direction * offsets
+    jumps = cp.jump_logits()
+    ahead = jumps[(direction * (jumps - z0) > 0) & (direction * (jumps - end) < 0)]
+    if ahead.size:
+        grid = np.union1d(grid, ahead)[::int(direction)]
+    calls, prev = 1, z0
+    for start in range(0, grid.size, chunk):
+        zs = grid[start:start + chunk]
+        vals = cp.drift(zs)
+        calls += zs.size
+        cross = np.flatnonzero(np.sign(vals) != np.sign(s0))
+        if cross.size:
+            j = int(cross[0])
+            a = prev if j == 0 else float(zs[j - 1])
+            if vals[j] == 0:
+                root, c2 = float(zs[j]), 0
+            else:
+                root, c2 = _brent(cp, min(a, zs[j]), max(a, zs[j]))
+            return _point_from_class_logit(cp, root, calls + c2, "flow-scan+brentq", _slope(cp, root))
+        prev = float(zs[-1])
+    if may_collapse(cp.obj):
+        return _boundary_point(cp, 0 if direction > 0 else 1, end)
+    raise RuntimeError(  # the bounds guarantee a root; reaching here is a bug, not a user error
+        f"no root of the drift between z0={z0} and {end}; please report this question and objective"
+    )

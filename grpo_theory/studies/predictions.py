@@ -1,0 +1,53 @@
+"""What the theory predicts for a trained task: the stationary policy of each question, from the
+reference model's own probabilities (shared by the studies)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from ..problem import Objective, Question
+from ..solvers import stationary_points, stationary_policy
+from ..training.tasks import QATask
+
+__all__ = ["predict", "predict_token_level", "stable_points_of_rewarded_class", "rewarded"]
+
+
+def predict(task: QATask, reference_probs: np.ndarray, obj: Objective) -> np.ndarray:
+    """Stationary pi over each question's answer set, from the reference model's probabilities."""
+    out = np.zeros_like(reference_probs)
+    for q in range(task.n_questions):
+        p = reference_probs[q] / reference_probs[q].sum()
+        out[q] = stationary_policy(Question(p, rewards=task.rewards[q]), obj).pi
+    return out
+
+
+def predict_token_level(task: QATask, ref_token_logp: np.ndarray, obj: Objective) -> np.ndarray:
+    """Token-level stationary pi over each question's answer tree, from the reference model's own
+    token log-probabilities (the trainer's "token" level averages over an answer's tokens: TRL's
+    ``loss_type="grpo"``)."""
+    out = np.zeros((task.n_questions, len(task.answers)))
+    tok_obj = dataclasses.replace(obj, level="token", loss_type="grpo")
+    for q in range(task.n_questions):
+        p = np.exp(ref_token_logp[q].sum(-1))
+        q_tree = Question(p / p.sum(), rewards=task.rewards[q], answers=task.answers)
+        out[q] = stationary_policy(q_tree, tok_obj).pi
+    return out
+
+
+def stable_points_of_rewarded_class(task: QATask, reference_probs: np.ndarray, obj: Objective) -> list:
+    """For each question: the rewarded class's probability at every stable stationary point."""
+    out = []
+    for q in range(task.n_questions):
+        p = reference_probs[q] / reference_probs[q].sum()
+        pts = stationary_points(Question(p, rewards=task.rewards[q]), obj)
+        best = task.rewards[q] == task.rewards[q].max()
+        out.append([float(pt.pi[best].sum()) for pt in pts if pt.stable])
+    return out
+
+
+def rewarded(task: QATask, table: np.ndarray) -> np.ndarray:
+    """Probability of the rewarded answer class, per question."""
+    best = task.rewards == task.rewards.max(axis=1, keepdims=True)
+    return np.where(best, table, 0.0).sum(axis=1)        # where, not a product: an SE of inf stays inf
