@@ -51,7 +51,11 @@ GSPO's ratio ``s_i = exp(mean_t log(pi/pi_old))`` has, at ``pi_old = pi``, the g
 ``(1/|o_i|) sum_t d log pi_t``; TRL broadcasts it to every token of the answer and aggregates with
 ``loss_type``, so answer ``i`` contributes ``|o_i| w_i (1/|o_i|) sum_t d log pi_t = w_i sum_t d log pi_t``
 (``w_i`` the token weight of the loss type) -- the token-level ratio's gradient. Same stationary set,
-for every loss type; only off-policy steps (several updates per batch) differ.
+for every loss type, as long as the penalty carries no ratio; only off-policy steps (several updates per
+batch) differ. TRL's bias-corrected k3 (``kl_estimator="k3_ratio"``) is multiplied by the same ``coef_1``,
+so on multi-token answers each token's score is weighted by the answer's mean k3 instead of its own: a
+different penalty gradient, which the token-level engine refuses rather than ignores. On single-token
+answers the two ratios coincide.
 """
 
 from __future__ import annotations

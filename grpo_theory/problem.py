@@ -388,8 +388,10 @@ class Objective:
         added to what the loss maximises.
     importance_level : {"token", "sequence"}
         Per-token ratio, or GSPO's per-answer geometric mean (TRL ``importance_sampling_level``). At
-        ``pi_old = pi`` both give the same gradient for every loss type, so the stationary set is that of
-        ``importance_level="token"`` (see :mod:`grpo_theory.advantage`).
+        ``pi_old = pi`` both give the advantage term the same gradient for every loss type, so with a
+        penalty that carries no ratio (k3, k2, ...) the stationary set is that of ``"token"``. TRL's
+        ratio-weighted k3 (``kl_estimator="k3_ratio"``) multiplies by the sequence ratio too; on
+        multi-token answers that changes the penalty's gradient, and the token-level engine refuses it.
 
     Derived (read-only, set from the fields above; two objectives are equal when these and the other
     fields agree, however the KL was spelled):

@@ -241,6 +241,14 @@ class TreeProblem:
         _check_family(obj)
         self.q, self.obj = q, obj
         answers = q.answers if q.answers is not None else tuple((k,) for k in range(q.n_outputs))
+        if obj.importance_level == "sequence" and obj.kl_placement == "loss" and obj.estimator == "k3_ratio" \
+                and max(len(a) for a in answers) > 1:
+            # TRL multiplies the k3 by coef_1, the answer's GSPO ratio: each token's score is then weighted by
+            # the answer's mean k3, not its own; not modelled (the ratio-free penalties are unaffected)
+            raise InvalidInputError("importance_level='sequence' with the ratio-weighted k3 (kl_estimator="
+                                    "'k3_ratio', TRL's use_bias_correction_kl) on multi-token answers is not "
+                                    "modelled: its penalty gradient differs from the token level's; use "
+                                    "kl_estimator='k3' or importance_level='token'")
         self.support = np.flatnonzero(q.pi_ref > 0)
         self.tree = AnswerTree.build([answers[k] for k in self.support])
         t = self.tree

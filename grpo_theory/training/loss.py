@@ -67,12 +67,15 @@ def kl_value(logp: torch.Tensor, logp_ref: torch.Tensor, estimator: str, log_rat
 
 
 def kl_term(logp: torch.Tensor, logp_old: torch.Tensor, logp_ref: torch.Tensor, estimator: str,
-            log_ratio_clamp: float | None = None, value_clamp: float | None = None) -> torch.Tensor:
+            log_ratio_clamp: float | None = None, value_clamp: float | None = None,
+            ratio: torch.Tensor | None = None) -> torch.Tensor:
     """The differentiable KL loss term: the value, times the ratio for ``k3_ratio`` (TRL), with the k2
-    gradient for ``k3_plus`` (verl's straight-through ``k3+``)."""
+    gradient for ``k3_plus`` (verl's straight-through ``k3+``). ``ratio``: the importance ratio to use for
+    ``k3_ratio`` (TRL multiplies by its ``coef_1``, the sequence-level one under
+    ``importance_sampling_level="sequence"``); default the per-entry ``pi/pi_old``."""
     v = kl_value(logp, logp_ref, estimator, log_ratio_clamp, value_clamp)
     if estimator == "k3_ratio":
-        return torch.exp(logp - logp_old) * v
+        return (torch.exp(logp - logp_old) if ratio is None else ratio) * v
     if estimator == "k3_plus":
         k2 = 0.5 * (logp - logp_ref) ** 2
         return k2 - k2.detach() + v.detach()
@@ -85,7 +88,8 @@ def grpo_objective(logp: torch.Tensor, logp_old: torch.Tensor, logp_ref: torch.T
                    loss_type: str = "grpo", groups_per_batch: int | None = None, kl_estimator: str | None = None,
                    kl_placement: str = "loss", kl_log_ratio_clamp: float | None = None,
                    kl_value_clamp: float | None = None, group_mask: torch.Tensor | None = None,
-                   ) -> tuple[torch.Tensor, dict]:
+                   entropy: torch.Tensor | None = None, entropy_coef: float = 0.0,
+                   importance_level: str = "token") -> tuple[torch.Tensor, dict]:
     """GRPO objective (to be maximised) and diagnostics.
 
     ``logp``, ``logp_old``, ``logp_ref``: (n_q, groups, G, T) token log-probabilities of the sampled
@@ -101,10 +105,29 @@ def grpo_objective(logp: torch.Tensor, logp_old: torch.Tensor, logp_ref: torch.T
     a sampled constant (detached), then average over chunks. ``group_mask`` (n_q, groups, G): 0 drops a
     member's terms (tied-group filtering, :func:`tie_mask`); the normalisers stay as they are (TRL-style
     masking; DAPO's refill only rescales the whole gradient).
+
+    ``entropy`` (n_q, groups, G, T): the entropy of the next-token distribution at each position
+    (:func:`grpo_theory.training.policy.answer_token_entropies`, differentiable); ``entropy_coef`` times it is
+    added to each token's term and aggregated with it (verl ``actor.entropy_coeff``: ``agg_loss`` of the
+    entropy with the same ``loss_agg_mode``; OpenRLHF ``entropy_loss_coef``). At sequence level an answer's
+    term is the sum over its positions. ``importance_level="sequence"``: GSPO's ratio, ``exp`` of the mean
+    over an answer's tokens of ``log(pi/pi_old)``, one per answer and broadcast to its tokens, also in the
+    ``k3_ratio`` penalty (TRL ``importance_sampling_level="sequence"``: ``coef_1``).
     """
     if mask is None:
         mask = torch.ones_like(logp)
+    if importance_level not in ("token", "sequence"):
+        raise ValueError(f"importance_level must be 'token' or 'sequence', got {importance_level!r}")
+    if entropy_coef and entropy is None:
+        raise ValueError("entropy_coef > 0 needs the per-position entropies (entropy=)")
+    seq_log_ratio = None
+    if importance_level == "sequence":          # TRL: (log_ratio * mask).sum(-1) / mask.sum(-1).clamp(min=1)
+        seq_log_ratio = ((logp - logp_old) * mask).sum(-1, keepdim=True) / mask.sum(-1, keepdim=True).clamp(min=1.0)
+    if entropy_coef:
+        entropy = entropy * mask
     if level == "sequence":
+        if entropy_coef:
+            entropy = entropy.sum(-1, keepdim=True)
         logp, logp_old, logp_ref = (x.sum(-1, keepdim=True) for x in (logp, logp_old, logp_ref))
         mask = torch.ones_like(logp)
     elif level != "token":
@@ -124,12 +147,14 @@ def grpo_objective(logp: torch.Tensor, logp_old: torch.Tensor, logp_ref: torch.T
         adv = adv - beta * torch.flip(torch.cumsum(torch.flip(v, [-1]), -1), [-1])
     elif kl_placement not in ("loss", "reward"):
         raise ValueError(f"kl_placement must be loss/advantage/reward, got {kl_placement!r}")
-    ratio = torch.exp(logp - logp_old)
+    ratio = torch.exp(logp - logp_old) if seq_log_ratio is None else torch.exp(seq_log_ratio).expand_as(logp)
     surrogate = torch.minimum(ratio * adv, torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps) * adv)
     log_ref_ratio = logp_ref - logp
     k3 = torch.exp(log_ref_ratio) - log_ref_ratio - 1.0
-    pen = kl_term(logp, logp_old, logp_ref, kl_estimator, *clamps) if kl_placement == "loss" else 0.0
+    pen = kl_term(logp, logp_old, logp_ref, kl_estimator, *clamps, ratio=ratio) if kl_placement == "loss" else 0.0
     terms = (surrogate - beta * pen) * mask
+    if entropy_coef:
+        terms = terms + entropy_coef * entropy
     if group_mask is not None:          # filtered (tied) groups leave the loss, penalty included (issue 22)
         terms = terms * group_mask.unsqueeze(-1)
     kind = LOSS_TYPES[loss_type] if level == "token" else "answer_mean"
