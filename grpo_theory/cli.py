@@ -395,6 +395,9 @@ def _cmd_explain(args) -> int:
               f"eps={o['std_eps']:g})")
         print(f"  level:          {o['level']}; loss_type={o['loss_type']} -> token weight {o['aggregation']}")
         print(f"  KL term:        {o['kl']}")
+        print(f"  family:         estimator={o['advantage_estimator']}" + (f" (k={o['pass_k']})" if o["pass_k"] else "")
+              + f"; filter_ties={o['filter_ties']}; entropy_coef={o['entropy_coef']:g}; "
+              f"importance_level={o['importance_level']}")
     for w in info["warnings"]:
         print(f"  warning: {w}")
     if "question" in info:

@@ -25,6 +25,10 @@ __all__ = [
     "large_group_direct_h",
     "large_group_direct_turning_point",
     "binary_shift_direct",
+    "binary_pairwise_filtered",
+    "binary_rloo",
+    "binary_entropy_condition",
+    "binary_entropy",
 ]
 
 
@@ -296,3 +300,104 @@ def binary_shift_direct(pi_ref_a, beta, group_size, reward_gap=1.0) -> np.ndarra
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
         logit = np.log(p) - np.log1p(-p) + gap * factor / beta
     return _logistic(logit, p)
+
+
+# ----------------------------------------------------------------------------- the GRPO family (issue 22)
+
+def _bisect(f, lo, hi, n: int = 200) -> np.ndarray:
+    """Vectorised bisection for a root of ``f`` that changes sign from + at ``lo`` to - at ``hi``."""
+    lo, hi = np.broadcast_arrays(np.asarray(lo, dtype=float), np.asarray(hi, dtype=float))
+    lo, hi = lo.copy(), hi.copy()
+    for _ in range(n):
+        mid = 0.5 * (lo + hi)
+        pos = f(mid) > 0
+        lo, hi = np.where(pos, mid, lo), np.where(pos, hi, mid)
+        if np.all(hi - lo <= 4 * np.finfo(float).eps * np.maximum(hi, 1e-300)):
+            break
+    return 0.5 * (lo + hi)
+
+
+def binary_pairwise_filtered(pi_ref_a, beta) -> np.ndarray:
+    r"""G = 2, reverse penalty, tied groups filtered (DAPO dynamic sampling / TRL masking).
+
+    Deterministic rewards ``r(a) > r(b)``. The condition (derived by sympy from the enumerated groups,
+    :func:`grpo_theory.symbolic.derive_filtered_pairwise`) is
+    ``beta (x - p) (x^2 + (1 - x)^2) = x (1 - x)``: Eq. 14 with ``beta`` multiplied by the probability
+    ``x^2 + (1 - x)^2`` that a group ties. Its cubic ``f(x) = x(1-x) - beta (x-p)(x^2+(1-x)^2)`` is positive
+    on ``(0, p]`` and negative at 1; the root kept is the one in ``(p, 1)`` (bisection to machine precision).
+
+    Examples
+    --------
+    >>> round(float(binary_pairwise_filtered(0.05, 0.5)), 4)      # the issue's 0.546 -> ~0.72
+    0.7216
+    """
+    p, beta = _check(pi_ref_a, beta)
+
+    def f(x):
+        return x * (1 - x) - beta * (x - p) * (x**2 + (1 - x) ** 2)
+    x = _bisect(f, p, np.ones_like(p + beta))
+    return np.where(p == 0, 0.0, np.where(p == 1, 1.0, x))
+
+
+def binary_rloo(pi_ref_a, beta, reward_gap=1.0, penalty: str = "reverse") -> np.ndarray:
+    r"""RLOO (any G, incl. inf) on a binary question with ``E[r|a] - E[r|b] = reward_gap > 0``.
+
+    RLOO's expected advantage difference is the reward gap at every ``G``, so the reverse penalty gives
+    Eq. 14 with ``gamma = reward_gap``: ``beta (x - p) = reward_gap x (1 - x)``, and the direct penalty
+    ``logit x = logit p + reward_gap/beta``. (RLOO at ``beta`` = shift-only at ``beta (G-1)/G``.)
+    """
+    p, beta = _check(pi_ref_a, beta)
+    gap = np.asarray(reward_gap, dtype=float)
+    if np.any(~np.isfinite(gap)) or np.any(gap <= 0):
+        raise InvalidInputError(f"reward_gap must be positive and finite (label a as the better answer), got "
+                                f"{reward_gap!r}")
+    if penalty == "reverse":
+        return binary_pairwise(p, beta / gap)
+    if penalty == "direct":
+        return binary_pairwise_direct(p, beta / gap)
+    raise InvalidInputError(f"penalty must be 'reverse' or 'direct', got {penalty!r}")
+
+
+def binary_entropy_condition(x, pi_ref_a, beta, entropy_coef, margin=1.0, penalty: str = "reverse") -> np.ndarray:
+    r"""The entropy-regularised binary condition ``F(x) = 0`` (two answers, ``Delta = P(a) - P(b)`` given).
+
+    ``F(x) = Delta - beta (x - p)/(x (1 - x)) - c logit(x)`` (reverse penalty) or
+    ``Delta - beta (logit x - logit p) - c logit(x)`` (direct), ``c`` the entropy coefficient. ``Delta`` is
+    1 for G = 2 (scale, deterministic rewards) and the reward gap for RLOO at every G. ``F`` falls strictly
+    on ``(0, 1)`` (sympy: :func:`grpo_theory.symbolic.derive_entropy_binary`), so the root is unique.
+    """
+    x = np.asarray(x, dtype=float)
+    p, beta = _check(pi_ref_a, beta)
+    logit_x = np.log(x) - np.log1p(-x)
+    if penalty == "reverse":
+        pen = beta * (x - p) / (x * (1 - x))
+    elif penalty == "direct":
+        pen = beta * (logit_x - (np.log(p) - np.log1p(-p)))
+    else:
+        raise InvalidInputError(f"penalty must be 'reverse' or 'direct', got {penalty!r}")
+    return margin - pen - entropy_coef * logit_x
+
+
+def binary_entropy(pi_ref_a, beta, entropy_coef, margin=1.0, penalty: str = "reverse") -> np.ndarray:
+    r"""``x = pi(a)`` with an entropy bonus: the root of :func:`binary_entropy_condition`.
+
+    Direct penalty: ``logit x = (Delta + beta logit p)/(beta + c)`` in closed form (log pooling of
+    ``pi_ref`` and the uniform policy); reverse: the unique root, by bisection. ``c = 0`` gives
+    Eq. 14 (reverse, ``Delta = gamma``) and the G = 2 direct form.
+
+    Examples
+    --------
+    >>> round(float(binary_entropy(0.3, 1e-12, 1.0, penalty="direct")), 6)   # beta -> 0: logit x = 1/c
+    0.731059
+    """
+    p, beta = _check(pi_ref_a, beta)
+    c = np.asarray(entropy_coef, dtype=float)
+    if np.any(~np.isfinite(c)) or np.any(c < 0):
+        raise InvalidInputError(f"entropy_coef must be finite and >= 0, got {entropy_coef!r}")
+    if penalty == "direct":
+        with np.errstate(divide="ignore"):
+            logit = (margin + beta * (np.log(p) - np.log1p(-p))) / (beta + c)
+        return 1.0 / (1.0 + np.exp(-logit))
+    tiny = 1e-300
+    return _bisect(lambda x: binary_entropy_condition(x, p, beta, c, margin, penalty),
+                   np.full(np.broadcast(p, beta, c).shape, tiny), np.full(np.broadcast(p, beta, c).shape, 1 - 1e-16))

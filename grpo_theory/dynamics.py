@@ -465,6 +465,10 @@ def grpo_steps(q: Question, obj: Objective, pi0, *, lr: float, n_batches: int, i
         raise InvalidInputError(f"need lr > 0, inner_updates >= 1, n_batches >= 1, clip_eps > 0; got "
                                 f"lr={lr!r}, inner_updates={inner_updates!r}, n_batches={n_batches!r}, "
                                 f"clip_eps={clip_eps!r}")
+    if obj.filter_ties or obj.entropy_coef > 0 or (n_groups is not None and obj.advantage != "group"):
+        raise InvalidInputError("grpo_steps does not model filter_ties, entropy_coef or sampled groups of the other "
+                                "advantage estimators yet (the expected flow, "
+                                f"dynamics.flow, does); got {obj.describe()}")
     pi0 = _check_start(q, obj, pi0)
     rng = np.random.default_rng(seed)
     support = np.flatnonzero(pi0 > 0)

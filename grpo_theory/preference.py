@@ -27,6 +27,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from . import advantage
 from ._numerics import log_factorial
 from .errors import ExactEvaluationTooLarge
 from .problem import InvalidInputError, Objective, Question, as_objective, as_question, validate_probability_vector
@@ -427,6 +428,9 @@ def level_expectations(
     >>> e.round(12).tolist()                          # G = 2: E[sign(r_1 - r_2) | r_1]
     [-0.2, 0.8]
     """
+    if obj.advantage != "group":          # the GRPO family's other estimators (issue 22)
+        return advantage.level_expectations(np.asarray(levels, dtype=float), log_w, obj, part=part,
+                                          max_count_vectors=max_count_vectors)
     v, unit, std_eps, variance_eps = _standardised_levels(tuple(np.asarray(levels, dtype=float).tolist()),
                                                           obj.normalization, obj.std_eps, obj.variance_eps)
     if unit != 1.0:
@@ -493,7 +497,8 @@ def level_expectations(
 
 def _pairwise_factor(obj: Objective) -> float:
     """Advantage magnitude for G = 2 from a preference matrix: 1 (ddof 0) or 1/sqrt(2) (ddof 1)."""
-    if obj.group_size != 2 or obj.normalization != "scale" or obj.std_eps != 0 or obj.variance_eps != 0:
+    if obj.group_size != 2 or obj.normalization != "scale" or obj.std_eps != 0 or obj.variance_eps != 0 \
+            or obj.advantage != "group" or obj.filter_ties:
         raise InvalidInputError(
             "a preference-matrix question determines P_G only for group_size=2 with "
             "normalization='scale' and std_eps=variance_eps=0 (then A_1 = sign(r_1 - r_2), up to 1/sqrt(2) for "

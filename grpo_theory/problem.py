@@ -28,7 +28,7 @@ from .errors import InvalidInputError
 from .kl import KL_ESTIMATORS, KL_PLACEMENTS, effective_penalty
 
 __all__ = ["InvalidInputError", "Question", "Objective", "shaped_question", "PENALTIES", "NORMALIZATIONS", "LEVELS",
-           "LOSS_TYPES",
+           "LOSS_TYPES", "ADVANTAGES", "IMPORTANCE_LEVELS",
            "as_objective", "as_question"]
 
 PENALTIES = ("reverse", "direct")
@@ -36,6 +36,10 @@ PENALTIES = ("reverse", "direct")
 EFFECTIVE_PENALTIES = ("reverse", "direct", "none", "reward", "other")
 NORMALIZATIONS = ("scale", "shift")
 LEVELS = ("sequence", "token")
+#: Advantage estimators (see :mod:`grpo_theory.advantage`).
+ADVANTAGES = ("group", "rloo", "reinforce_pp", "pass_at_k")
+#: Where the importance ratio is formed: per token (PPO/GRPO) or per answer as the geometric mean (GSPO).
+IMPORTANCE_LEVELS = ("token", "sequence")
 #: Loss aggregations of TRL (``loss_type``) and verl (``loss_agg_mode``), each mapped onto the weight
 #: a token of answer ``o`` gets in the loss:
 #: ``"answer_mean"`` ``1/|o|`` (mean over the answer's tokens, then over answers);
@@ -441,6 +445,28 @@ class Objective:
     kl_log_ratio_clamp, kl_value_clamp : float or None
         Clip ``log(pi/pi_ref)`` to ``[-L, L]`` before the estimator, and its value to ``[-V, V]``
         (verl's ``low_var_kl``: 20 and 10; OpenRLHF: value 10); the gradient is 0 where a clip is active.
+    advantage : {"group", "rloo", "reinforce_pp", "pass_at_k"}
+        The advantage estimator (:mod:`grpo_theory.advantage`). ``"group"`` (default): Eq. 2 with
+        ``normalization``; ``"rloo"``: ``r_i`` minus the mean of the other ``G - 1`` rewards (no std);
+        ``"reinforce_pp"``: ``r_i`` minus the group mean, whitened over a large batch of groups of this
+        question (verl ``reinforce_plus_plus_baseline``, OpenRLHF ``reinforce_baseline``);
+        ``"pass_at_k"``: the analytic pass@k advantage of arXiv 2508.10751 (two reward levels).
+        ``normalization``, ``std_ddof`` and the epsilons apply to ``"group"`` only.
+    pass_k : int or None
+        ``k`` in ``1..G`` for ``advantage="pass_at_k"`` (``k = 1`` is the group advantage, ddof 0).
+    filter_ties : bool
+        Drop (DAPO dynamic sampling, verl ``filter_groups``) or mask (TRL) groups whose rewards all
+        tie, penalty and entropy terms included.
+    entropy_coef : float
+        ``>= 0``; the exact entropy of the next-token distribution at each position, times this, is
+        added to what the loss maximises.
+    importance_level : {"token", "sequence"}
+        Per-token ratio, or GSPO's per-answer geometric mean (TRL ``importance_sampling_level``). At
+        ``pi_old = pi`` both give the advantage term the same gradient for every loss type, so with a
+        penalty that carries no ratio (k3, k2, ...) the stationary set is that of ``"token"``. TRL's
+        ratio-weighted k3 (``kl_estimator="k3_ratio"``) multiplies by the sequence ratio too; on
+        multi-token answers that changes the penalty's gradient, and the token-level engine refuses it.
+
     regime : {"reverse", "direct", "none", "reward", "other"}
         Derived, read-only: what the KL fields amount to (:func:`grpo_theory.kl.effective_penalty`):
         the note's two penalties exactly, no regularising gradient (k1 as a loss), the KL in the
@@ -484,6 +510,12 @@ class Objective:
     kl_placement: str = "loss"
     kl_log_ratio_clamp: float | None = None
     kl_value_clamp: float | None = None
+    # --- the GRPO family (issue 22); see grpo_theory.advantage for the mathematics
+    advantage: str = "group"
+    pass_k: int | None = None
+    filter_ties: bool = False
+    entropy_coef: float = 0.0
+    importance_level: str = "token"
     regime: str = field(init=False)
     estimator: str = field(init=False)
 
@@ -491,6 +523,13 @@ class Objective:
         beta = self.beta
         if isinstance(beta, bool) or not isinstance(beta, (int, float, np.floating, np.integer)):
             raise InvalidInputError(f"beta must be a positive finite number, got {_plain(beta)}")
+        if isinstance(beta, (int, float, np.floating, np.integer)) and beta == 0:
+            raise InvalidInputError(
+                "beta must be a positive finite number, got 0: with beta = 0 (and no entropy bonus) the "
+                "objective has no stationary policy in the interior -- the expected gradient only pushes mass "
+                "to the best answers, so every run ends at a vertex (a limit, not a stationary point of the "
+                "regularised objective); an entropy bonus alone (beta = 0, entropy_coef > 0) is not yet "
+                "supported by the solvers: give a small beta > 0 with entropy_coef")
         if not (math.isfinite(beta) and beta > 0):
             raise InvalidInputError(f"beta must be a positive finite number, got {_plain(beta)}")
         object.__setattr__(self, "beta", float(beta))
@@ -536,6 +575,42 @@ class Objective:
                 or (isinstance(b, (int, np.integer)) and b >= 1)):
             raise InvalidInputError(f"groups_per_batch must be an integer >= 1 or math.inf, got {b!r}")
         object.__setattr__(self, "groups_per_batch", math.inf if math.isinf(b) else int(b))
+        self._validate_family()
+
+    def _validate_family(self) -> None:
+        """Check the GRPO-family fields (advantage estimator, pass@k, tie filtering, entropy bonus,
+        importance level); see :mod:`grpo_theory.advantage`."""
+        if self.advantage not in ADVANTAGES:
+            raise InvalidInputError(f"advantage must be one of {ADVANTAGES}, got {self.advantage!r}")
+        k = self.pass_k
+        if self.advantage == "pass_at_k":
+            if k is None or isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+                raise InvalidInputError(f"advantage='pass_at_k' needs pass_k, an integer in 1..G, got {k!r}")
+            if not (1 <= int(k) and (self.is_large_group or int(k) <= self.group_size)):
+                g = "inf" if self.is_large_group else self.group_size
+                raise InvalidInputError(f"pass_k must be an integer in 1..G (G={g}), got {k!r}")
+            object.__setattr__(self, "pass_k", int(k))
+        elif k is not None:
+            raise InvalidInputError(f"pass_k={k!r} is only meaningful with advantage='pass_at_k', "
+                                    f"got advantage={self.advantage!r}")
+        if not isinstance(self.filter_ties, (bool, np.bool_)):
+            raise InvalidInputError(f"filter_ties must be True or False, got {self.filter_ties!r}")
+        object.__setattr__(self, "filter_ties", bool(self.filter_ties))
+        if self.filter_ties and self.kl_placement != "loss":
+            raise InvalidInputError(f"filter_ties is modelled with the KL in the loss only, got "
+                                    f"kl_placement={self.kl_placement!r}")
+        c = self.entropy_coef
+        if isinstance(c, bool) or not isinstance(c, (int, float, np.floating, np.integer)) \
+                or not math.isfinite(c) or c < 0:
+            raise InvalidInputError(f"entropy_coef must be a finite number >= 0 (a bonus added to what the "
+                                    f"loss maximises), got {c!r}")
+        object.__setattr__(self, "entropy_coef", float(c))
+        if self.entropy_coef > 0 and self.kl_placement == "reward":
+            raise InvalidInputError("entropy_coef > 0 is modelled with the KL in the loss or the advantage, "
+                                    f"got kl_placement={self.kl_placement!r}")
+        if self.importance_level not in IMPORTANCE_LEVELS:
+            raise InvalidInputError(f"importance_level must be one of {IMPORTANCE_LEVELS}, "
+                                    f"got {self.importance_level!r}")
 
     def _resolve_kl(self) -> None:
         """Check the KL fields; set ``regime`` and ``estimator`` to what they amount to (:mod:`grpo_theory.kl`)."""
@@ -613,6 +688,14 @@ class Objective:
             for name, v in (("log-ratio clamp", self.kl_log_ratio_clamp), ("value clamp", self.kl_value_clamp)):
                 kl += "" if v is None else f", {name} {v:g}"
             kl += ")"
+        if self.advantage != "group":
+            extra += f", advantage={self.advantage}" + (f"@{self.pass_k}" if self.pass_k else "")
+        if self.filter_ties:
+            extra += ", tied groups filtered"
+        if self.entropy_coef:
+            extra += f", entropy_coef={self.entropy_coef:g}"
+        if self.importance_level != "token":
+            extra += f", importance_level={self.importance_level}"
         return f"{self.regime}{kl}/{self.normalization}, G={g}, beta={self.beta:g}{extra}"
 
 

@@ -30,6 +30,9 @@ __all__ = [
     "derive_large_group_direct",
     "derive_log_pooling",
     "binary_finite_group_condition",
+    "derive_filtered_pairwise",
+    "derive_entropy_binary",
+    "family_derivations",
     "all_derivations",
     "all_identities",
     "render_markdown",
@@ -502,6 +505,95 @@ def derive_tree_node(penalty: str = "reverse") -> Derivation:
                       "linear in log(x/(1-x)): a single root", "the two children's token weights are equal; "
                       "with unequal W the condition Delta = beta (W_1 log(x/p) - W_2 log((1-x)/(1-p))) is "
                       "transcendental and has no closed form", checks)
+
+
+# ------------------------------------------------------------------------------ the GRPO family (issue 22)
+# (kept out of all_derivations() for now so docs/derivations.md stays as it is; see family_derivations())
+
+def derive_filtered_pairwise() -> Derivation:
+    r"""G = 2, reverse (k3) penalty, tied groups filtered: derived from the enumerated groups.
+
+    The expected loss is written over the four ordered groups of a binary question with deterministic
+    rewards ``r(a) > r(b)``; the tied ones ``(a, a)``, ``(b, b)`` are dropped, the others carry
+    ``A = (+1, -1)``, the ratio ``pi/pi_old`` and ``-beta k3`` per member. Its derivative in the logit
+    ``z = logit pi(a)``, at ``pi_old = pi``, vanishes where
+    ``beta (x - p) (x^2 + (1 - x)^2) = x (1 - x)``: Eq. 14 with ``beta`` times ``P(tie) = x^2 + (1-x)^2``.
+    """
+    z, z_old = sp.symbols("z z_old", real=True)
+    prob = {"a": 1 / (1 + sp.exp(-z)), "b": 1 - 1 / (1 + sp.exp(-z))}
+    old = {"a": 1 / (1 + sp.exp(-z_old)), "b": 1 - 1 / (1 + sp.exp(-z_old))}
+    ref = {"a": p, "b": 1 - p}
+
+    def k3(o):
+        rho = ref[o] / prob[o]
+        return rho - sp.log(rho) - 1
+    loss = 0
+    for o1, o2, adv in (("a", "b", (1, -1)), ("b", "a", (-1, 1))):     # the groups that do not tie
+        loss += old[o1] * old[o2] * sum(prob[o] / old[o] * a - beta * k3(o) for o, a in zip((o1, o2), adv)) / 2
+    grad = sp.diff(loss, z).subs(z_old, z).subs(z, sp.log(x / (1 - x)))
+    numerator = sp.numer(sp.factor(sp.together(sp.simplify(grad))))
+    target = x * (1 - x) - beta * (x - p) * (x**2 + (1 - x) ** 2)
+    cond = sp.Eq(beta * (x - p) * (x**2 + (1 - x) ** 2), x * (1 - x))
+    roots = tuple(sp.solve(target, x))
+    at_p = sp.simplify(target.subs(x, p))
+    checks = (
+        prove_zero(sp.simplify(numerator / target) - sp.simplify(numerator / target).subs({x: sp.Rational(1, 3),
+                                                                                          p: sp.Rational(1, 7),
+                                                                                          beta: 2}),
+                   "the enumerated gradient's numerator is a constant multiple of the stated cubic",
+                   {x: (0.05, 0.95), p: (0.05, 0.95), beta: (0.1, 3.0)}),
+        prove_sign(at_p, +1, "the cubic is positive at x = p: p (1 - p) > 0", {p: (0.01, 0.99)}),
+        prove_sign(target.subs(x, 1), -1, "and negative at x = 1: -beta (1 - p) < 0",
+                   {p: (0.01, 0.99), beta: (0.01, 10.0)}),
+    )
+    return Derivation("G = 2, reverse penalty, tied groups filtered", cond, roots, sp.Symbol("x_filtered"),
+                      "the cubic is >= x(1-x) > 0 on (0, p] and -beta(1-p) < 0 at 1: the policy is its root in "
+                      "(p, 1) (closed_form.binary_pairwise_filtered; uniqueness there is checked numerically)",
+                      "deterministic rewards r(a) > r(b), scale normalisation (A = sign), 0 < p < 1", checks)
+
+
+def derive_entropy_binary(penalty: str = "reverse") -> Derivation:
+    r"""A binary question with an entropy bonus ``c H(pi)``: ``Delta - beta d(x) - c logit(x) = 0``.
+
+    ``d(x) = (x - p)/(x (1 - x))`` (reverse) or ``logit x - logit p`` (direct) is the penalty's
+    logit-gradient difference divided by ``x (1 - x)``, and ``-c logit x`` the entropy's
+    (``dH/dz = -x (1 - x) logit x``). The direct case is linear in ``logit x``; the reverse case is
+    transcendental, with a unique root because its left side falls strictly on ``(0, 1)``.
+    """
+    c, Delta = sp.symbols("c Delta", positive=True)
+    z = sp.symbols("z", real=True)
+    xs = 1 / (1 + sp.exp(-z))
+    entropy = -(xs * sp.log(xs) + (1 - xs) * sp.log(1 - xs))
+    d_entropy = sp.simplify(sp.diff(entropy, z) / (xs * (1 - xs)))
+    entropy_check = prove_zero(d_entropy.subs(z, sp.log(x / (1 - x))) + sp.log(x / (1 - x)),
+                               "dH/dz = -x (1 - x) logit(x)", {x: (0.05, 0.95)})
+    logit = sp.log(x / (1 - x))
+    if penalty == "reverse":
+        lhs = Delta - beta * (x - p) / (x * (1 - x)) - c * logit
+        cond = sp.Eq(lhs, 0)
+        slope = sp.diff(lhs, x)
+        checks = (entropy_check,
+                  prove_zero(sp.diff((x - p) / (x * (1 - x)), x) - ((x - p) ** 2 + p * (1 - p)) / (x * (1 - x)) ** 2,
+                             "d/dx (x - p)/(x(1-x)) = ((x - p)^2 + p(1 - p))/(x(1-x))^2 > 0"),
+                  prove_sign(slope, -1, "the left side falls strictly: a unique root",
+                             {x: (0.001, 0.999), p: (0.01, 0.99), beta: (0.01, 5.0), c: (0.0, 5.0),
+                              Delta: (0.1, 2.0)}))
+        return Derivation("binary question, reverse penalty, entropy bonus", cond, (), sp.Symbol("x_entropy"),
+                          "the unique root (closed_form.binary_entropy)", "Delta = P(a) - P(b) given "
+                          "(1 for G = 2 scale with deterministic rewards; the reward gap for RLOO)", checks)
+    ell = sp.symbols("ell", real=True)                      # ell = logit(x): the condition is linear in it
+    cond = sp.Eq(Delta - beta * (logit - sp.log(p / (1 - p))) - c * logit, 0)
+    roots = tuple(1 / (1 + sp.exp(-r)) for r in sp.solve(cond.lhs.subs(logit, ell), ell))
+    closed = 1 / (1 + sp.exp(-(Delta + beta * sp.log(p / (1 - p))) / (beta + c)))
+    checks = (entropy_check, prove_zero(roots[0] - closed, "x = logistic((Delta + beta logit p)/(beta + c))"))
+    return Derivation("binary question, direct penalty, entropy bonus", cond, roots, closed,
+                      "linear in logit(x): a single root", "Delta = P(a) - P(b) constant in x (G = 2 scale with "
+                      "deterministic rewards, or RLOO at any G)", checks)
+
+
+def family_derivations() -> tuple[Derivation, ...]:
+    """The GRPO-family derivations (issue 22)."""
+    return derive_filtered_pairwise(), derive_entropy_binary("reverse"), derive_entropy_binary("direct")
 
 
 @lru_cache(maxsize=1)      # pure and deterministic: derive once per process (about 5 s)

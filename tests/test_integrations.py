@@ -114,7 +114,9 @@ def test_openrlhf_defaults_put_k1_in_the_advantage_and_rloo_rescales_beta():
     o = read_openrlhf_config({"advantage_estimator": "group_norm", "n_samples_per_prompt": 4}).objective
     assert (o.estimator, o.kl_placement, o.beta) == ("k1", "advantage", 0.01)
     r = read_openrlhf_config({"advantage_estimator": "rloo", "n_samples_per_prompt": 4, "init_kl_coef": 0.4})
-    assert r.objective.normalization == "shift" and math.isclose(r.objective.beta, 0.3)
+    # issue 22: rloo is its own estimator now; its stationary points are shift-only's at beta (G-1)/G = 0.3
+    assert r.objective.advantage == "rloo" and math.isclose(r.objective.beta, 0.4)
+    assert any("0.3" in w for w in r.warnings)
     with pytest.raises(NoStationaryPolicy, match="gae"):                     # gae by default
         read_openrlhf_config({})
     with pytest.raises(InvalidInputError, match="n_samples_per_prompt"):

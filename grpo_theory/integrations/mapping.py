@@ -179,6 +179,14 @@ def _role(obj: Objective) -> str:
     return s + f"; expected gradient: {gradient}"
 
 
+#: The advantage each non-group estimator forms (see grpo_theory.advantage).
+_FAMILY_FORMULAS = {
+    "rloo": "r_i - mean of the other G-1 rewards = G/(G-1) (r_i - mean r)",
+    "reinforce_pp": "(r_i - mean r) whitened over the batch",
+    "pass_at_k": "the analytic pass@k advantage (arXiv 2508.10751)",
+}
+
+
 def explain(mapping: TheoryMapping, question: Question | None = None) -> dict:
     """What the config optimises, as data: penalty and gradient, normalisation, ddof/eps, level,
     aggregation, warnings, and for ``question`` the stationary policy beside log pooling.
@@ -216,12 +224,15 @@ def explain(mapping: TheoryMapping, question: Question | None = None) -> dict:
     obj = mapping.objective
     out = dict(framework=mapping.framework, version=mapping.version, warnings=list(mapping.warnings), objective=None)
     norm = ("(r - mean r) / (std_{ddof} r + eps)" if obj.normalization == "scale" else "r - mean r")
+    norm = _FAMILY_FORMULAS.get(obj.advantage, norm)          # issue 22: the other estimators
     out["objective"] = dict(
         describe=obj.describe(), beta=obj.beta, group_size=None if obj.is_large_group else obj.group_size,
         penalty=obj.regime, kl=_role(obj), normalization=obj.normalization, advantage=norm,
         std_ddof=obj.std_ddof, std_eps=obj.std_eps, level=obj.level, loss_type=obj.loss_type,
         aggregation=obj.aggregation, kl_estimator=obj.estimator, kl_placement=obj.kl_placement,
-        kl_log_ratio_clamp=obj.kl_log_ratio_clamp, kl_value_clamp=obj.kl_value_clamp)
+        kl_log_ratio_clamp=obj.kl_log_ratio_clamp, kl_value_clamp=obj.kl_value_clamp,
+        advantage_estimator=obj.advantage, pass_k=obj.pass_k, filter_ties=obj.filter_ties,
+        entropy_coef=obj.entropy_coef, importance_level=obj.importance_level)
     if question is None:
         return out
     pol = stationary_policy(question, obj)

@@ -12,7 +12,7 @@ see docs/conventions.md. In the note's terms:
 
 * ``group_norm``: ``(r - mean)/(torch.std + 1e-9)`` (ddof 1, eps 1e-9); ``dr_grpo`` and
   ``reinforce_baseline``: ``r - mean`` (the latter then whitened over the batch: a warning);
-  ``rloo``: ``r - mean of the others = G/(G-1) (r - mean)``, shift-only with beta scaled by ``(G-1)/G``;
+  ``rloo``: ``r - mean of the others = G/(G-1) (r - mean)`` (``advantage="rloo"``: shift-only at beta (G-1)/G);
 * every estimator's value is clipped to +-10 (``compute_approx_kl``);
 * without ``use_kl_loss`` (the default) the value, times ``init_kl_coef`` (default 0.01), is added to the
   per-token reward *after* group normalisation and the return is the sum to the answer's end
@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 
 from .._validate import check_fields
 from ..problem import InvalidInputError, Objective
+from .family import openrlhf_family
 from .mapping import TheoryMapping, mapping_of
 
 __all__ = ["read_openrlhf_config", "OPENRLHF_DEFAULTS"]
@@ -50,7 +51,7 @@ OPENRLHF_DEFAULTS = {
     "algo.advantage.estimator": "gae", "rollout.n_samples_per_prompt": 1, "algo.kl.init_coef": 0.01,
     "algo.kl.estimator": "k1", "algo.kl.use_loss": False, "algo.kl.target": None, "rollout.temperature": 1.0,
     "rollout.top_p": 1.0, "train.max_epochs": 1, "algo.dynamic_filtering_enable": False,
-    "algo.advantage.gamma": 1.0,
+    "algo.advantage.gamma": 1.0, "entropy_loss_coef": None,
 }
 _FLAGS = {"algo.kl.use_loss", "algo.dynamic_filtering_enable"}        # store_true: no value on the command line
 OPENRLHF_STD_EPS = 1e-9
@@ -162,23 +163,15 @@ def read_openrlhf_config(args) -> TheoryMapping:
     get = lambda key: values.get(key, OPENRLHF_DEFAULTS[key])            # noqa: E731 - a local lookup
     adv = get("algo.advantage.estimator")
     G = get("rollout.n_samples_per_prompt")
-    if adv not in ("group_norm", "dr_grpo", "rloo", "reinforce_baseline"):
-        warns.append(f"advantage estimator {adv!r} has no group baseline (OpenRLHF's default is 'gae', PPO with a "
-                     "critic): the theory does not apply")
+    # the estimator, dynamic filtering and entropy bonus (issue 22): grpo_theory.integrations.family
+    family_fields, family_warns = openrlhf_family(get)
+    warns += family_warns
+    if family_fields is None:
         return mapping_of(None, warns, "OpenRLHF", OPENRLHF_VERSION)
     if G < 2:
         raise InvalidInputError(f"OpenRLHF n_samples_per_prompt={G}: {adv} needs >= 2 (OpenRLHF's default is 1)")
     beta = get("algo.kl.init_coef")
-    scale = 1.0
-    if adv == "group_norm":
-        norm = "scale"
-    else:
-        norm = "shift"
-        if adv == "rloo":
-            scale = G / (G - 1)         # r - mean(others) = G/(G-1) (r - mean): beta acts as beta (G-1)/G
-        if adv == "reinforce_baseline":
-            warns.append("reinforce_baseline whitens the advantages over the whole batch after subtracting the group "
-                         "mean: a batch-level scale the theory does not model (the prediction uses shift-only)")
+    norm = "scale" if adv == "group_norm" else "shift"   # rloo / reinforce_baseline: their own advantage field
     est = get("algo.kl.estimator")
     if est not in ("k1", "k2", "k3"):
         raise InvalidInputError(f"OpenRLHF kl_estimator={est!r}: expected k1, k2 or k3")
@@ -194,16 +187,13 @@ def read_openrlhf_config(args) -> TheoryMapping:
         warns.append(f"top_p={get('rollout.top_p')}: sampling is then not from pi_theta itself")
     if get("train.max_epochs") > 1:
         warns.append(f"max_epochs={get('train.max_epochs')}: several passes per batch are off-policy")
-    if get("algo.dynamic_filtering_enable"):
-        warns.append("dynamic filtering (DAPO): groups outside the reward range are dropped and resampled; not "
-                     "modelled")
     if beta <= 0:
         warns.append("init_kl_coef <= 0: no KL term, so no stationary policy with the support of pi_ref")
         return mapping_of(None, warns, "OpenRLHF", OPENRLHF_VERSION)
-    if scale != 1.0:
-        warns.append(f"rloo's advantage is G/(G-1) = {scale:g} times the shift-only one: modelled as shift with "
-                     f"beta = init_kl_coef (G-1)/G = {beta / scale:g}")
-    obj = Objective(beta=beta / scale, group_size=G, normalization=norm, std_ddof=1, std_eps=OPENRLHF_STD_EPS,
+    if family_fields.get("advantage") == "rloo":
+        warns.append(f"rloo's advantage is G/(G-1) = {G / (G - 1):g} times the shift-only one: the same stationary "
+                     f"points as shift-only at beta (G-1)/G = {beta * (G - 1) / G:g}")
+    obj = Objective(beta=beta, group_size=G, normalization=norm, std_ddof=1, std_eps=OPENRLHF_STD_EPS,
                     level="token", loss_type="token-mean", kl_estimator=est, kl_placement=placement,
-                    kl_value_clamp=OPENRLHF_VALUE_CLAMP)
+                    kl_value_clamp=OPENRLHF_VALUE_CLAMP, **family_fields)
     return mapping_of(obj, warns, "OpenRLHF", OPENRLHF_VERSION)

@@ -32,6 +32,7 @@ import numpy as np
 from .._validate import check_fields
 from ..problem import LOSS_TYPES, InvalidInputError, Objective, Question
 from ..solvers import stationary_policy
+from .family import trl_family
 from .mapping import TheoryMapping, defaults_for, mapping_of, parse_version
 
 #: TRL constants read from trl/trainer/grpo_trainer.py (0.14 to 1.16): ``advantages / (std + 1e-4)``.
@@ -242,12 +243,15 @@ def read_trl_config(config, trl_version: str | None = None, completion_tokens: i
     if _get(config, "epsilon_high", None) not in (None, _get(config, "epsilon", 0.2)) or _get(config, "delta"):
         warns.append("asymmetric or two-sided clipping (epsilon_high/delta): inactive on-policy, so the "
                      "stationary points are unchanged")
+    family_fields, family_warns = trl_family(lambda name, default=None: _get(config, name, default))  # issue 22
+    warns += family_warns
     if beta == 0.0:
         warns.append("beta=0 (TRL's default since 0.19): no penalty, so no stationary policy with support like "
                      "pi_ref; the policy drifts to the best answers (the beta -> 0 limit)")
         return mapping_of(None, warns, "TRL", version)
     obj = Objective(beta=beta, group_size=G, normalization=normalization, std_ddof=1, std_eps=TRL_STD_EPS,
-                    level="token", loss_type=loss_type, kl_estimator="k3_ratio" if bias_corr else "k3")
+                    level="token", loss_type=loss_type, kl_estimator="k3_ratio" if bias_corr else "k3",
+                    **family_fields)
     return mapping_of(obj, warns, "TRL", version)
 
 

@@ -30,6 +30,7 @@ from pathlib import Path
 from .._io import read_yaml
 from .._validate import check_fields
 from ..problem import LOSS_TYPES, InvalidInputError, Objective
+from .family import verl_family
 from .mapping import TheoryMapping, mapping_of
 
 __all__ = ["read_verl_config", "VERL_DEFAULTS", "VERL_ESTIMATORS"]
@@ -52,6 +53,8 @@ VERL_DEFAULTS = {
     "actor_rollout_ref.actor.kl_loss_type": "low_var_kl",
     "actor_rollout_ref.actor.loss_agg_mode": "token-mean",
     "actor_rollout_ref.actor.ppo_epochs": 1,
+    "actor_rollout_ref.actor.entropy_coeff": 0.0,
+    "algorithm.filter_groups.enable": False,
 }
 #: verl's ``kl_penalty`` names -> (estimator, log-ratio clamp, value clamp). ``low_var_kl``/``k3`` clip.
 VERL_ESTIMATORS = {"kl": ("k1", None, None), "k1": ("k1", None, None), "abs": ("abs", None, None),
@@ -59,7 +62,6 @@ VERL_ESTIMATORS = {"kl": ("k1", None, None), "k1": ("k1", None, None), "abs": ("
                    "low_var_kl": ("k3", 20.0, 10.0), "k3": ("k3", 20.0, 10.0)}
 #: GRPO's advantage epsilon in compute_grpo_outcome_advantage.
 VERL_STD_EPS = 1e-6
-_GRPO_ESTIMATORS = ("grpo", "grpo_vectorized", "grpo_passk")
 #: Sections whose keys are checked against verl_config_keys.json (the rest of a config is not read).
 _CHECKED_SECTIONS = ("algorithm", "actor_rollout_ref")
 
@@ -177,10 +179,11 @@ def read_verl_config(config) -> TheoryMapping:
     def get(key):
         return flat.get(key, VERL_DEFAULTS[key])
 
-    adv = get("algorithm.adv_estimator")
-    if adv not in _GRPO_ESTIMATORS:
-        warns.append(f"algorithm.adv_estimator={adv!r} is not GRPO's group normalisation (verl's default is 'gae', "
-                     "PPO with a critic): the theory does not apply")
+    # the estimator, tie filtering and entropy bonus (issue 22): grpo_theory.integrations.family
+    family_fields, family_warns = verl_family(
+        get, bool(get("algorithm.use_kl_in_reward")) and not get("actor_rollout_ref.actor.use_kl_loss"))
+    warns += family_warns
+    if family_fields is None:
         return mapping_of(None, warns, "verl", VERL_VERSION)
     n = get("actor_rollout_ref.rollout.n")
     if isinstance(n, bool) or not isinstance(n, int) or n < 2:
@@ -226,14 +229,10 @@ def read_verl_config(config) -> TheoryMapping:
     if isinstance(mini, int) and isinstance(batch, int) and mini < batch:
         warns.append(f"ppo_mini_batch_size={mini} < data.train_batch_size={batch}: later mini-batches of a step are "
                      "off-policy (importance-weighted and clipped); the theory holds in the small-step limit")
-    if flat.get("algorithm.filter_groups.enable"):
-        warns.append("algorithm.filter_groups.enable (DAPO's dynamic sampling): groups whose rewards all tie are "
-                     "dropped and resampled, which reweights questions; per question the stationary points are "
-                     "unchanged, but the batch composition is not modelled")
     if beta == 0.0:
         warns.append("no KL term (use_kl_loss and use_kl_in_reward both off, or a zero coefficient): no stationary "
                      "policy with the support of pi_ref; the policy drifts to the best answers")
         return mapping_of(None, warns, "verl", VERL_VERSION)
     obj = Objective(beta=beta, group_size=n, normalization=norm, std_ddof=1, std_eps=VERL_STD_EPS, level="token",
-                    loss_type=loss_agg, **kl)
+                    loss_type=loss_agg, **kl, **family_fields)
     return mapping_of(obj, warns, "verl", VERL_VERSION)

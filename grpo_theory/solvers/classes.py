@@ -43,7 +43,7 @@ import math
 
 import numpy as np
 
-from .. import kl
+from .. import advantage, kl
 from .._numerics import logsumexp
 from ..errors import InvalidInputError
 from ..preference import max_abs_advantage, pooled_expectations, reward_preference
@@ -100,7 +100,10 @@ class ClassProblem:
         support = np.flatnonzero(q.pi_ref > 0)
         R = q.membership
         if q.has_reward_law:
-            rows, inverse = np.unique(R[support], axis=0, return_inverse=True)
+            if obj.entropy_coef:        # an entropy bonus breaks pooling (see grpo_theory.advantage)
+                rows, inverse = R[support], np.arange(support.size)
+            else:
+                rows, inverse = np.unique(R[support], axis=0, return_inverse=True)
             score = rows @ q.reward_levels
         else:
             rows, inverse = R[support], np.arange(support.size)
@@ -142,12 +145,28 @@ class ClassProblem:
             return self._shaped_preference(log_pi_c)
         P = self.class_preference(log_pi_c)
         beta = self.obj.beta
+        if advantage.changes_regulariser(self.obj):
+            return self._family_gradient(log_pi_c, P)
         if self.obj.regime == "reverse":
             with np.errstate(over="ignore"):   # +inf at a vertex is the right (repelling) value
                 return P - beta * (1.0 - np.exp(self._log_p - log_pi_c))
         if self.obj.regime == "direct":
             return P - beta * (log_pi_c - self._log_p + 1.0)
         return P - beta * kl.coefficient(self.obj, log_pi_c - self._log_p)
+
+    def _family_gradient(self, log_pi_c: np.ndarray, P: np.ndarray) -> np.ndarray:
+        """``g(c)`` with tie filtering and/or an entropy bonus (:func:`grpo_theory.advantage.regularised_gradient`)."""
+        # the per-sample slope in log pi (reverse: 1 - pi_ref/pi; direct: log(pi/pi_ref), without the +1 of
+        # the exact KL's gradient, which the centring removes only when every answer carries the same weight)
+        slope = kl.coefficient(self.obj, log_pi_c - self._log_p)
+        u = None
+        if self.obj.filter_ties:
+            if not self.q.has_reward_law:
+                raise InvalidInputError("filter_ties needs a reward law (ties are ties of rewards); this question "
+                                        "was given as a preference matrix")
+            log_w = logsumexp(log_pi_c[..., :, None] + self._log_R, axis=-2)
+            u = advantage.tie_free_probability(self.R, log_w, self.obj.group_size)
+        return advantage.regularised_gradient(P, slope, log_pi_c, self.obj, u)
 
     def _shaped_preference(self, log_pi_c: np.ndarray) -> np.ndarray:
         """``P_G`` of each class for the reward shaped by the KL at the class log-ratios (reward placement)."""
@@ -171,7 +190,7 @@ class ClassProblem:
         """
         pi = np.exp(log_pi_c)
         C = pi.size
-        if self.obj.regime not in ("reverse", "direct"):
+        if self.obj.regime not in ("reverse", "direct") or advantage.changes_regulariser(self.obj):
             return self._numeric_jacobian(log_pi_c)
         log_w = logsumexp(log_pi_c[:, None] + self._log_R, axis=0)               # (D,)
         with np.errstate(divide="ignore"):
@@ -435,12 +454,31 @@ def output_gradient(q: Question, obj: Objective, pi: np.ndarray) -> np.ndarray:
         g[s] = reward_preference(shaped_question(q, kl.value_shift(obj, lr)), obj, pi)[s]
         return g
     P = reward_preference(q, obj, pi)
+    if advantage.changes_regulariser(obj):
+        return _family_output_gradient(q, obj, pi, P, lr, s)
     if obj.regime == "reverse":
         g[s] = P[s] - obj.beta * (1.0 - q.pi_ref[s] / pi[s])
     elif obj.regime == "direct":
         g[s] = P[s] - obj.beta * (lr[s] + 1.0)
     else:
         g[s] = P[s] - obj.beta * kl.coefficient(obj, lr[s])
+    return g
+
+
+def _family_output_gradient(q: Question, obj: Objective, pi: np.ndarray, P: np.ndarray, lr: np.ndarray,
+                            s: np.ndarray) -> np.ndarray:
+    """:func:`output_gradient` with tie filtering and/or an entropy bonus (see :mod:`grpo_theory.advantage`)."""
+    slope = kl.coefficient(obj, lr[s])          # per-sample slope in log pi (see ClassProblem._family_gradient)
+    u = None
+    if obj.filter_ties:
+        if not q.has_reward_law:
+            raise InvalidInputError("filter_ties needs a reward law; this question was given as a preference matrix")
+        with np.errstate(divide="ignore"):
+            log_w = np.log(pi @ q.membership)
+        u = advantage.tie_free_probability(q.membership[s], log_w, obj.group_size)
+    g = np.zeros_like(pi)
+    # U = E_pi u sums over the support only (pi is 0 elsewhere), so restricting to s is exact
+    g[s] = advantage.regularised_gradient(P[s], slope, np.log(pi[s]), obj, u)
     return g
 
 
@@ -480,7 +518,7 @@ def stationarity_residual(q: Question, obj: Objective, pi) -> float:
     """
     q, obj = as_question(q), as_objective(obj)
     pi = validate_probability_vector("pi", pi)
-    if obj.regime not in ("reverse", "direct"):
+    if obj.regime not in ("reverse", "direct") or advantage.changes_regulariser(obj):
         g = output_gradient(q, obj, pi)
         return float(np.max(pi * np.abs(g - pi @ g))) / obj.beta
     P = reward_preference(q, obj, pi)

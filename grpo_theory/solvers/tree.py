@@ -41,7 +41,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .. import kl
+from .. import advantage, kl
 from .._numerics import integrate_until_slow, logsumexp
 from ..errors import ExactEvaluationTooLarge, InvalidInputError
 from ..preference import (
@@ -223,9 +223,24 @@ def answer_weights(q: Question, obj: Objective, pi) -> tuple[np.ndarray, np.ndar
     if kind == "batch_token_mean" and not obj.is_large_group:
         return _batch_weights(q, obj, pi, lengths)
     P = reward_preference(q, obj, pi)
-    if kind == "answer_mean":
-        return P / lengths, 1.0 / lengths
-    return P, np.ones(q.n_outputs)      # token_sum, or a batch whose normaliser is a constant
+    W = 1.0 / lengths if kind == "answer_mean" else np.ones(q.n_outputs)   # token_sum, or a constant normaliser
+    Pw = P * W
+    if obj.filter_ties:                 # a tied group's penalty terms are dropped (grpo_theory.advantage)
+        with np.errstate(divide="ignore"):
+            log_w = np.log(pi @ q.membership)
+        W = W * advantage.tie_free_probability(q.membership, log_w, obj.group_size)
+    return Pw, W
+
+
+def _check_family(obj: Objective) -> None:
+    """The GRPO-family options the token-level engine does not model yet: say so rather than ignore them."""
+    if obj.entropy_coef > 0:
+        raise InvalidInputError("entropy_coef > 0 at token level on multi-token answers is not modelled yet "
+                                "(the per-position entropies); use single-token answers or entropy_coef=0")
+    if obj.aggregation == "batch_token_mean" and not obj.is_large_group and (
+            obj.advantage != "group" or obj.filter_ties):
+        raise InvalidInputError(f"loss_type={obj.loss_type!r} with groups_per_batch={obj.groups_per_batch} is "
+                                f"modelled for advantage='group' without filter_ties only; got {obj.describe()}")
 
 
 def monte_carlo_answer_weights(q: Question, obj: Objective, pi, *, n_samples: int = 20_000,
@@ -318,8 +333,17 @@ class TreeProblem:
         if not q.has_reward_law:
             raise InvalidInputError("level='token' needs a reward law (rewards= or reward_levels=); a preference "
                                     "matrix does not say how a group's advantages split over its members' tokens")
+        _check_family(obj)
         self.q, self.obj = q, obj
         answers = q.answers if q.answers is not None else tuple((k,) for k in range(q.n_outputs))
+        if obj.importance_level == "sequence" and obj.kl_placement == "loss" and obj.estimator == "k3_ratio" \
+                and max(len(a) for a in answers) > 1:
+            # TRL multiplies the k3 by coef_1, the answer's GSPO ratio: each token's score is then weighted by
+            # the answer's mean k3, not its own; not modelled (the ratio-free penalties are unaffected)
+            raise InvalidInputError("importance_level='sequence' with the ratio-weighted k3 (kl_estimator="
+                                    "'k3_ratio', TRL's use_bias_correction_kl) on multi-token answers is not "
+                                    "modelled: its penalty gradient differs from the token level's; use "
+                                    "kl_estimator='k3' or importance_level='token'")
         self.support = np.flatnonzero(q.pi_ref > 0)
         self.tree = AnswerTree.build([answers[k] for k in self.support])
         t = self.tree

@@ -22,6 +22,8 @@ k3, and ``loss_type`` aggregates the token terms as TRL and verl do (see :func:`
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 from ..problem import LOSS_TYPES
@@ -65,12 +67,15 @@ def kl_value(logp: torch.Tensor, logp_ref: torch.Tensor, estimator: str, log_rat
 
 
 def kl_term(logp: torch.Tensor, logp_old: torch.Tensor, logp_ref: torch.Tensor, estimator: str,
-            log_ratio_clamp: float | None = None, value_clamp: float | None = None) -> torch.Tensor:
+            log_ratio_clamp: float | None = None, value_clamp: float | None = None,
+            ratio: torch.Tensor | None = None) -> torch.Tensor:
     """The differentiable KL loss term: the value, times the ratio for ``k3_ratio`` (TRL), with the k2
-    gradient for ``k3_plus`` (verl's straight-through ``k3+``)."""
+    gradient for ``k3_plus`` (verl's straight-through ``k3+``). ``ratio``: the importance ratio to use for
+    ``k3_ratio`` (TRL multiplies by its ``coef_1``, the sequence-level one under
+    ``importance_sampling_level="sequence"``); default the per-entry ``pi/pi_old``."""
     v = kl_value(logp, logp_ref, estimator, log_ratio_clamp, value_clamp)
     if estimator == "k3_ratio":
-        return torch.exp(logp - logp_old) * v
+        return (torch.exp(logp - logp_old) if ratio is None else ratio) * v
     if estimator == "k3_plus":
         k2 = 0.5 * (logp - logp_ref) ** 2
         return k2 - k2.detach() + v.detach()
@@ -82,7 +87,9 @@ def grpo_objective(logp: torch.Tensor, logp_old: torch.Tensor, logp_ref: torch.T
                    clip_eps: float = 0.2, level: str = "sequence", mask: torch.Tensor | None = None,
                    loss_type: str = "grpo", groups_per_batch: int | None = None, kl_estimator: str | None = None,
                    kl_placement: str = "loss", kl_log_ratio_clamp: float | None = None,
-                   kl_value_clamp: float | None = None) -> tuple[torch.Tensor, dict]:
+                   kl_value_clamp: float | None = None, group_mask: torch.Tensor | None = None,
+                   entropy: torch.Tensor | None = None, entropy_coef: float = 0.0,
+                   importance_level: str = "token") -> tuple[torch.Tensor, dict]:
     """GRPO objective (to be maximised) and diagnostics.
 
     ``logp``, ``logp_old``, ``logp_ref``: (n_q, groups, G, T) token log-probabilities of the sampled
@@ -95,11 +102,32 @@ def grpo_objective(logp: torch.Tensor, logp_old: torch.Tensor, logp_ref: torch.T
     answer's tokens, then over members; ``token_sum`` kinds sum over tokens, then average over
     members; ``batch_token_mean`` kinds divide the sum over the tokens of each chunk of
     ``groups_per_batch`` groups of a question (None: the whole batch) by that chunk's token count,
-    a sampled constant (detached), then average over chunks.
+    a sampled constant (detached), then average over chunks. ``group_mask`` (n_q, groups, G): 0 drops a
+    member's terms (tied-group filtering, :func:`tie_mask`); the normalisers stay as they are (TRL-style
+    masking; DAPO's refill only rescales the whole gradient).
+
+    ``entropy`` (n_q, groups, G, T): the entropy of the next-token distribution at each position
+    (:func:`grpo_theory.training.policy.answer_token_entropies`, differentiable); ``entropy_coef`` times it is
+    added to each token's term and aggregated with it (verl ``actor.entropy_coeff``: ``agg_loss`` of the
+    entropy with the same ``loss_agg_mode``; OpenRLHF ``entropy_loss_coef``). At sequence level an answer's
+    term is the sum over its positions. ``importance_level="sequence"``: GSPO's ratio, ``exp`` of the mean
+    over an answer's tokens of ``log(pi/pi_old)``, one per answer and broadcast to its tokens, also in the
+    ``k3_ratio`` penalty (TRL ``importance_sampling_level="sequence"``: ``coef_1``).
     """
     if mask is None:
         mask = torch.ones_like(logp)
+    if importance_level not in ("token", "sequence"):
+        raise ValueError(f"importance_level must be 'token' or 'sequence', got {importance_level!r}")
+    if entropy_coef and entropy is None:
+        raise ValueError("entropy_coef > 0 needs the per-position entropies (entropy=)")
+    seq_log_ratio = None
+    if importance_level == "sequence":          # TRL: (log_ratio * mask).sum(-1) / mask.sum(-1).clamp(min=1)
+        seq_log_ratio = ((logp - logp_old) * mask).sum(-1, keepdim=True) / mask.sum(-1, keepdim=True).clamp(min=1.0)
+    if entropy_coef:
+        entropy = entropy * mask
     if level == "sequence":
+        if entropy_coef:
+            entropy = entropy.sum(-1, keepdim=True)
         logp, logp_old, logp_ref = (x.sum(-1, keepdim=True) for x in (logp, logp_old, logp_ref))
         mask = torch.ones_like(logp)
     elif level != "token":
@@ -119,12 +147,16 @@ def grpo_objective(logp: torch.Tensor, logp_old: torch.Tensor, logp_ref: torch.T
         adv = adv - beta * torch.flip(torch.cumsum(torch.flip(v, [-1]), -1), [-1])
     elif kl_placement not in ("loss", "reward"):
         raise ValueError(f"kl_placement must be loss/advantage/reward, got {kl_placement!r}")
-    ratio = torch.exp(logp - logp_old)
+    ratio = torch.exp(logp - logp_old) if seq_log_ratio is None else torch.exp(seq_log_ratio).expand_as(logp)
     surrogate = torch.minimum(ratio * adv, torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps) * adv)
     log_ref_ratio = logp_ref - logp
     k3 = torch.exp(log_ref_ratio) - log_ref_ratio - 1.0
-    pen = kl_term(logp, logp_old, logp_ref, kl_estimator, *clamps) if kl_placement == "loss" else 0.0
+    pen = kl_term(logp, logp_old, logp_ref, kl_estimator, *clamps, ratio=ratio) if kl_placement == "loss" else 0.0
     terms = (surrogate - beta * pen) * mask
+    if entropy_coef:
+        terms = terms + entropy_coef * entropy
+    if group_mask is not None:          # filtered (tied) groups leave the loss, penalty included (issue 22)
+        terms = terms * group_mask.unsqueeze(-1)
     kind = LOSS_TYPES[loss_type] if level == "token" else "answer_mean"
     if kind == "answer_mean":
         objective = (terms.sum(-1) / mask.sum(-1)).mean()
@@ -144,3 +176,54 @@ def grpo_objective(logp: torch.Tensor, logp_old: torch.Tensor, logp_ref: torch.T
     real = mask > 0
     clipped = ((ratio - 1).abs() > clip_eps)[real].float().mean()
     return objective, {"k3": k3[real].mean().detach(), "clip_fraction": clipped.detach()}
+
+
+# ----------------------------------------------------------------------------- the GRPO family (issue 22)
+
+def family_advantages(rewards: torch.Tensor, advantage: str = "group", *, pass_k: int | None = None,
+                      normalization: str = "scale", std_ddof: int = 0, std_eps: float = 0.0,
+                      variance_eps: float = 0.0) -> torch.Tensor:
+    """Advantages of ``rewards`` (n_q, groups, G) for each estimator of :mod:`grpo_theory.advantage`.
+
+    ``"group"``: :func:`group_advantages`; ``"rloo"``: ``r_i`` minus the mean of the other members (verl
+    ``compute_rloo_outcome_advantage``); ``"reinforce_pp"``: the group mean removed, then whitened over all
+    groups of the same question (verl ``reinforce_plus_plus_baseline`` whitens over the whole batch; per
+    question is what the per-question theory models); ``"pass_at_k"``: arXiv 2508.10751 Eqs. 14-15 for 0/1
+    rewards (the top reward of the group passes).
+    """
+    G = rewards.shape[-1]
+    if advantage == "group":
+        return group_advantages(rewards, normalization, std_ddof, std_eps, variance_eps)
+    centred = rewards - rewards.mean(dim=-1, keepdim=True)
+    if advantage == "rloo":
+        return centred * G / (G - 1)
+    if advantage == "reinforce_pp":
+        flat = centred.flatten(1)
+        sd = (flat - flat.mean(1, keepdim=True)).pow(2).mean(1).sqrt()                      # per question
+        sd = sd.view(-1, *([1] * (centred.dim() - 1)))
+        return torch.where(sd > 0, (centred - flat.mean(1).view_as(sd)) / torch.where(sd > 0, sd, 1.0),
+                           torch.zeros_like(centred))
+    if advantage != "pass_at_k":
+        raise ValueError(f"advantage must be group/rloo/reinforce_pp/pass_at_k, got {advantage!r}")
+    k = int(pass_k)
+    top = rewards.amax(dim=-1, keepdim=True)
+    passed = rewards == top
+    tie = rewards.amin(dim=-1, keepdim=True) == top
+    n_fail = (~passed).sum(-1, keepdim=True).to(rewards.dtype)
+
+    def comb(n, r):                                     # C(n, r) for a tensor n, 0 where n < r
+        out = torch.lgamma(n + 1) - torch.lgamma(n - r + 1) - math.lgamma(r + 1)
+        return torch.where(n >= r, torch.exp(out), torch.zeros_like(n))
+    p_fail = comb(n_fail, k) / math.comb(G, k)
+    p_cond = comb(n_fail - 1, k - 1) / math.comb(G - 1, k - 1)
+    sd = torch.sqrt(torch.clamp(p_fail * (1 - p_fail), min=0.0))
+    ok = (sd > 0) & ~tie
+    safe = torch.where(ok, sd, torch.ones_like(sd))
+    adv = torch.where(passed, p_fail / safe, (p_fail - p_cond) / safe)
+    return torch.where(ok, adv, torch.zeros_like(adv))
+
+
+def tie_mask(rewards: torch.Tensor) -> torch.Tensor:
+    """1 for groups (last axis) whose rewards do not all tie, 0 for tied ones (DAPO's filter, TRL's masking)."""
+    return (rewards.amax(dim=-1, keepdim=True) != rewards.amin(dim=-1, keepdim=True)).to(rewards.dtype) \
+        .expand_as(rewards)

@@ -62,6 +62,44 @@ def _same_length_logprobs(model, prompts: torch.Tensor, answers: tuple) -> torch
     return out
 
 
+def answer_token_entropies(token_logp: torch.Tensor, answers: tuple) -> torch.Tensor:
+    """Exact entropy of the (restricted) next-token distribution at each position of each answer.
+
+    Parameters
+    ----------
+    token_logp : (..., n_answers, T) tensor
+        :func:`answer_token_logprobs` (differentiable; 0 past an answer's end).
+    answers : tuple of token tuples
+        The task's answer set (prefix-free).
+
+    Returns
+    -------
+    (..., n_answers, T) tensor: ``H_t(k) = -sum_c pi(c | prompt, a_k[:t]) log pi(c | prompt, a_k[:t])`` over the
+    tokens ``c`` allowed after answer ``k``'s prefix of length ``t`` (the distribution decoding samples from), 0
+    past the answer's end. Every allowed token continues some answer, whose log-probability at ``t`` is read
+    from ``token_logp``, so no further forward pass is needed. For single-token answers every entry of a
+    question is the entropy of its answer distribution.
+
+    Examples
+    --------
+    >>> import math, torch
+    >>> lp = torch.log(torch.tensor([[[0.5], [0.5]]]))
+    >>> round(float(answer_token_entropies(lp, ((7,), (8,)))[0, 0, 0]), 6) == round(math.log(2), 6)
+    True
+    """
+    out = torch.zeros_like(token_logp)
+    for t, (_prefixes, allowed, index) in enumerate(_plan(answers)):
+        for j, toks in enumerate(allowed):
+            # one representative answer per allowed token after prefix j: its log-probability at t
+            reps = [next(k for k, slot in enumerate(index) if slot == (j, c)) for c in range(len(toks))]
+            lp = token_logp[..., reps, t]
+            h = -(torch.exp(lp) * lp).sum(-1)
+            for k, slot in enumerate(index):
+                if slot is not None and slot[0] == j:
+                    out[..., k, t] = h
+    return out
+
+
 def answer_token_mask(answers: tuple, device=None) -> torch.Tensor:
     """(n_answers, max length) float mask: 1 where answer k has a token at position t."""
     length = max(len(a) for a in answers)

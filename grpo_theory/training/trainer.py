@@ -28,8 +28,8 @@ from tqdm.auto import tqdm
 from .._io import atomic_write
 from ..convergence import ConvergenceReport, check_history
 from ..problem import LOSS_TYPES, InvalidInputError, Objective
-from .loss import group_advantages, grpo_objective, kl_value
-from .policy import answer_token_logprobs, answer_token_mask, generate
+from .loss import family_advantages, group_advantages, grpo_objective, kl_value, tie_mask
+from .policy import answer_token_entropies, answer_token_logprobs, answer_token_mask, generate
 from .tasks import QATask
 
 
@@ -64,6 +64,11 @@ class GRPOConfig:
                                       # number) and every step in the final window (see _log_due)
     checkpoint_every: int = 250
     final_window: float = 0.3         # fraction of steps averaged for the measured policy
+    advantage: str = "group"          # issue 22: "group", "rloo", "reinforce_pp" or "pass_at_k"
+    pass_k: int | None = None         # k for advantage="pass_at_k"
+    filter_ties: bool = False         # drop tied groups' terms (DAPO dynamic sampling / TRL masking)
+    entropy_coef: float = 0.0         # entropy bonus per position (verl entropy_coeff, OpenRLHF entropy_loss_coef)
+    importance_level: str = "token"   # "sequence": GSPO's ratio (TRL importance_sampling_level)
     num_threads: int | None = 1       # torch CPU threads; 1 is far faster than 2 for small models on
                                       # 2-core machines (8.8x less CPU measured); None keeps torch's choice
     # --- run to stationarity (issue 26): after `steps`, check the logged P(correct) of every question
@@ -98,6 +103,16 @@ class GRPOConfig:
             (0 < self.convergence_tail < 1, f"convergence_tail must be in (0, 1), got {self.convergence_tail}"),
             (self.num_threads is None or (isinstance(self.num_threads, int) and self.num_threads >= 1),
              f"num_threads must be None or an integer >= 1, got {self.num_threads!r}"),
+            (self.advantage in ("group", "rloo", "reinforce_pp", "pass_at_k"),
+             f"advantage must be group/rloo/reinforce_pp/pass_at_k, got {self.advantage!r}"),
+            ((self.advantage == "pass_at_k") == (self.pass_k is not None)
+             and (self.pass_k is None or 1 <= self.pass_k <= self.group_size),
+             f"pass_k must be an integer in 1..G (G={self.group_size}) with advantage='pass_at_k' and None "
+             f"otherwise, got pass_k={self.pass_k!r} with advantage={self.advantage!r}"),
+            (isinstance(self.entropy_coef, (int, float)) and math.isfinite(self.entropy_coef)
+             and self.entropy_coef >= 0, f"entropy_coef must be a finite number >= 0, got {self.entropy_coef!r}"),
+            (self.importance_level in ("token", "sequence"),
+             f"importance_level must be token/sequence, got {self.importance_level!r}"),
         ]
         for ok, msg in checks:
             if not ok:
@@ -121,13 +136,13 @@ class GRPOConfig:
         ``groups_per_batch=None`` normalises by the token count of the whole step (every question's
         groups): many groups, so the theory's ``groups_per_batch = inf``.
         """
-        import math
-
         return Objective(beta=self.beta, group_size=self.group_size,
                          normalization=self.normalization, std_ddof=self.std_ddof, std_eps=self.std_eps,
                          level=self.level, loss_type=self.loss_type,
                          groups_per_batch=math.inf if self.groups_per_batch is None else self.groups_per_batch,
-                         **self.kl_options())
+                         **self.kl_options(), advantage=self.advantage, pass_k=self.pass_k,
+                         filter_ties=self.filter_ties, entropy_coef=self.entropy_coef,
+                         importance_level=self.importance_level)
 
 
 def _loss_types():
@@ -300,15 +315,24 @@ class GRPOTrainer:
             else:
                 v = (kl_value(lp_old, lp_ref, kl["kl_estimator"], *clamps) * mask).sum(-1)
             r = r - cfg.beta * v
-        adv = group_advantages(r, cfg.normalization, cfg.std_ddof, cfg.std_eps)
+        if cfg.advantage == "group":
+            adv = group_advantages(r, cfg.normalization, cfg.std_ddof, cfg.std_eps)
+        else:
+            adv = family_advantages(r, cfg.advantage, pass_k=cfg.pass_k)
+        family = dict(group_mask=tie_mask(r)) if cfg.filter_ties else {}
+        family["importance_level"] = cfg.importance_level
         for group in self.optimizer.param_groups:
             group["lr"] = self._lr()
         for inner in range(cfg.inner_updates):
             if inner > 0:
                 lp_all = answer_token_logprobs(self.model, self.task, question_idx=q_idx)
+            if cfg.entropy_coef:                 # the exact per-position entropies, with their graph
+                family.update(entropy=gather(answer_token_entropies(lp_all, self.task.answers)),
+                              entropy_coef=cfg.entropy_coef)
             obj, diag = grpo_objective(gather(lp_all), lp_old, lp_ref, adv, beta=cfg.beta,
                                        clip_eps=cfg.clip_eps, level=cfg.level, mask=mask,
-                                       loss_type=cfg.loss_type, groups_per_batch=cfg.groups_per_batch, **kl)
+                                       loss_type=cfg.loss_type, groups_per_batch=cfg.groups_per_batch, **kl,
+                                       **family)
             self.optimizer.zero_grad(set_to_none=True)
             (-obj).backward()
             self.optimizer.step()

@@ -1,0 +1,289 @@
+r"""The GRPO family: advantage estimators, tie filtering, entropy bonus, importance level.
+
+Each variant is a per-answer expected advantage ``P(o | pi) = E[A_1 | o_1 = o]`` plus a change to the
+regulariser; the solvers, stability and dynamics only see :func:`level_expectations` (through
+:func:`grpo_theory.preference.level_expectations`) and :func:`regularised_gradient`.
+Notation: reward levels ``v_1 < ... < v_L``, ``w`` the law of the reward of one draw from ``pi``,
+``mu = E_pi r``, ``sigma^2 = Var_pi r`` (noise included), ``n`` the counts of the other ``G - 1`` rewards.
+
+Advantage estimators (``Objective.advantage``)
+----------------------------------------------
+``"group"``
+    Eq. 2 with ``normalization`` (the existing engine; Dr. GRPO is ``normalization="shift"``,
+    2-GRPO is ``G = 2``).
+``"rloo"``
+    ``A_i = r_i - mean_{j != i} r_j = G/(G-1) (r_i - mean r)`` (verl ``rloo``, OpenRLHF ``rloo``, TRL's
+    RLOO trainer without advantage whitening). Hence ``P(o) = E[r|o] - mu`` exactly at every ``G``
+    (incl. inf): ``G/(G-1)`` times the shift-only preference, so RLOO at ``beta`` has the stationary
+    points of ``normalization="shift"`` at ``beta (G-1)/G``.
+``"reinforce_pp"``
+    ``r_i - mean r`` whitened over a large batch of groups of this question (verl
+    ``reinforce_plus_plus_baseline``, OpenRLHF ``reinforce_baseline``). In a large batch the batch mean
+    of ``r_i - mean r`` is 0 and its batch std is ``s = sqrt((G-1)/G) sigma`` (a constant of the batch,
+    not differentiated), so ``P(o) = sqrt((G-1)/G) (E[r|o] - mu)/sigma``; ``G = inf`` is the group
+    advantage's limit. (Real batches mix questions: then ``s`` is the batch's pooled std, a scalar the
+    per-question theory takes as this question's own.)
+``"pass_at_k"``
+    The analytic pass@k advantage (arXiv 2508.10751, Eqs. 14-15) for two reward levels (the top one
+    passes): with ``N_neg`` failures in the group, ``R = 1 - C(N_neg, k)/C(G, k)``,
+    ``s = sqrt(R (1 - R))``, ``A_pass = (1 - R)/s`` and
+    ``A_fail = (1 - R - C(N_neg - 1, k - 1)/C(G - 1, k - 1))/s`` (0 where ``s = 0``); ``k = 1`` is the
+    group advantage with ddof 0. ``G = inf``: with ``f = w_fail``, ``R = 1 - f^k``,
+    ``A_pass = f^k/s`` and ``A_fail = -(1 - f) f^(k-1)/s``.
+
+Tie filtering (``filter_ties``)
+-------------------------------
+A tied group has ``A = 0`` for every member, so filtering does not change ``P``; it removes the
+group's penalty (and entropy) terms. At ``pi_old = pi`` the penalty's expected gradient for answer
+``o`` is multiplied by ``u(o) = P(not all tied | o_1 = o) = sum_l P(r = v_l | o) (1 - w_l^(G-1))``, and
+the entropy's by ``U = E_pi u``. TRL's masking gives exactly this; DAPO's dynamic sampling (drop and
+refill) divides the whole gradient by ``U``, a positive scalar: the same stationary points.
+
+Entropy bonus (``entropy_coef = c``)
+------------------------------------
+``c H(pi)`` is added to what the loss maximises, ``H`` the exact entropy of the next-token
+distribution; its gradient in ``pi(o)`` is ``-c (log pi(o) + 1)``. Within a class of equal reward law
+it no longer keeps ``pi`` proportional to ``pi_ref``, so the solvers do not pool outputs then.
+
+Importance level (``importance_level``)
+---------------------------------------
+GSPO's ratio ``s_i = exp(mean_t log(pi/pi_old))`` has, at ``pi_old = pi``, the gradient
+``(1/|o_i|) sum_t d log pi_t``; TRL broadcasts it to every token of the answer and aggregates with
+``loss_type``, so answer ``i`` contributes ``|o_i| w_i (1/|o_i|) sum_t d log pi_t = w_i sum_t d log pi_t``
+(``w_i`` the token weight of the loss type) -- the token-level ratio's gradient. Same stationary set,
+for every loss type, as long as the penalty carries no ratio; only off-policy steps (several updates per
+batch) differ. TRL's bias-corrected k3 (``kl_estimator="k3_ratio"``) is multiplied by the same ``coef_1``,
+so on multi-token answers each token's score is weighted by the answer's mean k3 instead of its own: a
+different penalty gradient, which the token-level engine refuses rather than ignores. On single-token
+answers the two ratios coincide.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._numerics import log_factorial
+from .errors import ExactEvaluationTooLarge, InvalidInputError
+from .problem import Objective
+
+__all__ = ["level_expectations", "tie_free_probability", "regularised_gradient", "changes_regulariser",
+           "pass_at_k_table"]
+
+
+def changes_regulariser(obj: Objective) -> bool:
+    """Whether ``obj`` filters ties or adds an entropy bonus (the regulariser differs from the note's)."""
+    return bool(obj.filter_ties) or obj.entropy_coef > 0
+
+
+def _log_comb(n: np.ndarray, k: int) -> np.ndarray:
+    """``log C(n, k)``, ``-inf`` where ``n < k``."""
+    n = np.asarray(n, dtype=float)
+    ok = n >= k
+    safe = np.where(ok, n, k)
+    return np.where(ok, log_factorial(safe) - log_factorial(k) - log_factorial(safe - k), -np.inf)
+
+
+def pass_at_k_table(n_pass: np.ndarray, G: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The analytic pass@k advantages ``(A_pass, A_fail)`` of a group of ``G`` with ``n_pass`` passes.
+
+    Parameters
+    ----------
+    n_pass : array of int, number of passing members (``0..G``).
+    G, k : group size and ``k`` in ``1..G``.
+
+    Returns
+    -------
+    (A_pass, A_fail), each shaped like ``n_pass`` (0 where the group ties).
+    """
+    n_fail = G - np.asarray(n_pass, dtype=float)
+    p_fail = np.exp(_log_comb(n_fail, k) - _log_comb(np.array(float(G)), k))         # 1 - R
+    p_cond = np.exp(_log_comb(n_fail - 1, k - 1) - _log_comb(np.array(float(G - 1)), k - 1))
+    s = np.sqrt(np.maximum(p_fail * (1.0 - p_fail), 0.0))
+    ok = s > 0
+    safe = np.where(ok, s, 1.0)
+    return np.where(ok, p_fail / safe, 0.0), np.where(ok, (p_fail - p_cond) / safe, 0.0)
+
+
+#: Cap on the count vectors enumerated exactly (the preference module's default as well).
+MAX_COUNT_VECTORS = 3_000_000
+
+
+def _part(a: np.ndarray, part: str) -> np.ndarray:
+    if part == "mean":
+        return a
+    if part == "positive":
+        return np.maximum(a, 0.0)
+    if part == "negative":
+        return np.minimum(a, 0.0)
+    raise InvalidInputError(f"part must be 'mean', 'positive' or 'negative', got {part!r}")
+
+
+def _count_vectors(total: int, n_levels: int) -> np.ndarray:
+    """Every ``n in N^L`` with ``sum n = total``, as an ``(N, L)`` float array (level by level, no loop over G)."""
+    rows = np.zeros((1, 0))
+    remaining = np.array([total])
+    for _ in range(n_levels - 1):
+        reps = remaining + 1
+        parent = np.repeat(np.arange(remaining.size), reps)
+        value = np.arange(int(reps.sum())) - np.repeat(np.cumsum(reps) - reps, reps)
+        rows = np.column_stack([rows[parent], value])
+        remaining = remaining[parent] - value
+    return np.column_stack([rows, remaining]).astype(float)
+
+
+def _multinomial_weights(log_w: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """``Multinomial(n; N, w)`` for a batch ``log_w (B, L)`` over the rows of ``counts`` (N, L) -> (B, N).
+
+    The plain log-gamma form: accurate to ~1e-13 relative for the group sizes enumerated here (the group
+    advantage's engine has the saddle-point form for G in the thousands).
+    """
+    total = counts[0].sum()
+    coef = log_factorial(total) - log_factorial(counts).sum(axis=1)
+    finite = np.isfinite(log_w)
+    out = coef + np.where(finite, log_w, 0.0) @ counts.T
+    impossible = (~finite).astype(float) @ (counts > 0).T.astype(float)
+    return np.where(impossible > 0, 0.0, np.exp(out))
+
+
+def _count_table(v: np.ndarray, counts: np.ndarray, obj: Objective) -> np.ndarray:
+    """``A[l, n]`` of member 1 at level ``l`` given the others' counts (rows of ``counts``), before any
+    batch whitening: rloo and reinforce_pp use ``r_1 - mean``-type numerators, pass@k its own table."""
+    G, L = obj.group_size, v.size
+    total = counts[None, :, :] + np.eye(L)[:, None, :]                        # (L, N, L)
+    diff = v[:, None] - v[None, :]
+    centred = np.einsum("lnj,lj->ln", total, diff) / G                        # r_1 - mean r
+    if obj.advantage == "rloo":
+        return centred * G / (G - 1)
+    if obj.advantage == "reinforce_pp":
+        return centred
+    n_pass = total[:, :, -1]
+    a_pass, a_fail = pass_at_k_table(n_pass, G, obj.pass_k)
+    out = a_fail.copy()
+    out[-1] = a_pass[-1]
+    return out
+
+
+def level_expectations(v: np.ndarray, log_w: np.ndarray, obj: Objective, *, part: str = "mean",
+                       max_count_vectors: int | None = None) -> np.ndarray:
+    """``E_l(w) = E[A_1 | r_1 = v_l]`` for the estimators other than ``"group"`` (batched over ``log_w``).
+
+    Parameters
+    ----------
+    v : (L,) reward levels, increasing.
+    log_w : (..., L) log-probabilities of the levels under ``pi``.
+    obj : the objective (``advantage``, ``pass_k``, ``group_size``).
+    part : "mean", "positive" or "negative" (as in :func:`grpo_theory.preference.level_expectations`).
+    max_count_vectors : cap on the exact enumeration (default: the preference module's).
+
+    Returns
+    -------
+    (..., L) array.
+
+    Raises
+    ------
+    InvalidInputError
+        pass@k on a question with more than two reward levels; an enumeration over the cap.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from grpo_theory import Objective
+    >>> e = level_expectations(np.array([0.0, 1.0]), np.log([[0.7, 0.3]]), Objective(beta=1, advantage="rloo"))
+    >>> np.round(e, 6).tolist()     # E[r|o] - mu at every G
+    [[-0.3, 0.7]]
+    """
+    v = np.asarray(v, dtype=float)
+    log_w = np.asarray(log_w, dtype=float)
+    L = v.size
+    if obj.advantage == "pass_at_k" and L > 2:
+        raise InvalidInputError(f"advantage='pass_at_k' needs two reward levels (fail, pass), got {L}: "
+                                f"{v.tolist()!r}")
+    w = np.exp(log_w)
+    mu = w @ v
+    centred = v - mu[..., None]
+    var = 0.5 * np.einsum("...i,ij,...j->...", w, (v[:, None] - v[None, :]) ** 2, w)
+    sigma = np.sqrt(var)[..., None]
+    if L == 1:
+        return np.zeros_like(log_w)
+    if obj.advantage == "rloo" and (part == "mean" or obj.is_large_group):
+        return _part(np.broadcast_to(centred, log_w.shape).copy(), part)
+    if obj.is_large_group:
+        if obj.advantage == "reinforce_pp":
+            return _part(np.where(sigma > 0, centred / np.where(sigma > 0, sigma, 1.0), 0.0), part)
+        f = w[..., 0]
+        k = obj.pass_k
+        s = np.sqrt(np.maximum((1.0 - f**k) * f**k, 0.0))
+        ok = s > 0
+        safe = np.where(ok, s, 1.0)
+        out = np.stack([np.where(ok, -(1.0 - f) * f ** (k - 1) / safe, 0.0), np.where(ok, f**k / safe, 0.0)],
+                       axis=-1)
+        return _part(out, part)
+    G = obj.group_size
+    scale = None
+    if obj.advantage == "reinforce_pp":
+        s = math.sqrt((G - 1) / G) * sigma
+        scale = np.where(s > 0, 1.0 / np.where(s > 0, s, 1.0), 0.0)          # the batch whitening
+        if part == "mean":
+            return (G - 1) / G * centred * scale
+    cap = MAX_COUNT_VECTORS if max_count_vectors is None else max_count_vectors
+    n_vec = math.comb(G - 1 + L - 1, L - 1)
+    if n_vec > cap:
+        raise ExactEvaluationTooLarge(f"exact expectations of advantage={obj.advantage!r} need {n_vec:,} count "
+                                f"vectors for G={G}, L={L}, over the limit max_count_vectors={cap:,}")
+    counts = _count_vectors(G - 1, L)
+    table = _part(_count_table(v, counts, obj), part)                          # (L, N)
+    flat = log_w.reshape(-1, L)
+    weights = _multinomial_weights(flat, counts)                               # (B, N)
+    out = (weights @ table.T).reshape(log_w.shape)
+    return out if scale is None else out * scale
+
+
+def tie_free_probability(R: np.ndarray, log_w: np.ndarray, group_size: int | float) -> np.ndarray:
+    """``u(c) = P(the group does not tie | o_1 in c) = sum_l R[c, l] (1 - w_l^(G-1))``.
+
+    Parameters
+    ----------
+    R : (C, L) reward law of each class (or output).
+    log_w : (..., L) log-law of the reward of one draw from ``pi``.
+    group_size : ``G`` (``math.inf``: ``1 - [w_l = 1]``).
+
+    Returns
+    -------
+    (..., C) array in ``[0, 1]``.
+    """
+    log_w = np.asarray(log_w, dtype=float)
+    if math.isinf(group_size):
+        tie = (log_w >= 0.0).astype(float)
+    else:
+        with np.errstate(invalid="ignore"):
+            tie = np.exp((group_size - 1) * np.minimum(log_w, 0.0))
+    return (1.0 - tie) @ np.asarray(R, dtype=float).T
+
+
+def regularised_gradient(P: np.ndarray, penalty_slope: np.ndarray, log_pi: np.ndarray, obj: Objective,
+                         u: np.ndarray | None) -> np.ndarray:
+    """``g(o) = P(o) - beta u(o) c(o) - c_H U (log pi(o) + 1)``: the gradient in ``pi(o)`` at ``pi_old = pi``.
+
+    Parameters
+    ----------
+    P : (..., C) expected advantages; penalty_slope : (..., C) the penalty's per-answer slope ``c(o)``
+        (``1 - pi_ref/pi`` for the reverse penalty); log_pi : (..., C) log-policy;
+    obj : the objective (``beta``, ``entropy_coef``); u : (..., C) :func:`tie_free_probability`, or None
+        without filtering (``u = 1``).
+
+    Returns
+    -------
+    (..., C) array.
+    """
+    if u is None:
+        pen, U = penalty_slope, 1.0
+    else:
+        with np.errstate(invalid="ignore"):
+            pen = np.where(u > 0, u * penalty_slope, 0.0)     # a never-kept answer carries no penalty
+        U = np.sum(np.exp(log_pi) * u, axis=-1, keepdims=True)
+    g = P - obj.beta * pen
+    if obj.entropy_coef > 0:
+        g = g - obj.entropy_coef * U * (np.maximum(log_pi, -745.0) + 1.0)
+    return g

@@ -1,0 +1,126 @@
+"""The GRPO-family switches of TRL, verl and OpenRLHF, mapped onto the Objective's fields (issue 22).
+
+Each function takes the reader's own lookup (``get(name)``) and returns the Objective keyword arguments
+(``advantage``, ``pass_k``, ``filter_ties``, ``entropy_coef``, ``importance_level``) with the warnings for
+what stays unmodelled; the readers merge them into the Objective they build. Kept apart from the readers'
+type/range validation on purpose. Sources: TRL 1.16.0 ``trl/trainer/grpo_trainer.py`` / ``grpo_config.py``
+(``entropy_coef``, ``use_adaptive_entropy``, ``importance_sampling_level``); verl ``core_algos.py``
+(``AdvantageEstimator``: ``grpo``, ``rloo``, ``reinforce_plus_plus_baseline``, ``grpo_passk``, ...),
+``algorithm.filter_groups``, ``actor.entropy_coeff``; OpenRLHF 0.9-0.11 ``--advantage_estimator``,
+``--dynamic_filtering``, ``--entropy_loss_coef`` (default None: no bonus).
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..problem import InvalidInputError
+
+__all__ = ["trl_family", "verl_family", "openrlhf_family", "VERL_ADVANTAGES", "OPENRLHF_ADVANTAGES"]
+
+#: verl ``algorithm.adv_estimator`` -> Objective fields (None: known, not modelled).
+VERL_ADVANTAGES = {
+    "grpo": {}, "grpo_vectorized": {},
+    "rloo": {"advantage": "rloo"}, "rloo_vectorized": {"advantage": "rloo"},
+    "reinforce_plus_plus_baseline": {"advantage": "reinforce_pp"},
+    # verl's grpo_passk gives only the best member (r_max - r_second)/std: not the analytic pass@k advantage
+    "grpo_passk": None,
+    "gae": None, "reinforce_plus_plus": None, "remax": None, "opo": None, "gpg": None,
+}
+#: OpenRLHF ``advantage_estimator`` -> Objective fields (None: known, not modelled).
+OPENRLHF_ADVANTAGES = {
+    "group_norm": {}, "dr_grpo": {"normalization": "shift"}, "rloo": {"advantage": "rloo"},
+    "reinforce_baseline": {"advantage": "reinforce_pp"}, "gae": None, "reinforce": None,
+}
+
+
+def _coef(name: str, value, framework: str) -> float:
+    try:
+        c = 0.0 if value is None else float(value)
+    except (TypeError, ValueError):
+        raise InvalidInputError(f"{framework} {name}={value!r}: expected a number >= 0") from None
+    if not math.isfinite(c) or c < 0:
+        raise InvalidInputError(f"{framework} {name}={value!r}: expected a finite number >= 0 (an entropy bonus)")
+    return c
+
+
+def trl_family(get) -> tuple[dict, list]:
+    """TRL: ``entropy_coef`` (1.9+; adaptive mode not modelled), ``importance_sampling_level``.
+
+    ``num_iterations`` and ``epsilon_high`` need no field: at a stationary point ``pi_old = pi``, so they leave
+    the stationary set unchanged (the reader warns about their effect on the path).
+    """
+    warns: list[str] = []
+    fields: dict = {}
+    c = _coef("entropy_coef", get("entropy_coef", 0.0), "TRL")
+    if c:
+        fields["entropy_coef"] = c
+    if get("use_adaptive_entropy", False):
+        warns.append("use_adaptive_entropy=True: the entropy coefficient adapts during training; the prediction "
+                     f"uses entropy_coef={c:g}")
+    level = get("importance_sampling_level", "token")
+    if level not in ("token", "sequence"):
+        raise InvalidInputError(f"TRL importance_sampling_level={level!r}: expected 'token' or 'sequence'")
+    fields["importance_level"] = level
+    return fields, warns
+
+
+def verl_family(get, kl_in_reward: bool) -> tuple[dict | None, list]:
+    """verl: ``algorithm.adv_estimator``, ``algorithm.filter_groups.enable``, ``actor.entropy_coeff``.
+
+    Returns ``(None, warnings)`` for an estimator the theory does not model.
+    """
+    warns: list[str] = []
+    adv = get("algorithm.adv_estimator")
+    if adv not in VERL_ADVANTAGES:
+        raise InvalidInputError(f"verl algorithm.adv_estimator={adv!r}: expected one of {sorted(VERL_ADVANTAGES)}")
+    fields = VERL_ADVANTAGES[adv]
+    if fields is None:
+        warns.append(f"algorithm.adv_estimator={adv!r} is not modelled (no group baseline the theory covers"
+                     + (", e.g. 'gae' is PPO with a critic" if adv == "gae" else "")
+                     + "): the theory does not apply")
+        return None, warns
+    fields = dict(fields)
+    if adv == "reinforce_plus_plus_baseline":
+        warns.append("reinforce_plus_plus_baseline whitens over the whole batch: modelled as a large batch of this "
+                     "question's groups (a batch mixing questions has a pooled std instead)")
+    if get("algorithm.filter_groups.enable"):
+        if kl_in_reward:
+            warns.append("algorithm.filter_groups.enable with use_kl_in_reward: the filter looks at the shaped "
+                         "reward; not modelled (filtering ignored)")
+        else:
+            fields["filter_ties"] = True
+            warns.append("algorithm.filter_groups.enable (DAPO dynamic sampling): tied groups dropped, modelled "
+                         "per question (filter_ties=True); the metric is taken to be the reward, and the "
+                         "reweighting of questions in a mixed batch is not modelled")
+    c = _coef("actor_rollout_ref.actor.entropy_coeff", get("actor_rollout_ref.actor.entropy_coeff"), "verl")
+    if c:
+        fields["entropy_coef"] = c
+    return fields, warns
+
+
+def openrlhf_family(get) -> tuple[dict | None, list]:
+    """OpenRLHF: ``advantage_estimator``, ``dynamic_filtering``, ``entropy_loss_coef``."""
+    warns: list[str] = []
+    adv = get("algo.advantage.estimator")
+    if adv not in OPENRLHF_ADVANTAGES:
+        raise InvalidInputError(f"OpenRLHF advantage_estimator={adv!r}: expected one of "
+                                f"{sorted(OPENRLHF_ADVANTAGES)}")
+    fields = OPENRLHF_ADVANTAGES[adv]
+    if fields is None:
+        warns.append(f"advantage estimator {adv!r} has no group baseline (OpenRLHF's default is 'gae', PPO with a "
+                     "critic): the theory does not apply")
+        return None, warns
+    fields = dict(fields)
+    if adv == "reinforce_baseline":
+        warns.append("reinforce_baseline whitens over the whole batch: modelled as a large batch of this "
+                     "question's groups (advantage='reinforce_pp')")
+    if get("algo.dynamic_filtering_enable"):
+        fields["filter_ties"] = True
+        warns.append("dynamic filtering (DAPO): groups whose rewards all tie are dropped, modelled per question "
+                     "(filter_ties=True); a custom dynamic_filtering_reward_range other than excluding all-0 and "
+                     "all-1 groups is not modelled")
+    c = _coef("entropy_loss_coef", get("entropy_loss_coef"), "OpenRLHF")
+    if c:
+        fields["entropy_coef"] = c
+    return fields, warns
