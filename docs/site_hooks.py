@@ -1,24 +1,178 @@
-"""mkdocs hooks: the figures in paper_figures/ (outside docs/) become part of the site.
+"""mkdocs hooks: what the site needs beyond the markdown in docs/.
 
-docs/figures.md links them as ``../paper_figures/X.png`` so that they also show on GitHub; the site
-serves them under ``paper_figures/`` and the links are rewritten to match.
+* The figures in paper_figures/ (outside docs/) become part of the site. docs/figures.md links them
+  as ``../paper_figures/X.png`` so that they also show on GitHub; the site serves them under
+  ``paper_figures/`` and the links are rewritten to match.
+* MathJax is served by the site itself (``assets/mathjax/``), copied from the ``mathjax`` package
+  of PyPI's django-static-mathjax (MathJax 3.2.2, no Django needed; in the ``docs`` extra), so the
+  math renders with no network.
+* ``api/index.md`` is generated from the package's ``__all__`` lists (read statically with griffe,
+  so nothing is imported and torch is not needed): every public name, its one-line summary and a
+  cross reference to where mkdocstrings documents it. A name whose page is missing is a broken
+  cross reference, which fails the strict build naming it.
+* Sphinx roles in docstrings (``:func:`x```, ``:class:`x```) become cross references instead of
+  showing as raw text.
 """
 
 from __future__ import annotations
 
+import html
+import importlib.util
+import re
 from pathlib import Path
 
+from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File
 
 ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = "grpo_theory"
+MATHJAX_DEST = "assets/mathjax"
+# The combined TeX + MathML -> CommonHTML build and the folders it loads from at run time (fonts,
+# menu, accessibility); the other combined builds are not used.
+MATHJAX_PARTS = ("tex-mml-chtml.js", "a11y", "adaptors", "input", "output", "sre", "ui")
+ROLE_RE = re.compile(r":(?:py:)?(?:func|class|meth|attr|mod|data|exc|obj|const):`~?([\w.]+)(?:\(\))?`")
+HTML_ROLE_RE = re.compile(r":(?:py:)?(?:func|class|meth|attr|mod|data|exc|obj|const):<code>~?([\w.]+?)(?:\(\))?</code>")
 
+_state: dict = {}
+
+
+# -- MathJax ------------------------------------------------------------------------------------
+
+def _mathjax_dir() -> Path:
+    spec = importlib.util.find_spec("mathjax")
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    for loc in locations:
+        es5 = Path(loc) / "static" / "mathjax" / "es5"
+        if (es5 / "tex-mml-chtml.js").exists():
+            return es5
+    raise PluginError("MathJax is not installed: the site serves its own copy so that math renders offline. "
+                      "Install the docs extra: pip install -e '.[docs]' (it brings django-static-mathjax).")
+
+
+def _mathjax_files(config) -> list[File]:
+    es5 = _mathjax_dir()
+    out = []
+    for part in MATHJAX_PARTS:
+        src = es5 / part
+        paths = [src] if src.is_file() else sorted(p for p in src.rglob("*") if p.is_file())
+        for p in paths:
+            rel = p.relative_to(es5).as_posix()
+            out.append(File.generated(config, f"{MATHJAX_DEST}/{rel}", abs_src_path=str(p)))
+    return out
+
+
+# -- the API index --------------------------------------------------------------------------------
+
+def _public_modules(module):
+    """Non-alias, non-private modules of the package, depth first, in source order."""
+    if module.is_alias or any(part.startswith("_") for part in module.path.split(".")):
+        return
+    yield module
+    for sub in module.modules.values():
+        if not sub.is_alias:
+            yield from _public_modules(sub)
+
+
+def _summary(obj) -> str:
+    """The docstring's first paragraph on one line, with rst literals and roles made markdown."""
+    doc = obj.docstring.value if obj.docstring else ""
+    para = " ".join(line.strip() for line in doc.strip().split("\n\n")[0].splitlines())
+    if not para:
+        return "(no docstring)"
+
+    # Code spans become <code> with "|" as an entity: a bare "|" would split the table's row, and
+    # markdown would show the backslash of an escaped one inside a code span.
+    def code(m):
+        return "<code>" + html.escape(m.group(2)).replace("|", "&#124;") + "</code>"
+
+    para = re.sub(r"(``?)(.+?)\1", code, para)
+    return para.replace("|", "&#124;")
+
+
+def _load_package():
+    import griffe
+
+    return griffe.load(PACKAGE, search_paths=[str(ROOT)], resolve_aliases=True, resolve_external=False)
+
+
+def _index_markdown(package) -> tuple[str, dict[str, str]]:
+    """api/index.md, and a map short name -> canonical path used to resolve Sphinx roles."""
+    lines = ["# API index", "",
+             "Every public name of `grpo_theory`, read from the `__all__` list of each module when the site "
+             "is built, with the first paragraph of its docstring. The top-level names are importable as "
+             "`from grpo_theory import ...`.", ""]
+    names: dict[str, set[str]] = {}
+    for module in _public_modules(package):
+        exports = module.exports
+        if not exports:
+            continue
+        # the package itself has no page of its own: its names link to the modules that define them
+        title = f"`{module.path}`" if module.path == PACKAGE else f"[`{module.path}`][{module.path}]"
+        lines += [f"## {title}", "", "| Name | Summary |", "| --- | --- |"]
+        for name in exports:
+            name = name if isinstance(name, str) else getattr(name, "name", str(name))
+            try:
+                member = module[name]
+            except KeyError as exc:
+                raise PluginError(f"{module.path}.__all__ lists {name!r}, which the module does not define") from exc
+            target = member.final_target if member.is_alias else member
+            path = target.path
+            names.setdefault(name, set()).add(path)
+            lines.append(f"| [`{name}`][{path}] | {_summary(target)} |")
+        lines.append("")
+    return "\n".join(lines), {k: next(iter(v)) for k, v in names.items() if len(v) == 1}
+
+
+def _resolve(name: str, short: dict[str, str]) -> str | None:
+    if name.startswith(PACKAGE + "."):
+        return name
+    last = name.rsplit(".", 1)[-1]
+    if "." in name:            # Class.method: qualify the class
+        head = short.get(name.split(".", 1)[0])
+        return f"{head}.{name.split('.', 1)[1]}" if head else None
+    return short.get(last)
+
+
+def _roles_to_markdown(text: str, short: dict[str, str]) -> str:
+    def sub(m):
+        path = _resolve(m.group(1), short)
+        label = m.group(1).rsplit(".", 1)[-1]
+        return f"[`{label}`][{path}]" if path else f"`{label}`"
+
+    return ROLE_RE.sub(sub, text)
+
+
+# -- mkdocs events ----------------------------------------------------------------------------
 
 def on_files(files, config):
     for png in sorted((ROOT / "paper_figures").glob("*.png")):
         files.append(File(f"paper_figures/{png.name}", src_dir=str(ROOT), dest_dir=config["site_dir"],
                           use_directory_urls=config["use_directory_urls"]))
+    for f in _mathjax_files(config):
+        files.append(f)
+    text, short = _index_markdown(_load_package())
+    _state["short"] = short
+    files.append(File.generated(config, "api/index.md", content=_roles_to_markdown(text, short)))
     return files
 
 
 def on_page_markdown(markdown, page, config, files):
     return markdown.replace("](../paper_figures/", "](paper_figures/")
+
+
+def on_page_content(html, page, config, files):
+    """Sphinx roles that mkdocstrings rendered as ``:func:<code>x</code>`` become cross references.
+
+    A role naming something that is documented nowhere is left as code (it may name a private helper);
+    the ``[name][path]`` references in the pages themselves stay strict.
+    """
+    short = _state.get("short", {})
+
+    def sub(m):
+        path = _resolve(m.group(1), short)
+        label = m.group(1).rsplit(".", 1)[-1]
+        if not path:
+            return f"<code>{label}</code>"
+        return f'<autoref identifier="{path}" optional><code>{label}</code></autoref>'
+
+    return HTML_ROLE_RE.sub(sub, html)

@@ -18,11 +18,15 @@ from grpo_theory.studies.kl import run_kl_study
 def main() -> None:
     args = study_args(__doc__, "validate_kl")
     summary = run_and_copy(run_kl_study, args, {"kl_results.csv": "kl_study.csv",
-                                                "kl_summary.csv": "kl_study_summary.csv"})
+                                                "kl_summary.csv": "kl_study_summary.csv"},
+                           until_stationary=args.until_stationary is not None,               # issue 26
+                           max_steps_factor=args.until_stationary or 4.0)
+    summary["unconverged"] = summary.n_moving + summary.n_oscillating          # issue 26
     by = summary.groupby("config", sort=False).agg(
         seeds=("seed", "nunique"), beta=("beta", "mean"), mae_mean=("mae", "mean"), mae_max=("mae", "max"),
         max_error=("max_abs_error", "max"), predicted_collapses=("predicted_collapses", "sum"),
-        measured_collapses=("measured_collapses", "sum"))
+        measured_collapses=("measured_collapses", "sum"), mae_converged_max=("mae_converged", "max"),
+        unconverged=("unconverged", "sum"))
     by["meets_target"] = by.mae_max <= 0.01
     print(by.to_string(float_format=lambda v: f"{v:.4f}"))
 

@@ -22,16 +22,20 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from grpo_theory.convergence import summary_columns
 from grpo_theory.studies.small import run_validation
 
 ROOT = Path(__file__).resolve().parents[1]
 LR_CONFIGS = ("G64_beta0.5_direct", "G64_beta1_direct", "G8_beta0.5_reverse")
 ALONE_CONFIGS = ("G64_beta0.5_direct", "G64_beta1_direct")
 NEAR = 0.05          # a measurement within this of a stable point has reached it
+STATIONARY: float | None = None     # --until-stationary FACTOR (issue 26)
 
 
 def _run(out: Path, seed: int, tag: dict, resume: bool, **kw) -> pd.DataFrame:
     d = out / "_".join(f"{k}{v}" for k, v in tag.items()) / f"seed{seed}"
+    if STATIONARY:        # run_validation's default is 800 steps
+        kw.update(until_stationary=True, max_steps=int(STATIONARY * kw.get("steps", 800)))
     if resume and (d / "done").exists():
         res = pd.read_csv(d / "results.csv")
     else:
@@ -71,7 +75,9 @@ def summarise(rows: pd.DataFrame) -> pd.DataFrame:
                         multistable_points=int((g.n_stable_points > 1).sum()),
                         tau=np.sqrt(tau2), mean_batch_means_se=np.nanmean(se),
                         beyond_3se_batch_means=float((err > 3 * se).mean()),
-                        beyond_3se_with_between_run=float((err > 3 * honest).mean())))
+                        beyond_3se_with_between_run=float((err > 3 * honest).mean()),
+                        **(summary_columns(g, label=lambda r: f"seed {r['seed']} q{r['question']}")
+                           if "conv_status" in g else {})))                        # issue 26
     return pd.DataFrame(out)
 
 
@@ -81,7 +87,11 @@ def main() -> None:
     ap.add_argument("--alone-seeds", type=int, nargs="+", default=[0, 1, 2])
     ap.add_argument("--out", default=str(ROOT / "runs" / "validate_seeds"))
     ap.add_argument("--resume", action="store_true")
+    ap.add_argument("--until-stationary", type=float, default=None, metavar="FACTOR",
+                    help="train each run to stationarity, up to FACTOR x its steps (issue 26)")
     args = ap.parse_args()
+    global STATIONARY
+    STATIONARY = args.until_stationary
     out = Path(args.out)
     t0 = time.perf_counter()
     parts = []

@@ -13,7 +13,14 @@ import math
 
 import numpy as np
 
-__all__ = ["logsumexp", "expit", "log_factorial", "optimize", "solve_ivp", "integrate_until_slow"]
+from .errors import TheoryWarning
+
+__all__ = ["logsumexp", "expit", "log_factorial", "optimize", "solve_ivp", "integrate_until_slow",
+           "IntegrationFallbackWarning"]
+
+
+class IntegrationFallbackWarning(TheoryWarning):
+    """LSODA failed and the flow was integrated with a stiff solver (BDF/Radau) instead."""
 
 
 def logsumexp(a, axis=None, keepdims: bool = False) -> np.ndarray:
@@ -83,16 +90,26 @@ def integrate_until_slow(rhs, y0, t_max: float, speed: float | None, max_steps: 
     the reward with no epsilon) makes LSODA chatter at the jump with ever smaller steps. Returns the
     final ``y``.
     """
-    from scipy.integrate import LSODA
+    import warnings
+
+    from scipy.integrate import BDF, LSODA
 
     solver = LSODA(lambda _t, y: rhs(y), 0.0, np.asarray(y0, dtype=float), t_max, rtol=1e-8, atol=1e-10)
     steps = 0
     while solver.status == "running" and steps < max_steps:
         steps += 1
         t_old, y_old = solver.t, solver.y.copy()
-        message = solver.step()
+        try:
+            message = solver.step()
+        except RuntimeError as exc:          # LSODA's "Unexpected istate": a failed step, not a user error
+            solver.status, message = "failed", str(exc)
         if solver.status == "failed":
-            raise RuntimeError(f"flow integration failed: {message}")
+            if isinstance(solver, BDF):
+                raise RuntimeError(f"flow integration failed with LSODA and BDF: {message}")
+            warnings.warn(f"LSODA failed at t = {t_old:.6g} ({message}); continuing with the stiff BDF solver",
+                          IntegrationFallbackWarning, stacklevel=2)
+            solver = BDF(lambda _t, y: rhs(y), t_old, y_old, t_max, rtol=1e-8, atol=1e-10)
+            continue
         dt = solver.t - t_old
         if speed is not None and dt > 0 and float(np.max(np.abs(solver.y - y_old))) < speed * dt:
             break

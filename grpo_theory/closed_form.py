@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._numerics import expit
+from ._validate import plain
 from .problem import InvalidInputError
 
 __all__ = [
@@ -34,15 +36,21 @@ def _check(p, beta, gamma=None):
     p = np.asarray(p, dtype=float)
     beta = np.asarray(beta, dtype=float)
     if np.any(~np.isfinite(p)) or np.any((p < 0) | (p > 1)):
-        raise InvalidInputError(f"pi_ref_a must lie in [0, 1], got {p!r}")
+        raise InvalidInputError(f"pi_ref_a must lie in [0, 1], got {plain(p)}")
     if np.any(~np.isfinite(beta)) or np.any(beta <= 0):
-        raise InvalidInputError(f"beta must be positive and finite, got {beta!r}")
+        raise InvalidInputError(f"beta must be positive and finite, got {plain(beta)}")
     if gamma is None:
         return p, beta
     gamma = np.asarray(gamma, dtype=float)
     if np.any(~np.isfinite(gamma)) or np.any((gamma < 0) | (gamma > 1)):
-        raise InvalidInputError(f"gamma must lie in [0, 1] (label a as the preferred answer), got {gamma!r}")
+        raise InvalidInputError(f"gamma must lie in [0, 1] (label a as the preferred answer), got {plain(gamma)}")
     return p, beta, gamma
+
+
+def _logistic(logit, p):
+    """``1/(1 + e^{-logit})`` without overflow; ``p = 0`` gives 0 and ``p = 1`` gives 1 whatever the shift."""
+    x = expit(np.where(np.isnan(logit), 0.0, logit))
+    return np.where(p == 0, 0.0, np.where(p == 1, 1.0, x))
 
 
 def binary_pairwise(pi_ref_a, beta, gamma=1.0) -> np.ndarray:
@@ -54,13 +62,18 @@ def binary_pairwise(pi_ref_a, beta, gamma=1.0) -> np.ndarray:
     used (no cancellation). ``gamma = 0`` (a tie) gives ``x = p``.
     """
     p, beta, gamma = _check(pi_ref_a, beta, gamma)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        b = beta / gamma                       # inf for a tie
-        one_b = 1.0 - b
-        root = np.sqrt(one_b**2 + 4.0 * b * p)
-        direct = 0.5 * (one_b + root)
-        rationalised = 2.0 * b * p / (root - one_b)
-        x = np.where(one_b >= 0, direct, rationalised)
+    # Written with hypot and with b or 1/b (whichever is <= 1), so nothing overflows or cancels for
+    # beta, gamma anywhere in (0, 1.8e308): b = 1e300 or a near-tie gamma = 1e-300 give x ~ p.
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
+        b = beta / gamma                       # inf for a tie or a subnormal gamma
+        inv_b = gamma / beta                   # 0 for a tie
+        small = b <= 1
+        bs = np.where(small, b, 0.0)
+        direct = 0.5 * ((1.0 - bs) + np.hypot(1.0 - bs, 2.0 * np.sqrt(bs * p)))
+        ib = np.where(small, 0.0, inv_b)       # x = 2p / ((1 - 1/b) + sqrt((1 - 1/b)^2 + 4p/b))
+        one_ib = 1.0 - ib
+        rationalised = 2.0 * p / (one_ib + np.hypot(one_ib, 2.0 * np.sqrt(ib * p)))
+        x = np.where(small, direct, rationalised)
     x = np.where(gamma == 0, p, x)
     return np.where(p == 0, 0.0, x)
 
@@ -73,8 +86,17 @@ def binary_large_group(pi_ref_a, beta) -> np.ndarray:
     Independent of the reward gap.
     """
     p, beta = _check(pi_ref_a, beta)
-    b2 = beta**2
-    x = (2.0 * b2 * p + 1.0 + np.sqrt(1.0 + 4.0 * b2 * p * (1.0 - p))) / (2.0 * (1.0 + b2))
+    # beta <= 1: the formula as written; beta > 1: divided through by beta^2 with c = 1/beta,
+    # x = [2p + c^2 + c sqrt(c^2 + 4p(1-p))] / (2(1 + c^2)), so beta = 1e200 does not overflow.
+    with np.errstate(over="ignore", under="ignore"):
+        small = beta <= 1
+        b = np.where(small, beta, 1.0)
+        b2 = b * b
+        x_small = (2.0 * b2 * p + 1.0 + np.hypot(1.0, 2.0 * b * np.sqrt(p * (1.0 - p)))) / (2.0 * (1.0 + b2))
+        c = np.where(small, 1.0, 1.0 / beta)
+        c2 = c * c
+        x_large = (2.0 * p + c2 + c * np.hypot(c, 2.0 * np.sqrt(p * (1.0 - p)))) / (2.0 * (1.0 + c2))
+        x = np.where(small, x_small, x_large)
     return np.where(p == 0, 0.0, x)
 
 
@@ -86,9 +108,9 @@ def binary_pairwise_direct(pi_ref_a, beta, gamma=1.0) -> np.ndarray:
     function of ``logit(p) + gamma/beta``.
     """
     p, beta, gamma = _check(pi_ref_a, beta, gamma)
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
         logit = np.log(p) - np.log1p(-p) + gamma / beta
-    return 1.0 / (1.0 + np.exp(-logit))
+    return _logistic(logit, p)
 
 
 def large_group_direct_h(x, pi_ref_a, beta) -> np.ndarray:
@@ -100,16 +122,18 @@ def large_group_direct_h(x, pi_ref_a, beta) -> np.ndarray:
     p, beta = _check(pi_ref_a, beta)
     x = np.asarray(x, dtype=float)
     if np.any((x <= 0) | (x >= 1)):
-        raise InvalidInputError(f"x must lie in (0, 1), got {x!r}")
-    return 1.0 / (beta * np.sqrt(x * (1 - x))) - np.log(x / (1 - x)) + np.log(p / (1 - p))
+        raise InvalidInputError(f"x must lie in (0, 1), got {plain(x)}")
+    with np.errstate(divide="ignore", over="ignore"):
+        return (1.0 / (beta * np.sqrt(x * (1 - x))) - (np.log(x) - np.log1p(-x))
+                + (np.log(p) - np.log1p(-p)))
 
 
 def large_group_direct_turning_point(beta) -> np.ndarray:
     r"""``x* = (1 + sqrt(1 - 1/(1 + beta^2)))/2``: ``h`` falls on ``(0, x*]`` and rises on ``[x*, 1)``."""
     beta = np.asarray(beta, dtype=float)
     if np.any(~np.isfinite(beta)) or np.any(beta <= 0):
-        raise InvalidInputError(f"beta must be positive and finite, got {beta!r}")
-    return 0.5 * (1.0 + np.sqrt(1.0 - 1.0 / (1.0 + beta**2)))
+        raise InvalidInputError(f"beta must be positive and finite, got {plain(beta)}")
+    return 0.5 * (1.0 + beta / np.hypot(1.0, beta))    # sqrt(1 - 1/(1+beta^2)) without cancellation
 
 
 def binary_shift_direct(pi_ref_a, beta, group_size, reward_gap=1.0) -> np.ndarray:
@@ -127,9 +151,9 @@ def binary_shift_direct(pi_ref_a, beta, group_size, reward_gap=1.0) -> np.ndarra
     if not np.all(np.isfinite(gap)):
         raise InvalidInputError(f"reward_gap must be finite, got {reward_gap!r}")
     factor = np.where(np.isinf(g), 1.0, (g - 1) / np.where(np.isinf(g), 1.0, g))
-    with np.errstate(divide="ignore"):
-        logit = np.log(p) - np.log1p(-p) + reward_gap * factor / beta
-    return 1.0 / (1.0 + np.exp(-logit))
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        logit = np.log(p) - np.log1p(-p) + gap * factor / beta
+    return _logistic(logit, p)
 
 
 # ----------------------------------------------------------------------------- the GRPO family (issue 22)

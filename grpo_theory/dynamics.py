@@ -17,12 +17,14 @@ r"""How GRPO moves on a tabular policy (one context, finite outputs).
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
 from . import kl
-from ._numerics import logsumexp, solve_ivp
+from ._numerics import IntegrationFallbackWarning, logsumexp, solve_ivp
+from ._validate import plain
 from .preference import level_expectations, sample_rewards, sampled_advantages
 from .problem import InvalidInputError, Objective, Question, shaped_question, validate_probability_vector
 from .proximal import (  # noqa: F401  (re-exported: the issue's API is dynamics.proximal_map etc.)
@@ -150,19 +152,33 @@ def flow(q: Question, obj: Objective, pi0, t, *, with_points: bool = True, rtol:
     """
     pi0 = _check_start(q, obj, pi0)
     t = np.asarray(t, dtype=float)
-    if t.ndim != 1 or t.size < 1 or np.any(np.diff(t) < 0):
-        raise InvalidInputError(f"t must be a non-decreasing 1-d array of times, got {t!r}")
+    if t.ndim != 1 or t.size < 1 or not np.all(np.isfinite(t)) or np.any(np.diff(t) < 0):
+        raise InvalidInputError(f"t must be a non-decreasing 1-d array of finite times, got {plain(t)}")
     if token_level(q, obj):
         return _tree_flow(q, obj, pi0, t, with_points, rtol, atol)
     support = np.flatnonzero(pi0 > 0)
     theta0 = np.log(pi0[support])
-    sol = solve_ivp(_logit_rhs(q, obj, support), (float(t[0]), float(t[-1])), theta0, t_eval=t,
-                    method="LSODA", rtol=rtol, atol=atol)
-    if not sol.success:
-        raise RuntimeError(f"flow integration failed: {sol.message}")
+    sol = _solve_with_fallback(_logit_rhs(q, obj, support), (float(t[0]), float(t[-1])), theta0, t, rtol, atol)
     pis = np.zeros((t.size, q.n_outputs))
     pis[:, support] = np.exp(sol.y.T - logsumexp(sol.y.T, axis=1, keepdims=True))
     return _trajectory(q, obj, t, pis, with_points)
+
+
+def _solve_with_fallback(rhs, span, y0, t, rtol, atol):
+    """``solve_ivp`` with LSODA; where it fails (e.g. "Unexpected istate"), the stiff BDF solver, with a warning."""
+    try:
+        sol = solve_ivp(rhs, span, y0, t_eval=t, method="LSODA", rtol=rtol, atol=atol)
+        failure = None if sol.success else sol.message
+    except RuntimeError as exc:
+        failure = str(exc)
+    if failure is None:
+        return sol
+    warnings.warn(f"LSODA failed ({failure}); integrating with the stiff BDF solver instead",
+                  IntegrationFallbackWarning, stacklevel=3)
+    sol = solve_ivp(rhs, span, y0, t_eval=t, method="BDF", rtol=rtol, atol=atol)
+    if not sol.success:
+        raise RuntimeError(f"flow integration failed with LSODA ({failure}) and BDF ({sol.message})")
+    return sol
 
 
 def _tree_flow(q: Question, obj: Objective, pi0: np.ndarray, t: np.ndarray, with_points: bool, rtol: float,

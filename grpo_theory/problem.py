@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ._validate import plain as _plain
 from .errors import InvalidInputError
 from .kl import KL_ESTIMATORS, KL_PLACEMENTS, effective_penalty
 
@@ -83,7 +84,7 @@ def validate_probability_vector(name: str, value) -> np.ndarray:
         raise InvalidInputError(f"{name} must be non-negative, got {arr.tolist()!r}")
     total = float(arr.sum())
     if abs(total - 1.0) > _PROB_TOL * max(1, arr.size):
-        raise InvalidInputError(f"{name} must sum to 1, got sum {total!r} for {arr.tolist()!r}")
+        raise InvalidInputError(f"{name} must sum to 1, got sum {_plain(total)} for {arr.tolist()!r}")
     return arr
 
 
@@ -219,7 +220,7 @@ class Question:
                 i, j = np.unravel_index(int(dev.argmax()), dev.shape)
                 raise InvalidInputError(
                     "preference must satisfy M + M^T = 1 (M[o,o'] = P(o > o') with ties counted "
-                    f"half); M[{i},{j}] + M[{j},{i}] = {pref[i, j] + pref[j, i]!r}"
+                    f"half); M[{i},{j}] + M[{j},{i}] = {_plain(pref[i, j] + pref[j, i])}"
                 )
         if labels is not None:
             labels = tuple(str(s) for s in labels)
@@ -433,7 +434,7 @@ class Objective:
     def __post_init__(self) -> None:
         beta = self.beta
         if isinstance(beta, bool) or not isinstance(beta, (int, float, np.floating, np.integer)):
-            raise InvalidInputError(f"beta must be a positive finite number, got {beta!r}")
+            raise InvalidInputError(f"beta must be a positive finite number, got {_plain(beta)}")
         if isinstance(beta, (int, float, np.floating, np.integer)) and beta == 0:
             raise InvalidInputError(
                 "beta must be a positive finite number, got 0: with beta = 0 (and no entropy bonus) the "
@@ -442,37 +443,37 @@ class Objective:
                 "regularised objective); an entropy bonus alone (beta = 0, entropy_coef > 0) is not yet "
                 "supported by the solvers: give a small beta > 0 with entropy_coef")
         if not (math.isfinite(beta) and beta > 0):
-            raise InvalidInputError(f"beta must be a positive finite number, got {beta!r}")
+            raise InvalidInputError(f"beta must be a positive finite number, got {_plain(beta)}")
         object.__setattr__(self, "beta", float(beta))
         g = self.group_size
         if isinstance(g, bool):
-            raise InvalidInputError(f"group_size must be an integer >= 2 or math.inf, got {g!r}")
+            raise InvalidInputError(f"group_size must be an integer >= 2 or math.inf, got {_plain(g)}")
         if isinstance(g, (float, np.floating)) and math.isinf(g) and g > 0:
             object.__setattr__(self, "group_size", math.inf)
         elif isinstance(g, (int, np.integer)) or (
             isinstance(g, (float, np.floating)) and math.isfinite(g) and float(g).is_integer()
         ):
             if int(g) < 2:
-                raise InvalidInputError(f"group_size must be an integer >= 2 or math.inf, got {g!r}")
+                raise InvalidInputError(f"group_size must be an integer >= 2 or math.inf, got {_plain(g)}")
             object.__setattr__(self, "group_size", int(g))
         else:
-            raise InvalidInputError(f"group_size must be an integer >= 2 or math.inf, got {g!r}")
+            raise InvalidInputError(f"group_size must be an integer >= 2 or math.inf, got {_plain(g)}")
         self._resolve_kl()
         if self.normalization not in NORMALIZATIONS:
             raise InvalidInputError(
                 f"normalization must be one of {NORMALIZATIONS}, got {self.normalization!r}"
             )
         if self.std_ddof not in (0, 1) or isinstance(self.std_ddof, bool):
-            raise InvalidInputError(f"std_ddof must be 0 or 1, got {self.std_ddof!r}")
+            raise InvalidInputError(f"std_ddof must be 0 or 1, got {_plain(self.std_ddof)}")
         eps = self.std_eps
         if isinstance(eps, bool) or not isinstance(eps, (int, float, np.floating, np.integer)) \
                 or not math.isfinite(eps) or eps < 0:
-            raise InvalidInputError(f"std_eps must be a finite number >= 0, got {eps!r}")
+            raise InvalidInputError(f"std_eps must be a finite number >= 0, got {_plain(eps)}")
         object.__setattr__(self, "std_eps", float(eps))
         veps = self.variance_eps
         if isinstance(veps, bool) or not isinstance(veps, (int, float, np.floating, np.integer)) \
                 or not math.isfinite(veps) or veps < 0:
-            raise InvalidInputError(f"variance_eps must be a finite number >= 0, got {veps!r}")
+            raise InvalidInputError(f"variance_eps must be a finite number >= 0, got {_plain(veps)}")
         object.__setattr__(self, "variance_eps", float(veps))
         if self.level not in LEVELS:
             raise InvalidInputError(f"level must be one of {LEVELS}, got {self.level!r}")
@@ -629,13 +630,36 @@ def as_question(q) -> Question:
                             "Question(pi_ref, rewards=...)")
 
 
+#: How many reward spans beyond the others a collapsing answer's shaped reward is placed (see shaped_question).
+STAND_IN_SPANS = 1e8
+
+
 def shaped_question(q, shift: np.ndarray):
     """``q`` with output ``o``'s reward law shifted down by ``shift[o]`` (the KL-in-reward placement).
 
     Deterministic rewards stay deterministic; a reward law with levels ``v_l`` becomes one over the
     shifted levels ``v_l - shift[o]``, with coinciding levels merged.
+
+    A shift of ``+inf`` (``-inf``) is the limit of an answer whose mass collapses (the estimator's value
+    overflows, e.g. k3's ``e^{-lr}``): its shaped reward is below (above) every other. It stands for that
+    limit: the answer's levels are put :data:`STAND_IN_SPANS` spans beyond the finite shaped levels. With
+    scale normalisation this is the limit to about 1e-8 (advantages tend to finite limits as one reward
+    runs off); with shift-only normalisation the answer's advantage is large instead of infinite, with the
+    same sign, so its drift points the same way.
     """
     shift = np.asarray(shift, dtype=float)
+    if np.any(np.isnan(shift)):
+        raise InvalidInputError(f"shift must not be NaN, got {shift.tolist()!r}")
+    off = ~np.isfinite(shift)
+    if np.any(off):
+        shift = shift.copy()
+        v = q.reward_levels
+        finite = v[None, :] - shift[~off][:, None]
+        lo = float(finite.min()) if finite.size else float(v.min())
+        hi = float(finite.max()) if finite.size else float(v.max())
+        reach = STAND_IN_SPANS * max(hi - lo, float(v.max() - v.min()), 1.0)
+        shift[off & (shift > 0)] = float(v.max()) - lo + reach      # top level at lo - reach
+        shift[off & (shift < 0)] = float(v.min()) - hi - reach      # bottom level at hi + reach
     levels = q.reward_levels[None, :] - shift[:, None]                 # (K, L)
     uniq, inverse = np.unique(levels, return_inverse=True)
     probs = np.zeros((q.n_outputs, uniq.size))

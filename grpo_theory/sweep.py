@@ -34,7 +34,7 @@ from ._io import atomic_write
 from .problem import InvalidInputError, Objective, Question, as_objective, as_question
 from .solvers import stationary_points, stationary_policy
 
-__all__ = ["Case", "evaluate_case", "sweep", "cases_from_grid", "COLUMNS"]
+__all__ = ["Case", "evaluate_case", "sweep", "cases_from_grid", "check_grid", "SweepInterrupted", "COLUMNS"]
 
 #: The columns of a sweep's CSV, in order.
 COLUMNS = ("key", "objective", "pi_ref", "n_points", "n_stable", "exhaustive", "stable_policies",
@@ -66,6 +66,60 @@ def evaluate_case(case: Case) -> dict:
                 n_points=len(pts), n_stable=len(stable), exhaustive=bool(pts.exhaustive),
                 stable_policies=json.dumps(stable), reached_policy=json.dumps(reached.pi.tolist()),
                 seconds=time.perf_counter() - t0)
+
+
+class SweepInterrupted(KeyboardInterrupt):
+    """Ctrl-C during :func:`sweep`; the message says how many cases are saved and how to resume."""
+
+
+def _watch_parent(parent_pid: int) -> None:
+    """Worker initializer: die with the parent (issue 25: a SIGKILLed sweep left its workers running).
+
+    On Linux the kernel sends SIGKILL when the parent dies (``PR_SET_PDEATHSIG``); elsewhere, and as a
+    fallback, a daemon thread checks twice a second whether the parent is gone. Ctrl-C is ignored
+    here: the parent handles it and stops the pool (no traceback from every worker).
+    """
+    import os
+    import signal
+    import threading
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)     # 1 = PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+    first_ppid = os.getppid()       # the sweep's process (fork, spawn) or the forkserver
+
+    def alive() -> bool:
+        if os.getppid() != first_ppid:                  # reparented: our parent has died (even if unreaped)
+            return False
+        try:
+            os.kill(parent_pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            pass
+        return True
+
+    def watch():
+        while alive():
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True, name="grpo-theory-parent-watch").start()
+
+
+def _stop_pool(pool: ProcessPoolExecutor) -> None:
+    """Cancel what is queued and end the running workers now (a case can take a while)."""
+    procs = list((getattr(pool, "_processes", None) or {}).values())    # shutdown() forgets them
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in procs:
+        proc.terminate()
+    for proc in procs:
+        proc.join(timeout=5)
 
 
 def _done_rows(out: Path) -> list[dict]:
@@ -114,6 +168,15 @@ def sweep(cases: Iterable[Case], *, out: str | Path | None = None, executor: Exe
     each finished case is appended (flushed) as it finishes; cases whose key it already holds are
     skipped, so re-running a killed sweep resumes it.
     """
+    if isinstance(executor, str) and executor != "serial":
+        raise InvalidInputError(f"executor must be an Executor, None (a local process pool) or 'serial', got "
+                                f"{executor!r}; for threads pass concurrent.futures.ThreadPoolExecutor(...)")
+    if executor is not None and not isinstance(executor, str) and not callable(getattr(executor, "submit", None)):
+        raise InvalidInputError(f"executor must have a submit() method (a concurrent.futures.Executor), got "
+                                f"{type(executor).__name__}")
+    if max_workers is not None and (isinstance(max_workers, bool) or not isinstance(max_workers, (int, np.integer))
+                                    or max_workers < 1):
+        raise InvalidInputError(f"max_workers must be a positive integer or None, got {max_workers!r}")
     cases = list(cases)
     keys = [c.key for c in cases]
     if len(set(keys)) != len(keys):
@@ -142,19 +205,32 @@ def sweep(cases: Iterable[Case], *, out: str | Path | None = None, executor: Exe
                 fh.flush()
             bar.update(1)
 
-        if executor == "serial":
-            for c in todo:
-                record(evaluate_case(c))
-        else:
-            own = executor is None
-            pool = ProcessPoolExecutor(max_workers=max_workers) if own else executor
-            try:
-                futures = [pool.submit(evaluate_case, c) for c in todo]
-                for f in as_completed(futures):
-                    record(f.result())
-            finally:
-                if own:
-                    pool.shutdown(cancel_futures=True)
+        try:
+            if executor == "serial":
+                for c in todo:
+                    record(evaluate_case(c))
+            else:
+                import os
+
+                own = executor is None
+                pool = ProcessPoolExecutor(max_workers=max_workers, initializer=_watch_parent,
+                                           initargs=(os.getpid(),)) if own else executor
+                interrupted = False
+                try:
+                    futures = [pool.submit(evaluate_case, c) for c in todo]
+                    for f in as_completed(futures):
+                        record(f.result())
+                except KeyboardInterrupt:
+                    interrupted = True
+                    raise
+                finally:
+                    if own:
+                        _stop_pool(pool) if interrupted else pool.shutdown(cancel_futures=True)
+        except KeyboardInterrupt:
+            saved = len(cases) - len(todo) + len(fresh)
+            where = (f"saved in {out}; run the same command again to resume" if out is not None
+                     else "not saved (no out file)")
+            raise SweepInterrupted(f"sweep interrupted: {saved} of {len(cases)} cases done, {where}") from None
     finally:
         bar.close()
         if fh is not None:
@@ -174,14 +250,105 @@ def _product(spec: Mapping) -> list[dict]:
     return [dict(zip(names, combo)) for combo in itertools.product(*values)]
 
 
+_GRID_KEYS = ("objectives", "questions", "simplex", "out")
+
+
+def _objective_fields(fields: dict) -> dict:
+    return {k: math.inf if isinstance(v, str) and v.lower() in ("inf", ".inf") else v for k, v in fields.items()}
+
+
+def check_grid(grid) -> list[str]:
+    """Every problem of a sweep grid, as one line each (empty: the grid is valid); nothing is evaluated.
+
+    Checks the top-level keys, each question (as :class:`Question` would), the simplex (``rewards`` a list,
+    ``step`` = 1/n with n >= K) and every combination of the objective fields (as :class:`Objective` would).
+    """
+    if not isinstance(grid, Mapping):
+        return [f"a sweep grid must be a mapping with 'objectives' and 'questions' or 'simplex', got "
+                f"{type(grid).__name__}"]
+    problems = []
+    unknown = sorted(str(k) for k in grid if k not in _GRID_KEYS)
+    if unknown:
+        problems.append(f"unknown key(s) {unknown} (expected {', '.join(_GRID_KEYS)})")
+    if "objectives" not in grid:
+        problems.append("missing 'objectives' (a mapping of Objective fields, each a value or a list)")
+    elif not isinstance(grid["objectives"], Mapping) or not grid["objectives"]:
+        problems.append(f"'objectives' must be a non-empty mapping of Objective fields, got {grid['objectives']!r}")
+    else:
+        seen = set()
+        for fields in _product(grid["objectives"]):
+            try:
+                as_objective(_objective_fields(fields))
+            except (InvalidInputError, TypeError, ValueError) as exc:
+                msg = f"objectives {fields}: {exc}"
+                if str(exc) not in seen:
+                    seen.add(str(exc))
+                    problems.append(msg)
+    if "questions" not in grid and "simplex" not in grid:
+        problems.append("missing 'questions' (a list) or 'simplex' ({rewards, step})")
+    if "questions" in grid:
+        qs = grid["questions"]
+        if not isinstance(qs, list) or not qs:
+            problems.append(f"'questions' must be a non-empty list of mappings, got {qs!r}")
+        else:
+            for i, spec in enumerate(qs):
+                if not isinstance(spec, Mapping):
+                    problems.append(f"questions[{i}] must be a mapping (name, pi_ref, rewards, ...), got {spec!r}")
+                    continue
+                spec = dict(spec)
+                spec.pop("name", None)
+                import inspect
+
+                allowed = set(inspect.signature(Question.__init__).parameters) - {"self"}
+                unknown = sorted(str(k) for k in spec if k not in allowed)
+                if unknown:
+                    problems.append(f"questions[{i}]: unknown key(s) {unknown} (expected name and some of "
+                                    f"{sorted(allowed)})")
+                    continue
+                try:
+                    Question(**spec)
+                except (InvalidInputError, ValueError, TypeError) as exc:
+                    problems.append(f"questions[{i}]: {exc}")
+    if "simplex" in grid:
+        sx = grid["simplex"]
+        if not isinstance(sx, Mapping):
+            problems.append(f"'simplex' must be a mapping {{rewards, step}}, got {sx!r}")
+        else:
+            extra = sorted(str(k) for k in sx if k not in ("rewards", "step"))
+            if extra:
+                problems.append(f"simplex: unknown key(s) {extra} (expected rewards, step)")
+            rewards = sx.get("rewards")
+            if not isinstance(rewards, list) or len(rewards) < 2 or \
+                    not all(isinstance(r, (int, float)) and not isinstance(r, bool) and math.isfinite(r)
+                            for r in rewards):
+                problems.append(f"simplex.rewards must be a list of at least 2 finite numbers, got {rewards!r}")
+                rewards = None
+            step = sx.get("step")
+            if step is None:
+                problems.append("simplex.step is missing (1/n for a lattice of n steps, e.g. 0.1)")
+            elif isinstance(step, bool) or not isinstance(step, (int, float)) or not math.isfinite(step) or \
+                    not 0 < step <= 0.5:
+                problems.append(f"simplex.step must be a number 1/n in (0, 0.5], got {step!r}")
+            else:
+                n = round(1 / step)
+                if not math.isclose(n * step, 1.0) or (rewards is not None and n < len(rewards)):
+                    problems.append(f"simplex.step must be 1/n with n >= K = "
+                                    f"{len(rewards) if rewards else 'the number of rewards'}, got {step!r}")
+                elif n > 1000:
+                    problems.append(f"simplex.step {step!r} makes a lattice of n = {n} steps; at most 1000")
+    if "out" in grid and not isinstance(grid["out"], str):
+        problems.append(f"'out' must be a file path, got {grid['out']!r}")
+    return problems
+
+
 def cases_from_grid(grid: Mapping) -> list[Case]:
     """Cases from a grid: ``questions`` (a list of ``{name, pi_ref, rewards | reward_levels+reward_probs}``,
     or ``simplex: {rewards, step}`` for every interior pi_ref on a lattice of a K-output simplex) times
     ``objectives`` (a mapping of Objective fields, each a value or a list: every combination)."""
-    if not isinstance(grid, Mapping) or "objectives" not in grid or \
-            ("questions" not in grid and "simplex" not in grid):
-        raise InvalidInputError("a sweep grid needs 'objectives' and either 'questions' or 'simplex', got "
-                                f"{sorted(grid) if isinstance(grid, Mapping) else grid!r}")
+    problems = check_grid(grid)
+    if problems:             # every problem at once, before any work starts
+        raise InvalidInputError(f"the sweep grid has {len(problems)} problem(s): "
+                                + "; ".join(f"({i + 1}) {p}" for i, p in enumerate(problems)))
     questions = []
     for i, spec in enumerate(grid.get("questions", [])):
         spec = dict(spec)
@@ -201,8 +368,7 @@ def cases_from_grid(grid: Mapping) -> list[Case]:
     objectives = _product(grid["objectives"])
     cases = []
     for (qname, q), fields in itertools.product(questions, objectives):
-        obj = as_objective({k: math.inf if isinstance(v, str) and v.lower() in ("inf", ".inf") else v
-                            for k, v in fields.items()})
+        obj = as_objective(_objective_fields(fields))
         key = f"{qname}|" + ",".join(f"{k}={v}" for k, v in fields.items())
         cases.append(Case(key, q, obj))
     return cases

@@ -254,3 +254,34 @@ def test_clipping_with_several_inner_updates_creates_a_spurious_limit():
         tr = dynamics.grpo_steps(q, obj, q.pi_ref, lr=lr, n_batches=1500, inner_updates=4, clip_eps=clip,
                                  with_points=False)
         assert tr.final[0] == pytest.approx(target, abs=1e-8)
+
+
+@pytest.mark.parametrize("obj", [
+    Objective(beta=1e-3, group_size=8, penalty="direct"),
+    Objective(beta=0.002, group_size=8, penalty="direct"),
+    Objective(beta=0.05, group_size=8, penalty="direct"),
+    Objective(beta=0.01, group_size=64, penalty="direct"),
+    Objective(beta=1e-20, group_size=8, penalty="reverse"),
+    Objective(beta=1.0, group_size=math.inf, penalty="direct"),
+])
+def test_basins_match_flows_when_mass_rounds_to_one(obj):
+    """Issue 25: a point whose mass rounds to 1 had the basin (1, 1); flows from 0.01, 0.3, 0.9 decide."""
+    q = Question([0.3, 0.7], rewards=[1, 0])
+    bs = dynamics.basins(q, obj)
+    assert all(b.lo < b.hi for b in bs), bs
+    pts = stationary_points(q, obj)            # the set's own basins and summary come from solvers.basins_of
+    assert [(b.lo, b.hi) for b in pts.basins] == [(b.lo, b.hi) for b in bs]
+    assert "in (1, 1)" not in pts.summary and "in (0, 0)" not in pts.summary, pts.summary
+    for start in (0.01, 0.3, 0.9):
+        final = dynamics.flow(q, obj, [start, 1 - start], [0.0, 1e4], with_points=False).final[0]
+        home = [b for b in bs if b.lo < start < b.hi]
+        assert len(home) == 1, (start, bs)
+        assert abs(final - home[0].point.pi[0]) < 1e-3, (start, final, home[0])
+
+
+@pytest.mark.parametrize("t", [[0, math.nan], [0, math.inf], [1, 0]])
+def test_flow_blames_t_for_bad_times(t):
+    q = Question([0.3, 0.7], rewards=[1, 0])
+    with pytest.raises(InvalidInputError, match=r"^t must be .*got \[") as info:
+        dynamics.flow(q, Objective(beta=1.0, group_size=2), q.pi_ref, t)
+    assert "np.float64" not in str(info.value) and "array(" not in str(info.value)

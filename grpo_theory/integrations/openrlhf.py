@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from .._validate import check_fields
 from ..problem import InvalidInputError, Objective
 from .family import openrlhf_family
 from .mapping import TheoryMapping, mapping_of
@@ -57,6 +58,23 @@ OPENRLHF_STD_EPS = 1e-9
 OPENRLHF_VALUE_CLAMP = 10.0
 
 
+#: Every flag the reader reads (new names; after coercion from argv strings): (kind, low, high); a
+#: bound in a list is exclusive. Checked once, all together, in :func:`read_openrlhf_config`.
+OPENRLHF_FIELDS = {
+    "algo.advantage.estimator": ("str", None, None),
+    "rollout.n_samples_per_prompt": ("int", 1, None),
+    "algo.kl.init_coef": ("float", None, None),
+    "algo.kl.estimator": ("str", None, None),
+    "algo.kl.use_loss": ("bool", None, None),
+    "algo.kl.target": ("float|none", 0, None),
+    "rollout.temperature": ("float", [0], None),
+    "rollout.top_p": ("float", [0], 1),
+    "train.max_epochs": ("int", 1, None),
+    "algo.dynamic_filtering_enable": ("bool", None, None),
+    "algo.advantage.gamma": ("float", 0, 1),
+}
+
+
 def _from_argv(argv: Sequence[str]) -> dict:
     flags = _FLAGS | {_OLD_NAMES[k] for k in _FLAGS}
     out, i = {}, 0
@@ -87,13 +105,10 @@ def _coerce(key: str, value):
                 if value.lower() not in ("true", "false", "1", "0"):
                     raise ValueError(value)
                 return value.lower() in ("true", "1")
-            return bool(value)
-        if isinstance(default, int):
-            if isinstance(value, float) and not value.is_integer():
-                raise ValueError(value)
-            return int(value)
-        if isinstance(default, float) or key == "algo.kl.target":
-            return None if value is None else float(value)
+            return value                     # checked (a bool, not 2 or a list) by OPENRLHF_FIELDS
+        if isinstance(value, str) and (isinstance(default, (int, float)) or key == "algo.kl.target"):
+            # argv gives strings; a mapping's numbers are checked as they are by OPENRLHF_FIELDS
+            return int(value) if isinstance(default, int) else float(value)
     except (TypeError, ValueError):
         raise InvalidInputError(f"OpenRLHF {key}={value!r}: expected {type(default).__name__}") from None
     return value
@@ -117,6 +132,8 @@ def read_openrlhf_config(args) -> TheoryMapping:
             values[key] = _coerce(key, v)
         else:
             warns.append(f"flag {name!r} is not one the theory reads; ignored (check it is an OpenRLHF flag)")
+    check_fields(values, OPENRLHF_FIELDS, "OpenRLHF args", error=InvalidInputError)
+    values = {k: int(v) if OPENRLHF_FIELDS[k][0] == "int" else v for k, v in values.items()}
     get = lambda key: values.get(key, OPENRLHF_DEFAULTS[key])            # noqa: E731 - a local lookup
     adv = get("algo.advantage.estimator")
     G = get("rollout.n_samples_per_prompt")

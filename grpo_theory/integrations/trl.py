@@ -23,11 +23,13 @@ does not import TRL; the callback needs ``transformers``.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 
 import numpy as np
 
+from .._validate import check_fields
 from ..problem import LOSS_TYPES, InvalidInputError, Objective, Question
 from ..solvers import stationary_policy
 from .family import trl_family
@@ -57,8 +59,51 @@ def _grpo_config_fields() -> frozenset:
     return frozenset(json.loads(text)["fields"])
 
 
+#: Every GRPOConfig field the reader reads: (kind, low, high); a bound in a list is exclusive.
+#: Checked once, all together, by :func:`_check_config` before anything is read.
+TRL_FIELDS = {
+    "num_generations": ("int", 2, None),
+    "beta": ("float", 0, None),
+    "scale_rewards": ((True, False, "group", "batch", "none"), None, None),
+    "use_bias_correction_kl": ("bool|none", None, None),
+    "loss_type": ("str", None, None),
+    "num_iterations": ("int", 1, None),
+    "steps_per_generation": ("int|none", 1, None),
+    "gradient_accumulation_steps": ("int", 1, None),
+    "temperature": ("float", [0], None),
+    "top_p": ("float", [0], 1),
+    "top_k": ("int|none", -1, None),
+    "min_p": ("float|none", 0, 1),
+    "repetition_penalty": ("float", [0], None),
+    "top_entropy_quantile": ("float", 0, 1),
+    "mask_truncated_completions": ("bool", None, None),
+    "sync_ref_model": ("bool", None, None),
+    "importance_sampling_level": (("token", "sequence"), None, None),
+    "max_completion_length": ("int|none", 1, None),
+    "epsilon": ("float", 0, None),
+    "epsilon_high": ("float|none", 0, None),
+    "delta": ("float|none", 0, None),
+    "trl_version": ("str|none", None, None),
+}
+
+
+def _check_config(config, completion_tokens) -> None:
+    """One check of every field :func:`read_trl_config` reads, naming each bad field and its value."""
+    if isinstance(config, Mapping):
+        values = dict(config)
+    elif config is not None and hasattr(config, "num_generations"):
+        values = {k: getattr(config, k) for k in TRL_FIELDS if hasattr(config, k)}
+    else:
+        raise InvalidInputError(f"a TRL config must be a GRPOConfig or a dict of its fields, got "
+                                f"{type(config).__name__}")
+    if completion_tokens is not None:
+        values["completion_tokens"] = completion_tokens
+    check_fields(values, {**TRL_FIELDS, "completion_tokens": ("int", 1, None)}, "TRL config",
+                 error=InvalidInputError)
+
+
 def _get(config, name, default=None):
-    if isinstance(config, dict):
+    if isinstance(config, Mapping):
         return config.get(name, default)
     return getattr(config, name, default)
 
@@ -97,6 +142,7 @@ def read_trl_config(config, trl_version: str | None = None, completion_tokens: i
     >>> read_trl_config({"beta": 0.04, "max_completion_length": 1}, trl_version="1.9.0").objective.regime
     'reverse'
     """
+    _check_config(config, completion_tokens)
     warns: list[str] = []
     version = trl_version or _get(config, "trl_version") or installed_trl_version()
     if version is None:
@@ -107,7 +153,7 @@ def read_trl_config(config, trl_version: str | None = None, completion_tokens: i
     if parse_version(version) > parse_version(_NEWEST_READ):
         warns.append(f"TRL {version} is newer than the newest release whose defaults were read ({_NEWEST_READ}): "
                      "fields left out take 1.16's defaults; check them")
-    if isinstance(config, dict):
+    if isinstance(config, Mapping):
         known = _grpo_config_fields() | {"trl_version"}
         unknown = sorted(set(config) - known)
         if unknown:

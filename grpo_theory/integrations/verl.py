@@ -28,6 +28,7 @@ from importlib import resources
 from pathlib import Path
 
 from .._io import read_yaml
+from .._validate import check_fields
 from ..problem import LOSS_TYPES, InvalidInputError, Objective
 from .family import verl_family
 from .mapping import TheoryMapping, mapping_of
@@ -91,6 +92,34 @@ def _load(config) -> dict:
     return flat
 
 
+#: Every key the reader reads: (kind, low, high); a bound in a list is exclusive. Checked once, all
+#: together, in :func:`_check_config`.
+VERL_FIELDS = {
+    "algorithm.adv_estimator": ("str", None, None),
+    "algorithm.norm_adv_by_std_in_grpo": ("bool", None, None),
+    "algorithm.use_kl_in_reward": ("bool", None, None),
+    "algorithm.kl_penalty": ("str", None, None),
+    "algorithm.kl_ctrl.type": ("str", None, None),
+    "algorithm.kl_ctrl.kl_coef": ("float", 0, None),
+    "algorithm.filter_groups.enable": ("bool|none", None, None),
+    "actor_rollout_ref.rollout.n": ("int", 1, None),
+    "actor_rollout_ref.rollout.temperature": ("float", [0], None),
+    "actor_rollout_ref.rollout.top_p": ("float", [0], 1),
+    "actor_rollout_ref.rollout.top_k": ("int", -1, None),
+    "actor_rollout_ref.actor.use_kl_loss": ("bool", None, None),
+    "actor_rollout_ref.actor.kl_loss_coef": ("float", 0, None),
+    "actor_rollout_ref.actor.kl_loss_type": ("str", None, None),
+    "actor_rollout_ref.actor.loss_agg_mode": ("str", None, None),
+    "actor_rollout_ref.actor.ppo_epochs": ("int", 1, None),
+    "actor_rollout_ref.actor.ppo_mini_batch_size": ("int|none", 1, None),
+    "data.train_batch_size": ("int|none", 1, None),
+}
+
+
+def _check_config(flat: dict) -> None:
+    check_fields(flat, VERL_FIELDS, "verl config", error=InvalidInputError)
+
+
 def _estimator(name, where: str) -> tuple:
     if not isinstance(name, str):
         raise InvalidInputError(f"verl {where}={name!r}: expected one of {sorted(VERL_ESTIMATORS)} "
@@ -109,6 +138,7 @@ def _estimator(name, where: str) -> tuple:
 def read_verl_config(config) -> TheoryMapping:
     """Map a verl config (nested mapping or YAML path) onto the theory's Objective, with warnings."""
     flat = _load(config)
+    _check_config(flat)
     warns: list[str] = []
     known = _known_keys()
     unknown = sorted(k for k in flat if k not in known and k.split(".")[0] in _CHECKED_SECTIONS)

@@ -47,6 +47,10 @@ class StationaryPoint:
     eigenvalues : eigenvalues of the Jacobian of the logit flow (reduced to classes).
     class_logit : for two-class questions, ``log(pi(class a)/pi(class b))`` (may be
         beyond what ``pi`` can show in double precision).
+    certificate : for a point of a certified set (``StationaryPointSet.exhaustive`` from
+        :mod:`~grpo_theory.solvers.certify`), its :class:`~grpo_theory.solvers.certify.Certificate`
+        (the box in class log-ratios, or temperatures, and the uniqueness test that passed); None otherwise
+        (and for a vertex reached only in the limit, which the KKT argument admits instead of a box).
     """
 
     pi: np.ndarray
@@ -60,6 +64,7 @@ class StationaryPoint:
     eigenvalues: np.ndarray = field(default_factory=lambda: np.zeros(0))
     class_logit: float | None = None
     discontinuous: bool = False
+    certificate: object | None = None
 
     @property
     def success(self) -> bool:

@@ -12,14 +12,20 @@ import numpy as np
 
 from ..errors import InvalidInputError
 from ..problem import Objective, Question, as_objective, as_question
+from .certify import certification_scope, certified_stationary_points
 from .classes import ClassProblem, stationarity_residual
 from .common import dedupe
+from .full_space import full_space_stability
 from .multi_class import multi_class_points, multi_class_policy
 from .results import Basin, StationaryPoint, StationaryPointSet
 from .tree import tree_stationary_points, tree_stationary_policy
 from .two_class import flow_root_from, two_class_points
 
-__all__ = ["token_level", "stationary_policy", "stationary_points", "basins_of"]
+__all__ = ["token_level", "stationary_policy", "stationary_points", "basins_of", "CERTIFY_BUDGET"]
+
+#: Seconds a certification may take by default before :func:`stationary_points` falls back to the
+#: multi-start search (K = 3 classes certifies in ~0.1 s at G <= 16 and G = inf; G = 64 takes ~15 s).
+CERTIFY_BUDGET = 2.0
 
 
 def token_level(q: Question, obj: Objective) -> bool:
@@ -67,15 +73,24 @@ def stationary_policy(q: Question, obj: Objective) -> StationaryPoint:
 
 
 def stationary_points(q: Question, obj: Objective, *, n_grid: int = 2001, n_starts: int = 24,
-                      seed: int = 0) -> StationaryPointSet:
+                      seed: int = 0, exhaustive: bool = True,
+                      time_budget: float = CERTIFY_BUDGET) -> StationaryPointSet:
     """Every stationary point found, each with its stability under the logit flow.
 
     Two classes (e.g. a binary question): exhaustive, on a grid of ``n_grid``
     class logits covering every possible root, refined by Brent's method, with
     tangencies detected and limit points at the vertices reported.
-    More classes: root finding from ``n_starts`` starting points (pi_ref, the
-    uniform policy, near each vertex, the end of the flow from pi_ref, random);
-    not guaranteed exhaustive, which ``exhaustive=False`` says.
+    Three or four classes, where :func:`~grpo_theory.solvers.certify.certification_scope` covers
+    the question (the note's two penalties, deterministic rewards, sequence level) and ``exhaustive``
+    is True: the certified set of :func:`~grpo_theory.solvers.certify.certified_stationary_points`:
+    every stationary point, interior and on the faces, each with its ``certificate`` (box and test),
+    its stability from the Jacobian of the flow on all output logits
+    (:func:`~grpo_theory.solvers.full_space.full_space_stability`), a vertex reached only in the
+    limit as ``boundary=True``; the set reports ``exhaustive=True``.
+    Otherwise (out of scope, ``exhaustive=False``, or certification not done within ``time_budget``
+    seconds): root finding from ``n_starts`` starting points (pi_ref, the uniform policy, near each
+    vertex, the end of the flow from pi_ref, random); not guaranteed exhaustive, which
+    ``exhaustive=False`` on the result says, with the reason in ``message``.
 
     The set reports ``.stable``, ``.multistable``, ``.from_reference`` (the point the flow from
     ``pi_ref`` reaches), ``.basins`` (two classes) and ``.summary``, all found by the search.
@@ -108,7 +123,16 @@ def stationary_points(q: Question, obj: Objective, *, n_grid: int = 2001, n_star
             points, exhaustive = tuple(pts), True
             message = f"exhaustive scan of {n_grid} class logits in {cp.logit_bounds()}"
         else:
-            points, exhaustive, message = multi_class_points(cp, n_starts=n_starts, seed=seed)
+            why = certification_scope(q, obj) if exhaustive else "certification not asked for (exhaustive=False)"
+            certified = None
+            if why is None:
+                certified, why = _certified_points(q, obj, time_budget)
+            if certified is not None:
+                points, exhaustive, message = certified, True, why
+                from_reference = _matching(from_reference, points)
+            else:
+                points, exhaustive, message = multi_class_points(cp, n_starts=n_starts, seed=seed)
+                message = f"{message} (not certified: {why})"
         if cp.n_classes == 2:
             basins = tuple(basins_of(points, cp.class_of == 0))
     summary = _summary(points, message, basins, from_reference, q.pi_ref, cp.class_of == 0)
@@ -116,25 +140,81 @@ def stationary_points(q: Question, obj: Objective, *, n_grid: int = 2001, n_star
                               from_reference=from_reference, basins=basins, summary=summary)
 
 
+def _certified_points(q: Question, obj: Objective, time_budget: float) -> tuple[tuple | None, str]:
+    """The certified set as StationaryPoints (stability on all output logits), or None and the reason."""
+    res = certified_stationary_points(q, obj, time_budget=time_budget)
+    if not res.exhaustive:
+        return None, res.message
+    points = []
+    for r in res.roots:
+        fs = full_space_stability(q, obj, r.pi)
+        if r.limit:
+            points.append(StationaryPoint(
+                pi=r.pi, residual=0.0, converged=True, stable=fs.stable, nfev=0,
+                method="certified: limit vertex (KKT)", boundary=True, eigenvalues=fs.eigenvalues,
+                message=f"{r.message}; full space: {fs.message}"))
+            continue
+        residual = stationarity_residual(q, obj, r.pi)
+        points.append(StationaryPoint(
+            pi=r.pi, residual=residual, converged=True, stable=fs.stable, nfev=0,
+            method=f"certified: {r.certificate.test}", eigenvalues=fs.eigenvalues, certificate=r.certificate,
+            message=(f"{r.message} (equations' residual {r.residual:.1e}, stationarity residual {residual:.1e}); "
+                     f"full space: leading eigenvalue {fs.leading:.3g}: {fs.message}")))
+    return tuple(points), f"{res.message} [{res.seconds:.2f} s]"
+
+
+def _matching(point: StationaryPoint, points: tuple, tol: float = 1e-6) -> StationaryPoint:
+    """The certified point at ``point`` (the flow's end), so that the set's entries are the same objects."""
+    best = min(points, key=lambda p: float(np.abs(p.pi - point.pi).max()), default=None)
+    if best is not None and float(np.abs(best.pi - point.pi).max()) <= tol:
+        return best
+    return point
+
+
 def basins_of(points, best: np.ndarray) -> list[Basin]:
     """Basins of attraction of the stable ``points`` of a two-class question, in ``pi(best class)``.
 
-    ``best`` marks the outputs of the best class. The unstable points cut ``[0, 1]``; each stable
-    point collects the interval between its neighbouring cuts, and a vertex reached only in the
-    limit everything beyond the last unstable point.
+    Parameters
+    ----------
+    points : sequence of StationaryPoint
+        Every stationary point of the question (stable, unstable and vertex limits).
+    best : numpy.ndarray of bool
+        Marks the outputs of the best class.
+
+    Returns
+    -------
+    list of Basin
+        One per stable point, ``(lo, hi)`` in ``pi(best class)``, ordered by mass.
+
+    Notes
+    -----
+    The points are ordered by mass ``pi(best)``, ties (masses that round to 0 or 1 in floating
+    point) broken by the class logit, which stays finite and ordered where the mass saturates; a
+    vertex reached only in the limit carries an infinite logit and so sorts at its end. A stable
+    point's basin runs between its unstable neighbours in that order, or to 0 or 1. Cutting
+    ``[0, 1]`` at mass values instead gave ``(1, 1)`` for a point whose mass rounds to 1 (issue 25).
+
+    Examples
+    --------
+    >>> from grpo_theory import Question, Objective, stationary_points
+    >>> pts = stationary_points(Question([0.3, 0.7], rewards=[1, 0]),
+    ...                         Objective(beta=1e-3, group_size=8, penalty="direct"))
+    >>> [(b.lo, b.hi) for b in pts.basins]
+    [(0.0, 1.0)]
     """
-    mass = [float(p.pi[best].sum()) for p in points]
-    order = np.argsort(mass)
-    cuts = [0.0] + [mass[i] for i in order if points[i].stable is False] + [1.0]
+    mass = [float(np.asarray(p.pi)[best].sum()) for p in points]
+
+    def key(i):
+        z = points[i].class_logit
+        return (mass[i], 0.0 if z is None or np.isnan(z) else z)
+
+    order = sorted(range(len(points)), key=key)
     out = []
-    for i in order:
+    for pos, i in enumerate(order):
         if points[i].stable:
-            m = mass[i]
-            lo = max(c for c in cuts if c <= m) if m > 0 else 0.0
-            hi = min((c for c in cuts if c > m), default=1.0) if m < 1 else 1.0
-            if points[i].boundary:          # a vertex collects everything beyond the last unstable point
-                lo = max(c for c in cuts[:-1])
-            out.append(Basin(points[i], lo, hi))
+            below = [mass[j] for j in order[:pos] if points[j].stable is False]
+            above = [mass[j] for j in order[pos + 1:] if points[j].stable is False]
+            out.append(Basin(points[i], below[-1] if below else 0.0, above[0] if above else 1.0))
     return out
 
 
@@ -146,7 +226,8 @@ def _summary(points, message: str, basins, from_reference: StationaryPoint, pi_r
     stable = [p for p in points if p.stable]
     lines = [f"{len(stable)} stable point(s) of {len(points)} found ({message})"]
     for p in stable:
-        b = next((b for b in basins or () if abs(mass(b.point) - mass(p)) < 1e-9), None)
+        # by identity: two stable points can share a mass that rounds to 1 (issue 25)
+        b = next((b for b in basins or () if b.point is p), None)
         where = f", basin pi(best) in ({b.lo:.4g}, {b.hi:.4g})" if b else ""
         lines.append(f"  pi(best class) = {mass(p):.6g}{where}")
     start = float(pi_ref[best].sum())

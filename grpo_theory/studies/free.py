@@ -23,6 +23,7 @@ import torch
 from tqdm.auto import tqdm
 
 from .._io import atomic_write
+from ..convergence import ConvergenceReport, check_history, report_columns
 from ..problem import Objective, Question
 from ..solvers import stationary_policy
 from ..training.free_generation import (
@@ -46,8 +47,16 @@ def candidates(tok):
     """(label, chat prompt, answer) for the 8 yes/no and 12 arithmetic candidate prompts."""
     out = [(q, _chat_prompt(tok, q + " Answer Yes or No."), a) for q, a in YES_NO_QUESTIONS[:8]]
     out += [(f"{a}{op}{b}", _chat_prompt(tok, f"What is {a}{op}{b}? Answer with the number only."),
-             str(OPS[op](a, b))) for a, op, b in ARITHMETIC_QUESTIONS]
+             str(OPS[op](a, b))) for a, op, b in ARITHMETIC_QUESTIONS[:12]]   # the committed 20 candidates
     return out
+
+
+def _check(history: list, n_prompts: int, n_samples: int) -> ConvergenceReport:
+    """Issue 26: the stationarity check on the sampled P(correct) per step (each the mean of
+    ``n_samples`` 0/1 rewards), against its binomial standard error at the tail's mean."""
+    tail = np.array([[h[f"p_best_q{i}"] for i in range(n_prompts)] for h in history[-max(1, len(history) // 4):]])
+    m = tail.mean(0)
+    return check_history(history, n_prompts, se=np.sqrt(m * (1 - m) / n_samples))
 
 
 def run_free_generation(out_dir, *, model, tokenizer, prompts, answers, labels, group_size: int = 8,
@@ -98,8 +107,10 @@ def run_free_generation(out_dir, *, model, tokenizer, prompts, answers, labels, 
         opt.zero_grad(set_to_none=True)
         (-obj_t).backward()
         opt.step()
-        history.append(dict(step=step + 1, reward=float(r.mean()), k3=float(diag["k3"])))
+        history.append(dict(step=step + 1, reward=float(r.mean()), k3=float(diag["k3"]),
+                            **{f"p_best_q{i}": float(v) for i, v in enumerate(r.mean(1).tolist())}))
     train_seconds = time.perf_counter() - t0
+    conv = _check(history, len(prompts), groups_per_prompt * group_size)        # issue 26
     end_counts = estimate_correct(sampler, answers, n_eval, gen)
     rows = []
     for i, (label, (k_ref, n_r), (k_end, n_e)) in enumerate(zip(labels, ref_counts, end_counts)):
@@ -117,7 +128,8 @@ def run_free_generation(out_dir, *, model, tokenizer, prompts, answers, labels, 
                          measured_lo=e_lo, measured_hi=e_hi,
                          measured_window=window_hits[i] / max(1, window_n), n_ref=n_r, n_eval=n_e,
                          group_size=group_size, beta=beta, penalty=penalty, steps=steps,
-                         learning_rate=learning_rate, max_new_tokens=max_new_tokens, train_seconds=train_seconds))
+                         learning_rate=learning_rate, max_new_tokens=max_new_tokens, train_seconds=train_seconds,
+                         **report_columns(conv, i)))                                 # issue 26
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     table = pd.DataFrame(rows)

@@ -20,6 +20,7 @@ import pandas as pd
 import torch
 
 from .._io import atomic_write
+from ..convergence import report_columns, summary_columns
 from ..kl import discontinuities
 from ..problem import Question
 from ..solvers import clamp_critical_beta, log_pooling, stationary_policy
@@ -71,8 +72,14 @@ def _questions(ref_probs: np.ndarray, task) -> list:
 def run_kl_study(out_dir="runs/validate_kl", *, seeds=(0, 1, 2), variants=None, steps: int = 800,
                  beta: float = 0.5, group_size: int = 8, n_questions: int = 8, learning_rate: float = 3e-3,
                  device: str = "cpu", resume: bool = False, progress: bool = True,
-                 num_threads: int | None = 1) -> pd.DataFrame:
-    """Train every KL variant for every seed and compare with the theory (see module doc)."""
+                 num_threads: int | None = 1, until_stationary: bool = False,
+                 max_steps_factor: float = 4.0) -> pd.DataFrame:
+    """Train every KL variant for every seed and compare with the theory (see module doc).
+
+    ``until_stationary``: each run goes on past its steps until :mod:`grpo_theory.convergence`'s
+    check passes for every question, up to ``max_steps_factor`` x its steps; every row carries the
+    check's columns either way.
+    """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     if num_threads is not None:
@@ -104,6 +111,8 @@ def run_kl_study(out_dir="runs/validate_kl", *, seeds=(0, 1, 2), variants=None, 
             else:
                 crit = np.full(len(qs), np.nan)
             cfg = replace(base, **changes)
+            cfg = replace(cfg, until_stationary=until_stationary,                       # issue 26
+                          max_steps=int(max_steps_factor * cfg.steps) if until_stationary else None)
             obj = cfg.objective()
             points = [stationary_policy(q, obj) for q in qs]
             pred = np.array([p.pi for p in points])
@@ -120,13 +129,15 @@ def run_kl_study(out_dir="runs/validate_kl", *, seeds=(0, 1, 2), variants=None, 
                                      measured_se=res.measured_se[qi, k], error=err[qi, k],
                                      predicted_collapse=bool(pt.boundary), discontinuous=bool(pt.discontinuous),
                                      log_pooling=lp[k], critical_beta=crit[qi],
-                                     edge_margin=_edge_margin(obj, q, pt.pi)))
+                                     edge_margin=_edge_margin(obj, q, pt.pi),
+                                     **report_columns(res.convergence, qi)))      # issue 26
             summary.append(dict(seed=seed, config=name, penalty=obj.regime, beta=cfg.beta,
                                 objective=obj.describe(), mae=float(np.abs(err).mean()),
                                 max_abs_error=float(np.abs(err).max()),
                                 predicted_collapses=int(sum(p.boundary for p in points)),
                                 measured_collapses=int(np.sum(res.measured.min(axis=1) < 0.01)),
-                                mean_se=float(res.measured_se.mean()), seconds=res.seconds))
+                                mean_se=float(res.measured_se.mean()), seconds=res.seconds, steps=res.steps,
+                                **summary_columns(pd.DataFrame(rows[-err.size:]), unit=["question"])))
             atomic_write(out / "kl_results.csv", lambda p: pd.DataFrame(rows).to_csv(p, index=False))
             atomic_write(out / "kl_summary.csv", lambda p: pd.DataFrame(summary).to_csv(p, index=False))
             del trainer

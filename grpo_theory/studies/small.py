@@ -25,6 +25,7 @@ import pandas as pd
 import torch
 
 from .._io import atomic_write
+from ..convergence import report_columns, summary_columns
 from ..problem import Objective
 from ..training.policy import answer_token_logprobs
 from ..training.reference import pretrain_reference
@@ -81,7 +82,8 @@ def run_validation(out_dir="runs/validate", *, quick: bool = False, n_questions:
                    device: str = "cpu", steps: int | None = None, include_extra: bool = True,
                    resume: bool = False, progress: bool = True, num_threads: int | None = 1,
                    learning_rate: float = 3e-3, configs=None, alone: bool = False,
-                   figures: bool = True) -> pd.DataFrame:
+                   figures: bool = True, until_stationary: bool = False,
+                   max_steps: int | None = None) -> pd.DataFrame:
     """Run the experiment; returns the per-configuration summary (also written to ``out_dir``).
 
     ``num_threads``: torch CPU threads (1 by default: for these small models one thread is far
@@ -89,6 +91,9 @@ def run_validation(out_dir="runs/validate", *, quick: bool = False, n_questions:
     ``learning_rate``: Adam's step size for every configuration; ``configs``: names to run (None: all).
     ``alone=True`` trains each question by itself (one model per question, nothing shared), which
     separates the per-question theory from the coupling that shared weights add.
+    ``until_stationary``/``max_steps``: train each configuration until every question's trajectory
+    passes :mod:`grpo_theory.convergence`'s check (cap ``max_steps``); either way every row carries
+    the check's columns and the summary the error over converged questions.
     """
     if not (learning_rate > 0):
         raise ValueError(f"learning_rate must be > 0, got {learning_rate!r}")
@@ -121,7 +126,8 @@ def run_validation(out_dir="runs/validate", *, quick: bool = False, n_questions:
                 ref_token_logp = answer_token_logprobs(ref, task).double().cpu().numpy()
             refs[L] = (task, ref, answer_probabilities(ref, task), ref_token_logp)
         task, ref, ref_probs, ref_token_logp = refs[L]
-        cfg = replace(study.config, device=device, seed=seed, num_threads=num_threads)
+        cfg = replace(study.config, device=device, seed=seed, num_threads=num_threads,
+                      until_stationary=until_stationary, max_steps=max_steps)     # issue 26
         if alone:
             res = _train_alone(ref, task, cfg, out / "runs" / study.name, resume, progress)
         else:
@@ -150,14 +156,16 @@ def run_validation(out_dir="runs/validate", *, quick: bool = False, n_questions:
                                  predicted=p_pred[q], measured=p_meas[q], measured_se=p_se[q], error=err[q],
                                  n_stable_points=len(stables[q]), nearest_stable=nearest[q],
                                  error_to_nearest_stable=p_meas[q] - nearest[q],
-                                 same_basin=bool(abs(nearest[q] - p_pred[q]) < 1e-9)))
+                                 same_basin=bool(abs(nearest[q] - p_pred[q]) < 1e-9),
+                                 **report_columns(res.convergence, q)))          # issue 26
             summary.append(dict(config=study.name, prediction=prediction,
                                 gated=study.gated and prediction == "trainer", n_questions=task.n_questions,
                                 mae=float(np.abs(err).mean()), max_abs_error=float(np.abs(err).max()),
                                 mean_se=float(p_se.mean()), mean_error=float(err.mean()),
                                 max_error_to_nearest_stable=float(np.nanmax(np.abs(p_meas - nearest))),
                                 basin_mismatches=int(np.sum(np.abs(nearest - p_pred) > 1e-9)),
-                                seconds=res.seconds, steps=res.steps))
+                                seconds=res.seconds, steps=res.steps,
+                                **summary_columns(pd.DataFrame(rows[-task.n_questions:]))))   # issue 26
         # nothing lost on a crash, and never a half-written table
         atomic_write(out / "results.csv", lambda p: pd.DataFrame(rows).to_csv(p, index=False))
         atomic_write(out / "summary.csv", lambda p: pd.DataFrame(summary).to_csv(p, index=False))
@@ -185,7 +193,8 @@ def _train_alone(ref, task: QATask, cfg: GRPOConfig, run_dir: Path, resume: bool
         parts.append(trainer.train(resume=resume))
     return replace(parts[0], measured=np.concatenate([p.measured for p in parts]),
                    measured_se=np.concatenate([p.measured_se for p in parts]),
-                   seconds=sum(p.seconds for p in parts))
+                   seconds=sum(p.seconds for p in parts), steps=max(p.steps for p in parts),
+                   convergence=[p.convergence for p in parts])
 
 
 def _figures(results: pd.DataFrame, out: Path) -> None:

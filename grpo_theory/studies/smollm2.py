@@ -1,7 +1,7 @@
 """Theory against GRPO on a real pretrained model: SmolLM2-135M-Instruct with restricted decoding.
 
 Three prompt sets (:func:`~grpo_theory.training.smollm.smollm2_tasks`: 8 yes/no, 8 multiple
-choice, 12 arithmetic with 2- and 3-token answers), 28 prompts whose reference probability of the
+choice, 16 arithmetic with 2- and 3-token answers), 32 prompts whose reference probability of the
 correct answer ranges from 0.002 to 0.96. For each configuration (G, beta, penalty), level
 ("sequence"; "token" where answers have several tokens: for single-token answers the two levels
 are the same objective) and seed, a copy of SmolLM2 is trained on each prompt set with
@@ -29,10 +29,13 @@ import torch
 from tqdm.auto import tqdm
 
 from .._io import atomic_write
+from .._validate import plain
+from ..convergence import report_columns, summary_columns
+from ..errors import InvalidInputError
 from ..problem import Question
 from ..solvers import stationary_points
 from ..training.policy import answer_token_logprobs
-from ..training.smollm import FrozenTrunkLM, load_smollm2, smollm2_tasks
+from ..training.smollm import GGUF_NAME, FrozenTrunkLM, load_smollm2, smollm2_tasks
 from ..training.trainer import GRPOConfig, GRPOTrainer
 from .predictions import predict, predict_token_level, rewarded
 
@@ -65,7 +68,7 @@ def _load(model_dir: str, device: str, trainable: str, num_threads: int | None) 
     _STATE.update(tok=tok, tasks=tasks, refs=refs, device=device)
 
 
-def jobs(configs=None, seeds=(0, 1, 2), task_names=("yes_no", "multiple_choice", "arithmetic")) -> list[tuple]:
+def jobs(configs=None, seeds=(0, 1, 2, 3, 4), task_names=("yes_no", "multiple_choice", "arithmetic")) -> list[tuple]:
     """(task, config, level, seed) for every run: sequence level for every task, token level for
     tasks whose answers have more than one token (the arithmetic one)."""
     configs = list(SMOLLM_CONFIGS) if configs is None else list(configs)
@@ -76,9 +79,12 @@ def jobs(configs=None, seeds=(0, 1, 2), task_names=("yes_no", "multiple_choice",
     return [(t, c, lv, s) for s in seeds for c in configs for t in task_names for lv in levels[t]]
 
 
-def _run_job(job: tuple, out: str, steps: int, learning_rate: float, trainable: str, resume: bool) -> pd.DataFrame:
+def _run_job(job: tuple, out: str, steps: int, learning_rate: float, trainable: str, resume: bool,
+             max_steps: int | None = None) -> pd.DataFrame:
     task_name, config, level, seed = job
     name = f"{task_name}_{config}_{level}_lr{learning_rate:g}_steps{steps}_seed{seed}"
+    if max_steps is not None:                      # issue 26: trained to stationarity, capped at max_steps
+        name = name.replace(f"_seed{seed}", f"_stationary{max_steps}_seed{seed}")
     done = Path(out) / "rows" / f"{name}.csv"
     if resume and done.exists():
         return pd.read_csv(done)
@@ -86,7 +92,8 @@ def _run_job(job: tuple, out: str, steps: int, learning_rate: float, trainable: 
     ref, token_logp = _STATE["refs"][task_name]
     cfg = GRPOConfig(**SMOLLM_CONFIGS[config], level=level, steps=steps, learning_rate=learning_rate,
                      groups_per_question=max(4, 64 // SMOLLM_CONFIGS[config]["group_size"]), seed=seed,
-                     device=_STATE["device"], num_threads=None, log_every=10, checkpoint_every=100)
+                     device=_STATE["device"], num_threads=None, log_every=10, checkpoint_every=100,
+                     until_stationary=max_steps is not None, max_steps=max_steps)
     policy = copy.deepcopy(ref).train()
     # checkpoints hold the trainable part and its optimiser state only (about 32 MB for "last-mlp"),
     # under runs/: never in an output folder that travels
@@ -111,6 +118,8 @@ def _run_job(job: tuple, out: str, steps: int, learning_rate: float, trainable: 
         error=p_meas - p_pred, max_answer_error=np.abs(res.measured - pred).max(axis=1),
         n_stable_points=n_stable, trainable=trainable, learning_rate=learning_rate, steps=steps,
         seconds=res.seconds))
+    conv = pd.DataFrame([report_columns(res.convergence, q) for q in range(task.n_questions)])   # issue 26
+    rows = pd.concat([rows, conv], axis=1)
     done.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(done, lambda p: rows.to_csv(p, index=False))
     return rows
@@ -138,30 +147,48 @@ def summarise(rows: pd.DataFrame) -> pd.DataFrame:
                         mae_between_seed_se=per_seed.std(ddof=1) / np.sqrt(len(per_seed)) if len(per_seed) > 1
                         else np.nan, max_answer_error=g.max_answer_error.max(),
                         meets_target=bool(err.mean() <= TARGET_MAE and err.max() <= TARGET_MAX),
-                        seconds=g.drop_duplicates(["task", "seed"]).seconds.sum()))
+                        seconds=g.drop_duplicates(["task", "seed"]).seconds.sum(),
+                        **_convergence_summary(g)))
     return pd.DataFrame(out)
 
 
-def run_smollm_study(out_dir="runs/validate_smollm2", *, model_dir="models/smollm2", seeds=(0, 1, 2),
+def _convergence_summary(g: pd.DataFrame) -> dict:
+    """Issue 26: the error over converged prompts, how many did not converge and why, and whether
+    the target holds over converged prompts with at most 1 prompt in 20 unconverged."""
+    if "conv_status" not in g:                     # rows written before the check existed
+        return {}
+    c = summary_columns(g, label=lambda r: f"seed {r['seed']} {r['question']} ({r['prompt']})")
+    c["meets_target_converged"] = bool(c["mae_converged"] <= TARGET_MAE and c["max_converged"] <= TARGET_MAX
+                                       and (len(g) - c["n_converged"]) * 20 <= len(g))
+    c["max_steps_run"] = int(g.steps_run.max())
+    return c
+
+
+def run_smollm_study(out_dir="runs/validate_smollm2", *, model_dir="models/smollm2", seeds=(0, 1, 2, 3, 4),
                      configs=None, steps: int = 300, learning_rate: float = 1e-3, trainable: str = "last-mlp",
                      device: str = "cpu", workers: int = 1, resume: bool = True, progress: bool = True,
-                     num_threads: int | None = 1) -> tuple[pd.DataFrame, pd.DataFrame]:
+                     num_threads: int | None = 1, max_steps: int | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Every job of :func:`jobs`; returns (rows, summary), also written as ``smollm2_results.csv``
     and ``smollm2_summary.csv`` in ``out_dir``. Finished jobs are kept as they finish
     (``out_dir/rows``) and skipped on a rerun with ``resume=True``.
 
     ``workers`` > 1 runs jobs in that many processes, each loading the model once (on a 2-core
     machine, 2 workers of 1 thread each).
+    ``max_steps``: train each job to stationarity (:mod:`grpo_theory.convergence`), from ``steps``
+    up to ``max_steps``; None trains exactly ``steps``. Rows carry the check's columns either way.
     """
     if steps < 10 or not learning_rate > 0:
-        raise ValueError(f"need steps >= 10 and learning_rate > 0, got steps={steps!r}, "
-                         f"learning_rate={learning_rate!r}")
+        raise InvalidInputError(f"need steps >= 10 and learning_rate > 0, got steps={plain(steps)}, "
+                                f"learning_rate={plain(learning_rate)}")
+    if not (Path(model_dir) / GGUF_NAME).is_file():      # before any worker starts (issue 25)
+        raise InvalidInputError(f"{Path(model_dir) / GGUF_NAME} not found: run `grpo-theory fetch-model` first "
+                                "(or give --model-dir)")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     todo = jobs(configs, seeds)
     t0 = time.perf_counter()
     init = (str(model_dir), device, trainable, num_threads)
-    args = [(j, str(out), steps, learning_rate, trainable, resume) for j in todo]
+    args = [(j, str(out), steps, learning_rate, trainable, resume, max_steps) for j in todo]
     parts = []
     bar = tqdm(total=len(todo), desc="SmolLM2 runs", disable=not progress)
     if workers > 1:

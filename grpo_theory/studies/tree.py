@@ -15,6 +15,7 @@ import pandas as pd
 import torch
 
 from .._io import atomic_write
+from ..convergence import report_columns, summary_columns
 from ..problem import Question
 from ..solvers import stationary_policy
 from ..training.reference import pretrain_reference
@@ -31,7 +32,8 @@ TREE_STUDY_LOSSES = (("grpo", None), ("dr_grpo", None), ("dapo", 1))
 def run_tree_study(out_dir="runs/validate_tree", *, seeds=(0, 1, 2), shapes=TREE_STUDY_SHAPES,
                    losses=TREE_STUDY_LOSSES, steps: int = 800, beta: float = 1.0, penalty: str = "direct",
                    group_size: int = 8, n_questions: int = 8, learning_rate: float = 3e-3, device: str = "cpu",
-                   resume: bool = False, progress: bool = True, num_threads: int | None = 1) -> pd.DataFrame:
+                   resume: bool = False, progress: bool = True, num_threads: int | None = 1,
+                   until_stationary: bool = False, max_steps: int | None = None) -> pd.DataFrame:
     """Token-level GRPO on answer trees against the token-level theory, for each loss type and seed.
 
     For every (shape, seed) a small GPT is pretrained on the tree's answers; for every loss type
@@ -41,6 +43,9 @@ def run_tree_study(out_dir="runs/validate_tree", *, seeds=(0, 1, 2), shapes=TREE
     other loss types' predictions are recorded beside it, so that the size of each effect shows.
     Writes ``tree_results.csv`` (one row per seed, configuration, question, answer) and
     ``tree_summary.csv`` (per configuration and seed) into ``out_dir``.
+    ``until_stationary``/``max_steps``: train each configuration until every question's trajectory
+    passes :mod:`grpo_theory.convergence`'s check (cap ``max_steps``); either way every row carries
+    the check's columns and the summary the error over converged questions.
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -56,7 +61,8 @@ def run_tree_study(out_dir="runs/validate_tree", *, seeds=(0, 1, 2), shapes=TREE
                          for q in range(task.n_questions)]
             base = GRPOConfig(group_size=group_size, beta=beta, penalty=penalty, steps=steps,
                               learning_rate=learning_rate, groups_per_question=16, level="token", device=device,
-                              seed=seed, num_threads=num_threads)
+                              seed=seed, num_threads=num_threads, until_stationary=until_stationary,
+                              max_steps=max_steps)                                  # issue 26
             objectives = {f"{lt}/B={b or 'all'}": replace(base, loss_type=lt, groups_per_batch=b).objective()
                           for lt, b in losses}
             preds = {name: np.array([stationary_policy(qq, o).pi for qq in questions])
@@ -80,14 +86,16 @@ def run_tree_study(out_dir="runs/validate_tree", *, seeds=(0, 1, 2), shapes=TREE
                                          measured=res.measured[q, k], measured_se=res.measured_se[q, k],
                                          error=err[q, k], predicted_sequence_level=seq_pred[q, k],
                                          error_sequence_level=res.measured[q, k] - seq_pred[q, k],
-                                         **{key: v[q, k] for key, v in others.items()}))
+                                         **{key: v[q, k] for key, v in others.items()},
+                                         **report_columns(res.convergence, q)))     # issue 26
                 summary.append(dict(seed=seed, config=config, shape=shape, loss_type=lt, groups_per_batch=b or "all",
                                     mae=float(np.abs(err).mean()), max_abs_error=float(np.abs(err).max()),
                                     mae_sequence_level=float(np.abs(res.measured - seq_pred).mean()),
                                     max_sequence_level=float(np.abs(res.measured - seq_pred).max()),
                                     max_gap_to_other_loss_types=float(max(np.abs(preds[name] - preds[n]).max()
                                                                           for n in objectives if n != name)),
-                                    mean_se=float(res.measured_se.mean()), seconds=res.seconds))
+                                    mean_se=float(res.measured_se.mean()), seconds=res.seconds, steps=res.steps,
+                                    **summary_columns(pd.DataFrame(rows[-err.size:]), unit=["question"])))
                 atomic_write(out / "tree_results.csv", lambda p: pd.DataFrame(rows).to_csv(p, index=False))
                 atomic_write(out / "tree_summary.csv", lambda p: pd.DataFrame(summary).to_csv(p, index=False))
     return pd.DataFrame(summary)

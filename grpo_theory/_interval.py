@@ -1,0 +1,72 @@
+"""A minimal vectorised interval arithmetic for the certified solvers.
+
+An interval is a pair ``(lo, hi)`` of numpy arrays of the same shape. The operations are the
+natural extensions (each result contains every value of the operation over the operands). They
+round to nearest, not outward: :func:`widen` pads a result by a relative and absolute margin, which
+the certified solver applies to every enclosure it compares with 0 (the margin is far above the
+rounding error of the few operations involved).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["add", "sub", "mul", "div", "scale", "iexp", "ilog", "isqrt", "widen", "contains_zero"]
+
+
+def add(a, b):
+    return a[0] + b[0], a[1] + b[1]
+
+
+def sub(a, b):
+    return a[0] - b[1], a[1] - b[0]
+
+
+def mul(a, b):
+    with np.errstate(invalid="ignore"):
+        p = np.stack([a[0] * b[0], a[0] * b[1], a[1] * b[0], a[1] * b[1]])
+    p = np.where(np.isnan(p), 0.0, p)               # 0 * inf from a degenerate operand: the product is 0
+    return p.min(axis=0), p.max(axis=0)
+
+
+def div(a, b):
+    """``a / b``; where ``b`` contains 0 the result is ``(-inf, inf)``."""
+    lo_b, hi_b = b
+    safe = (lo_b > 0) | (hi_b < 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inv = (np.where(safe, 1.0 / np.where(safe, hi_b, 1.0), -np.inf),
+               np.where(safe, 1.0 / np.where(safe, lo_b, 1.0), np.inf))
+    out = mul(a, inv)
+    return np.where(safe, out[0], -np.inf), np.where(safe, out[1], np.inf)
+
+
+def scale(c, a):
+    """``c * a`` for a point ``c`` (array or scalar)."""
+    x, y = c * a[0], c * a[1]
+    return np.minimum(x, y), np.maximum(x, y)
+
+
+def iexp(a):
+    with np.errstate(over="ignore"):
+        return np.exp(a[0]), np.exp(a[1])
+
+
+def ilog(a):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log(np.maximum(a[0], 0.0)), np.log(np.maximum(a[1], 0.0))
+
+
+def isqrt(a):
+    return np.sqrt(np.maximum(a[0], 0.0)), np.sqrt(np.maximum(a[1], 0.0))
+
+
+def widen(a, rel: float = 1e-12, absolute: float = 1e-13):
+    """Pad ``a`` outward by ``rel * |value| + absolute`` (the rounding margin)."""
+    with np.errstate(invalid="ignore"):
+        pad_lo = rel * np.abs(a[0]) + absolute
+        pad_hi = rel * np.abs(a[1]) + absolute
+        return a[0] - pad_lo, a[1] + pad_hi
+
+
+def contains_zero(a) -> np.ndarray:
+    return (a[0] <= 0.0) & (a[1] >= 0.0)

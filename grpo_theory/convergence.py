@@ -1,0 +1,364 @@
+"""Has a training run reached a stationary point? A check on logged trajectories of P(correct).
+
+A study compares the policy at the end of training with the theory's stationary policy; that
+comparison means something only if the end *is* stationary. :func:`check_trajectories` takes the
+logged trajectory of ``p_q(t)`` (the probability of the rewarded answers of prompt ``q`` at step
+``t``) and classifies each prompt's end as ``"converged"``, ``"moving"`` or ``"oscillating"``;
+:func:`largest_drop` records the largest mid-run fall of the mean reward (an instability event).
+
+The test (for one prompt)
+-------------------------
+Let ``t_1 < ... < t_n`` be the logged steps in the *tail*, the last ``tail`` fraction of the steps
+run (``t >= t_end - tail * t_end``), and ``y_i`` the logged values there.
+
+1. Fit the line ``y = a + b (t - tbar)`` by least squares. The **drift** is the change the line
+   makes across the tail, ``D = b (t_n - t_1)``; the **spread** ``S`` is the standard deviation of
+   the residuals ``e_i`` (``ddof = 2``).
+2. Noise model: the residuals are a stationary AR(1) sequence (what SGD noise around a stationary
+   point gives when logged every step or every few steps). With ``phi`` the lag-1 autocorrelation
+   of the residuals (clipped to ``[0, 0.99]``) and ``c = 0.68 / sqrt(n)``, the effective number of
+   independent points is ``n_eff = max(3, n (1 - phi - c) / (1 + phi + c))`` (Nychka et al., 2000,
+   the small-sample form of the lag-1 correction used by Santer et al., 2008), and the standard
+   error of the slope is ``se_b = sqrt(sum e^2 / (n_eff - 2)) / sqrt(sum (t - tbar)^2)``;
+   ``se_D = se_b (t_n - t_1)``. (Without the ``c`` term the test rejects 9-13% of pure AR(1) noise
+   at phi = 0.9-0.97 and n = 200, where SGD noise logged every step lives; with it, <= 5%: see
+   ``tests/test_convergence.py``.)
+3. **moving**: ``|D| > drift_tol`` (large enough to matter) *and* either
+   ``|D| > t_{1-alpha/2}(n_eff - 2) se_D`` (the drift is not noise, two-sided level ``alpha``) or
+   ``|D| > TREND_RATIO * S`` with ``TREND_RATIO = 6`` (a smooth trend: its residuals are so
+   correlated that n_eff collapses to 3 and the t test loses all power, as on a slow recovery
+   after a collapse; 6 is above the 99th percentile of ``|D| / S`` for AR(1) noise with
+   phi = 0.97, 4.3 at the 95th and 5.7 at the 99th over 3000 simulated 200-step tails: noise
+   slower than that cannot show stationarity in the tail anyway).
+4. **oscillating** (when not moving): the spread beyond the measurement noise,
+   ``S_x = sqrt(max(S^2 - N^2, 0))`` with ``N`` the root-mean-square of the per-point standard
+   errors ``se_i`` (0 for exact probabilities), exceeds ``spread_tol``, *and* ``S^2`` exceeds
+   ``N^2 chi2_{1-alpha}(nu) / nu`` with ``nu = n_eff - 2`` (the excess is not the sampling spread
+   of the variance estimate).
+5. Otherwise **converged**.
+
+The two tolerances are accuracy scales, not noise estimates: with the studies' target (MAE 0.02
+per configuration), a tail whose line moves by at most ``drift_tol = 0.01`` ends within half the
+target of its mean, and a tail whose spread about the line is at most ``spread_tol = 0.02`` is
+summarised by its mean to within the target. The statistical thresholds come from ``alpha`` and the
+AR(1) noise model alone. A run can pass while it still moves too slowly to show in the tail
+(e.g. after its learning rate has decayed); the tail is measured in steps for that reason, and
+a caller should keep it long (``tail`` of the steps run, not of a shrinking schedule).
+
+Examples
+--------
+>>> import numpy as np
+>>> steps = np.arange(1, 401)
+>>> rng = np.random.default_rng(0)
+>>> plateau = 0.6 + 0.003 * rng.standard_normal(400)
+>>> drift = 0.3 + 0.3 * steps / 400
+>>> rep = check_trajectories(steps, np.stack([plateau, drift], axis=1))
+>>> rep.status.tolist()
+['converged', 'moving']
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .errors import InvalidInputError
+
+#: The classifications, in the order a summary lists them.
+STATUSES = ("converged", "moving", "oscillating")
+#: Defaults (see the module docstring for what they mean and why these values).
+TAIL, ALPHA, DRIFT_TOL, SPREAD_TOL = 0.25, 0.05, 0.01, 0.02
+#: A drift this many times the spread about the line is a trend, whatever n_eff says (see above).
+TREND_RATIO = 6.0
+#: A fall of the mean reward by more than this (peak to later trough) is reported as an instability.
+DROP_TOL = 0.1
+#: Fewest points in the tail for a verdict; fewer gives "moving" (too short to tell).
+MIN_TAIL_POINTS = 8
+
+
+@dataclass(frozen=True)
+class Drop:
+    """The largest fall of a series: ``size = values[peak] - values[trough]``, ``peak_step < trough_step``."""
+
+    size: float
+    peak_step: float
+    trough_step: float
+    recovered: float        # the value at the last step minus the trough's value
+
+
+@dataclass(frozen=True)
+class ConvergenceReport:
+    """Per-prompt verdicts (arrays of length n_prompts) and the run's largest mean-reward drop."""
+
+    status: np.ndarray      # "converged" / "moving" / "oscillating"
+    drift: np.ndarray       # change of the fitted line across the tail
+    drift_se: np.ndarray    # its AR(1)-corrected standard error
+    slope: np.ndarray       # drift per step
+    spread: np.ndarray      # std of the residuals about the line
+    tail_mean: np.ndarray   # mean of the tail values
+    n_tail: np.ndarray      # points in the tail
+    n_eff: np.ndarray       # effective independent points (AR(1))
+    tail_start: float       # first step of the tail
+    steps: float            # last logged step
+    prompt_drop: list = field(default_factory=list)   # per prompt: its own largest Drop
+    reward_drop: Drop | None = None                   # the mean over prompts' largest Drop
+
+    @property
+    def converged(self) -> np.ndarray:
+        return self.status == "converged"
+
+    @property
+    def all_converged(self) -> bool:
+        return bool(np.all(self.converged))
+
+    def columns(self, q: int) -> dict:
+        """The convergence columns of prompt ``q`` for a study's result table."""
+        d = self.prompt_drop[q]
+        return dict(conv_status=str(self.status[q]), conv_drift=float(self.drift[q]),
+                    conv_slope_per_100=float(self.slope[q] * 100), conv_spread=float(self.spread[q]),
+                    conv_drift_se=float(self.drift_se[q]), prompt_largest_drop=d.size,
+                    prompt_drop_step=d.trough_step,
+                    reward_largest_drop=self.reward_drop.size if self.reward_drop else np.nan,
+                    reward_drop_step=self.reward_drop.trough_step if self.reward_drop else np.nan,
+                    steps_run=int(self.steps), conv_reason=self.reason(q))
+
+    def reason(self, q: int) -> str:
+        """Why prompt ``q`` is not converged, in words ('' when it is)."""
+        s = str(self.status[q])
+        if s == "converged":
+            return ""
+        span = f"steps {self.tail_start:g}-{self.steps:g}"
+        if s == "moving":
+            text = f"moving: drift {self.drift[q]:+.3f} +- {self.drift_se[q]:.3f} over {span}"
+        else:
+            text = f"oscillating: spread {self.spread[q]:.3f} about the trend over {span}"
+        d = self.prompt_drop[q]
+        if d.size > DROP_TOL:
+            text += f"; fell by {d.size:.2f} at step {d.trough_step:g} (recovered {d.recovered:+.2f})"
+        return text
+
+
+def largest_drop(steps, values) -> Drop:
+    """The largest fall of ``values`` from an earlier peak to a later trough (maximum drawdown).
+
+    Parameters
+    ----------
+    steps : array_like, shape (n,)
+        Increasing step numbers.
+    values : array_like, shape (n,)
+        The series (e.g. the mean over prompts of P(correct), the expected reward).
+
+    Returns
+    -------
+    Drop
+        ``size = max_{i <= j} (values[i] - values[j])`` (0 for a non-decreasing series), the steps
+        of that peak and trough, and how far the series rose again by its end.
+
+    Raises
+    ------
+    InvalidInputError
+        If the arrays differ in length or are empty.
+
+    Examples
+    --------
+    >>> largest_drop([1, 2, 3, 4, 5], [0.2, 0.8, 0.4, 0.5, 0.7]).size
+    0.4
+    """
+    t = np.asarray(steps, dtype=float)
+    v = np.asarray(values, dtype=float)
+    if t.ndim != 1 or v.shape != t.shape or t.size == 0:
+        raise InvalidInputError(f"steps and values must be 1-d of the same non-zero length, got shapes "
+                                f"{t.shape} and {v.shape}")
+    peak = np.maximum.accumulate(v)
+    fall = peak - v
+    j = int(np.argmax(fall))
+    i = int(np.argmax(v[:j + 1])) if j > 0 else 0
+    return Drop(size=round(float(fall[j]), 12), peak_step=float(t[i]), trough_step=float(t[j]),
+                recovered=float(v[-1] - v[j]))
+
+
+def _t_quantile(p: float, dof: np.ndarray) -> np.ndarray:
+    from scipy.stats import t as student_t
+
+    return student_t.ppf(p, dof)
+
+
+def _chi2_quantile(p: float, dof: np.ndarray) -> np.ndarray:
+    from scipy.stats import chi2
+
+    return chi2.ppf(p, dof)
+
+
+def check_trajectories(steps, values, *, se=None, tail: float = TAIL, alpha: float = ALPHA,
+                       drift_tol: float = DRIFT_TOL, spread_tol: float = SPREAD_TOL,
+                       reward=None) -> ConvergenceReport:
+    """Classify the end of each prompt's trajectory as converged, moving or oscillating.
+
+    Parameters
+    ----------
+    steps : array_like, shape (n,)
+        Increasing steps at which the values were logged (dense logging in the tail helps).
+    values : array_like, shape (n,) or (n, n_prompts)
+        Logged P(correct) per prompt.
+    se : array_like, optional
+        Standard error of each logged value as a measurement (broadcastable to ``values``), e.g.
+        the binomial SE of a sampled estimate; None (the default) for exact probabilities.
+    tail : float
+        Fraction of the steps run (of ``steps[-1]``) that the test looks at, in (0, 1).
+    alpha : float
+        Two-sided level of the drift test, and one-sided level of the spread's excess.
+    drift_tol, spread_tol : float
+        Accuracy scales below which a drift or a spread is too small to matter (module docstring).
+    reward : array_like, shape (n,), optional
+        The run's mean reward at ``steps`` for the instability record; default: the mean of
+        ``values`` over prompts (the expected reward of 0/1-rewarded prompts).
+
+    Returns
+    -------
+    ConvergenceReport
+
+    Raises
+    ------
+    InvalidInputError
+        If shapes disagree, steps are not increasing, or a parameter is out of range.
+
+    Examples
+    --------
+    >>> steps = np.arange(1, 201)
+    >>> rep = check_trajectories(steps, 0.9 - 0.8 * np.exp(-steps / 20.0))
+    >>> str(rep.status[0])
+    'converged'
+    """
+    t = np.asarray(steps, dtype=float)
+    y = np.asarray(values, dtype=float)
+    if y.ndim == 1:
+        y = y[:, None]
+    if t.ndim != 1 or y.ndim != 2 or y.shape[0] != t.size or t.size < 2:
+        raise InvalidInputError(f"steps must be 1-d with one entry per row of values, got shapes {t.shape} and "
+                                f"{np.shape(values)}")
+    if np.any(np.diff(t) <= 0):
+        raise InvalidInputError("steps must be strictly increasing")
+    if not np.all(np.isfinite(y)):
+        raise InvalidInputError("values must be finite")
+    if not (0 < tail < 1 and 0 < alpha < 1 and drift_tol >= 0 and spread_tol >= 0):
+        raise InvalidInputError(f"need 0 < tail < 1, 0 < alpha < 1, tolerances >= 0; got tail={tail!r}, "
+                                f"alpha={alpha!r}, drift_tol={drift_tol!r}, spread_tol={spread_tol!r}")
+    s2 = np.zeros_like(y) if se is None else np.broadcast_to(np.asarray(se, dtype=float) ** 2, y.shape)
+    start = t[-1] - tail * t[-1]
+    m = t >= start
+    tt, yy = t[m], y[m]
+    n = tt.size
+    P = y.shape[1]
+    if n < MIN_TAIL_POINTS:
+        nan = np.full(P, np.nan)
+        status = np.full(P, "moving", dtype=object)
+        return _report(status, nan, nan, nan, nan, yy.mean(0), np.full(P, n), nan, start, t, y, reward)
+    x = tt - tt.mean()
+    sxx = float(x @ x)
+    b = x @ (yy - yy.mean(0)) / sxx                                        # (P,)
+    e = yy - yy.mean(0) - np.outer(x, b)
+    ss = (e ** 2).sum(0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        phi = np.where(ss > 0, (e[1:] * e[:-1]).sum(0) / ss, 0.0)
+    phi = np.clip(phi, 0.0, 0.99)
+    c = 0.68 / np.sqrt(n)
+    n_eff = np.maximum(n * (1 - phi - c) / (1 + phi + c), 3.0)
+    dof = n_eff - 2
+    span = tt[-1] - tt[0]
+    drift = b * span
+    drift_se = np.sqrt(ss / dof / sxx) * span
+    spread = np.sqrt(ss / (n - 2))
+    noise2 = s2[m].mean(0)
+    significant = np.abs(drift) > _t_quantile(1 - alpha / 2, dof) * drift_se
+    moving = (significant | (np.abs(drift) > TREND_RATIO * spread)) & (np.abs(drift) > drift_tol)
+    excess = np.sqrt(np.maximum(spread ** 2 - noise2, 0.0))
+    oscill = ~moving & (excess > spread_tol) & (spread ** 2 > noise2 * _chi2_quantile(1 - alpha, dof) / dof)
+    status = np.where(moving, "moving", np.where(oscill, "oscillating", "converged")).astype(object)
+    return _report(status, drift, drift_se, b, spread, yy.mean(0), np.full(P, n), n_eff, start, t, y, reward)
+
+
+def _report(status, drift, drift_se, slope, spread, tail_mean, n_tail, n_eff, start, t, y, reward):
+    r = y.mean(1) if reward is None else np.asarray(reward, dtype=float)
+    return ConvergenceReport(status=np.asarray(status), drift=drift, drift_se=drift_se, slope=slope, spread=spread,
+                             tail_mean=tail_mean, n_tail=n_tail, n_eff=n_eff, tail_start=float(start),
+                             steps=float(t[-1]), prompt_drop=[largest_drop(t, y[:, q]) for q in range(y.shape[1])],
+                             reward_drop=largest_drop(t, r))
+
+
+def check_history(history: list, n_prompts: int, **kw) -> ConvergenceReport:
+    """:func:`check_trajectories` on a trainer's history (rows with ``step`` and ``p_best_q{i}``).
+
+    ``expected_reward`` (when logged) is the mean reward for the instability record.
+    """
+    if not history:
+        raise InvalidInputError("history is empty: nothing was logged")
+    steps = np.array([h["step"] for h in history], dtype=float)
+    vals = np.array([[h[f"p_best_q{i}"] for i in range(n_prompts)] for h in history], dtype=float)
+    reward = (np.array([h["expected_reward"] for h in history], dtype=float)
+              if all("expected_reward" in h for h in history) else None)
+    return check_trajectories(steps, vals, reward=reward, **kw)
+
+
+def summarise_convergence(errors, status, reasons=None) -> dict:
+    """The summary's convergence fields: the theory error over converged prompts, and what did not converge.
+
+    Parameters
+    ----------
+    errors : array_like
+        measured - predicted, one per prompt (and seed).
+    status : array_like of str
+        The matching :class:`ConvergenceReport` statuses.
+    reasons : array_like of str, optional
+        Labels of the unconverged ones (e.g. ``"seed 7 q5: moving: ..."``), joined into ``unconverged_why``.
+
+    Returns
+    -------
+    dict
+        ``mae_converged``, ``max_converged`` (NaN if none converged), ``n_converged``, ``n_moving``,
+        ``n_oscillating``, ``unconverged_why``.
+    """
+    err = np.abs(np.asarray(errors, dtype=float))
+    st = np.asarray(status).astype(str)
+    if err.shape != st.shape:
+        raise InvalidInputError(f"errors and status must have the same shape, got {err.shape} and {st.shape}")
+    ok = st == "converged"
+    why = "" if reasons is None else " | ".join(str(r) for r, c in zip(np.asarray(reasons), ok) if not c)
+    return dict(mae_converged=float(err[ok].mean()) if ok.any() else np.nan,
+                max_converged=float(err[ok].max()) if ok.any() else np.nan,
+                n_converged=int(ok.sum()), n_moving=int((st == "moving").sum()),
+                n_oscillating=int((st == "oscillating").sum()), unconverged_why=why)
+
+
+def report_columns(report, q: int) -> dict:
+    """Prompt ``q``'s convergence columns from one report, or from a list of one-prompt reports
+    (questions trained alone); every column NaN/"unchecked" when there is no report."""
+    if isinstance(report, (list, tuple)):
+        report, q = report[q], 0
+    if report is None:
+        return dict(conv_status="unchecked", conv_drift=np.nan, conv_slope_per_100=np.nan, conv_spread=np.nan,
+                    conv_drift_se=np.nan, prompt_largest_drop=np.nan, prompt_drop_step=np.nan,
+                    reward_largest_drop=np.nan, reward_drop_step=np.nan, steps_run=np.nan, conv_reason="")
+    return report.columns(q)
+
+
+def summary_columns(table, error: str = "error", label=None, unit=None) -> dict:
+    """:func:`summarise_convergence` over the rows of a result table that carry :func:`report_columns`.
+
+    The MAE and max are over every row of a converged prompt; the counts and ``unconverged_why``
+    are over prompts, one per distinct value of the ``unit`` columns (default: every row is a
+    prompt; e.g. ``["seed", "question"]`` where a table has a row per answer).
+    ``label(row) -> str`` names an unconverged prompt (default: ``q<question>``). Also reports the
+    largest mean-reward drop of the rows' runs (``largest_reward_drop``).
+    """
+    label = label or (lambda r: f"q{r['question']}")
+    ok = table["conv_status"].to_numpy().astype(str) == "converged"
+    err = np.abs(table[error].to_numpy(dtype=float))
+    prompts = table if unit is None else table.drop_duplicates(list(unit))
+    reasons = [f"{label(r)}: {r['conv_reason']}" for _, r in prompts.iterrows()]
+    out = summarise_convergence(np.zeros(len(prompts)), prompts["conv_status"].to_numpy(), reasons)
+    out["mae_converged"] = float(err[ok].mean()) if ok.any() else np.nan
+    out["max_converged"] = float(err[ok].max()) if ok.any() else np.nan
+    drops = table["reward_largest_drop"].to_numpy(dtype=float)
+    out["largest_reward_drop"] = float(np.nanmax(drops)) if np.isfinite(drops).any() else np.nan
+    return out

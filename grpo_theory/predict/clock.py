@@ -1,0 +1,160 @@
+"""Finite training time: the expected-gradient flow ``p_x(t)`` of every prompt on one clock.
+
+Each binary prompt follows the on-policy flow of :func:`grpo_theory.dynamics.flow` from its
+``p_ref``; all prompts share one time axis ``t``. A trainer's step ``s`` maps to ``t = clock * s``
+(``clock`` absorbs the learning rate, the optimiser and how the model's parameters move the
+per-prompt logits). The clock is either given, or fitted from one measured number: the mean training
+reward at a step, which for 0/1 rewards is the mean of ``p_x(t)`` over prompts.
+
+Flows are integrated once per distinct ``p_ref`` (or on a grid in ``logit p_ref`` when there are more
+than ``max_exact`` of them, interpolated with PCHIP) on a dense geometric time grid, and read between
+grid times with PCHIP in ``t``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import dynamics
+from ..errors import InvalidInputError
+from ..problem import Objective
+from .response import binary_question
+
+__all__ = ["FlowTable", "flow_table", "fit_clock"]
+
+
+@dataclass(frozen=True)
+class FlowTable:
+    """``values[i, j]`` = P(correct) at flow time ``times[j]`` for a prompt starting at ``p_ref = starts[i]``."""
+
+    starts: np.ndarray
+    times: np.ndarray
+    values: np.ndarray
+    interpolated: bool = False
+
+    def at(self, p, t) -> np.ndarray:
+        """P(correct) at flow time ``t`` (a scalar) for starting values ``p`` (each one of ``starts``, or
+        between them when the table was built on a grid)."""
+        t = float(t)
+        if not (0.0 <= t <= self.times[-1]):
+            raise InvalidInputError(f"flow time {t:g} is outside the integrated range [0, {self.times[-1]:g}]; "
+                                    "give a larger t_max (or a smaller clock)")
+        from scipy.interpolate import PchipInterpolator
+
+        column = PchipInterpolator(self.times, self.values, axis=1)(t)
+        p = np.asarray(p, dtype=float)
+        if not self.interpolated:
+            idx = np.searchsorted(self.starts, p)
+            idx = np.minimum(idx, self.starts.size - 1)
+            if not np.allclose(self.starts[idx], p, rtol=0, atol=0):
+                raise InvalidInputError("a starting value outside the flow table; build it with these p_ref")
+            return column[idx]
+        u = np.log(self.starts) - np.log1p(-self.starts)
+        return PchipInterpolator(u, column)(np.log(p) - np.log1p(-p))
+
+
+def flow_table(starts, objective: Objective, *, t_max: float = 1e4, n_times: int = 600, max_exact: int = 64,
+               progress=None) -> FlowTable:
+    """Integrate the flow from every distinct starting ``p_ref`` in ``starts`` (values in ``(0, 1)``).
+
+    Parameters
+    ----------
+    starts : array_like
+        Starting P(correct) values (``p_ref``), each in ``(0, 1)``.
+    objective : Objective
+    t_max : float
+        Last flow time integrated.
+    n_times : int
+        Geometric time grid from ``1e-3`` to ``t_max`` (plus ``t = 0``).
+    max_exact : int
+        Above this many distinct starts, integrate on a grid of ``max_exact`` starts in ``logit p``.
+
+    Returns
+    -------
+    FlowTable
+    """
+    from tqdm.auto import tqdm
+
+    starts = np.unique(np.asarray(starts, dtype=float))
+    if starts.size == 0 or np.any((starts <= 0) | (starts >= 1)):
+        raise InvalidInputError(f"flow starts must lie in (0, 1), got {starts[(starts <= 0) | (starts >= 1)][:5]}")
+    interpolated = starts.size > max_exact
+    if interpolated:
+        u = np.log(starts) - np.log1p(-starts)
+        starts = 1.0 / (1.0 + np.exp(-np.linspace(u.min(), u.max(), max_exact)))
+    times = np.concatenate([[0.0], np.geomspace(1e-3, t_max, n_times)])
+    values = np.empty((starts.size, times.size))
+    disable = (starts.size < 16) if progress is None else not progress
+    for i, p in enumerate(tqdm(starts, desc="flows p_x(t)", disable=disable, leave=False)):
+        q = binary_question(float(p))
+        values[i] = dynamics.flow(q, objective, q.pi_ref, times, with_points=False).pi[:, 0]
+    return FlowTable(starts, times, values, interpolated)
+
+
+def mean_curve(table: FlowTable, p) -> np.ndarray:
+    """Mean over prompts (starting values ``p``, repeats counted) of P(correct) at every grid time."""
+    p = np.asarray(p, dtype=float)
+    uniq, counts = np.unique(p, return_counts=True)
+    if table.interpolated:
+        from scipy.interpolate import PchipInterpolator
+
+        u = np.log(table.starts) - np.log1p(-table.starts)
+        rows = PchipInterpolator(u, table.values, axis=0)(np.log(uniq) - np.log1p(-uniq))
+    else:
+        rows = table.values[np.searchsorted(table.starts, uniq)]
+    return counts @ rows / counts.sum()
+
+
+def fit_clock(table: FlowTable, p, *, step: float, mean_reward: float, fixed=None) -> float:
+    """The clock (flow time per step) at which the dataset's mean P(correct) equals ``mean_reward`` at ``step``.
+
+    Parameters
+    ----------
+    table : FlowTable
+    p : array_like
+        Each prompt's starting value (one entry per prompt).
+    step : float
+        The training step at which ``mean_reward`` was measured (> 0).
+    mean_reward : float
+        The run's mean training reward there (0/1 rewards: its mean P(correct)).
+    fixed : array_like, optional
+        Values added to the mean unchanged (prompts whose P(correct) cannot move, e.g. p_ref = 1),
+        one per such prompt.
+
+    Returns
+    -------
+    float
+        ``t* / step`` with ``t*`` the first flow time at which the mean reaches ``mean_reward``.
+
+    Raises
+    ------
+    InvalidInputError
+        ``step <= 0``, or ``mean_reward`` outside the range the mean covers along the flow.
+    """
+    if not (step > 0):
+        raise InvalidInputError(f"step must be > 0, got {step!r}")
+    fixed = np.zeros(0) if fixed is None else np.asarray(fixed, dtype=float)
+    n_moving = np.asarray(p).size
+    total = n_moving + fixed.size
+    curve = (mean_curve(table, p) * n_moving + fixed.sum()) / total
+    target = float(mean_reward)
+    gap = curve - target
+    hit = np.flatnonzero(np.sign(gap[:-1]) != np.sign(gap[1:]))
+    if gap[0] == 0:
+        return 0.0
+    if hit.size == 0:
+        raise InvalidInputError(f"mean_reward={target:g} is never reached: along the flow the dataset's mean "
+                                f"P(correct) goes from {curve[0]:.4f} to {curve[-1]:.4f} (range "
+                                f"[{curve.min():.4f}, {curve.max():.4f}]) by flow time {table.times[-1]:g}")
+    j = int(hit[0])
+    from scipy.optimize import brentq
+
+    uniq, inverse = np.unique(np.asarray(p, dtype=float), return_inverse=True)
+
+    def gap_at(t: float) -> float:
+        return (table.at(uniq, t)[inverse].sum() + fixed.sum()) / total - target
+
+    t_star = brentq(gap_at, table.times[j], table.times[j + 1], xtol=1e-12, rtol=1e-10)
+    return float(t_star / step)

@@ -1,0 +1,398 @@
+"""Per-prompt predictions for a run: base samples + objective -> stationary P(correct), pass@k, KL, flags, flows.
+
+Notation: prompt ``x`` was solved ``c_x`` times in ``n_x`` base samples; ``p_x = c_x / n_x`` estimates
+``p_ref`` (the base model's P(correct)); ``x(p)`` is the stationary P(correct) that the on-policy flow
+from ``pi_ref`` reaches (:func:`grpo_theory.stationary_policy` on the two-class question).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InvalidInputError
+from ..integrations.openrlhf import read_openrlhf_config
+from ..integrations.trl import read_trl_config
+from ..integrations.verl import read_verl_config
+from ..problem import Objective, as_objective
+from ..solvers import clamp_critical_beta, stationary_points
+from .clock import FlowTable, fit_clock, flow_table
+from .graded import predict_graded
+from .intervals import binomial_interval, check_k, pass_at_k, unbiased_pass_at_k
+from .report import write_outputs
+from .response import P_FLOOR, Response, binary_question, class_kl
+from .samples import SampleTable, read_samples
+
+__all__ = ["Prediction", "predict", "objective_for", "reward_kl_tradeoff"]
+
+
+@dataclass
+class Prediction:
+    """What :func:`predict` returns.
+
+    Attributes
+    ----------
+    table : DataFrame, one row per prompt (columns described in docs/predict.md).
+    summary : dict, the dataset-level numbers, settings, counts of flagged prompts and excluded rows.
+    objective : the Objective predicted for.
+    samples : the SampleTable read.
+    flows : FlowTable or None, the flows ``p_x(t)`` of the binary prompts.
+    """
+
+    table: pd.DataFrame
+    summary: dict
+    objective: Objective
+    samples: SampleTable
+    flows: FlowTable | None = None
+    warnings: list = field(default_factory=list)
+
+    def pass_at(self, k) -> pd.DataFrame:
+        """pass@k per prompt, before (unbiased estimate from the base samples) and after (at the stationary point).
+
+        Examples
+        --------
+        >>> from grpo_theory import Objective
+        >>> from grpo_theory.predict import predict, samples_from_counts
+        >>> pr = predict(samples_from_counts([20], [5]), Objective(beta=0.5, group_size=2))
+        >>> round(float(pr.pass_at(4).after.iloc[0]), 4) == round(1 - (1 - float(pr.table.pred.iloc[0])) ** 4, 4)
+        True
+        """
+        (k,) = check_k(k)
+        t = self.table
+        return pd.DataFrame({"prompt_id": t.prompt_id, "k": k,
+                             "before": unbiased_pass_at_k(t.n, t.correct, k),
+                             "after": pass_at_k(t.pred.to_numpy(), k),
+                             "after_lo": pass_at_k(t.pred_lo.to_numpy(), k),
+                             "after_hi": pass_at_k(t.pred_hi.to_numpy(), k)})
+
+    def curves(self, ks=None) -> pd.DataFrame:
+        """The dataset's mean pass@k before and after, for every ``k`` in ``ks`` (default 1, 2, 4, ... 256)."""
+        ks = check_k(ks if ks is not None else [2 ** i for i in range(9)])
+        rows = []
+        for k in ks:
+            pk = self.pass_at(k)
+            rows.append(dict(k=k, before=float(pk.before.mean()), after=float(pk.after.mean()),
+                             after_lo=float(pk.after_lo.mean()), after_hi=float(pk.after_hi.mean())))
+        return pd.DataFrame(rows)
+
+    def at_step(self, step: float) -> np.ndarray:
+        """Each binary prompt's predicted P(correct) after ``step`` training steps (needs a clock)."""
+        clock = self.summary.get("clock")
+        if clock is None or self.flows is None:
+            raise InvalidInputError("no clock: give predict(clock=...) or predict(fit=(step, mean_reward))")
+        start = self.table.flow_start.to_numpy()
+        out = np.ones(start.size)
+        moving = start < 1.0
+        out[moving] = self.flows.at(start[moving], clock * float(step))
+        return out
+
+    def write(self, out_dir, *, plots: bool = True, tradeoff=None) -> dict:
+        """Write ``predictions.csv``, ``summary.json`` and (with ``plots``) the figures into ``out_dir``;
+        with ``tradeoff`` (from :func:`reward_kl_tradeoff`) also ``tradeoff.csv`` and ``tradeoff.png``."""
+        return write_outputs(self, out_dir, plots=plots, tradeoff=tradeoff)
+
+
+def objective_for(objective=None, *, framework: str | None = None, config=None, **reader_options) -> tuple:
+    """The Objective to predict for, and the reader's warnings.
+
+    ``objective`` (an Objective, a dict of its fields, or a reader's mapping with ``.objective``), or a
+    trainer ``config`` (a dict, or a path: JSON for TRL/OpenRLHF, YAML for verl) read for ``framework``.
+    A config with nothing to predict (e.g. TRL's default ``beta = 0``) is an error naming why.
+    """
+    if (objective is None) == (config is None):
+        raise InvalidInputError("give exactly one of an objective (Objective or its fields) or framework= and config=")
+    if objective is not None:
+        if hasattr(objective, "objective") and hasattr(objective, "warnings"):
+            return _from_mapping(objective)
+        return as_objective(objective), []
+    from pathlib import Path
+
+    frameworks = ("trl", "verl", "openrlhf")
+    if framework not in frameworks:
+        raise InvalidInputError(f"framework must be one of {frameworks}, got {framework!r}")
+    if isinstance(config, (str, Path)):
+        path = Path(config)
+        if not path.is_file():
+            raise InvalidInputError(f"config {str(path)!r}: no such file")
+        if framework != "verl":
+            import json
+
+            try:
+                config = json.loads(path.read_text(encoding="utf-8"))
+            except json.JSONDecodeError as exc:
+                raise InvalidInputError(f"config {str(path)!r} is not valid JSON: {exc}") from None
+        else:
+            config = str(path)
+    reader = {"trl": read_trl_config, "verl": read_verl_config, "openrlhf": read_openrlhf_config}[framework]
+    try:
+        # the readers raise NoStationaryPolicy (an InvalidInputError) where nothing is left to predict
+        mapping = reader(config, **reader_options)
+    except InvalidInputError:
+        raise
+    except ValueError as exc:                 # a reader's own ValueError: name the framework
+        raise InvalidInputError(f"{framework} config: {exc}") from None
+    return _from_mapping(mapping)
+
+
+def _from_mapping(mapping) -> tuple:
+    if mapping.objective is None:
+        raise InvalidInputError(f"the {mapping.framework} config maps to no stationary objective: "
+                                + "; ".join(mapping.warnings))
+    return mapping.objective, list(mapping.warnings)
+
+
+def _flag_at(p: float, obj: Objective, clamp: bool) -> dict:
+    """The stationary points at ``p`` (all, with stability), the vertex the flow reaches, the clamp's critical beta."""
+    if p >= 1.0:
+        return dict(stable=[1.0], multistable=False, vertex="", beta_c=math.nan)
+    q = binary_question(float(p))
+    pts = stationary_points(q, obj)
+    ref = pts.from_reference
+    vertex = ("correct" if ref.pi[0] > 0.5 else "wrong") if ref.boundary else ""
+    beta_c = math.nan
+    if clamp:
+        try:
+            beta_c = clamp_critical_beta(q, obj)
+        except InvalidInputError:           # no clamp edge below pi_ref: nothing to collapse
+            beta_c = math.nan
+    return dict(stable=sorted(float(s.pi[0]) for s in pts.stable), multistable=pts.multistable, vertex=vertex,
+                beta_c=beta_c)
+
+
+def _flags(samples_p: np.ndarray, obj: Objective, x_of: dict, max_exact: int, progress) -> dict:
+    """Flags per distinct ``p``: exact for up to ``max_exact`` values; beyond, from a grid of 129 values in
+    ``logit p``, with an exact search for every ``p`` whose two neighbouring grid values disagree (a
+    multistable stretch, a vertex or a clamp between them). A multistable window narrower than a grid cell
+    could be missed there; the summary says when the grid was used."""
+    from tqdm.auto import tqdm
+
+    clamp = obj.kl_value_clamp is not None and obj.kl_placement == "loss"
+    uniq = np.unique(samples_p)
+    disable = (uniq.size < 200) if progress is None else not progress
+    inner = uniq[uniq < 1.0]
+    if inner.size <= max_exact:
+        return {p: _flag_at(p, obj, clamp) for p in tqdm(uniq, desc="stationary points", disable=disable, leave=False)}
+    u = np.log(inner) - np.log1p(-inner)
+    nodes = 1.0 / (1.0 + np.exp(-np.linspace(u.min(), u.max(), 129)))
+    at = [_flag_at(p, obj, clamp) for p in tqdm(nodes, desc="stationary points, grid", disable=disable, leave=False)]
+    cell = np.clip(np.searchsorted(nodes, inner, side="right") - 1, 0, nodes.size - 2)
+    out = {1.0: _flag_at(1.0, obj, clamp)} if uniq[-1] >= 1.0 else {}
+    for p, i in zip(inner, cell):
+        a, b = at[i], at[i + 1]
+        if a["multistable"] or b["multistable"] or a["vertex"] != b["vertex"] or (clamp and (obj.beta < a["beta_c"])
+                                                                                   != (obj.beta < b["beta_c"])):
+            out[p] = _flag_at(p, obj, clamp)
+        else:
+            beta_c = _flag_at(p, obj, clamp)["beta_c"] if clamp else math.nan
+            out[p] = dict(stable=[x_of[p]], multistable=False, vertex=a["vertex"], beta_c=beta_c)
+    return out
+
+
+def predict(samples, objective=None, *, framework: str | None = None, config=None, k: Sequence[int] = (1, 8),
+            level: float = 0.95, interval: str = "jeffreys", clock: float | None = None,
+            fit: tuple | None = None, steps: Sequence[float] | None = None, slow_tol: float = 0.01,
+            t_max: float = 1e4, tol: float = 1e-6, max_exact: int = 400, levels=None, progress=None,
+            **reader_options) -> Prediction:
+    """Predict where GRPO takes every prompt of a dataset, from the base model's samples.
+
+    Parameters
+    ----------
+    samples : SampleTable, str or Path
+        The base model's samples (see :func:`read_samples` for the three file layouts).
+    objective : Objective or dict of its fields, optional
+        The GRPO objective; or give ``framework`` and ``config`` to read it from a trainer config.
+    framework, config : optional
+        ``"trl"``, ``"verl"`` or ``"openrlhf"`` and a config (dict or path); ``reader_options`` go to the reader
+        (e.g. ``trl_version=``).
+    k : sequence of int
+        pass@k values to put in the table (any ``k >= 1``; :meth:`Prediction.pass_at` computes others).
+    level, interval
+        Confidence level and method (``"jeffreys"``: Beta posterior; ``"wilson"``) of the interval for ``p_ref``,
+        carried through ``x(p)`` to ``pred_lo, pred_hi``.
+    clock : float, optional
+        Flow time per training step. ``fit=(step, mean_reward)`` fits it instead from the run's mean training
+        reward at a step.
+    steps : sequence of float, optional
+        Training steps at which to report every prompt's P(correct) (columns ``at_step_<s>``); the last one is
+        also the horizon of the "slow" flag (``|p_x(t) - x| > slow_tol`` there).
+    t_max : float
+        Last flow time integrated.
+    tol, max_exact
+        Above ``max_exact`` distinct ``p_ref`` values, ``x(p)`` is interpolated on a checked grid whose error at
+        every cell midpoint is below ``tol`` (see :class:`~grpo_theory.predict.response.Response`).
+    levels : optional
+        Declared reward levels when ``samples`` is a path.
+    progress : bool or None
+        tqdm progress bars (None: only for large datasets).
+
+    Returns
+    -------
+    Prediction
+
+    Raises
+    ------
+    InvalidInputError
+        Bad samples (naming the row), an unmappable config, a bad ``k`` or clock.
+
+    Examples
+    --------
+    >>> from grpo_theory import Objective, closed_form
+    >>> from grpo_theory.predict import predict, samples_from_counts
+    >>> pr = predict(samples_from_counts([40, 40], [10, 0], ["a", "b"]), Objective(beta=0.5, group_size=2))
+    >>> round(float(pr.table.pred[0]), 6) == round(float(closed_form.binary_pairwise(0.25, 0.5)), 6)
+    True
+    >>> round(float(pr.table.pred[1]), 4)           # never solved: x(0+) = 1 - beta for G = 2 (Eq. 14)
+    0.5
+    """
+    started = time.perf_counter()
+    obj, reader_warnings = objective_for(objective, framework=framework, config=config, **reader_options)
+    if not isinstance(samples, SampleTable):
+        samples = read_samples(samples, levels=levels)
+    ks = check_k(k)
+    if fit is not None and clock is not None:
+        raise InvalidInputError("give clock= or fit=(step, mean_reward), not both")
+    if clock is not None and not (isinstance(clock, (int, float)) and math.isfinite(clock) and clock > 0):
+        raise InvalidInputError(f"clock must be a positive number (flow time per step), got {clock!r}")
+    if steps is not None:
+        if clock is None and fit is None:
+            raise InvalidInputError("steps= needs a clock: give clock= (flow time per step) or fit=(step, mean_reward)")
+        steps = [float(s) for s in np.atleast_1d(steps)]
+        if any(not (s >= 0 and math.isfinite(s)) for s in steps):
+            raise InvalidInputError(f"steps must be finite numbers >= 0, got {steps!r}")
+    if samples.binary:
+        table, extra, flows = _predict_binary(samples, obj, ks, level, interval, clock, fit, steps, slow_tol,
+                                              t_max, tol, max_exact, progress)
+    else:
+        if clock is not None or fit is not None or steps:
+            raise InvalidInputError("finite-time predictions (clock=, fit=, steps=) are implemented for binary "
+                                    "rewards only; these samples have levels " + str(samples.levels.tolist()))
+        table, extra = predict_graded(samples, obj, ks, progress)
+        flows = None
+    summary = _summary(samples, obj, table, ks, level, interval, reader_warnings, extra)
+    summary["seconds"] = round(time.perf_counter() - started, 3)
+    pr = Prediction(table, summary, obj, samples, flows, reader_warnings)
+    return pr
+
+
+def reward_kl_tradeoff(samples, objective: Objective, betas, *, progress=None) -> pd.DataFrame:
+    """The dataset's mean stationary P(correct) (the mean reward, for 0/1 rewards) and mean KL(pi || pi_ref)
+    at each beta, every other field of ``objective`` kept: the reward-KL trade-off of the run.
+
+    Examples
+    --------
+    >>> from grpo_theory import Objective
+    >>> from grpo_theory.predict import samples_from_counts
+    >>> t = reward_kl_tradeoff(samples_from_counts([20, 20], [4, 12]), Objective(beta=0.5), [0.25, 1.0, 4.0])
+    >>> bool(t.mean_pred.is_monotonic_decreasing and t.mean_kl_direct.is_monotonic_decreasing)
+    True
+    """
+    obj = as_objective(objective)
+    if not isinstance(samples, SampleTable):
+        samples = read_samples(samples)
+    rows = []
+    for b in np.atleast_1d(np.asarray(betas, dtype=float)):
+        pr = predict(samples, dataclasses.replace(obj, beta=float(b)), k=(1,), progress=progress)
+        rows.append(dict(beta=float(b), mean_pred=pr.summary["mean_pred"], mean_pred_lo=pr.summary["mean_pred_lo"],
+                         mean_pred_hi=pr.summary["mean_pred_hi"], mean_kl_direct=pr.summary["mean_kl_direct"]))
+    return pd.DataFrame(rows)
+
+
+def _predict_binary(samples, obj, ks, level, interval, clock, fit, steps, slow_tol, t_max, tol, max_exact,
+                    progress):
+    n = samples.n.astype(float)
+    c = samples.correct.astype(float)
+    phat = c / n
+    lo, hi = binomial_interval(c, n, level=level, method=interval)
+    never = c == 0
+    p_eval = np.where(never, P_FLOOR, phat)              # x(0+) for never-solved prompts
+    lo_eval = np.maximum(lo, P_FLOOR)
+    resp = Response(obj, tol=tol, max_exact=max_exact, progress=progress)
+    x_all = resp(np.concatenate([p_eval, lo_eval, hi]))
+    m = n.size
+    pred, x_lo, x_hi = x_all[:m], x_all[m:2 * m], x_all[2 * m:]
+    pred_lo, pred_hi = resp.range_over(lo_eval, hi, x_lo, x_hi)
+    flags = _flags(p_eval, obj, dict(zip(p_eval.tolist(), pred.tolist())), max_exact, progress)
+    kl_p = np.where(never, hi, phat)                      # KL at the upper bound for never-solved prompts
+    kl_direct, kl_reverse = class_kl(np.where(never, x_hi, pred), kl_p)
+    rows = dict(prompt_id=list(samples.prompt_ids), n=n.astype(int), correct=c.astype(int), p_ref=phat,
+                p_ref_lo=lo, p_ref_hi=hi, pred=pred, pred_lo=pred_lo, pred_hi=pred_hi,
+                kl_direct=kl_direct, kl_reverse=kl_reverse)
+    for kk in ks:
+        rows[f"pass@{kk}_before"] = unbiased_pass_at_k(n, c, kk)
+        rows[f"pass@{kk}_after"] = pass_at_k(pred, kk)
+    f = [flags[p] for p in p_eval]
+    rows["bistable"] = [d["multistable"] for d in f]
+    rows["stable_points"] = [";".join(f"{v:.6g}" for v in d["stable"]) for d in f]
+    rows["collapse"] = [d["vertex"] for d in f]
+    if obj.kl_value_clamp is not None and obj.kl_placement == "loss":
+        rows["beta_critical"] = [d["beta_c"] for d in f]
+        rows["below_critical_beta"] = [bool(obj.beta < d["beta_c"]) for d in f]
+    rows["never_solved"] = never
+    table = pd.DataFrame(rows)
+    table["flow_start"] = np.where(never, hi, phat)
+    extra = dict(x_solves=resp.n_solves, x_grid=resp.used_grid, x_grid_tol=resp.tol,
+                 x_grid_max_check_error=resp.max_check_error, monotone_in_p_ref=resp.monotone(),
+                 flags_grid=bool(np.unique(p_eval).size > max_exact))
+    flows = None
+    if clock is not None or fit is not None:
+        start = table.flow_start.to_numpy()
+        moving = start < 1.0
+        if moving.any():
+            flows = flow_table(start[moving], obj, t_max=t_max, progress=progress)
+        if fit is not None:
+            try:
+                fstep, freward = (float(v) for v in fit)
+            except (TypeError, ValueError):
+                raise InvalidInputError(f"fit must be (step, mean_reward), got {fit!r}") from None
+            if flows is None:
+                raise InvalidInputError("every prompt has p_ref = 1: nothing moves, no clock to fit")
+            clock = fit_clock(flows, start[moving], step=fstep, mean_reward=freward, fixed=start[~moving])
+            extra["clock_fitted_from"] = dict(step=fstep, mean_reward=freward)
+        extra["clock"] = clock
+        steps = steps if steps is not None else ([float(fit[0])] if fit is not None else None)
+        if steps:
+            for s in steps:
+                vals = np.ones(start.size)
+                if flows is not None:
+                    vals[moving] = flows.at(start[moving], clock * s)
+                table[f"at_step_{s:g}"] = vals
+            horizon = table[f"at_step_{steps[-1]:g}"].to_numpy()
+            target = np.where(never, x_hi, pred)
+            table["slow"] = np.abs(horizon - target) > slow_tol
+            extra["slow_horizon_step"] = steps[-1]
+    return table, extra, flows
+
+
+def _summary(samples, obj, table, ks, level, interval, reader_warnings, extra) -> dict:
+    s = dict(
+        source=samples.source, layout=samples.layout, levels=samples.levels.tolist(), prompts=len(samples),
+        samples=int(samples.n.sum()), excluded_rows=len(samples.excluded),
+        excluded=[dict(line=ln, reason=r) for ln, r in samples.excluded[:50]],
+        objective=obj.describe(), interval=dict(method=interval, level=level,
+                                                never_solved="p_ref in (0, 1 - (1 - level)^(1/n)] (about 3/n at "
+                                                             "0.95); pred = x(0+), pred_hi = x(upper bound)"),
+        reader_warnings=list(reader_warnings),
+        mean_p_ref=float(table.p_ref.mean()), mean_pred=float(table.pred.mean()),
+        mean_pred_lo=float(table.pred_lo.mean()), mean_pred_hi=float(table.pred_hi.mean()),
+        mean_kl_direct=float(table.kl_direct.mean()),
+        never_solved=int(table.never_solved.sum()), bistable=int(table.bistable.sum()),
+    )
+    for kk in ks:
+        s[f"pass@{kk}_before"] = float(table[f"pass@{kk}_before"].mean())
+        s[f"pass@{kk}_after"] = float(table[f"pass@{kk}_after"].mean())
+    if "collapse" in table:
+        s["collapse"] = int((table.collapse != "").sum())
+    if "below_critical_beta" in table:
+        s["below_critical_beta"] = int(table.below_critical_beta.sum())
+    if "slow" in table:
+        s["slow"] = int(table.slow.sum())
+    if "kl_reverse" in table:
+        s["mean_kl_reverse"] = float(table.kl_reverse.replace(math.inf, np.nan).mean())
+    s.update(extra)
+    return s

@@ -1,0 +1,127 @@
+"""How well ``n`` samples pin down ``p_ref``, and pass@k before and after training.
+
+Two intervals for a binomial proportion (``correct`` of ``n``), at confidence ``level``:
+
+* ``"jeffreys"`` (default): the equal-tailed interval of the Beta posterior under Jeffreys' prior,
+  ``Beta(correct + 1/2, n - correct + 1/2)``;
+* ``"wilson"``: Wilson's score interval.
+
+A prompt never solved (``correct = 0``) gets the one-sided bound ``p_ref in (0, 1 - (1 - level)^(1/n)]``
+for both methods: at level 0.95 that is the "rule of three", ``~3/n``. Symmetrically a prompt always
+solved gets ``[(1 - level)^(1/n), 1)``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import InvalidInputError
+
+__all__ = ["binomial_interval", "pass_at_k", "unbiased_pass_at_k", "INTERVALS", "check_k"]
+
+INTERVALS = ("jeffreys", "wilson")
+
+
+def _check(correct, n, level):
+    c = np.asarray(correct, dtype=float)
+    n = np.asarray(n, dtype=float)
+    if not (0 < level < 1):
+        raise InvalidInputError(f"level must lie in (0, 1), got {level!r}")
+    if np.any(n < 1) or np.any((c < 0) | (c > n)):
+        raise InvalidInputError(f"need 0 <= correct <= n and n >= 1, got correct={correct!r}, n={n!r}")
+    return c, n
+
+
+def binomial_interval(correct, n, *, level: float = 0.95, method: str = "jeffreys") -> tuple[np.ndarray, np.ndarray]:
+    """Interval ``(lo, hi)`` for ``p_ref`` from ``correct`` of ``n`` samples (see the module doc).
+
+    Parameters
+    ----------
+    correct, n : array_like of int
+        Successes and samples per prompt (broadcast together).
+    level : float
+        Confidence level (two-sided; one-sided at ``correct`` = 0 or ``n``).
+    method : {"jeffreys", "wilson"}
+
+    Returns
+    -------
+    lo, hi : ndarray
+
+    Examples
+    --------
+    >>> lo, hi = binomial_interval([0, 5], [100, 10])
+    >>> round(float(hi[0]), 5), round(float(lo[1]), 4), round(float(hi[1]), 4)   # 1 - 0.05**(1/100) ~ 3/100
+    (0.02951, 0.2235, 0.7765)
+    """
+    if method not in INTERVALS:
+        raise InvalidInputError(f"interval method must be one of {INTERVALS}, got {method!r}")
+    c, n = _check(correct, n, level)
+    alpha = 1.0 - level
+    if method == "jeffreys":
+        from scipy.special import betaincinv  # Beta quantiles; scipy.stats costs seconds to import
+
+        with np.errstate(all="ignore"):             # c = 0 or n are replaced below
+            lo = betaincinv(c + 0.5, n - c + 0.5, alpha / 2)
+            hi = betaincinv(c + 0.5, n - c + 0.5, 1 - alpha / 2)
+    else:
+        from scipy.special import ndtri
+
+        z = float(ndtri(1 - alpha / 2))
+        phat = c / n
+        centre = (phat + z * z / (2 * n)) / (1 + z * z / n)
+        half = z / (1 + z * z / n) * np.sqrt(phat * (1 - phat) / n + z * z / (4 * n * n))
+        lo, hi = centre - half, centre + half
+    one_sided = 1.0 - alpha ** (1.0 / n)                     # exact: P(0 of n | p) = (1 - p)^n = alpha
+    lo = np.where(c == 0, 0.0, np.where(c == n, 1.0 - one_sided, lo))
+    hi = np.where(c == n, 1.0, np.where(c == 0, one_sided, hi))
+    return np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0)
+
+
+def check_k(k) -> tuple[int, ...]:
+    """``k`` as a tuple of integers >= 1; anything else is an error naming it."""
+    ks = np.atleast_1d(np.asarray(k, dtype=object))
+    out = []
+    for v in ks:
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer, float, np.floating)) \
+                or not float(v).is_integer() or v < 1:
+            raise InvalidInputError(f"k must be an integer >= 1 (pass@k), got {v!r}")
+        out.append(int(v))
+    if not out:
+        raise InvalidInputError("k must name at least one value")
+    return tuple(out)
+
+
+def pass_at_k(x, k) -> np.ndarray:
+    """``1 - (1 - x)^k``: at least one of ``k`` i.i.d. draws correct when one is correct with probability ``x``.
+
+    Within the correct class the stationary policy keeps ``pi_ref``'s proportions, so a draw is correct
+    with probability ``x = P(correct)``, independently across draws.
+
+    >>> float(pass_at_k(0.5, 3))
+    0.875
+    """
+    (k,) = check_k(k)
+    x = np.asarray(x, dtype=float)
+    with np.errstate(divide="ignore"):
+        out = -np.expm1(k * np.log1p(-np.minimum(x, 1.0)))
+    return out + 0.0                                     # no -0.0
+
+
+def unbiased_pass_at_k(n, correct, k) -> np.ndarray:
+    """The unbiased estimate ``1 - C(n - c, k)/C(n, k)`` of pass@k from ``c`` correct of ``n`` (Chen et al. 2021).
+
+    Where ``k > n`` no unbiased estimate exists; the plug-in ``1 - (1 - c/n)^k`` is returned there.
+
+    >>> round(float(unbiased_pass_at_k(4, 1, 2)), 6)    # 1 - C(3,2)/C(4,2) = 1 - 3/6
+    0.5
+    """
+    (k,) = check_k(k)
+    n = np.asarray(n, dtype=float)
+    c = np.asarray(correct, dtype=float)
+    from scipy.special import gammaln
+
+    with np.errstate(invalid="ignore", divide="ignore"):
+        log_ratio = (gammaln(n - c + 1) - gammaln(n - c - k + 1)) - (gammaln(n + 1) - gammaln(n - k + 1))
+        exact = np.where(n - c < k, 1.0, -np.expm1(np.where(n - c < k, 0.0, log_ratio))) + 0.0
+    plug = 1.0 - (1.0 - c / n) ** k
+    return np.where(k <= n, exact, plug)

@@ -1,0 +1,186 @@
+"""A prediction on disk: ``predictions.csv``, ``summary.json`` and three figures in the project's style.
+
+* ``after_vs_before.png``: every prompt's stationary P(correct) against its ``p_ref``, with the interval
+  carried through from ``p_ref``'s; bistable prompts show both stable points; the dotted diagonal is
+  "no change";
+* ``pass_at_k.png``: the dataset's mean pass@k before (unbiased estimate from the samples) and after;
+* ``clock.png`` (with a clock): the dataset's mean P(correct) along the flow against the training step,
+  the fitted point, and a few prompts' ``p_x(t)``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+
+from .._io import atomic_write
+from ..errors import InvalidInputError
+from .clock import mean_curve
+
+__all__ = ["write_outputs", "figure_after_vs_before", "figure_pass_at_k", "figure_clock", "figure_tradeoff"]
+
+
+def _jsonable(v):
+    if isinstance(v, dict):
+        return {k: _jsonable(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_jsonable(x) for x in v]
+    if isinstance(v, (np.floating, float)):
+        return None if not math.isfinite(float(v)) else float(v)
+    if isinstance(v, (np.integer,)):
+        return int(v)
+    if isinstance(v, np.bool_):
+        return bool(v)
+    return v
+
+
+def _new(height: float = 2.7):
+    # matplotlib (plotting imports it at module level) only when drawing: predictions need no plotting stack
+    from matplotlib.figure import Figure
+
+    from ..plotting import COLUMN
+
+    fig = Figure(figsize=(COLUMN, height), layout="constrained")
+    return fig, fig.subplots()
+
+
+def figure_after_vs_before(pr):
+    """Stationary P(correct) against ``p_ref``, one point per prompt, with intervals."""
+    t = pr.table
+    fig, ax = _new(3.0)
+    ax.plot([0, 1], [0, 1], ls=":", color="0.45", lw=0.9, zorder=0)
+    normal = ~t.bistable.to_numpy()
+    yerr = np.vstack([t.pred - t.pred_lo, t.pred_hi - t.pred]).clip(min=0)
+    xerr = np.vstack([t.p_ref - t.p_ref_lo, t.p_ref_hi - t.p_ref]).clip(min=0) if "p_ref_lo" in t else None
+    small = len(t) <= 300                        # error bars stay readable up to a few hundred prompts
+    if small:
+        ax.errorbar(t.p_ref[normal], t.pred[normal], yerr=yerr[:, normal],
+                    xerr=None if xerr is None else xerr[:, normal], fmt="none", ecolor="0.7", lw=0.6, zorder=1)
+    ax.scatter(t.p_ref[normal], t.pred[normal], s=9 if small else 3, color="#1f5fa8", zorder=2,
+               label="stationary P(correct)")
+    never = t.never_solved.to_numpy()
+    if never.any():
+        ax.scatter(t.p_ref[never], t.pred[never], s=14, marker="v", color="#ef8a62", zorder=3,
+                   label="never solved: x(0+)")
+    if (~normal).any():
+        for _, row in t[~normal].iterrows():
+            ys = [float(v) for v in str(row.stable_points).split(";") if v]
+            ax.plot([row.p_ref] * len(ys), ys, color="#b2182b", lw=0.7, marker="o", ms=3, mfc="white")
+        ax.plot([], [], color="#b2182b", marker="o", mfc="white", ms=3, lw=0.7, label="bistable: both stable points")
+    ax.set_xlim(-0.02, 1.02)
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_aspect("equal")
+    ax.set_xlabel(r"base model $p_{\mathrm{ref}}$ (from the samples)")
+    ax.set_ylabel("P(correct) after training (stationary)")
+    ax.set_title(pr.objective.describe().replace("inf", "∞"))
+    ax.legend(loc="lower right")
+    return fig
+
+
+def figure_pass_at_k(pr):
+    """The dataset's mean pass@k before and after, k = 1, 2, 4, ..."""
+    n_max = int(pr.table.n.max())
+    ks = [2 ** i for i in range(int(math.log2(max(n_max, 2))) + 3)]
+    cur = pr.curves(ks)
+    fig, ax = _new()
+    ax.plot(cur.k, cur.before, "o-", ms=3, color="0.3", label="before (unbiased, from the samples)")
+    ax.plot(cur.k, cur.after, "o-", ms=3, color="#1f5fa8", label="after (stationary)")
+    ax.fill_between(cur.k, cur.after_lo, cur.after_hi, color="#1f5fa8", alpha=0.2, lw=0)
+    ax.axvline(n_max, ls=":", color="0.6", lw=0.8)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("k")
+    ax.set_ylabel("mean pass@k over prompts")
+    ax.set_ylim(0, 1.02)
+    ax.legend(loc="lower right")
+    return fig
+
+
+def figure_clock(pr):
+    """Mean P(correct) along the flow against the training step, and a few prompts' flows."""
+    clock = pr.summary["clock"]
+    flows = pr.flows
+    start = pr.table.flow_start.to_numpy()
+    moving = start < 1.0
+    steps = flows.times / clock
+    mean = (mean_curve(flows, start[moving]) * moving.sum() + (~moving).sum()) / start.size
+    fig, ax = _new()
+    keep = steps > 0
+    ax.plot(steps[keep], mean[keep], color="#1f5fa8", label="dataset mean P(correct)")
+    pick = np.unique(np.quantile(start[moving], [0.1, 0.5, 0.9], method="nearest"))
+    for p in pick:
+        ax.plot(steps[keep], _row(flows, p)[keep], lw=0.7, color="0.6")
+    ax.plot([], [], lw=0.7, color="0.6", label="prompts at p_ref quantiles 0.1, 0.5, 0.9")
+    fitted = pr.summary.get("clock_fitted_from")
+    if fitted:
+        ax.plot([fitted["step"]], [fitted["mean_reward"]], "D", color="#b2182b", ms=4, label="measured (fit)")
+    ax.axhline(float(pr.table.pred.mean()), ls="--", color="#1f5fa8", lw=0.7, label="stationary mean")
+    ax.set_xscale("log")
+    ax.set_xlabel(f"training step (clock: {clock:.3g} flow time per step)")
+    ax.set_ylabel("P(correct)")
+    ax.set_ylim(0, 1.02)
+    ax.legend(loc="upper left", fontsize=6)
+    return fig
+
+
+def figure_tradeoff(tradeoff, beta: float):
+    """Mean stationary P(correct) against mean KL(pi || pi_ref), one point per beta; the run's beta marked."""
+    fig, ax = _new()
+    ax.plot(tradeoff.mean_kl_direct, tradeoff.mean_pred, "o-", ms=3, color="#1f5fa8")
+    for _, r in tradeoff.iterrows():
+        ax.annotate(f"β={r.beta:g}", (r.mean_kl_direct, r.mean_pred), fontsize=6, xytext=(3, -8),
+                    textcoords="offset points")
+    here = tradeoff[np.isclose(tradeoff.beta, beta)]
+    if len(here):
+        ax.plot(here.mean_kl_direct, here.mean_pred, "D", color="#b2182b", ms=4, label="this run's β")
+        ax.legend(loc="lower right")
+    ax.set_xlabel(r"mean KL($\pi\,\|\,\pi_{\mathrm{ref}}$) over prompts")
+    ax.set_ylabel("mean P(correct) (stationary)")
+    return fig
+
+
+def _row(flows, p) -> np.ndarray:
+    if not flows.interpolated:
+        return flows.values[int(np.searchsorted(flows.starts, p))]
+    from scipy.interpolate import PchipInterpolator
+
+    u = np.log(flows.starts) - np.log1p(-flows.starts)
+    return PchipInterpolator(u, flows.values, axis=0)(math.log(p) - math.log1p(-p))
+
+
+def write_outputs(pr, out_dir, *, plots: bool = True, tradeoff=None) -> dict:
+    """Write the CSV, the JSON summary and (with ``plots``) the figures; return ``{name: path}``.
+
+    ``tradeoff``: a table from :func:`~grpo_theory.predict.reward_kl_tradeoff`, written to ``tradeoff.csv``
+    and drawn in ``tradeoff.png``."""
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise InvalidInputError(f"--out {str(out)!r} is a file; expected a folder")
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {}
+    paths["csv"] = atomic_write(out / "predictions.csv", lambda p: pr.table.to_csv(p, index=False,
+                                                                                   float_format="%.8g"))
+    summary = dict(pr.summary)
+    summary["pass_at_k_curve"] = pr.curves().to_dict(orient="records")
+    if tradeoff is not None:
+        summary["reward_kl_tradeoff"] = tradeoff.to_dict(orient="records")
+        paths["tradeoff_csv"] = atomic_write(out / "tradeoff.csv", lambda p: tradeoff.to_csv(p, index=False))
+    paths["summary"] = atomic_write(out / "summary.json", lambda p: p.write_text(
+        json.dumps(_jsonable(summary), indent=2), encoding="utf-8"))
+    if plots:
+        import matplotlib  # only with plots=True (see _new)
+
+        from ..plotting import STYLE
+
+        figures = {"after_vs_before": figure_after_vs_before, "pass_at_k": figure_pass_at_k}
+        if pr.flows is not None and pr.summary.get("clock"):
+            figures["clock"] = figure_clock
+        if tradeoff is not None:
+            figures["tradeoff"] = lambda p: figure_tradeoff(tradeoff, p.objective.beta)
+        with matplotlib.rc_context(STYLE):
+            for name, build in figures.items():
+                fig = build(pr)
+                paths[name] = atomic_write(out / f"{name}.png", lambda p, f=fig: f.savefig(p, format="png"))
+    return {k: str(v) for k, v in paths.items()}

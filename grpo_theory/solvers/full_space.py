@@ -1,0 +1,190 @@
+r"""Stability and the flow in the full output-logit space (gauge removed), for any question.
+
+The on-policy expected-gradient flow on output logits is ``d theta_o/dt = f_o = pi_o (g_o - E_pi g)``
+with ``g`` of :func:`grpo_theory.solvers.output_gradient` (every penalty, estimator and placement).
+The class solvers judge stability in class coordinates, assuming the policy inside a class stays
+proportional to ``pi_ref``; the flow need not stay there (with the KL in the reward, answers of one
+reward get different shaped rewards), so here stability is judged on all ``K`` logits:
+
+* at a stationary point ``g_o = E_pi g`` on the support, so ``J = df/dtheta = diag(pi) N`` with
+  ``N = d(g - E_pi g)/dtheta`` (well scaled; computed by central differences of ``output_gradient``);
+* ``f`` is unchanged by ``theta -> theta + c 1`` (the gauge), so ``J 1 = 0``; the eigenvalues that
+  matter are those of the map induced on ``R^S / span(1)``, ``Q^T J Q`` with ``Q`` an orthonormal
+  basis of ``1^perp``;
+* an absent answer (``pi_o = 0``) moves at speed ``pi_o (g_o - E g) -> 0``: the point is a KKT point
+  only if every absent answer's drift ``g_o - E_pi g`` (the limit, evaluated at mass 1e-12) is negative;
+  otherwise the face repels and the point is not stationary for the flow.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._numerics import IntegrationFallbackWarning, logsumexp, solve_ivp
+from ..problem import InvalidInputError, Objective, Question, as_objective, as_question, validate_probability_vector
+from .classes import output_gradient
+
+__all__ = ["FullSpaceStability", "full_space_stability", "full_space_flow", "logit_flow"]
+
+#: Relative size (against the largest entry of the scaled Jacobian) below which an eigenvalue counts as 0.
+EIGEN_TOL = 1e-7
+#: Mass at which an absent answer's drift is evaluated (its limit as the mass goes to 0).
+ABSENT_MASS = 1e-12
+
+
+@dataclass(frozen=True)
+class FullSpaceStability:
+    """``stable`` True/False, or None with ``message`` saying why; ``leading`` the largest real part of
+    the eigenvalues of the gauge-reduced Jacobian on the support; ``absent_drift`` ``g_o - E g`` of each
+    absent answer (NaN on the support); ``kkt`` whether every absent answer's drift points outward."""
+
+    stable: bool | None
+    leading: float
+    eigenvalues: np.ndarray
+    absent_drift: np.ndarray
+    kkt: bool
+    message: str
+
+
+def logit_flow(q: Question, obj: Objective, theta: np.ndarray, support: np.ndarray) -> np.ndarray:
+    """``f`` on the logits of ``support`` (the other answers at mass 0)."""
+    pi = np.zeros(q.n_outputs)
+    pi[support] = np.exp(theta - logsumexp(theta))
+    g = output_gradient(q, obj, pi)[support]
+    return pi[support] * (g - pi[support] @ g)
+
+
+def _centred_gradient(q, obj, theta, support):
+    pi = np.zeros(q.n_outputs)
+    pi[support] = np.exp(theta - logsumexp(theta))
+    g = output_gradient(q, obj, pi)[support]
+    return g - pi[support] @ g
+
+
+def full_space_stability(q: Question, obj: Objective, pi, *, h: float = 1e-6) -> FullSpaceStability:
+    """Stability of ``pi`` under the flow on all output logits (see the module doc).
+
+    Parameters
+    ----------
+    q, obj : the question and objective (any penalty, estimator, placement).
+    pi : (K,) a stationary point (its support: the answers with ``pi > 0``).
+    h : central-difference step in the logits.
+
+    Returns
+    -------
+    FullSpaceStability
+
+    Examples
+    --------
+    >>> from grpo_theory import Question, Objective
+    >>> s = full_space_stability(Question([0.3, 0.7], rewards=[1, 0]), Objective(beta=1.0), [0.3**0.5, 1 - 0.3**0.5])
+    >>> s.stable, s.leading < 0
+    (True, True)
+    """
+    q, obj = as_question(q), as_objective(obj)
+    pi = validate_probability_vector("pi", pi)
+    if pi.size != q.n_outputs:
+        raise InvalidInputError(f"pi must have K={q.n_outputs} entries, got {pi.size}")
+    support = np.flatnonzero(pi > 0)
+    absent = np.flatnonzero(pi == 0)
+    drift = np.full(q.n_outputs, np.nan)
+    for o in absent:
+        if q.pi_ref[o] == 0 and obj.regime in ("reverse", "direct"):
+            drift[o] = -math.inf                         # no reference mass: the penalty forbids it
+            continue
+        mix = (1.0 - ABSENT_MASS) * pi
+        mix[o] += ABSENT_MASS
+        gm = output_gradient(q, obj, mix)
+        drift[o] = gm[o] - mix @ gm
+    kkt = bool(np.all(drift[absent] < 0)) if absent.size else True
+    S = support.size
+    if S == 1:
+        eig = np.zeros(0)
+        if not kkt:
+            return FullSpaceStability(False, math.nan, eig, drift, False,
+                                      "a vertex whose absent answers gain (drift > 0): not stationary, it repels")
+        return FullSpaceStability(True, math.nan, eig, drift, True,
+                                  "a vertex every absent answer drifts away from: stable in the limit (the flow "
+                                  "approaches it at a speed proportional to the absent masses)")
+    theta = np.log(pi[support])
+    N = np.empty((S, S))
+    for k in range(S):
+        e = np.zeros(S)
+        e[k] = h
+        up, down = _centred_gradient(q, obj, theta + e, support), _centred_gradient(q, obj, theta - e, support)
+        N[:, k] = (up - down) / (2 * h)
+    d = pi[support] / pi[support].max()
+    M = d[:, None] * N                                   # J / max(pi): same eigenvalue signs
+    Q = np.linalg.qr(np.concatenate([np.ones((S, 1)), np.eye(S)[:, :-1]], axis=1))[0][:, 1:]
+    eig = np.linalg.eigvals(Q.T @ M @ Q) * pi[support].max()
+    lead = float(np.max(eig.real))
+    tol = EIGEN_TOL * max(1e-300, float(np.abs(M).max())) * float(d.min()) * pi[support].max()
+    if not kkt:
+        bad = [int(o) for o in absent if not drift[o] < 0]
+        return FullSpaceStability(False, lead, eig, drift, False,
+                                  f"absent answers {bad} gain under the flow (drift g - E g > 0 at mass "
+                                  f"{ABSENT_MASS:g}): the face repels, the point is not stationary for the flow")
+    if abs(lead) <= tol:
+        return FullSpaceStability(None, lead, eig, drift, kkt,
+                                  f"leading eigenvalue {lead:.3g} is ~0 (tolerance {tol:.1e}): first-order "
+                                  "analysis cannot decide")
+    if lead < 0:
+        why = "every eigenvalue of the gauge-reduced full-space Jacobian has negative real part"
+        if absent.size:
+            why += "; every absent answer drifts outward (stable in the limit along those directions)"
+        return FullSpaceStability(True, lead, eig, drift, kkt, why)
+    return FullSpaceStability(False, lead, eig, drift, kkt,
+                              "an eigenvalue of the gauge-reduced full-space Jacobian has positive real part")
+
+
+def full_space_flow(q: Question, obj: Objective, pi0=None, *, t_max: float = 1e4, method: str = "ode",
+                    lr: float = 0.05, steps: int = 200_000) -> np.ndarray:
+    """The end of the flow on all output logits from ``pi0`` (default ``pi_ref``).
+
+    ``method="ode"``: LSODA to ``t_max``, falling back to BDF (then Radau) with an
+    :class:`~grpo_theory._numerics.IntegrationFallbackWarning` if it fails; ``method="euler"``:
+    ``steps`` Euler steps of size ``lr`` (what a trainer does with exact expectations).
+
+    Returns
+    -------
+    (K,) the policy at the end.
+    """
+    q, obj = as_question(q), as_objective(obj)
+    pi0 = q.pi_ref if pi0 is None else validate_probability_vector("pi0", pi0)
+    support = np.flatnonzero(pi0 > 0)
+    theta = np.log(pi0[support])
+    if method == "euler":
+        with np.errstate(all="ignore"):
+            for _ in range(steps):
+                theta = theta + lr * logit_flow(q, obj, theta, support)
+                theta = theta - theta.max()
+    elif method == "ode":
+        theta = _integrate(lambda th: logit_flow(q, obj, th, support), theta, t_max)
+    else:
+        raise InvalidInputError(f"method must be 'ode' or 'euler', got {method!r}")
+    pi = np.zeros(q.n_outputs)
+    pi[support] = np.exp(theta - logsumexp(theta))
+    return pi
+
+
+def _integrate(rhs, y0: np.ndarray, t_max: float) -> np.ndarray:
+    last = None
+    for method in ("LSODA", "BDF", "Radau"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            try:
+                sol = solve_ivp(lambda _t, y: rhs(y), (0.0, t_max), y0, method=method, rtol=1e-8, atol=1e-10)
+            except Exception as exc:  # noqa: BLE001 - LSODA raises RuntimeError on a bad istate
+                last = str(exc)
+                sol = None
+        if sol is not None and sol.success:
+            if method != "LSODA":
+                warnings.warn(f"LSODA failed ({last}); integrated with {method} instead",
+                              IntegrationFallbackWarning, stacklevel=3)
+            return sol.y[:, -1]
+        last = last if sol is None else sol.message
+    raise RuntimeError(f"flow integration failed with LSODA, BDF and Radau: {last}")

