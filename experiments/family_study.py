@@ -100,7 +100,7 @@ def write_summary() -> pd.DataFrame:
     s = pd.DataFrame(dict(seeds=g.seed.nunique(), questions=g.size(), mae=g.abs_err.mean(), max=g.abs_err.max(),
                           max_all_answers=g.max_abs_err_all_answers.max(), mean_se=g.measured_se.mean()))
     s["meets_target"] = (s.mae <= TARGET_MAE) & (s["max"] <= TARGET_MAX)
-    s.to_csv(SUMMARY, float_format="%.5f")
+    s.to_csv(SUMMARY, float_format="%.3g")
     return s
 
 

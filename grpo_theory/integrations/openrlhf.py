@@ -72,6 +72,7 @@ OPENRLHF_FIELDS = {
     "train.max_epochs": ("int", 1, None),
     "algo.dynamic_filtering_enable": ("bool", None, None),
     "algo.advantage.gamma": ("float", 0, 1),
+    "entropy_loss_coef": ("float|none", 0, None),
 }
 
 
@@ -106,7 +107,8 @@ def _coerce(key: str, value):
                     raise ValueError(value)
                 return value.lower() in ("true", "1")
             return value                     # checked (a bool, not 2 or a list) by OPENRLHF_FIELDS
-        if isinstance(value, str) and (isinstance(default, (int, float)) or key == "algo.kl.target"):
+        if isinstance(value, str) and (isinstance(default, (int, float))
+                                       or key in ("algo.kl.target", "entropy_loss_coef")):
             # argv gives strings; a mapping's numbers are checked as they are by OPENRLHF_FIELDS
             return int(value) if isinstance(default, int) else float(value)
     except (TypeError, ValueError):
