@@ -102,7 +102,8 @@ def trained(study: pd.DataFrame) -> pd.DataFrame:
 
 
 def tables(inputs):
-    return {"data": data(), "trained": trained(inputs.results_table("family_study.csv"))}
+    study = inputs.results_table("family_study.csv")      # first: an absent table skips before any solving
+    return {"data": data(), "trained": trained(study)}
 
 
 def _coincident(df: pd.DataFrame, G) -> list[tuple[str, str]]:
@@ -134,8 +135,8 @@ def draw(df: pd.DataFrame, pts: pd.DataFrame) -> Figure:
         plotting.reference(ax.axhline(FAMILY_PI_REF, color="0.45", ls=":", lw=0.9))
         p = pts[pts.group_size == G] if np.isfinite(G) else pts.iloc[:0]
         if len(p):
-            ax.errorbar(p.beta, p.measured, yerr=2 * p.measured_se, fmt="none", ecolor=plotting.METHOD_COLORS["trained"],
-                        elinewidth=0.8, capsize=1.5, zorder=5)
+            ax.errorbar(p.beta, p.measured, yerr=2 * p.measured_se, fmt="none",
+                        ecolor=plotting.METHOD_COLORS["trained"], elinewidth=0.8, capsize=1.5, zorder=5)
             sc = ax.scatter(p.beta, p.measured, marker="D", s=22, c=[variant_color(v) for v in p.variant],
                             edgecolors=plotting.METHOD_COLORS["trained"], linewidths=1.1, zorder=6)
             sc.set_gid("trained")
@@ -143,7 +144,6 @@ def draw(df: pd.DataFrame, pts: pd.DataFrame) -> Figure:
         ax.set_xlabel(r"$\beta$")
         ax.set_ylim(0.3, 1.0)
     axes[0].set_ylabel(r"stationary $\pi_\theta$(correct)")
-    handles, labels = axes[-1].get_legend_handles_labels()
     handles = [Line2D([], [], color=variant_color(lab), ls=_STYLES.get(lab, "-")) for lab in VARIANTS]
     labels = list(VARIANTS)
     handles.append(Line2D([], [], marker="D", ls="none", mfc="0.8", mec=plotting.METHOD_COLORS["trained"], mew=1.1))
