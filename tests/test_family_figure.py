@@ -115,3 +115,16 @@ def test_caption_is_the_committed_one_and_states_the_csv_numbers(t):
 def test_without_the_results_table_the_figure_is_skipped(tmp_path):
     with pytest.raises(FigureSkipped, match="family_study.csv"):
         fam.tables(FigureInputs(results=tmp_path))
+
+
+def test_the_take_away_in_figures_md_states_the_captions_numbers(t):
+    # the typed take-away may not drift from the CSV: its numbers are the caption's, rounded
+    text = (ROOT / "docs" / "figures.md").read_text().split("### Figure 19")[1]
+    cap = fam.caption(t)
+    err = np.abs(t["trained"].measured - t["trained"].predicted).max()
+    assert f"({err:.1e})".replace("e-0", "e-") in text
+    d = t["data"]
+    b1 = min(fam.FAMILY_BETAS, key=lambda b: abs(b - 1.0))
+    g_inf = d[(d.variant == "GRPO (reverse/scale)") & (d.group_size == math.inf) & np.isclose(d.beta, b1)]
+    assert f"to {g_inf.pi_a.iloc[0]:.2f} for GRPO at G = ∞" in text
+    assert f"{g_inf.pi_a.iloc[0]:.3f} (GRPO" in cap
