@@ -147,7 +147,7 @@ def draw(df: pd.DataFrame, pts: pd.DataFrame) -> Figure:
     handles = [Line2D([], [], color=variant_color(lab), ls=_STYLES.get(lab, "-")) for lab in VARIANTS]
     labels = list(VARIANTS)
     handles.append(Line2D([], [], marker="D", ls="none", mfc="0.8", mec=plotting.METHOD_COLORS["trained"], mew=1.1))
-    labels.append("trained (small GPT, ±2 SE)")
+    labels.append("trained, ±2 SE")
     plotting.legend_below(fig, handles, labels, ncol=5)
     fig.suptitle(r"The GRPO family on one binary question, $\pi_{\mathrm{ref}}$(correct) = "
                  f"{FAMILY_PI_REF:g} (dotted), reverse k3 penalty", fontsize=8.5)
