@@ -11,7 +11,7 @@ FIGURE_MODULES = (
     "pairwise_reverse", "large_group_reverse", "pairwise_direct", "finite_group", "convergence_in_group_size",
     "all_variants", "non_uniqueness", "simplex_paths", "trained_vs_theory", "phase_portraits",
     "simplex_flows", "proximal_map", "trainer_conventions", "token_vs_sequence", "reward_kl_frontier",
-    "training_trajectories", "noisy_verifier", "frameworks_same_beta",
+    "training_trajectories", "noisy_verifier", "frameworks_same_beta", "grpo_family",
 )
 
 FIGURES: tuple[FigureSpec, ...] = tuple(import_module(f"{__package__}.{m}").SPEC for m in FIGURE_MODULES)
