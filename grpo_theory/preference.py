@@ -338,6 +338,15 @@ def max_abs_advantage(n_levels_span: float, obj: Objective) -> float:
     >>> max_abs_advantage(1.0, Objective(beta=0.1, group_size=5))       # sqrt(G - 1)
     2.0
     """
+    if obj.advantage == "rloo":                  # r_i minus the mean of the other G - 1 rewards
+        return float(n_levels_span)
+    if obj.advantage == "reinforce_pp":          # whitened by the policy's own reward std: unbounded near a vertex
+        return math.inf
+    if obj.advantage == "pass_at_k":             # the analytic table is scale-free and finite for finite G
+        if obj.is_large_group:
+            return math.inf
+        a_pass, a_fail = advantage.pass_at_k_table(np.arange(obj.group_size + 1), obj.group_size, obj.pass_k)
+        return float(max(np.abs(a_pass).max(), np.abs(a_fail).max()))
     if obj.normalization == "shift":
         return float(n_levels_span)
     if obj.is_large_group:
