@@ -80,7 +80,14 @@ MAIN_API = {
     "dynamics": ["grpo_theory.dynamics.flow", "grpo_theory.dynamics.grpo_steps", "grpo_theory.dynamics.Trajectory"],
     "kl": ["grpo_theory.kl.coefficient", "grpo_theory.kl.effective_penalty"],
     "sweep": ["grpo_theory.sweep.sweep", "grpo_theory.sweep.cases_from_grid"],
+    "predict": ["grpo_theory.predict.core.predict", "grpo_theory.predict.core.Prediction",
+                "grpo_theory.predict.core.reward_kl_tradeoff", "grpo_theory.predict.core.objective_for"],
 }
+# On the stationary page too: the certified search and the full-space stability check.
+MAIN_API["stationary"] += ["grpo_theory.solvers.certify.certified_stationary_points",
+                           "grpo_theory.solvers.certify.CertifiedSet",
+                           "grpo_theory.solvers.full_space.full_space_stability",
+                           "grpo_theory.solvers.full_space.FullSpaceStability"]
 
 
 def _section_tables(block) -> dict[str, list[str]]:
