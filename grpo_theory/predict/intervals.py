@@ -89,7 +89,27 @@ def binomial_interval(correct, n, *, level: float = 0.95, method: str = "jeffrey
 
 
 def check_k(k) -> tuple[int, ...]:
-    """``k`` as a tuple of integers >= 1; anything else is an error naming it."""
+    """``k`` as a tuple of integers >= 1; anything else is an error naming it.
+
+    Parameters
+    ----------
+    k : int or sequence of int
+        pass@k values.
+
+    Returns
+    -------
+    tuple of int
+
+    Raises
+    ------
+    InvalidInputError
+        A value that is not an integer ``>= 1`` (a bool included).
+
+    Examples
+    --------
+    >>> check_k([1, 8])
+    (1, 8)
+    """
     ks = np.atleast_1d(np.asarray(k, dtype=object))
     out = []
     for v in ks:

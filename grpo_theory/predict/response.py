@@ -92,7 +92,17 @@ class Response:
         self.used_grid = False
 
     def solve(self, p: float) -> float:
-        """``x(p)`` by an exact solve (cached); ``x(1) = 1``."""
+        """``x(p)`` by an exact solve (cached); ``x(1) = 1``.
+
+        Parameters
+        ----------
+        p : float
+            ``p_ref`` in ``(0, 1]``.
+
+        Returns
+        -------
+        float
+        """
         p = float(p)
         if p >= 1.0:
             return 1.0
@@ -119,7 +129,18 @@ class Response:
         return out
 
     def __call__(self, ps) -> np.ndarray:
-        """``x`` at every ``p`` in ``ps`` (values in ``(0, 1]``; ``P_FLOOR`` stands for ``0+``)."""
+        """``x`` at every ``p`` in ``ps``.
+
+        Parameters
+        ----------
+        ps : array_like
+            Values in ``(0, 1]``; ``P_FLOOR`` stands for ``0+``.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``x(p)``, shaped like ``ps``.
+        """
         ps = np.asarray(ps, dtype=float)
         uniq, inverse = np.unique(ps, return_inverse=True)
         inner = uniq[uniq < 1.0]
@@ -170,7 +191,20 @@ class Response:
 
     def range_over(self, lo: np.ndarray, hi: np.ndarray, x_lo: np.ndarray, x_hi: np.ndarray) -> tuple:
         """``min`` and ``max`` of ``x`` over ``[lo, hi]``: the end values, and, if ``x`` is not monotone,
-        every exact solve inside the interval too."""
+        every exact solve inside the interval too.
+
+        Parameters
+        ----------
+        lo, hi : numpy.ndarray
+            The interval ends of ``p_ref``, one per prompt.
+        x_lo, x_hi : numpy.ndarray
+            ``x`` at those ends.
+
+        Returns
+        -------
+        tuple of numpy.ndarray
+            ``(pred_lo, pred_hi)``, one per prompt.
+        """
         a, b = np.minimum(x_lo, x_hi), np.maximum(x_lo, x_hi)
         if self.monotone():
             return a, b
