@@ -308,19 +308,21 @@ def predict(samples, objective=None, *, framework: str | None = None, config=Non
     objective : Objective or dict of its fields, optional
         The GRPO objective; or give ``framework`` and ``config`` to read it from a trainer config.
     framework, config : optional
-        ``"trl"``, ``"verl"`` or ``"openrlhf"`` and a config (dict or path); ``reader_options`` go to the reader
-        (e.g. ``trl_version=``).
+        ``"trl"``, ``"verl"`` or ``"openrlhf"`` and a config (dict or path), read by :func:`objective_for`.
     k : sequence of int
         pass@k values to put in the table (any ``k >= 1``; :meth:`Prediction.pass_at` computes others).
     level, interval
         Confidence level and method (``"jeffreys"``: Beta posterior; ``"wilson"``) of the interval for ``p_ref``,
         carried through ``x(p)`` to ``pred_lo, pred_hi``.
     clock : float, optional
-        Flow time per training step. ``fit=(step, mean_reward)`` fits it instead from the run's mean training
-        reward at a step.
+        Flow time per training step.
+    fit : tuple, optional
+        ``(step, mean_reward)``: fit the clock instead, from the run's mean training reward at a step.
     steps : sequence of float, optional
         Training steps at which to report every prompt's P(correct) (columns ``at_step_<s>``); the last one is
-        also the horizon of the "slow" flag (``|p_x(t) - x| > slow_tol`` there).
+        also the horizon of the "slow" flag.
+    slow_tol : float
+        A prompt is "slow" when ``|p_x(t) - x| > slow_tol`` at the last of ``steps``.
     t_max : float
         Last flow time integrated.
     tol, max_exact
@@ -330,10 +332,13 @@ def predict(samples, objective=None, *, framework: str | None = None, config=Non
         Declared reward levels when ``samples`` is a path.
     progress : bool or None
         tqdm progress bars (None: only for large datasets).
+    **reader_options
+        Passed to the config reader (e.g. ``trl_version=``).
 
     Returns
     -------
     Prediction
+        The per-prompt table (``pred = x(p_ref)`` with ``pred_lo, pred_hi``, pass@k, KL, flags) and the summary.
 
     Raises
     ------
