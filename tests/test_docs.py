@@ -83,6 +83,15 @@ MAIN_API = {
     "predict": ["grpo_theory.predict.core.predict", "grpo_theory.predict.core.Prediction",
                 "grpo_theory.predict.core.reward_kl_tradeoff", "grpo_theory.predict.core.objective_for"],
 }
+MAIN_API.update({
+    "convergence": ["grpo_theory.convergence.check_history", "grpo_theory.convergence.ConvergenceReport",
+                    "grpo_theory.convergence.Drop", "grpo_theory.convergence.summary_columns"],
+    "integrations": ["grpo_theory.integrations.family.trl_family", "grpo_theory.integrations.family.verl_family",
+                     "grpo_theory.integrations.family.openrlhf_family"],
+    "studies": ["grpo_theory.studies.small.run_validation", "grpo_theory.studies.kl.run_kl_study",
+                "grpo_theory.studies.smollm2.run_smollm_study", "grpo_theory.studies.trl.run_trl_validation",
+                "grpo_theory.studies.trl.run_trl_smollm2"],
+})
 # On the stationary page too: the certified search and the full-space stability check.
 MAIN_API["stationary"] += ["grpo_theory.solvers.certify.certified_stationary_points",
                            "grpo_theory.solvers.certify.CertifiedSet",
