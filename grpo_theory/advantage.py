@@ -73,7 +73,24 @@ __all__ = ["level_expectations", "tie_free_probability", "regularised_gradient",
 
 
 def changes_regulariser(obj: Objective) -> bool:
-    """Whether ``obj`` filters ties or adds an entropy bonus (the regulariser differs from the note's)."""
+    """Whether ``obj`` filters ties or adds an entropy bonus (the regulariser differs from the note's).
+
+    Parameters
+    ----------
+    obj : Objective
+        The objective.
+
+    Returns
+    -------
+    bool
+        True when ``filter_ties`` is set or ``entropy_coef > 0``.
+
+    Examples
+    --------
+    >>> from grpo_theory import Objective
+    >>> changes_regulariser(Objective(beta=1.0)), changes_regulariser(Objective(beta=1.0, entropy_coef=0.1))
+    (False, True)
+    """
     return bool(obj.filter_ties) or obj.entropy_coef > 0
 
 

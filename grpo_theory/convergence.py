@@ -79,7 +79,19 @@ MIN_TAIL_POINTS = 8
 
 @dataclass(frozen=True)
 class Drop:
-    """The largest fall of a series: ``size = values[peak] - values[trough]``, ``peak_step < trough_step``."""
+    """The largest fall of a series, as :func:`largest_drop` finds it.
+
+    Attributes
+    ----------
+    size : float
+        ``values[peak] - values[trough]`` (>= 0), with the peak before the trough.
+    peak_step : float
+        The step of the peak.
+    trough_step : float
+        The step of the trough (``> peak_step`` when ``size > 0``).
+    recovered : float
+        The value at the last step minus the trough's value.
+    """
 
     size: float
     peak_step: float
@@ -89,7 +101,37 @@ class Drop:
 
 @dataclass(frozen=True)
 class ConvergenceReport:
-    """Per-prompt verdicts (arrays of length n_prompts) and the run's largest mean-reward drop."""
+    """Per-prompt verdicts and the run's largest mean-reward drop, as :func:`check_trajectories` returns them.
+
+    The arrays have one entry per prompt.
+
+    Attributes
+    ----------
+    status : numpy.ndarray of str
+        ``"converged"``, ``"moving"`` or ``"oscillating"``.
+    drift : numpy.ndarray
+        The change of the line fitted to the tail, across the tail.
+    drift_se : numpy.ndarray
+        Its standard error, corrected for AR(1) autocorrelation.
+    slope : numpy.ndarray
+        The drift per step.
+    spread : numpy.ndarray
+        The standard deviation of the residuals about the line.
+    tail_mean : numpy.ndarray
+        The mean of the tail values.
+    n_tail : numpy.ndarray
+        The points in the tail.
+    n_eff : numpy.ndarray
+        The effective number of independent points (AR(1)).
+    tail_start : float
+        The first step of the tail.
+    steps : float
+        The last logged step.
+    prompt_drop : list of Drop
+        Each prompt's own largest drop.
+    reward_drop : Drop or None
+        The largest drop of the mean reward over prompts (None when no reward was given).
+    """
 
     status: np.ndarray      # "converged" / "moving" / "oscillating"
     drift: np.ndarray       # change of the fitted line across the tail
@@ -106,14 +148,28 @@ class ConvergenceReport:
 
     @property
     def converged(self) -> np.ndarray:
+        """Per prompt: whether its status is ``"converged"``."""
         return self.status == "converged"
 
     @property
     def all_converged(self) -> bool:
+        """Whether every prompt converged."""
         return bool(np.all(self.converged))
 
     def columns(self, q: int) -> dict:
-        """The convergence columns of prompt ``q`` for a study's result table."""
+        """The convergence columns of prompt ``q`` for a study's result table.
+
+        Parameters
+        ----------
+        q : int
+            The prompt's index.
+
+        Returns
+        -------
+        dict
+            ``conv_status, conv_drift, conv_slope_per_100, conv_spread, conv_drift_se, prompt_largest_drop,
+            prompt_drop_step, reward_largest_drop, reward_drop_step, steps_run, conv_reason``.
+        """
         d = self.prompt_drop[q]
         return dict(conv_status=str(self.status[q]), conv_drift=float(self.drift[q]),
                     conv_slope_per_100=float(self.slope[q] * 100), conv_spread=float(self.spread[q]),
@@ -124,7 +180,19 @@ class ConvergenceReport:
                     steps_run=int(self.steps), conv_reason=self.reason(q))
 
     def reason(self, q: int) -> str:
-        """Why prompt ``q`` is not converged, in words ('' when it is)."""
+        """Why prompt ``q`` is not converged, in words ('' when it is).
+
+        Parameters
+        ----------
+        q : int
+            The prompt's index.
+
+        Returns
+        -------
+        str
+            The status with its drift or spread over the tail, and the prompt's largest drop when it is
+            over ``DROP_TOL``.
+        """
         s = str(self.status[q])
         if s == "converged":
             return ""
@@ -289,7 +357,24 @@ def _report(status, drift, drift_se, slope, spread, tail_mean, n_tail, n_eff, st
 def check_history(history: list, n_prompts: int, **kw) -> ConvergenceReport:
     """:func:`check_trajectories` on a trainer's history (rows with ``step`` and ``p_best_q{i}``).
 
-    ``expected_reward`` (when logged) is the mean reward for the instability record.
+    Parameters
+    ----------
+    history : list of dict
+        The logged rows: ``step`` and ``p_best_q0 ... p_best_q{n_prompts-1}``; ``expected_reward``
+        (when every row has it) is the mean reward for the instability record.
+    n_prompts : int
+        The number of prompts.
+    **kw
+        Passed to :func:`check_trajectories` (``tail``, ``alpha``, ``drift_tol``, ``spread_tol``, ...).
+
+    Returns
+    -------
+    ConvergenceReport
+
+    Raises
+    ------
+    InvalidInputError
+        An empty history, or what :func:`check_trajectories` rejects.
     """
     if not history:
         raise InvalidInputError("history is empty: nothing was logged")
@@ -331,8 +416,25 @@ def summarise_convergence(errors, status, reasons=None) -> dict:
 
 
 def report_columns(report, q: int) -> dict:
-    """Prompt ``q``'s convergence columns from one report, or from a list of one-prompt reports
-    (questions trained alone); every column NaN/"unchecked" when there is no report."""
+    """Prompt ``q``'s convergence columns from one report, or from a list of one-prompt reports.
+
+    Parameters
+    ----------
+    report : ConvergenceReport, list of ConvergenceReport, or None
+        One report for all prompts, or one one-prompt report per prompt (questions trained alone).
+    q : int
+        The prompt's index.
+
+    Returns
+    -------
+    dict
+        :meth:`ConvergenceReport.columns`; every column NaN (status ``"unchecked"``) when there is no report.
+
+    Examples
+    --------
+    >>> report_columns(None, 0)["conv_status"]
+    'unchecked'
+    """
     if isinstance(report, (list, tuple)):
         report, q = report[q], 0
     if report is None:
@@ -346,10 +448,25 @@ def summary_columns(table, error: str = "error", label=None, unit=None) -> dict:
     """:func:`summarise_convergence` over the rows of a result table that carry :func:`report_columns`.
 
     The MAE and max are over every row of a converged prompt; the counts and ``unconverged_why``
-    are over prompts, one per distinct value of the ``unit`` columns (default: every row is a
-    prompt; e.g. ``["seed", "question"]`` where a table has a row per answer).
-    ``label(row) -> str`` names an unconverged prompt (default: ``q<question>``). Also reports the
-    largest mean-reward drop of the rows' runs (``largest_reward_drop``).
+    are over prompts.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        Rows with the :func:`report_columns` columns and an error column.
+    error : str
+        The column of measured - predicted.
+    label : callable, optional
+        ``label(row) -> str`` names an unconverged prompt (default: ``q<question>``).
+    unit : sequence of str, optional
+        The columns whose distinct values are the prompts (default: every row is a prompt; e.g.
+        ``["seed", "question"]`` where a table has a row per answer).
+
+    Returns
+    -------
+    dict
+        The fields of :func:`summarise_convergence`, and ``largest_reward_drop`` (the largest mean-reward
+        drop of the rows' runs).
     """
     label = label or (lambda r: f"q{r['question']}")
     ok = table["conv_status"].to_numpy().astype(str) == "converged"

@@ -6,16 +6,68 @@ __all__ = ["InvalidInputError", "ExactEvaluationTooLarge", "NoStationaryPolicy",
 
 
 class InvalidInputError(ValueError):
-    """Raised for any invalid input; the message names the value and what was expected."""
+    """Raised for any invalid input; the message names the value and what was expected.
+
+    Every constructor and public function of the package raises it on bad input (an ``Objective`` with
+    ``beta <= 0``, a ``pi_ref`` that does not sum to 1, a malformed samples file, ...). It is a
+    ``ValueError``, so ``except ValueError`` catches it too.
+
+    Examples
+    --------
+    >>> from grpo_theory import Objective
+    >>> try:
+    ...     Objective(beta=-1)
+    ... except InvalidInputError as exc:
+    ...     print(exc)
+    beta must be a positive finite number, got -1
+    """
 
 
 class ExactEvaluationTooLarge(InvalidInputError):
-    """The exact enumeration would exceed ``max_count_vectors``; use Monte Carlo instead."""
+    """The exact enumeration would exceed ``max_count_vectors``; use Monte Carlo instead.
+
+    Raised by the exact ``P_G`` sums (:func:`grpo_theory.preference.reward_preference`,
+    :func:`grpo_theory.preference.level_expectations`, the advantage estimators and the token-level
+    tree solver) when the number of reward-level count vectors of the other ``G - 1`` answers is over the
+    limit; :func:`grpo_theory.preference.monte_carlo_preference` gives an estimate with its standard error.
+
+    Examples
+    --------
+    ``L = 3`` reward levels and ``G = 8``: the other 7 answers fall into ``C(7 + 2, 2) = 36`` count vectors.
+
+    >>> import numpy as np
+    >>> from grpo_theory import Objective
+    >>> from grpo_theory.preference import level_expectations
+    >>> try:
+    ...     level_expectations(np.array([0.0, 0.5, 1.0]), np.log(np.full((1, 3), 1 / 3)),
+    ...                        Objective(beta=1.0, group_size=8), max_count_vectors=10)
+    ... except ExactEvaluationTooLarge as exc:
+    ...     print(str(exc)[:45])
+    exact P_G needs 36 count vectors for G=8 and
+    """
 
 
 class NoStationaryPolicy(InvalidInputError):
-    """The input is valid but there is nothing to predict (e.g. no KL penalty: ``beta = 0``); the message says why."""
+    """The input is valid but there is nothing to predict (e.g. no KL penalty: ``beta = 0``); the message says why.
+
+    Raised by the trainer-config readers (:func:`grpo_theory.integrations.trl.read_trl_config`, the verl
+    and OpenRLHF readers) and so by :func:`grpo_theory.predict.predict` given such a config.
+
+    Examples
+    --------
+    >>> from grpo_theory.integrations.trl import read_trl_config
+    >>> try:
+    ...     read_trl_config({"beta": 0.0}, trl_version="0.19")
+    ... except NoStationaryPolicy as exc:
+    ...     print("beta=0" in str(exc))
+    True
+    """
 
 
 class TheoryWarning(UserWarning):
-    """Where a setting leaves the theory's assumptions (off-policy updates, a sampling temperature, ...)."""
+    """Where a setting leaves the theory's assumptions (off-policy updates, a sampling temperature, ...).
+
+    Given by the trainer-config readers for every setting the theory does not model exactly; the
+    package's other warnings (``PredictWarning``, ``IntegrationFallbackWarning``) subclass it, so
+    ``warnings.simplefilter("ignore", TheoryWarning)`` silences them all.
+    """

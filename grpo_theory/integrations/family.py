@@ -49,6 +49,28 @@ def trl_family(get) -> tuple[dict, list]:
 
     ``num_iterations`` and ``epsilon_high`` need no field: at a stationary point ``pi_old = pi``, so they leave
     the stationary set unchanged (the reader warns about their effect on the path).
+
+    Parameters
+    ----------
+    get : callable
+        ``get(name, default=None)``: a field of the config (dotted names for nested fields).
+
+    Returns
+    -------
+    fields : dict
+        The Objective fields of the GRPO family (``entropy_coef``, ``importance_level``).
+    warnings : list of str
+        What the theory does not model (e.g. an adaptive entropy coefficient).
+
+    Raises
+    ------
+    InvalidInputError
+        A negative or non-numeric ``entropy_coef``, or an unknown ``importance_sampling_level``.
+
+    Examples
+    --------
+    >>> trl_family({"entropy_coef": 0.01}.get)
+    ({'entropy_coef': 0.01, 'importance_level': 'token'}, [])
     """
     warns: list[str] = []
     fields: dict = {}
@@ -68,7 +90,32 @@ def trl_family(get) -> tuple[dict, list]:
 def verl_family(get, kl_in_reward: bool) -> tuple[dict | None, list]:
     """verl: ``algorithm.adv_estimator``, ``algorithm.filter_groups.enable``, ``actor.entropy_coeff``.
 
-    Returns ``(None, warnings)`` for an estimator the theory does not model.
+    Parameters
+    ----------
+    get : callable
+        ``get(name, default=None)``: a field of the config (dotted names for nested fields).
+    kl_in_reward : bool
+        Whether the KL is in the reward (``algorithm.use_kl_in_reward``): then a group filter looks at the
+        shaped reward and is not modelled.
+
+    Returns
+    -------
+    fields : dict or None
+        The Objective fields (``advantage``, ``normalization``, ``filter_ties``, ``entropy_coef``, ...); None
+        for an estimator the theory does not model.
+    warnings : list of str
+        What is modelled approximately or not at all.
+
+    Raises
+    ------
+    InvalidInputError
+        An unknown ``algorithm.adv_estimator`` or a bad entropy coefficient.
+
+    Examples
+    --------
+    >>> fields, warns = verl_family({"algorithm.adv_estimator": "gae"}.get, kl_in_reward=False)
+    >>> fields is None, "not modelled" in warns[0]
+    (True, True)
     """
     warns: list[str] = []
     adv = get("algorithm.adv_estimator")
@@ -100,7 +147,30 @@ def verl_family(get, kl_in_reward: bool) -> tuple[dict | None, list]:
 
 
 def openrlhf_family(get) -> tuple[dict | None, list]:
-    """OpenRLHF: ``advantage_estimator``, ``dynamic_filtering``, ``entropy_loss_coef``."""
+    """OpenRLHF: ``advantage_estimator``, ``dynamic_filtering``, ``entropy_loss_coef``.
+
+    Parameters
+    ----------
+    get : callable
+        ``get(name, default=None)``: a field of the config (dotted names for nested fields).
+
+    Returns
+    -------
+    fields : dict or None
+        The Objective fields; None for an estimator without a group baseline (``"gae"``).
+    warnings : list of str
+        What is modelled approximately or not at all.
+
+    Raises
+    ------
+    InvalidInputError
+        An unknown advantage estimator or a bad entropy coefficient.
+
+    Examples
+    --------
+    >>> openrlhf_family({"algo.advantage.estimator": "gae"}.get)[0] is None
+    True
+    """
     warns: list[str] = []
     adv = get("algo.advantage.estimator")
     if adv not in OPENRLHF_ADVANTAGES:

@@ -27,7 +27,20 @@ __all__ = ["FlowTable", "flow_table", "fit_clock"]
 
 @dataclass(frozen=True)
 class FlowTable:
-    """``values[i, j]`` = P(correct) at flow time ``times[j]`` for a prompt starting at ``p_ref = starts[i]``."""
+    """The flows ``p_x(t)`` of the binary prompts, as :func:`flow_table` integrates them.
+
+    Attributes
+    ----------
+    starts : numpy.ndarray
+        Starting values ``p_ref``, increasing, shape (S,).
+    times : numpy.ndarray
+        Flow times, from 0, shape (T,).
+    values : numpy.ndarray
+        ``values[i, j]``: P(correct) at flow time ``times[j]`` for a prompt starting at ``starts[i]``; shape (S, T).
+    interpolated : bool
+        True when ``starts`` is a grid in ``logit p`` (too many distinct starts): :meth:`at` interpolates
+        between them.
+    """
 
     starts: np.ndarray
     times: np.ndarray
@@ -35,8 +48,25 @@ class FlowTable:
     interpolated: bool = False
 
     def at(self, p, t) -> np.ndarray:
-        """P(correct) at flow time ``t`` (a scalar) for starting values ``p`` (each one of ``starts``, or
-        between them when the table was built on a grid)."""
+        """P(correct) at flow time ``t`` for starting values ``p``.
+
+        Parameters
+        ----------
+        p : array_like
+            Starting values: each one of ``starts``, or between them when the table was built on a grid.
+        t : float
+            Flow time, in ``[0, times[-1]]``.
+
+        Returns
+        -------
+        numpy.ndarray
+            P(correct), shaped like ``p``.
+
+        Raises
+        ------
+        InvalidInputError
+            ``t`` outside the integrated range, or a ``p`` not in ``starts`` (exact table).
+        """
         t = float(t)
         if not (0.0 <= t <= self.times[-1]):
             raise InvalidInputError(f"flow time {t:g} is outside the integrated range [0, {self.times[-1]:g}]; "
@@ -64,16 +94,20 @@ def flow_table(starts, objective: Objective, *, t_max: float = 1e4, n_times: int
     starts : array_like
         Starting P(correct) values (``p_ref``), each in ``(0, 1)``.
     objective : Objective
+        The GRPO objective of the binary question (``pi_ref = (p, 1 - p)``, rewards 1 and 0).
     t_max : float
         Last flow time integrated.
     n_times : int
         Geometric time grid from ``1e-3`` to ``t_max`` (plus ``t = 0``).
     max_exact : int
         Above this many distinct starts, integrate on a grid of ``max_exact`` starts in ``logit p``.
+    progress : bool or None
+        tqdm progress bar (None: only for many starts).
 
     Returns
     -------
     FlowTable
+        One row per distinct start (or grid start).
     """
     from tqdm.auto import tqdm
 
@@ -113,6 +147,7 @@ def fit_clock(table: FlowTable, p, *, step: float, mean_reward: float, fixed=Non
     Parameters
     ----------
     table : FlowTable
+        The flows, from :func:`flow_table`.
     p : array_like
         Each prompt's starting value (one entry per prompt).
     step : float

@@ -34,15 +34,25 @@ __all__ = ["Prediction", "predict", "objective_for", "reward_kl_tradeoff"]
 
 @dataclass
 class Prediction:
-    """What :func:`predict` returns.
+    """What :func:`predict` returns: one row per prompt ``x`` and the dataset-level summary.
 
     Attributes
     ----------
-    table : DataFrame, one row per prompt (columns described in docs/predict.md).
-    summary : dict, the dataset-level numbers, settings, counts of flagged prompts and excluded rows.
-    objective : the Objective predicted for.
-    samples : the SampleTable read.
-    flows : FlowTable or None, the flows ``p_x(t)`` of the binary prompts.
+    table : pandas.DataFrame
+        One row per prompt: ``n``, ``correct``, ``p_ref`` (``c_x / n_x``) with ``p_ref_lo, p_ref_hi``, the
+        stationary P(correct) ``pred = x(p_ref)`` with ``pred_lo, pred_hi``, ``kl_direct, kl_reverse``,
+        ``pass@k_before, pass@k_after`` and the flags (columns described in docs/predict.md).
+    summary : dict
+        The dataset-level numbers (means of ``p_ref``, ``pred``, pass@k, KL), the settings, the counts of
+        flagged prompts and the excluded rows.
+    objective : Objective
+        The objective predicted for.
+    samples : SampleTable
+        The base model's samples read.
+    flows : FlowTable or None
+        The flows ``p_x(t)`` of the binary prompts (only with a clock: ``clock=`` or ``fit=``).
+    warnings : list of str
+        The config reader's warnings (empty when an Objective was given).
     """
 
     table: pd.DataFrame
@@ -54,6 +64,21 @@ class Prediction:
 
     def pass_at(self, k) -> pd.DataFrame:
         """pass@k per prompt, before (unbiased estimate from the base samples) and after (at the stationary point).
+
+        Parameters
+        ----------
+        k : int
+            ``k >= 1``.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``prompt_id, k, before, after, after_lo, after_hi``; ``after = 1 - (1 - pred)^k``.
+
+        Raises
+        ------
+        InvalidInputError
+            ``k`` not an integer ``>= 1``.
 
         Examples
         --------
@@ -72,7 +97,27 @@ class Prediction:
                              "after_hi": pass_at_k(t.pred_hi.to_numpy(), k)})
 
     def curves(self, ks=None) -> pd.DataFrame:
-        """The dataset's mean pass@k before and after, for every ``k`` in ``ks`` (default 1, 2, 4, ... 256)."""
+        """The dataset's mean pass@k before and after, for every ``k`` in ``ks``.
+
+        Parameters
+        ----------
+        ks : sequence of int, optional
+            The ``k`` values (default 1, 2, 4, ..., 256).
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per ``k``: ``k, before, after, after_lo, after_hi`` (means over prompts).
+
+        Examples
+        --------
+        >>> from grpo_theory import Objective
+        >>> from grpo_theory.predict import predict, samples_from_counts
+        >>> pr = predict(samples_from_counts([4], [2]), Objective(beta=0.5, group_size=2))
+        >>> c = pr.curves([1, 2])
+        >>> round(float(c.before[0]), 6), round(float(c.before[1]), 6)    # 2/4, and 1 - C(2,2)/C(4,2) = 5/6
+        (0.5, 0.833333)
+        """
         ks = check_k(ks if ks is not None else [2 ** i for i in range(9)])
         rows = []
         for k in ks:
@@ -82,7 +127,23 @@ class Prediction:
         return pd.DataFrame(rows)
 
     def at_step(self, step: float) -> np.ndarray:
-        """Each binary prompt's predicted P(correct) after ``step`` training steps (needs a clock)."""
+        """Each binary prompt's predicted P(correct) ``p_x(clock * step)`` after ``step`` training steps.
+
+        Parameters
+        ----------
+        step : float
+            Training steps.
+
+        Returns
+        -------
+        numpy.ndarray
+            One value per prompt (1 for prompts with ``p_ref = 1``, which do not move).
+
+        Raises
+        ------
+        InvalidInputError
+            No clock: :func:`predict` was called without ``clock=`` or ``fit=``.
+        """
         clock = self.summary.get("clock")
         if clock is None or self.flows is None:
             raise InvalidInputError("no clock: give predict(clock=...) or predict(fit=(step, mean_reward))")
@@ -93,17 +154,56 @@ class Prediction:
         return out
 
     def write(self, out_dir, *, plots: bool = True, tradeoff=None) -> dict:
-        """Write ``predictions.csv``, ``summary.json`` and (with ``plots``) the figures into ``out_dir``;
-        with ``tradeoff`` (from :func:`reward_kl_tradeoff`) also ``tradeoff.csv`` and ``tradeoff.png``."""
+        """Write ``predictions.csv``, ``summary.json`` and (with ``plots``) the figures into ``out_dir``.
+
+        Parameters
+        ----------
+        out_dir : str or Path
+            The folder (created if missing).
+        plots : bool
+            Also draw the figures (needs matplotlib).
+        tradeoff : pandas.DataFrame, optional
+            From :func:`reward_kl_tradeoff`: also writes ``tradeoff.csv`` and ``tradeoff.png``.
+
+        Returns
+        -------
+        dict
+            The paths written, by kind.
+        """
         return write_outputs(self, out_dir, plots=plots, tradeoff=tradeoff)
 
 
 def objective_for(objective=None, *, framework: str | None = None, config=None, **reader_options) -> tuple:
     """The Objective to predict for, and the reader's warnings.
 
-    ``objective`` (an Objective, a dict of its fields, or a reader's mapping with ``.objective``), or a
-    trainer ``config`` (a dict, or a path: JSON for TRL/OpenRLHF, YAML for verl) read for ``framework``.
-    A config with nothing to predict (e.g. TRL's default ``beta = 0``) is an error naming why.
+    Parameters
+    ----------
+    objective : Objective, dict or mapping, optional
+        An Objective, a dict of its fields, or a config reader's mapping (with ``.objective``).
+    framework : str, optional
+        ``"trl"``, ``"verl"`` or ``"openrlhf"`` (with ``config``).
+    config : dict, str or Path, optional
+        A trainer config: a dict, or a path (JSON for TRL/OpenRLHF, YAML for verl).
+    **reader_options
+        Passed to the framework's config reader (e.g. ``trl_version=``).
+
+    Returns
+    -------
+    tuple
+        ``(objective, warnings)``: the Objective and the reader's warnings (a list of str).
+
+    Raises
+    ------
+    InvalidInputError
+        Both or neither of ``objective`` and ``config``; an unknown ``framework``; a missing or unreadable
+        config file; a config with nothing to predict (e.g. TRL's default ``beta = 0``), naming why.
+
+    Examples
+    --------
+    >>> from grpo_theory import Objective
+    >>> obj, warns = objective_for({"beta": 0.5, "group_size": 4})
+    >>> obj == Objective(beta=0.5, group_size=4), warns
+    (True, [])
     """
     if (objective is None) == (config is None):
         raise InvalidInputError("give exactly one of an objective (Objective or its fields) or framework= and config=")
@@ -208,19 +308,21 @@ def predict(samples, objective=None, *, framework: str | None = None, config=Non
     objective : Objective or dict of its fields, optional
         The GRPO objective; or give ``framework`` and ``config`` to read it from a trainer config.
     framework, config : optional
-        ``"trl"``, ``"verl"`` or ``"openrlhf"`` and a config (dict or path); ``reader_options`` go to the reader
-        (e.g. ``trl_version=``).
+        ``"trl"``, ``"verl"`` or ``"openrlhf"`` and a config (dict or path), read by :func:`objective_for`.
     k : sequence of int
         pass@k values to put in the table (any ``k >= 1``; :meth:`Prediction.pass_at` computes others).
     level, interval
         Confidence level and method (``"jeffreys"``: Beta posterior; ``"wilson"``) of the interval for ``p_ref``,
         carried through ``x(p)`` to ``pred_lo, pred_hi``.
     clock : float, optional
-        Flow time per training step. ``fit=(step, mean_reward)`` fits it instead from the run's mean training
-        reward at a step.
+        Flow time per training step.
+    fit : tuple, optional
+        ``(step, mean_reward)``: fit the clock instead, from the run's mean training reward at a step.
     steps : sequence of float, optional
         Training steps at which to report every prompt's P(correct) (columns ``at_step_<s>``); the last one is
-        also the horizon of the "slow" flag (``|p_x(t) - x| > slow_tol`` there).
+        also the horizon of the "slow" flag.
+    slow_tol : float
+        A prompt is "slow" when ``|p_x(t) - x| > slow_tol`` at the last of ``steps``.
     t_max : float
         Last flow time integrated.
     tol, max_exact
@@ -230,10 +332,13 @@ def predict(samples, objective=None, *, framework: str | None = None, config=Non
         Declared reward levels when ``samples`` is a path.
     progress : bool or None
         tqdm progress bars (None: only for large datasets).
+    **reader_options
+        Passed to the config reader (e.g. ``trl_version=``).
 
     Returns
     -------
     Prediction
+        The per-prompt table (``pred = x(p_ref)`` with ``pred_lo, pred_hi``, pass@k, KL, flags) and the summary.
 
     Raises
     ------
@@ -283,6 +388,27 @@ def predict(samples, objective=None, *, framework: str | None = None, config=Non
 def reward_kl_tradeoff(samples, objective: Objective, betas, *, progress=None) -> pd.DataFrame:
     """The dataset's mean stationary P(correct) (the mean reward, for 0/1 rewards) and mean KL(pi || pi_ref)
     at each beta, every other field of ``objective`` kept: the reward-KL trade-off of the run.
+
+    Parameters
+    ----------
+    samples : SampleTable, str or Path
+        The base model's samples (see :func:`read_samples`).
+    objective : Objective
+        The objective; its ``beta`` is replaced by each of ``betas``.
+    betas : sequence of float
+        The KL coefficients beta.
+    progress : bool or None
+        tqdm progress bars (None: only for large datasets).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per beta: ``beta, mean_pred, mean_pred_lo, mean_pred_hi, mean_kl_direct``.
+
+    Raises
+    ------
+    InvalidInputError
+        Bad samples, or an objective :func:`predict` rejects.
 
     Examples
     --------

@@ -22,7 +22,30 @@ __all__ = ["predict_graded"]
 
 
 def predict_graded(samples: SampleTable, obj: Objective, ks, progress) -> tuple:
-    """Graded rewards: the stationary distribution over reward levels per distinct count vector."""
+    """Graded rewards: the stationary distribution over reward levels per distinct count vector.
+
+    Each prompt's empirical level frequencies are its ``pi_ref`` over the ``L`` reward levels (one
+    output per level); prompts with the same frequencies share one solve.
+
+    Parameters
+    ----------
+    samples : SampleTable
+        Samples with more than two reward levels.
+    obj : Objective
+        The GRPO objective.
+    ks : tuple of int
+        pass@k values (``k >= 1``; "correct" is the top level).
+    progress : bool or None
+        tqdm progress bar (None: only for many distinct count vectors).
+
+    Returns
+    -------
+    table : pandas.DataFrame
+        One row per prompt: the stationary mass of every level, ``mean_reward_after``, ``kl_direct``,
+        pass@k before and after, ``bistable``, ``never_solved``.
+    extra : dict
+        Summary fields (``x_solves``, ``interval_note``).
+    """
     from tqdm.auto import tqdm
 
     levels = samples.levels

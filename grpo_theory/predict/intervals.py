@@ -37,15 +37,26 @@ def binomial_interval(correct, n, *, level: float = 0.95, method: str = "jeffrey
 
     Parameters
     ----------
-    correct, n : array_like of int
-        Successes and samples per prompt (broadcast together).
+    correct : array_like of int
+        Successes per prompt ``c_x`` (broadcast with ``n``).
+    n : array_like of int
+        Samples per prompt ``n_x``.
     level : float
         Confidence level (two-sided; one-sided at ``correct`` = 0 or ``n``).
     method : {"jeffreys", "wilson"}
+        Jeffreys (quantiles of the Beta(c + 1/2, n - c + 1/2) posterior) or Wilson's score interval.
 
     Returns
     -------
-    lo, hi : ndarray
+    lo : numpy.ndarray
+        Lower ends.
+    hi : numpy.ndarray
+        Upper ends.
+
+    Raises
+    ------
+    InvalidInputError
+        An unknown ``method``, a ``level`` outside ``(0, 1)``, or counts outside ``0 <= correct <= n``, ``n >= 1``.
 
     Examples
     --------
@@ -78,7 +89,27 @@ def binomial_interval(correct, n, *, level: float = 0.95, method: str = "jeffrey
 
 
 def check_k(k) -> tuple[int, ...]:
-    """``k`` as a tuple of integers >= 1; anything else is an error naming it."""
+    """``k`` as a tuple of integers >= 1; anything else is an error naming it.
+
+    Parameters
+    ----------
+    k : int or sequence of int
+        pass@k values.
+
+    Returns
+    -------
+    tuple of int
+
+    Raises
+    ------
+    InvalidInputError
+        A value that is not an integer ``>= 1`` (a bool included).
+
+    Examples
+    --------
+    >>> check_k([1, 8])
+    (1, 8)
+    """
     ks = np.atleast_1d(np.asarray(k, dtype=object))
     out = []
     for v in ks:
@@ -97,6 +128,20 @@ def pass_at_k(x, k) -> np.ndarray:
     Within the correct class the stationary policy keeps ``pi_ref``'s proportions, so a draw is correct
     with probability ``x = P(correct)``, independently across draws.
 
+    Parameters
+    ----------
+    x : array_like
+        P(correct) of one draw, in ``[0, 1]``.
+    k : int
+        Number of draws, ``>= 1``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``1 - (1 - x)^k``, shaped like ``x``.
+
+    Examples
+    --------
     >>> float(pass_at_k(0.5, 3))
     0.875
     """
@@ -112,6 +157,22 @@ def unbiased_pass_at_k(n, correct, k) -> np.ndarray:
 
     Where ``k > n`` no unbiased estimate exists; the plug-in ``1 - (1 - c/n)^k`` is returned there.
 
+    Parameters
+    ----------
+    n : array_like of int
+        Samples per prompt.
+    correct : array_like of int
+        Correct samples per prompt ``c``.
+    k : int
+        ``>= 1``.
+
+    Returns
+    -------
+    numpy.ndarray
+        The estimate per prompt.
+
+    Examples
+    --------
     >>> round(float(unbiased_pass_at_k(4, 1, 2)), 6)    # 1 - C(3,2)/C(4,2) = 1 - 3/6
     0.5
     """

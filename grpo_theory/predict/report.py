@@ -48,7 +48,17 @@ def _new(height: float = 2.7):
 
 
 def figure_after_vs_before(pr):
-    """Stationary P(correct) against ``p_ref``, one point per prompt, with intervals."""
+    """Stationary P(correct) against ``p_ref``, one point per prompt, with intervals.
+
+    Parameters
+    ----------
+    pr : Prediction
+        From :func:`~grpo_theory.predict.predict`.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
     t = pr.table
     fig, ax = _new(3.0)
     ax.plot([0, 1], [0, 1], ls=":", color="0.45", lw=0.9, zorder=0)
@@ -81,7 +91,17 @@ def figure_after_vs_before(pr):
 
 
 def figure_pass_at_k(pr):
-    """The dataset's mean pass@k before and after, k = 1, 2, 4, ..."""
+    """The dataset's mean pass@k before and after, k = 1, 2, 4, ...
+
+    Parameters
+    ----------
+    pr : Prediction
+        From :func:`~grpo_theory.predict.predict`.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
     n_max = int(pr.table.n.max())
     ks = [2 ** i for i in range(int(math.log2(max(n_max, 2))) + 3)]
     cur = pr.curves(ks)
@@ -99,7 +119,17 @@ def figure_pass_at_k(pr):
 
 
 def figure_clock(pr):
-    """Mean P(correct) along the flow against the training step, and a few prompts' flows."""
+    """Mean P(correct) along the flow against the training step, and a few prompts' flows.
+
+    Parameters
+    ----------
+    pr : Prediction
+        From :func:`~grpo_theory.predict.predict` with a clock (``clock=`` or ``fit=``).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
     clock = pr.summary["clock"]
     flows = pr.flows
     start = pr.table.flow_start.to_numpy()
@@ -126,7 +156,19 @@ def figure_clock(pr):
 
 
 def figure_tradeoff(tradeoff, beta: float):
-    """Mean stationary P(correct) against mean KL(pi || pi_ref), one point per beta; the run's beta marked."""
+    """Mean stationary P(correct) against mean KL(pi || pi_ref), one point per beta; the run's beta marked.
+
+    Parameters
+    ----------
+    tradeoff : pandas.DataFrame
+        From :func:`~grpo_theory.predict.reward_kl_tradeoff`.
+    beta : float
+        The run's beta.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
     fig, ax = _new()
     ax.plot(tradeoff.mean_kl_direct, tradeoff.mean_pred, "o-", ms=3, color="#1f5fa8")
     for _, r in tradeoff.iterrows():
@@ -151,10 +193,30 @@ def _row(flows, p) -> np.ndarray:
 
 
 def write_outputs(pr, out_dir, *, plots: bool = True, tradeoff=None) -> dict:
-    """Write the CSV, the JSON summary and (with ``plots``) the figures; return ``{name: path}``.
+    """Write the CSV, the JSON summary and (with ``plots``) the figures.
 
-    ``tradeoff``: a table from :func:`~grpo_theory.predict.reward_kl_tradeoff`, written to ``tradeoff.csv``
-    and drawn in ``tradeoff.png``."""
+    Parameters
+    ----------
+    pr : Prediction
+        From :func:`~grpo_theory.predict.predict`.
+    out_dir : str or Path
+        The folder (created if missing).
+    plots : bool
+        Also draw the figures (needs matplotlib).
+    tradeoff : pandas.DataFrame, optional
+        A table from :func:`~grpo_theory.predict.reward_kl_tradeoff`, written to ``tradeoff.csv`` and drawn
+        in ``tradeoff.png``.
+
+    Returns
+    -------
+    dict
+        ``{name: path}`` of every file written.
+
+    Raises
+    ------
+    InvalidInputError
+        ``out_dir`` is a file.
+    """
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise InvalidInputError(f"--out {str(out)!r} is a file; expected a folder")

@@ -26,7 +26,23 @@ P_FLOOR = 1e-12
 
 
 def binary_question(p: float) -> Question:
-    """The two-class question of a prompt solved with probability ``p``: correct (reward 1) and wrong (0)."""
+    """The two-class question of a prompt solved with probability ``p``: correct (reward 1) and wrong (0).
+
+    Parameters
+    ----------
+    p : float
+        ``p_ref``, the base model's P(correct), in ``[0, 1]``.
+
+    Returns
+    -------
+    Question
+        ``pi_ref = (p, 1 - p)``, rewards ``(1, 0)``.
+
+    Examples
+    --------
+    >>> binary_question(0.25).pi_ref.tolist()
+    [0.25, 0.75]
+    """
     return Question([p, 1.0 - p], rewards=[1.0, 0.0])
 
 
@@ -40,7 +56,29 @@ def _expit(u):
 
 
 class Response:
-    """``x(p)``: the stationary P(correct) the flow from ``pi_ref`` reaches, with every exact solve cached."""
+    """``x(p)``: the stationary P(correct) the flow from ``pi_ref`` reaches, with every exact solve cached.
+
+    Calling it on an array of ``p`` solves exactly up to ``max_exact`` distinct values; beyond, it
+    interpolates on a grid in ``logit p`` whose error at every cell midpoint is checked below ``tol``.
+
+    Parameters
+    ----------
+    objective : Objective
+        The GRPO objective.
+    tol : float
+        Largest interpolation error allowed at a cell midpoint (grid path).
+    max_exact : int
+        Most distinct ``p`` solved exactly before the grid is used.
+    progress : bool or None
+        tqdm progress bars (None: only for many values).
+
+    Examples
+    --------
+    >>> from grpo_theory import Objective
+    >>> x = Response(Objective(beta=1.0, group_size=2)).solve(0.25)
+    >>> round(x, 6)                            # G = 2, beta = gamma = 1: x = sqrt(p) (Eq. 14)
+    0.5
+    """
 
     def __init__(self, objective: Objective, *, tol: float = 1e-6, max_exact: int = 400, progress=None) -> None:
         self.objective = objective
@@ -54,7 +92,17 @@ class Response:
         self.used_grid = False
 
     def solve(self, p: float) -> float:
-        """``x(p)`` by an exact solve (cached); ``x(1) = 1``."""
+        """``x(p)`` by an exact solve (cached); ``x(1) = 1``.
+
+        Parameters
+        ----------
+        p : float
+            ``p_ref`` in ``(0, 1]``.
+
+        Returns
+        -------
+        float
+        """
         p = float(p)
         if p >= 1.0:
             return 1.0
@@ -81,7 +129,18 @@ class Response:
         return out
 
     def __call__(self, ps) -> np.ndarray:
-        """``x`` at every ``p`` in ``ps`` (values in ``(0, 1]``; ``P_FLOOR`` stands for ``0+``)."""
+        """``x`` at every ``p`` in ``ps``.
+
+        Parameters
+        ----------
+        ps : array_like
+            Values in ``(0, 1]``; ``P_FLOOR`` stands for ``0+``.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``x(p)``, shaped like ``ps``.
+        """
         ps = np.asarray(ps, dtype=float)
         uniq, inverse = np.unique(ps, return_inverse=True)
         inner = uniq[uniq < 1.0]
@@ -132,7 +191,20 @@ class Response:
 
     def range_over(self, lo: np.ndarray, hi: np.ndarray, x_lo: np.ndarray, x_hi: np.ndarray) -> tuple:
         """``min`` and ``max`` of ``x`` over ``[lo, hi]``: the end values, and, if ``x`` is not monotone,
-        every exact solve inside the interval too."""
+        every exact solve inside the interval too.
+
+        Parameters
+        ----------
+        lo, hi : numpy.ndarray
+            The interval ends of ``p_ref``, one per prompt.
+        x_lo, x_hi : numpy.ndarray
+            ``x`` at those ends.
+
+        Returns
+        -------
+        tuple of numpy.ndarray
+            ``(pred_lo, pred_hi)``, one per prompt.
+        """
         a, b = np.minimum(x_lo, x_hi), np.maximum(x_lo, x_hi)
         if self.monotone():
             return a, b

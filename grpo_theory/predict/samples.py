@@ -28,7 +28,11 @@ __all__ = ["SampleTable", "read_samples", "samples_from_counts", "PredictWarning
 
 
 class PredictWarning(TheoryWarning):
-    """Something about a prediction's input the user should know (excluded rows, unmodelled settings)."""
+    """Something about a prediction's input the user should know (excluded rows, unmodelled settings).
+
+    Given by :func:`read_samples` (rows left out, e.g. an empty reward) and :func:`predict`; a
+    :class:`~grpo_theory.errors.TheoryWarning`, so filtering that silences it too.
+    """
 
 
 @dataclass(frozen=True)
@@ -37,12 +41,24 @@ class SampleTable:
 
     Attributes
     ----------
-    prompt_ids : tuple of str, one per prompt, in order of first appearance.
-    levels : (L,) the reward levels, increasing; ``levels[-1]`` is "correct" for pass@k.
-    counts : (P, L) integer counts; ``counts.sum(1)`` is each prompt's ``n`` (>= 1).
-    layout : "rows", "counts" or "level_counts".
-    excluded : list of ``(line, reason)`` for rows left out (empty rewards), reported in the summary.
-    source : the file it came from (or ``"<memory>"``).
+    prompt_ids : tuple of str
+        One per prompt, in order of first appearance.
+    levels : numpy.ndarray
+        The ``L`` reward levels, increasing; ``levels[-1]`` is "correct" for pass@k.
+    counts : numpy.ndarray
+        Integer counts, shape (P, L); ``counts.sum(1)`` is each prompt's ``n_x`` (>= 1).
+    layout : str
+        ``"rows"``, ``"counts"`` or ``"level_counts"``: the file layout read.
+    excluded : list of tuple
+        ``(line, reason)`` for each row left out (empty rewards), reported in the summary.
+    source : str
+        The file it came from (or ``"<memory>"``).
+
+    Examples
+    --------
+    >>> t = samples_from_counts([10, 4], [3, 0])
+    >>> t.n.tolist(), t.correct.tolist(), t.binary
+    ([10, 4], [3, 0], True)
     """
 
     prompt_ids: tuple
@@ -293,6 +309,28 @@ def _from_level_counts(records, name: str, level_cols: list, declared) -> Sample
 def samples_from_counts(n, correct, prompt_ids=None) -> SampleTable:
     """A binary :class:`SampleTable` from arrays of ``n`` and ``correct`` (no file).
 
+    Parameters
+    ----------
+    n : array_like of int
+        Samples per prompt ``n_x``, each ``>= 1``.
+    correct : array_like of int
+        Correct samples per prompt ``c_x``, each in ``[0, n_x]``.
+    prompt_ids : sequence, optional
+        One id per prompt (default ``"0", "1", ...``).
+
+    Returns
+    -------
+    SampleTable
+        Levels ``(0, 1)``, counts ``[n_x - c_x, c_x]``, layout ``"counts"``.
+
+    Raises
+    ------
+    InvalidInputError
+        Shapes that differ, an ``n_x < 1`` or a ``c_x`` outside ``[0, n_x]`` (naming the prompt), or the
+        wrong number of ids.
+
+    Examples
+    --------
     >>> samples_from_counts([10, 4], [3, 0]).counts.tolist()
     [[7, 3], [4, 0]]
     """

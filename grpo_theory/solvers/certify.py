@@ -76,8 +76,16 @@ MIN_WIDTH = 1e-9
 
 @dataclass(frozen=True)
 class Certificate:
-    """Why a root is certain: ``box`` (the (C-1, 2) box in class log-ratios ``eta``, or the (1, 2)
-    interval of temperatures ``t`` at G = inf direct) and ``test`` (the test that passed)."""
+    """Why a root is certain: the box that holds exactly one root and the test that proved it.
+
+    Attributes
+    ----------
+    box : numpy.ndarray
+        The (C-1, 2) box ``[lo, hi]`` in the class log-ratios ``eta``, or the (1, 2) interval of
+        temperatures ``t`` at G = inf with the direct penalty.
+    test : str
+        The test that passed (e.g. the Krawczyk inclusion, or "single class: P = 0").
+    """
 
     box: np.ndarray
     test: str
@@ -85,9 +93,23 @@ class Certificate:
 
 @dataclass(frozen=True)
 class CertifiedRoot:
-    """One stationary point: ``pi`` (K,), class masses ``x`` (C,), residual of the equations at the
-    reported point, the certificate (None for a limit point), ``limit`` (a vertex reached only in
-    the limit), and a message."""
+    """One stationary point of a class question, with its certificate.
+
+    Attributes
+    ----------
+    pi : numpy.ndarray
+        The policy, shape (K,).
+    x : numpy.ndarray
+        The class masses ``x_c`` (mass of the answers with the c-th distinct reward), shape (C,).
+    residual : float
+        The residual of the stationarity equations at the reported point.
+    certificate : Certificate or None
+        The box and test; None for a limit point.
+    limit : bool
+        A vertex reached only in the limit (not an interior root).
+    message : str
+        What the root is.
+    """
 
     pi: np.ndarray
     x: np.ndarray
@@ -99,7 +121,25 @@ class CertifiedRoot:
 
 @dataclass(frozen=True)
 class CertifiedSet:
-    """All stationary points of a class question; ``exhaustive`` True only when proven complete."""
+    """All stationary points of a class question, as :func:`certified_stationary_points` returns them.
+
+    Iterating over it (and ``len``) goes over ``roots``.
+
+    Attributes
+    ----------
+    roots : tuple of CertifiedRoot
+        The stationary points found, each certified (or a limit vertex).
+    exhaustive : bool
+        True only when the search proved there is no other stationary point.
+    message : str
+        How the search ended (or why ``(q, obj)`` is out of scope).
+    n_boxes : int
+        Boxes examined.
+    seconds : float
+        Wall time of the search.
+    unresolved : numpy.ndarray
+        The boxes left undecided when the budget ran out, shape (n, C-1, 2) (empty when exhaustive).
+    """
 
     roots: tuple
     exhaustive: bool
@@ -116,7 +156,31 @@ class CertifiedSet:
 
 
 def certification_scope(q: Question, obj: Objective) -> str | None:
-    """None when :func:`certified_stationary_points` can certify ``(q, obj)``, else the reason why not."""
+    """None when :func:`certified_stationary_points` can certify ``(q, obj)``, else the reason why not.
+
+    Parameters
+    ----------
+    q : Question
+        The question.
+    obj : Objective
+        The objective.
+
+    Returns
+    -------
+    str or None
+        None inside the scope (the reverse or direct penalty, deterministic rewards, sequence level),
+        else a sentence saying what is not covered.
+
+    Examples
+    --------
+    >>> from grpo_theory import Question, Objective
+    >>> q = Question([0.5, 0.5], rewards=[1, 0])
+    >>> certification_scope(q, Objective(beta=1.0)) is None
+    True
+    >>> noisy = Question([0.5, 0.5], reward_levels=[0, 1], reward_probs=[[0.1, 0.9], [0.6, 0.4]])
+    >>> "deterministic" in certification_scope(noisy, Objective(beta=1.0))
+    True
+    """
     if obj.regime not in ("reverse", "direct"):
         return (f"certification covers the note's two penalties (k3 in the loss; k2/k3_ratio/k3_plus in the "
                 f"loss, k1 in the advantage, unclamped); this objective is {obj.describe()}")
@@ -721,6 +785,9 @@ def certified_stationary_points(q: Question, obj: Objective, *, time_budget: flo
 
     Examples
     --------
+    At G = inf with the direct penalty, ``pi ∝ pi_ref exp(t r)`` with ``t = 1/(beta sigma_pi)``; the two
+    roots of ``beta t sigma(t) = 1`` (found by a scan and bisection in ``t``) give ``x_0`` = 0.88099 and 0.95339:
+
     >>> import math
     >>> from grpo_theory import Question, Objective
     >>> res = certified_stationary_points(Question([0.6, 0.2, 0.2], rewards=[1, 0.5, 0]),

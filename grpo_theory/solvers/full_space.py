@@ -38,9 +38,25 @@ ABSENT_MASS = 1e-12
 
 @dataclass(frozen=True)
 class FullSpaceStability:
-    """``stable`` True/False, or None with ``message`` saying why; ``leading`` the largest real part of
-    the eigenvalues of the gauge-reduced Jacobian on the support; ``absent_drift`` ``g_o - E g`` of each
-    absent answer (NaN on the support); ``kkt`` whether every absent answer's drift points outward."""
+    """What :func:`full_space_stability` returns.
+
+    Attributes
+    ----------
+    stable : bool or None
+        True (stable) or False (unstable), or None when first-order analysis cannot decide (``message`` says why).
+    leading : float
+        The largest real part of the eigenvalues of the gauge-reduced Jacobian ``Q^T J Q`` on the support
+        (NaN at a vertex).
+    eigenvalues : numpy.ndarray
+        Those eigenvalues, shape (S-1,) for a support of ``S`` answers.
+    absent_drift : numpy.ndarray
+        The drift ``g_o - E_pi g`` of each absent answer (``-inf`` where ``pi_ref(o) = 0`` under the reverse or
+        direct penalty), NaN on the support; shape (K,).
+    kkt : bool
+        Whether every absent answer's drift is negative (points outward): the point is a KKT point.
+    message : str
+        The reason for the verdict.
+    """
 
     stable: bool | None
     leading: float
@@ -51,7 +67,33 @@ class FullSpaceStability:
 
 
 def logit_flow(q: Question, obj: Objective, theta: np.ndarray, support: np.ndarray) -> np.ndarray:
-    """``f`` on the logits of ``support`` (the other answers at mass 0)."""
+    """The flow ``f_o = pi_o (g_o - E_pi g)`` on the logits of ``support`` (the other answers at mass 0).
+
+    Parameters
+    ----------
+    q : Question
+        The question.
+    obj : Objective
+        The objective (any penalty, estimator, placement).
+    theta : numpy.ndarray
+        Logits of the answers in ``support`` (defined up to a constant: the gauge).
+    support : numpy.ndarray
+        Indices of the answers with positive mass.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``d theta / dt``, same shape as ``theta``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from grpo_theory import Question, Objective
+    >>> x = 0.3 ** 0.5                      # G = 2, beta = gamma = 1: x = sqrt(p) (Eq. 14)
+    >>> f = logit_flow(Question([0.3, 0.7], rewards=[1, 0]), Objective(beta=1.0), np.log([x, 1 - x]), np.arange(2))
+    >>> bool(np.abs(f).max() < 1e-12)
+    True
+    """
     pi = np.zeros(q.n_outputs)
     pi[support] = np.exp(theta - logsumexp(theta))
     g = output_gradient(q, obj, pi)[support]
@@ -70,13 +112,24 @@ def full_space_stability(q: Question, obj: Objective, pi, *, h: float = 1e-6) ->
 
     Parameters
     ----------
-    q, obj : the question and objective (any penalty, estimator, placement).
-    pi : (K,) a stationary point (its support: the answers with ``pi > 0``).
-    h : central-difference step in the logits.
+    q : Question
+        The question.
+    obj : Objective
+        The objective (any penalty, estimator, placement).
+    pi : array_like
+        A stationary point, shape (K,); its support is the answers with ``pi > 0``.
+    h : float
+        Central-difference step in the logits.
 
     Returns
     -------
     FullSpaceStability
+        ``stable`` (True, False or None), the eigenvalues, the absent answers' drifts and the reason.
+
+    Raises
+    ------
+    InvalidInputError
+        ``pi`` is not a probability vector with ``K`` entries.
 
     Examples
     --------
@@ -145,13 +198,41 @@ def full_space_flow(q: Question, obj: Objective, pi0=None, *, t_max: float = 1e4
                     lr: float = 0.05, steps: int = 200_000) -> np.ndarray:
     """The end of the flow on all output logits from ``pi0`` (default ``pi_ref``).
 
-    ``method="ode"``: LSODA to ``t_max``, falling back to BDF (then Radau) with an
-    :class:`~grpo_theory._numerics.IntegrationFallbackWarning` if it fails; ``method="euler"``:
-    ``steps`` Euler steps of size ``lr`` (what a trainer does with exact expectations).
+    Parameters
+    ----------
+    q : Question
+        The question.
+    obj : Objective
+        The objective (any penalty, estimator, placement).
+    pi0 : array_like, optional
+        The starting policy, shape (K,) (default ``pi_ref``); answers with ``pi0 = 0`` stay at 0.
+    t_max : float
+        Flow time integrated (``method="ode"``).
+    method : str
+        ``"ode"``: LSODA to ``t_max``, falling back to BDF (then Radau) with an
+        ``IntegrationFallbackWarning`` if it fails; ``"euler"``: ``steps`` Euler steps of size ``lr``
+        (what a trainer does with exact expectations).
+    lr : float
+        Euler step size (``method="euler"``).
+    steps : int
+        Number of Euler steps (``method="euler"``).
 
     Returns
     -------
-    (K,) the policy at the end.
+    numpy.ndarray
+        The policy at the end, shape (K,).
+
+    Raises
+    ------
+    InvalidInputError
+        ``pi0`` is not a probability vector, or ``method`` is unknown.
+
+    Examples
+    --------
+    >>> from grpo_theory import Question, Objective
+    >>> pi = full_space_flow(Question([0.3, 0.7], rewards=[1, 0]), Objective(beta=1.0))
+    >>> round(float(pi[0]), 6), round(0.3 ** 0.5, 6)     # G = 2, beta = gamma: x = sqrt(p) (Eq. 14)
+    (0.547723, 0.547723)
     """
     q, obj = as_question(q), as_objective(obj)
     pi0 = q.pi_ref if pi0 is None else validate_probability_vector("pi0", pi0)

@@ -76,9 +76,43 @@ def run_kl_study(out_dir="runs/validate_kl", *, seeds=(0, 1, 2), variants=None, 
                  max_steps_factor: float = 4.0) -> pd.DataFrame:
     """Train every KL variant for every seed and compare with the theory (see module doc).
 
-    ``until_stationary``: each run goes on past its steps until :mod:`grpo_theory.convergence`'s
-    check passes for every question, up to ``max_steps_factor`` x its steps; every row carries the
-    check's columns either way.
+    Parameters
+    ----------
+    out_dir : str or Path
+        Where ``kl_results.csv``, ``kl_summary.csv`` and the runs go.
+    seeds : sequence of int
+        One run of every variant per seed.
+    variants : sequence of str, optional
+        Names from ``KL_VARIANTS`` (estimator, placement, clamps); None: all.
+    steps : int
+        Training steps per run.
+    beta : float
+        The KL coefficient beta.
+    group_size : int
+        The group size G.
+    n_questions : int
+        Questions per task.
+    learning_rate : float
+        Adam's step size.
+    device : str
+        torch device.
+    resume : bool
+        Continue the runs found in ``out_dir``.
+    progress : bool
+        Progress bars.
+    num_threads : int or None
+        torch CPU threads (1 by default: for these small models one thread is far faster than two on a
+        2-core machine; None keeps torch's own choice).
+    until_stationary : bool
+        Each run goes on past its steps until :mod:`grpo_theory.convergence`'s check passes for every
+        question, up to ``max_steps_factor`` times its steps; every row carries the check's columns either way.
+    max_steps_factor : float
+        The cap, as a multiple of ``steps``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (seed, variant): the theory error over its questions (also ``kl_summary.csv``).
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

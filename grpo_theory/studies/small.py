@@ -86,14 +86,58 @@ def run_validation(out_dir="runs/validate", *, quick: bool = False, n_questions:
                    max_steps: int | None = None) -> pd.DataFrame:
     """Run the experiment; returns the per-configuration summary (also written to ``out_dir``).
 
-    ``num_threads``: torch CPU threads (1 by default: for these small models one thread is far
-    faster than two on a 2-core machine; None keeps torch's own choice).
-    ``learning_rate``: Adam's step size for every configuration; ``configs``: names to run (None: all).
-    ``alone=True`` trains each question by itself (one model per question, nothing shared), which
-    separates the per-question theory from the coupling that shared weights add.
-    ``until_stationary``/``max_steps``: train each configuration until every question's trajectory
-    passes :mod:`grpo_theory.convergence`'s check (cap ``max_steps``); either way every row carries
-    the check's columns and the summary the error over converged questions.
+    Every configuration (group size G, beta, penalty) trains a small policy from a pretrained
+    reference ``pi_ref`` on synthetic binary questions and compares the measured P(correct) with the
+    stationary point predicted for each question.
+
+    Parameters
+    ----------
+    out_dir : str or Path
+        Where ``results.csv``, ``summary.csv``, ``trained_points.csv``, the runs and the figures go.
+    quick : bool
+        A short version: G in (2, 8), beta = 0.5, 400 steps, at most 10 questions.
+    n_questions : int
+        Questions per task.
+    seed : int
+        Seed of the tasks, the references and the training.
+    device : str
+        torch device.
+    steps : int, optional
+        Training steps per configuration (default 400 quick, 800 otherwise).
+    include_extra : bool
+        Also run the configurations beyond the gated ones (not with ``quick``).
+    resume : bool
+        Continue the runs found in ``out_dir``.
+    progress : bool
+        Progress bars.
+    num_threads : int or None
+        torch CPU threads (1 by default: for these small models one thread is far faster than two on a
+        2-core machine; None keeps torch's own choice).
+    learning_rate : float
+        Adam's step size for every configuration (> 0).
+    configs : sequence of str, optional
+        The configuration names to run (None: all).
+    alone : bool
+        Train each question by itself (one model per question, nothing shared), which separates the
+        per-question theory from the coupling that shared weights add.
+    figures : bool
+        Draw the figures (needs matplotlib).
+    until_stationary : bool
+        Train each configuration until every question's trajectory passes :mod:`grpo_theory.convergence`'s
+        check; either way every row carries the check's columns and the summary the error over
+        converged questions.
+    max_steps : int, optional
+        The cap on the steps with ``until_stationary``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per configuration: the theory error (measured - predicted) over its questions.
+
+    Raises
+    ------
+    ValueError
+        ``learning_rate <= 0``, or unknown ``configs``.
     """
     if not (learning_rate > 0):
         raise ValueError(f"learning_rate must be > 0, got {learning_rate!r}")

@@ -168,14 +168,54 @@ def run_smollm_study(out_dir="runs/validate_smollm2", *, model_dir="models/smoll
                      configs=None, steps: int = 300, learning_rate: float = 1e-3, trainable: str = "last-mlp",
                      device: str = "cpu", workers: int = 1, resume: bool = True, progress: bool = True,
                      num_threads: int | None = 1, max_steps: int | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Every job of :func:`jobs`; returns (rows, summary), also written as ``smollm2_results.csv``
-    and ``smollm2_summary.csv`` in ``out_dir``. Finished jobs are kept as they finish
-    (``out_dir/rows``) and skipped on a rerun with ``resume=True``.
+    """Every job of :func:`jobs`: GRPO on SmolLM2-135M against the predicted stationary points.
 
-    ``workers`` > 1 runs jobs in that many processes, each loading the model once (on a 2-core
-    machine, 2 workers of 1 thread each).
-    ``max_steps``: train each job to stationarity (:mod:`grpo_theory.convergence`), from ``steps``
-    up to ``max_steps``; None trains exactly ``steps``. Rows carry the check's columns either way.
+    Finished jobs are kept as they finish (``out_dir/rows``) and skipped on a rerun with ``resume=True``.
+
+    Parameters
+    ----------
+    out_dir : str or Path
+        Where ``smollm2_results.csv``, ``smollm2_summary.csv`` and ``rows/`` go.
+    model_dir : str or Path
+        The folder with SmolLM2's GGUF file (``grpo-theory fetch-model`` puts it there).
+    seeds : sequence of int
+        One job per (task, config, level, seed).
+    configs : sequence of str, optional
+        Names of the configurations (None: all).
+    steps : int
+        Training steps per job (>= 10).
+    learning_rate : float
+        Adam's step size (> 0).
+    trainable : str
+        Which parameters train (``"last-mlp"``: the last decoder layer's MLP).
+    device : str
+        torch device.
+    workers : int
+        Above 1, jobs run in that many processes, each loading the model once (on a 2-core machine,
+        2 workers of 1 thread each).
+    resume : bool
+        Skip the jobs already finished in ``out_dir/rows``.
+    progress : bool
+        Progress bars.
+    num_threads : int or None
+        torch CPU threads (1 by default: for these small models one thread is far faster than two on a
+        2-core machine; None keeps torch's own choice).
+    max_steps : int, optional
+        Train each job to stationarity (:mod:`grpo_theory.convergence`), from ``steps`` up to
+        ``max_steps``; None trains exactly ``steps``. Rows carry the check's columns either way.
+
+    Returns
+    -------
+    rows : pandas.DataFrame
+        One row per (job, question): the predicted and measured rewarded probability, ``error``
+        (measured - predicted), ``pi_ref`` and the convergence columns.
+    summary : pandas.DataFrame
+        From :func:`summarise`: per configuration, level and learning rate, the MAE, p90 and max error.
+
+    Raises
+    ------
+    InvalidInputError
+        ``steps < 10``, ``learning_rate <= 0``, or no model file in ``model_dir``.
     """
     if steps < 10 or not learning_rate > 0:
         raise InvalidInputError(f"need steps >= 10 and learning_rate > 0, got steps={plain(steps)}, "

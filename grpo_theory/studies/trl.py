@@ -126,7 +126,39 @@ def run_trl_validation(out_dir="runs/validate_trl", *, n_questions: int = 12, st
                        num_threads: int | None = 1) -> pd.DataFrame:
     """Train with TRL's GRPOTrainer for each ``use_bias_correction_kl`` in ``settings``; compare with theory.
 
-    ``num_threads``: torch CPU threads (1 by default, far faster than 2 for this tiny model on 2 cores).
+    A tiny Llama pretrained to ``pi_ref`` on synthetic questions is trained by TRL; the measured
+    P(correct) (averaged over the last ``window`` of the steps) is compared with the stationary point
+    of ``read_trl_config``'s Objective.
+
+    Parameters
+    ----------
+    out_dir : str or Path
+        Where ``results.csv``, ``summary.csv`` and ``settings_gap.json`` go.
+    n_questions : int
+        Synthetic questions.
+    steps : int
+        Training steps per setting.
+    group_size : int
+        TRL's ``num_generations`` (the group size G).
+    beta : float
+        The KL coefficient beta.
+    learning_rate : float
+        TRL's learning rate.
+    seed : int
+        Seed of the task, the pretraining and the training.
+    settings : sequence of bool
+        The ``use_bias_correction_kl`` values to train (True: the direct penalty; False: the reverse one).
+    measure_every : int
+        Steps between two measurements of the policy.
+    window : float
+        Fraction of the run, at its end, over which the measurements are averaged.
+    num_threads : int or None
+        torch CPU threads (1 by default, far faster than 2 for this tiny model on 2 cores).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per setting: the theory error over the questions.
     """
     import torch
     from datasets import Dataset
@@ -210,7 +242,40 @@ def run_trl_smollm2(out_dir="runs/validate_trl_smollm2", *, model_dir="models/sm
     respects). Completions are one token sampled from the whole vocabulary at temperature 1; the
     reward is 1 when the decoded token, stripped, is the answer ("Yes"/"No": " Yes" counts too).
     The prediction uses SmolLM2's full next-token distribution (``K = V`` outputs in two reward
-    classes) under ``read_trl_config(args)``. Returns one row per (setting, prompt).
+    classes) under ``read_trl_config(args)``.
+
+    Parameters
+    ----------
+    out_dir : str or Path
+        Where the dequantised model and ``trl_smollm2_results.csv`` go.
+    model_dir : str or Path
+        The folder with SmolLM2's GGUF file.
+    n_prompts : int
+        Yes/no prompts.
+    steps : int
+        Training steps per setting.
+    group_size : int
+        TRL's ``num_generations`` (the group size G).
+    beta : float
+        The KL coefficient beta.
+    learning_rate : float
+        TRL's learning rate.
+    seed : int
+        Seed of the training.
+    settings : sequence of bool
+        The ``use_bias_correction_kl`` values to train.
+    measure_every : int
+        Steps between two measurements of the policy.
+    window : float
+        Fraction of the run, at its end, over which the measurements are averaged.
+    num_threads : int or None
+        torch CPU threads (None keeps torch's own choice).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (setting, prompt): ``predicted``, ``measured``, ``measured_se``, ``error`` and the
+        convergence columns.
     """
     import torch
     from datasets import Dataset
