@@ -16,6 +16,7 @@ import time
 
 import torch
 
+from grpo_theory import Objective
 from grpo_theory.training import GRPOConfig, GRPOTrainer, pretrain_reference, synthetic_binary_task
 
 
@@ -30,7 +31,8 @@ def threads_row(ref, task, threads: int, steps: int = 60) -> tuple[float, float]
     """(wall, CPU) seconds per step of the default path with ``threads`` torch threads."""
     import resource
 
-    cfg = GRPOConfig(group_size=8, groups_per_question=16, steps=10_000, num_threads=threads)
+    cfg = GRPOConfig(objective=Objective(beta=0.5, group_size=8), groups_per_question=16, steps=10_000,
+                     num_threads=threads)
     tr = GRPOTrainer(copy.deepcopy(ref), task, cfg, reference=ref, progress=False)
     tr.train_step()
     r0, t0 = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
@@ -48,11 +50,12 @@ def main() -> None:
     prompt_len = len(task.prompts[0])
     rows = []
     for sampling, steps in (("score", 60), ("generate", 3)):
-        cfg = GRPOConfig(group_size=8, groups_per_question=16, sampling=sampling, steps=10_000)
+        cfg = GRPOConfig(objective=Objective(beta=0.5, group_size=8), groups_per_question=16, sampling=sampling,
+                         steps=10_000)
         tr = GRPOTrainer(copy.deepcopy(ref), task, cfg, reference=ref, progress=False)
         tr.train_step()                                            # warm-up
         sec = timed(tr, steps)
-        samples = task.n_questions * cfg.groups_per_question * cfg.group_size
+        samples = task.n_questions * cfg.groups_per_question * cfg.objective.group_size
         # tokens the model actually processes per step: one scoring pass over the prompts (it is
         # both the old policy and the update's forward), plus one prompt-length pass per generated member
         scoring = task.n_questions * prompt_len

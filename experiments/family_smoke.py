@@ -20,7 +20,7 @@ import time
 import numpy as np
 import torch
 
-from grpo_theory import Question, stationary_policy
+from grpo_theory import Objective, Question, stationary_policy
 from grpo_theory.training.reference import pretrain_reference
 from grpo_theory.training.tasks import synthetic_binary_task
 from grpo_theory.training.trainer import GRPOConfig, GRPOTrainer
@@ -36,10 +36,10 @@ def main(seed: int = 0, steps: int = 600) -> None:
     ref = pretrain_reference(task, freqs, seed=seed, progress=False, steps=400)
     for name, kw in CONFIGS:
         t0 = time.time()
-        cfg = GRPOConfig(beta=0.5, steps=steps, groups_per_question=16, seed=seed, **kw)
+        cfg = GRPOConfig(objective=Objective(beta=0.5, **kw), steps=steps, groups_per_question=16, seed=seed)
         res = GRPOTrainer(copy.deepcopy(ref), task, cfg, reference=ref, progress=False).train()
         pred = np.array([stationary_policy(Question(np.asarray(p, float) / np.sum(p), rewards=task.rewards[i]),
-                                           cfg.objective()).pi for i, p in enumerate(res.reference)])
+                                           cfg.objective).pi for i, p in enumerate(res.reference)])
         print(f"{name:16s} MAE {np.abs(pred - res.measured).mean():.4f}  pred {np.round(pred[:, 0], 3)}  "
               f"trained {np.round(res.measured[:, 0], 3)}  se {np.round(res.measured_se[:, 0], 3)}  "
               f"{time.time() - t0:.0f} s", flush=True)

@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import copy
 import csv
-import dataclasses
 import time
 from pathlib import Path
 
@@ -38,7 +37,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from grpo_theory import Question, stationary_policy
+from grpo_theory import Objective, Question, stationary_policy
 from grpo_theory.training.reference import pretrain_reference
 from grpo_theory.training.tasks import synthetic_binary_task
 from grpo_theory.training.trainer import GRPOConfig, GRPOTrainer
@@ -47,10 +46,10 @@ RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results"
 CSV = RESULTS / "family_study.csv"
 SUMMARY = RESULTS / "family_study_summary.csv"
 TARGET_MAE, TARGET_MAX = 0.01, 0.03
-#: beta standing in for 0 in the prediction of the entropy-only run (see the module doc)
+#: beta standing in for 0 in the entropy-only run, trained and predicted (Objective needs beta > 0; see the module doc)
 BETA_ZERO = 1e-9
 
-#: name -> (answer length, GRPOConfig keyword arguments)
+#: name -> (answer length, Objective keyword arguments)
 CONFIGS = {
     "filter_G2": (1, dict(group_size=2, beta=0.5, filter_ties=True)),
     "filter_G8": (1, dict(group_size=8, beta=0.5, filter_ties=True)),
@@ -69,10 +68,10 @@ FIELDS = ["seed", "config", "question", "predicted", "measured", "measured_se", 
 
 def predict(task, reference: np.ndarray, cfg: GRPOConfig) -> np.ndarray:
     """The engine's stationary policy (n_q, n_answers) for each question at the reference model's probabilities."""
-    obj = (dataclasses.replace(cfg, beta=BETA_ZERO) if cfg.beta == 0 else cfg).objective()
+    obj = cfg.objective
     out = np.zeros_like(reference)
     for i, p in enumerate(reference):
-        q = Question(p / p.sum(), rewards=task.rewards[i], answers=task.answers if cfg.level == "token" else None)
+        q = Question(p / p.sum(), rewards=task.rewards[i], answers=task.answers if obj.level == "token" else None)
         out[i] = stationary_policy(q, obj).pi
     return out
 
@@ -118,7 +117,9 @@ def main(seeds=(0, 1, 2), steps: int = 600, n_questions: int = 4, configs=None) 
                 task, freqs = synthetic_binary_task(n_questions=n_questions, answer_length=length, seed=seed)
                 refs[length] = (task, pretrain_reference(task, freqs, seed=seed, progress=False, steps=400))
             task, ref = refs[length]
-            cfg = GRPOConfig(steps=steps, groups_per_question=16, seed=seed, **kw)
+            # Objective needs beta > 0: "no KL" trains and predicts at BETA_ZERO (a penalty 1e-9 of the bonus)
+            obj = Objective(**{**kw, "beta": kw["beta"] or BETA_ZERO})
+            cfg = GRPOConfig(objective=obj, steps=steps, groups_per_question=16, seed=seed)
             t0 = time.time()
             res = GRPOTrainer(copy.deepcopy(ref), task, cfg, reference=ref, progress=False).train()
             pred = predict(task, res.reference, cfg)
@@ -131,10 +132,10 @@ def main(seeds=(0, 1, 2), steps: int = 600, n_questions: int = 4, configs=None) 
                                  pi_ref=res.reference[i, b] / res.reference[i].sum(),
                                  abs_err=abs(pred[i, b] - res.measured[i, b]),
                                  max_abs_err_all_answers=float(np.abs(pred[i] - res.measured[i]).max()),
-                                 group_size=cfg.group_size, beta=cfg.beta, entropy_coef=cfg.entropy_coef,
-                                 advantage=cfg.advantage, pass_k=cfg.pass_k if cfg.pass_k else "",
-                                 filter_ties=cfg.filter_ties, level=cfg.level,
-                                 importance_level=cfg.importance_level, steps=steps,
+                                 group_size=obj.group_size, beta=kw["beta"], entropy_coef=obj.entropy_coef,
+                                 advantage=obj.advantage, pass_k=obj.pass_k if obj.pass_k else "",
+                                 filter_ties=obj.filter_ties, level=obj.level,
+                                 importance_level=obj.importance_level, steps=steps,
                                  seconds=round(time.time() - t0, 1)))
             append_rows(rows)
             write_summary()

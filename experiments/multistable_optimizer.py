@@ -52,8 +52,8 @@ def main() -> None:
             base = dict(seed=seed, question=q, pi_ref=p[best], predicted=float(pts.from_reference.pi[best]),
                         lower=lower, upper=upper, separatrix=separatrix)
             for lr, steps in ADAM:
-                cfg = GRPOConfig(group_size=64, beta=1.0, penalty="direct", steps=steps, learning_rate=lr,
-                                 groups_per_question=4, log_every=1, seed=seed)
+                cfg = GRPOConfig(objective=Objective(group_size=64, beta=1.0, penalty="direct"), steps=steps,
+                                 learning_rate=lr, groups_per_question=4, log_every=1, seed=seed)
                 res = GRPOTrainer(copy.deepcopy(ref), task.subset([q]), cfg, reference=ref, progress=False).train()
                 traj = np.array([h["p_best_q0"] for h in res.history])
                 end = float(res.measured[0, best])

@@ -127,7 +127,16 @@ def pass_at_k_table(n_pass: np.ndarray, G: int, k: int) -> tuple[np.ndarray, np.
 MAX_COUNT_VECTORS = 3_000_000
 
 
-def _part(a: np.ndarray, part: str) -> np.ndarray:
+def signed_part(a: np.ndarray, part: str) -> np.ndarray:
+    """``a`` itself (``part="mean"``), its positive part or its negative part (elementwise).
+
+    The split of an advantage table that the clipped surrogate needs; shared with :mod:`preference`.
+
+    Raises
+    ------
+    InvalidInputError
+        When ``part`` is not ``"mean"``, ``"positive"`` or ``"negative"``.
+    """
     if part == "mean":
         return a
     if part == "positive":
@@ -225,10 +234,10 @@ def level_expectations(v: np.ndarray, log_w: np.ndarray, obj: Objective, *, part
     if L == 1:
         return np.zeros_like(log_w)
     if obj.advantage == "rloo" and (part == "mean" or obj.is_large_group):
-        return _part(np.broadcast_to(centred, log_w.shape).copy(), part)
+        return signed_part(np.broadcast_to(centred, log_w.shape).copy(), part)
     if obj.is_large_group:
         if obj.advantage == "reinforce_pp":
-            return _part(np.where(sigma > 0, centred / np.where(sigma > 0, sigma, 1.0), 0.0), part)
+            return signed_part(np.where(sigma > 0, centred / np.where(sigma > 0, sigma, 1.0), 0.0), part)
         f = w[..., 0]
         k = obj.pass_k
         s = np.sqrt(np.maximum((1.0 - f**k) * f**k, 0.0))
@@ -236,7 +245,7 @@ def level_expectations(v: np.ndarray, log_w: np.ndarray, obj: Objective, *, part
         safe = np.where(ok, s, 1.0)
         out = np.stack([np.where(ok, -(1.0 - f) * f ** (k - 1) / safe, 0.0), np.where(ok, f**k / safe, 0.0)],
                        axis=-1)
-        return _part(out, part)
+        return signed_part(out, part)
     G = obj.group_size
     scale = None
     if obj.advantage == "reinforce_pp":
@@ -250,7 +259,7 @@ def level_expectations(v: np.ndarray, log_w: np.ndarray, obj: Objective, *, part
         raise ExactEvaluationTooLarge(f"exact expectations of advantage={obj.advantage!r} need {n_vec:,} count "
                                 f"vectors for G={G}, L={L}, over the limit max_count_vectors={cap:,}")
     counts = _count_vectors(G - 1, L)
-    table = _part(_count_table(v, counts, obj), part)                          # (L, N)
+    table = signed_part(_count_table(v, counts, obj), part)                          # (L, N)
     flat = log_w.reshape(-1, L)
     weights = _multinomial_weights(flat, counts)                               # (B, N)
     out = (weights @ table.T).reshape(log_w.shape)

@@ -107,7 +107,7 @@ def _advantages_for_counts(v: np.ndarray, counts: np.ndarray, group_size: int, n
         denom = np.sqrt(sum_sq / (G - ddof) + variance_eps) + eps
         with np.errstate(invalid="ignore", divide="ignore"):
             table = np.where(denom > 0, numerator / np.where(denom > 0, denom, 1.0), 0.0)
-    return _part(table, part)
+    return advantage.signed_part(table, part)
 
 
 @lru_cache(maxsize=64)
@@ -119,16 +119,6 @@ def _advantage_table(levels: tuple, group_size: int, normalization: str, ddof: i
     table = _advantages_for_counts(v, counts, group_size, normalization, ddof, eps, variance_eps, part)
     table.setflags(write=False)
     return table
-
-
-def _part(a: np.ndarray, part: str) -> np.ndarray:
-    if part == "mean":
-        return a
-    if part == "positive":
-        return np.maximum(a, 0.0)
-    if part == "negative":
-        return np.minimum(a, 0.0)
-    raise InvalidInputError(f"part must be 'mean', 'positive' or 'negative', got {part!r}")
 
 
 def _stirling_error(m: np.ndarray) -> np.ndarray:
@@ -453,7 +443,7 @@ def level_expectations(
     if obj.normalization == "shift" and (part == "mean" or obj.is_large_group):
         mean = np.exp(log_w) @ v
         factor = 1.0 if obj.is_large_group else (obj.group_size - 1) / obj.group_size
-        return _part(factor * (v - mean[..., None]), part)
+        return advantage.signed_part(factor * (v - mean[..., None]), part)
     if obj.is_large_group:
         w = np.exp(log_w)
         mean = w @ v
@@ -463,7 +453,7 @@ def level_expectations(
         denom = np.sqrt(var + obj.variance_eps) + obj.std_eps
         num = v - mean[..., None]
         safe = np.where(denom > 0, denom, 1.0)[..., None]
-        return _part(np.where(denom[..., None] > 0, num / safe, 0.0), part)
+        return advantage.signed_part(np.where(denom[..., None] > 0, num / safe, 0.0), part)
     G, L = obj.group_size, v.size
     n_vec = n_count_vectors(G, L)
     if L >= 3 and G - 1 > _SMALL_TOTAL and _TRUNCATE_BINOMIAL:

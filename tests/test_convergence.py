@@ -10,7 +10,7 @@ from grpo_theory.convergence import (
     largest_drop,
     summarise_convergence,
 )
-from grpo_theory.problem import InvalidInputError
+from grpo_theory.problem import InvalidInputError, Objective
 
 STEPS = np.arange(1, 801)
 
@@ -133,7 +133,8 @@ def trained():
     ref = pretrain_reference(task, freqs, steps=300, progress=False, seed=0)
     import copy
 
-    cfg = GRPOConfig(group_size=8, beta=0.5, steps=300, learning_rate=3e-3, groups_per_question=8, seed=0)
+    cfg = GRPOConfig(objective=Objective(group_size=8, beta=0.5), steps=300, learning_rate=3e-3, groups_per_question=8,
+                     seed=0)
     res = GRPOTrainer(copy.deepcopy(ref), task, cfg, reference=ref, progress=False).train()
     return task, ref, res
 
@@ -163,7 +164,8 @@ def test_trainer_runs_to_stationarity(trained, tmp_path):
     from grpo_theory.training import GRPOConfig, GRPOTrainer
 
     task, ref, _ = trained
-    cfg = GRPOConfig(group_size=8, beta=0.5, steps=30, learning_rate=3e-3, groups_per_question=8, seed=0,
+    cfg = GRPOConfig(objective=Objective(group_size=8, beta=0.5), steps=30, learning_rate=3e-3, groups_per_question=8,
+                     seed=0,
                      until_stationary=True, max_steps=120)
     tr = GRPOTrainer(copy.deepcopy(ref), task, cfg, reference=ref, run_dir=tmp_path, progress=False)
     res = tr.train()

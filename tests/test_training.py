@@ -10,6 +10,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from grpo_theory import InvalidInputError, Objective  # noqa: E402
 from grpo_theory.training import (  # noqa: E402
     GRPOConfig,
     GRPOTrainer,
@@ -91,7 +92,7 @@ def test_two_token_scoring_factorises():
 
 def test_resume_continues_where_it_stopped(small_setup, tmp_path):
     task, _, ref = small_setup
-    cfg = GRPOConfig(group_size=4, beta=0.5, steps=40, log_every=5, checkpoint_every=10, seed=3)
+    cfg = GRPOConfig(objective=Objective(group_size=4, beta=0.5), steps=40, log_every=5, checkpoint_every=10, seed=3)
     full = GRPOTrainer(copy.deepcopy(ref), task, cfg, reference=ref, run_dir=tmp_path / "a", progress=False).train()
     part = GRPOTrainer(copy.deepcopy(ref), task, cfg, reference=ref, run_dir=tmp_path / "b", progress=False)
     part.train(stop_after=20)                       # as if the process died after step 20
@@ -117,10 +118,21 @@ def test_reduced_validation_meets_a_loose_bound(tmp_path):
 
 
 def test_config_rejects_bad_values():
-    with pytest.raises(ValueError, match="group_size"):
-        GRPOConfig(group_size=1)
-    with pytest.raises(ValueError, match="penalty"):
-        GRPOConfig(penalty="kl")
+    """The objective's fields are checked once, by Objective; the config checks what only the trainer needs."""
+    with pytest.raises(InvalidInputError, match="objective must be"):
+        GRPOConfig(objective=dict(beta=0.5))
+    with pytest.raises(InvalidInputError, match="group_size"):
+        GRPOConfig(objective=Objective(beta=0.5, group_size=math.inf))
+    with pytest.raises(InvalidInputError, match="variance_eps"):
+        GRPOConfig(objective=Objective(beta=0.5, variance_eps=1e-6))
+    with pytest.raises(InvalidInputError, match="groups_per_batch"):
+        GRPOConfig(objective=Objective(beta=0.5, groups_per_batch=3), groups_per_question=16)
+    with pytest.raises(InvalidInputError, match="sampling"):
+        GRPOConfig(sampling="beam")
+    with pytest.raises(TypeError):              # keyword-only, and no objective field restated
+        GRPOConfig(beta=0.5)
+    assert GRPOConfig(objective=Objective(beta=0.5, groups_per_batch=4)).groups_per_batch == 4
+    assert GRPOConfig().groups_per_batch is None    # math.inf: the whole step's token count
 
 
 def test_validate_killed_part_way_resumes_without_retraining_finished_runs(tmp_path):
@@ -190,13 +202,14 @@ def test_token_level_training_on_an_answer_tree_lands_on_the_token_level_predict
 
     task, freqs = synthetic_tree_task("long", 4, seed=0)
     ref = pretrain_reference(task, freqs, steps=600, progress=False, seed=0)
-    cfg = GRPOConfig(group_size=8, beta=1.0, penalty="direct", steps=500, learning_rate=3e-3, groups_per_question=16,
-                     level="token", loss_type="dapo", groups_per_batch=1, seed=0)
+    cfg = GRPOConfig(objective=Objective(group_size=8, beta=1.0, penalty="direct", level="token", loss_type="dapo",
+                                         groups_per_batch=1),
+                     steps=500, learning_rate=3e-3, groups_per_question=16, seed=0)
     res = GRPOTrainer(copy.deepcopy(ref), task, cfg, reference=ref, progress=False).train()
     rp = answer_probabilities(ref, task)
     qs = [Question(rp[q] / rp[q].sum(), rewards=task.rewards[q], answers=task.answers) for q in range(4)]
-    tok = np.array([stationary_policy(q, cfg.objective()).pi for q in qs])
-    seq = np.array([stationary_policy(q, dataclasses.replace(cfg.objective(), level="sequence")).pi for q in qs])
+    tok = np.array([stationary_policy(q, cfg.objective).pi for q in qs])
+    seq = np.array([stationary_policy(q, dataclasses.replace(cfg.objective, level="sequence")).pi for q in qs])
     err_tok, err_seq = np.abs(res.measured - tok), np.abs(res.measured - seq)
     assert err_tok.mean() < 0.01 and err_tok.max() < 0.03, err_tok
     assert err_seq.max() > 3 * err_tok.max()
@@ -231,19 +244,19 @@ def test_kl_study_writes_every_answer_with_its_prediction(tmp_path):
     np.testing.assert_allclose(reward.predicted, reward.log_pooling, atol=1e-7)     # KL in the reward: RLHF
 
 
-def test_trainer_kl_options_are_validated():
-    with pytest.raises(ValueError, match="kl_placement"):
-        GRPOConfig(kl_estimator="k1", kl_placement="somewhere")
-    with pytest.raises(ValueError, match="conflicts"):
-        GRPOConfig(penalty="direct", kl_estimator="k3")
-    assert GRPOConfig(kl_estimator="k2").objective().regime == "direct"
+def test_trainer_kl_options_follow_the_objective():
+    assert GRPOConfig(objective=Objective(beta=0.5, kl_estimator="k2")).objective.regime == "direct"
+    cfg = GRPOConfig(objective=Objective(beta=0.5, kl_estimator="k2", kl_placement="advantage", kl_value_clamp=10.0))
+    assert cfg.kl_options() == dict(kl_estimator="k2", kl_placement="advantage", kl_log_ratio_clamp=None,
+                                    kl_value_clamp=10.0)
+    assert GRPOConfig(objective=Objective(beta=0.5, penalty="direct")).kl_options()["kl_estimator"] == "k3_ratio"
 
 
 def test_frozen_parameters_are_neither_trained_nor_checkpointed(small_setup, tmp_path):
     """A model that freezes part of itself: only the rest moves, the checkpoint holds only the rest,
     and a resumed run follows the uninterrupted one."""
     task, _, ref = small_setup
-    cfg = GRPOConfig(group_size=4, beta=0.5, steps=30, log_every=5, checkpoint_every=10, seed=1)
+    cfg = GRPOConfig(objective=Objective(group_size=4, beta=0.5), steps=30, log_every=5, checkpoint_every=10, seed=1)
 
     def frozen_copy():
         m = copy.deepcopy(ref)
@@ -279,7 +292,8 @@ def test_alone_trains_each_question_by_its_own_model(tmp_path):
     got = pd.read_csv(tmp_path / "v" / "results.csv")
     task, freqs = synthetic_binary_task(2, 1, seed=0)
     ref = pretrain_reference(task, freqs, seed=0, progress=False)
-    cfg = GRPOConfig(group_size=2, beta=0.5, penalty="reverse", steps=20, learning_rate=3e-3, groups_per_question=64)
+    cfg = GRPOConfig(objective=Objective(group_size=2, beta=0.5, penalty="reverse"), steps=20, learning_rate=3e-3,
+                     groups_per_question=64)
     one = GRPOTrainer(copy.deepcopy(ref), task.subset([1]), cfg, reference=ref, progress=False).train()
     best = int(np.argmax(task.rewards[1]))
     assert got.measured.iloc[1] == pytest.approx(one.measured[0, best], abs=1e-9)

@@ -218,7 +218,7 @@ def explain(mapping: TheoryMapping, question: Question | None = None) -> dict:
     ...     m = read_trl_config({"num_generations": 2, "beta": 0.5, "max_completion_length": 1,
     ...                          "use_bias_correction_kl": False, "scale_rewards": False}, trl_version="1.16.0")
     >>> info = explain(m, Question([0.2, 0.8], rewards=[1, 0]))
-    >>> info["objective"]["penalty"], [round(x, 4) for x in info["question"]["stationary_policy"]]
+    >>> info["objective"]["regime"], [round(x, 4) for x in info["question"]["stationary_policy"]]
     ('reverse', [0.4472, 0.5528])
     """
     obj = mapping.objective
@@ -227,7 +227,7 @@ def explain(mapping: TheoryMapping, question: Question | None = None) -> dict:
     norm = _FAMILY_FORMULAS.get(obj.advantage, norm)          # issue 22: the other estimators
     out["objective"] = dict(
         describe=obj.describe(), beta=obj.beta, group_size=None if obj.is_large_group else obj.group_size,
-        penalty=obj.regime, kl=_role(obj), normalization=obj.normalization, advantage=norm,
+        regime=obj.regime, kl=_role(obj), normalization=obj.normalization, advantage=norm,
         std_ddof=obj.std_ddof, std_eps=obj.std_eps, level=obj.level, loss_type=obj.loss_type,
         aggregation=obj.aggregation, kl_estimator=obj.estimator, kl_placement=obj.kl_placement,
         kl_log_ratio_clamp=obj.kl_log_ratio_clamp, kl_value_clamp=obj.kl_value_clamp,

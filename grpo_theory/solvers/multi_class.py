@@ -40,7 +40,9 @@ def _vertex_limit(cp: ClassProblem, eta: np.ndarray) -> StationaryPoint | None:
         return None
     vertex = np.zeros(cp.n_classes)
     vertex[top] = 1.0
-    return StationaryPoint(pi=cp.expand(vertex), residual=float(np.max(np.abs(phi))), converged=True,
+    pi = cp.expand(vertex)
+    return StationaryPoint(pi=pi, residual=stationarity_residual(cp.q, cp.obj, pi),
+                           flow_speed=float(np.max(np.abs(phi))), converged=True,
                            stable=True, nfev=0, method="flow-to-vertex", boundary=True,
                            message="limit point: the logit flow runs into this vertex (its speed "
                                    "there decays to 0); stationary only in the limit")

@@ -30,11 +30,16 @@ class StationaryPoint:
     pi : numpy.ndarray, shape (K,)
         The stationary policy ``pi(o | q)``.
     residual : float
-        Max-norm residual of the stationarity condition (see
-        :func:`~grpo_theory.solvers.stationarity_residual`); for a limit point (``boundary=True``),
-        the speed of the logit flow where the search stopped.
+        Always ``stationarity_residual(q, obj, pi)`` at the reported ``pi``
+        (:func:`~grpo_theory.solvers.stationarity_residual`: the max-norm residual of the
+        stationarity condition, 0 exactly at a stationary policy). For the NLHF baseline
+        (:func:`~grpo_theory.solvers.baselines.nash_equilibrium`) the residual of its own fixed-point
+        condition, :func:`~grpo_theory.solvers.baselines.nash_residual`. For a limit point
+        (``boundary=True``) it is generally not small: the vertex is stationary only in the limit;
+        see ``flow_speed``.
     converged : bool
-        Whether ``residual <= RESIDUAL_TOL`` (or the limit point test passed).
+        Whether ``residual <= RESIDUAL_TOL``, or, for a limit point, whether the limit test passed
+        (the flow runs into the vertex, or the KKT conditions hold there).
     stable : bool or None
         True/False under the expected-gradient flow on logits; None when first-order analysis
         cannot decide (a zero eigenvalue, e.g. a tangency).
@@ -58,6 +63,10 @@ class StationaryPoint:
         The drift changes sign across the jump: an attracting jump (``stable=True``) is a Filippov
         equilibrium, which a discrete trainer reaches and then chatters around with an amplitude set
         by its step size; a repelling one (``stable=False``) separates two basins.
+    flow_speed : float or None
+        For a limit point found by following the flow (``boundary=True``): the max-norm speed of the
+        logit flow where the search stopped, near the vertex (small: the flow slows down as it
+        arrives). None for every other point (and for a limit vertex admitted by KKT).
     certificate : Certificate or None
         For a point of a certified set (``StationaryPointSet.exhaustive`` from
         :mod:`~grpo_theory.solvers.certify`), its :class:`~grpo_theory.solvers.certify.Certificate`
@@ -85,6 +94,7 @@ class StationaryPoint:
     class_logit: float | None = None
     discontinuous: bool = False
     certificate: object | None = None
+    flow_speed: float | None = None
 
     @property
     def success(self) -> bool:

@@ -277,7 +277,7 @@ def _certified_points(q: Question, obj: Objective, time_budget: float) -> tuple[
         fs = full_space_stability(q, obj, r.pi)
         if r.limit:
             points.append(StationaryPoint(
-                pi=r.pi, residual=0.0, converged=True, stable=fs.stable, nfev=0,
+                pi=r.pi, residual=stationarity_residual(q, obj, r.pi), converged=True, stable=fs.stable, nfev=0,
                 method="certified: limit vertex (KKT)", boundary=True, eigenvalues=fs.eigenvalues,
                 message=f"{r.message}; full space: {fs.message}"))
             continue

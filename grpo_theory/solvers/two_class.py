@@ -67,8 +67,10 @@ def _boundary_point(cp: ClassProblem, which: int, z_end: float) -> StationaryPoi
     pi_c[which] = 1.0
     x, y = float(expit(z_end)), float(expit(-z_end))
     speed = float(abs(2.0 * x * y * cp.drift(z_end)))
+    pi = cp.expand(pi_c)
     return StationaryPoint(
-        pi=cp.expand(pi_c), residual=speed, converged=True, stable=True, nfev=0,
+        pi=pi, residual=stationarity_residual(cp.q, cp.obj, pi), flow_speed=speed, converged=True, stable=True,
+        nfev=0,
         method="boundary-limit", boundary=True, class_logit=math.copysign(math.inf, z_end),
         message=("limit point: the logit flow runs into this vertex (drift keeps its sign up to "
                  f"|z| = {abs(z_end):.0f}); it is stationary only in the limit"),

@@ -22,7 +22,7 @@ import torch
 from .._io import atomic_write
 from ..convergence import report_columns, summary_columns
 from ..kl import discontinuities
-from ..problem import Question
+from ..problem import Objective, Question
 from ..solvers import clamp_critical_beta, log_pooling, stationary_policy
 from ..training.reference import pretrain_reference
 from ..training.tasks import synthetic_binary_task, synthetic_tree_task
@@ -134,20 +134,21 @@ def run_kl_study(out_dir="runs/validate_kl", *, seeds=(0, 1, 2), variants=None, 
             task, ref, qs = tasks[kind][0], refs[kind], questions[kind]
             changes = dict(changes)
             changes["steps"] = steps * changes.pop("steps_factor", 1)
-            base = GRPOConfig(group_size=group_size, beta=beta, std_ddof=1, std_eps=1e-4, steps=steps,
+            base = GRPOConfig(objective=Objective(group_size=group_size, beta=beta, std_ddof=1, std_eps=1e-4),
+                              steps=steps,
                               learning_rate=learning_rate, groups_per_question=16, device=device, seed=seed,
                               num_threads=num_threads, final_window=0.2)
             if isinstance(changes.get("beta"), tuple):
                 factor = changes["beta"][1]
-                probe = replace(base, **{**changes, "beta": 1.0}).objective()
+                probe = base.with_changes(**{**changes, "beta": 1.0}).objective
                 crit = np.array([clamp_critical_beta(q, probe) for q in qs])
                 changes["beta"] = factor * (crit.min() if factor < 1 else crit.max())
             else:
                 crit = np.full(len(qs), np.nan)
-            cfg = replace(base, **changes)
+            cfg = base.with_changes(**changes)
             cfg = replace(cfg, until_stationary=until_stationary,                       # issue 26
                           max_steps=int(max_steps_factor * cfg.steps) if until_stationary else None)
-            obj = cfg.objective()
+            obj = cfg.objective
             points = [stationary_policy(q, obj) for q in qs]
             pred = np.array([p.pi for p in points])
             trainer = GRPOTrainer(copy.deepcopy(ref), task, cfg, reference=ref,
@@ -155,9 +156,9 @@ def run_kl_study(out_dir="runs/validate_kl", *, seeds=(0, 1, 2), variants=None, 
             res = trainer.train(resume=resume)
             err = res.measured - pred
             for qi, (q, pt) in enumerate(zip(qs, points)):
-                lp = log_pooling(q.pi_ref, q.expected_reward, cfg.beta)
+                lp = log_pooling(q.pi_ref, q.expected_reward, obj.beta)
                 for k in range(len(task.answers)):
-                    rows.append(dict(seed=seed, config=name, penalty=obj.regime, beta=cfg.beta, question=qi,
+                    rows.append(dict(seed=seed, config=name, penalty=obj.regime, beta=obj.beta, question=qi,
                                      answer=k, rewarded=bool(task.rewards[qi, k] > 0), pi_ref=q.pi_ref[k],
                                      predicted=pred[qi, k], measured=res.measured[qi, k],
                                      measured_se=res.measured_se[qi, k], error=err[qi, k],
@@ -165,7 +166,7 @@ def run_kl_study(out_dir="runs/validate_kl", *, seeds=(0, 1, 2), variants=None, 
                                      log_pooling=lp[k], critical_beta=crit[qi],
                                      edge_margin=_edge_margin(obj, q, pt.pi),
                                      **report_columns(res.convergence, qi)))      # issue 26
-            summary.append(dict(seed=seed, config=name, penalty=obj.regime, beta=cfg.beta,
+            summary.append(dict(seed=seed, config=name, penalty=obj.regime, beta=obj.beta,
                                 objective=obj.describe(), mae=float(np.abs(err).mean()),
                                 max_abs_error=float(np.abs(err).max()),
                                 predicted_collapses=int(sum(p.boundary for p in points)),

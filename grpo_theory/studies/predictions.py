@@ -72,11 +72,8 @@ def stable_points_of_rewarded_class(task: QATask, reference_probs: np.ndarray, o
 
     Parameters
     ----------
-    task : QATask
-        The task: ``n_questions`` questions over a shared answer set, with ``rewards`` of shape
-        ``(n_questions, K)``.
-    reference_probs : numpy.ndarray, shape (n_questions, K)
-    obj : Objective
+    task, reference_probs, obj
+        As in :func:`predict`.
 
     Returns
     -------

@@ -52,30 +52,32 @@ def gated_studies(steps: int = 800, group_sizes=(2, 8, 64), betas=(0.5, 1.0), lr
     for G in group_sizes:
         for beta in betas:
             for penalty in ("reverse", "direct"):
-                cfg = GRPOConfig(group_size=G, beta=beta, penalty=penalty, steps=steps, learning_rate=lr,
-                                 groups_per_question=max(4, 128 // G))
+                cfg = GRPOConfig(objective=Objective(group_size=G, beta=beta, penalty=penalty), steps=steps,
+                                 learning_rate=lr, groups_per_question=max(4, 128 // G))
                 out.append(Study(f"G{G}_beta{beta:g}_{penalty}", cfg))
     return out
 
 
 def extra_studies(steps: int = 800, lr: float = 3e-3) -> list[Study]:
     """Measured and reported, not gated: practical conventions against the note's."""
-    base = GRPOConfig(group_size=8, beta=0.5, steps=steps, learning_rate=lr, groups_per_question=16)
-    g2 = replace(base, group_size=2, groups_per_question=64)
+    base = GRPOConfig(objective=Objective(group_size=8, beta=0.5), steps=steps, learning_rate=lr,
+                      groups_per_question=16)
+    g2 = base.with_changes(group_size=2, groups_per_question=64)
     return [
-        Study("TRL_std_G2", replace(g2, std_ddof=1, std_eps=1e-4), gated=False, predictions=("trainer", "note")),
-        Study("TRL_std_G8", replace(base, std_ddof=1, std_eps=1e-4), gated=False, predictions=("trainer", "note")),
+        Study("TRL_std_G2", g2.with_changes(std_ddof=1, std_eps=1e-4), gated=False, predictions=("trainer", "note")),
+        Study("TRL_std_G8", base.with_changes(std_ddof=1, std_eps=1e-4), gated=False, predictions=("trainer", "note")),
         Study("inner4_clip_G8", replace(base, inner_updates=4, clip_eps=0.2), gated=False),
         Study("two_token_sequence_G8", base, gated=False, answer_length=2, predictions=("trainer", "token")),
-        Study("two_token_token_level_G8", replace(base, level="token"), gated=False, answer_length=2,
+        Study("two_token_token_level_G8", base.with_changes(level="token"), gated=False, answer_length=2,
               predictions=("trainer", "token")),
     ]
 
 
 def _objective_for(cfg: GRPOConfig, prediction: str) -> Objective:
     if prediction == "note":
-        return Objective(beta=cfg.beta, group_size=cfg.group_size, penalty=cfg.penalty, normalization=cfg.normalization)
-    return cfg.objective()
+        o = cfg.objective
+        return Objective(beta=o.beta, group_size=o.group_size, penalty=o.penalty, normalization=o.normalization)
+    return cfg.objective
 
 
 def run_validation(out_dir="runs/validate", *, quick: bool = False, n_questions: int = 16, seed: int = 0,
@@ -193,10 +195,11 @@ def run_validation(out_dir="runs/validate", *, quick: bool = False, n_questions:
                                 for st, m in zip(stables, p_meas)])
             for q in range(task.n_questions):
                 rows.append(dict(config=study.name, prediction=prediction,
-                                 gated=study.gated and prediction == "trainer", group_size=cfg.group_size,
-                                 beta=cfg.beta, penalty=cfg.penalty,
-                                 std_ddof=cfg.std_ddof, std_eps=cfg.std_eps, inner_updates=cfg.inner_updates,
-                                 level=cfg.level, answer_length=L, question=q, pi_ref_a=p_ref[q],
+                                 gated=study.gated and prediction == "trainer", group_size=cfg.objective.group_size,
+                                 beta=cfg.objective.beta, penalty=cfg.objective.penalty,
+                                 std_ddof=cfg.objective.std_ddof, std_eps=cfg.objective.std_eps,
+                                 inner_updates=cfg.inner_updates, level=cfg.objective.level, answer_length=L,
+                                 question=q, pi_ref_a=p_ref[q],
                                  predicted=p_pred[q], measured=p_meas[q], measured_se=p_se[q], error=err[q],
                                  n_stable_points=len(stables[q]), nearest_stable=nearest[q],
                                  error_to_nearest_stable=p_meas[q] - nearest[q],

@@ -32,14 +32,14 @@ from .._io import atomic_write
 from .._validate import plain
 from ..convergence import report_columns, summary_columns
 from ..errors import InvalidInputError
-from ..problem import Question
+from ..problem import Objective, Question
 from ..solvers import stationary_points
 from ..training.policy import answer_token_logprobs
 from ..training.smollm import GGUF_NAME, FrozenTrunkLM, load_smollm2, smollm2_tasks
 from ..training.trainer import GRPOConfig, GRPOTrainer
 from .predictions import predict, predict_token_level, rewarded
 
-#: name -> GRPOConfig fields of the configurations compared with the theory
+#: name -> Objective fields of the configurations compared with the theory
 SMOLLM_CONFIGS = {
     "G2_beta0.5_reverse": dict(group_size=2, beta=0.5, penalty="reverse"),
     "G2_beta0.5_direct": dict(group_size=2, beta=0.5, penalty="direct"),
@@ -90,7 +90,8 @@ def _run_job(job: tuple, out: str, steps: int, learning_rate: float, trainable: 
         return pd.read_csv(done)
     task = _STATE["tasks"][task_name]
     ref, token_logp = _STATE["refs"][task_name]
-    cfg = GRPOConfig(**SMOLLM_CONFIGS[config], level=level, steps=steps, learning_rate=learning_rate,
+    cfg = GRPOConfig(objective=Objective(**SMOLLM_CONFIGS[config], level=level), steps=steps,
+                     learning_rate=learning_rate,
                      groups_per_question=max(4, 64 // SMOLLM_CONFIGS[config]["group_size"]), seed=seed,
                      device=_STATE["device"], num_threads=None, log_every=10, checkpoint_every=100,
                      until_stationary=max_steps is not None, max_steps=max_steps)
@@ -99,7 +100,7 @@ def _run_job(job: tuple, out: str, steps: int, learning_rate: float, trainable: 
     # under runs/: never in an output folder that travels
     res = GRPOTrainer(policy, task, cfg, reference=ref, run_dir=Path(out) / "runs" / name,
                       progress=False).train(resume=resume)
-    obj = cfg.objective()
+    obj = cfg.objective
     ref_probs = np.exp(token_logp.sum(-1))
     if level == "token":
         pred = predict_token_level(task, token_logp, obj)
@@ -114,7 +115,7 @@ def _run_job(job: tuple, out: str, steps: int, learning_rate: float, trainable: 
     rows = pd.DataFrame(dict(
         seed=seed, config=config, question=[f"{task_name}:{q}" for q in range(task.n_questions)],
         predicted=p_pred, measured=p_meas, level=level, task=task_name, prompt=task.meta["questions"],
-        group_size=cfg.group_size, beta=cfg.beta, penalty=cfg.penalty, pi_ref=p_ref, measured_se=p_se,
+        group_size=obj.group_size, beta=obj.beta, penalty=obj.penalty, pi_ref=p_ref, measured_se=p_se,
         error=p_meas - p_pred, max_answer_error=np.abs(res.measured - pred).max(axis=1),
         n_stable_points=n_stable, trainable=trainable, learning_rate=learning_rate, steps=steps,
         seconds=res.seconds))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from dataclasses import replace
+import math
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +16,7 @@ import torch
 
 from .._io import atomic_write
 from ..convergence import report_columns, summary_columns
-from ..problem import Question
+from ..problem import Objective, Question
 from ..solvers import stationary_policy
 from ..training.reference import pretrain_reference
 from ..training.tasks import synthetic_tree_task
@@ -27,6 +27,12 @@ __all__ = ["run_tree_study", "TREE_STUDY_SHAPES", "TREE_STUDY_LOSSES"]
 #: The token-level study: answer trees of different lengths whose reward depends on a later token.
 TREE_STUDY_SHAPES = ("lengths", "deep", "long")
 TREE_STUDY_LOSSES = (("grpo", None), ("dr_grpo", None), ("dapo", 1))
+
+
+def _with_loss(base: GRPOConfig, loss_type: str, groups_per_batch: int | None) -> GRPOConfig:
+    """``base`` with this loss type; ``groups_per_batch=None`` is the whole step (``math.inf``)."""
+    return base.with_changes(loss_type=loss_type,
+                             groups_per_batch=math.inf if groups_per_batch is None else groups_per_batch)
 
 
 def run_tree_study(out_dir="runs/validate_tree", *, seeds=(0, 1, 2), shapes=TREE_STUDY_SHAPES,
@@ -95,18 +101,18 @@ def run_tree_study(out_dir="runs/validate_tree", *, seeds=(0, 1, 2), shapes=TREE
             ref_probs = answer_probabilities(ref, task)
             questions = [Question(ref_probs[q] / ref_probs[q].sum(), rewards=task.rewards[q], answers=task.answers)
                          for q in range(task.n_questions)]
-            base = GRPOConfig(group_size=group_size, beta=beta, penalty=penalty, steps=steps,
-                              learning_rate=learning_rate, groups_per_question=16, level="token", device=device,
+            base = GRPOConfig(objective=Objective(group_size=group_size, beta=beta, penalty=penalty, level="token"),
+                              steps=steps, learning_rate=learning_rate, groups_per_question=16, device=device,
                               seed=seed, num_threads=num_threads, until_stationary=until_stationary,
                               max_steps=max_steps)                                  # issue 26
-            objectives = {f"{lt}/B={b or 'all'}": replace(base, loss_type=lt, groups_per_batch=b).objective()
+            objectives = {f"{lt}/B={b or 'all'}": _with_loss(base, lt, b).objective
                           for lt, b in losses}
             preds = {name: np.array([stationary_policy(qq, o).pi for qq in questions])
                      for name, o in objectives.items()}
-            seq_pred = np.array([stationary_policy(qq, dataclasses.replace(base.objective(), level="sequence")).pi
+            seq_pred = np.array([stationary_policy(qq, dataclasses.replace(base.objective, level="sequence")).pi
                                  for qq in questions])
             for (lt, b), name in zip(losses, objectives):
-                cfg = replace(base, loss_type=lt, groups_per_batch=b)
+                cfg = _with_loss(base, lt, b)
                 config = f"{shape}_{lt}_B{b or 'all'}"
                 trainer = GRPOTrainer(copy.deepcopy(ref), task, cfg, reference=ref,
                                       run_dir=out / "runs" / f"{config}_seed{seed}", progress=progress)

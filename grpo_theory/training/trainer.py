@@ -6,9 +6,10 @@ teacher-forced pass; the old policy is the current one, detached), sample
 form advantages, and take ``inner_updates`` optimiser steps on the clipped
 surrogate minus ``beta`` times the penalty. The reference model is frozen.
 
-Names follow TRL's GRPOTrainer where the meaning is the same: ``group_size``
-(TRL ``num_generations``), ``beta``, ``clip_eps`` (TRL ``epsilon``),
-``inner_updates`` (TRL ``num_iterations``), ``learning_rate``.
+The objective is a :class:`~grpo_theory.Objective` (``config.objective``); the run's own
+settings are the other fields of :class:`GRPOConfig`, whose docstring names the TRL knob each
+corresponds to where the names differ (``group_size`` is TRL's ``num_generations``, ``clip_eps``
+its ``epsilon``, ``inner_updates`` its ``num_iterations``).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import csv
 import json
 import math
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 
 import numpy as np
@@ -27,35 +28,41 @@ from tqdm.auto import tqdm
 
 from .._io import atomic_write
 from ..convergence import ConvergenceReport, check_history
-from ..problem import LOSS_TYPES, InvalidInputError, Objective
+from ..problem import InvalidInputError, Objective
 from .loss import family_advantages, group_advantages, grpo_objective, kl_value, tie_mask
 from .policy import answer_token_entropies, answer_token_logprobs, answer_token_mask, generate
 from .tasks import QATask
 
 
-@dataclass
+def _default_objective() -> Objective:
+    return Objective(beta=0.5, group_size=8)
+
+
+@dataclass(kw_only=True)
 class GRPOConfig:
-    group_size: int = 8
-    beta: float = 0.5
-    penalty: str | None = None        # "reverse" (None's default): k3 (GRPO); "direct": ratio * k3 (TRL)
-    kl_estimator: str | None = None   # k1/k2/k3/k3_ratio/k3_plus/abs (overrides penalty; see grpo_theory.kl)
-    kl_placement: str = "loss"        # "loss", "advantage" (after normalisation), "reward" (before it)
-    kl_log_ratio_clamp: float | None = None   # verl low_var_kl: 20
-    kl_value_clamp: float | None = None       # verl low_var_kl and OpenRLHF: 10
-    normalization: str = "scale"      # "scale" (Eq. 2) or "shift"
-    std_ddof: int = 0                 # 0: the note; 1: TRL/verl/OpenRLHF
-    std_eps: float = 0.0              # TRL 1e-4
-    clip_eps: float = 0.2
-    inner_updates: int = 1            # > 1: several updates per batch (clipping becomes active)
+    """The trainer's settings: the :class:`~grpo_theory.Objective` it optimises, and how it runs.
+
+    ``objective`` holds everything the theory reads (beta, G, the KL estimator and placement, the
+    normalisation, level, loss type, groups per batch and the GRPO-family fields), checked once, by
+    :class:`~grpo_theory.Objective`; ``groups_per_batch = math.inf`` normalises by the token count of
+    the whole step. The trainer refuses what it does not implement (``variance_eps != 0``,
+    ``group_size = math.inf``). The other fields say how the optimisation runs; where TRL has the same
+    knob under another name it is given here: ``clip_eps`` is TRL's ``epsilon``, ``inner_updates`` its
+    ``num_iterations``, ``groups_per_question x objective.group_size`` answers per question per step
+    (TRL: ``per_device_train_batch_size`` completions in groups of ``num_generations``), ``steps`` its
+    ``max_steps``; ``learning_rate`` and ``seed`` mean what TRL's mean. ``max_steps`` here is the cap
+    when training to stationarity, not TRL's.
+    """
+
+    objective: Objective = field(default_factory=_default_objective)
+    clip_eps: float = 0.2             # TRL `epsilon`
+    inner_updates: int = 1            # TRL `num_iterations`; > 1: several updates per batch (clipping active)
     learning_rate: float = 3e-3
     optimizer: str = "adam"           # "adam" or "sgd"
     final_lr_fraction: float = 0.05   # linear decay of the learning rate to this fraction
     questions_per_step: int | None = None   # None: every question every step
     groups_per_question: int = 16
     steps: int = 1500
-    level: str = "sequence"           # ratio and KL per "sequence" (the note) or per "token"
-    loss_type: str = "grpo"           # token level: TRL's grpo/bnpo/dr_grpo/dapo or verl's loss_agg_mode names
-    groups_per_batch: int | None = None   # batch-normalised loss types: groups sharing a token count (None: all)
     sampling: str = "score"           # "score": one pass scores every answer; "generate": token by token
     seed: int = 0
     device: str = "cpu"
@@ -64,11 +71,6 @@ class GRPOConfig:
                                       # number) and every step in the final window (see _log_due)
     checkpoint_every: int = 250
     final_window: float = 0.3         # fraction of steps averaged for the measured policy
-    advantage: str = "group"          # issue 22: "group", "rloo", "reinforce_pp" or "pass_at_k"
-    pass_k: int | None = None         # k for advantage="pass_at_k"
-    filter_ties: bool = False         # drop tied groups' terms (DAPO dynamic sampling / TRL masking)
-    entropy_coef: float = 0.0         # entropy bonus per position (verl entropy_coeff, OpenRLHF entropy_loss_coef)
-    importance_level: str = "token"   # "sequence": GSPO's ratio (TRL importance_sampling_level)
     num_threads: int | None = 1       # torch CPU threads; 1 is far faster than 2 for small models on
                                       # 2-core machines (8.8x less CPU measured); None keeps torch's choice
     # --- run to stationarity (issue 26): after `steps`, check the logged P(correct) of every question
@@ -78,75 +80,62 @@ class GRPOConfig:
     max_steps: int | None = None
     convergence_tail: float = 0.25    # fraction of the steps run that the check looks at
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
+        obj = self.objective
+        if not isinstance(obj, Objective):
+            raise InvalidInputError(f"objective must be a grpo_theory.Objective, got {type(obj).__name__}")
+        b = obj.groups_per_batch
         checks = [
-            (self.group_size >= 2, f"group_size must be >= 2, got {self.group_size}"),
-            (self.beta >= 0, f"beta must be >= 0, got {self.beta}"),
-            (self.penalty in (None, "reverse", "direct"),
-             f"penalty must be reverse/direct (or None, with kl_estimator), got {self.penalty!r}"),
-            (self.normalization in ("scale", "shift"),
-             f"normalization must be scale/shift, got {self.normalization!r}"),
-            (self.std_ddof in (0, 1), f"std_ddof must be 0 or 1, got {self.std_ddof}"),
-            (self.level in ("sequence", "token"), f"level must be sequence/token, got {self.level!r}"),
-            (self.loss_type in _loss_types(),
-             f"loss_type must be one of {sorted(_loss_types())}, got {self.loss_type!r}"),
-            (self.groups_per_batch is None or (isinstance(self.groups_per_batch, int) and self.groups_per_batch >= 1
-                                               and self.groups_per_question % self.groups_per_batch == 0),
-             f"groups_per_batch must be None or a divisor of groups_per_question={self.groups_per_question}, "
-             f"got {self.groups_per_batch!r}"),
+            (math.isfinite(obj.group_size),
+             "objective.group_size must be a finite integer for the trainer, got math.inf"),
+            (obj.variance_eps == 0,
+             f"objective.variance_eps must be 0: the trainer does not implement it, got {obj.variance_eps}"),
+            (math.isinf(b) or self.groups_per_question % b == 0,
+             f"objective.groups_per_batch must be math.inf or a divisor of groups_per_question="
+             f"{self.groups_per_question}, got {b!r}"),
             (self.sampling in ("score", "generate"), f"sampling must be score/generate, got {self.sampling!r}"),
             (self.optimizer in ("adam", "sgd"), f"optimizer must be adam/sgd, got {self.optimizer!r}"),
-            (self.inner_updates >= 1 and self.steps >= 1, "inner_updates and steps must be >= 1"),
+            (self.inner_updates >= 1 and self.steps >= 1,
+             f"inner_updates and steps must be >= 1, got {self.inner_updates} and {self.steps}"),
             (0 < self.final_window <= 1, f"final_window must be in (0, 1], got {self.final_window}"),
             (self.max_steps is None or self.max_steps >= self.steps,
              f"max_steps must be None or >= steps={self.steps}, got {self.max_steps!r}"),
             (0 < self.convergence_tail < 1, f"convergence_tail must be in (0, 1), got {self.convergence_tail}"),
             (self.num_threads is None or (isinstance(self.num_threads, int) and self.num_threads >= 1),
              f"num_threads must be None or an integer >= 1, got {self.num_threads!r}"),
-            (self.advantage in ("group", "rloo", "reinforce_pp", "pass_at_k"),
-             f"advantage must be group/rloo/reinforce_pp/pass_at_k, got {self.advantage!r}"),
-            ((self.advantage == "pass_at_k") == (self.pass_k is not None)
-             and (self.pass_k is None or 1 <= self.pass_k <= self.group_size),
-             f"pass_k must be an integer in 1..G (G={self.group_size}) with advantage='pass_at_k' and None "
-             f"otherwise, got pass_k={self.pass_k!r} with advantage={self.advantage!r}"),
-            (isinstance(self.entropy_coef, (int, float)) and math.isfinite(self.entropy_coef)
-             and self.entropy_coef >= 0, f"entropy_coef must be a finite number >= 0, got {self.entropy_coef!r}"),
-            (self.importance_level in ("token", "sequence"),
-             f"importance_level must be token/sequence, got {self.importance_level!r}"),
         ]
         for ok, msg in checks:
             if not ok:
-                raise ValueError(msg)
-        try:
-            self.kl_options()
-        except InvalidInputError as exc:
-            raise ValueError(str(exc)) from None
+                raise InvalidInputError(msg)
 
     def kl_options(self) -> dict:
-        """The KL estimator, placement and clamps, resolved as :class:`~grpo_theory.Objective` resolves them."""
-        o = Objective(beta=1.0, penalty=self.penalty,
-                      kl_estimator=self.kl_estimator, kl_placement=self.kl_placement,
-                      kl_log_ratio_clamp=self.kl_log_ratio_clamp, kl_value_clamp=self.kl_value_clamp)
+        """The KL estimator, placement and clamps as :func:`~grpo_theory.training.loss.grpo_objective` takes them."""
+        o = self.objective
         return dict(kl_estimator=o.estimator, kl_placement=o.kl_placement,
                     kl_log_ratio_clamp=o.kl_log_ratio_clamp, kl_value_clamp=o.kl_value_clamp)
 
-    def objective(self):
-        """The theory's Objective with this trainer's conventions (level, loss type and batch included).
+    def with_changes(self, **changes) -> GRPOConfig:
+        """A validated copy with ``changes`` applied; the names of :class:`~grpo_theory.Objective`'s
+        fields change the objective, the others the config.
 
-        ``groups_per_batch=None`` normalises by the token count of the whole step (every question's
-        groups): many groups, so the theory's ``groups_per_batch = inf``.
+        Examples
+        --------
+        >>> cfg = GRPOConfig(objective=Objective(beta=0.5, group_size=8), steps=100)
+        >>> new = cfg.with_changes(group_size=2, steps=50)
+        >>> new.objective.group_size, new.steps
+        (2, 50)
         """
-        return Objective(beta=self.beta, group_size=self.group_size,
-                         normalization=self.normalization, std_ddof=self.std_ddof, std_eps=self.std_eps,
-                         level=self.level, loss_type=self.loss_type,
-                         groups_per_batch=math.inf if self.groups_per_batch is None else self.groups_per_batch,
-                         **self.kl_options(), advantage=self.advantage, pass_k=self.pass_k,
-                         filter_ties=self.filter_ties, entropy_coef=self.entropy_coef,
-                         importance_level=self.importance_level)
+        names = {f.name for f in fields(Objective) if f.init}
+        to_objective = {k: v for k, v in changes.items() if k in names}
+        rest = {k: v for k, v in changes.items() if k not in names}
+        obj = replace(self.objective, **to_objective) if to_objective else self.objective
+        return replace(self, objective=obj, **rest)
 
-
-def _loss_types():
-    return LOSS_TYPES
+    @property
+    def groups_per_batch(self) -> int | None:
+        """``objective.groups_per_batch`` as the loss takes it: None for ``math.inf`` (the whole step)."""
+        b = self.objective.groups_per_batch
+        return None if math.isinf(b) else int(b)
 
 
 @dataclass
@@ -274,7 +263,7 @@ class GRPOTrainer:
     def _sample(self, token_logp_old: torch.Tensor, q_idx: list[int]) -> torch.Tensor:
         """Answer indices (n_q, groups, G) from the old policy."""
         cfg = self.cfg
-        n = cfg.groups_per_question * cfg.group_size
+        n = cfg.groups_per_question * cfg.objective.group_size
         if cfg.sampling == "generate":
             sub = self.task.subset(q_idx)
             idx = generate(self.model, sub, n, generator=self.generator)
@@ -282,7 +271,7 @@ class GRPOTrainer:
             probs = torch.exp(token_logp_old.sum(-1).double()).cpu()
             idx = torch.multinomial(probs / probs.sum(-1, keepdim=True), n, replacement=True,
                                     generator=self.generator)
-        return idx.view(len(q_idx), cfg.groups_per_question, cfg.group_size).to(self.device)
+        return idx.view(len(q_idx), cfg.groups_per_question, cfg.objective.group_size).to(self.device)
 
     def train_step(self) -> dict:
         cfg = self.cfg
@@ -310,28 +299,28 @@ class GRPOTrainer:
         kl = cfg.kl_options()
         if kl["kl_placement"] == "reward":       # verl's use_kl_in_reward: r - beta * (sum of the values)
             clamps = (kl["kl_log_ratio_clamp"], kl["kl_value_clamp"])
-            if cfg.level == "sequence":
+            if cfg.objective.level == "sequence":
                 v = kl_value(lp_old.sum(-1), lp_ref.sum(-1), kl["kl_estimator"], *clamps)
             else:
                 v = (kl_value(lp_old, lp_ref, kl["kl_estimator"], *clamps) * mask).sum(-1)
-            r = r - cfg.beta * v
-        if cfg.advantage == "group":
-            adv = group_advantages(r, cfg.normalization, cfg.std_ddof, cfg.std_eps)
+            r = r - cfg.objective.beta * v
+        if cfg.objective.advantage == "group":
+            adv = group_advantages(r, cfg.objective.normalization, cfg.objective.std_ddof, cfg.objective.std_eps)
         else:
-            adv = family_advantages(r, cfg.advantage, pass_k=cfg.pass_k)
-        family = dict(group_mask=tie_mask(r)) if cfg.filter_ties else {}
-        family["importance_level"] = cfg.importance_level
+            adv = family_advantages(r, cfg.objective.advantage, pass_k=cfg.objective.pass_k)
+        family = dict(group_mask=tie_mask(r)) if cfg.objective.filter_ties else {}
+        family["importance_level"] = cfg.objective.importance_level
         for group in self.optimizer.param_groups:
             group["lr"] = self._lr()
         for inner in range(cfg.inner_updates):
             if inner > 0:
                 lp_all = answer_token_logprobs(self.model, self.task, question_idx=q_idx)
-            if cfg.entropy_coef:                 # the exact per-position entropies, with their graph
+            if cfg.objective.entropy_coef:                 # the exact per-position entropies, with their graph
                 family.update(entropy=gather(answer_token_entropies(lp_all, self.task.answers)),
-                              entropy_coef=cfg.entropy_coef)
-            obj, diag = grpo_objective(gather(lp_all), lp_old, lp_ref, adv, beta=cfg.beta,
-                                       clip_eps=cfg.clip_eps, level=cfg.level, mask=mask,
-                                       loss_type=cfg.loss_type, groups_per_batch=cfg.groups_per_batch, **kl,
+                              entropy_coef=cfg.objective.entropy_coef)
+            obj, diag = grpo_objective(gather(lp_all), lp_old, lp_ref, adv, beta=cfg.objective.beta,
+                                       clip_eps=cfg.clip_eps, level=cfg.objective.level, mask=mask,
+                                       loss_type=cfg.objective.loss_type, groups_per_batch=cfg.groups_per_batch, **kl,
                                        **family)
             self.optimizer.zero_grad(set_to_none=True)
             (-obj).backward()
@@ -382,7 +371,8 @@ class GRPOTrainer:
         kl_name = cfg.kl_options()["kl_estimator"]
         cap = self._cap()
         bar = tqdm(total=self.horizon, initial=self.step,
-                   desc=f"GRPO {kl_name} G={cfg.group_size} beta={cfg.beta:g}", disable=not self.progress, leave=False)
+                   desc=f"GRPO {kl_name} G={cfg.objective.group_size} beta={cfg.objective.beta:g}",
+                   disable=not self.progress, leave=False)
         metrics_file = None
         writer = None
         if self.run_dir is not None:
