@@ -374,7 +374,9 @@ def test_readers_map_the_family_switches():
     t = read_trl_config({"beta": 0.04, "entropy_coef": 0.01, "importance_sampling_level": "sequence",
                             "max_completion_length": 1}, trl_version="1.16.0").objective
     assert (t.entropy_coef, t.importance_level) == (0.01, "sequence")
-    with pytest.raises(InvalidInputError, match="importance_sampling_level='answer'"):
+    with pytest.raises(InvalidInputError,
+                       match=r"TRL config: importance_sampling_level = 'answer' "
+                             r"\(expected one of 'token', 'sequence'\)"):
         read_trl_config({"beta": 0.04, "importance_sampling_level": "answer"}, trl_version="1.16.0")
     with pytest.raises(InvalidInputError, match="entropy_coef=-1"):
         read_trl_config({"beta": 0.04, "entropy_coef": -1}, trl_version="1.16.0")
