@@ -374,9 +374,11 @@ def test_readers_map_the_family_switches():
     t = read_trl_config({"beta": 0.04, "entropy_coef": 0.01, "importance_sampling_level": "sequence",
                             "max_completion_length": 1}, trl_version="1.16.0").objective
     assert (t.entropy_coef, t.importance_level) == (0.01, "sequence")
-    with pytest.raises(InvalidInputError, match="importance_sampling_level.*'answer'"):
+    with pytest.raises(InvalidInputError,
+                       match=r"TRL config: importance_sampling_level = 'answer' "
+                             r"\(expected one of 'token', 'sequence'\)"):
         read_trl_config({"beta": 0.04, "importance_sampling_level": "answer"}, trl_version="1.16.0")
-    with pytest.raises(InvalidInputError, match="entropy_coef.*-1"):
+    with pytest.raises(InvalidInputError, match="entropy_coef=-1"):
         read_trl_config({"beta": 0.04, "entropy_coef": -1}, trl_version="1.16.0")
 
     base = {"actor_rollout_ref": {"rollout": {"n": 4}, "actor": {"use_kl_loss": True, "kl_loss_coef": 0.1,
@@ -387,14 +389,14 @@ def test_readers_map_the_family_switches():
         assert (v.advantage, v.filter_ties, v.entropy_coef) == (adv, True, 0.001)
     with pytest.raises(NoStationaryPolicy, match="grpo_passk"):
         read_verl_config({**base, "algorithm": {"adv_estimator": "grpo_passk"}})
-    with pytest.raises(InvalidInputError, match="adv_estimator.*'grpoo'"):
+    with pytest.raises(InvalidInputError, match="adv_estimator='grpoo'"):
         read_verl_config({**base, "algorithm": {"adv_estimator": "grpoo"}})
 
     o = read_openrlhf_config(["--advantage_estimator", "reinforce_baseline", "--n_samples_per_prompt", "4",
                                  "--dynamic_filtering", "--entropy_loss_coef", "0.002", "--use_kl_loss",
                                  "--kl_estimator", "k3"]).objective
     assert (o.advantage, o.filter_ties, o.entropy_coef) == ("reinforce_pp", True, 0.002)
-    with pytest.raises(InvalidInputError, match="advantage_estimator.*'ppo'"):
+    with pytest.raises(InvalidInputError, match="advantage_estimator='ppo'"):
         read_openrlhf_config({"advantage_estimator": "ppo", "n_samples_per_prompt": 4})
 
 

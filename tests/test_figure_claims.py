@@ -39,10 +39,15 @@ def test_fig11_which_starts_reach_the_edge_attractor():
     traj = _csv("fig11_simplex_flows")
     pts = _csv("fig11_simplex_flows_stationary")
     cap = _caption("fig11_simplex_flows")
-    edge = pts[pts.pi_c < 0.01]
+    # the edge points are interior ones: the vertex (1, 0, 0), a boundary limit point, is not the edge attractor
+    edge = pts[(pts.pi_c < 0.01) & (pts.boundary == False)]          # noqa: E712
     att = edge[edge.stable == True]                 # noqa: E712
     sad = edge[edge.stable == False]                # noqa: E712
-    assert f"pi(c) = {att.pi_c.min():.0e}" in cap and f"saddle ({sad.pi_c.min():.0e})" in cap
+    assert len(att) == 1 and att.pi_c.min() > 0
+    assert f"pi(c) = {att.pi_c.min():.0e}" in cap
+    assert "saddles (" + ", ".join(f"{c:.0e}" for c in sorted(sad.pi_c, reverse=True)) + ";" in cap
+    for v in pts[(pts.boundary == True) & (pts.stable == True)].itertuples():   # noqa: E712
+        assert f"vertex ({v.pi_a:g}, {v.pi_b:g}, {v.pi_c:g}) is a stable limit" in cap
     target = att[["pi_a", "pi_b", "pi_c"]].to_numpy()[0]
     last = traj[traj.t == traj.t.max()].set_index("start")[["pi_a", "pi_b", "pi_c"]]
     first = traj[traj.t == traj.t.min()].set_index("start").pi_c

@@ -1,4 +1,4 @@
-"""Figure 11: gradient-flow trajectories on the simplex with two stable points."""
+"""Figure 11: gradient-flow trajectories on the simplex: interior attractors, saddles and a vertex limit."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from ..problem import Objective, Question
 from ..solvers import stationary_points
 from ._spec import FigureSpec
 
-#: Figure 11: a three-answer question with two stable points and a saddle.
+#: Figure 11: a three-answer question with several stable points (one a vertex limit) and saddles.
 FLOW_REWARDS = (1.0, 0.9, 0.0)
 FLOW_PI_REF = (0.1, 0.1, 0.8)
 FLOW_BETA = 2.0
@@ -36,8 +36,22 @@ def data(n_starts: int = 14, t_max: float = 30000.0) -> tuple[pd.DataFrame, pd.D
         tr = flow(q, obj, s, t, with_points=False)
         rows += [dict(start=i, t=tt, pi_a=p[0], pi_b=p[1], pi_c=p[2]) for tt, p in zip(t, tr.pi)]
     pts = stationary_points(q, obj)
-    points = pd.DataFrame([dict(pi_a=p.pi[0], pi_b=p.pi[1], pi_c=p.pi[2], stable=p.stable) for p in pts])
+    # boundary: a limit point on the simplex's boundary (here the vertex a = 1), certified by its KKT
+    # conditions rather than as a root; the flow approaches it without reaching it
+    points = pd.DataFrame([dict(pi_a=p.pi[0], pi_b=p.pi[1], pi_c=p.pi[2], stable=p.stable, boundary=p.boundary)
+                           for p in pts])
     return pd.DataFrame(rows), points
+
+
+def _true(col: pd.Series) -> pd.Series:
+    """A boolean column read back from CSV (bool) or built in memory (bool): compare as text."""
+    return col.astype(str) == "True"
+
+
+def edge_points(points: pd.DataFrame) -> pd.DataFrame:
+    """The interior stationary points near the a-b edge (0 < pi(c) < 0.01): the edge attractor and the
+    saddles on either side of it; boundary limit points (the vertex) are excluded."""
+    return points[(points.pi_c < 0.01) & ~_true(points.boundary)]
 
 
 def draw(traj: pd.DataFrame, points: pd.DataFrame, pi_ref, labels=("a", "b", "c"),
@@ -54,11 +68,16 @@ def draw(traj: pd.DataFrame, points: pd.DataFrame, pi_ref, labels=("a", "b", "c"
         ax.annotate("", xy[mid + 1], xy[mid], arrowprops=dict(arrowstyle="->", color=color, lw=0.8))
     for row in points.itertuples():
         xy = plotting.ternary(np.array([row.pi_a, row.pi_b, row.pi_c]))
-        ax.plot(*xy, "o", ms=6, mfc="#b2182b" if row.stable else "white", mec="#b2182b", mew=1.3, zorder=5)
+        marker = "s" if str(row.boundary) == "True" else "o"
+        # the vertex square under the saddle next to it (pi(a) = 0.986), which stays visible on top
+        ax.plot(*xy, marker, ms=7 if marker == "s" else 6, mfc="#b2182b" if str(row.stable) == "True" else "white",
+                mec="#b2182b", mew=1.3, zorder=4 if marker == "s" else 5, clip_on=False)
     ref = plotting.ternary(np.asarray(pi_ref))
     ax.plot(*ref, "k*", ms=6, zorder=6)
     ax.plot([], [], "o", mfc="#b2182b", mec="#b2182b", label="stable")
     ax.plot([], [], "o", mfc="white", mec="#b2182b", label="unstable (saddle)")
+    if _true(points.boundary).any():
+        ax.plot([], [], "s", mfc="#b2182b", mec="#b2182b", label="stable vertex limit")
     ax.plot([], [], "k*", label=r"$\pi_{\mathrm{ref}}$ (its path in black)")
     ax.legend(loc="upper left", fontsize=7, bbox_to_anchor=(-0.06, 1.02))
     ax.set_title(rf"Gradient flow, direct KL, $G\to\infty$, $\beta$ = {beta:g}", pad=2)
@@ -69,7 +88,7 @@ def draw(traj: pd.DataFrame, points: pd.DataFrame, pi_ref, labels=("a", "b", "c"
 def _edge_inset(ax, traj: pd.DataFrame, points: pd.DataFrame) -> None:
     """Zoom on the a-b edge: position along it against log pi(c), where an attractor with pi(c) ~ 1e-4
     sits next to a saddle; trajectories that come near the edge show which way they go."""
-    edge = points[points.pi_c < 0.01]
+    edge = edge_points(points)
     near = [d for _, d in traj.groupby("start") if d.pi_c.min() < 0.01]
     if not len(edge) or not near:
         return
@@ -78,11 +97,19 @@ def _edge_inset(ax, traj: pd.DataFrame, points: pd.DataFrame) -> None:
         along = d.pi_a / (d.pi_a + d.pi_b)
         inset.plot(along, d.pi_c, color="#1f5fa8", lw=0.8)
         inset.plot(along.iloc[0], d.pi_c.iloc[0], "o", color="#1f5fa8", ms=2)
+    lo = 3e-6
     for row in edge.itertuples():
-        inset.plot(row.pi_a / (row.pi_a + row.pi_b), row.pi_c, "o", ms=5, mfc="#b2182b" if row.stable else "white",
-                   mec="#b2182b", mew=1.1, zorder=5)
+        along, stable = row.pi_a / (row.pi_a + row.pi_b), str(row.stable) == "True"
+        # a point below the axis (the saddle next to the vertex, pi(c) ~ 1e-18) is drawn on the bottom edge
+        # as a down triangle with its value
+        below = row.pi_c < lo
+        inset.plot(along, max(row.pi_c, lo), "v" if below else "o", ms=5, mfc="#b2182b" if stable else "white",
+                   mec="#b2182b", mew=1.1, zorder=5, clip_on=False)
+        if below:
+            inset.annotate(f"{row.pi_c:.0e}", (along, lo), xytext=(-3, 4), textcoords="offset points",
+                           fontsize=6, ha="right", color="#b2182b")
     inset.set_yscale("log")
-    inset.set_ylim(3e-6, 0.1)
+    inset.set_ylim(lo, 0.1)
     inset.set_xlim(0.55, 1.0)
     inset.set_xlabel(r"$\pi(a)/(\pi(a)+\pi(b))$", fontsize=7, labelpad=1)
     inset.set_ylabel(r"$\pi(c)$", fontsize=7, labelpad=0)
@@ -100,10 +127,10 @@ def render(t):
 
 
 def edge_starts(traj: pd.DataFrame, points: pd.DataFrame) -> pd.DataFrame:
-    """Per start: its pi(c) at t = 0 and whether it ends at the edge attractor (the stable point with
-    pi(c) < 0.01), within 1e-3."""
-    stable = points[points.stable.astype(str) == "True"]
-    edge = stable[stable.pi_c < 0.01][["pi_a", "pi_b", "pi_c"]].to_numpy()
+    """Per start: its pi(c) at t = 0 and whether it ends at the edge attractor (the interior stable point
+    with pi(c) < 0.01, not the vertex), within 1e-3."""
+    near = edge_points(points)
+    edge = near[_true(near.stable)][["pi_a", "pi_b", "pi_c"]].to_numpy()
     rows = []
     for s, d in traj.groupby("start"):
         d = d.sort_values("t")
@@ -116,21 +143,29 @@ def edge_starts(traj: pd.DataFrame, points: pd.DataFrame) -> pd.DataFrame:
 def caption(t: dict[str, pd.DataFrame]) -> str:
     """The caption, its numbers read from the plotted tables."""
     pts = t["stationary"]
-    edge = pts[pts.pi_c < 0.01]
-    attractor = edge[edge.stable.astype(str) == "True"].pi_c.min()
-    saddle = edge[edge.stable.astype(str) == "False"].pi_c.min()
+    edge = edge_points(pts)
+    attractor = edge[_true(edge.stable)].pi_c.min()
+    saddles = ", ".join(f"{c:.0e}" for c in sorted(edge[~_true(edge.stable)].pi_c, reverse=True))
+    interior = pts[~_true(pts.boundary)]
+    n_stable = int(_true(interior.stable).sum())
+    n_saddle = int((~_true(interior.stable)).sum())
+    vertices = pts[_true(pts.boundary) & _true(pts.stable)]
+    vertex = ("; the vertex " + ", ".join(f"({r.pi_a:g}, {r.pi_b:g}, {r.pi_c:g})" for r in vertices.itertuples())
+              + " is a stable limit on the boundary (square)") if len(vertices) else ""
     e = edge_starts(t["data"], pts)
     reach = e[e.at_edge]
-    return PREFIX + (f"the edge attractor (pi(c) = {attractor:.0e}) and the saddle ({saddle:.0e}). Of the "
-                     f"{len(e)} starts drawn, the {len(reach)} that reach the edge attractor begin at pi(c) <= "
-                     f"{reach.c0.max():.0e}; where its basin ends is not computed here. Take-away: the second stable "
-                     "point exists but its basin is a sliver along the edge, so training from pi_ref never sees it.")
+    head = PREFIX.format(n_stable=n_stable, n_saddle=n_saddle, vertex=vertex)
+    return head + (f"the edge attractor (pi(c) = {attractor:.0e}) and the saddles ({saddles}; a triangle on the "
+                   f"bottom edge is below the axis). Of the "
+                   f"{len(e)} starts drawn, the {len(reach)} that reach the edge attractor begin at pi(c) <= "
+                   f"{reach.c0.max():.0e}; where its basin ends is not computed here. Take-away: the edge attractor "
+                   "exists but its basin is a sliver along the edge, so training from pi_ref never sees it.")
 
 
 PREFIX = (
     f"Figure 11. Gradient-flow trajectories on the simplex, rewards {FLOW_REWARDS}, pi_ref = "
-    f"{FLOW_PI_REF}, direct KL, G = inf, beta = {FLOW_BETA:g}: two stable points separated "
-    "by a saddle; the start decides which one GRPO reaches (pi_ref's path in black). Inset: the a-b "
+    f"{FLOW_PI_REF}, direct KL, G = inf, beta = {FLOW_BETA:g}: {{n_stable}} interior stable points and "
+    "{n_saddle} saddles{vertex}; the start decides where GRPO goes (pi_ref's path in black). Inset: the a-b "
     "edge zoomed, position along it against log pi(c): ")
 
 SPEC = FigureSpec(11, "simplex_flows", caption, tables, render, __name__)

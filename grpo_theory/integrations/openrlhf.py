@@ -72,7 +72,7 @@ OPENRLHF_FIELDS = {
     "train.max_epochs": ("int", 1, None),
     "algo.dynamic_filtering_enable": ("bool", None, None),
     "algo.advantage.gamma": ("float", 0, 1),
-    "entropy_loss_coef": ("float|none", 0, None),
+    "entropy_loss_coef": ("float|none", 0, None),    # the entropy bonus (issue 22); None: no bonus
 }
 
 
@@ -98,6 +98,10 @@ def _from_argv(argv: Sequence[str]) -> dict:
     return out
 
 
+#: Numeric flags whose default is None (unset): argv strings for them are read as numbers too.
+_OPTIONAL_NUMBERS = {"algo.kl.target", "entropy_loss_coef"}
+
+
 def _coerce(key: str, value):
     default = OPENRLHF_DEFAULTS[key]
     try:
@@ -107,12 +111,12 @@ def _coerce(key: str, value):
                     raise ValueError(value)
                 return value.lower() in ("true", "1")
             return value                     # checked (a bool, not 2 or a list) by OPENRLHF_FIELDS
-        if isinstance(value, str) and (isinstance(default, (int, float))
-                                       or key in ("algo.kl.target", "entropy_loss_coef")):
+        if isinstance(value, str) and (isinstance(default, (int, float)) or key in _OPTIONAL_NUMBERS):
             # argv gives strings; a mapping's numbers are checked as they are by OPENRLHF_FIELDS
             return int(value) if isinstance(default, int) else float(value)
     except (TypeError, ValueError):
-        raise InvalidInputError(f"OpenRLHF {key}={value!r}: expected {type(default).__name__}") from None
+        expected = "a number" if default is None else type(default).__name__
+        raise InvalidInputError(f"OpenRLHF {key}={value!r}: expected {expected}") from None
     return value
 
 

@@ -138,7 +138,8 @@ def kkt_checked(q: Question, obj: Objective, p: StationaryPoint) -> StationaryPo
     Returns
     -------
     StationaryPoint
-        ``p``, or a copy with ``converged``, ``stable``, ``boundary`` and ``message`` corrected.
+        ``p``, or a copy with ``converged``, ``stable``, ``boundary`` and ``message`` corrected (and, for a
+        vertex, ``pi`` the vertex itself).
     """
     absent = (q.pi_ref > 0) & (p.pi < FACE_MASS)
     if not absent.any():
@@ -154,7 +155,9 @@ def kkt_checked(q: Question, obj: Objective, p: StationaryPoint) -> StationaryPo
         return dataclasses.replace(p, converged=False, stable=False,
                                    message=f"{p.message}; not stationary: {fs.message}")
     if np.count_nonzero(face) == 1:
-        return dataclasses.replace(p, converged=True, boundary=True, stable=fs.stable, message=(
+        # the limit point is the vertex itself, as the two-class and multi-class solvers report it
+        # (not where the search stopped, with masses ~1e-60 on the other answers)
+        return dataclasses.replace(p, pi=face, converged=True, boundary=True, stable=fs.stable, message=(
             f"{p.message}; a collapse onto a vertex, reached only in the limit: {fs.message}"))
     if not p.converged and stationarity_residual(q, obj, p.pi) <= RESIDUAL_TOL:
         return dataclasses.replace(p, converged=True, message=(
