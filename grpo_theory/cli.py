@@ -276,7 +276,7 @@ def _run_study(args):
         from .studies.smollm2 import run_smollm_study  # torch and transformers' tokenizer (optional)
 
         _, summary = run_smollm_study(out, model_dir=args.model_dir, device=args.device,
-                                      seeds=tuple(args.seeds or (0, 1, 2)), steps=steps, trainable=args.trainable,
+                                      seeds=tuple(args.seeds or (0, 1, 2, 3, 4)), steps=steps, trainable=args.trainable,
                                       workers=args.workers, progress=progress)
         return summary, None
     if args.study == "free":
@@ -576,7 +576,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="training steps per configuration (smollm2: at least 10)")
     v.add_argument("--seed", type=check.nonnegative_int, default=0, help="small: the seed")
     v.add_argument("--seeds", type=check.nonnegative_int, nargs="+", default=None,
-                   help="smollm2 (default 0 1 2), free (default 0)")
+                   help="smollm2 (default 0 1 2 3 4, as the study), free (default 0)")
     v.add_argument("--device", default="cpu", type=check.device, help="cpu or cuda")
     v.add_argument("--no-extra", action="store_true", help="small: skip the measured-not-gated studies")
     v.add_argument("--resume", action="store_true", help="continue runs from their checkpoints")
