@@ -123,6 +123,12 @@ def _answers() -> dict:
     return out
 
 
+def _read_log(path: Path) -> pd.DataFrame:
+    """A run's metrics.csv, each step once (a run resumed by an older trainer logged the steps after
+    its last checkpoint twice: the later rows are the ones its history kept)."""
+    return pd.read_csv(path).drop_duplicates("step", keep="last").sort_values("step", ignore_index=True)
+
+
 def smollm_runs(out: Path):
     """(run name, metrics, rows) for every finished job of a SmolLM2 study directory."""
     answers = _answers()
@@ -131,7 +137,7 @@ def smollm_runs(out: Path):
         if m.exists():
             rows = pd.read_csv(f)
             rows["answer"] = rows.prompt.map(answers).fillna("")
-            yield f.stem, pd.read_csv(m), rows
+            yield f.stem, _read_log(m), rows
 
 
 def validate_runs(out: Path):
@@ -140,7 +146,7 @@ def validate_runs(out: Path):
     for config, rows in res[res.prediction == "trainer"].groupby("config", sort=False):
         m = out / "runs" / config / "metrics.csv"
         if m.exists():
-            yield config, pd.read_csv(m), rows.rename(columns={"pi_ref_a": "pi_ref"}).sort_values("question")
+            yield config, _read_log(m), rows.rename(columns={"pi_ref_a": "pi_ref"}).sort_values("question")
 
 
 def main(argv=None) -> pd.DataFrame:

@@ -50,9 +50,11 @@ def main() -> None:
                     help="one pass of every configuration at --lr (no lr 3e-4 pass for the direct ones)")
     ap.add_argument("--direct-at-large-step", action="store_true",
                     help="also run the direct configurations at --lr (the collapse finding; +12 min)")
+    ap.add_argument("--configs", nargs="+", choices=sorted(SMOLLM_CONFIGS), default=sorted(SMOLLM_CONFIGS),
+                    help="only these configurations (default: all four)")
     args = ap.parse_args()
-    reverse = [c for c in SMOLLM_CONFIGS if c.endswith("reverse")]
-    direct = [c for c in SMOLLM_CONFIGS if c.endswith("direct")]
+    reverse = [c for c in SMOLLM_CONFIGS if c.endswith("reverse") and c in args.configs]
+    direct = [c for c in SMOLLM_CONFIGS if c.endswith("direct") and c in args.configs]
     if args.small_step_pass:
         # the gating study: reverse at lr 1e-3, direct at 3e-4 for twice the steps (at 1e-3 the direct
         # penalty collapses shared-weight prompts onto one answer; --direct-at-large-step measures that)
@@ -60,7 +62,8 @@ def main() -> None:
         if args.direct_at_large_step:
             passes.insert(1, (args.lr, args.steps, direct))
     else:
-        passes = [(args.lr, args.steps, None)]
+        passes = [(args.lr, args.steps, args.configs)]
+    passes = [p for p in passes if p[2]]
     parts = []
     for lr, steps, configs in passes:
         rows, _ = run_smollm_study(args.out, model_dir=args.model_dir, seeds=tuple(args.seeds), steps=steps,

@@ -96,6 +96,10 @@ def test_resume_continues_where_it_stopped(small_setup, tmp_path):
     full = GRPOTrainer(copy.deepcopy(ref), task, cfg, reference=ref, run_dir=tmp_path / "a", progress=False).train()
     part = GRPOTrainer(copy.deepcopy(ref), task, cfg, reference=ref, run_dir=tmp_path / "b", progress=False)
     part.train(stop_after=20)                       # as if the process died after step 20
+    # ... having logged steps 21-22 past its last checkpoint: they are logged again on resume, once
+    log = tmp_path / "b" / "metrics.csv"
+    last = log.read_text().strip().splitlines()[-1].split(",", 1)[1]
+    log.write_text(log.read_text() + "".join(f"{s},{last}\n" for s in (21, 22)))
     resumed = GRPOTrainer(copy.deepcopy(ref), task, cfg, reference=ref, run_dir=tmp_path / "b", progress=False)
     res = resumed.train(resume=True)
     assert res.steps == 40

@@ -80,9 +80,11 @@ def jobs(configs=None, seeds=(0, 1, 2, 3, 4), task_names=("yes_no", "multiple_ch
 
 
 def _run_job(job: tuple, out: str, steps: int, learning_rate: float, trainable: str, resume: bool,
-             max_steps: int | None = None) -> pd.DataFrame:
+             max_steps: int | None = None, optimizer: str = "adam") -> pd.DataFrame:
     task_name, config, level, seed = job
     name = f"{task_name}_{config}_{level}_lr{learning_rate:g}_steps{steps}_seed{seed}"
+    if optimizer != "adam":                        # the instability study's SGD runs (issue 26)
+        name = name.replace(f"_lr{learning_rate:g}", f"_{optimizer}{learning_rate:g}")
     if max_steps is not None:                      # issue 26: trained to stationarity, capped at max_steps
         name = name.replace(f"_seed{seed}", f"_stationary{max_steps}_seed{seed}")
     done = Path(out) / "rows" / f"{name}.csv"
@@ -91,7 +93,7 @@ def _run_job(job: tuple, out: str, steps: int, learning_rate: float, trainable: 
     task = _STATE["tasks"][task_name]
     ref, token_logp = _STATE["refs"][task_name]
     cfg = GRPOConfig(objective=Objective(**SMOLLM_CONFIGS[config], level=level), steps=steps,
-                     learning_rate=learning_rate,
+                     learning_rate=learning_rate, optimizer=optimizer,
                      groups_per_question=max(4, 64 // SMOLLM_CONFIGS[config]["group_size"]), seed=seed,
                      device=_STATE["device"], num_threads=None, log_every=10, checkpoint_every=100,
                      until_stationary=max_steps is not None, max_steps=max_steps)
@@ -118,7 +120,7 @@ def _run_job(job: tuple, out: str, steps: int, learning_rate: float, trainable: 
         group_size=obj.group_size, beta=obj.beta, penalty=obj.penalty, pi_ref=p_ref, measured_se=p_se,
         error=p_meas - p_pred, max_answer_error=np.abs(res.measured - pred).max(axis=1),
         n_stable_points=n_stable, trainable=trainable, learning_rate=learning_rate, steps=steps,
-        seconds=res.seconds))
+        optimizer=optimizer, seconds=res.seconds))
     conv = pd.DataFrame([report_columns(res.convergence, q) for q in range(task.n_questions)])   # issue 26
     rows = pd.concat([rows, conv], axis=1)
     done.parent.mkdir(parents=True, exist_ok=True)
@@ -168,7 +170,9 @@ def _convergence_summary(g: pd.DataFrame) -> dict:
 def run_smollm_study(out_dir="runs/validate_smollm2", *, model_dir="models/smollm2", seeds=(0, 1, 2, 3, 4),
                      configs=None, steps: int = 300, learning_rate: float = 1e-3, trainable: str = "last-mlp",
                      device: str = "cpu", workers: int = 1, resume: bool = True, progress: bool = True,
-                     num_threads: int | None = 1, max_steps: int | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+                     num_threads: int | None = 1, max_steps: int | None = None,
+                     task_names=("yes_no", "multiple_choice", "arithmetic"),
+                     optimizer: str = "adam") -> tuple[pd.DataFrame, pd.DataFrame]:
     """Every job of :func:`jobs`: GRPO on SmolLM2-135M against the predicted stationary points.
 
     Finished jobs are kept as they finish (``out_dir/rows``) and skipped on a rerun with ``resume=True``.
@@ -204,6 +208,10 @@ def run_smollm_study(out_dir="runs/validate_smollm2", *, model_dir="models/smoll
     max_steps : int, optional
         Train each job to stationarity (:mod:`grpo_theory.convergence`), from ``steps`` up to
         ``max_steps``; None trains exactly ``steps``. Rows carry the check's columns either way.
+    task_names : sequence of str
+        The prompt sets (``"yes_no"``, ``"multiple_choice"``, ``"arithmetic"``).
+    optimizer : str
+        ``"adam"`` or ``"sgd"`` (the trainer's ``GRPOConfig.optimizer``).
 
     Returns
     -------
@@ -226,10 +234,10 @@ def run_smollm_study(out_dir="runs/validate_smollm2", *, model_dir="models/smoll
                                 "(or give --model-dir)")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    todo = jobs(configs, seeds)
+    todo = jobs(configs, seeds, task_names)
     t0 = time.perf_counter()
     init = (str(model_dir), device, trainable, num_threads)
-    args = [(j, str(out), steps, learning_rate, trainable, resume, max_steps) for j in todo]
+    args = [(j, str(out), steps, learning_rate, trainable, resume, max_steps, optimizer) for j in todo]
     parts = []
     bar = tqdm(total=len(todo), desc="SmolLM2 runs", disable=not progress)
     if workers > 1:
