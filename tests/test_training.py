@@ -315,3 +315,20 @@ def test_wilson_interval_matches_scipy():
         np.testing.assert_allclose(wilson_interval(k, n), (ci.low, ci.high), atol=2e-4)
     with pytest.raises(ValueError, match="0 <= k <= n"):
         wilson_interval(5, 4)
+
+
+def test_warmup_rises_linearly_then_the_schedule_decays():
+    """warmup_steps (TRL's name): lr x (s + 1) / W for the first W steps, times the linear decay to
+    final_lr_fraction over `steps`; a bad value is refused with the value in the message."""
+    from types import SimpleNamespace
+
+    from grpo_theory.training import GRPOConfig, GRPOTrainer
+
+    cfg = GRPOConfig(steps=100, learning_rate=1e-3, warmup_steps=10, final_lr_fraction=0.05)
+    lr = [GRPOTrainer._lr(SimpleNamespace(cfg=cfg, step=s)) for s in range(150)]
+    decay = [1e-3 * (1 - 0.95 * min(1.0, s / 100)) for s in range(150)]
+    expected = [d * min(1.0, (s + 1) / 10) for s, d in enumerate(decay)]
+    np.testing.assert_allclose(lr, expected, rtol=1e-12)
+    assert lr[0] == pytest.approx(1e-4 * 1.0) and lr[9] == pytest.approx(1e-3 * (1 - 0.95 * 0.09))
+    with pytest.raises(ValueError, match="warmup_steps must be .* got 101"):
+        GRPOConfig(steps=100, warmup_steps=101)

@@ -80,11 +80,13 @@ def jobs(configs=None, seeds=(0, 1, 2, 3, 4), task_names=("yes_no", "multiple_ch
 
 
 def _run_job(job: tuple, out: str, steps: int, learning_rate: float, trainable: str, resume: bool,
-             max_steps: int | None = None, optimizer: str = "adam") -> pd.DataFrame:
+             max_steps: int | None = None, optimizer: str = "adam", warmup_steps: int = 0) -> pd.DataFrame:
     task_name, config, level, seed = job
     name = f"{task_name}_{config}_{level}_lr{learning_rate:g}_steps{steps}_seed{seed}"
     if optimizer != "adam":                        # the instability study's SGD runs (issue 26)
         name = name.replace(f"_lr{learning_rate:g}", f"_{optimizer}{learning_rate:g}")
+    if warmup_steps:                               # the instability study's warm-up runs (issue 26)
+        name = name.replace(f"_steps{steps}", f"_warmup{warmup_steps}_steps{steps}")
     if max_steps is not None:                      # issue 26: trained to stationarity, capped at max_steps
         name = name.replace(f"_seed{seed}", f"_stationary{max_steps}_seed{seed}")
     done = Path(out) / "rows" / f"{name}.csv"
@@ -93,7 +95,7 @@ def _run_job(job: tuple, out: str, steps: int, learning_rate: float, trainable: 
     task = _STATE["tasks"][task_name]
     ref, token_logp = _STATE["refs"][task_name]
     cfg = GRPOConfig(objective=Objective(**SMOLLM_CONFIGS[config], level=level), steps=steps,
-                     learning_rate=learning_rate, optimizer=optimizer,
+                     learning_rate=learning_rate, optimizer=optimizer, warmup_steps=warmup_steps,
                      groups_per_question=max(4, 64 // SMOLLM_CONFIGS[config]["group_size"]), seed=seed,
                      device=_STATE["device"], num_threads=None, log_every=10, checkpoint_every=100,
                      until_stationary=max_steps is not None, max_steps=max_steps)
@@ -120,7 +122,7 @@ def _run_job(job: tuple, out: str, steps: int, learning_rate: float, trainable: 
         group_size=obj.group_size, beta=obj.beta, penalty=obj.penalty, pi_ref=p_ref, measured_se=p_se,
         error=p_meas - p_pred, max_answer_error=np.abs(res.measured - pred).max(axis=1),
         n_stable_points=n_stable, trainable=trainable, learning_rate=learning_rate, steps=steps,
-        optimizer=optimizer, seconds=res.seconds))
+        optimizer=optimizer, warmup_steps=warmup_steps, seconds=res.seconds))
     conv = pd.DataFrame([report_columns(res.convergence, q) for q in range(task.n_questions)])   # issue 26
     rows = pd.concat([rows, conv], axis=1)
     done.parent.mkdir(parents=True, exist_ok=True)
@@ -172,7 +174,7 @@ def run_smollm_study(out_dir="runs/validate_smollm2", *, model_dir="models/smoll
                      device: str = "cpu", workers: int = 1, resume: bool = True, progress: bool = True,
                      num_threads: int | None = 1, max_steps: int | None = None,
                      task_names=("yes_no", "multiple_choice", "arithmetic"),
-                     optimizer: str = "adam") -> tuple[pd.DataFrame, pd.DataFrame]:
+                     optimizer: str = "adam", warmup_steps: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Every job of :func:`jobs`: GRPO on SmolLM2-135M against the predicted stationary points.
 
     Finished jobs are kept as they finish (``out_dir/rows``) and skipped on a rerun with ``resume=True``.
@@ -212,6 +214,8 @@ def run_smollm_study(out_dir="runs/validate_smollm2", *, model_dir="models/smoll
         The prompt sets (``"yes_no"``, ``"multiple_choice"``, ``"arithmetic"``).
     optimizer : str
         ``"adam"`` or ``"sgd"`` (the trainer's ``GRPOConfig.optimizer``).
+    warmup_steps : int
+        Linear learning-rate warm-up (the trainer's ``GRPOConfig.warmup_steps``; 0: none).
 
     Returns
     -------
@@ -237,7 +241,8 @@ def run_smollm_study(out_dir="runs/validate_smollm2", *, model_dir="models/smoll
     todo = jobs(configs, seeds, task_names)
     t0 = time.perf_counter()
     init = (str(model_dir), device, trainable, num_threads)
-    args = [(j, str(out), steps, learning_rate, trainable, resume, max_steps, optimizer) for j in todo]
+    args = [(j, str(out), steps, learning_rate, trainable, resume, max_steps, optimizer, warmup_steps)
+            for j in todo]
     parts = []
     bar = tqdm(total=len(todo), desc="SmolLM2 runs", disable=not progress)
     if workers > 1:

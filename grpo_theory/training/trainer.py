@@ -69,6 +69,9 @@ class GRPOConfig:
     learning_rate: float = 3e-3
     optimizer: str = "adam"           # "adam" or "sgd"
     final_lr_fraction: float = 0.05   # linear decay of the learning rate to this fraction
+    warmup_steps: int = 0             # TRL `warmup_steps`: the rate rises linearly from lr / warmup_steps to
+                                      # lr over these steps (Adam's first steps move every weight by ~lr,
+                                      # whatever the gradient's size: issue 26's collapse at step 1)
     questions_per_step: int | None = None   # None: every question every step
     groups_per_question: int = 16
     steps: int = 1500
@@ -110,6 +113,8 @@ class GRPOConfig:
             (self.inner_updates >= 1 and self.steps >= 1,
              f"inner_updates and steps must be >= 1, got {self.inner_updates} and {self.steps}"),
             (0 < self.final_window <= 1, f"final_window must be in (0, 1], got {self.final_window}"),
+            (isinstance(self.warmup_steps, int) and 0 <= self.warmup_steps <= self.steps,
+             f"warmup_steps must be an integer in [0, steps={self.steps}], got {self.warmup_steps!r}"),
             (self.max_steps is None or self.max_steps >= self.steps,
              f"max_steps must be None or >= steps={self.steps}, got {self.max_steps!r}"),
             (0 < self.convergence_tail < 1, f"convergence_tail must be in (0, 1), got {self.convergence_tail}"),
@@ -270,7 +275,8 @@ class GRPOTrainer:
     def _lr(self) -> float:
         # past `steps` (training to stationarity) the rate stays at its final value
         frac = min(1.0, self.step / max(1, self.cfg.steps))
-        return self.cfg.learning_rate * (1.0 - (1.0 - self.cfg.final_lr_fraction) * frac)
+        warm = min(1.0, (self.step + 1) / self.cfg.warmup_steps) if self.cfg.warmup_steps else 1.0
+        return warm * self.cfg.learning_rate * (1.0 - (1.0 - self.cfg.final_lr_fraction) * frac)
 
     def _sample(self, token_logp_old: torch.Tensor, q_idx: list[int]) -> torch.Tensor:
         """Answer indices (n_q, groups, G) from the old policy."""
