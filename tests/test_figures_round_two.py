@@ -1,0 +1,108 @@
+"""Figures 20-23 (issue 24, the figures the field is missing): each committed table (paper_figures/) against
+an independent path, each caption's numbers recomputed from the committed study table, each figure rendered
+at one of the two widths, each take-away in docs/figures.md against its data."""
+
+import json
+import math
+from pathlib import Path
+
+import matplotlib
+import numpy as np
+import pandas as pd
+import pytest
+from _independent import direct_h, k3_interior_count, sign_changes
+
+from grpo_theory import plotting
+from grpo_theory.figures import FIGURES, read_tables
+from grpo_theory.figures._spec import FigureInputs, FigureSkipped
+
+matplotlib.use("Agg")
+
+ROOT = Path(__file__).resolve().parents[1]
+FIG = ROOT / "paper_figures"
+RESULTS = ROOT / "docs" / "results"
+SPECS = {s.number: s for s in FIGURES}
+
+
+def _tables(number):
+    t = read_tables(SPECS[number], FIG)
+    if not t:
+        pytest.skip(f"figure {number} has no committed tables")
+    return t
+
+
+def _caption(number):
+    return (FIG / f"{SPECS[number].stem}_caption.txt").read_text()
+
+
+def _take_away(number):
+    return (ROOT / "docs" / "figures.md").read_text().split(f"### Figure {number}:")[1].split("\n### ")[0]
+
+
+@pytest.mark.parametrize("number", [20, 21, 22, 23])
+def test_each_new_figure_is_registered_renders_at_a_house_width_and_skips_without_its_table(number, tmp_path):
+    spec = SPECS[number]
+    with matplotlib.rc_context(plotting.STYLE):
+        fig = spec.render(_tables(number))
+    assert min(abs(fig.get_figwidth() - w) for w in plotting.WIDTHS) < 0.01
+    with pytest.raises(FigureSkipped):
+        spec.tables(FigureInputs(results=tmp_path))
+    # the committed caption is the one the module computes from the committed tables
+    assert plotting.infty(spec.caption_text(_tables(number))).strip() == _caption(number).strip()
+
+
+# ---------------------------------------------------------------- Figure 22: finite-G Figure 7(b)
+
+def test_fig22_counts_are_the_studys_certified_counts():
+    study = pd.read_csv(RESULTS / "fig7b_finite_g.csv")
+    d = _tables(22)["data"]
+    assert len(d) == len(study) and d.n_points.tolist() == study.n_certified.tolist()
+    assert study.certified.all()
+
+
+def _dense_count(G, beta, p):
+    # z up to where the logit term beats the bounded preference gap (|P_a - P_b| <= sqrt(G - 1) + 1)
+    hi = abs(math.log(p / (1 - p))) + (math.sqrt(G - 1) + 1) / beta + 5
+    z = np.linspace(-hi, hi, 60_001)
+    return sign_changes(direct_h(z, p, beta, G))
+
+
+def test_fig22_cells_against_a_dense_sign_change_count():
+    d = _tables(22)["data"]
+    rng = np.random.default_rng(24)
+    three = d[d.n_points == 3]
+    one = d[d.n_points == 1]
+    sample = pd.concat([three, one.iloc[rng.choice(len(one), 30, replace=False)]])
+    assert len(three) > 0
+    for r in sample.itertuples():
+        assert _dense_count(int(r.G), r.beta, r.pi_ref_a) == r.n_points, (r.G, r.beta, r.pi_ref_a)
+
+
+def _h_inf(z, beta, p):
+    # h in the logit z of x: 1/sqrt(x(1-x)) = 2 cosh(z/2), finite on the whole grid
+    return 2 * np.cosh(z / 2) / beta - z + math.log(p / (1 - p))
+
+
+def test_fig22_large_group_panel_and_boundary_against_the_closed_form_root_count():
+    t = _tables(22)
+    inf = t["large_group"]
+    rng = np.random.default_rng(7)
+    for r in inf.iloc[rng.choice(len(inf), 40, replace=False)].itertuples():
+        # h(x) = 1/(beta sqrt(x(1-x))) - logit x + logit p: interior roots by sign changes, plus the vertex
+        z = np.linspace(-40, 40, 200_001)
+        assert sign_changes(_h_inf(z, r.beta, r.pi_ref_a)) + 1 == r.n_points
+    b = t["boundary"]
+    for r in b.iloc[::40].itertuples():           # on the boundary min h = 0: a double root
+        z = np.linspace(-40, 40, 400_001)
+        assert abs(_h_inf(z, r.beta, r.pi_ref_a).min()) < 1e-6
+
+
+def test_fig22_caption_and_take_away_state_the_csvs_numbers():
+    study = pd.read_csv(RESULTS / "fig7b_finite_g.csv")
+    cap, text = _caption(22), _take_away(22)
+    n8 = int((study[study.G == 8].n_certified == 3).sum())
+    three = study[(study.G == 64) & (study.n_certified == 3)]
+    assert f"{n8} at G = 8, {len(three)} at G = 64" in cap
+    assert f"beta {three.beta.min():.3g} to {three.beta.max():.3g}, pi_ref(a) <= {three.pi_ref_a.max():.3g}" in cap
+    assert f"{len(three)} of 900" in text and f"β {three.beta.min():.2g}–{three.beta.max():.2g}" in text
+    assert "2 stationary" not in cap and set(study.n_certified) == {1, 3}
