@@ -2,7 +2,6 @@
 an independent path, each caption's numbers recomputed from the committed study table, each figure rendered
 at one of the two widths, each take-away in docs/figures.md against its data."""
 
-import json
 import math
 from pathlib import Path
 
@@ -106,3 +105,42 @@ def test_fig22_caption_and_take_away_state_the_csvs_numbers():
     assert f"beta {three.beta.min():.3g} to {three.beta.max():.3g}, pi_ref(a) <= {three.pi_ref_a.max():.3g}" in cap
     assert f"{len(three)} of 900" in text and f"β {three.beta.min():.2g}–{three.beta.max():.2g}" in text
     assert "2 stationary" not in cap and set(study.n_certified) == {1, 3}
+
+
+# ---------------------------------------------------------------- Figure 23: the K = 3 phase diagram
+
+def test_fig23_certified_counts_against_a_one_dimensional_reduction():
+    # every interior stationary point is pi_u ∝ pi_ref e^{u r} with beta u sigma(pi_u) = 1 (see _independent);
+    # the vertex a is the one limit point, so n_points = interior roots + 1 in every one of the 216 cases
+    d = _tables(23)["data"]
+    assert len(d) == 216 and d.certified.all()
+    for r in d.itertuples():
+        n = k3_interior_count([r.pi_ref_a, r.pi_ref_b, r.pi_ref_c], [1.0, 0.5, 0.0], r.beta, n=40_001)
+        assert n + 1 == r.n_points, (r.beta, r.pi_ref_a, r.pi_ref_b)
+
+
+def test_fig23_the_reached_interior_points_solve_the_stationarity_condition():
+    d = _tables(23)["data"]
+    rew = np.array([1.0, 0.5, 0.0])
+    for r in d[~d.reached_vertex].itertuples():
+        pi = np.array([r.reached_a, r.reached_b, r.reached_c])
+        ref = np.array([r.pi_ref_a, r.pi_ref_b, r.pi_ref_c])
+        m = pi @ rew
+        s = math.sqrt(pi @ rew ** 2 - m ** 2)
+        target = ref * np.exp((rew - m) / (s * r.beta))          # pi ∝ pi_ref exp(P_inf/beta)
+        np.testing.assert_allclose(pi, target / target.sum(), atol=1e-7)
+
+
+def test_fig23_legend_lists_only_the_counts_that_occur_and_the_caption_states_the_csvs_numbers():
+    study = pd.read_csv(RESULTS / "sweep_phase_k3.csv")
+    with matplotlib.rc_context(plotting.STYLE):
+        fig = SPECS[23].render(_tables(23))
+    labels = [t.get_text() for leg in fig.legends for t in leg.get_texts()]
+    counts = sorted(set(study.n_points))
+    assert counts == [1, 3]
+    assert [lab.split(":")[0] for lab in labels if lab[:1].isdigit()] == [str(c) for c in counts]
+    cap = _caption(23)
+    assert f"{int((study.n_points == 3).sum())} of {len(study)} also have" in cap
+    assert f"({int(study.exhaustive.sum())} of {len(study)} cases exhaustive" in cap
+    text = _take_away(23)
+    assert f"{int((study.n_points == 3).sum())} of {len(study)}" in text
