@@ -144,3 +144,72 @@ def test_fig23_legend_lists_only_the_counts_that_occur_and_the_caption_states_th
     assert f"({int(study.exhaustive.sum())} of {len(study)} cases exhaustive" in cap
     text = _take_away(23)
     assert f"{int((study.n_points == 3).sum())} of {len(study)}" in text
+
+
+# ---------------------------------------------------------------- Figure 20: which basin, by optimiser and step
+
+def _F(z, p):
+    """One plain gradient step's drift on z = logit pi(a) (exact expectations, both logits updated):
+    2 pi_a pi_b (g_a - g_b) with g_a - g_b = beta * direct_h; G = 64, beta = 1 (the study's objective)."""
+    x = 1 / (1 + np.exp(-np.asarray(z, float)))
+    out = 2 * x * (1 - x) * 1.0 * direct_h(z, p, 1.0, 64)
+    return float(out[0]) if out.size == 1 else out
+
+
+def test_fig20_lower_separatrix_upper_are_the_three_roots_of_the_binomial_condition():
+    d = _tables(20)["data"].drop_duplicates(["seed", "question"])
+    for r in d.itertuples():
+        z = np.linspace(-5, 12, 40_001)
+        h = direct_h(z, r.pi_ref, 1.0, 64)
+        assert sign_changes(h) == 3
+        roots = z[1:][np.sign(h[1:]) != np.sign(h[:-1])]
+        # the CSV keeps 6 digits of pi_ref and of each point: agreement to the grid step plus that rounding
+        np.testing.assert_allclose(np.log([r.lower / (1 - r.lower), r.separatrix / (1 - r.separatrix),
+                                           r.upper / (1 - r.upper)]), roots, atol=2e-3)
+
+
+def test_fig20_critical_step_against_an_independent_derivative():
+    d = _tables(20)["data"].drop_duplicates(["seed", "question"])
+    for r in d.itertuples():
+        # the flow's (lower) point from the CSV, refined on the independent drift by bisection
+        lo, hi = math.log(r.lower / (1 - r.lower)) - 1e-3, math.log(r.lower / (1 - r.lower)) + 1e-3
+        for _ in range(60):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if np.sign(_F(mid, r.pi_ref)) == np.sign(_F(lo, r.pi_ref)) else (lo, mid)
+        z, h = (lo + hi) / 2, 1e-4
+        slope = float((_F(z + h, r.pi_ref) - _F(z - h, r.pi_ref)) / (2 * h))
+        assert slope < 0
+        assert 2 / abs(slope) == pytest.approx(r.critical_lr, rel=1e-4)
+
+
+def test_fig20_tabular_outcomes_against_an_independent_iteration():
+    # z <- z + lr F(z) from pi_ref, as many steps as the study (400/lr + 50), classified as the study did
+    d = _tables(20)["data"]
+    tab = d[d.method.str.startswith("grpo_steps")]
+    for r in tab.itertuples():
+        z = math.log(r.pi_ref / (1 - r.pi_ref))
+        path = [r.pi_ref]
+        for _ in range(int(400 / r.step_size) + 50):
+            z = z + r.step_size * float(_F(z, r.pi_ref))
+            path.append(1 / (1 + math.exp(-z)))
+        end = path[-1]
+        reached = ("upper" if abs(end - r.upper) < 0.01 else "lower" if abs(end - r.lower) < 0.01 else "neither")
+        assert reached == r.reached, (r.seed, r.question, r.step_size)
+        # pi_ref is stored to 6 digits, which moves the path's points by a few 1e-6
+        assert max(path) == pytest.approx(r.max_along_run, abs=2e-5)
+
+
+def test_fig20_caption_and_take_away_state_the_csvs_numbers():
+    study = pd.read_csv(RESULTS / "multistable_optimizer.csv")
+    cap, text = _caption(20), _take_away(20)
+    adam = study[study.method.str.startswith("adam")]
+    up = {lr: int((g.reached == "upper").sum()) for lr, g in adam.groupby("step_size")}
+    assert f"{up[3e-4]} at lr 0.0003, {up[1e-3]} at lr 0.001, {up[3e-3]} at lr 0.003 of 15" in cap
+    crossed = adam.max_along_run > adam.separatrix
+    assert f"({int((crossed == (adam.reached == 'upper')).sum())} of {len(adam)} runs)" in cap
+    big = study[study.method.str.startswith("grpo_steps") & (study.step_size == 5)]
+    assert f"step 5: {int((big.reached == 'neither').sum())} runs end at neither" in cap
+    up5, low5 = big[big.reached == "upper"], big[big.reached == "lower"]
+    assert up5.pi_ref.min() > low5.pi_ref.max()          # the upper ones are the larger pi_ref, no overlap
+    assert f"pi_ref(a) >= {up5.pi_ref.min():.3f}" in cap
+    assert f"{len(up5)} of 15" in text and f"{int((big.reached == 'neither').sum())} of 15" in text
