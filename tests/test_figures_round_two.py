@@ -213,3 +213,51 @@ def test_fig20_caption_and_take_away_state_the_csvs_numbers():
     assert up5.pi_ref.min() > low5.pi_ref.max()          # the upper ones are the larger pi_ref, no overlap
     assert f"pi_ref(a) >= {up5.pi_ref.min():.3f}" in cap
     assert f"{len(up5)} of 15" in text and f"{int((big.reached == 'neither').sum())} of 15" in text
+
+
+# ---------------------------------------------------------------- Figure 21: the KL-estimator study
+
+def test_fig21_predictions_against_independent_closed_forms():
+    from scipy.optimize import brentq
+
+    d = _tables(21)["data"]
+    # the variants that amount to the direct penalty (binary questions): pi ∝ pi_ref e^{P_8/beta} with TRL's
+    # std (ddof 1, eps 1e-4), P_8 from the binomial law (the tree variant is token level: left out)
+    direct = d[d.config.isin(["k2_loss", "k3_plus_loss_verl_clamps", "k1_advantage"])]
+    assert len(direct) == 72
+    for r in direct.itertuples():
+        z = brentq(lambda zz, p=r.pi_ref: float(direct_h(zz, p, 0.5, 8, ddof=1, eps=1e-4)[0]), -30, 30, xtol=1e-13)
+        assert 1 / (1 + math.exp(-z)) == pytest.approx(r.predicted, abs=1e-9)
+    # KL in the reward: log pooling at beta = 0.5, rewards 1 and 0
+    pool = d[d.config.isin(["k1_reward", "k1_reward_eps0"])]
+    for r in pool.itertuples():
+        pooled = 1 / (1 + math.exp(-(math.log(r.pi_ref / (1 - r.pi_ref)) + 1 / 0.5)))
+        assert pooled == pytest.approx(r.predicted, abs=1e-12)
+    # no restoring force: the rewarded answer's vertex
+    none = d[d.kind == "none"]
+    assert np.all(none.predicted == 1.0) and none.predicted_collapse.all()
+
+
+def test_fig21_summary_is_recomputed_from_the_per_answer_table():
+    rows = pd.read_csv(RESULTS / "kl_study.csv")
+    s = _tables(21)["summary"]
+    assert len(s) == 45 and s.config.nunique() == 15 and s.seed.nunique() == 3
+    for r in s.itertuples():
+        g = rows[(rows.config == r.config) & (rows.seed == r.seed)]
+        assert np.abs(g.measured - g.predicted).mean() == pytest.approx(r.mae, rel=1e-12)
+        wrong = g.rewarded & g.predicted_collapse & (np.abs(g.measured - g.predicted) > 0.5)
+        assert int(wrong.sum()) == r.wrong_vertex
+
+
+def test_fig21_caption_and_take_away_state_the_csvs_numbers():
+    rows = pd.read_csv(RESULTS / "kl_study.csv")
+    summ = pd.read_csv(RESULTS / "kl_study_summary.csv")
+    cap, text = _caption(21), _take_away(21)
+    worst = summ.groupby("config").mae.max()
+    assert f"by {int((worst <= 0.01).sum())} of 15 variants" in cap
+    good = worst[[c for c in worst.index if summ[summ.config == c].penalty.iloc[0] in ("direct", "reward")]]
+    assert (good <= 0.01).all() and f"worst seed {good.max():.4f}" in cap
+    r = rows[rows.rewarded]
+    wrong = (r.predicted_collapse & (np.abs(r.measured - r.predicted) > 0.5)).groupby(r.config).sum()
+    assert f"{wrong['k1_loss']} of 24 (k1 in the loss)" in cap
+    assert f"{wrong['k1_loss']} of 24" in text and f"{int((worst <= 0.01).sum())} of 15" in text
