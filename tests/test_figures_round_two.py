@@ -144,6 +144,12 @@ def test_fig23_legend_lists_only_the_counts_that_occur_and_the_caption_states_th
     assert f"({int(study.exhaustive.sum())} of {len(study)} cases exhaustive" in cap
     text = _take_away(23)
     assert f"{int((study.n_points == 3).sum())} of {len(study)}" in text
+    d = _tables(23)["data"]
+    for beta in (1.0, 2.0):
+        g = d[d.beta == beta]
+        t = g[g.n_points == 3].pi_ref_a.max()
+        assert t < g[g.n_points == 1].pi_ref_a.min()          # the count splits by pi_ref(a) alone
+        assert f"≤ {t:.1f} at β = {beta:g}" in text
 
 
 # ---------------------------------------------------------------- Figure 20: which basin, by optimiser and step
@@ -213,6 +219,10 @@ def test_fig20_caption_and_take_away_state_the_csvs_numbers():
     assert up5.pi_ref.min() > low5.pi_ref.max()          # the upper ones are the larger pi_ref, no overlap
     assert f"pi_ref(a) >= {up5.pi_ref.min():.3f}" in cap
     assert f"{len(up5)} of 15" in text and f"{int((big.reached == 'neither').sum())} of 15" in text
+    assert f"({int((crossed == (adam.reached == 'upper')).sum())} of {len(adam)})" in text
+    crit = _tables(20)["data"]
+    crit = crit[crit.method.str.startswith("grpo_steps") & (crit.step_size == 5) & (crit.reached == "neither")]
+    assert f"({crit.critical_lr.min():.1f}–{crit.critical_lr.max():.1f})" in text
 
 
 # ---------------------------------------------------------------- Figure 21: the KL-estimator study
