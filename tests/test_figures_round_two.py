@@ -35,7 +35,8 @@ def _caption(number):
 
 
 def _take_away(number):
-    return (ROOT / "docs" / "figures.md").read_text().split(f"### Figure {number}:")[1].split("\n### ")[0]
+    text = (ROOT / "docs" / "figures.md").read_text().split(f"### Figure {number}:")[1].split("\n### ")[0]
+    return " ".join(text.split())          # line breaks are layout, not content
 
 
 @pytest.mark.parametrize("number", [20, 21, 22, 23])
@@ -271,3 +272,19 @@ def test_fig21_caption_and_take_away_state_the_csvs_numbers():
     wrong = (r.predicted_collapse & (np.abs(r.measured - r.predicted) > 0.5)).groupby(r.config).sum()
     assert f"{wrong['k1_loss']} of 24 (k1 in the loss)" in cap
     assert f"{wrong['k1_loss']} of 24" in text and f"{int((worst <= 0.01).sum())} of 15" in text
+
+
+def test_fig22_the_g64_three_point_cells_lie_along_the_large_group_boundary():
+    # the take-away's "a thin band along the G = inf boundary": the distance in pi_ref(a) of each three-point
+    # cell at G = 64 from the exact G = inf boundary p*(beta) = expit(-c(beta)), and how many lie inside
+    t = _tables(22)
+    d, b, inf = t["data"], t["boundary"], t["large_group"]
+    three = d[(d.G == 64) & (d.n_points == 3)].merge(inf, on=["beta", "pi_ref_a"], suffixes=("", "_inf"))
+    p_star = np.interp(np.log(three.beta), np.log(b.beta), b.pi_ref_a)
+    gap = np.abs(three.pi_ref_a - p_star).max()
+    inside = int((three.n_points_inf == 3).sum())
+    assert inside == int((three.pi_ref_a < p_star).sum())        # the boundary and the cell counts agree
+    text = _take_away(22)
+    assert f"every one within {gap:.2f} of it in π_ref(a),\n{inside} of them inside" in text
+    assert gap < 0.15
+    assert f"against {int((inf.n_points == 3).sum())} of {len(inf)} at G = ∞" in text
