@@ -285,6 +285,6 @@ def test_fig22_the_g64_three_point_cells_lie_along_the_large_group_boundary():
     inside = int((three.n_points_inf == 3).sum())
     assert inside == int((three.pi_ref_a < p_star).sum())        # the boundary and the cell counts agree
     text = _take_away(22)
-    assert f"every one within {gap:.2f} of it in π_ref(a),\n{inside} of them inside" in text
+    assert f"every one within {gap:.2f} of it in π_ref(a), {inside} of them inside" in text
     assert gap < 0.15
     assert f"against {int((inf.n_points == 3).sum())} of {len(inf)} at G = ∞" in text
