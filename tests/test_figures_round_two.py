@@ -67,6 +67,7 @@ def _dense_count(G, beta, p):
     return sign_changes(direct_h(z, p, beta, G))
 
 
+@pytest.mark.slow                # tens of CPU seconds: every cell or run recomputed
 def test_fig22_cells_against_a_dense_sign_change_count():
     d = _tables(22)["data"]
     rng = np.random.default_rng(24)
@@ -110,6 +111,7 @@ def test_fig22_caption_and_take_away_state_the_csvs_numbers():
 
 # ---------------------------------------------------------------- Figure 23: the K = 3 phase diagram
 
+@pytest.mark.slow                # tens of CPU seconds: every cell or run recomputed
 def test_fig23_certified_counts_against_a_one_dimensional_reduction():
     # every interior stationary point is pi_u ∝ pi_ref e^{u r} with beta u sigma(pi_u) = 1 (see _independent);
     # the vertex a is the one limit point, so n_points = interior roots + 1 in every one of the 216 cases
@@ -189,6 +191,7 @@ def test_fig20_critical_step_against_an_independent_derivative():
         assert 2 / abs(slope) == pytest.approx(r.critical_lr, rel=1e-4)
 
 
+@pytest.mark.slow                # tens of CPU seconds: every cell or run recomputed
 def test_fig20_tabular_outcomes_against_an_independent_iteration():
     # z <- z + lr F(z) from pi_ref, as many steps as the study (400/lr + 50), classified as the study did
     d = _tables(20)["data"]
