@@ -23,11 +23,10 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
 from dask.distributed import Client, LocalCluster  # noqa: E402
 
 from grpo_theory import plotting  # noqa: E402
+from grpo_theory.figures import FigureInputs, phase_diagram_k3  # noqa: E402
 from grpo_theory.sweep import cases_from_grid, sweep  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,6 +40,14 @@ def timed(cases, workers: int) -> float:
         t0 = time.perf_counter()
         sweep(cases, executor=client.get_executor(), progress=False)
         return time.perf_counter() - t0
+
+
+def draw(results: Path) -> None:
+    """fig_sweep_phase_k3.png: Figure 23 of `grpo-theory figures` (the certified counts; its legend lists only
+    the counts that occur), drawn from results/sweep_phase_k3.csv."""
+    with matplotlib.rc_context(plotting.STYLE):
+        fig = phase_diagram_k3.render(phase_diagram_k3.tables(FigureInputs(results=results)))
+        fig.savefig(results / "fig_sweep_phase_k3.png")
 
 
 def main() -> None:
@@ -59,22 +66,7 @@ def main() -> None:
     (ROOT / "docs" / "results" / "sweep_speedup.json").write_text(json.dumps(
         dict(cases=len(sample), seconds_1_worker=t1, seconds_2_workers=t2, speedup=t1 / t2), indent=1) + "\n")
     df["beta"] = [float(k.split("beta=")[1].split(",")[0]) for k in df.key]
-    pis = np.array([json.loads(p) for p in df.pi_ref])
-    with matplotlib.rc_context(plotting.STYLE):
-        fig, axes = plt.subplots(2, 3, figsize=(7.0, 4.8))
-        colors = {0: "0.7", 1: "tab:blue", 2: "tab:orange", 3: "tab:red"}
-        for ax, beta in zip(axes.ravel(), BETAS):
-            plotting.simplex_axes(ax, ("a (1)", "b (0.5)", "c (0)"), None)   # labels: rewards
-            sel = (df.beta == beta).to_numpy()
-            xy = plotting.ternary(pis[sel])
-            ax.scatter(xy[:, 0], xy[:, 1], c=[colors.get(int(n), "k") for n in df.n_points[sel]], s=9)
-            ax.set_title(rf"$\beta$ = {beta:g}", fontsize=8)
-        for n, c in colors.items():
-            axes[0, 0].scatter([], [], c=c, s=9, label=f"{n} stationary point{'s' if n != 1 else ''}")
-        fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="lower center", ncol=4, fontsize=7)
-        fig.suptitle(r"stationary points found, direct penalty, $G=\infty$, rewards (1, 0.5, 0), over "
-                     r"$\pi_{ref}$ (dots)", fontsize=8)
-        fig.savefig(ROOT / "docs" / "results" / "fig_sweep_phase_k3.png")
+    draw(out.parent)
     print(df.groupby("beta").n_points.value_counts().unstack(fill_value=0).to_string())
     print("stable points per case:", df.n_stable.value_counts().to_dict())
 

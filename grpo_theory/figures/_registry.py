@@ -15,3 +15,7 @@ FIGURE_MODULES = (
 )
 
 FIGURES: tuple[FigureSpec, ...] = tuple(import_module(f"{__package__}.{m}").SPEC for m in FIGURE_MODULES)
+
+#: Figures round two (issue 24): the studies the field is missing, each from a committed results table.
+FIGURE_MODULES += ("multistable_basins", "kl_estimators", "finite_g_regions", "phase_diagram_k3")
+FIGURES += tuple(import_module(f"{__package__}.{m}").SPEC for m in FIGURE_MODULES[len(FIGURES):])

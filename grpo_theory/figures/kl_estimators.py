@@ -1,0 +1,170 @@
+"""Figure 21: the trainer's KL, 15 variants x 3 seeds: predicted against measured
+(docs/results/kl_study.csv and kl_study_summary.csv, experiments/kl_study.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.ticker import NullFormatter
+
+from .. import plotting
+from ._spec import FigureSpec
+
+#: the study's configurations, in the order of docs/results.md's table: (label, what the variant amounts to)
+VARIANTS = {
+    "k2_loss": ("k2 in the loss", "direct"),
+    "k3_plus_loss_verl_clamps": ("k3+ in the loss, verl's clamps", "direct"),
+    "k1_advantage": ("k1 in the advantage", "direct"),
+    "k1_reward": ("k1 in the reward", "reward"),
+    "k1_reward_eps0": ("k1 in the reward, ε = 0", "reward"),
+    "tree_k1_advantage_dr_grpo": ("answer tree, k1 in the advantage, token level", "direct"),
+    "k1_loss": ("k1 in the loss", "none"),
+    "abs_loss": ("abs in the loss", "other"),
+    "k3_advantage_clamp10": ("k3 in the advantage, clamp 10", "other"),
+    "k3_low_var_kl_0.8x_critical": ("verl's low-variance KL, 0.8 × critical β", "other"),
+    "k3_low_var_kl_1.25x_critical": ("the same, 1.25 × critical β", "other"),
+    "k3_low_var_kl_1.25x_critical_lr3e-4": ("the same, 1.25 ×, lr 3e-4, 3200 steps", "other"),
+    "k3_low_var_kl_2.5x_critical": ("the same, 2.5 × critical β", "other"),
+    "alone_k3_low_var_kl_1.25x_critical_lr3e-4": ("one question alone, 1.25 ×, lr 3e-4", "other"),
+    "alone_k1_loss": ("one question alone, k1 in the loss", "none"),
+}
+#: what a variant's expected gradient amounts to: the direct penalty, log pooling (KL in the reward), no
+#: regularisation at all, or another (clamped or non-smooth) condition
+KIND_LABELS = {"direct": "amounts to the direct penalty", "reward": "amounts to log pooling (RLHF)",
+               "none": "regularises nothing (a vertex)", "other": "another condition (clamped, abs)"}
+KIND_COLORS = {"direct": plotting.METHOD_COLORS["GRPO direct/scale"], "reward": plotting.METHOD_COLORS["RLHF"],
+               "none": "#e7298a", "other": "#762a83"}
+#: panel (a)'s logit axes clip probabilities to [CLIP, 1 - CLIP]
+CLIP = 1e-5
+#: the study's target: MAE at most this in every seed
+TARGET = 0.01
+
+
+def tables(inputs) -> dict[str, pd.DataFrame]:
+    """``data``: the rewarded answer of every question, seed and variant (predicted, measured);
+    ``summary``: per variant and seed, the MAE over all answers and the wrong-vertex count."""
+    rows = inputs.results_table("kl_study.csv")
+    summary = inputs.results_table("kl_study_summary.csv")
+    unknown = sorted(set(rows.config) - set(VARIANTS))
+    if unknown:
+        raise ValueError(f"kl_study.csv has configurations {unknown} that Figure 21 does not label")
+    rows = rows.assign(label=rows.config.map(lambda c: VARIANTS[c][0]), kind=rows.config.map(lambda c: VARIANTS[c][1]))
+    # a predicted vertex measured at the other end: the rewarded answer died (or won) against the prediction
+    rows["wrong_vertex"] = rows.predicted_collapse.astype(bool) & (np.abs(rows.measured - rows.predicted) > 0.5)
+    data = rows[rows.rewarded.astype(bool)][["config", "label", "kind", "seed", "question", "pi_ref", "predicted",
+                                             "measured", "measured_se", "predicted_collapse", "wrong_vertex"]]
+    wrong = data.groupby(["config", "seed"]).wrong_vertex.sum().rename("wrong_vertex").reset_index()
+    n_q = data.groupby(["config", "seed"]).size().rename("questions").reset_index()
+    s = summary[["config", "seed", "beta", "mae", "max_abs_error", "predicted_collapses", "measured_collapses"]]
+    s = s.merge(wrong, on=["config", "seed"]).merge(n_q, on=["config", "seed"])
+    s["label"] = s.config.map(lambda c: VARIANTS[c][0])
+    s["kind"] = s.config.map(lambda c: VARIANTS[c][1])
+    order = {c: i for i, c in enumerate(VARIANTS)}
+    s = s.sort_values(["config", "seed"], key=lambda col: col.map(order) if col.name == "config" else col)
+    return {"data": data.reset_index(drop=True), "summary": s.reset_index(drop=True)}
+
+
+def per_variant(summary: pd.DataFrame) -> pd.DataFrame:
+    """Per variant: mean and worst-seed MAE, wrong vertices (of all questions), target met in every seed."""
+    g = summary.groupby("config", sort=False)
+    out = pd.DataFrame(dict(label=g.label.first(), kind=g.kind.first(), mae_mean=g.mae.mean(), mae_worst=g.mae.max(),
+                            wrong_vertex=g.wrong_vertex.sum(), questions=g.questions.sum(),
+                            met=g.mae.max() <= TARGET))
+    return out.loc[[c for c in VARIANTS if c in out.index]]
+
+
+def draw(data: pd.DataFrame, summary: pd.DataFrame) -> Figure:
+    """(a) measured against predicted pi(rewarded answer), every question and seed; (b) MAE per variant, one
+    dot per seed, the target dashed, the wrong-vertex count on the right."""
+    fig = Figure(figsize=(plotting.DOUBLE, 3.9), layout="constrained")
+    ax, bx = fig.subplots(1, 2, gridspec_kw=dict(width_ratios=[1.25, 1.0]))
+    # logit axes: most predictions lie in 0.9-0.9999 and the collapses at 1e-5; values are clipped to
+    # [CLIP, 1 - CLIP] (a predicted vertex sits on the edge)
+    for kind, g in data.groupby("kind"):
+        ax.scatter(g.predicted.clip(CLIP, 1 - CLIP), g.measured.clip(CLIP, 1 - CLIP), s=10,
+                   color=KIND_COLORS[kind], alpha=0.75, lw=0, zorder=3)
+    plotting.reference(ax.plot([CLIP, 1 - CLIP], [CLIP, 1 - CLIP], ls=":", color="0.45", lw=0.9, zorder=1))
+    ticks = [1e-4, 0.01, 0.5, 0.99, 0.9999]
+    for setscale, setlim, setticks in ((ax.set_xscale, ax.set_xlim, ax.set_xticks),
+                                       (ax.set_yscale, ax.set_ylim, ax.set_yticks)):
+        setscale("logit")
+        setlim(CLIP / 2, 1 - CLIP / 2)
+        setticks(ticks, [f"{v:g}" for v in ticks])
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.yaxis.set_minor_formatter(NullFormatter())
+    ax.set_aspect("equal")
+    ax.set_xlabel(r"predicted $\pi$(rewarded answer)")
+    ax.set_ylabel(r"measured $\pi_\theta$(rewarded answer)")
+    plotting.panel(ax, "a", "every question, seed and variant")
+
+    pv = per_variant(summary)
+    y = {c: i for i, c in enumerate(pv.index)}
+    floor = 1e-5                                   # MAEs below it (none in the study) would sit on the axis
+    for r in summary.itertuples():
+        bx.scatter(max(r.mae, floor), y[r.config], s=14, color=KIND_COLORS[r.kind], edgecolors="0.2",
+                   linewidths=0.3, zorder=3)
+    plotting.reference(bx.axvline(TARGET, color="0.3", ls="--", lw=0.8))
+    bx.set_xscale("log")
+    bx.set_xlim(floor, 2.0)
+    bx.set_yticks(range(len(pv)), pv.label)
+    bx.set_ylim(len(pv) - 0.5, -0.5)
+    bx.set_xlabel("mean absolute error (all answers)")
+    bx.tick_params(axis="y", labelsize=7)
+    tx = bx.secondary_yaxis("right")
+    tx.set_yticks(range(len(pv)), [f"{int(w)}/{int(n)}" if w else "–" for w, n in zip(pv.wrong_vertex, pv.questions)])
+    tx.tick_params(axis="y", labelsize=7, length=0)
+    tx.set_ylabel("wrong vertex (questions)", fontsize=7)
+    plotting.panel(bx, "b", f"per variant and seed (dashed: {TARGET:g})")
+    handles = [Line2D([], [], marker="o", ls="", ms=5, color=KIND_COLORS[k], label=KIND_LABELS[k])
+               for k in KIND_COLORS if k in set(data.kind)]
+    plotting.legend_below(fig, handles, [h.get_label() for h in handles], ncol=2)
+    return fig
+
+
+def render(t):
+    return draw(t["data"], t["summary"])
+
+
+def _who_met(pv: pd.DataFrame) -> str:
+    """Which variants met the target, said as a class where a class met it whole."""
+    met = pv[pv.met]
+    direct = pv[pv.kind.isin(["direct", "reward"])]
+    rest = met.drop(index=[c for c in direct.index if c in met.index])
+    if not direct.met.all():
+        return ", ".join(met.label)
+    alone = [c for c in rest.index if c.startswith("alone_")]
+    tail = (f" and the {len(alone)} single-question runs" if len(alone) == len(rest) and alone
+            else "".join(f", {lab}" for lab in rest.label))
+    return (f"every variant that amounts to the direct penalty or log pooling ({len(direct)}; worst seed "
+            f"{direct.mae_worst.max():.4f}){tail}")
+
+
+def caption(t) -> str:
+    data, s = t["data"], t["summary"]
+    pv = per_variant(s)
+    met = pv[pv.met]
+    wrong = pv[pv.wrong_vertex > 0]
+    clamped = pv.loc[[c for c in pv.index if c.startswith("k3_low_var_kl") and "0.8x" not in c]]
+    return (
+        f"Figure 21. The trainer's KL term, {len(pv)} variants x {s.seed.nunique()} seeds "
+        f"(docs/results/kl_study.csv and kl_study_summary.csv from experiments/kl_study.py; small GPT, 8 binary "
+        f"questions or one answer tree, G = 8, ddof 1, eps 1e-4, beta = 0.5 unless the variant is set relative "
+        f"to its critical beta, Adam at 3e-3 for 800 steps unless said). (a) Measured against predicted "
+        f"pi(rewarded answer) for every question, seed and variant ({len(data)} points; logit axes, clipped to "
+        f"[{CLIP:g}, 1 - {CLIP:g}]), coloured by what the "
+        f"variant's expected gradient amounts to. (b) The mean absolute error over all answers, one dot per seed; "
+        f"dashed, the study's target {TARGET:g}; right, the questions whose predicted vertex was measured at "
+        f"the other end. The target is met in every seed by {len(met)} of {len(pv)} variants: {_who_met(pv)}. "
+        f"The estimators "
+        f"with no restoring force end at a vertex, but at the wrong one in "
+        + ", ".join(f"{int(r.wrong_vertex)} of {int(r.questions)} ({r.label})" for r in wrong.itertuples())
+        + f"; verl's clamped low-variance KL above its critical beta predicts an interior point and misses it "
+        f"(worst-seed MAE {clamped.mae_worst.min():.3f} to {clamped.mae_worst.max():.3f}). Take-away: what an "
+        f"estimator's expected gradient amounts to predicts training to the target wherever it restores mass; "
+        f"where it does not (k1 or abs in the loss, clamps), the per-question theory names the vertex, not which one."
+    )
+
+
+SPEC = FigureSpec(21, "kl_estimators", caption, tables, render, __name__)

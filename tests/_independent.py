@@ -1,0 +1,61 @@
+"""Independent paths for the round-two figure tests (issue 24): the binary group-relative preference from
+the binomial law of the other members, written from SPEC section 2 without the library's engine, and
+root counts by sign changes on fine grids."""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import expit
+from scipy.stats import binom
+
+
+def binary_preferences(x, G: int, ddof: int = 0, eps: float = 0.0):
+    """``(P_G(a|x), P_G(b|x))`` for a binary question with rewards 1 (a) and 0 (b), scale normalisation.
+
+    Member 1's answer given, the other G - 1 carry k ~ Binomial(G - 1, x) a's. With m a's in the whole group,
+    mean m/G, population std sqrt(m/G (1 - m/G)), times sqrt(G/(G - 1)) for ddof 1, plus ``eps``;
+    A_1 = (r_1 - mean)/std, 0 when every reward ties."""
+    x = np.atleast_1d(np.asarray(x, float))
+    k = np.arange(G)
+    w = binom.pmf(k[None, :], G - 1, x[:, None])            # (n_x, G)
+
+    def adv(r1, m):
+        mean = m / G
+        sd = np.sqrt(mean * (1 - mean)) * (np.sqrt(G / (G - 1)) if ddof == 1 else 1.0) + eps
+        with np.errstate(divide="ignore", invalid="ignore"):
+            a = np.where((m == 0) | (m == G), 0.0, (r1 - mean) / sd)
+        return a
+
+    pa = w @ adv(1.0, k + 1.0)
+    pb = w @ adv(0.0, k + 0.0)
+    return pa, pb
+
+
+def direct_h(z, p: float, beta: float, G: int, ddof: int = 0, eps: float = 0.0):
+    """The direct penalty's binary drift over beta, in the logit z of pi(a):
+    ``(P_G(a) - P_G(b))/beta - (z - logit p)``; its roots are the stationary points (pi ∝ pi_ref e^{P/beta})."""
+    pa, pb = binary_preferences(expit(z), G, ddof, eps)
+    return (pa - pb) / beta - (np.asarray(z) - np.log(p / (1 - p)))
+
+
+def sign_changes(values) -> int:
+    s = np.sign(values)
+    s = s[s != 0]
+    return int(np.count_nonzero(s[1:] != s[:-1]))
+
+
+def k3_interior_count(pi_ref, rewards, beta: float, n: int = 200_001) -> int:
+    """Interior stationary points of the direct penalty at G = inf for K answers, by a 1-d reduction.
+
+    ``pi ∝ pi_ref exp(P_inf/beta)`` with ``P_inf(o) = (r(o) - m)/s`` depends on pi only through s = sigma_pi, so
+    every interior point is ``pi_u ∝ pi_ref exp(u r)`` with ``beta u sigma(pi_u) = 1``, u = 1/(beta s) > 0.
+    The roots are counted by sign changes on a log grid of u."""
+    pi_ref, r = np.asarray(pi_ref, float), np.asarray(rewards, float)
+    u = np.geomspace(1e-4, 1e4, n)
+    logw = np.log(pi_ref)[None, :] + u[:, None] * r[None, :]
+    logw -= logw.max(axis=1, keepdims=True)
+    pi = np.exp(logw)
+    pi /= pi.sum(axis=1, keepdims=True)
+    m = pi @ r
+    s = np.sqrt(np.maximum(pi @ r ** 2 - m ** 2, 0.0))
+    return sign_changes(beta * u * s - 1.0)
