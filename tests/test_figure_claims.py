@@ -183,3 +183,27 @@ def test_fig18_trl19_range_and_the_exact_zeros():
     assert zeros == ["OpenRLHF group_norm", "verl GRPO recipe"] and " and ".join(zeros) in cap
     from grpo_theory.figures.frameworks_same_beta import zero_level
     assert 1e3 * zero_level(s) <= s.pi_wrong[s.pi_wrong > 0].min()
+
+
+def test_fig10_points_split_and_slowest_path():
+    """Figure 10's caption: the stationary points, the separatrix's distance from 1, how many starts run into
+    the vertex, and how far the farthest of them still is at the last time, all from the committed CSVs."""
+    paths = _csv("fig10_phase_portraits")
+    pts = _csv("fig10_phase_portraits_stationary")
+    cap = _caption("fig10_phase_portraits")
+    interior = pts[pts.boundary == False]                  # noqa: E712
+    rev = interior[interior.variant.str.startswith("reverse")]
+    dirp = interior[interior.variant.str.startswith("direct")]
+    assert len(rev) == 1 and f"one stationary point ({rev.pi_a.iloc[0]:.3f})" in cap
+    sep = dirp[dirp.stable == False]                        # noqa: E712
+    assert len(sep) == 1 and f"separatrix at 1 - {sep.one_minus_pi_a.iloc[0]:.1e}" in cap
+    assert f"stable point {dirp[dirp.stable == True].pi_a.iloc[0]:.3f}" in cap     # noqa: E712
+    d = paths[paths.variant.str.startswith("direct")]
+    last = d[d.t == d.t.max()]
+    above = last[last.start_logit > np.log(sep.pi_a.iloc[0] / sep.one_minus_pi_a.iloc[0])]
+    assert (above.destination == "vertex").all() and (last.destination == "vertex").sum() == len(above)
+    assert f"the {len(above)} starts above it run into the vertex" in cap
+    assert f"still at 1 - {above.one_minus_pi_a.max():.0e}" in cap
+    r = paths[paths.variant.str.startswith("reverse")]
+    assert (r.destination == "interior").all()
+    assert f"paths from {r.start.nunique()} starts" in cap
