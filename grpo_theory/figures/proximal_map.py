@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import math
 
+import matplotlib
 import numpy as np
 import pandas as pd
-import matplotlib
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 

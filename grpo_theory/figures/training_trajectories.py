@@ -24,7 +24,8 @@ def draw(df: pd.DataFrame) -> Figure:
                           ("trained", "flow (fitted time scale)", "grpo_steps (lr = time scale)"))
             c = float(r.time_scale.iloc[0])
             ax.plot(tr.step.clip(lower=1), tr.pi, "-", color=col[run], lw=1.2, label=f"{run} (c = {c:.2g})")
-            ax.plot(fl.step.clip(lower=1), fl.pi, ":", color="black", lw=0.9)
+            # each run's fitted flow in the run's colour, so that the pairs read without a key
+            ax.plot(fl.step.clip(lower=1), fl.pi, ":", color=col[run], lw=1.1)
             ax.plot(st.step.clip(lower=1)[::4], st.pi[::4], "o", ms=1.8, color=col[run], mec="none", alpha=0.8)
         ax.axhline(d.predicted.iloc[0], color="0.5", lw=0.8)
         ax.set_xscale("log")
@@ -33,7 +34,7 @@ def draw(df: pd.DataFrame) -> Figure:
                        f"{d.pi_ref.iloc[0]:.3f}, predicted {d.predicted.iloc[0]:.3f}", fontsize=7)
     axes[0].set_ylabel(r"$\pi_t(a)$")
     handles = axes[0].get_legend_handles_labels()[0]
-    handles += [Line2D([], [], ls=":", color="black", label="flow, time scale c fitted per run"),
+    handles += [Line2D([], [], ls=":", color="0.3", lw=1.1, label="flow, time scale c fitted per run"),
                 Line2D([], [], ls="", marker="o", ms=2, color="0.4", label="plain gradient steps, step c"),
                 Line2D([], [], color="0.5", lw=0.8, label="predicted stationary point")]
     plotting.legend_below(fig, handles, ncol=4)
