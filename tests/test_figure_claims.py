@@ -207,3 +207,47 @@ def test_fig10_points_split_and_slowest_path():
     r = paths[paths.variant.str.startswith("reverse")]
     assert (r.destination == "interior").all()
     assert f"paths from {r.start.nunique()} starts" in cap
+
+
+DOCS = FIGS.parent / "docs" / "figures.md"
+
+
+def test_fig12_fixed_points_cycle_and_step_bounds():
+    """Figure 12's caption (and docs take-away): the fixed points, the 2-cycle and the step bounds, from the
+    committed CSVs; each fixed point is also a sign change of f(x) - x on the plotted curve, and the axes
+    reach every one of them."""
+    curve = _csv("fig12_proximal_map")
+    pts = _csv("fig12_proximal_map_points")
+    m = _csv("fig12_proximal_map_step_size_map")
+    cap = _caption("fig12_proximal_map")
+    docs = DOCS.read_text()
+    fps = pts[pts.kind == "fixed point"]
+    cross = curve.pi_a.to_numpy()[np.flatnonzero(np.diff(np.sign(curve.f - curve.pi_a)))]
+    assert len(cross) == len(fps)
+    for x in fps.pi_a:
+        assert np.min(np.abs(cross - x)) < 0.02 and x < 1.0      # (a)'s axes run to 1
+    good = fps[fps.flow_stable == True].iloc[0]                   # noqa: E712
+    assert f"stationary point {good.pi_a:.3f} is stable" in cap and f"|f'| = {good.spectral_radius:.2f}" in cap
+    cyc = sorted(pts[pts.kind == "2-cycle"].pi_a)
+    assert f"({cyc[0]:.3f} <-> {cyc[1]:.3f})" in cap and f"({cyc[0]:.3f} ↔ {cyc[1]:.3f})" in docs
+    for x in fps[fps.flow_stable == False].pi_a:                 # noqa: E712
+        assert f"third fixed point, {x:.3f}" in cap and f"third fixed point ({x:.3f}" in docs
+    top = m[m.beta == m.beta.max()]
+    for v, g in top.groupby("variant"):
+        lo = g.critical_lr.min()
+        assert f"{lo:.2f} ({v.split(',')[0]})" in cap
+        assert f"{lo:.2f}" in docs
+    over = np.log10(m.critical_lr).max()
+    assert over > 3 and f"up to 10^{over:.0f}" in cap
+    assert f"{m.beta.nunique()} x {m.pi_ref_a.nunique()} grid" in cap
+
+
+def test_fig10_docs_state_the_caption_numbers():
+    pts = _csv("fig10_phase_portraits_stationary")
+    docs = DOCS.read_text()
+    interior = pts[pts.boundary == False]                  # noqa: E712
+    assert f"one stationary point ({interior[interior.variant.str.startswith('reverse')].pi_a.iloc[0]:.3f})" in docs
+    d = interior[interior.variant.str.startswith("direct")]
+    assert f"stable point {d[d.stable == True].pi_a.iloc[0]:.3f}" in docs                   # noqa: E712
+    gap = d[d.stable == False].one_minus_pi_a.iloc[0]                                       # noqa: E712
+    assert f"separatrix at 1 − {gap:.1e}".replace("e-03", "e-3") in docs

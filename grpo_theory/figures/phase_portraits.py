@@ -141,7 +141,8 @@ def caption(t: dict[str, pd.DataFrame]) -> str:
     top = float(ends[ends.destination == "vertex"].one_minus_pi_a.max())
     return (
         f"Figure 10. The expected-gradient flow's paths from {n_rev} starts (logit pi_0(a) from "
-        f"{rev.start_logit.min():g} to {rev.start_logit.max():g}) for a binary question with pi_ref(a) = "
+        f"{rev.start_logit.min():g} to {rev.start_logit.max():g}; in (b) also two starts 0.05 in logit either side "
+        f"of the separatrix) for a binary question with pi_ref(a) = "
         f"{PHASE_PI_REF:g} at beta = {PHASE_BETA:g}, above Figure 7's fold: pi_t(a) on a logit axis against "
         "flow time (log scale). Blue: a path that settles at an interior stationary point; red: a path "
         "into the vertex pi(a) = 1; black lines: the stationary points (solid stable, dashed unstable); "
@@ -149,7 +150,7 @@ def caption(t: dict[str, pd.DataFrame]) -> str:
         f"({float(rev_pt.pi_a.iloc[0]):.3f}), and every start settles there. (b) Direct/scale, G = inf: "
         f"the stable point {d_stable:.3f} and the separatrix at 1 - {gap:.1e}; the {n_v} starts above it "
         f"run into the vertex, slowly (at t = {dirp.t.max():g} the farthest of them is still at "
-        f"1 - {top:.0e}), and the two starts 0.05 in logit either side of it part. Take-away: the "
+        f"1 - {top:.0e}), and the two starts beside it part. Take-away: the "
         "stationary point a run reaches is set by where it starts (or where a large first step carries "
         "it): past the separatrix no amount of training brings it back.")
 
