@@ -251,3 +251,54 @@ def test_fig10_docs_state_the_caption_numbers():
     assert f"stable point {d[d.stable == True].pi_a.iloc[0]:.3f}" in docs                   # noqa: E712
     gap = d[d.stable == False].one_minus_pi_a.iloc[0]                                       # noqa: E712
     assert f"separatrix at 1 − {gap:.1e}".replace("e-03", "e-3") in docs
+
+
+def test_fig16_lag_overshoot_and_time_scales():
+    """Figure 16's take-away, recomputed from the committed CSV: which runs lag their fitted flow at first
+    (the old claim 'a network run lags at first' does not hold for every run), the overshoot, the end."""
+    d = _csv("fig16_training_trajectories")
+    cap = _caption("fig16_training_trajectories")
+    docs = DOCS.read_text()
+    qa, qb = list(dict.fromkeys(d.question))
+    lags, lead = {}, {}
+    for (run, q), g in d.groupby(["run", "question"], sort=False):
+        tr = g[g.kind == "trained"].set_index("step").pi
+        fl = g[g.kind == "flow (fitted time scale)"].set_index("step").pi
+        p0, pr = g.pi_ref.iloc[0], g.predicted.iloc[0]
+        early = [s for s in fl.index if s > 0 and (fl[s] - (p0 + pr) / 2) * np.sign(pr - p0) < 0]
+        behind = sum(1 for s in early if (tr[s] - fl[s]) * np.sign(pr - p0) < 0)
+        lags[run, q] = (behind, len(early))
+        first = min(s for s in tr.index if s > 0)
+        lead[run, q] = (tr[first] - fl[first]) * np.sign(pr - p0) > 0
+        assert abs(tr.sort_index().iloc[-1] - pr) < 0.005 + 1e-9       # "within 0.005" at the last step
+    assert "within 0.005" in cap and "within 0.005" in docs
+    single = [r for r in dict.fromkeys(d.run) if d[d.run == r].inner_updates.iloc[0] == 1]
+    parts = [f"{lags[r, qa][0]} of {lags[r, qa][1]}" for r in single]
+    assert ", ".join(parts) in cap and ", ".join(parts[:-1]) + " and " + parts[-1] in docs
+    assert all(lags[r, qa][0] > lags[r, qa][1] / 2 for r in single)    # most early steps behind: a lag
+    assert all(lead[r, qb] for r in dict.fromkeys(d.run))               # ... but on (b) every run leads
+    assert all(lead[r, qa] for r in dict.fromkeys(d.run) if r not in single)
+    fast = d[(d.run == single[0]) & (d.question == qa) & (d.kind == "trained")]
+    peak = fast.loc[fast.pi.idxmax()]
+    assert f"{peak.pi:.2f} at step {int(peak.step)} against {peak.predicted:.2f}" in cap
+    cs = [d[(d.run == r) & (d.question == qa)].time_scale.iloc[0] for r in dict.fromkeys(d.run)]
+    assert f"{min(cs):.2f} → {max(cs):.2f}" in docs
+    # the densified log: every one of the first 20 steps of every run
+    for _, g in d[(d.kind == "trained")].groupby(["run", "question"]):
+        assert set(range(21)) <= set(g.step)
+
+
+def test_fig3_log_pooling_shift_and_where_each_curve_falls():
+    """Figure 3: the direct-penalty curves are log pooling (the logit moves by gamma/beta, gamma = 1), so each
+    falls to 0 only where logit pi_ref ~ -gamma/beta; at the axis' left end (1e-9) only beta/gamma = 0.04 has
+    not fallen yet, as the caption says."""
+    d = _csv("fig3_pairwise_direct")
+    cap = _caption("fig3_pairwise_direct")
+    # away from 0 and 1, where the CSV's 12 digits leave the logit enough precision
+    inner = d[(d.pi_a > 1e-6) & (d.pi_a < 1 - 1e-6) & (d.pi_ref_a > 0) & (d.pi_ref_a < 1)]
+    shift = np.log(inner.pi_a / (1 - inner.pi_a)) - np.log(inner.pi_ref_a / (1 - inner.pi_ref_a))
+    assert len(inner) > 1000 and np.allclose(shift, 1.0 / inner.beta_over_gamma, rtol=1e-5, atol=1e-5)
+    left = d[d.pi_ref_a == d.pi_ref_a.min()].set_index("beta_over_gamma").pi_a
+    assert f"down to {d.pi_ref_a.min():.0e}".replace("e-09", "e-9") in cap
+    assert [b for b, x in left.items() if x > 0.5] == [0.04]
+    assert "beta/gamma = 0.04 only below 1e-9" in cap

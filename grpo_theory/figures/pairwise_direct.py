@@ -26,7 +26,8 @@ def render(t):
 #: Figure 1's curves drawn for contrast, dashed in the same colour: two values, not all seven, so that
 #: every curve on the panel can be told apart
 OVERLAY_BETAS = (0.2, 0.5)
-OVERLAY_LABEL = r"dashed: reverse penalty (Fig. 1), $\beta/\gamma$ = " + " and ".join(f"{b:g}" for b in OVERLAY_BETAS)
+_PAIRS = " and ".join(f"{b:g}" for b in OVERLAY_BETAS)
+OVERLAY_LABEL = r"dashed: reverse penalty (Fig. 1), $\beta/\gamma$ = " + _PAIRS
 
 
 def overlay():
@@ -38,7 +39,7 @@ SPEC = FigureSpec(
     3, "pairwise_direct",
     f"Figure 3. G = 2 with the direct KL penalty KL(pi || pi_ref), beta/gamma in {{{BETAS_TEXT}}}: "
     "logarithmic pooling with the pairwise preference; continuous at pi_ref(a) = 0 (no jump). Dashed, in "
-    f"the same colour: Figure 1's reverse-penalty curves for beta/gamma = {' and '.join(f'{b:g}' for b in OVERLAY_BETAS)}, "
+    f"the same colour: Figure 1's reverse-penalty curves for beta/gamma = {_PAIRS}, "
     "which jump at 0 (to 1 - beta/gamma). Right: the same curves on a log pi_ref axis down "
     "to 1e-9: each falls to 0, at a pi_ref that shrinks like exp(-gamma/beta) (beta/gamma = 0.04 only "
     "below 1e-9). Take-away: the jump belongs to the k3 penalty, not to GRPO's advantages.",
