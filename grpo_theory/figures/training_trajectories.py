@@ -98,7 +98,7 @@ def caption(t: dict[str, pd.DataFrame]) -> str:
         "10 steps from step 100; step axis logarithmic above 1), "
         "against the gradient flow from pi_ref with its time scale c fitted to each run (dotted, the run's "
         "colour) and dynamics.grpo_steps at that step size (dots); grey line: the predicted stationary point. "
-        f"Take-away: every run ends at the prediction (within {end:.3f} at its last logged step), sooner with a "
+        f"Take-away: every run ends at the prediction (within {end:.2g} at its last logged step), sooner with a "
         f"larger lr or more inner updates (fitted flow time per step c = {cs} in (a)). The path is not the "
         f"flow's: in (a) the single-update runs lag their flow at first (behind it at "
         + ", ".join(f"{k} of {n}" for k, n in lags) + " of the logged steps before the flow is half-way, "
