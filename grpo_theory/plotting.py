@@ -184,11 +184,10 @@ def binary_curves(df: pd.DataFrame, param: str, label: str, title: str,
     if jump_at_zero:
         ax.plot([0], [0], marker="o", color="black", ms=3.2, zorder=4)
     if overlay is not None:
-        # dashed in the colour of the same parameter value, so each pair reads as one (pass only a few)
-        for v, c in zip(values, cols):
+        for v in values:
             d = overlay[overlay[param] == v].sort_values("pi_ref_a")
-            ax.plot(d.pi_ref_a, d.pi_a, "--", color=c, lw=0.9, zorder=1)
-        ax.plot([], [], "--", color="0.3", lw=0.9, label=overlay_label)
+            ax.plot(d.pi_ref_a, d.pi_a, "--", color="0.55", lw=0.7, zorder=1)
+        ax.plot([], [], "--", color="0.55", lw=0.7, label=overlay_label)
     diagonal(ax)
     if log_inset:
         for v, c in zip(values, cols):

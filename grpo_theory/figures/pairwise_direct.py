@@ -18,9 +18,19 @@ def tables(_inputs):
 
 
 def render(t):
-    return plotting.binary_curves(t["data"], "beta_over_gamma", r"$\beta/\gamma$", "$G$ = 2, direct KL penalty",
-                                  jump_at_zero=False, overlay=overlay(),
-                                  overlay_label=OVERLAY_LABEL, log_inset=True)
+    fig = plotting.binary_curves(t["data"], "beta_over_gamma", r"$\beta/\gamma$", "$G$ = 2, direct KL penalty",
+                                 jump_at_zero=False, overlay=overlay(), overlay_label=OVERLAY_LABEL,
+                                 log_inset=True)
+    # the shared helper draws the overlay grey; here each is recoloured to its beta/gamma's colour, so that
+    # each dashed curve pairs with the solid one of the same value (kept out of plotting.py, whose edits
+    # would redraw every figure)
+    values = list(dict.fromkeys(t["data"].beta_over_gamma))
+    colour = dict(zip(values, plotting.beta_colors(values)))
+    dashed = [ln for ln in fig.axes[0].get_lines() if ln.get_linestyle() == "--" and len(ln.get_xdata())]
+    for ln, b in zip(dashed, [v for v in values if v in OVERLAY_BETAS]):
+        ln.set_color(colour[b])
+        ln.set_linewidth(0.9)
+    return fig
 
 
 #: Figure 1's curves drawn for contrast, dashed in the same colour: two values, not all seven, so that
