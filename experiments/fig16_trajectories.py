@@ -2,6 +2,13 @@
 
     python experiments/validate_seeds.py          # first (its runs/ hold the trajectories)
     python experiments/fig16_trajectories.py      # a few seconds; writes docs/results/fig16_trajectories.csv
+    python experiments/fig16_trajectories.py --early 150    # ~1 CPU minute; no runs/ needed
+
+The study's runs logged every 10 steps; the rise takes 2-10 of those points on Figure 16's log axis.
+``--early N`` reruns the first N steps of the four runs (seed 0, each under its full learning-rate
+schedule, so the steps are the same steps), logged as the trainer now logs (every step up to 20, then
+about every 10% of the step number), checks that they reproduce the committed table at the steps both
+have (to its 6 digits), and merges them in, with the flow and grpo_steps at the new steps.
 
 G = 8, beta = 0.5, reverse penalty, seed 0, two questions (the lowest and the highest pi_ref): the
 trained probability of the rewarded answer every 10 steps at Adam lr 3e-3, 1e-3 and 3e-4, and with
@@ -12,6 +19,9 @@ effective step in logit units), and dynamics.grpo_steps (exact expectations) at 
 
 from __future__ import annotations
 
+import argparse
+import copy
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +33,9 @@ from grpo_theory.dynamics import flow, grpo_steps
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = ROOT / "runs" / "validate_seeds"
+TABLE = ROOT / "docs" / "results" / "fig16_trajectories.csv"
+#: each run's step count (validate_seeds.py: 800 at lr 3e-3, lr x steps = 1.2 below it): the schedule's length
+RUN_STEPS = {3e-3: 800, 1e-3: 1200, 3e-4: 4000}
 OBJ = Objective(beta=0.5, group_size=8)
 #: (label, run directory, learning rate, inner updates)
 RUN_SET = (("lr 3e-3", "modejoint_learning_rate0.003", "G8_beta0.5_reverse", 3e-3, 1),
@@ -67,5 +80,69 @@ def main(seed: int = 0) -> None:
                                                  predicted=("predicted", "first")).to_string())
 
 
+def _model_rows(common: dict, steps, c: float) -> list[dict]:
+    """The fitted flow (time c x step) and grpo_steps at lr = c, at the given steps, from pi_ref."""
+    p0 = common["pi_ref"]
+    question = Question([p0, 1 - p0], rewards=[1, 0])
+    t_dense = np.concatenate([[0.0], np.geomspace(1e-3, 1e4, 4000)])
+    tr = flow(question, OBJ, question.pi_ref, t_dense, with_points=False).pi[:, 0]
+    tab = grpo_steps(question, OBJ, question.pi_ref, lr=c, n_batches=int(max(steps)), with_points=False).pi[:, 0]
+    return ([dict(common, kind="flow (fitted time scale)", step=s, pi=float(np.interp(c * s, t_dense, tr)))
+             for s in steps]
+            + [dict(common, kind="grpo_steps (lr = time scale)", step=s, pi=float(tab[min(s, len(tab) - 1)]))
+               for s in steps])
+
+
+def densify(stop: int, seed: int = 0) -> pd.DataFrame:
+    """Rerun the first ``stop`` steps of every run and merge their denser log into the committed table."""
+    import torch
+
+    from grpo_theory.studies.small import extra_studies, gated_studies
+    from grpo_theory.training.reference import pretrain_reference
+    from grpo_theory.training.tasks import synthetic_binary_task
+    from grpo_theory.training.trainer import GRPOTrainer
+
+    table = pd.read_csv(TABLE)
+    torch.set_num_threads(1)
+    task, freqs = synthetic_binary_task(16, 1, seed=seed)           # run_validation's task and reference
+    ref = pretrain_reference(task, freqs, seed=seed, progress=False, steps=800)
+    out = ROOT / "runs" / "fig16_early"
+    added = []
+    for label, _mode, config, lr, _inner in RUN_SET:
+        studies = gated_studies(steps=RUN_STEPS[lr], lr=lr) + extra_studies(steps=RUN_STEPS[lr], lr=lr)
+        cfg = replace(next(s for s in studies if s.name == config).config, device="cpu", seed=seed, num_threads=1)
+        d = out / f"lr{lr:g}" / config
+        if (d / "metrics.csv").exists():
+            (d / "metrics.csv").unlink()
+        GRPOTrainer(copy.deepcopy(ref), task, cfg, reference=ref, run_dir=d, progress=False).train(stop_after=stop)
+        m = pd.read_csv(d / "metrics.csv").set_index("step")
+        run = table[table.run == label]
+        for q, g in run.groupby("question"):
+            old = g[g.kind == "trained"].set_index("step").pi
+            both = [s for s in old.index if s in m.index]
+            gap = float(np.max(np.abs(m.loc[both, f"p_best_q{q}"].to_numpy() - old.loc[both].to_numpy())))
+            if not both or gap > 2e-6 * max(1.0, float(old.max())):
+                raise SystemExit(f"{label}, question {q}: the rerun is not the committed run (gap {gap:.2g} "
+                                 f"at {len(both)} common steps)")
+            print(f"{label}, question {q}: rerun = committed at {len(both)} steps (max gap {gap:.1e})")
+            new = [s for s in m.index if s not in set(old.index)]
+            common = g.iloc[0][["run", "learning_rate", "inner_updates", "question", "pi_ref", "predicted",
+                                "time_scale"]].to_dict()
+            added += [dict(common, kind="trained", step=s, pi=float(m.loc[s, f"p_best_q{q}"])) for s in new]
+            added += _model_rows(common, new, float(common["time_scale"]))
+    merged = pd.concat([table, pd.DataFrame(added)], ignore_index=True)
+    merged = merged.sort_values(["run", "question", "kind", "step"], kind="stable")
+    order = {r[0]: i for i, r in enumerate(RUN_SET)}
+    merged = merged.sort_values("run", key=lambda c: c.map(order), kind="stable").reset_index(drop=True)
+    merged.to_csv(TABLE, index=False, float_format="%.6g")
+    return merged
+
+
 if __name__ == "__main__":
-    main()
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--early", type=int, default=None, help="rerun the first N steps, logged densely, and merge")
+    args = ap.parse_args()
+    if args.early:
+        densify(args.early)
+    else:
+        main()

@@ -183,3 +183,122 @@ def test_fig18_trl19_range_and_the_exact_zeros():
     assert zeros == ["OpenRLHF group_norm", "verl GRPO recipe"] and " and ".join(zeros) in cap
     from grpo_theory.figures.frameworks_same_beta import zero_level
     assert 1e3 * zero_level(s) <= s.pi_wrong[s.pi_wrong > 0].min()
+
+
+def test_fig10_points_split_and_slowest_path():
+    """Figure 10's caption: the stationary points, the separatrix's distance from 1, how many starts run into
+    the vertex, and how far the farthest of them still is at the last time, all from the committed CSVs."""
+    paths = _csv("fig10_phase_portraits")
+    pts = _csv("fig10_phase_portraits_stationary")
+    cap = _caption("fig10_phase_portraits")
+    interior = pts[pts.boundary == False]                  # noqa: E712
+    rev = interior[interior.variant.str.startswith("reverse")]
+    dirp = interior[interior.variant.str.startswith("direct")]
+    assert len(rev) == 1 and f"one stationary point ({rev.pi_a.iloc[0]:.3f})" in cap
+    sep = dirp[dirp.stable == False]                        # noqa: E712
+    assert len(sep) == 1 and f"separatrix at 1 - {sep.one_minus_pi_a.iloc[0]:.1e}" in cap
+    assert f"stable point {dirp[dirp.stable == True].pi_a.iloc[0]:.3f}" in cap     # noqa: E712
+    d = paths[paths.variant.str.startswith("direct")]
+    last = d[d.t == d.t.max()]
+    above = last[last.start_logit > np.log(sep.pi_a.iloc[0] / sep.one_minus_pi_a.iloc[0])]
+    assert (above.destination == "vertex").all() and (last.destination == "vertex").sum() == len(above)
+    assert f"the {len(above)} starts above it run into the vertex" in cap
+    assert f"still at 1 - {above.one_minus_pi_a.max():.0e}" in cap
+    r = paths[paths.variant.str.startswith("reverse")]
+    assert (r.destination == "interior").all()
+    assert f"paths from {r.start.nunique()} starts" in cap
+
+
+DOCS = FIGS.parent / "docs" / "figures.md"
+
+
+def test_fig12_fixed_points_cycle_and_step_bounds():
+    """Figure 12's caption (and docs take-away): the fixed points, the 2-cycle and the step bounds, from the
+    committed CSVs; each fixed point is also a sign change of f(x) - x on the plotted curve, and the axes
+    reach every one of them."""
+    curve = _csv("fig12_proximal_map")
+    pts = _csv("fig12_proximal_map_points")
+    m = _csv("fig12_proximal_map_step_size_map")
+    cap = _caption("fig12_proximal_map")
+    docs = DOCS.read_text()
+    fps = pts[pts.kind == "fixed point"]
+    cross = curve.pi_a.to_numpy()[np.flatnonzero(np.diff(np.sign(curve.f - curve.pi_a)))]
+    assert len(cross) == len(fps)
+    for x in fps.pi_a:
+        assert np.min(np.abs(cross - x)) < 0.02 and x < 1.0      # (a)'s axes run to 1
+    good = fps[fps.flow_stable == True].iloc[0]                   # noqa: E712
+    assert f"stationary point {good.pi_a:.3f} is stable" in cap and f"|f'| = {good.spectral_radius:.2f}" in cap
+    cyc = sorted(pts[pts.kind == "2-cycle"].pi_a)
+    assert f"({cyc[0]:.3f} <-> {cyc[1]:.3f})" in cap and f"({cyc[0]:.3f} ↔ {cyc[1]:.3f})" in docs
+    for x in fps[fps.flow_stable == False].pi_a:                 # noqa: E712
+        assert f"third fixed point, {x:.3f}" in cap and f"third fixed point ({x:.3f}" in docs
+    top = m[m.beta == m.beta.max()]
+    for v, g in top.groupby("variant"):
+        lo = g.critical_lr.min()
+        assert f"{lo:.2f} ({v.split(',')[0]})" in cap
+        assert f"{lo:.2f}" in docs
+    over = np.log10(m.critical_lr).max()
+    assert over > 3 and f"up to 10^{over:.0f}" in cap
+    assert f"{m.beta.nunique()} x {m.pi_ref_a.nunique()} grid" in cap
+
+
+def test_fig10_docs_state_the_caption_numbers():
+    pts = _csv("fig10_phase_portraits_stationary")
+    docs = DOCS.read_text()
+    interior = pts[pts.boundary == False]                  # noqa: E712
+    assert f"one stationary point ({interior[interior.variant.str.startswith('reverse')].pi_a.iloc[0]:.3f})" in docs
+    d = interior[interior.variant.str.startswith("direct")]
+    assert f"stable point {d[d.stable == True].pi_a.iloc[0]:.3f}" in docs                   # noqa: E712
+    gap = d[d.stable == False].one_minus_pi_a.iloc[0]                                       # noqa: E712
+    assert f"separatrix at 1 − {gap:.1e}".replace("e-03", "e-3") in docs
+
+
+def test_fig16_lag_overshoot_and_time_scales():
+    """Figure 16's take-away, recomputed from the committed CSV: which runs lag their fitted flow at first
+    (the old claim 'a network run lags at first' does not hold for every run), the overshoot, the end."""
+    d = _csv("fig16_training_trajectories")
+    cap = _caption("fig16_training_trajectories")
+    docs = DOCS.read_text()
+    qa, qb = list(dict.fromkeys(d.question))
+    lags, lead, ends = {}, {}, []
+    for (run, q), g in d.groupby(["run", "question"], sort=False):
+        tr = g[g.kind == "trained"].set_index("step").pi
+        fl = g[g.kind == "flow (fitted time scale)"].set_index("step").pi
+        p0, pr = g.pi_ref.iloc[0], g.predicted.iloc[0]
+        early = [s for s in fl.index if s > 0 and (fl[s] - (p0 + pr) / 2) * np.sign(pr - p0) < 0]
+        behind = sum(1 for s in early if (tr[s] - fl[s]) * np.sign(pr - p0) < 0)
+        lags[run, q] = (behind, len(early))
+        first = min(s for s in tr.index if s > 0)
+        lead[run, q] = (tr[first] - fl[first]) * np.sign(pr - p0) > 0
+        ends.append(abs(tr.sort_index().iloc[-1] - pr))                # the distance at the last logged step
+    assert f"within {max(ends):.2g}" in cap and f"within {max(ends):.2g}" in docs
+    single = [r for r in dict.fromkeys(d.run) if d[d.run == r].inner_updates.iloc[0] == 1]
+    parts = [f"{lags[r, qa][0]} of {lags[r, qa][1]}" for r in single]
+    assert ", ".join(parts) in cap and ", ".join(parts[:-1]) + " and " + parts[-1] in docs
+    assert all(lags[r, qa][0] > lags[r, qa][1] / 2 for r in single)    # most early steps behind: a lag
+    assert all(lead[r, qb] for r in dict.fromkeys(d.run))               # ... but on (b) every run leads
+    assert all(lead[r, qa] for r in dict.fromkeys(d.run) if r not in single)
+    fast = d[(d.run == single[0]) & (d.question == qa) & (d.kind == "trained")]
+    peak = fast.loc[fast.pi.idxmax()]
+    assert f"{peak.pi:.2f} at step {int(peak.step)} against {peak.predicted:.2f}" in cap
+    cs = [d[(d.run == r) & (d.question == qa)].time_scale.iloc[0] for r in dict.fromkeys(d.run)]
+    assert f"{min(cs):.2f} → {max(cs):.2f}" in docs
+    # the densified log: every one of the first 20 steps of every run
+    for _, g in d[(d.kind == "trained")].groupby(["run", "question"]):
+        assert set(range(21)) <= set(g.step)
+
+
+def test_fig3_log_pooling_shift_and_where_each_curve_falls():
+    """Figure 3: the direct-penalty curves are log pooling (the logit moves by gamma/beta, gamma = 1), so each
+    falls to 0 only where logit pi_ref ~ -gamma/beta; at the axis' left end (1e-9) only beta/gamma = 0.04 has
+    not fallen yet, as the caption says."""
+    d = _csv("fig3_pairwise_direct")
+    cap = _caption("fig3_pairwise_direct")
+    # away from 0 and 1, where the CSV's 12 digits leave the logit enough precision
+    inner = d[(d.pi_a > 1e-6) & (d.pi_a < 1 - 1e-6) & (d.pi_ref_a > 0) & (d.pi_ref_a < 1)]
+    shift = np.log(inner.pi_a / (1 - inner.pi_a)) - np.log(inner.pi_ref_a / (1 - inner.pi_ref_a))
+    assert len(inner) > 1000 and np.allclose(shift, 1.0 / inner.beta_over_gamma, rtol=1e-5, atol=1e-5)
+    left = d[d.pi_ref_a == d.pi_ref_a.min()].set_index("beta_over_gamma").pi_a
+    assert f"down to {d.pi_ref_a.min():.0e}".replace("e-09", "e-9") in cap
+    assert [b for b, x in left.items() if x > 0.5] == [0.04]
+    assert "beta/gamma = 0.04 only below 1e-9" in cap

@@ -124,16 +124,32 @@ def test_unknown_figure_number_is_an_error(tmp_path):
         build_figures(tmp_path, only=[42], progress=False)
 
 
-def test_phase_portrait_counts_match_h(figdir):
-    """Direct/scale at G = inf: two interior points exactly where min h < 0 (closed form)."""
-    st = pd.read_csv(figdir / "fig10_phase_portraits_stationary.csv")
-    d = st[(st.variant == "direct/scale, G = inf") & (~st.boundary)]
-    for beta, grp in d.groupby("beta"):
-        xs = float(closed_form.large_group_direct_turning_point(beta))
-        h_min = float(closed_form.large_group_direct_h(xs, 0.2, beta))
-        assert (len(grp) == 2) == (h_min < 0)
-    betas = st[st.variant == "direct/scale, G = inf"].beta.unique()
-    assert all(len(d[d.beta == b]) in (0, 2) for b in betas)
+def test_phase_portrait_paths_split_at_the_root_of_h(figdir):
+    """Figure 10(b), direct/scale at G = inf: a path runs into the vertex exactly when it starts above
+    the upper root of the closed-form h (brentq on [x*, 1)), and settles at h's lower root otherwise;
+    (a) reverse/scale at G = 8: every path ends at the one stationary point."""
+    from scipy.optimize import brentq
+
+    paths = pd.read_csv(figdir / "fig10_phase_portraits.csv")
+    d = paths[paths.variant == "direct/scale, G = inf"]
+    beta = float(d.beta.iloc[0])
+    xs = float(closed_form.large_group_direct_turning_point(beta))
+    h = lambda x: float(closed_form.large_group_direct_h(x, 0.2, beta))        # noqa: E731
+    upper = brentq(h, xs, 1 - 1e-15, xtol=1e-15)
+    lower = brentq(h, 1e-12, xs, xtol=1e-15)
+    for _, r in d.groupby("start"):
+        r = r.sort_values("t")
+        x0 = 1 / (1 + math.exp(-r.start_logit.iloc[0]))
+        if x0 > upper:
+            assert r.destination.iloc[0] == "vertex"
+            assert r.logit.iloc[-1] > r.logit.iloc[0] + 1          # still climbing towards the vertex
+        else:
+            assert r.destination.iloc[0] == "interior"
+            assert r.pi_a.iloc[-1] == pytest.approx(lower, abs=1e-6)
+    rev = paths[paths.variant == "reverse/scale, G = 8"]
+    ends = rev[rev.t == rev.t.max()].pi_a
+    assert ends.max() - ends.min() < 1e-6 and (rev.destination == "interior").all()
+    assert ends.iloc[0] == pytest.approx(_solve(0.2, Objective(beta=beta, group_size=8)), abs=1e-6)
 
 
 def test_simplex_flows_end_at_stable_points(figdir):

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 from matplotlib import cm
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 
 from .. import plotting
 from ..problem import Objective, Question
@@ -27,7 +28,7 @@ def noisy_binary(p: float, false_positive: float, false_negative: float) -> Ques
                     reward_probs=[[false_negative, 1.0 - false_negative], [1.0 - false_positive, false_positive]])
 
 
-def data(n: int = 33, n_beta: int = 17, n_noise: int = 13) -> tuple[pd.DataFrame, pd.DataFrame]:
+def data(n: int = 33, n_beta: int = 37, n_noise: int = 25) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(curves, map) for a verifier with FP = FN = eps (reverse penalty, scale normalisation).
 
     curves: the stationary pi(correct) against pi_ref(correct) at beta = 0.5 per G and eps.
@@ -57,7 +58,8 @@ def draw(curves: pd.DataFrame, grid: pd.DataFrame, beta: float, pi_ref: float) -
     (beta, noise) at one pi_ref, with the 'learned' (0.9) and 'no learning' (gain 0.05) contours."""
     gs = list(dict.fromkeys(curves.group_size))
     fig = Figure(figsize=(plotting.DOUBLE, 5.4), layout="constrained")
-    axes = fig.subplots(2, len(gs), squeeze=False, height_ratios=[1, 1])
+    # one y scale per row: the y label and tick labels once, on the left column
+    axes = fig.subplots(2, len(gs), squeeze=False, height_ratios=[1, 1], sharey="row")
     noises = sorted(curves.noise.unique())
     cols = [cm.viridis(0.8 * i / max(1, len(noises) - 1)) for i in range(len(noises))]
     mesh = None
@@ -65,22 +67,32 @@ def draw(curves: pd.DataFrame, grid: pd.DataFrame, beta: float, pi_ref: float) -
         top, bottom = axes[0, j], axes[1, j]
         for eps, c in zip(noises, cols):
             d = curves[(curves.group_size == G) & (curves.noise == eps)].sort_values("pi_ref_a")
-            top.plot(d.pi_ref_a, d.pi_a, color=c, lw=1.1, label=f"FP = FN = {eps:g}")
+            top.plot(d.pi_ref_a, d.pi_a, color=c, lw=1.1, label=f"{eps:g}")
         plotting.diagonal(top)
-        plotting.panel(top, "abc"[j], plotting.g_text(G) + rf", $\beta$ = {beta:g}", pad=2)
+        plotting.panel(top, "abc"[j], plotting.g_text(G), pad=2)
         plotting.panel(bottom, "def"[j], plotting.g_text(G), pad=2)
         g = grid[grid.group_size == G]
         b, e = np.sort(g.beta.unique()), np.sort(g.noise.unique())
         z = g.pivot(index="noise", columns="beta", values="pi_a").loc[e, b].to_numpy()
-        mesh = bottom.pcolormesh(b, e, z, shading="nearest", cmap="viridis", vmin=pi_ref, vmax=1.0)
+        # filled contours interpolate between the grid points: no cells (the data stay inside [pi_ref, 1])
+        mesh = bottom.contourf(b, e, z, levels=np.linspace(pi_ref, 1.0, 17), cmap="viridis")
         bottom.contour(b, e, z, levels=[0.9], colors="white", linewidths=1.2)
         bottom.contour(b, e, z - pi_ref, levels=[0.05], colors="white", linewidths=1.0, linestyles="--")
         bottom.set_xscale("log")
         bottom.set_xlabel(r"$\beta$")
-        bottom.set_ylabel("FP = FN" if j == 0 else "")
-    plotting.legend_below(fig, *axes[0, 0].get_legend_handles_labels(), ncol=4)
+        if j:
+            top.set_ylabel("")
+            top.tick_params(labelleft=False)
+            bottom.tick_params(labelleft=False)
+        else:
+            top.set_ylabel(rf"stationary $\pi_\theta(a)$, $\beta$ = {beta:g}")
+            bottom.set_ylabel("FP = FN")
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    handles += [Line2D([], [], color="0.3", lw=1.2), Line2D([], [], color="0.3", lw=1.0, ls="--")]
+    labels += [r"(d-f) $\pi$ = 0.9", r"(d-f) gain over $\pi_{\mathrm{ref}}$ = 0.05"]
+    plotting.legend_below(fig, handles, labels, ncol=6, title="FP = FN (a-c)", title_fontsize=7)
     label = rf"$\pi(\mathrm{{correct}})$, $\pi_{{\mathrm{{ref}}}}$ = {pi_ref:g}"
-    fig.colorbar(mesh, ax=axes[1, :], shrink=0.9, label=label)
+    fig.colorbar(mesh, ax=axes[1, :], shrink=0.9, label=label, ticks=np.arange(0.2, 1.01, 0.2))
     return fig
 
 

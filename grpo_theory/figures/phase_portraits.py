@@ -1,4 +1,10 @@
-"""Figure 10: phase portraits of the expected-gradient flow for a binary question."""
+"""Figure 10: the flow's paths from many starts, one penalty against the other (the dynamics of Figure 7).
+
+Figure 7(a) shows where the stationary points are and which start reaches which (the basins); this
+figure shows the paths in time at one beta above the fold, so that the separatrix is seen acting:
+for the reverse penalty every start settles at the one point, for the direct penalty at G = inf
+the starts split at the unstable point, and the ones above it creep into the vertex.
+"""
 
 from __future__ import annotations
 
@@ -7,95 +13,146 @@ import math
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
 
 from .. import plotting
+from ..dynamics import flow
 from ..problem import Objective
-from ..solvers import ClassProblem, stationary_points
+from ..solvers import stationary_points
 from ._data import binary
 from ._spec import FigureSpec
 
-#: Figure 10: reference probability and the two variants of the phase portraits.
+#: Figure 10: reference probability, the beta (above Figure 7's fold at 0.902) and the two variants.
 PHASE_PI_REF = 0.2
+PHASE_BETA = 2.0
 PHASE_VARIANTS = (("reverse/scale, G = 8", dict(group_size=8)),
                   ("direct/scale, G = inf", dict(group_size=math.inf, penalty="direct")))
+#: Starting logits z0 = logit pi0(a): a spread from below pi_ref to 1 - 1e-6, plus two starts just
+#: either side of the direct penalty's separatrix (added in :func:`data`).
+START_LOGITS = (-3.0, -1.386, 0.0, 2.0, 4.0, 6.0, 9.0, 13.8)
+#: Colours of the two basins, as Figure 7(a) shades them.
+BASIN_COLORS = {"interior": "#2166ac", "vertex": "#b2182b"}
 
 
-def data(n_beta: int = 28, n_x: int = 23, n_curve: int = 90) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Flow field d pi(a)/dt over (beta, pi(a)) and the stationary points, for two variants."""
+def _logit(pi: np.ndarray) -> np.ndarray:
+    # from both probabilities, so that 1 - pi(a) = pi(b) keeps its digits near the vertex
+    return np.log(pi[:, 0]) - np.log(pi[:, 1])
+
+
+def data(n_t: int = 160, t_max: float = 1e4) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The flow's paths logit pi_t(a) from each start, and the stationary points, for both variants."""
     q = binary(PHASE_PI_REF)
-    field, curves = [], []
-    # uniform in the logit of pi(a): the figure's axis is logit-scaled, so that the unstable branch
-    # within 1e-3 of 1 and the approach to the vertex are visible
-    z = np.linspace(math.log(0.03 / 0.97), math.log((1 - 3e-6) / 3e-6), n_x)
-    xs = 1.0 / (1.0 + np.exp(-z))
+    t = np.concatenate([[0.0], np.geomspace(1e-2, t_max, n_t)])
+    paths, points = [], []
     for name, template in PHASE_VARIANTS:
-        for beta in np.geomspace(0.2, 20.0, n_beta):
-            cp = ClassProblem(q, Objective(beta=beta, **template))
-            dxdt = (xs * (1 - xs)) ** 2 * 2.0 * cp.drift(z)          # dx/dt = x(1-x) dz/dt
-            field += [dict(variant=name, beta=beta, pi_a=x, dpi_dt=v) for x, v in zip(xs, dxdt)]
-        for beta in np.geomspace(0.2, 20.0, n_curve):
-            for pt in stationary_points(q, Objective(beta=beta, **template)):
-                curves.append(dict(variant=name, beta=beta, pi_a=pt.pi[0], stable=bool(pt.stable),
-                                   boundary=pt.boundary))
-    return pd.DataFrame(field), pd.DataFrame(curves)
+        obj = Objective(beta=PHASE_BETA, **template)
+        pts = stationary_points(q, obj)
+        interior = [p for p in pts if not p.boundary]
+        for p in pts:
+            points.append(dict(variant=name, beta=PHASE_BETA, pi_a=p.pi[0], one_minus_pi_a=p.pi[1],
+                               logit=math.inf if p.boundary else math.log(p.pi[0] / p.pi[1]),
+                               stable=bool(p.stable), boundary=bool(p.boundary)))
+        starts = list(START_LOGITS)
+        for p in interior:
+            if not p.stable:                       # bracket the separatrix: the paths part there
+                zs = math.log(p.pi[0] / p.pi[1])
+                starts += [zs - 0.05, zs + 0.05]
+        stable_z = [math.log(p.pi[0] / p.pi[1]) for p in interior if p.stable]
+        for k, z0 in enumerate(sorted(starts)):
+            x0 = 1.0 / (1.0 + math.exp(-z0))
+            tr = flow(q, obj, [x0, 1.0 - x0], t, with_points=False)
+            z = _logit(tr.pi)
+            # where the path went: within 1e-3 in logit of a stable interior point, or past every one
+            # of them towards the vertex
+            dest = "interior" if any(abs(z[-1] - s) < 1e-3 for s in stable_z) else "vertex"
+            paths += [dict(variant=name, beta=PHASE_BETA, start=k, start_logit=z0, t=ti, logit=zi,
+                           pi_a=pa, one_minus_pi_a=pb, destination=dest)
+                      for ti, zi, pa, pb in zip(t, z, tr.pi[:, 0], tr.pi[:, 1])]
+    return pd.DataFrame(paths), pd.DataFrame(points)
 
 
-def draw(field: pd.DataFrame, curves: pd.DataFrame, pi_ref_a: float) -> Figure:
-    """Figure 10: direction and speed of d pi(a)/dt over (beta, pi(a)), stationary points on top."""
-    variants = list(dict.fromkeys(field.variant))
-    fig, axes = plotting.new_figure(width=plotting.DOUBLE, height=3.2, ncols=len(variants))
+#: The logit axis' ticks, labelled as probabilities (as Figure 7(a)'s logit axis).
+_TICKS = [(math.log(0.1 / 0.9), "0.1"), (0.0, "0.5"), (math.log(0.99 / 0.01), r"$1-10^{-2}$"),
+          (math.log(1e4), r"$1-10^{-4}$"), (math.log(1e6), r"$1-10^{-6}$"), (math.log(1e8), r"$1-10^{-8}$")]
+
+
+def draw(paths: pd.DataFrame, points: pd.DataFrame, pi_ref_a: float, beta: float) -> Figure:
+    """Figure 10: logit pi_t(a) against flow time from each start; stationary points as lines."""
+    variants = list(dict.fromkeys(paths.variant))
+    fig, axes = plotting.new_figure(width=plotting.DOUBLE, height=3.0, ncols=len(variants), sharey=True)
+    lo = min(paths.logit.min(), math.log(pi_ref_a / (1 - pi_ref_a))) - 0.6
+    hi = paths.logit.max() + 0.8
     for ax, name in zip(axes, variants):
-        f = field[field.variant == name]
-        # speed in the logit of pi(a), the axis' own unit (d pi/dt vanishes near 1 just from pi(1 - pi))
-        x = f.pi_a.to_numpy()
-        speed = np.abs(f.dpi_dt.to_numpy()) / (x * (1 - x))
-        u = np.zeros_like(speed)
-        v = np.sign(f.dpi_dt.to_numpy())
-        c = np.log10(speed + 1e-12)
-        q = ax.quiver(np.log10(f.beta), f.pi_a, u, v, c, cmap="Greys", clim=(-3.5, 0.5), scale=38, width=0.004,
-                      headwidth=3.5, headlength=3.5, pivot="mid")
-        cur = curves[curves.variant == name]
-        for stable, ls in ((True, "-"), (False, "--")):
-            d = cur[(cur.stable == stable) & (~cur.boundary)].sort_values("beta")
-            ax.plot(np.log10(d.beta), d.pi_a, ls=ls, color="#b2182b", lw=1.6,
-                    label="stable" if stable else "unstable")
-        vert = cur[cur.boundary]
-        top = 1 - 1e-6                   # the vertex pi(a) = 1, drawn at the logit axis' top
-        if len(vert):
-            ax.plot(np.log10(vert.beta), np.full(len(vert), top), color="#b2182b", lw=2.6, alpha=0.5,
-                    label="vertex (limit)")
-        fold = cur[(cur.stable == True) & (~cur.boundary)].sort_values("beta")    # noqa: E712
-        if len(cur[(cur.stable == False) & (~cur.boundary)]) and len(fold):       # noqa: E712
-            ax.plot(np.log10(fold.beta.iloc[0]), fold.pi_a.iloc[0], "o", ms=3.5, color="black", zorder=6,
-                    label="fold")
-        ax.axhline(pi_ref_a, color="#1f5fa8", ls=":", lw=1.0, label=r"$\pi_{\mathrm{ref}}(a)$")
-        ax.set_xticks([-0.5, 0, 0.5, 1.0, 1.3])
-        ax.set_xticklabels(["0.3", "1", "3", "10", "20"])
-        ax.set_xlabel(r"$\beta$")
-        ax.set_yscale("logit")
-        ax.set_ylim(0.02, top)
-        plotting.panel(ax, "ab"[variants.index(name)], plotting.infty(name).replace("G = ", "$G$ = "))
-    axes[0].set_ylabel(r"$\pi(a)$ (logit scale)")
-    plotting.legend_below(fig, *axes[-1].get_legend_handles_labels(), ncol=6)
-    fig.colorbar(q, ax=axes, label=r"$\log_{10}|d\,\mathrm{logit}\,\pi(a)/dt|$", shrink=0.8)
+        p = paths[paths.variant == name]
+        pts = points[(points.variant == name) & (~points.boundary)]
+        tmin, tmax = p.t[p.t > 0].min(), p.t.max()
+        sep = pts[pts.stable == False]                                  # noqa: E712
+        if len(sep):                # the basins, shaded as in Figure 7(a)
+            zs = float(sep.logit.iloc[0])
+            ax.axhspan(zs, hi, color=BASIN_COLORS["vertex"], alpha=0.10, lw=0)
+            ax.axhspan(lo, zs, color=BASIN_COLORS["interior"], alpha=0.08, lw=0)
+        for _, r in p.groupby("start"):
+            r = r[r.t > 0]
+            ax.plot(r.t, r.logit, color=BASIN_COLORS[r.destination.iloc[0]], lw=1.0)
+        for row in pts.itertuples():
+            ax.axhline(row.logit, color="black", lw=0.9, ls="-" if row.stable else "--", zorder=1)
+        plotting.reference(ax.axhline(math.log(pi_ref_a / (1 - pi_ref_a)), color="0.45", ls=":", lw=0.9))
+        ax.set_xscale("log")
+        ax.set_xlim(tmin, tmax)
+        ax.set_ylim(lo, hi)
+        ax.set_yticks([z for z, _ in _TICKS if lo <= z <= hi], [s for z, s in _TICKS if lo <= z <= hi])
+        ax.set_xlabel("flow time $t$")
+        shown = plotting.infty(name).replace("G = ", "$G$ = ")
+        plotting.panel(ax, "ab"[variants.index(name)], rf"{shown}, $\beta$ = {beta:g}")
+    axes[0].set_ylabel(r"$\pi_t(a)$ (logit scale)")
+    handles = [Line2D([], [], color=BASIN_COLORS["interior"], label="path that settles at the interior point"),
+               Line2D([], [], color=BASIN_COLORS["vertex"], label=r"path into the vertex $\pi(a) = 1$"),
+               Line2D([], [], color="black", lw=0.9, label="stable stationary point"),
+               Line2D([], [], color="black", lw=0.9, ls="--", label="unstable point (separatrix)"),
+               Line2D([], [], color="0.45", lw=0.9, ls=":", label=r"$\pi_{\mathrm{ref}}(a)$"),
+               Patch(color=BASIN_COLORS["vertex"], alpha=0.2, label="basin of the vertex (Fig. 7a)")]
+    plotting.legend_below(fig, handles, ncol=3)
     return fig
 
 
 def tables(_inputs):
-    field, curves = data()
-    return {"data": field, "stationary": curves}
+    paths, points = data()
+    return {"data": paths, "stationary": points}
 
 
 def render(t):
-    return draw(t["data"], t["stationary"], PHASE_PI_REF)
+    return draw(t["data"], t["stationary"], PHASE_PI_REF, PHASE_BETA)
 
 
-SPEC = FigureSpec(
-    10, "phase_portraits",
-    f"Figure 10. Phase portraits of the expected-gradient flow for a binary question with "
-    f"pi_ref(a) = {PHASE_PI_REF:g}, on a logit axis: arrows give the direction of d pi(a)/dt "
-    "(shade: log speed of logit pi(a)) at each (beta, pi(a)); red: stationary points (solid stable, "
-    "dashed unstable, thick: the vertex limit point; dot: the fold). Left, reverse/scale at G = 8: "
-    "one attracting point for every beta. Right, direct/scale at G = inf: bistability above the "
-    "fold at beta = 0.90; above the dashed separatrix every start drifts, slowly, into the vertex.",
-    tables, render, __name__)
+def caption(t: dict[str, pd.DataFrame]) -> str:
+    """The caption; its numbers (the points, the split, the slowest path) read from the plotted tables."""
+    paths, pts = t["data"], t["stationary"]
+    rev = paths[paths.variant.str.startswith("reverse")]
+    dirp = paths[paths.variant.str.startswith("direct")]
+    rev_pt = pts[pts.variant.str.startswith("reverse") & ~pts.boundary.astype(bool)]
+    dpts = pts[pts.variant.str.startswith("direct") & ~pts.boundary.astype(bool)]
+    d_stable = float(dpts[dpts.stable.astype(bool)].pi_a.iloc[0])
+    d_sep = dpts[~dpts.stable.astype(bool)]
+    gap = float(d_sep.one_minus_pi_a.iloc[0])
+    n_rev = rev.start.nunique()
+    ends = dirp[dirp.t == dirp.t.max()]
+    n_v = int((ends.destination == "vertex").sum())
+    top = float(ends[ends.destination == "vertex"].one_minus_pi_a.max())
+    return (
+        f"Figure 10. The expected-gradient flow's paths from {n_rev} starts (logit pi_0(a) from "
+        f"{rev.start_logit.min():g} to {rev.start_logit.max():g}; in (b) also two starts 0.05 in logit either side "
+        f"of the separatrix) for a binary question with pi_ref(a) = "
+        f"{PHASE_PI_REF:g} at beta = {PHASE_BETA:g}, above Figure 7's fold: pi_t(a) on a logit axis against "
+        "flow time (log scale). Blue: a path that settles at an interior stationary point; red: a path "
+        "into the vertex pi(a) = 1; black lines: the stationary points (solid stable, dashed unstable); "
+        f"shaded: the basins, as Figure 7(a). (a) Reverse/scale, G = 8: one stationary point "
+        f"({float(rev_pt.pi_a.iloc[0]):.3f}), and every start settles there. (b) Direct/scale, G = inf: "
+        f"the stable point {d_stable:.3f} and the separatrix at 1 - {gap:.1e}; the {n_v} starts above it "
+        f"run into the vertex, slowly (at t = {dirp.t.max():g} the farthest of them is still at "
+        f"1 - {top:.0e}), and the two starts beside it part. Take-away: the "
+        "stationary point a run reaches is set by where it starts (or where a large first step carries "
+        "it): past the separatrix no amount of training brings it back.")
+
+
+SPEC = FigureSpec(10, "phase_portraits", caption, tables, render, __name__)

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import math
 
+import matplotlib
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.patches import Patch
 
 from .. import plotting
 from ..dynamics import flow, map_cycles, map_fixed_points, proximal_map
@@ -18,6 +20,9 @@ from ._spec import FigureSpec
 #: Figure 12: the proximal map where it disagrees with the flow.
 MAP_PI_REF = 3e-3
 MAP_BETA = 0.5
+#: Figure 12(c, d): the colour scale's top (log10 of the step) and the colour of the bounds above it
+STEP_LOG_MAX = 3.0
+OVER_COLOR = "#c4c4c4"
 #: Figure 12(c, d): where plain gradient steps on the logits stop converging, per variant
 STEP_VARIANTS = (("reverse/scale, G = 8", dict(group_size=8)),
                  ("direct/scale, G = 8", dict(group_size=8, penalty="direct")))
@@ -28,7 +33,8 @@ def data(n: int = 600, n_iter: int = 40) -> tuple[pd.DataFrame, pd.DataFrame, pd
     q = binary(MAP_PI_REF)
     obj = Objective(beta=MAP_BETA, group_size=math.inf, penalty="direct")
     step = proximal_map(q, obj)
-    xs = np.geomspace(1e-3, 0.95, n)
+    # up to 0.999, so that the third fixed point (near 0.94, unstable under both) is on the axes
+    xs = np.geomspace(1e-3, 0.999, n)
     f1 = np.array([step([x, 1 - x])[0] for x in xs])
     f2 = np.array([step([y, 1 - y])[0] for y in f1])
     curve = pd.DataFrame(dict(pi_a=xs, f=f1, f_f=f2))
@@ -70,7 +76,7 @@ def critical_step_size(q: Question, obj: Objective, h: float = 1e-5) -> float:
     return 2.0 / abs(slope) if slope < 0 else float("nan")
 
 
-def step_size_map(n_beta: int = 21, n_p: int = 19) -> pd.DataFrame:
+def step_size_map(n_beta: int = 49, n_p: int = 41) -> pd.DataFrame:
     """The critical step size over (beta, pi_ref(a)) for each of :data:`STEP_VARIANTS`."""
     rows = []
     for name, template in STEP_VARIANTS:
@@ -92,26 +98,36 @@ def draw(curve: pd.DataFrame, marks: pd.DataFrame, orbits: pd.DataFrame, pi_ref_
         grid = fig.subplots(2, 2, squeeze=False)
         ax, bx = grid[0]
         variants = list(dict.fromkeys(step_map.variant))
+        # the scale covers 10^-0.5 .. 10^STEP_LOG_MAX; larger bounds (up to 10^13 where the policy is near a
+        # vertex and F' vanishes) get their own colour, not the scale's top, and the colour bar says so
+        levels = np.linspace(-0.5, STEP_LOG_MAX, 15)
+        cmap = matplotlib.colormaps["viridis"].with_extremes(over=OVER_COLOR)
         for cx, name in zip(grid[1], variants):
             m = step_map[step_map.variant == name]
             b, p = np.sort(m.beta.unique()), np.sort(m.pi_ref_a.unique())
             z = np.log10(m.pivot(index="pi_ref_a", columns="beta", values="critical_lr").loc[p, b].to_numpy())
-            mesh = cx.pcolormesh(b, p, z, shading="nearest", cmap="viridis", vmin=-0.5, vmax=2.5)
+            # filled contours interpolate between the grid points (no cell corners); NaN (a vertex) stays out
+            mesh = cx.contourf(b, p, z, levels=levels, cmap=cmap, extend="max")
+            if np.isnan(z).any():
+                cx.contourf(b, p, np.isnan(z).astype(float), levels=[0.5, 1.5], colors="none", hatches=["////"])
             cs = cx.contour(b, p, z, levels=[0, 0.5, 1, 1.5, 2], colors="white", linewidths=0.7)
             cx.clabel(cs, fmt=lambda v: f"{10 ** v:.3g}", fontsize=7)
             cx.set_xscale("log")
             cx.set_xlabel(r"$\beta$")
             cx.set_ylabel(r"$\pi_{\mathrm{ref}}(a)$")
             shown = plotting.infty(name).replace("G = ", "$G$ = ")
-            cx.set_title(f"({'cd'[variants.index(name)]}) largest stable step, {shown}", fontsize=7.5)
-        # the map's scale stops at 10^2.5 while the data reach far higher near the vertex: the arrow marks it
+            plotting.panel(cx, "cd"[variants.index(name)], f"largest stable step, {shown}")
         over = float(np.nanmax(np.log10(step_map.critical_lr)))
-        note = f" (max $10^{{{over:.0f}}}$)" if over > 2.5 else ""
-        fig.colorbar(mesh, ax=grid[1, :], shrink=0.9, extend="max" if over > 2.5 else "neither",
-                     label=r"$\log_{10}$ largest stable step size" + note)
+        fig.colorbar(mesh, ax=grid[1, :], shrink=0.9, extend="max" if over > STEP_LOG_MAX else "neither",
+                     label=r"$\log_{10}$ largest stable step size", ticks=np.arange(0, STEP_LOG_MAX + 0.1, 1))
+        map_handles = [Patch(facecolor=OVER_COLOR, edgecolor="0.5", lw=0.5,
+                             label=rf"step bound $> 10^{{{STEP_LOG_MAX:g}}}$ (up to $10^{{{over:.0f}}}$)")]
+        if step_map.critical_lr.isna().any():
+            map_handles.append(Patch(facecolor="white", edgecolor="0.3", hatch="////", lw=0.5,
+                                     label="policy at a vertex (no bound)"))
     ax.plot(curve.pi_a, curve.f, color="#1f5fa8", label=r"$f$: proximal map")
     ax.plot(curve.pi_a, curve.f_f, color="#6aa5e0", lw=0.9, ls="--", label=r"$f\circ f$")
-    ax.plot([0, 1], [0, 1], ls=":", color="0.45", lw=0.9)
+    plotting.reference(ax.plot([0, 1], [0, 1], ls=":", color="0.45", lw=0.9))
     it = orbits[orbits.kind == "proximal iteration"].pi_a.to_numpy()
     web_x, web_y = [it[0]], [it[0]]
     for a, b in zip(it[:-1], it[1:]):
@@ -120,17 +136,21 @@ def draw(curve: pd.DataFrame, marks: pd.DataFrame, orbits: pd.DataFrame, pi_ref_
     ax.plot(web_x, web_y, color="0.35", lw=0.6, alpha=0.9, label="iteration (cobweb)")
     fps = marks[marks.kind == "fixed point"]
     for row in fps.itertuples():
-        ax.plot(row.pi_a, row.pi_a, "o", ms=5.5, mfc="white", mec="#b2182b", mew=1.3, zorder=5)
+        if row.flow_stable:
+            ax.plot(row.pi_a, row.pi_a, "o", ms=5.5, mfc="white", mec="#b2182b", mew=1.3, zorder=5)
+        else:
+            ax.plot(row.pi_a, row.pi_a, "D", ms=4.5, mfc="white", mec="black", mew=1.1, zorder=5)
     cyc = marks[marks.kind == "2-cycle"]
     ax.plot(cyc.pi_a, cyc.pi_a, "s", color="#2ca25f", ms=4.5, zorder=5, label="2-cycle (stable)")
     ax.plot([], [], "o", mfc="white", mec="#b2182b", label="fixed point: flow-stable, map-unstable")
-    ax.set_xlim(0, 0.8)
-    ax.set_ylim(0, 0.8)
+    if (fps.flow_stable == False).any():                                        # noqa: E712
+        ax.plot([], [], "D", mfc="white", mec="black", ms=4.5, label="fixed point: unstable under both")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
     ax.set_aspect("equal")
     ax.set_xlabel(r"$\pi_{n-1}(a)$")
     ax.set_ylabel(r"$\pi_n(a)$")
-    ax.set_title(rf"(a) proximal map, direct KL, $G\to\infty$, $\pi_{{\mathrm{{ref}}}}(a)$ = {pi_ref_a:g}, "
-                 rf"$\beta$ = {beta:g}", fontsize=7.5)
+    plotting.panel(ax, "a", rf"the map $f$, $\pi_{{\mathrm{{ref}}}}(a)$ = {pi_ref_a:g}, $\beta$ = {beta:g}")
 
     pr = orbits[orbits.kind == "proximal iteration"]
     fl = orbits[orbits.kind != "proximal iteration"]
@@ -145,11 +165,16 @@ def draw(curve: pd.DataFrame, marks: pd.DataFrame, orbits: pd.DataFrame, pi_ref_
     tx.set_xlabel("flow time t", color="#b2182b", fontsize=7)
     tx.tick_params(axis="x", colors="#b2182b", labelsize=7)
     bx.set_ylabel(r"$\pi(a)$")
-    bx.set_title("(b) same start: the flow settles, the iteration cycles", fontsize=7.5, pad=18)
+    plotting.panel(bx, "b", "same start: the flow settles, the map cycles")
     bx.set_ylim(0.05, 0.72)
     h1, l1 = ax.get_legend_handles_labels()
     h2, l2 = bx.get_legend_handles_labels()
+    if step_map is not None:
+        h2 += map_handles
+        l2 += [h.get_label() for h in map_handles]
     plotting.legend_below(fig, h1 + h2, l1 + l2, ncol=3)
+    # (b)'s title sits above its second (time) axis: the row's titles are aligned to it
+    fig.align_titles()
     return fig
 
 
@@ -162,16 +187,33 @@ def render(t):
     return draw(t["data"], t["points"], t["orbits"], MAP_PI_REF, MAP_BETA, t["step_size_map"])
 
 
-SPEC = FigureSpec(
-    12, "proximal_map",
-    f"Figure 12. The exact proximal map (the note's argmax, iterated) for pi_ref(a) = "
-    f"{MAP_PI_REF:g}, beta = {MAP_BETA:g}, direct KL, G = inf. (a) Its stationary point is "
-    "stable under the gradient flow but unstable under the map (|f'| > 1): the iteration falls "
-    "onto a stable 2-cycle. (b) From the same start, 30% above the fixed point, the flow (time t, top "
-    "axis) settles while the iteration (step n, bottom axis) oscillates. (c, d) The largest step size "
-    "of plain gradient steps on the logits (dynamics.grpo_steps, one update per batch) that still "
-    "converges to the stationary point, 2/|F'(z*)|, over (beta, pi_ref(a)) at G = 8 (white: the "
-    "policy sits at a vertex). Take-away: a stationary point is a prediction only for steps below "
-    "this bound; it falls to about 1 logit unit at large beta, where the penalty's curvature is "
-    "largest, so strong regularisation and large learning rates (or many inner epochs) oscillate.",
-    tables, render, __name__)
+def caption(t: dict[str, pd.DataFrame]) -> str:
+    """The caption, its numbers (fixed points, the 2-cycle, the step bounds) read from the plotted tables."""
+    pts, m = t["points"], t["step_size_map"]
+    fps = pts[pts.kind == "fixed point"]
+    good = fps[fps.flow_stable.astype(str) == "True"].iloc[0]
+    bad = fps[fps.flow_stable.astype(str) == "False"]
+    cyc = sorted(pts[pts.kind == "2-cycle"].pi_a)
+    top = m[m.beta == m.beta.max()]
+    low = {v: float(g.critical_lr.min()) for v, g in top.groupby("variant", sort=False)}
+    over = float(np.nanmax(np.log10(m.critical_lr)))
+    third = (f" A third fixed point, {', '.join(f'{x:.3f}' for x in bad.pi_a)}, is unstable under both." if len(bad)
+             else "")
+    return (
+        f"Figure 12. The exact proximal map f (the note's argmax, iterated) for pi_ref(a) = {MAP_PI_REF:g}, "
+        f"beta = {MAP_BETA:g}, direct KL, G = inf. (a) f and f∘f against the identity: the stationary point "
+        f"{good.pi_a:.3f} is stable under the gradient flow but unstable under the map (|f'| = "
+        f"{good.spectral_radius:.2f} > 1), so the iteration (cobweb) falls onto a stable 2-cycle "
+        f"({cyc[0]:.3f} <-> {cyc[-1]:.3f}).{third} (b) From the same start, 30% above the fixed point, the flow "
+        "(time t, top axis) settles while the iteration (step n, bottom axis) oscillates. (c, d) The largest "
+        "step size of plain gradient steps on the logits (dynamics.grpo_steps, one update per batch) that still "
+        "converges to the stationary point, 2/|F'(z*)|, over (beta, pi_ref(a)) at G = 8, on a "
+        f"{m.beta.nunique()} x {m.pi_ref_a.nunique()} grid; grey: bounds above 10^{STEP_LOG_MAX:g} (up to "
+        f"10^{over:.0f}, where the policy is near a vertex and the flow is flat); hatched: the policy sits at a "
+        f"vertex. Take-away: a stationary point is a prediction only for steps below this bound; at beta = "
+        f"{m.beta.max():g} it falls to " + " and ".join(f"{v:.2f} ({k.split(',')[0]})" for k, v in low.items())
+        + " logit units, where the penalty's curvature is largest, so strong regularisation and large learning "
+        "rates (or many inner epochs) oscillate.")
+
+
+SPEC = FigureSpec(12, "proximal_map", caption, tables, render, __name__)

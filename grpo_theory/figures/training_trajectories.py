@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
@@ -22,18 +23,21 @@ def draw(df: pd.DataFrame) -> Figure:
             r = d[d.run == run]
             tr, fl, st = (r[r.kind == k].sort_values("step") for k in
                           ("trained", "flow (fitted time scale)", "grpo_steps (lr = time scale)"))
-            c = float(r.time_scale.iloc[0])
-            ax.plot(tr.step.clip(lower=1), tr.pi, "-", color=col[run], lw=1.2, label=f"{run} (c = {c:.2g})")
-            ax.plot(fl.step.clip(lower=1), fl.pi, ":", color="black", lw=0.9)
-            ax.plot(st.step.clip(lower=1)[::4], st.pi[::4], "o", ms=1.8, color=col[run], mec="none", alpha=0.8)
+            ax.plot(tr.step, tr.pi, "-", color=col[run], lw=1.2, label=run)
+            # each run's fitted flow in the run's colour, so that the pairs read without a key
+            ax.plot(fl.step, fl.pi, ":", color=col[run], lw=1.1)
+            ax.plot(st.step[::4], st.pi[::4], "o", ms=1.8, color=col[run], mec="none", alpha=0.8)
         ax.axhline(d.predicted.iloc[0], color="0.5", lw=0.8)
-        ax.set_xscale("log")
+        # log in the step, but step 0 (pi_ref) kept: linear below 1
+        ax.set_xscale("symlog", linthresh=1, linscale=0.4)
+        ax.set_xlim(0, df.step.max() * 1.3)
         ax.set_xlabel("training step")
         plotting.panel(ax, "abcdefgh"[qs.index(q)], rf"question {q}: $\pi_{{\mathrm{{ref}}}}(a)$ = "
                        f"{d.pi_ref.iloc[0]:.3f}, predicted {d.predicted.iloc[0]:.3f}", fontsize=7)
     axes[0].set_ylabel(r"$\pi_t(a)$")
     handles = axes[0].get_legend_handles_labels()[0]
-    handles += [Line2D([], [], ls=":", color="black", label="flow, time scale c fitted per run"),
+    flow_label = r"flow from $\pi_{\mathrm{ref}}$, time scale c fitted per run"
+    handles += [Line2D([], [], ls=":", color="0.3", lw=1.1, label=flow_label),
                 Line2D([], [], ls="", marker="o", ms=2, color="0.4", label="plain gradient steps, step c"),
                 Line2D([], [], color="0.5", lw=0.8, label="predicted stationary point")]
     plotting.legend_below(fig, handles, ncol=4)
@@ -48,15 +52,62 @@ def render(t):
     return draw(t["data"])
 
 
-SPEC = FigureSpec(
-    16, "training_trajectories",
-    "Figure 16. Training trajectories of the small GPT (G = 8, beta = 0.5, reverse penalty, seed 0): the "
-    "probability of the rewarded answer for the questions with the lowest and the highest pi_ref, at "
-    "Adam lr 3e-3, 1e-3, 3e-4 and with 4 inner updates per batch (solid), against the gradient flow "
-    "from pi_ref with its time scale fitted to each run (dotted) and dynamics.grpo_steps at that step "
-    "size (dots); grey line: the predicted stationary point. Take-away: every run ends at the "
-    "prediction, sooner with a larger lr or more inner updates (fitted flow time per step c = 0.05, "
-    "0.11, 0.30 and 0.60 on the left), but the path is not the flow's: a network run lags at first, "
-    "then rises faster than the flow and overshoots (lr 3e-3: 0.90 at step 30 against 0.79). Where "
-    "there is a separatrix, that overshoot is what crosses it (docs/results.md).",
-    tables, render, __name__)
+TRAINED, FLOW = "trained", "flow (fitted time scale)"
+
+
+def early_lag(g: pd.DataFrame) -> tuple[int, int]:
+    """For one run on one question: of the logged steps before the fitted flow is half-way from pi_ref to
+    the prediction, how many the run is behind its flow at, and how many there are."""
+    tr = g[g.kind == TRAINED].set_index("step").pi
+    fl = g[g.kind == FLOW].set_index("step").pi
+    p0, pr = float(g.pi_ref.iloc[0]), float(g.predicted.iloc[0])
+    up = np.sign(pr - p0)
+    early = fl.index[(fl.index > 0) & ((fl - (p0 + pr) / 2) * up < 0)]
+    return int(((tr.loc[early] - fl.loc[early]) * up < 0).sum()), len(early)
+
+
+def leads_at_first(g: pd.DataFrame) -> bool:
+    """Whether the run is ahead of its fitted flow at its first logged step after 0."""
+    tr = g[(g.kind == TRAINED) & (g.step > 0)].sort_values("step")
+    fl = g[(g.kind == FLOW) & (g.step > 0)].sort_values("step")
+    up = np.sign(float(g.predicted.iloc[0]) - float(g.pi_ref.iloc[0]))
+    return bool((tr.pi.iloc[0] - fl.pi.iloc[0]) * up > 0)
+
+
+def caption(t: dict[str, pd.DataFrame]) -> str:
+    """The caption; its numbers (time scales, the lag, the overshoot, the end) read from the plotted table."""
+    df = t["data"]
+    qs = list(dict.fromkeys(df.question))
+    a = df[df.question == qs[0]]
+    runs = list(dict.fromkeys(df.run))
+    single = [r for r in runs if int(a[a.run == r].inner_updates.iloc[0]) == 1]
+    multi = [r for r in runs if r not in single]
+    lags = [early_lag(a[a.run == r]) for r in single]
+    lead_b = all(leads_at_first(df[(df.question == qs[1]) & (df.run == r)]) for r in runs)
+    lead_multi = all(leads_at_first(a[a.run == r]) for r in multi)
+    fast = a[(a.run == single[0]) & (a.kind == TRAINED)]
+    peak = fast.loc[fast.pi.idxmax()]
+    last = df[df.kind == TRAINED].sort_values("step").groupby(["run", "question"]).tail(1)
+    end = float((last.pi - last.predicted).abs().max())
+    n_early = df[(df.kind == TRAINED) & (df.step > 0) & (df.step <= 20)].groupby(["run", "question"]).size().min()
+    cs = ", ".join(f"{a[a.run == r].time_scale.iloc[0]:.2f}" for r in runs)
+    return (
+        "Figure 16. Training trajectories of the small GPT (G = 8, beta = 0.5, reverse penalty, seed 0): the "
+        "probability of the rewarded answer for the questions with the lowest and the highest pi_ref, at "
+        f"Adam {', '.join(runs)} (solid; logged at each of the first {n_early} steps, then more sparsely, every "
+        "10 steps from step 100; step axis logarithmic above 1), "
+        "against the gradient flow from pi_ref with its time scale c fitted to each run (dotted, the run's "
+        "colour) and dynamics.grpo_steps at that step size (dots); grey line: the predicted stationary point. "
+        f"Take-away: every run ends at the prediction (within {end:.2g} at its last logged step), sooner with a "
+        f"larger lr or more inner updates (fitted flow time per step c = {cs} in (a)). The path is not the "
+        f"flow's: in (a) the single-update runs lag their flow at first (behind it at "
+        + ", ".join(f"{k} of {n}" for k, n in lags) + " of the logged steps before the flow is half-way, "
+        f"for {', '.join(single)}), then rise faster and overshoot ({single[0]}: {peak.pi:.2f} at step "
+        f"{int(peak.step)} against {float(peak.predicted):.2f})"
+        + (f"; the run with {int(a[a.run == multi[0]].inner_updates.iloc[0])} inner updates is ahead of its "
+           "flow at first" if multi and lead_multi else "")
+        + (", and in (b) every run is ahead of its flow at its first logged step" if lead_b else "")
+        + ". Where there is a separatrix, an overshoot is what crosses it (docs/results.md).")
+
+
+SPEC = FigureSpec(16, "training_trajectories", caption, tables, render, __name__)
