@@ -43,7 +43,16 @@ Entropy bonus (``entropy_coef = c``)
 ------------------------------------
 ``c H(pi)`` is added to what the loss maximises, ``H`` the exact entropy of the next-token
 distribution; its gradient in ``pi(o)`` is ``-c (log pi(o) + 1)``. Within a class of equal reward law
-it no longer keeps ``pi`` proportional to ``pi_ref``, so the solvers do not pool outputs then.
+it no longer keeps ``pi`` proportional to ``pi_ref``, so the solvers do not pool outputs then. At token
+level on an answer tree each sampled answer adds ``c w H(pi(.|v))`` at every node ``v`` on its path
+(aggregated with the token weight ``w`` like the penalty, as verl's ``agg_loss`` does), which adds
+``-c Wbar(v) (log pi(c|v) + 1)`` to the tree's ``g_v(c)`` (:func:`node_entropy_slope`).
+
+``beta = 0`` with ``c > 0`` is a regularised objective of its own (the bonus alone); the residuals are then
+measured on the scale ``c`` (:func:`regularisation_scale`). Where the advantage is unbounded (G = inf with
+std normalisation, REINFORCE++'s whitening) it outgrows the bonus's ``c |log pi|`` near a vertex, and with
+``filter_ties`` the bonus vanishes there (almost every group ties): the flow can then run into a vertex.
+``beta = 0`` without a bonus has no stationary policy (``Objective`` raises ``NoStationaryPolicy``).
 
 Importance level (``importance_level``)
 ---------------------------------------
