@@ -302,3 +302,31 @@ def test_sampled_filtered_steps_average_to_the_expected_update():
              for s in range(100)]
     mean, se = np.mean(moves, axis=0), np.std(moves, axis=0, ddof=1) / 10
     assert np.all(np.abs(mean - exact) < 4 * se + 1e-6)
+
+
+# ----------------------------------------------------------------------------- readers: beta = 0 with a bonus
+
+def test_readers_take_an_entropy_bonus_without_kl():
+    import warnings
+
+    from grpo_theory import TheoryWarning
+    from grpo_theory.integrations.openrlhf import read_openrlhf_config
+    from grpo_theory.integrations.trl import read_trl_config
+    from grpo_theory.integrations.verl import read_verl_config
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TheoryWarning)
+        t = read_trl_config({"beta": 0.0, "entropy_coef": 0.01, "max_completion_length": 1}, trl_version="1.16.0")
+        g = read_trl_config({"beta": 0.04, "entropy_coef": 0.01, "loss_type": "grpo"}, trl_version="1.16.0")
+        v = read_verl_config({"algorithm": {"adv_estimator": "grpo", "use_kl_in_reward": True,
+                                            "kl_ctrl": {"kl_coef": 0}},
+                              "actor_rollout_ref": {"rollout": {"n": 4}, "actor": {"entropy_coeff": 0.001}}})
+        o = read_openrlhf_config(["--advantage_estimator", "group_norm", "--n_samples_per_prompt", "4",
+                                  "--entropy_loss_coef", "0.002", "--init_kl_coef", "0"])
+    assert (t.objective.beta, t.objective.entropy_coef) == (0.0, 0.01)
+    assert any("only regulariser" in w for w in t.warnings)
+    assert any("averages the entropy over all the batch's tokens" in w for w in g.warnings)
+    assert (v.objective.beta, v.objective.entropy_coef, v.objective.kl_placement) == (0.0, 0.001, "loss")
+    assert (o.objective.beta, o.objective.entropy_coef) == (0.0, 0.002)
+    with pytest.raises(NoStationaryPolicy, match="beta=0"):
+        read_trl_config({"beta": 0.0}, trl_version="1.16.0")
