@@ -188,6 +188,13 @@ def node_entropy_slope(log_cond: np.ndarray, node_weight: np.ndarray, obj: Objec
     Returns
     -------
     (E,) array (0 when ``entropy_coef = 0``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from grpo_theory import Objective
+    >>> node_entropy_slope(np.log([0.5, 0.5]), np.array([1.0, 1.0]), Objective(beta=0, entropy_coef=1.0)).round(4)
+    array([-0.3069, -0.3069])
     """
     if obj.entropy_coef == 0:
         return np.zeros_like(log_cond)
