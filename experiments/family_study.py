@@ -9,20 +9,23 @@ Configurations (4 binary questions each; ``beta`` the KL coefficient, reverse k3
 
 * ``filter_G2`` / ``filter_G8``: tied groups dropped (DAPO dynamic sampling, TRL's masking), G = 2 and 8;
 * ``rloo_G4``: the leave-one-out baseline;
-* ``entropy_kl``: an entropy bonus with the KL penalty; ``entropy_nokl``: the entropy bonus alone (beta = 0 in
-  the trainer; the engine cannot take beta = 0, so the prediction uses beta = 1e-9, whose KL gradient
-  ``beta (1 - pi_ref/pi)`` is below 1e-7 at these policies);
+* ``entropy_kl``: an entropy bonus with the KL penalty; ``entropy_nokl``: the entropy bonus alone (beta = 0,
+  trained and predicted: the bonus is then the only regulariser);
 * ``passk2_G4`` / ``passk4_G4`` / ``passk4_G8``: the analytic pass@k advantage (arXiv 2508.10751), k = 2 and 4;
   at ``k = G`` every non-tied group has ``R = 1``, so there is no signal and the policy stays at ``pi_ref``
   (a check that the trainer adds no drift of its own), hence also k = 4 at G = 8;
 * ``gspo_L2``: GSPO's sequence-level ratio at token level on two-token answers (4 answers, one rewarded), the
-  prediction from the token-level tree engine.
+  prediction from the token-level tree engine;
+* ``entropy_L2`` / ``filter_L2``: the entropy bonus (per position, aggregated like the penalty) and tie
+  filtering at token level on the same two-token answers, predicted by the tree engine.
 
 Results are appended per run to ``docs/results/family_study.csv`` (one row per seed, configuration and
 question); a rerun skips the runs already there (resume). ``docs/results/family_study_summary.csv`` holds the
 MAE and max error of P(correct) per configuration, rewritten after every run.
 
-Run (background, one torch thread): ``PYTHONPATH=. python experiments/family_study.py > family_study.log 2>&1 &``
+Run (background, one torch thread; 400 GRPO steps per run, the default):
+``PYTHONPATH=. nice -n 10 python experiments/family_study.py > family_study.log 2>&1 &``
+(``--configs entropy_nokl`` reruns one configuration after its rows are removed from the CSV).
 """
 
 from __future__ import annotations
@@ -46,8 +49,6 @@ RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results"
 CSV = RESULTS / "family_study.csv"
 SUMMARY = RESULTS / "family_study_summary.csv"
 TARGET_MAE, TARGET_MAX = 0.01, 0.03
-#: beta standing in for 0 in the entropy-only run, trained and predicted (Objective needs beta > 0; see the module doc)
-BETA_ZERO = 1e-9
 
 #: name -> (answer length, Objective keyword arguments)
 CONFIGS = {
@@ -60,6 +61,8 @@ CONFIGS = {
     "passk4_G4": (1, dict(group_size=4, beta=0.5, advantage="pass_at_k", pass_k=4)),
     "passk4_G8": (1, dict(group_size=8, beta=0.5, advantage="pass_at_k", pass_k=4)),
     "gspo_L2": (2, dict(group_size=4, beta=0.5, level="token", loss_type="grpo", importance_level="sequence")),
+    "entropy_L2": (2, dict(group_size=4, beta=0.3, entropy_coef=0.3, level="token", loss_type="grpo")),
+    "filter_L2": (2, dict(group_size=4, beta=0.5, filter_ties=True, level="token", loss_type="grpo")),
 }
 FIELDS = ["seed", "config", "question", "predicted", "measured", "measured_se", "pi_ref", "abs_err",
           "max_abs_err_all_answers", "group_size", "beta", "entropy_coef", "advantage", "pass_k", "filter_ties",
@@ -103,7 +106,7 @@ def write_summary() -> pd.DataFrame:
     return s
 
 
-def main(seeds=(0, 1, 2), steps: int = 600, n_questions: int = 4, configs=None) -> None:
+def main(seeds=(0, 1, 2), steps: int = 400, n_questions: int = 4, configs=None) -> None:
     torch.set_num_threads(1)
     done = done_runs()
     names = list(configs or CONFIGS)
@@ -117,8 +120,7 @@ def main(seeds=(0, 1, 2), steps: int = 600, n_questions: int = 4, configs=None) 
                 task, freqs = synthetic_binary_task(n_questions=n_questions, answer_length=length, seed=seed)
                 refs[length] = (task, pretrain_reference(task, freqs, seed=seed, progress=False, steps=400))
             task, ref = refs[length]
-            # Objective needs beta > 0: "no KL" trains and predicts at BETA_ZERO (a penalty 1e-9 of the bonus)
-            obj = Objective(**{**kw, "beta": kw["beta"] or BETA_ZERO})
+            obj = Objective(**kw)
             cfg = GRPOConfig(objective=obj, steps=steps, groups_per_question=16, seed=seed)
             t0 = time.time()
             res = GRPOTrainer(copy.deepcopy(ref), task, cfg, reference=ref, progress=False).train()
@@ -150,7 +152,7 @@ def main(seeds=(0, 1, 2), steps: int = 600, n_questions: int = 4, configs=None) 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    ap.add_argument("--steps", type=int, default=600)
+    ap.add_argument("--steps", type=int, default=400)
     ap.add_argument("--configs", nargs="+", choices=list(CONFIGS), default=None)
     a = ap.parse_args()
     main(seeds=tuple(a.seeds), steps=a.steps, configs=a.configs)

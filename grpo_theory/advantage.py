@@ -43,7 +43,16 @@ Entropy bonus (``entropy_coef = c``)
 ------------------------------------
 ``c H(pi)`` is added to what the loss maximises, ``H`` the exact entropy of the next-token
 distribution; its gradient in ``pi(o)`` is ``-c (log pi(o) + 1)``. Within a class of equal reward law
-it no longer keeps ``pi`` proportional to ``pi_ref``, so the solvers do not pool outputs then.
+it no longer keeps ``pi`` proportional to ``pi_ref``, so the solvers do not pool outputs then. At token
+level on an answer tree each sampled answer adds ``c w H(pi(.|v))`` at every node ``v`` on its path
+(aggregated with the token weight ``w`` like the penalty, as verl's ``agg_loss`` does), which adds
+``-c Wbar(v) (log pi(c|v) + 1)`` to the tree's ``g_v(c)`` (:func:`node_entropy_slope`).
+
+``beta = 0`` with ``c > 0`` is a regularised objective of its own (the bonus alone); the residuals are then
+measured on the scale ``c`` (:func:`regularisation_scale`). Where the advantage is unbounded (G = inf with
+std normalisation, REINFORCE++'s whitening) it outgrows the bonus's ``c |log pi|`` near a vertex, and with
+``filter_ties`` the bonus vanishes there (almost every group ties): the flow can then run into a vertex.
+``beta = 0`` without a bonus has no stationary policy (``Objective`` raises ``NoStationaryPolicy``).
 
 Importance level (``importance_level``)
 ---------------------------------------
@@ -69,7 +78,7 @@ from .errors import ExactEvaluationTooLarge, InvalidInputError
 from .problem import Objective
 
 __all__ = ["level_expectations", "tie_free_probability", "regularised_gradient", "changes_regulariser",
-           "pass_at_k_table"]
+           "pass_at_k_table", "regularisation_scale", "node_entropy_slope", "entropy_logit_bounds"]
 
 
 def changes_regulariser(obj: Objective) -> bool:
@@ -92,6 +101,104 @@ def changes_regulariser(obj: Objective) -> bool:
     (False, True)
     """
     return bool(obj.filter_ties) or obj.entropy_coef > 0
+
+
+def regularisation_scale(obj: Objective) -> float:
+    """The scale of the regulariser: ``beta``, or ``entropy_coef`` when ``beta = 0`` (the entropy bonus alone).
+
+    Residuals of the stationarity conditions are divided by it (``max pi |g - E_pi g| / scale``), so that
+    ``beta = 0`` with an entropy bonus is measured on the bonus's scale instead of dividing by zero.
+
+    Parameters
+    ----------
+    obj : Objective
+        The objective (``beta = 0`` only with ``entropy_coef > 0``, as ``Objective`` checks).
+
+    Returns
+    -------
+    float
+        ``beta`` if ``beta > 0``, else ``entropy_coef`` (both ``> 0``).
+
+    Examples
+    --------
+    >>> from grpo_theory import Objective
+    >>> regularisation_scale(Objective(beta=0.5)), regularisation_scale(Objective(beta=0, entropy_coef=0.2))
+    (0.5, 0.2)
+    """
+    return obj.beta if obj.beta > 0 else obj.entropy_coef
+
+
+def entropy_logit_bounds(z_ref: float, penalty_bounds: tuple[float, float], delta_max: float, obj: Objective,
+                         cap: float) -> tuple[float, float]:
+    """Class logits ``z = log(pi(a)/pi(b))`` that contain every root of a two-class drift with an entropy bonus.
+
+    The drift is ``Delta(z) - beta [pen] - c U z`` with ``|Delta| <= delta_max``. For ``z`` beyond both
+    ``z_ref = log(p_a/p_b)`` and 0 the penalty term and the bonus both pull back (each has the sign of
+    ``z - z_ref``, resp. ``z``), so a root there satisfies each bound alone: the penalty's
+    (``penalty_bounds``) and, without filtering (``U = 1``), ``c |z| <= delta_max``. With filtering ``U``
+    vanishes at the vertices and only the penalty's bound holds; infinite ends are cut at ``+-cap``.
+
+    Parameters
+    ----------
+    z_ref : float
+        The reference class logit.
+    penalty_bounds : (float, float)
+        The bounds without the bonus (``(-inf, inf)`` for ``beta = 0``).
+    delta_max : float
+        A bound on ``|P(a) - P(b)|`` (may be ``inf``).
+    obj : Objective
+        ``entropy_coef > 0`` and ``filter_ties``.
+    cap : float
+        Where infinite ends are cut (the flow's limit is a vertex beyond it).
+
+    Returns
+    -------
+    (lo, hi)
+
+    Examples
+    --------
+    >>> from grpo_theory import Objective
+    >>> entropy_logit_bounds(-1.0, (-math.inf, math.inf), 2.0, Objective(beta=0, entropy_coef=0.5), 740.0)
+    (-5.0, 5.0)
+    """
+    h = math.inf if obj.filter_ties else delta_max / obj.entropy_coef + 1.0
+    lo = min(z_ref, 0.0, max(penalty_bounds[0], -h))
+    hi = max(z_ref, 0.0, min(penalty_bounds[1], h))
+    return (lo if math.isfinite(lo) else -cap), (hi if math.isfinite(hi) else cap)
+
+
+def node_entropy_slope(log_cond: np.ndarray, node_weight: np.ndarray, obj: Objective) -> np.ndarray:
+    r"""The entropy bonus's part of ``g_v(c)`` on an answer tree: ``-c_H Wbar(v) (log pi(c|v) + 1)``.
+
+    Token level: every sampled answer ``o`` adds ``c_H w H(pi(.|v))`` at each node ``v`` on its path
+    (``H`` the exact entropy of the next-token law there, aggregated with the token weight ``w`` like the
+    other per-token terms; a filtered tied group adds nothing). Its expected gradient in ``theta_{v,c}`` at
+    ``pi_old = pi`` is ``-c_H pi(v) Wbar(v) pi(c|v) (log pi(c|v) - sum_c' pi(c'|v) log pi(c'|v))``, with
+    ``pi(v) Wbar(v) = sum_{o through v} pi(o) W(o)`` (``W`` the answer's expected weight, the tie-free
+    probability included), i.e. ``-c_H Wbar(v) (log pi(c|v) + 1)`` in the node-centred form
+    ``pi(v) pi(c|v) [g_v(c) - E g_v]`` of :mod:`grpo_theory.solvers.tree` (the ``+1`` cancels in the
+    centring). For single-token answers ``Wbar(root) = U`` and this is :func:`regularised_gradient`'s term.
+
+    Parameters
+    ----------
+    log_cond : (E,) ``log pi(c|v)`` per edge.
+    node_weight : (E,) ``Wbar(v)`` of each edge's node.
+    obj : the objective (``entropy_coef``).
+
+    Returns
+    -------
+    (E,) array (0 when ``entropy_coef = 0``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from grpo_theory import Objective
+    >>> node_entropy_slope(np.log([0.5, 0.5]), np.array([1.0, 1.0]), Objective(beta=0, entropy_coef=1.0)).round(4)
+    array([-0.3069, -0.3069])
+    """
+    if obj.entropy_coef == 0:
+        return np.zeros_like(log_cond)
+    return -obj.entropy_coef * node_weight * (np.maximum(log_cond, -745.0) + 1.0)
 
 
 def _log_comb(n: np.ndarray, k: int) -> np.ndarray:
@@ -309,7 +416,7 @@ def regularised_gradient(P: np.ndarray, penalty_slope: np.ndarray, log_pi: np.nd
         with np.errstate(invalid="ignore"):
             pen = np.where(u > 0, u * penalty_slope, 0.0)     # a never-kept answer carries no penalty
         U = np.sum(np.exp(log_pi) * u, axis=-1, keepdims=True)
-    g = P - obj.beta * pen
+    g = P - obj.beta * pen if obj.beta > 0 else P.copy()   # beta = 0: no penalty (pen may be inf at pi = 0)
     if obj.entropy_coef > 0:
         g = g - obj.entropy_coef * U * (np.maximum(log_pi, -745.0) + 1.0)
     return g

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import kl
+from . import advantage, kl
 from ._numerics import IntegrationFallbackWarning, logsumexp, solve_ivp
 from ._validate import plain
 from .preference import level_expectations, sample_rewards, sampled_advantages
@@ -335,13 +335,16 @@ def basins(q: Question, obj: Objective) -> list[Basin]:
 # ----------------------------------------------------------------------------- finite-step GRPO
 
 def _exact_batch_stats(q: Question, obj: Objective, pi_old: np.ndarray):
-    """Per output: pi_old(o) E[A_1^+ | o_1 = o], pi_old(o) E[A_1^- | o_1 = o], and pi_old(o)."""
+    """Per output: pi_old(o) E[A_1^+ | o_1 = o], pi_old(o) E[A_1^- | o_1 = o], the penalty's sampling weight
+    pi_old(o) u(o) (``u`` the probability that its group does not tie, 1 without ``filter_ties``), and the
+    entropy bonus's weight ``U = E_pi_old u`` (the kept fraction of groups)."""
     R = q.membership
     with np.errstate(divide="ignore"):
         log_w = np.log(pi_old @ R)
     pos = R @ pooled_expectations_part(q, obj, log_w, "positive")
     neg = R @ pooled_expectations_part(q, obj, log_w, "negative")
-    return pi_old * pos, pi_old * neg, pi_old.copy()
+    kept = advantage.tie_free_probability(R, log_w, obj.group_size) if obj.filter_ties else np.ones_like(pi_old)
+    return pi_old * pos, pi_old * neg, pi_old * kept, float(pi_old @ kept)
 
 
 def pooled_expectations_part(q: Question, obj: Objective, log_w, part: str) -> np.ndarray:
@@ -384,13 +387,15 @@ def _sampled_batch_stats(q: Question, obj: Objective, pi_old: np.ndarray, n_grou
     n = n_groups * G
     pos = np.bincount(outs.ravel(), weights=np.maximum(A, 0).ravel(), minlength=K) / n
     neg = np.bincount(outs.ravel(), weights=np.minimum(A, 0).ravel(), minlength=K) / n
-    freq = np.bincount(outs.ravel(), minlength=K) / n
-    return pos, neg, freq
+    # filter_ties masks a tied group's terms (TRL-style; the normaliser B G stays, as in training.loss)
+    kept = np.ones(n_groups) if not obj.filter_ties else (r.max(axis=1) > r.min(axis=1)).astype(float)
+    freq = np.bincount(outs.ravel(), weights=np.repeat(kept, G), minlength=K) / n
+    return pos, neg, freq, float(kept.mean())
 
 
 def _surrogate_gradient(q, obj, theta, support, pi_old, stats, clip_eps):
     """Gradient in the logits of the clipped surrogate minus beta times the penalty estimate."""
-    pos, neg, freq = (s[support] for s in stats)
+    pos, neg, freq = (s[support] for s in stats[:3])
     lp = theta - logsumexp(theta)
     pi = np.exp(lp)
     rho = pi / pi_old[support]
@@ -408,7 +413,9 @@ def _surrogate_gradient(q, obj, theta, support, pi_old, stats, clip_eps):
         d = freq * rho * kl.estimator_value(obj, np.log(pi_old[support]) - np.log(ref))
     else:                                   # in the reward: already inside the advantages (stats)
         d = 0.0
-    weights = c * rho - obj.beta * d        # coefficient of d log pi(o)/d theta = e_o - pi
+    weights = c * rho - obj.beta * d if obj.beta > 0 else c * rho   # coefficient of d log pi(o)/d theta = e_o - pi
+    if obj.entropy_coef > 0:                # c_H U H(pi) at the current pi: dH = sum_o -pi(o)(log pi(o) + 1) (e_o - pi)
+        weights = weights - obj.entropy_coef * stats[3] * pi * (np.maximum(lp, -745.0) + 1.0)
     return weights - pi * weights.sum()
 
 
@@ -423,7 +430,9 @@ def grpo_steps(q: Question, obj: Objective, pi0, *, lr: float, n_batches: int, i
     ("direct", TRL's bias-corrected form, whose expectation is KL(pi || pi_ref)).
     With ``n_groups=None`` expectations over groups are exact (the positive and
     negative parts of ``A_1`` per output, from the exact engine); otherwise
-    ``n_groups`` groups are sampled per batch.
+    ``n_groups`` groups are sampled per batch. ``filter_ties`` masks a tied group's penalty and entropy
+    terms (its advantages are 0); ``entropy_coef = c`` adds ``c H(pi)`` per kept group, ``H`` the exact
+    entropy at the current ``pi`` (``beta = 0`` with an entropy bonus is allowed).
 
     Parameters
     ----------
@@ -465,10 +474,10 @@ def grpo_steps(q: Question, obj: Objective, pi0, *, lr: float, n_batches: int, i
         raise InvalidInputError(f"need lr > 0, inner_updates >= 1, n_batches >= 1, clip_eps > 0; got "
                                 f"lr={lr!r}, inner_updates={inner_updates!r}, n_batches={n_batches!r}, "
                                 f"clip_eps={clip_eps!r}")
-    if obj.filter_ties or obj.entropy_coef > 0 or (n_groups is not None and obj.advantage != "group"):
-        raise InvalidInputError("grpo_steps does not model filter_ties, entropy_coef or sampled groups of the other "
-                                "advantage estimators yet (the expected flow, "
-                                f"dynamics.flow, does); got {obj.describe()}")
+    if n_groups is not None and obj.advantage != "group":
+        raise InvalidInputError("grpo_steps does not model sampled groups of the other advantage estimators yet "
+                                f"(exact expectations, n_groups=None, and the expected flow, dynamics.flow, do); "
+                                f"got {obj.describe()}")
     pi0 = _check_start(q, obj, pi0)
     rng = np.random.default_rng(seed)
     support = np.flatnonzero(pi0 > 0)

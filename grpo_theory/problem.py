@@ -31,7 +31,7 @@ from ._question import (  # noqa: F401  (re-exported: problem is where a questio
     validate_probability_vector,
 )
 from ._validate import plain as _plain
-from .errors import InvalidInputError
+from .errors import InvalidInputError, NoStationaryPolicy
 from .kl import KL_ESTIMATORS, KL_PLACEMENTS, effective_penalty
 
 __all__ = ["InvalidInputError", "Question", "Objective", "shaped_question", "PENALTIES", "NORMALIZATIONS", "LEVELS",
@@ -65,7 +65,8 @@ class Objective:
     Attributes
     ----------
     beta : float
-        Penalty weight ``beta > 0``.
+        Penalty weight ``beta > 0``; ``beta = 0`` only with ``entropy_coef > 0`` (the entropy bonus is then
+        the only regulariser), otherwise :class:`~grpo_theory.NoStationaryPolicy`.
     group_size : int or math.inf
         ``G >= 2``; ``math.inf`` is the large-group limit.
     penalty : {"reverse", "direct"} or None
@@ -188,14 +189,17 @@ class Objective:
         beta = self.beta
         if isinstance(beta, bool) or not isinstance(beta, (int, float, np.floating, np.integer)):
             raise InvalidInputError(f"beta must be a positive finite number, got {_plain(beta)}")
-        if isinstance(beta, (int, float, np.floating, np.integer)) and beta == 0:
-            raise InvalidInputError(
-                "beta must be a positive finite number, got 0: with beta = 0 (and no entropy bonus) the "
-                "objective has no stationary policy in the interior -- the expected gradient only pushes mass "
-                "to the best answers, so every run ends at a vertex (a limit, not a stationary point of the "
-                "regularised objective); an entropy bonus alone (beta = 0, entropy_coef > 0) is not yet "
-                "supported by the solvers: give a small beta > 0 with entropy_coef")
-        if not (math.isfinite(beta) and beta > 0):
+        if beta == 0:
+            # beta = 0 is a regularised objective only with an entropy bonus (advantage.regularisation_scale)
+            c = self.entropy_coef
+            if isinstance(c, bool) or not isinstance(c, (int, float, np.floating, np.integer)) \
+                    or not (math.isfinite(c) and c > 0):
+                raise NoStationaryPolicy(
+                    "beta = 0 with no entropy bonus (entropy_coef = 0) has no stationary policy in the "
+                    "interior: the expected gradient only pushes mass to the best answers, so every run ends "
+                    "at a vertex (a limit, not a stationary point); give beta > 0 or entropy_coef > 0")
+            beta = 0.0
+        elif not (math.isfinite(beta) and beta > 0):
             raise InvalidInputError(f"beta must be a positive finite number, got {_plain(beta)}")
         object.__setattr__(self, "beta", float(beta))
         g = self.group_size

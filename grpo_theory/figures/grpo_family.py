@@ -88,7 +88,7 @@ def trained(study: pd.DataFrame) -> pd.DataFrame:
     """The family study's runs on the figure's question that lie on one of the curves (sequence level,
     beta > 0: the beta = 0 entropy run has no place on a log beta axis)."""
     d = study[(np.abs(study.pi_ref - FAMILY_PI_REF) < PI_REF_TOL) & (study.importance_level == "token")
-              & (study.beta > 0)].copy()
+              & (study.level == "sequence") & (study.beta > 0)].copy()
     d["variant"] = [_variant_of(r) for r in d.itertuples()]
     d = d[d.variant.notna()]
     return d[["config", "seed", "variant", "group_size", "beta", "pi_ref", "predicted", "measured",

@@ -193,7 +193,10 @@ def read_openrlhf_config(args) -> TheoryMapping:
         warns.append(f"top_p={get('rollout.top_p')}: sampling is then not from pi_theta itself")
     if get("train.max_epochs") > 1:
         warns.append(f"max_epochs={get('train.max_epochs')}: several passes per batch are off-policy")
-    if beta <= 0:
+    if beta <= 0 and family_fields.get("entropy_coef", 0.0) > 0:
+        warns.append("init_kl_coef <= 0 with entropy_loss_coef > 0: the entropy bonus is the only regulariser")
+        beta = 0.0
+    elif beta <= 0:
         warns.append("init_kl_coef <= 0: no KL term, so no stationary policy with the support of pi_ref")
         return mapping_of(None, warns, "OpenRLHF", OPENRLHF_VERSION)
     if family_fields.get("advantage") == "rloo":

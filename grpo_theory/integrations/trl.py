@@ -245,7 +245,13 @@ def read_trl_config(config, trl_version: str | None = None, completion_tokens: i
                      "stationary points are unchanged")
     family_fields, family_warns = trl_family(lambda name, default=None: _get(config, name, default))  # issue 22
     warns += family_warns
-    if beta == 0.0:
+    if family_fields.get("entropy_coef", 0.0) > 0 and loss_type not in ("dapo", "bnpo"):
+        warns.append(f"entropy_coef with loss_type={loss_type!r}: TRL averages the entropy over all the batch's "
+                     "tokens whatever the loss type; the theory aggregates it like the loss type's other per-token "
+                     "terms (the same on single-token answers)")
+    if beta == 0.0 and family_fields.get("entropy_coef", 0.0) > 0:
+        warns.append("beta=0 with entropy_coef > 0: the entropy bonus is the only regulariser (no KL penalty)")
+    elif beta == 0.0:
         warns.append("beta=0 (TRL's default since 0.19): no penalty, so no stationary policy with support like "
                      "pi_ref; the policy drifts to the best answers (the beta -> 0 limit)")
         return mapping_of(None, warns, "TRL", version)

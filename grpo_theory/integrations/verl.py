@@ -229,7 +229,10 @@ def read_verl_config(config) -> TheoryMapping:
     if isinstance(mini, int) and isinstance(batch, int) and mini < batch:
         warns.append(f"ppo_mini_batch_size={mini} < data.train_batch_size={batch}: later mini-batches of a step are "
                      "off-policy (importance-weighted and clipped); the theory holds in the small-step limit")
-    if beta == 0.0:
+    if beta == 0.0 and family_fields.get("entropy_coef", 0.0) > 0:
+        warns.append("no KL term but actor.entropy_coeff > 0: the entropy bonus is the only regulariser")
+        kl = {}                     # a zero coefficient: where the KL would have gone does not matter
+    elif beta == 0.0:
         warns.append("no KL term (use_kl_loss and use_kl_in_reward both off, or a zero coefficient): no stationary "
                      "policy with the support of pi_ref; the policy drifts to the best answers")
         return mapping_of(None, warns, "verl", VERL_VERSION)

@@ -184,6 +184,11 @@ def certification_scope(q: Question, obj: Objective) -> str | None:
     if obj.regime not in ("reverse", "direct"):
         return (f"certification covers the note's two penalties (k3 in the loss; k2/k3_ratio/k3_plus in the "
                 f"loss, k1 in the advantage, unclamped); this objective is {obj.describe()}")
+    if obj.advantage != "group" or obj.filter_ties or obj.entropy_coef > 0:
+        # the boxes are built from the note's equations (group advantage, the plain penalty): the GRPO family's
+        # estimators and regularisers (grpo_theory.advantage) change them, so those are searched, not certified
+        return (f"certification covers the group advantage without tie filtering or an entropy bonus; this "
+                f"objective is {obj.describe()}")
     if not q.has_reward_law or not q.is_deterministic:
         return "certification needs deterministic rewards (random reward laws and preference matrices are not covered)"
     if obj.level == "token" and q.is_tree:

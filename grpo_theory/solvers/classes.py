@@ -260,6 +260,21 @@ class ClassProblem:
     def logit_bounds(self) -> tuple[float, float]:
         """An interval of class logits that contains every interior root of ``drift``.
 
+        With an entropy bonus ``c`` (:func:`grpo_theory.advantage.entropy_logit_bounds`): beyond both
+        ``z_ref`` and 0 the penalty and the bonus both pull back, so a root also has ``c |z| <= max |Delta|``
+        (without filtering); ``beta = 0`` leaves that bound alone. Otherwise: :meth:`_penalty_logit_bounds`.
+        """
+        obj = self.obj
+        if obj.entropy_coef == 0:
+            return self._penalty_logit_bounds()
+        pen = self._penalty_logit_bounds() if obj.beta > 0 else (-math.inf, math.inf)
+        with np.errstate(over="ignore", invalid="ignore"):
+            bound_p = max_abs_advantage(float(np.ptp(self.q.reward_levels)), obj) if self.q.has_reward_law else 1.0
+        return advantage.entropy_logit_bounds(float(self._log_p[0] - self._log_p[1]), pen, 2.0 * bound_p, obj, Z_CAP)
+
+    def _penalty_logit_bounds(self) -> tuple[float, float]:
+        """An interval of class logits that contains every interior root of ``drift`` (``beta > 0``).
+
         For finite G the bound is finite and is not capped: with the direct penalty at small
         ``beta`` the root lies near ``z = Delta / beta``, in the thousands for ``beta = 1e-3``,
         where ``pi(b) = e^{-z}`` underflows but the class logit, and the drift computed in log
@@ -520,7 +535,7 @@ def stationarity_residual(q: Question, obj: Objective, pi) -> float:
     pi = validate_probability_vector("pi", pi)
     if obj.regime not in ("reverse", "direct") or advantage.changes_regulariser(obj):
         g = output_gradient(q, obj, pi)
-        return float(np.max(pi * np.abs(g - pi @ g))) / obj.beta
+        return float(np.max(pi * np.abs(g - pi @ g))) / advantage.regularisation_scale(obj)
     P = reward_preference(q, obj, pi)
     if obj.regime == "reverse":
         return float(np.max(np.abs(pi * (1.0 - (P - pi @ P) / obj.beta) - q.pi_ref)))
@@ -533,7 +548,11 @@ def stationarity_residual(q: Question, obj: Objective, pi) -> float:
 def may_collapse(obj: Objective) -> bool:
     """Whether the flow can run into a vertex, so that the scan's ends may hold limit points: the direct
     penalty where ``|P_G|`` is unbounded, and every estimator or placement other than the note's two
-    (a clamp or k1 as a loss leaves a bounded restoring force)."""
+    (a clamp or k1 as a loss leaves a bounded restoring force). With ``beta = 0`` (the entropy bonus alone):
+    where the advantage is unbounded (it outgrows the bonus's ``c |log pi|``) or ties are filtered (near a
+    vertex almost every group ties, and its bonus is dropped)."""
+    if obj.beta == 0:
+        return obj.filter_ties or not math.isfinite(max_abs_advantage(1.0, obj))
     if obj.regime == "reverse":
         return False
     if obj.regime == "direct":

@@ -173,7 +173,7 @@ def multi_class_policy(cp: ClassProblem) -> StationaryPoint:
     at_end = point_at(cp, end, "flow")
     if at_end is not None and at_end.stable is not False:
         return at_end                       # the flow itself settled within tolerance; polishing only hurt
-    if cp.obj.regime == "direct" and not unbounded_preference(cp.obj):
+    if cp.obj.regime == "direct" and cp.obj.beta > 0 and not unbounded_preference(cp.obj):
         # Near a vertex at finite G the direct penalty's point can sit at class logits in the
         # thousands (log pi_c = log p_c + P_c/beta - log Z with P_c ~ -sqrt(G)), which the flow
         # approaches at a speed proportional to the light classes' mass. There P barely depends

@@ -25,6 +25,11 @@ per-token penalty's derivative
 * reverse (k3 per token): ``d_v(c) = 1 - pi_ref(c|v)/pi(c|v)``;
 * direct (TRL's ratio * k3 per token): ``d_v(c) = log(pi(c|v)/pi_ref(c|v))``.
 
+With an entropy bonus ``c_H`` (the exact entropy of ``pi(.|v)`` at each position, aggregated like the
+penalty) ``g_v(c)`` gains ``-c_H Wbar(v) (log pi(c|v) + 1)``, ``Wbar(v) = E[W(o) | o passes v]``
+(:func:`grpo_theory.advantage.node_entropy_slope`); with ``filter_ties`` ``W`` carries the probability
+that the group does not tie, which drops both the penalty and the bonus of tied groups.
+
 (For the direct kind the ``+1`` of the KL's derivative is absent: ``d/dtheta [pi_c k3_c] = log(pi_c/
 pi_ref_c) dpi_c/dtheta``; it would cancel only where ``W(v,c)`` is the same for every child.) A policy
 is **stationary** when ``g_v(c)`` is the same for every child of every reached node. For
@@ -234,9 +239,6 @@ def answer_weights(q: Question, obj: Objective, pi) -> tuple[np.ndarray, np.ndar
 
 def _check_family(obj: Objective) -> None:
     """The GRPO-family options the token-level engine does not model yet: say so rather than ignore them."""
-    if obj.entropy_coef > 0:
-        raise InvalidInputError("entropy_coef > 0 at token level on multi-token answers is not modelled yet "
-                                "(the per-position entropies); use single-token answers or entropy_coef=0")
     if obj.aggregation == "batch_token_mean" and not obj.is_large_group and (
             obj.advantage != "group" or obj.filter_ties):
         raise InvalidInputError(f"loss_type={obj.loss_type!r} with groups_per_batch={obj.groups_per_batch} is "
@@ -405,15 +407,28 @@ class TreeProblem:
             Q = (ps * Pw[self.support]) @ t.paths / reach_edge
             if obj.regime == "reward":
                 return Q, cond, reach_edge / np.where(cond > 0, cond, 1.0)
-            if obj.kl_placement == "advantage":
+            mass_w = (ps * W[self.support]) @ t.paths                       # pi(v) pi(c|v) W(v,c)
+            if obj.beta == 0:                                               # the entropy bonus alone
+                pen = np.zeros_like(Q)
+            elif obj.kl_placement == "advantage":
                 # OpenRLHF: each token's value enters the reward at that token and the return is the sum
                 # to the end (gamma = 1), so token t carries the values of tokens t.. of its answer.
                 tail = (t.paths * kl.estimator_value(obj, lr)[None, :]) @ self._later_or_same * t.paths
                 pen = (ps * W[self.support]) @ tail / reach_edge
             else:
-                Wv = (ps * W[self.support]) @ t.paths / reach_edge
-                pen = Wv * kl.coefficient(obj, lr)
-        return Q - obj.beta * pen, cond, reach_edge / np.where(cond > 0, cond, 1.0)
+                pen = mass_w / reach_edge * kl.coefficient(obj, lr)
+            g = Q - obj.beta * pen
+            if obj.entropy_coef > 0:        # per-position entropy, weighted like the penalty (advantage module)
+                g = g + advantage.node_entropy_slope(log_cond, self._node_average(mass_w, reach_edge), obj)
+        return g, cond, reach_edge / np.where(cond > 0, cond, 1.0)
+
+    def _node_average(self, mass_w: np.ndarray, reach_edge: np.ndarray) -> np.ndarray:
+        """``Wbar(v) = sum_c pi(v) pi(c|v) W(v,c) / pi(v)`` of each edge's node (nan where ``pi(v) = 0``)."""
+        t = self.tree
+        num, den = np.zeros(len(t.nodes)), np.zeros(len(t.nodes))
+        np.add.at(num, t.edge_node, mass_w)
+        np.add.at(den, t.edge_node, reach_edge)
+        return num[t.edge_node] / den[t.edge_node]
 
     def _centred(self, g: np.ndarray, cond: np.ndarray) -> np.ndarray:
         mean = np.zeros(len(self.tree.nodes))
@@ -435,9 +450,10 @@ class TreeProblem:
         return g[self.free] - g[self.last_of_edge[self.free]]
 
     def residual(self, x: np.ndarray) -> float:
-        """``max_{v,c} pi(c|v) |g_v(c) - E g_v| / beta`` (the sequence-level residual for single tokens)."""
+        """``max_{v,c} pi(c|v) |g_v(c) - E g_v| / beta`` (the sequence-level residual for single tokens;
+        ``entropy_coef`` in place of ``beta = 0``)."""
         g, cond, _ = self.edge_gradient(x)
-        return float(np.max(cond * np.abs(self._centred(g, cond)))) / self.obj.beta
+        return float(np.max(cond * np.abs(self._centred(g, cond)))) / advantage.regularisation_scale(self.obj)
 
     def stability(self, x: np.ndarray, h: float = 1e-6) -> tuple[bool | None, np.ndarray, str]:
         n = x.size
