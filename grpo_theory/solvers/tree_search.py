@@ -192,8 +192,8 @@ def tree_search(q: Question, obj: Objective, *, n_starts: int = 24, seed: int = 
     order = np.argsort([-(p.pi @ q.expected_reward) for p in pts], kind="stable")
     pts = tuple(pts[i] for i in order)
     message = (f"token-level: Newton from {len(newton_starts)} starts (pi_ref, uniform, a grid of free logits, "
-               f"random) and the flow from pi_ref and {len(flow_starts)} starts (grid corners, both sides of each unstable "
-               f"point's unstable directions) on {n} free logits of a tree with "
+               f"random) and the flow from pi_ref and {len(flow_starts)} starts (grid corners, both sides of each "
+               f"unstable point's unstable directions) on {n} free logits of a tree with "
                f"{len(tp.tree.nodes)} nodes; not exhaustive (no certified root isolation for token-level "
                "trees: a multi-start search)")
     if unresolved:
