@@ -10,9 +10,12 @@ Every case is drawn from one integer seed (:func:`draw_kl_case`); :func:`check_k
   move away from it;
 * ``ok-face``: a point on a face (an answer of ``pi_ref``'s support at mass 0, or a limit vertex) where
   the absent answers' drift, evaluated independently at a small mass, points outward (KKT);
+* ``ok-jump``: a point where the field jumps (a KL clamp or the ``abs`` estimator's kink), reported
+  stable, where nudging any one logit either way makes that answer's drift point back (Filippov);
 * ``flagged``: ``converged=False`` with a reason; ``error``: an ``InvalidInputError`` (an option the
   engine says it does not model, or too large to enumerate);
-* ``CRASH``: any other exception; ``SILENT``: ``converged=True`` but the drift does not vanish, the face
+* ``CRASH``: any other exception, or an ``InvalidInputError`` about a NaN the engine made itself;
+  ``SILENT``: ``converged=True`` but the drift does not vanish, the face
   repels, or the Euler run leaves a point reported stable.
 
 For the plain KL in the loss with the group advantage, the drift is also recomputed with the
@@ -125,6 +128,22 @@ def _face_ok(q: Question, obj: Objective, pi: np.ndarray) -> tuple[bool, str]:
     return True, ""
 
 
+def _jump_attracts(q: Question, obj: Objective, pi: np.ndarray, h: float = 1e-7) -> tuple[bool, str]:
+    """At a jump of the field reported stable (a Filippov equilibrium): raising any one logit by ``h``
+    makes that answer's drift non-positive, lowering it non-negative (the field points back)."""
+    s = np.flatnonzero(pi > 0)
+    for o in s:
+        for sign in (1.0, -1.0):
+            th = np.log(pi[s])
+            th[list(s).index(o)] += sign * h
+            p = np.zeros(q.n_outputs)
+            p[s] = np.exp(th - th.max()) / np.exp(th - th.max()).sum()
+            d = _drift(q, obj, p)[o]
+            if sign * d > 0:
+                return False, f"at the jump, moving answer {o}'s logit by {sign * h:g} gives drift {d:.3g} (away)"
+    return True, ""
+
+
 def _tree_drift(q: Question, obj: Objective, pi: np.ndarray) -> float:
     tp = TreeProblem(q, obj)
     return tp.residual(tp.x_from_policy(pi))
@@ -141,7 +160,9 @@ def check_kl_case(seed: int) -> dict:
     try:
         sol = stationary_policy(q, obj)
     except InvalidInputError as exc:
-        row.update(outcome="error", detail=str(exc)[:200], seconds=time.process_time() - t0)
+        # a NaN surfacing as an input error is the engine failing on a valid question: a crash
+        crash = "NaN" in str(exc) or "nan" in str(exc)
+        row.update(outcome="CRASH" if crash else "error", detail=str(exc)[:200], seconds=time.process_time() - t0)
         return row
     except Exception:  # noqa: BLE001 - any other exception is a crash to report
         row.update(outcome="CRASH", detail=traceback.format_exc(limit=4)[-500:], seconds=time.process_time() - t0)
@@ -158,6 +179,9 @@ def check_kl_case(seed: int) -> dict:
             drift = 0.0 if sol.boundary else _tree_drift(q, obj, pi)
             row.update(drift=drift, outcome="ok" if drift <= DRIFT_TOL else "SILENT",
                        detail="" if drift <= DRIFT_TOL else f"token-level drift {drift:.2e}")
+        elif sol.discontinuous:
+            ok, why = _jump_attracts(q, obj, pi) if sol.stable else (True, "")
+            row.update(outcome="ok-jump" if ok else "SILENT", detail=why)
         elif sol.boundary or np.any((pi == 0) & (q.pi_ref > 0)):
             ok, why = _face_ok(q, obj, pi)
             row.update(outcome="ok-face" if ok else "SILENT", detail=why)

@@ -58,24 +58,6 @@ def _grid(values: tuple, n: int, cap: int, rng: np.random.Generator) -> list[np.
     return [rng.choice(values, size=n).astype(float) for _ in range(cap)]
 
 
-class _Guarded:
-    """``tp`` whose stationarity equations answer a huge residual (not an error) at non-finite logits,
-    where a Newton step overshoots: the root finder then backs off instead of the search crashing."""
-
-    def __init__(self, tp: TreeProblem) -> None:
-        self._tp = tp
-
-    def __getattr__(self, name):
-        return getattr(self._tp, name)
-
-    def kkt(self, x: np.ndarray) -> np.ndarray:
-        if not np.all(np.isfinite(x)):
-            return np.full(x.size, 1e100)
-        with np.errstate(all="ignore"):
-            r = self._tp.kkt(x)
-        return np.where(np.isfinite(r), r, 1e100)
-
-
 def _unstable_directions(tp: TreeProblem, x: np.ndarray, h: float = 1e-6) -> list[np.ndarray]:
     """The real parts of the eigenvectors of the free flow's Jacobian at ``x`` with positive eigenvalue."""
     n = x.size
@@ -168,8 +150,7 @@ def tree_search(q: Question, obj: Objective, *, n_starts: int = 24, seed: int = 
     newton_starts = [x_ref, np.zeros(n)] + _grid(GRID_LOGITS, n, MAX_NEWTON_GRID, rng)
     newton_starts += [rng.normal(0.0, 3.0, n) for _ in range(n_starts)]
     found = [from_reference] if from_reference.converged else []
-    guarded = _Guarded(tp)
-    found += [p for p in (polish(guarded, x, "token-grid") for x in newton_starts) if p is not None]
+    found += [p for p in (polish(tp, x, "token-grid") for x in newton_starts) if p is not None]
     # the stable set: flows from the corners, and down both sides of every unstable point's unstable
     # manifold (the attractors next to a saddle are where its unstable directions lead)
     flow_starts = [(x, 1e-5) for x in _grid(FLOW_LOGITS, n, MAX_FLOW_GRID, rng)]
@@ -183,7 +164,7 @@ def tree_search(q: Question, obj: Objective, *, n_starts: int = 24, seed: int = 
     for x0, speed in flow_starts:
         end = integrate_until_slow(tp.free_flow, x0, 1e5, speed)
         # a flow into a vertex first: Newton from there may jump back to a root far away
-        pt = _limit_vertex(tp, end) or polish(guarded, end, "token-flow-grid")
+        pt = _limit_vertex(tp, end) or polish(tp, end, "token-flow-grid")
         if pt is None:
             unresolved += 1
         else:
