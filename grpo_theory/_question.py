@@ -256,6 +256,22 @@ class Question:
     def __reduce__(self):  # pickling (process pools, cluster executors) bypasses the immutable __setattr__
         return (_rebuild_question, (tuple(getattr(self, s) for s in self.__slots__),))
 
+    def __eq__(self, other) -> bool:  # by value (slots compared, arrays elementwise): survives pickling
+        if not isinstance(other, Question):
+            return NotImplemented
+        for name in self.__slots__:
+            a, b = getattr(self, name), getattr(other, name)
+            if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+                if a is None or b is None or not np.array_equal(a, b):
+                    return False
+            elif a != b:
+                return False
+        return True
+
+    def __hash__(self) -> int:
+        return hash(tuple(v.tobytes() + str(v.shape).encode() if isinstance(v, np.ndarray) else v
+                          for v in (getattr(self, s) for s in self.__slots__)))
+
     # ------------------------------------------------------------------ views
     @property
     def n_outputs(self) -> int:

@@ -56,18 +56,23 @@ def _reverse_argmax(pi_ref: np.ndarray, P: np.ndarray, beta: float) -> np.ndarra
     top = float(Ps.max())
     if float(Ps.min()) == top:
         return pi_ref / pi_ref.sum()
+    # solve for u = lambda - max P in (0, beta] with the gaps d = max P - P: lambda itself loses beta to
+    # rounding once max P >> beta (a policy near a vertex at G = inf gives P ~ 1e160; issue 21)
+    d = top - Ps
+    ref = pi_ref[s]
 
-    def total(lam):
-        return float(np.sum(beta * pi_ref[s] / (lam - Ps))) - 1.0
+    def total(u):
+        with np.errstate(divide="ignore"):     # u = 0 only if lo underflowed: the top term is +inf, as it must be
+            return float(np.sum(beta * ref / (u + d))) - 1.0
 
-    lo, hi = top + 1e-15 * max(1.0, abs(top)), top + beta
-    while total(lo) < 0:        # push lo towards max P until the sum exceeds 1
-        lo = top + (lo - top) / 1e3
-    if total(hi) > 0:           # rounding at a near-constant P: widen by a hair
-        hi = top + beta * (1 + 1e-9)
-    lam = optimize.brentq(total, lo, hi, xtol=1e-15, rtol=4 * np.finfo(float).eps)
+    lo, hi = beta * 1e-300, beta
+    while total(lo) < 0 and lo > 0:     # the top answers' reference mass below 1e-300: go further down
+        lo *= 1e-300
+    if not total(hi) <= 0:              # rounding at a near-constant P: widen by a hair
+        hi = beta * (1 + 1e-9)
+    u = optimize.brentq(total, lo, hi, xtol=1e-300, rtol=4 * np.finfo(float).eps, maxiter=2000)
     pi = np.zeros_like(pi_ref)
-    pi[s] = beta * pi_ref[s] / (lam - Ps)
+    pi[s] = beta * ref / (u + d)
     return pi / pi.sum()
 
 

@@ -302,3 +302,29 @@ def test_flow_blames_t_for_bad_times(t):
     with pytest.raises(InvalidInputError, match=r"^t must be .*got \[") as info:
         dynamics.flow(q, Objective(beta=1.0, group_size=2), q.pi_ref, t)
     assert "np.float64" not in str(info.value) and "array(" not in str(info.value)
+
+
+def test_map_cycles_near_a_vertex_at_large_group_does_not_crash():
+    """Issue 21: near the vertex at G = inf the advantage reaches 1e160 >> beta and the normaliser lambda lost
+    beta to rounding (brentq's 'f(a) and f(b) must have different signs')."""
+    q = Question([0.2, 0.8], rewards=[1, 0])
+    obj = Objective(beta=0.05, group_size=math.inf)
+    cycles = dynamics.map_cycles(q, obj)
+    step = dynamics.proximal_map(q, obj)
+    for cycle in cycles:                                    # any cycle found is one
+        assert step(step(cycle[0]))[0] == pytest.approx(cycle[0][0], abs=1e-9)
+    # none attracts: the iteration settles on a fixed point from starts across the simplex
+    for x0 in (1e-6, 0.2, 0.5, 0.9):
+        end = _iterate(step, x0, 300)
+        assert step(np.array([end, 1 - end]))[0] == pytest.approx(end, abs=1e-10)
+    assert not any(c.stable for c in cycles)
+
+
+def test_reverse_argmax_with_an_advantage_far_beyond_beta():
+    """pi = beta pi_ref / (lambda - P): with P = (4.9e160, ~0), beta = 0.05, pi_ref = (0.2, 0.8), lambda - P_a
+    = u solves 0.01/u + 0.04/(u + 4.9e160) = 1, so u = 0.01 (to 1e-160) and pi_b = 0.04/4.9e160."""
+    from grpo_theory.proximal import _reverse_argmax
+
+    P = np.array([4.87975715e160, -2.04928231e-161])
+    pi = _reverse_argmax(np.array([0.2, 0.8]), P, 0.05)
+    assert pi[0] == 1.0 and pi[1] == pytest.approx(0.04 / (0.01 + P[0]), rel=1e-12)

@@ -64,3 +64,18 @@ def test_pairwise_preference_from_noisy_rewards():
     # P(a > b) = 0.8 * 0.6, tie = 0.8*0.4 + 0.2*0.6
     assert M[0, 1] == pytest.approx(0.48 + 0.5 * (0.32 + 0.12))
     assert q.confidence_margin() == pytest.approx(0.8 - 0.4)
+
+
+def test_question_pickles_to_an_equal_question():
+    import pickle
+
+    for q in (Question([0.2, 0.8], rewards=[1, 0]),
+              Question([0.5, 0.5], reward_levels=[0, 1], reward_probs=[[0.1, 0.9], [0.6, 0.4]], labels=["a", "b"]),
+              Question([0.3, 0.3, 0.4], rewards=[1, 0, 0], answers=["AB", "AC", "D"]),
+              Question([0.5, 0.5], preference=[[0.5, 0.7], [0.3, 0.5]])):
+        back = pickle.loads(pickle.dumps(q))
+        assert back == q and hash(back) == hash(q) and not (back != q)
+    a = Question([0.2, 0.8], rewards=[1, 0])
+    assert a != Question([0.2, 0.8], rewards=[1, 0.5]) and a != Question([0.3, 0.7], rewards=[1, 0])
+    assert a != Question([0.2, 0.8], rewards=[1, 0], answers=["A", "B"]) and a != "a question"
+    assert len({a, Question([0.2, 0.8], rewards=[1, 0])}) == 1

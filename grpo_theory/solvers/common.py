@@ -19,6 +19,7 @@ from typing import Protocol
 import numpy as np
 
 from .._numerics import optimize
+from ..errors import InvalidInputError
 from .results import RESIDUAL_TOL, StationaryPoint
 
 __all__ = ["Problem", "polish", "point_at", "dedupe", "verdict", "sinh_grid"]
@@ -132,10 +133,23 @@ def polish(problem: Problem, x0: np.ndarray, prefix: str) -> StationaryPoint | N
         The converged point, or None when neither root finder converges.
     """
     calls = 0
+
+    def kkt(x: np.ndarray) -> np.ndarray:
+        # a Newton step can overshoot to non-finite logits (a NaN policy the problem refuses as input):
+        # answer a huge residual there so that the root finder backs off instead of the search crashing
+        if not np.all(np.isfinite(x)):
+            return np.full(x.size, 1e100)
+        try:
+            with np.errstate(all="ignore"):
+                r = problem.kkt(x)
+        except InvalidInputError:       # a NaN policy from finite but overflowing logits: the same
+            return np.full(x.size, 1e100)
+        return np.where(np.isfinite(r), r, 1e100)
+
     for method in ("hybr", "lm"):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            sol = optimize.root(problem.kkt, x0, method=method,
+            sol = optimize.root(kkt, x0, method=method,
                                 options={"xtol": 1e-14} if method == "hybr" else {"xtol": 1e-15,
                                                                                   "ftol": 1e-15})
         calls += int(sol.get("nfev", 0))

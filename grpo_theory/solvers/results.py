@@ -70,8 +70,10 @@ class StationaryPoint:
     certificate : Certificate or None
         For a point of a certified set (``StationaryPointSet.exhaustive`` from
         :mod:`~grpo_theory.solvers.certify`), its :class:`~grpo_theory.solvers.certify.Certificate`
-        (the box in class log-ratios, or temperatures, and the uniqueness test that passed); None
-        otherwise (and for a vertex reached only in the limit, which the KKT argument admits instead
+        (the box in class log-ratios, or temperatures, and the uniqueness test that passed); for a
+        two-class root refined from a sign change of the scan, the bracket in the class logit with an
+        existence-only test (uniqueness and exhaustiveness rest on the scan); None otherwise (and for a
+        vertex reached only in the limit, which the KKT argument admits instead
         of a box).
 
     Examples

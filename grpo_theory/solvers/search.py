@@ -20,7 +20,8 @@ from .common import dedupe
 from .full_space import full_space_flow, full_space_stability
 from .multi_class import multi_class_points, multi_class_policy
 from .results import RESIDUAL_TOL, Basin, StationaryPoint, StationaryPointSet
-from .tree import tree_stationary_points, tree_stationary_policy
+from .tree import tree_stationary_policy
+from .tree_search import tree_search
 from .two_class import flow_root_from, two_class_points
 
 __all__ = ["token_level", "stationary_policy", "stationary_points", "basins_of", "kkt_checked", "CERTIFY_BUDGET"]
@@ -233,7 +234,7 @@ def stationary_points(q: Question, obj: Objective, *, n_grid: int = 2001, n_star
     q, obj = as_question(q), as_objective(obj)
     basins = None
     if token_level(q, obj):
-        points, exhaustive, message, from_reference = tree_stationary_points(q, obj, n_starts=n_starts, seed=seed)
+        points, exhaustive, message, from_reference = tree_search(q, obj, n_starts=n_starts, seed=seed)
         cp = ClassProblem(q, obj)
     else:
         cp = ClassProblem(q, obj)

@@ -8,11 +8,13 @@ vertex (:func:`~grpo_theory.solvers.classes.may_collapse`) the scan's ends repor
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
 
 from .._numerics import expit, optimize
+from .certify import Certificate
 from .classes import ClassProblem, may_collapse, stationarity_residual
 from .common import sinh_grid
 from .results import RESIDUAL_TOL, STABILITY_TOL, StationaryPoint
@@ -120,7 +122,14 @@ def two_class_points(cp: ClassProblem, n_grid: int) -> list[StationaryPoint]:
     sign = np.sign(s)
     for i in np.flatnonzero(sign[:-1] * sign[1:] < 0):
         root, calls = _brent(cp, z[i], z[i + 1])
-        points.append(_point_from_class_logit(cp, root, calls, "grid+brentq", _slope(cp, root)))
+        pt = _point_from_class_logit(cp, root, calls, "grid+brentq", _slope(cp, root))
+        # the bracket's strict sign change of the drift, continuous inside it (jumps lie on the grid),
+        # proves a root there (intermediate value theorem); not its uniqueness in the bracket, nor that no
+        # pair of roots hides between two grid points of the same sign
+        points.append(dataclasses.replace(pt, certificate=Certificate(
+            box=np.array([[z[i], z[i + 1]]]),
+            test="existence: strict sign change of the continuous class-logit drift over the bracket "
+                 "(intermediate value theorem); uniqueness and exhaustiveness rest on the grid scan")))
     # Tangencies: local minima of |s| without a sign change that reach zero.
     a = np.abs(s)
     cand = np.flatnonzero((a[1:-1] < a[:-2]) & (a[1:-1] < a[2:]) & (sign[:-2] == sign[2:])) + 1

@@ -1,0 +1,200 @@
+"""The fuzz suite's second half: KL estimators and placements, clamps, faces, trees and the family fields.
+
+Every case is drawn from one integer seed (:func:`draw_kl_case`); :func:`check_kl_case` solves it with
+:func:`grpo_theory.stationary_policy` and classifies the outcome:
+
+* ``ok``: a converged point off the faces whose drift on **all output logits** (the per-output gradient
+  ``g_o - E_pi g`` of :func:`~grpo_theory.solvers.output_gradient`, not the class solvers' reduced
+  equations; for trees the per-edge drift) vanishes, and, when reported stable, an explicit Euler run
+  on all output logits (no gauge fixing, no class reduction, no LSODA) from a perturbation does not
+  move away from it;
+* ``ok-face``: a point on a face (an answer of ``pi_ref``'s support at mass 0, or a limit vertex) where
+  the absent answers' drift, evaluated independently at a small mass, points outward (KKT);
+* ``ok-jump``: a point where the field jumps (a KL clamp or the ``abs`` estimator's kink), reported
+  stable, where nudging any one logit either way makes that answer's drift point back (Filippov);
+* ``flagged``: ``converged=False`` with a reason; ``error``: an ``InvalidInputError`` (an option the
+  engine says it does not model, or too large to enumerate);
+* ``CRASH``: any other exception, or an ``InvalidInputError`` about a NaN the engine made itself;
+  ``SILENT``: ``converged=True`` but the drift does not vanish, the face
+  repels, or the Euler run leaves a point reported stable.
+
+For the plain KL in the loss with the group advantage, the drift is also recomputed with the
+independent ``P_G`` of :mod:`fuzz_cases` (enumeration, binomial sums, the ``G = inf`` formula).
+The independent paths here share the library's per-output gradient (``output_gradient``) for the
+trainer-level KL terms: they check the solvers (reduction, root finding, stability, faces), not the
+estimator formulas, which tests/test_kl.py checks against autograd.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import traceback
+
+import numpy as np
+
+from grpo_theory import InvalidInputError, Objective, Question, stationary_policy
+from grpo_theory.kl import KL_ESTIMATORS, KL_PLACEMENTS
+from grpo_theory.solvers import output_gradient
+from grpo_theory.solvers.tree import TreeProblem
+
+#: Drift tolerance (max_o pi_o |g_o - E g| / beta) of a converged point.
+DRIFT_TOL = 1e-8
+#: Mass at which an absent answer's drift is evaluated for the face check.
+FACE_PROBE = 1e-10
+CLAMPS = ((None, None), (20.0, 10.0), (None, 10.0), (5.0, None))
+
+
+def draw_kl_case(seed: int) -> tuple[Question, Objective]:
+    """One random (question, objective) over estimators, placements, clamps, faces, trees, family fields."""
+    rng = np.random.default_rng(10_000_019 + seed)
+    tree = rng.random() < 0.12
+    K = int(rng.integers(2, 5)) if not tree else 3
+    pi_ref = rng.dirichlet(np.ones(K))
+    if not tree and K >= 3 and rng.random() < 0.15:
+        pi_ref[int(rng.integers(K))] = 0.0                        # a face of the simplex from the start
+        pi_ref /= pi_ref.sum()
+    pi_ref = np.where(pi_ref > 0, np.maximum(pi_ref, 1e-4), 0.0)
+    pi_ref /= pi_ref.sum()
+    if rng.random() < 0.25:
+        levels = np.array([0.0, 0.5, 1.0])
+        probs = rng.dirichlet(np.ones(3), size=K)
+        q_kw = dict(reward_levels=levels, reward_probs=probs)
+    else:
+        rewards = rng.choice([0.0, 0.2, 0.4, 0.6, 0.8, 1.0], size=K)
+        if np.all(rewards == rewards[0]):
+            rewards[0] = 1.0 - rewards[0] if rewards[0] != 0.5 else 1.0
+        q_kw = dict(rewards=rewards)
+    answers = [("A", "B"), ("A", "C"), ("D",)] if tree else None
+    q = Question(pi_ref, answers=answers, **q_kw)
+    G = [2, 3, 4, 6, 8, 16, math.inf][int(rng.integers(7))]
+    placement = str(rng.choice(KL_PLACEMENTS))
+    estimator = str(rng.choice(KL_ESTIMATORS))
+    log_clamp, value_clamp = CLAMPS[int(rng.integers(len(CLAMPS)))] if rng.random() < 0.4 else (None, None)
+    advantage = str(rng.choice(["group", "group", "group", "rloo", "reinforce_pp"]))
+    family = dict(advantage=advantage)
+    if placement == "loss" and rng.random() < 0.15:
+        family["filter_ties"] = True
+    if placement != "reward" and not tree and rng.random() < 0.15:
+        family["entropy_coef"] = float(rng.choice([0.01, 0.1]))
+    obj = Objective(beta=float(np.exp(rng.uniform(np.log(0.02), np.log(5.0)))), group_size=G,
+                    normalization=str(rng.choice(["scale", "scale", "shift"])),
+                    std_eps=float(rng.choice([1e-6, 1e-4])), kl_estimator=estimator, kl_placement=placement,
+                    kl_log_ratio_clamp=log_clamp, kl_value_clamp=value_clamp,
+                    level="token" if tree else "sequence", **family)
+    return q, obj
+
+
+def _drift(q: Question, obj: Objective, pi: np.ndarray) -> np.ndarray:
+    """``pi_o (g_o - E_pi g) / beta`` on the support of ``pi`` (0 elsewhere)."""
+    g = output_gradient(q, obj, pi)
+    s = pi > 0
+    out = np.zeros(q.n_outputs)
+    out[s] = pi[s] * (g[s] - pi[s] @ g[s]) / obj.beta
+    return out
+
+
+def _euler_stays(q: Question, obj: Objective, pi: np.ndarray, rng, steps: int = 300) -> tuple[bool, str]:
+    """Explicit Euler on all output logits from ``pi`` perturbed by 1e-4: the distance must not grow."""
+    s = np.flatnonzero(pi > 0)
+    theta = np.log(pi[s]) + 1e-4 * rng.standard_normal(s.size)
+    lr = 0.05 / max(1.0, obj.beta)
+
+    def policy(th):
+        p = np.zeros(q.n_outputs)
+        e = np.exp(th - th.max())
+        p[s] = e / e.sum()
+        return p
+
+    d0 = float(np.abs(policy(theta) - pi).max())
+    with np.errstate(all="ignore"):
+        for _ in range(steps):
+            p = policy(theta)
+            g = output_gradient(q, obj, p)[s]
+            theta = theta + lr * p[s] * (g - p[s] @ g)
+    d1 = float(np.abs(policy(theta) - pi).max())
+    return d1 <= 1.05 * d0 + 1e-12, f"Euler from a 1e-4 perturbation: distance {d0:.2e} -> {d1:.2e}"
+
+
+def _face_ok(q: Question, obj: Objective, pi: np.ndarray) -> tuple[bool, str]:
+    """Every answer of pi_ref's support absent from ``pi`` loses mass when given ``FACE_PROBE`` of it."""
+    absent = np.flatnonzero((pi == 0) & (q.pi_ref > 0))
+    for o in absent:
+        mix = (1 - FACE_PROBE) * pi
+        mix[o] += FACE_PROBE
+        g = output_gradient(q, obj, mix)
+        if not g[o] - mix @ g < 0:
+            return False, f"answer {o} absent but its drift g - E g = {g[o] - mix @ g:.3g} >= 0: the face repels"
+    return True, ""
+
+
+def _jump_attracts(q: Question, obj: Objective, pi: np.ndarray, h: float = 1e-7) -> tuple[bool, str]:
+    """At a jump of the field reported stable (a Filippov equilibrium): raising any one logit by ``h``
+    makes that answer's drift non-positive, lowering it non-negative (the field points back)."""
+    s = np.flatnonzero(pi > 0)
+    for o in s:
+        for sign in (1.0, -1.0):
+            th = np.log(pi[s])
+            th[list(s).index(o)] += sign * h
+            p = np.zeros(q.n_outputs)
+            p[s] = np.exp(th - th.max()) / np.exp(th - th.max()).sum()
+            d = _drift(q, obj, p)[o]
+            if sign * d > 0:
+                return False, f"at the jump, moving answer {o}'s logit by {sign * h:g} gives drift {d:.3g} (away)"
+    return True, ""
+
+
+def _tree_drift(q: Question, obj: Objective, pi: np.ndarray) -> float:
+    tp = TreeProblem(q, obj)
+    return tp.residual(tp.x_from_policy(pi))
+
+
+def check_kl_case(seed: int) -> dict:
+    """Solve one case and check it on the paths of the module doc; a dict row."""
+    q, obj = draw_kl_case(seed)
+    row = dict(seed=seed, K=q.n_outputs, G=obj.group_size, tree=q.is_tree, estimator=obj.estimator,
+               placement=obj.kl_placement, clamps=(obj.kl_log_ratio_clamp, obj.kl_value_clamp),
+               advantage=obj.advantage, filter_ties=obj.filter_ties, entropy=obj.entropy_coef,
+               face=bool(np.any(q.pi_ref == 0)), outcome="", drift=math.nan, seconds=math.nan, detail="")
+    t0 = time.process_time()
+    try:
+        sol = stationary_policy(q, obj)
+    except InvalidInputError as exc:
+        # a NaN surfacing as an input error is the engine failing on a valid question: a crash
+        crash = "NaN" in str(exc) or "nan" in str(exc)
+        row.update(outcome="CRASH" if crash else "error", detail=str(exc)[:200], seconds=time.process_time() - t0)
+        return row
+    except Exception:  # noqa: BLE001 - any other exception is a crash to report
+        row.update(outcome="CRASH", detail=traceback.format_exc(limit=4)[-500:], seconds=time.process_time() - t0)
+        return row
+    row["seconds"] = time.process_time() - t0
+    pi = sol.pi
+    rng = np.random.default_rng(seed)
+    try:
+        if not (np.all(np.isfinite(pi)) and abs(pi.sum() - 1) < 1e-9 and np.all(pi >= 0)):
+            row.update(outcome="SILENT", detail=f"not a distribution: {pi}")
+        elif not sol.converged:
+            row.update(outcome="flagged" if sol.message else "SILENT", detail=sol.message[:200] or "no reason")
+        elif q.is_tree:
+            drift = 0.0 if sol.boundary else _tree_drift(q, obj, pi)
+            row.update(drift=drift, outcome="ok" if drift <= DRIFT_TOL else "SILENT",
+                       detail="" if drift <= DRIFT_TOL else f"token-level drift {drift:.2e}")
+        elif sol.discontinuous:
+            ok, why = _jump_attracts(q, obj, pi) if sol.stable else (True, "")
+            row.update(outcome="ok-jump" if ok else "SILENT", detail=why)
+        elif sol.boundary or np.any((pi == 0) & (q.pi_ref > 0)):
+            ok, why = _face_ok(q, obj, pi)
+            row.update(outcome="ok-face" if ok else "SILENT", detail=why)
+        else:
+            drift = float(np.abs(_drift(q, obj, pi)).max())
+            row["drift"] = drift
+            if not drift <= DRIFT_TOL:
+                row.update(outcome="SILENT", detail=f"converged, but the drift on all output logits is {drift:.2e}")
+            elif sol.stable is True:
+                ok, why = _euler_stays(q, obj, pi, rng)
+                row.update(outcome="ok" if ok else "SILENT", detail="" if ok else f"reported stable; {why}")
+            else:
+                row["outcome"] = "ok"
+    except Exception:  # noqa: BLE001 - a crash of the check is reported, not hidden
+        row.update(outcome="CRASH", detail="in the check: " + traceback.format_exc(limit=3)[-400:])
+    return row
