@@ -9,9 +9,50 @@ settings.register_profile("dev", deadline=None, print_blob=True)
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 
+import subprocess  # noqa: E402
 import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def strict_site(tmp_path_factory):
+    """The docs site built once in strict mode, for test_docs and test_site (a docstring griffe cannot
+    parse, or a broken cross reference, fails it). The package documented is this checkout's.
+
+    Under pytest-xdist (the README's `-n 2 --dist loadfile`) the two files may run on different workers:
+    the build goes to the run's shared temporary folder under a file lock, so whichever worker comes
+    first builds it and the other reads it."""
+    pytest.importorskip("mkdocs")
+    pytest.importorskip("mkdocstrings")
+    import os
+
+    from filelock import FileLock
+
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent             # the workers' common folder
+    out = shared / "strict_site"
+    with FileLock(str(out) + ".lock"):
+        if (out / "index.html").is_file():
+            return out
+        _build_strict_site(out)
+    return out
+
+
+def _build_strict_site(out: Path) -> None:
+    import os
+    import time
+
+    env = {"NO_MKDOCS_2_WARNING": "1", "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(ROOT)}
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(out)],
+                          cwd=ROOT, capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, "mkdocs build --strict failed:\n" + proc.stdout[-3000:] + proc.stderr[-3000:]
+    print(f"\nsite built in {time.perf_counter() - t0:.1f} s")
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -49,6 +49,39 @@ def brute_force_preference(levels, reward_probs, pi, G, normalization="scale",
     return out
 
 
+def brute_force_preference_fn(levels, reward_probs, G, normalization="scale", ddof=0, eps=0.0):
+    """The same enumeration as :func:`brute_force_preference`, done once: returns ``pi -> P_G(.|pi)``.
+
+    ``P_G(o|pi) = sum over (o_2..o_G) of prod_j pi(o_j) * C(o, o_2..o_G)``, where the coefficient
+    ``C`` (every reward tuple's probability times A_1, summed) does not depend on ``pi``. Enumerating
+    ``C`` once and evaluating the polynomial per call gives the same numbers (to rounding) at a
+    fraction of the cost, for loops that evaluate ``P_G`` thousands of times (Euler ascent).
+    """
+    levels = np.asarray(levels, float)
+    probs = np.asarray(reward_probs, float)
+    K, L = probs.shape
+    groups = list(itertools.product(range(K), repeat=G - 1))
+    coef = np.zeros((K, len(groups)))
+    for o in range(K):
+        for g, others in enumerate(groups):
+            outs = (o,) + others
+            total = 0.0
+            for lv in itertools.product(range(L), repeat=G):
+                p_r = math.prod(probs[outs[i], lv[i]] for i in range(G))
+                if p_r == 0:
+                    continue
+                total += p_r * group_advantage_first(levels[list(lv)], normalization, ddof, eps)
+            coef[o, g] = total
+    index = np.array(groups, dtype=int).reshape(len(groups), G - 1)
+
+    def P(pi):
+        pi = np.asarray(pi, float)
+        weights = np.prod(pi[index], axis=1) if G > 1 else np.ones(1)
+        return coef @ weights
+
+    return P
+
+
 def pairwise_preference_p2(levels, reward_probs, pi) -> np.ndarray:
     """SPEC: P_2(o|pi) = sum_o' pi(o') [P(o > o') - P(o' > o)], by double sums over levels."""
     levels = np.asarray(levels, float)

@@ -48,9 +48,8 @@ def test_bad_input_exits_2_with_the_value(capsys):
         main(["solve", "--pi-ref", "0.5", "0.5", "--rewards", "1", "0", "--beta", "0.5", "--group-size", "x"])
 
 
-def test_derivations_check_passes_on_the_committed_file(capsys, monkeypatch):
-    monkeypatch.chdir(ROOT)
-    assert main(["derivations", "--check"]) == 0
+# `grpo-theory derivations --check` on the committed file: tests/test_symbolic.py (where the derivations
+# are already computed in the same process).
 
 
 def test_explain_a_trl_config_from_json(tmp_path, capsys):

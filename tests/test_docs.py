@@ -8,8 +8,6 @@ import importlib
 import importlib.util
 import pkgutil
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -50,16 +48,9 @@ def test_the_main_entry_points_have_examples(name):
 
 
 @pytest.fixture(scope="module")
-def built_site(tmp_path_factory):
-    """The site built once in strict mode (a docstring griffe cannot parse, or a broken cross reference, fails it)."""
-    pytest.importorskip("mkdocs")
-    pytest.importorskip("mkdocstrings")
-    site = tmp_path_factory.mktemp("docs") / "site"
-    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(site)],
-                          cwd=ROOT, capture_output=True, text=True, env={"NO_MKDOCS_2_WARNING": "1",
-                                                                         "PATH": "/usr/bin:/bin"})
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    return site
+def built_site(strict_site):
+    """The site built once in strict mode (conftest's ``strict_site``, shared with test_site.py)."""
+    return strict_site
 
 
 def test_the_site_builds_in_strict_mode(built_site):

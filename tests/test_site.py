@@ -17,10 +17,7 @@ import ast
 import functools
 import http.server
 import json
-import os
 import shutil
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -86,15 +83,9 @@ def _public_names() -> dict[str, list[str]]:
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    pytest.importorskip("mkdocs")
-    out = tmp_path_factory.mktemp("site")
-    t0 = time.perf_counter()
-    env = dict(os.environ, NO_MKDOCS_2_WARNING="1", PYTHONPATH=str(ROOT))
-    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(out)],
-                          cwd=ROOT, capture_output=True, text=True, env=env)
-    assert proc.returncode == 0, "mkdocs build --strict failed:\n" + proc.stdout[-3000:] + proc.stderr[-3000:]
-    print(f"\nsite built in {time.perf_counter() - t0:.1f} s")
+def site(strict_site):
+    """conftest's strict build (shared with test_docs.py), served on 127.0.0.1."""
+    out = strict_site
     handler = functools.partial(_QuietHandler, directory=str(out))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from reference_impl import brute_force_preference, expected_gradient_ascent
+from reference_impl import brute_force_preference, brute_force_preference_fn, expected_gradient_ascent
 from strategies import reward_law_questions
 
 from grpo_theory import (
@@ -128,9 +128,11 @@ def test_stationary_policy_is_where_expected_gradient_ascent_ends(q, beta, G, pe
     obj = Objective(beta=beta, group_size=G, penalty=penalty, normalization=norm)
     sol = stationary_policy(q, obj)
 
-    def P(pi):
-        return brute_force_preference(q.reward_levels, q.reward_probs, pi, G, norm)
-
+    # the enumeration's coefficients once, then P_G(.|pi) per Euler step (checked against the
+    # per-call enumeration at pi_ref)
+    P = brute_force_preference_fn(q.reward_levels, q.reward_probs, G, norm)
+    np.testing.assert_allclose(P(q.pi_ref), brute_force_preference(q.reward_levels, q.reward_probs, q.pi_ref, G, norm),
+                               atol=1e-13)
     end, converged = expected_gradient_ascent(P, q.pi_ref, beta, penalty, q.pi_ref, lr=0.5, steps=20_000,
                                               tol=1e-12, return_converged=True)
     # A reference that has not converged proves nothing either way (e.g. rewards [3, -5], shift, direct,

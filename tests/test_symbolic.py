@@ -19,7 +19,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def derivations():
-    return {d.name: d for d in S.all_derivations.__wrapped__()}     # uncached: every check runs here
+    # the process's cached derivations: the first call in this process runs every check (they are pure
+    # and deterministic), and render_markdown below and `grpo-theory derivations --check` reuse them
+    # instead of deriving everything again (about 10 s each)
+    return {d.name: d for d in S.all_derivations()}
 
 
 def test_no_check_fails_and_the_required_identities_are_symbolic(derivations):
@@ -50,6 +53,15 @@ def test_prove_zero_does_not_prove_a_false_identity():
 def test_derivations_markdown_is_fresh():
     """docs/derivations.md must be what `grpo-theory derivations` writes now."""
     assert (ROOT / "docs" / "derivations.md").read_text(encoding="utf-8") == S.render_markdown()
+
+
+def test_derivations_check_passes_on_the_committed_file(monkeypatch):
+    """The command line's check (here, not in test_cli.py, so that it runs in the process, and on the
+    xdist worker, that has already derived everything)."""
+    from grpo_theory.cli import main
+
+    monkeypatch.chdir(ROOT)
+    assert main(["derivations", "--check"]) == 0
 
 
 @settings(max_examples=40, deadline=None)
