@@ -495,7 +495,7 @@ def run_job(backend, spec: JobSpec, job_dir, *, answers, stop_after: int | None 
     table["cpu_seconds"] = round(cpu, 2)
     atomic_write(job_dir / "history.csv", lambda p: pd.DataFrame(st["history"]).to_csv(p, index=False))
     atomic_write(done, lambda p: table.to_csv(p, index=False))
-    return table
+    return pd.read_csv(done)          # as a later call reads it: the same table whether resumed or not
 
 
 def fit_shift(p_ref, measured) -> float:
@@ -524,6 +524,18 @@ def fit_shift(p_ref, measured) -> float:
     return float(res.x)
 
 
+def _flow_rows(table, p) -> np.ndarray:
+    """The flow table's rows (P(correct) at every grid time) for starting values ``p``."""
+    if table.interpolated:
+        from scipy.interpolate import PchipInterpolator
+
+        return PchipInterpolator(_logit(table.starts), table.values, axis=0)(_logit(p))
+    idx = np.minimum(np.searchsorted(table.starts, p), table.starts.size - 1)
+    if not np.allclose(table.starts[idx], p, rtol=0, atol=0):
+        raise InvalidInputError("a starting value outside the flow table; build it with these p_ref")
+    return table.values[idx]
+
+
 def fit_clock_lsq(table, p_ref, steps, measured, *, t_max: float | None = None) -> float:
     """The clock (flow time per step) minimising the squared error of ``p_x(clock * step)`` against ``measured``.
 
@@ -540,18 +552,21 @@ def fit_clock_lsq(table, p_ref, steps, measured, *, t_max: float | None = None) 
     -------
     float
     """
+    from scipy.interpolate import PchipInterpolator
     from scipy.optimize import minimize_scalar
 
     p, s, m = (np.asarray(v, dtype=float) for v in (p_ref, steps, measured))
     t_max = float(table.times[-1]) if t_max is None else t_max
-    by_step = {v: s == v for v in np.unique(s)}
+    # one interpolant in t per step's prompts, built once (the search evaluates the loss ~100 times)
+    curves = []
+    for v in np.unique(s):
+        sel = s == v
+        rows = _flow_rows(table, p[sel])                                          # (n_sel, T)
+        curves.append((v, PchipInterpolator(table.times, rows, axis=1), m[sel]))
 
     def loss(log_c):
         c = math.exp(log_c)
-        err = 0.0
-        for v, sel in by_step.items():
-            err += float(np.sum((table.at(p[sel], min(c * v, t_max)) - m[sel]) ** 2))
-        return err
+        return float(sum(np.sum((f(min(c * v, t_max)) - mm) ** 2) for v, f, mm in curves))
     hi = math.log(t_max / max(float(s.max()), 1.0))
     grid = np.linspace(hi - 20.0, hi, 81)           # a coarse scan first: the loss need not be unimodal
     j = int(np.argmin([loss(g) for g in grid]))
@@ -561,7 +576,7 @@ def fit_clock_lsq(table, p_ref, steps, measured, *, t_max: float | None = None) 
 
 
 def assemble(measured: pd.DataFrame, prompts: pd.DataFrame, *, group_size: int = 8,
-             penalty: str = "reverse") -> pd.DataFrame:
+             penalty: str = "reverse", t_max: float = 1e4) -> pd.DataFrame:
     """The result table: every measurement with ``p_ref``, the theory's prediction and the baselines.
 
     ``half`` splits the prompts into A and B alternately in order of ``p_ref`` (both span the range).
@@ -578,6 +593,8 @@ def assemble(measured: pd.DataFrame, prompts: pd.DataFrame, *, group_size: int =
         One row per prompt index: ``prompt`` (the index), ``label``, ``answer``, ``p_ref``, ``p_ref_n``.
     group_size : int
     penalty : str
+    t_max : float
+        Last flow time integrated (the clock is searched up to ``t_max`` over the largest intermediate step).
 
     Returns
     -------
@@ -605,7 +622,7 @@ def assemble(measured: pd.DataFrame, prompts: pd.DataFrame, *, group_size: int =
         fin = g.kind == "final"
         t.loc[g.index[fin], "predicted"] = _x(g.p_ref[fin], obj)
         mid = g[g.kind == "intermediate"]
-        flows = flow_table(np.unique(t._p_flow[g.index]), obj) if len(mid) else None
+        flows = flow_table(np.unique(t._p_flow[g.index]), obj, t_max=t_max) if len(mid) else None
         for seed, run in g.groupby("seed"):
             for this, other in (("A", "B"), ("B", "A")):
                 f_other = run[(run.kind == "final") & (run.half == other)]
@@ -747,7 +764,7 @@ def _stage(path: Path, make):
 def run_free_study(out_dir="runs/free_generation", *, model_dir="models/smollm2", seeds=(0, 1, 2),
                    betas=None, n_prompts: int = 24, n_screen: int = 32, n_ref: int = 400, max_new_tokens: int = 4,
                    spec: dict | None = None, workers: int = 1, stop_after: int | None = None,
-                   progress: bool = True, backend_factory=None) -> tuple[pd.DataFrame, pd.DataFrame]:
+                   progress: bool = True, backend_factory=None, t_max: float = 1e4) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The whole validation: screen, estimate p_ref afresh, choose betas, train every (beta, seed), score.
 
     Every stage's output is kept under ``out_dir`` (``screen.csv``, ``prompts.csv``, ``betas.json``, one
@@ -774,6 +791,8 @@ def run_free_study(out_dir="runs/free_generation", *, model_dir="models/smollm2"
     backend_factory : callable, optional
         ``backend_factory(questions) -> backend`` (tests); default: :class:`SmolBackend` on SmolLM2
         (then ``workers > 1`` uses processes).
+    t_max : float
+        See :func:`assemble`.
 
     Returns
     -------
@@ -838,7 +857,8 @@ def run_free_study(out_dir="runs/free_generation", *, model_dir="models/smollm2"
         return pd.DataFrame(columns=list(COLUMNS)), pd.DataFrame()
     G, pen = spec.get("group_size", 8), spec.get("penalty", "reverse")
     table = assemble(pd.concat(results, ignore_index=True),
-                     prompts[["prompt", "label", "answer", "p_ref", "p_ref_n"]], group_size=G, penalty=pen)
+                     prompts[["prompt", "label", "answer", "p_ref", "p_ref_n"]], group_size=G, penalty=pen,
+                     t_max=t_max)
     return table, score(table)
 
 
