@@ -76,7 +76,7 @@ SPEC = dict(group_size=8, learning_rate=0.05, min_steps=20, max_steps=40, check_
 def test_pool_and_verifier():
     pool = free.candidate_pool()
     assert len(pool) == 100 and len({c[1] for c in pool}) == 100
-    for label, q, a in pool[40:]:
+    for label, _q, a in pool[40:]:
         assert 0 <= int(a) <= 99 and eval(label) == int(a)       # the arithmetic answers are right
     assert free.normalise("  Paris. ") == "paris" and free.normalise("12") == "12"
     assert free.normalise("Paris is") != free.normalise("Paris")

@@ -623,7 +623,7 @@ def assemble(measured: pd.DataFrame, prompts: pd.DataFrame, *, group_size: int =
         t.loc[g.index[fin], "predicted"] = _x(g.p_ref[fin], obj)
         mid = g[g.kind == "intermediate"]
         flows = flow_table(np.unique(t._p_flow[g.index]), obj, t_max=t_max) if len(mid) else None
-        for seed, run in g.groupby("seed"):
+        for _seed, run in g.groupby("seed"):
             for this, other in (("A", "B"), ("B", "A")):
                 f_other = run[(run.kind == "final") & (run.half == other)]
                 rows = run.index[run.half == this]
@@ -663,9 +663,9 @@ def score(table: pd.DataFrame) -> pd.DataFrame:
     """
     rows = []
     for (beta, seed, kind, step), g in table.groupby(["beta", "seed", "kind", "step"]):
-        e = lambda col: float(np.mean(np.abs(g[col] - g.measured)))  # noqa: E731
-        r = dict(beta=beta, seed=seed, kind=kind, step=step, n_prompts=len(g), mae_theory=e("predicted"),
-                 mae_identity=e("identity"), mae_shift=e("shift"),
+        mae = {col: float(np.mean(np.abs(g[col] - g.measured))) for col in ("predicted", "identity", "shift")}
+        r = dict(beta=beta, seed=seed, kind=kind, step=step, n_prompts=len(g), mae_theory=mae["predicted"],
+                 mae_identity=mae["identity"], mae_shift=mae["shift"],
                  max_theory=float(np.max(np.abs(g.predicted - g.measured))))
         if kind == "final":
             r["n_converged"] = int((g.get("conv_status", pd.Series(dtype=str)) == "converged").sum())
@@ -764,7 +764,8 @@ def _stage(path: Path, make):
 def run_free_study(out_dir="runs/free_generation", *, model_dir="models/smollm2", seeds=(0, 1, 2),
                    betas=None, n_prompts: int = 24, n_screen: int = 32, n_ref: int = 400, max_new_tokens: int = 4,
                    spec: dict | None = None, workers: int = 1, stop_after: int | None = None,
-                   progress: bool = True, backend_factory=None, t_max: float = 1e4) -> tuple[pd.DataFrame, pd.DataFrame]:
+                   progress: bool = True, backend_factory=None,
+                   t_max: float = 1e4) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The whole validation: screen, estimate p_ref afresh, choose betas, train every (beta, seed), score.
 
     Every stage's output is kept under ``out_dir`` (``screen.csv``, ``prompts.csv``, ``betas.json``, one
