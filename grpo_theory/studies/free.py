@@ -368,7 +368,7 @@ def _grpo_step(backend, opt, spec: JobSpec, answers, want, gen) -> dict:
     with torch.no_grad():
         lp_ref, _ = backend.logp(comps, reference=True)
     shape = (P, 1, G, lp.shape[-1])
-    adv = group_advantages(r.view(P, 1, G))
+    adv = group_advantages(r.view(P, 1, G)).to(lp.device)
     obj, diag = grpo_objective(lp.view(shape), lp.detach().view(shape), lp_ref.view(shape), adv, beta=spec.beta,
                                penalty=spec.penalty, level="sequence", mask=mask.view(shape))
     opt.zero_grad(set_to_none=True)
@@ -711,9 +711,10 @@ class SmolBackend:
         from ..training.free_generation import _pad_time, _token_logp
 
         T = max(c.tokens.shape[1] for c in comps)
-        tokens = torch.stack([_pad_time(c.tokens, T) for c in comps])
-        mask = torch.stack([_pad_time(c.mask, T) for c in comps])
         h0 = torch.stack([_pad_time(c.h0, T) for c in comps])
+        # the sampler draws tokens on the CPU (its generator lives there); h0 lives with the model
+        tokens = torch.stack([_pad_time(c.tokens, T) for c in comps]).to(h0.device)
+        mask = torch.stack([_pad_time(c.mask, T) for c in comps]).to(h0.device)
         lp = _token_logp(self.model, self.ref_mlp if reference else None, h0, tokens)
         return lp * mask, mask
 
@@ -733,21 +734,21 @@ class SmolBackend:
 _MODEL: dict = {}
 
 
-def _smol(model_dir):
+def _smol(model_dir, device: str = "cpu"):
     """The process's one copy of SmolLM2 (model, tokenizer), loaded once; torch on one thread."""
     torch.set_num_threads(1)
-    key = str(model_dir)
+    key = f"{model_dir}|{device}"
     if key not in _MODEL:
         from ..training.smollm import FrozenTrunkLM, load_smollm2
 
-        model, tok = load_smollm2(model_dir)
+        model, tok = load_smollm2(model_dir, device=device)
         _MODEL[key] = (FrozenTrunkLM(model.hf), tok)
     return _MODEL[key]
 
 
 def _job_worker(args) -> pd.DataFrame | None:
-    model_dir, questions, answers, max_new, spec, job_dir, stop_after, progress = args
-    model, tok = _smol(model_dir)
+    model_dir, device, questions, answers, max_new, spec, job_dir, stop_after, progress = args
+    model, tok = _smol(model_dir, device)
     backend = SmolBackend(model, tok, questions, max_new)
     return run_job(backend, spec, job_dir, answers=answers, stop_after=stop_after, progress=progress)
 
@@ -764,7 +765,7 @@ def _stage(path: Path, make):
 def run_free_study(out_dir="runs/free_generation", *, model_dir="models/smollm2", seeds=(0, 1, 2),
                    betas=None, n_prompts: int = 24, n_screen: int = 32, n_ref: int = 400, max_new_tokens: int = 4,
                    spec: dict | None = None, workers: int = 1, stop_after: int | None = None,
-                   progress: bool = True, backend_factory=None,
+                   progress: bool = True, backend_factory=None, device: str = "cpu",
                    t_max: float = 1e4) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The whole validation: screen, estimate p_ref afresh, choose betas, train every (beta, seed), score.
 
@@ -792,6 +793,9 @@ def run_free_study(out_dir="runs/free_generation", *, model_dir="models/smollm2"
     backend_factory : callable, optional
         ``backend_factory(questions) -> backend`` (tests); default: :class:`SmolBackend` on SmolLM2
         (then ``workers > 1`` uses processes).
+    device : str
+        Where SmolLM2 runs ("cpu", or "cuda": untested here, no GPU was at hand; the sampler's generator
+        and the rewards stay on the CPU).
     t_max : float
         See :func:`assemble`.
 
@@ -807,7 +811,7 @@ def run_free_study(out_dir="runs/free_generation", *, model_dir="models/smollm2"
     use_processes = workers > 1 and backend_factory is None
     if backend_factory is None:
         def backend_factory(questions):
-            model, tok = _smol(model_dir)
+            model, tok = _smol(model_dir, device)
             return SmolBackend(model, tok, questions, max_new_tokens)
 
     def screen():
@@ -846,7 +850,7 @@ def run_free_study(out_dir="runs/free_generation", *, model_dir="models/smollm2"
         from concurrent.futures import ProcessPoolExecutor
 
         with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn")) as ex:
-            args = [(str(model_dir), questions, answers, max_new_tokens, j, out / j.name, stop_after, False)
+            args = [(str(model_dir), device, questions, answers, max_new_tokens, j, out / j.name, stop_after, False)
                     for j in jobs]
             results = list(tqdm(ex.map(_job_worker, args), total=len(jobs), desc="jobs", disable=not progress))
     else:
