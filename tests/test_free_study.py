@@ -75,11 +75,14 @@ SPEC = dict(group_size=8, learning_rate=0.05, min_steps=20, max_steps=40, check_
 
 def test_pool_and_verifier():
     pool = free.candidate_pool()
-    assert len(pool) == 100 and len({c[1] for c in pool}) == 100
-    for label, _q, a in pool[40:]:
+    assert len(pool) == 136 and len({c[1] for c in pool}) == 136
+    assert all(a in ("Yes", "No") for _, _, a in pool[:40])
+    for label, _q, a in pool[76:]:
         assert 0 <= int(a) <= 99 and eval(label) == int(a)       # the arithmetic answers are right
-    assert free.normalise("  Paris. ") == "paris" and free.normalise("12") == "12"
-    assert free.normalise("Paris is") != free.normalise("Paris")
+    assert free.normalise("  Paris. ") == "paris" and free.normalise("12\n####") == "12"
+    assert free.normalise("No, the sun") == "no" and free.normalise('"Yes"') == "yes" and free.normalise("") == ""
+    assert free.normalise("The capital of France") != free.normalise("Paris")
+    assert free.normalise("12.5") != free.normalise("12")
 
 
 def test_select_prompts_spreads_in_logit_and_refuses_a_thin_pool():

@@ -1,8 +1,8 @@
 """Free generation on SmolLM2: predict a real run per prompt, and score the prediction (issue 23).
 
 The answer space is open: completions of at most ``max_new_tokens`` tokens are sampled from the
-full vocabulary at temperature 1, and a verifier rewards a completion whose normalised text
-(:func:`normalise`: stripped, lower case, a trailing full stop dropped) equals the answer. The
+full vocabulary at temperature 1, and a verifier rewards a completion whose first word
+(:func:`normalise`: lower case, surrounding punctuation dropped) is the answer. The
 theory sees two classes, correct and the rest, with ``p_ref = P_ref(correct)``: at a stationary
 point of sequence-level GRPO the policy keeps ``pi_ref``'s proportions inside each class, so the
 prediction is ``x(p_ref)``, the two-class stationary P(correct)
@@ -10,8 +10,8 @@ prediction is ``x(p_ref)``, the two-class stationary P(correct)
 
 The study, step by step (each step's output is kept under ``out_dir``, so a rerun resumes):
 
-1. **Screen** a pool of candidate prompts (:func:`candidate_pool`: small arithmetic and short
-   factual questions) with ``n_screen`` samples each, and keep ``n_prompts`` whose screened
+1. **Screen** a pool of candidate prompts (:func:`candidate_pool`: yes/no questions, short factual
+   questions and small arithmetic) with ``n_screen`` samples each, and keep ``n_prompts`` whose screened
    P(correct) spreads evenly in ``logit p`` over ``[0.05, 0.9]`` (:func:`select_prompts`).
 2. **Estimate p_ref afresh** from ``n_ref >= 400`` new samples per kept prompt (an independent
    random stream), so the screening's selection does not bias it.
@@ -93,24 +93,50 @@ _FACTS = (
 )
 
 
+_YES_NO = (
+    ("Is water wet?", "Yes"), ("Is the sun cold?", "No"), ("Can fish breathe underwater?", "Yes"),
+    ("Is 7 an even number?", "No"), ("Is Paris in France?", "Yes"), ("Is ice colder than steam?", "Yes"),
+    ("Can a car fly by itself?", "No"), ("Is the moon made of cheese?", "No"), ("Do plants need light?", "Yes"),
+    ("Is 10 greater than 3?", "Yes"), ("Is snow usually black?", "No"),
+    ("Is a triangle a shape with four sides?", "No"), ("Are dolphins mammals?", "Yes"), ("Is gold a metal?", "Yes"),
+    ("Can humans live without water for a year?", "No"), ("Do birds have feathers?", "Yes"),
+    ("Is the Earth flat?", "No"), ("Do fish have wings?", "No"), ("Is 2 smaller than 5?", "Yes"),
+    ("Is a cat a reptile?", "No"), ("Is the Pacific an ocean?", "Yes"), ("Can elephants fly?", "No"),
+    ("Is 9 an odd number?", "Yes"), ("Is fire cold?", "No"), ("Do cows give milk?", "Yes"),
+    ("Is London in Spain?", "No"), ("Is a whale a fish?", "No"), ("Is grass green?", "Yes"),
+    ("Does the sun rise in the east?", "Yes"), ("Is 100 less than 10?", "No"), ("Can dogs read books?", "No"),
+    ("Is Tokyo in Japan?", "Yes"), ("Is a tomato a vegetable in botany?", "No"), ("Do spiders have six legs?", "No"),
+    ("Is Mars a planet?", "Yes"), ("Is the sky green on a clear day?", "No"), ("Is 3 times 3 equal to 9?", "Yes"),
+    ("Is 5 plus 5 equal to 11?", "No"), ("Do trees have roots?", "Yes"), ("Is a square round?", "No"),
+)
+#: The user turn's instruction for each kind of answer.
+_ASK = {"yes/no": " Answer Yes or No.", "number": " Answer with the number only.", "word": " Answer with one word."}
+
+
 def candidate_pool() -> list[tuple[str, str, str]]:
-    """The candidate prompts, as ``(label, question, answer)``: 40 short factual questions and 60 sums,
-    differences and products of small numbers (answers 0-99, so at most 2 digit tokens and the end token).
+    """The candidate prompts, as ``(label, question, answer)``: 40 yes/no questions, 36 short factual
+    questions and 60 sums, differences and products of small numbers (answers 0-99).
+
+    A pilot (issue 23) found SmolLM2-135M-Instruct rarely *starts* its answer to a factual or an
+    arithmetic question with the word or the number (it starts "The capital of France ..."), while a
+    yes/no question's first word is "Yes" or "No" often, in proportions that vary by question: the
+    yes/no questions are what spreads P(correct) over [0.05, 0.9]; the others are kept in the pool
+    for the screening to judge.
 
     Returns
     -------
     list of tuple of str
-        The question is the user turn (one word or one number asked for); the answer is what the verifier
-        accepts (compared through :func:`normalise`).
+        The question is the user turn; the answer is what the verifier accepts (:func:`normalise`).
 
     Examples
     --------
     >>> pool = candidate_pool()
-    >>> len(pool), pool[40]
-    (100, ('2+3', 'What is 2+3? Answer with the number only.', '5'))
+    >>> len(pool), pool[76]
+    (136, ('2+3', 'What is 2+3? Answer with the number only.', '5'))
     """
-    out = [(q, q if q.endswith("or No.") else q + (" Answer with the number only." if a.isdigit()
-                                                   else " Answer with one word."), a) for q, a in _FACTS]
+    out = [(q, q + _ASK["yes/no"], a) for q, a in _YES_NO]
+    out += [(q, q if q.endswith("or No.") else q + _ASK["number" if a.isdigit() else "word"], a)
+            for q, a in _FACTS if not q.endswith("or No.")]
     rng = np.random.default_rng(23)        # a fixed pool: the same 60 items on every machine
     ops = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b}
     seen = set()
@@ -123,21 +149,28 @@ def candidate_pool() -> list[tuple[str, str, str]]:
         if (a, op, b) not in seen and 0 <= ops[op](a, b) <= 99:
             items.append((a, op, b))
         seen.add((a, op, b))
-    out += [(f"{a}{op}{b}", f"What is {a}{op}{b}? Answer with the number only.", str(ops[op](a, b)))
-            for a, op, b in items]
+    out += [(f"{a}{op}{b}", f"What is {a}{op}{b}?" + _ASK["number"], str(ops[op](a, b))) for a, op, b in items]
     return out
 
 
+_PUNCT = ".,!?;:\"'()[]*`"
+
+
 def normalise(text: str) -> str:
-    """The verifier's view of a completion: stripped, lower case, one trailing full stop dropped.
+    """The verifier's view of a completion: its first word, lower case, without surrounding punctuation.
+
+    A completion is correct when this equals the normalised answer: "No, the sun is hot" answers
+    "No"; "The capital of France" does not answer "Paris" (its first word is "the").
 
     Examples
     --------
-    >>> normalise(" Paris.") == normalise("paris")
+    >>> normalise(" Paris.") == normalise("paris") == normalise("Paris, France")
     True
+    >>> normalise("The answer is 7")
+    'the'
     """
-    t = text.strip().lower()
-    return t[:-1].strip() if t.endswith(".") else t
+    words = text.strip().lower().split()
+    return words[0].strip(_PUNCT) if words else ""
 
 
 def count_correct(backend, answers, n: int, generator: torch.Generator, *, batch: int = 64,
@@ -867,7 +900,7 @@ def run_free_study(out_dir="runs/free_generation", *, model_dir="models/smollm2"
     return table, score(table)
 
 
-def cost_model(*, cpu_per_sample: float, cpu_per_step_per_prompt: float, n_pool: int = 100, n_screen: int = 32,
+def cost_model(*, cpu_per_sample: float, cpu_per_step_per_prompt: float, n_pool: int = 136, n_screen: int = 32,
                n_prompts: int = 24, n_ref: int = 400, jobs: int = 6, steps: int = 400, eval_steps: int = 4,
                n_mid: int = 200, n_eval: int = 400) -> dict:
     """CPU seconds of the full study from the pilot's unit costs.
