@@ -279,7 +279,8 @@ def choose_betas(p_ref, *, candidates=BETA_CANDIDATES, min_diff: float = MIN_DIF
     """The pair of betas whose stationary predictions differ by ``>= min_diff`` for the most prompts.
 
     Ties go to the pair with the larger smaller beta (a stronger pull to the reference: faster to
-    converge, and safer from the collapse of a policy that stops sampling its correct answers).
+    converge, and safer from the collapse of a policy that stops sampling its correct answers), then
+    to the smaller larger beta.
 
     Parameters
     ----------
@@ -297,8 +298,8 @@ def choose_betas(p_ref, *, candidates=BETA_CANDIDATES, min_diff: float = MIN_DIF
 
     Examples
     --------
-    >>> choose_betas([0.1, 0.3], candidates=(0.5, 2.0, 4.0))
-    ((0.5, 4.0), 1.0)
+    >>> choose_betas([0.1, 0.3], candidates=(0.5, 2.0, 4.0))     # (0.5, 4) ties; the smaller larger beta wins
+    ((0.5, 2.0), 1.0)
     """
     cands = sorted(float(b) for b in candidates)
     if len(cands) < 2:
