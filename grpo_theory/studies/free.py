@@ -24,7 +24,8 @@ The study, step by step (each step's output is kept under ``out_dir``, so a reru
    **Flat**: from ``min_steps`` on, every ``check_every`` steps, the logged training reward is
    checked with :func:`grpo_theory.convergence.check_trajectories` over the last 25% of the steps
    (each logged value the mean of ``G`` 0/1 rewards, judged against its binomial standard error):
-   the job stops when the mean reward over prompts is "converged" and no prompt is "moving", or at
+   the job stops when the mean reward over prompts is "converged" and no prompt is "moving" (at the
+   Bonferroni level 0.05 / prompts, see :func:`is_flat`), or at
    ``max_steps`` (then its prompts keep their "moving" status in the table). Then P(correct) is
    measured from ``n_eval >= 200`` fresh samples.
 5. **Score** (:func:`score`): per (beta, seed) the theory's MAE over prompts (target <= 0.03),
@@ -359,16 +360,21 @@ class JobSpec:
         return f"beta{self.beta:g}_seed{self.seed}"
 
 
-def _check(history: list, n_prompts: int, n_samples: int) -> ConvergenceReport:
+def _check(history: list, n_prompts: int, n_samples: int, **kw) -> ConvergenceReport:
     """The stationarity check on the sampled P(correct) per step (each the mean of ``n_samples`` 0/1
-    rewards), against its binomial standard error at the tail's mean."""
+    rewards), against its binomial standard error at the tail's mean; ``kw`` go to the check."""
     tail = np.array([[h[f"p_best_q{i}"] for i in range(n_prompts)] for h in history[-max(1, len(history) // 4):]])
     m = tail.mean(0)
-    return check_history(history, n_prompts, se=np.sqrt(m * (1 - m) / n_samples))
+    return check_history(history, n_prompts, se=np.sqrt(m * (1 - m) / n_samples), **kw)
 
 
 def is_flat(history: list, n_prompts: int, group_size: int) -> tuple[bool, ConvergenceReport, str]:
-    """Whether a job's training reward is flat: the mean reward "converged" and no prompt "moving".
+    """Whether a job's training reward is flat: the mean reward "converged" and no prompt "moving" at the
+    Bonferroni level ``ALPHA / n_prompts``.
+
+    The per-prompt test at the plain level would stop a stationary 24-prompt run at only about half
+    of its checks (one of 24 prompts is "moving" by chance 5% of the time each); the corrected level
+    keeps the chance that noise alone delays the stop near ``ALPHA``.
 
     Parameters
     ----------
@@ -379,16 +385,20 @@ def is_flat(history: list, n_prompts: int, group_size: int) -> tuple[bool, Conve
     Returns
     -------
     (bool, ConvergenceReport, str)
-        The verdict, the per-prompt report, and the mean reward's status.
+        The verdict, the per-prompt report at the plain level (for the result table), and the mean
+        reward's status.
     """
+    from ..convergence import ALPHA
+
     per_prompt = _check(history, n_prompts, group_size)
+    strict = _check(history, n_prompts, group_size, alpha=ALPHA / n_prompts)
     steps = np.array([h["step"] for h in history], dtype=float)
     reward = np.array([h["reward"] for h in history], dtype=float)
     tail = np.array([[h[f"p_best_q{i}"] for i in range(n_prompts)] for h in history[-max(1, len(history) // 4):]])
     m = tail.mean(0)
     se = math.sqrt(float(np.sum(m * (1 - m))) / (n_prompts ** 2 * group_size))
     mean_status = str(check_trajectories(steps, reward, se=se).status[0])
-    flat = mean_status == "converged" and not np.any(per_prompt.status == "moving")
+    flat = mean_status == "converged" and not np.any(strict.status == "moving")
     return flat, per_prompt, mean_status
 
 
