@@ -242,7 +242,7 @@ STUDIES = {
     "tree": ("torch", "runs/validate_tree", 800),
     "kl": ("torch", "runs/validate_kl", 800),
     "smollm2": ("torch and the train extra", "runs/validate_smollm2", 300),
-    "free": ("torch and the train extra", "runs/free_generation", 80),
+    "free": ("torch and the train extra", "runs/free_generation", 800),
     "trl": ("torch and the trl extra", "runs/validate_trl", 600),
 }
 
@@ -282,9 +282,10 @@ def _run_study(args):
     if args.study == "free":
         from .studies.free import run_free_study  # torch (optional)
 
-        table = run_free_study(out, model_dir=args.model_dir, seeds=tuple(args.seeds or (0,)), steps=steps,
-                               n_prompts=args.prompts, progress=progress)
-        return table[["config", "seed", "question", "pi_ref", "predicted", "measured"]], None
+        _, summary = run_free_study(out, model_dir=args.model_dir, seeds=tuple(args.seeds or (0, 1, 2)),
+                                    n_prompts=args.prompts, spec=dict(max_steps=steps), workers=args.workers,
+                                    progress=progress)
+        return summary, None
     import trl  # noqa: F401  (optional: fail here, with the hint below, when the trl extra is missing)
 
     from .studies.trl import run_trl_validation  # torch, transformers and trl (optional)
@@ -582,8 +583,8 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--resume", action="store_true", help="continue runs from their checkpoints")
     v.add_argument("--model-dir", default="models/smollm2", help="smollm2, free: where fetch-model put SmolLM2")
     v.add_argument("--trainable", default="last-mlp", help="smollm2: last-mlp (CPU) or top-K decoder layers")
-    v.add_argument("--workers", type=check.positive_int, default=2, help="smollm2: processes (CPU only)")
-    v.add_argument("--prompts", type=check.positive_int, default=4, help="free: prompts kept after screening")
+    v.add_argument("--workers", type=check.positive_int, default=2, help="smollm2, free: processes (CPU only)")
+    v.add_argument("--prompts", type=check.positive_int, default=24, help="free: prompts kept after screening")
     v.add_argument("--beta", type=_positive_float, default=0.5, help="trl: the KL coefficient")
     v.add_argument("--threads", type=check.nonnegative_int, default=1,
                    help="torch CPU threads (1 is fastest for these small models; 0 keeps torch's default)")
