@@ -12,10 +12,10 @@ FIGURE_MODULES = (
     "all_variants", "non_uniqueness", "simplex_paths", "trained_vs_theory", "phase_portraits",
     "simplex_flows", "proximal_map", "trainer_conventions", "token_vs_sequence", "reward_kl_frontier",
     "training_trajectories", "noisy_verifier", "frameworks_same_beta", "grpo_family",
+    # round two (issue 24): the studies the field is missing, each from a committed results table
+    "multistable_basins", "kl_estimators", "finite_g_regions", "phase_diagram_k3",
+    # issue 26: the SmolLM2 optimiser instability
+    "training_instability",
 )
 
 FIGURES: tuple[FigureSpec, ...] = tuple(import_module(f"{__package__}.{m}").SPEC for m in FIGURE_MODULES)
-
-#: Figures round two (issue 24): the studies the field is missing, each from a committed results table.
-FIGURE_MODULES += ("multistable_basins", "kl_estimators", "finite_g_regions", "phase_diagram_k3")
-FIGURES += tuple(import_module(f"{__package__}.{m}").SPEC for m in FIGURE_MODULES[len(FIGURES):])

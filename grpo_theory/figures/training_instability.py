@@ -63,7 +63,13 @@ def tables(inputs) -> dict[str, pd.DataFrame]:
     worst, warm = shown_runs(runs)
     names = [worst.run] + ([warm.run] if warm is not None else [])
     keep = traj[traj.run.isin(names)].assign(kind="trained")
-    data = pd.concat([keep, _flow_rows(analysis, worst.run, float(keep.step.max()))], ignore_index=True)
+    start = analysis[analysis.run.isin(names)][["run", "question", "pi_ref"]].rename(columns={"pi_ref": "p"})
+    keep = pd.concat([start.assign(step=0.0, kind="trained"), keep], ignore_index=True)      # step 0: pi_ref
+    # the flow's clock is fitted on the run that does not collapse at once (a collapsed run has no
+    # rise to fit)
+    clock = warm.run if warm is not None else worst.run
+    data = pd.concat([keep, _flow_rows(analysis, clock, float(keep.step.max())).assign(run=worst.run)],
+                     ignore_index=True)
     data = data.merge(analysis[["run", "question", "predicted", "pi_ref"]].drop_duplicates(["run", "question"]),
                       on=["run", "question"], how="left")
     return {"data": data, "runs": runs}
@@ -85,8 +91,9 @@ def render(t: dict[str, pd.DataFrame]) -> Figure:
             g = g.sort_values("step")
             ax.plot(g.step, g.p, color=colours.get(qn, "0.5"), lw=1.1)
         for qn, g in data[(data.run == worst.run) & (data.kind == "flow")].groupby("question", sort=False):
-            ax.plot(g.step.clip(lower=1), g.p, ":", color=colours.get(qn, "0.5"), lw=0.9)
-        ax.set_xscale("log")
+            ax.plot(g.step, g.p, ":", color=colours.get(qn, "0.5"), lw=0.9)
+        ax.set_xscale("symlog", linthresh=1.0, linscale=0.3)
+        ax.set_xlim(0, None)
         ax.set_xlabel("training step")
         ax.set_ylim(-0.02, 1.02)
         plotting.panel(ax, letter, f"seed {int(run.seed)}, {run.variant}", fontsize=7.5)
@@ -104,7 +111,7 @@ def render(t: dict[str, pd.DataFrame]) -> Figure:
     ax.set_ylabel("largest |measured − predicted|")
     plotting.panel(ax, "c", "every seed", fontsize=7.5)
     handles = [Line2D([], [], color="0.3", lw=1.1, label="trained (one colour per prompt)"),
-               Line2D([], [], color="0.3", ls=":", label="exact-gradient flow from π_ref, time scale fitted"),
+               Line2D([], [], color="0.3", ls=":", label="exact-gradient flow from π_ref (time scale fitted to (b))"),
                Line2D([], [], color="0.5", ls="--", lw=0.7, label=f"(c) collapse threshold {COLLAPSE}")]
     plotting.legend_below(fig, handles, ncol=3)
     return fig
@@ -122,7 +129,7 @@ def caption(t: dict[str, pd.DataFrame]) -> str:
         "Figure {n}. An optimiser instability on SmolLM2-135M (8 multiple-choice prompts, G = 8, beta = 0.5, "
         "reverse penalty, sequence level, last MLP trained). (a) The seed-"
         f"{int(worst.seed)} run at {worst.variant}: its largest error is {worst.worst:.3f}; the exact-gradient "
-        "flow from pi_ref (dotted) has no such fall." + warm_text
+        "flow from pi_ref (dotted; its time scale fitted to the run in (b)) has no such fall." + warm_text
         + f" (c) Runs with a prompt more than {COLLAPSE} from its prediction: {counts}."
     )
 
