@@ -25,7 +25,8 @@ import numpy as np
 from . import kl
 from ._numerics import IntegrationFallbackWarning, logsumexp, solve_ivp
 from ._validate import plain
-from .preference import level_expectations, sample_rewards, sampled_advantages
+from .monte_carlo import sample_rewards, sampled_advantages
+from .preference import level_expectations
 from .problem import InvalidInputError, Objective, Question, shaped_question, validate_probability_vector
 from .proximal import (  # noqa: F401  (re-exported: the issue's API is dynamics.proximal_map etc.)
     MapFixedPoint,

@@ -60,8 +60,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import _interval as iv
+from .._multinomial import count_vectors
 from .._numerics import log_factorial, logsumexp, optimize
-from ..preference import _advantages_for_counts, _count_vectors
+from ..preference import _advantages_for_counts
 from ..problem import InvalidInputError, Objective, Question, as_objective, as_question
 
 __all__ = ["Certificate", "CertifiedRoot", "CertifiedSet", "certified_stationary_points", "certification_scope"]
@@ -220,7 +221,7 @@ class _FiniteG:
     def __init__(self, u: np.ndarray, obj: Objective, eps: float, veps: float, unit: float, direct: bool) -> None:
         G, C = obj.group_size, u.size
         self.G, self.C = G, C
-        counts = _count_vectors(G - 1, C)
+        counts = count_vectors(G - 1, C)
         A = _advantages_for_counts(u, counts.astype(float), G, obj.normalization, obj.std_ddof, eps, veps, "mean")
         if obj.normalization == "shift":
             A = A * unit
@@ -240,7 +241,7 @@ class _FiniteG:
         def difference(total: int, dirs: tuple) -> np.ndarray:
             """Bernstein coefficients (without the factorial factor) of the derivative of T along
             ``e_d - e_last`` for each d in dirs: inclusion-exclusion over the count vectors of ``total``."""
-            m = _count_vectors(total, C)
+            m = count_vectors(total, C)
             out = np.zeros((T.shape[0], m.shape[0]))
             for choice in itertools.product((0, 1), repeat=len(dirs)):
                 shift = sum((eye[last] if c else eye[d]) for c, d in zip(choice, dirs))
@@ -248,7 +249,7 @@ class _FiniteG:
             return out
 
         n = C - 1
-        m1 = _count_vectors(G - 2, C)
+        m1 = count_vectors(G - 2, C)
         self.T1 = np.stack([(G - 1) * difference(G - 2, (k,)) for k in range(n)], axis=1)      # (R, n, N1)
         self.H = np.zeros((T.shape[0], n, n))
         self.T2 = None
@@ -259,8 +260,8 @@ class _FiniteG:
                     T2[:, k, j] = (G - 1) * (G - 2) * difference(G - 3, (k, j))
             self.H = np.abs(T2).max(axis=-1) * (1 + 1e-12) + 1e-12
             self.T2 = T2
-            self._c2 = (log_factorial(G - 3) - log_factorial(_count_vectors(G - 3, C)).sum(axis=1),
-                        _count_vectors(G - 3, C).astype(float))
+            self._c2 = (log_factorial(G - 3) - log_factorial(count_vectors(G - 3, C)).sum(axis=1),
+                        count_vectors(G - 3, C).astype(float))
         self.H3 = np.zeros((T.shape[0], n, n, n))
         if G >= 4:
             for k in range(n):

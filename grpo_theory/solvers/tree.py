@@ -42,18 +42,11 @@ from functools import lru_cache
 import numpy as np
 
 from .. import advantage, kl
+from .._multinomial import count_vectors, log_multinomial_weights
 from .._numerics import integrate_until_slow, logsumexp
 from ..errors import ExactEvaluationTooLarge, InvalidInputError
-from ..preference import (
-    MAX_COUNT_VECTORS,
-    _advantages_for_counts,
-    _count_vectors,
-    _log_multinomial_weights,
-    n_count_vectors,
-    reward_preference,
-    sample_rewards,
-    sampled_advantages,
-)
+from ..monte_carlo import sample_rewards, sampled_advantages
+from ..preference import MAX_COUNT_VECTORS, _advantages_for_counts, n_count_vectors, reward_preference
 from ..problem import Objective, Question, shaped_question
 from .common import dedupe, point_at, polish, verdict
 from .results import StationaryPoint
@@ -127,7 +120,7 @@ def _batch_tables(levels: tuple, lens: tuple, G: int, normalization: str, ddof: 
     """Per count vector of the ``G - 1`` others over (level, length) categories: their token count,
     and member 1's advantage for each of its levels ``(L, N)`` (cached: they do not depend on pi)."""
     L, n_lens = len(levels), len(lens)
-    counts = _count_vectors(G - 1, L * n_lens).astype(float).reshape(-1, L, n_lens)
+    counts = count_vectors(G - 1, L * n_lens).astype(float).reshape(-1, L, n_lens)
     other_tokens = counts.sum(axis=1) @ np.asarray(lens, dtype=float)
     adv = _advantages_for_counts(np.asarray(levels), counts.sum(axis=2), G, normalization, ddof, eps,
                                  variance_eps, "mean")
@@ -159,7 +152,7 @@ def _batch_weights(q: Question, obj: Objective, pi: np.ndarray, lengths: np.ndar
     joint = joint.reshape(q.n_outputs, J)
     w_cat = pi @ joint
     with np.errstate(divide="ignore"):
-        weights = np.exp(_log_multinomial_weights(np.log(w_cat), G - 1))    # (N,)
+        weights = np.exp(log_multinomial_weights(np.log(w_cat), G - 1))    # (N,)
     other_tokens, adv = _batch_tables(tuple(levels.tolist()), tuple(lens.tolist()), G, obj.normalization,
                                       obj.std_ddof, obj.std_eps, obj.variance_eps)
     # token count of the other B - 1 groups: the length law convolved (B - 1) G times
