@@ -336,42 +336,20 @@ def basins(q: Question, obj: Objective) -> list[Basin]:
 # ----------------------------------------------------------------------------- finite-step GRPO
 
 def _exact_batch_stats(q: Question, obj: Objective, pi_old: np.ndarray):
-    """Per output: pi_old(o) E[A_1^+ | o_1 = o], pi_old(o) E[A_1^- | o_1 = o], and pi_old(o)."""
-    R = q.membership
-    with np.errstate(divide="ignore"):
-        log_w = np.log(pi_old @ R)
-    pos = R @ pooled_expectations_part(q, obj, log_w, "positive")
-    neg = R @ pooled_expectations_part(q, obj, log_w, "negative")
-    return pi_old * pos, pi_old * neg, pi_old.copy()
+    """Per output: pi_old(o) E[A_1^+ | o_1 = o], pi_old(o) E[A_1^- | o_1 = o], and pi_old(o).
 
-
-def pooled_expectations_part(q: Question, obj: Objective, log_w, part: str) -> np.ndarray:
-    """Like :func:`~grpo_theory.preference.pooled_expectations`, for the positive or negative part of ``A_1``.
-
-    Needs a reward law: a preference matrix (ties counted half) does not determine
-    ``P(A_1 > 0)`` when ties are possible.
-
-    Parameters
-    ----------
-    q : Question
-    obj : Objective
-    log_w : numpy.ndarray, shape (..., L)
-        Log-probabilities of the reward levels.
-    part : {"positive", "negative", "mean"}
-
-    Returns
-    -------
-    numpy.ndarray, shape (..., L)
-
-    Raises
-    ------
-    InvalidInputError
-        For a preference-matrix question.
+    Needs a reward law: a preference matrix (ties counted half) does not determine ``P(A_1 > 0)``
+    when ties are possible.
     """
     if not q.has_reward_law:
         raise InvalidInputError("finite-step GRPO with clipping needs a reward law: a preference matrix "
                                 "does not say how often A_1 > 0 strictly")
-    return level_expectations(q.reward_levels, log_w, obj, part=part)
+    R = q.membership
+    with np.errstate(divide="ignore"):
+        log_w = np.log(pi_old @ R)
+    pos = R @ level_expectations(q.reward_levels, log_w, obj, part="positive")
+    neg = R @ level_expectations(q.reward_levels, log_w, obj, part="negative")
+    return pi_old * pos, pi_old * neg, pi_old.copy()
 
 
 def _sampled_batch_stats(q: Question, obj: Objective, pi_old: np.ndarray, n_groups: int, rng):
@@ -445,10 +423,8 @@ def grpo_steps(q: Question, obj: Objective, pi0, *, lr: float, n_batches: int, i
         None: exact expectations over groups; otherwise groups sampled per batch (finite ``G`` only).
     seed : int, default 0
         Seed of the sampled groups.
-    every : int, default 1
-        Record every ``every``-th batch (and the last).
-    with_points : bool, default True
-        Also compute the stationary points, for ``Trajectory.distance``.
+    every, with_points : int, bool, default 1, True
+        As for :func:`ascent`, counting batches.
 
     Returns
     -------
