@@ -4,8 +4,11 @@ r"""The note's explicit formulas for binary questions (SPEC sections 2 and 4), v
 stationary points (section 4), described below.
 
 Two answers ``a, b`` with confidence margin ``gamma = P(a > b) - P(b > a) >= 0``;
-``p = pi_ref(a)``; each function returns ``x = pi(a)`` at the stationary point and
-broadcasts over its array arguments.
+``p = pi_ref(a)``. The arguments, for every function below that takes them: ``pi_ref_a`` is ``p``, in
+``[0, 1]``; ``beta`` the KL weight, positive and finite; ``gamma`` the margin, in ``[0, 1]`` (1 for
+deterministic ``r(a) > r(b)``). A value outside its range raises :class:`~grpo_theory.InvalidInputError`
+naming it. Each stationary-point function returns ``x = pi(a)`` at the stationary point as a
+``numpy.ndarray``, broadcast over its array arguments.
 
 At ``p = 0`` the reference gives ``a`` no mass and neither penalty can create any,
 so every function returns 0 there; the reverse-penalty forms are discontinuous
@@ -69,23 +72,13 @@ def binary_pairwise(pi_ref_a, beta, gamma=1.0) -> np.ndarray:
 
     Parameters
     ----------
-    pi_ref_a : array_like
-        ``p = pi_ref(a)``, in ``[0, 1]``.
-    beta : array_like
-        The KL weight, ``> 0``.
-    gamma : array_like, default 1.0
-        The confidence margin ``gamma = P(a > b) - P(b > a)``, in ``[0, 1]`` (1: deterministic
-        ``r(a) > r(b)``).
+    pi_ref_a, beta, gamma : array_like
+        ``p``, ``beta`` and the margin (ranges in the module doc).
 
     Returns
     -------
     numpy.ndarray
-        ``x = pi(a)`` at the stationary point, broadcast over the arguments.
-
-    Raises
-    ------
-    InvalidInputError
-        When ``p`` leaves ``[0, 1]``, ``beta`` is not positive and finite, or ``gamma`` leaves ``[0, 1]``.
+        Eq. 14's root ``x`` in ``[p, 1]``.
 
     Examples
     --------
@@ -118,20 +111,13 @@ def binary_large_group(pi_ref_a, beta) -> np.ndarray:
 
     Parameters
     ----------
-    pi_ref_a : array_like
-        ``p = pi_ref(a)``, in ``[0, 1]``.
-    beta : array_like
-        The KL weight, ``> 0``.
+    pi_ref_a, beta : array_like
+        ``p`` and ``beta``; no margin, the rewards being deterministic.
 
     Returns
     -------
     numpy.ndarray
-        ``x = pi(a)`` at the stationary point, broadcast over the arguments.
-
-    Raises
-    ------
-    InvalidInputError
-        When ``p`` leaves ``[0, 1]``, ``beta`` is not positive and finite.
+        The root of Eq. 15 (never below ``p``).
 
     Examples
     --------
@@ -162,23 +148,13 @@ def binary_pairwise_direct(pi_ref_a, beta, gamma=1.0) -> np.ndarray:
 
     Parameters
     ----------
-    pi_ref_a : array_like
-        ``p = pi_ref(a)``, in ``[0, 1]``.
-    beta : array_like
-        The KL weight, ``> 0``.
-    gamma : array_like, default 1.0
-        The confidence margin ``gamma = P(a > b) - P(b > a)``, in ``[0, 1]`` (1: deterministic
-        ``r(a) > r(b)``).
+    pi_ref_a, beta, gamma : array_like
+        As for :func:`binary_pairwise`.
 
     Returns
     -------
     numpy.ndarray
-        ``x = pi(a)`` at the stationary point, broadcast over the arguments.
-
-    Raises
-    ------
-    InvalidInputError
-        When ``p`` leaves ``[0, 1]``, ``beta`` is not positive and finite, or ``gamma`` leaves ``[0, 1]``.
+        The logistic ``x``, continuous at ``p = 0``.
 
     Examples
     --------
@@ -201,10 +177,8 @@ def large_group_direct_h(x, pi_ref_a, beta) -> np.ndarray:
     ----------
     x : array_like
         ``pi(a)``, in ``(0, 1)``.
-    pi_ref_a : array_like
-        ``p = pi_ref(a)``, in ``[0, 1]``.
-    beta : array_like
-        The KL weight, ``> 0``.
+    pi_ref_a, beta : array_like
+        ``p`` and ``beta`` (module doc).
 
     Returns
     -------
@@ -214,7 +188,7 @@ def large_group_direct_h(x, pi_ref_a, beta) -> np.ndarray:
     Raises
     ------
     InvalidInputError
-        When ``x`` leaves ``(0, 1)``, ``p`` leaves ``[0, 1]`` or ``beta`` is not positive and finite.
+        Also when ``x`` leaves ``(0, 1)``.
 
     Examples
     --------
@@ -245,11 +219,6 @@ def large_group_direct_turning_point(beta) -> np.ndarray:
     numpy.ndarray
         ``x*``, of the shape of ``beta``.
 
-    Raises
-    ------
-    InvalidInputError
-        When ``beta`` is not positive and finite.
-
     Examples
     --------
     >>> round(float(large_group_direct_turning_point(1.0)), 6)    # (1 + sqrt(1/2))/2
@@ -268,25 +237,22 @@ def binary_shift_direct(pi_ref_a, beta, group_size, reward_gap=1.0) -> np.ndarra
 
     Parameters
     ----------
-    pi_ref_a : array_like
-        ``p = pi_ref(a)``, in ``[0, 1]``.
-    beta : array_like
-        The KL weight, ``> 0``.
+    pi_ref_a, beta : array_like
+        ``p`` and ``beta`` (module doc).
     group_size : array_like
         ``G``: integers ``>= 2`` or ``inf``.
     reward_gap : array_like, default 1.0
-        ``r(a) - r(b)``.
+        ``r(a) - r(b)``, finite.
 
     Returns
     -------
     numpy.ndarray
-        ``x = pi(a)`` at the stationary point, broadcast over the arguments.
+        RLHF's ``x`` at ``beta' = G beta/(G-1)``.
 
     Raises
     ------
     InvalidInputError
-        When ``p`` leaves ``[0, 1]``, ``beta`` is not positive and finite, ``group_size`` is not an
-        integer ``>= 2`` or inf, or ``reward_gap`` is not finite.
+        Also for a ``group_size`` or a ``reward_gap`` out of range.
 
     Examples
     --------

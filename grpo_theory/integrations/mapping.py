@@ -103,7 +103,7 @@ def parse_version(v: str) -> tuple:
     Raises
     ------
     InvalidInputError
-        When ``v`` has no number.
+        When no number can be read from ``v``.
 
     Examples
     --------

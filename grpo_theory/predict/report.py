@@ -93,14 +93,17 @@ def figure_after_vs_before(pr):
 def figure_pass_at_k(pr):
     """The dataset's mean pass@k before and after, k = 1, 2, 4, ...
 
+    Before: unbiased estimates from the samples; after: pass@k of the stationary P(correct), with its band.
+
     Parameters
     ----------
     pr : Prediction
-        From :func:`~grpo_theory.predict.predict`.
+        As for :func:`figure_after_vs_before`; its ``curves`` give the points.
 
     Returns
     -------
     matplotlib.figure.Figure
+        k on a log-2 axis, the samples' largest ``n`` marked.
     """
     n_max = int(pr.table.n.max())
     ks = [2 ** i for i in range(int(math.log2(max(n_max, 2))) + 3)]
@@ -129,6 +132,7 @@ def figure_clock(pr):
     Returns
     -------
     matplotlib.figure.Figure
+        The mean and a few single prompts' flows against the training step.
     """
     clock = pr.summary["clock"]
     flows = pr.flows
