@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import NoStationaryPolicy, TheoryWarning
-from .integrations.mapping import explain
+from .integrations.mapping import explain, load_config_file
 from .integrations.openrlhf import read_openrlhf_config
 from .integrations.trl import read_trl_config
 from .integrations.verl import read_verl_config
@@ -19,19 +19,11 @@ from .problem import InvalidInputError, Objective, Question
 
 
 def _read_config(framework: str, path_text: str):
-    """A config file as data: JSON for TRL and OpenRLHF (an object of fields, or an argv list for
-    OpenRLHF), YAML for verl (the reader loads it)."""
-    path = Path(path_text)
-    if not path.is_file():
-        raise InvalidInputError(f"config {str(path)!r}: no such file")
-    if framework == "verl":
-        return str(path)
-    try:
-        config = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise InvalidInputError(f"config {str(path)!r} is not valid JSON: {exc}") from None
+    """A config file as data (:func:`~grpo_theory.integrations.mapping.load_config_file`); a TRL one must
+    hold a JSON object."""
+    config = load_config_file(framework, path_text)
     if framework == "trl" and not isinstance(config, dict):
-        raise InvalidInputError(f"config {str(path)!r} must hold a JSON object of GRPOConfig fields, "
+        raise InvalidInputError(f"config {str(Path(path_text))!r} must hold a JSON object of GRPOConfig fields, "
                                 f"got {type(config).__name__}")
     return config
 

@@ -12,11 +12,13 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from ..errors import InvalidInputError
+from ..integrations.mapping import load_config_file
 from ..integrations.openrlhf import read_openrlhf_config
 from ..integrations.trl import read_trl_config
 from ..integrations.verl import read_verl_config
@@ -210,24 +212,11 @@ def objective_for(objective=None, *, framework: str | None = None, config=None, 
         if hasattr(objective, "objective") and hasattr(objective, "warnings"):
             return _from_mapping(objective)
         return as_objective(objective), []
-    from pathlib import Path
-
     frameworks = ("trl", "verl", "openrlhf")
     if framework not in frameworks:
         raise InvalidInputError(f"framework must be one of {frameworks}, got {framework!r}")
     if isinstance(config, (str, Path)):
-        path = Path(config)
-        if not path.is_file():
-            raise InvalidInputError(f"config {str(path)!r}: no such file")
-        if framework != "verl":
-            import json
-
-            try:
-                config = json.loads(path.read_text(encoding="utf-8"))
-            except json.JSONDecodeError as exc:
-                raise InvalidInputError(f"config {str(path)!r} is not valid JSON: {exc}") from None
-        else:
-            config = str(path)
+        config = load_config_file(framework, config)
     reader = {"trl": read_trl_config, "verl": read_verl_config, "openrlhf": read_openrlhf_config}[framework]
     try:
         # the readers raise NoStationaryPolicy (an InvalidInputError) where nothing is left to predict

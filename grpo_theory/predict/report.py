@@ -41,7 +41,7 @@ def _new(height: float = 2.7):
     # matplotlib (plotting imports it at module level) only when drawing: predictions need no plotting stack
     from matplotlib.figure import Figure
 
-    from ..plotting import COLUMN
+    from ..plotting import COLUMN  # matplotlib (optional), see above
 
     fig = Figure(figsize=(COLUMN, height), layout="constrained")
     return fig, fig.subplots()
@@ -238,7 +238,7 @@ def write_outputs(pr, out_dir, *, plots: bool = True, tradeoff=None) -> dict:
     if plots:
         import matplotlib  # only with plots=True (see _new)
 
-        from ..plotting import STYLE
+        from ..plotting import STYLE  # matplotlib (optional): only with plots=True
 
         figures = {"after_vs_before": figure_after_vs_before, "pass_at_k": figure_pass_at_k}
         if pr.flows is not None and pr.summary.get("clock"):
