@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["add", "sub", "mul", "div", "scale", "iexp", "ilog", "isqrt", "widen", "contains_zero"]
+__all__ = ["add", "sub", "mul", "div", "scale", "iexp", "ilog", "isqrt", "widen", "contains_zero", "matmul"]
 
 
 def add(a, b):
@@ -70,3 +70,14 @@ def widen(a, rel: float = 1e-12, absolute: float = 1e-13):
 
 def contains_zero(a) -> np.ndarray:
     return (a[0] <= 0.0) & (a[1] >= 0.0)
+
+
+def matmul(A, B):
+    """Interval matrix product (B, n, m) x (B, m, p) in midpoint-radius form (an enclosure)."""
+    Ac, Ar = 0.5 * (A[0] + A[1]), 0.5 * (A[1] - A[0])
+    Bc, Br = 0.5 * (B[0] + B[1]), 0.5 * (B[1] - B[0])
+    with np.errstate(invalid="ignore"):
+        c = Ac @ Bc
+        r = np.abs(Ac) @ Br + Ar @ np.abs(Bc) + Ar @ Br
+    r = np.where(np.isnan(r), np.inf, r)
+    return c - r, c + r

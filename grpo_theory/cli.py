@@ -14,30 +14,19 @@ Subcommands:
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import re
 import sys
-import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
-import numpy as np
-
 from . import _validate as check
 from ._io import read_yaml
-from .errors import ExactEvaluationTooLarge, NoStationaryPolicy, TheoryWarning
-from .integrations.mapping import explain
-from .integrations.openrlhf import read_openrlhf_config
-from .integrations.trl import read_trl_config
-from .integrations.verl import read_verl_config
-from .predict import predict, reward_kl_tradeoff
-from .preference import n_count_vectors
-from .problem import InvalidInputError, Objective, Question
-from .solvers import log_pooling, nash_equilibrium, stationary_points, stationary_policy
+from .cli_runs import cmd_explain, cmd_predict
+from .cli_solve import cmd_solve
+from .errors import ExactEvaluationTooLarge
+from .problem import InvalidInputError
 from .sweep import cases_from_grid, sweep
-
-VARIANTS = [(pen, norm) for pen in ("reverse", "direct") for norm in ("scale", "shift")]
 
 
 def _group_size(text: str) -> int | float:
@@ -60,143 +49,6 @@ def _positive_float(text: str) -> float:
     if not (math.isfinite(value) and value > 0):
         raise argparse.ArgumentTypeError(f"expected a positive finite number, got {text!r}")
     return value
-
-
-#: Above this many count vectors per P_G evaluation, `solve` refuses (a few seconds at most below it).
-SOLVE_MAX_COUNT_VECTORS = 2_000_000
-
-
-def _check_solve_cost(q: Question, group_size) -> str:
-    """Refuse up front a finite G whose exact P_G would take minutes (issue 25), naming the way out.
-
-    Returns a note (non-empty when the case is large enough that progress lines are worth printing).
-    """
-    if math.isinf(group_size) or not q.has_reward_law:
-        return ""
-    n_levels = len(np.unique(np.asarray(q.reward_levels))) if getattr(q, "reward_levels", None) is not None \
-        else len(np.unique(q.expected_reward))
-    n = n_count_vectors(int(group_size), n_levels)
-    if n_levels >= 3 and n > SOLVE_MAX_COUNT_VECTORS:
-        g_max = 2
-        while n_count_vectors(g_max * 2, n_levels) <= SOLVE_MAX_COUNT_VECTORS:
-            g_max *= 2
-        raise InvalidInputError(
-            f"--group-size {group_size} with {n_levels} reward levels needs {n:,} count vectors per evaluation of "
-            f"P_G (the limit here is {SOLVE_MAX_COUNT_VECTORS:,}; it would run for minutes). Use --group-size inf "
-            f"(the large-G limit, exact), a G of at most about {g_max}, or, from Python, "
-            "grpo_theory.preference.monte_carlo_preference for an estimate with its standard error")
-    return f"{n:,} count vectors per evaluation of P_G" if n > 20_000 else ""
-
-
-def _question_from_args(args) -> Question:
-    given = [flag for flag, val in (("--rewards", args.rewards), ("--reward-levels", args.reward_levels),
-                                    ("--preference", args.preference)) if val is not None]
-    if len(given) > 1:
-        raise InvalidInputError(f"give exactly one of --rewards, --reward-levels (with --reward-probs) or "
-                                f"--preference; got {' and '.join(given)}")
-    if args.reward_probs is not None and args.reward_levels is None:
-        raise InvalidInputError("--reward-probs needs --reward-levels")
-    if args.preference is not None:
-        k = len(args.pi_ref)
-        if len(args.preference) != k * k:
-            raise InvalidInputError(f"--preference needs K*K = {k * k} numbers (row-major), "
-                                    f"got {len(args.preference)}")
-        return Question(args.pi_ref, preference=np.reshape(args.preference, (k, k)))
-    if args.reward_levels is not None:
-        k, n_levels = len(args.pi_ref), len(args.reward_levels)
-        if args.reward_probs is None or len(args.reward_probs) != k * n_levels:
-            raise InvalidInputError(f"--reward-probs needs K*L = {k * n_levels} numbers (row o: "
-                                    f"P(r = level | o)), got {args.reward_probs!r}")
-        return Question(args.pi_ref, reward_levels=args.reward_levels,
-                        reward_probs=np.reshape(args.reward_probs, (k, n_levels)))
-    if args.rewards is None:
-        raise InvalidInputError("give --rewards, --reward-levels with --reward-probs, or --preference")
-    return Question(args.pi_ref, rewards=args.rewards)
-
-
-def solve_table(q: Question, beta: float, group_size, std_ddof: int = 0, std_eps: float = 0.0,
-                progress=None) -> list[dict]:
-    """Rows (dicts) for every GRPO variant at ``group_size``, RLHF and NLHF.
-
-    ``progress``: called with a line before each variant is solved (the CLI prints it for slow cases).
-    """
-    rows = []
-    for i, (pen, norm) in enumerate(VARIANTS):
-        name = f"GRPO {pen}/{norm}"
-        if progress is not None:
-            progress(f"solving {name} ({i + 1}/{len(VARIANTS)})")
-        try:
-            obj = Objective(beta=beta, group_size=group_size, penalty=pen, normalization=norm, std_ddof=std_ddof,
-                            std_eps=std_eps)
-            pts = stationary_points(q, obj)
-        except InvalidInputError as exc:
-            short = ("a preference matrix fixes P_G only for G = 2, scale, eps = 0"
-                     if not q.has_reward_law else str(exc))
-            rows.append(dict(method=name, pi=None, note=short))
-            continue
-        reached = stationary_policy(q, obj)
-        rows.append(dict(
-            method=name, pi=reached.pi.tolist(), stable=reached.stable, residual=reached.residual,
-            boundary=reached.boundary, n_points=len(pts), exhaustive=pts.exhaustive,
-            points=[dict(pi=p.pi.tolist(), stable=p.stable, residual=p.residual, boundary=p.boundary)
-                    for p in pts],
-            note="" if len(pts) == 1 else f"{len(pts)} stationary points; this one is reached from pi_ref",
-        ))
-    if q.has_reward_law:
-        rows.append(dict(method="RLHF (log pooling)", pi=log_pooling(q.pi_ref, q.expected_reward, beta).tolist(),
-                         note="pi ∝ pi_ref exp(E[r|o]/beta)"))
-    else:
-        rows.append(dict(method="RLHF (log pooling)", pi=None, note="needs rewards"))
-    nash = nash_equilibrium(q, beta)
-    rows.append(dict(method="NLHF (Nash)", pi=nash.pi.tolist(), residual=nash.residual,
-                     note="pi ∝ pi_ref exp(P(o > pi)/beta)"))
-    return rows
-
-
-def _format_table(q: Question, rows: list[dict], header: str) -> str:
-    k = q.n_outputs
-    labels = list(q.labels) if q.labels else [f"pi({i})" for i in range(k)]
-    w = max(len(r["method"]) for r in rows) + 2
-    lines = [header, ""]
-    lines.append("method".ljust(w) + "".join(s.rjust(11) for s in labels) + "  stable   note")
-    lines.append("pi_ref".ljust(w) + "".join(f"{v:11.6f}" for v in q.pi_ref))
-    for r in rows:
-        if r["pi"] is None:
-            lines.append(r["method"].ljust(w) + "n/a".rjust(11) + "           " + r.get("note", ""))
-            continue
-        stable = r.get("stable")
-        st = "" if "stable" not in r else {True: "yes", False: "no", None: "?"}[stable]
-        note = r.get("note", "")
-        if r.get("boundary"):
-            note = ("limit point (vertex). " + note).strip()
-        lines.append(r["method"].ljust(w) + "".join(f"{v:11.6f}" for v in r["pi"]) + f"  {st:7s}  {note}")
-    return "\n".join(lines)
-
-
-def _cmd_solve(args) -> int:
-    q = _question_from_args(args)
-    Objective(beta=args.beta, group_size=args.group_size, std_ddof=args.std_ddof,
-              std_eps=args.std_eps)   # bad values fail here
-    slow = _check_solve_cost(q, args.group_size)
-    progress = None
-    if slow:
-        import time
-
-        t0 = time.perf_counter()
-
-        def progress(line):
-            print(f"grpo-theory solve: {line}, {time.perf_counter() - t0:.0f} s so far ({slow})",
-                  file=sys.stderr, flush=True)
-    rows = solve_table(q, args.beta, args.group_size, args.std_ddof, args.std_eps, progress=progress)
-    if args.json:
-        print(json.dumps(dict(pi_ref=q.pi_ref.tolist(), beta=args.beta,
-                              group_size=None if math.isinf(args.group_size) else args.group_size,
-                              std_ddof=args.std_ddof, std_eps=args.std_eps, rows=rows), indent=2))
-    else:
-        g = "inf" if math.isinf(args.group_size) else args.group_size
-        print(_format_table(q, rows, f"Stationary policies at beta={args.beta:g}, G={g} "
-                                     f"(ddof={args.std_ddof}, eps={args.std_eps:g})"))
-    return 0
 
 
 def _cmd_figures(args) -> int:
@@ -320,24 +172,6 @@ def _cmd_fetch_model(args) -> int:
     return 0
 
 
-def _read_config(framework: str, path_text: str):
-    """A config file as data: JSON for TRL and OpenRLHF (an object of fields, or an argv list for
-    OpenRLHF), YAML for verl (the reader loads it)."""
-    path = Path(path_text)
-    if not path.is_file():
-        raise InvalidInputError(f"config {str(path)!r}: no such file")
-    if framework == "verl":
-        return str(path)
-    try:
-        config = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise InvalidInputError(f"config {str(path)!r} is not valid JSON: {exc}") from None
-    if framework == "trl" and not isinstance(config, dict):
-        raise InvalidInputError(f"config {str(path)!r} must hold a JSON object of GRPOConfig fields, "
-                                f"got {type(config).__name__}")
-    return config
-
-
 def _cmd_sweep(args) -> int:
     grid = read_yaml(args.grid, "grid", "YAML with 'objectives' and 'questions' or 'simplex'")
     cases = cases_from_grid(grid)
@@ -356,114 +190,6 @@ def _cmd_sweep(args) -> int:
         df = sweep(cases, out=out, executor="serial" if args.workers == 1 else None, max_workers=args.workers,
                    progress=not args.no_progress)
     print(f"{len(df)} cases ({int(df.n_stable.gt(1).sum())} with more than one stable point) -> {out}")
-    return 0
-
-
-def _cmd_explain(args) -> int:
-    config = _read_config(args.framework, args.config)
-    try:
-        with warnings.catch_warnings():        # printed below, with the rest of the account
-            warnings.simplefilter("ignore", TheoryWarning)
-            if args.framework == "trl":
-                mapping = read_trl_config(config, trl_version=args.trl_version,
-                                          completion_tokens=args.completion_tokens)
-            elif args.framework == "verl":
-                mapping = read_verl_config(config)
-            else:
-                mapping = read_openrlhf_config(config)
-    except NoStationaryPolicy as exc:
-        if args.json:
-            print(json.dumps(dict(framework=args.framework, objective=None, reason=str(exc)), indent=2))
-        else:
-            print(f"  no stationary policy applies: {exc}")
-        return 0
-    question = None
-    if args.pi_ref is not None or args.rewards is not None:
-        if args.pi_ref is None or args.rewards is None:
-            raise InvalidInputError("give both --pi-ref and --rewards for a question (or neither)")
-        question = Question(args.pi_ref, rewards=args.rewards)
-    info = explain(mapping, question)
-    if args.json:
-        print(json.dumps(info, indent=2))
-        return 0
-    print(f"{info['framework']} {info['version'] or '(version unknown)'}")
-    o = info["objective"]
-    if o is not None:
-        g = "inf" if o["group_size"] is None else o["group_size"]
-        print(f"  objective:      {o['describe']}")
-        print(f"  group size:     G = {g}; beta = {o['beta']:g}")
-        print(f"  advantage:      {o['advantage']}  (normalization={o['normalization']}, ddof={o['std_ddof']}, "
-              f"eps={o['std_eps']:g})")
-        print(f"  level:          {o['level']}; loss_type={o['loss_type']} -> token weight {o['aggregation']}")
-        print(f"  KL term:        {o['kl']}")
-        print(f"  family:         estimator={o['advantage_estimator']}" + (f" (k={o['pass_k']})" if o["pass_k"] else "")
-              + f"; filter_ties={o['filter_ties']}; entropy_coef={o['entropy_coef']:g}; "
-              f"importance_level={o['importance_level']}")
-    for w in info["warnings"]:
-        print(f"  warning: {w}")
-    if "question" in info:
-        qd = info["question"]
-        print(f"  pi_ref:             {np.array2string(np.asarray(qd['pi_ref']), precision=6)}")
-        print(f"  stationary policy:  {np.array2string(np.asarray(qd['stationary_policy']), precision=6)} "
-              f"(reached from pi_ref; stable={qd['stable']}"
-              + ("; a collapse onto a vertex" if qd["collapse"] else "")
-              + ("; the vector field is discontinuous there" if qd["discontinuous"] else "") + ")")
-        print(f"  log pooling (RLHF): {np.array2string(np.asarray(qd['log_pooling']), precision=6)}")
-        if len(qd["stationary_points"]) > 1:
-            print("  all stationary points: " + "; ".join(
-                f"{np.round(p['pi'], 6).tolist()} stable={p['stable']}" for p in qd["stationary_points"]))
-    return 0
-
-
-# ----------------------------------------------------------------------------- predict (issue 23)
-
-def _cmd_predict(args) -> int:
-    """``grpo-theory predict SAMPLES``: per-prompt predictions for a run (see docs/predict.md)."""
-    given = [flag for flag, v in (("--framework/CONFIG", args.framework), ("--beta", args.beta)) if v is not None]
-    if len(given) != 1:
-        raise InvalidInputError("give either --framework F CONFIG (a trainer config) or --beta B with the other "
-                                f"Objective options; got {' and '.join(given) or 'neither'}")
-    if args.framework is not None and args.framework[0] not in ("trl", "verl", "openrlhf"):
-        raise InvalidInputError(f"--framework {args.framework[0]!r}: expected trl, verl or openrlhf")
-    kwargs = dict(k=args.k, level=args.level, interval=args.interval, clock=args.clock, steps=args.steps,
-                  slow_tol=args.slow_tol, levels=args.levels, progress=False if args.no_progress else None)
-    if args.fit is not None:
-        kwargs["fit"] = tuple(args.fit)
-    if args.framework is not None:
-        framework, config = args.framework
-        reader = {"trl_version": args.trl_version} if framework == "trl" and args.trl_version else {}
-        pr = predict(args.samples, framework=framework, config=config, **reader, **kwargs)
-    else:
-        fields = dict(beta=args.beta, group_size=args.group_size, normalization=args.normalization,
-                      std_ddof=args.std_ddof, std_eps=args.std_eps)
-        if args.kl_estimator is not None or args.kl_placement != "loss" or args.kl_value_clamp is not None \
-                or args.kl_log_ratio_clamp is not None:
-            fields.update(kl_estimator=args.kl_estimator or "k3", kl_placement=args.kl_placement,
-                          kl_log_ratio_clamp=args.kl_log_ratio_clamp, kl_value_clamp=args.kl_value_clamp)
-            if args.penalty is not None:
-                raise InvalidInputError("give --penalty or the --kl-* options, not both")
-        else:
-            fields["penalty"] = args.penalty or "reverse"
-        pr = predict(args.samples, Objective(**fields), **kwargs)
-    tradeoff = None
-    if args.tradeoff_betas:
-        tradeoff = reward_kl_tradeoff(pr.samples, pr.objective, args.tradeoff_betas, progress=kwargs["progress"])
-    paths = pr.write(args.out, plots=not args.no_plots, tradeoff=tradeoff)
-    s = pr.summary
-    print(f"{s['prompts']} prompts, {s['samples']} samples ({s['excluded_rows']} rows excluded); {s['objective']}")
-    for w in s["reader_warnings"]:
-        print(f"  warning: {w}")
-    print(f"  mean P(correct): {s['mean_p_ref']:.4f} -> {s['mean_pred']:.4f} "
-          f"[{s['mean_pred_lo']:.4f}, {s['mean_pred_hi']:.4f}]; mean KL(pi || pi_ref) {s['mean_kl_direct']:.4f}")
-    flags = [f"{s[key]} {name}" for key, name in (("never_solved", "never solved"), ("bistable", "bistable"),
-                                                   ("collapse", "collapse"), ("below_critical_beta",
-                                                                              "below the clamp's critical beta"),
-                                                   ("slow", "slow")) if s.get(key)]
-    if flags:
-        print("  flags: " + ", ".join(flags))
-    if s.get("clock") is not None:
-        print(f"  clock: {s['clock']:.6g} flow time per step")
-    print("  wrote " + ", ".join(paths.values()))
     return 0
 
 
@@ -500,7 +226,7 @@ def _add_predict_parser(sub) -> None:
     pr.add_argument("--out", required=True, help="output folder (predictions.csv, summary.json, figures)")
     pr.add_argument("--no-plots", action="store_true")
     pr.add_argument("--no-progress", action="store_true")
-    pr.set_defaults(func=_cmd_predict)
+    pr.set_defaults(func=cmd_predict)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -546,7 +272,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="0: population std (the note); 1: unbiased std (TRL, verl, OpenRLHF)")
     s.add_argument("--std-eps", type=float, default=0.0, help="epsilon added to the std (TRL: 1e-4)")
     s.add_argument("--json", action="store_true", help="machine-readable output")
-    s.set_defaults(func=_cmd_solve)
+    s.set_defaults(func=cmd_solve)
 
     f = sub.add_parser("figures", help="regenerate every figure into paper_figures/")
     f.add_argument("--out", default="paper_figures", type=check.writable_dir, help="output directory")
@@ -620,7 +346,7 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--completion-tokens", type=check.positive_int, default=None,
                     help="TRL: answer length in tokens (default: max_completion_length)")
     ex.add_argument("--json", action="store_true", help="the same as data")
-    ex.set_defaults(func=_cmd_explain)
+    ex.set_defaults(func=cmd_explain)
 
     d = sub.add_parser("derivations", help="sympy derivations of the closed forms -> docs/derivations.md")
     d.add_argument("--out", default="docs/derivations.md", type=check.writable_file)

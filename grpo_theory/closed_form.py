@@ -1,8 +1,14 @@
-r"""The note's explicit formulas for binary questions (SPEC section 4), vectorised.
+r"""The note's explicit formulas for binary questions (SPEC sections 2 and 4), vectorised.
+
+:func:`binary_preference` is the O(G) binary form of ``P_G`` (section 2); the others are the
+stationary points (section 4), described below.
 
 Two answers ``a, b`` with confidence margin ``gamma = P(a > b) - P(b > a) >= 0``;
-``p = pi_ref(a)``; each function returns ``x = pi(a)`` at the stationary point and
-broadcasts over its array arguments.
+``p = pi_ref(a)``. The arguments, for every function below that takes them: ``pi_ref_a`` is ``p``, in
+``[0, 1]``; ``beta`` the KL weight, positive and finite; ``gamma`` the margin, in ``[0, 1]`` (1 for
+deterministic ``r(a) > r(b)``). A value outside its range raises :class:`~grpo_theory.InvalidInputError`
+naming it. Each stationary-point function returns ``x = pi(a)`` at the stationary point as a
+``numpy.ndarray``, broadcast over its array arguments.
 
 At ``p = 0`` the reference gives ``a`` no mass and neither penalty can create any,
 so every function returns 0 there; the reverse-penalty forms are discontinuous
@@ -12,13 +18,16 @@ at ``p = 0`` (their limit as ``p -> 0+`` is ``max(1 - beta/gamma, 0)`` for Eq. 1
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from ._numerics import expit
+from ._numerics import expit, log_factorial
 from ._validate import plain
 from .problem import InvalidInputError
 
 __all__ = [
+    "binary_preference",
     "binary_pairwise",
     "binary_large_group",
     "binary_pairwise_direct",
@@ -63,23 +72,13 @@ def binary_pairwise(pi_ref_a, beta, gamma=1.0) -> np.ndarray:
 
     Parameters
     ----------
-    pi_ref_a : array_like
-        ``p = pi_ref(a)``, in ``[0, 1]``.
-    beta : array_like
-        The KL weight, ``> 0``.
-    gamma : array_like, default 1.0
-        The confidence margin ``gamma = P(a > b) - P(b > a)``, in ``[0, 1]`` (1: deterministic
-        ``r(a) > r(b)``).
+    pi_ref_a, beta, gamma : array_like
+        ``p``, ``beta`` and the margin (ranges in the module doc).
 
     Returns
     -------
     numpy.ndarray
-        ``x = pi(a)`` at the stationary point, broadcast over the arguments.
-
-    Raises
-    ------
-    InvalidInputError
-        When ``p`` leaves ``[0, 1]``, ``beta`` is not positive and finite, or ``gamma`` leaves ``[0, 1]``.
+        Eq. 14's root ``x`` in ``[p, 1]``.
 
     Examples
     --------
@@ -112,20 +111,13 @@ def binary_large_group(pi_ref_a, beta) -> np.ndarray:
 
     Parameters
     ----------
-    pi_ref_a : array_like
-        ``p = pi_ref(a)``, in ``[0, 1]``.
-    beta : array_like
-        The KL weight, ``> 0``.
+    pi_ref_a, beta : array_like
+        ``p`` and ``beta``; no margin, the rewards being deterministic.
 
     Returns
     -------
     numpy.ndarray
-        ``x = pi(a)`` at the stationary point, broadcast over the arguments.
-
-    Raises
-    ------
-    InvalidInputError
-        When ``p`` leaves ``[0, 1]``, ``beta`` is not positive and finite.
+        The root of Eq. 15 (never below ``p``).
 
     Examples
     --------
@@ -156,23 +148,13 @@ def binary_pairwise_direct(pi_ref_a, beta, gamma=1.0) -> np.ndarray:
 
     Parameters
     ----------
-    pi_ref_a : array_like
-        ``p = pi_ref(a)``, in ``[0, 1]``.
-    beta : array_like
-        The KL weight, ``> 0``.
-    gamma : array_like, default 1.0
-        The confidence margin ``gamma = P(a > b) - P(b > a)``, in ``[0, 1]`` (1: deterministic
-        ``r(a) > r(b)``).
+    pi_ref_a, beta, gamma : array_like
+        As for :func:`binary_pairwise`.
 
     Returns
     -------
     numpy.ndarray
-        ``x = pi(a)`` at the stationary point, broadcast over the arguments.
-
-    Raises
-    ------
-    InvalidInputError
-        When ``p`` leaves ``[0, 1]``, ``beta`` is not positive and finite, or ``gamma`` leaves ``[0, 1]``.
+        The logistic ``x``, continuous at ``p = 0``.
 
     Examples
     --------
@@ -195,10 +177,8 @@ def large_group_direct_h(x, pi_ref_a, beta) -> np.ndarray:
     ----------
     x : array_like
         ``pi(a)``, in ``(0, 1)``.
-    pi_ref_a : array_like
-        ``p = pi_ref(a)``, in ``[0, 1]``.
-    beta : array_like
-        The KL weight, ``> 0``.
+    pi_ref_a, beta : array_like
+        ``p`` and ``beta`` (module doc).
 
     Returns
     -------
@@ -208,7 +188,7 @@ def large_group_direct_h(x, pi_ref_a, beta) -> np.ndarray:
     Raises
     ------
     InvalidInputError
-        When ``x`` leaves ``(0, 1)``, ``p`` leaves ``[0, 1]`` or ``beta`` is not positive and finite.
+        Also when ``x`` leaves ``(0, 1)``.
 
     Examples
     --------
@@ -239,11 +219,6 @@ def large_group_direct_turning_point(beta) -> np.ndarray:
     numpy.ndarray
         ``x*``, of the shape of ``beta``.
 
-    Raises
-    ------
-    InvalidInputError
-        When ``beta`` is not positive and finite.
-
     Examples
     --------
     >>> round(float(large_group_direct_turning_point(1.0)), 6)    # (1 + sqrt(1/2))/2
@@ -262,25 +237,22 @@ def binary_shift_direct(pi_ref_a, beta, group_size, reward_gap=1.0) -> np.ndarra
 
     Parameters
     ----------
-    pi_ref_a : array_like
-        ``p = pi_ref(a)``, in ``[0, 1]``.
-    beta : array_like
-        The KL weight, ``> 0``.
+    pi_ref_a, beta : array_like
+        ``p`` and ``beta`` (module doc).
     group_size : array_like
         ``G``: integers ``>= 2`` or ``inf``.
     reward_gap : array_like, default 1.0
-        ``r(a) - r(b)``.
+        ``r(a) - r(b)``, finite.
 
     Returns
     -------
     numpy.ndarray
-        ``x = pi(a)`` at the stationary point, broadcast over the arguments.
+        RLHF's ``x`` at ``beta' = G beta/(G-1)``.
 
     Raises
     ------
     InvalidInputError
-        When ``p`` leaves ``[0, 1]``, ``beta`` is not positive and finite, ``group_size`` is not an
-        integer ``>= 2`` or inf, or ``reward_gap`` is not finite.
+        Also for a ``group_size`` or a ``reward_gap`` out of range.
 
     Examples
     --------
@@ -401,3 +373,58 @@ def binary_entropy(pi_ref_a, beta, entropy_coef, margin=1.0, penalty: str = "rev
     tiny = 1e-300
     return _bisect(lambda x: binary_entropy_condition(x, p, beta, c, margin, penalty),
                    np.full(np.broadcast(p, beta, c).shape, tiny), np.full(np.broadcast(p, beta, c).shape, 1 - 1e-16))
+
+
+def binary_preference(x, group_size: int | float) -> tuple[np.ndarray, np.ndarray]:
+    r"""The note's O(G) binary form (SPEC section 2), vectorised over ``x = pi(a)``.
+
+    Deterministic rewards ``r(a) > r(b)``, scale normalisation, ddof 0, eps 0; with
+    ``k ~ Binomial(G-1, x)`` correct answers among the others,
+    ``P_G(a|pi) = E[sqrt((G-1-k)/(k+1))]`` and ``P_G(b|pi) = -E[sqrt(k/(G-k))]``.
+    ``G = inf`` gives ``sqrt((1-x)/x)`` and ``-sqrt(x/(1-x))``.
+
+    This is an independent implementation of the formula printed in the SPEC,
+    used to cross-check :func:`grpo_theory.preference.level_expectations`.
+
+    Parameters
+    ----------
+    x : array_like
+        ``pi(a)``, the probability of the better output, in ``[0, 1]``.
+    group_size : int or math.inf
+        ``G``.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ``(P_G(a|pi), P_G(b|pi))``, each of the shape of ``x``.
+
+    Raises
+    ------
+    InvalidInputError
+        When an entry of ``x`` lies outside ``[0, 1]``.
+
+    Examples
+    --------
+    >>> pa, pb = binary_preference([0.2], float("inf"))
+    >>> pa.round(12).tolist(), pb.round(12).tolist()
+    ([2.0], [-0.5])
+    """
+    x = np.asarray(x, dtype=float)
+    if np.any((x < 0) | (x > 1)):
+        raise InvalidInputError(f"x must lie in [0, 1], got {x!r}")
+    if math.isinf(group_size):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            pa = np.where((x > 0) & (x < 1), np.sqrt((1 - x) / np.where(x > 0, x, 1)), 0.0)
+            pb = np.where((x > 0) & (x < 1), -np.sqrt(x / np.where(x < 1, 1 - x, 1)), 0.0)
+        return pa, pb
+    G = int(group_size)
+    k = np.arange(G)
+    with np.errstate(divide="ignore"):
+        logx, log1mx = np.log(x)[..., None], np.log1p(-x)[..., None]
+    logc = log_factorial(G - 1) - log_factorial(k) - log_factorial(G - 1 - k)
+    logpmf = logc + np.where(k > 0, k * logx, 0.0) + np.where(G - 1 - k > 0, (G - 1 - k) * log1mx, 0.0)
+    logpmf = np.where(np.isnan(logpmf), -np.inf, logpmf)
+    pmf = np.exp(logpmf)
+    pa = pmf @ np.sqrt((G - 1 - k) / (k + 1.0))
+    pb = -(pmf @ np.sqrt(k / (G - k.astype(float))))
+    return pa, pb

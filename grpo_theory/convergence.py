@@ -185,7 +185,7 @@ class ConvergenceReport:
         Parameters
         ----------
         q : int
-            The prompt's index.
+            The prompt's index, as for :meth:`columns`.
 
         Returns
         -------
@@ -370,6 +370,7 @@ def check_history(history: list, n_prompts: int, **kw) -> ConvergenceReport:
     Returns
     -------
     ConvergenceReport
+        As :func:`check_trajectories` gives it for these rows.
 
     Raises
     ------

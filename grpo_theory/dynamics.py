@@ -25,7 +25,8 @@ import numpy as np
 from . import advantage, kl
 from ._numerics import IntegrationFallbackWarning, logsumexp, solve_ivp
 from ._validate import plain
-from .preference import level_expectations, sample_rewards, sampled_advantages
+from .monte_carlo import sample_rewards, sampled_advantages
+from .preference import level_expectations
 from .problem import InvalidInputError, Objective, Question, shaped_question, validate_probability_vector
 from .proximal import (  # noqa: F401  (re-exported: the issue's API is dynamics.proximal_map etc.)
     MapFixedPoint,
@@ -337,43 +338,21 @@ def basins(q: Question, obj: Objective) -> list[Basin]:
 def _exact_batch_stats(q: Question, obj: Objective, pi_old: np.ndarray):
     """Per output: pi_old(o) E[A_1^+ | o_1 = o], pi_old(o) E[A_1^- | o_1 = o], the penalty's sampling weight
     pi_old(o) u(o) (``u`` the probability that its group does not tie, 1 without ``filter_ties``), and the
-    entropy bonus's weight ``U = E_pi_old u`` (the kept fraction of groups)."""
-    R = q.membership
-    with np.errstate(divide="ignore"):
-        log_w = np.log(pi_old @ R)
-    pos = R @ pooled_expectations_part(q, obj, log_w, "positive")
-    neg = R @ pooled_expectations_part(q, obj, log_w, "negative")
-    kept = advantage.tie_free_probability(R, log_w, obj.group_size) if obj.filter_ties else np.ones_like(pi_old)
-    return pi_old * pos, pi_old * neg, pi_old * kept, float(pi_old @ kept)
+    entropy bonus's weight ``U = E_pi_old u`` (the kept fraction of groups).
 
-
-def pooled_expectations_part(q: Question, obj: Objective, log_w, part: str) -> np.ndarray:
-    """Like :func:`~grpo_theory.preference.pooled_expectations`, for the positive or negative part of ``A_1``.
-
-    Needs a reward law: a preference matrix (ties counted half) does not determine
-    ``P(A_1 > 0)`` when ties are possible.
-
-    Parameters
-    ----------
-    q : Question
-    obj : Objective
-    log_w : numpy.ndarray, shape (..., L)
-        Log-probabilities of the reward levels.
-    part : {"positive", "negative", "mean"}
-
-    Returns
-    -------
-    numpy.ndarray, shape (..., L)
-
-    Raises
-    ------
-    InvalidInputError
-        For a preference-matrix question.
+    Needs a reward law: a preference matrix (ties counted half) does not determine ``P(A_1 > 0)``
+    when ties are possible.
     """
     if not q.has_reward_law:
         raise InvalidInputError("finite-step GRPO with clipping needs a reward law: a preference matrix "
                                 "does not say how often A_1 > 0 strictly")
-    return level_expectations(q.reward_levels, log_w, obj, part=part)
+    R = q.membership
+    with np.errstate(divide="ignore"):
+        log_w = np.log(pi_old @ R)
+    pos = R @ level_expectations(q.reward_levels, log_w, obj, part="positive")
+    neg = R @ level_expectations(q.reward_levels, log_w, obj, part="negative")
+    kept = advantage.tie_free_probability(R, log_w, obj.group_size) if obj.filter_ties else np.ones_like(pi_old)
+    return pi_old * pos, pi_old * neg, pi_old * kept, float(pi_old @ kept)
 
 
 def _sampled_batch_stats(q: Question, obj: Objective, pi_old: np.ndarray, n_groups: int, rng):
@@ -453,10 +432,8 @@ def grpo_steps(q: Question, obj: Objective, pi0, *, lr: float, n_batches: int, i
         None: exact expectations over groups; otherwise groups sampled per batch (finite ``G`` only).
     seed : int, default 0
         Seed of the sampled groups.
-    every : int, default 1
-        Record every ``every``-th batch (and the last).
-    with_points : bool, default True
-        Also compute the stationary points, for ``Trajectory.distance``.
+    every, with_points : int, bool, default 1, True
+        As for :func:`ascent`, counting batches.
 
     Returns
     -------

@@ -136,10 +136,8 @@ def coefficient(obj, lr) -> np.ndarray:
 
     Parameters
     ----------
-    obj : Objective
-        Its KL fields: ``estimator``, ``kl_placement``, ``kl_log_ratio_clamp``, ``kl_value_clamp``.
-    lr : array_like
-        Log-ratios ``lr = log(pi/pi_ref)``.
+    obj, lr : Objective, array_like
+        As for :func:`estimator_value`.
 
     Returns
     -------
@@ -176,9 +174,9 @@ def value_slope(obj, lr) -> np.ndarray:
     Parameters
     ----------
     obj : Objective
-        Its KL fields: ``estimator``, ``kl_placement``, ``kl_log_ratio_clamp``, ``kl_value_clamp``.
+        The estimator and its clamps (the placement does not enter).
     lr : array_like
-        Log-ratios ``lr = log(pi/pi_ref)``.
+        Where to take the slope, as in :func:`estimator_value`.
 
     Returns
     -------
@@ -199,7 +197,7 @@ def discontinuities(obj) -> tuple[float, ...]:
     Parameters
     ----------
     obj : Objective
-        Its KL fields: ``estimator``, ``kl_placement``, ``kl_log_ratio_clamp``, ``kl_value_clamp``.
+        Its KL fields, as for :func:`estimator_value`.
 
     Returns
     -------
@@ -294,7 +292,7 @@ def value_shift(obj, lr) -> np.ndarray:
     obj : Objective
         ``beta`` and the KL fields.
     lr : array_like
-        Log-ratios ``lr = log(pi/pi_ref)``.
+        As for :func:`estimator_value`.
 
     Returns
     -------

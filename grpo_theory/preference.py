@@ -28,8 +28,19 @@ from functools import lru_cache
 import numpy as np
 
 from . import advantage
-from ._numerics import log_factorial
+from ._multinomial import (
+    SMALL_TOTAL,
+    bd0,
+    box_count_vectors,
+    count_vectors,
+    log_multinomial_weights,
+    multinomial_terms,
+    saddle_constant,
+    window_bounds,
+    window_size,
+)
 from .errors import ExactEvaluationTooLarge
+from .monte_carlo import monte_carlo_preference, sample_rewards, sampled_advantages
 from .problem import InvalidInputError, Objective, Question, as_objective, as_question, validate_probability_vector
 
 __all__ = [
@@ -38,7 +49,6 @@ __all__ = [
     "level_expectations",
     "pooled_expectations",
     "monte_carlo_preference",
-    "binary_preference",
     "n_count_vectors",
     "max_abs_advantage",
     "sampled_advantages",
@@ -49,9 +59,6 @@ __all__ = [
 MAX_COUNT_VECTORS = 3_000_000
 #: Entries of a (policies x count vectors) weight block processed at once.
 _BLOCK = 2_000_000
-#: Monte Carlo: rewards drawn per chunk (memory), and at most in one call (time: ~1e8/s).
-_MC_CHUNK = 4_000_000
-MAX_MONTE_CARLO_SAMPLES = 2_000_000_000
 
 
 def n_count_vectors(group_size: int, n_levels: int) -> int:
@@ -75,18 +82,6 @@ def n_count_vectors(group_size: int, n_levels: int) -> int:
     (8, 2080)
     """
     return math.comb(group_size - 1 + n_levels - 1, n_levels - 1)
-
-
-@lru_cache(maxsize=16)
-def _count_vectors(total: int, n_levels: int) -> np.ndarray:
-    """All ``n in N^L`` with ``sum(n) = total``, as an ``(N, L)`` int array, lexicographic (cached).
-
-    The box ``0 <= n <= total`` of :func:`_box_count_vectors`: built level by level with numpy (a
-    loop over ``L``, never over ``G``). For two levels this is the pair of ``arange``s ``(k, total - k)``.
-    """
-    out = _box_count_vectors(total, np.zeros(n_levels, dtype=np.int64), np.full(n_levels, total, dtype=np.int64))
-    out.setflags(write=False)
-    return out
 
 
 def _advantages_for_counts(v: np.ndarray, counts: np.ndarray, group_size: int, normalization: str, ddof: int,
@@ -115,86 +110,12 @@ def _advantage_table(levels: tuple, group_size: int, normalization: str, ddof: i
                      variance_eps: float, part: str) -> np.ndarray:
     """:func:`_advantages_for_counts` over every count vector of ``G - 1`` others (cached)."""
     v = np.asarray(levels, dtype=float)
-    counts = _count_vectors(group_size - 1, v.size).astype(float)
+    counts = count_vectors(group_size - 1, v.size).astype(float)
     table = _advantages_for_counts(v, counts, group_size, normalization, ddof, eps, variance_eps, part)
     table.setflags(write=False)
     return table
 
 
-def _stirling_error(m: np.ndarray) -> np.ndarray:
-    """``log Gamma(m+1) - (m log m - m + log(2 pi m)/2)`` for integers ``m >= 1``."""
-    m = np.asarray(m, dtype=float)
-    small = m < 16
-    ms = np.where(small, m, 1.0)
-    exact = log_factorial(ms) - (ms * np.log(ms) - ms + 0.5 * np.log(2 * np.pi * ms))
-    mi = np.where(small, 16.0, m)
-    inv2 = 1.0 / mi**2
-    series = (1 / 12 - inv2 * (1 / 360 - inv2 * (1 / 1260 - inv2 * (1 / 1680 - inv2 / 1188)))) / mi
-    return np.where(small, exact, series)
-
-
-def _bd0(x: np.ndarray, log_mean: np.ndarray) -> np.ndarray:
-    """Loader's deviance ``x log(x/M) + M - x >= 0`` for integers ``x >= 0``, given ``log M``.
-
-    Written as ``M [(1+d) log1p(d) - d]`` with ``d = (x - M)/M``, whose absolute
-    error is about ``eps |x - M|`` (``eps sqrt(M)`` in the bulk of the weights),
-    where the plain form loses ``eps M`` to cancellation. Where ``M`` is tiny (a
-    level of probability ``< 1e-280``, e.g. a class logit in the thousands) ``d``
-    would overflow; there ``x >> M`` and the plain form, with ``log M`` kept in
-    log space, has no cancellation.
-    """
-    with np.errstate(under="ignore"):
-        mean = np.exp(log_mean)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        d = (x - mean) / mean
-        loader = mean * ((1.0 + d) * np.log1p(d) - d)
-        plain = x * (np.log(np.where(x > 0, x, 1.0)) - log_mean) + mean - x
-    out = np.where(mean > 1e-280, loader, plain)
-    return np.where(x == 0, mean, out)
-
-
-#: Up to this many other group members the plain gammaln/matmul form of the log weights
-#: is used (fast; cancellation error <~ 1e-14); above it, the saddle-point form.
-_SMALL_TOTAL = 64
-
-
-@lru_cache(maxsize=64)
-def _plain_multinomial_terms(total: int, n_levels: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Counts^T, ``log(total!/prod n_j!)`` and usage^T, for the matmul form (cached)."""
-    counts = _count_vectors(total, n_levels)
-    coef = log_factorial(total) - log_factorial(counts).sum(axis=1)
-    counts_t = np.ascontiguousarray(counts.T, dtype=float)
-    used_t = np.ascontiguousarray((counts > 0).T, dtype=float)
-    for arr in (coef, counts_t, used_t):
-        arr.setflags(write=False)
-    return counts_t, coef, used_t
-
-
-@lru_cache(maxsize=64)
-def _multinomial_terms(total: int, n_levels: int) -> tuple[np.ndarray, np.ndarray]:
-    """Cached count vectors (float) and the w-independent part of ``log Multinomial``.
-
-    ``log Mult(n; N, w) = -sum_j bd0(n_j, N w_j) + c(n)`` with
-    ``c(n) = log(2 pi N)/2 + se(N) - sum_{n_j > 0} [log(2 pi n_j)/2 + se(n_j)]``
-    (Stirling with error terms ``se``): every term is small or non-negative, so the
-    weights stay accurate to ~1e-15 relative for ``N`` in the tens of thousands,
-    where ``gammaln`` differences would lose four digits to cancellation.
-    """
-    counts = _count_vectors(total, n_levels).astype(float)
-    const = _saddle_constant(counts, total)
-    for arr in (counts, const):
-        arr.setflags(write=False)
-    return counts, const
-
-
-def _saddle_constant(counts: np.ndarray, total: int) -> np.ndarray:
-    """``c(n)`` of :func:`_multinomial_terms` for the rows of ``counts`` (float, summing to ``total``)."""
-    safe = np.where(counts > 0, counts, 1.0)
-    per_level = np.where(counts > 0, 0.5 * np.log(2 * np.pi * safe) + _stirling_error(safe), 0.0)
-    const = -per_level.sum(axis=1)
-    if total > 0:
-        const += 0.5 * np.log(2 * np.pi * total) + _stirling_error(np.array(float(total)))
-    return const
 
 
 #: Two levels: sum, for each policy, only the binomial weights within mean +- (12 sd + 40). By
@@ -215,92 +136,32 @@ def _binomial_window_expectations(log_w: np.ndarray, total: int, table: np.ndarr
     idx = lo[:, None] + np.arange(width)[None, :]                         # (B, width)
     valid = idx <= hi[:, None]
     idx = np.minimum(idx, total)
-    counts, const = _multinomial_terms(total, 2)
+    counts, const = multinomial_terms(total, 2)
     log_level_mean = (math.log(total) + log_w)[:, None, :]                # (B, 1, 2)
-    log_weights = const[idx] - _bd0(counts[idx], log_level_mean).sum(axis=-1)
+    log_weights = const[idx] - bd0(counts[idx], log_level_mean).sum(axis=-1)
     weights = np.where(valid, np.exp(log_weights), 0.0)
     return np.einsum("bk,lbk->bl", weights, table[:, idx])
-
-
-def _window_bounds(log_w: np.ndarray, total: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per level, the counts within ``N w_j +- (9 sd_j + 30)`` (clipped to ``[0, N]``), shape (..., L).
-
-    Bernstein: ``P(|n_j - N w_j| >= t) <= 2 exp(-t^2 / (2 (sd^2 + t/3)))``, with exponent >= 40.5 for
-    every sd at this ``t`` (40.5 as sd grows, 45 at sd = 0); over ``L`` levels the weight left out is
-    below ``2 L e^{-40} < 1e-16`` and, with ``|A| <= sqrt(G)``, moves ``E_l`` by less than 1e-14.
-    (Two levels use the wider 12 sd + 40: there the window is cheap and the tests pin 1e-25.)
-    """
-    w = np.exp(log_w)
-    mean = total * w
-    reach = 9.0 * np.sqrt(total * w * (1.0 - w)) + 30.0
-    lo = np.clip(np.floor(mean - reach), 0, total).astype(np.int64)
-    hi = np.clip(np.ceil(mean + reach), 0, total).astype(np.int64)
-    return lo, hi
-
-
-def _box_count_vectors(total: int, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """The count vectors ``n`` with ``sum n = total`` and ``lo <= n <= hi``, built level by level.
-
-    Like :func:`_count_vectors`, but each level only takes the values that leave the rest
-    feasible, so the cost is the size of the box, never ``C(total + L - 1, L - 1)``.
-    """
-    L = lo.size
-    later_lo = np.concatenate([np.cumsum(lo[::-1])[::-1][1:], [0]])
-    later_hi = np.concatenate([np.cumsum(hi[::-1])[::-1][1:], [0]])
-    remaining = np.array([total], dtype=np.int64)
-    rows = np.zeros((1, 0), dtype=np.int64)
-    for j in range(L - 1):
-        first = np.maximum(lo[j], remaining - later_hi[j])
-        last = np.minimum(hi[j], remaining - later_lo[j])
-        reps = np.maximum(last - first + 1, 0)
-        parent = np.repeat(np.arange(remaining.size), reps)
-        starts = np.cumsum(reps) - reps
-        value = first[parent] + np.arange(int(reps.sum()), dtype=np.int64) - np.repeat(starts, reps)
-        rows = np.column_stack([rows[parent], value])
-        remaining = remaining[parent] - value
-    return np.column_stack([rows, remaining])
-
-
-def window_size(log_w: np.ndarray, total: int) -> int:
-    """An upper bound on the count vectors :func:`_multinomial_window_expectations` sums for ``log_w`` (L,)."""
-    lo, hi = _window_bounds(np.asarray(log_w, dtype=float), total)
-    return int(np.prod((hi - lo + 1)[:-1].astype(float)))
 
 
 def _multinomial_window_expectations(v: np.ndarray, log_w: np.ndarray, obj: Objective, part: str) -> np.ndarray:
     """``E_l`` for ``L >= 3`` levels, summing for each policy only the count vectors in its window.
 
-    Per level ``|n_j - N w_j| <= 9 sd_j + 30`` (see :func:`_window_bounds`: the weight left out is
-    below 1e-16). The window is generated directly (:func:`_box_count_vectors`) and its advantages computed on the
+    Per level ``|n_j - N w_j| <= 9 sd_j + 30`` (see :func:`window_bounds`: the weight left out is
+    below 1e-16). The window is generated directly (:func:`box_count_vectors`) and its advantages computed on the
     fly, so the cost is ``O(sd^(L-1))`` count vectors per policy rather than ``O(G^(L-1))``: exact
     ``P_G`` for 4 or 5 reward levels at G in the hundreds or thousands, which enumeration cannot reach.
     """
     total, G = obj.group_size - 1, obj.group_size
-    lo, hi = _window_bounds(log_w, total)
+    lo, hi = window_bounds(log_w, total)
     out = np.empty(log_w.shape)
     for i in range(log_w.shape[0]):                      # rows of a block: each its own window
-        counts = _box_count_vectors(total, lo[i], hi[i]).astype(float)
+        counts = box_count_vectors(total, lo[i], hi[i]).astype(float)
         log_mean = math.log(total) + log_w[i]
-        log_weights = _saddle_constant(counts, total) - _bd0(counts, log_mean).sum(axis=-1)
+        log_weights = saddle_constant(counts, total) - bd0(counts, log_mean).sum(axis=-1)
         table = _advantages_for_counts(v, counts, G, obj.normalization, obj.std_ddof, obj.std_eps,
                                        obj.variance_eps, part)
         out[i] = table @ np.exp(log_weights)
     return out
-
-
-def _log_multinomial_weights(log_w: np.ndarray, total: int) -> np.ndarray:
-    """``log Multinomial(n; total, w)`` for a batch ``log_w (..., L)``, over all count vectors."""
-    if total <= _SMALL_TOTAL:
-        counts_t, coef, used_t = _plain_multinomial_terms(total, log_w.shape[-1])
-        finite = np.isfinite(log_w)
-        out = coef + np.where(finite, log_w, 0.0) @ counts_t                # (..., N)
-        if finite.all():
-            return out
-        impossible = (~finite).astype(float) @ used_t    # a zero-probability level kills its counts
-        return np.where(impossible > 0, -np.inf, out)
-    counts, const = _multinomial_terms(total, log_w.shape[-1])
-    log_mean = (math.log(total) + log_w)[..., None, :]                    # (..., 1, L)
-    return const - _bd0(counts, log_mean).sum(axis=-1)                    # (..., N)
 
 
 def max_abs_advantage(n_levels_span: float, obj: Objective) -> float:
@@ -456,7 +317,7 @@ def level_expectations(
         return advantage.signed_part(np.where(denom[..., None] > 0, num / safe, 0.0), part)
     G, L = obj.group_size, v.size
     n_vec = n_count_vectors(G, L)
-    if L >= 3 and G - 1 > _SMALL_TOTAL and _TRUNCATE_BINOMIAL:
+    if L >= 3 and G - 1 > SMALL_TOTAL and _TRUNCATE_BINOMIAL:
         flat = log_w.reshape(-1, L)
         size = min(n_vec, max(window_size(row, G - 1) for row in flat))
     else:
@@ -478,12 +339,12 @@ def level_expectations(
     table = _advantage_table(tuple(v.tolist()), G, obj.normalization, obj.std_ddof, obj.std_eps,
                              obj.variance_eps, part)                              # (L, N)
     flat = log_w.reshape(-1, L)
-    windowed = L == 2 and G - 1 > _SMALL_TOTAL and _TRUNCATE_BINOMIAL
+    windowed = L == 2 and G - 1 > SMALL_TOTAL and _TRUNCATE_BINOMIAL
 
     def block_expectations(block: np.ndarray) -> np.ndarray:
         if windowed:
             return _binomial_window_expectations(block, G - 1, table)
-        return np.exp(_log_multinomial_weights(block, G - 1)) @ table.T
+        return np.exp(log_multinomial_weights(block, G - 1)) @ table.T
 
     rows = max(1, _BLOCK // n_vec)
     if flat.shape[0] <= rows:
@@ -598,208 +459,3 @@ def reward_preference(q: Question, obj: Objective, pi) -> np.ndarray:
     return R @ e
 
 
-def binary_preference(x, group_size: int | float) -> tuple[np.ndarray, np.ndarray]:
-    r"""The note's O(G) binary form (SPEC section 2), vectorised over ``x = pi(a)``.
-
-    Deterministic rewards ``r(a) > r(b)``, scale normalisation, ddof 0, eps 0; with
-    ``k ~ Binomial(G-1, x)`` correct answers among the others,
-    ``P_G(a|pi) = E[sqrt((G-1-k)/(k+1))]`` and ``P_G(b|pi) = -E[sqrt(k/(G-k))]``.
-    ``G = inf`` gives ``sqrt((1-x)/x)`` and ``-sqrt(x/(1-x))``.
-
-    This is an independent implementation of the formula printed in the SPEC,
-    used to cross-check :func:`level_expectations`.
-
-    Parameters
-    ----------
-    x : array_like
-        ``pi(a)``, the probability of the better output, in ``[0, 1]``.
-    group_size : int or math.inf
-        ``G``.
-
-    Returns
-    -------
-    tuple of numpy.ndarray
-        ``(P_G(a|pi), P_G(b|pi))``, each of the shape of ``x``.
-
-    Raises
-    ------
-    InvalidInputError
-        When an entry of ``x`` lies outside ``[0, 1]``.
-
-    Examples
-    --------
-    >>> pa, pb = binary_preference([0.2], float("inf"))
-    >>> pa.round(12).tolist(), pb.round(12).tolist()
-    ([2.0], [-0.5])
-    """
-    x = np.asarray(x, dtype=float)
-    if np.any((x < 0) | (x > 1)):
-        raise InvalidInputError(f"x must lie in [0, 1], got {x!r}")
-    if math.isinf(group_size):
-        with np.errstate(divide="ignore", invalid="ignore"):
-            pa = np.where((x > 0) & (x < 1), np.sqrt((1 - x) / np.where(x > 0, x, 1)), 0.0)
-            pb = np.where((x > 0) & (x < 1), -np.sqrt(x / np.where(x < 1, 1 - x, 1)), 0.0)
-        return pa, pb
-    G = int(group_size)
-    k = np.arange(G)
-    with np.errstate(divide="ignore"):
-        logx, log1mx = np.log(x)[..., None], np.log1p(-x)[..., None]
-    logc = log_factorial(G - 1) - log_factorial(k) - log_factorial(G - 1 - k)
-    logpmf = logc + np.where(k > 0, k * logx, 0.0) + np.where(G - 1 - k > 0, (G - 1 - k) * log1mx, 0.0)
-    logpmf = np.where(np.isnan(logpmf), -np.inf, logpmf)
-    pmf = np.exp(logpmf)
-    pa = pmf @ np.sqrt((G - 1 - k) / (k + 1.0))
-    pb = -(pmf @ np.sqrt(k / (G - k.astype(float))))
-    return pa, pb
-
-
-def monte_carlo_preference(
-    q: Question | None,
-    obj: Objective,
-    pi,
-    *,
-    n_groups: int = 20_000,
-    seed: int | np.random.Generator | None = 0,
-    reward_sampler=None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Monte Carlo estimate of ``P_G(o | pi)`` with its standard error.
-
-    For each output ``o``, ``n_groups`` groups with ``o_1 = o`` and ``o_2..o_G ~ pi`` are
-    sampled, rewards drawn (from ``q``'s reward law, or from
-    ``reward_sampler(outputs, rng) -> rewards`` for continuous rewards), and
-    ``A_1`` averaged.
-
-    Parameters
-    ----------
-    q : Question or None
-        The question whose reward law is sampled; None when ``reward_sampler`` is given.
-    obj : Objective or mapping
-        A finite group size ``G`` and the normalisation options.
-    pi : array_like, shape (K,)
-        The policy the other group members are drawn from.
-    n_groups : int, default 20000
-        Groups sampled per output (``>= 2``); the standard error falls as ``1/sqrt(n_groups)``.
-    seed : int, numpy.random.Generator or None, default 0
-        Seed or generator.
-    reward_sampler : callable, optional
-        ``reward_sampler(outputs, rng) -> rewards``: rewards for an integer array of output indices
-        (any shape), for reward laws that are not finite.
-
-    Returns
-    -------
-    estimate, stderr : numpy.ndarray, shape (K,)
-        The estimate of ``P_G(o | pi)`` and its standard error.
-
-    Raises
-    ------
-    InvalidInputError
-        For ``G = inf`` (exact already), ``n_groups < 2``, an invalid ``pi``, neither a reward law
-        nor a sampler, or more than ``MAX_MONTE_CARLO_SAMPLES`` rewards in all.
-
-    Examples
-    --------
-    >>> from grpo_theory import Objective, Question
-    >>> q = Question([0.2, 0.8], rewards=[1, 0])
-    >>> est, se = monte_carlo_preference(q, Objective(beta=1.0, group_size=2), [0.2, 0.8], n_groups=4000)
-    >>> bool(abs(est[0] - 0.8) < 4 * se[0])           # exact: P_2(a) = pi(b) = 0.8
-    True
-    """
-    obj = as_objective(obj)
-    if obj.is_large_group:
-        raise InvalidInputError("Monte Carlo needs a finite group_size; G = inf is exact already")
-    if n_groups < 2:
-        raise InvalidInputError(f"n_groups must be >= 2, got {n_groups!r}")
-    pi = validate_probability_vector("pi", pi)
-    rng = np.random.default_rng(seed)
-    K, G = pi.size, obj.group_size
-    if q is not None and pi.size != q.n_outputs:
-        raise InvalidInputError(f"pi must have K={q.n_outputs} entries, got {pi.size}")
-    if reward_sampler is None:
-        if q is None or not q.has_reward_law:
-            raise InvalidInputError("Monte Carlo needs a reward law or a reward_sampler")
-
-        def reward_sampler(outputs, rng):
-            return sample_rewards(q, outputs, rng)
-
-    if K * n_groups * G > MAX_MONTE_CARLO_SAMPLES:
-        raise InvalidInputError(
-            f"Monte Carlo with n_groups={n_groups:,} groups of G={G:,} for each of K={K} outputs draws "
-            f"{K * n_groups * G:,} rewards, over the limit of {MAX_MONTE_CARLO_SAMPLES:,}; use fewer groups "
-            "(the standard error falls as 1/sqrt(n_groups)) or the exact reward_preference")
-    # Groups in chunks of about _MC_CHUNK draws: memory stays bounded whatever G is.
-    chunk = max(1, _MC_CHUNK // (K * G))
-    a1 = np.empty((K, n_groups))
-    for start in range(0, n_groups, chunk):
-        n = min(chunk, n_groups - start)
-        outputs = np.empty((K, n, G), dtype=np.int64)
-        outputs[:, :, 0] = np.arange(K)[:, None]
-        outputs[:, :, 1:] = rng.choice(K, size=(K, n, G - 1), p=pi)
-        r = np.asarray(reward_sampler(outputs, rng), dtype=float)
-        a1[:, start:start + n] = sampled_advantages(r, obj)[..., 0]
-    return a1.mean(axis=1), a1.std(axis=1, ddof=1) / math.sqrt(n_groups)
-
-
-def sample_rewards(q: Question, outputs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """One reward per entry of ``outputs`` (output indices), drawn from ``q``'s reward law.
-
-    Deterministic rewards are a lookup. Otherwise each draw inverts its output's CDF in one
-    ``searchsorted`` over the rows of CDFs laid end to end (row ``o`` shifted by ``o``), with no
-    ``(..., L)`` temporary.
-
-    Parameters
-    ----------
-    q : Question
-        A question with a reward law.
-    outputs : numpy.ndarray of int
-        Output indices, any shape.
-    rng : numpy.random.Generator
-
-    Returns
-    -------
-    numpy.ndarray
-        A reward per entry of ``outputs``, same shape.
-    """
-    if q.is_deterministic:
-        return q.expected_reward[outputs]
-    L = q.reward_levels.size
-    cum = np.cumsum(q.reward_probs, axis=1)
-    cum[:, -1] = 1.0                                   # rows sum to 1 up to rounding
-    shifted = (cum + np.arange(q.n_outputs)[:, None]).ravel()
-    u = rng.random(outputs.shape) + outputs
-    idx = np.searchsorted(shifted, u, side="right") - outputs * L
-    return q.reward_levels[np.minimum(idx, L - 1)]
-
-
-def sampled_advantages(r: np.ndarray, obj: Objective) -> np.ndarray:
-    """Advantages (Eq. 2 and its options) of sampled groups: rewards ``r`` (..., G) -> (..., G).
-
-    Ties are detected exactly (a floating-point std of equal rewards need not be 0): with
-    both epsilons 0 a tied group gets advantages 0.
-
-    Parameters
-    ----------
-    r : numpy.ndarray, shape (..., G)
-        Rewards of sampled groups (not modified).
-    obj : Objective
-        Normalisation, ``std_ddof``, ``std_eps``, ``variance_eps``.
-
-    Returns
-    -------
-    numpy.ndarray, shape (..., G)
-        ``A_i = (r_i - mean r)/(std r + std_eps)`` (scale) or ``r_i - mean r`` (shift).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from grpo_theory import Objective
-    >>> sampled_advantages(np.array([[1.0, 0.0], [1.0, 1.0]]), Objective(beta=1.0)).tolist()
-    [[1.0, -1.0], [0.0, 0.0]]
-    """
-    centred = r - r.mean(axis=-1, keepdims=True)
-    if obj.normalization == "shift":
-        return centred
-    tie = (r == r[..., :1]).all(axis=-1, keepdims=True)
-    centred[np.broadcast_to(tie, centred.shape)] = 0.0     # exact zeros: no rounding residue
-    var = np.einsum("...i,...i->...", centred, centred)[..., None] / (r.shape[-1] - obj.std_ddof)
-    denom = np.sqrt(var + obj.variance_eps) + obj.std_eps
-    return np.divide(centred, denom, out=np.zeros_like(centred), where=denom > 0)

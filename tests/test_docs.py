@@ -62,10 +62,10 @@ def test_the_site_builds_in_strict_mode(built_site):
 MAIN_API = {
     "problem": ["grpo_theory.problem.Question", "grpo_theory.problem.Objective"],
     "stationary": ["grpo_theory.solvers.search.stationary_policy", "grpo_theory.solvers.search.stationary_points",
-                   "grpo_theory.solvers.classes.stationarity_residual",
+                   "grpo_theory.solvers.gradient.stationarity_residual",
                    "grpo_theory.solvers.classes.clamp_critical_beta",
                    "grpo_theory.solvers.results.StationaryPoint", "grpo_theory.solvers.results.StationaryPointSet"],
-    "preference": ["grpo_theory.preference.reward_preference", "grpo_theory.preference.monte_carlo_preference"],
+    "preference": ["grpo_theory.preference.reward_preference", "grpo_theory.monte_carlo.monte_carlo_preference"],
     "closed_form": ["grpo_theory.closed_form.binary_pairwise", "grpo_theory.closed_form.binary_large_group",
                     "grpo_theory.solvers.baselines.log_pooling", "grpo_theory.solvers.baselines.nash_equilibrium"],
     "dynamics": ["grpo_theory.dynamics.flow", "grpo_theory.dynamics.grpo_steps", "grpo_theory.dynamics.Trajectory"],

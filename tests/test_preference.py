@@ -19,7 +19,8 @@ from grpo_theory import (
     monte_carlo_preference,
     reward_preference,
 )
-from grpo_theory.preference import binary_preference, level_expectations
+from grpo_theory.closed_form import binary_preference
+from grpo_theory.preference import level_expectations
 
 
 @settings(max_examples=60, deadline=None)

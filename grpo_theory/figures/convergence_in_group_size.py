@@ -73,8 +73,7 @@ def draw(df: pd.DataFrame, fits: pd.DataFrame, beta: float) -> Figure:
 
 
 def tables(_inputs):
-    df, fits = data()
-    return {"data": df, "fit": fits}
+    return dict(zip(("data", "fit"), data()))
 
 
 def render(t):

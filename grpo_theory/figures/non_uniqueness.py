@@ -91,8 +91,7 @@ def draw(points: pd.DataFrame, region: pd.DataFrame, pi_ref_a: float) -> Figure:
 
 
 def tables(_inputs):
-    pts, region = data()
-    return {"data": pts, "region": region}
+    return dict(zip(("data", "region"), data()))
 
 
 def render(t):

@@ -1,6 +1,7 @@
 """The GRPO-family switches of TRL, verl and OpenRLHF, mapped onto the Objective's fields (issue 22).
 
-Each function takes the reader's own lookup (``get(name)``) and returns the Objective keyword arguments
+Each function takes the reader's own lookup ``get(name, default=None)`` (a field of the config, dotted
+names for nested fields) and returns the Objective keyword arguments
 (``advantage``, ``pass_k``, ``filter_ties``, ``entropy_coef``, ``importance_level``) with the warnings for
 what stays unmodelled; the readers merge them into the Objective they build. Kept apart from the readers'
 type/range validation on purpose. Sources: TRL 1.16.0 ``trl/trainer/grpo_trainer.py`` / ``grpo_config.py``
@@ -44,6 +45,29 @@ def _coef(name: str, value, framework: str) -> float:
     return c
 
 
+def _entropy_coef(fields: dict, name: str, value, framework: str) -> float:
+    """The entropy coefficient checked by :func:`_coef`, set in ``fields`` when it is not 0."""
+    c = _coef(name, value, framework)
+    if c:
+        fields["entropy_coef"] = c
+    return c
+
+
+def _estimator_fields(table: dict, adv, field: str, no_theory: str, whitening: str) -> tuple[dict | None, list]:
+    """The Objective fields of advantage estimator ``adv`` in ``table`` (a copy), or None with the warning
+    ``no_theory`` for a known estimator the theory does not model; an unknown one names ``field``. A
+    batch-whitened estimator (``reinforce_pp``) gets a warning ending in ``whitening``."""
+    if adv not in table:
+        raise InvalidInputError(f"{field}={adv!r}: expected one of {sorted(table)}")
+    if table[adv] is None:
+        return None, [no_theory]
+    warns = []
+    if table[adv].get("advantage") == "reinforce_pp":
+        warns.append(f"{adv} whitens over the whole batch: modelled as a large batch of this question's groups "
+                     + whitening)
+    return dict(table[adv]), warns
+
+
 def trl_family(get) -> tuple[dict, list]:
     """TRL: ``entropy_coef`` (1.9+; adaptive mode not modelled), ``importance_sampling_level``.
 
@@ -53,7 +77,7 @@ def trl_family(get) -> tuple[dict, list]:
     Parameters
     ----------
     get : callable
-        ``get(name, default=None)``: a field of the config (dotted names for nested fields).
+        The reader's lookup (module doc).
 
     Returns
     -------
@@ -74,9 +98,7 @@ def trl_family(get) -> tuple[dict, list]:
     """
     warns: list[str] = []
     fields: dict = {}
-    c = _coef("entropy_coef", get("entropy_coef", 0.0), "TRL")
-    if c:
-        fields["entropy_coef"] = c
+    c = _entropy_coef(fields, "entropy_coef", get("entropy_coef", 0.0), "TRL")
     if get("use_adaptive_entropy", False):
         warns.append("use_adaptive_entropy=True: the entropy coefficient adapts during training; the prediction "
                      f"uses entropy_coef={c:g}")
@@ -93,7 +115,7 @@ def verl_family(get, kl_in_reward: bool) -> tuple[dict | None, list]:
     Parameters
     ----------
     get : callable
-        ``get(name, default=None)``: a field of the config (dotted names for nested fields).
+        The lookup into the verl config, as for :func:`trl_family`.
     kl_in_reward : bool
         Whether the KL is in the reward (``algorithm.use_kl_in_reward``): then a group filter looks at the
         shaped reward and is not modelled.
@@ -117,20 +139,14 @@ def verl_family(get, kl_in_reward: bool) -> tuple[dict | None, list]:
     >>> fields is None, "not modelled" in warns[0]
     (True, True)
     """
-    warns: list[str] = []
     adv = get("algorithm.adv_estimator")
-    if adv not in VERL_ADVANTAGES:
-        raise InvalidInputError(f"verl algorithm.adv_estimator={adv!r}: expected one of {sorted(VERL_ADVANTAGES)}")
-    fields = VERL_ADVANTAGES[adv]
+    fields, warns = _estimator_fields(
+        VERL_ADVANTAGES, adv, "verl algorithm.adv_estimator",
+        f"algorithm.adv_estimator={adv!r} is not modelled (no group baseline the theory covers"
+        + (", e.g. 'gae' is PPO with a critic" if adv == "gae" else "") + "): the theory does not apply",
+        "(a batch mixing questions has a pooled std instead)")
     if fields is None:
-        warns.append(f"algorithm.adv_estimator={adv!r} is not modelled (no group baseline the theory covers"
-                     + (", e.g. 'gae' is PPO with a critic" if adv == "gae" else "")
-                     + "): the theory does not apply")
         return None, warns
-    fields = dict(fields)
-    if adv == "reinforce_plus_plus_baseline":
-        warns.append("reinforce_plus_plus_baseline whitens over the whole batch: modelled as a large batch of this "
-                     "question's groups (a batch mixing questions has a pooled std instead)")
     if get("algorithm.filter_groups.enable"):
         if kl_in_reward:
             warns.append("algorithm.filter_groups.enable with use_kl_in_reward: the filter looks at the shaped "
@@ -140,9 +156,8 @@ def verl_family(get, kl_in_reward: bool) -> tuple[dict | None, list]:
             warns.append("algorithm.filter_groups.enable (DAPO dynamic sampling): tied groups dropped, modelled "
                          "per question (filter_ties=True); the metric is taken to be the reward, and the "
                          "reweighting of questions in a mixed batch is not modelled")
-    c = _coef("actor_rollout_ref.actor.entropy_coeff", get("actor_rollout_ref.actor.entropy_coeff"), "verl")
-    if c:
-        fields["entropy_coef"] = c
+    _entropy_coef(fields, "actor_rollout_ref.actor.entropy_coeff", get("actor_rollout_ref.actor.entropy_coeff"),
+                  "verl")
     return fields, warns
 
 
@@ -152,7 +167,7 @@ def openrlhf_family(get) -> tuple[dict | None, list]:
     Parameters
     ----------
     get : callable
-        ``get(name, default=None)``: a field of the config (dotted names for nested fields).
+        As for :func:`trl_family`; flags under their ``algo.`` names.
 
     Returns
     -------
@@ -164,33 +179,24 @@ def openrlhf_family(get) -> tuple[dict | None, list]:
     Raises
     ------
     InvalidInputError
-        An unknown advantage estimator or a bad entropy coefficient.
+        An unknown advantage estimator, or an entropy coefficient that is not a number >= 0.
 
     Examples
     --------
     >>> openrlhf_family({"algo.advantage.estimator": "gae"}.get)[0] is None
     True
     """
-    warns: list[str] = []
     adv = get("algo.advantage.estimator")
-    if adv not in OPENRLHF_ADVANTAGES:
-        raise InvalidInputError(f"OpenRLHF advantage_estimator={adv!r}: expected one of "
-                                f"{sorted(OPENRLHF_ADVANTAGES)}")
-    fields = OPENRLHF_ADVANTAGES[adv]
+    fields, warns = _estimator_fields(
+        OPENRLHF_ADVANTAGES, adv, "OpenRLHF advantage_estimator",
+        f"advantage estimator {adv!r} has no group baseline (OpenRLHF's default is 'gae', PPO with a critic): "
+        "the theory does not apply", "(advantage='reinforce_pp')")
     if fields is None:
-        warns.append(f"advantage estimator {adv!r} has no group baseline (OpenRLHF's default is 'gae', PPO with a "
-                     "critic): the theory does not apply")
         return None, warns
-    fields = dict(fields)
-    if adv == "reinforce_baseline":
-        warns.append("reinforce_baseline whitens over the whole batch: modelled as a large batch of this "
-                     "question's groups (advantage='reinforce_pp')")
     if get("algo.dynamic_filtering_enable"):
         fields["filter_ties"] = True
         warns.append("dynamic filtering (DAPO): groups whose rewards all tie are dropped, modelled per question "
                      "(filter_ties=True); a custom dynamic_filtering_reward_range other than excluding all-0 and "
                      "all-1 groups is not modelled")
-    c = _coef("entropy_loss_coef", get("entropy_loss_coef"), "OpenRLHF")
-    if c:
-        fields["entropy_coef"] = c
+    _entropy_coef(fields, "entropy_loss_coef", get("entropy_loss_coef"), "OpenRLHF")
     return fields, warns

@@ -13,10 +13,12 @@ prints.
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import re
 import warnings
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -25,7 +27,7 @@ from ..errors import NoStationaryPolicy, TheoryWarning
 from ..problem import InvalidInputError, Objective, Question
 from ..solvers import log_pooling, stationary_points, stationary_policy
 
-__all__ = ["TheoryMapping", "explain", "parse_version", "defaults_for", "mapping_of"]
+__all__ = ["TheoryMapping", "explain", "parse_version", "defaults_for", "mapping_of", "load_config_file"]
 
 
 @dataclass(frozen=True)
@@ -103,7 +105,7 @@ def parse_version(v: str) -> tuple:
     Raises
     ------
     InvalidInputError
-        When ``v`` has no number.
+        When no number can be read from ``v``.
 
     Examples
     --------
@@ -279,3 +281,35 @@ def clamp_activity(obj: Objective, question: Question, pi: np.ndarray) -> str | 
     ratio = np.round(np.where(s, pi / np.where(question.pi_ref > 0, question.pi_ref, 1), 0), 6)
     return (f"a clamp is active at the predicted point for outputs {clipped.tolist()} (pi/pi_ref = "
             f"{ratio[clipped].tolist()}): there the KL term no longer restores them")
+
+
+def load_config_file(framework: str, path) -> dict | list | str:
+    """A trainer config file as its reader takes it: JSON for TRL and OpenRLHF, the path for verl.
+
+    Parameters
+    ----------
+    framework : {"trl", "verl", "openrlhf"}
+        Whose config it is.
+    path : str or pathlib.Path
+        The file.
+
+    Returns
+    -------
+    dict, list or str
+        The parsed JSON (an object of fields; for OpenRLHF also an argv list), or for verl the path
+        itself as a string (``read_verl_config`` loads the YAML).
+
+    Raises
+    ------
+    InvalidInputError
+        A missing file, or JSON that does not parse.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise InvalidInputError(f"config {str(path)!r}: no such file")
+    if framework == "verl":
+        return str(path)
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise InvalidInputError(f"config {str(path)!r} is not valid JSON: {exc}") from None

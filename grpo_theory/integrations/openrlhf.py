@@ -132,7 +132,7 @@ def read_openrlhf_config(args) -> TheoryMapping:
     Returns
     -------
     TheoryMapping
-        The objective, with every warning (also emitted as a :class:`~grpo_theory.TheoryWarning`).
+        As :func:`~grpo_theory.integrations.trl.read_trl_config` returns it (warnings emitted too).
 
     Raises
     ------

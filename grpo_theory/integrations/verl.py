@@ -147,7 +147,7 @@ def read_verl_config(config) -> TheoryMapping:
     Returns
     -------
     TheoryMapping
-        The objective, with every warning (also emitted as a :class:`~grpo_theory.TheoryWarning`).
+        The objective and the warnings, as for :func:`~grpo_theory.integrations.trl.read_trl_config`.
 
     Raises
     ------

@@ -41,7 +41,7 @@ def _new(height: float = 2.7):
     # matplotlib (plotting imports it at module level) only when drawing: predictions need no plotting stack
     from matplotlib.figure import Figure
 
-    from ..plotting import COLUMN
+    from ..plotting import COLUMN  # matplotlib (optional), see above
 
     fig = Figure(figsize=(COLUMN, height), layout="constrained")
     return fig, fig.subplots()
@@ -93,14 +93,17 @@ def figure_after_vs_before(pr):
 def figure_pass_at_k(pr):
     """The dataset's mean pass@k before and after, k = 1, 2, 4, ...
 
+    Before: unbiased estimates from the samples; after: pass@k of the stationary P(correct), with its band.
+
     Parameters
     ----------
     pr : Prediction
-        From :func:`~grpo_theory.predict.predict`.
+        As for :func:`figure_after_vs_before`; its ``curves`` give the points.
 
     Returns
     -------
     matplotlib.figure.Figure
+        k on a log-2 axis, the samples' largest ``n`` marked.
     """
     n_max = int(pr.table.n.max())
     ks = [2 ** i for i in range(int(math.log2(max(n_max, 2))) + 3)]
@@ -129,6 +132,7 @@ def figure_clock(pr):
     Returns
     -------
     matplotlib.figure.Figure
+        The mean and a few single prompts' flows against the training step.
     """
     clock = pr.summary["clock"]
     flows = pr.flows
@@ -234,7 +238,7 @@ def write_outputs(pr, out_dir, *, plots: bool = True, tradeoff=None) -> dict:
     if plots:
         import matplotlib  # only with plots=True (see _new)
 
-        from ..plotting import STYLE
+        from ..plotting import STYLE  # matplotlib (optional): only with plots=True
 
         figures = {"after_vs_before": figure_after_vs_before, "pass_at_k": figure_pass_at_k}
         if pr.flows is not None and pr.summary.get("clock"):

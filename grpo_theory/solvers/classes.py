@@ -47,8 +47,9 @@ from .. import advantage, kl
 from .._numerics import logsumexp
 from ..errors import InvalidInputError
 from ..preference import max_abs_advantage, pooled_expectations, reward_preference
-from ..problem import Objective, Question, as_objective, as_question, shaped_question, validate_probability_vector
+from ..problem import Objective, Question, as_objective, as_question, shaped_question
 from .common import verdict
+from .gradient import output_gradient, stationarity_residual
 
 __all__ = ["ClassProblem", "output_gradient", "stationarity_residual", "clamp_critical_beta", "may_collapse",
            "unbounded_preference", "Z_CAP"]
@@ -422,127 +423,6 @@ def clamp_critical_beta(q: Question, obj: Objective) -> float:
     unclamped = dataclasses.replace(obj, kl_log_ratio_clamp=None, kl_value_clamp=None)
     c = kl.coefficient(unclamped, log_pi - cp._log_p)     # the coefficient on the unclamped side
     return float((P[0] - P[1]) / (c[0] - c[1]))
-
-
-def output_gradient(q: Question, obj: Objective, pi: np.ndarray) -> np.ndarray:
-    """``g(o) = dJ/dpi(o)`` at ``pi_old = pi`` for every output in the support of ``pi``; 0 outside it.
-
-    reverse: ``P_G - beta (1 - pi_ref/pi)``; direct: ``P_G - beta (log(pi/pi_ref) + 1)``; other
-    estimators and placements: ``P_G - beta c(o)`` with ``c`` of :func:`grpo_theory.kl.coefficient`,
-    or, with the KL in the reward, ``P_G`` of the shaped reward ``r - beta value``.
-
-    Parameters
-    ----------
-    q : Question
-    obj : Objective
-    pi : array_like, shape (K,)
-        The policy.
-
-    Returns
-    -------
-    numpy.ndarray, shape (K,)
-        ``g``; ``pi`` is stationary when ``g`` is constant on its support.
-
-    Raises
-    ------
-    InvalidInputError
-        When the KL in the reward meets a preference-matrix question.
-
-    Examples
-    --------
-    >>> from grpo_theory import Objective, Question
-    >>> q = Question([0.3, 0.7], rewards=[1, 0])
-    >>> g = output_gradient(q, Objective(beta=1.0), [0.3**0.5, 1 - 0.3**0.5])
-    >>> round(float(g[0] - g[1]), 12)             # Eq. 14's point is stationary: g is constant
-    0.0
-    """
-    pi = np.asarray(pi, dtype=float)
-    s = pi > 0
-    g = np.zeros_like(pi)
-    lr = np.zeros_like(pi)
-    with np.errstate(divide="ignore"):
-        lr[s] = np.log(pi[s]) - np.log(q.pi_ref[s])
-    if obj.regime == "reward":
-        if not q.has_reward_law:
-            raise InvalidInputError("kl_placement='reward' needs a reward law; a preference matrix has no reward "
-                                    "to shape")
-        g[s] = reward_preference(shaped_question(q, kl.value_shift(obj, lr)), obj, pi)[s]
-        return g
-    P = reward_preference(q, obj, pi)
-    if advantage.changes_regulariser(obj):
-        return _family_output_gradient(q, obj, pi, P, lr, s)
-    if obj.regime == "reverse":
-        g[s] = P[s] - obj.beta * (1.0 - q.pi_ref[s] / pi[s])
-    elif obj.regime == "direct":
-        g[s] = P[s] - obj.beta * (lr[s] + 1.0)
-    else:
-        g[s] = P[s] - obj.beta * kl.coefficient(obj, lr[s])
-    return g
-
-
-def _family_output_gradient(q: Question, obj: Objective, pi: np.ndarray, P: np.ndarray, lr: np.ndarray,
-                            s: np.ndarray) -> np.ndarray:
-    """:func:`output_gradient` with tie filtering and/or an entropy bonus (see :mod:`grpo_theory.advantage`)."""
-    slope = kl.coefficient(obj, lr[s])          # per-sample slope in log pi (see ClassProblem._family_gradient)
-    u = None
-    if obj.filter_ties:
-        if not q.has_reward_law:
-            raise InvalidInputError("filter_ties needs a reward law; this question was given as a preference matrix")
-        with np.errstate(divide="ignore"):
-            log_w = np.log(pi @ q.membership)
-        u = advantage.tie_free_probability(q.membership[s], log_w, obj.group_size)
-    g = np.zeros_like(pi)
-    # U = E_pi u sums over the support only (pi is 0 elsewhere), so restricting to s is exact
-    g[s] = advantage.regularised_gradient(P[s], slope, np.log(pi[s]), obj, u)
-    return g
-
-
-def stationarity_residual(q: Question, obj: Objective, pi) -> float:
-    """Max-norm residual of the stationarity condition at ``pi``.
-
-    reverse: ``max_o |pi(o) (1 - (P_G(o|pi) - E_pi P_G)/beta) - pi_ref(o)|`` (Eq. 11);
-    direct:  ``max_o |pi(o) - pi_ref(o) exp(P_G(o|pi)/beta) / Z|``;
-    other estimators and placements: ``max_o pi(o) |g(o) - E_pi g| / beta`` with ``g`` of
-    :func:`output_gradient` (the speed of the logit flow over ``beta``).
-
-    Parameters
-    ----------
-    q : Question
-    obj : Objective or mapping
-    pi : array_like, shape (K,)
-        A policy on the simplex.
-
-    Returns
-    -------
-    float
-        The residual; 0 exactly at a stationary policy.
-
-    Raises
-    ------
-    InvalidInputError
-        When ``pi`` is not a probability vector, or ``q`` or ``obj`` is invalid.
-
-    Examples
-    --------
-    >>> from grpo_theory import Objective, Question
-    >>> q = Question([0.3, 0.7], rewards=[1, 0])
-    >>> stationarity_residual(q, Objective(beta=1.0), [0.3**0.5, 1 - 0.3**0.5]) < 1e-12   # Eq. 14
-    True
-    >>> round(stationarity_residual(q, Objective(beta=1.0), [0.3, 0.7]), 4)               # pi_ref is not
-    0.21
-    """
-    q, obj = as_question(q), as_objective(obj)
-    pi = validate_probability_vector("pi", pi)
-    if obj.regime not in ("reverse", "direct") or advantage.changes_regulariser(obj):
-        g = output_gradient(q, obj, pi)
-        return float(np.max(pi * np.abs(g - pi @ g))) / advantage.regularisation_scale(obj)
-    P = reward_preference(q, obj, pi)
-    if obj.regime == "reverse":
-        return float(np.max(np.abs(pi * (1.0 - (P - pi @ P) / obj.beta) - q.pi_ref)))
-    with np.errstate(divide="ignore"):
-        logits = np.log(q.pi_ref) + P / obj.beta
-    target = np.exp(logits - logsumexp(logits))
-    return float(np.max(np.abs(pi - target)))
 
 
 def may_collapse(obj: Objective) -> bool:

@@ -14,6 +14,8 @@ reward get different shaped rewards), so here stability is judged on all ``K`` l
 * an absent answer (``pi_o = 0``) moves at speed ``pi_o (g_o - E g) -> 0``: the point is a KKT point
   only if every absent answer's drift ``g_o - E_pi g`` (the limit, evaluated at mass 1e-12) is negative;
   otherwise the face repels and the point is not stationary for the flow.
+
+Every function takes the question ``q`` and the objective ``obj`` (any penalty, estimator, placement).
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ ABSENT_MASS = 1e-12
 @dataclass(frozen=True)
 class FullSpaceStability:
     """What :func:`full_space_stability` returns.
+
+    A plain container: that function computes every field, nothing is computed on access.
 
     Attributes
     ----------
@@ -71,10 +75,8 @@ def logit_flow(q: Question, obj: Objective, theta: np.ndarray, support: np.ndarr
 
     Parameters
     ----------
-    q : Question
-        The question.
-    obj : Objective
-        The objective (any penalty, estimator, placement).
+    q, obj : Question, Objective
+        The question and the objective (module doc).
     theta : numpy.ndarray
         Logits of the answers in ``support`` (defined up to a constant: the gauge).
     support : numpy.ndarray
@@ -94,17 +96,16 @@ def logit_flow(q: Question, obj: Objective, theta: np.ndarray, support: np.ndarr
     >>> bool(np.abs(f).max() < 1e-12)
     True
     """
+    pi_s, centred = _policy_and_centred_gradient(q, obj, theta, support)
+    return pi_s * centred
+
+
+def _policy_and_centred_gradient(q, obj, theta, support) -> tuple[np.ndarray, np.ndarray]:
+    """``pi`` on ``support`` from its logits, and ``g - E_pi g`` there."""
     pi = np.zeros(q.n_outputs)
     pi[support] = np.exp(theta - logsumexp(theta))
     g = output_gradient(q, obj, pi)[support]
-    return pi[support] * (g - pi[support] @ g)
-
-
-def _centred_gradient(q, obj, theta, support):
-    pi = np.zeros(q.n_outputs)
-    pi[support] = np.exp(theta - logsumexp(theta))
-    g = output_gradient(q, obj, pi)[support]
-    return g - pi[support] @ g
+    return pi[support], g - pi[support] @ g
 
 
 def full_space_stability(q: Question, obj: Objective, pi, *, h: float = 1e-6) -> FullSpaceStability:
@@ -112,10 +113,8 @@ def full_space_stability(q: Question, obj: Objective, pi, *, h: float = 1e-6) ->
 
     Parameters
     ----------
-    q : Question
-        The question.
-    obj : Objective
-        The objective (any penalty, estimator, placement).
+    q, obj : Question, Objective
+        As for :func:`logit_flow`.
     pi : array_like
         A stationary point, shape (K,); its support is the answers with ``pi > 0``.
     h : float
@@ -168,7 +167,8 @@ def full_space_stability(q: Question, obj: Objective, pi, *, h: float = 1e-6) ->
     for k in range(S):
         e = np.zeros(S)
         e[k] = h
-        up, down = _centred_gradient(q, obj, theta + e, support), _centred_gradient(q, obj, theta - e, support)
+        up = _policy_and_centred_gradient(q, obj, theta + e, support)[1]
+        down = _policy_and_centred_gradient(q, obj, theta - e, support)[1]
         N[:, k] = (up - down) / (2 * h)
     d = pi[support] / pi[support].max()
     M = d[:, None] * N                                   # J / max(pi): same eigenvalue signs
@@ -201,9 +201,7 @@ def full_space_flow(q: Question, obj: Objective, pi0=None, *, t_max: float = 1e4
     Parameters
     ----------
     q : Question
-        The question.
     obj : Objective
-        The objective (any penalty, estimator, placement).
     pi0 : array_like, optional
         The starting policy, shape (K,) (default ``pi_ref``); answers with ``pi0 = 0`` stay at 0.
     t_max : float

@@ -42,26 +42,16 @@ gauge removed).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from functools import lru_cache
 
 import numpy as np
 
 from .. import advantage, kl
 from .._numerics import integrate_until_slow, logsumexp
-from ..errors import ExactEvaluationTooLarge, InvalidInputError
-from ..preference import (
-    MAX_COUNT_VECTORS,
-    _advantages_for_counts,
-    _count_vectors,
-    _log_multinomial_weights,
-    n_count_vectors,
-    reward_preference,
-    sample_rewards,
-    sampled_advantages,
-)
+from ..errors import InvalidInputError
 from ..problem import Objective, Question, shaped_question
 from .common import dedupe, point_at, polish, verdict
 from .results import StationaryPoint
+from .token_weights import answer_weights, monte_carlo_answer_weights
 
 __all__ = ["AnswerTree", "TreeProblem", "answer_weights", "monte_carlo_answer_weights", "tree_stationary_policy",
            "tree_stationary_points"]
@@ -124,180 +114,12 @@ class AnswerTree:
         return len(self.edges) - len(self.nodes)
 
 
-# ----------------------------------------------------------------------------- answer weights
-
-@lru_cache(maxsize=32)
-def _batch_tables(levels: tuple, lens: tuple, G: int, normalization: str, ddof: int, eps: float,
-                  variance_eps: float) -> tuple[np.ndarray, np.ndarray]:
-    """Per count vector of the ``G - 1`` others over (level, length) categories: their token count,
-    and member 1's advantage for each of its levels ``(L, N)`` (cached: they do not depend on pi)."""
-    L, n_lens = len(levels), len(lens)
-    counts = _count_vectors(G - 1, L * n_lens).astype(float).reshape(-1, L, n_lens)
-    other_tokens = counts.sum(axis=1) @ np.asarray(lens, dtype=float)
-    adv = _advantages_for_counts(np.asarray(levels), counts.sum(axis=2), G, normalization, ddof, eps,
-                                 variance_eps, "mean")
-    for a in (other_tokens, adv):
-        a.setflags(write=False)
-    return other_tokens, adv
-
-
-def _batch_weights(q: Question, obj: Objective, pi: np.ndarray, lengths: np.ndarray,
-                   max_count_vectors: int = MAX_COUNT_VECTORS) -> tuple[np.ndarray, np.ndarray]:
-    """``P^w`` and ``W`` for ``w = B G / T`` (a batch of ``B`` groups of this question), exactly.
-
-    Enumerates the other ``G - 1`` members of the group by joint (reward level, length) category,
-    and the token count of the other ``B - 1`` groups by convolving the length law.
-    """
-    G, B = obj.group_size, obj.groups_per_batch
-    levels, R = q.reward_levels, q.reward_probs
-    lens = np.unique(lengths)
-    J = levels.size * lens.size
-    n_vec = n_count_vectors(G, J)
-    if n_vec > max_count_vectors:
-        raise ExactEvaluationTooLarge(
-            f"the batch-normalised token-level weights need {n_vec:,} count vectors over {levels.size} reward "
-            f"levels x {lens.size} answer lengths at G={G}, over max_count_vectors={max_count_vectors:,}; "
-            "use groups_per_batch=math.inf (a large batch) or fewer lengths/levels")
-    length_of = np.searchsorted(lens, lengths)                               # (K,) length category
-    joint = np.zeros((q.n_outputs, levels.size, lens.size))
-    joint[np.arange(q.n_outputs), :, length_of] = R                         # P(level, length | o)
-    joint = joint.reshape(q.n_outputs, J)
-    w_cat = pi @ joint
-    with np.errstate(divide="ignore"):
-        weights = np.exp(_log_multinomial_weights(np.log(w_cat), G - 1))    # (N,)
-    other_tokens, adv = _batch_tables(tuple(levels.tolist()), tuple(lens.tolist()), G, obj.normalization,
-                                      obj.std_ddof, obj.std_eps, obj.variance_eps)
-    # token count of the other B - 1 groups: the length law convolved (B - 1) G times
-    rest = np.ones(1)
-    length_law = np.zeros(int(lens.max()) + 1)
-    np.add.at(length_law, lengths, pi)
-    for _ in range(int((B - 1) * G)):
-        rest = np.convolve(rest, length_law)
-    support = np.flatnonzero(rest > 0)
-    scale = B * G
-
-    def h(t: np.ndarray) -> np.ndarray:                                     # E[B G / (t + T_rest)]
-        return (rest[support] / (t[..., None] + support)).sum(axis=-1) * scale
-
-    # member 1's own length enters only through T: one pass per distinct length, not per answer
-    W_by_length = np.empty(lens.size)
-    Pw_by_length = np.empty((lens.size, levels.size))
-    for j, n in enumerate(lens):
-        hn = h(n + other_tokens)                                            # (N,)
-        W_by_length[j] = weights @ hn
-        Pw_by_length[j] = adv @ (weights * hn)
-    W = W_by_length[length_of]
-    Pw = np.einsum("kl,kl->k", R, Pw_by_length[length_of])
-    return Pw, W
-
-
-def answer_weights(q: Question, obj: Objective, pi) -> tuple[np.ndarray, np.ndarray]:
-    """``(P^w(o), W(o))`` for every answer (see the module doc): what the aggregation makes of P_G.
-
-    Parameters
-    ----------
-    q : Question
-        A question with a reward law (its ``answers`` give the lengths; none: one token each).
-    obj : Objective
-        The loss type (``obj.aggregation``), group size and normalisation.
-    pi : array_like, shape (K,)
-        The policy.
-
-    Returns
-    -------
-    Pw, W : numpy.ndarray, shape (K,)
-        ``P^w(o) = E[w A_1 | o_1 = o]`` and ``W(o) = E[w | o_1 = o]``.
-
-    Raises
-    ------
-    ExactEvaluationTooLarge
-        When a batch-normalised loss type needs too many count vectors (see
-        :func:`monte_carlo_answer_weights`).
-
-    Examples
-    --------
-    >>> from grpo_theory import Objective, Question
-    >>> q = Question([0.5, 0.5], rewards=[1, 0], answers=["AB", "C"])
-    >>> Pw, W = answer_weights(q, Objective(beta=0.1, level="token", loss_type="grpo"), [0.5, 0.5])
-    >>> Pw.tolist(), W.tolist()                # answer_mean: P_2(o)/|o|, with P_2 = (0.5, -0.5)
-    ([0.25, -0.5], [0.5, 1.0])
-    """
-    pi = np.asarray(pi, dtype=float)
-    lengths = np.ones(q.n_outputs, dtype=int) if q.answers is None else np.array([len(a) for a in q.answers])
-    kind = obj.aggregation
-    if kind == "batch_token_mean" and not obj.is_large_group:
-        return _batch_weights(q, obj, pi, lengths)
-    P = reward_preference(q, obj, pi)
-    W = 1.0 / lengths if kind == "answer_mean" else np.ones(q.n_outputs)   # token_sum, or a constant normaliser
-    Pw = P * W
-    if obj.filter_ties:                 # a tied group's penalty terms are dropped (grpo_theory.advantage)
-        with np.errstate(divide="ignore"):
-            log_w = np.log(pi @ q.membership)
-        W = W * advantage.tie_free_probability(q.membership, log_w, obj.group_size)
-    return Pw, W
-
-
 def _check_family(obj: Objective) -> None:
     """The GRPO-family options the token-level engine does not model yet: say so rather than ignore them."""
     if obj.aggregation == "batch_token_mean" and not obj.is_large_group and (
             obj.advantage != "group" or obj.filter_ties):
         raise InvalidInputError(f"loss_type={obj.loss_type!r} with groups_per_batch={obj.groups_per_batch} is "
                                 f"modelled for advantage='group' without filter_ties only; got {obj.describe()}")
-
-
-def monte_carlo_answer_weights(q: Question, obj: Objective, pi, *, n_samples: int = 20_000,
-                               seed: int | np.random.Generator | None = 0
-                               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Monte Carlo ``(P^w, W)`` with their standard errors ``(se_P^w, se_W)``, per answer.
-
-    For where :func:`answer_weights` is too large to enumerate (``ExactEvaluationTooLarge``): for each
-    answer ``o`` as member 1, ``n_samples`` batches of ``B`` groups are drawn (the rest of its group and
-    ``B - 1`` further groups from ``pi``), with the loss type's weight ``w`` of member 1.
-
-    Parameters
-    ----------
-    q : Question
-        A question with a reward law.
-    obj : Objective
-        A finite group size, the loss type and ``groups_per_batch`` (``B``).
-    pi : array_like, shape (K,)
-        The policy.
-    n_samples : int, default 20000
-        Batches per answer.
-    seed : int, numpy.random.Generator or None, default 0
-
-    Returns
-    -------
-    Pw, W, se_Pw, se_W : numpy.ndarray, shape (K,)
-        The estimates and their standard errors.
-
-    Raises
-    ------
-    InvalidInputError
-        For ``G = inf`` (exact already).
-    """
-    if obj.is_large_group:
-        raise InvalidInputError("Monte Carlo needs a finite group_size; at G = inf the weights are exact")
-    rng = np.random.default_rng(seed)
-    pi = np.asarray(pi, dtype=float)
-    K, G = q.n_outputs, obj.group_size
-    lengths = np.ones(K, dtype=int) if q.answers is None else np.array([len(a) for a in q.answers])
-    B = 1 if obj.aggregation != "batch_token_mean" else int(obj.groups_per_batch)
-    Pw, W = np.zeros((K, n_samples)), np.zeros((K, n_samples))
-    for k in range(K):                                                  # one answer as member 1 at a time
-        members = rng.choice(K, size=(n_samples, B * G), p=pi)
-        members[:, 0] = k
-        r = sample_rewards(q, members[:, :G], rng)
-        a1 = sampled_advantages(r, obj)[:, 0]
-        if obj.aggregation == "answer_mean":
-            w = np.full(n_samples, 1.0 / lengths[k])
-        elif obj.aggregation == "token_sum":
-            w = np.ones(n_samples)
-        else:
-            w = B * G / lengths[members].sum(axis=1)
-        Pw[k], W[k] = w * a1, w
-    root = np.sqrt(n_samples)
-    return Pw.mean(1), W.mean(1), Pw.std(1, ddof=1) / root, W.std(1, ddof=1) / root
 
 
 # ----------------------------------------------------------------------------- the problem
@@ -481,7 +303,9 @@ def tree_stationary_policy(q: Question, obj: Objective) -> StationaryPoint:
     Parameters
     ----------
     q : Question
+        A question whose answers form a tree.
     obj : Objective
+        A token-level objective.
 
     Returns
     -------

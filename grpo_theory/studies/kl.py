@@ -96,13 +96,8 @@ def run_kl_study(out_dir="runs/validate_kl", *, seeds=(0, 1, 2), variants=None, 
         Adam's step size.
     device : str
         torch device.
-    resume : bool
-        Continue the runs found in ``out_dir``.
-    progress : bool
-        Progress bars.
-    num_threads : int or None
-        torch CPU threads (1 by default: for these small models one thread is far faster than two on a
-        2-core machine; None keeps torch's own choice).
+    resume, progress, num_threads : bool, bool, int or None
+        As for :func:`grpo_theory.studies.small.run_validation`.
     until_stationary : bool
         Each run goes on past its steps until :mod:`grpo_theory.convergence`'s check passes for every
         question, up to ``max_steps_factor`` times its steps; every row carries the check's columns either way.

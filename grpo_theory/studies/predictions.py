@@ -95,8 +95,7 @@ def rewarded(task: QATask, table: np.ndarray) -> np.ndarray:
     Parameters
     ----------
     task : QATask
-        The task: ``n_questions`` questions over a shared answer set, with ``rewards`` of shape
-        ``(n_questions, K)``.
+        As for :func:`predict`.
     table : numpy.ndarray, shape (n_questions, K)
         A policy (or its standard errors) per question.
 

@@ -252,14 +252,8 @@ def run_trl_smollm2(out_dir="runs/validate_trl_smollm2", *, model_dir="models/sm
         The folder with SmolLM2's GGUF file.
     n_prompts : int
         Yes/no prompts.
-    steps : int
-        Training steps per setting.
-    group_size : int
-        TRL's ``num_generations`` (the group size G).
-    beta : float
-        The KL coefficient beta.
-    learning_rate : float
-        TRL's learning rate.
+    steps, group_size, beta, learning_rate : int, int, float, float
+        As for :func:`run_trl_validation`.
     seed : int
         Seed of the training.
     settings : sequence of bool

@@ -1,0 +1,152 @@
+"""``grpo-theory solve``: the stationary policies of every GRPO variant, RLHF and NLHF, side by side."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+
+import numpy as np
+
+from .preference import n_count_vectors
+from .problem import InvalidInputError, Objective, Question
+from .solvers import log_pooling, nash_equilibrium, stationary_points, stationary_policy
+
+VARIANTS = [(pen, norm) for pen in ("reverse", "direct") for norm in ("scale", "shift")]
+
+
+#: Above this many count vectors per P_G evaluation, `solve` refuses (a few seconds at most below it).
+SOLVE_MAX_COUNT_VECTORS = 2_000_000
+
+
+def _check_solve_cost(q: Question, group_size) -> str:
+    """Refuse up front a finite G whose exact P_G would take minutes (issue 25), naming the way out.
+
+    Returns a note (non-empty when the case is large enough that progress lines are worth printing).
+    """
+    if math.isinf(group_size) or not q.has_reward_law:
+        return ""
+    n_levels = len(np.unique(np.asarray(q.reward_levels))) if getattr(q, "reward_levels", None) is not None \
+        else len(np.unique(q.expected_reward))
+    n = n_count_vectors(int(group_size), n_levels)
+    if n_levels >= 3 and n > SOLVE_MAX_COUNT_VECTORS:
+        g_max = 2
+        while n_count_vectors(g_max * 2, n_levels) <= SOLVE_MAX_COUNT_VECTORS:
+            g_max *= 2
+        raise InvalidInputError(
+            f"--group-size {group_size} with {n_levels} reward levels needs {n:,} count vectors per evaluation of "
+            f"P_G (the limit here is {SOLVE_MAX_COUNT_VECTORS:,}; it would run for minutes). Use --group-size inf "
+            f"(the large-G limit, exact), a G of at most about {g_max}, or, from Python, "
+            "grpo_theory.preference.monte_carlo_preference for an estimate with its standard error")
+    return f"{n:,} count vectors per evaluation of P_G" if n > 20_000 else ""
+
+
+def _question_from_args(args) -> Question:
+    given = [flag for flag, val in (("--rewards", args.rewards), ("--reward-levels", args.reward_levels),
+                                    ("--preference", args.preference)) if val is not None]
+    if len(given) > 1:
+        raise InvalidInputError(f"give exactly one of --rewards, --reward-levels (with --reward-probs) or "
+                                f"--preference; got {' and '.join(given)}")
+    if args.reward_probs is not None and args.reward_levels is None:
+        raise InvalidInputError("--reward-probs needs --reward-levels")
+    if args.preference is not None:
+        k = len(args.pi_ref)
+        if len(args.preference) != k * k:
+            raise InvalidInputError(f"--preference needs K*K = {k * k} numbers (row-major), "
+                                    f"got {len(args.preference)}")
+        return Question(args.pi_ref, preference=np.reshape(args.preference, (k, k)))
+    if args.reward_levels is not None:
+        k, n_levels = len(args.pi_ref), len(args.reward_levels)
+        if args.reward_probs is None or len(args.reward_probs) != k * n_levels:
+            raise InvalidInputError(f"--reward-probs needs K*L = {k * n_levels} numbers (row o: "
+                                    f"P(r = level | o)), got {args.reward_probs!r}")
+        return Question(args.pi_ref, reward_levels=args.reward_levels,
+                        reward_probs=np.reshape(args.reward_probs, (k, n_levels)))
+    if args.rewards is None:
+        raise InvalidInputError("give --rewards, --reward-levels with --reward-probs, or --preference")
+    return Question(args.pi_ref, rewards=args.rewards)
+
+
+def solve_table(q: Question, beta: float, group_size, std_ddof: int = 0, std_eps: float = 0.0,
+                progress=None) -> list[dict]:
+    """Rows (dicts) for every GRPO variant at ``group_size``, RLHF and NLHF.
+
+    ``progress``: called with a line before each variant is solved (the CLI prints it for slow cases).
+    """
+    rows = []
+    for i, (pen, norm) in enumerate(VARIANTS):
+        name = f"GRPO {pen}/{norm}"
+        if progress is not None:
+            progress(f"solving {name} ({i + 1}/{len(VARIANTS)})")
+        try:
+            obj = Objective(beta=beta, group_size=group_size, penalty=pen, normalization=norm, std_ddof=std_ddof,
+                            std_eps=std_eps)
+            pts = stationary_points(q, obj)
+        except InvalidInputError as exc:
+            short = ("a preference matrix fixes P_G only for G = 2, scale, eps = 0"
+                     if not q.has_reward_law else str(exc))
+            rows.append(dict(method=name, pi=None, note=short))
+            continue
+        reached = stationary_policy(q, obj)
+        rows.append(dict(
+            method=name, pi=reached.pi.tolist(), stable=reached.stable, residual=reached.residual,
+            boundary=reached.boundary, n_points=len(pts), exhaustive=pts.exhaustive,
+            points=[dict(pi=p.pi.tolist(), stable=p.stable, residual=p.residual, boundary=p.boundary)
+                    for p in pts],
+            note="" if len(pts) == 1 else f"{len(pts)} stationary points; this one is reached from pi_ref",
+        ))
+    if q.has_reward_law:
+        rows.append(dict(method="RLHF (log pooling)", pi=log_pooling(q.pi_ref, q.expected_reward, beta).tolist(),
+                         note="pi ∝ pi_ref exp(E[r|o]/beta)"))
+    else:
+        rows.append(dict(method="RLHF (log pooling)", pi=None, note="needs rewards"))
+    nash = nash_equilibrium(q, beta)
+    rows.append(dict(method="NLHF (Nash)", pi=nash.pi.tolist(), residual=nash.residual,
+                     note="pi ∝ pi_ref exp(P(o > pi)/beta)"))
+    return rows
+
+
+def _format_table(q: Question, rows: list[dict], header: str) -> str:
+    k = q.n_outputs
+    labels = list(q.labels) if q.labels else [f"pi({i})" for i in range(k)]
+    w = max(len(r["method"]) for r in rows) + 2
+    lines = [header, ""]
+    lines.append("method".ljust(w) + "".join(s.rjust(11) for s in labels) + "  stable   note")
+    lines.append("pi_ref".ljust(w) + "".join(f"{v:11.6f}" for v in q.pi_ref))
+    for r in rows:
+        if r["pi"] is None:
+            lines.append(r["method"].ljust(w) + "n/a".rjust(11) + "           " + r.get("note", ""))
+            continue
+        stable = r.get("stable")
+        st = "" if "stable" not in r else {True: "yes", False: "no", None: "?"}[stable]
+        note = r.get("note", "")
+        if r.get("boundary"):
+            note = ("limit point (vertex). " + note).strip()
+        lines.append(r["method"].ljust(w) + "".join(f"{v:11.6f}" for v in r["pi"]) + f"  {st:7s}  {note}")
+    return "\n".join(lines)
+
+
+def cmd_solve(args) -> int:
+    q = _question_from_args(args)
+    Objective(beta=args.beta, group_size=args.group_size, std_ddof=args.std_ddof,
+              std_eps=args.std_eps)   # bad values fail here
+    slow = _check_solve_cost(q, args.group_size)
+    progress = None
+    if slow:
+        import time
+
+        t0 = time.perf_counter()
+
+        def progress(line):
+            print(f"grpo-theory solve: {line}, {time.perf_counter() - t0:.0f} s so far ({slow})",
+                  file=sys.stderr, flush=True)
+    rows = solve_table(q, args.beta, args.group_size, args.std_ddof, args.std_eps, progress=progress)
+    if args.json:
+        print(json.dumps(dict(pi_ref=q.pi_ref.tolist(), beta=args.beta,
+                              group_size=None if math.isinf(args.group_size) else args.group_size,
+                              std_ddof=args.std_ddof, std_eps=args.std_eps, rows=rows), indent=2))
+    else:
+        g = "inf" if math.isinf(args.group_size) else args.group_size
+        print(_format_table(q, rows, f"Stationary policies at beta={args.beta:g}, G={g} "
+                                     f"(ddof={args.std_ddof}, eps={args.std_eps:g})"))
+    return 0

@@ -1,0 +1,132 @@
+"""Prediction for 0/1 rewards: each prompt's stationary P(correct) with its interval, pass@k, KL, flags
+(bistable, collapse, below a clamp's critical beta, slow) and the flow on a clock; graded rewards are in
+:mod:`grpo_theory.predict.graded`."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InvalidInputError
+from ..problem import Objective
+from ..solvers import clamp_critical_beta, stationary_points
+from .clock import fit_clock, flow_table
+from .intervals import binomial_interval, pass_at_k, unbiased_pass_at_k
+from .response import P_FLOOR, Response, binary_question, class_kl
+
+
+def _flag_at(p: float, obj: Objective, clamp: bool) -> dict:
+    """The stationary points at ``p`` (all, with stability), the vertex the flow reaches, the clamp's critical beta."""
+    if p >= 1.0:
+        return dict(stable=[1.0], multistable=False, vertex="", beta_c=math.nan)
+    q = binary_question(float(p))
+    pts = stationary_points(q, obj)
+    ref = pts.from_reference
+    vertex = ("correct" if ref.pi[0] > 0.5 else "wrong") if ref.boundary else ""
+    beta_c = math.nan
+    if clamp:
+        try:
+            beta_c = clamp_critical_beta(q, obj)
+        except InvalidInputError:           # no clamp edge below pi_ref: nothing to collapse
+            beta_c = math.nan
+    return dict(stable=sorted(float(s.pi[0]) for s in pts.stable), multistable=pts.multistable, vertex=vertex,
+                beta_c=beta_c)
+
+
+def _flags(samples_p: np.ndarray, obj: Objective, x_of: dict, max_exact: int, progress) -> dict:
+    """Flags per distinct ``p``: exact for up to ``max_exact`` values; beyond, from a grid of 129 values in
+    ``logit p``, with an exact search for every ``p`` whose two neighbouring grid values disagree (a
+    multistable stretch, a vertex or a clamp between them). A multistable window narrower than a grid cell
+    could be missed there; the summary says when the grid was used."""
+    from tqdm.auto import tqdm
+
+    clamp = obj.kl_value_clamp is not None and obj.kl_placement == "loss"
+    uniq = np.unique(samples_p)
+    disable = (uniq.size < 200) if progress is None else not progress
+    inner = uniq[uniq < 1.0]
+    if inner.size <= max_exact:
+        return {p: _flag_at(p, obj, clamp) for p in tqdm(uniq, desc="stationary points", disable=disable, leave=False)}
+    u = np.log(inner) - np.log1p(-inner)
+    nodes = 1.0 / (1.0 + np.exp(-np.linspace(u.min(), u.max(), 129)))
+    at = [_flag_at(p, obj, clamp) for p in tqdm(nodes, desc="stationary points, grid", disable=disable, leave=False)]
+    cell = np.clip(np.searchsorted(nodes, inner, side="right") - 1, 0, nodes.size - 2)
+    out = {1.0: _flag_at(1.0, obj, clamp)} if uniq[-1] >= 1.0 else {}
+    for p, i in zip(inner, cell):
+        a, b = at[i], at[i + 1]
+        if a["multistable"] or b["multistable"] or a["vertex"] != b["vertex"] or (clamp and (obj.beta < a["beta_c"])
+                                                                                   != (obj.beta < b["beta_c"])):
+            out[p] = _flag_at(p, obj, clamp)
+        else:
+            beta_c = _flag_at(p, obj, clamp)["beta_c"] if clamp else math.nan
+            out[p] = dict(stable=[x_of[p]], multistable=False, vertex=a["vertex"], beta_c=beta_c)
+    return out
+
+
+def predict_binary(samples, obj, ks, level, interval, clock, fit, steps, slow_tol, t_max, tol, max_exact,
+                   progress) -> tuple:
+    """The per-prompt table of :func:`grpo_theory.predict.predict` for 0/1 rewards (its arguments), the
+    summary's extra fields, and the flow table where a clock is given or fitted."""
+    n = samples.n.astype(float)
+    c = samples.correct.astype(float)
+    phat = c / n
+    lo, hi = binomial_interval(c, n, level=level, method=interval)
+    never = c == 0
+    p_eval = np.where(never, P_FLOOR, phat)              # x(0+) for never-solved prompts
+    lo_eval = np.maximum(lo, P_FLOOR)
+    resp = Response(obj, tol=tol, max_exact=max_exact, progress=progress)
+    x_all = resp(np.concatenate([p_eval, lo_eval, hi]))
+    m = n.size
+    pred, x_lo, x_hi = x_all[:m], x_all[m:2 * m], x_all[2 * m:]
+    pred_lo, pred_hi = resp.range_over(lo_eval, hi, x_lo, x_hi)
+    flags = _flags(p_eval, obj, dict(zip(p_eval.tolist(), pred.tolist())), max_exact, progress)
+    kl_p = np.where(never, hi, phat)                      # KL at the upper bound for never-solved prompts
+    kl_direct, kl_reverse = class_kl(np.where(never, x_hi, pred), kl_p)
+    rows = dict(prompt_id=list(samples.prompt_ids), n=n.astype(int), correct=c.astype(int), p_ref=phat,
+                p_ref_lo=lo, p_ref_hi=hi, pred=pred, pred_lo=pred_lo, pred_hi=pred_hi,
+                kl_direct=kl_direct, kl_reverse=kl_reverse)
+    for kk in ks:
+        rows[f"pass@{kk}_before"] = unbiased_pass_at_k(n, c, kk)
+        rows[f"pass@{kk}_after"] = pass_at_k(pred, kk)
+    f = [flags[p] for p in p_eval]
+    rows["bistable"] = [d["multistable"] for d in f]
+    rows["stable_points"] = [";".join(f"{v:.6g}" for v in d["stable"]) for d in f]
+    rows["collapse"] = [d["vertex"] for d in f]
+    if obj.kl_value_clamp is not None and obj.kl_placement == "loss":
+        rows["beta_critical"] = [d["beta_c"] for d in f]
+        rows["below_critical_beta"] = [bool(obj.beta < d["beta_c"]) for d in f]
+    rows["never_solved"] = never
+    table = pd.DataFrame(rows)
+    table["flow_start"] = np.where(never, hi, phat)
+    extra = dict(x_solves=resp.n_solves, x_grid=resp.used_grid, x_grid_tol=resp.tol,
+                 x_grid_max_check_error=resp.max_check_error, monotone_in_p_ref=resp.monotone(),
+                 flags_grid=bool(np.unique(p_eval).size > max_exact))
+    flows = None
+    if clock is not None or fit is not None:
+        start = table.flow_start.to_numpy()
+        moving = start < 1.0
+        if moving.any():
+            flows = flow_table(start[moving], obj, t_max=t_max, progress=progress)
+        if fit is not None:
+            try:
+                fstep, freward = (float(v) for v in fit)
+            except (TypeError, ValueError):
+                raise InvalidInputError(f"fit must be (step, mean_reward), got {fit!r}") from None
+            if flows is None:
+                raise InvalidInputError("every prompt has p_ref = 1: nothing moves, no clock to fit")
+            clock = fit_clock(flows, start[moving], step=fstep, mean_reward=freward, fixed=start[~moving])
+            extra["clock_fitted_from"] = dict(step=fstep, mean_reward=freward)
+        extra["clock"] = clock
+        steps = steps if steps is not None else ([float(fit[0])] if fit is not None else None)
+        if steps:
+            for s in steps:
+                vals = np.ones(start.size)
+                if flows is not None:
+                    vals[moving] = flows.at(start[moving], clock * s)
+                table[f"at_step_{s:g}"] = vals
+            horizon = table[f"at_step_{steps[-1]:g}"].to_numpy()
+            target = np.where(never, x_hi, pred)
+            table["slow"] = np.abs(horizon - target) > slow_tol
+            extra["slow_horizon_step"] = steps[-1]
+    return table, extra, flows
