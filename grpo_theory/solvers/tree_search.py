@@ -138,7 +138,7 @@ def tree_search(q: Question, obj: Objective, *, n_starts: int = 24, seed: int = 
     >>> q = Question([0.1, 0.3, 0.6], rewards=[1, 0, 0], answers=["AB", "AC", "D"])
     >>> pts, exhaustive, _, ref = tree_search(q, Objective(beta=1.0, group_size=64, penalty="direct", level="token"))
     >>> [(round(float(p.pi[0]), 4), p.stable) for p in pts], exhaustive
-    ([(0.9969, True), (0.9529, False), (0.5399, True)], False)
+    ([(0.9982, True), (0.9529, False), (0.5399, True)], False)
     """
     tp = TreeProblem(q, obj)
     from_reference = tree_stationary_policy(q, obj)
