@@ -38,6 +38,7 @@ from grpo_theory.dynamics import grpo_steps
 from grpo_theory.solvers import TreeProblem
 from tests.reference_impl import brute_force_preference
 from tests.test_family import _group_advantages, brute_force_logit_gradient
+from tests.test_tree import tree_questions  # 2-4 prefix-free answers over a, b; deterministic or noisy rewards
 
 torch.set_num_threads(1)
 
@@ -97,24 +98,6 @@ def brute_force_tree_gradient(tp: TreeProblem, x: np.ndarray, obj: Objective) ->
     total = sum(float(alpha[i]) * s_rho[i] + float(gamma[i]) * s_reg[i] for i in range(n))
     (grad,) = torch.autograd.grad(total, theta)
     return grad.numpy()
-
-
-@st.composite
-def tree_questions(draw):
-    """2-4 answers over the tokens a, b ending with '$' (prefix-free), random pi_ref, deterministic or noisy
-    binary rewards."""
-    k = draw(st.integers(2, 4))
-    words = draw(st.lists(st.text(alphabet="ab", min_size=0, max_size=2), min_size=k, max_size=k, unique=True))
-    answers = [w + "$" for w in words]
-    pi_ref = np.array(draw(st.lists(st.floats(0.1, 1.0), min_size=k, max_size=k)))
-    pi_ref /= pi_ref.sum()
-    if draw(st.booleans()) and k <= 3:
-        probs = np.array([draw(st.sampled_from([[1.0, 0.0], [0.0, 1.0], [0.3, 0.7], [0.8, 0.2]])) for _ in range(k)])
-        return Question(pi_ref, reward_levels=[0.0, 1.0], reward_probs=probs, answers=answers)
-    rewards = [float(draw(st.integers(0, 2))) for _ in range(k)]
-    if len(set(rewards)) == 1:
-        rewards[0] += 1.0
-    return Question(pi_ref, rewards=rewards, answers=answers)
 
 
 TOKEN_VARIANTS = [
