@@ -178,9 +178,11 @@ def test_trainer_runs_to_stationarity(trained, tmp_path):
         GRPOConfig(steps=100, max_steps=50)
 
 
-def test_oscillating_questions_do_not_extend_the_run(trained, tmp_path, monkeypatch):
-    """Only a moving question extends a run: more steps at the same step size do not shrink an
-    oscillation (the optimiser's noise floor), so a run whose unconverged questions all oscillate stops."""
+def test_an_oscillation_extends_the_run_only_until_the_tail_is_at_the_final_step(trained, tmp_path, monkeypatch):
+    """A moving question extends a run up to the cap. An oscillating one extends it only while the
+    check's tail (the last 25% of the steps run) reaches back before step ``steps``, where the
+    decaying learning rate reaches its final value: after one chunk (20 + 10 steps: tail from step
+    22.5) more steps at the same step would not shrink the optimiser's noise floor, so the run stops."""
     import copy
     import dataclasses
 
@@ -188,19 +190,50 @@ def test_oscillating_questions_do_not_extend_the_run(trained, tmp_path, monkeypa
 
     task, ref, _ = trained
     real = GRPOTrainer.check_convergence
-    calls = []
 
     def rigged(self, status):
         rep = real(self)
-        calls.append(self.step)
         return dataclasses.replace(rep, status=np.array([status] + ["converged"] * (len(rep.status) - 1), object))
 
     cfg = GRPOConfig(objective=Objective(group_size=8, beta=0.5), steps=20, learning_rate=3e-3, groups_per_question=8,
                      seed=0, until_stationary=True, max_steps=60)
-    for status, steps in (("oscillating", 20), ("moving", 60)):
+    for status, steps in (("oscillating", 30), ("moving", 60), ("converged", 20)):
         monkeypatch.setattr(GRPOTrainer, "check_convergence", lambda self, s=status: rigged(self, s))
         tr = GRPOTrainer(copy.deepcopy(ref), task, cfg, reference=ref, run_dir=tmp_path / status, progress=False)
         assert tr.train().steps == steps, status
+
+
+def test_a_run_resumed_at_its_finished_horizon_continues_as_an_uninterrupted_one(trained, tmp_path, monkeypatch):
+    """A run that stopped at its horizon under an older rule (here: no extension at all), resumed
+    under the current one, trains on and ends exactly where the uninterrupted run ends."""
+    import copy
+    import dataclasses
+
+    from grpo_theory.training import GRPOConfig, GRPOTrainer
+
+    task, ref, _ = trained
+    real = GRPOTrainer.check_convergence
+
+    def oscillating(self):
+        rep = real(self)
+        return dataclasses.replace(rep, status=np.array(["oscillating"] * len(rep.status), object))
+
+    monkeypatch.setattr(GRPOTrainer, "check_convergence", oscillating)
+    cfg = GRPOConfig(objective=Objective(group_size=8, beta=0.5), steps=20, learning_rate=3e-3, groups_per_question=8,
+                     seed=0, until_stationary=True, max_steps=60)
+    whole = GRPOTrainer(copy.deepcopy(ref), task, cfg, reference=ref, run_dir=tmp_path / "whole",
+                        progress=False).train()
+    monkeypatch.setattr(GRPOTrainer, "_extension_due", lambda self, cap: False)      # the older rule
+    first = GRPOTrainer(copy.deepcopy(ref), task, cfg, reference=ref, run_dir=tmp_path / "split",
+                        progress=False).train()
+    assert first.steps == 20
+    monkeypatch.undo()
+    monkeypatch.setattr(GRPOTrainer, "check_convergence", oscillating)
+    again = GRPOTrainer(copy.deepcopy(ref), task, cfg, reference=ref, run_dir=tmp_path / "split",
+                        progress=False).train(resume=True)
+    assert again.steps == whole.steps == 30
+    np.testing.assert_array_equal(again.measured, whole.measured)
+    assert [r["step"] for r in again.history] == [r["step"] for r in whole.history]
 
 
 @pytest.mark.slow

@@ -88,9 +88,11 @@ class GRPOConfig:
     # --- run to stationarity (issue 26): after `steps`, check the logged P(correct) of every question
     # (grpo_theory.convergence); while one is still moving, train `steps // 2` more at the final
     # learning rate (lr x final_lr_fraction: the smaller step), up to `max_steps` (None: 4 x steps).
-    # An oscillating question (no drift, a spread about its level above the tolerance) does not extend
-    # the run: at a constant step its spread is the optimiser's noise floor, which more steps at that
-    # step do not shrink (measured on SmolLM2 at G = 2: spread 0.022 from step 300 to 900 at lr 5e-5).
+    # An oscillating question (no drift, a spread about its level above the tolerance) extends the run
+    # only while the check's tail still holds steps from before the final learning rate: at a constant
+    # step Adam's spread about a stationary point is a noise floor that more steps at that step do
+    # not shrink (measured on SmolLM2 at G = 2: spread 0.022 from step 300 to 900 at lr 5e-5), but the
+    # decaying schedule's tail mixes larger steps (spread roughly ~ sqrt(lr)) into the verdict.
     until_stationary: bool = False
     max_steps: int | None = None
     convergence_tail: float = 0.25    # fraction of the steps run that the check looks at
@@ -361,6 +363,16 @@ class GRPOTrainer:
         spacing = max(1, min(cfg.log_every, s // 10))
         return s % spacing == 0 or s > window_start or s == self.horizon
 
+    def _extension_due(self, cap: int) -> bool:
+        """Train on past the horizon? Only below the cap, and while a question is moving, or is
+        oscillating with the check's tail reaching back before the final learning rate (step
+        ``steps``): see :class:`GRPOConfig`."""
+        if self.horizon >= cap:
+            return False
+        rep = self.check_convergence()
+        return bool((rep.status == "moving").any()
+                    or ((rep.status == "oscillating").any() and rep.tail_start < self.cfg.steps))
+
     def check_convergence(self) -> ConvergenceReport:
         """:func:`grpo_theory.convergence.check_history` on the history so far (every question)."""
         return check_history(self.history, self.task.n_questions, tail=self.cfg.convergence_tail)
@@ -372,8 +384,9 @@ class GRPOTrainer:
         same model, optimiser, sampler state and metrics, as if never interrupted.
         With ``config.until_stationary``, training goes on past ``steps`` in chunks of ``steps // 2``
         (at the final learning rate) while :meth:`check_convergence` finds a question still moving,
-        up to ``max_steps``; the result's ``convergence`` says where each question ended (an
-        oscillating one is reported as such, but does not extend the run: see :class:`GRPOConfig`).
+        up to ``max_steps``, or while one oscillates with the check's tail reaching back before the
+        final learning rate; the result's ``convergence`` says where each question ended (see
+        :class:`GRPOConfig`). A run resumed at its finished horizon continues if the rule asks for more.
         """
         cfg = self.cfg
         torch.manual_seed(cfg.seed)
@@ -403,6 +416,11 @@ class GRPOTrainer:
             new = not metrics_path.exists()
             metrics_file = metrics_path.open("a", newline="")
         budget = None if stop_after is None else self.step + stop_after
+        if self.step == self.horizon and self.history and self._extension_due(cap):
+            # resumed at a finished horizon (e.g. a run from before this rule): continue as the
+            # uninterrupted run would have at this step
+            self.horizon = min(cap, self.horizon + max(1, cfg.steps // 2))
+            bar.total = self.horizon
         best_mask = self.task.rewards == self.task.rewards.max(1, keepdims=True)
         try:
             while self.step < self.horizon and (budget is None or self.step < budget):
@@ -430,8 +448,7 @@ class GRPOTrainer:
                         metrics_file.flush()
                 if self.step % cfg.checkpoint_every == 0:
                     self.save_checkpoint()
-                if (self.step == self.horizon and self.horizon < cap
-                        and (self.check_convergence().status == "moving").any()):
+                if self.step == self.horizon and self._extension_due(cap):
                     self.horizon = min(cap, self.horizon + max(1, cfg.steps // 2))
                     bar.total = self.horizon
         finally:
