@@ -48,7 +48,7 @@ TABLES = {
     "multistable": Table("multistable_optimizer.csv", "multistable_optimizer.csv",
                          ("seed", "question", "method", "step_size")),
     "fig16": Table("fig16_trajectories.csv", "fig16_trajectories.csv", ("run", "question", "kind", "step")),
-    "trl": Table("trl_results.csv", "trl_results.csv", ("setting", "question", "answer")),
+    "trl": Table("results.csv", "trl_results.csv", ("setting", "question")),
 }
 #: columns that are not numbers of the study (wall time, counters of the run's own bookkeeping)
 NOT_COMPARED = {"seconds", "seconds_total"}

@@ -192,6 +192,34 @@ def test_token_level_loss_aggregation_matches_its_definition(loss_type, B):
     assert float(obj) == pytest.approx(float(want), rel=1e-12)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_direct_penalty_gradient_is_bit_identical_to_the_committed_studies_form(dtype):
+    """The direct penalty (k3_ratio) with the per-token ratio, written out as the committed studies were trained
+    (validate_results, validate_seeds, tree_study, multistable_optimizer): the ratio in the penalty formed apart
+    from the surrogate's. Same values either way, but a shared ratio changed the gradient's last bit (2e-10 of
+    3e-3 in float32) and forked the quick study's G = 8 direct run at step ~90 (issue 20); the gradient must be
+    equal to the bit."""
+    g = torch.Generator().manual_seed(0)
+    base = torch.randn(10, 64, 2, 1, generator=g, dtype=dtype)
+    logp_old = (base + 0.01 * torch.randn(base.shape, generator=g, dtype=dtype)).detach()
+    logp_ref = (base + 0.1 * torch.randn(base.shape, generator=g, dtype=dtype)).detach()
+    adv = torch.randn(10, 64, 2, generator=g, dtype=dtype)
+    beta, eps = 0.5, 0.2
+    logp = base.clone().requires_grad_(True)
+    obj, _ = grpo_objective(logp, logp_old, logp_ref, adv, beta=beta, clip_eps=eps, penalty="direct")
+    obj.backward()
+    mine = base.clone().requires_grad_(True)
+    ratio = torch.exp(mine - logp_old)
+    a = adv.unsqueeze(-1)
+    surrogate = torch.minimum(ratio * a, torch.clamp(ratio, 1 - eps, 1 + eps) * a)
+    x = logp_ref - mine
+    penalty = torch.exp(mine - logp_old) * (torch.exp(x) - x - 1.0)       # its own ratio
+    want = (surrogate - beta * penalty).sum(-1).mean()
+    want.backward()
+    assert torch.equal(obj.detach(), want.detach())
+    assert torch.equal(logp.grad, mine.grad), float((logp.grad - mine.grad).abs().max())
+
+
 def test_token_level_training_on_an_answer_tree_lands_on_the_token_level_prediction():
     """A small version of the tree study: answers of 2, 3 and 5 tokens, reward on a later token, dapo with
     one group per token count. The token-level theory predicts it; the sequence-level one does not."""
