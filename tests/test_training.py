@@ -298,6 +298,22 @@ def test_kl_study_writes_every_answer_with_its_prediction(tmp_path):
     np.testing.assert_allclose(reward.predicted, reward.log_pooling, atol=1e-7)     # KL in the reward: RLHF
 
 
+def test_tree_study_with_one_loss_type_writes_its_tables(tmp_path, monkeypatch):
+    """run_tree_study with a single loss type (a subset, as issue 20's rerun used) writes its tables; it crashed
+    after training on max() of no other loss types. The gap to other loss types is then NaN, not 0."""
+    import pandas as pd
+
+    from grpo_theory.studies import tree
+
+    real = tree.pretrain_reference
+    monkeypatch.setattr(tree, "pretrain_reference", lambda *a, **kw: real(*a, **{**kw, "steps": 20}))  # cheap
+    summary = tree.run_tree_study(tmp_path, seeds=(0,), shapes=("lengths",), losses=(("grpo", None),), steps=3,
+                                  n_questions=2, progress=False)
+    rows = pd.read_csv(tmp_path / "tree_results.csv")
+    assert list(summary.config) == ["lengths_grpo_Ball"] and summary.max_gap_to_other_loss_types.isna().all()
+    assert len(rows) == 2 * 3 and rows.predicted.between(0, 1).all()
+
+
 def test_trainer_kl_options_follow_the_objective():
     assert GRPOConfig(objective=Objective(beta=0.5, kl_estimator="k2")).objective.regime == "direct"
     cfg = GRPOConfig(objective=Objective(beta=0.5, kl_estimator="k2", kl_placement="advantage", kl_value_clamp=10.0))
