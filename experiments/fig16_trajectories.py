@@ -128,8 +128,9 @@ def densify(stop: int, seed: int = 0) -> pd.DataFrame:
             new = [s for s in m.index if s not in set(old.index)]
             common = g.iloc[0][["run", "learning_rate", "inner_updates", "question", "pi_ref", "predicted",
                                 "time_scale"]].to_dict()
-            added += [dict(common, kind="trained", step=s, pi=float(m.loc[s, f"p_best_q{q}"])) for s in new]
-            added += _model_rows(common, new, float(common["time_scale"]))
+            if new:          # none when the table already holds the dense log (a rerun is then only the check)
+                added += [dict(common, kind="trained", step=s, pi=float(m.loc[s, f"p_best_q{q}"])) for s in new]
+                added += _model_rows(common, new, float(common["time_scale"]))
     merged = pd.concat([table, pd.DataFrame(added)], ignore_index=True)
     merged = merged.sort_values(["run", "question", "kind", "step"], kind="stable")
     order = {r[0]: i for i, r in enumerate(RUN_SET)}

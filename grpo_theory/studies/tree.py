@@ -134,8 +134,9 @@ def run_tree_study(out_dir="runs/validate_tree", *, seeds=(0, 1, 2), shapes=TREE
                                     mae=float(np.abs(err).mean()), max_abs_error=float(np.abs(err).max()),
                                     mae_sequence_level=float(np.abs(res.measured - seq_pred).mean()),
                                     max_sequence_level=float(np.abs(res.measured - seq_pred).max()),
-                                    max_gap_to_other_loss_types=float(max(np.abs(preds[name] - preds[n]).max()
-                                                                          for n in objectives if n != name)),
+                                    max_gap_to_other_loss_types=float(max((np.abs(preds[name] - preds[n]).max()
+                                                                           for n in objectives if n != name),
+                                                                          default=np.nan)),   # one loss type
                                     mean_se=float(res.measured_se.mean()), seconds=res.seconds, steps=res.steps,
                                     **summary_columns(pd.DataFrame(rows[-err.size:]), unit=["question"])))
                 atomic_write(out / "tree_results.csv", lambda p: pd.DataFrame(rows).to_csv(p, index=False))

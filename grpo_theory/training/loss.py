@@ -151,7 +151,11 @@ def grpo_objective(logp: torch.Tensor, logp_old: torch.Tensor, logp_ref: torch.T
     surrogate = torch.minimum(ratio * adv, torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps) * adv)
     log_ref_ratio = logp_ref - logp
     k3 = torch.exp(log_ref_ratio) - log_ref_ratio - 1.0
-    pen = kl_term(logp, logp_old, logp_ref, kl_estimator, *clamps, ratio=ratio) if kl_placement == "loss" else 0.0
+    # k3_ratio's ratio: GSPO's sequence-level one is passed; the per-token one is left to kl_term to form
+    # again, as before GSPO's option existed. The same values, but sharing ``ratio`` with the surrogate changes
+    # the gradient's last bit, and one flipped sample later a run forks from its committed trajectory (issue 20).
+    pen = (kl_term(logp, logp_old, logp_ref, kl_estimator, *clamps,
+                   ratio=None if seq_log_ratio is None else ratio) if kl_placement == "loss" else 0.0)
     terms = (surrogate - beta * pen) * mask
     if entropy_coef:
         terms = terms + entropy_coef * entropy
