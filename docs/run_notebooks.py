@@ -5,7 +5,7 @@
 
 Each runs in a fresh kernel with one thread; a cell that raises, or a notebook over BUDGET_S seconds,
 stops with the notebook's name and the reason, and nothing is written for it. The sha256 of the code
-cells is stored in the notebook's metadata, so tests/test_docs.py can tell a notebook edited without
+cells is stored in the notebook's metadata, so tests/test_notebooks.py can tell a notebook edited without
 being rerun; it also reruns them and compares the outputs with the stored ones.
 """
 

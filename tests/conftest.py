@@ -62,3 +62,26 @@ def _one_torch_thread():
     if "torch" in sys.modules:
         sys.modules["torch"].set_num_threads(1)
     yield
+
+
+#: The test files that cost the most CPU, most expensive first (measured per file, docs/performance.md).
+#: Under `-n 2 --dist loadfile` each file runs whole on one worker, and pytest-xdist hands files out in
+#: the order it receives them; by default it reorders them by their *number* of tests, which put
+#: test_training (some 20 tests, the most CPU) near the end, where the other worker idled while it
+#: ran. Longest first (the LPT rule) lets the small files fill in at the end. test_docs builds the site
+#: that test_site reads (`strict_site`): it starts first, so test_site never waits on the lock.
+COSTLY_FIRST = ("test_training.py", "test_docs.py", "test_figures.py", "test_reliability.py", "test_convergence.py",
+                "test_notebooks.py", "test_site.py", "test_trl.py", "test_family_trainer.py", "test_fuzz_kl.py")
+
+
+def pytest_configure(config):
+    # keep the order below (pytest-xdist's own reordering by test count would undo it)
+    if getattr(config.option, "dist", "no") in ("loadfile", "loadscope"):
+        config.option.loadscopereorder = False
+
+
+def pytest_collection_modifyitems(config, items):
+    """Costly files first, each file's tests in their own order; the rest as collected."""
+    rank = {name: i for i, name in enumerate(COSTLY_FIRST)}
+    order = {id(item): (rank.get(item.path.name, len(rank)), i) for i, item in enumerate(items)}
+    items.sort(key=lambda item: order[id(item)])

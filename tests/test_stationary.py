@@ -307,3 +307,20 @@ def test_point_set_reports_the_flows_point_and_basins_independently_checked():
     assert "2 stable point(s)" in pts.summary and "reaches" in pts.summary
     single = stationary_points(Question([0.3, 0.7], rewards=[1, 0]), Objective(beta=1.0))
     assert not single.multistable and single.basins[0].lo == 0.0 and single.basins[0].hi == 1.0
+
+
+def test_unique_rows_is_numpys_unique_over_rows():
+    """ClassProblem pools outputs with _unique_rows (numpy's unique over rows sorts a structured view, a
+    third of a two-class solve's set-up): the same rows, order and inverse as np.unique(axis=0), signed
+    zeros and repeats included."""
+    from grpo_theory.solvers.classes import _unique_rows
+
+    rng = np.random.default_rng(0)
+    for _ in range(2000):
+        k, d = rng.integers(1, 9), rng.integers(1, 5)
+        base = rng.choice([0.0, -0.0, 0.1, 0.25, 1 / 3, 0.5, 1.0], size=(rng.integers(1, 5), d))
+        a = base[rng.integers(0, base.shape[0], size=k)]
+        want_rows, want_inverse = np.unique(a, axis=0, return_inverse=True)
+        rows, inverse = _unique_rows(a)
+        np.testing.assert_array_equal(rows, want_rows)
+        np.testing.assert_array_equal(inverse, np.asarray(want_inverse).ravel())

@@ -120,8 +120,11 @@ def read_tables(spec: FigureSpec, folder: str | Path) -> dict[str, pd.DataFrame]
 
 def build_figures(out_dir: str | Path = "paper_figures", only=None, trained: str | Path | None = None,
                   progress: bool = True, resume: bool = False, force: bool = False,
-                  results: str | Path | None = None) -> list[Path]:
+                  results: str | Path | None = None, images: bool = True) -> list[Path]:
     """Build the figures ``only`` (numbers; default all) into ``out_dir``; return the files written.
+
+    * ``images=False`` writes the tables and captions only (no PNG/PDF, no drawing): the numbers
+      cost a fraction of the drawing, and the tests check the numbers of every figure this way.
 
     * Measured tables are inputs: ``trained`` (Figure 9's CSV) and ``results`` (the folder of the
       studies' tables; the command line passes ``docs/results`` in a checkout). The library never
@@ -175,8 +178,6 @@ def build_figures(out_dir: str | Path = "paper_figures", only=None, trained: str
             except FigureSkipped as why:
                 tqdm.write(f"figure {spec.number} ({spec.slug}) skipped: {why}")
                 continue
-            fig = spec.render(tables)
-            fingerprint = code_fingerprint(spec)
             base = out / f"fig{spec.number}_{spec.slug}"
             data_changed = False
             for name, table in tables.items():
@@ -184,14 +185,8 @@ def build_figures(out_dir: str | Path = "paper_figures", only=None, trained: str
                 if _write_table(table, path):
                     written.append(path)
                     data_changed = True
-            figs = fig if isinstance(fig, tuple) else (fig,)
-            bases = [base.with_name(base.name + ("" if len(figs) == 1 else "abcdefgh"[i])) for i in range(len(figs))]
-            missing = any(not b.with_suffix(ext).exists() for b in bases for ext in (".png", ".pdf"))
-            if data_changed or missing or force or drawn_by.get(str(spec.number)) != fingerprint:
-                for f, b in zip(figs, bases):
-                    written += _save(f, b)
-                drawn_by[str(spec.number)] = fingerprint
-                atomic_write(fp_path, lambda p: p.write_text(json.dumps(drawn_by, indent=1, sort_keys=True) + "\n"))
+            if images:
+                written += _draw(spec, tables, base, data_changed, force, drawn_by, fp_path)
         cap = base.with_name(base.name + "_caption.txt")
         caption = plotting.infty(spec.caption_text(tables))          # "∞", never "inf", in captions too
         if not cap.exists() or cap.read_text() != caption + "\n":
@@ -199,4 +194,22 @@ def build_figures(out_dir: str | Path = "paper_figures", only=None, trained: str
             written.append(cap)
         done.add(spec.number)
         atomic_write(_done_file(out), lambda p: p.write_text(json.dumps(sorted(done))))
+    return written
+
+
+def _draw(spec: FigureSpec, tables: dict[str, pd.DataFrame], base: Path, data_changed: bool, force: bool,
+          drawn_by: dict[str, str], fp_path: Path) -> list[Path]:
+    """Draw figure ``spec`` from ``tables`` and save its PNG/PDF where needed (see :func:`build_figures`);
+    ``drawn_by`` (figure number -> code hash) is updated and written to ``fp_path``."""
+    fig = spec.render(tables)
+    fingerprint = code_fingerprint(spec)
+    figs = fig if isinstance(fig, tuple) else (fig,)
+    bases = [base.with_name(base.name + ("" if len(figs) == 1 else "abcdefgh"[i])) for i in range(len(figs))]
+    missing = any(not b.with_suffix(ext).exists() for b in bases for ext in (".png", ".pdf"))
+    written: list[Path] = []
+    if data_changed or missing or force or drawn_by.get(str(spec.number)) != fingerprint:
+        for f, b in zip(figs, bases):
+            written += _save(f, b)
+        drawn_by[str(spec.number)] = fingerprint
+        atomic_write(fp_path, lambda p: p.write_text(json.dumps(drawn_by, indent=1, sort_keys=True) + "\n"))
     return written
