@@ -418,7 +418,8 @@ def shaped_question(q, shift: np.ndarray):
     Deterministic rewards stay deterministic; a reward law with levels ``v_l`` becomes one over the
     shifted levels ``v_l - shift[o]``, with coinciding levels merged.
 
-    A shift of ``+inf`` (``-inf``), or beyond :data:`HUGE_SHIFT` in size, is the limit of an answer whose mass collapses (the estimator's value
+    A shift of ``+inf`` (``-inf``), or beyond :data:`HUGE_SHIFT` in size, is the limit of an answer whose
+    mass collapses (the estimator's value
     overflows, e.g. k3's ``e^{-lr}``): its shaped reward is below (above) every other. It stands for that
     limit: the answer's levels are put :data:`STAND_IN_SPANS` spans beyond the finite shaped levels. With
     scale normalisation this is the limit to about 1e-8 (advantages tend to finite limits as one reward

@@ -121,7 +121,7 @@ def face_kkt(problem: Problem, pi: np.ndarray) -> tuple[bool, str] | None:
         None when no supported answer is absent (not on a face); else whether every absent answer's
         drift, read at mass :data:`FACE_PROBE`, is negative, and in words.
     """
-    from .gradient import output_gradient       # solvers.gradient is a sibling; imported here to keep common light
+    from .gradient import output_gradient  # solvers.gradient is a sibling; imported here to keep common light
 
     q, obj = problem.q, problem.obj
     absent = np.flatnonzero((pi == 0) & (q.pi_ref > 0))
