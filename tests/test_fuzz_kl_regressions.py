@@ -186,3 +186,21 @@ def test_issue_lsoda_case_low_var_kl_in_the_reward_returns_a_vertex_attracting_b
         near[top] = 1 - 3 * eps
         g = _shaped_gradient(q, obj, near)
         assert np.all(np.delete(g - g[top], top) < 0)
+
+
+def test_issue_vertex_flags_k1_in_the_loss_with_four_answers():
+    """Issue 21's flags: a collapse onto a vertex for K >= 3 (k1 in the loss, K = 4, G = 6) is a limit point:
+    ``boundary=True`` and ``stable=True``, not ``boundary=False, stable=None``. Independent: k1 as a loss has a
+    constant coefficient (no regularisation), so ``g = P_G``; near the best answer's vertex the enumerated
+    ``P_G`` of every other answer is below the best one's (each absent answer loses mass)."""
+    from grpo_theory import Objective
+
+    q = Question([0.1, 0.2, 0.3, 0.4], rewards=[1.0, 0.6, 0.3, 0.0])
+    obj = Objective(beta=0.5, group_size=6, kl_estimator="k1", kl_placement="loss")
+    sol = stationary_policy(q, obj)
+    assert sol.converged and sol.boundary and sol.stable is True
+    np.testing.assert_array_equal(sol.pi, [1.0, 0.0, 0.0, 0.0])
+    for eps in (1e-3, 1e-8):
+        near = np.array([1 - 3 * eps, eps, eps, eps])
+        P, _ = independent_preference(q, obj, near, np.random.default_rng(0))
+        assert np.all(P[1:] < P[0])
