@@ -204,3 +204,25 @@ def test_issue_vertex_flags_k1_in_the_loss_with_four_answers():
         near = np.array([1 - 3 * eps, eps, eps, eps])
         P, _ = independent_preference(q, obj, near, np.random.default_rng(0))
         assert np.all(P[1:] < P[0])
+
+
+def test_a_face_the_best_answer_would_reenter_is_not_a_converged_point():
+    """Issue 21's face case, in its simplest form: at the vertex of the middle answer (masses of the others
+    underflowed to exactly 0) the residual on the support is 0, but the best answer, given a little mass,
+    gains (its enumerated ``P_G`` exceeds the mean): the point repels and must not pass as converged."""
+    from grpo_theory import Objective
+    from grpo_theory.solvers.classes import ClassProblem
+    from grpo_theory.solvers.common import face_kkt, point_at
+
+    q = Question([0.3, 0.4, 0.3], rewards=[1.0, 0.5, 0.0])
+    obj = Objective(beta=0.5, group_size=6, kl_estimator="k1", kl_placement="loss")   # no regularisation
+    near = np.array([1e-10, 1 - 2e-10, 1e-10])
+    P, _ = independent_preference(q, obj, near, np.random.default_rng(0))
+    assert P[0] - near @ P > 0                                       # independent: the best answer re-enters
+    cp = ClassProblem(q, obj)
+    eta = np.array([0.0, 800.0])                                     # classes (1.0, 0.5 | 0.0): pi = (0, 1, 0)
+    np.testing.assert_array_equal(cp.policy(eta), [0.0, 1.0, 0.0])
+    ok, why = face_kkt(cp, cp.policy(eta))
+    assert not ok and "answer 0" in why
+    assert point_at(cp, eta, "test") is None
+    assert point_at(cp, eta, "test", require_converged=False).converged is False
