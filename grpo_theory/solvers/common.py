@@ -20,6 +20,7 @@ import numpy as np
 
 from .._numerics import optimize
 from ..errors import InvalidInputError
+from .gradient import output_gradient
 from .results import RESIDUAL_TOL, StationaryPoint
 
 __all__ = ["Problem", "polish", "point_at", "dedupe", "verdict", "sinh_grid", "face_kkt", "FACE_PROBE"]
@@ -121,8 +122,6 @@ def face_kkt(problem: Problem, pi: np.ndarray) -> tuple[bool, str] | None:
         None when no supported answer is absent (not on a face); else whether every absent answer's
         drift, read at mass :data:`FACE_PROBE`, is negative, and in words.
     """
-    from .gradient import output_gradient  # solvers.gradient is a sibling; imported here to keep common light
-
     q, obj = problem.q, problem.obj
     absent = np.flatnonzero((pi == 0) & (q.pi_ref > 0))
     if absent.size == 0:
