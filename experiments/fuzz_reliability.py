@@ -1,12 +1,17 @@
 """Fuzz the theory engine: 10^4 random questions, each checked on an independent path.
 
     python experiments/fuzz_reliability.py [--cases 10000] [--out runs/fuzz/reliability_fuzz.csv]
+    python experiments/fuzz_reliability.py --kl [--first 0] --cases 300 [--out runs/fuzz/kl_fuzz.csv]
 
 The cases and the checks are those of the test suite (tests/fuzz_cases.py): K <= 6 outputs,
 ties, noisy reward laws, both penalties and normalisations, ddof 0/1, eps 0/1e-4, G up to 10^4
 and inf. Writes one row per case (seed, outcome, residuals, seconds) and prints the summary that
 docs/reliability.md reports. Rows are appended as they finish: a killed run resumes where it stopped.
 The summary by (G, penalty, normalisation) and every case that is not "ok" go to docs/results/.
+
+``--kl`` runs the second half instead (tests/fuzz_kl_cases.py: KL estimators and placements, clamps,
+faces, trees, family fields), seeds ``--first`` to ``--cases - 1``, and prints its outcome counts and
+every crash or silent answer (nothing is written to docs/results/).
 """
 
 from __future__ import annotations
@@ -23,15 +28,45 @@ from tqdm.auto import tqdm
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 from fuzz_cases import check_case  # noqa: E402
+from fuzz_kl_cases import check_kl_case  # noqa: E402
+
+
+def kl_main(cases: int, first: int, out: Path) -> None:
+    """The KL half of the fuzz (see the module doc), resumable like the first half."""
+    done = set(pd.read_csv(out).seed) if out.exists() else set()
+    todo = [s for s in range(first, cases) if s not in done]
+    with out.open("a", newline="") as fh:
+        writer = None
+        for seed in tqdm(todo, desc="kl fuzz"):
+            row = check_kl_case(seed)
+            if writer is None:
+                writer = csv.DictWriter(fh, fieldnames=list(row))
+                if not done:
+                    writer.writeheader()
+            writer.writerow(row)
+            fh.flush()
+    df = pd.read_csv(out)
+    print(f"{len(df)} cases, seeds {df.seed.min()}-{df.seed.max()}; CPU seconds per case: median "
+          f"{df.seconds.median():.2f}, max {df.seconds.max():.1f}")
+    print(df.outcome.value_counts().to_string())
+    bad = df[df.outcome.isin(["CRASH", "SILENT"])]
+    for _, r in bad.iterrows():
+        print(f"seed {r.seed}: {r.outcome} K={r.K} G={r.G} tree={r.tree} {r.estimator}/{r.placement} "
+              f"clamps={r.clamps} {r.advantage}: {str(r.detail)[-240:]}")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cases", type=int, default=10_000)
-    ap.add_argument("--out", default=str(ROOT / "runs" / "fuzz" / "reliability_fuzz.csv"))
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--kl", action="store_true", help="the KL/face/tree/family half (tests/fuzz_kl_cases.py)")
+    ap.add_argument("--first", type=int, default=0, help="first seed (--kl only)")
     args = ap.parse_args()
-    out = Path(args.out)
+    out = Path(args.out or ROOT / "runs" / "fuzz" / ("kl_fuzz.csv" if args.kl else "reliability_fuzz.csv"))
     out.parent.mkdir(parents=True, exist_ok=True)
+    if args.kl:
+        kl_main(args.cases, args.first, out)
+        return
     done = set(pd.read_csv(out).seed) if out.exists() else set()
     todo = [s for s in range(args.cases) if s not in done]
     t0 = time.perf_counter()

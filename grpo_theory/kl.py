@@ -52,11 +52,15 @@ import numpy as np
 
 from ._numerics import optimize
 
-__all__ = ["KL_ESTIMATORS", "KL_PLACEMENTS", "estimator_value", "coefficient", "value_slope",
-           "discontinuities", "effective_penalty", "value_shift"]
+__all__ = ["KL_ESTIMATORS", "KL_PLACEMENTS", "LOG_RATIO_FLOOR", "estimator_value", "coefficient", "value_slope",
+           "discontinuities", "effective_penalty", "value_shift", "flow_log_ratio"]
 
 KL_ESTIMATORS = ("k1", "k2", "k3", "k3_ratio", "k3_plus", "abs")
 KL_PLACEMENTS = ("loss", "advantage", "reward")
+#: Log-ratio below which the flows evaluate the k3 kinds' ``e^{-lr}`` at this floor (``e^{690} ~ 1e300``):
+#: an answer at ``pi < e^{-690} pi_ref`` keeps a finite, huge coefficient instead of ``inf`` (whose product
+#: with a mass that underflowed to 0 is a NaN); see :func:`flow_log_ratio`.
+LOG_RATIO_FLOOR = -690.0
 
 
 def _clipped_lr(obj, lr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -300,3 +304,37 @@ def value_shift(obj, lr) -> np.ndarray:
         The shift, of the shape of ``lr``.
     """
     return obj.beta * estimator_value(obj, lr)
+
+
+def flow_log_ratio(obj, lr) -> np.ndarray:
+    """``lr`` as the flows evaluate the loss/advantage coefficient: floored at :data:`LOG_RATIO_FLOOR`
+    for the k3 kinds, whose ``e^{-lr}`` overflows as an answer's mass collapses.
+
+    The coefficient then stays finite (about ``1e300``) and keeps its sign, so a collapsing answer is still
+    pushed the same way; only answers below ``e^{-690}`` of their reference mass are affected, where the
+    mass itself is 0 in double precision. The other estimators grow at most like ``lr^2`` and are left as
+    they are (the direct penalty's roots can lie at class logits in the thousands).
+
+    Parameters
+    ----------
+    obj : Objective
+        Its estimator.
+    lr : array_like
+        Log-ratios ``log(pi/pi_ref)`` (``-inf`` allowed).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``lr``, floored for the k3 kinds.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from grpo_theory import Objective
+    >>> flow_log_ratio(Objective(beta=1.0, kl_estimator="k3"), np.array([-np.inf, 0.5])).tolist()
+    [-690.0, 0.5]
+    """
+    lr = np.asarray(lr, dtype=float)
+    if obj.estimator in ("k3", "k3_ratio", "k3_plus"):
+        return np.maximum(lr, LOG_RATIO_FLOOR)
+    return lr

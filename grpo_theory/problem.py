@@ -407,6 +407,9 @@ def as_objective(obj) -> Objective:
 
 #: How many reward spans beyond the others a collapsing answer's shaped reward is placed (see shaped_question).
 STAND_IN_SPANS = 1e8
+#: A shift beyond this is treated as the infinite limit too (a k3 value ``e^{-lr}`` that did not quite overflow
+#: still would when the group statistics square it).
+HUGE_SHIFT = 1e100
 
 
 def shaped_question(q, shift: np.ndarray):
@@ -415,7 +418,8 @@ def shaped_question(q, shift: np.ndarray):
     Deterministic rewards stay deterministic; a reward law with levels ``v_l`` becomes one over the
     shifted levels ``v_l - shift[o]``, with coinciding levels merged.
 
-    A shift of ``+inf`` (``-inf``) is the limit of an answer whose mass collapses (the estimator's value
+    A shift of ``+inf`` (``-inf``), or beyond :data:`HUGE_SHIFT` in size, is the limit of an answer whose
+    mass collapses (the estimator's value
     overflows, e.g. k3's ``e^{-lr}``): its shaped reward is below (above) every other. It stands for that
     limit: the answer's levels are put :data:`STAND_IN_SPANS` spans beyond the finite shaped levels. With
     scale normalisation this is the limit to about 1e-8 (advantages tend to finite limits as one reward
@@ -448,7 +452,7 @@ def shaped_question(q, shift: np.ndarray):
     shift = np.asarray(shift, dtype=float)
     if np.any(np.isnan(shift)):
         raise InvalidInputError(f"shift must not be NaN, got {shift.tolist()!r}")
-    off = ~np.isfinite(shift)
+    off = ~(np.abs(shift) <= HUGE_SHIFT)
     if np.any(off):
         shift = shift.copy()
         v = q.reward_levels

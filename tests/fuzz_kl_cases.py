@@ -5,9 +5,11 @@ Every case is drawn from one integer seed (:func:`draw_kl_case`); :func:`check_k
 
 * ``ok``: a converged point off the faces whose drift on **all output logits** (the per-output gradient
   ``g_o - E_pi g`` of :func:`~grpo_theory.solvers.output_gradient`, not the class solvers' reduced
-  equations; for trees the per-edge drift) vanishes, and, when reported stable, an explicit Euler run
-  on all output logits (no gauge fixing, no class reduction, no LSODA) from a perturbation does not
-  move away from it;
+  equations; for trees the per-edge drift) vanishes, and, when reported stable, the flow's Jacobian on
+  all output logits (central differences, the gauge projected out) has no eigenvalue of positive real
+  part and an explicit Euler run on all output logits (no gauge fixing, no class reduction, no LSODA;
+  its step below ``0.5/rho`` of that Jacobian, so that Euler itself is stable) from a perturbation does
+  not move away from it;
 * ``ok-face``: a point on a face (an answer of ``pi_ref``'s support at mass 0, or a limit vertex) where
   the absent answers' drift, evaluated independently at a small mass, points outward (KKT);
 * ``ok-jump``: a point where the field jumps (a KL clamp or the ``abs`` estimator's kink), reported
@@ -95,10 +97,15 @@ def _drift(q: Question, obj: Objective, pi: np.ndarray) -> np.ndarray:
 
 
 def _euler_stays(q: Question, obj: Objective, pi: np.ndarray, rng, steps: int = 300) -> tuple[bool, str]:
-    """Explicit Euler on all output logits from ``pi`` perturbed by 1e-4: the distance must not grow."""
+    """Explicit Euler on all output logits from ``pi`` perturbed by 1e-4: the distance must not grow.
+
+    The step is at most ``0.5/rho``, ``rho`` the spectral radius of the flow's Jacobian on the output logits
+    (central differences of the per-output flow): with scale normalisation and a small epsilon, a point
+    where the shaped rewards tie has eigenvalues in the thousands, and a fixed step of 0.05 makes explicit
+    Euler itself diverge from a stable point (seeds 10 and 18 were reported as defects for that reason).
+    """
     s = np.flatnonzero(pi > 0)
     theta = np.log(pi[s]) + 1e-4 * rng.standard_normal(s.size)
-    lr = 0.05 / max(1.0, obj.beta)
 
     def policy(th):
         p = np.zeros(q.n_outputs)
@@ -106,14 +113,32 @@ def _euler_stays(q: Question, obj: Objective, pi: np.ndarray, rng, steps: int = 
         p[s] = e / e.sum()
         return p
 
+    def flow(th):
+        p = policy(th)
+        g = output_gradient(q, obj, p)[s]
+        return p[s] * (g - p[s] @ g)
+
+    th0, h = np.log(pi[s]), 1e-7
+    J = np.column_stack([(flow(th0 + h * e) - flow(th0 - h * e)) / (2 * h) for e in np.eye(s.size)])
+    if not np.all(np.isfinite(J)):
+        return False, "the flow's Jacobian on the output logits is not finite at the point"
+    proj = np.eye(s.size) - 1.0 / s.size                 # the softmax gauge (a common shift) removed
+    eig = np.linalg.eigvals(proj @ J @ proj)
+    rho = float(np.max(np.abs(eig)))
+    top = float(np.max(eig.real))
+    if top > 1e-6 * max(rho, 1e-300):
+        return False, f"the flow's Jacobian on the output logits has an eigenvalue with real part {top:.3g} > 0"
+    stiff = 0.05 / max(1.0, obj.beta) * rho > 1.0
+    lr = 0.5 / rho if stiff else 0.05 / max(1.0, obj.beta)
+    steps = 60 if stiff else steps        # 30/rho of flow time: the stiff modes decay, the check stays fast
+
     d0 = float(np.abs(policy(theta) - pi).max())
     with np.errstate(all="ignore"):
         for _ in range(steps):
-            p = policy(theta)
-            g = output_gradient(q, obj, p)[s]
-            theta = theta + lr * p[s] * (g - p[s] @ g)
+            theta = theta + lr * flow(theta)
     d1 = float(np.abs(policy(theta) - pi).max())
-    return d1 <= 1.05 * d0 + 1e-12, f"Euler from a 1e-4 perturbation: distance {d0:.2e} -> {d1:.2e}"
+    return d1 <= 1.05 * d0 + 1e-12, f"Euler ({steps} steps of {lr:.2g}) from a 1e-4 perturbation: distance " \
+        f"{d0:.2e} -> {d1:.2e}"
 
 
 def _face_ok(q: Question, obj: Objective, pi: np.ndarray) -> tuple[bool, str]:

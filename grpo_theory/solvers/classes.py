@@ -180,18 +180,17 @@ class ClassProblem:
         beta = self.obj.beta
         if advantage.changes_regulariser(self.obj):
             return self._family_gradient(log_pi_c, P)
-        if self.obj.regime == "reverse":
-            with np.errstate(over="ignore"):   # +inf at a vertex is the right (repelling) value
-                return P - beta * (1.0 - np.exp(self._log_p - log_pi_c))
+        if self.obj.regime == "reverse":     # floored: a huge finite (repelling) value at a vertex, never inf
+            return P - beta * (1.0 - np.exp(-kl.flow_log_ratio(self.obj, log_pi_c - self._log_p)))
         if self.obj.regime == "direct":
             return P - beta * (log_pi_c - self._log_p + 1.0)
-        return P - beta * kl.coefficient(self.obj, log_pi_c - self._log_p)
+        return P - beta * kl.coefficient(self.obj, kl.flow_log_ratio(self.obj, log_pi_c - self._log_p))
 
     def _family_gradient(self, log_pi_c: np.ndarray, P: np.ndarray) -> np.ndarray:
         """``g(c)`` with tie filtering and/or an entropy bonus (:func:`grpo_theory.advantage.regularised_gradient`)."""
         # the per-sample slope in log pi (reverse: 1 - pi_ref/pi; direct: log(pi/pi_ref), without the +1 of
         # the exact KL's gradient, which the centring removes only when every answer carries the same weight)
-        slope = kl.coefficient(self.obj, log_pi_c - self._log_p)
+        slope = kl.coefficient(self.obj, kl.flow_log_ratio(self.obj, log_pi_c - self._log_p))
         u = None
         if self.obj.filter_ties:
             if not self.q.has_reward_law:
@@ -473,6 +472,10 @@ def may_collapse(obj: Objective) -> bool:
 
 
 def unbounded_preference(obj: Objective) -> bool:
-    """``|P_G|`` unbounded near a vertex: ``G = inf``, scale normalisation, no epsilon (then the direct
-    penalty's flow can run into a vertex: a limit point, not a root)."""
-    return obj.is_large_group and obj.normalization == "scale" and obj.std_eps == 0 and obj.variance_eps == 0
+    """``|P_G|`` unbounded near a vertex (then the direct penalty's flow can run into a vertex: a limit point,
+    not a root): ``G = inf``, scale normalisation, no epsilon; REINFORCE++ (whitened by the policy's own
+    reward std, for every ``G``); whatever else :func:`~grpo_theory.preference.max_abs_advantage` cannot bound."""
+    if obj.is_large_group and obj.normalization == "scale" and obj.std_eps == 0 and obj.variance_eps == 0:
+        return True
+    with np.errstate(over="ignore", invalid="ignore"):
+        return not math.isfinite(max_abs_advantage(1.0, obj))

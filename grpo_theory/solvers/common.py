@@ -20,9 +20,13 @@ import numpy as np
 
 from .._numerics import optimize
 from ..errors import InvalidInputError
+from .gradient import output_gradient
 from .results import RESIDUAL_TOL, StationaryPoint
 
-__all__ = ["Problem", "polish", "point_at", "dedupe", "verdict", "sinh_grid"]
+__all__ = ["Problem", "polish", "point_at", "dedupe", "verdict", "sinh_grid", "face_kkt", "FACE_PROBE"]
+
+#: Mass given to an absent answer to read its drift on a face (:func:`face_kkt`).
+FACE_PROBE = 1e-10
 
 
 class Problem(Protocol):
@@ -84,6 +88,61 @@ def verdict(top: float, tol: float, what: str, *, undecided: bool = False,
     return False, f"an eigenvalue of {what} has positive real part"
 
 
+def _token_face_drift(problem, pi: np.ndarray, o: int) -> float:
+    """Token level: the centred drift ``g_v(c) - E g_v`` of the edge where answer ``o`` leaves the support
+    of ``pi``, with ``o`` given :data:`FACE_PROBE` of the mass."""
+    mix = (1.0 - FACE_PROBE) * pi
+    mix[o] += FACE_PROBE
+    with np.errstate(all="ignore"):
+        x = np.nan_to_num(problem.x_from_policy(mix), nan=0.0, neginf=-800.0, posinf=800.0)
+        before = problem.x_from_policy(pi)
+        g, cond, _ = problem.edge_gradient(x)
+        centred = problem._centred(g, cond)
+    t = problem.tree
+    path = np.flatnonzero(t.paths[list(problem.support).index(o)] > 0)
+    cond_before = np.exp(problem.log_cond(np.nan_to_num(before, nan=0.0, neginf=-800.0, posinf=800.0)))
+    off = [e for e in path if cond_before[e] == 0.0]
+    return float(centred[off[0]]) if off else 0.0
+
+
+def face_kkt(problem: Problem, pi: np.ndarray) -> tuple[bool, str] | None:
+    """The KKT test of a point on a face: every answer of ``pi_ref``'s support absent from ``pi`` must lose
+    mass when given a little (its logit drift ``g(o) - E_pi g`` points out of the simplex).
+
+    Parameters
+    ----------
+    problem : Problem
+        Its ``q`` and ``obj`` (and, at token level, its tree).
+    pi : numpy.ndarray
+        The point (``policy(x)``).
+
+    Returns
+    -------
+    None or (bool, str)
+        None when no supported answer is absent (not on a face); else whether every absent answer's
+        drift, read at mass :data:`FACE_PROBE`, is negative, and in words.
+    """
+    q, obj = problem.q, problem.obj
+    absent = np.flatnonzero((pi == 0) & (q.pi_ref > 0))
+    if absent.size == 0:
+        return None
+    token = hasattr(problem, "edge_gradient")
+    for o in absent:
+        if token:
+            d = _token_face_drift(problem, pi, int(o))
+        else:
+            mix = (1.0 - FACE_PROBE) * pi
+            mix[o] += FACE_PROBE
+            with np.errstate(all="ignore"):
+                g = output_gradient(q, obj, mix)
+            d = float(g[o] - mix @ g)
+        if not d < 0:
+            return False, (f"on a face, but absent answer {int(o)}'s drift g - E g = {d:.3g} at mass "
+                           f"{FACE_PROBE:g} is not negative: the face repels it, the point is not stationary")
+    return True, (f"on a face: answers {absent.tolist()} are absent and each one's drift at mass {FACE_PROBE:g} "
+                  "points out of the simplex (KKT); a limit point of the flow")
+
+
 def point_at(problem: Problem, x: np.ndarray, method: str, nfev: int = 0, *,
              require_converged: bool = True) -> StationaryPoint | None:
     """The stationary point at free logits ``x``, with its residual and stability.
@@ -110,9 +169,27 @@ def point_at(problem: Problem, x: np.ndarray, method: str, nfev: int = 0, *,
     converged = residual <= RESIDUAL_TOL
     if require_converged and not converged:
         return None
+    face = face_kkt(problem, pi)
+    if face is not None and not face[0]:          # a repelling face: not a stationary point of the flow
+        if require_converged:
+            return None
+        converged = False
     stable, eig, why = problem.stability(x)
+    boundary = False
+    if face is not None:
+        boundary = True
+        if face[0]:
+            # the absent directions give eigenvalues ~0 (their masses underflowed); the drift points out
+            # there, so the verdict is that of the remaining (within-face) directions
+            tol = 1e-7 * max(1e-300, float(np.max(np.abs(eig)))) if np.size(eig) else 0.0
+            top = float(np.max(np.real(eig))) if np.size(eig) else -np.inf
+            stable = False if top > tol else True
+            why = face[1] + ("; an eigenvalue within the face has positive real part" if stable is False else
+                             "; no eigenvalue within the face has positive real part")
+        else:
+            stable, why = None, face[1]
     return StationaryPoint(pi=pi, residual=residual, converged=converged, stable=stable, nfev=nfev,
-                           method=method, message=why if converged else
+                           method=method, boundary=boundary, message=why if converged else
                            f"residual {residual:.2e} above {RESIDUAL_TOL:g}; {why}", eigenvalues=eig)
 
 

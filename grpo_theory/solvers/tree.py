@@ -219,30 +219,36 @@ class TreeProblem:
         q = self.q
         if obj.regime == "reward":     # the answer's reward less beta * (sum of its tokens' estimator values)
             shift = np.zeros(q.n_outputs)
-            shift[self.support] = t.paths @ kl.value_shift(obj, np.maximum(lr, -745.0))
+            # summed over each answer's own tokens only: 0 * inf (an edge off the answer, whose value overflowed
+            # as its mass collapsed) must not make a NaN; +inf is a limit shaped_question handles
+            tok = kl.value_shift(obj, np.maximum(lr, -745.0))
+            shift[self.support] = np.where(t.paths > 0, tok[None, :], 0.0).sum(axis=1)
             q = shaped_question(q, shift)
         Pw, W = answer_weights(q, obj, pi)
         ps = pi[self.support]
         reach_edge = ps @ t.paths                                           # pi(v) pi(c|v)
         cond = np.exp(log_cond)
+        reach = reach_edge / np.where(cond > 0, cond, 1.0)                 # pi(v)
         with np.errstate(invalid="ignore", divide="ignore"):
             Q = (ps * Pw[self.support]) @ t.paths / reach_edge
             if obj.regime == "reward":
-                return Q, cond, reach_edge / np.where(cond > 0, cond, 1.0)
+                return np.where(reach > 0, Q, 0.0), cond, reach
             mass_w = (ps * W[self.support]) @ t.paths                       # pi(v) pi(c|v) W(v,c)
+            lr_f = kl.flow_log_ratio(obj, lr)          # finite k3 values where a token's mass collapsed
             if obj.beta == 0:                                               # the entropy bonus alone
                 pen = np.zeros_like(Q)
             elif obj.kl_placement == "advantage":
                 # OpenRLHF: each token's value enters the reward at that token and the return is the sum
                 # to the end (gamma = 1), so token t carries the values of tokens t.. of its answer.
-                tail = (t.paths * kl.estimator_value(obj, lr)[None, :]) @ self._later_or_same * t.paths
+                tail = (t.paths * kl.estimator_value(obj, lr_f)[None, :]) @ self._later_or_same * t.paths
                 pen = (ps * W[self.support]) @ tail / reach_edge
             else:
-                pen = mass_w / reach_edge * kl.coefficient(obj, lr)
+                pen = mass_w / reach_edge * kl.coefficient(obj, lr_f)
             g = Q - obj.beta * pen
             if obj.entropy_coef > 0:        # per-position entropy, weighted like the penalty (advantage module)
                 g = g + advantage.node_entropy_slope(log_cond, self._node_average(mass_w, reach_edge), obj)
-        return g, cond, reach_edge / np.where(cond > 0, cond, 1.0)
+        # a node the policy never reaches (its mass underflowed) has no gradient: 0, not 0/0
+        return np.where(reach > 0, g, 0.0), cond, reach
 
     def _node_average(self, mass_w: np.ndarray, reach_edge: np.ndarray) -> np.ndarray:
         """``Wbar(v) = sum_c pi(v) pi(c|v) W(v,c) / pi(v)`` of each edge's node (nan where ``pi(v) = 0``)."""
