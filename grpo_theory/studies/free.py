@@ -55,9 +55,13 @@ import torch
 from tqdm.auto import tqdm
 
 from .._io import atomic_write
-from ..convergence import ConvergenceReport, check_history, check_trajectories
+from ..convergence import ALPHA, ConvergenceReport, check_history, check_trajectories
 from ..errors import InvalidInputError
+from ..predict import Response, flow_table
 from ..problem import Objective
+from ..training.free_generation import FreeSampler, _pad_time, _token_logp
+from ..training.loss import group_advantages, grpo_objective
+from ..training.smollm import FrozenTrunkLM, _chat_prompt, load_smollm2
 
 __all__ = ["candidate_pool", "normalise", "select_prompts", "choose_betas", "count_correct", "JobSpec",
            "run_job", "is_flat", "assemble", "score", "fit_shift", "fit_clock_lsq", "SmolBackend",
@@ -270,7 +274,6 @@ def select_prompts(correct, n: int, n_keep: int, *, p_range=P_RANGE) -> np.ndarr
 
 
 def _x(p_ref, objective: Objective) -> np.ndarray:
-    from ..predict import Response
 
     return Response(objective)(np.clip(np.asarray(p_ref, dtype=float), 1e-12, 1.0))
 
@@ -388,7 +391,6 @@ def is_flat(history: list, n_prompts: int, group_size: int) -> tuple[bool, Conve
         The verdict, the per-prompt report at the plain level (for the result table), and the mean
         reward's status.
     """
-    from ..convergence import ALPHA
 
     per_prompt = _check(history, n_prompts, group_size)
     strict = _check(history, n_prompts, group_size, alpha=ALPHA / n_prompts)
@@ -403,7 +405,6 @@ def is_flat(history: list, n_prompts: int, group_size: int) -> tuple[bool, Conve
 
 
 def _grpo_step(backend, opt, spec: JobSpec, answers, want, gen) -> dict:
-    from ..training.loss import group_advantages, grpo_objective
 
     P, G = len(answers), spec.group_size
     comps = [backend.sample(q, G, gen) for q in range(P)]
@@ -646,7 +647,6 @@ def assemble(measured: pd.DataFrame, prompts: pd.DataFrame, *, group_size: int =
         :data:`COLUMNS` first, then ``kind, half, identity, shift, shift_c, clock, label, answer`` and
         :func:`run_job`'s other columns.
     """
-    from ..predict import flow_table
 
     pr = prompts.sort_values(["p_ref", "prompt"]).reset_index(drop=True)
     half = {int(q): "AB"[i % 2] for i, q in enumerate(pr.prompt)}
@@ -739,8 +739,6 @@ class SmolBackend:
     def __init__(self, model, tokenizer, questions, max_new_tokens: int = 4) -> None:
         import copy
 
-        from ..training.free_generation import FreeSampler
-        from ..training.smollm import _chat_prompt
 
         self.model = model
         self.mlp = model.hf.model.layers[-1].mlp
@@ -752,7 +750,6 @@ class SmolBackend:
         return self.sampler.sample(q, n, generator)
 
     def logp(self, comps, reference: bool = False):
-        from ..training.free_generation import _pad_time, _token_logp
 
         T = max(c.tokens.shape[1] for c in comps)
         h0 = torch.stack([_pad_time(c.h0, T) for c in comps])
@@ -783,7 +780,6 @@ def _smol(model_dir, device: str = "cpu"):
     torch.set_num_threads(1)
     key = f"{model_dir}|{device}"
     if key not in _MODEL:
-        from ..training.smollm import FrozenTrunkLM, load_smollm2
 
         model, tok = load_smollm2(model_dir, device=device)
         _MODEL[key] = (FrozenTrunkLM(model.hf), tok)
