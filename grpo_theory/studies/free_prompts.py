@@ -1,0 +1,271 @@
+"""Issue 23's prompts and betas for the free-generation study (:mod:`grpo_theory.studies.free`).
+
+The candidate pool (yes/no, factual and arithmetic questions in SmolLM2's chat template), the
+verifier's normalisation of a completion's first word, the screening count, the selection of prompts
+spread evenly in ``logit p`` over :data:`P_RANGE`, and the choice of the two betas from the fresh
+``p_ref`` alone (:func:`choose_betas`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from ..errors import InvalidInputError
+from ..predict import Response
+from ..problem import Objective
+
+__all__ = ["candidate_pool", "normalise", "select_prompts", "choose_betas", "count_correct",
+           "P_RANGE", "BETA_CANDIDATES", "MIN_DIFF"]
+
+#: The P(correct) range the kept prompts spread over (issue 23).
+P_RANGE = (0.05, 0.9)
+#: Candidate betas for :func:`choose_betas` and the smallest difference of predictions that counts.
+BETA_CANDIDATES = (0.5, 1.0, 2.0, 4.0)
+MIN_DIFF = 0.2
+
+_FACTS = (
+    ("What is the capital of France?", "Paris"), ("What is the capital of Japan?", "Tokyo"),
+    ("What is the capital of Italy?", "Rome"), ("What is the capital of Germany?", "Berlin"),
+    ("What is the capital of Spain?", "Madrid"), ("What is the capital of Egypt?", "Cairo"),
+    ("What is the capital of Russia?", "Moscow"), ("What is the capital of Canada?", "Ottawa"),
+    ("What is the capital of Australia?", "Canberra"), ("What is the capital of China?", "Beijing"),
+    ("What is the capital of Greece?", "Athens"), ("What is the capital of Portugal?", "Lisbon"),
+    ("What color is the sky on a clear day?", "Blue"), ("What color is grass?", "Green"),
+    ("What color is snow?", "White"), ("What color is a ripe banana?", "Yellow"),
+    ("What color is blood?", "Red"), ("What color is coal?", "Black"),
+    ("What is frozen water called?", "Ice"), ("Which planet is known as the Red Planet?", "Mars"),
+    ("What is the largest ocean on Earth?", "Pacific"), ("What animal says moo?", "Cow"),
+    ("What animal barks?", "Dog"), ("What is the opposite of hot?", "Cold"),
+    ("What is the opposite of up?", "Down"), ("What is the opposite of yes?", "No"),
+    ("What is the first letter of the alphabet?", "A"), ("What is the last letter of the alphabet?", "Z"),
+    ("What day comes after Monday?", "Tuesday"), ("What month comes after January?", "February"),
+    ("How many legs does a spider have?", "8"), ("How many days are in a week?", "7"),
+    ("How many months are in a year?", "12"), ("How many hours are in a day?", "24"),
+    ("How many sides does a triangle have?", "3"), ("How many legs does a dog have?", "4"),
+    ("Is the sun hot? Answer Yes or No.", "Yes"), ("Is ice hot? Answer Yes or No.", "No"),
+    ("Can fish swim? Answer Yes or No.", "Yes"), ("Do cats bark? Answer Yes or No.", "No"),
+)
+
+
+_YES_NO = (
+    ("Is water wet?", "Yes"), ("Is the sun cold?", "No"), ("Can fish breathe underwater?", "Yes"),
+    ("Is 7 an even number?", "No"), ("Is Paris in France?", "Yes"), ("Is ice colder than steam?", "Yes"),
+    ("Can a car fly by itself?", "No"), ("Is the moon made of cheese?", "No"), ("Do plants need light?", "Yes"),
+    ("Is 10 greater than 3?", "Yes"), ("Is snow usually black?", "No"),
+    ("Is a triangle a shape with four sides?", "No"), ("Are dolphins mammals?", "Yes"), ("Is gold a metal?", "Yes"),
+    ("Can humans live without water for a year?", "No"), ("Do birds have feathers?", "Yes"),
+    ("Is the Earth flat?", "No"), ("Do fish have wings?", "No"), ("Is 2 smaller than 5?", "Yes"),
+    ("Is a cat a reptile?", "No"), ("Is the Pacific an ocean?", "Yes"), ("Can elephants fly?", "No"),
+    ("Is 9 an odd number?", "Yes"), ("Is fire cold?", "No"), ("Do cows give milk?", "Yes"),
+    ("Is London in Spain?", "No"), ("Is a whale a fish?", "No"), ("Is grass green?", "Yes"),
+    ("Does the sun rise in the east?", "Yes"), ("Is 100 less than 10?", "No"), ("Can dogs read books?", "No"),
+    ("Is Tokyo in Japan?", "Yes"), ("Is a tomato a vegetable in botany?", "No"), ("Do spiders have six legs?", "No"),
+    ("Is Mars a planet?", "Yes"), ("Is the sky green on a clear day?", "No"), ("Is 3 times 3 equal to 9?", "Yes"),
+    ("Is 5 plus 5 equal to 11?", "No"), ("Do trees have roots?", "Yes"), ("Is a square round?", "No"),
+)
+#: The user turn's instruction for each kind of answer.
+_ASK = {"yes/no": " Answer Yes or No.", "number": " Answer with the number only.", "word": " Answer with one word."}
+
+
+def candidate_pool() -> list[tuple[str, str, str]]:
+    """The candidate prompts, as ``(label, question, answer)``: 40 yes/no questions, 36 short factual
+    questions and 60 sums, differences and products of small numbers (answers 0-99).
+
+    A pilot (issue 23) found SmolLM2-135M-Instruct rarely *starts* its answer to a factual or an
+    arithmetic question with the word or the number (it starts "The capital of France ..."), while a
+    yes/no question's first word is "Yes" or "No" often, in proportions that vary by question: the
+    yes/no questions are what spreads P(correct) over [0.05, 0.9]; the others are kept in the pool
+    for the screening to judge.
+
+    Returns
+    -------
+    list of tuple of str
+        The question is the user turn; the answer is what the verifier accepts (:func:`normalise`).
+
+    Examples
+    --------
+    >>> pool = candidate_pool()
+    >>> len(pool), pool[76]
+    (136, ('2+3', 'What is 2+3? Answer with the number only.', '5'))
+    """
+    out = [(q, q + _ASK["yes/no"], a) for q, a in _YES_NO]
+    out += [(q, q if q.endswith("or No.") else q + _ASK["number" if a.isdigit() else "word"], a)
+            for q, a in _FACTS if not q.endswith("or No.")]
+    rng = np.random.default_rng(23)        # a fixed pool: the same 60 items on every machine
+    ops = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b}
+    seen = set()
+    items = [(2, "+", 3)]
+    while len(items) < 60:
+        op = "+-*"[len(items) % 3]
+        a, b = (int(v) for v in rng.integers(2, 13 if op == "*" else 50, size=2))
+        if op == "-" and b > a:
+            a, b = b, a
+        if (a, op, b) not in seen and 0 <= ops[op](a, b) <= 99:
+            items.append((a, op, b))
+        seen.add((a, op, b))
+    out += [(f"{a}{op}{b}", f"What is {a}{op}{b}?" + _ASK["number"], str(ops[op](a, b))) for a, op, b in items]
+    return out
+
+
+_PUNCT = ".,!?;:\"'()[]*`"
+
+
+def normalise(text: str) -> str:
+    """The verifier's view of a completion: its first word, lower case, without surrounding punctuation.
+
+    A completion is correct when this equals the normalised answer: "No, the sun is hot" answers
+    "No"; "The capital of France" does not answer "Paris" (its first word is "the").
+
+    Examples
+    --------
+    >>> normalise(" Paris.") == normalise("paris") == normalise("Paris, France")
+    True
+    >>> normalise("The answer is 7")
+    'the'
+    """
+    words = text.strip().lower().split()
+    return words[0].strip(_PUNCT) if words else ""
+
+
+def count_correct(backend, answers, n: int, generator: torch.Generator, *, batch: int = 64,
+                  desc: str = "sampling", progress: bool = False) -> np.ndarray:
+    """Correct completions out of ``n`` per prompt of ``backend`` (the verifier is :func:`normalise` equality).
+
+    Parameters
+    ----------
+    backend
+        The model (see the module docstring); sampled, not changed.
+    answers : sequence of str
+        One answer per prompt.
+    n : int
+        Samples per prompt (drawn in batches of ``batch``).
+    generator : torch.Generator
+    batch : int
+    desc : str
+        The progress bar's label.
+    progress : bool
+
+    Returns
+    -------
+    numpy.ndarray of int
+        One count per prompt.
+    """
+    want = [normalise(a) for a in answers]
+    out = np.zeros(len(want), dtype=int)
+    for q in tqdm(range(len(want)), desc=desc, disable=not progress, leave=False):
+        for start in range(0, n, batch):
+            c = backend.sample(q, min(batch, n - start), generator)
+            out[q] += sum(normalise(t) == want[q] for t in c.text)
+    return out
+
+
+def _logit(p):
+    p = np.asarray(p, dtype=float)
+    return np.log(p) - np.log1p(-p)
+
+
+def _expit(u):
+    return 1.0 / (1.0 + np.exp(-np.asarray(u, dtype=float)))
+
+
+def select_prompts(correct, n: int, n_keep: int, *, p_range=P_RANGE) -> np.ndarray:
+    """Indices of ``n_keep`` screened candidates whose P(correct) spreads evenly in ``logit p`` over ``p_range``.
+
+    The screened estimate is ``(k + 0.5) / (n + 1)``. Targets are ``n_keep`` points evenly spaced in
+    ``logit p`` from ``p_range[0]`` to ``p_range[1]``; each takes, in turn, the unused candidate nearest
+    to it in ``logit p`` among those screened inside the range widened by one screening standard error.
+
+    Parameters
+    ----------
+    correct : array_like of int
+        Correct samples of each candidate, out of ``n``.
+    n : int
+        Screening samples per candidate.
+    n_keep : int
+        Prompts to keep.
+    p_range : tuple of float
+
+    Returns
+    -------
+    numpy.ndarray of int
+        The kept candidates' indices, in order of increasing screened P(correct).
+
+    Raises
+    ------
+    InvalidInputError
+        If fewer than ``n_keep`` candidates screened inside the (widened) range.
+
+    Examples
+    --------
+    >>> select_prompts([0, 2, 8, 16, 24, 30, 32], 32, 3).tolist()
+    [1, 3, 5]
+    """
+    k = np.asarray(correct, dtype=float)
+    if n <= 0 or k.ndim != 1 or np.any((k < 0) | (k > n)):
+        raise InvalidInputError(f"need 0 <= correct <= n with n > 0, got n={n!r} and correct={k.tolist()}")
+    lo, hi = p_range
+    p = (k + 0.5) / (n + 1)
+    se = np.sqrt(p * (1 - p) / n)
+    ok = np.flatnonzero((p + se >= lo) & (p - se <= hi))
+    if ok.size < n_keep:
+        raise InvalidInputError(f"only {ok.size} of {k.size} candidates screened inside P(correct) "
+                                f"[{lo:g}, {hi:g}] (widened by one standard error); expected at least "
+                                f"n_keep={n_keep}: give a larger pool or fewer prompts")
+    targets = np.linspace(_logit(lo), _logit(hi), n_keep)
+    u = _logit(p)
+    free = list(ok)
+    chosen = []
+    for t in targets:
+        j = min(free, key=lambda i: (abs(u[i] - t), i))
+        chosen.append(j)
+        free.remove(j)
+    return np.array(sorted(chosen, key=lambda i: (p[i], i)), dtype=int)
+
+
+def _x(p_ref, objective: Objective) -> np.ndarray:
+
+    return Response(objective)(np.clip(np.asarray(p_ref, dtype=float), 1e-12, 1.0))
+
+
+def choose_betas(p_ref, *, candidates=BETA_CANDIDATES, min_diff: float = MIN_DIFF, group_size: int = 8,
+                 penalty: str = "reverse") -> tuple[tuple[float, float], float]:
+    """The pair of betas whose stationary predictions differ by ``>= min_diff`` for the most prompts.
+
+    Ties go to the pair with the larger smaller beta (a stronger pull to the reference: faster to
+    converge, and safer from the collapse of a policy that stops sampling its correct answers), then
+    to the smaller larger beta.
+
+    Parameters
+    ----------
+    p_ref : array_like
+        The prompts' P_ref(correct).
+    candidates : sequence of float
+    min_diff : float
+    group_size : int
+    penalty : {"reverse", "direct"}
+
+    Returns
+    -------
+    ((float, float), float)
+        The two betas (increasing) and the fraction of prompts whose predictions differ by ``>= min_diff``.
+
+    Examples
+    --------
+    >>> choose_betas([0.1, 0.3], candidates=(0.5, 2.0, 4.0))     # (0.5, 4) ties; the smaller larger beta wins
+    ((0.5, 2.0), 1.0)
+    """
+    cands = sorted(float(b) for b in candidates)
+    if len(cands) < 2:
+        raise InvalidInputError(f"need at least two candidate betas, got {candidates!r}")
+    x = {b: _x(p_ref, Objective(beta=b, group_size=group_size, penalty=penalty)) for b in cands}
+    best = None
+    for i, a in enumerate(cands):
+        for b in cands[i + 1:]:
+            frac = float(np.mean(np.abs(x[a] - x[b]) >= min_diff))
+            key = (frac, a, -b)
+            if best is None or key > best[0]:
+                best = (key, (a, b), frac)
+    return best[1], best[2]
+

@@ -1,0 +1,201 @@
+"""Issue 23's scoring for the free-generation study (:mod:`grpo_theory.studies.free`).
+
+Per (beta, seed), the theory's MAE over prompts against two baselines fitted on one half of the
+prompts and scored on the other (the identity ``p_ref`` and the best single logit shift
+``expit(logit p_ref + c)``), and at the intermediate steps the finite-time prediction
+``p_x(clock * step)`` with its clock fitted by least squares on the other half.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InvalidInputError
+from ..predict import flow_table
+from ..problem import Objective
+from .free_prompts import _expit, _logit, _x
+
+__all__ = ["assemble", "score", "fit_shift", "fit_clock_lsq", "COLUMNS"]
+
+#: The columns every row of docs/results/free_generation.csv has first (the issue's schema).
+COLUMNS = ("seed", "beta", "prompt", "p_ref", "p_ref_n", "predicted", "measured", "measured_n", "step")
+
+
+def fit_shift(p_ref, measured) -> float:
+    """The best single logit shift: ``c`` minimising ``sum (expit(logit p_ref + c) - measured)^2``.
+
+    Parameters
+    ----------
+    p_ref, measured : array_like
+        Values in ``[0, 1]`` (``p_ref`` is clipped to ``[1e-4, 1 - 1e-4]`` so that its logit is finite).
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> round(fit_shift([0.2, 0.5], [0.5, 0.8]), 3)      # logit 0.5 - logit 0.2 = logit 0.8 - logit 0.5
+    1.386
+    """
+    from scipy.optimize import minimize_scalar
+
+    u = _logit(np.clip(np.asarray(p_ref, dtype=float), 1e-4, 1 - 1e-4))
+    m = np.asarray(measured, dtype=float)
+    res = minimize_scalar(lambda c: float(np.sum((_expit(u + c) - m) ** 2)), bounds=(-15.0, 15.0), method="bounded",
+                          options=dict(xatol=1e-8))
+    return float(res.x)
+
+
+def _flow_rows(table, p) -> np.ndarray:
+    """The flow table's rows (P(correct) at every grid time) for starting values ``p``."""
+    if table.interpolated:
+        from scipy.interpolate import PchipInterpolator
+
+        return PchipInterpolator(_logit(table.starts), table.values, axis=0)(_logit(p))
+    idx = np.minimum(np.searchsorted(table.starts, p), table.starts.size - 1)
+    if not np.allclose(table.starts[idx], p, rtol=0, atol=0):
+        raise InvalidInputError("a starting value outside the flow table; build it with these p_ref")
+    return table.values[idx]
+
+
+def fit_clock_lsq(table, p_ref, steps, measured, *, t_max: float | None = None) -> float:
+    """The clock (flow time per step) minimising the squared error of ``p_x(clock * step)`` against ``measured``.
+
+    Parameters
+    ----------
+    table : grpo_theory.predict.FlowTable
+        Flows from the prompts' ``p_ref``.
+    p_ref, steps, measured : array_like
+        One entry per (prompt, step) measurement.
+    t_max : float, optional
+        Largest flow time (default: the table's).
+
+    Returns
+    -------
+    float
+    """
+    from scipy.interpolate import PchipInterpolator
+    from scipy.optimize import minimize_scalar
+
+    p, s, m = (np.asarray(v, dtype=float) for v in (p_ref, steps, measured))
+    t_max = float(table.times[-1]) if t_max is None else t_max
+    # one interpolant in t per step's prompts, built once (the search evaluates the loss ~100 times)
+    curves = []
+    for v in np.unique(s):
+        sel = s == v
+        rows = _flow_rows(table, p[sel])                                          # (n_sel, T)
+        curves.append((v, PchipInterpolator(table.times, rows, axis=1), m[sel]))
+
+    def loss(log_c):
+        c = math.exp(log_c)
+        return float(sum(np.sum((f(min(c * v, t_max)) - mm) ** 2) for v, f, mm in curves))
+    hi = math.log(t_max / max(float(s.max()), 1.0))
+    grid = np.linspace(hi - 20.0, hi, 81)           # a coarse scan first: the loss need not be unimodal
+    j = int(np.argmin([loss(g) for g in grid]))
+    lo_b, hi_b = grid[max(j - 1, 0)], grid[min(j + 1, grid.size - 1)]
+    res = minimize_scalar(loss, bounds=(lo_b, hi_b), method="bounded", options=dict(xatol=1e-6))
+    return float(math.exp(res.x))
+
+
+def assemble(measured: pd.DataFrame, prompts: pd.DataFrame, *, group_size: int = 8,
+             penalty: str = "reverse", t_max: float = 1e4) -> pd.DataFrame:
+    """The result table: every measurement with ``p_ref``, the theory's prediction and the baselines.
+
+    ``half`` splits the prompts into A and B alternately in order of ``p_ref`` (both span the range).
+    Each row's ``identity`` is ``p_ref``; its ``shift`` is ``expit(logit p_ref + c)`` with ``c`` fitted
+    (:func:`fit_shift`) on the *other* half's final measurements of the same (beta, seed). ``predicted``
+    is ``x(p_ref)`` for a final row, and for an intermediate row ``p_x(clock * step)`` on the flow with
+    the clock fitted (:func:`fit_clock_lsq`) on the other half's intermediate measurements of the same run.
+
+    Parameters
+    ----------
+    measured : pandas.DataFrame
+        :func:`run_job`'s rows, every job's.
+    prompts : pandas.DataFrame
+        One row per prompt index: ``prompt`` (the index), ``label``, ``answer``, ``p_ref``, ``p_ref_n``.
+    group_size : int
+    penalty : str
+    t_max : float
+        Last flow time integrated (the clock is searched up to ``t_max`` over the largest intermediate step).
+
+    Returns
+    -------
+    pandas.DataFrame
+        :data:`COLUMNS` first, then ``kind, half, identity, shift, shift_c, clock, label, answer`` and
+        :func:`run_job`'s other columns.
+    """
+
+    pr = prompts.sort_values(["p_ref", "prompt"]).reset_index(drop=True)
+    half = {int(q): "AB"[i % 2] for i, q in enumerate(pr.prompt)}
+    t = measured.merge(prompts, on="prompt", how="left", validate="many_to_one")
+    if t.p_ref.isna().any():
+        raise InvalidInputError(f"measurements for prompts without p_ref: {sorted(set(t.prompt[t.p_ref.isna()]))}")
+    t["half"] = t.prompt.map(half)
+    t["identity"] = t.p_ref
+    t["predicted"] = np.nan
+    t["shift"] = np.nan
+    t["shift_c"] = np.nan
+    t["clock"] = np.nan
+    p_flow = np.clip(t.p_ref.to_numpy(float), 0.5 / t.p_ref_n.to_numpy(float), 1 - 0.5 / t.p_ref_n.to_numpy(float))
+    t["_p_flow"] = p_flow
+    for beta, g in t.groupby("beta"):
+        obj = Objective(beta=float(beta), group_size=group_size, penalty=penalty)
+        fin = g.kind == "final"
+        t.loc[g.index[fin], "predicted"] = _x(g.p_ref[fin], obj)
+        mid = g[g.kind == "intermediate"]
+        flows = flow_table(np.unique(t._p_flow[g.index]), obj, t_max=t_max) if len(mid) else None
+        for _seed, run in g.groupby("seed"):
+            for this, other in (("A", "B"), ("B", "A")):
+                f_other = run[(run.kind == "final") & (run.half == other)]
+                rows = run.index[run.half == this]
+                c = fit_shift(f_other.p_ref, f_other.measured) if len(f_other) else np.nan
+                t.loc[rows, "shift_c"] = c
+                t.loc[rows, "shift"] = _expit(_logit(np.clip(t.p_ref[rows].to_numpy(float), 1e-4, 1 - 1e-4)) + c)
+                m_other = run[(run.kind == "intermediate") & (run.half == other)]
+                m_this = run[(run.kind == "intermediate") & (run.half == this)]
+                if len(m_other) and len(m_this):
+                    clock = fit_clock_lsq(flows, m_other._p_flow, m_other.step, m_other.measured)
+                    t.loc[m_this.index, "clock"] = clock
+                    for s, rs in m_this.groupby("step"):
+                        t.loc[rs.index, "predicted"] = flows.at(rs._p_flow.to_numpy(float),
+                                                                min(clock * float(s), float(flows.times[-1])))
+    t = t.drop(columns="_p_flow")
+    rest = [c for c in t.columns if c not in COLUMNS]
+    return t[list(COLUMNS) + rest].sort_values(["beta", "seed", "step", "p_ref", "prompt"]).reset_index(drop=True)
+
+
+def score(table: pd.DataFrame) -> pd.DataFrame:
+    """Per (beta, seed, kind, step): the MAE over prompts of the theory and of the two baselines.
+
+    Every MAE is out of sample: the theory fits nothing to measurements; the shift and the clock are
+    fitted on the other half (:func:`assemble`). Final rows carry ``meets_target`` (theory MAE <= 0.03)
+    and ``beats_baselines`` (theory MAE below both baselines').
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :func:`assemble`'s output.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``beta, seed, kind, step, n_prompts, mae_theory, mae_identity, mae_shift, max_theory, n_converged,
+        meets_target, beats_baselines`` (the last three for final rows; NaN otherwise).
+    """
+    rows = []
+    for (beta, seed, kind, step), g in table.groupby(["beta", "seed", "kind", "step"]):
+        mae = {col: float(np.mean(np.abs(g[col] - g.measured))) for col in ("predicted", "identity", "shift")}
+        r = dict(beta=beta, seed=seed, kind=kind, step=step, n_prompts=len(g), mae_theory=mae["predicted"],
+                 mae_identity=mae["identity"], mae_shift=mae["shift"],
+                 max_theory=float(np.max(np.abs(g.predicted - g.measured))))
+        if kind == "final":
+            r["n_converged"] = int((g.get("conv_status", pd.Series(dtype=str)) == "converged").sum())
+            r["meets_target"] = r["mae_theory"] <= 0.03
+            r["beats_baselines"] = r["mae_theory"] < min(r["mae_identity"], r["mae_shift"])
+        rows.append(r)
+    return pd.DataFrame(rows)
+
