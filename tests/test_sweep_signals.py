@@ -25,7 +25,13 @@ def _start(tmp_path, *extra, new_session=False):
     return subprocess.Popen([sys.executable, "-m", "grpo_theory.cli", "sweep", str(grid), "--out",
                              str(tmp_path / "s.csv"), "--no-progress", *extra], env=env, cwd=tmp_path,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=new_session)
+                            start_new_session=new_session, preexec_fn=_default_sigint)
+
+
+def _default_sigint():
+    # as from a terminal: Ctrl-C at its default. A process started with SIGINT ignored keeps it ignored
+    # (Python then installs no KeyboardInterrupt handler), and a test runner's worker may have it so.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _children(pid, n, timeout=60.0):
@@ -71,7 +77,13 @@ def test_ctrl_c_says_what_was_saved_and_how_to_resume(tmp_path):
     while time.monotonic() < deadline and (not out.exists() or len(out.read_text().splitlines()) < 2):
         time.sleep(0.1)
     os.killpg(proc.pid, signal.SIGINT)                  # as Ctrl-C does: the whole process group
-    _, err = proc.communicate(timeout=30)
+    try:
+        _, err = proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        _, err = proc.communicate()
+        pytest.fail(f"the sweep did not stop within 30 s of Ctrl-C; rows saved: "
+                    f"{len(out.read_text().splitlines()) if out.exists() else 0}; its stderr: {err!r}")
     assert proc.returncode == 130, err
     assert "Traceback" not in err, err
     lines = [ln for ln in err.splitlines() if ln.strip()]
