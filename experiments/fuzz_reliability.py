@@ -31,21 +31,25 @@ from fuzz_cases import check_case  # noqa: E402
 from fuzz_kl_cases import check_kl_case  # noqa: E402
 
 
-def kl_main(cases: int, first: int, out: Path) -> None:
-    """The KL half of the fuzz (see the module doc), resumable like the first half."""
+def _run_seeds(check, seeds, out: Path, desc: str) -> pd.DataFrame:
+    """``check(seed)`` for every seed not yet in ``out``, each row appended as it finishes (a rerun resumes)."""
     done = set(pd.read_csv(out).seed) if out.exists() else set()
-    todo = [s for s in range(first, cases) if s not in done]
     with out.open("a", newline="") as fh:
         writer = None
-        for seed in tqdm(todo, desc="kl fuzz"):
-            row = check_kl_case(seed)
+        for seed in tqdm([s for s in seeds if s not in done], desc=desc):
+            row = check(seed)
             if writer is None:
                 writer = csv.DictWriter(fh, fieldnames=list(row))
                 if not done:
                     writer.writeheader()
             writer.writerow(row)
             fh.flush()
-    df = pd.read_csv(out)
+    return pd.read_csv(out)
+
+
+def kl_main(cases: int, first: int, out: Path) -> None:
+    """The KL half of the fuzz (see the module doc), resumable like the first half."""
+    df = _run_seeds(check_kl_case, range(first, cases), out, "kl fuzz")
     print(f"{len(df)} cases, seeds {df.seed.min()}-{df.seed.max()}; CPU seconds per case: median "
           f"{df.seconds.median():.2f}, max {df.seconds.max():.1f}")
     print(df.outcome.value_counts().to_string())
@@ -67,20 +71,8 @@ def main() -> None:
     if args.kl:
         kl_main(args.cases, args.first, out)
         return
-    done = set(pd.read_csv(out).seed) if out.exists() else set()
-    todo = [s for s in range(args.cases) if s not in done]
     t0 = time.perf_counter()
-    with out.open("a", newline="") as fh:
-        writer = None
-        for seed in tqdm(todo, desc="fuzz"):
-            row = check_case(seed)
-            if writer is None:
-                writer = csv.DictWriter(fh, fieldnames=list(row))
-                if not done:
-                    writer.writeheader()
-            writer.writerow(row)
-            fh.flush()
-    df = pd.read_csv(out)
+    df = _run_seeds(check_case, range(args.cases), out, "fuzz")
     print(f"{len(df)} cases ({time.perf_counter() - t0:.0f} s this run)")
     print(df.outcome.value_counts().to_string())
     ok = df[df.outcome == "ok"]

@@ -363,6 +363,12 @@ class GRPOTrainer:
         spacing = max(1, min(cfg.log_every, s // 10))
         return s % spacing == 0 or s > window_start or s == self.horizon
 
+    def _extend_if_due(self, cap: int, bar) -> None:
+        """At the horizon, push it on by ``steps // 2`` (up to ``cap``) when :meth:`_extension_due`."""
+        if self.step == self.horizon and self.history and self._extension_due(cap):
+            self.horizon = min(cap, self.horizon + max(1, self.cfg.steps // 2))
+            bar.total = self.horizon
+
     def _extension_due(self, cap: int) -> bool:
         """Train on past the horizon? Only below the cap, and while a question is moving, or is
         oscillating with the check's tail reaching back before the final learning rate (step
@@ -416,11 +422,9 @@ class GRPOTrainer:
             new = not metrics_path.exists()
             metrics_file = metrics_path.open("a", newline="")
         budget = None if stop_after is None else self.step + stop_after
-        if self.step == self.horizon and self.history and self._extension_due(cap):
-            # resumed at a finished horizon (e.g. a run from before this rule): continue as the
-            # uninterrupted run would have at this step
-            self.horizon = min(cap, self.horizon + max(1, cfg.steps // 2))
-            bar.total = self.horizon
+        # resumed at a finished horizon (e.g. a run from before this rule): continue as the
+        # uninterrupted run would have at this step
+        self._extend_if_due(cap, bar)
         best_mask = self.task.rewards == self.task.rewards.max(1, keepdims=True)
         try:
             while self.step < self.horizon and (budget is None or self.step < budget):
@@ -448,9 +452,7 @@ class GRPOTrainer:
                         metrics_file.flush()
                 if self.step % cfg.checkpoint_every == 0:
                     self.save_checkpoint()
-                if self.step == self.horizon and self._extension_due(cap):
-                    self.horizon = min(cap, self.horizon + max(1, cfg.steps // 2))
-                    bar.total = self.horizon
+                self._extend_if_due(cap, bar)
         finally:
             bar.close()
             if metrics_file is not None:
