@@ -5,9 +5,11 @@ experiments/*.py) and assert what docs/results.md claims about them. They pass o
 committed numbers, whatever the code does; a change in the code is checked by the other test files.
 """
 
+import re
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results"
 
@@ -34,3 +36,47 @@ def test_trainer_convention_points_cover_both_trainers():
     trl, ours = pd.read_csv(RESULTS / "trl_results.csv"), pd.read_csv(RESULTS / "validate_seeds.csv")
     ours = ours[ours.config.isin(["TRL_std_G2", "TRL_std_G8"]) & (ours.prediction == "trainer")]
     assert len(trl) > 0 and len(ours) > 0 and len(trl) + len(ours) >= 100
+
+
+def _markdown_rows(path: Path, header: str) -> list[list[str]]:
+    """The body rows of the markdown table whose header line starts with ``header``."""
+    text = path.read_text()
+    body = text[text.index(header):]
+    body = body[:body.index("\n\n")]
+    return [[c.strip().strip("*") for c in ln.strip().strip("|").split("|")] for ln in body.splitlines()[2:]]
+
+
+def test_the_gated_table_of_results_md_is_what_validate_results_shows():
+    """docs/results.md's gated table, recomputed from the rows of validate_results.csv with plain pandas
+    (not through the study's summary), and the overall MAE its text states."""
+    r = pd.read_csv(RESULTS / "validate_results.csv")
+    r = r[r.gated & (r.prediction == "trainer")]
+    lines = _markdown_rows(RESULTS.parent / "results.md", "| configuration | MAE | max abs error | mean SE |")
+    assert len(lines) == r.config.nunique() == 12
+    for cells in lines:
+        g, beta, penalty = re.fullmatch(r"G=(\d+), β=([\d.]+), (\w+)", cells[0]).groups()
+        d = r[r.config == f"G{g}_beta{beta}_{penalty}"]
+        assert len(d) == 16
+        assert float(cells[1]) == pytest.approx(d.error.abs().mean(), abs=5e-5)
+        assert float(cells[2]) == pytest.approx(d.error.abs().max(), abs=5e-5)
+        assert float(cells[3]) == pytest.approx(d.measured_se.mean(), abs=5e-5)
+    text = (RESULTS.parent / "results.md").read_text()
+    overall = float(re.search(r"Over all 192 gated points the MAE is ([\d.]+)", text).group(1))
+    assert overall == pytest.approx(r.error.abs().mean(), abs=5e-5) and len(r) == 192
+    assert (r.conv_status == "converged").all()
+
+
+def test_the_trl_table_of_trl_md_is_what_trl_results_shows():
+    r = pd.read_csv(RESULTS / "trl_results.csv")
+    lines = _markdown_rows(RESULTS.parent / "trl.md", "| setting | theory objective | MAE |")
+    assert len(lines) == r.setting.nunique() == 2
+    for cells in lines:
+        d = r[r.setting == cells[0].strip("`")]
+        conv = d[d.conv_status == "converged"]
+        assert float(cells[2]) == pytest.approx(d.error.abs().mean(), abs=5e-5)
+        assert float(cells[3]) == pytest.approx(d.error.abs().max(), abs=5e-5)
+        assert float(cells[4]) == pytest.approx(d.measured_se.mean(), abs=5e-5)
+        assert cells[5] == f"{len(conv)}/{len(d)}"
+        mae, mx = (float(x) for x in cells[6].split(","))
+        assert (mae, mx) == (pytest.approx(conv.error.abs().mean(), abs=5e-5),
+                             pytest.approx(conv.error.abs().max(), abs=5e-5))
