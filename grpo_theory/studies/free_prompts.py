@@ -15,6 +15,7 @@ from tqdm.auto import tqdm
 from ..errors import InvalidInputError
 from ..predict import Response
 from ..problem import Objective
+from ..training.smollm import YES_NO_QUESTIONS
 
 __all__ = ["candidate_pool", "normalise", "select_prompts", "choose_betas", "count_correct",
            "P_RANGE", "BETA_CANDIDATES", "MIN_DIFF"]
@@ -49,13 +50,10 @@ _FACTS = (
 )
 
 
-_YES_NO = (
-    ("Is water wet?", "Yes"), ("Is the sun cold?", "No"), ("Can fish breathe underwater?", "Yes"),
-    ("Is 7 an even number?", "No"), ("Is Paris in France?", "Yes"), ("Is ice colder than steam?", "Yes"),
-    ("Can a car fly by itself?", "No"), ("Is the moon made of cheese?", "No"), ("Do plants need light?", "Yes"),
-    ("Is 10 greater than 3?", "Yes"), ("Is snow usually black?", "No"),
-    ("Is a triangle a shape with four sides?", "No"), ("Are dolphins mammals?", "Yes"), ("Is gold a metal?", "Yes"),
-    ("Can humans live without water for a year?", "No"), ("Do birds have feathers?", "Yes"),
+#: The restricted study's yes/no questions but "Do cats bark?" (the screened pool never held it, and
+#: its 136 items keep their order), then 25 more.
+_YES_NO = tuple(qa for qa in YES_NO_QUESTIONS if qa[0] != "Do cats bark?") + (
+    ("Do birds have feathers?", "Yes"),
     ("Is the Earth flat?", "No"), ("Do fish have wings?", "No"), ("Is 2 smaller than 5?", "Yes"),
     ("Is a cat a reptile?", "No"), ("Is the Pacific an ocean?", "Yes"), ("Can elephants fly?", "No"),
     ("Is 9 an odd number?", "Yes"), ("Is fire cold?", "No"), ("Do cows give milk?", "Yes"),
