@@ -12,7 +12,7 @@ from matplotlib.lines import Line2D
 
 from .. import plotting
 from ..problem import Objective, Question
-from ..solvers import stationary_policy
+from ..solvers import stationary_policies
 from ._spec import FigureSpec
 
 NOISE_LEVELS = (0.0, 0.1, 0.2, 0.3)
@@ -36,20 +36,26 @@ def data(n: int = 33, n_beta: int = 37, n_noise: int = 25) -> tuple[pd.DataFrame
     where GRPO still learns. With eps = 0 at G = inf the policy does not depend on the reward
     gap; with noise the group std contains the verifier's variance, which shrinks every advantage.
     """
-    rows = []
+    # every point is a two-class question: solved together (stationary_policies), in the tables' row order
+    rows, cases = [], []
     for G in NOISE_GROUPS:
         obj = Objective(beta=NOISE_BETA, group_size=G)
         for eps in NOISE_LEVELS:
             for p in np.linspace(0.02, 0.98, n):
-                rows.append(dict(group_size=G, noise=eps, pi_ref_a=p,
-                                 pi_a=float(stationary_policy(noisy_binary(p, eps, eps), obj).pi[0])))
+                rows.append(dict(group_size=G, noise=eps, pi_ref_a=p))
+                cases.append((noisy_binary(p, eps, eps), obj))
     grid = []
     for G in NOISE_GROUPS:
         for beta in np.geomspace(0.02, 5.0, n_beta):
             obj = Objective(beta=float(beta), group_size=G)
             for eps in np.linspace(0.0, 0.48, n_noise):
-                pi = float(stationary_policy(noisy_binary(NOISE_PI_REF, eps, eps), obj).pi[0])
-                grid.append(dict(group_size=G, beta=beta, noise=eps, pi_a=pi, gain=pi - NOISE_PI_REF))
+                grid.append(dict(group_size=G, beta=beta, noise=eps))
+                cases.append((noisy_binary(NOISE_PI_REF, eps, eps), obj))
+    pis = stationary_policies(*zip(*cases))
+    for row, pi in zip(rows + grid, pis):
+        row["pi_a"] = float(pi[0])
+    for row in grid:
+        row["gain"] = row["pi_a"] - NOISE_PI_REF
     return pd.DataFrame(rows), pd.DataFrame(grid)
 
 

@@ -21,13 +21,13 @@ from .classes import (
 from .common import dedupe, polish, sinh_grid
 from .full_space import full_space_flow, full_space_stability
 from .results import RESIDUAL_TOL, STABILITY_TOL, Basin, StationaryPoint, StationaryPointSet
-from .search import basins_of, stationary_points, stationary_policy, token_level
+from .search import basins_of, stationary_points, stationary_policies, stationary_policy, token_level
 from .tree import AnswerTree, TreeProblem, answer_weights, monte_carlo_answer_weights
 
 __all__ = [
     "StationaryPoint", "StationaryPointSet", "Basin", "RESIDUAL_TOL", "STABILITY_TOL", "Z_CAP",
     "ClassProblem", "TreeProblem", "AnswerTree", "answer_weights", "monte_carlo_answer_weights",
-    "stationary_policy", "stationary_points", "stationarity_residual", "output_gradient",
+    "stationary_policy", "stationary_policies", "stationary_points", "stationarity_residual", "output_gradient",
     "clamp_critical_beta", "basins_of", "log_pooling", "nash_equilibrium", "nash_residual", "token_level",
     "polish", "dedupe", "sinh_grid",
     "certified_stationary_points", "certification_scope", "full_space_stability", "full_space_flow",

@@ -9,6 +9,7 @@ everything a :class:`~grpo_theory.solvers.results.StationaryPointSet` reports.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -23,8 +24,10 @@ from .results import RESIDUAL_TOL, Basin, StationaryPoint, StationaryPointSet
 from .tree import tree_stationary_policy
 from .tree_search import tree_search
 from .two_class import flow_root_from, two_class_points
+from .two_class_batch import TwoClassBatch, batch_flow_policies, supports
 
-__all__ = ["token_level", "stationary_policy", "stationary_points", "basins_of", "kkt_checked", "CERTIFY_BUDGET"]
+__all__ = ["token_level", "stationary_policy", "stationary_policies", "stationary_points", "basins_of", "kkt_checked",
+           "CERTIFY_BUDGET"]
 
 #: Seconds a certification may take by default before :func:`stationary_points` falls back to the
 #: multi-start search (K = 3 classes certifies in ~0.1 s at G <= 16 and G = inf; G = 64 takes ~15 s).
@@ -118,6 +121,62 @@ def stationary_policy(q: Question, obj: Objective) -> StationaryPoint:
     if cp.n_classes == 2:
         return flow_root_from(cp, float(cp._log_p[0] - cp._log_p[1]))
     return kkt_checked(q, obj, multi_class_policy(cp))
+
+
+def stationary_policies(questions: Sequence[Question], objectives: Sequence[Objective]) -> list[np.ndarray]:
+    """``stationary_policy(q, obj).pi`` for many pairs ``(q, obj)``, the two-class ones solved together.
+
+    The two-class problems that :func:`~grpo_theory.solvers.two_class_batch.supports` covers (the note's
+    two penalties with a reward law: binary questions, noisy verifiers) are solved at once by
+    :func:`~grpo_theory.solvers.two_class_batch.batch_flow_roots`, the scalar path's steps vectorised over
+    the problems (the same scan from ``pi_ref``, the same bracket, Brent's iteration): the same policies up
+    to the last bits of the drift. Every other pair goes through :func:`stationary_policy`. Use it for a
+    grid of questions (a figure's ``(beta, pi_ref)`` map); for one question, :func:`stationary_policy`
+    also reports the residual, the stability and how the point was found.
+
+    Parameters
+    ----------
+    questions : sequence of Question
+    objectives : sequence of Objective or mapping
+        One per question.
+
+    Returns
+    -------
+    list of numpy.ndarray
+        The output policy ``pi`` (shape ``(K,)`` of its question) the flow from ``pi_ref`` reaches, per pair;
+        a vertex where the flow runs into one (a limit point).
+
+    Raises
+    ------
+    InvalidInputError
+        When the lengths differ, or as :func:`stationary_policy`.
+
+    Examples
+    --------
+    >>> from grpo_theory import Objective, Question
+    >>> qs = [Question([p, 1 - p], rewards=[1, 0]) for p in (0.3, 0.6)]
+    >>> pis = stationary_policies(qs, [Objective(beta=1.0)] * 2)
+    >>> [round(float(pi[0]), 6) for pi in pis]       # Eq. 14 at beta = gamma: sqrt(pi_ref(a))
+    [0.547723, 0.774597]
+    """
+    questions, objectives = list(questions), list(objectives)
+    if len(questions) != len(objectives):
+        raise InvalidInputError(f"stationary_policies needs one objective per question, got {len(questions)} "
+                                f"questions and {len(objectives)} objectives")
+    out: list[np.ndarray | None] = [None] * len(questions)
+    batch, where = [], []
+    for i, (q, obj) in enumerate(zip(questions, objectives)):
+        q, obj = as_question(q), as_objective(obj)
+        cp = None if token_level(q, obj) else ClassProblem(q, obj)
+        if cp is not None and supports(cp):
+            batch.append(cp)
+            where.append(i)
+        else:
+            out[i] = stationary_policy(q, obj).pi
+    if batch:
+        for i, pi in zip(where, batch_flow_policies(TwoClassBatch(batch))):
+            out[i] = pi
+    return out
 
 
 def kkt_checked(q: Question, obj: Objective, p: StationaryPoint) -> StationaryPoint:
