@@ -94,9 +94,12 @@ def critical_step_sizes(questions: list[Question], objectives: list[Objective], 
     inner = np.flatnonzero((1e-12 < x) & (x < 1 - 1e-12))    # at a vertex: no interior fixed point (NaN)
     z = np.array([math.log(v) - math.log1p(-v) for v in x[inner].tolist()])
     zz = np.column_stack([z + h, z - h])
-    # one point per problem and call, as the scalar path: the drifts (differences of O(1) terms, ~1e-6 here)
-    # then agree to the bit, which the finite difference needs (a last-bit change moves it by ~1e-10)
-    s = np.column_stack([batch.drift(zz[:, 0], inner), batch.drift(zz[:, 1], inner)])
+    # the two drifts by each problem's own (scalar) drift: they are differences of O(1) terms, ~1e-6 here, and
+    # the stacked evaluation's last bits (matrix products of another shape) would move the finite difference
+    # by ~1e-10 relative; the roots' last bits do not matter (F(z+h) - F(z-h) does not depend on them to
+    # first order)
+    s = np.array([[float(batch.problems[i].drift(v)) for v in pair] for i, pair in zip(inner, zz.tolist())])
+    s = s.reshape(zz.shape)
     # F(z) = 2 pi_a pi_b s(z), pi_a = expit(z) in Python floats, as critical_step_size computes it
     xx = np.array([[1.0 / (1.0 + math.exp(-v)) for v in row] for row in zz.tolist()]).reshape(zz.shape)
     F = 2.0 * xx * (1 - xx) * s
