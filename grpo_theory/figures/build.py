@@ -197,12 +197,25 @@ def build_figures(out_dir: str | Path = "paper_figures", only=None, trained: str
     return written
 
 
+def _images_present(base: Path) -> bool:
+    """Whether the PNG and PDF of the figure at ``base`` are on disk: ``base.png/.pdf``, or, for a figure of
+    several images, ``base`` + ``a``, ``b``, ... (at least the first; the code that drew them is checked by
+    the fingerprint, so their number is the one it draws)."""
+    if all(base.with_suffix(ext).exists() for ext in (".png", ".pdf")):
+        return True
+    first = base.with_name(base.name + "a")
+    return all(first.with_suffix(ext).exists() for ext in (".png", ".pdf"))
+
+
 def _draw(spec: FigureSpec, tables: dict[str, pd.DataFrame], base: Path, data_changed: bool, force: bool,
           drawn_by: dict[str, str], fp_path: Path) -> list[Path]:
     """Draw figure ``spec`` from ``tables`` and save its PNG/PDF where needed (see :func:`build_figures`);
     ``drawn_by`` (figure number -> code hash) is updated and written to ``fp_path``."""
-    fig = spec.render(tables)
     fingerprint = code_fingerprint(spec)
+    if not (data_changed or force or drawn_by.get(str(spec.number)) != fingerprint) and _images_present(base):
+        # nothing to save: building the figure (its artists, contours, layout engine) is skipped too
+        return []
+    fig = spec.render(tables)
     figs = fig if isinstance(fig, tuple) else (fig,)
     bases = [base.with_name(base.name + ("" if len(figs) == 1 else "abcdefgh"[i])) for i in range(len(figs))]
     missing = any(not b.with_suffix(ext).exists() for b in bases for ext in (".png", ".pdf"))
