@@ -35,6 +35,7 @@ from ._multinomial import (
     count_vectors,
     log_multinomial_weights,
     multinomial_terms,
+    plain_multinomial_terms,
     saddle_constant,
     window_bounds,
     window_size,
@@ -47,6 +48,7 @@ __all__ = [
     "ExactEvaluationTooLarge",
     "reward_preference",
     "level_expectations",
+    "expectations_evaluator",
     "pooled_expectations",
     "monte_carlo_preference",
     "n_count_vectors",
@@ -353,6 +355,81 @@ def level_expectations(
     for start in range(0, flat.shape[0], rows):       # blocks bound memory, not a grid loop
         out[start:start + rows] = block_expectations(flat[start:start + rows])
     return out.reshape(log_w.shape)
+
+
+def expectations_evaluator(levels: np.ndarray, obj: Objective):
+    """``log_w -> level_expectations(levels, log_w, obj)`` with the per-call set-up done once.
+
+    A flow evaluates ``E(w)`` hundreds of times for one question and objective (Figure 8: about 320
+    right-hand sides per LSODA run), and for a few classes the set-up (the level standardisation, the
+    cached tables' look-ups, the branch choice) costs more than the sum itself. For the group advantage
+    with levels in their own unit and scale normalisation, at ``G = inf`` or with ``G - 1 <=
+    SMALL_TOTAL`` (the exact enumeration), the returned callable runs the same array operations as
+    :func:`level_expectations` on the same arrays, so its values are the same to the bit (tested); every
+    other case, and a batch too large for one block, is handed to :func:`level_expectations`.
+
+    Parameters
+    ----------
+    levels : numpy.ndarray, shape (L,)
+        The reward levels ``v_l``.
+    obj : Objective
+
+    Returns
+    -------
+    callable
+        ``f(log_w)`` with ``log_w`` of shape ``(..., L)``, returning ``E_l(w)`` of the same shape (``part="mean"``).
+
+    Examples
+    --------
+    >>> from grpo_theory import Objective
+    >>> f = expectations_evaluator(np.array([0.0, 1.0]), Objective(beta=1.0, group_size=2))
+    >>> f(np.log([0.8, 0.2])).round(12).tolist()
+    [-0.2, 0.8]
+    """
+    levels = np.asarray(levels, dtype=float)
+
+    def general(log_w):
+        return level_expectations(levels, log_w, obj)
+
+    if obj.advantage != "group" or obj.normalization != "scale":
+        return general
+    v, unit, _, _ = _standardised_levels(tuple(levels.tolist()), obj.normalization, obj.std_eps, obj.variance_eps)
+    if unit != 1.0:
+        return general
+    if obj.is_large_group:
+        diff2 = (v[:, None] - v[None, :]) ** 2
+        variance_eps, std_eps = obj.variance_eps, obj.std_eps
+
+        def large(log_w):
+            w = np.exp(np.asarray(log_w, dtype=float))
+            mean = w @ v
+            var = 0.5 * np.einsum("...i,ij,...j->...", w, diff2, w)
+            denom = np.sqrt(var + variance_eps) + std_eps
+            num = v - mean[..., None]
+            safe = np.where(denom > 0, denom, 1.0)[..., None]
+            return np.where(denom[..., None] > 0, num / safe, 0.0)
+        return large
+    G, L = obj.group_size, v.size
+    n_vec = n_count_vectors(G, L)
+    if G - 1 > SMALL_TOTAL or n_vec > MAX_COUNT_VECTORS:
+        return general
+    table_t = _advantage_table(tuple(v.tolist()), G, obj.normalization, obj.std_ddof, obj.std_eps,
+                               obj.variance_eps, "mean").T
+    counts_t, coef, used_t = plain_multinomial_terms(G - 1, L)
+    rows = max(1, _BLOCK // n_vec)
+
+    def small(log_w):
+        log_w = np.asarray(log_w, dtype=float)
+        flat = log_w.reshape(-1, L)
+        if flat.shape[0] > rows:
+            return general(log_w)
+        # log_multinomial_weights(flat, G - 1), then the block's matrix product, as level_expectations
+        finite = np.isfinite(flat)
+        out = coef + np.where(finite, flat, 0.0) @ counts_t
+        if not finite.all():
+            out = np.where(((~finite).astype(float) @ used_t) > 0, -np.inf, out)
+        return (np.exp(out) @ table_t).reshape(log_w.shape)
+    return small
 
 
 def _pairwise_factor(obj: Objective) -> float:

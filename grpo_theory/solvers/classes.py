@@ -39,6 +39,7 @@ decided by the class-level dynamics alone.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 
 import numpy as np
@@ -46,7 +47,7 @@ import numpy as np
 from .. import advantage, kl
 from .._numerics import logsumexp
 from ..errors import InvalidInputError
-from ..preference import max_abs_advantage, pooled_expectations, reward_preference
+from ..preference import expectations_evaluator, max_abs_advantage, pooled_expectations, reward_preference
 from ..problem import Objective, Question, as_objective, as_question, shaped_question
 from .common import verdict
 from .gradient import output_gradient, stationarity_residual
@@ -170,7 +171,15 @@ class ClassProblem:
                 log_w = np.log(np.exp(log_pi_c) @ self.R)
         else:
             log_w = logsumexp(log_pi_c[..., :, None] + self._log_R, axis=-2)
-        return pooled_expectations(self.q, self.obj, log_w) @ self.R.T
+        return self._expectations(log_w) @ self.R.T
+
+    @functools.cached_property
+    def _expectations(self):
+        """``log_w -> pooled_expectations(q, obj, log_w)``, set up once per problem: a flow calls it hundreds
+        of times (:func:`grpo_theory.preference.expectations_evaluator`; the same values to the bit)."""
+        if self.q.has_reward_law:
+            return expectations_evaluator(self.q.reward_levels, self.obj)
+        return lambda log_w: pooled_expectations(self.q, self.obj, log_w)
 
     def gradient(self, log_pi_c: np.ndarray) -> np.ndarray:
         """``g(c) = dJ/dpi(c)`` at ``pi_old = pi`` (see module doc and :mod:`grpo_theory.kl`), batched."""
@@ -345,6 +354,10 @@ class ClassProblem:
     def log_pi(self, eta: np.ndarray) -> np.ndarray:
         """Class log-policy at free class logits ``eta``."""
         theta = np.concatenate((eta, (0.0,)))
+        m = theta.max()
+        if math.isfinite(m):
+            # logsumexp(theta)'s own operations, without its general-shape handling (a flow's hot path)
+            return theta - (np.log(np.exp(theta - m).sum()) + m)
         return theta - logsumexp(theta)
 
     def policy(self, eta: np.ndarray) -> np.ndarray:
