@@ -4,9 +4,10 @@ Bottom first: :mod:`.results` (the plain result containers), :mod:`.common` (the
 root polishing, the stability verdict, dedupe), the two problems :mod:`.classes` (a question pooled
 into classes of outputs with the same reward law) and :mod:`.tree` (token level on an answer tree),
 the baselines :mod:`.baselines` (RLHF's log pooling, NLHF's Nash equilibrium), the class solvers
-:mod:`.two_class` (exhaustive) and :mod:`.multi_class`, the certified root isolation :mod:`.certify`,
+:mod:`.two_class` (exhaustive), :mod:`.two_class_batch` (many two-class problems at once) and
+:mod:`.multi_class`, the certified root isolation :mod:`.certify`,
 stability and the flow on all output logits :mod:`.full_space`, and :mod:`.search`, the one
-dispatch behind :func:`stationary_policy` and :func:`stationary_points`.
+dispatch behind :func:`stationary_policy`, :func:`stationary_policies` and :func:`stationary_points`.
 """
 
 from .baselines import log_pooling, nash_equilibrium, nash_residual
