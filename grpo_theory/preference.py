@@ -228,7 +228,10 @@ def _standardised_levels(levels: tuple, normalization: str, std_eps: float,
         return v, 1.0, std_eps, variance_eps
     top = float(np.max(np.abs(v)))
     scaled = v / top                                    # in [-1, 1]: no overflow below
-    span_scaled = float(scaled[-1] - scaled[0])
+    # the levels in any order: the span is max - min (with first - last, decreasing levels gave a
+    # negative unit, which flips every advantage's sign)
+    low = float(scaled.min())
+    span_scaled = float(scaled.max() - low)
     span = span_scaled * top                            # may be inf (e.g. [-1e308, 1e308])
     if 2.0**-20 <= span <= 2.0**20 and top <= 2.0**20:
         return v, 1.0, std_eps, variance_eps
@@ -238,7 +241,7 @@ def _standardised_levels(levels: tuple, normalization: str, std_eps: float,
             "shift-only advantages grow with the span, so rescale the rewards (scale normalisation is "
             "invariant to it)")
     unit = span
-    u = (scaled - scaled[0]) / span_scaled
+    u = (scaled - low) / span_scaled
     u.setflags(write=False)
     # inf unit (scale normalisation only): the epsilons vanish against the span.
     veps = 0.0 if variance_eps == 0.0 else variance_eps / unit / unit

@@ -224,3 +224,21 @@ def test_binomial_window_truncation_changes_nothing(monkeypatch):
             full = level_expectations(np.array([0.0, 1.0]), lw, obj)
             monkeypatch.setattr(pref, "_TRUNCATE_BINOMIAL", True)
             np.testing.assert_allclose(cut, full, rtol=1e-13, atol=1e-15)
+
+
+@pytest.mark.parametrize("std_eps", [0.0, 1e-4])
+@pytest.mark.parametrize("scale", [1.0, 1e7])
+def test_level_expectations_do_not_depend_on_the_order_of_the_levels(std_eps, scale):
+    """E_l(w) follows its level when the levels are given in another order. Decreasing levels used to
+    give a negative unit in the standardisation: every sign flipped (std_eps = 0) or an error (> 0)."""
+    from grpo_theory.preference import level_expectations
+    rng = np.random.default_rng(7)
+    for _ in range(40):
+        n = int(rng.integers(2, 5))
+        levels = np.sort(rng.normal(0.0, 1.0, n)) * scale
+        log_w = np.log(rng.dirichlet(np.ones(n)))
+        obj = Objective(beta=1.0, group_size=int(rng.integers(2, 9)), std_eps=std_eps)
+        e = level_expectations(levels, log_w, obj)
+        for perm in (np.arange(n)[::-1], rng.permutation(n)):
+            np.testing.assert_allclose(level_expectations(levels[perm], log_w[perm], obj), e[perm],
+                                       rtol=1e-12, atol=1e-12)
