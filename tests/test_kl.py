@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from reference_impl import group_advantage_first
 
@@ -51,7 +51,11 @@ def brute_force_gradient(tp: TreeProblem, x: np.ndarray, obj: Objective) -> np.n
     log_cond0 = tp.log_cond(x)
     theta = torch.tensor(log_cond0, dtype=torch.float64, requires_grad=True)
     log_cond = torch.cat([torch.log_softmax(theta[s], 0) for s in tree.node_slices])
-    old = torch.tensor(log_cond0, dtype=torch.float64)
+    # pi_old = pi as the trainers write it (TRL: old_per_token_logps = per_token_logps.detach()): the ratio
+    # pi/pi_old is then exactly 1 in value, not exp(log_softmax(theta) - log_cond0) = 1 +- 1e-16. That matters
+    # for k3_ratio in the reward: a value clamp makes two answers' shaped rewards tie exactly, and with scale
+    # normalisation and eps = 0 the advantage jumps at a tie (0 there, +-1 a rounding error away).
+    old = log_cond.detach()
     ref = torch.tensor(tp.log_ref_cond, dtype=torch.float64)
     support = list(tp.support)
     edges = [torch.tensor(np.flatnonzero(tree.paths[i])) for i in range(len(support))]
@@ -121,8 +125,18 @@ OPTIONS = dict(est=st.sampled_from(ESTIMATORS), placement=st.sampled_from(["loss
                eps=st.sampled_from([0.0, 0.1]), seed=st.integers(0, 10_000))
 
 
+# Issue 21's draw: "a$" and "b$" both have their one non-trivial token's k3 clamped at V (and equal rewards), so
+# their shaped rewards tie exactly and a group of the two has advantage 0 (scale, eps = 0). The brute force once
+# computed the on-policy ratio pi/pi_old as exp(log_softmax(theta) - log pi_old) = 1 - 1.1e-16, which broke the tie.
+TIED_BY_THE_VALUE_CLAMP = Question([0.4, 0.2, 0.4], rewards=[1.0, 0.0, 0.0], answers=["$", "a$", "b$"])
+
+
 @settings(max_examples=60, deadline=None)
 @given(q=questions(tree=True), loss_type=st.sampled_from(["grpo", "dr_grpo"]), **OPTIONS)
+@example(q=TIED_BY_THE_VALUE_CLAMP, loss_type="grpo", est="k3_ratio", placement="reward", L=None, V=0.25, G=2,
+         norm="scale", ddof=0, eps=0.0, seed=5074)
+@example(q=TIED_BY_THE_VALUE_CLAMP, loss_type="dr_grpo", est="k3_ratio", placement="reward", L=None, V=0.25, G=3,
+         norm="scale", ddof=1, eps=0.0, seed=5074)
 def test_token_level_gradient_matches_brute_force_autograd(q, loss_type, est, placement, L, V, G, norm, ddof,
                                                            eps, seed):
     """Every estimator, placement and clamp, per token, at random tree logits (clamps active at lr ~ N(0, 1))."""
@@ -134,6 +148,8 @@ def test_token_level_gradient_matches_brute_force_autograd(q, loss_type, est, pl
 
 @settings(max_examples=60, deadline=None)
 @given(q=questions(tree=False), **OPTIONS)
+@example(q=Question([0.4, 0.2, 0.4], rewards=[1.0, 0.0, 0.0]), est="k3_ratio", placement="reward", L=None, V=0.25,
+         G=2, norm="scale", ddof=0, eps=0.0, seed=9)
 def test_sequence_level_gradient_matches_brute_force_autograd(q, est, placement, L, V, G, norm, ddof, eps, seed):
     """The output-level g of grpo_theory.stationary (and its class form) against the same brute force."""
     obj = _objective(est, placement, L, V, G, norm, ddof, eps, level="sequence")
