@@ -17,10 +17,11 @@ import numpy as np
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from reference_impl import group_advantage_first
+from reference_impl import brute_force_preference, group_advantage_first
 
 from grpo_theory import InvalidInputError, Objective, Question, stationary_points, stationary_policy
 from grpo_theory.kl import coefficient, discontinuities, estimator_value
+from grpo_theory.preference import reward_preference
 from grpo_theory.solvers import ClassProblem, TreeProblem, output_gradient
 
 torch = pytest.importorskip("torch")
@@ -384,3 +385,57 @@ def test_the_flow_honours_the_kl_options():
     n = dynamics.flow(q, Objective(beta=0.5, group_size=4, kl_estimator="k1"), q.pi_ref, np.linspace(0, 400, 3),
                       with_points=False)
     assert n.final[0] > 0.99
+
+
+# ----------------------------------------------------------------------------- KL in the reward: far-apart levels
+
+def test_far_apart_shaped_levels_keep_their_gaps():
+    """A collapsing answer's k3 in the reward puts its shaped reward ~1e30 below the others; P_G must still
+    tell the others apart. The levels were once shifted onto [0, 1] ((v - v_min) / span), which rounded -50.4
+    and -0.088 to the same level: a false tie, advantage 0 in the groups of the two."""
+    q = Question([0.1, 0.5, 0.4], rewards=[-4.9e30, -50.4, -0.088])
+    pi = np.array([1e-3, 0.6, 0.399])
+    for G, norm, ddof in [(2, "scale", 0), (3, "scale", 1), (5, "scale", 0), (3, "shift", 0), (math.inf, "scale", 0)]:
+        obj = Objective(beta=0.5, group_size=G, normalization=norm, std_ddof=ddof)
+        if G == math.inf:                                   # (E[r|o] - E r) / sigma, from the definition
+            r = q.expected_reward
+            mean = pi @ r
+            expected = (r - mean) / math.sqrt(pi @ (r - mean) ** 2)
+        else:
+            expected = brute_force_preference(q.reward_levels, q.reward_probs, pi, G, norm, ddof, 0.0)
+        np.testing.assert_allclose(reward_preference(q, obj, pi), expected, rtol=1e-9, atol=1e-12)
+
+
+# A point stationary_points once reported for this objective (pi ~ (0.9955, 2.4e-32, 0.0045)): a$ has collapsed,
+# its shaped reward is -4.9e30, and the false tie of $ and b$ (above) zeroed the flow between them.
+FAR_APART = (Question([0.4, 0.2, 0.4], rewards=[0.1, 0.0, 0.0], answers=["$", "a$", "b$"]),
+             dict(est="k3_ratio", placement="reward", L=None, V=None, G=2, norm="scale", ddof=0, eps=0.0))
+
+
+def test_token_gradient_where_one_shaped_reward_runs_off():
+    q, kw = FAR_APART
+    obj = _objective(**kw)
+    tp = TreeProblem(q, obj)
+    x = np.array([5.406334, -67.378979])
+    brute = brute_force_gradient(tp, x, obj)
+    assert abs(brute[0]) > 1e-3                              # $ beats b$ in every group of the two: not stationary
+    np.testing.assert_allclose(tp.logit_gradient(x), brute, rtol=1e-8, atol=1e-11)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", ["far_apart", "issue_21"])
+def test_stationary_points_of_kl_in_the_reward_zero_the_brute_force_gradient(case):
+    """Every interior point stationary_points reports (token level, k3_ratio in the reward, eps = 0) has a zero
+    brute-force gradient (~40 s CPU for far_apart)."""
+    if case == "far_apart":
+        q, kw = FAR_APART
+    else:
+        q, kw = TIED_BY_THE_VALUE_CLAMP, dict(est="k3_ratio", placement="reward", L=None, V=0.25, G=2, norm="scale",
+                                               ddof=0, eps=0.0)
+    obj = _objective(**kw)
+    tp = TreeProblem(q, obj)
+    interior = [p for p in stationary_points(q, obj) if not p.boundary and np.all(p.pi > 0)]
+    assert interior
+    for p in interior:
+        brute = brute_force_gradient(tp, tp.x_from_policy(p.pi), obj)
+        assert np.abs(brute).max() < 1e-9, (p.pi, brute)
