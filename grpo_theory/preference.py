@@ -216,12 +216,19 @@ def max_abs_advantage(n_levels_span: float, obj: Objective) -> float:
 @lru_cache(maxsize=256)
 def _standardised_levels(levels: tuple, normalization: str, std_eps: float,
                          variance_eps: float) -> tuple[np.ndarray, float, float, float]:
-    """Levels mapped affinely onto ``[0, 1]``, the span ``c`` (the unit) and the epsilons in that unit.
+    """Levels divided by a power of two ``c`` (the unit) bringing their span into ``[1, 2)``, and the epsilons in
+    that unit.
 
-    ``A`` is unchanged by a shift of the rewards; under ``r -> r / c`` the scale-normalised
-    advantage is unchanged when ``std_eps -> std_eps / c`` and ``variance_eps -> variance_eps / c^2``,
-    and the shift-only advantage is divided by ``c``. Levels already in ``[0, 1]`` with span 1, or
-    within a factor 2**20 of it, are used as given (unit 1), so ordinary inputs are untouched.
+    Under ``r -> r / c`` the scale-normalised advantage is unchanged when ``std_eps -> std_eps / c`` and
+    ``variance_eps -> variance_eps / c^2``, and the shift-only advantage is divided by ``c``. Levels whose span
+    is within a factor 2**20 of 1, and no larger than 2**20, are used as given (unit 1), so ordinary inputs are
+    untouched.
+
+    Only a power of two, and no shift: dividing by it is exact, so every difference ``v_i - v_j`` (all the
+    advantages use, see :func:`_advantages_for_counts`) keeps its full relative precision. A shift onto
+    ``[0, 1]`` (``(v - v_min) / span``) would round away the gaps of levels that lie far from ``v_min``: shaped
+    rewards ``[-4.9e30, -50.4, -0.09]`` (a collapsing answer's KL in the reward) became ``[0, 1, 1]``, a false
+    tie between the other two.
     """
     v = np.asarray(levels, dtype=float)
     if v.size < 2:
@@ -240,9 +247,13 @@ def _standardised_levels(levels: tuple, normalization: str, std_eps: float,
             f"reward levels {levels!r} span {span_scaled:g} x {top:g}, which overflows double precision; "
             "shift-only advantages grow with the span, so rescale the rewards (scale normalisation is "
             "invariant to it)")
-    unit = span
-    u = (scaled - low) / span_scaled
+    if math.isfinite(span):
+        exponent = math.frexp(span)[1] - 1                # span / 2**exponent in [1, 2)
+    else:                                               # |v| / 2**exponent <= 1/2: differences stay finite
+        exponent = math.frexp(top)[1] + 1
+    u = np.ldexp(v, -exponent)
     u.setflags(write=False)
+    unit = math.ldexp(1.0, exponent) if exponent <= 1023 else math.inf
     # inf unit (scale normalisation only): the epsilons vanish against the span.
     veps = 0.0 if variance_eps == 0.0 else variance_eps / unit / unit
     return u, unit, std_eps / unit, veps
@@ -306,18 +317,17 @@ def level_expectations(
         out = level_expectations(v, log_w, obj, part=part, max_count_vectors=max_count_vectors)
         return out if obj.normalization == "scale" else unit * out
     log_w = np.asarray(log_w, dtype=float)
+    # v_i - E_w v as sum_j w_j (v_i - v_j): no cancellation where the levels lie far from 0 (they are not shifted)
+    diff = v[:, None] - v[None, :]
     if obj.normalization == "shift" and (part == "mean" or obj.is_large_group):
-        mean = np.exp(log_w) @ v
         factor = 1.0 if obj.is_large_group else (obj.group_size - 1) / obj.group_size
-        return advantage.signed_part(factor * (v - mean[..., None]), part)
+        return advantage.signed_part(factor * np.einsum("ij,...j->...i", diff, np.exp(log_w)), part)
     if obj.is_large_group:
         w = np.exp(log_w)
-        mean = w @ v
         # sigma^2 = (1/2) sum_ij w_i w_j (v_i - v_j)^2: no cancellation near a vertex.
-        diff2 = (v[:, None] - v[None, :]) ** 2
-        var = 0.5 * np.einsum("...i,ij,...j->...", w, diff2, w)
+        var = 0.5 * np.einsum("...i,ij,...j->...", w, diff**2, w)
         denom = np.sqrt(var + obj.variance_eps) + obj.std_eps
-        num = v - mean[..., None]
+        num = np.einsum("ij,...j->...i", diff, w)
         safe = np.where(denom > 0, denom, 1.0)[..., None]
         return advantage.signed_part(np.where(denom[..., None] > 0, num / safe, 0.0), part)
     G, L = obj.group_size, v.size
@@ -400,15 +410,15 @@ def expectations_evaluator(levels: np.ndarray, obj: Objective):
     if unit != 1.0:
         return general
     if obj.is_large_group:
-        diff2 = (v[:, None] - v[None, :]) ** 2
+        diff = v[:, None] - v[None, :]
+        diff2 = diff**2
         variance_eps, std_eps = obj.variance_eps, obj.std_eps
 
         def large(log_w):
             w = np.exp(np.asarray(log_w, dtype=float))
-            mean = w @ v
             var = 0.5 * np.einsum("...i,ij,...j->...", w, diff2, w)
             denom = np.sqrt(var + variance_eps) + std_eps
-            num = v - mean[..., None]
+            num = np.einsum("ij,...j->...i", diff, w)        # v_i - E_w v as sum_j w_j (v_i - v_j)
             safe = np.where(denom > 0, denom, 1.0)[..., None]
             return np.where(denom[..., None] > 0, num / safe, 0.0)
         return large

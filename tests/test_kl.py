@@ -15,12 +15,13 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from reference_impl import group_advantage_first
+from reference_impl import brute_force_preference, group_advantage_first
 
 from grpo_theory import InvalidInputError, Objective, Question, stationary_points, stationary_policy
 from grpo_theory.kl import coefficient, discontinuities, estimator_value
+from grpo_theory.preference import reward_preference
 from grpo_theory.solvers import ClassProblem, TreeProblem, output_gradient
 
 torch = pytest.importorskip("torch")
@@ -51,7 +52,11 @@ def brute_force_gradient(tp: TreeProblem, x: np.ndarray, obj: Objective) -> np.n
     log_cond0 = tp.log_cond(x)
     theta = torch.tensor(log_cond0, dtype=torch.float64, requires_grad=True)
     log_cond = torch.cat([torch.log_softmax(theta[s], 0) for s in tree.node_slices])
-    old = torch.tensor(log_cond0, dtype=torch.float64)
+    # pi_old = pi as the trainers write it (TRL: old_per_token_logps = per_token_logps.detach()): the ratio
+    # pi/pi_old is then exactly 1 in value, not exp(log_softmax(theta) - log_cond0) = 1 +- 1e-16. That matters
+    # for k3_ratio in the reward: a value clamp makes two answers' shaped rewards tie exactly, and with scale
+    # normalisation and eps = 0 the advantage jumps at a tie (0 there, +-1 a rounding error away).
+    old = log_cond.detach()
     ref = torch.tensor(tp.log_ref_cond, dtype=torch.float64)
     support = list(tp.support)
     edges = [torch.tensor(np.flatnonzero(tree.paths[i])) for i in range(len(support))]
@@ -121,8 +126,18 @@ OPTIONS = dict(est=st.sampled_from(ESTIMATORS), placement=st.sampled_from(["loss
                eps=st.sampled_from([0.0, 0.1]), seed=st.integers(0, 10_000))
 
 
+# Issue 21's draw: "a$" and "b$" both have their one non-trivial token's k3 clamped at V (and equal rewards), so
+# their shaped rewards tie exactly and a group of the two has advantage 0 (scale, eps = 0). The brute force once
+# computed the on-policy ratio pi/pi_old as exp(log_softmax(theta) - log pi_old) = 1 - 1.1e-16, which broke the tie.
+TIED_BY_THE_VALUE_CLAMP = Question([0.4, 0.2, 0.4], rewards=[1.0, 0.0, 0.0], answers=["$", "a$", "b$"])
+
+
 @settings(max_examples=60, deadline=None)
 @given(q=questions(tree=True), loss_type=st.sampled_from(["grpo", "dr_grpo"]), **OPTIONS)
+@example(q=TIED_BY_THE_VALUE_CLAMP, loss_type="grpo", est="k3_ratio", placement="reward", L=None, V=0.25, G=2,
+         norm="scale", ddof=0, eps=0.0, seed=5074)
+@example(q=TIED_BY_THE_VALUE_CLAMP, loss_type="dr_grpo", est="k3_ratio", placement="reward", L=None, V=0.25, G=3,
+         norm="scale", ddof=1, eps=0.0, seed=5074)
 def test_token_level_gradient_matches_brute_force_autograd(q, loss_type, est, placement, L, V, G, norm, ddof,
                                                            eps, seed):
     """Every estimator, placement and clamp, per token, at random tree logits (clamps active at lr ~ N(0, 1))."""
@@ -134,6 +149,8 @@ def test_token_level_gradient_matches_brute_force_autograd(q, loss_type, est, pl
 
 @settings(max_examples=60, deadline=None)
 @given(q=questions(tree=False), **OPTIONS)
+@example(q=Question([0.4, 0.2, 0.4], rewards=[1.0, 0.0, 0.0]), est="k3_ratio", placement="reward", L=None, V=0.25,
+         G=2, norm="scale", ddof=0, eps=0.0, seed=9)
 def test_sequence_level_gradient_matches_brute_force_autograd(q, est, placement, L, V, G, norm, ddof, eps, seed):
     """The output-level g of grpo_theory.stationary (and its class form) against the same brute force."""
     obj = _objective(est, placement, L, V, G, norm, ddof, eps, level="sequence")
@@ -368,3 +385,57 @@ def test_the_flow_honours_the_kl_options():
     n = dynamics.flow(q, Objective(beta=0.5, group_size=4, kl_estimator="k1"), q.pi_ref, np.linspace(0, 400, 3),
                       with_points=False)
     assert n.final[0] > 0.99
+
+
+# ----------------------------------------------------------------------------- KL in the reward: far-apart levels
+
+def test_far_apart_shaped_levels_keep_their_gaps():
+    """A collapsing answer's k3 in the reward puts its shaped reward ~1e30 below the others; P_G must still
+    tell the others apart. The levels were once shifted onto [0, 1] ((v - v_min) / span), which rounded -50.4
+    and -0.088 to the same level: a false tie, advantage 0 in the groups of the two."""
+    q = Question([0.1, 0.5, 0.4], rewards=[-4.9e30, -50.4, -0.088])
+    pi = np.array([1e-3, 0.6, 0.399])
+    for G, norm, ddof in [(2, "scale", 0), (3, "scale", 1), (5, "scale", 0), (3, "shift", 0), (math.inf, "scale", 0)]:
+        obj = Objective(beta=0.5, group_size=G, normalization=norm, std_ddof=ddof)
+        if G == math.inf:                                   # (E[r|o] - E r) / sigma, from the definition
+            r = q.expected_reward
+            mean = pi @ r
+            expected = (r - mean) / math.sqrt(pi @ (r - mean) ** 2)
+        else:
+            expected = brute_force_preference(q.reward_levels, q.reward_probs, pi, G, norm, ddof, 0.0)
+        np.testing.assert_allclose(reward_preference(q, obj, pi), expected, rtol=1e-9, atol=1e-12)
+
+
+# A point stationary_points once reported for this objective (pi ~ (0.9955, 2.4e-32, 0.0045)): a$ has collapsed,
+# its shaped reward is -4.9e30, and the false tie of $ and b$ (above) zeroed the flow between them.
+FAR_APART = (Question([0.4, 0.2, 0.4], rewards=[0.1, 0.0, 0.0], answers=["$", "a$", "b$"]),
+             dict(est="k3_ratio", placement="reward", L=None, V=None, G=2, norm="scale", ddof=0, eps=0.0))
+
+
+def test_token_gradient_where_one_shaped_reward_runs_off():
+    q, kw = FAR_APART
+    obj = _objective(**kw)
+    tp = TreeProblem(q, obj)
+    x = np.array([5.406334, -67.378979])
+    brute = brute_force_gradient(tp, x, obj)
+    assert abs(brute[0]) > 1e-3                              # $ beats b$ in every group of the two: not stationary
+    np.testing.assert_allclose(tp.logit_gradient(x), brute, rtol=1e-8, atol=1e-11)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", ["far_apart", "issue_21"])
+def test_stationary_points_of_kl_in_the_reward_zero_the_brute_force_gradient(case):
+    """Every interior point stationary_points reports (token level, k3_ratio in the reward, eps = 0) has a zero
+    brute-force gradient (~40 s CPU for far_apart)."""
+    if case == "far_apart":
+        q, kw = FAR_APART
+    else:
+        q, kw = TIED_BY_THE_VALUE_CLAMP, dict(est="k3_ratio", placement="reward", L=None, V=0.25, G=2, norm="scale",
+                                               ddof=0, eps=0.0)
+    obj = _objective(**kw)
+    tp = TreeProblem(q, obj)
+    interior = [p for p in stationary_points(q, obj) if not p.boundary and np.all(p.pi > 0)]
+    assert interior
+    for p in interior:
+        brute = brute_force_gradient(tp, tp.x_from_policy(p.pi), obj)
+        assert np.abs(brute).max() < 1e-9, (p.pi, brute)
