@@ -80,3 +80,47 @@ def test_the_trl_table_of_trl_md_is_what_trl_results_shows():
         mae, mx = (float(x) for x in cells[6].split(","))
         assert (mae, mx) == (pytest.approx(conv.error.abs().mean(), abs=5e-5),
                              pytest.approx(conv.error.abs().max(), abs=5e-5))
+
+
+def test_the_tree_table_of_results_md_is_what_tree_study_shows():
+    """docs/results.md's token-level table: per shape and loss type, the MAE (mean over seeds; worst seed),
+    the max error, the sequence-level theory's MAE / max and the other loss types' predictions' MAE / max,
+    from the rows of tree_study.csv; and the worst seed and answer its text states."""
+    t = pd.read_csv(RESULTS / "tree_study.csv")
+    t["ae"] = (t.measured - t.predicted).abs()
+    names = {"grpo": ("grpo", "predicted_grpo/B=all"), "dr_grpo": ("dr_grpo", "predicted_dr_grpo/B=all"),
+             "dapo B=1": ("dapo", "predicted_dapo/B=1")}
+    lines = _markdown_rows(RESULTS.parent / "results.md", "| configuration | MAE (mean over 3 seeds; worst seed) |")
+    assert len(lines) == t.config.nunique() == 9
+    for cells in lines:
+        shape, name = cells[0].split(", ")
+        d = t[(t["shape"] == shape) & (t.loss_type == names[name][0])]
+        per_seed = d.groupby("seed").ae.mean()
+        assert cells[1] == f"{per_seed.mean():.4f}; {per_seed.max():.4f}"
+        assert cells[2] == f"{d.ae.max():.4f}"
+        seq = (d.measured - d.predicted_sequence_level).abs()
+        assert cells[3] == f"{seq.mean():.4f} / {seq.max():.4f}"
+        others = []
+        for other, (_, col) in names.items():
+            if other != name:
+                e = (d.measured - d[col]).abs()
+                others.append(f"{other} {e.mean():.4f} / {e.max():.4f}")
+        assert cells[4] == "; ".join(others)
+    text = (RESULTS.parent / "results.md").read_text()
+    worst = t.groupby(["config", "seed"]).ae.mean().max()
+    assert f"The worst seed's MAE is {worst:.4f}, the worst single answer {t.ae.max():.4f}" in text
+    assert f"finds {(t.conv_status == 'converged').sum()} of the {len(t)} answers converged" in text
+
+
+def test_the_kl_study_convergence_claims_are_what_kl_study_shows():
+    k = pd.read_csv(RESULTS / "kl_study.csv")
+    text = (RESULTS.parent / "results.md").read_text()
+    off = k[k.conv_status != "converged"]
+    assert f"{(k.conv_status == 'converged').sum()} of the {len(k)} answers are converged. The other {len(off)}" in text
+    direct = ["k2_loss", "k3_plus_loss_verl_clamps", "k1_advantage"]
+    assert set(off.config) == set(direct) and off.groupby(["config", "seed"]).question.nunique().eq(1).all()
+    assert f"spread {off.conv_spread.min():.3f}–{off.conv_spread.max():.3f}" in text
+    assert f"by {off.prompt_largest_drop.min():.2f}–{off.prompt_largest_drop.max():.2f}" in text
+    d = k[k.config.isin(direct)]
+    assert f"max error {d.error.abs().max():.3f} is one of them" in text
+    assert f"converged answers the max is {d[d.conv_status == 'converged'].error.abs().max():.4f}" in text

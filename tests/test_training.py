@@ -223,7 +223,8 @@ def test_token_level_loss_aggregation_matches_its_definition(loss_type, B):
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_direct_penalty_gradient_is_bit_identical_to_the_committed_studies_form(dtype):
     """The direct penalty (k3_ratio) with the per-token ratio, written out as the committed studies were trained
-    (validate_results, validate_seeds, tree_study, multistable_optimizer): the ratio in the penalty formed apart
+    (validate_results, validate_seeds, multistable_optimizer, kl_study; tree_study was first trained with the
+    shared ratio, 2026-11-30, and rerun in this form on 2026-12-02): the ratio in the penalty formed apart
     from the surrogate's. Same values either way, but a shared ratio changed the gradient's last bit (2e-10 of
     3e-3 in float32) and forked the quick study's G = 8 direct run at step ~90 (issue 20); the gradient must be
     equal to the bit."""
