@@ -103,8 +103,7 @@ def draw(curves: pd.DataFrame, grid: pd.DataFrame, beta: float, pi_ref: float) -
 
 
 def tables(_inputs):
-    curves, grid = data()
-    return {"data": curves, "map": grid}
+    return dict(zip(("data", "map"), data()))
 
 
 def render(t):

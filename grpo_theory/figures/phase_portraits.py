@@ -117,8 +117,7 @@ def draw(paths: pd.DataFrame, points: pd.DataFrame, pi_ref_a: float, beta: float
 
 
 def tables(_inputs):
-    paths, points = data()
-    return {"data": paths, "stationary": points}
+    return dict(zip(("data", "stationary"), data()))
 
 
 def render(t):
