@@ -129,8 +129,14 @@ def main(argv=None) -> None:
                     help="compare only the committed rows with these values (e.g. seed=0 mode=joint)")
     a = ap.parse_args(argv)
     spec = TABLES[a.study]
-    rerun = pd.read_csv(a.rerun / spec.rerun if a.rerun.is_dir() else a.rerun)
-    committed = _where(pd.read_csv(a.committed or RESULTS / spec.committed), a.where)
+    rerun_path = a.rerun / spec.rerun if a.rerun.is_dir() else a.rerun
+    committed_path = a.committed or RESULTS / spec.committed
+    for what, path in (("rerun", rerun_path), ("committed", committed_path)):
+        if not path.is_file():
+            ap.error(f"the {what} table {path} does not exist (a {a.study} rerun's folder holds {spec.rerun}; "
+                     f"e.g. the study's --out folder, where it writes its tables before copying them)")
+    rerun = pd.read_csv(rerun_path)
+    committed = _where(pd.read_csv(committed_path), a.where)
     diffs, counts = compare_tables(rerun, committed, spec.keys)
     print(f"{a.study}: {counts['matched']} rows compared on {list(spec.keys)}; only in the rerun "
           f"{counts['only_rerun']}, only committed {counts['only_committed']}, "
