@@ -124,3 +124,16 @@ def test_the_kl_study_convergence_claims_are_what_kl_study_shows():
     d = k[k.config.isin(direct)]
     assert f"max error {d.error.abs().max():.3f} is one of them" in text
     assert f"converged answers the max is {d[d.conv_status == 'converged'].error.abs().max():.4f}" in text
+
+
+def test_the_five_seed_convergence_claim_is_what_validate_seeds_shows():
+    r = pd.read_csv(RESULTS / "validate_seeds.csv")
+    t = r[r.prediction == "trainer"]
+    off = t[t.conv_status != "converged"]
+    text = (RESULTS.parent / "results.md").read_text()
+    assert f"finds {len(t) - len(off):,} of the {len(t):,} trained prompts\nconverged" in text
+    assert len(off) == 2 and set(off.config) == {"G64_beta0.5_direct"} and set(off.seed) == {4}
+    assert sorted(off.question) == [1, 3] and (off.learning_rate == 1e-3).all() and (off["mode"] == "joint").all()
+    assert f"spread of {off.conv_spread.min():.2f}" in text and round(off.conv_spread.max(), 2) == 0.25
+    measured = sorted(off.measured)
+    assert f"measured {measured[0]:.3f} and {measured[1]:.3f}" in text
