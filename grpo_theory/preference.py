@@ -259,6 +259,20 @@ def _standardised_levels(levels: tuple, normalization: str, std_eps: float,
     return u, unit, std_eps / unit, veps
 
 
+def _large_group_scaled(diff: np.ndarray, diff2: np.ndarray, w: np.ndarray, variance_eps: float,
+                        std_eps: float) -> np.ndarray:
+    """``E_l(w)`` at ``G = inf`` with scale normalisation: ``(v_l - E_w v) / (sqrt(sigma^2 + variance_eps) + std_eps)``
+    (0 where the denominator is 0), from ``diff = v_i - v_j`` and ``diff2 = diff**2``. The mean is taken as
+    ``sum_j w_j (v_i - v_j)`` and ``sigma^2 = (1/2) sum_ij w_i w_j (v_i - v_j)^2``: no cancellation near a
+    vertex, nor where the levels lie far from 0. One place for :func:`level_expectations` and
+    :func:`expectations_evaluator`, whose values must agree to the bit."""
+    var = 0.5 * np.einsum("...i,ij,...j->...", w, diff2, w)
+    denom = np.sqrt(var + variance_eps) + std_eps
+    num = np.einsum("ij,...j->...i", diff, w)
+    safe = np.where(denom > 0, denom, 1.0)[..., None]
+    return np.where(denom[..., None] > 0, num / safe, 0.0)
+
+
 def level_expectations(
     levels: np.ndarray,
     log_w: np.ndarray,
@@ -323,13 +337,8 @@ def level_expectations(
         factor = 1.0 if obj.is_large_group else (obj.group_size - 1) / obj.group_size
         return advantage.signed_part(factor * np.einsum("ij,...j->...i", diff, np.exp(log_w)), part)
     if obj.is_large_group:
-        w = np.exp(log_w)
-        # sigma^2 = (1/2) sum_ij w_i w_j (v_i - v_j)^2: no cancellation near a vertex.
-        var = 0.5 * np.einsum("...i,ij,...j->...", w, diff**2, w)
-        denom = np.sqrt(var + obj.variance_eps) + obj.std_eps
-        num = np.einsum("ij,...j->...i", diff, w)
-        safe = np.where(denom > 0, denom, 1.0)[..., None]
-        return advantage.signed_part(np.where(denom[..., None] > 0, num / safe, 0.0), part)
+        return advantage.signed_part(_large_group_scaled(diff, diff**2, np.exp(log_w), obj.variance_eps,
+                                                         obj.std_eps), part)
     G, L = obj.group_size, v.size
     n_vec = n_count_vectors(G, L)
     if L >= 3 and G - 1 > SMALL_TOTAL and _TRUNCATE_BINOMIAL:
@@ -415,12 +424,7 @@ def expectations_evaluator(levels: np.ndarray, obj: Objective):
         variance_eps, std_eps = obj.variance_eps, obj.std_eps
 
         def large(log_w):
-            w = np.exp(np.asarray(log_w, dtype=float))
-            var = 0.5 * np.einsum("...i,ij,...j->...", w, diff2, w)
-            denom = np.sqrt(var + variance_eps) + std_eps
-            num = np.einsum("ij,...j->...i", diff, w)        # v_i - E_w v as sum_j w_j (v_i - v_j)
-            safe = np.where(denom > 0, denom, 1.0)[..., None]
-            return np.where(denom[..., None] > 0, num / safe, 0.0)
+            return _large_group_scaled(diff, diff2, np.exp(np.asarray(log_w, dtype=float)), variance_eps, std_eps)
         return large
     G, L = obj.group_size, v.size
     n_vec = n_count_vectors(G, L)

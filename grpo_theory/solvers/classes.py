@@ -189,11 +189,7 @@ class ClassProblem:
         beta = self.obj.beta
         if advantage.changes_regulariser(self.obj):
             return self._family_gradient(log_pi_c, P)
-        if self.obj.regime == "reverse":     # floored: a huge finite (repelling) value at a vertex, never inf
-            return P - beta * (1.0 - np.exp(-kl.flow_log_ratio(self.obj, log_pi_c - self._log_p)))
-        if self.obj.regime == "direct":
-            return P - beta * (log_pi_c - self._log_p + 1.0)
-        return P - beta * kl.coefficient(self.obj, kl.flow_log_ratio(self.obj, log_pi_c - self._log_p))
+        return P - beta * penalty_slope(self.obj, log_pi_c - self._log_p)
 
     def _family_gradient(self, log_pi_c: np.ndarray, P: np.ndarray) -> np.ndarray:
         """``g(c)`` with tie filtering and/or an entropy bonus (:func:`grpo_theory.advantage.regularised_gradient`)."""
@@ -467,6 +463,19 @@ def clamp_critical_beta(q: Question, obj: Objective) -> float:
     unclamped = dataclasses.replace(obj, kl_log_ratio_clamp=None, kl_value_clamp=None)
     c = kl.coefficient(unclamped, log_pi - cp._log_p)     # the coefficient on the unclamped side
     return float((P[0] - P[1]) / (c[0] - c[1]))
+
+
+def penalty_slope(obj: Objective, log_ratio: np.ndarray) -> np.ndarray:
+    """The penalty's part of ``g(c)`` per unit ``beta``, at ``log_ratio = log(pi(c)/pi_ref(c))``: reverse
+    ``1 - pi_ref/pi`` (floored by :func:`grpo_theory.kl.flow_log_ratio`: a huge finite, repelling value at a
+    vertex, never inf), direct ``log(pi/pi_ref) + 1``, otherwise the estimator's coefficient
+    (:func:`grpo_theory.kl.coefficient`). Shared by :class:`ClassProblem` and the stacked two-class problems
+    (:mod:`grpo_theory.solvers.two_class_batch`)."""
+    if obj.regime == "reverse":
+        return 1.0 - np.exp(-kl.flow_log_ratio(obj, log_ratio))
+    if obj.regime == "direct":
+        return log_ratio + 1.0
+    return kl.coefficient(obj, kl.flow_log_ratio(obj, log_ratio))
 
 
 def may_collapse(obj: Objective) -> bool:

@@ -25,10 +25,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .. import advantage, kl
+from .. import advantage
 from .._numerics import expit, logsumexp
 from ..preference import level_expectations
-from .classes import ClassProblem, may_collapse
+from .classes import ClassProblem, may_collapse, penalty_slope
 
 __all__ = ["TwoClassBatch", "batch_brentq", "batch_flow_roots", "batch_flow_policies", "supports"]
 
@@ -118,10 +118,7 @@ class TwoClassBatch:
             P = np.einsum("smd,skd->smk", E, Rs)
             beta = self.beta[rows[sel]][:, None, None]
             lr = lp - self.log_p[rows[sel]][:, None, :]
-            if obj.regime == "reverse":     # floored: a huge finite (repelling) value at a vertex, never inf
-                g[sel] = P - beta * (1.0 - np.exp(-kl.flow_log_ratio(obj, lr)))
-            else:
-                g[sel] = P - beta * (lr + 1.0)
+            g[sel] = P - beta * penalty_slope(obj, lr)
         return g
 
     def drift(self, z: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
