@@ -30,6 +30,15 @@ run (``t >= t_end - tail * t_end``), and ``y_i`` the logged values there.
    after a collapse; 6 is above the 99th percentile of ``|D| / S`` for AR(1) noise with
    phi = 0.97, 4.3 at the 95th and 5.7 at the 99th over 3000 simulated 200-step tails: noise
    slower than that cannot show stationarity in the tail anyway).
+   **Near an edge, also in logit space** (exact probabilities only, ``se=None``): close to 0 or 1 a
+   run can leave the edge so slowly that ``P`` hardly moves in the tail while the logit
+   ``z = log(y / (1 - y))`` climbs steadily (an escape from a repelling vertex, where ``P`` grows
+   about exponentially). Steps 1-3 are repeated on ``z`` (``y`` clipped to ``[1e-12, 1 - 1e-12]``),
+   with the tolerance ``logit_drift_tol = 0.04`` (``drift_tol / (1/2 * 1/2)``: the same accuracy scale
+   at ``P = 1/2``, where ``dP = P (1 - P) dz``). A prompt whose logit moves beyond it, significantly or
+   as a trend, is **moving** too, unless it moves *towards* the nearer edge and is already within
+   ``drift_tol`` of it (then what is left of its journey is below ``drift_tol`` in ``P``: an approach
+   to a vertex that the flow reaches only in the limit).
 4. **oscillating** (when not moving): the spread beyond the measurement noise,
    ``S_x = sqrt(max(S^2 - N^2, 0))`` with ``N`` the root-mean-square of the per-point standard
    errors ``se_i`` (0 for exact probabilities), exceeds ``spread_tol``, *and* ``S^2`` exceeds
@@ -75,6 +84,10 @@ TREND_RATIO = 6.0
 DROP_TOL = 0.1
 #: Fewest points in the tail for a verdict; fewer gives "moving" (too short to tell).
 MIN_TAIL_POINTS = 8
+#: The drift tolerance in logit space: DRIFT_TOL at P = 1/2 (dP = P (1 - P) dz), see the module docstring.
+LOGIT_DRIFT_TOL = 4 * DRIFT_TOL
+#: Probabilities are clipped to [LOGIT_CLIP, 1 - LOGIT_CLIP] before taking logits.
+LOGIT_CLIP = 1e-12
 
 
 @dataclass(frozen=True)
@@ -131,6 +144,11 @@ class ConvergenceReport:
         Each prompt's own largest drop.
     reward_drop : Drop or None
         The largest drop of the mean reward over prompts (None when no reward was given).
+    logit_drift, logit_drift_se : numpy.ndarray or None
+        The drift of the tail's line in logit space and its standard error (None for sampled
+        values, ``se`` given, or values outside [0, 1], where the logit test is not made).
+    logit_moving : numpy.ndarray of bool or None
+        Per prompt: moving by the logit test (module docstring, step 3).
     """
 
     status: np.ndarray      # "converged" / "moving" / "oscillating"
@@ -145,6 +163,9 @@ class ConvergenceReport:
     steps: float            # last logged step
     prompt_drop: list = field(default_factory=list)   # per prompt: its own largest Drop
     reward_drop: Drop | None = None                   # the mean over prompts' largest Drop
+    logit_drift: np.ndarray | None = None             # the line's change across the tail in logit space
+    logit_drift_se: np.ndarray | None = None          # its AR(1)-corrected standard error
+    logit_moving: np.ndarray | None = None            # moving by the logit test (near an edge)
 
     @property
     def converged(self) -> np.ndarray:
@@ -199,6 +220,9 @@ class ConvergenceReport:
         span = f"steps {self.tail_start:g}-{self.steps:g}"
         if s == "moving":
             text = f"moving: drift {self.drift[q]:+.3f} +- {self.drift_se[q]:.3f} over {span}"
+            if self.logit_moving is not None and self.logit_moving[q]:
+                text += (f" (logit {self.logit_drift[q]:+.2f} +- {self.logit_drift_se[q]:.2f}, "
+                         f"near the edge at {self.tail_mean[q]:.3g})")
         else:
             text = f"oscillating: spread {self.spread[q]:.3f} about the trend over {span}"
         d = self.prompt_drop[q]
@@ -260,7 +284,7 @@ def _chi2_quantile(p: float, dof: np.ndarray) -> np.ndarray:
 
 def check_trajectories(steps, values, *, se=None, tail: float = TAIL, alpha: float = ALPHA,
                        drift_tol: float = DRIFT_TOL, spread_tol: float = SPREAD_TOL,
-                       reward=None) -> ConvergenceReport:
+                       logit_drift_tol: float = LOGIT_DRIFT_TOL, reward=None) -> ConvergenceReport:
     """Classify the end of each prompt's trajectory as converged, moving or oscillating.
 
     Parameters
@@ -278,6 +302,9 @@ def check_trajectories(steps, values, *, se=None, tail: float = TAIL, alpha: flo
         Two-sided level of the drift test, and one-sided level of the spread's excess.
     drift_tol, spread_tol : float
         Accuracy scales below which a drift or a spread is too small to matter (module docstring).
+    logit_drift_tol : float
+        The drift tolerance of the near-edge test in logit space (made only for exact
+        probabilities: ``se`` None and values in [0, 1]); ``np.inf`` turns it off.
     reward : array_like, shape (n,), optional
         The run's mean reward at ``steps`` for the instability record; default: the mean of
         ``values`` over prompts (the expected reward of 0/1-rewarded prompts).
@@ -309,9 +336,10 @@ def check_trajectories(steps, values, *, se=None, tail: float = TAIL, alpha: flo
         raise InvalidInputError("steps must be strictly increasing")
     if not np.all(np.isfinite(y)):
         raise InvalidInputError("values must be finite")
-    if not (0 < tail < 1 and 0 < alpha < 1 and drift_tol >= 0 and spread_tol >= 0):
+    if not (0 < tail < 1 and 0 < alpha < 1 and drift_tol >= 0 and spread_tol >= 0 and logit_drift_tol >= 0):
         raise InvalidInputError(f"need 0 < tail < 1, 0 < alpha < 1, tolerances >= 0; got tail={tail!r}, "
-                                f"alpha={alpha!r}, drift_tol={drift_tol!r}, spread_tol={spread_tol!r}")
+                                f"alpha={alpha!r}, drift_tol={drift_tol!r}, spread_tol={spread_tol!r}, "
+                                f"logit_drift_tol={logit_drift_tol!r}")
     s2 = np.zeros_like(y) if se is None else np.broadcast_to(np.asarray(se, dtype=float) ** 2, y.shape)
     start = t[-1] - tail * t[-1]
     m = t >= start
@@ -322,6 +350,24 @@ def check_trajectories(steps, values, *, se=None, tail: float = TAIL, alpha: flo
         nan = np.full(P, np.nan)
         status = np.full(P, "moving", dtype=object)
         return _report(status, nan, nan, nan, nan, yy.mean(0), np.full(P, n), nan, start, t, y, reward)
+    line = _tail_line(tt, yy, alpha, drift_tol)
+    drift, drift_se, spread, n_eff, dof = line["drift"], line["drift_se"], line["spread"], line["n_eff"], line["dof"]
+    moving = line["moving"]
+    logit = _logit_test(tt, yy, alpha, drift_tol, logit_drift_tol) if se is None else None
+    if logit is not None:
+        moving = moving | logit["moving"]
+    noise2 = s2[m].mean(0)
+    excess = np.sqrt(np.maximum(spread ** 2 - noise2, 0.0))
+    oscill = ~moving & (excess > spread_tol) & (spread ** 2 > noise2 * _chi2_quantile(1 - alpha, dof) / dof)
+    status = np.where(moving, "moving", np.where(oscill, "oscillating", "converged")).astype(object)
+    return _report(status, drift, drift_se, line["slope"], spread, yy.mean(0), np.full(P, n), n_eff, start, t, y,
+                   reward, logit)
+
+
+def _tail_line(tt: np.ndarray, yy: np.ndarray, alpha: float, drift_tol: float) -> dict:
+    """Steps 1-3 of the module docstring on the tail ``(tt, yy)``: the line, its AR(1)-corrected drift
+    test, and which columns move (``|D| > drift_tol`` and significant or a trend)."""
+    n = tt.size
     x = tt - tt.mean()
     sxx = float(x @ x)
     b = x @ (yy - yy.mean(0)) / sxx                                        # (P,)
@@ -337,21 +383,33 @@ def check_trajectories(steps, values, *, se=None, tail: float = TAIL, alpha: flo
     drift = b * span
     drift_se = np.sqrt(ss / dof / sxx) * span
     spread = np.sqrt(ss / (n - 2))
-    noise2 = s2[m].mean(0)
     significant = np.abs(drift) > _t_quantile(1 - alpha / 2, dof) * drift_se
     moving = (significant | (np.abs(drift) > TREND_RATIO * spread)) & (np.abs(drift) > drift_tol)
-    excess = np.sqrt(np.maximum(spread ** 2 - noise2, 0.0))
-    oscill = ~moving & (excess > spread_tol) & (spread ** 2 > noise2 * _chi2_quantile(1 - alpha, dof) / dof)
-    status = np.where(moving, "moving", np.where(oscill, "oscillating", "converged")).astype(object)
-    return _report(status, drift, drift_se, b, spread, yy.mean(0), np.full(P, n), n_eff, start, t, y, reward)
+    return dict(slope=b, drift=drift, drift_se=drift_se, spread=spread, n_eff=n_eff, dof=dof, moving=moving)
 
 
-def _report(status, drift, drift_se, slope, spread, tail_mean, n_tail, n_eff, start, t, y, reward):
+def _logit_test(tt: np.ndarray, yy: np.ndarray, alpha: float, drift_tol: float, logit_drift_tol: float):
+    """The near-edge test of step 3 in logit space, or None when the values are not probabilities."""
+    if np.any(yy < 0) or np.any(yy > 1):
+        return None
+    p = np.clip(yy, LOGIT_CLIP, 1 - LOGIT_CLIP)
+    line = _tail_line(tt, np.log(p) - np.log1p(-p), alpha, logit_drift_tol)
+    level = yy.mean(0)
+    # towards the nearer edge (z's drift has the sign of its level) and already within drift_tol of it
+    approach = np.sign(line["drift"]) == np.sign(level - 0.5)
+    at_edge = np.minimum(level, 1 - level) <= drift_tol
+    return dict(drift=line["drift"], drift_se=line["drift_se"], moving=line["moving"] & ~(approach & at_edge))
+
+
+def _report(status, drift, drift_se, slope, spread, tail_mean, n_tail, n_eff, start, t, y, reward, logit=None):
     r = y.mean(1) if reward is None else np.asarray(reward, dtype=float)
     return ConvergenceReport(status=np.asarray(status), drift=drift, drift_se=drift_se, slope=slope, spread=spread,
                              tail_mean=tail_mean, n_tail=n_tail, n_eff=n_eff, tail_start=float(start),
                              steps=float(t[-1]), prompt_drop=[largest_drop(t, y[:, q]) for q in range(y.shape[1])],
-                             reward_drop=largest_drop(t, r))
+                             reward_drop=largest_drop(t, r),
+                             logit_drift=None if logit is None else logit["drift"],
+                             logit_drift_se=None if logit is None else logit["drift_se"],
+                             logit_moving=None if logit is None else logit["moving"])
 
 
 def check_history(history: list, n_prompts: int, **kw) -> ConvergenceReport:

@@ -320,3 +320,58 @@ def test_smooth_slow_recovery_is_moving():
     y = 0.01 + 0.04 * np.clip((t - 150) / 300, 0, None) ** 2.0
     rep = check_trajectories(t, y + 0.0005 * np.random.default_rng(7).standard_normal(450))
     assert rep.status[0] == "moving" and rep.drift[0] > 0.02
+
+
+# ---------------------------------------------------------------- near an edge: the logit test
+def _logistic(z):
+    return 1.0 / (1.0 + np.exp(-z))
+
+
+def test_a_slow_escape_from_an_edge_is_moving():
+    """SmolLM2, G = 2, reverse penalty, lr 3e-4, seed 0, "2*7" (pi_ref 0.0024, predicted 0.50): at step 600
+    P(correct) was 0.014 and rising at the final learning rate. P moves by 0.0047 over the tail, below the
+    tolerance 0.01, so the P test alone passes it; its logit climbs by ~0.4, a steady escape from the edge."""
+    from pathlib import Path
+
+    import pandas as pd
+
+    log = pd.read_csv(Path(__file__).parent / "data" / "smollm2_slow_escape.csv")
+    old = check_trajectories(log.step, log.p_correct, logit_drift_tol=np.inf)
+    assert old.status[0] == "converged" and abs(old.drift[0]) < 0.01          # what the P test alone said
+    rep = check_trajectories(log.step, log.p_correct)
+    assert rep.status[0] == "moving"
+    assert rep.logit_moving[0] and rep.logit_drift[0] > 0.2
+    assert "logit" in rep.reason(0) and "near the edge" in rep.reason(0)
+
+
+def test_logit_test_by_construction():
+    """Exponential escape (linear in logit) from 0.002: moving; the mirror image near 1 too; an approach to
+    the vertex already within drift_tol of it: converged; an approach from 0.06 towards 0 that moves P by
+    less than drift_tol over the tail: moving (it may still end anywhere in [0, 0.06])."""
+    t = STEPS.astype(float)
+    rng = np.random.default_rng(8)
+    noise = 0.02 * rng.standard_normal((800, 1))                       # relative noise on the odds
+    z0 = np.log(0.002 / 0.998)
+    escape = _logistic(z0 + 1.2 * t / 800 + noise[:, 0])               # 0.002 -> 0.0066, dP(tail) ~ 0.0015
+    mirror = 1 - escape
+    approach = _logistic(np.log(0.998 / 0.002) + 3 * t / 800 + noise[:, 0])   # 0.998 -> 0.99990
+    from_006 = _logistic(np.log(0.06 / 0.94) - 0.6 * t / 800 + noise[:, 0])   # 0.06 -> 0.034
+    y = np.stack([escape, mirror, approach, from_006], 1)
+    rep = check_trajectories(t, y)
+    assert np.all(np.abs(rep.drift[:3]) < 0.01)                           # the P test sees nothing in the first three
+    assert rep.status.tolist() == ["moving", "moving", "converged", "moving"]
+    assert rep.logit_moving.tolist() == [True, True, False, True]
+    # sampled values: the logit test is not made (a count of 0 has no logit)
+    sampled = check_trajectories(t, escape, se=0.001)
+    assert sampled.logit_drift is None and sampled.status[0] == "converged"
+
+
+def test_logit_test_false_positive_rate_near_an_edge():
+    """AR(1) noise on the logit about P = 0.005 (a converged prompt near the edge, noise sd 0.1 in logit,
+    i.e. 10% of P): the defaults reject <= 5% at lag-1 correlations 0-0.97 (1000 paths each)."""
+    rng = np.random.default_rng(9)
+    z0 = np.log(0.005 / 0.995)
+    for phi in (0.0, 0.5, 0.9, 0.97):
+        y = _logistic(z0 + ar1(800, phi, 0.1, 1000, rng))
+        rate = (check_trajectories(STEPS, y).status != "converged").mean()
+        assert rate <= 0.05, (phi, rate)
