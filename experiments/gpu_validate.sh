@@ -34,7 +34,7 @@ start=$(date +%s)
 # one pass at the step size that is safe for both penalties (the CPU study's finding), all configurations
 # shellcheck disable=SC2086
 timeout "$BUDGET_S" $PY experiments/smollm2_validate.py --device "$DEVICE" --trainable "$TRAINABLE" --steps "$STEPS" \
-  --lr "$LR" --no-small-step-pass --seeds $SEEDS --workers 1 --out runs/gpu_smollm2 --results "$OUT/results" 2>&1 \
+  --lr "$LR" --seeds $SEEDS --workers 1 --out runs/gpu_smollm2 --results "$OUT/results" 2>&1 \
   | tee "$OUT/smollm2.log" || echo "stopped at the ${BUDGET_S} s budget: the finished runs are kept" | tee -a "$OUT/smollm2.log"
 # the finished runs' rows and summary, whether or not the budget cut the study short
 $PY -c "
