@@ -93,7 +93,7 @@ STUDIES = {
     "small": ("torch", "runs/validate", None),
     "tree": ("torch", "runs/validate_tree", 800),
     "kl": ("torch", "runs/validate_kl", 800),
-    "smollm2": ("torch and the train extra", "runs/validate_smollm2", 300),
+    "smollm2": ("torch and the train extra", "runs/validate_smollm2", 600),
     "free": ("torch and the train extra", "runs/free_generation", 800),
     "trl": ("torch and the trl extra", "runs/validate_trl", 600),
 }
@@ -127,9 +127,11 @@ def _run_study(args):
     if args.study == "smollm2":
         from .studies.smollm2 import run_smollm_study  # torch and transformers' tokenizer (optional)
 
+        # the gating pass of experiments/smollm2_validate.py: Adam lr 3e-4, to stationarity (3x the steps at most)
         _, summary = run_smollm_study(out, model_dir=args.model_dir, device=args.device,
                                       seeds=tuple(args.seeds or (0, 1, 2, 3, 4)), steps=steps, trainable=args.trainable,
-                                      workers=args.workers, progress=progress)
+                                      workers=args.workers, progress=progress, learning_rate=3e-4,
+                                      max_steps=3 * steps)
         return summary, None
     if args.study == "free":
         from .studies.free import run_free_study  # torch (optional)
@@ -292,7 +294,9 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--study", default="small", choices=tuple(STUDIES),
                    help="small: the small GPT's gated configurations (default); tree: 3 answer trees x 3 loss "
                         "types x 3 seeds (about 7 min); kl: 15 KL estimator/placement/clamp variants x 3 seeds "
-                        "(about 8 min); smollm2: SmolLM2-135M on 32 real prompts (about 15 min); free: SmolLM2 "
+                        "(about 8 min); smollm2: SmolLM2-135M on 32 real prompts, 4 configurations x 5 seeds "
+                        "at Adam lr 3e-4 from 600 steps to stationarity (hours on 2 cores; a rerun resumes); "
+                        "free: SmolLM2 "
                         "with free generation (about 25 min); trl: TRL's GRPOTrainer on CPU (needs the trl extra)")
     v.add_argument("--out", default=None, type=check.writable_dir,
                    help="output folder (default: runs/validate[_STUDY])")
