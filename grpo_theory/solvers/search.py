@@ -184,7 +184,7 @@ def stationary_policies(questions: Sequence[Question], objectives: Sequence[Obje
 
 
 def stationary_policy_batch(questions: Sequence[Question], objectives: Sequence[Objective]) -> list[StationaryPoint]:
-    """``stationary_policy(q, obj)`` for many pairs, the flows from ``pi_ref`` of the multi-class ones integrated together.
+    """``stationary_policy(q, obj)`` for many pairs, the multi-class ones' flows from ``pi_ref`` integrated together.
 
     For the pairs with three or more classes that
     :func:`~grpo_theory.solvers.multi_class_batch.supports_flow` covers (the note's two penalties with a
