@@ -131,8 +131,8 @@ def stationary_policies(questions: Sequence[Question], objectives: Sequence[Obje
     two penalties with a reward law: binary questions, noisy verifiers) are solved at once by
     :func:`~grpo_theory.solvers.two_class_batch.batch_flow_roots`, the scalar path's steps vectorised over
     the problems (the same scan from ``pi_ref``, the same bracket, Brent's iteration): the same policies up
-    to the last bits of the drift. Every other pair goes through :func:`stationary_policy_batch` (the
-    multi-class flows integrated together, each point :func:`stationary_policy`'s). Use it for a
+    to the last bits of the drift. Every other pair goes through :func:`stationary_policy` (for many
+    multi-class pairs, :func:`stationary_policy_batch` integrates their flows together). Use it for a
     grid of questions (a figure's ``(beta, pi_ref)`` map); for one question, :func:`stationary_policy`
     also reports the residual, the stability and how the point was found.
 
@@ -166,7 +166,7 @@ def stationary_policies(questions: Sequence[Question], objectives: Sequence[Obje
         raise InvalidInputError(f"stationary_policies needs one objective per question, got {len(questions)} "
                                 f"questions and {len(objectives)} objectives")
     out: list[np.ndarray | None] = [None] * len(questions)
-    batch, where, rest = [], [], []
+    batch, where = [], []
     for i, (q, obj) in enumerate(zip(questions, objectives)):
         q, obj = as_question(q), as_objective(obj)
         cp = None if token_level(q, obj) else ClassProblem(q, obj)
@@ -174,9 +174,7 @@ def stationary_policies(questions: Sequence[Question], objectives: Sequence[Obje
             batch.append(cp)
             where.append(i)
         else:
-            rest.append(i)
-    for i, p in zip(rest, stationary_policy_batch([questions[i] for i in rest], [objectives[i] for i in rest])):
-        out[i] = p.pi
+            out[i] = stationary_policy(q, obj).pi
     if batch:
         for i, pi in zip(where, batch_flow_policies(TwoClassBatch(batch))):
             out[i] = pi
