@@ -119,8 +119,10 @@ class MultiClassFlowBatch:
         for k, (cp, obj) in enumerate(self._groups):
             sel = np.flatnonzero(member == k) if len(self._groups) > 1 else slice(None)
             lp = log_pi[sel]
+            if lp.size == 0:                # none of this group's flows is still running
+                continue
             # as ClassProblem.class_preference: the plain sum where nothing underflows, log space elsewhere
-            if lp.size and lp.min() > -700.0:
+            if lp.min() > -700.0:
                 with np.errstate(divide="ignore"):
                     log_w = np.log(np.exp(lp) @ cp.R)
             else:
