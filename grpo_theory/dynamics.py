@@ -26,7 +26,7 @@ from . import advantage, kl
 from ._numerics import IntegrationFallbackWarning, logsumexp, solve_ivp
 from ._validate import plain
 from .monte_carlo import sample_rewards, sampled_advantages
-from .preference import level_expectations
+from .preference import expectations_evaluator, level_expectations
 from .problem import InvalidInputError, Objective, Question, shaped_question, validate_probability_vector
 from .proximal import (  # noqa: F401  (re-exported: the issue's API is dynamics.proximal_map etc.)
     MapFixedPoint,
@@ -141,12 +141,45 @@ def _policy_from_logits(q: Question, support: np.ndarray, theta: np.ndarray) -> 
     return pi
 
 
+def _gradient_evaluator(q: Question, obj: Objective):
+    """``pi -> output_gradient(q, obj, pi)`` with ``E(w)``'s set-up done once per flow.
+
+    A flow evaluates the gradient hundreds of times for one question and objective; for a reward law and
+    the note's two penalties (no tie filtering, no entropy bonus) this runs :func:`output_gradient`'s own
+    operations on the same arrays, with :func:`~grpo_theory.preference.expectations_evaluator` (the same
+    values as ``level_expectations`` to the bit) in place of :func:`~grpo_theory.preference.reward_preference`'s
+    per-call checks and look-ups, so the gradient, and the flow, are the same to the bit. Other cases call
+    :func:`output_gradient`.
+    """
+    if not (q.has_reward_law and obj.regime in ("reverse", "direct") and not advantage.changes_regulariser(obj)):
+        return lambda pi: output_gradient(q, obj, pi)
+    R, ref, beta = q.membership, q.pi_ref, obj.beta
+    expectations = expectations_evaluator(q.reward_levels, obj)
+    reverse = obj.regime == "reverse"
+
+    def gradient(pi: np.ndarray) -> np.ndarray:
+        s = pi > 0
+        g = np.zeros_like(pi)
+        with np.errstate(divide="ignore"):
+            P = R @ expectations(np.log(pi @ R))         # reward_preference(q, obj, pi)
+            if reverse:
+                g[s] = P[s] - beta * (1.0 - ref[s] / pi[s])
+            else:
+                lr = np.zeros_like(pi)
+                lr[s] = np.log(pi[s]) - np.log(ref[s])
+                g[s] = P[s] - beta * (lr[s] + 1.0)
+        return g
+    return gradient
+
+
 def _logit_rhs(q, obj, support):
+    gradient = _gradient_evaluator(q, obj)
+
     def rhs(_t, theta):
         pi = np.zeros(q.n_outputs)
         lp = theta - logsumexp(theta)
         pi[support] = np.exp(lp)
-        g = output_gradient(q, obj, pi)[support]
+        g = gradient(pi)[support]
         w = np.exp(lp)
         return w * (g - w @ g)
     return rhs

@@ -9,7 +9,7 @@ import pandas as pd
 
 from .. import plotting
 from ..problem import Objective
-from ..solvers import stationary_policy
+from ..solvers import stationary_policies
 from ._data import binary
 from ._spec import FigureSpec
 
@@ -21,12 +21,11 @@ FINITE_G_BETA = 0.5
 def data(n: int = 60) -> pd.DataFrame:
     """Exact finite-G stationary policies (reverse/scale) at beta = FINITE_G_BETA."""
     p_grid = np.unique(np.concatenate([np.geomspace(1e-3, 0.05, 10), np.linspace(0.05, 0.995, n)]))
-    rows = []
-    for G in FINITE_GROUP_SIZES:
-        obj = Objective(beta=FINITE_G_BETA, group_size=G)
-        for p in p_grid:
-            rows.append(dict(group_size=G, pi_ref_a=p, pi_a=stationary_policy(binary(p), obj).pi[0]))
-    return pd.DataFrame(rows)
+    cases = [(G, p) for G in FINITE_GROUP_SIZES for p in p_grid]
+    # binary questions: solved together (stationary_policies), in the table's row order
+    pis = stationary_policies([binary(p) for _, p in cases],
+                              [Objective(beta=FINITE_G_BETA, group_size=G) for G, _ in cases])
+    return pd.DataFrame([dict(group_size=G, pi_ref_a=p, pi_a=pi[0]) for (G, p), pi in zip(cases, pis)])
 
 
 def tables(_inputs):

@@ -11,7 +11,7 @@ from matplotlib.figure import Figure
 
 from .. import plotting
 from ..problem import Objective, Question
-from ..solvers import log_pooling, nash_equilibrium, stationary_policy
+from ..solvers import log_pooling, nash_equilibrium, stationary_policy_batch
 from ._spec import FigureSpec
 
 #: Figure 8: the three-answer question.
@@ -32,10 +32,13 @@ def data() -> pd.DataFrame:
 @functools.lru_cache(maxsize=1)
 def _rows() -> pd.DataFrame:     # shared with Figure 15: solved once per process
     q = Question(SIMPLEX_PI_REF, rewards=SIMPLEX_REWARDS, labels=("a", "b", "c"))
+    # the 244 GRPO points at once: their flows from pi_ref integrated together (stationary_policy_batch)
+    objectives = [Objective(beta=beta, **template) for beta in SIMPLEX_BETAS for _, template in SIMPLEX_METHODS]
+    points = iter(stationary_policy_batch([q] * len(objectives), objectives))
     rows = []
     for beta in SIMPLEX_BETAS:
-        for name, template in SIMPLEX_METHODS:
-            sol = stationary_policy(q, Objective(beta=beta, **template))
+        for name, _ in SIMPLEX_METHODS:
+            sol = next(points)
             rows.append(dict(beta=beta, method=name, pi_a=sol.pi[0], pi_b=sol.pi[1], pi_c=sol.pi[2],
                              residual=sol.residual))
         pi = log_pooling(q.pi_ref, SIMPLEX_REWARDS, beta)

@@ -4,8 +4,9 @@ Bottom first: :mod:`.results` (the plain result containers), :mod:`.common` (the
 root polishing, the stability verdict, dedupe), the two problems :mod:`.classes` (a question pooled
 into classes of outputs with the same reward law) and :mod:`.tree` (token level on an answer tree),
 the baselines :mod:`.baselines` (RLHF's log pooling, NLHF's Nash equilibrium), the class solvers
-:mod:`.two_class` (exhaustive), :mod:`.two_class_batch` (many two-class problems at once) and
-:mod:`.multi_class`, the certified root isolation :mod:`.certify`,
+:mod:`.two_class` (exhaustive), :mod:`.two_class_batch` (many two-class problems at once),
+:mod:`.multi_class` and :mod:`.multi_class_batch` (many multi-class flows at once), the certified root
+isolation :mod:`.certify`,
 stability and the flow on all output logits :mod:`.full_space`, and :mod:`.search`, the one
 dispatch behind :func:`stationary_policy`, :func:`stationary_policies` and :func:`stationary_points`.
 """
@@ -22,13 +23,21 @@ from .classes import (
 from .common import dedupe, polish, sinh_grid
 from .full_space import full_space_flow, full_space_stability
 from .results import RESIDUAL_TOL, STABILITY_TOL, Basin, StationaryPoint, StationaryPointSet
-from .search import basins_of, stationary_points, stationary_policies, stationary_policy, token_level
+from .search import (
+    basins_of,
+    stationary_points,
+    stationary_policies,
+    stationary_policy,
+    stationary_policy_batch,
+    token_level,
+)
 from .tree import AnswerTree, TreeProblem, answer_weights, monte_carlo_answer_weights
 
 __all__ = [
     "StationaryPoint", "StationaryPointSet", "Basin", "RESIDUAL_TOL", "STABILITY_TOL", "Z_CAP",
     "ClassProblem", "TreeProblem", "AnswerTree", "answer_weights", "monte_carlo_answer_weights",
-    "stationary_policy", "stationary_policies", "stationary_points", "stationarity_residual", "output_gradient",
+    "stationary_policy", "stationary_policies", "stationary_policy_batch", "stationary_points",
+    "stationarity_residual", "output_gradient",
     "clamp_critical_beta", "basins_of", "log_pooling", "nash_equilibrium", "nash_residual", "token_level",
     "polish", "dedupe", "sinh_grid",
     "certified_stationary_points", "certification_scope", "full_space_stability", "full_space_flow",

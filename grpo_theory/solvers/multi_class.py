@@ -138,7 +138,7 @@ def _reward_tie_starts(cp: ClassProblem) -> list:
     return [s[:-1] - s[-1] for s in starts]
 
 
-def multi_class_policy(cp: ClassProblem) -> StationaryPoint:
+def multi_class_policy(cp: ClassProblem, end: np.ndarray | None = None) -> StationaryPoint:
     """The stationary point the logit flow reaches from ``pi_ref`` (three or more classes).
 
     The flow is integrated until it slows, then the end is polished by root finding; near a saddle,
@@ -148,6 +148,10 @@ def multi_class_policy(cp: ClassProblem) -> StationaryPoint:
     ----------
     cp : ClassProblem
         A problem with three or more classes.
+    end : numpy.ndarray, optional
+        The end of the flow from ``pi_ref`` (free class logits) where it is already known (integrated
+        with other problems' flows, :func:`~grpo_theory.solvers.multi_class_batch.batch_flow_endpoints`);
+        by default it is integrated here.
 
     Returns
     -------
@@ -158,7 +162,7 @@ def multi_class_policy(cp: ClassProblem) -> StationaryPoint:
         stable = [p for p in _reward_ties(cp, _reward_tie_starts(cp)) if p.stable]
         if stable:
             return min(stable, key=lambda p: float(np.abs(_class_masses(cp, p.pi) - cp.p).sum()))
-    end = _flow_endpoint(cp, eta0)
+    end = _flow_endpoint(cp, eta0) if end is None else np.asarray(end, dtype=float)
     pt = polish(cp, end, "flow+root")
     horizon = 1e4
     while (pt is None or pt.stable is False) and horizon <= _MAX_HORIZON:

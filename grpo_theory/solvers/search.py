@@ -20,14 +20,15 @@ from .classes import ClassProblem, stationarity_residual
 from .common import dedupe
 from .full_space import full_space_flow, full_space_stability
 from .multi_class import multi_class_points, multi_class_policy
+from .multi_class_batch import batch_flow_endpoints, supports_flow
 from .results import RESIDUAL_TOL, Basin, StationaryPoint, StationaryPointSet
 from .tree import tree_stationary_policy
 from .tree_search import tree_search
 from .two_class import flow_root_from, two_class_points
 from .two_class_batch import TwoClassBatch, batch_flow_policies, supports
 
-__all__ = ["token_level", "stationary_policy", "stationary_policies", "stationary_points", "basins_of", "kkt_checked",
-           "CERTIFY_BUDGET"]
+__all__ = ["token_level", "stationary_policy", "stationary_policies", "stationary_policy_batch", "stationary_points",
+           "basins_of", "kkt_checked", "CERTIFY_BUDGET"]
 
 #: Seconds a certification may take by default before :func:`stationary_points` falls back to the
 #: multi-start search (K = 3 classes certifies in ~0.1 s at G <= 16 and G = inf; G = 64 takes ~15 s).
@@ -130,7 +131,8 @@ def stationary_policies(questions: Sequence[Question], objectives: Sequence[Obje
     two penalties with a reward law: binary questions, noisy verifiers) are solved at once by
     :func:`~grpo_theory.solvers.two_class_batch.batch_flow_roots`, the scalar path's steps vectorised over
     the problems (the same scan from ``pi_ref``, the same bracket, Brent's iteration): the same policies up
-    to the last bits of the drift. Every other pair goes through :func:`stationary_policy`. Use it for a
+    to the last bits of the drift. Every other pair goes through :func:`stationary_policy` (for many
+    multi-class pairs, :func:`stationary_policy_batch` integrates their flows together). Use it for a
     grid of questions (a figure's ``(beta, pi_ref)`` map); for one question, :func:`stationary_policy`
     also reports the residual, the stability and how the point was found.
 
@@ -176,6 +178,66 @@ def stationary_policies(questions: Sequence[Question], objectives: Sequence[Obje
     if batch:
         for i, pi in zip(where, batch_flow_policies(TwoClassBatch(batch))):
             out[i] = pi
+    return out
+
+
+def stationary_policy_batch(questions: Sequence[Question], objectives: Sequence[Objective]) -> list[StationaryPoint]:
+    """``stationary_policy(q, obj)`` for many pairs, the multi-class ones' flows from ``pi_ref`` integrated together.
+
+    For the pairs with three or more classes that
+    :func:`~grpo_theory.solvers.multi_class_batch.supports_flow` covers (the note's two penalties with a
+    reward law), the flows from ``pi_ref`` are integrated at once
+    (:func:`~grpo_theory.solvers.multi_class_batch.batch_flow_endpoints`: an explicit Runge-Kutta method,
+    each flow with its own step size, the tolerances and stopping rule of the one-at-a-time LSODA path);
+    each end is then polished and checked exactly as :func:`stationary_policy` does
+    (:func:`~grpo_theory.solvers.multi_class.multi_class_policy`, :func:`kkt_checked`). The flow's end
+    only decides where the root finding starts, so the points are :func:`stationary_policy`'s up to the
+    root finder's tolerance (``xtol = 1e-14``). Every other pair, and a flow the batch gives up (a stiff
+    one), goes through :func:`stationary_policy`.
+
+    Parameters
+    ----------
+    questions : sequence of Question
+    objectives : sequence of Objective or mapping
+        One per question.
+
+    Returns
+    -------
+    list of StationaryPoint
+        One per pair, as :func:`stationary_policy` returns it.
+
+    Raises
+    ------
+    InvalidInputError
+        When the lengths differ, or as :func:`stationary_policy`.
+
+    Examples
+    --------
+    >>> import math
+    >>> from grpo_theory import Objective, Question
+    >>> q = Question([0.2, 0.3, 0.5], rewards=[1.0, 0.5, 0.0])
+    >>> objs = [Objective(beta=b, group_size=8) for b in (0.5, 2.0)]
+    >>> pts = stationary_policy_batch([q, q], objs)
+    >>> [bool(np.allclose(p.pi, stationary_policy(q, o).pi, rtol=0, atol=1e-12)) for p, o in zip(pts, objs)]
+    [True, True]
+    """
+    questions, objectives = list(questions), list(objectives)
+    if len(questions) != len(objectives):
+        raise InvalidInputError(f"stationary_policy_batch needs one objective per question, got {len(questions)} "
+                                f"questions and {len(objectives)} objectives")
+    out: list[StationaryPoint | None] = [None] * len(questions)
+    flows, where = [], []
+    for i, (q, obj) in enumerate(zip(questions, objectives)):
+        q, obj = as_question(q), as_objective(obj)
+        cp = None if token_level(q, obj) else ClassProblem(q, obj)
+        if cp is not None and supports_flow(cp):
+            flows.append(cp)
+            where.append(i)
+        else:
+            out[i] = stationary_policy(q, obj)
+    for i, cp, end in zip(where, flows, batch_flow_endpoints(flows)):
+        # a flow the batch gave up (None) is integrated here, one at a time, by LSODA
+        out[i] = kkt_checked(cp.q, cp.obj, multi_class_policy(cp, end))
     return out
 
 
