@@ -87,8 +87,11 @@ def integrate_until_slow(rhs, y0, t_max: float, speed: float | None, max_steps: 
     ``|y_new - y_old| / dt``: an event function would cost one more evaluation of ``rhs`` per step
     (a third of all evaluations) for a stopping rule that needs no precision. ``speed=None`` runs
     to ``t_max``. At most ``max_steps`` steps are taken: a discontinuous field (a KL clamp, the KL in
-    the reward with no epsilon) makes LSODA chatter at the jump with ever smaller steps. Returns the
-    final ``y``.
+    the reward with no epsilon) makes LSODA chatter at the jump with ever smaller steps. Chatter that
+    goes nowhere ends the integration early: over each window of ``_CHATTER_WINDOW`` steps, when the
+    net move is under 1% of the path length (back and forth across the jump) and, at that net rate,
+    the rest of the ``max_steps`` budget would move ``y`` by less than ``_CHATTER_REACH`` (relative),
+    the end is within that much of where the full budget would have ended. Returns the final ``y``.
     """
     import warnings
 
@@ -96,6 +99,7 @@ def integrate_until_slow(rhs, y0, t_max: float, speed: float | None, max_steps: 
 
     solver = LSODA(lambda _t, y: rhs(y), 0.0, np.asarray(y0, dtype=float), t_max, rtol=1e-8, atol=1e-10)
     steps = 0
+    y_window, path = solver.y.copy(), 0.0
     while solver.status == "running" and steps < max_steps:
         steps += 1
         t_old, y_old = solver.t, solver.y.copy()
@@ -111,6 +115,20 @@ def integrate_until_slow(rhs, y0, t_max: float, speed: float | None, max_steps: 
             solver = BDF(lambda _t, y: rhs(y), t_old, y_old, t_max, rtol=1e-8, atol=1e-10)
             continue
         dt = solver.t - t_old
-        if speed is not None and dt > 0 and float(np.max(np.abs(solver.y - y_old))) < speed * dt:
+        move = float(np.max(np.abs(solver.y - y_old)))
+        if speed is not None and dt > 0 and move < speed * dt:
             break
+        path += move
+        if steps % _CHATTER_WINDOW == 0:
+            net = float(np.max(np.abs(solver.y - y_window)))
+            reach = net * (max_steps - steps) / _CHATTER_WINDOW
+            if net < 0.01 * path and reach < _CHATTER_REACH * (1.0 + float(np.max(np.abs(solver.y)))):
+                break
+            y_window, path = solver.y.copy(), 0.0
     return solver.y
+
+
+#: Steps per window of :func:`integrate_until_slow`'s chatter test.
+_CHATTER_WINDOW = 200
+#: Relative move below which the rest of the step budget is not spent on chatter.
+_CHATTER_REACH = 1e-6

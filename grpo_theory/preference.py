@@ -97,9 +97,9 @@ def _advantages_for_counts(v: np.ndarray, counts: np.ndarray, group_size: int, n
     ``G (v_l - mean) = sum_j N_j D_lj = (n D^T)_l`` and
     ``SS = sum_i N_i (v_i - mean)^2 = (1/2G) sum_ij N_i D_ij^2 N_j = (n D^2 n + 2 (n D^2)_l) / 2G``:
     two products of the ``(N, L)`` count matrix with an ``(L, L)`` matrix, every term of the sum of
-    squares non-negative (no cancellation). This is ``O(N L^2)``; the direct triple sum over ``(l, n, i, j)`` it replaces was
-    ``O(N L^3)`` and dominated a solve with the KL in the reward (``L = K x levels`` shaped levels
-    that change with every policy, so nothing is cached). tests/test_preference.py holds it to the
+    squares non-negative (no cancellation). This is ``O(N L^2)``; the direct triple sum over
+    ``(l, n, i, j)`` it replaces was ``O(N L^3)`` and dominated a solve with the KL in the reward
+    (shaped levels that change with every policy, so nothing is cached). tests/test_preference.py holds it to the
     direct sum.
     """
     G = group_size

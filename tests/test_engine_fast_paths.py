@@ -1,0 +1,86 @@
+"""The engine's fast paths of issue 21's KL fuzz work, each held to the slower path it replaced.
+
+* :func:`grpo_theory.problem.shaped_question` keeps only the shaped levels some output can yield (a
+  level of probability 0 under every output weighs 0 in every group): the same ``P_G`` as the question
+  with all ``K x L`` shifted levels, which is what it built before;
+* :func:`grpo_theory._numerics.integrate_until_slow` stops chatter that goes nowhere (a Filippov point of
+  a discontinuous field) instead of spending its whole step budget there, and only that.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from grpo_theory import Objective, Question, _numerics, reward_preference
+from grpo_theory.problem import shaped_question
+
+
+def _all_shifted_levels(q: Question, shift: np.ndarray) -> Question:
+    """The question with every ``(output, level)`` pair shifted, dead ones included (the old construction)."""
+    levels = q.reward_levels[None, :] - shift[:, None]
+    uniq, inverse = np.unique(levels, return_inverse=True)
+    probs = np.zeros((q.n_outputs, uniq.size))
+    np.add.at(probs, (np.repeat(np.arange(q.n_outputs), levels.shape[1]), inverse.ravel()), q.reward_probs.ravel())
+    return Question(q.pi_ref, reward_levels=uniq, reward_probs=probs)
+
+
+@pytest.mark.parametrize("G", [2, 5, 8, math.inf])
+@pytest.mark.parametrize("normalization", ["scale", "shift"])
+def test_shaped_question_without_dead_levels_has_the_same_preference(G, normalization):
+    rng = np.random.default_rng(7)
+    det = Question([0.1, 0.2, 0.3, 0.4], rewards=[0.0, 0.4, 0.6, 0.8])
+    law = Question([0.3, 0.3, 0.4], reward_levels=[0.0, 0.5, 1.0],
+                   reward_probs=[[0.2, 0.0, 0.8], [0.1, 0.9, 0.0], [0.0, 0.3, 0.7]])
+    obj = Objective(beta=0.3, group_size=G, normalization=normalization, std_eps=1e-4)
+    for q in (det, law):
+        for _ in range(3):
+            shift = rng.normal(scale=0.3, size=q.n_outputs)
+            pi = rng.dirichlet(np.ones(q.n_outputs))
+            fast, full = shaped_question(q, shift), _all_shifted_levels(q, shift)
+            assert fast.reward_levels.size == int(np.count_nonzero(q.reward_probs))     # K for deterministic
+            assert full.reward_levels.size > fast.reward_levels.size
+            np.testing.assert_allclose(reward_preference(fast, obj, pi), reward_preference(full, obj, pi),
+                                       rtol=0, atol=1e-13)
+
+
+def test_chatter_at_a_sliding_point_ends_early_where_the_full_budget_would(monkeypatch):
+    """``dy/dt = -sign(y)``: the flow reaches 0 at t = 1 and then chatters across it. The chatter test
+    stops within a few windows of steps, at the end the whole budget of steps (the old behaviour,
+    the test switched off) reaches: 0 to 1e-9. Where one coordinate chatters while another still moves
+    (at a rate the step size, held tiny by the chatter, makes negligible), it does not fire: the end is
+    the old one, bit for bit."""
+    def run(y0, max_steps=20_000):
+        calls = {"n": 0}
+
+        def rhs(y):
+            calls["n"] += 1
+            return -np.sign(y)
+
+        return _numerics.integrate_until_slow(rhs, np.array(y0), 1e4, None, max_steps), calls["n"]
+
+    y, n = run([1.0])
+    assert abs(float(y[0])) < 1e-9 and n < 4_000
+    sliding, _ = run([1.0, -0.5], 3_000)
+    monkeypatch.setattr(_numerics, "_CHATTER_WINDOW", 10**9)
+    y_full, n_full = run([1.0], 3_000)
+    assert n_full > 6_000 and abs(float(y_full[0])) < 1e-9
+    np.testing.assert_array_equal(run([1.0, -0.5], 3_000)[0], sliding)
+
+
+@pytest.mark.parametrize("speed", [None, 1e-6])
+def test_smooth_flows_are_not_cut_short_by_the_chatter_test(speed):
+    """A slowly decaying fast spiral (net move per window far below the path length, as in chatter, but
+    going somewhere) and a plain decay run as before: the ends match the exact solution."""
+    A = np.array([[-0.05, 10.0], [-10.0, -0.05]])
+    y = _numerics.integrate_until_slow(lambda y: A @ y, np.array([1.0, 0.0]), 60.0, speed)
+    t = 60.0
+    exact = math.exp(-0.05 * t) * np.array([math.cos(10 * t), -math.sin(10 * t)])
+    if speed is None:
+        np.testing.assert_allclose(y, exact, atol=1e-5)
+    else:                                     # stopped where the spiral is slower than 1e-6, or at t = 60
+        assert np.linalg.norm(y) <= 1.0
+    y = _numerics.integrate_until_slow(lambda y: -y, np.array([1.0]), 30.0, None)
+    assert abs(float(y[0]) - math.exp(-30.0)) < 1e-8
