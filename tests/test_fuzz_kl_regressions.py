@@ -226,3 +226,79 @@ def test_a_face_the_best_answer_would_reenter_is_not_a_converged_point():
     assert not ok and "answer 0" in why
     assert point_at(cp, eta, "test") is None
     assert point_at(cp, eta, "test", require_converged=False).converged is False
+
+
+def _advantage_k2_gradient(q: Question, obj, pi: np.ndarray) -> np.ndarray:
+    """``g = P_G - beta k2(lr)``, ``k2 = lr^2/2`` subtracted from the advantage (OpenRLHF's placement: the
+    value itself is ``c``), with the independent ``P_G``."""
+    P, se = independent_preference(q, obj, pi, np.random.default_rng(0))
+    assert np.all(se == 0)
+    return P - obj.beta * 0.5 * np.log(pi / q.pi_ref) ** 2
+
+
+@pytest.mark.parametrize("seed", [pytest.param(75, marks=pytest.mark.slow), 83])
+def test_a_class_point_unstable_across_its_class_is_not_the_answer(seed):
+    """Seeds 75 (k2 in the reward, G = 6) and 83 (k2 in the advantage, G = 16), found by the 300-case run of
+    session 33: two answers share a reward and differ in ``pi_ref``, and the class reduction's point (the
+    two in proportion to ``pi_ref``) was reported stable, but on all output logits it is a saddle (k2 is
+    not monotone in the log-ratio: the class splits). Now the end of the flow on all output logits is
+    returned. Independent: the gradient from the definitions with ``P_G`` of :mod:`fuzz_cases`
+    (enumeration, binomial sums), its Jacobian on all output logits by central differences, and explicit
+    Euler on all output logits from pi_ref."""
+    q, obj = draw_kl_case(seed)
+    assert obj.estimator == "k2" and q.n_outputs == 3 and not q.is_tree
+    r = q.reward_probs @ q.reward_levels
+    pair = [o for o in range(3) if np.sum(r == r[o]) == 2]                  # the class of two answers
+    assert len(pair) == 2 and q.pi_ref[pair[0]] != q.pi_ref[pair[1]]
+    if obj.kl_placement == "reward":
+        grad = lambda p: _shaped_gradient(q, obj, p)                      # noqa: E731
+    else:
+        assert obj.kl_placement == "advantage"
+        grad = lambda p: _advantage_k2_gradient(q, obj, p)                # noqa: E731
+    sol = stationary_policy(q, obj)
+    assert sol.converged and sol.stable is True and not sol.boundary
+    g = grad(sol.pi)
+    assert np.max(np.abs(sol.pi * (g - sol.pi @ g))) < 1e-9                 # stationary on all output logits
+    eig, flow = _full_logit_jacobian_eigs(grad, sol.pi)
+    eig = eig[np.argsort(np.abs(eig))][1:]                                  # drop the gauge's 0
+    assert np.all(eig.real < 0), eig
+    ratio = sol.pi[pair[0]] / sol.pi[pair[1]]
+    assert abs(ratio / (q.pi_ref[pair[0]] / q.pi_ref[pair[1]]) - 1) > 1e-3   # off the class reduction
+    # the class reduction's point (what was reported): the same class masses split as pi_ref; a saddle
+    cls = sol.pi.copy()
+    cls[pair] = sol.pi[pair].sum() * q.pi_ref[pair] / q.pi_ref[pair].sum()
+    cls_eig, _ = _full_logit_jacobian_eigs(grad, _class_point(grad, cls, pair))
+    assert np.max(cls_eig.real) > 1e-3 * np.max(np.abs(cls_eig)), cls_eig
+    # the flow on all output logits from pi_ref (scipy's LSODA on the independent field) ends at the answer
+    from scipy.integrate import solve_ivp
+
+    end = solve_ivp(lambda _t, th: flow(th), (0.0, 2e3), np.log(q.pi_ref), method="LSODA", rtol=1e-10,
+                    atol=1e-12).y[:, -1]
+    p = np.exp(end - end.max())
+    assert np.max(np.abs(p / p.sum() - sol.pi)) < 1e-6, (p / p.sum(), sol.pi)
+
+
+def _class_point(grad, pi: np.ndarray, pair: list) -> np.ndarray:
+    """The stationary point with the pair in proportion ``pi[pair]``: Brent's method on the third answer's
+    mass ``u`` (the independent gradient's drift between the pair's class and that answer)."""
+    from scipy.optimize import brentq
+
+    other = [o for o in range(3) if o not in pair][0]
+    split = pi[pair] / pi[pair].sum()
+
+    def at(u):
+        p = np.zeros(3)
+        p[pair] = (1.0 - u) * split
+        p[other] = u
+        return p
+
+    def drift(u):
+        g = grad(at(u))
+        return split @ g[pair] - g[other]
+
+    u0 = pi[other]
+    m = brentq(drift, u0 / 2, min(2 * u0, (1 + u0) / 2), xtol=1e-16)
+    p = at(m)
+    g = grad(p)
+    assert np.max(np.abs(p * (g - p @ g))) < 1e-9                       # stationary on all output logits
+    return p

@@ -301,6 +301,11 @@ class TreeProblem:
 
 # ----------------------------------------------------------------------------- solvers
 
+#: A free logit beyond which the flow's end is read as heading to a face (conditional mass < e^-460 ~ 1e-200),
+#: and how far it is pushed for the face test (the mass then underflows to 0).
+_FACE_LOGIT, _FACE_PUSH = 460.0, 400.0
+
+
 def tree_stationary_policy(q: Question, obj: Objective) -> StationaryPoint:
     """The token-level stationary policy the on-policy flow on the tree's logits reaches from ``pi_ref``.
 
@@ -340,6 +345,13 @@ def tree_stationary_policy(q: Question, obj: Objective) -> StationaryPoint:
         pt = polish(tp, end, "token-flow+root") or pt
     if pt is not None and pt.stable is not False:
         return pt
+    if np.any(np.abs(end) > _FACE_LOGIT):
+        # the flow ran towards a face and stopped with some conditional masses below e^-460 but not yet
+        # 0 (where it stops depends on the last bits of the field): take the face itself, kept only if
+        # its KKT test (point_at: each absent answer's drift at a small mass points out) passes
+        face = point_at(tp, end + _FACE_PUSH * np.sign(end) * (np.abs(end) > _FACE_LOGIT), "token-flow+face")
+        if face is not None and face.boundary and face.stable is not False:
+            return face
     out = point_at(tp, end, "token-flow", require_converged=False)
     return replace(out, converged=False,
                    message="the token-level flow from pi_ref did not settle on a stable point within t = 1e6 "
