@@ -91,7 +91,11 @@ def integrate_until_slow(rhs, y0, t_max: float, speed: float | None, max_steps: 
     goes nowhere ends the integration early: over each window of ``_CHATTER_WINDOW`` steps, when the
     net move is under 1% of the path length (back and forth across the jump) and, at that net rate,
     the rest of the ``max_steps`` budget would move ``y`` by less than ``_CHATTER_REACH`` (relative),
-    the end is within that much of where the full budget would have ended. Returns the final ``y``.
+    the end is within that much of where the full budget would have ended. Steps held tiny for a whole
+    window (a sliding motion along a jump) end it too, when at their mean length the rest of the budget
+    would cover less than ``_STALL_SPAN`` of the time left and, at the window's net rate, move ``y`` by
+    less than ``_STALL_REACH``: the budget's end would be an arbitrary point of that creep, as this one
+    is. Returns the final ``y``.
     """
     import warnings
 
@@ -99,7 +103,7 @@ def integrate_until_slow(rhs, y0, t_max: float, speed: float | None, max_steps: 
 
     solver = LSODA(lambda _t, y: rhs(y), 0.0, np.asarray(y0, dtype=float), t_max, rtol=1e-8, atol=1e-10)
     steps = 0
-    y_window, path = solver.y.copy(), 0.0
+    y_window, t_window, path = solver.y.copy(), solver.t, 0.0
     while solver.status == "running" and steps < max_steps:
         steps += 1
         t_old, y_old = solver.t, solver.y.copy()
@@ -121,10 +125,13 @@ def integrate_until_slow(rhs, y0, t_max: float, speed: float | None, max_steps: 
         path += move
         if steps % _CHATTER_WINDOW == 0:
             net = float(np.max(np.abs(solver.y - y_window)))
-            reach = net * (max_steps - steps) / _CHATTER_WINDOW
-            if net < 0.01 * path and reach < _CHATTER_REACH * (1.0 + float(np.max(np.abs(solver.y)))):
+            left = (max_steps - steps) / _CHATTER_WINDOW             # windows left in the budget
+            size = 1.0 + float(np.max(np.abs(solver.y)))
+            if net < 0.01 * path and net * left < _CHATTER_REACH * size:
                 break
-            y_window, path = solver.y.copy(), 0.0
+            if (solver.t - t_window) * left < _STALL_SPAN * (t_max - solver.t) and net * left < _STALL_REACH * size:
+                break
+            y_window, t_window, path = solver.y.copy(), solver.t, 0.0
     return solver.y
 
 
@@ -132,3 +139,9 @@ def integrate_until_slow(rhs, y0, t_max: float, speed: float | None, max_steps: 
 _CHATTER_WINDOW = 200
 #: Relative move below which the rest of the step budget is not spent on chatter.
 _CHATTER_REACH = 1e-6
+#: Share of the horizon below which the rest of the step budget, at the window's mean step, is not spent:
+#: LSODA held to tiny steps by a sliding motion along a jump of the field (the flow creeping along a KL
+#: kink) would end the budget at an arbitrary point of that motion, t ~ 1e-4 of a horizon of 1e4.
+_STALL_SPAN = 1e-6
+#: ... provided the rest of the budget would also move ``y`` by less than this (relative) at the window's rate.
+_STALL_REACH = 1e-4
