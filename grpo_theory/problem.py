@@ -470,4 +470,8 @@ def shaped_question(q, shift: np.ndarray):
     uniq, inverse = np.unique(levels[live], return_inverse=True)
     probs = np.zeros((q.n_outputs, uniq.size))
     np.add.at(probs, (np.nonzero(live)[0], inverse.ravel()), q.reward_probs[live])
-    return Question(q.pi_ref, reward_levels=uniq, reward_probs=probs, labels=q.labels, answers=q.answers)
+    if not np.all(np.isfinite(uniq)):
+        return Question(q.pi_ref, reward_levels=uniq, reward_probs=probs, labels=q.labels, answers=q.answers)
+    # valid by construction (q's pi_ref, labels and answers; distinct sorted levels; each row a sum of q's
+    # row): built without the constructor's checks, which cost more than P_G itself inside a flow
+    return _rebuild_question((q.pi_ref, uniq, probs, None, q.labels, q.answers))
