@@ -302,3 +302,36 @@ def _class_point(grad, pi: np.ndarray, pair: list) -> np.ndarray:
     g = grad(p)
     assert np.max(np.abs(p * (g - p @ g))) < 1e-9                       # stationary on all output logits
     return p
+
+
+def test_seed_192_direct_penalty_near_a_vertex_is_not_converged_where_the_logits_still_run():
+    """Seed 192 (k2 in the loss = the direct penalty, G = inf, scale, std_eps 1e-6, rewards 0, 0.8, 1):
+    reported converged at pi = (9.5e-14, 4.8e-13, 1 - 5.7e-13), whose residual in masses is tiny but whose
+    light answers' logits still run (|A| up to span/eps = 1e6). Independent (``P_G`` at G = inf from
+    :mod:`fuzz_cases`, ``g = P - beta lr``): that point's logit drift is far from 0; the root the flow runs to
+    has log-masses ``log p_o + (P_o - P_top)/beta`` below -745 (0 in double precision), i.e. the vertex now
+    reported, which every absent answer leaves."""
+    q, obj = draw_kl_case(192)
+    assert obj.regime == "direct" and math.isinf(obj.group_size) and obj.std_eps == 1e-6
+
+    def grad(p):
+        P, se = independent_preference(q, obj, p, np.random.default_rng(0))
+        assert np.all(se == 0)
+        with np.errstate(divide="ignore"):
+            return P - obj.beta * np.log(p / q.pi_ref)
+
+    old = np.array([9.51869267e-14, 4.75927431e-13, 0.0])
+    old[2] = 1.0 - old.sum()
+    g = grad(old)
+    assert np.max(old * np.abs(g - old @ g)) / obj.beta > 1e-7                 # not stationary on the logits
+    sol = stationary_policy(q, obj)
+    assert sol.converged and sol.stable and sol.boundary
+    np.testing.assert_array_equal(sol.pi, [0.0, 0.0, 1.0])
+    vertex = np.array([0.0, 0.0, 1.0])
+    P, _ = independent_preference(q, obj, vertex, np.random.default_rng(0))
+    log_mass = np.log(q.pi_ref) + P / obj.beta
+    assert np.all(log_mass[:2] - log_mass[2] < -745.0)                          # the root's masses underflow
+    for eps in (1e-10, 1e-13):
+        near = np.array([eps, eps, 1.0 - 2 * eps])
+        g = grad(near)
+        assert np.all(g[:2] - near @ g < 0)                                      # each absent answer leaves

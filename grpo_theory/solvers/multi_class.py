@@ -14,9 +14,11 @@ import numpy as np
 
 from .. import kl
 from .._numerics import integrate_until_slow, optimize
+from ..advantage import regularisation_scale
 from .classes import ClassProblem, may_collapse, stationarity_residual, unbounded_preference
 from .common import dedupe, point_at, polish
-from .results import StationaryPoint
+from .gradient import output_gradient
+from .results import RESIDUAL_TOL, StationaryPoint
 
 __all__ = ["multi_class_policy", "multi_class_points"]
 
@@ -63,6 +65,12 @@ def _slowest_escape(cp: ClassProblem, eta: np.ndarray) -> float:
         return math.inf
     with np.errstate(over="ignore"):
         return float(np.min(np.exp(-log_pi[up] - np.log(gain[up]))))
+
+
+def _logit_speed(cp: ClassProblem, pi: np.ndarray) -> float:
+    """``max_o pi_o |g_o - E_pi g| / beta``: the speed of the flow on the output logits at ``pi``."""
+    g = output_gradient(cp.q, cp.obj, pi)
+    return float(np.max(pi * np.abs(g - pi @ g))) / regularisation_scale(cp.obj)
 
 
 def _class_masses(cp: ClassProblem, pi: np.ndarray) -> np.ndarray:
@@ -171,8 +179,11 @@ def multi_class_policy(cp: ClassProblem) -> StationaryPoint:
     if pt is not None and pt.stable is not False:
         return pt
     at_end = point_at(cp, end, "flow")
-    if at_end is not None and at_end.stable is not False:
-        return at_end                       # the flow itself settled within tolerance; polishing only hurt
+    if at_end is not None and at_end.stable is not False and _logit_speed(cp, at_end.pi) <= RESIDUAL_TOL:
+        # the flow itself settled within tolerance; polishing only hurt. Settled on the logits too: near
+        # a vertex the direct penalty's residual (in masses) is small where the light classes' logits still
+        # run (|P| up to span/eps with a small std_eps at G = inf; fuzz seed 192)
+        return at_end
     if cp.obj.regime == "direct" and cp.obj.beta > 0 and not unbounded_preference(cp.obj):
         # Near a vertex at finite G the direct penalty's point can sit at class logits in the
         # thousands (log pi_c = log p_c + P_c/beta - log Z with P_c ~ -sqrt(G)), which the flow
