@@ -182,6 +182,8 @@ class TreeProblem:
         last = np.array([s.stop - 1 for s in t.node_slices])
         self.free = np.array([e for s in t.node_slices for e in range(s.start, s.stop - 1)], dtype=int)
         self.last_of_edge = last[t.edge_node]
+        self._node_starts = np.array([s.start for s in t.node_slices])
+        assert all(s.stop == e.start for s, e in zip(t.node_slices, t.node_slices[1:]))   # contiguous, in order
 
     # -- policies and their logits
     def x_from_log_cond(self, log_cond: np.ndarray) -> np.ndarray:
@@ -190,6 +192,12 @@ class TreeProblem:
     def log_cond(self, x: np.ndarray) -> np.ndarray:
         theta = np.zeros(len(self.tree.edges))
         theta[self.free] = x
+        if np.all(np.isfinite(theta)):
+            # every node at once (its edges are one contiguous run): logsumexp's operations per node, to the
+            # last bit or so (numpy's vectorised exp may round a lane differently)
+            node = self.tree.edge_node
+            m = np.maximum.reduceat(theta, self._node_starts)
+            return theta - (np.log(np.add.reduceat(np.exp(theta - m[node]), self._node_starts)) + m)[node]
         out = np.empty_like(theta)
         for s in self.tree.node_slices:                                     # nodes of one tree, not a grid
             out[s] = theta[s] - logsumexp(theta[s])
