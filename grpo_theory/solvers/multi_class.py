@@ -68,9 +68,12 @@ def _slowest_escape(cp: ClassProblem, eta: np.ndarray) -> float:
 
 
 def _logit_speed(cp: ClassProblem, pi: np.ndarray) -> float:
-    """``max_o pi_o |g_o - E_pi g| / beta``: the speed of the flow on the output logits at ``pi``."""
-    g = output_gradient(cp.q, cp.obj, pi)
-    return float(np.max(pi * np.abs(g - pi @ g))) / regularisation_scale(cp.obj)
+    """``max_o pi_o |g_o - E_pi g| / beta`` over the support of ``pi``: the speed of the flow on the output
+    logits there (an absent answer's gradient may be infinite)."""
+    s = pi > 0
+    g = output_gradient(cp.q, cp.obj, pi)[s]
+    with np.errstate(invalid="ignore"):            # an infinite gradient on the support: nan, not settled
+        return float(np.max(pi[s] * np.abs(g - pi[s] @ g))) / regularisation_scale(cp.obj)
 
 
 def _class_masses(cp: ClassProblem, pi: np.ndarray) -> np.ndarray:
