@@ -137,15 +137,21 @@ def _full_space_checked(q: Question, obj: Objective, cp: ClassProblem, point: St
     (:func:`_full_space_reference`), and its end, judged on all output logits, is returned.
     """
     if not (point.converged and point.stable is True) or point.boundary or point.discontinuous \
-            or _reduction_exact(q, obj, cp, (), False):
+            or obj.regime in ("reverse", "direct") or _reduction_exact(q, obj, cp, (), False):
+        # the note's two penalties pull each answer back to its class's proportion (g_o falls strictly
+        # in log(pi_o/pi_ref_o) at a fixed class mass): across a class the flow is stable
         return point
     fs = full_space_stability(q, obj, point.pi)
     if fs.stable is not False:
         return point
+    why = (f"the class flow's end {np.array2string(point.pi, precision=6)} is stable in class coordinates but not "
+           f"on all output logits (leading eigenvalue {fs.leading:.3g})")
     end = _full_space_reference(q, obj, (), point)
-    return dataclasses.replace(end, message=(
-        f"{end.message}; the class flow's end {np.array2string(point.pi, precision=6)} is stable in class "
-        f"coordinates but not on all output logits (leading eigenvalue {fs.leading:.3g})"))
+    if end.converged and end.stable is True:
+        return dataclasses.replace(end, message=f"{end.message}; {why}")
+    return dataclasses.replace(point, stable=False, message=(
+        f"{point.message}; but {why}, and the flow on all output logits from pi_ref does not settle on a "
+        "stable point: this point is a saddle of the full flow"))
 
 
 def stationary_policies(questions: Sequence[Question], objectives: Sequence[Objective]) -> list[np.ndarray]:
