@@ -335,3 +335,39 @@ def test_seed_192_direct_penalty_near_a_vertex_is_not_converged_where_the_logits
         near = np.array([eps, eps, 1.0 - 2 * eps])
         g = grad(near)
         assert np.all(g[:2] - near @ g < 0)                                      # each absent answer leaves
+
+
+@pytest.mark.parametrize("seed", [581, 631, 638, 796])
+def test_reinforce_pp_with_the_kl_in_the_reward_ties_at_a_jump(seed):
+    """Seeds 581, 631, 638, 796 (K = 4, REINFORCE++, k1 in the reward; found by seeds 300-999 in session 33):
+    the tie of the shaped rewards was reported a smooth stable root, but REINFORCE++'s whitening divides by
+    the std of the shaped rewards with no epsilon, so next to the tie the advantages are O(1): the drift
+    there was 0.2-2.7. Now ``discontinuous=True``. Independent, from the definitions (advantage module doc):
+    ``P(o) = sqrt((G-1)/G) (s_o - E_pi s)/std_pi(s)``, ``s = r - beta value(lr)``; at the point the shaped
+    rewards tie, next to it the drift is O(1), and nudging any one logit either way makes it drift back
+    (a Filippov equilibrium)."""
+    q, obj = draw_kl_case(seed)
+    assert obj.advantage == "reinforce_pp" and obj.kl_placement == "reward" and q.is_deterministic
+    G = obj.group_size
+    r = q.reward_probs @ q.reward_levels
+
+    def drift(p):
+        s = r - obj.beta * _value(obj.estimator, np.log(p / q.pi_ref), obj.kl_log_ratio_clamp, obj.kl_value_clamp)
+        sd = math.sqrt(p @ (s - p @ s) ** 2)
+        P = math.sqrt((G - 1) / G) * (s - p @ s) / sd if sd > 0 else np.zeros_like(s)
+        return p * (P - p @ P)
+
+    sol = stationary_policy(q, obj)
+    assert sol.converged and sol.stable is True and sol.discontinuous
+    s = r - obj.beta * _value(obj.estimator, np.log(sol.pi / q.pi_ref), obj.kl_log_ratio_clamp, obj.kl_value_clamp)
+    assert np.ptp(s) < 1e-8 * max(1.0, obj.beta)                                 # the shaped rewards tie
+    size = 0.0
+    for o in range(q.n_outputs):
+        for sign in (1.0, -1.0):
+            th = np.log(sol.pi)
+            th[o] += sign * 1e-7
+            p = np.exp(th - th.max())
+            d = drift(p / p.sum())[o]
+            size = max(size, abs(d))
+            assert sign * d < 0, (o, sign, d)                                      # it drifts back
+    assert size > 1e-3                                                           # O(1) next to it: a jump

@@ -105,8 +105,9 @@ def _reward_ties(cp: ClassProblem, starts: list) -> list[StationaryPoint]:
     ``P_G(c)`` is strictly increasing in class ``c``'s own shaped reward, so interior stationary points
     are exactly these ties. The flow near one has the sign of the shaped-reward differences, so it is
     stable when every class's shaped reward falls as its mass grows (``value'(lr_c) > 0``), unstable
-    when one rises. With scale normalisation and no epsilon the advantages stay O(1) arbitrarily close
-    to the tie: the point is a discontinuity of the vector field (``discontinuous=True``).
+    when one rises. With scale normalisation and no epsilon, or REINFORCE++'s whitening (no epsilon),
+    the advantages stay O(1) arbitrarily close to the tie: the point is a discontinuity of the vector
+    field (``discontinuous=True``).
     """
     obj = cp.obj
     r = cp.R @ cp.q.reward_levels
@@ -116,7 +117,10 @@ def _reward_ties(cp: ClassProblem, starts: list) -> list[StationaryPoint]:
         shaped = r - obj.beta * kl.estimator_value(obj, lr)
         return shaped[:-1] - shaped[-1]
 
-    sharp = obj.normalization == "scale" and obj.std_eps == 0 and obj.variance_eps == 0
+    # the advantage is divided by a std with no epsilon (the group's with scale normalisation, or
+    # REINFORCE++'s batch whitening, which has none): O(1) arbitrarily close to the tie, 0 at it
+    sharp = obj.advantage == "reinforce_pp" or (obj.advantage == "group" and obj.normalization == "scale"
+                                                 and obj.std_eps == 0 and obj.variance_eps == 0)
     found = []
     for eta0 in starts:
         with warnings.catch_warnings():
@@ -132,8 +136,9 @@ def _reward_ties(cp: ClassProblem, starts: list) -> list[StationaryPoint]:
                   "a class's shaped reward rises with its mass: unstable" if stable is False else
                   "a class sits where value' = 0: stability undecided"))
         if sharp:
-            why += ("; with std scaling and no epsilon the advantages stay O(1) arbitrarily close: the vector "
-                    "field is discontinuous here (a Filippov point; a discrete trainer chatters around it)")
+            why += ("; with a std and no epsilon dividing the advantage (scale normalisation, or REINFORCE++'s "
+                    "whitening) the advantages stay O(1) arbitrarily close: the vector field is discontinuous "
+                    "here (a Filippov point; a discrete trainer chatters around it)")
         pi = cp.expand(np.exp(log_pi))
         found.append(StationaryPoint(pi=pi, residual=float(np.max(np.abs(ties(sol.x)))), converged=True,
                                      stable=stable, nfev=int(sol.nfev), method="reward-ties+hybr",
