@@ -10,8 +10,9 @@ docs/reliability.md reports. Rows are appended as they finish: a killed run resu
 The summary by (G, penalty, normalisation) and every case that is not "ok" go to docs/results/.
 
 ``--kl`` runs the second half instead (tests/fuzz_kl_cases.py: KL estimators and placements, clamps,
-faces, trees, family fields), seeds ``--first`` to ``--cases - 1``, and prints its outcome counts and
-every crash or silent answer (nothing is written to docs/results/).
+faces, trees, family fields), seeds ``--first`` to ``--cases - 1``, prints its outcome counts, the CPU
+time per case and every crash or silent answer, and writes docs/results/kl_fuzz_summary.csv (per outcome:
+cases, meaning, CPU median and max) and docs/results/kl_fuzz_not_ok.csv.
 """
 
 from __future__ import annotations
@@ -34,12 +35,14 @@ from fuzz_kl_cases import check_kl_case  # noqa: E402
 def _run_seeds(check, seeds, out: Path, desc: str) -> pd.DataFrame:
     """``check(seed)`` for every seed not yet in ``out``, each row appended as it finishes (a rerun resumes)."""
     done = set(pd.read_csv(out).seed) if out.exists() else set()
+    # a resumed file keeps its own columns (one written before a column was added gets NaN there)
+    header = list(pd.read_csv(out, nrows=0).columns) if done else None
     with out.open("a", newline="") as fh:
         writer = None
         for seed in tqdm([s for s in seeds if s not in done], desc=desc):
             row = check(seed)
             if writer is None:
-                writer = csv.DictWriter(fh, fieldnames=list(row))
+                writer = csv.DictWriter(fh, fieldnames=header or list(row), extrasaction="ignore", restval="")
                 if not done:
                     writer.writeheader()
             writer.writerow(row)
@@ -47,16 +50,44 @@ def _run_seeds(check, seeds, out: Path, desc: str) -> pd.DataFrame:
     return pd.read_csv(out)
 
 
+#: What each outcome of the KL half means (docs/reliability.md prints the same).
+KL_OUTCOMES = {
+    "ok": "converged off the faces; the drift on all output logits vanishes; reported stable => the full-space "
+          "Jacobian has no eigenvalue of positive real part and explicit Euler on all logits stays",
+    "ok-face": "a point on a face (or a limit vertex) whose absent answers all drift outward (KKT)",
+    "ok-jump": "a jump of the field (a clamp, abs's kink) reported stable where nudging any logit makes it drift back",
+    "flagged": "converged=False with the reason in the message",
+    "error": "InvalidInputError: an option not modelled, or an enumeration over the limit",
+    "CRASH": "any other exception, or a NaN the engine made itself",
+    "SILENT": "converged=True but not stationary, a repelling face, or a point reported stable that is not",
+}
+
+
 def kl_main(cases: int, first: int, out: Path) -> None:
-    """The KL half of the fuzz (see the module doc), resumable like the first half."""
+    """The KL half of the fuzz (see the module doc), resumable like the first half.
+
+    Prints the outcome counts, the per-case CPU time (solve + independent check) and every crash or silent
+    answer; writes ``docs/results/kl_fuzz_summary.csv`` (per outcome: cases, what it means, CPU median and
+    max) and ``docs/results/kl_fuzz_not_ok.csv`` (every case that is not ok, ok-face or ok-jump).
+    """
     df = _run_seeds(check_kl_case, range(first, cases), out, "kl fuzz")
-    print(f"{len(df)} cases, seeds {df.seed.min()}-{df.seed.max()}; CPU seconds per case: median "
-          f"{df.seconds.median():.2f}, max {df.seconds.max():.1f}")
+    df = df[(df.seed >= first) & (df.seed < cases)]
+    cpu = df.seconds + (df.check_seconds.fillna(0.0) if "check_seconds" in df else 0.0)
+    print(f"{len(df)} cases, seeds {df.seed.min()}-{df.seed.max()}; CPU seconds per case (solve + check): "
+          f"median {cpu.median():.3f}, max {cpu.max():.1f} (seed {int(df.seed[cpu.idxmax()])}), total {cpu.sum():.0f}")
     print(df.outcome.value_counts().to_string())
     bad = df[df.outcome.isin(["CRASH", "SILENT"])]
     for _, r in bad.iterrows():
         print(f"seed {r.seed}: {r.outcome} K={r.K} G={r.G} tree={r.tree} {r.estimator}/{r.placement} "
               f"clamps={r.clamps} {r.advantage}: {str(r.detail)[-240:]}")
+    results = ROOT / "docs" / "results"
+    summary = (df.assign(cpu=cpu).groupby("outcome")
+               .agg(cases=("seed", "size"), cpu_median=("cpu", "median"), cpu_max=("cpu", "max"))
+               .reindex([o for o in KL_OUTCOMES if o in set(df.outcome)]).reset_index())
+    summary.insert(2, "meaning", summary.outcome.map(KL_OUTCOMES))
+    summary.to_csv(results / "kl_fuzz_summary.csv", index=False, float_format="%.3g")
+    df[~df.outcome.isin(["ok", "ok-face", "ok-jump"])].to_csv(results / "kl_fuzz_not_ok.csv", index=False,
+                                                              float_format="%.6g")
 
 
 def main() -> None:

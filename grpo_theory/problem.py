@@ -416,7 +416,7 @@ def shaped_question(q, shift: np.ndarray):
     """``q`` with output ``o``'s reward law shifted down by ``shift[o]`` (the KL-in-reward placement).
 
     Deterministic rewards stay deterministic; a reward law with levels ``v_l`` becomes one over the
-    shifted levels ``v_l - shift[o]``, with coinciding levels merged.
+    shifted levels ``v_l - shift[o]`` of positive probability, with coinciding levels merged.
 
     A shift of ``+inf`` (``-inf``), or beyond :data:`HUGE_SHIFT` in size, is the limit of an answer whose
     mass collapses (the estimator's value
@@ -463,8 +463,15 @@ def shaped_question(q, shift: np.ndarray):
         shift[off & (shift > 0)] = float(v.max()) - lo + reach      # top level at lo - reach
         shift[off & (shift < 0)] = float(v.min()) - hi - reach      # bottom level at hi + reach
     levels = q.reward_levels[None, :] - shift[:, None]                 # (K, L)
-    uniq, inverse = np.unique(levels, return_inverse=True)
+    # only the (output, level) pairs of positive probability make a shaped level: a level no output
+    # can yield has weight 0 in every group and leaves P_G unchanged, but it would multiply the count
+    # vectors (K deterministic rewards gave up to K^2 shaped levels instead of K)
+    live = q.reward_probs > 0
+    uniq, inverse = np.unique(levels[live], return_inverse=True)
     probs = np.zeros((q.n_outputs, uniq.size))
-    np.add.at(probs, (np.repeat(np.arange(q.n_outputs), levels.shape[1]), inverse.ravel()),
-              q.reward_probs.ravel())
-    return Question(q.pi_ref, reward_levels=uniq, reward_probs=probs, labels=q.labels, answers=q.answers)
+    np.add.at(probs, (np.nonzero(live)[0], inverse.ravel()), q.reward_probs[live])
+    if not np.all(np.isfinite(uniq)):
+        return Question(q.pi_ref, reward_levels=uniq, reward_probs=probs, labels=q.labels, answers=q.answers)
+    # valid by construction (q's pi_ref, labels and answers; distinct sorted levels; each row a sum of q's
+    # row): built without the constructor's checks, which cost more than P_G itself inside a flow
+    return _rebuild_question((q.pi_ref, uniq, probs, None, q.labels, q.answers))

@@ -13,7 +13,12 @@ from fuzz_kl_cases import check_kl_case
 #: seed -> the failure it still shows (kind, a fragment of its message)
 KNOWN: dict[int, tuple[str, str]] = {
     # seeds 6, 10, 12, 14, 18, 22, 32 were listed here until session 31 (issue 21): fixed, see
-    # tests/test_fuzz_kl_regressions.py; 10 and 18 were the check's own explicit Euler diverging at a stiff point
+    # tests/test_fuzz_kl_regressions.py; 10 and 18 were the check's own explicit Euler diverging at a stiff point.
+    # Seeds 75, 83 and 192 (session 33, the first 300-case run), 581, 631, 638, 796 (seeds 300-999): fixed, see
+    # the same file.
+    # A two-class Filippov point (the class of three answers tying at a jump of REINFORCE++'s whitening) judged
+    # in class coordinates only: across the class, nudging one answer's logit makes it drift away
+    603: ("SILENT", "at the jump"),
 }
 BAD = {"CRASH", "SILENT"}
 
@@ -31,18 +36,12 @@ def _check(seeds):
     return new, changed
 
 
-@pytest.mark.timeout(600)
-def test_kl_fuzz_first_cases_have_no_new_crash_or_silent_answer():
-    new, changed = _check(range(40))
+@pytest.mark.timeout(900)
+def test_kl_fuzz_300_cases_have_no_new_crash_or_silent_answer():
+    """Seeds 0-299 (about 30 s of CPU on a quiet core: ~0.1 s a case, the slowest a few seconds)."""
+    new, changed = _check(range(300))
     assert not new, new[:3]
     assert not changed, changed[:3]
-
-
-@pytest.mark.slow
-@pytest.mark.timeout(7200)
-def test_kl_fuzz_300_cases():
-    new, changed = _check(range(300))
-    assert not new and not changed, (new + changed)[:5]
 
 
 @pytest.mark.slow

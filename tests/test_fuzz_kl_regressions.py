@@ -226,3 +226,148 @@ def test_a_face_the_best_answer_would_reenter_is_not_a_converged_point():
     assert not ok and "answer 0" in why
     assert point_at(cp, eta, "test") is None
     assert point_at(cp, eta, "test", require_converged=False).converged is False
+
+
+def _advantage_k2_gradient(q: Question, obj, pi: np.ndarray) -> np.ndarray:
+    """``g = P_G - beta k2(lr)``, ``k2 = lr^2/2`` subtracted from the advantage (OpenRLHF's placement: the
+    value itself is ``c``), with the independent ``P_G``."""
+    P, se = independent_preference(q, obj, pi, np.random.default_rng(0))
+    assert np.all(se == 0)
+    return P - obj.beta * 0.5 * np.log(pi / q.pi_ref) ** 2
+
+
+@pytest.mark.parametrize("seed", [pytest.param(75, marks=pytest.mark.slow), 83])
+def test_a_class_point_unstable_across_its_class_is_not_the_answer(seed):
+    """Seeds 75 (k2 in the reward, G = 6) and 83 (k2 in the advantage, G = 16), found by the 300-case run of
+    session 33: two answers share a reward and differ in ``pi_ref``, and the class reduction's point (the
+    two in proportion to ``pi_ref``) was reported stable, but on all output logits it is a saddle (k2 is
+    not monotone in the log-ratio: the class splits). Now the end of the flow on all output logits is
+    returned. Independent: the gradient from the definitions with ``P_G`` of :mod:`fuzz_cases`
+    (enumeration, binomial sums), its Jacobian on all output logits by central differences, and explicit
+    Euler on all output logits from pi_ref."""
+    q, obj = draw_kl_case(seed)
+    assert obj.estimator == "k2" and q.n_outputs == 3 and not q.is_tree
+    r = q.reward_probs @ q.reward_levels
+    pair = [o for o in range(3) if np.sum(r == r[o]) == 2]                  # the class of two answers
+    assert len(pair) == 2 and q.pi_ref[pair[0]] != q.pi_ref[pair[1]]
+    if obj.kl_placement == "reward":
+        grad = lambda p: _shaped_gradient(q, obj, p)                      # noqa: E731
+    else:
+        assert obj.kl_placement == "advantage"
+        grad = lambda p: _advantage_k2_gradient(q, obj, p)                # noqa: E731
+    sol = stationary_policy(q, obj)
+    assert sol.converged and sol.stable is True and not sol.boundary
+    g = grad(sol.pi)
+    assert np.max(np.abs(sol.pi * (g - sol.pi @ g))) < 1e-9                 # stationary on all output logits
+    eig, flow = _full_logit_jacobian_eigs(grad, sol.pi)
+    eig = eig[np.argsort(np.abs(eig))][1:]                                  # drop the gauge's 0
+    assert np.all(eig.real < 0), eig
+    ratio = sol.pi[pair[0]] / sol.pi[pair[1]]
+    assert abs(ratio / (q.pi_ref[pair[0]] / q.pi_ref[pair[1]]) - 1) > 1e-3   # off the class reduction
+    # the class reduction's point (what was reported): the same class masses split as pi_ref; a saddle
+    cls = sol.pi.copy()
+    cls[pair] = sol.pi[pair].sum() * q.pi_ref[pair] / q.pi_ref[pair].sum()
+    cls_eig, _ = _full_logit_jacobian_eigs(grad, _class_point(grad, cls, pair))
+    assert np.max(cls_eig.real) > 1e-3 * np.max(np.abs(cls_eig)), cls_eig
+    # the flow on all output logits from pi_ref (scipy's LSODA on the independent field) ends at the answer
+    from scipy.integrate import solve_ivp
+
+    end = solve_ivp(lambda _t, th: flow(th), (0.0, 2e3), np.log(q.pi_ref), method="LSODA", rtol=1e-10,
+                    atol=1e-12).y[:, -1]
+    p = np.exp(end - end.max())
+    assert np.max(np.abs(p / p.sum() - sol.pi)) < 1e-6, (p / p.sum(), sol.pi)
+
+
+def _class_point(grad, pi: np.ndarray, pair: list) -> np.ndarray:
+    """The stationary point with the pair in proportion ``pi[pair]``: Brent's method on the third answer's
+    mass ``u`` (the independent gradient's drift between the pair's class and that answer)."""
+    from scipy.optimize import brentq
+
+    other = [o for o in range(3) if o not in pair][0]
+    split = pi[pair] / pi[pair].sum()
+
+    def at(u):
+        p = np.zeros(3)
+        p[pair] = (1.0 - u) * split
+        p[other] = u
+        return p
+
+    def drift(u):
+        g = grad(at(u))
+        return split @ g[pair] - g[other]
+
+    u0 = pi[other]
+    m = brentq(drift, u0 / 2, min(2 * u0, (1 + u0) / 2), xtol=1e-16)
+    p = at(m)
+    g = grad(p)
+    assert np.max(np.abs(p * (g - p @ g))) < 1e-9                       # stationary on all output logits
+    return p
+
+
+def test_seed_192_direct_penalty_near_a_vertex_is_not_converged_where_the_logits_still_run():
+    """Seed 192 (k2 in the loss = the direct penalty, G = inf, scale, std_eps 1e-6, rewards 0, 0.8, 1):
+    reported converged at pi = (9.5e-14, 4.8e-13, 1 - 5.7e-13), whose residual in masses is tiny but whose
+    light answers' logits still run (|A| up to span/eps = 1e6). Independent (``P_G`` at G = inf from
+    :mod:`fuzz_cases`, ``g = P - beta lr``): that point's logit drift is far from 0; the root the flow runs to
+    has log-masses ``log p_o + (P_o - P_top)/beta`` below -745 (0 in double precision), i.e. the vertex now
+    reported, which every absent answer leaves."""
+    q, obj = draw_kl_case(192)
+    assert obj.regime == "direct" and math.isinf(obj.group_size) and obj.std_eps == 1e-6
+
+    def grad(p):
+        P, se = independent_preference(q, obj, p, np.random.default_rng(0))
+        assert np.all(se == 0)
+        with np.errstate(divide="ignore"):
+            return P - obj.beta * np.log(p / q.pi_ref)
+
+    old = np.array([9.51869267e-14, 4.75927431e-13, 0.0])
+    old[2] = 1.0 - old.sum()
+    g = grad(old)
+    assert np.max(old * np.abs(g - old @ g)) / obj.beta > 1e-7                 # not stationary on the logits
+    sol = stationary_policy(q, obj)
+    assert sol.converged and sol.stable and sol.boundary
+    np.testing.assert_array_equal(sol.pi, [0.0, 0.0, 1.0])
+    vertex = np.array([0.0, 0.0, 1.0])
+    P, _ = independent_preference(q, obj, vertex, np.random.default_rng(0))
+    log_mass = np.log(q.pi_ref) + P / obj.beta
+    assert np.all(log_mass[:2] - log_mass[2] < -745.0)                          # the root's masses underflow
+    for eps in (1e-10, 1e-13):
+        near = np.array([eps, eps, 1.0 - 2 * eps])
+        g = grad(near)
+        assert np.all(g[:2] - near @ g < 0)                                      # each absent answer leaves
+
+
+@pytest.mark.parametrize("seed", [581, 631, 638, 796])
+def test_reinforce_pp_with_the_kl_in_the_reward_ties_at_a_jump(seed):
+    """Seeds 581, 631, 638, 796 (K = 4, REINFORCE++, k1 in the reward; found by seeds 300-999 in session 33):
+    the tie of the shaped rewards was reported a smooth stable root, but REINFORCE++'s whitening divides by
+    the std of the shaped rewards with no epsilon, so next to the tie the advantages are O(1): the drift
+    there was 0.2-2.7. Now ``discontinuous=True``. Independent, from the definitions (advantage module doc):
+    ``P(o) = sqrt((G-1)/G) (s_o - E_pi s)/std_pi(s)``, ``s = r - beta value(lr)``; at the point the shaped
+    rewards tie, next to it the drift is O(1), and nudging any one logit either way makes it drift back
+    (a Filippov equilibrium)."""
+    q, obj = draw_kl_case(seed)
+    assert obj.advantage == "reinforce_pp" and obj.kl_placement == "reward" and q.is_deterministic
+    G = obj.group_size
+    r = q.reward_probs @ q.reward_levels
+
+    def drift(p):
+        s = r - obj.beta * _value(obj.estimator, np.log(p / q.pi_ref), obj.kl_log_ratio_clamp, obj.kl_value_clamp)
+        sd = math.sqrt(p @ (s - p @ s) ** 2)
+        P = math.sqrt((G - 1) / G) * (s - p @ s) / sd if sd > 0 else np.zeros_like(s)
+        return p * (P - p @ P)
+
+    sol = stationary_policy(q, obj)
+    assert sol.converged and sol.stable is True and sol.discontinuous
+    s = r - obj.beta * _value(obj.estimator, np.log(sol.pi / q.pi_ref), obj.kl_log_ratio_clamp, obj.kl_value_clamp)
+    assert np.ptp(s) < 1e-8 * max(1.0, obj.beta)                                 # the shaped rewards tie
+    size = 0.0
+    for o in range(q.n_outputs):
+        for sign in (1.0, -1.0):
+            th = np.log(sol.pi)
+            th[o] += sign * 1e-7
+            p = np.exp(th - th.max())
+            d = drift(p / p.sum())[o]
+            size = max(size, abs(d))
+            assert sign * d < 0, (o, sign, d)                                      # it drifts back
+    assert size > 1e-3                                                           # O(1) next to it: a jump

@@ -14,9 +14,11 @@ import numpy as np
 
 from .. import kl
 from .._numerics import integrate_until_slow, optimize
+from ..advantage import regularisation_scale
 from .classes import ClassProblem, may_collapse, stationarity_residual, unbounded_preference
 from .common import dedupe, point_at, polish
-from .results import StationaryPoint
+from .gradient import output_gradient
+from .results import RESIDUAL_TOL, StationaryPoint
 
 __all__ = ["multi_class_policy", "multi_class_points"]
 
@@ -65,6 +67,15 @@ def _slowest_escape(cp: ClassProblem, eta: np.ndarray) -> float:
         return float(np.min(np.exp(-log_pi[up] - np.log(gain[up]))))
 
 
+def _logit_speed(cp: ClassProblem, pi: np.ndarray) -> float:
+    """``max_o pi_o |g_o - E_pi g| / beta`` over the support of ``pi``: the speed of the flow on the output
+    logits there (an absent answer's gradient may be infinite)."""
+    s = pi > 0
+    g = output_gradient(cp.q, cp.obj, pi)[s]
+    with np.errstate(invalid="ignore"):            # an infinite gradient on the support: nan, not settled
+        return float(np.max(pi[s] * np.abs(g - pi[s] @ g))) / regularisation_scale(cp.obj)
+
+
 def _class_masses(cp: ClassProblem, pi: np.ndarray) -> np.ndarray:
     return np.bincount(cp.class_of[cp.class_of >= 0], weights=pi[cp.class_of >= 0], minlength=cp.n_classes)
 
@@ -94,8 +105,9 @@ def _reward_ties(cp: ClassProblem, starts: list) -> list[StationaryPoint]:
     ``P_G(c)`` is strictly increasing in class ``c``'s own shaped reward, so interior stationary points
     are exactly these ties. The flow near one has the sign of the shaped-reward differences, so it is
     stable when every class's shaped reward falls as its mass grows (``value'(lr_c) > 0``), unstable
-    when one rises. With scale normalisation and no epsilon the advantages stay O(1) arbitrarily close
-    to the tie: the point is a discontinuity of the vector field (``discontinuous=True``).
+    when one rises. With scale normalisation and no epsilon, or REINFORCE++'s whitening (no epsilon),
+    the advantages stay O(1) arbitrarily close to the tie: the point is a discontinuity of the vector
+    field (``discontinuous=True``).
     """
     obj = cp.obj
     r = cp.R @ cp.q.reward_levels
@@ -105,7 +117,10 @@ def _reward_ties(cp: ClassProblem, starts: list) -> list[StationaryPoint]:
         shaped = r - obj.beta * kl.estimator_value(obj, lr)
         return shaped[:-1] - shaped[-1]
 
-    sharp = obj.normalization == "scale" and obj.std_eps == 0 and obj.variance_eps == 0
+    # the advantage is divided by a std with no epsilon (the group's with scale normalisation, or
+    # REINFORCE++'s batch whitening, which has none): O(1) arbitrarily close to the tie, 0 at it
+    sharp = obj.advantage == "reinforce_pp" or (obj.advantage == "group" and obj.normalization == "scale"
+                                                 and obj.std_eps == 0 and obj.variance_eps == 0)
     found = []
     for eta0 in starts:
         with warnings.catch_warnings():
@@ -121,8 +136,9 @@ def _reward_ties(cp: ClassProblem, starts: list) -> list[StationaryPoint]:
                   "a class's shaped reward rises with its mass: unstable" if stable is False else
                   "a class sits where value' = 0: stability undecided"))
         if sharp:
-            why += ("; with std scaling and no epsilon the advantages stay O(1) arbitrarily close: the vector "
-                    "field is discontinuous here (a Filippov point; a discrete trainer chatters around it)")
+            why += ("; with a std and no epsilon dividing the advantage (scale normalisation, or REINFORCE++'s "
+                    "whitening) the advantages stay O(1) arbitrarily close: the vector field is discontinuous "
+                    "here (a Filippov point; a discrete trainer chatters around it)")
         pi = cp.expand(np.exp(log_pi))
         found.append(StationaryPoint(pi=pi, residual=float(np.max(np.abs(ties(sol.x)))), converged=True,
                                      stable=stable, nfev=int(sol.nfev), method="reward-ties+hybr",
@@ -175,8 +191,11 @@ def multi_class_policy(cp: ClassProblem, end: np.ndarray | None = None) -> Stati
     if pt is not None and pt.stable is not False:
         return pt
     at_end = point_at(cp, end, "flow")
-    if at_end is not None and at_end.stable is not False:
-        return at_end                       # the flow itself settled within tolerance; polishing only hurt
+    if at_end is not None and at_end.stable is not False and _logit_speed(cp, at_end.pi) <= RESIDUAL_TOL:
+        # the flow itself settled within tolerance; polishing only hurt. Settled on the logits too: near
+        # a vertex the direct penalty's residual (in masses) is small where the light classes' logits still
+        # run (|P| up to span/eps with a small std_eps at G = inf; fuzz seed 192)
+        return at_end
     if cp.obj.regime == "direct" and cp.obj.beta > 0 and not unbounded_preference(cp.obj):
         # Near a vertex at finite G the direct penalty's point can sit at class logits in the
         # thousands (log pi_c = log p_c + P_c/beta - log Z with P_c ~ -sqrt(G)), which the flow

@@ -120,8 +120,39 @@ def stationary_policy(q: Question, obj: Objective) -> StationaryPoint:
                                message="all supported outputs share one reward law: P_G = 0, "
                                        "pi = pi_ref, and the penalty alone restores it")
     if cp.n_classes == 2:
-        return flow_root_from(cp, float(cp._log_p[0] - cp._log_p[1]))
-    return kkt_checked(q, obj, multi_class_policy(cp))
+        point = flow_root_from(cp, float(cp._log_p[0] - cp._log_p[1]))
+    else:
+        point = kkt_checked(q, obj, multi_class_policy(cp))
+    return _full_space_checked(q, obj, cp, point)
+
+
+def _full_space_checked(q: Question, obj: Objective, cp: ClassProblem, point: StationaryPoint) -> StationaryPoint:
+    """``point`` (the class flow's end), or the end of the flow on all output logits where the class
+    reduction hides an instability.
+
+    Where a class holds answers of different reference mass the reduction is not invariant under the flow
+    on output logits (:func:`_reduction_exact`), and a point stable in class coordinates can be unstable
+    across a class (e.g. the k2 value in the reward or the advantage, not monotone in the log-ratio: two
+    answers of one class can tie at log-ratios of opposite sign). Such a point is not where a trainer
+    comes to rest: the flow on all output logits from ``pi_ref`` is followed instead
+    (:func:`_full_space_reference`), and its end, judged on all output logits, is returned.
+    """
+    if not (point.converged and point.stable is True) or point.boundary or point.discontinuous \
+            or obj.regime in ("reverse", "direct") or _reduction_exact(q, obj, cp, (), False):
+        # the note's two penalties pull each answer back to its class's proportion (g_o falls strictly
+        # in log(pi_o/pi_ref_o) at a fixed class mass): across a class the flow is stable
+        return point
+    fs = full_space_stability(q, obj, point.pi)
+    if fs.stable is not False:
+        return point
+    why = (f"the class flow's end {np.array2string(point.pi, precision=6)} is stable in class coordinates but not "
+           f"on all output logits (leading eigenvalue {fs.leading:.3g})")
+    end = _full_space_reference(q, obj, (), point)
+    if end.converged and end.stable is True:
+        return dataclasses.replace(end, message=f"{end.message}; {why}")
+    return dataclasses.replace(point, stable=False, message=(
+        f"{point.message}; but {why}, and the flow on all output logits from pi_ref does not settle on a "
+        "stable point: this point is a saddle of the full flow"))
 
 
 def stationary_policies(questions: Sequence[Question], objectives: Sequence[Objective]) -> list[np.ndarray]:

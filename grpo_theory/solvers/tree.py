@@ -182,6 +182,8 @@ class TreeProblem:
         last = np.array([s.stop - 1 for s in t.node_slices])
         self.free = np.array([e for s in t.node_slices for e in range(s.start, s.stop - 1)], dtype=int)
         self.last_of_edge = last[t.edge_node]
+        self._node_starts = np.array([s.start for s in t.node_slices])
+        assert all(s.stop == e.start for s, e in zip(t.node_slices, t.node_slices[1:]))   # contiguous, in order
 
     # -- policies and their logits
     def x_from_log_cond(self, log_cond: np.ndarray) -> np.ndarray:
@@ -190,6 +192,12 @@ class TreeProblem:
     def log_cond(self, x: np.ndarray) -> np.ndarray:
         theta = np.zeros(len(self.tree.edges))
         theta[self.free] = x
+        if np.all(np.isfinite(theta)):
+            # every node at once (its edges are one contiguous run): logsumexp's operations per node, to the
+            # last bit or so (numpy's vectorised exp may round a lane differently)
+            node = self.tree.edge_node
+            m = np.maximum.reduceat(theta, self._node_starts)
+            return theta - (np.log(np.add.reduceat(np.exp(theta - m[node]), self._node_starts)) + m)[node]
         out = np.empty_like(theta)
         for s in self.tree.node_slices:                                     # nodes of one tree, not a grid
             out[s] = theta[s] - logsumexp(theta[s])
@@ -301,6 +309,11 @@ class TreeProblem:
 
 # ----------------------------------------------------------------------------- solvers
 
+#: A free logit beyond which the flow's end is read as heading to a face (conditional mass < e^-460 ~ 1e-200),
+#: and how far it is pushed for the face test (the mass then underflows to 0).
+_FACE_LOGIT, _FACE_PUSH = 460.0, 400.0
+
+
 def tree_stationary_policy(q: Question, obj: Objective) -> StationaryPoint:
     """The token-level stationary policy the on-policy flow on the tree's logits reaches from ``pi_ref``.
 
@@ -340,6 +353,13 @@ def tree_stationary_policy(q: Question, obj: Objective) -> StationaryPoint:
         pt = polish(tp, end, "token-flow+root") or pt
     if pt is not None and pt.stable is not False:
         return pt
+    if np.any(np.abs(end) > _FACE_LOGIT):
+        # the flow ran towards a face and stopped with some conditional masses below e^-460 but not yet
+        # 0 (where it stops depends on the last bits of the field): take the face itself, kept only if
+        # its KKT test (point_at: each absent answer's drift at a small mass points out) passes
+        face = point_at(tp, end + _FACE_PUSH * np.sign(end) * (np.abs(end) > _FACE_LOGIT), "token-flow+face")
+        if face is not None and face.boundary and face.stable is not False:
+            return face
     out = point_at(tp, end, "token-flow", require_converged=False)
     return replace(out, converged=False,
                    message="the token-level flow from pi_ref did not settle on a stable point within t = 1e6 "
