@@ -2,7 +2,16 @@
 
 import os
 
-from hypothesis import settings
+# One BLAS thread per process, set before anything imports numpy (this file loads first, and pytest-xdist's
+# workers and the tests' subprocesses inherit it). numpy's and scipy's OpenBLAS otherwise start a thread per
+# core; with two workers on two cores (`-n 2`) those threads wait on each other, and a small product spends
+# most of its time in that wait: a dot of 170,544 doubles took 7.9 ms of CPU instead of 0.06 ms under load,
+# and the tree engine's 20-answer G = 16 solve (tests/test_tree.py) 41 s instead of 9 s (docs/performance.md,
+# "The test suite, session 33"). torch gets one thread below for the same reason.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_var] = "1"
+
+from hypothesis import settings  # noqa: E402
 
 settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
 settings.register_profile("dev", deadline=None, print_blob=True)
