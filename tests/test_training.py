@@ -65,9 +65,11 @@ def test_objective_gradient_is_the_expected_flow_on_policy():
 
 @pytest.fixture(scope="module")
 def small_setup():
+    """A reference for the structural tests (scoring against generation, resume, frozen parameters), which hold
+    for any model: 100 pretraining steps (were 300), enough to move it off its initialisation."""
     torch.manual_seed(0)
     task, freqs = synthetic_binary_task(6, 1, seed=1)
-    ref = pretrain_reference(task, freqs, steps=300, progress=False, seed=1)
+    ref = pretrain_reference(task, freqs, steps=100, progress=False, seed=1)
     return task, freqs, ref
 
 
@@ -84,7 +86,7 @@ def test_restricted_scoring_is_a_distribution_and_matches_generation(small_setup
 
 def test_two_token_scoring_factorises():
     task, freqs = synthetic_binary_task(4, 2, seed=2)
-    ref = pretrain_reference(task, freqs, steps=200, progress=False, seed=2)
+    ref = pretrain_reference(task, freqs, steps=50, progress=False, seed=2)        # any model factorises (was 200)
     lp = answer_token_logprobs(ref, task)
     probs = lp.sum(-1).exp().detach().numpy()
     np.testing.assert_allclose(probs.sum(1), 1.0, atol=1e-5)
@@ -279,7 +281,7 @@ def test_restricted_generation_on_a_tree_stops_at_the_end_token_and_matches_scor
     from grpo_theory.training.tasks import synthetic_tree_task
 
     task, freqs = synthetic_tree_task("deep", 2, seed=1)
-    ref = pretrain_reference(task, freqs, steps=200, progress=False, seed=1)
+    ref = pretrain_reference(task, freqs, steps=50, progress=False, seed=1)        # holds for any model (was 200)
     probs = answer_probabilities(ref, task)
     np.testing.assert_allclose(probs.sum(1), 1.0, atol=1e-6)
     draws = generate(ref, task, 300, generator=torch.Generator().manual_seed(0)).numpy()
