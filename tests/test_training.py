@@ -137,7 +137,9 @@ def test_validate_killed_part_way_resumes_and_meets_a_loose_bound(tmp_path):
     """`grpo-theory validate --quick` (the CI version: G = 2 and 8, beta = 0.5, both penalties, 10
     questions, 400 steps) killed after its first run finished: --resume keeps that run, trains the rest,
     and the whole meets the reduced validation's loose bound and gives the numbers of the committed reference
-    run (issue 20; one quick validation checks all three; they were separate tests, each training its own)."""
+    run (issue 20; one quick validation checks all three; they were separate tests, each training its own).
+    The resumed process reloads the pretrained reference the first one saved (the numbers, equal to the
+    reference run's, show it is the same model)."""
     import os
     import signal
     import subprocess
@@ -155,9 +157,11 @@ def test_validate_killed_part_way_resumes_and_meets_a_loose_bound(tmp_path):
     proc.wait()
     assert first.exists(), "the first run never finished"
     metrics = (out / "runs" / "G2_beta0.5_reverse" / "metrics.csv").read_text()
+    reference = (out / "reference_L1.pt").stat().st_mtime_ns       # saved after pretraining, before the runs
     done = subprocess.run(cmd + ["--resume"], capture_output=True, text=True, timeout=1200)
     assert done.returncode == 0, done.stderr[-2000:]
     assert (out / "runs" / "G2_beta0.5_reverse" / "metrics.csv").read_text() == metrics   # not retrained
+    assert (out / "reference_L1.pt").stat().st_mtime_ns == reference     # reloaded, not pretrained again
     import pandas as pd
 
     summary = pd.read_csv(out / "summary.csv")
