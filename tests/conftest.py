@@ -2,7 +2,16 @@
 
 import os
 
-from hypothesis import settings
+# One BLAS thread per process, set before anything imports numpy (this file loads first, and pytest-xdist's
+# workers and the tests' subprocesses inherit it). numpy's and scipy's OpenBLAS otherwise start a thread per
+# core; with two workers on two cores (`-n 2`) those threads wait on each other, and a small product spends
+# most of its time in that wait: a dot of 170,544 doubles took 7.9 ms of CPU instead of 0.06 ms under load,
+# and the tree engine's 20-answer G = 16 solve (tests/test_tree.py) 41 s instead of 9 s (docs/performance.md,
+# "The test suite, session 33"). torch gets one thread below for the same reason.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_var] = "1"
+
+from hypothesis import settings  # noqa: E402
 
 settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
 settings.register_profile("dev", deadline=None, print_blob=True)
@@ -70,8 +79,9 @@ def _one_torch_thread():
 #: test_training (some 20 tests, the most CPU) near the end, where the other worker idled while it
 #: ran. Longest first (the LPT rule) lets the small files fill in at the end. test_docs builds the site
 #: that test_site reads (`strict_site`): it starts first, so test_site never waits on the lock.
-COSTLY_FIRST = ("test_training.py", "test_docs.py", "test_figures.py", "test_reliability.py", "test_convergence.py",
-                "test_notebooks.py", "test_site.py", "test_trl.py", "test_family_trainer.py", "test_fuzz_kl.py")
+COSTLY_FIRST = ("test_training.py", "test_docs.py", "test_figures.py", "test_kl.py", "test_reliability.py",
+                "test_convergence.py", "test_notebooks.py", "test_site.py", "test_trl.py", "test_family_trainer.py",
+                "test_fuzz_kl.py")
 
 
 def pytest_configure(config):

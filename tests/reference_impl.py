@@ -25,6 +25,22 @@ def group_advantage_first(rewards, normalization="scale", ddof=0, eps=0.0) -> fl
     return float(centred / (r.std(ddof=ddof) + eps))
 
 
+class _FirstAdvantages(dict):
+    """``lv -> A_1`` of the group whose rewards are ``levels[lv]``, by :func:`group_advantage_first`,
+    each tuple computed the first time it is asked for: A_1 depends on the reward tuple only, not on
+    which outputs drew it, so the enumerations below ask for the same tuple once per group of outputs
+    (K^(G-1) times over) and the numbers are the same as calling it every time."""
+
+    def __init__(self, levels, normalization, ddof, eps):
+        super().__init__()
+        self.args = (np.asarray(levels, float), normalization, ddof, eps)
+
+    def __missing__(self, lv):
+        levels, normalization, ddof, eps = self.args
+        value = self[lv] = group_advantage_first(levels[list(lv)], normalization, ddof, eps)
+        return value
+
+
 def brute_force_preference(levels, reward_probs, pi, G, normalization="scale",
                            ddof=0, eps=0.0) -> np.ndarray:
     """P_G(o|pi) by enumerating every group (o_2..o_G) and every reward tuple."""
@@ -32,6 +48,7 @@ def brute_force_preference(levels, reward_probs, pi, G, normalization="scale",
     probs = np.asarray(reward_probs, float)
     pi = np.asarray(pi, float)
     K, L = probs.shape
+    first_advantage = _FirstAdvantages(levels, normalization, ddof, eps)
     out = np.zeros(K)
     for o in range(K):
         total = 0.0
@@ -44,7 +61,7 @@ def brute_force_preference(levels, reward_probs, pi, G, normalization="scale",
                 p_r = math.prod(probs[outs[i], lv[i]] for i in range(G))
                 if p_r == 0:
                     continue
-                total += p_group * p_r * group_advantage_first(levels[list(lv)], normalization, ddof, eps)
+                total += p_group * p_r * first_advantage[lv]
         out[o] = total
     return out
 
@@ -61,6 +78,7 @@ def brute_force_preference_fn(levels, reward_probs, G, normalization="scale", dd
     probs = np.asarray(reward_probs, float)
     K, L = probs.shape
     groups = list(itertools.product(range(K), repeat=G - 1))
+    first_advantage = _FirstAdvantages(levels, normalization, ddof, eps)
     coef = np.zeros((K, len(groups)))
     for o in range(K):
         for g, others in enumerate(groups):
@@ -70,7 +88,7 @@ def brute_force_preference_fn(levels, reward_probs, G, normalization="scale", dd
                 p_r = math.prod(probs[outs[i], lv[i]] for i in range(G))
                 if p_r == 0:
                     continue
-                total += p_r * group_advantage_first(levels[list(lv)], normalization, ddof, eps)
+                total += p_r * first_advantage[lv]
             coef[o, g] = total
     index = np.array(groups, dtype=int).reshape(len(groups), G - 1)
 

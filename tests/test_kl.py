@@ -347,13 +347,18 @@ def test_the_trainers_kl_term_is_the_frameworks(est, clamps):
     np.testing.assert_allclose(g1.numpy(), g2.numpy(), rtol=1e-12, atol=1e-14)
 
 
-@pytest.mark.parametrize("kw", [dict(kl_estimator="k3", kl_log_ratio_clamp=20.0, kl_value_clamp=10.0),
-                                dict(kl_estimator="k1", kl_placement="advantage", kl_value_clamp=10.0),
-                                dict(kl_estimator="k1", kl_placement="reward", std_eps=1e-2),
-                                dict(kl_estimator="k2")])
-def test_tabular_grpo_steps_end_at_the_predicted_point(kw):
+@pytest.mark.parametrize("kw,n_batches", [
+    (dict(kl_estimator="k3", kl_log_ratio_clamp=20.0, kl_value_clamp=10.0), 3000),
+    (dict(kl_estimator="k1", kl_placement="advantage", kl_value_clamp=10.0), 12000),
+    (dict(kl_estimator="k1", kl_placement="reward", std_eps=1e-2), 3000),
+    (dict(kl_estimator="k2"), 12000)])
+def test_tabular_grpo_steps_end_at_the_predicted_point(kw, n_batches):
     """dynamics.grpo_steps (SGD on tabular logits, exact expectations) for each placement ends where
-    stationary_policy says, including verl's clamp just above its critical beta."""
+    stationary_policy says, including verl's clamp just above its critical beta.
+
+    Each case runs the steps it needs to sit well inside the tolerance (all ran 20,000 before): measured
+    distance to the prediction 2.4e-12 (k3) and 6e-17 (k1 in the reward) after 2,000 steps; k1 as an advantage
+    and k2 converge linearly: 2.3e-4 after 5,000 steps, 8.6e-7 after 12,000, 1.5e-9 after 20,000."""
     from grpo_theory import clamp_critical_beta
     from grpo_theory.dynamics import grpo_steps
 
@@ -362,7 +367,7 @@ def test_tabular_grpo_steps_end_at_the_predicted_point(kw):
     if "kl_value_clamp" in kw and kw.get("kl_placement", "loss") == "loss":
         obj = dataclasses.replace(obj, beta=1.25 * clamp_critical_beta(q, obj))
     pred = stationary_policy(q, obj)
-    traj = grpo_steps(q, obj, q.pi_ref, lr=0.05, n_batches=20000, with_points=False)  # lr 0.2: a 2-cycle (eps 1e-2)
+    traj = grpo_steps(q, obj, q.pi_ref, lr=0.05, n_batches=n_batches, with_points=False)  # lr 0.2: a 2-cycle (eps 1e-2)
     assert traj.status == "ok" and not pred.boundary
     np.testing.assert_allclose(traj.final, pred.pi, atol=1e-5)
 

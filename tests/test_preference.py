@@ -292,3 +292,42 @@ def test_advantage_table_is_the_direct_triple_sum_it_replaced():
         old = num / (np.sqrt(sum_sq / G + 0.0) + 1e-4)
         np.testing.assert_allclose(_advantages_for_counts(v, counts, G, "scale", 0, 1e-4, 0.0, "mean"), old,
                                    rtol=0, atol=1e-12 * np.abs(old).max())
+
+
+def test_cached_window_terms_give_the_uncached_sum_to_the_bit():
+    """E_l(w) for L >= 3 at large G sums each policy's window of count vectors; the window's count vectors,
+    saddle constants and advantages are cached (preference._window_terms). Every objective, part and policy
+    gives, warm or cold, exactly the sum written out without the cache; a window asked for again is a hit."""
+    import math
+
+    import grpo_theory.preference as pref
+    from grpo_theory._multinomial import bd0, box_count_vectors, saddle_constant, window_bounds
+
+    levels = np.array([0.0, 0.4, 1.0])
+    rng = np.random.default_rng(3)
+    log_w = np.log(np.vstack([rng.dirichlet(np.ones(3), size=3), [1e-300, 0.5, 0.5]]))
+    cases = [(Objective(beta=1.0, group_size=1000), "mean"),
+             (Objective(beta=1.0, group_size=1000, std_ddof=1, std_eps=1e-4), "mean"),
+             (Objective(beta=1.0, group_size=1000, variance_eps=1e-3), "positive"),
+             (Objective(beta=1.0, group_size=1000, normalization="shift"), "negative")]
+
+    def uncached(obj, part):
+        total = obj.group_size - 1
+        lo, hi = window_bounds(log_w, total)
+        out = np.empty(log_w.shape)
+        for i in range(log_w.shape[0]):
+            counts = box_count_vectors(total, lo[i], hi[i]).astype(float)
+            weights = np.exp(saddle_constant(counts, total) - bd0(counts, math.log(total) + log_w[i]).sum(axis=-1))
+            table = pref._advantages_for_counts(levels, counts, obj.group_size, obj.normalization, obj.std_ddof,
+                                                obj.std_eps, obj.variance_eps, part)
+            out[i] = table @ weights
+        return out
+
+    pref._window_terms.cache_clear()
+    cold = [level_expectations(levels, log_w, obj, part=part) for obj, part in cases]
+    assert pref._window_terms.cache_info().hits == 0
+    warm = [level_expectations(levels, log_w, obj, part=part) for obj, part in reversed(cases)][::-1]
+    assert pref._window_terms.cache_info().hits > 0
+    for (obj, part), c, w in zip(cases, cold, warm):
+        want = uncached(obj, part)
+        assert np.array_equal(c, want) and np.array_equal(w, want), (obj.describe(), part)

@@ -95,7 +95,8 @@ def run_validation(out_dir="runs/validate", *, quick: bool = False, n_questions:
     Parameters
     ----------
     out_dir : str or Path
-        Where ``results.csv``, ``summary.csv``, ``trained_points.csv``, the runs and the figures go.
+        Where ``results.csv``, ``summary.csv``, ``trained_points.csv``, the runs and the figures go, and the
+        pretrained references (``reference_L1.pt``, ``reference_L2.pt``: reloaded by ``resume``).
     quick : bool
         A short version: G in (2, 8), beta = 0.5, 400 steps, at most 10 questions.
     n_questions : int
@@ -109,7 +110,7 @@ def run_validation(out_dir="runs/validate", *, quick: bool = False, n_questions:
     include_extra : bool
         Also run the configurations beyond the gated ones (not with ``quick``).
     resume : bool
-        Continue the runs found in ``out_dir``.
+        Continue the runs found in ``out_dir``, from the references pretrained there.
     progress : bool
         Progress bars.
     num_threads : int or None
@@ -167,7 +168,7 @@ def run_validation(out_dir="runs/validate", *, quick: bool = False, n_questions:
         L = study.answer_length
         if L not in refs:
             task, freqs = synthetic_binary_task(n_questions, L, seed=seed)
-            ref = pretrain_reference(task, freqs, seed=seed, progress=progress, steps=800 if L == 1 else 1200)
+            ref = _reference(out, task, freqs, L, seed, n_questions, resume, progress)
             with torch.no_grad():          # the token-level prediction's input, once per reference
                 ref_token_logp = answer_token_logprobs(ref, task).double().cpu().numpy()
             refs[L] = (task, ref, answer_probabilities(ref, task), ref_token_logp)
@@ -229,6 +230,23 @@ def run_validation(out_dir="runs/validate", *, quick: bool = False, n_questions:
     if figures:
         _figures(results, out)
     return summ
+
+
+def _reference(out: Path, task: QATask, freqs: np.ndarray, L: int, seed: int, n_questions: int, resume: bool,
+               progress: bool):
+    """The pretrained reference for answers of ``L`` tokens, saved in ``out``: a resumed validation reloads it
+    (the same parameters to the bit) instead of pretraining it again (800 or 1200 steps, more than a quick
+    validation's runs)."""
+    steps = 800 if L == 1 else 1200
+    path = out / f"reference_L{L}.pt"
+    key = dict(seed=seed, n_questions=n_questions, answer_length=L, steps=steps)
+    if resume and path.is_file():
+        saved = torch.load(path, weights_only=False)
+        if saved.get("key") == key:
+            return saved["model"]
+    ref = pretrain_reference(task, freqs, seed=seed, progress=progress, steps=steps)
+    atomic_write(path, lambda p: torch.save(dict(key=key, model=ref), p))
+    return ref
 
 
 def _train_alone(ref, task: QATask, cfg: GRPOConfig, run_dir: Path, resume: bool, progress: bool):
