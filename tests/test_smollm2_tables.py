@@ -68,3 +68,32 @@ def test_the_summary_csv_agrees_with_the_rows(rows):
         g = rows[(rows.config == r.config) & (rows.level == r.level) & (rows.learning_rate == r.learning_rate)]
         assert r.mae == pytest.approx(g.abs_error.mean(), rel=1e-4)
         assert r.n_converged == (g.conv_status == "converged").sum()
+
+
+def test_a_new_seed_lands_where_the_five_seeds_say(rows):
+    """docs/results.md's new-seed table: seed 5, trained with the committed command, against the 95% prediction
+    interval of the per-seed MAE (over converged prompts) of seeds 0-4, mean +- t_{0.975,4} sd sqrt(1 + 1/5)."""
+    from scipy.stats import t as student_t
+
+    new = pd.read_csv(RESULTS / "smollm2_validate_seed5.csv")
+    new["abs_error"] = (new.measured - new.predicted).abs()
+    assert set(new.seed) == {5} and set(new.learning_rate) == {3e-4}
+    text = (ROOT / "docs" / "results.md").read_text()
+    body = text[text.index("| configuration | level | per-seed MAE, seeds 0–4"):]
+    body = body[:body.index("\n\n")]
+    lines = [[c.strip() for c in ln.strip().strip("|").split("|")] for ln in body.splitlines()[2:]]
+    assert len(lines) == 8
+    for cells in lines:
+        g, beta, penalty = re.fullmatch(r"G = (\d+), β = ([\d.]+), (\w+)", cells[0]).groups()
+        config, level = f"G{g}_beta{beta}_{penalty}", cells[1]
+        old = rows[(rows.config == config) & (rows.level == level) & (rows.learning_rate == 3e-4)
+                   & (rows.conv_status == "converged")]
+        per = old.groupby("seed").abs_error.mean()
+        assert len(per) == 5
+        m, sd = per.mean(), per.std(ddof=1)
+        h = student_t.ppf(0.975, 4) * sd * (1 + 1 / 5) ** 0.5
+        assert cells[2] == f"{m:.4f} ± {sd:.4f}"
+        assert cells[3] == f"{max(m - h, 0):.4f}–{m + h:.4f}"
+        s5 = new[(new.config == config) & (new.level == level) & (new.conv_status == "converged")].abs_error.mean()
+        assert cells[4] == f"{s5:.4f}"
+        assert cells[5] == ("yes" if m - h <= s5 <= m + h else "**no**")

@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 from reference_impl import brute_force_preference, brute_force_preference_fn, expected_gradient_ascent
 from strategies import reward_law_questions
@@ -213,11 +213,20 @@ def test_outputs_with_zero_reference_get_zero_and_classes_pool():
 @settings(max_examples=25, deadline=None)
 @given(q=reward_law_questions(k_range=(3, 5), l_range=(3, 4)), beta=betas,
        G=st.sampled_from([2, 4, 8, math.inf]), penalty=st.sampled_from(["reverse", "direct"]))
+@example(q=Question([0.25, 0.25, 0.25, 0.25], rewards=[0.0, 0.0, 1.0, 2.0]), beta=0.05078125, G=4,
+         penalty="direct")                           # a finite-G direct collapse (found by this test, session 33)
 def test_multi_class_points_satisfy_their_condition(q, beta, G, penalty):
     obj = Objective(beta=beta, group_size=G, penalty=penalty)
     sol = stationary_policy(q, obj)
     if sol.boundary:
-        assert penalty == "direct" and math.isinf(G)
+        # only the direct penalty's pull (proportional to pi) can let an answer vanish; at finite G and small
+        # beta a vertex can attract (every group there ties, the advantages vanish with the absent masses):
+        # the independent Euler ascent from pi_ref on the brute-force P_G must head to the same vertex
+        assert penalty == "direct"
+        if math.isfinite(G):
+            P = brute_force_preference_fn(q.reward_levels, q.reward_probs, G, obj.normalization)
+            end = expected_gradient_ascent(P, q.pi_ref, beta, penalty, q.pi_ref, lr=0.5, steps=20_000)
+            assert np.argmax(end) == np.argmax(sol.pi) and end.max() > 0.99, (end, sol.pi)
         return
     assert sol.converged, sol.message
     assert stationarity_residual(q, obj, sol.pi) < 1e-10
