@@ -9,8 +9,8 @@
   0.05 of the prediction (the rest are outliers in the plot, not wider bars on every point).
 * SmolLM2-135M: smollm2_validate.csv at sequence level (where P(correct) depends on
   pi_ref(correct) alone, so the two-class curves apply), the mean over seeds per prompt, error
-  bar the between-seed SE; the lr 1e-3 pass (every configuration) and the lr 3e-4 pass
-  (direct configurations) as two sources.
+  bar the between-seed SE; the lr 3e-4 gating pass (every configuration) and the lr 1e-3 pass
+  (reverse configurations) as two sources.
 * SmolLM2, TRL: trl_smollm2.csv (TRL's GRPOTrainer), if present.
 """
 
