@@ -192,20 +192,8 @@ def stationary_policies(questions: Sequence[Question], objectives: Sequence[Obje
     >>> [round(float(pi[0]), 6) for pi in pis]       # Eq. 14 at beta = gamma: sqrt(pi_ref(a))
     [0.547723, 0.774597]
     """
-    questions, objectives = list(questions), list(objectives)
-    if len(questions) != len(objectives):
-        raise InvalidInputError(f"stationary_policies needs one objective per question, got {len(questions)} "
-                                f"questions and {len(objectives)} objectives")
-    out: list[np.ndarray | None] = [None] * len(questions)
-    batch, where = [], []
-    for i, (q, obj) in enumerate(zip(questions, objectives)):
-        q, obj = as_question(q), as_objective(obj)
-        cp = None if token_level(q, obj) else ClassProblem(q, obj)
-        if cp is not None and supports(cp):
-            batch.append(cp)
-            where.append(i)
-        else:
-            out[i] = stationary_policy(q, obj).pi
+    out, batch, where = _split_batch("stationary_policies", questions, objectives, supports,
+                                     lambda q, obj: stationary_policy(q, obj).pi)
     if batch:
         for i, pi in zip(where, batch_flow_policies(TwoClassBatch(batch))):
             out[i] = pi
@@ -252,24 +240,32 @@ def stationary_policy_batch(questions: Sequence[Question], objectives: Sequence[
     >>> [bool(np.allclose(p.pi, stationary_policy(q, o).pi, rtol=0, atol=1e-12)) for p, o in zip(pts, objs)]
     [True, True]
     """
-    questions, objectives = list(questions), list(objectives)
-    if len(questions) != len(objectives):
-        raise InvalidInputError(f"stationary_policy_batch needs one objective per question, got {len(questions)} "
-                                f"questions and {len(objectives)} objectives")
-    out: list[StationaryPoint | None] = [None] * len(questions)
-    flows, where = [], []
-    for i, (q, obj) in enumerate(zip(questions, objectives)):
-        q, obj = as_question(q), as_objective(obj)
-        cp = None if token_level(q, obj) else ClassProblem(q, obj)
-        if cp is not None and supports_flow(cp):
-            flows.append(cp)
-            where.append(i)
-        else:
-            out[i] = stationary_policy(q, obj)
+    out, flows, where = _split_batch("stationary_policy_batch", questions, objectives, supports_flow,
+                                     stationary_policy)
     for i, cp, end in zip(where, flows, batch_flow_endpoints(flows)):
         # a flow the batch gave up (None) is integrated here, one at a time, by LSODA
         out[i] = kkt_checked(cp.q, cp.obj, multi_class_policy(cp, end))
     return out
+
+
+def _split_batch(name: str, questions, objectives, batchable, one_at_a_time) -> tuple[list, list, list]:
+    """Pair ``questions`` with ``objectives``; the class problems ``batchable`` accepts go to a batch (returned
+    with their positions), every other pair is answered now by ``one_at_a_time(q, obj)`` (its slot in ``out``)."""
+    questions, objectives = list(questions), list(objectives)
+    if len(questions) != len(objectives):
+        raise InvalidInputError(f"{name} needs one objective per question, got {len(questions)} "
+                                f"questions and {len(objectives)} objectives")
+    out: list = [None] * len(questions)
+    batch, where = [], []
+    for i, (q, obj) in enumerate(zip(questions, objectives)):
+        q, obj = as_question(q), as_objective(obj)
+        cp = None if token_level(q, obj) else ClassProblem(q, obj)
+        if cp is not None and batchable(cp):
+            batch.append(cp)
+            where.append(i)
+        else:
+            out[i] = one_at_a_time(q, obj)
+    return out, batch, where
 
 
 def kkt_checked(q: Question, obj: Objective, p: StationaryPoint) -> StationaryPoint:
