@@ -18,7 +18,8 @@ continues while a prompt is moving), or, where that is too costly, re-verdicted 
 rows' convergence columns from the logs with the current check, and the summaries' from the rows
 (``grpo_theory.convergence.summary_columns``). The runs are not extended. First each row's columns are
 recomputed with the logit test off and compared with the committed ones (they must agree: the mapping
-from rows to logs is right), then written with it on.
+from rows to logs is right; a table already re-verdicted stops there, its verdicts being the new check's),
+then written with it on.
 """
 
 from __future__ import annotations
@@ -33,37 +34,33 @@ import pandas as pd
 from grpo_theory.convergence import TAIL, check_trajectories, report_columns, summary_columns
 
 #: The columns check_trajectories' report gives a row (grpo_theory.convergence.report_columns).
-CONV = ["conv_status", "conv_drift", "conv_slope_per_100", "conv_spread", "conv_drift_se", "prompt_largest_drop",
-        "prompt_drop_step", "reward_largest_drop", "reward_drop_step", "steps_run", "conv_reason"]
+CONV = list(report_columns(None, 0))
 
 
-def recheck_log(metrics: Path) -> pd.DataFrame:
-    """One row per prompt of one run's log: the status without and with the logit test."""
-    m = pd.read_csv(metrics)
-    m = m.drop_duplicates("step", keep="last").sort_values("step")
-    cols = sorted((c for c in m if c.startswith("p_best_q")), key=lambda c: int(c[len("p_best_q"):]))
-    cfg = metrics.parent / "config.json"
-    tail = TAIL
-    if cfg.exists():
-        tail = json.loads(cfg.read_text()).get("convergence_tail", TAIL) or TAIL
-    reward = m["expected_reward"].to_numpy() if "expected_reward" in m else None
-    y = m[cols].to_numpy(dtype=float)
-    before = check_trajectories(m.step.to_numpy(), y, tail=tail, logit_drift_tol=np.inf, reward=reward)
-    after = check_trajectories(m.step.to_numpy(), y, tail=tail, reward=reward)
-    return pd.DataFrame(dict(run=str(metrics.parent), prompt=[int(c[len("p_best_q"):]) for c in cols],
-                             steps=int(m.step.iloc[-1]), p_end=y[-1], before=before.status.astype(str),
-                             after=after.status.astype(str), drift=before.drift, logit_drift=after.logit_drift,
-                             reason=[after.reason(q) for q in range(len(cols))]))
-
-
-def _check_log(metrics: Path, **kw):
+def _load_log(metrics: Path) -> dict:
+    """A run's log (each step once, in order) as ``check_trajectories``' arguments, with its ``convergence_tail``."""
     m = pd.read_csv(metrics).drop_duplicates("step", keep="last").sort_values("step")
     n = sum(c.startswith("p_best_q") for c in m)
     cfg = metrics.parent / "config.json"
     tail = json.loads(cfg.read_text()).get("convergence_tail", TAIL) if cfg.exists() else TAIL
-    reward = m["expected_reward"].to_numpy() if "expected_reward" in m else None
-    return check_trajectories(m.step.to_numpy(), m[[f"p_best_q{i}" for i in range(n)]].to_numpy(dtype=float),
-                              tail=tail or TAIL, reward=reward, **kw)
+    return dict(steps=m.step.to_numpy(), values=m[[f"p_best_q{i}" for i in range(n)]].to_numpy(dtype=float),
+                tail=tail or TAIL, reward=m["expected_reward"].to_numpy() if "expected_reward" in m else None)
+
+
+def _checks(log: dict):
+    """The check on one loaded log without the logit test (as before it) and with it (the defaults)."""
+    return check_trajectories(**log, logit_drift_tol=np.inf), check_trajectories(**log)
+
+
+def recheck_log(metrics: Path) -> pd.DataFrame:
+    """One row per prompt of one run's log: the status without and with the logit test."""
+    log = _load_log(metrics)
+    before, after = _checks(log)
+    n = before.status.size
+    return pd.DataFrame(dict(run=str(metrics.parent), prompt=np.arange(n), steps=int(before.steps),
+                             p_end=log["values"][-1], before=before.status.astype(str),
+                             after=after.status.astype(str), drift=before.drift, logit_drift=after.logit_drift,
+                             reason=[after.reason(q) for q in range(n)]))
 
 
 def _run_dir(study: str, root: Path, r) -> Path:
@@ -83,7 +80,7 @@ def apply(study: str, root: Path, table: Path, summary: Path) -> None:
         if d not in reports:
             if not (d / "metrics.csv").exists():
                 raise SystemExit(f"error: no log for {dict(r[['config', 'question']])}: {d / 'metrics.csv'}")
-            reports[d] = (_check_log(d / "metrics.csv", logit_drift_tol=np.inf), _check_log(d / "metrics.csv"))
+            reports[d] = _checks(_load_log(d / "metrics.csv"))
         q = 0 if d.name.startswith("q") and d.name[1:].isdigit() else int(r["question"])
         old.append(report_columns(reports[d][0], q))
         new.append(report_columns(reports[d][1], q))
