@@ -10,7 +10,8 @@ docs/reliability.md reports. Rows are appended as they finish: a killed run resu
 The summary by (G, penalty, normalisation) and every case that is not "ok" go to docs/results/.
 
 ``--kl`` runs the second half instead (tests/fuzz_kl_cases.py: KL estimators and placements, clamps,
-faces, trees, family fields), seeds ``--first`` to ``--cases - 1``, prints its outcome counts, the CPU
+faces, trees, family fields), seeds ``--first`` to ``--cases - 1``, each within ``--budget`` seconds of CPU
+(300; a case over it is a "timeout" row), prints its outcome counts, the CPU
 time per case and every crash or silent answer, and writes docs/results/kl_fuzz_summary.csv (per outcome:
 cases, meaning, CPU median and max) and docs/results/kl_fuzz_not_ok.csv.
 """
@@ -29,7 +30,37 @@ from tqdm.auto import tqdm
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 from fuzz_cases import check_case  # noqa: E402
-from fuzz_kl_cases import check_kl_case  # noqa: E402
+from fuzz_kl_cases import check_kl_case, kl_case_row  # noqa: E402
+
+
+class CaseTimeout(BaseException):
+    """A case over its CPU budget (a BaseException, so that the checks' ``except Exception`` lets it through)."""
+
+
+def _with_cpu_budget(check, seconds: float):  # the KL half's cases (kl_case_row)
+    """``check`` whose case is cut after ``seconds`` of this process's CPU time (``ITIMER_PROF``): the row says
+    ``outcome="timeout"``. A slow case is reported as slow, not waited on for an hour (seed 1991: three answers
+    with a noisy law and abs in the reward at G = 16, so nine shaped levels and ~7e5 count vectors a
+    ``P_G``, ran for over 20 minutes)."""
+    import signal
+
+    def alarm(_sig, _frame):
+        raise CaseTimeout
+
+    def run(seed):
+        old = signal.signal(signal.SIGPROF, alarm)
+        signal.setitimer(signal.ITIMER_PROF, seconds)
+        t0 = time.process_time()
+        try:
+            return check(seed)
+        except CaseTimeout:
+            return {**kl_case_row(seed), "outcome": "timeout", "seconds": time.process_time() - t0,
+                    "detail": f"over the budget of {seconds:g} s of CPU"}
+        finally:
+            signal.setitimer(signal.ITIMER_PROF, 0)
+            signal.signal(signal.SIGPROF, old)
+
+    return run
 
 
 def _run_seeds(check, seeds, out: Path, desc: str) -> pd.DataFrame:
@@ -60,17 +91,18 @@ KL_OUTCOMES = {
     "error": "InvalidInputError: an option not modelled, or an enumeration over the limit",
     "CRASH": "any other exception, or a NaN the engine made itself",
     "SILENT": "converged=True but not stationary, a repelling face, or a point reported stable that is not",
+    "timeout": "the solve and check did not finish within the CPU budget per case (--budget)",
 }
 
 
-def kl_main(cases: int, first: int, out: Path) -> None:
+def kl_main(cases: int, first: int, out: Path, budget: float = 300.0) -> None:
     """The KL half of the fuzz (see the module doc), resumable like the first half.
 
     Prints the outcome counts, the per-case CPU time (solve + independent check) and every crash or silent
     answer; writes ``docs/results/kl_fuzz_summary.csv`` (per outcome: cases, what it means, CPU median and
     max) and ``docs/results/kl_fuzz_not_ok.csv`` (every case that is not ok, ok-face or ok-jump).
     """
-    df = _run_seeds(check_kl_case, range(first, cases), out, "kl fuzz")
+    df = _run_seeds(_with_cpu_budget(check_kl_case, budget), range(first, cases), out, "kl fuzz")
     df = df[(df.seed >= first) & (df.seed < cases)]
     cpu = df.seconds + (df.check_seconds.fillna(0.0) if "check_seconds" in df else 0.0)
     print(f"{len(df)} cases, seeds {df.seed.min()}-{df.seed.max()}; CPU seconds per case (solve + check): "
@@ -96,11 +128,13 @@ def main() -> None:
     ap.add_argument("--out", default=None)
     ap.add_argument("--kl", action="store_true", help="the KL/face/tree/family half (tests/fuzz_kl_cases.py)")
     ap.add_argument("--first", type=int, default=0, help="first seed (--kl only)")
+    ap.add_argument("--budget", type=float, default=300.0, help="CPU seconds per case before it counts as a "
+                    "timeout (--kl only)")
     args = ap.parse_args()
     out = Path(args.out or ROOT / "runs" / "fuzz" / ("kl_fuzz.csv" if args.kl else "reliability_fuzz.csv"))
     out.parent.mkdir(parents=True, exist_ok=True)
     if args.kl:
-        kl_main(args.cases, args.first, out)
+        kl_main(args.cases, args.first, out, args.budget)
         return
     t0 = time.perf_counter()
     df = _run_seeds(check_case, range(args.cases), out, "fuzz")

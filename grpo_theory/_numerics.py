@@ -15,7 +15,7 @@ import numpy as np
 
 from .errors import TheoryWarning
 
-__all__ = ["logsumexp", "expit", "log_factorial", "optimize", "solve_ivp", "integrate_until_slow",
+__all__ = ["logsumexp", "expit", "log_factorial", "optimize", "solve_ivp", "integrate_until_slow", "GuardedEuler",
            "IntegrationFallbackWarning"]
 
 
@@ -115,8 +115,15 @@ def integrate_until_slow(rhs, y0, t_max: float, speed: float | None, max_steps: 
         except RuntimeError as exc:          # LSODA's "Unexpected istate": a failed step, not a user error
             solver.status, message = "failed", str(exc)
         if solver.status == "failed":
+            if isinstance(solver, GuardedEuler):
+                raise RuntimeError(f"flow integration failed with LSODA, BDF and a guarded Euler: {message}")
             if isinstance(solver, BDF):
-                raise RuntimeError(f"flow integration failed with LSODA and BDF: {message}")
+                # an implicit solver asked for a step below the spacing of doubles: a jump or a kink of the
+                # field that it cannot step over; explicit steps of bounded length can
+                warnings.warn(f"BDF failed at t = {t_old:.6g} ({message}); continuing with a guarded Euler "
+                              "(steps that move y by at most 1e-3)", IntegrationFallbackWarning, stacklevel=2)
+                solver = GuardedEuler(lambda _t, y: rhs(y), t_old, y_old, t_max)
+                continue
             warnings.warn(f"LSODA failed at t = {t_old:.6g} ({message}); continuing with the stiff BDF solver",
                           IntegrationFallbackWarning, stacklevel=2)
             solver = BDF(lambda _t, y: rhs(y), t_old, y_old, t_max, rtol=1e-8, atol=1e-10)
@@ -141,6 +148,37 @@ def integrate_until_slow(rhs, y0, t_max: float, speed: float | None, max_steps: 
                 restarted = steps
             y_window, t_window, path = solver.y.copy(), solver.t, 0.0
     return solver.y
+
+
+class GuardedEuler:
+    """Explicit Euler whose every step moves ``y`` by ``reach`` (relative to ``1 + |y|``) at most: the last
+    resort of :func:`integrate_until_slow` where LSODA and BDF fail at a jump or a kink of the field.
+
+    It has the interface the loop there uses (``step()``, ``t``, ``y``, ``status``): ``dt = reach (1 + |y|) /
+    |f|``, so where the field is slow the steps are long (and the loop's speed test ``move < speed dt`` holds
+    exactly when ``|f| < speed``), and at a jump it chatters across it within ``reach``, which the loop's chatter
+    test ends. A non-finite field fails the step, as a scipy solver would.
+    """
+
+    def __init__(self, fun, t0: float, y0, t_bound: float, rtol: float = 0.0, atol: float = 0.0,
+                 reach: float = 1e-3) -> None:
+        del rtol, atol                                   # the signature of scipy's solvers (restarts use it)
+        self.fun, self.t, self.y, self.t_bound, self.reach = fun, float(t0), np.array(y0, float), t_bound, reach
+        self.status = "running" if self.t < t_bound else "finished"
+
+    def step(self) -> str | None:
+        f = np.asarray(self.fun(self.t, self.y), dtype=float)
+        if not np.all(np.isfinite(f)):
+            self.status = "failed"
+            return "the field is not finite"
+        size = float(np.max(np.abs(f)))
+        limit = self.reach * (1.0 + float(np.max(np.abs(self.y))))
+        dt = self.t_bound - self.t if size == 0.0 else min(self.t_bound - self.t, limit / size)
+        self.y = self.y + dt * f
+        self.t += dt
+        if self.t >= self.t_bound:
+            self.status = "finished"
+        return None
 
 
 #: Steps per window of :func:`integrate_until_slow`'s chatter test.

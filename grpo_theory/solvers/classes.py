@@ -299,7 +299,8 @@ class ClassProblem:
 
         With an entropy bonus ``c`` (:func:`grpo_theory.advantage.entropy_logit_bounds`): beyond both
         ``z_ref`` and 0 the penalty and the bonus both pull back, so a root also has ``c |z| <= max |Delta|``
-        (without filtering); ``beta = 0`` leaves that bound alone. Otherwise: :meth:`_penalty_logit_bounds`.
+        (without filtering); ``beta = 0`` leaves that bound alone, and an estimator or placement other than the
+        note's two keeps the penalty's bounds too. Otherwise: :meth:`_penalty_logit_bounds`.
         """
         obj = self.obj
         if obj.entropy_coef == 0:
@@ -307,7 +308,14 @@ class ClassProblem:
         pen = self._penalty_logit_bounds() if obj.beta > 0 else (-math.inf, math.inf)
         with np.errstate(over="ignore", invalid="ignore"):
             bound_p = max_abs_advantage(float(np.ptp(self.q.reward_levels)), obj) if self.q.has_reward_law else 1.0
-        return advantage.entropy_logit_bounds(float(self._log_p[0] - self._log_p[1]), pen, 2.0 * bound_p, obj, Z_CAP)
+        lo, hi = advantage.entropy_logit_bounds(float(self._log_p[0] - self._log_p[1]), pen, 2.0 * bound_p, obj,
+                                                Z_CAP)
+        if obj.beta > 0 and obj.regime not in ("reverse", "direct"):
+            # the bonus's bound takes the penalty to pull back beyond z_ref; another estimator or placement need
+            # not (k2 in the advantage with a value clamp pushes on: fuzz seed 7115, a root at z = 12.7 outside
+            # the bonus's |z| <= 9), so the penalty's own bounds, which cover that case, are kept as well
+            lo, hi = min(lo, pen[0]), max(hi, pen[1])
+        return lo, hi
 
     def _penalty_logit_bounds(self) -> tuple[float, float]:
         """An interval of class logits that contains every interior root of ``drift`` (``beta > 0``).
@@ -481,11 +489,17 @@ def penalty_slope(obj: Objective, log_ratio: np.ndarray) -> np.ndarray:
 def may_collapse(obj: Objective) -> bool:
     """Whether the flow can run into a vertex, so that the scan's ends may hold limit points: the direct
     penalty where ``|P_G|`` is unbounded, and every estimator or placement other than the note's two
-    (a clamp or k1 as a loss leaves a bounded restoring force). With ``beta = 0`` (the entropy bonus alone):
+    (a clamp or k1 as a loss leaves a bounded restoring force), and wherever ties are filtered. With ``beta = 0``
+    (the entropy bonus alone):
     where the advantage is unbounded (it outgrows the bonus's ``c |log pi|``) or ties are filtered (near a
     vertex almost every group ties, and its bonus is dropped)."""
     if obj.beta == 0:
         return obj.filter_ties or not math.isfinite(max_abs_advantage(1.0, obj))
+    if obj.filter_ties:
+        # a filtered group loses its penalty too, and near a vertex almost every group ties: the restoring
+        # force fades with the light mass (at G = inf and std_eps > 0 it stays bounded while the advantage's
+        # pull is span/eps; fuzz seeds 1785 and 6219, k3_plus in the loss)
+        return True
     if obj.regime == "reverse":
         return False
     if obj.regime == "direct":

@@ -6,8 +6,10 @@ The class solvers judge stability in class coordinates, assuming the policy insi
 proportional to ``pi_ref``; the flow need not stay there (with the KL in the reward, answers of one
 reward get different shaped rewards), so here stability is judged on all ``K`` logits:
 
-* at a stationary point ``g_o = E_pi g`` on the support, so ``J = df/dtheta = diag(pi) N`` with
-  ``N = d(g - E_pi g)/dtheta`` (well scaled; computed by central differences of ``output_gradient``);
+* ``J = df/dtheta = diag(pi) (N + diag(c) (I - 1 pi^T))`` with ``c = g - E_pi g`` and
+  ``N = dc/dtheta`` (well scaled; computed by central differences of ``output_gradient``); at a stationary
+  point ``c = 0`` on the support and ``J = diag(pi) N``, but near a vertex a light answer's ``c`` can be
+  O(1) while its drift ``pi_o c_o`` is below any residual tolerance, and the second term keeps that;
 * ``f`` is unchanged by ``theta -> theta + c 1`` (the gauge), so ``J 1 = 0``; the eigenvalues that
   matter are those of the map induced on ``R^S / span(1)``, ``Q^T J Q`` with ``Q`` an orthonormal
   basis of ``1^perp``;
@@ -26,14 +28,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._numerics import IntegrationFallbackWarning, logsumexp, solve_ivp
+from .._numerics import integrate_until_slow, logsumexp
 from ..problem import InvalidInputError, Objective, Question, as_objective, as_question, validate_probability_vector
 from .classes import output_gradient
 
-__all__ = ["FullSpaceStability", "full_space_stability", "full_space_flow", "logit_flow"]
+__all__ = ["FullSpaceStability", "full_space_stability", "full_space_flow", "logit_flow", "jump_repeller"]
 
 #: Relative size (against the largest entry of the scaled Jacobian) below which an eigenvalue counts as 0.
 EIGEN_TOL = 1e-7
+#: Logit below the top at which :func:`full_space_flow` holds a collapsed answer still (mass e^-700, 1e-304).
+_FROZEN = -700.0
 #: Mass at which an absent answer's drift is evaluated (its limit as the mass goes to 0).
 ABSENT_MASS = 1e-12
 
@@ -54,8 +58,8 @@ class FullSpaceStability:
     eigenvalues : numpy.ndarray
         Those eigenvalues, shape (S-1,) for a support of ``S`` answers.
     absent_drift : numpy.ndarray
-        The drift ``g_o - E_pi g`` of each absent answer (``-inf`` where ``pi_ref(o) = 0`` under the reverse or
-        direct penalty), NaN on the support; shape (K,).
+        The drift ``g_o - E_pi g`` of each absent answer (``-inf`` where ``pi_ref(o) = 0``: outside the reference's
+        support, which the flow from ``pi_ref`` never leaves), NaN on the support; shape (K,).
     kkt : bool
         Whether every absent answer's drift is negative (points outward): the point is a KKT point.
     message : str
@@ -145,8 +149,10 @@ def full_space_stability(q: Question, obj: Objective, pi, *, h: float = 1e-6) ->
     absent = np.flatnonzero(pi == 0)
     drift = np.full(q.n_outputs, np.nan)
     for o in absent:
-        if q.pi_ref[o] == 0 and obj.regime in ("reverse", "direct"):
-            drift[o] = -math.inf                         # no reference mass: the penalty forbids it
+        if q.pi_ref[o] == 0:
+            # no reference mass: the flow from pi_ref never gives it any (its speed is proportional to its mass),
+            # and every KL estimate is +inf there
+            drift[o] = -math.inf
             continue
         mix = (1.0 - ABSENT_MASS) * pi
         mix[o] += ABSENT_MASS
@@ -163,28 +169,19 @@ def full_space_stability(q: Question, obj: Objective, pi, *, h: float = 1e-6) ->
                                   "a vertex every absent answer drifts away from: stable in the limit (the flow "
                                   "approaches it at a speed proportional to the absent masses)")
     theta = np.log(pi[support])
-    N = np.empty((S, S))
-    for k in range(S):
-        e = np.zeros(S)
-        e[k] = h
-        up = _policy_and_centred_gradient(q, obj, theta + e, support)[1]
-        down = _policy_and_centred_gradient(q, obj, theta - e, support)[1]
-        N[:, k] = (up - down) / (2 * h)
-    d = pi[support] / pi[support].max()
-    M = d[:, None] * N                                   # J / max(pi): same eigenvalue signs
-    Q = np.linalg.qr(np.concatenate([np.ones((S, 1)), np.eye(S)[:, :-1]], axis=1))[0][:, 1:]
-    eig = np.linalg.eigvals(Q.T @ M @ Q) * pi[support].max()
-    lead = float(np.max(eig.real))
-    tol = EIGEN_TOL * max(1e-300, float(np.abs(M).max())) * float(d.min()) * pi[support].max()
+    eig, lead, tol, kink = _reduced_spectrum(q, obj, pi, support, theta, h)
     if not kkt:
         bad = [int(o) for o in absent if not drift[o] < 0]
         return FullSpaceStability(False, lead, eig, drift, False,
                                   f"absent answers {bad} gain under the flow (drift g - E g > 0 at mass "
                                   f"{ABSENT_MASS:g}): the face repels, the point is not stationary for the flow")
+    if kink:
+        return FullSpaceStability(None, lead, eig, drift, kkt,
+                                  f"the field has a kink here ({kink}): first-order analysis cannot decide")
     if abs(lead) <= tol:
         return FullSpaceStability(None, lead, eig, drift, kkt,
-                                  f"leading eigenvalue {lead:.3g} is ~0 (tolerance {tol:.1e}): first-order "
-                                  "analysis cannot decide")
+                                  f"leading eigenvalue {lead:.3g} is ~0 (tolerance {tol:.1e}, which includes its "
+                                  "change between difference steps h and 10 h): first-order analysis cannot decide")
     if lead < 0:
         why = "every eigenvalue of the gauge-reduced full-space Jacobian has negative real part"
         if absent.size:
@@ -192,6 +189,87 @@ def full_space_stability(q: Question, obj: Objective, pi, *, h: float = 1e-6) ->
         return FullSpaceStability(True, lead, eig, drift, kkt, why)
     return FullSpaceStability(False, lead, eig, drift, kkt,
                               "an eigenvalue of the gauge-reduced full-space Jacobian has positive real part")
+
+
+def _reduced_spectrum(q, obj, pi, support, theta, h) -> tuple[np.ndarray, float, float, str]:
+    """The eigenvalues of the gauge-reduced Jacobian ``Q^T J Q`` (central differences, step ``h``), the leading
+    real part, the tolerance below which it counts as 0, and a description of a kink of the field ('' if none).
+
+    The tolerance is ``EIGEN_TOL`` of the scaled Jacobian plus twice the change of the leading eigenvalue
+    when the step is ``10 h``: that change measures the differences' own error (rounding grows like
+    ``eps |g| / h``, truncation like ``h^2``), and an eigenvalue that moves by more than half its size between
+    the two steps is not resolved (near a vertex, where it is of the order of the light masses, or where the
+    field is flat along a class: k1 in the loss, whose expected gradient vanishes). A kink (abs's at
+    ``pi = pi_ref``, a clamp's threshold) shows as forward and backward differences that disagree beyond the
+    smooth field's ``O(h)``; there the linearisation is not defined.
+    """
+    S = support.size
+    g0 = _policy_and_centred_gradient(q, obj, theta, support)[1]
+
+    def one_sided(step):
+        up, down = np.empty((S, S)), np.empty((S, S))
+        for k in range(S):
+            e = np.zeros(S)
+            e[k] = step
+            up[:, k] = _policy_and_centred_gradient(q, obj, theta + e, support)[1]
+            down[:, k] = _policy_and_centred_gradient(q, obj, theta - e, support)[1]
+        return (up - g0[:, None]) / step, (g0[:, None] - down) / step
+
+    d = pi[support] / pi[support].max()
+    Q = np.linalg.qr(np.concatenate([np.ones((S, 1)), np.eye(S)[:, :-1]], axis=1))[0][:, 1:]
+
+    # J = diag(pi) (N + diag(c) (I - 1 pi^T)), c = g - E_pi g at the point: the second term vanishes at an exact
+    # root, but near a vertex a light answer's c can be O(1) while its drift pi_o c_o is below any residual
+    # tolerance (fuzz seed 7879: c = 0.9 at mass 7e-14, a slow rise the diag(pi) N form read as stable)
+    lift = g0[:, None] * (np.eye(S) - pi[support][None, :] / pi[support].sum())
+
+    def spectrum(N):
+        M = d[:, None] * (N + lift)                      # J / max(pi): same eigenvalue signs
+        return np.linalg.eigvals(Q.T @ M @ Q) * pi[support].max(), float(np.abs(M).max())
+
+    fwd, bwd = one_sided(h)
+    eig, scale = spectrum((fwd + bwd) / 2)
+    lead = float(np.max(eig.real))
+    fwd10, bwd10 = one_sided(10 * h)
+    lead10 = float(np.max(spectrum((fwd10 + bwd10) / 2)[0].real))
+    tol = EIGEN_TOL * max(1e-300, scale) * float(d.min()) * pi[support].max() + 2 * abs(lead - lead10)
+    # smooth: |fwd - bwd| = h |g''| at step h and ten times that at 10 h; rounding: eps |g| / h, a tenth of it at
+    # 10 h; a kink: the same O(1) gap at both
+    gap, gap10 = float(np.abs(fwd - bwd).max()), float(np.abs(fwd10 - bwd10).max())
+    size = max(float(np.abs(fwd).max()), float(np.abs(bwd).max()), 1e-300)
+    kink = ""
+    if gap > 1e-3 * size and gap / 3 < gap10 < 3 * gap:
+        kink = (f"forward and backward differences of the centred gradient differ by {gap:.2g} at step {h:g} "
+                f"and {gap10:.2g} at {10 * h:g}, against entries up to {size:.2g}")
+    return eig, lead, tol, kink
+
+
+def jump_repeller(q: Question, obj: Objective, pi, *, h: float = 1e-7) -> str:
+    """Where ``pi`` sits on a jump of the field (a clamp, REINFORCE++'s whitening at a tie): the first output
+    logit whose nudge by ``+-h`` makes that output's drift point away, described; ``''`` if every nudge is
+    pulled back (a Filippov equilibrium on all output logits, as far as single-logit nudges tell).
+
+    The class solvers judge a jump in class coordinates; across a class the answers can split (a class of
+    three tied answers under REINFORCE++ with the KL in the reward: fuzz seeds 603, 1742, 5214, 6019).
+
+    Examples
+    --------
+    >>> from grpo_theory import Question, Objective
+    >>> jump_repeller(Question([0.3, 0.7], rewards=[1, 0]), Objective(beta=1.0), [0.3 ** 0.5, 1 - 0.3 ** 0.5])
+    ''
+    """
+    pi = np.asarray(pi, dtype=float)
+    support = np.flatnonzero(pi > 0)
+    theta = np.log(pi[support])
+    for k, o in enumerate(support):
+        for sign in (1.0, -1.0):
+            th = theta.copy()
+            th[k] += sign * h
+            pi_s, centred = _policy_and_centred_gradient(q, obj, th, support)
+            if sign * centred[k] > 0:
+                return (f"moving answer {int(o)}'s logit by {sign * h:g} gives it drift {pi_s[k] * centred[k]:.3g}: "
+                        "away from the point")
+    return ""
 
 
 def full_space_flow(q: Question, obj: Objective, pi0=None, *, t_max: float = 1e4, method: str = "ode",
@@ -207,9 +285,9 @@ def full_space_flow(q: Question, obj: Objective, pi0=None, *, t_max: float = 1e4
     t_max : float
         Flow time integrated (``method="ode"``).
     method : str
-        ``"ode"``: LSODA to ``t_max``, falling back to BDF (then Radau) with an
-        ``IntegrationFallbackWarning`` if it fails; ``"euler"``: ``steps`` Euler steps of size ``lr``
-        (what a trainer does with exact expectations).
+        ``"ode"``: LSODA to ``t_max`` (at most 20,000 steps; chatter at a jump ends it early), falling
+        back to BDF, then a guarded Euler, with an ``IntegrationFallbackWarning`` if it fails;
+        ``"euler"``: ``steps`` Euler steps of size ``lr`` (what a trainer does with exact expectations).
     lr : float
         Euler step size (``method="euler"``).
     steps : int
@@ -236,13 +314,22 @@ def full_space_flow(q: Question, obj: Objective, pi0=None, *, t_max: float = 1e4
     pi0 = q.pi_ref if pi0 is None else validate_probability_vector("pi0", pi0)
     support = np.flatnonzero(pi0 > 0)
     theta = np.log(pi0[support])
+    def rhs(th):
+        # An answer whose logit has fallen _FROZEN below the top holds a mass under 1e-304: it has collapsed,
+        # and the flow carries it on at a constant speed (fuzz seeds 1181 and 1731: k3_ratio in the advantage)
+        # until its mass underflows to 0 and the KL estimate turns NaN. It stays where it is; its mass, which
+        # moves the others by less than 1e-300, and the snapping of the caller do the rest.
+        frozen = th - th.max() < _FROZEN
+        f = logit_flow(q, obj, np.where(frozen, th.max() + _FROZEN, th), support)
+        return np.where(frozen, 0.0, f)
+
     if method == "euler":
         with np.errstate(all="ignore"):
             for _ in range(steps):
-                theta = theta + lr * logit_flow(q, obj, theta, support)
+                theta = theta + lr * rhs(theta)
                 theta = theta - theta.max()
     elif method == "ode":
-        theta = _integrate(lambda th: logit_flow(q, obj, th, support), theta, t_max)
+        theta = _integrate(rhs, theta, t_max)
     else:
         raise InvalidInputError(f"method must be 'ode' or 'euler', got {method!r}")
     pi = np.zeros(q.n_outputs)
@@ -251,19 +338,9 @@ def full_space_flow(q: Question, obj: Objective, pi0=None, *, t_max: float = 1e4
 
 
 def _integrate(rhs, y0: np.ndarray, t_max: float) -> np.ndarray:
-    last = None
-    for method in ("LSODA", "BDF", "Radau"):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            try:
-                sol = solve_ivp(lambda _t, y: rhs(y), (0.0, t_max), y0, method=method, rtol=1e-8, atol=1e-10)
-            except Exception as exc:  # noqa: BLE001 - LSODA raises RuntimeError on a bad istate
-                last = str(exc)
-                sol = None
-        if sol is not None and sol.success:
-            if method != "LSODA":
-                warnings.warn(f"LSODA failed ({last}); integrated with {method} instead",
-                              IntegrationFallbackWarning, stacklevel=3)
-            return sol.y[:, -1]
-        last = last if sol is None else sol.message
-    raise RuntimeError(f"flow integration failed with LSODA, BDF and Radau: {last}")
+    """LSODA to ``t_max`` by :func:`~grpo_theory._numerics.integrate_until_slow`: at most 20,000 steps, chatter
+    at a jump or a creep along a kink ends it early (abs in the loss, fuzz seed 7879: solve_ivp chattered for
+    minutes), and a failed LSODA continues with BDF, then a guarded Euler, each with a warning."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return integrate_until_slow(rhs, y0, t_max, None)

@@ -18,7 +18,7 @@ from ..problem import Objective, Question, as_objective, as_question
 from .certify import certification_scope, certified_stationary_points
 from .classes import ClassProblem, stationarity_residual
 from .common import dedupe
-from .full_space import full_space_flow, full_space_stability
+from .full_space import full_space_flow, full_space_stability, jump_repeller
 from .multi_class import multi_class_points, multi_class_policy
 from .multi_class_batch import batch_flow_endpoints, supports_flow
 from .results import RESIDUAL_TOL, Basin, StationaryPoint, StationaryPointSet
@@ -114,16 +114,28 @@ def stationary_policy(q: Question, obj: Objective) -> StationaryPoint:
         return tree_stationary_policy(q, obj)
     cp = ClassProblem(q, obj)
     if cp.n_classes == 1:
-        pi = q.pi_ref.copy()
-        return StationaryPoint(pi=pi, residual=stationarity_residual(q, obj, pi), converged=True,
-                               stable=True, nfev=0, method="single-class",
-                               message="all supported outputs share one reward law: P_G = 0, "
-                                       "pi = pi_ref, and the penalty alone restores it")
+        return _single_class_point(q, obj)
     if cp.n_classes == 2:
         point = flow_root_from(cp, float(cp._log_p[0] - cp._log_p[1]))
     else:
         point = kkt_checked(q, obj, multi_class_policy(cp))
     return _full_space_checked(q, obj, cp, point)
+
+
+def _single_class_point(q: Question, obj: Objective) -> StationaryPoint:
+    """Every supported output shares one reward law: ``P_G = 0`` and every KL estimate vanishes at ``pi_ref``,
+    so ``pi_ref`` is stationary. The note's two penalties pull each answer back to it (stable); any other
+    estimator or placement is judged on all output logits, where it can be flat (k1 in the loss, whose expected
+    gradient vanishes) or have a kink (abs at ``pi = pi_ref``)."""
+    pi = q.pi_ref.copy()
+    why = "all supported outputs share one reward law: P_G = 0 and pi = pi_ref"
+    if obj.regime in ("reverse", "direct"):
+        stable, eig, why = True, None, why + ", and the penalty alone restores it"
+    else:
+        fs = full_space_stability(q, obj, pi)
+        stable, eig, why = fs.stable, fs.eigenvalues, f"{why}; on all output logits: {fs.message}"
+    return StationaryPoint(pi=pi, residual=stationarity_residual(q, obj, pi), converged=True, stable=stable,
+                           nfev=0, method="single-class", eigenvalues=eig, message=why)
 
 
 def _full_space_checked(q: Question, obj: Objective, cp: ClassProblem, point: StationaryPoint) -> StationaryPoint:
@@ -137,14 +149,26 @@ def _full_space_checked(q: Question, obj: Objective, cp: ClassProblem, point: St
     comes to rest: the flow on all output logits from ``pi_ref`` is followed instead
     (:func:`_full_space_reference`), and its end, judged on all output logits, is returned.
     """
+    if point.converged and point.stable is True and point.discontinuous and not point.boundary:
+        away = jump_repeller(q, obj, point.pi)
+        if away:
+            return dataclasses.replace(point, stable=False, message=(
+                f"{point.message}; but on all output logits this jump repels: {away} (the answers of a class "
+                "split; where the flow goes from there is not computed)"))
+        return point
     if not (point.converged and point.stable is True) or point.boundary or point.discontinuous \
-            or obj.regime in ("reverse", "direct") or _reduction_exact(q, obj, cp, (), False):
+            or obj.regime in ("reverse", "direct"):
         # the note's two penalties pull each answer back to its class's proportion (g_o falls strictly
         # in log(pi_o/pi_ref_o) at a fixed class mass): across a class the flow is stable
         return point
     fs = full_space_stability(q, obj, point.pi)
-    if fs.stable is not False:
+    if fs.stable is True:
         return point
+    if fs.stable is None:
+        # e.g. a near-vertex point whose slowest rate is of the order of its light masses, below what the
+        # differences resolve, or a flat direction: say so rather than keep the class verdict
+        return dataclasses.replace(point, stable=None, eigenvalues=fs.eigenvalues,
+                                   message=f"{point.message}; on all output logits: {fs.message}")
     why = (f"the class flow's end {np.array2string(point.pi, precision=6)} is stable in class coordinates but not "
            f"on all output logits (leading eigenvalue {fs.leading:.3g})")
     end = _full_space_reference(q, obj, (), point)
