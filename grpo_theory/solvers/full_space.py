@@ -32,7 +32,8 @@ from .._numerics import integrate_until_slow, logsumexp
 from ..problem import InvalidInputError, Objective, Question, as_objective, as_question, validate_probability_vector
 from .classes import output_gradient
 
-__all__ = ["FullSpaceStability", "full_space_stability", "full_space_flow", "logit_flow", "jump_repeller"]
+__all__ = ["FullSpaceStability", "full_space_stability", "full_space_flow", "logit_flow", "jump_repeller",
+           "logit_newton_step"]
 
 #: Relative size (against the largest entry of the scaled Jacobian) below which an eigenvalue counts as 0.
 EIGEN_TOL = 1e-7
@@ -270,6 +271,47 @@ def jump_repeller(q: Question, obj: Objective, pi, *, h: float = 1e-7) -> str:
                 return (f"moving answer {int(o)}'s logit by {sign * h:g} gives it drift {pi_s[k] * centred[k]:.3g}: "
                         "away from the point")
     return ""
+
+
+def logit_newton_step(q: Question, obj: Objective, pi, *, h: float = 1e-6) -> float:
+    """The length (max norm) of the Newton step on the output logits from ``pi`` to a root of the flow.
+
+    The residual of a point is its drift ``pi_o (g_o - E_pi g)``, so near a vertex a light answer's
+    ``c_o = g_o - E_pi g`` can be far from 0 while the residual is below any tolerance. Where the field is
+    also weak there (filtered ties near a vertex scale every term by the share of untied groups), the root
+    is not close: fuzz seed 6872 had ``c = 1.5e-5`` at mass 4e-8 and a Newton step of about 15 in that
+    answer's logit. A root is a point whose Newton step is small: ``J d = -f`` on the gauge-reduced logits
+    (``J`` as in :func:`full_space_stability`, least squares so that flat directions, where ``f`` vanishes
+    too, add nothing; the common shift of all logits, the gauge, removed).
+
+    Examples
+    --------
+    >>> from grpo_theory import Question, Objective
+    >>> q, obj = Question([0.3, 0.7], rewards=[1, 0]), Objective(beta=1.0)
+    >>> logit_newton_step(q, obj, [0.3 ** 0.5, 1 - 0.3 ** 0.5]) < 1e-9
+    True
+    >>> round(logit_newton_step(q, obj, [0.5, 0.5]), 2) > 0.05
+    True
+    """
+    pi = validate_probability_vector("pi", pi)
+    support = np.flatnonzero(pi > 0)
+    S = support.size
+    if S < 2:
+        return 0.0
+    theta = np.log(pi[support])
+    pi_s, c = _policy_and_centred_gradient(q, obj, theta, support)
+    N = np.empty((S, S))
+    for k in range(S):
+        e = np.zeros(S)
+        e[k] = h
+        N[:, k] = (_policy_and_centred_gradient(q, obj, theta + e, support)[1]
+                   - _policy_and_centred_gradient(q, obj, theta - e, support)[1]) / (2 * h)
+    # Newton on c = 0 itself (J = diag(pi) dc/dtheta): solved for f = pi c instead, a heavy answer's rounding in
+    # c (1e-17) would be divided by a light answer's tiny row; singular values below 1e-8 of the largest (the
+    # gauge, flat or noise-level directions) are cut
+    dc = N + c[:, None] * (np.eye(S) - pi_s[None, :])
+    step = np.linalg.lstsq(dc, -c, rcond=1e-8)[0]
+    return float(np.abs(step - step.mean()).max())
 
 
 def full_space_flow(q: Question, obj: Objective, pi0=None, *, t_max: float = 1e4, method: str = "ode",
