@@ -2,9 +2,9 @@
 
 That run (seeds 0-1,806 and 5,000-7,009) found 6 crashes and 15 silent answers; a first pass over seeds
 7,010-7,935 found 8 more silent answers, and the rerun after their fixes one more (seed 6872). Each seed is
-checked by the fuzz's own classification (:func:`fuzz_kl_cases.check_kl_case`: the drift on all output logits, KKT on the faces, a Jacobian and an
-explicit Euler run on all output logits, the nudge test at a jump), and the causes are pinned on paths
-written here from the definitions.
+checked by the fuzz's own classification (:func:`fuzz_kl_cases.check_kl_case`: the drift on all output
+logits, KKT on the faces, a Jacobian and an explicit Euler run on all output logits, the nudge test at a
+jump), and the causes are pinned on paths written here from the definitions.
 """
 
 from __future__ import annotations
