@@ -47,3 +47,25 @@ def test_kl_fuzz_300_cases_have_no_new_crash_or_silent_answer():
 def test_kl_fuzz_ten_thousand_cases():
     new, changed = _check(range(10_000))
     assert not new and not changed, (new + changed)[:5]
+
+
+def test_the_ten_thousand_case_run_in_the_docs_is_the_committed_table():
+    """docs/reliability.md's counts for the 10^4-case run are docs/results/kl_fuzz_summary.csv's, and that
+    table covers 10^4 cases with no crash and no silent answer."""
+    import re
+    from pathlib import Path
+
+    import pandas as pd
+
+    root = Path(__file__).resolve().parents[1]
+    table = pd.read_csv(root / "docs" / "results" / "kl_fuzz_summary.csv").set_index("outcome")
+    assert int(table.cases.sum()) == 10_000
+    assert "CRASH" not in table.index and "SILENT" not in table.index
+    doc = (root / "docs" / "reliability.md").read_text()
+    run = doc[doc.index("**The 10⁴-case run at"):]
+    run = run[:run.index("\n\n")]
+    stated = {name: int(n.replace(",", "")) for n, name in
+              re.findall(r"(\d[\d,]*) (ok-face|ok-jump|ok|flagged|errors?|timeouts?)\b", run)}
+    stated = {("error" if k.startswith("error") else "timeout" if k.startswith("timeout") else k): v
+              for k, v in stated.items()}
+    assert stated == {k: int(v) for k, v in table.cases.items()}

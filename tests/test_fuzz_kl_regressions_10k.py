@@ -54,6 +54,9 @@ SEEDS = {
     # found by the 10^4-case run at bd47a06
     6872: "filtered ties near a vertex: residual 6e-13 but g - E g = 1.5e-5 at mass 4e-8, a Newton step of 0.8 in "
           "the logits (now converged=False: the flow is slow there, not stopped)",
+    # found by the 10^4-case run at dddebd7
+    2268: "crash: G = inf, k3_ratio in the loss with an entropy bonus: the root lies at z ~ 7,800, beyond the "
+          "light mass's underflow, where the class drift stops moving (now the vertex to double precision)",
 }
 
 @pytest.mark.parametrize("seed", list(SEEDS))
@@ -160,3 +163,17 @@ def test_entropy_bound_keeps_the_penalty_bound_for_other_placements():
     sol = stationary_policy(q, obj)
     z = math.log(sol.pi[best] / sol.pi[1 - best])
     assert sol.converged and 12.0 < z < 13.0, (z, sol.message)
+
+
+def test_a_root_beyond_underflow_is_the_vertex_to_double_precision():
+    """Seed 2268: two answers, G = inf, std_eps 1e-4, k3_ratio in the loss (the direct penalty) with an entropy
+    bonus 0.01. From the definitions: at G = inf the advantage is bounded by span/eps = 8,000 and the direct
+    penalty's pull grows like beta (z - z_ref) (+ the bonus's c z), so the root sits near z = 8,000 / (beta + c),
+    ~7,700, where pi(b) = e^-7700 is 0 in double precision. The answer is the vertex of the better answer."""
+    q, obj = draw_kl_case(2268)
+    assert math.isinf(obj.group_size) and obj.regime == "direct" and obj.entropy_coef > 0
+    r = q.reward_probs @ q.reward_levels
+    z_root = (np.ptp(r) / obj.std_eps) / (obj.beta + obj.entropy_coef)
+    assert z_root > 745                                     # beyond the smallest double's exponent
+    sol = stationary_policy(q, obj)
+    assert sol.converged and sol.pi[int(np.argmax(r))] == 1.0, sol.message
