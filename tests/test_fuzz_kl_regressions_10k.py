@@ -57,6 +57,7 @@ SEEDS = {
     # found by the 10^4-case run at dddebd7
     2268: "crash: G = inf, k3_ratio in the loss with an entropy bonus: the root lies at z ~ 7,800, beyond the "
           "light mass's underflow, where the class drift stops moving (now the vertex to double precision)",
+    2751: "the same cause: k3_plus in the loss with a log-ratio clamp and an entropy bonus, G = inf",
 }
 
 @pytest.mark.parametrize("seed", list(SEEDS))
