@@ -208,13 +208,7 @@ def _reduced_spectrum(q, obj, pi, support, theta, h) -> tuple[np.ndarray, float,
     g0 = _policy_and_centred_gradient(q, obj, theta, support)[1]
 
     def one_sided(step):
-        up, down = np.empty((S, S)), np.empty((S, S))
-        for k in range(S):
-            e = np.zeros(S)
-            e[k] = step
-            up[:, k] = _policy_and_centred_gradient(q, obj, theta + e, support)[1]
-            down[:, k] = _policy_and_centred_gradient(q, obj, theta - e, support)[1]
-        return (up - g0[:, None]) / step, (g0[:, None] - down) / step
+        return _one_sided_differences(q, obj, theta, support, g0, step)
 
     d = pi[support] / pi[support].max()
     Q = np.linalg.qr(np.concatenate([np.ones((S, 1)), np.eye(S)[:, :-1]], axis=1))[0][:, 1:]
@@ -222,7 +216,7 @@ def _reduced_spectrum(q, obj, pi, support, theta, h) -> tuple[np.ndarray, float,
     # J = diag(pi) (N + diag(c) (I - 1 pi^T)), c = g - E_pi g at the point: the second term vanishes at an exact
     # root, but near a vertex a light answer's c can be O(1) while its drift pi_o c_o is below any residual
     # tolerance (fuzz seed 7879: c = 0.9 at mass 7e-14, a slow rise the diag(pi) N form read as stable)
-    lift = g0[:, None] * (np.eye(S) - pi[support][None, :] / pi[support].sum())
+    lift = _stationarity_lift(g0, pi[support] / pi[support].sum())
 
     def spectrum(N):
         M = d[:, None] * (N + lift)                      # J / max(pi): same eigenvalue signs
@@ -243,6 +237,24 @@ def _reduced_spectrum(q, obj, pi, support, theta, h) -> tuple[np.ndarray, float,
         kink = (f"forward and backward differences of the centred gradient differ by {gap:.2g} at step {h:g} "
                 f"and {gap10:.2g} at {10 * h:g}, against entries up to {size:.2g}")
     return eig, lead, tol, kink
+
+
+def _one_sided_differences(q, obj, theta, support, g0, step) -> tuple[np.ndarray, np.ndarray]:
+    """Forward and backward differences (step ``step``) of the centred gradient ``c`` on ``support``, whose value
+    at ``theta`` is ``g0``: column ``k`` is the derivative along logit ``k``."""
+    S = support.size
+    up, down = np.empty((S, S)), np.empty((S, S))
+    for k in range(S):
+        e = np.zeros(S)
+        e[k] = step
+        up[:, k] = _policy_and_centred_gradient(q, obj, theta + e, support)[1]
+        down[:, k] = _policy_and_centred_gradient(q, obj, theta - e, support)[1]
+    return (up - g0[:, None]) / step, (g0[:, None] - down) / step
+
+
+def _stationarity_lift(c: np.ndarray, pi_s: np.ndarray) -> np.ndarray:
+    """``diag(c) (I - 1 pi^T)``: the part of ``J = diag(pi) (N + diag(c)(I - 1 pi^T))`` that vanishes at a root."""
+    return c[:, None] * (np.eye(c.size) - pi_s[None, :])
 
 
 def jump_repeller(q: Question, obj: Objective, pi, *, h: float = 1e-7) -> str:
@@ -300,16 +312,12 @@ def logit_newton_step(q: Question, obj: Objective, pi, *, h: float = 1e-6) -> fl
         return 0.0
     theta = np.log(pi[support])
     pi_s, c = _policy_and_centred_gradient(q, obj, theta, support)
-    N = np.empty((S, S))
-    for k in range(S):
-        e = np.zeros(S)
-        e[k] = h
-        N[:, k] = (_policy_and_centred_gradient(q, obj, theta + e, support)[1]
-                   - _policy_and_centred_gradient(q, obj, theta - e, support)[1]) / (2 * h)
+    fwd, bwd = _one_sided_differences(q, obj, theta, support, c, h)
+    N = (fwd + bwd) / 2
     # Newton on c = 0 itself (J = diag(pi) dc/dtheta): solved for f = pi c instead, a heavy answer's rounding in
     # c (1e-17) would be divided by a light answer's tiny row; singular values below 1e-8 of the largest (the
     # gauge, flat or noise-level directions) are cut
-    dc = N + c[:, None] * (np.eye(S) - pi_s[None, :])
+    dc = N + _stationarity_lift(c, pi_s)
     step = np.linalg.lstsq(dc, -c, rcond=1e-8)[0]
     return float(np.abs(step - step.mean()).max())
 
