@@ -109,12 +109,12 @@ def test_batch_needs_one_objective_per_question():
 
 
 def test_a_flow_the_batch_gives_up_goes_through_lsoda(monkeypatch):
-    from grpo_theory.solvers import search
+    from grpo_theory.solvers import batch
 
     cps = _figure8_like(betas=(0.3,))
-    real = search.batch_flow_endpoints
+    real = batch.batch_flow_endpoints
     # the second flow given up (as a stiff one would be): its point must be stationary_policy's, bit for bit
-    monkeypatch.setattr(search, "batch_flow_endpoints", lambda problems: [e if i != 1 else None
+    monkeypatch.setattr(batch, "batch_flow_endpoints", lambda problems: [e if i != 1 else None
                                                                           for i, e in enumerate(real(problems))])
     got = stationary_policy_batch([cp.q for cp in cps], [cp.obj for cp in cps])
     ref = stationary_policy(cps[1].q, cps[1].obj)

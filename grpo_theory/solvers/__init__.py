@@ -8,10 +8,12 @@ the baselines :mod:`.baselines` (RLHF's log pooling, NLHF's Nash equilibrium), t
 :mod:`.multi_class` and :mod:`.multi_class_batch` (many multi-class flows at once), the certified root
 isolation :mod:`.certify`,
 stability and the flow on all output logits :mod:`.full_space`, and :mod:`.search`, the one
-dispatch behind :func:`stationary_policy`, :func:`stationary_policies` and :func:`stationary_points`.
+dispatch behind :func:`stationary_policy` and :func:`stationary_points`, with :mod:`.batch` for many
+questions at once (:func:`stationary_policies`, :func:`stationary_policy_batch`).
 """
 
 from .baselines import log_pooling, nash_equilibrium, nash_residual
+from .batch import stationary_policies, stationary_policy_batch
 from .certify import certification_scope, certified_stationary_points
 from .classes import (
     Z_CAP,
@@ -23,14 +25,7 @@ from .classes import (
 from .common import dedupe, polish, sinh_grid
 from .full_space import full_space_flow, full_space_stability
 from .results import RESIDUAL_TOL, STABILITY_TOL, Basin, StationaryPoint, StationaryPointSet
-from .search import (
-    basins_of,
-    stationary_points,
-    stationary_policies,
-    stationary_policy,
-    stationary_policy_batch,
-    token_level,
-)
+from .search import basins_of, stationary_points, stationary_policy, token_level
 from .tree import AnswerTree, TreeProblem, answer_weights, monte_carlo_answer_weights
 
 __all__ = [

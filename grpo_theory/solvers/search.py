@@ -9,7 +9,6 @@ everything a :class:`~grpo_theory.solvers.results.StationaryPointSet` reports.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
 
 import numpy as np
 
@@ -20,15 +19,12 @@ from .classes import ClassProblem, stationarity_residual
 from .common import dedupe
 from .full_space import full_space_flow, full_space_stability, jump_repeller, logit_newton_step
 from .multi_class import multi_class_points, multi_class_policy
-from .multi_class_batch import batch_flow_endpoints, supports_flow
 from .results import RESIDUAL_TOL, Basin, StationaryPoint, StationaryPointSet
 from .tree import tree_stationary_policy
 from .tree_search import tree_search
 from .two_class import flow_root_from, two_class_points
-from .two_class_batch import TwoClassBatch, batch_flow_policies, supports
 
-__all__ = ["token_level", "stationary_policy", "stationary_policies", "stationary_policy_batch", "stationary_points",
-           "basins_of", "kkt_checked", "CERTIFY_BUDGET"]
+__all__ = ["token_level", "stationary_policy", "stationary_points", "basins_of", "kkt_checked", "CERTIFY_BUDGET"]
 
 #: Seconds a certification may take by default before :func:`stationary_points` falls back to the
 #: multi-start search (K = 3 classes certifies in ~0.1 s at G <= 16 and G = inf; G = 64 takes ~15 s).
@@ -200,119 +196,6 @@ def _full_space_checked(q: Question, obj: Objective, cp: ClassProblem, point: St
     return dataclasses.replace(point, stable=False, message=(
         f"{point.message}; but {why}, and the flow on all output logits from pi_ref does not settle on a "
         "stable point: this point is a saddle of the full flow"))
-
-
-def stationary_policies(questions: Sequence[Question], objectives: Sequence[Objective]) -> list[np.ndarray]:
-    """``stationary_policy(q, obj).pi`` for many pairs ``(q, obj)``, the two-class ones solved together.
-
-    The two-class problems that :func:`~grpo_theory.solvers.two_class_batch.supports` covers (the note's
-    two penalties with a reward law: binary questions, noisy verifiers) are solved at once by
-    :func:`~grpo_theory.solvers.two_class_batch.batch_flow_roots`, the scalar path's steps vectorised over
-    the problems (the same scan from ``pi_ref``, the same bracket, Brent's iteration): the same policies up
-    to the last bits of the drift. Every other pair goes through :func:`stationary_policy` (for many
-    multi-class pairs, :func:`stationary_policy_batch` integrates their flows together). Use it for a
-    grid of questions (a figure's ``(beta, pi_ref)`` map); for one question, :func:`stationary_policy`
-    also reports the residual, the stability and how the point was found.
-
-    Parameters
-    ----------
-    questions : sequence of Question
-    objectives : sequence of Objective or mapping
-        One per question.
-
-    Returns
-    -------
-    list of numpy.ndarray
-        The output policy ``pi`` (shape ``(K,)`` of its question) the flow from ``pi_ref`` reaches, per pair;
-        a vertex where the flow runs into one (a limit point).
-
-    Raises
-    ------
-    InvalidInputError
-        When the lengths differ, or as :func:`stationary_policy`.
-
-    Examples
-    --------
-    >>> from grpo_theory import Objective, Question
-    >>> qs = [Question([p, 1 - p], rewards=[1, 0]) for p in (0.3, 0.6)]
-    >>> pis = stationary_policies(qs, [Objective(beta=1.0)] * 2)
-    >>> [round(float(pi[0]), 6) for pi in pis]       # Eq. 14 at beta = gamma: sqrt(pi_ref(a))
-    [0.547723, 0.774597]
-    """
-    out, batch, where = _split_batch("stationary_policies", questions, objectives, supports,
-                                     lambda q, obj: stationary_policy(q, obj).pi)
-    if batch:
-        for i, pi in zip(where, batch_flow_policies(TwoClassBatch(batch))):
-            out[i] = pi
-    return out
-
-
-def stationary_policy_batch(questions: Sequence[Question], objectives: Sequence[Objective]) -> list[StationaryPoint]:
-    """``stationary_policy(q, obj)`` for many pairs, the multi-class ones' flows from ``pi_ref`` integrated together.
-
-    For the pairs with three or more classes that
-    :func:`~grpo_theory.solvers.multi_class_batch.supports_flow` covers (the note's two penalties with a
-    reward law), the flows from ``pi_ref`` are integrated at once
-    (:func:`~grpo_theory.solvers.multi_class_batch.batch_flow_endpoints`: an explicit Runge-Kutta method,
-    each flow with its own step size, the tolerances and stopping rule of the one-at-a-time LSODA path);
-    each end is then polished and checked exactly as :func:`stationary_policy` does
-    (:func:`~grpo_theory.solvers.multi_class.multi_class_policy`, :func:`kkt_checked`). The flow's end
-    only decides where the root finding starts, so the points are :func:`stationary_policy`'s up to the
-    root finder's tolerance (``xtol = 1e-14``). Every other pair, and a flow the batch gives up (a stiff
-    one), goes through :func:`stationary_policy`.
-
-    Parameters
-    ----------
-    questions : sequence of Question
-    objectives : sequence of Objective or mapping
-        One per question.
-
-    Returns
-    -------
-    list of StationaryPoint
-        One per pair, as :func:`stationary_policy` returns it.
-
-    Raises
-    ------
-    InvalidInputError
-        When the lengths differ, or as :func:`stationary_policy`.
-
-    Examples
-    --------
-    >>> import math
-    >>> from grpo_theory import Objective, Question
-    >>> q = Question([0.2, 0.3, 0.5], rewards=[1.0, 0.5, 0.0])
-    >>> objs = [Objective(beta=b, group_size=8) for b in (0.5, 2.0)]
-    >>> pts = stationary_policy_batch([q, q], objs)
-    >>> [bool(np.allclose(p.pi, stationary_policy(q, o).pi, rtol=0, atol=1e-12)) for p, o in zip(pts, objs)]
-    [True, True]
-    """
-    out, flows, where = _split_batch("stationary_policy_batch", questions, objectives, supports_flow,
-                                     stationary_policy)
-    for i, cp, end in zip(where, flows, batch_flow_endpoints(flows)):
-        # a flow the batch gave up (None) is integrated here, one at a time, by LSODA
-        out[i] = kkt_checked(cp.q, cp.obj, multi_class_policy(cp, end))
-    return out
-
-
-def _split_batch(name: str, questions, objectives, batchable, one_at_a_time) -> tuple[list, list, list]:
-    """Pair ``questions`` with ``objectives``; the class problems ``batchable`` accepts go to a batch (returned
-    with their positions), every other pair is answered now by ``one_at_a_time(q, obj)`` (its slot in ``out``)."""
-    questions, objectives = list(questions), list(objectives)
-    if len(questions) != len(objectives):
-        raise InvalidInputError(f"{name} needs one objective per question, got {len(questions)} "
-                                f"questions and {len(objectives)} objectives")
-    out: list = [None] * len(questions)
-    batch, where = [], []
-    for i, (q, obj) in enumerate(zip(questions, objectives)):
-        q, obj = as_question(q), as_objective(obj)
-        cp = None if token_level(q, obj) else ClassProblem(q, obj)
-        if cp is not None and batchable(cp):
-            batch.append(cp)
-            where.append(i)
-        else:
-            out[i] = one_at_a_time(q, obj)
-    return out, batch, where
 
 
 def kkt_checked(q: Question, obj: Objective, p: StationaryPoint) -> StationaryPoint:
