@@ -168,7 +168,7 @@ def test_validate_killed_part_way_resumes_and_meets_a_loose_bound(tmp_path):
     assert len(summary) == 4 and (summary.steps == 400).all() and (summary.n_questions >= 10).all()
     rows = pd.read_csv(out / "results.csv")
     # A prompt whose P(correct) fell by > 0.9 during the run went through a collapse at Adam lr 3e-3. G = 8 direct
-    # does, with either torch kernel set (measured 2026-12-02 on one AVX-512 machine, and with ATEN_CPU_CAPABILITY=avx2):
+    # does, with either torch kernel set (2026-12-02, one AVX-512 machine, and with ATEN_CPU_CAPABILITY=avx2):
     # question 7 (pi_ref 0.048) in both, questions 4, 8, 9 too with AVX2 kernels. Where a collapsed prompt ends is path
     # luck (question 7: 0.751 with AVX2 kernels, 0.968 with AVX-512 ones, against 0.735 predicted), so the bound is
     # asserted on the other prompts; no reverse-penalty or G = 2 prompt may collapse.
