@@ -207,9 +207,6 @@ def _reduced_spectrum(q, obj, pi, support, theta, h) -> tuple[np.ndarray, float,
     S = support.size
     g0 = _policy_and_centred_gradient(q, obj, theta, support)[1]
 
-    def one_sided(step):
-        return _one_sided_differences(q, obj, theta, support, g0, step)
-
     d = pi[support] / pi[support].max()
     Q = np.linalg.qr(np.concatenate([np.ones((S, 1)), np.eye(S)[:, :-1]], axis=1))[0][:, 1:]
 
@@ -222,10 +219,10 @@ def _reduced_spectrum(q, obj, pi, support, theta, h) -> tuple[np.ndarray, float,
         M = d[:, None] * (N + lift)                      # J / max(pi): same eigenvalue signs
         return np.linalg.eigvals(Q.T @ M @ Q) * pi[support].max(), float(np.abs(M).max())
 
-    fwd, bwd = one_sided(h)
+    fwd, bwd = _one_sided_differences(q, obj, theta, support, g0, h)
     eig, scale = spectrum((fwd + bwd) / 2)
     lead = float(np.max(eig.real))
-    fwd10, bwd10 = one_sided(10 * h)
+    fwd10, bwd10 = _one_sided_differences(q, obj, theta, support, g0, 10 * h)
     lead10 = float(np.max(spectrum((fwd10 + bwd10) / 2)[0].real))
     tol = EIGEN_TOL * max(1e-300, scale) * float(d.min()) * pi[support].max() + 2 * abs(lead - lead10)
     # smooth: |fwd - bwd| = h |g''| at step h and ten times that at 10 h; rounding: eps |g| / h, a tenth of it at
