@@ -34,7 +34,6 @@ from ._multinomial import (
     box_count_vectors,
     count_vectors,
     log_multinomial_weights,
-    multinomial_terms,
     plain_multinomial_terms,
     saddle_constant,
     window_bounds,
@@ -135,23 +134,76 @@ def _advantage_table(levels: tuple, group_size: int, normalization: str, ddof: i
 #: Poisson-like regime of a tiny sd. Tests compare against the full sum.
 _TRUNCATE_BINOMIAL = True
 
+#: Beyond this level-0 logit every binomial weight but the mode's is exactly 0 in double precision (neighbouring
+#: weights differ by a factor e^(z + log((N-k)/(k+1))), and |log((N-k)/(k+1))| <= log N), so |z| is clipped to it.
+_WALK_LOGIT_CLIP = 1e4
 
-def _binomial_window_expectations(log_w: np.ndarray, total: int, table: np.ndarray) -> np.ndarray:
-    """``E_l`` for two levels from each policy's own window of count vectors (rows = count of level 0)."""
-    w0 = np.exp(log_w[:, 0])
-    mean = total * w0
-    sd = np.sqrt(total * w0 * (1.0 - w0))
-    lo = np.clip(np.floor(mean - 12.0 * sd) - 40, 0, total).astype(np.int64)
-    hi = np.clip(np.ceil(mean + 12.0 * sd) + 40, 0, total).astype(np.int64)
-    width = int((hi - lo).max()) + 1
-    idx = lo[:, None] + np.arange(width)[None, :]                         # (B, width)
-    valid = idx <= hi[:, None]
-    idx = np.minimum(idx, total)
-    counts, const = multinomial_terms(total, 2)
-    log_level_mean = (math.log(total) + log_w)[:, None, :]                # (B, 1, 2)
-    log_weights = const[idx] - bd0(counts[idx], log_level_mean).sum(axis=-1)
-    weights = np.where(valid, np.exp(log_weights), 0.0)
-    return np.einsum("bk,lbk->bl", weights, table[:, idx])
+
+@lru_cache(maxsize=64)
+def _binomial_walk(levels: tuple, group_size: int, normalization: str, ddof: int, eps: float, variance_eps: float,
+                   part: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The ``w``-independent terms of :func:`_binomial_window_expectations`, padded so that no window needs clipping
+    (cached).
+
+    Returns ``(steps, table, step_at, count_at)``:
+
+    * ``steps[pad + k] = log((N - k)/(k + 1))`` for ``k = 0..N-1`` (``N = G - 1``), the log-ratio of the binomial
+      weights of ``k + 1`` and ``k`` counts of level 0 at even odds, with ``+inf`` before (``k < 0``) and ``-inf``
+      after (``k >= N``), so that a walk leaving ``0..N`` gets weight exactly 0; followed by the same array negated,
+      for the walk downward;
+    * the advantage table with ``pad`` zero columns either side;
+    * for the ``j``-th step of the walk up (row 0) and down (row 1) from the mode's padded position ``m``: where
+      ``steps`` holds its log-ratio, minus ``m``, and the count it reaches in the table, minus ``m``.
+    """
+    total = group_size - 1
+    pad = int(6.0 * math.sqrt(total)) + 48               # >= the widest half-window, 12 sd + 42 at sd = sqrt(N)/2
+    k = np.arange(total, dtype=float)
+    steps = np.concatenate([np.full(pad, np.inf), np.log(total - k) - np.log1p(k), np.full(pad, -np.inf)])
+    j = np.arange(pad)
+    step_at = np.stack([j, steps.size - 1 - j])          # up: + steps[m + j]; down: - steps[m - 1 - j]
+    count_at = np.stack([1 + j, -1 - j])
+    steps = np.concatenate([steps, -steps])
+    table = _advantage_table(levels, group_size, normalization, ddof, eps, variance_eps, part)
+    table = np.pad(table, ((0, 0), (pad, pad)))
+    for arr in (steps, table, step_at, count_at):
+        arr.setflags(write=False)
+    return steps, table, step_at, count_at
+
+
+#: The sign of ``z`` in the walk's steps up (+) and down (-).
+_WALK_SIGN = np.array([[1.0], [-1.0]])
+
+
+def _binomial_window_expectations(log_w: np.ndarray, walk: tuple) -> np.ndarray:
+    """``E_l`` for two levels from each policy's own window of count vectors (``k`` = the count of level 0).
+
+    The binomial weights ``b_k`` of ``Bin(N, w_0)`` are walked outward from the mode ``m = floor((N + 1) w_0)``:
+    ``log(b_(k+1)/b_k) = log((N - k)/(k + 1)) + z`` with ``z = log(w_0/w_1)``, so ``log(b_k/b_m)`` is a cumulative
+    sum of ratios that stay small in the bulk (an absolute error of about ``eps`` per step, with no
+    ``lgamma(N)``-sized terms to cancel), and ``E_l = sum_k b_k A_l(k) / sum_k b_k`` over
+    ``m - H <= k <= m + H`` with ``H = 12 sd + 42``, which contains mean +- (12 sd + 40). Padding
+    (:func:`_binomial_walk`) gives the weights outside ``0..N`` exactly 0. The window's
+    normalisation by its own sum differs from the full sum's by less than 1e-25 relative.
+    """
+    steps, table, step_at, count_at = walk
+    pad = step_at.shape[1]
+    total = table.shape[1] - 2 * pad - 1
+    with np.errstate(invalid="ignore", over="ignore"):
+        z = np.minimum(np.maximum(log_w[:, 0] - log_w[:, 1], -_WALK_LOGIT_CLIP), _WALK_LOGIT_CLIP)
+        w0 = 1.0 / (1.0 + np.exp(-z))                                   # the window's place and size only
+        half = int(12.0 * math.sqrt(total * float(np.max(w0 * (1.0 - w0))))) + 42
+        # the mode m = floor((N + 1) w_0) (at most N, also where w_0 rounds to 1), at its padded position
+        mode = (np.minimum(np.floor((total + 1) * w0), total) + pad).astype(np.int64)[:, None, None]
+        log_b = steps[step_at[:, :half] + mode]                          # (B, 2, H): up, then down
+        log_b += _WALK_SIGN * z[:, None, None]
+        np.cumsum(log_b, axis=-1, out=log_b)                              # log(b_k / b_m)
+        b = np.exp(log_b, out=log_b)
+    norm = 1.0 + b.sum(axis=(1, 2))
+    at = count_at[:, :half] + mode
+    out = np.empty((log_w.shape[0], table.shape[0]))
+    for lvl, a in enumerate(table):                                       # two levels
+        out[:, lvl] = a[mode[:, 0, 0]] + np.einsum("bsk,bsk->b", b, a[at])
+    return out / norm[:, None]
 
 
 def _multinomial_window_expectations(v: np.ndarray, log_w: np.ndarray, obj: Objective, part: str) -> np.ndarray:
@@ -383,15 +435,18 @@ def level_expectations(
             f"limit max_count_vectors={max_count_vectors:,}; use monte_carlo_preference(...) for an "
             "estimate with its standard error, or raise the limit"
         )
-    table = _advantage_table(tuple(v.tolist()), G, obj.normalization, obj.std_ddof, obj.std_eps,
-                             obj.variance_eps, part)                              # (L, N)
+    key = (tuple(v.tolist()), G, obj.normalization, obj.std_ddof, obj.std_eps, obj.variance_eps, part)
     flat = log_w.reshape(-1, L)
-    windowed = L == 2 and G - 1 > SMALL_TOTAL and _TRUNCATE_BINOMIAL
+    if L == 2 and G - 1 > SMALL_TOTAL and _TRUNCATE_BINOMIAL:
+        walk = _binomial_walk(*key)
 
-    def block_expectations(block: np.ndarray) -> np.ndarray:
-        if windowed:
-            return _binomial_window_expectations(block, G - 1, table)
-        return np.exp(log_multinomial_weights(block, G - 1)) @ table.T
+        def block_expectations(block: np.ndarray) -> np.ndarray:
+            return _binomial_window_expectations(block, walk)
+    else:
+        table = _advantage_table(*key)                                            # (L, N)
+
+        def block_expectations(block: np.ndarray) -> np.ndarray:
+            return np.exp(log_multinomial_weights(block, G - 1)) @ table.T
 
     rows = max(1, _BLOCK // n_vec)
     if flat.shape[0] <= rows:

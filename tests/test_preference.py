@@ -331,3 +331,46 @@ def test_cached_window_terms_give_the_uncached_sum_to_the_bit():
     for (obj, part), c, w in zip(cases, cold, warm):
         want = uncached(obj, part)
         assert np.array_equal(c, want) and np.array_equal(w, want), (obj.describe(), part)
+
+
+def _binary_expectations_mp(xs, G: int, ddof: int, eps: float) -> np.ndarray:
+    """``(E_0, E_1)`` for levels (0, 1) at each P(level 1) = x, summed at 40 digits from the definitions (SPEC 2):
+    the other G - 1 members carry k ones, k ~ Binomial(G - 1, x); member 1's advantage is
+    (r_1 - mean)/(std + eps), 0 when every reward ties."""
+    import mpmath
+
+    with mpmath.workdps(40):
+        n = G - 1
+        adv = [[mpmath.mpf(0)] * G for _ in (0, 1)]
+        for k in range(G):
+            for r1 in (0, 1):
+                ones = k + r1
+                if ones not in (0, G):
+                    mean = mpmath.mpf(ones) / G
+                    std = mpmath.sqrt(mean * (1 - mean) * (mpmath.mpf(G) / (G - 1) if ddof else 1)) + eps
+                    adv[r1][k] = (r1 - mean) / std
+        out = []
+        for x in xs:
+            xm = mpmath.mpf(x)
+            p = (1 - xm) ** n                                  # P(k = 0), then the binomial recurrence in k
+            ratio = xm / (1 - xm)
+            totals = [mpmath.mpf(0), mpmath.mpf(0)]
+            for k in range(G):
+                totals[0] += p * adv[0][k]
+                totals[1] += p * adv[1][k]
+                p = p * (n - k) / (k + 1) * ratio
+            out.append([float(t) for t in totals])
+        return np.array(out)
+
+
+@pytest.mark.parametrize("G", [66, 1000, 4096])
+def test_binomial_window_matches_a_forty_digit_sum(G):
+    """The binomial window's walk from the mode (two levels, G - 1 > 64) against an independent sum at 40 digits,
+    near both vertices and in the bulk, with and without ddof 1 and std_eps."""
+    xs = [1e-9, 3e-4, 0.37, 0.5, 0.93, 1 - 1e-7]
+    lw = np.log(np.stack([1 - np.array(xs), xs], -1))
+    for ddof, eps in ((0, 0.0), (1, 1e-4)):
+        got = level_expectations(np.array([0.0, 1.0]), lw, Objective(beta=1.0, group_size=G, std_ddof=ddof,
+                                                                     std_eps=eps))
+        want = _binary_expectations_mp(xs, G, ddof, eps)
+        np.testing.assert_allclose(got, want, rtol=2e-14, atol=1e-15 * np.abs(want).max())

@@ -81,13 +81,21 @@ def _boundary_point(cp: ClassProblem, which: int, z_end: float) -> StationaryPoi
 
 def _slope(cp: ClassProblem, z: float) -> float:
     h = 1e-5 * max(1.0, abs(z))
-    return float((cp.drift(z + h) - cp.drift(z - h)) / (2 * h))
+    below, above = cp.drift(np.array([z - h, z + h]))            # one batched call for both sides
+    return float((above - below) / (2 * h))
 
 
-def _brent(cp: ClassProblem, a: float, b: float) -> tuple[float, int]:
-    root, info = optimize.brentq(lambda t: float(cp.drift(t)), a, b, xtol=1e-14, rtol=1e-15,
-                                 maxiter=200, full_output=True)
-    return float(root), info.function_calls
+def _brent(cp: ClassProblem, a: float, b: float, fa: float, fb: float) -> tuple[float, int]:
+    """Brent's root of the drift in the bracket ``[a, b]`` whose drifts ``fa``, ``fb`` (of opposite signs) the
+    scan has already computed; ``brentq`` asks for them again first, and is given them without a new evaluation."""
+    known = {a: fa, b: fb}
+
+    def drift(t: float) -> float:
+        value = known.get(t)
+        return float(cp.drift(t)) if value is None else value
+
+    root, info = optimize.brentq(drift, a, b, xtol=1e-14, rtol=1e-15, maxiter=200, full_output=True)
+    return float(root), info.function_calls - 2
 
 
 def two_class_points(cp: ClassProblem, n_grid: int) -> list[StationaryPoint]:
@@ -121,7 +129,7 @@ def two_class_points(cp: ClassProblem, n_grid: int) -> list[StationaryPoint]:
         points.append(_point_from_class_logit(cp, z[i], 1, "grid", _slope(cp, z[i])))
     sign = np.sign(s)
     for i in np.flatnonzero(sign[:-1] * sign[1:] < 0):
-        root, calls = _brent(cp, z[i], z[i + 1])
+        root, calls = _brent(cp, float(z[i]), float(z[i + 1]), float(s[i]), float(s[i + 1]))
         pt = _point_from_class_logit(cp, root, calls, "grid+brentq", _slope(cp, root))
         # the bracket's strict sign change of the drift, continuous inside it (jumps lie on the grid),
         # proves a root there (intermediate value theorem); not its uniqueness in the bracket, nor that no
@@ -194,7 +202,7 @@ def flow_root_from(cp: ClassProblem, z0: float, dt: float = 0.04, chunk: int = 2
     ahead = jumps[(direction * (jumps - z0) > 0) & (direction * (jumps - end) < 0)]
     if ahead.size:
         grid = np.union1d(grid, ahead)[::int(direction)]
-    calls, prev = 1, z0
+    calls, prev, f_prev = 1, z0, s0
     for start in range(0, grid.size, chunk):
         zs = grid[start:start + chunk]
         vals = cp.drift(zs)
@@ -202,13 +210,14 @@ def flow_root_from(cp: ClassProblem, z0: float, dt: float = 0.04, chunk: int = 2
         cross = np.flatnonzero(np.sign(vals) != np.sign(s0))
         if cross.size:
             j = int(cross[0])
-            a = prev if j == 0 else float(zs[j - 1])
-            if vals[j] == 0:
-                root, c2 = float(zs[j]), 0
+            a, fa = (prev, f_prev) if j == 0 else (float(zs[j - 1]), float(vals[j - 1]))
+            b, fb = float(zs[j]), float(vals[j])
+            if fb == 0:
+                root, c2 = b, 0
             else:
-                root, c2 = _brent(cp, min(a, zs[j]), max(a, zs[j]))
+                root, c2 = _brent(cp, *((a, b, fa, fb) if a < b else (b, a, fb, fa)))
             return _point_from_class_logit(cp, root, calls + c2, "flow-scan+brentq", _slope(cp, root))
-        prev = float(zs[-1])
+        prev, f_prev = float(zs[-1]), float(vals[-1])
     if may_collapse(cp.obj):
         return _boundary_point(cp, 0 if direction > 0 else 1, end)
     if abs(end - z0) > _UNDERFLOW_Z:
