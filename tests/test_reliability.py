@@ -43,6 +43,25 @@ def test_fuzz_ten_thousand_random_questions():
     assert not bad, bad[:5]
 
 
+def test_the_rerun_in_the_docs_is_the_committed_table():
+    """docs/reliability.md's counts for the latest 10^4-case run are those of docs/results/reliability_summary.csv."""
+    import re
+    from pathlib import Path
+
+    import pandas as pd
+
+    root = Path(__file__).resolve().parents[1]
+    table = pd.read_csv(root / "docs" / "results" / "reliability_summary.csv")
+    doc = (root / "docs" / "reliability.md").read_text()
+    run = doc[doc.index("**Rerun at"):]
+    run = run[:run.index("failed**") + len("failed")]        # the run's own counts (the parent's come later)
+    stated = {w: int(n.replace(",", "")) for n, w in
+              re.findall(r"(\d[\d,]*) (ok-limit|ok|flagged|errors|failed)\b", run.replace("**", ""))}
+    assert re.search(r"(\d[\d,]*) cases", run.replace("10⁴", "10000")).group(1) == str(int(table.cases.sum()))
+    assert stated == {"ok": table.ok.sum(), "ok-limit": table.ok_limit.sum(), "flagged": table.flagged.sum(),
+                      "errors": table.error.sum(), "failed": table.failed.sum()}
+
+
 def _extreme_questions():
     return {
         "binary, pi_ref(a) = 1e-300": Question([1e-300, 1.0 - 1e-300], rewards=[1.0, 0.0]),
