@@ -190,7 +190,9 @@ def _binomial_window_expectations(log_w: np.ndarray, walk: tuple) -> np.ndarray:
     total = table.shape[1] - 2 * pad - 1
     with np.errstate(invalid="ignore", over="ignore"):
         z = np.minimum(np.maximum(log_w[:, 0] - log_w[:, 1], -_WALK_LOGIT_CLIP), _WALK_LOGIT_CLIP)
-        w0 = 1.0 / (1.0 + np.exp(-z))                                   # the window's place and size only
+        # the window's place and size only, so one exp (not _numerics.expit's accurate two-branch form, three exps
+        # on this hot path); the weights themselves come from z
+        w0 = 1.0 / (1.0 + np.exp(-z))
         half = int(12.0 * math.sqrt(total * float(np.max(w0 * (1.0 - w0))))) + 42
         # the mode m = floor((N + 1) w_0) (at most N, also where w_0 rounds to 1), at its padded position
         mode = (np.minimum(np.floor((total + 1) * w0), total) + pad).astype(np.int64)[:, None, None]
