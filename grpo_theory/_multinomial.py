@@ -158,11 +158,11 @@ def log_multinomial_weights(log_w: np.ndarray, total: int) -> np.ndarray:
     if total <= SMALL_TOTAL:
         counts_t, coef, used_t = plain_multinomial_terms(total, log_w.shape[-1])
         finite = np.isfinite(log_w)
-        out = coef + np.where(finite, log_w, 0.0) @ counts_t                # (..., N)
-        if finite.all():
-            return out
-        impossible = (~finite).astype(float) @ used_t    # a zero-probability level kills its counts
-        return np.where(impossible > 0, -np.inf, out)
+        out = np.where(finite, log_w, 0.0) @ counts_t                       # (..., N)
+        out += coef                                      # in place: a flow calls this hundreds of times
+        if not finite.all():
+            out[((~finite).astype(float) @ used_t) > 0] = -np.inf   # a zero-probability level kills its counts
+        return out
     counts, const = multinomial_terms(total, log_w.shape[-1])
     log_mean = (math.log(total) + log_w)[..., None, :]                    # (..., 1, L)
     return const - bd0(counts, log_mean).sum(axis=-1)                    # (..., N)

@@ -34,7 +34,6 @@ from ._multinomial import (
     box_count_vectors,
     count_vectors,
     log_multinomial_weights,
-    plain_multinomial_terms,
     saddle_constant,
     window_bounds,
     window_size,
@@ -121,7 +120,9 @@ def _advantage_table(levels: tuple, group_size: int, normalization: str, ddof: i
     """:func:`_advantages_for_counts` over every count vector of ``G - 1`` others (cached)."""
     v = np.asarray(levels, dtype=float)
     counts = count_vectors(group_size - 1, v.size).astype(float)
-    table = _advantages_for_counts(v, counts, group_size, normalization, ddof, eps, variance_eps, part)
+    # C order: the flow's E(w) = table @ weights then reads each level's row in one sweep
+    table = np.ascontiguousarray(_advantages_for_counts(v, counts, group_size, normalization, ddof, eps,
+                                                        variance_eps, part))
     table.setflags(write=False)
     return table
 
@@ -448,7 +449,7 @@ def level_expectations(
         table = _advantage_table(*key)                                            # (L, N)
 
         def block_expectations(block: np.ndarray) -> np.ndarray:
-            return np.exp(log_multinomial_weights(block, G - 1)) @ table.T
+            return _enumerated_expectations(block, G - 1, table)
 
     rows = max(1, _BLOCK // n_vec)
     if flat.shape[0] <= rows:
@@ -510,9 +511,8 @@ def expectations_evaluator(levels: np.ndarray, obj: Objective):
     n_vec = n_count_vectors(G, L)
     if G - 1 > SMALL_TOTAL or n_vec > MAX_COUNT_VECTORS:
         return general
-    table_t = _advantage_table(tuple(v.tolist()), G, obj.normalization, obj.std_ddof, obj.std_eps,
-                               obj.variance_eps, "mean").T
-    counts_t, coef, used_t = plain_multinomial_terms(G - 1, L)
+    table = _advantage_table(tuple(v.tolist()), G, obj.normalization, obj.std_ddof, obj.std_eps,
+                             obj.variance_eps, "mean")
     rows = max(1, _BLOCK // n_vec)
 
     def small(log_w):
@@ -520,13 +520,21 @@ def expectations_evaluator(levels: np.ndarray, obj: Objective):
         flat = log_w.reshape(-1, L)
         if flat.shape[0] > rows:
             return general(log_w)
-        # log_multinomial_weights(flat, G - 1), then the block's matrix product, as level_expectations
-        finite = np.isfinite(flat)
-        out = coef + np.where(finite, flat, 0.0) @ counts_t
-        if not finite.all():
-            out = np.where(((~finite).astype(float) @ used_t) > 0, -np.inf, out)
-        return (np.exp(out) @ table_t).reshape(log_w.shape)
+        return _enumerated_expectations(flat, G - 1, table).reshape(log_w.shape)   # level_expectations' block
     return small
+
+
+def _enumerated_expectations(flat_log_w: np.ndarray, total: int, table: np.ndarray) -> np.ndarray:
+    """``E_l(w) = sum_n Multinomial(n; total, w) A_l(n)`` over every count vector ``n``, for ``flat_log_w (B, L)``.
+
+    ``table`` is ``A_l(n)`` (L, N) in C order. The weights are exponentiated in place and summed as
+    ``table @ weights``, which reads both arrays row by row: at 5 levels and ``G = 32`` (52,360 count
+    vectors) this is memory-bound, and ``weights @ table.T`` (a column sweep of the table) took twice as long.
+    :func:`level_expectations` and :func:`expectations_evaluator` both sum through here, so they agree to the bit.
+    """
+    weights = log_multinomial_weights(flat_log_w, total)                   # (B, N), a fresh array
+    np.exp(weights, out=weights)
+    return (table @ weights.T).T
 
 
 def _pairwise_factor(obj: Objective) -> float:
