@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -444,3 +445,21 @@ def test_stationary_points_of_kl_in_the_reward_zero_the_brute_force_gradient(cas
     for p in interior:
         brute = brute_force_gradient(tp, tp.x_from_policy(p.pi), obj)
         assert np.abs(brute).max() < 1e-9, (p.pi, brute)
+
+
+@pytest.mark.parametrize("estimator", ["k3", "k3_plus", "k3_ratio"])
+def test_stationarity_residual_is_taken_over_the_support(estimator):
+    # In the advantage, a log-ratio estimator's gradient overflows to -inf at an answer of mass 1e-320; the
+    # residual averaged g over every answer, so 0 * inf and inf - inf made it NaN with a RuntimeWarning
+    from grpo_theory.solvers.gradient import output_gradient, stationarity_residual
+
+    q = Question([0.5, 0.3, 0.2], rewards=[1.0, 0.5, 0.0])
+    obj = Objective(beta=0.5, group_size=8, kl_estimator=estimator, kl_placement="advantage")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        on_face = stationarity_residual(q, obj, [0.6, 0.4, 0.0])
+        assert stationarity_residual(q, obj, [0.6, 0.4, 1e-320]) == math.inf   # cannot be evaluated: not small
+    g = output_gradient(q, obj, np.array([0.6, 0.4, 0.0]))[:2]
+    pi = np.array([0.6, 0.4])
+    assert on_face == pytest.approx(np.max(pi * np.abs(g - pi @ g)) / 0.5, rel=1e-15)
+    assert on_face > 0.5                                                   # pi_ref's proportions: far from stationary

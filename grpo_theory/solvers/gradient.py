@@ -6,6 +6,8 @@ doc); these functions work on every output of a question, for every estimator an
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import advantage, kl
@@ -96,7 +98,9 @@ def stationarity_residual(q: Question, obj: Objective, pi) -> float:
     reverse: ``max_o |pi(o) (1 - (P_G(o|pi) - E_pi P_G)/beta) - pi_ref(o)|`` (Eq. 11);
     direct:  ``max_o |pi(o) - pi_ref(o) exp(P_G(o|pi)/beta) / Z|``;
     other estimators and placements: ``max_o pi(o) |g(o) - E_pi g| / beta`` with ``g`` of
-    :func:`output_gradient` (the speed of the logit flow over ``beta``).
+    :func:`output_gradient` (the speed of the logit flow over ``beta``), over the support of ``pi``:
+    an absent answer's ``g(o)`` may be infinite (a log-ratio estimator at ``pi(o) = 0``) and does not
+    move the flow; an infinite ``g`` on the support gives ``inf`` (not stationary).
 
     Parameters
     ----------
@@ -127,8 +131,11 @@ def stationarity_residual(q: Question, obj: Objective, pi) -> float:
     q, obj = as_question(q), as_objective(obj)
     pi = validate_probability_vector("pi", pi)
     if obj.regime not in ("reverse", "direct") or advantage.changes_regulariser(obj):
-        g = output_gradient(q, obj, pi)
-        return float(np.max(pi * np.abs(g - pi @ g))) / advantage.regularisation_scale(obj)
+        s = pi > 0
+        g = output_gradient(q, obj, pi)[s]
+        if not np.all(np.isfinite(g)):
+            return math.inf
+        return float(np.max(pi[s] * np.abs(g - pi[s] @ g))) / advantage.regularisation_scale(obj)
     P = reward_preference(q, obj, pi)
     if obj.regime == "reverse":
         return float(np.max(np.abs(pi * (1.0 - (P - pi @ P) / obj.beta) - q.pi_ref)))
