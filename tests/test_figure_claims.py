@@ -185,12 +185,12 @@ def test_fig18_trl19_range_and_the_exact_zeros():
     assert 1e3 * zero_level(s) <= s.pi_wrong[s.pi_wrong > 0].min()
 
 
-def test_fig10_points_split_and_slowest_path():
-    """Figure 10's caption: the stationary points, the separatrix's distance from 1, how many starts run into
+def test_fig7_paths_split_and_slowest_path():
+    """Figure 7(c, d)'s caption: the stationary points, the separatrix's distance from 1, how many starts run into
     the vertex, and how far the farthest of them still is at the last time, all from the committed CSVs."""
-    paths = _csv("fig10_phase_portraits")
-    pts = _csv("fig10_phase_portraits_stationary")
-    cap = _caption("fig10_phase_portraits")
+    paths = _csv("fig7_non_uniqueness_paths")
+    pts = _csv("fig7_non_uniqueness_paths_stationary")
+    cap = _caption("fig7_non_uniqueness")
     interior = pts[pts.boundary == False]                  # noqa: E712
     rev = interior[interior.variant.str.startswith("reverse")]
     dirp = interior[interior.variant.str.startswith("direct")]
@@ -242,8 +242,8 @@ def test_fig12_fixed_points_cycle_and_step_bounds():
     assert f"{m.beta.nunique()} x {m.pi_ref_a.nunique()} grid" in cap
 
 
-def test_fig10_docs_state_the_caption_numbers():
-    pts = _csv("fig10_phase_portraits_stationary")
+def test_fig7_paths_docs_state_the_caption_numbers():
+    pts = _csv("fig7_non_uniqueness_paths_stationary")
     docs = DOCS.read_text()
     interior = pts[pts.boundary == False]                  # noqa: E712
     assert f"one stationary point ({interior[interior.variant.str.startswith('reverse')].pi_a.iloc[0]:.3f})" in docs

@@ -155,13 +155,19 @@ def test_unknown_figure_number_is_an_error(tmp_path):
         build_figures(tmp_path, only=[42], progress=False)
 
 
+def test_the_retired_figure_10_says_where_it_went(tmp_path):
+    # merged into Figure 7 (issue 24): asking for it names the panels and the numbers that exist
+    with pytest.raises(ValueError, match=r"panels \(c\) and \(d\) of Figure 7.*numbered 1-9, 11-"):
+        build_figures(tmp_path, only=[10], progress=False)
+
+
 def test_phase_portrait_paths_split_at_the_root_of_h(figdir):
-    """Figure 10(b), direct/scale at G = inf: a path runs into the vertex exactly when it starts above
+    """Figure 7(d), direct/scale at G = inf: a path runs into the vertex exactly when it starts above
     the upper root of the closed-form h (brentq on [x*, 1)), and settles at h's lower root otherwise;
-    (a) reverse/scale at G = 8: every path ends at the one stationary point."""
+    (c) reverse/scale at G = 8: every path ends at the one stationary point."""
     from scipy.optimize import brentq
 
-    paths = pd.read_csv(figdir / "fig10_phase_portraits.csv")
+    paths = pd.read_csv(figdir / "fig7_non_uniqueness_paths.csv")
     d = paths[paths.variant == "direct/scale, G = inf"]
     beta = float(d.beta.iloc[0])
     xs = float(closed_form.large_group_direct_turning_point(beta))

@@ -9,7 +9,7 @@ from ._spec import FigureSpec
 #: The figure modules, in the order they are built.
 FIGURE_MODULES = (
     "pairwise_reverse", "large_group_reverse", "pairwise_direct", "finite_group", "convergence_in_group_size",
-    "all_variants", "non_uniqueness", "simplex_paths", "trained_vs_theory", "phase_portraits",
+    "all_variants", "non_uniqueness", "simplex_paths", "trained_vs_theory",
     "simplex_flows", "proximal_map", "trainer_conventions", "token_vs_sequence", "reward_kl_frontier",
     "training_trajectories", "noisy_verifier", "frameworks_same_beta", "grpo_family",
     # round two (issue 24): the studies the field is missing, each from a committed results table

@@ -71,6 +71,21 @@ def _write_table(table: pd.DataFrame, path: Path) -> bool:
 _DONE = ".figures_done.json"
 
 
+#: Figure numbers no longer used, and where their content went (a number is never reused).
+RETIRED = {10: "Figure 10 (the flow's paths into the basins) is panels (c) and (d) of Figure 7 since session 37"}
+
+
+def _ranges(numbers: list[int]) -> str:
+    """``[1, 2, 3, 5, 6]`` -> ``"1-3, 5-6"``."""
+    runs: list[list[int]] = []
+    for n in numbers:
+        if runs and n == runs[-1][-1] + 1:
+            runs[-1].append(n)
+        else:
+            runs.append([n])
+    return ", ".join(f"{r[0]}-{r[-1]}" if len(r) > 1 else f"{r[0]}" for r in runs)
+
+
 def _done_file(out: Path) -> Path:
     return out / _DONE
 
@@ -143,8 +158,9 @@ def build_figures(out_dir: str | Path = "paper_figures", only=None, trained: str
     valid = {s.number for s in FIGURES}
     unknown = set(only or ()) - valid
     if unknown:
-        raise InvalidInputError(f"no figure numbered {sorted(unknown)}; the figures are numbered "
-                                f"{min(valid)}..{max(valid)}")
+        moved = "".join(f"; {RETIRED[n]}" for n in sorted(unknown) if n in RETIRED)
+        raise InvalidInputError(f"no figure numbered {sorted(unknown)}{moved}; the figures are numbered "
+                                f"{_ranges(sorted(valid))}")
     measured = None
     if trained is not None:
         trained = Path(trained)
@@ -167,6 +183,8 @@ def build_figures(out_dir: str | Path = "paper_figures", only=None, trained: str
         drawn_by = json.loads(fp_path.read_text())          # figure number -> hash of the code that drew it
     except (FileNotFoundError, ValueError):
         drawn_by = {}
+    # a number no figure has any more (Figure 10, merged into Figure 7) is dropped at the next write
+    drawn_by = {k: v for k, v in drawn_by.items() if k in {str(n) for n in valid}}
     specs = [s for s in FIGURES if (only is None or s.number in set(only)) and s.number not in done]
     written: list[Path] = []
     bar = tqdm(specs, desc="figures", disable=not progress)

@@ -1,4 +1,9 @@
-"""Figure 7: direct KL penalty at G -> inf: several stationary points, and where."""
+"""Figure 7: direct KL penalty at G -> inf: several stationary points, where, and which start reaches which.
+
+(a) the points against beta with their basins, (b) the map of how many, (c, d) the flow's paths into the
+basins at one beta (:mod:`.phase_portraits`; they were Figure 10 until session 37, merged here as issue 24
+asks, so that the points and the paths that reach them are read side by side).
+"""
 
 from __future__ import annotations
 
@@ -14,6 +19,8 @@ from ..problem import Objective
 from ..solvers import stationary_points
 from ._data import binary
 from ._spec import FigureSpec
+from .phase_portraits import PATH_HANDLES, PHASE_BETA, PHASE_PI_REF, caption_paths, draw_paths
+from .phase_portraits import data as path_data
 
 #: Figure 7: the reference probability of panel (a).
 NONUNIQUE_PI_REF = 0.2
@@ -37,9 +44,12 @@ def data(n_beta: int = 160, n_map: int = 160) -> tuple[pd.DataFrame, pd.DataFram
     return pd.DataFrame(rows), region
 
 
-def draw(points: pd.DataFrame, region: pd.DataFrame, pi_ref_a: float) -> Figure:
-    """Figure 7: (a) stationary points against beta; (b) how many, over (beta, pi_ref)."""
-    fig, (ax, bx) = plotting.new_figure(width=plotting.DOUBLE, height=3.3, ncols=2)
+def draw(points: pd.DataFrame, region: pd.DataFrame, pi_ref_a: float, paths: pd.DataFrame,
+         path_points: pd.DataFrame) -> Figure:
+    """Figure 7: (a) stationary points against beta; (b) how many, over (beta, pi_ref); (c, d) the flow's
+    paths from many starts at beta = PHASE_BETA, reverse at G = 8 and direct at G = inf."""
+    fig, grid = plotting.new_figure(width=plotting.DOUBLE, height=5.9, ncols=2, nrows=2)
+    (ax, bx), (cx, dx) = grid
     interior = points[~points.boundary]
     top = 1 - 1e-6                      # the vertex pi(a) = 1, drawn at the logit axis' top
     stable = interior[interior.stable == True].sort_values("beta")            # noqa: E712
@@ -69,8 +79,9 @@ def draw(points: pd.DataFrame, region: pd.DataFrame, pi_ref_a: float) -> Figure:
     ax.set_xlim(points.beta.min(), points.beta.max())        # the shading reaches the axes
     ax.set_xlabel(r"$\beta$")
     ax.set_ylabel(r"$\pi(a)$ at a stationary point (logit scale)")
-    ax.set_title(rf"(a) direct KL, $G\to\infty$, $\pi_{{\mathrm{{ref}}}}(a)$ = {pi_ref_a:g}")
-    plotting.legend_below(fig, *ax.get_legend_handles_labels(), ncol=3)
+    plotting.panel(ax, "a", rf"direct KL, $G\to\infty$, $\pi_{{\mathrm{{ref}}}}(a)$ = {pi_ref_a:g}")
+    ax.axvline(PHASE_BETA, color="0.3", lw=0.6, ls="-.")          # where (c, d) follow the paths
+    ax.annotate("(d)", (PHASE_BETA, 0.07), xytext=(3, 0), textcoords="offset points", fontsize=7)
     betas = np.sort(region.beta.unique())
     ps = np.sort(region.pi_ref_a.unique())
     # the regions as the sign of h at its turning point, contoured: the boundary h = 0 is interpolated
@@ -83,19 +94,26 @@ def draw(points: pd.DataFrame, region: pd.DataFrame, pi_ref_a: float) -> Figure:
     bx.set_ylim(ps.min(), ps.max())
     bx.set_xlabel(r"$\beta$")
     bx.set_ylabel(r"$\pi_{\mathrm{ref}}(a)$")
-    bx.set_title("(b) number of stationary points")
-    fig.legend(handles=[Line2D([], [], marker="s", ls="", color="#fde0c5", ms=7, label="1: vertex a only"),
-                       Line2D([], [], marker="s", ls="", color="#b2182b", ms=7,
-                              label="3: vertex + stable + unstable")], loc="outside right upper")
+    plotting.panel(bx, "b", "number of stationary points")
+    for axis, name, letter in ((cx, "reverse/scale, G = 8", "c"), (dx, "direct/scale, G = inf", "d")):
+        draw_paths(axis, paths, path_points, name, letter, PHASE_PI_REF, PHASE_BETA)
+    handles, _ = ax.get_legend_handles_labels()
+    handles += [*PATH_HANDLES,
+                Line2D([], [], color="0.45", lw=0.9, ls=":", label=r"$\pi_{\mathrm{ref}}(a)$"),
+                Line2D([], [], marker="s", ls="", color="#fde0c5", ms=7, label="(b) 1: the vertex only"),
+                Line2D([], [], marker="s", ls="", color="#b2182b", ms=7, label="(b) 3: vertex, stable, unstable")]
+    plotting.legend_below(fig, handles, ncol=3)
     return fig
 
 
 def tables(_inputs):
-    return dict(zip(("data", "region"), data()))
+    points, region = data()
+    paths, path_points = path_data()
+    return dict(data=points, region=region, paths=paths, paths_stationary=path_points)
 
 
 def render(t):
-    return draw(t["data"], t["region"], NONUNIQUE_PI_REF)
+    return draw(t["data"], t["region"], NONUNIQUE_PI_REF, t["paths"], t["paths_stationary"])
 
 
 def separatrix_gap(points: pd.DataFrame, beta_min: float) -> float:
@@ -107,17 +125,19 @@ def separatrix_gap(points: pd.DataFrame, beta_min: float) -> float:
 
 def caption(t: dict[str, pd.DataFrame]) -> str:
     """The caption, its numbers read from the plotted table."""
-    return PREFIX + (f"Take-away: above the fold a run from pi_ref settles inside, but a start past the separatrix "
-                     f"(within {separatrix_gap(t['data'], 2.0):.1e} of 1 for beta >= 2, "
-                     f"{separatrix_gap(t['data'], 10.0):.1e} for beta >= 10) runs into the vertex.")
+    return PREFIX + caption_paths(t["paths"], t["paths_stationary"]) + (
+        f"Take-away: above the fold a run from pi_ref settles inside, but a start past the separatrix "
+        f"(within {separatrix_gap(t['data'], 2.0):.1e} of 1 for beta >= 2, "
+        f"{separatrix_gap(t['data'], 10.0):.1e} for beta >= 10), or a large first step that carries it there, "
+        "runs into the vertex, and no amount of training brings it back.")
 
 
 PREFIX = (
     f"Figure 7. Direct KL penalty, G -> inf. (a) Stationary points against beta at pi_ref(a) = "
     f"{NONUNIQUE_PI_REF:g}, on a logit axis: stable (solid), unstable (dashed: the separatrix), "
     "the vertex pi(a) = 1, a stable limit point for every beta, and the fold where the interior pair "
-    "is born; shaded, the basin of each stable point. (b) Number of stationary points over "
-    "(beta, pi_ref(a)), from the sign of h at its turning point x*; the boundary is the zero contour of h "
-    "(black), interpolated on the 160 x 160 grid. ")
+    "is born; shaded, the basin of each stable point; dash-dotted, the beta of (d). (b) Number of "
+    "stationary points over (beta, pi_ref(a)), from the sign of h at its turning point x*; the boundary is "
+    "the zero contour of h (black), interpolated on the 160 x 160 grid. ")
 
-SPEC = FigureSpec(7, "non_uniqueness", caption, tables, render, __name__)
+SPEC = FigureSpec(7, "non_uniqueness", caption, tables, render, __name__, uses=("phase_portraits",))

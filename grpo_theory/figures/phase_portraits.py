@@ -1,9 +1,9 @@
-"""Figure 10: the flow's paths from many starts, one penalty against the other (the dynamics of Figure 7).
+"""Figure 7(c, d): the flow's paths from many starts, one penalty against the other (the dynamics of 7(a)).
 
-Figure 7(a) shows where the stationary points are and which start reaches which (the basins); this
-figure shows the paths in time at one beta above the fold, so that the separatrix is seen acting:
-for the reverse penalty every start settles at the one point, for the direct penalty at G = inf
-the starts split at the unstable point, and the ones above it creep into the vertex.
+Figure 7(a) shows where the stationary points are and which start reaches which (the basins); panels (c)
+and (d) show the paths in time at one beta above the fold, so that the separatrix is seen acting: for the
+reverse penalty every start settles at the one point, for the direct penalty at G = inf the starts split
+at the unstable point, and the ones above it creep into the vertex. (Figure 10 until session 37.)
 """
 
 from __future__ import annotations
@@ -12,18 +12,15 @@ import math
 
 import numpy as np
 import pandas as pd
-from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
-from matplotlib.patches import Patch
 
 from .. import plotting
 from ..dynamics import flow
 from ..problem import Objective
 from ..solvers import stationary_points
 from ._data import binary
-from ._spec import FigureSpec
 
-#: Figure 10: reference probability, the beta (above Figure 7's fold at 0.902) and the two variants.
+#: Figure 7(c, d): reference probability, the beta (above the fold at 0.902) and the two variants.
 PHASE_PI_REF = 0.2
 PHASE_BETA = 2.0
 PHASE_VARIANTS = (("reverse/scale, G = 8", dict(group_size=8)),
@@ -77,81 +74,65 @@ _TICKS = [(math.log(0.1 / 0.9), "0.1"), (0.0, "0.5"), (math.log(0.99 / 0.01), r"
           (math.log(1e4), r"$1-10^{-4}$"), (math.log(1e6), r"$1-10^{-6}$"), (math.log(1e8), r"$1-10^{-8}$")]
 
 
-def draw(paths: pd.DataFrame, points: pd.DataFrame, pi_ref_a: float, beta: float) -> Figure:
-    """Figure 10: logit pi_t(a) against flow time from each start; stationary points as lines."""
-    variants = list(dict.fromkeys(paths.variant))
-    fig, axes = plotting.new_figure(width=plotting.DOUBLE, height=3.0, ncols=len(variants), sharey=True)
+def draw_paths(ax, paths: pd.DataFrame, points: pd.DataFrame, name: str, letter: str, pi_ref_a: float,
+               beta: float) -> None:
+    """One panel: logit pi_t(a) against flow time from each start of variant ``name``; stationary points
+    as lines, the basins shaded as in panel (a)."""
     lo = min(paths.logit.min(), math.log(pi_ref_a / (1 - pi_ref_a))) - 0.6
     hi = paths.logit.max() + 0.8
-    for ax, name in zip(axes, variants):
-        p = paths[paths.variant == name]
-        pts = points[(points.variant == name) & (~points.boundary)]
-        tmin, tmax = p.t[p.t > 0].min(), p.t.max()
-        sep = pts[pts.stable == False]                                  # noqa: E712
-        if len(sep):                # the basins, shaded as in Figure 7(a)
-            zs = float(sep.logit.iloc[0])
-            ax.axhspan(zs, hi, color=BASIN_COLORS["vertex"], alpha=0.10, lw=0)
-            ax.axhspan(lo, zs, color=BASIN_COLORS["interior"], alpha=0.08, lw=0)
-        for _, r in p.groupby("start"):
-            r = r[r.t > 0]
-            ax.plot(r.t, r.logit, color=BASIN_COLORS[r.destination.iloc[0]], lw=1.0)
-        for row in pts.itertuples():
-            ax.axhline(row.logit, color="black", lw=0.9, ls="-" if row.stable else "--", zorder=1)
-        plotting.reference(ax.axhline(math.log(pi_ref_a / (1 - pi_ref_a)), color="0.45", ls=":", lw=0.9))
-        ax.set_xscale("log")
-        ax.set_xlim(tmin, tmax)
-        ax.set_ylim(lo, hi)
-        ax.set_yticks([z for z, _ in _TICKS if lo <= z <= hi], [s for z, s in _TICKS if lo <= z <= hi])
-        ax.set_xlabel("flow time $t$")
-        shown = plotting.infty(name).replace("G = ", "$G$ = ")
-        plotting.panel(ax, "ab"[variants.index(name)], rf"{shown}, $\beta$ = {beta:g}")
-    axes[0].set_ylabel(r"$\pi_t(a)$ (logit scale)")
-    handles = [Line2D([], [], color=BASIN_COLORS["interior"], label="path that settles at the interior point"),
-               Line2D([], [], color=BASIN_COLORS["vertex"], label=r"path into the vertex $\pi(a) = 1$"),
-               Line2D([], [], color="black", lw=0.9, label="stable stationary point"),
-               Line2D([], [], color="black", lw=0.9, ls="--", label="unstable point (separatrix)"),
-               Line2D([], [], color="0.45", lw=0.9, ls=":", label=r"$\pi_{\mathrm{ref}}(a)$"),
-               Patch(color=BASIN_COLORS["vertex"], alpha=0.2, label="basin of the vertex (Fig. 7a)")]
-    plotting.legend_below(fig, handles, ncol=3)
-    return fig
+    p = paths[paths.variant == name]
+    pts = points[(points.variant == name) & (~points.boundary.astype(bool))]
+    tmin, tmax = p.t[p.t > 0].min(), p.t.max()
+    sep = pts[~pts.stable.astype(bool)]
+    if len(sep):
+        zs = float(sep.logit.iloc[0])
+        ax.axhspan(zs, hi, color=BASIN_COLORS["vertex"], alpha=0.10, lw=0)
+        ax.axhspan(lo, zs, color=BASIN_COLORS["interior"], alpha=0.08, lw=0)
+    for _, r in p.groupby("start"):
+        r = r[r.t > 0]
+        ax.plot(r.t, r.logit, color=BASIN_COLORS[r.destination.iloc[0]], lw=1.0)
+    for row in pts.itertuples():
+        ax.axhline(row.logit, color="black", lw=0.9, ls="-" if row.stable else "--", zorder=1)
+    plotting.reference(ax.axhline(math.log(pi_ref_a / (1 - pi_ref_a)), color="0.45", ls=":", lw=0.9))
+    ax.set_xscale("log")
+    ax.set_xlim(tmin, tmax)
+    ax.set_ylim(lo, hi)
+    ax.set_yticks([z for z, _ in _TICKS if lo <= z <= hi], [s for z, s in _TICKS if lo <= z <= hi])
+    ax.set_xlabel("flow time $t$")
+    ax.set_ylabel(r"$\pi_t(a)$ (logit scale)")
+    shown = plotting.infty(name).replace("G = ", "$G$ = ")
+    plotting.panel(ax, letter, rf"paths, {shown}, $\beta$ = {beta:g}")
 
 
-def tables(_inputs):
-    return dict(zip(("data", "stationary"), data()))
+#: The legend entries of the paths' panels.
+PATH_HANDLES = (
+    Line2D([], [], color=BASIN_COLORS["interior"], label="path that settles inside"),
+    Line2D([], [], color=BASIN_COLORS["vertex"], label=r"path into the vertex $\pi(a) = 1$"),
+    Line2D([], [], color="black", lw=0.9, label="(c, d) stable stationary point"),
+    Line2D([], [], color="black", lw=0.9, ls="--", label="(c, d) unstable point (separatrix)"),
+)
 
 
-def render(t):
-    return draw(t["data"], t["stationary"], PHASE_PI_REF, PHASE_BETA)
-
-
-def caption(t: dict[str, pd.DataFrame]) -> str:
-    """The caption; its numbers (the points, the split, the slowest path) read from the plotted tables."""
-    paths, pts = t["data"], t["stationary"]
+def caption_paths(paths: pd.DataFrame, pts: pd.DataFrame) -> str:
+    """The caption's sentences on panels (c) and (d); its numbers (the points, the split, the slowest path)
+    read from the plotted tables."""
     rev = paths[paths.variant.str.startswith("reverse")]
     dirp = paths[paths.variant.str.startswith("direct")]
     rev_pt = pts[pts.variant.str.startswith("reverse") & ~pts.boundary.astype(bool)]
     dpts = pts[pts.variant.str.startswith("direct") & ~pts.boundary.astype(bool)]
     d_stable = float(dpts[dpts.stable.astype(bool)].pi_a.iloc[0])
-    d_sep = dpts[~dpts.stable.astype(bool)]
-    gap = float(d_sep.one_minus_pi_a.iloc[0])
+    gap = float(dpts[~dpts.stable.astype(bool)].one_minus_pi_a.iloc[0])
     n_rev = rev.start.nunique()
     ends = dirp[dirp.t == dirp.t.max()]
     n_v = int((ends.destination == "vertex").sum())
     top = float(ends[ends.destination == "vertex"].one_minus_pi_a.max())
     return (
-        f"Figure 10. The expected-gradient flow's paths from {n_rev} starts (logit pi_0(a) from "
-        f"{rev.start_logit.min():g} to {rev.start_logit.max():g}; in (b) also two starts 0.05 in logit either side "
-        f"of the separatrix) for a binary question with pi_ref(a) = "
-        f"{PHASE_PI_REF:g} at beta = {PHASE_BETA:g}, above Figure 7's fold: pi_t(a) on a logit axis against "
-        "flow time (log scale). Blue: a path that settles at an interior stationary point; red: a path "
-        "into the vertex pi(a) = 1; black lines: the stationary points (solid stable, dashed unstable); "
-        f"shaded: the basins, as Figure 7(a). (a) Reverse/scale, G = 8: one stationary point "
-        f"({float(rev_pt.pi_a.iloc[0]):.3f}), and every start settles there. (b) Direct/scale, G = inf: "
-        f"the stable point {d_stable:.3f} and the separatrix at 1 - {gap:.1e}; the {n_v} starts above it "
-        f"run into the vertex, slowly (at t = {dirp.t.max():g} the farthest of them is still at "
-        f"1 - {top:.0e}), and the two starts beside it part. Take-away: the "
-        "stationary point a run reaches is set by where it starts (or where a large first step carries "
-        "it): past the separatrix no amount of training brings it back.")
-
-
-SPEC = FigureSpec(10, "phase_portraits", caption, tables, render, __name__)
+        f"(c, d) The expected-gradient flow's paths from {n_rev} starts (logit pi_0(a) from "
+        f"{rev.start_logit.min():g} to {rev.start_logit.max():g}; in (d) also two starts 0.05 in logit either side "
+        f"of the separatrix) at beta = {PHASE_BETA:g}, above the fold: pi_t(a) on a logit axis against flow time "
+        "(log scale); blue: a path that settles at an interior stationary point, red: a path into the vertex; "
+        "black lines: the stationary points (solid stable, dashed unstable). (c) Reverse/scale, G = 8: one "
+        f"stationary point ({float(rev_pt.pi_a.iloc[0]):.3f}), and every start settles there. (d) Direct/scale, "
+        f"G = inf: the stable point {d_stable:.3f} and the separatrix at 1 - {gap:.1e}; the {n_v} starts above it "
+        f"run into the vertex, slowly (at t = {dirp.t.max():g} the farthest of them is still at 1 - {top:.0e}), "
+        "and the two starts beside it part. ")
