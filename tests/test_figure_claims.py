@@ -9,6 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from grpo_theory import Objective, Question, stationary_points
+
 FIGS = Path(__file__).resolve().parents[1] / "paper_figures"
 
 
@@ -33,6 +35,34 @@ def test_fig7_separatrix_distance_from_the_vertex():
     # the reviewer's counter-example: the separatrix is 6e-3 from the vertex near beta = 2, not within 1e-3
     near2 = sep.iloc[(sep.beta - 2.0).abs().argsort()[:1]]
     assert 1 - float(near2.pi_a.iloc[0]) > 1e-3
+    # "for beta >= 2" is read at beta = 2 itself, which the table holds, and the gap falls with beta, so
+    # the table's largest gap over beta >= 2 is the supremum; it is (d)'s separatrix at beta = 2
+    assert (sep.beta == 2.0).any() and (sep.beta == 10.0).any()
+    assert np.all(np.diff((1.0 - sep.sort_values("beta").pi_a).to_numpy()) < 0)
+    paths_sep = _csv("fig7_non_uniqueness_paths_stationary")
+    paths_sep = paths_sep[paths_sep.variant.str.startswith("direct") & (paths_sep.stable == False)  # noqa: E712
+                          & (paths_sep.boundary == False)]                                           # noqa: E712
+    assert float(1.0 - sep[sep.beta == 2.0].pi_a.iloc[0]) == pytest.approx(paths_sep.one_minus_pi_a.iloc[0],
+                                                                          rel=1e-6)
+
+
+def test_fig7_fold_is_where_the_interior_pair_is_born():
+    """The fold (a) marks, against an independent path: h on a dense grid of x (no turning point used) has
+    no root just below the fold's beta and a negative minimum just above it, at about the fold's x; and the
+    solver finds 1 point just below and 3 just above."""
+    from grpo_theory import closed_form
+
+    f = _csv("fig7_non_uniqueness_fold")
+    beta_f, x_f, p = float(f.beta.iloc[0]), float(f.pi_a.iloc[0]), float(f.pi_ref_a.iloc[0])
+    x = np.linspace(1e-4, 1 - 1e-4, 400_001)
+    below = closed_form.large_group_direct_h(x, p, beta_f * (1 - 1e-6))
+    above = closed_form.large_group_direct_h(x, p, beta_f * (1 + 1e-6))
+    assert below.min() > 0 > above.min()
+    assert x[np.argmin(above)] == pytest.approx(x_f, abs=1e-4)
+    for factor, count in ((0.99, 1), (1.01, 3)):
+        pts = stationary_points(Question([p, 1 - p], rewards=[1, 0]),
+                                Objective(beta=beta_f * factor, group_size=math.inf, penalty="direct"))
+        assert len(pts) == count
 
 
 def test_fig11_which_starts_reach_the_edge_attractor():
@@ -202,7 +232,9 @@ def test_fig7_paths_split_and_slowest_path():
     last = d[d.t == d.t.max()]
     above = last[last.start_logit > np.log(sep.pi_a.iloc[0] / sep.one_minus_pi_a.iloc[0])]
     assert (above.destination == "vertex").all() and (last.destination == "vertex").sum() == len(above)
-    assert f"the {len(above)} starts above it run into the vertex" in cap
+    assert f"all {len(above)} starts above it" in cap and "run into the vertex" in cap
+    below = last[last.start_logit < np.log(sep.pi_a.iloc[0] / sep.one_minus_pi_a.iloc[0])]
+    assert (below.destination == "interior").all() and "below it settles at the stable point" in cap
     assert f"still at 1 - {above.one_minus_pi_a.max():.0e}" in cap
     r = paths[paths.variant.str.startswith("reverse")]
     assert (r.destination == "interior").all()
@@ -245,6 +277,11 @@ def test_fig12_fixed_points_cycle_and_step_bounds():
 def test_fig7_paths_docs_state_the_caption_numbers():
     pts = _csv("fig7_non_uniqueness_paths_stationary")
     docs = DOCS.read_text()
+    from grpo_theory.figures.non_uniqueness import separatrix_gap
+    d = _csv("fig7_non_uniqueness")
+    assert f"within {separatrix_gap(d, 2.0):.1e} of 1 for\nbeta ≥ 2".replace("e-03", "e-3") in docs
+    assert f"within {separatrix_gap(d, 10.0):.1e} for beta ≥ 10".replace("e-05", "e-5") in docs
+    assert f"at beta = {_csv('fig7_non_uniqueness_fold').beta.iloc[0]:.4f}" in docs
     interior = pts[pts.boundary == False]                  # noqa: E712
     assert f"one stationary point ({interior[interior.variant.str.startswith('reverse')].pi_a.iloc[0]:.3f})" in docs
     d = interior[interior.variant.str.startswith("direct")]

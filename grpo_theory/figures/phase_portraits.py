@@ -69,9 +69,11 @@ def data(n_t: int = 160, t_max: float = 1e4) -> tuple[pd.DataFrame, pd.DataFrame
     return pd.DataFrame(paths), pd.DataFrame(points)
 
 
-#: The logit axis' ticks, labelled as probabilities (as Figure 7(a)'s logit axis).
-_TICKS = [(math.log(0.1 / 0.9), "0.1"), (0.0, "0.5"), (math.log(0.99 / 0.01), r"$1-10^{-2}$"),
-          (math.log(1e4), r"$1-10^{-4}$"), (math.log(1e6), r"$1-10^{-6}$"), (math.log(1e8), r"$1-10^{-8}$")]
+#: The ticks of Figure 7's logit axes, as probabilities with their labels ((a) is on matplotlib's logit
+#: scale, (c, d) plot the logit itself: :data:`_TICKS`).
+PROB_TICKS = [(0.1, "0.1"), (0.5, "0.5"), (0.99, r"$1-10^{-2}$"), (1 - 1e-4, r"$1-10^{-4}$"),
+              (1 - 1e-6, r"$1-10^{-6}$"), (1 - 1e-8, r"$1-10^{-8}$")]
+_TICKS = [(math.log(p / (1 - p)) if p != 0.5 else 0.0, label) for p, label in PROB_TICKS]
 
 
 def draw_paths(ax, paths: pd.DataFrame, points: pd.DataFrame, name: str, letter: str, pi_ref_a: float,
@@ -90,9 +92,9 @@ def draw_paths(ax, paths: pd.DataFrame, points: pd.DataFrame, name: str, letter:
         ax.axhspan(lo, zs, color=BASIN_COLORS["interior"], alpha=0.08, lw=0)
     for _, r in p.groupby("start"):
         r = r[r.t > 0]
-        ax.plot(r.t, r.logit, color=BASIN_COLORS[r.destination.iloc[0]], lw=1.0)
-    for row in pts.itertuples():
-        ax.axhline(row.logit, color="black", lw=0.9, ls="-" if row.stable else "--", zorder=1)
+        ax.plot(r.t, r.logit, color=BASIN_COLORS[r.destination.iloc[0]], lw=1.0, zorder=2)
+    for row in pts.itertuples():          # above the paths, which converge onto the stable one
+        ax.axhline(row.logit, color="black", lw=0.9, ls="-" if row.stable else "--", zorder=3)
     plotting.reference(ax.axhline(math.log(pi_ref_a / (1 - pi_ref_a)), color="0.45", ls=":", lw=0.9))
     ax.set_xscale("log")
     ax.set_xlim(tmin, tmax)
@@ -108,8 +110,6 @@ def draw_paths(ax, paths: pd.DataFrame, points: pd.DataFrame, name: str, letter:
 PATH_HANDLES = (
     Line2D([], [], color=BASIN_COLORS["interior"], label="path that settles inside"),
     Line2D([], [], color=BASIN_COLORS["vertex"], label=r"path into the vertex $\pi(a) = 1$"),
-    Line2D([], [], color="black", lw=0.9, label="(c, d) stable stationary point"),
-    Line2D([], [], color="black", lw=0.9, ls="--", label="(c, d) unstable point (separatrix)"),
 )
 
 
@@ -124,8 +124,15 @@ def caption_paths(paths: pd.DataFrame, pts: pd.DataFrame) -> str:
     gap = float(dpts[~dpts.stable.astype(bool)].one_minus_pi_a.iloc[0])
     n_rev = rev.start.nunique()
     ends = dirp[dirp.t == dirp.t.max()]
-    n_v = int((ends.destination == "vertex").sum())
-    top = float(ends[ends.destination == "vertex"].one_minus_pi_a.max())
+    zs = float(np.log(1.0 - gap) - np.log(gap))
+    above = ends[ends.start_logit > zs]
+    beside = ends[~ends.start_logit.isin(START_LOGITS)].sort_values("start_logit")   # the two added starts
+    into = above[above.destination == "vertex"]
+    n_spread = int(above.start_logit.isin(START_LOGITS).sum())
+    below_end = ("settles at the stable point" if beside.destination.iloc[0] == "interior"
+                 else "runs into the vertex too")
+    top = float(into.one_minus_pi_a.max())
+    share = f"all {len(above)}" if len(into) == len(above) else f"{len(into)} of the {len(above)}"
     return (
         f"(c, d) The expected-gradient flow's paths from {n_rev} starts (logit pi_0(a) from "
         f"{rev.start_logit.min():g} to {rev.start_logit.max():g}; in (d) also two starts 0.05 in logit either side "
@@ -133,6 +140,7 @@ def caption_paths(paths: pd.DataFrame, pts: pd.DataFrame) -> str:
         "(log scale); blue: a path that settles at an interior stationary point, red: a path into the vertex; "
         "black lines: the stationary points (solid stable, dashed unstable). (c) Reverse/scale, G = 8: one "
         f"stationary point ({float(rev_pt.pi_a.iloc[0]):.3f}), and every start settles there. (d) Direct/scale, "
-        f"G = inf: the stable point {d_stable:.3f} and the separatrix at 1 - {gap:.1e}; the {n_v} starts above it "
-        f"run into the vertex, slowly (at t = {dirp.t.max():g} the farthest of them is still at 1 - {top:.0e}), "
-        "and the two starts beside it part. ")
+        f"G = inf: the stable point {d_stable:.3f} and the separatrix at 1 - {gap:.1e}; {share} "
+        f"starts above it ({n_spread} of the spread and the one {beside.start_logit.iloc[1] - zs:.2f} "
+        f"above it) run into the vertex, slowly (at t = {dirp.t.max():g} the farthest of them is still at "
+        f"1 - {top:.0e}), and the one {zs - beside.start_logit.iloc[0]:.2f} below it {below_end}. ")
