@@ -28,18 +28,16 @@ from functools import lru_cache
 import numpy as np
 
 from . import advantage
-from ._multinomial import (
-    SMALL_TOTAL,
-    bd0,
-    box_count_vectors,
-    count_vectors,
-    log_multinomial_weights,
-    saddle_constant,
-    window_bounds,
-    window_size,
-)
+from ._multinomial import SMALL_TOTAL, window_size
 from .errors import ExactEvaluationTooLarge
 from .monte_carlo import monte_carlo_preference, sample_rewards, sampled_advantages
+from .preference_sums import (
+    _advantage_table,
+    _binomial_walk,
+    _binomial_window_expectations,
+    _enumerated_expectations,
+    _multinomial_window_expectations,
+)
 from .problem import InvalidInputError, Objective, Question, as_objective, as_question, validate_probability_vector
 
 __all__ = [
@@ -84,164 +82,11 @@ def n_count_vectors(group_size: int, n_levels: int) -> int:
     return math.comb(group_size - 1 + n_levels - 1, n_levels - 1)
 
 
-def _advantages_for_counts(v: np.ndarray, counts: np.ndarray, group_size: int, normalization: str, ddof: int,
-                           eps: float, variance_eps: float, part: str) -> np.ndarray:
-    """``A[l, n]``: advantage of ``r_1 = v_l`` with counts ``n`` (rows of ``counts``) among the others.
-
-    Scale: ``(v_l - mean) / (sqrt(SS/(G - ddof) + variance_eps) + eps)``; shift: ``v_l - mean``.
-    ``part`` is "mean" (A itself), "positive" (max(A, 0)) or "negative" (min(A, 0)).
-
-    The group's total counts are ``N = n + e_l``. With ``D_ij = v_i - v_j`` (``D_ll = 0``),
-    ``G (v_l - mean) = sum_j N_j D_lj = (n D^T)_l`` and
-    ``SS = sum_i N_i (v_i - mean)^2 = (1/2G) sum_ij N_i D_ij^2 N_j = (n D^2 n + 2 (n D^2)_l) / 2G``:
-    two products of the ``(N, L)`` count matrix with an ``(L, L)`` matrix, every term of the sum of
-    squares non-negative (no cancellation). This is ``O(N L^2)``; the direct triple sum over
-    ``(l, n, i, j)`` it replaces was ``O(N L^3)`` and dominated a solve with the KL in the reward
-    (shaped levels that change with every policy, so nothing is cached). tests/test_preference.py holds it to the
-    direct sum.
-    """
-    G = group_size
-    diff = v[:, None] - v[None, :]                                # diff[i, j] = v_i - v_j
-    numerator = (counts @ diff.T).T / G                           # (L, N): v_l - mean, no cancellation
-    if normalization == "shift":
-        table = numerator
-    else:
-        cross = counts @ diff**2                                  # (N, L): (n D^2)_j
-        sum_sq = (np.einsum("nj,nj->n", cross, counts)[None, :] + 2.0 * cross.T) / (2.0 * G)
-        denom = np.sqrt(sum_sq / (G - ddof) + variance_eps) + eps
-        with np.errstate(invalid="ignore", divide="ignore"):
-            table = np.where(denom > 0, numerator / np.where(denom > 0, denom, 1.0), 0.0)
-    return advantage.signed_part(table, part)
-
-
-@lru_cache(maxsize=64)
-def _advantage_table(levels: tuple, group_size: int, normalization: str, ddof: int, eps: float,
-                     variance_eps: float, part: str) -> np.ndarray:
-    """:func:`_advantages_for_counts` over every count vector of ``G - 1`` others (cached)."""
-    v = np.asarray(levels, dtype=float)
-    counts = count_vectors(group_size - 1, v.size).astype(float)
-    # C order: the flow's E(w) = table @ weights then reads each level's row in one sweep
-    table = np.ascontiguousarray(_advantages_for_counts(v, counts, group_size, normalization, ddof, eps,
-                                                        variance_eps, part))
-    table.setflags(write=False)
-    return table
-
-
-
-
 #: Two levels: sum, for each policy, only the binomial weights within mean +- (12 sd + 40). By
 #: Bernstein's inequality P(|k - mu| >= t) <= 2 exp(-t^2 / (2 (sd^2 + t/3))) the rest is below
 #: 1e-25 relative for every sd (exponent >= 60 at sd = 0, -> 72 as sd grows), also in the
 #: Poisson-like regime of a tiny sd. Tests compare against the full sum.
 _TRUNCATE_BINOMIAL = True
-
-#: Beyond this level-0 logit every binomial weight but the mode's is exactly 0 in double precision (neighbouring
-#: weights differ by a factor e^(z + log((N-k)/(k+1))), and |log((N-k)/(k+1))| <= log N), so |z| is clipped to it.
-_WALK_LOGIT_CLIP = 1e4
-
-
-@lru_cache(maxsize=64)
-def _binomial_walk(levels: tuple, group_size: int, normalization: str, ddof: int, eps: float, variance_eps: float,
-                   part: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The ``w``-independent terms of :func:`_binomial_window_expectations`, padded so that no window needs clipping
-    (cached).
-
-    Returns ``(steps, table, step_at, count_at)``:
-
-    * ``steps[pad + k] = log((N - k)/(k + 1))`` for ``k = 0..N-1`` (``N = G - 1``), the log-ratio of the binomial
-      weights of ``k + 1`` and ``k`` counts of level 0 at even odds, with ``+inf`` before (``k < 0``) and ``-inf``
-      after (``k >= N``), so that a walk leaving ``0..N`` gets weight exactly 0; followed by the same array negated,
-      for the walk downward;
-    * the advantage table with ``pad`` zero columns either side;
-    * for the ``j``-th step of the walk up (row 0) and down (row 1) from the mode's padded position ``m``: where
-      ``steps`` holds its log-ratio, minus ``m``, and the count it reaches in the table, minus ``m``.
-    """
-    total = group_size - 1
-    pad = int(6.0 * math.sqrt(total)) + 48               # >= the widest half-window, 12 sd + 42 at sd = sqrt(N)/2
-    k = np.arange(total, dtype=float)
-    steps = np.concatenate([np.full(pad, np.inf), np.log(total - k) - np.log1p(k), np.full(pad, -np.inf)])
-    j = np.arange(pad)
-    step_at = np.stack([j, steps.size - 1 - j])          # up: + steps[m + j]; down: - steps[m - 1 - j]
-    count_at = np.stack([1 + j, -1 - j])
-    steps = np.concatenate([steps, -steps])
-    table = _advantage_table(levels, group_size, normalization, ddof, eps, variance_eps, part)
-    table = np.pad(table, ((0, 0), (pad, pad)))
-    for arr in (steps, table, step_at, count_at):
-        arr.setflags(write=False)
-    return steps, table, step_at, count_at
-
-
-#: The sign of ``z`` in the walk's steps up (+) and down (-).
-_WALK_SIGN = np.array([[1.0], [-1.0]])
-
-
-def _binomial_window_expectations(log_w: np.ndarray, walk: tuple) -> np.ndarray:
-    """``E_l`` for two levels from each policy's own window of count vectors (``k`` = the count of level 0).
-
-    The binomial weights ``b_k`` of ``Bin(N, w_0)`` are walked outward from the mode ``m = floor((N + 1) w_0)``:
-    ``log(b_(k+1)/b_k) = log((N - k)/(k + 1)) + z`` with ``z = log(w_0/w_1)``, so ``log(b_k/b_m)`` is a cumulative
-    sum of ratios that stay small in the bulk (an absolute error of about ``eps`` per step, with no
-    ``lgamma(N)``-sized terms to cancel), and ``E_l = sum_k b_k A_l(k) / sum_k b_k`` over
-    ``m - H <= k <= m + H`` with ``H = 12 sd + 42``, which contains mean +- (12 sd + 40). Padding
-    (:func:`_binomial_walk`) gives the weights outside ``0..N`` exactly 0. The window's
-    normalisation by its own sum differs from the full sum's by less than 1e-25 relative.
-    """
-    steps, table, step_at, count_at = walk
-    pad = step_at.shape[1]
-    total = table.shape[1] - 2 * pad - 1
-    with np.errstate(invalid="ignore", over="ignore"):
-        z = np.minimum(np.maximum(log_w[:, 0] - log_w[:, 1], -_WALK_LOGIT_CLIP), _WALK_LOGIT_CLIP)
-        # the window's place and size only, so one exp (not _numerics.expit's accurate two-branch form, three exps
-        # on this hot path); the weights themselves come from z
-        w0 = 1.0 / (1.0 + np.exp(-z))
-        half = int(12.0 * math.sqrt(total * float(np.max(w0 * (1.0 - w0))))) + 42
-        # the mode m = floor((N + 1) w_0) (at most N, also where w_0 rounds to 1), at its padded position
-        mode = (np.minimum(np.floor((total + 1) * w0), total) + pad).astype(np.int64)[:, None, None]
-        log_b = steps[step_at[:, :half] + mode]                          # (B, 2, H): up, then down
-        log_b += _WALK_SIGN * z[:, None, None]
-        np.cumsum(log_b, axis=-1, out=log_b)                              # log(b_k / b_m)
-        b = np.exp(log_b, out=log_b)
-    norm = 1.0 + b.sum(axis=(1, 2))
-    at = count_at[:, :half] + mode
-    out = np.empty((log_w.shape[0], table.shape[0]))
-    for lvl, a in enumerate(table):                                       # two levels
-        out[:, lvl] = a[mode[:, 0, 0]] + np.einsum("bsk,bsk->b", b, a[at])
-    return out / norm[:, None]
-
-
-def _multinomial_window_expectations(v: np.ndarray, log_w: np.ndarray, obj: Objective, part: str) -> np.ndarray:
-    """``E_l`` for ``L >= 3`` levels, summing for each policy only the count vectors in its window.
-
-    Per level ``|n_j - N w_j| <= 9 sd_j + 30`` (see :func:`window_bounds`: the weight left out is
-    below 1e-16). The window is generated directly (:func:`box_count_vectors`) and its advantages computed on the
-    fly, so the cost is ``O(sd^(L-1))`` count vectors per policy rather than ``O(G^(L-1))``: exact
-    ``P_G`` for 4 or 5 reward levels at G in the hundreds or thousands, which enumeration cannot reach.
-    """
-    total = obj.group_size - 1
-    lo, hi = window_bounds(log_w, total)
-    out = np.empty(log_w.shape)
-    for i in range(log_w.shape[0]):                      # rows of a block: each its own window
-        counts, const, table = _window_terms(tuple(v.tolist()), total, tuple(lo[i].tolist()), tuple(hi[i].tolist()),
-                                             obj.normalization, obj.std_ddof, obj.std_eps, obj.variance_eps, part)
-        log_mean = math.log(total) + log_w[i]
-        log_weights = const - bd0(counts, log_mean).sum(axis=-1)
-        out[i] = table @ np.exp(log_weights)
-    return out
-
-
-@lru_cache(maxsize=16)
-def _window_terms(levels: tuple, total: int, lo: tuple, hi: tuple, normalization: str, ddof: int, eps: float,
-                  variance_eps: float, part: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The ``w``-independent part of one window of :func:`_multinomial_window_expectations`: its count vectors,
-    their :func:`saddle_constant` and advantage table (cached: a flow's consecutive policies mostly share a
-    window; the reliability tests' G = 1000 solves asked for 335 distinct windows in 3,536 calls)."""
-    counts = box_count_vectors(total, np.array(lo, dtype=np.int64), np.array(hi, dtype=np.int64)).astype(float)
-    const = saddle_constant(counts, total)
-    table = _advantages_for_counts(np.asarray(levels, dtype=float), counts, total + 1, normalization, ddof, eps,
-                                   variance_eps, part)
-    for arr in (counts, const, table):
-        arr.setflags(write=False)
-    return counts, const, table
 
 
 def max_abs_advantage(n_levels_span: float, obj: Objective) -> float:
@@ -522,19 +367,6 @@ def expectations_evaluator(levels: np.ndarray, obj: Objective):
             return general(log_w)
         return _enumerated_expectations(flat, G - 1, table).reshape(log_w.shape)   # level_expectations' block
     return small
-
-
-def _enumerated_expectations(flat_log_w: np.ndarray, total: int, table: np.ndarray) -> np.ndarray:
-    """``E_l(w) = sum_n Multinomial(n; total, w) A_l(n)`` over every count vector ``n``, for ``flat_log_w (B, L)``.
-
-    ``table`` is ``A_l(n)`` (L, N) in C order. The weights are exponentiated in place and summed as
-    ``table @ weights``, which reads both arrays row by row: at 5 levels and ``G = 32`` (52,360 count
-    vectors) this is memory-bound, and ``weights @ table.T`` (a column sweep of the table) took twice as long.
-    :func:`level_expectations` and :func:`expectations_evaluator` both sum through here, so they agree to the bit.
-    """
-    weights = log_multinomial_weights(flat_log_w, total)                   # (B, N), a fresh array
-    np.exp(weights, out=weights)
-    return (table @ weights.T).T
 
 
 def _pairwise_factor(obj: Objective) -> float:

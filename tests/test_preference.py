@@ -252,7 +252,7 @@ def test_advantage_table_equals_each_group_computed_from_the_definition(normaliz
     shaped levels change with every policy) against each group built explicitly: ``G`` rewards, their
     mean and their sum of squared deviations straight from the counts, one group at a time."""
     from grpo_theory._multinomial import count_vectors
-    from grpo_theory.preference import _advantages_for_counts
+    from grpo_theory.preference_sums import _advantages_for_counts
 
     rng = np.random.default_rng(L * 100 + G)
     v = np.sort(rng.normal(size=L)) * 3.0
@@ -277,7 +277,7 @@ def test_advantage_table_is_the_direct_triple_sum_it_replaced():
     """Held to the O(N L^3) sum over ``(l, n, i, j)`` it replaced, on the shapes the KL fuzz meets (up to
     13 shaped levels): the same values to 1e-12 of the advantages' scale."""
     from grpo_theory._multinomial import count_vectors
-    from grpo_theory.preference import _advantages_for_counts
+    from grpo_theory.preference_sums import _advantages_for_counts
 
     rng = np.random.default_rng(21)
     for L, G in [(4, 6), (9, 8), (13, 6)]:
@@ -296,11 +296,11 @@ def test_advantage_table_is_the_direct_triple_sum_it_replaced():
 
 def test_cached_window_terms_give_the_uncached_sum_to_the_bit():
     """E_l(w) for L >= 3 at large G sums each policy's window of count vectors; the window's count vectors,
-    saddle constants and advantages are cached (preference._window_terms). Every objective, part and policy
+    saddle constants and advantages are cached (preference_sums._window_terms). Every objective, part and policy
     gives, warm or cold, exactly the sum written out without the cache; a window asked for again is a hit."""
     import math
 
-    import grpo_theory.preference as pref
+    import grpo_theory.preference_sums as pref
     from grpo_theory._multinomial import bd0, box_count_vectors, saddle_constant, window_bounds
 
     levels = np.array([0.0, 0.4, 1.0])

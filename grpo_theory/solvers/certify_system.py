@@ -17,7 +17,7 @@ import numpy as np
 from .. import _interval as iv
 from .._multinomial import count_vectors
 from .._numerics import log_factorial, logsumexp
-from ..preference import _advantages_for_counts
+from ..preference_sums import _advantages_for_counts
 from ..problem import Objective, Question
 
 #: Absolute margin added to point values of ``F`` (their rounding error is ~1e-14).

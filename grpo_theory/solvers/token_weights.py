@@ -16,7 +16,8 @@ from .. import advantage
 from .._multinomial import count_vectors, log_multinomial_weights
 from ..errors import ExactEvaluationTooLarge, InvalidInputError
 from ..monte_carlo import sample_rewards, sampled_advantages
-from ..preference import MAX_COUNT_VECTORS, _advantages_for_counts, n_count_vectors, reward_preference
+from ..preference import MAX_COUNT_VECTORS, n_count_vectors, reward_preference
+from ..preference_sums import _advantages_for_counts
 from ..problem import Objective, Question
 
 __all__ = ["answer_weights", "monte_carlo_answer_weights"]
