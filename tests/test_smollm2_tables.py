@@ -97,3 +97,19 @@ def test_a_new_seed_lands_where_the_five_seeds_say(rows):
         s5 = new[(new.config == config) & (new.level == level) & (new.conv_status == "converged")].abs_error.mean()
         assert cells[4] == f"{s5:.4f}"
         assert cells[5] == ("yes" if m - h <= s5 <= m + h else "**no**")
+
+
+def test_the_slow_escape_at_a_constant_step_is_what_the_docs_say():
+    """docs/results.md's "2*7" at a constant step: every number from docs/results/smollm2_slow_escape.csv."""
+    d = pd.read_csv(RESULTS / "smollm2_slow_escape.csv")
+    text = (ROOT / "docs" / "results.md").read_text()
+    body = text[text.index('### "2*7" at a constant step'):]
+    body = body[:body.index("\n### ")]
+    w = d[d.in_final_window]
+    assert set(d.lr) == {3e-4} and d.step.max() == 1800 and len(w) == 540 and w.step.min() == 1261
+    first = d[d.step <= 540].p.iloc[-1], int(d[d.p > 0.1].step.iloc[0]), d[d.step <= 720].p.iloc[-1]
+    assert f"{first[0]:.3f} at step\n540, above 0.1 first at step {first[1]}, {first[2]:.3f} at step 720" in body
+    assert f"its mean is {w.p.mean():.4f} against the prediction {d.predicted.iloc[0]:.4f}" in body
+    assert f"an error of {abs(w.p.mean() - d.predicted.iloc[0]):.4f}" in body
+    assert f"standard deviation of {w.p.std():.3f} ({w.p.min():.3f}–{w.p.max():.3f})" in body
+    assert f"(π_ref {d.pi_ref.iloc[0]:.4f}, predicted\n{d.predicted.iloc[0]:.3f})" in body
