@@ -8,7 +8,9 @@
 4 configurations (G = 2, 8; direct and reverse; beta = 0.5) x 5 seeds (0-4) x 32 prompts in 3 sets,
 at sequence level, and at token level for the 16 arithmetic prompts (multi-token answers); the last
 decoder layer's MLP is trained (see grpo_theory.training.smollm.FrozenTrunkLM). The gating pass trains
-every configuration with Adam lr 3e-4 from 600 steps (linear decay to 5%), each to stationarity
+every configuration with Adam lr 3e-4 from 600 steps (linear decay to 5%; G = 2 reverse from 3 x 600 = 1,800,
+grpo_theory.studies.smollm2.LONGER_SCHEDULE: its slowest prompt escapes the edge only while the rate is
+large), each to stationarity
 (issue 26): after its steps, a run goes on in chunks of half its steps at the final learning rate
 until every prompt passes grpo_theory.convergence's check, up to --max-steps-factor (3) x its steps
 (--fixed-steps: exactly the steps, as before issue 26). Every row carries the check's columns.
@@ -28,7 +30,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from grpo_theory.studies.smollm2 import SMOLLM_CONFIGS, run_smollm_study, summarise
+from grpo_theory.studies.smollm2 import SMOLLM_CONFIGS, run_gating_pass, run_smollm_study, summarise
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -61,18 +63,23 @@ def main() -> None:
     # the gating pass: every configuration at the small step (at lr 1e-3 the reverse penalty at G = 8
     # collapsed one seed's prompts at step 1 and G = 2 oscillated at Adam's noise floor; the direct
     # penalty collapses shared-weight prompts onto one answer: docs/results.md)
-    passes = [(args.lr, args.steps, [c for c in SMOLLM_CONFIGS if c in args.configs])]
+    common = dict(model_dir=args.model_dir, seeds=tuple(args.seeds), trainable=args.trainable, device=args.device,
+                  workers=args.workers, resume=not args.fresh)
+    factor = None if args.fixed_steps else args.max_steps_factor
+    gating, _ = run_gating_pass(args.out, steps=args.steps, learning_rate=args.lr,
+                                configs=[c for c in SMOLLM_CONFIGS if c in args.configs], max_steps_factor=factor,
+                                **common)
+    parts = [gating]
+    passes = []
     if args.large_step:
         passes.append((1e-3, 300, reverse))
     if args.direct_at_large_step:
         passes.append((1e-3, 300, direct))
-    parts = []
     for lr, steps, configs in passes:
-        rows, _ = run_smollm_study(args.out, model_dir=args.model_dir, seeds=tuple(args.seeds), steps=steps,
-                                   configs=configs, learning_rate=lr, trainable=args.trainable, device=args.device,
-                                   workers=args.workers, resume=not args.fresh,
-                                   max_steps=None if args.fixed_steps else int(args.max_steps_factor * steps))
-        parts.append(rows)
+        if configs:
+            rows, _ = run_smollm_study(args.out, steps=steps, configs=configs, learning_rate=lr,
+                                       max_steps=None if factor is None else int(factor * steps), **common)
+            parts.append(rows)
     rows = pd.concat(parts, ignore_index=True)
     summary = summarise(rows)
     results = Path(args.results)

@@ -125,13 +125,13 @@ def _run_study(args):
                                device=args.device)
         return summary.drop(columns="objective"), None
     if args.study == "smollm2":
-        from .studies.smollm2 import run_smollm_study  # torch and transformers' tokenizer (optional)
+        from .studies.smollm2 import run_gating_pass  # torch and transformers' tokenizer (optional)
 
-        # the gating pass of experiments/smollm2_validate.py: Adam lr 3e-4, to stationarity (3x the steps at most)
-        _, summary = run_smollm_study(out, model_dir=args.model_dir, device=args.device,
-                                      seeds=tuple(args.seeds or (0, 1, 2, 3, 4)), steps=steps, trainable=args.trainable,
-                                      workers=args.workers, progress=progress, learning_rate=3e-4,
-                                      max_steps=3 * steps)
+        # the gating pass of experiments/smollm2_validate.py: Adam lr 3e-4, to stationarity (3x the steps at most),
+        # G = 2 reverse on a 3x longer schedule (studies.smollm2.LONGER_SCHEDULE)
+        _, summary = run_gating_pass(out, model_dir=args.model_dir, device=args.device,
+                                     seeds=tuple(args.seeds or (0, 1, 2, 3, 4)), steps=steps, trainable=args.trainable,
+                                     workers=args.workers, progress=progress, learning_rate=3e-4)
         return summary, None
     if args.study == "free":
         from .studies.free import run_free_study  # torch (optional)
@@ -295,7 +295,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="small: the small GPT's gated configurations (default); tree: 3 answer trees x 3 loss "
                         "types x 3 seeds (about 7 min); kl: 15 KL estimator/placement/clamp variants x 3 seeds "
                         "(about 8 min); smollm2: SmolLM2-135M on 32 real prompts, 4 configurations x 5 seeds "
-                        "at Adam lr 3e-4 from 600 steps to stationarity (hours on 2 cores; a rerun resumes); "
+                        "at Adam lr 3e-4 from 600 steps (G = 2 reverse 1,800) to stationarity (hours on 2 cores; "
+                        "a rerun resumes); "
                         "free: SmolLM2 "
                         "with free generation (about 25 min); trl: TRL's GRPOTrainer on CPU (needs the trl extra)")
     v.add_argument("--out", default=None, type=check.writable_dir,

@@ -113,3 +113,76 @@ def test_the_slow_escape_at_a_constant_step_is_what_the_docs_say():
     assert f"an error of {abs(w.p.mean() - d.predicted.iloc[0]):.4f}" in body
     assert f"standard deviation of {w.p.std():.3f} ({w.p.min():.3f}–{w.p.max():.3f})" in body
     assert f"(π_ref {d.pi_ref.iloc[0]:.4f}, predicted\n{d.predicted.iloc[0]:.3f})" in body
+
+
+def test_the_gating_pass_gives_g2_reverse_its_longer_schedule(tmp_path, monkeypatch):
+    """run_gating_pass (the committed command's and `validate --study smollm2`'s gating pass): G = 2 reverse on
+    3 x the steps, the others on the steps, each capped at 3 x its own steps; the rows of both go out together."""
+    pytest.importorskip("torch")
+    from grpo_theory.studies import smollm2 as study
+
+    calls = []
+
+    def fake(out_dir, *, steps, configs, learning_rate, max_steps, **kw):
+        calls.append((steps, tuple(configs), learning_rate, max_steps))
+        return pd.DataFrame(dict(config=list(configs), steps=steps, level="sequence", learning_rate=learning_rate,
+                                 seed=0, question="q", error=0.0, max_answer_error=0.0, task="t", seconds=1.0)), None
+
+    monkeypatch.setattr(study, "run_smollm_study", fake)
+    rows, summary = study.run_gating_pass(tmp_path, steps=600, learning_rate=3e-4, workers=2)
+    assert sorted(calls) == [(600, ("G2_beta0.5_direct", "G8_beta0.5_reverse", "G8_beta0.5_direct"), 3e-4, 1800),
+                             (1800, ("G2_beta0.5_reverse",), 3e-4, 5400)]
+    assert set(summary.config) == set(study.SMOLLM_CONFIGS) and (tmp_path / "smollm2_summary.csv").exists()
+    calls.clear()
+    study.run_gating_pass(tmp_path, steps=400, configs=["G8_beta0.5_direct"], max_steps_factor=None)
+    assert calls == [(400, ("G8_beta0.5_direct",), 3e-4, None)]
+
+
+def test_the_longer_schedule_paragraph_is_what_the_rows_show(rows):
+    """The G = 2 reverse paragraph: the 1,800-step rows (committed table) against the 600-step rows they replaced
+    (kept in smollm2_validate_g2_reverse_600.csv), every number recomputed here."""
+    text = (ROOT / "docs" / "results.md").read_text()
+    body = text[text.index("* **G = 2, reverse: a longer schedule for a slow escape.**"):]
+    body = " ".join(body[:body.index("\n* **")].split())
+    old = pd.read_csv(RESULTS / "smollm2_validate_g2_reverse_600.csv")
+    old["abs_error"] = (old.measured - old.predicted).abs()
+    new = rows[(rows.config == "G2_beta0.5_reverse") & (rows.learning_rate == 3e-4)]
+    assert set(old.steps) == {600} and set(new.steps) == {1800} and len(old) == len(new) == 240
+    assert f"those {len(old)} rows are kept" in body
+    o27 = old[old.prompt == "2*7"]
+    moving = [int((o27[o27.level == lv].conv_status == "moving").sum()) for lv in ("sequence", "token")]
+    assert f"in {moving[0]} of 5 seeds at sequence level and {moving[1]} of 5 at token level" in body
+    rest = o27[(o27.level == "token") & (o27.conv_status == "converged")].sort_values("seed")
+    assert list(rest.seed) == [2, 4] and f"at {rest.measured.iloc[0]:.3f} and {rest.measured.iloc[1]:.3f}" in body
+    assert f"max error {old[(old.level == 'token') & (old.conv_status == 'converged')].abs_error.max():.3f}" in body
+    assert (new.conv_status == "converged").all() and f"by step {new.steps_run.max():,}" in body
+    for lv, word in (("sequence", "at sequence level"), ("token", "at token level")):
+        p = new[(new.prompt == "2*7") & (new.level == lv)]
+        err = (p.measured - p.predicted).abs().max()
+        span = f"{p.measured.min():.4f}–{p.measured.max():.4f}"
+        assert re.search(rf"within {err:.4f} (of its prediction )?{word} \({span}\)", body), (lv, err)
+    n151 = new[new.prompt == "15-1"]
+    assert f"(within {old[old.prompt == '15-1'].abs_error.max():.3f} over 600 steps, within " \
+           f"{(n151.measured - n151.predicted).abs().max():.3f} over 1,800)" in body
+    s = pd.read_csv(RESULTS / "smollm2_validate_summary.csv")
+    s = s[(s.config == "G2_beta0.5_reverse") & (s.learning_rate == 3e-4)]
+    assert f"{s.seconds.sum() / 3600:.1f} hours of training time" in body
+
+
+def test_the_new_seed_paragraph_is_what_seed_5_shows(rows):
+    text = (ROOT / "docs" / "results.md").read_text()
+    body = text[text.index("Seven of eight rows land inside."):]
+    body = " ".join(body[:body.index("\n\n")].split())
+    new = pd.read_csv(RESULTS / "smollm2_validate_seed5.csv")
+    new["abs_error"] = (new.measured - new.predicted).abs()
+    g8 = new[(new.config == "G8_beta0.5_reverse") & (new.level == "sequence")]
+    assert f"seed 5's worst prompt in that row is off by {g8.abs_error.max():.3f}" in body
+    g2 = new[new.config == "G2_beta0.5_reverse"]
+    assert set(g2.steps) == {1800} and (g2.conv_status == "converged").all() and f"its {len(g2)} prompts" in body
+    p = g2[g2.prompt == "2*7"].set_index("level").measured
+    assert f'"2*7" at {p["sequence"]:.3f} (sequence) and {p["token"]:.3f} (token)' in body
+    worst = new[new.conv_status == "converged"].nlargest(3, "abs_error")
+    assert set(worst.config) == {"G8_beta0.5_direct"}
+    assert "worst converged errors are now " + ", ".join(f"{e:.3f}" for e in worst.abs_error[:2]) + \
+           f" and {worst.abs_error.iloc[2]:.3f}, all G = 8 direct" in body
+    assert f"{(new.conv_status != 'converged').sum()} of its {len(new)} prompts did not converge" in body
