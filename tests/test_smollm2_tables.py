@@ -186,3 +186,25 @@ def test_the_new_seed_paragraph_is_what_seed_5_shows(rows):
     assert "worst converged errors are now " + ", ".join(f"{e:.3f}" for e in worst.abs_error[:2]) + \
            f" and {worst.abs_error.iloc[2]:.3f}, all G = 8 direct" in body
     assert f"{(new.conv_status != 'converged').sum()} of its {len(new)} prompts did not converge" in body
+
+
+def test_seed_5_is_inside_the_family_wise_intervals(rows):
+    """The new-seed paragraph's joint statement: every row's interval at 1 - 0.05/8 (Bonferroni over the eight
+    rows) holds seed 5's MAE over converged prompts; the one the docs quote is recomputed."""
+    from scipy.stats import t as student_t
+
+    new = pd.read_csv(RESULTS / "smollm2_validate_seed5.csv")
+    new["abs_error"] = (new.measured - new.predicted).abs()
+    text = " ".join((ROOT / "docs" / "results.md").read_text().split())
+    q = student_t.ppf(1 - 0.025 / 8, 4)
+    assert f"t₀.₉₉₆₉,₄ = {q:.2f}" in text
+    conv = rows[(rows.learning_rate == 3e-4) & (rows.conv_status == "converged")]
+    groups = list(conv.groupby(["config", "level"]))
+    assert len(groups) == 8
+    for (config, level), g in groups:
+        per = g.groupby("seed").abs_error.mean()
+        m, h = per.mean(), q * per.std(ddof=1) * (1 + 1 / 5) ** 0.5
+        s5 = new[(new.config == config) & (new.level == level) & (new.conv_status == "converged")].abs_error.mean()
+        assert m - h <= s5 <= m + h, (config, level)
+        if (config, level) == ("G8_beta0.5_reverse", "sequence"):
+            assert f"(that row's interval: {m - h:.4f}–{m + h:.4f})" in text
