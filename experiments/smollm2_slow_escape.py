@@ -48,10 +48,11 @@ def main() -> None:
     ref, token_logp = study._STATE["refs"]["arithmetic"]
     q = task.meta["questions"].index(PROMPT)
     obj = Objective(**study.SMOLLM_CONFIGS[args.config], level=args.level)
+    ref_probs = np.exp(token_logp.sum(-1))
     pred = (study.predict_token_level(task, token_logp, obj) if args.level == "token"
-            else study.predict(task, np.exp(token_logp.sum(-1)), obj))
+            else study.predict(task, ref_probs, obj))
     p_pred = float(study.rewarded(task, pred)[q])
-    p_ref = float(study.rewarded(task, np.exp(token_logp.sum(-1)))[q])
+    p_ref = float(study.rewarded(task, ref_probs)[q])
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     tidy = []

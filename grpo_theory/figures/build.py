@@ -184,7 +184,7 @@ def build_figures(out_dir: str | Path = "paper_figures", only=None, trained: str
     except (FileNotFoundError, ValueError):
         drawn_by = {}
     # a number no figure has any more (Figure 10, merged into Figure 7) is dropped at the next write
-    drawn_by = {k: v for k, v in drawn_by.items() if k in {str(n) for n in valid}}
+    drawn_by = {k: v for k, v in drawn_by.items() if int(k) in valid}
     specs = [s for s in FIGURES if (only is None or s.number in set(only)) and s.number not in done]
     written: list[Path] = []
     bar = tqdm(specs, desc="figures", disable=not progress)

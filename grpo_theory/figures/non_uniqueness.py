@@ -20,11 +20,17 @@ from ..problem import Objective
 from ..solvers import stationary_points
 from ._data import binary
 from ._spec import FigureSpec
+from .finite_g_regions import COUNT_COLORS  # (b)'s counts coloured as Figure 22 colours them at finite G
 from .phase_portraits import BASIN_COLORS, PATH_HANDLES, PHASE_BETA, PHASE_PI_REF, PROB_TICKS, caption_paths, draw_paths
 from .phase_portraits import data as path_data
 
 #: Figure 7: the reference probability of panel (a).
 NONUNIQUE_PI_REF = 0.2
+
+
+def _h_at_turning_point(beta, pi_ref_a):
+    """``min_x h = h(x*)`` (direct penalty, G = inf): two interior stationary points where it is negative."""
+    return closed_form.large_group_direct_h(closed_form.large_group_direct_turning_point(beta), pi_ref_a, beta)
 
 
 def fold(pi_ref_a: float) -> tuple[float, float]:
@@ -33,8 +39,7 @@ def fold(pi_ref_a: float) -> tuple[float, float]:
     from scipy.optimize import brentq
 
     def h_min(beta: float) -> float:
-        return float(closed_form.large_group_direct_h(closed_form.large_group_direct_turning_point(beta),
-                                                      pi_ref_a, beta))
+        return float(_h_at_turning_point(beta, pi_ref_a))
     hi = 1.0
     while h_min(hi) >= 0:                # h(x*) falls with beta and is negative for large beta
         hi *= 2.0
@@ -55,16 +60,12 @@ def data(n_beta: int = 160, n_map: int = 160) -> tuple[pd.DataFrame, pd.DataFram
     betas = np.geomspace(0.05, 20.0, n_map)
     ps = np.linspace(0.005, 0.995, n_map)
     B, P = np.meshgrid(betas, ps, indexing="ij")
-    h_min = closed_form.large_group_direct_h(closed_form.large_group_direct_turning_point(B), P, B)
+    h_min = _h_at_turning_point(B, P)
     count = np.where(h_min < 0, 3, 1)     # the vertex always; two interior roots when min h < 0
     region = pd.DataFrame(dict(beta=B.ravel(), pi_ref_a=P.ravel(), h_at_turning_point=h_min.ravel(),
                                n_stationary_points=count.ravel()))
     beta_f, x_f = fold(NONUNIQUE_PI_REF)
     return pd.DataFrame(rows), region, pd.DataFrame([dict(pi_ref_a=NONUNIQUE_PI_REF, beta=beta_f, pi_a=x_f)])
-
-
-#: The colours of the two counts in (b), as Figure 22 draws them at finite G.
-COUNT_FILLS = ("#fde0c5", "#b2182b")
 
 
 def draw(points: pd.DataFrame, region: pd.DataFrame, pi_ref_a: float, paths: pd.DataFrame,
@@ -111,7 +112,7 @@ def draw(points: pd.DataFrame, region: pd.DataFrame, pi_ref_a: float, paths: pd.
     # the regions as the sign of h at its turning point, contoured: the boundary h = 0 is interpolated
     # between grid points (linearly in h), not drawn cell by cell as a staircase
     H = region.pivot(index="pi_ref_a", columns="beta", values="h_at_turning_point").to_numpy()
-    bx.contourf(betas, ps, H, levels=[-np.inf, 0.0, np.inf], colors=[COUNT_FILLS[1], COUNT_FILLS[0]])
+    bx.contourf(betas, ps, H, levels=[-np.inf, 0.0, np.inf], colors=[COUNT_COLORS[3], COUNT_COLORS[1]])
     bx.contour(betas, ps, H, levels=[0.0], colors="black", linewidths=0.6)
     plotting.reference(bx.axhline(pi_ref_a, color="0.45", ls=":", lw=0.9))     # (a)'s pi_ref
     bx.plot(beta_f, pi_ref_a, "o", ms=4, color="black", zorder=5)               # (a)'s fold, on the boundary
@@ -168,4 +169,4 @@ def caption(t: dict[str, pd.DataFrame]) -> str:
         "runs into the vertex, and no amount of training brings it back.")
 
 
-SPEC = FigureSpec(7, "non_uniqueness", caption, tables, render, __name__, uses=("phase_portraits",))
+SPEC = FigureSpec(7, "non_uniqueness", caption, tables, render, __name__, uses=("phase_portraits", "finite_g_regions"))

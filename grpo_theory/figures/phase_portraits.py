@@ -20,7 +20,7 @@ from ..problem import Objective
 from ..solvers import stationary_points
 from ._data import binary
 
-#: Figure 7(c, d): reference probability, the beta (above the fold at 0.902) and the two variants.
+#: Figure 7(c, d): reference probability, the beta (above the fold at 0.896) and the two variants.
 PHASE_PI_REF = 0.2
 PHASE_BETA = 2.0
 PHASE_VARIANTS = (("reverse/scale, G = 8", dict(group_size=8)),
@@ -73,7 +73,7 @@ def data(n_t: int = 160, t_max: float = 1e4) -> tuple[pd.DataFrame, pd.DataFrame
 #: scale, (c, d) plot the logit itself: :data:`_TICKS`).
 PROB_TICKS = [(0.1, "0.1"), (0.5, "0.5"), (0.99, r"$1-10^{-2}$"), (1 - 1e-4, r"$1-10^{-4}$"),
               (1 - 1e-6, r"$1-10^{-6}$"), (1 - 1e-8, r"$1-10^{-8}$")]
-_TICKS = [(math.log(p / (1 - p)) if p != 0.5 else 0.0, label) for p, label in PROB_TICKS]
+_TICKS = [(math.log(p / (1 - p)), label) for p, label in PROB_TICKS]
 
 
 def draw_paths(ax, paths: pd.DataFrame, points: pd.DataFrame, name: str, letter: str, pi_ref_a: float,

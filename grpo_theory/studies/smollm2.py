@@ -145,6 +145,12 @@ def _worker_job(args) -> pd.DataFrame:
     return _run_job(*args)
 
 
+def _check_schedule(steps: int, learning_rate: float) -> None:
+    if steps < 10 or not learning_rate > 0:
+        raise InvalidInputError(f"need steps >= 10 and learning_rate > 0, got steps={plain(steps)}, "
+                                f"learning_rate={plain(learning_rate)}")
+
+
 def run_gating_pass(out_dir="runs/validate_smollm2", *, steps: int = 600, learning_rate: float = 3e-4,
                     configs=None, max_steps_factor: float | None = 3.0, **study) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The gating pass (issue 26): every configuration at ``learning_rate`` from ``steps`` steps, those in
@@ -152,9 +158,7 @@ def run_gating_pass(out_dir="runs/validate_smollm2", *, steps: int = 600, learni
     ``max_steps_factor`` x its steps (None: exactly its steps). ``study``: the other arguments of
     :func:`run_smollm_study`. Returns the rows and summary of every configuration together (also written to
     ``out_dir``, as :func:`run_smollm_study` does for one schedule)."""
-    if steps < 10 or not learning_rate > 0:      # the value given, before any configuration's multiple of it
-        raise InvalidInputError(f"need steps >= 10 and learning_rate > 0, got steps={plain(steps)}, "
-                                f"learning_rate={plain(learning_rate)}")
+    _check_schedule(steps, learning_rate)        # the value given, before any configuration's multiple of it
     configs = list(SMOLLM_CONFIGS) if configs is None else list(configs)
     schedules: dict[int, list[str]] = {}
     for c in configs:
@@ -264,9 +268,7 @@ def run_smollm_study(out_dir="runs/validate_smollm2", *, model_dir="models/smoll
     InvalidInputError
         ``steps < 10``, ``learning_rate <= 0``, or no model file in ``model_dir``.
     """
-    if steps < 10 or not learning_rate > 0:
-        raise InvalidInputError(f"need steps >= 10 and learning_rate > 0, got steps={plain(steps)}, "
-                                f"learning_rate={plain(learning_rate)}")
+    _check_schedule(steps, learning_rate)
     if not (Path(model_dir) / GGUF_NAME).is_file():      # before any worker starts (issue 25)
         raise InvalidInputError(f"{Path(model_dir) / GGUF_NAME} not found: run `grpo-theory fetch-model` first "
                                 "(or give --model-dir)")
