@@ -218,7 +218,10 @@ class ConvergenceReport:
         if s == "converged":
             return ""
         span = f"steps {self.tail_start:g}-{self.steps:g}"
-        if s == "moving":
+        if s == "moving" and not np.isfinite(self.drift[q]):
+            text = (f"moving (unchecked): {int(self.n_tail[q])} measurements over {span}, fewer than the "
+                    f"{MIN_TAIL_POINTS} the test needs")
+        elif s == "moving":
             text = f"moving: drift {self.drift[q]:+.3f} +- {self.drift_se[q]:.3f} over {span}"
             if self.logit_moving is not None and self.logit_moving[q]:
                 text += (f" (logit {self.logit_drift[q]:+.2f} +- {self.logit_drift_se[q]:.2f}, "

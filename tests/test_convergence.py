@@ -101,6 +101,7 @@ def test_largest_drop_by_brute_force():
 def test_short_tail_and_bad_input():
     r = check_trajectories(np.arange(1, 12), np.full(11, 0.5))      # 3 tail points: too few to tell
     assert r.status.tolist() == ["moving"]
+    assert r.reason(0) == "moving (unchecked): 3 measurements over steps 8.25-11, fewer than the 8 the test needs"
     with pytest.raises(InvalidInputError, match="increasing"):
         check_trajectories([1, 1, 2], [0.1, 0.2, 0.3])
     with pytest.raises(InvalidInputError, match="tail"):

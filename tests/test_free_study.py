@@ -141,6 +141,26 @@ def test_run_job_resumes_exactly_after_a_stop_and_after_a_crash(tmp_path):
     assert (whole[whole.kind == "final"].measured_n == 60).all()
 
 
+def test_cpu_seconds_count_each_second_once_across_checkpoints_and_resumes(tmp_path, monkeypatch):
+    # a CPU clock that advances one second a reading: the job's total must be the seconds it read, in
+    # one call or stopped and resumed, however many checkpoints (the old total re-added the call's whole
+    # time at every checkpoint)
+    read = []
+
+    def clock():
+        read.append(len(read))
+        return float(read[-1])
+    monkeypatch.setattr(free.time, "process_time", clock)
+    _, whole = _job(tmp_path, "whole")
+    assert whole.cpu_seconds.iloc[0] == len(read) - 1
+    read.clear()
+    assert _job(tmp_path, "parts", stop_after=7)[1] is None
+    first = len(read) - 1                      # this call's seconds: from its first reading to its last
+    read.clear()
+    _, parts = _job(tmp_path, "parts")
+    assert parts.cpu_seconds.iloc[0] == first + len(read) - 1
+
+
 def test_run_job_refuses_a_folder_with_other_settings(tmp_path):
     _job(tmp_path, "j", stop_after=2)
     with pytest.raises(InvalidInputError, match="learning_rate"):

@@ -252,12 +252,12 @@ def run_job(backend, spec: JobSpec, job_dir, *, answers, stop_after: int | None 
     else:
         backend.reset()
         st = dict(step=0, history=[], evals=[], cpu=0.0, flat=False)
-    cpu0 = time.process_time()
+    cpu_before, cpu0 = st["cpu"], time.process_time()       # CPU seconds of earlier calls, and this call's start
     ran = 0
 
     def checkpoint():
         st.update(model=backend.state_dict(), opt=opt.state_dict(), gen=gen.get_state(),
-                  cpu=st["cpu"] + time.process_time() - cpu0)
+                  cpu=cpu_before + time.process_time() - cpu0)
         _save(state_path, st)
 
     bar = tqdm(total=spec.max_steps, initial=st["step"], desc=f"job {spec.name}", disable=not progress, leave=False)
@@ -285,7 +285,7 @@ def run_job(backend, spec: JobSpec, job_dir, *, answers, stop_after: int | None 
             checkpoint()
     bar.close()
     final = count_correct(backend, answers, spec.n_eval, gen)
-    cpu = st["cpu"] + time.process_time() - cpu0
+    cpu = cpu_before + time.process_time() - cpu0
     _, rep, mean_status = is_flat(st["history"], P, spec.group_size)
     rows = []
     for ev in st["evals"]:

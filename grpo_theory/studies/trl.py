@@ -230,6 +230,25 @@ def run_trl_validation(out_dir="runs/validate_trl", *, n_questions: int = 12, st
     return pd.DataFrame(summary)
 
 
+def smollm2_hf_dir(hf_dir, model_dir="models/smollm2") -> Path:
+    """SmolLM2 dequantised from its GGUF file and saved as a plain Hugging Face model in ``hf_dir`` (once;
+    TRL rebuilds its reference model from such a path)."""
+    from transformers import AutoModelForCausalLM
+
+    hf_dir = Path(hf_dir)
+    if not (hf_dir / "config.json").exists():
+        model, tok = load_smollm2(model_dir)
+        # a GGUF-loaded model refuses save_pretrained ("quantized with gguf"): the same dequantised
+        # weights in a plain model of the same config save normally
+        config = copy.deepcopy(model.hf.config)
+        config.__dict__.pop("quantization_config", None)
+        plain = AutoModelForCausalLM.from_config(config)
+        plain.load_state_dict(model.hf.state_dict())
+        plain.save_pretrained(hf_dir)
+        tok.save_pretrained(hf_dir)
+    return hf_dir
+
+
 def run_trl_smollm2(out_dir="runs/validate_trl_smollm2", *, model_dir="models/smollm2", n_prompts: int = 4,
                     steps: int = 60, group_size: int = 4, beta: float = 0.5, learning_rate: float = 1e-3,
                     seed: int = 0, settings=(True, False), measure_every: int = 2, window: float = 0.3,
@@ -281,17 +300,7 @@ def run_trl_smollm2(out_dir="runs/validate_trl_smollm2", *, model_dir="models/sm
     if num_threads is not None:
         torch.set_num_threads(num_threads)
     torch.manual_seed(seed)
-    hf_dir = out / "smollm2_hf"
-    if not (hf_dir / "config.json").exists():
-        model, tok = load_smollm2(model_dir)
-        # a GGUF-loaded model refuses save_pretrained ("quantized with gguf"): the same dequantised
-        # weights in a plain model of the same config save normally
-        config = copy.deepcopy(model.hf.config)
-        config.__dict__.pop("quantization_config", None)
-        plain = AutoModelForCausalLM.from_config(config)
-        plain.load_state_dict(model.hf.state_dict())
-        plain.save_pretrained(hf_dir)
-        tok.save_pretrained(hf_dir)
+    hf_dir = smollm2_hf_dir(out / "smollm2_hf", model_dir)
     tok = AutoTokenizer.from_pretrained(hf_dir)
     chosen = YES_NO_QUESTIONS[:n_prompts]
     messages = [[{"role": "user", "content": q + " Answer Yes or No."}] for q, _ in chosen]
