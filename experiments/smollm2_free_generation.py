@@ -1,9 +1,9 @@
 """Free generation on SmolLM2 (issue 23, see :mod:`grpo_theory.studies.free`): predict a real run per prompt.
 
 Writes docs/results/free_generation.csv (seed, beta, prompt, p_ref, p_ref_n, predicted, measured,
-measured_n, step, then the baselines and the convergence columns), free_generation_summary.csv
-(the MAEs per beta, seed and step) and free_generation.png. Every stage is kept under --out: a
-rerun (after a crash, or with --stop-after in a later session) resumes.
+measured_n, step, then the baselines and the convergence columns) and free_generation_summary.csv
+(the MAEs per beta, seed and step); Figure 25 (`grpo-theory figures --only 25`) draws them. Every
+stage is kept under --out: a rerun (after a crash, or with --stop-after in a later session) resumes.
 
     python experiments/smollm2_free_generation.py --workers 2             # the full study
     python experiments/smollm2_free_generation.py --pilot                 # CPU seconds per sample and per step,
@@ -55,27 +55,6 @@ def pilot(model_dir: str, n_prompts: int, n_samples: int, steps: int, spec: dict
                 pilot_correct=k.tolist(), threads=torch.get_num_threads())
 
 
-def figure(table, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fin = table[table.kind == "final"]
-    fig, axes = plt.subplots(1, 2, figsize=(8, 3.6))
-    for beta, g in fin.groupby("beta"):
-        axes[0].scatter(g.predicted, g.measured, s=12, label=f"beta {beta:g}")
-    mid = table[table.kind == "intermediate"]
-    for beta, g in mid.groupby("beta"):
-        axes[1].scatter(g.predicted, g.measured, s=8, label=f"beta {beta:g}")
-    for ax, title in zip(axes, ("stationary (end of training)", "finite time (clock fitted on the other half)")):
-        ax.plot([0, 1], [0, 1], color="grey", lw=0.8)
-        ax.set(xlabel="predicted P(correct)", ylabel="measured P(correct)", title=title, xlim=(0, 1), ylim=(0, 1))
-        ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=150)
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
@@ -119,7 +98,7 @@ def main() -> None:
     res = Path(args.results)
     table.to_csv(res / "free_generation.csv", index=False, float_format="%.6g")
     summary.to_csv(res / "free_generation_summary.csv", index=False, float_format="%.6g")
-    figure(table, res / "free_generation.png")
+    # the figure is the paper's Figure 25: grpo-theory figures --only 25 (it reads these tables)
     print(summary[summary.kind == "final"].to_string(index=False))
 
 
