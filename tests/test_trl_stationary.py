@@ -52,8 +52,29 @@ def test_a_stopped_run_resumes_from_its_checkpoint_and_retraces_the_whole_run(ti
     # the prediction and pi_ref are the model's own, not the trained policy's
     assert np.allclose(parts.pi_ref, a[["p0", "p1"]].iloc[0].to_numpy(), atol=1e-9)
     assert (parts.predicted > parts.pi_ref).all()
-    # a finished run is read back, not retrained
+    # a finished run is read back, not retrained; one killed after its last checkpoint, before its
+    # results, is finished there too (not trained on past the cap)
     assert _run(tmp_path / "parts", tiny_model).equals(parts)
+    (tmp_path / "parts" / "results.csv").unlink()
+    again = _run(tmp_path / "parts", tiny_model)
+    assert newest_checkpoint(tmp_path / "parts").name == "checkpoint-8"
+    pd.testing.assert_frame_equal(again.drop(columns="seconds"), parts.drop(columns="seconds"))
+    # other settings are refused, also for a finished folder
+    with pytest.raises(InvalidInputError, match="other settings .*learning_rate"):
+        _run(tmp_path / "parts", tiny_model, learning_rate=1e-3)
+
+
+def test_a_resume_past_an_epoch_of_the_prompt_list_keeps_the_data_order(tiny_model, tmp_path):
+    # TRL reshuffles every epoch from a generator its checkpoints do not keep: the run is one epoch, so
+    # a resume at step 66 (past 64 passes over the prompts) draws what the uninterrupted run draws
+    kw = dict(max_steps=70, save_every=2, learning_rate=1e-2)
+    _run(tmp_path / "whole", tiny_model, **kw)
+    assert _run(tmp_path / "parts", tiny_model, stop_after=66, **kw) is None
+    _run(tmp_path / "parts", tiny_model, **kw)
+    a = pd.read_csv(tmp_path / "whole" / "trajectory.csv")
+    b = pd.read_csv(tmp_path / "parts" / "trajectory.csv")
+    assert list(a.step) == list(b.step) == list(range(0, 71, 2))
+    np.testing.assert_allclose(b.to_numpy(), a.to_numpy(), rtol=0, atol=1e-6)
 
 
 def test_the_stop_rule_ends_a_flat_run_at_its_first_check(tiny_model, tmp_path):
@@ -61,6 +82,10 @@ def test_the_stop_rule_ends_a_flat_run_at_its_first_check(tiny_model, tmp_path):
     noise = np.random.default_rng(0)
     out = _run(tmp_path, tiny_model, measure=lambda m: np.array([0.4, 0.7]) + 1e-4 * noise.standard_normal(2), **rule)
     assert (out.steps_run == 30).all() and out.flat.all() and (out.conv_status == "converged").all()
+    (tmp_path / "results.csv").unlink()                 # killed after the stopping checkpoint: finished there
+    again = _run(tmp_path, tiny_model, measure=lambda m: np.array([0.4, 0.7]) + 1e-4 * noise.standard_normal(2),
+                 **rule)
+    assert (again.steps_run == 30).all() and again.flat.all()
     rule["max_steps"] = 40
     rising = iter(np.linspace(0.1, 0.9, 100))
     moving = _run(tmp_path / "moving", tiny_model, measure=lambda m: np.full(2, next(rising)), **rule)

@@ -49,12 +49,22 @@ def newest_checkpoint(run_dir) -> Path | None:
     return max(found)[1] if found else None
 
 
-def _recorder(path: Path, measure, *, every: int, min_steps: int, check_every: int, tail: float,
-              stop_after: int | None):
+def _is_flat(rows: list, tail: float) -> bool:
+    """Whether every prompt of the trajectory ``rows`` (dicts ``step, p0, p1, ...``) passes the check."""
+    t = pd.DataFrame(rows)
+    return bool(check_trajectories(t.step, t.drop(columns="step").to_numpy(), tail=tail).all_converged)
+
+
+def _checks_at(step: int, min_steps: int, check_every: int) -> bool:
+    return step >= min_steps and step % check_every == 0
+
+
+def _recorder(path: Path, clock: Path, measure, *, every: int, min_steps: int, check_every: int, tail: float,
+              stop_after: int | None, seconds_before: float):
     """A TrainerCallback that measures ``measure(model)`` (one value per prompt) at step 0 and every
     ``every`` steps, writes the trajectory to ``path`` after each measurement, stops the run (saving a
-    checkpoint) when the stationarity check passes, and checkpoints and stops after ``stop_after``
-    steps of this call."""
+    checkpoint) when the stationarity check passes, checkpoints and stops after ``stop_after`` steps of
+    this call, and writes the seconds spent to ``clock`` at every checkpoint."""
     from transformers import TrainerCallback
 
     class FlatStop(TrainerCallback):
@@ -62,45 +72,61 @@ def _recorder(path: Path, measure, *, every: int, min_steps: int, check_every: i
             self.rows: list = []
             self.first = None
             self.flat = False
+            self.t0 = time.perf_counter()
 
         def _write(self):
             table = pd.DataFrame(self.rows)
             atomic_write(path, lambda p: table.to_csv(p, index=False, float_format="%.10g"))
 
+        def seconds(self) -> float:
+            return seconds_before + time.perf_counter() - self.t0
+
         def on_train_begin(self, args, state, control, model=None, **kw):
             self.first = state.global_step
-            if path.exists():
-                # measurements after the resumed checkpoint are taken again from the same state
-                old = pd.read_csv(path)
-                self.rows = old[old.step <= state.global_step].to_dict("records")
-            if not self.rows or self.rows[-1]["step"] < state.global_step:
+            self.rows = _trajectory_until(path, state.global_step)
+            # a measurement at the resumed step only where the uninterrupted run took one
+            if state.global_step % every == 0 and (not self.rows or self.rows[-1]["step"] < state.global_step):
                 self.rows.append(dict(step=state.global_step, **self._values(model)))
                 self._write()
 
         def _values(self, model):
-            return {f"p{i}": float(v) for i, v in enumerate(measure(model))}
+            was = model.training
+            model.eval()
+            try:
+                return {f"p{i}": float(v) for i, v in enumerate(measure(model))}
+            finally:
+                model.train(was)
 
         def on_step_end(self, args, state, control, model=None, **kw):
             s = state.global_step
             if s % every == 0:
                 self.rows.append(dict(step=s, **self._values(model)))
                 self._write()
-            if s >= min_steps and s % check_every == 0:
-                t = pd.DataFrame(self.rows)
-                rep = check_trajectories(t.step, t.drop(columns="step").to_numpy(), tail=tail)
-                if rep.all_converged:
-                    self.flat = True
-                    control.should_save = control.should_training_stop = True
+            if _checks_at(s, min_steps, check_every) and _is_flat(self.rows, tail):
+                self.flat = True
+                control.should_save = control.should_training_stop = True
             if stop_after is not None and s - self.first >= stop_after:
                 control.should_save = control.should_training_stop = True
             return control
 
+        def on_save(self, args, state, control, **kw):
+            atomic_write(clock, lambda p: p.write_text(json.dumps(dict(seconds=self.seconds(),
+                                                                        step=state.global_step))))
+
     return FlatStop()
+
+
+def _trajectory_until(path: Path, step: int) -> list:
+    """The measured rows up to ``step`` (those after a checkpoint are taken again from its state)."""
+    if not path.exists():
+        return []
+    old = pd.read_csv(path)
+    return old[old.step <= step].to_dict("records")
 
 
 def train_until_flat(run_dir, *, model_path, tokenizer, prompts, answers, beta: float = 0.5,
                      group_size: int = 4, learning_rate: float = 3e-4, warmup_steps: int = 10,
-                     use_bias_correction_kl: bool = False, seed: int = 0, min_steps: int = 100,
+                     use_bias_correction_kl: bool = True, seed: int = 0, min_steps: int = 100,
                      max_steps: int = 600, check_every: int = 20, measure_every: int = 2, save_every: int = 20,
                      tail: float = 0.3, stop_after: int | None = None, trainable: str | None = None,
                      measure=None, ref_probs=None, num_threads: int | None = 1) -> pd.DataFrame | None:
@@ -120,7 +146,8 @@ def train_until_flat(run_dir, *, model_path, tokenizer, prompts, answers, beta: 
         The rewarded completion per prompt: a one-token completion ``y`` is correct when
         ``decode(y).strip() == answer``.
     beta, group_size, learning_rate, warmup_steps, use_bias_correction_kl, seed
-        TRL's settings (``num_generations = group_size``, a constant rate after ``warmup_steps``).
+        TRL's settings (``num_generations = group_size``, a constant rate after ``warmup_steps``;
+        ``use_bias_correction_kl`` True is TRL 1.16's default, the direct penalty).
     min_steps, max_steps, check_every, tail
         The stop rule (module docstring).
     measure_every, save_every : int
@@ -150,37 +177,42 @@ def train_until_flat(run_dir, *, model_path, tokenizer, prompts, answers, beta: 
     """
     import torch
     from datasets import Dataset
-    from transformers import AutoModelForCausalLM
+    from transformers import AutoConfig, AutoModelForCausalLM
     from trl import GRPOConfig, GRPOTrainer
 
     if len(prompts) != len(answers) or not prompts:
         raise InvalidInputError(f"need one answer per prompt, got {len(prompts)} prompts and {len(answers)} answers")
+    if not 0 < tail < 1:
+        raise InvalidInputError(f"tail={tail!r}: expected a fraction of the steps in (0, 1)")
     if tail * min_steps / measure_every + 1 < MIN_TAIL_POINTS:
         raise InvalidInputError(f"min_steps={min_steps}, measure_every={measure_every}, tail={tail}: the check's "
                                 f"window would hold fewer than the {MIN_TAIL_POINTS} measurements it needs; "
                                 "raise min_steps or measure more often")
     run = Path(run_dir)
     run.mkdir(parents=True, exist_ok=True)
-    done = run / "results.csv"
-    if done.exists():
-        return pd.read_csv(done)
-    settings = dict(beta=beta, group_size=group_size, learning_rate=learning_rate, warmup_steps=warmup_steps,
-                    use_bias_correction_kl=use_bias_correction_kl, seed=seed, min_steps=min_steps,
-                    max_steps=max_steps, check_every=check_every, measure_every=measure_every, tail=tail,
-                    trainable=trainable, answers=list(answers), prompts=[json.dumps(p) for p in prompts])
+    settings = dict(model_path=str(model_path), beta=beta, group_size=group_size, learning_rate=learning_rate,
+                    warmup_steps=warmup_steps, use_bias_correction_kl=use_bias_correction_kl, seed=int(seed),
+                    min_steps=min_steps, max_steps=max_steps, check_every=check_every, measure_every=measure_every,
+                    tail=tail, trainable=trainable, answers=list(answers), prompts=[json.dumps(p) for p in prompts])
     meta = run / "settings.json"
     if meta.exists() and json.loads(meta.read_text()) != settings:
         old = json.loads(meta.read_text())
         raise InvalidInputError(f"{run} holds a run with other settings "
                                 f"({', '.join(sorted(k for k in settings if old.get(k) != settings[k]))}); "
                                 "remove it or use another folder")
+    done = run / "results.csv"
+    if done.exists():
+        return pd.read_csv(done)
     atomic_write(meta, lambda p: p.write_text(json.dumps(settings, indent=1)))
     if num_threads is not None:
         torch.set_num_threads(num_threads)
     n = len(prompts)
-    vocab_text = [tokenizer.decode([i]).strip() for i in range(len(tokenizer))]
+    width = AutoConfig.from_pretrained(model_path).vocab_size          # the logits' width (>= the tokenizer's)
+    vocab_text = [tokenizer.decode([i]).strip() if i < len(tokenizer) else None for i in range(width)]
     reward_table = np.array([[float(t == a) for t in vocab_text] for a in answers])
-    ids = [tokenizer(p, add_special_tokens=False)["input_ids"] if isinstance(p, str) else
+    # the token ids TRL feeds the model: a string prompt with the tokenizer's special tokens, a chat
+    # prompt through the chat template with the generation prompt (TRL 1.16's _tokenize_prompts)
+    ids = [tokenizer(p)["input_ids"] if isinstance(p, str) else
            tokenizer.apply_chat_template(p, add_generation_prompt=True, tokenize=True, return_dict=True)["input_ids"]
            for p in prompts]
 
@@ -192,7 +224,7 @@ def train_until_flat(run_dir, *, model_path, tokenizer, prompts, answers, beta: 
 
     measure = measure or (lambda m: (probs_of(m) * reward_table).sum(1))
     if ref_probs is None:
-        ref_probs = probs_of(AutoModelForCausalLM.from_pretrained(model_path))
+        ref_probs = probs_of(AutoModelForCausalLM.from_pretrained(model_path).eval())
 
     def reward_fn(prompts, completions, answer, **kw):
         text = [c[0]["content"] if isinstance(c, list) else c for c in completions]
@@ -208,25 +240,34 @@ def train_until_flat(run_dir, *, model_path, tokenizer, prompts, answers, beta: 
                       gradient_checkpointing=False)
     mapping = read_trl_config(args, completion_tokens=1)
     preds, n_stable = _predictions(ref_probs, reward_table, mapping.objective)
-    policy = AutoModelForCausalLM.from_pretrained(model_path)
-    if trainable is not None:
-        for name, p in policy.named_parameters():
-            p.requires_grad_(name.startswith(trainable))
-    dataset = Dataset.from_dict({"prompt": list(prompts) * 64, "answer": list(answers) * 64})
-    rec = _recorder(run / "trajectory.csv", measure, every=measure_every, min_steps=min_steps,
-                    check_every=check_every, tail=tail, stop_after=stop_after)
-    trainer = GRPOTrainer(model=policy, reward_funcs=reward_fn, args=args, train_dataset=dataset,
-                          processing_class=tokenizer, callbacks=[rec])
+    traj_path, clock = run / "trajectory.csv", run / "seconds.json"
     ckpt = newest_checkpoint(run)
-    clock = run / "seconds.json"
-    spent = json.loads(clock.read_text())["seconds"] if clock.exists() and ckpt is not None else 0.0
-    t0 = time.perf_counter()
-    trainer.train(resume_from_checkpoint=str(ckpt) if ckpt is not None else None)
-    spent += time.perf_counter() - t0
-    atomic_write(clock, lambda p: p.write_text(json.dumps(dict(seconds=spent))))
-    steps_run = int(trainer.state.global_step)
-    if not rec.flat and steps_run < max_steps:
-        return None                                                   # stopped by stop_after: resume later
+    at = int(ckpt.name.split("-")[1]) if ckpt is not None else 0
+    before = json.loads(clock.read_text()) if clock.exists() and ckpt is not None else {}
+    seconds_before = float(before.get("seconds", 0.0)) if before.get("step") == at else 0.0
+    rows_at = _trajectory_until(traj_path, at)
+    # a run killed after its last checkpoint (the cap, or the check that stopped it) is finished there
+    flat_at = bool(rows_at) and _checks_at(at, min_steps, check_every) and _is_flat(rows_at, tail)
+    if ckpt is not None and (at >= max_steps or flat_at):
+        flat, steps_run, spent = flat_at, at, seconds_before
+        atomic_write(traj_path, lambda p: pd.DataFrame(rows_at).to_csv(p, index=False, float_format="%.10g"))
+    else:
+        policy = AutoModelForCausalLM.from_pretrained(model_path)
+        if trainable is not None:
+            for name, p in policy.named_parameters():
+                p.requires_grad_(name.startswith(trainable))
+        # one epoch covers the whole run: TRL's sampler draws each epoch's order from its own generator,
+        # which a checkpoint does not save, so a resumed later epoch would replay the first one's order
+        reps = max(64, max_steps + 1)
+        dataset = Dataset.from_dict({"prompt": list(prompts) * reps, "answer": list(answers) * reps})
+        rec = _recorder(traj_path, clock, measure, every=measure_every, min_steps=min_steps,
+                        check_every=check_every, tail=tail, stop_after=stop_after, seconds_before=seconds_before)
+        trainer = GRPOTrainer(model=policy, reward_funcs=reward_fn, args=args, train_dataset=dataset,
+                              processing_class=tokenizer, callbacks=[rec])
+        trainer.train(resume_from_checkpoint=str(ckpt) if ckpt is not None else None)
+        flat, steps_run, spent = rec.flat, int(trainer.state.global_step), rec.seconds()
+        if not flat and steps_run < max_steps:
+            return None                                               # stopped by stop_after: resume later
     traj = pd.read_csv(run / "trajectory.csv")
     steps, values = traj.step.to_numpy(float), traj.drop(columns="step").to_numpy()
     conv = check_trajectories(steps, values, tail=tail)
@@ -235,7 +276,7 @@ def train_until_flat(run_dir, *, model_path, tokenizer, prompts, answers, beta: 
     rows = [dict(prompt=json.dumps(prompts[i]) if not isinstance(prompts[i], str) else prompts[i],
                  answer=answers[i], pi_ref=float((ref_probs[i] * reward_table[i]).sum()), predicted=preds[i],
                  measured=float(m[i]), measured_se=float(se[i]), error=float(m[i] - preds[i]),
-                 n_stable_points=n_stable[i], flat=rec.flat, seconds=round(spent, 1),
+                 n_stable_points=n_stable[i], flat=flat, seconds=round(spent, 1),
                  seed=seed, beta=beta, group_size=group_size, learning_rate=learning_rate,
                  use_bias_correction_kl=use_bias_correction_kl, penalty=mapping.objective.regime,
                  objective=mapping.objective.describe(), **report_columns(conv, i)) for i in range(n)]
