@@ -289,3 +289,22 @@ def test_cost_model_adds_the_stages():
     c = free.cost_model(cpu_per_sample=0.01, cpu_per_step_per_prompt=0.1, n_pool=10, n_screen=10, n_prompts=2,
                         n_ref=100, jobs=2, steps=5, eval_steps=1, n_mid=10, n_eval=20)
     assert c == pytest.approx(dict(screen=1.0, p_ref=2.0, training=2.0, evaluation=1.2, total=6.2, jobs=2))
+
+
+def test_every_backend_on_one_model_keeps_the_untrained_reference():
+    # a worker process trains job after job on its one SmolLM2: the second job's reference (and its
+    # reset) must be the pretrained MLP, not the first job's trained one (the bug: a copy per backend)
+    from types import SimpleNamespace
+
+    layer = SimpleNamespace(mlp=torch.nn.Linear(3, 3))
+    model = torch.nn.Module()
+    model.hf = SimpleNamespace(model=SimpleNamespace(layers=[layer]))
+    pretrained = {k: v.clone() for k, v in layer.mlp.state_dict().items()}
+    first = free.reference_mlp(model)
+    with torch.no_grad():
+        layer.mlp.weight.add_(1.0)                             # the first job trains
+    second = free.reference_mlp(model)
+    assert second is first and not second.weight.requires_grad
+    for k, v in second.state_dict().items():
+        assert torch.equal(v, pretrained[k])
+    assert not list(model.parameters())                        # not registered as a submodule

@@ -304,12 +304,29 @@ def run_job(backend, spec: JobSpec, job_dir, *, answers, stop_after: int | None 
 
 
 
+def reference_mlp(model):
+    """A frozen copy of ``model``'s last MLP as it was when first asked for, kept on the model.
+
+    Every backend built on one model (a worker process trains job after job on its one copy of
+    SmolLM2) takes its reference, and its reset, from this copy: a copy taken when a later backend is
+    built would hold the previous job's trained weights.
+    """
+    import copy
+
+    if getattr(model, "_reference_mlp", None) is None:
+        # kept outside the module's registry: not a submodule, so not among its parameters or state
+        object.__setattr__(model, "_reference_mlp",
+                           copy.deepcopy(model.hf.model.layers[-1].mlp).requires_grad_(False))
+    return model._reference_mlp
+
+
 class SmolBackend:
     """SmolLM2-135M-Instruct as a free-generation policy: only the last MLP trains.
 
     Sampling keeps the last MLP's input ``h0`` at every generated position (batched, with the KV
     cache of :class:`~grpo_theory.training.free_generation.FreeSampler`), so the loss needs no second
-    pass through the frozen trunk. The reference policy is a frozen copy of the MLP.
+    pass through the frozen trunk. The reference policy is a frozen copy of the MLP as the model was
+    loaded (:func:`reference_mlp`), shared by every backend built on that model.
 
     Parameters
     ----------
@@ -322,12 +339,9 @@ class SmolBackend:
     """
 
     def __init__(self, model, tokenizer, questions, max_new_tokens: int = 4) -> None:
-        import copy
-
-
         self.model = model
         self.mlp = model.hf.model.layers[-1].mlp
-        self.ref_mlp = copy.deepcopy(self.mlp).requires_grad_(False)
+        self.ref_mlp = reference_mlp(model)
         self.prompts = [_chat_prompt(tokenizer, q) for q in questions]
         self.sampler = FreeSampler(model, tokenizer, self.prompts, max_new_tokens)
 
