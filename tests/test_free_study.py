@@ -238,6 +238,14 @@ def test_assemble_scores_each_half_with_the_other_halfs_fit():
     for col in ("shift", "clock"):
         assert np.allclose(t.loc[a, col].fillna(-1), t2.loc[a, col].fillna(-1))
         assert not np.allclose(t.loc[~a, col].fillna(-1), t2.loc[~a, col].fillna(-1))
+    # the shift is refitted at each step: half A's step-10 values move half B's step-10 shift only
+    meas3 = meas.copy()
+    sel = meas3.prompt.isin(a_prompts) & (meas3.step == 10)
+    meas3.loc[sel, "measured"] = 1 - meas3.loc[sel, "measured"]
+    t3 = free.assemble(meas3, prompts, group_size=2, t_max=50.0)
+    b10 = ~a & (t.step == 10)
+    assert not np.allclose(t.loc[b10, "shift"], t3.loc[b10, "shift"])
+    assert np.allclose(t.loc[~b10, "shift"], t3.loc[~b10, "shift"])
     mid = t[t.kind == "intermediate"]
     assert mid.clock.notna().all() and mid.predicted.between(0, 1).all()
     s = free.score(t)

@@ -33,7 +33,8 @@ The study, step by step (each step's output is kept under ``out_dir``, so a reru
    swapped, so every prompt is scored once out of sample): the identity ``p_ref`` and the best single
    logit shift ``expit(logit p_ref + c)``. At the intermediate steps the finite-time prediction
    ``p_x(clock * step)`` of :func:`grpo_theory.predict.flow_table` is scored the same way, its clock
-   fitted (least squares over the run's intermediate steps) on the other half.
+   fitted (least squares over the run's intermediate steps) on the other half, and the shift
+   refitted on the other half at each step.
 
 The model sits behind a small *backend* (:class:`SmolBackend`; the tests use a tabular stub):
 ``prompts``, ``sample(q, n, generator) -> completions with .text``, ``logp(completions, reference)
@@ -484,7 +485,10 @@ def run_free_study(out_dir="runs/free_generation", *, model_dir="models/smollm2"
     questions, answers = prompts.question.tolist(), prompts.answer.astype(str).tolist()
     jobs = [JobSpec(beta=float(b), seed=int(s), **spec) for b in chosen["betas"] for s in seeds]
     results: list = []
-    if use_processes:
+    done = [out / j.name / "measured.csv" for j in jobs]
+    if all(d.exists() for d in done):                 # rescoring finished jobs needs no model
+        results = [pd.read_csv(d) for d in done]
+    elif use_processes:
         import multiprocessing as mp
         from concurrent.futures import ProcessPoolExecutor
 

@@ -107,7 +107,8 @@ def assemble(measured: pd.DataFrame, prompts: pd.DataFrame, *, group_size: int =
 
     ``half`` splits the prompts into A and B alternately in order of ``p_ref`` (both span the range).
     Each row's ``identity`` is ``p_ref``; its ``shift`` is ``expit(logit p_ref + c)`` with ``c`` fitted
-    (:func:`fit_shift`) on the *other* half's final measurements of the same (beta, seed). ``predicted``
+    (:func:`fit_shift`) on the *other* half's measurements of the same (beta, seed) and step (final
+    rows on the other half's final values, an intermediate row on theirs at its step). ``predicted``
     is ``x(p_ref)`` for a final row, and for an intermediate row ``p_x(clock * step)`` on the flow with
     the clock fitted (:func:`fit_clock_lsq`) on the other half's intermediate measurements of the same run.
 
@@ -150,11 +151,14 @@ def assemble(measured: pd.DataFrame, prompts: pd.DataFrame, *, group_size: int =
         flows = flow_table(np.unique(t._p_flow[g.index]), obj, t_max=t_max) if len(mid) else None
         for _seed, run in g.groupby("seed"):
             for this, other in (("A", "B"), ("B", "A")):
-                f_other = run[(run.kind == "final") & (run.half == other)]
-                rows = run.index[run.half == this]
-                c = fit_shift(f_other.p_ref, f_other.measured) if len(f_other) else np.nan
-                t.loc[rows, "shift_c"] = c
-                t.loc[rows, "shift"] = _expit(_logit(np.clip(t.p_ref[rows].to_numpy(float), 1e-4, 1 - 1e-4)) + c)
+                # the shift gets what the theory's clock gets: the other half's measurements at the same
+                # step (a final row's shift is fitted on the other half's final values)
+                for (_kind, _step), o in run[run.half == other].groupby(["kind", "step"]):
+                    rows = run.index[(run.half == this) & (run.kind == _kind) & (run.step == _step)]
+                    c = fit_shift(o.p_ref, o.measured)
+                    t.loc[rows, "shift_c"] = c
+                    t.loc[rows, "shift"] = _expit(_logit(np.clip(t.p_ref[rows].to_numpy(float), 1e-4, 1 - 1e-4))
+                                                  + c)
                 m_other = run[(run.kind == "intermediate") & (run.half == other)]
                 m_this = run[(run.kind == "intermediate") & (run.half == this)]
                 if len(m_other) and len(m_this):
