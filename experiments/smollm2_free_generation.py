@@ -67,6 +67,9 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--device", default="cpu", help="cuda: untested (no GPU was at hand when it was written)")
     ap.add_argument("--stop-after", type=int, default=None, help="training steps per job in this call")
+    ap.add_argument("--more", type=int, default=0, metavar="N",
+                    help="after training: N further samples per prompt for p_ref and for each final measurement, "
+                         "pooled with the first (grpo_theory.studies.free_more)")
     ap.add_argument("--model-dir", default=str(ROOT / "models" / "smollm2"))
     ap.add_argument("--out", default=str(ROOT / "runs" / "free_generation"))
     ap.add_argument("--results", default=str(ROOT / "docs" / "results"))
@@ -91,7 +94,8 @@ def main() -> None:
 
     table, summary = run_free_study(args.out, model_dir=args.model_dir, seeds=tuple(args.seeds), betas=args.betas,
                                     n_prompts=args.prompts, n_screen=args.screen, n_ref=args.n_ref, spec=spec,
-                                    workers=args.workers, stop_after=args.stop_after, device=args.device)
+                                    workers=args.workers, stop_after=args.stop_after, device=args.device,
+                                    n_more=args.more)
     if table.empty:
         print(f"unfinished jobs remain under {args.out}: run the same command again to continue")
         return

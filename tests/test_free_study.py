@@ -293,6 +293,48 @@ def test_study_end_to_end_on_the_stub_screens_fresh_and_resumes(tmp_path):
     pd.testing.assert_frame_equal(t, t2)
 
 
+def test_more_samples_are_pooled_after_training_and_kept_apart(tmp_path):
+    """n_more: further samples for p_ref (from the untrained policy) and for each final measurement (from
+    the job's final policy), pooled by adding counts; the first estimates stay in their own columns; a
+    rerun samples nothing, and another n_more for the same folder is refused."""
+    made = []
+
+    def factory(questions):
+        lm = StubLM(questions, [dict((c[1], c[2]) for c in free.candidate_pool())[q] for q in questions], _p_spread)
+        made.append(lm)
+        return lm
+
+    kw = dict(seeds=(0,), betas=(0.5, 2.0), n_prompts=8, n_screen=16, n_ref=100, spec=SPEC, progress=False,
+              backend_factory=factory, t_max=50.0)
+    t0, _ = free.run_free_study(tmp_path, **kw)
+    t, s = free.run_free_study(tmp_path, n_more=300, **kw)
+    ref = pd.read_csv(tmp_path / "p_ref_more.csv")
+    prompts = pd.read_csv(tmp_path / "prompts.csv")
+    pooled = (prompts.correct + ref.correct_more) / 400
+    got = t.drop_duplicates("prompt").set_index("prompt")
+    assert np.allclose(got.p_ref.loc[prompts.prompt], pooled) and (t.p_ref_n == 400).all()
+    assert np.allclose(got.p_ref_first.loc[prompts.prompt], prompts.p_ref)
+    for b in (0.5, 2.0):
+        more = pd.read_csv(tmp_path / f"beta{b:g}_seed0" / "final_more.csv").set_index("prompt")
+        f0 = t0[(t0.kind == "final") & (t0.beta == b)].set_index("prompt").sort_index()
+        f = t[(t.kind == "final") & (t.beta == b)].set_index("prompt").sort_index()
+        assert np.allclose(f.measured, (f0.measured * 60 + more.correct_more) / 360) and (f.measured_n == 360).all()
+        assert np.allclose(f.measured_first, f0.measured) and (f.measured_n_first == 60).all()
+        # the final policy is sampled, not the reference: its extra samples lie near its first 60, far
+        # from p_ref
+        near, far = np.abs(more.correct_more / 300 - f.measured_first), np.abs(more.correct_more / 300 - f.p_ref_first)
+        assert near.mean() < 0.5 * far.mean()
+    mid = t[t.kind == "intermediate"]
+    assert np.allclose(mid.measured, mid.measured_first)              # intermediate steps are not re-sampled
+    assert set(s.kind) == {"final", "intermediate"}
+    n_made = len(made)
+    t2, _ = free.run_free_study(tmp_path, n_more=300, **kw)
+    assert sum(lm.calls for lm in made[n_made:]) == 0
+    pd.testing.assert_frame_equal(t, t2)
+    with pytest.raises(InvalidInputError, match="300 more samples a prompt, not 200"):
+        free.run_free_study(tmp_path, n_more=200, **kw)
+
+
 def test_cost_model_adds_the_stages():
     c = free.cost_model(cpu_per_sample=0.01, cpu_per_step_per_prompt=0.1, n_pool=10, n_screen=10, n_prompts=2,
                         n_ref=100, jobs=2, steps=5, eval_steps=1, n_mid=10, n_eval=20)

@@ -62,6 +62,7 @@ from ..problem import Objective
 from ..training.free_generation import FreeSampler, _pad_time, _token_logp
 from ..training.loss import group_advantages, grpo_objective
 from ..training.smollm import FrozenTrunkLM, _chat_prompt, load_smollm2
+from .free_more import more_final_counts, more_reference_counts, pool_counts
 from .free_prompts import (  # noqa: F401
     BETA_CANDIDATES,
     MIN_DIFF,
@@ -402,11 +403,36 @@ def _stage(path: Path, make):
     return table
 
 
+def _with_more_samples(out: Path, jobs, results, prompts, answers, n_more, backend_factory, questions, progress):
+    """Pool ``n_more`` further samples into ``p_ref`` and every job's final measurement (:mod:`.free_more`);
+    the first estimates stay as ``p_ref_first``/``measured_first`` (and their ``_n_first``)."""
+    holder: list = []
+
+    def backend():                           # the model is loaded only if some count is not on disk yet
+        if not holder:
+            holder.append(backend_factory(questions))
+        return holder[0]
+    need = not (out / "p_ref_more.csv").exists() or any(not (out / j.name / "final_more.csv").exists() for j in jobs)
+    b = backend() if need else None
+    ref = more_reference_counts(b, answers, n_more, out, progress=progress)
+    prompts = prompts.assign(p_ref_first=prompts.p_ref, p_ref_n_first=prompts.p_ref_n)
+    prompts["p_ref"], prompts["p_ref_n"] = pool_counts(prompts.p_ref, prompts.p_ref_n, ref, prompts.prompt)
+    pooled = []
+    for j, r in zip(jobs, results):
+        more = more_final_counts(b, answers, n_more, out / j.name, seed=j.seed, beta=j.beta, progress=progress)
+        r = r.assign(measured_first=r.measured, measured_n_first=r.measured_n)
+        fin = r.kind == "final"
+        v, n = pool_counts(r.measured[fin], r.measured_n[fin], more, r.prompt[fin])
+        r.loc[fin, "measured"], r.loc[fin, "measured_n"] = v, n
+        pooled.append(r)
+    return prompts, pooled
+
+
 def run_free_study(out_dir="runs/free_generation", *, model_dir="models/smollm2", seeds=(0, 1, 2),
                    betas=None, n_prompts: int = 24, n_screen: int = 32, n_ref: int = 400, max_new_tokens: int = 4,
                    spec: dict | None = None, workers: int = 1, stop_after: int | None = None,
                    progress: bool = True, backend_factory=None, device: str = "cpu",
-                   t_max: float = 1e4) -> tuple[pd.DataFrame, pd.DataFrame]:
+                   t_max: float = 1e4, n_more: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The whole validation: screen, estimate p_ref afresh, choose betas, train every (beta, seed), score.
 
     Every stage's output is kept under ``out_dir`` (``screen.csv``, ``prompts.csv``, ``betas.json``, one
@@ -438,6 +464,11 @@ def run_free_study(out_dir="runs/free_generation", *, model_dir="models/smollm2"
         and the rewards stay on the CPU).
     t_max : float
         See :func:`assemble`.
+    n_more : int
+        Once every job has finished: this many further samples per prompt for ``p_ref`` (from the
+        untrained policy) and for each job's final measurement (from its final policy), pooled with the
+        first ones (:mod:`grpo_theory.studies.free_more`; the first estimates are kept as ``p_ref_first``,
+        ``measured_first`` and their ``_n_first``). 0: none.
 
     Returns
     -------
@@ -503,10 +534,13 @@ def run_free_study(out_dir="runs/free_generation", *, model_dir="models/smollm2"
                                    progress=progress))
     if any(r is None for r in results):
         return pd.DataFrame(columns=list(COLUMNS)), pd.DataFrame()
+    cols = ["prompt", "label", "answer", "p_ref", "p_ref_n"]
+    if n_more:
+        prompts, results = _with_more_samples(out, jobs, results, prompts, answers, n_more, backend_factory, questions,
+                                              progress)
+        cols += ["p_ref_first", "p_ref_n_first"]
     G, pen = spec.get("group_size", 8), spec.get("penalty", "reverse")
-    table = assemble(pd.concat(results, ignore_index=True),
-                     prompts[["prompt", "label", "answer", "p_ref", "p_ref_n"]], group_size=G, penalty=pen,
-                     t_max=t_max)
+    table = assemble(pd.concat(results, ignore_index=True), prompts[cols], group_size=G, penalty=pen, t_max=t_max)
     return table, score(table)
 
 

@@ -1,0 +1,109 @@
+"""More samples for the free-generation study's two estimates (:mod:`grpo_theory.studies.free`).
+
+A final measurement from ``n`` samples and a ``p_ref`` from ``n`` fresh samples put a floor under the
+MAE the theory can show: ``sqrt(2/pi) sigma`` a prompt, with
+``sigma^2 = x(1 - x)/n + x'(p_ref)^2 p_ref(1 - p_ref)/n`` (Figure 25's note). Where the target sits
+near that floor (beta = 4: floor 0.026 at ``n = 400`` against a target of 0.03), a test of the theory
+needs more samples, not another tolerance. This module draws ``n_more`` further samples per prompt,
+after training has ended and without changing any model:
+
+* from the reference policy (the untrained MLP), on a generator no other stage uses, for ``p_ref``;
+* from each finished job's final policy (its ``state.pt``), on a generator of its own, for the final
+  measurement.
+
+Each is kept on disk (``p_ref_more.csv``, ``<job>/final_more.csv``) and pooled with the first
+estimate by adding counts: the first ``n`` samples' values stay in the table as ``p_ref_first`` and
+``measured_first`` so that both can be scored.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+
+from .._io import atomic_write
+from ..errors import InvalidInputError
+from .free_prompts import count_correct
+
+__all__ = ["more_reference_counts", "more_final_counts", "pool_counts"]
+
+#: Generator seeds of the extra samples: the reference's, and each job's offset (plus its seed, and
+#: 100 x its beta). Training uses the job's seed, the first p_ref 98765 and the screening 1234.
+REF_MORE_SEED, FINAL_MORE_SEED = 424_242, 737_000
+
+
+def _stage(path: Path, make) -> pd.DataFrame:
+    if path.exists():
+        return pd.read_csv(path)
+    table = make()
+    atomic_write(path, lambda p: table.to_csv(p, index=False))
+    return table
+
+
+def more_reference_counts(backend, answers, n_more: int, out_dir, *, progress: bool = True) -> pd.DataFrame:
+    """``n_more`` further samples per prompt from the untrained policy: ``prompt, correct_more, n_more``
+    (kept in ``out_dir/p_ref_more.csv``; an existing file with another ``n_more`` is refused)."""
+    path = Path(out_dir) / "p_ref_more.csv"
+
+    def make():
+        backend.reset()
+        k = count_correct(backend, answers, n_more, torch.Generator().manual_seed(REF_MORE_SEED),
+                          desc="p_ref (more samples)", progress=progress)
+        return pd.DataFrame(dict(prompt=range(len(answers)), correct_more=k, n_more=n_more))
+    t = _stage(path, make)
+    _check_n(t, n_more, path)
+    return t
+
+
+def more_final_counts(backend, answers, n_more: int, job_dir, *, seed: int, beta: float,
+                      progress: bool = True) -> pd.DataFrame:
+    """``n_more`` further samples per prompt from a finished job's final policy (its ``state.pt``):
+    ``prompt, correct_more, n_more`` (kept in ``job_dir/final_more.csv``)."""
+    job_dir = Path(job_dir)
+    path = job_dir / "final_more.csv"
+
+    def make():
+        if not (job_dir / "measured.csv").exists():
+            raise InvalidInputError(f"{job_dir} has not finished: more final samples need its final policy")
+        st = torch.load(job_dir / "state.pt", weights_only=False)
+        backend.load_state_dict(st["model"])
+        gen = torch.Generator().manual_seed(FINAL_MORE_SEED + int(seed) + int(round(100 * beta)) * 1000)
+        k = count_correct(backend, answers, n_more, gen, desc=f"final ({job_dir.name}, more samples)",
+                          progress=progress)
+        return pd.DataFrame(dict(prompt=range(len(answers)), correct_more=k, n_more=n_more))
+    t = _stage(path, make)
+    _check_n(t, n_more, path)
+    return t
+
+
+def _check_n(t: pd.DataFrame, n_more: int, path: Path) -> None:
+    if len(t) and int(t.n_more.iloc[0]) != n_more:
+        raise InvalidInputError(f"{path} holds {int(t.n_more.iloc[0])} more samples a prompt, not {n_more}; "
+                                "remove it or ask for the same number")
+
+
+def pool_counts(value: pd.Series, n: pd.Series, more: pd.DataFrame, prompt: pd.Series) -> tuple[np.ndarray,
+                                                                                               np.ndarray]:
+    """The pooled estimate ``(k + k_more) / (n + n_more)`` and its sample count, per row.
+
+    ``value`` and ``n`` are a row's first estimate and its samples; ``more`` is a
+    :func:`more_reference_counts`/:func:`more_final_counts` table; ``prompt`` the row's prompt index.
+
+    Examples
+    --------
+    >>> more = pd.DataFrame(dict(prompt=[0, 1], correct_more=[30, 0], n_more=100))
+    >>> v, n = pool_counts(pd.Series([0.5, 0.1]), pd.Series([100, 100]), more, pd.Series([0, 1]))
+    >>> v.tolist(), n.tolist()
+    ([0.4, 0.05], [200, 200])
+    """
+    m = more.set_index("prompt")
+    if not set(prompt) <= set(m.index):
+        raise InvalidInputError(f"no extra samples for prompts {sorted(set(prompt) - set(m.index))}")
+    k = np.round(np.asarray(value, float) * np.asarray(n, float))
+    km = m.correct_more.reindex(prompt).to_numpy(float)
+    nm = m.n_more.reindex(prompt).to_numpy(float)
+    n_all = np.asarray(n, float) + nm
+    return (k + km) / n_all, n_all.astype(int)
