@@ -27,16 +27,15 @@ from ._spec import FigureSpec
 GROUP_SIZE, PENALTY, MAX_STEPS = 8, "reverse", 800
 #: the study's target: the theory's MAE over prompts at most this in every (beta, seed)
 TARGET = 0.03
-#: the three predictions scored: the theory and the two baselines fitted on the other half of the prompts
+#: the three predictions scored: the theory and the two baselines (the logit shift fitted on the other
+#: half of the prompts)
 SCORED = {"predicted": "theory", "shift": r"logit shift of $\pi_{\mathrm{ref}}$", "identity": r"$\pi_{\mathrm{ref}}$"}
-#: the theory in the house colour of GRPO's reverse penalty with scale normalisation (the study's
-#: objective); the baselines in greys
-SCORED_COLORS = {"predicted": plotting.METHOD_COLORS["GRPO reverse/scale"], "shift": "0.25", "identity": "0.62"}
-#: one marker per beta, the same in every panel (the smaller beta first)
-BETA_MARKERS = ("o", "D")
-#: panel (c)'s upper limit: a larger MAE (pi_ref's at the small beta) is marked at the top edge
-C_TOP = 0.13
-
+#: one encoding in every panel: colour is beta (the figure's beta map); the marker and the line style
+#: tell the theory from the baselines
+SCORED_MARKERS = {"predicted": "o", "shift": "s", "identity": "^"}
+SCORED_LINES = {"predicted": "-", "shift": "--", "identity": ":"}
+#: where (d) and (e) put the end of training on their step axis (each run's last step, 150-225)
+END_X = 320.0
 
 def _response(beta: float) -> Response:
     return Response(Objective(beta=float(beta), group_size=GROUP_SIZE, penalty=PENALTY), progress=False)
@@ -82,7 +81,8 @@ def tables(inputs) -> dict[str, pd.DataFrame]:
     old = inputs.results_table("smollm2_free_generation.csv")
     final = t[t.kind == "final"]
     keep = ["seed", "beta", "prompt", "label", "answer", "p_ref", "p_ref_n", "predicted", "measured", "measured_n",
-            "step", "identity", "shift", "conv_status", "steps_run"]
+            "step", "identity", "shift", "shift_c", "conv_status", "steps_run", "p_ref_first", "p_ref_n_first",
+            "measured_first", "measured_n_first"]
     data = final[[c for c in keep if c in final.columns]].sort_values(["beta", "p_ref", "prompt", "seed"]).copy()
     data["sd"] = np.nan
     for b, g in data.groupby("beta"):
@@ -120,23 +120,28 @@ def final_scores(scores: pd.DataFrame) -> pd.DataFrame:
     return f.reset_index(drop=True)
 
 
-def _during(ax, mid: pd.DataFrame, beta: float, marker: str, letter: str) -> None:
-    """MAE over prompts at each intermediate step: the seeds' mean, and their range as bars."""
+def _during(ax, scores: pd.DataFrame, beta: float, colour, letter: str) -> None:
+    """MAE over prompts at each intermediate step and at the end: the seeds' mean, their range as bars."""
+    g = scores[scores.beta == beta]
+    mid, end = g[g.kind == "intermediate"], g[g.kind == "final"]
     for j, k in enumerate(SCORED):
-        g = mid[mid.beta == beta].groupby("step")[f"mae_{k}"]
-        m, lo, hi = g.mean(), g.min(), g.max()
-        x = m.index.to_numpy(float) * (1.0 + 0.05 * (j - 1))      # a small offset keeps the bars apart
-        ax.errorbar(x, m.values, yerr=[m.values - lo.values, hi.values - m.values], color=SCORED_COLORS[k],
-                    marker=marker, ms=3.2, lw=1.0, elinewidth=0.8, capsize=0)
+        m = mid.groupby("step")[f"mae_{k}"].agg(["mean", "min", "max"])
+        e = end[f"mae_{k}"]
+        x = np.append(m.index.to_numpy(float), END_X) * (1.0 + 0.06 * (j - 1))   # offsets keep bars apart
+        y = np.append(m["mean"].to_numpy(), e.mean())
+        lo, hi = np.append(m["min"].to_numpy(), e.min()), np.append(m["max"].to_numpy(), e.max())
+        ax.plot(x[:-1], y[:-1], ls=SCORED_LINES[k], color=colour, lw=1.0, zorder=2)
+        ax.errorbar(x, y, yerr=[y - lo, hi - y], fmt=SCORED_MARKERS[k], ms=3.4, color=colour, mec="0.1", mew=0.4,
+                    elinewidth=0.8, ls="", zorder=3)
     plotting.reference(ax.axhline(TARGET, color="0.3", lw=0.7, ls=":"))
     ax.set_xscale("log")
     ax.set_yscale("log")
     steps = sorted(mid.step.unique())
-    ax.set_xticks(steps, [f"{s:g}" for s in steps])
+    ax.set_xticks(list(steps) + [END_X], [f"{s:g}" for s in steps] + ["end"])
     ax.minorticks_off()
     ticks = [0.03, 0.1, 0.3]
     ax.set_yticks(ticks, [f"{v:g}" for v in ticks])
-    ax.set(ylim=(0.02, 0.8), xlim=(steps[0] / 1.4, steps[-1] * 1.4), xlabel="training step")
+    ax.set(ylim=(0.02, 0.8), xlim=(steps[0] / 1.4, END_X * 1.4), xlabel="training step")
     plotting.panel(ax, letter, f"during training, β = {beta:g}")
 
 
@@ -144,103 +149,107 @@ def render(t: dict[str, pd.DataFrame]) -> Figure:
     data, curve, scores, collapse = t["data"], t["curve"], t["scores"], t["collapse"]
     betas = sorted(data.beta.unique())
     colours = dict(zip(betas, plotting.beta_colors(betas)))
-    markers = dict(zip(betas, BETA_MARKERS))
-    fig, axes = plotting.new_figure(width=plotting.DOUBLE, height=5.0, ncols=3, nrows=2)
+    fig, axes = plotting.new_figure(width=plotting.DOUBLE, height=5.1, ncols=3, nrows=2)
     (ax, bx, cx), (dx, ex, fx) = axes
 
-    # (a) after against before: the seeds' mean and range per prompt, the stationary curve per beta
+    # (a) after against before: the seeds' mean and range per prompt, the stationary curve per beta, and
+    # the logit shift (its mean over seeds and halves) thin and dashed
     pp = per_prompt(data)
     for b in betas:
         c = curve[curve.beta == b]
         ax.plot(c.p_ref, c.x, color=colours[b], lw=1.1, zorder=2)
+        shift = float(data[data.beta == b].shift_c.mean())
+        ax.plot(c.p_ref, 1 / (1 + np.exp(-(np.log(c.p_ref / (1 - c.p_ref)) + shift))), color=colours[b], lw=0.8,
+                ls="--", zorder=2)
         g = pp[pp.beta == b]
-        ax.errorbar(g.p_ref, g["mean"], yerr=[g["mean"] - g.lo, g.hi - g["mean"]], fmt=markers[b], ms=3.2,
+        ax.errorbar(g.p_ref, g["mean"], yerr=[g["mean"] - g.lo, g.hi - g["mean"]], fmt="o", ms=3.0,
                     lw=0.9, color=colours[b], mec="0.1", mew=0.4, zorder=3)
     plotting.reference(ax.plot([0, 1], [0, 1], ls=":", color="0.45", lw=0.9, zorder=1))
     ax.set(xlim=(0, 0.6), ylim=(0, 1), xlabel=r"$\pi_{\mathrm{ref}}$(correct)", ylabel="P(correct) after training")
     plotting.panel(ax, "a", "after training against before")
 
-    # (b) every final measurement against its prediction, with +-2 sigma of sampling alone
-    for b in betas:
+    # (b) every final measurement against its prediction, with +-2 sigma of sampling alone (the smaller
+    # beta's band an outline, so that the overlap does not read as a third band)
+    for i, b in enumerate(betas):
         c = curve[curve.beta == b]
-        bx.fill_between(c.p_ref, -2 * c.sd, 2 * c.sd, color=colours[b], alpha=0.12, lw=0, zorder=1)
+        if i:
+            bx.fill_between(c.p_ref, -2 * c.sd, 2 * c.sd, color=colours[b], alpha=0.2, lw=0, zorder=1)
         for sign in (-2, 2):
-            bx.plot(c.p_ref, sign * c.sd, color=colours[b], lw=0.8, zorder=1)
+            bx.plot(c.p_ref, sign * c.sd, color=colours[b], lw=0.9, zorder=1)
         g = data[data.beta == b]
         flat = g.conv_status.eq("converged")
         err = g.measured - g.predicted
-        bx.scatter(g.p_ref[flat], err[flat], s=9, marker=markers[b], color=colours[b], edgecolors="0.1",
-                   linewidths=0.3, zorder=3)
-        bx.scatter(g.p_ref[~flat], err[~flat], s=11, marker=markers[b], facecolors="white",
-                   edgecolors=colours[b], linewidths=0.9, zorder=4)
+        bx.scatter(g.p_ref[flat], err[flat], s=8, color=colours[b], edgecolors="0.1", linewidths=0.3, alpha=0.85,
+                   zorder=3)
+        bx.scatter(g.p_ref[~flat], err[~flat], s=12, facecolors="white", edgecolors="0.1", linewidths=0.9, zorder=4)
     plotting.reference(bx.axhline(0.0, color="0.45", lw=0.8, ls=":"))
     bx.set(xlim=(0, 0.6), xlabel=r"$\pi_{\mathrm{ref}}$(correct)", ylabel="measured − predicted")
     plotting.panel(bx, "b", "every prompt and seed")
 
-    # (c) at the end: each seed's MAE (dots) and the seeds' mean (bar), the target and the sampling floor
+    # (c) at the end: each seed's MAE (points) and the seeds' mean (bar) per method and beta, the target,
+    # and each beta's sampling floor (the MAE an exact theory would show)
     fs = final_scores(scores)
-    for i, b in enumerate(betas):
-        f = fs[fs.beta == b]
-        for j, k in enumerate(SCORED):
-            x = 4 * i + j
-            v = f[f"mae_{k}"].to_numpy()
-            if v.mean() > C_TOP:
-                cx.annotate(f"{v.mean():.2f}", (x, C_TOP), xytext=(x, C_TOP - 0.022), ha="center", fontsize=7,
-                            color=SCORED_COLORS[k], arrowprops=dict(arrowstyle="->", color=SCORED_COLORS[k], lw=0.8))
-                continue
-            cx.scatter(np.full(v.size, x) + np.linspace(-0.18, 0.18, v.size), v, s=10, marker=markers[b],
-                       color=SCORED_COLORS[k], zorder=3)
-            cx.plot([x - 0.32, x + 0.32], [v.mean()] * 2, color=SCORED_COLORS[k], lw=1.4, zorder=2)
-        fl = float(f.floor.mean())
-        plotting.reference(cx.plot([4 * i - 0.45, 4 * i + 2.45], [fl, fl], color=colours[b], lw=1.2, ls="--"))
+    for j, k in enumerate(SCORED):
+        for i, b in enumerate(betas):
+            v = fs[fs.beta == b][f"mae_{k}"].to_numpy()
+            x = j + 0.22 * (2 * i - 1)
+            cx.scatter(np.full(v.size, x) + np.linspace(-0.06, 0.06, v.size), v, s=12, marker=SCORED_MARKERS[k],
+                       color=colours[b], edgecolors="0.1", linewidths=0.4, zorder=3)
+            cx.plot([x - 0.13, x + 0.13], [v.mean()] * 2, color=colours[b], lw=1.4, zorder=2)
+    for b in betas:
+        fl = float(fs[fs.beta == b].floor.mean())
+        plotting.reference(cx.axhline(fl, color=colours[b], lw=1.0, ls="--", zorder=1))
     plotting.reference(cx.axhline(TARGET, color="0.3", lw=0.7, ls=":"))
-    # the methods are told by colour (the legend), the groups by beta
-    cx.set_xticks([4 * i + 1 for i in range(len(betas))], [f"β = {b:g}" for b in betas])
+    cx.set_xticks(range(len(SCORED)), ["theory", "logit shift", r"$\pi_{\mathrm{ref}}$"])
     cx.tick_params(axis="x", length=0)
-    cx.set(ylim=(0, C_TOP), xlim=(-0.7, 4 * len(betas) - 1.3), ylabel="MAE over prompts")
+    cx.set_yscale("log")
+    ticks = [0.01, 0.03, 0.1, 0.3, 1.0]
+    cx.set_yticks(ticks, [f"{v:g}" for v in ticks])
+    cx.minorticks_off()
+    cx.set(ylim=(0.01, 1.0), xlim=(-0.5, len(SCORED) - 0.5), ylabel="MAE over prompts at the end")
     plotting.panel(cx, "c", "at the end of training")
 
-    # (d), (e) during training, one beta each (one y scale)
-    mid = scores[scores.kind == "intermediate"]
+    # (d), (e) during training, one beta each (one y scale), with the end of training last
     for axis, b, letter in zip((dx, ex), betas, "de"):
-        _during(axis, mid, b, markers[b], letter)
+        _during(axis, scores, b, colours[b], letter)
     dx.set_ylabel("MAE over prompts")
     ex.sharey(dx)
 
-    # (f) the earlier 4-prompt run: pi_ref, the prediction, and P(correct) after 80 steps at two Adam steps
+    # (f) the earlier run: pi_ref, the prediction, and P(correct) after its fixed steps at two Adam steps
     lrs = sorted(collapse.learning_rate.unique())
     qs = list(dict.fromkeys(collapse.sort_values("pi_ref").question))
     x0 = {q: i for i, q in enumerate(qs)}
     first = collapse.drop_duplicates("question")
     xs = np.array([x0[q] for q in first.question], float)
-    fx.plot(xs, first.predicted, ls="", marker="_", ms=12, mew=1.6, color="0.1", zorder=3)
-    plotting.reference(fx.plot(xs, first.pi_ref, ls="", marker="_", ms=12, mew=1.6, color="0.62", zorder=2))
     b_old = float(collapse.beta.iloc[0])
     c_old = colours.get(b_old, plotting.beta_colors([b_old])[0])
+    fx.plot(xs, first.predicted, ls="", marker="_", ms=13, mew=1.8, color=c_old, zorder=3)
+    plotting.reference(fx.plot(xs, first.pi_ref, ls="", marker="_", ms=13, mew=1.8, color="0.62", zorder=2))
     for lr, off, filled in zip(lrs, (-0.17, 0.17), (True, False)):
         g = collapse[collapse.learning_rate == lr]
         fx.errorbar([x0[q] + off for q in g.question], g.measured,
-                    yerr=[g.measured - g.measured_lo, g.measured_hi - g.measured], fmt=BETA_MARKERS[0], ms=3.6, lw=0.9,
-                    color=c_old, mfc=c_old if filled else "white", mec=c_old, ls="", zorder=4)
-    fx.set_xticks(range(len(qs)), ["\n".join(textwrap.wrap(q.rstrip("?"), 8)) for q in qs])
-    fx.set(ylim=(-0.03, 1.0), xlim=(-0.6, len(qs) - 0.4), ylabel="P(correct) after 80 steps")
+                    yerr=[g.measured - g.measured_lo, g.measured_hi - g.measured], fmt="o", ms=3.6, lw=0.9,
+                    color=c_old, mfc=c_old if filled else "white", mec="0.1" if filled else c_old, ls="", zorder=4)
+    fx.set_xticks(range(len(qs)), [q.rstrip("?") for q in qs], rotation=25, ha="right", rotation_mode="anchor")
     steps_old = int(collapse.steps.iloc[0])
-    plotting.panel(fx, "f", f"4 prompts, {steps_old} steps, β = {b_old:g}")
-    fx.set_ylabel(f"P(correct) after {steps_old} steps")
+    fx.set(ylim=(-0.03, 1.0), xlim=(-0.6, len(qs) - 0.4), ylabel=f"P(correct) after {steps_old} steps")
+    plotting.panel(fx, "f", f"an earlier run, {steps_old} steps")
 
-    handles = ([Line2D([], [], color=colours[b], marker=markers[b], ms=3.5, lw=1.1, mec="0.1", mew=0.4,
-                       label=f"β = {b:g}: predicted (line), measured") for b in betas]
-               + [Line2D([], [], color="0.4", marker="o", ms=4, mfc="white", ls="",
-                         label="(b) open: not yet stationary"),
-                  Line2D([], [], color="0.4", lw=5, alpha=0.3, label="(b) ±2σ of sampling alone")]
-               + [Line2D([], [], color=SCORED_COLORS[k], marker="s", ms=3, lw=1.2, label=v) for k, v in SCORED.items()]
-               + [Line2D([], [], color="0.3", lw=0.8, ls=":", label=f"target MAE {TARGET:g}"),
-                  Line2D([], [], color="0.4", lw=1.2, ls="--", label="(c) sampling floor"),
-                  Line2D([], [], color="0.1", marker="_", ms=9, mew=1.6, ls="", label="(f) predicted"),
-                  Line2D([], [], color="0.62", marker="_", ms=9, mew=1.6, ls="", label=r"(f) $\pi_{\mathrm{ref}}$"),
-                  Line2D([], [], color=c_old, marker=BETA_MARKERS[0], ms=3.6, ls="",
+    handles = ([Line2D([], [], color=colours[b], lw=5, label=f"β = {b:g}") for b in betas]
+               + [Line2D([], [], color="0.2", lw=1.1, label="(a) predicted"),
+                  Line2D([], [], color="0.2", lw=0.8, ls="--", label="(a) fitted logit shift"),
+                  Line2D([], [], color="0.2", marker="o", ms=3.2, ls="", label="measured"),
+                  Line2D([], [], color="0.1", marker="o", ms=3.6, mfc="white", ls="", label="(b) not yet stationary"),
+                  Line2D([], [], color="0.45", lw=0.9, label="(b) ±2σ of sampling (by β)")]
+               + [Line2D([], [], color="0.2", marker=SCORED_MARKERS[k], ms=3.4, ls=SCORED_LINES[k], lw=1.0,
+                         label=f"(c–e) {v}") for k, v in SCORED.items()]
+               + [Line2D([], [], color="0.3", lw=0.8, ls=":", label=f"(c–e) target MAE {TARGET:g}"),
+                  Line2D([], [], color="0.45", lw=1.0, ls="--", label="(c) sampling floor (by β)"),
+                  Line2D([], [], color=c_old, marker="_", ms=9, mew=1.8, ls="", label="(f) predicted"),
+                  Line2D([], [], color="0.62", marker="_", ms=9, mew=1.8, ls="", label=r"(f) $\pi_{\mathrm{ref}}$"),
+                  Line2D([], [], color=c_old, marker="o", ms=3.6, mec="0.1", ls="",
                          label=f"(f) Adam {_sci(lrs[0])} (filled), {_sci(lrs[-1])} (open)")])
-    plotting.legend_below(fig, handles, ncol=3)
+    plotting.legend_below(fig, handles, ncol=4)
     return fig
 
 
@@ -266,16 +275,33 @@ def caption(t: dict[str, pd.DataFrame]) -> str:
     stop = (f"trained until the reward curve was flat ({int(steps.min())}-{int(steps.max())} steps)"
             if flat == len(steps) else
             f"trained until the reward curve was flat or {MAX_STEPS} steps ({flat} of {len(steps)} runs flat)")
-    yes_no = int(data.drop_duplicates("prompt").label.str.match(r"^(Is|Do|Does|Can|Are)\b").sum())
-    n_prompts = data.prompt.nunique()
-    per_beta = []
+    prompts = data.drop_duplicates("prompt")
+    yes_no = int(prompts.label.str.match(r"^(Is|Do|Does|Can|Are)\b").sum())
+    n_prompts = len(prompts)
+    by_answer = "; ".join(f"the {len(g)} answered {a} have pi_ref {g.p_ref.min():.2f}-{g.p_ref.max():.2f}"
+                          for a, g in prompts.groupby("answer"))
+    per_beta, outside = [], []
     for b, g in fs.groupby("beta"):
-        margin = g.mae_shift - g.mae_predicted
+        rows = data[data.beta == b]
+        paired = (rows["shift"] - rows.measured).abs() - (rows.predicted - rows.measured).abs()
+        se = paired.groupby(rows.seed).agg(lambda v: v.std(ddof=1) / np.sqrt(len(v)))
+        margin = g.set_index("seed").mae_shift - g.set_index("seed").mae_predicted
         per_beta.append(
             f"beta = {b:g}: theory {_r(g.mae_predicted.mean())} (seeds {_r(g.mae_predicted.min())}-"
             f"{_r(g.mae_predicted.max())}), logit shift {_r(g.mae_shift.mean())}, pi_ref {_r(g.mae_identity.mean())}, "
-            f"sampling floor {_r(g.floor.mean())}; the theory beats the shift in {int(g.beats_shift.sum())} of "
-            f"{len(g)} seeds (margins {', '.join(f'{m:+.4f}' for m in margin)})")
+            f"sampling floor {_r(g.floor.mean())}; the shift's MAE minus the theory's per seed "
+            + ", ".join(f"{margin[k]:+.4f} (paired SE {se[k]:.4f})" for k in margin.index))
+        out = int(((rows.measured - rows.predicted).abs() > 2 * rows.sd).sum())
+        outside.append(f"{out} of {len(rows)} at beta = {b:g}")
+    n_b = data.groupby("beta").size().iloc[0]
+    if "p_ref_n_first" in data:
+        n0, m0 = int(data.p_ref_n_first.median()), int(data.measured_n_first.median())
+        samples = (f"pi_ref(correct) is estimated from {int(data.p_ref_n.median())} fresh samples and P(correct) after "
+                   f"training from {int(data.measured_n.median())} ({n0} and {m0} first, the rest drawn after "
+                   "training from the same policies)")
+    else:
+        samples = (f"pi_ref(correct) is estimated from {int(data.p_ref_n.median())} fresh samples and P(correct) "
+                   f"after training from {int(data.measured_n.median())}")
     mid = scores[scores.kind == "intermediate"]
     during = []
     for b, g in mid.groupby("beta"):
@@ -295,30 +321,34 @@ def caption(t: dict[str, pd.DataFrame]) -> str:
                           for r in rest.itertuples())
     return (
         "Figure {n}. Free generation on SmolLM2-135M-Instruct: completions of at most 4 tokens sampled from the "
-        f"whole vocabulary, a verifier on the first word, {n_prompts} prompts ({yes_no} yes/no questions and "
-        f"{n_prompts - yes_no} other) with pi_ref(correct) {data.p_ref.min():.2f}-{data.p_ref.max():.2f}, screened "
-        "from a pool of yes/no, factual and arithmetic questions; sequence-level "
+        f"whole vocabulary, a verifier on the first word; {n_prompts} prompts answered Yes or No ({yes_no} yes/no "
+        f"questions and {n_prompts - yes_no} other), screened from a pool of yes/no, factual and arithmetic "
+        f"questions, with pi_ref(correct) {data.p_ref.min():.2f}-{data.p_ref.max():.2f} ({by_answer}); sequence-level "
         f"GRPO with G = {GROUP_SIZE}, the {PENALTY} penalty, Adam at a constant 3 x 10^-4, only the last MLP "
-        f"trained, {data.seed.nunique()} seeds per beta, {stop}. pi_ref(correct) is estimated from "
-        f"{int(data.p_ref_n.median())} fresh samples and P(correct) after training from "
-        f"{int(data.measured_n.median())}. (a) The seeds' mean and range per prompt; the curves are the "
-        "two-class stationary policies; the dotted diagonal is no change. (b) Each seed's measurement "
-        "minus the prediction; the bands are +-2 sigma of sampling alone (the measurement's and pi_ref's, "
-        f"carried through the curve's slope); open markers: the {len(data) - conv} of {len(data)} final "
-        "measurements that the stationarity check calls still moving or oscillating (counted in every MAE). "
-        "(c) MAE over prompts at the end: dots are seeds, bars their mean; the baselines are fitted on "
-        "the other half of the prompts; the dashed lines are the sampling floor (the MAE an exact theory would "
-        f"show). Over {n_runs} runs the theory meets the target MAE <= {TARGET:g} in {int(fs.meets.sum())} and "
-        f"beats pi_ref in {int(fs.beats_identity.sum())}: {'; '.join(per_beta)}. "
+        f"trained, {data.seed.nunique()} seeds per beta, {stop}. {samples}; the seeds share each prompt's pi_ref "
+        "estimate. (a) The seeds' mean and range per prompt; the solid curves are the two-class stationary "
+        "policies, the dashed ones the logit shift with its fitted constant (mean over seeds and halves); the "
+        "dotted diagonal is no change. (b) Each seed's measurement minus the prediction; the lines are +-2 sigma "
+        "of sampling alone (the measurement's and pi_ref's, carried through the curve's slope); "
+        f"residuals outside them: {' and '.join(outside)}, against about {0.0455 * n_b:.0f} each from sampling "
+        "alone; "
+        f"open markers: the {len(data) - conv} of {len(data)} final measurements that the stationarity check calls "
+        "still moving or oscillating (counted in every MAE). (c) MAE over prompts at the end: points are seeds, "
+        "bars their mean; the logit shift is fitted on the other half of the prompts; the dashed lines are each "
+        f"beta's sampling floor (the MAE an exact theory would show). Over {n_runs} runs the theory meets the "
+        f"target MAE <= {TARGET:g} in {int(fs.meets.sum())} and beats pi_ref in {int(fs.beats_identity.sum())}: "
+        f"{'; '.join(per_beta)}. "
         "(d, e) During training (200 samples a prompt): the theory is the flow from pi_ref on one clock fitted on "
         "the other half of the prompts (one number per run), the shift is refitted on the other half at each "
-        f"step (one number per step); means over seeds with their range. Range over steps of the mean MAE: "
-        f"{'; '.join(during)}. (f) An earlier run (seed 0, beta = {float(collapse.beta.iloc[0]):g}, at most "
-        f"{int(collapse.max_new_tokens.iloc[0])} tokens, a fixed {int(collapse.steps.iloc[0])} steps, not checked "
-        f"for stationarity; bars: 95% Wilson intervals of 400 samples). At Adam {_plain_sci(lrs[0])}, "
-        f"{len(near)} of {len(small)} prompts end {_r(near.min())}-{_r(near.max())} from the prediction and "
-        f"{worst.question.rstrip('?')} (pi_ref {worst.pi_ref:.4f}) reaches {worst.measured:.3f} against "
-        f"{worst.predicted:.3f}; at {_plain_sci(lrs[-1])}, {len(below)} of {len(big)} end below pi_ref"
+        f"step (one number per step); means over seeds with their range, and the end of training last. Range "
+        f"over the intermediate steps of the mean MAE: {'; '.join(during)}. (f) An earlier run with another "
+        "verifier (exact match of the whole completion, so its pi_ref differs from (a) for the same question; "
+        f"seed 0, beta = {float(collapse.beta.iloc[0]):g}, at most {int(collapse.max_new_tokens.iloc[0])} tokens, "
+        f"a fixed {int(collapse.steps.iloc[0])} steps, not checked for stationarity; bars: 95% Wilson intervals of "
+        f"400 samples). At Adam {_plain_sci(lrs[0])}, {len(near)} of {len(small)} prompts end "
+        f"{_r(near.min())}-{_r(near.max())} from the prediction and {worst.question.rstrip('?')} (pi_ref "
+        f"{worst.pi_ref:.4f}) reaches {worst.measured:.3f} against {worst.predicted:.3f}; at "
+        f"{_plain_sci(lrs[-1])}, {len(below)} of {len(big)} end below pi_ref"
         + (f" and {rest_text}" if len(rest) else "") + "."
     )
 
