@@ -11,7 +11,7 @@ The sampling floor is the MAE an exact theory would still show: a final measurem
 
 from __future__ import annotations
 
-import textwrap
+from functools import lru_cache
 
 import numpy as np
 import pandas as pd
@@ -37,33 +37,43 @@ SCORED_LINES = {"predicted": "-", "shift": "--", "identity": ":"}
 #: where (d) and (e) put the end of training on their step axis (each run's last step, 150-225)
 END_X = 320.0
 
+@lru_cache(maxsize=8)
 def _response(beta: float) -> Response:
+    """x(p_ref) for one beta, built once (the tables evaluate it on the grid, at the prompts and beside them)."""
     return Response(Objective(beta=float(beta), group_size=GROUP_SIZE, penalty=PENALTY), progress=False)
 
 
 def _x_and_slope(p, beta: float) -> tuple[np.ndarray, np.ndarray]:
-    """x(p) and dx/dp by central differences in logit p (the response is smooth away from the edges)."""
-    p = np.asarray(p, dtype=float)
+    """x(p) and dx/dp by central differences in logit p (the response is smooth away from the edges),
+    solved once per distinct p."""
+    u_p, inv = np.unique(np.asarray(p, dtype=float), return_inverse=True)
     h = 1e-4
-    u = np.log(p / (1 - p))
+    u = np.log(u_p / (1 - u_p))
     lo, hi = 1 / (1 + np.exp(-(u - h))), 1 / (1 + np.exp(-(u + h)))
-    r = _response(beta)
-    return r(p), (r(hi) - r(lo)) / (hi - lo)
+    r = _response(float(beta))
+    x, slope = r(u_p), (r(hi) - r(lo)) / (hi - lo)
+    return x[inv], slope[inv]
 
 
-def sampling_sd(p_ref, beta: float, n_measured, n_ref) -> np.ndarray:
-    """The standard deviation of ``measured - x(p_ref)`` from sampling alone (see the module's note)."""
-    x, dx = _x_and_slope(p_ref, beta)
+def sampling_sd(p_ref, beta: float, n_measured, n_ref, *, x=None, slope=None) -> np.ndarray:
+    """The standard deviation of ``measured - x(p_ref)`` from sampling alone (see the module's note);
+    ``x`` and ``slope`` if already known."""
+    if x is None or slope is None:
+        x, slope = _x_and_slope(p_ref, beta)
     p = np.asarray(p_ref, dtype=float)
-    return np.sqrt(x * (1 - x) / np.asarray(n_measured, float) + dx ** 2 * p * (1 - p) / np.asarray(n_ref, float))
+    return np.sqrt(x * (1 - x) / np.asarray(n_measured, float) + slope ** 2 * p * (1 - p) / np.asarray(n_ref, float))
 
 
 def _curve(betas, n_measured: int, n_ref: int) -> pd.DataFrame:
-    """The stationary P(correct) x(p_ref) of each beta on a fine logit grid of p_ref, with the sampling
-    standard deviation of a measurement of ``n_measured`` samples against it."""
-    p = 1.0 / (1.0 + np.exp(-np.linspace(-5.0, 3.0, 241)))
-    return pd.concat([pd.DataFrame(dict(beta=b, p_ref=p, x=_response(b)(p), sd=sampling_sd(p, b, n_measured, n_ref)))
-                      for b in betas], ignore_index=True)
+    """The stationary P(correct) x(p_ref) of each beta on a logit grid of p_ref, with the sampling
+    standard deviation of a measurement of ``n_measured`` samples against it (the slope from the grid)."""
+    p = 1.0 / (1.0 + np.exp(-np.linspace(-5.0, 3.0, 161)))
+    out = []
+    for b in betas:
+        x = _response(float(b))(p)
+        out.append(pd.DataFrame(dict(beta=b, p_ref=p, x=x, sd=sampling_sd(p, b, n_measured, n_ref, x=x,
+                                                                             slope=np.gradient(x, p)))))
+    return pd.concat(out, ignore_index=True)
 
 
 def _sci(v: float) -> str:
