@@ -29,6 +29,17 @@ from ..training.tasks import synthetic_binary_task
 from ..training.trainer import batch_means_se
 
 
+def probs_after_ids(model, id_lists) -> np.ndarray:
+    """The full next-token distribution (double precision) after each token-id list: the exact policy a
+    one-token completion is sampled from, with no sampling noise. Shape (len(id_lists), logits' width)."""
+    import torch
+
+    dev = next(model.parameters()).device
+    with torch.no_grad():
+        return np.array([torch.softmax(model(input_ids=torch.tensor([ids], device=dev)).logits[0, -1].double(),
+                                       -1).cpu().numpy() for ids in id_lists])
+
+
 def _predictions(ref_probs: np.ndarray, reward_table: np.ndarray, objective) -> tuple[list, list]:
     """Per prompt: the predicted probability of the rewarded tokens, and how many stable points exist."""
     preds, n_stable = [], []
@@ -310,10 +321,7 @@ def run_trl_smollm2(out_dir="runs/validate_trl_smollm2", *, model_dir="models/sm
     reward_table = np.array([[float(t == answer) for t in vocab_text] for _, answer in chosen])
 
     def probs_of(model) -> np.ndarray:
-        dev = next(model.parameters()).device
-        with torch.no_grad():
-            return np.array([torch.softmax(model(input_ids=torch.tensor([ids], device=dev)).logits[0, -1].double(),
-                                           -1).cpu().numpy() for ids in prompt_ids])
+        return probs_after_ids(model, prompt_ids)
 
     ref_probs = probs_of(AutoModelForCausalLM.from_pretrained(hf_dir))
 

@@ -37,7 +37,7 @@ from ..convergence import MIN_TAIL_POINTS, check_trajectories, report_columns
 from ..errors import InvalidInputError
 from ..integrations.trl import read_trl_config
 from ..training.trainer import batch_means_se
-from .trl import _predictions
+from .trl import _predictions, probs_after_ids
 
 __all__ = ["train_until_flat", "newest_checkpoint"]
 
@@ -217,10 +217,7 @@ def train_until_flat(run_dir, *, model_path, tokenizer, prompts, answers, beta: 
            for p in prompts]
 
     def probs_of(model) -> np.ndarray:
-        dev = next(model.parameters()).device
-        with torch.no_grad():
-            return np.array([torch.softmax(model(input_ids=torch.tensor([x], device=dev)).logits[0, -1].double(),
-                                           -1).cpu().numpy() for x in ids])
+        return probs_after_ids(model, ids)
 
     measure = measure or (lambda m: (probs_of(m) * reward_table).sum(1))
     if ref_probs is None:
