@@ -3,6 +3,7 @@
     python experiments/trl_smollm2_stationary.py                      # every seed to the end (hours on CPU)
     python experiments/trl_smollm2_stationary.py --stop-after 100     # a session's share; rerun to continue
     python experiments/trl_smollm2_stationary.py --pilot 3            # seconds per step, nothing kept
+    python experiments/trl_smollm2_stationary.py --report             # where each seed stands
 
 8 yes/no prompts, one-token completions from the full vocabulary at temperature 1, G = 4, beta = 0.5,
 TRL 1.16's default use_bias_correction_kl=True (the direct penalty), Adam at a constant 3e-4 after 10
@@ -32,10 +33,19 @@ def main() -> None:
     ap.add_argument("--max-steps", type=int, default=600)
     ap.add_argument("--stop-after", type=int, default=None, help="training steps per seed in this call")
     ap.add_argument("--pilot", type=int, default=None, metavar="STEPS", help="time this many steps, keep nothing")
+    ap.add_argument("--report", action="store_true",
+                    help="print where each seed's run stands (finished or not) and train nothing")
     ap.add_argument("--model-dir", default=str(ROOT / "models" / "smollm2"))
     ap.add_argument("--out", default=str(ROOT / "runs" / "trl_smollm2_stationary"))
     args = ap.parse_args()
 
+    if args.report:
+        from grpo_theory.studies.trl_stationary import progress
+
+        cols = ["seed", "answer", "pi_ref", "predicted", "measured", "measured_se", "conv_status", "steps_so_far"]
+        for s in args.seeds:
+            print(progress(Path(args.out) / f"seed{s}")[cols].to_string(index=False, float_format="%.3f"))
+        return
     from transformers import AutoConfig, AutoTokenizer
 
     from grpo_theory.studies.trl import smollm2_hf_dir

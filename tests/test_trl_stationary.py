@@ -12,7 +12,7 @@ trl = pytest.importorskip("trl")
 torch = pytest.importorskip("torch")
 
 from grpo_theory.errors import InvalidInputError  # noqa: E402
-from grpo_theory.studies.trl_stationary import newest_checkpoint, train_until_flat  # noqa: E402
+from grpo_theory.studies.trl_stationary import newest_checkpoint, progress, train_until_flat  # noqa: E402
 
 PROMPTS, ANSWERS = ["Q0 ?", "Q1 ?"], ["A", "B"]
 
@@ -59,6 +59,15 @@ def test_a_stopped_run_resumes_from_its_checkpoint_and_retraces_the_whole_run(ti
     again = _run(tmp_path / "parts", tiny_model)
     assert newest_checkpoint(tmp_path / "parts").name == "checkpoint-8"
     pd.testing.assert_frame_equal(again.drop(columns="seconds"), parts.drop(columns="seconds"))
+    # progress() reads the folder alone: on a finished run it gives the results' numbers, the prediction
+    # from the two-class question equal to the full-vocabulary one
+    pr = progress(tmp_path / "parts")
+    np.testing.assert_allclose(pr.pi_ref, parts.pi_ref, atol=1e-9)
+    np.testing.assert_allclose(pr.predicted, parts.predicted, atol=1e-6)
+    np.testing.assert_allclose(pr.measured, parts.measured, atol=1e-12)
+    assert list(pr.conv_status) == list(parts.conv_status) and (pr.steps_so_far == 8).all()
+    with pytest.raises(InvalidInputError, match="holds no run"):
+        progress(tmp_path / "nothing")
     # other settings are refused, also for a finished folder
     with pytest.raises(InvalidInputError, match="other settings .*learning_rate"):
         _run(tmp_path / "parts", tiny_model, learning_rate=1e-3)

@@ -39,7 +39,7 @@ from ..integrations.trl import read_trl_config
 from ..training.trainer import batch_means_se
 from .trl import _predictions, probs_after_ids
 
-__all__ = ["train_until_flat", "newest_checkpoint"]
+__all__ = ["train_until_flat", "newest_checkpoint", "progress"]
 
 
 def newest_checkpoint(run_dir) -> Path | None:
@@ -124,6 +124,59 @@ def _trajectory_until(path: Path, step: int) -> list:
     return old[old.step <= step].to_dict("records")
 
 
+def _grpo_config(run: Path, settings: dict, save_every: int = 20):
+    """TRL's GRPOConfig of a run, from its settings (one place, so that :func:`progress` maps the same)."""
+    from trl import GRPOConfig
+
+    n, g = len(settings["answers"]), settings["group_size"]
+    return GRPOConfig(output_dir=str(run), use_cpu=True, bf16=False, num_generations=g,
+                      per_device_train_batch_size=g * n, max_completion_length=1, beta=settings["beta"],
+                      use_bias_correction_kl=settings["use_bias_correction_kl"],
+                      learning_rate=settings["learning_rate"], max_steps=settings["max_steps"],
+                      lr_scheduler_type="constant_with_warmup", warmup_steps=settings["warmup_steps"],
+                      logging_steps=save_every, report_to="none", save_strategy="steps", save_steps=save_every,
+                      save_total_limit=1, save_only_model=False, seed=settings["seed"], temperature=1.0, top_k=0,
+                      top_p=1.0, num_iterations=1, scale_rewards="group", loss_type="grpo", disable_tqdm=True,
+                      gradient_checkpointing=False)
+
+
+def progress(run_dir) -> pd.DataFrame:
+    """Where a run stands, finished or not, from its folder alone (no model is loaded).
+
+    ``pi_ref`` is the trajectory's step-0 measurement (the untrained policy's exact P(correct)); the
+    prediction is the stationary P(correct) of the two-class question ``[pi_ref, 1 - pi_ref]`` under
+    the objective :func:`read_trl_config` maps the run's GRPOConfig to (within a reward class the
+    stationary policy keeps pi_ref's proportions, so this equals the full-vocabulary prediction);
+    ``measured`` is the mean over the last ``tail`` of the steps run so far, with its batch-means
+    standard error, and the convergence columns judge that window.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per prompt: ``prompt, answer, pi_ref, predicted, measured, measured_se, error``, the
+        convergence columns, ``steps_so_far, seed, objective``.
+    """
+    from ..predict.response import binary_question
+    from ..solvers import stationary_policy
+
+    run = Path(run_dir)
+    if not (run / "settings.json").exists() or not (run / "trajectory.csv").exists():
+        raise InvalidInputError(f"{run} holds no run of train_until_flat (settings.json and trajectory.csv)")
+    st = json.loads((run / "settings.json").read_text())
+    traj = pd.read_csv(run / "trajectory.csv")
+    steps, values = traj.step.to_numpy(float), traj.drop(columns="step").to_numpy()
+    obj = read_trl_config(_grpo_config(run, st), completion_tokens=1).objective
+    pi_ref = values[0]
+    pred = np.array([stationary_policy(binary_question(float(p)), obj).pi[0] for p in pi_ref])
+    window = steps >= steps[-1] * (1 - st["tail"])
+    m, se = values[window].mean(0), batch_means_se(values[window], n_blocks=5)
+    conv = check_trajectories(steps, values, tail=st["tail"])
+    return pd.DataFrame([dict(prompt=st["prompts"][i], answer=st["answers"][i], pi_ref=float(pi_ref[i]),
+                              predicted=float(pred[i]), measured=float(m[i]), measured_se=float(se[i]),
+                              error=float(m[i] - pred[i]), **report_columns(conv, i), steps_so_far=int(steps[-1]),
+                              seed=st["seed"], objective=obj.describe()) for i in range(len(pi_ref))])
+
+
 def train_until_flat(run_dir, *, model_path, tokenizer, prompts, answers, beta: float = 0.5,
                      group_size: int = 4, learning_rate: float = 3e-4, warmup_steps: int = 10,
                      use_bias_correction_kl: bool = True, seed: int = 0, min_steps: int = 100,
@@ -178,7 +231,7 @@ def train_until_flat(run_dir, *, model_path, tokenizer, prompts, answers, beta: 
     import torch
     from datasets import Dataset
     from transformers import AutoConfig, AutoModelForCausalLM
-    from trl import GRPOConfig, GRPOTrainer
+    from trl import GRPOTrainer
 
     if len(prompts) != len(answers) or not prompts:
         raise InvalidInputError(f"need one answer per prompt, got {len(prompts)} prompts and {len(answers)} answers")
@@ -227,14 +280,7 @@ def train_until_flat(run_dir, *, model_path, tokenizer, prompts, answers, beta: 
         text = [c[0]["content"] if isinstance(c, list) else c for c in completions]
         return [1.0 if t.strip() == a else 0.0 for t, a in zip(text, answer)]
 
-    args = GRPOConfig(output_dir=str(run), use_cpu=True, bf16=False, num_generations=group_size,
-                      per_device_train_batch_size=group_size * n, max_completion_length=1, beta=beta,
-                      use_bias_correction_kl=use_bias_correction_kl, learning_rate=learning_rate,
-                      max_steps=max_steps, lr_scheduler_type="constant_with_warmup", warmup_steps=warmup_steps,
-                      logging_steps=save_every, report_to="none", save_strategy="steps", save_steps=save_every,
-                      save_total_limit=1, save_only_model=False, seed=seed, temperature=1.0, top_k=0, top_p=1.0,
-                      num_iterations=1, scale_rewards="group", loss_type="grpo", disable_tqdm=True,
-                      gradient_checkpointing=False)
+    args = _grpo_config(run, settings, save_every)
     mapping = read_trl_config(args, completion_tokens=1)
     preds, n_stable = _predictions(ref_probs, reward_table, mapping.objective)
     traj_path, clock = run / "trajectory.csv", run / "seconds.json"
