@@ -10,7 +10,8 @@ TRL 1.16's default use_bias_correction_kl=True (the direct penalty), Adam at a c
 warm-up steps, only the last decoder layer's MLP trainable. Each seed trains until every prompt's
 exact P(correct) is flat (grpo_theory.studies.trl_stationary), at most 600 steps, and resumes from
 TRL's own checkpoints under --out. The prediction is read from the same GRPOConfig
-(read_trl_config). Writes docs/results/trl_smollm2_stationary.csv when every seed has finished.
+(read_trl_config). Writes docs/results/trl_smollm2_stationary.csv and its trajectories
+(trl_smollm2_stationary_trajectory.csv) when every seed has finished.
 """
 
 from __future__ import annotations
@@ -75,7 +76,12 @@ def main() -> None:
         print(f"unfinished seeds remain under {out}: run the same command again to continue")
         return
     table = pd.concat(parts, ignore_index=True)
-    table.to_csv(ROOT / "docs" / "results" / "trl_smollm2_stationary.csv", index=False, float_format="%.6g")
+    res = ROOT / "docs" / "results"
+    table.to_csv(res / "trl_smollm2_stationary.csv", index=False, float_format="%.6g")
+    # every seed's exact P(correct) trajectory, for the tests and the docs
+    traj = pd.concat([pd.read_csv(out / f"seed{s}" / "trajectory.csv").assign(seed=s) for s in args.seeds],
+                     ignore_index=True)
+    traj.to_csv(res / "trl_smollm2_stationary_trajectory.csv", index=False, float_format="%.6g")
     print(table[["seed", "prompt", "pi_ref", "predicted", "measured", "measured_se", "conv_status", "steps_run"]]
           .to_string(index=False))
 

@@ -36,6 +36,8 @@ from .._io import atomic_write
 from ..convergence import MIN_TAIL_POINTS, check_trajectories, report_columns
 from ..errors import InvalidInputError
 from ..integrations.trl import read_trl_config
+from ..predict.response import binary_question
+from ..solvers import stationary_policy
 from ..training.trainer import batch_means_se
 from .trl import _predictions, probs_after_ids
 
@@ -156,9 +158,6 @@ def progress(run_dir) -> pd.DataFrame:
         One row per prompt: ``prompt, answer, pi_ref, predicted, measured, measured_se, error``, the
         convergence columns, ``steps_so_far, seed, objective``.
     """
-    from ..predict.response import binary_question
-    from ..solvers import stationary_policy
-
     run = Path(run_dir)
     if not (run / "settings.json").exists() or not (run / "trajectory.csv").exists():
         raise InvalidInputError(f"{run} holds no run of train_until_flat (settings.json and trajectory.csv)")
