@@ -16,8 +16,8 @@ FIGURE_MODULES = (
     "multistable_basins", "kl_estimators", "finite_g_regions", "phase_diagram_k3",
     # issue 26: the SmolLM2 optimiser instability
     "training_instability",
-    # issue 23: free generation on SmolLM2
-    "free_generation",
+    # issue 23: free generation on SmolLM2, and TRL's trainer on it run to its cap
+    "free_generation", "trl_smollm2",
 )
 
 FIGURES: tuple[FigureSpec, ...] = tuple(import_module(f"{__package__}.{m}").SPEC for m in FIGURE_MODULES)

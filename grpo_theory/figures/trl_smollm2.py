@@ -1,0 +1,200 @@
+"""TRL's GRPOTrainer on SmolLM2-135M-Instruct run to its cap, against the theory (issue 23): the exact
+P(correct) of every prompt during training, and its mean over the last 30% of the steps against the
+stationary point of the objective the run's own GRPOConfig maps to
+(docs/results/trl_smollm2_stationary*.csv from experiments/trl_smollm2_stationary.py).
+
+Completions are one token, so P(correct) is read exactly from the next-token distribution: the
+trajectories carry no sampling noise, and what moves them is the optimiser.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+
+from .. import plotting
+from ._spec import FigureSpec
+
+#: the window the measured value averages: the last TAIL of the steps run (studies.trl_stationary)
+TAIL = 0.3
+#: the experiment's cap on the steps (experiments/trl_smollm2_stationary.py --max-steps)
+MAX_STEPS = 600
+#: one colour per answer word (hues no method uses), one marker per answer word in (c)
+ANSWER_COLORS = {"Yes": "#17becf", "No": "#b8860b"}
+ANSWER_MARKERS = {"Yes": "^", "No": "v"}
+
+
+def _question(prompt: str) -> str:
+    """The user turn of a chat prompt (as the results table stores it), without the instruction."""
+    try:
+        text = json.loads(prompt)[0]["content"]
+    except (ValueError, TypeError, KeyError, IndexError):
+        text = str(prompt)
+    return text.replace(" Answer Yes or No.", "")
+
+
+def _logit(p):
+    p = np.clip(np.asarray(p, dtype=float), 1e-9, 1 - 1e-9)
+    return np.log(p / (1 - p))
+
+
+def tables(inputs) -> dict[str, pd.DataFrame]:
+    """``data``: one row per (seed, prompt) with the prediction and the tail mean; ``trajectory``: the
+    exact P(correct) per (seed, step, prompt), with the prompt's prediction, answer word and logit error."""
+    res = inputs.results_table("trl_smollm2_stationary.csv")
+    traj = inputs.results_table("trl_smollm2_stationary_trajectory.csv")
+    res = res.assign(prompt_index=res.groupby("seed").cumcount(), question=[_question(p) for p in res.prompt])
+    keep = ["seed", "prompt_index", "question", "answer", "pi_ref", "predicted", "measured", "measured_se", "error",
+            "conv_status", "steps_run", "flat", "learning_rate", "beta", "group_size", "penalty", "objective"]
+    data = res[[c for c in keep if c in res.columns]]
+    long = traj.melt(id_vars=["seed", "step"], var_name="prompt_index", value_name="p")
+    long["prompt_index"] = long.prompt_index.str.removeprefix("p").astype(int)
+    long = long.merge(data[["seed", "prompt_index", "answer", "predicted"]], on=["seed", "prompt_index"],
+                      how="left").sort_values(["seed", "prompt_index", "step"])
+    long["dz"] = _logit(long.p) - _logit(long.predicted)
+    return {"data": data.reset_index(drop=True), "trajectory": long.reset_index(drop=True)}
+
+
+def window(trajectory: pd.DataFrame, seed: int) -> pd.DataFrame:
+    """The seed's trajectory over the last TAIL of its steps (the window the measured value averages)."""
+    g = trajectory[trajectory.seed == seed]
+    return g[g.step >= (1 - TAIL) * g.step.max()]
+
+
+def correlations(trajectory: pd.DataFrame, seed: int) -> dict[str, float]:
+    """Over the window, of the logit errors: the mean pairwise correlation among the prompts answered Yes,
+    among those answered No, and the correlation of the two groups' means."""
+    w = window(trajectory, seed)
+    z = w.pivot(index="step", columns="prompt_index", values="dz")
+    answer = w.drop_duplicates("prompt_index").set_index("prompt_index").answer
+    out = {}
+    for a in ("Yes", "No"):
+        c = np.corrcoef(z[answer.index[answer == a]].to_numpy().T)
+        out[a] = float(c[np.triu_indices_from(c, 1)].mean())
+    yes, no = z[answer.index[answer == "Yes"]].mean(1), z[answer.index[answer == "No"]].mean(1)
+    out["cross"] = float(np.corrcoef(yes, no)[0, 1])
+    return out
+
+
+def loo_shift(pi_ref, measured) -> np.ndarray:
+    """Each prompt's baseline: ``expit(logit pi_ref + c)`` with the single logit shift ``c`` fitted (least
+    squares) on the other prompts of the run."""
+    from scipy.optimize import minimize_scalar
+
+    u, m = _logit(pi_ref), np.asarray(measured, dtype=float)
+    out = np.empty(u.size)
+    for i in range(u.size):
+        o = np.arange(u.size) != i
+        def loss(c, o=o):
+            return float(np.sum((1 / (1 + np.exp(-(u[o] + c))) - m[o]) ** 2))
+        c = minimize_scalar(loss, bounds=(-15, 15), method="bounded", options=dict(xatol=1e-9)).x
+        out[i] = 1 / (1 + np.exp(-(u[i] + c)))
+    return out
+
+
+def render(t: dict[str, pd.DataFrame]) -> Figure:
+    data, traj = t["data"], t["trajectory"]
+    seeds = sorted(data.seed.unique())
+    fig, axes = plotting.new_figure(width=plotting.DOUBLE, height=2.85, ncols=len(seeds) + 1)
+    for ax, s, letter in zip(axes, seeds, "abcd"):
+        g = traj[traj.seed == s]
+        last = float(g.step.max())
+        ax.axvspan((1 - TAIL) * last, last, color="0.9", lw=0, zorder=0)
+        for (_, a), r in g.groupby(["prompt_index", "answer"]):
+            ax.plot(r.step, r.dz, color=ANSWER_COLORS[a], lw=0.5, alpha=0.5, zorder=2)
+        for a, r in g.groupby("answer"):
+            m = r.groupby("step").dz.mean()
+            ax.plot(m.index, m.values, color=ANSWER_COLORS[a], lw=1.5, zorder=3)
+        plotting.reference(ax.axhline(0.0, color="0.3", lw=0.8, ls="--"))
+        ax.set(xlim=(0, last), ylim=(-3.3, 2.3), xlabel="training step")
+        plotting.panel(ax, letter, f"seed {s}")
+    axes[0].set_ylabel("logit P(correct) − logit predicted")
+    for ax in axes[1:len(seeds)]:
+        ax.sharey(axes[0])
+        ax.tick_params(labelleft=False)
+
+    cx = axes[-1]
+    colour = plotting.METHOD_COLORS["TRL 1.16"]
+    for k, s in enumerate(seeds):
+        g = data[data.seed == s]
+        for a, r in g.groupby("answer"):
+            cx.plot(r.predicted + 0.006 * (2 * k - 1), r.measured, ls="", marker=ANSWER_MARKERS[a], ms=4.2,
+                    color=colour, mfc=colour if k == 0 else "white", mec=colour, mew=0.9, zorder=3)
+    plotting.reference(cx.plot([0, 1], [0, 1], ls=":", color="0.45", lw=0.9, zorder=1))
+    ticks = np.arange(0.5, 1.01, 0.1)
+    cx.set_xticks(ticks, [f"{v:.1f}" for v in ticks])
+    cx.set_yticks(ticks, [f"{v:.1f}" for v in ticks])
+    cx.set(xlim=(0.45, 1.0), ylim=(0.45, 1.0), xlabel="predicted stationary P(correct)",
+           ylabel=f"P(correct), mean over the last {TAIL:.0%}")
+    cx.set_aspect("equal")
+    plotting.panel(cx, "abcd"[len(seeds)], "measured against predicted")
+
+    handles = ([Line2D([], [], color=ANSWER_COLORS[a], lw=1.5, label=f"answered {a}: mean") for a in ("Yes", "No")]
+               + [Line2D([], [], color="0.5", lw=0.5, label="each prompt"),
+                  Line2D([], [], color="0.9", lw=6, label=f"the last {TAIL:.0%} of the steps")]
+               + [Line2D([], [], color=colour, marker=ANSWER_MARKERS[a], ms=4.2, ls="", label=f"(c) answered {a}")
+                  for a in ("Yes", "No")]
+               + [Line2D([], [], color=colour, marker="o", ms=4.2, ls="", mfc=face, label=f"(c) seed {s}")
+                  for s, face in zip(seeds, (colour, "white"))])
+    plotting.legend_below(fig, handles, ncol=4)
+    return fig
+
+
+def _plain_sci(v: float) -> str:
+    m, e = f"{v:.0e}".split("e")
+    return (f"{m} x " if m != "1" else "") + f"10^{int(e)}"
+
+
+def caption(t: dict[str, pd.DataFrame]) -> str:
+    """Every number computed from the tables (tests/test_trl_stationary_results.py recomputes them from
+    docs/results)."""
+    data, traj = t["data"], t["trajectory"]
+    seeds = sorted(data.seed.unique())
+    first = data[data.seed == seeds[0]]
+    per_seed = []
+    for s in seeds:
+        g = data[data.seed == s]
+        w = window(traj, s)
+        swing = w.groupby("prompt_index").p.agg(lambda v: v.max() - v.min())
+        c = correlations(traj, s)
+        shift = np.abs(loo_shift(g.pi_ref, g.measured) - g.measured).mean()
+        per_seed.append(
+            f"seed {s}: {int(g.steps_run.iloc[0])} steps, {int(g.conv_status.eq('converged').sum())} of {len(g)} "
+            f"prompts flat, MAE {np.abs(g.error).mean():.3f} (largest {np.abs(g.error).max():.3f}; fitted logit "
+            f"shift {shift:.3f}, pi_ref {np.abs(g.pi_ref - g.measured).mean():.3f}), P(correct) peak-to-peak "
+            f"{swing.min():.2f}-{swing.max():.2f} in the window, correlations {c['Yes']:+.2f} among the Yes prompts, "
+            f"{c['No']:+.2f} among the No prompts, {c['cross']:+.2f} between the groups")
+    m = data.pivot(index="prompt_index", columns="seed", values="measured")
+    gap = float(np.abs(m[seeds[0]] - m[seeds[-1]]).mean()) if len(seeds) > 1 else float("nan")
+    implied = _logit(first.predicted) - _logit(first.pi_ref)
+    lr = float(first.learning_rate.iloc[0])
+    steps = data.groupby("seed").steps_run.first()
+    stop = (f"to a flat curve or the cap of {MAX_STEPS} steps"
+            + (" (every run reached the cap)" if (steps >= MAX_STEPS).all() else ""))
+    return (
+        "Figure {n}. TRL 1.16's GRPOTrainer on SmolLM2-135M-Instruct: "
+        f"{len(first)} yes/no prompts, one-token completions from the whole vocabulary at temperature 1 (correct: "
+        f"a token that reads Yes or No, as asked, once spaces are stripped), G = {int(first.group_size.iloc[0])}, "
+        f"beta = {first.beta.iloc[0]:g}, use_bias_correction_kl=True (TRL 1.16's default: the "
+        f"{first.penalty.iloc[0]} penalty), Adam at a constant {_plain_sci(lr)} after 10 warm-up steps, only the "
+        f"last MLP trained, {len(seeds)} seeds, {stop}. Each P(correct) is "
+        "exact, read from the next-token distribution. pi_ref(correct) "
+        f"{first.pi_ref.min():.2f}-{first.pi_ref.max():.2f}; the stationary predictions "
+        f"{first.predicted.min():.2f}-{first.predicted.max():.2f}, from the objective TRL 1.16's settings map to "
+        "(docs/trl.md). (a, b) Each prompt's logit error (thin; it starts at logit pi_ref - logit "
+        "predicted), and its mean over the prompts answered Yes and over those answered No (bold); shaded: the "
+        "window the measured value averages (in P). (c) That mean against the prediction, seeds side by side. "
+        f"{'; '.join(per_seed)}. The two seeds' values differ by {gap:.3f} a prompt on average. Over this range "
+        f"the prediction is nearly one logit shift of pi_ref ({implied.min():.2f}-{implied.max():.2f}), so a shift "
+        "fitted on the other prompts does as well or better: what the run tests is the size of that shift, which the "
+        "theory gives with nothing fitted. The runs do not come to rest: training updates (sampled groups of "
+        f"{int(first.group_size.iloc[0])}, Adam steps) keep moving the policy, the prompts with the same answer "
+        "word together; the measured value is a time average over that motion, not the fixed point itself."
+    )
+
+
+SPEC = FigureSpec(26, "trl_smollm2", lambda t: caption(t).replace("{n}", "26"), tables, render, __name__)
