@@ -111,6 +111,15 @@ def infty(text) -> str:
     return re.sub(r"\binf\b", "∞", str(text))
 
 
+def sci_text(v: float, *, plain: bool = False) -> str:
+    """A step size as "3 × 10⁻⁴" (mathtext, for figures) or "3 x 10^-4" (``plain``, for captions);
+    a mantissa of 1 is dropped ("10⁻³")."""
+    m, e = f"{v:.0e}".split("e")
+    if plain:
+        return (f"{m} x " if m != "1" else "") + f"10^{int(e)}"
+    return (f"{m} × " if m != "1" else "") + f"10$^{{{int(e)}}}$"
+
+
 def g_text(G) -> str:
     """"$G$ = 8" or "$G$ = ∞": italic G, the infinity sign."""
     return "$G$ = ∞" if not np.isfinite(float(G)) else f"$G$ = {int(G)}"

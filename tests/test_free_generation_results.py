@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from _independent import binary_preferences
+from _markdown import markdown_rows
 from scipy.optimize import brentq
 from scipy.special import expit, logit
 
@@ -187,18 +188,11 @@ def test_figure_25_floor_is_the_independent_floor(floors):
         assert got[k] == pytest.approx(v, rel=2e-3), k
 
 
-def _markdown_rows(header: str) -> list[list[str]]:
-    text = (RES.parent / "results.md").read_text()
-    body = text[text.index(header):]
-    body = body[:body.index("\n\n")]
-    return [[c.strip() for c in ln.strip().strip("|").split("|")] for ln in body.splitlines()[2:]]
-
-
 def test_the_results_md_table_is_what_the_rows_show(table):
     """docs/results.md's per-run table, with the MAE that sampling alone would give an exact theory: the
     measurement's binomial noise and p_ref's carried through the prediction's slope (both normal,
     sqrt(2/pi) sigma a prompt; the slope by central differences of the independent root search)."""
-    rows = _markdown_rows("| β | seed | steps | MAE theory |")
+    rows = markdown_rows(RES.parent / "results.md", "| β | seed | steps | MAE theory |")
     fin = table[table.kind == "final"]
     assert len(rows) == fin.groupby(["beta", "seed"]).ngroups
     slopes = {}
@@ -234,7 +228,7 @@ def test_the_answer_word_bias_the_text_states(table):
 def test_the_results_md_intermediate_table_and_its_claims(table):
     """docs/results.md's table of the intermediate steps (means over seeds and ranges), and the ratios
     its text states, recomputed from the rows."""
-    rows = _markdown_rows("| β | step | MAE theory (flow")
+    rows = markdown_rows(RES.parent / "results.md", "| β | step | MAE theory (flow")
     mid = table[table.kind == "intermediate"]
     per = mid.groupby(["beta", "step", "seed"]).apply(
         lambda r: pd.Series({k: np.mean(np.abs(r[k] - r.measured)) for k in ("predicted", "shift", "identity")}),

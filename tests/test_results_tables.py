@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from _markdown import markdown_rows
 
 RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results"
 
@@ -38,20 +39,12 @@ def test_trainer_convention_points_cover_both_trainers():
     assert len(trl) > 0 and len(ours) > 0 and len(trl) + len(ours) >= 100
 
 
-def _markdown_rows(path: Path, header: str) -> list[list[str]]:
-    """The body rows of the markdown table whose header line starts with ``header``."""
-    text = path.read_text()
-    body = text[text.index(header):]
-    body = body[:body.index("\n\n")]
-    return [[c.strip().strip("*") for c in ln.strip().strip("|").split("|")] for ln in body.splitlines()[2:]]
-
-
 def test_the_gated_table_of_results_md_is_what_validate_results_shows():
     """docs/results.md's gated table, recomputed from the rows of validate_results.csv with plain pandas
     (not through the study's summary), and the overall MAE its text states."""
     r = pd.read_csv(RESULTS / "validate_results.csv")
     r = r[r.gated & (r.prediction == "trainer")]
-    lines = _markdown_rows(RESULTS.parent / "results.md", "| configuration | MAE | max abs error | mean SE |")
+    lines = markdown_rows(RESULTS.parent / "results.md", "| configuration | MAE | max abs error | mean SE |")
     assert len(lines) == r.config.nunique() == 12
     for cells in lines:
         g, beta, penalty = re.fullmatch(r"G=(\d+), β=([\d.]+), (\w+)", cells[0]).groups()
@@ -69,7 +62,7 @@ def test_the_gated_table_of_results_md_is_what_validate_results_shows():
 
 def test_the_trl_table_of_trl_md_is_what_trl_results_shows():
     r = pd.read_csv(RESULTS / "trl_results.csv")
-    lines = _markdown_rows(RESULTS.parent / "trl.md", "| setting | theory objective | MAE |")
+    lines = markdown_rows(RESULTS.parent / "trl.md", "| setting | theory objective | MAE |")
     assert len(lines) == r.setting.nunique() == 2
     for cells in lines:
         d = r[r.setting == cells[0].strip("`")]
@@ -91,7 +84,7 @@ def test_the_tree_table_of_results_md_is_what_tree_study_shows():
     t["ae"] = (t.measured - t.predicted).abs()
     names = {"grpo": ("grpo", "predicted_grpo/B=all"), "dr_grpo": ("dr_grpo", "predicted_dr_grpo/B=all"),
              "dapo B=1": ("dapo", "predicted_dapo/B=1")}
-    lines = _markdown_rows(RESULTS.parent / "results.md", "| configuration | MAE (mean over 3 seeds; worst seed) |")
+    lines = markdown_rows(RESULTS.parent / "results.md", "| configuration | MAE (mean over 3 seeds; worst seed) |")
     assert len(lines) == t.config.nunique() == 9
     for cells in lines:
         shape, name = cells[0].split(", ")

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from _independent import direct_h
+from _markdown import markdown_rows
 from scipy.optimize import brentq
 from scipy.special import expit, logit
 
@@ -106,15 +107,8 @@ def test_figure_26_caption_states_the_tables_numbers(table, traj):
     assert f"nearly one logit shift of pi_ref ({implied.min():.2f}-{implied.max():.2f})" in cap
 
 
-def _markdown_rows(header: str) -> list[list[str]]:
-    text = (RES.parent / "results.md").read_text()
-    body = text[text.index(header):]
-    body = body[:body.index("\n\n")]
-    return [[c.strip() for c in ln.strip().strip("|").split("|")] for ln in body.splitlines()[2:]]
-
-
 def test_the_results_md_tables_are_the_csvs(table):
-    rows = _markdown_rows("| prompt | answer | π_ref | predicted | seed")
+    rows = markdown_rows(RES.parent / "results.md", "| prompt | answer | π_ref | predicted | seed")
     seeds = sorted(table.seed.unique())
     assert len(rows) == (table.seed == seeds[0]).sum()
     for i, cells in enumerate(rows):
@@ -123,7 +117,7 @@ def test_the_results_md_tables_are_the_csvs(table):
         for s, cell in zip(seeds, cells[4:]):
             r = table[table.seed == s].iloc[i]
             assert cell == f"{r.measured:.3f}, {r.conv_status}"
-    summ = _markdown_rows("| seed | steps | flat | MAE theory |")
+    summ = markdown_rows(RES.parent / "results.md", "| seed | steps | flat | MAE theory |")
     for cells in summ:
         g = table[table.seed == int(cells[0])]
         sh = np.abs(_loo_shift_grid(g.pi_ref, g.measured) - g.measured).mean()

@@ -76,12 +76,6 @@ def _curve(betas, n_measured: int, n_ref: int) -> pd.DataFrame:
     return pd.concat(out, ignore_index=True)
 
 
-def _sci(v: float) -> str:
-    """3 × 10⁻⁴, not 0.0003 or 3e-4."""
-    m, e = f"{v:.0e}".split("e")
-    return (f"{m} × " if m != "1" else "") + f"10$^{{{int(e)}}}$"
-
-
 def tables(inputs) -> dict[str, pd.DataFrame]:
     """``data``: every final measurement (seed, beta, prompt) with its sampling sd; ``curve``: x(p_ref) and
     the sampling sd per beta; ``scores``: the MAE over prompts of the theory and the baselines per (beta,
@@ -258,15 +252,9 @@ def render(t: dict[str, pd.DataFrame]) -> Figure:
                   Line2D([], [], color=c_old, marker="_", ms=9, mew=1.8, ls="", label="(f) predicted"),
                   Line2D([], [], color="0.62", marker="_", ms=9, mew=1.8, ls="", label=r"(f) $\pi_{\mathrm{ref}}$"),
                   Line2D([], [], color=c_old, marker="o", ms=3.6, mec="0.1", ls="",
-                         label=f"(f) Adam {_sci(lrs[0])} (filled), {_sci(lrs[-1])} (open)")])
+                         label=f"(f) Adam {plotting.sci_text(lrs[0])} (filled), {plotting.sci_text(lrs[-1])} (open)")])
     plotting.legend_below(fig, handles, ncol=4)
     return fig
-
-
-def _plain_sci(v: float) -> str:
-    """3 x 10^-4 (captions are plain text)."""
-    m, e = f"{v:.0e}".split("e")
-    return f"{m} x 10^{int(e)}" if m != "1" else f"10^{int(e)}"
 
 
 def _r(v: float) -> str:
@@ -355,10 +343,10 @@ def caption(t: dict[str, pd.DataFrame]) -> str:
         "verifier (exact match of the whole completion, so its pi_ref differs from (a) for the same question; "
         f"seed 0, beta = {float(collapse.beta.iloc[0]):g}, at most {int(collapse.max_new_tokens.iloc[0])} tokens, "
         f"a fixed {int(collapse.steps.iloc[0])} steps, not checked for stationarity; bars: 95% Wilson intervals of "
-        f"400 samples). At Adam {_plain_sci(lrs[0])}, {len(near)} of {len(small)} prompts end "
+        f"400 samples). At Adam {plotting.sci_text(lrs[0], plain=True)}, {len(near)} of {len(small)} prompts end "
         f"{_r(near.min())}-{_r(near.max())} from the prediction and {worst.question.rstrip('?')} (pi_ref "
         f"{worst.pi_ref:.4f}) reaches {worst.measured:.3f} against {worst.predicted:.3f}; at "
-        f"{_plain_sci(lrs[-1])}, {len(below)} of {len(big)} end below pi_ref"
+        f"{plotting.sci_text(lrs[-1], plain=True)}, {len(below)} of {len(big)} end below pi_ref"
         + (f" and {rest_text}" if len(rest) else "") + "."
     )
 

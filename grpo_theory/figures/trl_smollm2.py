@@ -44,19 +44,25 @@ def _logit(p):
 
 def tables(inputs) -> dict[str, pd.DataFrame]:
     """``data``: one row per (seed, prompt) with the prediction and the tail mean; ``trajectory``: the
-    exact P(correct) per (seed, step, prompt), with the prompt's prediction, answer word and logit error."""
+    exact P(correct) per seed and step, one column per prompt (as the study writes it; see :func:`errors`)."""
     res = inputs.results_table("trl_smollm2_stationary.csv")
     traj = inputs.results_table("trl_smollm2_stationary_trajectory.csv")
     res = res.assign(prompt_index=res.groupby("seed").cumcount(), question=[_question(p) for p in res.prompt])
     keep = ["seed", "prompt_index", "question", "answer", "pi_ref", "predicted", "measured", "measured_se", "error",
             "conv_status", "steps_run", "flat", "learning_rate", "beta", "group_size", "penalty", "objective"]
     data = res[[c for c in keep if c in res.columns]]
-    long = traj.melt(id_vars=["seed", "step"], var_name="prompt_index", value_name="p")
+    return {"data": data.reset_index(drop=True), "trajectory": traj}
+
+
+def errors(data: pd.DataFrame, trajectory: pd.DataFrame) -> pd.DataFrame:
+    """The trajectory (wide: ``seed, step, p0, p1, ...``) in long form, one row per (seed, step, prompt),
+    with the prompt's answer word, its prediction and the logit error ``dz``."""
+    long = trajectory.melt(id_vars=["seed", "step"], var_name="prompt_index", value_name="p")
     long["prompt_index"] = long.prompt_index.str.removeprefix("p").astype(int)
     long = long.merge(data[["seed", "prompt_index", "answer", "predicted"]], on=["seed", "prompt_index"],
                       how="left").sort_values(["seed", "prompt_index", "step"])
     long["dz"] = _logit(long.p) - _logit(long.predicted)
-    return {"data": data.reset_index(drop=True), "trajectory": long.reset_index(drop=True)}
+    return long.reset_index(drop=True)
 
 
 def window(trajectory: pd.DataFrame, seed: int) -> pd.DataFrame:
@@ -97,7 +103,8 @@ def loo_shift(pi_ref, measured) -> np.ndarray:
 
 
 def render(t: dict[str, pd.DataFrame]) -> Figure:
-    data, traj = t["data"], t["trajectory"]
+    data = t["data"]
+    traj = errors(data, t["trajectory"])
     seeds = sorted(data.seed.unique())
     fig, axes = plotting.new_figure(width=plotting.DOUBLE, height=2.85, ncols=len(seeds) + 1)
     for ax, s, letter in zip(axes, seeds, "abcd"):
@@ -144,15 +151,11 @@ def render(t: dict[str, pd.DataFrame]) -> Figure:
     return fig
 
 
-def _plain_sci(v: float) -> str:
-    m, e = f"{v:.0e}".split("e")
-    return (f"{m} x " if m != "1" else "") + f"10^{int(e)}"
-
-
 def caption(t: dict[str, pd.DataFrame]) -> str:
     """Every number computed from the tables (tests/test_trl_stationary_results.py recomputes them from
     docs/results)."""
-    data, traj = t["data"], t["trajectory"]
+    data = t["data"]
+    traj = errors(data, t["trajectory"])
     seeds = sorted(data.seed.unique())
     first = data[data.seed == seeds[0]]
     per_seed = []
@@ -180,7 +183,8 @@ def caption(t: dict[str, pd.DataFrame]) -> str:
         f"{len(first)} yes/no prompts, one-token completions from the whole vocabulary at temperature 1 (correct: "
         f"a token that reads Yes or No, as asked, once spaces are stripped), G = {int(first.group_size.iloc[0])}, "
         f"beta = {first.beta.iloc[0]:g}, use_bias_correction_kl=True (TRL 1.16's default: the "
-        f"{first.penalty.iloc[0]} penalty), Adam at a constant {_plain_sci(lr)} after 10 warm-up steps, only the "
+        f"{first.penalty.iloc[0]} penalty), Adam at a constant {plotting.sci_text(lr, plain=True)} after 10 "
+        "warm-up steps, only the "
         f"last MLP trained, {len(seeds)} seeds, {stop}. Each P(correct) is "
         "exact, read from the next-token distribution. pi_ref(correct) "
         f"{first.pi_ref.min():.2f}-{first.pi_ref.max():.2f}; the stationary predictions "

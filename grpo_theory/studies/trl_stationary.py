@@ -142,6 +142,16 @@ def _grpo_config(run: Path, settings: dict, save_every: int = 20):
                       gradient_checkpointing=False)
 
 
+def _tail_summary(path: Path, tail: float):
+    """A trajectory file's steps and values, the mean over the last ``tail`` of the steps with its
+    batch-means standard error (5 blocks), and the stationarity check of that window."""
+    traj = pd.read_csv(path)
+    steps, values = traj.step.to_numpy(float), traj.drop(columns="step").to_numpy()
+    window = steps >= steps[-1] * (1 - tail)
+    m, se = values[window].mean(0), batch_means_se(values[window], n_blocks=5)
+    return steps, values, m, se, check_trajectories(steps, values, tail=tail)
+
+
 def progress(run_dir) -> pd.DataFrame:
     """Where a run stands, finished or not, from its folder alone (no model is loaded).
 
@@ -162,14 +172,10 @@ def progress(run_dir) -> pd.DataFrame:
     if not (run / "settings.json").exists() or not (run / "trajectory.csv").exists():
         raise InvalidInputError(f"{run} holds no run of train_until_flat (settings.json and trajectory.csv)")
     st = json.loads((run / "settings.json").read_text())
-    traj = pd.read_csv(run / "trajectory.csv")
-    steps, values = traj.step.to_numpy(float), traj.drop(columns="step").to_numpy()
+    steps, values, m, se, conv = _tail_summary(run / "trajectory.csv", st["tail"])
     obj = read_trl_config(_grpo_config(run, st), completion_tokens=1).objective
     pi_ref = values[0]
     pred = np.array([stationary_policy(binary_question(float(p)), obj).pi[0] for p in pi_ref])
-    window = steps >= steps[-1] * (1 - st["tail"])
-    m, se = values[window].mean(0), batch_means_se(values[window], n_blocks=5)
-    conv = check_trajectories(steps, values, tail=st["tail"])
     return pd.DataFrame([dict(prompt=st["prompts"][i], answer=st["answers"][i], pi_ref=float(pi_ref[i]),
                               predicted=float(pred[i]), measured=float(m[i]), measured_se=float(se[i]),
                               error=float(m[i] - pred[i]), **report_columns(conv, i), steps_so_far=int(steps[-1]),
@@ -310,11 +316,7 @@ def train_until_flat(run_dir, *, model_path, tokenizer, prompts, answers, beta: 
         flat, steps_run, spent = rec.flat, int(trainer.state.global_step), rec.seconds()
         if not flat and steps_run < max_steps:
             return None                                               # stopped by stop_after: resume later
-    traj = pd.read_csv(run / "trajectory.csv")
-    steps, values = traj.step.to_numpy(float), traj.drop(columns="step").to_numpy()
-    conv = check_trajectories(steps, values, tail=tail)
-    window = steps >= steps[-1] * (1 - tail)
-    m, se = values[window].mean(0), batch_means_se(values[window], n_blocks=5)
+    _, _, m, se, conv = _tail_summary(run / "trajectory.csv", tail)
     rows = [dict(prompt=json.dumps(prompts[i]) if not isinstance(prompts[i], str) else prompts[i],
                  answer=answers[i], pi_ref=float((ref_probs[i] * reward_table[i]).sum()), predicted=preds[i],
                  measured=float(m[i]), measured_se=float(se[i]), error=float(m[i] - preds[i]),
