@@ -5,7 +5,7 @@ measured_n, step, then the baselines and the convergence columns) and free_gener
 (the MAEs per beta, seed and step); Figure 25 (`grpo-theory figures --only 25`) draws them. Every
 stage is kept under --out: a rerun (after a crash, or with --stop-after in a later session) resumes.
 
-    python experiments/smollm2_free_generation.py --workers 2             # the full study
+    python experiments/smollm2_free_generation.py --workers 2 --more 1200 # the full study, 1,600 samples a measurement
     python experiments/smollm2_free_generation.py --pilot                 # CPU seconds per sample and per step,
                                                                           # and the full study's estimated cost
 """

@@ -124,7 +124,24 @@ def final_scores(scores: pd.DataFrame) -> pd.DataFrame:
     return f.reset_index(drop=True)
 
 
-def _during(ax, scores: pd.DataFrame, beta: float, colour, letter: str) -> None:
+LOG_TICKS = (0.01, 0.03, 0.1, 0.3, 1.0)
+
+
+def _log_span(values, pad: float = 1.35) -> tuple[float, float]:
+    """Log-axis limits that hold every value (MAEs, floors, the target) with a margin of ``pad`` either side."""
+    v = np.asarray(values, float)
+    v = v[np.isfinite(v) & (v > 0)]
+    return float(v.min() / pad), float(min(v.max() * pad, 1.0))
+
+
+def _log_ticks(ax, span: tuple[float, float]) -> None:
+    ticks = [t for t in LOG_TICKS if span[0] <= t <= span[1]]
+    ax.set_yticks(ticks, [f"{t:g}" for t in ticks])
+    ax.minorticks_off()
+    ax.set_ylim(*span)
+
+
+def _during(ax, scores: pd.DataFrame, beta: float, colour, letter: str, span: tuple[float, float]) -> None:
     """MAE over prompts at each intermediate step and at the end: the seeds' mean, their range as bars."""
     g = scores[scores.beta == beta]
     mid, end = g[g.kind == "intermediate"], g[g.kind == "final"]
@@ -142,10 +159,8 @@ def _during(ax, scores: pd.DataFrame, beta: float, colour, letter: str) -> None:
     ax.set_yscale("log")
     steps = sorted(mid.step.unique())
     ax.set_xticks(list(steps) + [END_X], [f"{s:g}" for s in steps] + ["end"])
-    ax.minorticks_off()
-    ticks = [0.03, 0.1, 0.3]
-    ax.set_yticks(ticks, [f"{v:g}" for v in ticks])
-    ax.set(ylim=(0.02, 0.8), xlim=(steps[0] / 1.4, END_X * 1.4), xlabel="training step")
+    _log_ticks(ax, span)
+    ax.set(xlim=(steps[0] / 1.4, END_X * 1.4), xlabel="training step")
     plotting.panel(ax, letter, f"during training, β = {beta:g}")
 
 
@@ -207,15 +222,14 @@ def render(t: dict[str, pd.DataFrame]) -> Figure:
     cx.set_xticks(range(len(SCORED)), ["theory", "logit shift", r"$\pi_{\mathrm{ref}}$"])
     cx.tick_params(axis="x", length=0)
     cx.set_yscale("log")
-    ticks = [0.01, 0.03, 0.1, 0.3, 1.0]
-    cx.set_yticks(ticks, [f"{v:g}" for v in ticks])
-    cx.minorticks_off()
-    cx.set(ylim=(0.01, 1.0), xlim=(-0.5, len(SCORED) - 0.5), ylabel="MAE over prompts at the end")
+    _log_ticks(cx, _log_span([*fs[[f"mae_{k}" for k in SCORED]].to_numpy().ravel(), *fs.floor, TARGET]))
+    cx.set(xlim=(-0.5, len(SCORED) - 0.5), ylabel="MAE over prompts at the end")
     plotting.panel(cx, "c", "at the end of training")
 
     # (d), (e) during training, one beta each (one y scale), with the end of training last
+    span = _log_span([*scores[[f"mae_{k}" for k in SCORED]].to_numpy().ravel(), TARGET])
     for axis, b, letter in zip((dx, ex), betas, "de"):
-        _during(axis, scores, b, colours[b], letter)
+        _during(axis, scores, b, colours[b], letter, span)
     dx.set_ylabel("MAE over prompts")
     ex.sharey(dx)
 

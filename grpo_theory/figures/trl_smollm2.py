@@ -81,7 +81,7 @@ def correlations(trajectory: pd.DataFrame, seed: int) -> dict[str, float]:
     for a in ("Yes", "No"):
         c = np.corrcoef(z[answer.index[answer == a]].to_numpy().T)
         out[a] = float(c[np.triu_indices_from(c, 1)].mean())
-    yes, no = z[answer.index[answer == "Yes"]].mean(1), z[answer.index[answer == "No"]].mean(1)
+    yes, no = z[answer.index[answer == "Yes"]].mean(axis=1), z[answer.index[answer == "No"]].mean(axis=1)
     out["cross"] = float(np.corrcoef(yes, no)[0, 1])
     return out
 
