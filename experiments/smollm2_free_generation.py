@@ -6,6 +6,9 @@ measured_n, step, then the baselines and the convergence columns) and free_gener
 stage is kept under --out: a rerun (after a crash, or with --stop-after in a later session) resumes.
 
     python experiments/smollm2_free_generation.py --workers 2 --more 1200 # the full study, 1,600 samples a measurement
+    python experiments/smollm2_free_generation.py --pool greetings --prompts 8 --p-range 0.45 0.95 \
+        --betas 0.5 4 --workers 2 --more 1200                             # the upper end of P(correct): writes
+                                                                          # free_generation_greetings*.csv
     python experiments/smollm2_free_generation.py --pilot                 # CPU seconds per sample and per step,
                                                                           # and the full study's estimated cost
 """
@@ -70,8 +73,13 @@ def main() -> None:
     ap.add_argument("--more", type=int, default=0, metavar="N",
                     help="after training: N further samples per prompt for p_ref and for each final measurement, "
                          "pooled with the first (grpo_theory.studies.free_more)")
+    ap.add_argument("--pool", choices=["main", "greetings"], default="main",
+                    help="the candidates screened: yes/no, factual and arithmetic questions, or greetings and "
+                         "counting requests (the upper end of P(correct)); results get a _greetings suffix")
+    ap.add_argument("--p-range", type=float, nargs=2, default=None, metavar=("LO", "HI"),
+                    help="the P(correct) range the kept prompts spread over (default 0.05 0.9)")
     ap.add_argument("--model-dir", default=str(ROOT / "models" / "smollm2"))
-    ap.add_argument("--out", default=str(ROOT / "runs" / "free_generation"))
+    ap.add_argument("--out", default=None, help="default: runs/free_generation, with _greetings for that pool")
     ap.add_argument("--results", default=str(ROOT / "docs" / "results"))
     ap.add_argument("--pilot", action="store_true", help="measure the unit costs and estimate the full study's")
     ap.add_argument("--pilot-prompts", type=int, default=4)
@@ -90,18 +98,20 @@ def main() -> None:
                                         steps=s) for s in (args.min_steps, 400, args.max_steps)}
         print(json.dumps(dict(unit=unit, cpu_seconds=est), indent=1))
         return
-    from grpo_theory.studies.free import run_free_study
+    from grpo_theory.studies.free import P_RANGE, run_free_study
 
-    table, summary = run_free_study(args.out, model_dir=args.model_dir, seeds=tuple(args.seeds), betas=args.betas,
+    tag = "" if args.pool == "main" else f"_{args.pool}"
+    out = args.out or str(ROOT / "runs" / f"free_generation{tag}")
+    table, summary = run_free_study(out, model_dir=args.model_dir, seeds=tuple(args.seeds), betas=args.betas,
                                     n_prompts=args.prompts, n_screen=args.screen, n_ref=args.n_ref, spec=spec,
                                     workers=args.workers, stop_after=args.stop_after, device=args.device,
-                                    n_more=args.more)
+                                    n_more=args.more, pool=args.pool, p_range=tuple(args.p_range or P_RANGE))
     if table.empty:
-        print(f"unfinished jobs remain under {args.out}: run the same command again to continue")
+        print(f"unfinished jobs remain under {out}: run the same command again to continue")
         return
     res = Path(args.results)
-    table.to_csv(res / "free_generation.csv", index=False, float_format="%.6g")
-    summary.to_csv(res / "free_generation_summary.csv", index=False, float_format="%.6g")
+    table.to_csv(res / f"free_generation{tag}.csv", index=False, float_format="%.6g")
+    summary.to_csv(res / f"free_generation{tag}_summary.csv", index=False, float_format="%.6g")
     # the figure is the paper's Figure 25: grpo-theory figures --only 25 (it reads these tables)
     print(summary[summary.kind == "final"].to_string(index=False))
 

@@ -358,3 +358,25 @@ def test_every_backend_on_one_model_keeps_the_untrained_reference():
     for k, v in second.state_dict().items():
         assert torch.equal(v, pretrained[k])
     assert not list(model.parameters())                        # not registered as a submodule
+
+
+def test_the_greeting_pool_runs_in_its_own_folder_and_range(tmp_path):
+    """pool="greetings" screens greeting_pool and keeps prompts inside p_range; a folder screened on
+    another pool, or an unknown pool, is a clear error naming it."""
+    pool = free.greeting_pool()
+    assert len(pool) == len({c[1] for c in pool}) == 30
+
+    def factory(questions):
+        answers = dict((c[1], c[2]) for c in pool + free.candidate_pool())
+        return StubLM(questions, [answers[q] for q in questions], _p_spread)
+
+    kw = dict(seeds=(0,), betas=(0.5, 2.0), n_prompts=4, n_screen=32, n_ref=100, spec=SPEC, progress=False,
+              backend_factory=factory, t_max=50.0)
+    free.run_free_study(tmp_path / "g", pool="greetings", p_range=(0.45, 0.95), stop_after=1, **kw)
+    prompts = pd.read_csv(tmp_path / "g" / "prompts.csv")
+    assert set(prompts.question) <= {c[1] for c in pool}
+    assert prompts.screened.min() > 0.3                          # inside the range widened by a standard error
+    with pytest.raises(InvalidInputError, match="screened another pool"):
+        free.run_free_study(tmp_path / "g", pool="main", stop_after=1, **kw)
+    with pytest.raises(InvalidInputError, match="pool must be one of"):
+        free.run_free_study(tmp_path / "h", pool="jokes", **kw)

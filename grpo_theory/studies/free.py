@@ -67,10 +67,12 @@ from .free_prompts import (  # noqa: F401
     BETA_CANDIDATES,
     MIN_DIFF,
     P_RANGE,
+    POOLS,
     _x,
     candidate_pool,
     choose_betas,
     count_correct,
+    greeting_pool,
     normalise,
     select_prompts,
 )
@@ -432,7 +434,8 @@ def run_free_study(out_dir="runs/free_generation", *, model_dir="models/smollm2"
                    betas=None, n_prompts: int = 24, n_screen: int = 32, n_ref: int = 400, max_new_tokens: int = 4,
                    spec: dict | None = None, workers: int = 1, stop_after: int | None = None,
                    progress: bool = True, backend_factory=None, device: str = "cpu",
-                   t_max: float = 1e4, n_more: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
+                   t_max: float = 1e4, n_more: int = 0, pool: str = "main",
+                   p_range: tuple[float, float] = P_RANGE) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The whole validation: screen, estimate p_ref afresh, choose betas, train every (beta, seed), score.
 
     Every stage's output is kept under ``out_dir`` (``screen.csv``, ``prompts.csv``, ``betas.json``, one
@@ -469,6 +472,12 @@ def run_free_study(out_dir="runs/free_generation", *, model_dir="models/smollm2"
         untrained policy) and for each job's final measurement (from its final policy), pooled with the
         first ones (:mod:`grpo_theory.studies.free_more`; the first estimates are kept as ``p_ref_first``,
         ``measured_first`` and their ``_n_first``). 0: none.
+    pool : {"main", "greetings"}
+        The candidates screened (:data:`~grpo_theory.studies.free_prompts.POOLS`): the yes/no, factual
+        and arithmetic questions of :func:`candidate_pool`, or :func:`greeting_pool` for the upper end
+        of P(correct).
+    p_range : (float, float)
+        The P(correct) range the kept prompts spread over (:func:`select_prompts`).
 
     Returns
     -------
@@ -478,7 +487,9 @@ def run_free_study(out_dir="runs/free_generation", *, model_dir="models/smollm2"
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     spec = dict(spec or {})
-    pool = candidate_pool()
+    if pool not in POOLS:
+        raise InvalidInputError(f"pool must be one of {sorted(POOLS)}, got {pool!r}")
+    pool = POOLS[pool]()
     use_processes = workers > 1 and backend_factory is None
     if backend_factory is None:
         def backend_factory(questions):
@@ -492,7 +503,10 @@ def run_free_study(out_dir="runs/free_generation", *, model_dir="models/smollm2"
         return pd.DataFrame(dict(candidate=range(len(pool)), label=[c[0] for c in pool], answer=[c[2] for c in pool],
                                  correct=k, n=n_screen))
     scr = _stage(out / "screen.csv", screen)
-    keep = select_prompts(scr.correct.to_numpy(), n_screen, n_prompts)
+    if len(scr) != len(pool) or list(scr.label) != [c[0] for c in pool]:
+        raise InvalidInputError(f"{out / 'screen.csv'} screened another pool ({len(scr)} candidates, first "
+                                f"{scr.label.iloc[0]!r}); use another out_dir for this pool")
+    keep = select_prompts(scr.correct.to_numpy(), n_screen, n_prompts, p_range=p_range)
 
     def fresh():
         b = backend_factory([pool[i][1] for i in keep])

@@ -17,7 +17,7 @@ from ..predict import Response
 from ..problem import Objective
 from ..training.smollm import YES_NO_QUESTIONS
 
-__all__ = ["candidate_pool", "normalise", "select_prompts", "choose_betas", "count_correct",
+__all__ = ["candidate_pool", "greeting_pool", "POOLS", "normalise", "select_prompts", "choose_betas", "count_correct",
            "P_RANGE", "BETA_CANDIDATES", "MIN_DIFF"]
 
 #: The P(correct) range the kept prompts spread over (issue 23).
@@ -105,6 +105,45 @@ def candidate_pool() -> list[tuple[str, str, str]]:
         seen.add((a, op, b))
     out += [(f"{a}{op}{b}", f"What is {a}{op}{b}?" + _ASK["number"], str(ops[op](a, b))) for a, op, b in items]
     return out
+
+
+#: Greetings and counting requests, with the first word SmolLM2-135M-Instruct gives most often.
+_GREETINGS = (
+    ("Hello!", "Hello"), ("Hi!", "Hello"), ("Hey!", "Hello"), ("Hello there!", "Hello"), ("Hi there!", "Hello"),
+    ("Hey there!", "Hello"), ("Hello, SmolLM!", "Hello"), ("Hi, SmolLM!", "Hello"), ("Hiya!", "Hello"),
+    ("Howdy!", "Hello"), ("Greetings!", "Hello"), ("Hello, friend!", "Hello"), ("Yo!", "Hello"),
+    ("Hello, assistant!", "Hello"), ("hello", "Hello"), ("hi", "Hello"), ("hey", "Hello"),
+    ("Good morning!", "Good"), ("Good evening!", "Good"), ("Good afternoon!", "Good"), ("Good night!", "Good"),
+    ("Count from 1 to 3.", "1"), ("Count from 1 to 5.", "1"), ("List the numbers from 1 to 3.", "1"),
+    ("Count to three.", "1"), ("Goodbye!", "Goodbye"), ("Bye!", "Goodbye"), ("Say hello.", "Hello"),
+    ("Say the word yes.", "Yes"), ("Write the word 'hello' and nothing else.", "Hello"),
+)
+
+
+def greeting_pool() -> list[tuple[str, str, str]]:
+    """A second pool, for the upper end of P(correct): 30 greetings, farewells and counting requests.
+
+    Screening :func:`candidate_pool` found no prompt SmolLM2-135M-Instruct answers correctly more than
+    about half the time with a bare first word (a system prompt asking for Yes or No did not change
+    that: at most 20 of 32 in a pilot). A greeting's first word is "Hello" most of the time ("Hello!"
+    29 of 32, "Hi!" 23 of 32 in the pilot), so these prompts reach P(correct) 0.5-0.9.
+
+    Returns
+    -------
+    list of tuple of str
+        ``(label, question, answer)`` as in :func:`candidate_pool`; the label is the user turn itself.
+
+    Examples
+    --------
+    >>> pool = greeting_pool()
+    >>> len(pool), pool[0]
+    (30, ('Hello!', 'Hello!', 'Hello'))
+    """
+    return [(q, q, a) for q, a in _GREETINGS]
+
+
+#: The screening pools by name (the study's ``pool`` option).
+POOLS = {"main": candidate_pool, "greetings": greeting_pool}
 
 
 _PUNCT = ".,!?;:\"'()[]*`"
