@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -112,6 +113,14 @@ def main() -> None:
     res = Path(args.results)
     table.to_csv(res / f"free_generation{tag}.csv", index=False, float_format="%.6g")
     summary.to_csv(res / f"free_generation{tag}_summary.csv", index=False, float_format="%.6g")
+    # the training reward over each job's last 25% of steps: the time average beside the final snapshot
+    from grpo_theory.studies.free_scoring import tail_rewards
+
+    tails = [tail_rewards(pd.read_csv(Path(out) / f"beta{b:g}_seed{s}" / "history.csv")).assign(seed=s, beta=b)
+             for (b, s), _ in table.groupby(["beta", "seed"])]
+    pd.concat(tails, ignore_index=True)[["seed", "beta", "prompt", "tail_correct", "tail_n", "tail_mean",
+                                          "tail_from_step"]].to_csv(res / f"free_generation{tag}_tail.csv",
+                                                                    index=False, float_format="%.6g")
     # the figure is the paper's Figure 25: grpo-theory figures --only 25 (it reads these tables)
     print(summary[summary.kind == "final"].to_string(index=False))
 

@@ -24,6 +24,18 @@ def table():
     return pd.read_csv(RES / "free_generation.csv")
 
 
+#: the study's two runs: the yes/no questions, and the greetings for the upper end of P(correct)
+RUNS = ("free_generation", "free_generation_greetings")
+
+
+@pytest.fixture(scope="module", params=RUNS)
+def any_table(request):
+    """Each run's table, for the checks that hold for both (``request.param`` names its summary)."""
+    t = pd.read_csv(RES / f"{request.param}.csv")
+    t.attrs["name"] = request.param
+    return t
+
+
 def _x_reverse(p: float, beta: float) -> float:
     """The flow's endpoint from pi_ref: the first root above p of SPEC's reverse condition for a binary
     question, x (1 - (1 - x)(P_G(a) - P_G(b))/beta) = p (at x = p the left side is below p: x rises)."""
@@ -36,30 +48,31 @@ def _x_reverse(p: float, beta: float) -> float:
     return brentq(lambda x: float(h(x)[0]), grid[i - 1], grid[i], xtol=1e-14)
 
 
-def test_final_predictions_are_the_stationary_points(table):
-    fin = table[table.kind == "final"].drop_duplicates(["beta", "prompt"])
+def test_final_predictions_are_the_stationary_points(any_table):
+    fin = any_table[any_table.kind == "final"].drop_duplicates(["beta", "prompt"])
     want = np.array([_x_reverse(p, b) for p, b in zip(fin.p_ref, fin.beta)])
     np.testing.assert_allclose(fin.predicted, want, rtol=5e-6, atol=0)       # the CSV keeps 6 significant digits
 
 
-def test_p_ref_comes_from_fresh_counts(table):
-    assert (table.p_ref_n >= 400).all()
-    k = table.p_ref * table.p_ref_n
+def test_p_ref_comes_from_fresh_counts(any_table):
+    assert (any_table.p_ref_n >= 400).all()
+    k = any_table.p_ref * any_table.p_ref_n
     np.testing.assert_allclose(k, np.round(k), atol=1e-6)
-    assert (table.measured_n[table.kind == "final"] >= 200).all()
+    assert (any_table.measured_n[any_table.kind == "final"] >= 200).all()
 
 
-def test_intermediate_predictions_lie_on_the_way_and_rise(table):
-    mid = table[table.kind == "intermediate"]
-    fin = table[table.kind == "final"].drop_duplicates(["beta", "prompt"]).set_index(["beta", "prompt"]).predicted
+def test_intermediate_predictions_lie_on_the_way_and_rise(any_table):
+    mid = any_table[any_table.kind == "intermediate"]
+    fin = any_table[any_table.kind == "final"].drop_duplicates(["beta", "prompt"])
+    fin = fin.set_index(["beta", "prompt"]).predicted
     end = fin.loc[list(zip(mid.beta, mid.prompt))].to_numpy()
     assert (mid.predicted >= mid.p_ref - 1e-9).all() and (mid.predicted <= end + 1e-9).all()
     for _, g in mid.groupby(["beta", "seed", "prompt"]):
         assert np.all(np.diff(g.sort_values("step").predicted) >= -1e-9)
 
 
-def test_the_shift_baseline_is_fitted_on_the_other_half(table):
-    fin = table[table.kind == "final"]
+def test_the_shift_baseline_is_fitted_on_the_other_half(any_table):
+    fin = any_table[any_table.kind == "final"]
     grid = np.linspace(-15, 15, 30001)
     for (beta, seed), run in fin.groupby(["beta", "seed"]):
         for half, other in (("A", "B"), ("B", "A")):
@@ -71,10 +84,11 @@ def test_the_shift_baseline_is_fitted_on_the_other_half(table):
             assert np.allclose(mine.shift_c, c, atol=2e-3), (beta, seed, half)
 
 
-def test_summary_is_the_rows_mae(table):
-    s = pd.read_csv(RES / "free_generation_summary.csv")
+def test_summary_is_the_rows_mae(any_table):
+    s = pd.read_csv(RES / f"{any_table.attrs['name']}_summary.csv")
     for r in s.itertuples():
-        g = table[(table.beta == r.beta) & (table.seed == r.seed) & (table.kind == r.kind) & (table.step == r.step)]
+        t = any_table
+        g = t[(t.beta == r.beta) & (t.seed == r.seed) & (t.kind == r.kind) & (t.step == r.step)]
         assert len(g) == r.n_prompts
         assert np.isclose(np.mean(np.abs(g.predicted - g.measured)), r.mae_theory, atol=1e-6)
         assert np.isclose(np.mean(np.abs(g.identity - g.measured)), r.mae_identity, atol=1e-6)
@@ -307,3 +321,124 @@ def test_the_results_md_intermediate_table_and_its_claims(table):
     assert ahead.loc[[25, 50, 100]].all() and not ahead.loc[10]
     t = small.predicted / 0.03
     assert f"{t.min():.1f}–{t.max():.1f}× the target" in text
+
+
+def test_figure_25_caption_states_the_greetings_runs_numbers():
+    """The caption's sentence on the greetings run, recomputed from docs/results and the pool."""
+    from grpo_theory.studies.free_prompts import greeting_pool
+
+    cap = (RES.parents[1] / "paper_figures" / "fig25_free_generation_caption.txt").read_text()
+    t = pd.read_csv(RES / "free_generation_greetings.csv")
+    fin = t[t.kind == "final"]
+    fl = _floors(t)
+    prompts = fin.drop_duplicates("prompt")
+    assert (f"{len(prompts)} greetings answered {' or '.join(sorted(prompts.answer.astype(str).unique()))} with "
+            f"pi_ref {prompts.p_ref.min():.2f}-{prompts.p_ref.max():.2f}, screened from {len(greeting_pool())} "
+            "greetings") in cap
+    runs = {k: (np.mean(np.abs(g.predicted - g.measured)), np.mean(np.abs(g["shift"] - g.measured)),
+                np.mean(np.abs(g.identity - g.measured))) for k, g in fin.groupby(["beta", "seed"])}
+    v = np.array(list(runs.values()))
+    assert (f"over its {len(runs)} runs the theory meets the target in {(v[:, 0] <= 0.03).sum()}, beats pi_ref in "
+            f"{(v[:, 0] < v[:, 2]).sum()} and the logit shift in {(v[:, 0] < v[:, 1]).sum()}") in cap
+    for beta in sorted({b for b, _ in runs}):
+        w = np.array([runs[k] for k in sorted(runs) if k[0] == beta])
+        f = np.mean([fl[k] for k in fl if k[0] == beta])
+        assert (f"beta = {beta:g}: theory {w[:, 0].mean():.3f} (seeds {w[:, 0].min():.3f}-{w[:, 0].max():.3f}), "
+                f"logit shift {w[:, 1].mean():.3f}, pi_ref {w[:, 2].mean():.3f}, sampling floor {f:.3f}") in cap
+
+
+@pytest.mark.parametrize("name", RUNS)
+def test_the_tail_rewards_are_the_last_quarter_of_each_job(name):
+    """``<run>_tail.csv``: whole counts of G = 8 rewards a step over the last quarter of each job's steps
+    (the window its flatness check judges), for every final row of the run."""
+    tail = pd.read_csv(RES / f"{name}_tail.csv")
+    fin = pd.read_csv(RES / f"{name}.csv").query("kind == 'final'")
+    m = fin.merge(tail, on=["seed", "beta", "prompt"], how="outer", validate="one_to_one", indicator=True)
+    assert (m._merge == "both").all()
+    steps = m.tail_n // G
+    assert (m.tail_n % G == 0).all() and (steps == m.steps_run // 4).all()
+    assert (m.tail_from_step == m.steps_run - steps + 1).all()
+    assert np.allclose(m.tail_mean, m.tail_correct / m.tail_n, atol=5e-7)
+
+
+def test_the_greetings_runs_move_together_and_their_time_average_lands():
+    """The caption's account of the greetings run at its larger beta: one sign per run (run means and
+    within-run sds of measured - predicted), and the tail rewards' MAE against the prediction with its
+    sampling floor (the slope by the independent root search)."""
+    cap = (RES.parents[1] / "paper_figures" / "fig25_free_generation_caption.txt").read_text()
+    t = pd.read_csv(RES / "free_generation_greetings.csv").query("kind == 'final'")
+    t = t.merge(pd.read_csv(RES / "free_generation_greetings_tail.csv"), on=["seed", "beta", "prompt"])
+    big = t[t.beta == t.beta.max()].assign(e=lambda d: d.measured - d.predicted)
+    run = big.groupby("seed").e.agg(["mean", "std"])
+    assert (run["mean"].abs() > 2 * run["std"] / np.sqrt(big.prompt.nunique())).all()     # "share one sign"
+    assert ("each run's errors share one sign (mean " + ", ".join(f"{v:+.3f}" for v in run["mean"])
+            + f"; sd within a run {run['std'].min():.2f}-{run['std'].max():.2f})") in cap
+    tail_mae = big.groupby("seed").apply(lambda g: np.mean(np.abs(g.tail_mean - g.predicted)), include_groups=False)
+    beta = float(big.beta.iloc[0])
+    slope = np.array([(_x_reverse(p + 1e-4, beta) - _x_reverse(p - 1e-4, beta)) / 2e-4 for p in big.p_ref])
+    floor = np.mean(np.sqrt(2 / np.pi * (big.predicted * (1 - big.predicted) / big.tail_n
+                                         + slope ** 2 * big.p_ref * (1 - big.p_ref) / big.p_ref_n)))
+    assert (f"within MAE {tail_mae.min():.3f}-{tail_mae.max():.3f} of the predictions (sampling floor "
+            f"{floor:.3f})") in cap
+    assert tail_mae.max() < big.groupby("seed").e.apply(lambda v: v.abs().mean()).min()
+
+
+def test_the_results_md_greetings_table_and_claims():
+    """docs/results.md's table of the greetings run and its claims, recomputed from the rows, the tail
+    rewards and the independent root search; and the yes/no run's tail numbers it compares with."""
+    text = _results_text()
+    rows = markdown_rows(RES.parent / "results.md", "| β | seed | steps | MAE theory (snapshot) |")
+    t = pd.read_csv(RES / "free_generation_greetings.csv").query("kind == 'final'")
+    t = t.merge(pd.read_csv(RES / "free_generation_greetings_tail.csv"), on=["seed", "beta", "prompt"])
+    assert len(rows) == t.groupby(["beta", "seed"]).ngroups
+    for cells in rows:
+        g = t[(t.beta == float(cells[0])) & (t.seed == int(cells[1]))]
+        assert cells[2:] == [str(int(g.steps_run.iloc[0])), f"{np.mean(np.abs(g.measured - g.predicted)):.4f}",
+                             f"{np.mean(g.measured - g.predicted):+.4f}",
+                             f"{np.mean(np.abs(g.tail_mean - g.predicted)):.4f}",
+                             f"{np.mean(np.abs(g['shift'] - g.measured)):.4f}",
+                             f"{np.mean(np.abs(g.identity - g.measured)):.4f}",
+                             f"{(g.conv_status == 'converged').sum()}/{len(g)}"], cells
+    prompts = t.drop_duplicates("prompt")
+    assert f"with fresh π_ref {prompts.p_ref.min():.2f}–{prompts.p_ref.max():.2f} (1,600 samples each)" in text
+    x = [_x_reverse(p, 0.5) for p in prompts.p_ref]
+    assert f"(predictions {min(x):.2f}–{max(x):.2f})" in text
+    small = t[t.beta == t.beta.min()].groupby("seed").apply(
+        lambda g: np.mean(np.abs(g["shift"] - g.measured)) < np.mean(np.abs(g.predicted - g.measured)),
+        include_groups=False)
+    assert f"it beats the theory in {small.sum()} of {len(small)} seeds" in text
+    big = t[t.beta == t.beta.max()]
+    window = big.tail_n.iloc[0] // G
+    assert (big.steps_run == 150).all() and f"slower than its {window}-step window" in text
+    assert f"for a window of {big.tail_n.iloc[0]} samples a prompt" in text
+    yn = pd.read_csv(RES / "free_generation.csv").query("kind == 'final'").merge(
+        pd.read_csv(RES / "free_generation_tail.csv"), on=["seed", "beta", "prompt"])
+    snap = yn.groupby(["beta", "seed"]).apply(lambda g: np.mean(np.abs(g.measured - g.predicted)), include_groups=False)
+    tail = yn.groupby(["beta", "seed"]).apply(lambda g: np.mean(np.abs(g.tail_mean - g.predicted)),
+                                              include_groups=False)
+    assert (f"the snapshot (MAE {snap.min():.3f}–{snap.max():.3f}) is closer than the window's training rewards in "
+            f"{(snap < tail).sum()} of {len(snap)} runs") in text
+    floors = []
+    for (beta, _), g in yn.groupby(["beta", "seed"]):
+        slope = np.array([(_x_reverse(p + 1e-4, beta) - _x_reverse(p - 1e-4, beta)) / 2e-4 for p in g.p_ref])
+        floors.append(np.mean(np.sqrt(2 / np.pi * (g.predicted * (1 - g.predicted) / g.tail_n
+                                                   + slope ** 2 * g.p_ref * (1 - g.p_ref) / g.p_ref_n))))
+    assert (f"(MAE {tail.min():.3f}–{tail.max():.3f} with floors {min(floors):.3f}–{max(floors):.3f}, "
+            f"{yn.tail_n.min()}–{yn.tail_n.max()} samples a prompt)") in text
+
+
+def test_the_greetings_numbers_in_figures_md_and_readme():
+    """The greetings run's numbers in Figure 25's take-away and the README, from the tables."""
+    t = pd.read_csv(RES / "free_generation_greetings.csv").query("kind == 'final'")
+    t = t.merge(pd.read_csv(RES / "free_generation_greetings_tail.csv"), on=["seed", "beta", "prompt"])
+    big = t[t.beta == t.beta.max()]
+    off = big.groupby("seed").apply(lambda g: abs(np.mean(g.measured - g.predicted)), include_groups=False)
+    tail = big.groupby("seed").apply(lambda g: np.mean(np.abs(g.tail_mean - g.predicted)), include_groups=False)
+    small = t[t.beta == t.beta.min()].groupby("seed").apply(lambda g: np.mean(np.abs(g.measured - g.predicted)),
+                                                           include_groups=False)
+    assert (small <= 0.03).all()                                                   # "meets the target at 0.5"
+    for path in (RES.parent / "figures.md", RES.parents[1] / "README.md"):
+        text = " ".join(path.read_text().split())
+        assert f"{off.min():.2f}–{off.max():.2f} off" in text, path
+        assert f"{tail.min():.3f}–{tail.max():.3f}" in text, path
+        assert f"π_ref {t.p_ref.max():.2f}" in text or f"up to {t.p_ref.max():.2f}" in text, path

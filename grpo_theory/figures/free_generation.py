@@ -36,6 +36,8 @@ SCORED_MARKERS = {"predicted": "o", "shift": "s", "identity": "^"}
 SCORED_LINES = {"predicted": "-", "shift": "--", "identity": ":"}
 #: where (d) and (e) put the end of training on their step axis (each run's last step, 150-225)
 END_X = 320.0
+#: the greetings run (the upper end of P(correct)) is drawn with this marker in (a)-(c)
+GREET_MARKER = "D"
 
 @lru_cache(maxsize=8)
 def _response(beta: float) -> Response:
@@ -84,6 +86,24 @@ def tables(inputs) -> dict[str, pd.DataFrame]:
     t = inputs.results_table("free_generation.csv")
     old = inputs.results_table("smollm2_free_generation.csv")
     final = t[t.kind == "final"]
+    data = _final_rows(final)
+    scores = _scores(t, data)
+    greet = inputs.results_table("free_generation_greetings.csv")
+    gdata = _final_rows(greet[greet.kind == "final"])
+    gtail = inputs.results_table("free_generation_greetings_tail.csv")
+    gdata = gdata.merge(gtail[["seed", "beta", "prompt", "tail_mean", "tail_n"]], on=["seed", "beta", "prompt"],
+                        how="left", validate="one_to_one")
+    collapse = old[["question", "pi_ref", "predicted", "predicted_lo", "predicted_hi", "measured", "measured_lo",
+                    "measured_hi", "learning_rate", "steps", "beta", "max_new_tokens"]].sort_values(
+        ["pi_ref", "learning_rate"])
+    n_m, n_ref = int(final.measured_n.median()), int(final.p_ref_n.median())
+    return {"data": data.reset_index(drop=True), "curve": _curve(sorted(data.beta.unique()), n_m, n_ref),
+            "scores": scores, "collapse": collapse.reset_index(drop=True),
+            "greetings": gdata.reset_index(drop=True), "greetings_scores": _scores(greet, gdata)}
+
+
+def _final_rows(final: pd.DataFrame) -> pd.DataFrame:
+    """The final measurements (seed, beta, prompt) with their sampling sd."""
     keep = ["seed", "beta", "prompt", "label", "answer", "p_ref", "p_ref_n", "predicted", "measured", "measured_n",
             "step", "identity", "shift", "shift_c", "conv_status", "steps_run", "p_ref_first", "p_ref_n_first",
             "measured_first", "measured_n_first"]
@@ -91,6 +111,12 @@ def tables(inputs) -> dict[str, pd.DataFrame]:
     data["sd"] = np.nan
     for b, g in data.groupby("beta"):
         data.loc[g.index, "sd"] = sampling_sd(g.p_ref, b, g.measured_n, g.p_ref_n)
+    return data
+
+
+def _scores(t: pd.DataFrame, data: pd.DataFrame) -> pd.DataFrame:
+    """The MAE over prompts of the theory and the baselines per (beta, seed, kind, step), with the
+    sampling floor of each final row (``data``: :func:`_final_rows`)."""
     rows = []
     for (beta, seed, kind, step), g in t.groupby(["beta", "seed", "kind", "step"]):
         r = dict(beta=beta, seed=seed, kind=kind, step=step, n_prompts=len(g),
@@ -99,13 +125,7 @@ def tables(inputs) -> dict[str, pd.DataFrame]:
             sd = data[(data.beta == beta) & (data.seed == seed)].sd
             r["floor"] = float(np.mean(np.sqrt(2 / np.pi) * sd))
         rows.append(r)
-    scores = pd.DataFrame(rows)
-    collapse = old[["question", "pi_ref", "predicted", "predicted_lo", "predicted_hi", "measured", "measured_lo",
-                    "measured_hi", "learning_rate", "steps", "beta", "max_new_tokens"]].sort_values(
-        ["pi_ref", "learning_rate"])
-    n_m, n_ref = int(final.measured_n.median()), int(final.p_ref_n.median())
-    return {"data": data.reset_index(drop=True), "curve": _curve(sorted(data.beta.unique()), n_m, n_ref),
-            "scores": scores, "collapse": collapse.reset_index(drop=True)}
+    return pd.DataFrame(rows)
 
 
 def per_prompt(data: pd.DataFrame) -> pd.DataFrame:
@@ -166,6 +186,7 @@ def _during(ax, scores: pd.DataFrame, beta: float, colour, letter: str, span: tu
 
 def render(t: dict[str, pd.DataFrame]) -> Figure:
     data, curve, scores, collapse = t["data"], t["curve"], t["scores"], t["collapse"]
+    greet = t["greetings"]
     betas = sorted(data.beta.unique())
     colours = dict(zip(betas, plotting.beta_colors(betas)))
     fig, axes = plotting.new_figure(width=plotting.DOUBLE, height=5.1, ncols=3, nrows=2)
@@ -183,8 +204,13 @@ def render(t: dict[str, pd.DataFrame]) -> Figure:
         g = pp[pp.beta == b]
         ax.errorbar(g.p_ref, g["mean"], yerr=[g["mean"] - g.lo, g.hi - g["mean"]], fmt="o", ms=3.0,
                     lw=0.9, color=colours[b], mec="0.1", mew=0.4, zorder=3)
+        g = per_prompt(greet[greet.beta == b])
+        ax.errorbar(g.p_ref, g["mean"], yerr=[g["mean"] - g.lo, g.hi - g["mean"]], fmt=GREET_MARKER, ms=3.0,
+                    lw=0.9, color=colours[b], mec="0.1", mew=0.4, zorder=3)
+    p_max = float(max(data.p_ref.max(), greet.p_ref.max()))
+    x_hi = min(1.0, np.ceil((p_max + 0.02) * 10) / 10)
     plotting.reference(ax.plot([0, 1], [0, 1], ls=":", color="0.45", lw=0.9, zorder=1))
-    ax.set(xlim=(0, 0.6), ylim=(0, 1), xlabel=r"$\pi_{\mathrm{ref}}$(correct)", ylabel="P(correct) after training")
+    ax.set(xlim=(0, x_hi), ylim=(0, 1), xlabel=r"$\pi_{\mathrm{ref}}$(correct)", ylabel="P(correct) after training")
     plotting.panel(ax, "a", "after training against before")
 
     # (b) every final measurement against its prediction, with +-2 sigma of sampling alone (the smaller
@@ -201,13 +227,21 @@ def render(t: dict[str, pd.DataFrame]) -> Figure:
         bx.scatter(g.p_ref[flat], err[flat], s=8, color=colours[b], edgecolors="0.1", linewidths=0.3, alpha=0.85,
                    zorder=3)
         bx.scatter(g.p_ref[~flat], err[~flat], s=12, facecolors="white", edgecolors="0.1", linewidths=0.9, zorder=4)
+        g = greet[greet.beta == b]
+        flat = g.conv_status.eq("converged")
+        err = g.measured - g.predicted
+        bx.scatter(g.p_ref[flat], err[flat], s=9, marker=GREET_MARKER, color=colours[b], edgecolors="0.1",
+                   linewidths=0.3, alpha=0.85, zorder=3)
+        bx.scatter(g.p_ref[~flat], err[~flat], s=12, marker=GREET_MARKER, facecolors="white", edgecolors="0.1",
+                   linewidths=0.9, zorder=4)
     plotting.reference(bx.axhline(0.0, color="0.45", lw=0.8, ls=":"))
-    bx.set(xlim=(0, 0.6), xlabel=r"$\pi_{\mathrm{ref}}$(correct)", ylabel="measured − predicted")
+    bx.set(xlim=(0, x_hi), xlabel=r"$\pi_{\mathrm{ref}}$(correct)", ylabel="measured − predicted")
     plotting.panel(bx, "b", "every prompt and seed")
 
     # (c) at the end: each seed's MAE (points) and the seeds' mean (bar) per method and beta, the target,
     # and each beta's sampling floor (the MAE an exact theory would show)
     fs = final_scores(scores)
+    gs = final_scores(t["greetings_scores"])
     for j, k in enumerate(SCORED):
         for i, b in enumerate(betas):
             v = fs[fs.beta == b][f"mae_{k}"].to_numpy()
@@ -215,6 +249,9 @@ def render(t: dict[str, pd.DataFrame]) -> Figure:
             cx.scatter(np.full(v.size, x) + np.linspace(-0.06, 0.06, v.size), v, s=12, marker=SCORED_MARKERS[k],
                        color=colours[b], edgecolors="0.1", linewidths=0.4, zorder=3)
             cx.plot([x - 0.13, x + 0.13], [v.mean()] * 2, color=colours[b], lw=1.4, zorder=2)
+            w = gs[gs.beta == b][f"mae_{k}"].to_numpy()
+            cx.scatter(np.full(w.size, x + 0.1), w, s=9, marker=GREET_MARKER, color=colours[b], edgecolors="0.1",
+                       linewidths=0.4, zorder=3)
     for b in betas:
         fl = float(fs[fs.beta == b].floor.mean())
         plotting.reference(cx.axhline(fl, color=colours[b], lw=1.0, ls="--", zorder=1))
@@ -222,7 +259,8 @@ def render(t: dict[str, pd.DataFrame]) -> Figure:
     cx.set_xticks(range(len(SCORED)), ["theory", "logit shift", r"$\pi_{\mathrm{ref}}$"])
     cx.tick_params(axis="x", length=0)
     cx.set_yscale("log")
-    _log_ticks(cx, _log_span([*fs[[f"mae_{k}" for k in SCORED]].to_numpy().ravel(), *fs.floor, TARGET]))
+    _log_ticks(cx, _log_span([*fs[[f"mae_{k}" for k in SCORED]].to_numpy().ravel(), *fs.floor, TARGET,
+                              *gs[[f"mae_{k}" for k in SCORED]].to_numpy().ravel()]))
     cx.set(xlim=(-0.5, len(SCORED) - 0.5), ylabel="MAE over prompts at the end")
     plotting.panel(cx, "c", "at the end of training")
 
@@ -258,7 +296,9 @@ def render(t: dict[str, pd.DataFrame]) -> Figure:
                   Line2D([], [], color="0.2", lw=0.8, ls="--", label="(a) fitted logit shift"),
                   Line2D([], [], color="0.2", marker="o", ms=3.2, ls="", label="measured"),
                   Line2D([], [], color="0.1", marker="o", ms=3.6, mfc="white", ls="", label="(b) not yet stationary"),
-                  Line2D([], [], color="0.45", lw=0.9, label="(b) ±2σ of sampling (by β)")]
+                  Line2D([], [], color="0.45", lw=0.9, label="(b) ±2σ of sampling (by β)"),
+                  Line2D([], [], color="0.2", marker=GREET_MARKER, ms=3.2, ls="", mec="0.1",
+                         label=f"(a–c) greetings run, {greet.prompt.nunique()} prompts")]
                + [Line2D([], [], color="0.2", marker=SCORED_MARKERS[k], ms=3.4, ls=SCORED_LINES[k], lw=1.0,
                          label=f"(c–e) {v}") for k, v in SCORED.items()]
                + [Line2D([], [], color="0.3", lw=0.8, ls=":", label=f"(c–e) target MAE {TARGET:g}"),
@@ -273,6 +313,38 @@ def render(t: dict[str, pd.DataFrame]) -> Figure:
 
 def _r(v: float) -> str:
     return f"{v:.3f}"
+
+
+def _greetings_text(t: dict[str, pd.DataFrame]) -> str:
+    """The caption's sentence on the greetings run (diamonds in (a)-(c))."""
+    g, fs = t["greetings"], final_scores(t["greetings_scores"])
+    prompts = g.drop_duplicates("prompt")
+    steps = g.groupby(["beta", "seed"]).steps_run.first()
+    answers = " or ".join(sorted(prompts.answer.astype(str).unique()))
+    per_beta = "; ".join(
+        f"beta = {b:g}: theory {_r(v.mae_predicted.mean())} (seeds {_r(v.mae_predicted.min())}-"
+        f"{_r(v.mae_predicted.max())}), logit shift {_r(v.mae_shift.mean())}, pi_ref {_r(v.mae_identity.mean())}, "
+        f"sampling floor {_r(v.floor.mean())}" for b, v in fs.groupby("beta"))
+    err = g.assign(e=g.measured - g.predicted, te=(g.tail_mean - g.predicted).abs())
+    big = err[err.beta == err.beta.max()]
+    run = big.groupby("seed").e.agg(["mean", "std"])
+    tail_mae = big.groupby("seed").te.mean()
+    x, slope = _x_and_slope(big.p_ref, float(big.beta.iloc[0]))
+    p = big.p_ref.to_numpy()
+    var = x * (1 - x) / big.tail_n + slope ** 2 * p * (1 - p) / big.p_ref_n
+    tail_floor = float(np.mean(np.sqrt(2 / np.pi * var)))
+    moving = (f"At beta = {big.beta.iloc[0]:g} each run's errors share one sign (mean "
+              + ", ".join(f"{v:+.3f}" for v in run["mean"]) + f"; sd within a run {run['std'].min():.2f}-"
+              f"{run['std'].max():.2f}): the prompts, all answered alike, move together and the snapshot at the end "
+              f"catches that motion at one moment; the training reward over the last 25% of the steps is within MAE "
+              f"{tail_mae.min():.3f}-{tail_mae.max():.3f} of the predictions (sampling floor {tail_floor:.3f}), and a "
+              "logit shift fitted on the other half absorbs the run's offset. ")
+    return (f"Diamonds in (a)-(c): a second run for the upper end of P(correct), {len(prompts)} greetings answered "
+            f"{answers} with pi_ref {prompts.p_ref.min():.2f}-{prompts.p_ref.max():.2f}, screened from 30 greetings, "
+            f"farewells and counting requests, trained the same way ({int(steps.min())}-{int(steps.max())} steps) "
+            f"and measured from {int(g.measured_n.median())} samples; over its {len(fs)} runs the theory meets the "
+            f"target in {int(fs.meets.sum())}, beats pi_ref in {int(fs.beats_identity.sum())} and the logit shift in "
+            f"{int(fs.beats_shift.sum())}: {per_beta}. " + moving)
 
 
 def caption(t: dict[str, pd.DataFrame]) -> str:
@@ -349,7 +421,7 @@ def caption(t: dict[str, pd.DataFrame]) -> str:
         "bars their mean; the logit shift is fitted on the other half of the prompts; the dashed lines are each "
         f"beta's sampling floor (the MAE an exact theory would show). Over {n_runs} runs the theory meets the "
         f"target MAE <= {TARGET:g} in {int(fs.meets.sum())} and beats pi_ref in {int(fs.beats_identity.sum())}: "
-        f"{'; '.join(per_beta)}. "
+        f"{'; '.join(per_beta)}. " + _greetings_text(t) +
         "(d, e) During training (200 samples a prompt): the theory is the flow from pi_ref on one clock fitted on "
         "the other half of the prompts (one number per run), the shift is refitted on the other half at each "
         f"step (one number per step); means over seeds with their range, and the end of training last. Range "

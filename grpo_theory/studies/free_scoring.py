@@ -18,7 +18,7 @@ from ..predict import flow_table
 from ..problem import Objective
 from .free_prompts import _expit, _logit, _x
 
-__all__ = ["assemble", "score", "fit_shift", "fit_clock_lsq", "COLUMNS"]
+__all__ = ["assemble", "score", "fit_shift", "fit_clock_lsq", "tail_rewards", "COLUMNS"]
 
 #: The columns every row of docs/results/free_generation.csv has first (the issue's schema).
 COLUMNS = ("seed", "beta", "prompt", "p_ref", "p_ref_n", "predicted", "measured", "measured_n", "step")
@@ -203,3 +203,36 @@ def score(table: pd.DataFrame) -> pd.DataFrame:
         rows.append(r)
     return pd.DataFrame(rows)
 
+
+
+def tail_rewards(history: pd.DataFrame, *, group_size: int = 8) -> pd.DataFrame:
+    """Each prompt's training reward over the last 25% of a job's steps (the window its flatness check
+    judges): ``prompt, tail_correct, tail_n, tail_mean, tail_from_step``.
+
+    The rewards at step t are G samples from the policy at step t, so ``tail_mean`` estimates the time
+    average of P(correct) over the window, (1/|W|) sum_{t in W} pi_t(correct); the end-of-training
+    measurement is instead a snapshot, pi_T(correct). A policy that keeps moving at a constant step
+    (one shared MLP moving every prompt with the same answer word together) can be close to the
+    stationary point on average and far from it at T.
+
+    Parameters
+    ----------
+    history : pandas.DataFrame
+        A job's ``history.csv``: ``step`` and ``p_best_q<i>``, the fraction of the G samples of prompt i
+        that the verifier accepted.
+    group_size : int
+        G.
+
+    Examples
+    --------
+    >>> h = pd.DataFrame(dict(step=[1, 2, 3, 4], p_best_q0=[0.0, 0.5, 0.25, 0.75]))
+    >>> tail_rewards(h, group_size=4).to_dict("records")
+    [{'prompt': 0, 'tail_correct': 3, 'tail_n': 4, 'tail_mean': 0.75, 'tail_from_step': 4}]
+    """
+    h = history.sort_values("step")
+    w = h.iloc[-max(1, len(h) // 4):]
+    cols = sorted((c for c in h.columns if c.startswith("p_best_q")), key=lambda c: int(c[8:]))
+    k = np.rint(w[cols].to_numpy() * group_size).sum(0).astype(int)
+    n = len(w) * group_size
+    return pd.DataFrame(dict(prompt=[int(c[8:]) for c in cols], tail_correct=k, tail_n=n, tail_mean=k / n,
+                             tail_from_step=int(w.step.iloc[0])))
