@@ -116,8 +116,13 @@ def main() -> None:
     # the training reward over each job's last 25% of steps: the time average beside the final snapshot
     from grpo_theory.studies.free_scoring import tail_rewards
 
-    tails = [tail_rewards(pd.read_csv(Path(out) / f"beta{b:g}_seed{s}" / "history.csv")).assign(seed=s, beta=b)
-             for (b, s), _ in table.groupby(["beta", "seed"])]
+    hist = {(b, s): pd.read_csv(Path(out) / f"beta{b:g}_seed{s}" / "history.csv")
+            for (b, s), _ in table.groupby(["beta", "seed"])}
+    tails = [tail_rewards(h).assign(seed=s, beta=b) for (b, s), h in hist.items()]
+    # every step's training rewards (the fraction of G = 8 correct per prompt), for the tests and readers
+    pd.concat([h.assign(seed=s, beta=b) for (b, s), h in hist.items()], ignore_index=True).pipe(
+        lambda d: d[["seed", "beta"] + [c for c in d.columns if c not in ("seed", "beta")]]).to_csv(
+        res / f"free_generation{tag}_history.csv", index=False, float_format="%.6g")
     pd.concat(tails, ignore_index=True)[["seed", "beta", "prompt", "tail_correct", "tail_n", "tail_mean",
                                           "tail_from_step"]].to_csv(res / f"free_generation{tag}_tail.csv",
                                                                     index=False, float_format="%.6g")

@@ -378,7 +378,7 @@ def test_the_greetings_runs_move_together_and_their_time_average_lands():
     slope = np.array([(_x_reverse(p + 1e-4, beta) - _x_reverse(p - 1e-4, beta)) / 2e-4 for p in big.p_ref])
     floor = np.mean(np.sqrt(2 / np.pi * (big.predicted * (1 - big.predicted) / big.tail_n
                                          + slope ** 2 * big.p_ref * (1 - big.p_ref) / big.p_ref_n)))
-    assert (f"within MAE {tail_mae.min():.3f}-{tail_mae.max():.3f} of the predictions (sampling floor "
+    assert (f"within MAE {tail_mae.min():.3f}-{tail_mae.max():.3f} of the predictions (binomial floor "
             f"{floor:.3f})") in cap
     assert tail_mae.max() < big.groupby("seed").e.apply(lambda v: v.abs().mean()).min()
 
@@ -402,15 +402,15 @@ def test_the_results_md_greetings_table_and_claims():
     prompts = t.drop_duplicates("prompt")
     assert f"with fresh π_ref {prompts.p_ref.min():.2f}–{prompts.p_ref.max():.2f} (1,600 samples each)" in text
     x = [_x_reverse(p, 0.5) for p in prompts.p_ref]
-    assert f"(predictions {min(x):.2f}–{max(x):.2f})" in text
+    assert f"the predictions are {min(x):.2f}–{max(x):.2f}" in text
     small = t[t.beta == t.beta.min()].groupby("seed").apply(
         lambda g: np.mean(np.abs(g["shift"] - g.measured)) < np.mean(np.abs(g.predicted - g.measured)),
         include_groups=False)
-    assert f"it beats the theory in {small.sum()} of {len(small)} seeds" in text
+    assert f"the logit shift beats the theory in {small.sum()} of {len(small)} seeds" in text
     big = t[t.beta == t.beta.max()]
     window = big.tail_n.iloc[0] // G
-    assert (big.steps_run == 150).all() and f"slower than its {window}-step window" in text
-    assert f"for a window of {big.tail_n.iloc[0]} samples a prompt" in text
+    assert (big.steps_run == 150).all() and "passed at its first look (step 150) in all three runs" in text
+    assert window == 37 and f"floor of a {big.tail_n.iloc[0]}-sample window" in text
     yn = pd.read_csv(RES / "free_generation.csv").query("kind == 'final'").merge(
         pd.read_csv(RES / "free_generation_tail.csv"), on=["seed", "beta", "prompt"])
     snap = yn.groupby(["beta", "seed"]).apply(lambda g: np.mean(np.abs(g.measured - g.predicted)), include_groups=False)
@@ -423,7 +423,7 @@ def test_the_results_md_greetings_table_and_claims():
         slope = np.array([(_x_reverse(p + 1e-4, beta) - _x_reverse(p - 1e-4, beta)) / 2e-4 for p in g.p_ref])
         floors.append(np.mean(np.sqrt(2 / np.pi * (g.predicted * (1 - g.predicted) / g.tail_n
                                                    + slope ** 2 * g.p_ref * (1 - g.p_ref) / g.p_ref_n))))
-    assert (f"(MAE {tail.min():.3f}–{tail.max():.3f} with floors {min(floors):.3f}–{max(floors):.3f}, "
+    assert (f"(MAE {tail.min():.3f}–{tail.max():.3f}, with floors {min(floors):.3f}–{max(floors):.3f}, "
             f"{yn.tail_n.min()}–{yn.tail_n.max()} samples a prompt)") in text
 
 
@@ -442,3 +442,85 @@ def test_the_greetings_numbers_in_figures_md_and_readme():
         assert f"{off.min():.2f}–{off.max():.2f} off" in text, path
         assert f"{tail.min():.3f}–{tail.max():.3f}" in text, path
         assert f"π_ref {t.p_ref.max():.2f}" in text or f"up to {t.p_ref.max():.2f}" in text, path
+
+
+
+def _with_tail(name: str) -> pd.DataFrame:
+    t = pd.read_csv(RES / f"{name}.csv").query("kind == 'final'")
+    return t.merge(pd.read_csv(RES / f"{name}_tail.csv"), on=["seed", "beta", "prompt"])
+
+
+@pytest.mark.parametrize("name", RUNS)
+def test_the_tail_is_the_history_s_last_quarter(name):
+    """``_tail.csv`` recomputed from the committed step-by-step training rewards (``_history.csv``)."""
+    hist = pd.read_csv(RES / f"{name}_history.csv")
+    tail = pd.read_csv(RES / f"{name}_tail.csv")
+    for (beta, seed), h in hist.groupby(["beta", "seed"]):
+        h = h.sort_values("step")
+        w = h.iloc[-(len(h) // 4):]
+        got = tail[(tail.beta == beta) & (tail.seed == seed)].set_index("prompt")
+        for p, r in got.iterrows():
+            assert r.tail_correct == int(np.rint(w[f"p_best_q{p}"] * G).sum()) and r.tail_n == len(w) * G
+
+
+def _jitter(name, answer=None):
+    """Per (beta, seed), over the last quarter of the steps: the variance of the training reward averaged
+    over the prompts (those answered ``answer``, or all) against binomial sampling's, and its lag-1
+    autocorrelation."""
+    hist = pd.read_csv(RES / f"{name}_history.csv")
+    fin = pd.read_csv(RES / f"{name}.csv").query("kind == 'final'").drop_duplicates("prompt")
+    prompts = fin.prompt[fin.answer == answer].tolist() if answer else fin.prompt.tolist()
+    out = {}
+    for k, h in hist.groupby(["beta", "seed"]):
+        w = h.sort_values("step").iloc[-(len(h) // 4):][[f"p_best_q{i}" for i in prompts]]
+        r = w.mean(axis=1).to_numpy()
+        p = w.mean(axis=0).to_numpy()
+        out[k] = (r.var(ddof=1) / (np.sum(p * (1 - p) / G) / len(prompts) ** 2), np.corrcoef(r[:-1], r[1:])[0, 1])
+    return out
+
+
+def test_the_results_md_account_of_the_greetings_offsets():
+    """The greetings bullets of docs/results.md: the constant baseline, the offsets removed, the shared
+    jitter against the yes/no run's No prompts, the window's tie with a held-out shift, and the yes/no
+    window's signed error at the smaller beta."""
+    text = _results_text()
+    t = _with_tail("free_generation_greetings")
+    small, big = t[t.beta == t.beta.min()], t[t.beta == t.beta.max()]
+    const = []
+    for _, g in small.groupby("seed"):
+        e = [np.abs(g[g.half == o].measured.mean() - g[g.half == h].measured) for h, o in (("A", "B"), ("B", "A"))]
+        const.append(np.mean(np.concatenate(e)))
+    assert f"a constant (the other half's mean measurement, π_ref ignored) scores {min(const):.3f}–{max(const):.3f}" \
+        in text
+    e = big.assign(e=big.measured - big.predicted)
+    demeaned = e.groupby("seed").e.apply(lambda v: np.mean(np.abs(v - v.mean())))
+    fl = np.mean([v for k, v in _floors(pd.read_csv(RES / "free_generation_greetings.csv")).items()
+                  if k[0] == big.beta.iloc[0]])
+    assert f"the MAE is {demeaned.min():.3f}–{demeaned.max():.3f}, against a sampling floor of {fl:.3f}" in text
+    j = {k: v for k, v in _jitter("free_generation_greetings").items() if k[0] == big.beta.iloc[0]}
+    ratio, lag = [v[0] for v in j.values()], [v[1] for v in j.values()]
+    assert min(ratio) > 1.2 and f"{min(ratio):.2f}–{max(ratio):.2f} times as much" in text
+    assert f"lag-1 autocorrelation {min(lag):.2f}–{max(lag):.2f}" in text
+    no = _jitter("free_generation", "No")
+    assert (f"(ratios {min(v[0] for v in no.values()):.2f}–{max(v[0] for v in no.values()):.2f}, lag-1 "
+            f"autocorrelation at most {max(v[1] for v in no.values()):.2f})") in text
+    grid = np.linspace(-10, 10, 20001)
+    sh = []
+    for _, g in big.groupby("seed"):
+        err = []
+        for h, o in (("A", "B"), ("B", "A")):
+            u_o, m_o = logit(g[g.half == o].p_ref.to_numpy()), g[g.half == o].tail_mean.to_numpy()
+            c = grid[np.argmin(((expit(u_o[None, :] + grid[:, None]) - m_o) ** 2).sum(1))]
+            err.append(np.abs(expit(logit(g[g.half == h].p_ref.to_numpy()) + c) - g[g.half == h].tail_mean))
+        sh.append(np.mean(np.concatenate(err)))
+    assert f"logit shift fitted on the other half's window means ({min(sh):.3f}–{max(sh):.3f})" in text
+    yn = _with_tail("free_generation")
+    signed = yn[yn.beta == yn.beta.min()].groupby("seed").apply(lambda g: np.mean(g.tail_mean - g.predicted),
+                                                               include_groups=False)
+    assert "(signed " + ", ".join(f"{v:.3f}" for v in signed) + ")" in text
+    cap = (RES.parents[1] / "paper_figures" / "fig25_free_generation_caption.txt").read_text()
+    sd = _sds(pd.read_csv(RES / "free_generation_greetings.csv"))
+    fin = pd.read_csv(RES / "free_generation_greetings.csv").query("kind == 'final'")
+    out = " and ".join(f"{int(((g.measured - g.predicted).abs() > 2 * sd[g.index]).sum())} of {len(g)} at beta = {b:g}"
+                       for b, g in fin.groupby("beta"))
+    assert f"Greetings residuals outside +-2 sigma of sampling: {out}." in cap
