@@ -36,6 +36,11 @@ def any_table(request):
     return t
 
 
+def _with_tail(name: str) -> pd.DataFrame:
+    t = pd.read_csv(RES / f"{name}.csv").query("kind == 'final'")
+    return t.merge(pd.read_csv(RES / f"{name}_tail.csv"), on=["seed", "beta", "prompt"])
+
+
 def _x_reverse(p: float, beta: float) -> float:
     """The flow's endpoint from pi_ref: the first root above p of SPEC's reverse condition for a binary
     question, x (1 - (1 - x)(P_G(a) - P_G(b))/beta) = p (at x = p the left side is below p: x rises)."""
@@ -366,8 +371,7 @@ def test_the_greetings_runs_move_together_and_their_time_average_lands():
     within-run sds of measured - predicted), and the tail rewards' MAE against the prediction with its
     sampling floor (the slope by the independent root search)."""
     cap = (RES.parents[1] / "paper_figures" / "fig25_free_generation_caption.txt").read_text()
-    t = pd.read_csv(RES / "free_generation_greetings.csv").query("kind == 'final'")
-    t = t.merge(pd.read_csv(RES / "free_generation_greetings_tail.csv"), on=["seed", "beta", "prompt"])
+    t = _with_tail("free_generation_greetings")
     big = t[t.beta == t.beta.max()].assign(e=lambda d: d.measured - d.predicted)
     run = big.groupby("seed").e.agg(["mean", "std"])
     assert (run["mean"].abs() > 2 * run["std"] / np.sqrt(big.prompt.nunique())).all()     # "share one sign"
@@ -388,8 +392,7 @@ def test_the_results_md_greetings_table_and_claims():
     rewards and the independent root search; and the yes/no run's tail numbers it compares with."""
     text = _results_text()
     rows = markdown_rows(RES.parent / "results.md", "| β | seed | steps | MAE theory (snapshot) |")
-    t = pd.read_csv(RES / "free_generation_greetings.csv").query("kind == 'final'")
-    t = t.merge(pd.read_csv(RES / "free_generation_greetings_tail.csv"), on=["seed", "beta", "prompt"])
+    t = _with_tail("free_generation_greetings")
     assert len(rows) == t.groupby(["beta", "seed"]).ngroups
     for cells in rows:
         g = t[(t.beta == float(cells[0])) & (t.seed == int(cells[1]))]
@@ -411,8 +414,7 @@ def test_the_results_md_greetings_table_and_claims():
     window = big.tail_n.iloc[0] // G
     assert (big.steps_run == 150).all() and "passed at its first look (step 150) in all three runs" in text
     assert window == 37 and f"floor of a {big.tail_n.iloc[0]}-sample window" in text
-    yn = pd.read_csv(RES / "free_generation.csv").query("kind == 'final'").merge(
-        pd.read_csv(RES / "free_generation_tail.csv"), on=["seed", "beta", "prompt"])
+    yn = _with_tail("free_generation")
     snap = yn.groupby(["beta", "seed"]).apply(lambda g: np.mean(np.abs(g.measured - g.predicted)), include_groups=False)
     tail = yn.groupby(["beta", "seed"]).apply(lambda g: np.mean(np.abs(g.tail_mean - g.predicted)),
                                               include_groups=False)
@@ -429,8 +431,7 @@ def test_the_results_md_greetings_table_and_claims():
 
 def test_the_greetings_numbers_in_figures_md_and_readme():
     """The greetings run's numbers in Figure 25's take-away and the README, from the tables."""
-    t = pd.read_csv(RES / "free_generation_greetings.csv").query("kind == 'final'")
-    t = t.merge(pd.read_csv(RES / "free_generation_greetings_tail.csv"), on=["seed", "beta", "prompt"])
+    t = _with_tail("free_generation_greetings")
     big = t[t.beta == t.beta.max()]
     off = big.groupby("seed").apply(lambda g: abs(np.mean(g.measured - g.predicted)), include_groups=False)
     tail = big.groupby("seed").apply(lambda g: np.mean(np.abs(g.tail_mean - g.predicted)), include_groups=False)
@@ -444,10 +445,6 @@ def test_the_greetings_numbers_in_figures_md_and_readme():
         assert f"π_ref {t.p_ref.max():.2f}" in text or f"up to {t.p_ref.max():.2f}" in text, path
 
 
-
-def _with_tail(name: str) -> pd.DataFrame:
-    t = pd.read_csv(RES / f"{name}.csv").query("kind == 'final'")
-    return t.merge(pd.read_csv(RES / f"{name}_tail.csv"), on=["seed", "beta", "prompt"])
 
 
 @pytest.mark.parametrize("name", RUNS)

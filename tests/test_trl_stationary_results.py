@@ -110,6 +110,18 @@ def test_figure_26_caption_states_the_tables_numbers(table, traj):
     _check_bias_numbers(table, traj, cap)
 
 
+def _window_maes(table, traj, tail: float) -> list[float]:
+    """Per seed: the theory's MAE had each prompt's exact P(correct) been averaged over the last ``tail``
+    of the steps."""
+    out = []
+    for s in sorted(table.seed.unique()):
+        g = table[table.seed == s].reset_index(drop=True)
+        t = traj[traj.seed == s]
+        w = t[t.step >= (1 - tail) * t.step.max()]
+        out.append(np.mean([abs(w[f"p{i}"].mean() - g.predicted[i]) for i in range(len(g))]))
+    return out
+
+
 def _check_bias_numbers(table, traj, text):
     """The systematic part of Figure 26's error, recomputed here: the signed mean error, the prompts above
     their prediction, the shift fitted on every prompt (grid search) against the theory's mean shift, the
@@ -137,12 +149,7 @@ def _check_bias_numbers(table, traj, text):
     assert "the theory's mean shift applied to every prompt scores MAE " + ", ".join(f"{v:.3f}" for v in const) in text
     assert f"mean logit error over the window {min(dz):+.2f} to {max(dz):+.2f}" in text
     for tail in (0.2, 0.5):
-        maes = []
-        for s in seeds:
-            g = table[table.seed == s].reset_index(drop=True)
-            t = traj[traj.seed == s]
-            w = t[t.step >= (1 - tail) * t.step.max()]
-            maes.append(np.mean([abs(w[f"p{i}"].mean() - g.predicted[i]) for i in range(len(g))]))
+        maes = _window_maes(table, traj, tail)
         assert f"over the last {tail:.0%}, " + " and ".join(f"{v:.3f}" for v in maes) in text
     return dict(fitted=fitted, const=const)
 
@@ -208,10 +215,5 @@ def test_the_results_md_bias_claims(table, traj):
     assert f"the signed mean error is {signed[0]:+.3f} and {signed[-1]:+.3f}, " \
            f"{int((table.measured > table.predicted).sum())} of the {len(table)} tail means lie above" in text
     for tail in (0.2, 0.5):
-        v = []
-        for s in seeds:
-            g = table[table.seed == s].reset_index(drop=True)
-            t = traj[traj.seed == s]
-            w = t[t.step >= (1 - tail) * t.step.max()]
-            v.append(np.mean([abs(w[f"p{i}"].mean() - g.predicted[i]) for i in range(len(g))]))
+        v = _window_maes(table, traj, tail)
         assert re.search(rf"over the last {tail:.0%}( of the steps)? {v[0]:.3f} and {v[1]:.3f}", text), tail
