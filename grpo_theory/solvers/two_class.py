@@ -13,13 +13,90 @@ import math
 
 import numpy as np
 
+from .. import advantage
 from .._numerics import expit, optimize
+from ..preference import max_abs_advantage
 from .certify import Certificate
-from .classes import ClassProblem, may_collapse, stationarity_residual
+from .classes import Z_CAP, ClassProblem, may_collapse, stationarity_residual
 from .common import sinh_grid
 from .results import RESIDUAL_TOL, STABILITY_TOL, StationaryPoint
 
-__all__ = ["two_class_points", "flow_root_from"]
+__all__ = ["two_class_points", "flow_root_from", "needs_log_space", "log_space"]
+
+
+#: Class-logit magnitude beyond which the reverse penalty's ``beta pi_ref/pi`` leaves the range where
+#: :data:`grpo_theory.kl.LOG_RATIO_FLOOR` (``e^{690}``) keeps it exact: from here the drift is taken in log space.
+_LOG_SPACE_Z = 680.0
+
+
+def _reverse_bounds_log(cp: ClassProblem) -> tuple[float, float] | None:
+    """The reverse penalty's root bounds of :meth:`ClassProblem.logit_bounds`, with every product and quotient
+    taken in logs: ``log((Delta_max + beta)/(beta p_c)) + 1``, finite for ``beta`` down to 5e-324; None where
+    ``Delta_max`` is infinite (``G = inf``: :meth:`ClassProblem.logit_bounds` cuts at ``Z_CAP``)."""
+    obj = cp.obj
+    if cp.q.has_reward_law:
+        with np.errstate(over="ignore"):
+            span = float(cp.q.reward_levels.max() - cp.q.reward_levels.min())
+        delta_max = 2.0 * max_abs_advantage(span, obj)
+    else:
+        delta_max = 2.0
+    if not math.isfinite(delta_max):      # G = inf (|P_G| unbounded) or an infinite span: the usual cut at Z_CAP
+        return None
+    top = math.log(delta_max + obj.beta) - math.log(obj.beta)
+    return -(top - float(cp._log_p[0])) - 1.0, top - float(cp._log_p[1]) + 1.0
+
+
+def needs_log_space(cp: ClassProblem) -> bool:
+    """Whether ``cp``'s roots may lie where the reverse penalty's coefficient ``beta pi_ref/pi`` is beyond
+    the flows' floor (``beta`` below about 1e-290, or rewards near 1e300 with shift normalisation): the note's
+    reverse penalty in the loss, no tie filtering or entropy bonus, and a root bound past ``|z| = 680``."""
+    obj = cp.obj
+    if cp.n_classes != 2 or obj.regime != "reverse" or advantage.changes_regulariser(obj):
+        return False
+    bounds = _reverse_bounds_log(cp)
+    return bounds is not None and max(-bounds[0], bounds[1]) > _LOG_SPACE_Z
+
+
+class _LogSpaceProblem:
+    """A two-class problem whose drift is evaluated in log space (reverse penalty), for tiny ``beta`` and huge
+    rewards: ``s(z) = P(a) - P(b) + exp(log beta + log p_a - log pi_a) - exp(log beta + log p_b - log pi_b)``,
+    with no floor on the log-ratio; every other attribute is the wrapped :class:`ClassProblem`'s."""
+
+    def __init__(self, cp: ClassProblem) -> None:
+        self._cp = cp
+        self._log_beta = math.log(cp.obj.beta)
+
+    def __getattr__(self, name):
+        return getattr(self._cp, name)
+
+    def logit_bounds(self) -> tuple[float, float]:
+        return _reverse_bounds_log(self._cp)
+
+    def jump_logits(self) -> np.ndarray:
+        return np.zeros(0)
+
+    def drift(self, z) -> np.ndarray:
+        z = np.asarray(z, dtype=float)
+        log_pi = np.stack([-np.logaddexp(0.0, -z), -np.logaddexp(0.0, z)], axis=-1)
+        P = self._cp.class_preference(log_pi)
+        with np.errstate(over="ignore"):
+            pull = np.exp(self._log_beta + self._cp._log_p - log_pi)       # beta pi_ref/pi, inf past e^709
+        return (P[..., 0] - P[..., 1]) + (pull[..., 0] - pull[..., 1])
+
+
+#: Largest class logit scanned: a bound beyond it (``Delta/beta`` for ``beta`` near 5e-324) puts the root where
+#: ``pi(b) = e^{-z}`` is 0 in double precision, which the scan's end reports as the vertex.
+_Z_MAX = 1e300
+
+
+def _capped(bounds: tuple[float, float]) -> tuple[float, float]:
+    lo, hi = bounds
+    return max(lo, -_Z_MAX), min(hi, _Z_MAX)
+
+
+def log_space(cp: ClassProblem):
+    """``cp`` itself, or, where :func:`needs_log_space`, a view of it whose drift and bounds are in log space."""
+    return _LogSpaceProblem(cp) if needs_log_space(cp) else cp
 
 
 def _jump_at(cp: ClassProblem, z: float) -> tuple[float, float] | None:
@@ -117,7 +194,8 @@ def two_class_points(cp: ClassProblem, n_grid: int) -> list[StationaryPoint]:
     list of StationaryPoint
         Unsorted, possibly with repeats (the caller dedupes and sorts).
     """
-    lo, hi = cp.logit_bounds()
+    cp = log_space(cp)
+    lo, hi = _capped(cp.logit_bounds())
     zc = float(cp._log_p[0] - cp._log_p[1])
     z = sinh_grid(zc, lo, hi, n_grid)
     jumps = cp.jump_logits()
@@ -185,7 +263,8 @@ def flow_root_from(cp: ClassProblem, z0: float, dt: float = 0.04, chunk: int = 2
     StationaryPoint
         The first root in the drift's direction, or the limit point at a vertex.
     """
-    lo, hi = cp.logit_bounds()
+    cp = log_space(cp)
+    lo, hi = _capped(cp.logit_bounds())
     s0 = float(cp.drift(z0))
     if s0 == 0.0:
         return _point_from_class_logit(cp, z0, 1, "flow-scan", _slope(cp, z0))
@@ -220,7 +299,7 @@ def flow_root_from(cp: ClassProblem, z0: float, dt: float = 0.04, chunk: int = 2
         prev, f_prev = float(zs[-1]), float(vals[-1])
     if may_collapse(cp.obj):
         return _boundary_point(cp, 0 if direction > 0 else 1, end)
-    if abs(end - z0) > _UNDERFLOW_Z:
+    if abs(end - z0) > _UNDERFLOW_Z or abs(end) >= Z_CAP:
         # The bounds guarantee a root, but beyond |z| ~ 745 the light class's mass underflows and a drift that
         # is not computed in log space (k3_ratio in the loss with an entropy bonus, fuzz seed 2268: the root at
         # z ~ 7,800) stops moving: the root lies where pi(b) < e^-745, the vertex to double precision.

@@ -29,6 +29,7 @@ from .. import advantage
 from .._numerics import expit, logsumexp
 from ..preference import level_expectations
 from .classes import ClassProblem, may_collapse, penalty_slope
+from .two_class import needs_log_space
 
 __all__ = ["TwoClassBatch", "batch_brentq", "batch_flow_roots", "batch_flow_policies", "supports"]
 
@@ -40,10 +41,12 @@ _XTOL, _RTOL, _MAXITER = 1e-14, 1e-15, 200
 
 def supports(cp: ClassProblem) -> bool:
     """Whether :class:`TwoClassBatch` covers ``cp``: two classes, a reward law, the reverse or direct
-    penalty in the loss, no tie filtering and no entropy bonus."""
+    penalty in the loss, no tie filtering and no entropy bonus, and not so extreme a ``beta`` or reward span
+    that the drift must be taken in log space (:func:`~grpo_theory.solvers.two_class.needs_log_space`: those go
+    to the scalar path)."""
     obj = cp.obj
     return (cp.n_classes == 2 and cp.q.has_reward_law and obj.regime in ("reverse", "direct")
-            and not advantage.changes_regulariser(obj))
+            and not advantage.changes_regulariser(obj) and not needs_log_space(cp))
 
 
 class TwoClassBatch:
