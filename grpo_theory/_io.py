@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from pathlib import Path
 
 from .errors import InvalidInputError
 
-__all__ = ["atomic_write", "read_yaml"]
+__all__ = ["atomic_write", "atomic_write_text", "read_yaml", "writing_folder", "INCOMPLETE_MARKER"]
+
+#: The file a folder-writing command leaves in its folder while it runs (removed when it completes).
+INCOMPLETE_MARKER = ".incomplete"
 
 
 def atomic_write(path: str | Path, write: Callable[[Path], object]) -> Path:
@@ -18,19 +22,57 @@ def atomic_write(path: str | Path, write: Callable[[Path], object]) -> Path:
     """
     path = Path(path)
     tmp = path.with_name(f".{path.name}.tmp{path.suffix}")
-    write(tmp)
-    tmp.replace(path)
+    try:
+        write(tmp)
+        tmp.replace(path)
+    except OSError as exc:       # name the user's path, not the temporary one
+        try:
+            tmp.unlink(missing_ok=True)
+        except OSError:
+            pass
+        raise InvalidInputError(f"cannot write {str(path)!r}: {exc.strerror or exc}") from None
+    except BaseException:
+        try:
+            tmp.unlink(missing_ok=True)
+        except OSError:
+            pass
+        raise
     return path
+
+
+def atomic_write_text(path: str | Path, text: str) -> Path:
+    """Write ``text`` (UTF-8) to ``path`` atomically (:func:`atomic_write`)."""
+    return atomic_write(path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
+
+
+@contextlib.contextmanager
+def writing_folder(folder: str | Path, command: str):
+    """Mark ``folder`` incomplete while the block runs: a ``.incomplete`` file naming ``command`` is written
+    first and removed only when the block finishes without an exception, so an interrupted or failed run
+    leaves a folder that says so (and its files, each written atomically, are whole)."""
+    folder = Path(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InvalidInputError(f"cannot create the folder {str(folder)!r}: {exc.strerror or exc}") from None
+    marker = folder / INCOMPLETE_MARKER
+    atomic_write_text(marker, f"{command} started writing here and has not finished; the files in this folder "
+                              "may be a mix of this run and an earlier one. Rerun the command.\n")
+    yield folder
+    marker.unlink(missing_ok=True)
 
 
 def read_yaml(path: str | Path, what: str, expected: str):
     """``path`` parsed as YAML; a missing file or bad YAML is an InvalidInputError naming ``what``."""
     import yaml
 
-    path = Path(path)
-    if not path.is_file():
-        raise InvalidInputError(f"{what} {str(path)!r}: no such file (expected {expected})")
+    from ._validate import check_structure, read_text
+
+    text = read_text(path, what, expected=expected)
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise InvalidInputError(f"{what} {str(path)!r} is not valid YAML: {exc}") from None
+        raise InvalidInputError(f"{what} {str(path)!r} is not valid YAML: {' '.join(str(exc).split())}") from None
+    except RecursionError:
+        raise InvalidInputError(f"{what} {str(path)!r} is nested too deeply to parse") from None
+    return check_structure(data, f"{what} {str(path)!r}")

@@ -16,8 +16,19 @@ from pathlib import Path
 
 import numpy as np
 
+from .errors import InvalidInputError
+
 __all__ = ["plain", "positive_int", "nonnegative_int", "int_at_least", "device", "existing_file",
-           "writable_file", "writable_dir", "check_fields"]
+           "writable_file", "writable_dir", "check_fields", "number", "float_in", "finite_float", "positive_float",
+           "nonnegative_float", "float_array", "integer", "read_text", "load_json", "check_structure",
+           "MAX_CONFIG_BYTES", "MAX_DATA_BYTES", "MAX_DEPTH", "MAX_ITEMS"]
+
+#: Size limits of what the readers load: a trainer config or sweep grid, and a samples table.
+MAX_CONFIG_BYTES = 16 * 2**20
+MAX_DATA_BYTES = 2 * 2**30
+#: Nesting depth and number of entries a config or grid may have (a real one has depth < 10).
+MAX_DEPTH = 64
+MAX_ITEMS = 1_000_000
 
 
 def plain(value) -> str:
@@ -33,8 +44,8 @@ def plain(value) -> str:
     return repr(value) if isinstance(value, str) else str(value)
 
 
-def int_at_least(low: int, what: str = "an integer"):
-    """An argparse ``type=``: an integer ``>= low``."""
+def int_at_least(low: int, what: str = "an integer", high: int | None = None, why: str = ""):
+    """An argparse ``type=``: an integer ``>= low`` (and ``<= high`` when given; ``why`` says why the cap)."""
     def parse(text: str) -> int:
         try:
             value = int(text)
@@ -42,9 +53,158 @@ def int_at_least(low: int, what: str = "an integer"):
             raise argparse.ArgumentTypeError(f"expected {what} >= {low}, got {text!r}") from None
         if value < low:
             raise argparse.ArgumentTypeError(f"expected {what} >= {low}, got {value}")
+        if high is not None and value > high:
+            raise argparse.ArgumentTypeError(f"{value:,} is above the limit {high:,}{why}")
         return value
     parse.__name__ = f"integer>={low}"
     return parse
+
+
+def float_in(low: float | None = None, high: float | None = None, *, low_open: bool = False,
+             high_open: bool = False, what: str = "a number"):
+    """An argparse ``type=``: a finite float in the interval ``[low, high]`` (ends open when asked)."""
+    lo_s = "-inf" if low is None else plain(float(low))
+    hi_s = "inf" if high is None else plain(float(high))
+    rng = f"{'(' if low_open or low is None else '['}{lo_s}, {hi_s}{')' if high_open or high is None else ']'}"
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what} in {rng}, got {text!r}") from None
+        bad = not math.isfinite(value) or (low is not None and (value < low or (low_open and value == low))) \
+            or (high is not None and (value > high or (high_open and value == high)))
+        if bad:
+            raise argparse.ArgumentTypeError(f"expected {what} in {rng}, got {text!r}")
+        return value
+    parse.__name__ = "number"
+    return parse
+
+
+finite_float = float_in()
+positive_float = float_in(0.0, low_open=True, what="a positive number")
+nonnegative_float = float_in(0.0, what="a number")
+
+
+def number(name: str, value, *, low: float | None = None, high: float | None = None, low_open: bool = False,
+           high_open: bool = False, integer: bool = False) -> float:
+    """``value`` as a finite float (an int where ``integer``), in range; else InvalidInputError naming ``name``.
+
+    Strings, None, bools, NaN and infinities are refused with the value and what was expected.
+    """
+    arr = float_array(name, value, low=low, high=high, low_open=low_open, high_open=high_open, integer=integer)
+    if arr.ndim != 0:
+        raise InvalidInputError(f"{name} must be a single number, got {plain(value)}")
+    v = float(arr)
+    return int(v) if integer else v
+
+
+def integer(name: str, value, *, low: int | None = None, high: int | None = None) -> int:
+    """``value`` as an int (``3.0`` allowed, ``3.5``, ``True``, ``'3'`` and NaN not), in ``[low, high]``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise InvalidInputError(f"{name} must be an integer, got {plain(value)}")
+    return int(number(name, value, low=low, high=high, integer=True))
+
+
+def float_array(name: str, value, *, low: float | None = None, high: float | None = None, low_open: bool = False,
+                high_open: bool = False, integer: bool = False, finite: bool = True) -> np.ndarray:
+    """``value`` as a float array, every entry checked; the first bad entry is named in the error.
+
+    Parameters
+    ----------
+    name : str
+        The argument's name, for the message.
+    value : array_like
+        Numbers (no strings, None or bools).
+    low, high : float, optional
+        Bounds (inclusive unless ``low_open``/``high_open``).
+    integer : bool
+        Every entry a whole number.
+    finite : bool
+        Refuse NaN and infinities (default); with False only NaN is refused.
+    """
+    if isinstance(value, (str, bytes, bool, np.bool_)) or value is None:
+        raise InvalidInputError(f"{name} must be a number or an array of numbers, got {plain(value)}")
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        raise InvalidInputError(f"{name} must be a number or an array of numbers, got {plain(value)}") from None
+    bad = np.isnan(arr) if not finite else ~np.isfinite(arr)
+    if low is not None:
+        bad |= (arr < low) | ((arr == low) if low_open else False)
+    if high is not None:
+        bad |= (arr > high) | ((arr == high) if high_open else False)
+    if integer:
+        bad |= np.isfinite(arr) & (arr != np.round(arr))
+    if np.any(bad):
+        first = arr[bad].ravel()[0] if arr.ndim else arr
+        want = "an integer" if integer else ("a finite number" if finite else "a number")
+        if low is not None or high is not None:
+            want += f" in {'(' if low_open or low is None else '['}{'-inf' if low is None else plain(float(low))}, " \
+                    f"{'inf' if high is None else plain(float(high))}{')' if high_open or high is None else ']'}"
+        shown = plain(value) if arr.size <= 8 else f"{plain(float(first))} (among {arr.size} values)"
+        raise InvalidInputError(f"{name} must be {want}, got {shown}")
+    return arr
+
+
+# ----------------------------------------------------------------------------- files and structures
+
+def read_text(path, what: str, *, max_bytes: int = MAX_CONFIG_BYTES, expected: str = "") -> str:
+    """The text of file ``path``: it exists, is a file, is readable, is at most ``max_bytes``, decodes as UTF-8
+    (a byte-order mark is dropped); every failure an InvalidInputError naming ``what`` and the file."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise InvalidInputError(f"{what} must be a file path, got {type(path).__name__} {plain(path)[:80]}")
+    p = Path(path)
+    hint = f" (expected {expected})" if expected else ""
+    if not p.exists():
+        raise InvalidInputError(f"{what} {str(p)!r}: no such file{hint}")
+    if p.is_dir():
+        raise InvalidInputError(f"{what} {str(p)!r} is a folder, not a file{hint}")
+    try:
+        size = p.stat().st_size
+        if size > max_bytes:
+            raise InvalidInputError(f"{what} {str(p)!r} is {size:,} bytes, over the limit of {max_bytes:,}")
+        data = p.read_bytes()
+    except OSError as exc:
+        raise InvalidInputError(f"{what} {str(p)!r} cannot be read: {exc.strerror or exc}") from None
+    if len(data) > max_bytes:               # a pipe or a special file whose size stat does not know
+        raise InvalidInputError(f"{what} {str(p)!r} is over the limit of {max_bytes:,} bytes")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        raise InvalidInputError(f"{what} {str(p)!r} is not UTF-8 text: byte {data[exc.start]:#04x} at offset "
+                                f"{exc.start} (line {line}){hint}; save it as UTF-8") from None
+
+
+def check_structure(obj, source: str, *, max_depth: int = MAX_DEPTH, max_items: int = MAX_ITEMS):
+    """``obj`` (parsed JSON/YAML) if its nesting is at most ``max_depth`` and it has at most ``max_items``
+    entries in all; else an InvalidInputError naming ``source`` and the limit. Iterative: no recursion."""
+    stack, items = [(obj, 1)], 0
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, (dict, list, tuple)):
+            if depth > max_depth:
+                raise InvalidInputError(f"{source} is nested deeper than {max_depth} levels; a config has a few")
+            items += len(node)
+            if items > max_items:
+                raise InvalidInputError(f"{source} has more than {max_items:,} entries")
+            stack.extend((v, depth + 1) for v in (node.values() if isinstance(node, dict) else node))
+    return obj
+
+
+def load_json(text: str, source: str, *, max_depth: int = MAX_DEPTH):
+    """``text`` parsed as JSON, its nesting checked; a parse error, or nesting too deep for the parser, is an
+    InvalidInputError naming ``source``."""
+    import json
+
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidInputError(f"{source} is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise InvalidInputError(f"{source} is nested deeper than {max_depth} levels; a config has a few") from None
+    return check_structure(obj, source, max_depth=max_depth)
 
 
 positive_int = int_at_least(1)

@@ -23,7 +23,7 @@ import math
 import numpy as np
 
 from ._numerics import expit, log_factorial
-from ._validate import plain
+from ._validate import float_array, plain
 from .problem import InvalidInputError
 
 __all__ = [
@@ -41,16 +41,20 @@ __all__ = [
 ]
 
 
+#: Largest finite ``G`` of :func:`binary_preference`'s O(G) sum (memory ``8 G`` bytes per ``x``).
+MAX_BINARY_GROUP = 10_000_000
+
+
 def _check(p, beta, gamma=None):
-    p = np.asarray(p, dtype=float)
-    beta = np.asarray(beta, dtype=float)
+    p = float_array("pi_ref_a", p, finite=False)
+    beta = float_array("beta", beta, finite=False)
     if np.any(~np.isfinite(p)) or np.any((p < 0) | (p > 1)):
         raise InvalidInputError(f"pi_ref_a must lie in [0, 1], got {plain(p)}")
     if np.any(~np.isfinite(beta)) or np.any(beta <= 0):
         raise InvalidInputError(f"beta must be positive and finite, got {plain(beta)}")
     if gamma is None:
         return p, beta
-    gamma = np.asarray(gamma, dtype=float)
+    gamma = float_array("gamma", gamma, finite=False)
     if np.any(~np.isfinite(gamma)) or np.any((gamma < 0) | (gamma > 1)):
         raise InvalidInputError(f"gamma must lie in [0, 1] (label a as the preferred answer), got {plain(gamma)}")
     return p, beta, gamma
@@ -196,9 +200,7 @@ def large_group_direct_h(x, pi_ref_a, beta) -> np.ndarray:
     2.0
     """
     p, beta = _check(pi_ref_a, beta)
-    x = np.asarray(x, dtype=float)
-    if np.any((x <= 0) | (x >= 1)):
-        raise InvalidInputError(f"x must lie in (0, 1), got {plain(x)}")
+    x = float_array("x", x, low=0.0, high=1.0, low_open=True, high_open=True)
     with np.errstate(divide="ignore", over="ignore"):
         return (1.0 / (beta * np.sqrt(x * (1 - x))) - (np.log(x) - np.log1p(-x))
                 + (np.log(p) - np.log1p(-p)))
@@ -224,9 +226,7 @@ def large_group_direct_turning_point(beta) -> np.ndarray:
     >>> round(float(large_group_direct_turning_point(1.0)), 6)    # (1 + sqrt(1/2))/2
     0.853553
     """
-    beta = np.asarray(beta, dtype=float)
-    if np.any(~np.isfinite(beta)) or np.any(beta <= 0):
-        raise InvalidInputError(f"beta must be positive and finite, got {plain(beta)}")
+    beta = float_array("beta", beta, low=0.0, low_open=True)
     return 0.5 * (1.0 + beta / np.hypot(1.0, beta))    # sqrt(1 - 1/(1+beta^2)) without cancellation
 
 
@@ -260,12 +260,12 @@ def binary_shift_direct(pi_ref_a, beta, group_size, reward_gap=1.0) -> np.ndarra
     0.4046
     """
     p, beta = _check(pi_ref_a, beta)
-    g = np.asarray(group_size, dtype=float)
+    g = float_array("group_size", group_size, finite=False)
     finite = np.isfinite(g)
     if np.any(np.isnan(g)) or np.any(g < 2) or np.any(finite & (g != np.round(np.where(finite, g, 0.0)))) \
             or np.any(~finite & (g < 0)):
         raise InvalidInputError(f"group_size must be an integer >= 2 or inf, got {group_size!r}")
-    gap = np.asarray(reward_gap, dtype=float)
+    gap = float_array("reward_gap", reward_gap, finite=False)
     if not np.all(np.isfinite(gap)):
         raise InvalidInputError(f"reward_gap must be finite, got {reward_gap!r}")
     factor = np.where(np.isinf(g), 1.0, (g - 1) / np.where(np.isinf(g), 1.0, g))
@@ -319,7 +319,7 @@ def binary_rloo(pi_ref_a, beta, reward_gap=1.0, penalty: str = "reverse") -> np.
     ``logit x = logit p + reward_gap/beta``. (RLOO at ``beta`` = shift-only at ``beta (G-1)/G``.)
     """
     p, beta = _check(pi_ref_a, beta)
-    gap = np.asarray(reward_gap, dtype=float)
+    gap = float_array("reward_gap", reward_gap, finite=False)
     if np.any(~np.isfinite(gap)) or np.any(gap <= 0):
         raise InvalidInputError(f"reward_gap must be positive and finite (label a as the better answer), got "
                                 f"{reward_gap!r}")
@@ -338,8 +338,10 @@ def binary_entropy_condition(x, pi_ref_a, beta, entropy_coef, margin=1.0, penalt
     1 for G = 2 (scale, deterministic rewards) and the reward gap for RLOO at every G. ``F`` falls strictly
     on ``(0, 1)`` (sympy: :func:`grpo_theory.symbolic.derive_entropy_binary`), so the root is unique.
     """
-    x = np.asarray(x, dtype=float)
+    x = float_array("x", x, low=0.0, high=1.0, low_open=True, high_open=True)
     p, beta = _check(pi_ref_a, beta)
+    margin = float_array("margin", margin)
+    entropy_coef = float_array("entropy_coef", entropy_coef, low=0.0)
     logit_x = np.log(x) - np.log1p(-x)
     if penalty == "reverse":
         pen = beta * (x - p) / (x * (1 - x))
@@ -363,9 +365,12 @@ def binary_entropy(pi_ref_a, beta, entropy_coef, margin=1.0, penalty: str = "rev
     0.731059
     """
     p, beta = _check(pi_ref_a, beta)
-    c = np.asarray(entropy_coef, dtype=float)
+    c = float_array("entropy_coef", entropy_coef, finite=False)
     if np.any(~np.isfinite(c)) or np.any(c < 0):
         raise InvalidInputError(f"entropy_coef must be finite and >= 0, got {entropy_coef!r}")
+    margin = float_array("margin", margin)
+    if penalty not in ("reverse", "direct"):
+        raise InvalidInputError(f"penalty must be 'reverse' or 'direct', got {penalty!r}")
     if penalty == "direct":
         with np.errstate(divide="ignore"):
             logit = (margin + beta * (np.log(p) - np.log1p(-p))) / (beta + c)
@@ -373,6 +378,22 @@ def binary_entropy(pi_ref_a, beta, entropy_coef, margin=1.0, penalty: str = "rev
     tiny = 1e-300
     return _bisect(lambda x: binary_entropy_condition(x, p, beta, c, margin, penalty),
                    np.full(np.broadcast(p, beta, c).shape, tiny), np.full(np.broadcast(p, beta, c).shape, 1 - 1e-16))
+
+
+def _group_size(group_size) -> int | float:
+    """``G``: an integer ``>= 2`` up to :data:`MAX_BINARY_GROUP`, or ``+inf``; else an InvalidInputError."""
+    if isinstance(group_size, (bool, np.bool_)) or not isinstance(group_size, (int, float, np.integer, np.floating)):
+        raise InvalidInputError(f"group_size must be an integer >= 2 or math.inf, got {plain(group_size)}")
+    g = float(group_size)
+    if g == math.inf:
+        return math.inf
+    if not (math.isfinite(g) and g >= 2 and g.is_integer()):
+        raise InvalidInputError(f"group_size must be an integer >= 2 or math.inf, got {plain(group_size)}")
+    if g > MAX_BINARY_GROUP:
+        raise InvalidInputError(
+            f"group_size = {int(g):,} is above the O(G) sum's limit of {MAX_BINARY_GROUP:,} (it needs {8 * int(g):,} "
+            "bytes per x); use group_size=math.inf, the large-G limit (O(1/sqrt(G)) away)")
+    return int(g)
 
 
 def binary_preference(x, group_size: int | float) -> tuple[np.ndarray, np.ndarray]:
@@ -401,7 +422,8 @@ def binary_preference(x, group_size: int | float) -> tuple[np.ndarray, np.ndarra
     Raises
     ------
     InvalidInputError
-        When an entry of ``x`` lies outside ``[0, 1]``.
+        When an entry of ``x`` is NaN or lies outside ``[0, 1]``, or ``group_size`` is not an integer ``>= 2``
+        (at most :data:`MAX_BINARY_GROUP`) or ``math.inf``.
 
     Examples
     --------
@@ -409,15 +431,13 @@ def binary_preference(x, group_size: int | float) -> tuple[np.ndarray, np.ndarra
     >>> pa.round(12).tolist(), pb.round(12).tolist()
     ([2.0], [-0.5])
     """
-    x = np.asarray(x, dtype=float)
-    if np.any((x < 0) | (x > 1)):
-        raise InvalidInputError(f"x must lie in [0, 1], got {x!r}")
-    if math.isinf(group_size):
+    x = float_array("x", x, low=0.0, high=1.0)
+    G = _group_size(group_size)
+    if math.isinf(G):
         with np.errstate(divide="ignore", invalid="ignore"):
             pa = np.where((x > 0) & (x < 1), np.sqrt((1 - x) / np.where(x > 0, x, 1)), 0.0)
             pb = np.where((x > 0) & (x < 1), -np.sqrt(x / np.where(x < 1, 1 - x, 1)), 0.0)
         return pa, pb
-    G = int(group_size)
     k = np.arange(G)
     with np.errstate(divide="ignore"):
         logx, log1mx = np.log(x)[..., None], np.log1p(-x)[..., None]

@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from ._validate import integer, plain
 from .problem import InvalidInputError, Objective, Question, as_objective, validate_probability_vector
 
 __all__ = ["monte_carlo_preference", "sample_rewards", "sampled_advantages", "MAX_MONTE_CARLO_SAMPLES"]
@@ -73,8 +74,7 @@ def monte_carlo_preference(
     obj = as_objective(obj)
     if obj.is_large_group:
         raise InvalidInputError("Monte Carlo needs a finite group_size; G = inf is exact already")
-    if n_groups < 2:
-        raise InvalidInputError(f"n_groups must be >= 2, got {n_groups!r}")
+    n_groups = integer("n_groups", n_groups, low=2)
     pi = validate_probability_vector("pi", pi)
     rng = np.random.default_rng(seed)
     K, G = pi.size, obj.group_size
@@ -100,9 +100,25 @@ def monte_carlo_preference(
         outputs = np.empty((K, n, G), dtype=np.int64)
         outputs[:, :, 0] = np.arange(K)[:, None]
         outputs[:, :, 1:] = rng.choice(K, size=(K, n, G - 1), p=pi)
-        r = np.asarray(reward_sampler(outputs, rng), dtype=float)
+        r = _checked_rewards(reward_sampler(outputs, rng), outputs.shape)
         a1[:, start:start + n] = sampled_advantages(r, obj)[..., 0]
     return a1.mean(axis=1), a1.std(axis=1, ddof=1) / math.sqrt(n_groups)
+
+
+def _checked_rewards(r, shape) -> np.ndarray:
+    """A reward sampler's output as floats of ``shape``, every one finite (a NaN would make the group's
+    advantages NaN, which the tie test reads as a tie: an estimate 0 with standard error 0)."""
+    try:
+        arr = np.asarray(r, dtype=float)
+    except (TypeError, ValueError):
+        raise InvalidInputError(f"reward_sampler must return numbers, got {type(r).__name__}") from None
+    if arr.shape != shape:
+        raise InvalidInputError(f"reward_sampler must return one reward per output, shape {shape}, got {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        bad = arr[~np.isfinite(arr)].ravel()[0]
+        raise InvalidInputError(f"reward_sampler returned {plain(float(bad))} for {int((~np.isfinite(arr)).sum())} "
+                                f"of {arr.size} draws; rewards must be finite numbers")
+    return arr
 
 
 def sample_rewards(q: Question, outputs: np.ndarray, rng: np.random.Generator) -> np.ndarray:

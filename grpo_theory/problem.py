@@ -303,8 +303,15 @@ class Objective:
                 raise InvalidInputError(f"penalty={shorthand!r} is a result, not an input: give kl_estimator=")
             if self.kl_placement != "loss" or self.kl_log_ratio_clamp is not None \
                     or self.kl_value_clamp is not None:
-                raise InvalidInputError("penalty='reverse'/'direct' is shorthand for an unclamped estimator in "
-                                        "the loss; with kl_placement or clamps, give kl_estimator= as well")
+                given = ", ".join(f"{k}={_plain(v)}" for k, v in (
+                    ("kl_placement", self.kl_placement if self.kl_placement != "loss" else None),
+                    ("kl_log_ratio_clamp", self.kl_log_ratio_clamp), ("kl_value_clamp", self.kl_value_clamp))
+                    if v is not None)
+                if shorthand is None:
+                    raise InvalidInputError(f"{given} needs kl_estimator= (one of {', '.join(KL_ESTIMATORS)}): "
+                                            "the estimator whose value is placed or clamped")
+                raise InvalidInputError(f"penalty={shorthand!r} is shorthand for an unclamped estimator in the loss; "
+                                        f"with {given}, give kl_estimator= instead")
             est = {None: "k3", "reverse": "k3", "direct": "k3_ratio"}[shorthand]
         elif est not in KL_ESTIMATORS:
             raise InvalidInputError(f"kl_estimator must be one of {KL_ESTIMATORS}, got {est!r}")

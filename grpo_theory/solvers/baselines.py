@@ -9,7 +9,7 @@ import numpy as np
 
 from .._numerics import logsumexp, optimize
 from ..errors import InvalidInputError
-from ..problem import Question, validate_probability_vector
+from ..problem import Question, as_question, validate_probability_vector
 from .results import RESIDUAL_TOL, StationaryPoint
 
 __all__ = ["log_pooling", "nash_equilibrium", "nash_residual"]
@@ -125,6 +125,7 @@ def nash_equilibrium(q: Question, beta: float) -> StationaryPoint:
     >>> round(float(eq.pi[0]), 4), eq.converged
     (0.4046, True)
     """
+    q = as_question(q)
     beta = _check_beta(beta)
     M = q.pairwise_preference()
     support = np.flatnonzero(q.pi_ref > 0)
