@@ -34,7 +34,8 @@ from ._io import atomic_write
 from .problem import InvalidInputError, Objective, Question, as_objective, as_question
 from .solvers import stationary_points, stationary_policy
 
-__all__ = ["Case", "evaluate_case", "sweep", "cases_from_grid", "check_grid", "SweepInterrupted", "COLUMNS"]
+__all__ = ["Case", "evaluate_case", "sweep", "cases_from_grid", "check_grid", "grid_size", "SweepInterrupted",
+           "COLUMNS", "MAX_SWEEP_CASES"]
 
 #: The columns of a sweep's CSV, in order.
 COLUMNS = ("key", "objective", "pi_ref", "n_points", "n_stable", "exhaustive", "stable_policies",
@@ -310,6 +311,62 @@ def _product(spec: Mapping) -> list[dict]:
 
 _GRID_KEYS = ("objectives", "questions", "simplex", "out")
 
+#: Most cases one sweep grid may hold (at a few tenths of a second each, about a day of one core).
+MAX_SWEEP_CASES = 200_000
+
+_NUMBER = __import__("re").compile(r"^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$")
+
+
+def _yaml_number(v):
+    """A string YAML 1.1 left as text although it is a number (``1.0e300``, ``1e-3``: no sign or dot in the
+    exponent's mantissa) as that number; anything else as it is."""
+    if isinstance(v, str) and _NUMBER.match(v):
+        return float(v)
+    if isinstance(v, list):
+        return [_yaml_number(x) for x in v]
+    return v
+
+
+def _normalised(grid):
+    """``grid`` with YAML's number-like strings read as numbers in the objectives, questions and simplex."""
+    if not isinstance(grid, Mapping):
+        return grid
+    out = dict(grid)
+    if isinstance(grid.get("objectives"), Mapping):
+        out["objectives"] = {k: _yaml_number(v) for k, v in grid["objectives"].items()}
+    if isinstance(grid.get("questions"), list):
+        out["questions"] = [{k: (v if k == "name" else _yaml_number(v)) for k, v in q.items()}
+                            if isinstance(q, Mapping) else q for q in grid["questions"]]
+    if isinstance(grid.get("simplex"), Mapping):
+        out["simplex"] = {k: _yaml_number(v) for k, v in grid["simplex"].items()}
+    return out
+
+
+def _compositions(n: int, k: int):
+    """Every ``k``-tuple of integers ``>= 1`` summing to ``n``, in lexicographic order (``C(n - 1, k - 1)`` of
+    them, each made once: no pass over the ``(n - 1)^(k - 1)`` candidates)."""
+    if k == 1:
+        yield (n,)
+        return
+    for first in range(1, n - k + 2):
+        for rest in _compositions(n - first, k - 1):
+            yield (first, *rest)
+
+
+def grid_size(grid: Mapping) -> tuple[int, int]:
+    """``(questions, objective combinations)`` a valid grid expands to, counted without enumerating: the
+    simplex lattice's interior points are ``C(n - 1, K - 1)`` for ``step = 1/n``."""
+    n_q = len(grid.get("questions", []) or [])
+    sx = grid.get("simplex")
+    if isinstance(sx, Mapping) and isinstance(sx.get("rewards"), list) and isinstance(sx.get("step"), (int, float)) \
+            and sx["step"] > 0 and math.isfinite(sx["step"]):
+        n, k = round(1 / sx["step"]), len(sx["rewards"])
+        n_q += math.comb(n - 1, k - 1) if n >= k else 0
+    n_o = 1
+    for v in (grid.get("objectives") or {}).values():
+        n_o *= len(v) if isinstance(v, list) else 1
+    return n_q, n_o
+
 
 def _objective_fields(fields: dict) -> dict:
     return {k: math.inf if isinstance(v, str) and v.lower() in ("inf", ".inf") else v for k, v in fields.items()}
@@ -341,6 +398,7 @@ def check_grid(grid) -> list[str]:
     if not isinstance(grid, Mapping):
         return [f"a sweep grid must be a mapping with 'objectives' and 'questions' or 'simplex', got "
                 f"{type(grid).__name__}"]
+    grid = _normalised(grid)
     problems = []
     unknown = sorted(str(k) for k in grid if k not in _GRID_KEYS)
     if unknown:
@@ -349,6 +407,14 @@ def check_grid(grid) -> list[str]:
         problems.append("missing 'objectives' (a mapping of Objective fields, each a value or a list)")
     elif not isinstance(grid["objectives"], Mapping) or not grid["objectives"]:
         problems.append(f"'objectives' must be a non-empty mapping of Objective fields, got {grid['objectives']!r}")
+    elif any(isinstance(v, list) and not v for v in grid["objectives"].values()):
+        empty = [str(k) for k, v in grid["objectives"].items() if isinstance(v, list) and not v]
+        problems.append(f"objectives: {', '.join(empty)} {'is an empty list' if len(empty) == 1 else 'are empty lists'}"
+                        " (0 cases); give at least one value")
+    elif math.prod(len(v) if isinstance(v, list) else 1 for v in grid["objectives"].values()) > MAX_SWEEP_CASES:
+        n_o = math.prod(len(v) if isinstance(v, list) else 1 for v in grid["objectives"].values())
+        problems.append(f"objectives: {n_o:,} combinations of fields, over the limit of {MAX_SWEEP_CASES:,} cases; "
+                        "split the grid into several files")
     else:
         seen = set()
         for fields in _product(grid["objectives"]):
@@ -411,8 +477,19 @@ def check_grid(grid) -> list[str]:
                                     f"{len(rewards) if rewards else 'the number of rewards'}, got {step!r}")
                 elif n > 1000:
                     problems.append(f"simplex.step {step!r} makes a lattice of n = {n} steps; at most 1000")
+                elif rewards is not None and math.comb(n - 1, len(rewards) - 1) > MAX_SWEEP_CASES:
+                    problems.append(
+                        f"simplex with K = {len(rewards)} rewards and step {step!r} has "
+                        f"{math.comb(n - 1, len(rewards) - 1):,} interior lattice points, over the limit of "
+                        f"{MAX_SWEEP_CASES:,} cases (about a day of one core); use a coarser step or fewer rewards")
     if "out" in grid and not isinstance(grid["out"], str):
         problems.append(f"'out' must be a file path, got {grid['out']!r}")
+    if not problems:
+        n_q, n_o = grid_size(grid)
+        if n_q * n_o > MAX_SWEEP_CASES:
+            problems.append(f"the grid has {n_q:,} questions x {n_o:,} objectives = {n_q * n_o:,} cases, over the "
+                            f"limit of {MAX_SWEEP_CASES:,} (about a day of one core); split it into several grids or "
+                            "use a coarser simplex step")
     return problems
 
 
@@ -447,6 +524,7 @@ def cases_from_grid(grid: Mapping) -> list[Case]:
     ['q|beta=0.5,group_size=inf', 'q|beta=1.0,group_size=inf']
     """
     problems = check_grid(grid)
+    grid = _normalised(grid)
     if problems:             # every problem at once, before any work starts
         raise InvalidInputError(f"the sweep grid has {len(problems)} problem(s): "
                                 + "; ".join(f"({i + 1}) {p}" for i, p in enumerate(problems)))
@@ -461,11 +539,9 @@ def cases_from_grid(grid: Mapping) -> list[Case]:
         n = round(1 / step)
         if not math.isclose(n * step, 1.0) or n < len(rewards):
             raise InvalidInputError(f"simplex step must be 1/n with n >= K, got {step!r}")
-        for counts in itertools.product(range(1, n), repeat=len(rewards) - 1):
-            last = n - sum(counts)
-            if last >= 1:
-                pi = np.array(list(counts) + [last]) / n
-                questions.append(("pi=" + ",".join(f"{x:.4g}" for x in pi), Question(pi, rewards=rewards)))
+        for counts in _compositions(n, len(rewards)):
+            pi = np.array(counts) / n
+            questions.append(("pi=" + ",".join(f"{x:.4g}" for x in pi), Question(pi, rewards=rewards)))
     objectives = _product(grid["objectives"])
     cases = []
     for (qname, q), fields in itertools.product(questions, objectives):

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._validate import MAX_DATA_BYTES, float_array, plain, read_text
 from ..errors import InvalidInputError, TheoryWarning
 
 __all__ = ["SampleTable", "read_samples", "samples_from_counts", "PredictWarning"]
@@ -97,18 +98,25 @@ def _number(value, what: str, where: str) -> float:
     return x
 
 
+#: Largest count a samples file may give (2^53: every integer up to it is exact in a float, and sums stay in int64).
+MAX_COUNT = 2**53
+
+
 def _count(value, what: str, where: str) -> int:
     x = _number(value, what, where)
     if x < 0 or not x.is_integer():
         raise InvalidInputError(f"{where}: {what} must be a non-negative integer, got {value!r}")
+    if x > MAX_COUNT:
+        raise InvalidInputError(f"{where}: {what} = {value!r} is above the limit of {MAX_COUNT:,} samples "
+                                "(2^53, where counts stop being exact)")
     return int(x)
 
 
 def _records(path: Path) -> list[tuple[int, dict]]:
     """``(line, record)`` pairs of a CSV (header on line 1) or JSONL file, values as read (strings for CSV)."""
-    if not path.is_file():
-        raise InvalidInputError(f"samples {str(path)!r}: no such file (expected a .csv or .jsonl of samples)")
-    text = path.read_text(encoding="utf-8")
+    if path.suffix.lower() not in (".jsonl", ".ndjson", ".json", ".csv") and path.exists() and not path.is_dir():
+        raise InvalidInputError(f"samples {str(path)!r}: expected a .csv or .jsonl file, got {path.suffix!r}")
+    text = read_text(path, "samples", max_bytes=MAX_DATA_BYTES, expected="a .csv or .jsonl of samples")
     if path.suffix.lower() in (".jsonl", ".ndjson", ".json"):
         out = []
         for i, line in enumerate(text.splitlines(), start=1):
@@ -118,6 +126,9 @@ def _records(path: Path) -> list[tuple[int, dict]]:
                 rec = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise InvalidInputError(f"samples {path.name} line {i}: not valid JSON ({exc})") from None
+            except RecursionError:
+                raise InvalidInputError(f"samples {path.name} line {i}: nested too deeply (expected a flat "
+                                        "object)") from None
             if not isinstance(rec, dict):
                 raise InvalidInputError(f"samples {path.name} line {i}: expected a JSON object, got {rec!r}")
             if isinstance(rec.get("counts"), dict):       # {"counts": {"0": 3, "1": 5}} -> count_<level> keys
@@ -131,8 +142,20 @@ def _records(path: Path) -> list[tuple[int, dict]]:
     import io
 
     reader = csv.DictReader(io.StringIO(text))
-    if reader.fieldnames is None:
+    try:
+        header = reader.fieldnames
+    except csv.Error as exc:
+        raise InvalidInputError(f"samples {path.name}: not a readable CSV ({exc})") from None
+    if header is None:
         raise InvalidInputError(f"samples {path.name}: the file is empty (expected a header row)")
+    names = [h.strip() for h in header]
+    dup = sorted({h for h in names if names.count(h) > 1})
+    if dup:
+        raise InvalidInputError(f"samples {path.name}: column(s) {dup} appear more than once in the header")
+    try:
+        return [(i, {k.strip(): v for k, v in rec.items() if k is not None}) for i, rec in enumerate(reader, start=2)]
+    except csv.Error as exc:
+        raise InvalidInputError(f"samples {path.name} line {reader.line_num}: not a readable CSV row ({exc})") from None
     return [(i, {k.strip(): v for k, v in rec.items() if k is not None}) for i, rec in enumerate(reader, start=2)]
 
 
@@ -145,13 +168,48 @@ def _declared(levels) -> np.ndarray | None:
     return np.sort(arr)
 
 
-def read_samples(source, *, levels=None) -> SampleTable:
-    """Read a samples file (CSV or JSONL) in any of the three layouts (see the module doc).
+def _frame_records(frame) -> list[tuple[int, dict]]:
+    """``(row, record)`` pairs of a pandas DataFrame (rows numbered from 1), values as they are."""
+    cols = [str(c).strip() for c in frame.columns]
+    dup = sorted({c for c in cols if cols.count(c) > 1})
+    if dup:
+        raise InvalidInputError(f"samples DataFrame: column(s) {dup} appear more than once")
+    out = []
+    for i, row in enumerate(frame.itertuples(index=False, name=None), start=1):
+        rec = {}
+        for c, v in zip(cols, row):
+            if v is None or (isinstance(v, float) and math.isnan(v)):
+                v = ""                               # as an empty CSV cell: an excluded reward, a missing count
+            rec[c] = v
+        out.append((i, rec))
+    return out
+
+
+def _array_records(arr: np.ndarray) -> tuple[list[tuple[int, dict]], str]:
+    """A numpy array as records: a structured array by its field names; a 2-d array of two columns as
+    ``(n, correct)`` counts per prompt (ids ``0, 1, ...``)."""
+    if arr.dtype.names:
+        return [(i, {str(k): row[k].item() if hasattr(row[k], "item") else row[k] for k in arr.dtype.names})
+                for i, row in enumerate(arr, start=1)], "array"
+    if arr.ndim == 2 and arr.shape[1] == 2:
+        vals = float_array("samples array", arr)
+        return [(i, {"prompt_id": str(i - 1), "n": n, "correct": c}) for i, (n, c) in enumerate(vals.tolist(), 1)], \
+            "array"
+    raise InvalidInputError(f"samples array of shape {arr.shape}: expected a 2-d array of (n, correct) columns, one "
+                            "row per prompt, or a structured array with a prompt_id field")
+
+
+def read_samples(source, *, levels=None, id_column: str = "prompt_id") -> SampleTable:
+    """Read a samples file (CSV or JSONL) in any of the three layouts (see the module doc), or a table in memory.
 
     Parameters
     ----------
-    source : str or Path
-        The file; ``.csv`` (header row) or ``.jsonl`` (one object a line).
+    source : str, Path, pandas.DataFrame or numpy.ndarray
+        The file (``.csv`` with a header row, or ``.jsonl`` with one object a line); or a DataFrame with the
+        columns of any layout; or a 2-d array of ``(n, correct)`` rows (one per prompt, ids ``0, 1, ...``) or a
+        structured array with the layout's fields.
+    id_column : str, default "prompt_id"
+        The column that names the prompt (e.g. ``"problem"`` or ``"unique_id"``).
     levels : sequence of float, optional
         The reward levels the verifier can give. Default: ``(0, 1)`` for per-sample rows whose rewards
         are all 0 or 1, otherwise the distinct rewards seen. A reward outside the declared levels is an
@@ -177,14 +235,21 @@ def read_samples(source, *, levels=None) -> SampleTable:
     >>> t.prompt_ids, t.counts.tolist(), t.excluded
     (('q1', 'q2'), [[1, 1], [1, 0]], [(5, 'empty reward')])
     """
-    path = Path(source)
-    records = _records(path)
-    name = path.name
+    if not isinstance(id_column, str) or not id_column.strip():
+        raise InvalidInputError(f"id_column must be a column name, got {plain(id_column)}")
+    id_column = id_column.strip()
+    records, name, path = _source_records(source)
     if not records:
         raise InvalidInputError(f"samples {name}: no rows")
     keys = set().union(*(r.keys() for _, r in records))
-    if "prompt_id" not in keys:
-        raise InvalidInputError(f"samples {name}: no 'prompt_id' column; found columns {sorted(keys)}")
+    if id_column not in keys:
+        hint = "" if id_column != "prompt_id" else " (name another column with id_column= / --id-column)"
+        raise InvalidInputError(f"samples {name}: no {id_column!r} column{hint}; found columns {sorted(keys)}")
+    if id_column != "prompt_id":
+        if "prompt_id" in keys:
+            raise InvalidInputError(f"samples {name}: both {id_column!r} and 'prompt_id' columns; drop one")
+        records = [(i, {("prompt_id" if k == id_column else k): v for k, v in r.items()}) for i, r in records]
+        keys = (keys - {id_column}) | {"prompt_id"}
     declared = _declared(levels)
     level_cols = sorted(k for k in keys if k.startswith("count_"))
     if "reward" in keys:
@@ -197,11 +262,27 @@ def read_samples(source, *, levels=None) -> SampleTable:
         raise InvalidInputError(
             f"samples {name}: no reward column. Expected one of: 'reward' (one row per sample), 'n' and 'correct' "
             f"(counts), or 'count_<level>' columns (reward-level counts); found columns {sorted(keys)}")
-    table = SampleTable(table.prompt_ids, table.levels, table.counts, table.layout, table.excluded, str(path))
+    table = SampleTable(table.prompt_ids, table.levels, table.counts, table.layout, table.excluded, path)
     if table.excluded:
         warnings.warn(f"samples {name}: {len(table.excluded)} row(s) excluded (first: line {table.excluded[0][0]}, "
                       f"{table.excluded[0][1]}); they are counted in the summary", PredictWarning, stacklevel=2)
     return table
+
+
+def _source_records(source) -> tuple[list, str, str]:
+    """``(records, name for messages, source)`` of a file path, a DataFrame or an array."""
+    if isinstance(source, (str, Path)):
+        path = Path(source)
+        return _records(path), path.name, str(path)
+    if type(source).__name__ == "DataFrame" and hasattr(source, "itertuples"):
+        return _frame_records(source), "DataFrame", "<DataFrame>"
+    if isinstance(source, np.ndarray):
+        records, _ = _array_records(source)
+        return records, "array", "<array>"
+    raise InvalidInputError(
+        f"samples must be a file path (.csv or .jsonl), a pandas DataFrame or a numpy array, got "
+        f"{type(source).__name__}: {plain(source)[:80] if isinstance(source, (int, float, list, tuple)) else '...'}; "
+        "for arrays of counts use samples_from_counts(n, correct, prompt_ids)")
 
 
 def _prompt(rec: dict, where: str) -> str:
@@ -277,6 +358,16 @@ def _from_level_counts(records, name: str, level_cols: list, declared) -> Sample
             raise InvalidInputError(f"samples {name}: column {col!r} does not name a reward level "
                                     "(expected count_<number>, e.g. count_0.5)") from None
     lv = np.asarray(lv)
+    if not np.all(np.isfinite(lv)):
+        bad = [c for c, v in zip(level_cols, lv) if not math.isfinite(v)]
+        raise InvalidInputError(f"samples {name}: column(s) {bad} name no finite reward level (expected "
+                                "count_<number>, e.g. count_0.5)")
+    _, first, times = np.unique(lv, return_index=True, return_counts=True)
+    if np.any(times > 1):
+        v = lv[first[times > 1][0]]
+        same = [c for c, x in zip(level_cols, lv) if x == v]
+        raise InvalidInputError(f"samples {name}: columns {same} name the same reward level {v:g}; give one "
+                                "column per level")
     if declared is not None:
         outside = [c for c, v in zip(level_cols, lv) if v not in declared]
         if outside:
@@ -334,8 +425,8 @@ def samples_from_counts(n, correct, prompt_ids=None) -> SampleTable:
     >>> samples_from_counts([10, 4], [3, 0]).counts.tolist()
     [[7, 3], [4, 0]]
     """
-    n = np.asarray(n)
-    c = np.asarray(correct)
+    n = float_array("n", n)
+    c = float_array("correct", correct)
     if n.shape != c.shape or n.ndim != 1 or n.size == 0:
         raise InvalidInputError(f"n and correct must be 1-d arrays of the same length, got shapes {n.shape}, {c.shape}")
     if np.any(n < 1) or np.any(n != np.round(n)):
@@ -347,5 +438,15 @@ def samples_from_counts(n, correct, prompt_ids=None) -> SampleTable:
     ids = tuple(str(i) for i in range(n.size)) if prompt_ids is None else tuple(str(p) for p in prompt_ids)
     if len(ids) != n.size:
         raise InvalidInputError(f"prompt_ids must have {n.size} entries, got {len(ids)}")
+    if np.any(n > MAX_COUNT):
+        i = int(np.flatnonzero(n > MAX_COUNT)[0])
+        raise InvalidInputError(f"prompt {ids[i]!r}: n = {plain(n[i])} is above the limit of {MAX_COUNT:,} samples")
+    if len(set(ids)) != len(ids):
+        seen: dict = {}
+        for i, p in enumerate(ids):
+            if p in seen:
+                raise InvalidInputError(f"prompt_ids: {p!r} appears twice (entries {seen[p]} and {i}); give one "
+                                        "entry per prompt")
+            seen[p] = i
     counts = np.stack([n - c, c], axis=1).astype(np.int64)
     return SampleTable(ids, np.array([0.0, 1.0]), counts, "counts", [])
