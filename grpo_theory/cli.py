@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from . import _validate as check
-from ._io import read_yaml
+from ._io import atomic_write_text, read_yaml
 from .cli_runs import cmd_explain, cmd_predict
 from .cli_solve import cmd_solve
 from .errors import ExactEvaluationTooLarge
@@ -29,8 +29,12 @@ from .problem import InvalidInputError
 from .sweep import cases_from_grid, sweep
 
 
+#: Largest finite G the exact paths take from the shell (each evaluation of P_G sums over G count vectors or more).
+MAX_EXACT_GROUP = 1_000_000
+
+
 def _group_size(text: str) -> int | float:
-    if text.lower() in ("inf", "infinity", "math.inf"):
+    if text.strip().lower() in ("inf", "infinity", "math.inf", "+inf"):
         return math.inf
     try:
         value = int(text)
@@ -38,6 +42,10 @@ def _group_size(text: str) -> int | float:
         raise argparse.ArgumentTypeError(f"group size must be an integer >= 2 or 'inf', got {text!r}") from None
     if value < 2:
         raise argparse.ArgumentTypeError(f"group size must be an integer >= 2 or 'inf', got {value}")
+    if value > MAX_EXACT_GROUP:
+        raise argparse.ArgumentTypeError(
+            f"group size {value:,} is above the exact path's limit of {MAX_EXACT_GROUP:,}; use --group-size inf (the "
+            "large-G limit, O(1/sqrt(G)) away)")
     return value
 
 
@@ -75,12 +83,15 @@ def _cmd_derivations(args) -> int:
     failed += [pr.statement for pr in all_identities() if not pr.holds]
     text = render_markdown()
     if args.check:
-        if not path.exists() or path.read_text(encoding="utf-8") != text:
+        if not path.exists():
+            print(f"{path} does not exist: run `grpo-theory derivations` to write it", file=sys.stderr)
+            return 1
+        if path.read_text(encoding="utf-8", errors="replace") != text:
             print(f"{path} is stale: run `grpo-theory derivations`", file=sys.stderr)
             return 1
         print(f"{path} is up to date")
     else:
-        path.write_text(text, encoding="utf-8")
+        atomic_write_text(path, text)
         print(f"wrote {path}")
     if failed:
         print("identities that FAILED: " + "; ".join(failed), file=sys.stderr)
@@ -208,27 +219,39 @@ def _add_predict_parser(sub) -> None:
     pr.add_argument("--penalty", choices=("reverse", "direct"), default=None)
     pr.add_argument("--normalization", choices=("scale", "shift"), default="scale")
     pr.add_argument("--std-ddof", type=int, choices=(0, 1), default=0)
-    pr.add_argument("--std-eps", type=float, default=0.0)
+    pr.add_argument("--std-eps", type=check.nonnegative_float, default=0.0)
     pr.add_argument("--kl-estimator", default=None, help="k1, k2, k3, k3_ratio, k3_plus, abs")
     pr.add_argument("--kl-placement", default="loss", choices=("loss", "advantage", "reward"))
-    pr.add_argument("--kl-log-ratio-clamp", type=float, default=None)
-    pr.add_argument("--kl-value-clamp", type=float, default=None)
-    pr.add_argument("--levels", type=float, nargs="+", default=None, help="declared reward levels")
+    pr.add_argument("--kl-log-ratio-clamp", type=check.positive_float, default=None)
+    pr.add_argument("--kl-value-clamp", type=check.positive_float, default=None)
+    pr.add_argument("--levels", type=check.finite_float, nargs="+", default=None, help="declared reward levels")
     pr.add_argument("--k", type=int, nargs="+", default=[1, 8], help="pass@k values for the table")
-    pr.add_argument("--level", type=float, default=0.95, help="confidence level of the p_ref interval")
+    pr.add_argument("--level", type=check.float_in(0, 1, low_open=True, high_open=True), default=0.95,
+                    help="confidence level of the p_ref interval")
     pr.add_argument("--interval", choices=("jeffreys", "wilson"), default="jeffreys")
-    pr.add_argument("--clock", type=float, default=None, help="flow time per training step")
-    pr.add_argument("--fit", type=float, nargs=2, metavar=("STEP", "MEAN_REWARD"), default=None,
+    pr.add_argument("--clock", type=check.positive_float, default=None, help="flow time per training step")
+    pr.add_argument("--fit", type=check.finite_float, nargs=2, metavar=("STEP", "MEAN_REWARD"), default=None,
                     help="fit the clock: the run's mean training reward at a step")
-    pr.add_argument("--steps", type=float, nargs="+", default=None,
+    pr.add_argument("--steps", type=check.float_in(0, 1e9, what="a step"), nargs="+", default=None,
                     help="training steps to predict P(correct) at (the last one sets the 'slow' flag)")
-    pr.add_argument("--slow-tol", type=float, default=0.01, help="'slow': farther than this from stationary")
-    pr.add_argument("--tradeoff-betas", type=float, nargs="+", default=None,
+    pr.add_argument("--slow-tol", type=check.float_in(0, 1, low_open=True, what="a tolerance"), default=0.01,
+                    help="'slow': farther than this from stationary")
+    pr.add_argument("--tradeoff-betas", type=check.positive_float, nargs="+", default=None,
                     help="also the reward-KL trade-off: mean P(correct) and mean KL at each of these betas")
-    pr.add_argument("--out", required=True, help="output folder (predictions.csv, summary.json, figures)")
+    pr.add_argument("--out", required=True, type=check.writable_dir,
+                    help="output folder (predictions.csv, summary.json, figures)")
+    pr.add_argument("--id-column", default="prompt_id", help="the samples' column naming the prompt")
     pr.add_argument("--no-plots", action="store_true")
     pr.add_argument("--no-progress", action="store_true")
     pr.set_defaults(func=cmd_predict)
+
+
+#: Most training steps ``validate --steps`` takes.
+MAX_TRAIN_STEPS = 1_000_000
+
+
+def _seed(text: str) -> int:
+    return check.int_at_least(0, high=2**32 - 1, why=" (a seed is below 2^32)")(text)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -262,17 +285,17 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     s = sub.add_parser("solve", help="stationary policies of every variant, RLHF and NLHF")
-    s.add_argument("--pi-ref", type=float, nargs="+", required=True, help="reference probabilities")
-    s.add_argument("--rewards", type=float, nargs="+", help="deterministic reward per output")
-    s.add_argument("--reward-levels", type=float, nargs="+", help="distinct reward levels")
-    s.add_argument("--reward-probs", type=float, nargs="+",
+    s.add_argument("--pi-ref", type=check.finite_float, nargs="+", required=True, help="reference probabilities")
+    s.add_argument("--rewards", type=check.finite_float, nargs="+", help="deterministic reward per output")
+    s.add_argument("--reward-levels", type=check.finite_float, nargs="+", help="distinct reward levels")
+    s.add_argument("--reward-probs", type=check.finite_float, nargs="+",
                    help="K*L numbers, row-major: P(r = level | o)")
-    s.add_argument("--preference", type=float, nargs="+", help="K*K numbers, row-major: P(o > o')")
+    s.add_argument("--preference", type=check.finite_float, nargs="+", help="K*K numbers, row-major: P(o > o')")
     s.add_argument("--beta", type=_positive_float, required=True, help="penalty weight beta > 0")
     s.add_argument("--group-size", type=_group_size, default=2, help="G: an integer >= 2 or 'inf'")
     s.add_argument("--std-ddof", type=int, default=0, choices=(0, 1),
                    help="0: population std (the note); 1: unbiased std (TRL, verl, OpenRLHF)")
-    s.add_argument("--std-eps", type=float, default=0.0, help="epsilon added to the std (TRL: 1e-4)")
+    s.add_argument("--std-eps", type=check.nonnegative_float, default=0.0, help="epsilon added to the std (TRL: 1e-4)")
     s.add_argument("--json", action="store_true", help="machine-readable output")
     s.set_defaults(func=cmd_solve)
 
@@ -302,22 +325,24 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--out", default=None, type=check.writable_dir,
                    help="output folder (default: runs/validate[_STUDY])")
     v.add_argument("--quick", action="store_true", help="small: the reduced version CI runs (G = 2, 8; ~10 s)")
-    v.add_argument("--questions", type=check.positive_int, default=None,
+    v.add_argument("--questions", type=check.int_at_least(1, high=100_000, why=" questions"), default=None,
                    help="small, trl: questions (default 16; trl 12)")
-    v.add_argument("--steps", type=check.positive_int, default=None,
+    v.add_argument("--steps", type=check.int_at_least(1, high=MAX_TRAIN_STEPS, why=(
+                       " training steps (days of CPU for these studies); the studies reach stationarity in "
+                       "600-1,800")), default=None,
                    help="training steps per configuration (smollm2: at least 10)")
-    v.add_argument("--seed", type=check.nonnegative_int, default=0, help="small: the seed")
-    v.add_argument("--seeds", type=check.nonnegative_int, nargs="+", default=None,
+    v.add_argument("--seed", type=_seed, default=0, help="small: the seed")
+    v.add_argument("--seeds", type=_seed, nargs="+", default=None,
                    help="smollm2 (default 0 1 2 3 4, as the study), free (default 0)")
     v.add_argument("--device", default="cpu", type=check.device, help="cpu or cuda")
     v.add_argument("--no-extra", action="store_true", help="small: skip the measured-not-gated studies")
     v.add_argument("--resume", action="store_true", help="continue runs from their checkpoints")
     v.add_argument("--model-dir", default="models/smollm2", help="smollm2, free: where fetch-model put SmolLM2")
     v.add_argument("--trainable", default="last-mlp", help="smollm2: last-mlp (CPU) or top-K decoder layers")
-    v.add_argument("--workers", type=check.positive_int, default=2, help="smollm2, free: processes (CPU only)")
-    v.add_argument("--prompts", type=check.positive_int, default=24, help="free: prompts kept after screening")
+    v.add_argument("--workers", type=check.int_at_least(1, high=1024, why=" processes"), default=2, help="smollm2, free: processes (CPU only)")
+    v.add_argument("--prompts", type=check.int_at_least(1, high=10_000, why=" prompts"), default=24, help="free: prompts kept after screening")
     v.add_argument("--beta", type=_positive_float, default=0.5, help="trl: the KL coefficient")
-    v.add_argument("--threads", type=check.nonnegative_int, default=1,
+    v.add_argument("--threads", type=check.int_at_least(0, high=1024, why=" threads"), default=1,
                    help="torch CPU threads (1 is fastest for these small models; 0 keeps torch's default)")
     v.add_argument("--no-progress", action="store_true")
     v.set_defaults(func=_cmd_validate)
@@ -333,8 +358,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="YAML: objectives (fields, values or lists), and questions or simplex")
     sw.add_argument("--out", default=None, type=check.writable_file,
                     help="CSV appended case by case (default: the grid's 'out', else GRID.csv); re-running resumes")
-    sw.add_argument("--workers", type=check.positive_int, default=None, help="local processes (1: this process)")
-    sw.add_argument("--dask-workers", type=check.nonnegative_int, default=0,
+    sw.add_argument("--workers", type=check.int_at_least(1, high=1024, why=" processes"), default=None,
+                    help="local processes (1: this process)")
+    sw.add_argument("--dask-workers", type=check.int_at_least(0, high=1024, why=" workers"), default=0,
                     help="run on a dask.distributed LocalCluster of this many workers (needs the sweep extra)")
     sw.add_argument("--no-progress", action="store_true")
     sw.set_defaults(func=_cmd_sweep)
@@ -343,12 +369,13 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("config", help="TRL: JSON of GRPOConfig fields; verl: YAML shaped like ppo_trainer.yaml; "
                                    "OpenRLHF: JSON object of flags, or a JSON list of argv")
     ex.add_argument("--framework", required=True, choices=("trl", "verl", "openrlhf"))
-    ex.add_argument("--pi-ref", type=float, nargs="+", default=None, help="a question: reference probabilities")
-    ex.add_argument("--rewards", type=float, nargs="+", default=None, help="a question: reward per output")
+    ex.add_argument("--pi-ref", type=check.finite_float, nargs="+", default=None,
+                    help="a question: reference probabilities")
+    ex.add_argument("--rewards", type=check.finite_float, nargs="+", default=None, help="a question: reward per output")
     ex.add_argument("--trl-version", default=None,
                     help="TRL: whose defaults fill missing fields (default: the config's trl_version, else the "
                          "installed TRL, else 1.16.0)")
-    ex.add_argument("--completion-tokens", type=check.positive_int, default=None,
+    ex.add_argument("--completion-tokens", type=check.int_at_least(1, high=10**7, why=" tokens"), default=None,
                     help="TRL: answer length in tokens (default: max_completion_length)")
     ex.add_argument("--json", action="store_true", help="the same as data")
     ex.set_defaults(func=cmd_explain)
@@ -373,6 +400,10 @@ def _cli_message(exc: BaseException) -> str:
     return text
 
 
+#: System errors that are about the user's paths even when they carry no file name (a study's "model not found").
+_USER_OS_ERRORS = (FileNotFoundError, PermissionError, IsADirectoryError, NotADirectoryError, FileExistsError)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command; the one place that turns bad input into ``grpo-theory: error: ...`` and exit 2.
 
@@ -387,9 +418,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.func(args)
     except (ValueError, OSError) as exc:
-        if os.environ.get("GRPO_THEORY_DEBUG") or (isinstance(exc, OSError) and exc.filename is None):
+        if os.environ.get("GRPO_THEORY_DEBUG") or (isinstance(exc, OSError) and exc.filename is None
+                                                   and not isinstance(exc, _USER_OS_ERRORS)):
             raise
         print(f"grpo-theory: error: {_cli_message(exc)}", file=sys.stderr)
+        return 2
+    except RecursionError:          # a reader's safety net: input nested past Python's recursion limit
+        if os.environ.get("GRPO_THEORY_DEBUG"):
+            raise
+        print(f"grpo-theory: error: the input to `{args.command}` is nested too deeply to read", file=sys.stderr)
         return 2
     except KeyboardInterrupt as exc:        # one line; a sweep's says what was saved and how to resume
         print(f"grpo-theory: {str(exc) or f'interrupted ({args.command})'}", file=sys.stderr)

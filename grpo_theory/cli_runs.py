@@ -9,12 +9,13 @@ from pathlib import Path
 
 import numpy as np
 
+from ._io import writing_folder
 from .errors import NoStationaryPolicy, TheoryWarning
 from .integrations.mapping import explain, load_config_file
 from .integrations.openrlhf import read_openrlhf_config
 from .integrations.trl import read_trl_config
 from .integrations.verl import read_verl_config
-from .predict import predict, reward_kl_tradeoff
+from .predict import predict, read_samples, reward_kl_tradeoff
 from .problem import InvalidInputError, Objective, Question
 
 
@@ -22,8 +23,9 @@ def _read_config(framework: str, path_text: str):
     """A config file as data (:func:`~grpo_theory.integrations.mapping.load_config_file`); a TRL one must
     hold a JSON object."""
     config = load_config_file(framework, path_text)
-    if framework == "trl" and not isinstance(config, dict):
-        raise InvalidInputError(f"config {str(Path(path_text))!r} must hold a JSON object of GRPOConfig fields, "
+    if framework == "trl" and not isinstance(config, (dict, list)):
+        raise InvalidInputError(f"config {str(Path(path_text))!r} must hold a JSON or YAML object of GRPOConfig fields "
+                                "(or be a `trl grpo --field value` command line), "
                                 f"got {type(config).__name__}")
     return config
 
@@ -93,13 +95,38 @@ def cmd_predict(args) -> int:
     if args.framework is not None and args.framework[0] not in ("trl", "verl", "openrlhf"):
         raise InvalidInputError(f"--framework {args.framework[0]!r}: expected trl, verl or openrlhf")
     kwargs = dict(k=args.k, level=args.level, interval=args.interval, clock=args.clock, steps=args.steps,
-                  slow_tol=args.slow_tol, levels=args.levels, progress=False if args.no_progress else None)
+                  slow_tol=args.slow_tol, progress=False if args.no_progress else None)
     if args.fit is not None:
         kwargs["fit"] = tuple(args.fit)
+    with warnings.catch_warnings(record=True) as caught:      # each printed once, below, as one line
+        warnings.simplefilter("always", TheoryWarning)
+        pr = _predict_from_args(args, kwargs)
+    for c in caught:                                        # any other warning as Python shows it
+        if not issubclass(c.category, TheoryWarning):
+            warnings.showwarning(c.message, c.category, c.filename, c.lineno)
+    tradeoff = None
+    if args.tradeoff_betas:
+        tradeoff = reward_kl_tradeoff(pr.samples, pr.objective, args.tradeoff_betas, progress=kwargs["progress"])
+    with writing_folder(args.out, "grpo-theory predict"):
+        paths = pr.write(args.out, plots=not args.no_plots, tradeoff=tradeoff)
+    s = pr.summary
+    print(f"{s['prompts']} prompts, {s['samples']} samples ({s['excluded_rows']} rows excluded); {s['objective']}")
+    shown = []
+    for w in list(s["reader_warnings"]) + [str(c.message) for c in caught if issubclass(c.category, TheoryWarning)]:
+        if w not in shown and not any(w in x for x in shown):
+            shown.append(w)
+            print(f"  warning: {w}")
+    _print_predict_summary(s, paths)
+    return 0
+
+
+def _predict_from_args(args, kwargs):
+    """:func:`predict` for ``grpo-theory predict``'s arguments (samples read here, with --id-column)."""
+    samples = read_samples(args.samples, levels=args.levels, id_column=args.id_column)
     if args.framework is not None:
         framework, config = args.framework
         reader = {"trl_version": args.trl_version} if framework == "trl" and args.trl_version else {}
-        pr = predict(args.samples, framework=framework, config=config, **reader, **kwargs)
+        return predict(samples, framework=framework, config=config, **reader, **kwargs)
     else:
         fields = dict(beta=args.beta, group_size=args.group_size, normalization=args.normalization,
                       std_ddof=args.std_ddof, std_eps=args.std_eps)
@@ -111,15 +138,10 @@ def cmd_predict(args) -> int:
                 raise InvalidInputError("give --penalty or the --kl-* options, not both")
         else:
             fields["penalty"] = args.penalty or "reverse"
-        pr = predict(args.samples, Objective(**fields), **kwargs)
-    tradeoff = None
-    if args.tradeoff_betas:
-        tradeoff = reward_kl_tradeoff(pr.samples, pr.objective, args.tradeoff_betas, progress=kwargs["progress"])
-    paths = pr.write(args.out, plots=not args.no_plots, tradeoff=tradeoff)
-    s = pr.summary
-    print(f"{s['prompts']} prompts, {s['samples']} samples ({s['excluded_rows']} rows excluded); {s['objective']}")
-    for w in s["reader_warnings"]:
-        print(f"  warning: {w}")
+        return predict(samples, Objective(**fields), **kwargs)
+
+
+def _print_predict_summary(s: dict, paths: dict) -> None:
     print(f"  mean P(correct): {s['mean_p_ref']:.4f} -> {s['mean_pred']:.4f} "
           f"[{s['mean_pred_lo']:.4f}, {s['mean_pred_hi']:.4f}]; mean KL(pi || pi_ref) {s['mean_kl_direct']:.4f}")
     flags = [f"{s[key]} {name}" for key, name in (("never_solved", "never solved"), ("bistable", "bistable"),
@@ -131,4 +153,3 @@ def cmd_predict(args) -> int:
     if s.get("clock") is not None:
         print(f"  clock: {s['clock']:.6g} flow time per step")
     print("  wrote " + ", ".join(paths.values()))
-    return 0

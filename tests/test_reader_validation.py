@@ -71,6 +71,6 @@ def test_tables_cover_what_the_readers_read():
     read |= {m for m in re.findall(r'\("(\w+)", [^)]*\)', trl_src) if m in ("top_p", "top_k", "min_p",
                                                                                 "repetition_penalty")}
     assert read and read <= set(TRL_FIELDS), read - set(TRL_FIELDS)
-    verl_read = set(re.findall(r'get\("([\w.]+)"\)', inspect.getsource(verl.read_verl_config)))
+    verl_read = set(re.findall(r'get\("([\w.]+)"\)', inspect.getsource(verl._read_flat)))
     assert verl_read and verl_read <= set(VERL_FIELDS), verl_read - set(VERL_FIELDS)
     assert set(openrlhf.OPENRLHF_DEFAULTS) <= set(OPENRLHF_FIELDS)

@@ -91,10 +91,22 @@ def _done_file(out: Path) -> Path:
 
 
 def _read_done(out: Path) -> set[int]:
+    """The figure numbers an interrupted run recorded; a file that is not a JSON list of figure numbers (torn,
+    edited, another tool's) is ignored with a warning, and every figure is built again."""
+    path = _done_file(out)
     try:
-        return set(json.loads(_done_file(out).read_text()))
-    except (FileNotFoundError, ValueError):
+        done = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
         return set()
+    except (ValueError, OSError, RecursionError):
+        done = None
+    if not isinstance(done, list) or not all(isinstance(n, int) and not isinstance(n, bool) for n in done):
+        import warnings
+
+        warnings.warn(f"{path} is not a JSON list of figure numbers; ignored (every figure is built again)",
+                      stacklevel=2)
+        return set()
+    return set(done)
 
 
 FINGERPRINT = "figures_fingerprint.json"

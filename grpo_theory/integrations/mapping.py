@@ -23,6 +23,8 @@ from pathlib import Path
 import numpy as np
 
 from .. import kl
+from .._validate import load_json, read_text
+from .cmdline import looks_like_command, script_tokens
 from ..errors import NoStationaryPolicy, TheoryWarning
 from ..problem import InvalidInputError, Objective, Question
 from ..solvers import log_pooling, stationary_points, stationary_policy
@@ -59,7 +61,8 @@ class TheoryMapping:
                          [f"warning: {w}" for w in self.warnings])
 
 
-def mapping_of(objective: Objective | None, warns: list, framework: str, version: str | None) -> TheoryMapping:
+def mapping_of(objective: Objective | None, warns: list, framework: str, version: str | None, *,
+               stacklevel: int = 3) -> TheoryMapping:
     """A reader's result: each warning also emitted through ``warnings.warn`` as a :class:`TheoryWarning`.
 
     Parameters
@@ -70,6 +73,8 @@ def mapping_of(objective: Objective | None, warns: list, framework: str, version
         The reader's warnings (the reasons, when ``objective`` is None).
     framework : str
     version : str or None
+    stacklevel : int, default 3
+        Of the warnings: 3 points at the caller of a reader that calls this directly.
 
     Returns
     -------
@@ -85,7 +90,7 @@ def mapping_of(objective: Objective | None, warns: list, framework: str, version
         raise NoStationaryPolicy(f"{framework} {version or '(version unknown)'}: no stationary policy to predict: "
                                  + "; ".join(warns))
     for w in warns:
-        warnings.warn(f"{framework}: {w}", TheoryWarning, stacklevel=3)
+        warnings.warn(f"{framework}: {w}", TheoryWarning, stacklevel=stacklevel)
     return TheoryMapping(objective, tuple(warns), framework, version)
 
 
@@ -296,8 +301,9 @@ def load_config_file(framework: str, path) -> dict | list | str:
     Returns
     -------
     dict, list or str
-        The parsed JSON (an object of fields; for OpenRLHF also an argv list), or for verl the path
-        itself as a string (``read_verl_config`` loads the YAML).
+        The parsed JSON or YAML (an object of fields); for a shell script or command line (``.sh``, ``.txt``,
+        or text that reads as a command) the argv list of its ``--flag`` arguments; for verl the path itself as
+        a string (``read_verl_config`` loads the YAML or the script's Hydra overrides).
 
     Raises
     ------
@@ -305,11 +311,20 @@ def load_config_file(framework: str, path) -> dict | list | str:
         A missing file, or JSON that does not parse.
     """
     path = Path(path)
-    if not path.is_file():
-        raise InvalidInputError(f"config {str(path)!r}: no such file")
+    text = read_text(path, "config")            # exists, a file, size-limited, UTF-8 (the file named otherwise)
+    source = f"config {str(path)!r}"
     if framework == "verl":
         return str(path)
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise InvalidInputError(f"config {str(path)!r} is not valid JSON: {exc}") from None
+    suffix = path.suffix.lower()
+    if suffix in (".sh", ".bash", ".txt", ".cmd") or (suffix not in (".json", ".yaml", ".yml")
+                                                       and looks_like_command(text)):
+        tokens = script_tokens(text, source)
+        first = next((i for i, t in enumerate(tokens) if t.startswith("--")), len(tokens))
+        if first == len(tokens):
+            raise InvalidInputError(f"{source}: no --flag arguments found in the command line")
+        return tokens[first:]                 # an argv list: the readers parse it
+    if suffix in (".yaml", ".yml"):
+        from .._io import read_yaml
+
+        return read_yaml(path, "config", "a YAML mapping of the trainer's fields")
+    return load_json(text, source)

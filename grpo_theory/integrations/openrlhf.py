@@ -54,6 +54,9 @@ OPENRLHF_DEFAULTS = {
     "algo.advantage.gamma": 1.0, "entropy_loss_coef": None,
 }
 _FLAGS = {"algo.kl.use_loss", "algo.dynamic_filtering_enable"}        # store_true: no value on the command line
+_NEW_NAME = {old: new for new, old in _OLD_NAMES.items()}
+#: Every flag name the reader knows, old (flat) and new (dotted) style.
+_ALL_KNOWN = set(OPENRLHF_DEFAULTS) | set(_NEW_NAME)
 OPENRLHF_STD_EPS = 1e-9
 OPENRLHF_VALUE_CLAMP = 10.0
 
@@ -91,6 +94,8 @@ def _from_argv(argv: Sequence[str]) -> dict:
         elif i + 1 < len(argv) and not argv[i + 1].startswith("--"):
             i += 1
             value = argv[i]
+        elif name in _ALL_KNOWN and not isinstance(OPENRLHF_DEFAULTS.get(_NEW_NAME.get(name, name)), bool):
+            raise InvalidInputError(f"OpenRLHF argv: --{name} has no value (expected --{name} VALUE)")
         else:
             value = True
         out[name] = value

@@ -32,6 +32,7 @@ import numpy as np
 from .._validate import check_fields
 from ..problem import LOSS_TYPES, InvalidInputError, Objective, Question
 from ..solvers import stationary_policy
+from .cmdline import argparse_flags
 from .family import trl_family
 from .mapping import TheoryMapping, defaults_for, mapping_of, parse_version
 
@@ -87,6 +88,11 @@ TRL_FIELDS = {
 }
 
 
+#: TRL loss types that are surrogates of their own (not an aggregation of GRPO's), read from trl's
+#: ``GRPOConfig.loss_type`` help; the theory maps them onto 'grpo' with a warning.
+TRL_OTHER_LOSS_TYPES = ("cispo", "sapo", "luspo", "vespo")
+
+
 def _check_config(config, completion_tokens) -> None:
     """One check of every field :func:`read_trl_config` reads, naming each bad field and its value."""
     if isinstance(config, Mapping):
@@ -135,8 +141,9 @@ def read_trl_config(config, trl_version: str | None = None, completion_tokens: i
 
     Parameters
     ----------
-    config : trl.GRPOConfig or dict
-        The config, or a dict of its fields (e.g. loaded from JSON).
+    config : trl.GRPOConfig, dict or list of str
+        The config, or a dict of its fields (e.g. loaded from JSON or YAML), or the ``--field value`` arguments of
+        a ``trl grpo`` command line.
     trl_version : str, optional
         Whose defaults fill the fields a dict leaves out (default: the config's ``trl_version`` key,
         else the installed TRL, else :data:`PINNED_TRL`).
@@ -164,6 +171,10 @@ def read_trl_config(config, trl_version: str | None = None, completion_tokens: i
     >>> read_trl_config({"beta": 0.04, "max_completion_length": 1}, trl_version="1.9.0").objective.regime
     'reverse'
     """
+    if isinstance(config, (list, tuple)) and all(isinstance(t, str) for t in config):
+        bools = frozenset(k for k, (kind, _, _) in TRL_FIELDS.items() if "bool" in str(kind))
+        names = {t[2:].partition("=")[0].replace("-", "_") for t in config if t.startswith("--")}
+        config = argparse_flags(config, "TRL arguments", boolean=bools | (names - set(TRL_FIELDS)))
     _check_config(config, completion_tokens)
     warns: list[str] = []
     version = trl_version or _get(config, "trl_version") or installed_trl_version()
@@ -237,6 +248,13 @@ def read_trl_config(config, trl_version: str | None = None, completion_tokens: i
                      f"(Question(answers=...)) so that the token-level theory (level='token', "
                      f"loss_type={loss_type!r}) predicts the stationary policy")
     if loss_type not in LOSS_TYPES:
+        if loss_type not in TRL_OTHER_LOSS_TYPES:
+            import difflib
+
+            known = sorted(set(TRL_OTHER_LOSS_TYPES) | {k for k in LOSS_TYPES if "-" not in k})
+            guess = difflib.get_close_matches(str(loss_type), known, n=1)
+            raise InvalidInputError(f"TRL config loss_type={loss_type!r} is not a TRL loss type (expected one of "
+                                    f"{', '.join(known)})" + (f"; did you mean {guess[0]!r}?" if guess else ""))
         warns.append(f"loss_type={loss_type!r} changes the surrogate itself; the theory models the clipped GRPO "
                      "surrogate; the prediction uses loss_type='grpo'")
         loss_type = "grpo"

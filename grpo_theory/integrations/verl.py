@@ -22,14 +22,16 @@ docs/conventions.md. What verl does, in the note's terms:
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
 
 from .._io import read_yaml
-from .._validate import check_fields
+from .._validate import check_fields, read_text
 from ..problem import LOSS_TYPES, InvalidInputError, Objective
+from .cmdline import hydra_overrides, looks_like_command, script_tokens
 from .family import verl_family
 from .mapping import TheoryMapping, mapping_of
 
@@ -82,8 +84,27 @@ def _flatten(d: Mapping, prefix: str = "") -> dict:
     return out
 
 
+def _is_file(text: str) -> bool:
+    try:
+        return Path(text).is_file()
+    except (OSError, ValueError):           # a command line too long for a path, or with a NUL
+        return False
+
+
 def _load(config) -> dict:
+    if isinstance(config, str) and "=" in config and ("\n" in config or " " in config.strip()) \
+            and not _is_file(config):
+        return hydra_overrides(script_tokens(config, "verl command line", marker="main_ppo"), "verl command line")
+    if isinstance(config, (list, tuple)) and all(isinstance(t, str) for t in config):
+        return hydra_overrides(list(config), "verl overrides")
     if isinstance(config, (str, Path)):
+        path = Path(config)
+        text = read_text(path, "verl config", expected="a YAML file shaped like verl's ppo_trainer.yaml, or a "
+                                                        "run script of Hydra overrides")
+        if path.suffix.lower() in (".sh", ".bash", ".txt", ".cmd") or (
+                path.suffix.lower() not in (".yaml", ".yml") and looks_like_command(text)):
+            source = f"verl script {str(path)!r}"
+            return hydra_overrides(script_tokens(text, source, marker="main_ppo"), source)
         config = read_yaml(config, "verl config", "a YAML file shaped like verl's ppo_trainer.yaml")
     if not isinstance(config, Mapping):
         raise InvalidInputError(f"a verl config must be a nested mapping or a YAML path, got {type(config).__name__}")
@@ -116,6 +137,30 @@ VERL_FIELDS = {
 }
 
 
+def _unknown_key_warnings(flat: dict, known: frozenset) -> list[str]:
+    """Warnings for keys verl does not have, each with the closest key it does have: a misspelt top-level
+    section (``actr_rollout_ref``) drops every setting under it, so it is named with what it was likely meant to be."""
+    import difflib
+
+    out = []
+    tops = sorted({k.split(".")[0] for k in known})
+    bad_tops = sorted({k.split(".")[0] for k in flat} - set(tops))
+    for top in bad_tops:
+        under = sorted(k for k in flat if k.split(".")[0] == top)
+        guess = difflib.get_close_matches(top, tops, n=1, cutoff=0.6)
+        read = [k for k in under if guess and f"{guess[0]}{k[len(top):]}" in VERL_FIELDS]
+        out.append(f"unknown top-level key {top!r} (not a section of verl's ppo_trainer.yaml, {VERL_VERSION})"
+                   + (f"; did you mean {guess[0]!r}?" if guess else "")
+                   + f" Its {len(under)} setting(s) are ignored"
+                   + (f", so {', '.join(f'{guess[0]}{k[len(top):]}' for k in read)} take verl's defaults" if read else ""))
+    unknown = sorted(k for k in flat if k not in known and k.split(".")[0] in _CHECKED_SECTIONS)
+    for k in unknown:
+        guess = difflib.get_close_matches(k, sorted(known), n=1, cutoff=0.8)
+        out.append(f"unknown key {k!r}: not in verl's ppo_trainer.yaml ({VERL_VERSION}); ignored"
+                   + (f" (did you mean {guess[0]!r}?)" if guess else ""))
+    return out
+
+
 def _check_config(flat: dict) -> None:
     check_fields(flat, VERL_FIELDS, "verl config", error=InvalidInputError)
 
@@ -140,9 +185,12 @@ def read_verl_config(config) -> TheoryMapping:
 
     Parameters
     ----------
-    config : mapping, str or pathlib.Path
+    config : mapping, str, pathlib.Path or list of str
         A nested mapping shaped like verl's ``ppo_trainer.yaml`` (dotted keys at the top level are
-        accepted too), or the path of such a YAML file. Keys left out take :data:`VERL_DEFAULTS`.
+        accepted too), or the path of such a YAML file; or a run script (``.sh``) or command line
+        (``python3 -m verl.trainer.main_ppo a.b=c ...``) of Hydra overrides, or a list of ``a.b=c`` overrides
+        (:mod:`grpo_theory.integrations.cmdline`). Keys left out take :data:`VERL_DEFAULTS`, those of the verl
+        version named in :data:`VERL_VERSION`.
 
     Returns
     -------
@@ -169,12 +217,29 @@ def read_verl_config(config) -> TheoryMapping:
     (5, 'k3', 20.0, 10.0, 0.001)
     """
     flat = _load(config)
-    _check_config(flat)
-    warns: list[str] = []
     known = _known_keys()
-    unknown = sorted(k for k in flat if k not in known and k.split(".")[0] in _CHECKED_SECTIONS)
-    if unknown:
-        warns.append(f"unknown key(s) {unknown}: not in verl's ppo_trainer.yaml ({VERL_VERSION}); ignored")
+    unknown_warns = _unknown_key_warnings(flat, known)
+    with _noting_sections(unknown_warns):     # no frame of its own: the warnings' stacklevel stays the caller's
+        return _read_flat(flat, unknown_warns)
+
+
+@contextlib.contextmanager
+def _noting_sections(unknown_warns: list):
+    """An InvalidInputError raised inside, re-raised with the misspelt sections named: a misspelt section
+    (``actr_rollout_ref``) explains many errors (``rollout.n`` = 1, its default)."""
+    try:
+        yield
+    except InvalidInputError as exc:
+        tops = [w for w in unknown_warns if w.startswith("unknown top-level key")]
+        if tops:
+            raise type(exc)(f"{exc}. Note: {'; '.join(tops)}") from None
+        raise
+
+
+def _read_flat(flat: dict, unknown_warns: list) -> TheoryMapping:
+    """:func:`read_verl_config` on the flattened config, the unknown-key warnings given."""
+    _check_config(flat)
+    warns: list[str] = list(unknown_warns)
 
     def get(key):
         return flat.get(key, VERL_DEFAULTS[key])
@@ -184,7 +249,7 @@ def read_verl_config(config) -> TheoryMapping:
         get, bool(get("algorithm.use_kl_in_reward")) and not get("actor_rollout_ref.actor.use_kl_loss"))
     warns += family_warns
     if family_fields is None:
-        return mapping_of(None, warns, "verl", VERL_VERSION)
+        return mapping_of(None, warns, "verl", VERL_VERSION, stacklevel=4)
     n = get("actor_rollout_ref.rollout.n")
     if isinstance(n, bool) or not isinstance(n, int) or n < 2:
         raise InvalidInputError(f"verl actor_rollout_ref.rollout.n={n!r}: GRPO needs an integer >= 2 "
@@ -235,7 +300,7 @@ def read_verl_config(config) -> TheoryMapping:
     elif beta == 0.0:
         warns.append("no KL term (use_kl_loss and use_kl_in_reward both off, or a zero coefficient): no stationary "
                      "policy with the support of pi_ref; the policy drifts to the best answers")
-        return mapping_of(None, warns, "verl", VERL_VERSION)
+        return mapping_of(None, warns, "verl", VERL_VERSION, stacklevel=4)
     obj = Objective(beta=beta, group_size=n, normalization=norm, std_ddof=1, std_eps=VERL_STD_EPS, level="token",
                     loss_type=loss_agg, **kl, **family_fields)
-    return mapping_of(obj, warns, "verl", VERL_VERSION)
+    return mapping_of(obj, warns, "verl", VERL_VERSION, stacklevel=4)

@@ -1,0 +1,167 @@
+"""Trainer configs given as command lines: verl's Hydra overrides and argparse-style ``--flag value`` lists.
+
+Published recipes are shell scripts, e.g. ``python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo
+actor_rollout_ref.rollout.n=$N ...`` with ``N=8`` set above, or ``trl grpo --beta 0.04 ...``. Here a script's
+text becomes the tokens of its trainer command (line continuations joined, comments dropped, the script's own
+``NAME=value`` assignments substituted for ``$NAME`` and ``${NAME}``), and the tokens become a flat mapping
+of dotted keys (Hydra) or flag names (argparse) to values typed as YAML types them (``true``, ``8``,
+``1e-3``, ``null``, quoted strings). Nothing is executed. A variable the script does not set, a token that is
+not an override, or a flag without its value is an :class:`~grpo_theory.errors.InvalidInputError` naming it.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Sequence
+
+from ..errors import InvalidInputError
+
+__all__ = ["script_tokens", "hydra_overrides", "argparse_flags", "looks_like_command"]
+
+_ASSIGN = re.compile(r"^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+#: A script's arguments passed on to the trainer (``"$@"``): unknown here, skipped.
+_SCRIPT_ARGS = ("$@", "$*", "${@}", "${*}")
+#: Most tokens a command line may have (a recipe has a few hundred).
+MAX_TOKENS = 100_000
+
+
+def _scalar(text: str):
+    """A value typed as Hydra/YAML types it: bools, ints, floats (``1e-3`` too), null; otherwise the string."""
+    low = text.strip()
+    if low.lower() in ("true", "false"):
+        return low.lower() == "true"
+    if low.lower() in ("null", "none", "~"):
+        return None
+    try:
+        return int(low)
+    except ValueError:
+        pass
+    try:
+        return float(low)
+    except ValueError:
+        pass
+    if len(low) >= 2 and low[0] == low[-1] and low[0] in "'\"":
+        return low[1:-1]
+    return low
+
+
+def looks_like_command(text: str) -> bool:
+    """Whether ``text`` reads as a trainer command line or script rather than YAML/JSON."""
+    return bool(re.search(r"(^|\s)(python[0-9.]*|torchrun|accelerate|trl|deepspeed|bash)\s", text)) or \
+        "main_ppo" in text or text.lstrip().startswith("#!")
+
+
+def script_tokens(text: str, source: str, *, marker: str | None = None) -> list[str]:
+    """The tokens of a script's trainer command, variables substituted.
+
+    Parameters
+    ----------
+    text : str
+        A shell script or one command line.
+    source : str
+        For messages.
+    marker : str, optional
+        A token (e.g. ``"main_ppo"``) that starts the trainer command: the tokens after the first one containing
+        it are returned; without it, or when no token contains it, every token of the command lines.
+    """
+    joined = re.sub(r"\\\r?\n", " ", text)
+    vars_: dict[str, str] = {}
+    tokens: list[str] = []
+    for raw in joined.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        try:
+            parts = shlex.split(line, comments=True)
+        except ValueError as exc:
+            raise InvalidInputError(f"{source}: cannot split the line {line[:80]!r} ({exc})") from None
+        if len(parts) == 1 or (len(parts) == 2 and parts[0] == "export"):
+            m = _ASSIGN.match(" ".join(parts))
+            if m and "." not in m.group(1):
+                vars_[m.group(1)] = _substitute(m.group(2), vars_, source)
+                continue
+        while parts and _ASSIGN.match(parts[0]) and "." not in parts[0].split("=")[0]:
+            m = _ASSIGN.match(parts.pop(0))           # VAR=value prefixes of a command: environment, not overrides
+            vars_[m.group(1)] = _substitute(m.group(2), vars_, source)
+        tokens.extend(_substitute(p, vars_, source) for p in parts)
+        if len(tokens) > MAX_TOKENS:
+            raise InvalidInputError(f"{source}: more than {MAX_TOKENS:,} tokens")
+    if marker is not None:
+        for i, tok in enumerate(tokens):
+            if marker in tok:
+                return tokens[i + 1:]
+    return tokens
+
+
+def _substitute(value: str, vars_: dict, source: str) -> str:
+    def repl(m):
+        name = m.group(1) or m.group(3)
+        if name in vars_:
+            return vars_[name]
+        if m.group(2) is not None:                  # ${NAME:-default}
+            return m.group(2)
+        raise InvalidInputError(f"{source}: the shell variable ${name} is not set in the script (in {value!r}); "
+                                "set it above the command or write its value")
+    return _VAR.sub(repl, value)
+
+
+def hydra_overrides(tokens: Sequence[str], source: str) -> dict:
+    """``a.b.c=value`` tokens (Hydra overrides; ``+`` and ``++`` prefixes allowed, ``~key`` deletes) as a flat
+    mapping of dotted keys; other tokens (``python3``, ``-m``, ``2>&1``, ``| tee log``) are skipped up to the
+    first override, and after it any token that is not an override is an error."""
+    out: dict = {}
+    started = False
+    for tok in tokens:
+        if tok in ("|", "&&", ";", "||", "&") or tok.startswith((">", "2>", "1>")):
+            if started:
+                break
+            continue
+        if tok in _SCRIPT_ARGS:               # the script's own arguments passed on: nothing to read
+            continue
+        key, eq, value = tok.partition("=")
+        key = key.lstrip("+")
+        if not eq and tok.startswith("~"):
+            out.pop(tok[1:], None)
+            started = True
+            continue
+        if eq and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_\-]*(\.[A-Za-z0-9_\-]+)*", key):
+            out[key] = _scalar(value)
+            started = True
+        elif started:
+            raise InvalidInputError(f"{source}: {tok!r} is not a Hydra override key=value")
+    if not out:
+        raise InvalidInputError(f"{source}: no Hydra overrides (key=value) found; expected a command such as "
+                                "`python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo ...`")
+    return out
+
+
+def argparse_flags(tokens: Sequence[str], source: str, *, boolean: frozenset = frozenset()) -> dict:
+    """``--flag value`` / ``--flag=value`` tokens as a mapping of flag names (dashes as underscores) to typed
+    values; a flag in ``boolean`` may stand alone (True), any other flag without a value is an error. Tokens before
+    the first flag (the program, a script name) are skipped."""
+    out: dict = {}
+    i = 0
+    toks = list(tokens)
+    while i < len(toks) and not toks[i].startswith("--"):
+        i += 1
+    while i < len(toks):
+        tok = toks[i]
+        if tok in ("|", "&&", ";", "||", "&") or tok.startswith((">", "2>", "1>")):
+            break
+        if not tok.startswith("--") or tok == "--":
+            raise InvalidInputError(f"{source}: expected a --flag, got {tok!r}")
+        name, eq, value = tok[2:].partition("=")
+        name = name.replace("-", "_")
+        if eq:
+            out[name] = _scalar(value)
+        elif i + 1 < len(toks) and not toks[i + 1].startswith("--"):
+            i += 1
+            out[name] = _scalar(toks[i])
+        elif name in boolean:
+            out[name] = True
+        else:
+            raise InvalidInputError(f"{source}: --{tok[2:]} has no value (expected --{tok[2:]} VALUE)")
+        i += 1
+    return out
