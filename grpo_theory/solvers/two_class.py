@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import advantage
 from .._numerics import expit, optimize
-from ..preference import max_abs_advantage
+from ..preference import max_abs_advantage, reward_preference
 from .certify import Certificate
 from .classes import Z_CAP, ClassProblem, may_collapse, stationarity_residual
 from .common import sinh_grid
@@ -94,6 +94,20 @@ def _capped(bounds: tuple[float, float]) -> tuple[float, float]:
     return max(lo, -_Z_MAX), min(hi, _Z_MAX)
 
 
+def _residual(cp, pi: np.ndarray) -> float:
+    """:func:`~grpo_theory.solvers.gradient.stationarity_residual`; for a log-space view (reverse penalty) its
+    ``max |pi (1 - (P - E_pi P)/beta) - pi_ref|`` with ``pi (P - E_pi P)/beta`` taken in logs (``P/beta``
+    overflows for ``beta`` below ~1e-308)."""
+    if not isinstance(cp, _LogSpaceProblem) or not cp.q.has_reward_law:
+        return stationarity_residual(cp.q, cp.obj, pi)
+    P = reward_preference(cp.q, cp.obj, pi)
+    d = P - pi @ P
+    with np.errstate(divide="ignore", over="ignore"):
+        term = np.sign(d) * np.exp(np.log(pi) + np.log(np.abs(d)) - cp._log_beta)
+    term = np.where((pi > 0) & (d != 0), term, 0.0)
+    return float(np.max(np.abs(pi - term - cp.q.pi_ref)))
+
+
 def log_space(cp: ClassProblem):
     """``cp`` itself, or, where :func:`needs_log_space`, a view of it whose drift and bounds are in log space."""
     return _LogSpaceProblem(cp) if needs_log_space(cp) else cp
@@ -116,7 +130,7 @@ def _point_from_class_logit(cp: ClassProblem, z: float, nfev: int, method: str,
     x, y = float(expit(z)), float(expit(-z))
     pi = cp.expand(np.array([x, y]))
     pi = pi / pi.sum()
-    residual = stationarity_residual(cp.q, cp.obj, pi)
+    residual = _residual(cp, pi)
     jump = _jump_at(cp, z)
     if jump is not None:
         stable = bool(jump[0] > 0 > jump[1])
