@@ -77,15 +77,15 @@ def _cmd_derivations(args) -> int:
     if not path.parent.is_dir():
         raise InvalidInputError(f"--out {str(path)!r}: the folder {str(path.parent)!r} does not exist; run from the "
                                 "repository root (docs/derivations.md) or give --out PATH in an existing folder")
+    if args.check and not path.exists():
+        print(f"{path} does not exist: run `grpo-theory derivations` to write it", file=sys.stderr)
+        return 1
     from .symbolic import all_derivations, all_identities, render_markdown  # sympy (optional): after the checks
 
     failed = [pr.statement for d in all_derivations() for pr in d.checks if not pr.holds]
     failed += [pr.statement for pr in all_identities() if not pr.holds]
     text = render_markdown()
     if args.check:
-        if not path.exists():
-            print(f"{path} does not exist: run `grpo-theory derivations` to write it", file=sys.stderr)
-            return 1
         if path.read_text(encoding="utf-8", errors="replace") != text:
             print(f"{path} is stale: run `grpo-theory derivations`", file=sys.stderr)
             return 1
