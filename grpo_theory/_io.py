@@ -6,6 +6,7 @@ import contextlib
 from collections.abc import Callable
 from pathlib import Path
 
+from ._validate import check_structure, read_text
 from .errors import InvalidInputError
 
 __all__ = ["atomic_write", "atomic_write_text", "read_yaml", "writing_folder", "INCOMPLETE_MARKER"]
@@ -65,8 +66,6 @@ def writing_folder(folder: str | Path, command: str):
 def read_yaml(path: str | Path, what: str, expected: str):
     """``path`` parsed as YAML; a missing file or bad YAML is an InvalidInputError naming ``what``."""
     import yaml
-
-    from ._validate import check_structure, read_text
 
     text = read_text(path, what, expected=expected)
     try:

@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import kl
+from .._io import read_yaml
 from .._validate import load_json, read_text
 from .cmdline import looks_like_command, script_tokens
 from ..errors import NoStationaryPolicy, TheoryWarning
@@ -324,7 +325,5 @@ def load_config_file(framework: str, path) -> dict | list | str:
             raise InvalidInputError(f"{source}: no --flag arguments found in the command line")
         return tokens[first:]                 # an argv list: the readers parse it
     if suffix in (".yaml", ".yml"):
-        from .._io import read_yaml
-
         return read_yaml(path, "config", "a YAML mapping of the trainer's fields")
     return load_json(text, source)
