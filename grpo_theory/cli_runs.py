@@ -94,6 +94,13 @@ def cmd_predict(args) -> int:
         raise InvalidInputError(f"--framework {args.framework[0]!r}: expected trl, verl or openrlhf")
     kwargs = dict(k=args.k, level=args.level, interval=args.interval, clock=args.clock, steps=args.steps,
                   slow_tol=args.slow_tol, levels=args.levels, progress=False if args.no_progress else None)
+    finite_args = [flag for flag, v in (("--holdout", args.holdout), ("--kernel", args.kernel), ("--rhos", args.rhos))
+                   if v is not None]
+    if finite_args and args.measured is None:
+        raise InvalidInputError(f"{', '.join(finite_args)} need --measured AFTER (counts after training)")
+    if args.measured is not None:
+        kwargs.update(measured=args.measured, holdout=args.holdout, rhos=args.rhos, finite_level=args.finite_level,
+                      seed=args.seed, kernel=_load_kernel(args.kernel) if args.kernel else None)
     if args.fit is not None:
         kwargs["fit"] = tuple(args.fit)
     if args.framework is not None:
@@ -130,5 +137,70 @@ def cmd_predict(args) -> int:
         print("  flags: " + ", ".join(flags))
     if s.get("clock") is not None:
         print(f"  clock: {s['clock']:.6g} flow time per step")
+    if s.get("kl_reverse_infinite"):
+        print(f"  KL(pi_ref || pi) is infinite for {s['kl_reverse_infinite']} prompts (a class vanishes); "
+              f"summary.json averages the other {s['prompts'] - s['kl_reverse_infinite']}")
+    for line in _stationary_warnings(pr):
+        print("  " + line)
+    if pr.finite is not None:
+        for line in _finite_lines(pr):
+            print("  " + line)
     print("  wrote " + ", ".join(paths.values()))
     return 0
+
+
+def _load_kernel(path_text: str):
+    path = Path(path_text)
+    if not path.is_file():
+        raise InvalidInputError(f"--kernel {path_text!r}: no such file (expected a numpy .npy of an N x N matrix)")
+    try:
+        return np.load(path, allow_pickle=False)
+    except ValueError as exc:
+        raise InvalidInputError(f"--kernel {path_text!r} is not a numpy .npy array: {exc}") from None
+
+
+def _stationary_warnings(pr) -> list:
+    """Lines saying when the stationary column describes no finite run, and a clamp's critical beta."""
+    s, t = pr.summary, pr.table
+    out = []
+    if "beta_critical" in t:
+        bc = t.beta_critical.to_numpy(dtype=float)
+        below = np.isfinite(bc) & (pr.objective.beta < bc)
+        if below.any():
+            ratio = float(np.median(bc[below])) / pr.objective.beta
+            out.append(f"beta = {pr.objective.beta:g} is ~{ratio:,.0f}x below the clamp's critical beta (median "
+                       f"{np.median(bc[below]):.3g} over the {int(below.sum())} prompts below it): the stationary "
+                       "point there is a vertex")
+    vf = s.get("vertex_fraction", 0.0) or 0.0
+    gap = s.get("finite_vs_stationary_mae")
+    if vf > 0.2 or (gap is not None and gap > 0.05):
+        why = []
+        if vf > 0.2:
+            why.append(f"{vf:.0%} of prompts have a vertex (P = 0 or 1) as their stationary point")
+        if gap is not None and gap > 0.05:
+            why.append(f"the fitted run is short of stationarity (mean |pred_finite - pred| = {gap:.3f})")
+        advice = ("use pred_finite (fitted on the measured prompts)" if pr.finite is not None else
+                  "give --measured AFTER (counts on some prompts after training) to fit the finite-time "
+                  "flow, or --fit STEP MEAN_REWARD for a clock")
+        out.append("the stationary column 'pred' describes where the flow ends, not a finite run: "
+                   + "; ".join(why) + f". {advice[0].upper() + advice[1:]}.")
+    return out
+
+
+def _finite_lines(pr) -> list:
+    f = pr.finite.summary
+    fit = f["fit"]
+    lines = [f"finite time ({f['model']} model, fitted on {f['measured']} measured prompts): flow time t = "
+             f"{fit['t']:.4g} [{fit['t_lo']:.4g}, {fit['t_hi']:.4g}]"
+             + (f", rho = {fit['rho']:.3f} [{fit['rho_lo']:.3f}, {fit['rho_hi']:.3f}]" if f["model"] == "coupled"
+                else "") + f" ({fit['level']:.0%} bootstrap); logit shift {f['shift']:+.3f}",
+             f"mean P(correct) after this run: {pr.summary['mean_pred_finite']:.4f}; pred_finite_lo/hi: "
+             + f["interval"]]
+    sc = pr.finite.scores
+    if sc is not None:
+        lines.append(f"held out {f['holdout']['heldout']} of the measured prompts (fitted on the rest); sampling "
+                     f"floor {float(sc.floor_best.iloc[0]):.4f}:")
+        for _, r in sc.iterrows():
+            lines.append(f"  {r.model:<18} MAE {r.mae:.4f} [{r.mae_lo:.4f}, {r.mae_hi:.4f}]   Brier {r.brier:.4f} "
+                         f"[{r.brier_lo:.4f}, {r.brier_hi:.4f}]")
+    return lines

@@ -54,6 +54,9 @@ class Prediction:
         The flows ``p_x(t)`` of the binary prompts (only with a clock: ``clock=`` or ``fit=``).
     warnings : list of str
         The config reader's warnings (empty when an Objective was given).
+    finite : FinitePrediction or None
+        With ``measured=``: the finite-time fit (:func:`~grpo_theory.predict.finite.predict_finite`), its
+        held-out scores and fitted parameters; its columns are also in ``table``.
     """
 
     table: pd.DataFrame
@@ -62,6 +65,7 @@ class Prediction:
     samples: SampleTable
     flows: FlowTable | None = None
     warnings: list = field(default_factory=list)
+    finite: object = None
 
     def pass_at(self, k) -> pd.DataFrame:
         """pass@k per prompt, before (unbiased estimate from the base samples) and after (at the stationary point).
@@ -239,7 +243,8 @@ def predict(samples, objective=None, *, framework: str | None = None, config=Non
             level: float = 0.95, interval: str = "jeffreys", clock: float | None = None,
             fit: tuple | None = None, steps: Sequence[float] | None = None, slow_tol: float = 0.01,
             t_max: float = 1e4, tol: float = 1e-6, max_exact: int = 400, levels=None, progress=None,
-            **reader_options) -> Prediction:
+            measured=None, kernel=None, holdout: float | None = None, rhos=None, finite_level: float = 0.9,
+            seed: int = 0, **reader_options) -> Prediction:
     """Predict where GRPO takes every prompt of a dataset, from the base model's samples.
 
     Parameters
@@ -273,6 +278,21 @@ def predict(samples, objective=None, *, framework: str | None = None, config=Non
         Declared reward levels when ``samples`` is a path.
     progress : bool or None
         tqdm progress bars (None: only for large datasets).
+    measured : SampleTable, str or Path, optional
+        Counts measured after (or during) training on some of the prompts (same layouts as ``samples``, ids
+        among its prompts): fits the shared-weights flow (``t`` and ``rho``) and adds ``pred_finite``,
+        ``pred_finite_lo``, ``pred_finite_hi`` (a predictive interval) and the other models' columns
+        (:func:`~grpo_theory.predict.finite.predict_finite`).
+    kernel : array_like, optional
+        With ``measured``: a measured ``N x N`` kernel in the samples' prompt order (used for ``pred_finite``).
+    holdout : float, optional
+        With ``measured``: score the models on this random fraction of the measured prompts.
+    rhos : sequence of float, optional
+        The ``rho`` grid of the one-parameter kernel.
+    finite_level : float
+        Level of the finite-time intervals.
+    seed : int
+        Seed of the bootstrap and the hold-out split.
     **reader_options
         Passed to the config reader (e.g. ``trl_version=``).
 
@@ -321,9 +341,36 @@ def predict(samples, objective=None, *, framework: str | None = None, config=Non
         table, extra = predict_graded(samples, obj, ks, progress)
         flows = None
     summary = _summary(samples, obj, table, ks, level, interval, reader_warnings, extra)
+    finite = None
+    if measured is not None or kernel is not None or holdout is not None:
+        finite = _finite(samples, obj, table, summary, measured, kernel, holdout, rhos, finite_level, seed, levels)
     summary["seconds"] = round(time.perf_counter() - started, 3)
-    pr = Prediction(table, summary, obj, samples, flows, reader_warnings)
+    pr = Prediction(table, summary, obj, samples, flows, reader_warnings, finite)
     return pr
+
+
+def _finite(samples, obj, table, summary, measured, kernel, holdout, rhos, level, seed, levels):
+    """The finite-time columns and summary fields of :func:`predict` with ``measured=``."""
+    from .finite import predict_finite
+
+    if measured is None:
+        raise InvalidInputError("kernel= and holdout= need measured= (counts after training on some prompts)")
+    if not samples.binary:
+        raise InvalidInputError("measured= (finite-time predictions) is implemented for 0/1 rewards only; these "
+                                "samples have levels " + str(samples.levels.tolist()))
+    if not isinstance(measured, SampleTable):
+        measured = read_samples(measured)
+    fin = predict_finite(samples, obj, measured, kernel=kernel, rhos=rhos, holdout=holdout, level=level, seed=seed,
+                         stationary=table.pred.to_numpy())
+    for col in fin.table.columns:
+        if col != "prompt_id":
+            table[col] = fin.table[col].to_numpy()
+    gap = float(np.mean(np.abs(table.pred_finite - table.pred)))
+    summary["finite"] = fin.summary
+    summary["mean_pred_finite"] = float(table.pred_finite.mean())
+    summary["finite_vs_stationary_mae"] = gap
+    summary["short_of_stationarity"] = bool(gap > 0.05)
+    return fin
 
 
 def reward_kl_tradeoff(samples, objective: Objective, betas, *, progress=None) -> pd.DataFrame:
@@ -389,11 +436,15 @@ def _summary(samples, obj, table, ks, level, interval, reader_warnings, extra) -
         s[f"pass@{kk}_after"] = float(table[f"pass@{kk}_after"].mean())
     if "collapse" in table:
         s["collapse"] = int((table.collapse != "").sum())
+        s["vertex_fraction"] = float((table.collapse != "").mean())
     if "below_critical_beta" in table:
         s["below_critical_beta"] = int(table.below_critical_beta.sum())
     if "slow" in table:
         s["slow"] = int(table.slow.sum())
     if "kl_reverse" in table:
-        s["mean_kl_reverse"] = float(table.kl_reverse.replace(math.inf, np.nan).mean())
+        finite = np.isfinite(table.kl_reverse.to_numpy())
+        s["kl_reverse_infinite"] = int((~finite).sum())
+        s["mean_kl_reverse_finite_rows"] = float(table.kl_reverse[finite].mean()) if finite.any() else None
+        s["mean_kl_reverse"] = math.inf if (~finite).any() else float(table.kl_reverse.mean())
     s.update(extra)
     return s
