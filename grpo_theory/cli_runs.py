@@ -4,6 +4,7 @@ note's terms) and ``grpo-theory predict`` (per-prompt outcomes from the base mod
 from __future__ import annotations
 
 import json
+import math
 import warnings
 from pathlib import Path
 
@@ -70,6 +71,9 @@ def cmd_explain(args) -> int:
               f"importance_level={o['importance_level']}")
     for w in info["warnings"]:
         print(f"  warning: {w}")
+    line = _critical_beta_line(mapping.objective, question)
+    if line:
+        print("  " + line)
     if "question" in info:
         qd = info["question"]
         print(f"  pi_ref:             {np.array2string(np.asarray(qd['pi_ref']), precision=6)}")
@@ -82,6 +86,34 @@ def cmd_explain(args) -> int:
             print("  all stationary points: " + "; ".join(
                 f"{np.round(p['pi'], 6).tolist()} stable={p['stable']}" for p in qd["stationary_points"]))
     return 0
+
+
+def _critical_beta_line(obj, question) -> str | None:
+    """With a clamped KL in the loss: the clamp's critical beta (for the question, else for binary prompts with
+    p_ref 0.1, 0.5, 0.9) and how far beta is below it."""
+    if obj is None or obj.kl_value_clamp is None or obj.kl_placement != "loss":
+        return None
+    from .predict.response import binary_question
+    from .solvers import clamp_critical_beta
+
+    qs = [("this question", question)] if question is not None else \
+        [(f"p_ref {p:g}", binary_question(p)) for p in (0.1, 0.5, 0.9)]
+    vals = []
+    for _name, q in qs:
+        try:
+            vals.append(clamp_critical_beta(q, obj))
+        except InvalidInputError:            # no clamp edge below pi_ref
+            continue
+    if not vals:
+        return None
+    lo, hi = min(vals), max(vals)
+    where = "for this question" if question is not None else "for binary prompts with p_ref 0.1-0.9"
+    crit = f"{lo:.3g}" if math.isclose(lo, hi, rel_tol=1e-3) else f"{lo:.3g}-{hi:.3g}"
+    if obj.beta < lo:
+        return (f"clamp: critical beta {crit} {where}; beta = {obj.beta:g} is ~{lo / obj.beta:,.0f}x below it, so the "
+                "clamp lets the wrong class collapse (the stationary point is a vertex, which a finite run need not "
+                "approach: see `grpo-theory predict --measured`)")
+    return f"clamp: critical beta {crit} {where}; beta = {obj.beta:g} is above it"
 
 
 def cmd_predict(args) -> int:

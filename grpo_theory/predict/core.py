@@ -78,7 +78,9 @@ class Prediction:
         Returns
         -------
         pandas.DataFrame
-            Columns ``prompt_id, k, before, after, after_lo, after_hi``; ``after = 1 - (1 - pred)^k``.
+            Columns ``prompt_id, k, before, before_unbiased, after, after_lo, after_hi``; ``after = 1 - (1 - pred)^k``;
+            ``before`` is the unbiased estimate where ``before_unbiased`` (``k <= n``), the plug-in
+            ``1 - (1 - c/n)^k`` elsewhere; with a finite-time fit also ``after_finite = 1 - (1 - pred_finite)^k``.
 
         Raises
         ------
@@ -95,11 +97,15 @@ class Prediction:
         """
         (k,) = check_k(k)
         t = self.table
-        return pd.DataFrame({"prompt_id": t.prompt_id, "k": k,
-                             "before": unbiased_pass_at_k(t.n, t.correct, k),
-                             "after": pass_at_k(t.pred.to_numpy(), k),
-                             "after_lo": pass_at_k(t.pred_lo.to_numpy(), k),
-                             "after_hi": pass_at_k(t.pred_hi.to_numpy(), k)})
+        out = pd.DataFrame({"prompt_id": t.prompt_id, "k": k,
+                            "before": unbiased_pass_at_k(t.n, t.correct, k),
+                            "before_unbiased": k <= t.n,
+                            "after": pass_at_k(t.pred.to_numpy(), k),
+                            "after_lo": pass_at_k(t.pred_lo.to_numpy(), k),
+                            "after_hi": pass_at_k(t.pred_hi.to_numpy(), k)})
+        if "pred_finite" in t:
+            out["after_finite"] = pass_at_k(t.pred_finite.to_numpy(), k)
+        return out
 
     def curves(self, ks=None) -> pd.DataFrame:
         """The dataset's mean pass@k before and after, for every ``k`` in ``ks``.
@@ -112,7 +118,8 @@ class Prediction:
         Returns
         -------
         pandas.DataFrame
-            One row per ``k``: ``k, before, after, after_lo, after_hi`` (means over prompts).
+            One row per ``k``: ``k, before, before_unbiased_share`` (the share of prompts with ``k <= n``, whose
+            ``before`` is unbiased), ``after, after_lo, after_hi`` (and ``after_finite``) (means over prompts).
 
         Examples
         --------
@@ -127,8 +134,12 @@ class Prediction:
         rows = []
         for k in ks:
             pk = self.pass_at(k)
-            rows.append(dict(k=k, before=float(pk.before.mean()), after=float(pk.after.mean()),
-                             after_lo=float(pk.after_lo.mean()), after_hi=float(pk.after_hi.mean())))
+            row = dict(k=k, before=float(pk.before.mean()), before_unbiased_share=float(pk.before_unbiased.mean()),
+                       after=float(pk.after.mean()), after_lo=float(pk.after_lo.mean()),
+                       after_hi=float(pk.after_hi.mean()))
+            if "after_finite" in pk:
+                row["after_finite"] = float(pk.after_finite.mean())
+            rows.append(row)
         return pd.DataFrame(rows)
 
     def at_step(self, step: float) -> np.ndarray:

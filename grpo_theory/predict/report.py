@@ -69,7 +69,13 @@ def figure_after_vs_before(pr):
                 xerr=None if xerr is None else xerr[:, normal], fmt="none", ecolor="0.7" if small else "0.85",
                 lw=0.6 if small else 0.25, zorder=1)
     ax.scatter(t.p_ref[normal], t.pred[normal], s=9 if small else 3, color="#1f5fa8", zorder=2,
-               label="stationary P(correct), bars: p_ref's sampling interval")
+               label="stationary (bars: p_ref's interval)")
+    if "pred_finite" in t:
+        ferr = np.vstack([t.pred_finite - t.pred_finite_lo, t.pred_finite_hi - t.pred_finite]).clip(min=0)
+        ax.errorbar(t.p_ref, t.pred_finite, yerr=ferr, fmt="none", ecolor="#f4a582", lw=0.6 if small else 0.25,
+                    zorder=1)
+        ax.scatter(t.p_ref, t.pred_finite, s=9 if small else 3, color="#b2182b", zorder=2,
+                   label="this run, fitted (predictive interval)")
     never = t.never_solved.to_numpy()
     if never.any():
         ax.scatter(t.p_ref[never], t.pred[never], s=14, marker="v", color="#ef8a62", zorder=3,
@@ -83,7 +89,7 @@ def figure_after_vs_before(pr):
     ax.set_ylim(-0.02, 1.02)
     ax.set_aspect("equal")
     ax.set_xlabel(r"base model $p_{\mathrm{ref}}$ (from the samples)")
-    ax.set_ylabel("P(correct) after training (stationary)")
+    ax.set_ylabel("P(correct) after training")
     ax.set_title(_wrap(pr.objective.describe().replace("inf", "∞")), fontsize=7)
     ax.legend(loc="lower right")
     return fig
@@ -124,13 +130,15 @@ def figure_pass_at_k(pr):
         ax.plot(cur.k[j], cur.before[j], "o--", ms=3, color="0.3", mfc="white",
                 label="before (plug-in where k > n)")
     ax.plot(cur.k, cur.after, "o-", ms=3, color="#1f5fa8", label="after (stationary)")
+    if "after_finite" in cur:
+        ax.plot(cur.k, cur.after_finite, "s-", ms=3, color="#b2182b", label="after this run (fitted)")
     ax.fill_between(cur.k, cur.after_lo, cur.after_hi, color="#1f5fa8", alpha=0.2, lw=0)
     ax.axvline(n_max, ls=":", color="0.6", lw=0.8)
     ax.set_xscale("log", base=2)
     ax.set_xlabel("k")
     ax.set_ylabel("mean pass@k over prompts")
     ax.set_ylim(0, 1.02)
-    ax.legend(loc="lower right")
+    ax.legend(loc="lower right", fontsize=6)
     return fig
 
 
