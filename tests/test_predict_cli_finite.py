@@ -57,8 +57,11 @@ def test_measured_kernel_from_npy(files, tmp_path, capsys):
                "--no-plots", "--no-progress"])
     assert rc == 0
     table = pd.read_csv(tmp_path / "o" / "predictions.csv")
-    # K = I is the tabular flow: the two fits agree
-    assert np.max(np.abs(table.pred_kernel - table.pred_tabular)) < 2e-3
+    t_kernel = json.loads((tmp_path / "o" / "summary.json").read_text())["finite"]["fits"]["kernel"]["t"]
+    # K = I is the tabular flow: at the kernel fit's time, the rho = 0 flow from the same starts
+    want = solve_rho(PromptField(Objective(beta=0.5, group_size=8), table.p_start.to_numpy()), 0.0,
+                     np.array([0.0, t_kernel]), rtol=1e-9, atol=1e-11).p[-1]
+    assert np.max(np.abs(table.pred_kernel - want)) < 1e-5
     np.save(tmp_path / "bad.npy", np.eye(3))
     rc = main(["predict", str(files / "base.csv"), "--beta", "0.5", "--measured", str(files / "after.csv"),
                "--kernel", str(tmp_path / "bad.npy"), "--out", str(tmp_path / "o2"), "--no-plots"])

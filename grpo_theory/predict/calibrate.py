@@ -7,19 +7,27 @@ likelihood
 
     L(t, rho) = sum_j k_j log P_j + (m_j - k_j) log(1 - P_j)
 
-on a grid: one integration per ``rho`` (default 0, 0.1, ..., 1) reported at 200 geometric times; the
+on a grid: one integration per ``rho`` (default 0, 0.1, ..., 1) reported at 200 geometric times (with the
+base counts, each ``P_j`` term is averaged over the start's uncertainty, see below); the
 point estimate is refined by a parabola through the grid maximum and its neighbours in ``log t`` and in
 ``rho``, then integrated once more. **Uncertainty** is a bootstrap over the measured prompts: each
 replicate reweights the per-prompt log-likelihood table (multinomial counts) and takes its maximum on the
 grid, so ``n_boot`` replicates cost one matrix product. Intervals for ``t`` and ``rho`` are the replicates'
 percentiles.
 
+**The start's uncertainty.** A prompt's ``p_ref`` is known from ``n`` base samples (Jeffreys' posterior). In
+the one-parameter model, *test prompts* at the posterior's 15.9% and 84.1% quantiles (start and KL
+reference both moved) run in the same integration, feeling the shared update but adding nothing to it.
+The fit's likelihood averages each measured prompt's binomial term over the two (two-point Gauss-Hermite
+quadrature); without that, start noise biases the fit (on synthetic runs with 128 base samples, ``rho``
+0.60 for a true 0.5, its interval missing the truth). For a measured kernel, two extra integrations with
+every start moved to one of its quantiles in random antithetic signs stand in (the likelihood is then not
+averaged).
+
 **Predictive interval** of an unmeasured prompt (what a measurement of ``m`` samples of it will show): draws
-mix the bootstrap's parameters, the uncertainty of the prompt's own start (its ``p_ref`` from ``n`` base
-samples, Jeffreys' posterior, carried through the flow linearly: two extra integrations at the fit with
-each prompt's start, and the reference its KL pulls to, moved to its posterior's 15.9% and 84.1% quantiles, in random antithetic signs so the
-shared part of the update sees no net change) and binomial sampling of ``m`` samples. It is not
-``p_ref``'s sampling interval (``pred_lo``, ``pred_hi`` of the stationary prediction).
+mix the bootstrap's parameters, the start's uncertainty (a normal deviate times the one-sigma response) and
+binomial sampling of ``m`` samples. It is not ``p_ref``'s sampling interval (``pred_lo``, ``pred_hi`` of the
+stationary prediction).
 """
 
 from __future__ import annotations
@@ -32,10 +40,11 @@ from ..errors import InvalidInputError
 from .coupled import check_kernel, solve_kernel, solve_rho, time_grid
 from .field import PromptField, expit, logit
 
-__all__ = ["Fit", "fit_flow", "fit_shift", "predictive_interval", "clock_from_mean_reward", "clock_band",
+__all__ = ["Fit", "fit_flow", "fit_flows", "fit_shift", "predictive_interval", "clock_from_mean_reward", "clock_band",
            "start_logits"]
 
 _EPS = 1e-12
+GRID_RTOL = 1e-5        # the likelihood grid's integrations; the fit itself is integrated at 1e-6
 
 
 def start_logits(n, correct) -> np.ndarray:
@@ -238,35 +247,83 @@ def fit_flow(field: PromptField, index, k, m, *, rhos=None, kernel=None, times=N
         K = check_kernel(kernel, N)
         grid = np.array([np.nan])
 
-        def solve(_r, ts, start=None):
+        def solve(_r, ts, start=None, rtol=1e-6, test=None):
             if start is None:
-                return solve_kernel(field, K, ts, z0=z0, scaled=True).z
-            return solve_kernel(field.with_p(expit(start)), K, ts, scaled=True).z
+                return solve_kernel(field, K, ts, z0=z0, scaled=True, rtol=rtol, atol=rtol / 100).z, None
+            return solve_kernel(field.with_p(expit(start)), K, ts, scaled=True, rtol=rtol, atol=rtol / 100).z, None
         model = "kernel"
     else:
         grid = np.round(np.linspace(0, 1, 11), 10) if rhos is None else np.asarray(rhos, dtype=float).reshape(-1)
         if grid.size == 0 or np.any(~np.isfinite(grid)) or np.any((grid < 0) | (grid > 1)):
             raise InvalidInputError(f"rhos must lie in [0, 1], got {grid.tolist()}")
 
-        def solve(r, ts, start=None):
-            if start is None:
-                return solve_rho(field, float(r), ts, z0=z0).z
-            return solve_rho(field.with_p(expit(start)), float(r), ts).z
+        solve = _rho_solver(field, z0)
         model = "coupled" if grid.size > 1 else ("tabular" if grid[0] == 0 else f"rho={grid[0]:g}")
+    ell, paths = _surface(solve, grid, times, index, k, m, N, start_sd)
+    return _finish(model, solve, grid, times, ell, paths, index, k, m, N, kernel is not None, start_sd, n_boot,
+                   level, seed)
+
+
+def _rho_solver(field: PromptField, z0: np.ndarray):
+    """``solve(rho, times, start=None, rtol=1e-6, test=None) -> (z, z_test)`` for the one-parameter kernel."""
+    def solve(r, ts, start=None, rtol=1e-6, test=None):
+        if start is None:
+            tr = solve_rho(field, float(r), ts, z0=z0 if not np.array_equal(z0, field.z_ref) else None, rtol=rtol,
+                           atol=rtol / 100, test_p=None if test is None else expit(test))
+        else:
+            tr = solve_rho(field.with_p(expit(start)), float(r), ts, rtol=rtol, atol=rtol / 100)
+        return tr.z, tr.z_test
+    return solve
+
+
+def _surface(solve, grid, times, index, k, m, N, start_sd=None):
+    """The per-prompt log-likelihood table (M, R, T) and the paths (R, T, N). The middle ``rho`` is integrated
+    over every time; the others up to 60 grid times (a factor ~130 on the default grid) past its maximum, and
+    over every time again if their own maximum falls on that horizon.
+
+    With ``start_sd`` and the one-parameter kernel, each measured prompt's likelihood is averaged over its
+    start's uncertainty by two-point Gauss-Hermite quadrature: test prompts at the posterior's one-sigma
+    quantiles (reference and start), moving in the same run, weights 1/2 (exact for a likelihood cubic in the
+    start's normal deviate). Without it the noise of the starts biases the fit (``rho`` upwards)."""
     R, T = grid.size, times.size
-    ell = np.empty((index.size, R, T))
+    ell = np.full((index.size, R, T), -1e12)
     paths = np.empty((R, T, N), dtype=np.float32)
-    for r, rho in enumerate(grid):
-        z = solve(rho, times)
-        paths[r] = z
-        ell[:, r, :] = _loglik(expit(z[:, index]), k[None, :], m[None, :]).T
+    order = [R // 2] + [r for r in range(R) if r != R // 2]
+    horizon = T - 1
+    test = None
+    if start_sd is not None:
+        z_lo, z_hi = (np.asarray(v, dtype=float) for v in start_sd)
+        test = np.concatenate([z_hi[index], z_lo[index]])
+    for r in order:
+        for upto in (horizon, T - 1):
+            z, zt = solve(grid[r], times[:upto + 1], rtol=GRID_RTOL, test=test)
+            paths[r, :upto + 1] = z
+            paths[r, upto + 1:] = z[-1]
+            if zt is None:
+                ell[:, r, :upto + 1] = _loglik(expit(z[:, index]), k[None, :], m[None, :]).T
+            else:
+                M = index.size
+                up = _loglik(expit(zt[:, :M]), k[None, :], m[None, :])
+                down = _loglik(expit(zt[:, M:]), k[None, :], m[None, :])
+                ell[:, r, :upto + 1] = (np.logaddexp(up, down) - np.log(2.0)).T
+            peak = int(np.argmax(ell[:, r, :].sum(axis=0)))
+            if peak < upto or upto == T - 1:
+                break
+        if r == order[0]:
+            horizon = min(T - 1, peak + 60)
+    return ell, paths
+
+
+def _finish(model, solve, grid, times, ell, paths, index, k, m, N, is_kernel, start_sd, n_boot, level, seed) -> Fit:
+    """The fit, its bootstrap and the start responses from the likelihood table (see :func:`fit_flow`)."""
+    R, T = grid.size, times.size
     surface = ell.sum(axis=0)
     r_hat, t_hat = np.unravel_index(int(np.argmax(surface)), surface.shape)
     logt = np.log(np.where(times > 0, times, times[1] / 10 if times.size > 1 else 1.0))
     t_fit = float(np.exp(_parabola_peak(logt, surface[r_hat], int(t_hat)))) if times[t_hat] > 0 else 0.0
     rho_fit = float(grid[r_hat]) if R == 1 else _parabola_peak(grid, surface[:, t_hat], int(r_hat))
     ts = np.array([0.0, t_fit]) if t_fit > 0 else np.array([0.0])
-    z_fit = solve(rho_fit, ts)[-1]
+    z_fit = solve(rho_fit, ts)[0][-1]
     # bootstrap over measured prompts: reweighted sums of the per-prompt log-likelihood table, each
     # replicate's grid maximum refined by parabolas in log t and rho, paths read between grid points
     rng = np.random.default_rng(seed)
@@ -279,20 +336,57 @@ def fit_flow(field: PromptField, index, k, m, *, rhos=None, kernel=None, times=N
     boot_t = np.where(times[bt] > 0, np.exp(lt), 0.0)
     boot_rho = lr
     p_draws = expit(_read_paths(paths, grid, logt, lr, lt))
-    if start_sd is not None and t_fit > 0:
+    if start_sd is not None and t_fit > 0 and not is_kernel:
+        # every prompt's start (and reference) at its one-sigma quantiles, as test prompts of the fitted run
+        z_lo, z_hi = (np.asarray(v, dtype=float) for v in start_sd)
+        zt = solve(rho_fit, ts, test=np.concatenate([z_hi, z_lo]))[1][-1]
+        z_plus, z_minus = zt[:N], zt[N:]
+    elif start_sd is not None and t_fit > 0:
+        # a measured kernel couples given prompts: antithetic signs keep the shared update unchanged on average
         z_lo, z_hi = (np.asarray(v, dtype=float) for v in start_sd)
         sign = rng.integers(0, 2, size=N).astype(bool)
-        up = solve(rho_fit, ts, np.where(sign, z_hi, z_lo))[-1]
-        down = solve(rho_fit, ts, np.where(sign, z_lo, z_hi))[-1]
+        up = solve(rho_fit, ts, np.where(sign, z_hi, z_lo))[0][-1]
+        down = solve(rho_fit, ts, np.where(sign, z_lo, z_hi))[0][-1]
         z_plus, z_minus = np.where(sign, up, down), np.where(sign, down, up)
     else:
         z_plus = z_minus = z_fit
-    loglik = float(_loglik(expit(z_fit[index]), k, m).sum())
-    rho_q = (np.nan, np.nan) if kernel is not None else tuple(float(v) for v in np.quantile(boot_rho, [a, 1 - a]))
+    loglik = float(surface[r_hat, t_hat])
+    rho_q = (np.nan, np.nan) if is_kernel else tuple(float(v) for v in np.quantile(boot_rho, [a, 1 - a]))
     t_q = tuple(float(v) for v in np.quantile(boot_t, [a, 1 - a]))
-    return Fit(model, t_fit, t_q[0], t_q[1], rho_fit if kernel is None else np.nan, rho_q[0], rho_q[1], loglik,
+    return Fit(model, t_fit, t_q[0], t_q[1], rho_fit if not is_kernel else np.nan, rho_q[0], rho_q[1], loglik,
                level, expit(z_fit), p_draws, z_plus, z_minus, times, grid, surface, boot_t, boot_rho,
                dict(measured=int(index.size), n_boot=int(n_boot), grid_edge_t=bool(t_hat in (0, T - 1))))
+
+
+def fit_flows(field: PromptField, index, k, m, *, rhos=None, times=None, z0=None, start_sd=None,
+              n_boot: int = 200, level: float = 0.9, seed: int = 0) -> dict:
+    """:func:`fit_flow` of the one-parameter model and of the tabular flow (its ``rho = 0`` row), from one grid.
+
+    Parameters
+    ----------
+    field, index, k, m, rhos, times, z0, start_sd, n_boot, level, seed
+        As for :func:`fit_flow` (``rhos`` must contain 0).
+
+    Returns
+    -------
+    dict
+        ``{"coupled": Fit, "tabular": Fit}``; the tabular fit is the maximum over the ``rho = 0`` row, with
+        the same bootstrap replicates.
+    """
+    N = field.p.size
+    index, k, m = _check_counts(index, k, m, N)
+    times = time_grid() if times is None else np.asarray(times, dtype=float)
+    z0 = field.z_ref.copy() if z0 is None else np.asarray(z0, dtype=float)
+    grid = np.round(np.linspace(0, 1, 11), 10) if rhos is None else np.asarray(rhos, dtype=float).reshape(-1)
+    if grid.size < 2 or np.any(~np.isfinite(grid)) or np.any((grid < 0) | (grid > 1)) or not np.any(grid == 0):
+        raise InvalidInputError(f"rhos must lie in [0, 1], hold 0 and at least one other value, got {grid.tolist()}")
+
+    solve = _rho_solver(field, z0)
+    ell, paths = _surface(solve, grid, times, index, k, m, N, start_sd)
+    r0 = int(np.flatnonzero(grid == 0)[0])
+    args = (index, k, m, N, False, start_sd, n_boot, level, seed)
+    return {"coupled": _finish("coupled", solve, grid, times, ell, paths, *args),
+            "tabular": _finish("tabular", solve, grid[r0:r0 + 1], times, ell[:, r0:r0 + 1], paths[r0:r0 + 1], *args)}
 
 
 def start_quantiles(n, correct) -> tuple:

@@ -22,7 +22,8 @@ on the affine set ``z(0) + range K``. For ``K = 11^T/N``: one shift ``s`` with `
 
 **Integration.** One-parameter model: the state is ``(u, s)`` with ``z_i = u_i + s``, ``du_i/dt = (1 - rho)
 h_i(z_i)``, ``ds/dt = rho mean_j h_j(z_j)``; prompts with the same start share one ``u`` (weighted by their
-count), and the Jacobian is an arrow (sparse). Measured ``K = V diag(lambda) V^T``: ``z = z(0) + F v``,
+count), and the Jacobian is an arrow (sparse); above 400 distinct prompts their logits are rounded to
+0.01 (:func:`solve_rho`). Measured ``K = V diag(lambda) V^T``: ``z = z(0) + F v``,
 ``F = V sqrt(lambda)`` over the eigenvalues above ``1e-10 lambda_max``, ``dv/dt = F^T h(z)`` with the
 dense ``r x r`` Jacobian ``F^T diag(h') F``. Both with the stiff BDF solver (scipy), ``rtol = 1e-6``.
 """
@@ -34,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InvalidInputError
-from .field import PromptField, expit
+from .field import PromptField, expit, logit
 
 __all__ = ["CoupledTrajectory", "solve_rho", "solve_kernel", "shift_stationary", "check_kernel", "time_grid"]
 
@@ -53,12 +54,15 @@ class CoupledTrajectory:
         ``"rho=<value>"`` or ``"kernel"``.
     steps : int
         Accepted steps of the integrator.
+    z_test : numpy.ndarray or None
+        With ``test_p`` (:func:`solve_rho`): the test prompts' logits, shape (T, len(test_p)).
     """
 
     times: np.ndarray
     z: np.ndarray
     model: str
     steps: int
+    z_test: np.ndarray | None = None
 
     @property
     def p(self) -> np.ndarray:
@@ -103,9 +107,38 @@ def _integrate(rhs, jac, y0, times, rtol, atol):
     return sol.y.T, int(sol.t.size)
 
 
-def solve_rho(field: PromptField, rho: float, times, *, z0=None, rtol: float = 1e-6,
-              atol: float = 1e-8) -> CoupledTrajectory:
+def _arrow(field: PromptField, idx, z_start: np.ndarray, w: np.ndarray, rho: float, t: np.ndarray, rtol, atol):
+    """The one-parameter flow of ``U`` representative prompts (references ``field.p[idx]``, starts ``z_start``,
+    weights ``w`` summing to 1): logits at the times, shape (T, U), and the steps taken."""
+    from scipy import sparse
+
+    U = z_start.size
+
+    def rhs(_t, y):
+        h = field.h(y[:U] + y[U], idx)
+        return np.concatenate([(1.0 - rho) * h, [rho * (w @ h)]])
+
+    rows = np.concatenate([np.arange(U), np.arange(U), np.full(U, U), [U]])
+    cols = np.concatenate([np.arange(U), np.full(U, U), np.arange(U), [U]])
+
+    def jac(_t, y):
+        d = field.dh(y[:U] + y[U], idx)
+        vals = np.concatenate([(1.0 - rho) * d, (1.0 - rho) * d, rho * w * d, [rho * (w @ d)]])
+        return sparse.csc_matrix((vals, (rows, cols)), shape=(U + 1, U + 1))
+
+    ys, steps = _integrate(rhs, jac, np.concatenate([z_start, [0.0]]), t, rtol, atol)
+    return ys[:, :U] + ys[:, U:U + 1], steps
+
+
+def solve_rho(field: PromptField, rho: float, times, *, z0=None, rtol: float = 1e-6, atol: float = 1e-8,
+              max_groups: int = 400, quantum: float = 0.01, test_p=None) -> CoupledTrajectory:
     """The flow with ``K = (1 - rho) I + rho 11^T/N`` from every prompt's ``p_ref`` (or ``z0``).
+
+    Prompts with the same start and reference share one state (weighted by their count). Above ``max_groups``
+    distinct ones (starting at their references), each ``logit p_ref`` is rounded to a multiple of
+    ``quantum`` (0.01: far below the sampling error of ``p_ref``, a logit standard deviation of at least
+    ``2/sqrt(n)``) and the rounded prompts share a state (the test suite measures the error against the
+    exact solve).
 
     Parameters
     ----------
@@ -119,6 +152,14 @@ def solve_rho(field: PromptField, rho: float, times, *, z0=None, rtol: float = 1
         Starting logits (default ``logit p``).
     rtol, atol : float
         Tolerances of the BDF solver.
+    max_groups : int
+        Above this many distinct prompts (and with ``z0`` None), round the logits to ``quantum``.
+    quantum : float
+        The rounding step in ``logit p_ref``.
+    test_p : array_like, optional
+        Test prompts (reference = start = each value): they move under their own update and the shared one
+        but carry no weight in it (their paths are ``z_test``): what a prompt with another ``p_ref`` would do
+        in this run.
 
     Returns
     -------
@@ -129,42 +170,30 @@ def solve_rho(field: PromptField, rho: float, times, *, z0=None, rtol: float = 1
     InvalidInputError
         ``rho`` outside ``[0, 1]``, bad ``times`` or ``z0``.
     """
-    from scipy import sparse
-
     if not (isinstance(rho, (int, float, np.floating)) and 0.0 <= float(rho) <= 1.0):
         raise InvalidInputError(f"rho must be a number in [0, 1], got {rho!r}")
     rho = float(rho)
     t = _check_times(times)
+    start_is_ref = z0 is None
     z0 = field.z_ref.copy() if z0 is None else np.asarray(z0, dtype=float).reshape(-1)
     N = field.p.size
     if z0.size != N or not np.all(np.isfinite(z0)):
         raise InvalidInputError(f"z0 must hold {N} finite logits, got shape {z0.shape}")
-    # prompts with the same (start, reference) follow the same path: one state each, weighted by its count
-    key = np.stack([z0, field.z_ref], axis=1)
-    uniq, first, inverse, counts = np.unique(key, axis=0, return_index=True, return_inverse=True,
-                                             return_counts=True)
+    test = np.zeros(0) if test_p is None else logit(np.asarray(test_p, dtype=float).reshape(-1))
+    if not np.all(np.isfinite(test)):
+        raise InvalidInputError("test_p must lie in (0, 1)")
+    starts = np.concatenate([z0, test])
+    refs = np.concatenate([field.z_ref, test])
+    if np.unique(np.stack([starts, refs], axis=1), axis=0).shape[0] > max_groups and start_is_ref:
+        # many distinct prompts: references (and starts) rounded to a multiple of `quantum` in logit, far
+        # below p_ref's own sampling error (a logit sd of at least 2/sqrt(n)); the rounded prompts share a state
+        starts = refs = np.round(refs / quantum) * quantum
+    uniq, inverse = np.unique(np.stack([starts, refs], axis=1), axis=0, return_inverse=True)
     inverse = np.asarray(inverse).reshape(-1)
-    U = uniq.shape[0]
-    w = counts / N
-    idx = first                                 # each group's reference: that of its first prompt
-
-    def rhs(_t, y):
-        z = y[:U] + y[U]
-        h = field.h(z, idx)
-        return np.concatenate([(1.0 - rho) * h, [rho * (w @ h)]])
-
-    rows = np.concatenate([np.arange(U), np.arange(U), np.full(U, U), [U]])
-    cols = np.concatenate([np.arange(U), np.full(U, U), np.arange(U), [U]])
-
-    def jac(_t, y):
-        d = field.dh(y[:U] + y[U], idx)
-        vals = np.concatenate([(1.0 - rho) * d, (1.0 - rho) * d, rho * w * d, [rho * (w @ d)]])
-        return sparse.csc_matrix((vals, (rows, cols)), shape=(U + 1, U + 1))
-
-    y0 = np.concatenate([uniq[:, 0], [0.0]])
-    ys, steps = _integrate(rhs, jac, y0, t, rtol, atol)
-    z = (ys[:, :U] + ys[:, U:U + 1])[:, inverse]
-    return CoupledTrajectory(t, z, f"rho={rho:g}", steps)
+    w = np.bincount(inverse[:N], minlength=uniq.shape[0]) / N        # test prompts carry no weight
+    z, steps = _arrow(field.with_p(expit(uniq[:, 1])), None, uniq[:, 0], w, rho, t, rtol, atol)
+    z_test = z[:, inverse[N:]] if test_p is not None else None
+    return CoupledTrajectory(t, z[:, inverse[:N]], f"rho={rho:g}", steps, z_test)
 
 
 def check_kernel(K, n: int) -> np.ndarray:

@@ -46,8 +46,9 @@ def logit(p) -> np.ndarray:
 
 def expit(z) -> np.ndarray:
     """``1 / (1 + exp(-z))``, elementwise, without overflow."""
-    z = np.asarray(z, dtype=float)
-    return np.where(z >= 0, 1.0 / (1.0 + np.exp(-np.abs(z))), np.exp(-np.abs(z)) / (1.0 + np.exp(-np.abs(z))))
+    from scipy.special import expit as _expit
+
+    return _expit(np.asarray(z, dtype=float))
 
 
 def _engine_h(obj: Objective, p: float, z: np.ndarray) -> np.ndarray:

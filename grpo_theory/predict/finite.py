@@ -23,7 +23,7 @@ import pandas as pd
 
 from ..errors import InvalidInputError
 from ..problem import Objective
-from .calibrate import (Fit, clock_band, clock_from_mean_reward, fit_flow, fit_shift, predictive_interval,
+from .calibrate import (Fit, clock_band, clock_from_mean_reward, fit_flow, fit_flows, fit_shift, predictive_interval,
                         start_logits, start_quantiles)
 from .coupled import solve_rho, time_grid
 from .field import PromptField, expit
@@ -93,10 +93,16 @@ def match_measured(samples: SampleTable, after: SampleTable) -> tuple:
 
 
 def _models(fld: PromptField, z0, idx, k, m, *, kernel, rhos, start_sd, times, n_boot, level, seed) -> dict:
-    out = {"tabular": fit_flow(fld, idx, k, m, rhos=[0.0], times=times, z0=z0, start_sd=start_sd,
-                               n_boot=n_boot, level=level, seed=seed),
-           "coupled": fit_flow(fld, idx, k, m, rhos=rhos, times=times, z0=z0, start_sd=start_sd, n_boot=n_boot,
-                               level=level, seed=seed)}
+    grid = np.round(np.linspace(0, 1, 11), 10) if rhos is None else np.asarray(rhos, dtype=float).reshape(-1)
+    if grid.size and np.any(grid == 0) and grid.size > 1:
+        out = fit_flows(fld, idx, k, m, rhos=grid, times=times, z0=z0, start_sd=start_sd, n_boot=n_boot,
+                        level=level, seed=seed)
+        out = {"tabular": out["tabular"], "coupled": out["coupled"]}
+    else:
+        out = {"tabular": fit_flow(fld, idx, k, m, rhos=[0.0], times=times, z0=z0, start_sd=start_sd,
+                                   n_boot=n_boot, level=level, seed=seed),
+               "coupled": fit_flow(fld, idx, k, m, rhos=grid, times=times, z0=z0, start_sd=start_sd,
+                                   n_boot=n_boot, level=level, seed=seed)}
     if kernel is not None:
         out["kernel"] = fit_flow(fld, idx, k, m, kernel=kernel, times=times, z0=z0, start_sd=start_sd,
                                  n_boot=n_boot, level=level, seed=seed)
