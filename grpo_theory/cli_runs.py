@@ -16,6 +16,8 @@ from .integrations.openrlhf import read_openrlhf_config
 from .integrations.trl import read_trl_config
 from .integrations.verl import read_verl_config
 from .predict import predict, reward_kl_tradeoff
+from .predict.response import binary_question
+from .solvers import clamp_critical_beta
 from .problem import InvalidInputError, Objective, Question
 
 
@@ -93,9 +95,6 @@ def _critical_beta_line(obj, question) -> str | None:
     p_ref 0.1, 0.5, 0.9) and how far beta is below it."""
     if obj is None or obj.kl_value_clamp is None or obj.kl_placement != "loss":
         return None
-    from .predict.response import binary_question
-    from .solvers import clamp_critical_beta
-
     qs = [("this question", question)] if question is not None else \
         [(f"p_ref {p:g}", binary_question(p)) for p in (0.1, 0.5, 0.9)]
     vals = []

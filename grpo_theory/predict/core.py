@@ -25,6 +25,7 @@ from ..integrations.verl import read_verl_config
 from ..problem import Objective, as_objective
 from .binary import predict_binary
 from .clock import FlowTable
+from .finite import predict_finite
 from .graded import predict_graded
 from .intervals import check_k, pass_at_k, unbiased_pass_at_k
 from .report import write_outputs
@@ -362,8 +363,6 @@ def predict(samples, objective=None, *, framework: str | None = None, config=Non
 
 def _finite(samples, obj, table, summary, measured, kernel, holdout, rhos, level, seed, levels):
     """The finite-time columns and summary fields of :func:`predict` with ``measured=``."""
-    from .finite import predict_finite
-
     if measured is None:
         raise InvalidInputError("kernel= and holdout= need measured= (counts after training on some prompts)")
     if not samples.binary:

@@ -29,6 +29,7 @@ import numpy as np
 
 from .. import advantage, kl
 from ..errors import InvalidInputError
+from ..preference import reward_preference
 from ..problem import Objective
 from ..solvers import output_gradient
 from .response import binary_question
@@ -116,8 +117,6 @@ class PromptField:
     # ---- separable path -------------------------------------------------------------------------------
     def _reward_part(self, z: np.ndarray, p: float) -> np.ndarray:
         """``2 x (1 - x) (P_G(a) - P_G(b))`` from the engine at ``pi_ref = (p, 1 - p)`` (beta = 0 there)."""
-        from ..preference import reward_preference
-
         q = binary_question(p)
         obj = self.objective
         out = np.empty(z.size)
