@@ -124,3 +124,30 @@ def test_pass_at_k_before_is_marked_beyond_n():
 
     labels = [t.get_text() for t in figure_pass_at_k(pr).axes[0].get_legend().get_texts()]
     assert any("plug-in" in s for s in labels) and any("k <= n" in s for s in labels)
+
+
+def test_tradeoff_labels_do_not_pile_up():
+    from grpo_theory.predict.report import figure_tradeoff
+
+    betas = np.array([0.1, 0.11, 0.12, 0.13, 1.0, 2.0, 4.0])
+    t = pd.DataFrame(dict(beta=betas, mean_kl_direct=1 / betas, mean_pred=0.5 + 0.4 / (1 + betas)))
+    texts = [a.get_text() for a in figure_tradeoff(t, 1.0).axes[0].texts]
+    assert "β=0.1" in texts and "β=4" in texts                # the ends always
+    assert len(texts) < betas.size                              # the crowded ones skipped, drawn as points only
+
+
+def test_explain_says_how_far_beta_is_below_the_clamps_critical_beta(tmp_path, capsys):
+    cfg = tmp_path / "verl.yaml"
+    cfg.write_text("actor_rollout_ref:\n  rollout:\n    n: 8\n  actor:\n    use_kl_loss: true\n"
+                   "    kl_loss_coef: 0.0001\n    kl_loss_type: low_var_kl\nalgorithm:\n  adv_estimator: grpo\n")
+    assert main(["explain", str(cfg), "--framework", "verl"]) == 0
+    line = [ln for ln in capsys.readouterr().out.splitlines() if "critical beta" in ln][0]
+    # the critical beta of a binary prompt by the solver, independently: beta / critical
+    from grpo_theory.predict.response import binary_question
+    from grpo_theory.solvers import clamp_critical_beta
+    from grpo_theory.integrations.verl import read_verl_config
+    import yaml
+
+    obj = read_verl_config(yaml.safe_load(cfg.read_text())).objective
+    crit = min(clamp_critical_beta(binary_question(p), obj) for p in (0.1, 0.5, 0.9))
+    assert f"~{crit / 1e-4:,.0f}x below" in line

@@ -268,7 +268,8 @@ def _rho_solver(field: PromptField, z0: np.ndarray):
     """``solve(rho, times, start=None, rtol=1e-6, test=None) -> (z, z_test)`` for the one-parameter kernel."""
     def solve(r, ts, start=None, rtol=1e-6, test=None):
         if start is None:
-            tr = solve_rho(field, float(r), ts, z0=z0 if not np.array_equal(z0, field.z_ref) else None, rtol=rtol,
+            own = np.allclose(z0, field.z_ref, rtol=0, atol=1e-9)         # starting at the references
+            tr = solve_rho(field, float(r), ts, z0=None if own else z0, rtol=rtol,
                            atol=rtol / 100, test_p=None if test is None else expit(test))
         else:
             tr = solve_rho(field.with_p(expit(start)), float(r), ts, rtol=rtol, atol=rtol / 100)
