@@ -238,6 +238,20 @@ def _add_predict_parser(sub) -> None:
                     help="'slow': farther than this from stationary")
     pr.add_argument("--tradeoff-betas", type=check.positive_float, nargs="+", default=None,
                     help="also the reward-KL trade-off: mean P(correct) and mean KL at each of these betas")
+    pr.add_argument("--measured", default=None, metavar="AFTER",
+                    help="counts measured after (or during) training on some prompts, same layouts as SAMPLES: fits "
+                         "the finite-time shared-weights flow and adds pred_finite with a predictive interval")
+    pr.add_argument("--holdout", type=check.float_in(0, 1, low_open=True, high_open=True, what="a fraction"),
+                    default=None, metavar="F",
+                    help="with --measured: score the models (no change, logit shift, tabular, coupled, kernel, "
+                         "stationary) on this random fraction of AFTER, fitted on the rest (scores.csv)")
+    pr.add_argument("--kernel", default=None, metavar="K.npy",
+                    help="with --measured: a measured N x N kernel (numpy .npy, the samples' prompt order)")
+    pr.add_argument("--rhos", type=check.float_in(0, 1, what="a coupling rho"), nargs="+", default=None,
+                    help="with --measured: the rho grid of the one-parameter kernel (default 0, 0.1, ..., 1)")
+    pr.add_argument("--finite-level", type=check.float_in(0, 1, low_open=True, high_open=True), default=0.9,
+                    help="level of the finite-time intervals")
+    pr.add_argument("--seed", type=check.int_at_least(0), default=0, help="seed of the bootstrap and the hold-out split")
     pr.add_argument("--out", required=True, type=check.writable_dir,
                     help="output folder (predictions.csv, summary.json, figures)")
     pr.add_argument("--id-column", default="prompt_id", help="the samples' column naming the prompt")

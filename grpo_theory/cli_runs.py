@@ -4,6 +4,7 @@ note's terms) and ``grpo-theory predict`` (per-prompt outcomes from the base mod
 from __future__ import annotations
 
 import json
+import math
 import warnings
 from pathlib import Path
 
@@ -16,6 +17,8 @@ from .integrations.openrlhf import read_openrlhf_config
 from .integrations.trl import read_trl_config
 from .integrations.verl import read_verl_config
 from .predict import predict, read_samples, reward_kl_tradeoff
+from .predict.response import binary_question
+from .solvers import clamp_critical_beta
 from .problem import InvalidInputError, Objective, Question
 
 
@@ -72,6 +75,9 @@ def cmd_explain(args) -> int:
               f"importance_level={o['importance_level']}")
     for w in info["warnings"]:
         print(f"  warning: {w}")
+    line = _critical_beta_line(mapping.objective, question)
+    if line:
+        print("  " + line)
     if "question" in info:
         qd = info["question"]
         print(f"  pi_ref:             {np.array2string(np.asarray(qd['pi_ref']), precision=6)}")
@@ -86,6 +92,31 @@ def cmd_explain(args) -> int:
     return 0
 
 
+def _critical_beta_line(obj, question) -> str | None:
+    """With a clamped KL in the loss: the clamp's critical beta (for the question, else for binary prompts with
+    p_ref 0.1, 0.5, 0.9) and how far beta is below it."""
+    if obj is None or obj.kl_value_clamp is None or obj.kl_placement != "loss":
+        return None
+    qs = [("this question", question)] if question is not None else \
+        [(f"p_ref {p:g}", binary_question(p)) for p in (0.1, 0.5, 0.9)]
+    vals = []
+    for _name, q in qs:
+        try:
+            vals.append(clamp_critical_beta(q, obj))
+        except InvalidInputError:            # no clamp edge below pi_ref
+            continue
+    if not vals:
+        return None
+    lo, hi = min(vals), max(vals)
+    where = "for this question" if question is not None else "for binary prompts with p_ref 0.1-0.9"
+    crit = f"{lo:.3g}" if math.isclose(lo, hi, rel_tol=1e-3) else f"{lo:.3g}-{hi:.3g}"
+    if obj.beta < lo:
+        return (f"clamp: critical beta {crit} {where}; beta = {obj.beta:g} is ~{lo / obj.beta:,.0f}x below it, so the "
+                "clamp lets the wrong class collapse (the stationary point is a vertex, which a finite run need not "
+                "approach: see `grpo-theory predict --measured`)")
+    return f"clamp: critical beta {crit} {where}; beta = {obj.beta:g} is above it"
+
+
 def cmd_predict(args) -> int:
     """``grpo-theory predict SAMPLES``: per-prompt predictions for a run (see docs/predict.md)."""
     given = [flag for flag, v in (("--framework/CONFIG", args.framework), ("--beta", args.beta)) if v is not None]
@@ -96,6 +127,14 @@ def cmd_predict(args) -> int:
         raise InvalidInputError(f"--framework {args.framework[0]!r}: expected trl, verl or openrlhf")
     kwargs = dict(k=args.k, level=args.level, interval=args.interval, clock=args.clock, steps=args.steps,
                   slow_tol=args.slow_tol, progress=False if args.no_progress else None)
+    finite_args = [flag for flag, v in (("--holdout", args.holdout), ("--kernel", args.kernel), ("--rhos", args.rhos))
+                   if v is not None]
+    if finite_args and args.measured is None:
+        raise InvalidInputError(f"{', '.join(finite_args)} need --measured AFTER (counts after training)")
+    if args.measured is not None:
+        kwargs.update(measured=read_samples(args.measured, levels=args.levels, id_column=args.id_column),
+                      holdout=args.holdout, rhos=args.rhos, finite_level=args.finite_level,
+                      seed=args.seed, kernel=_load_kernel(args.kernel) if args.kernel else None)
     if args.fit is not None:
         kwargs["fit"] = tuple(args.fit)
     with warnings.catch_warnings(record=True) as caught:      # each printed once, below, as one line
@@ -116,7 +155,7 @@ def cmd_predict(args) -> int:
         if w not in shown and not any(w in x for x in shown):
             shown.append(w)
             print(f"  warning: {w}")
-    _print_predict_summary(s, paths)
+    _print_predict_summary(pr, paths)
     return 0
 
 
@@ -141,7 +180,8 @@ def _predict_from_args(args, kwargs):
         return predict(samples, Objective(**fields), **kwargs)
 
 
-def _print_predict_summary(s: dict, paths: dict) -> None:
+def _print_predict_summary(pr, paths: dict) -> None:
+    s = pr.summary
     print(f"  mean P(correct): {s['mean_p_ref']:.4f} -> {s['mean_pred']:.4f} "
           f"[{s['mean_pred_lo']:.4f}, {s['mean_pred_hi']:.4f}]; mean KL(pi || pi_ref) {s['mean_kl_direct']:.4f}")
     flags = [f"{s[key]} {name}" for key, name in (("never_solved", "never solved"), ("bistable", "bistable"),
@@ -152,4 +192,69 @@ def _print_predict_summary(s: dict, paths: dict) -> None:
         print("  flags: " + ", ".join(flags))
     if s.get("clock") is not None:
         print(f"  clock: {s['clock']:.6g} flow time per step")
+    if s.get("kl_reverse_infinite"):
+        print(f"  KL(pi_ref || pi) is infinite for {s['kl_reverse_infinite']} prompts (a class vanishes); "
+              f"summary.json averages the other {s['prompts'] - s['kl_reverse_infinite']}")
+    for line in _stationary_warnings(pr):
+        print("  " + line)
+    if pr.finite is not None:
+        for line in _finite_lines(pr):
+            print("  " + line)
     print("  wrote " + ", ".join(paths.values()))
+
+
+def _load_kernel(path_text: str):
+    path = Path(path_text)
+    if not path.is_file():
+        raise InvalidInputError(f"--kernel {path_text!r}: no such file (expected a numpy .npy of an N x N matrix)")
+    try:
+        return np.load(path, allow_pickle=False)
+    except ValueError as exc:
+        raise InvalidInputError(f"--kernel {path_text!r} is not a numpy .npy array: {exc}") from None
+
+
+def _stationary_warnings(pr) -> list:
+    """Lines saying when the stationary column describes no finite run, and a clamp's critical beta."""
+    s, t = pr.summary, pr.table
+    out = []
+    if "beta_critical" in t:
+        bc = t.beta_critical.to_numpy(dtype=float)
+        below = np.isfinite(bc) & (pr.objective.beta < bc)
+        if below.any():
+            ratio = float(np.median(bc[below])) / pr.objective.beta
+            out.append(f"beta = {pr.objective.beta:g} is ~{ratio:,.0f}x below the clamp's critical beta (median "
+                       f"{np.median(bc[below]):.3g} over the {int(below.sum())} prompts below it): the stationary "
+                       "point there is a vertex")
+    vf = s.get("vertex_fraction", 0.0) or 0.0
+    gap = s.get("finite_vs_stationary_mae")
+    if vf > 0.2 or (gap is not None and gap > 0.05):
+        why = []
+        if vf > 0.2:
+            why.append(f"{vf:.0%} of prompts have a vertex (P = 0 or 1) as their stationary point")
+        if gap is not None and gap > 0.05:
+            why.append(f"the fitted run is short of stationarity (mean |pred_finite - pred| = {gap:.3f})")
+        advice = ("use pred_finite (fitted on the measured prompts)" if pr.finite is not None else
+                  "give --measured AFTER (counts on some prompts after training) to fit the finite-time "
+                  "flow, or --fit STEP MEAN_REWARD for a clock")
+        out.append("the stationary column 'pred' describes where the flow ends, not a finite run: "
+                   + "; ".join(why) + f". {advice[0].upper() + advice[1:]}.")
+    return out
+
+
+def _finite_lines(pr) -> list:
+    f = pr.finite.summary
+    fit = f["fit"]
+    lines = [f"finite time ({f['model']} model, fitted on {f['measured']} measured prompts): flow time t = "
+             f"{fit['t']:.4g} [{fit['t_lo']:.4g}, {fit['t_hi']:.4g}]"
+             + (f", rho = {fit['rho']:.3f} [{fit['rho_lo']:.3f}, {fit['rho_hi']:.3f}]" if f["model"] == "coupled"
+                else "") + f" ({fit['level']:.0%} bootstrap); logit shift {f['shift']:+.3f}",
+             f"mean P(correct) after this run: {pr.summary['mean_pred_finite']:.4f}; pred_finite_lo/hi: "
+             + f["interval"]]
+    sc = pr.finite.scores
+    if sc is not None:
+        lines.append(f"held out {f['holdout']['heldout']} of the measured prompts (fitted on the rest); sampling "
+                     f"floor {float(sc.floor_best.iloc[0]):.4f}:")
+        for _, r in sc.iterrows():
+            lines.append(f"  {r.model:<18} MAE {r.mae:.4f} [{r.mae_lo:.4f}, {r.mae_hi:.4f}]   Brier {r.brier:.4f} "
+                         f"[{r.brier_lo:.4f}, {r.brier_hi:.4f}]")
+    return lines

@@ -25,6 +25,7 @@ from ..integrations.verl import read_verl_config
 from ..problem import Objective, as_objective
 from .binary import predict_binary
 from .clock import FlowTable
+from .finite import predict_finite
 from .graded import predict_graded
 from .intervals import check_k, pass_at_k, unbiased_pass_at_k
 from .report import write_outputs
@@ -54,6 +55,9 @@ class Prediction:
         The flows ``p_x(t)`` of the binary prompts (only with a clock: ``clock=`` or ``fit=``).
     warnings : list of str
         The config reader's warnings (empty when an Objective was given).
+    finite : FinitePrediction or None
+        With ``measured=``: the finite-time fit (:func:`~grpo_theory.predict.finite.predict_finite`), its
+        held-out scores and fitted parameters; its columns are also in ``table``.
     """
 
     table: pd.DataFrame
@@ -62,6 +66,7 @@ class Prediction:
     samples: SampleTable
     flows: FlowTable | None = None
     warnings: list = field(default_factory=list)
+    finite: object = None
 
     def pass_at(self, k) -> pd.DataFrame:
         """pass@k per prompt, before (unbiased estimate from the base samples) and after (at the stationary point).
@@ -74,7 +79,9 @@ class Prediction:
         Returns
         -------
         pandas.DataFrame
-            Columns ``prompt_id, k, before, after, after_lo, after_hi``; ``after = 1 - (1 - pred)^k``.
+            Columns ``prompt_id, k, before, before_unbiased, after, after_lo, after_hi``; ``after = 1 - (1 - pred)^k``;
+            ``before`` is the unbiased estimate where ``before_unbiased`` (``k <= n``), the plug-in
+            ``1 - (1 - c/n)^k`` elsewhere; with a finite-time fit also ``after_finite = 1 - (1 - pred_finite)^k``.
 
         Raises
         ------
@@ -91,11 +98,15 @@ class Prediction:
         """
         (k,) = check_k(k)
         t = self.table
-        return pd.DataFrame({"prompt_id": t.prompt_id, "k": k,
-                             "before": unbiased_pass_at_k(t.n, t.correct, k),
-                             "after": pass_at_k(t.pred.to_numpy(), k),
-                             "after_lo": pass_at_k(t.pred_lo.to_numpy(), k),
-                             "after_hi": pass_at_k(t.pred_hi.to_numpy(), k)})
+        out = pd.DataFrame({"prompt_id": t.prompt_id, "k": k,
+                            "before": unbiased_pass_at_k(t.n, t.correct, k),
+                            "before_unbiased": k <= t.n,
+                            "after": pass_at_k(t.pred.to_numpy(), k),
+                            "after_lo": pass_at_k(t.pred_lo.to_numpy(), k),
+                            "after_hi": pass_at_k(t.pred_hi.to_numpy(), k)})
+        if "pred_finite" in t:
+            out["after_finite"] = pass_at_k(t.pred_finite.to_numpy(), k)
+        return out
 
     def curves(self, ks=None) -> pd.DataFrame:
         """The dataset's mean pass@k before and after, for every ``k`` in ``ks``.
@@ -108,7 +119,8 @@ class Prediction:
         Returns
         -------
         pandas.DataFrame
-            One row per ``k``: ``k, before, after, after_lo, after_hi`` (means over prompts).
+            One row per ``k``: ``k, before, before_unbiased_share`` (the share of prompts with ``k <= n``, whose
+            ``before`` is unbiased), ``after, after_lo, after_hi`` (and ``after_finite``) (means over prompts).
 
         Examples
         --------
@@ -123,8 +135,12 @@ class Prediction:
         rows = []
         for k in ks:
             pk = self.pass_at(k)
-            rows.append(dict(k=k, before=float(pk.before.mean()), after=float(pk.after.mean()),
-                             after_lo=float(pk.after_lo.mean()), after_hi=float(pk.after_hi.mean())))
+            row = dict(k=k, before=float(pk.before.mean()), before_unbiased_share=float(pk.before_unbiased.mean()),
+                       after=float(pk.after.mean()), after_lo=float(pk.after_lo.mean()),
+                       after_hi=float(pk.after_hi.mean()))
+            if "after_finite" in pk:
+                row["after_finite"] = float(pk.after_finite.mean())
+            rows.append(row)
         return pd.DataFrame(rows)
 
     def at_step(self, step: float) -> np.ndarray:
@@ -239,7 +255,8 @@ def predict(samples, objective=None, *, framework: str | None = None, config=Non
             level: float = 0.95, interval: str = "jeffreys", clock: float | None = None,
             fit: tuple | None = None, steps: Sequence[float] | None = None, slow_tol: float = 0.01,
             t_max: float = 1e4, tol: float = 1e-6, max_exact: int = 400, levels=None, progress=None,
-            **reader_options) -> Prediction:
+            measured=None, kernel=None, holdout: float | None = None, rhos=None, finite_level: float = 0.9,
+            seed: int = 0, **reader_options) -> Prediction:
     """Predict where GRPO takes every prompt of a dataset, from the base model's samples.
 
     Parameters
@@ -273,6 +290,21 @@ def predict(samples, objective=None, *, framework: str | None = None, config=Non
         Declared reward levels when ``samples`` is a path.
     progress : bool or None
         tqdm progress bars (None: only for large datasets).
+    measured : SampleTable, str or Path, optional
+        Counts measured after (or during) training on some of the prompts (same layouts as ``samples``, ids
+        among its prompts): fits the shared-weights flow (``t`` and ``rho``) and adds ``pred_finite``,
+        ``pred_finite_lo``, ``pred_finite_hi`` (a predictive interval) and the other models' columns
+        (:func:`~grpo_theory.predict.finite.predict_finite`).
+    kernel : array_like, optional
+        With ``measured``: a measured ``N x N`` kernel in the samples' prompt order (used for ``pred_finite``).
+    holdout : float, optional
+        With ``measured``: score the models on this random fraction of the measured prompts.
+    rhos : sequence of float, optional
+        The ``rho`` grid of the one-parameter kernel.
+    finite_level : float
+        Level of the finite-time intervals.
+    seed : int
+        Seed of the bootstrap and the hold-out split.
     **reader_options
         Passed to the config reader (e.g. ``trl_version=``).
 
@@ -321,9 +353,34 @@ def predict(samples, objective=None, *, framework: str | None = None, config=Non
         table, extra = predict_graded(samples, obj, ks, progress)
         flows = None
     summary = _summary(samples, obj, table, ks, level, interval, reader_warnings, extra)
+    finite = None
+    if measured is not None or kernel is not None or holdout is not None:
+        finite = _finite(samples, obj, table, summary, measured, kernel, holdout, rhos, finite_level, seed, levels)
     summary["seconds"] = round(time.perf_counter() - started, 3)
-    pr = Prediction(table, summary, obj, samples, flows, reader_warnings)
+    pr = Prediction(table, summary, obj, samples, flows, reader_warnings, finite)
     return pr
+
+
+def _finite(samples, obj, table, summary, measured, kernel, holdout, rhos, level, seed, levels):
+    """The finite-time columns and summary fields of :func:`predict` with ``measured=``."""
+    if measured is None:
+        raise InvalidInputError("kernel= and holdout= need measured= (counts after training on some prompts)")
+    if not samples.binary:
+        raise InvalidInputError("measured= (finite-time predictions) is implemented for 0/1 rewards only; these "
+                                "samples have levels " + str(samples.levels.tolist()))
+    if not isinstance(measured, SampleTable):
+        measured = read_samples(measured)
+    fin = predict_finite(samples, obj, measured, kernel=kernel, rhos=rhos, holdout=holdout, level=level, seed=seed,
+                         stationary=table.pred.to_numpy())
+    for col in fin.table.columns:
+        if col != "prompt_id":
+            table[col] = fin.table[col].to_numpy()
+    gap = float(np.mean(np.abs(table.pred_finite - table.pred)))
+    summary["finite"] = fin.summary
+    summary["mean_pred_finite"] = float(table.pred_finite.mean())
+    summary["finite_vs_stationary_mae"] = gap
+    summary["short_of_stationarity"] = bool(gap > 0.05)
+    return fin
 
 
 def reward_kl_tradeoff(samples, objective: Objective, betas, *, progress=None) -> pd.DataFrame:
@@ -389,11 +446,15 @@ def _summary(samples, obj, table, ks, level, interval, reader_warnings, extra) -
         s[f"pass@{kk}_after"] = float(table[f"pass@{kk}_after"].mean())
     if "collapse" in table:
         s["collapse"] = int((table.collapse != "").sum())
+        s["vertex_fraction"] = float((table.collapse != "").mean())
     if "below_critical_beta" in table:
         s["below_critical_beta"] = int(table.below_critical_beta.sum())
     if "slow" in table:
         s["slow"] = int(table.slow.sum())
     if "kl_reverse" in table:
-        s["mean_kl_reverse"] = float(table.kl_reverse.replace(math.inf, np.nan).mean())
+        finite = np.isfinite(table.kl_reverse.to_numpy())
+        s["kl_reverse_infinite"] = int((~finite).sum())
+        s["mean_kl_reverse_finite_rows"] = float(table.kl_reverse[finite].mean()) if finite.any() else None
+        s["mean_kl_reverse"] = math.inf if (~finite).any() else float(table.kl_reverse.mean())
     s.update(extra)
     return s

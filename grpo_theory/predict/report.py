@@ -16,7 +16,6 @@ from pathlib import Path
 
 import numpy as np
 
-from .._io import atomic_write
 from ..errors import InvalidInputError
 from .clock import mean_curve
 
@@ -65,12 +64,18 @@ def figure_after_vs_before(pr):
     normal = ~t.bistable.to_numpy()
     yerr = np.vstack([t.pred - t.pred_lo, t.pred_hi - t.pred]).clip(min=0)
     xerr = np.vstack([t.p_ref - t.p_ref_lo, t.p_ref_hi - t.p_ref]).clip(min=0) if "p_ref_lo" in t else None
-    small = len(t) <= 300                        # error bars stay readable up to a few hundred prompts
-    if small:
-        ax.errorbar(t.p_ref[normal], t.pred[normal], yerr=yerr[:, normal],
-                    xerr=None if xerr is None else xerr[:, normal], fmt="none", ecolor="0.7", lw=0.6, zorder=1)
+    small = len(t) <= 300                        # above a few hundred prompts: thinner, lighter bars
+    ax.errorbar(t.p_ref[normal], t.pred[normal], yerr=yerr[:, normal],
+                xerr=None if xerr is None else xerr[:, normal], fmt="none", ecolor="0.7" if small else "0.85",
+                lw=0.6 if small else 0.25, zorder=1)
     ax.scatter(t.p_ref[normal], t.pred[normal], s=9 if small else 3, color="#1f5fa8", zorder=2,
-               label="stationary P(correct)")
+               label="stationary (bars: p_ref's interval)")
+    if "pred_finite" in t:
+        ferr = np.vstack([t.pred_finite - t.pred_finite_lo, t.pred_finite_hi - t.pred_finite]).clip(min=0)
+        ax.errorbar(t.p_ref, t.pred_finite, yerr=ferr, fmt="none", ecolor="#f4a582", lw=0.6 if small else 0.25,
+                    zorder=1)
+        ax.scatter(t.p_ref, t.pred_finite, s=9 if small else 3, color="#b2182b", zorder=2,
+                   label="this run, fitted (predictive interval)")
     never = t.never_solved.to_numpy()
     if never.any():
         ax.scatter(t.p_ref[never], t.pred[never], s=14, marker="v", color="#ef8a62", zorder=3,
@@ -84,10 +89,17 @@ def figure_after_vs_before(pr):
     ax.set_ylim(-0.02, 1.02)
     ax.set_aspect("equal")
     ax.set_xlabel(r"base model $p_{\mathrm{ref}}$ (from the samples)")
-    ax.set_ylabel("P(correct) after training (stationary)")
-    ax.set_title(pr.objective.describe().replace("inf", "∞"))
+    ax.set_ylabel("P(correct) after training")
+    ax.set_title(_wrap(pr.objective.describe().replace("inf", "∞")), fontsize=7)
     ax.legend(loc="lower right")
     return fig
+
+
+def _wrap(text: str, width: int = 48) -> str:
+    """The title on as many lines as it needs (a figure's width holds about ``width`` characters)."""
+    import textwrap
+
+    return "\n".join(textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False)) or text
 
 
 def figure_pass_at_k(pr):
@@ -109,15 +121,24 @@ def figure_pass_at_k(pr):
     ks = [2 ** i for i in range(int(math.log2(max(n_max, 2))) + 3)]
     cur = pr.curves(ks)
     fig, ax = _new()
-    ax.plot(cur.k, cur.before, "o-", ms=3, color="0.3", label="before (unbiased, from the samples)")
+    exact = (cur.k <= int(pr.table.n.min())).to_numpy()
+    ax.plot(cur.k[exact], cur.before[exact], "o-", ms=3, color="0.3",
+            label="before (unbiased, k <= n)" if (~exact).any() else "before (unbiased, from the samples)")
+    if (~exact).any():                      # k > n for some prompt: the plug-in 1 - (1 - c/n)^k, not unbiased
+        j = np.flatnonzero(~exact)
+        j = np.r_[j[0] - 1, j] if j[0] > 0 else j
+        ax.plot(cur.k[j], cur.before[j], "o--", ms=3, color="0.3", mfc="white",
+                label="before (plug-in where k > n)")
     ax.plot(cur.k, cur.after, "o-", ms=3, color="#1f5fa8", label="after (stationary)")
+    if "after_finite" in cur:
+        ax.plot(cur.k, cur.after_finite, "s-", ms=3, color="#b2182b", label="after this run (fitted)")
     ax.fill_between(cur.k, cur.after_lo, cur.after_hi, color="#1f5fa8", alpha=0.2, lw=0)
     ax.axvline(n_max, ls=":", color="0.6", lw=0.8)
     ax.set_xscale("log", base=2)
     ax.set_xlabel("k")
     ax.set_ylabel("mean pass@k over prompts")
     ax.set_ylim(0, 1.02)
-    ax.legend(loc="lower right")
+    ax.legend(loc="lower right", fontsize=6)
     return fig
 
 
@@ -175,9 +196,8 @@ def figure_tradeoff(tradeoff, beta: float):
     """
     fig, ax = _new()
     ax.plot(tradeoff.mean_kl_direct, tradeoff.mean_pred, "o-", ms=3, color="#1f5fa8")
-    for _, r in tradeoff.iterrows():
-        ax.annotate(f"β={r.beta:g}", (r.mean_kl_direct, r.mean_pred), fontsize=6, xytext=(3, -8),
-                    textcoords="offset points")
+    _label_points(ax, tradeoff.mean_kl_direct.to_numpy(), tradeoff.mean_pred.to_numpy(),
+                  [f"β={b:g}" for b in tradeoff.beta])
     here = tradeoff[np.isclose(tradeoff.beta, beta)]
     if len(here):
         ax.plot(here.mean_kl_direct, here.mean_pred, "D", color="#b2182b", ms=4, label="this run's β")
@@ -187,6 +207,24 @@ def figure_tradeoff(tradeoff, beta: float):
     return fig
 
 
+def _label_points(ax, x, y, labels) -> None:
+    """Label points, skipping any whose label would land within ~10% of the axes of one already placed
+    (the skipped ones are still drawn as points; the first and last are always labelled)."""
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    if x.size == 0:
+        return
+    span_x = max(float(np.ptp(x)), 1e-12)
+    span_y = max(float(np.ptp(y)), 1e-12)
+    order = [0, x.size - 1] + list(range(1, x.size - 1))
+    placed: list = []
+    for i in dict.fromkeys(order):
+        u, v = x[i] / span_x, y[i] / span_y
+        if i not in (0, x.size - 1) and any(abs(u - a) < 0.12 and abs(v - b) < 0.08 for a, b in placed):
+            continue
+        placed.append((u, v))
+        ax.annotate(labels[i], (x[i], y[i]), fontsize=6, xytext=(3, -8), textcoords="offset points")
+
+
 def _row(flows, p) -> np.ndarray:
     if not flows.interpolated:
         return flows.values[int(np.searchsorted(flows.starts, p))]
@@ -194,6 +232,41 @@ def _row(flows, p) -> np.ndarray:
 
     u = np.log(flows.starts) - np.log1p(-flows.starts)
     return PchipInterpolator(u, flows.values, axis=0)(math.log(p) - math.log1p(-p))
+
+
+def _write_all(pr, out: Path, *, plots: bool, tradeoff) -> dict:
+    """Every file of the prediction into ``out``; ``{kind: file name}``."""
+    names = {"csv": "predictions.csv", "summary": "summary.json"}
+    pr.table.to_csv(out / "predictions.csv", index=False, float_format="%.8g")
+    summary = dict(pr.summary)
+    summary["pass_at_k_curve"] = pr.curves().to_dict(orient="records")
+    summary["columns"] = dict(pred_lo_pred_hi="p_ref's sampling interval carried through the stationary map "
+                                              "(not a prediction interval of a measurement)")
+    if tradeoff is not None:
+        summary["reward_kl_tradeoff"] = tradeoff.to_dict(orient="records")
+        tradeoff.to_csv(out / "tradeoff.csv", index=False)
+        names["tradeoff_csv"] = "tradeoff.csv"
+    fin = getattr(pr, "finite", None)
+    if fin is not None and fin.scores is not None:
+        fin.scores.to_csv(out / "scores.csv", index=False, float_format="%.6g")
+        names["scores"] = "scores.csv"
+        summary["holdout_scores"] = fin.scores.to_dict(orient="records")
+    (out / "summary.json").write_text(json.dumps(_jsonable(summary), indent=2), encoding="utf-8")
+    if plots:
+        import matplotlib  # only with plots=True (see _new)
+
+        from ..plotting import STYLE  # matplotlib (optional): only with plots=True
+
+        figures = {"after_vs_before": figure_after_vs_before, "pass_at_k": figure_pass_at_k}
+        if pr.flows is not None and pr.summary.get("clock"):
+            figures["clock"] = figure_clock
+        if tradeoff is not None:
+            figures["tradeoff"] = lambda p: figure_tradeoff(tradeoff, p.objective.beta)
+        with matplotlib.rc_context(STYLE):
+            for name, build in figures.items():
+                build(pr).savefig(out / f"{name}.png", format="png")
+                names[name] = f"{name}.png"
+    return names
 
 
 def write_outputs(pr, out_dir, *, plots: bool = True, tradeoff=None) -> dict:
@@ -221,32 +294,22 @@ def write_outputs(pr, out_dir, *, plots: bool = True, tradeoff=None) -> dict:
     InvalidInputError
         ``out_dir`` is a file.
     """
+    import shutil
+    import tempfile
+
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise InvalidInputError(f"--out {str(out)!r} is a file; expected a folder")
     out.mkdir(parents=True, exist_ok=True)
-    paths = {}
-    paths["csv"] = atomic_write(out / "predictions.csv", lambda p: pr.table.to_csv(p, index=False,
-                                                                                   float_format="%.8g"))
-    summary = dict(pr.summary)
-    summary["pass_at_k_curve"] = pr.curves().to_dict(orient="records")
-    if tradeoff is not None:
-        summary["reward_kl_tradeoff"] = tradeoff.to_dict(orient="records")
-        paths["tradeoff_csv"] = atomic_write(out / "tradeoff.csv", lambda p: tradeoff.to_csv(p, index=False))
-    paths["summary"] = atomic_write(out / "summary.json", lambda p: p.write_text(
-        json.dumps(_jsonable(summary), indent=2), encoding="utf-8"))
-    if plots:
-        import matplotlib  # only with plots=True (see _new)
-
-        from ..plotting import STYLE  # matplotlib (optional): only with plots=True
-
-        figures = {"after_vs_before": figure_after_vs_before, "pass_at_k": figure_pass_at_k}
-        if pr.flows is not None and pr.summary.get("clock"):
-            figures["clock"] = figure_clock
-        if tradeoff is not None:
-            figures["tradeoff"] = lambda p: figure_tradeoff(tradeoff, p.objective.beta)
-        with matplotlib.rc_context(STYLE):
-            for name, build in figures.items():
-                fig = build(pr)
-                paths[name] = atomic_write(out / f"{name}.png", lambda p, f=fig: f.savefig(p, format="png"))
+    # everything is written into a fresh folder beside out first and moved in only when all of it was
+    # written: a failure (a figure, a full disk) leaves out as it was, never half of a prediction
+    stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.incomplete-", dir=out.parent))
+    try:
+        names = _write_all(pr, stage, plots=plots, tradeoff=tradeoff)
+        paths = {}
+        for kind, name in names.items():
+            (stage / name).replace(out / name)
+            paths[kind] = out / name
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
     return {k: str(v) for k, v in paths.items()}

@@ -1,0 +1,316 @@
+r"""Finite time with shared weights: ``dz_i/dt = sum_j K_ij h_j(z_j)`` for every prompt on one clock.
+
+``z_i = logit P_i(correct)`` and ``h_j`` is prompt ``j``'s own update (:class:`~.field.PromptField`: the
+exact expected update of the objective, ``2 x (1 - x) (g_a - g_b)``). An update on prompt ``j`` moves
+prompt ``i``'s logit by ``K_ij`` (the inner product of their gradients, the empirical neural tangent
+kernel), so the nested models are
+
+* ``K = I``: prompts independent, the tabular flow of :func:`grpo_theory.dynamics.flow` (:mod:`.clock`);
+* ``K = 11^T/N``: every logit moves alike (a logit shift, at the speed the theory gives the mean update);
+* ``K = (1 - rho) I + rho 11^T/N``, ``0 <= rho <= 1``, between them (:func:`solve_rho`);
+* a measured ``K`` (an ``N x N`` positive semi-definite matrix, :func:`solve_kernel`), scaled to mean
+  diagonal 1 (the clock absorbs the scale).
+
+**Stationarity with shared weights** (derivation in docs/predict.md, section 7). Each ``h_i = -V_i'`` (a
+one-dimensional field is a gradient), so ``V = sum_i V_i`` decreases along the flow,
+``dV/dt = -h^T K h <= 0``; ``z(t) - z(0)`` stays in the range of ``K``. The flow stops where ``K h(z) = 0``:
+for an invertible ``K`` (every ``rho < 1``) that is ``h_i(z_i) = 0`` for each prompt, the tabular stationary
+points (only the path, and for a bistable prompt possibly the basin, change); for ``K = F F^T`` of rank
+``r < N`` it is ``F^T h(z(0) + F v) = 0``, ``r`` equations in ``r`` unknowns, the stationary point of ``V``
+on the affine set ``z(0) + range K``. For ``K = 11^T/N``: one shift ``s`` with ``sum_i h_i(z_i(0) + s) = 0``
+(:func:`shift_stationary`): prompts' KL terms pull against other prompts' rewards.
+
+**Integration.** One-parameter model: the state is ``(u, s)`` with ``z_i = u_i + s``, ``du_i/dt = (1 - rho)
+h_i(z_i)``, ``ds/dt = rho mean_j h_j(z_j)``; prompts with the same start share one ``u`` (weighted by their
+count), and the Jacobian is an arrow (sparse); above 400 distinct prompts their logits are rounded to
+0.01 (:func:`solve_rho`). Measured ``K = V diag(lambda) V^T``: ``z = z(0) + F v``,
+``F = V sqrt(lambda)`` over the eigenvalues above ``1e-10 lambda_max``, ``dv/dt = F^T h(z)`` with the
+dense ``r x r`` Jacobian ``F^T diag(h') F``. Both with the stiff BDF solver (scipy), ``rtol = 1e-6``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import InvalidInputError
+from .field import PromptField, expit, logit
+
+__all__ = ["CoupledTrajectory", "solve_rho", "solve_kernel", "shift_stationary", "check_kernel", "time_grid"]
+
+
+@dataclass(frozen=True)
+class CoupledTrajectory:
+    """Every prompt's logit along the shared-weights flow.
+
+    Attributes
+    ----------
+    times : numpy.ndarray
+        Flow times ``t``, increasing, shape (T,).
+    z : numpy.ndarray
+        ``z[k, i] = logit P_i(correct)`` at ``times[k]``, shape (T, N).
+    model : str
+        ``"rho=<value>"`` or ``"kernel"``.
+    steps : int
+        Accepted steps of the integrator.
+    z_test : numpy.ndarray or None
+        With ``test_p`` (:func:`solve_rho`): the test prompts' logits, shape (T, len(test_p)).
+    """
+
+    times: np.ndarray
+    z: np.ndarray
+    model: str
+    steps: int
+    z_test: np.ndarray | None = None
+
+    @property
+    def p(self) -> np.ndarray:
+        """P(correct) at every time, shape (T, N)."""
+        return expit(self.z)
+
+
+def time_grid(t_max: float = 1e4, n: int = 200, t_min: float = 1e-3) -> np.ndarray:
+    """``0`` and ``n`` geometric times from ``t_min`` to ``t_max``: the grid the flows are reported on.
+
+    Parameters
+    ----------
+    t_max, t_min : float
+        Last and first positive time.
+    n : int
+        Positive times.
+
+    Returns
+    -------
+    numpy.ndarray
+    """
+    if not (0 < t_min < t_max) or n < 2:
+        raise InvalidInputError(f"need 0 < t_min < t_max and n >= 2, got t_min={t_min!r}, t_max={t_max!r}, n={n!r}")
+    return np.concatenate([[0.0], np.geomspace(t_min, t_max, n)])
+
+
+def _check_times(times) -> np.ndarray:
+    t = np.asarray(times, dtype=float).reshape(-1)
+    if t.size < 1 or not np.all(np.isfinite(t)) or t[0] < 0 or np.any(np.diff(t) <= 0):
+        raise InvalidInputError(f"times must be increasing finite numbers >= 0, got {t[:5].tolist()}...")
+    return t
+
+
+def _integrate(rhs, jac, y0, times, rtol, atol):
+    from scipy.integrate import solve_ivp
+
+    if times[-1] == 0:
+        return np.tile(y0, (times.size, 1)), 0
+    sol = solve_ivp(rhs, (0.0, float(times[-1])), y0, method="BDF", t_eval=times, jac=jac, rtol=rtol, atol=atol)
+    if not sol.success:
+        raise RuntimeError(f"the shared-weights flow failed to integrate: {sol.message}")
+    return sol.y.T, int(sol.t.size)
+
+
+def _arrow(field: PromptField, idx, z_start: np.ndarray, w: np.ndarray, rho: float, t: np.ndarray, rtol, atol):
+    """The one-parameter flow of ``U`` representative prompts (references ``field.p[idx]``, starts ``z_start``,
+    weights ``w`` summing to 1): logits at the times, shape (T, U), and the steps taken."""
+    from scipy import sparse
+
+    U = z_start.size
+
+    def rhs(_t, y):
+        h = field.h(y[:U] + y[U], idx)
+        return np.concatenate([(1.0 - rho) * h, [rho * (w @ h)]])
+
+    rows = np.concatenate([np.arange(U), np.arange(U), np.full(U, U), [U]])
+    cols = np.concatenate([np.arange(U), np.full(U, U), np.arange(U), [U]])
+
+    def jac(_t, y):
+        d = field.dh(y[:U] + y[U], idx)
+        vals = np.concatenate([(1.0 - rho) * d, (1.0 - rho) * d, rho * w * d, [rho * (w @ d)]])
+        return sparse.csc_matrix((vals, (rows, cols)), shape=(U + 1, U + 1))
+
+    ys, steps = _integrate(rhs, jac, np.concatenate([z_start, [0.0]]), t, rtol, atol)
+    return ys[:, :U] + ys[:, U:U + 1], steps
+
+
+def solve_rho(field: PromptField, rho: float, times, *, z0=None, rtol: float = 1e-6, atol: float = 1e-8,
+              max_groups: int = 400, quantum: float = 0.01, test_p=None) -> CoupledTrajectory:
+    """The flow with ``K = (1 - rho) I + rho 11^T/N`` from every prompt's ``p_ref`` (or ``z0``).
+
+    Prompts with the same start and reference share one state (weighted by their count). Above ``max_groups``
+    distinct ones (starting at their references), each ``logit p_ref`` is rounded to a multiple of
+    ``quantum`` (0.01: far below the sampling error of ``p_ref``, a logit standard deviation of at least
+    ``2/sqrt(n)``) and the rounded prompts share a state (the test suite measures the error against the
+    exact solve).
+
+    Parameters
+    ----------
+    field : PromptField
+        The prompts' own updates (its ``p`` are the references; ``N`` prompts).
+    rho : float
+        Shared fraction, in ``[0, 1]``: 0 is the tabular flow, 1 a logit shift.
+    times : array_like
+        Increasing flow times ``>= 0`` to report (e.g. :func:`time_grid`).
+    z0 : array_like, optional
+        Starting logits (default ``logit p``).
+    rtol, atol : float
+        Tolerances of the BDF solver.
+    max_groups : int
+        Above this many distinct prompts (and with ``z0`` None), round the logits to ``quantum``.
+    quantum : float
+        The rounding step in ``logit p_ref``.
+    test_p : array_like, optional
+        Test prompts (reference = start = each value): they move under their own update and the shared one
+        but carry no weight in it (their paths are ``z_test``): what a prompt with another ``p_ref`` would do
+        in this run.
+
+    Returns
+    -------
+    CoupledTrajectory
+
+    Raises
+    ------
+    InvalidInputError
+        ``rho`` outside ``[0, 1]``, bad ``times`` or ``z0``.
+    """
+    if not (isinstance(rho, (int, float, np.floating)) and 0.0 <= float(rho) <= 1.0):
+        raise InvalidInputError(f"rho must be a number in [0, 1], got {rho!r}")
+    rho = float(rho)
+    t = _check_times(times)
+    start_is_ref = z0 is None
+    z0 = field.z_ref.copy() if z0 is None else np.asarray(z0, dtype=float).reshape(-1)
+    N = field.p.size
+    if z0.size != N or not np.all(np.isfinite(z0)):
+        raise InvalidInputError(f"z0 must hold {N} finite logits, got shape {z0.shape}")
+    test = np.zeros(0) if test_p is None else logit(np.asarray(test_p, dtype=float).reshape(-1))
+    if not np.all(np.isfinite(test)):
+        raise InvalidInputError("test_p must lie in (0, 1)")
+    starts = np.concatenate([z0, test])
+    refs = np.concatenate([field.z_ref, test])
+    if np.unique(np.stack([starts, refs], axis=1), axis=0).shape[0] > max_groups and start_is_ref:
+        # many distinct prompts: references (and starts) rounded to a multiple of `quantum` in logit, far
+        # below p_ref's own sampling error (a logit sd of at least 2/sqrt(n)); the rounded prompts share a state
+        starts = refs = np.round(refs / quantum) * quantum
+    uniq, inverse = np.unique(np.stack([starts, refs], axis=1), axis=0, return_inverse=True)
+    inverse = np.asarray(inverse).reshape(-1)
+    w = np.bincount(inverse[:N], minlength=uniq.shape[0]) / N        # test prompts carry no weight
+    z, steps = _arrow(field.with_p(expit(uniq[:, 1])), None, uniq[:, 0], w, rho, t, rtol, atol)
+    z_test = z[:, inverse[N:]] if test_p is not None else None
+    return CoupledTrajectory(t, z[:, inverse[:N]], f"rho={rho:g}", steps, z_test)
+
+
+def check_kernel(K, n: int) -> np.ndarray:
+    """A measured kernel checked and scaled: symmetric ``n x n``, positive semi-definite, mean diagonal 1.
+
+    Parameters
+    ----------
+    K : array_like
+        The kernel ``K_ij`` (inner products of the prompts' gradients), in the prompts' order.
+    n : int
+        The number of prompts.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``K / mean(diag K)``.
+
+    Raises
+    ------
+    InvalidInputError
+        Wrong shape, not finite, not symmetric (to 1e-6 relative), an eigenvalue below ``-1e-6 lambda_max``,
+        or a zero diagonal.
+    """
+    K = np.asarray(K, dtype=float)
+    if K.shape != (n, n):
+        raise InvalidInputError(f"the kernel must be {n} x {n} (one row and column per prompt), got shape {K.shape}")
+    if not np.all(np.isfinite(K)):
+        raise InvalidInputError("the kernel has non-finite entries")
+    scale = float(np.mean(np.diag(K)))
+    if not scale > 0:
+        raise InvalidInputError(f"the kernel's mean diagonal must be > 0, got {scale!r}")
+    K = K / scale
+    asym = float(np.max(np.abs(K - K.T)))
+    if asym > 1e-6 * max(1.0, float(np.max(np.abs(K)))):
+        raise InvalidInputError(f"the kernel must be symmetric; largest |K_ij - K_ji| = {asym:.3g} (after scaling)")
+    K = (K + K.T) / 2
+    lam = np.linalg.eigvalsh(K)
+    if lam[0] < -1e-6 * lam[-1]:
+        raise InvalidInputError(f"the kernel must be positive semi-definite; smallest eigenvalue {lam[0]:.3g} "
+                                f"(largest {lam[-1]:.3g})")
+    return K
+
+
+def solve_kernel(field: PromptField, K, times, *, z0=None, rtol: float = 1e-6, atol: float = 1e-8,
+                 scaled: bool = False) -> CoupledTrajectory:
+    """The flow ``dz/dt = K h(z)`` with a measured kernel.
+
+    Parameters
+    ----------
+    field : PromptField
+        The prompts' own updates, in the kernel's order.
+    K : array_like
+        ``N x N`` positive semi-definite (see :func:`check_kernel`; scaled to mean diagonal 1 unless ``scaled``).
+    times : array_like
+        Increasing flow times ``>= 0``.
+    z0 : array_like, optional
+        Starting logits (default ``logit p``).
+    rtol, atol : float
+        Tolerances of the BDF solver.
+    scaled : bool
+        ``K`` is already checked and scaled (skips :func:`check_kernel`).
+
+    Returns
+    -------
+    CoupledTrajectory
+    """
+    N = field.p.size
+    K = np.asarray(K, dtype=float) if scaled else check_kernel(K, N)
+    t = _check_times(times)
+    z0 = field.z_ref.copy() if z0 is None else np.asarray(z0, dtype=float).reshape(-1)
+    lam, V = np.linalg.eigh(K)
+    keep = lam > 1e-10 * lam[-1]
+    F = V[:, keep] * np.sqrt(lam[keep])
+
+    def rhs(_t, v):
+        return F.T @ field.h(z0 + F @ v)
+
+    def jac(_t, v):
+        return F.T @ (field.dh(z0 + F @ v)[:, None] * F)
+
+    vs, steps = _integrate(rhs, jac, np.zeros(F.shape[1]), t, rtol, atol)
+    return CoupledTrajectory(t, z0[None, :] + vs @ F.T, "kernel", steps)
+
+
+def shift_stationary(field: PromptField, *, z0=None) -> float:
+    """The stationary shift of ``K = 11^T/N``: the ``s`` with ``sum_i h_i(z_i(0) + s) = 0``.
+
+    Parameters
+    ----------
+    field : PromptField
+        The prompts' own updates.
+    z0 : array_like, optional
+        Starting logits (default ``logit p``).
+
+    Returns
+    -------
+    float
+        ``s``; every prompt ends at ``z_i(0) + s``.
+
+    Raises
+    ------
+    InvalidInputError
+        No sign change of the summed update on ``[-60, 60]``.
+    """
+    from scipy.optimize import brentq
+
+    z0 = field.z_ref if z0 is None else np.asarray(z0, dtype=float)
+
+    def total(s):
+        return float(np.sum(field.h(z0 + s)))
+
+    grid = np.linspace(-60, 60, 241)
+    vals = np.array([total(s) for s in grid])
+    down = np.flatnonzero((vals[:-1] > 0) & (vals[1:] <= 0))    # a stable zero: the sum falls through 0
+    if down.size == 0:
+        raise InvalidInputError("the summed update has no stable zero for shifts in [-60, 60]: the shift runs off")
+    start = total(0.0)
+    j = down[np.argmin(np.abs(grid[down]))] if start == 0 else (down[grid[down] >= 0][0] if start > 0 and
+                                                                np.any(grid[down] >= 0) else down[grid[down] < 0][-1])
+    return float(brentq(total, grid[j], grid[j + 1], xtol=1e-12))

@@ -1,0 +1,122 @@
+"""Scoring predictions of P(correct) against measured counts: MAE, Brier, bootstrap intervals, the sampling floor.
+
+A held-out prompt ``j`` was measured ``k_j`` correct of ``m_j``; ``f_j = k_j / m_j``. For a prediction ``q_j``:
+
+* ``MAE = mean_j |q_j - f_j|``;
+* ``Brier = mean_j [(q_j - f_j)^2 + f_j (1 - f_j)]``, the mean over each prompt's ``m_j`` samples of
+  ``(q_j - y)^2`` (a proper score: an exact predictor minimises its expectation);
+* intervals: percentiles of a bootstrap over held-out prompts, the same resamples for every model (so the
+  models' intervals and the differences between them are comparable);
+* the **sampling floor**: the MAE an exact predictor would still show, ``mean_j E|Bin(m_j, q_j)/m_j - q_j|``,
+  summed exactly over the binomial (at the given ``q``: the best model's predictions).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InvalidInputError
+
+__all__ = ["score_table", "sampling_floor"]
+
+
+def sampling_floor(q, m) -> float:
+    """``mean_j E|Bin(m_j, q_j)/m_j - q_j|``, by exact summation over the binomial.
+
+    Parameters
+    ----------
+    q : array_like
+        True P(correct) per prompt (in practice: a model's prediction).
+    m : array_like of int
+        Samples of each measurement.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> round(sampling_floor([0.5], [2]), 6)      # |0 - .5| /4 + 0 /2 + |1 - .5| /4
+    0.25
+    """
+    from scipy.special import gammaln
+
+    q = np.clip(np.asarray(q, dtype=float).reshape(-1), 0.0, 1.0)
+    m = np.broadcast_to(np.asarray(m, dtype=float).reshape(-1), q.shape)
+    out = np.empty(q.size)
+    for mm in np.unique(m):
+        sel = m == mm
+        kk = np.arange(int(mm) + 1, dtype=float)
+        qq = q[sel][:, None]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            logpmf = (gammaln(mm + 1) - gammaln(kk + 1) - gammaln(mm - kk + 1)
+                      + np.where(kk > 0, kk * np.log(qq), 0.0) + np.where(mm - kk > 0, (mm - kk) * np.log1p(-qq), 0.0))
+        pmf = np.nan_to_num(np.exp(logpmf))
+        out[sel] = (pmf * np.abs(kk / mm - qq)).sum(axis=1)
+    return float(out.mean())
+
+
+def score_table(predictions: dict, k, m, *, n_boot: int = 2000, level: float = 0.95, seed: int = 0,
+                reference: str | None = None) -> pd.DataFrame:
+    """MAE and Brier of each model on the same held-out prompts, with bootstrap intervals.
+
+    Parameters
+    ----------
+    predictions : dict
+        ``{model name: predicted P(correct) per held-out prompt}``.
+    k, m : array_like of int
+        The held-out prompts' measured counts.
+    n_boot : int
+        Bootstrap replicates over held-out prompts.
+    level : float
+        Level of the intervals.
+    seed : int
+        Seed of the bootstrap.
+    reference : str, optional
+        A model name: also the difference of every model's MAE from its MAE, with its interval (paired).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per model: ``model, mae, mae_lo, mae_hi, brier, brier_lo, brier_hi`` (and ``mae_minus_<ref>``,
+        ``..._lo``, ``..._hi``), ``prompts``, ``floor`` (the sampling floor at that model's predictions).
+
+    Raises
+    ------
+    InvalidInputError
+        Predictions of a different length than the counts, bad counts, an unknown ``reference``.
+    """
+    k = np.asarray(k, dtype=float).reshape(-1)
+    m = np.asarray(m, dtype=float).reshape(-1)
+    if k.size == 0 or k.size != m.size or np.any(m < 1) or np.any((k < 0) | (k > m)):
+        raise InvalidInputError(f"held-out counts need 0 <= k <= m, m >= 1, one of each per prompt; got {k.size} k "
+                                f"and {m.size} m")
+    if reference is not None and reference not in predictions:
+        raise InvalidInputError(f"reference {reference!r} is not one of the models {list(predictions)}")
+    f = k / m
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, f.size, size=(n_boot, f.size))
+    a = (1 - level) / 2
+    errs = {}
+    rows = []
+    for name, q in predictions.items():
+        q = np.asarray(q, dtype=float).reshape(-1)
+        if q.size != f.size:
+            raise InvalidInputError(f"model {name!r}: {q.size} predictions for {f.size} held-out prompts")
+        ae = np.abs(q - f)
+        br = (q - f) ** 2 + f * (1 - f)
+        errs[name] = ae
+        mae_b, br_b = ae[idx].mean(axis=1), br[idx].mean(axis=1)
+        rows.append(dict(model=name, prompts=int(f.size), mae=float(ae.mean()),
+                         mae_lo=float(np.quantile(mae_b, a)), mae_hi=float(np.quantile(mae_b, 1 - a)),
+                         brier=float(br.mean()), brier_lo=float(np.quantile(br_b, a)),
+                         brier_hi=float(np.quantile(br_b, 1 - a)), floor=sampling_floor(q, m)))
+    if reference is not None:
+        for row in rows:
+            d = errs[row["model"]] - errs[reference]
+            db = d[idx].mean(axis=1)
+            row[f"mae_minus_{reference}"] = float(d.mean())
+            row[f"mae_minus_{reference}_lo"] = float(np.quantile(db, a))
+            row[f"mae_minus_{reference}_hi"] = float(np.quantile(db, 1 - a))
+    return pd.DataFrame(rows)
