@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from . import advantage
+from . import advantage, variants
 from ._multinomial import bd0, box_count_vectors, count_vectors, log_multinomial_weights, saddle_constant, window_bounds
 
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ def _advantages_for_counts(v: np.ndarray, counts: np.ndarray, group_size: int, n
     G = group_size
     diff = v[:, None] - v[None, :]                                # diff[i, j] = v_i - v_j
     numerator = (counts @ diff.T).T / G                           # (L, N): v_l - mean, no cancellation
-    if normalization == "shift":
+    if not variants.lookup("normalization", normalization).scales:
         table = numerator
     else:
         cross = counts @ diff**2                                  # (N, L): (n D^2)_j

@@ -29,7 +29,7 @@ from tqdm.auto import tqdm
 from .._io import atomic_write
 from ..convergence import ConvergenceReport, check_history
 from ..problem import InvalidInputError, Objective
-from .loss import family_advantages, group_advantages, grpo_objective, kl_value, tie_mask
+from .loss import advantages_for, grpo_objective, kl_value, tie_mask
 from .policy import answer_token_entropies, answer_token_logprobs, answer_token_mask, generate
 from .tasks import QATask
 
@@ -317,17 +317,14 @@ class GRPOTrainer:
         lp_ref = gather(self.ref_token_logp[q_t])
         mask = self.token_mask[idx]                                                    # (nq, g, G, T)
         kl = cfg.kl_options()
-        if kl["kl_placement"] == "reward":       # verl's use_kl_in_reward: r - beta * (sum of the values)
+        if cfg.objective.placement_variant.in_reward:     # verl's use_kl_in_reward: r - beta * (sum of the values)
             clamps = (kl["kl_log_ratio_clamp"], kl["kl_value_clamp"])
-            if cfg.objective.level == "sequence":
+            if not cfg.objective.level_variant.per_token:
                 v = kl_value(lp_old.sum(-1), lp_ref.sum(-1), kl["kl_estimator"], *clamps)
             else:
                 v = (kl_value(lp_old, lp_ref, kl["kl_estimator"], *clamps) * mask).sum(-1)
             r = r - cfg.objective.beta * v
-        if cfg.objective.advantage == "group":
-            adv = group_advantages(r, cfg.objective.normalization, cfg.objective.std_ddof, cfg.objective.std_eps)
-        else:
-            adv = family_advantages(r, cfg.objective.advantage, pass_k=cfg.objective.pass_k)
+        adv = advantages_for(r, cfg.objective)       # the estimator's sampled form (grpo_theory.variants)
         family = dict(group_mask=tie_mask(r)) if cfg.objective.filter_ties else {}
         family["importance_level"] = cfg.objective.importance_level
         for group in self.optimizer.param_groups:
