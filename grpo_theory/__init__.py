@@ -5,7 +5,7 @@ arXiv 2502.18548) and goes beyond it; see ``docs/`` and the SPEC for the
 mathematics. Importing this package never imports torch.
 """
 
-from . import closed_form, dynamics, kl, solvers
+from . import closed_form, dynamics, kl, solvers, variants
 from .errors import ExactEvaluationTooLarge, InvalidInputError, NoStationaryPolicy, TheoryWarning
 from .preference import monte_carlo_preference, reward_preference
 from .problem import Objective, Question
@@ -43,4 +43,5 @@ __all__ = [
     "dynamics",
     "kl",
     "solvers",
+    "variants",
 ]

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import variants
 from .errors import NoStationaryPolicy, TheoryWarning
 from .integrations.mapping import explain, load_config_file
 from .integrations.openrlhf import read_openrlhf_config
@@ -103,7 +104,7 @@ def cmd_predict(args) -> int:
     else:
         fields = dict(beta=args.beta, group_size=args.group_size, normalization=args.normalization,
                       std_ddof=args.std_ddof, std_eps=args.std_eps)
-        if args.kl_estimator is not None or args.kl_placement != "loss" or args.kl_value_clamp is not None \
+        if args.kl_estimator is not None or not variants.lookup("kl_placement", args.kl_placement).in_loss or args.kl_value_clamp is not None \
                 or args.kl_log_ratio_clamp is not None:
             fields.update(kl_estimator=args.kl_estimator or "k3", kl_placement=args.kl_placement,
                           kl_log_ratio_clamp=args.kl_log_ratio_clamp, kl_value_clamp=args.kl_value_clamp)

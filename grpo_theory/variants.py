@@ -51,7 +51,8 @@ from ._numerics import optimize
 from .errors import InvalidInputError
 
 __all__ = ["Variant", "AdvantageEstimator", "Normalization", "KLEstimator", "KLPlacement", "Regime", "Level",
-           "ImportanceLevel", "Aggregation", "register", "lookup", "names", "entries", "KINDS"]
+           "ImportanceLevel", "Aggregation", "register", "unregister", "lookup", "note_penalty", "names", "entries",
+           "KINDS"]
 
 
 def _resolve(hook):
@@ -104,6 +105,9 @@ class AdvantageEstimator(Variant):
         matrix at ``G = 2``, sampled groups in ``dynamics.grpo_steps``, the batch-token-mean tree) accept it.
     batch_whitened : bool
         Whitened over a batch of groups (the per-question theory takes the batch as this question's groups).
+    equivalence : callable or None
+        ``(G, beta) -> str``: a sentence relating its stationary points to another variant's (the config
+        readers pass it on as a warning), or None.
     """
 
     expectations: Callable | str
@@ -114,6 +118,7 @@ class AdvantageEstimator(Variant):
     needs_pass_k: bool = False
     is_note_advantage: bool = False
     batch_whitened: bool = False
+    equivalence: Callable | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -184,12 +189,15 @@ class KLPlacement(Variant):
     in_reward : bool
         Its detached value subtracted from the reward before normalisation: no coefficient, ``P_G`` of the
         shaped rewards.
+    explanation : str
+        Where the value goes, in words (``grpo-theory explain``).
     tells_same_reward_apart : bool
         The objective tells answers of the same reward law apart through their own log-ratio's *value*
         (advantage and reward placements): pooling them into classes is then exact only where that value is
         monotone in the log-ratio (see :func:`grpo_theory.solvers.search`).
     """
 
+    explanation: str = ""
     in_loss: bool = False
     in_advantage: bool = False
     in_reward: bool = False
@@ -210,10 +218,13 @@ class Regime(Variant):
         The KL shapes the reward before normalisation.
     regularises : bool
         The penalty has a restoring gradient (False for k1 as a loss, whose expected gradient vanishes).
+    gradient : str
+        The gradient the KL term contributes, in words (``grpo-theory explain``).
     shorthand_estimator : str or None
         The KL estimator ``Objective(penalty=name)`` stands for (an input shorthand; None: not one).
     """
 
+    gradient: str = ""
     shorthand_estimator: str | None = None
     is_reverse: bool = False
     is_direct: bool = False
@@ -314,6 +325,22 @@ def lookup(kind: str, name) -> Variant:
         raise InvalidInputError(f"{kind} must be one of {names(kind)}, got {name!r}") from None
 
 
+def note_penalty(name) -> Regime:
+    """The regime entry of ``name``, which must be one of the note's two penalties (the ``penalty=`` argument
+    of :mod:`grpo_theory.closed_form` and :mod:`grpo_theory.symbolic`).
+
+    Raises
+    ------
+    InvalidInputError
+        For any other name.
+    """
+    entry = _REGISTRY["regime"].get(name) if isinstance(name, str) else None
+    if entry is None or not entry.is_note_penalty:
+        note = tuple(e.name for e in _REGISTRY["regime"].values() if e.is_note_penalty)
+        raise InvalidInputError(f"penalty must be one of {note}, got {name!r}")
+    return entry
+
+
 def names(kind: str) -> tuple[str, ...]:
     """The registered names of ``kind``, in registration order."""
     return tuple(_REGISTRY[kind])
@@ -368,19 +395,30 @@ for _entry in (
                 slope=np.sign, torch_value=lambda x: x.abs(), value_edges=lambda V: (-V, V), kink_at_zero=True,
                 names={"verl": ("abs",)}),
     KLPlacement(name="loss", description="a differentiable loss term", in_loss=True,
+                explanation="a differentiable loss term",
                 names={"trl": ("beta",), "verl": ("use_kl_loss",), "openrlhf": ("use_kl_loss",)}),
     KLPlacement(name="advantage", description="the detached value subtracted from the advantage after "
                 "normalisation", in_advantage=True, tells_same_reward_apart=True,
+                explanation="subtracted from the advantage after group normalisation (detached; per token the "
+                "sum to the answer's end)",
                 names={"openrlhf": ("init_kl_coef",)}),
     KLPlacement(name="reward", description="the detached value subtracted from the reward before normalisation",
-                in_reward=True, tells_same_reward_apart=True, names={"verl": ("use_kl_in_reward",)}),
+                in_reward=True, tells_same_reward_apart=True, names={"verl": ("use_kl_in_reward",)},
+                explanation="subtracted from the reward before group normalisation (detached)"),
     Regime(name="reverse", description="the note's reverse penalty KL(pi_ref || pi): coefficient 1 - pi_ref/pi",
-           is_reverse=True, shorthand_estimator="k3"),
+           is_reverse=True, shorthand_estimator="k3",
+           gradient="the gradient of KL(pi_ref || pi): the note's reverse penalty (Eq. 11)"),
     Regime(name="direct", description="the note's direct penalty KL(pi || pi_ref): coefficient log(pi/pi_ref)",
-           is_direct=True, shorthand_estimator="k3_ratio"),
-    Regime(name="none", description="no regularising gradient (k1 as a loss)", regularises=False),
-    Regime(name="reward", description="the KL shapes the reward before group normalisation", in_reward=True),
-    Regime(name="other", description="another (clamped, kinked) coefficient, still solved exactly"),
+           is_direct=True, shorthand_estimator="k3_ratio",
+           gradient="the gradient of KL(pi || pi_ref): the note's direct penalty (log pooling with P_G)"),
+    Regime(name="none", description="no regularising gradient (k1 as a loss)", regularises=False,
+           gradient="zero: k1 as a loss has expected gradient 0, so nothing regularises (the beta -> 0 limit)"),
+    Regime(name="reward", description="the KL shapes the reward before group normalisation", in_reward=True,
+           gradient="none of its own: the shaped reward r - beta*value is normalised with the rest; with k1 and "
+                    "deterministic rewards the stationary policy is log pooling pi ∝ pi_ref e^{r/beta}"),
+    Regime(name="other", description="another (clamped, kinked) coefficient, still solved exactly",
+           gradient="beta*c(o) with c the estimator's coefficient (grpo_theory.kl.coefficient); clamps switch it "
+                    "off where they are active"),
     Normalization(name="scale", description="(r_i - mean r)/(std r + eps) (Eq. 2)", scales=True,
                   names={"trl": ("scale_rewards='group'",), "verl": ("norm_adv_by_std_in_grpo=True",),
                          "openrlhf": ("group_norm",)}),
@@ -420,6 +458,11 @@ def _group_bound(span: float, obj) -> float:
     return math.sqrt(g - 1) if obj.std_ddof == 0 else (g - 1) / math.sqrt(g)
 
 
+def _rloo_equivalence(G: int | float, beta: float) -> str:
+    return (f"rloo's advantage is G/(G-1) = {G / (G - 1):g} times the shift-only one: the same stationary "
+            f"points as shift-only at beta (G-1)/G = {beta * (G - 1) / G:g}")
+
+
 for _entry in (
     AdvantageEstimator(
         name="group", description="Eq. 2: (r_i - mean r)/(std r + eps), or r_i - mean r with normalization='shift'",
@@ -431,7 +474,7 @@ for _entry in (
     AdvantageEstimator(
         name="rloo", description="r_i minus the mean of the other G - 1 rewards: G/(G-1) times the shift-only one",
         expectations=_adv.rloo_expectations, bound=lambda span, obj: float(span),
-        torch_advantages="grpo_theory.training.loss:rloo_advantages",
+        torch_advantages="grpo_theory.training.loss:rloo_advantages", equivalence=_rloo_equivalence,
         names={"trl": ("RLOOTrainer",), "verl": ("rloo", "rloo_vectorized"), "openrlhf": ("rloo",)}),
     AdvantageEstimator(
         name="reinforce_pp", description="r_i - mean r, whitened over a large batch of this question's groups",

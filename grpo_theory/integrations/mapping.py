@@ -158,23 +158,13 @@ def defaults_for(table, version: str, framework: str) -> tuple[dict, list]:
 def _role(obj: Objective) -> str:
     """The KL term in the note's words."""
     est, place = obj.estimator, obj.kl_placement
-    where = {"loss": "a differentiable loss term", "advantage": "subtracted from the advantage after group "
-             "normalisation (detached; per token the sum to the answer's end)",
-             "reward": "subtracted from the reward before group normalisation (detached)"}[place]
+    where = obj.placement_variant.explanation
     clamps = []
     if obj.kl_log_ratio_clamp is not None:
         clamps.append(f"log-ratio clipped to +-{obj.kl_log_ratio_clamp:g}")
     if obj.kl_value_clamp is not None:
         clamps.append(f"value clipped to +-{obj.kl_value_clamp:g}")
-    gradient = {
-        "reverse": "the gradient of KL(pi_ref || pi): the note's reverse penalty (Eq. 11)",
-        "direct": "the gradient of KL(pi || pi_ref): the note's direct penalty (log pooling with P_G)",
-        "none": "zero: k1 as a loss has expected gradient 0, so nothing regularises (the beta -> 0 limit)",
-        "reward": "none of its own: the shaped reward r - beta*value is normalised with the rest; with k1 and "
-                  "deterministic rewards the stationary policy is log pooling pi ∝ pi_ref e^{r/beta}",
-        "other": "beta*c(o) with c the estimator's coefficient (grpo_theory.kl.coefficient); clamps switch it off "
-                 "where they are active",
-    }[obj.regime]
+    gradient = obj.regime_variant.gradient          # in words, from the registry (grpo_theory.variants)
     s = f"KL estimator {est}, {where}"
     if clamps:
         s += " (" + ", ".join(clamps) + ")"
@@ -225,7 +215,7 @@ def explain(mapping: TheoryMapping, question: Question | None = None) -> dict:
     """
     obj = mapping.objective
     out = dict(framework=mapping.framework, version=mapping.version, warnings=list(mapping.warnings), objective=None)
-    norm = ("(r - mean r) / (std_{ddof} r + eps)" if obj.normalization == "scale" else "r - mean r")
+    norm = ("(r - mean r) / (std_{ddof} r + eps)" if obj.normalization_variant.scales else "r - mean r")
     norm = _FAMILY_FORMULAS.get(obj.advantage, norm)          # issue 22: the other estimators
     out["objective"] = dict(
         describe=obj.describe(), beta=obj.beta, group_size=None if obj.is_large_group else obj.group_size,

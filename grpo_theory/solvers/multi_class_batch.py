@@ -35,7 +35,7 @@ def supports_flow(cp: ClassProblem) -> bool:
     """Whether :class:`MultiClassFlowBatch` covers ``cp``: three or more classes, a reward law, the reverse or
     direct penalty in the loss, no tie filtering and no entropy bonus."""
     obj = cp.obj
-    return (cp.n_classes >= 3 and cp.q.has_reward_law and obj.regime in ("reverse", "direct")
+    return (cp.n_classes >= 3 and cp.q.has_reward_law and obj.regime_variant.is_note_penalty
             and not advantage.changes_regulariser(obj))
 
 

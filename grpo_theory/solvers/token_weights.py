@@ -171,16 +171,16 @@ def monte_carlo_answer_weights(q: Question, obj: Objective, pi, *, n_samples: in
     pi = np.asarray(pi, dtype=float)
     K, G = q.n_outputs, obj.group_size
     lengths = np.ones(K, dtype=int) if q.answers is None else np.array([len(a) for a in q.answers])
-    B = 1 if obj.aggregation != "batch_token_mean" else int(obj.groups_per_batch)
+    B = 1 if not obj.aggregation_variant.batch_normalised else int(obj.groups_per_batch)
     Pw, W = np.zeros((K, n_samples)), np.zeros((K, n_samples))
     for k in range(K):                                                  # one answer as member 1 at a time
         members = rng.choice(K, size=(n_samples, B * G), p=pi)
         members[:, 0] = k
         r = sample_rewards(q, members[:, :G], rng)
         a1 = sampled_advantages(r, obj)[:, 0]
-        if obj.aggregation == "answer_mean":
+        if obj.aggregation_variant.answer_mean:
             w = np.full(n_samples, 1.0 / lengths[k])
-        elif obj.aggregation == "token_sum":
+        elif not obj.aggregation_variant.batch_normalised:
             w = np.ones(n_samples)
         else:
             w = B * G / lengths[members].sum(axis=1)

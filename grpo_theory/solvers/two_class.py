@@ -24,7 +24,7 @@ __all__ = ["two_class_points", "flow_root_from"]
 
 def _jump_at(cp: ClassProblem, z: float) -> tuple[float, float] | None:
     """The one-sided drifts at ``z`` if the drift jumps there (a discontinuous vector field), else None."""
-    if cp.obj.regime in ("reverse", "direct"):
+    if cp.obj.regime_variant.is_note_penalty:
         return None
     h = 1e-9 * max(1.0, abs(z))
     left, right = (float(v) for v in cp.drift(np.array([z - h, z + h])))

@@ -32,6 +32,7 @@ from .._io import atomic_write
 from .._validate import plain
 from ..convergence import report_columns, summary_columns
 from ..errors import InvalidInputError
+from .. import variants
 from ..problem import Objective, Question
 from ..solvers import stationary_points
 from ..training.policy import answer_token_logprobs
@@ -113,7 +114,7 @@ def _run_job(job: tuple, out: str, steps: int, learning_rate: float, trainable: 
                       progress=False).train(resume=resume)
     obj = cfg.objective
     ref_probs = np.exp(token_logp.sum(-1))
-    if level == "token":
+    if variants.lookup("level", level).per_token:
         pred = predict_token_level(task, token_logp, obj)
         n_stable = [1] * task.n_questions        # the tree solver reports the flow's point only
     else:
