@@ -24,12 +24,12 @@ from .classes import (
 )
 from .common import dedupe, polish, sinh_grid
 from .full_space import full_space_flow, full_space_stability
-from .results import RESIDUAL_TOL, STABILITY_TOL, Basin, StationaryPoint, StationaryPointSet
+from .results import RESIDUAL_TOL, STABILITY_TOL, Basin, Method, StationaryPoint, StationaryPointSet, Status
 from .search import basins_of, stationary_points, stationary_policy, token_level
 from .tree import AnswerTree, TreeProblem, answer_weights, monte_carlo_answer_weights
 
 __all__ = [
-    "StationaryPoint", "StationaryPointSet", "Basin", "RESIDUAL_TOL", "STABILITY_TOL", "Z_CAP",
+    "StationaryPoint", "StationaryPointSet", "Basin", "RESIDUAL_TOL", "STABILITY_TOL", "Z_CAP", "Method", "Status",
     "ClassProblem", "TreeProblem", "AnswerTree", "answer_weights", "monte_carlo_answer_weights",
     "stationary_policy", "stationary_policies", "stationary_policy_batch", "stationary_points",
     "stationarity_residual", "output_gradient",
