@@ -41,7 +41,6 @@ from .solvers import (
     ClassProblem,
     StationaryPointSet,
     TreeProblem,
-    basins_of,
     output_gradient,
     stationary_points,
     token_level,
@@ -363,7 +362,10 @@ def basins(q: Question, obj: Objective) -> list[Basin]:
     cp = ClassProblem(q, obj)
     if cp.n_classes != 2:
         raise InvalidInputError(f"basins are computed for two-class questions; this one has {cp.n_classes}")
-    return basins_of(stationary_points(q, obj).points, cp.class_of == 0)
+    basins = stationary_points(q, obj).basins       # one home: the search computes them (solvers.basins_of)
+    if basins is None:
+        raise InvalidInputError(f"basins are computed for two-class questions at sequence level; got {obj.describe()}")
+    return list(basins)
 
 
 # ----------------------------------------------------------------------------- finite-step GRPO

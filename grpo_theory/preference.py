@@ -32,11 +32,11 @@ from ._multinomial import SMALL_TOTAL, window_size
 from .errors import ExactEvaluationTooLarge
 from .monte_carlo import monte_carlo_preference, sample_rewards, sampled_advantages
 from .preference_sums import (
-    _advantage_table,
-    _binomial_walk,
-    _binomial_window_expectations,
-    _enumerated_expectations,
-    _multinomial_window_expectations,
+    advantage_table,
+    binomial_walk,
+    binomial_window_expectations,
+    group_enumerated_expectations,
+    multinomial_window_expectations,
 )
 from .problem import InvalidInputError, Objective, Question, as_objective, as_question, validate_probability_vector
 
@@ -131,7 +131,7 @@ def _standardised_levels(levels: tuple, scales: bool, std_eps: float,
     untouched.
 
     Only a power of two, and no shift: dividing by it is exact, so every difference ``v_i - v_j`` (all the
-    advantages use, see :func:`_advantages_for_counts`) keeps its full relative precision. A shift onto
+    advantages use, see :func:`advantages_for_counts`) keeps its full relative precision. A shift onto
     ``[0, 1]`` (``(v - v_min) / span``) would round away the gaps of levels that lie far from ``v_min``: shaped
     rewards ``[-4.9e30, -50.4, -0.09]`` (a collapsing answer's KL in the reward) became ``[0, 1, 1]``, a false
     tie between the other two.
@@ -265,7 +265,7 @@ def group_level_expectations(levels: np.ndarray, log_w: np.ndarray, obj: Objecti
                 f"exact P_G sums up to {size:,} count vectors in the window of a policy for G={G} and "
                 f"L={L} reward levels, over the limit max_count_vectors={max_count_vectors:,}; use "
                 "monte_carlo_preference(...) for an estimate with its standard error, or raise the limit")
-        return _multinomial_window_expectations(v, flat, obj, part).reshape(log_w.shape)
+        return multinomial_window_expectations(v, flat, obj, part).reshape(log_w.shape)
     if n_vec > max_count_vectors:
         raise ExactEvaluationTooLarge(
             f"exact P_G needs {n_vec:,} count vectors for G={G} and L={L} reward levels, over the "
@@ -275,15 +275,15 @@ def group_level_expectations(levels: np.ndarray, log_w: np.ndarray, obj: Objecti
     key = (tuple(v.tolist()), G, obj.normalization, obj.std_ddof, obj.std_eps, obj.variance_eps, part)
     flat = log_w.reshape(-1, L)
     if L == 2 and G - 1 > SMALL_TOTAL and _TRUNCATE_BINOMIAL:
-        walk = _binomial_walk(*key)
+        walk = binomial_walk(*key)
 
         def block_expectations(block: np.ndarray) -> np.ndarray:
-            return _binomial_window_expectations(block, walk)
+            return binomial_window_expectations(block, walk)
     else:
-        table = _advantage_table(*key)                                            # (L, N)
+        table = advantage_table(*key)                                            # (L, N)
 
         def block_expectations(block: np.ndarray) -> np.ndarray:
-            return _enumerated_expectations(block, G - 1, table)
+            return group_enumerated_expectations(block, G - 1, table)
 
     rows = max(1, _BLOCK // n_vec)
     if flat.shape[0] <= rows:
@@ -345,7 +345,7 @@ def expectations_evaluator(levels: np.ndarray, obj: Objective):
     n_vec = n_count_vectors(G, L)
     if G - 1 > SMALL_TOTAL or n_vec > MAX_COUNT_VECTORS:
         return general
-    table = _advantage_table(tuple(v.tolist()), G, obj.normalization, obj.std_ddof, obj.std_eps,
+    table = advantage_table(tuple(v.tolist()), G, obj.normalization, obj.std_ddof, obj.std_eps,
                              obj.variance_eps, "mean")
     rows = max(1, _BLOCK // n_vec)
 
@@ -354,7 +354,7 @@ def expectations_evaluator(levels: np.ndarray, obj: Objective):
         flat = log_w.reshape(-1, L)
         if flat.shape[0] > rows:
             return general(log_w)
-        return _enumerated_expectations(flat, G - 1, table).reshape(log_w.shape)   # level_expectations' block
+        return group_enumerated_expectations(flat, G - 1, table).reshape(log_w.shape)   # level_expectations' block
     return small
 
 

@@ -19,6 +19,7 @@ from functools import lru_cache
 import sympy as sp
 
 from . import variants
+from .errors import InvalidInputError
 from .symbolic_identities import all_identities
 from .symbolic_proofs import Derivation, G, Proof, beta, gamma, p, prove_positive, prove_sign, prove_zero, x
 
@@ -248,7 +249,7 @@ def binary_finite_group_condition(group_size: int | None = None, penalty: str = 
         return beta * (x - p) - x * (1 - x) * delta
     if variants.note_penalty(penalty).is_direct:
         return beta * (sp.log(x / (1 - x)) - sp.log(p / (1 - p))) - delta
-    raise ValueError(f"penalty must be 'reverse' or 'direct', got {penalty!r}")
+    raise InvalidInputError(f"penalty must be 'reverse' or 'direct', got {penalty!r}")
 
 
 def derive_tree_node(penalty: str = "reverse") -> Derivation:

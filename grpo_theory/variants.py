@@ -105,6 +105,8 @@ class AdvantageEstimator(Variant):
         matrix at ``G = 2``, sampled groups in ``dynamics.grpo_steps``, the batch-token-mean tree) accept it.
     batch_whitened : bool
         Whitened over a batch of groups (the per-question theory takes the batch as this question's groups).
+    formula : str or None
+        The advantage it forms, in words (``grpo-theory explain``); None: the normalisation's formula.
     equivalence : callable or None
         ``(G, beta) -> str``: a sentence relating its stationary points to another variant's (the config
         readers pass it on as a warning), or None.
@@ -118,6 +120,7 @@ class AdvantageEstimator(Variant):
     needs_pass_k: bool = False
     is_note_advantage: bool = False
     batch_whitened: bool = False
+    formula: str | None = None
     equivalence: Callable | None = None
 
 
@@ -475,17 +478,20 @@ for _entry in (
         name="rloo", description="r_i minus the mean of the other G - 1 rewards: G/(G-1) times the shift-only one",
         expectations=_adv.rloo_expectations, bound=lambda span, obj: float(span),
         torch_advantages="grpo_theory.training.loss:rloo_advantages", equivalence=_rloo_equivalence,
+        formula="r_i - mean of the other G-1 rewards = G/(G-1) (r_i - mean r)",
         names={"trl": ("RLOOTrainer",), "verl": ("rloo", "rloo_vectorized"), "openrlhf": ("rloo",)}),
     AdvantageEstimator(
         name="reinforce_pp", description="r_i - mean r, whitened over a large batch of this question's groups",
         expectations=_adv.reinforce_pp_expectations, bound=lambda span, obj: math.inf,
         sharp_at_ties=lambda obj: True, torch_advantages="grpo_theory.training.loss:reinforce_pp_advantages",
+        formula="(r_i - mean r) whitened over the batch",
         batch_whitened=True,
         names={"verl": ("reinforce_plus_plus_baseline",), "openrlhf": ("reinforce_baseline",)}),
     AdvantageEstimator(
         name="pass_at_k", description="the analytic pass@k advantage (arXiv 2508.10751), two reward levels",
         expectations=_adv.pass_at_k_expectations, bound=_adv.pass_at_k_bound,
-        torch_advantages="grpo_theory.training.loss:pass_at_k_advantages", needs_pass_k=True),
+        torch_advantages="grpo_theory.training.loss:pass_at_k_advantages", needs_pass_k=True,
+        formula="the analytic pass@k advantage (arXiv 2508.10751)"),
 ):
     register(_entry)
 del _entry

@@ -290,3 +290,15 @@ def test_the_architecture_page_example_registers_a_working_estimator():
         np.testing.assert_allclose(reward_preference(q, obj, q.pi_ref), _brute_preference(q, q.pi_ref, 4), atol=1e-13)
     finally:
         variants.unregister("advantage", "sign")
+
+
+def test_every_objective_field_is_documented():
+    import dataclasses
+    import re
+
+    heads = set()
+    for line in Objective.__doc__.splitlines():
+        m = re.match(r"^    ([a-z_][a-z_0-9, ]*) :", line)
+        if m:
+            heads |= {h.strip() for h in m.group(1).split(",")}
+    assert [f.name for f in dataclasses.fields(Objective) if f.name not in heads] == []

@@ -171,14 +171,6 @@ def _role(obj: Objective) -> str:
     return s + f"; expected gradient: {gradient}"
 
 
-#: The advantage each non-group estimator forms (see grpo_theory.advantage).
-_FAMILY_FORMULAS = {
-    "rloo": "r_i - mean of the other G-1 rewards = G/(G-1) (r_i - mean r)",
-    "reinforce_pp": "(r_i - mean r) whitened over the batch",
-    "pass_at_k": "the analytic pass@k advantage (arXiv 2508.10751)",
-}
-
-
 def explain(mapping: TheoryMapping, question: Question | None = None) -> dict:
     """What the config optimises, as data: penalty and gradient, normalisation, ddof/eps, level,
     aggregation, warnings, and for ``question`` the stationary policy beside log pooling.
@@ -216,7 +208,7 @@ def explain(mapping: TheoryMapping, question: Question | None = None) -> dict:
     obj = mapping.objective
     out = dict(framework=mapping.framework, version=mapping.version, warnings=list(mapping.warnings), objective=None)
     norm = ("(r - mean r) / (std_{ddof} r + eps)" if obj.normalization_variant.scales else "r - mean r")
-    norm = _FAMILY_FORMULAS.get(obj.advantage, norm)          # issue 22: the other estimators
+    norm = obj.advantage_variant.formula or norm          # the other estimators' (grpo_theory.variants)
     out["objective"] = dict(
         describe=obj.describe(), beta=obj.beta, group_size=None if obj.is_large_group else obj.group_size,
         regime=obj.regime, kl=_role(obj), normalization=obj.normalization, advantage=norm,
@@ -236,19 +228,21 @@ def explain(mapping: TheoryMapping, question: Question | None = None) -> dict:
                            stationary_points=[dict(pi=p.pi.tolist(), stable=p.stable, boundary=p.boundary,
                                                    discontinuous=p.discontinuous) for p in pts],
                            log_pooling=lp.tolist())
-    active = clamp_activity(obj, question, pol.pi)
+    active = clamp_activity(question, obj, pol.pi)
     if active:
         out["warnings"].append(active)
     return out
 
 
-def clamp_activity(obj: Objective, question: Question, pi: np.ndarray) -> str | None:
+def clamp_activity(question: Question, obj: Objective, pi: np.ndarray) -> str | None:
     """A warning when a clamp is active at ``pi`` (its gradient, or the value's dependence on pi, is off).
 
     Parameters
     ----------
-    obj : Objective
     question : Question
+        The question (its ``pi_ref``).
+    obj : Objective
+        The objective (its KL clamps).
     pi : numpy.ndarray, shape (K,)
         The predicted policy.
 

@@ -12,7 +12,7 @@ dispatch behind :func:`stationary_policy` and :func:`stationary_points`, with :m
 questions at once (:func:`stationary_policies`, :func:`stationary_policy_batch`).
 """
 
-from .baselines import log_pooling, nash_equilibrium, nash_residual
+from .baselines import log_pooling, nash_equilibrium, nash_residual, rlhf_optimum
 from .batch import stationary_policies, stationary_policy_batch
 from .certify import certification_scope, certified_stationary_points
 from .classes import (
@@ -33,7 +33,7 @@ __all__ = [
     "ClassProblem", "TreeProblem", "AnswerTree", "answer_weights", "monte_carlo_answer_weights",
     "stationary_policy", "stationary_policies", "stationary_policy_batch", "stationary_points",
     "stationarity_residual", "output_gradient",
-    "clamp_critical_beta", "basins_of", "log_pooling", "nash_equilibrium", "nash_residual", "token_level",
+    "clamp_critical_beta", "basins_of", "log_pooling", "rlhf_optimum", "nash_equilibrium", "nash_residual", "token_level",
     "polish", "dedupe", "sinh_grid",
     "certified_stationary_points", "certification_scope", "full_space_stability", "full_space_flow",
 ]

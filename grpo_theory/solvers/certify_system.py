@@ -17,7 +17,7 @@ import numpy as np
 from .. import _interval as iv
 from .._multinomial import count_vectors
 from .._numerics import log_factorial, logsumexp
-from ..preference_sums import _advantages_for_counts
+from ..preference_sums import advantages_for_counts
 from ..problem import Objective, Question
 
 #: Absolute margin added to point values of ``F`` (their rounding error is ~1e-14).
@@ -54,7 +54,7 @@ class FiniteG:
         G, C = obj.group_size, u.size
         self.G, self.C = G, C
         counts = count_vectors(G - 1, C)
-        A = _advantages_for_counts(u, counts.astype(float), G, obj.normalization, obj.std_ddof, eps, veps, "mean")
+        A = advantages_for_counts(u, counts.astype(float), G, obj.normalization, obj.std_ddof, eps, veps, "mean")
         if not obj.normalization_variant.scales:
             A = A * unit
         T = (A[:-1] - A[-1]) if direct else A                           # (R, N)

@@ -49,6 +49,7 @@ STAGES = {
     "token-grid": "token level: a root from the grid of starts",
     "token-flow-grid": "token level: the flow from a grid start, polished",
     "single-answer": "token level: one answer, nothing to solve",
+    "log-pooling": "RLHF's optimum in closed form (rlhf_optimum)",
     "root-hybr": "NLHF's Nash equilibrium by hybr",
     "single-output": "NLHF: one output",
     "damped-fixed-point": "NLHF's Nash equilibrium by the damped fixed-point iteration",
@@ -66,6 +67,14 @@ _METHODS = ([s for s in STAGES if s not in _POLISHED + ("certified", "reward-tie
 Method = StrEnum("Method", {"".join(c if c.isalnum() else "_" for c in m).strip("_").upper(): m for m in _METHODS},
                  module=__name__)
 _METHOD_VALUES = frozenset(_METHODS)
+
+
+def _plain_repr(self) -> str:
+    """The value's own repr (``'flow+root+hybr'``): a method or status prints as the string it was."""
+    return repr(self.value)
+
+
+Method.__repr__ = _plain_repr
 Method.__doc__ = """How a :class:`StationaryPoint` was found (``StationaryPoint.method``): the stages of :data:`STAGES`,
 with their root finder or ``+jump`` where they take one. A ``str`` enumeration: ``pt.method == "flow+root+hybr"``
 and CSV columns read as before."""
@@ -81,6 +90,8 @@ class Status(StrEnum):
     CONVERGED = "converged"
     LIMIT = "limit"
     NOT_CONVERGED = "not_converged"
+
+    __repr__ = _plain_repr
 
 
 @dataclass(frozen=True)
@@ -181,7 +192,7 @@ class StationaryPoint:
     def __repr__(self) -> str:
         pi = np.array2string(self.pi, precision=6)
         return (f"StationaryPoint(pi={pi}, stable={self.stable}, residual={self.residual:.1e}, "
-                f"converged={self.converged}, boundary={self.boundary}, method={str(self.method)!r})")
+                f"converged={self.converged}, boundary={self.boundary}, method={self.method!r})")
 
 
 @dataclass(frozen=True)
@@ -213,7 +224,10 @@ class StationaryPointSet:
     points : tuple of StationaryPoint
         The stationary points, sorted by the probability of the best class.
     exhaustive : bool
-        True only when the search provably found all of them (two-class questions).
+        True only when the search provably found all of them: the two-class scan (a bracket from the advantage's
+        bound, every sign change refined), or the interval certificate for more classes
+        (:func:`~grpo_theory.solvers.certify.certified_stationary_points`, within its scope:
+        :func:`~grpo_theory.solvers.certify.certification_scope`).
     message : str
         How the search was done.
     question : Question or None

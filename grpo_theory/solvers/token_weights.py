@@ -17,7 +17,7 @@ from .._multinomial import count_vectors, log_multinomial_weights
 from ..errors import ExactEvaluationTooLarge, InvalidInputError
 from ..monte_carlo import sample_rewards, sampled_advantages
 from ..preference import MAX_COUNT_VECTORS, n_count_vectors, reward_preference
-from ..preference_sums import _advantages_for_counts
+from ..preference_sums import advantages_for_counts
 from ..problem import Objective, Question
 
 __all__ = ["answer_weights", "monte_carlo_answer_weights"]
@@ -31,7 +31,7 @@ def _batch_tables(levels: tuple, lens: tuple, G: int, normalization: str, ddof: 
     L, n_lens = len(levels), len(lens)
     counts = count_vectors(G - 1, L * n_lens).astype(float).reshape(-1, L, n_lens)
     other_tokens = counts.sum(axis=1) @ np.asarray(lens, dtype=float)
-    adv = _advantages_for_counts(np.asarray(levels), counts.sum(axis=2), G, normalization, ddof, eps,
+    adv = advantages_for_counts(np.asarray(levels), counts.sum(axis=2), G, normalization, ddof, eps,
                                  variance_eps, "mean")
     for a in (other_tokens, adv):
         a.setflags(write=False)

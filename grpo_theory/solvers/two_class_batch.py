@@ -27,6 +27,7 @@ import numpy as np
 
 from .. import advantage
 from .._numerics import expit, logsumexp
+from ..errors import InvalidInputError
 from ..preference import level_expectations
 from .classes import ClassProblem, may_collapse, penalty_slope
 
@@ -78,7 +79,7 @@ class TwoClassBatch:
         self.problems = list(problems)
         for cp in self.problems:
             if not supports(cp):
-                raise ValueError(f"TwoClassBatch does not cover {cp.obj.describe()} with {cp.n_classes} classes")
+                raise InvalidInputError(f"TwoClassBatch does not cover {cp.obj.describe()} with {cp.n_classes} classes")
         n = len(self.problems)
         self.log_p = np.array([cp._log_p for cp in self.problems]).reshape(n, 2)
         self.beta = np.array([cp.obj.beta for cp in self.problems])

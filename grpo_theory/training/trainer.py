@@ -207,7 +207,7 @@ class GRPOTrainer:
         # checkpoints small.
         self.trainable = {n: p for n, p in self.model.named_parameters() if p.requires_grad}
         if not self.trainable:
-            raise ValueError("the model has no parameter with requires_grad=True: nothing to train")
+            raise InvalidInputError("the model has no parameter with requires_grad=True: nothing to train")
         # The reference is only read once, under no_grad: the caller's model is left untouched.
         reference = reference if reference is not None else copy.deepcopy(model)
         reference = reference.to(self.device, _dtype(config.dtype))
@@ -259,7 +259,7 @@ class GRPOTrainer:
             return False
         state = torch.load(ckpt, weights_only=False)
         if set(state["model"]) != set(self.trainable):
-            raise ValueError(f"checkpoint {ckpt} holds parameters {sorted(state['model'])[:5]}..., this model "
+            raise InvalidInputError(f"checkpoint {ckpt} holds parameters {sorted(state['model'])[:5]}..., this model "
                              f"trains {sorted(self.trainable)[:5]}...: not the same run")
         with torch.no_grad():
             for n, v in state["model"].items():
