@@ -172,6 +172,69 @@ def grpo_objective(logp: torch.Tensor, logp_old: torch.Tensor, logp_ref: torch.T
     return objective, {"k3": k3[real].mean().detach(), "clip_fraction": clipped.detach()}
 
 
+def shaped_rewards(rewards: torch.Tensor, obj, logp_old: torch.Tensor, logp_ref: torch.Tensor,
+                   mask: torch.Tensor) -> torch.Tensor:
+    """``rewards`` less ``beta`` times the KL value of each answer where ``obj`` puts the KL in the reward (verl's
+    ``use_kl_in_reward``: the sum of the per-token values at token level), else ``rewards`` itself.
+
+    Parameters
+    ----------
+    rewards : torch.Tensor
+        (n_q, groups, G) rewards.
+    obj : Objective
+        The objective (``kl_placement``, ``level``, the estimator and its clamps, ``beta``).
+    logp_old, logp_ref : torch.Tensor
+        (n_q, groups, G, T) token log-probabilities under the old and reference policies.
+    mask : torch.Tensor
+        (n_q, groups, G, T), 1 on real tokens.
+
+    Returns
+    -------
+    torch.Tensor
+        The rewards the advantages are formed from.
+    """
+    if not obj.placement_variant.in_reward:
+        return rewards
+    clamps = (obj.kl_log_ratio_clamp, obj.kl_value_clamp)
+    if not obj.level_variant.per_token:
+        v = kl_value(logp_old.sum(-1), logp_ref.sum(-1), obj.estimator, *clamps)
+    else:
+        v = (kl_value(logp_old, logp_ref, obj.estimator, *clamps) * mask).sum(-1)
+    return rewards - obj.beta * v
+
+
+def objective_loss(obj, logp: torch.Tensor, logp_old: torch.Tensor, logp_ref: torch.Tensor,
+                   advantages: torch.Tensor, *, clip_eps: float = 0.2, mask: torch.Tensor | None = None,
+                   group_mask: torch.Tensor | None = None,
+                   entropy: torch.Tensor | None = None) -> tuple[torch.Tensor, dict]:
+    """:func:`grpo_objective` with every option taken from the :class:`~grpo_theory.Objective` ``obj`` (the
+    objective crosses into torch whole): ``beta``, ``level``, ``loss_type``, ``groups_per_batch`` (``math.inf``:
+    the whole batch), the KL estimator, placement and clamps, ``entropy_coef`` and ``importance_level``.
+
+    Parameters
+    ----------
+    obj : Objective
+        The objective.
+    logp, logp_old, logp_ref, advantages, mask, group_mask, entropy
+        As for :func:`grpo_objective` (``group_mask``: :func:`tie_mask` of the rewards where ``obj.filter_ties``;
+        ``entropy``: needed where ``obj.entropy_coef > 0``).
+    clip_eps : float, default 0.2
+        The ratio clip, a training setting (not part of the objective).
+
+    Returns
+    -------
+    (objective, diagnostics)
+        As :func:`grpo_objective`.
+    """
+    b = obj.groups_per_batch
+    return grpo_objective(logp, logp_old, logp_ref, advantages, beta=obj.beta, clip_eps=clip_eps, level=obj.level,
+                          mask=mask, loss_type=obj.loss_type, groups_per_batch=None if math.isinf(b) else int(b),
+                          kl_estimator=obj.estimator, kl_placement=obj.kl_placement,
+                          kl_log_ratio_clamp=obj.kl_log_ratio_clamp, kl_value_clamp=obj.kl_value_clamp,
+                          group_mask=group_mask, entropy=entropy, entropy_coef=obj.entropy_coef,
+                          importance_level=obj.importance_level)
+
+
 # ----------------------------------------------------------------------------- the GRPO family (issue 22)
 
 def advantages_for(rewards: torch.Tensor, obj) -> torch.Tensor:
