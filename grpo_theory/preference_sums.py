@@ -192,7 +192,3 @@ def group_enumerated_expectations(flat_log_w: np.ndarray, total: int, table: np.
     weights = log_multinomial_weights(flat_log_w, total)                   # (B, N), a fresh array
     np.exp(weights, out=weights)
     return (table @ weights.T).T
-
-
-__all__ = ["advantages_for_counts", "advantage_table", "binomial_walk", "binomial_window_expectations",
-           "multinomial_window_expectations", "group_enumerated_expectations"]

@@ -55,11 +55,16 @@ __all__ = ["Variant", "AdvantageEstimator", "Normalization", "KLEstimator", "KLP
            "KINDS"]
 
 
+_RESOLVED: dict[str, Callable] = {}
+
+
 def _resolve(hook):
-    """A hook as a callable: itself, or the function a ``"module:function"`` string names (imported now)."""
+    """A hook as a callable: itself, or the function a ``"module:function"`` string names (imported on first use)."""
     if isinstance(hook, str):
-        module, _, name = hook.partition(":")
-        return getattr(importlib.import_module(module), name)
+        if hook not in _RESOLVED:
+            module, _, name = hook.partition(":")
+            _RESOLVED[hook] = getattr(importlib.import_module(module), name)
+        return _RESOLVED[hook]
     return hook
 
 
@@ -74,8 +79,17 @@ class Variant:
     names: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def hook(self, attribute: str) -> Callable:
-        """The hook ``attribute`` as a callable (a ``"module:function"`` string is imported on first use)."""
-        return _resolve(getattr(self, attribute))
+        """The hook ``attribute`` as a callable (a ``"module:function"`` string is imported on first use).
+
+        Raises
+        ------
+        InvalidInputError
+            Where the entry has none (e.g. a user's estimator registered without a torch form).
+        """
+        value = getattr(self, attribute)
+        if value is None:
+            raise InvalidInputError(f"{type(self).__name__} {self.name!r} has no {attribute}; register it with one")
+        return _resolve(value)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -115,7 +129,7 @@ class AdvantageEstimator(Variant):
     expectations: Callable | str
     bound: Callable
     sharp_at_ties: Callable = lambda obj: False
-    torch_advantages: Callable | str = None
+    torch_advantages: Callable | str | None = None
     uses_normalization: bool = False
     needs_pass_k: bool = False
     is_note_advantage: bool = False

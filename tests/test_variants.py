@@ -302,3 +302,15 @@ def test_every_objective_field_is_documented():
         if m:
             heads |= {h.strip() for h in m.group(1).split(",")}
     assert [f.name for f in dataclasses.fields(Objective) if f.name not in heads] == []
+
+
+def test_an_entry_without_a_torch_form_says_so():
+    bare = variants.AdvantageEstimator(name="toy_bare", description="no torch form", expectations=_sign_expectations,
+                                       bound=lambda span, obj: 1.0)
+    variants.register(bare)
+    try:
+        obj = Objective(beta=1.0, group_size=3, advantage="toy_bare")
+        with pytest.raises(InvalidInputError, match="'toy_bare' has no torch_advantages"):
+            obj.advantage_variant.hook("torch_advantages")
+    finally:
+        variants.unregister("advantage", "toy_bare")
