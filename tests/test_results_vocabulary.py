@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from grpo_theory import Objective, Question, nash_equilibrium, stationary_points, stationary_policy
+from grpo_theory import InvalidInputError, Objective, Question, nash_equilibrium, stationary_points, stationary_policy
 from grpo_theory.solvers import Method, StationaryPoint, Status
 from grpo_theory.solvers.results import ROOT_FINDERS, STAGES
 
@@ -95,3 +95,25 @@ def test_the_architecture_page_documents_every_stage():
     text = (Path(__file__).resolve().parents[1] / "docs" / "architecture.md").read_text()
     for stage, meaning in STAGES.items():
         assert f"| `{stage}` | {meaning} |" in text, stage
+
+
+def test_rlhf_optimum_is_log_pooling_as_a_point():
+    """RLHF's optimum as a StationaryPoint: the closed form by hand, and no perturbation does better on
+    ``E_pi r - beta KL(pi || pi_ref)``."""
+    from grpo_theory import rlhf_optimum
+
+    q = Question([0.2, 0.3, 0.5], rewards=[1.0, 0.4, 0.0])
+    beta = 0.3
+    pt = rlhf_optimum(q, beta)
+    w = np.array([0.2, 0.3, 0.5]) * np.exp(np.array([1.0, 0.4, 0.0]) / beta)
+    np.testing.assert_allclose(pt.pi, w / w.sum(), rtol=1e-13)
+    assert pt.method == "log-pooling" and pt.status == "converged" and pt.stable and pt.residual < 1e-14
+
+    def value(pi):
+        return pi @ q.expected_reward - beta * np.sum(pi * np.log(pi / q.pi_ref))
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        other = pt.pi * np.exp(0.05 * rng.standard_normal(3))
+        assert value(other / other.sum()) < value(pt.pi)
+    with pytest.raises(InvalidInputError, match="reward law"):
+        rlhf_optimum(Question([0.5, 0.5], preference=np.array([[0.5, 0.7], [0.3, 0.5]])), beta)
