@@ -5,7 +5,7 @@ arXiv 2502.18548) and goes beyond it; see ``docs/`` and the SPEC for the
 mathematics. Importing this package never imports torch.
 """
 
-from . import closed_form, dynamics, kl, solvers
+from . import closed_form, dynamics, kl, solvers, variants
 from .errors import ExactEvaluationTooLarge, InvalidInputError, NoStationaryPolicy, TheoryWarning
 from .preference import monte_carlo_preference, reward_preference
 from .problem import Objective, Question
@@ -15,6 +15,7 @@ from .solvers import (
     clamp_critical_beta,
     log_pooling,
     nash_equilibrium,
+    rlhf_optimum,
     stationarity_residual,
     stationary_points,
     stationary_policy,
@@ -37,10 +38,12 @@ __all__ = [
     "StationaryPoint",
     "StationaryPointSet",
     "log_pooling",
+    "rlhf_optimum",
     "nash_equilibrium",
     "clamp_critical_beta",
     "closed_form",
     "dynamics",
     "kl",
     "solvers",
+    "variants",
 ]

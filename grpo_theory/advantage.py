@@ -70,15 +70,20 @@ answers the two ratios coincide.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ._numerics import log_factorial
 from .errors import ExactEvaluationTooLarge, InvalidInputError
-from .problem import Objective
+
+if TYPE_CHECKING:                   # annotations only: problem imports the registry, which imports this module
+    from .problem import Objective
 
 __all__ = ["level_expectations", "tie_free_probability", "regularised_gradient", "changes_regulariser",
-           "pass_at_k_table", "regularisation_scale", "node_entropy_slope", "entropy_logit_bounds"]
+           "pass_at_k_table", "regularisation_scale", "node_entropy_slope", "entropy_logit_bounds",
+           "enumerated_expectations", "rloo_expectations", "reinforce_pp_expectations", "pass_at_k_expectations",
+           "pass_at_k_bound"]
 
 
 def changes_regulariser(obj: Objective) -> bool:
@@ -280,27 +285,163 @@ def _multinomial_weights(log_w: np.ndarray, counts: np.ndarray) -> np.ndarray:
     return np.where(impossible > 0, 0.0, np.exp(out))
 
 
-def _count_table(v: np.ndarray, counts: np.ndarray, obj: Objective) -> np.ndarray:
-    """``A[l, n]`` of member 1 at level ``l`` given the others' counts (rows of ``counts``), before any
-    batch whitening: rloo and reinforce_pp use ``r_1 - mean``-type numerators, pass@k its own table."""
-    G, L = obj.group_size, v.size
-    total = counts[None, :, :] + np.eye(L)[:, None, :]                        # (L, N, L)
+def _centred_table(v: np.ndarray, total: np.ndarray, obj) -> np.ndarray:
+    """``r_1 - mean r`` of member 1 at level ``l`` given the group's total counts ``total[l, n, :]``."""
     diff = v[:, None] - v[None, :]
-    centred = np.einsum("lnj,lj->ln", total, diff) / G                        # r_1 - mean r
-    if obj.advantage == "rloo":
-        return centred * G / (G - 1)
-    if obj.advantage == "reinforce_pp":
-        return centred
-    n_pass = total[:, :, -1]
-    a_pass, a_fail = pass_at_k_table(n_pass, G, obj.pass_k)
+    return np.einsum("lnj,lj->ln", total, diff) / obj.group_size
+
+
+def _rloo_table(v: np.ndarray, total: np.ndarray, obj) -> np.ndarray:
+    G = obj.group_size
+    return _centred_table(v, total, obj) * G / (G - 1)
+
+
+def _pass_at_k_table(v: np.ndarray, total: np.ndarray, obj) -> np.ndarray:
+    a_pass, a_fail = pass_at_k_table(total[:, :, -1], obj.group_size, obj.pass_k)
     out = a_fail.copy()
     out[-1] = a_pass[-1]
     return out
 
 
-def level_expectations(v: np.ndarray, log_w: np.ndarray, obj: Objective, *, part: str = "mean",
+def enumerated_expectations(v: np.ndarray, log_w: np.ndarray, obj, count_table, *, part: str = "mean",
+                            max_count_vectors: int | None = None) -> np.ndarray:
+    """``E[A_1 | r_1 = v_l]`` (or its signed part) by summing over the count vectors of the other ``G - 1`` rewards.
+
+    The generic exact engine of an advantage estimator whose ``A_1`` depends on the group only through member
+    1's level and the group's counts per level (every estimator of this module); a new estimator gives its
+    ``count_table`` and registers the result as its ``expectations`` (:mod:`grpo_theory.variants`).
+
+    Parameters
+    ----------
+    v : (L,) reward levels, increasing.
+    log_w : (..., L) log-probabilities of the levels under ``pi``.
+    obj : the objective (a finite ``group_size``, and whatever ``count_table`` reads).
+    count_table : callable
+        ``(v, total, obj) -> (L, N)``: member 1's advantage when its reward is ``v_l`` and the whole group's
+        counts per level are ``total[l, n, :]`` (``(L, N, L)``, member 1 included; every row sums to ``G``).
+    part : "mean", "positive" or "negative" (:func:`signed_part` of the table).
+    max_count_vectors : cap on the enumeration (default :data:`MAX_COUNT_VECTORS`).
+
+    Returns
+    -------
+    (..., L) array.
+
+    Raises
+    ------
+    ExactEvaluationTooLarge
+        When the ``C(G + L - 2, L - 1)`` count vectors are over the cap.
+    """
+    v = np.asarray(v, dtype=float)
+    log_w = np.asarray(log_w, dtype=float)
+    L = v.size
+    if L == 1:
+        return np.zeros_like(log_w)
+    G = obj.group_size
+    cap = MAX_COUNT_VECTORS if max_count_vectors is None else max_count_vectors
+    n_vec = math.comb(G - 1 + L - 1, L - 1)
+    if n_vec > cap:
+        raise ExactEvaluationTooLarge(f"exact expectations of advantage={obj.advantage!r} need {n_vec:,} count "
+                                      f"vectors for G={G}, L={L}, over the limit max_count_vectors={cap:,}")
+    counts = _count_vectors(G - 1, L)
+    total = counts[None, :, :] + np.eye(L)[:, None, :]                        # (L, N, L)
+    table = signed_part(count_table(v, total, obj), part)                     # (L, N)
+    flat = log_w.reshape(-1, L)
+    weights = _multinomial_weights(flat, counts)                               # (B, N)
+    return (weights @ table.T).reshape(log_w.shape)
+
+
+def _moments(v: np.ndarray, log_w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``v_l - mu`` and ``sigma`` (shaped ``(..., 1)``) of the level law ``exp(log_w)``."""
+    w = np.exp(log_w)
+    centred = v - (w @ v)[..., None]
+    var = 0.5 * np.einsum("...i,ij,...j->...", w, (v[:, None] - v[None, :]) ** 2, w)
+    return centred, np.sqrt(var)[..., None]
+
+
+def rloo_expectations(v: np.ndarray, log_w: np.ndarray, obj, *, part: str = "mean",
+                      max_count_vectors: int | None = None) -> np.ndarray:
+    """RLOO's ``E_l``: ``v_l - mu`` exactly at every ``G`` (its signed parts by enumeration at finite ``G``).
+
+    Parameters and returns as :func:`enumerated_expectations` (less ``count_table``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from grpo_theory import Objective
+    >>> e = rloo_expectations(np.array([0.0, 1.0]), np.log([[0.7, 0.3]]), Objective(beta=1, advantage="rloo"))
+    >>> np.round(e, 6).tolist()     # E[r|o] - mu at every G
+    [[-0.3, 0.7]]
+    """
+    v, log_w = np.asarray(v, dtype=float), np.asarray(log_w, dtype=float)
+    if v.size == 1:
+        return np.zeros_like(log_w)
+    if part == "mean" or obj.is_large_group:
+        centred, _ = _moments(v, log_w)
+        return signed_part(np.broadcast_to(centred, log_w.shape).copy(), part)
+    return enumerated_expectations(v, log_w, obj, _rloo_table, part=part, max_count_vectors=max_count_vectors)
+
+
+def reinforce_pp_expectations(v: np.ndarray, log_w: np.ndarray, obj, *, part: str = "mean",
+                              max_count_vectors: int | None = None) -> np.ndarray:
+    """REINFORCE++'s ``E_l``: ``sqrt((G-1)/G) (v_l - mu)/sigma`` (the group mean removed, whitened by the
+    batch std ``sqrt((G-1)/G) sigma``); ``(v_l - mu)/sigma`` at ``G = inf``. Parameters as
+    :func:`enumerated_expectations`."""
+    v, log_w = np.asarray(v, dtype=float), np.asarray(log_w, dtype=float)
+    if v.size == 1:
+        return np.zeros_like(log_w)
+    centred, sigma = _moments(v, log_w)
+    if obj.is_large_group:
+        return signed_part(np.where(sigma > 0, centred / np.where(sigma > 0, sigma, 1.0), 0.0), part)
+    G = obj.group_size
+    s = math.sqrt((G - 1) / G) * sigma
+    scale = np.where(s > 0, 1.0 / np.where(s > 0, s, 1.0), 0.0)          # the batch whitening
+    if part == "mean":
+        return (G - 1) / G * centred * scale
+    return enumerated_expectations(v, log_w, obj, _centred_table, part=part,
+                                   max_count_vectors=max_count_vectors) * scale
+
+
+def pass_at_k_expectations(v: np.ndarray, log_w: np.ndarray, obj, *, part: str = "mean",
+                           max_count_vectors: int | None = None) -> np.ndarray:
+    """The analytic pass@k advantage's ``E_l`` (two levels: fail, pass). Parameters as
+    :func:`enumerated_expectations`.
+
+    Raises
+    ------
+    InvalidInputError
+        For more than two reward levels.
+    """
+    v, log_w = np.asarray(v, dtype=float), np.asarray(log_w, dtype=float)
+    L = v.size
+    if L > 2:
+        raise InvalidInputError(f"advantage='pass_at_k' needs two reward levels (fail, pass), got {L}: "
+                                f"{v.tolist()!r}")
+    if L == 1:
+        return np.zeros_like(log_w)
+    if obj.is_large_group:
+        f = np.exp(log_w)[..., 0]
+        k = obj.pass_k
+        s = np.sqrt(np.maximum((1.0 - f**k) * f**k, 0.0))
+        ok = s > 0
+        safe = np.where(ok, s, 1.0)
+        out = np.stack([np.where(ok, -(1.0 - f) * f ** (k - 1) / safe, 0.0), np.where(ok, f**k / safe, 0.0)],
+                       axis=-1)
+        return signed_part(out, part)
+    return enumerated_expectations(v, log_w, obj, _pass_at_k_table, part=part, max_count_vectors=max_count_vectors)
+
+
+def pass_at_k_bound(span: float, obj) -> float:
+    """``max |A|`` of the pass@k table over every group (scale-free; infinite at ``G = inf``)."""
+    if obj.is_large_group:
+        return math.inf
+    a_pass, a_fail = pass_at_k_table(np.arange(obj.group_size + 1), obj.group_size, obj.pass_k)
+    return float(max(np.abs(a_pass).max(), np.abs(a_fail).max()))
+
+
+def level_expectations(v: np.ndarray, log_w: np.ndarray, obj, *, part: str = "mean",
                        max_count_vectors: int | None = None) -> np.ndarray:
-    """``E_l(w) = E[A_1 | r_1 = v_l]`` for the estimators other than ``"group"`` (batched over ``log_w``).
+    """``E_l(w) = E[A_1 | r_1 = v_l]`` of ``obj``'s advantage estimator: its registry entry's ``expectations``
+    (:mod:`grpo_theory.variants`), batched over ``log_w``.
 
     Parameters
     ----------
@@ -327,50 +468,8 @@ def level_expectations(v: np.ndarray, log_w: np.ndarray, obj: Objective, *, part
     >>> np.round(e, 6).tolist()     # E[r|o] - mu at every G
     [[-0.3, 0.7]]
     """
-    v = np.asarray(v, dtype=float)
-    log_w = np.asarray(log_w, dtype=float)
-    L = v.size
-    if obj.advantage == "pass_at_k" and L > 2:
-        raise InvalidInputError(f"advantage='pass_at_k' needs two reward levels (fail, pass), got {L}: "
-                                f"{v.tolist()!r}")
-    w = np.exp(log_w)
-    mu = w @ v
-    centred = v - mu[..., None]
-    var = 0.5 * np.einsum("...i,ij,...j->...", w, (v[:, None] - v[None, :]) ** 2, w)
-    sigma = np.sqrt(var)[..., None]
-    if L == 1:
-        return np.zeros_like(log_w)
-    if obj.advantage == "rloo" and (part == "mean" or obj.is_large_group):
-        return signed_part(np.broadcast_to(centred, log_w.shape).copy(), part)
-    if obj.is_large_group:
-        if obj.advantage == "reinforce_pp":
-            return signed_part(np.where(sigma > 0, centred / np.where(sigma > 0, sigma, 1.0), 0.0), part)
-        f = w[..., 0]
-        k = obj.pass_k
-        s = np.sqrt(np.maximum((1.0 - f**k) * f**k, 0.0))
-        ok = s > 0
-        safe = np.where(ok, s, 1.0)
-        out = np.stack([np.where(ok, -(1.0 - f) * f ** (k - 1) / safe, 0.0), np.where(ok, f**k / safe, 0.0)],
-                       axis=-1)
-        return signed_part(out, part)
-    G = obj.group_size
-    scale = None
-    if obj.advantage == "reinforce_pp":
-        s = math.sqrt((G - 1) / G) * sigma
-        scale = np.where(s > 0, 1.0 / np.where(s > 0, s, 1.0), 0.0)          # the batch whitening
-        if part == "mean":
-            return (G - 1) / G * centred * scale
-    cap = MAX_COUNT_VECTORS if max_count_vectors is None else max_count_vectors
-    n_vec = math.comb(G - 1 + L - 1, L - 1)
-    if n_vec > cap:
-        raise ExactEvaluationTooLarge(f"exact expectations of advantage={obj.advantage!r} need {n_vec:,} count "
-                                f"vectors for G={G}, L={L}, over the limit max_count_vectors={cap:,}")
-    counts = _count_vectors(G - 1, L)
-    table = signed_part(_count_table(v, counts, obj), part)                          # (L, N)
-    flat = log_w.reshape(-1, L)
-    weights = _multinomial_weights(flat, counts)                               # (B, N)
-    out = (weights @ table.T).reshape(log_w.shape)
-    return out if scale is None else out * scale
+    kwargs = {} if max_count_vectors is None else {"max_count_vectors": max_count_vectors}
+    return obj.advantage_variant.hook("expectations")(np.asarray(v, dtype=float), log_w, obj, part=part, **kwargs)
 
 
 def tie_free_probability(R: np.ndarray, log_w: np.ndarray, group_size: int | float) -> np.ndarray:

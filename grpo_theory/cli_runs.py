@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from ._io import writing_folder
+from . import variants
 from .errors import NoStationaryPolicy, TheoryWarning
 from .integrations.mapping import explain, load_config_file
 from .integrations.openrlhf import read_openrlhf_config
@@ -95,7 +96,7 @@ def cmd_explain(args) -> int:
 def _critical_beta_line(obj, question) -> str | None:
     """With a clamped KL in the loss: the clamp's critical beta (for the question, else for binary prompts with
     p_ref 0.1, 0.5, 0.9) and how far beta is below it."""
-    if obj is None or obj.kl_value_clamp is None or obj.kl_placement != "loss":
+    if obj is None or obj.kl_value_clamp is None or not obj.placement_variant.in_loss:
         return None
     qs = [("this question", question)] if question is not None else \
         [(f"p_ref {p:g}", binary_question(p)) for p in (0.1, 0.5, 0.9)]
@@ -169,7 +170,7 @@ def _predict_from_args(args, kwargs):
     else:
         fields = dict(beta=args.beta, group_size=args.group_size, normalization=args.normalization,
                       std_ddof=args.std_ddof, std_eps=args.std_eps)
-        if args.kl_estimator is not None or args.kl_placement != "loss" or args.kl_value_clamp is not None \
+        if args.kl_estimator is not None or not variants.lookup("kl_placement", args.kl_placement).in_loss or args.kl_value_clamp is not None \
                 or args.kl_log_ratio_clamp is not None:
             fields.update(kl_estimator=args.kl_estimator or "k3", kl_placement=args.kl_placement,
                           kl_log_ratio_clamp=args.kl_log_ratio_clamp, kl_value_clamp=args.kl_value_clamp)

@@ -24,6 +24,7 @@ import numpy as np
 
 from ._numerics import expit, log_factorial
 from ._validate import float_array, plain
+from . import variants
 from .problem import InvalidInputError
 
 __all__ = [
@@ -323,9 +324,9 @@ def binary_rloo(pi_ref_a, beta, reward_gap=1.0, penalty: str = "reverse") -> np.
     if np.any(~np.isfinite(gap)) or np.any(gap <= 0):
         raise InvalidInputError(f"reward_gap must be positive and finite (label a as the better answer), got "
                                 f"{reward_gap!r}")
-    if penalty == "reverse":
+    if variants.note_penalty(penalty).is_reverse:
         return binary_pairwise(p, beta / gap)
-    if penalty == "direct":
+    if variants.note_penalty(penalty).is_direct:
         return binary_pairwise_direct(p, beta / gap)
     raise InvalidInputError(f"penalty must be 'reverse' or 'direct', got {penalty!r}")
 
@@ -343,9 +344,9 @@ def binary_entropy_condition(x, pi_ref_a, beta, entropy_coef, margin=1.0, penalt
     margin = float_array("margin", margin)
     entropy_coef = float_array("entropy_coef", entropy_coef, low=0.0)
     logit_x = np.log(x) - np.log1p(-x)
-    if penalty == "reverse":
+    if variants.note_penalty(penalty).is_reverse:
         pen = beta * (x - p) / (x * (1 - x))
-    elif penalty == "direct":
+    elif variants.note_penalty(penalty).is_direct:
         pen = beta * (logit_x - (np.log(p) - np.log1p(-p)))
     else:
         raise InvalidInputError(f"penalty must be 'reverse' or 'direct', got {penalty!r}")
@@ -369,9 +370,7 @@ def binary_entropy(pi_ref_a, beta, entropy_coef, margin=1.0, penalty: str = "rev
     if np.any(~np.isfinite(c)) or np.any(c < 0):
         raise InvalidInputError(f"entropy_coef must be finite and >= 0, got {entropy_coef!r}")
     margin = float_array("margin", margin)
-    if penalty not in ("reverse", "direct"):
-        raise InvalidInputError(f"penalty must be 'reverse' or 'direct', got {penalty!r}")
-    if penalty == "direct":
+    if variants.note_penalty(penalty).is_direct:
         with np.errstate(divide="ignore"):
             logit = (margin + beta * (np.log(p) - np.log1p(-p))) / (beta + c)
         return 1.0 / (1.0 + np.exp(-logit))

@@ -41,7 +41,6 @@ from .solvers import (
     ClassProblem,
     StationaryPointSet,
     TreeProblem,
-    basins_of,
     output_gradient,
     stationary_points,
     token_level,
@@ -98,9 +97,9 @@ def _penalty_value(q: Question, obj: Objective, pi: np.ndarray) -> np.ndarray:
     """KL(pi || pi_ref) (direct), KL(pi_ref || pi) (reverse), else ``E_pi[value]`` of the trainer's estimator."""
     ref = q.pi_ref
     with np.errstate(divide="ignore", invalid="ignore"):
-        if obj.regime == "direct":
+        if obj.regime_variant.is_direct:
             terms = np.where(pi > 0, pi * (np.log(pi) - np.log(ref)), 0.0)
-        elif obj.regime == "reverse":
+        elif obj.regime_variant.is_reverse:
             terms = np.where(ref > 0, ref * (np.log(ref) - np.log(pi)), 0.0)
         else:
             lr = np.where(pi > 0, np.log(np.where(pi > 0, pi, 1.0)) - np.log(np.where(ref > 0, ref, 1.0)), 0.0)
@@ -121,13 +120,13 @@ def _check_start(q: Question, obj: Objective, pi0) -> np.ndarray:
     pi0 = validate_probability_vector("pi0", pi0)
     if pi0.size != q.n_outputs:
         raise InvalidInputError(f"pi0 must have K={q.n_outputs} entries, got {pi0.size}")
-    if obj.regime == "direct" and np.any((pi0 > 0) & (q.pi_ref == 0)):
+    if obj.regime_variant.is_direct and np.any((pi0 > 0) & (q.pi_ref == 0)):
         raise InvalidInputError("with the direct penalty pi0 must give no mass where pi_ref = 0 "
                                 f"(KL(pi || pi_ref) is infinite there); got pi0={pi0.tolist()}")
-    if obj.regime == "reverse" and np.any((pi0 == 0) & (q.pi_ref > 0)):
+    if obj.regime_variant.is_reverse and np.any((pi0 == 0) & (q.pi_ref > 0)):
         raise InvalidInputError("with the reverse penalty pi0 must give mass wherever pi_ref does "
                                 f"(KL(pi_ref || pi) is infinite otherwise); got pi0={pi0.tolist()}")
-    if obj.regime not in ("reverse", "direct") and np.any((pi0 > 0) != (q.pi_ref > 0)):
+    if not obj.regime_variant.is_note_penalty and np.any((pi0 > 0) != (q.pi_ref > 0)):
         raise InvalidInputError(f"with kl_estimator={obj.estimator!r} in the {obj.kl_placement} pi0 must have "
                                 "the support of pi_ref (the estimator needs log(pi/pi_ref) finite); got "
                                 f"pi0={pi0.tolist()}")
@@ -151,11 +150,11 @@ def _gradient_evaluator(q: Question, obj: Objective):
     per-call checks and look-ups, so the gradient, and the flow, are the same to the bit. Other cases call
     :func:`output_gradient`.
     """
-    if not (q.has_reward_law and obj.regime in ("reverse", "direct") and not advantage.changes_regulariser(obj)):
+    if not (q.has_reward_law and obj.regime_variant.is_note_penalty and not advantage.changes_regulariser(obj)):
         return lambda pi: output_gradient(q, obj, pi)
     R, ref, beta = q.membership, q.pi_ref, obj.beta
     expectations = expectations_evaluator(q.reward_levels, obj)
-    reverse = obj.regime == "reverse"
+    reverse = obj.regime_variant.is_reverse
 
     def gradient(pi: np.ndarray) -> np.ndarray:
         s = pi > 0
@@ -363,7 +362,10 @@ def basins(q: Question, obj: Objective) -> list[Basin]:
     cp = ClassProblem(q, obj)
     if cp.n_classes != 2:
         raise InvalidInputError(f"basins are computed for two-class questions; this one has {cp.n_classes}")
-    return basins_of(stationary_points(q, obj).points, cp.class_of == 0)
+    basins = stationary_points(q, obj).basins       # one home: the search computes them (solvers.basins_of)
+    if basins is None:
+        raise InvalidInputError(f"basins are computed for two-class questions at sequence level; got {obj.describe()}")
+    return list(basins)
 
 
 # ----------------------------------------------------------------------------- finite-step GRPO
@@ -414,14 +416,14 @@ def _surrogate_gradient(q, obj, theta, support, pi_old, stats, clip_eps):
     # d/drho of min(rho A, clip(rho) A): 1 unless clipped (A > 0 and rho > 1 + eps, or A < 0 and rho < 1 - eps)
     c = pos * (rho <= 1 + clip_eps) + neg * (rho >= 1 - clip_eps)
     ref = q.pi_ref[support]
-    if obj.regime == "reverse":           # k3 at the sampled outputs: d/dlog pi = 1 - pi_ref/pi
+    if obj.regime_variant.is_reverse:           # k3 at the sampled outputs: d/dlog pi = 1 - pi_ref/pi
         d = freq * (1.0 - ref / pi)
-    elif obj.regime == "direct" and obj.kl_placement == "loss":
+    elif obj.regime_variant.is_direct and obj.placement_variant.in_loss:
         d = freq * rho * (lp - np.log(ref))  # ratio * k3 (TRL's bias correction): d/dlog pi = rho log(pi/pi_ref)
-    elif obj.kl_placement == "loss":        # the estimator at the current pi; a ratio kind carries rho
+    elif obj.placement_variant.in_loss:        # the estimator at the current pi; a ratio kind carries rho
         kc = kl.coefficient(obj, lp - np.log(ref))
-        d = freq * (rho * kc if obj.estimator == "k3_ratio" else kc)
-    elif obj.kl_placement == "advantage":   # A - beta value(pi_old): the value is fixed, the ratio carries it
+        d = freq * (rho * kc if obj.estimator_variant.ratio_weighted else kc)
+    elif obj.placement_variant.in_advantage:   # A - beta value(pi_old): the value is fixed, the ratio carries it
         d = freq * rho * kl.estimator_value(obj, np.log(pi_old[support]) - np.log(ref))
     else:                                   # in the reward: already inside the advantages (stats)
         d = 0.0
@@ -484,7 +486,7 @@ def grpo_steps(q: Question, obj: Objective, pi0, *, lr: float, n_batches: int, i
         raise InvalidInputError(f"need lr > 0, inner_updates >= 1, n_batches >= 1, clip_eps > 0; got "
                                 f"lr={lr!r}, inner_updates={inner_updates!r}, n_batches={n_batches!r}, "
                                 f"clip_eps={clip_eps!r}")
-    if n_groups is not None and obj.advantage != "group":
+    if n_groups is not None and not obj.advantage_variant.is_note_advantage:
         raise InvalidInputError("grpo_steps does not model sampled groups of the other advantage estimators yet "
                                 f"(exact expectations, n_groups=None, and the expected flow, dynamics.flow, do); "
                                 f"got {obj.describe()}")
@@ -503,7 +505,7 @@ def grpo_steps(q: Question, obj: Objective, pi0, *, lr: float, n_batches: int, i
                       f"{support[pi_old[support] == 0].tolist()} (step size {lr:g} too large)")
             break
         q_b = q
-        if obj.regime == "reward":        # the reward shaped by the KL at pi_old, then normalised
+        if obj.regime_variant.in_reward:        # the reward shaped by the KL at pi_old, then normalised
             lr_old = np.zeros(q.n_outputs)
             lr_old[support] = np.log(pi_old[support]) - np.log(q.pi_ref[support])
             q_b = shaped_question(q, kl.value_shift(obj, lr_old))

@@ -23,8 +23,12 @@ class InvalidInputError(ValueError):
     """
 
 
-class ExactEvaluationTooLarge(InvalidInputError):
+class ExactEvaluationTooLarge(ValueError):
     """The exact enumeration would exceed ``max_count_vectors``; use Monte Carlo instead.
+
+    The input is valid, only too large to sum exactly: this is not an :class:`InvalidInputError`, so
+    ``except InvalidInputError`` does not swallow it (it is a ``ValueError``, which the command line reports
+    in one line like a bad input).
 
     Raised by the exact ``P_G`` sums (:func:`grpo_theory.preference.reward_preference`,
     :func:`grpo_theory.preference.level_expectations`, the advantage estimators and the token-level

@@ -50,13 +50,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._numerics import optimize
+from . import variants
+from .errors import InvalidInputError
 
 __all__ = ["KL_ESTIMATORS", "KL_PLACEMENTS", "LOG_RATIO_FLOOR", "estimator_value", "coefficient", "value_slope",
            "discontinuities", "effective_penalty", "value_shift", "flow_log_ratio"]
 
-KL_ESTIMATORS = ("k1", "k2", "k3", "k3_ratio", "k3_plus", "abs")
-KL_PLACEMENTS = ("loss", "advantage", "reward")
+#: The built-in estimators and placements (their entries in :mod:`grpo_theory.variants` hold the formulas).
+KL_ESTIMATORS = variants.names("kl_estimator")
+KL_PLACEMENTS = variants.names("kl_placement")
 #: Log-ratio below which the flows evaluate the k3 kinds' ``e^{-lr}`` at this floor (``e^{690} ~ 1e300``):
 #: an answer at ``pi < e^{-690} pi_ref`` keeps a finite, huge coefficient instead of ``inf`` (whose product
 #: with a mass that underflowed to 0 is a NaN); see :func:`flow_log_ratio`.
@@ -72,15 +74,9 @@ def _clipped_lr(obj, lr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _raw_value(est: str, lr: np.ndarray) -> np.ndarray:
-    base = "k3" if est in ("k3", "k3_ratio", "k3_plus") else est
+    """The unclamped value of estimator ``est`` (its registry entry's ``value``)."""
     with np.errstate(over="ignore"):
-        if base == "k1":
-            return lr.astype(float, copy=True)
-        if base == "k2":
-            return 0.5 * lr * lr
-        if base == "abs":
-            return np.abs(lr)
-        return np.expm1(-lr) + lr            # k3 = e^{-lr} - 1 + lr, accurate near lr = 0
+        return variants.lookup("kl_estimator", est).value(lr)
 
 
 def estimator_value(obj, lr) -> np.ndarray:
@@ -122,15 +118,9 @@ def _active(obj, lr: np.ndarray) -> np.ndarray:
 
 
 def _raw_slope(est: str, lr: np.ndarray) -> np.ndarray:
-    """``d value/d lr`` of the unclamped estimator (k3 kinds: that of k3)."""
-    if est == "k1":
-        return np.ones_like(lr)
-    if est == "k2":
-        return lr.copy()
-    if est == "abs":
-        return np.sign(lr)
+    """``d value/d lr`` of the unclamped estimator (its registry entry's ``slope``; k3 kinds: that of k3)."""
     with np.errstate(over="ignore"):
-        return -np.expm1(-lr)                # 1 - e^{-lr} = 1 - rho
+        return variants.lookup("kl_estimator", est).slope(lr)
 
 
 def coefficient(obj, lr) -> np.ndarray:
@@ -150,7 +140,7 @@ def coefficient(obj, lr) -> np.ndarray:
 
     Raises
     ------
-    ValueError
+    InvalidInputError
         For ``kl_placement="reward"``, which has no coefficient (see :func:`value_shift`).
 
     Examples
@@ -158,16 +148,17 @@ def coefficient(obj, lr) -> np.ndarray:
     See the module's examples: k3 gives ``1 - rho``, k3_ratio gives ``lr``.
     """
     lr = np.asarray(lr, dtype=float)
-    est = obj.estimator
-    if obj.kl_placement == "advantage":
+    est, entry, place = obj.estimator, obj.estimator_variant, obj.placement_variant
+    if place.in_advantage:
         return estimator_value(obj, lr)
-    if obj.kl_placement != "loss":
-        raise ValueError(f"no coefficient for kl_placement={obj.kl_placement!r}; the KL is in the reward")
-    if est == "k3_plus" or (est == "k3_ratio" and obj.kl_log_ratio_clamp is None and obj.kl_value_clamp is None):
-        return lr.copy()                     # k3+: straight-through k2 gradient, never clamped; k3 + 1 - rho = lr
+    if not place.in_loss:
+        raise InvalidInputError(f"no coefficient for kl_placement={obj.kl_placement!r}; the KL is in the reward")
+    if entry.loss_coefficient is not None and (entry.straight_through or (
+            obj.kl_log_ratio_clamp is None and obj.kl_value_clamp is None)):
+        return entry.loss_coefficient(lr)    # k3+: straight-through k2 gradient, never clamped; k3 + 1 - rho = lr
     with np.errstate(invalid="ignore"):
         c = np.where(_active(obj, lr), _raw_slope(est, lr), 0.0)
-    if est == "k3_ratio":
+    if entry.ratio_weighted:
         c = c + estimator_value(obj, lr)
     return c
 
@@ -216,10 +207,10 @@ def discontinuities(obj) -> tuple[float, ...]:
     >>> discontinuities(Objective(beta=0.1))                  # unclamped k3: none
     ()
     """
-    if obj.kl_placement != "loss" or obj.estimator == "k3_plus":
+    if not obj.placement_variant.in_loss or obj.estimator_variant.straight_through:
         return ()
     out = []
-    if obj.estimator == "abs":
+    if obj.estimator_variant.kink_at_zero:
         out.append(0.0)
     L, V = obj.kl_log_ratio_clamp, obj.kl_value_clamp
     if L is not None:
@@ -234,16 +225,8 @@ def discontinuities(obj) -> tuple[float, ...]:
 
 
 def _value_clamp_edges(est: str, V: float, L: float | None) -> list[float]:
-    """The ``lr`` where ``|value(lr)| = V`` (inside the log-ratio clamp)."""
-    base = "k3" if est in ("k3", "k3_ratio", "k3_plus") else est
-    if base in ("k1", "abs"):
-        edges = [-V, V]
-    elif base == "k2":
-        edges = [-float(np.sqrt(2 * V)), float(np.sqrt(2 * V))]
-    else:                                   # k3(lr) = V has one root on each side of 0
-        f = lambda t: float(np.expm1(-t) + t - V)           # noqa: E731 - a one-line root function
-        edges = [optimize.brentq(f, -np.log(V + 2.0) - 1.0, 0.0, xtol=1e-14),
-                 optimize.brentq(f, 0.0, V + 2.0, xtol=1e-14)]
+    """The ``lr`` where ``|value(lr)| = V`` (inside the log-ratio clamp; the entry's ``value_edges``)."""
+    edges = list(variants.lookup("kl_estimator", est).value_edges(V))
     if L is not None:
         edges = [e for e in edges if abs(e) < L]
     return [float(e) for e in edges]
@@ -277,15 +260,14 @@ def effective_penalty(estimator: str, placement: str, log_ratio_clamp, value_cla
     ('none', 'other')
     """
     clamped = log_ratio_clamp is not None or value_clamp is not None
-    if placement == "reward":
+    entry, place = variants.lookup("kl_estimator", estimator), variants.lookup("kl_placement", placement)
+    if place.in_reward:
         return "reward"
-    if placement == "advantage":
-        return "direct" if estimator == "k1" and value_clamp is None and log_ratio_clamp is None else "other"
-    if estimator == "k3_plus":
-        return "direct"
-    if clamped:
+    if place.in_advantage:
+        return "other" if clamped else entry.advantage_regime
+    if clamped and not entry.straight_through:
         return "other"
-    return {"k1": "none", "k2": "direct", "k3": "reverse", "k3_ratio": "direct", "abs": "other"}[estimator]
+    return entry.loss_regime
 
 
 def value_shift(obj, lr) -> np.ndarray:
@@ -335,6 +317,6 @@ def flow_log_ratio(obj, lr) -> np.ndarray:
     [-690.0, 0.5]
     """
     lr = np.asarray(lr, dtype=float)
-    if obj.estimator in ("k3", "k3_ratio", "k3_plus"):
+    if obj.estimator_variant.exponential:
         return np.maximum(lr, LOG_RATIO_FLOOR)
     return lr

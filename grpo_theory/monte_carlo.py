@@ -178,7 +178,7 @@ def sampled_advantages(r: np.ndarray, obj: Objective) -> np.ndarray:
     [[1.0, -1.0], [0.0, 0.0]]
     """
     centred = r - r.mean(axis=-1, keepdims=True)
-    if obj.normalization == "shift":
+    if not obj.normalization_variant.scales:
         return centred
     tie = (r == r[..., :1]).all(axis=-1, keepdims=True)
     centred[np.broadcast_to(tie, centred.shape)] = 0.0     # exact zeros: no rounding residue

@@ -32,11 +32,11 @@ from ._multinomial import SMALL_TOTAL, window_size
 from .errors import ExactEvaluationTooLarge
 from .monte_carlo import monte_carlo_preference, sample_rewards, sampled_advantages
 from .preference_sums import (
-    _advantage_table,
-    _binomial_walk,
-    _binomial_window_expectations,
-    _enumerated_expectations,
-    _multinomial_window_expectations,
+    advantage_table,
+    binomial_walk,
+    binomial_window_expectations,
+    group_enumerated_expectations,
+    multinomial_window_expectations,
 )
 from .problem import InvalidInputError, Objective, Question, as_objective, as_question, validate_probability_vector
 
@@ -92,9 +92,11 @@ _TRUNCATE_BINOMIAL = True
 def max_abs_advantage(n_levels_span: float, obj: Objective) -> float:
     """An upper bound on ``|A_i|`` for rewards spanning ``n_levels_span = v_max - v_min``.
 
-    Scale normalisation: ``|r_i - mean| / std <= sqrt(G-1)`` (ddof 0) and
-    ``(G-1)/sqrt(G)`` (ddof 1); shift: the span. For ``G = inf`` with scale, ``span/std_eps`` or
-    ``span/sqrt(variance_eps)`` when an epsilon is set, infinite otherwise.
+    The advantage estimator's registry entry gives it (:mod:`grpo_theory.variants`). The group advantage with
+    scale normalisation: ``|r_i - mean| / std <= sqrt(G-1)`` (ddof 0) and ``(G-1)/sqrt(G)`` (ddof 1); shift:
+    the span. For ``G = inf`` with scale, ``span/std_eps`` or ``span/sqrt(variance_eps)`` when an epsilon is
+    set, infinite otherwise. RLOO: the span; REINFORCE++: infinite (whitened by the policy's own std);
+    pass@k: the largest entry of its table (infinite at ``G = inf``).
 
     Parameters
     ----------
@@ -114,30 +116,11 @@ def max_abs_advantage(n_levels_span: float, obj: Objective) -> float:
     >>> max_abs_advantage(1.0, Objective(beta=0.1, group_size=5))       # sqrt(G - 1)
     2.0
     """
-    if obj.advantage == "rloo":                  # r_i minus the mean of the other G - 1 rewards
-        return float(n_levels_span)
-    if obj.advantage == "reinforce_pp":          # whitened by the policy's own reward std: unbounded near a vertex
-        return math.inf
-    if obj.advantage == "pass_at_k":             # the analytic table is scale-free and finite for finite G
-        if obj.is_large_group:
-            return math.inf
-        a_pass, a_fail = advantage.pass_at_k_table(np.arange(obj.group_size + 1), obj.group_size, obj.pass_k)
-        return float(max(np.abs(a_pass).max(), np.abs(a_fail).max()))
-    if obj.normalization == "shift":
-        return float(n_levels_span)
-    if obj.is_large_group:
-        bounds = [math.inf]
-        if obj.std_eps > 0:
-            bounds.append(n_levels_span / obj.std_eps)
-        if obj.variance_eps > 0:
-            bounds.append(n_levels_span / math.sqrt(obj.variance_eps))
-        return min(bounds)
-    g = obj.group_size
-    return math.sqrt(g - 1) if obj.std_ddof == 0 else (g - 1) / math.sqrt(g)
+    return obj.advantage_variant.bound(n_levels_span, obj)     # each estimator's own (grpo_theory.variants)
 
 
 @lru_cache(maxsize=256)
-def _standardised_levels(levels: tuple, normalization: str, std_eps: float,
+def _standardised_levels(levels: tuple, scales: bool, std_eps: float,
                          variance_eps: float) -> tuple[np.ndarray, float, float, float]:
     """Levels divided by a power of two ``c`` (the unit) bringing their span into ``[1, 2)``, and the epsilons in
     that unit.
@@ -148,7 +131,7 @@ def _standardised_levels(levels: tuple, normalization: str, std_eps: float,
     untouched.
 
     Only a power of two, and no shift: dividing by it is exact, so every difference ``v_i - v_j`` (all the
-    advantages use, see :func:`_advantages_for_counts`) keeps its full relative precision. A shift onto
+    advantages use, see :func:`advantages_for_counts`) keeps its full relative precision. A shift onto
     ``[0, 1]`` (``(v - v_min) / span``) would round away the gaps of levels that lie far from ``v_min``: shaped
     rewards ``[-4.9e30, -50.4, -0.09]`` (a collapsing answer's KL in the reward) became ``[0, 1, 1]``, a false
     tie between the other two.
@@ -165,7 +148,7 @@ def _standardised_levels(levels: tuple, normalization: str, std_eps: float,
     span = span_scaled * top                            # may be inf (e.g. [-1e308, 1e308])
     if 2.0**-20 <= span <= 2.0**20 and top <= 2.0**20:
         return v, 1.0, std_eps, variance_eps
-    if normalization == "shift" and not math.isfinite(span):
+    if not scales and not math.isfinite(span):
         raise InvalidInputError(
             f"reward levels {levels!r} span {span_scaled:g} x {top:g}, which overflows double precision; "
             "shift-only advantages grow with the span, so rescale the rewards (scale normalisation is "
@@ -241,22 +224,28 @@ def level_expectations(
     >>> e.round(12).tolist()                          # G = 2: E[sign(r_1 - r_2) | r_1]
     [-0.2, 0.8]
     """
-    if obj.advantage != "group":          # the GRPO family's other estimators (issue 22)
-        return advantage.level_expectations(np.asarray(levels, dtype=float), log_w, obj, part=part,
-                                          max_count_vectors=max_count_vectors)
+    return obj.advantage_variant.hook("expectations")(np.asarray(levels, dtype=float), log_w, obj, part=part,
+                                                      max_count_vectors=max_count_vectors)
+
+
+def group_level_expectations(levels: np.ndarray, log_w: np.ndarray, obj: Objective, *, part: str = "mean",
+                             max_count_vectors: int = MAX_COUNT_VECTORS) -> np.ndarray:
+    """:func:`level_expectations` of the group advantage (Eq. 2 with ``normalization``): its registry entry's
+    ``expectations``. Parameters, returns and raises as :func:`level_expectations`."""
     v, unit, std_eps, variance_eps = _standardised_levels(tuple(np.asarray(levels, dtype=float).tolist()),
-                                                          obj.normalization, obj.std_eps, obj.variance_eps)
+                                                          obj.normalization_variant.scales, obj.std_eps,
+                                                          obj.variance_eps)
     if unit != 1.0:
         # P_G in units of the reward span: scale normalisation is invariant to it (the epsilons
         # are rescaled with it), shift-only is linear in it. Rewards like [1e154, 0] would
         # overflow the variance otherwise, and tiny spans like [1e-200, 0] underflow it.
         obj = dataclasses.replace(obj, std_eps=std_eps, variance_eps=variance_eps)
-        out = level_expectations(v, log_w, obj, part=part, max_count_vectors=max_count_vectors)
-        return out if obj.normalization == "scale" else unit * out
+        out = group_level_expectations(v, log_w, obj, part=part, max_count_vectors=max_count_vectors)
+        return out if obj.normalization_variant.scales else unit * out
     log_w = np.asarray(log_w, dtype=float)
     # v_i - E_w v as sum_j w_j (v_i - v_j): no cancellation where the levels lie far from 0 (they are not shifted)
     diff = v[:, None] - v[None, :]
-    if obj.normalization == "shift" and (part == "mean" or obj.is_large_group):
+    if not obj.normalization_variant.scales and (part == "mean" or obj.is_large_group):
         factor = 1.0 if obj.is_large_group else (obj.group_size - 1) / obj.group_size
         return advantage.signed_part(factor * np.einsum("ij,...j->...i", diff, np.exp(log_w)), part)
     if obj.is_large_group:
@@ -276,7 +265,7 @@ def level_expectations(
                 f"exact P_G sums up to {size:,} count vectors in the window of a policy for G={G} and "
                 f"L={L} reward levels, over the limit max_count_vectors={max_count_vectors:,}; use "
                 "monte_carlo_preference(...) for an estimate with its standard error, or raise the limit")
-        return _multinomial_window_expectations(v, flat, obj, part).reshape(log_w.shape)
+        return multinomial_window_expectations(v, flat, obj, part).reshape(log_w.shape)
     if n_vec > max_count_vectors:
         raise ExactEvaluationTooLarge(
             f"exact P_G needs {n_vec:,} count vectors for G={G} and L={L} reward levels, over the "
@@ -286,15 +275,15 @@ def level_expectations(
     key = (tuple(v.tolist()), G, obj.normalization, obj.std_ddof, obj.std_eps, obj.variance_eps, part)
     flat = log_w.reshape(-1, L)
     if L == 2 and G - 1 > SMALL_TOTAL and _TRUNCATE_BINOMIAL:
-        walk = _binomial_walk(*key)
+        walk = binomial_walk(*key)
 
         def block_expectations(block: np.ndarray) -> np.ndarray:
-            return _binomial_window_expectations(block, walk)
+            return binomial_window_expectations(block, walk)
     else:
-        table = _advantage_table(*key)                                            # (L, N)
+        table = advantage_table(*key)                                            # (L, N)
 
         def block_expectations(block: np.ndarray) -> np.ndarray:
-            return _enumerated_expectations(block, G - 1, table)
+            return group_enumerated_expectations(block, G - 1, table)
 
     rows = max(1, _BLOCK // n_vec)
     if flat.shape[0] <= rows:
@@ -339,9 +328,9 @@ def expectations_evaluator(levels: np.ndarray, obj: Objective):
     def general(log_w):
         return level_expectations(levels, log_w, obj)
 
-    if obj.advantage != "group" or obj.normalization != "scale":
+    if not obj.advantage_variant.is_note_advantage or not obj.normalization_variant.scales:
         return general
-    v, unit, _, _ = _standardised_levels(tuple(levels.tolist()), obj.normalization, obj.std_eps, obj.variance_eps)
+    v, unit, _, _ = _standardised_levels(tuple(levels.tolist()), True, obj.std_eps, obj.variance_eps)
     if unit != 1.0:
         return general
     if obj.is_large_group:
@@ -356,7 +345,7 @@ def expectations_evaluator(levels: np.ndarray, obj: Objective):
     n_vec = n_count_vectors(G, L)
     if G - 1 > SMALL_TOTAL or n_vec > MAX_COUNT_VECTORS:
         return general
-    table = _advantage_table(tuple(v.tolist()), G, obj.normalization, obj.std_ddof, obj.std_eps,
+    table = advantage_table(tuple(v.tolist()), G, obj.normalization, obj.std_ddof, obj.std_eps,
                              obj.variance_eps, "mean")
     rows = max(1, _BLOCK // n_vec)
 
@@ -365,14 +354,14 @@ def expectations_evaluator(levels: np.ndarray, obj: Objective):
         flat = log_w.reshape(-1, L)
         if flat.shape[0] > rows:
             return general(log_w)
-        return _enumerated_expectations(flat, G - 1, table).reshape(log_w.shape)   # level_expectations' block
+        return group_enumerated_expectations(flat, G - 1, table).reshape(log_w.shape)   # level_expectations' block
     return small
 
 
 def _pairwise_factor(obj: Objective) -> float:
     """Advantage magnitude for G = 2 from a preference matrix: 1 (ddof 0) or 1/sqrt(2) (ddof 1)."""
-    if obj.group_size != 2 or obj.normalization != "scale" or obj.std_eps != 0 or obj.variance_eps != 0 \
-            or obj.advantage != "group" or obj.filter_ties:
+    if obj.group_size != 2 or not obj.normalization_variant.scales or obj.std_eps != 0 or obj.variance_eps != 0 \
+            or not obj.advantage_variant.is_note_advantage or obj.filter_ties:
         raise InvalidInputError(
             "a preference-matrix question determines P_G only for group_size=2 with "
             "normalization='scale' and std_eps=variance_eps=0 (then A_1 = sign(r_1 - r_2), up to 1/sqrt(2) for "

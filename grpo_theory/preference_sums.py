@@ -3,12 +3,12 @@
 ``E_l(w) = sum_n Multinomial(n; G - 1, w) A_l(n)`` over the count vectors ``n`` of the ``G - 1`` other
 rewards on the ``L`` levels, with ``A_l(n)`` the advantage of a reward ``v_l`` among them:
 
-* every count vector (:func:`_enumerated_expectations`, over :func:`_advantage_table`), for ``G - 1 <= 64``
+* every count vector (:func:`group_enumerated_expectations`, over :func:`advantage_table`), for ``G - 1 <= 64``
   or where the windows would not be much smaller;
 * two levels, large G: the binomial weights in an ``O(sqrt(G))`` window about the mode, walked outward
-  from it (:func:`_binomial_window_expectations`);
+  from it (:func:`binomial_window_expectations`);
 * three or more levels, large G: the count vectors in each level's Bernstein window, generated directly
-  (:func:`_multinomial_window_expectations`).
+  (:func:`multinomial_window_expectations`).
 """
 
 from __future__ import annotations
@@ -19,14 +19,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from . import advantage
+from . import advantage, variants
 from ._multinomial import bd0, box_count_vectors, count_vectors, log_multinomial_weights, saddle_constant, window_bounds
 
 if TYPE_CHECKING:
     from .problem import Objective
 
 
-def _advantages_for_counts(v: np.ndarray, counts: np.ndarray, group_size: int, normalization: str, ddof: int,
+def advantages_for_counts(v: np.ndarray, counts: np.ndarray, group_size: int, normalization: str, ddof: int,
                            eps: float, variance_eps: float, part: str) -> np.ndarray:
     """``A[l, n]``: advantage of ``r_1 = v_l`` with counts ``n`` (rows of ``counts``) among the others.
 
@@ -45,7 +45,7 @@ def _advantages_for_counts(v: np.ndarray, counts: np.ndarray, group_size: int, n
     G = group_size
     diff = v[:, None] - v[None, :]                                # diff[i, j] = v_i - v_j
     numerator = (counts @ diff.T).T / G                           # (L, N): v_l - mean, no cancellation
-    if normalization == "shift":
+    if not variants.lookup("normalization", normalization).scales:
         table = numerator
     else:
         cross = counts @ diff**2                                  # (N, L): (n D^2)_j
@@ -57,13 +57,13 @@ def _advantages_for_counts(v: np.ndarray, counts: np.ndarray, group_size: int, n
 
 
 @lru_cache(maxsize=64)
-def _advantage_table(levels: tuple, group_size: int, normalization: str, ddof: int, eps: float,
+def advantage_table(levels: tuple, group_size: int, normalization: str, ddof: int, eps: float,
                      variance_eps: float, part: str) -> np.ndarray:
-    """:func:`_advantages_for_counts` over every count vector of ``G - 1`` others (cached)."""
+    """:func:`advantages_for_counts` over every count vector of ``G - 1`` others (cached)."""
     v = np.asarray(levels, dtype=float)
     counts = count_vectors(group_size - 1, v.size).astype(float)
     # C order: the flow's E(w) = table @ weights then reads each level's row in one sweep
-    table = np.ascontiguousarray(_advantages_for_counts(v, counts, group_size, normalization, ddof, eps,
+    table = np.ascontiguousarray(advantages_for_counts(v, counts, group_size, normalization, ddof, eps,
                                                         variance_eps, part))
     table.setflags(write=False)
     return table
@@ -78,9 +78,9 @@ _WALK_LOGIT_CLIP = 1e4
 
 
 @lru_cache(maxsize=64)
-def _binomial_walk(levels: tuple, group_size: int, normalization: str, ddof: int, eps: float, variance_eps: float,
+def binomial_walk(levels: tuple, group_size: int, normalization: str, ddof: int, eps: float, variance_eps: float,
                    part: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The ``w``-independent terms of :func:`_binomial_window_expectations`, padded so that no window needs clipping
+    """The ``w``-independent terms of :func:`binomial_window_expectations`, padded so that no window needs clipping
     (cached).
 
     Returns ``(steps, table, step_at, count_at)``:
@@ -101,7 +101,7 @@ def _binomial_walk(levels: tuple, group_size: int, normalization: str, ddof: int
     step_at = np.stack([j, steps.size - 1 - j])          # up: + steps[m + j]; down: - steps[m - 1 - j]
     count_at = np.stack([1 + j, -1 - j])
     steps = np.concatenate([steps, -steps])
-    table = _advantage_table(levels, group_size, normalization, ddof, eps, variance_eps, part)
+    table = advantage_table(levels, group_size, normalization, ddof, eps, variance_eps, part)
     table = np.pad(table, ((0, 0), (pad, pad)))
     for arr in (steps, table, step_at, count_at):
         arr.setflags(write=False)
@@ -112,7 +112,7 @@ def _binomial_walk(levels: tuple, group_size: int, normalization: str, ddof: int
 _WALK_SIGN = np.array([[1.0], [-1.0]])
 
 
-def _binomial_window_expectations(log_w: np.ndarray, walk: tuple) -> np.ndarray:
+def binomial_window_expectations(log_w: np.ndarray, walk: tuple) -> np.ndarray:
     """``E_l`` for two levels from each policy's own window of count vectors (``k`` = the count of level 0).
 
     The binomial weights ``b_k`` of ``Bin(N, w_0)`` are walked outward from the mode ``m = floor((N + 1) w_0)``:
@@ -120,7 +120,7 @@ def _binomial_window_expectations(log_w: np.ndarray, walk: tuple) -> np.ndarray:
     sum of ratios that stay small in the bulk (an absolute error of about ``eps`` per step, with no
     ``lgamma(N)``-sized terms to cancel), and ``E_l = sum_k b_k A_l(k) / sum_k b_k`` over
     ``m - H <= k <= m + H`` with ``H = 12 sd + 42``, which contains mean +- (12 sd + 40). Padding
-    (:func:`_binomial_walk`) gives the weights outside ``0..N`` exactly 0. The window's
+    (:func:`binomial_walk`) gives the weights outside ``0..N`` exactly 0. The window's
     normalisation by its own sum differs from the full sum's by less than 1e-25 relative.
     """
     steps, table, step_at, count_at = walk
@@ -146,7 +146,7 @@ def _binomial_window_expectations(log_w: np.ndarray, walk: tuple) -> np.ndarray:
     return out / norm[:, None]
 
 
-def _multinomial_window_expectations(v: np.ndarray, log_w: np.ndarray, obj: Objective, part: str) -> np.ndarray:
+def multinomial_window_expectations(v: np.ndarray, log_w: np.ndarray, obj: Objective, part: str) -> np.ndarray:
     """``E_l`` for ``L >= 3`` levels, summing for each policy only the count vectors in its window.
 
     Per level ``|n_j - N w_j| <= 9 sd_j + 30`` (see :func:`window_bounds`: the weight left out is
@@ -169,19 +169,19 @@ def _multinomial_window_expectations(v: np.ndarray, log_w: np.ndarray, obj: Obje
 @lru_cache(maxsize=16)
 def _window_terms(levels: tuple, total: int, lo: tuple, hi: tuple, normalization: str, ddof: int, eps: float,
                   variance_eps: float, part: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The ``w``-independent part of one window of :func:`_multinomial_window_expectations`: its count vectors,
+    """The ``w``-independent part of one window of :func:`multinomial_window_expectations`: its count vectors,
     their :func:`saddle_constant` and advantage table (cached: a flow's consecutive policies mostly share a
     window; the reliability tests' G = 1000 solves asked for 335 distinct windows in 3,536 calls)."""
     counts = box_count_vectors(total, np.array(lo, dtype=np.int64), np.array(hi, dtype=np.int64)).astype(float)
     const = saddle_constant(counts, total)
-    table = _advantages_for_counts(np.asarray(levels, dtype=float), counts, total + 1, normalization, ddof, eps,
+    table = advantages_for_counts(np.asarray(levels, dtype=float), counts, total + 1, normalization, ddof, eps,
                                    variance_eps, part)
     for arr in (counts, const, table):
         arr.setflags(write=False)
     return counts, const, table
 
 
-def _enumerated_expectations(flat_log_w: np.ndarray, total: int, table: np.ndarray) -> np.ndarray:
+def group_enumerated_expectations(flat_log_w: np.ndarray, total: int, table: np.ndarray) -> np.ndarray:
     """``E_l(w) = sum_n Multinomial(n; total, w) A_l(n)`` over every count vector ``n``, for ``flat_log_w (B, L)``.
 
     ``table`` is ``A_l(n)`` (L, N) in C order. The weights are exponentiated in place and summed as

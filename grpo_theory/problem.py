@@ -32,26 +32,31 @@ from ._question import (  # noqa: F401  (re-exported: problem is where a questio
 )
 from ._validate import plain as _plain
 from .errors import InvalidInputError, NoStationaryPolicy
-from .kl import KL_ESTIMATORS, KL_PLACEMENTS, effective_penalty
+from . import variants
+from .kl import effective_penalty
 
 __all__ = ["InvalidInputError", "Question", "Objective", "shaped_question", "PENALTIES", "NORMALIZATIONS", "LEVELS",
            "LOSS_TYPES", "ADVANTAGES", "IMPORTANCE_LEVELS",
            "as_objective", "as_question"]
 
-PENALTIES = ("reverse", "direct")
+#: The built-in names of each option (the registry, :mod:`grpo_theory.variants`, is the one list; a
+#: registered variant is accepted too). The penalty shorthands: the regimes that are the note's penalties.
+PENALTIES = tuple(e.name for e in variants.entries("regime") if e.is_note_penalty)
 #: What ``Objective.regime`` can read (see :func:`grpo_theory.kl.effective_penalty`).
-EFFECTIVE_PENALTIES = ("reverse", "direct", "none", "reward", "other")
-NORMALIZATIONS = ("scale", "shift")
-LEVELS = ("sequence", "token")
+EFFECTIVE_PENALTIES = variants.names("regime")
+NORMALIZATIONS = variants.names("normalization")
+LEVELS = variants.names("level")
 #: Advantage estimators (see :mod:`grpo_theory.advantage`).
-ADVANTAGES = ("group", "rloo", "reinforce_pp", "pass_at_k")
+ADVANTAGES = variants.names("advantage")
 #: Where the importance ratio is formed: per token (PPO/GRPO) or per answer as the geometric mean (GSPO).
-IMPORTANCE_LEVELS = ("token", "sequence")
+IMPORTANCE_LEVELS = variants.names("importance_level")
 #: Loss aggregations of TRL (``loss_type``) and verl (``loss_agg_mode``), each mapped onto the weight
 #: a token of answer ``o`` gets in the loss:
 #: ``"answer_mean"`` ``1/|o|`` (mean over the answer's tokens, then over answers);
 #: ``"token_sum"`` a constant (sum over tokens divided by a constant);
 #: ``"batch_token_mean"`` ``1/T`` with ``T`` the sampled number of tokens in the batch (not differentiated).
+#: The KL estimator of ``Objective(penalty=None)`` with no ``kl_estimator``: GRPO's k3.
+DEFAULT_ESTIMATOR = "k3"
 LOSS_TYPES = {
     "grpo": "answer_mean", "seq-mean-token-mean": "answer_mean",
     "dr_grpo": "token_sum", "seq-mean-token-sum": "token_sum", "seq-mean-token-sum-norm": "token_sum",
@@ -132,7 +137,6 @@ class Objective:
         penalty that carries no ratio (k3, k2, ...) the stationary set is that of ``"token"``. TRL's
         ratio-weighted k3 (``kl_estimator="k3_ratio"``) multiplies by the sequence ratio too; on
         multi-token answers that changes the penalty's gradient, and the token-level engine refuses it.
-
     regime : {"reverse", "direct", "none", "reward", "other"}
         Derived, read-only: what the KL fields amount to (:func:`grpo_theory.kl.effective_penalty`):
         the note's two penalties exactly, no regularising gradient (k1 as a loss), the KL in the
@@ -140,6 +144,11 @@ class Objective:
         ``regime``, ``estimator`` and the other fields agree, however the KL was spelled.
     estimator : str
         Derived, read-only: the KL estimator in use, ``kl_estimator`` or the one ``penalty`` stands for.
+
+    Every option has an entry in :mod:`grpo_theory.variants` holding what the package knows about it; the
+    properties ``advantage_variant``, ``normalization_variant``, ``estimator_variant``, ``placement_variant``,
+    ``regime_variant``, ``level_variant``, ``importance_variant`` and ``aggregation_variant`` give this
+    objective's entries (e.g. ``obj.regime_variant.is_note_penalty``).
 
     Raises
     ------
@@ -216,10 +225,7 @@ class Objective:
         else:
             raise InvalidInputError(f"group_size must be an integer >= 2 or math.inf, got {_plain(g)}")
         self._resolve_kl()
-        if self.normalization not in NORMALIZATIONS:
-            raise InvalidInputError(
-                f"normalization must be one of {NORMALIZATIONS}, got {self.normalization!r}"
-            )
+        variants.lookup("normalization", self.normalization)
         if self.std_ddof not in (0, 1) or isinstance(self.std_ddof, bool):
             raise InvalidInputError(f"std_ddof must be 0 or 1, got {_plain(self.std_ddof)}")
         eps = self.std_eps
@@ -232,8 +238,7 @@ class Objective:
                 or not math.isfinite(veps) or veps < 0:
             raise InvalidInputError(f"variance_eps must be a finite number >= 0, got {_plain(veps)}")
         object.__setattr__(self, "variance_eps", float(veps))
-        if self.level not in LEVELS:
-            raise InvalidInputError(f"level must be one of {LEVELS}, got {self.level!r}")
+        variants.lookup("level", self.level)
         if self.loss_type not in LOSS_TYPES:
             raise InvalidInputError(f"loss_type must be one of {sorted(LOSS_TYPES)}, got {self.loss_type!r}")
         b = self.groups_per_batch
@@ -249,12 +254,11 @@ class Objective:
     def _validate_family(self) -> None:
         """Check the GRPO-family fields (advantage estimator, pass@k, tie filtering, entropy bonus,
         importance level); see :mod:`grpo_theory.advantage`."""
-        if self.advantage not in ADVANTAGES:
-            raise InvalidInputError(f"advantage must be one of {ADVANTAGES}, got {self.advantage!r}")
+        entry = variants.lookup("advantage", self.advantage)
         k = self.pass_k
-        if self.advantage == "pass_at_k":
+        if entry.needs_pass_k:
             if k is None or isinstance(k, bool) or not isinstance(k, (int, np.integer)):
-                raise InvalidInputError(f"advantage='pass_at_k' needs pass_k, an integer in 1..G, got {k!r}")
+                raise InvalidInputError(f"advantage={self.advantage!r} needs pass_k, an integer in 1..G, got {k!r}")
             if not (1 <= int(k) and (self.is_large_group or int(k) <= self.group_size)):
                 g = "inf" if self.is_large_group else self.group_size
                 raise InvalidInputError(f"pass_k must be an integer in 1..G (G={g}), got {k!r}")
@@ -265,7 +269,7 @@ class Objective:
         if not isinstance(self.filter_ties, (bool, np.bool_)):
             raise InvalidInputError(f"filter_ties must be True or False, got {self.filter_ties!r}")
         object.__setattr__(self, "filter_ties", bool(self.filter_ties))
-        if self.filter_ties and self.kl_placement != "loss":
+        if self.filter_ties and not self.placement_variant.in_loss:
             raise InvalidInputError(f"filter_ties is modelled with the KL in the loss only, got "
                                     f"kl_placement={self.kl_placement!r}")
         c = self.entropy_coef
@@ -274,17 +278,14 @@ class Objective:
             raise InvalidInputError(f"entropy_coef must be a finite number >= 0 (a bonus added to what the "
                                     f"loss maximises), got {c!r}")
         object.__setattr__(self, "entropy_coef", float(c))
-        if self.entropy_coef > 0 and self.kl_placement == "reward":
+        if self.entropy_coef > 0 and self.placement_variant.in_reward:
             raise InvalidInputError("entropy_coef > 0 is modelled with the KL in the loss or the advantage, "
                                     f"got kl_placement={self.kl_placement!r}")
-        if self.importance_level not in IMPORTANCE_LEVELS:
-            raise InvalidInputError(f"importance_level must be one of {IMPORTANCE_LEVELS}, "
-                                    f"got {self.importance_level!r}")
+        variants.lookup("importance_level", self.importance_level)
 
     def _resolve_kl(self) -> None:
         """Check the KL fields; set ``regime`` and ``estimator`` to what they amount to (:mod:`grpo_theory.kl`)."""
-        if self.kl_placement not in KL_PLACEMENTS:
-            raise InvalidInputError(f"kl_placement must be one of {KL_PLACEMENTS}, got {self.kl_placement!r}")
+        placement = variants.lookup("kl_placement", self.kl_placement)
         for name in ("kl_log_ratio_clamp", "kl_value_clamp"):
             v = getattr(self, name)
             if v is None:
@@ -294,27 +295,26 @@ class Objective:
                 raise InvalidInputError(f"{name} must be None or a finite number > 0, got {v!r}")
             object.__setattr__(self, name, float(v))
         shorthand = self.penalty
-        if shorthand is not None and shorthand not in PENALTIES + EFFECTIVE_PENALTIES:
+        if shorthand is not None and shorthand not in variants.names("regime"):
             raise InvalidInputError(f"penalty must be one of {PENALTIES} (or None with kl_estimator=...), "
                                     f"got {shorthand!r}")
+        short = None if shorthand is None else variants.lookup("regime", shorthand)
         est = self.kl_estimator
         if est is None:
-            if shorthand not in (None,) + PENALTIES:
+            if short is not None and not short.is_note_penalty:
                 raise InvalidInputError(f"penalty={shorthand!r} is a result, not an input: give kl_estimator=")
-            if self.kl_placement != "loss" or self.kl_log_ratio_clamp is not None \
-                    or self.kl_value_clamp is not None:
-                given = ", ".join(f"{k}={_plain(v)}" for k, v in (
-                    ("kl_placement", self.kl_placement if self.kl_placement != "loss" else None),
-                    ("kl_log_ratio_clamp", self.kl_log_ratio_clamp), ("kl_value_clamp", self.kl_value_clamp))
-                    if v is not None)
-                if shorthand is None:
-                    raise InvalidInputError(f"{given} needs kl_estimator= (one of {', '.join(KL_ESTIMATORS)}): "
-                                            "the estimator whose value is placed or clamped")
+            given = ([] if placement.in_loss else [f"kl_placement={self.kl_placement!r}"]) + [
+                f"{name}={getattr(self, name)!r}" for name in ("kl_log_ratio_clamp", "kl_value_clamp")
+                if getattr(self, name) is not None]
+            if given and short is None:
+                raise InvalidInputError(f"{' and '.join(given)} needs kl_estimator= (one of "
+                                        f"{variants.names('kl_estimator')}): which KL estimator is placed or clamped")
+            if given:
                 raise InvalidInputError(f"penalty={shorthand!r} is shorthand for an unclamped estimator in the loss; "
-                                        f"with {given}, give kl_estimator= instead")
-            est = {None: "k3", "reverse": "k3", "direct": "k3_ratio"}[shorthand]
-        elif est not in KL_ESTIMATORS:
-            raise InvalidInputError(f"kl_estimator must be one of {KL_ESTIMATORS}, got {est!r}")
+                                        f"with {' and '.join(given)}, give kl_estimator= instead")
+            est = DEFAULT_ESTIMATOR if short is None else short.shorthand_estimator
+        else:
+            variants.lookup("kl_estimator", est)
         effective = effective_penalty(est, self.kl_placement, self.kl_log_ratio_clamp, self.kl_value_clamp)
         if shorthand is not None and shorthand != effective:
             raise InvalidInputError(
@@ -331,9 +331,50 @@ class Objective:
         rescales the whole gradient: it is reported as "token_sum" (same stationary points).
         """
         kind = LOSS_TYPES[self.loss_type]
-        if kind == "batch_token_mean" and math.isinf(self.groups_per_batch):
+        if variants.lookup("aggregation", kind).batch_normalised and math.isinf(self.groups_per_batch):
             return "token_sum"
         return kind
+
+    # ----------------------------------------------------------------- this objective's registry entries
+    @property
+    def advantage_variant(self) -> variants.AdvantageEstimator:
+        """The entry of ``advantage`` (:mod:`grpo_theory.variants`)."""
+        return variants.lookup("advantage", self.advantage)
+
+    @property
+    def normalization_variant(self) -> variants.Normalization:
+        """The entry of ``normalization``."""
+        return variants.lookup("normalization", self.normalization)
+
+    @property
+    def estimator_variant(self) -> variants.KLEstimator:
+        """The entry of the KL estimator in use (:attr:`estimator`)."""
+        return variants.lookup("kl_estimator", self.estimator)
+
+    @property
+    def placement_variant(self) -> variants.KLPlacement:
+        """The entry of ``kl_placement``."""
+        return variants.lookup("kl_placement", self.kl_placement)
+
+    @property
+    def regime_variant(self) -> variants.Regime:
+        """The entry of :attr:`regime` (``.is_note_penalty``, ``.is_reverse``, ``.is_direct``, ``.in_reward``)."""
+        return variants.lookup("regime", self.regime)
+
+    @property
+    def level_variant(self) -> variants.Level:
+        """The entry of ``level`` (``.per_token``)."""
+        return variants.lookup("level", self.level)
+
+    @property
+    def importance_variant(self) -> variants.ImportanceLevel:
+        """The entry of ``importance_level`` (``.per_answer``)."""
+        return variants.lookup("importance_level", self.importance_level)
+
+    @property
+    def aggregation_variant(self) -> variants.Aggregation:
+        """The entry of :attr:`aggregation` (``.answer_mean``, ``.batch_normalised``)."""
+        return variants.lookup("aggregation", self.aggregation)
 
     @property
     def is_large_group(self) -> bool:
@@ -350,27 +391,27 @@ class Objective:
         """
         g = "inf" if self.is_large_group else str(self.group_size)
         extra = ""
-        if self.normalization == "scale" and (self.std_ddof or self.std_eps or self.variance_eps):
+        if self.normalization_variant.scales and (self.std_ddof or self.std_eps or self.variance_eps):
             extra = f", ddof={self.std_ddof}, eps={self.std_eps:g}"
             if self.variance_eps:
                 extra += f", variance_eps={self.variance_eps:g}"
-        if self.level == "token":
+        if self.level_variant.per_token:
             extra += f", token level, loss_type={self.loss_type}"
-            if LOSS_TYPES[self.loss_type] == "batch_token_mean":
+            if variants.lookup("aggregation", LOSS_TYPES[self.loss_type]).batch_normalised:
                 extra += f", groups_per_batch={self.groups_per_batch:g}"
         kl = ""
-        if self.regime not in PENALTIES:
+        if not self.regime_variant.is_note_penalty:
             kl = f" (kl {self.estimator} in the {self.kl_placement}"
             for name, v in (("log-ratio clamp", self.kl_log_ratio_clamp), ("value clamp", self.kl_value_clamp)):
                 kl += "" if v is None else f", {name} {v:g}"
             kl += ")"
-        if self.advantage != "group":
+        if not self.advantage_variant.is_note_advantage:
             extra += f", advantage={self.advantage}" + (f"@{self.pass_k}" if self.pass_k else "")
         if self.filter_ties:
             extra += ", tied groups filtered"
         if self.entropy_coef:
             extra += f", entropy_coef={self.entropy_coef:g}"
-        if self.importance_level != "token":
+        if self.importance_variant.per_answer:
             extra += f", importance_level={self.importance_level}"
         return f"{self.regime}{kl}/{self.normalization}, G={g}, beta={self.beta:g}{extra}"
 

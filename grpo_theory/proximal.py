@@ -110,7 +110,7 @@ def proximal_map(q: Question, obj: Objective, variance_eps: float | None = None)
     def step(pi_prev) -> np.ndarray:
         pi_prev = validate_probability_vector("pi", pi_prev)
         P = reward_preference(q, obj, pi_prev)
-        if obj.regime == "direct":
+        if obj.regime_variant.is_direct:
             with np.errstate(divide="ignore"):
                 logits = np.log(q.pi_ref) + P / obj.beta
             return np.exp(logits - logsumexp(logits))
@@ -127,7 +127,7 @@ def _class_map(cp: ClassProblem):
         theta = np.append(eta, 0.0)
         log_pi = theta - logsumexp(theta)
         P = cp.class_preference(log_pi)
-        if obj.regime == "direct":
+        if obj.regime_variant.is_direct:
             new = cp._log_p + P / obj.beta
         else:
             new = np.log(_reverse_argmax(cp.p, P, obj.beta))
@@ -399,7 +399,7 @@ def potential_objective(q: Question, obj: Objective, pi) -> float:
     >>> round(potential_objective(q, Objective(beta=1.0, group_size=math.inf), q.pi_ref), 6)  # D = 0
     0.927295
     """
-    if not obj.is_large_group or obj.normalization != "scale" or obj.std_eps != 0:
+    if not obj.is_large_group or not obj.normalization_variant.scales or obj.std_eps != 0:
         raise InvalidInputError("the arcsin potential is for G = inf, scale normalisation, std_eps = 0; "
                                 f"got {obj.describe()}")
     if not q.has_reward_law or set(q.reward_levels.tolist()) - {0.0, 1.0}:
@@ -410,7 +410,7 @@ def potential_objective(q: Question, obj: Objective, pi) -> float:
     p = float(pi @ success)
     ref = q.pi_ref
     with np.errstate(divide="ignore", invalid="ignore"):
-        if obj.regime == "direct":
+        if obj.regime_variant.is_direct:
             D = float(np.sum(np.where(pi > 0, pi * (np.log(pi) - np.log(ref)), 0.0)))
         else:
             D = float(np.sum(np.where(ref > 0, ref * (np.log(ref) - np.log(pi)), 0.0)))

@@ -18,6 +18,8 @@ from functools import lru_cache
 
 import sympy as sp
 
+from . import variants
+from .errors import InvalidInputError
 from .symbolic_identities import all_identities
 from .symbolic_proofs import Derivation, G, Proof, beta, gamma, p, prove_positive, prove_sign, prove_zero, x
 
@@ -243,11 +245,11 @@ def binary_finite_group_condition(group_size: int | None = None, penalty: str = 
     if group_size is not None:
         pa, pb = pa.doit(), pb.doit()
     delta = pa - pb
-    if penalty == "reverse":
+    if variants.note_penalty(penalty).is_reverse:
         return beta * (x - p) - x * (1 - x) * delta
-    if penalty == "direct":
+    if variants.note_penalty(penalty).is_direct:
         return beta * (sp.log(x / (1 - x)) - sp.log(p / (1 - p))) - delta
-    raise ValueError(f"penalty must be 'reverse' or 'direct', got {penalty!r}")
+    raise InvalidInputError(f"penalty must be 'reverse' or 'direct', got {penalty!r}")
 
 
 def derive_tree_node(penalty: str = "reverse") -> Derivation:
@@ -262,7 +264,7 @@ def derive_tree_node(penalty: str = "reverse") -> Derivation:
     one answer), so each node's closed form holds given the rest of the tree.
     """
     W, Delta = sp.symbols("W Delta", positive=True)
-    if penalty == "reverse":
+    if variants.note_penalty(penalty).is_reverse:
         cond = sp.Eq(Delta - beta * W * ((1 - p) / (1 - x) - p / x), 0)
         roots = tuple(sp.solve(sp.Eq(beta * W * (x - p), Delta * x * (1 - x)), x))
         b = beta * W / Delta
@@ -347,7 +349,7 @@ def derive_entropy_binary(penalty: str = "reverse") -> Derivation:
     entropy_check = prove_zero(d_entropy.subs(z, sp.log(x / (1 - x))) + sp.log(x / (1 - x)),
                                "dH/dz = -x (1 - x) logit(x)", {x: (0.05, 0.95)})
     logit = sp.log(x / (1 - x))
-    if penalty == "reverse":
+    if variants.note_penalty(penalty).is_reverse:
         lhs = Delta - beta * (x - p) / (x * (1 - x)) - c * logit
         cond = sp.Eq(lhs, 0)
         slope = sp.diff(lhs, x)

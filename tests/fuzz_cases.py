@@ -10,7 +10,7 @@ Every case is drawn from one integer seed, so a failure is reproduced by its see
 * ``ok-limit``: a limit point at a vertex (``boundary=True``, direct penalty, ``G = inf``) where the
   independent gradient near the vertex keeps pushing mass onto it;
 * ``flagged``: ``converged=False`` with a reason;
-* ``error``: an :class:`~grpo_theory.InvalidInputError` (e.g. ``ExactEvaluationTooLarge``);
+* ``error``: an :class:`~grpo_theory.InvalidInputError` or ``ExactEvaluationTooLarge``;
 * ``FAIL``: anything else: another exception, a NaN, ``converged=True`` with a residual above
   tolerance, or an independent residual that disagrees.
 
@@ -27,7 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from grpo_theory import InvalidInputError, Objective, Question, monte_carlo_preference, stationary_policy
+from grpo_theory import (ExactEvaluationTooLarge, InvalidInputError, Objective, Question, monte_carlo_preference,
+                         stationary_policy)
 from grpo_theory.solvers import RESIDUAL_TOL
 
 FINITE_SMALL_G = (2, 3, 4, 5, 6)
@@ -197,7 +198,7 @@ def check_case(seed: int, time_limit: float = 60.0) -> dict:
     t0 = time.perf_counter()
     try:
         sol = stationary_policy(q, obj)
-    except InvalidInputError as exc:
+    except (InvalidInputError, ExactEvaluationTooLarge) as exc:
         row.update(outcome="error", detail=str(exc)[:200], seconds=time.perf_counter() - t0)
         return row
     except Exception:  # noqa: BLE001 - any other exception is a failure to report

@@ -35,7 +35,7 @@ import traceback
 
 import numpy as np
 
-from grpo_theory import InvalidInputError, Objective, Question, stationary_policy
+from grpo_theory import ExactEvaluationTooLarge, InvalidInputError, Objective, Question, stationary_policy
 from grpo_theory.kl import KL_ESTIMATORS, KL_PLACEMENTS
 from grpo_theory.solvers import output_gradient
 from grpo_theory.solvers.tree import TreeProblem
@@ -220,7 +220,7 @@ def _solve_and_check(q: Question, obj: Objective, seed: int, row: dict, t0: floa
     row = dict(row)
     try:
         sol = stationary_policy(q, obj)
-    except InvalidInputError as exc:
+    except (InvalidInputError, ExactEvaluationTooLarge) as exc:
         # a NaN surfacing as an input error is the engine failing on a valid question: a crash
         crash = "NaN" in str(exc) or "nan" in str(exc)
         row.update(outcome="CRASH" if crash else "error", detail=str(exc)[:200], seconds=time.process_time() - t0)

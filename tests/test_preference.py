@@ -252,12 +252,12 @@ def test_advantage_table_equals_each_group_computed_from_the_definition(normaliz
     shaped levels change with every policy) against each group built explicitly: ``G`` rewards, their
     mean and their sum of squared deviations straight from the counts, one group at a time."""
     from grpo_theory._multinomial import count_vectors
-    from grpo_theory.preference_sums import _advantages_for_counts
+    from grpo_theory.preference_sums import advantages_for_counts
 
     rng = np.random.default_rng(L * 100 + G)
     v = np.sort(rng.normal(size=L)) * 3.0
     counts = count_vectors(G - 1, L).astype(float)
-    table = _advantages_for_counts(v, counts, G, normalization, ddof, eps, veps, "mean")
+    table = advantages_for_counts(v, counts, G, normalization, ddof, eps, veps, "mean")
     assert table.shape == (L, counts.shape[0])
     for n in range(counts.shape[0]):
         for lev in range(L):
@@ -277,7 +277,7 @@ def test_advantage_table_is_the_direct_triple_sum_it_replaced():
     """Held to the O(N L^3) sum over ``(l, n, i, j)`` it replaced, on the shapes the KL fuzz meets (up to
     13 shaped levels): the same values to 1e-12 of the advantages' scale."""
     from grpo_theory._multinomial import count_vectors
-    from grpo_theory.preference_sums import _advantages_for_counts
+    from grpo_theory.preference_sums import advantages_for_counts
 
     rng = np.random.default_rng(21)
     for L, G in [(4, 6), (9, 8), (13, 6)]:
@@ -287,10 +287,10 @@ def test_advantage_table_is_the_direct_triple_sum_it_replaced():
         diff = v[:, None] - v[None, :]
         num = np.einsum("lnj,lj->ln", total, diff) / G
         sum_sq = np.einsum("lni,ij,lnj->ln", total, diff**2, total) / (2.0 * G)
-        np.testing.assert_allclose(_advantages_for_counts(v, counts, G, "shift", 0, 0.0, 0.0, "mean"), num,
+        np.testing.assert_allclose(advantages_for_counts(v, counts, G, "shift", 0, 0.0, 0.0, "mean"), num,
                                    rtol=0, atol=1e-13 * np.abs(num).max())
         old = num / (np.sqrt(sum_sq / G + 0.0) + 1e-4)
-        np.testing.assert_allclose(_advantages_for_counts(v, counts, G, "scale", 0, 1e-4, 0.0, "mean"), old,
+        np.testing.assert_allclose(advantages_for_counts(v, counts, G, "scale", 0, 1e-4, 0.0, "mean"), old,
                                    rtol=0, atol=1e-12 * np.abs(old).max())
 
 
@@ -318,7 +318,7 @@ def test_cached_window_terms_give_the_uncached_sum_to_the_bit():
         for i in range(log_w.shape[0]):
             counts = box_count_vectors(total, lo[i], hi[i]).astype(float)
             weights = np.exp(saddle_constant(counts, total) - bd0(counts, math.log(total) + log_w[i]).sum(axis=-1))
-            table = pref._advantages_for_counts(levels, counts, obj.group_size, obj.normalization, obj.std_ddof,
+            table = pref.advantages_for_counts(levels, counts, obj.group_size, obj.normalization, obj.std_ddof,
                                                 obj.std_eps, obj.variance_eps, part)
             out[i] = table @ weights
         return out

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 
+from .. import variants
 from ..problem import InvalidInputError
 
 __all__ = ["trl_family", "verl_family", "openrlhf_family", "VERL_ADVANTAGES", "OPENRLHF_ADVANTAGES"]
@@ -62,7 +63,7 @@ def _estimator_fields(table: dict, adv, field: str, no_theory: str, whitening: s
     if table[adv] is None:
         return None, [no_theory]
     warns = []
-    if table[adv].get("advantage") == "reinforce_pp":
+    if variants.lookup("advantage", table[adv].get("advantage", "group")).batch_whitened:
         warns.append(f"{adv} whitens over the whole batch: modelled as a large batch of this question's groups "
                      + whitening)
     return dict(table[adv]), warns
@@ -103,7 +104,7 @@ def trl_family(get) -> tuple[dict, list]:
         warns.append("use_adaptive_entropy=True: the entropy coefficient adapts during training; the prediction "
                      f"uses entropy_coef={c:g}")
     level = get("importance_sampling_level", "token")
-    if level not in ("token", "sequence"):
+    if level not in variants.names("importance_level"):
         raise InvalidInputError(f"TRL importance_sampling_level={level!r}: expected 'token' or 'sequence'")
     fields["importance_level"] = level
     return fields, warns

@@ -164,35 +164,17 @@ def defaults_for(table, version: str, framework: str) -> tuple[dict, list]:
 def _role(obj: Objective) -> str:
     """The KL term in the note's words."""
     est, place = obj.estimator, obj.kl_placement
-    where = {"loss": "a differentiable loss term", "advantage": "subtracted from the advantage after group "
-             "normalisation (detached; per token the sum to the answer's end)",
-             "reward": "subtracted from the reward before group normalisation (detached)"}[place]
+    where = obj.placement_variant.explanation
     clamps = []
     if obj.kl_log_ratio_clamp is not None:
         clamps.append(f"log-ratio clipped to +-{obj.kl_log_ratio_clamp:g}")
     if obj.kl_value_clamp is not None:
         clamps.append(f"value clipped to +-{obj.kl_value_clamp:g}")
-    gradient = {
-        "reverse": "the gradient of KL(pi_ref || pi): the note's reverse penalty (Eq. 11)",
-        "direct": "the gradient of KL(pi || pi_ref): the note's direct penalty (log pooling with P_G)",
-        "none": "zero: k1 as a loss has expected gradient 0, so nothing regularises (the beta -> 0 limit)",
-        "reward": "none of its own: the shaped reward r - beta*value is normalised with the rest; with k1 and "
-                  "deterministic rewards the stationary policy is log pooling pi ∝ pi_ref e^{r/beta}",
-        "other": "beta*c(o) with c the estimator's coefficient (grpo_theory.kl.coefficient); clamps switch it off "
-                 "where they are active",
-    }[obj.regime]
+    gradient = obj.regime_variant.gradient          # in words, from the registry (grpo_theory.variants)
     s = f"KL estimator {est}, {where}"
     if clamps:
         s += " (" + ", ".join(clamps) + ")"
     return s + f"; expected gradient: {gradient}"
-
-
-#: The advantage each non-group estimator forms (see grpo_theory.advantage).
-_FAMILY_FORMULAS = {
-    "rloo": "r_i - mean of the other G-1 rewards = G/(G-1) (r_i - mean r)",
-    "reinforce_pp": "(r_i - mean r) whitened over the batch",
-    "pass_at_k": "the analytic pass@k advantage (arXiv 2508.10751)",
-}
 
 
 def explain(mapping: TheoryMapping, question: Question | None = None) -> dict:
@@ -231,8 +213,8 @@ def explain(mapping: TheoryMapping, question: Question | None = None) -> dict:
     """
     obj = mapping.objective
     out = dict(framework=mapping.framework, version=mapping.version, warnings=list(mapping.warnings), objective=None)
-    norm = ("(r - mean r) / (std_{ddof} r + eps)" if obj.normalization == "scale" else "r - mean r")
-    norm = _FAMILY_FORMULAS.get(obj.advantage, norm)          # issue 22: the other estimators
+    norm = ("(r - mean r) / (std_{ddof} r + eps)" if obj.normalization_variant.scales else "r - mean r")
+    norm = obj.advantage_variant.formula or norm          # the other estimators' (grpo_theory.variants)
     out["objective"] = dict(
         describe=obj.describe(), beta=obj.beta, group_size=None if obj.is_large_group else obj.group_size,
         regime=obj.regime, kl=_role(obj), normalization=obj.normalization, advantage=norm,
@@ -252,19 +234,21 @@ def explain(mapping: TheoryMapping, question: Question | None = None) -> dict:
                            stationary_points=[dict(pi=p.pi.tolist(), stable=p.stable, boundary=p.boundary,
                                                    discontinuous=p.discontinuous) for p in pts],
                            log_pooling=lp.tolist())
-    active = clamp_activity(obj, question, pol.pi)
+    active = clamp_activity(question, obj, pol.pi)
     if active:
         out["warnings"].append(active)
     return out
 
 
-def clamp_activity(obj: Objective, question: Question, pi: np.ndarray) -> str | None:
+def clamp_activity(question: Question, obj: Objective, pi: np.ndarray) -> str | None:
     """A warning when a clamp is active at ``pi`` (its gradient, or the value's dependence on pi, is off).
 
     Parameters
     ----------
-    obj : Objective
     question : Question
+        The question (its ``pi_ref``).
+    obj : Objective
+        The objective (its KL clamps).
     pi : numpy.ndarray, shape (K,)
         The predicted policy.
 

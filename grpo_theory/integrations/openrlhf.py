@@ -24,7 +24,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from .. import variants
 from .._validate import check_fields
+from ..kl import effective_penalty
 from ..problem import InvalidInputError, Objective
 from .family import openrlhf_family
 from .mapping import TheoryMapping, mapping_of
@@ -187,7 +189,7 @@ def read_openrlhf_config(args) -> TheoryMapping:
     if est not in ("k1", "k2", "k3"):
         raise InvalidInputError(f"OpenRLHF kl_estimator={est!r}: expected k1, k2 or k3")
     placement = "loss" if get("algo.kl.use_loss") else "advantage"
-    if placement == "loss" and est == "k1":
+    if not variants.lookup("regime", effective_penalty(est, placement, None, None)).regularises:
         warns.append("kl_estimator='k1' with use_kl_loss: k1 as a loss has expected gradient 0; it regularises "
                      "nothing")
     if get("algo.kl.target") is not None:
@@ -204,9 +206,8 @@ def read_openrlhf_config(args) -> TheoryMapping:
     elif beta <= 0:
         warns.append("init_kl_coef <= 0: no KL term, so no stationary policy with the support of pi_ref")
         return mapping_of(None, warns, "OpenRLHF", OPENRLHF_VERSION)
-    if family_fields.get("advantage") == "rloo":
-        warns.append(f"rloo's advantage is G/(G-1) = {G / (G - 1):g} times the shift-only one: the same stationary "
-                     f"points as shift-only at beta (G-1)/G = {beta * (G - 1) / G:g}")
+    if (equivalence := variants.lookup("advantage", family_fields.get("advantage", "group")).equivalence):
+        warns.append(equivalence(G, beta))
     obj = Objective(beta=beta, group_size=G, normalization=norm, std_ddof=1, std_eps=OPENRLHF_STD_EPS,
                     level="token", loss_type="token-mean", kl_estimator=est, kl_placement=placement,
                     kl_value_clamp=OPENRLHF_VALUE_CLAMP, **family_fields)

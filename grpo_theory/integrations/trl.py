@@ -30,6 +30,7 @@ from importlib import resources
 import numpy as np
 
 from .._validate import check_fields
+from .. import variants
 from ..problem import LOSS_TYPES, InvalidInputError, Objective, Question
 from ..solvers import stationary_policy
 from .cmdline import argparse_flags
@@ -263,7 +264,7 @@ def read_trl_config(config, trl_version: str | None = None, completion_tokens: i
                      "stationary points are unchanged")
     family_fields, family_warns = trl_family(lambda name, default=None: _get(config, name, default))  # issue 22
     warns += family_warns
-    if family_fields.get("entropy_coef", 0.0) > 0 and loss_type not in ("dapo", "bnpo"):
+    if family_fields.get("entropy_coef", 0.0) > 0 and not variants.lookup("aggregation", LOSS_TYPES[loss_type]).batch_normalised:
         warns.append(f"entropy_coef with loss_type={loss_type!r}: TRL averages the entropy over all the batch's "
                      "tokens whatever the loss type; the theory aggregates it like the loss type's other per-token "
                      "terms (the same on single-token answers)")

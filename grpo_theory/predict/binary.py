@@ -42,7 +42,7 @@ def _flags(samples_p: np.ndarray, obj: Objective, x_of: dict, max_exact: int, pr
     could be missed there; the summary says when the grid was used."""
     from tqdm.auto import tqdm
 
-    clamp = obj.kl_value_clamp is not None and obj.kl_placement == "loss"
+    clamp = obj.kl_value_clamp is not None and obj.placement_variant.in_loss
     uniq = np.unique(samples_p)
     disable = (uniq.size < 200) if progress is None else not progress
     inner = uniq[uniq < 1.0]
@@ -93,7 +93,7 @@ def predict_binary(samples, obj, ks, level, interval, clock, fit, steps, slow_to
     rows["bistable"] = [d["multistable"] for d in f]
     rows["stable_points"] = [";".join(f"{v:.6g}" for v in d["stable"]) for d in f]
     rows["collapse"] = [d["vertex"] for d in f]
-    if obj.kl_value_clamp is not None and obj.kl_placement == "loss":
+    if obj.kl_value_clamp is not None and obj.placement_variant.in_loss:
         rows["beta_critical"] = [d["beta_c"] for d in f]
         rows["below_critical_beta"] = [bool(obj.beta < d["beta_c"]) for d in f]
     rows["never_solved"] = never

@@ -106,7 +106,7 @@ class PromptField:
         self.tol = float(tol)
         self.max_check_error = 0.0
         obj = objective
-        separable = obj.regime != "reward" and not advantage.changes_regulariser(obj)
+        separable = not obj.regime_variant.in_reward and not advantage.changes_regulariser(obj)
         if separable:
             self._build_separable(z_step)
             separable = self._check_separable()
@@ -150,11 +150,11 @@ class PromptField:
         obj = self.objective
         beta = obj.beta
         x = expit(z)
-        if obj.regime == "none" or beta == 0:
+        if not obj.regime_variant.regularises or beta == 0:
             return np.zeros_like(z)
-        if obj.regime == "reverse":
+        if obj.regime_variant.is_reverse:
             return 2.0 * beta * (p - x)
-        if obj.regime == "direct":
+        if obj.regime_variant.is_direct:
             return -2.0 * beta * x * (1.0 - x) * (z - z_ref)
         log_x = -np.logaddexp(0.0, -z)              # log x
         log_1mx = -np.logaddexp(0.0, z)             # log (1 - x)

@@ -12,7 +12,7 @@ dispatch behind :func:`stationary_policy` and :func:`stationary_points`, with :m
 questions at once (:func:`stationary_policies`, :func:`stationary_policy_batch`).
 """
 
-from .baselines import log_pooling, nash_equilibrium, nash_residual
+from .baselines import log_pooling, nash_equilibrium, nash_residual, rlhf_optimum
 from .batch import stationary_policies, stationary_policy_batch
 from .certify import certification_scope, certified_stationary_points
 from .classes import (
@@ -24,16 +24,16 @@ from .classes import (
 )
 from .common import dedupe, polish, sinh_grid
 from .full_space import full_space_flow, full_space_stability
-from .results import RESIDUAL_TOL, STABILITY_TOL, Basin, StationaryPoint, StationaryPointSet
+from .results import RESIDUAL_TOL, STABILITY_TOL, Basin, Method, StationaryPoint, StationaryPointSet, Status
 from .search import basins_of, stationary_points, stationary_policy, token_level
 from .tree import AnswerTree, TreeProblem, answer_weights, monte_carlo_answer_weights
 
 __all__ = [
-    "StationaryPoint", "StationaryPointSet", "Basin", "RESIDUAL_TOL", "STABILITY_TOL", "Z_CAP",
+    "StationaryPoint", "StationaryPointSet", "Basin", "RESIDUAL_TOL", "STABILITY_TOL", "Z_CAP", "Method", "Status",
     "ClassProblem", "TreeProblem", "AnswerTree", "answer_weights", "monte_carlo_answer_weights",
     "stationary_policy", "stationary_policies", "stationary_policy_batch", "stationary_points",
     "stationarity_residual", "output_gradient",
-    "clamp_critical_beta", "basins_of", "log_pooling", "nash_equilibrium", "nash_residual", "token_level",
+    "clamp_critical_beta", "basins_of", "log_pooling", "rlhf_optimum", "nash_equilibrium", "nash_residual", "token_level",
     "polish", "dedupe", "sinh_grid",
     "certified_stationary_points", "certification_scope", "full_space_stability", "full_space_flow",
 ]

@@ -12,7 +12,7 @@ from ..errors import InvalidInputError
 from ..problem import Question, as_question, validate_probability_vector
 from .results import RESIDUAL_TOL, StationaryPoint
 
-__all__ = ["log_pooling", "nash_equilibrium", "nash_residual"]
+__all__ = ["log_pooling", "rlhf_optimum", "nash_equilibrium", "nash_residual"]
 
 
 def _check_beta(beta) -> float:
@@ -64,6 +64,50 @@ def log_pooling(pi_ref, rewards, beta: float) -> np.ndarray:
         logits = np.log(pi_ref) + (r - r_max) / beta
     logits = np.where(pi_ref > 0, logits, -np.inf)
     return np.exp(logits - logsumexp(logits))
+
+
+def rlhf_optimum(q: Question, beta: float) -> StationaryPoint:
+    r"""RLHF's optimum for ``q`` as a :class:`StationaryPoint`, like :func:`nash_equilibrium`: :func:`log_pooling`
+    of ``q.pi_ref`` with the expected rewards ``E[r | o]``.
+
+    Parameters
+    ----------
+    q : Question
+        A question with a reward law.
+    beta : float
+        The KL weight, ``> 0``.
+
+    Returns
+    -------
+    StationaryPoint
+        ``pi ∝ pi_ref exp(r/beta)`` (``method="log-pooling"``); ``residual`` is RLHF's stationarity residual
+        ``max_o pi(o) |g(o) - E_pi g| / beta`` with ``g = r - beta log(pi/pi_ref)`` (0 up to rounding); unique
+        and stable (the objective ``E_pi r - beta KL(pi || pi_ref)`` is strictly concave).
+
+    Raises
+    ------
+    InvalidInputError
+        For a preference-matrix question (no reward to pool) or an invalid ``beta``.
+
+    Examples
+    --------
+    >>> from grpo_theory import Question
+    >>> pt = rlhf_optimum(Question([0.2, 0.8], rewards=[1, 0]), 0.5)
+    >>> round(float(pt.pi[0]), 4), pt.method, pt.status
+    (0.6488, 'log-pooling', 'converged')
+    """
+    if not q.has_reward_law:
+        raise InvalidInputError("rlhf_optimum needs a reward law (rewards= or reward_levels=); a preference matrix "
+                                "has no reward to pool (see nash_equilibrium)")
+    r = q.expected_reward
+    pi = log_pooling(q.pi_ref, r, beta)
+    beta = _check_beta(beta)
+    s = pi > 0
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        g = r[s] - beta * (np.log(pi[s]) - np.log(q.pi_ref[s]))
+        residual = float(np.max(pi[s] * np.abs(g - pi[s] @ g)) / beta)
+    return StationaryPoint(pi=pi, residual=residual, converged=residual <= RESIDUAL_TOL, stable=True, nfev=0,
+                           method="log-pooling", message="the closed form (Eq. 4): unique, strictly concave objective")
 
 
 def nash_residual(q: Question, beta: float, pi) -> float:

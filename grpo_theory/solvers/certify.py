@@ -171,17 +171,17 @@ def certification_scope(q: Question, obj: Objective) -> str | None:
     >>> "deterministic" in certification_scope(noisy, Objective(beta=1.0))
     True
     """
-    if obj.regime not in ("reverse", "direct"):
+    if not obj.regime_variant.is_note_penalty:
         return (f"certification covers the note's two penalties (k3 in the loss; k2/k3_ratio/k3_plus in the "
                 f"loss, k1 in the advantage, unclamped); this objective is {obj.describe()}")
-    if obj.advantage != "group" or obj.filter_ties or obj.entropy_coef > 0:
+    if not obj.advantage_variant.is_note_advantage or obj.filter_ties or obj.entropy_coef > 0:
         # the boxes are built from the note's equations (group advantage, the plain penalty): the GRPO family's
         # estimators and regularisers (grpo_theory.advantage) change them, so those are searched, not certified
         return (f"certification covers the group advantage without tie filtering or an entropy bonus; this "
                 f"objective is {obj.describe()}")
     if not q.has_reward_law or not q.is_deterministic:
         return "certification needs deterministic rewards (random reward laws and preference matrices are not covered)"
-    if obj.level == "token" and q.is_tree:
+    if obj.level_variant.per_token and q.is_tree:
         return "certification covers sequence-level objectives (the token level on a tree is not covered)"
     return None
 
@@ -242,8 +242,8 @@ def certified_stationary_points(q: Question, obj: Objective, *, time_budget: flo
         return CertifiedSet((CertifiedRoot(pi, np.ones(1), 0.0, Certificate(np.zeros((0, 2)), "single class: P = 0"),
                                            message="one reward class: pi = pi_ref"),), True, "single class")
     roots: list[CertifiedRoot] = []
-    unscaled = obj.normalization == "scale" and obj.std_eps == 0 and obj.variance_eps == 0
-    if obj.is_large_group and obj.regime == "direct" and obj.normalization == "scale":
+    unscaled = obj.normalization_variant.scales and obj.std_eps == 0 and obj.variance_eps == 0
+    if obj.is_large_group and obj.regime_variant.is_direct and obj.normalization_variant.scales:
         tilt = Tilt(cls, obj)
         found, n_boxes, reason = tilt.solve(time_budget)
         for t, box, test in sorted(found, key=lambda r: r[0]):
@@ -259,7 +259,7 @@ def certified_stationary_points(q: Question, obj: Objective, *, time_budget: flo
             F, _, X = sys_.F_point(eta[None])
             roots.append(CertifiedRoot(cls.expand(X[0]), X[0], float(np.max(np.abs(F))), Certificate(box, test),
                                        message="interior root, unique in its certified box"))
-    if obj.is_large_group and obj.regime == "direct" and unscaled:
+    if obj.is_large_group and obj.regime_variant.is_direct and unscaled:
         x = np.zeros(C)
         x[0] = 1.0
         roots.append(CertifiedRoot(cls.expand(x), x, 0.0, None, limit=True,

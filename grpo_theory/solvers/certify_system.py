@@ -17,7 +17,7 @@ import numpy as np
 from .. import _interval as iv
 from .._multinomial import count_vectors
 from .._numerics import log_factorial, logsumexp
-from ..preference_sums import _advantages_for_counts
+from ..preference_sums import advantages_for_counts
 from ..problem import Objective, Question
 
 #: Absolute margin added to point values of ``F`` (their rounding error is ~1e-14).
@@ -54,8 +54,8 @@ class FiniteG:
         G, C = obj.group_size, u.size
         self.G, self.C = G, C
         counts = count_vectors(G - 1, C)
-        A = _advantages_for_counts(u, counts.astype(float), G, obj.normalization, obj.std_ddof, eps, veps, "mean")
-        if obj.normalization == "shift":
+        A = advantages_for_counts(u, counts.astype(float), G, obj.normalization, obj.std_ddof, eps, veps, "mean")
+        if not obj.normalization_variant.scales:
             A = A * unit
         T = (A[:-1] - A[-1]) if direct else A                           # (R, N)
         self.T = T
@@ -142,7 +142,7 @@ class InfiniteG:
 
     def __init__(self, u: np.ndarray, obj: Objective, eps: float, veps: float, unit: float, direct: bool) -> None:
         self.u, self.C, self.direct = u, u.size, direct
-        self.shift = obj.normalization == "shift"
+        self.shift = not obj.normalization_variant.scales
         self.eps, self.veps, self.unit = eps, veps, unit
         self.D2 = (u[:, None] - u[None, :]) ** 2
         self.dv = u[:-1] - u[-1]                                          # d mean / d y_k
@@ -207,7 +207,7 @@ class EtaSystem:
     def __init__(self, cls: Classes, obj: Objective) -> None:
         self.cls, self.obj = cls, obj
         self.beta = obj.beta
-        self.direct = obj.regime == "direct"
+        self.direct = obj.regime_variant.is_direct
         v = cls.v
         C = v.size
         self.C, self.n = C, C - 1
@@ -225,7 +225,7 @@ class EtaSystem:
         if isinstance(self.model, FiniteG):
             lo_r, hi_r = self.model.range
         else:
-            if obj.normalization == "shift":
+            if not obj.normalization_variant.scales:
                 bound = span
             else:
                 # |P_c| <= 1/sqrt(x_c) (var >= x_c (v_c - mean)^2); for the reverse penalty this gives
@@ -245,7 +245,7 @@ class EtaSystem:
             lo, hi = base + lo_r / beta, base + hi_r / beta
         else:
             xlb = beta * p / (beta - np.minimum(lo_r, 0.0))
-            if isinstance(self.model, InfiniteG) and obj.normalization == "scale":
+            if isinstance(self.model, InfiniteG) and obj.normalization_variant.scales:
                 t = (-1.0 + np.sqrt(1.0 + 4.0 * beta**2 * p)) / (2.0 * beta)
                 xlb = np.maximum(xlb, t**2 * (1 - 1e-9))
             lo = np.log(xlb[:-1]) - 0.0           # eta_k = log x_k - log x_last >= log xlb_k - log 1

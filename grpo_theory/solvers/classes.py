@@ -153,7 +153,7 @@ class ClassProblem:
         with np.errstate(divide="ignore"):
             self._log_R = np.log(self.R)
         self._log_p = np.log(self.p)
-        if obj.regime == "reward":
+        if obj.regime_variant.in_reward:
             if not q.has_reward_law:
                 raise InvalidInputError("kl_placement='reward' needs a reward law (rewards= or reward_levels=); "
                                         "a preference matrix has no reward to shape")
@@ -183,7 +183,7 @@ class ClassProblem:
 
     def gradient(self, log_pi_c: np.ndarray) -> np.ndarray:
         """``g(c) = dJ/dpi(c)`` at ``pi_old = pi`` (see module doc and :mod:`grpo_theory.kl`), batched."""
-        if self.obj.regime == "reward":
+        if self.obj.regime_variant.in_reward:
             return self._shaped_preference(log_pi_c)
         P = self.class_preference(log_pi_c)
         beta = self.obj.beta
@@ -227,7 +227,7 @@ class ClassProblem:
         """
         pi = np.exp(log_pi_c)
         C = pi.size
-        if self.obj.regime not in ("reverse", "direct") or advantage.changes_regulariser(self.obj):
+        if not self.obj.regime_variant.is_note_penalty or advantage.changes_regulariser(self.obj):
             return self._numeric_jacobian(log_pi_c)
         log_w = logsumexp(log_pi_c[:, None] + self._log_R, axis=0)               # (D,)
         with np.errstate(divide="ignore"):
@@ -238,7 +238,7 @@ class ClassProblem:
         dE = (4.0 * (e1 - e0) / h - (e2 - e0) / (2 * h)) / 3.0                  # (C, D): along R_k - w
         dP = (dE @ self.R.T).T * pi[None, :]                                      # [c, k]
         dlog = np.eye(C) - pi[None, :]                                            # dlog pi_c/dtheta_k
-        if self.obj.regime == "reverse":
+        if self.obj.regime_variant.is_reverse:
             dpen = np.exp(self._log_p - log_pi_c)[:, None] * dlog
         else:
             dpen = dlog
@@ -279,7 +279,7 @@ class ClassProblem:
     def jump_logits(self) -> np.ndarray:
         """Class logits just either side of each jump of the drift (a clamp switching on in one class),
         so that grids see a root squeezed between a jump and its neighbour."""
-        if self.obj.regime in ("reverse", "direct", "reward"):
+        if (self.obj.regime_variant.is_note_penalty or self.obj.regime_variant.in_reward):
             return np.zeros(0)
         edges = np.array(kl.discontinuities(self.obj))
         if edges.size == 0:
@@ -310,7 +310,7 @@ class ClassProblem:
             bound_p = max_abs_advantage(float(np.ptp(self.q.reward_levels)), obj) if self.q.has_reward_law else 1.0
         lo, hi = advantage.entropy_logit_bounds(float(self._log_p[0] - self._log_p[1]), pen, 2.0 * bound_p, obj,
                                                 Z_CAP)
-        if obj.beta > 0 and obj.regime not in ("reverse", "direct"):
+        if obj.beta > 0 and not obj.regime_variant.is_note_penalty:
             # the bonus's bound takes the penalty to pull back beyond z_ref; another estimator or placement need
             # not (k2 in the advantage with a value clamp pushes on: fuzz seed 7115, a root at z = 12.7 outside
             # the bonus's |z| <= 9), so the penalty's own bounds, which cover that case, are kept as well
@@ -341,9 +341,9 @@ class ClassProblem:
         pa, pb = self.p                                                         # reverse: beta (p/x - ..) = -Delta
         r_hi = math.log((delta_max + beta) / (beta * pb)) + 1.0
         r_lo = -math.log((delta_max + beta) / (beta * pa)) - 1.0
-        if obj.regime == "direct":
+        if obj.regime_variant.is_direct:
             return d_lo, d_hi
-        if obj.regime == "reverse":
+        if obj.regime_variant.is_reverse:
             return r_lo, r_hi
         # Other estimators and placements: their coefficient grows no faster than the reverse one's
         # and at least as fast as the direct one's, or is bounded (a clamp, k1 as a loss), in which
@@ -457,7 +457,7 @@ def clamp_critical_beta(q: Question, obj: Objective) -> float:
     0.134
     """
     q, obj = as_question(q), as_objective(obj)
-    if obj.kl_placement != "loss" or obj.kl_value_clamp is None:
+    if not obj.placement_variant.in_loss or obj.kl_value_clamp is None:
         raise InvalidInputError(f"clamp_critical_beta needs a value-clamped KL in the loss, got {obj.describe()}")
     cp = ClassProblem(q, obj)
     if cp.n_classes != 2:
@@ -479,9 +479,9 @@ def penalty_slope(obj: Objective, log_ratio: np.ndarray) -> np.ndarray:
     vertex, never inf), direct ``log(pi/pi_ref) + 1``, otherwise the estimator's coefficient
     (:func:`grpo_theory.kl.coefficient`). Shared by :class:`ClassProblem` and the stacked two-class problems
     (:mod:`grpo_theory.solvers.two_class_batch`)."""
-    if obj.regime == "reverse":
+    if obj.regime_variant.is_reverse:
         return 1.0 - np.exp(-kl.flow_log_ratio(obj, log_ratio))
-    if obj.regime == "direct":
+    if obj.regime_variant.is_direct:
         return log_ratio + 1.0
     return kl.coefficient(obj, kl.flow_log_ratio(obj, log_ratio))
 
@@ -500,9 +500,9 @@ def may_collapse(obj: Objective) -> bool:
         # force fades with the light mass (at G = inf and std_eps > 0 it stays bounded while the advantage's
         # pull is span/eps; fuzz seeds 1785 and 6219, k3_plus in the loss)
         return True
-    if obj.regime == "reverse":
+    if obj.regime_variant.is_reverse:
         return False
-    if obj.regime == "direct":
+    if obj.regime_variant.is_direct:
         return unbounded_preference(obj)
     return True
 
@@ -511,7 +511,7 @@ def unbounded_preference(obj: Objective) -> bool:
     """``|P_G|`` unbounded near a vertex (then the direct penalty's flow can run into a vertex: a limit point,
     not a root): ``G = inf``, scale normalisation, no epsilon; REINFORCE++ (whitened by the policy's own
     reward std, for every ``G``); whatever else :func:`~grpo_theory.preference.max_abs_advantage` cannot bound."""
-    if obj.is_large_group and obj.normalization == "scale" and obj.std_eps == 0 and obj.variance_eps == 0:
+    if obj.is_large_group and obj.normalization_variant.scales and obj.std_eps == 0 and obj.variance_eps == 0:
         return True
     with np.errstate(over="ignore", invalid="ignore"):
         return not math.isfinite(max_abs_advantage(1.0, obj))

@@ -57,7 +57,7 @@ def output_gradient(q: Question, obj: Objective, pi: np.ndarray) -> np.ndarray:
     lr = np.zeros_like(pi)
     with np.errstate(divide="ignore"):
         lr[s] = np.log(pi[s]) - np.log(q.pi_ref[s])
-    if obj.regime == "reward":
+    if obj.regime_variant.in_reward:
         if not q.has_reward_law:
             raise InvalidInputError("kl_placement='reward' needs a reward law; a preference matrix has no reward "
                                     "to shape")
@@ -66,9 +66,9 @@ def output_gradient(q: Question, obj: Objective, pi: np.ndarray) -> np.ndarray:
     P = reward_preference(q, obj, pi)
     if advantage.changes_regulariser(obj):
         return _family_output_gradient(q, obj, pi, P, lr, s)
-    if obj.regime == "reverse":
+    if obj.regime_variant.is_reverse:
         g[s] = P[s] - obj.beta * (1.0 - q.pi_ref[s] / pi[s])
-    elif obj.regime == "direct":
+    elif obj.regime_variant.is_direct:
         g[s] = P[s] - obj.beta * (lr[s] + 1.0)
     else:
         g[s] = P[s] - obj.beta * kl.coefficient(obj, lr[s])
@@ -130,14 +130,14 @@ def stationarity_residual(q: Question, obj: Objective, pi) -> float:
     """
     q, obj = as_question(q), as_objective(obj)
     pi = validate_probability_vector("pi", pi)
-    if obj.regime not in ("reverse", "direct") or advantage.changes_regulariser(obj):
+    if not obj.regime_variant.is_note_penalty or advantage.changes_regulariser(obj):
         s = pi > 0
         g = output_gradient(q, obj, pi)[s]
         if not np.all(np.isfinite(g)):
             return math.inf
         return float(np.max(pi[s] * np.abs(g - pi[s] @ g))) / advantage.regularisation_scale(obj)
     P = reward_preference(q, obj, pi)
-    if obj.regime == "reverse":
+    if obj.regime_variant.is_reverse:
         return float(np.max(np.abs(pi * (1.0 - (P - pi @ P) / obj.beta) - q.pi_ref)))
     with np.errstate(divide="ignore"):
         logits = np.log(q.pi_ref) + P / obj.beta

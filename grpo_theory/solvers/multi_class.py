@@ -119,8 +119,7 @@ def _reward_ties(cp: ClassProblem, starts: list) -> list[StationaryPoint]:
 
     # the advantage is divided by a std with no epsilon (the group's with scale normalisation, or
     # REINFORCE++'s batch whitening, which has none): O(1) arbitrarily close to the tie, 0 at it
-    sharp = obj.advantage == "reinforce_pp" or (obj.advantage == "group" and obj.normalization == "scale"
-                                                 and obj.std_eps == 0 and obj.variance_eps == 0)
+    sharp = obj.advantage_variant.sharp_at_ties(obj)
     found = []
     for eta0 in starts:
         with warnings.catch_warnings():
@@ -174,7 +173,7 @@ def multi_class_policy(cp: ClassProblem, end: np.ndarray | None = None) -> Stati
     StationaryPoint
     """
     eta0 = cp._log_p[:-1] - cp._log_p[-1]
-    if cp.obj.regime == "reward" and cp.q.is_deterministic:
+    if cp.obj.regime_variant.in_reward and cp.q.is_deterministic:
         stable = [p for p in _reward_ties(cp, _reward_tie_starts(cp)) if p.stable]
         if stable:
             return min(stable, key=lambda p: float(np.abs(_class_masses(cp, p.pi) - cp.p).sum()))
@@ -196,7 +195,7 @@ def multi_class_policy(cp: ClassProblem, end: np.ndarray | None = None) -> Stati
         # a vertex the direct penalty's residual (in masses) is small where the light classes' logits still
         # run (|P| up to span/eps with a small std_eps at G = inf; fuzz seed 192)
         return at_end
-    if cp.obj.regime == "direct" and cp.obj.beta > 0 and not unbounded_preference(cp.obj):
+    if cp.obj.regime_variant.is_direct and cp.obj.beta > 0 and not unbounded_preference(cp.obj):
         # Near a vertex at finite G the direct penalty's point can sit at class logits in the
         # thousands (log pi_c = log p_c + P_c/beta - log Z with P_c ~ -sqrt(G)), which the flow
         # approaches at a speed proportional to the light classes' mass. There P barely depends
@@ -255,7 +254,7 @@ def multi_class_points(cp: ClassProblem, *, n_starts: int, seed: int) -> tuple[t
         starts.append(v)
     starts += [np.log(rng.dirichlet(np.ones(C))) for _ in range(max(0, n_starts - len(starts)))]
     etas = [s[:-1] - s[-1] for s in starts]
-    if cp.obj.regime == "reward" and cp.q.is_deterministic:
+    if cp.obj.regime_variant.in_reward and cp.q.is_deterministic:
         pts = _reward_ties(cp, _reward_tie_starts(cp) + etas)
         pts.sort(key=lambda p: -p.pi[cp.class_of == 0].sum())
         return tuple(pts), False, (f"ties of the shaped rewards from {len(etas) + 4} starts over {C} classes; "

@@ -26,6 +26,7 @@ import numpy as np
 from .. import advantage
 from .._batch_ode import integrate_many_until_slow
 from .._numerics import logsumexp
+from ..errors import InvalidInputError
 from .classes import ClassProblem, penalty_slope
 
 __all__ = ["MultiClassFlowBatch", "batch_flow_endpoints", "supports_flow"]
@@ -35,7 +36,7 @@ def supports_flow(cp: ClassProblem) -> bool:
     """Whether :class:`MultiClassFlowBatch` covers ``cp``: three or more classes, a reward law, the reverse or
     direct penalty in the loss, no tie filtering and no entropy bonus."""
     obj = cp.obj
-    return (cp.n_classes >= 3 and cp.q.has_reward_law and obj.regime in ("reverse", "direct")
+    return (cp.n_classes >= 3 and cp.q.has_reward_law and obj.regime_variant.is_note_penalty
             and not advantage.changes_regulariser(obj))
 
 
@@ -68,10 +69,10 @@ class MultiClassFlowBatch:
         self.problems = list(problems)
         for cp in self.problems:
             if not supports_flow(cp):
-                raise ValueError(f"MultiClassFlowBatch does not cover {cp.obj.describe()} with {cp.n_classes} classes")
+                raise InvalidInputError(f"MultiClassFlowBatch does not cover {cp.obj.describe()} with {cp.n_classes} classes")
         sizes = {cp.n_classes for cp in self.problems}
         if len(sizes) > 1:
-            raise ValueError(f"MultiClassFlowBatch needs one class count, got {sorted(sizes)}")
+            raise InvalidInputError(f"MultiClassFlowBatch needs one class count, got {sorted(sizes)}")
         self.n_classes = sizes.pop() if sizes else 0
         self.log_p = np.array([cp._log_p for cp in self.problems]).reshape(len(self.problems), self.n_classes)
         self.beta = np.array([cp.obj.beta for cp in self.problems])

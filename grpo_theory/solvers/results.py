@@ -8,17 +8,90 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 import numpy as np
 
 from ..problem import Objective, Question
 
-__all__ = ["StationaryPoint", "StationaryPointSet", "Basin", "RESIDUAL_TOL", "STABILITY_TOL"]
+__all__ = ["StationaryPoint", "StationaryPointSet", "Basin", "RESIDUAL_TOL", "STABILITY_TOL", "Method", "Status",
+           "STAGES", "ROOT_FINDERS"]
 
 #: Residual below which a solution counts as converged.
 RESIDUAL_TOL = 1e-10
 #: |eigenvalue| below which first-order stability is undecided.
 STABILITY_TOL = 1e-9
+
+
+#: How a point is found, by stage: ``{stage: meaning}``. ``StationaryPoint.method`` is a :class:`Method`: a stage,
+#: and for the stages that end in a root finder, ``+hybr`` or ``+lm`` (scipy's ``root``, Powell's hybrid
+#: method first, Levenberg-Marquardt where it fails); a two-class point at a jump of the drift adds ``+jump``.
+STAGES = {
+    "flow": "the end of the on-policy flow, converged as it is (polishing did not improve it)",
+    "flow+root": "the flow's end polished by a root finder",
+    "flow+map+root": "near a vertex: the proximal map's fixed point polished by a root finder",
+    "flow-to-vertex": "the flow runs into a vertex: a limit point",
+    "multistart": "a root from one of many starts (stationary_points' search beyond two classes)",
+    "reward-ties": "KL in the reward: the shaped rewards tie on the support (hybr)",
+    "grid": "two classes: a root on the scan's grid",
+    "grid+brentq": "two classes: a sign change of the drift refined by Brent's method",
+    "grid+tangency": "two classes: a tangency (double root) found by minimising |drift|",
+    "flow-scan": "two classes: the flow's end from pi_ref, on the scan's grid",
+    "flow-scan+brentq": "two classes: the flow's end from pi_ref, a sign change refined by Brent's method",
+    "boundary-limit": "two classes: a vertex reached only in the limit",
+    "single-class": "one reward class: pi = pi_ref",
+    "certified": "a box of the interval certificate (the test after the colon), or a limit vertex admitted by KKT",
+    "full-space flow from pi_ref": "the end of the flow on all output logits (the class reduction hid an instability)",
+    "token-flow": "token level: the end of the flow on the answer tree",
+    "token-flow+root": "token level: the flow's end polished by a root finder",
+    "token-flow+face": "token level: the flow's end pushed onto a face",
+    "token-flow: limit vertex": "token level: the flow runs into a vertex",
+    "token-grid": "token level: a root from the grid of starts",
+    "token-flow-grid": "token level: the flow from a grid start, polished",
+    "single-answer": "token level: one answer, nothing to solve",
+    "log-pooling": "RLHF's optimum in closed form (rlhf_optimum)",
+    "root-hybr": "NLHF's Nash equilibrium by hybr",
+    "single-output": "NLHF: one output",
+    "damped-fixed-point": "NLHF's Nash equilibrium by the damped fixed-point iteration",
+}
+#: The root finders appended to a stage by :func:`~grpo_theory.solvers.common.polish`.
+ROOT_FINDERS = ("hybr", "lm")
+_POLISHED = ("flow+root", "flow+map+root", "multistart", "token-flow+root", "token-grid", "token-flow-grid")
+_TWO_CLASS = ("grid", "grid+brentq", "grid+tangency", "flow-scan", "flow-scan+brentq")
+_CERTIFIED = ("certified: limit vertex (KKT)", "certified: single class: P = 0", "certified: krawczyk",
+              "certified: krawczyk (epsilon-inflation around a Newton iterate)",
+              "certified: sign change and h' enclosure excluding 0 (one root)")
+_METHODS = ([s for s in STAGES if s not in _POLISHED + ("certified", "reward-ties")]
+            + [f"{s}+{f}" for s in _POLISHED for f in ROOT_FINDERS] + ["reward-ties+hybr"]
+            + [f"{s}+jump" for s in _TWO_CLASS] + list(_CERTIFIED))
+Method = StrEnum("Method", {"".join(c if c.isalnum() else "_" for c in m).strip("_").upper(): m for m in _METHODS},
+                 module=__name__)
+_METHOD_VALUES = frozenset(_METHODS)
+
+
+def _plain_repr(self) -> str:
+    """The value's own repr (``'flow+root+hybr'``): a method or status prints as the string it was."""
+    return repr(self.value)
+
+
+Method.__repr__ = _plain_repr
+Method.__doc__ = """How a :class:`StationaryPoint` was found (``StationaryPoint.method``): the stages of :data:`STAGES`,
+with their root finder or ``+jump`` where they take one. A ``str`` enumeration: ``pt.method == "flow+root+hybr"``
+and CSV columns read as before."""
+
+
+class Status(StrEnum):
+    """The outcome of a :class:`StationaryPoint` (``StationaryPoint.status``), in the manner of scipy's ``status``.
+
+    ``converged``: an interior point with ``residual <= RESIDUAL_TOL``; ``limit``: a vertex reached only in the
+    limit whose limit test passed (``boundary=True``); ``not_converged``: neither (``message`` says why).
+    """
+
+    CONVERGED = "converged"
+    LIMIT = "limit"
+    NOT_CONVERGED = "not_converged"
+
+    __repr__ = _plain_repr
 
 
 @dataclass(frozen=True)
@@ -45,10 +118,12 @@ class StationaryPoint:
         cannot decide (a zero eigenvalue, e.g. a tangency).
     nfev : int
         Evaluations of the stationarity equations (the drift or the KKT system) used to find it.
-    method : str
-        How it was found.
+    method : Method
+        How it was found: one of the vocabulary :class:`Method` (a ``str``; the stages are in :data:`STAGES`).
+        A string outside it is kept as given.
     message : str
-        The reason behind ``converged`` or ``stable``, in words.
+        The reason behind ``converged`` or ``stable``, in words (prose; ``status`` and ``method`` are the
+        vocabulary).
     boundary : bool
         True for a vertex reached only in the limit (direct penalty, ``G = inf``; or a collapse
         where a clamped or absent KL gradient cannot hold the mass).
@@ -98,10 +173,21 @@ class StationaryPoint:
     certificate: object | None = None
     flow_speed: float | None = None
 
+    def __post_init__(self) -> None:
+        if isinstance(self.method, str) and not isinstance(self.method, Method) and self.method in _METHOD_VALUES:
+            object.__setattr__(self, "method", Method(self.method))
+
     @property
     def success(self) -> bool:
         """scipy's name for ``converged``."""
         return self.converged
+
+    @property
+    def status(self) -> Status:
+        """:class:`Status`: ``limit`` for a converged boundary point, ``converged``, or ``not_converged``."""
+        if not self.converged:
+            return Status.NOT_CONVERGED
+        return Status.LIMIT if self.boundary else Status.CONVERGED
 
     def __repr__(self) -> str:
         pi = np.array2string(self.pi, precision=6)
@@ -138,7 +224,10 @@ class StationaryPointSet:
     points : tuple of StationaryPoint
         The stationary points, sorted by the probability of the best class.
     exhaustive : bool
-        True only when the search provably found all of them (two-class questions).
+        True only when the search provably found all of them: the two-class scan (a bracket from the advantage's
+        bound, every sign change refined), or the interval certificate for more classes
+        (:func:`~grpo_theory.solvers.certify.certified_stationary_points`, within its scope:
+        :func:`~grpo_theory.solvers.certify.certification_scope`).
     message : str
         How the search was done.
     question : Question or None

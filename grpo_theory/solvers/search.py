@@ -62,7 +62,7 @@ def token_level(q: Question, obj: Objective) -> bool:
     >>> token_level(q, Objective(beta=0.1, level="token")), token_level(q, Objective(beta=0.1))
     (True, False)
     """
-    if obj.level != "token":
+    if not obj.level_variant.per_token:
         return False
     if not q.has_reward_law:
         raise InvalidInputError(f"level={obj.level!r} needs a reward law; this question was given as a preference "
@@ -148,7 +148,7 @@ def _single_class_point(q: Question, obj: Objective) -> StationaryPoint:
     gradient vanishes) or have a kink (abs at ``pi = pi_ref``)."""
     pi = q.pi_ref.copy()
     why = "all supported outputs share one reward law: P_G = 0 and pi = pi_ref"
-    if obj.regime in ("reverse", "direct"):
+    if obj.regime_variant.is_note_penalty:
         stable, eig, why = True, None, why + ", and the penalty alone restores it"
     else:
         fs = full_space_stability(q, obj, pi)
@@ -176,7 +176,7 @@ def _full_space_checked(q: Question, obj: Objective, cp: ClassProblem, point: St
                 "split; where the flow goes from there is not computed)"))
         return point
     if not (point.converged and point.stable is True) or point.boundary or point.discontinuous \
-            or obj.regime in ("reverse", "direct"):
+            or obj.regime_variant.is_note_penalty:
         # the note's two penalties pull each answer back to its class's proportion (g_o falls strictly
         # in log(pi_o/pi_ref_o) at a fixed class mass): across a class the flow is stable
         return point
@@ -389,7 +389,7 @@ def _reduction_exact(q: Question, obj: Objective, cp: ClassProblem, points: tupl
             break
     else:
         return True
-    return bool(exhaustive and obj.regime in ("reverse", "direct") and sum(p.stable is True for p in points) == 1)
+    return bool(exhaustive and obj.regime_variant.is_note_penalty and sum(p.stable is True for p in points) == 1)
 
 
 #: Mass below which the full-space flow's end (at t = 1e4, where a collapsing mass still decays like 1/t)

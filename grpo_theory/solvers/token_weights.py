@@ -17,7 +17,7 @@ from .._multinomial import count_vectors, log_multinomial_weights
 from ..errors import ExactEvaluationTooLarge, InvalidInputError
 from ..monte_carlo import sample_rewards, sampled_advantages
 from ..preference import MAX_COUNT_VECTORS, n_count_vectors, reward_preference
-from ..preference_sums import _advantages_for_counts
+from ..preference_sums import advantages_for_counts
 from ..problem import Objective, Question
 
 __all__ = ["answer_weights", "monte_carlo_answer_weights"]
@@ -31,7 +31,7 @@ def _batch_tables(levels: tuple, lens: tuple, G: int, normalization: str, ddof: 
     L, n_lens = len(levels), len(lens)
     counts = count_vectors(G - 1, L * n_lens).astype(float).reshape(-1, L, n_lens)
     other_tokens = counts.sum(axis=1) @ np.asarray(lens, dtype=float)
-    adv = _advantages_for_counts(np.asarray(levels), counts.sum(axis=2), G, normalization, ddof, eps,
+    adv = advantages_for_counts(np.asarray(levels), counts.sum(axis=2), G, normalization, ddof, eps,
                                  variance_eps, "mean")
     for a in (other_tokens, adv):
         a.setflags(write=False)
@@ -171,16 +171,16 @@ def monte_carlo_answer_weights(q: Question, obj: Objective, pi, *, n_samples: in
     pi = np.asarray(pi, dtype=float)
     K, G = q.n_outputs, obj.group_size
     lengths = np.ones(K, dtype=int) if q.answers is None else np.array([len(a) for a in q.answers])
-    B = 1 if obj.aggregation != "batch_token_mean" else int(obj.groups_per_batch)
+    B = 1 if not obj.aggregation_variant.batch_normalised else int(obj.groups_per_batch)
     Pw, W = np.zeros((K, n_samples)), np.zeros((K, n_samples))
     for k in range(K):                                                  # one answer as member 1 at a time
         members = rng.choice(K, size=(n_samples, B * G), p=pi)
         members[:, 0] = k
         r = sample_rewards(q, members[:, :G], rng)
         a1 = sampled_advantages(r, obj)[:, 0]
-        if obj.aggregation == "answer_mean":
+        if obj.aggregation_variant.answer_mean:
             w = np.full(n_samples, 1.0 / lengths[k])
-        elif obj.aggregation == "token_sum":
+        elif not obj.aggregation_variant.batch_normalised:
             w = np.ones(n_samples)
         else:
             w = B * G / lengths[members].sum(axis=1)

@@ -116,8 +116,8 @@ class AnswerTree:
 
 def _check_family(obj: Objective) -> None:
     """The GRPO-family options the token-level engine does not model yet: say so rather than ignore them."""
-    if obj.aggregation == "batch_token_mean" and not obj.is_large_group and (
-            obj.advantage != "group" or obj.filter_ties):
+    if obj.aggregation_variant.batch_normalised and not obj.is_large_group and (
+            not obj.advantage_variant.is_note_advantage or obj.filter_ties):
         raise InvalidInputError(f"loss_type={obj.loss_type!r} with groups_per_batch={obj.groups_per_batch} is "
                                 f"modelled for advantage='group' without filter_ties only; got {obj.describe()}")
 
@@ -160,7 +160,7 @@ class TreeProblem:
         _check_family(obj)
         self.q, self.obj = q, obj
         answers = q.answers if q.answers is not None else tuple((k,) for k in range(q.n_outputs))
-        if obj.importance_level == "sequence" and obj.kl_placement == "loss" and obj.estimator == "k3_ratio" \
+        if obj.importance_variant.per_answer and obj.placement_variant.in_loss and obj.estimator_variant.ratio_weighted \
                 and max(len(a) for a in answers) > 1:
             # TRL multiplies the k3 by coef_1, the answer's GSPO ratio: each token's score is then weighted by
             # the answer's mean k3, not its own; not modelled (the ratio-free penalties are unaffected)
@@ -225,7 +225,7 @@ class TreeProblem:
         lr = log_cond - self.log_ref_cond                                   # per token: log(pi(c|v)/pi_ref(c|v))
         pi = self.policy(x)
         q = self.q
-        if obj.regime == "reward":     # the answer's reward less beta * (sum of its tokens' estimator values)
+        if obj.regime_variant.in_reward:     # the answer's reward less beta * (sum of its tokens' estimator values)
             shift = np.zeros(q.n_outputs)
             # summed over each answer's own tokens only: 0 * inf (an edge off the answer, whose value overflowed
             # as its mass collapsed) must not make a NaN; +inf is a limit shaped_question handles
@@ -239,13 +239,13 @@ class TreeProblem:
         reach = reach_edge / np.where(cond > 0, cond, 1.0)                 # pi(v)
         with np.errstate(invalid="ignore", divide="ignore"):
             Q = (ps * Pw[self.support]) @ t.paths / reach_edge
-            if obj.regime == "reward":
+            if obj.regime_variant.in_reward:
                 return np.where(reach > 0, Q, 0.0), cond, reach
             mass_w = (ps * W[self.support]) @ t.paths                       # pi(v) pi(c|v) W(v,c)
             lr_f = kl.flow_log_ratio(obj, lr)          # finite k3 values where a token's mass collapsed
             if obj.beta == 0:                                               # the entropy bonus alone
                 pen = np.zeros_like(Q)
-            elif obj.kl_placement == "advantage":
+            elif obj.placement_variant.in_advantage:
                 # OpenRLHF: each token's value enters the reward at that token and the return is the sum
                 # to the end (gamma = 1), so token t carries the values of tokens t.. of its answer.
                 tail = (t.paths * kl.estimator_value(obj, lr_f)[None, :]) @ self._later_or_same * t.paths

@@ -51,7 +51,7 @@ def needs_log_space(cp: ClassProblem) -> bool:
     the flows' floor (``beta`` below about 1e-290, or rewards near 1e300 with shift normalisation): the note's
     reverse penalty in the loss, no tie filtering or entropy bonus, and a root bound past ``|z| = 680``."""
     obj = cp.obj
-    if cp.n_classes != 2 or obj.regime != "reverse" or advantage.changes_regulariser(obj):
+    if cp.n_classes != 2 or not obj.regime_variant.is_reverse or advantage.changes_regulariser(obj):
         return False
     bounds = _reverse_bounds_log(cp)
     return bounds is not None and max(-bounds[0], bounds[1]) > _LOG_SPACE_Z
@@ -115,7 +115,7 @@ def log_space(cp: ClassProblem):
 
 def _jump_at(cp: ClassProblem, z: float) -> tuple[float, float] | None:
     """The one-sided drifts at ``z`` if the drift jumps there (a discontinuous vector field), else None."""
-    if cp.obj.regime in ("reverse", "direct"):
+    if cp.obj.regime_variant.is_note_penalty:
         return None
     h = 1e-9 * max(1.0, abs(z))
     left, right = (float(v) for v in cp.drift(np.array([z - h, z + h])))

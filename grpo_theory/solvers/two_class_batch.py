@@ -27,6 +27,7 @@ import numpy as np
 
 from .. import advantage
 from .._numerics import expit, logsumexp
+from ..errors import InvalidInputError
 from ..preference import level_expectations
 from .classes import ClassProblem, may_collapse, penalty_slope
 from .two_class import needs_log_space
@@ -45,7 +46,7 @@ def supports(cp: ClassProblem) -> bool:
     that the drift must be taken in log space (:func:`~grpo_theory.solvers.two_class.needs_log_space`: those go
     to the scalar path)."""
     obj = cp.obj
-    return (cp.n_classes == 2 and cp.q.has_reward_law and obj.regime in ("reverse", "direct")
+    return (cp.n_classes == 2 and cp.q.has_reward_law and obj.regime_variant.is_note_penalty
             and not advantage.changes_regulariser(obj) and not needs_log_space(cp))
 
 
@@ -81,7 +82,7 @@ class TwoClassBatch:
         self.problems = list(problems)
         for cp in self.problems:
             if not supports(cp):
-                raise ValueError(f"TwoClassBatch does not cover {cp.obj.describe()} with {cp.n_classes} classes")
+                raise InvalidInputError(f"TwoClassBatch does not cover {cp.obj.describe()} with {cp.n_classes} classes")
         n = len(self.problems)
         self.log_p = np.array([cp._log_p for cp in self.problems]).reshape(n, 2)
         self.beta = np.array([cp.obj.beta for cp in self.problems])

@@ -57,7 +57,7 @@ KL_VARIANTS = {
 def _edge_margin(obj, q: Question, pi: np.ndarray) -> float:
     """``log pi(b) - log(pi_ref(b) e^{edge})`` for the unrewarded answer of a binary question under a value
     clamp in the loss: how far (in logit) the predicted point sits above the clamp's edge (NaN otherwise)."""
-    edges = [e for e in discontinuities(obj) if e < 0] if obj.kl_placement == "loss" else []
+    edges = [e for e in discontinuities(obj) if e < 0] if obj.placement_variant.in_loss else []
     if not edges or q.n_outputs != 2:
         return float("nan")
     b = int(np.argmin(q.expected_reward))

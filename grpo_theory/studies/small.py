@@ -26,6 +26,7 @@ import torch
 
 from .._io import atomic_write
 from ..convergence import report_columns, summary_columns
+from ..errors import InvalidInputError
 from ..problem import Objective
 from ..training.policy import answer_token_logprobs
 from ..training.reference import pretrain_reference
@@ -143,7 +144,7 @@ def run_validation(out_dir="runs/validate", *, quick: bool = False, n_questions:
         ``learning_rate <= 0``, or unknown ``configs``.
     """
     if not (learning_rate > 0):
-        raise ValueError(f"learning_rate must be > 0, got {learning_rate!r}")
+        raise InvalidInputError(f"learning_rate must be > 0, got {learning_rate!r}")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     if num_threads is not None:
@@ -159,7 +160,7 @@ def run_validation(out_dir="runs/validate", *, quick: bool = False, n_questions:
         known = {s.name for s in studies}
         unknown = sorted(set(configs) - known)
         if unknown:
-            raise ValueError(f"unknown configs {unknown}; expected some of {sorted(known)}")
+            raise InvalidInputError(f"unknown configs {unknown}; expected some of {sorted(known)}")
         studies = [s for s in studies if s.name in set(configs)]
     refs: dict[int, tuple] = {}
     rows, summary = [], []

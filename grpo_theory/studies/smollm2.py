@@ -32,6 +32,7 @@ from .._io import atomic_write
 from .._validate import plain
 from ..convergence import report_columns, summary_columns
 from ..errors import InvalidInputError
+from .. import variants
 from ..problem import Objective, Question
 from ..solvers import stationary_points
 from ..training.policy import answer_token_logprobs
@@ -81,7 +82,7 @@ def jobs(configs=None, seeds=(0, 1, 2, 3, 4), task_names=("yes_no", "multiple_ch
     configs = list(SMOLLM_CONFIGS) if configs is None else list(configs)
     unknown = sorted(set(configs) - set(SMOLLM_CONFIGS))
     if unknown:
-        raise ValueError(f"unknown configs {unknown}; expected some of {sorted(SMOLLM_CONFIGS)}")
+        raise InvalidInputError(f"unknown configs {unknown}; expected some of {sorted(SMOLLM_CONFIGS)}")
     levels = {"yes_no": ("sequence",), "multiple_choice": ("sequence",), "arithmetic": ("sequence", "token")}
     return [(t, c, lv, s) for s in seeds for c in configs for t in task_names for lv in levels[t]]
 
@@ -113,7 +114,7 @@ def _run_job(job: tuple, out: str, steps: int, learning_rate: float, trainable: 
                       progress=False).train(resume=resume)
     obj = cfg.objective
     ref_probs = np.exp(token_logp.sum(-1))
-    if level == "token":
+    if variants.lookup("level", level).per_token:
         pred = predict_token_level(task, token_logp, obj)
         n_stable = [1] * task.n_questions        # the tree solver reports the flow's point only
     else:
@@ -283,7 +284,7 @@ def run_smollm_study(out_dir="runs/validate_smollm2", *, model_dir="models/smoll
     bar = tqdm(total=len(todo), desc="SmolLM2 runs", disable=not progress)
     if workers > 1:
         if device != "cpu":
-            raise ValueError("workers > 1 is for CPUs; on a GPU use one worker")
+            raise InvalidInputError("workers > 1 is for CPUs; on a GPU use one worker")
         with ProcessPoolExecutor(workers, initializer=_load, initargs=init) as pool:
             for rows in pool.map(_worker_job, args):
                 parts.append(rows)

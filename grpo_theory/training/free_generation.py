@@ -26,11 +26,13 @@ from dataclasses import dataclass
 
 import torch
 
+from ..errors import InvalidInputError
+
 
 def wilson_interval(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
     """Wilson score interval for a binomial proportion ``k / n`` (95% by default)."""
     if n <= 0 or not 0 <= k <= n:
-        raise ValueError(f"need 0 <= k <= n and n > 0, got k={k!r}, n={n!r}")
+        raise InvalidInputError(f"need 0 <= k <= n and n > 0, got k={k!r}, n={n!r}")
     p = k / n
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
@@ -50,7 +52,7 @@ class FreeSampler:
 
     def __init__(self, model, tokenizer, prompts, max_new_tokens: int = 6) -> None:
         if getattr(model, "k", None) != 0:
-            raise ValueError("free generation needs FrozenTrunkLM(..., trainable='last-mlp')")
+            raise InvalidInputError("free generation needs FrozenTrunkLM(..., trainable='last-mlp')")
         self.model, self.tok, self.max_new = model, tokenizer, max_new_tokens
         self.end = tokenizer.convert_tokens_to_ids("<|im_end|>")
         self.prompts = [list(p) for p in prompts]

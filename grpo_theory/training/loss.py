@@ -26,17 +26,17 @@ import math
 
 import torch
 
-from ..problem import LOSS_TYPES
+from .. import variants
+from ..errors import InvalidInputError
+from ..problem import DEFAULT_ESTIMATOR, LOSS_TYPES, Objective
 
 
 def group_advantages(rewards: torch.Tensor, normalization: str = "scale", std_ddof: int = 0,
                      std_eps: float = 0.0, variance_eps: float = 0.0) -> torch.Tensor:
     """Advantages over the last axis (the group), shape preserved."""
     centred = rewards - rewards.mean(dim=-1, keepdim=True)
-    if normalization == "shift":
+    if not variants.lookup("normalization", normalization).scales:
         return centred
-    if normalization != "scale":
-        raise ValueError(f"normalization must be 'scale' or 'shift', got {normalization!r}")
     tie = (rewards.amax(dim=-1, keepdim=True) == rewards.amin(dim=-1, keepdim=True))
     var = torch.where(tie, torch.zeros_like(centred[..., :1]),
                       rewards.var(dim=-1, correction=std_ddof, keepdim=True))
@@ -49,20 +49,11 @@ def group_advantages(rewards: torch.Tensor, normalization: str = "scale", std_dd
 def kl_value(logp: torch.Tensor, logp_ref: torch.Tensor, estimator: str, log_ratio_clamp: float | None = None,
              value_clamp: float | None = None) -> torch.Tensor:
     """The estimator's value per entry, clamped as verl/OpenRLHF clamp it (gradient 0 where clipped)."""
+    entry = variants.lookup("kl_estimator", estimator)     # its torch_value (grpo_theory.variants)
     x = logp_ref - logp                                    # verl's kl = ref_logprob - logprob
     if log_ratio_clamp is not None:
         x = torch.clamp(x, -log_ratio_clamp, log_ratio_clamp)
-    base = "k3" if estimator in ("k3", "k3_ratio", "k3_plus") else estimator
-    if base == "k1":
-        v = -x
-    elif base == "k2":
-        v = 0.5 * x * x
-    elif base == "abs":
-        v = x.abs()
-    elif base == "k3":
-        v = torch.exp(x) - x - 1.0
-    else:
-        raise ValueError(f"unknown KL estimator {estimator!r}")
+    v = entry.torch_value(x)
     return v if value_clamp is None else torch.clamp(v, -value_clamp, value_clamp)
 
 
@@ -74,9 +65,10 @@ def kl_term(logp: torch.Tensor, logp_old: torch.Tensor, logp_ref: torch.Tensor, 
     ``k3_ratio`` (TRL multiplies by its ``coef_1``, the sequence-level one under
     ``importance_sampling_level="sequence"``); default the per-entry ``pi/pi_old``."""
     v = kl_value(logp, logp_ref, estimator, log_ratio_clamp, value_clamp)
-    if estimator == "k3_ratio":
+    entry = variants.lookup("kl_estimator", estimator)
+    if entry.ratio_weighted:
         return (torch.exp(logp - logp_old) if ratio is None else ratio) * v
-    if estimator == "k3_plus":
+    if entry.straight_through:
         k2 = 0.5 * (logp - logp_ref) ** 2
         return k2 - k2.detach() + v.detach()
     return v
@@ -116,37 +108,35 @@ def grpo_objective(logp: torch.Tensor, logp_old: torch.Tensor, logp_ref: torch.T
     """
     if mask is None:
         mask = torch.ones_like(logp)
-    if importance_level not in ("token", "sequence"):
-        raise ValueError(f"importance_level must be 'token' or 'sequence', got {importance_level!r}")
+    per_answer_ratio = variants.lookup("importance_level", importance_level).per_answer
     if entropy_coef and entropy is None:
-        raise ValueError("entropy_coef > 0 needs the per-position entropies (entropy=)")
+        raise InvalidInputError("entropy_coef > 0 needs the per-position entropies (entropy=)")
     seq_log_ratio = None
-    if importance_level == "sequence":          # TRL: (log_ratio * mask).sum(-1) / mask.sum(-1).clamp(min=1)
+    if per_answer_ratio:          # TRL: (log_ratio * mask).sum(-1) / mask.sum(-1).clamp(min=1)
         seq_log_ratio = ((logp - logp_old) * mask).sum(-1, keepdim=True) / mask.sum(-1, keepdim=True).clamp(min=1.0)
     if entropy_coef:
         entropy = entropy * mask
-    if level == "sequence":
+    per_token = variants.lookup("level", level).per_token
+    if not per_token:
         if entropy_coef:
             entropy = entropy.sum(-1, keepdim=True)
         logp, logp_old, logp_ref = (x.sum(-1, keepdim=True) for x in (logp, logp_old, logp_ref))
         mask = torch.ones_like(logp)
-    elif level != "token":
-        raise ValueError(f"level must be 'sequence' or 'token', got {level!r}")
     if loss_type not in LOSS_TYPES:
-        raise ValueError(f"loss_type must be one of {sorted(LOSS_TYPES)}, got {loss_type!r}")
+        raise InvalidInputError(f"loss_type must be one of {sorted(LOSS_TYPES)}, got {loss_type!r}")
     if kl_estimator is None:
-        if penalty not in (None, "reverse", "direct"):
-            raise ValueError(f"penalty must be 'reverse' or 'direct' (or give kl_estimator), got {penalty!r}")
-        kl_estimator = "k3_ratio" if penalty == "direct" else "k3"
+        short = None if penalty is None else variants.lookup("regime", penalty)
+        if short is not None and not short.is_note_penalty:
+            raise InvalidInputError(f"penalty must be 'reverse' or 'direct' (or give kl_estimator), got {penalty!r}")
+        kl_estimator = DEFAULT_ESTIMATOR if short is None else short.shorthand_estimator
+    placement = variants.lookup("kl_placement", kl_placement)
     clamps = (kl_log_ratio_clamp, kl_value_clamp)
     adv = advantages.unsqueeze(-1) * torch.ones_like(logp)
-    if kl_placement == "advantage":
+    if placement.in_advantage:
         # the detached value leaves each token's advantage; per token the sum over the rest of the
         # answer (OpenRLHF's return with gamma = 1), which for one token is its own value
         v = (kl_value(logp_old, logp_ref, kl_estimator, *clamps) * mask).detach()
         adv = adv - beta * torch.flip(torch.cumsum(torch.flip(v, [-1]), -1), [-1])
-    elif kl_placement not in ("loss", "reward"):
-        raise ValueError(f"kl_placement must be loss/advantage/reward, got {kl_placement!r}")
     ratio = torch.exp(logp - logp_old) if seq_log_ratio is None else torch.exp(seq_log_ratio).expand_as(logp)
     surrogate = torch.minimum(ratio * adv, torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps) * adv)
     log_ref_ratio = logp_ref - logp
@@ -155,22 +145,22 @@ def grpo_objective(logp: torch.Tensor, logp_old: torch.Tensor, logp_ref: torch.T
     # again, as before GSPO's option existed. The same values, but sharing ``ratio`` with the surrogate changes
     # the gradient's last bit, and one flipped sample later a run forks from its committed trajectory (issue 20).
     pen = (kl_term(logp, logp_old, logp_ref, kl_estimator, *clamps,
-                   ratio=None if seq_log_ratio is None else ratio) if kl_placement == "loss" else 0.0)
+                   ratio=None if seq_log_ratio is None else ratio) if placement.in_loss else 0.0)
     terms = (surrogate - beta * pen) * mask
     if entropy_coef:
         terms = terms + entropy_coef * entropy
     if group_mask is not None:          # filtered (tied) groups leave the loss, penalty included (issue 22)
         terms = terms * group_mask.unsqueeze(-1)
-    kind = LOSS_TYPES[loss_type] if level == "token" else "answer_mean"
-    if kind == "answer_mean":
+    kind = variants.lookup("aggregation", LOSS_TYPES[loss_type] if per_token else "answer_mean")
+    if kind.answer_mean:
         objective = (terms.sum(-1) / mask.sum(-1)).mean()
-    elif kind == "token_sum":
+    elif not kind.batch_normalised:
         objective = terms.sum(-1).mean()
     else:
         n_q, groups = terms.shape[:2]
         chunk = groups if groups_per_batch is None else int(groups_per_batch)
         if groups % chunk:
-            raise ValueError(f"groups_per_batch={groups_per_batch} must divide the groups per question ({groups})")
+            raise InvalidInputError(f"groups_per_batch={groups_per_batch} must divide the groups per question ({groups})")
         if groups_per_batch is None:
             objective = terms.sum() / mask.sum().detach()
         else:
@@ -182,34 +172,117 @@ def grpo_objective(logp: torch.Tensor, logp_old: torch.Tensor, logp_ref: torch.T
     return objective, {"k3": k3[real].mean().detach(), "clip_fraction": clipped.detach()}
 
 
+def shaped_rewards(rewards: torch.Tensor, obj, logp_old: torch.Tensor, logp_ref: torch.Tensor,
+                   mask: torch.Tensor) -> torch.Tensor:
+    """``rewards`` less ``beta`` times the KL value of each answer where ``obj`` puts the KL in the reward (verl's
+    ``use_kl_in_reward``: the sum of the per-token values at token level), else ``rewards`` itself.
+
+    Parameters
+    ----------
+    rewards : torch.Tensor
+        (n_q, groups, G) rewards.
+    obj : Objective
+        The objective (``kl_placement``, ``level``, the estimator and its clamps, ``beta``).
+    logp_old, logp_ref : torch.Tensor
+        (n_q, groups, G, T) token log-probabilities under the old and reference policies.
+    mask : torch.Tensor
+        (n_q, groups, G, T), 1 on real tokens.
+
+    Returns
+    -------
+    torch.Tensor
+        The rewards the advantages are formed from.
+    """
+    if not obj.placement_variant.in_reward:
+        return rewards
+    clamps = (obj.kl_log_ratio_clamp, obj.kl_value_clamp)
+    if not obj.level_variant.per_token:
+        v = kl_value(logp_old.sum(-1), logp_ref.sum(-1), obj.estimator, *clamps)
+    else:
+        v = (kl_value(logp_old, logp_ref, obj.estimator, *clamps) * mask).sum(-1)
+    return rewards - obj.beta * v
+
+
+def objective_loss(obj, logp: torch.Tensor, logp_old: torch.Tensor, logp_ref: torch.Tensor,
+                   advantages: torch.Tensor, *, clip_eps: float = 0.2, mask: torch.Tensor | None = None,
+                   group_mask: torch.Tensor | None = None,
+                   entropy: torch.Tensor | None = None) -> tuple[torch.Tensor, dict]:
+    """:func:`grpo_objective` with every option taken from the :class:`~grpo_theory.Objective` ``obj`` (the
+    objective crosses into torch whole): ``beta``, ``level``, ``loss_type``, ``groups_per_batch`` (``math.inf``:
+    the whole batch), the KL estimator, placement and clamps, ``entropy_coef`` and ``importance_level``.
+
+    Parameters
+    ----------
+    obj : Objective
+        The objective.
+    logp, logp_old, logp_ref, advantages, mask, group_mask, entropy
+        As for :func:`grpo_objective` (``group_mask``: :func:`tie_mask` of the rewards where ``obj.filter_ties``;
+        ``entropy``: needed where ``obj.entropy_coef > 0``).
+    clip_eps : float, default 0.2
+        The ratio clip, a training setting (not part of the objective).
+
+    Returns
+    -------
+    (objective, diagnostics)
+        As :func:`grpo_objective`.
+    """
+    b = obj.groups_per_batch
+    return grpo_objective(logp, logp_old, logp_ref, advantages, beta=obj.beta, clip_eps=clip_eps, level=obj.level,
+                          mask=mask, loss_type=obj.loss_type, groups_per_batch=None if math.isinf(b) else int(b),
+                          kl_estimator=obj.estimator, kl_placement=obj.kl_placement,
+                          kl_log_ratio_clamp=obj.kl_log_ratio_clamp, kl_value_clamp=obj.kl_value_clamp,
+                          group_mask=group_mask, entropy=entropy, entropy_coef=obj.entropy_coef,
+                          importance_level=obj.importance_level)
+
+
 # ----------------------------------------------------------------------------- the GRPO family (issue 22)
 
-def family_advantages(rewards: torch.Tensor, advantage: str = "group", *, pass_k: int | None = None,
-                      normalization: str = "scale", std_ddof: int = 0, std_eps: float = 0.0,
-                      variance_eps: float = 0.0) -> torch.Tensor:
-    """Advantages of ``rewards`` (n_q, groups, G) for each estimator of :mod:`grpo_theory.advantage`.
+def advantages_for(rewards: torch.Tensor, obj) -> torch.Tensor:
+    """The sampled advantages of ``rewards`` (n_q, groups, G) for ``obj``'s estimator: its registry entry's
+    ``torch_advantages`` (:mod:`grpo_theory.variants`), the trainer's one call.
 
-    ``"group"``: :func:`group_advantages`; ``"rloo"``: ``r_i`` minus the mean of the other members (verl
-    ``compute_rloo_outcome_advantage``); ``"reinforce_pp"``: the group mean removed, then whitened over all
-    groups of the same question (verl ``reinforce_plus_plus_baseline`` whitens over the whole batch; per
-    question is what the per-question theory models); ``"pass_at_k"``: arXiv 2508.10751 Eqs. 14-15 for 0/1
-    rewards (the top reward of the group passes).
+    Parameters
+    ----------
+    rewards : torch.Tensor
+        (n_q, groups, G) rewards, the groups of each question along the middle axis.
+    obj : Objective
+        The objective (its ``advantage`` and that estimator's fields).
+
+    Returns
+    -------
+    torch.Tensor
+        Advantages of the shape of ``rewards``.
     """
+    return obj.advantage_variant.hook("torch_advantages")(rewards, obj)
+
+
+def group_advantages_for(rewards: torch.Tensor, obj) -> torch.Tensor:
+    """The group advantage (Eq. 2 with ``obj``'s normalisation, ddof and epsilons): :func:`group_advantages`."""
+    return group_advantages(rewards, obj.normalization, obj.std_ddof, obj.std_eps, obj.variance_eps)
+
+
+def rloo_advantages(rewards: torch.Tensor, obj=None) -> torch.Tensor:
+    """``r_i`` minus the mean of the other members (verl ``compute_rloo_outcome_advantage``)."""
     G = rewards.shape[-1]
-    if advantage == "group":
-        return group_advantages(rewards, normalization, std_ddof, std_eps, variance_eps)
+    return (rewards - rewards.mean(dim=-1, keepdim=True)) * G / (G - 1)
+
+
+def reinforce_pp_advantages(rewards: torch.Tensor, obj=None) -> torch.Tensor:
+    """The group mean removed, then whitened over all groups of the same question (verl
+    ``reinforce_plus_plus_baseline`` whitens over the whole batch; per question is what the per-question theory
+    models)."""
     centred = rewards - rewards.mean(dim=-1, keepdim=True)
-    if advantage == "rloo":
-        return centred * G / (G - 1)
-    if advantage == "reinforce_pp":
-        flat = centred.flatten(1)
-        sd = (flat - flat.mean(1, keepdim=True)).pow(2).mean(1).sqrt()                      # per question
-        sd = sd.view(-1, *([1] * (centred.dim() - 1)))
-        return torch.where(sd > 0, (centred - flat.mean(1).view_as(sd)) / torch.where(sd > 0, sd, 1.0),
-                           torch.zeros_like(centred))
-    if advantage != "pass_at_k":
-        raise ValueError(f"advantage must be group/rloo/reinforce_pp/pass_at_k, got {advantage!r}")
-    k = int(pass_k)
+    flat = centred.flatten(1)
+    sd = (flat - flat.mean(1, keepdim=True)).pow(2).mean(1).sqrt()                      # per question
+    sd = sd.view(-1, *([1] * (centred.dim() - 1)))
+    return torch.where(sd > 0, (centred - flat.mean(1).view_as(sd)) / torch.where(sd > 0, sd, 1.0),
+                       torch.zeros_like(centred))
+
+
+def pass_at_k_advantages(rewards: torch.Tensor, obj) -> torch.Tensor:
+    """arXiv 2508.10751 Eqs. 14-15 for 0/1 rewards (the top reward of the group passes), ``k = obj.pass_k``."""
+    G = rewards.shape[-1]
+    k = int(obj.pass_k)
     top = rewards.amax(dim=-1, keepdim=True)
     passed = rewards == top
     tie = rewards.amin(dim=-1, keepdim=True) == top
@@ -225,6 +298,17 @@ def family_advantages(rewards: torch.Tensor, advantage: str = "group", *, pass_k
     safe = torch.where(ok, sd, torch.ones_like(sd))
     adv = torch.where(passed, p_fail / safe, (p_fail - p_cond) / safe)
     return torch.where(ok, adv, torch.zeros_like(adv))
+
+
+def family_advantages(rewards: torch.Tensor, advantage: str = "group", *, pass_k: int | None = None,
+                      normalization: str = "scale", std_ddof: int = 0, std_eps: float = 0.0,
+                      variance_eps: float = 0.0) -> torch.Tensor:
+    """Advantages of ``rewards`` (n_q, groups, G) for each estimator of :mod:`grpo_theory.advantage`, its fields
+    given loosely: :func:`advantages_for` of the :class:`~grpo_theory.problem.Objective` they make (kept for
+    callers that hold the fields, not the objective)."""
+    obj = Objective(beta=1.0, group_size=max(2, rewards.shape[-1]), advantage=advantage, pass_k=pass_k,
+                    normalization=normalization, std_ddof=std_ddof, std_eps=std_eps, variance_eps=variance_eps)
+    return advantages_for(rewards, obj)
 
 
 def tie_mask(rewards: torch.Tensor) -> torch.Tensor:

@@ -13,6 +13,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from ..errors import InvalidInputError
+
 
 @dataclass(frozen=True)
 class GPTConfig:
@@ -81,7 +83,7 @@ class TinyGPT(nn.Module):
     def forward(self, idx: torch.Tensor) -> torch.Tensor:
         B, T = idx.shape
         if T > self.cfg.block_size:
-            raise ValueError(f"sequence length {T} exceeds block_size {self.cfg.block_size}")
+            raise InvalidInputError(f"sequence length {T} exceeds block_size {self.cfg.block_size}")
         x = self.tok(idx) + self.pos(torch.arange(T, device=idx.device))
         for block in self.blocks:
             x = block(x)

@@ -109,7 +109,7 @@ class FrozenTrunkLM(nn.Module):
             self.k = int(trainable[4:])
             top = list(layers[-self.k:])
         else:
-            raise ValueError(f"trainable must be 'last-mlp' or 'top-K' with 1 <= K <= {len(layers)}, got {trainable!r}")
+            raise InvalidInputError(f"trainable must be 'last-mlp' or 'top-K' with 1 <= K <= {len(layers)}, got {trainable!r}")
         self.trainable = trainable
         for p in hf_model.parameters():
             p.requires_grad_(False)
@@ -251,7 +251,7 @@ def _chat_prompt(tokenizer, text: str) -> tuple:
 def _single_token(tokenizer, word: str) -> tuple:
     ids = tokenizer.encode(word, add_special_tokens=False)
     if len(ids) != 1:
-        raise ValueError(f"{word!r} is not a single token for this tokenizer: {ids}")
+        raise InvalidInputError(f"{word!r} is not a single token for this tokenizer: {ids}")
     return tuple(ids)
 
 
@@ -285,7 +285,7 @@ def arithmetic_task(tokenizer, n_questions: int = 16) -> QATask:
     ops = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b}
     truth = [ops[op](a, b) for a, op, b in chosen]
     if not set(truth) <= set(ARITHMETIC_ANSWERS):
-        raise ValueError(f"an answer outside {ARITHMETIC_ANSWERS}: {truth}")
+        raise InvalidInputError(f"an answer outside {ARITHMETIC_ANSWERS}: {truth}")
     prompts = tuple(_chat_prompt(tokenizer, f"What is {a}{op}{b}? Answer with the number only.")
                     for a, op, b in chosen)
     rewards = np.array([[float(n == t) for n in ARITHMETIC_ANSWERS] for t in truth])

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..errors import InvalidInputError
 from ..problem import _validate_answers
 
 
@@ -30,7 +31,7 @@ class QATask:
     def __post_init__(self):
         _validate_answers(self.answers, len(self.answers))      # non-empty, distinct, prefix-free
         if self.rewards.shape != (len(self.prompts), len(self.answers)):
-            raise ValueError(f"rewards must have shape (n_questions, n_answers) = "
+            raise InvalidInputError(f"rewards must have shape (n_questions, n_answers) = "
                              f"({len(self.prompts)}, {len(self.answers)}), got {self.rewards.shape}")
 
     @property
@@ -73,7 +74,7 @@ def synthetic_binary_task(n_questions: int = 12, answer_length: int = 1, seed: i
         a, b, x, y = base, base + 1, base + 2, base + 3
         answers = ((a, x), (a, y), (b, x), (b, y))
     else:
-        raise ValueError(f"answer_length must be 1 or 2, got {answer_length!r}")
+        raise InvalidInputError(f"answer_length must be 1 or 2, got {answer_length!r}")
     vocab = tuple(special + qtok + ans_tok)
     prompts = tuple((0, 2 + i, 1) for i in range(n_questions))
     n_ans = len(answers)
@@ -129,7 +130,7 @@ def synthetic_tree_task(shape: str = "lengths", n_questions: int = 8, seed: int 
     ``p_range``. Returns the task and the designed frequencies ``(n_q, n_answers)``.
     """
     if shape not in TREE_SHAPES:
-        raise ValueError(f"shape must be one of {sorted(TREE_SHAPES)}, got {shape!r}")
+        raise InvalidInputError(f"shape must be one of {sorted(TREE_SHAPES)}, got {shape!r}")
     rng = np.random.default_rng(seed)
     words = TREE_SHAPES[shape]
     special = ["<bos>", "?"]

@@ -29,7 +29,7 @@ from tqdm.auto import tqdm
 from .._io import atomic_write
 from ..convergence import ConvergenceReport, check_history
 from ..problem import InvalidInputError, Objective
-from .loss import family_advantages, group_advantages, grpo_objective, kl_value, tie_mask
+from .loss import advantages_for, objective_loss, shaped_rewards, tie_mask
 from .policy import answer_token_entropies, answer_token_logprobs, answer_token_mask, generate
 from .tasks import QATask
 
@@ -207,7 +207,7 @@ class GRPOTrainer:
         # checkpoints small.
         self.trainable = {n: p for n, p in self.model.named_parameters() if p.requires_grad}
         if not self.trainable:
-            raise ValueError("the model has no parameter with requires_grad=True: nothing to train")
+            raise InvalidInputError("the model has no parameter with requires_grad=True: nothing to train")
         # The reference is only read once, under no_grad: the caller's model is left untouched.
         reference = reference if reference is not None else copy.deepcopy(model)
         reference = reference.to(self.device, _dtype(config.dtype))
@@ -259,7 +259,7 @@ class GRPOTrainer:
             return False
         state = torch.load(ckpt, weights_only=False)
         if set(state["model"]) != set(self.trainable):
-            raise ValueError(f"checkpoint {ckpt} holds parameters {sorted(state['model'])[:5]}..., this model "
+            raise InvalidInputError(f"checkpoint {ckpt} holds parameters {sorted(state['model'])[:5]}..., this model "
                              f"trains {sorted(self.trainable)[:5]}...: not the same run")
         with torch.no_grad():
             for n, v in state["model"].items():
@@ -316,32 +316,18 @@ class GRPOTrainer:
         lp_old = gather(lp_old_all)
         lp_ref = gather(self.ref_token_logp[q_t])
         mask = self.token_mask[idx]                                                    # (nq, g, G, T)
-        kl = cfg.kl_options()
-        if kl["kl_placement"] == "reward":       # verl's use_kl_in_reward: r - beta * (sum of the values)
-            clamps = (kl["kl_log_ratio_clamp"], kl["kl_value_clamp"])
-            if cfg.objective.level == "sequence":
-                v = kl_value(lp_old.sum(-1), lp_ref.sum(-1), kl["kl_estimator"], *clamps)
-            else:
-                v = (kl_value(lp_old, lp_ref, kl["kl_estimator"], *clamps) * mask).sum(-1)
-            r = r - cfg.objective.beta * v
-        if cfg.objective.advantage == "group":
-            adv = group_advantages(r, cfg.objective.normalization, cfg.objective.std_ddof, cfg.objective.std_eps)
-        else:
-            adv = family_advantages(r, cfg.objective.advantage, pass_k=cfg.objective.pass_k)
-        family = dict(group_mask=tie_mask(r)) if cfg.objective.filter_ties else {}
-        family["importance_level"] = cfg.objective.importance_level
+        r = shaped_rewards(r, cfg.objective, lp_old, lp_ref, mask)   # the KL in the reward (verl), if placed there
+        adv = advantages_for(r, cfg.objective)       # the estimator's sampled form (grpo_theory.variants)
+        group_mask = tie_mask(r) if cfg.objective.filter_ties else None
         for group in self.optimizer.param_groups:
             group["lr"] = self._lr()
         for inner in range(cfg.inner_updates):
             if inner > 0:
                 lp_all = answer_token_logprobs(self.model, self.task, question_idx=q_idx)
-            if cfg.objective.entropy_coef:                 # the exact per-position entropies, with their graph
-                family.update(entropy=gather(answer_token_entropies(lp_all, self.task.answers)),
-                              entropy_coef=cfg.objective.entropy_coef)
-            obj, diag = grpo_objective(gather(lp_all), lp_old, lp_ref, adv, beta=cfg.objective.beta,
-                                       clip_eps=cfg.clip_eps, level=cfg.objective.level, mask=mask,
-                                       loss_type=cfg.objective.loss_type, groups_per_batch=cfg.groups_per_batch, **kl,
-                                       **family)
+            entropy = (gather(answer_token_entropies(lp_all, self.task.answers))    # the exact per-position
+                       if cfg.objective.entropy_coef else None)                      # entropies, with their graph
+            obj, diag = objective_loss(cfg.objective, gather(lp_all), lp_old, lp_ref, adv, clip_eps=cfg.clip_eps,
+                                       mask=mask, group_mask=group_mask, entropy=entropy)
             self.optimizer.zero_grad(set_to_none=True)
             (-obj).backward()
             self.optimizer.step()
