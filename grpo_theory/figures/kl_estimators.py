@@ -141,6 +141,27 @@ def _who_met(pv: pd.DataFrame) -> str:
             f"{direct.mae_worst.max():.4f}){tail}")
 
 
+def identical_runs(summary: pd.DataFrame, configs) -> list[list[str]]:
+    """``configs`` grouped by identical training: the same MAE and largest error in every seed, to the last
+    digit (variants whose expected gradient is the same can give bit-identical runs). Groups in ``configs``'
+    order; a variant with no twin is a group of one."""
+    key = {c: tuple(summary[summary.config == c].sort_values("seed")[["mae", "max_abs_error"]].itertuples(
+        index=False, name=None)) for c in configs}
+    groups: dict[tuple, list[str]] = {}
+    for c in configs:
+        groups.setdefault(key[c], []).append(c)
+    return list(groups.values())
+
+
+def _twins_text(pv: pd.DataFrame, groups: list[list[str]]) -> str:
+    twins = [g for g in groups if len(g) > 1]
+    if not twins:
+        return ""
+    said = "; ".join(", ".join(f"'{pv.label[c]}'" for c in g[:-1]) + f" and '{pv.label[g[-1]]}' train "
+                     "identically in every seed, one experiment" for g in twins)
+    return f" ({len(groups)} distinct runs: {said})"
+
+
 def caption(t) -> str:
     data, s = t["data"], t["summary"]
     pv = per_variant(s)
@@ -156,7 +177,8 @@ def caption(t) -> str:
         f"[{CLIP:g}, 1 - {CLIP:g}]), coloured by what the "
         f"variant's expected gradient amounts to. (b) The mean absolute error over all answers, one dot per seed; "
         f"dashed, the study's target {TARGET:g}; right, the questions whose predicted vertex was measured at "
-        f"the other end. The target is met in every seed by {len(met)} of {len(pv)} variants: {_who_met(pv)}. "
+        f"the other end. The target is met in every seed by {len(met)} of {len(pv)} variants"
+        f"{_twins_text(pv, identical_runs(s, list(met.index)))}: {_who_met(pv)}. "
         f"The estimators "
         f"with no restoring force end at a vertex, but at the wrong one in "
         + ", ".join(f"{int(r.wrong_vertex)} of {int(r.questions)} ({r.label})" for r in wrong.itertuples())

@@ -107,7 +107,7 @@ def _edge_inset(ax, traj: pd.DataFrame, points: pd.DataFrame) -> None:
                    mec="#b2182b", mew=1.1, zorder=5, clip_on=False)
         if below:
             inset.annotate(f"{row.pi_c:.0e}", (along, lo), xytext=(-3, 4), textcoords="offset points",
-                           fontsize=6, ha="right", color="#b2182b")
+                           fontsize=7, ha="right", color="#b2182b")
     inset.set_yscale("log")
     inset.set_ylim(lo, 0.1)
     inset.set_xlim(0.55, 1.0)
@@ -154,12 +154,15 @@ def caption(t: dict[str, pd.DataFrame]) -> str:
               + " is a stable limit on the boundary (square)") if len(vertices) else ""
     e = edge_starts(t["data"], pts)
     reach = e[e.at_edge]
+    first = t["data"][t["data"].start == t["data"].start.min()].sort_values("t")
+    start_end = first.iloc[-1]                        # start 0 is pi_ref (drawn in black)
     head = PREFIX.format(n_stable=n_stable, n_saddle=n_saddle, vertex=vertex)
     return head + (f"the edge attractor (pi(c) = {attractor:.0e}) and the saddles ({saddles}; a triangle on the "
                    f"bottom edge is below the axis). Of the "
                    f"{len(e)} starts drawn, the {len(reach)} that reach the edge attractor begin at pi(c) <= "
                    f"{reach.c0.max():.0e}; where its basin ends is not computed here. Take-away: the edge attractor "
-                   "exists but its basin is a sliver along the edge, so training from pi_ref never sees it.")
+                   f"exists, but of the starts drawn only those giving c at most {reach.c0.max():.0e} reach it; "
+                   f"training from pi_ref ends at the interior point with pi(c) = {start_end.pi_c:.2f}.")
 
 
 PREFIX = (
