@@ -61,7 +61,8 @@ def test_fig11_point_counts_and_no_sliver():
     assert "two stable stationary points and a saddle" not in doc
     # which starts reach the edge attractor: the last point of each trajectory against the table's points
     traj = _csv("fig11_simplex_flows")
-    edge = interior[(interior.stable == True) & (interior.pi_c < 0.01)][["pi_a", "pi_b", "pi_c"]].to_numpy()  # noqa: E712
+    stable = interior[interior.stable == True]            # noqa: E712
+    edge = stable[stable.pi_c < 0.01][["pi_a", "pi_b", "pi_c"]].to_numpy()
     ends = traj.sort_values("t").groupby("start").last()
     starts = traj.sort_values("t").groupby("start").first()
     reach = [s for s in ends.index if np.abs(ends.loc[s, ["pi_a", "pi_b", "pi_c"]].to_numpy() - edge[0]).max() < 1e-3]
@@ -199,3 +200,26 @@ def test_fig1_lifts_the_preferred_answer_to_at_least_one_minus_beta_over_gamma()
         assert (pos.pi_a >= pos.pi_ref_a - 1e-9).all()              # raised above pi_ref, so b is lowered
         if v < 1:
             assert pos.pi_a.min() >= 1 - v - 1e-9
+
+
+def test_fig23_threshold_against_beta_from_the_study_table():
+    """The redrawn Figure 23 states one result: three stationary points exactly where pi_ref(a) <= 0.2, 0.4,
+    0.6, 0.8 at beta = 1, 1.5, 2, 3 (none at 0.25, 0.5). Recomputed from docs/results/sweep_phase_k3.csv, read
+    here with json (not the figure's table)."""
+    import json
+
+    study = pd.read_csv(ROOT / "docs" / "results" / "sweep_phase_k3.csv")
+    a = np.array([json.loads(p)[0] for p in study.pi_ref])
+    beta = np.array([float(re.search(r"beta=([0-9.]+)", k).group(1)) for k in study.key])
+    found = {}
+    for b in np.unique(beta):
+        three = a[(beta == b) & (study.n_points == 3)]
+        one = a[(beta == b) & (study.n_points == 1)]
+        assert len(three) + len(one) == int((beta == b).sum())
+        if len(three):
+            assert not len(one) or three.max() < one.min() - 1e-9           # split by pi_ref(a) alone
+            found[float(b)] = round(float(three.max()), 6)
+    assert found == {1.0: 0.2, 1.5: 0.4, 2.0: 0.6, 3.0: 0.8}
+    cap = _caption("fig23_phase_diagram_k3")
+    assert "exactly where pi_ref(a) <= 0.2 (beta 1), 0.4 (beta 1.5), 0.6 (beta 2), 0.8 (beta 3)" in cap
+    assert len(cap.split()) <= 200

@@ -11,8 +11,8 @@ from matplotlib.patches import Patch
 from .. import closed_form, plotting
 from ._spec import FigureSpec
 
-#: the colours of Figure 7(b): one stationary point (pale), three (dark red)
-COUNT_COLORS = {1: "#fde0c5", 2: "#f4a582", 3: "#b2182b"}
+#: the colours of Figure 7(b): the palette's counts of stationary points
+COUNT_COLORS = {1: plotting.COLORS["1 point"], 2: plotting.COLORS["2 points"], 3: plotting.COLORS["3 points"]}
 COUNT_LABELS = {1: "1 stationary point", 2: "2 (a fold: only on the boundary curve)",
                 3: "3 stationary points"}
 

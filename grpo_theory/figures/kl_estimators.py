@@ -35,7 +35,7 @@ VARIANTS = {
 KIND_LABELS = {"direct": "amounts to the direct penalty", "reward": "amounts to log pooling (RLHF)",
                "none": "regularises nothing (a vertex)", "other": "another condition (clamped, abs)"}
 KIND_COLORS = {"direct": plotting.METHOD_COLORS["GRPO direct/scale"], "reward": plotting.METHOD_COLORS["RLHF"],
-               "none": "#e7298a", "other": "#762a83"}
+               "none": plotting.COLORS["regularises nothing"], "other": plotting.COLORS["another condition"]}
 #: panel (a)'s logit axes clip probabilities to [CLIP, 1 - CLIP]
 CLIP = 1e-5
 #: the study's target: MAE at most this in every seed

@@ -20,7 +20,8 @@ from .proximal_map import critical_step_size
 OBJECTIVE = dict(beta=1.0, group_size=64, penalty="direct")
 TABULAR, ADAM = "grpo_steps (tabular, exact expectations)", "adam, alone"
 #: where a run ended: the flow's point (lower), the other stable point (upper), or neither (it cycles)
-OUTCOME_COLORS = {"lower": "#2166ac", "upper": "#b2182b", "neither": "0.6"}
+OUTCOME_COLORS = {"lower": plotting.COLORS["interior point"], "upper": plotting.COLORS["vertex point"],
+                  "neither": "0.6"}
 OUTCOME_LABELS = {"lower": "ends at the lower point (the flow's)", "upper": "ends at the upper point",
                   "neither": "ends at neither (cycles)"}
 ADAM_MARKERS = {3e-4: "o", 1e-3: "s", 3e-3: "^"}

@@ -6,7 +6,6 @@ import math
 
 import numpy as np
 import pandas as pd
-from matplotlib import cm
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
@@ -67,7 +66,7 @@ def draw(curves: pd.DataFrame, grid: pd.DataFrame, beta: float, pi_ref: float) -
     # one y scale per row: the y label and tick labels once, on the left column
     axes = fig.subplots(2, len(gs), squeeze=False, height_ratios=[1, 1], sharey="row")
     noises = sorted(curves.noise.unique())
-    cols = [cm.viridis(0.8 * i / max(1, len(noises) - 1)) for i in range(len(noises))]
+    cols = plotting.order_colors(noises)
     mesh = None
     for j, G in enumerate(gs):
         top, bottom = axes[0, j], axes[1, j]
@@ -81,7 +80,7 @@ def draw(curves: pd.DataFrame, grid: pd.DataFrame, beta: float, pi_ref: float) -
         b, e = np.sort(g.beta.unique()), np.sort(g.noise.unique())
         z = g.pivot(index="noise", columns="beta", values="pi_a").loc[e, b].to_numpy()
         # filled contours interpolate between the grid points: no cells (the data stay inside [pi_ref, 1])
-        mesh = bottom.contourf(b, e, z, levels=np.linspace(pi_ref, 1.0, 17), cmap="viridis")
+        mesh = bottom.contourf(b, e, z, levels=np.linspace(pi_ref, 1.0, 17), cmap=plotting.PROB_CMAP)
         bottom.contour(b, e, z, levels=[0.9], colors="white", linewidths=1.2)
         bottom.contour(b, e, z - pi_ref, levels=[0.05], colors="white", linewidths=1.0, linestyles="--")
         bottom.set_xscale("log")

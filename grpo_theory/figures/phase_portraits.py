@@ -29,7 +29,7 @@ PHASE_VARIANTS = (("reverse/scale, G = 8", dict(group_size=8)),
 #: either side of the direct penalty's separatrix (added in :func:`data`).
 START_LOGITS = (-3.0, -1.386, 0.0, 2.0, 4.0, 6.0, 9.0, 13.8)
 #: Colours of the two basins, as Figure 7(a) shades them.
-BASIN_COLORS = {"interior": "#2166ac", "vertex": "#b2182b"}
+BASIN_COLORS = {"interior": plotting.COLORS["interior point"], "vertex": plotting.COLORS["vertex point"]}
 
 
 def _logit(pi: np.ndarray) -> np.ndarray:
