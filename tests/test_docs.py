@@ -314,3 +314,14 @@ def test_user_docs_speak_of_the_package_not_its_history(name):
     text = (ROOT / "docs" / name).read_text()
     hits = re.findall(r".{0,30}\b(?:issues?|sessions?) #?\d+.{0,20}", text, re.I)
     assert not hits, f"docs/{name}: {hits[:5]}"
+
+
+def test_api_objects_show_their_source(built_site):
+    """The source of an API object is one click away: mkdocstrings renders it from the package (collapsed),
+    so no URL is invented."""
+    page = (built_site / "api" / "stationary" / "index.html").read_text(encoding="utf-8")
+    bs4 = pytest.importorskip("bs4")
+    soup = bs4.BeautifulSoup(page, "html.parser")
+    block = soup.find(id="grpo_theory.solvers.search.stationary_policy").find_parent("div", class_="doc")
+    details = [d for d in block.find_all("details") if "Source code in" in d.get_text()]
+    assert details and "def stationary_policy(" in details[0].get_text()
