@@ -94,22 +94,28 @@ GROUP_RANGE = (2.0, 256.0)
 COLORMAPS = {BETA_CMAP: "beta (and beta/gamma), log scale over BETA_RANGE", GROUP_CMAP: "group size G, log scale",
              ORDER_CMAP: "another ordered quantity (verifier noise, pi_ref, a step size)",
              PROB_CMAP: "a probability filled over a plane"}
-#: What each line style means.
+#: What each line style means. Not yet one meaning each: a style's secondary uses are listed, and each
+#: figure's legend or caption says which applies (a reviewer counted dashed lines with 8 meanings, dotted 6).
 LINESTYLES = {
     "-": "data: a theory curve or a trained run",
-    "--": "a comparison drawn against the data: another objective's curve (RLHF, NLHF, a figure's overlay), "
-          "or a threshold (a target, the G = inf boundary)",
-    ":": "a reference: pi = pi_ref, a predicted level, the exact-gradient flow beside a run",
-    "-.": "a second branch of the same curve (a second stable point)",
+    "--": "a comparison drawn against the data (another objective's curve such as RLHF or NLHF, a figure's "
+          "overlay), a threshold (a target, the G = inf boundary), or an unstable stationary branch",
+    ":": "a reference: pi = pi_ref, a predicted level, the exact-gradient flow beside a run, a second stable "
+         "branch (Figure 9)",
+    "-.": "a marked parameter value (Figure 7's beta of (c, d)); one of Figure 18's five framework styles",
 }
-#: What each marker means.
+#: What markers mean. One convention holds in every figure: a stationary point is a circle, filled when
+#: stable and open when unstable, and a vertex that is a stable limit is a square. Beyond it, markers are
+#: keys local to a figure (settings, sources, answer words), named in its legend.
 MARKERS = {
-    "o": "a point of data; filled: stable, open: unstable (stationary points); white-faced: a limit",
-    "s": "a vertex as a stable limit on the boundary; a 2-cycle",
-    "D": "a point measured on a trained model (diamond), or a second experiment beside circles",
-    "^": "SmolLM2 prompts (triangles)",
-    "x": "the sequence-level theory (a cross), beside the token-level one",
-    "v": "a value below the axis, drawn on its edge",
+    "o": "a stationary point (filled: stable; open: unstable); otherwise the default point of data",
+    "s": "a vertex as a stable limit point (Figure 11); a 2-cycle (Figure 12); a cell of Figure 23; a key",
+    "D": "a point measured on a trained model beside theory curves (Figures 9, 19, 25); a key",
+    "^": "SmolLM2 prompts (Figure 9); a key (Figures 20, 25, 26)",
+    "v": "a value below the axis drawn on its edge (Figure 11); a key (Figure 26)",
+    "x": "the sequence-level theory beside the token-level one (Figure 14)",
+    "_": "a level per prompt (Figure 25(f))",
+    ".": "a run's steps (Figure 20(a))",
 }
 #: One colour per method, the same in every figure (the method entries of :data:`PALETTE`).
 METHOD_COLORS = {k: COLORS[k] for k in ("GRPO reverse/scale", "GRPO reverse/shift", "GRPO direct/scale",
