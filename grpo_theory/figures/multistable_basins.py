@@ -138,12 +138,10 @@ def caption(t) -> str:
     lo, hi = c["neither_crit"] or (float("nan"), float("nan"))
     return (
         f"Figure 20. Which stable point a run reaches where there are two (binary questions, G = 64, beta = 1, "
-        f"direct KL; the {c['n_q']} multistable questions of seeds 0-4 of the validation study, "
-        f"docs/results/multistable_optimizer.csv from experiments/multistable_optimizer.py). The flow from pi_ref "
+        f"direct KL; the {c['n_q']} multistable questions of the validation study). The flow from pi_ref "
         f"reaches the lower stable point; a separatrix (dashed in b) bounds the upper one's basin. (a) Plain "
-        f"gradient steps on the logits with exact expectations (dynamics.grpo_steps), one dot per question and "
-        f"step size, coloured by where the run ended; the black curve is Figure 12's bound 2/|F'(z*)| at the "
-        f"flow's point for this objective. Steps {c['small_steps']} end at the flow's point in every question. At "
+        f"gradient steps with exact expectations, one dot per question and step size, coloured by where the run "
+        f"ended; black: Figure 12's step bound 2/|F'(z*)|. Steps {c['small_steps']} end at the flow's point in every question. At "
         f"step {c['s_max']:g}: {c['neither']} runs end at neither point, and in {c['neither_below']} of them the "
         f"step is above the bound (bound {lo:.2f}-{hi:.2f}: the point is unstable and the iteration cycles); "
         f"{c['stable_at_5']} of the {c['up5'] + c['low5']} other runs are below their bound, so the point is "
