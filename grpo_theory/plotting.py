@@ -83,15 +83,18 @@ COLORS = {k: v[0] for k, v in PALETTE.items()}
 #: and marker edges; white for contours drawn on a colour map and open markers' faces.
 NEUTRALS = ("black", "white", "none", "grey levels '0.0'-'1.0'")
 #: One sequential map per quantity, on one scale in every figure (so the same beta has the same colour
-#: everywhere): beta (and beta/gamma) on :data:`BETA_CMAP` over [:data:`BETA_RANGE`] (log), G on
+#: everywhere): beta (and beta/gamma) on :data:`BETA_CMAP` over :data:`BETA_RANGE` (log), G on
 #: :data:`GROUP_CMAP`, any other ordered quantity (noise, pi_ref, a step size) on :data:`ORDER_CMAP`,
 #: a probability filled over a plane on :data:`PROB_CMAP`.
 BETA_CMAP, GROUP_CMAP, ORDER_CMAP, PROB_CMAP = "viridis", "plasma", "cividis", "magma"
-#: The beta scale's ends: a beta outside is drawn at the nearer end (no figure draws one).
-BETA_RANGE = (0.02, 20.0)
-#: The G scale's ends (log); G = inf is black.
-GROUP_RANGE = (2.0, 256.0)
-COLORMAPS = {BETA_CMAP: "beta (and beta/gamma), log scale over BETA_RANGE", GROUP_CMAP: "group size G, log scale",
+#: The beta scale's ends, the smallest and largest beta a figure colours (Figures 1-3): the narrowest span
+#: that holds them all, so neighbouring betas stay apart (0.5 and 1: 0.12 of the map; over 0.02-20 it
+#: was 0.085 and Figure 9's two betas were hard to tell apart). A beta outside is drawn at the nearer end.
+BETA_RANGE = (0.04, 5.0)
+#: The G scale's ends (log), the smallest and largest finite G a figure colours (Figure 4); G = inf is black.
+GROUP_RANGE = (2.0, 64.0)
+COLORMAPS = {BETA_CMAP: "beta (and beta/gamma), log scale over 0.04-5 (BETA_RANGE)",
+             GROUP_CMAP: "group size G, log scale",
              ORDER_CMAP: "another ordered quantity (verifier noise, pi_ref, a step size)",
              PROB_CMAP: "a probability filled over a plane"}
 #: What each line style means. Not yet one meaning each: a style's secondary uses are listed, and each

@@ -13,7 +13,8 @@ from grpo_theory import plotting
 ROOT = Path(__file__).resolve().parents[1]
 MODULES = sorted((ROOT / "grpo_theory" / "figures").glob("*.py"))
 
-_COLOR_KW = r"(?:color|colors|c|mec|mfc|markeredgecolor|markerfacecolor|facecolor|facecolors|edgecolor|edgecolors|ecolor)"
+_COLOR_KW = (r"(?:color|colors|c|mec|mfc|markeredgecolor|markerfacecolor|facecolor|facecolors|edgecolor|"
+             r"edgecolors|ecolor)")
 _GREY = re.compile(r"^(?:0(?:\.\d+)?|1(?:\.0+)?)$")
 NEUTRAL_NAMES = {"black", "white", "none"}
 

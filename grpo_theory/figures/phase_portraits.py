@@ -136,7 +136,8 @@ def caption_paths(paths: pd.DataFrame, pts: pd.DataFrame) -> str:
     return (
         f"(c, d) The expected-gradient flow's paths from {n_rev} starts (in (d) two more, either side of the "
         f"separatrix) at beta = {PHASE_BETA:g}, above the fold, against flow time; teal: settles at an interior "
-        "point, ochre: runs into the vertex; black: the stationary points (solid stable, dashed unstable). (c) Reverse/scale, G = 8: one "
+        "point, ochre: runs into the vertex; black: the stationary points (solid stable, dashed unstable). "
+        "(c) Reverse/scale, G = 8: one "
         f"stationary point ({float(rev_pt.pi_a.iloc[0]):.3f}), and every start settles there. (d) Direct/scale, "
         f"G = inf: the stable point {d_stable:.3f} and the separatrix at 1 - {gap:.1e}; {share} "
         f"starts above it ({n_spread} of the spread and the one {beside.start_logit.iloc[1] - zs:.2f} "
