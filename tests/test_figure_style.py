@@ -1,5 +1,6 @@
-"""One visual language (slow: it renders all 18 figures). Every figure, redrawn from its committed CSVs
-(paper_figures/), has one of the two widths, no text under 7 pt, nothing outside the canvas, lettered
+"""One visual language (slow: it renders every figure). Every figure, redrawn from its committed CSVs
+(paper_figures/) and saved as the build saves it, is first checked to be the shipped PNG pixel for pixel;
+then it has one of the two widths, no text under 7 pt, nothing outside the canvas, lettered
 panels, "∞" and true minus signs, no code names, and no legend box over a data artist (measured with
 the renderer's bounding boxes)."""
 
@@ -19,26 +20,48 @@ from grpo_theory import plotting
 from grpo_theory.figures import FIGURES, read_tables
 
 COMMITTED = Path(__file__).resolve().parents[1] / "paper_figures"
+#: pixels that may differ by more than 0.25 between the shipped PNG and a redraw from the committed CSVs
+MAX_MOVED_PIXELS = 20
 
 
-def _rendered(spec):
+def _rendered(spec, tmp_path):
+    """The figure drawn and saved exactly as the build does (``build._save``), its PNG checked pixel for pixel
+    against the shipped one: what the checks below measure is the file that is shipped, not another render."""
+    from matplotlib.image import imread
+
+    from grpo_theory.figures.build import _save
+
     tables = read_tables(spec, COMMITTED)
     if not tables:
         pytest.skip(f"figure {spec.number} has no committed tables")
     with matplotlib.rc_context(plotting.STYLE):
         fig = spec.render(tables)
-        FigureCanvasAgg(fig)
-        fig.canvas.draw()
-        fig.canvas.draw()        # constrained layout settles on its second pass, as in savefig after a build
-    return fig
+        figs = fig if isinstance(fig, tuple) else (fig,)
+        for i, f in enumerate(figs):
+            suffix = "" if len(figs) == 1 else "abcdefgh"[i]
+            _save(f, tmp_path / f"{spec.stem}{suffix}")
+            shipped = COMMITTED / f"{spec.stem}{suffix}.png"
+            assert shipped.is_file(), f"{shipped.name} is not shipped"
+            a, b = imread(tmp_path / f"{spec.stem}{suffix}.png"), imread(shipped)
+            assert a.shape == b.shape, f"{shipped.name} is {b.shape[:2]} px, this code draws {a.shape[:2]}"
+            # the build draws from the tables in memory, this from the CSVs written to 12 digits: antialiased
+            # edges change by a few levels and a marker can move by one pixel (measured: Figures 1, 2 differ
+            # by at most 0.03 in ~2,000 pixels; Figure 8 in 3 pixels by more than 0.25). A moved or cut artist
+            # changes hundreds of pixels fully (Figure 1's cut title: 288 in the top two rows alone).
+            moved = int((np.abs(a - b).max(axis=-1) > 0.25).sum())
+            assert moved <= MAX_MOVED_PIXELS, \
+                f"{shipped.name} is not what this code draws ({moved} pixels differ): run `grpo-theory figures`"
+        FigureCanvasAgg(fig if not isinstance(fig, tuple) else fig[0])
+        (fig if not isinstance(fig, tuple) else fig[0]).canvas.draw()     # the layout savefig used
+    return fig if not isinstance(fig, tuple) else fig[0]
 
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module", params=FIGURES, ids=lambda s: f"fig{s.number}")
-def rendered(request):
-    return request.param, _rendered(request.param)
+def rendered(request, tmp_path_factory):
+    return request.param, _rendered(request.param, tmp_path_factory.mktemp(f"fig{request.param.number}"))
 
 
 def _texts(fig):

@@ -273,7 +273,9 @@ def test_fig21_caption_and_take_away_state_the_csvs_numbers():
     assert (good <= 0.01).all() and f"worst seed {good.max():.4f}" in cap
     r = rows[rows.rewarded]
     wrong = (r.predicted_collapse & (np.abs(r.measured - r.predicted) > 0.5)).groupby(r.config).sum()
-    assert f"{wrong['k1_loss']} of 24 (k1 in the loss)" in cap
+    off = wrong[wrong > 0]
+    assert f"The {len(off)} estimators with no restoring force" in cap
+    assert f"at the wrong one in up to {off.max()} of 24 questions (k1 in the loss" in cap
     assert f"{wrong['k1_loss']} of 24" in text and f"{int((worst <= 0.01).sum())} of 15" in text
 
 

@@ -179,6 +179,11 @@ def visited(site, browser):
             ids=set(browser.execute_script("return [...document.querySelectorAll('[id]')].map(e => e.id)")),
             links=browser.execute_script(
                 "return [...document.querySelectorAll('article a[href]')].map(a => [a.textContent.trim(), a.href])"),
+            # code blocks wider than their box (a sideways scroll bar at 1280 px)
+            scrolling_code=browser.execute_script(
+                "return [...document.querySelectorAll('article pre > code')]"
+                ".filter(c => c.scrollWidth > c.clientWidth + 1).map(c => c.textContent.slice(0, 40))"),
+            code_blocks=browser.execute_script("return document.querySelectorAll('article pre > code').length"),
         )
     print(f"\n{len(facts)} pages opened in {time.perf_counter() - t_all:.1f} s")
     return facts
@@ -198,6 +203,14 @@ def test_every_page_loads_clean(visited):
         problems += [f"{name}: raw math: {x}" for x in f["raw_math"]]
     assert not problems, "\n".join(problems)
     assert len(visited) >= 20
+
+
+def test_no_code_block_scrolls_sideways_at_1280_px(visited):
+    """Code blocks wrap (docs/stylesheets/site.css): 116 of 880 scrolled sideways before."""
+    blocks = sum(f["code_blocks"] for f in visited.values())
+    scrolling = [(p, x) for p, f in visited.items() for x in f["scrolling_code"]]
+    assert blocks > 100
+    assert not scrolling, f"{len(scrolling)} of {blocks} code blocks scroll sideways, e.g. {scrolling[:5]}"
 
 
 def test_notebook_pages_show_outputs_and_figures(visited):

@@ -53,7 +53,7 @@ def draw(df: pd.DataFrame, fits: pd.DataFrame, beta: float) -> Figure:
                      label=f"slope −1: {c_inf:.2f}/$G$ (the data's asymptote)")
     plotting.reference(ref)
     handles = [ref]
-    for (p, d), c in zip(df.groupby("pi_ref_a"), plotting.param_colors(sorted(df.pi_ref_a.unique()))):
+    for (p, d), c in zip(df.groupby("pi_ref_a"), plotting.order_colors(sorted(df.pi_ref_a.unique()))):
         fit = fits[fits.pi_ref_a == p].iloc[0]
         ax.loglog(d.group_size, d.abs_error, "o", ms=3.2, color=c, mfc="white", mew=1.0, zorder=4)
         handles.append(Line2D([], [], color=c, marker="o", ms=3.2, mfc="white", mew=1.0, lw=1.3,

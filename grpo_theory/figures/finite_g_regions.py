@@ -11,8 +11,8 @@ from matplotlib.patches import Patch
 from .. import closed_form, plotting
 from ._spec import FigureSpec
 
-#: the colours of Figure 7(b): one stationary point (pale), three (dark red)
-COUNT_COLORS = {1: "#fde0c5", 2: "#f4a582", 3: "#b2182b"}
+#: the colours of Figure 7(b): the palette's counts of stationary points
+COUNT_COLORS = {1: plotting.COLORS["1 point"], 2: plotting.COLORS["2 points"], 3: plotting.COLORS["3 points"]}
 COUNT_LABELS = {1: "1 stationary point", 2: "2 (a fold: only on the boundary curve)",
                 3: "3 stationary points"}
 
@@ -104,6 +104,10 @@ def counts(t) -> dict:
                            p_hi=float(three.pi_ref_a.max()) if len(three) else float("nan"))
     inf = t["large_group"]
     out["inf"] = dict(cells=len(inf), three=int((inf.n_points == 3).sum()))
+    # where G = 64's three-point cells sit against G = inf's: the same cell counted on both panels
+    big = d[(d.G == d.G.max()) & (d.n_points == 3)].merge(inf[["beta", "pi_ref_a", "n_points"]],
+                                                         on=["beta", "pi_ref_a"], suffixes=("", "_inf"))
+    out["inside_inf"] = int((big.n_points_inf == 3).sum())
     return out
 
 
@@ -126,7 +130,9 @@ def caption(t) -> str:
         f"boundary. Cells with three points: {g8['three']} at G = 8, {g64['three']} at G = 64 "
         f"(beta {g64['beta_lo']:.3g} to {g64['beta_hi']:.3g}, pi_ref(a) <= {g64['p_hi']:.3g}), {gi['three']} at "
         f"G = inf. Take-away: the non-uniqueness of Figure 7 is a large-group effect; at G = 8 the stationary point "
-        f"is unique everywhere on the grid, and at G = 64 only a thin sliver inside the G = inf region keeps three."
+        f"is unique everywhere on the grid, and at G = 64 three points survive only in a thin band along the G = inf "
+        f"boundary ({c['inside_inf']} of its {g64['three']} cells inside the G = inf region, "
+        f"{g64['three'] - c['inside_inf']} just outside it)."
     )
 
 

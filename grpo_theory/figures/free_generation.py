@@ -307,7 +307,7 @@ def render(t: dict[str, pd.DataFrame]) -> Figure:
                   Line2D([], [], color="0.62", marker="_", ms=9, mew=1.8, ls="", label=r"(f) $\pi_{\mathrm{ref}}$"),
                   Line2D([], [], color=c_old, marker="o", ms=3.6, mec="0.1", ls="",
                          label=f"(f) Adam {plotting.sci_text(lrs[0])} (filled), {plotting.sci_text(lrs[-1])} (open)")])
-    plotting.legend_below(fig, handles, ncol=4)
+    plotting.legend_below(fig, handles, ncol=4, columnspacing=1.0, handlelength=1.6)
     return fig
 
 

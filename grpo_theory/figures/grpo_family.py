@@ -39,8 +39,8 @@ VARIANTS = {
 }
 #: colours of the variants the shared palette does not name (GRPO's two come from plotting.method_color);
 #: none is red (direct penalty), green (NLHF), dark grey (RLHF) or orange (trained, the diamonds' edge)
-_OWN_COLORS = {"RLOO": "#762a83", "REINFORCE++ baseline": "#35978f", "pass@2": "#8c8c1a", "pass@4": "#7f3b08",
-               "ties filtered": "#000000", f"entropy bonus {ENTROPY_COEF:g}": "#e7298a"}
+_OWN_COLORS = {k: plotting.COLORS[k] for k in ("RLOO", "REINFORCE++ baseline", "pass@2", "pass@4", "ties filtered")}
+_OWN_COLORS[f"entropy bonus {ENTROPY_COEF:g}"] = plotting.COLORS["entropy bonus"]
 _STYLES = {"REINFORCE++ baseline": (0, (4, 2)), "ties filtered": (0, (1, 1.5)), "RLOO": (0, (6, 2))}
 
 

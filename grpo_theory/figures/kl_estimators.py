@@ -35,7 +35,7 @@ VARIANTS = {
 KIND_LABELS = {"direct": "amounts to the direct penalty", "reward": "amounts to log pooling (RLHF)",
                "none": "regularises nothing (a vertex)", "other": "another condition (clamped, abs)"}
 KIND_COLORS = {"direct": plotting.METHOD_COLORS["GRPO direct/scale"], "reward": plotting.METHOD_COLORS["RLHF"],
-               "none": "#e7298a", "other": "#762a83"}
+               "none": plotting.COLORS["regularises nothing"], "other": plotting.COLORS["another condition"]}
 #: panel (a)'s logit axes clip probabilities to [CLIP, 1 - CLIP]
 CLIP = 1e-5
 #: the study's target: MAE at most this in every seed
@@ -141,6 +141,27 @@ def _who_met(pv: pd.DataFrame) -> str:
             f"{direct.mae_worst.max():.4f}){tail}")
 
 
+def identical_runs(summary: pd.DataFrame, configs) -> list[list[str]]:
+    """``configs`` grouped by identical training: the same MAE and largest error in every seed, to the last
+    digit (variants whose expected gradient is the same can give bit-identical runs). Groups in ``configs``'
+    order; a variant with no twin is a group of one."""
+    key = {c: tuple(summary[summary.config == c].sort_values("seed")[["mae", "max_abs_error"]].itertuples(
+        index=False, name=None)) for c in configs}
+    groups: dict[tuple, list[str]] = {}
+    for c in configs:
+        groups.setdefault(key[c], []).append(c)
+    return list(groups.values())
+
+
+def _twins_text(pv: pd.DataFrame, groups: list[list[str]]) -> str:
+    twins = [g for g in groups if len(g) > 1]
+    if not twins:
+        return ""
+    said = "; ".join(", ".join(f"'{pv.label[c]}'" for c in g[:-1]) + f" and '{pv.label[g[-1]]}' train "
+                     "identically in every seed, one experiment" for g in twins)
+    return f" ({len(groups)} distinct runs: {said})"
+
+
 def caption(t) -> str:
     data, s = t["data"], t["summary"]
     pv = per_variant(s)
@@ -148,19 +169,19 @@ def caption(t) -> str:
     wrong = pv[pv.wrong_vertex > 0]
     clamped = pv.loc[[c for c in pv.index if c.startswith("k3_low_var_kl") and "0.8x" not in c]]
     return (
-        f"Figure 21. The trainer's KL term, {len(pv)} variants x {s.seed.nunique()} seeds "
-        f"(docs/results/kl_study.csv and kl_study_summary.csv from experiments/kl_study.py; small GPT, 8 binary "
-        f"questions or one answer tree, G = 8, ddof 1, eps 1e-4, beta = 0.5 unless the variant is set relative "
-        f"to its critical beta, Adam at 3e-3 for 800 steps unless said). (a) Measured against predicted "
+        f"Figure 21. The trainer's KL term, {len(pv)} variants x {s.seed.nunique()} seeds of the KL study "
+        f"(small GPT, G = 8; the settings are in docs/figures.md). (a) Measured against predicted "
         f"pi(rewarded answer) for every question, seed and variant ({len(data)} points; logit axes, clipped to "
         f"[{CLIP:g}, 1 - {CLIP:g}]), coloured by what the "
         f"variant's expected gradient amounts to. (b) The mean absolute error over all answers, one dot per seed; "
-        f"dashed, the study's target {TARGET:g}; right, the questions whose predicted vertex was measured at "
-        f"the other end. The target is met in every seed by {len(met)} of {len(pv)} variants: {_who_met(pv)}. "
-        f"The estimators "
-        f"with no restoring force end at a vertex, but at the wrong one in "
-        + ", ".join(f"{int(r.wrong_vertex)} of {int(r.questions)} ({r.label})" for r in wrong.itertuples())
-        + f"; verl's clamped low-variance KL above its critical beta predicts an interior point and misses it "
+        f"dashed, the target {TARGET:g}; right, the questions measured at the other vertex than predicted. "
+        f"The target is met in every seed by {len(met)} of {len(pv)} variants"
+        f"{_twins_text(pv, identical_runs(s, list(met.index)))}: {_who_met(pv)}. "
+        f"The {len(wrong)} estimators with no restoring force end at a vertex, but at the wrong one in up to "
+        f"{int(wrong.wrong_vertex.max())} of {int(wrong.questions.max())} questions ("
+        + " and ".join(r.label for r in wrong.itertuples() if r.wrong_vertex == wrong.wrong_vertex.max())
+        + "; each variant's count at the right of (b)); verl's clamped low-variance KL above its critical beta "
+        "predicts an interior point and misses it "
         f"(worst-seed MAE {clamped.mae_worst.min():.3f} to {clamped.mae_worst.max():.3f}). Take-away: what an "
         f"estimator's expected gradient amounts to predicts training to the target wherever it restores mass; "
         f"where it does not (k1 or abs in the loss, clamps), the per-question theory names the vertex, not which one."

@@ -20,7 +20,8 @@ from .proximal_map import critical_step_size
 OBJECTIVE = dict(beta=1.0, group_size=64, penalty="direct")
 TABULAR, ADAM = "grpo_steps (tabular, exact expectations)", "adam, alone"
 #: where a run ended: the flow's point (lower), the other stable point (upper), or neither (it cycles)
-OUTCOME_COLORS = {"lower": "#2166ac", "upper": "#b2182b", "neither": "0.6"}
+OUTCOME_COLORS = {"lower": plotting.COLORS["interior point"], "upper": plotting.COLORS["vertex point"],
+                  "neither": "0.6"}
 OUTCOME_LABELS = {"lower": "ends at the lower point (the flow's)", "upper": "ends at the upper point",
                   "neither": "ends at neither (cycles)"}
 ADAM_MARKERS = {3e-4: "o", 1e-3: "s", 3e-3: "^"}
@@ -137,12 +138,11 @@ def caption(t) -> str:
     lo, hi = c["neither_crit"] or (float("nan"), float("nan"))
     return (
         f"Figure 20. Which stable point a run reaches where there are two (binary questions, G = 64, beta = 1, "
-        f"direct KL; the {c['n_q']} multistable questions of seeds 0-4 of the validation study, "
-        f"docs/results/multistable_optimizer.csv from experiments/multistable_optimizer.py). The flow from pi_ref "
+        f"direct KL; the {c['n_q']} multistable questions of the validation study). The flow from pi_ref "
         f"reaches the lower stable point; a separatrix (dashed in b) bounds the upper one's basin. (a) Plain "
-        f"gradient steps on the logits with exact expectations (dynamics.grpo_steps), one dot per question and "
-        f"step size, coloured by where the run ended; the black curve is Figure 12's bound 2/|F'(z*)| at the "
-        f"flow's point for this objective. Steps {c['small_steps']} end at the flow's point in every question. At "
+        f"gradient steps with exact expectations, one dot per question and step size, coloured by where the run "
+        f"ended; black: Figure 12's step bound 2/|F'(z*)|. Steps {c['small_steps']} end at the flow's point in "
+        f"every question. At "
         f"step {c['s_max']:g}: {c['neither']} runs end at neither point, and in {c['neither_below']} of them the "
         f"step is above the bound (bound {lo:.2f}-{hi:.2f}: the point is unstable and the iteration cycles); "
         f"{c['stable_at_5']} of the {c['up5'] + c['low5']} other runs are below their bound, so the point is "

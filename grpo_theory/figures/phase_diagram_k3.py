@@ -1,6 +1,6 @@
 """Figure 23: the K = 3 phase diagram from certified counts (docs/results/sweep_phase_k3.csv): how many
-stationary points the direct penalty at G = inf has over the simplex of pi_ref, for six betas, and where
-the flow from pi_ref goes."""
+stationary points the direct penalty at G = inf has, drawn as the threshold in pi_ref(a) against beta
+(on the lattice the count depends on pi_ref(a) alone)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from ._spec import FigureSpec
 
 #: the colours of Figures 7(b) and 22: one stationary point (pale), three (dark red); 0 and 2 are listed
 #: only if a case has them
-COUNT_COLORS = {0: "0.6", 1: "#fde0c5", 2: "#f4a582", 3: "#b2182b"}
+COUNT_COLORS = {0: "0.6", 1: plotting.COLORS["1 point"], 2: plotting.COLORS["2 points"], 3: plotting.COLORS["3 points"]}
 REWARDS = (1.0, 0.5, 0.0)
 LABELS = ("a", "b", "c")
 
@@ -35,35 +35,42 @@ def tables(inputs) -> dict[str, pd.DataFrame]:
     return {"data": data.sort_values(["beta", "pi_ref_a", "pi_ref_b"], kind="stable").reset_index(drop=True)}
 
 
+def levels(d: pd.DataFrame) -> pd.DataFrame:
+    """Per beta and lattice value of pi_ref(a): the counts of stationary points its cases have (one count
+    where the count depends on pi_ref(a) alone) and how many cases."""
+    g = d.groupby(["beta", "pi_ref_a"])
+    return pd.DataFrame(dict(counts=g.n_points.apply(lambda v: tuple(sorted(set(int(x) for x in v)))),
+                             cases=g.size())).reset_index()
+
+
 def draw(d: pd.DataFrame) -> Figure:
-    """One simplex per beta: each pi_ref a dot coloured by its number of stationary points; where the flow
-    from pi_ref reaches an interior point, a grey segment to that point (a small black dot)."""
-    betas = sorted(d.beta.unique())
-    fig, grid = plotting.new_figure(width=plotting.DOUBLE, height=5.0, ncols=3, nrows=2)
-    axes = np.asarray(grid).ravel()
+    """The result in one panel: for each beta (x) and each lattice value of pi_ref(a) (y), a square coloured
+    by the number of stationary points its cases have (every case with that pi_ref(a) has the same count);
+    the black line joins, per beta, the largest pi_ref(a) with three points."""
+    fig, (ax,) = plotting.new_figure(height=3.1)
+    lev = levels(d)
     present = sorted(int(n) for n in d.n_points.unique())
-    for k, (ax, beta) in enumerate(zip(axes, betas)):
-        s = d[d.beta == beta]
-        plotting.simplex_axes(ax, [f"{n} (r = {r:g})" for n, r in zip(LABELS, REWARDS)], None)
-        start = plotting.ternary(s[["pi_ref_a", "pi_ref_b", "pi_ref_c"]].to_numpy())
-        end = plotting.ternary(s[["reached_a", "reached_b", "reached_c"]].to_numpy())
-        inner = ~s.reached_vertex.to_numpy()
-        for (x0, y0), (x1, y1) in zip(start[inner], end[inner]):
-            ax.plot([x0, x1], [y0, y1], color="0.55", lw=0.45, zorder=2)
-        ax.scatter(end[inner, 0], end[inner, 1], s=3, color="black", zorder=4)
-        ax.scatter(start[:, 0], start[:, 1], s=30, c=[COUNT_COLORS[int(n)] for n in s.n_points],
-                   edgecolors="0.3", linewidths=0.4, zorder=3)
-        n3 = int((s.n_points == 3).sum())
-        plotting.panel(ax, "abcdef"[k], rf"$\beta$ = {beta:g}: 3 points at {n3} of {len(s)}")
-    for ax in axes[len(betas):]:
-        ax.axis("off")
+    for r in lev.itertuples():
+        c = COUNT_COLORS[r.counts[0]] if len(r.counts) == 1 else "white"
+        ax.plot(r.beta, r.pi_ref_a, "s", ms=7.5, mfc=c, mec="0.3", mew=0.4, zorder=3)
+    top = [(b, g[g.n_points == 3].pi_ref_a.max()) for b, g in d.groupby("beta") if (g.n_points == 3).any()]
+    if top:
+        bx, py = zip(*top)
+        ax.plot(bx, py, "-", color="black", lw=1.1, zorder=4)
+    betas = sorted(d.beta.unique())
+    ax.set_xscale("log")
+    ax.set_xticks(betas, [f"{b:g}" for b in betas])
+    ax.minorticks_off()
+    ax.set_xlim(betas[0] / 1.35, betas[-1] * 1.35)
+    ax.set_ylim(0.0, 0.9)
+    ax.set_xlabel(r"$\beta$")
+    ax.set_ylabel(r"$\pi_{\mathrm{ref}}(a)$")
     names = {0: "no stationary point", 1: "1: the vertex a only (the flow goes there)",
              2: "2 stationary points", 3: "3: vertex a, a stable interior point, a saddle"}
-    handles = [Line2D([], [], marker="o", ls="", ms=6, mfc=COUNT_COLORS[n], mec="0.3", mew=0.4, label=names[n])
+    handles = [Line2D([], [], marker="s", ls="", ms=6, mfc=COUNT_COLORS[n], mec="0.3", mew=0.4, label=names[n])
                for n in present]
-    handles.append(Line2D([], [], color="0.55", lw=0.45, marker="o", ms=2, mfc="black", mec="black",
-                          label=r"$\pi_{\mathrm{ref}}$ → the interior point the flow reaches"))
-    plotting.legend_below(fig, handles, [h.get_label() for h in handles], ncol=2)
+    handles.append(Line2D([], [], color="black", lw=1.1, label=r"largest $\pi_{\mathrm{ref}}(a)$ with 3 points"))
+    plotting.legend_below(fig, handles, [h.get_label() for h in handles], ncol=1)
     return fig
 
 
@@ -95,21 +102,18 @@ def caption(t) -> str:
     absent = [n for n in COUNT_COLORS if n not in present]
     return (
         f"Figure 23. Three answers with rewards (1, 0.5, 0), the direct KL penalty at G = inf: the number of "
-        f"stationary points at each pi_ref of the interior of the simplex lattice of step 0.1 "
-        f"({d.groupby('beta').size().iloc[0]} points) for beta in {{{', '.join(f'{b:g}' for b in sorted(n3))}}}, "
-        f"certified by solvers.certify ({int(d.certified.sum())} of {len(d)} cases exhaustive: every stationary "
-        f"point isolated with a certificate, faces excluded by the KKT conditions); "
-        f"docs/results/sweep_phase_k3.csv from experiments/sweep_phase_diagram_k3.py. Counts that occur: "
+        f"stationary points for each beta and each pi_ref of the interior of the simplex lattice of step 0.1 "
+        f"({d.groupby('beta').size().iloc[0]} points a beta), certified by solvers.certify "
+        f"({int(d.certified.sum())} of {len(d)} cases exhaustive; docs/results/sweep_phase_k3.csv). One square "
+        f"per beta and value of pi_ref(a): "
+        f"on this lattice the count depends on pi_ref(a) alone. Counts that occur: "
         f"{' and '.join(str(n) for n in present)} (no case has {' or '.join(str(n) for n in absent)}). "
-        f"Every case has the best vertex a as a "
-        f"stable limit point; {len(three)} of {len(d)} also have a stable interior point and a saddle between it "
-        f"and the vertex (by beta: {per}). On this lattice the count depends on pi_ref(a) alone: three points "
-        f"exactly where pi_ref(a) <= {thresholds(d)}. Segments: from pi_ref to the point the gradient flow from pi_ref "
-        f"reaches; it reaches the interior point in {int((~three.reached_vertex).sum())} of the {len(three)} "
-        f"three-point cases and the vertex in {int(one.reached_vertex.sum())} of the {len(one)} one-point cases. "
-        f"Take-away: with the direct penalty at large G, an answer set collapses onto its best answer unless "
-        f"beta is large enough and pi_ref puts little enough mass on that answer; where an interior point exists, "
-        f"the flow from pi_ref finds it."
+        f"Every case has the vertex a as a stable limit point; {len(three)} of {len(d)} also have a stable "
+        f"interior point and a saddle (by beta: {per}), exactly where pi_ref(a) <= {thresholds(d)} (the black "
+        f"line). The flow from pi_ref reaches the interior point in {int((~three.reached_vertex).sum())} of the "
+        f"{len(three)} three-point cases and the vertex in {int(one.reached_vertex.sum())} of the {len(one)} "
+        f"one-point cases. Take-away: with the direct penalty at large G, training collapses onto the best answer "
+        f"unless beta is large enough for pi_ref(a); the threshold rises with beta."
     )
 
 

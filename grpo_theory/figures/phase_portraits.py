@@ -29,7 +29,7 @@ PHASE_VARIANTS = (("reverse/scale, G = 8", dict(group_size=8)),
 #: either side of the direct penalty's separatrix (added in :func:`data`).
 START_LOGITS = (-3.0, -1.386, 0.0, 2.0, 4.0, 6.0, 9.0, 13.8)
 #: Colours of the two basins, as Figure 7(a) shades them.
-BASIN_COLORS = {"interior": "#2166ac", "vertex": "#b2182b"}
+BASIN_COLORS = {"interior": plotting.COLORS["interior point"], "vertex": plotting.COLORS["vertex point"]}
 
 
 def _logit(pi: np.ndarray) -> np.ndarray:
@@ -134,11 +134,10 @@ def caption_paths(paths: pd.DataFrame, pts: pd.DataFrame) -> str:
     top = float(into.one_minus_pi_a.max())
     share = f"all {len(above)}" if len(into) == len(above) else f"{len(into)} of the {len(above)}"
     return (
-        f"(c, d) The expected-gradient flow's paths from {n_rev} starts (logit pi_0(a) from "
-        f"{rev.start_logit.min():g} to {rev.start_logit.max():g}; in (d) also two starts 0.05 in logit either side "
-        f"of the separatrix) at beta = {PHASE_BETA:g}, above the fold: pi_t(a) on a logit axis against flow time "
-        "(log scale); blue: a path that settles at an interior stationary point, red: a path into the vertex; "
-        "black lines: the stationary points (solid stable, dashed unstable). (c) Reverse/scale, G = 8: one "
+        f"(c, d) The expected-gradient flow's paths from {n_rev} starts (in (d) two more, either side of the "
+        f"separatrix) at beta = {PHASE_BETA:g}, above the fold, against flow time; teal: settles at an interior "
+        "point, ochre: runs into the vertex; black: the stationary points (solid stable, dashed unstable). "
+        "(c) Reverse/scale, G = 8: one "
         f"stationary point ({float(rev_pt.pi_a.iloc[0]):.3f}), and every start settles there. (d) Direct/scale, "
         f"G = inf: the stable point {d_stable:.3f} and the separatrix at 1 - {gap:.1e}; {share} "
         f"starts above it ({n_spread} of the spread and the one {beside.start_logit.iloc[1] - zs:.2f} "

@@ -21,9 +21,11 @@ from ._spec import FigureSpec
 #: Figure 12: the proximal map where it disagrees with the flow.
 MAP_PI_REF = 3e-3
 MAP_BETA = 0.5
+#: the flow is the direct penalty's at G = inf: the method's colour
+FLOW_COLOR = plotting.METHOD_COLORS["GRPO direct/scale"]
 #: Figure 12(c, d): the colour scale's top (log10 of the step) and the colour of the bounds above it
 STEP_LOG_MAX = 3.0
-OVER_COLOR = "#c4c4c4"
+OVER_COLOR = plotting.COLORS["beyond the scale"]
 #: Figure 12(c, d): where plain gradient steps on the logits stop converging, per variant
 STEP_VARIANTS = (("reverse/scale, G = 8", dict(group_size=8)),
                  ("direct/scale, G = 8", dict(group_size=8, penalty="direct")))
@@ -138,7 +140,7 @@ def draw(curve: pd.DataFrame, marks: pd.DataFrame, orbits: pd.DataFrame, pi_ref_
         # the scale covers 10^-0.5 .. 10^STEP_LOG_MAX; larger bounds (up to 10^13 where the policy is near a
         # vertex and F' vanishes) get their own colour, not the scale's top, and the colour bar says so
         levels = np.linspace(-0.5, STEP_LOG_MAX, 15)
-        cmap = matplotlib.colormaps["viridis"].with_extremes(over=OVER_COLOR)
+        cmap = matplotlib.colormaps[plotting.ORDER_CMAP].with_extremes(over=OVER_COLOR)
         for cx, name in zip(grid[1], variants):
             m = step_map[step_map.variant == name]
             b, p = np.sort(m.beta.unique()), np.sort(m.pi_ref_a.unique())
@@ -162,8 +164,8 @@ def draw(curve: pd.DataFrame, marks: pd.DataFrame, orbits: pd.DataFrame, pi_ref_
         if step_map.critical_lr.isna().any():
             map_handles.append(Patch(facecolor="white", edgecolor="0.3", hatch="////", lw=0.5,
                                      label="policy at a vertex (no bound)"))
-    ax.plot(curve.pi_a, curve.f, color="#1f5fa8", label=r"$f$: proximal map")
-    ax.plot(curve.pi_a, curve.f_f, color="#6aa5e0", lw=0.9, ls="--", label=r"$f\circ f$")
+    ax.plot(curve.pi_a, curve.f, color="black", label=r"$f$: proximal map")
+    ax.plot(curve.pi_a, curve.f_f, color="0.45", lw=0.9, ls="--", label=r"$f\circ f$")
     plotting.reference(ax.plot([0, 1], [0, 1], ls=":", color="0.45", lw=0.9))
     it = orbits[orbits.kind == "proximal iteration"].pi_a.to_numpy()
     web_x, web_y = [it[0]], [it[0]]
@@ -174,12 +176,12 @@ def draw(curve: pd.DataFrame, marks: pd.DataFrame, orbits: pd.DataFrame, pi_ref_
     fps = marks[marks.kind == "fixed point"]
     for row in fps.itertuples():
         if row.flow_stable:
-            ax.plot(row.pi_a, row.pi_a, "o", ms=5.5, mfc="white", mec="#b2182b", mew=1.3, zorder=5)
+            ax.plot(row.pi_a, row.pi_a, "o", ms=5.5, mfc="white", mec="black", mew=1.3, zorder=5)
         else:
             ax.plot(row.pi_a, row.pi_a, "D", ms=4.5, mfc="white", mec="black", mew=1.1, zorder=5)
     cyc = marks[marks.kind == "2-cycle"]
-    ax.plot(cyc.pi_a, cyc.pi_a, "s", color="#2ca25f", ms=4.5, zorder=5, label="2-cycle (stable)")
-    ax.plot([], [], "o", mfc="white", mec="#b2182b", label="fixed point: flow-stable, map-unstable")
+    ax.plot(cyc.pi_a, cyc.pi_a, "s", color="black", ms=4.5, zorder=5, label="2-cycle (stable)")
+    ax.plot([], [], "o", mfc="white", mec="black", label="fixed point: flow-stable, map-unstable")
     if (fps.flow_stable == False).any():                                        # noqa: E712
         ax.plot([], [], "D", mfc="white", mec="black", ms=4.5, label="fixed point: unstable under both")
     ax.set_xlim(0, 1)
@@ -191,16 +193,16 @@ def draw(curve: pd.DataFrame, marks: pd.DataFrame, orbits: pd.DataFrame, pi_ref_
 
     pr = orbits[orbits.kind == "proximal iteration"]
     fl = orbits[orbits.kind != "proximal iteration"]
-    bx.plot(pr.n, pr.pi_a, "o-", ms=2.4, lw=0.8, color="#1f5fa8", label="proximal iteration (step n, bottom axis)")
+    bx.plot(pr.n, pr.pi_a, "o-", ms=2.4, lw=0.8, color="black", label="proximal iteration (step n, bottom axis)")
     tx = bx.twiny()                   # step n and flow time t are different units: two x axes
-    tx.plot(fl.n, fl.pi_a, color="#b2182b", lw=1.3)
-    bx.plot([], [], color="#b2182b", label="gradient flow (time t, top axis)")
+    tx.plot(fl.n, fl.pi_a, color=FLOW_COLOR, lw=1.3)
+    bx.plot([], [], color=FLOW_COLOR, label="gradient flow (time t, top axis)")
     for row in fps.itertuples():
         if row.flow_stable:
-            bx.axhline(row.pi_a, color="#b2182b", ls=":", lw=0.8)
+            bx.axhline(row.pi_a, color=FLOW_COLOR, ls=":", lw=0.8)
     bx.set_xlabel("proximal step n")
-    tx.set_xlabel("flow time t", color="#b2182b", fontsize=7)
-    tx.tick_params(axis="x", colors="#b2182b", labelsize=7)
+    tx.set_xlabel("flow time t", color=FLOW_COLOR, fontsize=7)
+    tx.tick_params(axis="x", colors=FLOW_COLOR, labelsize=7)
     bx.set_ylabel(r"$\pi(a)$")
     plotting.panel(bx, "b", "same start: the flow settles, the map cycles")
     bx.set_ylim(0.05, 0.72)

@@ -17,6 +17,8 @@ from ._spec import FigureSpec
 #: Figure 11: a three-answer question with several stable points (one a vertex limit) and saddles.
 FLOW_REWARDS = (1.0, 0.9, 0.0)
 FLOW_PI_REF = (0.1, 0.1, 0.8)
+#: the flows are the direct penalty's at G = inf: the method's colour; stationary points in black
+FLOW_COLOR = plotting.METHOD_COLORS["GRPO direct/scale"]
 FLOW_BETA = 2.0
 
 
@@ -61,7 +63,7 @@ def draw(traj: pd.DataFrame, points: pd.DataFrame, pi_ref, labels=("a", "b", "c"
     plotting.simplex_axes(ax, labels, rewards)
     for s, d in traj.groupby("start"):
         xy = plotting.ternary(d[["pi_a", "pi_b", "pi_c"]].to_numpy())
-        color = "#1f5fa8" if s else "black"
+        color = FLOW_COLOR if s else "black"
         ax.plot(xy[:, 0], xy[:, 1], color=color, lw=0.9 if s else 1.4, alpha=0.85)
         ax.plot(xy[0, 0], xy[0, 1], "o", color=color, ms=2.2)
         mid = len(xy) // 3
@@ -70,14 +72,14 @@ def draw(traj: pd.DataFrame, points: pd.DataFrame, pi_ref, labels=("a", "b", "c"
         xy = plotting.ternary(np.array([row.pi_a, row.pi_b, row.pi_c]))
         marker = "s" if str(row.boundary) == "True" else "o"
         # the vertex square under the saddle next to it (pi(a) = 0.986), which stays visible on top
-        ax.plot(*xy, marker, ms=7 if marker == "s" else 6, mfc="#b2182b" if str(row.stable) == "True" else "white",
-                mec="#b2182b", mew=1.3, zorder=4 if marker == "s" else 5, clip_on=False)
+        ax.plot(*xy, marker, ms=7 if marker == "s" else 6, mfc="black" if str(row.stable) == "True" else "white",
+                mec="black", mew=1.3, zorder=4 if marker == "s" else 5, clip_on=False)
     ref = plotting.ternary(np.asarray(pi_ref))
     ax.plot(*ref, "k*", ms=6, zorder=6)
-    ax.plot([], [], "o", mfc="#b2182b", mec="#b2182b", label="stable")
-    ax.plot([], [], "o", mfc="white", mec="#b2182b", label="unstable (saddle)")
+    ax.plot([], [], "o", mfc="black", mec="black", label="stable")
+    ax.plot([], [], "o", mfc="white", mec="black", label="unstable (saddle)")
     if _true(points.boundary).any():
-        ax.plot([], [], "s", mfc="#b2182b", mec="#b2182b", label="stable vertex limit")
+        ax.plot([], [], "s", mfc="black", mec="black", label="stable vertex limit")
     ax.plot([], [], "k*", label=r"$\pi_{\mathrm{ref}}$ (its path in black)")
     ax.legend(loc="upper left", fontsize=7, bbox_to_anchor=(-0.06, 1.02))
     ax.set_title(rf"Gradient flow, direct KL, $G\to\infty$, $\beta$ = {beta:g}", pad=2)
@@ -95,19 +97,19 @@ def _edge_inset(ax, traj: pd.DataFrame, points: pd.DataFrame) -> None:
     inset = ax.inset_axes([0.70, 0.52, 0.32, 0.32])
     for d in near:
         along = d.pi_a / (d.pi_a + d.pi_b)
-        inset.plot(along, d.pi_c, color="#1f5fa8", lw=0.8)
-        inset.plot(along.iloc[0], d.pi_c.iloc[0], "o", color="#1f5fa8", ms=2)
+        inset.plot(along, d.pi_c, color=FLOW_COLOR, lw=0.8)
+        inset.plot(along.iloc[0], d.pi_c.iloc[0], "o", color=FLOW_COLOR, ms=2)
     lo = 3e-6
     for row in edge.itertuples():
         along, stable = row.pi_a / (row.pi_a + row.pi_b), str(row.stable) == "True"
         # a point below the axis (the saddle next to the vertex, pi(c) ~ 1e-18) is drawn on the bottom edge
         # as a down triangle with its value
         below = row.pi_c < lo
-        inset.plot(along, max(row.pi_c, lo), "v" if below else "o", ms=5, mfc="#b2182b" if stable else "white",
-                   mec="#b2182b", mew=1.1, zorder=5, clip_on=False)
+        inset.plot(along, max(row.pi_c, lo), "v" if below else "o", ms=5, mfc="black" if stable else "white",
+                   mec="black", mew=1.1, zorder=5, clip_on=False)
         if below:
             inset.annotate(f"{row.pi_c:.0e}", (along, lo), xytext=(-3, 4), textcoords="offset points",
-                           fontsize=6, ha="right", color="#b2182b")
+                           fontsize=7, ha="right", color="black")
     inset.set_yscale("log")
     inset.set_ylim(lo, 0.1)
     inset.set_xlim(0.55, 1.0)
@@ -154,12 +156,15 @@ def caption(t: dict[str, pd.DataFrame]) -> str:
               + " is a stable limit on the boundary (square)") if len(vertices) else ""
     e = edge_starts(t["data"], pts)
     reach = e[e.at_edge]
+    first = t["data"][t["data"].start == t["data"].start.min()].sort_values("t")
+    start_end = first.iloc[-1]                        # start 0 is pi_ref (drawn in black)
     head = PREFIX.format(n_stable=n_stable, n_saddle=n_saddle, vertex=vertex)
     return head + (f"the edge attractor (pi(c) = {attractor:.0e}) and the saddles ({saddles}; a triangle on the "
                    f"bottom edge is below the axis). Of the "
                    f"{len(e)} starts drawn, the {len(reach)} that reach the edge attractor begin at pi(c) <= "
                    f"{reach.c0.max():.0e}; where its basin ends is not computed here. Take-away: the edge attractor "
-                   "exists but its basin is a sliver along the edge, so training from pi_ref never sees it.")
+                   f"exists, but of the starts drawn only those giving c at most {reach.c0.max():.0e} reach it; "
+                   f"training from pi_ref ends at the interior point with pi(c) = {start_end.pi_c:.2f}.")
 
 
 PREFIX = (

@@ -31,7 +31,7 @@ def draw(df: pd.DataFrame) -> Figure:
     axes, lower = grid[0], grid[1]
     lim = 1.15 * float((df.measured - df.predicted_token_level).abs().max())
     losses = list(dict.fromkeys(df.loss_type))
-    col = dict(zip(losses, ["#1f5fa8", "#e08214", "#2ca25f", "#8c510a"]))
+    col = dict(zip(losses, plotting.setting_colors(len(losses))))
     for ax, shape in zip(axes, shapes):
         d = df[df["shape"] == shape]
         ax.plot(d.predicted_sequence_level, d.measured, "x", ms=3.2, color="0.55", mew=0.8, zorder=2)

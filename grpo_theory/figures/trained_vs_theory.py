@@ -92,7 +92,7 @@ def draw(curves: pd.DataFrame, measured: pd.DataFrame) -> Figure:
     fig = Figure(figsize=(plotting.DOUBLE, 6.4), layout="constrained")
     axes = fig.subplots(2, len(gs), squeeze=False, height_ratios=[1.35, 1])
     betas = sorted(measured.beta.unique())
-    cols = dict(zip(betas, plotting.param_colors(betas) if len(betas) > 1 else ["#1f5fa8"]))
+    cols = dict(zip(betas, plotting.beta_colors(betas)))
     dash = {"reverse": "-", "direct": "--"}
     sources = list(dict.fromkeys(measured.source))
     for j, G in enumerate(gs):

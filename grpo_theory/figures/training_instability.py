@@ -111,7 +111,8 @@ def render(t: dict[str, pd.DataFrame]) -> Figure:
     ax.set_ylabel("largest |measured − predicted|")
     plotting.panel(ax, "c", "every seed", fontsize=7.5)
     handles = [Line2D([], [], color="0.3", lw=1.1, label="trained (one colour per prompt)"),
-               Line2D([], [], color="0.3", ls=":", label="exact-gradient flow from π_ref (time scale fitted to (b))"),
+               Line2D([], [], color="0.3", ls=":",
+                      label=r"exact-gradient flow from $\pi_{\mathrm{ref}}$ (time scale fitted to (b))"),
                Line2D([], [], color="0.5", ls="--", lw=0.7, label=f"(c) collapse threshold {COLLAPSE}")]
     plotting.legend_below(fig, handles, ncol=3)
     return fig

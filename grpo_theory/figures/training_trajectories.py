@@ -16,7 +16,7 @@ def draw(df: pd.DataFrame) -> Figure:
     qs = list(dict.fromkeys(df.question))
     fig, axes = plotting.new_figure(width=plotting.DOUBLE, height=3.5, ncols=len(qs))
     runs = list(dict.fromkeys(df.run))
-    col = dict(zip(runs, ["#08306b", "#2171b5", "#6baed6", "#e6550d"]))
+    col = dict(zip(runs, plotting.setting_colors(len(runs))))
     for ax, q in zip(axes, qs):
         d = df[df.question == q]
         for run in runs:

@@ -24,7 +24,7 @@ TAIL = 0.3
 #: the experiment's cap on the steps (experiments/trl_smollm2_stationary.py --max-steps)
 MAX_STEPS = 600
 #: one colour per answer word (hues no method uses), one marker per answer word in (c)
-ANSWER_COLORS = {"Yes": "#17becf", "No": "#e377c2"}
+ANSWER_COLORS = {"Yes": plotting.COLORS["answer Yes"], "No": plotting.COLORS["answer No"]}
 ANSWER_MARKERS = {"Yes": "^", "No": "v"}
 
 
