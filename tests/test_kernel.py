@@ -34,12 +34,12 @@ def _step_change(model, score, j: int, n: int, lr: float) -> np.ndarray:
     """dz_i after one SGD step of size lr on the loss -z_j, taken by torch on a copy of the model."""
     m = copy.deepcopy(model)
     s = score(m)
-    before = np.array([float(s(i)) for i in range(n)])
+    before = np.array([float(s(i).detach()) for i in range(n)])
     opt = torch.optim.SGD(trainable_parameters(m), lr=lr)
     opt.zero_grad()
     (-s(j)).backward()
     opt.step()
-    return np.array([float(s(i)) for i in range(n)]) - before
+    return np.array([float(s(i).detach()) for i in range(n)]) - before
 
 
 @pytest.mark.parametrize("answer_length", [1, 2])
@@ -129,9 +129,9 @@ def test_free_generation_scores_on_a_tiny_llama():
     lr = 1e-3 / kern.K[1, 1]
     m = copy.deepcopy(model)
     s = free_generation_scores(m, prompts, answers)
-    before = np.array([float(s(i)) for i in range(n)])
+    before = np.array([float(s(i).detach()) for i in range(n)])
     opt = torch.optim.SGD(trainable_parameters(m), lr=lr)
     (-s(1)).backward()
     opt.step()
-    dz = np.array([float(s(i)) for i in range(n)]) - before
+    dz = np.array([float(s(i).detach()) for i in range(n)]) - before
     assert np.abs(dz - lr * kern.K[:, 1]).max() < 0.05 * lr * np.abs(kern.K[:, 1]).max()

@@ -29,7 +29,8 @@ import numpy as np
 
 from ..errors import InvalidInputError
 
-__all__ = ["MeasuredKernel", "measure_kernel", "gpt_scores", "free_generation_scores", "trainable_parameters"]
+__all__ = ["MeasuredKernel", "measure_kernel", "gpt_scores", "free_generation_scores", "first_token_scores",
+           "trainable_parameters"]
 
 #: The score kinds: ``"logit"`` is logit P(correct), ``"logprob"`` is log P(correct).
 KINDS = ("logit", "logprob")
@@ -229,5 +230,50 @@ def free_generation_scores(model, prompts, answer_tokens, *, kind: str = "logpro
         if kind == "logprob":
             return log_p
         return log_p - torch.log(-torch.expm1(log_p))
+
+    return score
+
+
+def first_token_scores(model, prompts, token_sets, *, kind: str = "logit") -> Callable[[int], object]:
+    """Scores of SmolLM2 with its last MLP trained: the completion's first token is one of a set.
+
+    ``P_i = sum_{t in S_i} pi(t | prompt_i)`` (full vocabulary, temperature 1), e.g. ``S_i`` every token
+    whose text the verifier reads as the answer (``"Yes"``, ``"yes"``, ``" Yes"``, ``"YES"``, ...). One
+    position a prompt: the trunk's ``h0`` at the prompt's last token, the last MLP, the unembedding.
+
+    Parameters
+    ----------
+    model : grpo_theory.training.smollm.FrozenTrunkLM
+        With ``trainable="last-mlp"``.
+    prompts : sequence of sequence of int
+        The chat-templated prompt tokens.
+    token_sets : sequence of sequence of int
+        ``S_i``, non-empty, one per prompt.
+    kind : str
+        ``"logit"`` (``log P_i - log(1 - P_i)``) or ``"logprob"`` (``log P_i``).
+
+    Returns
+    -------
+    callable
+        ``score(i)``, a scalar torch tensor.
+
+    Raises
+    ------
+    InvalidInputError
+        If the lengths differ, a set is empty, ``kind`` is unknown, or the model is not "last-mlp".
+    """
+    import torch
+
+    if getattr(model, "k", None) != 0:
+        raise InvalidInputError("first_token_scores needs FrozenTrunkLM(..., trainable='last-mlp')")
+    if kind not in KINDS or len(prompts) != len(token_sets) or any(len(s) == 0 for s in token_sets):
+        raise InvalidInputError(f"need kind in {KINDS}, one non-empty token set per prompt; got kind={kind!r}, "
+                                f"{len(prompts)} prompts and {len(token_sets)} sets")
+
+    def score(i: int):
+        lp = torch.log_softmax(model.head_from_h0(model.features(torch.tensor([list(prompts[i])]))[0]), -1)
+        keep = torch.zeros(lp.shape[-1], dtype=torch.bool)
+        keep[torch.tensor(sorted(set(token_sets[i])))] = True
+        return _score_from_logp(lp[keep], lp[~keep], kind)
 
     return score
