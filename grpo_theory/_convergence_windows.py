@@ -28,8 +28,10 @@ Creep
     test asks nothing of the noise: a consistent sign over ``W`` windows is the evidence. Its
     false-positive rate on noise is that of ``W`` means falling in order, ``2 / W!`` for
     independent ones (0.3% at ``W = 6``), more for slow noise whose window means are correlated;
-    ``W = 6`` keeps it near 1% at lag-1 autocorrelation 0.9 and 1.4% at 0.97 (2,000 simulated
-    200-step tails, sd 0.006; ``tests/test_convergence.py``), where ``W = 4`` gives 8% and 10%.
+    ``W = 6`` keeps it at 0.3-0.5% at lag-1 autocorrelation 0.9 and 1.3% at 0.97 (2,000 simulated
+    200-step tails, sd 0.006, as in ``tests/test_convergence.py``), where ``W = 4`` gives 7% and 10%.
+    A caller that tests many prompts at a corrected level (e.g. ``alpha / n_prompts``) gets no
+    correction of this test: it has no level to correct.
 """
 
 from __future__ import annotations
