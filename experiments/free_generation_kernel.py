@@ -2,16 +2,19 @@
 
     python experiments/free_generation_kernel.py [--model-dir models/smollm2]      # needs grpo-theory fetch-model
 
-For each pool's kept prompts (``docs/results/free_generation[_greetings].csv``: their labels, mapped to the
-user turns by ``grpo_theory.studies.free_prompts.POOLS``, and answers; the chat template as the study builds it), the score ``z_i`` is the log-probability that a
-completion starts with the answer's tokens (``tokenizer.encode(answer)``; full vocabulary, temperature 1)
-under the base model, and ``K_ij = <grad z_i, grad z_j>`` over the last MLP's 2.65M parameters (the only
-ones the study trains), by ``grpo_theory.studies.kernel``; both ``log P`` and ``logit P`` scores.
+For each pool's kept prompts (``docs/results/free_generation[_greetings].csv``: their labels, mapped to
+the user turns by ``grpo_theory.studies.free_prompts.POOLS``, and answers; the chat template as the study
+builds it), three scores at the base model (full vocabulary, temperature 1): ``first_logit`` and
+``first_logprob``, the logit and log of the probability that the first generated token reads as the answer
+to the verifier (``normalise(token) == normalise(answer)``: the study's P(correct), up to completions whose
+first word spans several tokens), and ``prefix_logprob``, the log-probability that a completion starts with
+``tokenizer.encode(answer)``. ``K_ij = <grad z_i, grad z_j>`` over the last MLP's 2.65M parameters (the
+only ones the study trains), by ``grpo_theory.studies.kernel``.
 
-Writes ``docs/results/free_generation_kernel.csv`` (long form: ``pool, kind, prompt_i, prompt_j, K``) and
+Writes ``docs/results/free_generation_kernel.csv`` (long form: ``pool, score, prompt_i, prompt_j, K``) and
 ``docs/results/free_generation_kernel_prompts.csv`` (per prompt: ``pool, prompt, label, answer,
-answer_tokens, z_logprob, z_logit, p_answer_prefix = exp(z_logprob), p_ref, p_ref_n`` (the study's
-sampled P(correct) at the base model), ``seconds_per_prompt``), and prints the check of the score
+answer_tokens, n_first_tokens, z_first_logit, p_first_token, p_answer_prefix, p_ref, p_ref_n`` (the
+study's sampled P(correct) at the base model), and the seconds a prompt), and prints each score's check
 against the sampled ``p_ref`` and the kernel's correlation structure.
 """
 
