@@ -35,8 +35,12 @@ def main() -> None:
 
     from grpo_theory.studies.free_prompts import POOLS as CANDIDATES
     from grpo_theory.studies.free_prompts import normalise
-    from grpo_theory.studies.kernel import (first_token_scores, free_generation_scores, measure_kernel,
-                                            trainable_parameters)
+    from grpo_theory.studies.kernel import (
+        first_token_scores,
+        free_generation_scores,
+        measure_kernel,
+        trainable_parameters,
+    )
     from grpo_theory.training.smollm import FrozenTrunkLM, _chat_prompt, load_smollm2
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])

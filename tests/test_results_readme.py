@@ -20,7 +20,7 @@ def test_small_gpt_kernel_tables():
     diff = (pr.p_ref - pr.pi_ref_committed).abs().groupby(pr.answer_length).max()
     assert diff[1] < 2e-5 and 5e-4 < diff[2] < 8e-3
     assert np.allclose(1 / (1 + np.exp(-pr.z)), pr.p_ref, atol=1e-7)
-    for (seed, L), g in k.groupby(["seed", "answer_length"]):
+    for _, g in k.groupby(["seed", "answer_length"]):
         K = g.pivot(index="prompt_i", columns="prompt_j", values="K").to_numpy()
         assert K.shape == (16, 16)
         assert np.allclose(K, K.T, rtol=1e-6) and np.linalg.eigvalsh(K).min() > -1e-6 * np.abs(K).max()

@@ -22,8 +22,8 @@ torch is imported inside the functions (``import grpo_theory`` stays torch-free)
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
