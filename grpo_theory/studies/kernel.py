@@ -26,8 +26,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+import torch
 
 from ..errors import InvalidInputError
+from ..training.policy import answer_logprobs
 
 __all__ = ["MeasuredKernel", "measure_kernel", "gpt_scores", "free_generation_scores", "first_token_scores",
            "trainable_parameters"]
@@ -110,8 +112,6 @@ def measure_kernel(score: Callable[[int], object], params, n_prompts: int, *, ki
     InvalidInputError
         If ``n_prompts < 1``, ``params`` is empty, ``kind`` is unknown, or a score is not a finite scalar.
     """
-    import torch
-
     params = list(params)
     if n_prompts < 1 or not params or kind not in KINDS:
         raise InvalidInputError(f"need n_prompts >= 1, trainable parameters and kind in {KINDS}; got "
@@ -135,8 +135,6 @@ def measure_kernel(score: Callable[[int], object], params, n_prompts: int, *, ki
 
 def _score_from_logp(lp_correct, lp_rest, kind: str):
     """``log P`` or ``logit P`` from the log-probabilities of the correct and the other answers."""
-    import torch
-
     log_p = torch.logsumexp(lp_correct, 0)
     if kind == "logprob":
         return log_p
@@ -168,8 +166,6 @@ def gpt_scores(model, task, *, kind: str = "logit", correct=None) -> Callable[[i
     InvalidInputError
         If ``kind`` is unknown, or a question has no correct answer or (for ``"logit"``) no other one.
     """
-    from ..training.policy import answer_logprobs
-
     rewards = np.asarray(task.rewards, dtype=float)
     mask = rewards == rewards.max(1, keepdims=True) if correct is None else np.asarray(correct, dtype=bool)
     if kind not in KINDS or mask.shape != rewards.shape:
@@ -214,8 +210,6 @@ def free_generation_scores(model, prompts, answer_tokens, *, kind: str = "logpro
     InvalidInputError
         If the lengths differ, an answer is empty, ``kind`` is unknown, or the model is not "last-mlp".
     """
-    import torch
-
     if getattr(model, "k", None) != 0:
         raise InvalidInputError("free_generation_scores needs FrozenTrunkLM(..., trainable='last-mlp')")
     if kind not in KINDS or len(prompts) != len(answer_tokens) or any(len(a) == 0 for a in answer_tokens):
@@ -262,8 +256,6 @@ def first_token_scores(model, prompts, token_sets, *, kind: str = "logit") -> Ca
     InvalidInputError
         If the lengths differ, a set is empty, ``kind`` is unknown, or the model is not "last-mlp".
     """
-    import torch
-
     if getattr(model, "k", None) != 0:
         raise InvalidInputError("first_token_scores needs FrozenTrunkLM(..., trainable='last-mlp')")
     if kind not in KINDS or len(prompts) != len(token_sets) or any(len(s) == 0 for s in token_sets):
