@@ -18,6 +18,7 @@ from .certify import certification_scope, certified_stationary_points
 from .classes import ClassProblem, stationarity_residual
 from .common import dedupe
 from .full_space import full_space_flow, full_space_stability, jump_repeller, logit_newton_step
+from .full_space_end import class_reduction_exact, full_space_end
 from .multi_class import multi_class_points, multi_class_policy
 from .results import RESIDUAL_TOL, Basin, StationaryPoint, StationaryPointSet
 from .tree import tree_stationary_policy
@@ -114,9 +115,15 @@ def stationary_policy(q: Question, obj: Objective) -> StationaryPoint:
     if cp.n_classes == 2:
         # a root bracketed by a sign change of the class drift and refined by Brent in the class logit: a root
         # there, whatever pi's rounding (pi(b) = 5.6e-17 for pi_ref(a) = 1e-300) does to log pi
-        return _full_space_checked(q, obj, cp, flow_root_from(cp, float(cp._log_p[0] - cp._log_p[1])))
+        point = flow_root_from(cp, float(cp._log_p[0] - cp._log_p[1]))
+        if class_reduction_exact(q, obj, cp.class_of):
+            return _full_space_checked(q, obj, cp, point)
+        return full_space_end(q, obj, kkt_checked(q, obj, point))
     point = kkt_checked(q, obj, multi_class_policy(cp))
-    return _root_in_logits(q, obj, _full_space_checked(q, obj, cp, point))
+    if class_reduction_exact(q, obj, cp.class_of):
+        return _root_in_logits(q, obj, _full_space_checked(q, obj, cp, point))
+    # the class flow's end is only a candidate: the flow on all output logits decides (full_space_end)
+    return full_space_end(q, obj, point)
 
 
 #: Mass below which a converged point's root is also checked in the output logits (:func:`_root_in_logits`).
