@@ -227,7 +227,7 @@ def full_space_end(q: Question, obj: Objective, candidate: StationaryPoint | Non
         if candidate is not None and float(np.abs(candidate.pi - root).max()) <= 1e-7:
             fs = full_space_stability(q, obj, candidate.pi) if not candidate.boundary else None
             if fs is None or fs.stable is not False:
-                return _confirmed(candidate, fs, t)
+                return _confirmed(candidate, fs, t, penalty_restores_class_proportions(obj))
         point = _judged(q, obj, root, t, "a root of the flow on its support")
         if point is None:
             held = None
@@ -238,11 +238,26 @@ def full_space_end(q: Question, obj: Objective, candidate: StationaryPoint | Non
     return _limit_or_moving(q, obj, seen, t)
 
 
-def _confirmed(candidate: StationaryPoint, fs, t: float) -> StationaryPoint:
+def penalty_restores_class_proportions(obj: Objective) -> bool:
+    """Whether, at fixed class masses, the penalty alone pulls the answers of a class back to ``pi_ref``'s
+    proportions: the note's two penalties (k3 in the loss, reverse; the direct penalty), with the plain group
+    advantage terms (no tie filtering, no entropy bonus). Their ``g_o = P_c - beta s(lr_o)`` has ``s`` strictly
+    increasing in the answer's own log-ratio (``1 - e^{-lr}``, ``lr + 1``) while ``P_c`` depends on the class
+    masses only, so a move inside a class at fixed class masses is restored: a point stable in class
+    coordinates is stable across each class, and every stationary point is proportional inside classes."""
+    from ..advantage import changes_regulariser
+
+    return obj.regime in ("reverse", "direct") and not changes_regulariser(obj)
+
+
+def _confirmed(candidate: StationaryPoint, fs, t: float, restores: bool) -> StationaryPoint:
     """The class solvers' point, where the full-space flow ends at it."""
     import dataclasses
 
     why = f"the flow on all output logits from pi_ref ends here too (followed to t = {t:g})"
+    if candidate.stable is True and restores:
+        # the class verdict holds across each class too (penalty_restores_class_proportions)
+        return dataclasses.replace(candidate, message=f"{candidate.message}; {why}")
     if fs is not None and fs.stable is None and candidate.stable is True:
         return dataclasses.replace(candidate, stable=None, eigenvalues=fs.eigenvalues,
                                    message=f"{candidate.message}; {why}; on all output logits: {fs.message}")

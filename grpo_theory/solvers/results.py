@@ -50,8 +50,11 @@ class StationaryPoint:
     message : str
         The reason behind ``converged`` or ``stable``, in words.
     boundary : bool
-        True for a vertex reached only in the limit (direct penalty, ``G = inf``; or a collapse
-        where a clamped or absent KL gradient cannot hold the mass).
+        True exactly when ``pi`` gives mass 0 to an answer of ``pi_ref``'s support: a point on a face or
+        a vertex of the simplex, which the logit flow reaches only in the limit ``t -> inf`` (direct
+        penalty, ``G = inf``; a collapse where a clamped or absent KL gradient cannot hold the mass; the
+        KL in the reward or the advantage telling answers of one reward apart). A root whose small masses
+        are positive, however small (1e-45), is interior: ``boundary=False``, in every solver.
     eigenvalues : numpy.ndarray
         Eigenvalues of the Jacobian of the logit flow (reduced to classes).
     class_logit : float or None
