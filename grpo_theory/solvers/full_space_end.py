@@ -46,7 +46,7 @@ _DECAY = 3.0
 
 
 def class_reduction_exact(q: Question, obj: Objective, class_of: np.ndarray | None = None) -> bool:
-    """Whether the flow from ``pi_ref`` on all output logits stays proportional to ``pi_ref`` in every class.
+    """Whether the class solvers' end is the end of the flow on all output logits from ``pi_ref``.
 
     Then the class solvers follow the flow's own trajectory and their end is its end; otherwise the class
     end is only a candidate and :func:`full_space_end` decides.
@@ -55,7 +55,16 @@ def class_reduction_exact(q: Question, obj: Objective, class_of: np.ndarray | No
     a preference matrix every answer is its own class) is a single answer or answers of equal reference
     mass (relative tolerance 1e-12).
 
-    Why it is exact. For every objective the package accepts, ``g_o`` depends on answer ``o`` only through
+    Or: the objective is one of the note's two penalties (:func:`penalty_restores_class_proportions`). Then the
+    trajectory leaves the proportional set too, but every stationary point of the flow on all output logits is
+    proportional inside classes (``g_o = P_c - beta s(lr_o)`` with ``s`` strictly increasing, so equal ``g``
+    inside a class means equal log-ratios), an answer left alone on a face gains (``s -> -inf`` as its mass
+    falls), and a point stable in class coordinates is pulled back across each class: the class solvers list
+    every end the flow can have. That the flow from ``pi_ref`` picks the same one as the class flow is exact
+    where the class problem has one stable point and is measured elsewhere (the reliability fuzz suite checks
+    every end point against an independent integration on all output logits: docs/reliability.md).
+
+    Why the first condition is exact. For every objective the package accepts, ``g_o`` depends on answer ``o`` only through
     its reward law and its own log-ratio ``log(pi_o/pi_ref_o)`` (the penalty's slope, the KL estimate in
     the shaped reward or the advantage), and on the policy through the law of the reward of a draw. Swapping
     two answers of one class with equal ``pi_ref`` therefore maps the flow to itself, and the set left fixed
@@ -89,7 +98,7 @@ def class_reduction_exact(q: Question, obj: Objective, class_of: np.ndarray | No
     >>> class_reduction_exact(Question([0.2, 0.3, 0.5], rewards=[1, 1, 0]), obj)
     False
     """
-    if obj.entropy_coef or not q.has_reward_law:
+    if obj.entropy_coef or not q.has_reward_law or penalty_restores_class_proportions(obj):
         return True
     if class_of is None:
         from .classes import ClassProblem

@@ -28,9 +28,10 @@ from .two_class import flow_root_from, two_class_points
 __all__ = ["token_level", "stationary_policy", "stationary_points", "basins_of", "kkt_checked", "CERTIFY_BOXES"]
 
 #: Boxes a certification may examine by default before :func:`stationary_points` falls back to the
-#: multi-start search: work, not seconds, so that a question gets the same answer on any machine and any load
-#: (see docs/performance.md for the box counts of K = 3 classes at G = 16, 64 and inf).
-CERTIFY_BOXES = 200_000
+#: multi-start search: work, not seconds, so that a question gets the same answer on any machine and any load.
+#: K = 3 classes (benchmarks/certify_bench.py's six questions) take 129-871 boxes at G = 16, 64 intervals or
+#: 185-673 boxes at G = inf, 847-5,485 at G = 32 and 2,755-16,931 at G = 48 (docs/performance.md).
+CERTIFY_BOXES = 10_000
 #: Mass below which an answer of pi_ref's support counts as absent (the point sits on a face).
 FACE_MASS = 1e-14
 
