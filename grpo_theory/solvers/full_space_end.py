@@ -22,13 +22,16 @@ follows the flow on all output logits and reports where it ends:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 
 import numpy as np
 
 from .._numerics import integrate_until_slow, logsumexp, optimize
+from ..advantage import changes_regulariser
 from ..problem import Objective, Question
+from .classes import ClassProblem
 from .full_space import _FROZEN, full_space_stability, logit_flow
 from .gradient import output_gradient, stationarity_residual
 from .results import RESIDUAL_TOL, StationaryPoint
@@ -101,8 +104,6 @@ def class_reduction_exact(q: Question, obj: Objective, class_of: np.ndarray | No
     if obj.entropy_coef or not q.has_reward_law or penalty_restores_class_proportions(obj):
         return True
     if class_of is None:
-        from .classes import ClassProblem
-
         class_of = ClassProblem(q, obj).class_of
     support = class_of >= 0
     if np.unique(class_of[support]).size == int(np.count_nonzero(support)):
@@ -254,15 +255,11 @@ def penalty_restores_class_proportions(obj: Objective) -> bool:
     increasing in the answer's own log-ratio (``1 - e^{-lr}``, ``lr + 1``) while ``P_c`` depends on the class
     masses only, so a move inside a class at fixed class masses is restored: a point stable in class
     coordinates is stable across each class, and every stationary point is proportional inside classes."""
-    from ..advantage import changes_regulariser
-
     return obj.regime in ("reverse", "direct") and not changes_regulariser(obj)
 
 
 def _confirmed(candidate: StationaryPoint, fs, t: float, restores: bool) -> StationaryPoint:
     """The class solvers' point, where the full-space flow ends at it."""
-    import dataclasses
-
     why = f"the flow on all output logits from pi_ref ends here too (followed to t = {t:g})"
     if candidate.stable is True and restores:
         # the class verdict holds across each class too (penalty_restores_class_proportions)

@@ -80,6 +80,13 @@ def stationary_policy(q: Question, obj: Objective) -> StationaryPoint:
     the one in whose basin ``pi_ref`` lies: the policy a GRPO run initialised at
     the reference model heads to under exact expectations.
 
+    The flow is the one on all output logits (the gauge removed). The class solvers (answers of one reward
+    law pooled) answer where :func:`~grpo_theory.solvers.full_space_end.class_reduction_exact` says their end
+    is that flow's end; elsewhere (the KL in the reward or the advantage, k1 or a clamp in the loss, with
+    several answers of one reward and unequal ``pi_ref``) the flow on all output logits is followed
+    (:func:`~grpo_theory.solvers.full_space_end.full_space_end`): the result is a point (``boundary=True`` on
+    a face, reached only in the limit), a limit on a face, or ``converged=False`` with the reason.
+
     Parameters
     ----------
     q : Question
