@@ -396,13 +396,15 @@ def _certified_points(q: Question, obj: Objective, box_budget: int,
 def _with_reference(points: tuple, from_reference: StationaryPoint, message: str,
                     exhaustive: bool) -> tuple[tuple, StationaryPoint, str]:
     """The set with :func:`stationary_policy`'s point in it, by construction: where a listed point is within
-    1e-6 (max norm) of it, that entry becomes the policy's point (keeping the listed certificate); otherwise the
+    1e-6 (max norm) of it, that entry becomes the policy's point (a certified entry keeps its certificate and
+    diagnostics, with the policy's ``pi`` and residual); otherwise the
     policy's point, when converged, is added (the flow on all output logits ends off the class reduction, or
     at a point the search missed, which the message says)."""
     match = min(points, key=lambda p: float(np.abs(p.pi - from_reference.pi).max()), default=None)
     if match is not None and float(np.abs(match.pi - from_reference.pi).max()) <= 1e-6:
-        if from_reference.certificate is None and match.certificate is not None:
-            from_reference = dataclasses.replace(from_reference, certificate=match.certificate)
+        if match.certificate is not None:
+            # the certified entry keeps its certificate and its full-space Jacobian; its pi is the policy's
+            from_reference = dataclasses.replace(match, pi=from_reference.pi, residual=from_reference.residual)
         return tuple(from_reference if p is match else p for p in points), from_reference, message
     if from_reference.converged:
         points = points + (from_reference,)
