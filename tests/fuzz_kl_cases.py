@@ -59,7 +59,7 @@ def end_check(q: Question, obj: Objective, pi: np.ndarray) -> tuple[bool | None,
     (chatter at a jump of the field)."""
     try:
         end = flow_end(q.pi_ref, grad=lambda p: output_gradient(q, obj, p), t_end=END_T, rtol=1e-8, atol=1e-10,
-                       max_evals=20_000)
+                       max_evals=5_000)
     except IntegrationBudget:
         return None, "end not checked: the independent integration hit its budget"
     d = float(np.abs(pi - end).max())
