@@ -32,7 +32,7 @@ from .._numerics import integrate_until_slow, logsumexp, optimize
 from ..advantage import changes_regulariser
 from ..problem import Objective, Question
 from .classes import ClassProblem
-from .full_space import _FROZEN, full_space_stability, logit_flow
+from .full_space import _FROZEN, full_space_stability, jump_repeller, logit_flow
 from .gradient import output_gradient, stationarity_residual
 from .results import RESIDUAL_TOL, StationaryPoint
 
@@ -245,6 +245,15 @@ def full_space_end(q: Question, obj: Objective, candidate: StationaryPoint | Non
         if point.stable is True or (held is not None and float(np.abs(held.pi - point.pi).max()) <= 1e-7):
             return point
         held = point
+    if candidate is not None and candidate.converged and candidate.discontinuous and candidate.stable is True \
+            and float(np.abs(seen[-1] - candidate.pi).max()) <= _NEAR and not jump_repeller(q, obj, candidate.pi):
+        # a jump of the field (a tie of the shaped rewards under a std with no epsilon): the flow chatters there
+        # and never settles to a root, but it is at the class solvers' Filippov point, whose every single-logit
+        # nudge on all output logits is pulled back
+        return dataclasses.replace(candidate, message=(
+            f"{candidate.message}; the flow on all output logits from pi_ref is within "
+            f"{float(np.abs(seen[-1] - candidate.pi).max()):.1e} of it at t = {t:g} (chattering at the jump), and "
+            "nudging any one output logit either way is pulled back"))
     return _limit_or_moving(q, obj, seen, t)
 
 
