@@ -211,7 +211,7 @@ class KLPlacement(Variant):
     tells_same_reward_apart : bool
         The objective tells answers of the same reward law apart through their own log-ratio's *value*
         (advantage and reward placements): pooling them into classes is then exact only where that value is
-        monotone in the log-ratio (see :func:`grpo_theory.solvers.search`).
+        monotone in the log-ratio (see :func:`grpo_theory.solvers.full_space_end.class_reduction_exact`).
     """
 
     explanation: str = ""
@@ -239,10 +239,17 @@ class Regime(Variant):
         The gradient the KL term contributes, in words (``grpo-theory explain``).
     shorthand_estimator : str or None
         The KL estimator ``Objective(penalty=name)`` stands for (an input shorthand; None: not one).
+    restores_class_proportions : bool
+        The penalty's per-answer slope ``s(lr_o)`` is strictly increasing in the answer's own log-ratio and
+        the rest of ``g_o`` depends on the class masses only, so at fixed class masses it pulls the answers of
+        a class back to ``pi_ref``'s proportions: every full-space stationary point is proportional inside
+        classes, and the class solvers list every end the flow on all output logits can have (see
+        :func:`grpo_theory.solvers.full_space_end.class_reduction_exact`). The note's two penalties.
     """
 
     gradient: str = ""
     shorthand_estimator: str | None = None
+    restores_class_proportions: bool = False
     is_reverse: bool = False
     is_direct: bool = False
     in_reward: bool = False
@@ -423,10 +430,10 @@ for _entry in (
                 in_reward=True, tells_same_reward_apart=True, names={"verl": ("use_kl_in_reward",)},
                 explanation="subtracted from the reward before group normalisation (detached)"),
     Regime(name="reverse", description="the note's reverse penalty KL(pi_ref || pi): coefficient 1 - pi_ref/pi",
-           is_reverse=True, shorthand_estimator="k3",
+           is_reverse=True, shorthand_estimator="k3", restores_class_proportions=True,
            gradient="the gradient of KL(pi_ref || pi): the note's reverse penalty (Eq. 11)"),
     Regime(name="direct", description="the note's direct penalty KL(pi || pi_ref): coefficient log(pi/pi_ref)",
-           is_direct=True, shorthand_estimator="k3_ratio",
+           is_direct=True, shorthand_estimator="k3_ratio", restores_class_proportions=True,
            gradient="the gradient of KL(pi || pi_ref): the note's direct penalty (log pooling with P_G)"),
     Regime(name="none", description="no regularising gradient (k1 as a loss)", regularises=False,
            gradient="zero: k1 as a loss has expected gradient 0, so nothing regularises (the beta -> 0 limit)"),

@@ -10,6 +10,10 @@ Every case is drawn from one integer seed, so a failure is reproduced by its see
 * ``ok-limit``: a limit point at a vertex (``boundary=True``, direct penalty, ``G = inf``) where the
   independent gradient near the vertex keeps pushing mass onto it;
 * ``flagged``: ``converged=False`` with a reason;
+* every ``ok`` and ``ok-limit`` is also checked to be where the flow on all output logits from ``pi_ref``
+  goes (:func:`fuzz_kl_cases.end_check`: an independent log-time integration to t = 1e8, within 1e-3);
+  ``end`` records it (``same``, or ``unchecked`` where that integration hits its budget), and a
+  different end is a ``FAIL``;
 * ``error``: an :class:`~grpo_theory.InvalidInputError` or ``ExactEvaluationTooLarge``;
 * ``FAIL``: anything else: another exception, a NaN, ``converged=True`` with a residual above
   tolerance, or an independent residual that disagrees.
@@ -194,7 +198,7 @@ def check_case(seed: int, time_limit: float = 60.0) -> dict:
     row = dict(seed=seed, K=q.n_outputs, L=q.reward_levels.size, noisy=not q.is_deterministic,
                G=obj.group_size, beta=obj.beta, penalty=obj.regime, normalization=obj.normalization,
                ddof=obj.std_ddof, eps=obj.std_eps, outcome="", residual=np.nan, independent=np.nan,
-               tolerance=np.nan, seconds=np.nan, detail="")
+               tolerance=np.nan, seconds=np.nan, end="", detail="")
     t0 = time.perf_counter()
     try:
         sol = stationary_policy(q, obj)
@@ -222,6 +226,13 @@ def check_case(seed: int, time_limit: float = 60.0) -> dict:
         row.update(independent=res, tolerance=tol,
                    outcome="ok" if res <= tol else "FAIL",
                    detail="" if res <= tol else f"independent residual {res:.2e} above {tol:.2e}")
+    if row["outcome"] in ("ok", "ok-limit"):
+        from fuzz_kl_cases import end_check
+
+        ok, why = end_check(q, obj, sol.pi)
+        row["end"] = "unchecked" if ok is None else ("same" if ok else "WRONG")
+        if ok is False:
+            row.update(outcome="FAIL", detail=f"not the flow's end: {why}")
     if row["seconds"] > time_limit and row["outcome"] != "FAIL":
         row.update(outcome="FAIL", detail=f"took {row['seconds']:.1f} s (limit {time_limit:g} s)")
     return row

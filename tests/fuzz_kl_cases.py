@@ -40,11 +40,33 @@ from grpo_theory.kl import KL_ESTIMATORS, KL_PLACEMENTS
 from grpo_theory.solvers import output_gradient
 from grpo_theory.solvers.tree import TreeProblem
 
+from _full_space_flow import IntegrationBudget, flow_end
+
 #: Drift tolerance (max_o pi_o |g_o - E g| / beta) of a converged point.
 DRIFT_TOL = 1e-8
 #: Mass at which an absent answer's drift is evaluated for the face check.
 FACE_PROBE = 1e-10
 CLAMPS = ((None, None), (20.0, 10.0), (None, 10.0), (5.0, None))
+#: Flow time to which the end point is integrated independently, and the max-norm distance allowed from it
+#: (a limit on a face is approached like 1/t or slower: masses of 1e-8 to 1e-4 are left at t = 1e8).
+END_T, END_TOL = 1e8, 1e-3
+
+
+def end_check(q: Question, obj: Objective, pi: np.ndarray) -> tuple[bool | None, str]:
+    """Whether ``pi`` is where the flow on all output logits from ``pi_ref`` goes: an independent integration
+    (tests/_full_space_flow.py: log time, LSODA, no class reduction, no snapping, the library's per-output
+    gradient) to ``END_T``, within ``END_TOL``; None where it does not finish within its evaluation budget
+    (chatter at a jump of the field)."""
+    try:
+        end = flow_end(q.pi_ref, grad=lambda p: output_gradient(q, obj, p), t_end=END_T, rtol=1e-8, atol=1e-10,
+                       max_evals=5_000)
+    except IntegrationBudget:
+        return None, "end not checked: the independent integration hit its budget"
+    d = float(np.abs(pi - end).max())
+    if d <= END_TOL:
+        return True, ""
+    return False, (f"the flow on all output logits from pi_ref (independent, to t = {END_T:g}) ends at "
+                   f"{np.array2string(end, precision=5)}, {d:.3g} from the returned point")
 
 
 def draw_kl_case(seed: int) -> tuple[Question, Objective]:
@@ -168,8 +190,12 @@ def _face_ok(q: Question, obj: Objective, pi: np.ndarray) -> tuple[bool, str]:
         mix = (1 - FACE_PROBE) * pi
         mix[o] += FACE_PROBE
         g = output_gradient(q, obj, mix)
-        if not g[o] - mix @ g < 0:
-            return False, f"answer {o} absent but its drift g - E g = {g[o] - mix @ g:.3g} >= 0: the face repels"
+        d = g[o] - mix @ g
+        twin = any(np.array_equal(q.membership[o], q.membership[k]) for k in np.flatnonzero(pi > 0))
+        if d == 0 and twin:
+            continue          # a neutral direction inside a class (k1 in the loss): the end check decides
+        if not d < 0:
+            return False, f"answer {o} absent but its drift g - E g = {d:.3g} >= 0: the face repels"
     return True, ""
 
 
@@ -200,7 +226,7 @@ def kl_case_row(seed: int) -> dict:
     return dict(seed=seed, K=q.n_outputs, G=obj.group_size, tree=q.is_tree, estimator=obj.estimator,
                 placement=obj.kl_placement, clamps=(obj.kl_log_ratio_clamp, obj.kl_value_clamp),
                 advantage=obj.advantage, filter_ties=obj.filter_ties, entropy=obj.entropy_coef,
-                face=bool(np.any(q.pi_ref == 0)), outcome="", drift=math.nan, seconds=math.nan,
+                face=bool(np.any(q.pi_ref == 0)), outcome="", end="", drift=math.nan, seconds=math.nan,
                 check_seconds=math.nan, detail="")
 
 
@@ -256,6 +282,11 @@ def _solve_and_check(q: Question, obj: Objective, seed: int, row: dict, t0: floa
                 row.update(outcome="ok" if ok else "SILENT", detail="" if ok else f"reported stable; {why}")
             else:
                 row["outcome"] = "ok"
+        if row.get("outcome", "").startswith("ok") and not q.is_tree:
+            ok, why = end_check(q, obj, pi)
+            row["end"] = "unchecked" if ok is None else ("same" if ok else "WRONG")
+            if ok is False:
+                row.update(outcome="WRONG-END", detail=why)
     except Exception:  # noqa: BLE001 - a crash of the check is reported, not hidden
         row.update(outcome="CRASH", detail="in the check: " + traceback.format_exc(limit=3)[-400:])
     return row

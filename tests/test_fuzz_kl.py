@@ -18,7 +18,7 @@ KNOWN: dict[int, tuple[str, str]] = {
     # fifteen silent answers and six crashes of the first 3,817 cases of the 10^4-case run (session 34): fixed, see
     # the same file.
 }
-BAD = {"CRASH", "SILENT"}
+BAD = {"CRASH", "SILENT", "WRONG-END"}
 
 
 def _check(seeds):
@@ -36,7 +36,8 @@ def _check(seeds):
 
 @pytest.mark.timeout(900)
 def test_kl_fuzz_300_cases_have_no_new_crash_or_silent_answer():
-    """Seeds 0-299 (about 30 s of CPU on a quiet core: ~0.1 s a case, the slowest a few seconds)."""
+    """Seeds 0-299, each converged sequence-level end point also checked against an independent integration
+    (about 60 s of CPU: 23 s of solves, 20 s of end checks, the rest the other checks; 165 s wall under load 14)."""
     new, changed = _check(range(300))
     assert not new, new[:3]
     assert not changed, changed[:3]

@@ -100,12 +100,22 @@ def test_out_of_scope_falls_back_with_reason():
     assert not pts.exhaustive and "not certified" in pts.message
 
 
-def test_time_budget_exceeded_falls_back():
+def test_box_budget_exceeded_falls_back():
     q = Question([0.6, 0.2, 0.2], rewards=REWARDS)
     obj = Objective(beta=0.5, group_size=64, penalty="reverse")
-    pts = stationary_points(q, obj, time_budget=0.05)
-    assert not pts.exhaustive and "not certified" in pts.message
+    pts = stationary_points(q, obj, box_budget=50)
+    assert not pts.exhaustive and "not certified" in pts.message and "boxes" in pts.message
     assert len(pts) >= 1
+
+
+def test_certified_answer_does_not_depend_on_the_clock():
+    """The budget counts boxes: the same question gives the same set and message however long it takes (the
+    message carries no seconds)."""
+    q = Question([0.6, 0.2, 0.2], rewards=REWARDS)
+    obj = Objective(beta=2.0, group_size=16, penalty="direct")
+    a, b = stationary_points(q, obj), stationary_points(q, obj)
+    assert a.exhaustive and a.message == b.message
+    assert [p.pi.tolist() for p in a.points] == [p.pi.tolist() for p in b.points]
 
 
 # ----------------------------------------------------------------------------- flags on faces and vertices

@@ -183,12 +183,15 @@ def certification_scope(q: Question, obj: Objective) -> str | None:
         return "certification needs deterministic rewards (random reward laws and preference matrices are not covered)"
     if obj.level_variant.per_token and q.is_tree:
         return "certification covers sequence-level objectives (the token level on a tree is not covered)"
+    n_classes = np.unique(q.expected_reward[q.pi_ref > 0]).size
+    if n_classes > 4:
+        return f"certification covers up to 4 reward classes; this question has {n_classes}"
     return None
 
 
 # ----------------------------------------------------------------------------- public API
 
-def certified_stationary_points(q: Question, obj: Objective, *, time_budget: float = 10.0,
+def certified_stationary_points(q: Question, obj: Objective, *, time_budget: float | None = None,
                                 max_boxes: int = 2_000_000) -> CertifiedSet:
     """Every stationary point of a class question, each with a certificate (see the module doc).
 
@@ -198,10 +201,12 @@ def certified_stationary_points(q: Question, obj: Objective, *, time_budget: flo
         Deterministic rewards (any number of outputs; C <= 4 distinct rewards on pi_ref's support).
     obj : Objective
         Penalty "reverse" or "direct" (see :func:`certification_scope`), any finite G or G = inf.
-    time_budget : float
-        Seconds; where the search does not finish, ``exhaustive=False`` with the reason.
+    time_budget : float or None, default None
+        Seconds, or None for no wall-clock limit (the default: a result that depends on the machine's load
+        is not reproducible; :func:`~grpo_theory.solvers.search.stationary_points` counts work only).
     max_boxes : int
-        Cap on the number of boxes examined.
+        Cap on the number of boxes (temperature intervals at G = inf with the direct penalty) examined;
+        where the search does not finish within it, ``exhaustive=False`` with the reason.
 
     Returns
     -------
@@ -227,7 +232,7 @@ def certified_stationary_points(q: Question, obj: Objective, *, time_budget: flo
     (True, [0.88099, 0.95339])
     """
     q, obj = as_question(q), as_objective(obj)
-    if not (time_budget > 0):
+    if time_budget is not None and not (time_budget > 0):
         raise InvalidInputError(f"time_budget must be positive, got {time_budget!r}")
     t0 = time.perf_counter()
     why = certification_scope(q, obj)
@@ -245,7 +250,7 @@ def certified_stationary_points(q: Question, obj: Objective, *, time_budget: flo
     unscaled = obj.normalization_variant.scales and obj.std_eps == 0 and obj.variance_eps == 0
     if obj.is_large_group and obj.regime_variant.is_direct and obj.normalization_variant.scales:
         tilt = Tilt(cls, obj)
-        found, n_boxes, reason = tilt.solve(time_budget)
+        found, n_boxes, reason = tilt.solve(time_budget, max_boxes)
         for t, box, test in sorted(found, key=lambda r: r[0]):
             x = tilt.x_of_t(np.array([t]))[0]
             res = float(abs(tilt.h(np.array([t]))[0]))

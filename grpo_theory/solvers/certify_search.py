@@ -87,7 +87,7 @@ def _point_in(eta: np.ndarray, outer: np.ndarray) -> bool:
     return bool(np.all((eta >= outer[:, 0]) & (eta <= outer[:, 1])))
 
 
-def solve_eta(sys: EtaSystem, budget: float, max_boxes: int):
+def solve_eta(sys: EtaSystem, budget: float | None, max_boxes: int):
     """The box search of the module doc. Returns (roots [(eta, box, test)], unresolved boxes, n_boxes, reason)."""
     t0 = time.perf_counter()
     boxes = sys.domain[None].copy()
@@ -108,7 +108,7 @@ def solve_eta(sys: EtaSystem, budget: float, max_boxes: int):
 
     while boxes.shape[0]:
         n_boxes += boxes.shape[0]
-        if time.perf_counter() - t0 > budget or n_boxes > max_boxes:
+        if (budget is not None and time.perf_counter() - t0 > budget) or n_boxes > max_boxes:
             reason = (f"stopped after {n_boxes} boxes and {time.perf_counter() - t0:.2f} s with {boxes.shape[0]} "
                       "boxes unresolved")
             unresolved.append(boxes)
@@ -240,7 +240,7 @@ class Tilt:
                 hi = midpoint
         return math.exp(lo)
 
-    def solve(self, budget: float):
+    def solve(self, budget: float | None, max_boxes: int = 2_000_000):
         t0 = time.perf_counter()
         t1 = self.t_floor()
         sig_max = math.sqrt(0.25 + self.veps)
@@ -251,7 +251,7 @@ class Tilt:
         roots, n_boxes, reason = [], 0, ""
         while boxes.shape[0]:
             n_boxes += boxes.shape[0]
-            if time.perf_counter() - t0 > budget:
+            if (budget is not None and time.perf_counter() - t0 > budget) or n_boxes > max_boxes:
                 reason = f"stopped after {n_boxes} intervals with {boxes.shape[0]} unresolved"
                 break
             h, dh = self.enclose(boxes[:, 0], boxes[:, 1])

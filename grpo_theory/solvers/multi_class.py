@@ -153,6 +153,20 @@ def _reward_tie_starts(cp: ClassProblem) -> list:
     return [s[:-1] - s[-1] for s in starts]
 
 
+#: Max-norm distance (in the masses) within which a root polished from the flow's end counts as that end.
+_POLISH_REACH = 1e-3
+
+
+def _near(cp: ClassProblem, pt: StationaryPoint | None, end: np.ndarray) -> StationaryPoint | None:
+    """``pt`` if it lies within :data:`_POLISH_REACH` of the flow's end ``end`` (free class logits), else None:
+    Newton's method from a point near a vertex can land on another root (a KKT vertex across the simplex:
+    k3 in the reward, the flow at (1, 1e-69, 1e-76) polished to (0, 0, 1))."""
+    if pt is None:
+        return None
+    here = cp.expand(np.exp(cp.log_pi(end)))
+    return pt if float(np.abs(pt.pi - here).max()) <= _POLISH_REACH else None
+
+
 def multi_class_policy(cp: ClassProblem, end: np.ndarray | None = None) -> StationaryPoint:
     """The stationary point the logit flow reaches from ``pi_ref`` (three or more classes).
 
@@ -178,14 +192,14 @@ def multi_class_policy(cp: ClassProblem, end: np.ndarray | None = None) -> Stati
         if stable:
             return min(stable, key=lambda p: float(np.abs(_class_masses(cp, p.pi) - cp.p).sum()))
     end = _flow_endpoint(cp, eta0) if end is None else np.asarray(end, dtype=float)
-    pt = polish(cp, end, "flow+root")
+    pt = _near(cp, polish(cp, end, "flow+root"), end)
     horizon = 1e4
     while (pt is None or pt.stable is False) and horizon <= _MAX_HORIZON:
         # Slowed down near a saddle, a face or a vertex: follow the flow further, then polish. The
         # first extension is a fixed 1e4; after that the horizon is set by the slowest light class
         # that still gains (see _slowest_escape), and the search stops where that is beyond reach.
         end = _flow_endpoint(cp, end, t_max=horizon, speed=None)
-        pt = _vertex_limit(cp, end) or polish(cp, end, "flow+root")
+        pt = _vertex_limit(cp, end) or _near(cp, polish(cp, end, "flow+root"), end)
         horizon = max(10 * horizon, 20 * _slowest_escape(cp, end))
     if pt is not None and pt.stable is not False:
         return pt

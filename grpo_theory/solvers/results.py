@@ -41,7 +41,8 @@ STAGES = {
     "boundary-limit": "two classes: a vertex reached only in the limit",
     "single-class": "one reward class: pi = pi_ref",
     "certified": "a box of the interval certificate (the test after the colon), or a limit vertex admitted by KKT",
-    "full-space flow from pi_ref": "the end of the flow on all output logits (the class reduction hid an instability)",
+    "full-space flow from pi_ref": "the end of the flow on all output logits (where the class reduction is not exact)",
+    "full-space flow from pi_ref: limit on a face": "the flow on all output logits runs into a face: a limit point",
     "token-flow": "token level: the end of the flow on the answer tree",
     "token-flow+root": "token level: the flow's end polished by a root finder",
     "token-flow+face": "token level: the flow's end pushed onto a face",
@@ -125,8 +126,11 @@ class StationaryPoint:
         The reason behind ``converged`` or ``stable``, in words (prose; ``status`` and ``method`` are the
         vocabulary).
     boundary : bool
-        True for a vertex reached only in the limit (direct penalty, ``G = inf``; or a collapse
-        where a clamped or absent KL gradient cannot hold the mass).
+        True exactly when ``pi`` gives mass 0 to an answer of ``pi_ref``'s support: a point on a face or
+        a vertex of the simplex, which the logit flow reaches only in the limit ``t -> inf`` (direct
+        penalty, ``G = inf``; a collapse where a clamped or absent KL gradient cannot hold the mass; the
+        KL in the reward or the advantage telling answers of one reward apart). A root whose small masses
+        are positive, however small (1e-45), is interior: ``boundary=False``, in every solver.
     eigenvalues : numpy.ndarray
         Eigenvalues of the Jacobian of the logit flow (reduced to classes).
     class_logit : float or None

@@ -17,18 +17,21 @@ from ..problem import Objective, Question, as_objective, as_question
 from .certify import certification_scope, certified_stationary_points
 from .classes import ClassProblem, stationarity_residual
 from .common import dedupe
-from .full_space import full_space_flow, full_space_stability, jump_repeller, logit_newton_step
+from .full_space import full_space_stability, jump_repeller, logit_newton_step
+from .full_space_end import class_reduction_exact, full_space_end
 from .multi_class import multi_class_points, multi_class_policy
 from .results import RESIDUAL_TOL, Basin, StationaryPoint, StationaryPointSet
 from .tree import tree_stationary_policy
 from .tree_search import tree_search
 from .two_class import flow_root_from, two_class_points
 
-__all__ = ["token_level", "stationary_policy", "stationary_points", "basins_of", "kkt_checked", "CERTIFY_BUDGET"]
+__all__ = ["token_level", "stationary_policy", "stationary_points", "basins_of", "kkt_checked", "CERTIFY_BOXES"]
 
-#: Seconds a certification may take by default before :func:`stationary_points` falls back to the
-#: multi-start search (K = 3 classes certifies in ~0.1 s at G <= 16 and G = inf; G = 64 takes ~15 s).
-CERTIFY_BUDGET = 2.0
+#: Boxes a certification may examine by default before :func:`stationary_points` falls back to the
+#: multi-start search: work, not seconds, so that a question gets the same answer on any machine and any load.
+#: K = 3 classes (benchmarks/certify_bench.py's six questions) take 129-871 boxes at G = 16, 64 intervals or
+#: 185-673 boxes at G = inf, 847-5,485 at G = 32 and 2,755-16,931 at G = 48 (docs/performance.md).
+CERTIFY_BOXES = 10_000
 #: Mass below which an answer of pi_ref's support counts as absent (the point sits on a face).
 FACE_MASS = 1e-14
 
@@ -77,6 +80,13 @@ def stationary_policy(q: Question, obj: Objective) -> StationaryPoint:
     the one in whose basin ``pi_ref`` lies: the policy a GRPO run initialised at
     the reference model heads to under exact expectations.
 
+    The flow is the one on all output logits (the gauge removed). The class solvers (answers of one reward
+    law pooled) answer where :func:`~grpo_theory.solvers.full_space_end.class_reduction_exact` says their end
+    is that flow's end; elsewhere (the KL in the reward or the advantage, k1 or a clamp in the loss, with
+    several answers of one reward and unequal ``pi_ref``) the flow on all output logits is followed
+    (:func:`~grpo_theory.solvers.full_space_end.full_space_end`): the result is a point (``boundary=True`` on
+    a face, reached only in the limit), a limit on a face, or ``converged=False`` with the reason.
+
     Parameters
     ----------
     q : Question
@@ -114,9 +124,15 @@ def stationary_policy(q: Question, obj: Objective) -> StationaryPoint:
     if cp.n_classes == 2:
         # a root bracketed by a sign change of the class drift and refined by Brent in the class logit: a root
         # there, whatever pi's rounding (pi(b) = 5.6e-17 for pi_ref(a) = 1e-300) does to log pi
-        return _full_space_checked(q, obj, cp, flow_root_from(cp, float(cp._log_p[0] - cp._log_p[1])))
+        point = flow_root_from(cp, float(cp._log_p[0] - cp._log_p[1]))
+        if class_reduction_exact(q, obj, cp.class_of):
+            return _full_space_checked(q, obj, cp, point)
+        return full_space_end(q, obj, kkt_checked(q, obj, point))
     point = kkt_checked(q, obj, multi_class_policy(cp))
-    return _root_in_logits(q, obj, _full_space_checked(q, obj, cp, point))
+    if class_reduction_exact(q, obj, cp.class_of):
+        return _root_in_logits(q, obj, _full_space_checked(q, obj, cp, point))
+    # the class flow's end is only a candidate: the flow on all output logits decides (full_space_end)
+    return full_space_end(q, obj, point)
 
 
 #: Mass below which a converged point's root is also checked in the output logits (:func:`_root_in_logits`).
@@ -162,11 +178,12 @@ def _full_space_checked(q: Question, obj: Objective, cp: ClassProblem, point: St
     reduction hides an instability.
 
     Where a class holds answers of different reference mass the reduction is not invariant under the flow
-    on output logits (:func:`_reduction_exact`), and a point stable in class coordinates can be unstable
+    on output logits (:func:`~grpo_theory.solvers.full_space_end.class_reduction_exact`), and a point stable in class coordinates can be unstable
     across a class (e.g. the k2 value in the reward or the advantage, not monotone in the log-ratio: two
     answers of one class can tie at log-ratios of opposite sign). Such a point is not where a trainer
     comes to rest: the flow on all output logits from ``pi_ref`` is followed instead
-    (:func:`_full_space_reference`), and its end, judged on all output logits, is returned.
+    (:func:`~grpo_theory.solvers.full_space_end.full_space_end`), and its end, judged on all output logits, is
+    returned.
     """
     if point.converged and point.stable is True and point.discontinuous and not point.boundary:
         away = jump_repeller(q, obj, point.pi)
@@ -190,7 +207,7 @@ def _full_space_checked(q: Question, obj: Objective, cp: ClassProblem, point: St
                                    message=f"{point.message}; on all output logits: {fs.message}")
     why = (f"the class flow's end {np.array2string(point.pi, precision=6)} is stable in class coordinates but not "
            f"on all output logits (leading eigenvalue {fs.leading:.3g})")
-    end = _full_space_reference(q, obj, (), point)
+    end = full_space_end(q, obj)
     if end.converged and end.stable is True:
         return dataclasses.replace(end, message=f"{end.message}; {why}")
     return dataclasses.replace(point, stable=False, message=(
@@ -221,6 +238,11 @@ def kkt_checked(q: Question, obj: Objective, p: StationaryPoint) -> StationaryPo
         vertex, ``pi`` the vertex itself).
     """
     absent = (q.pi_ref > 0) & (p.pi < FACE_MASS)
+    if absent.any() and p.converged and not p.boundary and np.all(p.pi[q.pi_ref > 0] > 0) \
+            and logit_newton_step(q, obj, p.pi) <= _NEWTON_TOL:
+        # a root in the output logits whose light masses are tiny but positive (1e-23 at G = 8, direct, beta =
+        # 0.05): interior, boundary=False, as the two-class path says; a face is a point with an answer at 0
+        return p
     if not absent.any():
         if not p.converged and stationarity_residual(q, obj, p.pi) <= RESIDUAL_TOL:
             return dataclasses.replace(p, converged=True, message=(
@@ -246,8 +268,8 @@ def kkt_checked(q: Question, obj: Objective, p: StationaryPoint) -> StationaryPo
 
 
 def stationary_points(q: Question, obj: Objective, *, n_grid: int = 2001, n_starts: int = 24,
-                      seed: int = 0, exhaustive: bool = True,
-                      time_budget: float = CERTIFY_BUDGET) -> StationaryPointSet:
+                      seed: int = 0, exhaustive: bool = True, box_budget: int = CERTIFY_BOXES,
+                      time_budget: float | None = None) -> StationaryPointSet:
     """Every stationary point found, each with its stability under the logit flow.
 
     Two classes (e.g. a binary question): exhaustive, on a grid of ``n_grid``
@@ -260,8 +282,8 @@ def stationary_points(q: Question, obj: Objective, *, n_grid: int = 2001, n_star
     its stability from the Jacobian of the flow on all output logits
     (:func:`~grpo_theory.solvers.full_space.full_space_stability`), a vertex reached only in the
     limit as ``boundary=True``; the set reports ``exhaustive=True``.
-    Otherwise (out of scope, ``exhaustive=False``, or certification not done within ``time_budget``
-    seconds): root finding from ``n_starts`` starting points (pi_ref, the uniform policy, near each
+    Otherwise (out of scope, ``exhaustive=False``, or certification not done within ``box_budget``
+    boxes): root finding from ``n_starts`` starting points (pi_ref, the uniform policy, near each
     vertex, the end of the flow from pi_ref, random); not guaranteed exhaustive, which
     ``exhaustive=False`` on the result says, with the reason in ``message``.
 
@@ -283,8 +305,12 @@ def stationary_points(q: Question, obj: Objective, *, n_grid: int = 2001, n_star
     exhaustive : bool, default True
         Certify the set where :func:`~grpo_theory.solvers.certify.certification_scope` covers the
         question (three or four classes); False: root finding only.
-    time_budget : float, default CERTIFY_BUDGET
-        Seconds allowed for the certification before falling back to root finding.
+    box_budget : int, default CERTIFY_BOXES
+        Boxes the certification may examine before falling back to root finding (a count of work: the same
+        question gets the same answer on any machine).
+    time_budget : float or None, default None
+        Seconds, in addition, for a caller who wants a wall-clock limit (the answer then depends on the
+        machine's load); None: none.
 
     Returns
     -------
@@ -328,30 +354,25 @@ def stationary_points(q: Question, obj: Objective, *, n_grid: int = 2001, n_star
             why = certification_scope(q, obj) if exhaustive else "certification not asked for (exhaustive=False)"
             certified = None
             if why is None:
-                certified, why = _certified_points(q, obj, time_budget)
+                certified, why = _certified_points(q, obj, box_budget, time_budget)
             if certified is not None:
                 points, exhaustive, message = certified, True, why
-                from_reference = _matching(from_reference, points)
             else:
                 points, exhaustive, message = multi_class_points(cp, n_starts=n_starts, seed=seed)
                 points = tuple(kkt_checked(q, obj, p) for p in points)
                 message = f"{message} (not certified: {why})"
+        points, from_reference, message = _with_reference(points, from_reference, message, exhaustive)
         if cp.n_classes == 2:
             basins = tuple(basins_of(points, cp.class_of == 0))
-        if cp.n_classes >= 2 and not _reduction_exact(q, obj, cp, points, exhaustive):
-            from_reference = _full_space_reference(q, obj, points, from_reference)
-            if from_reference.converged and not any(from_reference is p for p in points):
-                points = points + (from_reference,)
-                message += ("; the flow on all output logits from pi_ref reaches a point off the class "
-                            "reduction (answers of one class not proportional to pi_ref), added")
     summary = _summary(points, message, basins, from_reference, q.pi_ref, cp.class_of == 0)
     return StationaryPointSet(points, exhaustive, message, question=q, objective=obj,
                               from_reference=from_reference, basins=basins, summary=summary)
 
 
-def _certified_points(q: Question, obj: Objective, time_budget: float) -> tuple[tuple | None, str]:
+def _certified_points(q: Question, obj: Objective, box_budget: int,
+                      time_budget: float | None) -> tuple[tuple | None, str]:
     """The certified set as StationaryPoints (stability on all output logits), or None and the reason."""
-    res = certified_stationary_points(q, obj, time_budget=time_budget)
+    res = certified_stationary_points(q, obj, time_budget=time_budget, max_boxes=box_budget)
     if not res.exhaustive:
         return None, res.message
     points = []
@@ -369,63 +390,28 @@ def _certified_points(q: Question, obj: Objective, time_budget: float) -> tuple[
             method=f"certified: {r.certificate.test}", eigenvalues=fs.eigenvalues, certificate=r.certificate,
             message=(f"{r.message} (equations' residual {r.residual:.1e}, stationarity residual {residual:.1e}); "
                      f"full space: leading eigenvalue {fs.leading:.3g}: {fs.message}")))
-    return tuple(points), f"{res.message} [{res.seconds:.2f} s]"
+    return tuple(points), res.message
 
 
-def _reduction_exact(q: Question, obj: Objective, cp: ClassProblem, points: tuple, exhaustive: bool) -> bool:
-    """Whether the class flow's end from ``pi_ref`` is provably the full output-logit flow's end.
-
-    On output logits, answers of one class move at rates proportional to their own mass, so the flow
-    leaves the policies proportional to ``pi_ref`` within classes unless every class of the support is
-    one answer or its answers have equal reference mass (then the symmetry keeps them equal). Otherwise
-    the ends agree where they must: with the note's two penalties every full-space stationary point is
-    proportional within classes (``g_o`` is strictly monotone in ``log(pi_o/pi_ref_o)`` at a fixed class
-    mass), so when the exhaustive set holds exactly one stable point, the flow ends there.
-    """
-    support = q.pi_ref > 0
-    for c in range(cp.n_classes):
-        ref = q.pi_ref[support & (cp.class_of == c)]
-        if ref.size > 1 and not np.allclose(ref, ref[0], rtol=1e-12, atol=0.0):
-            break
-    else:
-        return True
-    return bool(exhaustive and obj.regime_variant.is_note_penalty and sum(p.stable is True for p in points) == 1)
-
-
-#: Mass below which the full-space flow's end (at t = 1e4, where a collapsing mass still decays like 1/t)
-#: is snapped onto its face; the snapped point counts only if its residual and the KKT test pass.
-_SNAP_MASS = 1e-5
-
-
-def _full_space_reference(q: Question, obj: Objective, points: tuple, class_end: StationaryPoint) -> StationaryPoint:
-    """The end of the flow from ``pi_ref`` on all output logits: a point of ``points`` where it lands
-    on one, else the end itself (snapped onto its face where that is stationary), checked by KKT."""
-    end = full_space_flow(q, obj)
-    near = min(points, key=lambda p: float(np.abs(p.pi - end).max()), default=None)
-    if near is not None and float(np.abs(near.pi - end).max()) <= 1e-5:
-        return near
-    snapped = np.where(end < _SNAP_MASS, 0.0, end)
-    snapped = snapped / snapped.sum()
-    pi = snapped if stationarity_residual(q, obj, snapped) <= RESIDUAL_TOL else end
-    residual = stationarity_residual(q, obj, pi)
-    fs = full_space_stability(q, obj, pi)
-    moved = float(np.abs(class_end.pi - pi).max())
-    point = StationaryPoint(
-        pi=pi, residual=residual, converged=residual <= RESIDUAL_TOL, stable=fs.stable, nfev=0,
-        method="full-space flow from pi_ref", eigenvalues=fs.eigenvalues,
-        boundary=bool(np.count_nonzero(pi) == 1),
-        message=(f"the flow on all output logits from pi_ref ends here, {moved:.3g} (max-norm) from the class "
-                 "flow's end (the class reduction is not invariant under this flow)"
-                 + ("" if np.count_nonzero(pi) < np.count_nonzero(q.pi_ref) else f"; {fs.message}")))
-    return kkt_checked(q, obj, point)
-
-
-def _matching(point: StationaryPoint, points: tuple, tol: float = 1e-6) -> StationaryPoint:
-    """The certified point at ``point`` (the flow's end), so that the set's entries are the same objects."""
-    best = min(points, key=lambda p: float(np.abs(p.pi - point.pi).max()), default=None)
-    if best is not None and float(np.abs(best.pi - point.pi).max()) <= tol:
-        return best
-    return point
+def _with_reference(points: tuple, from_reference: StationaryPoint, message: str,
+                    exhaustive: bool) -> tuple[tuple, StationaryPoint, str]:
+    """The set with :func:`stationary_policy`'s point in it, by construction: where a listed point is within
+    1e-6 (max norm) of it, that entry becomes the policy's point (a certified entry keeps its certificate and
+    diagnostics, with the policy's ``pi`` and residual); otherwise the
+    policy's point, when converged, is added (the flow on all output logits ends off the class reduction, or
+    at a point the search missed, which the message says)."""
+    match = min(points, key=lambda p: float(np.abs(p.pi - from_reference.pi).max()), default=None)
+    if match is not None and float(np.abs(match.pi - from_reference.pi).max()) <= 1e-6:
+        if match.certificate is not None:
+            # the certified entry keeps its certificate and its full-space Jacobian; its pi is the policy's
+            from_reference = dataclasses.replace(match, pi=from_reference.pi, residual=from_reference.residual)
+        return tuple(from_reference if p is match else p for p in points), from_reference, message
+    if from_reference.converged:
+        points = points + (from_reference,)
+        message += ("; the flow on all output logits from pi_ref ends at a point the search did not list "
+                    + ("(a certified set should hold every point: please report this question)" if exhaustive else
+                       "(off the class reduction: answers of one class not proportional to pi_ref)") + ", added")
+    return points, from_reference, message
 
 
 def basins_of(points, best: np.ndarray) -> list[Basin]:

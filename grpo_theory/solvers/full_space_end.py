@@ -1,0 +1,322 @@
+r"""Where the on-policy flow on all output logits goes from ``pi_ref``: the truth the class solvers accelerate.
+
+The flow is ``d theta_o/dt = pi_o (g_o - E_pi g)`` on every answer's logit (the gauge, a common shift,
+removed), with ``g`` of :func:`~grpo_theory.solvers.gradient.output_gradient` (every penalty, estimator and
+placement). The class solvers (:mod:`.two_class`, :mod:`.multi_class`) follow the flow restricted to the
+policies proportional to ``pi_ref`` inside each class of answers with one reward law; that restriction is the
+flow's own trajectory exactly when :func:`class_reduction_exact` says so. Elsewhere :func:`full_space_end`
+follows the flow on all output logits and reports where it ends:
+
+* a **point**: the flow's end, polished by Newton's method on the logits of its support, is a root of the
+  flow there (residual within :data:`~grpo_theory.solvers.results.RESIDUAL_TOL`), every answer of
+  ``pi_ref``'s support that it has left drifts outward (KKT: ``g_o - E_pi g < 0`` read at a small mass), and
+  the gauge-reduced Jacobian on all output logits says stable; a point on a face (answers at mass 0) is
+  reached only in the limit (its light masses decay like ``1/t``: a logit moves at a speed proportional to
+  its mass) and is reported with ``boundary=True``;
+* a **limit on a face or a vertex** that no finite horizon shows as a root: masses that keep falling by a
+  factor of 10 or more per two decades of flow time while the rest stays put (a continuum of face points
+  along which the flow drifts at a rate that decays like ``1/t``, k1 in the loss); reported ``boundary=True``
+  with the decay in the message;
+* otherwise the policy at the horizon with ``converged=False`` and why.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import warnings
+
+import numpy as np
+
+from .._numerics import integrate_until_slow, logsumexp, optimize
+from ..advantage import changes_regulariser
+from ..problem import Objective, Question
+from .classes import ClassProblem
+from .full_space import _FROZEN, full_space_stability, jump_repeller, logit_flow
+from .gradient import output_gradient, stationarity_residual
+from .results import RESIDUAL_TOL, StationaryPoint
+
+__all__ = ["class_reduction_exact", "full_space_end", "FLOW_HORIZONS"]
+
+#: Flow times at which :func:`full_space_end` looks at the flow's end (each integrated from the previous).
+FLOW_HORIZONS = (1e4, 1e6, 1e8)
+#: Mass below which an answer counts as leaving the support at a horizon (its face is then polished).
+_SNAP = 1e-5
+#: Max-norm distance within which a polished root counts as the flow's end.
+_NEAR = 1e-3
+#: Decay of a light mass over the last two decades of flow time that marks it as vanishing in the limit.
+_DECAY = 3.0
+
+
+def class_reduction_exact(q: Question, obj: Objective, class_of: np.ndarray | None = None) -> bool:
+    """Whether the class solvers' end is the end of the flow on all output logits from ``pi_ref``.
+
+    Then the class solvers follow the flow's own trajectory and their end is its end; otherwise the class
+    end is only a candidate and :func:`full_space_end` decides.
+
+    The condition: every class of ``pi_ref``'s support (answers with one reward law; with an entropy bonus or
+    a preference matrix every answer is its own class) is a single answer or answers of equal reference
+    mass (relative tolerance 1e-12).
+
+    Or: the objective is one of the note's two penalties (:func:`penalty_restores_class_proportions`). Then the
+    trajectory leaves the proportional set too, but every stationary point of the flow on all output logits is
+    proportional inside classes (``g_o = P_c - beta s(lr_o)`` with ``s`` strictly increasing, so equal ``g``
+    inside a class means equal log-ratios), an answer left alone on a face gains (``s -> -inf`` as its mass
+    falls), and a point stable in class coordinates is pulled back across each class: the class solvers list
+    every end the flow can have. That the flow from ``pi_ref`` picks the same one as the class flow is exact
+    where the class problem has one stable point and is measured elsewhere (the reliability fuzz suite checks
+    every end point against an independent integration on all output logits: docs/reliability.md).
+
+    Why the first condition is exact. For every objective the package accepts, ``g_o`` depends on answer ``o`` only through
+    its reward law and its own log-ratio ``log(pi_o/pi_ref_o)`` (the penalty's slope, the KL estimate in
+    the shaped reward or the advantage), and on the policy through the law of the reward of a draw. Swapping
+    two answers of one class with equal ``pi_ref`` therefore maps the flow to itself, and the set left fixed
+    by every such swap (equal masses inside each class, i.e. proportional to ``pi_ref``) is invariant: the
+    flow from ``pi_ref``, which starts there, stays there. Conversely, with two answers ``o, o'`` of one
+    class and ``pi_ref(o) != pi_ref(o')`` the logits move at rates ``pi_o (g_o - E g)`` proportional to
+    their own masses, so ``log(pi_o/pi_o')`` changes wherever ``g_o - E g != 0`` and the flow leaves that
+    set. Checked numerically in ``tests/test_full_space_end.py``: equal-mass classes stay proportional to
+    ``1e-12`` along an independent integration, unequal ones leave it.
+
+    Parameters
+    ----------
+    q : Question
+        The question.
+    obj : Objective
+        The objective.
+    class_of : numpy.ndarray of int, optional
+        The class of each output (:attr:`ClassProblem.class_of`, -1 off the support), if already known.
+
+    Returns
+    -------
+    bool
+        True when the class reduction is exact for the flow from ``pi_ref``.
+
+    Examples
+    --------
+    >>> from grpo_theory import Objective, Question
+    >>> obj = Objective(beta=0.5, kl_estimator="k3", kl_placement="reward")
+    >>> class_reduction_exact(Question([0.25, 0.25, 0.5], rewards=[1, 1, 0]), obj)
+    True
+    >>> class_reduction_exact(Question([0.2, 0.3, 0.5], rewards=[1, 1, 0]), obj)
+    False
+    """
+    if obj.entropy_coef or not q.has_reward_law or penalty_restores_class_proportions(obj):
+        return True
+    if class_of is None:
+        class_of = ClassProblem(q, obj).class_of
+    support = class_of >= 0
+    if np.unique(class_of[support]).size == int(np.count_nonzero(support)):
+        return True
+    for c in np.unique(class_of[support]):
+        ref = q.pi_ref[class_of == c]
+        if ref.size > 1 and not np.allclose(ref, ref[0], rtol=1e-12, atol=0.0):
+            return False
+    return True
+
+
+def _rhs(q: Question, obj: Objective, support: np.ndarray):
+    """The flow on the logits of ``support``; an answer ``_FROZEN`` below the top is held still (see
+    :func:`~grpo_theory.solvers.full_space.full_space_flow`)."""
+    def rhs(th):
+        frozen = th - th.max() < _FROZEN
+        f = logit_flow(q, obj, np.where(frozen, th.max() + _FROZEN, th), support)
+        return np.where(frozen, 0.0, f)
+    return rhs
+
+
+def _policy(q: Question, support: np.ndarray, theta: np.ndarray) -> np.ndarray:
+    pi = np.zeros(q.n_outputs)
+    pi[support] = np.exp(theta - logsumexp(theta))
+    return pi
+
+
+def _face_root(q: Question, obj: Objective, pi: np.ndarray, keep: np.ndarray) -> np.ndarray | None:
+    """A root of the flow on the face of the answers ``keep`` (the others at mass 0), by Newton's method
+    (MINPACK hybrid) on ``g_o - g_ref`` in the free logits of ``keep``, started at ``pi``; None if none."""
+    keep = np.flatnonzero(keep)
+    if keep.size == 1:
+        out = np.zeros(q.n_outputs)
+        out[keep] = 1.0
+        return out
+    ref = keep[np.argmax(pi[keep])]
+    free = keep[keep != ref]
+
+    def policy(x):
+        th = np.zeros(q.n_outputs)
+        th[free] = x
+        out = np.zeros(q.n_outputs)
+        lse = logsumexp(np.concatenate([x, [0.0]]))
+        out[free] = np.exp(x - lse)
+        out[ref] = math.exp(-lse)
+        return out
+
+    def eqs(x):
+        if not np.all(np.isfinite(x)):
+            return np.full(x.size, 1e100)
+        with np.errstate(all="ignore"):
+            g = output_gradient(q, obj, policy(x))
+        r = g[free] - g[ref]
+        return np.where(np.isfinite(r), r, 1e100)
+
+    x0 = np.log(pi[free]) - math.log(pi[ref])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        sol = optimize.root(eqs, x0, method="hybr", options={"xtol": 1e-14})
+    if not np.all(np.isfinite(sol.x)):
+        return None
+    out = policy(sol.x)
+    if not np.all(out[keep] > 0) or stationarity_residual(q, obj, out) > RESIDUAL_TOL:
+        return None
+    return out
+
+
+def _judged(q: Question, obj: Objective, pi: np.ndarray, t: float, how: str) -> StationaryPoint | None:
+    """The point ``pi`` (a root on its face) with its full-space verdict, or None where a left answer gains."""
+    fs = full_space_stability(q, obj, pi)
+    if not fs.kkt:
+        return None
+    on_face = bool(np.any((pi == 0) & (q.pi_ref > 0)))
+    msg = f"the flow on all output logits from pi_ref ends here ({how}, followed to t = {t:g}); {fs.message}"
+    if on_face:
+        msg += "; on a face: reached only in the limit (the left answers' masses decay like 1/t)"
+    return StationaryPoint(pi=pi, residual=stationarity_residual(q, obj, pi), converged=True, stable=fs.stable,
+                           nfev=0, method="full-space flow from pi_ref", message=msg, boundary=on_face,
+                           eigenvalues=fs.eigenvalues)
+
+
+def full_space_end(q: Question, obj: Objective, candidate: StationaryPoint | None = None) -> StationaryPoint:
+    """The end of the on-policy flow on all output logits from ``pi_ref`` (see the module doc).
+
+    Parameters
+    ----------
+    q : Question
+        The question (sequence level).
+    obj : Objective
+        The objective (any penalty, estimator, placement).
+    candidate : StationaryPoint, optional
+        The class solvers' answer: returned (with the flow's confirmation in its message) when the flow ends
+        at it, so that the reported point keeps its accuracy and its diagnostics.
+
+    Returns
+    -------
+    StationaryPoint
+        The flow's end: a point (``boundary=True`` on a face), a limit on a face, or the policy at the last
+        horizon with ``converged=False``.
+
+    Examples
+    --------
+    k3 in the reward separates two answers of equal reward by their own log-ratios; the flow keeps the
+    heavier (the class solvers' face point (0, 0.716, 0.284) is not where it goes):
+
+    >>> from grpo_theory import Objective, Question
+    >>> q = Question([0.048143, 0.681806, 0.270051], rewards=[0.4, 1, 1])
+    >>> obj = Objective(beta=1.30067, group_size=2, normalization="shift", std_eps=1e-6, kl_estimator="k3",
+    ...                 kl_placement="reward")
+    >>> end = full_space_end(q, obj)
+    >>> end.pi.round(6).tolist(), end.boundary
+    ([0.0, 1.0, 0.0], True)
+    """
+    support = np.flatnonzero(q.pi_ref > 0)
+    theta = np.log(q.pi_ref[support])
+    rhs = _rhs(q, obj, support)
+    t, seen, held = 0.0, [], None
+    for horizon in FLOW_HORIZONS:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            theta = integrate_until_slow(rhs, theta, horizon - t, None)
+        t = horizon
+        theta = theta - theta.max()
+        pi = _policy(q, support, theta)
+        seen.append(pi)
+        keep = pi >= _SNAP
+        root = _face_root(q, obj, pi, keep)
+        if root is None or float(np.abs(root - pi).max()) > _NEAR:
+            held = None
+            continue
+        if candidate is not None and float(np.abs(candidate.pi - root).max()) <= 1e-7:
+            fs = full_space_stability(q, obj, candidate.pi) if not candidate.boundary else None
+            if fs is None or fs.stable is not False:
+                return _confirmed(candidate, fs, t, penalty_restores_class_proportions(obj))
+        point = _judged(q, obj, root, t, "a root of the flow on its support")
+        if point is None:
+            held = None
+            continue
+        if point.stable is True or (held is not None and float(np.abs(held.pi - point.pi).max()) <= 1e-7):
+            return point
+        held = point
+    if candidate is not None and candidate.converged and candidate.discontinuous and candidate.stable is True \
+            and float(np.abs(seen[-1] - candidate.pi).max()) <= _NEAR and not jump_repeller(q, obj, candidate.pi):
+        # a jump of the field (a tie of the shaped rewards under a std with no epsilon): the flow chatters there
+        # and never settles to a root, but it is at the class solvers' Filippov point, whose every single-logit
+        # nudge on all output logits is pulled back
+        return dataclasses.replace(candidate, message=(
+            f"{candidate.message}; the flow on all output logits from pi_ref is within "
+            f"{float(np.abs(seen[-1] - candidate.pi).max()):.1e} of it at t = {t:g} (chattering at the jump), and "
+            "nudging any one output logit either way is pulled back"))
+    return _limit_or_moving(q, obj, seen, t)
+
+
+def penalty_restores_class_proportions(obj: Objective) -> bool:
+    """Whether, at fixed class masses, the penalty alone pulls the answers of a class back to ``pi_ref``'s
+    proportions: the note's two penalties (k3 in the loss, reverse; the direct penalty), with the plain group
+    advantage terms (no tie filtering, no entropy bonus). Their ``g_o = P_c - beta s(lr_o)`` has ``s`` strictly
+    increasing in the answer's own log-ratio (``1 - e^{-lr}``, ``lr + 1``) while ``P_c`` depends on the class
+    masses only, so a move inside a class at fixed class masses is restored: a point stable in class
+    coordinates is stable across each class, and every stationary point is proportional inside classes. The
+    registry says which penalties do (:attr:`grpo_theory.variants.Regime.restores_class_proportions`)."""
+    return obj.regime_variant.restores_class_proportions and not changes_regulariser(obj)
+
+
+def _confirmed(candidate: StationaryPoint, fs, t: float, restores: bool) -> StationaryPoint:
+    """The class solvers' point, where the full-space flow ends at it."""
+    why = f"the flow on all output logits from pi_ref ends here too (followed to t = {t:g})"
+    if candidate.stable is True and restores:
+        # the class verdict holds across each class too (penalty_restores_class_proportions)
+        return dataclasses.replace(candidate, message=f"{candidate.message}; {why}")
+    if fs is not None and fs.stable is None and candidate.stable is True:
+        return dataclasses.replace(candidate, stable=None, eigenvalues=fs.eigenvalues,
+                                   message=f"{candidate.message}; {why}; on all output logits: {fs.message}")
+    return dataclasses.replace(candidate, message=f"{candidate.message}; {why}")
+
+
+def _limit_or_moving(q: Question, obj: Objective, seen: list, t: float) -> StationaryPoint:
+    """After the last horizon: a limit on a face where the light masses keep decaying and the rest stays put,
+    else the policy at the horizon, ``converged=False``."""
+    before, end = seen[-2], seen[-1]
+    support = q.pi_ref > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        fall = np.where(end > 0, before / end, math.inf)
+    vanishing = support & (end < 1e-2) & (fall >= _DECAY)
+    keep = support & ~vanishing
+    face = np.where(keep, end, 0.0)
+    face = face / face.sum()
+    moved = float(np.abs(np.where(keep, before, 0.0) / np.where(keep, before, 0.0).sum() - face).max())
+    if vanishing.any() and moved <= 1e-3:
+        root = _face_root(q, obj, face, keep)
+        if root is not None and float(np.abs(root - face).max()) <= _NEAR:
+            fs = full_space_stability(q, obj, root)
+            drift = fs.absent_drift[vanishing]
+            if np.all(drift <= 1e-12):
+                rates = np.log10(fall[vanishing]) / math.log10(t / (t / 100))
+                stable = fs.stable if fs.kkt else None
+                return StationaryPoint(
+                    pi=root, residual=stationarity_residual(q, obj, root), converged=True, stable=stable, nfev=0,
+                    method="full-space flow from pi_ref: limit on a face", boundary=True,
+                    eigenvalues=fs.eigenvalues,
+                    message=(f"the flow on all output logits from pi_ref runs into this face: answers "
+                             f"{np.flatnonzero(vanishing).tolist()} keep losing mass (like t^-"
+                             f"{np.array2string(rates, precision=2)} between t = {t / 100:g} and {t:g}; at t = "
+                             f"{t:g} their masses are {np.array2string(end[vanishing], precision=2)}) while the "
+                             f"rest moves by {moved:.1e}: a limit, reached only as t -> inf; "
+                             + ("every left answer drifts outward" if fs.kkt else
+                                "some left answers' drift is 0 on the face (a neutral direction, left at a rate "
+                                "that decays like 1/t): stability on the face undecided") + f"; {fs.message}"))
+    residual = stationarity_residual(q, obj, end)
+    rhs = _rhs(q, obj, np.flatnonzero(support))
+    speed = float(np.abs(rhs(np.log(end[support]))).max()) if np.all(end[support] > 0) else math.nan
+    return StationaryPoint(
+        pi=end, residual=residual, converged=False, stable=None, nfev=0, method="full-space flow from pi_ref",
+        message=(f"the flow on all output logits from pi_ref is still moving at t = {t:g} (logit speed "
+                 f"{speed:.2g}, stationarity residual {residual:.2g}; max-norm move {float(np.abs(end - before).max()):.2g} "
+                 f"since t = {t / 100:g}): no stationary point or limit found"))

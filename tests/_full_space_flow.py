@@ -1,0 +1,127 @@
+"""An independent end point: the on-policy flow on all output logits, from the definitions, by enumeration.
+
+Nothing here calls the library's engine. For a finite group size ``G`` every group ``(o_1, ..., o_G)`` is
+enumerated (``K^G`` of them); the objective at ``pi_old`` is
+
+    J(pi) = E_{groups ~ pi_old} [ (1/G) sum_i pi(o_i)/pi_old(o_i) A_i ]  -  beta E_{pi_old} [ est(o_1) ]   (KL in the loss)
+
+with the advantages ``A_i`` computed from the group's rewards (SPEC sections 1 and 8): the reward shaped by
+``-beta * est`` before normalisation (KL in the reward), ``-beta * est`` added after it (KL in the advantage),
+shift ``r_i - mean`` or scale ``(r_i - mean)/(std + eps)`` (std with ``ddof``; 0 when every reward ties and
+``eps = 0``). ``est`` is k1 ``lr``, k2 ``lr^2/2`` or k3 ``e^{-lr} + lr - 1`` of ``lr = log pi/pi_ref``, the
+log-ratio clamped to ``+-log_clamp`` first and the value to ``+-value_clamp`` after (zero gradient where
+clamped). ``g_o = dJ/dpi(o)`` at ``pi = pi_old`` and the flow is ``d theta_o/dt = pi_o (g_o - E_pi g)``,
+integrated in ``s = log(1 + t)`` (so that ``t = 1e12`` is a few dozen units) with LSODA at tight tolerances.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+import time
+
+import numpy as np
+from scipy.integrate import LSODA
+
+
+def _estimator(lr, name, log_clamp, value_clamp):
+    """Value and d value/d lr of a KL estimator, clamps applied."""
+    grad_mask = np.ones_like(lr)
+    if log_clamp is not None:
+        grad_mask = np.where(np.abs(lr) > log_clamp, 0.0, 1.0)
+        lr = np.clip(lr, -log_clamp, log_clamp)
+    if name == "k1":
+        v, d = lr, np.ones_like(lr)
+    elif name == "k2":
+        v, d = lr ** 2 / 2, lr
+    elif name == "k3":
+        v, d = np.exp(-lr) + lr - 1.0, 1.0 - np.exp(-lr)
+    else:
+        raise ValueError(name)
+    if value_clamp is not None:
+        grad_mask = np.where(np.abs(v) > value_clamp, 0.0, grad_mask)
+        v = np.clip(v, -value_clamp, value_clamp)
+    return v, d * grad_mask
+
+
+@functools.lru_cache(maxsize=32)
+def _groups(support: tuple, G: int) -> np.ndarray:
+    return np.array(list(itertools.product(support, repeat=G)))
+
+
+def gradient(pi, pi_ref, rewards, *, beta, G, normalization="scale", ddof=0, eps=0.0, estimator="k3",
+             placement="loss", log_clamp=None, value_clamp=None):
+    """``g_o = dJ/dpi(o)`` at ``pi_old = pi`` on the support of ``pi`` (see the module doc)."""
+    pi, pi_ref, r = (np.asarray(a, float) for a in (pi, pi_ref, rewards))
+    K = pi.size
+    s = pi > 0
+    lr = np.zeros(K)
+    lr[s] = np.log(pi[s]) - np.log(pi_ref[s])
+    value, slope = _estimator(lr, estimator, log_clamp, value_clamp)
+    groups = _groups(tuple(np.flatnonzero(s)), G)                                   # (n, G)
+    prob = np.prod(pi[groups], axis=1)
+    rew = r[groups] - (beta * value[groups] if placement == "reward" else 0.0)
+    mean = rew.mean(axis=1, keepdims=True)
+    if normalization == "shift":
+        adv = rew - mean
+    else:
+        var = ((rew - mean) ** 2).sum(axis=1, keepdims=True) / (G - ddof)
+        den = np.sqrt(var) + eps
+        with np.errstate(divide="ignore", invalid="ignore"):
+            adv = np.where(den > 0, (rew - mean) / den, 0.0)
+    if placement == "advantage":
+        adv = adv - beta * value[groups]
+    g = np.zeros(K)
+    total = np.bincount(groups.ravel(), weights=(prob[:, None] * adv).ravel(), minlength=K)   # sum_i 1{o_i=o} A_i
+    g[s] = total[s] / (G * pi[s])
+    if placement == "loss":
+        g[s] -= beta * slope[s]
+    return g
+
+
+class IntegrationBudget(RuntimeError):
+    """:func:`flow_end` used up its ``max_evals`` (chatter at a jump of the field)."""
+
+
+def flow_end(pi_ref, rewards=None, *, t_end=1e10, grad=None, rtol=1e-9, atol=1e-11, max_evals=None, **objective):
+    """The policy at flow time ``t_end`` from ``pi_ref``: ``objective`` the keywords of :func:`gradient`, or
+    ``grad`` a function ``pi -> g`` (the fuzz suites pass the library's per-output gradient, so that what is
+    checked is the solvers: reduction, root finding, faces and limits, not the estimator formulas)."""
+    pi_ref = np.asarray(pi_ref, float)
+    sup = np.flatnonzero(pi_ref > 0)
+    if grad is None:
+        def grad(p):
+            return gradient(p, pi_ref, rewards, **objective)
+
+    def pol(th):
+        p = np.zeros(pi_ref.size)
+        e = np.exp(th - th.max())
+        p[sup] = e / e.sum()
+        return p
+
+    calls = [0]
+    start = time.process_time()
+
+    def rhs(s, th):
+        calls[0] += 1
+        # an answer 600 below the top (mass < 1e-260) has collapsed: it holds still, and the others see it at
+        # mass 0 (its speed p_o (g_o - E g) is below 1e-250)
+        live = th - th.max() > -600.0
+        p = np.zeros(pi_ref.size)
+        e = np.where(live, np.exp(th - th.max()), 0.0)
+        p[sup] = e / e.sum()
+        with np.errstate(all="ignore"):
+            g = grad(p)[sup]
+        f = np.where(live, p[sup] * (g - p[sup] @ np.where(live, g, 0.0)), 0.0)
+        return math.exp(s) * f                    # d theta/ds = (1 + t) d theta/dt, t = e^s - 1
+
+    # LSODA stepped by hand, so that the budget is checked between steps (an exception raised inside its
+    # callback, or a field set to 0 there, can leave it looping at a jump of the field)
+    solver = LSODA(rhs, 0.0, np.log(pi_ref[sup]), math.log1p(t_end), rtol=rtol, atol=atol)
+    while solver.status == "running":
+        solver.step()
+        if max_evals is not None and (calls[0] > max_evals or time.process_time() - start > 20.0):
+            raise IntegrationBudget(f"more than {max_evals} evaluations of the field or 20 s of CPU")
+    assert solver.status == "finished", solver.status
+    return pol(solver.y)

@@ -1,0 +1,122 @@
+"""The end point of the flow on all output logits: stationary_policy against an independent integration.
+
+Expected values come from tests/_full_space_flow.py (groups enumerated from the definitions, the flow
+integrated in log time to t = 1e10), never from the engine.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+import pytest
+from _full_space_flow import flow_end
+
+from grpo_theory import Objective, Question, stationary_points, stationary_policy
+from grpo_theory.solvers.full_space_end import class_reduction_exact
+
+# (pi_ref, rewards, the library's objective, the same objective for the independent integrator)
+ISSUE_CASES = {
+    "k3-reward-face": ([0.048143, 0.681806, 0.270051], [0.4, 1, 1],
+                       dict(beta=1.30067, group_size=2, normalization="shift", std_eps=1e-6, kl_estimator="k3",
+                            kl_placement="reward"),
+                       dict(beta=1.30067, G=2, normalization="shift", eps=1e-6, estimator="k3", placement="reward")),
+    "k2-reward-face": ([0.048143, 0.681806, 0.270051], [0.4, 1, 1],
+                       dict(beta=1.30067, group_size=2, normalization="shift", std_eps=1e-6, kl_estimator="k2",
+                            kl_placement="reward"),
+                       dict(beta=1.30067, G=2, normalization="shift", eps=1e-6, estimator="k2", placement="reward")),
+    "k3-reward-wrong-vertex": ([0.201547, 0.460425, 0.338028], [1, 0, 0.25],
+                               dict(beta=0.0201367, group_size=3, normalization="shift", kl_estimator="k3",
+                                    kl_placement="reward"),
+                               dict(beta=0.0201367, G=3, normalization="shift", estimator="k3", placement="reward")),
+    "k1-loss-creep": ([0.736668, 0.215437, 0.047895], [0.75, 0.75, 0.25],
+                      dict(beta=0.124719, group_size=2, normalization="shift", std_ddof=1, kl_estimator="k1",
+                           kl_placement="loss"),
+                      dict(beta=0.124719, G=2, normalization="shift", ddof=1, estimator="k1", placement="loss")),
+}
+CLAMPED = ([0.365354, 0.614997, 0.019649], [0, 0, 1],
+           dict(beta=1.35781, group_size=5, normalization="scale", std_eps=1e-4, kl_estimator="k3",
+                kl_placement="reward", kl_log_ratio_clamp=20, kl_value_clamp=1),
+           dict(beta=1.35781, G=5, normalization="scale", eps=1e-4, estimator="k3", placement="reward", log_clamp=20,
+                value_clamp=1))
+
+
+def _check(case, t_end):
+    pi_ref, rewards, lib, ind = case
+    point = stationary_policy(Question(pi_ref, rewards=rewards), Objective(**lib))
+    end = flow_end(pi_ref, rewards, t_end=t_end, **ind)
+    assert point.converged, point.message
+    assert np.abs(point.pi - end).max() < 1e-4, (point.pi, end)
+    return point, end
+
+
+@pytest.mark.parametrize("name", sorted(ISSUE_CASES))
+def test_issue_examples_end_where_the_full_space_flow_ends(name):
+    point, end = _check(ISSUE_CASES[name], 1e10)
+    # every one of these ends on a face or a vertex, reached only in the limit
+    assert point.boundary and np.count_nonzero(point.pi) < 3
+
+
+def test_k1_in_the_loss_reports_the_vertex_as_a_limit():
+    """Two answers of reward 0.75 are told apart only by the flow's mass-proportional speed: the heavier takes
+    all, with the lighter's mass falling like t^-1/2 (independent: 2.7e-3 at t = 1e6, 2.7e-5 at 1e10)."""
+    pi_ref, rewards, lib, ind = ISSUE_CASES["k1-loss-creep"]
+    e6, e10 = (flow_end(pi_ref, rewards, t_end=t, **ind) for t in (1e6, 1e10))
+    assert 50 < e6[1] / e10[1] < 200                              # t^-1/2 over four decades: 100x
+    point = stationary_policy(Question(pi_ref, rewards=rewards), Objective(**lib))
+    assert point.pi.tolist() == [1.0, 0.0, 0.0] and point.boundary and "limit" in point.message
+
+
+def test_clamped_k3_in_the_reward_ends_on_the_face_not_at_the_saddle():
+    """The library used to return an interior point it marked unstable; the flow ends at (0.8341, 0, 0.1659)."""
+    point, end = _check(CLAMPED, 1e6)
+    assert point.stable is True and point.boundary and point.pi[1] == 0.0
+
+
+def test_class_reduction_exact_is_the_invariance_of_the_proportional_set():
+    """Equal reference masses in a class stay equal along the independent flow (to rounding); unequal ones
+    leave the proportional set (k3 in the reward separates answers of one reward by their own log-ratio)."""
+    ind = dict(beta=0.5, G=3, normalization="shift", estimator="k3", placement="reward")
+    lib = Objective(beta=0.5, group_size=3, normalization="shift", kl_estimator="k3", kl_placement="reward")
+    equal, unequal = [0.3, 0.3, 0.4], [0.2, 0.4, 0.4]
+    assert class_reduction_exact(Question(equal, rewards=[1, 1, 0]), lib)
+    assert not class_reduction_exact(Question(unequal, rewards=[1, 1, 0]), lib)
+    e = flow_end(equal, [1, 1, 0], t_end=1e3, **ind)
+    u = flow_end(unequal, [1, 1, 0], t_end=1e3, **ind)
+    assert abs(math.log(e[0] / e[1])) < 1e-9
+    assert abs(math.log(u[0] / u[1]) - math.log(0.2 / 0.4)) > 1e-2
+    # singletons, an entropy bonus (every answer its own class) and two answers: always exact
+    assert class_reduction_exact(Question(unequal, rewards=[1, 0.5, 0]), lib)
+
+
+def test_from_reference_is_stationary_policy():
+    q, obj = Question(ISSUE_CASES["k3-reward-face"][0], rewards=[0.4, 1, 1]), Objective(**ISSUE_CASES["k3-reward-face"][2])
+    pts = stationary_points(q, obj)
+    assert np.array_equal(pts.from_reference.pi, stationary_policy(q, obj).pi)
+
+
+def test_five_reward_levels_search_instead_of_raising():
+    q = Question([0.2] * 5, rewards=[0, 0.25, 0.5, 0.75, 1])
+    t0 = time.perf_counter()
+    pts = stationary_points(q, Objective(beta=0.5, group_size=4))
+    assert time.perf_counter() - t0 < 60
+    assert pts.exhaustive is False and "5" in pts.message
+    assert np.array_equal(pts.from_reference.pi, stationary_policy(q, Objective(beta=0.5, group_size=4)).pi)
+
+
+@pytest.mark.parametrize("beta", [0.05, 0.03])
+def test_boundary_means_an_answer_at_mass_zero(beta):
+    """One definition: boundary=True only where an answer of pi_ref's support has mass exactly 0 (a face,
+    reached only in the limit). An interior root with masses 1e-23 or 1e-39 is boundary=False in the
+    three-class path as in the two-class one; it is a root of the independent gradient (k2 in the loss is
+    the direct penalty; groups enumerated)."""
+    from _full_space_flow import gradient
+
+    q3 = Question([0.3, 0.3, 0.4], rewards=[1, 0.5, 0])
+    p3 = stationary_policy(q3, Objective(beta=beta, group_size=8, penalty="direct"))
+    p2 = stationary_policy(Question([0.3, 0.7], rewards=[1, 0]), Objective(beta=beta, group_size=8, penalty="direct"))
+    assert not p3.boundary and not p2.boundary and p3.converged
+    assert np.all(p3.pi > 0) and p3.pi[1:].max() < 1e-20
+    g = gradient(p3.pi, q3.pi_ref, [1, 0.5, 0], beta=beta, G=8, estimator="k2", placement="loss")
+    assert np.abs(g - g[0]).max() < 1e-8
