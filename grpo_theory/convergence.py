@@ -39,6 +39,15 @@ run (``t >= t_end - tail * t_end``), and ``y_i`` the logged values there.
    as a trend, is **moving** too, unless it moves *towards* the nearer edge and is already within
    ``drift_tol`` of it (then what is left of its journey is below ``drift_tol`` in ``P``: an approach
    to a vertex that the flow reaches only in the limit).
+   **Inside the tail, in windows** (:mod:`grpo_theory._convergence_windows`): the tail is cut into
+   ``W = 6`` windows of equal step span. A prompt is **moving** too when the tail has *shifted* (the
+   last window's mean differs from the first's by more than ``drift_tol``, significantly against the
+   noise within the windows, and the path between them goes mostly one way: a step or a rise inside
+   the tail, whose correlated residuals blind the line's test and would read as an oscillation), or
+   when it *creeps*: all ``W - 1`` differences of the window means share the line's sign and the
+   line's drift exceeds ``creep_tol = drift_tol / 4``, unless the windows show a geometric approach
+   with less than ``creep_tol`` left. A consistently one-signed drift is not passed for being small
+   against the noise or below ``drift_tol``: it is the run still going somewhere.
 4. **oscillating** (when not moving): the spread beyond the measurement noise,
    ``S_x = sqrt(max(S^2 - N^2, 0))`` with ``N`` the root-mean-square of the per-point standard
    errors ``se_i`` (0 for exact probabilities), exceeds ``spread_tol``, *and* ``S^2`` exceeds
@@ -72,6 +81,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ._convergence_windows import CREEP_FRACTION, WINDOWS, window_tests
 from .errors import InvalidInputError
 
 #: The classifications, in the order a summary lists them.
@@ -149,6 +159,11 @@ class ConvergenceReport:
         values, ``se`` given, or values outside [0, 1], where the logit test is not made).
     logit_moving : numpy.ndarray of bool or None
         Per prompt: moving by the logit test (module docstring, step 3).
+    shift, shifted, creeping : numpy.ndarray or None
+        The last window's mean minus the first's, and per prompt whether the window tests call it
+        shifted or creeping (step 3; None when the tail was too short or the tests were off).
+    shift_windows : int or None
+        ``W`` of those tests.
     """
 
     status: np.ndarray      # "converged" / "moving" / "oscillating"
@@ -166,6 +181,10 @@ class ConvergenceReport:
     logit_drift: np.ndarray | None = None             # the line's change across the tail in logit space
     logit_drift_se: np.ndarray | None = None          # its AR(1)-corrected standard error
     logit_moving: np.ndarray | None = None            # moving by the logit test (near an edge)
+    shift: np.ndarray | None = None                   # last window's mean minus the first's
+    shifted: np.ndarray | None = None                 # moving by the window shift test
+    creeping: np.ndarray | None = None                # moving by the window creep test
+    shift_windows: int | None = None                  # W of the window tests (None: not made)
 
     @property
     def converged(self) -> np.ndarray:
@@ -223,6 +242,10 @@ class ConvergenceReport:
                     f"{MIN_TAIL_POINTS} the test needs")
         elif s == "moving":
             text = f"moving: drift {self.drift[q]:+.3f} +- {self.drift_se[q]:.3f} over {span}"
+            if self.creeping is not None and self.creeping[q]:
+                text += f", creeping (all {self.shift_windows} window means one-signed)"
+            if self.shifted is not None and self.shifted[q]:
+                text += f", shifted {self.shift[q]:+.3f} from the first window to the last"
             if self.logit_moving is not None and self.logit_moving[q]:
                 text += (f" (logit {self.logit_drift[q]:+.2f} +- {self.logit_drift_se[q]:.2f}, "
                          f"near the edge at {self.tail_mean[q]:.3g})")
@@ -287,7 +310,8 @@ def _chi2_quantile(p: float, dof: np.ndarray) -> np.ndarray:
 
 def check_trajectories(steps, values, *, se=None, tail: float = TAIL, alpha: float = ALPHA,
                        drift_tol: float = DRIFT_TOL, spread_tol: float = SPREAD_TOL,
-                       logit_drift_tol: float = LOGIT_DRIFT_TOL, reward=None) -> ConvergenceReport:
+                       logit_drift_tol: float = LOGIT_DRIFT_TOL, creep_tol: float | None = None,
+                       windows: int | None = WINDOWS, reward=None) -> ConvergenceReport:
     """Classify the end of each prompt's trajectory as converged, moving or oscillating.
 
     Parameters
@@ -308,6 +332,11 @@ def check_trajectories(steps, values, *, se=None, tail: float = TAIL, alpha: flo
     logit_drift_tol : float
         The drift tolerance of the near-edge test in logit space (made only for exact
         probabilities: ``se`` None and values in [0, 1]); ``np.inf`` turns it off.
+    creep_tol : float, optional
+        The line drift above which a consistently one-signed tail is moving (step 3); default
+        ``drift_tol / 4``; ``np.inf`` turns the creep test off.
+    windows : int or None
+        ``W``, the windows of the shift and creep tests (>= 3); None turns both off (the line alone).
     reward : array_like, shape (n,), optional
         The run's mean reward at ``steps`` for the instability record; default: the mean of
         ``values`` over prompts (the expected reward of 0/1-rewarded prompts).
@@ -339,10 +368,13 @@ def check_trajectories(steps, values, *, se=None, tail: float = TAIL, alpha: flo
         raise InvalidInputError("steps must be strictly increasing")
     if not np.all(np.isfinite(y)):
         raise InvalidInputError("values must be finite")
-    if not (0 < tail < 1 and 0 < alpha < 1 and drift_tol >= 0 and spread_tol >= 0 and logit_drift_tol >= 0):
+    creep_tol = CREEP_FRACTION * drift_tol if creep_tol is None else float(creep_tol)
+    if not (0 < tail < 1 and 0 < alpha < 1 and drift_tol >= 0 and spread_tol >= 0 and logit_drift_tol >= 0
+            and creep_tol >= 0 and (windows is None or (isinstance(windows, (int, np.integer)) and windows >= 3))):
         raise InvalidInputError(f"need 0 < tail < 1, 0 < alpha < 1, tolerances >= 0; got tail={tail!r}, "
                                 f"alpha={alpha!r}, drift_tol={drift_tol!r}, spread_tol={spread_tol!r}, "
-                                f"logit_drift_tol={logit_drift_tol!r}")
+                                f"logit_drift_tol={logit_drift_tol!r}, creep_tol={creep_tol!r}, "
+                                f"windows={windows!r} (an int >= 3 or None)")
     s2 = np.zeros_like(y) if se is None else np.broadcast_to(np.asarray(se, dtype=float) ** 2, y.shape)
     start = t[-1] - tail * t[-1]
     m = t >= start
@@ -355,7 +387,9 @@ def check_trajectories(steps, values, *, se=None, tail: float = TAIL, alpha: flo
         return _report(status, nan, nan, nan, nan, yy.mean(0), np.full(P, n), nan, start, t, y, reward)
     line = _tail_line(tt, yy, alpha, drift_tol)
     drift, drift_se, spread, n_eff, dof = line["drift"], line["drift_se"], line["spread"], line["n_eff"], line["dof"]
-    moving = line["moving"]
+    win = None if windows is None else window_tests(tt, yy, alpha=alpha, drift_tol=drift_tol, creep_tol=creep_tol,
+                                                    line_drift=drift, windows=int(windows))
+    moving = line["moving"] if win is None else line["moving"] | win["shifted"] | win["creeping"]
     logit = _logit_test(tt, yy, alpha, drift_tol, logit_drift_tol) if se is None else None
     if logit is not None:
         moving = moving | logit["moving"]
@@ -364,7 +398,7 @@ def check_trajectories(steps, values, *, se=None, tail: float = TAIL, alpha: flo
     oscill = ~moving & (excess > spread_tol) & (spread ** 2 > noise2 * _chi2_quantile(1 - alpha, dof) / dof)
     status = np.where(moving, "moving", np.where(oscill, "oscillating", "converged")).astype(object)
     return _report(status, drift, drift_se, line["slope"], spread, yy.mean(0), np.full(P, n), n_eff, start, t, y,
-                   reward, logit)
+                   reward, logit, win)
 
 
 def _tail_line(tt: np.ndarray, yy: np.ndarray, alpha: float, drift_tol: float) -> dict:
@@ -404,7 +438,8 @@ def _logit_test(tt: np.ndarray, yy: np.ndarray, alpha: float, drift_tol: float, 
     return dict(drift=line["drift"], drift_se=line["drift_se"], moving=line["moving"] & ~(approach & at_edge))
 
 
-def _report(status, drift, drift_se, slope, spread, tail_mean, n_tail, n_eff, start, t, y, reward, logit=None):
+def _report(status, drift, drift_se, slope, spread, tail_mean, n_tail, n_eff, start, t, y, reward, logit=None,
+            win=None):
     r = y.mean(1) if reward is None else np.asarray(reward, dtype=float)
     return ConvergenceReport(status=np.asarray(status), drift=drift, drift_se=drift_se, slope=slope, spread=spread,
                              tail_mean=tail_mean, n_tail=n_tail, n_eff=n_eff, tail_start=float(start),
@@ -412,7 +447,10 @@ def _report(status, drift, drift_se, slope, spread, tail_mean, n_tail, n_eff, st
                              reward_drop=largest_drop(t, r),
                              logit_drift=None if logit is None else logit["drift"],
                              logit_drift_se=None if logit is None else logit["drift_se"],
-                             logit_moving=None if logit is None else logit["moving"])
+                             logit_moving=None if logit is None else logit["moving"],
+                             **({} if win is None else dict(shift=win["shift"], shifted=win["shifted"],
+                                                             creeping=win["creeping"],
+                                                             shift_windows=win["means"].shape[0])))
 
 
 def check_history(history: list, n_prompts: int, **kw) -> ConvergenceReport:
