@@ -114,7 +114,7 @@ def test_target_verdicts(table):
     for _, g in table.groupby(["pool", "beta", "seed", "kind", "step"]):
         g = g.set_index("model")
         better = min(g.at["shift", "mae"], g.at["tabular", "mae"]) - g.at["shift", "floor"]
-        for name, r in g.iterrows():
+        for _name, r in g.iterrows():
             assert r.excess == pytest.approx(r.mae - r.floor, abs=2e-6)
             assert bool(r.meets_target) == bool(r.mae - r.floor <= 0.7 * better + 1e-9)
 
