@@ -30,7 +30,6 @@ from .studies.protocol import STUDIES as _STUDY_TABLE
 from .studies.protocol import run_study
 from .sweep import cases_from_grid, sweep
 
-
 #: Largest finite G the exact paths take from the shell (each evaluation of P_G sums over G count vectors or more).
 MAX_EXACT_GROUP = 1_000_000
 

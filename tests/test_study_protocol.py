@@ -23,11 +23,10 @@ def test_the_table_covers_every_study_choice_of_the_cli():
 def test_every_runner_takes_the_settings_the_cli_gives_it():
     """Each entry's runner exists and accepts every keyword the CLI passes for it (its defaults as parsed)."""
     pytest.importorskip("torch")
+    import importlib.util
     import inspect
 
     from grpo_theory.cli import STUDY_SETTINGS, build_parser
-
-    import importlib.util
 
     for name, spec in STUDIES.items():
         if any(importlib.util.find_spec(m) is None for m in spec.requires):
@@ -111,3 +110,13 @@ def test_the_tree_study_runs_through_run_study(tmp_path, monkeypatch):
     rows = pd.read_csv(tmp_path / "tree_results.csv")
     assert len(rows) == 2 * 3 and rows.predicted.between(0, 1).all()
     assert list(res.summary.steps) == [3]                                   # the steps given reached the runner
+
+
+def test_the_trainer_config_keeps_its_old_name_as_an_alias():
+    """The package's trainer config is ``TrainerConfig`` (apart from TRL's ``GRPOConfig``); the old name is the
+    same class."""
+    pytest.importorskip("torch")
+    from grpo_theory.training import GRPOConfig, TrainerConfig
+    from grpo_theory.training.trainer import GRPOConfig as old
+
+    assert GRPOConfig is TrainerConfig is old and TrainerConfig.__name__ == "TrainerConfig"
