@@ -94,8 +94,8 @@ def private_attribute_reads(root: Path) -> list[str]:
     another object's private attribute read from outside its class (pandas columns spelled ``_x`` included)."""
     out = []
     for rel, tree in _modules(root):
-        modules = {a.asname or a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))
-                   for a in n.names}
+        modules = {a.asname or a.name.split(".")[0] for n in ast.walk(tree)
+                   if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
         for node in ast.walk(tree):
             if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__") \
                     and isinstance(node.value, ast.Name) and node.value.id not in {"self", "cls"} | modules:
