@@ -12,6 +12,8 @@ from the source with ``ast``:
   new estimator would have to be special-cased too;
 * private cross-module imports: names starting with ``_`` imported from another package module (private
   modules themselves, ``from . import _interval``, are not counted);
+* private attribute reads: ``x._name`` where ``x`` is neither ``self``/``cls`` nor an imported module (and,
+  of them, reads of ``ClassProblem._log_p``, now the public ``ClassProblem.log_p``);
 * public-API inconsistencies: public functions taking the objective before the question; public parameters
   named ``objective`` where the rest say ``obj``; bare ``raise ValueError`` in the package;
   ``ExactEvaluationTooLarge`` subclassing ``InvalidInputError``; the RLHF baseline without a
@@ -87,6 +89,20 @@ def private_imports(root: Path) -> list[str]:
     return out
 
 
+def private_attribute_reads(root: Path) -> list[str]:
+    """``x._name`` in a package module where ``x`` is neither ``self``/``cls`` nor a module the file imports:
+    another object's private attribute read from outside its class (pandas columns spelled ``_x`` included)."""
+    out = []
+    for rel, tree in _modules(root):
+        modules = {a.asname or a.name.split(".")[0] for n in ast.walk(tree)
+                   if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__") \
+                    and isinstance(node.value, ast.Name) and node.value.id not in {"self", "cls"} | modules:
+                out.append(f"{rel}:{node.lineno}: {node.value.id}.{node.attr}")
+    return out
+
+
 def api_inconsistencies(root: Path) -> dict[str, int]:
     obj_first, objective_named, bare = 0, 0, 0
     for rel, tree in _modules(root):
@@ -126,7 +142,10 @@ def counts(root: Path) -> dict[str, int]:
     sites = string_dispatch.sites(root)
     out = {"string-dispatch lines": len(sites), "string-dispatch files": len({p for p, _, _ in sites}),
            "package files naming a non-default advantage estimator in code": len(estimator_files(root)),
-           "private names imported across modules": len(private_imports(root))}
+           "private names imported across modules": len(private_imports(root)),
+           "reads of ClassProblem's `_log_p` outside its class": sum(r.endswith("._log_p")
+                                                                     for r in private_attribute_reads(root)),
+           "private attributes read on another object": len(private_attribute_reads(root))}
     api = api_inconsistencies(root)
     out.update(api)
     out["public-API inconsistencies (sum of the six above)"] = sum(api.values())

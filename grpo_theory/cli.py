@@ -26,8 +26,9 @@ from .cli_runs import cmd_explain, cmd_predict
 from .cli_solve import cmd_solve
 from .errors import ExactEvaluationTooLarge
 from .problem import InvalidInputError
+from .studies.protocol import STUDIES as _STUDY_TABLE
+from .studies.protocol import run_study
 from .sweep import cases_from_grid, sweep
-
 
 #: Largest finite G the exact paths take from the shell (each evaluation of P_G sums over G count vectors or more).
 MAX_EXACT_GROUP = 1_000_000
@@ -99,71 +100,42 @@ def _cmd_derivations(args) -> int:
     return 0
 
 
-#: ``validate --study``: what each study needs, its output folder and its default steps.
-STUDIES = {
-    "small": ("torch", "runs/validate", None),
-    "tree": ("torch", "runs/validate_tree", 800),
-    "kl": ("torch", "runs/validate_kl", 800),
-    "smollm2": ("torch and the train extra", "runs/validate_smollm2", 600),
-    "free": ("torch and the train extra", "runs/free_generation", 800),
-    "trl": ("torch and the trl extra", "runs/validate_trl", 600),
+#: ``validate --study``: every study, by name (its runner, needs, output folder and default steps:
+#: :data:`grpo_theory.studies.protocol.STUDIES`; importing it imports no study, hence no torch).
+STUDIES = _STUDY_TABLE
+
+#: ``validate --study NAME``: the runner's settings read from the command line, for each study.
+STUDY_SETTINGS = {
+    "small": lambda a: dict(quick=a.quick, n_questions=a.questions or 16, seed=a.seed, device=a.device,
+                            include_extra=not a.no_extra, resume=a.resume, progress=not a.no_progress,
+                            num_threads=a.threads or None),
+    "tree": lambda a: dict(resume=a.resume, progress=not a.no_progress, num_threads=a.threads or None,
+                           device=a.device),
+    "kl": lambda a: dict(resume=a.resume, progress=not a.no_progress, num_threads=a.threads or None,
+                         device=a.device),
+    # the gating pass of experiments/smollm2_validate.py: Adam lr 3e-4, to stationarity (3x the steps at most),
+    # G = 2 reverse on a 3x longer schedule (studies.smollm2.LONGER_SCHEDULE)
+    "smollm2": lambda a: dict(model_dir=a.model_dir, device=a.device, seeds=tuple(a.seeds or (0, 1, 2, 3, 4)),
+                              trainable=a.trainable, workers=a.workers, progress=not a.no_progress,
+                              learning_rate=3e-4),
+    "free": lambda a: dict(model_dir=a.model_dir, seeds=tuple(a.seeds or (0, 1, 2)), n_prompts=a.prompts,
+                           workers=a.workers, progress=not a.no_progress),
+    "trl": lambda a: dict(n_questions=a.questions or 12, beta=a.beta),
 }
 
 
 def _run_study(args):
-    """Run the study ``args.study`` (each import pulls in torch, so it is made only here)."""
-    _, default_out, default_steps = STUDIES[args.study]
-    out = args.out or default_out
-    steps = args.steps or default_steps
-    progress = not args.no_progress
-    threads = args.threads or None
-    if args.study == "small":
-        from .studies.small import run_validation  # torch (optional)
-
-        summary = run_validation(out, quick=args.quick, n_questions=args.questions or 16, seed=args.seed,
-                                 device=args.device, steps=steps, include_extra=not args.no_extra,
-                                 resume=args.resume, progress=progress, num_threads=threads)
-        return summary, f"wrote {out}/results.csv, summary.csv, overall.json and figures"
-    if args.study == "tree":
-        from .studies.tree import run_tree_study  # torch (optional)
-
-        return run_tree_study(out, steps=steps, resume=args.resume, progress=progress, num_threads=threads,
-                              device=args.device), None
-    if args.study == "kl":
-        from .studies.kl import run_kl_study  # torch (optional)
-
-        summary = run_kl_study(out, steps=steps, resume=args.resume, progress=progress, num_threads=threads,
-                               device=args.device)
-        return summary.drop(columns="objective"), None
-    if args.study == "smollm2":
-        from .studies.smollm2 import run_gating_pass  # torch and transformers' tokenizer (optional)
-
-        # the gating pass of experiments/smollm2_validate.py: Adam lr 3e-4, to stationarity (3x the steps at most),
-        # G = 2 reverse on a 3x longer schedule (studies.smollm2.LONGER_SCHEDULE)
-        _, summary = run_gating_pass(out, model_dir=args.model_dir, device=args.device,
-                                     seeds=tuple(args.seeds or (0, 1, 2, 3, 4)), steps=steps, trainable=args.trainable,
-                                     workers=args.workers, progress=progress, learning_rate=3e-4)
-        return summary, None
-    if args.study == "free":
-        from .studies.free import run_free_study  # torch (optional)
-
-        _, summary = run_free_study(out, model_dir=args.model_dir, seeds=tuple(args.seeds or (0, 1, 2)),
-                                    n_prompts=args.prompts, spec=dict(max_steps=steps), workers=args.workers,
-                                    progress=progress)
-        return summary, None
-    import trl  # noqa: F401  (optional: fail here, with the hint below, when the trl extra is missing)
-
-    from .studies.trl import run_trl_validation  # torch, transformers and trl (optional)
-
-    summary = run_trl_validation(out, n_questions=args.questions or 12, steps=steps, beta=args.beta)
-    return summary.drop(columns=["warnings"]), None
+    """Run the study ``args.study`` through :func:`~grpo_theory.studies.protocol.run_study` (which imports torch
+    only then); returns the table to print and the line after it."""
+    result = run_study(args.study, out=args.out, steps=args.steps, **STUDY_SETTINGS[args.study](args))
+    return result.table, result.note
 
 
 def _cmd_validate(args) -> int:
     try:
         summary, note = _run_study(args)
     except ImportError as exc:  # torch (or the study's extra) missing
-        needs = STUDIES[args.study][0]
+        needs = STUDIES[args.study].needs
         print(f"grpo-theory validate --study {args.study} needs {needs} ({exc}); on a CPU machine: "
               "pip install torch==2.13.0, then pip install -e '.[train]' (and '.[trl]' for --study trl)",
               file=sys.stderr)

@@ -128,7 +128,7 @@ def _class_map(cp: ClassProblem):
         log_pi = theta - logsumexp(theta)
         P = cp.class_preference(log_pi)
         if obj.regime_variant.is_direct:
-            new = cp._log_p + P / obj.beta
+            new = cp.log_p + P / obj.beta
         else:
             new = np.log(_reverse_argmax(cp.p, P, obj.beta))
         return new[:-1] - new[-1]
@@ -301,7 +301,7 @@ def map_cycles(q: Question, obj: Objective, period: int = 2, variance_eps: float
         return z
 
     lo, hi = cp.logit_bounds()
-    zs = sinh_grid(float(cp._log_p[0] - cp._log_p[1]), lo, hi, n_grid)
+    zs = sinh_grid(float(cp.log_p[0] - cp.log_p[1]), lo, hi, n_grid)
     vals = np.array([fn(z, period) - z for z in zs])
     roots = []
     for i in np.flatnonzero(np.sign(vals[:-1]) != np.sign(vals[1:])):

@@ -22,8 +22,7 @@ PACKAGE = ROOT / "grpo_theory"
 #: imports torch (the studies, training), matplotlib (figures, plotting) or sympy (symbolic), which
 #: ``import grpo_theory`` and the numerics-only commands must not pay for.
 LAZY_ALLOWED = {
-    ("cli", "studies.small"), ("cli", "studies.tree"), ("cli", "studies.kl"), ("cli", "studies.smollm2"),
-    ("cli", "studies.free"), ("cli", "studies.trl"), ("cli", "training.smollm"), ("cli", "figures"),
+    ("cli", "training.smollm"), ("cli", "figures"),
     ("cli", "symbolic"), ("integrations.trl", "plotting"), ("predict.report", "plotting"),
     ("studies.small", "plotting"), ("studies.small", "figures"),
 }

@@ -68,7 +68,7 @@ def test_batch_flow_matches_a_tight_solve_ivp_reference():
     cps = _figure8_like()
     ends = batch_flow_endpoints(cps, t_max=20.0, speed=None)
     for cp, end in zip(cps, ends):
-        eta0 = cp._log_p[:-1] - cp._log_p[-1]
+        eta0 = cp.log_p[:-1] - cp.log_p[-1]
         ref = solve_ivp(lambda _t, y, cp=cp: cp.free_flow(y), (0.0, 20.0), eta0, method="DOP853",
                         rtol=1e-12, atol=1e-14)
         assert end is not None

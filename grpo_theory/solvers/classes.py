@@ -153,6 +153,7 @@ class ClassProblem:
         with np.errstate(divide="ignore"):
             self._log_R = np.log(self.R)
         self._log_p = np.log(self.p)
+        self._log_p.flags.writeable = False
         if obj.regime_variant.in_reward:
             if not q.has_reward_law:
                 raise InvalidInputError("kl_placement='reward' needs a reward law (rewards= or reward_levels=); "
@@ -163,6 +164,11 @@ class ClassProblem:
     @property
     def n_classes(self) -> int:
         return int(self.p.size)
+
+    @property
+    def log_p(self) -> np.ndarray:
+        """``log p_c``: the classes' log reference masses, shape ``(C,)`` (-inf for a class of mass 0; read-only)."""
+        return self._log_p
 
     def class_preference(self, log_pi_c: np.ndarray) -> np.ndarray:
         """``P_G(c | pi)`` for a batch of class log-policies ``(..., C) -> (..., C)``."""
@@ -465,11 +471,11 @@ def clamp_critical_beta(q: Question, obj: Objective) -> float:
     edges = [e for e in kl.discontinuities(obj) if e < 0]
     if not edges:
         raise InvalidInputError(f"{obj.describe()} has no clamp edge below pi_ref: nothing to collapse")
-    log_b = cp._log_p[1] + max(edges)                       # the worse class at the edge
+    log_b = cp.log_p[1] + max(edges)                       # the worse class at the edge
     log_pi = np.array([math.log(-math.expm1(log_b)), log_b])
     P = cp.class_preference(log_pi)
     unclamped = dataclasses.replace(obj, kl_log_ratio_clamp=None, kl_value_clamp=None)
-    c = kl.coefficient(unclamped, log_pi - cp._log_p)     # the coefficient on the unclamped side
+    c = kl.coefficient(unclamped, log_pi - cp.log_p)     # the coefficient on the unclamped side
     return float((P[0] - P[1]) / (c[0] - c[1]))
 
 

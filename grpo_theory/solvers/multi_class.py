@@ -83,7 +83,7 @@ def _class_masses(cp: ClassProblem, pi: np.ndarray) -> np.ndarray:
 def _damped_direct_map(cp: ClassProblem, eta: np.ndarray, iterations: int = 400) -> np.ndarray | None:
     """Iterate ``eta <- (eta + F(eta))/2`` with ``F`` the direct penalty's argmax map (log p + P/beta)."""
     for _ in range(iterations):
-        new = cp._log_p + cp.class_preference(cp.log_pi(eta)) / cp.obj.beta
+        new = cp.log_p + cp.class_preference(cp.log_pi(eta)) / cp.obj.beta
         target = new[:-1] - new[-1]
         if not np.all(np.isfinite(target)):
             return None
@@ -113,7 +113,7 @@ def _reward_ties(cp: ClassProblem, starts: list) -> list[StationaryPoint]:
     r = cp.R @ cp.q.reward_levels
 
     def ties(eta):
-        lr = cp.log_pi(eta) - cp._log_p
+        lr = cp.log_pi(eta) - cp.log_p
         shaped = r - obj.beta * kl.estimator_value(obj, lr)
         return shaped[:-1] - shaped[-1]
 
@@ -128,7 +128,7 @@ def _reward_ties(cp: ClassProblem, starts: list) -> list[StationaryPoint]:
         if not np.all(np.isfinite(sol.x)) or np.max(np.abs(ties(sol.x))) > 1e-9 * max(1.0, obj.beta):
             continue
         log_pi = cp.log_pi(sol.x)
-        slope = kl.value_slope(obj, log_pi - cp._log_p)
+        slope = kl.value_slope(obj, log_pi - cp.log_p)
         stable = True if np.all(slope > 0) else (False if np.any(slope < 0) else None)
         why = ("the shaped rewards r - beta value tie on the support, so every advantage is 0; "
                + ("each class's shaped reward falls as its mass grows: stable" if stable else
@@ -148,8 +148,8 @@ def _reward_ties(cp: ClassProblem, starts: list) -> list[StationaryPoint]:
 def _reward_tie_starts(cp: ClassProblem) -> list:
     """Starting class logits: log pooling (the k1 answer), pi_ref, and the mass tilted each way."""
     r = cp.R @ cp.q.reward_levels
-    lp = cp._log_p + r / cp.obj.beta
-    starts = [lp, cp._log_p, cp._log_p - r / cp.obj.beta, cp._log_p + 0.5 * r / cp.obj.beta]
+    lp = cp.log_p + r / cp.obj.beta
+    starts = [lp, cp.log_p, cp.log_p - r / cp.obj.beta, cp.log_p + 0.5 * r / cp.obj.beta]
     return [s[:-1] - s[-1] for s in starts]
 
 
@@ -186,7 +186,7 @@ def multi_class_policy(cp: ClassProblem, end: np.ndarray | None = None) -> Stati
     -------
     StationaryPoint
     """
-    eta0 = cp._log_p[:-1] - cp._log_p[-1]
+    eta0 = cp.log_p[:-1] - cp.log_p[-1]
     if cp.obj.regime_variant.in_reward and cp.q.is_deterministic:
         stable = [p for p in _reward_ties(cp, _reward_tie_starts(cp)) if p.stable]
         if stable:
@@ -261,7 +261,7 @@ def multi_class_points(cp: ClassProblem, *, n_starts: int, seed: int) -> tuple[t
     """
     C = cp.n_classes
     rng = np.random.default_rng(seed)
-    starts = [cp._log_p, np.zeros(C)]
+    starts = [cp.log_p, np.zeros(C)]
     for c in range(C):
         v = np.full(C, math.log(0.1 / (C - 1)))
         v[c] = math.log(0.9)

@@ -74,7 +74,7 @@ class MultiClassFlowBatch:
         if len(sizes) > 1:
             raise InvalidInputError(f"MultiClassFlowBatch needs one class count, got {sorted(sizes)}")
         self.n_classes = sizes.pop() if sizes else 0
-        self.log_p = np.array([cp._log_p for cp in self.problems]).reshape(len(self.problems), self.n_classes)
+        self.log_p = np.array([cp.log_p for cp in self.problems]).reshape(len(self.problems), self.n_classes)
         self.beta = np.array([cp.obj.beta for cp in self.problems])
         groups: dict = {}
         for i, cp in enumerate(self.problems):

@@ -124,7 +124,7 @@ def stationary_policy(q: Question, obj: Objective) -> StationaryPoint:
     if cp.n_classes == 2:
         # a root bracketed by a sign change of the class drift and refined by Brent in the class logit: a root
         # there, whatever pi's rounding (pi(b) = 5.6e-17 for pi_ref(a) = 1e-300) does to log pi
-        point = flow_root_from(cp, float(cp._log_p[0] - cp._log_p[1]))
+        point = flow_root_from(cp, float(cp.log_p[0] - cp.log_p[1]))
         if class_reduction_exact(q, obj, cp.class_of):
             return _full_space_checked(q, obj, cp, point)
         return full_space_end(q, obj, kkt_checked(q, obj, point))

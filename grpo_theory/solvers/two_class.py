@@ -43,7 +43,7 @@ def _reverse_bounds_log(cp: ClassProblem) -> tuple[float, float] | None:
     if not math.isfinite(delta_max):      # G = inf (|P_G| unbounded) or an infinite span: the usual cut at Z_CAP
         return None
     top = math.log(delta_max + obj.beta) - math.log(obj.beta)
-    return -(top - float(cp._log_p[0])) - 1.0, top - float(cp._log_p[1]) + 1.0
+    return -(top - float(cp.log_p[0])) - 1.0, top - float(cp.log_p[1]) + 1.0
 
 
 def needs_log_space(cp: ClassProblem) -> bool:
@@ -80,7 +80,7 @@ class _LogSpaceProblem:
         log_pi = np.stack([-np.logaddexp(0.0, -z), -np.logaddexp(0.0, z)], axis=-1)
         P = self._cp.class_preference(log_pi)
         with np.errstate(over="ignore"):
-            pull = np.exp(self._log_beta + self._cp._log_p - log_pi)       # beta pi_ref/pi, inf past e^709
+            pull = np.exp(self._log_beta + self._cp.log_p - log_pi)       # beta pi_ref/pi, inf past e^709
         return (P[..., 0] - P[..., 1]) + (pull[..., 0] - pull[..., 1])
 
 
@@ -210,7 +210,7 @@ def two_class_points(cp: ClassProblem, n_grid: int) -> list[StationaryPoint]:
     """
     cp = log_space(cp)
     lo, hi = _capped(cp.logit_bounds())
-    zc = float(cp._log_p[0] - cp._log_p[1])
+    zc = float(cp.log_p[0] - cp.log_p[1])
     z = sinh_grid(zc, lo, hi, n_grid)
     jumps = cp.jump_logits()
     z = np.union1d(z, jumps[(jumps > lo) & (jumps < hi)])

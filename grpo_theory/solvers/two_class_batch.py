@@ -84,7 +84,7 @@ class TwoClassBatch:
             if not supports(cp):
                 raise InvalidInputError(f"TwoClassBatch does not cover {cp.obj.describe()} with {cp.n_classes} classes")
         n = len(self.problems)
-        self.log_p = np.array([cp._log_p for cp in self.problems]).reshape(n, 2)
+        self.log_p = np.array([cp.log_p for cp in self.problems]).reshape(n, 2)
         self.beta = np.array([cp.obj.beta for cp in self.problems])
         groups: dict = {}
         for i, cp in enumerate(self.problems):

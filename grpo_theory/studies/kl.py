@@ -26,10 +26,10 @@ from ..problem import Objective, Question
 from ..solvers import clamp_critical_beta, log_pooling, stationary_policy
 from ..training.reference import pretrain_reference
 from ..training.tasks import synthetic_binary_task, synthetic_tree_task
-from ..training.trainer import GRPOConfig, GRPOTrainer, answer_probabilities
+from ..training.trainer import GRPOTrainer, TrainerConfig, answer_probabilities
 
 VERL_CLAMPS = dict(kl_log_ratio_clamp=20.0, kl_value_clamp=10.0)
-#: name -> (task, GRPOConfig changes). beta ("critical", f): f x the smallest critical beta of the questions
+#: name -> (task, TrainerConfig changes). beta ("critical", f): f x the smallest critical beta of the questions
 #: for f < 1 (every question then collapses), f x the largest for f > 1 (every question keeps an interior point).
 KL_VARIANTS = {
     "k1_loss": ("binary", dict(kl_estimator="k1")),
@@ -129,7 +129,7 @@ def run_kl_study(out_dir="runs/validate_kl", *, seeds=(0, 1, 2), variants=None, 
             task, ref, qs = tasks[kind][0], refs[kind], questions[kind]
             changes = dict(changes)
             changes["steps"] = steps * changes.pop("steps_factor", 1)
-            base = GRPOConfig(objective=Objective(group_size=group_size, beta=beta, std_ddof=1, std_eps=1e-4),
+            base = TrainerConfig(objective=Objective(group_size=group_size, beta=beta, std_ddof=1, std_eps=1e-4),
                               steps=steps,
                               learning_rate=learning_rate, groups_per_question=16, device=device, seed=seed,
                               num_threads=num_threads, final_window=0.2)

@@ -31,7 +31,7 @@ from ..problem import Objective
 from ..training.policy import answer_token_logprobs
 from ..training.reference import pretrain_reference
 from ..training.tasks import QATask, synthetic_binary_task
-from ..training.trainer import GRPOConfig, GRPOTrainer, answer_probabilities
+from ..training.trainer import GRPOTrainer, TrainerConfig, answer_probabilities
 from .predictions import predict, predict_token_level, rewarded, stable_points_of_rewarded_class
 
 
@@ -40,7 +40,7 @@ class Study:
     """One training configuration and how it is judged."""
 
     name: str
-    config: GRPOConfig
+    config: TrainerConfig
     gated: bool = True               # counted against the accuracy targets
     answer_length: int = 1
     # Theories the measurement is compared with: "trainer" (the trainer's conventions, sequence
@@ -53,7 +53,7 @@ def gated_studies(steps: int = 800, group_sizes=(2, 8, 64), betas=(0.5, 1.0), lr
     for G in group_sizes:
         for beta in betas:
             for penalty in ("reverse", "direct"):
-                cfg = GRPOConfig(objective=Objective(group_size=G, beta=beta, penalty=penalty), steps=steps,
+                cfg = TrainerConfig(objective=Objective(group_size=G, beta=beta, penalty=penalty), steps=steps,
                                  learning_rate=lr, groups_per_question=max(4, 128 // G))
                 out.append(Study(f"G{G}_beta{beta:g}_{penalty}", cfg))
     return out
@@ -61,7 +61,7 @@ def gated_studies(steps: int = 800, group_sizes=(2, 8, 64), betas=(0.5, 1.0), lr
 
 def extra_studies(steps: int = 800, lr: float = 3e-3) -> list[Study]:
     """Measured and reported, not gated: practical conventions against the note's."""
-    base = GRPOConfig(objective=Objective(group_size=8, beta=0.5), steps=steps, learning_rate=lr,
+    base = TrainerConfig(objective=Objective(group_size=8, beta=0.5), steps=steps, learning_rate=lr,
                       groups_per_question=16)
     g2 = base.with_changes(group_size=2, groups_per_question=64)
     return [
@@ -74,7 +74,7 @@ def extra_studies(steps: int = 800, lr: float = 3e-3) -> list[Study]:
     ]
 
 
-def _objective_for(cfg: GRPOConfig, prediction: str) -> Objective:
+def _objective_for(cfg: TrainerConfig, prediction: str) -> Objective:
     if prediction == "note":
         o = cfg.objective
         return Objective(beta=o.beta, group_size=o.group_size, penalty=o.penalty, normalization=o.normalization)
@@ -250,7 +250,7 @@ def _reference(out: Path, task: QATask, freqs: np.ndarray, L: int, seed: int, n_
     return ref
 
 
-def _train_alone(ref, task: QATask, cfg: GRPOConfig, run_dir: Path, resume: bool, progress: bool):
+def _train_alone(ref, task: QATask, cfg: TrainerConfig, run_dir: Path, resume: bool, progress: bool):
     """Each question trained by its own copy of the reference model; the results stacked as one run's."""
     parts = []
     for q in range(task.n_questions):

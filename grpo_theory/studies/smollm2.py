@@ -28,16 +28,16 @@ import pandas as pd
 import torch
 from tqdm.auto import tqdm
 
+from .. import variants
 from .._io import atomic_write
 from .._validate import plain
 from ..convergence import report_columns, summary_columns
 from ..errors import InvalidInputError
-from .. import variants
 from ..problem import Objective, Question
 from ..solvers import stationary_points
 from ..training.policy import answer_token_logprobs
 from ..training.smollm import GGUF_NAME, FrozenTrunkLM, load_smollm2, smollm2_tasks
-from ..training.trainer import GRPOConfig, GRPOTrainer
+from ..training.trainer import GRPOTrainer, TrainerConfig
 from .predictions import predict, predict_token_level, rewarded
 
 #: name -> Objective fields of the configurations compared with the theory
@@ -102,7 +102,7 @@ def _run_job(job: tuple, out: str, steps: int, learning_rate: float, trainable: 
         return pd.read_csv(done)
     task = _STATE["tasks"][task_name]
     ref, token_logp = _STATE["refs"][task_name]
-    cfg = GRPOConfig(objective=Objective(**SMOLLM_CONFIGS[config], level=level), steps=steps,
+    cfg = TrainerConfig(objective=Objective(**SMOLLM_CONFIGS[config], level=level), steps=steps,
                      learning_rate=learning_rate, optimizer=optimizer, warmup_steps=warmup_steps,
                      groups_per_question=max(4, 64 // SMOLLM_CONFIGS[config]["group_size"]), seed=seed,
                      device=_STATE["device"], num_threads=None, log_every=10, checkpoint_every=100,
@@ -252,9 +252,9 @@ def run_smollm_study(out_dir="runs/validate_smollm2", *, model_dir="models/smoll
     task_names : sequence of str
         The prompt sets (``"yes_no"``, ``"multiple_choice"``, ``"arithmetic"``).
     optimizer : str
-        ``"adam"`` or ``"sgd"`` (the trainer's ``GRPOConfig.optimizer``).
+        ``"adam"`` or ``"sgd"`` (the trainer's ``TrainerConfig.optimizer``).
     warmup_steps : int
-        Linear learning-rate warm-up (the trainer's ``GRPOConfig.warmup_steps``; 0: none).
+        Linear learning-rate warm-up (the trainer's ``TrainerConfig.warmup_steps``; 0: none).
 
     Returns
     -------

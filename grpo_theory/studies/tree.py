@@ -20,7 +20,7 @@ from ..problem import Objective, Question
 from ..solvers import stationary_policy
 from ..training.reference import pretrain_reference
 from ..training.tasks import synthetic_tree_task
-from ..training.trainer import GRPOConfig, GRPOTrainer, answer_probabilities
+from ..training.trainer import GRPOTrainer, TrainerConfig, answer_probabilities
 
 __all__ = ["run_tree_study", "TREE_STUDY_SHAPES", "TREE_STUDY_LOSSES"]
 
@@ -29,7 +29,7 @@ TREE_STUDY_SHAPES = ("lengths", "deep", "long")
 TREE_STUDY_LOSSES = (("grpo", None), ("dr_grpo", None), ("dapo", 1))
 
 
-def _with_loss(base: GRPOConfig, loss_type: str, groups_per_batch: int | None) -> GRPOConfig:
+def _with_loss(base: TrainerConfig, loss_type: str, groups_per_batch: int | None) -> TrainerConfig:
     """``base`` with this loss type; ``groups_per_batch=None`` is the whole step (``math.inf``)."""
     return base.with_changes(loss_type=loss_type,
                              groups_per_batch=math.inf if groups_per_batch is None else groups_per_batch)
@@ -101,7 +101,7 @@ def run_tree_study(out_dir="runs/validate_tree", *, seeds=(0, 1, 2), shapes=TREE
             ref_probs = answer_probabilities(ref, task)
             questions = [Question(ref_probs[q] / ref_probs[q].sum(), rewards=task.rewards[q], answers=task.answers)
                          for q in range(task.n_questions)]
-            base = GRPOConfig(objective=Objective(group_size=group_size, beta=beta, penalty=penalty, level="token"),
+            base = TrainerConfig(objective=Objective(group_size=group_size, beta=beta, penalty=penalty, level="token"),
                               steps=steps, learning_rate=learning_rate, groups_per_question=16, device=device,
                               seed=seed, num_threads=num_threads, until_stationary=until_stationary,
                               max_steps=max_steps)                                  # issue 26

@@ -7,7 +7,7 @@ form advantages, and take ``inner_updates`` optimiser steps on the clipped
 surrogate minus ``beta`` times the penalty. The reference model is frozen.
 
 The objective is a :class:`~grpo_theory.Objective` (``config.objective``); the run's own
-settings are the other fields of :class:`GRPOConfig`, whose docstring names the TRL knob each
+settings are the other fields of :class:`TrainerConfig`, whose docstring names the TRL knob each
 corresponds to where the names differ (``group_size`` is TRL's ``num_generations``, ``clip_eps``
 its ``epsilon``, ``inner_updates`` its ``num_iterations``).
 """
@@ -48,7 +48,7 @@ def _truncate_log(path: Path, last_step: int) -> None:
 
 
 @dataclass(kw_only=True)
-class GRPOConfig:
+class TrainerConfig:
     """The trainer's settings: the :class:`~grpo_theory.Objective` it optimises, and how it runs.
 
     ``objective`` holds everything the theory reads (beta, G, the KL estimator and placement, the
@@ -133,13 +133,13 @@ class GRPOConfig:
         return dict(kl_estimator=o.estimator, kl_placement=o.kl_placement,
                     kl_log_ratio_clamp=o.kl_log_ratio_clamp, kl_value_clamp=o.kl_value_clamp)
 
-    def with_changes(self, **changes) -> GRPOConfig:
+    def with_changes(self, **changes) -> TrainerConfig:
         """A validated copy with ``changes`` applied; the names of :class:`~grpo_theory.Objective`'s
         fields change the objective, the others the config.
 
         Examples
         --------
-        >>> cfg = GRPOConfig(objective=Objective(beta=0.5, group_size=8), steps=100)
+        >>> cfg = TrainerConfig(objective=Objective(beta=0.5, group_size=8), steps=100)
         >>> new = cfg.with_changes(group_size=2, steps=50)
         >>> new.objective.group_size, new.steps
         (2, 50)
@@ -191,10 +191,15 @@ def batch_means_se(x: np.ndarray, n_blocks: int = 10) -> np.ndarray:
     return means.std(axis=0, ddof=1) / math.sqrt(k)
 
 
+#: The former name of :class:`TrainerConfig`, kept as an alias (the same class). The new name keeps it apart
+#: from TRL's ``trl.GRPOConfig``, which the TRL studies use beside it.
+GRPOConfig = TrainerConfig
+
+
 class GRPOTrainer:
     """Trains ``model`` on ``task`` with GRPO; ``reference`` is frozen (a copy is made if None)."""
 
-    def __init__(self, model, task: QATask, config: GRPOConfig, reference=None, run_dir=None,
+    def __init__(self, model, task: QATask, config: TrainerConfig, reference=None, run_dir=None,
                  progress: bool = True) -> None:
         self.cfg = config
         self.task = task
@@ -358,7 +363,7 @@ class GRPOTrainer:
     def _extension_due(self, cap: int) -> bool:
         """Train on past the horizon? Only below the cap, and while a question is moving, or is
         oscillating with the check's tail reaching back before the final learning rate (step
-        ``steps``): see :class:`GRPOConfig`."""
+        ``steps``): see :class:`TrainerConfig`."""
         if self.horizon >= cap:
             return False
         rep = self.check_convergence()
@@ -378,7 +383,7 @@ class GRPOTrainer:
         (at the final learning rate) while :meth:`check_convergence` finds a question still moving,
         up to ``max_steps``, or while one oscillates with the check's tail reaching back before the
         final learning rate; the result's ``convergence`` says where each question ended (see
-        :class:`GRPOConfig`). A run resumed at its finished horizon continues if the rule asks for more.
+        :class:`TrainerConfig`). A run resumed at its finished horizon continues if the rule asks for more.
         """
         cfg = self.cfg
         torch.manual_seed(cfg.seed)
