@@ -73,6 +73,12 @@ class MeasuredKernel:
         with np.errstate(invalid="ignore", divide="ignore"):
             return self.K / np.outer(d, d)
 
+    def correlation_range(self) -> str:
+        """The off-diagonal entries of :meth:`normalised`, in words: ``"median m, range lo..hi"``."""
+        C = self.normalised()
+        off = C[~np.eye(len(C), dtype=bool)]
+        return f"median {np.median(off):.3f}, range {off.min():.3f}..{off.max():.3f}"
+
 
 def trainable_parameters(model) -> list:
     """The parameters a trainer moves: those of ``model`` with ``requires_grad``.
@@ -181,6 +187,16 @@ def gpt_scores(model, task, *, kind: str = "logit", correct=None) -> Callable[[i
     return score
 
 
+def _check_last_mlp(name: str, model, prompts, per_prompt, kind: str, what: str) -> None:
+    """The checks the SmolLM2 scores share: a model training its last MLP, ``kind`` known, one non-empty
+    ``what`` per prompt."""
+    if getattr(model, "k", None) != 0:
+        raise InvalidInputError(f"{name} needs FrozenTrunkLM(..., trainable='last-mlp')")
+    if kind not in KINDS or len(prompts) != len(per_prompt) or any(len(a) == 0 for a in per_prompt):
+        raise InvalidInputError(f"need kind in {KINDS}, one non-empty {what} per prompt; got kind={kind!r}, "
+                                f"{len(prompts)} prompts and {len(per_prompt)} {what}s")
+
+
 def free_generation_scores(model, prompts, answer_tokens, *, kind: str = "logprob") -> Callable[[int], object]:
     """Scores of SmolLM2 with its last MLP trained: the completion starts with the answer's tokens.
 
@@ -210,11 +226,7 @@ def free_generation_scores(model, prompts, answer_tokens, *, kind: str = "logpro
     InvalidInputError
         If the lengths differ, an answer is empty, ``kind`` is unknown, or the model is not "last-mlp".
     """
-    if getattr(model, "k", None) != 0:
-        raise InvalidInputError("free_generation_scores needs FrozenTrunkLM(..., trainable='last-mlp')")
-    if kind not in KINDS or len(prompts) != len(answer_tokens) or any(len(a) == 0 for a in answer_tokens):
-        raise InvalidInputError(f"need kind in {KINDS}, one non-empty answer per prompt; got kind={kind!r}, "
-                                f"{len(prompts)} prompts and {len(answer_tokens)} answers")
+    _check_last_mlp("free_generation_scores", model, prompts, answer_tokens, kind, "answer")
 
     def score(i: int):
         prompt, ans = list(prompts[i]), list(answer_tokens[i])
@@ -256,11 +268,7 @@ def first_token_scores(model, prompts, token_sets, *, kind: str = "logit") -> Ca
     InvalidInputError
         If the lengths differ, a set is empty, ``kind`` is unknown, or the model is not "last-mlp".
     """
-    if getattr(model, "k", None) != 0:
-        raise InvalidInputError("first_token_scores needs FrozenTrunkLM(..., trainable='last-mlp')")
-    if kind not in KINDS or len(prompts) != len(token_sets) or any(len(s) == 0 for s in token_sets):
-        raise InvalidInputError(f"need kind in {KINDS}, one non-empty token set per prompt; got kind={kind!r}, "
-                                f"{len(prompts)} prompts and {len(token_sets)} sets")
+    _check_last_mlp("first_token_scores", model, prompts, token_sets, kind, "token set")
 
     def score(i: int):
         lp = torch.log_softmax(model.head_from_h0(model.features(torch.tensor([list(prompts[i])]))[0]), -1)
