@@ -1,0 +1,183 @@
+"""Third hostile audit (issue 45), first part: bad and extreme values for every numeric option of ``solve`` and
+``predict`` and for the binary closed forms, each classified.
+
+Classes: ``clean`` (exit 2 / InvalidInputError, one line naming the value), ``correct`` (a valid value solved;
+for ``closed_form.binary_pairwise`` checked against Eq. 14 in 400-digit mpmath), ``traceback``, ``hang`` (past
+``HANG_S``), ``silent`` (a wrong or non-finite number), ``accepted`` (a bad value run), ``unhelpful`` (an error
+that does not name the value), ``refused_valid``. Run ``python tests/hostile_audit.py [--sample N]``.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import io
+import math
+import signal
+import sys
+import tempfile
+import warnings
+from pathlib import Path
+
+HANG_S = 30
+VALUES = ["nan", "NaN", "-nan", "inf", "-inf", "+inf", "Infinity", "1e400", "-1e400", "", " ", "abc", "0x10", "1e",
+          "1,5", "\u00bd", "None", "-1", "0", "-0", "1e-400", "5e-324", "1e-300", "1e300", "0.5", "2", "3", "1_0",
+          "\u0661", "99999999999999999999"]
+#: (subcommand argv with {v}, low, high, low_open, integer) for each numeric option
+OPTIONS = [
+    (["solve", "--pi-ref", "0.3", "0.7", "--rewards", "1", "0", "--beta", "{v}"], 0, None, True, False),
+    (["solve", "--pi-ref", "{v}", "0.7", "--rewards", "1", "0", "--beta", "0.5"], None, None, False, False),
+    (["solve", "--pi-ref", "0.3", "0.7", "--rewards", "{v}", "0", "--beta", "0.5"], None, None, False, False),
+    (["solve", "--pi-ref", "0.3", "0.7", "--rewards", "1", "0", "--beta", "0.5", "--std-eps", "{v}"], 0, None, False,
+     False),
+    (["solve", "--pi-ref", "0.3", "0.7", "--rewards", "1", "0", "--beta", "0.5", "--group-size", "{v}"], 2, 1e6,
+     False, True),
+    (["predict", "S", "--beta", "{v}", "--out", "O"], 0, None, True, False),
+    (["predict", "S", "--beta", "0.5", "--out", "O", "--slow-tol", "{v}"], 0, None, True, False),
+    (["predict", "S", "--beta", "0.5", "--out", "O", "--level", "{v}"], 0, 1, True, False),
+    (["predict", "S", "--beta", "0.5", "--out", "O", "--std-eps", "{v}"], 0, None, False, False),
+    (["predict", "S", "--beta", "0.5", "--out", "O", "--k", "{v}"], 1, None, False, True),
+    (["predict", "S", "--beta", "0.5", "--out", "O", "--clock", "{v}"], 0, None, True, False),
+    (["predict", "S", "--beta", "0.5", "--out", "O", "--seed", "{v}"], 0, None, False, True),
+    (["predict", "S", "--beta", "0.5", "--out", "O", "--tradeoff-betas", "{v}"], 0, None, True, False),
+    (["explain", "C", "--framework", "trl", "--completion-tokens", "{v}"], 1, None, False, True),
+]
+API = ["binary_pairwise", "binary_large_group", "binary_pairwise_direct"]
+
+
+def _parse(text: str):
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def expected(text: str, low, high, low_open, integer) -> str:
+    """'error' or 'ok' for ``text`` as the option's value, by the option's documented range."""
+    v = _parse(text)
+    if v is None or not math.isfinite(v) or (integer and v != int(v)) or (integer and text.strip() != text):
+        return "error"
+    if integer and not text.strip().lstrip("+-").isdigit():
+        return "either"
+    if low is not None and (v < low or (low_open and v == low)):
+        return "error"
+    if high is not None and v > high:
+        return "error"
+    return "ok"
+
+
+def cases() -> list[dict]:
+    out = []
+    for argv, low, high, low_open, integer in OPTIONS:
+        for v in VALUES:
+            out.append(dict(kind="cli", argv=[a.replace("{v}", v) for a in argv], value=v,
+                            expect=expected(v, low, high, low_open, integer)))
+    for fn in API:
+        for v in VALUES:
+            for slot in (0, 1):
+                args = ["0.3", "0.5"]
+                args[slot] = v
+                bad = expected(v, 0, 1, False, False) if slot == 0 else expected(v, 0, None, True, False)
+                out.append(dict(kind="api", fn=fn, args=args, value=v, expect=bad))
+    return out
+
+
+def _alarm(signum, frame):
+    raise TimeoutError
+
+
+def _eq14(p: float, b: float):
+    import mpmath as mp
+
+    with mp.workdps(400):
+        B, P = mp.mpf(b), mp.mpf(p)
+        if P == 0:                                   # pi_ref(a) = 0: a keeps probability 0
+            return 0.0
+        return float((1 - B + mp.sqrt((1 - B) ** 2 + 4 * B * P)) / 2)
+
+
+def run_case(case: dict, tmp: Path) -> str:
+    from grpo_theory import closed_form
+    from grpo_theory.cli import main
+    from grpo_theory.errors import ExactEvaluationTooLarge, InvalidInputError
+
+    (tmp / "S.csv").write_text("prompt_id,n,correct\na,10,3\nb,8,0\n")
+    (tmp / "C").write_text('{"beta": 0.04, "num_generations": 4}')
+    err, out = io.StringIO(), io.StringIO()
+    previous = signal.signal(signal.SIGALRM, _alarm)
+    signal.alarm(HANG_S)
+    result, exc = None, None
+    try:
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                if case["kind"] == "cli":
+                    names = {"S": "S.csv", "O": "O", "C": "C"}
+                    argv = [str(tmp / names[a]) if a in names else a for a in case["argv"]]
+                    rc = main(argv + (["--no-plots", "--no-progress"] if argv[0] == "predict" else []))
+                else:
+                    args = [_parse(a) if _parse(a) is not None else a for a in case["args"]]
+                    result = getattr(closed_form, case["fn"])(*args)
+                    rc = 0
+            except SystemExit as e:
+                rc = e.code
+            except (InvalidInputError, ExactEvaluationTooLarge) as e:
+                rc, exc = 2, str(e)
+    except TimeoutError:
+        return "hang"
+    except Exception:                                        # noqa: BLE001 - any other exception is the finding
+        return "traceback"
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    message = exc if exc is not None else err.getvalue()
+    v = case["value"]
+    if rc == 2:
+        if "Traceback" in message:
+            return "traceback"
+        if case["expect"] == "ok":
+            return "refused_valid"
+        shown = {v, v.strip(), repr(v), repr(v.strip())}
+        if _parse(v) is not None:
+            shown.add(repr(_parse(v)))
+        return "clean" if any(s and s in message for s in shown) or (v.strip() == "" and "''" in message) \
+            else "unhelpful"
+    if rc != 0:
+        return "traceback"
+    if case["expect"] == "error":
+        return "accepted"
+    if result is not None:
+        import numpy as np
+
+        x = float(np.asarray(result))
+        if not math.isfinite(x):
+            return "silent"
+        if case["fn"] == "binary_pairwise":
+            want = _eq14(*[float(a) for a in case["args"]])
+            if abs(x - want) > 1e-12 * max(abs(want), 1e-300):
+                return "silent"
+    return "correct"
+
+
+def main(argv=None) -> collections.Counter:
+    import random
+
+    args = sys.argv[1:] if argv is None else argv
+    todo = cases()
+    if args[:1] == ["--sample"]:
+        todo = random.Random(0).sample(todo, int(args[1]))
+    counts, bad = collections.Counter(), []
+    for case in todo:
+        with tempfile.TemporaryDirectory() as d:
+            cls = run_case(case, Path(d))
+        counts[cls] += 1
+        if cls not in ("clean", "correct"):
+            bad.append((cls, case))
+    for cls, case in bad:
+        print(cls, case.get("argv") or (case["fn"], case["args"]))
+    print(len(todo), "cases:", dict(counts))
+    return counts
+
+
+if __name__ == "__main__":
+    main()
