@@ -373,7 +373,7 @@ def derive_entropy_binary(penalty: str = "reverse") -> Derivation:
 
 
 def family_derivations() -> tuple[Derivation, ...]:
-    """The GRPO-family derivations (issue 22)."""
+    """The GRPO-family derivations."""
     return derive_filtered_pairwise(), derive_entropy_binary("reverse"), derive_entropy_binary("direct")
 
 

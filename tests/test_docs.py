@@ -216,29 +216,41 @@ def test_api_index_lists_every_name_of_every_all():
 
 # -- the site as a reader finds it: links, images, version, install, citation -------------------------
 
+# Regular expressions over the built HTML, not an HTML parser: the same targets as BeautifulSoup found
+# (2,981 of them, compared one by one when this replaced it) in 0.6 s instead of 31-37 s. mkdocs writes
+# attributes double-quoted; markup shown as text (code blocks) is escaped, so it never matches.
+TAG_RE = re.compile(r"<(a|link|img|script)\b([^>]*)>", re.I)
+LINK_ATTR = {"a": "href", "link": "href", "img": "src", "script": "src"}
+
+
+def _attribute(attrs: str, name: str) -> str | None:
+    """The unescaped value of attribute ``name`` in a tag's attribute text, or None."""
+    import html
+
+    m = re.search(rf"""(?:^|\s){name}\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>"']+))""", attrs, re.I)
+    return None if m is None else html.unescape(next(g for g in m.groups() if g is not None))
+
+
 def _relative_targets(site: Path):
     """(page, attribute value, file it points at) for every relative href/src in every built page."""
     from urllib.parse import unquote, urlsplit
 
-    bs4 = pytest.importorskip("bs4")
     for page in sorted(site.rglob("*.html")):
-        soup = bs4.BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
-        for tag, attr in (("a", "href"), ("img", "src"), ("link", "href"), ("script", "src")):
-            for el in soup.find_all(tag):
-                value = el.get(attr)
-                if not value:
-                    continue
-                parts = urlsplit(value)
-                if parts.scheme or parts.netloc or value.startswith(("#", "mailto:", "javascript:")):
-                    continue
-                path = unquote(parts.path)
-                if path.startswith("/"):               # root-relative (the 404 page's, from site_url's path "/")
-                    target = (site / path.lstrip("/")).resolve()
-                else:
-                    target = (page.parent / path).resolve() if path else page
-                if target.is_dir() or parts.path.endswith("/"):
-                    target = target / "index.html"
-                yield page.relative_to(site), value, target
+        for m in TAG_RE.finditer(page.read_text(encoding="utf-8")):
+            value = _attribute(m.group(2), LINK_ATTR[m.group(1).lower()])
+            if not value:
+                continue
+            parts = urlsplit(value)
+            if parts.scheme or parts.netloc or value.startswith(("#", "mailto:", "javascript:")):
+                continue
+            path = unquote(parts.path)
+            if path.startswith("/"):               # root-relative (the 404 page's, from site_url's path "/")
+                target = (site / path.lstrip("/")).resolve()
+            else:
+                target = (page.parent / path).resolve() if path else page
+            if target.is_dir() or parts.path.endswith("/"):
+                target = target / "index.html"
+            yield page.relative_to(site), value, target
 
 
 def test_every_relative_link_of_the_site_resolves(built_site):
@@ -252,19 +264,36 @@ def test_every_relative_link_of_the_site_resolves(built_site):
 
 def test_the_link_check_finds_a_broken_link(tmp_path):
     (tmp_path / "a").mkdir()
-    (tmp_path / "a" / "index.html").write_text('<a href="../trl.md">x</a><a href="../a/">y</a>')
+    (tmp_path / "a" / "index.html").write_text(
+        '<a class="x" href="../trl.md">x</a><a href="../a/">y</a><img alt="z" src="../b&amp;c.png">'
+        "<pre><code>&lt;a href=\"../shown.md\"&gt;</code></pre><script src='../s.js'></script>")
     found = [(str(p), v, t.exists()) for p, v, t in _relative_targets(tmp_path)]
-    assert ("a/index.html", "../trl.md", False) in found and ("a/index.html", "../a/", True) in found
+    assert found == [("a/index.html", "../trl.md", False), ("a/index.html", "../a/", True),
+                     ("a/index.html", "../b&c.png", False), ("a/index.html", "../s.js", False)]
+
+
+def _images_without_alt(site: Path) -> list[tuple[str, str]]:
+    """(page, src) of every ``<img>`` whose alt text is missing or blank (regular expressions, as above:
+    0.2 s instead of 15-32 s with BeautifulSoup, the same images)."""
+    missing = []
+    for page in sorted(site.rglob("*.html")):
+        for m in re.finditer(r"<img\b([^>]*)>", page.read_text(encoding="utf-8"), re.I):
+            if not (_attribute(m.group(1), "alt") or "").strip():
+                missing.append((str(page.relative_to(site)), (_attribute(m.group(1), "src") or "")[:60]))
+    return missing
 
 
 def test_every_image_has_alt_text(built_site):
-    bs4 = pytest.importorskip("bs4")
-    missing = []
-    for page in sorted(built_site.rglob("*.html")):
-        soup = bs4.BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
-        missing += [(str(page.relative_to(built_site)), img.get("src", "")[:60])
-                    for img in soup.find_all("img") if not (img.get("alt") or "").strip()]
+    missing = _images_without_alt(built_site)
     assert not missing, f"{len(missing)} images without alt text, e.g. {missing[:6]}"
+    assert sum(len(re.findall(r"<img\b", p.read_text(encoding="utf-8"))) for p in built_site.rglob("*.html")) > 30
+
+
+def test_the_alt_text_check_finds_a_missing_one(tmp_path):
+    (tmp_path / "index.html").write_text('<img src="a.png"><img alt="" src="b.png"><img alt=" " src="c.png">'
+                                         '<img src="d.png" alt="a plot">')
+    assert _images_without_alt(tmp_path) == [("index.html", "a.png"), ("index.html", "b.png"),
+                                             ("index.html", "c.png")]
 
 
 def test_the_inventory_and_the_citation_name_the_packages_version(built_site):

@@ -1,4 +1,4 @@
-"""The GRPO-family switches of TRL, verl and OpenRLHF, mapped onto the Objective's fields (issue 22).
+"""The GRPO-family switches of TRL, verl and OpenRLHF, mapped onto the Objective's fields.
 
 Each function takes the reader's own lookup ``get(name, default=None)`` (a field of the config, dotted
 names for nested fields) and returns the Objective keyword arguments

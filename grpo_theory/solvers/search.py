@@ -435,7 +435,7 @@ def basins_of(points, best: np.ndarray) -> list[Basin]:
     point) broken by the class logit, which stays finite and ordered where the mass saturates; a
     vertex reached only in the limit carries an infinite logit and so sorts at its end. A stable
     point's basin runs between its unstable neighbours in that order, or to 0 or 1. Cutting
-    ``[0, 1]`` at mass values instead gave ``(1, 1)`` for a point whose mass rounds to 1 (issue 25).
+    ``[0, 1]`` at mass values instead gave ``(1, 1)`` for a point whose mass rounds to 1.
 
     Examples
     --------

@@ -1,4 +1,4 @@
-"""Free generation on SmolLM2: predict a real run per prompt, and score the prediction (issue 23).
+"""Free generation on SmolLM2: predict a real run per prompt, and score the prediction.
 
 The answer space is open: completions of at most ``max_new_tokens`` tokens are sampled from the
 full vocabulary at temperature 1, and a verifier rewards a completion whose first word

@@ -1,4 +1,4 @@
-"""Issue 23's prompts and betas for the free-generation study (:mod:`grpo_theory.studies.free`).
+"""The prompts and betas for the free-generation study (:mod:`grpo_theory.studies.free`).
 
 The candidate pool (yes/no, factual and arithmetic questions in SmolLM2's chat template), the
 verifier's normalisation of a completion's first word, the screening count, the selection of prompts
@@ -71,7 +71,7 @@ def candidate_pool() -> list[tuple[str, str, str]]:
     """The candidate prompts, as ``(label, question, answer)``: 40 yes/no questions, 36 short factual
     questions and 60 sums, differences and products of small numbers (answers 0-99).
 
-    A pilot (issue 23) found SmolLM2-135M-Instruct rarely *starts* its answer to a factual or an
+    A pilot run found SmolLM2-135M-Instruct rarely *starts* its answer to a factual or an
     arithmetic question with the word or the number (it starts "The capital of France ..."), while a
     yes/no question's first word is "Yes" or "No" often, in proportions that vary by question: the
     yes/no questions are what spreads P(correct) over [0.05, 0.9]; the others are kept in the pool

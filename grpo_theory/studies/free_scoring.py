@@ -1,4 +1,4 @@
-"""Issue 23's scoring for the free-generation study (:mod:`grpo_theory.studies.free`).
+"""The scoring for the free-generation study (:mod:`grpo_theory.studies.free`).
 
 Per (beta, seed), the theory's MAE over prompts against two baselines fitted on one half of the
 prompts and scored on the other (the identity ``p_ref`` and the best single logit shift

@@ -154,7 +154,7 @@ def _check_schedule(steps: int, learning_rate: float) -> None:
 
 def run_gating_pass(out_dir="runs/validate_smollm2", *, steps: int = 600, learning_rate: float = 3e-4,
                     configs=None, max_steps_factor: float | None = 3.0, **study) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The gating pass (issue 26): every configuration at ``learning_rate`` from ``steps`` steps, those in
+    """The gating pass: every configuration at ``learning_rate`` from ``steps`` steps, those in
     :data:`LONGER_SCHEDULE` from that many times ``steps``, each trained to stationarity up to
     ``max_steps_factor`` x its steps (None: exactly its steps). ``study``: the other arguments of
     :func:`run_smollm_study`. Returns the rows and summary of every configuration together (also written to

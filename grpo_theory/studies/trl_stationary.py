@@ -1,4 +1,4 @@
-"""TRL's GRPOTrainer run to a flat curve, resumably, against the theory (issue 23).
+"""TRL's GRPOTrainer run to a flat curve, resumably, against the theory.
 
 The TRL comparison of :func:`grpo_theory.studies.trl.run_trl_smollm2` stops at a step count.
 Here a run trains until the stationarity check of :mod:`grpo_theory.convergence` passes on every
