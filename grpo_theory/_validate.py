@@ -140,8 +140,10 @@ def float_array(name: str, value, *, low: float | None = None, high: float | Non
         first = arr[bad].ravel()[0] if arr.ndim else arr
         want = "an integer" if integer else ("a finite number" if finite else "a number")
         if low is not None or high is not None:
-            want += f" in {'(' if low_open or low is None else '['}{'-inf' if low is None else plain(float(low))}, " \
-                    f"{'inf' if high is None else plain(float(high))}{')' if high_open or high is None else ']'}"
+            def end(b):                                 # 1, not 1.0, for an integer's bound
+                return plain(int(b)) if integer and float(b).is_integer() else plain(float(b))
+            want += f" in {'(' if low_open or low is None else '['}{'-inf' if low is None else end(low)}, " \
+                    f"{'inf' if high is None else end(high)}{')' if high_open or high is None else ']'}"
         shown = plain(value) if arr.size <= 8 else f"{plain(float(first))} (among {arr.size} values)"
         raise InvalidInputError(f"{name} must be {want}, got {shown}")
     return arr

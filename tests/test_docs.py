@@ -354,3 +354,29 @@ def test_api_objects_show_their_source(built_site):
     block = soup.find(id="grpo_theory.solvers.search.stationary_policy").find_parent("div", class_="doc")
     details = [d for d in block.find_all("details") if "Source code in" in d.get_text()]
     assert details and "def stationary_policy(" in details[0].get_text()
+
+
+def _nav_pages(nav) -> list[str]:
+    """Every page file named in mkdocs.yml's nav, depth first."""
+    out = []
+    for item in nav:
+        value = next(iter(item.values())) if isinstance(item, dict) else item
+        out += _nav_pages(value) if isinstance(value, list) else [value]
+    return out
+
+
+def test_the_front_page_links_every_page(built_site):
+    """At 1280 px the front page hides the sidebar and the menu button (``hide: navigation``): its own text
+    must reach every page of the nav in one click (it reached 7 of 34)."""
+    import yaml
+
+    cfg = yaml.safe_load(re.sub(r"!!python\S*", "", (ROOT / "mkdocs.yml").read_text()))
+    html_text = (built_site / "index.html").read_text(encoding="utf-8")
+    article = html_text[html_text.index("<article"):html_text.index("</article>")]
+    hrefs = {_attribute(m.group(2), "href") for m in TAG_RE.finditer(article) if m.group(1).lower() == "a"}
+    pages = [p for p in _nav_pages(cfg["nav"]) if p != "index.md"]
+    urls = {p: re.sub(r"(index)?\.(md|ipynb)$", "", p) for p in pages}
+    urls = {p: u if u.endswith("/") or not u else u + "/" for p, u in urls.items()}
+    missing = [p for p, u in urls.items() if u not in hrefs]
+    assert len(pages) >= 30
+    assert not missing, f"the front page does not link {len(missing)} of {len(pages)} pages: {missing}"

@@ -241,7 +241,7 @@ def test_committed_images_were_drawn_by_this_code():
     from grpo_theory.figures import FIGURES, FINGERPRINT, code_fingerprint
 
     drawn_by = json.loads((Path(__file__).resolve().parents[1] / "paper_figures" / FINGERPRINT).read_text())
-    specs = {str(s.number): s for s in FIGURES}
+    specs = {s.key: s for s in FIGURES}
     stale = sorted(n for n, h in drawn_by.items() if n not in specs or h != code_fingerprint(specs[n]))
     assert not stale, f"figures {stale} were drawn by older code: run `grpo-theory figures` and commit"
 

@@ -127,8 +127,10 @@ def floors(table):
 
 
 def test_figure_25_caption_states_the_tables_numbers(table, floors):
-    """Every number Figure 25's caption states, recomputed from docs/results (not from the figure's CSVs)."""
-    cap = (RES.parents[1] / "paper_figures" / "fig25_free_generation_caption.txt").read_text()
+    """Every number Figure 25a's caption states (and the per-seed margins its docs/figures.md section
+    carries), recomputed from docs/results (not from the figure's CSVs)."""
+    cap = (RES.parents[1] / "paper_figures" / "fig25a_free_generation_yes_no_caption.txt").read_text()
+    doc = " ".join((RES.parent / "figures.md").read_text().split())
     fin = table[table.kind == "final"]
     runs = {k: (np.mean(np.abs(g.predicted - g.measured)), np.mean(np.abs(g["shift"] - g.measured)),
                 np.mean(np.abs(g.identity - g.measured))) for k, g in fin.groupby(["beta", "seed"])}
@@ -146,13 +148,14 @@ def test_figure_25_caption_states_the_tables_numbers(table, floors):
         margins = ", ".join(f"{m:+.4f} (paired SE {e:.4f})" for m, e in zip(v[:, 1] - v[:, 0], se))
         fl = np.mean([floors[k] for k in keys])
         assert (f"beta = {beta:g}: theory {v[:, 0].mean():.3f} (seeds {v[:, 0].min():.3f}-{v[:, 0].max():.3f}), "
-                f"logit shift {v[:, 1].mean():.3f}, pi_ref {v[:, 2].mean():.3f}, sampling floor {fl:.3f}; the shift's "
-                f"MAE minus the theory's per seed {margins}") in cap
+                f"logit shift {v[:, 1].mean():.3f}, pi_ref {v[:, 2].mean():.3f}, sampling floor {fl:.3f}") in cap
+        assert f"at beta = {beta:g}, {margins.replace('+-', '-')}" in doc
         out = int(((g.measured - g.predicted).abs() > 2 * sd[g.index]).sum())
         assert f"{out} of {len(g)} at beta = {beta:g}" in cap
     n_flat = (fin.conv_status == "converged").sum()
-    assert f"the {len(fin) - n_flat} of {len(fin)} final measurements that the stationarity check calls" in cap
-    assert f"with pi_ref(correct) {fin.p_ref.min():.2f}-{fin.p_ref.max():.2f}" in cap
+    assert f"the {len(fin) - n_flat} of {len(fin)} measurements still moving" in cap
+    assert f"pi_ref(correct) {fin.p_ref.min():.2f}-{fin.p_ref.max():.2f}" in cap
+    cap = (RES.parents[1] / "paper_figures" / "fig25c_free_generation_during_caption.txt").read_text()
     mid = table[table.kind == "intermediate"]
     for beta, g in mid.groupby("beta"):
         per = g.groupby(["step", "seed"]).apply(
@@ -165,6 +168,7 @@ def test_figure_25_caption_states_the_tables_numbers(table, floors):
     lo, hi = sorted(old.learning_rate.unique())[0], sorted(old.learning_rate.unique())[-1]
     small, big = old[old.learning_rate == lo], old[old.learning_rate == hi]
     e = (small.measured - small.predicted).abs().sort_values()
+    cap = (RES.parents[1] / "paper_figures" / "fig25d_free_generation_collapse_caption.txt").read_text()
     assert f"{len(e) - 1} of {len(e)} prompts end {e.iloc[0]:.3f}-{e.iloc[-2]:.3f} from the prediction" in cap
     worst = small.loc[e.index[-1]]
     assert f"{worst.question.rstrip('?')} (pi_ref {worst.pi_ref:.4f}) reaches {worst.measured:.3f}" in cap
@@ -197,7 +201,7 @@ def test_figure_25_take_away_states_the_tables_numbers(table, floors):
 
 def test_figure_25_floor_is_the_independent_floor(floors):
     """The figure's sampling floor (its own slope of x(p_ref)) against the root-search one."""
-    s = pd.read_csv(RES.parents[1] / "paper_figures" / "fig25_free_generation_scores.csv")
+    s = pd.read_csv(RES.parents[1] / "paper_figures" / "fig25a_free_generation_yes_no_scores.csv")
     f = s[s.kind == "final"]
     got = {(r.beta, r.seed): r.floor for r in f.itertuples()}
     assert got.keys() == floors.keys()
@@ -332,7 +336,7 @@ def test_figure_25_caption_states_the_greetings_runs_numbers():
     """The caption's sentence on the greetings run, recomputed from docs/results and the pool."""
     from grpo_theory.studies.free_prompts import greeting_pool
 
-    cap = (RES.parents[1] / "paper_figures" / "fig25_free_generation_caption.txt").read_text()
+    cap = (RES.parents[1] / "paper_figures" / "fig25b_free_generation_greetings_caption.txt").read_text()
     t = pd.read_csv(RES / "free_generation_greetings.csv")
     fin = t[t.kind == "final"]
     fl = _floors(t)
@@ -370,7 +374,8 @@ def test_the_greetings_runs_move_together_and_their_time_average_lands():
     """The caption's account of the greetings run at its larger beta: one sign per run (run means and
     within-run sds of measured - predicted), and the tail rewards' MAE against the prediction with its
     sampling floor (the slope by the independent root search)."""
-    cap = (RES.parents[1] / "paper_figures" / "fig25_free_generation_caption.txt").read_text()
+    cap = (RES.parents[1] / "paper_figures" / "fig25b_free_generation_greetings_caption.txt").read_text()
+    doc = " ".join((RES.parent / "figures.md").read_text().split())
     t = _with_tail("free_generation_greetings")
     big = t[t.beta == t.beta.max()].assign(e=lambda d: d.measured - d.predicted)
     run = big.groupby("seed").e.agg(["mean", "std"])
@@ -383,7 +388,7 @@ def test_the_greetings_runs_move_together_and_their_time_average_lands():
     floor = np.mean(np.sqrt(2 / np.pi * (big.predicted * (1 - big.predicted) / big.tail_n
                                          + slope ** 2 * big.p_ref * (1 - big.p_ref) / big.p_ref_n)))
     assert (f"within MAE {tail_mae.min():.3f}-{tail_mae.max():.3f} of the predictions (binomial floor "
-            f"{floor:.3f})") in cap
+            f"{floor:.3f})") in doc
     assert tail_mae.max() < big.groupby("seed").e.apply(lambda v: v.abs().mean()).min()
 
 
@@ -515,7 +520,7 @@ def test_the_results_md_account_of_the_greetings_offsets():
     signed = yn[yn.beta == yn.beta.min()].groupby("seed").apply(lambda g: np.mean(g.tail_mean - g.predicted),
                                                                include_groups=False)
     assert "(signed " + ", ".join(f"{v:.3f}" for v in signed) + ")" in text
-    cap = (RES.parents[1] / "paper_figures" / "fig25_free_generation_caption.txt").read_text()
+    cap = (RES.parents[1] / "paper_figures" / "fig25b_free_generation_greetings_caption.txt").read_text()
     sd = _sds(pd.read_csv(RES / "free_generation_greetings.csv"))
     fin = pd.read_csv(RES / "free_generation_greetings.csv").query("kind == 'final'")
     out = " and ".join(f"{int(((g.measured - g.predicted).abs() > 2 * sd[g.index]).sum())} of {len(g)} at beta = {b:g}"

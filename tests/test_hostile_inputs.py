@@ -427,3 +427,58 @@ def test_trl_yaml_and_command_line(tmp_path):
         assert rc == 0, err
         outs.append(json.loads(out)["objective"])
     assert outs[0] == outs[1] and outs[0]["group_size"] == 4 and outs[0]["beta"] == 0.04
+
+
+# ----------------------------------------------------------------------------- round two's leftovers (issue 45)
+
+def test_sweep_grid_with_tiny_beta_is_solved(tmp_path):
+    """The issue's sweep-grid form of the tiny-beta traceback: G = 2, scale, Eq. 14 in mpmath."""
+    g = tmp_path / "g.yaml"
+    g.write_text("objectives: {beta: [1e-300, 1.0e-305]}\nquestions: [{pi_ref: [0.3, 0.7], rewards: [1, 0]}]\n")
+    rc, out, err = run("sweep", g, "--out", tmp_path / "o.csv", "--workers", "1", "--no-progress")
+    assert rc == 0, err
+    import pandas as pd
+
+    table = pd.read_csv(tmp_path / "o.csv")
+    assert len(table) == 2
+    for _, row in table.iterrows():
+        beta = row["key"].split("beta=")[1]
+        want = eq14_one_minus_x("0.3", float(beta))
+        got = json.loads(row["reached_policy"])[1]
+        assert abs(got - want) <= 1e-12 * want, (beta, got, want)
+
+
+def test_a_trl_config_nested_100000_deep_is_refused(tmp_path):
+    (tmp_path / "c.json").write_text('{"beta":' * 100_000 + "1" + "}" * 100_000)
+    refused(["explain", tmp_path / "c.json", "--framework", "trl"], "c.json", "nested deeper than 64")
+    (tmp_path / "c.yaml").write_text("beta: " + "[" * 100_000 + "]" * 100_000)
+    refused(["explain", tmp_path / "c.yaml", "--framework", "trl"], "c.yaml")
+
+
+@pytest.mark.parametrize("kw, name", [({"n_starts": 0}, "n_starts"), ({"n_starts": -3}, "n_starts"),
+                                      ({"n_starts": 2.5}, "n_starts"), ({"n_grid": "x"}, "n_grid"),
+                                      ({"seed": -1}, "seed"), ({"box_budget": -1}, "box_budget"),
+                                      ({"time_budget": math.nan}, "time_budget")])
+def test_stationary_points_refuses_a_search_that_cannot_run(kw, name):
+    """``n_starts=0`` was silently replaced by the default starts; now every search knob is checked."""
+    from grpo_theory import stationary_points
+
+    q, obj = Question([0.2, 0.3, 0.5], rewards=[1, 0.5, 0]), Objective(beta=0.3, group_size=4)
+    with pytest.raises(InvalidInputError, match=f"{name} must be"):
+        stationary_points(q, obj, exhaustive=False, **kw)
+
+
+def test_dataframe_errors_name_the_row_by_its_index_label():
+    """A DataFrame has rows, not lines: the message names the index label the user can ``.loc``."""
+    import pandas as pd
+
+    from grpo_theory.predict import read_samples
+
+    df = pd.DataFrame({"prompt_id": ["a", "b", "c"], "n": [10, 10, 5], "correct": [3, 11, 1]}, index=[7, 8, 9])
+    with pytest.raises(InvalidInputError, match=r"samples DataFrame row 8: prompt 'b' has correct = 11 > n = 10"):
+        read_samples(df)
+    dup = pd.DataFrame({"prompt_id": ["a", "a"], "n": [10, 10], "correct": [3, 1]})
+    with pytest.raises(InvalidInputError, match=r"row 1: prompt 'a' appears again \(first on row 0\)"):
+        read_samples(dup)
+    with pytest.raises(InvalidInputError, match=r"samples array row 1: prompt '1' has correct = 4 > n = 3"):
+        read_samples(np.array([[10, 3], [3, 4]]))

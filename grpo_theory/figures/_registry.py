@@ -16,8 +16,14 @@ FIGURE_MODULES = (
     "multistable_basins", "kl_estimators", "finite_g_regions", "phase_diagram_k3",
     # issue 26: the SmolLM2 optimiser instability
     "training_instability",
-    # issue 23: free generation on SmolLM2, and TRL's trainer on it run to its cap
-    "free_generation", "trl_smollm2",
+    # issue 23: free generation on SmolLM2 (Figure 25a-d, split by experiment), and TRL's trainer on it run to its cap
+    "free_generation", "free_generation_course", "trl_smollm2",
 )
 
-FIGURES: tuple[FigureSpec, ...] = tuple(import_module(f"{__package__}.{m}").SPEC for m in FIGURE_MODULES)
+def _specs(module: str) -> tuple[FigureSpec, ...]:
+    """A module's figures: its ``SPECS`` (the parts of one split figure) or its one ``SPEC``."""
+    mod = import_module(f"{__package__}.{module}")
+    return tuple(mod.SPECS) if hasattr(mod, "SPECS") else (mod.SPEC,)
+
+
+FIGURES: tuple[FigureSpec, ...] = tuple(spec for m in FIGURE_MODULES for spec in _specs(m))

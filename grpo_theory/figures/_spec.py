@@ -45,6 +45,8 @@ class FigureSpec:
     draws from those tables alone, so a figure can be redrawn from its committed CSVs. ``caption`` is a string or a
     function of those tables (so a number the caption states is computed from the plotted data).
     ``uses``: the other figure modules whose code this one calls (they enter its fingerprint).
+    ``part``: "" for a figure of its own; "a", "b", ... for the parts of one numbered figure split into
+    several (Figure 25a-d: one experiment each, each with its own caption and tables).
     """
 
     number: int
@@ -54,15 +56,23 @@ class FigureSpec:
     render: Callable[[dict[str, pd.DataFrame]], object]
     module: str
     uses: tuple[str, ...] = field(default=())
+    part: str = ""
 
     def __post_init__(self):
         if self.number < 1:
             raise InvalidInputError(f"figure number {self.number!r}: expected a positive integer")
+        if self.part and not (len(self.part) == 1 and "a" <= self.part <= "z"):
+            raise InvalidInputError(f"figure part {self.part!r}: expected one letter a-z or ''")
+
+    @property
+    def key(self) -> str:
+        """The figure's name in the fingerprint file and in messages: "9", "25a"."""
+        return f"{self.number}{self.part}"
 
     @property
     def stem(self) -> str:
-        """The file stem, ``fig<N>_<slug>``."""
-        return f"fig{self.number}_{self.slug}"
+        """The file stem, ``fig<N>_<slug>`` (``fig<N><part>_<slug>`` for a part)."""
+        return f"fig{self.key}_{self.slug}"
 
     def table_stems(self, names) -> dict[str, str]:
         """File stem of each table: ``"data"`` -> ``fig<N>_<slug>``, others -> ``fig<N>_<slug>_<name>``."""

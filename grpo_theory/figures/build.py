@@ -204,19 +204,20 @@ def build_figures(out_dir: str | Path = "paper_figures", only=None, trained: str
     except (FileNotFoundError, ValueError):
         drawn_by = {}
     # a number no figure has any more (Figure 10, merged into Figure 7) is dropped at the next write
-    drawn_by = {k: v for k, v in drawn_by.items() if int(k) in valid}
+    keys = {s.key for s in FIGURES}
+    drawn_by = {k: v for k, v in drawn_by.items() if k in keys}
     specs = [s for s in FIGURES if (only is None or s.number in set(only)) and s.number not in done]
     written: list[Path] = []
     bar = tqdm(specs, desc="figures", disable=not progress)
-    for spec in bar:
+    for i, spec in enumerate(bar):
         bar.set_postfix_str(spec.slug)
         with matplotlib.rc_context(plotting.STYLE):
             try:
                 tables = spec.tables(inputs)
             except FigureSkipped as why:
-                tqdm.write(f"figure {spec.number} ({spec.slug}) skipped: {why}")
+                tqdm.write(f"figure {spec.key} ({spec.slug}) skipped: {why}")
                 continue
-            base = out / f"fig{spec.number}_{spec.slug}"
+            base = out / spec.stem
             data_changed = False
             for name, table in tables.items():
                 path = base.with_name(f"{base.name}_{name}.csv") if name != "data" else base.with_suffix(".csv")
@@ -230,7 +231,8 @@ def build_figures(out_dir: str | Path = "paper_figures", only=None, trained: str
         if not cap.exists() or cap.read_text() != caption + "\n":
             atomic_write(cap, lambda p, text=caption: p.write_text(text + "\n"))
             written.append(cap)
-        done.add(spec.number)
+        if not any(s.number == spec.number for s in specs[i + 1:]):     # a split figure: after its last part
+            done.add(spec.number)
         atomic_write(_done_file(out), lambda p: p.write_text(json.dumps(sorted(done))))
     return written
 
@@ -248,9 +250,9 @@ def _images_present(base: Path) -> bool:
 def _draw(spec: FigureSpec, tables: dict[str, pd.DataFrame], base: Path, data_changed: bool, force: bool,
           drawn_by: dict[str, str], fp_path: Path) -> list[Path]:
     """Draw figure ``spec`` from ``tables`` and save its PNG/PDF where needed (see :func:`build_figures`);
-    ``drawn_by`` (figure number -> code hash) is updated and written to ``fp_path``."""
+    ``drawn_by`` (figure key, "9" or "25a" -> code hash) is updated and written to ``fp_path``."""
     fingerprint = code_fingerprint(spec)
-    if not (data_changed or force or drawn_by.get(str(spec.number)) != fingerprint) and _images_present(base):
+    if not (data_changed or force or drawn_by.get(spec.key) != fingerprint) and _images_present(base):
         # nothing to save: building the figure (its artists, contours, layout engine) is skipped too
         return []
     fig = spec.render(tables)
@@ -258,9 +260,9 @@ def _draw(spec: FigureSpec, tables: dict[str, pd.DataFrame], base: Path, data_ch
     bases = [base.with_name(base.name + ("" if len(figs) == 1 else "abcdefgh"[i])) for i in range(len(figs))]
     missing = any(not b.with_suffix(ext).exists() for b in bases for ext in (".png", ".pdf"))
     written: list[Path] = []
-    if data_changed or missing or force or drawn_by.get(str(spec.number)) != fingerprint:
+    if data_changed or missing or force or drawn_by.get(spec.key) != fingerprint:
         for f, b in zip(figs, bases):
             written += _save(f, b)
-        drawn_by[str(spec.number)] = fingerprint
+        drawn_by[spec.key] = fingerprint
         atomic_write(fp_path, lambda p: p.write_text(json.dumps(drawn_by, indent=1, sort_keys=True) + "\n"))
     return written

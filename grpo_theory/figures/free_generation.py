@@ -1,7 +1,8 @@
-"""Free generation on SmolLM2 (issue 23): each prompt's P(correct) after training against the theory,
-the theory against two fitted baselines at the end and during training, and the collapse at a larger
-step (docs/results/free_generation.csv from experiments/smollm2_free_generation.py, and the earlier
-4-prompt run's docs/results/smollm2_free_generation.csv).
+"""Free generation on SmolLM2: Figure 25a (the yes/no run) and 25b (the greetings run, the upper end of
+P(correct)), each prompt's P(correct) after training against the theory and the theory against two fitted
+baselines at the end (docs/results/free_generation*.csv from experiments/smollm2_free_generation.py).
+Figures 25c (during training) and 25d (the earlier 4-prompt run's collapse) are in
+:mod:`grpo_theory.figures.free_generation_course`; this module holds the tables and scores they share.
 
 The sampling floor is the MAE an exact theory would still show: a final measurement ``m`` of
 ``n_m`` samples and ``p_ref`` of ``n_ref`` samples give ``m - x(p_ref)`` a standard deviation
@@ -30,14 +31,12 @@ TARGET = 0.03
 #: the three predictions scored: the theory and the two baselines (the logit shift fitted on the other
 #: half of the prompts)
 SCORED = {"predicted": "theory", "shift": r"logit shift of $\pi_{\mathrm{ref}}$", "identity": r"$\pi_{\mathrm{ref}}$"}
-#: one encoding in every panel: colour is beta (the figure's beta map); the marker and the line style
-#: tell the theory from the baselines
+#: one encoding: colour is beta (the one beta map); in Figure 25c the marker and the line style tell the
+#: theory from the baselines (its legend says which)
 SCORED_MARKERS = {"predicted": "o", "shift": "s", "identity": "^"}
 SCORED_LINES = {"predicted": "-", "shift": "--", "identity": ":"}
-#: where (d) and (e) put the end of training on their step axis (each run's last step, 150-225)
-END_X = 320.0
-#: the greetings run (the upper end of P(correct)) is drawn with this marker in (a)-(c)
-GREET_MARKER = "D"
+#: the marker of each run's measurements: the yes/no run circles, the greetings run diamonds
+RUN_MARKER = {"yes/no": "o", "greetings": "D"}
 
 @lru_cache(maxsize=8)
 def _response(beta: float) -> Response:
@@ -78,28 +77,35 @@ def _curve(betas, n_measured: int, n_ref: int) -> pd.DataFrame:
     return pd.concat(out, ignore_index=True)
 
 
-def tables(inputs) -> dict[str, pd.DataFrame]:
-    """``data``: every final measurement (seed, beta, prompt) with its sampling sd; ``curve``: x(p_ref) and
-    the sampling sd per beta; ``scores``: the MAE over prompts of the theory and the baselines per (beta,
-    seed, step), with the sampling floor of each final row; ``collapse``: the 4-prompt run at two
-    learning rates."""
-    t = inputs.results_table("free_generation.csv")
-    old = inputs.results_table("smollm2_free_generation.csv")
-    final = t[t.kind == "final"]
-    data = _final_rows(final)
-    scores = _scores(t, data)
-    greet = inputs.results_table("free_generation_greetings.csv")
-    gdata = _final_rows(greet[greet.kind == "final"])
-    gtail = inputs.results_table("free_generation_greetings_tail.csv")
-    gdata = gdata.merge(gtail[["seed", "beta", "prompt", "tail_mean", "tail_n"]], on=["seed", "beta", "prompt"],
-                        how="left", validate="one_to_one")
-    collapse = old[["question", "pi_ref", "predicted", "predicted_lo", "predicted_hi", "measured", "measured_lo",
-                    "measured_hi", "learning_rate", "steps", "beta", "max_new_tokens"]].sort_values(
-        ["pi_ref", "learning_rate"])
-    n_m, n_ref = int(final.measured_n.median()), int(final.p_ref_n.median())
-    return {"data": data.reset_index(drop=True), "curve": _curve(sorted(data.beta.unique()), n_m, n_ref),
-            "scores": scores, "collapse": collapse.reset_index(drop=True),
-            "greetings": gdata.reset_index(drop=True), "greetings_scores": _scores(greet, gdata)}
+def _run(inputs, name: str) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """One run's rows, its final measurements (:func:`_final_rows`) and its scores (:func:`_scores`)."""
+    t = inputs.results_table(name)
+    data = _final_rows(t[t.kind == "final"])
+    return t, data, _scores(t, data)
+
+
+def _with_curve(data: pd.DataFrame) -> pd.DataFrame:
+    return _curve(sorted(data.beta.unique()), int(data.measured_n.median()), int(data.p_ref_n.median()))
+
+
+def tables_yes_no(inputs) -> dict[str, pd.DataFrame]:
+    """Figure 25a: ``data``, every final measurement (seed, beta, prompt) with its sampling sd; ``curve``,
+    x(p_ref) and the sampling sd per beta; ``scores``, the final MAE over prompts of the theory and the
+    baselines per (beta, seed) with its sampling floor."""
+    _, data, scores = _run(inputs, "free_generation.csv")
+    return {"data": data.reset_index(drop=True), "curve": _with_curve(data),
+            "scores": scores[scores.kind == "final"].reset_index(drop=True)}
+
+
+def tables_greetings(inputs) -> dict[str, pd.DataFrame]:
+    """Figure 25b: as :func:`tables_yes_no` for the greetings run, with each measurement's training reward
+    over the last quarter of its job (``tail_mean``, ``tail_n``)."""
+    _, data, scores = _run(inputs, "free_generation_greetings.csv")
+    tail = inputs.results_table("free_generation_greetings_tail.csv")
+    data = data.merge(tail[["seed", "beta", "prompt", "tail_mean", "tail_n"]], on=["seed", "beta", "prompt"],
+                      how="left", validate="one_to_one")
+    return {"data": data.reset_index(drop=True), "curve": _with_curve(data),
+            "scores": scores[scores.kind == "final"].reset_index(drop=True)}
 
 
 def _final_rows(final: pd.DataFrame) -> pd.DataFrame:
@@ -144,79 +150,59 @@ def final_scores(scores: pd.DataFrame) -> pd.DataFrame:
     return f.reset_index(drop=True)
 
 
+def _r(v: float) -> str:
+    return f"{v:.3f}"
+
+
 LOG_TICKS = (0.01, 0.03, 0.1, 0.3, 1.0)
 
 
-def _log_span(values, pad: float = 1.35) -> tuple[float, float]:
+def log_span(values, pad: float = 1.35) -> tuple[float, float]:
     """Log-axis limits that hold every value (MAEs, floors, the target) with a margin of ``pad`` either side."""
     v = np.asarray(values, float)
     v = v[np.isfinite(v) & (v > 0)]
     return float(v.min() / pad), float(min(v.max() * pad, 1.0))
 
 
-def _log_ticks(ax, span: tuple[float, float]) -> None:
+def log_ticks(ax, span: tuple[float, float]) -> None:
+    """The MAE axes' ticks (0.01, 0.03, ...) within ``span``, and the span as the limits."""
     ticks = [t for t in LOG_TICKS if span[0] <= t <= span[1]]
     ax.set_yticks(ticks, [f"{t:g}" for t in ticks])
     ax.minorticks_off()
     ax.set_ylim(*span)
 
 
-def _during(ax, scores: pd.DataFrame, beta: float, colour, letter: str, span: tuple[float, float]) -> None:
-    """MAE over prompts at each intermediate step and at the end: the seeds' mean, their range as bars."""
-    g = scores[scores.beta == beta]
-    mid, end = g[g.kind == "intermediate"], g[g.kind == "final"]
-    for j, k in enumerate(SCORED):
-        m = mid.groupby("step")[f"mae_{k}"].agg(["mean", "min", "max"])
-        e = end[f"mae_{k}"]
-        x = np.append(m.index.to_numpy(float), END_X) * (1.0 + 0.06 * (j - 1))   # offsets keep bars apart
-        y = np.append(m["mean"].to_numpy(), e.mean())
-        lo, hi = np.append(m["min"].to_numpy(), e.min()), np.append(m["max"].to_numpy(), e.max())
-        ax.plot(x[:-1], y[:-1], ls=SCORED_LINES[k], color=colour, lw=1.0, zorder=2)
-        ax.errorbar(x, y, yerr=[y - lo, hi - y], fmt=SCORED_MARKERS[k], ms=3.4, color=colour, mec="0.1", mew=0.4,
-                    elinewidth=0.8, ls="", zorder=3)
-    plotting.reference(ax.axhline(TARGET, color="0.3", lw=0.7, ls=":"))
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    steps = sorted(mid.step.unique())
-    ax.set_xticks(list(steps) + [END_X], [f"{s:g}" for s in steps] + ["end"])
-    _log_ticks(ax, span)
-    ax.set(xlim=(steps[0] / 1.4, END_X * 1.4), xlabel="training step")
-    plotting.panel(ax, letter, f"during training, β = {beta:g}")
-
-
-def render(t: dict[str, pd.DataFrame]) -> Figure:
-    data, curve, scores, collapse = t["data"], t["curve"], t["scores"], t["collapse"]
-    greet = t["greetings"]
+def render_run(t: dict[str, pd.DataFrame], run: str) -> Figure:
+    """Figure 25a or 25b: (a) after training against before, (b) every residual with +-2 sigma of sampling,
+    (c) the MAE at the end against the two baselines, the target and the sampling floor."""
+    data, curve, fs = t["data"], t["curve"], final_scores(t["scores"])
+    marker = RUN_MARKER[run]
     betas = sorted(data.beta.unique())
     colours = dict(zip(betas, plotting.beta_colors(betas)))
-    fig, axes = plotting.new_figure(width=plotting.DOUBLE, height=5.1, ncols=3, nrows=2)
-    (ax, bx, cx), (dx, ex, fx) = axes
+    fig, (ax, bx, cx) = plotting.new_figure(width=plotting.DOUBLE, height=2.9, ncols=3)
+    x_hi = min(1.0, np.ceil((float(data.p_ref.max()) + 0.02) * 10) / 10)
+    x_lo = max(0.0, np.floor((float(data.p_ref.min()) - 0.02) * 10) / 10)
 
-    # (a) after against before: the seeds' mean and range per prompt, the stationary curve per beta, and
-    # the logit shift (its mean over seeds and halves) thin and dashed
+    # (a) the seeds' mean and range per prompt, the stationary curve per beta, the logit shift dashed
     pp = per_prompt(data)
     for b in betas:
-        c = curve[curve.beta == b]
+        c = curve[(curve.beta == b) & (curve.p_ref >= x_lo) & (curve.p_ref <= x_hi)]
         ax.plot(c.p_ref, c.x, color=colours[b], lw=1.1, zorder=2)
         shift = float(data[data.beta == b].shift_c.mean())
         ax.plot(c.p_ref, 1 / (1 + np.exp(-(np.log(c.p_ref / (1 - c.p_ref)) + shift))), color=colours[b], lw=0.8,
                 ls="--", zorder=2)
         g = pp[pp.beta == b]
-        ax.errorbar(g.p_ref, g["mean"], yerr=[g["mean"] - g.lo, g.hi - g["mean"]], fmt="o", ms=3.0,
+        ax.errorbar(g.p_ref, g["mean"], yerr=[g["mean"] - g.lo, g.hi - g["mean"]], fmt=marker, ms=3.0,
                     lw=0.9, color=colours[b], mec="0.1", mew=0.4, zorder=3)
-        g = per_prompt(greet[greet.beta == b])
-        ax.errorbar(g.p_ref, g["mean"], yerr=[g["mean"] - g.lo, g.hi - g["mean"]], fmt=GREET_MARKER, ms=3.0,
-                    lw=0.9, color=colours[b], mec="0.1", mew=0.4, zorder=3)
-    p_max = float(max(data.p_ref.max(), greet.p_ref.max()))
-    x_hi = min(1.0, np.ceil((p_max + 0.02) * 10) / 10)
     plotting.reference(ax.plot([0, 1], [0, 1], ls=":", color="0.45", lw=0.9, zorder=1))
-    ax.set(xlim=(0, x_hi), ylim=(0, 1), xlabel=r"$\pi_{\mathrm{ref}}$(correct)", ylabel="P(correct) after training")
+    ax.set(xlim=(x_lo, x_hi), ylim=(0, 1), xlabel=r"$\pi_{\mathrm{ref}}$(correct)",
+           ylabel="P(correct) after training")
     plotting.panel(ax, "a", "after training against before")
 
     # (b) every final measurement against its prediction, with +-2 sigma of sampling alone (the smaller
     # beta's band an outline, so that the overlap does not read as a third band)
     for i, b in enumerate(betas):
-        c = curve[curve.beta == b]
+        c = curve[(curve.beta == b) & (curve.p_ref >= x_lo) & (curve.p_ref <= x_hi)]
         if i:
             bx.fill_between(c.p_ref, -2 * c.sd, 2 * c.sd, color=colours[b], alpha=0.2, lw=0, zorder=1)
         for sign in (-2, 2):
@@ -224,221 +210,112 @@ def render(t: dict[str, pd.DataFrame]) -> Figure:
         g = data[data.beta == b]
         flat = g.conv_status.eq("converged")
         err = g.measured - g.predicted
-        bx.scatter(g.p_ref[flat], err[flat], s=8, color=colours[b], edgecolors="0.1", linewidths=0.3, alpha=0.85,
-                   zorder=3)
-        bx.scatter(g.p_ref[~flat], err[~flat], s=12, facecolors="white", edgecolors="0.1", linewidths=0.9, zorder=4)
-        g = greet[greet.beta == b]
-        flat = g.conv_status.eq("converged")
-        err = g.measured - g.predicted
-        bx.scatter(g.p_ref[flat], err[flat], s=9, marker=GREET_MARKER, color=colours[b], edgecolors="0.1",
+        bx.scatter(g.p_ref[flat], err[flat], s=9, marker=marker, color=colours[b], edgecolors="0.1",
                    linewidths=0.3, alpha=0.85, zorder=3)
-        bx.scatter(g.p_ref[~flat], err[~flat], s=12, marker=GREET_MARKER, facecolors="white", edgecolors="0.1",
+        bx.scatter(g.p_ref[~flat], err[~flat], s=12, marker=marker, facecolors="white", edgecolors="0.1",
                    linewidths=0.9, zorder=4)
     plotting.reference(bx.axhline(0.0, color="0.45", lw=0.8, ls=":"))
-    bx.set(xlim=(0, x_hi), xlabel=r"$\pi_{\mathrm{ref}}$(correct)", ylabel="measured − predicted")
+    bx.set(xlim=(x_lo, x_hi), xlabel=r"$\pi_{\mathrm{ref}}$(correct)", ylabel="measured − predicted")
     plotting.panel(bx, "b", "every prompt and seed")
 
     # (c) at the end: each seed's MAE (points) and the seeds' mean (bar) per method and beta, the target,
     # and each beta's sampling floor (the MAE an exact theory would show)
-    fs = final_scores(scores)
-    gs = final_scores(t["greetings_scores"])
     for j, k in enumerate(SCORED):
         for i, b in enumerate(betas):
             v = fs[fs.beta == b][f"mae_{k}"].to_numpy()
-            x = j + 0.22 * (2 * i - 1)
-            cx.scatter(np.full(v.size, x) + np.linspace(-0.06, 0.06, v.size), v, s=12, marker=SCORED_MARKERS[k],
+            x = j + 0.2 * (2 * i - 1)
+            cx.scatter(np.full(v.size, x) + np.linspace(-0.06, 0.06, v.size), v, s=12, marker=marker,
                        color=colours[b], edgecolors="0.1", linewidths=0.4, zorder=3)
             cx.plot([x - 0.13, x + 0.13], [v.mean()] * 2, color=colours[b], lw=1.4, zorder=2)
-            w = gs[gs.beta == b][f"mae_{k}"].to_numpy()
-            cx.scatter(x + 0.1 + np.linspace(-0.05, 0.05, w.size), w, s=9, marker=GREET_MARKER, color=colours[b],
-                       edgecolors="0.1", linewidths=0.4, zorder=3)
     for b in betas:
-        fl = float(fs[fs.beta == b].floor.mean())
-        plotting.reference(cx.axhline(fl, color=colours[b], lw=1.0, ls="--", zorder=1))
+        plotting.reference(cx.axhline(float(fs[fs.beta == b].floor.mean()), color=colours[b], lw=1.0, ls="--",
+                                      zorder=1))
     plotting.reference(cx.axhline(TARGET, color="0.3", lw=0.7, ls=":"))
     cx.set_xticks(range(len(SCORED)), ["theory", "logit shift", r"$\pi_{\mathrm{ref}}$"])
     cx.tick_params(axis="x", length=0)
     cx.set_yscale("log")
-    _log_ticks(cx, _log_span([*fs[[f"mae_{k}" for k in SCORED]].to_numpy().ravel(), *fs.floor, TARGET,
-                              *gs[[f"mae_{k}" for k in SCORED]].to_numpy().ravel()]))
+    log_ticks(cx, log_span([*fs[[f"mae_{k}" for k in SCORED]].to_numpy().ravel(), *fs.floor, TARGET]))
     cx.set(xlim=(-0.5, len(SCORED) - 0.5), ylabel="MAE over prompts at the end")
     plotting.panel(cx, "c", "at the end of training")
-
-    # (d), (e) during training, one beta each (one y scale), with the end of training last
-    span = _log_span([*scores[[f"mae_{k}" for k in SCORED]].to_numpy().ravel(), TARGET])
-    for axis, b, letter in zip((dx, ex), betas, "de"):
-        _during(axis, scores, b, colours[b], letter, span)
-    dx.set_ylabel("MAE over prompts")
-    ex.sharey(dx)
-
-    # (f) the earlier run: pi_ref, the prediction, and P(correct) after its fixed steps at two Adam steps
-    lrs = sorted(collapse.learning_rate.unique())
-    qs = list(dict.fromkeys(collapse.sort_values("pi_ref").question))
-    x0 = {q: i for i, q in enumerate(qs)}
-    first = collapse.drop_duplicates("question")
-    xs = np.array([x0[q] for q in first.question], float)
-    b_old = float(collapse.beta.iloc[0])
-    c_old = colours.get(b_old, plotting.beta_colors([b_old])[0])
-    fx.plot(xs, first.predicted, ls="", marker="_", ms=13, mew=1.8, color=c_old, zorder=3)
-    plotting.reference(fx.plot(xs, first.pi_ref, ls="", marker="_", ms=13, mew=1.8, color="0.62", zorder=2))
-    for lr, off, filled in zip(lrs, (-0.17, 0.17), (True, False)):
-        g = collapse[collapse.learning_rate == lr]
-        fx.errorbar([x0[q] + off for q in g.question], g.measured,
-                    yerr=[g.measured - g.measured_lo, g.measured_hi - g.measured], fmt="o", ms=3.6, lw=0.9,
-                    color=c_old, mfc=c_old if filled else "white", mec="0.1" if filled else c_old, ls="", zorder=4)
-    fx.set_xticks(range(len(qs)), [q.rstrip("?") for q in qs], rotation=25, ha="right", rotation_mode="anchor")
-    steps_old = int(collapse.steps.iloc[0])
-    fx.set(ylim=(-0.03, 1.0), xlim=(-0.6, len(qs) - 0.4), ylabel=f"P(correct) after {steps_old} steps")
-    plotting.panel(fx, "f", f"an earlier run, {steps_old} steps")
 
     handles = ([Line2D([], [], color=colours[b], lw=5, label=f"β = {b:g}") for b in betas]
                + [Line2D([], [], color="0.2", lw=1.1, label="(a) predicted"),
                   Line2D([], [], color="0.2", lw=0.8, ls="--", label="(a) fitted logit shift"),
-                  Line2D([], [], color="0.2", marker="o", ms=3.2, ls="", label="measured"),
-                  Line2D([], [], color="0.1", marker="o", ms=3.6, mfc="white", ls="", label="(b) not yet stationary"),
+                  Line2D([], [], color="0.2", marker=marker, ms=3.2, ls="", mec="0.1", label="measured"),
+                  Line2D([], [], color="0.1", marker=marker, ms=3.6, mfc="white", ls="",
+                         label="(b) not yet stationary"),
                   Line2D([], [], color="0.45", lw=0.9, label="(b) ±2σ of sampling (by β)"),
-                  Line2D([], [], color="0.2", marker=GREET_MARKER, ms=3.2, ls="", mec="0.1",
-                         label=f"(a–c) greetings run, {greet.prompt.nunique()} prompts")]
-               + [Line2D([], [], color="0.2", marker=SCORED_MARKERS[k], ms=3.4, ls=SCORED_LINES[k], lw=1.0,
-                         label=f"(c–e) {v}") for k, v in SCORED.items()]
-               + [Line2D([], [], color="0.3", lw=0.8, ls=":", label=f"(c–e) target MAE {TARGET:g}"),
-                  Line2D([], [], color="0.45", lw=1.0, ls="--", label="(c) sampling floor (by β)"),
-                  Line2D([], [], color=c_old, marker="_", ms=9, mew=1.8, ls="", label="(f) predicted"),
-                  Line2D([], [], color="0.62", marker="_", ms=9, mew=1.8, ls="", label=r"(f) $\pi_{\mathrm{ref}}$"),
-                  Line2D([], [], color=c_old, marker="o", ms=3.6, mec="0.1", ls="",
-                         label=f"(f) Adam {plotting.sci_text(lrs[0])} (filled), {plotting.sci_text(lrs[-1])} (open)")])
-    plotting.legend_below(fig, handles, ncol=4, columnspacing=1.0, handlelength=1.6)
+                  Line2D([], [], color="0.3", lw=0.8, ls=":", label=f"(c) target MAE {TARGET:g}"),
+                  Line2D([], [], color="0.45", lw=1.0, ls="--", label="(c) sampling floor (by β)")])
+    plotting.legend_below(fig, handles, ncol=5, columnspacing=1.0, handlelength=1.6)
     return fig
 
 
-def _r(v: float) -> str:
-    return f"{v:.3f}"
+def outside_two_sigma(data: pd.DataFrame) -> str:
+    """"k of n at beta = b and ...": the residuals outside +-2 sigma of sampling, per beta."""
+    return " and ".join(f"{int(((g.measured - g.predicted).abs() > 2 * g.sd).sum())} of {len(g)} at beta = {b:g}"
+                        for b, g in data.groupby("beta"))
 
 
-def _greetings_text(t: dict[str, pd.DataFrame]) -> str:
-    """The caption's sentence on the greetings run (diamonds in (a)-(c))."""
-    g, fs = t["greetings"], final_scores(t["greetings_scores"])
-    prompts = g.drop_duplicates("prompt")
-    steps = g.groupby(["beta", "seed"]).steps_run.first()
-    answers = " or ".join(sorted(prompts.answer.astype(str).unique()))
-    per_beta = "; ".join(
+def _per_beta(fs: pd.DataFrame) -> str:
+    return "; ".join(
         f"beta = {b:g}: theory {_r(v.mae_predicted.mean())} (seeds {_r(v.mae_predicted.min())}-"
         f"{_r(v.mae_predicted.max())}), logit shift {_r(v.mae_shift.mean())}, pi_ref {_r(v.mae_identity.mean())}, "
         f"sampling floor {_r(v.floor.mean())}" for b, v in fs.groupby("beta"))
-    err = g.assign(e=g.measured - g.predicted, te=(g.tail_mean - g.predicted).abs())
-    outside = " and ".join(f"{int(((v.e).abs() > 2 * v.sd).sum())} of {len(v)} at beta = {b:g}"
-                           for b, v in err.groupby("beta"))
-    big = err[err.beta == err.beta.max()]
-    run = big.groupby("seed").e.agg(["mean", "std"])
-    tail_mae = big.groupby("seed").te.mean()
-    x, slope = _x_and_slope(big.p_ref, float(big.beta.iloc[0]))
-    p = big.p_ref.to_numpy()
-    var = x * (1 - x) / big.tail_n + slope ** 2 * p * (1 - p) / big.p_ref_n
-    tail_floor = float(np.mean(np.sqrt(2 / np.pi * var)))
-    moving = (f"At beta = {big.beta.iloc[0]:g} each run's errors share one sign (mean "
-              + ", ".join(f"{v:+.3f}" for v in run["mean"]) + f"; sd within a run {run['std'].min():.2f}-"
-              f"{run['std'].max():.2f}): the 8 prompts jitter "
-              "together from step to step and the snapshot at the end catches one moment of that motion; the "
-              f"training reward over the last 25% of the steps is within MAE {tail_mae.min():.3f}-{tail_mae.max():.3f} "
-              f"of the predictions (binomial floor {tail_floor:.3f}), and a logit shift fitted on the other half "
-              "absorbs the run's offset. In the yes/no run that window is no better than the end (docs/results.md). "
-              f"Greetings residuals outside +-2 sigma of sampling: {outside}. ")
-    return (f"Diamonds in (a)-(c): a second run for the upper end of P(correct), {len(prompts)} greetings answered "
-            f"{answers} with pi_ref {prompts.p_ref.min():.2f}-{prompts.p_ref.max():.2f}, screened from 30 greetings, "
-            f"farewells and counting requests, trained the same way ({int(steps.min())}-{int(steps.max())} steps) "
-            f"and measured from {int(g.measured_n.median())} samples; over its {len(fs)} runs the theory meets the "
-            f"target in {int(fs.meets.sum())}, beats pi_ref in {int(fs.beats_identity.sum())} and the logit shift in "
-            f"{int(fs.beats_shift.sum())}: {per_beta}. " + moving)
 
 
-def caption(t: dict[str, pd.DataFrame]) -> str:
-    """The caption: every number computed from the tables (tests/test_free_generation_results.py
-    recomputes them from docs/results)."""
-    data, scores, collapse = t["data"], t["scores"], t["collapse"]
-    fs = final_scores(scores)
-    n_runs = len(fs)
-    conv = int(data.conv_status.eq("converged").sum())
+def caption_yes_no(t: dict[str, pd.DataFrame]) -> str:
+    """Figure 25a's caption, every number from its tables (tests/test_free_generation_results.py recomputes
+    them from docs/results; the per-seed paired margins are in docs/figures.md)."""
+    data, fs = t["data"], final_scores(t["scores"])
     steps = data.groupby(["beta", "seed"]).steps_run.first()
     flat = int((steps < MAX_STEPS).sum())
-    stop = (f"trained until the reward curve was flat ({int(steps.min())}-{int(steps.max())} steps)"
-            if flat == len(steps) else
-            f"trained until the reward curve was flat or {MAX_STEPS} steps ({flat} of {len(steps)} runs flat)")
+    stop = (f"until the reward curve was flat ({int(steps.min())}-{int(steps.max())} steps)" if flat == len(steps)
+            else f"until the reward curve was flat or {MAX_STEPS} steps ({flat} of {len(steps)} runs flat)")
     prompts = data.drop_duplicates("prompt")
-    yes_no = int(prompts.label.str.match(r"^(Is|Do|Does|Can|Are)\b").sum())
-    n_prompts = len(prompts)
-    by_answer = "; ".join(f"the {len(g)} answered {a} have pi_ref {g.p_ref.min():.2f}-{g.p_ref.max():.2f}"
-                          for a, g in prompts.groupby("answer"))
-    per_beta, outside = [], []
-    for b, g in fs.groupby("beta"):
-        rows = data[data.beta == b]
-        paired = (rows["shift"] - rows.measured).abs() - (rows.predicted - rows.measured).abs()
-        se = paired.groupby(rows.seed).agg(lambda v: v.std(ddof=1) / np.sqrt(len(v)))
-        margin = g.set_index("seed").mae_shift - g.set_index("seed").mae_predicted
-        per_beta.append(
-            f"beta = {b:g}: theory {_r(g.mae_predicted.mean())} (seeds {_r(g.mae_predicted.min())}-"
-            f"{_r(g.mae_predicted.max())}), logit shift {_r(g.mae_shift.mean())}, pi_ref {_r(g.mae_identity.mean())}, "
-            f"sampling floor {_r(g.floor.mean())}; the shift's MAE minus the theory's per seed "
-            + ", ".join(f"{margin[k]:+.4f} (paired SE {se[k]:.4f})" for k in margin.index))
-        out = int(((rows.measured - rows.predicted).abs() > 2 * rows.sd).sum())
-        outside.append(f"{out} of {len(rows)} at beta = {b:g}")
     n_b = data.groupby("beta").size().iloc[0]
-    if "p_ref_n_first" in data:
-        n0, m0 = int(data.p_ref_n_first.median()), int(data.measured_n_first.median())
-        samples = (f"pi_ref(correct) is estimated from {int(data.p_ref_n.median())} fresh samples and P(correct) after "
-                   f"training from {int(data.measured_n.median())} ({n0} and {m0} first, the rest drawn after "
-                   "training from the same policies)")
-    else:
-        samples = (f"pi_ref(correct) is estimated from {int(data.p_ref_n.median())} fresh samples and P(correct) "
-                   f"after training from {int(data.measured_n.median())}")
-    mid = scores[scores.kind == "intermediate"]
-    during = []
-    for b, g in mid.groupby("beta"):
-        per = g.groupby("step")[["mae_predicted", "mae_shift", "mae_identity"]].mean()
-        during.append(f"beta = {b:g}: theory {_r(per.mae_predicted.min())}-{_r(per.mae_predicted.max())}, "
-                      f"shift {_r(per.mae_shift.min())}-{_r(per.mae_shift.max())}, "
-                      f"pi_ref {_r(per.mae_identity.min())}-{_r(per.mae_identity.max())}")
-    lrs = sorted(collapse.learning_rate.unique())
-    big = collapse[collapse.learning_rate == lrs[-1]]
-    small = collapse[collapse.learning_rate == lrs[0]]
-    e_small = (small.measured - small.predicted).abs()
-    worst = small.loc[e_small.idxmax()]
-    near = e_small[e_small.index != e_small.idxmax()]
-    below = big[big.measured < big.pi_ref]
-    rest = big[big.measured >= big.pi_ref]
-    rest_text = "; ".join(f"{r.question.rstrip('?')} rose from {r.pi_ref:.3f} to {r.measured:.3f}"
-                          for r in rest.itertuples())
+    conv = int(data.conv_status.eq("converged").sum())
     return (
-        "Figure {n}. Free generation on SmolLM2-135M-Instruct: completions of at most 4 tokens sampled from the "
-        f"whole vocabulary, a verifier on the first word; {n_prompts} prompts answered Yes or No ({yes_no} yes/no "
-        f"questions and {n_prompts - yes_no} other), screened from a pool of yes/no, factual and arithmetic "
-        f"questions, with pi_ref(correct) {data.p_ref.min():.2f}-{data.p_ref.max():.2f} ({by_answer}); sequence-level "
-        f"GRPO with G = {GROUP_SIZE}, the {PENALTY} penalty, Adam at a constant 3 x 10^-4, only the last MLP "
-        f"trained, {data.seed.nunique()} seeds per beta, {stop}. {samples}; the seeds share each prompt's pi_ref "
-        "estimate. (a) The seeds' mean and range per prompt; the solid curves are the two-class stationary "
-        "policies, the dashed ones the logit shift with its fitted constant (mean over seeds and halves); the "
-        "dotted diagonal is no change. (b) Each seed's measurement minus the prediction; the lines are +-2 sigma "
-        "of sampling alone (the measurement's and pi_ref's, carried through the curve's slope); "
-        f"residuals outside them: {' and '.join(outside)}, against about {0.0455 * n_b:.0f} each from sampling "
-        "alone; "
-        f"open markers: the {len(data) - conv} of {len(data)} final measurements that the stationarity check calls "
-        "still moving or oscillating (counted in every MAE). (c) MAE over prompts at the end: points are seeds, "
-        "bars their mean; the logit shift is fitted on the other half of the prompts; the dashed lines are each "
-        f"beta's sampling floor (the MAE an exact theory would show). Over {n_runs} runs the theory meets the "
-        f"target MAE <= {TARGET:g} in {int(fs.meets.sum())} and beats pi_ref in {int(fs.beats_identity.sum())}: "
-        f"{'; '.join(per_beta)}. " + _greetings_text(t) +
-        "(d, e) During training (200 samples a prompt): the theory is the flow from pi_ref on one clock fitted on "
-        "the other half of the prompts (one number per run), the shift is refitted on the other half at each "
-        f"step (one number per step); means over seeds with their range, and the end of training last. Range "
-        f"over the intermediate steps of the mean MAE: {'; '.join(during)}. (f) An earlier run with another "
-        "verifier (exact match of the whole completion, so its pi_ref differs from (a) for the same question; "
-        f"seed 0, beta = {float(collapse.beta.iloc[0]):g}, at most {int(collapse.max_new_tokens.iloc[0])} tokens, "
-        f"a fixed {int(collapse.steps.iloc[0])} steps, not checked for stationarity; bars: 95% Wilson intervals of "
-        f"400 samples). At Adam {plotting.sci_text(lrs[0], plain=True)}, {len(near)} of {len(small)} prompts end "
-        f"{_r(near.min())}-{_r(near.max())} from the prediction and {worst.question.rstrip('?')} (pi_ref "
-        f"{worst.pi_ref:.4f}) reaches {worst.measured:.3f} against {worst.predicted:.3f}; at "
-        f"{plotting.sci_text(lrs[-1], plain=True)}, {len(below)} of {len(big)} end below pi_ref"
-        + (f" and {rest_text}" if len(rest) else "") + "."
-    )
+        "Figure 25a. Free generation on SmolLM2-135M-Instruct, the yes/no run: up to 4 tokens "
+        f"from the whole vocabulary, the first word verified; {len(prompts)} prompts answered Yes or No, "
+        f"pi_ref(correct) {data.p_ref.min():.2f}-{data.p_ref.max():.2f}; sequence-level GRPO, G = {GROUP_SIZE}, "
+        f"{PENALTY} penalty, Adam 3 x 10^-4 on the last MLP, {data.seed.nunique()} seeds per beta, trained {stop}; "
+        f"pi_ref(correct) and P(correct) each from {int(data.measured_n.median())} samples. (a) Seeds' mean and "
+        "range per prompt; solid: the two-class stationary policy; dashed: the logit shift (fitted constant); "
+        "dotted: no change. (b) Measured minus predicted; lines: +-2 sigma of sampling alone; outside them: "
+        f"{outside_two_sigma(data)}, against about {0.0455 * n_b:.0f} each from sampling; open: the "
+        f"{len(data) - conv} of {len(data)} measurements still moving (counted in every MAE). (c) MAE over "
+        "prompts at the end (points: seeds; bars: means; dashed: each beta's sampling floor; the shift "
+        f"fitted on the other half). Over {len(fs)} runs the theory meets the target MAE <= "
+        f"{TARGET:g} in {int(fs.meets.sum())} and beats pi_ref in {int(fs.beats_identity.sum())}: {_per_beta(fs)}.")
 
 
-SPEC = FigureSpec(25, "free_generation", lambda t: caption(t).replace("{n}", "25"), tables, render, __name__)
+def caption_greetings(t: dict[str, pd.DataFrame]) -> str:
+    """Figure 25b's caption, every number from its tables (the tail-reward account in docs/figures.md)."""
+    g, fs = t["data"], final_scores(t["scores"])
+    prompts = g.drop_duplicates("prompt")
+    steps = g.groupby(["beta", "seed"]).steps_run.first()
+    answers = " or ".join(sorted(prompts.answer.astype(str).unique()))
+    big = g[g.beta == g.beta.max()].assign(e=lambda d: d.measured - d.predicted)
+    run = big.groupby("seed").e.agg(["mean", "std"])
+    return (
+        "Figure 25b. The upper end of P(correct), the greetings run: as Figure 25a with "
+        f"{len(prompts)} greetings answered {answers} with pi_ref {prompts.p_ref.min():.2f}-{prompts.p_ref.max():.2f}, "
+        "screened from 30 greetings, farewells and counting requests, trained the same way "
+        f"({int(steps.min())}-{int(steps.max())} steps) and measured from {int(g.measured_n.median())} samples "
+        "(panels as in Figure 25a); over its "
+        f"{len(fs)} runs the theory meets the target in {int(fs.meets.sum())}, beats pi_ref in "
+        f"{int(fs.beats_identity.sum())} and the logit shift in {int(fs.beats_shift.sum())}: {_per_beta(fs)}. "
+        f"At beta = {big.beta.iloc[0]:g} each run's errors share one sign (mean "
+        + ", ".join(f"{v:+.3f}" for v in run["mean"]) + f"; sd within a run {run['std'].min():.2f}-"
+        f"{run['std'].max():.2f}): the {len(prompts)} prompts jitter together from step to step and the snapshot at "
+        "the end catches one moment of that motion (docs/figures.md: the training reward over the last quarter "
+        f"lands closer). Greetings residuals outside +-2 sigma of sampling: {outside_two_sigma(g)}.")
+
+
+SPECS = (
+    FigureSpec(25, "free_generation_yes_no", caption_yes_no, tables_yes_no, lambda t: render_run(t, "yes/no"),
+               __name__, part="a"),
+    FigureSpec(25, "free_generation_greetings", caption_greetings, tables_greetings,
+               lambda t: render_run(t, "greetings"), __name__, part="b"),
+)

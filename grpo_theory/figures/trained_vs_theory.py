@@ -85,12 +85,25 @@ def trained_curves(measured: pd.DataFrame, n: int = 120) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def drawn_group_sizes(measured: pd.DataFrame) -> list:
+    """The group sizes Figure 9 draws: those with at least one converged point (TRL's G = 4 pair of 40-step
+    runs, none converged, stays in the table and is named in the caption, not drawn)."""
+    ok = measured[measured.converged.astype(bool)]
+    return sorted(ok.group_size.unique())
+
+
+#: the residual axis: symlog, linear within +-LINTHRESH, and room past -1 so points there are whole
+LINTHRESH, RESIDUAL_LIM = 0.01, 2.0
+
+
 def draw(curves: pd.DataFrame, measured: pd.DataFrame) -> Figure:
-    """Figure 9: per group size, (top) the theory's stable branches per beta and penalty with the
-    trained points, (bottom) the residual measured - predicted with its error bar, symlog scale."""
-    gs = sorted(measured.group_size.unique())
-    fig = Figure(figsize=(plotting.DOUBLE, 6.4), layout="constrained")
-    axes = fig.subplots(2, len(gs), squeeze=False, height_ratios=[1.35, 1])
+    """Figure 9: per group size with a converged point, (top) the theory's stable branches per beta and
+    penalty with the trained points, (bottom) the residual measured - predicted with its error bar, symlog
+    scale. The curves are drawn over the markers (thin), so a dense run of points does not hide them."""
+    gs = drawn_group_sizes(measured)
+    measured = measured[measured.group_size.isin(gs)]
+    fig = Figure(figsize=(plotting.DOUBLE, 4.75), layout="constrained")
+    axes = fig.subplots(2, len(gs), squeeze=False, height_ratios=[1.25, 1])
     betas = sorted(measured.beta.unique())
     cols = dict(zip(betas, plotting.beta_colors(betas)))
     dash = {"reverse": "-", "direct": "--"}
@@ -101,7 +114,7 @@ def draw(curves: pd.DataFrame, measured: pd.DataFrame) -> Figure:
                 ["beta", "penalty", "branch", "std_ddof", "std_eps"]):
             cur = cur.sort_values("pi_ref_a")
             top.plot(cur.pi_ref_a, cur.pi_a, dash.get(pen, "-") if branch == 0 else ":", color=cols[beta],
-                     lw=1.0 if branch == 0 else 0.9)
+                     lw=1.0 if branch == 0 else 0.9, zorder=6)
         for src in sources:
             marker, size = SOURCE_STYLE.get(src, ("o", 3.5))
             for (beta, pen, ok), m in measured[(measured.group_size == G) & (measured.source == src)].groupby(
@@ -110,25 +123,30 @@ def draw(curves: pd.DataFrame, measured: pd.DataFrame) -> Figure:
                 # a run that had not settled: grey, faint, behind the others
                 colour = cols[beta] if ok else UNSETTLED
                 face = colour if pen == "reverse" else "white"
-                kw = dict(fmt=marker, ms=size, color=colour, mfc=face, mec="black" if pen == "reverse" else colour,
-                          mew=0.6 if pen == "reverse" else 1.0, elinewidth=0.7, capsize=1.0,
-                          zorder=5 if ok else 4, alpha=0.85 if ok else 0.6)
+                kw = dict(fmt=marker, ms=0.8 * size, color=colour, mfc=face,
+                          mec="0.15" if pen == "reverse" else colour, mew=0.4 if pen == "reverse" else 0.8,
+                          elinewidth=0.6, capsize=0.8, zorder=4 if ok else 3, alpha=0.75 if ok else 0.6)
                 top.errorbar(m.pi_ref_a, m.measured, yerr=m.measured_se, **kw)
                 bottom.errorbar(m.pi_ref_a, m.residual, yerr=m.residual_se, **kw)
         plotting.diagonal(top)
+        top.set_ylim(-0.04, 1.04)                  # the points at 0 (residual -1) whole, not half-clipped
+        if j:
+            top.set_ylabel("")
         plotting.panel(top, "abcdefgh"[j], plotting.g_text(G))
-        plotting.panel(bottom, "abcdefgh"[len(gs) + j], "residual")
-        bottom.axhline(0, color="0.3", lw=0.8)
-        bottom.set_yscale("symlog", linthresh=0.01, linscale=1.0)
-        bottom.set_ylim(-1.1, 1.1)
+        plotting.panel(bottom, "abcdefgh"[len(gs) + j], f"residual, {plotting.g_text(G)}")
+        plotting.reference(bottom.axhline(0, color="0.3", lw=0.8))
+        bottom.set_yscale("symlog", linthresh=LINTHRESH, linscale=1.0)
+        bottom.set_ylim(-RESIDUAL_LIM, RESIDUAL_LIM)
+        ticks = [-1, -0.1, -0.01, 0, 0.01, 0.1, 1]
+        bottom.set_yticks(ticks, ["−1", "−0.1", "−0.01", "0", "0.01", "0.1", "1"])
         bottom.set_xlim(-0.02, 1.02)
         bottom.set_xlabel(r"$\pi_{\mathrm{ref}}(a)$")
         bottom.set_ylabel("measured − predicted" if j == 0 else "")
-        bottom.axhspan(-0.01, 0.01, color="0.9", zorder=0)
+        plotting.reference(bottom.axhspan(-LINTHRESH, LINTHRESH, color="0.9", zorder=0))
     handles = [Line2D([], [], color=cols[b], lw=1.2, label=rf"$\beta$ = {b:g}") for b in betas]
     handles += [Line2D([], [], color="0.3", ls=dash[p], lw=1.0, label=f"{p} penalty ({PENALTY_MARK[p]})")
                 for p in dash if p in set(measured.penalty)]
-    if (curves.branch == 1).any():
+    if (curves[curves.group_size.isin(gs)].branch == 1).any():
         handles.append(Line2D([], [], color="0.3", ls=":", lw=0.9, label="other stable point"))
     handles += [Line2D([], [], ls="", marker=SOURCE_STYLE.get(s, ("o", 3.5))[0], mfc="0.7", mec="black", label=s)
                 for s in sources]
@@ -161,18 +179,23 @@ def agreement(data: pd.DataFrame) -> dict:
 
 def caption(t: dict[str, pd.DataFrame]) -> str:
     """The caption, its counts and agreement fractions read from the plotted table."""
-    a = agreement(t["data"])
-    return PREFIX + (f" Of the {a['n']} points, {a['unsettled']} come from runs that had not converged (grey: "
-                     "TRL's 40-step runs, and SmolLM2 prompts whose seeds ended more than 0.1 apart); of the "
-                     f"others, {a['within_1e2']:.0%} lie within 0.01 of the prediction and "
+    data = t["data"]
+    a = agreement(data)
+    hidden = data[~data.group_size.isin(drawn_group_sizes(data))]
+    drawn_grey = a["unsettled"] - len(hidden)
+    not_drawn = "".join(
+        f"; the {len(g)} points at {plotting.g_text(G).replace('$', '')} ({', '.join(sorted(g.source.unique()))}, "
+        "none converged) are in the table, not drawn" for G, g in hidden.groupby("group_size"))
+    return PREFIX + (f" Of the {a['n']} points, {a['unsettled']} come from runs that had not converged ("
+                     f"grey: {drawn_grey} SmolLM2 prompts whose seeds ended more than 0.1 apart{not_drawn}); "
+                     f"of the others, {a['within_1e2']:.0%} lie within 0.01 of the prediction and "
                      f"{a['within_1e3']:.0%} within 0.001.")
 
 
 PREFIX = (
     "Figure 9. Trained language models against the theory. Top: the measured probability of the "
     "rewarded answer (mean over the final window) on the stationary curves for the same G, beta, "
-    "penalty and normalisation as the points' predictions (TRL's ddof 1, eps 1e-4 at G = 4; the note's "
-    "elsewhere) (solid: reverse, filled markers; dashed: direct, open markers edged in the beta colour; "
+    "penalty and normalisation as the points' predictions, drawn over the points (solid: reverse, filled markers; dashed: direct, open markers edged in the beta colour; "
     "dotted: a second stable point, where training can also end). Bottom: measured - predicted on a "
     "symlog scale (linear within +-0.01, shaded), error bars the between-seed standard error where the "
     "study has several seeds.")

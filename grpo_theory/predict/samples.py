@@ -168,20 +168,30 @@ def _declared(levels) -> np.ndarray | None:
     return np.sort(arr)
 
 
-def _frame_records(frame) -> list[tuple[int, dict]]:
-    """``(row, record)`` pairs of a pandas DataFrame (rows numbered from 1), values as they are."""
+def _at(name: str, line) -> str:
+    """Where a record is, for messages: ``samples f.csv line 3``, ``samples DataFrame row 2`` (the index label),
+    ``samples array row 0``."""
+    return f"samples {name} {_unit(name)} {line}"
+
+
+def _unit(name: str) -> str:
+    return "row" if name in ("DataFrame", "array") else "line"
+
+
+def _frame_records(frame) -> list[tuple[object, dict]]:
+    """``(index label, record)`` pairs of a pandas DataFrame, values as they are."""
     cols = [str(c).strip() for c in frame.columns]
     dup = sorted({c for c in cols if cols.count(c) > 1})
     if dup:
         raise InvalidInputError(f"samples DataFrame: column(s) {dup} appear more than once")
     out = []
-    for i, row in enumerate(frame.itertuples(index=False, name=None), start=1):
+    for i, row in zip(frame.index.tolist(), frame.itertuples(index=False, name=None)):
         rec = {}
         for c, v in zip(cols, row):
             if v is None or (isinstance(v, float) and math.isnan(v)):
                 v = ""                               # as an empty CSV cell: an excluded reward, a missing count
             rec[c] = v
-        out.append((i, rec))
+        out.append((i if isinstance(i, (int, str)) else str(i), rec))     # a label JSON can write
     return out
 
 
@@ -190,10 +200,10 @@ def _array_records(arr: np.ndarray) -> tuple[list[tuple[int, dict]], str]:
     ``(n, correct)`` counts per prompt (ids ``0, 1, ...``)."""
     if arr.dtype.names:
         return [(i, {str(k): row[k].item() if hasattr(row[k], "item") else row[k] for k in arr.dtype.names})
-                for i, row in enumerate(arr, start=1)], "array"
+                for i, row in enumerate(arr)], "array"
     if arr.ndim == 2 and arr.shape[1] == 2:
         vals = float_array("samples array", arr)
-        return [(i, {"prompt_id": str(i - 1), "n": n, "correct": c}) for i, (n, c) in enumerate(vals.tolist(), 1)], \
+        return [(i, {"prompt_id": str(i), "n": n, "correct": c}) for i, (n, c) in enumerate(vals.tolist())], \
             "array"
     raise InvalidInputError(f"samples array of shape {arr.shape}: expected a 2-d array of (n, correct) columns, one "
                             "row per prompt, or a structured array with a prompt_id field")
@@ -264,8 +274,9 @@ def read_samples(source, *, levels=None, id_column: str = "prompt_id") -> Sample
             f"(counts), or 'count_<level>' columns (reward-level counts); found columns {sorted(keys)}")
     table = SampleTable(table.prompt_ids, table.levels, table.counts, table.layout, table.excluded, path)
     if table.excluded:
-        warnings.warn(f"samples {name}: {len(table.excluded)} row(s) excluded (first: line {table.excluded[0][0]}, "
-                      f"{table.excluded[0][1]}); they are counted in the summary", PredictWarning, stacklevel=2)
+        first, why = table.excluded[0]
+        warnings.warn(f"samples {name}: {len(table.excluded)} row(s) excluded (first: {_unit(name)} {first}, {why}); "
+                      "they are counted in the summary", PredictWarning, stacklevel=2)
     return table
 
 
@@ -295,7 +306,7 @@ def _prompt(rec: dict, where: str) -> str:
 def _from_rows(records, name: str, declared) -> SampleTable:
     pids, rewards, lines, excluded = [], [], [], []
     for line, rec in records:
-        where = f"samples {name} line {line}"
+        where = _at(name, line)
         pid = _prompt(rec, where)
         raw = rec.get("reward")
         if raw is None or (isinstance(raw, str) and raw.strip() == ""):
@@ -316,7 +327,7 @@ def _from_rows(records, name: str, declared) -> SampleTable:
     ok = (idx < declared.size) & (declared[np.minimum(idx, declared.size - 1)] == r)
     if not ok.all():
         bad = int(np.flatnonzero(~ok)[0])
-        raise InvalidInputError(f"samples {name} line {lines[bad]}: reward {r[bad]:g} is not one of the "
+        raise InvalidInputError(f"{_at(name, lines[bad])}: reward {r[bad]:g} is not one of the "
                                 f"declared levels {declared.tolist()}")
     if declared.size < 2:
         raise InvalidInputError(f"samples {name}: every reward is {declared[0]:g}; give levels= (at least two) so "
@@ -332,7 +343,7 @@ def _from_counts(records, name: str) -> SampleTable:
     seen: dict[str, int] = {}
     rows = []
     for line, rec in records:
-        where = f"samples {name} line {line}"
+        where = _at(name, line)
         pid = _prompt(rec, where)
         n = _count(rec.get("n"), "n", where)
         c = _count(rec.get("correct"), "correct", where)
@@ -341,8 +352,8 @@ def _from_counts(records, name: str) -> SampleTable:
         if c > n:
             raise InvalidInputError(f"{where}: prompt {pid!r} has correct = {c} > n = {n}")
         if pid in seen:
-            raise InvalidInputError(f"{where}: prompt {pid!r} appears again (first on line {seen[pid]}); give one "
-                                    "row per prompt in a counts file")
+            raise InvalidInputError(f"{where}: prompt {pid!r} appears again (first on {_unit(name)} {seen[pid]}); "
+                                    "give one row per prompt in a counts file")
         seen[pid] = line
         rows.append((pid, n - c, c))
     counts = np.array([[a, b] for _, a, b in rows], dtype=np.int64)
@@ -381,7 +392,7 @@ def _from_level_counts(records, name: str, level_cols: list, declared) -> Sample
     seen: dict[str, int] = {}
     pids, counts = [], []
     for line, rec in records:
-        where = f"samples {name} line {line}"
+        where = _at(name, line)
         pid = _prompt(rec, where)
         row = np.zeros(declared.size, dtype=np.int64)
         for col in level_cols:
@@ -390,7 +401,7 @@ def _from_level_counts(records, name: str, level_cols: list, declared) -> Sample
         if row.sum() == 0:
             raise InvalidInputError(f"{where}: prompt {pid!r} has n = 0 samples (every count is 0 or empty)")
         if pid in seen:
-            raise InvalidInputError(f"{where}: prompt {pid!r} appears again (first on line {seen[pid]})")
+            raise InvalidInputError(f"{where}: prompt {pid!r} appears again (first on {_unit(name)} {seen[pid]})")
         seen[pid] = line
         pids.append(pid)
         counts.append(row)

@@ -12,6 +12,7 @@ import dataclasses
 
 import numpy as np
 
+from .._validate import integer, number
 from ..errors import InvalidInputError
 from ..problem import Objective, Question, as_objective, as_question
 from .certify import certification_scope, certified_stationary_points
@@ -321,7 +322,8 @@ def stationary_points(q: Question, obj: Objective, *, n_grid: int = 2001, n_star
     Raises
     ------
     InvalidInputError
-        When ``n_grid < 11``, or ``q`` or ``obj`` is invalid.
+        When ``n_grid < 11``, ``n_starts < 1``, ``seed`` outside ``[0, 2^32)``, ``box_budget < 0``,
+        ``time_budget < 0`` (or any of them not a whole/finite number), or ``q`` or ``obj`` is invalid.
 
     Examples
     --------
@@ -333,8 +335,10 @@ def stationary_points(q: Question, obj: Objective, *, n_grid: int = 2001, n_star
     >>> [(round(b.lo, 4), round(b.hi, 4)) for b in pts.basins], round(float(pts.from_reference.pi[0]), 4)
     ([(0.0, 0.9734), (0.9734, 1.0)], 0.544)
     """
-    if n_grid < 11:
-        raise InvalidInputError(f"n_grid must be >= 11, got {n_grid!r}")
+    n_grid, n_starts = integer("n_grid", n_grid, low=11), integer("n_starts", n_starts, low=1)
+    seed, box_budget = integer("seed", seed, low=0, high=2**32 - 1), integer("box_budget", box_budget, low=0)
+    if time_budget is not None:
+        time_budget = number("time_budget", time_budget, low=0.0)
     q, obj = as_question(q), as_objective(obj)
     basins = None
     if token_level(q, obj):
