@@ -1,6 +1,7 @@
-"""Fingerprints of short training runs: 6 steps of GRPOTrainer for seven objectives (KL placements, token level,
-the GRPO family), a hash of the final parameters each. Run it under two checkouts to check a refactoring leaves
-training bit-identical:
+"""Fingerprints of short training runs, a hash of the final parameters each: 6 steps of GRPOTrainer (the small
+GPT) for seven objectives (KL placements, sequence and token level, the GRPO family), and 6 steps of the free
+study's GRPO step (``studies.free``, the loss on sampled answers) on a tabular stub policy for both penalties.
+Run it under two checkouts to check a refactoring leaves training bit-identical:
 
     PYTHONPATH=/path/to/other/checkout python benchmarks/trainer_fingerprint.py
     PYTHONPATH=. python benchmarks/trainer_fingerprint.py
@@ -11,6 +12,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import sys
+from types import SimpleNamespace
 
 import torch
 
@@ -40,3 +42,34 @@ for i, obj in enumerate(objs):
     GRPOTrainer(m, t, cfg, reference=r, progress=False).train()
     h = hashlib.sha256(b"".join(p.detach().numpy().tobytes() for p in m.parameters())).hexdigest()[:16]
     print(i, h)
+
+
+class _TabularLM:
+    """The free study's backend interface on a (P, 3) table of logits: the right answer and two wrong ones."""
+
+    def __init__(self, p):
+        p = torch.tensor(p)
+        self.ref = torch.log(torch.stack([p, (1 - p) / 2, (1 - p) / 2], 1))
+        self.theta = torch.nn.Parameter(self.ref.clone())
+
+    def sample(self, q, n, generator):
+        with torch.no_grad():
+            idx = torch.multinomial(torch.softmax(self.theta[q], -1), n, replacement=True, generator=generator)
+        return SimpleNamespace(tokens=idx[:, None], q=q, text=[["7", "wrong", "8"][i] for i in idx.tolist()])
+
+    def logp(self, comps, reference=False):
+        logits = self.ref if reference else self.theta
+        lp = torch.stack([torch.log_softmax(logits[c.q], -1)[c.tokens] for c in comps])
+        return lp, torch.ones_like(lp)
+
+
+from grpo_theory.studies import free  # noqa: E402
+
+for i, penalty in enumerate(("reverse", "direct"), start=len(objs)):
+    lm = _TabularLM([0.1, 0.4, 0.8])
+    spec = free.JobSpec(beta=0.5, seed=i, group_size=4, penalty=penalty)
+    opt = torch.optim.Adam([lm.theta], lr=0.05)
+    gen = torch.Generator().manual_seed(i)
+    for _ in range(6):
+        free._grpo_step(lm, opt, spec, ["7"] * 3, ["7"] * 3, gen)
+    print(i, hashlib.sha256(lm.theta.detach().numpy().tobytes()).hexdigest()[:16])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import sys
@@ -67,27 +68,27 @@ def _question_from_args(args) -> Question:
     return Question(args.pi_ref, rewards=args.rewards)
 
 
-def solve_table(q: Question, beta: float, group_size, std_ddof: int = 0, std_eps: float = 0.0,
-                progress=None) -> list[dict]:
-    """Rows (dicts) for every GRPO variant at ``group_size``, RLHF and NLHF.
+def solve_table(q: Question, obj: Objective, progress=None) -> list[dict]:
+    """Rows (dicts) for every GRPO variant of ``obj`` (its penalty and normalisation in turn, the rest of
+    ``obj`` kept: ``beta``, ``group_size``, ``std_ddof``, ``std_eps``, ...), RLHF and NLHF at ``obj.beta``.
 
     ``progress``: called with a line before each variant is solved (the CLI prints it for slow cases).
     """
+    beta = obj.beta
     rows = []
     for i, (pen, norm) in enumerate(VARIANTS):
         name = f"GRPO {pen}/{norm}"
         if progress is not None:
             progress(f"solving {name} ({i + 1}/{len(VARIANTS)})")
         try:
-            obj = Objective(beta=beta, group_size=group_size, penalty=pen, normalization=norm, std_ddof=std_ddof,
-                            std_eps=std_eps)
-            pts = stationary_points(q, obj)
+            variant = dataclasses.replace(obj, kl_estimator=None, penalty=pen, normalization=norm)
+            pts = stationary_points(q, variant)
         except InvalidInputError as exc:
             short = ("a preference matrix fixes P_G only for G = 2, scale, eps = 0"
                      if not q.has_reward_law else str(exc))
             rows.append(dict(method=name, pi=None, note=short))
             continue
-        reached = stationary_policy(q, obj)
+        reached = stationary_policy(q, variant)
         rows.append(dict(
             method=name, pi=reached.pi.tolist(), stable=reached.stable, residual=reached.residual,
             boundary=reached.boundary, n_points=len(pts), exhaustive=pts.exhaustive,
@@ -128,8 +129,8 @@ def _format_table(q: Question, rows: list[dict], header: str) -> str:
 
 def cmd_solve(args) -> int:
     q = _question_from_args(args)
-    Objective(beta=args.beta, group_size=args.group_size, std_ddof=args.std_ddof,
-              std_eps=args.std_eps)   # bad values fail here
+    obj = Objective(beta=args.beta, group_size=args.group_size, std_ddof=args.std_ddof,
+                    std_eps=args.std_eps)   # bad values fail here
     slow = _check_solve_cost(q, args.group_size)
     progress = None
     if slow:
@@ -140,7 +141,7 @@ def cmd_solve(args) -> int:
         def progress(line):
             print(f"grpo-theory solve: {line}, {time.perf_counter() - t0:.0f} s so far ({slow})",
                   file=sys.stderr, flush=True)
-    rows = solve_table(q, args.beta, args.group_size, args.std_ddof, args.std_eps, progress=progress)
+    rows = solve_table(q, obj, progress=progress)
     if args.json:
         print(json.dumps(dict(pi_ref=q.pi_ref.tolist(), beta=args.beta,
                               group_size=None if math.isinf(args.group_size) else args.group_size,

@@ -242,6 +242,8 @@ class Objective:
         if self.loss_type not in LOSS_TYPES:
             raise InvalidInputError(f"loss_type must be one of {sorted(LOSS_TYPES)}, got {self.loss_type!r}")
         b = self.groups_per_batch
+        if b is None:
+            raise InvalidInputError("groups_per_batch=None is not accepted: the whole batch is math.inf")
         if isinstance(b, bool) or not (
                 (isinstance(b, (float, np.floating)) and (math.isinf(b) and b > 0 or (math.isfinite(b)
                                                                                  and float(b).is_integer()

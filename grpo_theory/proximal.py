@@ -25,7 +25,6 @@ is the gradient on the simplex of ``Phi(p)``, ``Phi'(p) = 1/sqrt(p(1-p) + eps)``
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -38,10 +37,6 @@ from .solvers import Z_CAP, ClassProblem, StationaryPoint, sinh_grid, stationary
 
 __all__ = ["proximal_map", "map_fixed_points", "map_cycles", "MapFixedPoint", "MapCycle", "arcsin_potential",
            "potential_objective"]
-
-
-def _with_eps(obj: Objective, variance_eps: float | None) -> Objective:
-    return obj if variance_eps is None else dataclasses.replace(obj, variance_eps=variance_eps)
 
 
 def _reverse_argmax(pi_ref: np.ndarray, P: np.ndarray, beta: float) -> np.ndarray:
@@ -76,17 +71,15 @@ def _reverse_argmax(pi_ref: np.ndarray, P: np.ndarray, beta: float) -> np.ndarra
     return pi / pi.sum()
 
 
-def proximal_map(q: Question, obj: Objective, variance_eps: float | None = None):
+def proximal_map(q: Question, obj: Objective):
     """The exact proximal map ``pi_{n-1} -> pi_n`` (see module doc) as a callable.
 
     Parameters
     ----------
     q : Question
     obj : Objective
-        The reverse or direct penalty.
-    variance_eps : float or None, default None
-        Epsilon inside the square root of the group variance (Mroueh's convention); None keeps
-        ``obj.variance_eps``.
+        The reverse or direct penalty; its ``variance_eps`` (Mroueh's epsilon inside the square root of the
+        group variance) is the map's.
 
     Returns
     -------
@@ -105,7 +98,6 @@ def proximal_map(q: Question, obj: Objective, variance_eps: float | None = None)
     >>> round(float(pi[0]), 6)                       # Eq. 14's point, sqrt(0.3), is a fixed point
     0.547723
     """
-    obj = _with_eps(obj, variance_eps)
 
     def step(pi_prev) -> np.ndarray:
         pi_prev = validate_probability_vector("pi", pi_prev)
@@ -175,7 +167,7 @@ class MapFixedPoint:
     point: StationaryPoint
 
 
-def map_fixed_points(q: Question, obj: Objective, variance_eps: float | None = None) -> list[MapFixedPoint]:
+def map_fixed_points(q: Question, obj: Objective) -> list[MapFixedPoint]:
     """Fixed points of the proximal map with their stability (and the flow's, for comparison).
 
     They are the stationary points; limit points at a vertex are not fixed points
@@ -185,9 +177,6 @@ def map_fixed_points(q: Question, obj: Objective, variance_eps: float | None = N
     ----------
     q : Question
     obj : Objective
-    variance_eps : float or None, default None
-        Epsilon inside the square root of the group variance (Mroueh's convention); None keeps
-        ``obj.variance_eps``.
 
     Returns
     -------
@@ -205,7 +194,6 @@ def map_fixed_points(q: Question, obj: Objective, variance_eps: float | None = N
     >>> [(round(float(f.pi[0]), 4), f.stable, f.flow_stable) for f in fps]
     [(0.9427, False, False), (0.2424, False, True)]
     """
-    obj = _with_eps(obj, variance_eps)
     cp = ClassProblem(q, obj)
     out = []
     for pt in stationary_points(q, obj):
@@ -247,8 +235,7 @@ class MapCycle(list):
         self.stable = None if abs(abs(multiplier) - 1) < 1e-7 else bool(abs(multiplier) < 1)
 
 
-def map_cycles(q: Question, obj: Objective, period: int = 2, variance_eps: float | None = None,
-               n_grid: int = 4001) -> list[MapCycle]:
+def map_cycles(q: Question, obj: Objective, period: int = 2, *, n_grid: int = 4001) -> list[MapCycle]:
     """Cycles of the proximal map of the given period (two-class questions; exhaustive scan).
 
     Fixed points and cycles whose period is a proper divisor of ``period`` are left out. Beyond
@@ -261,9 +248,6 @@ def map_cycles(q: Question, obj: Objective, period: int = 2, variance_eps: float
     obj : Objective
     period : int, default 2
         The period sought, ``>= 2``.
-    variance_eps : float or None, default None
-        Epsilon inside the square root of the group variance (Mroueh's convention); None keeps
-        ``obj.variance_eps``.
     n_grid : int, default 4001
         Class logits scanned for roots of ``f^period(z) - z``.
 
@@ -286,7 +270,6 @@ def map_cycles(q: Question, obj: Objective, period: int = 2, variance_eps: float
     """
     if period < 2:
         raise InvalidInputError(f"period must be >= 2, got {period!r}")
-    obj = _with_eps(obj, variance_eps)
     cp = ClassProblem(q, obj)
     if cp.n_classes != 2:
         raise InvalidInputError(f"cycles are searched for two-class questions only; this one has {cp.n_classes}")

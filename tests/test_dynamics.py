@@ -94,7 +94,7 @@ def test_direct_large_group_map_is_mrouehs_recurrence(eps):
     """p_n = sigmoid(logit p_ref + 1/(beta sqrt(p_{n-1}(1 - p_{n-1}) + eps)))."""
     p_ref, beta = 0.3, 0.7
     q = Question([p_ref, 1 - p_ref], rewards=[1.0, 0.0])
-    step = dynamics.proximal_map(q, Objective(beta=beta, group_size=math.inf, penalty="direct"), variance_eps=eps)
+    step = dynamics.proximal_map(q, Objective(beta=beta, group_size=math.inf, penalty="direct", variance_eps=eps))
     for x in (0.05, 0.4, 0.9):
         expected = expit(logit(p_ref) + 1.0 / (beta * math.sqrt(x * (1 - x) + eps)))
         assert step([x, 1 - x])[0] == pytest.approx(expected, abs=1e-13)

@@ -31,6 +31,7 @@ def _expected_objective(log_table, ref_table, mask, answers, rewards, probs, obj
     n, G = len(answers), obj.group_size
     ent = answer_token_entropies(log_table, answers) if obj.entropy_coef else None
     total = torch.zeros((), dtype=torch.float64)
+    loss_obj = Objective(**{**_fields(obj), "kl_estimator": obj.estimator, "level": level, "loss_type": loss_type})
     for members in itertools.product(range(n), repeat=G):
         p = math.prod(probs[m] for m in members)
         if p == 0:
@@ -41,10 +42,9 @@ def _expected_objective(log_table, ref_table, mask, answers, rewards, probs, obj
         lp = log_table[idx].view(1, 1, G, -1)
         extra = dict(group_mask=tie_mask(r)) if obj.filter_ties else {}
         if obj.entropy_coef:
-            extra.update(entropy=ent[idx].view(1, 1, G, -1), entropy_coef=obj.entropy_coef)
-        J, _ = grpo_objective(lp, lp.detach(), ref_table[idx].view(1, 1, G, -1), adv, beta=obj.beta,
-                              kl_estimator=obj.estimator, level=level, mask=mask[idx].view(1, 1, G, -1),
-                              loss_type=loss_type, importance_level=obj.importance_level, **extra)
+            extra.update(entropy=ent[idx].view(1, 1, G, -1))
+        J, _ = grpo_objective(loss_obj, lp, lp.detach(), ref_table[idx].view(1, 1, G, -1), adv,
+                              mask=mask[idx].view(1, 1, G, -1), **extra)
         total = total + p * J
     return total
 

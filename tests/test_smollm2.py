@@ -70,7 +70,7 @@ def test_free_generation_logprobs_match_a_fresh_forward(smollm):
 def test_smollm2_training_meets_the_target_on_a_small_case(smollm, tmp_path):
     """4 yes/no prompts, G = 8, beta = 0.5, reverse: the trained last MLP lands on the prediction."""
     from grpo_theory import Objective
-    from grpo_theory.studies.predictions import predict, rewarded
+    from grpo_theory.studies.predictions import predict_task, rewarded
     from grpo_theory.training.smollm import FrozenTrunkLM, yes_no_task
     from grpo_theory.training.trainer import GRPOConfig, GRPOTrainer, answer_probabilities
 
@@ -81,7 +81,7 @@ def test_smollm2_training_meets_the_target_on_a_small_case(smollm, tmp_path):
     cfg = GRPOConfig(objective=Objective(group_size=8, beta=0.5, penalty="reverse"), steps=200, learning_rate=1e-3,
                      groups_per_question=8, seed=0, checkpoint_every=100)
     res = GRPOTrainer(copy.deepcopy(ref), task, cfg, reference=ref, run_dir=tmp_path, progress=False).train()
-    pred = rewarded(task, predict(task, ref_probs, cfg.objective))
+    pred = rewarded(task, predict_task(task, ref_probs, cfg.objective))
     err = np.abs(rewarded(task, res.measured) - pred)
     assert np.ptp(rewarded(task, ref_probs)) > 0.3                 # the prompts' pi_ref are spread out
     assert err.mean() <= 0.02 and err.max() <= 0.05, (pred, rewarded(task, res.measured))

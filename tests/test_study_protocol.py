@@ -1,5 +1,6 @@
 """The study protocol: one table of studies, ``run_study(name, **settings) -> StudyResult``."""
 
+import math
 import sys
 import types
 
@@ -103,7 +104,7 @@ def test_the_tree_study_runs_through_run_study(tmp_path, monkeypatch):
 
     real = tree.pretrain_reference
     monkeypatch.setattr(tree, "pretrain_reference", lambda *a, **kw: real(*a, **{**kw, "steps": 20}))  # cheap
-    res = run_study("tree", out=tmp_path, steps=3, seeds=(0,), shapes=("lengths",), losses=(("grpo", None),),
+    res = run_study("tree", out=tmp_path, steps=3, seeds=(0,), shapes=("lengths",), losses=(("grpo", math.inf),),
                     n_questions=2, progress=False)
     assert res.rows is None and res.note is None and res.table is res.summary
     assert list(res.summary.config) == ["lengths_grpo_Ball"]

@@ -50,8 +50,8 @@ def test_objective_gradient_is_the_expected_flow_on_policy():
     adv = torch.tensor([0.5, -1.0, 0.3, 0.2])
     for penalty in ("reverse", "direct"):
         lp = torch.log_softmax(theta, 0)
-        obj, _ = grpo_objective(lp[samples][:, None], lp[samples][:, None].detach(), ref[samples][:, None], adv,
-                                beta=0.7, penalty=penalty)
+        obj, _ = grpo_objective(Objective(beta=0.7, penalty=penalty), lp[samples][:, None],
+                                lp[samples][:, None].detach(), ref[samples][:, None], adv)
         (g,) = torch.autograd.grad(obj, theta)
         pi = lp.exp().detach()
         expected = torch.zeros(3)
@@ -129,8 +129,10 @@ def test_config_rejects_bad_values():
         GRPOConfig(sampling="beam")
     with pytest.raises(TypeError):              # keyword-only, and no objective field restated
         GRPOConfig(beta=0.5)
-    assert GRPOConfig(objective=Objective(beta=0.5, groups_per_batch=4)).groups_per_batch == 4
-    assert GRPOConfig().groups_per_batch is None    # math.inf: the whole step's token count
+    assert GRPOConfig(objective=Objective(beta=0.5, groups_per_batch=4)).objective.groups_per_batch == 4
+    assert GRPOConfig().objective.groups_per_batch == math.inf    # the whole step's token count
+    with pytest.raises(InvalidInputError, match=r"groups_per_batch=None.*math\.inf"):   # one spelling
+        Objective(beta=0.5, groups_per_batch=None)
 
 
 def test_validate_killed_part_way_resumes_and_meets_a_loose_bound(tmp_path):
@@ -223,8 +225,9 @@ def test_token_level_loss_aggregation_matches_its_definition(loss_type, B):
     mask = (torch.arange(T)[None, None, None, :] < lengths[..., None]).float()
     logp = torch.randn(nq, groups, G, T, generator=g, dtype=torch.float64) * mask
     adv = torch.randn(nq, groups, G, generator=g, dtype=torch.float64)
-    obj, _ = grpo_objective(logp, logp.detach(), logp.detach(), adv, beta=0.3, level="token", mask=mask,
-                            loss_type=loss_type, groups_per_batch=B)
+    o = Objective(beta=0.3, group_size=G, level="token", loss_type=loss_type,
+                  groups_per_batch=math.inf if B is None else B)
+    obj, _ = grpo_objective(o, logp, logp.detach(), logp.detach(), adv, mask=mask)
     # at rho = 1 each real token contributes A_i; k3 = 0 since logp_ref = logp
     kind = LOSS_TYPES[loss_type]
     if kind == "answer_mean":
@@ -255,7 +258,7 @@ def test_direct_penalty_gradient_is_bit_identical_to_the_committed_studies_form(
     adv = torch.randn(10, 64, 2, generator=g, dtype=dtype)
     beta, eps = 0.5, 0.2
     logp = base.clone().requires_grad_(True)
-    obj, _ = grpo_objective(logp, logp_old, logp_ref, adv, beta=beta, clip_eps=eps, penalty="direct")
+    obj, _ = grpo_objective(Objective(beta=beta, penalty="direct"), logp, logp_old, logp_ref, adv, clip_eps=eps)
     obj.backward()
     mine = base.clone().requires_grad_(True)
     ratio = torch.exp(mine - logp_old)
@@ -338,19 +341,31 @@ def test_tree_study_with_one_loss_type_writes_its_tables(tmp_path, monkeypatch):
 
     real = tree.pretrain_reference
     monkeypatch.setattr(tree, "pretrain_reference", lambda *a, **kw: real(*a, **{**kw, "steps": 20}))  # cheap
-    summary = tree.run_tree_study(tmp_path, seeds=(0,), shapes=("lengths",), losses=(("grpo", None),), steps=3,
+    summary = tree.run_tree_study(tmp_path, seeds=(0,), shapes=("lengths",), losses=(("grpo", math.inf),), steps=3,
                                   n_questions=2, progress=False)
     rows = pd.read_csv(tmp_path / "tree_results.csv")
     assert list(summary.config) == ["lengths_grpo_Ball"] and summary.max_gap_to_other_loss_types.isna().all()
     assert len(rows) == 2 * 3 and rows.predicted.between(0, 1).all()
 
 
-def test_trainer_kl_options_follow_the_objective():
+def test_the_loss_takes_the_kl_options_from_the_objective():
+    """grpo_objective reads the estimator, placement and clamps from the Objective: the penalty shorthand and
+    the estimator it stands for give the same loss, a clamp changes it, and loose fields are refused."""
+    from grpo_theory.training.loss import grpo_objective
+
     assert GRPOConfig(objective=Objective(beta=0.5, kl_estimator="k2")).objective.regime == "direct"
-    cfg = GRPOConfig(objective=Objective(beta=0.5, kl_estimator="k2", kl_placement="advantage", kl_value_clamp=10.0))
-    assert cfg.kl_options() == dict(kl_estimator="k2", kl_placement="advantage", kl_log_ratio_clamp=None,
-                                    kl_value_clamp=10.0)
-    assert GRPOConfig(objective=Objective(beta=0.5, penalty="direct")).kl_options()["kl_estimator"] == "k3_ratio"
+    g = torch.Generator().manual_seed(1)
+    logp = torch.randn(2, 3, 4, 1, generator=g, dtype=torch.float64)
+    ref = logp + 3.0 * torch.randn(logp.shape, generator=g, dtype=torch.float64)
+    old = logp + 0.3 * torch.randn(logp.shape, generator=g, dtype=torch.float64)     # off-policy: ratio != 1
+    adv = torch.randn(2, 3, 4, generator=g, dtype=torch.float64)
+
+    def loss(**kw):
+        return float(grpo_objective(Objective(beta=0.5, group_size=4, **kw), logp, old, ref, adv)[0])
+    assert loss(penalty="direct") == loss(kl_estimator="k3_ratio") != loss(penalty="reverse")
+    assert loss(kl_estimator="k3", kl_value_clamp=0.5) != loss(kl_estimator="k3")
+    with pytest.raises(TypeError):
+        grpo_objective(logp, logp.detach(), ref, adv, beta=0.5)
 
 
 def test_frozen_parameters_are_neither_trained_nor_checkpointed(small_setup, tmp_path):

@@ -260,7 +260,7 @@ def test_a_toy_estimator_runs_through_the_trainer_loss(toy):
         theta.grad = None
         lp = torch.log_softmax(theta, 0)[idx].view(1, *idx.shape, 1)
         adv = advantages_for(reward[idx].view(1, *idx.shape), obj)
-        J, _ = grpo_objective(lp, lp.detach(), ref[idx].view(1, *idx.shape, 1), adv, beta=beta)
+        J, _ = grpo_objective(obj, lp, lp.detach(), ref[idx].view(1, *idx.shape, 1), adv)
         J.backward()
         return theta.grad.numpy().copy()
 

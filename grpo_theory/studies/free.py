@@ -126,6 +126,12 @@ class JobSpec:
     def name(self) -> str:
         return f"beta{self.beta:g}_seed{self.seed}"
 
+    @property
+    def obj(self) -> Objective:
+        """The :class:`~grpo_theory.Objective` this job trains (sequence level, the group advantage, the
+        penalty in the loss): what crosses into the torch loss."""
+        return Objective(beta=self.beta, group_size=self.group_size, penalty=self.penalty)
+
 
 def _check(history: list, n_prompts: int, n_samples: int, **kw) -> ConvergenceReport:
     """The stationarity check on the sampled P(correct) per step (each the mean of ``n_samples`` 0/1
@@ -178,8 +184,8 @@ def _grpo_step(backend, opt, spec: JobSpec, answers, want, gen) -> dict:
         lp_ref, _ = backend.logp(comps, reference=True)
     shape = (P, 1, G, lp.shape[-1])
     adv = group_advantages(r.view(P, 1, G)).to(lp.device)
-    obj, diag = grpo_objective(lp.view(shape), lp.detach().view(shape), lp_ref.view(shape), adv, beta=spec.beta,
-                               penalty=spec.penalty, level="sequence", mask=mask.view(shape))
+    obj, diag = grpo_objective(spec.obj, lp.view(shape), lp.detach().view(shape), lp_ref.view(shape), adv,
+                               mask=mask.view(shape))
     opt.zero_grad(set_to_none=True)
     (-obj).backward()
     opt.step()

@@ -11,10 +11,10 @@ from ..problem import Objective, Question
 from ..solvers import stationary_points, stationary_policy
 from ..training.tasks import QATask
 
-__all__ = ["predict", "predict_token_level", "stable_points_of_rewarded_class", "rewarded"]
+__all__ = ["predict_task", "predict_token_level", "stable_points_of_rewarded_class", "rewarded"]
 
 
-def predict(task: QATask, reference_probs: np.ndarray, obj: Objective) -> np.ndarray:
+def predict_task(task: QATask, reference_probs: np.ndarray, obj: Objective) -> np.ndarray:
     """Stationary pi over each question's answer set, from the reference model's probabilities.
 
     Parameters
@@ -73,7 +73,7 @@ def stable_points_of_rewarded_class(task: QATask, reference_probs: np.ndarray, o
     Parameters
     ----------
     task, reference_probs, obj
-        As in :func:`predict`.
+        As in :func:`predict_task`.
 
     Returns
     -------
@@ -95,7 +95,7 @@ def rewarded(task: QATask, table: np.ndarray) -> np.ndarray:
     Parameters
     ----------
     task : QATask
-        As for :func:`predict`.
+        As for :func:`predict_task`.
     table : numpy.ndarray, shape (n_questions, K)
         A policy (or its standard errors) per question.
 

@@ -38,7 +38,7 @@ from ..solvers import stationary_points
 from ..training.policy import answer_token_logprobs
 from ..training.smollm import GGUF_NAME, FrozenTrunkLM, load_smollm2, smollm2_tasks
 from ..training.trainer import GRPOTrainer, TrainerConfig
-from .predictions import predict, predict_token_level, rewarded
+from .predictions import predict_task, predict_token_level, rewarded
 
 #: name -> Objective fields of the configurations compared with the theory
 SMOLLM_CONFIGS = {
@@ -118,7 +118,7 @@ def _run_job(job: tuple, out: str, steps: int, learning_rate: float, trainable: 
         pred = predict_token_level(task, token_logp, obj)
         n_stable = [1] * task.n_questions        # the tree solver reports the flow's point only
     else:
-        pred = predict(task, ref_probs, obj)
+        pred = predict_task(task, ref_probs, obj)
         seq = dataclasses.replace(obj, level="sequence")
         n_stable = [len(stationary_points(_question(ref_probs[q], task.rewards[q]), seq).stable)
                     for q in range(task.n_questions)]

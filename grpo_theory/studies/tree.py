@@ -26,13 +26,17 @@ __all__ = ["run_tree_study", "TREE_STUDY_SHAPES", "TREE_STUDY_LOSSES"]
 
 #: The token-level study: answer trees of different lengths whose reward depends on a later token.
 TREE_STUDY_SHAPES = ("lengths", "deep", "long")
-TREE_STUDY_LOSSES = (("grpo", None), ("dr_grpo", None), ("dapo", 1))
+TREE_STUDY_LOSSES = (("grpo", math.inf), ("dr_grpo", math.inf), ("dapo", 1))
 
 
-def _with_loss(base: TrainerConfig, loss_type: str, groups_per_batch: int | None) -> TrainerConfig:
-    """``base`` with this loss type; ``groups_per_batch=None`` is the whole step (``math.inf``)."""
-    return base.with_changes(loss_type=loss_type,
-                             groups_per_batch=math.inf if groups_per_batch is None else groups_per_batch)
+def _with_loss(base: TrainerConfig, loss_type: str, groups_per_batch: int | float) -> TrainerConfig:
+    """``base`` with this loss type and groups per batch (``math.inf``: the whole step; None is refused)."""
+    return base.with_changes(loss_type=loss_type, groups_per_batch=groups_per_batch)
+
+
+def _batch_label(groups_per_batch: int | float) -> int | str:
+    """The tables' spelling of ``groups_per_batch``: "all" for the whole step (``math.inf``)."""
+    return "all" if math.isinf(groups_per_batch) else int(groups_per_batch)
 
 
 def run_tree_study(out_dir="runs/validate_tree", *, seeds=(0, 1, 2), shapes=TREE_STUDY_SHAPES,
@@ -61,8 +65,8 @@ def run_tree_study(out_dir="runs/validate_tree", *, seeds=(0, 1, 2), shapes=TREE
     seeds : tuple of int, default (0, 1, 2)
     shapes : tuple of str, default TREE_STUDY_SHAPES
         Answer-tree shapes of ``synthetic_tree_task``.
-    losses : tuple of (str, int or None), default TREE_STUDY_LOSSES
-        ``(loss_type, groups_per_batch)`` pairs; None: every group of the batch.
+    losses : tuple of (str, int or math.inf), default TREE_STUDY_LOSSES
+        ``(loss_type, groups_per_batch)`` pairs; ``math.inf``: every group of the batch ("all" in the tables).
     steps : int, default 800
         Training steps per run.
     beta : float, default 1.0
@@ -105,7 +109,7 @@ def run_tree_study(out_dir="runs/validate_tree", *, seeds=(0, 1, 2), shapes=TREE
                               steps=steps, learning_rate=learning_rate, groups_per_question=16, device=device,
                               seed=seed, num_threads=num_threads, until_stationary=until_stationary,
                               max_steps=max_steps)                                  # issue 26
-            objectives = {f"{lt}/B={b or 'all'}": _with_loss(base, lt, b).objective
+            objectives = {f"{lt}/B={_batch_label(b)}": _with_loss(base, lt, b).objective
                           for lt, b in losses}
             preds = {name: np.array([stationary_policy(qq, o).pi for qq in questions])
                      for name, o in objectives.items()}
@@ -113,7 +117,7 @@ def run_tree_study(out_dir="runs/validate_tree", *, seeds=(0, 1, 2), shapes=TREE
                                  for qq in questions])
             for (lt, b), name in zip(losses, objectives):
                 cfg = _with_loss(base, lt, b)
-                config = f"{shape}_{lt}_B{b or 'all'}"
+                config = f"{shape}_{lt}_B{_batch_label(b)}"
                 trainer = GRPOTrainer(copy.deepcopy(ref), task, cfg, reference=ref,
                                       run_dir=out / "runs" / f"{config}_seed{seed}", progress=progress)
                 res = trainer.train(resume=resume)
@@ -122,7 +126,7 @@ def run_tree_study(out_dir="runs/validate_tree", *, seeds=(0, 1, 2), shapes=TREE
                 for q in range(task.n_questions):
                     for k in range(len(task.answers)):
                         rows.append(dict(seed=seed, config=config, shape=shape, loss_type=lt,
-                                         groups_per_batch=b or "all", question=q, answer=k,
+                                         groups_per_batch=_batch_label(b), question=q, answer=k,
                                          answer_tokens=len(task.answers[k]), rewarded=task.rewards[q, k] > 0,
                                          pi_ref=questions[q].pi_ref[k], predicted=preds[name][q, k],
                                          measured=res.measured[q, k], measured_se=res.measured_se[q, k],
@@ -130,7 +134,7 @@ def run_tree_study(out_dir="runs/validate_tree", *, seeds=(0, 1, 2), shapes=TREE
                                          error_sequence_level=res.measured[q, k] - seq_pred[q, k],
                                          **{key: v[q, k] for key, v in others.items()},
                                          **report_columns(res.convergence, q)))     # issue 26
-                summary.append(dict(seed=seed, config=config, shape=shape, loss_type=lt, groups_per_batch=b or "all",
+                summary.append(dict(seed=seed, config=config, shape=shape, loss_type=lt, groups_per_batch=_batch_label(b),
                                     mae=float(np.abs(err).mean()), max_abs_error=float(np.abs(err).max()),
                                     mae_sequence_level=float(np.abs(res.measured - seq_pred).mean()),
                                     max_sequence_level=float(np.abs(res.measured - seq_pred).max()),

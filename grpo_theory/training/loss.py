@@ -28,7 +28,7 @@ import torch
 
 from .. import variants
 from ..errors import InvalidInputError
-from ..problem import DEFAULT_ESTIMATOR, LOSS_TYPES, Objective
+from ..problem import LOSS_TYPES, Objective
 
 
 def group_advantages(rewards: torch.Tensor, normalization: str = "scale", std_ddof: int = 0,
@@ -74,41 +74,63 @@ def kl_term(logp: torch.Tensor, logp_old: torch.Tensor, logp_ref: torch.Tensor, 
     return v
 
 
-def grpo_objective(logp: torch.Tensor, logp_old: torch.Tensor, logp_ref: torch.Tensor,
-                   advantages: torch.Tensor, *, beta: float, penalty: str | None = None,
-                   clip_eps: float = 0.2, level: str = "sequence", mask: torch.Tensor | None = None,
-                   loss_type: str = "grpo", groups_per_batch: int | None = None, kl_estimator: str | None = None,
-                   kl_placement: str = "loss", kl_log_ratio_clamp: float | None = None,
-                   kl_value_clamp: float | None = None, group_mask: torch.Tensor | None = None,
-                   entropy: torch.Tensor | None = None, entropy_coef: float = 0.0,
-                   importance_level: str = "token") -> tuple[torch.Tensor, dict]:
-    """GRPO objective (to be maximised) and diagnostics.
+def grpo_objective(obj: Objective, logp: torch.Tensor, logp_old: torch.Tensor, logp_ref: torch.Tensor,
+                   advantages: torch.Tensor, *, clip_eps: float = 0.2, mask: torch.Tensor | None = None,
+                   group_mask: torch.Tensor | None = None,
+                   entropy: torch.Tensor | None = None) -> tuple[torch.Tensor, dict]:
+    """GRPO objective (to be maximised) and diagnostics, every option taken from the
+    :class:`~grpo_theory.Objective` ``obj`` (the objective crosses into torch whole): ``beta``, ``level``,
+    ``loss_type``, ``groups_per_batch``, the KL estimator (:attr:`~grpo_theory.Objective.estimator`), its
+    placement and clamps, ``entropy_coef`` and ``importance_level``.
 
-    ``logp``, ``logp_old``, ``logp_ref``: (n_q, groups, G, T) token log-probabilities of the sampled
-    answers under the current, old and reference policies (0 past an answer's end); ``advantages``:
-    (n_q, groups, G); ``mask``: (n_q, groups, G, T), 1 on real tokens (default: all).
+    Parameters
+    ----------
+    obj : Objective
+        The objective.
+    logp, logp_old, logp_ref : torch.Tensor
+        (n_q, groups, G, T) token log-probabilities of the sampled answers under the current, old and
+        reference policies (0 past an answer's end).
+    advantages : torch.Tensor
+        (n_q, groups, G).
+    clip_eps : float, default 0.2
+        The ratio clip, a training setting (not part of the objective).
+    mask : torch.Tensor, optional
+        (n_q, groups, G, T), 1 on real tokens (default: all).
+    group_mask : torch.Tensor, optional
+        (n_q, groups, G): 0 drops a member's terms (tied-group filtering, :func:`tie_mask` of the rewards
+        where ``obj.filter_ties``); the normalisers stay as they are (TRL-style masking; DAPO's refill only
+        rescales the whole gradient).
+    entropy : torch.Tensor, optional
+        (n_q, groups, G, T): the entropy of the next-token distribution at each position
+        (:func:`grpo_theory.training.policy.answer_token_entropies`, differentiable); needed where
+        ``obj.entropy_coef > 0``.
 
-    At ``level="sequence"`` ratio and k3 are per answer and the objective is the mean over members.
+    Returns
+    -------
+    (objective, diagnostics)
+        The scalar objective and ``{"k3": ..., "clip_fraction": ...}`` (detached).
+
+    Notes
+    -----
+    At ``level="sequence"`` ratio and penalty are per answer and the objective is the mean over members.
     At ``level="token"`` they are per token, and ``loss_type`` aggregates them (the names of TRL and
     verl, see :data:`grpo_theory.problem.LOSS_TYPES`): ``answer_mean`` kinds average over each
     answer's tokens, then over members; ``token_sum`` kinds sum over tokens, then average over
     members; ``batch_token_mean`` kinds divide the sum over the tokens of each chunk of
-    ``groups_per_batch`` groups of a question (None: the whole batch) by that chunk's token count,
-    a sampled constant (detached), then average over chunks. ``group_mask`` (n_q, groups, G): 0 drops a
-    member's terms (tied-group filtering, :func:`tie_mask`); the normalisers stay as they are (TRL-style
-    masking; DAPO's refill only rescales the whole gradient).
-
-    ``entropy`` (n_q, groups, G, T): the entropy of the next-token distribution at each position
-    (:func:`grpo_theory.training.policy.answer_token_entropies`, differentiable); ``entropy_coef`` times it is
-    added to each token's term and aggregated with it (verl ``actor.entropy_coeff``: ``agg_loss`` of the
-    entropy with the same ``loss_agg_mode``; OpenRLHF ``entropy_loss_coef``). At sequence level an answer's
-    term is the sum over its positions. ``importance_level="sequence"``: GSPO's ratio, ``exp`` of the mean
-    over an answer's tokens of ``log(pi/pi_old)``, one per answer and broadcast to its tokens, also in the
+    ``groups_per_batch`` groups of a question (``math.inf``: the whole batch) by that chunk's token count,
+    a sampled constant (detached), then average over chunks. ``entropy_coef`` times the entropy is added to
+    each token's term and aggregated with it (verl ``actor.entropy_coeff``: ``agg_loss`` of the entropy with
+    the same ``loss_agg_mode``; OpenRLHF ``entropy_loss_coef``); at sequence level an answer's term is the
+    sum over its positions. ``importance_level="sequence"``: GSPO's ratio, ``exp`` of the mean over an
+    answer's tokens of ``log(pi/pi_old)``, one per answer and broadcast to its tokens, also in the
     ``k3_ratio`` penalty (TRL ``importance_sampling_level="sequence"``: ``coef_1``).
     """
+    if not isinstance(obj, Objective):
+        raise InvalidInputError(f"obj must be a grpo_theory.Objective, got {type(obj).__name__}")
+    beta, entropy_coef, kl_estimator = obj.beta, obj.entropy_coef, obj.estimator
     if mask is None:
         mask = torch.ones_like(logp)
-    per_answer_ratio = variants.lookup("importance_level", importance_level).per_answer
+    per_answer_ratio = obj.importance_variant.per_answer
     if entropy_coef and entropy is None:
         raise InvalidInputError("entropy_coef > 0 needs the per-position entropies (entropy=)")
     seq_log_ratio = None
@@ -116,21 +138,14 @@ def grpo_objective(logp: torch.Tensor, logp_old: torch.Tensor, logp_ref: torch.T
         seq_log_ratio = ((logp - logp_old) * mask).sum(-1, keepdim=True) / mask.sum(-1, keepdim=True).clamp(min=1.0)
     if entropy_coef:
         entropy = entropy * mask
-    per_token = variants.lookup("level", level).per_token
+    per_token = obj.level_variant.per_token
     if not per_token:
         if entropy_coef:
             entropy = entropy.sum(-1, keepdim=True)
         logp, logp_old, logp_ref = (x.sum(-1, keepdim=True) for x in (logp, logp_old, logp_ref))
         mask = torch.ones_like(logp)
-    if loss_type not in LOSS_TYPES:
-        raise InvalidInputError(f"loss_type must be one of {sorted(LOSS_TYPES)}, got {loss_type!r}")
-    if kl_estimator is None:
-        short = None if penalty is None else variants.lookup("regime", penalty)
-        if short is not None and not short.is_note_penalty:
-            raise InvalidInputError(f"penalty must be 'reverse' or 'direct' (or give kl_estimator), got {penalty!r}")
-        kl_estimator = DEFAULT_ESTIMATOR if short is None else short.shorthand_estimator
-    placement = variants.lookup("kl_placement", kl_placement)
-    clamps = (kl_log_ratio_clamp, kl_value_clamp)
+    placement = obj.placement_variant
+    clamps = (obj.kl_log_ratio_clamp, obj.kl_value_clamp)
     adv = advantages.unsqueeze(-1) * torch.ones_like(logp)
     if placement.in_advantage:
         # the detached value leaves each token's advantage; per token the sum over the rest of the
@@ -151,17 +166,20 @@ def grpo_objective(logp: torch.Tensor, logp_old: torch.Tensor, logp_ref: torch.T
         terms = terms + entropy_coef * entropy
     if group_mask is not None:          # filtered (tied) groups leave the loss, penalty included (issue 22)
         terms = terms * group_mask.unsqueeze(-1)
-    kind = variants.lookup("aggregation", LOSS_TYPES[loss_type] if per_token else "answer_mean")
+    # the loss type's own kind: a batch-normalised one over the whole batch keeps its sampled token count here
+    # (Objective.aggregation reports it as "token_sum", the same stationary points, not the same loss)
+    kind = variants.lookup("aggregation", LOSS_TYPES[obj.loss_type] if per_token else "answer_mean")
     if kind.answer_mean:
         objective = (terms.sum(-1) / mask.sum(-1)).mean()
     elif not kind.batch_normalised:
         objective = terms.sum(-1).mean()
     else:
         n_q, groups = terms.shape[:2]
-        chunk = groups if groups_per_batch is None else int(groups_per_batch)
+        whole = math.isinf(obj.groups_per_batch)
+        chunk = groups if whole else int(obj.groups_per_batch)
         if groups % chunk:
-            raise InvalidInputError(f"groups_per_batch={groups_per_batch} must divide the groups per question ({groups})")
-        if groups_per_batch is None:
+            raise InvalidInputError(f"groups_per_batch={chunk} must divide the groups per question ({groups})")
+        if whole:
             objective = terms.sum() / mask.sum().detach()
         else:
             t = terms.reshape(n_q, groups // chunk, -1).sum(-1)
@@ -201,38 +219,6 @@ def shaped_rewards(rewards: torch.Tensor, obj, logp_old: torch.Tensor, logp_ref:
     else:
         v = (kl_value(logp_old, logp_ref, obj.estimator, *clamps) * mask).sum(-1)
     return rewards - obj.beta * v
-
-
-def objective_loss(obj, logp: torch.Tensor, logp_old: torch.Tensor, logp_ref: torch.Tensor,
-                   advantages: torch.Tensor, *, clip_eps: float = 0.2, mask: torch.Tensor | None = None,
-                   group_mask: torch.Tensor | None = None,
-                   entropy: torch.Tensor | None = None) -> tuple[torch.Tensor, dict]:
-    """:func:`grpo_objective` with every option taken from the :class:`~grpo_theory.Objective` ``obj`` (the
-    objective crosses into torch whole): ``beta``, ``level``, ``loss_type``, ``groups_per_batch`` (``math.inf``:
-    the whole batch), the KL estimator, placement and clamps, ``entropy_coef`` and ``importance_level``.
-
-    Parameters
-    ----------
-    obj : Objective
-        The objective.
-    logp, logp_old, logp_ref, advantages, mask, group_mask, entropy
-        As for :func:`grpo_objective` (``group_mask``: :func:`tie_mask` of the rewards where ``obj.filter_ties``;
-        ``entropy``: needed where ``obj.entropy_coef > 0``).
-    clip_eps : float, default 0.2
-        The ratio clip, a training setting (not part of the objective).
-
-    Returns
-    -------
-    (objective, diagnostics)
-        As :func:`grpo_objective`.
-    """
-    b = obj.groups_per_batch
-    return grpo_objective(logp, logp_old, logp_ref, advantages, beta=obj.beta, clip_eps=clip_eps, level=obj.level,
-                          mask=mask, loss_type=obj.loss_type, groups_per_batch=None if math.isinf(b) else int(b),
-                          kl_estimator=obj.estimator, kl_placement=obj.kl_placement,
-                          kl_log_ratio_clamp=obj.kl_log_ratio_clamp, kl_value_clamp=obj.kl_value_clamp,
-                          group_mask=group_mask, entropy=entropy, entropy_coef=obj.entropy_coef,
-                          importance_level=obj.importance_level)
 
 
 # ----------------------------------------------------------------------------- the GRPO family (issue 22)

@@ -29,7 +29,7 @@ from tqdm.auto import tqdm
 from .._io import atomic_write
 from ..convergence import ConvergenceReport, check_history
 from ..problem import InvalidInputError, Objective
-from .loss import advantages_for, objective_loss, shaped_rewards, tie_mask
+from .loss import advantages_for, grpo_objective, shaped_rewards, tie_mask
 from .policy import answer_token_entropies, answer_token_logprobs, answer_token_mask, generate
 from .tasks import QATask
 
@@ -127,12 +127,6 @@ class TrainerConfig:
             if not ok:
                 raise InvalidInputError(msg)
 
-    def kl_options(self) -> dict:
-        """The KL estimator, placement and clamps as :func:`~grpo_theory.training.loss.grpo_objective` takes them."""
-        o = self.objective
-        return dict(kl_estimator=o.estimator, kl_placement=o.kl_placement,
-                    kl_log_ratio_clamp=o.kl_log_ratio_clamp, kl_value_clamp=o.kl_value_clamp)
-
     def with_changes(self, **changes) -> TrainerConfig:
         """A validated copy with ``changes`` applied; the names of :class:`~grpo_theory.Objective`'s
         fields change the objective, the others the config.
@@ -149,12 +143,6 @@ class TrainerConfig:
         rest = {k: v for k, v in changes.items() if k not in names}
         obj = replace(self.objective, **to_objective) if to_objective else self.objective
         return replace(self, objective=obj, **rest)
-
-    @property
-    def groups_per_batch(self) -> int | None:
-        """``objective.groups_per_batch`` as the loss takes it: None for ``math.inf`` (the whole step)."""
-        b = self.objective.groups_per_batch
-        return None if math.isinf(b) else int(b)
 
 
 @dataclass
@@ -331,7 +319,7 @@ class GRPOTrainer:
                 lp_all = answer_token_logprobs(self.model, self.task, question_idx=q_idx)
             entropy = (gather(answer_token_entropies(lp_all, self.task.answers))    # the exact per-position
                        if cfg.objective.entropy_coef else None)                      # entropies, with their graph
-            obj, diag = objective_loss(cfg.objective, gather(lp_all), lp_old, lp_ref, adv, clip_eps=cfg.clip_eps,
+            obj, diag = grpo_objective(cfg.objective, gather(lp_all), lp_old, lp_ref, adv, clip_eps=cfg.clip_eps,
                                        mask=mask, group_mask=group_mask, entropy=entropy)
             self.optimizer.zero_grad(set_to_none=True)
             (-obj).backward()
@@ -401,7 +389,7 @@ class GRPOTrainer:
         # window starts later, so it is always covered
         first_window_start = int(round(cfg.steps * (1 - cfg.final_window)))
         t0 = time.perf_counter()
-        kl_name = cfg.kl_options()["kl_estimator"]
+        kl_name = cfg.objective.estimator
         cap = self._cap()
         bar = tqdm(total=self.horizon, initial=self.step,
                    desc=f"GRPO {kl_name} G={cfg.objective.group_size} beta={cfg.objective.beta:g}",
