@@ -47,7 +47,9 @@ def token_level(q: Question, obj: Objective) -> bool:
     Parameters
     ----------
     q : Question
+        The question; its ``answers`` give the token count of each answer.
     obj : Objective
+        The objective; its ``level`` is read.
 
     Returns
     -------
@@ -229,8 +231,12 @@ def kkt_checked(q: Question, obj: Objective, p: StationaryPoint) -> StationaryPo
 
     Parameters
     ----------
-    q, obj : the question and objective.
-    p : a point from the multi-start search or the flow.
+    q : Question
+        The question.
+    obj : Objective
+        The objective.
+    p : StationaryPoint
+        A point from the multi-start search or the flow.
 
     Returns
     -------
