@@ -261,9 +261,9 @@ def select_prompts(correct, n: int, n_keep: int, *, p_range=P_RANGE) -> np.ndarr
     return np.array(sorted(chosen, key=lambda i: (p[i], i)), dtype=int)
 
 
-def _x(p_ref, objective: Objective) -> np.ndarray:
+def _x(p_ref, obj: Objective) -> np.ndarray:
 
-    return Response(objective)(np.clip(np.asarray(p_ref, dtype=float), 1e-12, 1.0))
+    return Response(obj)(np.clip(np.asarray(p_ref, dtype=float), 1e-12, 1.0))
 
 
 def choose_betas(p_ref, *, candidates=BETA_CANDIDATES, min_diff: float = MIN_DIFF, group_size: int = 8,

@@ -40,13 +40,13 @@ def probs_after_ids(model, id_lists) -> np.ndarray:
                                        -1).cpu().numpy() for ids in id_lists])
 
 
-def _predictions(ref_probs: np.ndarray, reward_table: np.ndarray, objective) -> tuple[list, list]:
+def _predictions(ref_probs: np.ndarray, reward_table: np.ndarray, obj) -> tuple[list, list]:
     """Per prompt: the predicted probability of the rewarded tokens, and how many stable points exist."""
     preds, n_stable = [], []
     for p, r in zip(ref_probs, reward_table):
         q = Question(p / p.sum(), rewards=r)
-        preds.append(float(stationary_policy(q, objective).pi[r == r.max()].sum()))
-        n_stable.append(len(stationary_points(q, objective).stable))
+        preds.append(float(stationary_policy(q, obj).pi[r == r.max()].sum()))
+        n_stable.append(len(stationary_points(q, obj).stable))
     return preds, n_stable
 
 
