@@ -177,10 +177,12 @@ def map_fixed_points(q: Question, obj: Objective) -> list[MapFixedPoint]:
     ----------
     q : Question
     obj : Objective
+        As for :func:`proximal_map`: the reverse or direct penalty, with the map's ``variance_eps``.
 
     Returns
     -------
     list of MapFixedPoint
+        One per stationary point of :func:`~grpo_theory.solvers.stationary_points` off the boundary (``boundary=False``).
 
     Examples
     --------
