@@ -387,6 +387,7 @@ def as_question(q) -> Question:
     Parameters
     ----------
     q : Question
+        The value to check.
 
     Returns
     -------

@@ -92,3 +92,70 @@ def test_fig27_docs_state_the_caption_numbers():
     alone = pd.read_csv(RESULTS / "validate_seeds_summary.csv")
     alone = alone[(alone["mode"] == "alone") & (alone.config == "G64_beta0.5_direct")].iloc[0]
     assert alone["max"] < 0.05 and "trained alone, none does" in doc
+
+
+# --- Figure 28: SmolLM2's new seed and "2*7" -------------------------------------------------------------
+
+def test_fig28_prediction_intervals_recomputed():
+    from scipy import stats
+
+    rows = pd.concat([pd.read_csv(RESULTS / "smollm2_validate.csv"),
+                      pd.read_csv(RESULTS / "smollm2_validate_seed5.csv")])
+    rows = rows[np.isclose(rows.learning_rate, 3e-4) & (rows.conv_status == "converged")]
+    mae = rows.assign(a=rows.error.abs()).pivot_table(index=["config", "level"], columns="seed", values="a",
+                                                     aggfunc="mean")
+    old, new = mae[[0, 1, 2, 3, 4]], mae[5]
+    assert len(mae) == 8
+    half = old.std(axis=1, ddof=1) * np.sqrt(1 + 1 / 5)
+    inside = (new - old.mean(axis=1)).abs() <= stats.t.ppf(0.975, 4) * half
+    inside_b = (new - old.mean(axis=1)).abs() <= stats.t.ppf(1 - 0.05 / 16, 4) * half
+    assert (int(inside.sum()), int(inside_b.sum())) == (7, 8)
+    (cfg, level), = [k for k, v in inside.items() if not v]
+    assert (cfg, level) == ("G8_beta0.5_reverse", "sequence")
+    assert old.std(axis=1, ddof=1).idxmin() == (cfg, level)          # docs: "the narrowest spread over seeds 0-4"
+    hi = old.mean(axis=1)[(cfg, level)] + stats.t.ppf(0.975, 4) * half[(cfg, level)]
+    cap = _caption("fig28_smollm2_new_seed")
+    assert (f"Seed 5 lies inside 7 of 8 intervals (G = 8, reverse, sequence: {new[(cfg, level)]:.4f} against "
+            f"{hi:.4f}) and inside all 8 Bonferroni intervals") in cap
+    # the study's own table (docs/results.md) states the same row: 0.0025 against the interval 0.0016-0.0024
+    assert "| G = 8, β = 0.5, reverse | sequence | 0.0020 ± 0.0001 | 0.0016–0.0024 | 0.0025 | **no** |" in \
+        (ROOT / "docs" / "results.md").read_text()
+    assert _words(cap) <= 200
+
+
+def test_fig28_two_times_seven_under_each_schedule():
+    short = pd.read_csv(RESULTS / "smollm2_validate_g2_reverse_600.csv")
+    long = pd.concat([pd.read_csv(RESULTS / "smollm2_validate.csv"),
+                      pd.read_csv(RESULTS / "smollm2_validate_seed5.csv")])
+    pick = lambda t: t[(t.prompt == "2*7") & (t.config == "G2_beta0.5_reverse") & np.isclose(t.learning_rate, 3e-4)]  # noqa: E731
+    short, long = pick(short), pick(long)
+    assert (len(short), len(long)) == (10, 12) and set(long.seed) == set(range(6))
+    moving = int((short.conv_status != "converged").sum())
+    done = short[short.conv_status == "converged"]
+    assert moving == 7 and (long.conv_status == "converged").all()
+    worst = long.error.abs().max()
+    assert worst < 0.0076
+    cap = _caption("fig28_smollm2_new_seed")
+    assert f"{moving} of 10 runs were still moving at the cap (1,800 steps)" in cap
+    assert f"the 3 counted converged ended at {done.measured.min():.3f}-{done.measured.max():.3f}" in cap
+    assert f"all 12 runs (seeds 0-5) converged, largest error {worst:.4f}" in cap
+    assert f"pi_ref {short.pi_ref.iloc[0]:.4f}" in cap
+
+
+def test_fig28_constant_rate_run():
+    t = pd.read_csv(RESULTS / "smollm2_slow_escape.csv").sort_values("step")
+    last = t[t.step > 0.7 * t.step.max()]                # the trainer's final 30% of the steps
+    assert len(last) == int(t.in_final_window.sum())
+    cap = _caption("fig28_smollm2_new_seed")
+    first = int(t[t.p > 0.1].step.iloc[0])
+    assert f"first passes 0.1 at step {first}" in cap and first == 590         # docs/results.md: step 590
+    assert f"over the final {len(last)} steps (shaded) its mean is {last.p.mean():.4f} against " \
+           f"{t.predicted.iloc[0]:.4f}" in cap
+    assert f"{last.p.mean():.4f}" == "0.1724"                                   # docs/results.md states 0.1724
+
+
+def test_fig28_docs_state_the_caption_numbers():
+    doc = _section(28)
+    assert "fig28_smollm2_new_seed.png" in doc
+    for text in ("7 of 8", "all 8", "7 of 10", "all 12", "0.0075"):
+        assert text in doc, text
