@@ -79,6 +79,8 @@ from .free_scoring import COLUMNS, assemble, fit_clock_lsq, fit_shift, score  # 
 # this module's own public names; the prompt selection (free_prompts) and the scoring (free_scoring)
 # are documented there and importable from here as before
 __all__ = ["JobSpec", "run_job", "is_flat", "SmolBackend", "run_free_study", "cost_model"]
+#: Each model's frozen reference MLP (:func:`reference_mlp`), held as long as the model lives.
+_REFERENCE_MLPS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -316,10 +318,6 @@ def run_job(backend, spec: JobSpec, job_dir, *, answers, stop_after: int | None 
     return pd.read_csv(done)          # as a later call reads it: the same table whether resumed or not
 
 
-#: Each model's frozen reference MLP (:func:`reference_mlp`), for as long as the model lives.
-_REFERENCE_MLPS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
 def reference_mlp(model):
     """A frozen copy of ``model``'s last MLP as it was when first asked for, kept while the model lives.
 
@@ -329,8 +327,7 @@ def reference_mlp(model):
     """
     import copy
 
-    if model not in _REFERENCE_MLPS:
-        # kept outside the model: not a submodule, so not among its parameters or state
+    if model not in _REFERENCE_MLPS:      # kept outside the model: not among its parameters or state
         _REFERENCE_MLPS[model] = copy.deepcopy(model.hf.model.layers[-1].mlp).requires_grad_(False)
     return _REFERENCE_MLPS[model]
 
