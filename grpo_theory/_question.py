@@ -381,6 +381,7 @@ def as_question(q) -> Question:
     Parameters
     ----------
     q : Question
+        The value to check.
 
     Returns
     -------

@@ -145,11 +145,6 @@ class Objective:
     estimator : str
         Derived, read-only: the KL estimator in use, ``kl_estimator`` or the one ``penalty`` stands for.
 
-    Every option has an entry in :mod:`grpo_theory.variants` holding what the package knows about it; the
-    properties ``advantage_variant``, ``normalization_variant``, ``estimator_variant``, ``placement_variant``,
-    ``regime_variant``, ``level_variant``, ``importance_variant`` and ``aggregation_variant`` give this
-    objective's entries (e.g. ``obj.regime_variant.is_note_penalty``).
-
     Raises
     ------
     InvalidInputError
@@ -160,6 +155,11 @@ class Objective:
     -----
     Objectives are keyword-only and immutable; ``dataclasses.replace(obj, beta=0.1)`` gives a
     validated copy.
+
+    Every option has an entry in :mod:`grpo_theory.variants` holding what the package knows about it; the
+    properties ``advantage_variant``, ``normalization_variant``, ``estimator_variant``, ``placement_variant``,
+    ``regime_variant``, ``level_variant``, ``importance_variant`` and ``aggregation_variant`` give this
+    objective's entries (e.g. ``obj.regime_variant.is_note_penalty``).
 
     Examples
     --------
@@ -429,6 +429,7 @@ def as_objective(obj) -> Objective:
     Returns
     -------
     Objective
+        ``obj`` itself, or the objective built from the mapping's fields.
 
     Raises
     ------

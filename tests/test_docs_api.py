@@ -35,12 +35,7 @@ ANY_ROLE_RE = re.compile(r":(?:py:)?[a-z]+:`[^`]*`")
 HOOK_ROLE_RE = re.compile(r":(?:py:)?(?:func|class|meth|attr|mod|data|exc|obj|const):`~?[\w.]+(?:\(\))?`")
 
 #: Open pages: (empty descriptions, descriptions in the Type column, raw roles or literals), as ceilings.
-OPEN_PAGES: dict[str, tuple[int, int, int]] = {
-    "advantage": (26, 27, 21), "closed_form": (3, 0, 0), "convergence": (1, 0, 0), "dynamics": (16, 0, 0),
-    "integrations": (3, 0, 0), "predict": (23, 2, 0), "preference": (5, 2, 0), "problem": (6, 1, 3),
-    "proximal": (7, 0, 0), "stationary": (30, 3, 0), "studies": (38, 0, 0), "sweep": (2, 0, 0),
-    "symbolic": (5, 0, 0), "tree": (8, 4, 0),
-}
+OPEN_PAGES: dict[str, tuple[int, int, int]] = {}
 
 # Words a numpy Type column may hold besides names (``array_like of float, shape (n,), optional``).
 TYPE_WORDS = frozenset("""of or and shape optional keyword only sequence sequences list tuple dict mapping array

@@ -10,6 +10,7 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import NullFormatter
 
 from .. import plotting
+from ..errors import InvalidInputError
 from ._spec import FigureSpec
 
 #: the study's configurations, in the order of docs/results.md's table: (label, what the variant amounts to)
@@ -49,7 +50,8 @@ def tables(inputs) -> dict[str, pd.DataFrame]:
     summary = inputs.results_table("kl_study_summary.csv")
     unknown = sorted(set(rows.config) - set(VARIANTS))
     if unknown:
-        raise ValueError(f"kl_study.csv has configurations {unknown} that Figure 21 does not label")
+        raise InvalidInputError(f"kl_study.csv has configurations {unknown} that Figure 21 does not label "
+                                f"(it labels {sorted(VARIANTS)})")
     rows = rows.assign(label=rows.config.map(lambda c: VARIANTS[c][0]), kind=rows.config.map(lambda c: VARIANTS[c][1]))
     # a predicted vertex measured at the other end: the rewarded answer died (or won) against the prediction
     rows["wrong_vertex"] = rows.predicted_collapse.astype(bool) & (np.abs(rows.measured - rows.predicted) > 0.5)

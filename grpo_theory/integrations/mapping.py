@@ -73,13 +73,16 @@ def mapping_of(obj: Objective | None, warns: list, framework: str, version: str 
     warns : list of str
         The reader's warnings (the reasons, when ``obj`` is None).
     framework : str
+        The trainer's name, e.g. ``"trl"``, ``"verl"`` or ``"openrlhf"``.
     version : str or None
+        The trainer's version the config was read for; None when unknown.
     stacklevel : int, default 3
         Of the warnings: 3 points at the caller of a reader that calls this directly.
 
     Returns
     -------
     TheoryMapping
+        The objective, the warnings, the framework and its version.
 
     Raises
     ------

@@ -198,6 +198,7 @@ class PromptField:
         Returns
         -------
         PromptField
+            The field of the same objective at the references ``p``.
         """
         import copy
 
@@ -249,6 +250,7 @@ class PromptField:
         Returns
         -------
         numpy.ndarray
+            ``dh/dz`` of each prompt (of the prompts ``index``), shaped like ``z``.
         """
         z = np.asarray(z, dtype=float)
         return (self.h(z + eps, index) - self.h(z - eps, index)) / (2 * eps)

@@ -100,7 +100,10 @@ class ClassProblem:
     Parameters
     ----------
     q : Question
+        The question; its outputs are pooled into classes of equal reward law.
     obj : Objective or mapping
+        The objective: ``beta``, the group size ``G``, the penalty and the advantage estimator. A dict of its fields
+        is accepted.
 
     Attributes
     ----------

@@ -150,6 +150,7 @@ def point_at(problem: Problem, x: np.ndarray, method: str, nfev: int = 0, *,
     Parameters
     ----------
     problem : Problem
+        The reduced problem (class or tree logits) whose free logits ``x`` are.
     x : numpy.ndarray
         Free logits.
     method : str
@@ -163,6 +164,8 @@ def point_at(problem: Problem, x: np.ndarray, method: str, nfev: int = 0, *,
     Returns
     -------
     StationaryPoint or None
+        The point, with its residual and stability; None when ``require_converged`` and its residual is above
+        ``RESIDUAL_TOL``.
     """
     pi = problem.policy(x)
     residual = problem.residual(x)
@@ -199,6 +202,7 @@ def polish(problem: Problem, x0: np.ndarray, prefix: str) -> StationaryPoint | N
     Parameters
     ----------
     problem : Problem
+        The reduced problem (class or tree logits) whose free logits ``x0`` are.
     x0 : numpy.ndarray
         Starting free logits.
     prefix : str
@@ -244,7 +248,10 @@ def dedupe(points: list[StationaryPoint], tol: float = 1e-7) -> list[StationaryP
     Parameters
     ----------
     points : list of StationaryPoint
+        The points, possibly with repeats.
     tol : float, default 1e-7
+        Two points repeat each other when their ``pi`` differ by less than ``tol`` in max norm (and their
+        ``boundary`` flags agree).
 
     Returns
     -------

@@ -111,6 +111,7 @@ class MultiClassFlowBatch:
         Returns
         -------
         numpy.ndarray, shape (s, C - 1)
+            ``d eta/dt`` of each problem at its row of ``eta``.
         """
         eta = np.asarray(eta, dtype=float)
         rows = np.asarray(rows)
@@ -149,7 +150,9 @@ def batch_flow_endpoints(problems: Sequence[ClassProblem], t_max: float = 1e4,
     problems : sequence of ClassProblem
         Each covered (:func:`supports_flow`); the class counts may differ (one batch per count).
     t_max : float, default 1e4
+        The flow time after which a flow that is still moving stops.
     speed : float or None, default 1e-6
+        The secant speed ``max |d eta| / dt`` below which a flow stops; None runs each to ``t_max``.
 
     Returns
     -------

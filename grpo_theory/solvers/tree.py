@@ -135,11 +135,15 @@ class TreeProblem:
     q : Question
         A question with a reward law (``answers`` optional: without them every answer is one token).
     obj : Objective
+        The objective: ``beta``, the group size ``G``, the penalty and the advantage estimator. At token level its
+        ``loss_type`` gives the token weight.
 
     Attributes
     ----------
     q : Question
+        The question.
     obj : Objective
+        The objective.
     support : numpy.ndarray of int
         The answers with ``pi_ref > 0``.
     tree : AnswerTree
@@ -373,10 +377,13 @@ def tree_stationary_points(q: Question, obj: Objective, *, n_starts: int = 24, s
     Parameters
     ----------
     q : Question
+        A question with a reward law; its ``answers`` give the answer tree.
     obj : Objective
+        The objective: ``beta``, the group size ``G``, the penalty and the advantage estimator.
     n_starts : int, default 24
         Starts of the root finder: ``pi_ref``, the uniform conditionals, then random logits.
     seed : int, default 0
+        Seed of the random starting logits.
 
     Returns
     -------

@@ -241,6 +241,7 @@ def batch_flow_roots(batch: TwoClassBatch) -> tuple[np.ndarray, np.ndarray]:
     Parameters
     ----------
     batch : TwoClassBatch
+        The two-class problems, stacked.
 
     Returns
     -------
@@ -320,6 +321,7 @@ def batch_flow_policies(batch: TwoClassBatch) -> list[np.ndarray]:
     Parameters
     ----------
     batch : TwoClassBatch
+        The two-class problems, stacked.
 
     Returns
     -------
