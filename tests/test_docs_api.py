@@ -35,7 +35,7 @@ ANY_ROLE_RE = re.compile(r":(?:py:)?[a-z]+:`[^`]*`")
 HOOK_ROLE_RE = re.compile(r":(?:py:)?(?:func|class|meth|attr|mod|data|exc|obj|const):`~?[\w.]+(?:\(\))?`")
 
 #: Open pages: (empty descriptions, descriptions in the Type column, raw roles or literals), as ceilings.
-OPEN_PAGES: dict[str, tuple[int, int, int]] = {"studies": (38, 0, 0)}
+OPEN_PAGES: dict[str, tuple[int, int, int]] = {}
 
 # Words a numpy Type column may hold besides names (``array_like of float, shape (n,), optional``).
 TYPE_WORDS = frozenset("""of or and shape optional keyword only sequence sequences list tuple dict mapping array

@@ -1,11 +1,10 @@
 """Free generation on SmolLM2: predict a real run per prompt, and score the prediction.
 
-The answer space is open: completions of at most ``max_new_tokens`` tokens are sampled from the
-full vocabulary at temperature 1, and a verifier rewards a completion whose first word
-(:func:`normalise`: lower case, surrounding punctuation dropped) is the answer. The
-theory sees two classes, correct and the rest, with ``p_ref = P_ref(correct)``: at a stationary
-point of sequence-level GRPO the policy keeps ``pi_ref``'s proportions inside each class, so the
-prediction is ``x(p_ref)``, the two-class stationary P(correct)
+The answer space is open: completions of at most ``max_new_tokens`` tokens are sampled from the full vocabulary at
+temperature 1, and a verifier rewards a completion whose first word (:func:`normalise`: lower case, surrounding
+punctuation dropped) is the answer. The theory sees two classes, correct and the rest, with
+``p_ref = P_ref(correct)``: at a stationary point of sequence-level GRPO the policy keeps ``pi_ref``'s proportions
+inside each class, so the prediction is ``x(p_ref)``, the two-class stationary P(correct)
 (:class:`~grpo_theory.predict.Response`).
 
 The study, step by step (each step's output is kept under ``out_dir``, so a rerun resumes):
@@ -17,17 +16,15 @@ The study, step by step (each step's output is kept under ``out_dir``, so a reru
    random stream), so the screening's selection does not bias it.
 3. **Choose two betas** from the fresh ``p_ref`` alone (:func:`choose_betas`): the pair of the
    candidates whose predictions differ by at least 0.2 for the most prompts.
-4. **Train** every (beta, seed) job (:func:`run_job`): sequence-level GRPO, reverse (k3) penalty,
-   ``G`` samples per prompt per step, only the last MLP trainable. A job checkpoints every few steps
-   (trainable weights, Adam's state, the random generator, the history) and resumes from its last
-   checkpoint after a crash. P(correct) is measured from ``n_mid`` samples at each of ``eval_steps``.
-   **Flat**: from ``min_steps`` on, every ``check_every`` steps, the logged training reward is
-   checked with :func:`grpo_theory.convergence.check_trajectories` over the last 25% of the steps
-   (each logged value the mean of ``G`` 0/1 rewards, judged against its binomial standard error):
-   the job stops when the mean reward over prompts is "converged" and no prompt is "moving" (at the
-   Bonferroni level 0.05 / prompts, see :func:`is_flat`), or at
-   ``max_steps`` (then its prompts keep their "moving" status in the table). Then P(correct) is
-   measured from ``n_eval >= 200`` fresh samples.
+4. **Train** every (beta, seed) job (:func:`run_job`): sequence-level GRPO, reverse (k3) penalty, ``G`` samples per
+   prompt per step, only the last MLP trainable. A job checkpoints every few steps (trainable weights, Adam's state,
+   the random generator, the history) and resumes from its last checkpoint after a crash. P(correct) is measured
+   from ``n_mid`` samples at each of ``eval_steps``. **Flat**: from ``min_steps`` on, every ``check_every`` steps,
+   the logged training reward is checked with :func:`grpo_theory.convergence.check_trajectories` over the last 25%
+   of the steps (each logged value the mean of ``G`` 0/1 rewards, judged against its binomial standard error): the
+   job stops when the mean reward over prompts is "converged" and no prompt is "moving" (at the Bonferroni level
+   0.05 / prompts, see :func:`is_flat`), or at ``max_steps`` (then its prompts keep their "moving" status in the
+   table). Then P(correct) is measured from ``n_eval >= 200`` fresh samples.
 5. **Score** (:func:`score`): per (beta, seed) the theory's MAE over prompts (target <= 0.03),
    against two baselines fitted on half the prompts and scored on the other half (and the halves
    swapped, so every prompt is scored once out of sample): the identity ``p_ref`` and the best single
@@ -90,7 +87,9 @@ class JobSpec:
     Attributes
     ----------
     beta : float
+        The KL weight ``beta``.
     seed : int
+        Seed of the sampling and of the training.
     group_size : int
         ``G``: samples per prompt per step (one group).
     penalty : str
@@ -154,6 +153,7 @@ def is_flat(history: list, n_prompts: int, group_size: int) -> tuple[bool, Conve
     history : list of dict
         Rows ``step, reward, p_best_q0 ...`` (each ``p_best_q{i}`` the mean of ``group_size`` 0/1 rewards).
     n_prompts, group_size : int
+        The prompts trained on, and ``G``, the samples per prompt per step.
 
     Returns
     -------
@@ -201,25 +201,27 @@ def run_job(backend, spec: JobSpec, job_dir, *, answers, stop_after: int | None 
             progress: bool = False) -> pd.DataFrame | None:
     """Train one (beta, seed) job to a flat reward curve and measure P(correct); resumable.
 
-    The job's state (step, trainable weights, Adam's state, the generator's state, the history, the
-    intermediate measurements, the CPU seconds spent) is saved to ``job_dir/state.pt`` every
-    ``spec.checkpoint_every`` steps and after every measurement, atomically; a call finds it and
-    continues from there, so a crash loses at most ``checkpoint_every`` steps, and the resumed job
-    draws the same samples as an uninterrupted one. A finished job's table is ``job_dir/measured.csv``
-    and is returned at once by later calls.
+    The job's state (step, trainable weights, Adam's state, the generator's state, the history, the intermediate
+    measurements, the CPU seconds spent) is saved to ``job_dir/state.pt`` every ``spec.checkpoint_every`` steps and
+    after every measurement, atomically; a call finds it and continues from there, so a crash loses at most
+    ``checkpoint_every`` steps, and the resumed job draws the same samples as an uninterrupted one. A finished job's
+    table is ``job_dir/measured.csv`` and is returned at once by later calls.
 
     Parameters
     ----------
     backend
         The model (see the module docstring); :meth:`reset` is called before a fresh start.
     spec : JobSpec
+        The job's beta, seed and trainer settings.
     job_dir : str or pathlib.Path
+        The job's folder: its checkpoint and, when done, its table.
     answers : sequence of str
         One per prompt of ``backend``.
     stop_after : int, optional
         Run at most this many training steps in this call, then checkpoint and return None (a
         session's share of a long job; the tests' simulated crash).
     progress : bool
+        Show a progress bar.
 
     Returns
     -------
@@ -343,9 +345,11 @@ class SmolBackend:
     model : FrozenTrunkLM
         ``trainable="last-mlp"``; its last MLP is the one trained (shared by every backend built on it).
     tokenizer
+        SmolLM2's tokenizer.
     questions : sequence of str
         User turns, put into the chat template.
     max_new_tokens : int
+        The longest completion sampled, in tokens.
     """
 
     def __init__(self, model, tokenizer, questions, max_new_tokens: int = 4) -> None:
@@ -450,14 +454,17 @@ def run_free_study(out_dir="runs/free_generation", *, model_dir="models/smollm2"
     Parameters
     ----------
     out_dir : str or pathlib.Path
+        Where every stage's output goes (a rerun resumes from it).
     model_dir : str or pathlib.Path
         SmolLM2's GGUF file's folder.
     seeds : sequence of int
+        The training seeds: one job per (beta, seed).
     betas : (float, float), optional
         Default: :func:`choose_betas` from the fresh ``p_ref``.
     n_prompts, n_screen, n_ref : int
         Prompts kept; screening samples per candidate; fresh samples per kept prompt for ``p_ref``.
     max_new_tokens : int
+        The longest completion sampled, in tokens.
     spec : dict, optional
         :class:`JobSpec` fields other than ``beta`` and ``seed``.
     workers : int
@@ -465,6 +472,7 @@ def run_free_study(out_dir="runs/free_generation", *, model_dir="models/smollm2"
     stop_after : int, optional
         Training steps per job in this call (see :func:`run_job`); unfinished jobs are left for the next call.
     progress : bool
+        Show progress bars.
     backend_factory : callable, optional
         ``backend_factory(questions) -> backend`` (tests); default: :class:`SmolBackend` on SmolLM2
         (then ``workers > 1`` uses processes).
@@ -479,9 +487,8 @@ def run_free_study(out_dir="runs/free_generation", *, model_dir="models/smollm2"
         first ones (:mod:`grpo_theory.studies.free_more`; the first estimates are kept as ``p_ref_first``,
         ``measured_first`` and their ``_n_first``). 0: none.
     pool : {"main", "greetings"}
-        The candidates screened (:data:`~grpo_theory.studies.free_prompts.POOLS`): the yes/no, factual
-        and arithmetic questions of :func:`candidate_pool`, or :func:`greeting_pool` for the upper end
-        of P(correct).
+        The candidates screened (:data:`~grpo_theory.studies.free_prompts.POOLS`): the yes/no, factual and
+        arithmetic questions of :func:`candidate_pool`, or :func:`greeting_pool` for the upper end of P(correct).
     p_range : (float, float)
         The P(correct) range the kept prompts spread over (:func:`select_prompts`).
 

@@ -179,10 +179,13 @@ def count_correct(backend, answers, n: int, generator: torch.Generator, *, batch
     n : int
         Samples per prompt (drawn in batches of ``batch``).
     generator : torch.Generator
+        The sampler's random generator.
     batch : int
+        Completions sampled per call of the model.
     desc : str
         The progress bar's label.
     progress : bool
+        Show a progress bar.
 
     Returns
     -------
@@ -223,6 +226,7 @@ def select_prompts(correct, n: int, n_keep: int, *, p_range=P_RANGE) -> np.ndarr
     n_keep : int
         Prompts to keep.
     p_range : tuple of float
+        ``(lo, hi)``: the P(correct) range the kept prompts spread over.
 
     Returns
     -------
@@ -279,9 +283,13 @@ def choose_betas(p_ref, *, candidates=BETA_CANDIDATES, min_diff: float = MIN_DIF
     p_ref : array_like
         The prompts' P_ref(correct).
     candidates : sequence of float
+        The betas the pair is chosen from (at least two).
     min_diff : float
+        The difference in stationary P(correct) that counts a prompt as telling the two betas apart.
     group_size : int
+        ``G`` of the objective the predictions are made for.
     penalty : {"reverse", "direct"}
+        The penalty of that objective.
 
     Returns
     -------

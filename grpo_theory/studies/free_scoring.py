@@ -35,6 +35,7 @@ def fit_shift(p_ref, measured) -> float:
     Returns
     -------
     float
+        The shift ``c``, in logits.
 
     Examples
     --------
@@ -77,6 +78,7 @@ def fit_clock_lsq(table, p_ref, steps, measured, *, t_max: float | None = None) 
     Returns
     -------
     float
+        The clock: flow time per training step.
     """
     from scipy.interpolate import PchipInterpolator
     from scipy.optimize import minimize_scalar
@@ -119,7 +121,9 @@ def assemble(measured: pd.DataFrame, prompts: pd.DataFrame, *, group_size: int =
     prompts : pandas.DataFrame
         One row per prompt index: ``prompt`` (the index), ``label``, ``answer``, ``p_ref``, ``p_ref_n``.
     group_size : int
+        ``G`` of the runs' objective (the predictions are made for it).
     penalty : str
+        The runs' penalty, ``"reverse"`` or ``"direct"``.
     t_max : float
         Last flow time integrated (the clock is searched up to ``t_max`` over the largest intermediate step).
 

@@ -97,10 +97,12 @@ def trainable_parameters(model) -> list:
     Parameters
     ----------
     model : torch.nn.Module
+        The model.
 
     Returns
     -------
     list of torch.nn.Parameter
+        Those with ``requires_grad``, in ``model.parameters()``'s order.
     """
     return [p for p in model.parameters() if p.requires_grad]
 
@@ -127,6 +129,7 @@ def measure_kernel(score: Callable[[int], object], params, n_prompts: int, *, ki
     Returns
     -------
     MeasuredKernel
+        ``K`` (``N x N``) with the scores ``z``, their kind, the parameter count and the time taken.
 
     Raises
     ------

@@ -220,6 +220,7 @@ def train_until_flat(run_dir, *, model_path, tokenizer, prompts, answers, beta: 
     ref_probs : numpy.ndarray, optional
         ``pi_ref`` over the vocabulary per prompt (default: measured from ``model_path``).
     num_threads : int or None
+        torch's thread count (None: leave it).
 
     Returns
     -------
