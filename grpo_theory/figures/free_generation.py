@@ -287,8 +287,8 @@ def caption_yes_no(t: dict[str, pd.DataFrame]) -> str:
         "dotted: no change. (b) Measured minus predicted; lines: +-2 sigma of sampling alone; outside them: "
         f"{outside_two_sigma(data)}, against about {0.0455 * n_b:.0f} each from sampling; open: the "
         f"{len(data) - conv} of {len(data)} measurements still moving (counted in every MAE). (c) MAE over "
-        "prompts at the end (points: seeds; bars: means; dashed: each beta's sampling floor; the shift "
-        f"fitted on the other half). Over {len(fs)} runs the theory meets the target MAE <= "
+        "prompts at the end (points: seeds; bars: means; dashed: sampling floor; shift fitted on the "
+        f"other half). Over {len(fs)} runs the theory meets the target MAE <= "
         f"{TARGET:g} in {int(fs.meets.sum())} and beats pi_ref in {int(fs.beats_identity.sum())}: {_per_beta(fs)}.")
 
 
