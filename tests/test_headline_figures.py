@@ -159,3 +159,45 @@ def test_fig28_docs_state_the_caption_numbers():
     assert "fig28_smollm2_new_seed.png" in doc
     for text in ("7 of 8", "all 8", "7 of 10", "all 12", "0.0075"):
         assert text in doc, text
+
+
+# --- Figure 29: the family study ------------------------------------------------------------------------
+
+def test_fig29_against_the_studys_summary():
+    rows = pd.read_csv(RESULTS / "family_study.csv")
+    summary = pd.read_csv(RESULTS / "family_study_summary.csv").set_index("config")   # 3 significant digits
+    err = (rows.measured - rows.predicted).abs()
+    per = rows.assign(e=err).groupby("config").agg(mae=("e", "mean"), mx=("e", "max"),
+                                                   mx_all=("max_abs_err_all_answers", "max"),
+                                                   seeds=("seed", "nunique"), n=("e", "size"))
+    assert len(per) == 11 and (per.seeds == 3).all() and (per.n == 12).all()
+    per = per.loc[summary.index]
+    np.testing.assert_allclose(per.mae, summary.mae, rtol=5e-3)
+    np.testing.assert_allclose(per.mx, summary["max"], rtol=5e-3)
+    np.testing.assert_allclose(per.mx_all, summary.max_all_answers, rtol=5e-3)
+    assert summary.meets_target.all()
+    cap = _caption("fig29_family_study")
+    assert "11 configurations x 3 seeds x 4 questions (132 points, 400 steps a run" in cap
+    assert "11 of 11 configurations meet both targets (MAE at most 0.01, largest at most 0.03)" in cap
+    assert per.mx.idxmax() == "passk2_G4" and f"the largest error is {per.mx.max():.4f} (pass@2, G = 4)" in cap
+    assert per.mae.idxmax() == "entropy_L2" and f"to {per.mae.max():.4f}" in cap
+    assert per.mae.min() < 2e-8 and "the MAEs 10^-8 to" in cap                 # pass@4 at G = 4: 1.4e-8
+    exact = per[per.mx < 1e-6]
+    assert sorted(exact.index) == ["filter_G2", "passk4_G4"] and "2 configurations are exact" in cap
+    assert exact.mx.max() < 4.5e-7 and "(largest error 4 x 10^-7)" in cap
+    two = per[per.index.str.endswith("_L2")]
+    assert f"is {two.mx_all.max():.4f}." in cap and len(two) == 3
+    # pass@4 at G = 4 carries no signal: the policy stays at pi_ref
+    p4 = rows[rows.config == "passk4_G4"]
+    assert np.allclose(p4.predicted, p4.pi_ref, atol=1e-12)
+    assert _words(cap) <= 200
+
+
+def test_fig29_table_and_docs():
+    fig = pd.read_csv(FIGS / "fig29_family_study.csv")
+    assert len(fig) == 132 and fig.config.nunique() == 11
+    doc = _section(29)
+    assert "fig29_family_study.png" in doc
+    for text in ("11 configurations", "0.0097", "0.0131", "all 11"):
+        assert text in doc, text
+    assert len(pd.read_csv(FIGS / "fig19_grpo_family_trained.csv")) == 7 and "Figure 19 draws 7 runs" in doc

@@ -155,6 +155,7 @@ class ClassProblem:
                              minlength=self.R.shape[0])
         with np.errstate(divide="ignore"):
             self._log_R = np.log(self.R)
+        self._log_R.flags.writeable = False
         self._log_p = np.log(self.p)
         self._log_p.flags.writeable = False
         if obj.regime_variant.in_reward:
@@ -173,6 +174,12 @@ class ClassProblem:
         """``log p_c``: the classes' log reference masses, shape ``(C,)`` (-inf for a class of mass 0; read-only)."""
         return self._log_p
 
+    @property
+    def log_R(self) -> np.ndarray:
+        """``log R``: the classes' log reward laws, shape ``(C, L)`` (-inf where a level has probability 0;
+        read-only)."""
+        return self._log_R
+
     def class_preference(self, log_pi_c: np.ndarray) -> np.ndarray:
         """``P_G(c | pi)`` for a batch of class log-policies ``(..., C) -> (..., C)``."""
         if log_pi_c.min() > -700.0:      # no underflow: the plain sum is as accurate and cheaper
@@ -180,10 +187,10 @@ class ClassProblem:
                 log_w = np.log(np.exp(log_pi_c) @ self.R)
         else:
             log_w = logsumexp(log_pi_c[..., :, None] + self._log_R, axis=-2)
-        return self._expectations(log_w) @ self.R.T
+        return self.expectations(log_w) @ self.R.T
 
     @functools.cached_property
-    def _expectations(self):
+    def expectations(self):
         """``log_w -> pooled_expectations(q, obj, log_w)``, set up once per problem: a flow calls it hundreds
         of times (:func:`grpo_theory.preference.expectations_evaluator`; the same values to the bit)."""
         if self.q.has_reward_law:

@@ -128,8 +128,8 @@ class MultiClassFlowBatch:
                 with np.errstate(divide="ignore"):
                     log_w = np.log(np.exp(lp) @ cp.R)
             else:
-                log_w = logsumexp(lp[..., :, None] + cp._log_R, axis=-2)
-            P = cp._expectations(log_w) @ cp.R.T
+                log_w = logsumexp(lp[..., :, None] + cp.log_R, axis=-2)
+            P = cp.expectations(log_w) @ cp.R.T
             r = rows[sel]
             g[sel] = P - self.beta[r][:, None] * penalty_slope(obj, lp - self.log_p[r])
         pi = np.exp(log_pi)
