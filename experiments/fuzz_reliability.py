@@ -12,7 +12,8 @@ The summary by (G, penalty, normalisation) and every case that is not "ok" go to
 ``--kl`` runs the second half instead (tests/fuzz_kl_cases.py: KL estimators and placements, clamps,
 faces, trees, family fields), seeds ``--first`` to ``--cases - 1``, each within ``--budget`` seconds of CPU
 (300; a case over it is a "timeout" row), prints its outcome counts, the CPU
-time per case and every crash or silent answer, and writes docs/results/kl_fuzz_summary.csv (per outcome:
+time per case and every crash, silent answer or wrong end point (a converged answer that is not where the
+independent integration of the flow on all output logits from pi_ref ends: ``WRONG-END``), and writes docs/results/kl_fuzz_summary.csv (per outcome:
 cases, meaning, CPU median and max) and docs/results/kl_fuzz_not_ok.csv.
 """
 
@@ -91,6 +92,9 @@ KL_OUTCOMES = {
     "error": "InvalidInputError: an option not modelled, or an enumeration over the limit",
     "CRASH": "any other exception, or a NaN the engine made itself",
     "SILENT": "converged=True but not stationary, a repelling face, or a point reported stable that is not",
+    "WRONG-END": "converged=True, passing the checks above, but not where an independent integration of the flow on "
+                 "all output logits from pi_ref ends (tests/fuzz_kl_cases.end_check: tests/_full_space_flow.flow_end "
+                 "to t = 1e8, max-norm distance over 1e-3)",
     "timeout": "the solve and check did not finish within the CPU budget per case (--budget)",
 }
 
@@ -98,8 +102,8 @@ KL_OUTCOMES = {
 def kl_main(cases: int, first: int, out: Path, budget: float = 300.0) -> None:
     """The KL half of the fuzz (see the module doc), resumable like the first half.
 
-    Prints the outcome counts, the per-case CPU time (solve + independent check) and every crash or silent
-    answer; writes ``docs/results/kl_fuzz_summary.csv`` (per outcome: cases, what it means, CPU median and
+    Prints the outcome counts (``WRONG-END``: the independent end check disagrees), the end-check verdicts,
+    the per-case CPU time (solve + independent check) and every crash, silent answer or wrong end; writes ``docs/results/kl_fuzz_summary.csv`` (per outcome: cases, what it means, CPU median and
     max) and ``docs/results/kl_fuzz_not_ok.csv`` (every case that is not ok, ok-face or ok-jump).
     """
     df = _run_seeds(_with_cpu_budget(check_kl_case, budget), range(first, cases), out, "kl fuzz")
@@ -108,7 +112,11 @@ def kl_main(cases: int, first: int, out: Path, budget: float = 300.0) -> None:
     print(f"{len(df)} cases, seeds {df.seed.min()}-{df.seed.max()}; CPU seconds per case (solve + check): "
           f"median {cpu.median():.3f}, max {cpu.max():.1f} (seed {int(df.seed[cpu.idxmax()])}), total {cpu.sum():.0f}")
     print(df.outcome.value_counts().to_string())
-    bad = df[df.outcome.isin(["CRASH", "SILENT"])]
+    if "end" in df:
+        # the end check (sequence level, converged ok/ok-face/ok-jump answers): same, WRONG or unchecked
+        print("end points checked independently: " + ", ".join(
+            f"{n} {k}" for k, n in df.end.fillna("").replace("", "not checked").value_counts().items()))
+    bad = df[df.outcome.isin(["CRASH", "SILENT", "WRONG-END"])]
     for _, r in bad.iterrows():
         print(f"seed {r.seed}: {r.outcome} K={r.K} G={r.G} tree={r.tree} {r.estimator}/{r.placement} "
               f"clamps={r.clamps} {r.advantage}: {str(r.detail)[-240:]}")

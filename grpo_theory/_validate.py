@@ -21,7 +21,7 @@ from .errors import InvalidInputError
 __all__ = ["plain", "positive_int", "nonnegative_int", "int_at_least", "device", "existing_file",
            "writable_file", "writable_dir", "check_fields", "number", "float_in", "finite_float", "positive_float",
            "nonnegative_float", "float_array", "integer", "read_text", "load_json", "check_structure",
-           "MAX_CONFIG_BYTES", "MAX_DATA_BYTES", "MAX_DEPTH", "MAX_ITEMS"]
+           "negative_number", "MAX_CONFIG_BYTES", "MAX_DATA_BYTES", "MAX_DEPTH", "MAX_ITEMS"]
 
 #: Size limits of what the readers load: a trainer config or sweep grid, and a samples table.
 MAX_CONFIG_BYTES = 16 * 2**20
@@ -207,6 +207,29 @@ def load_json(text: str, source: str, *, max_depth: int = MAX_DEPTH):
     except RecursionError:
         raise InvalidInputError(f"{source} is nested deeper than {max_depth} levels; a config has a few") from None
     return check_structure(obj, source, max_depth=max_depth)
+
+
+class _NegativeNumber:
+    """argparse's test "is this token a negative number, not an option?" (its ``_negative_number_matcher``).
+
+    argparse's own pattern (``^-\\d+$|^-\\d*\\.\\d+$`` before Python 3.13) reads ``-1e-3``, ``-inf`` and ``-nan``
+    as options, so ``--beta -nan`` failed as "expected one argument", never naming the value. Here a token is a
+    value when it starts with ``-`` and ``float`` reads it, so the option's own check names it.
+    """
+
+    @staticmethod
+    def match(text: str) -> bool:
+        if not (isinstance(text, str) and text.startswith("-") and not text.startswith("--")):
+            return False
+        try:
+            float(text)
+        except ValueError:
+            return False
+        return True
+
+
+#: The rule the CLI's parser uses to tell a negative number (``-1e-3``, ``-inf``, ``-nan``) from an option.
+negative_number = _NegativeNumber()
 
 
 positive_int = int_at_least(1)

@@ -241,19 +241,34 @@ def _seed(text: str) -> int:
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, reading ``-1e-3`` as a negative number rather than a flag.
-
-    argparse's own test for negative numbers (``^-\\d+$|^-\\d*\\.\\d+$`` before Python 3.13)
-    does not know exponents, so ``--rewards -1e-3 0`` failed as "unknown flag".
+    """argparse, reading ``-1e-3``, ``-inf`` and ``-nan`` as values rather than flags
+    (:data:`grpo_theory._validate.negative_number`), so each option's own check names them.
     """
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("formatter_class", _HelpFormatter)
         super().__init__(*args, **kwargs)
-        self._negative_number_matcher = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$|^-inf$")
+        self._negative_number_matcher = check.negative_number
+
+    def parse_known_args(self, args=None, namespace=None):
+        self._argv = list(sys.argv[1:] if args is None else args)      # for error(): the value an option missed
+        return super().parse_known_args(args, namespace)
 
     def error(self, message: str):
-        """One line, the same shape as the library's errors: ``grpo-theory: error: ...`` (exit 2)."""
+        """One line, the same shape as the library's errors: ``grpo-theory: error: ...`` (exit 2).
+
+        "expected one argument" after an option followed by a token that starts with ``-`` but is no number
+        (``--id-column -x``) also names that token and the ``--opt=VALUE`` spelling that passes it."""
+        missed = re.match(r"argument (\S+): expected (?:one|at least one|\d+) arguments?$", message)
+        if missed:
+            argv = getattr(self, "_argv", [])
+            for opt in missed.group(1).split("/"):
+                at = [i for i, a in enumerate(argv) if a == opt]
+                if at and at[-1] + 1 < len(argv) and argv[at[-1] + 1].startswith("-"):
+                    token = argv[at[-1] + 1]
+                    message += (f"; it is followed by {token!r}, read as an option (to pass a value starting "
+                                f"with '-', write {opt}={token})")
+                    break
         self.exit(2, f"grpo-theory: error: {' '.join(message.split())} (see `{self.prog} --help`)\n")
 
 

@@ -79,9 +79,9 @@ def _one_torch_thread():
 #: test_training (some 20 tests, the most CPU) near the end, where the other worker idled while it
 #: ran. Longest first (the LPT rule) lets the small files fill in at the end. test_docs builds the site
 #: that test_site reads (`strict_site`): it starts first, so test_site never waits on the lock.
-COSTLY_FIRST = ("test_training.py", "test_docs.py", "test_figures.py", "test_kl.py", "test_reliability.py",
-                "test_convergence.py", "test_notebooks.py", "test_site.py", "test_trl.py", "test_family_trainer.py",
-                "test_fuzz_kl.py")
+COSTLY_FIRST = ("test_fuzz_kl.py", "test_training.py", "test_docs.py", "test_figures.py", "test_kl.py",
+                "test_reliability.py", "test_convergence.py", "test_notebooks.py", "test_site.py", "test_trl.py",
+                "test_family_trainer.py")
 
 
 def pytest_configure(config):

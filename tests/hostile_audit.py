@@ -23,7 +23,7 @@ HANG_S = 30
 VALUES = ["nan", "NaN", "-nan", "inf", "-inf", "+inf", "Infinity", "1e400", "-1e400", "", " ", "abc", "0x10", "1e",
           "1,5", "\u00bd", "None", "-1", "0", "-0", "1e-400", "5e-324", "1e-300", "1e300", "0.5", "2", "3", "1_0",
           "\u0661", "99999999999999999999"]
-#: (subcommand argv with {v}, low, high, low_open, integer) for each numeric option
+#: (subcommand argv with {v}, low, high, open ends (True: low; "both"), integer) for each numeric option
 OPTIONS = [
     (["solve", "--pi-ref", "0.3", "0.7", "--rewards", "1", "0", "--beta", "{v}"], 0, None, True, False),
     (["solve", "--pi-ref", "{v}", "0.7", "--rewards", "1", "0", "--beta", "0.5"], 0.3, 0.3, False, False),
@@ -34,13 +34,13 @@ OPTIONS = [
      False, "G"),
     (["predict", "S", "--beta", "{v}", "--out", "O"], 0, None, True, False),
     (["predict", "S", "--beta", "0.5", "--out", "O", "--slow-tol", "{v}"], 0, 1, True, False),
-    (["predict", "S", "--beta", "0.5", "--out", "O", "--level", "{v}"], 0, 1, True, False),
+    (["predict", "S", "--beta", "0.5", "--out", "O", "--level", "{v}"], 0, 1, "both", False),
     (["predict", "S", "--beta", "0.5", "--out", "O", "--std-eps", "{v}"], 0, None, False, False),
     (["predict", "S", "--beta", "0.5", "--out", "O", "--k", "{v}"], 1, None, False, True),
     (["predict", "S", "--beta", "0.5", "--out", "O", "--clock", "{v}"], 0, None, True, False),
     (["predict", "S", "--beta", "0.5", "--out", "O", "--seed", "{v}"], 0, None, False, True),
     (["predict", "S", "--beta", "0.5", "--out", "O", "--tradeoff-betas", "{v}"], 0, None, True, False),
-    (["explain", "C", "--framework", "trl", "--completion-tokens", "{v}"], 1, None, False, True),
+    (["explain", "C", "--framework", "trl", "--completion-tokens", "{v}"], 1, 10**7, False, True),
 ]
 API = ["binary_pairwise", "binary_large_group", "binary_pairwise_direct"]
 
@@ -55,7 +55,7 @@ def _parse(text: str):
 def expected(text: str, low, high, low_open, integer) -> str:
     """'error' or 'ok' for ``text`` as the option's value, by the option's documented range."""
     v = _parse(text)
-    if integer == "G" and v == math.inf:                 # --group-size inf: the large-group limit, documented
+    if integer == "G" and text.strip().lower() in ("inf", "+inf", "infinity"):   # documented: the large-G limit
         return "ok"
     if v is None or not math.isfinite(v) or (integer and v != int(v)) or (integer and text.strip() != text):
         return "error"
@@ -63,7 +63,7 @@ def expected(text: str, low, high, low_open, integer) -> str:
         return "either"
     if low is not None and (v < low or (low_open and v == low)):
         return "error"
-    if high is not None and v > high:
+    if high is not None and (v > high or (low_open == "both" and v == high)):
         return "error"
     return "ok"
 
@@ -144,6 +144,8 @@ def run_case(case: dict, tmp: Path) -> str:
             shown.add(repr(_parse(v)))
             if _parse(v).is_integer():                       # -0 shown as 0, 10^20 with separators
                 shown |= {str(int(_parse(v))), f"{int(_parse(v)):,}"}
+            if v.strip().lstrip("+-").isascii() and v.strip().lstrip("+-").isdigit():   # 99...9 exactly, not 1e20
+                shown.add(f"{int(v):,}")
         return "clean" if any(s and s in message for s in shown) or (v.strip() == "" and "''" in message) \
             else "unhelpful"
     if rc != 0:

@@ -482,3 +482,28 @@ def test_dataframe_errors_name_the_row_by_its_index_label():
         read_samples(dup)
     with pytest.raises(InvalidInputError, match=r"samples array row 1: prompt '1' has correct = 4 > n = 3"):
         read_samples(np.array([[10, 3], [3, 4]]))
+
+
+# ----------------------------------------------------------------------------- third round: negative-looking values
+
+@pytest.mark.parametrize("value", ["-nan", "-NaN", "-inf", "-Infinity", "-1e400"])
+@pytest.mark.parametrize("argv, option", [
+    (["solve", "--pi-ref", "0.3", "0.7", "--rewards", "1", "0", "--beta", "{v}"], "--beta"),
+    (["solve", "--pi-ref", "0.3", "0.7", "--rewards", "{v}", "0", "--beta", "0.5"], "--rewards"),
+    (["solve", "--pi-ref", "0.3", "0.7", "--rewards", "1", "0", "--beta", "0.5", "--group-size", "{v}"],
+     "--group-size")])
+def test_a_negative_looking_value_is_read_as_the_value_and_named(argv, option, value):
+    """argparse read ``-nan`` as an option ("expected one argument"); now the option's own check names it."""
+    line = refused([a.replace("{v}", value) for a in argv], option, repr(value))
+    assert "expected one argument" not in line
+
+
+def test_an_option_followed_by_an_option_like_token_says_how_to_pass_it():
+    line = refused(["solve", "--pi-ref", "0.3", "0.7", "--rewards", "1", "0", "--beta", "-abc"], "--beta", "'-abc'",
+                   "--beta=-abc")
+    assert "read as an option" in line
+
+
+def test_a_negative_reward_with_an_exponent_is_still_a_value():
+    rc, out, _ = run("solve", "--pi-ref", "0.3", "0.7", "--rewards", "-1e-3", "0", "--beta", "1", "--json")
+    assert rc == 0 and json.loads(out)
