@@ -72,7 +72,7 @@ def validate_probability_vector(name: str, value) -> np.ndarray:
     return arr
 
 
-def _validate_answers(answers, k: int) -> tuple:
+def validate_answers(answers, k: int) -> tuple:
     """Answers as a tuple of token tuples, checked: one per output, non-empty, hashable, prefix-free."""
     if isinstance(answers, (str, bytes)) or not isinstance(answers, Sequence):
         raise InvalidInputError(f"answers must be a sequence of token sequences, one per output, got {answers!r}")
@@ -239,7 +239,7 @@ class Question:
             labels = tuple(str(s) for s in labels)
             if len(labels) != k:
                 raise InvalidInputError(f"labels must have K={k} entries, got {len(labels)}")
-        answers = None if answers is None else _validate_answers(answers, k)
+        answers = None if answers is None else validate_answers(answers, k)
         object.__setattr__(self, "answers", answers)
         object.__setattr__(self, "pi_ref", _frozen(pi_ref_arr))
         object.__setattr__(self, "reward_levels", None if levels is None else _frozen(levels))
@@ -256,7 +256,7 @@ class Question:
         raise AttributeError(f"Question is immutable; cannot set {name!r}")
 
     def __reduce__(self):  # pickling (process pools, cluster executors) bypasses the immutable __setattr__
-        return (_rebuild_question, (tuple(getattr(self, s) for s in self.__slots__),))
+        return (rebuild_question, (tuple(getattr(self, s) for s in self.__slots__),))
 
     def __eq__(self, other) -> bool:  # by value (slots compared, arrays elementwise): survives pickling
         if not isinstance(other, Question):
@@ -368,7 +368,9 @@ class Question:
         return f"Question(pi_ref={self.pi_ref.tolist()}, {body}{tree})"
 
 
-def _rebuild_question(values: tuple) -> Question:
+def rebuild_question(values: tuple) -> Question:
+    """A :class:`Question` from its slot values in ``Question.__slots__`` order, not validated again: for
+    values that are already a question's (unpickling, a question with its levels merged)."""
     q = Question.__new__(Question)
     for name, v in zip(Question.__slots__, values):
         if isinstance(v, np.ndarray):
@@ -377,12 +379,17 @@ def _rebuild_question(values: tuple) -> Question:
     return q
 
 
+#: The name pickles written before it was public refer to.
+_rebuild_question = rebuild_question
+
+
 def as_question(q) -> Question:
     """``q`` if it is a :class:`Question`; otherwise a clear error.
 
     Parameters
     ----------
     q : Question
+        The value to check.
 
     Returns
     -------

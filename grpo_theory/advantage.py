@@ -158,7 +158,8 @@ def entropy_logit_bounds(z_ref: float, penalty_bounds: tuple[float, float], delt
 
     Returns
     -------
-    (lo, hi)
+    (float, float)
+        ``(lo, hi)``, finite, with ``lo <= min(z_ref, 0)`` and ``hi >= max(z_ref, 0)``.
 
     Examples
     --------
@@ -186,13 +187,17 @@ def node_entropy_slope(log_cond: np.ndarray, node_weight: np.ndarray, obj: Objec
 
     Parameters
     ----------
-    log_cond : (E,) ``log pi(c|v)`` per edge.
-    node_weight : (E,) ``Wbar(v)`` of each edge's node.
-    obj : the objective (``entropy_coef``).
+    log_cond : numpy.ndarray, shape (E,)
+        ``log pi(c|v)`` of each edge ``v -> c``.
+    node_weight : numpy.ndarray, shape (E,)
+        ``Wbar(v)`` of each edge's node ``v``.
+    obj : Objective
+        The objective; its ``entropy_coef`` ``c_H`` is read.
 
     Returns
     -------
-    (E,) array (0 when ``entropy_coef = 0``).
+    numpy.ndarray, shape (E,)
+        ``-c_H Wbar(v) (log pi(c|v) + 1)`` per edge; 0 when ``entropy_coef = 0``.
 
     Examples
     --------
@@ -219,12 +224,19 @@ def pass_at_k_table(n_pass: np.ndarray, G: int, k: int) -> tuple[np.ndarray, np.
 
     Parameters
     ----------
-    n_pass : array of int, number of passing members (``0..G``).
-    G, k : group size and ``k`` in ``1..G``.
+    n_pass : array_like of int
+        The number of passing members of each group, in ``0..G``.
+    G : int
+        The group size.
+    k : int
+        The ``k`` of pass@k, in ``1..G``.
 
     Returns
     -------
-    (A_pass, A_fail), each shaped like ``n_pass`` (0 where the group ties).
+    A_pass : numpy.ndarray
+        The advantage of a passing member, shaped like ``n_pass`` (0 where the group ties).
+    A_fail : numpy.ndarray
+        The advantage of a failing member, likewise.
     """
     n_fail = G - np.asarray(n_pass, dtype=float)
     p_fail = np.exp(_log_comb(n_fail, k) - _log_comb(np.array(float(G)), k))         # 1 - R
@@ -313,18 +325,24 @@ def enumerated_expectations(v: np.ndarray, log_w: np.ndarray, obj, count_table, 
 
     Parameters
     ----------
-    v : (L,) reward levels, increasing.
-    log_w : (..., L) log-probabilities of the levels under ``pi``.
-    obj : the objective (a finite ``group_size``, and whatever ``count_table`` reads).
+    v : numpy.ndarray, shape (L,)
+        The reward levels ``v_l``, increasing.
+    log_w : numpy.ndarray, shape (..., L)
+        ``log w_l``: the log-probabilities of the levels under ``pi``.
+    obj : Objective
+        The objective: a finite ``group_size``, and whatever ``count_table`` reads.
     count_table : callable
         ``(v, total, obj) -> (L, N)``: member 1's advantage when its reward is ``v_l`` and the whole group's
         counts per level are ``total[l, n, :]`` (``(L, N, L)``, member 1 included; every row sums to ``G``).
-    part : "mean", "positive" or "negative" (:func:`signed_part` of the table).
-    max_count_vectors : cap on the enumeration (default :data:`MAX_COUNT_VECTORS`).
+    part : {"mean", "positive", "negative"}
+        Which part of the table is averaged (:func:`signed_part`).
+    max_count_vectors : int, optional
+        The cap on the count vectors enumerated (default :data:`MAX_COUNT_VECTORS`).
 
     Returns
     -------
-    (..., L) array.
+    numpy.ndarray, shape (..., L)
+        ``E_l``, or its signed part, for each law ``w`` of ``log_w``.
 
     Raises
     ------
@@ -445,28 +463,39 @@ def level_expectations(v: np.ndarray, log_w: np.ndarray, obj, *, part: str = "me
 
     Parameters
     ----------
-    v : (L,) reward levels, increasing.
-    log_w : (..., L) log-probabilities of the levels under ``pi``.
-    obj : the objective (``advantage``, ``pass_k``, ``group_size``).
-    part : "mean", "positive" or "negative" (as in :func:`grpo_theory.preference.level_expectations`).
-    max_count_vectors : cap on the exact enumeration (default: the preference module's).
+    v : numpy.ndarray, shape (L,)
+        The reward levels ``v_l``, increasing.
+    log_w : numpy.ndarray, shape (..., L)
+        ``log w_l``: the log-probabilities of the levels under ``pi``.
+    obj : Objective
+        The objective: its ``advantage``, ``pass_k`` and ``group_size`` are read.
+    part : {"mean", "positive", "negative"}
+        Which part of the advantage is averaged (as in :func:`grpo_theory.preference.level_expectations`).
+    max_count_vectors : int, optional
+        The cap on the exact enumeration (default :data:`MAX_COUNT_VECTORS`, the preference module's too).
 
     Returns
     -------
-    (..., L) array.
+    numpy.ndarray, shape (..., L)
+        ``E_l(w)``, or its signed part, for each law ``w`` of ``log_w``.
 
     Raises
     ------
     InvalidInputError
-        pass@k on a question with more than two reward levels; an enumeration over the cap.
+        pass@k on a question with more than two reward levels.
+    ExactEvaluationTooLarge
+        An enumeration over the cap.
 
     Examples
     --------
+    Each estimator through its own entry, at ``G = 4``: the group advantage, then RLOO (``E[r|o] - mu``):
+
     >>> import numpy as np
     >>> from grpo_theory import Objective
-    >>> e = level_expectations(np.array([0.0, 1.0]), np.log([[0.7, 0.3]]), Objective(beta=1, advantage="rloo"))
-    >>> np.round(e, 6).tolist()     # E[r|o] - mu at every G
-    [[-0.3, 0.7]]
+    >>> v, log_w = np.array([0.0, 1.0]), np.log([[0.7, 0.3]])
+    >>> [np.round(level_expectations(v, log_w, Objective(beta=1, group_size=4, advantage=a)), 6).tolist()
+    ...  for a in ("group", "rloo")]
+    [[[-0.490377, 1.144213]], [[-0.3, 0.7]]]
     """
     kwargs = {} if max_count_vectors is None else {"max_count_vectors": max_count_vectors}
     return obj.advantage_variant.hook("expectations")(np.asarray(v, dtype=float), log_w, obj, part=part, **kwargs)
@@ -477,13 +506,17 @@ def tie_free_probability(R: np.ndarray, log_w: np.ndarray, group_size: int | flo
 
     Parameters
     ----------
-    R : (C, L) reward law of each class (or output).
-    log_w : (..., L) log-law of the reward of one draw from ``pi``.
-    group_size : ``G`` (``math.inf``: ``1 - [w_l = 1]``).
+    R : numpy.ndarray, shape (C, L)
+        ``R[c, l]``: the reward law of each class (or output) ``c``.
+    log_w : numpy.ndarray, shape (..., L)
+        ``log w_l``: the log-law of the reward of one draw from ``pi``.
+    group_size : int or float
+        ``G``; at ``math.inf`` the tie probability is ``[w_l = 1]``.
 
     Returns
     -------
-    (..., C) array in ``[0, 1]``.
+    numpy.ndarray, shape (..., C)
+        ``u(c)``, in ``[0, 1]``.
     """
     log_w = np.asarray(log_w, dtype=float)
     if math.isinf(group_size):
@@ -500,14 +533,21 @@ def regularised_gradient(P: np.ndarray, penalty_slope: np.ndarray, log_pi: np.nd
 
     Parameters
     ----------
-    P : (..., C) expected advantages; penalty_slope : (..., C) the penalty's per-answer slope ``c(o)``
-        (``1 - pi_ref/pi`` for the reverse penalty); log_pi : (..., C) log-policy;
-    obj : the objective (``beta``, ``entropy_coef``); u : (..., C) :func:`tie_free_probability`, or None
-        without filtering (``u = 1``).
+    P : numpy.ndarray, shape (..., C)
+        The expected advantages ``P(o)``.
+    penalty_slope : numpy.ndarray, shape (..., C)
+        The penalty's per-answer slope ``c(o)`` (``1 - pi_ref/pi`` for the reverse penalty).
+    log_pi : numpy.ndarray, shape (..., C)
+        ``log pi(o)``.
+    obj : Objective
+        The objective: its ``beta`` and ``entropy_coef`` ``c_H`` are read.
+    u : numpy.ndarray, shape (..., C), or None
+        The tie-free probability ``u(o)`` (:func:`tie_free_probability`); None without filtering (``u = 1``).
 
     Returns
     -------
-    (..., C) array.
+    numpy.ndarray, shape (..., C)
+        ``g(o)``.
     """
     if u is None:
         pen, U = penalty_slope, 1.0

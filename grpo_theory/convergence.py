@@ -344,6 +344,7 @@ def check_trajectories(steps, values, *, se=None, tail: float = TAIL, alpha: flo
     Returns
     -------
     ConvergenceReport
+        The verdict (converged or not, and why) per prompt, with the tail statistics it rests on.
 
     Raises
     ------

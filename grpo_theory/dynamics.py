@@ -195,7 +195,9 @@ def flow(q: Question, obj: Objective, pi0, t, *, with_points: bool = True, rtol:
     Parameters
     ----------
     q : Question
+        The question: its outputs, ``pi_ref`` and the reward of each output.
     obj : Objective
+        The objective: ``beta``, the group size ``G``, the penalty and the advantage estimator.
     pi0 : array_like, shape (K,)
         The starting policy (e.g. ``q.pi_ref``).
     t : array_like, shape (T,)
@@ -208,6 +210,8 @@ def flow(q: Question, obj: Objective, pi0, t, *, with_points: bool = True, rtol:
     Returns
     -------
     Trajectory
+        ``pi`` at the times ``t``, with the expected reward, the penalty and the distance to each stationary point
+        along the way.
 
     Raises
     ------
@@ -285,7 +289,9 @@ def ascent(q: Question, obj: Objective, pi0, *, lr: float, steps: int, every: in
     Parameters
     ----------
     q : Question
+        The question: its outputs, ``pi_ref`` and the reward of each output.
     obj : Objective
+        The objective: ``beta``, the group size ``G``, the penalty and the advantage estimator.
     pi0 : array_like, shape (K,)
         The starting policy.
     lr : float
@@ -340,6 +346,7 @@ def basins(q: Question, obj: Objective) -> list[Basin]:
     q : Question
         A two-class question.
     obj : Objective
+        The objective: ``beta``, the group size ``G``, the penalty and the advantage estimator.
 
     Returns
     -------
@@ -453,6 +460,8 @@ def grpo_steps(q: Question, obj: Objective, pi0, *, lr: float, n_batches: int, i
     q : Question
         A question with a reward law.
     obj : Objective
+        The objective: ``beta``, the group size ``G``, the penalty and the advantage estimator. Its ``filter_ties``
+        and ``entropy_coef`` are honoured.
     pi0 : array_like, shape (K,)
         The starting policy.
     lr : float

@@ -54,8 +54,10 @@ def monte_carlo_preference(
 
     Returns
     -------
-    estimate, stderr : numpy.ndarray, shape (K,)
-        The estimate of ``P_G(o | pi)`` and its standard error.
+    estimate : numpy.ndarray, shape (K,)
+        The estimate of ``P_G(o | pi)``.
+    stderr : numpy.ndarray, shape (K,)
+        Its standard error.
 
     Raises
     ------
@@ -135,6 +137,7 @@ def sample_rewards(q: Question, outputs: np.ndarray, rng: np.random.Generator) -
     outputs : numpy.ndarray of int
         Output indices, any shape.
     rng : numpy.random.Generator
+        The generator the rewards are drawn with.
 
     Returns
     -------

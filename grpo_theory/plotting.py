@@ -113,11 +113,11 @@ LINESTYLES = {
 MARKERS = {
     "o": "a stationary point (filled: stable; open: unstable); otherwise the default point of data",
     "s": "a vertex as a stable limit point (Figure 11); a 2-cycle (Figure 12); a cell of Figure 23; a key",
-    "D": "a point measured on a trained model beside theory curves (Figures 9, 19, 25); a key",
-    "^": "SmolLM2 prompts (Figure 9); a key (Figures 20, 25, 26)",
+    "D": "a point measured on a trained model beside theory curves (Figures 9, 19, 25b); a key",
+    "^": "SmolLM2 prompts (Figure 9); a key (Figures 20, 25c, 26)",
     "v": "a value below the axis drawn on its edge (Figure 11); a key (Figure 26)",
     "x": "the sequence-level theory beside the token-level one (Figure 14)",
-    "_": "a level per prompt (Figure 25(f))",
+    "_": "a level per prompt (Figure 25d)",
     ".": "a run's steps (Figure 20(a))",
 }
 #: One colour per method, the same in every figure (the method entries of :data:`PALETTE`).

@@ -310,6 +310,7 @@ def expectations_evaluator(levels: np.ndarray, obj: Objective):
     levels : numpy.ndarray, shape (L,)
         The reward levels ``v_l``.
     obj : Objective
+        The objective: ``G``, the normalisation options and the advantage estimator.
 
     Returns
     -------
@@ -380,7 +381,9 @@ def pooled_expectations(q: Question, obj: Objective, log_w: np.ndarray) -> np.nd
     Parameters
     ----------
     q : Question
+        The question; its ``membership`` pools the outputs into reward classes.
     obj : Objective
+        The objective: ``G``, the normalisation options and the advantage estimator.
     log_w : numpy.ndarray, shape (..., D)
         Log of ``w = pi @ q.membership`` for a batch of policies.
 

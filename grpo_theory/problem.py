@@ -23,11 +23,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ._question import (  # noqa: F401  (re-exported: problem is where a question is defined for users)
-    _PROB_TOL,
     Question,
-    _rebuild_question,
-    _validate_answers,
     as_question,
+    rebuild_question,
+    validate_answers,
     validate_probability_vector,
 )
 from ._validate import plain as _plain
@@ -145,11 +144,6 @@ class Objective:
     estimator : str
         Derived, read-only: the KL estimator in use, ``kl_estimator`` or the one ``penalty`` stands for.
 
-    Every option has an entry in :mod:`grpo_theory.variants` holding what the package knows about it; the
-    properties ``advantage_variant``, ``normalization_variant``, ``estimator_variant``, ``placement_variant``,
-    ``regime_variant``, ``level_variant``, ``importance_variant`` and ``aggregation_variant`` give this
-    objective's entries (e.g. ``obj.regime_variant.is_note_penalty``).
-
     Raises
     ------
     InvalidInputError
@@ -160,6 +154,11 @@ class Objective:
     -----
     Objectives are keyword-only and immutable; ``dataclasses.replace(obj, beta=0.1)`` gives a
     validated copy.
+
+    Every option has an entry in :mod:`grpo_theory.variants` holding what the package knows about it; the
+    properties ``advantage_variant``, ``normalization_variant``, ``estimator_variant``, ``placement_variant``,
+    ``regime_variant``, ``level_variant``, ``importance_variant`` and ``aggregation_variant`` give this
+    objective's entries (e.g. ``obj.regime_variant.is_note_penalty``).
 
     Examples
     --------
@@ -429,6 +428,7 @@ def as_objective(obj) -> Objective:
     Returns
     -------
     Objective
+        ``obj`` itself, or the objective built from the mapping's fields.
 
     Raises
     ------
@@ -524,4 +524,4 @@ def shaped_question(q, shift: np.ndarray):
         return Question(q.pi_ref, reward_levels=uniq, reward_probs=probs, labels=q.labels, answers=q.answers)
     # valid by construction (q's pi_ref, labels and answers; distinct sorted levels; each row a sum of q's
     # row): built without the constructor's checks, which cost more than P_G itself inside a flow
-    return _rebuild_question((q.pi_ref, uniq, probs, None, q.labels, q.answers))
+    return rebuild_question((q.pi_ref, uniq, probs, None, q.labels, q.answers))

@@ -77,6 +77,7 @@ def proximal_map(q: Question, obj: Objective):
     Parameters
     ----------
     q : Question
+        The question: its outputs, ``pi_ref`` and the reward of each output.
     obj : Objective
         The reverse or direct penalty; its ``variance_eps`` (Mroueh's epsilon inside the square root of the
         group variance) is the map's.
@@ -176,11 +177,15 @@ def map_fixed_points(q: Question, obj: Objective) -> list[MapFixedPoint]:
     Parameters
     ----------
     q : Question
+        The question: its outputs, ``pi_ref`` and the reward of each output.
     obj : Objective
+        The objective: ``beta``, the group size ``G``, the penalty and the advantage estimator.
 
     Returns
     -------
     list of MapFixedPoint
+        One per interior stationary point: the policy, its stability under the map (the spectral radius of the map's
+        Jacobian in class logits, and the multipliers) and under the flow.
 
     Examples
     --------
@@ -246,6 +251,7 @@ def map_cycles(q: Question, obj: Objective, period: int = 2, *, n_grid: int = 40
     q : Question
         A two-class question.
     obj : Objective
+        The objective: ``beta``, the group size ``G``, the penalty and the advantage estimator.
     period : int, default 2
         The period sought, ``>= 2``.
     n_grid : int, default 4001
@@ -364,10 +370,12 @@ def potential_objective(q: Question, obj: Objective, pi) -> float:
     obj : Objective
         ``G = inf``, scale normalisation, ``std_eps = 0``.
     pi : array_like, shape (K,)
+        The policy at which ``F`` is evaluated.
 
     Returns
     -------
     float
+        ``F(pi)``.
 
     Raises
     ------

@@ -52,6 +52,7 @@ class Case:
     key : str
         A non-empty one-line string, unique within a sweep: the resume handle.
     question : Question
+        The question evaluated.
     objective : Objective or mapping
         An :class:`~grpo_theory.problem.Objective`, or a dict of its fields.
 
@@ -78,6 +79,7 @@ def evaluate_case(case: Case) -> dict:
     Parameters
     ----------
     case : Case
+        The question and objective to evaluate, with the row's key.
 
     Returns
     -------

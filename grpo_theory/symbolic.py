@@ -221,6 +221,7 @@ def binary_finite_group_condition(group_size: int | None = None, penalty: str = 
     group_size : int or None, default None
         ``G``; None keeps ``G`` symbolic (an unevaluated Sum).
     penalty : {"reverse", "direct"}, default "reverse"
+        The KL of the penalty: the note's reverse KL(pi_ref || pi) or direct KL(pi || pi_ref).
 
     Returns
     -------

@@ -93,6 +93,7 @@ def prove_zero(expr: sp.Expr, statement: str, symbols_ranges: dict | None = None
     n_points : int, default 12
         Random points of the numeric check.
     seed : int, default 0
+        Seed of the random points.
 
     Returns
     -------
@@ -131,6 +132,7 @@ def prove_sign(expr: sp.Expr, sign: int, statement: str, symbols_ranges: dict, n
     Parameters
     ----------
     expr : sympy.Expr
+        The expression whose sign is proved.
     sign : {1, -1}
         Prove ``expr > 0`` (1) or ``expr < 0`` (-1).
     statement : str
@@ -140,10 +142,12 @@ def prove_sign(expr: sp.Expr, sign: int, statement: str, symbols_ranges: dict, n
     n_points : int, default 200
         Random points of the numeric check.
     seed : int, default 0
+        Seed of the random points.
 
     Returns
     -------
     Proof
+        ``status`` "symbolic" (from the assumptions), "numeric" (the sign holds at every random point) or "failed".
 
     Examples
     --------

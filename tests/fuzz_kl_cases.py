@@ -52,21 +52,69 @@ CLAMPS = ((None, None), (20.0, 10.0), (None, 10.0), (5.0, None))
 END_T, END_TOL = 1e8, 1e-3
 
 
-def end_check(q: Question, obj: Objective, pi: np.ndarray) -> tuple[bool | None, str]:
+def end_check(q: Question, obj: Objective, pi: np.ndarray, *, unstable_ends=None) -> tuple[bool | None, str]:
     """Whether ``pi`` is where the flow on all output logits from ``pi_ref`` goes: an independent integration
     (tests/_full_space_flow.py: log time, LSODA, no class reduction, no snapping, the library's per-output
     gradient) to ``END_T``, within ``END_TOL``; None where it does not finish within its evaluation budget
-    (chatter at a jump of the field)."""
+    (chatter at a jump of the field).
+
+    ``unstable_ends`` (rows of ends; the library's ``perturbed_end`` of a point it reports ``stable=False``):
+    the exact flow stays at such a point, but the independent integration's rounding is a nudge, and a run that
+    leaves it must end at one of them (abs in the advantage at pi_ref, seeds 5387 and 6343: the field is
+    ``-c |delta|``-like there, and rounding grows); the message then says so (not empty)."""
     try:
-        end = flow_end(q.pi_ref, grad=lambda p: output_gradient(q, obj, p), t_end=END_T, rtol=1e-8, atol=1e-10,
-                       max_evals=5_000)
+        end = _independent_end(q, obj, q.pi_ref)
     except IntegrationBudget:
         return None, "end not checked: the independent integration hit its budget"
     d = float(np.abs(pi - end).max())
     if d <= END_TOL:
         return True, ""
+    if unstable_ends is not None and len(unstable_ends):
+        near = float(np.abs(np.asarray(unstable_ends) - end).max(axis=1).min())
+        if near <= END_TOL:
+            return True, (f"the returned point repels; the independent integration (rounding its nudge) ends at "
+                          f"{np.array2string(end, precision=5)}, {near:.2g} from one of its perturbed ends")
     return False, (f"the flow on all output logits from pi_ref (independent, to t = {END_T:g}) ends at "
                    f"{np.array2string(end, precision=5)}, {d:.3g} from the returned point")
+
+
+def _independent_end(q: Question, obj: Objective, start: np.ndarray) -> np.ndarray:
+    """The independent integration (module doc of tests/_full_space_flow.py) from ``start`` to ``END_T``."""
+    return flow_end(start, grad=lambda p: output_gradient(q, obj, p), t_end=END_T, rtol=1e-8, atol=1e-10,
+                    max_evals=5_000)
+
+
+#: Logit nudge of :func:`nudged_ends_check`.
+NUDGE = 1e-4
+
+
+def nudged_ends_check(q: Question, obj: Objective, pi: np.ndarray, ends) -> tuple[bool | None, str]:
+    """A point reported ``stable=False`` with ``perturbed_end`` rows ``ends``: independently, every nudge of one
+    output logit by ``+-NUDGE`` is integrated (:func:`_independent_end`) and must end at ``pi`` (pulled back or
+    held) or at one of ``ends``, and at least one must end at one of ``ends`` (the point does repel)."""
+    ends = np.asarray(ends)
+    s = np.flatnonzero(pi > 0)
+    left = 0
+    for o in s:
+        for sign in (1.0, -1.0):
+            th = np.log(pi[s])
+            th[list(s).index(o)] += sign * NUDGE
+            start = np.zeros(q.n_outputs)
+            start[s] = np.exp(th - th.max()) / np.exp(th - th.max()).sum()
+            try:
+                end = _independent_end(q, obj, start)
+            except IntegrationBudget:
+                return None, "nudged ends not checked: an independent integration hit its budget"
+            if float(np.abs(end - pi).max()) <= END_TOL:
+                continue
+            if ends.size and float(np.abs(ends - end).max(axis=1).min()) <= END_TOL:
+                left += 1
+                continue
+            return False, (f"nudging answer {o}'s logit by {sign * NUDGE:+g}, the independent flow ends at "
+                           f"{np.array2string(end, precision=5)}: neither the point nor a reported perturbed end")
+    if not left:
+        return False, "reported unstable with perturbed ends, but every independent nudged run stays"
+    return True, ""
 
 
 def draw_kl_case(seed: int) -> tuple[Question, Objective]:
@@ -282,11 +330,17 @@ def _solve_and_check(q: Question, obj: Objective, seed: int, row: dict, t0: floa
                 row.update(outcome="ok" if ok else "SILENT", detail="" if ok else f"reported stable; {why}")
             else:
                 row["outcome"] = "ok"
+        ends = getattr(sol, "perturbed_end", None)
+        ends = ends if sol.stable is False and ends is not None and len(ends) else None
         if row.get("outcome", "").startswith("ok") and not q.is_tree:
-            ok, why = end_check(q, obj, pi)
-            row["end"] = "unchecked" if ok is None else ("same" if ok else "WRONG")
+            ok, why = end_check(q, obj, pi, unstable_ends=ends)
+            row["end"] = "unchecked" if ok is None else (("same" if not why else "perturbed") if ok else "WRONG")
             if ok is False:
                 row.update(outcome="WRONG-END", detail=why)
+            elif ends is not None:
+                ok, why = nudged_ends_check(q, obj, pi, ends)
+                if ok is False:
+                    row.update(outcome="WRONG-END", detail=f"perturbed_end: {why}")
     except Exception:  # noqa: BLE001 - a crash of the check is reported, not hidden
         row.update(outcome="CRASH", detail="in the check: " + traceback.format_exc(limit=3)[-400:])
     return row

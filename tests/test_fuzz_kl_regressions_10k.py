@@ -14,6 +14,8 @@ import math
 import numpy as np
 import pytest
 from fuzz_cases import independent_preference
+from _full_space_flow import flow_end
+from _full_space_flow import gradient as independent_gradient
 from fuzz_kl_cases import check_kl_case, draw_kl_case, end_check
 
 from grpo_theory import Question, stationary_policy
@@ -24,7 +26,7 @@ SEEDS = {
     # reported stable where the full-space Jacobian's leading eigenvalue is ~0 or below what differences resolve
     1803: "near a vertex (masses 2.6e-10): the check's own step-1e-7 Jacobian read rounding as +2e-11",
     5333: "near a vertex: the leading eigenvalue changes sign between steps h and 10 h (now stable=None)",
-    5387: "abs in the advantage at pi = pi_ref: a kink, repelling on one side (now stable=None)",
+    5387: "abs in the advantage at pi = pi_ref: a kink, repelling on one side (now stable=False, perturbed_end)",
     5475: "one reward class, k3_plus in the reward: a ~0 eigenvalue (now stable=None)",
     5524: "one reward class, k2 in the advantage: a ~0 eigenvalue (now stable=None)",
     5749: "near a vertex (masses 4e-18): the check's rounding at step 1e-7",
@@ -32,7 +34,7 @@ SEEDS = {
     5909: "one reward class, k3_plus in the advantage: a ~0 eigenvalue (now stable=None)",
     6413: "near a vertex: the check's rounding at step 1e-7",
     5520: "k2 in the reward at a clamp's kink: a slow repeller (now stable=None, the kink is seen)",
-    6343: "abs in the advantage at a value clamp's kink: a slow repeller (now stable=None)",
+    6343: "abs in the advantage at a value clamp's kink: a slow repeller (now stable=False, perturbed_end)",
     1742: "REINFORCE++ tie with the KL in the reward, judged in class coordinates (now stable=False)",
     5214: "the same",
     6019: "the same",
@@ -60,18 +62,13 @@ SEEDS = {
     2751: "the same cause: k3_plus in the loss with a log-ratio clamp and an entropy bonus, G = inf",
 }
 
-#: Seeds whose answer the end-point check (added to check_kl_case) now calls a wrong end, left open: one
-#: reward law on the support and abs (value-clamped in 6343) in the advantage. The field is 0 at pi_ref and
-#: Lipschitz, so the flow started exactly there stays; but pi_ref repels on one side (``jump_repeller``: a
-#: -1e-7 nudge of answer 0's logit drifts away), so any perturbed run, the independent integration included,
-#: leaves it for the vertex (0, 0, 1). The solver returns pi_ref with stable=None: it should say unstable,
-#: and say where a perturbed run goes.
-OPEN_END = {5387, 6343}
+#: Seeds 5387 and 6343 were strict xfails here (the end check called their answer a wrong end): pi_ref, where the
+#: field is 0, returned with stable=None, while any nudge on one side (rounding included) runs to the vertex
+#: (0, 0, 1). Now stable=False with that vertex in ``perturbed_end`` (test below), which the check verifies by
+#: integrating every single-logit nudge independently (``fuzz_kl_cases.nudged_ends_check``).
 
 
-@pytest.mark.parametrize("seed", [pytest.param(s, marks=pytest.mark.xfail(
-    strict=True, reason="open: pi_ref is a one-sided repeller that the solver returns as the end (OPEN_END)"))
-    if s in OPEN_END else s for s in SEEDS])
+@pytest.mark.parametrize("seed", list(SEEDS))
 def test_first_10k_run_failures_are_now_checked_answers_or_honest_flags(seed):
     row = check_kl_case(seed)
     assert row["outcome"] in {"ok", "ok-face", "ok-jump", "flagged", "error"}, (SEEDS[seed], row["detail"])
@@ -103,7 +100,9 @@ def test_k1_in_the_loss_with_one_reward_class_is_a_continuum_not_a_stable_point(
 def test_abs_in_the_advantage_at_pi_ref_is_a_one_sided_repeller():
     """Seed 5387: one reward class, abs in the advantage. At pi = pi_ref every |log ratio| has its kink; a
     nudge of answer 0's logit either way gives answer 0 a drift of the same sign, so one side moves away (the
-    field is ``-c |delta|``-like). The library says it cannot decide (stable=None), not stable."""
+    field is ``-c |delta|``-like). First-order analysis cannot decide (a kink), the nudged flow leaves: the
+    library says unstable and where a nudged run ends, the vertex (0, 0, 1), which an independent integration
+    (tests/_full_space_flow.flow_end, log time, from the same nudge) reaches too."""
     q, obj = draw_kl_case(5387)
     assert obj.estimator == "abs" and obj.kl_placement == "advantage"
     sup = np.flatnonzero(q.pi_ref > 0)
@@ -117,7 +116,42 @@ def test_abs_in_the_advantage_at_pi_ref_is_a_one_sided_repeller():
         signs.append(np.sign(g[sup[0]] - p @ g))
     assert signs[0] == signs[1] != 0                      # the same direction from both sides: one side repels
     sol = stationary_policy(q, obj)
-    assert sol.stable is None and "kink" in sol.message, sol.message
+    assert sol.converged and sol.stable is False and "kink" in sol.message, sol.message
+    np.testing.assert_allclose(sol.pi, q.pi_ref, atol=1e-15)    # the exact flow from pi_ref stays
+    th = np.log(q.pi_ref[sup])
+    th[0] -= 1e-4                                          # the side that moves away (signs above: drift < 0)
+    start = np.zeros(q.n_outputs)
+    start[sup] = np.exp(th) / np.exp(th).sum()
+    end = flow_end(start, grad=lambda p: output_gradient(q, obj, p), t_end=1e8)
+    assert end[2] > 0.999
+    assert np.abs(sol.perturbed_end - end).max(axis=1).min() < 1e-3, (sol.perturbed_end, end)
+
+
+def test_k2_in_the_advantage_with_one_reward_class_repels_on_one_side():
+    """Seed 5524: pi_ref (0.575, 0.251, 0, 0.174), the three supported answers share reward 0.6, G = 4, k2 in the
+    advantage. ``P_G = 0`` and each answer's advantage is ``-beta lr^2/2``: at pi_ref the field is 0 and its
+    Jacobian too (a ~0 eigenvalue), but ``d(lr_a - lr_b)/dt`` is of one sign whichever way a nudge went.
+    Expected values from the definitions alone (tests/_full_space_flow: every group enumerated, no library
+    code): from pi_ref nudged by +1e-4 in answer 0's logit the flow runs to the vertex of answer 0; the library must call pi_ref unstable and list that vertex."""
+    q, obj = draw_kl_case(5524)
+    assert obj.estimator == "k2" and obj.kl_placement == "advantage" and obj.advantage == "group"
+    assert obj.kl_log_ratio_clamp is None and obj.kl_value_clamp is None and obj.entropy_coef == 0
+    sup = np.flatnonzero(q.pi_ref > 0)
+    r = q.reward_probs @ q.reward_levels
+    assert np.ptp(r[sup]) == 0
+    kw = dict(beta=obj.beta, G=obj.group_size, normalization=obj.normalization, ddof=obj.std_ddof,
+              eps=obj.std_eps, estimator="k2", placement="advantage")
+    th = np.log(q.pi_ref[sup])
+    th[0] += 1e-4
+    start = np.exp(th) / np.exp(th).sum()
+    end = np.zeros(q.n_outputs)
+    # support-only arrays; the reference stays pi_ref (flow_end's first argument is only the start here)
+    end[sup] = flow_end(start, grad=lambda p: independent_gradient(p, q.pi_ref[sup], r[sup], **kw), t_end=1e8)
+    assert end[0] > 0.999
+    sol = stationary_policy(q, obj)
+    assert sol.converged and sol.stable is False, sol.message
+    np.testing.assert_allclose(sol.pi, q.pi_ref, atol=1e-15)
+    assert np.abs(sol.perturbed_end - end).max(axis=1).min() < 1e-3, (sol.perturbed_end, end)
 
 
 @pytest.mark.parametrize("seed", [603, 1742, 5214, 6019])

@@ -51,3 +51,69 @@ def test_exact_too_large_cli_message_speaks_to_a_shell_user():
     msg = _cli_message(exc)
     assert "--group-size inf" in msg and "G=5" in msg
     assert "\n" not in msg
+
+
+def test_too_large_is_not_a_bad_input():
+    """``except InvalidInputError`` must not swallow a valid input that is only too large to sum exactly."""
+    from grpo_theory.preference import level_expectations
+
+    with pytest.raises(ExactEvaluationTooLarge) as info:
+        level_expectations(np.array([0.0, 0.5, 1.0]), np.log(np.full((1, 3), 1 / 3)),
+                           Objective(beta=1.0, group_size=8), max_count_vectors=10)
+    assert not isinstance(info.value, InvalidInputError) and isinstance(info.value, ValueError)
+    assert not issubclass(ExactEvaluationTooLarge, InvalidInputError)
+
+
+def _bare_value_errors(source: str) -> list[int]:
+    """Lines of ``raise ValueError`` / ``raise ValueError(...)`` in ``source``."""
+    import ast
+
+    hits = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Raise) and node.exc is not None:
+            exc = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+            if isinstance(exc, ast.Name) and exc.id == "ValueError":
+                hits.append(node.lineno)
+    return sorted(hits)
+
+
+def test_the_package_raises_no_bare_value_error():
+    """errors.py promises InvalidInputError for bad input: no ``raise ValueError`` anywhere in the package
+    (a check that is not about input raises RuntimeError, like the solvers' "reaching here is a bug")."""
+    from pathlib import Path
+
+    import grpo_theory
+
+    found = [f"{path.relative_to(Path(grpo_theory.__file__).parent)}:{line}"
+             for path in sorted(Path(grpo_theory.__file__).parent.rglob("*.py"))
+             for line in _bare_value_errors(path.read_text())]
+    assert found == []
+
+
+def test_the_scan_finds_a_bare_value_error():
+    source = ("def f(x):\n    if x < 0:\n        raise ValueError(x)\n    raise ValueError\n"
+              "def g():\n    raise InvalidInputError('x')\n")
+    assert _bare_value_errors(source) == [3, 4]
+
+
+def test_an_unknown_kl_study_configuration_is_named():
+    """Figure 21 given a results table with a configuration it does not label: the bad input, named."""
+    import pandas as pd
+
+    from grpo_theory.figures import kl_estimators
+
+    class Inputs:
+        def results_table(self, name):
+            return pd.DataFrame({"config": ["made_up_variant"]})
+
+    with pytest.raises(InvalidInputError, match="made_up_variant"):
+        kl_estimators.tables(Inputs())
+
+
+@pytest.mark.parametrize("value", ["maybe", "yes", ""])
+def test_openrlhf_bool_flag_names_the_value(value):
+    from grpo_theory.integrations.openrlhf import read_openrlhf_config
+
+    with pytest.raises(InvalidInputError, match=rf"use_loss='{value}': expected bool"):
+        read_openrlhf_config({"advantage_estimator": "group_norm", "n_samples_per_prompt": 4, "init_kl_coef": 0.1,
+                              "use_kl_loss": value})

@@ -135,3 +135,105 @@ def test_free_generation_scores_on_a_tiny_llama():
     opt.step()
     dz = np.array([float(s(i).detach()) for i in range(n)]) - before
     assert np.abs(dz - lr * kern.K[:, 1]).max() < 0.01 * lr * np.abs(kern.K[:, 1]).max()
+
+
+# ---------------------------------------------------------------- Adam's preconditioned kernel
+def _adam_state(model, task, steps: int = 25, lr: float = 1e-3, betas=(0.0, 0.999)):
+    """An Adam optimiser (torch's) with ``steps`` steps of state, taken on varying mixtures of the scores."""
+    opt = torch.optim.Adam(trainable_parameters(model), lr=lr, betas=betas)
+    s = gpt_scores(model, task)
+    gen = np.random.default_rng(1)
+    for _ in range(steps):
+        w = gen.normal(size=task.n_questions)
+        opt.zero_grad()
+        sum(float(w[i]) * s(i) for i in range(task.n_questions)).backward()
+        opt.step()
+    return opt
+
+
+def _adam_probe(model, opt, task, j: int, lr: float):
+    """One real torch Adam step of size lr on -z_j, on copies of the model and the optimiser: (dz, P of the step)."""
+    from grpo_theory.studies.kernel import adam_preconditioner
+
+    n = task.n_questions
+    m = copy.deepcopy(model)
+    o = torch.optim.Adam(trainable_parameters(m), lr=lr, betas=opt.param_groups[0]["betas"])
+    o.load_state_dict(copy.deepcopy(opt.state_dict()))      # load_state_dict shares the tensors
+    for g in o.param_groups:
+        g["lr"] = lr
+    s = gpt_scores(m, task)
+    before = np.array([float(s(i).detach()) for i in range(n)])
+    o.zero_grad()
+    (-s(j)).backward()
+    o.step()
+    dz = np.array([float(s(i).detach()) for i in range(n)]) - before
+    return dz, adam_preconditioner(o, trainable_parameters(m))
+
+
+def test_adam_kernel_against_a_real_adam_step():
+    """With beta1 = 0 an Adam step on -z_j moves z_i by lr (G P G^T)_ij + O(lr^2), P = 1/(sqrt(v_hat) + eps)
+    read from the optimiser's state after the step: the error quarters when lr halves. The plain-gradient
+    kernel (P = I, rescaled to the same z_j move) is wrong at first order: its error halves with lr."""
+    model, task = _gpt(1)
+    n = task.n_questions
+    opt = _adam_state(model, task)
+    params = trainable_parameters(model)
+    plain = measure_kernel(gpt_scores(model, task), params, n).K
+    for j in (0, n - 1):
+        dz0, P = _adam_probe(model, opt, task, j, 1e-6)
+        KA = measure_kernel(gpt_scores(model, task), params, n, preconditioner=P)
+        assert KA.preconditioned and np.linalg.eigvalsh(KA.K).min() > -1e-10 * np.abs(KA.K).max()
+        errs, errs_plain = [], []
+        for eps in (0.01, 0.005):                     # z_j moves by about eps; measured errors 1.2e-4 and 3e-5
+            # (j = 0), the plain kernel's 2.4e-3 and 1.2e-3
+            lr = eps / KA.K[j, j]
+            dz, P_step = _adam_probe(model, opt, task, j, lr)
+            assert np.allclose(P_step, P, rtol=1e-12)  # P does not depend on lr (the v update is lr-free)
+            errs.append(np.abs(dz - lr * KA.K[:, j]).max())
+            errs_plain.append(np.abs(dz - eps * plain[:, j] / plain[j, j]).max())
+            assert errs[-1] < 0.02 * eps
+        assert 3.0 < errs[0] / errs[1] < 5.0, errs
+        assert 1.6 < errs_plain[0] / errs_plain[1] < 2.4 and errs_plain[1] > 5 * errs[1], (errs_plain, errs)
+
+
+def test_adam_preconditioner_formula_and_bad_input():
+    """P against torch's own update with beta1 = 0 (the change of the weights over -lr g, componentwise),
+    amsgrad's max state, and the refusals."""
+    from grpo_theory.studies.kernel import adam_preconditioner
+
+    model, task = _gpt(1)
+    params = trainable_parameters(model)
+    with pytest.raises(InvalidInputError, match="no Adam state"):
+        adam_preconditioner(torch.optim.Adam(params, lr=1e-3), params)
+    with pytest.raises(InvalidInputError, match="no Adam state"):
+        opt = torch.optim.SGD(params, lr=1e-3)
+        (-gpt_scores(model, task)(0)).backward()
+        opt.step()
+        adam_preconditioner(opt, params)
+    with pytest.raises(InvalidInputError, match="at least one"):
+        adam_preconditioner(torch.optim.Adam(params, lr=1e-3), [])
+    with pytest.raises(InvalidInputError, match="different learning rates"):
+        adam_preconditioner(torch.optim.Adam([{"params": params[:1], "lr": 1e-3}, {"params": params[1:], "lr": 2e-3}]),
+                            params)
+    with pytest.raises(InvalidInputError, match="preconditioner must hold"):
+        measure_kernel(gpt_scores(model, task), params, task.n_questions, preconditioner=np.ones(3))
+    n_params = sum(p.numel() for p in params)
+    with pytest.raises(InvalidInputError, match="preconditioner must hold"):
+        measure_kernel(gpt_scores(model, task), params, task.n_questions, preconditioner=-np.ones(n_params))
+    for amsgrad in (False, True):
+        m = copy.deepcopy(model)
+        ps = trainable_parameters(m)
+        o = torch.optim.Adam(ps, lr=1e-3, betas=(0.0, 0.99), eps=1e-6, amsgrad=amsgrad)
+        s = gpt_scores(m, task)
+        for k in range(4):                            # gradients of shrinking size: amsgrad's max differs
+            o.zero_grad()
+            (-(0.5 ** k) * s(k % task.n_questions)).backward()
+            before = torch.cat([p.detach().reshape(-1).clone() for p in ps])
+            grad = torch.cat([p.grad.reshape(-1).double() for p in ps])
+            o.step()
+        after = torch.cat([p.detach().reshape(-1) for p in ps])
+        P = adam_preconditioner(o, ps)
+        moved = grad.abs() > 1e-8
+        want = ((before - after).double() / (1e-3 * grad))[moved].numpy()
+        assert np.allclose(P[moved.numpy()], want, rtol=1e-6)
+        assert np.all(P > 0) and np.all(P <= 1 / 1e-6 + 1e-6)

@@ -87,7 +87,8 @@ def thresholds(d: pd.DataFrame) -> str:
         if len(three) and (not len(one) or three.max() < one.min()):
             out.append(f"{three.max():.1f} (beta {b:g})")
         elif len(three):
-            raise ValueError(f"beta {b:g}: the counts do not split by pi_ref(a) alone")
+            # the figure's own table, computed here: a failed split is a wrong statement, not a bad input
+            raise RuntimeError(f"beta {b:g}: the counts do not split by pi_ref(a) alone")
     return ", ".join(out)
 
 

@@ -62,37 +62,40 @@ class TheoryMapping:
                          [f"warning: {w}" for w in self.warnings])
 
 
-def mapping_of(objective: Objective | None, warns: list, framework: str, version: str | None, *,
+def mapping_of(obj: Objective | None, warns: list, framework: str, version: str | None, *,
                stacklevel: int = 3) -> TheoryMapping:
     """A reader's result: each warning also emitted through ``warnings.warn`` as a :class:`TheoryWarning`.
 
     Parameters
     ----------
-    objective : Objective or None
+    obj : Objective or None
         The objective read; None where the config leaves nothing to predict.
     warns : list of str
-        The reader's warnings (the reasons, when ``objective`` is None).
+        The reader's warnings (the reasons, when ``obj`` is None).
     framework : str
+        The trainer's name, e.g. ``"trl"``, ``"verl"`` or ``"openrlhf"``.
     version : str or None
+        The trainer's version the config was read for; None when unknown.
     stacklevel : int, default 3
         Of the warnings: 3 points at the caller of a reader that calls this directly.
 
     Returns
     -------
     TheoryMapping
+        The objective, the warnings, the framework and its version.
 
     Raises
     ------
     NoStationaryPolicy
-        When ``objective`` is None (no KL term, or an advantage the theory does not model), naming
+        When ``obj`` is None (no KL term, or an advantage the theory does not model), naming
         the reasons.
     """
-    if objective is None:
+    if obj is None:
         raise NoStationaryPolicy(f"{framework} {version or '(version unknown)'}: no stationary policy to predict: "
                                  + "; ".join(warns))
     for w in warns:
         warnings.warn(f"{framework}: {w}", TheoryWarning, stacklevel=stacklevel)
-    return TheoryMapping(objective, tuple(warns), framework, version)
+    return TheoryMapping(obj, tuple(warns), framework, version)
 
 
 def parse_version(v: str) -> tuple:

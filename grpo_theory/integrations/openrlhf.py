@@ -111,13 +111,13 @@ _OPTIONAL_NUMBERS = {"algo.kl.target", "entropy_loss_coef"}
 
 def _coerce(key: str, value):
     default = OPENRLHF_DEFAULTS[key]
+    if isinstance(default, bool):
+        if isinstance(value, str):
+            if value.lower() not in ("true", "false", "1", "0"):
+                raise InvalidInputError(f"OpenRLHF {key}={value!r}: expected bool (true, false, 1 or 0)")
+            return value.lower() in ("true", "1")
+        return value                         # checked (a bool, not 2 or a list) by OPENRLHF_FIELDS
     try:
-        if isinstance(default, bool):
-            if isinstance(value, str):
-                if value.lower() not in ("true", "false", "1", "0"):
-                    raise ValueError(value)
-                return value.lower() in ("true", "1")
-            return value                     # checked (a bool, not 2 or a list) by OPENRLHF_FIELDS
         if isinstance(value, str) and (isinstance(default, (int, float)) or key in _OPTIONAL_NUMBERS):
             # argv gives strings; a mapping's numbers are checked as they are by OPENRLHF_FIELDS
             return int(value) if isinstance(default, int) else float(value)

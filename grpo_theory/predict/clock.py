@@ -85,7 +85,7 @@ class FlowTable:
         return PchipInterpolator(u, column)(np.log(p) - np.log1p(-p))
 
 
-def flow_table(starts, objective: Objective, *, t_max: float = 1e4, n_times: int = 600, max_exact: int = 64,
+def flow_table(starts, obj: Objective, *, t_max: float = 1e4, n_times: int = 600, max_exact: int = 64,
                progress=None) -> FlowTable:
     """Integrate the flow from every distinct starting ``p_ref`` in ``starts`` (values in ``(0, 1)``).
 
@@ -93,7 +93,7 @@ def flow_table(starts, objective: Objective, *, t_max: float = 1e4, n_times: int
     ----------
     starts : array_like
         Starting P(correct) values (``p_ref``), each in ``(0, 1)``.
-    objective : Objective
+    obj : Objective
         The GRPO objective of the binary question (``pi_ref = (p, 1 - p)``, rewards 1 and 0).
     t_max : float
         Last flow time integrated.
@@ -123,7 +123,7 @@ def flow_table(starts, objective: Objective, *, t_max: float = 1e4, n_times: int
     disable = (starts.size < 16) if progress is None else not progress
     for i, p in enumerate(tqdm(starts, desc="flows p_x(t)", disable=disable, leave=False)):
         q = binary_question(float(p))
-        values[i] = dynamics.flow(q, objective, q.pi_ref, times, with_points=False).pi[:, 0]
+        values[i] = dynamics.flow(q, obj, q.pi_ref, times, with_points=False).pi[:, 0]
     return FlowTable(starts, times, values, interpolated)
 
 

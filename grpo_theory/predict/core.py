@@ -190,12 +190,12 @@ class Prediction:
         return write_outputs(self, out_dir, plots=plots, tradeoff=tradeoff)
 
 
-def objective_for(objective=None, *, framework: str | None = None, config=None, **reader_options) -> tuple:
+def objective_for(obj=None, *, framework: str | None = None, config=None, **reader_options) -> tuple:
     """The Objective to predict for, and the reader's warnings.
 
     Parameters
     ----------
-    objective : Objective, dict or mapping, optional
+    obj : Objective, dict or mapping, optional
         An Objective, a dict of its fields, or a config reader's mapping (with ``.objective``).
     framework : str, optional
         ``"trl"``, ``"verl"`` or ``"openrlhf"`` (with ``config``).
@@ -212,7 +212,7 @@ def objective_for(objective=None, *, framework: str | None = None, config=None, 
     Raises
     ------
     InvalidInputError
-        Both or neither of ``objective`` and ``config``; an unknown ``framework``; a missing or unreadable
+        Both or neither of ``obj`` and ``config``; an unknown ``framework``; a missing or unreadable
         config file; a config with nothing to predict (e.g. TRL's default ``beta = 0``), naming why.
 
     Examples
@@ -222,12 +222,12 @@ def objective_for(objective=None, *, framework: str | None = None, config=None, 
     >>> obj == Objective(beta=0.5, group_size=4), warns
     (True, [])
     """
-    if (objective is None) == (config is None):
+    if (obj is None) == (config is None):
         raise InvalidInputError("give exactly one of an objective (Objective or its fields) or framework= and config=")
-    if objective is not None:
-        if hasattr(objective, "objective") and hasattr(objective, "warnings"):
-            return _from_mapping(objective)
-        return as_objective(objective), []
+    if obj is not None:
+        if hasattr(obj, "objective") and hasattr(obj, "warnings"):
+            return _from_mapping(obj)
+        return as_objective(obj), []
     frameworks = ("trl", "verl", "openrlhf")
     if framework not in frameworks:
         raise InvalidInputError(f"framework must be one of {frameworks}, got {framework!r}")
@@ -251,7 +251,7 @@ def _from_mapping(mapping) -> tuple:
     return mapping.objective, list(mapping.warnings)
 
 
-def predict(samples, objective=None, *, framework: str | None = None, config=None, k: Sequence[int] = (1, 8),
+def predict(samples, obj=None, *, framework: str | None = None, config=None, k: Sequence[int] = (1, 8),
             level: float = 0.95, interval: str = "jeffreys", clock: float | None = None,
             fit: tuple | None = None, steps: Sequence[float] | None = None, slow_tol: float = 0.01,
             t_max: float = 1e4, tol: float = 1e-6, max_exact: int = 400, levels=None, progress=None,
@@ -263,8 +263,8 @@ def predict(samples, objective=None, *, framework: str | None = None, config=Non
     ----------
     samples : SampleTable, str or Path
         The base model's samples (see :func:`read_samples` for the three file layouts).
-    objective : Objective or dict of its fields, optional
-        The GRPO objective; or give ``framework`` and ``config`` to read it from a trainer config.
+    obj : Objective or dict, optional
+        The GRPO objective (or a dict of its fields); or give ``framework`` and ``config`` to read it from a trainer config.
     framework, config : optional
         ``"trl"``, ``"verl"`` or ``"openrlhf"`` and a config (dict or path), read by :func:`objective_for`.
     k : sequence of int
@@ -329,7 +329,7 @@ def predict(samples, objective=None, *, framework: str | None = None, config=Non
     0.5
     """
     started = time.perf_counter()
-    obj, reader_warnings = objective_for(objective, framework=framework, config=config, **reader_options)
+    obj, reader_warnings = objective_for(obj, framework=framework, config=config, **reader_options)
     if not isinstance(samples, SampleTable):
         samples = read_samples(samples, levels=levels)
     ks = check_k(k)
@@ -383,15 +383,15 @@ def _finite(samples, obj, table, summary, measured, kernel, holdout, rhos, level
     return fin
 
 
-def reward_kl_tradeoff(samples, objective: Objective, betas, *, progress=None) -> pd.DataFrame:
+def reward_kl_tradeoff(samples, obj: Objective, betas, *, progress=None) -> pd.DataFrame:
     """The dataset's mean stationary P(correct) (the mean reward, for 0/1 rewards) and mean KL(pi || pi_ref)
-    at each beta, every other field of ``objective`` kept: the reward-KL trade-off of the run.
+    at each beta, every other field of ``obj`` kept: the reward-KL trade-off of the run.
 
     Parameters
     ----------
     samples : SampleTable, str or Path
         The base model's samples (see :func:`read_samples`).
-    objective : Objective
+    obj : Objective
         The objective; its ``beta`` is replaced by each of ``betas``.
     betas : sequence of float
         The KL coefficients beta.
@@ -416,7 +416,7 @@ def reward_kl_tradeoff(samples, objective: Objective, betas, *, progress=None) -
     >>> bool(t.mean_pred.is_monotonic_decreasing and t.mean_kl_direct.is_monotonic_decreasing)
     True
     """
-    obj = as_objective(objective)
+    obj = as_objective(obj)
     if not isinstance(samples, SampleTable):
         samples = read_samples(samples)
     rows = []

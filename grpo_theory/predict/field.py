@@ -68,8 +68,8 @@ class PromptField:
 
     Parameters
     ----------
-    objective : Objective
-        The GRPO objective.
+    obj : Objective
+        The GRPO objective (kept as the attribute ``objective``).
     p : array_like
         Each prompt's ``p_ref`` (the starting point of its flow and the reference of its KL), in ``(0, 1)``.
     z_step : float
@@ -95,17 +95,16 @@ class PromptField:
     True
     """
 
-    def __init__(self, objective: Objective, p, *, z_step: float = 0.04, tol: float = 1e-7) -> None:
+    def __init__(self, obj: Objective, p, *, z_step: float = 0.04, tol: float = 1e-7) -> None:
         p = np.asarray(p, dtype=float).reshape(-1)
         if p.size == 0 or np.any(~np.isfinite(p)) or np.any((p <= 0) | (p >= 1)):
             bad = p[~((p > 0) & (p < 1))][:5]
             raise InvalidInputError(f"prompt starts p must lie in (0, 1), got {bad.tolist() or p.tolist()}")
-        self.objective = objective
+        self.objective = obj
         self.p = p
         self.z_ref = logit(p)
         self.tol = float(tol)
         self.max_check_error = 0.0
-        obj = objective
         separable = not obj.regime_variant.in_reward and not advantage.changes_regulariser(obj)
         if separable:
             self._build_separable(z_step)
@@ -199,6 +198,7 @@ class PromptField:
         Returns
         -------
         PromptField
+            The field of the same objective at the references ``p``.
         """
         import copy
 
@@ -250,6 +250,7 @@ class PromptField:
         Returns
         -------
         numpy.ndarray
+            ``dh/dz`` of each prompt (of the prompts ``index``), shaped like ``z``.
         """
         z = np.asarray(z, dtype=float)
         return (self.h(z + eps, index) - self.h(z - eps, index)) / (2 * eps)

@@ -109,7 +109,7 @@ def _models(fld: PromptField, z0, idx, k, m, *, kernel, rhos, start_sd, times, n
     return out
 
 
-def predict_finite(samples: SampleTable, objective: Objective, after: SampleTable | None = None, *, kernel=None,
+def predict_finite(samples: SampleTable, obj: Objective, after: SampleTable | None = None, *, kernel=None,
                    rhos=None, holdout: float | None = None, mean_reward: float | None = None, rho: float = 0.0,
                    clock_range: tuple | None = None, level: float = 0.9, m_pred=None, times=None,
                    n_boot: int = 200, seed: int = 0, stationary=None) -> FinitePrediction:
@@ -119,7 +119,7 @@ def predict_finite(samples: SampleTable, objective: Objective, after: SampleTabl
     ----------
     samples : SampleTable
         The base model's samples, binary rewards: every prompt trained on.
-    objective : Objective
+    obj : Objective
         The GRPO objective.
     after : SampleTable, optional
         Counts measured after training on some of the prompts (ids among ``samples``').
@@ -151,6 +151,8 @@ def predict_finite(samples: SampleTable, objective: Objective, after: SampleTabl
     Returns
     -------
     FinitePrediction
+        The fitted models, their prediction per prompt with intervals, and (with ``holdout``) their scores on the
+        held-out prompts.
 
     Raises
     ------
@@ -171,7 +173,7 @@ def predict_finite(samples: SampleTable, objective: Objective, after: SampleTabl
     times = time_grid() if times is None else np.asarray(times, dtype=float)
     n, c = samples.n.astype(float), samples.correct.astype(float)
     z0 = start_logits(n, c)
-    fld = PromptField(objective, expit(z0))
+    fld = PromptField(obj, expit(z0))
     table = pd.DataFrame({"prompt_id": list(samples.prompt_ids), "p_start": expit(z0)})
     summary: dict = dict(field_path=fld.path, field_check_error=fld.max_check_error)
     fits: dict = {}

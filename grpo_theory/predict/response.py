@@ -63,8 +63,8 @@ class Response:
 
     Parameters
     ----------
-    objective : Objective
-        The GRPO objective.
+    obj : Objective
+        The GRPO objective (kept as the attribute ``objective``).
     tol : float
         Largest interpolation error allowed at a cell midpoint (grid path).
     max_exact : int
@@ -80,8 +80,8 @@ class Response:
     0.5
     """
 
-    def __init__(self, objective: Objective, *, tol: float = 1e-6, max_exact: int = 400, progress=None) -> None:
-        self.objective = objective
+    def __init__(self, obj: Objective, *, tol: float = 1e-6, max_exact: int = 400, progress=None) -> None:
+        self.objective = obj
         self.tol = float(tol)
         self.max_exact = int(max_exact)
         self.progress = progress
@@ -102,6 +102,7 @@ class Response:
         Returns
         -------
         float
+            The stationary ``x(p)``, in ``(0, 1]``.
         """
         p = float(p)
         if p >= 1.0:

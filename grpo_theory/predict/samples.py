@@ -200,6 +200,7 @@ def read_samples(source, *, levels=None, id_column: str = "prompt_id") -> Sample
     Returns
     -------
     SampleTable
+        The counts of each reward level per prompt, with the prompts' ids and the layout read.
 
     Raises
     ------

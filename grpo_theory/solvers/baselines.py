@@ -116,8 +116,12 @@ def nash_residual(q: Question, beta: float, pi) -> float:
     Parameters
     ----------
     q : Question
+        The question: ``pi_ref`` and the pairwise preferences ``P(o > o')`` (its preference matrix, or from its
+        reward law).
     beta : float
+        The KL weight ``beta > 0`` of the regularised game.
     pi : array_like, shape (K,)
+        The policy whose residual is measured.
 
     Returns
     -------

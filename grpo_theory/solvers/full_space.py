@@ -33,14 +33,20 @@ from ..problem import InvalidInputError, Objective, Question, as_objective, as_q
 from .classes import output_gradient
 
 __all__ = ["FullSpaceStability", "full_space_stability", "full_space_flow", "logit_flow", "jump_repeller",
-           "logit_newton_step"]
+           "logit_newton_step", "one_sided_repeller", "perturbed_ends"]
 
 #: Relative size (against the largest entry of the scaled Jacobian) below which an eigenvalue counts as 0.
 EIGEN_TOL = 1e-7
 #: Logit below the top at which :func:`full_space_flow` holds a collapsed answer still (mass e^-700, 1e-304).
-_FROZEN = -700.0
+FROZEN_GAP = -700.0
 #: Mass at which an absent answer's drift is evaluated (its limit as the mass goes to 0).
 ABSENT_MASS = 1e-12
+#: Logit nudge with which :func:`one_sided_repeller` and :func:`perturbed_ends` leave a point.
+NUDGE = 1e-4
+#: Flow time to which :func:`perturbed_ends` follows a nudged run.
+PERTURBED_T = 1e8
+#: Max-norm distance from the point beyond which a nudged run has left it.
+LEFT = 1e-3
 
 
 @dataclass(frozen=True)
@@ -282,6 +288,78 @@ def jump_repeller(q: Question, obj: Objective, pi, *, h: float = 1e-7) -> str:
     return ""
 
 
+def one_sided_repeller(q: Question, obj: Objective, pi, *, h: float = NUDGE) -> list[tuple[int, float]]:
+    """The single-logit nudges ``(answer, sign)`` of size ``h`` off ``pi`` after which the flow on all output
+    logits moves away from ``pi``: ``d/dt |delta|^2 = 2 delta . f > 0`` with ``delta`` the nudge and ``f`` the
+    flow there, both with the gauge (a common shift) removed, beyond the rounding of ``f``.
+
+    Where first-order analysis cannot decide (a ~0 eigenvalue, a kink of the field), the flow can still leave
+    on one side: one reward law on the support with k2 or k3 in the advantage gives answer ``a`` of a two-answer
+    class ``d(lr_a - lr_b)/dt ~ (beta/2) (pi_b^2 - pi_a^2) delta^2``, of one sign whichever way the nudge went;
+    abs in the advantage, ``-c |delta|``-like (fuzz seeds 5387, 6343, 5475, 5524, 5909, 7099, 7379, 7922). A
+    nudge that is pulled back at first order, or a flat direction (k1 in the loss), is not listed.
+
+    Examples
+    --------
+    >>> from grpo_theory import Question, Objective
+    >>> one_sided_repeller(Question([0.3, 0.7], rewards=[1, 0]), Objective(beta=1.0), [0.3 ** 0.5, 1 - 0.3 ** 0.5])
+    []
+    """
+    pi = np.asarray(pi, dtype=float)
+    support = np.flatnonzero(pi > 0)
+    theta = np.log(pi[support])
+    away = []
+    # two answers: nudging the second is nudging the first the other way (the gauge)
+    for k, o in enumerate(support[:1] if support.size == 2 else support):
+        for sign in (1.0, -1.0):
+            delta = np.zeros(support.size)
+            delta[k] = sign * h
+            delta -= delta.mean()
+            pi_s, centred = _policy_and_centred_gradient(q, obj, theta + delta, support)
+            f = pi_s * centred
+            f = f - f.mean()
+            noise = 1e-13 * h * max(float(np.abs(pi_s * (centred + pi_s @ centred)).max()), 1e-300)
+            if np.all(np.isfinite(f)) and float(delta @ f) > noise:
+                away.append((int(o), sign))
+    return away
+
+
+def perturbed_ends(q: Question, obj: Objective, pi, *, h: float = NUDGE,
+                   t_max: float = PERTURBED_T) -> tuple[np.ndarray, str]:
+    """Where the flow on all output logits goes from ``pi`` nudged off it: for every single-logit nudge of size
+    ``h`` that :func:`one_sided_repeller` finds moving away, the flow from there followed to ``t_max``
+    (:func:`full_space_flow`); the ends farther than :data:`LEFT` from ``pi``, distinct (one row each, shape
+    ``(n, K)``; ``(0, K)`` when every run stays), and a description of the nudges that left.
+
+    A point that the flow from it stays at (the field vanishes there) but that any nudge on one side leaves is
+    not where a trainer, whose updates are never exact, comes to rest: it is unstable, and these are the ends
+    it falls to.
+
+    Examples
+    --------
+    >>> from grpo_theory import Question, Objective
+    >>> q, obj = Question([0.3, 0.7], rewards=[1, 0]), Objective(beta=1.0)
+    >>> perturbed_ends(q, obj, [0.3 ** 0.5, 1 - 0.3 ** 0.5])[0].shape
+    (0, 2)
+    """
+    q, obj = as_question(q), as_objective(obj)
+    pi = validate_probability_vector("pi", pi)
+    support = np.flatnonzero(pi > 0)
+    ends, how = [], []
+    for o, sign in one_sided_repeller(q, obj, pi, h=h):
+        theta = np.log(pi[support])
+        theta[list(support).index(o)] += sign * h
+        start = np.zeros(q.n_outputs)
+        start[support] = np.exp(theta - logsumexp(theta))
+        end = full_space_flow(q, obj, start, t_max=t_max)
+        if float(np.abs(end - pi).max()) <= LEFT:
+            continue
+        how.append(f"answer {o}'s logit {sign * h:+g} -> {np.array2string(end, precision=5)}")
+        if not any(float(np.abs(end - e).max()) <= LEFT for e in ends):
+            ends.append(end)
+    return (np.array(ends) if ends else np.zeros((0, q.n_outputs))), "; ".join(how)
+
+
 def logit_newton_step(q: Question, obj: Objective, pi, *, h: float = 1e-6) -> float:
     """The length (max norm) of the Newton step on the output logits from ``pi`` to a root of the flow.
 
@@ -326,7 +404,9 @@ def full_space_flow(q: Question, obj: Objective, pi0=None, *, t_max: float = 1e4
     Parameters
     ----------
     q : Question
+        The question: its outputs, ``pi_ref`` and the reward of each output.
     obj : Objective
+        The objective: ``beta``, the group size ``G``, the penalty and the advantage estimator.
     pi0 : array_like, optional
         The starting policy, shape (K,) (default ``pi_ref``); answers with ``pi0 = 0`` stay at 0.
     t_max : float
@@ -362,12 +442,12 @@ def full_space_flow(q: Question, obj: Objective, pi0=None, *, t_max: float = 1e4
     support = np.flatnonzero(pi0 > 0)
     theta = np.log(pi0[support])
     def rhs(th):
-        # An answer whose logit has fallen _FROZEN below the top holds a mass under 1e-304: it has collapsed,
+        # An answer whose logit has fallen FROZEN_GAP below the top holds a mass under 1e-304: it has collapsed,
         # and the flow carries it on at a constant speed (fuzz seeds 1181 and 1731: k3_ratio in the advantage)
         # until its mass underflows to 0 and the KL estimate turns NaN. It stays where it is; its mass, which
         # moves the others by less than 1e-300, and the snapping of the caller do the rest.
-        frozen = th - th.max() < _FROZEN
-        f = logit_flow(q, obj, np.where(frozen, th.max() + _FROZEN, th), support)
+        frozen = th - th.max() < FROZEN_GAP
+        f = logit_flow(q, obj, np.where(frozen, th.max() + FROZEN_GAP, th), support)
         return np.where(frozen, 0.0, f)
 
     if method == "euler":

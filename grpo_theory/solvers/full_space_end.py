@@ -32,7 +32,7 @@ from .._numerics import integrate_until_slow, logsumexp, optimize
 from ..advantage import changes_regulariser
 from ..problem import Objective, Question
 from .classes import ClassProblem
-from .full_space import _FROZEN, full_space_stability, jump_repeller, logit_flow
+from .full_space import FROZEN_GAP, full_space_stability, jump_repeller, logit_flow
 from .gradient import output_gradient, stationarity_residual
 from .results import RESIDUAL_TOL, StationaryPoint
 
@@ -116,11 +116,11 @@ def class_reduction_exact(q: Question, obj: Objective, class_of: np.ndarray | No
 
 
 def _rhs(q: Question, obj: Objective, support: np.ndarray):
-    """The flow on the logits of ``support``; an answer ``_FROZEN`` below the top is held still (see
+    """The flow on the logits of ``support``; an answer ``FROZEN_GAP`` below the top is held still (see
     :func:`~grpo_theory.solvers.full_space.full_space_flow`)."""
     def rhs(th):
-        frozen = th - th.max() < _FROZEN
-        f = logit_flow(q, obj, np.where(frozen, th.max() + _FROZEN, th), support)
+        frozen = th - th.max() < FROZEN_GAP
+        f = logit_flow(q, obj, np.where(frozen, th.max() + FROZEN_GAP, th), support)
         return np.where(frozen, 0.0, f)
     return rhs
 

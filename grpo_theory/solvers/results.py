@@ -154,6 +154,13 @@ class StationaryPoint:
         existence-only test (uniqueness and exhaustiveness rest on the scan); None otherwise (and for a
         vertex reached only in the limit, which the KKT argument admits instead
         of a box).
+    perturbed_end : numpy.ndarray or None
+        Where first-order analysis could not decide the point's stability: the ends of the flow on all output
+        logits from the point nudged off it (every single-logit nudge of 1e-4 that moves away, followed to
+        t = 1e8: :func:`~grpo_theory.solvers.full_space.perturbed_ends`), one distinct end a row, shape
+        ``(n, K)``. Non-empty exactly when a nudged run leaves the point: it is then ``stable=False`` (the exact
+        flow stays there, a trainer's does not), and these are where it falls to. ``(0, K)`` when every nudged
+        run stays; None where it was not computed.
 
     Examples
     --------
@@ -176,6 +183,7 @@ class StationaryPoint:
     discontinuous: bool = False
     certificate: object | None = None
     flow_speed: float | None = None
+    perturbed_end: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.method, str) and not isinstance(self.method, Method) and self.method in _METHOD_VALUES:

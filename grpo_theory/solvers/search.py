@@ -18,7 +18,7 @@ from ..problem import Objective, Question, as_objective, as_question
 from .certify import certification_scope, certified_stationary_points
 from .classes import ClassProblem, stationarity_residual
 from .common import dedupe
-from .full_space import full_space_stability, jump_repeller, logit_newton_step
+from .full_space import full_space_stability, jump_repeller, logit_newton_step, perturbed_ends
 from .full_space_end import class_reduction_exact, full_space_end
 from .multi_class import multi_class_points, multi_class_policy
 from .results import RESIDUAL_TOL, Basin, StationaryPoint, StationaryPointSet
@@ -47,7 +47,9 @@ def token_level(q: Question, obj: Objective) -> bool:
     Parameters
     ----------
     q : Question
+        The question; its ``answers`` give the token count of each answer.
     obj : Objective
+        The objective; its ``level`` is read.
 
     Returns
     -------
@@ -170,8 +172,15 @@ def _single_class_point(q: Question, obj: Objective) -> StationaryPoint:
     else:
         fs = full_space_stability(q, obj, pi)
         stable, eig, why = fs.stable, fs.eigenvalues, f"{why}; on all output logits: {fs.message}"
+    ends = None
+    if stable is None and np.count_nonzero(pi) > 1:
+        # undecided at first order (a ~0 eigenvalue, a kink): the flow can still leave on one side
+        ends, how = perturbed_ends(q, obj, pi)
+        if len(ends):
+            stable, why = False, (f"{why}; but it repels on one side (the exact flow from pi_ref stays, a nudged "
+                                  f"one leaves): nudged off it, {how}")
     return StationaryPoint(pi=pi, residual=stationarity_residual(q, obj, pi), converged=True, stable=stable,
-                           nfev=0, method="single-class", eigenvalues=eig, message=why)
+                           nfev=0, method="single-class", eigenvalues=eig, message=why, perturbed_end=ends)
 
 
 def _full_space_checked(q: Question, obj: Objective, cp: ClassProblem, point: StationaryPoint) -> StationaryPoint:
@@ -229,8 +238,12 @@ def kkt_checked(q: Question, obj: Objective, p: StationaryPoint) -> StationaryPo
 
     Parameters
     ----------
-    q, obj : the question and objective.
-    p : a point from the multi-start search or the flow.
+    q : Question
+        The question.
+    obj : Objective
+        The objective.
+    p : StationaryPoint
+        A point from the multi-start search or the flow.
 
     Returns
     -------

@@ -102,8 +102,10 @@ def answer_weights(q: Question, obj: Objective, pi) -> tuple[np.ndarray, np.ndar
 
     Returns
     -------
-    Pw, W : numpy.ndarray, shape (K,)
-        ``P^w(o) = E[w A_1 | o_1 = o]`` and ``W(o) = E[w | o_1 = o]``.
+    Pw : numpy.ndarray, shape (K,)
+        ``P^w(o) = E[w A_1 | o_1 = o]``.
+    W : numpy.ndarray, shape (K,)
+        ``W(o) = E[w | o_1 = o]``.
 
     Raises
     ------
@@ -154,11 +156,18 @@ def monte_carlo_answer_weights(q: Question, obj: Objective, pi, *, n_samples: in
     n_samples : int, default 20000
         Batches per answer.
     seed : int, numpy.random.Generator or None, default 0
+        Seed or generator of the sampled batches.
 
     Returns
     -------
-    Pw, W, se_Pw, se_W : numpy.ndarray, shape (K,)
-        The estimates and their standard errors.
+    Pw : numpy.ndarray, shape (K,)
+        The estimate of ``P^w(o) = E[w A_1 | o_1 = o]``.
+    W : numpy.ndarray, shape (K,)
+        The estimate of ``W(o) = E[w | o_1 = o]``.
+    se_Pw : numpy.ndarray, shape (K,)
+        The standard error of ``Pw``.
+    se_W : numpy.ndarray, shape (K,)
+        The standard error of ``W``.
 
     Raises
     ------

@@ -2,7 +2,7 @@
 
 A final measurement from ``n`` samples and a ``p_ref`` from ``n`` fresh samples put a floor under the
 MAE the theory can show: ``sqrt(2/pi) sigma`` a prompt, with
-``sigma^2 = x(1 - x)/n + x'(p_ref)^2 p_ref(1 - p_ref)/n`` (Figure 25's note). Where the target sits
+``sigma^2 = x(1 - x)/n + x'(p_ref)^2 p_ref(1 - p_ref)/n`` (the ±2σ band of Figure 25a(b)). Where the target sits
 near that floor (beta = 4: floor 0.026 at ``n = 400`` against a target of 0.03), a test of the theory
 needs more samples, not another tolerance. This module draws ``n_more`` further samples per prompt,
 after training has ended and without changing any model:

@@ -16,6 +16,13 @@ study's policy, :mod:`grpo_theory.studies.free`), where P(correct) has no closed
 is the log-probability that a completion *starts with* the answer's tokens (teacher forcing, the
 full vocabulary, temperature 1): the completions the verifier accepts are mostly of this form.
 
+**Adam.** An Adam step does not move the weights along the gradient: it moves them by ``-lr P g`` with
+``P = diag(1 / (sqrt(v_hat) + eps))`` from the optimiser's second-moment state ``v`` (``v_hat = v / (1 -
+beta2^t)``; with momentum the step is a running average of ``P g`` over the last ``~1/(1 - beta1)`` steps, the
+same ``P g`` while the gradients change slowly). The kernel such a step applies is ``K_ij = g_i^T P g_j``:
+:func:`adam_preconditioner` reads ``P`` from a ``torch.optim.Adam`` (or ``AdamW``) and
+``measure_kernel(..., preconditioner=P)`` computes that kernel.
+
 torch is imported inside the functions (``import grpo_theory`` stays torch-free).
 """
 
@@ -31,8 +38,8 @@ import torch
 from ..errors import InvalidInputError
 from ..training.policy import answer_logprobs
 
-__all__ = ["MeasuredKernel", "measure_kernel", "gpt_scores", "free_generation_scores", "first_token_scores",
-           "trainable_parameters"]
+__all__ = ["MeasuredKernel", "measure_kernel", "adam_preconditioner", "gpt_scores", "free_generation_scores",
+           "first_token_scores", "trainable_parameters"]
 
 #: The score kinds: ``"logit"`` is logit P(correct), ``"logprob"`` is log P(correct).
 KINDS = ("logit", "logprob")
@@ -45,7 +52,8 @@ class MeasuredKernel:
     Attributes
     ----------
     K : numpy.ndarray, shape (N, N)
-        ``K_ij = <grad z_i, grad z_j>`` over the trained parameters (float64).
+        ``K_ij = <grad z_i, grad z_j>`` over the trained parameters (float64), or ``g_i^T P g_j`` with a
+        preconditioner ``P``.
     z : numpy.ndarray, shape (N,)
         The scores ``z_i`` at the model.
     kind : str
@@ -54,6 +62,8 @@ class MeasuredKernel:
         The number of trained parameters the gradients run over.
     seconds : float
         Wall-clock time of all N gradients.
+    preconditioned : bool
+        Whether ``K`` carries a preconditioner (e.g. Adam's, :func:`adam_preconditioner`).
     """
 
     K: np.ndarray
@@ -61,6 +71,7 @@ class MeasuredKernel:
     kind: str
     n_params: int
     seconds: float
+    preconditioned: bool = False
 
     @property
     def seconds_per_prompt(self) -> float:
@@ -86,16 +97,19 @@ def trainable_parameters(model) -> list:
     Parameters
     ----------
     model : torch.nn.Module
+        The model.
 
     Returns
     -------
     list of torch.nn.Parameter
+        Those with ``requires_grad``, in ``model.parameters()``'s order.
     """
     return [p for p in model.parameters() if p.requires_grad]
 
 
-def measure_kernel(score: Callable[[int], object], params, n_prompts: int, *, kind: str = "logit") -> MeasuredKernel:
-    """The Gram matrix of the per-prompt score gradients over ``params``.
+def measure_kernel(score: Callable[[int], object], params, n_prompts: int, *, kind: str = "logit",
+                   preconditioner=None) -> MeasuredKernel:
+    """The Gram matrix of the per-prompt score gradients over ``params``: ``K_ij = g_i^T P g_j``.
 
     Parameters
     ----------
@@ -108,21 +122,32 @@ def measure_kernel(score: Callable[[int], object], params, n_prompts: int, *, ki
         ``N``.
     kind : str
         What ``score`` returns (recorded): ``"logit"`` or ``"logprob"``.
+    preconditioner : array_like, shape (n_params,), optional
+        The diagonal ``P`` of a preconditioned step ``-lr P g`` over ``params`` flattened in their order
+        (e.g. :func:`adam_preconditioner`), finite and ``>= 0``; None: ``P = I`` (plain gradient steps).
 
     Returns
     -------
     MeasuredKernel
+        ``K`` (``N x N``) with the scores ``z``, their kind, the parameter count and the time taken.
 
     Raises
     ------
     InvalidInputError
-        If ``n_prompts < 1``, ``params`` is empty, ``kind`` is unknown, or a score is not a finite scalar.
+        If ``n_prompts < 1``, ``params`` is empty, ``kind`` is unknown, a score is not a finite scalar, or
+        ``preconditioner`` is not ``n_params`` finite numbers ``>= 0``.
     """
     params = list(params)
     if n_prompts < 1 or not params or kind not in KINDS:
         raise InvalidInputError(f"need n_prompts >= 1, trainable parameters and kind in {KINDS}; got "
                                 f"n_prompts={n_prompts!r}, {len(params)} parameters, kind={kind!r}")
     n_params = sum(p.numel() for p in params)
+    P = None
+    if preconditioner is not None:
+        P = torch.as_tensor(np.asarray(preconditioner, dtype=np.float64).reshape(-1))
+        if P.numel() != n_params or not bool(torch.isfinite(P).all()) or bool((P < 0).any()):
+            raise InvalidInputError(f"preconditioner must hold {n_params} finite numbers >= 0 (one per trained "
+                                    f"parameter), got {P.numel()} values")
     grads = torch.empty(n_prompts, n_params, dtype=torch.float64)
     z = np.empty(n_prompts)
     t0 = time.perf_counter()
@@ -134,9 +159,64 @@ def measure_kernel(score: Callable[[int], object], params, n_prompts: int, *, ki
         grads[i] = torch.cat([(torch.zeros_like(p) if gi is None else gi).reshape(-1).double()
                               for gi, p in zip(g, params)])
         z[i] = float(zi.detach())
-    K = (grads @ grads.T).numpy()
+    K = (grads @ (grads if P is None else grads * P).T).numpy()
     K = 0.5 * (K + K.T)
-    return MeasuredKernel(K=K, z=z, kind=kind, n_params=n_params, seconds=time.perf_counter() - t0)
+    return MeasuredKernel(K=K, z=z, kind=kind, n_params=n_params, seconds=time.perf_counter() - t0,
+                          preconditioned=P is not None)
+
+
+def adam_preconditioner(optimizer, params) -> np.ndarray:
+    """Adam's diagonal preconditioner ``P`` over ``params``, from the optimiser's state.
+
+    ``torch.optim.Adam`` (and ``AdamW``) moves a parameter by ``-lr m_hat / (sqrt(v_hat) + eps)``,
+    ``m_hat = m / (1 - beta1^t)``, ``v_hat = v / (1 - beta2^t)`` (``v`` the running mean of squared
+    gradients, ``max v`` with ``amsgrad``). With ``beta1 = 0`` the step is exactly ``-lr P g`` with
+
+        P = 1 / (sqrt(v_hat) + eps),
+
+    taken from the state after the step's own update of ``v``; with momentum it is a running average of
+    ``P g``. ``P`` is read here from the state as it is now: the preconditioner of the last step taken.
+    The weight decay of AdamW does not depend on the gradient and is not part of ``P``.
+
+    Parameters
+    ----------
+    optimizer : torch.optim.Adam or torch.optim.AdamW
+        An optimiser that has taken at least one step on every one of ``params``.
+    params : sequence of torch.nn.Parameter
+        The parameters, in the order :func:`measure_kernel` flattens them.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n_params,)
+        ``P`` (float64), for ``measure_kernel(..., preconditioner=P)``.
+
+    Raises
+    ------
+    InvalidInputError
+        If ``params`` is empty, a parameter is not in the optimiser, has no second-moment state (no step
+        taken, or not an Adam-type optimiser), or the parameters' groups have different learning rates
+        (``P`` would then not be one diagonal times one ``lr``).
+    """
+    params = list(params)
+    if not params:
+        raise InvalidInputError("adam_preconditioner needs at least one parameter, got none")
+    group_of = {id(p): g for g in optimizer.param_groups for p in g["params"]}
+    lrs = {float(group_of[id(p)]["lr"]) for p in params if id(p) in group_of}
+    if len(lrs) > 1:
+        raise InvalidInputError(f"the parameters' optimiser groups have different learning rates {sorted(lrs)}: "
+                                "one diagonal P cannot represent the step")
+    out = []
+    for k, p in enumerate(params):
+        g = group_of.get(id(p))
+        st = optimizer.state.get(p, {})
+        if g is None or "exp_avg_sq" not in st or "step" not in st or "betas" not in g:
+            raise InvalidInputError(f"parameter {k} (shape {tuple(p.shape)}) has no Adam state in "
+                                    f"{type(optimizer).__name__}: take an Adam step first")
+        t = float(st["step"])
+        v = st["max_exp_avg_sq"] if g.get("amsgrad") else st["exp_avg_sq"]
+        bc2 = 1.0 - float(g["betas"][1]) ** t
+        out.append((1.0 / (v.detach().double().sqrt() / np.sqrt(bc2) + float(g["eps"]))).reshape(-1))
+    return torch.cat(out).numpy()
 
 
 def _score_from_logp(lp_correct, lp_rest, kind: str):
@@ -210,7 +290,7 @@ def free_generation_scores(model, prompts, answer_tokens, *, kind: str = "logpro
     model : grpo_theory.training.smollm.FrozenTrunkLM
         With ``trainable="last-mlp"``.
     prompts : sequence of sequence of int
-        The chat-templated prompt tokens (``grpo_theory.training.smollm._chat_prompt``).
+        The chat-templated prompt tokens (``grpo_theory.training.smollm.chat_prompt``).
     answer_tokens : sequence of sequence of int
         Each prompt's answer as the tokens a completion starts with.
     kind : str

@@ -63,6 +63,7 @@ def run_tree_study(out_dir="runs/validate_tree", *, seeds=(0, 1, 2), shapes=TREE
     out_dir : str or pathlib.Path, default "runs/validate_tree"
         Where the tables and the runs go.
     seeds : tuple of int, default (0, 1, 2)
+        The training seeds; each configuration runs once per seed.
     shapes : tuple of str, default TREE_STUDY_SHAPES
         Answer-tree shapes of ``synthetic_tree_task``.
     losses : tuple of (str, int or math.inf), default TREE_STUDY_LOSSES
@@ -70,11 +71,17 @@ def run_tree_study(out_dir="runs/validate_tree", *, seeds=(0, 1, 2), shapes=TREE
     steps : int, default 800
         Training steps per run.
     beta : float, default 1.0
+        The KL weight ``beta``.
     penalty : {"reverse", "direct"}, default "direct"
+        The penalty: KL(pi_ref || pi) (reverse) or KL(pi || pi_ref) (direct).
     group_size : int, default 8
+        ``G``: answers sampled per question per step.
     n_questions : int, default 8
+        Questions of the synthetic task.
     learning_rate : float, default 3e-3
+        The optimiser's step size.
     device : str, default "cpu"
+        torch's device for the training.
     resume : bool, default False
         Resume runs from their checkpoints under ``out_dir``.
     progress : bool, default True
