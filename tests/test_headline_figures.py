@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import numpy as np
+import pytest
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -201,3 +202,58 @@ def test_fig29_table_and_docs():
     for text in ("11 configurations", "0.0097", "0.0131", "all 11"):
         assert text in doc, text
     assert len(pd.read_csv(FIGS / "fig19_grpo_family_trained.csv")) == 7 and "Figure 19 draws 7 runs" in doc
+
+
+# --- Figure 30: TRL's use_bias_correction_kl -------------------------------------------------------------
+
+def _trl_gap(p):
+    """P(correct) under the direct minus the reverse penalty at pi_ref(correct) = p, with the objective
+    written out here (G = 8, beta = 0.5, TRL's std: ddof 1, eps 1e-4), not read from a TRL config."""
+    from grpo_theory import Objective, Question, stationary_policy
+
+    q = Question([p, 1 - p], rewards=[1.0, 0.0])
+    return float(np.subtract(*[stationary_policy(q, Objective(group_size=8, beta=0.5, penalty=pen, std_ddof=1,
+                                                                std_eps=1e-4)).pi[0]
+                               for pen in ("direct", "reverse")]))
+
+
+def test_fig30_gap_against_the_studys_own_numbers_and_an_independent_solve():
+    import json
+
+    from scipy.optimize import brentq, minimize_scalar
+
+    rows = pd.read_csv(RESULTS / "trl_results.csv")
+    wide = rows.pivot(index="question", columns="penalty", values="predicted")
+    gap = wide.direct - wide.reverse
+    study = json.loads((RESULTS / "trl_settings_gap.json").read_text())     # written by the study itself
+    assert gap.abs().max() == pytest.approx(study["max_abs_gap"], abs=1e-6)
+    assert gap.abs().mean() == pytest.approx(study["mean_abs_gap"], abs=1e-6)
+    cap = _caption("fig30_trl_bias_correction")
+    assert (f"over the 12 questions {gap.min():.3f}-{gap.max():.3f} (mean {gap.mean():.3f})") in cap
+    top = minimize_scalar(lambda p: -_trl_gap(p), bounds=(0.1, 0.3), method="bounded", options=dict(xatol=1e-4))
+    assert f"predicted at most {-top.fun:.3f} (at pi_ref {top.x:.2f})" in cap
+    cross = brentq(_trl_gap, 0.02, 0.1, xtol=1e-6)
+    assert f"changing sign at pi_ref {cross:.3f}" in cap
+    assert f"({_trl_gap(1e-3):.2f} at pi_ref 0.001)" in cap
+    err = (rows.measured - rows.predicted).abs()
+    for flag in (True, False):
+        assert f"{err[rows.setting == f'use_bias_correction_kl={flag}'].mean():.4f} ({flag})" in cap
+    assert f"largest error {err.max():.4f}" in cap
+    unconv = rows[rows.conv_status != "converged"]
+    assert len(unconv) == 3 and set(unconv.penalty) == {"direct"}
+    assert "3 of the 24 measurements had not converged (all under True)" in cap
+    ok = rows.groupby("question").conv_status.apply(lambda s: (s == "converged").all())
+    m = rows.pivot(index="question", columns="penalty", values="measured")
+    within = ((m.direct - m.reverse) - gap)[ok].abs().max()
+    assert f"On the {int(ok.sum())} questions converged in both settings the measured gap is within " \
+           f"{within:.4f}" in cap
+    assert _words(cap) <= 200
+
+
+def test_fig30_docs():
+    doc = _section(30)
+    assert "fig30_trl_bias_correction.png" in doc
+    for text in ("0.151", "0.156", "0.065", "9 questions"):
+        assert text in doc, text
+    rows = pd.read_csv(RESULTS / "trl_results.csv")
+    assert f"the smallest π_ref is {rows.pi_ref_correct.min():.3f}" in doc and rows.pi_ref_correct.min() > 0.065
