@@ -489,6 +489,16 @@ def clamp_critical_beta(q: Question, obj: Objective) -> float:
     return float((P[0] - P[1]) / (c[0] - c[1]))
 
 
+def covered_problems(problems, covers, batch: str) -> list[ClassProblem]:
+    """``problems`` as a list, each one that ``covers`` accepts; an InvalidInputError names the first that
+    is not (``batch``: the name of the batch being built)."""
+    out = list(problems)
+    for cp in out:
+        if not covers(cp):
+            raise InvalidInputError(f"{batch} does not cover {cp.obj.describe()} with {cp.n_classes} classes")
+    return out
+
+
 def penalty_slope(obj: Objective, log_ratio: np.ndarray) -> np.ndarray:
     """The penalty's part of ``g(c)`` per unit ``beta``, at ``log_ratio = log(pi(c)/pi_ref(c))``: reverse
     ``1 - pi_ref/pi`` (floored by :func:`grpo_theory.kl.flow_log_ratio`: a huge finite, repelling value at a
