@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ._validate import numeric_entries
 from ._validate import plain as _plain
 from .errors import InvalidInputError
 
@@ -28,6 +29,7 @@ def _frozen(a: np.ndarray) -> np.ndarray:
 
 
 def _as_float_array(name: str, value, ndim: int) -> np.ndarray:
+    numeric_entries(name, value)
     try:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError) as exc:

