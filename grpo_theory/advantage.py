@@ -482,15 +482,20 @@ def level_expectations(v: np.ndarray, log_w: np.ndarray, obj, *, part: str = "me
     Raises
     ------
     InvalidInputError
-        pass@k on a question with more than two reward levels; an enumeration over the cap.
+        pass@k on a question with more than two reward levels.
+    ExactEvaluationTooLarge
+        An enumeration over the cap.
 
     Examples
     --------
+    Each estimator through its own entry, at ``G = 4``: the group advantage, then RLOO (``E[r|o] - mu``):
+
     >>> import numpy as np
     >>> from grpo_theory import Objective
-    >>> e = level_expectations(np.array([0.0, 1.0]), np.log([[0.7, 0.3]]), Objective(beta=1, advantage="rloo"))
-    >>> np.round(e, 6).tolist()     # E[r|o] - mu at every G
-    [[-0.3, 0.7]]
+    >>> v, log_w = np.array([0.0, 1.0]), np.log([[0.7, 0.3]])
+    >>> [np.round(level_expectations(v, log_w, Objective(beta=1, group_size=4, advantage=a)), 6).tolist()
+    ...  for a in ("group", "rloo")]
+    [[[-0.490377, 1.144213]], [[-0.3, 0.7]]]
     """
     kwargs = {} if max_count_vectors is None else {"max_count_vectors": max_count_vectors}
     return obj.advantage_variant.hook("expectations")(np.asarray(v, dtype=float), log_w, obj, part=part, **kwargs)

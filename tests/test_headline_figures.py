@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import numpy as np
+import pytest
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -159,3 +160,146 @@ def test_fig28_docs_state_the_caption_numbers():
     assert "fig28_smollm2_new_seed.png" in doc
     for text in ("7 of 8", "all 8", "7 of 10", "all 12", "0.0075"):
         assert text in doc, text
+
+
+# --- Figure 29: the family study ------------------------------------------------------------------------
+
+def test_fig29_against_the_studys_summary():
+    rows = pd.read_csv(RESULTS / "family_study.csv")
+    summary = pd.read_csv(RESULTS / "family_study_summary.csv").set_index("config")   # 3 significant digits
+    err = (rows.measured - rows.predicted).abs()
+    per = rows.assign(e=err).groupby("config").agg(mae=("e", "mean"), mx=("e", "max"),
+                                                   mx_all=("max_abs_err_all_answers", "max"),
+                                                   seeds=("seed", "nunique"), n=("e", "size"))
+    assert len(per) == 11 and (per.seeds == 3).all() and (per.n == 12).all()
+    per = per.loc[summary.index]
+    np.testing.assert_allclose(per.mae, summary.mae, rtol=5e-3)
+    np.testing.assert_allclose(per.mx, summary["max"], rtol=5e-3)
+    np.testing.assert_allclose(per.mx_all, summary.max_all_answers, rtol=5e-3)
+    assert summary.meets_target.all()
+    cap = _caption("fig29_family_study")
+    assert "11 configurations x 3 seeds x 4 questions (132 points, 400 steps a run" in cap
+    assert "11 of 11 configurations meet both targets (MAE at most 0.01, largest at most 0.03)" in cap
+    assert per.mx.idxmax() == "passk2_G4" and f"the largest error is {per.mx.max():.4f} (pass@2, G = 4)" in cap
+    assert per.mae.idxmax() == "entropy_L2" and f"to {per.mae.max():.4f}" in cap
+    assert per.mae.min() < 2e-8 and "the MAEs 10^-8 to" in cap                 # pass@4 at G = 4: 1.4e-8
+    exact = per[per.mx < 1e-6]
+    assert sorted(exact.index) == ["filter_G2", "passk4_G4"] and "2 configurations are exact" in cap
+    assert exact.mx.max() < 4.5e-7 and "(largest error 4 x 10^-7)" in cap
+    two = per[per.index.str.endswith("_L2")]
+    assert f"is {two.mx_all.max():.4f}." in cap and len(two) == 3
+    # pass@4 at G = 4 carries no signal: the policy stays at pi_ref
+    p4 = rows[rows.config == "passk4_G4"]
+    assert np.allclose(p4.predicted, p4.pi_ref, atol=1e-12)
+    assert _words(cap) <= 200
+
+
+def test_fig29_table_and_docs():
+    fig = pd.read_csv(FIGS / "fig29_family_study.csv")
+    assert len(fig) == 132 and fig.config.nunique() == 11
+    doc = _section(29)
+    assert "fig29_family_study.png" in doc
+    for text in ("11 configurations", "0.0097", "0.0131", "all 11"):
+        assert text in doc, text
+    assert len(pd.read_csv(FIGS / "fig19_grpo_family_trained.csv")) == 7 and "Figure 19 draws 7 runs" in doc
+
+
+# --- Figure 30: TRL's use_bias_correction_kl -------------------------------------------------------------
+
+def _trl_gap(p):
+    """P(correct) under the direct minus the reverse penalty at pi_ref(correct) = p, with the objective
+    written out here (G = 8, beta = 0.5, TRL's std: ddof 1, eps 1e-4), not read from a TRL config."""
+    from grpo_theory import Objective, Question, stationary_policy
+
+    q = Question([p, 1 - p], rewards=[1.0, 0.0])
+    return float(np.subtract(*[stationary_policy(q, Objective(group_size=8, beta=0.5, penalty=pen, std_ddof=1,
+                                                                std_eps=1e-4)).pi[0]
+                               for pen in ("direct", "reverse")]))
+
+
+def test_fig30_gap_against_the_studys_own_numbers_and_an_independent_solve():
+    import json
+
+    from scipy.optimize import brentq, minimize_scalar
+
+    rows = pd.read_csv(RESULTS / "trl_results.csv")
+    wide = rows.pivot(index="question", columns="penalty", values="predicted")
+    gap = wide.direct - wide.reverse
+    study = json.loads((RESULTS / "trl_settings_gap.json").read_text())     # written by the study itself
+    assert gap.abs().max() == pytest.approx(study["max_abs_gap"], abs=1e-6)
+    assert gap.abs().mean() == pytest.approx(study["mean_abs_gap"], abs=1e-6)
+    cap = _caption("fig30_trl_bias_correction")
+    assert (f"over the 12 questions {gap.min():.3f}-{gap.max():.3f} (mean {gap.mean():.3f})") in cap
+    top = minimize_scalar(lambda p: -_trl_gap(p), bounds=(0.1, 0.3), method="bounded", options=dict(xatol=1e-4))
+    assert f"predicted at most {-top.fun:.3f} (at pi_ref {top.x:.2f})" in cap
+    cross = brentq(_trl_gap, 0.02, 0.1, xtol=1e-6)
+    assert f"changing sign at pi_ref {cross:.3f}" in cap
+    assert f"({_trl_gap(1e-3):.2f} at pi_ref 0.001)" in cap
+    err = (rows.measured - rows.predicted).abs()
+    for flag in (True, False):
+        assert f"{err[rows.setting == f'use_bias_correction_kl={flag}'].mean():.4f} ({flag})" in cap
+    assert f"largest error {err.max():.4f}" in cap
+    unconv = rows[rows.conv_status != "converged"]
+    assert len(unconv) == 3 and set(unconv.penalty) == {"direct"}
+    assert "3 of the 24 measurements had not converged (all under True)" in cap
+    ok = rows.groupby("question").conv_status.apply(lambda s: (s == "converged").all())
+    m = rows.pivot(index="question", columns="penalty", values="measured")
+    within = ((m.direct - m.reverse) - gap)[ok].abs().max()
+    assert f"On the {int(ok.sum())} questions converged in both settings the measured gap is within " \
+           f"{within:.4f}" in cap
+    assert _words(cap) <= 200
+
+
+def test_fig30_docs():
+    doc = _section(30)
+    assert "fig30_trl_bias_correction.png" in doc
+    for text in ("0.151", "0.156", "0.065", "9 questions"):
+        assert text in doc, text
+    rows = pd.read_csv(RESULTS / "trl_results.csv")
+    assert f"the smallest π_ref is {rows.pi_ref_correct.min():.3f}" in doc and rows.pi_ref_correct.min() > 0.065
+
+
+# --- Figure 31: certified search against multi-start ------------------------------------------------------
+
+def test_fig31_counts_from_the_two_sweeps():
+    import json
+
+    cert = pd.read_csv(RESULTS / "sweep_phase_k3.csv")
+    ms = pd.read_csv(RESULTS / "sweep_phase_k3_multistart.csv")
+    assert len(cert) == len(ms) == 216 and cert.exhaustive.all() and not ms.exhaustive.any()
+    m = cert.merge(ms, on="key", suffixes=("_c", "_m"))
+    assert len(m) == 216
+    m["beta"] = [float(re.search(r"beta=([0-9.]+)", k).group(1)) for k in m.key]
+    three = m[m.n_points_c == 3]
+    one = m[m.n_points_c == 1]
+    assert len(three) + len(one) == 216 and (len(three), len(one)) == (110, 106)
+    # every certified one-point case is the vertex a; every three-point case has it as a stable limit too
+    vertex = lambda s: any(p[0] > 0.999 for p in json.loads(s))           # noqa: E731
+    assert all(map(vertex, one.stable_policies_c)) and all(map(vertex, three.stable_policies_c))
+    assert not any(map(vertex, three.stable_policies_m)) and (three.n_stable_m == 1).all()
+    found = int((three.n_points_m >= 2).sum())
+    assert (found, len(three) - found) == (17, 93)
+    cap = _caption("fig31_certified_search")
+    assert "finds three in 110 cases" in cap and "and one, the vertex, in 106" in cap
+    assert "reported at most 2 and never the vertex as a limit in those 110 cases" in cap
+    assert "it found the saddle in 17 and missed it in 93" in cap
+    for b, g in three.groupby("beta"):
+        assert f"{int((g.n_points_m >= 2).sum())} of {len(g)} at beta = {b:g}" in cap
+    # the thresholds: three points exactly where pi_ref(a) <= 0.2/0.4/0.6/0.8 at beta = 1/1.5/2/3
+    pa = np.array([json.loads(s)[0] for s in m.pi_ref_c])
+    for b, edge in ((1.0, 0.2), (1.5, 0.4), (2.0, 0.6), (3.0, 0.8)):
+        sel = np.isclose(m.beta, b)
+        assert ((m.n_points_c[sel] == 3) == (pa[sel] <= edge + 1e-9)).all()
+    assert "pi_ref(a) <= 0.2/0.4/0.6/0.8 at beta = 1/1.5/2/3" in cap
+    # docs/results.md states the same counts
+    results = " ".join((ROOT / "docs" / "results.md").read_text().split())
+    assert "found the saddle in 17 cases and missed it in 93" in results
+    assert _words(cap) <= 200
+
+
+def test_fig31_docs():
+    doc = _section(31)
+    assert "fig31_certified_search.png" in doc
+    for text in ("17", "93", "110", "51f4545"):
+        assert text in doc, text
+    assert "sweep_phase_k3_multistart.csv" in (RESULTS / "README.md").read_text()

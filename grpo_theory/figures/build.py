@@ -17,9 +17,11 @@ from tqdm.auto import tqdm
 
 from .. import plotting
 from .._io import atomic_write
+from .._validate import MAX_DATA_BYTES, read_text
 from ..problem import InvalidInputError
 from ._registry import FIGURES
 from ._spec import FigureInputs, FigureSkipped, FigureSpec
+from .trained_vs_theory import TRAINED_COLUMNS
 
 
 def _save(fig, base: Path) -> list[Path]:
@@ -92,6 +94,22 @@ def _ranges(numbers: list[int]) -> str:
         else:
             runs.append([n])
     return ", ".join(f"{r[0]}-{r[-1]}" if len(r) > 1 else f"{r[0]}" for r in runs)
+
+
+def _read_trained(path: Path) -> pd.DataFrame:
+    """``--trained``: a CSV table with Figure 9's columns, read through the validation layer (UTF-8, size), every
+    problem naming the file."""
+    text = read_text(path, "--trained", max_bytes=MAX_DATA_BYTES, expected="the CSV `grpo-theory validate` writes")
+    try:
+        table = pd.read_csv(io.StringIO(text))
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
+        raise InvalidInputError(f"--trained {str(path)!r} is not a readable CSV table: "
+                                f"{' '.join(str(exc).split())}") from None
+    missing = sorted(set(TRAINED_COLUMNS) - set(table.columns))
+    if missing:
+        raise InvalidInputError(f"--trained {str(path)!r} lacks the column(s) {missing}; it needs "
+                                f"{sorted(TRAINED_COLUMNS)} (found {sorted(map(str, table.columns))[:20]})")
+    return table
 
 
 def _done_file(out: Path) -> Path:
@@ -187,7 +205,7 @@ def build_figures(out_dir: str | Path = "paper_figures", only=None, trained: str
         if not trained.is_file():
             raise InvalidInputError(f"--trained {str(trained)!r}: no such file; it is written by "
                                     "`grpo-theory validate` (runs/validate/trained_points.csv)")
-        measured = pd.read_csv(trained)
+        measured = _read_trained(trained)
     if results is not None and not Path(results).is_dir():
         raise InvalidInputError(f"--results {str(results)!r}: no such folder; expected the folder of study "
                                 "tables (docs/results in a checkout)")

@@ -107,10 +107,11 @@ def _substitute(value: str, vars_: dict, source: str) -> str:
     return _VAR.sub(repl, value)
 
 
-def hydra_overrides(tokens: Sequence[str], source: str) -> dict:
+def hydra_overrides(tokens: Sequence[str], source: str, *, sections: Sequence[str] = ()) -> dict:
     """``a.b.c=value`` tokens (Hydra overrides; ``+`` and ``++`` prefixes allowed, ``~key`` deletes) as a flat
     mapping of dotted keys; other tokens (``python3``, ``-m``, ``2>&1``, ``| tee log``) are skipped up to the
-    first override, and after it any token that is not an override is an error."""
+    first override, and after it any token that is not an override is an error; so is a dotted key in one of
+    ``sections`` with no ``=value``, wherever it is."""
     out: dict = {}
     started = False
     for tok in tokens:
@@ -129,7 +130,7 @@ def hydra_overrides(tokens: Sequence[str], source: str) -> dict:
         if eq and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_\-]*(\.[A-Za-z0-9_\-]+)*", key):
             out[key] = _scalar(value)
             started = True
-        elif started:
+        elif started or (not eq and key.split(".")[0] in sections and "." in key):
             raise InvalidInputError(f"{source}: {tok!r} is not a Hydra override key=value")
     if not out:
         raise InvalidInputError(f"{source}: no Hydra overrides (key=value) found; expected a command such as "

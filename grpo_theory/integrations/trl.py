@@ -178,6 +178,8 @@ def read_trl_config(config, trl_version: str | None = None, completion_tokens: i
         config = argparse_flags(config, "TRL arguments", boolean=bools | (names - set(TRL_FIELDS)))
     _check_config(config, completion_tokens)
     warns: list[str] = []
+    if trl_version is not None and (not isinstance(trl_version, str) or not trl_version.strip()):
+        raise InvalidInputError(f"trl_version must be a version such as '1.16.0', got {trl_version!r}")
     version = trl_version or _get(config, "trl_version") or installed_trl_version()
     if version is None:
         version = PINNED_TRL

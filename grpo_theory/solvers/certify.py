@@ -151,9 +151,9 @@ def certification_scope(q: Question, obj: Objective) -> str | None:
     Parameters
     ----------
     q : Question
-        The question.
+        Any question; inside the scope its rewards are deterministic (and, at token level, it is no tree).
     obj : Objective
-        The objective.
+        Any objective; inside the scope the note's penalty and group advantage, no tie filter, no entropy bonus.
 
     Returns
     -------

@@ -97,7 +97,7 @@ def _token_face_drift(problem, pi: np.ndarray, o: int) -> float:
         x = np.nan_to_num(problem.x_from_policy(mix), nan=0.0, neginf=-800.0, posinf=800.0)
         before = problem.x_from_policy(pi)
         g, cond, _ = problem.edge_gradient(x)
-        centred = problem._centred(g, cond)
+        centred = problem.centred(g, cond)
     t = problem.tree
     path = np.flatnonzero(t.paths[list(problem.support).index(o)] > 0)
     cond_before = np.exp(problem.log_cond(np.nan_to_num(before, nan=0.0, neginf=-800.0, posinf=800.0)))

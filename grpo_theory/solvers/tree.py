@@ -270,7 +270,8 @@ class TreeProblem:
         np.add.at(den, t.edge_node, reach_edge)
         return num[t.edge_node] / den[t.edge_node]
 
-    def _centred(self, g: np.ndarray, cond: np.ndarray) -> np.ndarray:
+    def centred(self, g: np.ndarray, cond: np.ndarray) -> np.ndarray:
+        """``g - E[g | node]``: each edge's gradient less its node's mean under the conditionals ``cond``."""
         mean = np.zeros(len(self.tree.nodes))
         np.add.at(mean, self.tree.edge_node, cond * g)
         return g - mean[self.tree.edge_node]
@@ -278,7 +279,7 @@ class TreeProblem:
     def logit_gradient(self, x: np.ndarray) -> np.ndarray:
         """``dJ/dtheta_{v,c}`` for every edge (the expected gradient a trainer follows)."""
         g, cond, reach = self.edge_gradient(x)
-        return reach * cond * self._centred(g, cond)
+        return reach * cond * self.centred(g, cond)
 
     def free_flow(self, x: np.ndarray) -> np.ndarray:
         """The logit flow in the free coordinates (each relative to its node's last edge)."""
@@ -293,7 +294,7 @@ class TreeProblem:
         """``max_{v,c} pi(c|v) |g_v(c) - E g_v| / beta`` (the sequence-level residual for single tokens;
         ``entropy_coef`` in place of ``beta = 0``)."""
         g, cond, _ = self.edge_gradient(x)
-        return float(np.max(cond * np.abs(self._centred(g, cond)))) / advantage.regularisation_scale(self.obj)
+        return float(np.max(cond * np.abs(self.centred(g, cond)))) / advantage.regularisation_scale(self.obj)
 
     def stability(self, x: np.ndarray, h: float = 1e-6) -> tuple[bool | None, np.ndarray, str]:
         n = x.size

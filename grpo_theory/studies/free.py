@@ -44,6 +44,7 @@ from __future__ import annotations
 import json
 import math
 import time
+import weakref
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -56,28 +57,30 @@ from .._io import atomic_write
 from ..convergence import ALPHA, ConvergenceReport, check_history, check_trajectories
 from ..errors import InvalidInputError
 from ..problem import Objective
-from ..training.free_generation import FreeSampler, _pad_time, _token_logp
+from ..training.free_generation import FreeSampler, pad_time, token_logp
 from ..training.loss import group_advantages, grpo_objective
-from ..training.smollm import FrozenTrunkLM, _chat_prompt, load_smollm2
+from ..training.smollm import FrozenTrunkLM, chat_prompt, load_smollm2
 from .free_more import more_final_counts, more_reference_counts, pool_counts
 from .free_prompts import (  # noqa: F401
     BETA_CANDIDATES,
     MIN_DIFF,
     P_RANGE,
     POOLS,
-    _x,
     candidate_pool,
     choose_betas,
     count_correct,
     greeting_pool,
     normalise,
     select_prompts,
+    stationary_x,
 )
 from .free_scoring import COLUMNS, assemble, fit_clock_lsq, fit_shift, score  # noqa: F401
 
 # this module's own public names; the prompt selection (free_prompts) and the scoring (free_scoring)
 # are documented there and importable from here as before
 __all__ = ["JobSpec", "run_job", "is_flat", "SmolBackend", "run_free_study", "cost_model"]
+#: Each model's frozen reference MLP (:func:`reference_mlp`), held as long as the model lives.
+_REFERENCE_MLPS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -315,9 +318,8 @@ def run_job(backend, spec: JobSpec, job_dir, *, answers, stop_after: int | None 
     return pd.read_csv(done)          # as a later call reads it: the same table whether resumed or not
 
 
-
 def reference_mlp(model):
-    """A frozen copy of ``model``'s last MLP as it was when first asked for, kept on the model.
+    """A frozen copy of ``model``'s last MLP as it was when first asked for, kept while the model lives.
 
     Every backend built on one model (a worker process trains job after job on its one copy of
     SmolLM2) takes its reference, and its reset, from this copy: a copy taken when a later backend is
@@ -325,11 +327,9 @@ def reference_mlp(model):
     """
     import copy
 
-    if getattr(model, "_reference_mlp", None) is None:
-        # kept outside the module's registry: not a submodule, so not among its parameters or state
-        object.__setattr__(model, "_reference_mlp",
-                           copy.deepcopy(model.hf.model.layers[-1].mlp).requires_grad_(False))
-    return model._reference_mlp
+    if model not in _REFERENCE_MLPS:      # kept outside the model: not among its parameters or state
+        _REFERENCE_MLPS[model] = copy.deepcopy(model.hf.model.layers[-1].mlp).requires_grad_(False)
+    return _REFERENCE_MLPS[model]
 
 
 class SmolBackend:
@@ -356,7 +356,7 @@ class SmolBackend:
         self.model = model
         self.mlp = model.hf.model.layers[-1].mlp
         self.ref_mlp = reference_mlp(model)
-        self.prompts = [_chat_prompt(tokenizer, q) for q in questions]
+        self.prompts = [chat_prompt(tokenizer, q) for q in questions]
         self.sampler = FreeSampler(model, tokenizer, self.prompts, max_new_tokens)
 
     def sample(self, q: int, n: int, generator: torch.Generator):
@@ -365,11 +365,11 @@ class SmolBackend:
     def logp(self, comps, reference: bool = False):
 
         T = max(c.tokens.shape[1] for c in comps)
-        h0 = torch.stack([_pad_time(c.h0, T) for c in comps])
+        h0 = torch.stack([pad_time(c.h0, T) for c in comps])
         # the sampler draws tokens on the CPU (its generator lives there); h0 lives with the model
-        tokens = torch.stack([_pad_time(c.tokens, T) for c in comps]).to(h0.device)
-        mask = torch.stack([_pad_time(c.mask, T) for c in comps]).to(h0.device)
-        lp = _token_logp(self.model, self.ref_mlp if reference else None, h0, tokens)
+        tokens = torch.stack([pad_time(c.tokens, T) for c in comps]).to(h0.device)
+        mask = torch.stack([pad_time(c.mask, T) for c in comps]).to(h0.device)
+        lp = token_logp(self.model, self.ref_mlp if reference else None, h0, tokens)
         return lp * mask, mask
 
     def parameters(self):
@@ -536,7 +536,7 @@ def run_free_study(out_dir="runs/free_generation", *, model_dir="models/smollm2"
     else:
         G, pen = spec.get("group_size", 8), spec.get("penalty", "reverse")
         pair, frac = (tuple(betas), None) if betas else choose_betas(prompts.p_ref, group_size=G, penalty=pen)
-        x = [_x(prompts.p_ref, Objective(beta=b, group_size=G, penalty=pen)) for b in pair]
+        x = [stationary_x(prompts.p_ref, Objective(beta=b, group_size=G, penalty=pen)) for b in pair]
         frac = float(np.mean(np.abs(x[0] - x[1]) >= MIN_DIFF)) if frac is None else frac
         chosen = dict(betas=list(pair), fraction_differing=frac)
         atomic_write(beta_path, lambda p: p.write_text(json.dumps(chosen, indent=1)))

@@ -290,7 +290,7 @@ def free_generation_scores(model, prompts, answer_tokens, *, kind: str = "logpro
     model : grpo_theory.training.smollm.FrozenTrunkLM
         With ``trainable="last-mlp"``.
     prompts : sequence of sequence of int
-        The chat-templated prompt tokens (``grpo_theory.training.smollm._chat_prompt``).
+        The chat-templated prompt tokens (``grpo_theory.training.smollm.chat_prompt``).
     answer_tokens : sequence of sequence of int
         Each prompt's answer as the tokens a completion starts with.
     kind : str

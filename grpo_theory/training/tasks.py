@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import InvalidInputError
-from ..problem import _validate_answers
+from ..problem import validate_answers
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,7 @@ class QATask:
     meta: dict = field(default_factory=dict)
 
     def __post_init__(self):
-        _validate_answers(self.answers, len(self.answers))      # non-empty, distinct, prefix-free
+        validate_answers(self.answers, len(self.answers))      # non-empty, distinct, prefix-free
         if self.rewards.shape != (len(self.prompts), len(self.answers)):
             raise InvalidInputError(f"rewards must have shape (n_questions, n_answers) = "
                              f"({len(self.prompts)}, {len(self.answers)}), got {self.rewards.shape}")
