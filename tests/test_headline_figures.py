@@ -257,3 +257,49 @@ def test_fig30_docs():
         assert text in doc, text
     rows = pd.read_csv(RESULTS / "trl_results.csv")
     assert f"the smallest π_ref is {rows.pi_ref_correct.min():.3f}" in doc and rows.pi_ref_correct.min() > 0.065
+
+
+# --- Figure 31: certified search against multi-start ------------------------------------------------------
+
+def test_fig31_counts_from_the_two_sweeps():
+    import json
+
+    cert = pd.read_csv(RESULTS / "sweep_phase_k3.csv")
+    ms = pd.read_csv(RESULTS / "sweep_phase_k3_multistart.csv")
+    assert len(cert) == len(ms) == 216 and cert.exhaustive.all() and not ms.exhaustive.any()
+    m = cert.merge(ms, on="key", suffixes=("_c", "_m"))
+    assert len(m) == 216
+    m["beta"] = [float(re.search(r"beta=([0-9.]+)", k).group(1)) for k in m.key]
+    three = m[m.n_points_c == 3]
+    one = m[m.n_points_c == 1]
+    assert len(three) + len(one) == 216 and (len(three), len(one)) == (110, 106)
+    # every certified one-point case is the vertex a; every three-point case has it as a stable limit too
+    vertex = lambda s: any(p[0] > 0.999 for p in json.loads(s))           # noqa: E731
+    assert all(map(vertex, one.stable_policies_c)) and all(map(vertex, three.stable_policies_c))
+    assert not any(map(vertex, three.stable_policies_m)) and (three.n_stable_m == 1).all()
+    found = int((three.n_points_m >= 2).sum())
+    assert (found, len(three) - found) == (17, 93)
+    cap = _caption("fig31_certified_search")
+    assert "finds three in 110 cases" in cap and "and one, the vertex, in 106" in cap
+    assert "reported at most 2 and never the vertex as a limit in those 110 cases" in cap
+    assert "it found the saddle in 17 and missed it in 93" in cap
+    for b, g in three.groupby("beta"):
+        assert f"{int((g.n_points_m >= 2).sum())} of {len(g)} at beta = {b:g}" in cap
+    # the thresholds: three points exactly where pi_ref(a) <= 0.2/0.4/0.6/0.8 at beta = 1/1.5/2/3
+    pa = np.array([json.loads(s)[0] for s in m.pi_ref_c])
+    for b, edge in ((1.0, 0.2), (1.5, 0.4), (2.0, 0.6), (3.0, 0.8)):
+        sel = np.isclose(m.beta, b)
+        assert ((m.n_points_c[sel] == 3) == (pa[sel] <= edge + 1e-9)).all()
+    assert "pi_ref(a) <= 0.2/0.4/0.6/0.8 at beta = 1/1.5/2/3" in cap
+    # docs/results.md states the same counts
+    results = " ".join((ROOT / "docs" / "results.md").read_text().split())
+    assert "found the saddle in 17 cases and missed it in 93" in results
+    assert _words(cap) <= 200
+
+
+def test_fig31_docs():
+    doc = _section(31)
+    assert "fig31_certified_search.png" in doc
+    for text in ("17", "93", "110", "51f4545"):
+        assert text in doc, text
+    assert "sweep_phase_k3_multistart.csv" in (RESULTS / "README.md").read_text()
