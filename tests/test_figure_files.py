@@ -120,8 +120,7 @@ def test_the_pdf_size_check_finds_a_small_label(tmp_path):
 #: Captions at most this many words; longer detail belongs in docs/figures.md ("Beyond the caption").
 CAPTION_WORDS = 200
 #: Captions still over it, each with its count now (a ceiling: the test fails if one grows); open work.
-LONG_CAPTIONS = {"fig7_non_uniqueness": 267, "fig20_multistable_basins": 272,
-                 "fig26_trl_smollm2": 419}
+LONG_CAPTIONS = {"fig26_trl_smollm2": 419}
 
 
 @pytest.mark.parametrize("cap", sorted(FIGS.glob("fig*_caption.txt")), ids=lambda p: p.stem)
