@@ -491,7 +491,27 @@ def clamp_critical_beta(q: Question, obj: Objective) -> float:
 
 def covered_problems(problems, covers, batch: str) -> list[ClassProblem]:
     """``problems`` as a list, each one that ``covers`` accepts; an InvalidInputError names the first that
-    is not (``batch``: the name of the batch being built)."""
+    is not.
+
+    Parameters
+    ----------
+    problems : iterable of ClassProblem
+        The problems to stack.
+    covers : callable
+        ``covers(cp) -> bool``: whether the batch can take the problem ``cp``.
+    batch : str
+        The name of the batch being built, for the error.
+
+    Returns
+    -------
+    list of ClassProblem
+        ``problems``, in order.
+
+    Raises
+    ------
+    InvalidInputError
+        For the first problem that ``covers`` refuses, naming its objective and class count.
+    """
     out = list(problems)
     for cp in out:
         if not covers(cp):
