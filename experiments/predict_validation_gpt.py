@@ -14,6 +14,8 @@ The start is the reference's exact ``p_ref`` (the model gives it; no start uncer
   ``K = G G^T`` of ``z = logit P(correct)``, no fitted ``rho``); only the clock is fitted;
 * ``kernel_adam``: the same with the kernel Adam applies, ``K = G P G^T``, measured at step 40 (the
   first measured step with Adam state; at earlier points this kernel is from the run's future);
+* ``kernel_40``: the plain kernel measured at step 40 (the same point: ``kernel_adam`` against it is Adam's
+  preconditioner alone);
 * ``coupled``: ``K = (1 - rho) I + rho 11^T/N``, ``rho`` and the clock fitted;
 * ``tabular``: ``rho = 0`` on a fitted clock;
 * ``shift``: a logit shift of ``p_ref`` refitted at that step; ``no_change``: ``p_ref``.
@@ -23,7 +25,8 @@ against the exact P(correct) (``mae``; its sampling floor is 0: nothing is sampl
 95% bootstrap over prompts (2,000 resamples, the same for every model), and MAE against the 200-sample
 fraction ``k/m`` (``mae_sampled``) with its floor ``floor = mean_j E|Bin(m, p_j)/m - p_j|`` at the exact
 ``p_j``. Target (issue 42): ``excess <= 0.7 x`` the better baseline's (shift or tabular) excess, with
-``excess = mae`` (exact; ``meets_target``) and ``excess = mae_sampled - floor`` (``meets_target_sampled``).
+``excess = mae`` (exact; ``meets_target``) and ``excess = mae_sampled - floor`` (``meets_target_sampled``;
+empty where the better baseline is already at or below the floor: no model can meet the target there).
 
 Writes ``docs/results/predict_validation_gpt.csv``. Deterministic.
 """
@@ -43,7 +46,7 @@ from grpo_theory.predict.field import PromptField, expit, logit
 
 ROOT = Path(__file__).resolve().parents[1]
 RES = ROOT / "docs" / "results"
-MODELS = ("kernel", "kernel_adam", "coupled", "tabular", "shift", "no_change")
+MODELS = ("kernel", "kernel_adam", "kernel_40", "coupled", "tabular", "shift", "no_change")
 BASELINES = ("shift", "tabular")
 N_BOOT_FIT = 20
 N_BOOT_SCORE = 2000
@@ -68,7 +71,8 @@ def predict_point(fld: PromptField, z0: np.ndarray, kernels: dict, k: np.ndarray
     """Every prompt's prediction at one point, each from the fit on the other half; and the fitted numbers."""
     N = z0.size
     preds = {name: np.full(N, np.nan) for name in MODELS}
-    info = {key: [] for key in ("rho", "t_coupled", "t_kernel", "t_kernel_adam", "t_tabular", "shift_c")}
+    info = {key: [] for key in ("rho", "t_coupled", "t_kernel", "t_kernel_adam", "t_kernel_40", "t_tabular",
+                                "shift_c")}
     for this in ("A", "B"):
         test = np.flatnonzero(half == this)
         train = np.flatnonzero(half != this)
@@ -109,7 +113,7 @@ def score(preds: dict, p: np.ndarray, f: np.ndarray, floor: float, seed: int = 0
     out["meets_target"] = out.mae <= TARGET * best
     out["better_baseline_excess_sampled"] = best_s
     out["ratio_sampled"] = out.excess_sampled / best_s if best_s > 0 else np.nan
-    out["meets_target_sampled"] = out.excess_sampled <= TARGET * best_s
+    out["meets_target_sampled"] = (out.excess_sampled <= TARGET * best_s) if best_s > 0 else np.nan
     return out.reset_index()
 
 
@@ -125,7 +129,8 @@ def main() -> int:
         z0 = logit(p_ref)
         fld = PromptField(Objective(beta=beta, group_size=8), p_ref)
         half = base.half.to_numpy(str)
-        K = {"kernel": kernels[(seed, beta, 0, "plain")], "kernel_adam": kernels[(seed, beta, ADAM_STEP, "adam")]}
+        K = {"kernel": kernels[(seed, beta, 0, "plain")], "kernel_adam": kernels[(seed, beta, ADAM_STEP, "adam")],
+             "kernel_40": kernels[(seed, beta, ADAM_STEP, "plain")]}
         for step, pt in run[run.step > 0].groupby("step"):
             pt = pt.sort_values("prompt")
             p, k, m = pt.p.to_numpy(float), pt.k.to_numpy(int), pt.m.to_numpy(int)

@@ -200,9 +200,25 @@ def classify_case(case: dict, tmp: Path) -> tuple[str, str]:
     return hostile_audit_inputs.run_case(case, tmp)
 
 
+#: The per-case table (``--csv``): one row per case, so that the counts in docs/reliability.md can be checked.
+CSV_COLUMNS = ("part", "group", "input", "expected", "class", "message")
+
+
+def write_csv(done: list[dict], path: str) -> None:
+    """The cases run, with their class and the message (or warning) they gave, as a CSV at ``path``."""
+    import csv
+
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(CSV_COLUMNS)
+        for c in done:
+            w.writerow([c["part"], c["group"], c["label"], c["expect"], c["cls"], " ".join(c["message"].split())[:300]])
+
+
 def main(argv=None) -> collections.Counter:
-    """``python tests/hostile_audit.py [--part numbers|inputs|all] [--sample N]``: run, print the non-clean
-    cases and the counts by class."""
+    """``python tests/hostile_audit.py [--part numbers|inputs|all] [--sample N] [--csv PATH]``: run, print the
+    non-clean cases and the counts by class; with ``--csv``, write the per-case table
+    (docs/results/hostile_audit_cases.csv is ``--csv docs/results/hostile_audit_cases.csv``)."""
     import random
 
     args = sys.argv[1:] if argv is None else argv
@@ -214,6 +230,7 @@ def main(argv=None) -> collections.Counter:
     for case in todo:
         with tempfile.TemporaryDirectory() as d:
             cls, message = classify_case(case, Path(d))
+            message = message.replace(str(Path(d).resolve()), "<tmp>").replace(d, "<tmp>")   # the same each run
         counts[cls] += 1
         case["cls"], case["message"] = cls, message
         if cls not in ("clean", "correct"):
@@ -226,6 +243,8 @@ def main(argv=None) -> collections.Counter:
         if n:
             print(p, n, "cases:", {k: v for (q, k), v in sorted(by_part.items()) if q == p})
     print(len(todo), "cases:", dict(counts))
+    if "--csv" in args:
+        write_csv(todo, args[args.index("--csv") + 1])
     return counts
 
 

@@ -303,3 +303,96 @@ def test_fig31_docs():
     for text in ("17", "93", "110", "51f4545"):
         assert text in doc, text
     assert "sweep_phase_k3_multistart.csv" in (RESULTS / "README.md").read_text()
+
+
+# --- Figure 32: verl's critical beta ----------------------------------------------------------------------
+
+def _interior_stable(p, G, beta, eps):
+    """Whether the binary question at pi_ref(correct) = p keeps a stable interior point under verl's clamped
+    k3 in the loss (objective written out here: ddof 1, log-ratio clamp 20, value clamp 10), from the
+    two-class exhaustive scan of stationary_points, not from clamp_critical_beta's formula."""
+    from grpo_theory import Objective, Question, stationary_points
+
+    obj = Objective(beta=beta, group_size=G, std_ddof=1, std_eps=eps, kl_estimator="k3", kl_log_ratio_clamp=20.0,
+                    kl_value_clamp=10.0)
+    pts = stationary_points(Question([p, 1 - p], rewards=[1.0, 0.0]), obj)
+    return any(1e-9 < pt.pi[1] < 1 - 1e-9 for pt in pts.stable)
+
+
+def test_fig32_critical_beta_brackets_the_loss_of_the_interior_point():
+    cur = pd.read_csv(FIGS / "fig32_verl_critical_beta.csv")
+    assert (cur.default_beta == 0.001).all()            # verl's kl_loss_coef default, through read_verl_config
+    for G, p in ((2, 0.01), (64, 0.99), (64, 0.01)):
+        row = cur[(cur.group_size == G) & np.isclose(cur.pi_ref, p)].iloc[0]
+        assert not _interior_stable(p, G, 0.98 * row.critical_beta, 1e-6)
+        assert _interior_stable(p, G, 1.02 * row.critical_beta, 1e-6)
+    # the KL study's own column (its objective: eps 1e-4), on one of its questions
+    study = pd.read_csv(RESULTS / "kl_study.csv")
+    q = study[(study.config == "k3_low_var_kl_1.25x_critical") & (study.seed == 0) & (study.question == 0)
+              & study.rewarded].iloc[0]
+    assert not _interior_stable(q.pi_ref, 8, 0.98 * q.critical_beta, 1e-4)
+    assert _interior_stable(q.pi_ref, 8, 1.02 * q.critical_beta, 1e-4)
+    cap = _caption("fig32_verl_critical_beta")
+    g2, g64 = cur[cur.group_size == 2].critical_beta, cur[cur.group_size == 64].critical_beta
+    assert f"{g2.min():.3f}-{g2.max():.3f} at G = 2, {g64.min():.2f}-{g64.max():.2f} at G = 64" in cap
+    crit = study[study.config == "k3_low_var_kl_1.25x_critical"].critical_beta
+    assert f"have {crit.min():.3f}-{crit.max():.3f}, {crit.min() / 1e-3:.0f}-{crit.max() / 1e-3:.0f} times" in cap
+    assert _words(cap) <= 200
+
+
+def test_fig32_training_counts_from_the_kl_study():
+    study = pd.read_csv(RESULTS / "kl_study.csv")
+    cap = _caption("fig32_verl_critical_beta")
+
+    def per_question(config):
+        d = study[study.config == config]
+        g = d.groupby(["seed", "question"])
+        out = pd.DataFrame({"min": g.measured.min(), "pred": g.predicted.min(),
+                            "ratio": g.beta.first() / g.critical_beta.first(),
+                            "rewarded": d[d.rewarded.astype(bool)].set_index(["seed", "question"]).measured})
+        return out
+
+    below = per_question("k3_low_var_kl_0.8x_critical")
+    above = per_question("k3_low_var_kl_1.25x_critical")
+    slow = per_question("k3_low_var_kl_1.25x_critical_lr3e-4")
+    far = per_question("k3_low_var_kl_2.5x_critical")
+    alone = per_question("alone_k3_low_var_kl_1.25x_critical_lr3e-4")
+    n = lambda d: f"{int((d['min'] < 0.01).sum())} of {len(d)}"           # noqa: E731
+    assert [n(d) for d in (below, above, slow, far, alone)] == ["24 of 24", "24 of 24", "24 of 24", "8 of 24", "0 of 3"]
+    assert (below.pred == 0).all() and (above.pred > 0).all()
+    assert f"({below.ratio.min():.2f}-{below.ratio.max():.2f} x) 24 of 24 collapsed (below 0.01), as predicted " \
+           f"({int((below.rewarded < 0.01).sum())} losing the rewarded answer)" in cap
+    assert f"keeps the smaller answer at {above.pred.min():.3f}-{above.pred.max():.2f}, yet at " \
+           f"{above.ratio.min():.2f}-{above.ratio.max():.2f} x 24 of 24 ended below 0.01 (at most " \
+           f"{above['min'].max():.0e}; {int((above.rewarded < 0.01).sum())} losing the rewarded answer)" in cap
+    assert f"24 of 24 at lr 3e-4, and 8 of 24 at {far.ratio.min():.1f}-{far.ratio.max():.1f} x" in cap
+    assert "trained alone at lr 3e-4, 0 of 3" in cap
+
+
+def test_fig32_docs():
+    doc = _section(32)
+    assert "fig32_verl_critical_beta.png" in doc
+    for text in ("0.167-0.194", "24 of 24", "8 of 24", "0 of 3"):
+        assert text in doc, text
+    study = pd.read_csv(RESULTS / "kl_study.csv")
+    m = study[study.config == "k3_low_var_kl_1.25x_critical"].edge_margin
+    assert f"{m.min():.2f}-{m.max():.2f} nats above the clamp edge" in doc
+    cur = pd.read_csv(FIGS / "fig32_verl_critical_beta.csv").pivot(index="pi_ref", columns="group_size",
+                                                                    values="critical_beta")
+    assert (np.diff(cur.to_numpy(), axis=1) > 0).all() and "it grows with G" in doc
+
+
+# --- all six: registered, skipped without their tables, caption as committed ------------------------------
+
+@pytest.mark.parametrize("number,table", [(27, "validate_seeds.csv"), (28, "smollm2_validate.csv"),
+                                          (29, "family_study.csv"), (30, "trl_results.csv"),
+                                          (31, "sweep_phase_k3.csv"), (32, "kl_study.csv")])
+def test_new_figure_skips_without_its_table_and_its_caption_is_the_committed_one(number, table, tmp_path):
+    from grpo_theory import plotting
+    from grpo_theory.figures import FIGURES, FigureInputs, FigureSkipped, read_tables
+
+    spec, = [s for s in FIGURES if s.number == number]
+    with pytest.raises(FigureSkipped, match=re.escape(table)):
+        spec.tables(FigureInputs(results=tmp_path))
+    committed = read_tables(spec, FIGS)
+    assert plotting.infty(spec.caption_text(committed)).strip() == _caption(spec.stem).strip()

@@ -9,8 +9,10 @@ import torch, and the 50,000-prompt file) are left to the full run.
 
 from __future__ import annotations
 
+import csv
 import random
-from collections import defaultdict
+from collections import Counter, defaultdict
+from pathlib import Path
 
 import pytest
 
@@ -74,3 +76,22 @@ def test_every_finding_is_in_the_list():
 def test_a_finding_of_the_first_run_stays_fixed(case, tmp_path):
     cls, message = hostile_audit.classify_case(case, tmp_path)
     assert cls in ("clean", "correct"), (cls, message)
+
+
+TABLE = Path(__file__).parents[1] / "docs" / "results" / "hostile_audit_cases.csv"
+
+
+def test_the_case_table_is_this_audit_and_the_docs_state_its_counts():
+    """docs/results/hostile_audit_cases.csv (``python tests/hostile_audit.py --csv ...``) has one row per case of
+    the audit as it stands, and docs/reliability.md states the counts the table has."""
+    with open(TABLE, encoding="utf-8", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert [(r["part"], r["group"], r["input"]) for r in rows] == \
+        [(c["part"], c["group"], c["label"]) for c in hostile_audit.all_cases()]
+    text = " ".join((Path(__file__).parents[1] / "docs" / "reliability.md").read_text(encoding="utf-8").split())
+    for part in ("numbers", "inputs"):
+        n = Counter(r["class"] for r in rows if r["part"] == part)
+        assert f"{sum(n.values()):,} cases: {n['clean']:,} clean" in text and f"{n['correct']:,} correct" in text, n
+    n = Counter(r["class"] for r in rows)
+    assert f"{len(rows):,} cases: {n['clean']:,} clean, {n['correct']:,} correct" in text, n
+    assert set(n) <= {"clean", "correct"}, n           # what the docs claim: no other class

@@ -20,6 +20,7 @@ FIGURE_MODULES = (
     "free_generation", "free_generation_course", "trl_smollm2",
     # issue 46: figures for the headline results
     "seed_validation", "smollm2_new_seed", "family_study", "trl_bias_correction", "certified_search",
+    "verl_critical_beta",
 )
 
 def _specs(module: str) -> tuple[FigureSpec, ...]:
