@@ -10,10 +10,8 @@ from the source with ``ast``:
 * files naming a non-default advantage estimator in code: package files (not the registry) whose code holds
   the string ``"rloo"``, ``"reinforce_pp"`` or ``"pass_at_k"`` (docstrings and messages excluded) -- where a
   new estimator would have to be special-cased too;
-* private cross-module imports: names starting with ``_`` imported from another package module (private
-  modules themselves, ``from . import _interval``, are not counted);
-* private attribute reads: ``x._name`` where ``x`` is neither ``self``/``cls`` nor an imported module (and,
-  of them, reads of ``ClassProblem._log_p``, now the public ``ClassProblem.log_p``);
+* private cross-module imports and private attribute reads on another object (``tests/private_names.py``;
+  of the reads, those of ``ClassProblem._log_p``, now the public ``ClassProblem.log_p``);
 * public-API inconsistencies: public functions taking the objective before the question; public parameters
   named ``objective`` where the rest say ``obj``; bare ``raise ValueError`` in the package;
   ``ExactEvaluationTooLarge`` subclassing ``InvalidInputError``; the RLHF baseline without a
@@ -28,6 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 import string_dispatch  # noqa: E402
+from private_names import private_attribute_reads, private_imports  # noqa: E402
 
 ESTIMATORS = {"rloo", "reinforce_pp", "pass_at_k"}
 
@@ -64,42 +63,6 @@ def estimator_files(root: Path) -> list[str]:
         skip = _docstring_nodes(tree) | _message_nodes(tree)
         if any(isinstance(n, ast.Constant) and n.value in ESTIMATORS and id(n) not in skip for n in ast.walk(tree)):
             out.append(rel)
-    return out
-
-
-def private_imports(root: Path) -> list[str]:
-    pkg = root / "grpo_theory"
-    out = []
-    for rel, tree in _modules(root):
-        here = (root / rel).parent
-        for node in ast.walk(tree):
-            if not (isinstance(node, ast.ImportFrom) and node.level > 0):
-                continue
-            base = here
-            for _ in range(node.level - 1):
-                base = base.parent
-            target = base.joinpath(*(node.module or "").split(".")) if node.module else base
-            for alias in node.names:
-                if not alias.name.startswith("_") or alias.name.startswith("__"):
-                    continue
-                if (target / f"{alias.name}.py").exists() or (target / alias.name).is_dir():
-                    continue                                  # a private module, not a private name
-                if target.is_relative_to(pkg):
-                    out.append(f"{rel}: {node.module}.{alias.name}")
-    return out
-
-
-def private_attribute_reads(root: Path) -> list[str]:
-    """``x._name`` in a package module where ``x`` is neither ``self``/``cls`` nor a module the file imports:
-    another object's private attribute read from outside its class (pandas columns spelled ``_x`` included)."""
-    out = []
-    for rel, tree in _modules(root):
-        modules = {a.asname or a.name.split(".")[0] for n in ast.walk(tree)
-                   if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__") \
-                    and isinstance(node.value, ast.Name) and node.value.id not in {"self", "cls"} | modules:
-                out.append(f"{rel}:{node.lineno}: {node.value.id}.{node.attr}")
     return out
 
 

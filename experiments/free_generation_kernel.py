@@ -41,7 +41,7 @@ def main() -> None:
         measure_kernel,
         trainable_parameters,
     )
-    from grpo_theory.training.smollm import FrozenTrunkLM, _chat_prompt, load_smollm2
+    from grpo_theory.training.smollm import FrozenTrunkLM, chat_prompt, load_smollm2
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model-dir", default="models/smollm2")
@@ -55,7 +55,7 @@ def main() -> None:
     for pool, fname in POOLS.items():
         t = pd.read_csv(Path(args.results) / fname).drop_duplicates("prompt").sort_values("prompt")
         question = {label: q for label, q, _ in CANDIDATES[pool]()}      # the user turn the study sampled
-        prompts = [_chat_prompt(tok, question[label]) for label in t.label]
+        prompts = [chat_prompt(tok, question[label]) for label in t.label]
         answers = [tok.encode(a, add_special_tokens=False) for a in t.answer]
         want = [normalise(a) for a in t.answer]
         sets = [[v for v, w in enumerate(words) if w == x] for x in want]

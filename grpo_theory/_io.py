@@ -63,13 +63,41 @@ def writing_folder(folder: str | Path, command: str):
     marker.unlink(missing_ok=True)
 
 
+class _DuplicateYamlKey(ValueError):
+    pass
+
+
+def _unique_key_loader():
+    """PyYAML's SafeLoader, refusing a key given twice in one mapping (it keeps the last silently)."""
+    import yaml
+
+    class UniqueKeyLoader(yaml.SafeLoader):
+        def construct_mapping(self, node, deep=False):
+            seen = set()
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    dup = key in seen
+                except TypeError:                      # an unhashable key: SafeLoader's own error follows
+                    break
+                if dup and key != "<<":
+                    raise _DuplicateYamlKey(key, key_node.start_mark.line + 1)
+                seen.add(key)
+            return super().construct_mapping(node, deep=deep)
+
+    return UniqueKeyLoader
+
+
 def read_yaml(path: str | Path, what: str, expected: str):
     """``path`` parsed as YAML; a missing file or bad YAML is an InvalidInputError naming ``what``."""
     import yaml
 
     text = read_text(path, what, expected=expected)
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_unique_key_loader())
+    except _DuplicateYamlKey as exc:
+        raise InvalidInputError(f"{what} {str(path)!r}: the key {exc.args[0]!r} appears twice in one mapping "
+                                f"(line {exc.args[1]}); YAML would keep the last silently") from None
     except yaml.YAMLError as exc:
         raise InvalidInputError(f"{what} {str(path)!r} is not valid YAML: {' '.join(str(exc).split())}") from None
     except RecursionError:

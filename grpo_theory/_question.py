@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ._validate import numeric_entries
 from ._validate import plain as _plain
 from .errors import InvalidInputError
 
@@ -28,6 +29,7 @@ def _frozen(a: np.ndarray) -> np.ndarray:
 
 
 def _as_float_array(name: str, value, ndim: int) -> np.ndarray:
+    numeric_entries(name, value)
     try:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError) as exc:
@@ -70,7 +72,7 @@ def validate_probability_vector(name: str, value) -> np.ndarray:
     return arr
 
 
-def _validate_answers(answers, k: int) -> tuple:
+def validate_answers(answers, k: int) -> tuple:
     """Answers as a tuple of token tuples, checked: one per output, non-empty, hashable, prefix-free."""
     if isinstance(answers, (str, bytes)) or not isinstance(answers, Sequence):
         raise InvalidInputError(f"answers must be a sequence of token sequences, one per output, got {answers!r}")
@@ -237,7 +239,7 @@ class Question:
             labels = tuple(str(s) for s in labels)
             if len(labels) != k:
                 raise InvalidInputError(f"labels must have K={k} entries, got {len(labels)}")
-        answers = None if answers is None else _validate_answers(answers, k)
+        answers = None if answers is None else validate_answers(answers, k)
         object.__setattr__(self, "answers", answers)
         object.__setattr__(self, "pi_ref", _frozen(pi_ref_arr))
         object.__setattr__(self, "reward_levels", None if levels is None else _frozen(levels))
@@ -254,7 +256,7 @@ class Question:
         raise AttributeError(f"Question is immutable; cannot set {name!r}")
 
     def __reduce__(self):  # pickling (process pools, cluster executors) bypasses the immutable __setattr__
-        return (_rebuild_question, (tuple(getattr(self, s) for s in self.__slots__),))
+        return (rebuild_question, (tuple(getattr(self, s) for s in self.__slots__),))
 
     def __eq__(self, other) -> bool:  # by value (slots compared, arrays elementwise): survives pickling
         if not isinstance(other, Question):
@@ -366,13 +368,19 @@ class Question:
         return f"Question(pi_ref={self.pi_ref.tolist()}, {body}{tree})"
 
 
-def _rebuild_question(values: tuple) -> Question:
+def rebuild_question(values: tuple) -> Question:
+    """A :class:`Question` from its slot values in ``Question.__slots__`` order, not validated again: for
+    values that are already a question's (unpickling, a question with its levels merged)."""
     q = Question.__new__(Question)
     for name, v in zip(Question.__slots__, values):
         if isinstance(v, np.ndarray):
             v = _frozen(v)
         object.__setattr__(q, name, v)
     return q
+
+
+#: The name pickles written before it was public refer to.
+_rebuild_question = rebuild_question
 
 
 def as_question(q) -> Question:

@@ -21,8 +21,12 @@ from .errors import InvalidInputError
 __all__ = ["plain", "positive_int", "nonnegative_int", "int_at_least", "device", "existing_file",
            "writable_file", "writable_dir", "check_fields", "number", "float_in", "finite_float", "positive_float",
            "nonnegative_float", "float_array", "integer", "read_text", "load_json", "check_structure",
-           "negative_number", "MAX_CONFIG_BYTES", "MAX_DATA_BYTES", "MAX_DEPTH", "MAX_ITEMS"]
+           "unique_keys", "json_value", "csv_records", "text_number", "numeric_entries",
+           "negative_number", "MAX_EXACT_GROUP", "MAX_CONFIG_BYTES", "MAX_DATA_BYTES", "MAX_DEPTH", "MAX_ITEMS"]
 
+#: Largest finite group size G the exact paths take from the shell or a sweep grid (each evaluation of P_G sums
+#: over G + 1 count vectors or more); above it, G = inf (the large-G limit) is the alternative.
+MAX_EXACT_GROUP = 1_000_000
 #: Size limits of what the readers load: a trainer config or sweep grid, and a samples table.
 MAX_CONFIG_BYTES = 16 * 2**20
 MAX_DATA_BYTES = 2 * 2**30
@@ -125,6 +129,7 @@ def float_array(name: str, value, *, low: float | None = None, high: float | Non
     """
     if isinstance(value, (str, bytes, bool, np.bool_)) or value is None:
         raise InvalidInputError(f"{name} must be a number or an array of numbers, got {plain(value)}")
+    numeric_entries(name, value)
     try:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError, OverflowError):
@@ -147,6 +152,34 @@ def float_array(name: str, value, *, low: float | None = None, high: float | Non
         shown = plain(value) if arr.size <= 8 else f"{plain(float(first))} (among {arr.size} values)"
         raise InvalidInputError(f"{name} must be {want}, got {shown}")
     return arr
+
+
+def numeric_entries(name: str, value) -> None:
+    """Refuse the entries ``numpy.asarray(value, dtype=float)`` would turn silently into numbers: text (``'0.3'``),
+    booleans, None (read as NaN), and masked entries of a masked array (read as their hidden values)."""
+    if isinstance(value, np.ma.MaskedArray) and np.ma.is_masked(value):
+        raise InvalidInputError(f"{name} has {int(np.ma.count_masked(value))} masked entries; fill them "
+                                "(.filled(...)) or drop them first")
+    try:
+        raw = np.asarray(value)
+    except (TypeError, ValueError):
+        return                                   # ragged or odd: the float conversion names it
+    bad = (lambda x: x is None or isinstance(x, (str, bytes, bool, np.bool_, np.str_, np.bytes_)))
+    if raw.dtype.kind in "USb":
+        first = raw.flat[0] if raw.size else None
+    elif raw.dtype.kind == "O":
+        first = next((x for x in raw.flat if bad(x)), _NONE)
+    else:
+        return
+    if first is _NONE or (raw.size == 0):
+        return
+    shown = plain(first.item() if isinstance(first, np.generic) else first)
+    raise InvalidInputError(f"{name} must hold numbers only, got {shown}"
+                            + (f" among {plain(value)[:80]}" if raw.size > 1 else "")
+                            + (" (write 1 or 0)" if isinstance(first, (bool, np.bool_)) else ""))
+
+
+_NONE = object()
 
 
 # ----------------------------------------------------------------------------- files and structures
@@ -195,18 +228,91 @@ def check_structure(obj, source: str, *, max_depth: int = MAX_DEPTH, max_items: 
     return obj
 
 
-def load_json(text: str, source: str, *, max_depth: int = MAX_DEPTH):
-    """``text`` parsed as JSON, its nesting checked; a parse error, or nesting too deep for the parser, is an
-    InvalidInputError naming ``source``."""
+class _DuplicateKey(ValueError):
+    pass
+
+
+def unique_keys(pairs) -> dict:
+    """A JSON object (``object_pairs_hook``) whose keys appear once: ``{"n": 10, "n": 5}`` is refused, where
+    ``json`` would keep the last silently."""
+    out = {}
+    for k, v in pairs:
+        if k in out:
+            raise _DuplicateKey(k)
+        out[k] = v
+    return out
+
+
+def json_value(text: str, source: str):
+    """``text`` parsed as JSON: a parse error, a key given twice in one object, or nesting too deep for the
+    parser is an InvalidInputError naming ``source``."""
     import json
 
     try:
-        obj = json.loads(text)
+        return json.loads(text, object_pairs_hook=unique_keys)
+    except _DuplicateKey as exc:
+        raise InvalidInputError(f"{source}: the key {exc.args[0]!r} appears twice in one object") from None
     except json.JSONDecodeError as exc:
         raise InvalidInputError(f"{source} is not valid JSON: {exc}") from None
     except RecursionError:
-        raise InvalidInputError(f"{source} is nested deeper than {max_depth} levels; a config has a few") from None
-    return check_structure(obj, source, max_depth=max_depth)
+        raise InvalidInputError(f"{source} is nested deeper than {MAX_DEPTH} levels; expected a few") from None
+
+
+def load_json(text: str, source: str, *, max_depth: int = MAX_DEPTH):
+    """``text`` parsed as JSON (:func:`json_value`), its nesting checked (:func:`check_structure`)."""
+    return check_structure(json_value(text, source), source, max_depth=max_depth)
+
+
+def text_number(value, name: str) -> float:
+    """A number read from a data file: an int or float (not a bool), or text ``float`` reads; else an
+    InvalidInputError naming ``name`` and the value. Non-finite values are returned (the caller decides)."""
+    if isinstance(value, (bool, np.bool_)):
+        raise InvalidInputError(f"{name} must be a number, got {value!r} (write 1 or 0)")
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            pass
+    raise InvalidInputError(f"{name} must be a number, got {value!r}")
+
+
+def csv_records(text: str, source: str) -> list[tuple[int, dict]]:
+    """``(line, row)`` pairs of CSV ``text`` with a header row; keys stripped, values as text; ``line`` is the
+    file line a row ends on. Refused with ``source`` and the line named: no header, a column named twice, a row
+    with more or fewer fields than the header, unreadable CSV. A one-column header holding ``;`` or a tab is
+    named as the wrong separator. Any line ending (LF, CRLF, CR) is read."""
+    import csv
+    import io
+
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = next(reader, None)
+        while header is not None and not any(h.strip() for h in header):     # leading blank lines
+            header = next(reader, None)
+        if header is None:
+            raise InvalidInputError(f"{source}: the file is empty (expected a header row)")
+        names = [h.strip() for h in header]
+        if len(names) == 1:
+            for sep, word in ((";", "';'"), ("\t", "a tab"), ("|", "'|'")):
+                if sep in names[0]:
+                    raise InvalidInputError(f"{source}: the header is one column, {names[0][:80]!r}, separated by "
+                                            f"{word}; the file must be comma-separated (CSV)")
+        dup = sorted({h for h in names if names.count(h) > 1})
+        if dup:
+            raise InvalidInputError(f"{source}: column(s) {dup} appear more than once in the header")
+        out = []
+        for row in reader:
+            if not row or (len(row) == 1 and not row[0].strip() and len(names) > 1):
+                continue                                            # a blank line
+            if len(row) != len(names):
+                raise InvalidInputError(f"{source} line {reader.line_num}: {len(row)} field(s), the header has "
+                                        f"{len(names)} ({', '.join(names)})")
+            out.append((reader.line_num, dict(zip(names, row))))
+        return out
+    except csv.Error as exc:
+        raise InvalidInputError(f"{source} line {reader.line_num}: not readable CSV ({exc})") from None
 
 
 class _NegativeNumber:
@@ -294,24 +400,36 @@ def writable_file(text: str) -> str:
     return text
 
 
+def _reads_as_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 _KINDS = {"int": (int,), "float": (int, float), "bool": (bool,), "str": (str,)}
 
 
-def check_fields(config: Mapping, table: Mapping, source: str, *, error=ValueError) -> None:
+def check_fields(config: Mapping, table: Mapping, source: str, *, error=ValueError,
+                 shown: Mapping | None = None) -> None:
     """Check every field of ``config`` named in ``table`` (``field -> (kind, low, high)``), all at once.
 
     ``kind`` is ``"int"``, ``"float"``, ``"bool"``, ``"str"``, ``"int|none"`` etc., or a tuple of allowed
     values; ``low``/``high`` bound numbers (None: unbounded; a bound in a list is exclusive). ``bool`` is
-    not a number here. Raises ``error`` listing every bad field with its value and what was expected.
+    not a number here. Raises ``error`` listing every bad field with its value and what was expected; a field is
+    named as ``shown[field]`` where given (the user's spelling of a renamed flag). A number written as text
+    (``'1.0e300'``: YAML 1.1 reads a float only with a dot and a signed exponent) is named as such.
     """
     problems = []
     for field, (kind, low, high) in table.items():
         if field not in config:
             continue
         value = config[field]
+        name = (shown or {}).get(field, field)
         if isinstance(kind, tuple):
             if value not in kind:
-                problems.append(f"{field} = {plain(value)} (expected one of {', '.join(map(plain, kind))})")
+                problems.append(f"{name} = {plain(value)} (expected one of {', '.join(map(plain, kind))})")
             continue
         kinds = kind.split("|")
         if value is None and "none" in kinds:
@@ -325,7 +443,11 @@ def check_fields(config: Mapping, table: Mapping, source: str, *, error=ValueErr
                 or (not is_bool and "bool" in kinds and len(kinds) == 1) \
                 or (isinstance(value, (np.integer, np.floating)) and not {"int", "float"} & set(kinds)) \
                 or (isinstance(value, (float, np.floating)) and "float" not in kinds and not integral_float):
-            problems.append(f"{field} = {plain(value)} (expected {' or '.join(kinds)}, got {type(value).__name__})")
+            why = ""
+            if isinstance(value, str) and {"int", "float"} & set(kinds) and _reads_as_number(value):
+                why = ("; a number written as text: YAML 1.1 reads a float only with a dot and a signed exponent, "
+                       "e.g. 1.0e+300, and never in quotes")
+            problems.append(f"{name} = {plain(value)} (expected {' or '.join(kinds)}, got {type(value).__name__}{why})")
             continue
         if is_bool or isinstance(value, str):
             continue
@@ -337,6 +459,6 @@ def check_fields(config: Mapping, table: Mapping, source: str, *, error=ValueErr
                 (hi is not None and (v > hi or (hi_excl and v == hi))):
             rng = f"{'(' if lo_excl else '['}{'-inf' if lo is None else plain(lo)}, " \
                   f"{'inf' if hi is None else plain(hi)}{')' if hi_excl or hi is None else ']'}"
-            problems.append(f"{field} = {plain(value)} (expected a number in {rng})")
+            problems.append(f"{name} = {plain(value)} (expected a number in {rng})")
     if problems:
         raise error(f"{source}: " + "; ".join(problems))

@@ -31,7 +31,7 @@ from .studies.protocol import run_study
 from .sweep import cases_from_grid, sweep
 
 #: Largest finite G the exact paths take from the shell (each evaluation of P_G sums over G count vectors or more).
-MAX_EXACT_GROUP = 1_000_000
+MAX_EXACT_GROUP = check.MAX_EXACT_GROUP
 
 
 def _group_size(text: str) -> int | float:
@@ -159,21 +159,29 @@ def _cmd_fetch_model(args) -> int:
 
 def _cmd_sweep(args) -> int:
     grid = read_yaml(args.grid, "grid", "YAML with 'objectives' and 'questions' or 'simplex'")
-    cases = cases_from_grid(grid)
+    try:
+        cases = cases_from_grid(grid)
+    except InvalidInputError as exc:                    # name the file: the grid's problems are about it
+        raise InvalidInputError(f"{args.grid}: {exc}") from None
     out = args.out or (grid.get("out") if isinstance(grid.get("out"), str) else None) \
         or str(Path(args.grid).with_suffix(".csv"))
     try:
         check.writable_file(out)
     except argparse.ArgumentTypeError as exc:
         raise InvalidInputError(f"sweep output {exc}") from None
-    if args.dask_workers:
-        from dask.distributed import Client, LocalCluster
+    try:
+        if args.dask_workers:
+            from dask.distributed import Client, LocalCluster
 
-        with LocalCluster(n_workers=args.dask_workers, threads_per_worker=1) as cluster, Client(cluster) as client:
-            df = sweep(cases, out=out, executor=client.get_executor(), progress=not args.no_progress)
-    else:
-        df = sweep(cases, out=out, executor="serial" if args.workers == 1 else None, max_workers=args.workers,
-                   progress=not args.no_progress)
+            with LocalCluster(n_workers=args.dask_workers, threads_per_worker=1) as cluster, \
+                    Client(cluster) as client:
+                df = sweep(cases, out=out, executor=client.get_executor(), progress=not args.no_progress)
+        else:
+            df = sweep(cases, out=out, executor="serial" if args.workers == 1 else None, max_workers=args.workers,
+                       progress=not args.no_progress)
+    except ExactEvaluationTooLarge as exc:           # the advice of a grid, not of --group-size
+        raise InvalidInputError(f"{args.grid}: {str(exc).split('; use monte_carlo')[0]}; in the grid use "
+                                "group_size: inf (the large-G limit) or a smaller G") from None
     print(f"{len(df)} cases ({int(df.n_stable.gt(1).sum())} with more than one stable point) -> {out}")
     return 0
 

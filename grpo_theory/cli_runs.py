@@ -35,6 +35,11 @@ def _read_config(framework: str, path_text: str):
 
 
 def cmd_explain(args) -> int:
+    given = [f for f, v in (("--trl-version", args.trl_version), ("--completion-tokens", args.completion_tokens))
+             if v is not None]
+    if given and args.framework != "trl":
+        raise InvalidInputError(f"{' and '.join(given)} apply to --framework trl only (got --framework "
+                                f"{args.framework}); drop {'them' if len(given) > 1 else 'it'}")
     config = _read_config(args.framework, args.config)
     try:
         with warnings.catch_warnings():        # printed below, with the rest of the account
@@ -140,7 +145,12 @@ def cmd_predict(args) -> int:
         kwargs["fit"] = tuple(args.fit)
     with warnings.catch_warnings(record=True) as caught:      # each printed once, below, as one line
         warnings.simplefilter("always", TheoryWarning)
-        pr = _predict_from_args(args, kwargs)
+        try:
+            pr = _predict_from_args(args, kwargs)
+        except InvalidInputError as exc:                    # the kernel's checks know no file: name it
+            if args.kernel and str(exc).startswith("the kernel"):
+                raise InvalidInputError(f"--kernel {args.kernel!r}: {exc}") from None
+            raise
     for c in caught:                                        # any other warning as Python shows it
         if not issubclass(c.category, TheoryWarning):
             warnings.showwarning(c.message, c.category, c.filename, c.lineno)

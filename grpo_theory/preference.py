@@ -231,7 +231,13 @@ def level_expectations(
 def group_level_expectations(levels: np.ndarray, log_w: np.ndarray, obj: Objective, *, part: str = "mean",
                              max_count_vectors: int = MAX_COUNT_VECTORS) -> np.ndarray:
     """:func:`level_expectations` of the group advantage (Eq. 2 with ``normalization``): its registry entry's
-    ``expectations``. Parameters, returns and raises as :func:`level_expectations`."""
+    ``expectations``. Returns and raises as :func:`level_expectations`.
+
+    Parameters
+    ----------
+    levels, log_w, obj, part, max_count_vectors
+        As for :func:`level_expectations`.
+    """
     v, unit, std_eps, variance_eps = _standardised_levels(tuple(np.asarray(levels, dtype=float).tolist()),
                                                           obj.normalization_variant.scales, obj.std_eps,
                                                           obj.variance_eps)

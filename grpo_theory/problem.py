@@ -23,11 +23,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ._question import (  # noqa: F401  (re-exported: problem is where a question is defined for users)
-    _PROB_TOL,
     Question,
-    _rebuild_question,
-    _validate_answers,
     as_question,
+    rebuild_question,
+    validate_answers,
     validate_probability_vector,
 )
 from ._validate import plain as _plain
@@ -525,4 +524,4 @@ def shaped_question(q, shift: np.ndarray):
         return Question(q.pi_ref, reward_levels=uniq, reward_probs=probs, labels=q.labels, answers=q.answers)
     # valid by construction (q's pi_ref, labels and answers; distinct sorted levels; each row a sum of q's
     # row): built without the constructor's checks, which cost more than P_G itself inside a flow
-    return _rebuild_question((q.pi_ref, uniq, probs, None, q.labels, q.answers))
+    return rebuild_question((q.pi_ref, uniq, probs, None, q.labels, q.answers))

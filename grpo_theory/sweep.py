@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from ._io import atomic_write
+from ._validate import MAX_DATA_BYTES, MAX_EXACT_GROUP, read_text
 from .problem import InvalidInputError, Objective, Question, as_objective, as_question
 from .solvers import stationary_points, stationary_policy
 
@@ -158,29 +159,40 @@ def _stop_pool(pool: ProcessPoolExecutor) -> None:
         proc.join(timeout=5)
 
 
+def _complete(rec: list) -> bool:
+    """A row of an earlier run that every column of which reads back (a torn or edited one does not)."""
+    if len(rec) != len(COLUMNS):
+        return False
+    row = dict(zip(COLUMNS, rec))
+    try:
+        for col in ("pi_ref", "stable_policies", "reached_policy"):
+            json.loads(row[col])
+        int(row["n_points"]), int(row["n_stable"])
+        return row["exhaustive"] in ("True", "False") and math.isfinite(float(row["seconds"]))
+    except ValueError:
+        return False
+
+
 def _done_rows(out: Path) -> list[dict]:
-    """Complete rows of an earlier (perhaps killed) run; a torn last line is dropped and the file rewritten."""
+    """Complete rows of an earlier (perhaps killed) run; a torn or unreadable row is dropped (its case is run
+    again) and the file rewritten. A file that is not a sweep file (its header, or not UTF-8) is refused."""
+    import io
+
     if not out.exists():
         return []
+    reader = csv.reader(io.StringIO(read_text(out, "sweep output", max_bytes=MAX_DATA_BYTES,
+                                              expected="the CSV of an earlier sweep, to resume"), newline=""))
+    header = next(reader, None)
+    if header is None:
+        return []
+    if tuple(header) != COLUMNS:
+        raise InvalidInputError(f"{out} is not a sweep file (columns {header}, expected {list(COLUMNS)})")
     rows, torn = [], False
-    with out.open(newline="", encoding="utf-8") as fh:
-        reader = csv.reader(fh)
-        header = next(reader, None)
-        if header is None:
-            return []
-        if tuple(header) != COLUMNS:
-            raise InvalidInputError(f"{out} is not a sweep file (columns {header}, expected {list(COLUMNS)})")
-        for rec in reader:
-            if len(rec) != len(COLUMNS):
-                torn = True
-                continue
-            try:
-                json.loads(rec[COLUMNS.index("stable_policies")])
-                float(rec[-1])
-            except ValueError:
-                torn = True
-                continue
+    for rec in reader:
+        if _complete(rec):
             rows.append(dict(zip(COLUMNS, rec)))
+        else:
+            torn = True
     if torn:
         _write(out, rows)
     return rows
@@ -249,7 +261,7 @@ def sweep(cases: Iterable[Case], *, out: str | Path | None = None, executor: Exe
     todo = [c for c in cases if c.key not in have]
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
-        if not out.exists():
+        if not out.exists() or not out.read_text(encoding="utf-8").strip():    # no file, or no header yet
             _write(out, [])
     from tqdm.auto import tqdm
 
@@ -357,7 +369,18 @@ def _compositions(n: int, k: int):
 
 def grid_size(grid: Mapping) -> tuple[int, int]:
     """``(questions, objective combinations)`` a valid grid expands to, counted without enumerating: the
-    simplex lattice's interior points are ``C(n - 1, K - 1)`` for ``step = 1/n``."""
+    simplex lattice's interior points are ``C(n - 1, K - 1)`` for ``step = 1/n``.
+
+    Parameters
+    ----------
+    grid : mapping
+        The grid, as :func:`cases_from_grid` takes it.
+
+    Returns
+    -------
+    (int, int)
+        The number of questions and the number of objective combinations.
+    """
     n_q = len(grid.get("questions", []) or [])
     sx = grid.get("simplex")
     if isinstance(sx, Mapping) and isinstance(sx.get("rewards"), list) and isinstance(sx.get("step"), (int, float)) \
@@ -398,8 +421,8 @@ def check_grid(grid) -> list[str]:
     1
     """
     if not isinstance(grid, Mapping):
-        return [f"a sweep grid must be a mapping with 'objectives' and 'questions' or 'simplex', got "
-                f"{type(grid).__name__}"]
+        got = "nothing (an empty document)" if grid is None else f"{type(grid).__name__} {str(grid)[:60]}"
+        return [f"a sweep grid must be a mapping with 'objectives' and 'questions' or 'simplex', got {got}"]
     grid = _normalised(grid)
     problems = []
     unknown = sorted(str(k) for k in grid if k not in _GRID_KEYS)
@@ -484,6 +507,13 @@ def check_grid(grid) -> list[str]:
                         f"simplex with K = {len(rewards)} rewards and step {step!r} has "
                         f"{math.comb(n - 1, len(rewards) - 1):,} interior lattice points, over the limit of "
                         f"{MAX_SWEEP_CASES:,} cases (about a day of one core); use a coarser step or fewer rewards")
+    for fields in (_product(grid["objectives"]) if not problems and isinstance(grid.get("objectives"), Mapping)
+                   else ()):
+        g = fields.get("group_size")
+        if isinstance(g, (int, float)) and not isinstance(g, bool) and math.isfinite(g) and g > MAX_EXACT_GROUP:
+            problems.append(f"objectives: group_size {int(g):,} is above the exact path's limit of "
+                            f"{MAX_EXACT_GROUP:,}; use group_size: inf (the large-G limit, O(1/sqrt(G)) away)")
+            break
     if "out" in grid and not isinstance(grid["out"], str):
         problems.append(f"'out' must be a file path, got {grid['out']!r}")
     if not problems:

@@ -1,7 +1,8 @@
 """An independent end point: the on-policy flow on all output logits, from the definitions, by enumeration.
 
 Nothing here calls the library's engine. For a finite group size ``G`` every group ``(o_1, ..., o_G)`` is
-enumerated (``K^G`` of them); the objective at ``pi_old`` is
+enumerated (``K^G`` of them; for ``G = inf`` the group's mean and std are those under ``pi``); the objective
+at ``pi_old`` is
 
     J(pi) = E_{groups ~ pi_old} [ (1/G) sum_i pi(o_i)/pi_old(o_i) A_i ]  -  beta E_{pi_old} [ est(o_1) ]   (KL in the loss)
 
@@ -59,6 +60,18 @@ def gradient(pi, pi_ref, rewards, *, beta, G, normalization="scale", ddof=0, eps
     lr = np.zeros(K)
     lr[s] = np.log(pi[s]) - np.log(pi_ref[s])
     value, slope = _estimator(lr, estimator, log_clamp, value_clamp)
+    if math.isinf(G):
+        # an infinite group: the group's mean and std are those of the shaped reward under pi (no enumeration)
+        rew = r - (beta * value if placement == "reward" else 0.0)
+        mean = pi[s] @ rew[s]
+        adv = rew - mean
+        if normalization != "shift":
+            den = math.sqrt(pi[s] @ (rew[s] - mean) ** 2) + eps
+            adv = adv / den if den > 0 else np.zeros(K)
+        g = np.where(s, adv - (beta * value if placement == "advantage" else 0.0), 0.0)
+        if placement == "loss":
+            g[s] -= beta * slope[s]
+        return g
     groups = _groups(tuple(np.flatnonzero(s)), G)                                   # (n, G)
     prob = np.prod(pi[groups], axis=1)
     rew = r[groups] - (beta * value[groups] if placement == "reward" else 0.0)

@@ -122,7 +122,7 @@ def _config_cases():
         yield (f"explain openrlhf {key}", ["explain", "c.json", "--framework", "openrlhf"],
                {"c.json": json.dumps({key: bad})}, [key.split(".")[-1]])
     for name, text, names in [
-        ("not JSON", "{beta: 1", ["c.json"]), ("a list", "[1, 2]", ["list"]), ("null", "null", ["NoneType"]),
+        ("not JSON", "{beta: 1", ["c.json"]), ("a list", "[1, 2]", ["list"]), ("null", "null", ["null"]),
     ]:
         yield (f"explain trl {name}", ["explain", "c.json", "--framework", "trl"], {"c.json": text}, names)
     yield ("explain missing config", ["explain", "nope.json", "--framework", "trl"], {}, ["nope.json"])

@@ -72,15 +72,17 @@ def cases() -> list[dict]:
     out = []
     for argv, low, high, low_open, integer in OPTIONS:
         for v in VALUES:
+            slot = next(i for i, a in enumerate(argv) if "{v}" in a)
             out.append(dict(kind="cli", argv=[a.replace("{v}", v) for a in argv], value=v,
-                            expect=expected(v, low, high, low_open, integer)))
+                            option=f"{argv[0]} {argv[slot - 1]}", expect=expected(v, low, high, low_open, integer)))
     for fn in API:
         for v in VALUES:
             for slot in (0, 1):
                 args = ["0.3", "0.5"]
                 args[slot] = v
                 bad = expected(v, 0, 1, False, False) if slot == 0 else expected(v, 0, None, True, False)
-                out.append(dict(kind="api", fn=fn, args=args, value=v, expect=bad))
+                out.append(dict(kind="api", fn=fn, args=args, value=v, expect=bad,
+                                option=f"closed_form.{fn} argument {slot}"))
     return out
 
 
@@ -98,7 +100,8 @@ def _eq14(p: float, b: float):
         return float((1 - B + mp.sqrt((1 - B) ** 2 + 4 * B * P)) / 2)
 
 
-def run_case(case: dict, tmp: Path) -> str:
+def run_case(case: dict, tmp: Path) -> tuple[str, str]:
+    """``(class, message)`` of a numbers case."""
     from grpo_theory import closed_form
     from grpo_theory.cli import main
     from grpo_theory.errors import ExactEvaluationTooLarge, InvalidInputError
@@ -126,13 +129,17 @@ def run_case(case: dict, tmp: Path) -> str:
             except (InvalidInputError, ExactEvaluationTooLarge) as e:
                 rc, exc = 2, str(e)
     except TimeoutError:
-        return "hang"
-    except Exception:                                        # noqa: BLE001 - any other exception is the finding
-        return "traceback"
+        return "hang", ""
+    except Exception as e:                                   # noqa: BLE001 - any other exception is the finding
+        return "traceback", f"{type(e).__name__}: {e}"
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
     message = exc if exc is not None else err.getvalue()
+    return _number_class(case, rc, message, result), " ".join(message.split())
+
+
+def _number_class(case: dict, rc, message: str, result) -> str:
     v = case["value"]
     if rc == 2:
         if "Traceback" in message:
@@ -165,23 +172,79 @@ def run_case(case: dict, tmp: Path) -> str:
     return "correct"
 
 
+def all_cases(part: str = "all") -> list[dict]:
+    """Every case of the audit, each with ``part``, ``group``, ``label`` and ``expect``: ``numbers`` (the 600
+    values above) and ``inputs`` (files, configs, the other subcommands and the API: :mod:`hostile_audit_cases`,
+    :mod:`hostile_audit_commands`)."""
+    out = []
+    if part in ("all", "numbers"):
+        for c in cases():
+            out.append(dict(c, part="numbers", group=c["option"], label=repr(c["value"])))
+    if part in ("all", "inputs"):
+        sys.path.insert(0, str(Path(__file__).parent))
+        import hostile_audit_cases as hc
+        import hostile_audit_commands as hm
+
+        for c in (hc.samples_cases() + hc.config_cases() + hm.sweep_cases() + hm.other_command_cases()
+                  + hm.api_cases()):
+            out.append(dict(c, part="inputs"))
+    return out
+
+
+def classify_case(case: dict, tmp: Path) -> tuple[str, str]:
+    """``(class, message)`` of any case of :func:`all_cases`, run in the empty folder ``tmp``."""
+    if case["part"] == "numbers":
+        return run_case(case, tmp)
+    import hostile_audit_inputs
+
+    return hostile_audit_inputs.run_case(case, tmp)
+
+
+#: The per-case table (``--csv``): one row per case, so that the counts in docs/reliability.md can be checked.
+CSV_COLUMNS = ("part", "group", "input", "expected", "class", "message")
+
+
+def write_csv(done: list[dict], path: str) -> None:
+    """The cases run, with their class and the message (or warning) they gave, as a CSV at ``path``."""
+    import csv
+
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(CSV_COLUMNS)
+        for c in done:
+            w.writerow([c["part"], c["group"], c["label"], c["expect"], c["cls"], " ".join(c["message"].split())[:300]])
+
+
 def main(argv=None) -> collections.Counter:
+    """``python tests/hostile_audit.py [--part numbers|inputs|all] [--sample N] [--csv PATH]``: run, print the
+    non-clean cases and the counts by class; with ``--csv``, write the per-case table
+    (docs/results/hostile_audit_cases.csv is ``--csv docs/results/hostile_audit_cases.csv``)."""
     import random
 
     args = sys.argv[1:] if argv is None else argv
-    todo = cases()
-    if args[:1] == ["--sample"]:
-        todo = random.Random(0).sample(todo, int(args[1]))
+    part = args[args.index("--part") + 1] if "--part" in args else "all"
+    todo = all_cases(part)
+    if "--sample" in args:
+        todo = random.Random(0).sample(todo, int(args[args.index("--sample") + 1]))
     counts, bad = collections.Counter(), []
     for case in todo:
         with tempfile.TemporaryDirectory() as d:
-            cls = run_case(case, Path(d))
+            cls, message = classify_case(case, Path(d))
+            message = message.replace(str(Path(d).resolve()), "<tmp>").replace(d, "<tmp>")   # the same each run
         counts[cls] += 1
+        case["cls"], case["message"] = cls, message
         if cls not in ("clean", "correct"):
-            bad.append((cls, case))
-    for cls, case in bad:
-        print(cls, case.get("argv") or (case["fn"], case["args"]))
+            bad.append(case)
+    for case in bad:
+        print(case["cls"], case["part"], case["group"], case["label"], "::", case["message"][:200])
+    by_part = collections.Counter((c["part"], c["cls"]) for c in todo)
+    for p in ("numbers", "inputs"):
+        n = sum(v for (q, _), v in by_part.items() if q == p)
+        if n:
+            print(p, n, "cases:", {k: v for (q, k), v in sorted(by_part.items()) if q == p})
     print(len(todo), "cases:", dict(counts))
+    if "--csv" in args:
+        write_csv(todo, args[args.index("--csv") + 1])
     return counts
 
 

@@ -25,6 +25,8 @@ ALLOWED = {
     ("grpo_theory/figures/grpo_family.py", "study.level =="): "a column of the measured family table",
     ("grpo_theory/figures/trainer_conventions.py", "g.penalty =="): "a column of the figure's own table",
     ("grpo_theory/studies/small.py", "results.penalty =="): "a column of the study's measured table",
+    ("grpo_theory/figures/smollm2_new_seed.py", "runs.level =="): "a column of Figure 28's measured runs table",
+    ("grpo_theory/figures/family_study.py", "configs.level =="): "a column of Figure 29's configurations table",
 }
 
 

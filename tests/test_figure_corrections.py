@@ -48,6 +48,19 @@ def test_fig22_g64_three_point_cells_inside_and_outside_the_large_group_region()
     assert f"three points survive in {n} of 900 cells" in doc and f"{inside} of them inside the G = ∞ region" in doc
 
 
+def test_fig22_certified_counts_moved_to_the_docs():
+    """Figure 22's certification counts (moved from its caption to docs/figures.md), from the study's table."""
+    study = pd.read_csv(ROOT / "docs" / "results" / "fig7b_finite_g.csv")
+    doc, cap = _section(22), _caption("fig22_finite_g_regions")
+    n = {G: len(g) for G, g in study.groupby("G")}
+    cert = {G: int(g.certified.astype(str).eq("True").sum()) for G, g in study.groupby("G")}
+    assert sorted(n) == [8, 64] and cert == n          # every cell certified: the caption may say "certified"
+    assert f"({cert[8]} of {n[8]} at G = 8 and {cert[64]} of {n[64]} at G = 64)" in doc
+    agree = int((study.n_certified == study.n_scan).sum())
+    assert agree == len(study) and f"same count in {agree} of {len(study)} cells" in doc
+    assert "certified counts (solvers.certify;" in cap
+
+
 def test_fig11_point_counts_and_no_sliver():
     pts = _csv("fig11_simplex_flows_stationary")
     interior = pts[pts.boundary == False]                 # noqa: E712
@@ -167,8 +180,20 @@ def test_fig21_three_variants_are_one_experiment():
     distinct = {tuple(rows[rows.config == c].sort_values(["seed", "question", "answer"]).measured) for c in met}
     assert (len(met), len(distinct)) == (8, 6)
     cap, doc = _caption("fig21_kl_estimators"), _section(21)
-    assert f"by {len(met)} of 15 variants ({len(distinct)} distinct runs: 'k2 in the loss'" in cap
+    assert f"by {len(met)} of 15 variants ({len(distinct)} distinct runs: {len(twins)} of them train identically" in cap
+    assert "(k2 in the loss, k3+ with verl's clamps, k1 in the\nadvantage) train identically" in DOC
     assert f"so the eight are {['zero', 'one', 'two', 'three', 'four', 'five', 'six'][len(distinct)]} distinct" in doc
+
+
+def test_fig21_points_and_clip_moved_to_the_docs():
+    """Figure 21(a)'s point count and clip (moved from its caption), from its committed table."""
+    from grpo_theory.figures.kl_estimators import CLIP
+
+    d = _csv("fig21_kl_estimators")
+    rows = pd.read_csv(ROOT / "docs" / "results" / "kl_study.csv")
+    assert len(d) == int(rows.rewarded.sum()) == 318
+    assert f"draws {len(d)} points" in _section(21) and CLIP == 1e-5
+    assert "clipped to [1e-5, 1 − 1e-5]" in _section(21)
 
 
 def test_fig8_b_rises_little_on_every_path():

@@ -227,6 +227,13 @@ def test_fig20_caption_and_take_away_state_the_csvs_numbers():
     crit = _tables(20)["data"]
     crit = crit[crit.method.str.startswith("grpo_steps") & (crit.step_size == 5) & (crit.reached == "neither")]
     assert f"({crit.critical_lr.min():.1f}–{crit.critical_lr.max():.1f})" in text
+    # the caption: every 'neither' run is above its bound; every other run at step 5 below it
+    assert (crit.critical_lr < 5).all() and f"all above their bound ({crit.critical_lr.min():.2f}-" \
+        f"{crit.critical_lr.max():.2f})" in cap
+    rest = _tables(20)["data"]
+    rest = rest[rest.method.str.startswith("grpo_steps") & (rest.step_size == 5) & (rest.reached != "neither")]
+    assert (rest.critical_lr > 5).all()
+    assert f"{len(up5)} of the {len(rest)} below their bound end at the upper point" in cap
 
 
 # ---------------------------------------------------------------- Figure 21: the KL-estimator study

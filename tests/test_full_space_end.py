@@ -120,3 +120,85 @@ def test_boundary_means_an_answer_at_mass_zero(beta):
     assert np.all(p3.pi > 0) and p3.pi[1:].max() < 1e-20
     g = gradient(p3.pi, q3.pi_ref, [1, 0.5, 0], beta=beta, G=8, estimator="k2", placement="loss")
     assert np.abs(g - g[0]).max() < 1e-8
+
+
+# fuzz seed 1132 of the reliability suite (tests/fuzz_cases.py): answers 0 and 3 share reward 2 with pi_ref
+# 0.00116 and 0.363; the class answer keeps them in pi_ref's proportion with the reward-0 and -1 answers at 1e-33
+SEED_1132 = ([0.0011617769169529823, 0.18771686994194808, 0.23576134468152202, 0.3627308603732632,
+              0.11769829549433726, 0.09493085259197649], [2, 0, 0, 2, 1, 1], 0.023848844584317918)
+
+
+def test_penalty_class_answer_with_light_masses_is_not_the_flow_at_the_horizon():
+    """The direct penalty pulls a class back to pi_ref's proportions only at a speed proportional to its
+    masses: from pi_ref the flow on all output logits sits at answer 0's mass 6.3e-10 at t = 1e8 (independent
+    integration: groups enumerated from the definitions), not at the class answer's 3.2e-3. The library used to
+    return the class answer with converged=True; it now follows the full-space flow and says it is still moving,
+    naming the class answer and its distance."""
+    pi_ref, rewards, beta = SEED_1132
+    q = Question(pi_ref, rewards=rewards)
+    obj = Objective(beta=beta, group_size=5, penalty="direct", normalization="scale", std_ddof=1)
+    point = stationary_policy(q, obj)
+    end = flow_end(pi_ref, rewards, t_end=1e8, beta=beta, G=5, normalization="scale", ddof=1, estimator="k2",
+                   placement="loss")
+    assert end[0] < 1e-8 and end[3] > 1 - 1e-7                   # independent: the flow is near the vertex 3
+    assert not point.converged and point.stable is None
+    assert "still moving at t = 1e+08" in point.message and "class solvers' answer [3.192637e-03" in point.message
+    assert np.allclose(point.pi, end, rtol=1e-4, atol=1e-12)     # the policy at the horizon is the flow's
+    distance = float(point.message.split("class solvers' answer")[1].split(") is ")[1].split(" ")[0])
+    assert abs(distance - 3.19e-3) < 1e-5
+
+
+@pytest.mark.slow
+def test_seed_1132_class_answer_is_the_flow_at_t_1e12():
+    """The class answer of seed 1132 is where the independent flow is at t = 1e12 (the pull back to pi_ref's
+    proportions acts at the light masses' speed): the message's class answer is the limit, the horizon 1e8 too
+    short to see it."""
+    pi_ref, rewards, beta = SEED_1132
+    end = flow_end(pi_ref, rewards, t_end=1e12, beta=beta, G=5, normalization="scale", ddof=1, estimator="k2",
+                   placement="loss")
+    assert abs(end[0] - 3.1926e-3) < 1e-7 and end[1:3].max() < 1e-11
+
+
+def test_penalty_clause_trusts_only_a_converged_stable_interior_answer_with_masses_above_1e6():
+    """The note's penalties make the reduction exact for the class answer only when it converged, is stable,
+    lies off the faces and every answer of the support keeps mass >= 1e-6; otherwise (or without an answer)
+    the full-space flow decides."""
+    from grpo_theory.solvers.results import StationaryPoint
+
+    q = Question([0.1, 0.3, 0.6], rewards=[1, 1, 0])
+    obj = Objective(beta=0.5, group_size=4, penalty="direct")
+
+    def answer(pi, **kw):
+        fields = dict(pi=np.array(pi), residual=0.0, converged=True, stable=True, nfev=0, method="test",
+                      message="", boundary=False)
+        return StationaryPoint(**{**fields, **kw})
+
+    good = [0.2, 0.6, 0.2]
+    assert class_reduction_exact(q, obj, point=answer(good))
+    assert not class_reduction_exact(q, obj)
+    assert not class_reduction_exact(q, obj, point=answer(good, converged=False))
+    assert not class_reduction_exact(q, obj, point=answer(good, stable=None))
+    assert not class_reduction_exact(q, obj, point=answer([0.25, 0.75, 0.0], boundary=True))
+    assert not class_reduction_exact(q, obj, point=answer([0.25, 0.75 - 9e-7, 9e-7]))
+    assert class_reduction_exact(q, obj, point=answer([0.25, 0.75 - 1.1e-6, 1.1e-6]))
+    # the invariance condition (equal reference masses in each class) needs no answer
+    assert class_reduction_exact(Question([0.3, 0.3, 0.4], rewards=[1, 1, 0]), obj)
+
+
+def test_penalty_limit_face_is_confirmed_by_the_full_space_flow():
+    """Fuzz seed 347 (G = inf, direct, scale, no epsilon): the class answer is a limit on the face of the
+    reward-1 answers. The flow on all output logits runs into it (independent: the reward-0 answer at 2.6e-16 at
+    t = 1e8, the others in pi_ref's proportions), and the library confirms it there: the face root is judged
+    by the flow's speed on the face, not by the note's residual, which counts the left answer's pi_ref."""
+    from fuzz_cases import draw_case
+
+    case = draw_case(347)
+    q, obj = case.question, case.objective
+    assert obj.group_size == math.inf and obj.regime == "direct" and obj.std_eps == 0
+    assert q.expected_reward.tolist() == [1, 0, 1, 1, 1]
+    end = flow_end(q.pi_ref, q.expected_reward, t_end=1e8, beta=obj.beta, G=math.inf, normalization="scale",
+                   ddof=obj.std_ddof, estimator="k2", placement="loss")
+    point = stationary_policy(q, obj)
+    assert end[1] < 1e-12
+    assert point.converged and point.boundary and point.pi[1] == 0.0
+    assert np.abs(point.pi - end).max() < 1e-6

@@ -79,3 +79,14 @@ def test_question_pickles_to_an_equal_question():
     assert a != Question([0.2, 0.8], rewards=[1, 0.5]) and a != Question([0.3, 0.7], rewards=[1, 0])
     assert a != Question([0.2, 0.8], rewards=[1, 0], answers=["A", "B"]) and a != "a question"
     assert len({a, Question([0.2, 0.8], rewards=[1, 0])}) == 1
+
+
+def test_a_question_pickled_under_the_old_private_name_still_loads():
+    """Pickles written while the rebuilder was ``_question._rebuild_question`` name it so; the rename kept it."""
+    import pickle
+
+    q = Question([0.2, 0.8], rewards=[1, 0])
+    data = pickle.dumps(q, protocol=4)
+    assert b"rebuild_question" in data and b"_rebuild_question" not in data
+    old = data.replace(b"\x8c\x10rebuild_question", b"\x8c\x11_rebuild_question")
+    assert old != data and pickle.loads(old) == q

@@ -47,18 +47,18 @@ def test_frozen_trunk_gives_the_full_models_logits(smollm):
 
 
 def test_free_generation_logprobs_match_a_fresh_forward(smollm):
-    from grpo_theory.training.free_generation import FreeSampler, _token_logp
-    from grpo_theory.training.smollm import FrozenTrunkLM, _chat_prompt
+    from grpo_theory.training.free_generation import FreeSampler, token_logp
+    from grpo_theory.training.smollm import FrozenTrunkLM, chat_prompt
 
     model, tok = smollm
     f = FrozenTrunkLM(copy.deepcopy(model.hf))
     with torch.no_grad():
         for p in f.hf.model.layers[-1].mlp.parameters():            # a policy away from the reference
             p.add_(0.02 * torch.randn_like(p))
-    prompt = _chat_prompt(tok, "What is 3+4? Answer with the number only.")
+    prompt = chat_prompt(tok, "What is 3+4? Answer with the number only.")
     c = FreeSampler(f, tok, [prompt], max_new_tokens=5).sample(0, 4, torch.Generator().manual_seed(0))
     with torch.no_grad():
-        lp = _token_logp(f, None, c.h0, c.tokens)
+        lp = token_logp(f, None, c.h0, c.tokens)
         for row in range(4):
             seq = torch.tensor([list(prompt) + c.tokens[row].tolist()])
             ref = torch.log_softmax(f.hf(input_ids=seq).logits[0, len(prompt) - 1:-1].float(), -1)

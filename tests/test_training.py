@@ -458,3 +458,24 @@ def test_warmup_rises_linearly_then_the_schedule_decays():
     assert lr[0] == pytest.approx(1e-4 * 1.0) and lr[9] == pytest.approx(1e-3 * (1 - 0.95 * 0.09))
     with pytest.raises(ValueError, match="warmup_steps must be .* got 101"):
         GRPOConfig(steps=100, warmup_steps=101)
+
+
+def test_the_kl_and_tree_studies_take_the_objective_whole(tmp_path, monkeypatch):
+    """run_kl_study(obj=...) and run_tree_study(obj=...): one spelling for the objective they start from (its
+    beta and G reach the rows); the tree study refuses a sequence-level one before training anything."""
+    import pandas as pd
+
+    from grpo_theory.studies import kl, tree
+
+    with pytest.raises(InvalidInputError, match="level='token'"):
+        tree.run_tree_study(tmp_path / "t", obj=Objective(beta=1.0, penalty="direct"), progress=False)
+    with pytest.raises(InvalidInputError, match="obj must be an Objective"):
+        kl.run_kl_study(tmp_path / "k", obj={"beta": 0.7}, progress=False)
+    real = kl.pretrain_reference
+    monkeypatch.setattr(kl, "pretrain_reference", lambda *a, **kw: real(*a, **{**kw, "steps": 20}))  # cheap
+    obj = Objective(beta=0.7, group_size=4, std_ddof=1, std_eps=1e-4)
+    summary = kl.run_kl_study(tmp_path / "k", seeds=(0,), variants=["k1_reward"], steps=5, n_questions=2, obj=obj,
+                              progress=False)
+    rows = pd.read_csv(tmp_path / "k" / "kl_results.csv")
+    assert (rows.beta == 0.7).all() and "G=4" in summary.objective[0]
+    np.testing.assert_allclose(rows.predicted, rows.log_pooling, atol=1e-7)     # KL in the reward, at beta 0.7

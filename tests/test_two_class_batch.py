@@ -121,3 +121,17 @@ def test_critical_step_sizes_are_critical_step_size():
     # ~1e-10 relative, re-rolled by a last-bit change of the root
     assert np.array_equal(np.isnan(got), np.isnan(expected))
     assert np.allclose(got, expected, rtol=1e-8, equal_nan=True)
+
+
+def test_a_batch_names_the_first_problem_it_does_not_cover():
+    """TwoClassBatch and MultiClassFlowBatch check their problems the same way (solvers.classes.covered_problems)."""
+    from grpo_theory import InvalidInputError
+    from grpo_theory.solvers.multi_class_batch import MultiClassFlowBatch
+
+    two = ClassProblem(Question([0.3, 0.7], rewards=[1, 0]), Objective(beta=1.0))
+    three = ClassProblem(Question([0.2, 0.3, 0.5], rewards=[1, 0.5, 0]), Objective(beta=1.0))
+    assert len(TwoClassBatch([two, two])) == 2 and len(MultiClassFlowBatch([three]).problems) == 1
+    with pytest.raises(InvalidInputError, match=r"TwoClassBatch does not cover .* with 3 classes"):
+        TwoClassBatch([two, three])
+    with pytest.raises(InvalidInputError, match=r"MultiClassFlowBatch does not cover .* with 2 classes"):
+        MultiClassFlowBatch([three, two])

@@ -19,7 +19,8 @@ FIGURE_MODULES = (
     # issue 23: free generation on SmolLM2 (Figure 25a-d, split by experiment), and TRL's trainer on it run to its cap
     "free_generation", "free_generation_course", "trl_smollm2",
     # issue 46: figures for the headline results
-    "seed_validation",
+    "seed_validation", "smollm2_new_seed", "family_study", "trl_bias_correction", "certified_search",
+    "verl_critical_beta",
 )
 
 def _specs(module: str) -> tuple[FigureSpec, ...]:

@@ -17,9 +17,11 @@ from tqdm.auto import tqdm
 
 from .. import plotting
 from .._io import atomic_write
+from .._validate import MAX_DATA_BYTES, read_text
 from ..problem import InvalidInputError
 from ._registry import FIGURES
 from ._spec import FigureInputs, FigureSkipped, FigureSpec
+from .trained_vs_theory import TRAINED_COLUMNS
 
 
 def _save(fig, base: Path) -> list[Path]:
@@ -47,7 +49,20 @@ CSV_ATOL = 1e-9
 
 
 def same_table(a: pd.DataFrame, b: pd.DataFrame, rtol: float = CSV_RTOL, atol: float = CSV_ATOL) -> bool:
-    """Same columns, same non-numeric values, numeric values equal within ``rtol``/``atol`` (NaN = NaN)."""
+    """Same columns, same non-numeric values, numeric values equal within ``rtol``/``atol`` (NaN = NaN).
+
+    Parameters
+    ----------
+    a, b : pandas.DataFrame
+        The two tables.
+    rtol, atol : float
+        The tolerances of the numeric columns (default :data:`CSV_RTOL`, :data:`CSV_ATOL`).
+
+    Returns
+    -------
+    bool
+        Whether they are the same table.
+    """
     import numpy as np
 
     if list(a.columns) != list(b.columns) or a.shape != b.shape:
@@ -94,6 +109,22 @@ def _ranges(numbers: list[int]) -> str:
     return ", ".join(f"{r[0]}-{r[-1]}" if len(r) > 1 else f"{r[0]}" for r in runs)
 
 
+def _read_trained(path: Path) -> pd.DataFrame:
+    """``--trained``: a CSV table with Figure 9's columns, read through the validation layer (UTF-8, size), every
+    problem naming the file."""
+    text = read_text(path, "--trained", max_bytes=MAX_DATA_BYTES, expected="the CSV `grpo-theory validate` writes")
+    try:
+        table = pd.read_csv(io.StringIO(text))
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
+        raise InvalidInputError(f"--trained {str(path)!r} is not a readable CSV table: "
+                                f"{' '.join(str(exc).split())}") from None
+    missing = sorted(set(TRAINED_COLUMNS) - set(table.columns))
+    if missing:
+        raise InvalidInputError(f"--trained {str(path)!r} lacks the column(s) {missing}; it needs "
+                                f"{sorted(TRAINED_COLUMNS)} (found {sorted(map(str, table.columns))[:20]})")
+    return table
+
+
 def _done_file(out: Path) -> Path:
     return out / _DONE
 
@@ -127,7 +158,18 @@ _SHARED = (Path(plotting.__file__), Path(__file__).with_name("_data.py"))
 def code_fingerprint(spec: FigureSpec) -> str:
     """Hash of the code that draws figure ``spec``: its own module, the modules it declares in
     ``spec.uses``, and the shared style (:mod:`grpo_theory.plotting`, ``figures/_data.py``). Editing
-    another figure's module, or this driver, leaves it alone."""
+    another figure's module, or this driver, leaves it alone.
+
+    Parameters
+    ----------
+    spec : FigureSpec
+        The figure.
+
+    Returns
+    -------
+    str
+        The hex digest.
+    """
     import hashlib
 
     h = hashlib.sha256()
@@ -143,7 +185,20 @@ def _fingerprint_paths(spec: FigureSpec) -> list[Path]:
 
 def read_tables(spec: FigureSpec, folder: str | Path) -> dict[str, pd.DataFrame]:
     """The tables of figure ``spec`` as written to ``folder`` by :func:`build_figures` (``"data"`` and
-    each ``fig<N>_<slug>_<name>.csv``); empty if it has none there (a skipped figure)."""
+    each ``fig<N>_<slug>_<name>.csv``); empty if it has none there (a skipped figure).
+
+    Parameters
+    ----------
+    spec : FigureSpec
+        The figure.
+    folder : str or pathlib.Path
+        Where :func:`build_figures` wrote it.
+
+    Returns
+    -------
+    dict of pandas.DataFrame
+        ``{name: table}``.
+    """
     folder = Path(folder)
     out = {}
     if (folder / f"{spec.stem}.csv").is_file():
@@ -173,6 +228,30 @@ def build_figures(out_dir: str | Path = "paper_figures", only=None, trained: str
       an image is missing, the drawing code changed (its hash differs from the one recorded for
       that figure in ``out_dir/figures_fingerprint.json``) or ``force=True``. Another machine's last-digit
       differences then leave every committed file as it was.
+
+    Parameters
+    ----------
+    out_dir : str or pathlib.Path, default "paper_figures"
+        Where the figures, their tables and captions go.
+    only : iterable of int, optional
+        The figure numbers to build (a number with parts builds every part); default all.
+    trained : str or pathlib.Path, optional
+        Figure 9's CSV of trained points.
+    progress : bool, default True
+        Show a progress bar.
+    resume : bool, default False
+        Skip the figures recorded as done in ``out_dir/.figures_done.json``.
+    force : bool, default False
+        Redraw every image, changed or not.
+    results : str or pathlib.Path, optional
+        The folder of the studies' tables.
+    images : bool, default True
+        Draw the PNG and PDF files (False: tables and captions only).
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files written.
     """
     matplotlib.use("Agg", force=False)
     valid = {s.number for s in FIGURES}
@@ -187,7 +266,7 @@ def build_figures(out_dir: str | Path = "paper_figures", only=None, trained: str
         if not trained.is_file():
             raise InvalidInputError(f"--trained {str(trained)!r}: no such file; it is written by "
                                     "`grpo-theory validate` (runs/validate/trained_points.csv)")
-        measured = pd.read_csv(trained)
+        measured = _read_trained(trained)
     if results is not None and not Path(results).is_dir():
         raise InvalidInputError(f"--results {str(results)!r}: no such folder; expected the folder of study "
                                 "tables (docs/results in a checkout)")

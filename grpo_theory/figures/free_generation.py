@@ -77,8 +77,9 @@ def _curve(betas, n_measured: int, n_ref: int) -> pd.DataFrame:
     return pd.concat(out, ignore_index=True)
 
 
-def _run(inputs, name: str) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """One run's rows, its final measurements (:func:`_final_rows`) and its scores (:func:`_scores`)."""
+def run_tables(inputs, name: str) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """One run's rows (the results table ``name``), its final measurements (:func:`_final_rows`) and its scores
+    (:func:`_scores`): what Figures 25a-25c read."""
     t = inputs.results_table(name)
     data = _final_rows(t[t.kind == "final"])
     return t, data, _scores(t, data)
@@ -92,7 +93,7 @@ def tables_yes_no(inputs) -> dict[str, pd.DataFrame]:
     """Figure 25a: ``data``, every final measurement (seed, beta, prompt) with its sampling sd; ``curve``,
     x(p_ref) and the sampling sd per beta; ``scores``, the final MAE over prompts of the theory and the
     baselines per (beta, seed) with its sampling floor."""
-    _, data, scores = _run(inputs, "free_generation.csv")
+    _, data, scores = run_tables(inputs, "free_generation.csv")
     return {"data": data.reset_index(drop=True), "curve": _with_curve(data),
             "scores": scores[scores.kind == "final"].reset_index(drop=True)}
 
@@ -100,7 +101,7 @@ def tables_yes_no(inputs) -> dict[str, pd.DataFrame]:
 def tables_greetings(inputs) -> dict[str, pd.DataFrame]:
     """Figure 25b: as :func:`tables_yes_no` for the greetings run, with each measurement's training reward
     over the last quarter of its job (``tail_mean``, ``tail_n``)."""
-    _, data, scores = _run(inputs, "free_generation_greetings.csv")
+    _, data, scores = run_tables(inputs, "free_generation_greetings.csv")
     tail = inputs.results_table("free_generation_greetings_tail.csv")
     data = data.merge(tail[["seed", "beta", "prompt", "tail_mean", "tail_n"]], on=["seed", "beta", "prompt"],
                       how="left", validate="one_to_one")
@@ -150,7 +151,8 @@ def final_scores(scores: pd.DataFrame) -> pd.DataFrame:
     return f.reset_index(drop=True)
 
 
-def _r(v: float) -> str:
+def fmt3(v: float) -> str:
+    """A caption's number: three decimals."""
     return f"{v:.3f}"
 
 
@@ -259,9 +261,9 @@ def outside_two_sigma(data: pd.DataFrame) -> str:
 
 def _per_beta(fs: pd.DataFrame) -> str:
     return "; ".join(
-        f"beta = {b:g}: theory {_r(v.mae_predicted.mean())} (seeds {_r(v.mae_predicted.min())}-"
-        f"{_r(v.mae_predicted.max())}), logit shift {_r(v.mae_shift.mean())}, pi_ref {_r(v.mae_identity.mean())}, "
-        f"sampling floor {_r(v.floor.mean())}" for b, v in fs.groupby("beta"))
+        f"beta = {b:g}: theory {fmt3(v.mae_predicted.mean())} (seeds {fmt3(v.mae_predicted.min())}-"
+        f"{fmt3(v.mae_predicted.max())}), logit shift {fmt3(v.mae_shift.mean())}, "
+        f"pi_ref {fmt3(v.mae_identity.mean())}, sampling floor {fmt3(v.floor.mean())}" for b, v in fs.groupby("beta"))
 
 
 def caption_yes_no(t: dict[str, pd.DataFrame]) -> str:
@@ -285,8 +287,8 @@ def caption_yes_no(t: dict[str, pd.DataFrame]) -> str:
         "dotted: no change. (b) Measured minus predicted; lines: +-2 sigma of sampling alone; outside them: "
         f"{outside_two_sigma(data)}, against about {0.0455 * n_b:.0f} each from sampling; open: the "
         f"{len(data) - conv} of {len(data)} measurements still moving (counted in every MAE). (c) MAE over "
-        "prompts at the end (points: seeds; bars: means; dashed: each beta's sampling floor; the shift "
-        f"fitted on the other half). Over {len(fs)} runs the theory meets the target MAE <= "
+        "prompts at the end (points: seeds; bars: means; dashed: sampling floor; shift fitted on the "
+        f"other half). Over {len(fs)} runs the theory meets the target MAE <= "
         f"{TARGET:g} in {int(fs.meets.sum())} and beats pi_ref in {int(fs.beats_identity.sum())}: {_per_beta(fs)}.")
 
 

@@ -13,7 +13,7 @@ from matplotlib.lines import Line2D
 
 from .. import plotting
 from ._spec import FigureSpec
-from .free_generation import SCORED, SCORED_LINES, SCORED_MARKERS, TARGET, _r, _run, log_span, log_ticks
+from .free_generation import SCORED, SCORED_LINES, SCORED_MARKERS, TARGET, fmt3, log_span, log_ticks, run_tables
 
 #: where Figure 25c puts the end of training on its step axis (each run's last step, 150-225)
 END_X = 320.0
@@ -22,7 +22,7 @@ END_X = 320.0
 def tables_during(inputs) -> dict[str, pd.DataFrame]:
     """Figure 25c: ``data``, the MAE over prompts of the theory and the baselines per (beta, seed, kind,
     step) of the yes/no run (intermediate steps from 200 samples a prompt, and the end)."""
-    _, _, scores = _run(inputs, "free_generation.csv")
+    _, _, scores = run_tables(inputs, "free_generation.csv")
     return {"data": scores}
 
 
@@ -116,9 +116,9 @@ def caption_during(t: dict[str, pd.DataFrame]) -> str:
     during = []
     for b, g in mid.groupby("beta"):
         per = g.groupby("step")[["mae_predicted", "mae_shift", "mae_identity"]].mean()
-        during.append(f"beta = {b:g}: theory {_r(per.mae_predicted.min())}-{_r(per.mae_predicted.max())}, "
-                      f"shift {_r(per.mae_shift.min())}-{_r(per.mae_shift.max())}, "
-                      f"pi_ref {_r(per.mae_identity.min())}-{_r(per.mae_identity.max())}")
+        during.append(f"beta = {b:g}: theory {fmt3(per.mae_predicted.min())}-{fmt3(per.mae_predicted.max())}, "
+                      f"shift {fmt3(per.mae_shift.min())}-{fmt3(per.mae_shift.max())}, "
+                      f"pi_ref {fmt3(per.mae_identity.min())}-{fmt3(per.mae_identity.max())}")
     return ("Figure 25c. The yes/no run of Figure 25a during training (200 samples a prompt), one beta a panel: "
             "the MAE over prompts of the theory, the flow from pi_ref on one clock fitted on the other half of the "
             "prompts (one number per run), of the logit shift, refitted on the other half at each step (one "
@@ -144,7 +144,7 @@ def caption_collapse(t: dict[str, pd.DataFrame]) -> str:
             f"tokens, a fixed {int(collapse.steps.iloc[0])} steps, not checked for stationarity): per prompt "
             "pi_ref (grey), the prediction and P(correct) after training at two Adam steps, with 95% Wilson "
             f"intervals of 400 samples. At Adam {plotting.sci_text(lrs[0], plain=True)}, {len(near)} of "
-            f"{len(small)} prompts end {_r(near.min())}-{_r(near.max())} from the prediction and "
+            f"{len(small)} prompts end {fmt3(near.min())}-{fmt3(near.max())} from the prediction and "
             f"{worst.question.rstrip('?')} (pi_ref {worst.pi_ref:.4f}) reaches {worst.measured:.3f} against "
             f"{worst.predicted:.3f}; at {plotting.sci_text(lrs[-1], plain=True)}, {len(below)} of {len(big)} end "
             "below pi_ref" + (f" and {rest_text}" if len(rest) else "") + ": the larger step collapses.")

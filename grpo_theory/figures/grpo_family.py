@@ -170,8 +170,8 @@ def caption(t) -> str:
     return (
         f"Figure 19. The GRPO family on one binary question (pi_ref(correct) = {FAMILY_PI_REF:g}, rewards 1 and 0, "
         f"reverse k3 penalty): the stationary pi(correct) from the exact engine against beta in "
-        f"[{min(FAMILY_BETAS):g}, {max(FAMILY_BETAS):g}] ({len(FAMILY_BETAS)} points) for G = 2, 4, 8 and inf "
-        f"(G = 4 added because most trained configurations ran there). Variants: the group advantage with the std "
+        f"[{min(FAMILY_BETAS):g}, {max(FAMILY_BETAS):g}] ({len(FAMILY_BETAS)} points) for G = 2, 4, 8 and inf. "
+        f"Variants: the group advantage with the std "
         f"(GRPO) and without (Dr. GRPO), RLOO, REINFORCE++ with a group baseline, the analytic pass@k advantage "
         f"(k = 2; k = 4 only where G >= 4), tied groups filtered, and an entropy bonus of {ENTROPY_COEF:g} "
         f"(on GRPO). At k = G pass@k has no signal and stays at pi_ref. Curves that coincide are dashed over "

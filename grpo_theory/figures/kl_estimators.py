@@ -159,22 +159,20 @@ def _twins_text(pv: pd.DataFrame, groups: list[list[str]]) -> str:
     twins = [g for g in groups if len(g) > 1]
     if not twins:
         return ""
-    said = "; ".join(", ".join(f"'{pv.label[c]}'" for c in g[:-1]) + f" and '{pv.label[g[-1]]}' train "
-                     "identically in every seed, one experiment" for g in twins)
-    return f" ({len(groups)} distinct runs: {said})"
+    said = "; ".join(f"{len(g)} of them train identically in every seed, one experiment" for g in twins)
+    return f" ({len(groups)} distinct runs: {said}; docs/figures.md names them)"
 
 
 def caption(t) -> str:
-    data, s = t["data"], t["summary"]
+    s = t["summary"]
     pv = per_variant(s)
     met = pv[pv.met]
     wrong = pv[pv.wrong_vertex > 0]
     clamped = pv.loc[[c for c in pv.index if c.startswith("k3_low_var_kl") and "0.8x" not in c]]
     return (
         f"Figure 21. The trainer's KL term, {len(pv)} variants x {s.seed.nunique()} seeds of the KL study "
-        f"(small GPT, G = 8; the settings are in docs/figures.md). (a) Measured against predicted "
-        f"pi(rewarded answer) for every question, seed and variant ({len(data)} points; logit axes, clipped to "
-        f"[{CLIP:g}, 1 - {CLIP:g}]), coloured by what the "
+        f"(small GPT, G = 8; settings in docs/figures.md). (a) Measured against predicted "
+        f"pi(rewarded answer) for every question, seed and variant (logit axes), coloured by what the "
         f"variant's expected gradient amounts to. (b) The mean absolute error over all answers, one dot per seed; "
         f"dashed, the target {TARGET:g}; right, the questions measured at the other vertex than predicted. "
         f"The target is met in every seed by {len(met)} of {len(pv)} variants"
@@ -182,11 +180,11 @@ def caption(t) -> str:
         f"The {len(wrong)} estimators with no restoring force end at a vertex, but at the wrong one in up to "
         f"{int(wrong.wrong_vertex.max())} of {int(wrong.questions.max())} questions ("
         + " and ".join(r.label for r in wrong.itertuples() if r.wrong_vertex == wrong.wrong_vertex.max())
-        + "; each variant's count at the right of (b)); verl's clamped low-variance KL above its critical beta "
+        + "); verl's clamped low-variance KL above its critical beta "
         "predicts an interior point and misses it "
-        f"(worst-seed MAE {clamped.mae_worst.min():.3f} to {clamped.mae_worst.max():.3f}). Take-away: what an "
-        f"estimator's expected gradient amounts to predicts training to the target wherever it restores mass; "
-        f"where it does not (k1 or abs in the loss, clamps), the per-question theory names the vertex, not which one."
+        f"(worst-seed MAE {clamped.mae_worst.min():.3f} to {clamped.mae_worst.max():.3f}). Take-away: an "
+        f"estimator's expected gradient predicts training to the target wherever it restores mass; where it "
+        f"does not, the theory names the vertex, not which one."
     )
 
 

@@ -136,25 +136,25 @@ def caption(t) -> str:
     u = c["upper"]
     adam_counts = ", ".join(f"{u[(ADAM, lr)]} at lr {lr:g}" for lr in sorted(ADAM_MARKERS))
     lo, hi = c["neither_crit"] or (float("nan"), float("nan"))
+    small = "in every question" if c["small_all_lower"] else "not in every question"
+    above = "all" if c["neither_below"] == c["neither"] else f"{c['neither_below']} of them"
+    others = c["up5"] + c["low5"]
+    below = (f"the {others} below their bound" if c["stable_at_5"] == others
+             else f"the {others} others ({c['stable_at_5']} below their bound)")
     return (
         f"Figure 20. Which stable point a run reaches where there are two (binary questions, G = 64, beta = 1, "
-        f"direct KL; the {c['n_q']} multistable questions of the validation study). The flow from pi_ref "
+        f"direct KL; the {c['n_q']} multistable questions). The flow from pi_ref "
         f"reaches the lower stable point; a separatrix (dashed in b) bounds the upper one's basin. (a) Plain "
-        f"gradient steps with exact expectations, one dot per question and step size, coloured by where the run "
-        f"ended; black: Figure 12's step bound 2/|F'(z*)|. Steps {c['small_steps']} end at the flow's point in "
-        f"every question. At "
-        f"step {c['s_max']:g}: {c['neither']} runs end at neither point, and in {c['neither_below']} of them the "
-        f"step is above the bound (bound {lo:.2f}-{hi:.2f}: the point is unstable and the iteration cycles); "
-        f"{c['stable_at_5']} of the {c['up5'] + c['low5']} other runs are below their bound, so the point is "
-        f"stable, yet {c['up5']} of them end at the upper point (pi_ref(a) >= {c['up5_pi']:.3f}, where the lower "
-        f"point sits closest to the separatrix): the first steps overshoot the separatrix. (b) Adam (each "
-        f"question trained alone, three learning rates): the largest pi(a) along each run; runs end at the upper "
-        f"point {adam_counts} of {c['n_q']}, and a run ends there exactly when its path crossed the separatrix "
+        f"gradient steps with exact expectations, coloured by where each run ended; black: Figure 12's step bound 2/|F'(z*)|. Steps {c['small_steps']} end at the flow's point "
+        f"{small}. At step {c['s_max']:g}: {c['neither']} runs end at neither point, {above} above their bound "
+        f"({lo:.2f}-{hi:.2f}); {c['up5']} of {below} end at the upper point "
+        f"(pi_ref(a) >= {c['up5_pi']:.3f}): the first steps overshoot the separatrix. (b) Adam (each question "
+        f"alone): the largest pi(a) along each run; runs end at the upper point "
+        f"{adam_counts} of {c['n_q']}, exactly those whose path crossed the separatrix "
         f"({c['adam_crossed_is_upper']} of {c['adam_runs']} runs). Adam at lr 3e-3 and tabular steps of "
         f"{c['s_max']:g} send {'the same' if c['same_as_adam'] else 'different'} questions to the upper point. "
-        f"Take-away: the stationary point the flow reaches is the prediction only for small steps; a large step "
-        f"either destabilises it (above Figure 12's bound) or, below the bound, jumps the separatrix early, and "
-        f"which happens depends on how close the point sits to the separatrix."
+        f"Take-away: the flow's point is the prediction only for small steps; a large step destabilises it "
+        f"(above the bound) or jumps the separatrix (below it)."
     )
 
 

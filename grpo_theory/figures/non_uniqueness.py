@@ -154,17 +154,15 @@ def caption(t: dict[str, pd.DataFrame]) -> str:
     """The caption, its numbers read from the plotted tables."""
     beta_f = float(t["fold"].beta.iloc[0])
     return (
-        "Figure 7. Non-unique stationary points, and the paths into them. (a) Direct/scale penalty at G -> inf: "
-        f"the stationary points against beta at pi_ref(a) = {NONUNIQUE_PI_REF:g}, on a logit axis: stable "
-        "(solid), unstable (dashed: the separatrix), the vertex pi(a) = 1, a stable limit point for every beta, "
-        f"and the fold at beta = {beta_f:.4f}; shaded, each stable point's basin; dash-dotted, the beta of (c, d). "
-        "(b) The number of stationary points over (beta, pi_ref(a)), from the sign of h at its turning point "
-        "(black: h = 0); dotted, (a)'s pi_ref; the dot, (a)'s fold. "
+        "Figure 7. Non-unique stationary points, and the paths into them. (a) Direct/scale penalty, G -> inf, "
+        f"pi_ref(a) = {NONUNIQUE_PI_REF:g}: the stationary points against beta on a logit axis: stable (solid), "
+        "unstable (dashed: the separatrix), the vertex pi(a) = 1 (a stable limit point for every beta), the fold "
+        f"at beta = {beta_f:.4f}; shaded: each stable point's basin; dash-dotted: the beta of (c, d). "
+        "(b) The number of stationary points over (beta, pi_ref(a)); black: the boundary (h = 0 at its turning "
+        "point); dotted: (a)'s pi_ref; dot: (a)'s fold. "
         + caption_paths(t["paths"], t["paths_stationary"])
-        + f"Take-away: above the fold a run from pi_ref settles inside, but a start past the separatrix "
-        f"(within {separatrix_gap(t['data'], 2.0):.1e} of 1 for beta >= 2, "
-        f"{separatrix_gap(t['data'], 10.0):.1e} for beta >= 10), or a large first step that carries it there, "
-        "runs into the vertex, and no amount of training brings it back.")
+        + "Take-away: above the fold a run from pi_ref settles inside; a start, or a large first step, past the "
+        "separatrix runs into the vertex for good.")
 
 
 SPEC = FigureSpec(7, "non_uniqueness", caption, tables, render, __name__, uses=("phase_portraits", "finite_g_regions"))

@@ -114,8 +114,8 @@ PATH_HANDLES = (
 
 
 def caption_paths(paths: pd.DataFrame, pts: pd.DataFrame) -> str:
-    """The caption's sentences on panels (c) and (d); its numbers (the points, the split, the slowest path)
-    read from the plotted tables."""
+    """The caption's sentences on panels (c) and (d); its numbers (the points, the split) read from the plotted
+    tables (the slowest path's distance from the vertex is in docs/figures.md)."""
     rev = paths[paths.variant.str.startswith("reverse")]
     dirp = paths[paths.variant.str.startswith("direct")]
     rev_pt = pts[pts.variant.str.startswith("reverse") & ~pts.boundary.astype(bool)]
@@ -128,18 +128,14 @@ def caption_paths(paths: pd.DataFrame, pts: pd.DataFrame) -> str:
     above = ends[ends.start_logit > zs]
     beside = ends[~ends.start_logit.isin(START_LOGITS)].sort_values("start_logit")   # the two added starts
     into = above[above.destination == "vertex"]
-    n_spread = int(above.start_logit.isin(START_LOGITS).sum())
     below_end = ("settles at the stable point" if beside.destination.iloc[0] == "interior"
                  else "runs into the vertex too")
-    top = float(into.one_minus_pi_a.max())
     share = f"all {len(above)}" if len(into) == len(above) else f"{len(into)} of the {len(above)}"
     return (
-        f"(c, d) The expected-gradient flow's paths from {n_rev} starts (in (d) two more, either side of the "
-        f"separatrix) at beta = {PHASE_BETA:g}, above the fold, against flow time; teal: settles at an interior "
-        "point, ochre: runs into the vertex; black: the stationary points (solid stable, dashed unstable). "
-        "(c) Reverse/scale, G = 8: one "
+        f"(c, d) The expected-gradient flow's paths from {n_rev} starts (two more in (d), beside the "
+        f"separatrix) at beta = {PHASE_BETA:g} against flow time; teal: settles inside, ochre: runs into the "
+        "vertex; black: stationary points. (c) Reverse/scale, G = 8: one "
         f"stationary point ({float(rev_pt.pi_a.iloc[0]):.3f}), and every start settles there. (d) Direct/scale, "
         f"G = inf: the stable point {d_stable:.3f} and the separatrix at 1 - {gap:.1e}; {share} "
-        f"starts above it ({n_spread} of the spread and the one {beside.start_logit.iloc[1] - zs:.2f} "
-        f"above it) run into the vertex, slowly (at t = {dirp.t.max():g} the farthest of them is still at "
-        f"1 - {top:.0e}), and the one {zs - beside.start_logit.iloc[0]:.2f} below it {below_end}. ")
+        f"starts above it run into the vertex, slowly, and the one {zs - beside.start_logit.iloc[0]:.2f} below "
+        f"it {below_end}. ")

@@ -248,7 +248,7 @@ def caption(t: dict[str, pd.DataFrame]) -> str:
         "step size of plain gradient steps on the logits (dynamics.grpo_steps, one update per batch) that still "
         "converges to the stationary point, 2/|F'(z*)|, over (beta, pi_ref(a)) at G = 8, on a "
         f"{m.beta.nunique()} x {m.pi_ref_a.nunique()} grid; grey: bounds above 10^{STEP_LOG_MAX:g} (up to "
-        f"10^{over:.0f}, where the policy is near a vertex and the flow is flat); hatched: the policy sits at a "
+        f"10^{over:.0f}; docs/figures.md says where); hatched: the policy sits at a "
         f"vertex. Take-away: a stationary point is a prediction only for steps below this bound; at beta = "
         f"{m.beta.max():g} it falls to " + " and ".join(f"{v:.2f} ({k.split(',')[0]})" for k, v in low.items())
         + " logit units, where the penalty's curvature is largest, so strong regularisation and large learning "

@@ -25,6 +25,10 @@ UNSETTLED = "0.65"
 PENALTY_MARK = {"reverse": "solid, filled", "direct": "dashed, open"}
 
 
+#: The columns a table of measured points must have.
+TRAINED_COLUMNS = ("group_size", "beta", "pi_ref_a", "measured", "measured_se")
+
+
 def trained_points(measured: pd.DataFrame) -> pd.DataFrame:
     """A table of measured points, completed with the columns Figure 9 reads.
 
@@ -35,7 +39,7 @@ def trained_points(measured: pd.DataFrame) -> pd.DataFrame:
     ``measured_se``; study tables give the between-seed error here), ``converged`` (default True;
     False marks a run that had not settled, drawn apart and left out of the caption's fractions).
     """
-    need = {"group_size", "beta", "pi_ref_a", "measured", "measured_se"}
+    need = set(TRAINED_COLUMNS)
     missing = sorted(need - set(measured.columns))
     if missing:
         raise InvalidInputError(f"the trained-points table lacks columns {missing}; it needs {sorted(need)}")

@@ -83,6 +83,7 @@ def caption(t: dict[str, pd.DataFrame]) -> str:
     single = [r for r in runs if int(a[a.run == r].inner_updates.iloc[0]) == 1]
     multi = [r for r in runs if r not in single]
     lags = [early_lag(a[a.run == r]) for r in single]
+    lag = "lag their flow at first" if all(k > n / 2 for k, n in lags) else "do not all lag their flow at first"
     lead_b = all(leads_at_first(df[(df.question == qs[1]) & (df.run == r)]) for r in runs)
     lead_multi = all(leads_at_first(a[a.run == r]) for r in multi)
     fast = a[(a.run == single[0]) & (a.kind == TRAINED)]
@@ -94,20 +95,19 @@ def caption(t: dict[str, pd.DataFrame]) -> str:
     return (
         "Figure 16. Training trajectories of the small GPT (G = 8, beta = 0.5, reverse penalty, seed 0): the "
         "probability of the rewarded answer for the questions with the lowest and the highest pi_ref, at "
-        f"Adam {', '.join(runs)} (solid; logged at each of the first {n_early} steps, then more sparsely, every "
-        "10 steps from step 100; step axis logarithmic above 1), "
-        "against the gradient flow from pi_ref with its time scale c fitted to each run (dotted, the run's "
-        "colour) and dynamics.grpo_steps at that step size (dots); grey line: the predicted stationary point. "
+        f"Adam {', '.join(runs)} (solid; logged at every step up to {n_early}, then sparser; step axis "
+        "logarithmic above 1), "
+        "against the gradient flow from pi_ref with its time scale c fitted to each run (dotted, "
+        "its colour) and dynamics.grpo_steps at that step size (dots); grey line: the predicted stationary point. "
         f"Take-away: every run ends at the prediction (within {end:.2g} at its last logged step), sooner with a "
         f"larger lr or more inner updates (fitted flow time per step c = {cs} in (a)). The path is not the "
-        f"flow's: in (a) the single-update runs lag their flow at first (behind it at "
-        + ", ".join(f"{k} of {n}" for k, n in lags) + " of the logged steps before the flow is half-way, "
-        f"for {', '.join(single)}), then rise faster and overshoot ({single[0]}: {peak.pi:.2f} at step "
+        f"flow's: in (a) the single-update runs ({', '.join(single)}) {lag} (docs/figures.md "
+        f"counts the steps), then rise faster and overshoot ({single[0]}: {peak.pi:.2f} at step "
         f"{int(peak.step)} against {float(peak.predicted):.2f})"
         + (f"; the run with {int(a[a.run == multi[0]].inner_updates.iloc[0])} inner updates is ahead of its "
            "flow at first" if multi and lead_multi else "")
         + (", and in (b) every run is ahead of its flow at its first logged step" if lead_b else "")
-        + ". Where there is a separatrix, an overshoot is what crosses it (docs/results.md).")
+        + ".")
 
 
 SPEC = FigureSpec(16, "training_trajectories", caption, tables, render, __name__)

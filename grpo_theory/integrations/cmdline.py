@@ -48,7 +48,18 @@ def _scalar(text: str):
 
 
 def looks_like_command(text: str) -> bool:
-    """Whether ``text`` reads as a trainer command line or script rather than YAML/JSON."""
+    """Whether ``text`` reads as a trainer command line or script rather than YAML/JSON.
+
+    Parameters
+    ----------
+    text : str
+        The config file's text.
+
+    Returns
+    -------
+    bool
+        True for a command line or script.
+    """
     return bool(re.search(r"(^|\s)(python[0-9.]*|torchrun|accelerate|trl|deepspeed|bash)\s", text)) or \
         "main_ppo" in text or text.lstrip().startswith("#!")
 
@@ -107,10 +118,33 @@ def _substitute(value: str, vars_: dict, source: str) -> str:
     return _VAR.sub(repl, value)
 
 
-def hydra_overrides(tokens: Sequence[str], source: str) -> dict:
+def hydra_overrides(tokens: Sequence[str], source: str, *, sections: Sequence[str] = ()) -> dict:
     """``a.b.c=value`` tokens (Hydra overrides; ``+`` and ``++`` prefixes allowed, ``~key`` deletes) as a flat
     mapping of dotted keys; other tokens (``python3``, ``-m``, ``2>&1``, ``| tee log``) are skipped up to the
-    first override, and after it any token that is not an override is an error."""
+    first override, and after it any token that is not an override is an error; so is a dotted key in one of
+    ``sections`` with no ``=value``, wherever it is.
+
+    Parameters
+    ----------
+    tokens : sequence of str
+        The command line, split as the shell would.
+    source : str
+        Where the tokens came from, for the errors.
+    sections : sequence of str, optional
+        Top-level keys under which a bare dotted key is an error.
+
+    Returns
+    -------
+    dict
+        ``{dotted key: value}``, values typed as Hydra types them (bool, int, float, None or str); a ``~key``
+        removes its key.
+
+    Raises
+    ------
+    InvalidInputError
+        For a token after the first override that is not one, a bare dotted key in ``sections``, or no
+        override at all.
+    """
     out: dict = {}
     started = False
     for tok in tokens:
@@ -129,7 +163,7 @@ def hydra_overrides(tokens: Sequence[str], source: str) -> dict:
         if eq and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_\-]*(\.[A-Za-z0-9_\-]+)*", key):
             out[key] = _scalar(value)
             started = True
-        elif started:
+        elif started or (not eq and key.split(".")[0] in sections and "." in key):
             raise InvalidInputError(f"{source}: {tok!r} is not a Hydra override key=value")
     if not out:
         raise InvalidInputError(f"{source}: no Hydra overrides (key=value) found; expected a command such as "
@@ -140,7 +174,27 @@ def hydra_overrides(tokens: Sequence[str], source: str) -> dict:
 def argparse_flags(tokens: Sequence[str], source: str, *, boolean: frozenset = frozenset()) -> dict:
     """``--flag value`` / ``--flag=value`` tokens as a mapping of flag names (dashes as underscores) to typed
     values; a flag in ``boolean`` may stand alone (True), any other flag without a value is an error. Tokens before
-    the first flag (the program, a script name) are skipped."""
+    the first flag (the program, a script name) are skipped.
+
+    Parameters
+    ----------
+    tokens : sequence of str
+        The command line, split as the shell would.
+    source : str
+        Where the tokens came from, for the errors.
+    boolean : frozenset of str, optional
+        The flags (dashes as underscores) that may stand alone.
+
+    Returns
+    -------
+    dict
+        ``{flag: value}``, values typed as YAML types them (bool, int, float, None or str).
+
+    Raises
+    ------
+    InvalidInputError
+        For a token that is not a flag, or a flag without a value.
+    """
     out: dict = {}
     i = 0
     toks = list(tokens)

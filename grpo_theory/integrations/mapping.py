@@ -24,7 +24,7 @@ import numpy as np
 
 from .. import kl
 from .._io import read_yaml
-from .._validate import load_json, read_text
+from .._validate import load_json, plain, read_text
 from .cmdline import looks_like_command, script_tokens
 from ..errors import NoStationaryPolicy, TheoryWarning
 from ..problem import InvalidInputError, Objective, Question
@@ -312,5 +312,15 @@ def load_config_file(framework: str, path) -> dict | list | str:
             raise InvalidInputError(f"{source}: no --flag arguments found in the command line")
         return tokens[first:]                 # an argv list: the readers parse it
     if suffix in (".yaml", ".yml"):
-        return read_yaml(path, "config", "a YAML mapping of the trainer's fields")
-    return load_json(text, source)
+        data = read_yaml(path, "config", "a YAML mapping of the trainer's fields")
+    else:
+        data = load_json(text, source)
+    if not isinstance(data, (dict, list)):               # null, a number, a string: no fields at all
+        shown = {type(None): "null (an empty document)", bool: "a boolean", str: "a string"}.get(
+            type(data), f"a number ({data!r})" if isinstance(data, (int, float)) else type(data).__name__)
+        raise InvalidInputError(f"{source} holds {shown}; expected an object of the trainer's fields"
+                                + (" or an argv list of its flags" if framework == "openrlhf" else ""))
+    if framework == "trl" and isinstance(data, list) and not all(isinstance(t, str) for t in data):
+        raise InvalidInputError(f"{source} holds a list ({plain(data)[:80]}); expected an object of GRPOConfig "
+                                "fields, or a list of `--field value` strings")
+    return data

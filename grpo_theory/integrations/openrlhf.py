@@ -163,15 +163,16 @@ def read_openrlhf_config(args) -> TheoryMapping:
         raise InvalidInputError(f"OpenRLHF args must be a mapping of flags or an argv list, got {args!r}")
     warns: list[str] = []
     old_to_new = {v: k for k, v in _OLD_NAMES.items()}
-    values = {}
+    values, given = {}, {}
     for name, v in raw.items():
         key = name.replace("-", "_") if "." not in name else name
         key = old_to_new.get(key, key)
         if key in OPENRLHF_DEFAULTS:
             values[key] = _coerce(key, v)
+            given[key] = name if name == key else f"{name} ({key})"      # messages name the user's spelling
         else:
             warns.append(f"flag {name!r} is not one the theory reads; ignored (check it is an OpenRLHF flag)")
-    check_fields(values, OPENRLHF_FIELDS, "OpenRLHF args", error=InvalidInputError)
+    check_fields(values, OPENRLHF_FIELDS, "OpenRLHF args", error=InvalidInputError, shown=given)
     values = {k: int(v) if OPENRLHF_FIELDS[k][0] == "int" else v for k, v in values.items()}
     get = lambda key: values.get(key, OPENRLHF_DEFAULTS[key])            # noqa: E731 - a local lookup
     adv = get("algo.advantage.estimator")

@@ -178,6 +178,8 @@ def read_trl_config(config, trl_version: str | None = None, completion_tokens: i
         config = argparse_flags(config, "TRL arguments", boolean=bools | (names - set(TRL_FIELDS)))
     _check_config(config, completion_tokens)
     warns: list[str] = []
+    if trl_version is not None and (not isinstance(trl_version, str) or not trl_version.strip()):
+        raise InvalidInputError(f"trl_version must be a version such as '1.16.0', got {trl_version!r}")
     version = trl_version or _get(config, "trl_version") or installed_trl_version()
     if version is None:
         version = PINNED_TRL
@@ -312,7 +314,18 @@ class Probe:
     other_reward: float | None = None
 
     def question(self, probs: np.ndarray) -> Question:
-        """The probe as a question over its answers plus "other", from full-vocabulary ``probs`` of them."""
+        """The probe as a question over its answers plus "other", from full-vocabulary ``probs`` of them.
+
+        Parameters
+        ----------
+        probs : array_like, shape (n_answers + 1,)
+            The reference probabilities of the answers and of "other" (the rest of the vocabulary).
+
+        Returns
+        -------
+        Question
+            Rewarded as the probe says; "other" gets ``other_reward`` (default: the lowest reward).
+        """
         other = self.other_reward if self.other_reward is not None else min(self.rewards)
         return Question(probs, rewards=list(self.rewards) + [other], labels=list(self.answers) + ["<other>"])
 

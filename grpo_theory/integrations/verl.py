@@ -84,6 +84,20 @@ def _flatten(d: Mapping, prefix: str = "") -> dict:
     return out
 
 
+#: verl's top-level sections (a dotted token starting with one is an override, ``=value`` or not).
+_SECTIONS = ("algorithm", "actor_rollout_ref", "data", "trainer", "critic", "reward_model", "custom_reward_function")
+
+
+def _check_sections(flat: dict) -> None:
+    """A section (a key with keys under it in verl's config, e.g. ``algorithm``) given a plain value is refused:
+    ``algorithm: 5`` would drop every setting of the section silently."""
+    sections = {k.rsplit(".", i)[0] for k in _known_keys() for i in range(1, k.count(".") + 1)}
+    bad = sorted(k for k in flat if k in sections)
+    if bad:
+        raise InvalidInputError(f"verl config: {bad[0]} = {flat[bad[0]]!r} is a section of verl's config; "
+                                "expected a mapping of its keys")
+
+
 def _is_file(text: str) -> bool:
     try:
         return Path(text).is_file()
@@ -94,9 +108,10 @@ def _is_file(text: str) -> bool:
 def _load(config) -> dict:
     if isinstance(config, str) and "=" in config and ("\n" in config or " " in config.strip()) \
             and not _is_file(config):
-        return hydra_overrides(script_tokens(config, "verl command line", marker="main_ppo"), "verl command line")
+        return hydra_overrides(script_tokens(config, "verl command line", marker="main_ppo"), "verl command line",
+                               sections=_SECTIONS)
     if isinstance(config, (list, tuple)) and all(isinstance(t, str) for t in config):
-        return hydra_overrides(list(config), "verl overrides")
+        return hydra_overrides(list(config), "verl overrides", sections=_SECTIONS)
     if isinstance(config, (str, Path)):
         path = Path(config)
         text = read_text(path, "verl config", expected="a YAML file shaped like verl's ppo_trainer.yaml, or a "
@@ -104,11 +119,16 @@ def _load(config) -> dict:
         if path.suffix.lower() in (".sh", ".bash", ".txt", ".cmd") or (
                 path.suffix.lower() not in (".yaml", ".yml") and looks_like_command(text)):
             source = f"verl script {str(path)!r}"
-            return hydra_overrides(script_tokens(text, source, marker="main_ppo"), source)
+            return hydra_overrides(script_tokens(text, source, marker="main_ppo"), source, sections=_SECTIONS)
         config = read_yaml(config, "verl config", "a YAML file shaped like verl's ppo_trainer.yaml")
+        if not isinstance(config, Mapping):
+            raise InvalidInputError(f"verl config {str(path)!r} holds "
+                                    f"{'nothing' if config is None else type(config).__name__}; expected a YAML "
+                                    "mapping shaped like verl's ppo_trainer.yaml")
     if not isinstance(config, Mapping):
         raise InvalidInputError(f"a verl config must be a nested mapping or a YAML path, got {type(config).__name__}")
     flat = _flatten(config)
+    _check_sections(flat)
     # dotted keys at the top level (run-script overrides) are accepted as they are
     return flat
 

@@ -59,6 +59,7 @@ def start_logits(n, correct) -> np.ndarray:
     Returns
     -------
     numpy.ndarray
+        Each prompt's starting logit, finite.
     """
     n = np.asarray(n, dtype=float)
     c = np.asarray(correct, dtype=float)
@@ -229,6 +230,8 @@ def fit_flow(field: PromptField, index, k, m, *, rhos=None, kernel=None, times=N
     Returns
     -------
     Fit
+        The fitted flow time ``t`` and ``rho`` (NaN with a measured kernel), their bootstrap intervals, and
+        every prompt's P(correct) at the fit.
 
     Raises
     ------

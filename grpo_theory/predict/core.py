@@ -263,8 +263,8 @@ def predict(samples, obj=None, *, framework: str | None = None, config=None, k: 
     ----------
     samples : SampleTable, str or Path
         The base model's samples (see :func:`read_samples` for the three file layouts).
-    obj : Objective or dict of its fields, optional
-        The GRPO objective; or give ``framework`` and ``config`` to read it from a trainer config.
+    obj : Objective or dict, optional
+        The GRPO objective (or a dict of its fields); or give ``framework`` and ``config`` to read it from a trainer config.
     framework, config : optional
         ``"trl"``, ``"verl"`` or ``"openrlhf"`` and a config (dict or path), read by :func:`objective_for`.
     k : sequence of int

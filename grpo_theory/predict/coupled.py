@@ -83,6 +83,7 @@ def time_grid(t_max: float = 1e4, n: int = 200, t_min: float = 1e-3) -> np.ndarr
     Returns
     -------
     numpy.ndarray
+        ``n + 1`` increasing times, the first 0.
     """
     if not (0 < t_min < t_max) or n < 2:
         raise InvalidInputError(f"need 0 < t_min < t_max and n >= 2, got t_min={t_min!r}, t_max={t_max!r}, n={n!r}")
@@ -164,6 +165,7 @@ def solve_rho(field: PromptField, rho: float, times, *, z0=None, rtol: float = 1
     Returns
     -------
     CoupledTrajectory
+        Every prompt's logit at ``times`` (and the test prompts', ``z_test``).
 
     Raises
     ------
@@ -259,6 +261,7 @@ def solve_kernel(field: PromptField, K, times, *, z0=None, rtol: float = 1e-6, a
     Returns
     -------
     CoupledTrajectory
+        Every prompt's logit at ``times``.
     """
     N = field.p.size
     K = np.asarray(K, dtype=float) if scaled else check_kernel(K, N)

@@ -151,6 +151,8 @@ def predict_finite(samples: SampleTable, obj: Objective, after: SampleTable | No
     Returns
     -------
     FinitePrediction
+        The fitted models, their prediction per prompt with intervals, and (with ``holdout``) their scores on the
+        held-out prompts.
 
     Raises
     ------

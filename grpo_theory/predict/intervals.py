@@ -99,6 +99,7 @@ def check_k(k) -> tuple[int, ...]:
     Returns
     -------
     tuple of int
+        The values of ``k``, in the order given.
 
     Raises
     ------

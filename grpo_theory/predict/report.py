@@ -57,6 +57,7 @@ def figure_after_vs_before(pr):
     Returns
     -------
     matplotlib.figure.Figure
+        The figure, drawn and not shown or saved.
     """
     t = pr.table
     fig, ax = _new(3.0)
@@ -193,6 +194,7 @@ def figure_tradeoff(tradeoff, beta: float):
     Returns
     -------
     matplotlib.figure.Figure
+        The figure, drawn and not shown or saved.
     """
     fig, ax = _new()
     ax.plot(tradeoff.mean_kl_direct, tradeoff.mean_pred, "o-", ms=3, color="#1f5fa8")

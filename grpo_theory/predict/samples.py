@@ -14,7 +14,6 @@ Rows whose reward is empty (a failed generation, say) are *excluded*, counted an
 
 from __future__ import annotations
 
-import json
 import math
 import warnings
 from dataclasses import dataclass, field
@@ -22,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._validate import MAX_DATA_BYTES, float_array, plain, read_text
+from .._validate import MAX_DATA_BYTES, csv_records, float_array, json_value, plain, read_text, text_number
 from ..errors import InvalidInputError, TheoryWarning
 
 __all__ = ["SampleTable", "read_samples", "samples_from_counts", "PredictWarning"]
@@ -89,10 +88,7 @@ class SampleTable:
 
 
 def _number(value, what: str, where: str) -> float:
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        raise InvalidInputError(f"{where}: {what} must be a number, got {value!r}") from None
+    x = text_number(value, f"{where}: {what}")
     if not math.isfinite(x):
         raise InvalidInputError(f"{where}: {what} must be finite, got {value!r}")
     return x
@@ -122,13 +118,7 @@ def _records(path: Path) -> list[tuple[int, dict]]:
         for i, line in enumerate(text.splitlines(), start=1):
             if not line.strip():
                 continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InvalidInputError(f"samples {path.name} line {i}: not valid JSON ({exc})") from None
-            except RecursionError:
-                raise InvalidInputError(f"samples {path.name} line {i}: nested too deeply (expected a flat "
-                                        "object)") from None
+            rec = json_value(line, f"samples {path.name} line {i}")
             if not isinstance(rec, dict):
                 raise InvalidInputError(f"samples {path.name} line {i}: expected a JSON object, got {rec!r}")
             if isinstance(rec.get("counts"), dict):       # {"counts": {"0": 3, "1": 5}} -> count_<level> keys
@@ -138,25 +128,7 @@ def _records(path: Path) -> list[tuple[int, dict]]:
         return out
     if path.suffix.lower() != ".csv":
         raise InvalidInputError(f"samples {str(path)!r}: expected a .csv or .jsonl file, got {path.suffix!r}")
-    import csv
-    import io
-
-    reader = csv.DictReader(io.StringIO(text))
-    try:
-        header = reader.fieldnames
-    except csv.Error as exc:
-        raise InvalidInputError(f"samples {path.name}: not a readable CSV ({exc})") from None
-    if header is None:
-        raise InvalidInputError(f"samples {path.name}: the file is empty (expected a header row)")
-    names = [h.strip() for h in header]
-    dup = sorted({h for h in names if names.count(h) > 1})
-    if dup:
-        raise InvalidInputError(f"samples {path.name}: column(s) {dup} appear more than once in the header")
-    try:
-        return [(i, {k.strip(): v for k, v in rec.items() if k is not None}) for i, rec in enumerate(reader, start=2)]
-    except csv.Error as exc:
-        raise InvalidInputError(f"samples {path.name} line {reader.line_num}: not a readable CSV row ({exc})") from None
-    return [(i, {k.strip(): v for k, v in rec.items() if k is not None}) for i, rec in enumerate(reader, start=2)]
+    return csv_records(text, f"samples {path.name}")
 
 
 def _declared(levels) -> np.ndarray | None:
@@ -228,6 +200,7 @@ def read_samples(source, *, levels=None, id_column: str = "prompt_id") -> Sample
     Returns
     -------
     SampleTable
+        The counts of each reward level per prompt, with the prompts' ids and the layout read.
 
     Raises
     ------
@@ -300,6 +273,8 @@ def _prompt(rec: dict, where: str) -> str:
     pid = rec.get("prompt_id")
     if pid is None or str(pid).strip() == "":
         raise InvalidInputError(f"{where}: empty prompt_id (expected an identifier for the prompt)")
+    if isinstance(pid, (bool, np.bool_, dict, list, tuple, set)) or (isinstance(pid, float) and not math.isfinite(pid)):
+        raise InvalidInputError(f"{where}: prompt_id must be a string or an integer, got {pid!r}")
     return str(pid).strip()
 
 

@@ -34,6 +34,8 @@ def sampling_floor(q, m) -> float:
     Returns
     -------
     float
+        The mean absolute error that a model knowing ``q`` exactly still makes against measurements of ``m``
+        samples.
 
     Examples
     --------

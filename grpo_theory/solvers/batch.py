@@ -39,6 +39,7 @@ def stationary_policies(questions: Sequence[Question], objectives: Sequence[Obje
     Parameters
     ----------
     questions : sequence of Question
+        The questions, each solved with its own objective.
     objectives : sequence of Objective or mapping
         One per question.
 
@@ -86,6 +87,7 @@ def stationary_policy_batch(questions: Sequence[Question], objectives: Sequence[
     Parameters
     ----------
     questions : sequence of Question
+        The questions, each solved with its own objective.
     objectives : sequence of Objective or mapping
         One per question.
 

@@ -100,7 +100,10 @@ class ClassProblem:
     Parameters
     ----------
     q : Question
+        The question; its outputs are pooled into classes of equal reward law.
     obj : Objective or mapping
+        The objective: ``beta``, the group size ``G``, the penalty and the advantage estimator. A dict of its fields
+        is accepted.
 
     Attributes
     ----------
@@ -152,6 +155,7 @@ class ClassProblem:
                              minlength=self.R.shape[0])
         with np.errstate(divide="ignore"):
             self._log_R = np.log(self.R)
+        self._log_R.flags.writeable = False
         self._log_p = np.log(self.p)
         self._log_p.flags.writeable = False
         if obj.regime_variant.in_reward:
@@ -170,6 +174,12 @@ class ClassProblem:
         """``log p_c``: the classes' log reference masses, shape ``(C,)`` (-inf for a class of mass 0; read-only)."""
         return self._log_p
 
+    @property
+    def log_R(self) -> np.ndarray:
+        """``log R``: the classes' log reward laws, shape ``(C, L)`` (-inf where a level has probability 0;
+        read-only)."""
+        return self._log_R
+
     def class_preference(self, log_pi_c: np.ndarray) -> np.ndarray:
         """``P_G(c | pi)`` for a batch of class log-policies ``(..., C) -> (..., C)``."""
         if log_pi_c.min() > -700.0:      # no underflow: the plain sum is as accurate and cheaper
@@ -177,10 +187,10 @@ class ClassProblem:
                 log_w = np.log(np.exp(log_pi_c) @ self.R)
         else:
             log_w = logsumexp(log_pi_c[..., :, None] + self._log_R, axis=-2)
-        return self._expectations(log_w) @ self.R.T
+        return self.expectations(log_w) @ self.R.T
 
     @functools.cached_property
-    def _expectations(self):
+    def expectations(self):
         """``log_w -> pooled_expectations(q, obj, log_w)``, set up once per problem: a flow calls it hundreds
         of times (:func:`grpo_theory.preference.expectations_evaluator`; the same values to the bit)."""
         if self.q.has_reward_law:
@@ -477,6 +487,36 @@ def clamp_critical_beta(q: Question, obj: Objective) -> float:
     unclamped = dataclasses.replace(obj, kl_log_ratio_clamp=None, kl_value_clamp=None)
     c = kl.coefficient(unclamped, log_pi - cp.log_p)     # the coefficient on the unclamped side
     return float((P[0] - P[1]) / (c[0] - c[1]))
+
+
+def covered_problems(problems, covers, batch: str) -> list[ClassProblem]:
+    """``problems`` as a list, each one that ``covers`` accepts; an InvalidInputError names the first that
+    is not.
+
+    Parameters
+    ----------
+    problems : iterable of ClassProblem
+        The problems to stack.
+    covers : callable
+        ``covers(cp) -> bool``: whether the batch can take the problem ``cp``.
+    batch : str
+        The name of the batch being built, for the error.
+
+    Returns
+    -------
+    list of ClassProblem
+        ``problems``, in order.
+
+    Raises
+    ------
+    InvalidInputError
+        For the first problem that ``covers`` refuses, naming its objective and class count.
+    """
+    out = list(problems)
+    for cp in out:
+        if not covers(cp):
+            raise InvalidInputError(f"{batch} does not cover {cp.obj.describe()} with {cp.n_classes} classes")
+    return out
 
 
 def penalty_slope(obj: Objective, log_ratio: np.ndarray) -> np.ndarray:

@@ -97,7 +97,7 @@ def _token_face_drift(problem, pi: np.ndarray, o: int) -> float:
         x = np.nan_to_num(problem.x_from_policy(mix), nan=0.0, neginf=-800.0, posinf=800.0)
         before = problem.x_from_policy(pi)
         g, cond, _ = problem.edge_gradient(x)
-        centred = problem._centred(g, cond)
+        centred = problem.centred(g, cond)
     t = problem.tree
     path = np.flatnonzero(t.paths[list(problem.support).index(o)] > 0)
     cond_before = np.exp(problem.log_cond(np.nan_to_num(before, nan=0.0, neginf=-800.0, posinf=800.0)))
@@ -150,6 +150,7 @@ def point_at(problem: Problem, x: np.ndarray, method: str, nfev: int = 0, *,
     Parameters
     ----------
     problem : Problem
+        The reduced problem (class or tree logits) whose free logits ``x`` are.
     x : numpy.ndarray
         Free logits.
     method : str
@@ -163,6 +164,8 @@ def point_at(problem: Problem, x: np.ndarray, method: str, nfev: int = 0, *,
     Returns
     -------
     StationaryPoint or None
+        The point, with its residual and stability; None when ``require_converged`` and its residual is above
+        ``RESIDUAL_TOL``.
     """
     pi = problem.policy(x)
     residual = problem.residual(x)
@@ -199,6 +202,7 @@ def polish(problem: Problem, x0: np.ndarray, prefix: str) -> StationaryPoint | N
     Parameters
     ----------
     problem : Problem
+        The reduced problem (class or tree logits) whose free logits ``x0`` are.
     x0 : numpy.ndarray
         Starting free logits.
     prefix : str
@@ -244,7 +248,10 @@ def dedupe(points: list[StationaryPoint], tol: float = 1e-7) -> list[StationaryP
     Parameters
     ----------
     points : list of StationaryPoint
+        The points, possibly with repeats.
     tol : float, default 1e-7
+        Two points repeat each other when their ``pi`` differ by less than ``tol`` in max norm (and their
+        ``boundary`` flags agree).
 
     Returns
     -------

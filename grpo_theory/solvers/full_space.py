@@ -38,7 +38,7 @@ __all__ = ["FullSpaceStability", "full_space_stability", "full_space_flow", "log
 #: Relative size (against the largest entry of the scaled Jacobian) below which an eigenvalue counts as 0.
 EIGEN_TOL = 1e-7
 #: Logit below the top at which :func:`full_space_flow` holds a collapsed answer still (mass e^-700, 1e-304).
-_FROZEN = -700.0
+FROZEN_GAP = -700.0
 #: Mass at which an absent answer's drift is evaluated (its limit as the mass goes to 0).
 ABSENT_MASS = 1e-12
 #: Size, relative to the centred gradient and the absent answers' drift, below which an eigenvalue is 0 however
@@ -414,7 +414,9 @@ def full_space_flow(q: Question, obj: Objective, pi0=None, *, t_max: float = 1e4
     Parameters
     ----------
     q : Question
+        The question: its outputs, ``pi_ref`` and the reward of each output.
     obj : Objective
+        The objective: ``beta``, the group size ``G``, the penalty and the advantage estimator.
     pi0 : array_like, optional
         The starting policy, shape (K,) (default ``pi_ref``); answers with ``pi0 = 0`` stay at 0.
     t_max : float
@@ -450,12 +452,12 @@ def full_space_flow(q: Question, obj: Objective, pi0=None, *, t_max: float = 1e4
     support = np.flatnonzero(pi0 > 0)
     theta = np.log(pi0[support])
     def rhs(th):
-        # An answer whose logit has fallen _FROZEN below the top holds a mass under 1e-304: it has collapsed,
+        # An answer whose logit has fallen FROZEN_GAP below the top holds a mass under 1e-304: it has collapsed,
         # and the flow carries it on at a constant speed (fuzz seeds 1181 and 1731: k3_ratio in the advantage)
         # until its mass underflows to 0 and the KL estimate turns NaN. It stays where it is; its mass, which
         # moves the others by less than 1e-300, and the snapping of the caller do the rest.
-        frozen = th - th.max() < _FROZEN
-        f = logit_flow(q, obj, np.where(frozen, th.max() + _FROZEN, th), support)
+        frozen = th - th.max() < FROZEN_GAP
+        f = logit_flow(q, obj, np.where(frozen, th.max() + FROZEN_GAP, th), support)
         return np.where(frozen, 0.0, f)
 
     if method == "euler":

@@ -32,7 +32,7 @@ from .._numerics import integrate_until_slow, logsumexp, optimize
 from ..advantage import changes_regulariser
 from ..problem import Objective, Question
 from .classes import ClassProblem
-from .full_space import _FROZEN, full_space_stability, jump_repeller, logit_flow
+from .full_space import FROZEN_GAP, full_space_stability, jump_repeller, logit_flow
 from .gradient import output_gradient, stationarity_residual
 from .results import RESIDUAL_TOL, StationaryPoint
 
@@ -44,6 +44,9 @@ FLOW_HORIZONS = (1e4, 1e6, 1e8)
 _SNAP = 1e-5
 #: Max-norm distance within which a polished root counts as the flow's end.
 _NEAR = 1e-3
+#: Least mass, on ``pi_ref``'s support, of a class answer that the note's penalties vouch for
+#: (:func:`class_reduction_exact`).
+_TRUSTED_MASS = 1e-6
 #: Decay of a light mass over the last two decades of flow time that marks it as vanishing in the limit.
 _DECAY = 3.0
 #: Max-norm move over the last two decades of flow time below which a flow whose field does not vanish rests at
@@ -51,7 +54,8 @@ _DECAY = 3.0
 _RESTING = 1e-9
 
 
-def class_reduction_exact(q: Question, obj: Objective, class_of: np.ndarray | None = None) -> bool:
+def class_reduction_exact(q: Question, obj: Objective, class_of: np.ndarray | None = None, *,
+                          point: StationaryPoint | None = None) -> bool:
     """Whether the class solvers' end is the end of the flow on all output logits from ``pi_ref``.
 
     Then the class solvers follow the flow's own trajectory and their end is its end; otherwise the class
@@ -61,14 +65,18 @@ def class_reduction_exact(q: Question, obj: Objective, class_of: np.ndarray | No
     a preference matrix every answer is its own class) is a single answer or answers of equal reference
     mass (relative tolerance 1e-12).
 
-    Or: the objective is one of the note's two penalties (:func:`penalty_restores_class_proportions`). Then the
-    trajectory leaves the proportional set too, but every stationary point of the flow on all output logits is
+    Or: the objective is one of the note's two penalties (:func:`penalty_restores_class_proportions`) **and**
+    the class solvers' answer ``point`` converged, is stable, lies off the faces (``boundary=False``) and gives
+    every answer of ``pi_ref``'s support a mass of at least :data:`_TRUSTED_MASS` (1e-6). Then the trajectory
+    leaves the proportional set too, but every stationary point of the flow on all output logits is
     proportional inside classes (``g_o = P_c - beta s(lr_o)`` with ``s`` strictly increasing, so equal ``g``
-    inside a class means equal log-ratios), an answer left alone on a face gains (``s -> -inf`` as its mass
-    falls), and a point stable in class coordinates is pulled back across each class: the class solvers list
-    every end the flow can have. That the flow from ``pi_ref`` picks the same one as the class flow is exact
-    where the class problem has one stable point and is measured elsewhere (the reliability fuzz suite checks
-    every end point against an independent integration on all output logits: docs/reliability.md).
+    inside a class means equal log-ratios) and a point stable in class coordinates is pulled back across each
+    class, at a rate proportional to the masses of its answers. Where an answer of a class is lighter than
+    1e-6 that pull is too slow to be seen (a logit moves at a speed proportional to its mass: the flow from
+    ``pi_ref`` can sit far from the class point at t = 1e8, fuzz seed 1132: masses 1e-9 where the class
+    point has 3.2e-3), and a face or a vertex (a limit) or an unstable or unconverged class answer is no
+    end the penalty vouches for: there the flow on all output logits decides (:func:`full_space_end`). Without
+    ``point`` the penalty alone does not make the reduction exact.
 
     Why the first condition is exact. For every objective the package accepts, ``g_o`` depends on answer ``o`` only through
     its reward law and its own log-ratio ``log(pi_o/pi_ref_o)`` (the penalty's slope, the KL estimate in
@@ -89,6 +97,8 @@ def class_reduction_exact(q: Question, obj: Objective, class_of: np.ndarray | No
         The objective.
     class_of : numpy.ndarray of int, optional
         The class of each output (:attr:`ClassProblem.class_of`, -1 off the support), if already known.
+    point : StationaryPoint, optional
+        The class solvers' answer, judged by the penalty clause above.
 
     Returns
     -------
@@ -104,26 +114,27 @@ def class_reduction_exact(q: Question, obj: Objective, class_of: np.ndarray | No
     >>> class_reduction_exact(Question([0.2, 0.3, 0.5], rewards=[1, 1, 0]), obj)
     False
     """
-    if obj.entropy_coef or not q.has_reward_law or penalty_restores_class_proportions(obj):
+    if obj.entropy_coef or not q.has_reward_law:
         return True
     if class_of is None:
         class_of = ClassProblem(q, obj).class_of
     support = class_of >= 0
     if np.unique(class_of[support]).size == int(np.count_nonzero(support)):
         return True
-    for c in np.unique(class_of[support]):
-        ref = q.pi_ref[class_of == c]
-        if ref.size > 1 and not np.allclose(ref, ref[0], rtol=1e-12, atol=0.0):
-            return False
-    return True
+    if all(np.allclose(ref, ref[0], rtol=1e-12, atol=0.0)
+           for ref in (q.pi_ref[class_of == c] for c in np.unique(class_of[support]))):
+        return True
+    return bool(penalty_restores_class_proportions(obj) and point is not None and point.converged
+                and point.stable is True and not point.boundary
+                and float(np.min(point.pi[support])) >= _TRUSTED_MASS)
 
 
 def _rhs(q: Question, obj: Objective, support: np.ndarray):
-    """The flow on the logits of ``support``; an answer ``_FROZEN`` below the top is held still (see
+    """The flow on the logits of ``support``; an answer ``FROZEN_GAP`` below the top is held still (see
     :func:`~grpo_theory.solvers.full_space.full_space_flow`)."""
     def rhs(th):
-        frozen = th - th.max() < _FROZEN
-        f = logit_flow(q, obj, np.where(frozen, th.max() + _FROZEN, th), support)
+        frozen = th - th.max() < FROZEN_GAP
+        f = logit_flow(q, obj, np.where(frozen, th.max() + FROZEN_GAP, th), support)
         return np.where(frozen, 0.0, f)
     return rhs
 
@@ -169,7 +180,14 @@ def _face_root(q: Question, obj: Objective, pi: np.ndarray, keep: np.ndarray) ->
     if not np.all(np.isfinite(sol.x)):
         return None
     out = policy(sol.x)
-    if not np.all(out[keep] > 0) or stationarity_residual(q, obj, out) > RESIDUAL_TOL:
+    if not np.all(out[keep] > 0):
+        return None
+    with np.errstate(all="ignore"):
+        g = output_gradient(q, obj, out)[keep]
+    # the flow's speed on the face over beta: the note's residual (Eq. 11 and the direct form) also counts the
+    # left answers' reference mass, which a face point never meets (fuzz seed 347: a limit face at G = inf)
+    speed = out[keep] * np.abs(g - out[keep] @ g) / obj.beta
+    if not np.all(np.isfinite(speed)) or float(speed.max()) > RESIDUAL_TOL:
         return None
     return out
 
@@ -232,6 +250,10 @@ def full_space_end(q: Question, obj: Objective, candidate: StationaryPoint | Non
         theta = theta - theta.max()
         pi = _policy(q, support, theta)
         seen.append(pi)
+        if _at_interior_candidate(q, obj, candidate, pi):
+            fs = full_space_stability(q, obj, candidate.pi)
+            if fs.stable is not False:
+                return _confirmed(candidate, fs, t, penalty_restores_class_proportions(obj))
         keep = pi >= _SNAP
         root = _face_root(q, obj, pi, keep)
         if root is None or float(np.abs(root - pi).max()) > _NEAR:
@@ -257,7 +279,26 @@ def full_space_end(q: Question, obj: Objective, candidate: StationaryPoint | Non
             f"{candidate.message}; the flow on all output logits from pi_ref is within "
             f"{float(np.abs(seen[-1] - candidate.pi).max()):.1e} of it at t = {t:g} (chattering at the jump), and "
             "nudging any one output logit either way is pulled back"))
-    return _limit_or_moving(q, obj, seen, t)
+    end = _limit_or_moving(q, obj, seen, t)
+    if candidate is not None and not end.converged:
+        gap = float(np.abs(candidate.pi - end.pi).max())
+        end = dataclasses.replace(end, message=(
+            f"{end.message}; the class solvers' answer {np.array2string(candidate.pi, precision=6)} "
+            f"(converged={candidate.converged}, stable={candidate.stable}, boundary={candidate.boundary}) is "
+            f"{gap:.3g} (max-norm) from the flow at t = {t:g}: not returned as the flow's end"))
+    return end
+
+
+def _at_interior_candidate(q: Question, obj: Objective, candidate: StationaryPoint | None, pi: np.ndarray) -> bool:
+    """Whether the flow, at ``pi``, is near the class solvers' converged interior answer and Newton's method on
+    the logits of the whole support, started at ``pi``, lands within 1e-7 of it: the flow's end is that answer
+    even where some of its masses are below ``_SNAP`` (fuzz seed 25: a mass 3.6e-7, the flow 1e-16 from it)."""
+    support = q.pi_ref > 0
+    if candidate is None or not candidate.converged or candidate.boundary or not np.all(pi[support] > 0) \
+            or float(np.abs(candidate.pi - pi).max()) > _NEAR:
+        return False
+    root = _face_root(q, obj, pi, support)
+    return root is not None and float(np.abs(candidate.pi - root).max()) <= 1e-7
 
 
 def penalty_restores_class_proportions(obj: Objective) -> bool:

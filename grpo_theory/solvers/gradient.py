@@ -107,7 +107,10 @@ def stationarity_residual(q: Question, obj: Objective, pi) -> float:
     Parameters
     ----------
     q : Question
+        The question: its outputs, ``pi_ref`` and the reward of each output.
     obj : Objective or mapping
+        The objective: ``beta``, the group size ``G``, the penalty and the advantage estimator. A dict of its fields
+        is accepted.
     pi : array_like, shape (K,)
         A policy on the simplex.
 

@@ -185,6 +185,8 @@ def multi_class_policy(cp: ClassProblem, end: np.ndarray | None = None) -> Stati
     Returns
     -------
     StationaryPoint
+        The point reached: interior (polished, with its stability) or a face or vertex where the flow runs into one
+        (a limit point).
     """
     eta0 = cp.log_p[:-1] - cp.log_p[-1]
     if cp.obj.regime_variant.in_reward and cp.q.is_deterministic:

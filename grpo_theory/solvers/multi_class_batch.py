@@ -27,7 +27,7 @@ from .. import advantage
 from .._batch_ode import integrate_many_until_slow
 from .._numerics import logsumexp
 from ..errors import InvalidInputError
-from .classes import ClassProblem, penalty_slope
+from .classes import ClassProblem, covered_problems, penalty_slope
 
 __all__ = ["MultiClassFlowBatch", "batch_flow_endpoints", "supports_flow"]
 
@@ -66,10 +66,7 @@ class MultiClassFlowBatch:
     """
 
     def __init__(self, problems: Sequence[ClassProblem]) -> None:
-        self.problems = list(problems)
-        for cp in self.problems:
-            if not supports_flow(cp):
-                raise InvalidInputError(f"MultiClassFlowBatch does not cover {cp.obj.describe()} with {cp.n_classes} classes")
+        self.problems = covered_problems(problems, supports_flow, "MultiClassFlowBatch")
         sizes = {cp.n_classes for cp in self.problems}
         if len(sizes) > 1:
             raise InvalidInputError(f"MultiClassFlowBatch needs one class count, got {sorted(sizes)}")
@@ -111,6 +108,7 @@ class MultiClassFlowBatch:
         Returns
         -------
         numpy.ndarray, shape (s, C - 1)
+            ``d eta/dt`` of each problem at its row of ``eta``.
         """
         eta = np.asarray(eta, dtype=float)
         rows = np.asarray(rows)
@@ -127,8 +125,8 @@ class MultiClassFlowBatch:
                 with np.errstate(divide="ignore"):
                     log_w = np.log(np.exp(lp) @ cp.R)
             else:
-                log_w = logsumexp(lp[..., :, None] + cp._log_R, axis=-2)
-            P = cp._expectations(log_w) @ cp.R.T
+                log_w = logsumexp(lp[..., :, None] + cp.log_R, axis=-2)
+            P = cp.expectations(log_w) @ cp.R.T
             r = rows[sel]
             g[sel] = P - self.beta[r][:, None] * penalty_slope(obj, lp - self.log_p[r])
         pi = np.exp(log_pi)
@@ -149,7 +147,9 @@ def batch_flow_endpoints(problems: Sequence[ClassProblem], t_max: float = 1e4,
     problems : sequence of ClassProblem
         Each covered (:func:`supports_flow`); the class counts may differ (one batch per count).
     t_max : float, default 1e4
+        The flow time after which a flow that is still moving stops.
     speed : float or None, default 1e-6
+        The secant speed ``max |d eta| / dt`` below which a flow stops; None runs each to ``t_max``.
 
     Returns
     -------

@@ -47,7 +47,9 @@ def token_level(q: Question, obj: Objective) -> bool:
     Parameters
     ----------
     q : Question
+        The question; its ``answers`` give the token count of each answer.
     obj : Objective
+        The objective; its ``level`` is read.
 
     Returns
     -------
@@ -126,11 +128,11 @@ def stationary_policy(q: Question, obj: Objective) -> StationaryPoint:
         # a root bracketed by a sign change of the class drift and refined by Brent in the class logit: a root
         # there, whatever pi's rounding (pi(b) = 5.6e-17 for pi_ref(a) = 1e-300) does to log pi
         point = flow_root_from(cp, float(cp.log_p[0] - cp.log_p[1]))
-        if class_reduction_exact(q, obj, cp.class_of):
+        if class_reduction_exact(q, obj, cp.class_of, point=point):
             return _full_space_checked(q, obj, cp, point)
         return full_space_end(q, obj, kkt_checked(q, obj, point))
     point = kkt_checked(q, obj, multi_class_policy(cp))
-    if class_reduction_exact(q, obj, cp.class_of):
+    if class_reduction_exact(q, obj, cp.class_of, point=point):
         return _root_in_logits(q, obj, _full_space_checked(q, obj, cp, point))
     # the class flow's end is only a candidate: the flow on all output logits decides (full_space_end)
     return full_space_end(q, obj, point)
@@ -236,8 +238,12 @@ def kkt_checked(q: Question, obj: Objective, p: StationaryPoint) -> StationaryPo
 
     Parameters
     ----------
-    q, obj : the question and objective.
-    p : a point from the multi-start search or the flow.
+    q : Question
+        The question.
+    obj : Objective
+        The objective.
+    p : StationaryPoint
+        A point from the multi-start search or the flow.
 
     Returns
     -------
@@ -396,6 +402,23 @@ def _certified_points(q: Question, obj: Objective, box_budget: int,
                 message=f"{r.message}; full space: {fs.message}"))
             continue
         residual = stationarity_residual(q, obj, r.pi)
+        if r.stable is True:
+            # proved by the certificate's own bound (certify_search.Tilt.stability_bound), where the finite
+            # differences of full_space_stability cannot resolve masses of 1e-40 or below (or pi shows 0)
+            points.append(StationaryPoint(
+                pi=r.pi, residual=residual, converged=True, stable=True, nfev=0,
+                method=f"certified: {r.certificate.test}", certificate=r.certificate,
+                message=f"{r.message} (equations' residual {r.residual:.1e}, stationarity residual {residual:.1e})"))
+            continue
+        if np.any(r.pi[q.pi_ref > 0] == 0):
+            # an interior root whose smallest masses underflow (below 1e-308): pi shows a vertex or a face, where
+            # the stability on all output logits cannot be read
+            points.append(StationaryPoint(
+                pi=r.pi, residual=residual, converged=True, stable=None, nfev=0,
+                method=f"certified: {r.certificate.test}", certificate=r.certificate,
+                message=(f"{r.message} (equations' residual {r.residual:.1e}); an interior root whose small masses "
+                         "are below the double range: stability on all output logits not computed")))
+            continue
         points.append(StationaryPoint(
             pi=r.pi, residual=residual, converged=True, stable=fs.stable, nfev=0,
             method=f"certified: {r.certificate.test}", eigenvalues=fs.eigenvalues, certificate=r.certificate,

@@ -156,6 +156,7 @@ def monte_carlo_answer_weights(q: Question, obj: Objective, pi, *, n_samples: in
     n_samples : int, default 20000
         Batches per answer.
     seed : int, numpy.random.Generator or None, default 0
+        Seed or generator of the sampled batches.
 
     Returns
     -------

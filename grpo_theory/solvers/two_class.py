@@ -64,7 +64,7 @@ class _LogSpaceProblem:
 
     def __init__(self, cp: ClassProblem) -> None:
         self._cp = cp
-        self._log_beta = math.log(cp.obj.beta)
+        self.log_beta = math.log(cp.obj.beta)
 
     def __getattr__(self, name):
         return getattr(self._cp, name)
@@ -80,7 +80,7 @@ class _LogSpaceProblem:
         log_pi = np.stack([-np.logaddexp(0.0, -z), -np.logaddexp(0.0, z)], axis=-1)
         P = self._cp.class_preference(log_pi)
         with np.errstate(over="ignore"):
-            pull = np.exp(self._log_beta + self._cp.log_p - log_pi)       # beta pi_ref/pi, inf past e^709
+            pull = np.exp(self.log_beta + self._cp.log_p - log_pi)       # beta pi_ref/pi, inf past e^709
         return (P[..., 0] - P[..., 1]) + (pull[..., 0] - pull[..., 1])
 
 
@@ -103,7 +103,7 @@ def _residual(cp, pi: np.ndarray) -> float:
     P = reward_preference(cp.q, cp.obj, pi)
     d = P - pi @ P
     with np.errstate(divide="ignore", over="ignore"):
-        term = np.sign(d) * np.exp(np.log(pi) + np.log(np.abs(d)) - cp._log_beta)
+        term = np.sign(d) * np.exp(np.log(pi) + np.log(np.abs(d)) - cp.log_beta)
     term = np.where((pi > 0) & (d != 0), term, 0.0)
     return float(np.max(np.abs(pi - term - cp.q.pi_ref)))
 

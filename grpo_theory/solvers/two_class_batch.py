@@ -27,9 +27,8 @@ import numpy as np
 
 from .. import advantage
 from .._numerics import expit, logsumexp
-from ..errors import InvalidInputError
 from ..preference import level_expectations
-from .classes import ClassProblem, may_collapse, penalty_slope
+from .classes import ClassProblem, covered_problems, may_collapse, penalty_slope
 from .two_class import needs_log_space
 
 __all__ = ["TwoClassBatch", "batch_brentq", "batch_flow_roots", "batch_flow_policies", "supports"]
@@ -79,10 +78,7 @@ class TwoClassBatch:
     """
 
     def __init__(self, problems: Sequence[ClassProblem]) -> None:
-        self.problems = list(problems)
-        for cp in self.problems:
-            if not supports(cp):
-                raise InvalidInputError(f"TwoClassBatch does not cover {cp.obj.describe()} with {cp.n_classes} classes")
+        self.problems = covered_problems(problems, supports, "TwoClassBatch")
         n = len(self.problems)
         self.log_p = np.array([cp.log_p for cp in self.problems]).reshape(n, 2)
         self.beta = np.array([cp.obj.beta for cp in self.problems])
@@ -241,6 +237,7 @@ def batch_flow_roots(batch: TwoClassBatch) -> tuple[np.ndarray, np.ndarray]:
     Parameters
     ----------
     batch : TwoClassBatch
+        The two-class problems, stacked.
 
     Returns
     -------
@@ -320,6 +317,7 @@ def batch_flow_policies(batch: TwoClassBatch) -> list[np.ndarray]:
     Parameters
     ----------
     batch : TwoClassBatch
+        The two-class problems, stacked.
 
     Returns
     -------

@@ -1,11 +1,10 @@
 """Free generation on SmolLM2: predict a real run per prompt, and score the prediction.
 
-The answer space is open: completions of at most ``max_new_tokens`` tokens are sampled from the
-full vocabulary at temperature 1, and a verifier rewards a completion whose first word
-(:func:`normalise`: lower case, surrounding punctuation dropped) is the answer. The
-theory sees two classes, correct and the rest, with ``p_ref = P_ref(correct)``: at a stationary
-point of sequence-level GRPO the policy keeps ``pi_ref``'s proportions inside each class, so the
-prediction is ``x(p_ref)``, the two-class stationary P(correct)
+The answer space is open: completions of at most ``max_new_tokens`` tokens are sampled from the full vocabulary at
+temperature 1, and a verifier rewards a completion whose first word (:func:`normalise`: lower case, surrounding
+punctuation dropped) is the answer. The theory sees two classes, correct and the rest, with
+``p_ref = P_ref(correct)``: at a stationary point of sequence-level GRPO the policy keeps ``pi_ref``'s proportions
+inside each class, so the prediction is ``x(p_ref)``, the two-class stationary P(correct)
 (:class:`~grpo_theory.predict.Response`).
 
 The study, step by step (each step's output is kept under ``out_dir``, so a rerun resumes):
@@ -17,17 +16,15 @@ The study, step by step (each step's output is kept under ``out_dir``, so a reru
    random stream), so the screening's selection does not bias it.
 3. **Choose two betas** from the fresh ``p_ref`` alone (:func:`choose_betas`): the pair of the
    candidates whose predictions differ by at least 0.2 for the most prompts.
-4. **Train** every (beta, seed) job (:func:`run_job`): sequence-level GRPO, reverse (k3) penalty,
-   ``G`` samples per prompt per step, only the last MLP trainable. A job checkpoints every few steps
-   (trainable weights, Adam's state, the random generator, the history) and resumes from its last
-   checkpoint after a crash. P(correct) is measured from ``n_mid`` samples at each of ``eval_steps``.
-   **Flat**: from ``min_steps`` on, every ``check_every`` steps, the logged training reward is
-   checked with :func:`grpo_theory.convergence.check_trajectories` over the last 25% of the steps
-   (each logged value the mean of ``G`` 0/1 rewards, judged against its binomial standard error):
-   the job stops when the mean reward over prompts is "converged" and no prompt is "moving" (at the
-   Bonferroni level 0.05 / prompts, see :func:`is_flat`), or at
-   ``max_steps`` (then its prompts keep their "moving" status in the table). Then P(correct) is
-   measured from ``n_eval >= 200`` fresh samples.
+4. **Train** every (beta, seed) job (:func:`run_job`): sequence-level GRPO, reverse (k3) penalty, ``G`` samples per
+   prompt per step, only the last MLP trainable. A job checkpoints every few steps (trainable weights, Adam's state,
+   the random generator, the history) and resumes from its last checkpoint after a crash. P(correct) is measured
+   from ``n_mid`` samples at each of ``eval_steps``. **Flat**: from ``min_steps`` on, every ``check_every`` steps,
+   the logged training reward is checked with :func:`grpo_theory.convergence.check_trajectories` over the last 25%
+   of the steps (each logged value the mean of ``G`` 0/1 rewards, judged against its binomial standard error): the
+   job stops when the mean reward over prompts is "converged" and no prompt is "moving" (at the Bonferroni level
+   0.05 / prompts, see :func:`is_flat`), or at ``max_steps`` (then its prompts keep their "moving" status in the
+   table). Then P(correct) is measured from ``n_eval >= 200`` fresh samples.
 5. **Score** (:func:`score`): per (beta, seed) the theory's MAE over prompts (target <= 0.03),
    against two baselines fitted on half the prompts and scored on the other half (and the halves
    swapped, so every prompt is scored once out of sample): the identity ``p_ref`` and the best single
@@ -47,6 +44,7 @@ from __future__ import annotations
 import json
 import math
 import time
+import weakref
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -59,28 +57,30 @@ from .._io import atomic_write
 from ..convergence import ALPHA, ConvergenceReport, check_history, check_trajectories
 from ..errors import InvalidInputError
 from ..problem import Objective
-from ..training.free_generation import FreeSampler, _pad_time, _token_logp
+from ..training.free_generation import FreeSampler, pad_time, token_logp
 from ..training.loss import group_advantages, grpo_objective
-from ..training.smollm import FrozenTrunkLM, _chat_prompt, load_smollm2
+from ..training.smollm import FrozenTrunkLM, chat_prompt, load_smollm2
 from .free_more import more_final_counts, more_reference_counts, pool_counts
 from .free_prompts import (  # noqa: F401
     BETA_CANDIDATES,
     MIN_DIFF,
     P_RANGE,
     POOLS,
-    _x,
     candidate_pool,
     choose_betas,
     count_correct,
     greeting_pool,
     normalise,
     select_prompts,
+    stationary_x,
 )
 from .free_scoring import COLUMNS, assemble, fit_clock_lsq, fit_shift, score  # noqa: F401
 
 # this module's own public names; the prompt selection (free_prompts) and the scoring (free_scoring)
 # are documented there and importable from here as before
 __all__ = ["JobSpec", "run_job", "is_flat", "SmolBackend", "run_free_study", "cost_model"]
+#: Each model's frozen reference MLP (:func:`reference_mlp`), held as long as the model lives.
+_REFERENCE_MLPS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -90,7 +90,9 @@ class JobSpec:
     Attributes
     ----------
     beta : float
+        The KL weight ``beta``.
     seed : int
+        Seed of the sampling and of the training.
     group_size : int
         ``G``: samples per prompt per step (one group).
     penalty : str
@@ -154,6 +156,7 @@ def is_flat(history: list, n_prompts: int, group_size: int) -> tuple[bool, Conve
     history : list of dict
         Rows ``step, reward, p_best_q0 ...`` (each ``p_best_q{i}`` the mean of ``group_size`` 0/1 rewards).
     n_prompts, group_size : int
+        The prompts trained on, and ``G``, the samples per prompt per step.
 
     Returns
     -------
@@ -201,25 +204,27 @@ def run_job(backend, spec: JobSpec, job_dir, *, answers, stop_after: int | None 
             progress: bool = False) -> pd.DataFrame | None:
     """Train one (beta, seed) job to a flat reward curve and measure P(correct); resumable.
 
-    The job's state (step, trainable weights, Adam's state, the generator's state, the history, the
-    intermediate measurements, the CPU seconds spent) is saved to ``job_dir/state.pt`` every
-    ``spec.checkpoint_every`` steps and after every measurement, atomically; a call finds it and
-    continues from there, so a crash loses at most ``checkpoint_every`` steps, and the resumed job
-    draws the same samples as an uninterrupted one. A finished job's table is ``job_dir/measured.csv``
-    and is returned at once by later calls.
+    The job's state (step, trainable weights, Adam's state, the generator's state, the history, the intermediate
+    measurements, the CPU seconds spent) is saved to ``job_dir/state.pt`` every ``spec.checkpoint_every`` steps and
+    after every measurement, atomically; a call finds it and continues from there, so a crash loses at most
+    ``checkpoint_every`` steps, and the resumed job draws the same samples as an uninterrupted one. A finished job's
+    table is ``job_dir/measured.csv`` and is returned at once by later calls.
 
     Parameters
     ----------
     backend
         The model (see the module docstring); :meth:`reset` is called before a fresh start.
     spec : JobSpec
+        The job's beta, seed and trainer settings.
     job_dir : str or pathlib.Path
+        The job's folder: its checkpoint and, when done, its table.
     answers : sequence of str
         One per prompt of ``backend``.
     stop_after : int, optional
         Run at most this many training steps in this call, then checkpoint and return None (a
         session's share of a long job; the tests' simulated crash).
     progress : bool
+        Show a progress bar.
 
     Returns
     -------
@@ -313,9 +318,8 @@ def run_job(backend, spec: JobSpec, job_dir, *, answers, stop_after: int | None 
     return pd.read_csv(done)          # as a later call reads it: the same table whether resumed or not
 
 
-
 def reference_mlp(model):
-    """A frozen copy of ``model``'s last MLP as it was when first asked for, kept on the model.
+    """A frozen copy of ``model``'s last MLP as it was when first asked for, kept while the model lives.
 
     Every backend built on one model (a worker process trains job after job on its one copy of
     SmolLM2) takes its reference, and its reset, from this copy: a copy taken when a later backend is
@@ -323,11 +327,9 @@ def reference_mlp(model):
     """
     import copy
 
-    if getattr(model, "_reference_mlp", None) is None:
-        # kept outside the module's registry: not a submodule, so not among its parameters or state
-        object.__setattr__(model, "_reference_mlp",
-                           copy.deepcopy(model.hf.model.layers[-1].mlp).requires_grad_(False))
-    return model._reference_mlp
+    if model not in _REFERENCE_MLPS:      # kept outside the model: not among its parameters or state
+        _REFERENCE_MLPS[model] = copy.deepcopy(model.hf.model.layers[-1].mlp).requires_grad_(False)
+    return _REFERENCE_MLPS[model]
 
 
 class SmolBackend:
@@ -343,16 +345,18 @@ class SmolBackend:
     model : FrozenTrunkLM
         ``trainable="last-mlp"``; its last MLP is the one trained (shared by every backend built on it).
     tokenizer
+        SmolLM2's tokenizer.
     questions : sequence of str
         User turns, put into the chat template.
     max_new_tokens : int
+        The longest completion sampled, in tokens.
     """
 
     def __init__(self, model, tokenizer, questions, max_new_tokens: int = 4) -> None:
         self.model = model
         self.mlp = model.hf.model.layers[-1].mlp
         self.ref_mlp = reference_mlp(model)
-        self.prompts = [_chat_prompt(tokenizer, q) for q in questions]
+        self.prompts = [chat_prompt(tokenizer, q) for q in questions]
         self.sampler = FreeSampler(model, tokenizer, self.prompts, max_new_tokens)
 
     def sample(self, q: int, n: int, generator: torch.Generator):
@@ -361,11 +365,11 @@ class SmolBackend:
     def logp(self, comps, reference: bool = False):
 
         T = max(c.tokens.shape[1] for c in comps)
-        h0 = torch.stack([_pad_time(c.h0, T) for c in comps])
+        h0 = torch.stack([pad_time(c.h0, T) for c in comps])
         # the sampler draws tokens on the CPU (its generator lives there); h0 lives with the model
-        tokens = torch.stack([_pad_time(c.tokens, T) for c in comps]).to(h0.device)
-        mask = torch.stack([_pad_time(c.mask, T) for c in comps]).to(h0.device)
-        lp = _token_logp(self.model, self.ref_mlp if reference else None, h0, tokens)
+        tokens = torch.stack([pad_time(c.tokens, T) for c in comps]).to(h0.device)
+        mask = torch.stack([pad_time(c.mask, T) for c in comps]).to(h0.device)
+        lp = token_logp(self.model, self.ref_mlp if reference else None, h0, tokens)
         return lp * mask, mask
 
     def parameters(self):
@@ -450,14 +454,17 @@ def run_free_study(out_dir="runs/free_generation", *, model_dir="models/smollm2"
     Parameters
     ----------
     out_dir : str or pathlib.Path
+        Where every stage's output goes (a rerun resumes from it).
     model_dir : str or pathlib.Path
         SmolLM2's GGUF file's folder.
     seeds : sequence of int
+        The training seeds: one job per (beta, seed).
     betas : (float, float), optional
         Default: :func:`choose_betas` from the fresh ``p_ref``.
     n_prompts, n_screen, n_ref : int
         Prompts kept; screening samples per candidate; fresh samples per kept prompt for ``p_ref``.
     max_new_tokens : int
+        The longest completion sampled, in tokens.
     spec : dict, optional
         :class:`JobSpec` fields other than ``beta`` and ``seed``.
     workers : int
@@ -465,6 +472,7 @@ def run_free_study(out_dir="runs/free_generation", *, model_dir="models/smollm2"
     stop_after : int, optional
         Training steps per job in this call (see :func:`run_job`); unfinished jobs are left for the next call.
     progress : bool
+        Show progress bars.
     backend_factory : callable, optional
         ``backend_factory(questions) -> backend`` (tests); default: :class:`SmolBackend` on SmolLM2
         (then ``workers > 1`` uses processes).
@@ -479,9 +487,8 @@ def run_free_study(out_dir="runs/free_generation", *, model_dir="models/smollm2"
         first ones (:mod:`grpo_theory.studies.free_more`; the first estimates are kept as ``p_ref_first``,
         ``measured_first`` and their ``_n_first``). 0: none.
     pool : {"main", "greetings"}
-        The candidates screened (:data:`~grpo_theory.studies.free_prompts.POOLS`): the yes/no, factual
-        and arithmetic questions of :func:`candidate_pool`, or :func:`greeting_pool` for the upper end
-        of P(correct).
+        The candidates screened (:data:`~grpo_theory.studies.free_prompts.POOLS`): the yes/no, factual and
+        arithmetic questions of :func:`candidate_pool`, or :func:`greeting_pool` for the upper end of P(correct).
     p_range : (float, float)
         The P(correct) range the kept prompts spread over (:func:`select_prompts`).
 
@@ -529,7 +536,7 @@ def run_free_study(out_dir="runs/free_generation", *, model_dir="models/smollm2"
     else:
         G, pen = spec.get("group_size", 8), spec.get("penalty", "reverse")
         pair, frac = (tuple(betas), None) if betas else choose_betas(prompts.p_ref, group_size=G, penalty=pen)
-        x = [_x(prompts.p_ref, Objective(beta=b, group_size=G, penalty=pen)) for b in pair]
+        x = [stationary_x(prompts.p_ref, Objective(beta=b, group_size=G, penalty=pen)) for b in pair]
         frac = float(np.mean(np.abs(x[0] - x[1]) >= MIN_DIFF)) if frac is None else frac
         chosen = dict(betas=list(pair), fraction_differing=frac)
         atomic_write(beta_path, lambda p: p.write_text(json.dumps(chosen, indent=1)))

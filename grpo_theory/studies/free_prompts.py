@@ -14,6 +14,7 @@ from tqdm.auto import tqdm
 
 from ..errors import InvalidInputError
 from ..predict import Response
+from ..predict.field import logit
 from ..problem import Objective
 from ..training.smollm import YES_NO_QUESTIONS
 
@@ -179,10 +180,13 @@ def count_correct(backend, answers, n: int, generator: torch.Generator, *, batch
     n : int
         Samples per prompt (drawn in batches of ``batch``).
     generator : torch.Generator
+        The sampler's random generator.
     batch : int
+        Completions sampled per call of the model.
     desc : str
         The progress bar's label.
     progress : bool
+        Show a progress bar.
 
     Returns
     -------
@@ -196,15 +200,6 @@ def count_correct(backend, answers, n: int, generator: torch.Generator, *, batch
             c = backend.sample(q, min(batch, n - start), generator)
             out[q] += sum(normalise(t) == want[q] for t in c.text)
     return out
-
-
-def _logit(p):
-    p = np.asarray(p, dtype=float)
-    return np.log(p) - np.log1p(-p)
-
-
-def _expit(u):
-    return 1.0 / (1.0 + np.exp(-np.asarray(u, dtype=float)))
 
 
 def select_prompts(correct, n: int, n_keep: int, *, p_range=P_RANGE) -> np.ndarray:
@@ -223,6 +218,7 @@ def select_prompts(correct, n: int, n_keep: int, *, p_range=P_RANGE) -> np.ndarr
     n_keep : int
         Prompts to keep.
     p_range : tuple of float
+        ``(lo, hi)``: the P(correct) range the kept prompts spread over.
 
     Returns
     -------
@@ -250,8 +246,8 @@ def select_prompts(correct, n: int, n_keep: int, *, p_range=P_RANGE) -> np.ndarr
         raise InvalidInputError(f"only {ok.size} of {k.size} candidates screened inside P(correct) "
                                 f"[{lo:g}, {hi:g}] (widened by one standard error); expected at least "
                                 f"n_keep={n_keep}: give a larger pool or fewer prompts")
-    targets = np.linspace(_logit(lo), _logit(hi), n_keep)
-    u = _logit(p)
+    targets = np.linspace(logit(lo), logit(hi), n_keep)
+    u = logit(p)
     free = list(ok)
     chosen = []
     for t in targets:
@@ -261,8 +257,9 @@ def select_prompts(correct, n: int, n_keep: int, *, p_range=P_RANGE) -> np.ndarr
     return np.array(sorted(chosen, key=lambda i: (p[i], i)), dtype=int)
 
 
-def _x(p_ref, obj: Objective) -> np.ndarray:
-
+def stationary_x(p_ref, obj: Objective) -> np.ndarray:
+    """``x(p_ref)``: each prompt's stationary P(correct) under ``obj`` (the flow's end from ``p_ref``, binary
+    rewards; :class:`~grpo_theory.predict.Response`), ``p_ref`` clipped to ``[1e-12, 1]``."""
     return Response(obj)(np.clip(np.asarray(p_ref, dtype=float), 1e-12, 1.0))
 
 
@@ -279,9 +276,13 @@ def choose_betas(p_ref, *, candidates=BETA_CANDIDATES, min_diff: float = MIN_DIF
     p_ref : array_like
         The prompts' P_ref(correct).
     candidates : sequence of float
+        The betas the pair is chosen from (at least two).
     min_diff : float
+        The difference in stationary P(correct) that counts a prompt as telling the two betas apart.
     group_size : int
+        ``G`` of the objective the predictions are made for.
     penalty : {"reverse", "direct"}
+        The penalty of that objective.
 
     Returns
     -------
@@ -296,7 +297,7 @@ def choose_betas(p_ref, *, candidates=BETA_CANDIDATES, min_diff: float = MIN_DIF
     cands = sorted(float(b) for b in candidates)
     if len(cands) < 2:
         raise InvalidInputError(f"need at least two candidate betas, got {candidates!r}")
-    x = {b: _x(p_ref, Objective(beta=b, group_size=group_size, penalty=penalty)) for b in cands}
+    x = {b: stationary_x(p_ref, Objective(beta=b, group_size=group_size, penalty=penalty)) for b in cands}
     best = None
     for i, a in enumerate(cands):
         for b in cands[i + 1:]:

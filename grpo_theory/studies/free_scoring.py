@@ -15,13 +15,18 @@ import pandas as pd
 
 from ..errors import InvalidInputError
 from ..predict import flow_table
+from ..predict.field import logit
 from ..problem import Objective
-from .free_prompts import _expit, _logit, _x
+from .free_prompts import stationary_x
 
 __all__ = ["assemble", "score", "fit_shift", "fit_clock_lsq", "tail_rewards", "COLUMNS"]
 
 #: The columns every row of docs/results/free_generation.csv has first (the issue's schema).
 COLUMNS = ("seed", "beta", "prompt", "p_ref", "p_ref_n", "predicted", "measured", "measured_n", "step")
+
+
+def _expit(u):
+    return 1.0 / (1.0 + np.exp(-np.asarray(u, dtype=float)))
 
 
 def fit_shift(p_ref, measured) -> float:
@@ -35,6 +40,7 @@ def fit_shift(p_ref, measured) -> float:
     Returns
     -------
     float
+        The shift ``c``, in logits.
 
     Examples
     --------
@@ -43,7 +49,7 @@ def fit_shift(p_ref, measured) -> float:
     """
     from scipy.optimize import minimize_scalar
 
-    u = _logit(np.clip(np.asarray(p_ref, dtype=float), 1e-4, 1 - 1e-4))
+    u = logit(np.clip(np.asarray(p_ref, dtype=float), 1e-4, 1 - 1e-4))
     m = np.asarray(measured, dtype=float)
     res = minimize_scalar(lambda c: float(np.sum((_expit(u + c) - m) ** 2)), bounds=(-15.0, 15.0), method="bounded",
                           options=dict(xatol=1e-8))
@@ -55,7 +61,7 @@ def _flow_rows(table, p) -> np.ndarray:
     if table.interpolated:
         from scipy.interpolate import PchipInterpolator
 
-        return PchipInterpolator(_logit(table.starts), table.values, axis=0)(_logit(p))
+        return PchipInterpolator(logit(table.starts), table.values, axis=0)(logit(p))
     idx = np.minimum(np.searchsorted(table.starts, p), table.starts.size - 1)
     if not np.allclose(table.starts[idx], p, rtol=0, atol=0):
         raise InvalidInputError("a starting value outside the flow table; build it with these p_ref")
@@ -77,6 +83,7 @@ def fit_clock_lsq(table, p_ref, steps, measured, *, t_max: float | None = None) 
     Returns
     -------
     float
+        The clock: flow time per training step.
     """
     from scipy.interpolate import PchipInterpolator
     from scipy.optimize import minimize_scalar
@@ -119,7 +126,9 @@ def assemble(measured: pd.DataFrame, prompts: pd.DataFrame, *, group_size: int =
     prompts : pandas.DataFrame
         One row per prompt index: ``prompt`` (the index), ``label``, ``answer``, ``p_ref``, ``p_ref_n``.
     group_size : int
+        ``G`` of the runs' objective (the predictions are made for it).
     penalty : str
+        The runs' penalty, ``"reverse"`` or ``"direct"``.
     t_max : float
         Last flow time integrated (the clock is searched up to ``t_max`` over the largest intermediate step).
 
@@ -141,14 +150,15 @@ def assemble(measured: pd.DataFrame, prompts: pd.DataFrame, *, group_size: int =
     t["shift"] = np.nan
     t["shift_c"] = np.nan
     t["clock"] = np.nan
-    p_flow = np.clip(t.p_ref.to_numpy(float), 0.5 / t.p_ref_n.to_numpy(float), 1 - 0.5 / t.p_ref_n.to_numpy(float))
-    t["_p_flow"] = p_flow
+    # the flow's start: p_ref kept half a count inside (0, 1), by row of t
+    p_flow = pd.Series(np.clip(t.p_ref.to_numpy(float), 0.5 / t.p_ref_n.to_numpy(float),
+                               1 - 0.5 / t.p_ref_n.to_numpy(float)), index=t.index)
     for beta, g in t.groupby("beta"):
         obj = Objective(beta=float(beta), group_size=group_size, penalty=penalty)
         fin = g.kind == "final"
-        t.loc[g.index[fin], "predicted"] = _x(g.p_ref[fin], obj)
+        t.loc[g.index[fin], "predicted"] = stationary_x(g.p_ref[fin], obj)
         mid = g[g.kind == "intermediate"]
-        flows = flow_table(np.unique(t._p_flow[g.index]), obj, t_max=t_max) if len(mid) else None
+        flows = flow_table(np.unique(p_flow[g.index]), obj, t_max=t_max) if len(mid) else None
         for _seed, run in g.groupby("seed"):
             for this, other in (("A", "B"), ("B", "A")):
                 # the shift gets what the theory's clock gets: the other half's measurements at the same
@@ -157,17 +167,16 @@ def assemble(measured: pd.DataFrame, prompts: pd.DataFrame, *, group_size: int =
                     rows = run.index[(run.half == this) & (run.kind == _kind) & (run.step == _step)]
                     c = fit_shift(o.p_ref, o.measured)
                     t.loc[rows, "shift_c"] = c
-                    t.loc[rows, "shift"] = _expit(_logit(np.clip(t.p_ref[rows].to_numpy(float), 1e-4, 1 - 1e-4))
+                    t.loc[rows, "shift"] = _expit(logit(np.clip(t.p_ref[rows].to_numpy(float), 1e-4, 1 - 1e-4))
                                                   + c)
                 m_other = run[(run.kind == "intermediate") & (run.half == other)]
                 m_this = run[(run.kind == "intermediate") & (run.half == this)]
                 if len(m_other) and len(m_this):
-                    clock = fit_clock_lsq(flows, m_other._p_flow, m_other.step, m_other.measured)
+                    clock = fit_clock_lsq(flows, p_flow[m_other.index], m_other.step, m_other.measured)
                     t.loc[m_this.index, "clock"] = clock
                     for s, rs in m_this.groupby("step"):
-                        t.loc[rs.index, "predicted"] = flows.at(rs._p_flow.to_numpy(float),
+                        t.loc[rs.index, "predicted"] = flows.at(p_flow[rs.index].to_numpy(float),
                                                                 min(clock * float(s), float(flows.times[-1])))
-    t = t.drop(columns="_p_flow")
     rest = [c for c in t.columns if c not in COLUMNS]
     return t[list(COLUMNS) + rest].sort_values(["beta", "seed", "step", "p_ref", "prompt"]).reset_index(drop=True)
 

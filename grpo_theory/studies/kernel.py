@@ -97,10 +97,12 @@ def trainable_parameters(model) -> list:
     Parameters
     ----------
     model : torch.nn.Module
+        The model.
 
     Returns
     -------
     list of torch.nn.Parameter
+        Those with ``requires_grad``, in ``model.parameters()``'s order.
     """
     return [p for p in model.parameters() if p.requires_grad]
 
@@ -127,6 +129,7 @@ def measure_kernel(score: Callable[[int], object], params, n_prompts: int, *, ki
     Returns
     -------
     MeasuredKernel
+        ``K`` (``N x N``) with the scores ``z``, their kind, the parameter count and the time taken.
 
     Raises
     ------
@@ -287,7 +290,7 @@ def free_generation_scores(model, prompts, answer_tokens, *, kind: str = "logpro
     model : grpo_theory.training.smollm.FrozenTrunkLM
         With ``trainable="last-mlp"``.
     prompts : sequence of sequence of int
-        The chat-templated prompt tokens (``grpo_theory.training.smollm._chat_prompt``).
+        The chat-templated prompt tokens (``grpo_theory.training.smollm.chat_prompt``).
     answer_tokens : sequence of sequence of int
         Each prompt's answer as the tokens a completion starts with.
     kind : str

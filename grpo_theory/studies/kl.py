@@ -21,6 +21,7 @@ import torch
 
 from .._io import atomic_write
 from ..convergence import report_columns, summary_columns
+from ..errors import InvalidInputError
 from ..kl import discontinuities
 from ..problem import Objective, Question
 from ..solvers import clamp_critical_beta, log_pooling, stationary_policy
@@ -29,6 +30,9 @@ from ..training.tasks import synthetic_binary_task, synthetic_tree_task
 from ..training.trainer import GRPOTrainer, TrainerConfig, answer_probabilities
 
 VERL_CLAMPS = dict(kl_log_ratio_clamp=20.0, kl_value_clamp=10.0)
+#: The objective every variant starts from (its changes replace fields of it): beta = 0.5, G = 8, the
+#: group's standard deviation with ddof 1 and eps 1e-4 (the trainer's sample std).
+KL_STUDY_OBJECTIVE = Objective(beta=0.5, group_size=8, std_ddof=1, std_eps=1e-4)
 #: name -> (task, TrainerConfig changes). beta ("critical", f): f x the smallest critical beta of the questions
 #: for f < 1 (every question then collapses), f x the largest for f > 1 (every question keeps an interior point).
 KL_VARIANTS = {
@@ -70,7 +74,7 @@ def _questions(ref_probs: np.ndarray, task) -> list:
 
 
 def run_kl_study(out_dir="runs/validate_kl", *, seeds=(0, 1, 2), variants=None, steps: int = 800,
-                 beta: float = 0.5, group_size: int = 8, n_questions: int = 8, learning_rate: float = 3e-3,
+                 obj: Objective = KL_STUDY_OBJECTIVE, n_questions: int = 8, learning_rate: float = 3e-3,
                  device: str = "cpu", resume: bool = False, progress: bool = True,
                  num_threads: int | None = 1, until_stationary: bool = False,
                  max_steps_factor: float = 4.0) -> pd.DataFrame:
@@ -86,10 +90,9 @@ def run_kl_study(out_dir="runs/validate_kl", *, seeds=(0, 1, 2), variants=None, 
         Names from ``KL_VARIANTS`` (estimator, placement, clamps); None: all.
     steps : int
         Training steps per run.
-    beta : float
-        The KL coefficient beta.
-    group_size : int
-        The group size G.
+    obj : Objective
+        The objective every variant starts from (default :data:`KL_STUDY_OBJECTIVE`); a variant's changes
+        (estimator, placement, clamps, a critical ``beta``) replace its fields.
     n_questions : int
         Questions per task.
     learning_rate : float
@@ -109,6 +112,9 @@ def run_kl_study(out_dir="runs/validate_kl", *, seeds=(0, 1, 2), variants=None, 
     pandas.DataFrame
         One row per (seed, variant): the theory error over its questions (also ``kl_summary.csv``).
     """
+    if not isinstance(obj, Objective):
+        raise InvalidInputError(f"obj must be an Objective, got {obj!r}")
+    start = obj                 # the variants start from it; `obj` below is each variant's own
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     if num_threads is not None:
@@ -129,10 +135,8 @@ def run_kl_study(out_dir="runs/validate_kl", *, seeds=(0, 1, 2), variants=None, 
             task, ref, qs = tasks[kind][0], refs[kind], questions[kind]
             changes = dict(changes)
             changes["steps"] = steps * changes.pop("steps_factor", 1)
-            base = TrainerConfig(objective=Objective(group_size=group_size, beta=beta, std_ddof=1, std_eps=1e-4),
-                              steps=steps,
-                              learning_rate=learning_rate, groups_per_question=16, device=device, seed=seed,
-                              num_threads=num_threads, final_window=0.2)
+            base = TrainerConfig(objective=start, steps=steps, learning_rate=learning_rate, groups_per_question=16,
+                                 device=device, seed=seed, num_threads=num_threads, final_window=0.2)
             if isinstance(changes.get("beta"), tuple):
                 factor = changes["beta"][1]
                 probe = base.with_changes(**{**changes, "beta": 1.0}).objective

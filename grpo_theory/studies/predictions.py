@@ -25,6 +25,7 @@ def predict_task(task: QATask, reference_probs: np.ndarray, obj: Objective) -> n
     reference_probs : numpy.ndarray, shape (n_questions, K)
         The reference model's probability of each answer (renormalised per question).
     obj : Objective
+        The objective the questions are solved with: ``beta``, ``G``, the penalty and the advantage estimator.
 
     Returns
     -------
@@ -57,6 +58,7 @@ def predict_token_level(task: QATask, ref_token_logp: np.ndarray, obj: Objective
     Returns
     -------
     numpy.ndarray, shape (n_questions, K)
+        The token-level stationary policy of each question (the answers' trees from ``ref_token_logp``).
     """
     out = np.zeros((task.n_questions, len(task.answers)))
     tok_obj = dataclasses.replace(obj, level="token", loss_type="grpo")

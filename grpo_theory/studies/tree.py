@@ -16,17 +16,20 @@ import torch
 
 from .._io import atomic_write
 from ..convergence import report_columns, summary_columns
+from ..errors import InvalidInputError
 from ..problem import Objective, Question
 from ..solvers import stationary_policy
 from ..training.reference import pretrain_reference
 from ..training.tasks import synthetic_tree_task
 from ..training.trainer import GRPOTrainer, TrainerConfig, answer_probabilities
 
-__all__ = ["run_tree_study", "TREE_STUDY_SHAPES", "TREE_STUDY_LOSSES"]
+__all__ = ["run_tree_study", "TREE_STUDY_SHAPES", "TREE_STUDY_LOSSES", "TREE_STUDY_OBJECTIVE"]
 
 #: The token-level study: answer trees of different lengths whose reward depends on a later token.
 TREE_STUDY_SHAPES = ("lengths", "deep", "long")
 TREE_STUDY_LOSSES = (("grpo", math.inf), ("dr_grpo", math.inf), ("dapo", 1))
+#: The objective every loss type of the study starts from: token level, the direct penalty, beta = 1, G = 8.
+TREE_STUDY_OBJECTIVE = Objective(beta=1.0, group_size=8, penalty="direct", level="token")
 
 
 def _with_loss(base: TrainerConfig, loss_type: str, groups_per_batch: int | float) -> TrainerConfig:
@@ -40,8 +43,8 @@ def _batch_label(groups_per_batch: int | float) -> int | str:
 
 
 def run_tree_study(out_dir="runs/validate_tree", *, seeds=(0, 1, 2), shapes=TREE_STUDY_SHAPES,
-                   losses=TREE_STUDY_LOSSES, steps: int = 800, beta: float = 1.0, penalty: str = "direct",
-                   group_size: int = 8, n_questions: int = 8, learning_rate: float = 3e-3, device: str = "cpu",
+                   losses=TREE_STUDY_LOSSES, steps: int = 800, obj: Objective = TREE_STUDY_OBJECTIVE,
+                   n_questions: int = 8, learning_rate: float = 3e-3, device: str = "cpu",
                    resume: bool = False, progress: bool = True, num_threads: int | None = 1,
                    until_stationary: bool = False, max_steps: int | None = None) -> pd.DataFrame:
     """Token-level GRPO on answer trees against the token-level theory, for each loss type and seed.
@@ -63,18 +66,22 @@ def run_tree_study(out_dir="runs/validate_tree", *, seeds=(0, 1, 2), shapes=TREE
     out_dir : str or pathlib.Path, default "runs/validate_tree"
         Where the tables and the runs go.
     seeds : tuple of int, default (0, 1, 2)
+        The training seeds; each configuration runs once per seed.
     shapes : tuple of str, default TREE_STUDY_SHAPES
         Answer-tree shapes of ``synthetic_tree_task``.
     losses : tuple of (str, int or math.inf), default TREE_STUDY_LOSSES
         ``(loss_type, groups_per_batch)`` pairs; ``math.inf``: every group of the batch ("all" in the tables).
     steps : int, default 800
         Training steps per run.
-    beta : float, default 1.0
-    penalty : {"reverse", "direct"}, default "direct"
-    group_size : int, default 8
+    obj : Objective, default TREE_STUDY_OBJECTIVE
+        The objective each loss type starts from (``beta``, ``G``, the penalty, ...); token level. Each pair of
+        ``losses`` sets its ``loss_type`` and ``groups_per_batch``.
     n_questions : int, default 8
+        Questions of the synthetic task.
     learning_rate : float, default 3e-3
+        The optimiser's step size.
     device : str, default "cpu"
+        torch's device for the training.
     resume : bool, default False
         Resume runs from their checkpoints under ``out_dir``.
     progress : bool, default True
@@ -93,6 +100,9 @@ def run_tree_study(out_dir="runs/validate_tree", *, seeds=(0, 1, 2), shapes=TREE
         prediction and against the sequence-level one, the largest gap to the other loss types'
         predictions, the mean standard error and the seconds.
     """
+    if not isinstance(obj, Objective) or not obj.level_variant.per_token:
+        raise InvalidInputError(f"the tree study trains at token level: obj must be an Objective with "
+                                f"level='token', got {obj!r}")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     if num_threads is not None:
@@ -105,10 +115,9 @@ def run_tree_study(out_dir="runs/validate_tree", *, seeds=(0, 1, 2), shapes=TREE
             ref_probs = answer_probabilities(ref, task)
             questions = [Question(ref_probs[q] / ref_probs[q].sum(), rewards=task.rewards[q], answers=task.answers)
                          for q in range(task.n_questions)]
-            base = TrainerConfig(objective=Objective(group_size=group_size, beta=beta, penalty=penalty, level="token"),
-                              steps=steps, learning_rate=learning_rate, groups_per_question=16, device=device,
-                              seed=seed, num_threads=num_threads, until_stationary=until_stationary,
-                              max_steps=max_steps)                                  # issue 26
+            base = TrainerConfig(objective=obj, steps=steps, learning_rate=learning_rate, groups_per_question=16,
+                                 device=device, seed=seed, num_threads=num_threads, until_stationary=until_stationary,
+                                 max_steps=max_steps)
             objectives = {f"{lt}/B={_batch_label(b)}": _with_loss(base, lt, b).objective
                           for lt, b in losses}
             preds = {name: np.array([stationary_policy(qq, o).pi for qq in questions])

@@ -40,8 +40,9 @@ def probs_after_ids(model, id_lists) -> np.ndarray:
                                        -1).cpu().numpy() for ids in id_lists])
 
 
-def _predictions(ref_probs: np.ndarray, reward_table: np.ndarray, obj) -> tuple[list, list]:
-    """Per prompt: the predicted probability of the rewarded tokens, and how many stable points exist."""
+def theory_predictions(ref_probs: np.ndarray, reward_table: np.ndarray, obj) -> tuple[list, list]:
+    """Per prompt (a row of ``ref_probs``, renormalised, and of ``reward_table``): the predicted probability of
+    the rewarded tokens under ``obj``, and how many stable points exist."""
     preds, n_stable = [], []
     for p, r in zip(ref_probs, reward_table):
         q = Question(p / p.sum(), rewards=r)
@@ -208,7 +209,7 @@ def run_trl_validation(out_dir="runs/validate_trl", *, n_questions: int = 12, st
                           report_to="none", save_strategy="no", seed=seed, temperature=1.0, num_iterations=1,
                           scale_rewards="group", loss_type="grpo", disable_tqdm=True)
         mapping = read_trl_config(args, completion_tokens=1)
-        preds, stables = _predictions(ref_probs, reward_table, mapping.objective)
+        preds, stables = theory_predictions(ref_probs, reward_table, mapping.objective)
         measured: list = []
         recorder = _window_recorder(measured, (1 - window) * steps, measure_every,
                                     lambda m: next_token_probs(m, tok, prompts)[np.arange(n_questions), correct_ids])
@@ -339,7 +340,7 @@ def run_trl_smollm2(out_dir="runs/validate_trl_smollm2", *, model_dir="models/sm
                           temperature=1.0, top_k=0, top_p=1.0, num_iterations=1, scale_rewards="group",
                           loss_type="grpo", disable_tqdm=True, gradient_checkpointing=False)
         mapping = read_trl_config(args, completion_tokens=1)
-        preds, n_stable = _predictions(ref_probs, reward_table, mapping.objective)
+        preds, n_stable = theory_predictions(ref_probs, reward_table, mapping.objective)
         measured: list = []
         recorder = _window_recorder(measured, (1 - window) * steps, measure_every,
                                     lambda m: (probs_of(m) * reward_table).sum(1))

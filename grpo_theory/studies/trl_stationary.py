@@ -39,7 +39,7 @@ from ..integrations.trl import read_trl_config
 from ..predict.response import binary_question
 from ..solvers import stationary_policy
 from ..training.trainer import batch_means_se
-from .trl import _predictions, probs_after_ids
+from .trl import theory_predictions, probs_after_ids
 
 __all__ = ["train_until_flat", "newest_checkpoint", "progress"]
 
@@ -220,6 +220,7 @@ def train_until_flat(run_dir, *, model_path, tokenizer, prompts, answers, beta: 
     ref_probs : numpy.ndarray, optional
         ``pi_ref`` over the vocabulary per prompt (default: measured from ``model_path``).
     num_threads : int or None
+        torch's thread count (None: leave it).
 
     Returns
     -------
@@ -287,7 +288,7 @@ def train_until_flat(run_dir, *, model_path, tokenizer, prompts, answers, beta: 
 
     args = _grpo_config(run, settings, save_every)
     mapping = read_trl_config(args, completion_tokens=1)
-    preds, n_stable = _predictions(ref_probs, reward_table, mapping.objective)
+    preds, n_stable = theory_predictions(ref_probs, reward_table, mapping.objective)
     traj_path, clock = run / "trajectory.csv", run / "seconds.json"
     ckpt = newest_checkpoint(run)
     at = int(ckpt.name.split("-")[1]) if ckpt is not None else 0

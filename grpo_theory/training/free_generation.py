@@ -107,12 +107,14 @@ class FreeSampler:
         return Completions(tokens, mask, torch.stack(h0s, 1), text)
 
 
-def _pad_time(x: torch.Tensor, T: int) -> torch.Tensor:
+def pad_time(x: torch.Tensor, T: int) -> torch.Tensor:
     """Zero-pad axis 1 (time) to length T (padded positions are masked out)."""
     return torch.nn.functional.pad(x, (0, 0) * (x.dim() - 2) + (0, T - x.shape[1]))
 
 
-def _token_logp(model, mlp, h0: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
+def token_logp(model, mlp, h0: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
+    """``log pi(token | h0)`` at every position: the head (with ``mlp`` as the last MLP) on the trunk's ``h0``,
+    log-softmax over the vocabulary in float32, read at ``tokens`` (``h0``'s leading shape)."""
     return torch.log_softmax(model.head_from_h0(h0, mlp).float(), -1).gather(-1, tokens[..., None])[..., 0]
 
 

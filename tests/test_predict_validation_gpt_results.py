@@ -1,0 +1,207 @@
+"""The small-GPT held-out validation table (docs/results/predict_validation_gpt.csv) and what docs/results.md
+says about it, recomputed without the experiment script or the predictor where that can be done: the
+logit-shift and no-change baselines from the raw trajectories (the shift by a grid search, not a root
+finder), the pooled rows from the run rows, the verdicts from the MAEs, the docs' table and every number
+the section states, from the tables (the kernels' from the kernel table by numpy)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from _markdown import markdown_rows
+
+ROOT = Path(__file__).resolve().parents[1]
+RES = ROOT / "docs" / "results"
+TABLE = RES / "predict_validation_gpt.csv"
+MODELS = ["kernel", "kernel_adam", "kernel_40", "coupled", "tabular", "shift", "no_change"]
+STEPS = [5, 10, 20, 40, 80, 160, 320, 800]
+
+
+@pytest.fixture(scope="module")
+def table() -> pd.DataFrame:
+    return pd.read_csv(TABLE)
+
+
+@pytest.fixture(scope="module")
+def runs(table) -> pd.DataFrame:
+    return table[table.scope == "run"]
+
+
+@pytest.fixture(scope="module")
+def traj() -> pd.DataFrame:
+    return pd.read_csv(RES / "small_gpt_trajectories.csv")
+
+
+@pytest.fixture(scope="module")
+def section() -> str:
+    text = (ROOT / "docs" / "results.md").read_text()
+    start = text.index("## Held-out validation on the small GPT")
+    return " ".join(text[start:text.index("\n## ", start + 10)].split())
+
+
+def _sig(z):
+    return 1.0 / (1.0 + np.exp(-z))
+
+
+def _shift_grid(z0, k, m):
+    lo, hi = -20.0, 20.0
+    for _ in range(6):
+        c = np.linspace(lo, hi, 401)
+        p = np.clip(_sig(z0[None, :] + c[:, None]), 1e-15, 1 - 1e-15)
+        ll = (k * np.log(p) + (m - k) * np.log(1 - p)).sum(axis=1)
+        j = int(np.argmax(ll))
+        step = c[1] - c[0]
+        lo, hi = c[j] - step, c[j] + step
+    return c[j]
+
+
+def test_layout(table, runs):
+    assert len(runs) == 5 * 2 * 8 * 7 and set(runs.model) == set(MODELS)
+    assert runs.groupby(["seed", "beta", "step"]).size().eq(7).all() and sorted(runs.step.unique()) == STEPS
+    pooled = table[table.scope == "pooled"]
+    assert len(pooled) == 2 * 8 * 7 and (pooled.prompts == 80).all() and (runs.prompts == 16).all()
+
+
+def test_shift_and_no_change_recomputed(runs, traj):
+    t = runs.set_index(["seed", "beta", "step", "model"])
+    for (seed, beta), run in traj.groupby(["seed", "beta"]):
+        base = run[run.step == 0].sort_values("prompt")
+        z0 = np.log(base.p_ref / (1 - base.p_ref)).to_numpy()
+        half = base.half.to_numpy(str)
+        for step, pt in run[run.step > 0].groupby("step"):
+            pt = pt.sort_values("prompt")
+            p, k, m = pt.p.to_numpy(), pt.k.to_numpy(float), pt.m.to_numpy(float)
+            q = np.empty(p.size)
+            for h in "AB":
+                test, train = half == h, half != h
+                q[test] = _sig(z0[test] + _shift_grid(z0[train], k[train], m[train]))
+            key = (seed, beta, step)
+            assert t.at[(*key, "shift"), "mae"] == pytest.approx(np.mean(np.abs(q - p)), abs=2e-5)
+            assert t.at[(*key, "shift"), "mae_sampled"] == pytest.approx(np.mean(np.abs(q - k / m)), abs=2e-5)
+            assert t.at[(*key, "no_change"), "mae"] == pytest.approx(np.mean(np.abs(_sig(z0) - p)), abs=2e-6)
+            assert t.at[(*key, "shift"), "floor"] == pytest.approx(pt.floor.mean(), rel=1e-5)
+
+
+def test_pooled_rows_and_verdicts(table, runs):
+    pooled = table[table.scope == "pooled"].set_index(["beta", "step", "model"])
+    means = runs.groupby(["beta", "step", "model"])[["mae", "mae_sampled", "floor"]].mean()
+    for key, r in means.iterrows():
+        for col in ("mae", "mae_sampled", "floor"):
+            assert pooled.at[key, col] == pytest.approx(r[col], abs=2e-6)
+    for _key, g in table.groupby(["scope", "seed", "beta", "step"]):
+        g = g.set_index("model")
+        best = min(g.at["shift", "mae"], g.at["tabular", "mae"])
+        floor = g.at["shift", "floor"]
+        best_s = min(g.at["shift", "mae_sampled"], g.at["tabular", "mae_sampled"]) - floor
+        for _name, r in g.iterrows():
+            assert bool(r.meets_target) == bool(r.mae <= 0.7 * best + 1e-9)
+            if best_s > 1e-9:
+                assert bool(r.meets_target_sampled) == bool(r.mae_sampled - floor <= 0.7 * best_s + 1e-9)
+            elif best_s < -1e-9:
+                assert pd.isna(r.meets_target_sampled)
+
+
+def test_docs_table(table):
+    pooled = table[table.scope == "pooled"].set_index(["beta", "step", "model"])
+    rows = markdown_rows(ROOT / "docs" / "results.md", "| beta | step | kernel | kernel_adam | kernel_40 |")
+    assert len(rows) == 16
+    for row in rows:
+        beta, step = float(row[0]), int(row[1])
+        for name, cell in zip(MODELS, row[2:9]):
+            assert float(cell) == pytest.approx(pooled.at[(beta, step, name), "mae"], abs=5.1e-5), (beta, step, name)
+        assert float(row[9]) == pytest.approx(pooled.at[(beta, step, "shift"), "floor"], abs=5.1e-5)
+
+
+def test_stated_counts(runs, section):
+    met = runs.groupby("model").meets_target.sum()
+    assert (met.kernel, met.kernel_adam, met.kernel_40, met.coupled) == (14, 12, 12, 1)
+    assert met["tabular"] == met["shift"] == 0
+    assert "`kernel` meets it (`MAE <= 0.7 x` the better of shift and tabular) at 14 of the 80" in section
+    assert "`kernel_adam` and `kernel_40` at 12, `coupled` at 1" in section
+    assert not runs.groupby(["model", "seed", "beta"]).meets_target.all().any()      # no run at every step
+    k = runs[runs.model == "kernel"]
+    assert (k.meets_target_sampled == True).sum() == 12 and k.meets_target_sampled.isna().sum() == 15  # noqa: E712
+    assert "`kernel` meets it at 12 of 80; at 15 run x steps" in section
+    k05 = k[k.beta == 0.05].set_index("step")
+    assert k05.loc[5].meets_target.all()                                            # every seed at step 5
+
+
+def test_stated_pooled_numbers(table, section):
+    p = table[table.scope == "pooled"].set_index(["beta", "step", "model"])
+
+    def r3(x):
+        return f"{x:.3f}"
+
+    k5, s5 = p.loc[(0.05, 5, "kernel")], p.loc[(0.05, 5, "shift")]
+    assert (f"{r3(k5.mae)} at step 5 (95% interval over the 80 questions {r3(k5.mae_lo)}-{r3(k5.mae_hi)}) against "
+            f"the shift's {r3(s5.mae)} ({r3(s5.mae_lo)}-{r3(s5.mae_hi)})") in section
+    assert f"{r3(p.loc[(0.05, 20, 'kernel')].mae)} against {r3(p.loc[(0.05, 20, 'shift')].mae)} at step 20" in section
+    assert [s for s in STEPS if p.loc[(0.05, s, "kernel")].meets_target] == [5, 20]
+    early = [p.loc[(0.05, s, m)].mae for s in (5, 10, 20) for m in ("tabular", "coupled", "shift")]
+    assert 0.22 <= min(early) and max(early) < 0.31 + 0.005
+    far = [p.loc[(0.05, s, "kernel")].mae for s in (5, 10, 20, 40)]
+    assert (round(min(far), 2), round(max(far), 2)) == (0.13, 0.20)
+    late = [(b, s) for b, s0 in ((0.05, 80), (0.5, 40)) for s in STEPS if s >= s0]
+    trio = [np.ptp([p.loc[(b, s, m)].mae for m in ("kernel", "coupled", "tabular")]) for b, s in late]
+    assert max(trio) <= 0.003
+    ratios = [p.loc[(b, s, "kernel")].mae / p.loc[(b, s, "tabular")].mae for b, s in late]
+    assert 0.685 <= min(ratios) and max(ratios) < 1.285
+    assert all(p.loc[(b, s, "tabular")].mae < p.loc[(b, s, "shift")].mae for b, s in late)
+    assert round(p.loc[(0.05, 800, "tabular")].mae, 4) == 0.0006 and round(p.loc[(0.5, 800, "tabular")].mae, 4) == 0.0018
+    diff = [abs(p.loc[(b, s, "kernel_adam")].mae - p.loc[(b, s, "kernel_40")].mae) for b in (0.05, 0.5) for s in STEPS]
+    assert 0.016 < max(diff) <= 0.017
+    stuck = [p.loc[(0.05, s, m)].mae for s in (80, 160, 320, 800) for m in ("kernel_adam", "kernel_40")]
+    assert 0.0755 <= min(stuck) and max(stuck) < 0.0905
+    base = [p.loc[(0.05, s, "kernel")].mae for s in (80, 160, 320, 800)]
+    assert 0.0005 <= min(base) and max(base) < 0.0045
+
+
+def test_stated_trajectory_numbers(traj):
+    lows, downs = [], []
+    for seed, run in traj[traj.beta == 0.05].groupby("seed"):
+        r = run.pivot(index="prompt", columns="step", values="p")
+        downs.append(int((r[5] < r[0]).sum()))
+        lows.append(float(r[[5, 10, 20, 40]].min().min()))
+        back = next(s for s in STEPS if (r[s] >= r[0]).all())
+        assert back == (10 if seed == 3 else 80)
+    assert (min(downs), max(downs)) == (5, 7)
+    assert round(min(lows), 3) == 0.007 and round(max(lows), 3) == 0.048
+
+
+def _kernels():
+    k = pd.read_csv(RES / "small_gpt_trajectory_kernels.csv")
+    return {key: g.pivot(index="prompt_i", columns="prompt_j", values="K").to_numpy()
+            for key, g in k.groupby(["seed", "beta", "step", "kernel"])}
+
+
+def _offdiag_corr(A, B):
+    def c(K):
+        d = np.sqrt(np.diag(K))
+        return (K / np.outer(d, d))[~np.eye(len(K), dtype=bool)]
+    return np.corrcoef(c(A), c(B))[0, 1]
+
+
+def _eff_rank(K):
+    lam = np.linalg.eigvalsh(K)
+    return lam.sum() ** 2 / (lam ** 2).sum()
+
+
+def test_stated_kernel_numbers():
+    K = _kernels()
+    runs = [(s, b) for s in range(5) for b in (0.05, 0.5)]
+    adam_vs_plain = [_offdiag_corr(K[(s, b, 40, "plain")], K[(s, b, 40, "adam")]) for s, b in runs]
+    assert round(min(adam_vs_plain), 2) == 0.90 and round(max(adam_vs_plain), 2) == 0.98
+    drift = [_offdiag_corr(K[(s, b, 0, "plain")], K[(s, b, 160, "plain")]) for s, b in runs]
+    assert round(min(drift), 2) == 0.67 and round(max(drift), 2) == 0.96
+    er = {(kn, b): [_eff_rank(K[(s, b, 40, kn)]) for s in range(5)] for kn in ("plain", "adam") for b in (0.05, 0.5)}
+    assert (round(min(er[("adam", 0.5)]), 1), round(max(er[("adam", 0.5)]), 1)) == (2.8, 3.7)
+    assert (round(min(er[("plain", 0.5)]), 1), round(max(er[("plain", 0.5)]), 1)) == (2.3, 2.9)
+    both = er[("adam", 0.05)] + er[("plain", 0.05)]
+    assert (round(min(both), 1), round(max(both), 1)) == (1.0, 2.2)
+    smallest = min(np.linalg.eigvalsh(K[(s, 0.05, 40, kn)])[0] / np.linalg.eigvalsh(K[(s, 0.05, 40, kn)])[-1]
+                   for s in range(5) for kn in ("plain", "adam"))
+    assert f"{smallest:.1e}" == "1.5e-08"
