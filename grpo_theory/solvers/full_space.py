@@ -270,6 +270,13 @@ def _stationarity_lift(c: np.ndarray, pi_s: np.ndarray) -> np.ndarray:
     return c[:, None] * (np.eye(c.size) - pi_s[None, :])
 
 
+def _support_logits(pi) -> tuple[np.ndarray, np.ndarray]:
+    """``pi``'s support and its output logits there (``log pi``, up to the gauge), the nudges' starting point."""
+    pi = np.asarray(pi, dtype=float)
+    support = np.flatnonzero(pi > 0)
+    return support, np.log(pi[support])
+
+
 def jump_repeller(q: Question, obj: Objective, pi, *, h: float = 1e-7) -> str:
     """Where ``pi`` sits on a jump of the field (a clamp, REINFORCE++'s whitening at a tie): the first output
     logit whose nudge by ``+-h`` makes that output's drift point away, described; ``''`` if every nudge is
@@ -284,9 +291,7 @@ def jump_repeller(q: Question, obj: Objective, pi, *, h: float = 1e-7) -> str:
     >>> jump_repeller(Question([0.3, 0.7], rewards=[1, 0]), Objective(beta=1.0), [0.3 ** 0.5, 1 - 0.3 ** 0.5])
     ''
     """
-    pi = np.asarray(pi, dtype=float)
-    support = np.flatnonzero(pi > 0)
-    theta = np.log(pi[support])
+    support, theta = _support_logits(pi)
     for k, o in enumerate(support):
         for sign in (1.0, -1.0):
             th = theta.copy()
@@ -315,9 +320,7 @@ def one_sided_repeller(q: Question, obj: Objective, pi, *, h: float = NUDGE) -> 
     >>> one_sided_repeller(Question([0.3, 0.7], rewards=[1, 0]), Objective(beta=1.0), [0.3 ** 0.5, 1 - 0.3 ** 0.5])
     []
     """
-    pi = np.asarray(pi, dtype=float)
-    support = np.flatnonzero(pi > 0)
-    theta = np.log(pi[support])
+    support, theta = _support_logits(pi)
     away = []
     # two answers: nudging the second is nudging the first the other way (the gauge)
     for k, o in enumerate(support[:1] if support.size == 2 else support):
