@@ -308,7 +308,13 @@ def penalty_restores_class_proportions(obj: Objective) -> bool:
     increasing in the answer's own log-ratio (``1 - e^{-lr}``, ``lr + 1``) while ``P_c`` depends on the class
     masses only, so a move inside a class at fixed class masses is restored: a point stable in class
     coordinates is stable across each class, and every stationary point is proportional inside classes. The
-    registry says which penalties do (:attr:`grpo_theory.variants.Regime.restores_class_proportions`)."""
+    registry says which penalties do (:attr:`grpo_theory.variants.Regime.restores_class_proportions`).
+
+    Parameters
+    ----------
+    obj : Objective
+        The objective.
+    """
     return obj.regime_variant.restores_class_proportions and not changes_regulariser(obj)
 
 
