@@ -217,8 +217,9 @@ def test_the_checks_find_each_defect():
 # -- every parameter has a row ----------------------------------------------------------------------------
 
 #: Pages with functions or methods whose signature has parameters that their Parameters table leaves out
-#: (or that have no table): the number of such functions, as ceilings.
-OPEN_SIGNATURES: dict[str, int] = {"stationary": 30, "studies": 21}
+#: (or that have no table): the number of such functions, as ceilings. studies: reference_mlp and three
+#: SmolBackend methods of studies/free.py, which is at 598 of its 600 lines.
+OPEN_SIGNATURES: dict[str, int] = {"stationary": 30, "studies": 4}
 
 
 def undocumented_parameters(function) -> list[str]:

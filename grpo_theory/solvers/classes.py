@@ -108,9 +108,9 @@ class ClassProblem:
     Attributes
     ----------
     q : Question
-        The question.
+        The question given.
     obj : Objective
-        The objective.
+        The objective (a mapping given is converted).
     p : numpy.ndarray, shape (C,)
         Reference mass of each class.
     R : numpy.ndarray, shape (C, D)

@@ -414,9 +414,9 @@ def full_space_flow(q: Question, obj: Objective, pi0=None, *, t_max: float = 1e4
     Parameters
     ----------
     q : Question
-        The question: its outputs, ``pi_ref`` and the reward of each output.
+        The question; the flow moves every output's logit, not only its classes'.
     obj : Objective
-        The objective: ``beta``, the group size ``G``, the penalty and the advantage estimator.
+        The objective, as for :func:`~grpo_theory.solvers.gradient.output_gradient`.
     pi0 : array_like, optional
         The starting policy, shape (K,) (default ``pi_ref``); answers with ``pi0 = 0`` stay at 0.
     t_max : float

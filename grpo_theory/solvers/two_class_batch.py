@@ -317,7 +317,7 @@ def batch_flow_policies(batch: TwoClassBatch) -> list[np.ndarray]:
     Parameters
     ----------
     batch : TwoClassBatch
-        The two-class problems, stacked.
+        As for :func:`batch_flow_roots`.
 
     Returns
     -------
