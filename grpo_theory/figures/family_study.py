@@ -9,6 +9,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from .. import plotting
+from ..errors import InvalidInputError
 from ._spec import FigureSpec
 
 #: the study's target for a configuration: MAE and largest error of P(correct) over its questions and seeds
@@ -42,7 +43,6 @@ def points(rows: pd.DataFrame) -> pd.DataFrame:
     """The study's rows in the figure's order of configurations, with |error| and the label."""
     unknown = sorted(set(rows.config) - set(CONFIGS))
     if unknown:
-        from ..problem import InvalidInputError
 
         raise InvalidInputError(f"family_study.csv: unknown configuration(s) {unknown}")
     order = {c: i for i, c in enumerate(CONFIGS)}

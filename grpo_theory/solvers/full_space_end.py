@@ -44,7 +44,8 @@ FLOW_HORIZONS = (1e4, 1e6, 1e8)
 _SNAP = 1e-5
 #: Max-norm distance within which a polished root counts as the flow's end.
 _NEAR = 1e-3
-#: Least mass, on ``pi_ref``'s support, of a class answer that the note's penalties vouch for (:func:`class_reduction_exact`).
+#: Least mass, on ``pi_ref``'s support, of a class answer that the note's penalties vouch for
+#: (:func:`class_reduction_exact`).
 _TRUSTED_MASS = 1e-6
 #: Decay of a light mass over the last two decades of flow time that marks it as vanishing in the limit.
 _DECAY = 3.0
