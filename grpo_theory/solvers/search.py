@@ -239,9 +239,9 @@ def kkt_checked(q: Question, obj: Objective, p: StationaryPoint) -> StationaryPo
     Parameters
     ----------
     q : Question
-        The question.
+        The question ``p`` was found for.
     obj : Objective
-        The objective.
+        The objective ``p`` is to be stationary for.
     p : StationaryPoint
         A point from the multi-start search or the flow.
 

@@ -152,9 +152,9 @@ class TreeProblem:
     Attributes
     ----------
     q : Question
-        The question.
+        The question whose answers form the tree.
     obj : Objective
-        The objective.
+        The objective given (its ``loss_type`` sets the token weight).
     support : numpy.ndarray of int
         The answers with ``pi_ref > 0``.
     tree : AnswerTree
