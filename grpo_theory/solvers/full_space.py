@@ -89,8 +89,10 @@ def logit_flow(q: Question, obj: Objective, theta: np.ndarray, support: np.ndarr
 
     Parameters
     ----------
-    q, obj : Question, Objective
-        The question and the objective (module doc).
+    q : Question
+        The question (module doc).
+    obj : Objective
+        The objective (module doc).
     theta : numpy.ndarray
         Logits of the answers in ``support`` (defined up to a constant: the gauge).
     support : numpy.ndarray
@@ -127,7 +129,9 @@ def full_space_stability(q: Question, obj: Objective, pi, *, h: float = 1e-6) ->
 
     Parameters
     ----------
-    q, obj : Question, Objective
+    q : Question
+        As for :func:`logit_flow`.
+    obj : Objective
         As for :func:`logit_flow`.
     pi : array_like
         A stationary point, shape (K,); its support is the answers with ``pi > 0``.
