@@ -145,7 +145,11 @@ def answer_logprobs(model, task: QATask, device=None, question_idx=None) -> torc
 
     Parameters
     ----------
-    model, task, device, question_idx
+    model : TinyGPT
+        The policy, as for :func:`answer_token_logprobs`.
+    task : QATask
+        Its questions and answer set.
+    device, question_idx
         As for :func:`answer_token_logprobs`, whose last axis this sums.
     """
     return answer_token_logprobs(model, task, device, question_idx).sum(-1)

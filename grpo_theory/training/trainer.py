@@ -167,8 +167,10 @@ def answer_probabilities(model, task: QATask) -> np.ndarray:
 
     Parameters
     ----------
-    model, task
-        As for :func:`~grpo_theory.training.policy.answer_logprobs`.
+    model : TinyGPT
+        The policy, scored as :func:`~grpo_theory.training.policy.answer_logprobs` scores it.
+    task : QATask
+        The questions and their answer set.
     """
     return torch.exp(answer_logprobs(model, task).double()).cpu().numpy()
 
