@@ -256,6 +256,13 @@ def signed_part(a: np.ndarray, part: str) -> np.ndarray:
 
     The split of an advantage table that the clipped surrogate needs; shared with :mod:`preference`.
 
+    Parameters
+    ----------
+    a : numpy.ndarray
+        The table.
+    part : {"mean", "positive", "negative"}
+        Which part.
+
     Raises
     ------
     InvalidInputError
@@ -380,7 +387,15 @@ def rloo_expectations(v: np.ndarray, log_w: np.ndarray, obj, *, part: str = "mea
                       max_count_vectors: int | None = None) -> np.ndarray:
     """RLOO's ``E_l``: ``v_l - mu`` exactly at every ``G`` (its signed parts by enumeration at finite ``G``).
 
-    Parameters and returns as :func:`enumerated_expectations` (less ``count_table``).
+    Parameters
+    ----------
+    v, log_w, obj, part, max_count_vectors
+        As for :func:`enumerated_expectations`.
+
+    Returns
+    -------
+    numpy.ndarray, shape (..., L)
+        ``E_l``, or its signed part, for each law ``w`` of ``log_w``.
 
     Examples
     --------
@@ -402,8 +417,13 @@ def rloo_expectations(v: np.ndarray, log_w: np.ndarray, obj, *, part: str = "mea
 def reinforce_pp_expectations(v: np.ndarray, log_w: np.ndarray, obj, *, part: str = "mean",
                               max_count_vectors: int | None = None) -> np.ndarray:
     """REINFORCE++'s ``E_l``: ``sqrt((G-1)/G) (v_l - mu)/sigma`` (the group mean removed, whitened by the
-    batch std ``sqrt((G-1)/G) sigma``); ``(v_l - mu)/sigma`` at ``G = inf``. Parameters as
-    :func:`enumerated_expectations`."""
+    batch std ``sqrt((G-1)/G) sigma``); ``(v_l - mu)/sigma`` at ``G = inf``.
+
+    Parameters
+    ----------
+    v, log_w, obj, part, max_count_vectors
+        As for :func:`enumerated_expectations`.
+    """
     v, log_w = np.asarray(v, dtype=float), np.asarray(log_w, dtype=float)
     if v.size == 1:
         return np.zeros_like(log_w)
@@ -421,8 +441,14 @@ def reinforce_pp_expectations(v: np.ndarray, log_w: np.ndarray, obj, *, part: st
 
 def pass_at_k_expectations(v: np.ndarray, log_w: np.ndarray, obj, *, part: str = "mean",
                            max_count_vectors: int | None = None) -> np.ndarray:
-    """The analytic pass@k advantage's ``E_l`` (two levels: fail, pass). Parameters as
-    :func:`enumerated_expectations`.
+    """The analytic pass@k advantage's ``E_l`` (two levels: fail, pass).
+
+    Parameters
+    ----------
+    v : numpy.ndarray, shape (L,)
+        The reward levels, at most two (fail, pass).
+    log_w, obj, part, max_count_vectors
+        As for :func:`enumerated_expectations`.
 
     Raises
     ------
@@ -449,7 +475,15 @@ def pass_at_k_expectations(v: np.ndarray, log_w: np.ndarray, obj, *, part: str =
 
 
 def pass_at_k_bound(span: float, obj) -> float:
-    """``max |A|`` of the pass@k table over every group (scale-free; infinite at ``G = inf``)."""
+    """``max |A|`` of the pass@k table over every group (scale-free; infinite at ``G = inf``).
+
+    Parameters
+    ----------
+    span : float
+        The reward span (unused: the table is scale-free).
+    obj : Objective
+        Its ``group_size`` and ``pass_k``.
+    """
     if obj.is_large_group:
         return math.inf
     a_pass, a_fail = pass_at_k_table(np.arange(obj.group_size + 1), obj.group_size, obj.pass_k)
@@ -464,7 +498,7 @@ def level_expectations(v: np.ndarray, log_w: np.ndarray, obj, *, part: str = "me
     Parameters
     ----------
     v : numpy.ndarray, shape (L,)
-        The reward levels ``v_l``, increasing.
+        The reward levels ``v_l`` of the question, in increasing order.
     log_w : numpy.ndarray, shape (..., L)
         ``log w_l``: the log-probabilities of the levels under ``pi``.
     obj : Objective

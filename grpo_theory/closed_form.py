@@ -77,8 +77,10 @@ def binary_pairwise(pi_ref_a, beta, gamma=1.0) -> np.ndarray:
 
     Parameters
     ----------
-    pi_ref_a, beta, gamma : array_like
-        ``p``, ``beta`` and the margin (ranges in the module doc).
+    pi_ref_a, beta : array_like
+        ``p`` and ``beta`` (ranges in the module doc).
+    gamma : array_like, default 1.0
+        The margin (range in the module doc).
 
     Returns
     -------
@@ -153,7 +155,9 @@ def binary_pairwise_direct(pi_ref_a, beta, gamma=1.0) -> np.ndarray:
 
     Parameters
     ----------
-    pi_ref_a, beta, gamma : array_like
+    pi_ref_a, beta : array_like
+        As for :func:`binary_pairwise`.
+    gamma : array_like, default 1.0
         As for :func:`binary_pairwise`.
 
     Returns
@@ -299,9 +303,19 @@ def binary_pairwise_filtered(pi_ref_a, beta) -> np.ndarray:
     ``x^2 + (1 - x)^2`` that a group ties. Its cubic ``f(x) = x(1-x) - beta (x-p)(x^2+(1-x)^2)`` is positive
     on ``(0, p]`` and negative at 1; the root kept is the one in ``(p, 1)`` (bisection to machine precision).
 
+    Parameters
+    ----------
+    pi_ref_a, beta : array_like
+        ``p`` and ``beta`` (ranges in the module doc).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``x = pi(a)`` at the stationary point, broadcast over ``pi_ref_a`` and ``beta``.
+
     Examples
     --------
-    >>> round(float(binary_pairwise_filtered(0.05, 0.5)), 4)      # the issue's 0.546 -> ~0.72
+    >>> round(float(binary_pairwise_filtered(0.05, 0.5)), 4)      # unfiltered (Eq. 14): 0.546
     0.7216
     """
     p, beta = _check(pi_ref_a, beta)
@@ -318,6 +332,20 @@ def binary_rloo(pi_ref_a, beta, reward_gap=1.0, penalty: str = "reverse") -> np.
     RLOO's expected advantage difference is the reward gap at every ``G``, so the reverse penalty gives
     Eq. 14 with ``gamma = reward_gap``: ``beta (x - p) = reward_gap x (1 - x)``, and the direct penalty
     ``logit x = logit p + reward_gap/beta``. (RLOO at ``beta`` = shift-only at ``beta (G-1)/G``.)
+
+    Parameters
+    ----------
+    pi_ref_a, beta : array_like
+        ``p = pi_ref(a)`` in ``[0, 1]`` and ``beta > 0``.
+    reward_gap : float, default 1.0
+        ``E[r|a] - E[r|b] > 0``.
+    penalty : {"reverse", "direct"}, default "reverse"
+        The note's reverse KL(pi_ref || pi) or direct KL(pi || pi_ref).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``x = pi(a)`` at the stationary point, broadcast over ``pi_ref_a`` and ``beta``.
     """
     p, beta = _check(pi_ref_a, beta)
     gap = float_array("reward_gap", reward_gap, finite=False)
@@ -338,6 +366,22 @@ def binary_entropy_condition(x, pi_ref_a, beta, entropy_coef, margin=1.0, penalt
     ``Delta - beta (logit x - logit p) - c logit(x)`` (direct), ``c`` the entropy coefficient. ``Delta`` is
     1 for G = 2 (scale, deterministic rewards) and the reward gap for RLOO at every G. ``F`` falls strictly
     on ``(0, 1)`` (sympy: :func:`grpo_theory.symbolic.derive_entropy_binary`), so the root is unique.
+
+    Parameters
+    ----------
+    x : array_like
+        ``pi(a)``, in ``(0, 1)``.
+    pi_ref_a, beta, entropy_coef
+        As for :func:`binary_entropy`, whose root condition this is.
+    margin : array_like, default 1.0
+        Likewise.
+    penalty : {"reverse", "direct"}, default "reverse"
+        Likewise.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``F(x)``, broadcast over the arguments.
     """
     x = float_array("x", x, low=0.0, high=1.0, low_open=True, high_open=True)
     p, beta = _check(pi_ref_a, beta)
@@ -359,6 +403,24 @@ def binary_entropy(pi_ref_a, beta, entropy_coef, margin=1.0, penalty: str = "rev
     Direct penalty: ``logit x = (Delta + beta logit p)/(beta + c)`` in closed form (log pooling of
     ``pi_ref`` and the uniform policy); reverse: the unique root, by bisection. ``c = 0`` gives
     Eq. 14 (reverse, ``Delta = gamma``) and the G = 2 direct form.
+
+    Parameters
+    ----------
+    pi_ref_a : array_like
+        ``p = pi_ref(a)``, in ``[0, 1]``.
+    beta : array_like
+        ``beta > 0``.
+    entropy_coef : array_like
+        The entropy coefficient ``c >= 0``.
+    margin : array_like, default 1.0
+        ``Delta = P(a) - P(b)``.
+    penalty : {"reverse", "direct"}, default "reverse"
+        The note's reverse KL(pi_ref || pi) or direct KL(pi || pi_ref).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``x = pi(a)``, broadcast over ``pi_ref_a`` and ``beta``.
 
     Examples
     --------

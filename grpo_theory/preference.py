@@ -231,7 +231,21 @@ def level_expectations(
 def group_level_expectations(levels: np.ndarray, log_w: np.ndarray, obj: Objective, *, part: str = "mean",
                              max_count_vectors: int = MAX_COUNT_VECTORS) -> np.ndarray:
     """:func:`level_expectations` of the group advantage (Eq. 2 with ``normalization``): its registry entry's
-    ``expectations``. Parameters, returns and raises as :func:`level_expectations`."""
+    ``expectations``. Returns and raises as :func:`level_expectations`.
+
+    Parameters
+    ----------
+    levels : numpy.ndarray, shape (L,)
+        As for :func:`level_expectations`.
+    log_w : numpy.ndarray, shape (..., L)
+        Likewise.
+    obj : Objective
+        Likewise.
+    part : {"mean", "positive", "negative"}
+        Likewise.
+    max_count_vectors : int
+        Likewise.
+    """
     v, unit, std_eps, variance_eps = _standardised_levels(tuple(np.asarray(levels, dtype=float).tolist()),
                                                           obj.normalization_variant.scales, obj.std_eps,
                                                           obj.variance_eps)

@@ -369,7 +369,18 @@ def _compositions(n: int, k: int):
 
 def grid_size(grid: Mapping) -> tuple[int, int]:
     """``(questions, objective combinations)`` a valid grid expands to, counted without enumerating: the
-    simplex lattice's interior points are ``C(n - 1, K - 1)`` for ``step = 1/n``."""
+    simplex lattice's interior points are ``C(n - 1, K - 1)`` for ``step = 1/n``.
+
+    Parameters
+    ----------
+    grid : mapping
+        The grid, as :func:`cases_from_grid` takes it.
+
+    Returns
+    -------
+    (int, int)
+        The number of questions and the number of objective combinations.
+    """
     n_q = len(grid.get("questions", []) or [])
     sx = grid.get("simplex")
     if isinstance(sx, Mapping) and isinstance(sx.get("rewards"), list) and isinstance(sx.get("step"), (int, float)) \

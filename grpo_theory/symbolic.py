@@ -263,6 +263,16 @@ def derive_tree_node(penalty: str = "reverse") -> Derivation:
     At G = 2 with deterministic rewards ``Delta`` depends on the policy only through the masses of
     the answers ranked between the two children's (it is ``pi(v) + 2 m_between`` when each child is
     one answer), so each node's closed form holds given the rest of the tree.
+
+    Parameters
+    ----------
+    penalty : {"reverse", "direct"}, default "reverse"
+        The note's reverse KL(pi_ref || pi) or direct KL(pi || pi_ref), per node.
+
+    Returns
+    -------
+    Derivation
+        The node's stationarity condition, its closed form and the checks sympy made.
     """
     W, Delta = sp.symbols("W Delta", positive=True)
     if variants.note_penalty(penalty).is_reverse:
@@ -341,6 +351,16 @@ def derive_entropy_binary(penalty: str = "reverse") -> Derivation:
     logit-gradient difference divided by ``x (1 - x)``, and ``-c logit x`` the entropy's
     (``dH/dz = -x (1 - x) logit x``). The direct case is linear in ``logit x``; the reverse case is
     transcendental, with a unique root because its left side falls strictly on ``(0, 1)``.
+
+    Parameters
+    ----------
+    penalty : {"reverse", "direct"}, default "reverse"
+        The note's reverse KL(pi_ref || pi) or direct KL(pi || pi_ref).
+
+    Returns
+    -------
+    Derivation
+        The condition, its root (closed form for the direct penalty) and the checks sympy made.
     """
     c, Delta = sp.symbols("c Delta", positive=True)
     z = sp.symbols("z", real=True)
@@ -442,6 +462,18 @@ def render_markdown() -> str:
 
 
 def write_derivations_markdown(path="docs/derivations.md") -> str:
+    """Write :func:`render_markdown`'s page to ``path``.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path, default "docs/derivations.md"
+        The file written (replaced).
+
+    Returns
+    -------
+    str
+        The text written.
+    """
     text = render_markdown()
     with open(path, "w", encoding="utf-8") as fh:
         fh.write(text)

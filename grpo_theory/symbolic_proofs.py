@@ -140,9 +140,9 @@ def prove_sign(expr: sp.Expr, sign: int, statement: str, symbols_ranges: dict, n
     symbols_ranges : dict
         ``{symbol: (lo, hi)}`` for the numeric check.
     n_points : int, default 200
-        Random points of the numeric check.
+        As for :func:`prove_zero`.
     seed : int, default 0
-        Seed of the random points.
+        As for :func:`prove_zero`.
 
     Returns
     -------
@@ -168,7 +168,22 @@ def prove_sign(expr: sp.Expr, sign: int, statement: str, symbols_ranges: dict, n
 
 
 def prove_positive(expr: sp.Expr, var: sp.Symbol, statement: str) -> Proof:
-    """Prove ``expr > 0`` for every ``var > 0`` by showing ``expr <= 0`` has no solution there."""
+    """Prove ``expr > 0`` for every ``var > 0`` by showing ``expr <= 0`` has no solution there.
+
+    Parameters
+    ----------
+    expr : sympy.Expr
+        The expression.
+    var : sympy.Symbol
+        The variable, ranging over ``(0, inf)``.
+    statement : str
+        The statement, in words.
+
+    Returns
+    -------
+    Proof
+        ``status`` "symbolic" when ``solveset`` finds no point where ``expr <= 0``, else "failed".
+    """
     bad = sp.solveset(expr <= 0, var, sp.Interval.open(0, sp.oo))
     if bad == sp.S.EmptySet:
         return Proof(statement, "symbolic", "solveset(expr <= 0, (0, oo)) is empty")

@@ -81,6 +81,16 @@ class Variant:
     def hook(self, attribute: str) -> Callable:
         """The hook ``attribute`` as a callable (a ``"module:function"`` string is imported on first use).
 
+        Parameters
+        ----------
+        attribute : str
+            The hook's field, e.g. ``"expectations"`` or ``"torch_advantages"``.
+
+        Returns
+        -------
+        callable
+            The hook.
+
         Raises
         ------
         InvalidInputError
@@ -328,13 +338,38 @@ def register(entry: Variant, *, replace: bool = False) -> Variant:
 
 
 def unregister(kind: str, name: str) -> None:
-    """Remove entry ``name`` of ``kind`` (a user's; for tests). Raises InvalidInputError where there is none."""
+    """Remove entry ``name`` of ``kind`` (a user's; for tests).
+
+    Parameters
+    ----------
+    kind : str
+        The registry: a key of :data:`KINDS`, e.g. ``"advantage"`` or ``"regime"``.
+    name : str
+        The entry's name.
+
+    Raises
+    ------
+    InvalidInputError
+        Where there is no such entry.
+    """
     lookup(kind, name)
     del _REGISTRY[kind][name]
 
 
 def lookup(kind: str, name) -> Variant:
     """The entry ``name`` of ``kind`` (e.g. ``lookup("advantage", "rloo")``).
+
+    Parameters
+    ----------
+    kind : str
+        The registry: a key of :data:`KINDS`, e.g. ``"advantage"`` or ``"regime"``.
+    name : str
+        The entry's name, e.g. ``"rloo"``.
+
+    Returns
+    -------
+    Variant
+        The entry.
 
     Raises
     ------
@@ -353,6 +388,16 @@ def note_penalty(name) -> Regime:
     """The regime entry of ``name``, which must be one of the note's two penalties (the ``penalty=`` argument
     of :mod:`grpo_theory.closed_form` and :mod:`grpo_theory.symbolic`).
 
+    Parameters
+    ----------
+    name : str
+        ``"reverse"`` or ``"direct"``.
+
+    Returns
+    -------
+    Regime
+        The regime entry.
+
     Raises
     ------
     InvalidInputError
@@ -366,12 +411,34 @@ def note_penalty(name) -> Regime:
 
 
 def names(kind: str) -> tuple[str, ...]:
-    """The registered names of ``kind``, in registration order."""
+    """The registered names of ``kind``, in registration order.
+
+    Parameters
+    ----------
+    kind : str
+        The registry: a key of :data:`KINDS`, e.g. ``"advantage"`` or ``"regime"``.
+
+    Returns
+    -------
+    tuple of str
+        The names.
+    """
     return tuple(_REGISTRY[kind])
 
 
 def entries(kind: str) -> tuple[Variant, ...]:
-    """The registered entries of ``kind``, in registration order."""
+    """The registered entries of ``kind``, in registration order.
+
+    Parameters
+    ----------
+    kind : str
+        The registry, as for :func:`names`.
+
+    Returns
+    -------
+    tuple of Variant
+        The entries.
+    """
     return tuple(_REGISTRY[kind].values())
 
 
