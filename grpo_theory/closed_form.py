@@ -301,10 +301,8 @@ def binary_pairwise_filtered(pi_ref_a, beta) -> np.ndarray:
 
     Parameters
     ----------
-    pi_ref_a : array_like
-        ``p = pi_ref(a)``, in ``[0, 1]``.
-    beta : array_like
-        ``beta > 0``.
+    pi_ref_a, beta : array_like
+        ``p`` and ``beta`` (ranges in the module doc).
 
     Returns
     -------
@@ -333,10 +331,8 @@ def binary_rloo(pi_ref_a, beta, reward_gap=1.0, penalty: str = "reverse") -> np.
 
     Parameters
     ----------
-    pi_ref_a : array_like
-        ``p = pi_ref(a)``, in ``[0, 1]``.
-    beta : array_like
-        ``beta > 0``.
+    pi_ref_a, beta : array_like
+        ``p = pi_ref(a)`` in ``[0, 1]`` and ``beta > 0``.
     reward_gap : float, default 1.0
         ``E[r|a] - E[r|b] > 0``.
     penalty : {"reverse", "direct"}, default "reverse"
@@ -371,16 +367,8 @@ def binary_entropy_condition(x, pi_ref_a, beta, entropy_coef, margin=1.0, penalt
     ----------
     x : array_like
         ``pi(a)``, in ``(0, 1)``.
-    pi_ref_a : array_like
-        ``p = pi_ref(a)``, in ``[0, 1]``.
-    beta : array_like
-        ``beta > 0``.
-    entropy_coef : array_like
-        The entropy coefficient ``c >= 0``.
-    margin : array_like, default 1.0
-        ``Delta = P(a) - P(b)``.
-    penalty : {"reverse", "direct"}, default "reverse"
-        The note's reverse KL(pi_ref || pi) or direct KL(pi || pi_ref).
+    pi_ref_a, beta, entropy_coef, margin, penalty
+        As for :func:`binary_entropy`, whose root condition this is.
 
     Returns
     -------

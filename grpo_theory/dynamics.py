@@ -195,9 +195,9 @@ def flow(q: Question, obj: Objective, pi0, t, *, with_points: bool = True, rtol:
     Parameters
     ----------
     q : Question
-        The question: its outputs, ``pi_ref`` and the reward of each output.
+        The question: its outputs, ``pi_ref`` and rewards (as for :func:`~grpo_theory.solvers.output_gradient`).
     obj : Objective
-        The objective: ``beta``, the group size ``G``, the penalty and the advantage estimator.
+        The objective whose expected gradient ``g`` drives the flow.
     pi0 : array_like, shape (K,)
         The starting policy (e.g. ``q.pi_ref``).
     t : array_like, shape (T,)
@@ -289,9 +289,9 @@ def ascent(q: Question, obj: Objective, pi0, *, lr: float, steps: int, every: in
     Parameters
     ----------
     q : Question
-        The question: its outputs, ``pi_ref`` and the reward of each output.
+        The question, as for :func:`flow`.
     obj : Objective
-        The objective: ``beta``, the group size ``G``, the penalty and the advantage estimator.
+        The objective whose expected gradient is ascended.
     pi0 : array_like, shape (K,)
         The starting policy.
     lr : float

@@ -139,10 +139,8 @@ def prove_sign(expr: sp.Expr, sign: int, statement: str, symbols_ranges: dict, n
         The statement, in words.
     symbols_ranges : dict
         ``{symbol: (lo, hi)}`` for the numeric check.
-    n_points : int, default 200
-        Random points of the numeric check.
-    seed : int, default 0
-        Seed of the random points.
+    n_points, seed : int
+        As for :func:`prove_zero` (200 points by default here).
 
     Returns
     -------

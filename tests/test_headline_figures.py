@@ -380,3 +380,19 @@ def test_fig32_docs():
     cur = pd.read_csv(FIGS / "fig32_verl_critical_beta.csv").pivot(index="pi_ref", columns="group_size",
                                                                     values="critical_beta")
     assert (np.diff(cur.to_numpy(), axis=1) > 0).all() and "it grows with G" in doc
+
+
+# --- all six: registered, skipped without their tables, caption as committed ------------------------------
+
+@pytest.mark.parametrize("number,table", [(27, "validate_seeds.csv"), (28, "smollm2_validate.csv"),
+                                          (29, "family_study.csv"), (30, "trl_results.csv"),
+                                          (31, "sweep_phase_k3.csv"), (32, "kl_study.csv")])
+def test_new_figure_skips_without_its_table_and_its_caption_is_the_committed_one(number, table, tmp_path):
+    from grpo_theory import plotting
+    from grpo_theory.figures import FIGURES, FigureInputs, FigureSkipped, read_tables
+
+    spec, = [s for s in FIGURES if s.number == number]
+    with pytest.raises(FigureSkipped, match=re.escape(table)):
+        spec.tables(FigureInputs(results=tmp_path))
+    committed = read_tables(spec, FIGS)
+    assert plotting.infty(spec.caption_text(committed)).strip() == _caption(spec.stem).strip()

@@ -27,7 +27,18 @@ class FigureInputs:
     trained: pd.DataFrame | None = None
 
     def results_table(self, name: str) -> pd.DataFrame:
-        """``results/name`` as a DataFrame; :class:`FigureSkipped` (naming the file) if it is absent."""
+        """``results/name`` as a DataFrame; :class:`FigureSkipped` (naming the file) if it is absent.
+
+        Parameters
+        ----------
+        name : str
+            The table's file name under ``results``, e.g. ``"validate_seeds.csv"``.
+
+        Returns
+        -------
+        pandas.DataFrame
+            The table.
+        """
         if self.results is None:
             raise FigureSkipped(f"needs {name}: pass --results DIR (docs/results in a checkout)")
         path = Path(self.results) / name
@@ -75,8 +86,31 @@ class FigureSpec:
         return f"fig{self.key}_{self.slug}"
 
     def table_stems(self, names) -> dict[str, str]:
-        """File stem of each table: ``"data"`` -> ``fig<N>_<slug>``, others -> ``fig<N>_<slug>_<name>``."""
+        """File stem of each table: ``"data"`` -> ``fig<N>_<slug>``, others -> ``fig<N>_<slug>_<name>``.
+
+        Parameters
+        ----------
+        names : iterable of str
+            The tables' names, as the figure's ``data`` function returns them.
+
+        Returns
+        -------
+        dict
+            ``{name: stem}``.
+        """
         return {n: self.stem if n == "data" else f"{self.stem}_{n}" for n in names}
 
     def caption_text(self, tables: dict[str, pd.DataFrame]) -> str:
+        """The caption, computed from ``tables`` where ``caption`` is a function of them.
+
+        Parameters
+        ----------
+        tables : dict of pandas.DataFrame
+            The figure's tables, by name.
+
+        Returns
+        -------
+        str
+            The caption.
+        """
         return self.caption(tables) if callable(self.caption) else self.caption

@@ -49,7 +49,20 @@ CSV_ATOL = 1e-9
 
 
 def same_table(a: pd.DataFrame, b: pd.DataFrame, rtol: float = CSV_RTOL, atol: float = CSV_ATOL) -> bool:
-    """Same columns, same non-numeric values, numeric values equal within ``rtol``/``atol`` (NaN = NaN)."""
+    """Same columns, same non-numeric values, numeric values equal within ``rtol``/``atol`` (NaN = NaN).
+
+    Parameters
+    ----------
+    a, b : pandas.DataFrame
+        The two tables.
+    rtol, atol : float
+        The tolerances of the numeric columns (default :data:`CSV_RTOL`, :data:`CSV_ATOL`).
+
+    Returns
+    -------
+    bool
+        Whether they are the same table.
+    """
     import numpy as np
 
     if list(a.columns) != list(b.columns) or a.shape != b.shape:
@@ -145,7 +158,18 @@ _SHARED = (Path(plotting.__file__), Path(__file__).with_name("_data.py"))
 def code_fingerprint(spec: FigureSpec) -> str:
     """Hash of the code that draws figure ``spec``: its own module, the modules it declares in
     ``spec.uses``, and the shared style (:mod:`grpo_theory.plotting`, ``figures/_data.py``). Editing
-    another figure's module, or this driver, leaves it alone."""
+    another figure's module, or this driver, leaves it alone.
+
+    Parameters
+    ----------
+    spec : FigureSpec
+        The figure.
+
+    Returns
+    -------
+    str
+        The hex digest.
+    """
     import hashlib
 
     h = hashlib.sha256()
@@ -161,7 +185,20 @@ def _fingerprint_paths(spec: FigureSpec) -> list[Path]:
 
 def read_tables(spec: FigureSpec, folder: str | Path) -> dict[str, pd.DataFrame]:
     """The tables of figure ``spec`` as written to ``folder`` by :func:`build_figures` (``"data"`` and
-    each ``fig<N>_<slug>_<name>.csv``); empty if it has none there (a skipped figure)."""
+    each ``fig<N>_<slug>_<name>.csv``); empty if it has none there (a skipped figure).
+
+    Parameters
+    ----------
+    spec : FigureSpec
+        The figure.
+    folder : str or pathlib.Path
+        Where :func:`build_figures` wrote it.
+
+    Returns
+    -------
+    dict of pandas.DataFrame
+        ``{name: table}``.
+    """
     folder = Path(folder)
     out = {}
     if (folder / f"{spec.stem}.csv").is_file():
@@ -191,6 +228,30 @@ def build_figures(out_dir: str | Path = "paper_figures", only=None, trained: str
       an image is missing, the drawing code changed (its hash differs from the one recorded for
       that figure in ``out_dir/figures_fingerprint.json``) or ``force=True``. Another machine's last-digit
       differences then leave every committed file as it was.
+
+    Parameters
+    ----------
+    out_dir : str or pathlib.Path, default "paper_figures"
+        Where the figures, their tables and captions go.
+    only : iterable of int, optional
+        The figure numbers to build (a number with parts builds every part); default all.
+    trained : str or pathlib.Path, optional
+        Figure 9's CSV of trained points.
+    progress : bool, default True
+        Show a progress bar.
+    resume : bool, default False
+        Skip the figures recorded as done in ``out_dir/.figures_done.json``.
+    force : bool, default False
+        Redraw every image, changed or not.
+    results : str or pathlib.Path, optional
+        The folder of the studies' tables.
+    images : bool, default True
+        Draw the PNG and PDF files (False: tables and captions only).
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files written.
     """
     matplotlib.use("Agg", force=False)
     valid = {s.number for s in FIGURES}

@@ -14,6 +14,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch, Rectangle
 
 from .. import plotting
+from ..errors import InvalidInputError
 from ._spec import FigureSpec
 
 #: a stable policy with P(a) above this is the vertex a (reached only in the limit)
@@ -29,7 +30,6 @@ def cases(certified: pd.DataFrame, multistart: pd.DataFrame) -> pd.DataFrame:
     the certified set (the saddle: a second point; the vertex a as a stable limit)."""
     m = certified.merge(multistart, on="key", suffixes=("_certified", "_multistart"), validate="one_to_one")
     if len(m) != len(certified) or len(m) != len(multistart):
-        from ..problem import InvalidInputError
 
         raise InvalidInputError(f"the two sweeps hold {len(certified)} and {len(multistart)} cases, "
                                 f"{len(m)} in common: expected the same cases")

@@ -9,6 +9,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from .. import plotting
+from ..errors import InvalidInputError
 from ._spec import FigureSpec
 
 #: the study's target for a configuration: MAE and largest error of P(correct) over its questions and seeds
@@ -33,11 +34,15 @@ CONFIGS = {
 LENGTH_MARK = {"sequence": ("o", "one-token answers"), "token": ("s", "two-token answers, token level")}
 
 
+#: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
+#: tests/test_figure_language.py lists the uses that differ from those tables as open).
+LANGUAGE = {"--": "threshold", ":": "reference", "o": "point", "s": "key"}
+
+
 def points(rows: pd.DataFrame) -> pd.DataFrame:
     """The study's rows in the figure's order of configurations, with |error| and the label."""
     unknown = sorted(set(rows.config) - set(CONFIGS))
     if unknown:
-        from ..problem import InvalidInputError
 
         raise InvalidInputError(f"family_study.csv: unknown configuration(s) {unknown}")
     order = {c: i for i, c in enumerate(CONFIGS)}

@@ -11,6 +11,11 @@ from .. import plotting
 from ._spec import FigureSpec
 
 
+#: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
+#: tests/test_figure_language.py lists the uses that differ from those tables as open).
+LANGUAGE = {"-": "data", ":": "reference", "o": "point"}
+
+
 def draw(df: pd.DataFrame) -> Figure:
     """Figure 16: trained pi_t(a) per run against the fitted flow and grpo_steps, one panel per question."""
     qs = list(dict.fromkeys(df.question))

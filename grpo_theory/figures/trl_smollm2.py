@@ -28,6 +28,11 @@ ANSWER_COLORS = {"Yes": plotting.COLORS["answer Yes"], "No": plotting.COLORS["an
 ANSWER_MARKERS = {"Yes": "^", "No": "v"}
 
 
+#: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
+#: tests/test_figure_language.py lists the uses that differ from those tables as open).
+LANGUAGE = {"--": "reference", ":": "reference", "o": "point", "^": "key", "v": "key"}
+
+
 def _question(prompt: str) -> str:
     """The user turn of a chat prompt (as the results table stores it), without the instruction."""
     try:
@@ -188,13 +193,14 @@ def render(t: dict[str, pd.DataFrame]) -> Figure:
     return fig
 
 
-def caption(t: dict[str, pd.DataFrame]) -> str:
-    """Every number computed from the tables (tests/test_trl_stationary_results.py recomputes them from
-    docs/results)."""
+def account(t: dict[str, pd.DataFrame]) -> str:
+    """The run's full account, moved from the caption to docs/figures.md ("Beyond the caption"): per seed the
+    steps, the prompts flat, the MAEs and the window's swing and correlations; the seeds' gap; other windows;
+    the shift fitted on every prompt and the theory's mean shift; the window's mean logit error.
+    tests/test_trl_stationary_results.py recomputes every number from docs/results."""
     data = t["data"]
     traj = errors(data, t["trajectory"])
     seeds = sorted(data.seed.unique())
-    first = data[data.seed == seeds[0]]
     per_seed = []
     for s in seeds:
         g = data[data.seed == s]
@@ -211,46 +217,58 @@ def caption(t: dict[str, pd.DataFrame]) -> str:
             f"{c['No']:+.2f} among the No prompts, {c['cross']:+.2f} between the groups")
     m = data.pivot(index="prompt_index", columns="seed", values="measured")
     gap = float(np.abs(m[seeds[0]] - m[seeds[-1]]).mean()) if len(seeds) > 1 else float("nan")
-    implied = _logit(first.predicted) - _logit(first.pi_ref)
-    lr = float(first.learning_rate.iloc[0])
     bs = [bias(data, traj, s) for s in seeds]
     dz = [v for b in bs for k, v in b.items() if k.startswith("dz_")]
     windows = "; ".join(f"over the last {tail:.0%}, "
                         + " and ".join(f"{tail_mae(data, traj, s, tail):.3f}" for s in seeds)
                         for tail in (0.2, 0.5))
-    signed = ", ".join(f"{b['signed']:+.3f}" for b in bs)
     fitted = ", ".join(f"{b['fitted']:.2f}" for b in bs)
     const = ", ".join(f"{b['const_mae']:.3f}" for b in bs)
+    return (
+        f"{'; '.join(per_seed)}. The two seeds' values differ by {gap:.3f} a prompt on average. "
+        f"Averaged over another window the MAE is: {windows}. "
+        f"Over the window the shift fitted on every prompt is {fitted} against the theory's mean {bs[0]['implied']:.2f}; the "
+        f"theory's mean shift applied to every prompt scores MAE {const}. Training updates (sampled groups of "
+        f"{int(data.group_size.iloc[0])}, Adam steps) keep moving the policy, the prompts with the same answer word "
+        f"together (mean logit error over the window {min(dz):+.2f} to {max(dz):+.2f} per seed and answer word)."
+    )
+
+
+def caption(t: dict[str, pd.DataFrame]) -> str:
+    """Every number computed from the tables (tests/test_trl_stationary_results.py recomputes them from
+    docs/results); the run's full account is :func:`account` (docs/figures.md)."""
+    data = t["data"]
+    traj = errors(data, t["trajectory"])
+    seeds = sorted(data.seed.unique())
+    first = data[data.seed == seeds[0]]
+    implied = _logit(first.predicted) - _logit(first.pi_ref)
+    lr = float(first.learning_rate.iloc[0])
+    bs = [bias(data, traj, s) for s in seeds]
+    signed = ", ".join(f"{b['signed']:+.3f}" for b in bs)
     steps = data.groupby("seed").steps_run.first()
     stop = (f"to a flat curve or the cap of {MAX_STEPS} steps"
             + (" (every run reached the cap)" if (steps >= MAX_STEPS).all() else ""))
+    by_seed = [data[data.seed == s] for s in seeds]
+    maes = " and ".join(f"{np.abs(g.error).mean():.3f}" for g in by_seed)
+    ident = " and ".join(f"{np.abs(g.pi_ref - g.measured).mean():.3f}" for g in by_seed)
+    flat = sum(int(g.conv_status.eq("converged").sum()) for g in by_seed)
     return (
         "Figure {n}. TRL 1.16's GRPOTrainer on SmolLM2-135M-Instruct: "
-        f"{len(first)} yes/no prompts, one-token completions from the whole vocabulary at temperature 1 (correct: "
-        f"a token that reads Yes or No, as asked, once spaces are stripped), G = {int(first.group_size.iloc[0])}, "
-        f"beta = {first.beta.iloc[0]:g}, use_bias_correction_kl=True (TRL 1.16's default: the "
-        f"{first.penalty.iloc[0]} penalty), Adam at a constant {plotting.sci_text(lr, plain=True)} after 10 "
-        "warm-up steps, only the "
-        f"last MLP trained, {len(seeds)} seeds, {stop}. Each P(correct) is "
-        "exact, read from the next-token distribution. pi_ref(correct) "
+        f"{len(first)} yes/no prompts, one-token completions from the whole vocabulary at temperature 1, "
+        f"G = {int(first.group_size.iloc[0])}, beta = {first.beta.iloc[0]:g}, use_bias_correction_kl=True (TRL "
+        f"1.16's default: the {first.penalty.iloc[0]} penalty), Adam at a constant "
+        f"{plotting.sci_text(lr, plain=True)} after 10 warm-up steps, only the last MLP trained, {len(seeds)} "
+        f"seeds, {stop}. Each P(correct) is exact, read from the next-token distribution. pi_ref(correct) "
         f"{first.pi_ref.min():.2f}-{first.pi_ref.max():.2f}; the stationary predictions "
-        f"{first.predicted.min():.2f}-{first.predicted.max():.2f}, from the objective TRL 1.16's settings map to "
-        "(docs/trl.md). (a, b) Each prompt's logit error (thin; it starts at logit pi_ref - logit "
-        "predicted), and its mean over the prompts answered Yes and over those answered No (bold); shaded: the "
-        "window the measured value averages (in P). (c) Each prompt's mean P(correct) over the window minus its "
-        "prediction, seeds side by side; bars: the window's quartiles of P(correct) minus the prediction. "
-        f"{'; '.join(per_seed)}. The two seeds' values differ by {gap:.3f} a prompt on average. "
-        f"Averaged over another window the MAE is: {windows}. "
-        "Over this range the prediction is nearly one logit shift of pi_ref "
-        f"({implied.min():.2f}-{implied.max():.2f}), "
-        "so the run can test little beyond that shift's size, and there the measurements sit above the theory: "
-        f"signed mean error {signed}, {sum(b['above'] for b in bs)} of {len(data)} prompts above their prediction; "
-        f"the shift fitted on every prompt is {fitted} against the theory's mean {bs[0]['implied']:.2f}; the "
-        f"theory's mean shift applied to every prompt scores MAE {const}. The runs do "
-        f"not come to rest: training updates (sampled groups of {int(first.group_size.iloc[0])}, Adam steps) keep "
-        "moving the policy, the prompts with the same answer word together, and the motion is centred above the "
-        f"fixed point (mean logit error over the window {min(dz):+.2f} to {max(dz):+.2f} per seed and answer word); "
-        "why is not measured here."
+        f"{first.predicted.min():.2f}-{first.predicted.max():.2f} (docs/trl.md). (a, b) Each prompt's logit error "
+        "(thin), and its mean over the prompts answered Yes and over "
+        "those answered No (bold); shaded: the window the measured value averages (in P). (c) Each prompt's mean "
+        "P(correct) over the window minus its prediction, seeds side by side; bars: the window's quartiles. "
+        f"MAE {maes} (of pi_ref {ident}); {flat} of {len(data)} prompts flat. Over this range the prediction is "
+        f"nearly one logit shift of pi_ref ({implied.min():.2f}-{implied.max():.2f}), and the measurements sit "
+        f"above it: signed mean error {signed}, {sum(b['above'] for b in bs)} of {len(data)} prompts above their "
+        "prediction. The runs do not come to rest; why their motion is centred above the fixed point is not "
+        "measured here (docs/figures.md)."
     )
 
 

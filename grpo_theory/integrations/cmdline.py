@@ -48,7 +48,18 @@ def _scalar(text: str):
 
 
 def looks_like_command(text: str) -> bool:
-    """Whether ``text`` reads as a trainer command line or script rather than YAML/JSON."""
+    """Whether ``text`` reads as a trainer command line or script rather than YAML/JSON.
+
+    Parameters
+    ----------
+    text : str
+        The config file's text.
+
+    Returns
+    -------
+    bool
+        True for a command line or script.
+    """
     return bool(re.search(r"(^|\s)(python[0-9.]*|torchrun|accelerate|trl|deepspeed|bash)\s", text)) or \
         "main_ppo" in text or text.lstrip().startswith("#!")
 
@@ -111,7 +122,29 @@ def hydra_overrides(tokens: Sequence[str], source: str, *, sections: Sequence[st
     """``a.b.c=value`` tokens (Hydra overrides; ``+`` and ``++`` prefixes allowed, ``~key`` deletes) as a flat
     mapping of dotted keys; other tokens (``python3``, ``-m``, ``2>&1``, ``| tee log``) are skipped up to the
     first override, and after it any token that is not an override is an error; so is a dotted key in one of
-    ``sections`` with no ``=value``, wherever it is."""
+    ``sections`` with no ``=value``, wherever it is.
+
+    Parameters
+    ----------
+    tokens : sequence of str
+        The command line, split as the shell would.
+    source : str
+        Where the tokens came from, for the errors.
+    sections : sequence of str, optional
+        Top-level keys under which a bare dotted key is an error.
+
+    Returns
+    -------
+    dict
+        ``{dotted key: value}``, values typed as Hydra types them (bool, int, float, None or str); a ``~key``
+        removes its key.
+
+    Raises
+    ------
+    InvalidInputError
+        For a token after the first override that is not one, a bare dotted key in ``sections``, or no
+        override at all.
+    """
     out: dict = {}
     started = False
     for tok in tokens:
@@ -141,7 +174,25 @@ def hydra_overrides(tokens: Sequence[str], source: str, *, sections: Sequence[st
 def argparse_flags(tokens: Sequence[str], source: str, *, boolean: frozenset = frozenset()) -> dict:
     """``--flag value`` / ``--flag=value`` tokens as a mapping of flag names (dashes as underscores) to typed
     values; a flag in ``boolean`` may stand alone (True), any other flag without a value is an error. Tokens before
-    the first flag (the program, a script name) are skipped."""
+    the first flag (the program, a script name) are skipped.
+
+    Parameters
+    ----------
+    tokens, source
+        As for :func:`hydra_overrides`.
+    boolean : frozenset of str, optional
+        The flags (dashes as underscores) that may stand alone.
+
+    Returns
+    -------
+    dict
+        ``{flag: value}``, values typed as YAML types them (bool, int, float, None or str).
+
+    Raises
+    ------
+    InvalidInputError
+        For a token that is not a flag, or a flag without a value.
+    """
     out: dict = {}
     i = 0
     toks = list(tokens)

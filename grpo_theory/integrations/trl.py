@@ -314,7 +314,18 @@ class Probe:
     other_reward: float | None = None
 
     def question(self, probs: np.ndarray) -> Question:
-        """The probe as a question over its answers plus "other", from full-vocabulary ``probs`` of them."""
+        """The probe as a question over its answers plus "other", from full-vocabulary ``probs`` of them.
+
+        Parameters
+        ----------
+        probs : array_like, shape (n_answers + 1,)
+            The reference probabilities of the answers and of "other" (the rest of the vocabulary).
+
+        Returns
+        -------
+        Question
+            Rewarded as the probe says; "other" gets ``other_reward`` (default: the lowest reward).
+        """
         other = self.other_reward if self.other_reward is not None else min(self.rewards)
         return Question(probs, rewards=list(self.rewards) + [other], labels=list(self.answers) + ["<other>"])
 

@@ -128,7 +128,20 @@ def flow_table(starts, obj: Objective, *, t_max: float = 1e4, n_times: int = 600
 
 
 def mean_curve(table: FlowTable, p) -> np.ndarray:
-    """Mean over prompts (starting values ``p``, repeats counted) of P(correct) at every grid time."""
+    """Mean over prompts (starting values ``p``, repeats counted) of P(correct) at every grid time.
+
+    Parameters
+    ----------
+    table : FlowTable
+        The flows from the table's starting values.
+    p : array_like
+        Each prompt's starting P(correct).
+
+    Returns
+    -------
+    numpy.ndarray
+        One value per time of ``table``'s grid.
+    """
     p = np.asarray(p, dtype=float)
     uniq, counts = np.unique(p, return_counts=True)
     if table.interpolated:

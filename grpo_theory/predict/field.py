@@ -40,13 +40,35 @@ Z_MAX = 40.0          # |z| beyond this: x (1 - x) < 5e-18, the update's reward 
 
 
 def logit(p) -> np.ndarray:
-    """``log(p / (1 - p))``, elementwise."""
+    """``log(p / (1 - p))``, elementwise.
+
+    Parameters
+    ----------
+    p : array_like
+        Probabilities.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shaped like ``p``.
+    """
     p = np.asarray(p, dtype=float)
     return np.log(p) - np.log1p(-p)
 
 
 def expit(z) -> np.ndarray:
-    """``1 / (1 + exp(-z))``, elementwise, without overflow."""
+    """``1 / (1 + exp(-z))``, elementwise, without overflow.
+
+    Parameters
+    ----------
+    z : array_like
+        Logits.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shaped like ``z``.
+    """
     from scipy.special import expit as _expit
 
     return _expit(np.asarray(z, dtype=float))
@@ -256,5 +278,18 @@ class PromptField:
         return (self.h(z + eps, index) - self.h(z - eps, index)) / (2 * eps)
 
     def engine_h(self, z, i: int) -> np.ndarray:
-        """``h`` of prompt ``i`` at ``z`` straight from the engine (one solve per value): the independent path."""
+        """``h`` of prompt ``i`` at ``z`` straight from the engine (one solve per value): the independent path.
+
+        Parameters
+        ----------
+        z : array_like
+            Logits.
+        i : int
+            The prompt's position.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``h`` at each ``z``, 1-d.
+        """
         return _engine_h(self.objective, float(self.p[i]), np.atleast_1d(np.asarray(z, dtype=float)))

@@ -225,6 +225,20 @@ def class_kl(x, p) -> tuple[np.ndarray, np.ndarray]:
 
     Within each class the ratio ``pi/pi_ref`` is constant at a stationary point, so the KL over
     outputs equals the KL between the class masses ``(x, 1 - x)`` and ``(p, 1 - p)``.
+
+    Parameters
+    ----------
+    x : array_like
+        ``pi(correct)``, the policy's class mass.
+    p : array_like
+        ``pi_ref(correct)``, broadcast with ``x``.
+
+    Returns
+    -------
+    direct : numpy.ndarray
+        KL(pi || pi_ref).
+    reverse : numpy.ndarray
+        KL(pi_ref || pi); ``inf`` where ``pi`` leaves a class that ``pi_ref`` has.
     """
     x = np.asarray(x, dtype=float)
     p = np.asarray(p, dtype=float)

@@ -45,7 +45,18 @@ __all__ = ["train_until_flat", "newest_checkpoint", "progress"]
 
 
 def newest_checkpoint(run_dir) -> Path | None:
-    """The ``checkpoint-<step>`` folder with the largest step under ``run_dir``, or None."""
+    """The ``checkpoint-<step>`` folder with the largest step under ``run_dir``, or None.
+
+    Parameters
+    ----------
+    run_dir : str or pathlib.Path
+        TRL's ``output_dir``.
+
+    Returns
+    -------
+    pathlib.Path or None
+        The folder.
+    """
     found = [(int(p.name.split("-")[1]), p) for p in Path(run_dir).glob("checkpoint-*")
              if p.is_dir() and p.name.split("-")[1].isdigit() and (p / "trainer_state.json").exists()]
     return max(found)[1] if found else None
@@ -161,6 +172,11 @@ def progress(run_dir) -> pd.DataFrame:
     stationary policy keeps pi_ref's proportions, so this equals the full-vocabulary prediction);
     ``measured`` is the mean over the last ``tail`` of the steps run so far, with its batch-means
     standard error, and the convergence columns judge that window.
+
+    Parameters
+    ----------
+    run_dir : str or pathlib.Path
+        The run's folder (TRL's ``output_dir``).
 
     Returns
     -------

@@ -163,7 +163,15 @@ def _dtype(name: str):
 
 @torch.no_grad()
 def answer_probabilities(model, task: QATask) -> np.ndarray:
-    """pi(answer | question) over the answer set, (n_questions, n_answers), as float64 numpy."""
+    """pi(answer | question) over the answer set, (n_questions, n_answers), as float64 numpy.
+
+    Parameters
+    ----------
+    model : TinyGPT
+        The policy.
+    task : QATask
+        The questions and their answer set.
+    """
     lp = answer_token_logprobs(model, task).sum(-1)
     return torch.exp(lp.double()).cpu().numpy()
 
@@ -372,6 +380,19 @@ class GRPOTrainer:
         up to ``max_steps``, or while one oscillates with the check's tail reaching back before the
         final learning rate; the result's ``convergence`` says where each question ended (see
         :class:`TrainerConfig`). A run resumed at its finished horizon continues if the rule asks for more.
+
+        Parameters
+        ----------
+        resume : bool, default False
+            Continue from the checkpoint in ``run_dir``, if there is one.
+        stop_after : int, optional
+            Train at most this many more steps in this call, then checkpoint and return.
+
+        Returns
+        -------
+        TrainResult
+            The measured answer probabilities over the final window with their standard errors, the metrics
+            and the convergence check.
         """
         cfg = self.cfg
         torch.manual_seed(cfg.seed)
