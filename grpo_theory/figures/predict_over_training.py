@@ -17,8 +17,13 @@ from ._spec import FigureSpec
 #: (rho = 0, the clock) and a logit shift of p_ref refitted at each step
 MODELS = {"kernel": "measured kernel", "coupled": "coupled (ρ fitted)", "tabular": "tabular flow",
           "shift": "logit shift (refitted)"}
-#: the marker of each predictor (a key local to this figure)
-MARKER = {"kernel": "D", "coupled": "s", "tabular": "o", "shift": "^"}
+#: the marker and line style of each predictor: the three flows are points and lines of data (fits), the
+#: refitted shift a baseline beside them (its own marker, a key; dashed, a comparison)
+MARKER = {"kernel": "o", "coupled": "o", "tabular": "o", "shift": "^"}
+LINESTYLE = {"kernel": "-", "coupled": "-", "tabular": "-", "shift": "--"}
+#: what this module draws (see plotting.LINESTYLES, MARKERS): the diagonal and the sampling floor are
+#: references (dotted); pi_ref unchanged is a baseline (dashed)
+LANGUAGE = {"-": "data", "--": "comparison", ":": "reference", "o": "point", "^": "key"}
 #: the steps whose questions the scatter panels show (of 5, 10, 20, 40, 80, 160, 320, 800)
 STEPS = (5, 20, 800)
 #: the ticks of the scatter panels' logit axes (a wide x axis keeps the sparse ones)
@@ -96,22 +101,22 @@ def render(t: dict[str, pd.DataFrame]) -> Figure:
         for name in MODELS:
             m = d[d.model == name].sort_values("step")
             ax.errorbar(m.step, m.mae, yerr=[m.mae - m.mae_lo, m.mae_hi - m.mae], color=cols[name],
-                        marker=MARKER[name], ms=3.2, lw=1.0, elinewidth=0.7, capsize=1.5)
+                        marker=MARKER[name], ls=LINESTYLE[name], ms=3.2, lw=1.0, elinewidth=0.7, capsize=1.5)
         base = d[d.model == "no_change"].sort_values("step")
-        plotting.reference(ax.plot(base.step, base.mae, ls=":", color="0.35", lw=1.0))
+        plotting.reference(ax.plot(base.step, base.mae, ls="--", color="0.35", lw=1.0))
         fl = d[d.model == "shift"].sort_values("step")
-        plotting.reference(ax.plot(fl.step, fl.floor, ls="--", color="0.55", lw=0.9))
+        plotting.reference(ax.plot(fl.step, fl.floor, ls=":", color="0.55", lw=1.0))
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("training step")
         ax.set_ylabel("held-out MAE")
         ax.set_ylim(min(d.mae_lo.min(), d.floor.min()) / 2, 1.0)
         plotting.panel(ax, next(letters), f"β = {beta:g}: MAE over the {int(d.prompts.max())} questions, 95% CI")
-    handles = [Line2D([], [], ls="", marker=MARKER[n], ms=4, color=cols[n], mec="none", label=lab)
+    handles = [Line2D([], [], ls=LINESTYLE[n], lw=1.0, marker=MARKER[n], ms=4, color=cols[n], mec="none", label=lab)
                for n, lab in MODELS.items()]
     handles += [Line2D([], [], ls=":", color="0.45", lw=0.9, label="predicted = measured (a–f)"),
-                Line2D([], [], ls=":", color="0.35", lw=1.0, label=r"$\pi_{\mathrm{ref}}$ unchanged (g, h)"),
-                Line2D([], [], ls="--", color="0.55", lw=0.9, label="200-sample floor (g, h)")]
+                Line2D([], [], ls="--", color="0.35", lw=1.0, label=r"$\pi_{\mathrm{ref}}$ unchanged (g, h)"),
+                Line2D([], [], ls=":", color="0.55", lw=1.0, label="200-sample floor (g, h)")]
     plotting.legend_below(fig, handles, ncol=4)
     return fig
 
@@ -144,10 +149,10 @@ def caption(t: dict[str, pd.DataFrame]) -> str:
         f"steps). At each step every model is fitted on half the questions from 200-sample counts and predicts "
         f"the other half (then the halves swap). (a-c) beta = {lo_b:g}, (d-f) beta = {hi_b:g}: each "
         f"held-out prediction against the exact P(correct) at steps {', '.join(str(s) for s in STEPS)} (logit "
-        f"axes). (g, h) Held-out "
-        f"MAE over the {n_q} questions with 95% bootstrap intervals; dashed: the floor of a 200-sample "
-        f"measurement; dotted: pi_ref (no change). At beta = {lo_b:g} the shared model first lowers some "
-        f"questions, which of these models only the kernel measured at the base model follows: at step {first} its MAE is "
+        f"axes). (g, h) Held-out MAE over the {n_q} questions with 95% bootstrap intervals, the floor of a "
+        f"200-sample measurement (dotted) and pi_ref unchanged (grey, dashed); the shift is dashed. At beta = "
+        f"{lo_b:g} the shared model first lowers some questions, which of these models only the kernel measured "
+        f"at the base model follows: at step {first} its MAE is "
         f"{_ci(k5)} against the refitted shift's {_ci(s5)} and the tabular flow's {t5.mae:.3f}, at step 20 "
         f"{k20.mae:.3f} against {s20.mae:.3f}. From step 80 on the kernel, coupled and tabular flows agree "
         f"within {spread:.4f}; at step {last} they reach {flows_end.mae.min():.4f}-{flows_end.mae.max():.4f}, "
