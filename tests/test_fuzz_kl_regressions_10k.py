@@ -70,6 +70,13 @@ SEEDS = {
     6489: "k1 in the loss, filtered ties: a point of the face where the field vanishes identically, called stable by "
           "a Jacobian of rounding (-3.6e-35, its relative tolerance as tiny); the flow goes on along the face to the "
           "vertex (1, 0, 0) (now an eigenvalue below 1e-20 of the field's size is 0: the limit vertex is returned)",
+    1645: "REINFORCE++, the direct penalty (k2 in the loss): the class limit keeps pi_ref's proportions inside the "
+          "class, 0.0073 off; the flow collapses the lighter answer too (now flagged: class_reduction_exact trusts "
+          "the penalty only for a stable point off the faces, and the flow on all output logits is still moving)",
+    2798: "the same (k3_plus in the loss, 0.0072 off)",
+    4714: "the same (0.0043 off)",
+    7251: "the same (k3_plus in the loss, 0.033 off)",
+    7998: "the same (k1 in the advantage, G = inf, 0.029 off)",
 }
 
 #: Seeds 5387 and 6343 were strict xfails here (the end check called their answer a wrong end): pi_ref, where the

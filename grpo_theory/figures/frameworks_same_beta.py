@@ -21,6 +21,12 @@ FRAMEWORK_BETAS = (0.04, 0.5)
 FRAMEWORK_G = 8
 
 
+#: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
+#: tests/test_figure_language.py lists the uses that differ from those tables as open).
+LANGUAGE = {"-": ("data", "boundary"), "--": "key", "-.": "key", ":": "key", "(0, (5, 1, 1, 1))": "key",
+            "v": "below the axis"}
+
+
 def framework_objectives(beta: float) -> dict:
     """TRL 1.9, TRL 1.16, verl's GRPO recipe and OpenRLHF's group_norm at ``beta`` and G = 8, each through
     its own config reader (every other setting at the framework's default)."""

@@ -11,6 +11,11 @@ from .. import plotting
 from ._spec import FigureSpec
 
 
+#: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
+#: tests/test_figure_language.py lists the uses that differ from those tables as open).
+LANGUAGE = {"-": "data", ":": "reference", "o": "point"}
+
+
 def _log_spaced(steps: pd.Series, n: int = 12) -> np.ndarray:
     """Positions of the logged steps nearest to ``n`` log-spaced steps from 1 to the last (each once)."""
     s = steps.to_numpy(dtype=float)

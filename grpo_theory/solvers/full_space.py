@@ -89,8 +89,10 @@ def logit_flow(q: Question, obj: Objective, theta: np.ndarray, support: np.ndarr
 
     Parameters
     ----------
-    q, obj : Question, Objective
-        The question and the objective (module doc).
+    q : Question
+        The question (module doc).
+    obj : Objective
+        The objective (module doc).
     theta : numpy.ndarray
         Logits of the answers in ``support`` (defined up to a constant: the gauge).
     support : numpy.ndarray
@@ -127,7 +129,9 @@ def full_space_stability(q: Question, obj: Objective, pi, *, h: float = 1e-6) ->
 
     Parameters
     ----------
-    q, obj : Question, Objective
+    q : Question
+        As for :func:`logit_flow`.
+    obj : Objective
         As for :func:`logit_flow`.
     pi : array_like
         A stationary point, shape (K,); its support is the answers with ``pi > 0``.
@@ -270,6 +274,13 @@ def _stationarity_lift(c: np.ndarray, pi_s: np.ndarray) -> np.ndarray:
     return c[:, None] * (np.eye(c.size) - pi_s[None, :])
 
 
+def _support_logits(pi) -> tuple[np.ndarray, np.ndarray]:
+    """``pi``'s support and its output logits there (``log pi``, up to the gauge), the nudges' starting point."""
+    pi = np.asarray(pi, dtype=float)
+    support = np.flatnonzero(pi > 0)
+    return support, np.log(pi[support])
+
+
 def jump_repeller(q: Question, obj: Objective, pi, *, h: float = 1e-7) -> str:
     """Where ``pi`` sits on a jump of the field (a clamp, REINFORCE++'s whitening at a tie): the first output
     logit whose nudge by ``+-h`` makes that output's drift point away, described; ``''`` if every nudge is
@@ -278,15 +289,29 @@ def jump_repeller(q: Question, obj: Objective, pi, *, h: float = 1e-7) -> str:
     The class solvers judge a jump in class coordinates; across a class the answers can split (a class of
     three tied answers under REINFORCE++ with the KL in the reward: fuzz seeds 603, 1742, 5214, 6019).
 
+    Parameters
+    ----------
+    q : Question
+        The question.
+    obj : Objective
+        The objective.
+    pi : array_like, shape (K,)
+        The point examined (a stationary point, typically).
+    h : float, default 1e-7
+        The size of each nudge of an output logit.
+
+    Returns
+    -------
+    str
+        The first repelling nudge, described; ``''`` if there is none.
+
     Examples
     --------
     >>> from grpo_theory import Question, Objective
     >>> jump_repeller(Question([0.3, 0.7], rewards=[1, 0]), Objective(beta=1.0), [0.3 ** 0.5, 1 - 0.3 ** 0.5])
     ''
     """
-    pi = np.asarray(pi, dtype=float)
-    support = np.flatnonzero(pi > 0)
-    theta = np.log(pi[support])
+    support, theta = _support_logits(pi)
     for k, o in enumerate(support):
         for sign in (1.0, -1.0):
             th = theta.copy()
@@ -309,15 +334,29 @@ def one_sided_repeller(q: Question, obj: Objective, pi, *, h: float = NUDGE) -> 
     abs in the advantage, ``-c |delta|``-like (fuzz seeds 5387, 6343, 5475, 5524, 5909, 7099, 7379, 7922). A
     nudge that is pulled back at first order, or a flat direction (k1 in the loss), is not listed.
 
+    Parameters
+    ----------
+    q : Question
+        The question.
+    obj : Objective
+        The objective.
+    pi : array_like, shape (K,)
+        The point examined (a stationary point, typically).
+    h : float, default 1e-4
+        The size of each nudge of an output logit.
+
+    Returns
+    -------
+    list of (int, float)
+        ``(answer, sign)`` of each nudge the flow moves away from.
+
     Examples
     --------
     >>> from grpo_theory import Question, Objective
     >>> one_sided_repeller(Question([0.3, 0.7], rewards=[1, 0]), Objective(beta=1.0), [0.3 ** 0.5, 1 - 0.3 ** 0.5])
     []
     """
-    pi = np.asarray(pi, dtype=float)
-    support = np.flatnonzero(pi > 0)
-    theta = np.log(pi[support])
+    support, theta = _support_logits(pi)
     away = []
     # two answers: nudging the second is nudging the first the other way (the gauge)
     for k, o in enumerate(support[:1] if support.size == 2 else support):
@@ -344,6 +383,26 @@ def perturbed_ends(q: Question, obj: Objective, pi, *, h: float = NUDGE,
     A point that the flow from it stays at (the field vanishes there) but that any nudge on one side leaves is
     not where a trainer, whose updates are never exact, comes to rest: it is unstable, and these are the ends
     it falls to.
+
+    Parameters
+    ----------
+    q : Question
+        The question.
+    obj : Objective
+        The objective.
+    pi : array_like, shape (K,)
+        The point examined (a stationary point, typically).
+    h : float, default 1e-4
+        The size of each nudge of an output logit.
+    t_max : float, default 1e8
+        The flow time followed from each nudged start.
+
+    Returns
+    -------
+    ends : numpy.ndarray, shape (n, K)
+        The distinct ends away from ``pi``.
+    nudges : str
+        The nudges that left, described.
 
     Examples
     --------
@@ -380,6 +439,22 @@ def logit_newton_step(q: Question, obj: Objective, pi, *, h: float = 1e-6) -> fl
     answer's logit. A root is a point whose Newton step is small: ``J d = -f`` on the gauge-reduced logits
     (``J`` as in :func:`full_space_stability`, least squares so that flat directions, where ``f`` vanishes
     too, add nothing; the common shift of all logits, the gauge, removed).
+
+    Parameters
+    ----------
+    q : Question
+        The question.
+    obj : Objective
+        The objective.
+    pi : array_like, shape (K,)
+        The point examined (a stationary point, typically).
+    h : float, default 1e-6
+        The step of the Jacobian's differences.
+
+    Returns
+    -------
+    float
+        The Newton step's max norm.
 
     Examples
     --------

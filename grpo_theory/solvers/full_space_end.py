@@ -52,6 +52,9 @@ _DECAY = 3.0
 #: Max-norm move over the last two decades of flow time below which a flow whose field does not vanish rests at
 #: a jump of the field (a Filippov equilibrium, where the nudges of :func:`jump_repeller` are pulled back).
 _RESTING = 1e-9
+#: Logit speed of the field at such a point at or above which it is a jump that the flow chatters at (0.3 at
+#: fuzz seeds 1742, 5214, 6019), not a slow creep into a face (1e-8 at seeds 1645 and 2798, masses 1e-13).
+_JUMP_SPEED = 1e-6
 
 
 def class_reduction_exact(q: Question, obj: Objective, class_of: np.ndarray | None = None, *,
@@ -308,7 +311,13 @@ def penalty_restores_class_proportions(obj: Objective) -> bool:
     increasing in the answer's own log-ratio (``1 - e^{-lr}``, ``lr + 1``) while ``P_c`` depends on the class
     masses only, so a move inside a class at fixed class masses is restored: a point stable in class
     coordinates is stable across each class, and every stationary point is proportional inside classes. The
-    registry says which penalties do (:attr:`grpo_theory.variants.Regime.restores_class_proportions`)."""
+    registry says which penalties do (:attr:`grpo_theory.variants.Regime.restores_class_proportions`).
+
+    Parameters
+    ----------
+    obj : Objective
+        The objective.
+    """
     return obj.regime_variant.restores_class_proportions and not changes_regulariser(obj)
 
 
@@ -360,7 +369,7 @@ def _limit_or_moving(q: Question, obj: Objective, seen: list, t: float) -> Stati
     rhs = _rhs(q, obj, np.flatnonzero(support))
     speed = float(np.abs(rhs(np.log(end[support]))).max()) if np.all(end[support] > 0) else math.nan
     still = float(np.abs(end - before).max())
-    if still <= _RESTING and math.isfinite(speed) and not jump_repeller(q, obj, end):
+    if still <= _RESTING and math.isfinite(speed) and speed >= _JUMP_SPEED and not jump_repeller(q, obj, end):
         # the field does not vanish here but the flow has not moved over two decades of flow time: it chatters at
         # a jump of the field (REINFORCE++'s whitening at a tie of the shaped rewards, which divides by their std
         # with no epsilon), and every single-logit nudge is pulled back: a Filippov equilibrium, where a trainer
