@@ -77,8 +77,10 @@ def binary_pairwise(pi_ref_a, beta, gamma=1.0) -> np.ndarray:
 
     Parameters
     ----------
-    pi_ref_a, beta, gamma : array_like
-        ``p``, ``beta`` and the margin (ranges in the module doc).
+    pi_ref_a, beta : array_like
+        ``p`` and ``beta`` (ranges in the module doc).
+    gamma : array_like, default 1.0
+        The margin (range in the module doc).
 
     Returns
     -------
@@ -153,7 +155,9 @@ def binary_pairwise_direct(pi_ref_a, beta, gamma=1.0) -> np.ndarray:
 
     Parameters
     ----------
-    pi_ref_a, beta, gamma : array_like
+    pi_ref_a, beta : array_like
+        As for :func:`binary_pairwise`.
+    gamma : array_like, default 1.0
         As for :func:`binary_pairwise`.
 
     Returns
@@ -301,10 +305,8 @@ def binary_pairwise_filtered(pi_ref_a, beta) -> np.ndarray:
 
     Parameters
     ----------
-    pi_ref_a : array_like
-        ``p = pi_ref(a)``, in ``[0, 1]``.
-    beta : array_like
-        ``beta > 0``.
+    pi_ref_a, beta : array_like
+        ``p`` and ``beta`` (ranges in the module doc).
 
     Returns
     -------
@@ -333,10 +335,8 @@ def binary_rloo(pi_ref_a, beta, reward_gap=1.0, penalty: str = "reverse") -> np.
 
     Parameters
     ----------
-    pi_ref_a : array_like
-        ``p = pi_ref(a)``, in ``[0, 1]``.
-    beta : array_like
-        ``beta > 0``.
+    pi_ref_a, beta : array_like
+        ``p = pi_ref(a)`` in ``[0, 1]`` and ``beta > 0``.
     reward_gap : float, default 1.0
         ``E[r|a] - E[r|b] > 0``.
     penalty : {"reverse", "direct"}, default "reverse"
@@ -371,16 +371,12 @@ def binary_entropy_condition(x, pi_ref_a, beta, entropy_coef, margin=1.0, penalt
     ----------
     x : array_like
         ``pi(a)``, in ``(0, 1)``.
-    pi_ref_a : array_like
-        ``p = pi_ref(a)``, in ``[0, 1]``.
-    beta : array_like
-        ``beta > 0``.
-    entropy_coef : array_like
-        The entropy coefficient ``c >= 0``.
+    pi_ref_a, beta, entropy_coef
+        As for :func:`binary_entropy`, whose root condition this is.
     margin : array_like, default 1.0
-        ``Delta = P(a) - P(b)``.
+        Likewise.
     penalty : {"reverse", "direct"}, default "reverse"
-        The note's reverse KL(pi_ref || pi) or direct KL(pi || pi_ref).
+        Likewise.
 
     Returns
     -------

@@ -195,17 +195,19 @@ def flow(q: Question, obj: Objective, pi0, t, *, with_points: bool = True, rtol:
     Parameters
     ----------
     q : Question
-        The question: its outputs, ``pi_ref`` and the reward of each output.
+        The question: its outputs, ``pi_ref`` and rewards (as for :func:`~grpo_theory.solvers.output_gradient`).
     obj : Objective
-        The objective: ``beta``, the group size ``G``, the penalty and the advantage estimator.
+        The objective whose expected gradient ``g`` drives the flow.
     pi0 : array_like, shape (K,)
         The starting policy (e.g. ``q.pi_ref``).
     t : array_like, shape (T,)
         Non-decreasing times at which ``pi`` is reported.
     with_points : bool, default True
         Also compute the stationary points, for ``Trajectory.distance``.
-    rtol, atol : float
-        Tolerances of the ODE solver.
+    rtol : float, default 1e-9
+        Relative tolerance of the ODE solver.
+    atol : float, default 1e-11
+        Absolute tolerance of the ODE solver.
 
     Returns
     -------
@@ -289,9 +291,9 @@ def ascent(q: Question, obj: Objective, pi0, *, lr: float, steps: int, every: in
     Parameters
     ----------
     q : Question
-        The question: its outputs, ``pi_ref`` and the reward of each output.
+        The question, as for :func:`flow`.
     obj : Objective
-        The objective: ``beta``, the group size ``G``, the penalty and the advantage estimator.
+        The objective whose expected gradient is ascended.
     pi0 : array_like, shape (K,)
         The starting policy.
     lr : float
@@ -476,8 +478,10 @@ def grpo_steps(q: Question, obj: Objective, pi0, *, lr: float, n_batches: int, i
         None: exact expectations over groups; otherwise groups sampled per batch (finite ``G`` only).
     seed : int, default 0
         Seed of the sampled groups.
-    every, with_points : int, bool, default 1, True
+    every : int, default 1
         As for :func:`ascent`, counting batches.
+    with_points : bool, default True
+        As for :func:`ascent`.
 
     Returns
     -------

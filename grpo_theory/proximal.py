@@ -177,9 +177,9 @@ def map_fixed_points(q: Question, obj: Objective) -> list[MapFixedPoint]:
     Parameters
     ----------
     q : Question
-        The question: its outputs, ``pi_ref`` and the reward of each output.
+        The question whose proximal map is solved for fixed points.
     obj : Objective
-        The objective: ``beta``, the group size ``G``, the penalty and the advantage estimator.
+        The objective of the map (its ``beta``, ``G``, penalty and estimator).
 
     Returns
     -------
@@ -251,7 +251,7 @@ def map_cycles(q: Question, obj: Objective, period: int = 2, *, n_grid: int = 40
     q : Question
         A two-class question.
     obj : Objective
-        The objective: ``beta``, the group size ``G``, the penalty and the advantage estimator.
+        The objective of the map, as for :func:`map_fixed_points`.
     period : int, default 2
         The period sought, ``>= 2``.
     n_grid : int, default 4001

@@ -140,9 +140,9 @@ def prove_sign(expr: sp.Expr, sign: int, statement: str, symbols_ranges: dict, n
     symbols_ranges : dict
         ``{symbol: (lo, hi)}`` for the numeric check.
     n_points : int, default 200
-        Random points of the numeric check.
+        As for :func:`prove_zero`.
     seed : int, default 0
-        Seed of the random points.
+        As for :func:`prove_zero`.
 
     Returns
     -------

@@ -432,7 +432,7 @@ def entries(kind: str) -> tuple[Variant, ...]:
     Parameters
     ----------
     kind : str
-        The registry: a key of :data:`KINDS`, e.g. ``"advantage"`` or ``"regime"``.
+        The registry, as for :func:`names`.
 
     Returns
     -------

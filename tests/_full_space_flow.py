@@ -97,6 +97,16 @@ class IntegrationBudget(RuntimeError):
     """:func:`flow_end` used up its ``max_evals`` (chatter at a jump of the field)."""
 
 
+class IntegrationFailed(RuntimeError):
+    """LSODA gave up (repeated convergence failures: a jump of the field, e.g. abs's kink at ``pi = pi_ref`` with
+    the KL in the loss, where the field points back from both sides). ``t`` and ``pi``: the flow time and the
+    policy where it stopped."""
+
+    def __init__(self, message: str, *, t: float, pi: np.ndarray):
+        super().__init__(message)
+        self.t, self.pi = t, pi
+
+
 def flow_end(pi_ref, rewards=None, *, t_end=1e10, grad=None, rtol=1e-9, atol=1e-11, max_evals=None, **objective):
     """The policy at flow time ``t_end`` from ``pi_ref``: ``objective`` the keywords of :func:`gradient`, or
     ``grad`` a function ``pi -> g`` (the fuzz suites pass the library's per-output gradient, so that what is
@@ -133,8 +143,13 @@ def flow_end(pi_ref, rewards=None, *, t_end=1e10, grad=None, rtol=1e-9, atol=1e-
     # callback, or a field set to 0 there, can leave it looping at a jump of the field)
     solver = LSODA(rhs, 0.0, np.log(pi_ref[sup]), math.log1p(t_end), rtol=rtol, atol=atol)
     while solver.status == "running":
-        solver.step()
+        try:
+            message = solver.step()
+        except RuntimeError as exc:                # LSODA's "Unexpected istate"
+            solver.status, message = "failed", str(exc)
         if max_evals is not None and (calls[0] > max_evals or time.process_time() - start > 20.0):
             raise IntegrationBudget(f"more than {max_evals} evaluations of the field or 20 s of CPU")
-    assert solver.status == "finished", solver.status
+    if solver.status != "finished":
+        raise IntegrationFailed(f"LSODA failed at t = {math.expm1(solver.t):.3g}: {message}",
+                                t=math.expm1(solver.t), pi=pol(solver.y))
     return pol(solver.y)

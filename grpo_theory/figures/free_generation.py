@@ -38,6 +38,13 @@ SCORED_LINES = {"predicted": "-", "shift": "--", "identity": ":"}
 #: the marker of each run's measurements: the yes/no run circles, the greetings run diamonds
 RUN_MARKER = {"yes/no": "o", "greetings": "D"}
 
+
+#: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
+#: tests/test_figure_language.py lists the uses that differ from those tables as open).
+LANGUAGE = {"-": "data", "--": ("comparison", "threshold"), ":": ("reference", "threshold"), "o": "point",
+            "s": "key", "^": "key", "D": "trained"}
+
+
 @lru_cache(maxsize=8)
 def _response(beta: float) -> Response:
     """x(p_ref) for one beta, built once (the tables evaluate it on the grid, at the prompts and beside them)."""

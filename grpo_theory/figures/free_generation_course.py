@@ -19,6 +19,11 @@ from .free_generation import SCORED, SCORED_LINES, SCORED_MARKERS, TARGET, fmt3,
 END_X = 320.0
 
 
+#: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
+#: tests/test_figure_language.py lists the uses that differ from those tables as open).
+LANGUAGE = {"(0, (1, 3))": "threshold", "_": "level", "o": "point"}
+
+
 def tables_during(inputs) -> dict[str, pd.DataFrame]:
     """Figure 25c: ``data``, the MAE over prompts of the theory and the baselines per (beta, seed, kind,
     step) of the yes/no run (intermediate steps from 200 samples a prompt, and the end)."""

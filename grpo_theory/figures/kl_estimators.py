@@ -43,6 +43,11 @@ CLIP = 1e-5
 TARGET = 0.01
 
 
+#: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
+#: tests/test_figure_language.py lists the uses that differ from those tables as open).
+LANGUAGE = {"--": "threshold", ":": "reference", "o": "point"}
+
+
 def tables(inputs) -> dict[str, pd.DataFrame]:
     """``data``: the rewarded answer of every question, seed and variant (predicted, measured);
     ``summary``: per variant and seed, the MAE over all answers and the wrong-vertex count."""

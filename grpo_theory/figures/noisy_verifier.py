@@ -20,6 +20,11 @@ NOISE_BETA = 0.5
 NOISE_PI_REF = 0.2
 
 
+#: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
+#: tests/test_figure_language.py lists the uses that differ from those tables as open).
+LANGUAGE = {"--": "threshold"}
+
+
 def noisy_binary(p: float, false_positive: float, false_negative: float) -> Question:
     """A binary question judged by a noisy verifier: the correct answer scores 1 with probability
     1 - FN, the wrong one with probability FP (rewards in {0, 1}, independent across group members)."""

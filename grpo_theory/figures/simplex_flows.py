@@ -22,6 +22,11 @@ FLOW_COLOR = plotting.METHOD_COLORS["GRPO direct/scale"]
 FLOW_BETA = 2.0
 
 
+#: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
+#: tests/test_figure_language.py lists the uses that differ from those tables as open).
+LANGUAGE = {"o": "point", "s": "vertex", "v": "below the axis"}
+
+
 def data(n_starts: int = 14, t_max: float = 30000.0) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Flow trajectories on the simplex from a spread of starts, and the stationary points."""
     q = Question(FLOW_PI_REF, rewards=FLOW_REWARDS)

@@ -19,6 +19,11 @@ OBJECTIVE = dict(group_size=8, beta=0.5, penalty="reverse")
 COLLAPSE = 0.5
 
 
+#: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
+#: tests/test_figure_language.py lists the uses that differ from those tables as open).
+LANGUAGE = {"--": "threshold", ":": "reference", "o": "point"}
+
+
 def variant(lr: float, warmup: int) -> str:
     """The label of an optimiser setting."""
     return f"Adam lr {lr:g}" + (f", warm-up {int(warmup)}" if warmup else "")

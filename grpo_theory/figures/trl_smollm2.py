@@ -28,6 +28,11 @@ ANSWER_COLORS = {"Yes": plotting.COLORS["answer Yes"], "No": plotting.COLORS["an
 ANSWER_MARKERS = {"Yes": "^", "No": "v"}
 
 
+#: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
+#: tests/test_figure_language.py lists the uses that differ from those tables as open).
+LANGUAGE = {"--": "reference", ":": "reference", "o": "point", "^": "key", "v": "key"}
+
+
 def _question(prompt: str) -> str:
     """The user turn of a chat prompt (as the results table stores it), without the instruction."""
     try:

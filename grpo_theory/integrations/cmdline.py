@@ -179,9 +179,9 @@ def argparse_flags(tokens: Sequence[str], source: str, *, boolean: frozenset = f
     Parameters
     ----------
     tokens : sequence of str
-        The command line, split as the shell would.
+        As for :func:`hydra_overrides`.
     source : str
-        Where the tokens came from, for the errors.
+        As for :func:`hydra_overrides`.
     boolean : frozenset of str, optional
         The flags (dashes as underscores) that may stand alone.
 

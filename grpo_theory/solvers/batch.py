@@ -87,9 +87,9 @@ def stationary_policy_batch(questions: Sequence[Question], objectives: Sequence[
     Parameters
     ----------
     questions : sequence of Question
-        The questions, each solved with its own objective.
+        As for :func:`stationary_policies`.
     objectives : sequence of Objective or mapping
-        One per question.
+        One per question, as for :func:`stationary_policies`.
 
     Returns
     -------
@@ -99,7 +99,7 @@ def stationary_policy_batch(questions: Sequence[Question], objectives: Sequence[
     Raises
     ------
     InvalidInputError
-        When the lengths differ, or as :func:`stationary_policy`.
+        As for :func:`stationary_policies`.
 
     Examples
     --------

@@ -23,7 +23,13 @@ point of the image, which stays in the simplex).
 **G = inf.** ``P_c = (v_c - mean)/(sqrt(var + veps) + eps)`` is enclosed by interval arithmetic
 (``var`` is increasing in every mass). With the direct penalty and scale normalisation the
 stationary points are exactly the tilts ``x_c ∝ p_c exp(v_c / t)`` whose temperature solves
-``h(t) = t/beta - eps - sqrt(var_x(t) + veps) = 0``: a scalar problem, isolated on ``t > 0``.
+``h(t) = t/beta - eps - sqrt(var_x(t) + veps) = 0``: a scalar problem, isolated on ``t > 0``. With an
+epsilon it is solved in ``delta = t - t_min`` (``t_min = beta (eps + sqrt(veps))``), where ``h = delta/beta -
+(sigma - sqrt(veps))`` keeps its relative precision: the epsilon creates a root next to the best class's vertex
+at ``delta`` of order ``sigma``, whose worse masses are ``exp(-d_c / t_min)`` (1e-100, or exp(-2501), below the
+double range). That root is isolated in ``log delta`` (``|d log(sigma - sqrt(veps))/dt| <= 1/t^2`` makes the
+equation increasing there, and the root unique below ``delta = t_min^2/1000``); its masses are reported in
+the root's message, and ``pi`` shows 0 where they underflow.
 
 **Search.** Boxes are bisected; a box is discarded when the enclosure of some ``F_k`` excludes 0
 (or, reverse, ``P_k >= beta`` on it). A root is certified by the Krawczyk test
@@ -71,8 +77,9 @@ class Certificate:
     Attributes
     ----------
     box : numpy.ndarray
-        The (C-1, 2) box ``[lo, hi]`` in the class log-ratios ``eta``, or the (1, 2) interval of
-        temperatures ``t`` at G = inf with the direct penalty.
+        The (C-1, 2) box ``[lo, hi]`` in the class log-ratios ``eta``, or at G = inf with the direct penalty
+        the (1, 2) interval of ``t - t_min``, ``t`` the temperature and ``t_min = beta (eps + sqrt(veps))`` in
+        units of the reward span (0 without epsilons; see the module doc).
     test : str
         The test that passed (e.g. the Krawczyk inclusion, or "single class: P = 0").
     """
@@ -99,6 +106,10 @@ class CertifiedRoot:
         A vertex reached only in the limit (not an interior root).
     message : str
         What the root is.
+    stable : bool or None
+        True where stability on all output logits is proved for the root (G = inf, direct penalty, scale: the
+        bound of :meth:`~grpo_theory.solvers.certify_search.Tilt.stability_bound` below 1); None where this
+        search does not decide it (the caller judges the Jacobian).
     """
 
     pi: np.ndarray
@@ -107,6 +118,7 @@ class CertifiedRoot:
     certificate: Certificate | None
     limit: bool = False
     message: str = ""
+    stable: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -251,11 +263,17 @@ def certified_stationary_points(q: Question, obj: Objective, *, time_budget: flo
     if obj.is_large_group and obj.regime_variant.is_direct and obj.normalization_variant.scales:
         tilt = Tilt(cls, obj)
         found, n_boxes, reason = tilt.solve(time_budget, max_boxes)
-        for t, box, test in sorted(found, key=lambda r: r[0]):
-            x = tilt.x_of_t(np.array([t]))[0]
-            res = float(abs(tilt.h(np.array([t]))[0]))
-            roots.append(CertifiedRoot(cls.expand(x), x, res, Certificate(box, test),
-                                       message=f"tilt x ∝ p exp(v/t) at temperature t = {t:.12g}"))
+        for t, delta, box, test, res, x, logx in sorted(found, key=lambda r: r[1]):
+            what = f"tilt x ∝ p exp(v/t) at temperature t = {t:.12g} (t - t_min = {delta:.6g})"
+            if np.any(x[1:] < 1e-300):
+                what += (f"; the class masses are exp({np.array2string(logx, precision=6)}): below the double "
+                         "range, they show as 0 in pi, though the root is interior")
+            bound = tilt.stability_bound(logx)
+            stable = True if bound < 1.0 else None
+            if stable:
+                what += (f"; stable on all output logits: the Jacobian is -C^(1/2) (beta I + E) C^(1/2), C = diag(pi) "
+                         f"- pi pi^T, with |E| <= {bound:.3g} beta < beta (Tilt.stability_bound)")
+            roots.append(CertifiedRoot(cls.expand(x), x, res, Certificate(box, test), message=what, stable=stable))
         unresolved = np.zeros((0, 1, 2))
     else:
         sys_ = EtaSystem(cls, obj)

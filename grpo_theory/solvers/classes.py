@@ -1,39 +1,32 @@
 r"""Stationary policies of GRPO and their stability (SPEC section 3).
 
-Let ``g(o) = dJ/dpi(o)`` be the per-output gradient of the objective at
-``pi_old = pi``:
+Let ``g(o) = dJ/dpi(o)`` be the per-output gradient of the objective at ``pi_old = pi``:
 
 * reverse penalty (k3): ``g(o) = P_G(o|pi) - beta (1 - pi_ref(o)/pi(o))``;
 * direct penalty:       ``g(o) = P_G(o|pi) - beta (log(pi(o)/pi_ref(o)) + 1)``.
 
-A policy is stationary when ``g(o)`` is the same for every ``o`` in its support
-(KKT with a multiplier for the simplex). For the reverse penalty this is Eq. 11,
-``pi(o) (1 - (P_G(o|pi) - E_pi P_G)/beta) = pi_ref(o)``; for the direct penalty
-``pi(o) ∝ pi_ref(o) exp(P_G(o|pi)/beta)``.
+A policy is stationary when ``g(o)`` is the same for every ``o`` in its support (KKT with a multiplier for the
+simplex). For the reverse penalty this is Eq. 11, ``pi(o) (1 - (P_G(o|pi) - E_pi P_G)/beta) = pi_ref(o)``; for the
+direct penalty ``pi(o) ∝ pi_ref(o) exp(P_G(o|pi)/beta)``.
 
 Stability refers to the on-policy expected-gradient flow on softmax logits,
 ``d theta_o/dt = pi(o) (g(o) - E_pi g)``.
 
-Reduction to classes. ``P_G`` depends on an output only through its reward law,
-so outputs with the same law form a *class*; at every stationary point the policy
-within a class is proportional to ``pi_ref`` (both penalties), and outputs with
-``pi_ref = 0`` get 0. The solvers therefore work on the ``C`` classes:
+Reduction to classes. ``P_G`` depends on an output only through its reward law, so outputs with the same law form a
+*class*; at every stationary point the policy within a class is proportional to ``pi_ref`` (both penalties), and
+outputs with ``pi_ref = 0`` get 0. The solvers therefore work on the ``C`` classes:
 
-Moving mass inside a class leaves ``w`` and so ``P_G`` unchanged; there only the
-penalty acts, and it restores ``pi ∝ pi_ref``. The set of policies proportional
-to ``pi_ref`` inside every class is invariant under the flow, so stability is
-decided by the class-level dynamics alone.
+Moving mass inside a class leaves ``w`` and so ``P_G`` unchanged; there only the penalty acts, and it restores
+``pi ∝ pi_ref``. The set of policies proportional to ``pi_ref`` inside every class is invariant under the flow, so
+stability is decided by the class-level dynamics alone.
 
-* ``C = 2``: a scalar problem in the class logit ``z = log(pi(a)/pi(b))``; the
-  drift ``s(z) = g(a) - g(b)`` is scanned on a grid that provably contains every
-  root (bounds from ``max |A_i|``), each sign change is refined with Brent's
-  method and tangencies are detected; the search is exhaustive. The direct
-  penalty with ``G = inf`` can drive the mass to a vertex: such a *limit point*
-  is reported with ``boundary=True`` when the flow runs into it.
-* ``C > 2``: Newton-type root finding (MINPACK hybrid, then Levenberg-Marquardt)
-  on the class logits, started from the end of the flow from ``pi_ref`` and from
-  several other points; reported points are deduplicated, the search is not
-  guaranteed exhaustive, and the result says so.
+* ``C = 2``: a scalar problem in the class logit ``z = log(pi(a)/pi(b))``; the drift ``s(z) = g(a) - g(b)`` is
+  scanned on a grid that provably contains every root (bounds from ``max |A_i|``), each sign change is refined with
+  Brent's method and tangencies are detected; the search is exhaustive. The direct penalty with ``G = inf`` can
+  drive the mass to a vertex: such a *limit point* is reported with ``boundary=True`` when the flow runs into it.
+* ``C > 2``: Newton-type root finding (MINPACK hybrid, then Levenberg-Marquardt) on the class logits, started from
+  the end of the flow from ``pi_ref`` and from several other points; reported points are deduplicated, the search is
+  not guaranteed exhaustive, and the result says so.
 """
 
 from __future__ import annotations
@@ -108,9 +101,9 @@ class ClassProblem:
     Attributes
     ----------
     q : Question
-        The question.
+        The question given.
     obj : Objective
-        The objective.
+        The objective (a mapping given is converted).
     p : numpy.ndarray, shape (C,)
         Reference mass of each class.
     R : numpy.ndarray, shape (C, D)
@@ -524,7 +517,15 @@ def penalty_slope(obj: Objective, log_ratio: np.ndarray) -> np.ndarray:
     ``1 - pi_ref/pi`` (floored by :func:`grpo_theory.kl.flow_log_ratio`: a huge finite, repelling value at a
     vertex, never inf), direct ``log(pi/pi_ref) + 1``, otherwise the estimator's coefficient
     (:func:`grpo_theory.kl.coefficient`). Shared by :class:`ClassProblem` and the stacked two-class problems
-    (:mod:`grpo_theory.solvers.two_class_batch`)."""
+    (:mod:`grpo_theory.solvers.two_class_batch`).
+
+    Parameters
+    ----------
+    obj : Objective
+        The objective.
+    log_ratio : numpy.ndarray
+        ``log(pi(c)/pi_ref(c))``.
+    """
     if obj.regime_variant.is_reverse:
         return 1.0 - np.exp(-kl.flow_log_ratio(obj, log_ratio))
     if obj.regime_variant.is_direct:
@@ -538,7 +539,13 @@ def may_collapse(obj: Objective) -> bool:
     (a clamp or k1 as a loss leaves a bounded restoring force), and wherever ties are filtered. With ``beta = 0``
     (the entropy bonus alone):
     where the advantage is unbounded (it outgrows the bonus's ``c |log pi|``) or ties are filtered (near a
-    vertex almost every group ties, and its bonus is dropped)."""
+    vertex almost every group ties, and its bonus is dropped).
+
+    Parameters
+    ----------
+    obj : Objective
+        The objective.
+    """
     if obj.beta == 0:
         return obj.filter_ties or not math.isfinite(max_abs_advantage(1.0, obj))
     if obj.filter_ties:
@@ -556,7 +563,13 @@ def may_collapse(obj: Objective) -> bool:
 def unbounded_preference(obj: Objective) -> bool:
     """``|P_G|`` unbounded near a vertex (then the direct penalty's flow can run into a vertex: a limit point,
     not a root): ``G = inf``, scale normalisation, no epsilon; REINFORCE++ (whitened by the policy's own
-    reward std, for every ``G``); whatever else :func:`~grpo_theory.preference.max_abs_advantage` cannot bound."""
+    reward std, for every ``G``); whatever else :func:`~grpo_theory.preference.max_abs_advantage` cannot bound.
+
+    Parameters
+    ----------
+    obj : Objective
+        The objective.
+    """
     if obj.is_large_group and obj.normalization_variant.scales and obj.std_eps == 0 and obj.variance_eps == 0:
         return True
     with np.errstate(over="ignore", invalid="ignore"):

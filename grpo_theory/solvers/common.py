@@ -39,15 +39,50 @@ class Problem(Protocol):
     ``(stable, eigenvalues, reason)``.
     """
 
-    def policy(self, x: np.ndarray) -> np.ndarray: ...
+    def policy(self, x: np.ndarray) -> np.ndarray:
+        """The policy ``pi`` (shape ``(K,)``) at free logits ``x``.
 
-    def kkt(self, x: np.ndarray) -> np.ndarray: ...
+        Parameters
+        ----------
+        x : numpy.ndarray
+            Free logits.
+        """
 
-    def residual(self, x: np.ndarray) -> float: ...
+    def kkt(self, x: np.ndarray) -> np.ndarray:
+        """The stationarity equations at ``x``: zero at a stationary point.
 
-    def free_flow(self, x: np.ndarray) -> np.ndarray: ...
+        Parameters
+        ----------
+        x : numpy.ndarray
+            Free logits of a candidate point.
+        """
 
-    def stability(self, x: np.ndarray) -> tuple[bool | None, np.ndarray, str]: ...
+    def residual(self, x: np.ndarray) -> float:
+        """The max-norm residual of the stationarity equations at ``x``.
+
+        Parameters
+        ----------
+        x : numpy.ndarray
+            Free logits, as for :meth:`kkt`.
+        """
+
+    def free_flow(self, x: np.ndarray) -> np.ndarray:
+        """The logit flow's velocity at ``x``.
+
+        Parameters
+        ----------
+        x : numpy.ndarray
+            Free logits, where the velocity is read.
+        """
+
+    def stability(self, x: np.ndarray) -> tuple[bool | None, np.ndarray, str]:
+        """``(stable, eigenvalues, reason)`` of the flow at a stationary point ``x``.
+
+        Parameters
+        ----------
+        x : numpy.ndarray
+            Free logits of the point judged.
+        """
 
 
 def verdict(top: float, tol: float, what: str, *, undecided: bool = False,

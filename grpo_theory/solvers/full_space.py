@@ -41,6 +41,9 @@ EIGEN_TOL = 1e-7
 FROZEN_GAP = -700.0
 #: Mass at which an absent answer's drift is evaluated (its limit as the mass goes to 0).
 ABSENT_MASS = 1e-12
+#: Size, relative to the centred gradient and the absent answers' drift, below which an eigenvalue is 0 however
+#: small the Jacobian's own entries (a field flat on a whole face).
+_FLAT = 1e-20
 #: Logit nudge with which :func:`one_sided_repeller` and :func:`perturbed_ends` leave a point.
 NUDGE = 1e-4
 #: Flow time to which :func:`perturbed_ends` follows a nudged run.
@@ -86,8 +89,10 @@ def logit_flow(q: Question, obj: Objective, theta: np.ndarray, support: np.ndarr
 
     Parameters
     ----------
-    q, obj : Question, Objective
-        The question and the objective (module doc).
+    q : Question
+        The question (module doc).
+    obj : Objective
+        The objective (module doc).
     theta : numpy.ndarray
         Logits of the answers in ``support`` (defined up to a constant: the gauge).
     support : numpy.ndarray
@@ -124,7 +129,9 @@ def full_space_stability(q: Question, obj: Objective, pi, *, h: float = 1e-6) ->
 
     Parameters
     ----------
-    q, obj : Question, Objective
+    q : Question
+        As for :func:`logit_flow`.
+    obj : Objective
         As for :func:`logit_flow`.
     pi : array_like
         A stationary point, shape (K,); its support is the answers with ``pi > 0``.
@@ -176,7 +183,9 @@ def full_space_stability(q: Question, obj: Objective, pi, *, h: float = 1e-6) ->
                                   "a vertex every absent answer drifts away from: stable in the limit (the flow "
                                   "approaches it at a speed proportional to the absent masses)")
     theta = np.log(pi[support])
-    eig, lead, tol, kink = _reduced_spectrum(q, obj, pi, support, theta, h)
+    finite = drift[absent][np.isfinite(drift[absent])]
+    eig, lead, tol, kink = _reduced_spectrum(q, obj, pi, support, theta, h,
+                                             float(np.abs(finite).max()) if finite.size else 0.0)
     if not kkt:
         bad = [int(o) for o in absent if not drift[o] < 0]
         return FullSpaceStability(False, lead, eig, drift, False,
@@ -198,7 +207,8 @@ def full_space_stability(q: Question, obj: Objective, pi, *, h: float = 1e-6) ->
                               "an eigenvalue of the gauge-reduced full-space Jacobian has positive real part")
 
 
-def _reduced_spectrum(q, obj, pi, support, theta, h) -> tuple[np.ndarray, float, float, str]:
+def _reduced_spectrum(q, obj, pi, support, theta, h, absent_scale: float = 0.0) -> tuple[np.ndarray, float, float,
+                                                                                       str]:
     """The eigenvalues of the gauge-reduced Jacobian ``Q^T J Q`` (central differences, step ``h``), the leading
     real part, the tolerance below which it counts as 0, and a description of a kink of the field ('' if none).
 
@@ -231,6 +241,10 @@ def _reduced_spectrum(q, obj, pi, support, theta, h) -> tuple[np.ndarray, float,
     fwd10, bwd10 = _one_sided_differences(q, obj, theta, support, g0, 10 * h)
     lead10 = float(np.max(spectrum((fwd10 + bwd10) / 2)[0].real))
     tol = EIGEN_TOL * max(1e-300, scale) * float(d.min()) * pi[support].max() + 2 * abs(lead - lead10)
+    # a field that vanishes on the whole face (k1 in the loss with filtered ties: every group on the face ties) has
+    # a Jacobian of rounding only (-3.6e-35 at fuzz seed 6489), whose relative tolerance is as tiny: an eigenvalue
+    # counts as 0 below 1e-20 of the field's own size there (the centred gradient, the absent answers' drift)
+    tol = max(tol, _FLAT * max(float(np.abs(g0).max()), absent_scale) * pi[support].max())
     # smooth: |fwd - bwd| = h |g''| at step h and ten times that at 10 h; rounding: eps |g| / h, a tenth of it at
     # 10 h; a kink: the same O(1) gap at both
     gap, gap10 = float(np.abs(fwd - bwd).max()), float(np.abs(fwd10 - bwd10).max())
@@ -260,6 +274,13 @@ def _stationarity_lift(c: np.ndarray, pi_s: np.ndarray) -> np.ndarray:
     return c[:, None] * (np.eye(c.size) - pi_s[None, :])
 
 
+def _support_logits(pi) -> tuple[np.ndarray, np.ndarray]:
+    """``pi``'s support and its output logits there (``log pi``, up to the gauge), the nudges' starting point."""
+    pi = np.asarray(pi, dtype=float)
+    support = np.flatnonzero(pi > 0)
+    return support, np.log(pi[support])
+
+
 def jump_repeller(q: Question, obj: Objective, pi, *, h: float = 1e-7) -> str:
     """Where ``pi`` sits on a jump of the field (a clamp, REINFORCE++'s whitening at a tie): the first output
     logit whose nudge by ``+-h`` makes that output's drift point away, described; ``''`` if every nudge is
@@ -268,15 +289,29 @@ def jump_repeller(q: Question, obj: Objective, pi, *, h: float = 1e-7) -> str:
     The class solvers judge a jump in class coordinates; across a class the answers can split (a class of
     three tied answers under REINFORCE++ with the KL in the reward: fuzz seeds 603, 1742, 5214, 6019).
 
+    Parameters
+    ----------
+    q : Question
+        The question.
+    obj : Objective
+        The objective.
+    pi : array_like, shape (K,)
+        The point examined (a stationary point, typically).
+    h : float, default 1e-7
+        The size of each nudge of an output logit.
+
+    Returns
+    -------
+    str
+        The first repelling nudge, described; ``''`` if there is none.
+
     Examples
     --------
     >>> from grpo_theory import Question, Objective
     >>> jump_repeller(Question([0.3, 0.7], rewards=[1, 0]), Objective(beta=1.0), [0.3 ** 0.5, 1 - 0.3 ** 0.5])
     ''
     """
-    pi = np.asarray(pi, dtype=float)
-    support = np.flatnonzero(pi > 0)
-    theta = np.log(pi[support])
+    support, theta = _support_logits(pi)
     for k, o in enumerate(support):
         for sign in (1.0, -1.0):
             th = theta.copy()
@@ -299,15 +334,29 @@ def one_sided_repeller(q: Question, obj: Objective, pi, *, h: float = NUDGE) -> 
     abs in the advantage, ``-c |delta|``-like (fuzz seeds 5387, 6343, 5475, 5524, 5909, 7099, 7379, 7922). A
     nudge that is pulled back at first order, or a flat direction (k1 in the loss), is not listed.
 
+    Parameters
+    ----------
+    q : Question
+        The question whose flow is followed.
+    obj : Objective
+        The objective, as for :func:`jump_repeller`.
+    pi : array_like, shape (K,)
+        The point nudged.
+    h : float, default 1e-4
+        The size of each nudge of an output logit.
+
+    Returns
+    -------
+    list of (int, float)
+        ``(answer, sign)`` of each nudge the flow moves away from.
+
     Examples
     --------
     >>> from grpo_theory import Question, Objective
     >>> one_sided_repeller(Question([0.3, 0.7], rewards=[1, 0]), Objective(beta=1.0), [0.3 ** 0.5, 1 - 0.3 ** 0.5])
     []
     """
-    pi = np.asarray(pi, dtype=float)
-    support = np.flatnonzero(pi > 0)
-    theta = np.log(pi[support])
+    support, theta = _support_logits(pi)
     away = []
     # two answers: nudging the second is nudging the first the other way (the gauge)
     for k, o in enumerate(support[:1] if support.size == 2 else support):
@@ -334,6 +383,26 @@ def perturbed_ends(q: Question, obj: Objective, pi, *, h: float = NUDGE,
     A point that the flow from it stays at (the field vanishes there) but that any nudge on one side leaves is
     not where a trainer, whose updates are never exact, comes to rest: it is unstable, and these are the ends
     it falls to.
+
+    Parameters
+    ----------
+    q : Question
+        The question; the flow runs on all its output logits.
+    obj : Objective
+        The objective of that flow.
+    pi : array_like, shape (K,)
+        The point nudged off (a stationary point, typically).
+    h : float, default 1e-4
+        The size of each nudge of an output logit.
+    t_max : float, default 1e8
+        The flow time followed from each nudged start.
+
+    Returns
+    -------
+    ends : numpy.ndarray, shape (n, K)
+        The distinct ends away from ``pi``.
+    nudges : str
+        The nudges that left, described.
 
     Examples
     --------
@@ -371,6 +440,22 @@ def logit_newton_step(q: Question, obj: Objective, pi, *, h: float = 1e-6) -> fl
     (``J`` as in :func:`full_space_stability`, least squares so that flat directions, where ``f`` vanishes
     too, add nothing; the common shift of all logits, the gauge, removed).
 
+    Parameters
+    ----------
+    q : Question
+        The question whose flow's root is sought.
+    obj : Objective
+        The objective of the flow.
+    pi : array_like, shape (K,)
+        The point the step starts from.
+    h : float, default 1e-6
+        The step of the Jacobian's differences.
+
+    Returns
+    -------
+    float
+        The Newton step's max norm.
+
     Examples
     --------
     >>> from grpo_theory import Question, Objective
@@ -404,9 +489,9 @@ def full_space_flow(q: Question, obj: Objective, pi0=None, *, t_max: float = 1e4
     Parameters
     ----------
     q : Question
-        The question: its outputs, ``pi_ref`` and the reward of each output.
+        The question; the flow moves every output's logit, not only its classes'.
     obj : Objective
-        The objective: ``beta``, the group size ``G``, the penalty and the advantage estimator.
+        The objective, as for :func:`~grpo_theory.solvers.gradient.output_gradient`.
     pi0 : array_like, optional
         The starting policy, shape (K,) (default ``pi_ref``); answers with ``pi0 = 0`` stay at 0.
     t_max : float

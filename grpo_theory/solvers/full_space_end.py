@@ -44,10 +44,17 @@ FLOW_HORIZONS = (1e4, 1e6, 1e8)
 _SNAP = 1e-5
 #: Max-norm distance within which a polished root counts as the flow's end.
 _NEAR = 1e-3
-#: Least mass, on ``pi_ref``'s support, of a class answer that the note's penalties vouch for (:func:`class_reduction_exact`).
+#: Least mass, on ``pi_ref``'s support, of a class answer that the note's penalties vouch for
+#: (:func:`class_reduction_exact`).
 _TRUSTED_MASS = 1e-6
 #: Decay of a light mass over the last two decades of flow time that marks it as vanishing in the limit.
 _DECAY = 3.0
+#: Max-norm move over the last two decades of flow time below which a flow whose field does not vanish rests at
+#: a jump of the field (a Filippov equilibrium, where the nudges of :func:`jump_repeller` are pulled back).
+_RESTING = 1e-9
+#: Logit speed of the field at such a point at or above which it is a jump that the flow chatters at (0.3 at
+#: fuzz seeds 1742, 5214, 6019), not a slow creep into a face (1e-8 at seeds 1645 and 2798, masses 1e-13).
+_JUMP_SPEED = 1e-6
 
 
 def class_reduction_exact(q: Question, obj: Objective, class_of: np.ndarray | None = None, *,
@@ -88,9 +95,9 @@ def class_reduction_exact(q: Question, obj: Objective, class_of: np.ndarray | No
     Parameters
     ----------
     q : Question
-        The question.
+        The question whose classes are judged.
     obj : Objective
-        The objective.
+        The objective (its penalty decides the second clause).
     class_of : numpy.ndarray of int, optional
         The class of each output (:attr:`ClassProblem.class_of`, -1 off the support), if already known.
     point : StationaryPoint, optional
@@ -304,7 +311,13 @@ def penalty_restores_class_proportions(obj: Objective) -> bool:
     increasing in the answer's own log-ratio (``1 - e^{-lr}``, ``lr + 1``) while ``P_c`` depends on the class
     masses only, so a move inside a class at fixed class masses is restored: a point stable in class
     coordinates is stable across each class, and every stationary point is proportional inside classes. The
-    registry says which penalties do (:attr:`grpo_theory.variants.Regime.restores_class_proportions`)."""
+    registry says which penalties do (:attr:`grpo_theory.variants.Regime.restores_class_proportions`).
+
+    Parameters
+    ----------
+    obj : Objective
+        The objective.
+    """
     return obj.regime_variant.restores_class_proportions and not changes_regulariser(obj)
 
 
@@ -355,6 +368,20 @@ def _limit_or_moving(q: Question, obj: Objective, seen: list, t: float) -> Stati
     residual = stationarity_residual(q, obj, end)
     rhs = _rhs(q, obj, np.flatnonzero(support))
     speed = float(np.abs(rhs(np.log(end[support]))).max()) if np.all(end[support] > 0) else math.nan
+    still = float(np.abs(end - before).max())
+    if still <= _RESTING and math.isfinite(speed) and speed >= _JUMP_SPEED and not jump_repeller(q, obj, end):
+        # the field does not vanish here but the flow has not moved over two decades of flow time: it chatters at
+        # a jump of the field (REINFORCE++'s whitening at a tie of the shaped rewards, which divides by their std
+        # with no epsilon), and every single-logit nudge is pulled back: a Filippov equilibrium, where a trainer
+        # comes to rest up to a chatter set by its step size (fuzz seeds 1742, 5214, 6019; a flow with the std
+        # smoothed by delta ends within 2e-11 of it as delta -> 0: tests/test_fuzz_kl_regressions_10k.py)
+        return StationaryPoint(
+            pi=end, residual=residual, converged=True, stable=True, nfev=0, method="full-space flow from pi_ref",
+            discontinuous=True, message=(
+                f"the flow on all output logits from pi_ref rests here: it moved {still:.1g} (max norm) between "
+                f"t = {t / 100:g} and {t:g} while the field's logit speed is {speed:.2g}, i.e. it chatters at a jump "
+                "of the field (a Filippov equilibrium: the stationarity residual does not vanish, stationarity_"
+                f"residual {residual:.2g}); nudging any one output logit either way is pulled back"))
     return StationaryPoint(
         pi=end, residual=residual, converged=False, stable=None, nfev=0, method="full-space flow from pi_ref",
         message=(f"the flow on all output logits from pi_ref is still moving at t = {t:g} (logit speed "

@@ -34,7 +34,13 @@ __all__ = ["MultiClassFlowBatch", "batch_flow_endpoints", "supports_flow"]
 
 def supports_flow(cp: ClassProblem) -> bool:
     """Whether :class:`MultiClassFlowBatch` covers ``cp``: three or more classes, a reward law, the reverse or
-    direct penalty in the loss, no tie filtering and no entropy bonus."""
+    direct penalty in the loss, no tie filtering and no entropy bonus.
+
+    Parameters
+    ----------
+    cp : ClassProblem
+        The class problem.
+    """
     obj = cp.obj
     return (cp.n_classes >= 3 and cp.q.has_reward_law and obj.regime_variant.is_note_penalty
             and not advantage.changes_regulariser(obj))
@@ -90,7 +96,18 @@ class MultiClassFlowBatch:
         return len(self.problems)
 
     def log_pi(self, eta: np.ndarray) -> np.ndarray:
-        """Class log-policies at free class logits ``eta`` ``(s, C - 1) -> (s, C)`` (as :meth:`ClassProblem.log_pi`)."""
+        """Class log-policies at free class logits ``eta`` ``(s, C - 1) -> (s, C)`` (as :meth:`ClassProblem.log_pi`).
+
+        Parameters
+        ----------
+        eta : numpy.ndarray, shape (s, C - 1)
+            Free class logits, one row per problem.
+
+        Returns
+        -------
+        numpy.ndarray, shape (s, C)
+            The class log-policies.
+        """
         theta = np.concatenate((eta, np.zeros((eta.shape[0], 1))), axis=1)
         m = theta.max(axis=1, keepdims=True)
         return theta - (np.log(np.exp(theta - m).sum(axis=1, keepdims=True)) + m)

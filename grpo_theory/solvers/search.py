@@ -239,9 +239,9 @@ def kkt_checked(q: Question, obj: Objective, p: StationaryPoint) -> StationaryPo
     Parameters
     ----------
     q : Question
-        The question.
+        The question ``p`` was found for.
     obj : Objective
-        The objective.
+        The objective ``p`` is to be stationary for.
     p : StationaryPoint
         A point from the multi-start search or the flow.
 
@@ -402,6 +402,23 @@ def _certified_points(q: Question, obj: Objective, box_budget: int,
                 message=f"{r.message}; full space: {fs.message}"))
             continue
         residual = stationarity_residual(q, obj, r.pi)
+        if r.stable is True:
+            # proved by the certificate's own bound (certify_search.Tilt.stability_bound), where the finite
+            # differences of full_space_stability cannot resolve masses of 1e-40 or below (or pi shows 0)
+            points.append(StationaryPoint(
+                pi=r.pi, residual=residual, converged=True, stable=True, nfev=0,
+                method=f"certified: {r.certificate.test}", certificate=r.certificate,
+                message=f"{r.message} (equations' residual {r.residual:.1e}, stationarity residual {residual:.1e})"))
+            continue
+        if np.any(r.pi[q.pi_ref > 0] == 0):
+            # an interior root whose smallest masses underflow (below 1e-308): pi shows a vertex or a face, where
+            # the stability on all output logits cannot be read
+            points.append(StationaryPoint(
+                pi=r.pi, residual=residual, converged=True, stable=None, nfev=0,
+                method=f"certified: {r.certificate.test}", certificate=r.certificate,
+                message=(f"{r.message} (equations' residual {r.residual:.1e}); an interior root whose small masses "
+                         "are below the double range: stability on all output logits not computed")))
+            continue
         points.append(StationaryPoint(
             pi=r.pi, residual=residual, converged=True, stable=fs.stable, nfev=0,
             method=f"certified: {r.certificate.test}", eigenvalues=fs.eigenvalues, certificate=r.certificate,

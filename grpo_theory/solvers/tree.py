@@ -92,7 +92,18 @@ class AnswerTree:
 
     @classmethod
     def build(cls, answers) -> AnswerTree:
-        """The tree of ``answers`` (a sequence of token tuples, prefix-free, as ``Question`` checks them)."""
+        """The tree of ``answers`` (a sequence of token tuples, prefix-free, as ``Question`` checks them).
+
+        Parameters
+        ----------
+        answers : sequence of tuple
+            The answers' token tuples.
+
+        Returns
+        -------
+        AnswerTree
+            Its nodes (the answers' proper prefixes), edges and paths.
+        """
         nodes = tuple(dict.fromkeys(a[:n] for a in answers for n in range(len(a))))
         index = {v: i for i, v in enumerate(nodes)}
         edges, slices = [], []
@@ -141,9 +152,9 @@ class TreeProblem:
     Attributes
     ----------
     q : Question
-        The question.
+        The question whose answers form the tree.
     obj : Objective
-        The objective.
+        The objective given (its ``loss_type`` sets the token weight).
     support : numpy.ndarray of int
         The answers with ``pi_ref > 0``.
     tree : AnswerTree
@@ -191,9 +202,33 @@ class TreeProblem:
 
     # -- policies and their logits
     def x_from_log_cond(self, log_cond: np.ndarray) -> np.ndarray:
+        """The free logits of the conditionals ``log pi(c|v)``.
+
+        Parameters
+        ----------
+        log_cond : numpy.ndarray, shape (E,)
+            ``log pi(c|v)`` per edge.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``x``.
+        """
         return log_cond[self.free] - log_cond[self.last_of_edge[self.free]]
 
     def log_cond(self, x: np.ndarray) -> np.ndarray:
+        """``log pi(c|v)`` per edge at free logits ``x`` (a softmax at each node).
+
+        Parameters
+        ----------
+        x : numpy.ndarray
+            Free logits: each edge's logit less that of its node's last edge.
+
+        Returns
+        -------
+        numpy.ndarray, shape (E,)
+            The log-conditionals.
+        """
         theta = np.zeros(len(self.tree.edges))
         theta[self.free] = x
         if np.all(np.isfinite(theta)):
@@ -208,11 +243,35 @@ class TreeProblem:
         return out
 
     def policy(self, x: np.ndarray) -> np.ndarray:
+        """The answers' probabilities ``pi(o)``, products of the conditionals along each path.
+
+        Parameters
+        ----------
+        x : numpy.ndarray
+            Free logits, as for :meth:`log_cond`.
+
+        Returns
+        -------
+        numpy.ndarray, shape (K,)
+            ``pi``; 0 off the support.
+        """
         pi = np.zeros(self.q.n_outputs)
         pi[self.support] = np.exp(self.tree.paths @ self.log_cond(x))
         return pi
 
     def x_from_policy(self, pi) -> np.ndarray:
+        """The free logits of a policy over the answers (its conditionals at every node).
+
+        Parameters
+        ----------
+        pi : array_like, shape (K,)
+            The policy.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``x`` (``-inf`` or ``nan`` where a conditional is 0).
+        """
         t = self.tree
         pi = np.asarray(pi, dtype=float)[self.support]
         edge = pi @ t.paths
@@ -223,7 +282,22 @@ class TreeProblem:
 
     # -- the gradient of the module doc
     def edge_gradient(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(g_v(c), pi(c|v), pi(v))`` per edge at free logits ``x``."""
+        """``(g_v(c), pi(c|v), pi(v))`` per edge at free logits ``x``.
+
+        Parameters
+        ----------
+        x : numpy.ndarray
+            Free logits at which the three are read.
+
+        Returns
+        -------
+        g : numpy.ndarray, shape (E,)
+            ``g_v(c)``.
+        cond : numpy.ndarray, shape (E,)
+            ``pi(c|v)``.
+        reach : numpy.ndarray, shape (E,)
+            ``pi(v)``, the probability of reaching the edge's node.
+        """
         t, obj = self.tree, self.obj
         log_cond = self.log_cond(x)
         lr = log_cond - self.log_ref_cond                                   # per token: log(pi(c|v)/pi_ref(c|v))
@@ -271,32 +345,109 @@ class TreeProblem:
         return num[t.edge_node] / den[t.edge_node]
 
     def centred(self, g: np.ndarray, cond: np.ndarray) -> np.ndarray:
-        """``g - E[g | node]``: each edge's gradient less its node's mean under the conditionals ``cond``."""
+        """``g - E[g | node]``: each edge's gradient less its node's mean under the conditionals ``cond``.
+
+        Parameters
+        ----------
+        g : numpy.ndarray, shape (E,)
+            A value per edge.
+        cond : numpy.ndarray, shape (E,)
+            The conditionals ``pi(c|v)``.
+
+        Returns
+        -------
+        numpy.ndarray, shape (E,)
+            ``g_v(c) - sum_c' pi(c'|v) g_v(c')``.
+        """
         mean = np.zeros(len(self.tree.nodes))
         np.add.at(mean, self.tree.edge_node, cond * g)
         return g - mean[self.tree.edge_node]
 
     def logit_gradient(self, x: np.ndarray) -> np.ndarray:
-        """``dJ/dtheta_{v,c}`` for every edge (the expected gradient a trainer follows)."""
+        """``dJ/dtheta_{v,c}`` for every edge (the expected gradient a trainer follows).
+
+        Parameters
+        ----------
+        x : numpy.ndarray
+            Free logits.
+
+        Returns
+        -------
+        numpy.ndarray, shape (E,)
+            ``dJ/dtheta_{v,c}``.
+        """
         g, cond, reach = self.edge_gradient(x)
         return reach * cond * self.centred(g, cond)
 
     def free_flow(self, x: np.ndarray) -> np.ndarray:
-        """The logit flow in the free coordinates (each relative to its node's last edge)."""
+        """The logit flow in the free coordinates (each relative to its node's last edge).
+
+        Parameters
+        ----------
+        x : numpy.ndarray
+            Free logits, the flow's coordinates.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``dx/dt``.
+        """
         phi = self.logit_gradient(x)
         return phi[self.free] - phi[self.last_of_edge[self.free]]
 
     def kkt(self, x: np.ndarray) -> np.ndarray:
+        """The stationarity equations: ``g_v(c) - g_v(last)`` for every free edge.
+
+        Parameters
+        ----------
+        x : numpy.ndarray
+            Free logits of a candidate.
+
+        Returns
+        -------
+        numpy.ndarray
+            0 at a stationary point.
+        """
         g, _, _ = self.edge_gradient(x)
         return g[self.free] - g[self.last_of_edge[self.free]]
 
     def residual(self, x: np.ndarray) -> float:
         """``max_{v,c} pi(c|v) |g_v(c) - E g_v| / beta`` (the sequence-level residual for single tokens;
-        ``entropy_coef`` in place of ``beta = 0``)."""
+        ``entropy_coef`` in place of ``beta = 0``).
+
+        Parameters
+        ----------
+        x : numpy.ndarray
+            Free logits of the point whose residual is measured.
+
+        Returns
+        -------
+        float
+            The residual; 0 at a stationary point.
+        """
         g, cond, _ = self.edge_gradient(x)
         return float(np.max(cond * np.abs(self.centred(g, cond)))) / advantage.regularisation_scale(self.obj)
 
     def stability(self, x: np.ndarray, h: float = 1e-6) -> tuple[bool | None, np.ndarray, str]:
+        """Stability of the flow on the free logits at a stationary point ``x`` (central-difference Jacobian).
+
+        Parameters
+        ----------
+        x : numpy.ndarray
+            Free logits of the stationary point.
+        h : float, default 1e-6
+            The relative step of the differences.
+
+        Returns
+        -------
+        stable : bool or None
+            The Jacobian's eigenvalues all in the left half-plane; None where the largest real part is 0
+            within tolerance.
+        eigenvalues : numpy.ndarray
+            The Jacobian's eigenvalues.
+        why : str
+            The verdict in words.
+        """
         n = x.size
         if n == 0:
             return True, np.zeros(0), "no free logits"

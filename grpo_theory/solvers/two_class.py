@@ -49,7 +49,13 @@ def _reverse_bounds_log(cp: ClassProblem) -> tuple[float, float] | None:
 def needs_log_space(cp: ClassProblem) -> bool:
     """Whether ``cp``'s roots may lie where the reverse penalty's coefficient ``beta pi_ref/pi`` is beyond
     the flows' floor (``beta`` below about 1e-290, or rewards near 1e300 with shift normalisation): the note's
-    reverse penalty in the loss, no tie filtering or entropy bonus, and a root bound past ``|z| = 680``."""
+    reverse penalty in the loss, no tie filtering or entropy bonus, and a root bound past ``|z| = 680``.
+
+    Parameters
+    ----------
+    cp : ClassProblem
+        The class problem.
+    """
     obj = cp.obj
     if cp.n_classes != 2 or not obj.regime_variant.is_reverse or advantage.changes_regulariser(obj):
         return False
@@ -109,7 +115,18 @@ def _residual(cp, pi: np.ndarray) -> float:
 
 
 def log_space(cp: ClassProblem):
-    """``cp`` itself, or, where :func:`needs_log_space`, a view of it whose drift and bounds are in log space."""
+    """``cp`` itself, or, where :func:`needs_log_space`, a view of it whose drift and bounds are in log space.
+
+    Parameters
+    ----------
+    cp : ClassProblem
+        The class problem.
+
+    Returns
+    -------
+    ClassProblem
+        ``cp``, or its log-space view (the same interface).
+    """
     return _LogSpaceProblem(cp) if needs_log_space(cp) else cp
 
 

@@ -43,7 +43,13 @@ def supports(cp: ClassProblem) -> bool:
     """Whether :class:`TwoClassBatch` covers ``cp``: two classes, a reward law, the reverse or direct
     penalty in the loss, no tie filtering and no entropy bonus, and not so extreme a ``beta`` or reward span
     that the drift must be taken in log space (:func:`~grpo_theory.solvers.two_class.needs_log_space`: those go
-    to the scalar path)."""
+    to the scalar path).
+
+    Parameters
+    ----------
+    cp : ClassProblem
+        The class problem.
+    """
     obj = cp.obj
     return (cp.n_classes == 2 and cp.q.has_reward_law and obj.regime_variant.is_note_penalty
             and not advantage.changes_regulariser(obj) and not needs_log_space(cp))
@@ -160,7 +166,9 @@ def batch_brentq(f, a: np.ndarray, b: np.ndarray, fa: np.ndarray, fb: np.ndarray
         The brackets' ends.
     fa, fb : numpy.ndarray, shape (n,)
         ``f`` at them, of opposite signs (or one zero).
-    xtol, rtol : float
+    xtol : float
+        As for ``brentq``.
+    rtol : float
         As for ``brentq``.
     maxiter : int
         As for ``brentq``; a bracket not converged by then keeps its last iterate (as ``brentq`` with
@@ -317,7 +325,7 @@ def batch_flow_policies(batch: TwoClassBatch) -> list[np.ndarray]:
     Parameters
     ----------
     batch : TwoClassBatch
-        The two-class problems, stacked.
+        As for :func:`batch_flow_roots`.
 
     Returns
     -------

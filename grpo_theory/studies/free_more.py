@@ -45,7 +45,26 @@ def _stage(path: Path, make) -> pd.DataFrame:
 
 def more_reference_counts(backend, answers, n_more: int, out_dir, *, progress: bool = True) -> pd.DataFrame:
     """``n_more`` further samples per prompt from the untrained policy: ``prompt, correct_more, n_more``
-    (kept in ``out_dir/p_ref_more.csv``; an existing file with another ``n_more`` is refused)."""
+    (kept in ``out_dir/p_ref_more.csv``; an existing file with another ``n_more`` is refused).
+
+    Parameters
+    ----------
+    backend
+        The model (see :mod:`grpo_theory.studies.free`); sampled, not changed.
+    answers : sequence of str
+        One answer per prompt.
+    n_more : int
+        Samples per prompt.
+    out_dir : str or pathlib.Path
+        The study's folder.
+    progress : bool, default True
+        Show a progress bar.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``prompt, correct_more, n_more``.
+    """
     path = Path(out_dir) / "p_ref_more.csv"
 
     def make():
@@ -61,7 +80,30 @@ def more_reference_counts(backend, answers, n_more: int, out_dir, *, progress: b
 def more_final_counts(backend, answers, n_more: int, job_dir, *, seed: int, beta: float,
                       progress: bool = True) -> pd.DataFrame:
     """``n_more`` further samples per prompt from a finished job's final policy (its ``state.pt``):
-    ``prompt, correct_more, n_more`` (kept in ``job_dir/final_more.csv``)."""
+    ``prompt, correct_more, n_more`` (kept in ``job_dir/final_more.csv``).
+
+    Parameters
+    ----------
+    backend
+        The model (see :mod:`grpo_theory.studies.free`); its trainable part is loaded from the job's final state.
+    answers : sequence of str
+        One answer per prompt.
+    n_more : int
+        Samples per prompt.
+    job_dir : str or pathlib.Path
+        The finished job's folder.
+    seed : int
+        The job's seed (it seeds the sampler, with ``beta``).
+    beta : float
+        The job's beta.
+    progress : bool, default True
+        Show a progress bar.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The final policy's counts: ``prompt, correct_more, n_more``.
+    """
     job_dir = Path(job_dir)
     path = job_dir / "final_more.csv"
 
@@ -89,8 +131,23 @@ def pool_counts(value: pd.Series, n: pd.Series, more: pd.DataFrame, prompt: pd.S
                                                                                                np.ndarray]:
     """The pooled estimate ``(k + k_more) / (n + n_more)`` and its sample count, per row.
 
-    ``value`` and ``n`` are a row's first estimate and its samples; ``more`` is a
-    :func:`more_reference_counts`/:func:`more_final_counts` table; ``prompt`` the row's prompt index.
+    Parameters
+    ----------
+    value : pandas.Series
+        Each row's first estimate.
+    n : pandas.Series
+        Its samples.
+    more : pandas.DataFrame
+        A :func:`more_reference_counts` or :func:`more_final_counts` table.
+    prompt : pandas.Series
+        Each row's prompt index.
+
+    Returns
+    -------
+    estimate : numpy.ndarray
+        ``(k + k_more) / (n + n_more)``.
+    n : numpy.ndarray
+        ``n + n_more``.
 
     Examples
     --------

@@ -156,6 +156,16 @@ def normalise(text: str) -> str:
     A completion is correct when this equals the normalised answer: "No, the sun is hot" answers
     "No"; "The capital of France" does not answer "Paris" (its first word is "the").
 
+    Parameters
+    ----------
+    text : str
+        A completion (or an answer).
+
+    Returns
+    -------
+    str
+        Its first word, lower case, punctuation stripped; ``""`` for an empty text.
+
     Examples
     --------
     >>> normalise(" Paris.") == normalise("paris") == normalise("Paris, France")
@@ -259,7 +269,20 @@ def select_prompts(correct, n: int, n_keep: int, *, p_range=P_RANGE) -> np.ndarr
 
 def stationary_x(p_ref, obj: Objective) -> np.ndarray:
     """``x(p_ref)``: each prompt's stationary P(correct) under ``obj`` (the flow's end from ``p_ref``, binary
-    rewards; :class:`~grpo_theory.predict.Response`), ``p_ref`` clipped to ``[1e-12, 1]``."""
+    rewards; :class:`~grpo_theory.predict.Response`), ``p_ref`` clipped to ``[1e-12, 1]``.
+
+    Parameters
+    ----------
+    p_ref : array_like
+        Each prompt's ``pi_ref(correct)``.
+    obj : Objective
+        The objective.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``x(p_ref)``, shaped like ``p_ref``.
+    """
     return Response(obj)(np.clip(np.asarray(p_ref, dtype=float), 1e-12, 1.0))
 
 

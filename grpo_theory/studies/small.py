@@ -49,6 +49,24 @@ class Study:
 
 
 def gated_studies(steps: int = 800, group_sizes=(2, 8, 64), betas=(0.5, 1.0), lr: float = 3e-3) -> list[Study]:
+    """The gated configurations: every (``G``, ``beta``, penalty) of the grid, both penalties.
+
+    Parameters
+    ----------
+    steps : int, default 800
+        Training steps per run.
+    group_sizes : sequence of int, default (2, 8, 64)
+        The group sizes ``G``.
+    betas : sequence of float, default (0.5, 1.0)
+        The KL weights ``beta``.
+    lr : float, default 3e-3
+        The learning rate.
+
+    Returns
+    -------
+    list of Study
+        One per configuration, ``max(4, 128 // G)`` groups per question per step.
+    """
     out = []
     for G in group_sizes:
         for beta in betas:
@@ -60,7 +78,21 @@ def gated_studies(steps: int = 800, group_sizes=(2, 8, 64), betas=(0.5, 1.0), lr
 
 
 def extra_studies(steps: int = 800, lr: float = 3e-3) -> list[Study]:
-    """Measured and reported, not gated: practical conventions against the note's."""
+    """Measured and reported, not gated: practical conventions against the note's.
+
+    Parameters
+    ----------
+    steps : int, default 800
+        Training steps per run.
+    lr : float, default 3e-3
+        The learning rate.
+
+    Returns
+    -------
+    list of Study
+        TRL's advantages at ``G = 2`` and 8, four inner updates with clipping, and two-token answers at sequence
+        and token level.
+    """
     base = TrainerConfig(objective=Objective(group_size=8, beta=0.5), steps=steps, learning_rate=lr,
                       groups_per_question=16)
     g2 = base.with_changes(group_size=2, groups_per_question=64)

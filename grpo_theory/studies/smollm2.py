@@ -78,7 +78,27 @@ def _load(model_dir: str, device: str, trainable: str, num_threads: int | None) 
 
 def jobs(configs=None, seeds=(0, 1, 2, 3, 4), task_names=("yes_no", "multiple_choice", "arithmetic")) -> list[tuple]:
     """(task, config, level, seed) for every run: sequence level for every task, token level for
-    tasks whose answers have more than one token (the arithmetic one)."""
+    tasks whose answers have more than one token (the arithmetic one).
+
+    Parameters
+    ----------
+    configs : sequence of str, optional
+        Keys of :data:`SMOLLM_CONFIGS` (default all).
+    seeds : sequence of int, default (0, 1, 2, 3, 4)
+        The training seeds.
+    task_names : sequence of str, default ("yes_no", "multiple_choice", "arithmetic")
+        The tasks.
+
+    Returns
+    -------
+    list of tuple
+        ``(task, config, level, seed)``.
+
+    Raises
+    ------
+    InvalidInputError
+        For a config that is not in :data:`SMOLLM_CONFIGS`.
+    """
     configs = list(SMOLLM_CONFIGS) if configs is None else list(configs)
     unknown = sorted(set(configs) - set(SMOLLM_CONFIGS))
     if unknown:
@@ -156,9 +176,31 @@ def run_gating_pass(out_dir="runs/validate_smollm2", *, steps: int = 600, learni
                     configs=None, max_steps_factor: float | None = 3.0, **study) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The gating pass: every configuration at ``learning_rate`` from ``steps`` steps, those in
     :data:`LONGER_SCHEDULE` from that many times ``steps``, each trained to stationarity up to
-    ``max_steps_factor`` x its steps (None: exactly its steps). ``study``: the other arguments of
-    :func:`run_smollm_study`. Returns the rows and summary of every configuration together (also written to
-    ``out_dir``, as :func:`run_smollm_study` does for one schedule)."""
+    ``max_steps_factor`` x its steps (None: exactly its steps).
+
+    Parameters
+    ----------
+    out_dir : str or pathlib.Path, default "runs/validate_smollm2"
+        Where the runs and tables go.
+    steps : int, default 600
+        The base schedule's training steps.
+    learning_rate : float, default 3e-4
+        The learning rate of every configuration.
+    configs : sequence of str, optional
+        Keys of :data:`SMOLLM_CONFIGS` (default all).
+    max_steps_factor : float or None, default 3.0
+        The cap on steps, as a multiple of a configuration's steps; None trains exactly its steps.
+    **study
+        The other arguments of :func:`run_smollm_study`.
+
+    Returns
+    -------
+    rows : pandas.DataFrame
+        Every configuration's rows (also written to ``out_dir``, as :func:`run_smollm_study` does for one
+        schedule).
+    summary : pandas.DataFrame
+        Their :func:`summarise` table.
+    """
     _check_schedule(steps, learning_rate)        # the value given, before any configuration's multiple of it
     configs = list(SMOLLM_CONFIGS) if configs is None else list(configs)
     schedules: dict[int, list[str]] = {}
@@ -179,7 +221,18 @@ def run_gating_pass(out_dir="runs/validate_smollm2", *, steps: int = 600, learni
 
 def summarise(rows: pd.DataFrame) -> pd.DataFrame:
     """Per configuration, level and learning rate, over every seed and prompt: MAE, p90, max, the per-seed MAE's
-    mean and between-seed SE, and whether the target (MAE <= 0.02, max <= 0.05) is met."""
+    mean and between-seed SE, and whether the target (MAE <= 0.02, max <= 0.05) is met.
+
+    Parameters
+    ----------
+    rows : pandas.DataFrame
+        The runs' rows, one per (configuration, level, learning rate, seed, prompt).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per configuration, level and learning rate.
+    """
     out = []
     for (config, level, lr), g in rows.groupby(["config", "level", "learning_rate"], sort=False):
         err = g.error.abs()

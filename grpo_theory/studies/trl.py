@@ -31,7 +31,20 @@ from ..training.trainer import batch_means_se
 
 def probs_after_ids(model, id_lists) -> np.ndarray:
     """The full next-token distribution (double precision) after each token-id list: the exact policy a
-    one-token completion is sampled from, with no sampling noise. Shape (len(id_lists), logits' width)."""
+    one-token completion is sampled from, with no sampling noise. Shape (len(id_lists), logits' width).
+
+    Parameters
+    ----------
+    model : transformers.PreTrainedModel
+        A causal language model.
+    id_lists : sequence of sequence of int
+        The prompts, as token ids.
+
+    Returns
+    -------
+    numpy.ndarray
+        One distribution a row.
+    """
     import torch
 
     dev = next(model.parameters()).device
@@ -42,7 +55,24 @@ def probs_after_ids(model, id_lists) -> np.ndarray:
 
 def theory_predictions(ref_probs: np.ndarray, reward_table: np.ndarray, obj) -> tuple[list, list]:
     """Per prompt (a row of ``ref_probs``, renormalised, and of ``reward_table``): the predicted probability of
-    the rewarded tokens under ``obj``, and how many stable points exist."""
+    the rewarded tokens under ``obj``, and how many stable points exist.
+
+    Parameters
+    ----------
+    ref_probs : numpy.ndarray, shape (n_prompts, V)
+        ``pi_ref`` over the vocabulary after each prompt (renormalised here).
+    reward_table : numpy.ndarray, shape (n_prompts, V)
+        The reward of each token after each prompt.
+    obj : Objective
+        The objective.
+
+    Returns
+    -------
+    predicted : list of float
+        The stationary probability of the rewarded tokens, per prompt.
+    n_stable : list of int
+        The number of stable stationary points, per prompt.
+    """
     preds, n_stable = [], []
     for p, r in zip(ref_probs, reward_table):
         q = Question(p / p.sum(), rewards=r)
@@ -77,6 +107,18 @@ def _train(trainer, measured: list, n_blocks: int) -> tuple[np.ndarray, np.ndarr
 
 
 def build_tokenizer(n_questions: int):
+    """A word-level tokenizer for the tiny task: ``Q0 .. Q{n-1}``, ``?``, ``A``, ``B`` and the special tokens.
+
+    Parameters
+    ----------
+    n_questions : int
+        The number of questions.
+
+    Returns
+    -------
+    transformers.PreTrainedTokenizerFast
+        Left-padding.
+    """
     from tokenizers import Tokenizer, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
 
@@ -91,7 +133,30 @@ def build_tokenizer(n_questions: int):
 
 def pretrain_tiny_llama(tokenizer, freqs: np.ndarray, correct: list, out_dir, *, steps: int = 600,
                         per_question: int = 400, seed: int = 0):
-    """Pretrain a tiny LlamaForCausalLM on ``Q_i ? A|B`` and save model + tokenizer to ``out_dir``."""
+    """Pretrain a tiny LlamaForCausalLM on ``Q_i ? A|B`` and save model + tokenizer to ``out_dir``.
+
+    Parameters
+    ----------
+    tokenizer : transformers.PreTrainedTokenizerFast
+        From :func:`build_tokenizer`.
+    freqs : numpy.ndarray
+        The corpus frequency of each question's correct answer.
+    correct : list of str
+        Each question's correct answer, ``"A"`` or ``"B"``.
+    out_dir : str or pathlib.Path
+        Where the model and tokenizer are saved.
+    steps : int, default 600
+        Training steps.
+    per_question : int, default 400
+        Corpus sequences per question.
+    seed : int, default 0
+        Seed of the corpus, the weights and the batches.
+
+    Returns
+    -------
+    transformers.LlamaForCausalLM
+        The trained model (also saved), sampling from the full distribution.
+    """
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
@@ -244,7 +309,20 @@ def run_trl_validation(out_dir="runs/validate_trl", *, n_questions: int = 12, st
 
 def smollm2_hf_dir(hf_dir, model_dir="models/smollm2") -> Path:
     """SmolLM2 dequantised from its GGUF file and saved as a plain Hugging Face model in ``hf_dir`` (once;
-    TRL rebuilds its reference model from such a path)."""
+    TRL rebuilds its reference model from such a path).
+
+    Parameters
+    ----------
+    hf_dir : str or pathlib.Path
+        Where the Hugging Face model goes (kept when it is already there).
+    model_dir : str or pathlib.Path, default "models/smollm2"
+        The GGUF file's folder.
+
+    Returns
+    -------
+    pathlib.Path
+        ``hf_dir``.
+    """
     from transformers import AutoModelForCausalLM
 
     hf_dir = Path(hf_dir)
@@ -283,8 +361,14 @@ def run_trl_smollm2(out_dir="runs/validate_trl_smollm2", *, model_dir="models/sm
         The folder with SmolLM2's GGUF file.
     n_prompts : int
         Yes/no prompts.
-    steps, group_size, beta, learning_rate : int, int, float, float
+    steps : int, default 60
         As for :func:`run_trl_validation`.
+    group_size : int, default 4
+        Likewise.
+    beta : float, default 0.5
+        Likewise.
+    learning_rate : float, default 1e-3
+        Likewise.
     seed : int
         Seed of the training.
     settings : sequence of bool

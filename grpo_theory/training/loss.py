@@ -33,7 +33,26 @@ from ..problem import LOSS_TYPES, Objective
 
 def group_advantages(rewards: torch.Tensor, normalization: str = "scale", std_ddof: int = 0,
                      std_eps: float = 0.0, variance_eps: float = 0.0) -> torch.Tensor:
-    """Advantages over the last axis (the group), shape preserved."""
+    """Advantages over the last axis (the group), shape preserved.
+
+    Parameters
+    ----------
+    rewards : torch.Tensor, shape (..., G)
+        The rewards of each group.
+    normalization : {"scale", "shift"}, default "scale"
+        ``"scale"``: ``(r_i - mean r)/(std r + std_eps)`` (Eq. 2); ``"shift"``: ``r_i - mean r``.
+    std_ddof : {0, 1}, default 0
+        The std's degrees of freedom.
+    std_eps : float, default 0.0
+        Added to the std.
+    variance_eps : float, default 0.0
+        Added to the variance inside the square root.
+
+    Returns
+    -------
+    torch.Tensor
+        ``A_i``, shaped like ``rewards`` (0 where a group ties with both epsilons 0).
+    """
     centred = rewards - rewards.mean(dim=-1, keepdim=True)
     if not variants.lookup("normalization", normalization).scales:
         return centred

@@ -81,6 +81,18 @@ class TinyGPT(nn.Module):
             nn.init.normal_(m.weight, std=0.02)
 
     def forward(self, idx: torch.Tensor) -> torch.Tensor:
+        """Next-token logits at every position.
+
+        Parameters
+        ----------
+        idx : torch.Tensor of int, shape (B, T)
+            Token ids, ``T <= block_size``.
+
+        Returns
+        -------
+        torch.Tensor, shape (B, T, vocab_size)
+            The logits.
+        """
         B, T = idx.shape
         if T > self.cfg.block_size:
             raise InvalidInputError(f"sequence length {T} exceeds block_size {self.cfg.block_size}")

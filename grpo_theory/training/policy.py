@@ -112,6 +112,17 @@ def answer_token_logprobs(model, task: QATask, device=None, question_idx=None) -
     Returns a tensor (n_questions, n_answers, longest answer), differentiable w.r.t. the
     model, 0 past an answer's end. The sequence log-probability is the sum over the last axis. Questions
     whose prompts have the same length are scored in one batch (no padding needed).
+
+    Parameters
+    ----------
+    model : TinyGPT
+        The policy.
+    task : QATask
+        The questions and their answer set.
+    device : torch.device or str, optional
+        Where to score (default: the model's).
+    question_idx : sequence of int, optional
+        The questions scored (default all), in that order.
     """
     device = device or next(model.parameters()).device
     qs = list(range(task.n_questions)) if question_idx is None else list(question_idx)
@@ -130,7 +141,17 @@ def answer_token_logprobs(model, task: QATask, device=None, question_idx=None) -
 
 
 def answer_logprobs(model, task: QATask, device=None, question_idx=None) -> torch.Tensor:
-    """``log pi(answer | prompt)`` (n_questions, n_answers)."""
+    """``log pi(answer | prompt)`` (n_questions, n_answers).
+
+    Parameters
+    ----------
+    model : TinyGPT
+        The policy, as for :func:`answer_token_logprobs`.
+    task : QATask
+        Its questions and answer set.
+    device, question_idx
+        As for :func:`answer_token_logprobs`, whose last axis this sums.
+    """
     return answer_token_logprobs(model, task, device, question_idx).sum(-1)
 
 
@@ -141,6 +162,19 @@ def generate(model, task: QATask, n_samples: int, generator: torch.Generator | N
 
     One forward pass per sample and token, as a trainer that generates each group
     member does. Returns answer indices (n_questions, n_samples).
+
+    Parameters
+    ----------
+    model : TinyGPT
+        The policy sampled.
+    task : QATask
+        The questions and their answer set.
+    n_samples : int
+        Answers sampled per question.
+    generator : torch.Generator, optional
+        The sampler's random generator.
+    device : torch.device or str, optional
+        Where to score (default: the model's).
     """
     device = device or next(model.parameters()).device
     answers = task.answers

@@ -19,6 +19,33 @@ def pretrain_reference(task: QATask, freqs: np.ndarray, *, per_question: int = 4
     The reference probabilities come from what this model learns, not from the
     designed frequencies: a finite corpus and finite training leave it close to,
     but not at, ``freqs``.
+
+    Parameters
+    ----------
+    task : QATask
+        The questions and their answer set.
+    freqs : numpy.ndarray, shape (n_questions, n_answers)
+        The designed corpus frequency of each answer.
+    per_question : int, default 400
+        Corpus sequences per question (:func:`~grpo_theory.training.tasks.sample_corpus`).
+    steps : int, default 800
+        Training steps.
+    batch_size : int, default 128
+        Sequences per step.
+    learning_rate : float, default 3e-3
+        Adam's step size.
+    model_cfg : GPTConfig, optional
+        The model's shape (default: the task's vocabulary and the corpus's sequence length, the other fields
+        :class:`GPTConfig`'s defaults).
+    seed : int, default 0
+        Seed of the corpus, the initial weights and the batches.
+    progress : bool, default True
+        Show a progress bar.
+
+    Returns
+    -------
+    TinyGPT
+        The reference model.
     """
     torch.manual_seed(seed)
     corpus = torch.from_numpy(sample_corpus(task, freqs, per_question, seed=seed))

@@ -48,6 +48,18 @@ class QATask:
         return np.array([len(a) for a in self.answers])
 
     def subset(self, idx) -> QATask:
+        """The task restricted to the questions ``idx``.
+
+        Parameters
+        ----------
+        idx : sequence of int
+            The questions kept, in that order.
+
+        Returns
+        -------
+        QATask
+            The same answer set and vocabulary; ``meta["subset"]`` records ``idx``.
+        """
         idx = list(idx)
         return QATask(self.name, tuple(self.prompts[i] for i in idx), self.answers, self.rewards[idx],
                       self.vocab, dict(self.meta, subset=idx))
@@ -61,6 +73,17 @@ def synthetic_binary_task(n_questions: int = 12, answer_length: int = 1, seed: i
     sequences, rewarded only for one of them (so the two tokens matter jointly).
     Returns the task and the designed corpus frequency of each answer, ``(n_q, n_answers)``;
     the frequency of the rewarded answer is spread over ``p_range``.
+
+    Parameters
+    ----------
+    n_questions : int, default 12
+        Questions.
+    answer_length : {1, 2}, default 1
+        Tokens per answer.
+    seed : int, default 0
+        Seed of the rewarded answers and their frequencies.
+    p_range : (float, float), default (0.08, 0.92)
+        The range the rewarded answer's frequency is spread over.
     """
     rng = np.random.default_rng(seed)
     special = ["<bos>", "?"]
@@ -98,7 +121,24 @@ PAD = -1
 
 def sample_corpus(task: QATask, freqs: np.ndarray, per_question: int, seed: int = 0) -> np.ndarray:
     """Token sequences ``prompt + answer``, answers drawn at the designed frequencies, padded with
-    :data:`PAD` to the longest answer."""
+    :data:`PAD` to the longest answer.
+
+    Parameters
+    ----------
+    task : QATask
+        The questions and their answer set.
+    freqs : numpy.ndarray, shape (n_questions, n_answers)
+        The frequency of each answer.
+    per_question : int
+        Sequences per question.
+    seed : int, default 0
+        Seed of the draws.
+
+    Returns
+    -------
+    numpy.ndarray of int
+        One token sequence a row, ``n_questions * per_question`` rows.
+    """
     rng = np.random.default_rng(seed)
     width = max(len(p) for p in task.prompts) + task.answer_length
     rows = []

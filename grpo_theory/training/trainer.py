@@ -30,7 +30,7 @@ from .._io import atomic_write
 from ..convergence import ConvergenceReport, check_history
 from ..problem import InvalidInputError, Objective
 from .loss import advantages_for, grpo_objective, shaped_rewards, tie_mask
-from .policy import answer_token_entropies, answer_token_logprobs, answer_token_mask, generate
+from .policy import answer_logprobs, answer_token_entropies, answer_token_logprobs, answer_token_mask, generate
 from .tasks import QATask
 
 
@@ -163,9 +163,16 @@ def _dtype(name: str):
 
 @torch.no_grad()
 def answer_probabilities(model, task: QATask) -> np.ndarray:
-    """pi(answer | question) over the answer set, (n_questions, n_answers), as float64 numpy."""
-    lp = answer_token_logprobs(model, task).sum(-1)
-    return torch.exp(lp.double()).cpu().numpy()
+    """pi(answer | question) over the answer set, (n_questions, n_answers), as float64 numpy.
+
+    Parameters
+    ----------
+    model : TinyGPT
+        The policy, scored as :func:`~grpo_theory.training.policy.answer_logprobs` scores it.
+    task : QATask
+        The questions and their answer set.
+    """
+    return torch.exp(answer_logprobs(model, task).double()).cpu().numpy()
 
 
 def batch_means_se(x: np.ndarray, n_blocks: int = 10) -> np.ndarray:
@@ -372,6 +379,19 @@ class GRPOTrainer:
         up to ``max_steps``, or while one oscillates with the check's tail reaching back before the
         final learning rate; the result's ``convergence`` says where each question ended (see
         :class:`TrainerConfig`). A run resumed at its finished horizon continues if the rule asks for more.
+
+        Parameters
+        ----------
+        resume : bool, default False
+            Continue from the checkpoint in ``run_dir``, if there is one.
+        stop_after : int, optional
+            Train at most this many more steps in this call, then checkpoint and return.
+
+        Returns
+        -------
+        TrainResult
+            The measured answer probabilities over the final window with their standard errors, the metrics
+            and the convergence check.
         """
         cfg = self.cfg
         torch.manual_seed(cfg.seed)
