@@ -219,10 +219,9 @@ def test_the_checks_find_each_defect():
 # -- every parameter has a row ----------------------------------------------------------------------------
 
 #: Pages with functions or methods whose signature has parameters that their Parameters table leaves out
-#: (or that have no table): the number of such functions, as ceilings. stationary: ClassProblem's 12 methods
-#: (solvers/classes.py is at 576 of its 600 lines); studies: reference_mlp and three SmolBackend methods
-#: (studies/free.py is at 598).
-OPEN_SIGNATURES: dict[str, int] = {"stationary": 12, "studies": 4}
+#: (or that have no table): the number of such functions, as ceilings. studies: reference_mlp and three
+#: SmolBackend methods (studies/free.py is at 598).
+OPEN_SIGNATURES: dict[str, int] = {"studies": 4}
 
 
 def undocumented_parameters(function) -> list[str]:
