@@ -166,7 +166,9 @@ def batch_brentq(f, a: np.ndarray, b: np.ndarray, fa: np.ndarray, fb: np.ndarray
         The brackets' ends.
     fa, fb : numpy.ndarray, shape (n,)
         ``f`` at them, of opposite signs (or one zero).
-    xtol, rtol : float
+    xtol : float
+        As for ``brentq``.
+    rtol : float
         As for ``brentq``.
     maxiter : int
         As for ``brentq``; a bracket not converged by then keeps its last iterate (as ``brentq`` with
