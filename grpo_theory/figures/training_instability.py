@@ -21,7 +21,7 @@ COLLAPSE = 0.5
 
 #: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
 #: tests/test_figure_language.py lists the uses that differ from those tables as open).
-LANGUAGE = {"--": "threshold", ":": "reference", "o": "point"}
+LANGUAGE = {"-.": "marked value", ":": "reference", "o": "point"}
 
 
 def variant(lr: float, warmup: int) -> str:
@@ -109,7 +109,7 @@ def render(t: dict[str, pd.DataFrame]) -> Figure:
         g = runs[runs.variant == v]
         ax.plot(np.full(len(g), i) + np.linspace(-0.15, 0.15, len(g)), g.worst, "o", ms=3.5,
                 color=plotting.METHOD_COLORS["trained"])
-    plotting.reference(ax.axhline(COLLAPSE, color="0.5", lw=0.7, ls="--"))
+    plotting.reference(ax.axhline(COLLAPSE, color="0.5", lw=0.7, ls="-."))
     ax.set_xticks(range(len(order)), [v.replace("Adam ", "").replace(", ", ",\n") for v in order])
     ax.set_xlim(-0.5, len(order) - 0.5)
     ax.set_yscale("log")
@@ -118,7 +118,7 @@ def render(t: dict[str, pd.DataFrame]) -> Figure:
     handles = [Line2D([], [], color="0.3", lw=1.1, label="trained (one colour per prompt)"),
                Line2D([], [], color="0.3", ls=":",
                       label=r"exact-gradient flow from $\pi_{\mathrm{ref}}$ (time scale fitted to (b))"),
-               Line2D([], [], color="0.5", ls="--", lw=0.7, label=f"(c) collapse threshold {COLLAPSE}")]
+               Line2D([], [], color="0.5", ls="-.", lw=0.7, label=f"(c) collapse threshold {COLLAPSE}")]
     plotting.legend_below(fig, handles, ncol=3)
     return fig
 
