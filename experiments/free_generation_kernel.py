@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _kernel_tables import long_form, write_tables
 
 RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results"
 POOLS = {"main": "free_generation.csv", "greetings": "free_generation_greetings.csv"}
@@ -66,9 +67,7 @@ def main() -> None:
             k = measure_kernel(make(model, prompts, sets if make is first_token_scores else answers, kind=kind),
                                trainable_parameters(model), len(prompts), kind=kind)
             out[name] = k
-            n = len(prompts)
-            long.append(pd.DataFrame(dict(pool=pool, score=name, prompt_i=np.repeat(t.prompt.to_numpy(), n),
-                                          prompt_j=np.tile(t.prompt.to_numpy(), n), K=k.K.ravel())))
+            long.append(long_form(k, t.prompt.to_numpy(), pool=pool, score=name))
         first, prefix = out["first_logprob"], out["prefix_logprob"]
         per.append(pd.DataFrame(dict(pool=pool, prompt=t.prompt.to_numpy(), label=t.label.to_numpy(),
                                      answer=t.answer.to_numpy(), answer_tokens=[" ".join(map(str, a)) for a in answers],
@@ -83,10 +82,7 @@ def main() -> None:
                   f"prompt; P vs sampled p_ref (n {int(t.p_ref_n.min())}): MAE {np.abs(p - t.p_ref).mean():.4f}, "
                   f"max {np.abs(p - t.p_ref).max():.4f}, corr {np.corrcoef(p, t.p_ref)[0, 1]:.3f}; K correlations off "
                   f"the diagonal: {k.correlation_range()}")
-    pd.concat(long, ignore_index=True).to_csv(Path(args.results) / "free_generation_kernel.csv", index=False,
-                                              float_format="%.8g")
-    pd.concat(per, ignore_index=True).to_csv(Path(args.results) / "free_generation_kernel_prompts.csv", index=False,
-                                             float_format="%.8g")
+    write_tables(args.results, "free_generation_kernel", long, per)
 
 
 if __name__ == "__main__":

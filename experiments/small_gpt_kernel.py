@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _kernel_tables import long_form, write_tables
 
 RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results"
 
@@ -54,17 +55,13 @@ def main() -> None:
             p = 1 / (1 + np.exp(-k.z))
             c = committed[(committed.seed == seed) & (committed.answer_length == L)].set_index("question")
             want = c.pi_ref_a.reindex(range(n)).to_numpy() if len(c) else np.full(n, np.nan)
-            long.append(pd.DataFrame(dict(seed=seed, answer_length=L, prompt_i=np.repeat(np.arange(n), n),
-                                          prompt_j=np.tile(np.arange(n), n), K=k.K.ravel())))
+            long.append(long_form(k, np.arange(n), seed=seed, answer_length=L))
             per.append(pd.DataFrame(dict(seed=seed, answer_length=L, prompt=np.arange(n), p_ref=p,
                                          pi_ref_committed=want, z=k.z, seconds_per_prompt=k.seconds_per_prompt)))
             print(f"L={L} seed {seed}: pretraining {pre:.0f} s; {k.n_params} parameters, "
                   f"{k.seconds_per_prompt * 1e3:.1f} ms a prompt; p_ref vs committed pi_ref_a: max |diff| "
                   f"{np.nanmax(np.abs(p - want)):.2e}; kernel correlations off the diagonal: {k.correlation_range()}")
-    pd.concat(long, ignore_index=True).to_csv(Path(args.results) / "small_gpt_kernel.csv", index=False,
-                                              float_format="%.8g")
-    pd.concat(per, ignore_index=True).to_csv(Path(args.results) / "small_gpt_kernel_prompts.csv", index=False,
-                                             float_format="%.8g")
+    write_tables(args.results, "small_gpt_kernel", long, per)
 
 
 if __name__ == "__main__":

@@ -331,8 +331,10 @@ class Question:
 
         Parameters
         ----------
-        a, b : int, default 0 and 1
-            Output indices.
+        a : int, default 0
+            An output index.
+        b : int, default 1
+            Another output index.
 
         Returns
         -------

@@ -445,7 +445,9 @@ def pass_at_k_expectations(v: np.ndarray, log_w: np.ndarray, obj, *, part: str =
 
     Parameters
     ----------
-    v, log_w, obj, part, max_count_vectors
+    v : numpy.ndarray, shape (L,)
+        The reward levels, at most two (fail, pass).
+    log_w, obj, part, max_count_vectors
         As for :func:`enumerated_expectations`.
 
     Raises
@@ -496,7 +498,7 @@ def level_expectations(v: np.ndarray, log_w: np.ndarray, obj, *, part: str = "me
     Parameters
     ----------
     v : numpy.ndarray, shape (L,)
-        The reward levels ``v_l``, increasing.
+        The reward levels ``v_l`` of the question, in increasing order.
     log_w : numpy.ndarray, shape (..., L)
         ``log w_l``: the log-probabilities of the levels under ``pi``.
     obj : Objective

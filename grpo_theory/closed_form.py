@@ -77,8 +77,10 @@ def binary_pairwise(pi_ref_a, beta, gamma=1.0) -> np.ndarray:
 
     Parameters
     ----------
-    pi_ref_a, beta, gamma : array_like
-        ``p``, ``beta`` and the margin (ranges in the module doc).
+    pi_ref_a, beta : array_like
+        ``p`` and ``beta`` (ranges in the module doc).
+    gamma : array_like, default 1.0
+        The margin (range in the module doc).
 
     Returns
     -------
@@ -153,7 +155,9 @@ def binary_pairwise_direct(pi_ref_a, beta, gamma=1.0) -> np.ndarray:
 
     Parameters
     ----------
-    pi_ref_a, beta, gamma : array_like
+    pi_ref_a, beta : array_like
+        As for :func:`binary_pairwise`.
+    gamma : array_like, default 1.0
         As for :func:`binary_pairwise`.
 
     Returns
@@ -367,8 +371,12 @@ def binary_entropy_condition(x, pi_ref_a, beta, entropy_coef, margin=1.0, penalt
     ----------
     x : array_like
         ``pi(a)``, in ``(0, 1)``.
-    pi_ref_a, beta, entropy_coef, margin, penalty
+    pi_ref_a, beta, entropy_coef
         As for :func:`binary_entropy`, whose root condition this is.
+    margin : array_like, default 1.0
+        Likewise.
+    penalty : {"reverse", "direct"}, default "reverse"
+        Likewise.
 
     Returns
     -------

@@ -327,8 +327,10 @@ def check_trajectories(steps, values, *, se=None, tail: float = TAIL, alpha: flo
         Fraction of the steps run (of ``steps[-1]``) that the test looks at, in (0, 1).
     alpha : float
         Two-sided level of the drift test, and one-sided level of the spread's excess.
-    drift_tol, spread_tol : float
-        Accuracy scales below which a drift or a spread is too small to matter (module docstring).
+    drift_tol : float
+        The accuracy scale below which a drift is too small to matter (module docstring).
+    spread_tol : float
+        The same for a spread.
     logit_drift_tol : float
         The drift tolerance of the near-edge test in logit space (made only for exact
         probabilities: ``se`` None and values in [0, 1]); ``np.inf`` turns it off.

@@ -204,8 +204,10 @@ def flow(q: Question, obj: Objective, pi0, t, *, with_points: bool = True, rtol:
         Non-decreasing times at which ``pi`` is reported.
     with_points : bool, default True
         Also compute the stationary points, for ``Trajectory.distance``.
-    rtol, atol : float
-        Tolerances of the ODE solver.
+    rtol : float, default 1e-9
+        Relative tolerance of the ODE solver.
+    atol : float, default 1e-11
+        Absolute tolerance of the ODE solver.
 
     Returns
     -------
@@ -476,8 +478,10 @@ def grpo_steps(q: Question, obj: Objective, pi0, *, lr: float, n_batches: int, i
         None: exact expectations over groups; otherwise groups sampled per batch (finite ``G`` only).
     seed : int, default 0
         Seed of the sampled groups.
-    every, with_points : int, bool, default 1, True
+    every : int, default 1
         As for :func:`ascent`, counting batches.
+    with_points : bool, default True
+        As for :func:`ascent`.
 
     Returns
     -------

@@ -97,29 +97,35 @@ COLORMAPS = {BETA_CMAP: "beta (and beta/gamma), log scale over 0.04-5 (BETA_RANG
              GROUP_CMAP: "group size G, log scale",
              ORDER_CMAP: "another ordered quantity (verifier noise, pi_ref, a step size)",
              PROB_CMAP: "a probability filled over a plane"}
-#: What each line style means. Not yet one meaning each: a style's secondary uses are listed, and each
-#: figure's legend or caption says which applies (a reviewer counted dashed lines with 8 meanings, dotted 6).
-LINESTYLES = {
-    "-": "data: a theory curve or a trained run",
-    "--": "a comparison drawn against the data (another objective's curve such as RLHF or NLHF, a figure's "
-          "overlay), a threshold (a target, the G = inf boundary), or an unstable stationary branch",
-    ":": "a reference: pi = pi_ref, a predicted level, the exact-gradient flow beside a run, a second stable "
-         "branch (Figure 9)",
-    "-.": "a marked parameter value (Figure 7's beta of (c, d)); one of Figure 18's five framework styles",
+#: What each line style means: one meaning each, named (the name a figure module's ``LANGUAGE`` gives it).
+#: Each figure module declares in ``LANGUAGE`` (style or marker -> meaning name) every line style and marker
+#: it draws; ``tests/test_figure_language.py`` fails on a style or marker drawn but not declared, on one
+#: outside these tables, and on a declared meaning that is not the table's, except the uses it lists as open
+#: (still to be redrawn: thresholds and unstable branches drawn dashed, line styles as legend keys).
+LINESTYLES: dict[str, tuple[str, str]] = {
+    "-": ("data", "data: a theory curve (a stable stationary branch), a trained run, a fit"),
+    "--": ("comparison", "a comparison beside the data: another objective's or penalty's curve (RLHF, NLHF, the "
+                         "direct penalty), a fitted baseline (the logit shift), an overlay (G = ∞'s boundary), f∘f"),
+    ":": ("reference", "a reference: pi = pi_ref, zero, a predicted level, the exact-gradient flow beside a run"),
+    "-.": ("marked value", "a marked value: a target, a threshold (a sampling floor, a collapse level, a contour "
+                           "level), a chosen parameter (Figure 7's beta of (c, d))"),
 }
-#: What markers mean. One convention holds in every figure: a stationary point is a circle, filled when
-#: stable and open when unstable, and a vertex that is a stable limit is a square. Beyond it, markers are
-#: keys local to a figure (settings, sources, answer words), named in its legend.
-MARKERS = {
-    "o": "a stationary point (filled: stable; open: unstable); otherwise the default point of data",
-    "s": "a vertex as a stable limit point (Figure 11); a 2-cycle (Figure 12); a cell of Figure 23; a key",
-    "D": "a point measured on a trained model beside theory curves (Figures 9, 19, 25b); a key",
-    "^": "SmolLM2 prompts (Figure 9); a key (Figures 20, 25c, 26)",
-    "v": "a value below the axis drawn on its edge (Figure 11); a key (Figure 26)",
-    "x": "the sequence-level theory beside the token-level one (Figure 14)",
-    "_": "a level per prompt (Figure 25d)",
-    ".": "a run's steps (Figure 20(a))",
+#: What each marker means: one meaning each, named as in :data:`LINESTYLES`. A stationary point is a circle,
+#: filled when stable and open when unstable; a vertex that is a stable limit point is a square.
+MARKERS: dict[str, tuple[str, str]] = {
+    "o": ("point", "a point of data: a stationary point (filled: stable; open: unstable), a measurement"),
+    "s": ("vertex", "a vertex as a stable limit point (Figure 11)"),
+    "D": ("trained", "a point measured on a trained model beside theory"),
+    "^": ("key", "a category that the figure's legend names (a source, a step size, an answer word)"),
+    "v": ("below the axis", "a value below the axis, drawn on its edge"),
+    "x": ("second theory", "a second theory's prediction beside the first (the sequence-level theory)"),
+    "_": ("level", "a level per item (a prediction or pi_ref per prompt)"),
+    ".": ("steps", "a run's steps"),
 }
+#: Neither a line style nor a marker: no line ("" or "none"), no marker.
+NO_STYLE = ("", "none", "None")
+#: What this module draws for Figures 1-4 and :func:`predicted_vs_measured` (see :data:`LINESTYLES`).
+LANGUAGE = {"--": "comparison", ":": "reference", "o": "point"}
 #: One colour per method, the same in every figure (the method entries of :data:`PALETTE`).
 METHOD_COLORS = {k: COLORS[k] for k in ("GRPO reverse/scale", "GRPO reverse/shift", "GRPO direct/scale",
                                         "GRPO direct/shift", "RLHF", "NLHF", "TRL 1.16", "verl", "OpenRLHF",

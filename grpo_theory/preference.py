@@ -235,8 +235,16 @@ def group_level_expectations(levels: np.ndarray, log_w: np.ndarray, obj: Objecti
 
     Parameters
     ----------
-    levels, log_w, obj, part, max_count_vectors
+    levels : numpy.ndarray, shape (L,)
         As for :func:`level_expectations`.
+    log_w : numpy.ndarray, shape (..., L)
+        Likewise.
+    obj : Objective
+        Likewise.
+    part : {"mean", "positive", "negative"}
+        Likewise.
+    max_count_vectors : int
+        Likewise.
     """
     v, unit, std_eps, variance_eps = _standardised_levels(tuple(np.asarray(levels, dtype=float).tolist()),
                                                           obj.normalization_variant.scales, obj.std_eps,

@@ -139,8 +139,10 @@ def prove_sign(expr: sp.Expr, sign: int, statement: str, symbols_ranges: dict, n
         The statement, in words.
     symbols_ranges : dict
         ``{symbol: (lo, hi)}`` for the numeric check.
-    n_points, seed : int
-        As for :func:`prove_zero` (200 points by default here).
+    n_points : int, default 200
+        As for :func:`prove_zero`.
+    seed : int, default 0
+        As for :func:`prove_zero`.
 
     Returns
     -------

@@ -130,30 +130,37 @@ def _independent_end(q: Question, obj: Objective, start: np.ndarray) -> np.ndarr
 NUDGE = 1e-4
 
 
+def _nudges(pi: np.ndarray, h: float):
+    """``(o, sign, p)`` for every answer ``o`` of ``pi``'s support and sign: ``p`` is ``pi`` with ``o``'s logit
+    moved by ``sign * h`` (the other logits of the support held, renormalised; 0 off the support)."""
+    s = np.flatnonzero(pi > 0)
+    for o in s:
+        for sign in (1.0, -1.0):
+            th = np.log(pi[s])
+            th[list(s).index(o)] += sign * h
+            p = np.zeros(pi.size)
+            p[s] = np.exp(th - th.max()) / np.exp(th - th.max()).sum()
+            yield o, sign, p
+
+
 def nudged_ends_check(q: Question, obj: Objective, pi: np.ndarray, ends) -> tuple[bool | None, str]:
     """A point reported ``stable=False`` with ``perturbed_end`` rows ``ends``: independently, every nudge of one
     output logit by ``+-NUDGE`` is integrated (:func:`_independent_end`) and must end at ``pi`` (pulled back or
     held) or at one of ``ends``, and at least one must end at one of ``ends`` (the point does repel)."""
     ends = np.asarray(ends)
-    s = np.flatnonzero(pi > 0)
     left = 0
-    for o in s:
-        for sign in (1.0, -1.0):
-            th = np.log(pi[s])
-            th[list(s).index(o)] += sign * NUDGE
-            start = np.zeros(q.n_outputs)
-            start[s] = np.exp(th - th.max()) / np.exp(th - th.max()).sum()
-            try:
-                end = _independent_end(q, obj, start)
-            except (IntegrationBudget, IntegrationFailed, ExactEvaluationTooLarge) as exc:
-                return None, f"nudged ends not checked: an independent integration failed ({str(exc)[:80]})"
-            if float(np.abs(end - pi).max()) <= END_TOL:
-                continue
-            if ends.size and float(np.abs(ends - end).max(axis=1).min()) <= END_TOL:
-                left += 1
-                continue
-            return False, (f"nudging answer {o}'s logit by {sign * NUDGE:+g}, the independent flow ends at "
-                           f"{np.array2string(end, precision=5)}: neither the point nor a reported perturbed end")
+    for o, sign, start in _nudges(pi, NUDGE):
+        try:
+            end = _independent_end(q, obj, start)
+        except (IntegrationBudget, IntegrationFailed, ExactEvaluationTooLarge) as exc:
+            return None, f"nudged ends not checked: an independent integration failed ({str(exc)[:80]})"
+        if float(np.abs(end - pi).max()) <= END_TOL:
+            continue
+        if ends.size and float(np.abs(ends - end).max(axis=1).min()) <= END_TOL:
+            left += 1
+            continue
+        return False, (f"nudging answer {o}'s logit by {sign * NUDGE:+g}, the independent flow ends at "
+                       f"{np.array2string(end, precision=5)}: neither the point nor a reported perturbed end")
     if not left:
         return False, "reported unstable with perturbed ends, but every independent nudged run stays"
     return True, ""
@@ -292,16 +299,10 @@ def _face_ok(q: Question, obj: Objective, pi: np.ndarray) -> tuple[bool, str]:
 def _jump_attracts(q: Question, obj: Objective, pi: np.ndarray, h: float = 1e-7) -> tuple[bool, str]:
     """At a jump of the field reported stable (a Filippov equilibrium): raising any one logit by ``h``
     makes that answer's drift non-positive, lowering it non-negative (the field points back)."""
-    s = np.flatnonzero(pi > 0)
-    for o in s:
-        for sign in (1.0, -1.0):
-            th = np.log(pi[s])
-            th[list(s).index(o)] += sign * h
-            p = np.zeros(q.n_outputs)
-            p[s] = np.exp(th - th.max()) / np.exp(th - th.max()).sum()
-            d = _drift(q, obj, p)[o]
-            if sign * d > 0:
-                return False, f"at the jump, moving answer {o}'s logit by {sign * h:g} gives drift {d:.3g} (away)"
+    for o, sign, p in _nudges(pi, h):
+        d = _drift(q, obj, p)[o]
+        if sign * d > 0:
+            return False, f"at the jump, moving answer {o}'s logit by {sign * h:g} gives drift {d:.3g} (away)"
     return True, ""
 
 

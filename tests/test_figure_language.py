@@ -1,7 +1,10 @@
 """The declared visual language (grpo_theory.plotting.PALETTE, COLORMAPS, LINESTYLES, MARKERS): a figure
-module uses no colour, colour map or line style outside it, each palette colour has one meaning, beta has
-one colour scale for every figure, and docs/figures.md shows the table as it is in the code."""
+module uses no colour, colour map, line style or marker outside it, each colour, line style and marker has one
+meaning, every line style and marker a module draws is declared in its LANGUAGE with the table's meaning (the
+uses that still differ are listed in OPEN_LANGUAGE, a ceiling), beta has one colour scale for every figure, and
+docs/figures.md shows the tables as they are in the code."""
 
+import ast
 import math
 import re
 from pathlib import Path
@@ -12,6 +15,8 @@ from grpo_theory import plotting
 
 ROOT = Path(__file__).resolve().parents[1]
 MODULES = sorted((ROOT / "grpo_theory" / "figures").glob("*.py"))
+#: Every file that draws: the figure modules and plotting's shared helpers (Figures 1-4).
+DRAWING = [*MODULES, ROOT / "grpo_theory" / "plotting.py"]
 
 _COLOR_KW = (r"(?:color|colors|c|mec|mfc|markeredgecolor|markerfacecolor|facecolor|facecolors|edgecolor|"
              r"edgecolors|ecolor)")
@@ -33,7 +38,7 @@ def violations(source: str) -> list[str]:
     for m in re.finditer(r"\bcm\.(\w+)", source):
         bad.append(f"colour map cm.{m.group(1)} (use plotting's declared maps)")
     for m in re.finditer(r"\b(?:ls|linestyle|linestyles)\s*=\s*([\"'])([^\"']*)\1", source):
-        if m.group(2) not in plotting.LINESTYLES and m.group(2) not in ("", "none", "None"):
+        if m.group(2) not in plotting.LINESTYLES and m.group(2) not in plotting.NO_STYLE:
             bad.append(f"line style {m.group(2)!r} (not in plotting.LINESTYLES)")
     return bad
 
@@ -83,11 +88,187 @@ def test_docs_show_the_table_as_the_code_declares_it():
     doc = (ROOT / "docs" / "figures.md").read_text()
     m = re.search(r"<!-- palette -->(.*?)<!-- /palette -->", doc, re.S)
     assert m, "docs/figures.md has no palette table"
-    rows = re.findall(r"^\| `([^`]+)` \| ([^|]+?) \| ([^|]+?) \|$", m.group(1), re.M)
+    rows = re.findall(r"^\| `(#[0-9a-fA-F]{6})` \| ([^|]+?) \| ([^|]+?) \|$", m.group(1), re.M)
     colours = {name: (hex_.strip().strip("`"), meaning.strip()) for hex_, name, meaning in rows}
     assert colours == {k: (c, mng) for k, (c, mng) in plotting.PALETTE.items()}, \
         "docs/figures.md's palette differs from plotting.PALETTE: regenerate it"
-    for style in plotting.LINESTYLES:
-        assert f"| `{style}` |" in m.group(1)
+    for table in (plotting.LINESTYLES, plotting.MARKERS):
+        for style, (name, meaning) in table.items():
+            assert f"| `{style}` | {name} | {meaning} |" in m.group(1), style
     for cmap in plotting.COLORMAPS:
         assert f"`{cmap}`" in m.group(1)
+
+
+# ---------------------------------------------------------------- line styles and markers: one meaning each
+
+_FMT = re.compile(r"^([osDv^x_.+*<>phd|PX8H])?(--|-\.|-|:)?$")
+_LINE_WORDS = {"-", "--", ":", "-.", "solid", "dashed", "dotted", "dashdot"}
+_MARKER_NAMES = re.compile(r"mark|style", re.I)
+#: matplotlib's marker codes that are strings ("o", "s", "D", ...)
+_MARKER_CODES = {m for m in __import__("matplotlib.lines", fromlist=["Line2D"]).Line2D.markers
+                 if isinstance(m, str) and m not in ("", " ", "None", "none")}
+
+
+def _literal(node):
+    """A style literal: a string, or a dash tuple such as (0, (1, 3)) written as its repr; else None."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.Tuple):
+        try:
+            v = ast.literal_eval(node)
+        except ValueError:
+            return None
+        if len(v) == 2 and isinstance(v[1], tuple):
+            return repr(v)
+    return None
+
+
+def _choices(node) -> list:
+    """The literals a node can take: both branches of ``a if c else b``, else the node's own."""
+    if isinstance(node, ast.IfExp):
+        return _choices(node.body) + _choices(node.orelse)
+    v = _literal(node)
+    return [] if v is None else [v]
+
+
+def drawn_styles(source: str) -> tuple[dict[str, int], dict[str, int]]:
+    """The line styles and markers a module's source draws, each with a line where it does: keywords
+    (``ls``, ``linestyle(s)``, ``marker``, ``fmt``), a format string passed to ``plot``/``semilogx``/...,
+    and literals in a figure's own style tables (dicts, lists or tuples of line styles; dicts of markers
+    bound to a name containing "mark" or "style")."""
+    lines: dict[str, int] = {}
+    marks: dict[str, int] = {}
+
+    def fmt(v, n):
+        m = _FMT.match(v)
+        if v and m:
+            if m.group(1):
+                marks.setdefault(m.group(1), n)
+            if m.group(2):
+                lines.setdefault(m.group(2), n)
+
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            for kw in node.keywords:
+                for v in _choices(kw.value) if kw.value is not None else []:
+                    if kw.arg in ("ls", "linestyle", "linestyles"):
+                        lines.setdefault(v, node.lineno)
+                    elif kw.arg == "marker":
+                        marks.setdefault(v, node.lineno)
+                    elif kw.arg == "fmt":
+                        fmt(v, node.lineno)
+            if isinstance(node.func, ast.Attribute) and node.func.attr in ("plot", "semilogx", "semilogy", "loglog"):
+                for a in node.args:
+                    for v in _choices(a):
+                        fmt(v, node.lineno)
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and _MARKER_NAMES.search(node.targets[0].id) and isinstance(node.value, ast.Dict):
+            for v in node.value.values:
+                first = v.elts[0] if isinstance(v, ast.Tuple) and v.elts else v
+                c = _literal(first)
+                if c is not None and c in _MARKER_CODES:
+                    marks.setdefault(c, v.lineno)
+        if isinstance(node, ast.IfExp):                      # ls = "--" if rlhf else "-"
+            for c in _choices(node):
+                if c in _LINE_WORDS or c.startswith("(0, ("):
+                    lines.setdefault(c, node.lineno)
+        if isinstance(node, (ast.Dict, ast.List, ast.Tuple)):
+            for v in node.values if isinstance(node, ast.Dict) else node.elts:
+                for c in _choices(v):
+                    if c in _LINE_WORDS or c.startswith("(0, ("):
+                        lines.setdefault(c, v.lineno)
+    for d in (lines, marks):
+        for none in plotting.NO_STYLE:
+            d.pop(none, None)
+    return lines, marks
+
+
+def declared_language(source: str) -> dict[str, tuple[str, ...]]:
+    """A module's ``LANGUAGE`` (style or marker -> meaning, or a tuple of meanings), read from its source."""
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "LANGUAGE" for t in node.targets):
+            lang = ast.literal_eval(node.value)
+            return {k: (v,) if isinstance(v, str) else tuple(v) for k, v in lang.items()}
+    return {}
+
+
+def language_problems(name: str, source: str) -> tuple[list[str], set[tuple[str, str, str]]]:
+    """What is wrong with a module's line styles and markers: styles drawn but not declared, declared but
+    not drawn; and the (module, style, meaning) uses that differ from the tables (a style outside them, or
+    another meaning than theirs)."""
+    lines, marks = drawn_styles(source)
+    lang = declared_language(source)
+    bad = [f"{name}: draws {s!r} (line {n}) but LANGUAGE does not declare it" for s, n in {**lines, **marks}.items()
+           if s not in lang]
+    bad += [f"{name}: LANGUAGE declares {s!r}, which it does not draw" for s in lang if s not in {**lines, **marks}]
+    table = {**{k: v[0] for k, v in plotting.LINESTYLES.items()}, **{k: v[0] for k, v in plotting.MARKERS.items()}}
+    differs = {(name, s, m) for s, ms in lang.items() for m in ms if table.get(s) != m}
+    return bad, differs
+
+
+#: The uses that still differ from the tables (module, style or marker, the meaning it has there): open work,
+#: each to be redrawn in the table's language. A ceiling: a new one fails, and one redrawn must leave the list.
+#: Line styles: the targets of Figures 27, 29 and 32 and the unstable branches (Figures 7, 20) drawn dashed;
+#: line styles as legend keys (G in Figures 8 and 15, frameworks in 18, family members in 19); Figure 9's
+#: second stable branch dotted.
+#: Markers: squares and diamonds as legend keys or other objects (a 2-cycle, a cell, a fixed point).
+OPEN_LANGUAGE = {
+    ("family_study", "--", "threshold"), ("seed_validation", "--", "threshold"), ("verl_critical_beta", "--", "threshold"),
+    ("multistable_basins", "--", "unstable"), ("non_uniqueness", "--", "unstable"), ("phase_portraits", "--", "unstable"),
+    ("frameworks_same_beta", "-", "boundary"), ("frameworks_same_beta", "--", "key"), ("frameworks_same_beta", "-.", "key"),
+    ("frameworks_same_beta", ":", "key"), ("frameworks_same_beta", "(0, (5, 1, 1, 1))", "key"),
+    ("grpo_family", "(0, (1, 1.5))", "key"), ("grpo_family", "(0, (4, 2))", "key"), ("grpo_family", "(0, (6, 2))", "key"),
+    ("grpo_family", "(0, (2, 2))", "coinciding"), ("reward_kl_frontier", "--", "key"), ("reward_kl_frontier", ":", "key"),
+    ("simplex_paths", ":", "key"), ("simplex_paths", "(0, (4, 1.5))", "key"), ("trained_vs_theory", ":", "branch"),
+    ("family_study", "s", "key"), ("free_generation", "s", "key"), ("multistable_basins", "s", "key"),
+    ("seed_validation", "s", "key"), ("trained_vs_theory", "s", "trained"), ("trainer_conventions", "s", "trained"),
+    ("proximal_map", "s", "2-cycle"), ("phase_diagram_k3", "s", "cell"), ("proximal_map", "D", "fixed point"),
+    ("verl_critical_beta", "D", "key"), ("trl_smollm2", "v", "key"),
+}
+
+
+@pytest.mark.parametrize("path", DRAWING, ids=lambda p: p.stem)
+def test_every_line_style_and_marker_is_declared_with_the_tables_meaning(path):
+    bad, differs = language_problems(path.stem, path.read_text())
+    assert not bad, bad
+    new = differs - OPEN_LANGUAGE
+    assert not new, f"{path.name}: a style or marker with another meaning than plotting's table: {sorted(new)}"
+
+
+def test_the_open_uses_are_still_there():
+    """OPEN_LANGUAGE lists only uses that exist: one redrawn in the table's language leaves the list."""
+    found = set().union(*(language_problems(p.stem, p.read_text())[1] for p in DRAWING))
+    assert not OPEN_LANGUAGE - found, f"redrawn, remove from OPEN_LANGUAGE: {sorted(OPEN_LANGUAGE - found)}"
+
+
+def test_each_line_style_and_marker_has_one_meaning_in_the_table():
+    for table in (plotting.LINESTYLES, plotting.MARKERS):
+        names = [name for name, _ in table.values()]
+        assert len(set(names)) == len(names) and all(m.strip() for _, m in table.values())
+    # the open uses are the only second meanings: per style, the meanings drawn are the table's and the open ones
+    by_style: dict[str, set[str]] = {}
+    for p in DRAWING:
+        for s, ms in declared_language(p.read_text()).items():
+            by_style.setdefault(s, set()).update(ms)
+    table = {**plotting.LINESTYLES, **plotting.MARKERS}
+    for s, meanings in by_style.items():
+        extra = meanings - {table[s][0]} if s in table else meanings
+        assert extra <= {m for _, st, m in OPEN_LANGUAGE if st == s}, (s, extra)
+
+
+def test_the_style_scan_catches_what_it_should():
+    """The scan on a made-up module: it finds each way a style or marker is written, the declaration check
+    catches an undeclared one and one declared but not drawn, and another meaning is reported."""
+    src = (
+        'MARKS = {"a": ("s", 3), "b": "^"}\nSTYLES = {"G=2": "-", "G=8": (0, (4, 1.5))}\n'
+        'ax.plot(x, y, "o--")\nax.semilogx(x, y, ":", color="0.5")\nax.errorbar(x, y, fmt="D")\n'
+        'ax.axhline(0, ls="-." if flag else "-")\nax.scatter(x, y, marker="v")\nax.plot(x, y, ls="", marker="_")\n'
+        'LANGUAGE = {"s": "key", "^": "key", "-": "data", "(0, (4, 1.5))": "key", "o": "point", "--": "comparison", '
+        '":": "reference", "D": "trained", "-.": "marked value", "v": "below the axis", "x": "second theory"}\n')
+    lines, marks = drawn_styles(src)
+    assert set(lines) == {"-", "(0, (4, 1.5))", "--", ":", "-."}
+    assert set(marks) == {"s", "^", "o", "D", "v", "_"}
+    bad, differs = language_problems("m", src)
+    assert len(bad) == 2 and "'_'" in bad[0] and "'x'" in bad[1], bad
+    assert differs == {("m", "s", "key"), ("m", "(0, (4, 1.5))", "key")}

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from _logit_shift import shift_grid, sig
 from _markdown import markdown_rows
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,22 +44,6 @@ def section() -> str:
     return " ".join(text[start:text.index("\n## ", start + 10)].split())
 
 
-def _sig(z):
-    return 1.0 / (1.0 + np.exp(-z))
-
-
-def _shift_grid(z0, k, m):
-    lo, hi = -20.0, 20.0
-    for _ in range(6):
-        c = np.linspace(lo, hi, 401)
-        p = np.clip(_sig(z0[None, :] + c[:, None]), 1e-15, 1 - 1e-15)
-        ll = (k * np.log(p) + (m - k) * np.log(1 - p)).sum(axis=1)
-        j = int(np.argmax(ll))
-        step = c[1] - c[0]
-        lo, hi = c[j] - step, c[j] + step
-    return c[j]
-
-
 def test_layout(table, runs):
     assert len(runs) == 5 * 2 * 8 * 7 and set(runs.model) == set(MODELS)
     assert runs.groupby(["seed", "beta", "step"]).size().eq(7).all() and sorted(runs.step.unique()) == STEPS
@@ -78,11 +63,11 @@ def test_shift_and_no_change_recomputed(runs, traj):
             q = np.empty(p.size)
             for h in "AB":
                 test, train = half == h, half != h
-                q[test] = _sig(z0[test] + _shift_grid(z0[train], k[train], m[train]))
+                q[test] = sig(z0[test] + shift_grid(z0[train], k[train], m[train]))
             key = (seed, beta, step)
             assert t.at[(*key, "shift"), "mae"] == pytest.approx(np.mean(np.abs(q - p)), abs=2e-5)
             assert t.at[(*key, "shift"), "mae_sampled"] == pytest.approx(np.mean(np.abs(q - k / m)), abs=2e-5)
-            assert t.at[(*key, "no_change"), "mae"] == pytest.approx(np.mean(np.abs(_sig(z0) - p)), abs=2e-6)
+            assert t.at[(*key, "no_change"), "mae"] == pytest.approx(np.mean(np.abs(sig(z0) - p)), abs=2e-6)
             assert t.at[(*key, "shift"), "floor"] == pytest.approx(pt.floor.mean(), rel=1e-5)
 
 

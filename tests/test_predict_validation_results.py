@@ -14,6 +14,8 @@ import pandas as pd
 import pytest
 from scipy.stats import binom
 
+from _logit_shift import shift_grid, sig
+
 ROOT = Path(__file__).resolve().parents[1]
 RES = ROOT / "docs" / "results"
 TABLE = RES / "predict_validation.csv"
@@ -36,28 +38,11 @@ def _points():
                 yield pool, float(beta), int(seed), kind, int(step), base, pt.sort_values("prompt")
 
 
-def _sig(z):
-    return 1.0 / (1.0 + np.exp(-z))
-
-
 def _start(base):
     n = base.p_ref_n.to_numpy(float)
     c = np.rint(base.p_ref.to_numpy(float) * n)
     p = np.where((c == 0) | (c == n), (c + 0.5) / (n + 1), c / n)
     return np.log(p / (1 - p))
-
-
-def _shift_grid(z0, k, m):
-    """Maximum-likelihood logit shift by a coarse-to-fine grid search (no root finder)."""
-    lo, hi = -20.0, 20.0
-    for _ in range(6):
-        c = np.linspace(lo, hi, 401)
-        p = np.clip(_sig(z0[None, :] + c[:, None]), 1e-15, 1 - 1e-15)
-        ll = (k * np.log(p) + (m - k) * np.log(1 - p)).sum(axis=1)
-        j = int(np.argmax(ll))
-        step = c[1] - c[0]
-        lo, hi = c[j] - step, c[j] + step
-    return c[j]
 
 
 def test_every_run_point_and_model_present(table):
@@ -78,10 +63,10 @@ def test_shift_and_no_change_recomputed(table):
         q = np.empty(z0.size)
         for h in "AB":
             test, train = half == h, half != h
-            q[test] = _sig(z0[test] + _shift_grid(z0[train], k[train], m[train]))
+            q[test] = sig(z0[test] + shift_grid(z0[train], k[train], m[train]))
         assert t.at[(pool, beta, seed, kind, step, "shift"), "mae"] == pytest.approx(np.mean(np.abs(q - f)), abs=2e-5)
         assert t.at[(pool, beta, seed, kind, step, "no_change"), "mae"] == pytest.approx(
-            np.mean(np.abs(_sig(z0) - f)), abs=2e-6)
+            np.mean(np.abs(sig(z0) - f)), abs=2e-6)
         assert t.at[(pool, beta, seed, kind, step, "shift"), "brier"] == pytest.approx(
             np.mean((q - f) ** 2 + f * (1 - f)), abs=2e-5)
 

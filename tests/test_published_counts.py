@@ -71,3 +71,120 @@ def test_pass128_categories_and_readme(counts):
     assert cats == (462, 19, 3, 16)
     text = (DIR / "README.md").read_text()
     assert "462 / 19 / 3 / 16" in text and "39,291" in text and "49,877" in text
+
+
+# ---- the predictor's scores on these counts (experiments/published_counts.py) and what docs/results.md says ----
+
+RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results.md"
+
+
+def _csv(name):
+    with open(DIR / name, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def _jeffreys_start(c, n):
+    """The flow's start: c/n, Jeffreys' posterior mean (c + 1/2)/(n + 1) at c = 0 or n (docs/predict.md)."""
+    return (c + 0.5) / (n + 1) if c in (0, n) else c / n
+
+
+def test_heldout_no_change_and_shift_recomputed_from_counts(counts):
+    """The seed-0 table's no-change and logit-shift rows, recomputed from the counts, the stored held-out flags
+    and the fitted shift c alone (no library code)."""
+    import json
+
+    diag = json.loads((DIR / "diagnostics.json").read_text())
+    c_shift = diag["seed0"]["shift_c"]
+    held = [r["heldout"] == "True" for r in _csv("predictions.csv")]
+    assert sum(held) == 250
+    (n, cb), (m, ca) = counts["base"], counts["after"]
+    rows = {r["model"]: r for r in _csv("scores.csv")}
+    for model in ("no_change", "shift"):
+        err, brier = [], []
+        for i in range(500):
+            if not held[i]:
+                continue
+            p0 = _jeffreys_start(cb[i], n[i])
+            z = math.log(p0 / (1 - p0)) + (c_shift if model == "shift" else 0.0)
+            q, f = 1 / (1 + math.exp(-z)), ca[i] / m[i]
+            err.append(abs(q - f))
+            brier.append((q - f) ** 2 + f * (1 - f))
+        assert sum(err) / 250 == pytest.approx(float(rows[model]["mae"]), abs=2e-6)
+        assert sum(brier) / 250 == pytest.approx(float(rows[model]["brier"]), abs=2e-6)
+
+
+def test_worse_and_better_counts(counts):
+    """Problems RL made worse / better, raw and by a one-sided Fisher exact test at 5%, as diagnostics.json says."""
+    import json
+
+    from scipy.stats import fisher_exact
+
+    diag = json.loads((DIR / "diagnostics.json").read_text())
+    (n, cb), (m, ca) = counts["base"], counts["after"]
+    assert (sum(a < b for a, b in zip(ca, cb)), sum(a > b for a, b in zip(ca, cb))) == (diag["worse_raw"],
+                                                                                       diag["better_raw"]) == (58, 417)
+    worse = sum(fisher_exact([[a, 128 - a], [b, 128 - b]], alternative="less")[1] < 0.05 for a, b in zip(ca, cb))
+    better = sum(fisher_exact([[a, 128 - a], [b, 128 - b]], alternative="greater")[1] < 0.05 for a, b in zip(ca, cb))
+    assert (worse, better) == (diag["worse_significant"], diag["better_significant"])
+
+
+def test_profile_measured_columns(counts):
+    """profile.csv's counts per bin and measured logit change, recomputed from the counts."""
+    (n, cb), (m, ca) = counts["base"], counts["after"]
+    edges = [(0, 0), (1e-9, 0.05), (0.05, 0.2), (0.2, 0.4), (0.4, 0.6), (0.6, 0.8), (0.8, 0.95), (0.95, 1 - 1e-9)]
+    lg = lambda c, k: math.log((c + 0.5) / (k + 1) / (1 - (c + 0.5) / (k + 1)))  # noqa: E731
+    rows = _csv("profile.csv")
+    assert len(rows) == 9
+    for row, (lo, hi) in zip(rows, edges):
+        sel = [i for i in range(500) if (cb[i] == 0 if hi == 0 else lo <= cb[i] / 128 < hi)]
+        assert int(row["problems"]) == len(sel)
+        d = sum(lg(ca[i], m[i]) - lg(cb[i], n[i]) for i in sel) / len(sel)
+        assert float(row["dlogit_measured"]) == pytest.approx(d, abs=1e-4)
+    assert int(rows[-1]["problems"]) == sum(c == 128 for c in cb)
+
+
+def _section():
+    text = RESULTS.read_text()
+    start = text.index("## Published counts: Qwen2.5-7B -> SimpleRL-Zoo on MATH500")
+    return text[start:text.index("\n## ", start + 1)]
+
+
+def test_docs_table_is_the_stored_scores():
+    """The seed-0 table in docs/results.md carries scores.csv's MAE, Brier and paired difference (4 decimals)."""
+    sec = _section()
+    names = {"no change": "no_change", "logit shift": "shift", "tabular flow": "tabular",
+             "coupled, one parameter": "coupled", "stationary point": "stationary"}
+    rows = {r["model"]: r for r in _csv("scores.csv")}
+    for label, model in names.items():
+        line = next(ln for ln in sec.splitlines() if ln.startswith(f"| {label} |"))
+        r = rows[model]
+        for col in ("mae", "brier"):
+            cell = f"{float(r[col]):.4f} [{float(r[col + '_lo']):.4f}, {float(r[col + '_hi']):.4f}]"
+            assert cell in line, (label, col, cell)
+        if model != "shift":
+            assert f"{float(r['mae_minus_shift']):+.4f}" in line
+
+
+def test_docs_numbers_are_the_diagnostics():
+    """The 20-split means, counts and shares the section states are diagnostics.json's."""
+    import json
+
+    d = json.loads((DIR / "diagnostics.json").read_text())
+    s = d["splits"]
+    sec = " ".join(_section().split())
+    mm, mb = s["mean_mae"], s["mean_brier"]
+    for label, model in (("no change", "no_change"), ("shift", "shift"), ("tabular", "tabular"),
+                         ("coupled", "coupled")):
+        assert f"{label} {mm[model]:.4f} / {mb[model]:.4f}" in sec
+    assert f"in all {s['seeds']}" in sec and f"above 0 in {s['tabular_ci_above_zero']} of 20" in sec
+    assert f"lower in {s['coupled_below_shift']} of 20" in sec
+    assert f"below 0 in {s['coupled_ci_below_zero']} and above 0 in {s['coupled_ci_above_zero']}" in sec
+    assert f"MAE {mm['affine']:.4f} (below the shift in {s['affine_below_shift']} of 20" in sec
+    assert f"{d['worse_raw']} of 500" in sec and f"{d['worse_significant']} (5.0%)" in sec
+    assert f"against {d['better_raw']} and {d['better_significant']} better" in sec
+    assert f"MAE {s['isotonic_in_sample_mae']:.4f} / Brier {s['isotonic_in_sample_brier']:.4f}" in sec
+    excess = (s["isotonic_in_sample_mae"] - s["mean_floor"]) / (mm["shift"] - s["mean_floor"])
+    assert f"{excess:.0%} of the shift's excess" in sec
+    assert f"{s['error_share_of_worse_sig']['shift']:.0%} of the shift's absolute error" in sec
+    rho_one = sum(float(r["rho"]) == 1.0 for r in _csv("splits.csv") if r["model"] == "coupled")
+    assert f"in {rho_one} of 20 halvings" in sec

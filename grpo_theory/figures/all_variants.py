@@ -25,6 +25,11 @@ METHODS = ("GRPO reverse/scale", "GRPO reverse/shift", "GRPO direct/scale", "GRP
 JUMP = 0.15
 
 
+#: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
+#: tests/test_figure_language.py lists the uses that differ from those tables as open).
+LANGUAGE = {"-": "data", "--": "comparison", ":": "reference", "o": "point"}
+
+
 def _with_jumps_resolved(rows: list[dict], solve, n_side: int = 8) -> list[dict]:
     """``rows`` (one per beta of the coarse grid) plus, at each jump (pi(a) changing by more than
     :data:`JUMP`, or leaving the boundary), the jump's beta located by bisection in log beta (to 1e-9

@@ -55,8 +55,10 @@ def same_table(a: pd.DataFrame, b: pd.DataFrame, rtol: float = CSV_RTOL, atol: f
     ----------
     a, b : pandas.DataFrame
         The two tables.
-    rtol, atol : float
-        The tolerances of the numeric columns (default :data:`CSV_RTOL`, :data:`CSV_ATOL`).
+    rtol : float
+        The relative tolerance of the numeric columns (default :data:`CSV_RTOL`).
+    atol : float
+        Their absolute tolerance (default :data:`CSV_ATOL`).
 
     Returns
     -------

@@ -21,6 +21,11 @@ CONVERGENCE_PI_REF = (0.1, 0.3, 0.6)
 FIT_FROM = 64
 
 
+#: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
+#: tests/test_figure_language.py lists the uses that differ from those tables as open).
+LANGUAGE = {"-": "data", ":": "reference", "o": "point"}
+
+
 def data() -> tuple[pd.DataFrame, pd.DataFrame]:
     """|pi_G - pi_inf| against G (reverse/scale), with the fitted log-log slope per pi_ref."""
     rows, fits = [], []

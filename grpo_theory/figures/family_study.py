@@ -34,6 +34,11 @@ CONFIGS = {
 LENGTH_MARK = {"sequence": ("o", "one-token answers"), "token": ("s", "two-token answers, token level")}
 
 
+#: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
+#: tests/test_figure_language.py lists the uses that differ from those tables as open).
+LANGUAGE = {"--": "threshold", ":": "reference", "o": "point", "s": "key"}
+
+
 def points(rows: pd.DataFrame) -> pd.DataFrame:
     """The study's rows in the figure's order of configurations, with |error| and the label."""
     unknown = sorted(set(rows.config) - set(CONFIGS))

@@ -17,6 +17,11 @@ COUNT_LABELS = {1: "1 stationary point", 2: "2 (a fold: only on the boundary cur
                 3: "3 stationary points"}
 
 
+#: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
+#: tests/test_figure_language.py lists the uses that differ from those tables as open).
+LANGUAGE = {"--": "comparison"}
+
+
 def large_group_counts(betas, pi_refs) -> pd.DataFrame:
     """G = inf on the same grid, from the sign of h at its turning point (Figure 7(b)'s rule):
     3 (the vertex as a limit point and two interior points) where min h < 0, else 1 (the vertex)."""

@@ -44,6 +44,12 @@ _OWN_COLORS[f"entropy bonus {ENTROPY_COEF:g}"] = plotting.COLORS["entropy bonus"
 _STYLES = {"REINFORCE++ baseline": (0, (4, 2)), "ties filtered": (0, (1, 1.5)), "RLOO": (0, (6, 2))}
 
 
+#: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
+#: tests/test_figure_language.py lists the uses that differ from those tables as open).
+LANGUAGE = {"(0, (1, 1.5))": "key", "(0, (2, 2))": "coinciding", "(0, (4, 2))": "key", "(0, (6, 2))": "key",
+            ":": "reference", "D": "trained"}
+
+
 def variant_color(label: str) -> str:
     """The colour of a family variant (GRPO's own two from the shared palette)."""
     return _OWN_COLORS.get(label) or plotting.method_color(label)

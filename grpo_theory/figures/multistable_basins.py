@@ -27,6 +27,11 @@ OUTCOME_LABELS = {"lower": "ends at the lower point (the flow's)", "upper": "end
 ADAM_MARKERS = {3e-4: "o", 1e-3: "s", 3e-3: "^"}
 
 
+#: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
+#: tests/test_figure_language.py lists the uses that differ from those tables as open).
+LANGUAGE = {"-": "data", "--": "unstable", "o": "point", "s": "key", "^": "key", ".": "steps"}
+
+
 def critical_curve(pi_refs) -> pd.DataFrame:
     """Figure 12's bound 2/|F'(z*)| at the point the flow reaches (the lower one), along pi_ref(a); only where
     that point is the lower branch (below 0.95: past the fold the flow's point jumps to the upper one)."""

@@ -28,6 +28,11 @@ from .phase_portraits import data as path_data
 NONUNIQUE_PI_REF = 0.2
 
 
+#: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
+#: tests/test_figure_language.py lists the uses that differ from those tables as open).
+LANGUAGE = {"-": "data", "--": "unstable", "-.": "marked value", ":": "reference", "o": "point"}
+
+
 def _h_at_turning_point(beta, pi_ref_a):
     """``min_x h = h(x*)`` (direct penalty, G = inf): two interior stationary points where it is negative."""
     return closed_form.large_group_direct_h(closed_form.large_group_direct_turning_point(beta), pi_ref_a, beta)

@@ -21,6 +21,11 @@ REWARDS = (1.0, 0.5, 0.0)
 LABELS = ("a", "b", "c")
 
 
+#: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
+#: tests/test_figure_language.py lists the uses that differ from those tables as open).
+LANGUAGE = {"-": "data", "s": "cell"}
+
+
 def tables(inputs) -> dict[str, pd.DataFrame]:
     """One row per case: beta, pi_ref, the certified counts, and the point the flow from pi_ref reaches."""
     study = inputs.results_table("sweep_phase_k3.csv")

@@ -32,6 +32,11 @@ START_LOGITS = (-3.0, -1.386, 0.0, 2.0, 4.0, 6.0, 9.0, 13.8)
 BASIN_COLORS = {"interior": plotting.COLORS["interior point"], "vertex": plotting.COLORS["vertex point"]}
 
 
+#: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
+#: tests/test_figure_language.py lists the uses that differ from those tables as open).
+LANGUAGE = {"-": "data", "--": "unstable", ":": "reference"}
+
+
 def _logit(pi: np.ndarray) -> np.ndarray:
     # from both probabilities, so that 1 - pi(a) = pi(b) keeps its digits near the vertex
     return np.log(pi[:, 0]) - np.log(pi[:, 1])

@@ -31,6 +31,11 @@ STEP_VARIANTS = (("reverse/scale, G = 8", dict(group_size=8)),
                  ("direct/scale, G = 8", dict(group_size=8, penalty="direct")))
 
 
+#: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
+#: tests/test_figure_language.py lists the uses that differ from those tables as open).
+LANGUAGE = {"-": "data", "--": "comparison", ":": "reference", "o": "point", "s": "2-cycle", "D": "fixed point"}
+
+
 def data(n: int = 600, n_iter: int = 40) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """The proximal map f and f∘f against the identity, its fixed points and 2-cycle, and orbits."""
     q = binary(MAP_PI_REF)

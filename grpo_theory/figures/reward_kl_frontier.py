@@ -16,6 +16,11 @@ from ._spec import FigureSpec
 from .simplex_paths import SIMPLEX_PI_REF, SIMPLEX_REWARDS
 
 
+#: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
+#: tests/test_figure_language.py lists the uses that differ from those tables as open).
+LANGUAGE = {"-": "data", "--": "key", ":": "key", "o": "point"}
+
+
 def data() -> pd.DataFrame:
     """Expected reward against KL(pi || pi_ref) along beta, for Figure 8's question and variants.
 

@@ -22,6 +22,11 @@ SETTING = dict(mode="joint", learning_rate=0.003, prediction="trainer")
 PENALTY_MARK = {"reverse": "o", "direct": "s"}
 
 
+#: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
+#: tests/test_figure_language.py lists the uses that differ from those tables as open).
+LANGUAGE = {"--": "threshold", "o": "point", "s": "key"}
+
+
 def per_seed(rows: pd.DataFrame) -> pd.DataFrame:
     """One row per (configuration, seed) of the gated configurations in :data:`SETTING`: its questions,
     mean and largest |error|, whether it meets the target, and how many questions ended at a wrong vertex

@@ -24,6 +24,11 @@ SIMPLEX_METHODS = (("GRPO reverse/scale G=2", dict(group_size=2)),
                    ("GRPO direct/scale G=8", dict(group_size=8, penalty="direct")))
 
 
+#: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
+#: tests/test_figure_language.py lists the uses that differ from those tables as open).
+LANGUAGE = {"-": "data", "--": "comparison", ":": "key", "(0, (4, 1.5))": "key", "o": "point"}
+
+
 def data() -> pd.DataFrame:
     """Path of the stationary policy on the simplex as beta decreases, GRPO against RLHF."""
     return _rows().copy()

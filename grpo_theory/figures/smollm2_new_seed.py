@@ -21,6 +21,11 @@ LEVEL = 0.95
 LEVEL_TEXT = {"sequence": "sequence", "token": "token"}
 
 
+#: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
+#: tests/test_figure_language.py lists the uses that differ from those tables as open).
+LANGUAGE = {":": "reference", "o": "point", "D": "trained"}
+
+
 def _label(config: str, level: str) -> str:
     G, beta, penalty = config.split("_")
     return f"G = {G[1:]}, {penalty}, {level}"

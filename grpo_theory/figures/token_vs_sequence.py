@@ -13,6 +13,11 @@ from ._spec import FigureSpec
 LOSS_NAMES = {"grpo": "GRPO", "dr_grpo": "Dr. GRPO", "dapo": "DAPO", "bnpo": "BNPO"}
 
 
+#: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
+#: tests/test_figure_language.py lists the uses that differ from those tables as open).
+LANGUAGE = {":": "reference", "o": "point", "x": "second theory"}
+
+
 def data(t: pd.DataFrame) -> pd.DataFrame:
     """The columns Figure 14 plots from the committed token-level tree study ``t`` (``tree_study.csv``):
     for each shape, loss type, seed, question and answer, the trained probability, the token-level

@@ -29,6 +29,11 @@ PENALTY_MARK = {"reverse": "solid, filled", "direct": "dashed, open"}
 TRAINED_COLUMNS = ("group_size", "beta", "pi_ref_a", "measured", "measured_se")
 
 
+#: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
+#: tests/test_figure_language.py lists the uses that differ from those tables as open).
+LANGUAGE = {"-": "data", "--": "comparison", ":": "branch", "o": "point", "D": "trained", "^": "key", "s": "trained"}
+
+
 def trained_points(measured: pd.DataFrame) -> pd.DataFrame:
     """A table of measured points, completed with the columns Figure 9 reads.
 

@@ -22,6 +22,11 @@ CONVENTION_BETA = 0.5
 MARK = {"reverse": "solid, filled", "direct": "dashed, open"}
 
 
+#: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
+#: tests/test_figure_language.py lists the uses that differ from those tables as open).
+LANGUAGE = {"-": "data", "--": "comparison", "o": "point", "s": "trained"}
+
+
 def pi_ref_grid(n: int = 97) -> np.ndarray:
     """Linear on [0.02, 0.98], and geometric down to 1e-6: the largest gap (G = 2, reverse) is a
     supremum approached as pi_ref(correct) -> 0, so the table must reach there to state it."""

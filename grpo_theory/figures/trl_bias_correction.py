@@ -22,6 +22,11 @@ TRL_VERSION = "1.16.0"
 FLAGS = (True, False)
 
 
+#: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
+#: tests/test_figure_language.py lists the uses that differ from those tables as open).
+LANGUAGE = {":": "reference", "D": "trained"}
+
+
 def objective(flag: bool):
     """The objective TRL 1.16 trains with ``use_bias_correction_kl=flag`` (through the package's reader)."""
     return read_trl_config(dict(TRL_SETTINGS, use_bias_correction_kl=flag), trl_version=TRL_VERSION,

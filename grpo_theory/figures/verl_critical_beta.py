@@ -27,6 +27,11 @@ RUNS = {"k3_low_var_kl_0.8x_critical": "jointly, lr 3e-3",
         "alone_k3_low_var_kl_1.25x_critical_lr3e-4": "each question alone, lr 3e-4"}
 
 
+#: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
+#: tests/test_figure_language.py lists the uses that differ from those tables as open).
+LANGUAGE = {"--": "threshold", "D": "key", "o": "point", "_": "level"}
+
+
 def verl_objective(group_size: int):
     """verl's GRPO recipe with the KL in the loss (``low_var_kl``: k3, clamped), every other key at verl's
     default (its ``kl_loss_coef``, 0.001, is the objective's beta)."""

@@ -178,7 +178,9 @@ def argparse_flags(tokens: Sequence[str], source: str, *, boolean: frozenset = f
 
     Parameters
     ----------
-    tokens, source
+    tokens : sequence of str
+        As for :func:`hydra_overrides`.
+    source : str
         As for :func:`hydra_overrides`.
     boolean : frozenset of str, optional
         The flags (dashes as underscores) that may stand alone.

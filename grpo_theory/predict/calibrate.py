@@ -368,8 +368,18 @@ def fit_flows(field: PromptField, index, k, m, *, rhos=None, times=None, z0=None
 
     Parameters
     ----------
-    field, index, k, m, rhos, times, z0, start_sd, n_boot, level, seed
+    field : PromptField
+        As for :func:`fit_flow`.
+    index, k, m
+        As for :func:`fit_flow`.
+    rhos, times, z0, start_sd : optional
         As for :func:`fit_flow` (``rhos`` must contain 0).
+    n_boot : int
+        As for :func:`fit_flow`.
+    level : float
+        As for :func:`fit_flow`.
+    seed : int
+        As for :func:`fit_flow`.
 
     Returns
     -------

@@ -265,13 +265,16 @@ def predict(samples, obj=None, *, framework: str | None = None, config=None, k: 
         The base model's samples (see :func:`read_samples` for the three file layouts).
     obj : Objective or dict, optional
         The GRPO objective (or a dict of its fields); or give ``framework`` and ``config`` to read it from a trainer config.
-    framework, config : optional
-        ``"trl"``, ``"verl"`` or ``"openrlhf"`` and a config (dict or path), read by :func:`objective_for`.
+    framework : {"trl", "verl", "openrlhf"}, optional
+        The trainer whose ``config`` is read, by :func:`objective_for`.
+    config : dict, str or pathlib.Path, optional
+        The trainer's config (a dict or a path).
     k : sequence of int
         pass@k values to put in the table (any ``k >= 1``; :meth:`Prediction.pass_at` computes others).
-    level, interval
-        Confidence level and method (``"jeffreys"``: Beta posterior; ``"wilson"``) of the interval for ``p_ref``,
-        carried through ``x(p)`` to ``pred_lo, pred_hi``.
+    level : float
+        Confidence level of the interval for ``p_ref``, carried through ``x(p)`` to ``pred_lo, pred_hi``.
+    interval : {"jeffreys", "wilson"}
+        Its method (``"jeffreys"``: the Beta posterior).
     clock : float, optional
         Flow time per training step.
     fit : tuple, optional
@@ -283,9 +286,11 @@ def predict(samples, obj=None, *, framework: str | None = None, config=None, k: 
         A prompt is "slow" when ``|p_x(t) - x| > slow_tol`` at the last of ``steps``.
     t_max : float
         Last flow time integrated.
-    tol, max_exact
+    tol : float
         Above ``max_exact`` distinct ``p_ref`` values, ``x(p)`` is interpolated on a checked grid whose error at
         every cell midpoint is below ``tol`` (see :class:`~grpo_theory.predict.response.Response`).
+    max_exact : int
+        The number of distinct ``p_ref`` values solved exactly.
     levels : optional
         Declared reward levels when ``samples`` is a path.
     progress : bool or None

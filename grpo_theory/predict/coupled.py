@@ -75,8 +75,10 @@ def time_grid(t_max: float = 1e4, n: int = 200, t_min: float = 1e-3) -> np.ndarr
 
     Parameters
     ----------
-    t_max, t_min : float
-        Last and first positive time.
+    t_max : float
+        The last positive time.
+    t_min : float
+        The first positive time.
     n : int
         Positive times.
 
@@ -151,8 +153,10 @@ def solve_rho(field: PromptField, rho: float, times, *, z0=None, rtol: float = 1
         Increasing flow times ``>= 0`` to report (e.g. :func:`time_grid`).
     z0 : array_like, optional
         Starting logits (default ``logit p``).
-    rtol, atol : float
-        Tolerances of the BDF solver.
+    rtol : float
+        Relative tolerance of the BDF solver.
+    atol : float
+        Absolute tolerance of the BDF solver.
     max_groups : int
         Above this many distinct prompts (and with ``z0`` None), round the logits to ``quantum``.
     quantum : float
@@ -253,8 +257,10 @@ def solve_kernel(field: PromptField, K, times, *, z0=None, rtol: float = 1e-6, a
         Increasing flow times ``>= 0``.
     z0 : array_like, optional
         Starting logits (default ``logit p``).
-    rtol, atol : float
-        Tolerances of the BDF solver.
+    rtol : float
+        The BDF solver's relative tolerance.
+    atol : float
+        Its absolute tolerance.
     scaled : bool
         ``K`` is already checked and scaled (skips :func:`check_kernel`).
 

@@ -89,8 +89,10 @@ def logit_flow(q: Question, obj: Objective, theta: np.ndarray, support: np.ndarr
 
     Parameters
     ----------
-    q, obj : Question, Objective
-        The question and the objective (module doc).
+    q : Question
+        The question (module doc).
+    obj : Objective
+        The objective (module doc).
     theta : numpy.ndarray
         Logits of the answers in ``support`` (defined up to a constant: the gauge).
     support : numpy.ndarray
@@ -127,7 +129,9 @@ def full_space_stability(q: Question, obj: Objective, pi, *, h: float = 1e-6) ->
 
     Parameters
     ----------
-    q, obj : Question, Objective
+    q : Question
+        As for :func:`logit_flow`.
+    obj : Objective
         As for :func:`logit_flow`.
     pi : array_like
         A stationary point, shape (K,); its support is the answers with ``pi > 0``.
@@ -270,6 +274,13 @@ def _stationarity_lift(c: np.ndarray, pi_s: np.ndarray) -> np.ndarray:
     return c[:, None] * (np.eye(c.size) - pi_s[None, :])
 
 
+def _support_logits(pi) -> tuple[np.ndarray, np.ndarray]:
+    """``pi``'s support and its output logits there (``log pi``, up to the gauge), the nudges' starting point."""
+    pi = np.asarray(pi, dtype=float)
+    support = np.flatnonzero(pi > 0)
+    return support, np.log(pi[support])
+
+
 def jump_repeller(q: Question, obj: Objective, pi, *, h: float = 1e-7) -> str:
     """Where ``pi`` sits on a jump of the field (a clamp, REINFORCE++'s whitening at a tie): the first output
     logit whose nudge by ``+-h`` makes that output's drift point away, described; ``''`` if every nudge is
@@ -300,9 +311,7 @@ def jump_repeller(q: Question, obj: Objective, pi, *, h: float = 1e-7) -> str:
     >>> jump_repeller(Question([0.3, 0.7], rewards=[1, 0]), Objective(beta=1.0), [0.3 ** 0.5, 1 - 0.3 ** 0.5])
     ''
     """
-    pi = np.asarray(pi, dtype=float)
-    support = np.flatnonzero(pi > 0)
-    theta = np.log(pi[support])
+    support, theta = _support_logits(pi)
     for k, o in enumerate(support):
         for sign in (1.0, -1.0):
             th = theta.copy()
@@ -328,11 +337,11 @@ def one_sided_repeller(q: Question, obj: Objective, pi, *, h: float = NUDGE) -> 
     Parameters
     ----------
     q : Question
-        The question.
+        The question whose flow is followed.
     obj : Objective
-        The objective.
+        The objective, as for :func:`jump_repeller`.
     pi : array_like, shape (K,)
-        The point examined (a stationary point, typically).
+        The point nudged.
     h : float, default 1e-4
         The size of each nudge of an output logit.
 
@@ -347,9 +356,7 @@ def one_sided_repeller(q: Question, obj: Objective, pi, *, h: float = NUDGE) -> 
     >>> one_sided_repeller(Question([0.3, 0.7], rewards=[1, 0]), Objective(beta=1.0), [0.3 ** 0.5, 1 - 0.3 ** 0.5])
     []
     """
-    pi = np.asarray(pi, dtype=float)
-    support = np.flatnonzero(pi > 0)
-    theta = np.log(pi[support])
+    support, theta = _support_logits(pi)
     away = []
     # two answers: nudging the second is nudging the first the other way (the gauge)
     for k, o in enumerate(support[:1] if support.size == 2 else support):
@@ -380,11 +387,11 @@ def perturbed_ends(q: Question, obj: Objective, pi, *, h: float = NUDGE,
     Parameters
     ----------
     q : Question
-        The question.
+        The question; the flow runs on all its output logits.
     obj : Objective
-        The objective.
+        The objective of that flow.
     pi : array_like, shape (K,)
-        The point examined (a stationary point, typically).
+        The point nudged off (a stationary point, typically).
     h : float, default 1e-4
         The size of each nudge of an output logit.
     t_max : float, default 1e8
@@ -436,11 +443,11 @@ def logit_newton_step(q: Question, obj: Objective, pi, *, h: float = 1e-6) -> fl
     Parameters
     ----------
     q : Question
-        The question.
+        The question whose flow's root is sought.
     obj : Objective
-        The objective.
+        The objective of the flow.
     pi : array_like, shape (K,)
-        The point examined (a stationary point, typically).
+        The point the step starts from.
     h : float, default 1e-6
         The step of the Jacobian's differences.
 

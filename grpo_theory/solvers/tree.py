@@ -248,7 +248,7 @@ class TreeProblem:
         Parameters
         ----------
         x : numpy.ndarray
-            Free logits: each edge's logit less that of its node's last edge.
+            Free logits, as for :meth:`log_cond`.
 
         Returns
         -------
@@ -287,7 +287,7 @@ class TreeProblem:
         Parameters
         ----------
         x : numpy.ndarray
-            Free logits: each edge's logit less that of its node's last edge.
+            Free logits at which the three are read.
 
         Returns
         -------
@@ -369,7 +369,7 @@ class TreeProblem:
         Parameters
         ----------
         x : numpy.ndarray
-            Free logits: each edge's logit less that of its node's last edge.
+            Free logits.
 
         Returns
         -------
@@ -385,7 +385,7 @@ class TreeProblem:
         Parameters
         ----------
         x : numpy.ndarray
-            Free logits: each edge's logit less that of its node's last edge.
+            Free logits, the flow's coordinates.
 
         Returns
         -------
@@ -401,7 +401,7 @@ class TreeProblem:
         Parameters
         ----------
         x : numpy.ndarray
-            Free logits: each edge's logit less that of its node's last edge.
+            Free logits of a candidate.
 
         Returns
         -------
@@ -418,7 +418,7 @@ class TreeProblem:
         Parameters
         ----------
         x : numpy.ndarray
-            Free logits: each edge's logit less that of its node's last edge.
+            Free logits of the point whose residual is measured.
 
         Returns
         -------
@@ -434,7 +434,7 @@ class TreeProblem:
         Parameters
         ----------
         x : numpy.ndarray
-            Free logits: each edge's logit less that of its node's last edge.
+            Free logits of the stationary point.
         h : float, default 1e-6
             The relative step of the differences.
 

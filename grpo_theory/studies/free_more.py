@@ -92,15 +92,17 @@ def more_final_counts(backend, answers, n_more: int, job_dir, *, seed: int, beta
         Samples per prompt.
     job_dir : str or pathlib.Path
         The finished job's folder.
-    seed, beta : int, float
-        The job's seed and beta (they seed the sampler).
+    seed : int
+        The job's seed (it seeds the sampler, with ``beta``).
+    beta : float
+        The job's beta.
     progress : bool, default True
         Show a progress bar.
 
     Returns
     -------
     pandas.DataFrame
-        ``prompt, correct_more, n_more``.
+        The final policy's counts: ``prompt, correct_more, n_more``.
     """
     job_dir = Path(job_dir)
     path = job_dir / "final_more.csv"

@@ -299,7 +299,7 @@ def free_generation_scores(model, prompts, answer_tokens, *, kind: str = "logpro
     Returns
     -------
     callable
-        ``score(i)``, a scalar torch tensor.
+        ``score(i)``, a scalar torch tensor differentiable in the last MLP's weights.
 
     Raises
     ------
@@ -329,10 +329,8 @@ def first_token_scores(model, prompts, token_sets, *, kind: str = "logit") -> Ca
 
     Parameters
     ----------
-    model : grpo_theory.training.smollm.FrozenTrunkLM
-        With ``trainable="last-mlp"``.
-    prompts : sequence of sequence of int
-        The chat-templated prompt tokens.
+    model, prompts
+        As for :func:`free_generation_scores`.
     token_sets : sequence of sequence of int
         ``S_i``, non-empty, one per prompt.
     kind : str
@@ -341,12 +339,12 @@ def first_token_scores(model, prompts, token_sets, *, kind: str = "logit") -> Ca
     Returns
     -------
     callable
-        ``score(i)``, a scalar torch tensor.
+        ``score(i)``: ``P_i``'s logit or log as a scalar torch tensor.
 
     Raises
     ------
     InvalidInputError
-        If the lengths differ, a set is empty, ``kind`` is unknown, or the model is not "last-mlp".
+        As :func:`free_generation_scores` does, with a token set in place of an answer.
     """
     _check_last_mlp("first_token_scores", model, prompts, token_sets, kind, "token set")
 

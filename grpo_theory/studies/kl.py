@@ -99,8 +99,12 @@ def run_kl_study(out_dir="runs/validate_kl", *, seeds=(0, 1, 2), variants=None, 
         Adam's step size.
     device : str
         torch device.
-    resume, progress, num_threads : bool, bool, int or None
+    resume : bool, default False
         As for :func:`grpo_theory.studies.small.run_validation`.
+    progress : bool, default True
+        Likewise.
+    num_threads : int or None, default 1
+        Likewise.
     until_stationary : bool
         Each run goes on past its steps until :mod:`grpo_theory.convergence`'s check passes for every
         question, up to ``max_steps_factor`` times its steps; every row carries the check's columns either way.

@@ -74,7 +74,11 @@ def stable_points_of_rewarded_class(task: QATask, reference_probs: np.ndarray, o
 
     Parameters
     ----------
-    task, reference_probs, obj
+    task : QATask
+        As in :func:`predict_task`.
+    reference_probs : numpy.ndarray
+        As in :func:`predict_task`.
+    obj : Objective
         As in :func:`predict_task`.
 
     Returns

@@ -361,8 +361,14 @@ def run_trl_smollm2(out_dir="runs/validate_trl_smollm2", *, model_dir="models/sm
         The folder with SmolLM2's GGUF file.
     n_prompts : int
         Yes/no prompts.
-    steps, group_size, beta, learning_rate : int, int, float, float
+    steps : int, default 60
         As for :func:`run_trl_validation`.
+    group_size : int, default 4
+        Likewise.
+    beta : float, default 0.5
+        Likewise.
+    learning_rate : float, default 1e-3
+        Likewise.
     seed : int
         Seed of the training.
     settings : sequence of bool

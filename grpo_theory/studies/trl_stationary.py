@@ -219,13 +219,30 @@ def train_until_flat(run_dir, *, model_path, tokenizer, prompts, answers, beta: 
     answers : sequence of str
         The rewarded completion per prompt: a one-token completion ``y`` is correct when
         ``decode(y).strip() == answer``.
-    beta, group_size, learning_rate, warmup_steps, use_bias_correction_kl, seed
-        TRL's settings (``num_generations = group_size``, a constant rate after ``warmup_steps``;
-        ``use_bias_correction_kl`` True is TRL 1.16's default, the direct penalty).
-    min_steps, max_steps, check_every, tail
-        The stop rule (module docstring).
-    measure_every, save_every : int
-        Steps between measurements, and between checkpoints.
+    beta : float, default 0.5
+        TRL's ``beta``.
+    group_size : int, default 4
+        ``num_generations``.
+    learning_rate : float, default 3e-4
+        A constant rate after the warm-up.
+    warmup_steps : int, default 10
+        The warm-up's steps.
+    use_bias_correction_kl : bool, default True
+        TRL's setting (True, TRL 1.16's default, is the direct penalty).
+    seed : int, default 0
+        TRL's seed.
+    min_steps : int, default 100
+        The stop rule (module docstring): the first step checked.
+    max_steps : int, default 600
+        Its cap on the steps.
+    check_every : int, default 20
+        Steps between its checks.
+    tail : float
+        The stop rule's tail: the fraction of the steps run that the check looks at.
+    measure_every : int
+        Steps between measurements.
+    save_every : int
+        Steps between checkpoints.
     stop_after : int, optional
         Train at most this many steps in this call, checkpoint, and return None (a session's share).
     trainable : str, optional

@@ -146,13 +146,11 @@ def answer_logprobs(model, task: QATask, device=None, question_idx=None) -> torc
     Parameters
     ----------
     model : TinyGPT
-        The policy.
+        The policy, as for :func:`answer_token_logprobs`.
     task : QATask
-        The questions and their answer set.
-    device : torch.device or str, optional
-        Where to score (default: the model's).
-    question_idx : sequence of int, optional
-        The questions scored (default all), in that order.
+        Its questions and answer set.
+    device, question_idx
+        As for :func:`answer_token_logprobs`, whose last axis this sums.
     """
     return answer_token_logprobs(model, task, device, question_idx).sum(-1)
 
@@ -168,7 +166,7 @@ def generate(model, task: QATask, n_samples: int, generator: torch.Generator | N
     Parameters
     ----------
     model : TinyGPT
-        The policy.
+        The policy sampled.
     task : QATask
         The questions and their answer set.
     n_samples : int

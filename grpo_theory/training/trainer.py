@@ -30,7 +30,7 @@ from .._io import atomic_write
 from ..convergence import ConvergenceReport, check_history
 from ..problem import InvalidInputError, Objective
 from .loss import advantages_for, grpo_objective, shaped_rewards, tie_mask
-from .policy import answer_token_entropies, answer_token_logprobs, answer_token_mask, generate
+from .policy import answer_logprobs, answer_token_entropies, answer_token_logprobs, answer_token_mask, generate
 from .tasks import QATask
 
 
@@ -168,12 +168,11 @@ def answer_probabilities(model, task: QATask) -> np.ndarray:
     Parameters
     ----------
     model : TinyGPT
-        The policy.
+        The policy, scored as :func:`~grpo_theory.training.policy.answer_logprobs` scores it.
     task : QATask
         The questions and their answer set.
     """
-    lp = answer_token_logprobs(model, task).sum(-1)
-    return torch.exp(lp.double()).cpu().numpy()
+    return torch.exp(answer_logprobs(model, task).double()).cpu().numpy()
 
 
 def batch_means_se(x: np.ndarray, n_blocks: int = 10) -> np.ndarray:
