@@ -105,9 +105,10 @@ COLORMAPS = {BETA_CMAP: "beta (and beta/gamma), log scale over 0.04-5 (BETA_RANG
 LINESTYLES: dict[str, tuple[str, str]] = {
     "-": ("data", "data: a theory curve (a stable stationary branch), a trained run, a fit"),
     "--": ("comparison", "a comparison beside the data: another objective's or penalty's curve (RLHF, NLHF, the "
-                         "direct penalty), a fitted baseline (the logit shift), an overlay, f∘f"),
+                         "direct penalty), a fitted baseline (the logit shift), an overlay (G = ∞'s boundary), f∘f"),
     ":": ("reference", "a reference: pi = pi_ref, zero, a predicted level, the exact-gradient flow beside a run"),
-    "-.": ("marked value", "a marked parameter value (Figure 7's beta of (c, d))"),
+    "-.": ("marked value", "a marked value: a target, a threshold (a sampling floor, a collapse level, a contour "
+                           "level), a chosen parameter (Figure 7's beta of (c, d))"),
 }
 #: What each marker means: one meaning each, named as in :data:`LINESTYLES`. A stationary point is a circle,
 #: filled when stable and open when unstable; a vertex that is a stable limit point is a square.
