@@ -182,7 +182,7 @@ def caption(t) -> str:
         f"dash-dotted, the target {TARGET:g}; right, the questions measured at the other vertex than predicted. "
         f"The target is met in every seed by {len(met)} of {len(pv)} variants"
         f"{_twins_text(pv, identical_runs(s, list(met.index)))}: {_who_met(pv)}. "
-        f"The {len(wrong)} estimators with no restoring force end at a vertex, but at the wrong one in up to "
+        f"The {len(wrong)} variants predicted to reach a vertex do, but at the wrong one in up to "
         f"{int(wrong.wrong_vertex.max())} of {int(wrong.questions.max())} questions ("
         + " and ".join(r.label for r in wrong.itertuples() if r.wrong_vertex == wrong.wrong_vertex.max())
         + "); verl's clamped low-variance KL above its critical beta "
