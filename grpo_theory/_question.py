@@ -337,7 +337,7 @@ class Question:
         a : int, default 0
             An output index.
         b : int, default 1
-            Another.
+            Another output index.
 
         Returns
         -------
