@@ -28,7 +28,9 @@ fraction ``k/m`` (``mae_sampled``) with its floor ``floor = mean_j E|Bin(m, p_j)
 ``excess = mae`` (exact; ``meets_target``) and ``excess = mae_sampled - floor`` (``meets_target_sampled``;
 empty where the better baseline is already at or below the floor: no model can meet the target there).
 
-Writes ``docs/results/predict_validation_gpt.csv``. Deterministic.
+Writes ``docs/results/predict_validation_gpt.csv`` and every held-out prediction,
+``docs/results/predict_validation_gpt_prompts.csv`` (one row per run, step, prompt and model: ``predicted``, the
+exact ``p``, the prompt's ``half``; Figure 33 draws it). Deterministic.
 """
 
 from __future__ import annotations
@@ -156,6 +158,10 @@ def main() -> int:
             pooled.append(dict(scope="pooled", seed=-1, beta=float(beta), step=int(step), **r.to_dict()))
     out = pd.concat([out, pd.DataFrame(pooled)], ignore_index=True)
     out.to_csv(RES / "predict_validation_gpt.csv", index=False, float_format="%.6g")
+    half = traj[traj.step == 0][["seed", "beta", "prompt", "half"]]
+    pp = pp.merge(half, on=["seed", "beta", "prompt"], how="left", validate="many_to_one")
+    pp[["seed", "beta", "step", "prompt", "half", "model", "predicted", "p"]].to_csv(
+        RES / "predict_validation_gpt_prompts.csv", index=False, float_format="%.6g")
     print(f"CPU {time.process_time() - t_start:.0f} s")
     return 0
 

@@ -105,9 +105,10 @@ COLORMAPS = {BETA_CMAP: "beta (and beta/gamma), log scale over 0.04-5 (BETA_RANG
 LINESTYLES: dict[str, tuple[str, str]] = {
     "-": ("data", "data: a theory curve (a stable stationary branch), a trained run, a fit"),
     "--": ("comparison", "a comparison beside the data: another objective's or penalty's curve (RLHF, NLHF, the "
-                         "direct penalty), a fitted baseline (the logit shift), an overlay, f∘f"),
+                         "direct penalty), a fitted baseline (the logit shift), an overlay (G = ∞'s boundary), f∘f"),
     ":": ("reference", "a reference: pi = pi_ref, zero, a predicted level, the exact-gradient flow beside a run"),
-    "-.": ("marked value", "a marked parameter value (Figure 7's beta of (c, d))"),
+    "-.": ("marked value", "a marked value: a target, a threshold (a sampling floor, a collapse level, a contour "
+                           "level), a chosen parameter (Figure 7's beta of (c, d))"),
 }
 #: What each marker means: one meaning each, named as in :data:`LINESTYLES`. A stationary point is a circle,
 #: filled when stable and open when unstable; a vertex that is a stable limit point is a square.
@@ -115,7 +116,8 @@ MARKERS: dict[str, tuple[str, str]] = {
     "o": ("point", "a point of data: a stationary point (filled: stable; open: unstable), a measurement"),
     "s": ("vertex", "a vertex as a stable limit point (Figure 11)"),
     "D": ("trained", "a point measured on a trained model beside theory"),
-    "^": ("key", "a category that the figure's legend names (a source, a step size, an answer word)"),
+    "^": ("key", "a category that the figure's legend names (a source, a step size, an answer word, a baseline)"),
+    "P": ("key", "a second category that the figure's legend names, beside ^ (a step size, a baseline)"),
     "v": ("below the axis", "a value below the axis, drawn on its edge"),
     "x": ("second theory", "a second theory's prediction beside the first (the sequence-level theory)"),
     "_": ("level", "a level per item (a prediction or pi_ref per prompt)"),

@@ -219,10 +219,8 @@ def test_the_checks_find_each_defect():
 # -- every parameter has a row ----------------------------------------------------------------------------
 
 #: Pages with functions or methods whose signature has parameters that their Parameters table leaves out
-#: (or that have no table): the number of such functions, as ceilings. stationary: ClassProblem's 12 methods
-#: (solvers/classes.py is at 576 of its 600 lines); studies: reference_mlp and three SmolBackend methods
-#: (studies/free.py is at 598).
-OPEN_SIGNATURES: dict[str, int] = {"stationary": 12, "studies": 4}
+#: (or that have no table): the number of such functions, as ceilings (none open now).
+OPEN_SIGNATURES: dict[str, int] = {}
 
 
 def undocumented_parameters(function) -> list[str]:
@@ -237,36 +235,47 @@ def undocumented_parameters(function) -> list[str]:
     return [name for name in wanted if name not in rows]
 
 
+def _rendered_functions(package):
+    """``(page, function)`` for every function and method rendered, each once (on the first page that
+    renders it)."""
+    seen = set()
+    for page, ident, options in _directives():
+        obj = package if ident == package.path else package[ident[len(package.path) + 1:]]
+        for o in _rendered(obj, options.get("filters", DEFAULT_FILTERS), options.get("members")):
+            if o.is_function and o.path not in seen:
+                seen.add(o.path)
+                yield page, o
+
+
+def _pages_open_as_xfails(ceilings: dict[str, int], what: str) -> list:
+    """The API pages as test parameters, those in ``ceilings`` strict xfails (``open: N what``)."""
+    return [pytest.param(p, marks=pytest.mark.xfail(strict=True, reason=f"open: {ceilings[p]} {what}"))
+            if p in ceilings else p for p in API_PAGES]
+
+
+def _assert_ceilings_exact(found: dict[str, list], ceilings: dict[str, int], name: str) -> None:
+    """The open pages' counts of ``found`` are at most their ceilings, and equal to them (lower ``name``'s)."""
+    counts = {p: len(found.get(p, [])) for p in ceilings}
+    assert all(counts[p] <= c for p, c in ceilings.items()), f"(now, ceiling): {counts}, {ceilings}"
+    assert counts == ceilings, f"lower these ceilings in {name}: {counts}"
+
+
 @pytest.fixture(scope="module")
 def page_signatures(package):
     """``{page: ["path: missing, ...", ...]}`` over every rendered function and method (each counted once,
     on the first page that renders it; names starting with ``_`` aside)."""
     pages: dict[str, list[str]] = {}
-    seen = set()
-    for page, ident, options in _directives():
-        obj = package if ident == package.path else package[ident[len(package.path) + 1:]]
-        for o in _rendered(obj, options.get("filters", DEFAULT_FILTERS), options.get("members")):
-            if not o.is_function or o.name.startswith("_") or o.path in seen:
-                continue
-            seen.add(o.path)
-            missing = undocumented_parameters(o)
-            if missing:
-                pages.setdefault(page, []).append(f"{o.path}: {', '.join(missing)}")
+    for page, o in _rendered_functions(package):
+        missing = [] if o.name.startswith("_") else undocumented_parameters(o)
+        if missing:
+            pages.setdefault(page, []).append(f"{o.path}: {', '.join(missing)}")
     return pages
 
 
-@pytest.mark.parametrize("page", [
-    pytest.param(p, marks=pytest.mark.xfail(strict=True, reason=f"open: {OPEN_SIGNATURES[p]} functions"))
-    if p in OPEN_SIGNATURES else p for p in API_PAGES])
+@pytest.mark.parametrize("page", _pages_open_as_xfails(OPEN_SIGNATURES, "functions"))
 def test_every_parameter_has_a_row(page_signatures, page):
     found = page_signatures.get(page, [])
     assert not found, f"api/{page}: {len(found)} functions leave parameters out of their table: {found[:10]}"
-
-
-def test_open_signature_pages_get_no_worse(page_signatures):
-    counts = {p: len(page_signatures.get(p, [])) for p in OPEN_SIGNATURES}
-    assert all(counts[p] <= c for p, c in OPEN_SIGNATURES.items()), f"(now, ceiling): {counts}, {OPEN_SIGNATURES}"
-    assert counts == OPEN_SIGNATURES, f"lower these ceilings in OPEN_SIGNATURES: {counts}"
 
 
 def test_the_signature_check_finds_a_missing_row(package):
@@ -284,10 +293,8 @@ def test_the_signature_check_finds_a_missing_row(package):
 # -- rows that name several parameters ----------------------------------------------------------------------
 
 #: Pages with rows naming several parameters whose signature defaults or annotations differ: the number of
-#: such rows, as ceilings. advantage: the three expectations hooks' ``v, log_w, obj, part, max_count_vectors``
-#: (advantage.py is at 593 of its 600 lines); studies: free.run_free_study's and free.cost_model's counts
-#: (studies/free.py is at 598).
-OPEN_GROUPED: dict[str, int] = {"advantage": 3, "studies": 2}
+#: such rows, as ceilings (none open now).
+OPEN_GROUPED: dict[str, int] = {}
 
 PARAMETERS_SECTION_RE = re.compile(r"^(?:Other )?Parameters\n-+\n(.*?)(?=\n\S[^\n]*\n-{3,}\n|\Z)", re.M | re.S)
 
@@ -318,29 +325,20 @@ def grouped_rows_that_mislead(function) -> list[str]:
 def page_grouped(package):
     """``{page: ["path: row", ...]}`` over every rendered function and method, each counted once."""
     pages: dict[str, list[str]] = {}
-    seen = set()
-    for page, ident, options in _directives():
-        obj = package if ident == package.path else package[ident[len(package.path) + 1:]]
-        for o in _rendered(obj, options.get("filters", DEFAULT_FILTERS), options.get("members")):
-            if not o.is_function or o.path in seen:
-                continue
-            seen.add(o.path)
-            pages.setdefault(page, []).extend(f"{o.path}: {row}" for row in grouped_rows_that_mislead(o))
+    for page, o in _rendered_functions(package):
+        pages.setdefault(page, []).extend(f"{o.path}: {row}" for row in grouped_rows_that_mislead(o))
     return pages
 
 
-@pytest.mark.parametrize("page", [
-    pytest.param(p, marks=pytest.mark.xfail(strict=True, reason=f"open: {OPEN_GROUPED[p]} rows"))
-    if p in OPEN_GROUPED else p for p in API_PAGES])
+@pytest.mark.parametrize("page", _pages_open_as_xfails(OPEN_GROUPED, "rows"))
 def test_grouped_rows_show_the_right_default_and_type(page_grouped, page):
     found = page_grouped.get(page, [])
     assert not found, f"api/{page}: {len(found)} rows group parameters with different defaults or types: {found[:8]}"
 
 
-def test_open_grouped_pages_get_no_worse(page_grouped):
-    counts = {p: len(page_grouped.get(p, [])) for p in OPEN_GROUPED}
-    assert all(counts[p] <= c for p, c in OPEN_GROUPED.items()), f"(now, ceiling): {counts}, {OPEN_GROUPED}"
-    assert counts == OPEN_GROUPED, f"lower these ceilings in OPEN_GROUPED: {counts}"
+@pytest.mark.parametrize("fixture, name", [("page_signatures", "OPEN_SIGNATURES"), ("page_grouped", "OPEN_GROUPED")])
+def test_open_signature_and_grouped_pages_get_no_worse(request, fixture, name):
+    _assert_ceilings_exact(request.getfixturevalue(fixture), globals()[name], name)
 
 
 def test_the_grouped_row_check_finds_a_misleading_row():

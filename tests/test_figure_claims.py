@@ -352,3 +352,59 @@ def test_fig3_log_pooling_shift_and_where_each_curve_falls():
     assert f"down to {d.pi_ref_a.min():.0e}".replace("e-09", "e-9") in cap
     assert [b for b, x in left.items() if x > 0.5] == [0.04]
     assert "beta/gamma = 0.04 only below 1e-9" in cap
+
+
+def test_fig16_plain_steps_lie_on_their_flow():
+    """Figure 16 draws dynamics.grpo_steps as open circles on the fitted flow (the old 1.8-pt dots could not be
+    seen at paper size): the caption's "within" is the largest |steps - flow| over every run, question and
+    logged step of the committed CSV, and it is small against the runs' own departures from the flow."""
+    d = _csv("fig16_training_trajectories")
+    cap = _caption("fig16_training_trajectories")
+    key = ["run", "question", "step"]
+    fl = d[d.kind == "flow (fitted time scale)"].set_index(key).pi
+    st = d[d.kind == "grpo_steps (lr = time scale)"].set_index(key).pi
+    tr = d[d.kind == "trained"].set_index(key).pi
+    assert len(st) == len(fl) and st.index.equals(fl.index)
+    off = float((fl - st).abs().max())
+    assert f"(open circles, on the flow within {off:.2g})" in cap
+    assert off < 0.05 < float((tr - fl).abs().max())       # the runs leave their flow by far more
+
+
+def test_fig18_coinciding_curves_at_the_larger_beta():
+    """Figure 18(b) shows three curves for five legend entries: the caption names the pairs that coincide and
+    how closely, recomputed from the committed CSV; at beta = 0.04 they are decades apart."""
+    d = _csv("fig18_frameworks_same_beta")
+    cap = _caption("fig18_frameworks_same_beta")
+    p = d.pivot_table(index=["beta", "pi_ref_correct"], columns="framework", values="pi_wrong")
+    b = p.loc[0.5]
+    verl = float((b["verl GRPO recipe (low_var_kl, clamped)"] - b["TRL 1.9 (k3 in the loss)"]).abs().max())
+    orl = float((b["OpenRLHF group_norm (k1 in the advantage, clamped)"]
+                 - b["TRL 1.16 (ratio x k3 in the loss)"]).abs().max())
+    assert f"verl's recipe lies on TRL 1.9 (within {verl:.1e})" in cap
+    assert f"OpenRLHF's on TRL 1.16 (within {orl:.1e})" in cap
+    # on (b)'s log axis the pairs are one line: relative gaps under 0.2%
+    for x, y in (("verl GRPO recipe (low_var_kl, clamped)", "TRL 1.9 (k3 in the loss)"),
+                 ("OpenRLHF group_norm (k1 in the advantage, clamped)", "TRL 1.16 (ratio x k3 in the loss)")):
+        assert float(((b[x] - b[y]).abs() / b[y]).max()) < 2e-3
+    a = p.loc[0.04]
+    assert (a["verl GRPO recipe (low_var_kl, clamped)"] == 0).all()
+    assert (a["TRL 1.9 (k3 in the loss)"] > 1e-4).all()
+
+
+def test_fig24_warm_up_run_measured_and_last_plotted_step():
+    """Figure 24(b): "ends within 0.007" was the measured value (the mean over the final 30% of the steps);
+    the last plotted step is 0.015 away. The caption states both, recomputed from the committed CSVs; the
+    collapsed run's largest error is the runs table's largest."""
+    runs = _csv("fig24_training_instability_runs")
+    d = _csv("fig24_training_instability")
+    cap = _caption("fig24_training_instability")
+    warm = runs[(runs.warmup_steps > 0) & (runs.seed == 4)]
+    assert len(warm) == 1
+    tr = d[(d.kind == "trained") & d.run.str.contains("warmup")]
+    last = tr[tr.step == tr.step.max()]
+    assert len(last) == 8
+    end = float((last.p - last.predicted).abs().max())
+    assert (f"measured value (its mean over the last 30% of the steps) is within {warm.worst.iloc[0]:.3f} of the "
+            f"theory; the last plotted step, one noisy sample of the run, is within {end:.3f}.") in cap
+    assert end > warm.worst.iloc[0]
+    assert f"its largest error is {runs.worst.max():.3f}" in cap

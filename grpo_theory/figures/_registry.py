@@ -21,6 +21,8 @@ FIGURE_MODULES = (
     # issue 46: figures for the headline results
     "seed_validation", "smollm2_new_seed", "family_study", "trl_bias_correction", "certified_search",
     "verl_critical_beta",
+    # issue 42: the finite-time, shared-weights predictor over training
+    "predict_over_training",
 )
 
 def _specs(module: str) -> tuple[FigureSpec, ...]:

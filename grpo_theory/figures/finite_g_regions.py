@@ -19,7 +19,7 @@ COUNT_LABELS = {1: "1 stationary point", 2: "2 (a fold: only on the boundary cur
 
 #: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
 #: tests/test_figure_language.py lists the uses that differ from those tables as open).
-LANGUAGE = {"--": "threshold"}
+LANGUAGE = {"--": "comparison"}
 
 
 def large_group_counts(betas, pi_refs) -> pd.DataFrame:

@@ -122,9 +122,22 @@ def trl19_range(df: pd.DataFrame) -> dict:
                 lo_at=float(t.pi_ref_correct.iloc[-1]), zero=zero)
 
 
+def coinciding(df: pd.DataFrame, beta: float = 0.5) -> dict[str, float]:
+    """The largest |pi(wrong)| gap at ``beta`` between verl's recipe and TRL 1.9, and between OpenRLHF's
+    group_norm and TRL 1.16 (the pairs drawn on top of each other in panel (b))."""
+    p = df[df.beta == beta].pivot_table(index="pi_ref_correct", columns="framework", values="pi_wrong")
+
+    def gap(x: str, y: str) -> float:
+        cx, cy = (next(c for c in p.columns if c.startswith(n)) for n in (x, y))
+        return float((p[cx] - p[cy]).abs().max())
+
+    return {"verl": gap("verl", "TRL 1.9"), "openrlhf": gap("OpenRLHF", "TRL 1.16")}
+
+
 def caption(t: dict[str, pd.DataFrame]) -> str:
     """The caption, its numbers read from the plotted table."""
     a = trl19_range(t["data"])
+    c = coinciding(t["data"])
     return (
         "Figure 18. One binary question (deterministic rewards), the same beta (0.04 left, 0.5 right) and "
         "G = 8 under the defaults of TRL 1.9 (k3: reverse), TRL 1.16 (ratio x k3: direct), verl's GRPO "
@@ -132,7 +145,9 @@ def caption(t: dict[str, pd.DataFrame]) -> str:
         "10), beside RLHF. Markers below the line: pi(wrong) exactly 0 (the clamps remove the wrong answer, "
         "a collapse), drawn below every real value. Take-away: at beta = 0.04 the same number means anything "
         f"from keeping the wrong answer at {a['hi']:.1%} (TRL 1.9 at pi_ref(correct) = {a['hi_at']:g}, falling to "
-        f"{a['lo']:.2%} at {a['lo_at']:g}) to removing it exactly ({' and '.join(a['zero'])}, at every pi_ref).")
+        f"{a['lo']:.2%} at {a['lo_at']:g}) to removing it exactly ({' and '.join(a['zero'])}, at every pi_ref). "
+        f"At beta = 0.5, (b) shows three curves for five objectives: verl's recipe lies on TRL 1.9 (within "
+        f"{c['verl']:.1e}) and OpenRLHF's on TRL 1.16 (within {c['openrlhf']:.1e}).")
 
 
 SPEC = FigureSpec(18, "frameworks_same_beta", caption, tables, render, __name__)

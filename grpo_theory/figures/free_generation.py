@@ -33,7 +33,7 @@ TARGET = 0.03
 SCORED = {"predicted": "theory", "shift": r"logit shift of $\pi_{\mathrm{ref}}$", "identity": r"$\pi_{\mathrm{ref}}$"}
 #: one encoding: colour is beta (the one beta map); in Figure 25c the marker and the line style tell the
 #: theory from the baselines (its legend says which)
-SCORED_MARKERS = {"predicted": "o", "shift": "s", "identity": "^"}
+SCORED_MARKERS = {"predicted": "o", "shift": "P", "identity": "^"}
 SCORED_LINES = {"predicted": "-", "shift": "--", "identity": ":"}
 #: the marker of each run's measurements: the yes/no run circles, the greetings run diamonds
 RUN_MARKER = {"yes/no": "o", "greetings": "D"}
@@ -41,8 +41,8 @@ RUN_MARKER = {"yes/no": "o", "greetings": "D"}
 
 #: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
 #: tests/test_figure_language.py lists the uses that differ from those tables as open).
-LANGUAGE = {"-": "data", "--": ("comparison", "threshold"), ":": ("reference", "threshold"), "o": "point",
-            "s": "key", "^": "key", "D": "trained"}
+LANGUAGE = {"-": "data", "--": "comparison", ":": "reference", "-.": "marked value", "o": "point", "P": "key",
+            "^": "key", "D": "trained"}
 
 
 @lru_cache(maxsize=8)
@@ -237,9 +237,9 @@ def render_run(t: dict[str, pd.DataFrame], run: str) -> Figure:
                        color=colours[b], edgecolors="0.1", linewidths=0.4, zorder=3)
             cx.plot([x - 0.13, x + 0.13], [v.mean()] * 2, color=colours[b], lw=1.4, zorder=2)
     for b in betas:
-        plotting.reference(cx.axhline(float(fs[fs.beta == b].floor.mean()), color=colours[b], lw=1.0, ls="--",
+        plotting.reference(cx.axhline(float(fs[fs.beta == b].floor.mean()), color=colours[b], lw=1.0, ls="-.",
                                       zorder=1))
-    plotting.reference(cx.axhline(TARGET, color="0.3", lw=0.7, ls=":"))
+    plotting.reference(cx.axhline(TARGET, color="0.3", lw=0.7, ls="-."))
     cx.set_xticks(range(len(SCORED)), ["theory", "logit shift", r"$\pi_{\mathrm{ref}}$"])
     cx.tick_params(axis="x", length=0)
     cx.set_yscale("log")
@@ -254,8 +254,8 @@ def render_run(t: dict[str, pd.DataFrame], run: str) -> Figure:
                   Line2D([], [], color="0.1", marker=marker, ms=3.6, mfc="white", ls="",
                          label="(b) not yet stationary"),
                   Line2D([], [], color="0.45", lw=0.9, label="(b) ±2σ of sampling (by β)"),
-                  Line2D([], [], color="0.3", lw=0.8, ls=":", label=f"(c) target MAE {TARGET:g}"),
-                  Line2D([], [], color="0.45", lw=1.0, ls="--", label="(c) sampling floor (by β)")])
+                  Line2D([], [], color="0.3", lw=0.8, ls="-.", label=f"(c) target MAE {TARGET:g}"),
+                  Line2D([], [], color="0.45", lw=1.0, ls="-.", label="(c) sampling floor (by β)")])
     plotting.legend_below(fig, handles, ncol=5, columnspacing=1.0, handlelength=1.6)
     return fig
 
@@ -294,7 +294,7 @@ def caption_yes_no(t: dict[str, pd.DataFrame]) -> str:
         "dotted: no change. (b) Measured minus predicted; lines: +-2 sigma of sampling alone; outside them: "
         f"{outside_two_sigma(data)}, against about {0.0455 * n_b:.0f} each from sampling; open: the "
         f"{len(data) - conv} of {len(data)} measurements still moving (counted in every MAE). (c) MAE over "
-        "prompts at the end (points: seeds; bars: means; dashed: sampling floor; shift fitted on the "
+        "prompts at the end (points: seeds; bars: means; dash-dotted: sampling floor and target; shift fitted on the "
         f"other half). Over {len(fs)} runs the theory meets the target MAE <= "
         f"{TARGET:g} in {int(fs.meets.sum())} and beats pi_ref in {int(fs.beats_identity.sum())}: {_per_beta(fs)}.")
 

@@ -21,7 +21,7 @@ END_X = 320.0
 
 #: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
 #: tests/test_figure_language.py lists the uses that differ from those tables as open).
-LANGUAGE = {"(0, (1, 3))": "threshold", "_": "level", "o": "point"}
+LANGUAGE = {"-.": "marked value", "_": "level", "o": "point"}
 
 
 def tables_during(inputs) -> dict[str, pd.DataFrame]:
@@ -54,7 +54,7 @@ def _during(ax, scores: pd.DataFrame, beta: float, colour, letter: str, span: tu
         ax.plot(x[:-1], y[:-1], ls=SCORED_LINES[k], color=colour, lw=1.0, zorder=2)
         ax.errorbar(x, y, yerr=[y - lo, hi - y], fmt=SCORED_MARKERS[k], ms=3.4, color=colour, mec="0.1", mew=0.4,
                     elinewidth=0.8, ls="", zorder=3)
-    plotting.reference(ax.axhline(TARGET, color="0.3", lw=0.7, ls=(0, (1, 3))))
+    plotting.reference(ax.axhline(TARGET, color="0.3", lw=0.7, ls="-."))
     ax.set_xscale("log")
     ax.set_yscale("log")
     steps = sorted(mid.step.unique())
@@ -78,7 +78,7 @@ def render_during(t: dict[str, pd.DataFrame]) -> Figure:
              "identity": r"$\pi_{\mathrm{ref}}$"}
     handles = ([Line2D([], [], color="0.2", marker=SCORED_MARKERS[k], ms=3.4, ls=SCORED_LINES[k], lw=1.0,
                        label=names[k]) for k in SCORED]
-               + [Line2D([], [], color="0.3", lw=0.7, ls=(0, (1, 3)), label=f"target MAE {TARGET:g}")])
+               + [Line2D([], [], color="0.3", lw=0.7, ls="-.", label=f"target MAE {TARGET:g}")])
     plotting.legend_below(fig, handles, ncol=4, columnspacing=1.2, handlelength=2.2)
     return fig
 
@@ -128,7 +128,7 @@ def caption_during(t: dict[str, pd.DataFrame]) -> str:
             "the MAE over prompts of the theory, the flow from pi_ref on one clock fitted on the other half of the "
             "prompts (one number per run), of the logit shift, refitted on the other half at each step (one "
             "number per step), and of pi_ref; means over seeds with their range as bars, the end of training "
-            f"last; dotted: the target MAE {TARGET:g}. Range over the intermediate steps of the mean MAE: "
+            f"last; dash-dotted: the target MAE {TARGET:g}. Range over the intermediate steps of the mean MAE: "
             f"{'; '.join(during)}.")
 
 

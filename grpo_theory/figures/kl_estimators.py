@@ -45,7 +45,7 @@ TARGET = 0.01
 
 #: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
 #: tests/test_figure_language.py lists the uses that differ from those tables as open).
-LANGUAGE = {"--": "threshold", ":": "reference", "o": "point"}
+LANGUAGE = {"-.": "marked value", ":": "reference", "o": "point"}
 
 
 def tables(inputs) -> dict[str, pd.DataFrame]:
@@ -84,7 +84,7 @@ def per_variant(summary: pd.DataFrame) -> pd.DataFrame:
 
 def draw(data: pd.DataFrame, summary: pd.DataFrame) -> Figure:
     """(a) measured against predicted pi(rewarded answer), every question and seed; (b) MAE per variant, one
-    dot per seed, the target dashed, the wrong-vertex count on the right."""
+    dot per seed, the target dash-dotted, the wrong-vertex count on the right."""
     fig = Figure(figsize=(plotting.DOUBLE, 3.9), layout="constrained")
     ax, bx = fig.subplots(1, 2, gridspec_kw=dict(width_ratios=[1.25, 1.0]))
     # logit axes: most predictions lie in 0.9-0.9999 and the collapses at 1e-5; values are clipped to
@@ -112,7 +112,7 @@ def draw(data: pd.DataFrame, summary: pd.DataFrame) -> Figure:
     for r in summary.itertuples():
         bx.scatter(max(r.mae, floor), y[r.config], s=14, color=KIND_COLORS[r.kind], edgecolors="0.2",
                    linewidths=0.3, zorder=3)
-    plotting.reference(bx.axvline(TARGET, color="0.3", ls="--", lw=0.8))
+    plotting.reference(bx.axvline(TARGET, color="0.3", ls="-.", lw=0.8))
     bx.set_xscale("log")
     bx.set_xlim(floor, 2.0)
     bx.set_yticks(range(len(pv)), pv.label)
@@ -123,7 +123,7 @@ def draw(data: pd.DataFrame, summary: pd.DataFrame) -> Figure:
     tx.set_yticks(range(len(pv)), [f"{int(w)}/{int(n)}" if w else "–" for w, n in zip(pv.wrong_vertex, pv.questions)])
     tx.tick_params(axis="y", labelsize=7, length=0)
     tx.set_ylabel("wrong vertex (questions)", fontsize=7)
-    plotting.panel(bx, "b", f"per variant and seed (dashed: {TARGET:g})")
+    plotting.panel(bx, "b", f"per variant and seed (target {TARGET:g})")
     handles = [Line2D([], [], marker="o", ls="", ms=5, color=KIND_COLORS[k], label=KIND_LABELS[k])
                for k in KIND_COLORS if k in set(data.kind)]
     plotting.legend_below(fig, handles, [h.get_label() for h in handles], ncol=2)
@@ -179,10 +179,10 @@ def caption(t) -> str:
         f"(small GPT, G = 8; settings in docs/figures.md). (a) Measured against predicted "
         f"pi(rewarded answer) for every question, seed and variant (logit axes), coloured by what the "
         f"variant's expected gradient amounts to. (b) The mean absolute error over all answers, one dot per seed; "
-        f"dashed, the target {TARGET:g}; right, the questions measured at the other vertex than predicted. "
+        f"dash-dotted, the target {TARGET:g}; right, the questions measured at the other vertex than predicted. "
         f"The target is met in every seed by {len(met)} of {len(pv)} variants"
         f"{_twins_text(pv, identical_runs(s, list(met.index)))}: {_who_met(pv)}. "
-        f"The {len(wrong)} estimators with no restoring force end at a vertex, but at the wrong one in up to "
+        f"The {len(wrong)} variants predicted to reach a vertex do, but at the wrong one in up to "
         f"{int(wrong.wrong_vertex.max())} of {int(wrong.questions.max())} questions ("
         + " and ".join(r.label for r in wrong.itertuples() if r.wrong_vertex == wrong.wrong_vertex.max())
         + "); verl's clamped low-variance KL above its critical beta "

@@ -22,7 +22,7 @@ NOISE_PI_REF = 0.2
 
 #: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
 #: tests/test_figure_language.py lists the uses that differ from those tables as open).
-LANGUAGE = {"--": "threshold"}
+LANGUAGE = {"-.": "marked value"}
 
 
 def noisy_binary(p: float, false_positive: float, false_negative: float) -> Question:
@@ -87,7 +87,7 @@ def draw(curves: pd.DataFrame, grid: pd.DataFrame, beta: float, pi_ref: float) -
         # filled contours interpolate between the grid points: no cells (the data stay inside [pi_ref, 1])
         mesh = bottom.contourf(b, e, z, levels=np.linspace(pi_ref, 1.0, 17), cmap=plotting.PROB_CMAP)
         bottom.contour(b, e, z, levels=[0.9], colors="white", linewidths=1.2)
-        bottom.contour(b, e, z - pi_ref, levels=[0.05], colors="white", linewidths=1.0, linestyles="--")
+        bottom.contour(b, e, z - pi_ref, levels=[0.05], colors="white", linewidths=1.0, linestyles="-.")
         bottom.set_xscale("log")
         bottom.set_xlabel(r"$\beta$")
         if j:
@@ -98,7 +98,7 @@ def draw(curves: pd.DataFrame, grid: pd.DataFrame, beta: float, pi_ref: float) -
             top.set_ylabel(rf"stationary $\pi_\theta(a)$, $\beta$ = {beta:g}")
             bottom.set_ylabel("FP = FN")
     handles, labels = axes[0, 0].get_legend_handles_labels()
-    handles += [Line2D([], [], color="0.3", lw=1.2), Line2D([], [], color="0.3", lw=1.0, ls="--")]
+    handles += [Line2D([], [], color="0.3", lw=1.2), Line2D([], [], color="0.3", lw=1.0, ls="-.")]
     labels += [r"(d-f) $\pi$ = 0.9", r"(d-f) gain over $\pi_{\mathrm{ref}}$ = 0.05"]
     plotting.legend_below(fig, handles, labels, ncol=6, title="FP = FN (a-c)", title_fontsize=7)
     label = rf"$\pi(\mathrm{{correct}})$, $\pi_{{\mathrm{{ref}}}}$ = {pi_ref:g}"
@@ -150,7 +150,7 @@ def caption(t) -> str:
         f"one with probability eps (false positives = false negatives = eps; reverse penalty, scale). Top: "
         f"the stationary pi(correct) against pi_ref(correct) at beta = {NOISE_BETA:g}, per G. Bottom: "
         f"pi(correct) from pi_ref = {NOISE_PI_REF:g} over (beta, eps), with the contours where it reaches "
-        "0.9 (solid) and where it gains less than 0.05 over pi_ref (dashed). Take-away: at G = 2 a noisy "
+        "0.9 (solid) and where it gains less than 0.05 over pi_ref (dash-dotted). Take-away: at G = 2 a noisy "
         f"verifier is exactly a larger beta, beta / (1 - 2 eps) (every curve within {g2.max_gap.max():.0e}); "
         f"at larger G only roughly: the best single beta misses the noisy curve by up to {misses}. Even at "
         "G = inf the stationary policy now depends on the expected reward gap 1 - FP - FN, because the group "

@@ -122,6 +122,10 @@ def _edge_inset(ax, traj: pd.DataFrame, points: pd.DataFrame) -> None:
     inset.set_ylabel(r"$\pi(c)$", fontsize=7, labelpad=0)
     inset.tick_params(labelsize=7, length=2, pad=1)
     inset.set_title("near the a-b edge", fontsize=7, pad=1.5)
+    # the simplex's a-c edge runs behind the inset's left labels: each label on a white ground, so no line
+    # crosses text
+    for label in [*inset.get_yticklabels(), *inset.get_xticklabels(), inset.yaxis.label, inset.xaxis.label]:
+        label.set_bbox(dict(facecolor="white", edgecolor="none", pad=0.4))
 
 
 def tables(_inputs):

@@ -16,6 +16,20 @@ from ._spec import FigureSpec
 LANGUAGE = {"-": "data", ":": "reference", "o": "point"}
 
 
+def _log_spaced(steps: pd.Series, n: int = 12) -> np.ndarray:
+    """Positions of the logged steps nearest to ``n`` log-spaced steps from 1 to the last (each once)."""
+    s = steps.to_numpy(dtype=float)
+    targets = np.geomspace(1.0, max(float(s.max()), 1.0), n)
+    return np.unique([int(np.abs(s - t).argmin()) for t in targets])
+
+
+def steps_off_flow(df: pd.DataFrame) -> float:
+    """The largest |plain gradient steps - fitted flow| over every run, question and logged step."""
+    fl = df[df.kind == "flow (fitted time scale)"].set_index(["run", "question", "step"]).pi
+    st = df[df.kind == "grpo_steps (lr = time scale)"].set_index(["run", "question", "step"]).pi
+    return float((fl - st).abs().max())
+
+
 def draw(df: pd.DataFrame) -> Figure:
     """Figure 16: trained pi_t(a) per run against the fitted flow and grpo_steps, one panel per question."""
     qs = list(dict.fromkeys(df.question))
@@ -31,7 +45,9 @@ def draw(df: pd.DataFrame) -> Figure:
             ax.plot(tr.step, tr.pi, "-", color=col[run], lw=1.2, label=run)
             # each run's fitted flow in the run's colour, so that the pairs read without a key
             ax.plot(fl.step, fl.pi, ":", color=col[run], lw=1.1)
-            ax.plot(st.step[::4], st.pi[::4], "o", ms=1.8, color=col[run], mec="none", alpha=0.8)
+            # the plain steps lie on their flow: open markers at about log-spaced steps, so they show on it
+            ax.plot(st.step.iloc[_log_spaced(st.step)], st.pi.iloc[_log_spaced(st.step)], "o", ms=3.2,
+                    mfc="white", mec=col[run], mew=0.8, zorder=3)
         ax.axhline(d.predicted.iloc[0], color="0.5", lw=0.8)
         # log in the step, but step 0 (pi_ref) kept: linear below 1
         ax.set_xscale("symlog", linthresh=1, linscale=0.4)
@@ -43,7 +59,8 @@ def draw(df: pd.DataFrame) -> Figure:
     handles = axes[0].get_legend_handles_labels()[0]
     flow_label = r"flow from $\pi_{\mathrm{ref}}$, time scale c fitted per run"
     handles += [Line2D([], [], ls=":", color="0.3", lw=1.1, label=flow_label),
-                Line2D([], [], ls="", marker="o", ms=2, color="0.4", label="plain gradient steps, step c"),
+                Line2D([], [], ls="", marker="o", ms=3.2, mfc="white", mec="0.3", mew=0.8,
+                       label="plain gradient steps, step c"),
                 Line2D([], [], color="0.5", lw=0.8, label="predicted stationary point")]
     plotting.legend_below(fig, handles, ncol=4)
     return fig
@@ -100,10 +117,10 @@ def caption(t: dict[str, pd.DataFrame]) -> str:
     return (
         "Figure 16. Training trajectories of the small GPT (G = 8, beta = 0.5, reverse penalty, seed 0): the "
         "probability of the rewarded answer for the questions with the lowest and the highest pi_ref, at "
-        f"Adam {', '.join(runs)} (solid; logged at every step up to {n_early}, then sparser; step axis "
-        "logarithmic above 1), "
+        f"Adam {', '.join(runs)} (solid; logged at every step up to {n_early}, then sparser), "
         "against the gradient flow from pi_ref with its time scale c fitted to each run (dotted, "
-        "its colour) and dynamics.grpo_steps at that step size (dots); grey line: the predicted stationary point. "
+        "its colour) and dynamics.grpo_steps at that step size (open circles, on the flow within "
+        f"{steps_off_flow(df):.2g}); grey line: the predicted stationary point. "
         f"Take-away: every run ends at the prediction (within {end:.2g} at its last logged step), sooner with a "
         f"larger lr or more inner updates (fitted flow time per step c = {cs} in (a)). The path is not the "
         f"flow's: in (a) the single-update runs ({', '.join(single)}) {lag} (docs/figures.md "

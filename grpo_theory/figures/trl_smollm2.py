@@ -30,7 +30,7 @@ ANSWER_MARKERS = {"Yes": "^", "No": "v"}
 
 #: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
 #: tests/test_figure_language.py lists the uses that differ from those tables as open).
-LANGUAGE = {"--": "reference", ":": "reference", "o": "point", "^": "key", "v": "key"}
+LANGUAGE = {":": "reference", "o": "point", "^": "key", "v": "key"}
 
 
 def _question(prompt: str) -> str:
@@ -153,7 +153,7 @@ def render(t: dict[str, pd.DataFrame]) -> Figure:
         for a, r in g.groupby("answer"):
             m = r.groupby("step").dz.mean()
             ax.plot(m.index, m.values, color=ANSWER_COLORS[a], lw=1.5, zorder=3)
-        plotting.reference(ax.axhline(0.0, color="0.1", lw=0.9, ls="--", zorder=4))
+        plotting.reference(ax.axhline(0.0, color="0.1", lw=0.9, ls=":", zorder=4))
         ax.set(xlim=(0, last), ylim=(float(traj.dz.min()) - 0.15, float(traj.dz.max()) + 0.15),
                xlabel="training step")
         plotting.panel(ax, letter, f"seed {s}")

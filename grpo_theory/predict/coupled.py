@@ -258,9 +258,9 @@ def solve_kernel(field: PromptField, K, times, *, z0=None, rtol: float = 1e-6, a
     z0 : array_like, optional
         Starting logits (default ``logit p``).
     rtol : float
-        Relative tolerance of the BDF solver.
+        The BDF solver's relative tolerance.
     atol : float
-        Absolute tolerance of the BDF solver.
+        Its absolute tolerance.
     scaled : bool
         ``K`` is already checked and scaled (skips :func:`check_kernel`).
 

@@ -102,7 +102,7 @@ class Response:
         Returns
         -------
         float
-            The stationary ``x(p)``, in ``(0, 1]``.
+            The stationary ``x(p)``, in ``[0, 1]``.
         """
         p = float(p)
         if p >= 1.0:

@@ -54,7 +54,7 @@ class Problem(Protocol):
         Parameters
         ----------
         x : numpy.ndarray
-            Free logits.
+            Free logits of a candidate point.
         """
 
     def residual(self, x: np.ndarray) -> float:
@@ -63,7 +63,7 @@ class Problem(Protocol):
         Parameters
         ----------
         x : numpy.ndarray
-            Free logits.
+            Free logits, as for :meth:`kkt`.
         """
 
     def free_flow(self, x: np.ndarray) -> np.ndarray:
@@ -72,7 +72,7 @@ class Problem(Protocol):
         Parameters
         ----------
         x : numpy.ndarray
-            Free logits.
+            Free logits, where the velocity is read.
         """
 
     def stability(self, x: np.ndarray) -> tuple[bool | None, np.ndarray, str]:
@@ -81,7 +81,7 @@ class Problem(Protocol):
         Parameters
         ----------
         x : numpy.ndarray
-            Free logits.
+            Free logits of the point judged.
         """
 
 

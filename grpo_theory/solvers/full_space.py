@@ -337,11 +337,11 @@ def one_sided_repeller(q: Question, obj: Objective, pi, *, h: float = NUDGE) -> 
     Parameters
     ----------
     q : Question
-        The question.
+        The question whose flow is followed.
     obj : Objective
-        The objective.
+        The objective, as for :func:`jump_repeller`.
     pi : array_like, shape (K,)
-        The point examined (a stationary point, typically).
+        The point nudged.
     h : float, default 1e-4
         The size of each nudge of an output logit.
 
@@ -387,11 +387,11 @@ def perturbed_ends(q: Question, obj: Objective, pi, *, h: float = NUDGE,
     Parameters
     ----------
     q : Question
-        The question.
+        The question; the flow runs on all its output logits.
     obj : Objective
-        The objective.
+        The objective of that flow.
     pi : array_like, shape (K,)
-        The point examined (a stationary point, typically).
+        The point nudged off (a stationary point, typically).
     h : float, default 1e-4
         The size of each nudge of an output logit.
     t_max : float, default 1e8
@@ -443,11 +443,11 @@ def logit_newton_step(q: Question, obj: Objective, pi, *, h: float = 1e-6) -> fl
     Parameters
     ----------
     q : Question
-        The question.
+        The question whose flow's root is sought.
     obj : Objective
-        The objective.
+        The objective of the flow.
     pi : array_like, shape (K,)
-        The point examined (a stationary point, typically).
+        The point the step starts from.
     h : float, default 1e-6
         The step of the Jacobian's differences.
 

@@ -95,9 +95,9 @@ def class_reduction_exact(q: Question, obj: Objective, class_of: np.ndarray | No
     Parameters
     ----------
     q : Question
-        The question.
+        The question whose classes are judged.
     obj : Objective
-        The objective.
+        The objective (its penalty decides the second clause).
     class_of : numpy.ndarray of int, optional
         The class of each output (:attr:`ClassProblem.class_of`, -1 off the support), if already known.
     point : StationaryPoint, optional

@@ -102,7 +102,7 @@ def more_final_counts(backend, answers, n_more: int, job_dir, *, seed: int, beta
     Returns
     -------
     pandas.DataFrame
-        ``prompt, correct_more, n_more``.
+        The final policy's counts: ``prompt, correct_more, n_more``.
     """
     job_dir = Path(job_dir)
     path = job_dir / "final_more.csv"

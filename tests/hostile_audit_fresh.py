@@ -1,0 +1,270 @@
+"""Fresh hostile audit (issue 45, round four): >= 500 new inputs, each classified automatically.
+
+A hostile new user of every subcommand and of the public Python API, with inputs that no earlier audit tried
+(``tests/hostile_audit*.py``, ``tests/cli_bad_inputs.py``, ``tests/test_hostile_inputs.py``,
+``tests/test_cli_fuzz.py``): pairs of extremes in the closed forms, every numeric type in every slot, questions
+with ties / one answer / 1,000 answers / masses of 1e-300 / rewards of a huge spread, combinations and conflicts
+of options, output paths (folders, files, symlinks, FIFOs, long and unicode names), ``--json`` outputs, sweeps
+and predictions at the edges, and Ctrl-C during ``sweep``, ``predict`` and ``figures`` followed by a rerun.
+
+Each case states its expectation (``ok``: run, and the number is checked against an independent computation
+in :mod:`hostile_audit_fresh_ref` where one exists; ``error``: one line naming ``names``; ``warn``; ``either``:
+a clean refusal naming ``names`` or a checked result). Classes: ``clean``, ``correct``, ``traceback``, ``hang``
+(past :data:`HANG_S` = 60 s), ``silent`` (a checked number is wrong), ``accepted`` (a bad input run without a
+word), ``misleading`` (names something the user did not give), ``unhelpful`` (does not name the input),
+``refused_valid``.
+
+Slow, not in the default run: ``python tests/hostile_audit_fresh.py [--group G] [--exclude G] [--sample N] [--csv PATH]``.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import hostile_audit_inputs as hi  # noqa: E402  (the runner of the third audit: in-process, with an alarm)
+
+HANG_S = 60
+ROOT = HERE.parent
+
+
+def _figure_stubs():
+    import grpo_theory.figures as figures
+
+    return [(figures, "build_figures", hi._ran)]
+
+
+def _symbolic_stubs():
+    import grpo_theory.symbolic as symbolic
+
+    return [(symbolic, "all_derivations", lambda: []), (symbolic, "all_identities", lambda: []),
+            (symbolic, "render_markdown", lambda: "RENDERED")]
+
+
+def all_cases() -> list[dict]:
+    import hostile_audit_fresh_cases as ac
+    import hostile_audit_fresh_cli as cc
+
+    out = (ac.closed_form_pairs() + ac.type_cases() + ac.question_cases() + ac.objective_conflict_cases()
+           + cc.solve_cases() + cc.path_cases() + cc.explain_cases() + cc.sweep_cases() + cc.predict_cases()
+           + interrupt_cases())
+    for c in out:
+        c.setdefault("hang_s", HANG_S)
+        c.setdefault("names", [])
+    return out
+
+
+# ---------------------------------------------------------------- Ctrl-C, then a rerun (subprocesses)
+SIMPLEX = "objectives: {beta: [0.3, 1.0], group_size: 4}\nsimplex: {rewards: [1, 0, 0.5], step: 0.05}\n"
+
+
+def _predict_samples(n=300):
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    rows = [f"p{i},{int(k)},{int(c)}" for i, (k, c) in enumerate(zip(rng.integers(4, 20, n), rng.integers(0, 4, n)))]
+    return "prompt_id,n,correct\n" + "\n".join(rows) + "\n"
+
+
+def interrupt_cases() -> list[dict]:
+    out = []
+    for delay in (1.5, 3.0, 5.0):
+        out.append(dict(group="Ctrl-C, then rerun", label=f"sweep, SIGINT at {delay} s", proc=True, delay=delay,
+                        files={"g.yaml": SIMPLEX}, argv=["sweep", "g.yaml", "--workers", "1", "--no-progress"],
+                        expect="ok", after=_sweep_after))
+        out.append(dict(group="Ctrl-C, then rerun", label=f"predict with figures, SIGINT at {delay} s", proc=True,
+                        delay=delay, files={"s.csv": _predict_samples()},
+                        argv=["predict", "s.csv", "--beta", "0.5", "--out", "o", "--no-progress"], expect="ok",
+                        after=_predict_after))
+        out.append(dict(group="Ctrl-C, then rerun", label=f"figures 1 2 3, SIGINT at {delay + 2} s", proc=True,
+                        delay=delay + 2, argv=["figures", "--only", "1", "2", "3", "--out", "f"], rerun_extra=["--resume"],
+                        expect="ok", after=_figures_after))
+    return out
+
+
+def _sweep_after(tmp: Path, first: bool) -> str:
+    import csv
+
+    path = tmp / "g.csv"
+    if not path.exists():
+        return "" if first else "no g.csv after the rerun"
+    with open(path, encoding="utf-8", newline="") as fh:
+        rows = list(csv.reader(fh))
+    if rows and rows[0][0] != "key":
+        return "no header"
+    body = rows[1:]
+    if any(len(r) != 9 for r in body):
+        return "a torn row left"
+    keys = [r[0] for r in body]
+    if len(set(keys)) != len(keys):
+        return "duplicate rows"
+    if not first and len(keys) != 2 * 171:
+        return f"{len(keys)} rows after the rerun, expected 342"
+    return ""
+
+
+def _predict_after(tmp: Path, first: bool) -> str:
+    o = tmp / "o"
+    marked = (o / ".incomplete").exists()
+    complete = (o / "summary.json").exists() and not marked
+    if first:
+        if o.exists() and any(o.iterdir()) and not marked and not complete:
+            return "folder neither complete nor marked .incomplete"
+        if complete and not all((o / f).exists() for f in ("predictions.csv", "summary.json")):
+            return "unmarked folder lacking files"
+        return ""
+    if marked:
+        return ".incomplete left after a finished rerun"
+    if not complete:
+        return "rerun did not complete"
+    pngs = sorted(p.name for p in o.glob("*.png"))
+    return "" if len(pngs) >= 1 else "no figures after the rerun"
+
+
+def _figures_after(tmp: Path, first: bool) -> str:
+    import json
+
+    f = tmp / "f"
+    rec = f / ".figures_done.json"
+    if first:
+        if rec.exists():
+            try:
+                done = json.loads(rec.read_text())
+            except ValueError:
+                return "torn .figures_done.json"
+            for n in done:
+                if not list(f.glob(f"fig{n}_*.png")):
+                    return f"figure {n} recorded done without its PNG"
+        return ""
+    done = json.loads(rec.read_text()) if rec.exists() else []
+    return "" if sorted(done) == [1, 2, 3] else f"after the rerun the record says {done}"
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def _py(argv):
+    return [sys.executable, "-c", "import sys; from grpo_theory.cli import main; sys.exit(main())", *argv]
+
+
+def run_proc_case(case: dict, tmp: Path) -> tuple[str, str]:
+    """Start the command, send SIGINT after ``delay`` s, then rerun it to completion."""
+    hi._write(tmp, case.get("files", {}))
+    env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1", MPLBACKEND="Agg")
+    # SIGINT back to its default in the child: a harness started in the background (nohup ... &) has it
+    # ignored, and Python then never raises KeyboardInterrupt (the first run's 9 cases ran to the end unhurt).
+    p = subprocess.Popen(_py(case["argv"]), cwd=tmp, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, preexec_fn=_default_sigint)
+    time.sleep(case["delay"])
+    p.send_signal(signal.SIGINT)
+    try:
+        _, err = p.communicate(timeout=HANG_S)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.communicate()
+        return "hang", "did not stop within 60 s of SIGINT"
+    if "Traceback" in err:
+        return "traceback", err.strip().splitlines()[-1]
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    if p.returncode not in (0, 130):
+        return "traceback", f"exit {p.returncode}: {' | '.join(lines[-2:])}"
+    if p.returncode == 130 and not (lines and ("interrupt" in lines[-1].lower() or "ctrl-c" in lines[-1].lower())):
+        return "unhelpful", f"exit 130 with {lines[-1:]!r}"
+    bad = case["after"](tmp, True)
+    if bad:
+        return "silent", f"after SIGINT (exit {p.returncode}): {bad}"
+    first = f"exit {p.returncode}: {lines[-1] if lines else ''}"
+    try:
+        q = subprocess.run(_py(case["argv"] + case.get("rerun_extra", [])), cwd=tmp, env=env, capture_output=True,
+                           text=True, timeout=HANG_S * 3)
+    except subprocess.TimeoutExpired:
+        return "hang", "the rerun did not finish"
+    if q.returncode != 0:
+        return "traceback" if "Traceback" in q.stderr else "refused_valid", \
+            f"rerun exit {q.returncode}: {q.stderr.strip().splitlines()[-1:]}"
+    bad = case["after"](tmp, False)
+    return ("silent", f"rerun: {bad}") if bad else ("correct", first)
+
+
+# ---------------------------------------------------------------- in-process cases
+def classify_case(case: dict, tmp: Path) -> tuple[str, str]:
+    """``(class, message)`` of one case, run in the empty folder ``tmp``."""
+    if case.get("proc"):
+        return run_proc_case(case, tmp)
+    stubs = list(case.get("stubs", []))
+    if case.get("stub_figures"):
+        stubs += _figure_stubs()
+    if case.get("stub_symbolic"):
+        stubs += _symbolic_stubs()
+    run = dict(case, stubs=stubs)
+    if case.get("rerun"):
+        hi.execute(run, tmp)
+        run = dict(run, files={})
+    res = hi.execute(run, tmp)
+    msg = res["message"] or res["warned"].strip()
+    if res.get("where"):
+        msg += f" (in {res['where']})"
+    if case["expect"] == "either":
+        if res["error"]:
+            return res["error"], msg
+        if res["rc"] == 0:
+            return hi.classify(dict(case, expect="ok"), res, tmp), msg
+        return hi.classify(dict(case, expect="error"), res, tmp), msg
+    return hi.classify(case, res, tmp), msg
+
+
+def write_csv(done: list[dict], path: str) -> None:
+    import csv
+
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(("group", "input", "expected", "class", "message"))
+        for c in done:
+            w.writerow([c["group"], c["label"], c["expect"], c["cls"], " ".join(c["message"].split())[:300]])
+
+
+def main(argv=None) -> collections.Counter:
+    import random
+
+    args = sys.argv[1:] if argv is None else argv
+    todo = all_cases()
+    if "--group" in args:
+        g = args[args.index("--group") + 1]
+        todo = [c for c in todo if g in c["group"]]
+    if "--exclude" in args:
+        g = args[args.index("--exclude") + 1]
+        todo = [c for c in todo if g not in c["group"]]
+    if "--sample" in args:
+        todo = random.Random(0).sample(todo, min(len(todo), int(args[args.index("--sample") + 1])))
+    counts, t0 = collections.Counter(), time.time()
+    for case in todo:
+        with tempfile.TemporaryDirectory() as d:
+            cls, message = classify_case(case, Path(d))
+            message = message.replace(str(Path(d).resolve()), "<tmp>").replace(d, "<tmp>")
+        counts[cls] += 1
+        case["cls"], case["message"] = cls, message
+        if cls not in ("clean", "correct"):
+            print(cls, "|", case["group"], "|", case["label"], "::", message[:240], flush=True)
+    by_group = collections.defaultdict(collections.Counter)
+    for c in todo:
+        by_group[c["group"]][c["cls"]] += 1
+    for g, cnt in by_group.items():
+        print(f"{g}: {sum(cnt.values())} {dict(cnt)}")
+    print(len(todo), "cases:", dict(counts), f"({time.time() - t0:.0f} s)")
+    if "--csv" in args:
+        write_csv(todo, args[args.index("--csv") + 1])
+    return counts
+
+
+if __name__ == "__main__":
+    main()
