@@ -23,7 +23,7 @@ import math
 import numpy as np
 
 from ._numerics import expit, log_factorial
-from ._validate import float_array, plain
+from ._validate import broadcastable, float_array, plain, unwrap_scalar
 from . import variants
 from .problem import InvalidInputError
 
@@ -46,18 +46,23 @@ __all__ = [
 MAX_BINARY_GROUP = 10_000_000
 
 
-def _check(p, beta, gamma=None):
+_NO_GAMMA = object()
+
+
+def _check(p, beta, gamma=_NO_GAMMA):
     p = float_array("pi_ref_a", p, finite=False)
     beta = float_array("beta", beta, finite=False)
     if np.any(~np.isfinite(p)) or np.any((p < 0) | (p > 1)):
         raise InvalidInputError(f"pi_ref_a must lie in [0, 1], got {plain(p)}")
     if np.any(~np.isfinite(beta)) or np.any(beta <= 0):
         raise InvalidInputError(f"beta must be positive and finite, got {plain(beta)}")
-    if gamma is None:
+    if gamma is _NO_GAMMA:
+        broadcastable(pi_ref_a=p, beta=beta)
         return p, beta
-    gamma = float_array("gamma", gamma, finite=False)
+    gamma = float_array("gamma", gamma, finite=False)       # None is refused here, by name
     if np.any(~np.isfinite(gamma)) or np.any((gamma < 0) | (gamma > 1)):
         raise InvalidInputError(f"gamma must lie in [0, 1] (label a as the preferred answer), got {plain(gamma)}")
+    broadcastable(pi_ref_a=p, beta=beta, gamma=gamma)
     return p, beta, gamma
 
 
@@ -443,6 +448,7 @@ def binary_entropy(pi_ref_a, beta, entropy_coef, margin=1.0, penalty: str = "rev
 
 def _group_size(group_size) -> int | float:
     """``G``: an integer ``>= 2`` up to :data:`MAX_BINARY_GROUP`, or ``+inf``; else an InvalidInputError."""
+    group_size = unwrap_scalar(group_size)
     if isinstance(group_size, (bool, np.bool_)) or not isinstance(group_size, (int, float, np.integer, np.floating)):
         raise InvalidInputError(f"group_size must be an integer >= 2 or math.inf, got {plain(group_size)}")
     g = float(group_size)
