@@ -11,10 +11,11 @@ The summary by (G, penalty, normalisation) and every case that is not "ok" go to
 
 ``--kl`` runs the second half instead (tests/fuzz_kl_cases.py: KL estimators and placements, clamps,
 faces, trees, family fields), seeds ``--first`` to ``--cases - 1``, each within ``--budget`` seconds of CPU
-(300; a case over it is a "timeout" row), prints its outcome counts, the CPU
-time per case and every crash, silent answer or wrong end point (a converged answer that is not where the
-independent integration of the flow on all output logits from pi_ref ends: ``WRONG-END``), and writes docs/results/kl_fuzz_summary.csv (per outcome:
-cases, meaning, CPU median and max) and docs/results/kl_fuzz_not_ok.csv.
+(300; a case over it is a "timeout" row), prints its outcome counts, the CPU time per case and every
+crash, silent answer or wrong end point (a converged answer that is not where the independent integration
+of the flow on all output logits from pi_ref ends: ``WRONG-END``), and writes
+docs/results/kl_fuzz_summary.csv (per outcome: cases, meaning, CPU median and max) and
+docs/results/kl_fuzz_not_ok.csv.
 """
 
 from __future__ import annotations
@@ -103,8 +104,9 @@ def kl_main(cases: int, first: int, out: Path, budget: float = 300.0) -> None:
     """The KL half of the fuzz (see the module doc), resumable like the first half.
 
     Prints the outcome counts (``WRONG-END``: the independent end check disagrees), the end-check verdicts,
-    the per-case CPU time (solve + independent check) and every crash, silent answer or wrong end; writes ``docs/results/kl_fuzz_summary.csv`` (per outcome: cases, what it means, CPU median and
-    max) and ``docs/results/kl_fuzz_not_ok.csv`` (every case that is not ok, ok-face or ok-jump).
+    the per-case CPU time (solve + independent check) and every crash, silent answer or wrong end; writes
+    ``docs/results/kl_fuzz_summary.csv`` (per outcome: cases, what it means, CPU median and max) and
+    ``docs/results/kl_fuzz_not_ok.csv`` (every case that is not ok, ok-face or ok-jump).
     """
     df = _run_seeds(_with_cpu_budget(check_kl_case, budget), range(first, cases), out, "kl fuzz")
     df = df[(df.seed >= first) & (df.seed < cases)]

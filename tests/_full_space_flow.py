@@ -94,7 +94,12 @@ def gradient(pi, pi_ref, rewards, *, beta, G, normalization="scale", ddof=0, eps
 
 
 class IntegrationBudget(RuntimeError):
-    """:func:`flow_end` used up its ``max_evals`` (chatter at a jump of the field)."""
+    """:func:`flow_end` used up its ``max_evals`` (chatter at a jump of the field). ``t`` and ``pi``: the flow time
+    and the policy where it stopped (None where not given)."""
+
+    def __init__(self, message: str, *, t: float | None = None, pi: np.ndarray | None = None):
+        super().__init__(message)
+        self.t, self.pi = t, pi
 
 
 class IntegrationFailed(RuntimeError):
@@ -148,7 +153,8 @@ def flow_end(pi_ref, rewards=None, *, t_end=1e10, grad=None, rtol=1e-9, atol=1e-
         except RuntimeError as exc:                # LSODA's "Unexpected istate"
             solver.status, message = "failed", str(exc)
         if max_evals is not None and (calls[0] > max_evals or time.process_time() - start > 20.0):
-            raise IntegrationBudget(f"more than {max_evals} evaluations of the field or 20 s of CPU")
+            raise IntegrationBudget(f"more than {max_evals} evaluations of the field or 20 s of CPU",
+                                    t=math.expm1(solver.t), pi=pol(solver.y))
     if solver.status != "finished":
         raise IntegrationFailed(f"LSODA failed at t = {math.expm1(solver.t):.3g}: {message}",
                                 t=math.expm1(solver.t), pi=pol(solver.y))

@@ -65,12 +65,18 @@ def end_check(q: Question, obj: Objective, pi: np.ndarray, *, unstable_ends=None
     the exact flow stays at such a point, but the independent integration's rounding is a nudge, and a run that
     leaves it must end at one of them (abs in the advantage at pi_ref, seeds 5387 and 6343: the field is
     ``-c |delta|``-like there, and rounding grows); the message then says so (not empty). ``at_jump``: ``pi`` is
-    a stable jump point that passed :func:`_jump_attracts`; an integration that gives up there has reached it.
+    a stable jump point that passed :func:`_jump_attracts`; an integration that gives up there (LSODA fails, or
+    chatters past its budget, within ``END_TOL`` of it) has reached it.
     ``limit``: ``pi`` is reported as a limit on a face (``boundary=True``); within ``LIMIT_TOL`` at ``END_T``, the
     integration goes on to ``LIMIT_T``, where it must be within ``END_TOL`` and closer."""
     try:
         end = _independent_end(q, obj, q.pi_ref)
-    except IntegrationBudget:
+    except IntegrationBudget as exc:
+        # chatter at a jump: where the integration is then at the returned stable jump point, it has reached it
+        d = float(np.abs(pi - exc.pi).max()) if exc.pi is not None else math.inf
+        if at_jump and d <= END_TOL:
+            return True, (f"the independent integration reaches the returned jump point ({d:.2g} from it at t = "
+                          f"{exc.t:.3g}, where it chatters past its budget): a Filippov equilibrium, it stays")
         return None, "end not checked: the independent integration hit its budget"
     except ExactEvaluationTooLarge as exc:
         # the shaped rewards spread into more levels along the way than P_G can enumerate (seed 1943: 12 levels

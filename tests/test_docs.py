@@ -35,7 +35,7 @@ def test_docstring_examples_run(name):
 
 @pytest.mark.parametrize("name", ["grpo_theory.solvers.search.stationary_policy",
                                   "grpo_theory.solvers.search.stationary_points",
-                                  "grpo_theory.solvers.classes.clamp_critical_beta", "grpo_theory.dynamics.flow",
+                                  "grpo_theory.solvers.collapse.clamp_critical_beta", "grpo_theory.dynamics.flow",
                                   "grpo_theory.kl", "grpo_theory.integrations.trl.read_trl_config"])
 def test_the_main_entry_points_have_examples(name):
     """The functions a newcomer starts from each carry a worked example (run by the test above)."""
@@ -64,7 +64,7 @@ MAIN_API = {
     "problem": ["grpo_theory.problem.Question", "grpo_theory.problem.Objective"],
     "stationary": ["grpo_theory.solvers.search.stationary_policy", "grpo_theory.solvers.search.stationary_points",
                    "grpo_theory.solvers.gradient.stationarity_residual",
-                   "grpo_theory.solvers.classes.clamp_critical_beta",
+                   "grpo_theory.solvers.collapse.clamp_critical_beta",
                    "grpo_theory.solvers.results.StationaryPoint", "grpo_theory.solvers.results.StationaryPointSet"],
     "preference": ["grpo_theory.preference.reward_preference", "grpo_theory.monte_carlo.monte_carlo_preference"],
     "closed_form": ["grpo_theory.closed_form.binary_pairwise", "grpo_theory.closed_form.binary_large_group",

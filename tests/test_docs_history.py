@@ -55,10 +55,16 @@ def test_the_history_check_finds_a_mention():
     assert not _hits("the issue is 25 points; a session of 3 runs") and not _hits("reissue 2")
 
 
-@pytest.mark.parametrize("name", sorted(p.name for p in (ROOT / "docs").glob("*.md") if p.name not in RECORD_PAGES))
+#: The site's pages: docs/*.md, the API pages, and the root's CHANGELOG.md (the site's changelog page).
+SITE_PAGES = sorted([p.relative_to(ROOT).as_posix() for p in (ROOT / "docs").glob("*.md") if p.name not in RECORD_PAGES]
+                    + [p.relative_to(ROOT).as_posix() for p in (ROOT / "docs" / "api").glob("*.md")]
+                    + ["CHANGELOG.md"])
+
+
+@pytest.mark.parametrize("name", SITE_PAGES)
 def test_pages_do_not_speak_of_issues_or_sessions(name):
-    hits = _hits((ROOT / "docs" / name).read_text())
-    assert not hits, f"docs/{name}: {hits[:5]}"
+    hits = _hits((ROOT / name).read_text())
+    assert not hits, f"{name}: {hits[:5]}"
 
 
 def test_notebooks_do_not_speak_of_issues_or_sessions():

@@ -1,8 +1,9 @@
-"""The solvers: stationary policies of GRPO and their stability (SPEC section 3), in one package.
+"""The solvers: stationary policies of GRPO and their stability (the note's stationarity conditions), in one package.
 
 Bottom first: :mod:`.results` (the plain result containers), :mod:`.common` (the problem interface,
 root polishing, the stability verdict, dedupe), the two problems :mod:`.classes` (a question pooled
-into classes of outputs with the same reward law) and :mod:`.tree` (token level on an answer tree),
+into classes of outputs with the same reward law; :mod:`.collapse` says when its flow runs into a vertex)
+and :mod:`.tree` (token level on an answer tree),
 the baselines :mod:`.baselines` (RLHF's log pooling, NLHF's Nash equilibrium), the class solvers
 :mod:`.two_class` (exhaustive), :mod:`.two_class_batch` (many two-class problems at once),
 :mod:`.multi_class` and :mod:`.multi_class_batch` (many multi-class flows at once), the certified root
@@ -15,13 +16,8 @@ questions at once (:func:`stationary_policies`, :func:`stationary_policy_batch`)
 from .baselines import log_pooling, nash_equilibrium, nash_residual, rlhf_optimum
 from .batch import stationary_policies, stationary_policy_batch
 from .certify import certification_scope, certified_stationary_points
-from .classes import (
-    Z_CAP,
-    ClassProblem,
-    clamp_critical_beta,
-    output_gradient,
-    stationarity_residual,
-)
+from .classes import Z_CAP, ClassProblem, output_gradient, stationarity_residual
+from .collapse import clamp_critical_beta
 from .common import dedupe, polish, sinh_grid
 from .full_space import full_space_flow, full_space_stability
 from .results import RESIDUAL_TOL, STABILITY_TOL, Basin, Method, StationaryPoint, StationaryPointSet, Status

@@ -1,4 +1,4 @@
-r"""Stationary policies of GRPO and their stability (SPEC section 3).
+r"""Stationary policies of GRPO and their stability (the note's stationarity conditions).
 
 Let ``g(o) = dJ/dpi(o)`` be the per-output gradient of the objective at ``pi_old = pi``:
 
@@ -31,7 +31,6 @@ stability is decided by the class-level dynamics alone.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import math
 
@@ -45,8 +44,7 @@ from ..problem import Objective, Question, as_objective, as_question, shaped_que
 from .common import verdict
 from .gradient import output_gradient, stationarity_residual
 
-__all__ = ["ClassProblem", "output_gradient", "stationarity_residual", "clamp_critical_beta", "may_collapse",
-           "unbounded_preference", "Z_CAP"]
+__all__ = ["ClassProblem", "output_gradient", "stationarity_residual", "Z_CAP"]
 
 #: Largest |class logit| searched where |P_G| is unbounded (G = inf); exp(-745) underflows.
 Z_CAP = 740.0
@@ -174,7 +172,13 @@ class ClassProblem:
         return self._log_R
 
     def class_preference(self, log_pi_c: np.ndarray) -> np.ndarray:
-        """``P_G(c | pi)`` for a batch of class log-policies ``(..., C) -> (..., C)``."""
+        """``P_G(c | pi)`` for a batch of class log-policies ``(..., C) -> (..., C)``.
+
+        Parameters
+        ----------
+        log_pi_c : numpy.ndarray, shape (..., C)
+            ``log pi(c)``, each row a class log-policy (summing to 1 in probability).
+        """
         if log_pi_c.min() > -700.0:      # no underflow: the plain sum is as accurate and cheaper
             with np.errstate(divide="ignore"):
                 log_w = np.log(np.exp(log_pi_c) @ self.R)
@@ -191,7 +195,13 @@ class ClassProblem:
         return lambda log_w: pooled_expectations(self.q, self.obj, log_w)
 
     def gradient(self, log_pi_c: np.ndarray) -> np.ndarray:
-        """``g(c) = dJ/dpi(c)`` at ``pi_old = pi`` (see module doc and :mod:`grpo_theory.kl`), batched."""
+        """``g(c) = dJ/dpi(c)`` at ``pi_old = pi`` (see module doc and :mod:`grpo_theory.kl`), batched.
+
+        Parameters
+        ----------
+        log_pi_c : numpy.ndarray, shape (..., C)
+            Class log-policies at which ``g`` is evaluated; the result has the same shape.
+        """
         if self.obj.regime_variant.in_reward:
             return self._shaped_preference(log_pi_c)
         P = self.class_preference(log_pi_c)
@@ -233,6 +243,14 @@ class ClassProblem:
         in ``w`` (two forward steps ``w + t (R_k - w)``, which stay in the simplex,
         Richardson-extrapolated). The factor ``pi_k`` is applied exactly, so classes of
         tiny mass keep their relative accuracy.
+
+        Parameters
+        ----------
+        log_pi_c : numpy.ndarray, shape (C,)
+            One class log-policy (not a batch).
+        h : float
+            The step ``t`` in ``w``: ``h`` and ``2 h`` are taken (central differences are used instead, with
+            their own step, for estimators, placements or regularisers other than the note's).
         """
         pi = np.exp(log_pi_c)
         C = pi.size
@@ -266,13 +284,30 @@ class ClassProblem:
         return ((g[0::2] - g[1::2]) / (2 * h)).T
 
     def flow(self, log_pi_c: np.ndarray) -> np.ndarray:
-        """``d theta_c/dt = pi(c) (g(c) - E_pi g)`` (class logits), batched."""
+        """``d theta_c/dt = pi(c) (g(c) - E_pi g)`` (class logits), batched.
+
+        Parameters
+        ----------
+        log_pi_c : numpy.ndarray, shape (..., C)
+            Class log-policies; the velocity of their logits is returned, shaped alike.
+        """
         pi = np.exp(log_pi_c)
         g = self.gradient(log_pi_c)
         return pi * (g - (pi * g).sum(axis=-1, keepdims=True))
 
     def expand(self, pi_c: np.ndarray) -> np.ndarray:
-        """Class policy -> output policy, proportional to pi_ref within each class."""
+        """Class policy -> output policy, proportional to pi_ref within each class.
+
+        Parameters
+        ----------
+        pi_c : numpy.ndarray, shape (C,)
+            The mass of each class.
+
+        Returns
+        -------
+        numpy.ndarray, shape (K,)
+            ``pi(o) = pi_c[c] pi_ref(o) / p_c`` for ``o`` in class ``c``, 0 where ``pi_ref = 0``.
+        """
         pi = np.zeros(self.q.n_outputs)
         s = self.class_of >= 0
         pi[s] = pi_c[self.class_of[s]] * self.q.pi_ref[s] / self.p[self.class_of[s]]
@@ -280,6 +315,13 @@ class ClassProblem:
 
     # ---- two classes: the scalar drift s(z) = g(a) - g(b), z = log(pi_a/pi_b)
     def drift(self, z) -> np.ndarray:
+        """``s(z) = g(a) - g(b)`` of a two-class problem at ``z = log(pi(a)/pi(b))``, elementwise.
+
+        Parameters
+        ----------
+        z : float or array_like of float
+            Class logits (class 0 against class 1); the drift has their shape.
+        """
         z = np.asarray(z, dtype=float)
         log_pi = np.stack([-np.logaddexp(0.0, -z), -np.logaddexp(0.0, z)], axis=-1)
         g = self.gradient(log_pi)
@@ -365,7 +407,18 @@ class ClassProblem:
 
     # ---- more than two classes: free logits eta_c = theta_c - theta_C (c < C), the common interface
     def log_pi(self, eta: np.ndarray) -> np.ndarray:
-        """Class log-policy at free class logits ``eta``."""
+        """Class log-policy at free class logits ``eta``.
+
+        Parameters
+        ----------
+        eta : numpy.ndarray, shape (C - 1,)
+            ``theta_c - theta_C`` for ``c < C`` (the last class's logit is the origin).
+
+        Returns
+        -------
+        numpy.ndarray, shape (C,)
+            ``log pi(c)``, normalised.
+        """
         theta = np.concatenate((eta, (0.0,)))
         m = theta.max()
         if math.isfinite(m):
@@ -374,21 +427,45 @@ class ClassProblem:
         return theta - logsumexp(theta)
 
     def policy(self, eta: np.ndarray) -> np.ndarray:
-        """Output policy at free class logits ``eta``."""
+        """Output policy at free class logits ``eta``.
+
+        Parameters
+        ----------
+        eta : numpy.ndarray, shape (C - 1,)
+            Free class logits (:meth:`log_pi`), expanded to outputs by :meth:`expand`.
+        """
         return self.expand(np.exp(self.log_pi(eta)))
 
     def kkt(self, eta: np.ndarray) -> np.ndarray:
-        """``g(c) - g(C)`` for ``c < C``: zero exactly at a stationary point."""
+        """``g(c) - g(C)`` for ``c < C``: zero exactly at a stationary point.
+
+        Parameters
+        ----------
+        eta : numpy.ndarray, shape (C - 1,)
+            Free class logits; the ``C - 1`` equations are returned in the same order.
+        """
         g = self.gradient(self.log_pi(eta))
         return g[:-1] - g[-1]
 
     def free_flow(self, eta: np.ndarray) -> np.ndarray:
-        """The logit flow in the free coordinates ``eta``."""
+        """The logit flow in the free coordinates ``eta``.
+
+        Parameters
+        ----------
+        eta : numpy.ndarray, shape (C - 1,)
+            The point of the flow, in free class logits; ``d eta/dt`` has the same shape.
+        """
         phi = self.flow(self.log_pi(eta))
         return phi[:-1] - phi[-1]
 
     def residual(self, eta: np.ndarray) -> float:
-        """:func:`stationarity_residual` at ``policy(eta)``."""
+        """:func:`stationarity_residual` at ``policy(eta)``.
+
+        Parameters
+        ----------
+        eta : numpy.ndarray, shape (C - 1,)
+            A candidate stationary point, in free class logits.
+        """
         return stationarity_residual(self.q, self.obj, self.policy(eta))
 
     def stability(self, eta: np.ndarray) -> tuple[bool | None, np.ndarray, str]:
@@ -399,6 +476,20 @@ class ClassProblem:
         ``du/deta`` is well scaled, so ``J`` keeps its relative accuracy even when some
         class masses are tiny; the eigenvalues scale with those masses, and so does the
         tolerance below which a sign counts as undecided.
+
+        Parameters
+        ----------
+        eta : numpy.ndarray, shape (C - 1,)
+            The stationary point, in free class logits (a root of :meth:`kkt`).
+
+        Returns
+        -------
+        stable : bool or None
+            True (every eigenvalue's real part negative), False (one positive) or None (undecided).
+        eigenvalues : numpy.ndarray, shape (C - 1,)
+            The reduced flow's Jacobian's eigenvalues (complex where a pair is).
+        reason : str
+            Why the verdict is what it is.
         """
         log_pi = self.log_pi(eta)
         pi = np.exp(log_pi)
@@ -425,61 +516,6 @@ class ClassProblem:
         stable, why = verdict(top, tol, "the flow's Jacobian", undecided=bool(np.any(signs_small == 0)),
                               all_negative=bool(np.all(signs_small < 0)))
         return stable, eig, why
-
-
-def clamp_critical_beta(q: Question, obj: Objective) -> float:
-    """The beta below which a clamped KL in the loss lets the worse class of a two-class question collapse.
-
-    A value clamp switches the estimator's gradient off where ``pi(b) < pi_ref(b) e^{e}`` (``e`` the
-    lower edge of :func:`grpo_theory.kl.discontinuities`; ``e^{-e} = 13.61`` for verl's k3 clamped at 10).
-    The unclamped interior root moves towards that edge as beta falls and reaches it at
-    ``beta_c = (P_G(a) - P_G(b)) / (c(a) - c(b))``, everything evaluated at the edge with the
-    unclamped coefficient ``c``. Below ``beta_c`` no interior stationary point is left and the flow from
-    ``pi_ref`` runs to the vertex; above it the interior point is stable and the edge is a repelling
-    jump (a separatrix) in front of the collapsing vertex. ``P_G`` does not depend on beta, so this is exact.
-
-    Parameters
-    ----------
-    q : Question
-        A two-class question (e.g. binary rewards).
-    obj : Objective or mapping
-        An objective with a value-clamped KL estimator in the loss (``kl_value_clamp`` set); its
-        ``beta`` is not used.
-
-    Returns
-    -------
-    float
-        ``beta_c``: below it the worse class collapses to 0 from ``pi_ref``.
-
-    Raises
-    ------
-    InvalidInputError
-        When the KL is not value-clamped in the loss, the question does not have two classes, or
-        the clamp has no edge below ``pi_ref``.
-
-    Examples
-    --------
-    >>> from grpo_theory import Objective, Question, clamp_critical_beta
-    >>> verl = Objective(beta=0.001, group_size=5, std_ddof=1, std_eps=1e-6, kl_estimator="k3", kl_log_ratio_clamp=20,
-    ...                  kl_value_clamp=10)                 # verl's GRPO recipe, G = 5
-    >>> round(clamp_critical_beta(Question([0.5, 0.5], rewards=[1, 0]), verl), 4)
-    0.134
-    """
-    q, obj = as_question(q), as_objective(obj)
-    if not obj.placement_variant.in_loss or obj.kl_value_clamp is None:
-        raise InvalidInputError(f"clamp_critical_beta needs a value-clamped KL in the loss, got {obj.describe()}")
-    cp = ClassProblem(q, obj)
-    if cp.n_classes != 2:
-        raise InvalidInputError(f"clamp_critical_beta needs a two-class question, got {cp.n_classes} classes")
-    edges = [e for e in kl.discontinuities(obj) if e < 0]
-    if not edges:
-        raise InvalidInputError(f"{obj.describe()} has no clamp edge below pi_ref: nothing to collapse")
-    log_b = cp.log_p[1] + max(edges)                       # the worse class at the edge
-    log_pi = np.array([math.log(-math.expm1(log_b)), log_b])
-    P = cp.class_preference(log_pi)
-    unclamped = dataclasses.replace(obj, kl_log_ratio_clamp=None, kl_value_clamp=None)
-    c = kl.coefficient(unclamped, log_pi - cp.log_p)     # the coefficient on the unclamped side
-    return float((P[0] - P[1]) / (c[0] - c[1]))
 
 
 def covered_problems(problems, covers, batch: str) -> list[ClassProblem]:
@@ -531,46 +567,3 @@ def penalty_slope(obj: Objective, log_ratio: np.ndarray) -> np.ndarray:
     if obj.regime_variant.is_direct:
         return log_ratio + 1.0
     return kl.coefficient(obj, kl.flow_log_ratio(obj, log_ratio))
-
-
-def may_collapse(obj: Objective) -> bool:
-    """Whether the flow can run into a vertex, so that the scan's ends may hold limit points: the direct
-    penalty where ``|P_G|`` is unbounded, and every estimator or placement other than the note's two
-    (a clamp or k1 as a loss leaves a bounded restoring force), and wherever ties are filtered. With ``beta = 0``
-    (the entropy bonus alone):
-    where the advantage is unbounded (it outgrows the bonus's ``c |log pi|``) or ties are filtered (near a
-    vertex almost every group ties, and its bonus is dropped).
-
-    Parameters
-    ----------
-    obj : Objective
-        The objective.
-    """
-    if obj.beta == 0:
-        return obj.filter_ties or not math.isfinite(max_abs_advantage(1.0, obj))
-    if obj.filter_ties:
-        # a filtered group loses its penalty too, and near a vertex almost every group ties: the restoring
-        # force fades with the light mass (at G = inf and std_eps > 0 it stays bounded while the advantage's
-        # pull is span/eps; fuzz seeds 1785 and 6219, k3_plus in the loss)
-        return True
-    if obj.regime_variant.is_reverse:
-        return False
-    if obj.regime_variant.is_direct:
-        return unbounded_preference(obj)
-    return True
-
-
-def unbounded_preference(obj: Objective) -> bool:
-    """``|P_G|`` unbounded near a vertex (then the direct penalty's flow can run into a vertex: a limit point,
-    not a root): ``G = inf``, scale normalisation, no epsilon; REINFORCE++ (whitened by the policy's own
-    reward std, for every ``G``); whatever else :func:`~grpo_theory.preference.max_abs_advantage` cannot bound.
-
-    Parameters
-    ----------
-    obj : Objective
-        The objective.
-    """
-    if obj.is_large_group and obj.normalization_variant.scales and obj.std_eps == 0 and obj.variance_eps == 0:
-        return True
-    with np.errstate(over="ignore", invalid="ignore"):
-        return not math.isfinite(max_abs_advantage(1.0, obj))

@@ -15,7 +15,8 @@ import numpy as np
 from .. import kl
 from .._numerics import integrate_until_slow, optimize
 from ..advantage import regularisation_scale
-from .classes import ClassProblem, may_collapse, stationarity_residual, unbounded_preference
+from .classes import ClassProblem, stationarity_residual
+from .collapse import may_collapse, unbounded_preference
 from .common import dedupe, point_at, polish
 from .gradient import output_gradient
 from .results import RESIDUAL_TOL, StationaryPoint

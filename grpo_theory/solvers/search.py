@@ -129,13 +129,27 @@ def stationary_policy(q: Question, obj: Objective) -> StationaryPoint:
         # there, whatever pi's rounding (pi(b) = 5.6e-17 for pi_ref(a) = 1e-300) does to log pi
         point = flow_root_from(cp, float(cp.log_p[0] - cp.log_p[1]))
         if class_reduction_exact(q, obj, cp.class_of, point=point):
-            return _full_space_checked(q, obj, cp, point)
+            return _unsettled_to_full_space(q, obj, _full_space_checked(q, obj, cp, point))
         return full_space_end(q, obj, kkt_checked(q, obj, point))
     point = kkt_checked(q, obj, multi_class_policy(cp))
     if class_reduction_exact(q, obj, cp.class_of, point=point):
-        return _root_in_logits(q, obj, _full_space_checked(q, obj, cp, point))
+        return _unsettled_to_full_space(q, obj, _root_in_logits(q, obj, _full_space_checked(q, obj, cp, point)))
     # the class flow's end is only a candidate: the flow on all output logits decides (full_space_end)
     return full_space_end(q, obj, point)
+
+
+def _unsettled_to_full_space(q: Question, obj: Objective, point: StationaryPoint) -> StationaryPoint:
+    """``point`` (the class solvers' answer where the reduction is exact), or, where it did not converge, the end of
+    the flow on all output logits if that one settles: a flow that comes to rest at a jump of the field never
+    settles to a root, which the class solvers look for (abs in the loss at pi = pi_ref, where the penalty's slope
+    ``sign(lr)`` points back from both sides: fuzz seeds 626, 904, 1680), while
+    :func:`~grpo_theory.solvers.full_space_end.full_space_end` recognises the rest (a Filippov equilibrium)."""
+    if point.converged:
+        return point
+    end = full_space_end(q, obj)
+    if not end.converged:
+        return point
+    return dataclasses.replace(end, message=f"{end.message}; the class solvers did not settle: {point.message}")
 
 
 #: Mass below which a converged point's root is also checked in the output logits (:func:`_root_in_logits`).

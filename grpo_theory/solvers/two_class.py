@@ -3,7 +3,7 @@
 The drift is scanned on a grid that provably contains every root (bounds from ``max |A_i|``,
 :meth:`~grpo_theory.solvers.classes.ClassProblem.logit_bounds`), each sign change is refined with
 Brent's method and tangencies are detected: the search is exhaustive. Where the flow can run into a
-vertex (:func:`~grpo_theory.solvers.classes.may_collapse`) the scan's ends report limit points.
+vertex (:func:`~grpo_theory.solvers.collapse.may_collapse`) the scan's ends report limit points.
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ from .. import advantage
 from .._numerics import expit, optimize
 from ..preference import max_abs_advantage, reward_preference
 from .certify import Certificate
-from .classes import Z_CAP, ClassProblem, may_collapse, stationarity_residual
+from .classes import Z_CAP, ClassProblem, stationarity_residual
+from .collapse import may_collapse
 from .common import sinh_grid
 from .results import RESIDUAL_TOL, STABILITY_TOL, StationaryPoint
 

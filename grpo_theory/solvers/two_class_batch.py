@@ -28,7 +28,8 @@ import numpy as np
 from .. import advantage
 from .._numerics import expit, logsumexp
 from ..preference import level_expectations
-from .classes import ClassProblem, covered_problems, may_collapse, penalty_slope
+from .classes import ClassProblem, covered_problems, penalty_slope
+from .collapse import may_collapse
 from .two_class import needs_log_space
 
 __all__ = ["TwoClassBatch", "batch_brentq", "batch_flow_roots", "batch_flow_policies", "supports"]
@@ -240,7 +241,7 @@ def batch_flow_roots(batch: TwoClassBatch) -> tuple[np.ndarray, np.ndarray]:
     :meth:`~grpo_theory.solvers.classes.ClassProblem.logit_bounds` in the drift's direction, scanned in
     chunks until its first sign change; Brent's method on that bracket (:func:`batch_brentq`). Where the
     drift keeps its sign up to the end and the flow may run into a vertex
-    (:func:`~grpo_theory.solvers.classes.may_collapse`), the limit point is that vertex.
+    (:func:`~grpo_theory.solvers.collapse.may_collapse`), the limit point is that vertex.
 
     Parameters
     ----------
