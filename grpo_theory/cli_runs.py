@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import warnings
 from pathlib import Path
 
@@ -150,6 +151,9 @@ def cmd_predict(args) -> int:
         except InvalidInputError as exc:                    # the kernel's checks know no file: name it
             if args.kernel and str(exc).startswith("the kernel"):
                 raise InvalidInputError(f"--kernel {args.kernel!r}: {exc}") from None
+            shell = _as_options(str(exc))
+            if shell != str(exc):
+                raise InvalidInputError(shell) from None
             raise
     for c in caught:                                        # any other warning as Python shows it
         if not issubclass(c.category, TheoryWarning):
@@ -168,6 +172,18 @@ def cmd_predict(args) -> int:
             print(f"  warning: {w}")
     _print_predict_summary(pr, paths)
     return 0
+
+
+#: predict()'s keywords that are options of ``grpo-theory predict``: a message about ``clock=`` says ``--clock``.
+_PREDICT_OPTIONS = ("clock", "fit", "steps", "k", "level", "interval", "slow_tol", "holdout", "rhos", "finite_level",
+                    "seed", "kernel", "measured", "levels")
+
+
+def _as_options(message: str) -> str:
+    """``message`` with predict()'s keywords (``steps=``, ``fit=(step, mean_reward)``) spelt as the options."""
+    message = re.sub(r"\bfit=\(step, mean_reward\)", "--fit STEP MEAN_REWARD", message)
+    return re.sub(r"\b(" + "|".join(_PREDICT_OPTIONS) + r")=(?=[\s(,.;:]|$)",
+                  lambda m: "--" + m.group(1).replace("_", "-"), message)
 
 
 def _predict_from_args(args, kwargs):
