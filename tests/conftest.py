@@ -24,6 +24,14 @@ from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 
+# pytest-xdist's controller rebuilds a worker's warning by importing the module of its class
+# (xdist.workermanage.unserialize_warning_message) in the thread that reads that worker. When both
+# workers send a TheoryWarning at once, grpo_theory is imported in two threads at the same time, which
+# deadlocks or sees a half-initialised package (seen on a loaded machine: _DeadlockError on
+# grpo_theory.errors in one thread, "cannot import name 'expit' from grpo_theory._numerics" in the other,
+# and both workers went down). Importing it here, in the main thread before any worker starts, avoids it.
+import grpo_theory.errors  # noqa: E402,F401
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
