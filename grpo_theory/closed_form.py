@@ -1,4 +1,4 @@
-r"""The note's explicit formulas for binary questions (SPEC sections 2 and 4), vectorised.
+r"""The note's explicit formulas for binary questions (their reward preference and stationary points), vectorised.
 
 :func:`binary_preference` is the O(G) binary form of ``P_G`` (section 2); the others are the
 stationary points (section 4), described below.
@@ -241,7 +241,7 @@ def large_group_direct_turning_point(beta) -> np.ndarray:
 
 
 def binary_shift_direct(pi_ref_a, beta, group_size, reward_gap=1.0) -> np.ndarray:
-    r"""Shift-only + direct penalty: RLHF with ``beta' = G beta/(G-1)`` (SPEC section 3, beyond).
+    r"""Shift-only + direct penalty: RLHF with ``beta' = G beta/(G-1)`` (beyond the note).
 
     ``x = logistic(logit(p) + reward_gap (G-1)/(G beta))``; ``G = inf`` gives ``beta' = beta``.
 
@@ -464,14 +464,14 @@ def _group_size(group_size) -> int | float:
 
 
 def binary_preference(x, group_size: int | float) -> tuple[np.ndarray, np.ndarray]:
-    r"""The note's O(G) binary form (SPEC section 2), vectorised over ``x = pi(a)``.
+    r"""The note's O(G) binary form, vectorised over ``x = pi(a)``.
 
     Deterministic rewards ``r(a) > r(b)``, scale normalisation, ddof 0, eps 0; with
     ``k ~ Binomial(G-1, x)`` correct answers among the others,
     ``P_G(a|pi) = E[sqrt((G-1-k)/(k+1))]`` and ``P_G(b|pi) = -E[sqrt(k/(G-k))]``.
     ``G = inf`` gives ``sqrt((1-x)/x)`` and ``-sqrt(x/(1-x))``.
 
-    This is an independent implementation of the formula printed in the SPEC,
+    This is an independent implementation of the formula printed in the note,
     used to cross-check :func:`grpo_theory.preference.level_expectations`.
 
     Parameters

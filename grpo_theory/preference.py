@@ -1,4 +1,4 @@
-r"""The expected group-relative preference ``P_G(o | pi)`` (SPEC section 2).
+r"""The expected group-relative preference ``P_G(o | pi)`` (the note's reward preference model).
 
 ``P_G(o | pi) = E[A_1 | o_1 = o]`` with ``o_2..o_G`` i.i.d. from ``pi`` and every
 reward drawn from its law. It depends on ``o`` only through its reward law and

@@ -78,7 +78,7 @@ def _big_int(n: int) -> str:
 
 @dataclass(frozen=True, kw_only=True)
 class Objective:
-    """A GRPO objective (Eq. 1 of the note, with the options of SPEC section 1).
+    """A GRPO objective (Eq. 1 of the note, with the options of the Conventions page).
 
     Attributes
     ----------

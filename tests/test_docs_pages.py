@@ -156,3 +156,28 @@ def test_the_guides_examples_run_in_order():
             except Exception as exc:                                          # noqa: BLE001 - named below
                 pytest.fail(f"docs/guide.md python block {i} (0-based) fails after the ones before it: "
                             f"{type(exc).__name__}: {exc}")
+
+
+SPEC_RE = re.compile(r"\bSPEC(?:'s)? sections?\b|\bthe SPEC\b|\bin the SPEC\b")
+
+
+def _docstrings():
+    """(file, docstring) of every module, class and function of the package, read with ``ast``."""
+    for path in sorted((ROOT / "grpo_theory").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                doc = ast.get_docstring(node, clean=False)
+                if doc:
+                    yield path.relative_to(ROOT).as_posix(), doc
+
+
+def test_no_page_or_docstring_sends_the_reader_to_the_spec():
+    """The project's SPEC is not shipped with the package or the site: "SPEC section 3" is a reference a
+    reader cannot follow (the note's equations and the site's pages are)."""
+    texts = [(p.relative_to(ROOT).as_posix(), p.read_text()) for p in sorted(DOCS.rglob("*.md"))]
+    texts += [("CHANGELOG.md", (ROOT / "CHANGELOG.md").read_text()), *_docstrings()]
+    assert len(texts) > 500
+    hits = [(name, m.group(0)) for name, text in texts for m in SPEC_RE.finditer(text)]
+    assert not hits, f"{len(hits)} references to the SPEC, e.g. {hits[:8]}"
+    assert SPEC_RE.search("(SPEC section 3)") and SPEC_RE.search("as in the SPEC (Eq. 2)")
+    assert not SPEC_RE.search("SPEC = FigureSpec(number, slug)")

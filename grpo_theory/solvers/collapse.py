@@ -1,4 +1,4 @@
-"""When the class flow runs into a vertex (SPEC section 3): :func:`may_collapse` and :func:`unbounded_preference`
+"""When the class flow runs into a vertex (stationarity): :func:`may_collapse` and :func:`unbounded_preference`
 say whether a scan's ends may hold limit points, :func:`clamp_critical_beta` gives the beta below which a
 value-clamped KL lets the worse of two classes collapse. Problems are
 :class:`~grpo_theory.solvers.classes.ClassProblem` (see that module's doc for ``g(c)`` and the flow)."""
