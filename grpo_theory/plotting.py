@@ -308,7 +308,7 @@ def binary_curves(df: pd.DataFrame, param: str, label: str, title: str,
         logax.set_xlabel(r"$\pi_{\mathrm{ref}}(a)$ (log scale)")
         logax.set_ylabel(r"$\pi_\theta(a)$ at the stationary point")
         panel(ax, "a", title)
-        panel(logax, "b", r"the same, down to $\pi_{\mathrm{ref}}(a)$ = " + sci_text(float(df.pi_ref_a.min())))
+        panel(logax, "b", rf"the same, down to $\pi_{{\mathrm{{ref}}}}(a)$ = {df.pi_ref_a.min():.0e}")
         legend_below(fig, *ax.get_legend_handles_labels(), ncol=4)
     else:
         ax.set_title(title)

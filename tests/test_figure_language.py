@@ -209,13 +209,12 @@ def language_problems(name: str, source: str) -> tuple[list[str], set[tuple[str,
 
 #: The uses that still differ from the tables (module, style or marker, the meaning it has there): open work,
 #: each to be redrawn in the table's language. A ceiling: a new one fails, and one redrawn must leave the list.
-#: Line styles: the targets of Figures 27, 29 and 32 and the unstable branches (Figures 7, 20) drawn dashed;
+#: Line styles: the unstable branches (Figures 7, 20) drawn dashed;
 #: line styles as legend keys (G in Figures 8 and 15, frameworks in 18, family members in 19); Figure 9's
 #: second stable branch dotted.
 #: Markers: squares and diamonds as legend keys (Figures 9, 27, 29, 32) or other objects (a 2-cycle, a cell, a
 #: fixed point); Figure 26's answered-No triangle.
 OPEN_LANGUAGE = {
-    ("family_study", "--", "threshold"), ("seed_validation", "--", "threshold"), ("verl_critical_beta", "--", "threshold"),
     ("multistable_basins", "--", "unstable"), ("non_uniqueness", "--", "unstable"), ("phase_portraits", "--", "unstable"),
     ("frameworks_same_beta", "-", "boundary"), ("frameworks_same_beta", "--", "key"), ("frameworks_same_beta", "-.", "key"),
     ("frameworks_same_beta", ":", "key"), ("frameworks_same_beta", "(0, (5, 1, 1, 1))", "key"),

@@ -84,8 +84,13 @@ def _flatten(d: Mapping, prefix: str = "") -> dict:
     return out
 
 
-#: verl's top-level sections (a dotted token starting with one is an override, ``=value`` or not).
-_SECTIONS = ("algorithm", "actor_rollout_ref", "data", "trainer", "critic", "reward_model", "custom_reward_function")
+#: verl's top-level sections (a dotted token starting with one is an override, ``=value`` or not; a top-level key
+#: outside them is warned about as unknown). Read from ``verl/trainer/config/_generated_ppo_trainer.yaml`` of
+#: volcengine/verl at commit 035682ed7 (``data`` holds ``train_batch_size``; ``global_profiler``, ``ray_kwargs``)
+#: and ``ppo_trainer.yaml`` at 008db456b (``ray_init``, before ``ray_kwargs``). Only the keys of
+#: :data:`_CHECKED_SECTIONS` are checked one by one (verl_config_keys.json).
+_SECTIONS = ("algorithm", "actor_rollout_ref", "data", "trainer", "critic", "reward_model", "custom_reward_function",
+             "global_profiler", "ray_kwargs", "ray_init")
 
 
 def _check_sections(flat: dict) -> None:
@@ -163,7 +168,7 @@ def _unknown_key_warnings(flat: dict, known: frozenset) -> list[str]:
     import difflib
 
     out = []
-    tops = sorted({k.split(".")[0] for k in known})
+    tops = sorted({k.split(".")[0] for k in known} | set(_SECTIONS))
     bad_tops = sorted({k.split(".")[0] for k in flat} - set(tops))
     for top in bad_tops:
         under = sorted(k for k in flat if k.split(".")[0] == top)
