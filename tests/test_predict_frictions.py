@@ -3,6 +3,7 @@
 
 Each test fails on the main branch where the friction was found (see the commit that added it)."""
 
+import json
 import math
 import warnings
 from pathlib import Path
@@ -13,7 +14,7 @@ import pytest
 from grpo_theory import InvalidInputError, Objective, Question, clamp_critical_beta
 from grpo_theory.cli import main
 from grpo_theory.integrations.verl import read_verl_config
-from grpo_theory.predict import predict, samples_from_counts
+from grpo_theory.predict import PredictWarning, predict, samples_from_counts
 
 PUBLISHED = Path(__file__).resolve().parents[1] / "docs" / "results" / "published" / "simplerl_zoo_qwen25_7b_math500"
 
@@ -117,3 +118,28 @@ def test_predict_takes_a_command_line_as_config(framework, command, beta, group_
         warnings.simplefilter("ignore")
         pr = predict(samples_from_counts([8, 8], [3, 0]), framework=framework, config=command, progress=False)
     assert (pr.objective.beta, pr.objective.group_size) == (beta, group_size)
+
+
+def test_samples_temperature_is_asked_and_checked(base20, tmp_path, capsys):
+    """The published counts were sampled at 0.6, training at 1.0 (recipe.sh): --sample-temperature says so; not
+    given, the CLI says the check was not made and names training's temperature."""
+    out_dir = tmp_path / "out"
+    args = ["predict", str(base20), "--framework", "verl", str(PUBLISHED / "recipe.sh"), "--out", str(out_dir),
+            "--no-plots", "--no-progress"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "temperature was not given" in out and "(1, from the config)" in out
+    assert main(args + ["--sample-temperature", "0.6"]) == 0
+    lines = _warning_lines(capsys.readouterr().out)
+    assert len([w for w in lines if "temperature 0.6" in w and "at 1:" in w]) == 1, lines
+    summary = json.loads((out_dir / "summary.json").read_text())
+    assert (summary["sample_temperature"], summary["train_temperature"]) == (0.6, 1.0)
+    assert main(args + ["--sample-temperature", "1.0"]) == 0
+    out = capsys.readouterr().out
+    assert "temperature was not given" not in out and not [w for w in _warning_lines(out) if "temperature" in w]
+    with pytest.warns(PredictWarning, match="temperature 0.7"):
+        predict(samples_from_counts([8], [3]), framework="trl", config={"beta": 0.1, "num_generations": 4,
+                                                                        "temperature": 0.9},
+                sample_temperature=0.7, progress=False)
+    with pytest.raises(InvalidInputError, match="sample_temperature"):
+        predict(samples_from_counts([8], [3]), Objective(beta=0.5), sample_temperature=0, progress=False)

@@ -49,12 +49,15 @@ class TheoryMapping:
         ``"TRL"``, ``"verl"`` or ``"OpenRLHF"``.
     version : str or None
         The framework version whose defaults were used (None: unknown).
+    temperature : float or None
+        The temperature training samples its groups at (None: not read).
     """
 
     objective: Objective
     warnings: tuple
     framework: str
     version: str | None
+    temperature: float | None = None
 
     def __str__(self) -> str:
         head = self.objective.describe()
@@ -63,7 +66,7 @@ class TheoryMapping:
 
 
 def mapping_of(obj: Objective | None, warns: list, framework: str, version: str | None, *,
-               stacklevel: int = 3) -> TheoryMapping:
+               stacklevel: int = 3, temperature: float | None = None) -> TheoryMapping:
     """A reader's result: each warning also emitted through ``warnings.warn`` as a :class:`TheoryWarning`.
 
     Parameters
@@ -78,6 +81,8 @@ def mapping_of(obj: Objective | None, warns: list, framework: str, version: str 
         The trainer's version the config was read for; None when unknown.
     stacklevel : int, default 3
         Of the warnings: 3 points at the caller of a reader that calls this directly.
+    temperature : float, optional
+        The config's sampling temperature of training (its default where not set).
 
     Returns
     -------
@@ -95,7 +100,7 @@ def mapping_of(obj: Objective | None, warns: list, framework: str, version: str 
                                  + "; ".join(warns))
     for w in warns:
         warnings.warn(f"{framework}: {w}", TheoryWarning, stacklevel=stacklevel)
-    return TheoryMapping(obj, tuple(warns), framework, version)
+    return TheoryMapping(obj, tuple(warns), framework, version, None if temperature is None else float(temperature))
 
 
 def parse_version(v: str) -> tuple:

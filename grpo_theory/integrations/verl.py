@@ -321,4 +321,4 @@ def _read_flat(flat: dict, unknown_warns: list) -> TheoryMapping:
         return mapping_of(None, warns, "verl", VERL_VERSION, stacklevel=4)
     obj = Objective(beta=beta, group_size=n, normalization=norm, std_ddof=1, std_eps=VERL_STD_EPS, level="token",
                     loss_type=loss_agg, **kl, **family_fields)
-    return mapping_of(obj, warns, "verl", VERL_VERSION, stacklevel=4)
+    return mapping_of(obj, warns, "verl", VERL_VERSION, stacklevel=4, temperature=temp)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +30,7 @@ from .finite import predict_finite
 from .graded import predict_graded
 from .intervals import check_k, pass_at_k, unbiased_pass_at_k
 from .report import write_outputs
-from .samples import SampleTable, read_samples
+from .samples import PredictWarning, SampleTable, read_samples
 
 __all__ = ["Prediction", "predict", "objective_for", "reward_kl_tradeoff"]
 
@@ -223,6 +224,12 @@ def objective_for(obj=None, *, framework: str | None = None, config=None, **read
     >>> obj == Objective(beta=0.5, group_size=4), warns
     (True, [])
     """
+    obj, warns, _ = _read_objective(obj, framework, config, reader_options)
+    return obj, warns
+
+
+def _read_objective(obj, framework, config, reader_options) -> tuple:
+    """:func:`objective_for`'s ``(objective, warnings)`` and training's sampling temperature (None: not read)."""
     if (obj is None) == (config is None):
         raise InvalidInputError("give exactly one of an objective (Objective or its fields) or framework= and config=")
     if obj is not None:
@@ -231,7 +238,7 @@ def objective_for(obj=None, *, framework: str | None = None, config=None, **read
                                     "objective given directly does not use (or not a keyword of predict)")
         if hasattr(obj, "objective") and hasattr(obj, "warnings"):
             return _from_mapping(obj)
-        return as_objective(obj), []
+        return as_objective(obj), [], None
     frameworks = ("trl", "verl", "openrlhf")
     if framework not in frameworks:
         raise InvalidInputError(f"framework must be one of {frameworks}, got {framework!r}")
@@ -252,7 +259,25 @@ def _from_mapping(mapping) -> tuple:
     if mapping.objective is None:
         raise InvalidInputError(f"the {mapping.framework} config maps to no stationary objective: "
                                 + "; ".join(mapping.warnings))
-    return mapping.objective, list(mapping.warnings)
+    return mapping.objective, list(mapping.warnings), getattr(mapping, "temperature", None)
+
+
+def _temperature_check(sample_temperature, train_temperature) -> dict:
+    """The summary's temperature fields: the samples' temperature against training's, and a warning where they
+    differ (``p_ref`` is then the P(correct) of another policy than the one training samples its groups from)."""
+    if sample_temperature is not None and not (isinstance(sample_temperature, (int, float))
+                                               and not isinstance(sample_temperature, bool)
+                                               and math.isfinite(sample_temperature) and sample_temperature > 0):
+        raise InvalidInputError(f"sample_temperature= must be a positive number (the temperature the samples were "
+                                f"drawn at), got {sample_temperature!r}")
+    out = dict(sample_temperature=sample_temperature, train_temperature=train_temperature, temperature_warning=None)
+    if sample_temperature is not None and train_temperature is not None and sample_temperature != train_temperature:
+        out["temperature_warning"] = (
+            f"the samples were drawn at temperature {sample_temperature:g}, training samples its groups at "
+            f"{train_temperature:g}: p_ref is the P(correct) of another policy than the one training starts from, "
+            "so every prediction starts from a shifted point; sample the base model at training's temperature")
+        warnings.warn(out["temperature_warning"], PredictWarning, stacklevel=3)
+    return out
 
 
 def predict(samples, obj=None, *, framework: str | None = None, config=None, k: Sequence[int] = (1, 8),
@@ -260,7 +285,8 @@ def predict(samples, obj=None, *, framework: str | None = None, config=None, k: 
             fit: tuple | None = None, steps: Sequence[float] | None = None, slow_tol: float = 0.01,
             t_max: float = 1e4, tol: float = 1e-6, max_exact: int = 400, levels=None, progress=None,
             measured=None, kernel=None, holdout: float | None = None, rhos=None, finite_level: float = 0.9,
-            seed: int = 0, id_column: str = "prompt_id", **reader_options) -> Prediction:
+            seed: int = 0, id_column: str = "prompt_id", sample_temperature: float | None = None,
+            **reader_options) -> Prediction:
     """Predict where GRPO takes every prompt of a dataset, from the base model's samples.
 
     Parameters
@@ -317,6 +343,10 @@ def predict(samples, obj=None, *, framework: str | None = None, config=None, k: 
     id_column : str, default "prompt_id"
         The column naming the prompt, where ``samples`` or ``measured`` is a file or a DataFrame
         (:func:`read_samples`).
+    sample_temperature : float, optional
+        The temperature the samples were drawn at. Checked against training's (read from ``config``): where
+        they differ, a :class:`PredictWarning` and ``summary["temperature_warning"]``. Not given:
+        ``summary["sample_temperature"]`` is None, and the CLI says the check was not made.
     **reader_options
         Passed to the config reader (e.g. ``trl_version=``); refused with an objective given directly.
 
@@ -341,7 +371,8 @@ def predict(samples, obj=None, *, framework: str | None = None, config=None, k: 
     0.5
     """
     started = time.perf_counter()
-    obj, reader_warnings = objective_for(obj, framework=framework, config=config, **reader_options)
+    obj, reader_warnings, train_temperature = _read_objective(obj, framework, config, reader_options)
+    temperature = _temperature_check(sample_temperature, train_temperature)
     if not isinstance(samples, SampleTable):
         samples = read_samples(samples, levels=levels, id_column=id_column)
     ks = check_k(k)
@@ -364,7 +395,7 @@ def predict(samples, obj=None, *, framework: str | None = None, config=None, k: 
                                     "rewards only; these samples have levels " + str(samples.levels.tolist()))
         table, extra = predict_graded(samples, obj, ks, progress)
         flows = None
-    summary = _summary(samples, obj, table, ks, level, interval, reader_warnings, extra)
+    summary = _summary(samples, obj, table, ks, level, interval, reader_warnings, {**extra, **temperature})
     finite = None
     if measured is not None or kernel is not None or holdout is not None:
         finite = _finite(samples, obj, table, summary, measured, kernel, holdout, rhos, finite_level, seed, levels,
