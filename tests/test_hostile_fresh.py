@@ -7,11 +7,8 @@ not from the library.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import math
 import os
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -19,34 +16,14 @@ import pytest
 
 from grpo_theory import (InvalidInputError, Objective, Question, closed_form, log_pooling, nash_equilibrium,
                          reward_preference, rlhf_optimum, stationary_policy)
-from grpo_theory.cli import main
+
+from _cli_run import refused, run
 
 GRID = "objectives: {beta: 0.5, group_size: 2}\nquestions: [{pi_ref: [0.3, 0.7], rewards: [1, 0]}]\n"
 
 
 def eq14(p: float, beta: float) -> float:
     return (1 - beta + math.sqrt((1 - beta) ** 2 + 4 * beta * p)) / 2
-
-
-def run(*argv) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            rc = main([str(a) for a in argv])
-        except SystemExit as exc:
-            rc = exc.code
-    return rc, out.getvalue(), err.getvalue()
-
-
-def refused(argv, *names) -> str:
-    rc, _, err = run(*argv)
-    lines = [ln for ln in err.splitlines() if ln.strip()]
-    assert rc == 2, (rc, err)
-    assert len(lines) == 1 and lines[0].startswith("grpo-theory"), err
-    for n in names:
-        assert n in lines[0], (n, lines[0])
-    return lines[0]
 
 
 # ---------------------------------------------------------------- numbers of every type
