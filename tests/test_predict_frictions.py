@@ -7,11 +7,13 @@ import math
 import warnings
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
-from grpo_theory import Objective, Question, clamp_critical_beta
+from grpo_theory import InvalidInputError, Objective, Question, clamp_critical_beta
 from grpo_theory.cli import main
 from grpo_theory.integrations.verl import read_verl_config
+from grpo_theory.predict import predict, samples_from_counts
 
 PUBLISHED = Path(__file__).resolve().parents[1] / "docs" / "results" / "published" / "simplerl_zoo_qwen25_7b_math500"
 
@@ -80,3 +82,38 @@ def test_verl_wrong_type_error_names_no_phantom_section(base20, tmp_path, capsys
     err = capsys.readouterr().err
     assert rc != 0 and "'eight'" in err and "data" not in err, err
     assert not (tmp_path / "out").exists()
+
+
+def test_predict_names_the_id_column_of_a_dataframe_and_of_measured():
+    """``predict(df, obj, id_column=...)``: the DataFrame's (and ``measured``'s) prompt column by name."""
+    base = pd.read_csv(PUBLISHED / "base.csv").iloc[:20].rename(columns={"prompt_id": "problem"})
+    after = pd.read_csv(PUBLISHED / "after.csv").iloc[:10].rename(columns={"prompt_id": "problem"})
+    base["problem"] = "p" + base.problem.astype(str)
+    after["problem"] = "p" + after.problem.astype(str)
+    pr = predict(base, Objective(beta=0.5, group_size=8), id_column="problem", measured=after, progress=False,
+                 rhos=[0.0, 1.0])
+    assert list(pr.table.prompt_id[:2]) == ["p0", "p1"]
+    assert pr.table.correct.tolist() == base.correct.tolist()
+    assert "pred_finite" in pr.table
+
+
+def test_predict_refuses_reader_options_it_would_drop():
+    """An objective given directly uses no reader option: ``trl_version=`` (or a misspelt keyword) is an error
+    naming it, not silently dropped."""
+    with pytest.raises(InvalidInputError, match="idcolumn"):
+        predict(samples_from_counts([8, 8], [3, 0]), Objective(beta=0.5, group_size=2), idcolumn="problem")
+
+
+@pytest.mark.parametrize("framework, command, beta, group_size", [
+    ("verl", "python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo actor_rollout_ref.rollout.n=8 "
+             "actor_rollout_ref.actor.use_kl_loss=True actor_rollout_ref.actor.kl_loss_coef=0.0001", 1e-4, 8),
+    ("trl", "trl grpo --beta 0.04 --num_generations 8 --use_bias_correction_kl false", 0.04, 8),
+    ("openrlhf", "python -m openrlhf.cli.train_ppo_ray --advantage_estimator group_norm --n_samples_per_prompt 4 "
+                 "--init_kl_coef 0.01 --use_kl_loss --kl_estimator k3", 0.01, 4),
+])
+def test_predict_takes_a_command_line_as_config(framework, command, beta, group_size):
+    """``config=`` a command line as text (what ``explain`` and the CLI take from a script file)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pr = predict(samples_from_counts([8, 8], [3, 0]), framework=framework, config=command, progress=False)
+    assert (pr.objective.beta, pr.objective.group_size) == (beta, group_size)
