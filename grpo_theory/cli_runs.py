@@ -167,11 +167,19 @@ def cmd_predict(args) -> int:
     print(f"{s['prompts']} prompts, {s['samples']} samples ({s['excluded_rows']} rows excluded); {s['objective']}")
     shown = []
     for w in list(s["reader_warnings"]) + [str(c.message) for c in caught if issubclass(c.category, TheoryWarning)]:
-        if w not in shown and not any(w in x for x in shown):
+        if not any(_repeats(w, x) for x in shown):
             shown.append(w)
             print(f"  warning: {w}")
     _print_predict_summary(pr, paths)
     return 0
+
+
+def _repeats(new: str, shown: str) -> bool:
+    """Whether warning ``new`` says nothing that ``shown`` did not: it is part of it once the reader's framework
+    tag (``"verl: "``, ``"TRL: "``, ``"OpenRLHF: "``) is off both. :func:`~grpo_theory.integrations.mapping.mapping_of`
+    emits each reader warning with the tag, and ``predict`` returns the same warning without it."""
+    untag = re.compile(r"^(?:verl|TRL|OpenRLHF): ")
+    return untag.sub("", new) in untag.sub("", shown)
 
 
 #: predict()'s keywords that are options of ``grpo-theory predict``: a message about ``clock=`` says ``--clock``.

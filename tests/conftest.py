@@ -7,7 +7,7 @@ import os
 # core; with two workers on two cores (`-n 2`) those threads wait on each other, and a small product spends
 # most of its time in that wait: a dot of 170,544 doubles took 7.9 ms of CPU instead of 0.06 ms under load,
 # and the tree engine's 20-answer G = 16 solve (tests/test_tree.py) 41 s instead of 9 s (docs/performance.md,
-# "The test suite, session 33"). torch gets one thread below for the same reason.
+# "The test suite, 2026-12-02: one BLAS thread"). torch gets one thread below for the same reason.
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = "1"
 

@@ -1,4 +1,4 @@
-"""The SmolLM2 instability of issue 26: a run that collapses, against the flow, and the same seed
+"""The SmolLM2 instability: a run that collapses, against the flow, and the same seed
 after a learning-rate warm-up (committed runs of experiments/smollm2_instability.py)."""
 
 from __future__ import annotations

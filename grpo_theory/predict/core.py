@@ -200,7 +200,8 @@ def objective_for(obj=None, *, framework: str | None = None, config=None, **read
     framework : str, optional
         ``"trl"``, ``"verl"`` or ``"openrlhf"`` (with ``config``).
     config : dict, str or Path, optional
-        A trainer config: a dict, or a path (JSON for TRL/OpenRLHF, YAML for verl).
+        A trainer config: a dict, a path (JSON for TRL/OpenRLHF, YAML for verl, or a shell script), or the
+        command line itself as a str (``"python -m verl.trainer.main_ppo a.b=c ..."``).
     **reader_options
         Passed to the framework's config reader (e.g. ``trl_version=``).
 
@@ -225,6 +226,9 @@ def objective_for(obj=None, *, framework: str | None = None, config=None, **read
     if (obj is None) == (config is None):
         raise InvalidInputError("give exactly one of an objective (Objective or its fields) or framework= and config=")
     if obj is not None:
+        if reader_options:                # e.g. trl_version=, or a misspelt keyword: never dropped silently
+            raise InvalidInputError(f"{', '.join(sorted(reader_options))}: options of a config reader, which an "
+                                    "objective given directly does not use (or not a keyword of predict)")
         if hasattr(obj, "objective") and hasattr(obj, "warnings"):
             return _from_mapping(obj)
         return as_objective(obj), []
@@ -256,19 +260,19 @@ def predict(samples, obj=None, *, framework: str | None = None, config=None, k: 
             fit: tuple | None = None, steps: Sequence[float] | None = None, slow_tol: float = 0.01,
             t_max: float = 1e4, tol: float = 1e-6, max_exact: int = 400, levels=None, progress=None,
             measured=None, kernel=None, holdout: float | None = None, rhos=None, finite_level: float = 0.9,
-            seed: int = 0, **reader_options) -> Prediction:
+            seed: int = 0, id_column: str = "prompt_id", **reader_options) -> Prediction:
     """Predict where GRPO takes every prompt of a dataset, from the base model's samples.
 
     Parameters
     ----------
-    samples : SampleTable, str or Path
-        The base model's samples (see :func:`read_samples` for the three file layouts).
+    samples : SampleTable, str, Path, pandas.DataFrame or numpy.ndarray
+        The base model's samples (see :func:`read_samples` for the three layouts, files and tables in memory).
     obj : Objective or dict, optional
         The GRPO objective (or a dict of its fields); or give ``framework`` and ``config`` to read it from a trainer config.
     framework : {"trl", "verl", "openrlhf"}, optional
         The trainer whose ``config`` is read, by :func:`objective_for`.
     config : dict, str or pathlib.Path, optional
-        The trainer's config (a dict or a path).
+        The trainer's config: a dict, a path, or a command line as a str (see :func:`objective_for`).
     k : sequence of int
         pass@k values to put in the table (any ``k >= 1``; :meth:`Prediction.pass_at` computes others).
     level : float
@@ -310,8 +314,11 @@ def predict(samples, obj=None, *, framework: str | None = None, config=None, k: 
         Level of the finite-time intervals.
     seed : int
         Seed of the bootstrap and the hold-out split.
+    id_column : str, default "prompt_id"
+        The column naming the prompt, where ``samples`` or ``measured`` is a file or a DataFrame
+        (:func:`read_samples`).
     **reader_options
-        Passed to the config reader (e.g. ``trl_version=``).
+        Passed to the config reader (e.g. ``trl_version=``); refused with an objective given directly.
 
     Returns
     -------
@@ -336,7 +343,7 @@ def predict(samples, obj=None, *, framework: str | None = None, config=None, k: 
     started = time.perf_counter()
     obj, reader_warnings = objective_for(obj, framework=framework, config=config, **reader_options)
     if not isinstance(samples, SampleTable):
-        samples = read_samples(samples, levels=levels)
+        samples = read_samples(samples, levels=levels, id_column=id_column)
     ks = check_k(k)
     if fit is not None and clock is not None:
         raise InvalidInputError("give clock= or fit=(step, mean_reward), not both")
@@ -360,13 +367,14 @@ def predict(samples, obj=None, *, framework: str | None = None, config=None, k: 
     summary = _summary(samples, obj, table, ks, level, interval, reader_warnings, extra)
     finite = None
     if measured is not None or kernel is not None or holdout is not None:
-        finite = _finite(samples, obj, table, summary, measured, kernel, holdout, rhos, finite_level, seed, levels)
+        finite = _finite(samples, obj, table, summary, measured, kernel, holdout, rhos, finite_level, seed, levels,
+                         id_column)
     summary["seconds"] = round(time.perf_counter() - started, 3)
     pr = Prediction(table, summary, obj, samples, flows, reader_warnings, finite)
     return pr
 
 
-def _finite(samples, obj, table, summary, measured, kernel, holdout, rhos, level, seed, levels):
+def _finite(samples, obj, table, summary, measured, kernel, holdout, rhos, level, seed, levels, id_column):
     """The finite-time columns and summary fields of :func:`predict` with ``measured=``."""
     if measured is None:
         raise InvalidInputError("kernel= and holdout= need measured= (counts after training on some prompts)")
@@ -374,7 +382,7 @@ def _finite(samples, obj, table, summary, measured, kernel, holdout, rhos, level
         raise InvalidInputError("measured= (finite-time predictions) is implemented for 0/1 rewards only; these "
                                 "samples have levels " + str(samples.levels.tolist()))
     if not isinstance(measured, SampleTable):
-        measured = read_samples(measured)
+        measured = read_samples(measured, id_column=id_column)
     fin = predict_finite(samples, obj, measured, kernel=kernel, rhos=rhos, holdout=holdout, level=level, seed=seed,
                          stationary=table.pred.to_numpy())
     for col in fin.table.columns:
