@@ -21,7 +21,9 @@ samples; source and checks in its README) and the run's objective as verl overri
    * two references that are no project models: ``affine`` (``logit p -> a logit p + b``, two parameters,
      fitted by binomial likelihood on the fitting half) and ``isotonic_in_sample`` (the non-decreasing map of
      the base's frequency that minimises the squared error *on the held-out problems themselves*: a lower bound
-     on the Brier of any monotone map of the base's counts, not a prediction).
+     on the Brier of any monotone map of the base's counts, not a prediction);
+   * the coverage of the 90% predictive interval ``pred_finite_lo, pred_finite_hi`` of the flows fitted on
+     the fitting half, on the held-out measurements.
 
    -> ``diagnostics.json``.
 
@@ -113,7 +115,7 @@ def main() -> None:
     worse_raw = k < c * (m / n)
     worse_sig = np.array([fisher_exact([[k[i], m[i] - k[i]], [c[i], n[i] - c[i]]], alternative="less")[1] < 0.05
                           for i in range(c.size)])
-    rows, subset_rows, iso_rows = [], [], []
+    rows, subset_rows, iso_rows, coverage = [], [], [], []
     for seed in SEEDS:
         fin = predict_finite(base, obj, after, holdout=0.5, seed=seed)
         held = fin.table.heldout.to_numpy()
@@ -138,6 +140,8 @@ def main() -> None:
         preds = {"no_change": expit(z0[held]), "shift": expit(z0[held] + hf["shift"]),
                  "affine": expit(a * z0[held] + b)}
         kept_fit = _fit_on_kept(base, obj, after, held, seed)
+        lo, hi = (np.asarray(kept_fit[col], float)[held] for col in ("pred_finite_lo", "pred_finite_hi"))
+        coverage.append(float(np.mean((lo <= f_meas) & (f_meas <= hi))))
         for name in ("tabular", "coupled"):
             preds[name] = np.asarray(kept_fit[f"pred_{name}"], float)[held]
             lib = float(fin.scores.set_index("model").mae[name])
@@ -190,7 +194,10 @@ def main() -> None:
                    coupled_rho_lo=hold["fits"]["coupled"]["rho_lo"], tabular_t=hold["fits"]["tabular"]["t"]),
         all500=dict(coupled_rho=pr.summary["finite"]["fit"]["rho"], coupled_t=pr.summary["finite"]["fit"]["t"],
                     shift_c=pr.summary["finite"]["shift"], mean_pred_finite=pr.summary["mean_pred_finite"],
-                    vertex_fraction=pr.summary["vertex_fraction"]),
+                    vertex_fraction=pr.summary["vertex_fraction"],
+                    predictive_90_coverage_in_sample=float(np.mean(
+                        (pr.table.pred_finite_lo <= k / m) & (k / m <= pr.table.pred_finite_hi))),
+                    p_ref_interval_coverage=float(np.mean((pr.table.pred_lo <= k / m) & (k / m <= pr.table.pred_hi)))),
         splits=dict(seeds=len(SEEDS), mean_mae={k_: float(v) for k_, v in mean.mae.items()},
                     mean_brier={k_: float(v) for k_, v in mean.brier.items()},
                     mean_mae_minus_shift={k_: float(v) for k_, v in mean.mae_minus_shift.dropna().items()},
@@ -206,6 +213,8 @@ def main() -> None:
                     mae_on_worse_sig={k_: float(v) for k_, v in sub["worse_sig"].items()},
                     mae_on_not_worse_sig={k_: float(v) for k_, v in sub["not_worse_sig"].items()},
                     worse_sig_heldout_mean=float(n_worse_held),
+                    predictive_90_coverage_heldout_mean=float(np.mean(coverage)),
+                    predictive_90_coverage_heldout_min=float(np.min(coverage)),
                     error_share_of_worse_sig={k_: float(v) for k_, v in share.items()},
                     isotonic_in_sample_mae=float(iso.iso_mae), isotonic_in_sample_brier=float(iso.iso_brier),
                     any_map_of_base_count_in_sample_brier=float(iso.any_map_brier)),
@@ -218,7 +227,7 @@ def _fit_on_kept(base, obj, after, held, seed):
     """The flows fitted on the kept half only (what ``predict_finite(..., holdout=)`` fits), for every problem."""
     sel = ~held
     kept = samples_from_counts(after.n[sel], after.correct[sel], [pid for pid, s in zip(after.prompt_ids, sel) if s])
-    return predict_finite(base, obj, kept, seed=seed, n_boot=20).table
+    return predict_finite(base, obj, kept, seed=seed).table
 
 
 if __name__ == "__main__":

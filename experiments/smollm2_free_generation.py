@@ -30,16 +30,16 @@ def pilot(model_dir: str, n_prompts: int, n_samples: int, steps: int, spec: dict
     """Measure CPU seconds per sampled completion and per (training step, prompt) on a few pool prompts."""
     import torch
 
-    from grpo_theory.studies import free
+    from grpo_theory.studies import free, free_backend
 
     torch.set_num_threads(1)
     c0 = time.process_time()
-    model, tok = free._smol(model_dir)
+    model, tok = free_backend.smol_model(model_dir)
     load = time.process_time() - c0
     pool = free.candidate_pool()
     chosen = [pool[i] for i in np.linspace(0, len(pool) - 1, n_prompts).astype(int)]
     c0 = time.process_time()
-    backend = free.SmolBackend(model, tok, [c[1] for c in chosen], spec.get("max_new_tokens", 4))
+    backend = free_backend.SmolBackend(model, tok, [c[1] for c in chosen], spec.get("max_new_tokens", 4))
     prefill = (time.process_time() - c0) / n_prompts
     gen = torch.Generator().manual_seed(0)
     c0 = time.process_time()

@@ -1,8 +1,8 @@
 """grpo_theory: the policies GRPO converges to, exactly, and checked against training.
 
 Implements "What is the Alignment Objective of GRPO?" (Vojnovic & Yun,
-arXiv 2502.18548) and goes beyond it; see ``docs/`` and the SPEC for the
-mathematics. Importing this package never imports torch.
+arXiv 2502.18548) and goes beyond it; see ``docs/`` (Conventions, Derivations)
+for the mathematics. Importing this package never imports torch.
 """
 
 from . import closed_form, dynamics, kl, solvers, variants

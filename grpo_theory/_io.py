@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -21,7 +22,12 @@ def atomic_write(path: str | Path, write: Callable[[Path], object]) -> Path:
     The move is atomic on POSIX file systems: readers, and a resumed run, see either the old
     file or the new one, never a partial write.
     """
-    path = Path(path)
+    shown = path = Path(path)
+    try:
+        if path.is_symlink():           # write the file the link points to; the link stays a link
+            path = Path(os.path.realpath(path))
+    except OSError:                     # a name too long: the write below names it
+        pass
     tmp = path.with_name(f".{path.name}.tmp{path.suffix}")
     try:
         write(tmp)
@@ -31,14 +37,14 @@ def atomic_write(path: str | Path, write: Callable[[Path], object]) -> Path:
             tmp.unlink(missing_ok=True)
         except OSError:
             pass
-        raise InvalidInputError(f"cannot write {str(path)!r}: {exc.strerror or exc}") from None
+        raise InvalidInputError(f"cannot write {str(shown)!r}: {exc.strerror or exc}") from None
     except BaseException:
         try:
             tmp.unlink(missing_ok=True)
         except OSError:
             pass
         raise
-    return path
+    return shown
 
 
 def atomic_write_text(path: str | Path, text: str) -> Path:

@@ -1,4 +1,4 @@
-r"""Multinomial weights over count vectors, accurate for group sizes in the thousands (SPEC section 2).
+r"""Multinomial weights over count vectors, accurate for group sizes in the thousands (the note's reward preference model).
 
 ``P_G`` sums over the count vectors ``n`` of the other ``N = G - 1`` rewards over ``L`` levels, weighted
 by ``Multinomial(n; N, w)``. This module enumerates those vectors (all of them, or a window around

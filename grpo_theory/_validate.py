@@ -9,6 +9,7 @@ table of ``field -> (kind, low, high)`` per reader, naming the field and the val
 from __future__ import annotations
 
 import argparse
+import errno
 import math
 import os
 from collections.abc import Mapping
@@ -22,7 +23,7 @@ __all__ = ["plain", "positive_int", "nonnegative_int", "int_at_least", "device",
            "writable_file", "writable_dir", "check_fields", "number", "float_in", "finite_float", "positive_float",
            "nonnegative_float", "float_array", "integer", "read_text", "load_json", "check_structure",
            "unique_keys", "json_value", "csv_records", "text_number", "numeric_entries",
-           "negative_number", "MAX_EXACT_GROUP", "MAX_CONFIG_BYTES", "MAX_DATA_BYTES", "MAX_DEPTH", "MAX_ITEMS"]
+           "negative_number", "path_problem", "broadcastable", "unwrap_scalar", "probability_tolerance", "MAX_EXACT_GROUP", "MAX_CONFIG_BYTES", "MAX_DATA_BYTES", "MAX_DEPTH", "MAX_ITEMS"]
 
 #: Largest finite group size G the exact paths take from the shell or a sweep grid (each evaluation of P_G sums
 #: over G + 1 count vectors or more); above it, G = inf (the large-G limit) is the alternative.
@@ -165,6 +166,13 @@ def numeric_entries(name: str, value) -> None:
     except (TypeError, ValueError):
         return                                   # ragged or odd: the float conversion names it
     bad = (lambda x: x is None or isinstance(x, (str, bytes, bool, np.bool_, np.str_, np.bytes_)))
+    if raw.dtype.kind in "iuf" and isinstance(value, (list, tuple)):
+        # NumPy casts [True, 0.5] to [1.0, 0.5] before anyone looks: find a bool among the list's own entries
+        if _has_bool(value):
+            first = next(x for x in _flat(value) if isinstance(x, (bool, np.bool_)))
+            raise InvalidInputError(f"{name} must hold numbers only, got {first!r} among {plain(value)[:80]} "
+                                    "(write 1 or 0)")
+        return
     if raw.dtype.kind in "USb":
         first = raw.flat[0] if raw.size else None
     elif raw.dtype.kind == "O":
@@ -180,6 +188,55 @@ def numeric_entries(name: str, value) -> None:
 
 
 _NONE = object()
+
+
+def _has_bool(value) -> bool:
+    """Whether nested lists and tuples hold a bool (by the set of their entries' types: fast for long lists)."""
+    types = set(map(type, value))
+    if types & {bool, np.bool_}:
+        return True
+    return bool(types & {list, tuple}) and any(_has_bool(x) for x in value if isinstance(x, (list, tuple)))
+
+
+def _flat(value):
+    """The entries of nested lists and tuples, in order."""
+    for x in value:
+        if isinstance(x, (list, tuple)):
+            yield from _flat(x)
+        else:
+            yield x
+
+
+def unwrap_scalar(value):
+    """A 0-d NumPy array (what ``np.float64(x) * np.ones(())`` or a reduction returns) as the Python number it
+    holds; anything else unchanged. Scalar parameters call this first, so ``np.array(0.5)`` is 0.5 everywhere."""
+    if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf":
+        return value.item()
+    return value
+
+
+def broadcastable(**arrays) -> None:
+    """Refuse arrays whose shapes do not broadcast together, naming each argument's shape."""
+    try:
+        np.broadcast_shapes(*(np.shape(a) for a in arrays.values()))
+    except ValueError:
+        shown = ", ".join(f"{k} {np.shape(a)}" for k, a in arrays.items())
+        raise InvalidInputError(f"the shapes do not broadcast together: {shown}; give arrays of one shape, or "
+                                "shapes NumPy can broadcast (e.g. (3, 1) against (1, 4))") from None
+
+
+def probability_tolerance(value, size: int, tol: float) -> float:
+    """The tolerance for "sums to 1" of ``value``: ``tol`` per entry for double precision, and the input's own
+    rounding (4 ulps per entry) when it holds float32 or float16 numbers."""
+    try:
+        dtype = np.asarray(value).dtype
+        if dtype.kind == "O" and isinstance(value, (list, tuple)) and value:
+            dtype = np.result_type(*[np.asarray(v).dtype for v in value])
+    except (TypeError, ValueError):
+        return tol * max(1, size)
+    if dtype.kind == "f" and dtype.itemsize < 8:
+        return max(tol, 4 * float(np.finfo(dtype).eps)) * max(1, size)
+    return tol * max(1, size)
 
 
 # ----------------------------------------------------------------------------- files and structures
@@ -381,16 +438,60 @@ def _creatable_dir(p) -> str | None:
     return None
 
 
+def _shown(text: str) -> str:
+    """A path for a message: as given, or its two ends when it is longer than 120 characters."""
+    return repr(text) if len(text) <= 120 else repr(text[:60]) + f" ... {repr(text[-40:])} ({len(text):,} characters)"
+
+
+def _path_limits() -> tuple[int, int]:
+    try:
+        return os.pathconf(".", "PC_NAME_MAX"), os.pathconf(".", "PC_PATH_MAX")
+    except (OSError, ValueError, AttributeError):   # not POSIX: the common limits
+        return 255, 4096
+
+
+def path_problem(text: str, *, folder: bool) -> str | None:
+    """Why the path ``text`` cannot be written at all, or None: a name or the whole path longer than the file
+    system allows, a symlink loop, a symlink to nothing (for a file: to a missing folder), or an existing
+    non-regular file (a FIFO, a device: a write would block, or replace it)."""
+    name_max, path_max = _path_limits()
+    for part in Path(text).parts:
+        if len(os.fsencode(part)) > name_max:
+            return (f"a name of {len(os.fsencode(part)):,} bytes, above the file system's limit of {name_max} "
+                    "bytes per name")
+    full = len(os.fsencode(os.path.abspath(text)))
+    if full >= path_max:
+        return f"a path of {full:,} bytes, above the system's limit of {path_max:,}"
+    if os.path.islink(text):
+        try:
+            os.stat(text)
+        except OSError as exc:
+            target = os.readlink(text)
+            if exc.errno == errno.ELOOP:
+                return f"a symlink loop (it points to {target!r}); remove the link or point it at a real path"
+            parent = os.path.dirname(os.path.realpath(text))
+            if folder or not os.path.isdir(parent):
+                return (f"a symlink to {target!r}, which does not exist"
+                        + ("" if folder else f" (nor does its folder {parent!r})") + "; create it or remove the link")
+    if not folder and os.path.exists(text) and not os.path.isdir(text) and not os.path.isfile(text):
+        return "not a regular file (a FIFO, a socket or a device); give the path of a file to write"
+    return None
+
+
 def writable_dir(text: str) -> str:
     """An argparse ``type=``: a folder that exists or can be created (not a file, not under a file)."""
-    why = _creatable_dir(Path(text))
+    why = path_problem(text, folder=True) or _creatable_dir(Path(text))
     if why:
-        raise argparse.ArgumentTypeError(f"{text!r}: {why}")
+        raise argparse.ArgumentTypeError(f"{_shown(text)}: {why}")
     return text
 
 
 def writable_file(text: str) -> str:
-    """An argparse ``type=``: a file path that is not a folder and whose folder exists or can be created."""
+    """An argparse ``type=``: a file path that is not a folder and whose folder exists or can be created (a
+    symlink is followed: the file it points to is written)."""
+    why = path_problem(text, folder=False)
+    if why:
+        raise argparse.ArgumentTypeError(f"{_shown(text)}: {why}")
     p = Path(text)
     if p.is_dir():
         raise argparse.ArgumentTypeError(f"{text!r} is a folder; give a file path")

@@ -2,7 +2,8 @@ r"""The GRPO family: advantage estimators, tie filtering, entropy bonus, importa
 
 Each variant is a per-answer expected advantage ``P(o | pi) = E[A_1 | o_1 = o]`` plus a change to the
 regulariser; the solvers, stability and dynamics only see :func:`level_expectations` (through
-:func:`grpo_theory.preference.level_expectations`) and :func:`regularised_gradient`.
+:func:`grpo_theory.preference.level_expectations`) and :func:`regularised_gradient`. The exact enumeration
+over a group's count vectors that the estimators share is :mod:`grpo_theory.advantage_enumeration`.
 Notation: reward levels ``v_1 < ... < v_L``, ``w`` the law of the reward of one draw from ``pi``,
 ``mu = E_pi r``, ``sigma^2 = Var_pi r`` (noise included), ``n`` the counts of the other ``G - 1`` rewards.
 
@@ -75,14 +76,15 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ._numerics import log_factorial
-from .errors import ExactEvaluationTooLarge, InvalidInputError
+from .advantage_enumeration import MAX_COUNT_VECTORS, enumerated_expectations, signed_part  # noqa: F401
+from .errors import InvalidInputError
 
 if TYPE_CHECKING:                   # annotations only: problem imports the registry, which imports this module
     from .problem import Objective
 
 __all__ = ["level_expectations", "tie_free_probability", "regularised_gradient", "changes_regulariser",
            "pass_at_k_table", "regularisation_scale", "node_entropy_slope", "entropy_logit_bounds",
-           "enumerated_expectations", "rloo_expectations", "reinforce_pp_expectations", "pass_at_k_expectations",
+           "rloo_expectations", "reinforce_pp_expectations", "pass_at_k_expectations",
            "pass_at_k_bound"]
 
 
@@ -247,63 +249,6 @@ def pass_at_k_table(n_pass: np.ndarray, G: int, k: int) -> tuple[np.ndarray, np.
     return np.where(ok, p_fail / safe, 0.0), np.where(ok, (p_fail - p_cond) / safe, 0.0)
 
 
-#: Cap on the count vectors enumerated exactly (the preference module's default as well).
-MAX_COUNT_VECTORS = 3_000_000
-
-
-def signed_part(a: np.ndarray, part: str) -> np.ndarray:
-    """``a`` itself (``part="mean"``), its positive part or its negative part (elementwise).
-
-    The split of an advantage table that the clipped surrogate needs; shared with :mod:`preference`.
-
-    Parameters
-    ----------
-    a : numpy.ndarray
-        The table.
-    part : {"mean", "positive", "negative"}
-        Which part.
-
-    Raises
-    ------
-    InvalidInputError
-        When ``part`` is not ``"mean"``, ``"positive"`` or ``"negative"``.
-    """
-    if part == "mean":
-        return a
-    if part == "positive":
-        return np.maximum(a, 0.0)
-    if part == "negative":
-        return np.minimum(a, 0.0)
-    raise InvalidInputError(f"part must be 'mean', 'positive' or 'negative', got {part!r}")
-
-
-def _count_vectors(total: int, n_levels: int) -> np.ndarray:
-    """Every ``n in N^L`` with ``sum n = total``, as an ``(N, L)`` float array (level by level, no loop over G)."""
-    rows = np.zeros((1, 0))
-    remaining = np.array([total])
-    for _ in range(n_levels - 1):
-        reps = remaining + 1
-        parent = np.repeat(np.arange(remaining.size), reps)
-        value = np.arange(int(reps.sum())) - np.repeat(np.cumsum(reps) - reps, reps)
-        rows = np.column_stack([rows[parent], value])
-        remaining = remaining[parent] - value
-    return np.column_stack([rows, remaining]).astype(float)
-
-
-def _multinomial_weights(log_w: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """``Multinomial(n; N, w)`` for a batch ``log_w (B, L)`` over the rows of ``counts`` (N, L) -> (B, N).
-
-    The plain log-gamma form: accurate to ~1e-13 relative for the group sizes enumerated here (the group
-    advantage's engine has the saddle-point form for G in the thousands).
-    """
-    total = counts[0].sum()
-    coef = log_factorial(total) - log_factorial(counts).sum(axis=1)
-    finite = np.isfinite(log_w)
-    out = coef + np.where(finite, log_w, 0.0) @ counts.T
-    impossible = (~finite).astype(float) @ (counts > 0).T.astype(float)
-    return np.where(impossible > 0, 0.0, np.exp(out))
-
-
 def _centred_table(v: np.ndarray, total: np.ndarray, obj) -> np.ndarray:
     """``r_1 - mean r`` of member 1 at level ``l`` given the group's total counts ``total[l, n, :]``."""
     diff = v[:, None] - v[None, :]
@@ -322,59 +267,6 @@ def _pass_at_k_table(v: np.ndarray, total: np.ndarray, obj) -> np.ndarray:
     return out
 
 
-def enumerated_expectations(v: np.ndarray, log_w: np.ndarray, obj, count_table, *, part: str = "mean",
-                            max_count_vectors: int | None = None) -> np.ndarray:
-    """``E[A_1 | r_1 = v_l]`` (or its signed part) by summing over the count vectors of the other ``G - 1`` rewards.
-
-    The generic exact engine of an advantage estimator whose ``A_1`` depends on the group only through member
-    1's level and the group's counts per level (every estimator of this module); a new estimator gives its
-    ``count_table`` and registers the result as its ``expectations`` (:mod:`grpo_theory.variants`).
-
-    Parameters
-    ----------
-    v : numpy.ndarray, shape (L,)
-        The reward levels ``v_l``, increasing.
-    log_w : numpy.ndarray, shape (..., L)
-        ``log w_l``: the log-probabilities of the levels under ``pi``.
-    obj : Objective
-        The objective: a finite ``group_size``, and whatever ``count_table`` reads.
-    count_table : callable
-        ``(v, total, obj) -> (L, N)``: member 1's advantage when its reward is ``v_l`` and the whole group's
-        counts per level are ``total[l, n, :]`` (``(L, N, L)``, member 1 included; every row sums to ``G``).
-    part : {"mean", "positive", "negative"}
-        Which part of the table is averaged (:func:`signed_part`).
-    max_count_vectors : int, optional
-        The cap on the count vectors enumerated (default :data:`MAX_COUNT_VECTORS`).
-
-    Returns
-    -------
-    numpy.ndarray, shape (..., L)
-        ``E_l``, or its signed part, for each law ``w`` of ``log_w``.
-
-    Raises
-    ------
-    ExactEvaluationTooLarge
-        When the ``C(G + L - 2, L - 1)`` count vectors are over the cap.
-    """
-    v = np.asarray(v, dtype=float)
-    log_w = np.asarray(log_w, dtype=float)
-    L = v.size
-    if L == 1:
-        return np.zeros_like(log_w)
-    G = obj.group_size
-    cap = MAX_COUNT_VECTORS if max_count_vectors is None else max_count_vectors
-    n_vec = math.comb(G - 1 + L - 1, L - 1)
-    if n_vec > cap:
-        raise ExactEvaluationTooLarge(f"exact expectations of advantage={obj.advantage!r} need {n_vec:,} count "
-                                      f"vectors for G={G}, L={L}, over the limit max_count_vectors={cap:,}")
-    counts = _count_vectors(G - 1, L)
-    total = counts[None, :, :] + np.eye(L)[:, None, :]                        # (L, N, L)
-    table = signed_part(count_table(v, total, obj), part)                     # (L, N)
-    flat = log_w.reshape(-1, L)
-    weights = _multinomial_weights(flat, counts)                               # (B, N)
-    return (weights @ table.T).reshape(log_w.shape)
-
-
 def _moments(v: np.ndarray, log_w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``v_l - mu`` and ``sigma`` (shaped ``(..., 1)``) of the level law ``exp(log_w)``."""
     w = np.exp(log_w)
@@ -389,8 +281,15 @@ def rloo_expectations(v: np.ndarray, log_w: np.ndarray, obj, *, part: str = "mea
 
     Parameters
     ----------
-    v, log_w, obj, part, max_count_vectors
-        As for :func:`enumerated_expectations`.
+    v, log_w : numpy.ndarray
+        The reward levels ``v_l`` (shape ``(L,)``, increasing) and ``log w_l`` (shape ``(..., L)``), as for
+        :func:`~grpo_theory.advantage_enumeration.enumerated_expectations`.
+    obj : Objective
+        The objective: its ``group_size`` is read (the mean needs nothing else).
+    part : {"mean", "positive", "negative"}
+        The part of the advantage averaged: the mean in closed form, a signed part at finite ``G`` enumerated.
+    max_count_vectors : int, optional
+        The cap on that enumeration (default :data:`~grpo_theory.advantage_enumeration.MAX_COUNT_VECTORS`).
 
     Returns
     -------
@@ -421,8 +320,14 @@ def reinforce_pp_expectations(v: np.ndarray, log_w: np.ndarray, obj, *, part: st
 
     Parameters
     ----------
-    v, log_w, obj, part, max_count_vectors
-        As for :func:`enumerated_expectations`.
+    v, log_w : numpy.ndarray
+        The levels, shape ``(L,)``, and the log-law of one draw's reward under ``pi``, shape ``(..., L)``.
+    obj : Objective
+        Its ``group_size`` sets the factor ``sqrt((G-1)/G)`` (none at ``G = inf``).
+    part : {"mean", "positive", "negative"}
+        Which part of the whitened advantage is averaged (a signed part is enumerated at finite ``G``).
+    max_count_vectors : int, optional
+        Cap on the count vectors of a signed part's enumeration (None: the engine's default).
     """
     v, log_w = np.asarray(v, dtype=float), np.asarray(log_w, dtype=float)
     if v.size == 1:
@@ -447,8 +352,14 @@ def pass_at_k_expectations(v: np.ndarray, log_w: np.ndarray, obj, *, part: str =
     ----------
     v : numpy.ndarray, shape (L,)
         The reward levels, at most two (fail, pass).
-    log_w, obj, part, max_count_vectors
-        As for :func:`enumerated_expectations`.
+    log_w : numpy.ndarray, shape (..., L)
+        The log-probabilities of failing and passing under ``pi``.
+    obj : Objective
+        Its ``pass_k`` and ``group_size`` are read.
+    part : {"mean", "positive", "negative"}
+        The part of the pass@k table averaged (closed form at ``G = inf``, else enumerated by :func:`~grpo_theory.advantage_enumeration.enumerated_expectations`).
+    max_count_vectors : int, optional
+        The enumeration's cap at finite ``G`` (None: the engine's default).
 
     Raises
     ------

@@ -20,15 +20,19 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import _validate as check
-from ._io import atomic_write_text, read_yaml
-from .cli_runs import cmd_explain, cmd_predict
-from .cli_solve import cmd_solve
-from .errors import ExactEvaluationTooLarge
-from .problem import InvalidInputError
-from .studies.protocol import STUDIES as _STUDY_TABLE
-from .studies.protocol import run_study
-from .sweep import cases_from_grid, sweep
+try:        # pandas and scipy take a second or two to load: Ctrl-C meanwhile is one line, not a traceback
+    from . import _validate as check
+    from ._io import atomic_write_text, read_yaml
+    from .cli_runs import cmd_explain, cmd_predict
+    from .cli_solve import cmd_solve
+    from .errors import ExactEvaluationTooLarge
+    from .problem import InvalidInputError
+    from .studies.protocol import STUDIES as _STUDY_TABLE
+    from .studies.protocol import run_study
+    from .sweep import cases_from_grid, sweep
+except KeyboardInterrupt:
+    print("grpo-theory: interrupted while starting; nothing was run or written", file=sys.stderr)
+    raise SystemExit(130) from None
 
 #: Largest finite G the exact paths take from the shell (each evaluation of P_G sums over G count vectors or more).
 MAX_EXACT_GROUP = check.MAX_EXACT_GROUP
@@ -235,6 +239,8 @@ def _add_predict_parser(sub) -> None:
     pr.add_argument("--out", required=True, type=check.writable_dir,
                     help="output folder (predictions.csv, summary.json, figures)")
     pr.add_argument("--id-column", default="prompt_id", help="the samples' column naming the prompt")
+    pr.add_argument("--sample-temperature", type=float, default=None, metavar="T",
+                    help="the temperature the samples were drawn at: checked against training's (from CONFIG)")
     pr.add_argument("--no-plots", action="store_true")
     pr.add_argument("--no-progress", action="store_true")
     pr.set_defaults(func=cmd_predict)

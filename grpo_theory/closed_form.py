@@ -1,4 +1,4 @@
-r"""The note's explicit formulas for binary questions (SPEC sections 2 and 4), vectorised.
+r"""The note's explicit formulas for binary questions (their reward preference and stationary points), vectorised.
 
 :func:`binary_preference` is the O(G) binary form of ``P_G`` (section 2); the others are the
 stationary points (section 4), described below.
@@ -23,7 +23,7 @@ import math
 import numpy as np
 
 from ._numerics import expit, log_factorial
-from ._validate import float_array, plain
+from ._validate import broadcastable, float_array, plain, unwrap_scalar
 from . import variants
 from .problem import InvalidInputError
 
@@ -46,18 +46,23 @@ __all__ = [
 MAX_BINARY_GROUP = 10_000_000
 
 
-def _check(p, beta, gamma=None):
+_NO_GAMMA = object()
+
+
+def _check(p, beta, gamma=_NO_GAMMA):
     p = float_array("pi_ref_a", p, finite=False)
     beta = float_array("beta", beta, finite=False)
     if np.any(~np.isfinite(p)) or np.any((p < 0) | (p > 1)):
         raise InvalidInputError(f"pi_ref_a must lie in [0, 1], got {plain(p)}")
     if np.any(~np.isfinite(beta)) or np.any(beta <= 0):
         raise InvalidInputError(f"beta must be positive and finite, got {plain(beta)}")
-    if gamma is None:
+    if gamma is _NO_GAMMA:
+        broadcastable(pi_ref_a=p, beta=beta)
         return p, beta
-    gamma = float_array("gamma", gamma, finite=False)
+    gamma = float_array("gamma", gamma, finite=False)       # None is refused here, by name
     if np.any(~np.isfinite(gamma)) or np.any((gamma < 0) | (gamma > 1)):
         raise InvalidInputError(f"gamma must lie in [0, 1] (label a as the preferred answer), got {plain(gamma)}")
+    broadcastable(pi_ref_a=p, beta=beta, gamma=gamma)
     return p, beta, gamma
 
 
@@ -236,7 +241,7 @@ def large_group_direct_turning_point(beta) -> np.ndarray:
 
 
 def binary_shift_direct(pi_ref_a, beta, group_size, reward_gap=1.0) -> np.ndarray:
-    r"""Shift-only + direct penalty: RLHF with ``beta' = G beta/(G-1)`` (SPEC section 3, beyond).
+    r"""Shift-only + direct penalty: RLHF with ``beta' = G beta/(G-1)`` (beyond the note).
 
     ``x = logistic(logit(p) + reward_gap (G-1)/(G beta))``; ``G = inf`` gives ``beta' = beta``.
 
@@ -443,6 +448,7 @@ def binary_entropy(pi_ref_a, beta, entropy_coef, margin=1.0, penalty: str = "rev
 
 def _group_size(group_size) -> int | float:
     """``G``: an integer ``>= 2`` up to :data:`MAX_BINARY_GROUP`, or ``+inf``; else an InvalidInputError."""
+    group_size = unwrap_scalar(group_size)
     if isinstance(group_size, (bool, np.bool_)) or not isinstance(group_size, (int, float, np.integer, np.floating)):
         raise InvalidInputError(f"group_size must be an integer >= 2 or math.inf, got {plain(group_size)}")
     g = float(group_size)
@@ -458,14 +464,14 @@ def _group_size(group_size) -> int | float:
 
 
 def binary_preference(x, group_size: int | float) -> tuple[np.ndarray, np.ndarray]:
-    r"""The note's O(G) binary form (SPEC section 2), vectorised over ``x = pi(a)``.
+    r"""The note's O(G) binary form, vectorised over ``x = pi(a)``.
 
     Deterministic rewards ``r(a) > r(b)``, scale normalisation, ddof 0, eps 0; with
     ``k ~ Binomial(G-1, x)`` correct answers among the others,
     ``P_G(a|pi) = E[sqrt((G-1-k)/(k+1))]`` and ``P_G(b|pi) = -E[sqrt(k/(G-k))]``.
     ``G = inf`` gives ``sqrt((1-x)/x)`` and ``-sqrt(x/(1-x))``.
 
-    This is an independent implementation of the formula printed in the SPEC,
+    This is an independent implementation of the formula printed in the note,
     used to cross-check :func:`grpo_theory.preference.level_expectations`.
 
     Parameters

@@ -1,4 +1,4 @@
-r"""Trainer-level KL terms: the estimator, where it is placed, and its clamps (SPEC section 8).
+r"""Trainer-level KL terms: the estimator, where it is placed, and its clamps (beyond the note; the Conventions page).
 
 Per output (sequence level) or per token (token level) write ``lr = log pi - log pi_ref`` and
 ``rho = pi_ref/pi = e^{-lr}``. The estimators of TRL, verl and OpenRLHF are

@@ -1,4 +1,4 @@
-r"""``P_G(o | pi)`` by sampling groups, and the advantages of sampled groups (SPEC section 2).
+r"""``P_G(o | pi)`` by sampling groups, and the advantages of sampled groups (the note's reward preference model).
 
 For what the exact enumeration of :mod:`grpo_theory.preference` cannot reach (many reward levels at a
 large ``G``, or continuous rewards through a sampler), and for checking it.

@@ -1,4 +1,4 @@
-r"""The expected group-relative preference ``P_G(o | pi)`` (SPEC section 2).
+r"""The expected group-relative preference ``P_G(o | pi)`` (the note's reward preference model).
 
 ``P_G(o | pi) = E[A_1 | o_1 = o]`` with ``o_2..o_G`` i.i.d. from ``pi`` and every
 reward drawn from its law. It depends on ``o`` only through its reward law and
@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import sys
 from functools import lru_cache
 
 import numpy as np
@@ -160,9 +161,12 @@ def _standardised_levels(levels: tuple, scales: bool, std_eps: float,
     u = np.ldexp(v, -exponent)
     u.setflags(write=False)
     unit = math.ldexp(1.0, exponent) if exponent <= 1023 else math.inf
-    # inf unit (scale normalisation only): the epsilons vanish against the span.
-    veps = 0.0 if variance_eps == 0.0 else variance_eps / unit / unit
-    return u, unit, std_eps / unit, veps
+    # inf unit (scale normalisation only): the epsilons vanish against the span. A tiny unit (a span of
+    # 5e-324) can make them overflow: capped at the largest double, which leaves every advantage ~0 (as exact:
+    # a span below 1e-300 against an epsilon of 1e-4), instead of an epsilon of inf that Objective refuses.
+    big = sys.float_info.max
+    veps = 0.0 if variance_eps == 0.0 else min(variance_eps / unit / unit, big)
+    return u, unit, min(std_eps / unit, big), veps
 
 
 def _large_group_scaled(diff: np.ndarray, diff2: np.ndarray, w: np.ndarray, variance_eps: float,

@@ -30,6 +30,7 @@ from ._question import (  # noqa: F401  (re-exported: problem is where a questio
     validate_probability_vector,
 )
 from ._validate import plain as _plain
+from ._validate import unwrap_scalar
 from .errors import InvalidInputError, NoStationaryPolicy
 from . import variants
 from .kl import effective_penalty
@@ -62,9 +63,22 @@ LOSS_TYPES = {
     "bnpo": "batch_token_mean", "dapo": "batch_token_mean", "token-mean": "batch_token_mean",
 }
 
+#: The numeric fields of :class:`Objective` (a 0-d array in any of them is read as its number).
+_NUMERIC_FIELDS = ("beta", "group_size", "std_ddof", "std_eps", "variance_eps", "groups_per_batch", "kl_log_ratio_clamp",
+                   "kl_value_clamp", "pass_k", "entropy_coef")
+#: Largest finite group size: 2**53, beyond which integers are not exact in double precision.
+MAX_GROUP_SIZE = 2**53
+
+
+def _big_int(n: int) -> str:
+    """``n`` with separators, or its digit count when it has more than 30 digits (``10**400``)."""
+    digits = len(str(abs(n)))
+    return f"{n:,}" if digits <= 30 else f"an integer of {digits} digits ({str(n)[:6]}...)"
+
+
 @dataclass(frozen=True, kw_only=True)
 class Objective:
-    """A GRPO objective (Eq. 1 of the note, with the options of SPEC section 1).
+    """A GRPO objective (Eq. 1 of the note, with the options of the Conventions page).
 
     Attributes
     ----------
@@ -194,6 +208,8 @@ class Objective:
     estimator: str = field(init=False)
 
     def __post_init__(self) -> None:
+        for name in _NUMERIC_FIELDS:                       # np.array(0.5) is the number 0.5
+            object.__setattr__(self, name, unwrap_scalar(getattr(self, name)))
         beta = self.beta
         if isinstance(beta, bool) or not isinstance(beta, (int, float, np.floating, np.integer)):
             raise InvalidInputError(f"beta must be a positive finite number, got {_plain(beta)}")
@@ -220,6 +236,10 @@ class Objective:
         ):
             if int(g) < 2:
                 raise InvalidInputError(f"group_size must be an integer >= 2 or math.inf, got {_plain(g)}")
+            if int(g) > MAX_GROUP_SIZE:
+                raise InvalidInputError(
+                    f"group_size = {_big_int(int(g))} is above 2**53 = {MAX_GROUP_SIZE:,}, beyond which G is not even "
+                    "exact in double precision; use group_size=math.inf (the large-G limit)")
             object.__setattr__(self, "group_size", int(g))
         else:
             raise InvalidInputError(f"group_size must be an integer >= 2 or math.inf, got {_plain(g)}")

@@ -1,4 +1,4 @@
-r"""Symbolic derivations (sympy) of the closed forms and identities of SPEC sections 2-4.
+r"""Symbolic derivations (sympy) of the closed forms and identities of the note.
 
 Each ``derive_*`` function starts from a stationarity condition, solves it, and
 says which root it keeps and why; each ``identity_*`` function

@@ -1,4 +1,4 @@
-r"""The identities of SPEC section 2 behind the closed forms, each proved with sympy.
+r"""The identities of the reward preference model behind the closed forms, each proved with sympy.
 
 Rendered in docs/derivations.md by :func:`grpo_theory.symbolic.render_markdown`.
 """

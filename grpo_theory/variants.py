@@ -26,7 +26,7 @@ Adding an advantage estimator
 Build an :class:`AdvantageEstimator` and :func:`register` it; ``Objective(advantage=name)`` then validates,
 the engine computes its stationary points and the trainer samples it. The exact expectation is usually an
 enumeration over the count vectors of the other ``G - 1`` rewards: give the per-count table to
-:func:`grpo_theory.advantage.enumerated_expectations` (``docs/architecture.md`` walks through an example,
+:func:`grpo_theory.advantage_enumeration.enumerated_expectations` (``docs/architecture.md`` walks through an example,
 which ``tests/test_variants.py`` runs through the engine and the trainer).
 
 >>> from grpo_theory import Objective

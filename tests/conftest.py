@@ -7,7 +7,7 @@ import os
 # core; with two workers on two cores (`-n 2`) those threads wait on each other, and a small product spends
 # most of its time in that wait: a dot of 170,544 doubles took 7.9 ms of CPU instead of 0.06 ms under load,
 # and the tree engine's 20-answer G = 16 solve (tests/test_tree.py) 41 s instead of 9 s (docs/performance.md,
-# "The test suite, session 33"). torch gets one thread below for the same reason.
+# "The test suite, 2026-12-02: one BLAS thread"). torch gets one thread below for the same reason.
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = "1"
 
@@ -23,6 +23,14 @@ import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
+
+# pytest-xdist's controller rebuilds a worker's warning by importing the module of its class
+# (xdist.workermanage.unserialize_warning_message) in the thread that reads that worker. When both
+# workers send a TheoryWarning at once, grpo_theory is imported in two threads at the same time, which
+# deadlocks or sees a half-initialised package (seen on a loaded machine: _DeadlockError on
+# grpo_theory.errors in one thread, "cannot import name 'expit' from grpo_theory._numerics" in the other,
+# and both workers went down). Importing it here, in the main thread before any worker starts, avoids it.
+import grpo_theory.errors  # noqa: E402,F401
 
 ROOT = Path(__file__).resolve().parents[1]
 

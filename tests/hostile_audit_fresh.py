@@ -149,6 +149,10 @@ def _figures_after(tmp: Path, first: bool) -> str:
     return "" if sorted(done) == [1, 2, 3] else f"after the rerun the record says {done}"
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _py(argv):
     return [sys.executable, "-c", "import sys; from grpo_theory.cli import main; sys.exit(main())", *argv]
 
@@ -157,8 +161,10 @@ def run_proc_case(case: dict, tmp: Path) -> tuple[str, str]:
     """Start the command, send SIGINT after ``delay`` s, then rerun it to completion."""
     hi._write(tmp, case.get("files", {}))
     env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1", MPLBACKEND="Agg")
+    # SIGINT back to its default in the child: a harness started in the background (nohup ... &) has it
+    # ignored, and Python then never raises KeyboardInterrupt (the first run's 9 cases ran to the end unhurt).
     p = subprocess.Popen(_py(case["argv"]), cwd=tmp, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         text=True)
+                         text=True, preexec_fn=_default_sigint)
     time.sleep(case["delay"])
     p.send_signal(signal.SIGINT)
     try:

@@ -13,7 +13,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from grpo_theory import InvalidInputError, Objective, closed_form  # noqa: E402
-from grpo_theory.studies import free  # noqa: E402
+from grpo_theory.studies import free, free_backend  # noqa: E402
 
 
 class StubLM:
@@ -350,10 +350,10 @@ def test_every_backend_on_one_model_keeps_the_untrained_reference():
     model = torch.nn.Module()
     model.hf = SimpleNamespace(model=SimpleNamespace(layers=[layer]))
     pretrained = {k: v.clone() for k, v in layer.mlp.state_dict().items()}
-    first = free.reference_mlp(model)
+    first = free_backend.reference_mlp(model)
     with torch.no_grad():
         layer.mlp.weight.add_(1.0)                             # the first job trains
-    second = free.reference_mlp(model)
+    second = free_backend.reference_mlp(model)
     assert second is first and not second.weight.requires_grad
     for k, v in second.state_dict().items():
         assert torch.equal(v, pretrained[k])

@@ -8,8 +8,6 @@ rewards, the binomial sum by ``math.comb`` for ``binary_preference``.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import math
 import warnings
@@ -19,31 +17,10 @@ import numpy as np
 import pytest
 
 from grpo_theory import InvalidInputError, Objective, Question, closed_form, stationary_policy
-from grpo_theory.cli import main
+
+from _cli_run import refused, run
 
 mp = pytest.importorskip("mpmath")
-
-
-def run(*argv) -> tuple[int, str, str]:
-    """``main(argv)`` in this process: (exit code, stdout, stderr); a traceback fails the test."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            rc = main([str(a) for a in argv])
-        except SystemExit as exc:
-            rc = exc.code
-    return rc, out.getvalue(), err.getvalue()
-
-
-def refused(argv, *names) -> str:
-    rc, _, err = run(*argv)
-    lines = [ln for ln in err.splitlines() if ln.strip() and "%|" not in ln]
-    assert rc == 2, (rc, err)
-    assert len(lines) == 1 and lines[0].startswith("grpo-theory: error:"), err
-    for n in names:
-        assert n in lines[0], (n, lines[0])
-    return lines[0]
 
 
 def eq14_one_minus_x(p: str, b: float, gamma: str = "1") -> float:

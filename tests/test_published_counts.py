@@ -188,3 +188,20 @@ def test_docs_numbers_are_the_diagnostics():
     assert f"{s['error_share_of_worse_sig']['shift']:.0%} of the shift's absolute error" in sec
     rho_one = sum(float(r["rho"]) == 1.0 for r in _csv("splits.csv") if r["model"] == "coupled")
     assert f"in {rho_one} of 20 halvings" in sec
+
+
+def test_docs_predictive_interval_coverage():
+    """The stated coverage of the 90% predictive interval is diagnostics.json's; in sample it is recomputed from
+    predictions.csv and the counts."""
+    import json
+
+    d = json.loads((DIR / "diagnostics.json").read_text())
+    rows = _csv("predictions.csv")
+    inside = [float(r["pred_finite_lo"]) - 5e-7 <= float(r["measured_correct"]) / float(r["measured_n"])
+              <= float(r["pred_finite_hi"]) + 5e-7 for r in rows]
+    assert sum(inside) / 500 == pytest.approx(d["all500"]["predictive_90_coverage_in_sample"], abs=0.004)
+    sec = " ".join(_section().split())
+    s = d["splits"]
+    assert (f"contain {s['predictive_90_coverage_heldout_mean']:.0%} of the held-out measurements" in sec
+            and f"lowest {s['predictive_90_coverage_heldout_min']:.0%}" in sec
+            and f"{d['all500']['predictive_90_coverage_in_sample']:.0%} of all 500 in sample" in sec)

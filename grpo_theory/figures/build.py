@@ -97,7 +97,7 @@ _DONE = ".figures_done.json"
 
 
 #: Figure numbers no longer used, and where their content went (a number is never reused).
-RETIRED = {10: "Figure 10 (the flow's paths into the basins) is panels (c) and (d) of Figure 7 since session 37"}
+RETIRED = {10: "Figure 10 (the flow's paths into the basins) is panels (c) and (d) of Figure 7"}
 
 
 def _ranges(numbers: list[int]) -> str:

@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import json
 
+import matplotlib
 import numpy as np
 import pandas as pd
+from matplotlib import colors
+from matplotlib.cm import ScalarMappable
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch, Rectangle
 
@@ -86,11 +89,21 @@ def render(t: dict[str, pd.DataFrame]) -> Figure:
     ax = axes[1]
     cb = sorted(cells.beta.unique())
     xs = sorted(c.pi_ref_a.unique())
+    # each cell filled by the share of its cases where multi-start found the saddle (the probability map), so
+    # the trend reads without the fractions
+    # the map's pale top is unreadable on white: 0..0.85 of it, as plotting's sequential colours
+    cmap = colors.ListedColormap(matplotlib.colormaps[plotting.PROB_CMAP](np.linspace(0.0, 0.85, 256)))
+    norm = colors.Normalize(0.0, 1.0)
     for _, r in cells.iterrows():
         x, y = xs.index(r.pi_ref_a), cb.index(r.beta)
-        ax.add_patch(Rectangle((x - 0.46, y - 0.42), 0.92, 0.84, facecolor=count_colour[3], edgecolor="0.3", lw=0.5))
+        share = float(r.saddle_found) / float(r.cases)
+        ax.add_patch(Rectangle((x - 0.46, y - 0.42), 0.92, 0.84, facecolor=cmap(norm(share)),
+                               edgecolor="0.3", lw=0.5))
         ax.text(x, y, f"{int(r.saddle_found)}/{int(r.cases)}", ha="center", va="center", fontsize=7.5,
-                color="white")
+                color="white" if share < 0.5 else "black")
+    bar = fig.colorbar(ScalarMappable(norm=norm, cmap=cmap), ax=ax, fraction=0.05, pad=0.02)
+    bar.set_label("share where multi-start\nfound the saddle", fontsize=7)
+    bar.ax.tick_params(labelsize=7)
     ax.set_xticks(range(len(xs)), [f"{x:.1f}" for x in xs])
     ax.set_yticks(range(len(cb)), [f"{b:g}" for b in cb])
     ax.set_xlim(-0.6, len(xs) - 0.4)
@@ -98,7 +111,7 @@ def render(t: dict[str, pd.DataFrame]) -> Figure:
     ax.set_xlabel(r"$\pi_{\mathrm{ref}}(a)$ (the best answer)")
     ax.set_ylabel(r"$\beta$")
     plotting.panel(ax, "b", "three-point cases: multi-start found the saddle / cases", fontsize=7.5)
-    handles = [Patch(facecolor=count_colour[n], edgecolor="0.3", lw=0.5, label=f"{n} point{'s' if n > 1 else ''}")
+    handles = [Patch(facecolor=count_colour[n], edgecolor="0.3", lw=0.5, label=f"(a) {n} point{'s' if n > 1 else ''}")
                for n in (1, 2, 3)]
     plotting.legend_below(fig, handles, ncol=3)
     return fig
@@ -121,7 +134,7 @@ def caption(t: dict[str, pd.DataFrame]) -> str:
         f"where pi_ref(a) <= {thresholds} at beta = {three_betas}) and one, the vertex, in {len(one)}. The "
         f"multi-start search, before certification, reported at most {int(c.points_multistart.max())} and never "
         f"the vertex as a limit in those {len(three)} cases; it found the saddle in {found} and missed it in "
-        f"{len(three) - found}. (b) Where: {per_beta}: the larger beta, the more it misses."
+        f"{len(three) - found}. (b) Where (colour: the share found): {per_beta}: the larger beta, the more it misses."
     )
 
 

@@ -36,7 +36,7 @@ LENGTH_MARK = {"sequence": ("o", "one-token answers"), "token": ("s", "two-token
 
 #: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
 #: tests/test_figure_language.py lists the uses that differ from those tables as open).
-LANGUAGE = {"--": "threshold", ":": "reference", "o": "point", "s": "key"}
+LANGUAGE = {"-.": "marked value", ":": "reference", "o": "point", "s": "key"}
 
 
 def points(rows: pd.DataFrame) -> pd.DataFrame:
@@ -95,8 +95,8 @@ def render(t: dict[str, pd.DataFrame]) -> Figure:
                 color=plotting.COLORS[CONFIGS[c][1]], mec="black", mew=0.3)
         mae = configs.loc[configs.config == c, "mae"].iloc[0]
         ax.plot([i - 0.38, i + 0.38], [mae, mae], color="black", lw=1.2)
-    plotting.reference(ax.axhline(TARGET_MAX, ls="--", color="0.35", lw=0.8))
-    plotting.reference(ax.axhline(TARGET_MAE, ls="--", color="0.65", lw=0.8))
+    plotting.reference(ax.axhline(TARGET_MAX, ls="-.", color="0.35", lw=0.8))
+    plotting.reference(ax.axhline(TARGET_MAE, ls="-.", color="0.65", lw=0.8))
     ax.set_yscale("log")
     ax.set_ylim(floor / 2, 0.1)
     ax.set_xticks(range(len(configs)), list(configs.label), rotation=40, ha="right", rotation_mode="anchor")
@@ -107,8 +107,8 @@ def render(t: dict[str, pd.DataFrame]) -> Figure:
     handles = [Line2D([], [], ls="", marker=m, ms=3.6, mfc="0.7", mec="black", mew=0.3, label=text)
                for m, text in LENGTH_MARK.values()]
     handles += [Line2D([], [], color="black", lw=1.2, label="(b) MAE of the configuration"),
-                Line2D([], [], ls="--", color="0.35", lw=0.8, label=f"target: largest ≤ {TARGET_MAX:g}"),
-                Line2D([], [], ls="--", color="0.65", lw=0.8, label=f"target: MAE ≤ {TARGET_MAE:g}"),
+                Line2D([], [], ls="-.", color="0.35", lw=0.8, label=f"target: largest ≤ {TARGET_MAX:g}"),
+                Line2D([], [], ls="-.", color="0.65", lw=0.8, label=f"target: MAE ≤ {TARGET_MAE:g}"),
                 Line2D([], [], ls=":", color="0.45", lw=0.9, label="(a) measured = predicted")]
     plotting.legend_below(fig, handles, ncol=3)
     return fig
@@ -126,7 +126,7 @@ def caption(t: dict[str, pd.DataFrame]) -> str:
         "filtering, RLOO, the pass@k advantage and an entropy bonus (with and without the KL penalty) on "
         "one-token answers; tie filtering, the entropy bonus and GSPO's sequence-level ratio on two-token "
         f"answers at token level ({len(two)} configurations, squares, predicted by the tree engine). Colour is the family member. (a) Measured P(correct) against predicted; (b) each "
-        "point's |error| with its configuration's MAE (bars) and the study's targets (dashed). "
+        "point's |error| with its configuration's MAE (bars) and the study's targets (dash-dotted). "
         f"{int(configs.meets_target.sum())} of {len(configs)} configurations meet both targets (MAE at most "
         f"{TARGET_MAE:g}, largest at most {TARGET_MAX:g}); the largest error is {worst.max_error:.4f} "
         f"({worst.label}), the MAEs {plotting.sci_text(configs.mae.min(), plain=True)} to {configs.mae.max():.4f}. "

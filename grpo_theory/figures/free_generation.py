@@ -33,7 +33,7 @@ TARGET = 0.03
 SCORED = {"predicted": "theory", "shift": r"logit shift of $\pi_{\mathrm{ref}}$", "identity": r"$\pi_{\mathrm{ref}}$"}
 #: one encoding: colour is beta (the one beta map); in Figure 25c the marker and the line style tell the
 #: theory from the baselines (its legend says which)
-SCORED_MARKERS = {"predicted": "o", "shift": "s", "identity": "^"}
+SCORED_MARKERS = {"predicted": "o", "shift": "P", "identity": "^"}
 SCORED_LINES = {"predicted": "-", "shift": "--", "identity": ":"}
 #: the marker of each run's measurements: the yes/no run circles, the greetings run diamonds
 RUN_MARKER = {"yes/no": "o", "greetings": "D"}
@@ -41,7 +41,7 @@ RUN_MARKER = {"yes/no": "o", "greetings": "D"}
 
 #: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
 #: tests/test_figure_language.py lists the uses that differ from those tables as open).
-LANGUAGE = {"-": "data", "--": "comparison", ":": "reference", "-.": "marked value", "o": "point", "s": "key",
+LANGUAGE = {"-": "data", "--": "comparison", ":": "reference", "-.": "marked value", "o": "point", "P": "key",
             "^": "key", "D": "trained"}
 
 

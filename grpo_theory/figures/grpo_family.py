@@ -1,4 +1,4 @@
-"""Figure 19: the GRPO family (issue 22) on one binary question, with the trained points on top."""
+"""Figure 19: the GRPO family on one binary question, with the trained points on top."""
 
 from __future__ import annotations
 

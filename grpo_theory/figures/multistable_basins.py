@@ -24,12 +24,12 @@ OUTCOME_COLORS = {"lower": plotting.COLORS["interior point"], "upper": plotting.
                   "neither": "0.6"}
 OUTCOME_LABELS = {"lower": "ends at the lower point (the flow's)", "upper": "ends at the upper point",
                   "neither": "ends at neither (cycles)"}
-ADAM_MARKERS = {3e-4: "o", 1e-3: "s", 3e-3: "^"}
+ADAM_MARKERS = {3e-4: "o", 1e-3: "P", 3e-3: "^"}
 
 
 #: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
 #: tests/test_figure_language.py lists the uses that differ from those tables as open).
-LANGUAGE = {"-": "data", "--": "unstable", "o": "point", "s": "key", "^": "key", ".": "steps"}
+LANGUAGE = {"-": "data", "--": "unstable", "o": "point", "P": "key", "^": "key", ".": "steps"}
 
 
 def critical_curve(pi_refs) -> pd.DataFrame:

@@ -1,8 +1,8 @@
 """Figure 7: direct KL penalty at G -> inf: several stationary points, where, and which start reaches which.
 
 (a) the points against beta with their basins, (b) the map of how many, (c, d) the flow's paths into the
-basins at one beta (:mod:`.phase_portraits`; they were Figure 10 until session 37, merged here as issue 24
-asks, so that the points and the paths that reach them are read side by side).
+basins at one beta (:mod:`.phase_portraits`; once Figure 10, merged here so
+that the points and the paths that reach them are read side by side).
 """
 
 from __future__ import annotations

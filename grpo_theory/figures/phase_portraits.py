@@ -3,7 +3,7 @@
 Figure 7(a) shows where the stationary points are and which start reaches which (the basins); panels (c)
 and (d) show the paths in time at one beta above the fold, so that the separatrix is seen acting: for the
 reverse penalty every start settles at the one point, for the direct penalty at G = inf the starts split
-at the unstable point, and the ones above it creep into the vertex. (Figure 10 until session 37.)
+at the unstable point, and the ones above it creep into the vertex. (Once Figure 10.)
 """
 
 from __future__ import annotations

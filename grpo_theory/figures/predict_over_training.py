@@ -1,5 +1,5 @@
 """Figure 33: the finite-time, shared-weights predictor against the trained small GPT, question by question
-over training (issue 42; the committed tables of experiments/predict_validation_gpt.py: every held-out
+over training (the committed tables of experiments/predict_validation_gpt.py: every held-out
 prediction, ``predict_validation_gpt_prompts.csv``, and the scores, ``predict_validation_gpt.csv``)."""
 
 from __future__ import annotations

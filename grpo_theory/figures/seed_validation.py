@@ -24,7 +24,7 @@ PENALTY_MARK = {"reverse": "o", "direct": "s"}
 
 #: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
 #: tests/test_figure_language.py lists the uses that differ from those tables as open).
-LANGUAGE = {"--": "threshold", "o": "point", "s": "key"}
+LANGUAGE = {"-.": "marked value", "o": "point", "s": "key"}
 
 
 def per_seed(rows: pd.DataFrame) -> pd.DataFrame:
@@ -76,7 +76,7 @@ def render(t: dict[str, pd.DataFrame]) -> Figure:
             r = d.iloc[0]
             ax.plot(xpos[c] + offsets[:len(d)], d[col], ls="", marker=PENALTY_MARK[r.penalty], ms=4.2,
                     color=cols[r.beta], mec="black", mew=0.4)
-        plotting.reference(ax.axhline(target, color="0.35", lw=0.8, ls="--"))
+        plotting.reference(ax.axhline(target, color="0.35", lw=0.8, ls="-."))
         ax.set_yscale("log")
         ax.set_ylabel(label)
         for i, G in enumerate(sorted(configs.group_size.unique())[:-1]):
@@ -99,7 +99,7 @@ def render(t: dict[str, pd.DataFrame]) -> Figure:
                       label=rf"$\beta$ = {b:g}") for b in betas]
     handles += [Line2D([], [], ls="", marker=m, ms=4.2, mfc="0.7", mec="black", mew=0.4, label=f"{p} penalty")
                 for p, m in PENALTY_MARK.items()]
-    handles.append(Line2D([], [], color="0.35", lw=0.8, ls="--", label="target"))
+    handles.append(Line2D([], [], color="0.35", lw=0.8, ls="-.", label="target"))
     plotting.legend_below(fig, handles, ncol=5)
     return fig
 
@@ -126,7 +126,7 @@ def caption(t: dict[str, pd.DataFrame]) -> str:
         f"draws {n_q} questions and trains them jointly in one model (Adam lr 3e-3, {int(seeds.steps.max())} "
         f"steps). (a) Each seed's mean |measured - predicted| over its questions, with the number of seeds "
         f"meeting the target; (b) each seed's largest. A seed meets the target when its mean is at most "
-        f"{TARGET_MAE:g} and its largest at most {TARGET_MAX:g} (dashed). In {len(good)} of the "
+        f"{TARGET_MAE:g} and its largest at most {TARGET_MAX:g} (dash-dotted). In {len(good)} of the "
         f"{len(configs)} configurations all {n_seeds} seeds meet it (per-seed mean "
         f"{_range(good.mae_min.min(), good.mae_max.max())}, largest error {good.max_error.max():.4f}). The "
         f"misses: {misses}."

@@ -24,7 +24,7 @@ MARK = {"reverse": "solid, filled", "direct": "dashed, open"}
 
 #: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
 #: tests/test_figure_language.py lists the uses that differ from those tables as open).
-LANGUAGE = {"-": "data", "--": "comparison", "o": "point", "s": "trained"}
+LANGUAGE = {"-": "data", "--": "comparison", "o": "point", "D": "trained"}
 
 
 def pi_ref_grid(n: int = 97) -> np.ndarray:
@@ -87,7 +87,7 @@ def draw(curves: pd.DataFrame, points: pd.DataFrame) -> Figure:
     conventions = list(dict.fromkeys(curves.convention))
     col = {c: plotting.CONVENTION_COLORS[c.split(":")[0]] for c in conventions}
     dash = {"reverse": "-", "direct": "--"}
-    marks = {"TRL GRPOTrainer": ("s", 4.5), "our trainer, TRL's convention (5 seeds)": ("o", 2.6)}
+    marks = {"TRL GRPOTrainer": ("D", 4.5), "our trainer, TRL's convention (5 seeds)": ("o", 2.6)}
     for j, G in enumerate(gs):
         top, bottom = axes[0, j], axes[1, j]
         for (conv, pen), d in curves[curves.group_size == G].groupby(["convention", "penalty"], sort=False):

@@ -1,4 +1,4 @@
-"""The SmolLM2 instability of issue 26: a run that collapses, against the flow, and the same seed
+"""The SmolLM2 instability: a run that collapses, against the flow, and the same seed
 after a learning-rate warm-up (committed runs of experiments/smollm2_instability.py)."""
 
 from __future__ import annotations
@@ -135,10 +135,11 @@ def caption(t: dict[str, pd.DataFrame]) -> str:
     worst, warm = shown_runs(runs)
     counts = "; ".join(f"{v}: {int((g.worst > COLLAPSE).sum())} of {len(g)}"
                        for v, g in runs.groupby("variant", sort=False))
+    last = None if warm is None else last_step_error(t["data"], warm.run)
     warm_text = ("" if warm is None else
                  f" (b) The same seed with {int(warm.warmup_steps)} warm-up steps: every prompt's measured "
                  f"value (its mean over the last 30% of the steps) is within {warm.worst:.3f} of the theory; the "
-                 f"last plotted step, one noisy sample of the run, is within {last_step_error(t['data'], warm.run):.3f}.")
+                 f"last plotted step, one noisy sample of the run, is within {last:.3f}.")
     return (
         "Figure {n}. An optimiser instability on SmolLM2-135M (8 multiple-choice prompts, G = 8, beta = 0.5, "
         "reverse penalty, sequence level, last MLP trained). (a) The seed-"

@@ -1,4 +1,4 @@
-"""TRL's GRPOTrainer on SmolLM2-135M-Instruct run to its cap, against the theory (issue 23): the exact
+"""TRL's GRPOTrainer on SmolLM2-135M-Instruct run to its cap, against the theory: the exact
 P(correct) of every prompt during training, and its mean over the last 30% of the steps against the
 stationary point of the objective the run's own GRPOConfig maps to
 (docs/results/trl_smollm2_stationary*.csv from experiments/trl_smollm2_stationary.py).

@@ -29,7 +29,7 @@ RUNS = {"k3_low_var_kl_0.8x_critical": "jointly, lr 3e-3",
 
 #: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
 #: tests/test_figure_language.py lists the uses that differ from those tables as open).
-LANGUAGE = {"--": "threshold", "D": "key", "o": "point", "_": "level"}
+LANGUAGE = {"-.": "marked value", "D": "key", "o": "point", "_": "level"}
 
 
 def verl_objective(group_size: int):
@@ -92,7 +92,7 @@ def render(t: dict[str, pd.DataFrame]) -> Figure:
     ax.plot(q.rewarded_pi_ref, q.critical_beta, ls="", marker="D", ms=3.2, color=plotting.COLORS["trained"],
             mec="black", mew=0.3, label="the KL study's questions ($G$ = 8)")
     default = float(cur.default_beta.iloc[0])
-    plotting.reference(ax.axhline(default, ls="--", color="0.35", lw=0.8))
+    plotting.reference(ax.axhline(default, ls="-.", color="0.35", lw=0.8))
     ax.text(0.02, default * 1.3, f"verl's default β = {default:g}", ha="left", va="bottom", fontsize=7)
     ax.set_yscale("log")
     ax.set_xlim(0, 1)
@@ -111,8 +111,8 @@ def render(t: dict[str, pd.DataFrame]) -> Figure:
                 color=cols[s], mec="black", mew=0.3, label=s, zorder=3 if len(d) > 3 else 4)
     ax.plot(rn.ratio, np.maximum(rn.predicted_min, 1e-6), ls="", marker="_", ms=4, color="black", mew=0.9,
             label="predicted", zorder=1)
-    plotting.reference(ax.axhline(COLLAPSE, ls="--", color="0.35", lw=0.8))
-    plotting.reference(ax.axvline(1.0, ls="--", color="0.65", lw=0.8))
+    plotting.reference(ax.axhline(COLLAPSE, ls="-.", color="0.35", lw=0.8))
+    plotting.reference(ax.axvline(1.0, ls="-.", color="0.65", lw=0.8))
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_ylim(5e-7, 1)
@@ -121,7 +121,7 @@ def render(t: dict[str, pd.DataFrame]) -> Figure:
     ax.set_ylabel("smaller answer's P at the end")
     plotting.panel(ax, "b", f"the KL study ($G$ = 8), collapse below {COLLAPSE:g}", fontsize=7.5)
     handles, labels = ax.get_legend_handles_labels()
-    handles += [Line2D([], [], ls="--", color="0.35", lw=0.8), Line2D([], [], ls="--", color="0.65", lw=0.8)]
+    handles += [Line2D([], [], ls="-.", color="0.35", lw=0.8), Line2D([], [], ls="-.", color="0.65", lw=0.8)]
     labels += [f"collapse ({COLLAPSE:g}); (a) verl's default β", "critical β"]
     plotting.legend_below(fig, handles, labels, ncol=3)
     return fig

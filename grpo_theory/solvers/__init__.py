@@ -1,4 +1,4 @@
-"""The solvers: stationary policies of GRPO and their stability (SPEC section 3), in one package.
+"""The solvers: stationary policies of GRPO and their stability (the note's stationarity conditions), in one package.
 
 Bottom first: :mod:`.results` (the plain result containers), :mod:`.common` (the problem interface,
 root polishing, the stability verdict, dedupe), the two problems :mod:`.classes` (a question pooled

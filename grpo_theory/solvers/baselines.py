@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 
 from .._numerics import logsumexp, optimize
+from .._validate import float_array, unwrap_scalar
 from ..errors import InvalidInputError
 from ..problem import Question, as_question, validate_probability_vector
 from .results import RESIDUAL_TOL, StationaryPoint
@@ -16,6 +17,7 @@ __all__ = ["log_pooling", "rlhf_optimum", "nash_equilibrium", "nash_residual"]
 
 
 def _check_beta(beta) -> float:
+    beta = unwrap_scalar(beta)
     if isinstance(beta, bool) or not isinstance(beta, (int, float, np.floating, np.integer)) \
             or not math.isfinite(beta) or beta <= 0:
         raise InvalidInputError(f"beta must be a positive finite number, got {beta!r}")
@@ -53,7 +55,7 @@ def log_pooling(pi_ref, rewards, beta: float) -> np.ndarray:
     0.6488
     """
     pi_ref = validate_probability_vector("pi_ref", pi_ref)
-    r = np.asarray(rewards, dtype=float)
+    r = float_array("rewards", rewards, finite=False)       # text, bools, None, generators: refused by name
     if r.shape != pi_ref.shape or not np.all(np.isfinite(r)):
         raise InvalidInputError(f"rewards must be finite with shape {pi_ref.shape}, got {rewards!r}")
     beta = _check_beta(beta)

@@ -1,4 +1,4 @@
-r"""Certified isolation of every stationary point of a class question (SPEC section 3, **beyond**).
+r"""Certified isolation of every stationary point of a class question (**beyond** the note).
 
 A *class* is the set of outputs with one deterministic reward; ``x`` (C,) are the class masses,
 classes ordered by decreasing reward, ``p`` the reference masses. At every stationary point the

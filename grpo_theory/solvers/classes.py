@@ -1,4 +1,4 @@
-r"""Stationary policies of GRPO and their stability (SPEC section 3).
+r"""Stationary policies of GRPO and their stability (the note's stationarity conditions).
 
 Let ``g(o) = dJ/dpi(o)`` be the per-output gradient of the objective at ``pi_old = pi``:
 

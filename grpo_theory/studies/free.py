@@ -33,7 +33,8 @@ The study, step by step (each step's output is kept under ``out_dir``, so a reru
    fitted (least squares over the run's intermediate steps) on the other half, and the shift
    refitted on the other half at each step.
 
-The model sits behind a small *backend* (:class:`SmolBackend`; the tests use a tabular stub):
+The model sits behind a small *backend* (:class:`~grpo_theory.studies.free_backend.SmolBackend`; the tests use a
+tabular stub):
 ``prompts``, ``sample(q, n, generator) -> completions with .text``, ``logp(completions, reference)
 -> (logp, mask)`` of shape (prompts, n, T), ``parameters()``, ``state_dict()``/``load_state_dict()``
 of the trainable part, and ``reset()`` (back to the reference).
@@ -44,7 +45,6 @@ from __future__ import annotations
 import json
 import math
 import time
-import weakref
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -57,9 +57,8 @@ from .._io import atomic_write
 from ..convergence import ALPHA, ConvergenceReport, check_history, check_trajectories
 from ..errors import InvalidInputError
 from ..problem import Objective
-from ..training.free_generation import FreeSampler, pad_time, token_logp
 from ..training.loss import group_advantages, grpo_objective
-from ..training.smollm import FrozenTrunkLM, chat_prompt, load_smollm2
+from .free_backend import SmolBackend, smol_model  # noqa: F401
 from .free_more import more_final_counts, more_reference_counts, pool_counts
 from .free_prompts import (  # noqa: F401
     BETA_CANDIDATES,
@@ -78,9 +77,7 @@ from .free_scoring import COLUMNS, assemble, fit_clock_lsq, fit_shift, score  # 
 
 # this module's own public names; the prompt selection (free_prompts) and the scoring (free_scoring)
 # are documented there and importable from here as before
-__all__ = ["JobSpec", "run_job", "is_flat", "SmolBackend", "run_free_study", "cost_model"]
-#: Each model's frozen reference MLP (:func:`reference_mlp`), held as long as the model lives.
-_REFERENCE_MLPS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+__all__ = ["JobSpec", "run_job", "is_flat", "run_free_study", "cost_model"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -318,90 +315,9 @@ def run_job(backend, spec: JobSpec, job_dir, *, answers, stop_after: int | None 
     return pd.read_csv(done)          # as a later call reads it: the same table whether resumed or not
 
 
-def reference_mlp(model):
-    """A frozen copy of ``model``'s last MLP as it was when first asked for, kept while the model lives.
-
-    Every backend built on one model (a worker process trains job after job on its one copy of
-    SmolLM2) takes its reference, and its reset, from this copy: a copy taken when a later backend is
-    built would hold the previous job's trained weights.
-    """
-    import copy
-
-    if model not in _REFERENCE_MLPS:      # kept outside the model: not among its parameters or state
-        _REFERENCE_MLPS[model] = copy.deepcopy(model.hf.model.layers[-1].mlp).requires_grad_(False)
-    return _REFERENCE_MLPS[model]
-
-
-class SmolBackend:
-    """SmolLM2-135M-Instruct as a free-generation policy: only the last MLP trains.
-
-    Sampling keeps the last MLP's input ``h0`` at every generated position (batched, with the KV
-    cache of :class:`~grpo_theory.training.free_generation.FreeSampler`), so the loss needs no second
-    pass through the frozen trunk. The reference policy is a frozen copy of the MLP as the model was
-    loaded (:func:`reference_mlp`), shared by every backend built on that model.
-
-    Parameters
-    ----------
-    model : FrozenTrunkLM
-        ``trainable="last-mlp"``; its last MLP is the one trained (shared by every backend built on it).
-    tokenizer
-        SmolLM2's tokenizer.
-    questions : sequence of str
-        User turns, put into the chat template.
-    max_new_tokens : int
-        The longest completion sampled, in tokens.
-    """
-
-    def __init__(self, model, tokenizer, questions, max_new_tokens: int = 4) -> None:
-        self.model = model
-        self.mlp = model.hf.model.layers[-1].mlp
-        self.ref_mlp = reference_mlp(model)
-        self.prompts = [chat_prompt(tokenizer, q) for q in questions]
-        self.sampler = FreeSampler(model, tokenizer, self.prompts, max_new_tokens)
-
-    def sample(self, q: int, n: int, generator: torch.Generator):
-        return self.sampler.sample(q, n, generator)
-
-    def logp(self, comps, reference: bool = False):
-
-        T = max(c.tokens.shape[1] for c in comps)
-        h0 = torch.stack([pad_time(c.h0, T) for c in comps])
-        # the sampler draws tokens on the CPU (its generator lives there); h0 lives with the model
-        tokens = torch.stack([pad_time(c.tokens, T) for c in comps]).to(h0.device)
-        mask = torch.stack([pad_time(c.mask, T) for c in comps]).to(h0.device)
-        lp = token_logp(self.model, self.ref_mlp if reference else None, h0, tokens)
-        return lp * mask, mask
-
-    def parameters(self):
-        return self.mlp.parameters()
-
-    def state_dict(self) -> dict:
-        return {k: v.detach().clone() for k, v in self.mlp.state_dict().items()}
-
-    def load_state_dict(self, state: dict) -> None:
-        self.mlp.load_state_dict(state)
-
-    def reset(self) -> None:
-        self.mlp.load_state_dict(self.ref_mlp.state_dict())
-
-
-_MODEL: dict = {}
-
-
-def _smol(model_dir, device: str = "cpu"):
-    """The process's one copy of SmolLM2 (model, tokenizer), loaded once; torch on one thread."""
-    torch.set_num_threads(1)
-    key = f"{model_dir}|{device}"
-    if key not in _MODEL:
-
-        model, tok = load_smollm2(model_dir, device=device)
-        _MODEL[key] = (FrozenTrunkLM(model.hf), tok)
-    return _MODEL[key]
-
-
 def _job_worker(args) -> pd.DataFrame | None:
     model_dir, device, questions, answers, max_new, spec, job_dir, stop_after, progress = args
-    model, tok = _smol(model_dir, device)
+    model, tok = smol_model(model_dir, device)
     backend = SmolBackend(model, tok, questions, max_new)
     return run_job(backend, spec, job_dir, answers=answers, stop_after=stop_after, progress=progress)
 
@@ -461,8 +377,12 @@ def run_free_study(out_dir="runs/free_generation", *, model_dir="models/smollm2"
         The training seeds: one job per (beta, seed).
     betas : (float, float), optional
         Default: :func:`choose_betas` from the fresh ``p_ref``.
-    n_prompts, n_screen, n_ref : int
-        Prompts kept; screening samples per candidate; fresh samples per kept prompt for ``p_ref``.
+    n_prompts : int
+        Prompts kept after the screening.
+    n_screen : int
+        Screening samples per candidate prompt.
+    n_ref : int
+        Fresh samples per kept prompt for ``p_ref``.
     max_new_tokens : int
         The longest completion sampled, in tokens.
     spec : dict, optional
@@ -474,7 +394,7 @@ def run_free_study(out_dir="runs/free_generation", *, model_dir="models/smollm2"
     progress : bool
         Show progress bars.
     backend_factory : callable, optional
-        ``backend_factory(questions) -> backend`` (tests); default: :class:`SmolBackend` on SmolLM2
+        ``backend_factory(questions) -> backend`` (tests); default: :class:`~grpo_theory.studies.free_backend.SmolBackend` on SmolLM2
         (then ``workers > 1`` uses processes).
     device : str
         Where SmolLM2 runs ("cpu", or "cuda": untested here, no GPU was at hand; the sampler's generator
@@ -506,7 +426,7 @@ def run_free_study(out_dir="runs/free_generation", *, model_dir="models/smollm2"
     use_processes = workers > 1 and backend_factory is None
     if backend_factory is None:
         def backend_factory(questions):
-            model, tok = _smol(model_dir, device)
+            model, tok = smol_model(model_dir, device)
             return SmolBackend(model, tok, questions, max_new_tokens)
 
     def screen():
@@ -582,8 +502,24 @@ def cost_model(*, cpu_per_sample: float, cpu_per_step_per_prompt: float, n_pool:
         CPU seconds per sampled completion (batched evaluation sampling).
     cpu_per_step_per_prompt : float
         CPU seconds per training step and prompt (``G`` samples and the gradient).
-    n_pool, n_screen, n_prompts, n_ref, jobs, steps, eval_steps, n_mid, n_eval : int
-        The study's sizes (``steps``: training steps per job).
+    n_pool : int
+        Candidate prompts screened.
+    n_screen : int
+        Screening samples per candidate.
+    n_prompts : int
+        Prompts kept.
+    n_ref : int
+        Fresh samples per kept prompt for ``p_ref``.
+    jobs : int
+        Training jobs, one per (beta, seed).
+    steps : int
+        Training steps per job.
+    eval_steps : int
+        Intermediate measurements per job.
+    n_mid : int
+        Samples per prompt at an intermediate measurement.
+    n_eval : int
+        Samples per prompt at the final measurement.
 
     Returns
     -------

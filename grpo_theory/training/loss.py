@@ -1,4 +1,4 @@
-r"""GRPO's advantages and loss, exactly as in SPEC section 1 (torch).
+r"""GRPO's advantages and loss, exactly as in the note's Eq. 1-2 (torch).
 
 For a group ``o_1..o_G`` with rewards ``r_1..r_G``:
 
