@@ -279,7 +279,7 @@ def read_trl_config(config, trl_version: str | None = None, completion_tokens: i
     obj = Objective(beta=beta, group_size=G, normalization=normalization, std_ddof=1, std_eps=TRL_STD_EPS,
                     level="token", loss_type=loss_type, kl_estimator="k3_ratio" if bias_corr else "k3",
                     **family_fields)
-    return mapping_of(obj, warns, "TRL", version)
+    return mapping_of(obj, warns, "TRL", version, temperature=temp)
 
 
 # ------------------------------------------------------------------------------ the callback

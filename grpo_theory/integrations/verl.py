@@ -33,7 +33,7 @@ from .._validate import check_fields, read_text
 from ..problem import LOSS_TYPES, InvalidInputError, Objective
 from .cmdline import hydra_overrides, looks_like_command, script_tokens
 from .family import verl_family
-from .mapping import TheoryMapping, mapping_of
+from .mapping import TheoryMapping, _is_file, mapping_of
 
 __all__ = ["read_verl_config", "VERL_DEFAULTS", "VERL_ESTIMATORS"]
 
@@ -84,8 +84,13 @@ def _flatten(d: Mapping, prefix: str = "") -> dict:
     return out
 
 
-#: verl's top-level sections (a dotted token starting with one is an override, ``=value`` or not).
-_SECTIONS = ("algorithm", "actor_rollout_ref", "data", "trainer", "critic", "reward_model", "custom_reward_function")
+#: verl's top-level sections (a dotted token starting with one is an override, ``=value`` or not; a top-level key
+#: outside them is warned about as unknown). Read from ``verl/trainer/config/_generated_ppo_trainer.yaml`` of
+#: volcengine/verl at commit 035682ed7 (``data`` holds ``train_batch_size``; ``global_profiler``, ``ray_kwargs``)
+#: and ``ppo_trainer.yaml`` at 008db456b (``ray_init``, before ``ray_kwargs``). Only the keys of
+#: :data:`_CHECKED_SECTIONS` are checked one by one (verl_config_keys.json).
+_SECTIONS = ("algorithm", "actor_rollout_ref", "data", "trainer", "critic", "reward_model", "custom_reward_function",
+             "global_profiler", "ray_kwargs", "ray_init")
 
 
 def _check_sections(flat: dict) -> None:
@@ -96,13 +101,6 @@ def _check_sections(flat: dict) -> None:
     if bad:
         raise InvalidInputError(f"verl config: {bad[0]} = {flat[bad[0]]!r} is a section of verl's config; "
                                 "expected a mapping of its keys")
-
-
-def _is_file(text: str) -> bool:
-    try:
-        return Path(text).is_file()
-    except (OSError, ValueError):           # a command line too long for a path, or with a NUL
-        return False
 
 
 def _load(config) -> dict:
@@ -163,7 +161,7 @@ def _unknown_key_warnings(flat: dict, known: frozenset) -> list[str]:
     import difflib
 
     out = []
-    tops = sorted({k.split(".")[0] for k in known})
+    tops = sorted({k.split(".")[0] for k in known} | set(_SECTIONS))
     bad_tops = sorted({k.split(".")[0] for k in flat} - set(tops))
     for top in bad_tops:
         under = sorted(k for k in flat if k.split(".")[0] == top)
@@ -323,4 +321,4 @@ def _read_flat(flat: dict, unknown_warns: list) -> TheoryMapping:
         return mapping_of(None, warns, "verl", VERL_VERSION, stacklevel=4)
     obj = Objective(beta=beta, group_size=n, normalization=norm, std_ddof=1, std_eps=VERL_STD_EPS, level="token",
                     loss_type=loss_agg, **kl, **family_fields)
-    return mapping_of(obj, warns, "verl", VERL_VERSION, stacklevel=4)
+    return mapping_of(obj, warns, "verl", VERL_VERSION, stacklevel=4, temperature=temp)
