@@ -156,3 +156,18 @@ def test_tradeoff_labels_of_coincident_points_are_one_label():
     assert texts == ["β=0.0001…0.1 (6 points)"], texts
     t = pd.DataFrame(dict(beta=[0.1, 1.0], mean_kl_direct=[2.0, 0.5], mean_pred=[0.9, 0.7]))
     assert [a.get_text() for a in figure_tradeoff(t, 1.0).axes[0].texts] == ["β=0.1", "β=1"]
+
+
+def test_a_real_trl_grpo_command_line_draws_no_unknown_key_warning():
+    """``trl grpo`` always carries ModelConfig and script arguments (``--model_name_or_path``,
+    ``--dataset_name``): known arguments of the command, not 'unknown keys'; a misspelt GRPOConfig field still is."""
+    from grpo_theory.integrations.trl import read_trl_config
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = read_trl_config(["--model_name_or_path", "Qwen/Qwen2.5-0.5B", "--dataset_name", "trl-lib/tldr",
+                             "--reward_funcs", "accuracy", "--use_peft", "--lora_r", "16", "--beta", "0.04",
+                             "--num_generations", "8", "--use_bias_correction_kl", "false"], trl_version="1.16.0")
+        assert not [w for w in m.warnings if "unknown" in w], m.warnings
+        m = read_trl_config(["--beta", "0.04", "--num_generation", "8"], trl_version="1.16.0")
+    assert any("unknown key(s) ['num_generation']" in w for w in m.warnings), m.warnings
