@@ -318,3 +318,13 @@ def test_a_flow_at_rest_at_a_jump_is_the_end_and_the_independent_flow_reaches_it
     chatters past its budget there: at-jump)."""
     row = check_kl_case(seed)
     assert row["outcome"] == "ok-jump" and row["end"] == "at-jump", (row["outcome"], row["end"], row["detail"])
+
+
+@pytest.mark.parametrize("seed", [290, 500, 1115])
+def test_the_end_check_sees_a_collapse_onto_the_returned_face(seed):
+    """k3 in the advantage: as a mass collapses its estimate grows like e^-lr, and the independent integration
+    crawls past its budget at masses of 1e-200 (the partial KL run at a2f6b20 left these 'unchecked'). It is then
+    within 1e-3 of the returned face point, whose KKT test passed, with the absent answers below 1e-100:
+    'collapsed', a checked end."""
+    row = check_kl_case(seed)
+    assert row["outcome"] == "ok-face" and row["end"] == "collapsed", (row["outcome"], row["end"], row["detail"])

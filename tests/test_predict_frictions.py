@@ -143,3 +143,31 @@ def test_samples_temperature_is_asked_and_checked(base20, tmp_path, capsys):
                 sample_temperature=0.7, progress=False)
     with pytest.raises(InvalidInputError, match="sample_temperature"):
         predict(samples_from_counts([8], [3]), Objective(beta=0.5), sample_temperature=0, progress=False)
+
+
+def test_tradeoff_labels_of_coincident_points_are_one_label():
+    """Every beta of the published recipe's sweep (1e-4 ... 0.1) is below the clamp's critical beta, so all six
+    points coincide (P = 1, the same KL): one label naming them, not six printed on top of each other."""
+    from grpo_theory.predict.report import figure_tradeoff
+
+    betas = [1e-4, 2e-4, 5e-4, 1e-3, 0.01, 0.1]
+    t = pd.DataFrame(dict(beta=betas, mean_kl_direct=[0.889087] * 6, mean_pred=[1.0] * 6))
+    texts = [a.get_text() for a in figure_tradeoff(t, 1e-4).axes[0].texts]
+    assert texts == ["β=0.0001…0.1 (6 points)"], texts
+    t = pd.DataFrame(dict(beta=[0.1, 1.0], mean_kl_direct=[2.0, 0.5], mean_pred=[0.9, 0.7]))
+    assert [a.get_text() for a in figure_tradeoff(t, 1.0).axes[0].texts] == ["β=0.1", "β=1"]
+
+
+def test_a_real_trl_grpo_command_line_draws_no_unknown_key_warning():
+    """``trl grpo`` always carries ModelConfig and script arguments (``--model_name_or_path``,
+    ``--dataset_name``): known arguments of the command, not 'unknown keys'; a misspelt GRPOConfig field still is."""
+    from grpo_theory.integrations.trl import read_trl_config
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = read_trl_config(["--model_name_or_path", "Qwen/Qwen2.5-0.5B", "--dataset_name", "trl-lib/tldr",
+                             "--reward_funcs", "accuracy", "--use_peft", "--lora_r", "16", "--beta", "0.04",
+                             "--num_generations", "8", "--use_bias_correction_kl", "false"], trl_version="1.16.0")
+        assert not [w for w in m.warnings if "unknown" in w], m.warnings
+        m = read_trl_config(["--beta", "0.04", "--num_generation", "8"], trl_version="1.16.0")
+    assert any("unknown key(s) ['num_generation']" in w for w in m.warnings), m.warnings
