@@ -162,11 +162,17 @@ def numeric_entries(name: str, value) -> None:
         raise InvalidInputError(f"{name} has {int(np.ma.count_masked(value))} masked entries; fill them "
                                 "(.filled(...)) or drop them first")
     try:
-        # a list or tuple as Python objects: NumPy would cast [True, 0.5] or [1.0, '0'] to one dtype first
-        raw = np.asarray(value, dtype=object) if isinstance(value, (list, tuple)) else np.asarray(value)
+        raw = np.asarray(value)
     except (TypeError, ValueError):
         return                                   # ragged or odd: the float conversion names it
     bad = (lambda x: x is None or isinstance(x, (str, bytes, bool, np.bool_, np.str_, np.bytes_)))
+    if raw.dtype.kind in "iuf" and isinstance(value, (list, tuple)):
+        # NumPy casts [True, 0.5] to [1.0, 0.5] before anyone looks: find a bool among the list's own entries
+        if _has_bool(value):
+            first = next(x for x in _flat(value) if isinstance(x, (bool, np.bool_)))
+            raise InvalidInputError(f"{name} must hold numbers only, got {first!r} among {plain(value)[:80]} "
+                                    "(write 1 or 0)")
+        return
     if raw.dtype.kind in "USb":
         first = raw.flat[0] if raw.size else None
     elif raw.dtype.kind == "O":
@@ -182,6 +188,23 @@ def numeric_entries(name: str, value) -> None:
 
 
 _NONE = object()
+
+
+def _has_bool(value) -> bool:
+    """Whether nested lists and tuples hold a bool (by the set of their entries' types: fast for long lists)."""
+    types = set(map(type, value))
+    if types & {bool, np.bool_}:
+        return True
+    return bool(types & {list, tuple}) and any(_has_bool(x) for x in value if isinstance(x, (list, tuple)))
+
+
+def _flat(value):
+    """The entries of nested lists and tuples, in order."""
+    for x in value:
+        if isinstance(x, (list, tuple)):
+            yield from _flat(x)
+        else:
+            yield x
 
 
 def unwrap_scalar(value):

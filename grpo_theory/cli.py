@@ -239,6 +239,8 @@ def _add_predict_parser(sub) -> None:
     pr.add_argument("--out", required=True, type=check.writable_dir,
                     help="output folder (predictions.csv, summary.json, figures)")
     pr.add_argument("--id-column", default="prompt_id", help="the samples' column naming the prompt")
+    pr.add_argument("--sample-temperature", type=float, default=None, metavar="T",
+                    help="the temperature the samples were drawn at: checked against training's (from CONFIG)")
     pr.add_argument("--no-plots", action="store_true")
     pr.add_argument("--no-progress", action="store_true")
     pr.set_defaults(func=cmd_predict)

@@ -133,6 +133,7 @@ def cmd_predict(args) -> int:
     if args.framework is not None and args.framework[0] not in ("trl", "verl", "openrlhf"):
         raise InvalidInputError(f"--framework {args.framework[0]!r}: expected trl, verl or openrlhf")
     kwargs = dict(k=args.k, level=args.level, interval=args.interval, clock=args.clock, steps=args.steps,
+                  sample_temperature=args.sample_temperature,
                   slow_tol=args.slow_tol, progress=False if args.no_progress else None)
     finite_args = [flag for flag, v in (("--holdout", args.holdout), ("--kernel", args.kernel), ("--rhos", args.rhos))
                    if v is not None]
@@ -184,7 +185,7 @@ def _repeats(new: str, shown: str) -> bool:
 
 #: predict()'s keywords that are options of ``grpo-theory predict``: a message about ``clock=`` says ``--clock``.
 _PREDICT_OPTIONS = ("clock", "fit", "steps", "k", "level", "interval", "slow_tol", "holdout", "rhos", "finite_level",
-                    "seed", "kernel", "measured", "levels")
+                    "seed", "kernel", "measured", "levels", "sample_temperature")
 
 
 def _as_options(message: str) -> str:
@@ -230,6 +231,11 @@ def _print_predict_summary(pr, paths: dict) -> None:
     if s.get("kl_reverse_infinite"):
         print(f"  KL(pi_ref || pi) is infinite for {s['kl_reverse_infinite']} prompts (a class vanishes); "
               f"summary.json averages the other {s['prompts'] - s['kl_reverse_infinite']}")
+    if s.get("sample_temperature") is None:
+        train = s.get("train_temperature")
+        print("  the samples' temperature was not given: p_ref is where training starts only if the samples were drawn "
+              "at training's temperature" + (f" ({train:g}, from the config)" if train is not None else "")
+              + "; --sample-temperature T checks it")
     for line in _stationary_warnings(pr):
         print("  " + line)
     if pr.finite is not None:

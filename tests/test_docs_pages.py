@@ -158,7 +158,7 @@ def test_the_guides_examples_run_in_order():
                             f"{type(exc).__name__}: {exc}")
 
 
-SPEC_RE = re.compile(r"\bSPEC(?:'s)? sections?\b|\bthe SPEC\b|\bin the SPEC\b")
+SPEC_RE = re.compile(r"\bSPEC(?:'s)? (?:sections?\b|§)|\bthe SPEC\b|\bin the SPEC\b")
 
 
 def _docstrings():
@@ -179,5 +179,26 @@ def test_no_page_or_docstring_sends_the_reader_to_the_spec():
     assert len(texts) > 500
     hits = [(name, m.group(0)) for name, text in texts for m in SPEC_RE.finditer(text)]
     assert not hits, f"{len(hits)} references to the SPEC, e.g. {hits[:8]}"
-    assert SPEC_RE.search("(SPEC section 3)") and SPEC_RE.search("as in the SPEC (Eq. 2)")
+    assert SPEC_RE.search("(SPEC section 3)") and SPEC_RE.search("forms of SPEC §2")
+    assert SPEC_RE.search("as in the SPEC (Eq. 2)")
     assert not SPEC_RE.search("SPEC = FigureSpec(number, slug)")
+
+
+def _raw_literals(page_html: str) -> list[str]:
+    """Double-backtick literals shown as typed on a built page (outside the collapsed source views, whose
+    docstrings keep their markup): rst's ````x```` in a docstring's indented block renders verbatim."""
+    text = re.sub(r"<details\b.*?</details>", "", page_html, flags=re.S)
+    if "<article" in text:
+        text = text[text.index("<article"):text.index("</article>")]
+    text = html.unescape(re.sub(r"<[^>]+>", "", text))
+    return re.findall(r".{0,40}``[^`\n]{1,60}``", text)
+
+
+def test_no_api_page_shows_a_raw_double_backtick_literal(strict_site):
+    pages = sorted((strict_site / "api").glob("*/index.html"))
+    assert len(pages) >= 15
+    hits = [(p.parent.name, h) for p in pages for h in _raw_literals(p.read_text(encoding="utf-8"))]
+    assert not hits, f"{len(hits)} raw literals, e.g. {hits[:6]}"
+    shown = '<article><pre><code>out.csv  in the format of ``grpo-theory figures``</code></pre></article>'
+    assert _raw_literals(shown) and not _raw_literals('<article><details class="quote"><code>``x``</code>'
+                                                      '</details><code>x</code></article>')

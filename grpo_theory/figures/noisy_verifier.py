@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pandas as pd
+from matplotlib import patheffects
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
@@ -98,7 +99,10 @@ def draw(curves: pd.DataFrame, grid: pd.DataFrame, beta: float, pi_ref: float) -
             top.set_ylabel(rf"stationary $\pi_\theta(a)$, $\beta$ = {beta:g}")
             bottom.set_ylabel("FP = FN")
     handles, labels = axes[0, 0].get_legend_handles_labels()
-    handles += [Line2D([], [], color="0.3", lw=1.2), Line2D([], [], color="0.3", lw=1.0, ls="-.")]
+    # the contours are white on the map: white keys with a dark edge, as drawn
+    edge = [patheffects.withStroke(linewidth=2.6, foreground="0.3")]
+    handles += [Line2D([], [], color="white", lw=1.2, path_effects=edge),
+                Line2D([], [], color="white", lw=1.0, ls="-.", path_effects=edge)]
     labels += [r"(d-f) $\pi$ = 0.9", r"(d-f) gain over $\pi_{\mathrm{ref}}$ = 0.05"]
     plotting.legend_below(fig, handles, labels, ncol=6, title="FP = FN (a-c)", title_fontsize=7)
     label = rf"$\pi(\mathrm{{correct}})$, $\pi_{{\mathrm{{ref}}}}$ = {pi_ref:g}"

@@ -163,9 +163,9 @@ def caption(t: dict[str, pd.DataFrame]) -> str:
     return (
         "Figure 7. Non-unique stationary points, and the paths into them. (a) Direct/scale penalty, G -> inf, "
         f"pi_ref(a) = {NONUNIQUE_PI_REF:g}: the stationary points against beta on a logit axis: stable (solid), "
-        "unstable (solid with open circles: the separatrix), the vertex pi(a) = 1 (a stable limit point for every beta), the fold "
+        "unstable (open circles: the separatrix), the vertex pi(a) = 1 (a stable limit for every beta), the fold "
         f"at beta = {beta_f:.4f}; shaded: each stable point's basin; dash-dotted: the beta of (c, d). "
-        "(b) The number of stationary points over (beta, pi_ref(a)); black: the boundary (h = 0 at its turning "
+        "(b) How many stationary points, over (beta, pi_ref(a)); black: the boundary (h = 0 at its turning "
         "point); dotted: (a)'s pi_ref; dot: (a)'s fold. "
         + caption_paths(t["paths"], t["paths_stationary"])
         + "Take-away: above the fold a run from pi_ref settles inside; a start, or a large first step, past the "

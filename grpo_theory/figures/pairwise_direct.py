@@ -30,6 +30,9 @@ def render(t):
     for ln, b in zip(dashed, [v for v in values if v in OVERLAY_BETAS]):
         ln.set_color(colour[b])
         ln.set_linewidth(0.9)
+    # (b)'s title in the axis's notation, 10^-9 (the shared helper writes "1e-09")
+    low = float(t["data"].pi_ref_a.min())
+    plotting.panel(fig.axes[1], "b", r"the same, down to $\pi_{\mathrm{ref}}(a)$ = " + plotting.sci_text(low))
     return fig
 
 

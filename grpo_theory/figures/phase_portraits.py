@@ -142,8 +142,8 @@ def caption_paths(paths: pd.DataFrame, pts: pd.DataFrame) -> str:
     return (
         f"(c, d) The expected-gradient flow's paths from {n_rev} starts (two more in (d), beside the "
         f"separatrix) at beta = {PHASE_BETA:g} against flow time; teal: settles inside, ochre: runs into the "
-        "vertex; black: stationary points (open circles: the unstable one). (c) Reverse/scale, G = 8: one "
+        "vertex; black: stationary points (open circles: unstable). (c) Reverse/scale, G = 8: one "
         f"stationary point ({float(rev_pt.pi_a.iloc[0]):.3f}), and every start settles there. (d) Direct/scale, "
         f"G = inf: the stable point {d_stable:.3f} and the separatrix at 1 - {gap:.1e}; {share} "
-        f"starts above it run into the vertex, slowly, and the one {zs - beside.start_logit.iloc[0]:.2f} below "
+        f"starts above it run into the vertex, and the one {zs - beside.start_logit.iloc[0]:.2f} below "
         f"it {below_end}. ")

@@ -49,12 +49,15 @@ class TheoryMapping:
         ``"TRL"``, ``"verl"`` or ``"OpenRLHF"``.
     version : str or None
         The framework version whose defaults were used (None: unknown).
+    temperature : float or None
+        The temperature training samples its groups at (None: not read).
     """
 
     objective: Objective
     warnings: tuple
     framework: str
     version: str | None
+    temperature: float | None = None
 
     def __str__(self) -> str:
         head = self.objective.describe()
@@ -63,7 +66,7 @@ class TheoryMapping:
 
 
 def mapping_of(obj: Objective | None, warns: list, framework: str, version: str | None, *,
-               stacklevel: int = 3) -> TheoryMapping:
+               stacklevel: int = 3, temperature: float | None = None) -> TheoryMapping:
     """A reader's result: each warning also emitted through ``warnings.warn`` as a :class:`TheoryWarning`.
 
     Parameters
@@ -78,6 +81,8 @@ def mapping_of(obj: Objective | None, warns: list, framework: str, version: str 
         The trainer's version the config was read for; None when unknown.
     stacklevel : int, default 3
         Of the warnings: 3 points at the caller of a reader that calls this directly.
+    temperature : float, optional
+        The config's sampling temperature of training (its default where not set).
 
     Returns
     -------
@@ -95,7 +100,7 @@ def mapping_of(obj: Objective | None, warns: list, framework: str, version: str 
                                  + "; ".join(warns))
     for w in warns:
         warnings.warn(f"{framework}: {w}", TheoryWarning, stacklevel=stacklevel)
-    return TheoryMapping(obj, tuple(warns), framework, version)
+    return TheoryMapping(obj, tuple(warns), framework, version, None if temperature is None else float(temperature))
 
 
 def parse_version(v: str) -> tuple:
@@ -276,6 +281,45 @@ def clamp_activity(question: Question, obj: Objective, pi: np.ndarray) -> str | 
             f"{ratio[clipped].tolist()}): there the KL term no longer restores them")
 
 
+def _is_file(text: str) -> bool:
+    try:
+        return Path(text).is_file()
+    except (OSError, ValueError):           # a command line too long for a path, or with a NUL
+        return False
+
+
+def command_config(framework: str, text: str, source: str) -> list | str:
+    """A trainer command line or shell script as its reader takes it.
+
+    Parameters
+    ----------
+    framework : {"trl", "verl", "openrlhf"}
+        Whose command it is.
+    text : str
+        The script or command line (``python -m verl.trainer.main_ppo a.b=c ...``, ``trl grpo --beta 0.04 ...``).
+    source : str
+        For messages.
+
+    Returns
+    -------
+    list or str
+        For verl the text itself (``read_verl_config`` reads its Hydra overrides); otherwise the argv list from the
+        first ``--flag`` on.
+
+    Raises
+    ------
+    InvalidInputError
+        No ``--flag`` argument in a TRL or OpenRLHF command.
+    """
+    if framework == "verl":
+        return text
+    tokens = script_tokens(text, source)
+    first = next((i for i, t in enumerate(tokens) if t.startswith("--")), len(tokens))
+    if first == len(tokens):
+        raise InvalidInputError(f"{source}: no --flag arguments found in the command line")
+    return tokens[first:]                 # an argv list: the readers parse it
+
+
 def load_config_file(framework: str, path) -> dict | list | str:
     """A trainer config file as its reader takes it: JSON for TRL and OpenRLHF, the path for verl.
 
@@ -284,7 +328,8 @@ def load_config_file(framework: str, path) -> dict | list | str:
     framework : {"trl", "verl", "openrlhf"}
         Whose config it is.
     path : str or pathlib.Path
-        The file.
+        The file; or, as a str that names no file and reads as a command, the command line itself
+        (:func:`command_config`).
 
     Returns
     -------
@@ -298,6 +343,8 @@ def load_config_file(framework: str, path) -> dict | list | str:
     InvalidInputError
         A missing file, or JSON that does not parse.
     """
+    if isinstance(path, str) and looks_like_command(path) and not _is_file(path):
+        return command_config(framework, path, "config command line")     # the text itself, not a file
     path = Path(path)
     text = read_text(path, "config")            # exists, a file, size-limited, UTF-8 (the file named otherwise)
     source = f"config {str(path)!r}"
@@ -306,11 +353,7 @@ def load_config_file(framework: str, path) -> dict | list | str:
     suffix = path.suffix.lower()
     if suffix in (".sh", ".bash", ".txt", ".cmd") or (suffix not in (".json", ".yaml", ".yml")
                                                        and looks_like_command(text)):
-        tokens = script_tokens(text, source)
-        first = next((i for i, t in enumerate(tokens) if t.startswith("--")), len(tokens))
-        if first == len(tokens):
-            raise InvalidInputError(f"{source}: no --flag arguments found in the command line")
-        return tokens[first:]                 # an argv list: the readers parse it
+        return command_config(framework, text, source)
     if suffix in (".yaml", ".yml"):
         data = read_yaml(path, "config", "a YAML mapping of the trainer's fields")
     else:

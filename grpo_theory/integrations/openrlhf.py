@@ -212,4 +212,4 @@ def read_openrlhf_config(args) -> TheoryMapping:
     obj = Objective(beta=beta, group_size=G, normalization=norm, std_ddof=1, std_eps=OPENRLHF_STD_EPS,
                     level="token", loss_type="token-mean", kl_estimator=est, kl_placement=placement,
                     kl_value_clamp=OPENRLHF_VALUE_CLAMP, **family_fields)
-    return mapping_of(obj, warns, "OpenRLHF", OPENRLHF_VERSION)
+    return mapping_of(obj, warns, "OpenRLHF", OPENRLHF_VERSION, temperature=get("rollout.temperature"))

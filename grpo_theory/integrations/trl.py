@@ -57,8 +57,10 @@ _NEWEST_READ = "1.16.0"
 
 
 def _grpo_config_fields() -> frozenset:
-    text = resources.files(__package__).joinpath("trl_grpo_config_fields.json").read_text(encoding="utf-8")
-    return frozenset(json.loads(text)["fields"])
+    """GRPOConfig's fields and the other arguments of ``trl grpo`` (ModelConfig's and GRPOScriptArguments':
+    ``--model_name_or_path``, ``--dataset_name``, ...), which every real command line carries: known, not read."""
+    table = json.loads(resources.files(__package__).joinpath("trl_grpo_config_fields.json").read_text(encoding="utf-8"))
+    return frozenset(table["fields"]) | frozenset(table["cli_fields"])
 
 
 #: Every GRPOConfig field the reader reads: (kind, low, high); a bound in a list is exclusive.
@@ -193,7 +195,8 @@ def read_trl_config(config, trl_version: str | None = None, completion_tokens: i
         known = _grpo_config_fields() | {"trl_version"}
         unknown = sorted(set(config) - known)
         if unknown:
-            warns.append(f"unknown key(s) {unknown}: not GRPOConfig fields of TRL 1.16.0; ignored")
+            warns.append(f"unknown key(s) {unknown}: not GRPOConfig fields (nor other `trl grpo` arguments) of TRL "
+                         "1.16.0; ignored")
     G = _number(config, "num_generations", defaults["num_generations"], lo=2, integer=True)
     beta = _number(config, "beta", defaults["beta"], lo=0)
     scale = _get(config, "scale_rewards", defaults["scale_rewards"])
@@ -279,7 +282,7 @@ def read_trl_config(config, trl_version: str | None = None, completion_tokens: i
     obj = Objective(beta=beta, group_size=G, normalization=normalization, std_ddof=1, std_eps=TRL_STD_EPS,
                     level="token", loss_type=loss_type, kl_estimator="k3_ratio" if bias_corr else "k3",
                     **family_fields)
-    return mapping_of(obj, warns, "TRL", version)
+    return mapping_of(obj, warns, "TRL", version, temperature=temp)
 
 
 # ------------------------------------------------------------------------------ the callback

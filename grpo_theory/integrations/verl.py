@@ -33,7 +33,7 @@ from .._validate import check_fields, read_text
 from ..problem import LOSS_TYPES, InvalidInputError, Objective
 from .cmdline import hydra_overrides, looks_like_command, script_tokens
 from .family import verl_family
-from .mapping import TheoryMapping, mapping_of
+from .mapping import TheoryMapping, _is_file, mapping_of
 
 __all__ = ["read_verl_config", "VERL_DEFAULTS", "VERL_ESTIMATORS"]
 
@@ -101,13 +101,6 @@ def _check_sections(flat: dict) -> None:
     if bad:
         raise InvalidInputError(f"verl config: {bad[0]} = {flat[bad[0]]!r} is a section of verl's config; "
                                 "expected a mapping of its keys")
-
-
-def _is_file(text: str) -> bool:
-    try:
-        return Path(text).is_file()
-    except (OSError, ValueError):           # a command line too long for a path, or with a NUL
-        return False
 
 
 def _load(config) -> dict:
@@ -328,4 +321,4 @@ def _read_flat(flat: dict, unknown_warns: list) -> TheoryMapping:
         return mapping_of(None, warns, "verl", VERL_VERSION, stacklevel=4)
     obj = Objective(beta=beta, group_size=n, normalization=norm, std_ddof=1, std_eps=VERL_STD_EPS, level="token",
                     loss_type=loss_agg, **kl, **family_fields)
-    return mapping_of(obj, warns, "verl", VERL_VERSION, stacklevel=4)
+    return mapping_of(obj, warns, "verl", VERL_VERSION, stacklevel=4, temperature=temp)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +30,7 @@ from .finite import predict_finite
 from .graded import predict_graded
 from .intervals import check_k, pass_at_k, unbiased_pass_at_k
 from .report import write_outputs
-from .samples import SampleTable, read_samples
+from .samples import PredictWarning, SampleTable, read_samples
 
 __all__ = ["Prediction", "predict", "objective_for", "reward_kl_tradeoff"]
 
@@ -200,7 +201,8 @@ def objective_for(obj=None, *, framework: str | None = None, config=None, **read
     framework : str, optional
         ``"trl"``, ``"verl"`` or ``"openrlhf"`` (with ``config``).
     config : dict, str or Path, optional
-        A trainer config: a dict, or a path (JSON for TRL/OpenRLHF, YAML for verl).
+        A trainer config: a dict, a path (JSON for TRL/OpenRLHF, YAML for verl, or a shell script), or the
+        command line itself as a str (``"python -m verl.trainer.main_ppo a.b=c ..."``).
     **reader_options
         Passed to the framework's config reader (e.g. ``trl_version=``).
 
@@ -222,12 +224,21 @@ def objective_for(obj=None, *, framework: str | None = None, config=None, **read
     >>> obj == Objective(beta=0.5, group_size=4), warns
     (True, [])
     """
+    obj, warns, _ = _read_objective(obj, framework, config, reader_options)
+    return obj, warns
+
+
+def _read_objective(obj, framework, config, reader_options) -> tuple:
+    """:func:`objective_for`'s ``(objective, warnings)`` and training's sampling temperature (None: not read)."""
     if (obj is None) == (config is None):
         raise InvalidInputError("give exactly one of an objective (Objective or its fields) or framework= and config=")
     if obj is not None:
+        if reader_options:                # e.g. trl_version=, or a misspelt keyword: never dropped silently
+            raise InvalidInputError(f"{', '.join(sorted(reader_options))}: options of a config reader, which an "
+                                    "objective given directly does not use (or not a keyword of predict)")
         if hasattr(obj, "objective") and hasattr(obj, "warnings"):
             return _from_mapping(obj)
-        return as_objective(obj), []
+        return as_objective(obj), [], None
     frameworks = ("trl", "verl", "openrlhf")
     if framework not in frameworks:
         raise InvalidInputError(f"framework must be one of {frameworks}, got {framework!r}")
@@ -248,7 +259,25 @@ def _from_mapping(mapping) -> tuple:
     if mapping.objective is None:
         raise InvalidInputError(f"the {mapping.framework} config maps to no stationary objective: "
                                 + "; ".join(mapping.warnings))
-    return mapping.objective, list(mapping.warnings)
+    return mapping.objective, list(mapping.warnings), getattr(mapping, "temperature", None)
+
+
+def _temperature_check(sample_temperature, train_temperature) -> dict:
+    """The summary's temperature fields: the samples' temperature against training's, and a warning where they
+    differ (``p_ref`` is then the P(correct) of another policy than the one training samples its groups from)."""
+    if sample_temperature is not None and not (isinstance(sample_temperature, (int, float))
+                                               and not isinstance(sample_temperature, bool)
+                                               and math.isfinite(sample_temperature) and sample_temperature > 0):
+        raise InvalidInputError(f"sample_temperature= must be a positive number (the temperature the samples were "
+                                f"drawn at), got {sample_temperature!r}")
+    out = dict(sample_temperature=sample_temperature, train_temperature=train_temperature, temperature_warning=None)
+    if sample_temperature is not None and train_temperature is not None and sample_temperature != train_temperature:
+        out["temperature_warning"] = (
+            f"the samples were drawn at temperature {sample_temperature:g}, training samples its groups at "
+            f"{train_temperature:g}: p_ref is the P(correct) of another policy than the one training starts from, "
+            "so every prediction starts from a shifted point; sample the base model at training's temperature")
+        warnings.warn(out["temperature_warning"], PredictWarning, stacklevel=3)
+    return out
 
 
 def predict(samples, obj=None, *, framework: str | None = None, config=None, k: Sequence[int] = (1, 8),
@@ -256,19 +285,20 @@ def predict(samples, obj=None, *, framework: str | None = None, config=None, k: 
             fit: tuple | None = None, steps: Sequence[float] | None = None, slow_tol: float = 0.01,
             t_max: float = 1e4, tol: float = 1e-6, max_exact: int = 400, levels=None, progress=None,
             measured=None, kernel=None, holdout: float | None = None, rhos=None, finite_level: float = 0.9,
-            seed: int = 0, **reader_options) -> Prediction:
+            seed: int = 0, id_column: str = "prompt_id", sample_temperature: float | None = None,
+            **reader_options) -> Prediction:
     """Predict where GRPO takes every prompt of a dataset, from the base model's samples.
 
     Parameters
     ----------
-    samples : SampleTable, str or Path
-        The base model's samples (see :func:`read_samples` for the three file layouts).
+    samples : SampleTable, str, Path, pandas.DataFrame or numpy.ndarray
+        The base model's samples (see :func:`read_samples` for the three layouts, files and tables in memory).
     obj : Objective or dict, optional
         The GRPO objective (or a dict of its fields); or give ``framework`` and ``config`` to read it from a trainer config.
     framework : {"trl", "verl", "openrlhf"}, optional
         The trainer whose ``config`` is read, by :func:`objective_for`.
     config : dict, str or pathlib.Path, optional
-        The trainer's config (a dict or a path).
+        The trainer's config: a dict, a path, or a command line as a str (see :func:`objective_for`).
     k : sequence of int
         pass@k values to put in the table (any ``k >= 1``; :meth:`Prediction.pass_at` computes others).
     level : float
@@ -310,8 +340,15 @@ def predict(samples, obj=None, *, framework: str | None = None, config=None, k: 
         Level of the finite-time intervals.
     seed : int
         Seed of the bootstrap and the hold-out split.
+    id_column : str, default "prompt_id"
+        The column naming the prompt, where ``samples`` or ``measured`` is a file or a DataFrame
+        (:func:`read_samples`).
+    sample_temperature : float, optional
+        The temperature the samples were drawn at. Checked against training's (read from ``config``): where
+        they differ, a :class:`PredictWarning` and ``summary["temperature_warning"]``. Not given:
+        ``summary["sample_temperature"]`` is None, and the CLI says the check was not made.
     **reader_options
-        Passed to the config reader (e.g. ``trl_version=``).
+        Passed to the config reader (e.g. ``trl_version=``); refused with an objective given directly.
 
     Returns
     -------
@@ -334,9 +371,10 @@ def predict(samples, obj=None, *, framework: str | None = None, config=None, k: 
     0.5
     """
     started = time.perf_counter()
-    obj, reader_warnings = objective_for(obj, framework=framework, config=config, **reader_options)
+    obj, reader_warnings, train_temperature = _read_objective(obj, framework, config, reader_options)
+    temperature = _temperature_check(sample_temperature, train_temperature)
     if not isinstance(samples, SampleTable):
-        samples = read_samples(samples, levels=levels)
+        samples = read_samples(samples, levels=levels, id_column=id_column)
     ks = check_k(k)
     if fit is not None and clock is not None:
         raise InvalidInputError("give clock= or fit=(step, mean_reward), not both")
@@ -357,16 +395,17 @@ def predict(samples, obj=None, *, framework: str | None = None, config=None, k: 
                                     "rewards only; these samples have levels " + str(samples.levels.tolist()))
         table, extra = predict_graded(samples, obj, ks, progress)
         flows = None
-    summary = _summary(samples, obj, table, ks, level, interval, reader_warnings, extra)
+    summary = _summary(samples, obj, table, ks, level, interval, reader_warnings, {**extra, **temperature})
     finite = None
     if measured is not None or kernel is not None or holdout is not None:
-        finite = _finite(samples, obj, table, summary, measured, kernel, holdout, rhos, finite_level, seed, levels)
+        finite = _finite(samples, obj, table, summary, measured, kernel, holdout, rhos, finite_level, seed, levels,
+                         id_column)
     summary["seconds"] = round(time.perf_counter() - started, 3)
     pr = Prediction(table, summary, obj, samples, flows, reader_warnings, finite)
     return pr
 
 
-def _finite(samples, obj, table, summary, measured, kernel, holdout, rhos, level, seed, levels):
+def _finite(samples, obj, table, summary, measured, kernel, holdout, rhos, level, seed, levels, id_column):
     """The finite-time columns and summary fields of :func:`predict` with ``measured=``."""
     if measured is None:
         raise InvalidInputError("kernel= and holdout= need measured= (counts after training on some prompts)")
@@ -374,7 +413,7 @@ def _finite(samples, obj, table, summary, measured, kernel, holdout, rhos, level
         raise InvalidInputError("measured= (finite-time predictions) is implemented for 0/1 rewards only; these "
                                 "samples have levels " + str(samples.levels.tolist()))
     if not isinstance(measured, SampleTable):
-        measured = read_samples(measured)
+        measured = read_samples(measured, id_column=id_column)
     fin = predict_finite(samples, obj, measured, kernel=kernel, rhos=rhos, holdout=holdout, level=level, seed=seed,
                          stationary=table.pred.to_numpy())
     for col in fin.table.columns:

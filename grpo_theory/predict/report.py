@@ -210,21 +210,30 @@ def figure_tradeoff(tradeoff, beta: float):
 
 
 def _label_points(ax, x, y, labels) -> None:
-    """Label points, skipping any whose label would land within ~10% of the axes of one already placed
-    (the skipped ones are still drawn as points; the first and last are always labelled)."""
+    """Label points, skipping any whose label would land within ~10% of the axes of one already placed (the
+    skipped ones are still drawn as points; the first and the last are placed first). A label names every point
+    drawn at its very spot (``labels[i]…labels[j]``): coincident points are one point on the page."""
     x, y = np.asarray(x, float), np.asarray(y, float)
     if x.size == 0:
         return
     span_x = max(float(np.ptp(x)), 1e-12)
     span_y = max(float(np.ptp(y)), 1e-12)
     order = [0, x.size - 1] + list(range(1, x.size - 1))
-    placed: list = []
+    placed: list = []                                   # (u, v, indices of the points at that spot)
     for i in dict.fromkeys(order):
         u, v = x[i] / span_x, y[i] / span_y
-        if i not in (0, x.size - 1) and any(abs(u - a) < 0.12 and abs(v - b) < 0.08 for a, b in placed):
-            continue
-        placed.append((u, v))
-        ax.annotate(labels[i], (x[i], y[i]), fontsize=6, xytext=(3, -8), textcoords="offset points")
+        near = [p for p in placed if abs(u - p[0]) < 0.12 and abs(v - p[1]) < 0.08]
+        same = [p for p in near if np.isclose(x[i], x[p[2][0]], rtol=1e-9, atol=1e-12)
+                and np.isclose(y[i], y[p[2][0]], rtol=1e-9, atol=1e-12)]
+        if same:
+            same[0][2].append(i)
+        elif not near:
+            placed.append((u, v, [i]))
+    for _, _, members in placed:
+        members = sorted(members)
+        text = labels[members[0]] if len(members) == 1 else \
+            f"{labels[members[0]]}…{labels[members[-1]].split('=', 1)[-1]} ({len(members)} points)"
+        ax.annotate(text, (x[members[0]], y[members[0]]), fontsize=6, xytext=(3, -8), textcoords="offset points")
 
 
 def _row(flows, p) -> np.ndarray:

@@ -7,7 +7,7 @@ with the conventions the trainer used. Writes into ``out``:
 
     results.csv      one row per (configuration, question): pi_ref, predicted, measured, se, error
     summary.csv      per configuration: MAE, max error, mean se, seconds, gated or not
-    trained_points.csv   the measured points in the format of ``grpo-theory figures --trained``
+    trained_points.csv   the measured points in the format that grpo-theory figures --trained reads
     fig_predicted_vs_measured.png/.pdf, fig9_trained_vs_theory*.png/.pdf
     runs/<config>/   each training run: config.json, metrics.csv, checkpoint.pt, summary.json
 """
