@@ -31,12 +31,12 @@ CONFIGS = {
     "gspo_L2": ("GSPO ratio, two-token", "GRPO reverse/scale"),
 }
 #: marker of the answer length (a key local to this figure)
-LENGTH_MARK = {"sequence": ("o", "one-token answers"), "token": ("s", "two-token answers, token level")}
+LENGTH_MARK = {"sequence": ("o", "one-token answers"), "token": ("^", "two-token answers, token level")}
 
 
 #: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
 #: tests/test_figure_language.py lists the uses that differ from those tables as open).
-LANGUAGE = {"-.": "marked value", ":": "reference", "o": "point", "s": "key"}
+LANGUAGE = {"-.": "marked value", ":": "reference", "o": "point", "^": "key"}
 
 
 def points(rows: pd.DataFrame) -> pd.DataFrame:
@@ -125,7 +125,7 @@ def caption(t: dict[str, pd.DataFrame]) -> str:
         f"questions ({len(pts)} points, {int(pts.steps.max())} steps a run, reverse k3 penalty): tie "
         "filtering, RLOO, the pass@k advantage and an entropy bonus (with and without the KL penalty) on "
         "one-token answers; tie filtering, the entropy bonus and GSPO's sequence-level ratio on two-token "
-        f"answers at token level ({len(two)} configurations, squares, predicted by the tree engine). Colour is the family member. (a) Measured P(correct) against predicted; (b) each "
+        f"answers at token level ({len(two)} configurations, triangles, predicted by the tree engine). Colour is the family member. (a) Measured P(correct) against predicted; (b) each "
         "point's |error| with its configuration's MAE (bars) and the study's targets (dash-dotted). "
         f"{int(configs.meets_target.sum())} of {len(configs)} configurations meet both targets (MAE at most "
         f"{TARGET_MAE:g}, largest at most {TARGET_MAX:g}); the largest error is {worst.max_error:.4f} "

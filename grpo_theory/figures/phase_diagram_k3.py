@@ -23,7 +23,7 @@ LABELS = ("a", "b", "c")
 
 #: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
 #: tests/test_figure_language.py lists the uses that differ from those tables as open).
-LANGUAGE = {"-": "data", "s": "cell"}
+LANGUAGE = {"-": "data", "o": "point"}
 
 
 def tables(inputs) -> dict[str, pd.DataFrame]:
@@ -49,7 +49,7 @@ def levels(d: pd.DataFrame) -> pd.DataFrame:
 
 
 def draw(d: pd.DataFrame) -> Figure:
-    """The result in one panel: for each beta (x) and each lattice value of pi_ref(a) (y), a square coloured
+    """The result in one panel: for each beta (x) and each lattice value of pi_ref(a) (y), a dot coloured
     by the number of stationary points its cases have (every case with that pi_ref(a) has the same count);
     the black line joins, per beta, the largest pi_ref(a) with three points."""
     fig, (ax,) = plotting.new_figure(height=3.1)
@@ -57,7 +57,7 @@ def draw(d: pd.DataFrame) -> Figure:
     present = sorted(int(n) for n in d.n_points.unique())
     for r in lev.itertuples():
         c = COUNT_COLORS[r.counts[0]] if len(r.counts) == 1 else "white"
-        ax.plot(r.beta, r.pi_ref_a, "s", ms=7.5, mfc=c, mec="0.3", mew=0.4, zorder=3)
+        ax.plot(r.beta, r.pi_ref_a, "o", ms=7.5, mfc=c, mec="0.3", mew=0.4, zorder=3)
     top = [(b, g[g.n_points == 3].pi_ref_a.max()) for b, g in d.groupby("beta") if (g.n_points == 3).any()]
     if top:
         bx, py = zip(*top)
@@ -72,7 +72,7 @@ def draw(d: pd.DataFrame) -> Figure:
     ax.set_ylabel(r"$\pi_{\mathrm{ref}}(a)$")
     names = {0: "no stationary point", 1: "1: the vertex a only (the flow goes there)",
              2: "2 stationary points", 3: "3: vertex a, a stable interior point, a saddle"}
-    handles = [Line2D([], [], marker="s", ls="", ms=6, mfc=COUNT_COLORS[n], mec="0.3", mew=0.4, label=names[n])
+    handles = [Line2D([], [], marker="o", ls="", ms=6, mfc=COUNT_COLORS[n], mec="0.3", mew=0.4, label=names[n])
                for n in present]
     handles.append(Line2D([], [], color="black", lw=1.1, label=r"largest $\pi_{\mathrm{ref}}(a)$ with 3 points"))
     plotting.legend_below(fig, handles, [h.get_label() for h in handles], ncol=1)
@@ -110,7 +110,7 @@ def caption(t) -> str:
         f"Figure 23. Three answers with rewards (1, 0.5, 0), the direct KL penalty at G = inf: the number of "
         f"stationary points for each beta and each pi_ref of the interior of the simplex lattice of step 0.1 "
         f"({d.groupby('beta').size().iloc[0]} points a beta), certified by solvers.certify "
-        f"({int(d.certified.sum())} of {len(d)} cases exhaustive; docs/results/sweep_phase_k3.csv). One square "
+        f"({int(d.certified.sum())} of {len(d)} cases exhaustive; docs/results/sweep_phase_k3.csv). One dot "
         f"per beta and value of pi_ref(a): "
         f"on this lattice the count depends on pi_ref(a) alone. Counts that occur: "
         f"{' and '.join(str(n) for n in present)} (no case has {' or '.join(str(n) for n in absent)}). "

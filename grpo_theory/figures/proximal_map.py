@@ -33,7 +33,7 @@ STEP_VARIANTS = (("reverse/scale, G = 8", dict(group_size=8)),
 
 #: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
 #: tests/test_figure_language.py lists the uses that differ from those tables as open).
-LANGUAGE = {"-": "data", "--": "comparison", ":": "reference", "o": "point", "s": "2-cycle", "D": "fixed point"}
+LANGUAGE = {"-": "data", "--": "comparison", ":": "reference", "o": "point", "^": "key"}
 
 
 def data(n: int = 600, n_iter: int = 40) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
@@ -180,15 +180,16 @@ def draw(curve: pd.DataFrame, marks: pd.DataFrame, orbits: pd.DataFrame, pi_ref_
     ax.plot(web_x, web_y, color="0.35", lw=0.6, alpha=0.9, label="iteration (cobweb)")
     fps = marks[marks.kind == "fixed point"]
     for row in fps.itertuples():
-        if row.flow_stable:
-            ax.plot(row.pi_a, row.pi_a, "o", ms=5.5, mfc="white", mec="black", mew=1.3, zorder=5)
-        else:
-            ax.plot(row.pi_a, row.pi_a, "D", ms=4.5, mfc="white", mec="black", mew=1.1, zorder=5)
+        # a stationary point's circle: half filled, stable under the flow and not under the map; open, unstable
+        # under both
+        half = dict(fillstyle="left", mfc="black", mfcalt="white") if row.flow_stable else dict(mfc="white")
+        ax.plot(row.pi_a, row.pi_a, "o", ms=5.5, mec="black", mew=1.1, zorder=5, **half)
     cyc = marks[marks.kind == "2-cycle"]
-    ax.plot(cyc.pi_a, cyc.pi_a, "s", color="black", ms=4.5, zorder=5, label="2-cycle (stable)")
-    ax.plot([], [], "o", mfc="white", mec="black", label="fixed point: flow-stable, map-unstable")
+    ax.plot(cyc.pi_a, cyc.pi_a, "^", color="black", ms=5, zorder=5, label="2-cycle (stable)")
+    ax.plot([], [], "o", ms=5.5, mec="black", mew=1.1, fillstyle="left", mfc="black", mfcalt="white",
+            label="fixed point: flow-stable, map-unstable")
     if (fps.flow_stable == False).any():                                        # noqa: E712
-        ax.plot([], [], "D", mfc="white", mec="black", ms=4.5, label="fixed point: unstable under both")
+        ax.plot([], [], "o", mfc="white", mec="black", ms=5.5, mew=1.1, label="fixed point: unstable under both")
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)
     ax.set_aspect("equal")

@@ -19,12 +19,12 @@ NEAR = 0.05
 #: the study's main setting: every question of a seed trained jointly in one model at Adam lr 3e-3
 SETTING = dict(mode="joint", learning_rate=0.003, prediction="trainer")
 #: marker of each penalty (a key local to this figure)
-PENALTY_MARK = {"reverse": "o", "direct": "s"}
+PENALTY_MARK = {"reverse": "o", "direct": "^"}
 
 
 #: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
 #: tests/test_figure_language.py lists the uses that differ from those tables as open).
-LANGUAGE = {"-.": "marked value", "o": "point", "s": "key"}
+LANGUAGE = {"-.": "marked value", "o": "point", "^": "key"}
 
 
 def per_seed(rows: pd.DataFrame) -> pd.DataFrame:
@@ -125,7 +125,7 @@ def caption(t: dict[str, pd.DataFrame]) -> str:
         f"configurations (G = 2, 8, 64; beta = 0.5, 1; reverse and direct penalty), {n_seeds} seeds each; a seed "
         f"draws {n_q} questions and trains them jointly in one model (Adam lr 3e-3, {int(seeds.steps.max())} "
         f"steps). (a) Each seed's mean |measured - predicted| over its questions, with the number of seeds "
-        f"meeting the target; (b) each seed's largest. A seed meets the target when its mean is at most "
+        f"meeting the target; (b) each seed's largest (circles: reverse penalty, triangles: direct). A seed meets the target when its mean is at most "
         f"{TARGET_MAE:g} and its largest at most {TARGET_MAX:g} (dash-dotted). In {len(good)} of the "
         f"{len(configs)} configurations all {n_seeds} seeds meet it (per-seed mean "
         f"{_range(good.mae_min.min(), good.mae_max.max())}, largest error {good.max_error.max():.4f}). The "

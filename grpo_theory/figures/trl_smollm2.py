@@ -25,12 +25,12 @@ TAIL = 0.3
 MAX_STEPS = 600
 #: one colour per answer word (hues no method uses), one marker per answer word in (c)
 ANSWER_COLORS = {"Yes": plotting.COLORS["answer Yes"], "No": plotting.COLORS["answer No"]}
-ANSWER_MARKERS = {"Yes": "^", "No": "v"}
+ANSWER_MARKERS = {"Yes": "^", "No": "P"}
 
 
 #: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
 #: tests/test_figure_language.py lists the uses that differ from those tables as open).
-LANGUAGE = {":": "reference", "o": "point", "^": "key", "v": "key"}
+LANGUAGE = {":": "reference", "o": "point", "^": "key", "P": "key"}
 
 
 def _question(prompt: str) -> str:

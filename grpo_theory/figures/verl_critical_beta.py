@@ -29,7 +29,7 @@ RUNS = {"k3_low_var_kl_0.8x_critical": "jointly, lr 3e-3",
 
 #: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
 #: tests/test_figure_language.py lists the uses that differ from those tables as open).
-LANGUAGE = {"-.": "marked value", "D": "key", "o": "point", "_": "level"}
+LANGUAGE = {"-.": "marked value", "^": "key", "o": "point", "_": "level"}
 
 
 def verl_objective(group_size: int):
@@ -89,7 +89,7 @@ def render(t: dict[str, pd.DataFrame]) -> Figure:
         d = cur[cur.group_size == G]
         ax.plot(d.pi_ref, d.critical_beta, color=colour, lw=1.3, label=plotting.g_text(G))
     q = rn.drop_duplicates(["seed", "question"])
-    ax.plot(q.rewarded_pi_ref, q.critical_beta, ls="", marker="D", ms=3.2, color=plotting.COLORS["trained"],
+    ax.plot(q.rewarded_pi_ref, q.critical_beta, ls="", marker="^", ms=3.6, color=plotting.COLORS["trained"],
             mec="black", mew=0.3, label="the KL study's questions ($G$ = 8)")
     default = float(cur.default_beta.iloc[0])
     plotting.reference(ax.axhline(default, ls="-.", color="0.35", lw=0.8))
