@@ -101,9 +101,10 @@ COLORMAPS = {BETA_CMAP: "beta (and beta/gamma), log scale over 0.04-5 (BETA_RANG
 #: Each figure module declares in ``LANGUAGE`` (style or marker -> meaning name) every line style and marker
 #: it draws; ``tests/test_figure_language.py`` fails on a style or marker drawn but not declared, on one
 #: outside these tables, and on a declared meaning that is not the table's, except the uses it lists as open
-#: (still to be redrawn: thresholds and unstable branches drawn dashed, line styles as legend keys).
+#: (still to be redrawn: line styles as legend keys). An unstable branch is a branch of stationary points (solid)
+#: carrying the unstable point's open circles (Figures 7 and 20), not a line style of its own.
 LINESTYLES: dict[str, tuple[str, str]] = {
-    "-": ("data", "data: a theory curve (a stable stationary branch), a trained run, a fit"),
+    "-": ("data", "data: a theory curve (a branch of stationary points; an unstable one carries open circles), a trained run, a fit"),
     "--": ("comparison", "a comparison beside the data: another objective's or penalty's curve (RLHF, NLHF, the "
                          "direct penalty), a fitted baseline (the logit shift), an overlay (G = ∞'s boundary), f∘f"),
     ":": ("reference", "a reference: pi = pi_ref, zero, a predicted level, the exact-gradient flow beside a run"),

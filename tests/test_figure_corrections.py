@@ -109,7 +109,7 @@ def test_fig9_exceptions_counted_by_kind():
     assert len(rest) == int(smol.sum()) + len(gpt2)
     text = _section(9)
     assert (f"Of the {len(ex)} converged points that miss by more than 0.01, {len(upper) + len(collapse)} are "
-            f"large misses of two kinds: {len(upper)} on the dotted upper branch") in text
+            f"large misses of two kinds: {len(upper)} on the thin upper branch") in text
     assert f"and {len(collapse)} with residuals near −1" in text
     assert (f"The other {len(rest)} miss by at most {rest.residual.abs().max():.3f} ({int(smol.sum())} SmolLM2 "
             f"prompts and {len(gpt2)} small-GPT points at G = 2)") in text

@@ -209,20 +209,16 @@ def language_problems(name: str, source: str) -> tuple[list[str], set[tuple[str,
 
 #: The uses that still differ from the tables (module, style or marker, the meaning it has there): open work,
 #: each to be redrawn in the table's language. A ceiling: a new one fails, and one redrawn must leave the list.
-#: Line styles: the unstable branches (Figures 7, 20) drawn dashed;
-#: line styles as legend keys (G in Figures 8 and 15, frameworks in 18, family members in 19); Figure 9's
-#: second stable branch dotted.
-#: Markers: squares and diamonds as legend keys (Figures 9, 27, 29, 32) or other objects (a 2-cycle, a cell, a
+#: Line styles: line styles as legend keys (frameworks in Figure 18, family members in 19).
+#: Markers: squares and diamonds as legend keys (Figures 27, 29, 32) or other objects (a 2-cycle, a cell, a
 #: fixed point); Figure 26's answered-No triangle.
 OPEN_LANGUAGE = {
-    ("multistable_basins", "--", "unstable"), ("non_uniqueness", "--", "unstable"), ("phase_portraits", "--", "unstable"),
     ("frameworks_same_beta", "-", "boundary"), ("frameworks_same_beta", "--", "key"), ("frameworks_same_beta", "-.", "key"),
     ("frameworks_same_beta", ":", "key"), ("frameworks_same_beta", "(0, (5, 1, 1, 1))", "key"),
     ("grpo_family", "(0, (1, 1.5))", "key"), ("grpo_family", "(0, (4, 2))", "key"), ("grpo_family", "(0, (6, 2))", "key"),
-    ("grpo_family", "(0, (2, 2))", "coinciding"), ("reward_kl_frontier", "--", "key"), ("reward_kl_frontier", ":", "key"),
-    ("simplex_paths", ":", "key"), ("simplex_paths", "(0, (4, 1.5))", "key"), ("trained_vs_theory", ":", "branch"),
+    ("grpo_family", "(0, (2, 2))", "coinciding"),
     ("family_study", "s", "key"),
-    ("seed_validation", "s", "key"), ("trained_vs_theory", "s", "trained"),
+    ("seed_validation", "s", "key"),
     ("proximal_map", "s", "2-cycle"), ("phase_diagram_k3", "s", "cell"), ("proximal_map", "D", "fixed point"),
     ("verl_critical_beta", "D", "key"), ("trl_smollm2", "v", "key"),
 }

@@ -29,7 +29,7 @@ ADAM_MARKERS = {3e-4: "o", 1e-3: "P", 3e-3: "^"}
 
 #: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
 #: tests/test_figure_language.py lists the uses that differ from those tables as open).
-LANGUAGE = {"-": "data", "--": "unstable", "o": "point", "P": "key", "^": "key", ".": "steps"}
+LANGUAGE = {"-": "data", "o": "point", "P": "key", "^": "key", ".": "steps"}
 
 
 def critical_curve(pi_refs) -> pd.DataFrame:
@@ -79,10 +79,13 @@ def draw(d: pd.DataFrame, curve: pd.DataFrame) -> Figure:
 
     adam = d[d.method == ADAM]
     q = d.drop_duplicates("pi_ref").sort_values("pi_ref")
-    for col, ls, lab in (("lower", "-", "lower stable point (the flow's)"), ("separatrix", "--", "separatrix"),
-                         ("upper", "-", "upper stable point")):
-        bx.plot(q.pi_ref, q[col], ls=ls, color="0.25" if col == "separatrix" else "0.6", lw=0.9,
-                marker=".", ms=3, label=lab)
+    # three branches of stationary points (solid); the separatrix, the unstable one, carries open circles
+    for col, lab in (("lower", "lower stable point (the flow's)"), ("separatrix", "separatrix (unstable point)"),
+                     ("upper", "upper stable point")):
+        sep = col == "separatrix"
+        bx.plot(q.pi_ref, q[col], ls="-", color="0.25" if sep else "0.6", lw=0.9, marker="o" if sep else ".",
+                ms=3.2 if sep else 3, mfc="white" if sep else None, mec="0.25" if sep else None, mew=0.8 if sep else None,
+                label=lab)
     for lr, g in adam.groupby("step_size"):
         bx.scatter(g.pi_ref, g.max_along_run, s=22, marker=ADAM_MARKERS[lr],
                    c=[OUTCOME_COLORS[o] for o in g.reached], edgecolors="0.2", linewidths=0.4, zorder=3)
@@ -149,7 +152,7 @@ def caption(t) -> str:
     return (
         f"Figure 20. Which stable point a run reaches where there are two (binary questions, G = 64, beta = 1, "
         f"direct KL; the {c['n_q']} multistable questions). The flow from pi_ref "
-        f"reaches the lower stable point; a separatrix (dashed in b) bounds the upper one's basin. (a) Plain "
+        f"reaches the lower stable point; a separatrix (open circles in b) bounds the upper one's basin. (a) Plain "
         f"gradient steps with exact expectations, coloured by where each run ended; black: Figure 12's step bound 2/|F'(z*)|. Steps {c['small_steps']} end at the flow's point "
         f"{small}. At step {c['s_max']:g}: {c['neither']} runs end at neither point, {above} above their bound "
         f"({lo:.2f}-{hi:.2f}); {c['up5']} of {below} end at the upper point "

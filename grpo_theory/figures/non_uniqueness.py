@@ -30,7 +30,7 @@ NONUNIQUE_PI_REF = 0.2
 
 #: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
 #: tests/test_figure_language.py lists the uses that differ from those tables as open).
-LANGUAGE = {"-": "data", "--": "unstable", "-.": "marked value", ":": "reference", "o": "point"}
+LANGUAGE = {"-": "data", "-.": "marked value", ":": "reference", "o": "point"}
 
 
 def _h_at_turning_point(beta, pi_ref_a):
@@ -94,7 +94,9 @@ def draw(points: pd.DataFrame, region: pd.DataFrame, pi_ref_a: float, paths: pd.
     ax.fill_between(stable.beta, bottom, np.interp(stable.beta, unstable.beta, unstable.pi_a),
                     color=BASIN_COLORS["interior"], alpha=0.08, lw=0, label="basin of the interior point")
     ax.semilogx(stable.beta, stable.pi_a, "-", color="black", lw=1.1, label="stable stationary point")
-    ax.semilogx(unstable.beta, unstable.pi_a, "--", color="black", lw=1.1, label="unstable point (separatrix)")
+    # the unstable branch: a branch of stationary points (solid) carrying the unstable point's open circle
+    ax.semilogx(unstable.beta, unstable.pi_a, "-", color="black", lw=1.1, marker="o", ms=3.2, mfc="white",
+                mec="black", mew=0.8, markevery=(6, 14), label="unstable point (separatrix)")
     vertex = points[points.boundary]
     ax.semilogx(vertex.beta, np.full(len(vertex), top), color=BASIN_COLORS["vertex"], lw=2.6, alpha=0.5,
                 label=r"vertex $\pi(a) = 1$ (limit, stable)")
@@ -161,9 +163,9 @@ def caption(t: dict[str, pd.DataFrame]) -> str:
     return (
         "Figure 7. Non-unique stationary points, and the paths into them. (a) Direct/scale penalty, G -> inf, "
         f"pi_ref(a) = {NONUNIQUE_PI_REF:g}: the stationary points against beta on a logit axis: stable (solid), "
-        "unstable (dashed: the separatrix), the vertex pi(a) = 1 (a stable limit point for every beta), the fold "
+        "unstable (open circles: the separatrix), the vertex pi(a) = 1 (a stable limit for every beta), the fold "
         f"at beta = {beta_f:.4f}; shaded: each stable point's basin; dash-dotted: the beta of (c, d). "
-        "(b) The number of stationary points over (beta, pi_ref(a)); black: the boundary (h = 0 at its turning "
+        "(b) How many stationary points, over (beta, pi_ref(a)); black: the boundary (h = 0 at its turning "
         "point); dotted: (a)'s pi_ref; dot: (a)'s fold. "
         + caption_paths(t["paths"], t["paths_stationary"])
         + "Take-away: above the fold a run from pi_ref settles inside; a start, or a large first step, past the "

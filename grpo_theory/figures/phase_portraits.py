@@ -34,7 +34,7 @@ BASIN_COLORS = {"interior": plotting.COLORS["interior point"], "vertex": plottin
 
 #: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
 #: tests/test_figure_language.py lists the uses that differ from those tables as open).
-LANGUAGE = {"-": "data", "--": "unstable", ":": "reference"}
+LANGUAGE = {":": "reference", "o": "point"}
 
 
 def _logit(pi: np.ndarray) -> np.ndarray:
@@ -99,7 +99,10 @@ def draw_paths(ax, paths: pd.DataFrame, points: pd.DataFrame, name: str, letter:
         r = r[r.t > 0]
         ax.plot(r.t, r.logit, color=BASIN_COLORS[r.destination.iloc[0]], lw=1.0, zorder=2)
     for row in pts.itertuples():          # above the paths, which converge onto the stable one
-        ax.axhline(row.logit, color="black", lw=0.9, ls="-" if row.stable else "--", zorder=3)
+        ax.axhline(row.logit, color="black", lw=0.9, zorder=3)
+        if not row.stable:                # the unstable point's open circles, as on (a)'s branch
+            ax.plot(np.geomspace(tmin, tmax, 9)[1:-1], np.full(7, row.logit), ls="", marker="o", ms=3.2,
+                    mfc="white", mec="black", mew=0.8, zorder=3)
     plotting.reference(ax.axhline(math.log(pi_ref_a / (1 - pi_ref_a)), color="0.45", ls=":", lw=0.9))
     ax.set_xscale("log")
     ax.set_xlim(tmin, tmax)
@@ -139,8 +142,8 @@ def caption_paths(paths: pd.DataFrame, pts: pd.DataFrame) -> str:
     return (
         f"(c, d) The expected-gradient flow's paths from {n_rev} starts (two more in (d), beside the "
         f"separatrix) at beta = {PHASE_BETA:g} against flow time; teal: settles inside, ochre: runs into the "
-        "vertex; black: stationary points. (c) Reverse/scale, G = 8: one "
+        "vertex; black: stationary points (open circles: unstable). (c) Reverse/scale, G = 8: one "
         f"stationary point ({float(rev_pt.pi_a.iloc[0]):.3f}), and every start settles there. (d) Direct/scale, "
         f"G = inf: the stable point {d_stable:.3f} and the separatrix at 1 - {gap:.1e}; {share} "
-        f"starts above it run into the vertex, slowly, and the one {zs - beside.start_logit.iloc[0]:.2f} below "
+        f"starts above it run into the vertex, and the one {zs - beside.start_logit.iloc[0]:.2f} below "
         f"it {below_end}. ")

@@ -18,7 +18,7 @@ from .simplex_paths import SIMPLEX_PI_REF, SIMPLEX_REWARDS
 
 #: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
 #: tests/test_figure_language.py lists the uses that differ from those tables as open).
-LANGUAGE = {"-": "data", "--": "key", ":": "key", "o": "point"}
+LANGUAGE = {"-": "data", "o": "point"}
 
 
 def data() -> pd.DataFrame:
@@ -61,8 +61,6 @@ def data() -> pd.DataFrame:
 #: deficits below this are floating-point noise of the two exact computations (RLHF against itself
 #: is within 4e-15): the symlog axis is linear there, so noise and exact zeros sit at 0
 LINTHRESH = 1e-6
-#: line style per group size (the colour is the method's)
-G_STYLE = {"G=2": "-", "G=8": "--", "G=inf": ":"}
 
 
 def draw(df: pd.DataFrame) -> Figure:
@@ -70,12 +68,20 @@ def draw(df: pd.DataFrame) -> Figure:
     on a symlog axis (linear within :data:`LINTHRESH`, so non-positive gaps stay visible at 0)."""
     fig, (ax,) = plotting.new_figure(width=plotting.COLUMN, height=3.3)
     grpo = [m for m in dict.fromkeys(df.method) if m not in ("RLHF", "NLHF")]
+    # one colour per method, every curve solid (data); G is a direct label at each curve's left end
+    labelled = set()
     for m in grpo:
         d = df[df.method == m].sort_values("kl_direct")
-        ls = next((v for k, v in G_STYLE.items() if m.endswith(k)), "-")
-        ax.plot(d.kl_direct, d.reward_deficit, ls=ls, color=plotting.method_color(m), lw=1.2, marker="o", ms=2,
-                label=plotting.infty(m.replace("G=", "G = ")))
+        c = plotting.method_color(m)
+        name = m.rsplit(" G=", 1)[0]
+        ax.plot(d.kl_direct, d.reward_deficit, ls="-", color=c, lw=1.2, marker="o", ms=2,
+                label=None if name in labelled else name)
+        labelled.add(name)
+        x0, y0 = float(d.kl_direct.iloc[0]), float(d.reward_deficit.iloc[0])
+        ax.annotate(plotting.g_text(float(m.rsplit("G=", 1)[-1])), (x0, y0), xytext=(-3, 0),
+                    textcoords="offset points", ha="right", va="center", color=c, fontsize=7)
     ax.set_xscale("log")
+    ax.set_xlim(df[df.method.isin(grpo)].kl_direct.min() / 8, None)       # room for the labels of G
     ax.set_yscale("symlog", linthresh=LINTHRESH, linscale=0.5)
     ax.axhspan(-LINTHRESH, LINTHRESH, color="0.92", zorder=0)
     zero = ax.axhline(0.0, color="0.5", lw=0.6)
@@ -104,7 +110,7 @@ def caption(t: dict[str, pd.DataFrame]) -> str:
     return (f"Figure 15. The reward each GRPO variant gives up against RLHF's frontier at the same KL(pi || pi_ref), "
             f"as beta falls from 20 to 0.02, for Figure 8's question (rewards {SIMPLEX_REWARDS}, pi_ref = "
             f"{SIMPLEX_PI_REF}). RLHF's log pooling maximises reward minus beta KL, so its curve is the optimal "
-            "frontier (computed exactly at each point's KL); colour: the variant, line style: G. Symlog axis, "
+            "frontier (computed exactly at each point's KL); colour: the variant, G labelled at each curve's left end. Symlog axis, "
             f"linear within {LINTHRESH:g} (shaded): there the gap is floating-point noise, and the "
             f"{a['n_nonpositive']} points whose gap is 0 or -2e-16 (direct/scale on the frontier) are drawn at 0, "
             f"not dropped. Take-away: GRPO's aggregation gives up at most {a['max']:.3f} of reward at the same KL "

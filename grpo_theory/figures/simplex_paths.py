@@ -26,7 +26,7 @@ SIMPLEX_METHODS = (("GRPO reverse/scale G=2", dict(group_size=2)),
 
 #: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
 #: tests/test_figure_language.py lists the uses that differ from those tables as open).
-LANGUAGE = {"-": "data", "--": "comparison", ":": "key", "(0, (4, 1.5))": "key", "o": "point"}
+LANGUAGE = {"-": "data", "--": "comparison", "o": "point"}
 
 
 def data() -> pd.DataFrame:
@@ -57,16 +57,28 @@ def draw(df: pd.DataFrame, pi_ref, labels=("a", "b", "c"), rewards=None, mark_be
     """Figure 8: the stationary policy's path on the simplex as beta goes from large to small."""
     fig, (ax,) = plotting.new_figure(height=4.0)
     plotting.simplex_axes(ax, labels, rewards)
-    # one colour per method (as in Figure 15), the line style says G; RLHF and NLHF dashed
-    g_style = {"G=2": "-", "G=8": (0, (4, 1.5)), "G=inf": ":"}
+    # one colour per method (as in Figure 15); GRPO's paths solid (data), RLHF's and NLHF's dashed
+    # (comparisons); the three reverse/scale paths, one colour, are told apart by direct labels of G
+    g_dots = []
     for method, d in df.groupby("method", sort=False):
         c = plotting.method_color(method)
         d = d.sort_values("beta", ascending=False)
         xy = plotting.ternary(d[["pi_a", "pi_b", "pi_c"]].to_numpy())
-        ls = "--" if method in ("RLHF", "NLHF") else next((v for k, v in g_style.items() if method.endswith(k)), "-")
-        ax.plot(xy[:, 0], xy[:, 1], color=c, ls=ls, lw=1.3, label=plotting.infty(method.replace("G=", "G = ")))
+        comparison = method in ("RLHF", "NLHF")
+        label = "GRPO reverse/scale (label: $G$)" if "reverse" in method else method.replace("G=", "G = ")
+        ax.plot(xy[:, 0], xy[:, 1], color=c, ls="--" if comparison else "-", lw=1.3,
+                label=None if "reverse" in method and g_dots else plotting.infty(label))
         k = int(np.argmin(np.abs(np.log(d.beta.to_numpy() / mark_beta))))
         ax.plot(xy[k, 0], xy[k, 1], "o", color=c, ms=3.2, mec="white", mew=0.5)
+        if "reverse" in method:
+            g_dots.append((method.rsplit("G=", 1)[-1], xy[k], c))
+    # the labels to the right of the beta = 1 dots, in the dots' vertical order, at least 0.055 apart
+    x_text = max(p[0] for _, p, _ in g_dots) + 0.13
+    y_text = []
+    for g, p, c in sorted(g_dots, key=lambda t: t[1][1]):
+        y_text.append(max(p[1], y_text[-1] + 0.055) if y_text else p[1])
+        ax.annotate(plotting.g_text(float(g)), p, xytext=(x_text, y_text[-1]), color=c, fontsize=7.5,
+                    va="center", arrowprops=dict(arrowstyle="-", color=c, lw=0.5, shrinkA=1, shrinkB=2))
     ref = plotting.ternary(np.asarray(pi_ref))
     ax.plot(ref[0], ref[1], "k*", ms=6, label=r"$\pi_{\mathrm{ref}}$ ($\beta\to\infty$)")
     ax.plot([], [], "o", color="0.4", ms=3.2, label=rf"$\beta$ = {mark_beta:g}")
@@ -87,7 +99,8 @@ SPEC = FigureSpec(
     8, "simplex_paths",
     f"Figure 8. Three answers with rewards {SIMPLEX_REWARDS} and pi_ref = {SIMPLEX_PI_REF}: "
     "the stationary policy's path on the simplex as beta decreases from 20 to 0.02 (dots: beta = 1), "
-    "GRPO variants (colour: the variant; line style: G) against RLHF and NLHF (dashed); "
+    "GRPO variants (solid; colour: the variant; the reverse/scale paths labelled with G at their dots) against RLHF and "
+    "NLHF (dashed); "
     "grey lines: the barycentric grid, pi(o) = 0.2, 0.4, "
     "0.6, 0.8.",
     tables, render, __name__)

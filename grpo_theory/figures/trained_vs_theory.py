@@ -15,7 +15,7 @@ from ._spec import FigureSkipped, FigureSpec
 
 #: marker and face of each source in Figure 9 (others get the default)
 SOURCE_STYLE = {"small GPT": ("o", 3.2), "SmolLM2-135M, lr 1e-3": ("D", 4.5), "SmolLM2-135M, lr 3e-4": ("^", 4.8),
-                "SmolLM2, TRL": ("s", 4.5)}
+                "SmolLM2, TRL": ("P", 4.8)}
 
 
 #: the colour of points from runs that had not settled (they keep their marker and face)
@@ -31,7 +31,7 @@ TRAINED_COLUMNS = ("group_size", "beta", "pi_ref_a", "measured", "measured_se")
 
 #: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
 #: tests/test_figure_language.py lists the uses that differ from those tables as open).
-LANGUAGE = {"-": "data", "--": "comparison", ":": "branch", "o": "point", "D": "trained", "^": "key", "s": "trained"}
+LANGUAGE = {"-": "data", "--": "comparison", "o": "point", "D": "trained", "^": "key", "P": "key"}
 
 
 def trained_points(measured: pd.DataFrame) -> pd.DataFrame:
@@ -122,8 +122,9 @@ def draw(curves: pd.DataFrame, measured: pd.DataFrame) -> Figure:
         for (beta, pen, branch, _, _), cur in curves[curves.group_size == G].groupby(
                 ["beta", "penalty", "branch", "std_ddof", "std_eps"]):
             cur = cur.sort_values("pi_ref_a")
-            top.plot(cur.pi_ref_a, cur.pi_a, dash.get(pen, "-") if branch == 0 else ":", color=cols[beta],
-                     lw=1.0 if branch == 0 else 0.9, zorder=6)
+            # a second stable branch: its penalty's style, thin and faint (a branch, not another meaning)
+            top.plot(cur.pi_ref_a, cur.pi_a, dash.get(pen, "-"), color=cols[beta],
+                     lw=1.0 if branch == 0 else 0.6, alpha=1.0 if branch == 0 else 0.55, zorder=6)
         for src in sources:
             marker, size = SOURCE_STYLE.get(src, ("o", 3.5))
             for (beta, pen, ok), m in measured[(measured.group_size == G) & (measured.source == src)].groupby(
@@ -156,7 +157,7 @@ def draw(curves: pd.DataFrame, measured: pd.DataFrame) -> Figure:
     handles += [Line2D([], [], color="0.3", ls=dash[p], lw=1.0, label=f"{p} penalty ({PENALTY_MARK[p]})")
                 for p in dash if p in set(measured.penalty)]
     if (curves[curves.group_size.isin(gs)].branch == 1).any():
-        handles.append(Line2D([], [], color="0.3", ls=":", lw=0.9, label="other stable point"))
+        handles.append(Line2D([], [], color="0.3", lw=0.6, alpha=0.55, label="other stable point (thin)"))
     handles += [Line2D([], [], ls="", marker=SOURCE_STYLE.get(s, ("o", 3.5))[0], mfc="0.7", mec="black", label=s)
                 for s in sources]
     if not measured.converged.all():
@@ -205,7 +206,7 @@ PREFIX = (
     "Figure 9. Trained language models against the theory. Top: the measured probability of the "
     "rewarded answer (mean over the final window) on the stationary curves for the same G, beta, "
     "penalty and normalisation as the points' predictions, drawn over the points (solid: reverse, filled markers; dashed: direct, open markers edged in the beta colour; "
-    "dotted: a second stable point, where training can also end). Bottom: measured - predicted on a "
+    "thin and faint: a second stable point, where training can also end). Bottom: measured - predicted on a "
     "symlog scale (linear within +-0.01, shaded), error bars the between-seed standard error where the "
     "study has several seeds.")
 
