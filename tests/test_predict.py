@@ -61,7 +61,41 @@ def test_unbiased_pass_at_k_matches_enumeration_of_subsets():
         subsets = list(itertools.combinations(range(n), k))
         brute = np.mean([any(samples[i] for i in s) for s in subsets])
         assert float(unbiased_pass_at_k(n, c, k)) == pytest.approx(brute, abs=1e-12)
-    assert float(unbiased_pass_at_k(4, 1, 9)) == pytest.approx(1 - 0.75 ** 9)      # k > n: the plug-in
+    # k > n: no estimate from n samples (no plug-in, which sits below the estimate's 1 at k = n)
+    assert np.isnan(unbiased_pass_at_k(4, 1, 9))
+    assert np.isnan(unbiased_pass_at_k([4, 9], [1, 1], 9)).tolist() == [True, False]
+
+
+def test_pass_at_k_before_curve_is_non_decreasing_and_ends_at_the_smallest_n(tmp_path):
+    n, c = [6, 10, 16, 10], [1, 3, 0, 10]
+    pr = predict(samples_from_counts(n, c), Objective(beta=0.5, group_size=2))
+    cur = pr.curves()                                                 # default k: 1, 2, 4, ..., 256 and min n = 6
+    est = cur[cur.before.notna()]
+    assert est.k.tolist() == [1, 2, 4, 6]                             # ends at k = min n, nothing past it
+    assert np.all(np.diff(est.before) >= 0)
+    assert cur.after.notna().all() and cur.k.max() == 256             # "after" (predicted) goes on
+
+    def brute(nn, cc, k):                                             # mean over k-subsets of the n samples
+        samples = [1] * cc + [0] * (nn - cc)
+        return np.mean([any(samples[i] for i in s) for s in itertools.combinations(range(nn), k)])
+
+    for k in (1, 4, 6):
+        ref = np.mean([brute(nn, cc, k) for nn, cc in zip(n, c)])
+        assert float(cur.before[cur.k == k].iloc[0]) == pytest.approx(ref, abs=1e-12)
+    per = pr.pass_at(8)                                               # per prompt: estimable where k <= n
+    assert per.before.isna().tolist() == [True, False, False, False] == (~per.before_unbiased).tolist()
+    assert per.before.iloc[1] == pytest.approx(brute(10, 3, 8), abs=1e-12)
+    pr8 = predict(samples_from_counts(n, c), Objective(beta=0.5, group_size=2), k=[4, 8])
+    paths = pr8.write(tmp_path, plots=False)
+    table = read_csv(paths["csv"])
+    assert table["pass@8_before"].isna().tolist() == [True, False, False, False]   # blank in the CSV
+    s = json.loads(Path(paths["summary"]).read_text())
+    assert s["pass@8_before"] is None and s["pass@4_before"] == pytest.approx(np.mean(
+        [brute(nn, cc, 4) for nn, cc in zip(n, c)]), abs=1e-12)
+    assert s["pass_at_k_before_max_k"] == 6 and "k > n" in s["columns"]["pass_at_k_before"]
+    curve = s["pass_at_k_curve"]
+    assert [r["k"] for r in curve if r["before"] is not None] == [1, 2, 4, 6]
+    assert all(r["after"] is not None for r in curve)
 
 
 @pytest.mark.parametrize("bad", [0, -1, 1.5, "a", None, True])

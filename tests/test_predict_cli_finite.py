@@ -116,14 +116,18 @@ def test_mean_kl_reverse_counts_infinite_rows_and_critical_beta_is_said(tmp_path
     assert "Give --measured AFTER" in text
 
 
-def test_pass_at_k_before_is_marked_beyond_n():
+def test_pass_at_k_before_stops_at_n():
     pr = predict(samples_from_counts([4, 4], [1, 2]), Objective(beta=0.5, group_size=2))
     cur = pr.curves([2, 4, 8])
     assert cur.before_unbiased_share.tolist() == [1.0, 1.0, 0.0]
+    assert cur.before.isna().tolist() == [False, False, True] and cur.after.notna().all()
     from grpo_theory.predict.report import figure_pass_at_k
 
-    labels = [t.get_text() for t in figure_pass_at_k(pr).axes[0].get_legend().get_texts()]
-    assert any("plug-in" in s for s in labels) and any("k <= n" in s for s in labels)
+    ax = figure_pass_at_k(pr).axes[0]
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert not any("plug-in" in s for s in labels) and any("k <= n = 4" in s for s in labels)
+    before = next(ln for ln in ax.get_lines() if ln.get_label().startswith("before"))
+    assert before.get_xdata().tolist()[-1] == 4 and max(before.get_xdata()) == 4      # drawn up to n only
 
 
 def test_tradeoff_labels_do_not_pile_up():

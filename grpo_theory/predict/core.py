@@ -81,8 +81,8 @@ class Prediction:
         -------
         pandas.DataFrame
             Columns ``prompt_id, k, before, before_unbiased, after, after_lo, after_hi``; ``after = 1 - (1 - pred)^k``;
-            ``before`` is the unbiased estimate where ``before_unbiased`` (``k <= n``), the plug-in
-            ``1 - (1 - c/n)^k`` elsewhere; with a finite-time fit also ``after_finite = 1 - (1 - pred_finite)^k``.
+            ``before`` is the unbiased estimate where ``before_unbiased`` (``k <= n``) and ``nan`` where ``k > n``
+            (not estimable from ``n`` samples); with a finite-time fit also ``after_finite = 1 - (1 - pred_finite)^k``.
 
         Raises
         ------
@@ -115,13 +115,15 @@ class Prediction:
         Parameters
         ----------
         ks : sequence of int, optional
-            The ``k`` values (default 1, 2, 4, ..., 256).
+            The ``k`` values (default 1, 2, 4, ..., 256, and the smallest ``n`` where it is below 256).
 
         Returns
         -------
         pandas.DataFrame
-            One row per ``k``: ``k, before, before_unbiased_share`` (the share of prompts with ``k <= n``, whose
-            ``before`` is unbiased), ``after, after_lo, after_hi`` (and ``after_finite``) (means over prompts).
+            One row per ``k``: ``k, before, before_unbiased_share`` (the share of prompts with ``k <= n``),
+            ``after, after_lo, after_hi`` (and ``after_finite``) (means over prompts). ``before`` is the mean
+            unbiased estimate, reported only where every prompt has ``k <= n`` (up to the smallest ``n``) and
+            ``nan`` beyond: it is non-decreasing in ``k`` and ends at ``k = min n``. ``after`` goes on.
 
         Examples
         --------
@@ -132,11 +134,17 @@ class Prediction:
         >>> round(float(c.before[0]), 6), round(float(c.before[1]), 6)    # 2/4, and 1 - C(2,2)/C(4,2) = 5/6
         (0.5, 0.833333)
         """
-        ks = check_k(ks if ks is not None else [2 ** i for i in range(9)])
+        if ks is None:
+            n_min = int(self.table.n.min())
+            ks = sorted({2 ** i for i in range(9)} | ({n_min} if n_min < 256 else set()))
+        ks = check_k(ks)
         rows = []
         for k in ks:
             pk = self.pass_at(k)
-            row = dict(k=k, before=float(pk.before.mean()), before_unbiased_share=float(pk.before_unbiased.mean()),
+            # pooled only where every prompt's estimate exists: a mean over the prompts with k <= n alone
+            # would change the population along the curve
+            row = dict(k=k, before=float(pk.before.mean(skipna=False)),
+                       before_unbiased_share=float(pk.before_unbiased.mean()),
                        after=float(pk.after.mean()), after_lo=float(pk.after_lo.mean()),
                        after_hi=float(pk.after_hi.mean()))
             if "after_finite" in pk:
@@ -484,9 +492,10 @@ def _summary(samples, obj, table, ks, level, interval, reader_warnings, extra) -
         mean_pred_lo=float(table.pred_lo.mean()), mean_pred_hi=float(table.pred_hi.mean()),
         mean_kl_direct=float(table.kl_direct.mean()),
         never_solved=int(table.never_solved.sum()), bistable=int(table.bistable.sum()),
+        pass_at_k_before_max_k=int(table.n.min()),     # pooled pass@k before is estimable up to the smallest n
     )
     for kk in ks:
-        s[f"pass@{kk}_before"] = float(table[f"pass@{kk}_before"].mean())
+        s[f"pass@{kk}_before"] = float(table[f"pass@{kk}_before"].mean(skipna=False))    # nan (null) if k > some n
         s[f"pass@{kk}_after"] = float(table[f"pass@{kk}_after"].mean())
     if "collapse" in table:
         s["collapse"] = int((table.collapse != "").sum())

@@ -156,7 +156,9 @@ def pass_at_k(x, k) -> np.ndarray:
 def unbiased_pass_at_k(n, correct, k) -> np.ndarray:
     """The unbiased estimate ``1 - C(n - c, k)/C(n, k)`` of pass@k from ``c`` correct of ``n`` (Chen et al. 2021).
 
-    Where ``k > n`` no unbiased estimate exists; the plug-in ``1 - (1 - c/n)^k`` is returned there.
+    Where ``k > n`` no unbiased estimate exists (``n`` draws say nothing about ``k > n`` of them without a
+    model), and ``nan`` is returned there: the plug-in ``1 - (1 - c/n)^k`` would be biased low (below the
+    estimate's value ``1`` at ``k = n`` for every ``c >= 1``), so a curve switching to it goes down past ``n``.
 
     Parameters
     ----------
@@ -170,12 +172,14 @@ def unbiased_pass_at_k(n, correct, k) -> np.ndarray:
     Returns
     -------
     numpy.ndarray
-        The estimate per prompt.
+        The estimate per prompt; ``nan`` where ``k > n``.
 
     Examples
     --------
     >>> round(float(unbiased_pass_at_k(4, 1, 2)), 6)    # 1 - C(3,2)/C(4,2) = 1 - 3/6
     0.5
+    >>> unbiased_pass_at_k([4, 8], [1, 1], 8).tolist()    # k > n = 4: not estimable
+    [nan, 1.0]
     """
     (k,) = check_k(k)
     n = np.asarray(n, dtype=float)
@@ -185,5 +189,4 @@ def unbiased_pass_at_k(n, correct, k) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):
         log_ratio = (gammaln(n - c + 1) - gammaln(n - c - k + 1)) - (gammaln(n + 1) - gammaln(n - k + 1))
         exact = np.where(n - c < k, 1.0, -np.expm1(np.where(n - c < k, 0.0, log_ratio))) + 0.0
-    plug = 1.0 - (1.0 - c / n) ** k
-    return np.where(k <= n, exact, plug)
+    return np.where(k <= n, exact, np.nan)

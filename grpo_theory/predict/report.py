@@ -3,7 +3,8 @@
 * ``after_vs_before.png``: every prompt's stationary P(correct) against its ``p_ref``, with the interval
   carried through from ``p_ref``'s; bistable prompts show both stable points; the dotted diagonal is
   "no change";
-* ``pass_at_k.png``: the dataset's mean pass@k before (unbiased estimate from the samples) and after;
+* ``pass_at_k.png``: the dataset's mean pass@k before (unbiased estimate from the samples, up to the smallest
+  ``n``) and after;
 * ``clock.png`` (with a clock): the dataset's mean P(correct) along the flow against the training step,
   the fitted point, and a few prompts' ``p_x(t)``.
 """
@@ -104,9 +105,10 @@ def _wrap(text: str, width: int = 48) -> str:
 
 
 def figure_pass_at_k(pr):
-    """The dataset's mean pass@k before and after, k = 1, 2, 4, ...
+    """The dataset's mean pass@k before and after, k = 1, 2, 4, ... (and the smallest ``n``).
 
-    Before: unbiased estimates from the samples; after: pass@k of the stationary P(correct), with its band.
+    Before: the mean unbiased estimate from the samples, drawn only up to the smallest ``n`` (beyond it no
+    prompt-pooled estimate exists); after: pass@k of the stationary P(correct), with its band, for every k.
 
     Parameters
     ----------
@@ -116,25 +118,22 @@ def figure_pass_at_k(pr):
     Returns
     -------
     matplotlib.figure.Figure
-        k on a log-2 axis, the samples' largest ``n`` marked.
+        k on a log-2 axis, the smallest ``n`` (where "before" ends) and the largest marked.
     """
-    n_max = int(pr.table.n.max())
-    ks = [2 ** i for i in range(int(math.log2(max(n_max, 2))) + 3)]
+    n_min, n_max = int(pr.table.n.min()), int(pr.table.n.max())
+    ks = sorted({2 ** i for i in range(int(math.log2(max(n_max, 2))) + 3)} | {n_min})
     cur = pr.curves(ks)
     fig, ax = _new()
-    exact = (cur.k <= int(pr.table.n.min())).to_numpy()
-    ax.plot(cur.k[exact], cur.before[exact], "o-", ms=3, color="0.3",
-            label="before (unbiased, k <= n)" if (~exact).any() else "before (unbiased, from the samples)")
-    if (~exact).any():                      # k > n for some prompt: the plug-in 1 - (1 - c/n)^k, not unbiased
-        j = np.flatnonzero(~exact)
-        j = np.r_[j[0] - 1, j] if j[0] > 0 else j
-        ax.plot(cur.k[j], cur.before[j], "o--", ms=3, color="0.3", mfc="white",
-                label="before (plug-in where k > n)")
+    est = cur.before.notna().to_numpy()     # k <= every prompt's n
+    ax.plot(cur.k[est], cur.before[est], "o-", ms=3, color="0.3",
+            label=f"before (unbiased, k <= n = {n_min})" if (~est).any() else "before (unbiased, from the samples)")
+    ax.axvline(n_min, ls="--", color="0.6", lw=0.8)
     ax.plot(cur.k, cur.after, "o-", ms=3, color="#1f5fa8", label="after (stationary)")
     if "after_finite" in cur:
         ax.plot(cur.k, cur.after_finite, "s-", ms=3, color="#b2182b", label="after this run (fitted)")
     ax.fill_between(cur.k, cur.after_lo, cur.after_hi, color="#1f5fa8", alpha=0.2, lw=0)
-    ax.axvline(n_max, ls=":", color="0.6", lw=0.8)
+    if n_max != n_min:
+        ax.axvline(n_max, ls=":", color="0.6", lw=0.8)
     ax.set_xscale("log", base=2)
     ax.set_xlabel("k")
     ax.set_ylabel("mean pass@k over prompts")
@@ -252,7 +251,11 @@ def _write_all(pr, out: Path, *, plots: bool, tradeoff) -> dict:
     summary = dict(pr.summary)
     summary["pass_at_k_curve"] = pr.curves().to_dict(orient="records")
     summary["columns"] = dict(pred_lo_pred_hi="p_ref's sampling interval carried through the stationary map "
-                                              "(not a prediction interval of a measurement)")
+                                              "(not a prediction interval of a measurement)",
+                           pass_at_k_before="the unbiased estimate 1 - C(n-c,k)/C(n,k); empty (null) where k > n, "
+                                            "where n samples give no estimate; pooled means (pass@k_before, "
+                                            "pass_at_k_curve) are null beyond the smallest n "
+                                            "(pass_at_k_before_max_k)")
     if tradeoff is not None:
         summary["reward_kl_tradeoff"] = tradeoff.to_dict(orient="records")
         tradeoff.to_csv(out / "tradeoff.csv", index=False)
