@@ -100,11 +100,13 @@ COLORMAPS = {BETA_CMAP: "beta (and beta/gamma), log scale over 0.04-5 (BETA_RANG
 #: What each line style means: one meaning each, named (the name a figure module's ``LANGUAGE`` gives it).
 #: Each figure module declares in ``LANGUAGE`` (style or marker -> meaning name) every line style and marker
 #: it draws; ``tests/test_figure_language.py`` fails on a style or marker drawn but not declared, on one
-#: outside these tables, and on a declared meaning that is not the table's, except the uses it lists as open
-#: (still to be redrawn: line styles as legend keys). An unstable branch is a branch of stationary points (solid)
-#: carrying the unstable point's open circles (Figures 7 and 20), not a line style of its own.
+#: outside these tables, and on a declared meaning that is not the table's. An unstable branch is a branch of
+#: stationary points (solid) carrying the unstable point's open circles (Figures 7 and 20), not a line style of
+#: its own; curves of one colour carry direct labels (Figures 8, 15), and a curve on another is thin inside the
+#: other's wide line (Figures 18, 19), not a dash pattern.
 LINESTYLES: dict[str, tuple[str, str]] = {
-    "-": ("data", "data: a theory curve (a branch of stationary points; an unstable one carries open circles), a trained run, a fit"),
+    "-": ("data", "data: a theory curve (a branch of stationary points; an unstable one carries open circles), "
+                  "a trained run, a fit"),
     "--": ("comparison", "a comparison beside the data: another objective's or penalty's curve (RLHF, NLHF, the "
                          "direct penalty), a fitted baseline (the logit shift), an overlay (G = ∞'s boundary), f∘f"),
     ":": ("reference", "a reference: pi = pi_ref, zero, a predicted level, the exact-gradient flow beside a run"),

@@ -23,8 +23,7 @@ FRAMEWORK_G = 8
 
 #: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
 #: tests/test_figure_language.py lists the uses that differ from those tables as open).
-LANGUAGE = {"-": ("data", "boundary"), "--": "key", "-.": "key", ":": "key", "(0, (5, 1, 1, 1))": "key",
-            "v": "below the axis"}
+LANGUAGE = {"-": "data", "--": "comparison", ":": "reference", "v": "below the axis"}
 
 
 def framework_objectives(beta: float) -> dict:
@@ -74,7 +73,6 @@ def draw(df: pd.DataFrame) -> Figure:
     collapse) as markers in a strip below every real value."""
     betas = sorted(df.beta.unique())
     fig, axes = plotting.new_figure(width=plotting.DOUBLE, height=3.6, ncols=len(betas))
-    dashes = ["-", "--", "-.", ":", (0, (5, 1, 1, 1))]
     names = list(dict.fromkeys(df.framework))
     top = float(df.pi_wrong.max()) * 3
     for ax, beta in zip(axes, betas):
@@ -83,7 +81,11 @@ def draw(df: pd.DataFrame) -> Figure:
         for i, name in enumerate(names):
             c = plotting.method_color(name)
             s = sub[(sub.framework == name) & (sub.pi_wrong > 0)]
-            ax.plot(s.pi_ref_correct, s.pi_wrong, ls=dashes[i % len(dashes)], color=c, lw=1.3,
+            # the frameworks solid (data), RLHF dashed (a comparison); the TRL curves wide under the thin
+            # verl and OpenRLHF ones, so that a curve lying on another (b) shows as a thin line inside a wide one
+            rlhf = name.startswith("RLHF")
+            ax.plot(s.pi_ref_correct, s.pi_wrong, ls="--" if rlhf else "-", color=c,
+                    lw=2.6 if name.startswith("TRL") else 1.1, zorder=2 if name.startswith("TRL") else 3,
                     label=name.replace("low_var_kl", "low-var KL").replace("group_norm", "group norm"))
             zero = sub[(sub.framework == name) & (sub.pi_wrong <= 0)]
             # one row per framework inside the zero strip, so coinciding collapses stay distinguishable
@@ -91,7 +93,7 @@ def draw(df: pd.DataFrame) -> Figure:
         ax.set_yscale("log")
         if (sub.pi_wrong <= 0).any():
             # the strip spans z .. 10^2.2 z; every real value is above 10^3 z
-            sep = ax.axhline(z * 10 ** 2.2, color="0.4", lw=0.7, ls="-")
+            sep = ax.axhline(z * 10 ** 2.2, color="0.4", lw=0.7, ls=":")
             plotting.reference(sep)
             ax.set_ylim(z / 10, top)
         else:
@@ -142,7 +144,7 @@ def caption(t: dict[str, pd.DataFrame]) -> str:
         "Figure 18. One binary question (deterministic rewards), the same beta (0.04 left, 0.5 right) and "
         "G = 8 under the defaults of TRL 1.9 (k3: reverse), TRL 1.16 (ratio x k3: direct), verl's GRPO "
         "recipe (low_var_kl, clamped at 10) and OpenRLHF's group_norm (k1 in the advantage, clamped at "
-        "10), beside RLHF. Markers below the line: pi(wrong) exactly 0 (the clamps remove the wrong answer, "
+        "10) (solid; TRL's wide, so a curve on it shows inside), beside RLHF (dashed). Markers below the dotted line: pi(wrong) exactly 0 (the clamps remove the wrong answer, "
         "a collapse), drawn below every real value. Take-away: at beta = 0.04 the same number means anything "
         f"from keeping the wrong answer at {a['hi']:.1%} (TRL 1.9 at pi_ref(correct) = {a['hi_at']:g}, falling to "
         f"{a['lo']:.2%} at {a['lo_at']:g}) to removing it exactly ({' and '.join(a['zero'])}, at every pi_ref). "

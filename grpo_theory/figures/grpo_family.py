@@ -41,13 +41,11 @@ VARIANTS = {
 #: none is red (direct penalty), green (NLHF), dark grey (RLHF) or orange (trained, the diamonds' edge)
 _OWN_COLORS = {k: plotting.COLORS[k] for k in ("RLOO", "REINFORCE++ baseline", "pass@2", "pass@4", "ties filtered")}
 _OWN_COLORS[f"entropy bonus {ENTROPY_COEF:g}"] = plotting.COLORS["entropy bonus"]
-_STYLES = {"REINFORCE++ baseline": (0, (4, 2)), "ties filtered": (0, (1, 1.5)), "RLOO": (0, (6, 2))}
 
 
 #: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
 #: tests/test_figure_language.py lists the uses that differ from those tables as open).
-LANGUAGE = {"(0, (1, 1.5))": "key", "(0, (2, 2))": "coinciding", "(0, (4, 2))": "key", "(0, (6, 2))": "key",
-            ":": "reference", "D": "trained"}
+LANGUAGE = {"-": "data", ":": "reference", "D": "trained"}
 
 
 def variant_color(label: str) -> str:
@@ -123,14 +121,16 @@ def draw(df: pd.DataFrame, pts: pd.DataFrame) -> Figure:
     gs = list(FAMILY_GROUP_SIZES)
     fig, axes = plotting.new_figure(width=plotting.DOUBLE, height=3.3, ncols=len(gs), sharey=True)
     for k, (ax, G) in enumerate(zip(axes, gs)):
-        dup = {b for _, b in _coincident(df, G)}
+        pairs = _coincident(df, G)
+        under, dup = {a for a, _ in pairs}, {b for _, b in pairs}
         for label in VARIANTS:
             d = df[(df.variant == label) & (df.group_size == G)].sort_values("beta")
             if d.empty:
                 continue
-            # a curve equal to one drawn before is dashed on top of it, so both stay visible
-            ls = (0, (2, 2)) if label in dup else _STYLES.get(label, "-")
-            ax.semilogx(d.beta, d.pi_a, color=variant_color(label), ls=ls, lw=1.5 if label in dup else 1.3,
+            # every variant solid in its colour; a curve equal to one drawn before is thin on top of that
+            # one, drawn wide, so both stay visible (a thin line inside a wide one)
+            lw = 0.9 if label in dup else 2.8 if label in under else 1.3
+            ax.semilogx(d.beta, d.pi_a, "-", color=variant_color(label), lw=lw, zorder=3 if label in dup else 2,
                         label=label)
         plotting.reference(ax.axhline(FAMILY_PI_REF, color="0.45", ls=":", lw=0.9))
         p = pts[pts.group_size == G] if np.isfinite(G) else pts.iloc[:0]
@@ -144,7 +144,7 @@ def draw(df: pd.DataFrame, pts: pd.DataFrame) -> Figure:
         ax.set_xlabel(r"$\beta$")
         ax.set_ylim(0.3, 1.0)
     axes[0].set_ylabel(r"stationary $\pi_\theta$(correct)")
-    handles = [Line2D([], [], color=variant_color(lab), ls=_STYLES.get(lab, "-")) for lab in VARIANTS]
+    handles = [Line2D([], [], color=variant_color(lab)) for lab in VARIANTS]
     labels = list(VARIANTS)
     handles.append(Line2D([], [], marker="D", ls="none", mfc="0.8", mec=plotting.METHOD_COLORS["trained"], mew=1.1))
     labels.append("trained, ±2 SE")
@@ -180,8 +180,8 @@ def caption(t) -> str:
         f"Variants: the group advantage with the std "
         f"(GRPO) and without (Dr. GRPO), RLOO, REINFORCE++ with a group baseline, the analytic pass@k advantage "
         f"(k = 2; k = 4 only where G >= 4), tied groups filtered, and an entropy bonus of {ENTROPY_COEF:g} "
-        f"(on GRPO). At k = G pass@k has no signal and stays at pi_ref. Curves that coincide are dashed over "
-        f"each other: {coinc}. At beta = {b1:.3g} the pull ranges from {min(at[lo]):.3f} ({lo}) to "
+        f"(on GRPO). At k = G pass@k has no signal and stays at pi_ref. Coinciding curves, the second thin inside "
+        f"the first: {coinc}. At beta = {b1:.3g} the pull ranges from {min(at[lo]):.3f} ({lo}) to "
         f"{max(at[hi]):.3f} ({hi}) over G = 2, 8, inf. Diamonds: the family study's runs on this question "
         f"(docs/results/family_study.csv, seed 0; {len(pts)} runs: {', '.join(sorted(set(pts.config)))}), "
         f"within {err.max():.1e} of their predictions; the beta = 0 entropy-only run and the sequence-level "
