@@ -242,14 +242,14 @@ def caption(t: dict[str, pd.DataFrame]) -> str:
     top = m[m.beta == m.beta.max()]
     low = {v: float(g.critical_lr.min()) for v, g in top.groupby("variant", sort=False)}
     over = float(np.nanmax(np.log10(m.critical_lr)))
-    third = (f" A third fixed point, {', '.join(f'{x:.3f}' for x in bad.pi_a)}, is unstable under both." if len(bad)
+    third = (f" A third fixed point, {', '.join(f'{x:.3f}' for x in bad.pi_a)}, is unstable under both (open)." if len(bad)
              else "")
     return (
         f"Figure 12. The exact proximal map f (the note's argmax, iterated) for pi_ref(a) = {MAP_PI_REF:g}, "
         f"beta = {MAP_BETA:g}, direct KL, G = inf. (a) f and f∘f against the identity: the stationary point "
-        f"{good.pi_a:.3f} is stable under the gradient flow but unstable under the map (|f'| = "
-        f"{good.spectral_radius:.2f} > 1), so the iteration (cobweb) falls onto a stable 2-cycle "
-        f"({cyc[0]:.3f} <-> {cyc[-1]:.3f}).{third} (b) From the same start, 30% above the fixed point, the flow "
+        f"{good.pi_a:.3f} is stable under the gradient flow but unstable under the map (half-filled; |f'| = "
+        f"{good.spectral_radius:.2f} > 1), so the cobweb falls onto a stable 2-cycle, the "
+        f"triangles ({cyc[0]:.3f} <-> {cyc[-1]:.3f}).{third} (b) From the same start, 30% above the fixed point, the flow "
         "(time t, top axis) settles while the iteration (step n, bottom axis) oscillates. (c, d) The largest "
         "step size of plain gradient steps on the logits (dynamics.grpo_steps, one update per batch) that still "
         "converges to the stationary point, 2/|F'(z*)|, over (beta, pi_ref(a)) at G = 8, on a "

@@ -263,7 +263,7 @@ def caption(t: dict[str, pd.DataFrame]) -> str:
         f"{first.predicted.min():.2f}-{first.predicted.max():.2f} (docs/trl.md). (a, b) Each prompt's logit error "
         "(thin), and its mean over the prompts answered Yes and over "
         "those answered No (bold); shaded: the window the measured value averages (in P). (c) Each prompt's mean "
-        "P(correct) over the window minus its prediction, seeds side by side; bars: the window's quartiles. "
+        "P(correct) over the window minus its prediction, seeds side by side (triangles: Yes, crosses: No); bars: the window's quartiles. "
         f"MAE {maes} (of pi_ref {ident}); {flat} of {len(data)} prompts flat. Over this range the prediction is "
         f"nearly one logit shift of pi_ref ({implied.min():.2f}-{implied.max():.2f}), and the measurements sit "
         f"above it: signed mean error {signed}, {sum(b['above'] for b in bs)} of {len(data)} prompts above their "

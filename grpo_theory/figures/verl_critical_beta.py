@@ -148,7 +148,7 @@ def caption(t: dict[str, pd.DataFrame]) -> str:
         "Figure 32. verl's GRPO recipe with the KL in the loss (low_var_kl: k3, clamped at 10), read from its "
         "config by the package. (a) The critical beta (clamp_critical_beta) against pi_ref(correct) on a binary "
         f"question: below it the wrong answer collapses from pi_ref; {span[g_lo][0]:.3f}-{span[g_lo][1]:.3f} at "
-        f"G = {g_lo}, {span[g_hi][0]:.2f}-{span[g_hi][1]:.2f} at G = {g_hi}; at G = 8 the KL study's questions "
+        f"G = {g_lo}, {span[g_hi][0]:.2f}-{span[g_hi][1]:.2f} at G = {g_hi}; at G = 8 the KL study's questions (triangles) "
         f"have {lo:.3f}-{hi:.3f}, {lo / default:.0f}-{hi / default:.0f} times verl's default beta {default:g}. "
         f"(b) The KL study (small GPT, 8 questions x 3 seeds, G = 8): each question's smaller answer at the end, "
         f"and its prediction (bars; a predicted collapse drawn at 10^-6). Below the critical beta "
