@@ -281,7 +281,20 @@ def clamp_activity(question: Question, obj: Objective, pi: np.ndarray) -> str | 
             f"{ratio[clipped].tolist()}): there the KL term no longer restores them")
 
 
-def _is_file(text: str) -> bool:
+def names_a_file(text: str) -> bool:
+    """Whether ``text`` is the path of an existing file (a reader's argument may be a path or a command line).
+
+    Parameters
+    ----------
+    text : str
+        A path or a command line.
+
+    Returns
+    -------
+    bool
+        True when ``text`` names an existing file; False otherwise, also for a string no path can be (too
+        long, or with a NUL byte).
+    """
     try:
         return Path(text).is_file()
     except (OSError, ValueError):           # a command line too long for a path, or with a NUL
@@ -343,7 +356,7 @@ def load_config_file(framework: str, path) -> dict | list | str:
     InvalidInputError
         A missing file, or JSON that does not parse.
     """
-    if isinstance(path, str) and looks_like_command(path) and not _is_file(path):
+    if isinstance(path, str) and looks_like_command(path) and not names_a_file(path):
         return command_config(framework, path, "config command line")     # the text itself, not a file
     path = Path(path)
     text = read_text(path, "config")            # exists, a file, size-limited, UTF-8 (the file named otherwise)

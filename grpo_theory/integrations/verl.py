@@ -33,7 +33,7 @@ from .._validate import check_fields, read_text
 from ..problem import LOSS_TYPES, InvalidInputError, Objective
 from .cmdline import hydra_overrides, looks_like_command, script_tokens
 from .family import verl_family
-from .mapping import TheoryMapping, _is_file, mapping_of
+from .mapping import TheoryMapping, mapping_of, names_a_file
 
 __all__ = ["read_verl_config", "VERL_DEFAULTS", "VERL_ESTIMATORS"]
 
@@ -105,7 +105,7 @@ def _check_sections(flat: dict) -> None:
 
 def _load(config) -> dict:
     if isinstance(config, str) and "=" in config and ("\n" in config or " " in config.strip()) \
-            and not _is_file(config):
+            and not names_a_file(config):
         return hydra_overrides(script_tokens(config, "verl command line", marker="main_ppo"), "verl command line",
                                sections=_SECTIONS)
     if isinstance(config, (list, tuple)) and all(isinstance(t, str) for t in config):
