@@ -30,7 +30,7 @@ NONUNIQUE_PI_REF = 0.2
 
 #: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
 #: tests/test_figure_language.py lists the uses that differ from those tables as open).
-LANGUAGE = {"-": "data", "-.": "marked value", ":": "reference", "o": "point"}
+LANGUAGE = {"-": "data", "-.": "marked value", ":": "reference", "o": "point", "s": "vertex"}
 
 
 def _h_at_turning_point(beta, pi_ref_a):
@@ -98,7 +98,10 @@ def draw(points: pd.DataFrame, region: pd.DataFrame, pi_ref_a: float, paths: pd.
     ax.semilogx(unstable.beta, unstable.pi_a, "-", color="black", lw=1.1, marker="o", ms=3.2, mfc="white",
                 mec="black", mew=0.8, markevery=(6, 14), label="unstable point (separatrix)")
     vertex = points[points.boundary]
-    ax.semilogx(vertex.beta, np.full(len(vertex), top), color=BASIN_COLORS["vertex"], lw=2.6, alpha=0.5,
+    # the vertex, a stable limit for every beta: on the top edge, a line over the frame carrying the stable vertex's
+    # square (plotting.MARKERS), unclipped, so that it shows whole above the frame as on (d)
+    ax.semilogx(vertex.beta, np.full(len(vertex), top), "-", color=BASIN_COLORS["vertex"], lw=2.0, marker="s",
+                ms=4, mec="black", mew=0.6, markevery=max(1, len(vertex) // 7), clip_on=False, zorder=6,
                 label=r"vertex $\pi(a) = 1$ (limit, stable)")
     ax.plot(beta_f, x_f, "o", ms=4, color="black", zorder=5)
     ax.annotate(rf"fold, $\beta$ = {beta_f:.3f}", (beta_f, x_f), xytext=(6, -2), textcoords="offset points",
@@ -134,6 +137,12 @@ def draw(points: pd.DataFrame, region: pd.DataFrame, pi_ref_a: float, paths: pd.
     plotting.panel(bx, "b", r"number of stationary points, direct/scale, $G = \infty$")
     for axis, name, letter in ((cx, "reverse/scale, G = 8", "c"), (dx, "direct/scale, G = inf", "d")):
         draw_paths(axis, paths, path_points, name, letter, PHASE_PI_REF, PHASE_BETA)
+    # (d)'s vertex, stable, at logit +inf: the same squares on the top edge, above the paths that run into it
+    if path_points[path_points.variant.str.startswith("direct") & path_points.boundary.astype(bool)
+                   & path_points.stable.astype(bool)].shape[0]:
+        lo_t, hi_t = dx.get_xlim()
+        dx.plot(np.geomspace(lo_t, hi_t, 43), np.ones(43), "-", color=BASIN_COLORS["vertex"], lw=2.0, marker="s",
+                ms=4, mec="black", mew=0.6, markevery=(3, 6), transform=dx.get_xaxis_transform(), clip_on=False, zorder=6)
     handles, _ = ax.get_legend_handles_labels()
     handles += [*PATH_HANDLES, Line2D([], [], color="0.45", lw=0.9, ls=":", label=r"$\pi_{\mathrm{ref}}(a)$")]
     plotting.legend_below(fig, handles, ncol=4)
@@ -162,14 +171,14 @@ def caption(t: dict[str, pd.DataFrame]) -> str:
     beta_f = float(t["fold"].beta.iloc[0])
     return (
         "Figure 7. Non-unique stationary points, and the paths into them. (a) Direct/scale penalty, G -> inf, "
-        f"pi_ref(a) = {NONUNIQUE_PI_REF:g}: the stationary points against beta on a logit axis: stable (solid), "
-        "unstable (open circles: the separatrix), the vertex pi(a) = 1 (a stable limit for every beta), the fold "
+        f"pi_ref(a) = {NONUNIQUE_PI_REF:g}: stationary points against beta, logit axis: stable (solid), "
+        "unstable (open circles: the separatrix), the vertex pi(a) = 1 (stable limit for every beta; squares on (a)'s and (d)'s top edge), the fold "
         f"at beta = {beta_f:.4f}; shaded: each stable point's basin; dash-dotted: the beta of (c, d). "
         "(b) How many stationary points, over (beta, pi_ref(a)); black: the boundary (h = 0 at its turning "
         "point); dotted: (a)'s pi_ref; dot: (a)'s fold. "
         + caption_paths(t["paths"], t["paths_stationary"])
-        + "Take-away: above the fold a run from pi_ref settles inside; a start, or a large first step, past the "
-        "separatrix runs into the vertex for good.")
+        + "Take-away: above the fold a run from pi_ref settles inside; a start or large first step past the "
+        "separatrix runs into the vertex.")
 
 
 SPEC = FigureSpec(7, "non_uniqueness", caption, tables, render, __name__, uses=("phase_portraits", "finite_g_regions"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
@@ -122,9 +123,14 @@ def draw(curves: pd.DataFrame, measured: pd.DataFrame) -> Figure:
         for (beta, pen, branch, _, _), cur in curves[curves.group_size == G].groupby(
                 ["beta", "penalty", "branch", "std_ddof", "std_eps"]):
             cur = cur.sort_values("pi_ref_a")
-            # a second stable branch: its penalty's style, thin and faint (a branch, not another meaning)
-            top.plot(cur.pi_ref_a, cur.pi_a, dash.get(pen, "-"), color=cols[beta],
-                     lw=1.0 if branch == 0 else 0.6, alpha=1.0 if branch == 0 else 0.55, zorder=6)
+            if branch == 0:
+                top.plot(cur.pi_ref_a, cur.pi_a, dash.get(pen, "-"), color=cols[beta], lw=1.0, zorder=6)
+                continue
+            # a second stable branch: its penalty's style at full width, carrying light filled circles (a stable
+            # stationary point, plotting.MARKERS) every few grid points, drawn above the main curves so that it
+            # stands apart from a main curve at the same height and from the frame
+            top.plot(cur.pi_ref_a, cur.pi_a, dash.get(pen, "-"), color=cols[beta], lw=1.0, marker="o",
+                     ms=3.0, mfc=_tint(cols[beta]), mec=cols[beta], mew=0.7, markevery=(1, 3), zorder=7)
         for src in sources:
             marker, size = SOURCE_STYLE.get(src, ("o", 3.5))
             for (beta, pen, ok), m in measured[(measured.group_size == G) & (measured.source == src)].groupby(
@@ -157,7 +163,8 @@ def draw(curves: pd.DataFrame, measured: pd.DataFrame) -> Figure:
     handles += [Line2D([], [], color="0.3", ls=dash[p], lw=1.0, label=f"{p} penalty ({PENALTY_MARK[p]})")
                 for p in dash if p in set(measured.penalty)]
     if (curves[curves.group_size.isin(gs)].branch == 1).any():
-        handles.append(Line2D([], [], color="0.3", lw=0.6, alpha=0.55, label="other stable point (thin)"))
+        handles.append(Line2D([], [], color="0.3", lw=1.0, marker="o", ms=3.0, mfc="0.8", mec="0.3", mew=0.7,
+                              label="other stable point (light dots)"))
     handles += [Line2D([], [], ls="", marker=SOURCE_STYLE.get(s, ("o", 3.5))[0], mfc="0.7", mec="black", label=s)
                 for s in sources]
     if not measured.converged.all():
@@ -165,6 +172,12 @@ def draw(curves: pd.DataFrame, measured: pd.DataFrame) -> Figure:
                               label="not converged (grey)"))
     plotting.legend_below(fig, handles, ncol=4)
     return fig
+
+
+def _tint(colour, weight: float = 0.55):
+    """A lighter tint of ``colour``: mixed with white, ``weight`` of white."""
+    rgb = np.asarray(to_rgb(colour))
+    return tuple(rgb + (1.0 - rgb) * weight)
 
 
 def tables(inputs):
@@ -187,6 +200,51 @@ def agreement(data: pd.DataFrame) -> dict:
                 within_1e3=float((r <= 0.001).mean()))
 
 
+#: a converged point this far from the prediction is named in the caption
+OFF = 0.1
+
+
+def off_points(data: pd.DataFrame, curves: pd.DataFrame) -> pd.DataFrame:
+    """The converged points more than :data:`OFF` from the prediction, grouped by source, G, beta and penalty:
+    ``n``, the residual's ``lo``/``hi`` and ``kind``: "collapsed" (measured pi(a) < 0.05), "other stable point"
+    (within 0.01 of the second stable branch at the nearest pi_ref of its curve) or "elsewhere"."""
+    ok = data[data.converged.astype(bool) & (data.residual.abs() > OFF)]
+    rows = []
+    for (src, G, beta, pen), g in ok.groupby(["source", "group_size", "beta", "penalty"], sort=True):
+        other = curves[(curves.group_size == G) & (curves.beta == beta) & (curves.penalty == pen)
+                       & (curves.branch == 1)]
+
+        def kind(p, m):
+            if m < 0.05:
+                return "collapsed"
+            if len(other):
+                near = other.iloc[(other.pi_ref_a - p).abs().argsort()[:1]]
+                if abs(float(near.pi_ref_a.iloc[0]) - p) < 0.02 and abs(float(near.pi_a.iloc[0]) - m) < 0.01:
+                    return "other stable point"
+            return "elsewhere"
+
+        for k, h in g.groupby([kind(p, m) for p, m in zip(g.pi_ref_a, g.measured)]):
+            rows.append(dict(source=src, group_size=G, beta=beta, penalty=pen, kind=k, n=len(h),
+                             lo=float(h.residual.min()), hi=float(h.residual.max())))
+    return pd.DataFrame(rows, columns=["source", "group_size", "beta", "penalty", "kind", "n", "lo", "hi"])
+
+
+def _span(lo: float, hi: float) -> str:
+    a, b = f"{lo:+.2f}", f"{hi:+.2f}"
+    return a if a == b else f"{a} to {b}"
+
+
+def _off_text(off: pd.DataFrame) -> str:
+    if not len(off):
+        return ""
+    what = {"collapsed": "collapsed to pi(a) = 0", "other stable point": "ended at the other stable point",
+            "elsewhere": "ended elsewhere"}
+    parts = [f"{r.n} ({r.source}, {plotting.g_text(r.group_size).replace('$', '')}, beta = {r.beta:g}, "
+             f"{r.penalty}) {what[r.kind]}, residual {_span(r.lo, r.hi)}" for r in off.itertuples()]
+    return (f" The {int(off.n.sum())} converged points more than {OFF:g} off: " + "; ".join(parts)
+            + " (residuals against the main curve; Figure 27 explains both).")
+
+
 def caption(t: dict[str, pd.DataFrame]) -> str:
     """The caption, its counts and agreement fractions read from the plotted table."""
     data = t["data"]
@@ -199,14 +257,14 @@ def caption(t: dict[str, pd.DataFrame]) -> str:
     return PREFIX + (f" Of the {a['n']} points, {a['unsettled']} come from runs that had not converged ("
                      f"grey: {drawn_grey} SmolLM2 prompts whose seeds ended more than 0.1 apart{not_drawn}); "
                      f"of the others, {a['within_1e2']:.0%} lie within 0.01 of the prediction and "
-                     f"{a['within_1e3']:.0%} within 0.001.")
+                     f"{a['within_1e3']:.0%} within 0.001." + _off_text(off_points(data, t["curves"])))
 
 
 PREFIX = (
     "Figure 9. Trained language models against the theory. Top: the measured probability of the "
     "rewarded answer (mean over the final window) on the stationary curves for the same G, beta, "
     "penalty and normalisation as the points' predictions, drawn over the points (solid: reverse, filled markers; dashed: direct, open markers edged in the beta colour; "
-    "thin and faint: a second stable point, where training can also end). Bottom: measured - predicted on a "
+    "a line with light dots: a second stable point, where training can end). Bottom: measured - predicted on a "
     "symlog scale (linear within +-0.01, shaded), error bars the between-seed standard error where the "
     "study has several seeds.")
 
