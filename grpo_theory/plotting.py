@@ -125,6 +125,7 @@ MARKERS: dict[str, tuple[str, str]] = {
     "x": ("second theory", "a second theory's prediction beside the first (the sequence-level theory)"),
     "_": ("level", "a level per item (a prediction or pi_ref per prompt)"),
     ".": ("steps", "a run's steps"),
+    "*": ("reference policy", "pi_ref itself, where a figure draws the policy's space (Figures 8, 11)"),
 }
 #: Neither a line style nor a marker: no line ("" or "none"), no marker.
 NO_STYLE = ("", "none", "None")

@@ -140,6 +140,8 @@ def drawn_styles(source: str) -> tuple[dict[str, int], dict[str, int]]:
     marks: dict[str, int] = {}
 
     def fmt(v, n):
+        # a format string may carry one colour letter anywhere ("k*", "o--r"); no marker code is a colour letter
+        v = re.sub(r"[bgrcmykw]", "", v, count=1) if isinstance(v, str) else v
         m = _FMT.match(v)
         if v and m:
             if m.group(1):
@@ -248,13 +250,13 @@ def test_the_style_scan_catches_what_it_should():
     catches an undeclared one and one declared but not drawn, and another meaning is reported."""
     src = (
         'MARKS = {"a": ("s", 3), "b": "^"}\nSTYLES = {"G=2": "-", "G=8": (0, (4, 1.5))}\n'
-        'ax.plot(x, y, "o--")\nax.semilogx(x, y, ":", color="0.5")\nax.errorbar(x, y, fmt="D")\n'
+        'ax.plot(x, y, "o--")\nax.plot(x, y, "k*")\nax.semilogx(x, y, ":", color="0.5")\nax.errorbar(x, y, fmt="D")\n'
         'ax.axhline(0, ls="-." if flag else "-")\nax.scatter(x, y, marker="v")\nax.plot(x, y, ls="", marker="_")\n'
         'LANGUAGE = {"s": "key", "^": "key", "-": "data", "(0, (4, 1.5))": "key", "o": "point", "--": "comparison", '
         '":": "reference", "D": "trained", "-.": "marked value", "v": "below the axis", "x": "second theory"}\n')
     lines, marks = drawn_styles(src)
     assert set(lines) == {"-", "(0, (4, 1.5))", "--", ":", "-."}
-    assert set(marks) == {"s", "^", "o", "D", "v", "_"}
+    assert set(marks) == {"s", "^", "o", "D", "v", "_", "*"}        # "k*": a colour letter, then the marker
     bad, differs = language_problems("m", src)
-    assert len(bad) == 2 and "'_'" in bad[0] and "'x'" in bad[1], bad
+    assert len(bad) == 3 and "'*'" in bad[0] and "'_'" in bad[1] and "'x'" in bad[2], bad
     assert differs == {("m", "s", "key"), ("m", "(0, (4, 1.5))", "key")}

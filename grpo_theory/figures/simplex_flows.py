@@ -24,7 +24,7 @@ FLOW_BETA = 2.0
 
 #: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
 #: tests/test_figure_language.py lists the uses that differ from those tables as open).
-LANGUAGE = {"o": "point", "s": "vertex", "v": "below the axis"}
+LANGUAGE = {"o": "point", "s": "vertex", "v": "below the axis", "*": "reference policy"}
 
 
 def data(n_starts: int = 14, t_max: float = 30000.0) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -26,7 +26,7 @@ SIMPLEX_METHODS = (("GRPO reverse/scale G=2", dict(group_size=2)),
 
 #: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
 #: tests/test_figure_language.py lists the uses that differ from those tables as open).
-LANGUAGE = {"-": "data", "--": "comparison", "o": "point"}
+LANGUAGE = {"-": "data", "--": "comparison", "o": "point", "*": "reference policy"}
 
 
 def data() -> pd.DataFrame:
