@@ -15,10 +15,7 @@ roles in descriptions become cross references (docs/site_hooks.py) when they nam
 And every function or method rendered has a row for each parameter of its signature
 (:func:`test_every_parameter_has_a_row`; ``self``, ``*args`` and ``**kwargs`` aside), and a row naming several
 parameters (``rtol, atol : float``) groups only parameters with the same default and annotation, since griffe
-shows the first one's for all (:func:`test_grouped_rows_show_the_right_default_and_type`).
-
-Pages still open are strict xfails, with their counts as ceilings in :data:`OPEN_PAGES` and
-:data:`OPEN_SIGNATURES`."""
+shows the first one's for all (:func:`test_grouped_rows_show_the_right_default_and_type`)."""
 
 from __future__ import annotations
 
@@ -38,9 +35,6 @@ DEFAULT_FILTERS = ["!^_"]                                     # mkdocs.yml's mkd
 DIRECTIVE_RE = re.compile(r"^::: (\S+)\n((?:[ \t]+.*\n|\n(?=[ \t]))*)", re.M)
 ANY_ROLE_RE = re.compile(r":(?:py:)?[a-z]+:`[^`]*`")
 HOOK_ROLE_RE = re.compile(r":(?:py:)?(?:func|class|meth|attr|mod|data|exc|obj|const):`~?[\w.]+(?:\(\))?`")
-
-#: Open pages: (empty descriptions, descriptions in the Type column, raw roles or literals), as ceilings.
-OPEN_PAGES: dict[str, tuple[int, int, int]] = {}
 
 # Words a numpy Type column may hold besides names (``array_like of float, shape (n,), optional``).
 TYPE_WORDS = frozenset("""of or and shape optional keyword only sequence sequences list tuple dict mapping array
@@ -178,26 +172,12 @@ def test_the_walk_covers_every_api_page(page_defects):
     assert sum(e["rows"] for e in page_defects.values()) > 1200
 
 
-@pytest.mark.parametrize("page", [
-    pytest.param(p, marks=pytest.mark.xfail(
-        strict=True, reason=f"open: {OPEN_PAGES[p][0]} empty, {OPEN_PAGES[p][1]} Type-column, "
-                            f"{OPEN_PAGES[p][2]} raw")) if p in OPEN_PAGES else p
-    for p in API_PAGES])
+@pytest.mark.parametrize("page", API_PAGES)
 def test_api_page_tables_are_complete(page_defects, page):
     entry = page_defects.get(page, {"rows": 0, "empty": [], "type": [], "raw": []})
     problems = entry["empty"] + entry["type"] + entry["raw"]
     assert not problems, (f"api/{page}: {_counts(entry)} (empty, Type column, raw) of {entry['rows']} rows; "
                           + "; ".join(problems[:12]))
-
-
-def test_open_pages_get_no_worse(page_defects):
-    """The open pages' counts are ceilings: a page that gets worse fails, one that improves is to be
-    lowered here (and removed when it reaches 0)."""
-    worse = {p: (_counts(page_defects[p]), ceiling) for p, ceiling in OPEN_PAGES.items()
-             if any(a > b for a, b in zip(_counts(page_defects[p]), ceiling))}
-    assert not worse, f"(now, ceiling): {worse}"
-    lower = {p: _counts(page_defects[p]) for p, ceiling in OPEN_PAGES.items() if _counts(page_defects[p]) != ceiling}
-    assert not lower, f"lower these ceilings in OPEN_PAGES: {lower}"
 
 
 def test_the_checks_find_each_defect():
@@ -217,11 +197,6 @@ def test_the_checks_find_each_defect():
 
 
 # -- every parameter has a row ----------------------------------------------------------------------------
-
-#: Pages with functions or methods whose signature has parameters that their Parameters table leaves out
-#: (or that have no table): the number of such functions, as ceilings (none open now).
-OPEN_SIGNATURES: dict[str, int] = {}
-
 
 def undocumented_parameters(function) -> list[str]:
     """The parameters of ``function``'s signature (``self``, ``cls``, ``*args`` and ``**kwargs`` aside)
@@ -247,19 +222,6 @@ def _rendered_functions(package):
                 yield page, o
 
 
-def _pages_open_as_xfails(ceilings: dict[str, int], what: str) -> list:
-    """The API pages as test parameters, those in ``ceilings`` strict xfails (``open: N what``)."""
-    return [pytest.param(p, marks=pytest.mark.xfail(strict=True, reason=f"open: {ceilings[p]} {what}"))
-            if p in ceilings else p for p in API_PAGES]
-
-
-def _assert_ceilings_exact(found: dict[str, list], ceilings: dict[str, int], name: str) -> None:
-    """The open pages' counts of ``found`` are at most their ceilings, and equal to them (lower ``name``'s)."""
-    counts = {p: len(found.get(p, [])) for p in ceilings}
-    assert all(counts[p] <= c for p, c in ceilings.items()), f"(now, ceiling): {counts}, {ceilings}"
-    assert counts == ceilings, f"lower these ceilings in {name}: {counts}"
-
-
 @pytest.fixture(scope="module")
 def page_signatures(package):
     """``{page: ["path: missing, ...", ...]}`` over every rendered function and method (each counted once,
@@ -272,7 +234,7 @@ def page_signatures(package):
     return pages
 
 
-@pytest.mark.parametrize("page", _pages_open_as_xfails(OPEN_SIGNATURES, "functions"))
+@pytest.mark.parametrize("page", API_PAGES)
 def test_every_parameter_has_a_row(page_signatures, page):
     found = page_signatures.get(page, [])
     assert not found, f"api/{page}: {len(found)} functions leave parameters out of their table: {found[:10]}"
@@ -291,10 +253,6 @@ def test_the_signature_check_finds_a_missing_row(package):
 
 
 # -- rows that name several parameters ----------------------------------------------------------------------
-
-#: Pages with rows naming several parameters whose signature defaults or annotations differ: the number of
-#: such rows, as ceilings (none open now).
-OPEN_GROUPED: dict[str, int] = {}
 
 PARAMETERS_SECTION_RE = re.compile(r"^(?:Other )?Parameters\n-+\n(.*?)(?=\n\S[^\n]*\n-{3,}\n|\Z)", re.M | re.S)
 
@@ -330,15 +288,10 @@ def page_grouped(package):
     return pages
 
 
-@pytest.mark.parametrize("page", _pages_open_as_xfails(OPEN_GROUPED, "rows"))
+@pytest.mark.parametrize("page", API_PAGES)
 def test_grouped_rows_show_the_right_default_and_type(page_grouped, page):
     found = page_grouped.get(page, [])
     assert not found, f"api/{page}: {len(found)} rows group parameters with different defaults or types: {found[:8]}"
-
-
-@pytest.mark.parametrize("fixture, name", [("page_signatures", "OPEN_SIGNATURES"), ("page_grouped", "OPEN_GROUPED")])
-def test_open_signature_and_grouped_pages_get_no_worse(request, fixture, name):
-    _assert_ceilings_exact(request.getfixturevalue(fixture), globals()[name], name)
 
 
 def test_the_grouped_row_check_finds_a_misleading_row():

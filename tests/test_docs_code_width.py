@@ -7,9 +7,7 @@ The width, from Material's stylesheet at a 1280 px window (root font 125%: 1 rem
 code is 0.85 x 0.8 rem = 13.6 px with 1.176 em (16 px) of padding a side, leaving 656 px; a monospace
 advance of 0.6 em is 8.16 px, so 80 characters. A block inside a list item starts about 1.25 em of body
 text further right: 77 characters there. tests/test_site.py measures the rendered boxes in Chromium where it
-is installed; this test needs no browser.
-
-Pages still open carry their current counts as ceilings (:data:`OPEN_PAGES`)."""
+is installed; this test needs no browser."""
 
 from __future__ import annotations
 
@@ -24,10 +22,6 @@ DOCS = ROOT / "docs"
 WIDTH = 80                  # characters of a top-level code block at 1280 px (module docstring)
 NESTED_WIDTH = 77           # inside a list item
 FENCE_RE = re.compile(r"^( *)(```+|~~~+)([\w-]*)[^\n]*\n(.*?)^\1\2 *$", re.M | re.S)
-
-#: Pages whose code blocks still have lines over the width: their counts, as ceilings.
-OPEN_PAGES: dict[str, int] = {}
-
 
 def code_blocks(text: str):
     """(language, indentation, code with the indentation removed, first line number) of each fenced block."""
@@ -50,17 +44,10 @@ def long_lines(text: str) -> list[str]:
 PAGES = sorted(p.name for p in DOCS.glob("*.md"))
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(
-    strict=True, reason=f"open: {OPEN_PAGES[n]} lines over the width")) if n in OPEN_PAGES else n for n in PAGES])
+@pytest.mark.parametrize("name", PAGES)
 def test_code_lines_fit_the_box_at_1280_px(name):
     found = long_lines((DOCS / name).read_text())
     assert not found, f"docs/{name}: {len(found)} code lines over {WIDTH} characters: {found[:6]}"
-
-
-def test_open_pages_get_no_worse():
-    counts = {n: len(long_lines((DOCS / n).read_text())) for n in OPEN_PAGES}
-    assert all(counts[n] <= c for n, c in OPEN_PAGES.items()), f"(now, ceiling): {counts} vs {OPEN_PAGES}"
-    assert counts == OPEN_PAGES, f"lower these ceilings in OPEN_PAGES: {counts}"
 
 
 @pytest.mark.parametrize("name", ["guide.md", "predict.md", "index.md", "trl.md", "dynamics.md", "architecture.md"])
