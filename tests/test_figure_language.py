@@ -1,7 +1,7 @@
 """The declared visual language (grpo_theory.plotting.PALETTE, COLORMAPS, LINESTYLES, MARKERS): a figure
 module uses no colour, colour map, line style or marker outside it, each colour, line style and marker has one
-meaning, every line style and marker a module draws is declared in its LANGUAGE with the table's meaning (the
-uses that still differ are listed in OPEN_LANGUAGE, a ceiling), beta has one colour scale for every figure, and
+meaning, every line style and marker a module draws is declared in its LANGUAGE with the table's meaning, beta
+has one colour scale for every figure, and
 docs/figures.md shows the tables as they are in the code."""
 
 import ast
@@ -209,24 +209,11 @@ def language_problems(name: str, source: str) -> tuple[list[str], set[tuple[str,
     return bad, differs
 
 
-#: The uses that still differ from the tables (module, style or marker, the meaning it has there): open work,
-#: each to be redrawn in the table's language. A ceiling: a new one fails, and one redrawn must leave the list.
-#: None is left: every figure draws its line styles and markers with the tables' meanings.
-OPEN_LANGUAGE: set[tuple[str, str, str]] = set()
-
-
 @pytest.mark.parametrize("path", DRAWING, ids=lambda p: p.stem)
 def test_every_line_style_and_marker_is_declared_with_the_tables_meaning(path):
     bad, differs = language_problems(path.stem, path.read_text())
     assert not bad, bad
-    new = differs - OPEN_LANGUAGE
-    assert not new, f"{path.name}: a style or marker with another meaning than plotting's table: {sorted(new)}"
-
-
-def test_the_open_uses_are_still_there():
-    """OPEN_LANGUAGE lists only uses that exist: one redrawn in the table's language leaves the list."""
-    found = set().union(*(language_problems(p.stem, p.read_text())[1] for p in DRAWING))
-    assert not OPEN_LANGUAGE - found, f"redrawn, remove from OPEN_LANGUAGE: {sorted(OPEN_LANGUAGE - found)}"
+    assert not differs, f"{path.name}: a style or marker with another meaning than plotting's table: {sorted(differs)}"
 
 
 def test_each_line_style_and_marker_has_one_meaning_in_the_table():
@@ -234,7 +221,7 @@ def test_each_line_style_and_marker_has_one_meaning_in_the_table():
         # one meaning per style (a dict key); one style per meaning too, except the legend keys (^, P)
         names = [name for name, _ in table.values() if name != "key"]
         assert len(set(names)) == len(names) and all(m.strip() for _, m in table.values())
-    # the open uses are the only second meanings: per style, the meanings drawn are the table's and the open ones
+    # no second meanings: per style, the meanings drawn are the table's
     by_style: dict[str, set[str]] = {}
     for p in DRAWING:
         for s, ms in declared_language(p.read_text()).items():
@@ -242,7 +229,7 @@ def test_each_line_style_and_marker_has_one_meaning_in_the_table():
     table = {**plotting.LINESTYLES, **plotting.MARKERS}
     for s, meanings in by_style.items():
         extra = meanings - {table[s][0]} if s in table else meanings
-        assert extra <= {m for _, st, m in OPEN_LANGUAGE if st == s}, (s, extra)
+        assert not extra, (s, extra)
 
 
 def test_the_style_scan_catches_what_it_should():
