@@ -80,10 +80,13 @@ def tables(inputs) -> dict[str, pd.DataFrame]:
 
 
 def per_variant(summary: pd.DataFrame) -> pd.DataFrame:
-    """Per variant: mean and worst-seed MAE, wrong vertices (of all questions), target met in every seed."""
+    """Per variant: mean and worst-seed MAE, wrong vertices (of all questions), questions predicted and measured
+    at a vertex, target met in every seed."""
     g = summary.groupby("config", sort=False)
     out = pd.DataFrame(dict(label=g.label.first(), kind=g.kind.first(), mae_mean=g.mae.mean(), mae_worst=g.mae.max(),
                             wrong_vertex=g.wrong_vertex.sum(), questions=g.questions.sum(),
+                            predicted_collapses=g.predicted_collapses.sum(),
+                            measured_collapses=g.measured_collapses.sum(),
                             met=g.mae.max() <= TARGET))
     return out.loc[[c for c in VARIANTS if c in out.index]]
 
@@ -178,24 +181,32 @@ def caption(t) -> str:
     s = t["summary"]
     pv = per_variant(s)
     met = pv[pv.met]
-    wrong = pv[pv.wrong_vertex > 0]
+    # the variants predicted to reach a vertex (selected on the prediction, not on the outcome), those trained
+    # jointly and those trained on one question alone
+    vertex = pv[pv.predicted_collapses > 0]
+    joint, alone = vertex[~vertex.index.str.startswith("alone_")], vertex[vertex.index.str.startswith("alone_")]
+    every = vertex.measured_collapses.ge(vertex.predicted_collapses) & vertex.predicted_collapses.eq(vertex.questions)
+    do = "all do" if every.all() else f"{int(every.sum())} of them do in every question"
+    right = int((alone.questions - alone.wrong_vertex).sum())
+    alone_text = (f", the {'single-question one' if len(alone) == 1 else f'{len(alone)} single-question ones'} "
+                  f"at the right one in {right} of {int(alone.questions.sum())} seeds") if len(alone) else ""
     clamped = pv.loc[[c for c in pv.index if c.startswith("k3_low_var_kl") and "0.8x" not in c]]
     return (
         f"Figure 21. The trainer's KL term, {len(pv)} variants x {s.seed.nunique()} seeds of the KL study "
         f"(small GPT, G = 8; settings in docs/figures.md). (a) Measured against predicted "
-        f"pi(rewarded answer) for every question, seed and variant (logit axes), coloured by what the "
-        f"variant's expected gradient amounts to. (b) The mean absolute error over all answers, one dot per seed; "
-        f"dash-dotted, the target {TARGET:g}; right, the questions measured at the other vertex than predicted. "
+        f"pi(rewarded answer), every question, seed and variant (logit axes), coloured by what the "
+        f"expected gradient amounts to. (b) MAE over all answers, one dot per seed (dash-dotted: the "
+        f"target {TARGET:g}; right: questions at the other vertex than predicted). "
         f"The target is met in every seed by {len(met)} of {len(pv)} variants"
         f"{_twins_text(pv, identical_runs(s, list(met.index)))}: {_who_met(pv)}. "
-        f"The {len(wrong)} variants predicted to reach a vertex do, but at the wrong one in up to "
-        f"{int(wrong.wrong_vertex.max())} of {int(wrong.questions.max())} questions ("
-        + " and ".join(r.label for r in wrong.itertuples() if r.wrong_vertex == wrong.wrong_vertex.max())
-        + "); verl's clamped low-variance KL above its critical beta "
-        "predicts an interior point and misses it "
-        f"(worst-seed MAE {clamped.mae_worst.min():.3f} to {clamped.mae_worst.max():.3f}). Take-away: an "
-        f"estimator's expected gradient predicts training to the target wherever it restores mass; where it "
-        f"does not, the theory names the vertex, not which one."
+        f"The {len(vertex)} variants predicted to reach a vertex {do}: the {len(joint)} trained jointly at the "
+        f"wrong one in up to {int(joint.wrong_vertex.max())} of {int(joint.questions.max())} questions ("
+        + " and ".join(r.label for r in joint.itertuples() if r.wrong_vertex == joint.wrong_vertex.max())
+        + f"){alone_text}; verl's clamped low-variance KL above its critical beta "
+        "misses its predicted interior point "
+        f"(worst-seed MAE {clamped.mae_worst.min():.3f} to {clamped.mae_worst.max():.3f}). Where an estimator's "
+        f"expected gradient restores mass it predicts training to the target; elsewhere it names the vertex, "
+        f"not which one."
     )
 
 
