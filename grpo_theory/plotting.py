@@ -208,6 +208,25 @@ def param_colors(values) -> list:
     return beta_colors(values)
 
 
+def side_by_side(x, *, width: float, log: bool = False) -> np.ndarray:
+    """Positions that keep coinciding points apart: the points of ``x`` that share one value (to 9 digits)
+    are moved, in their order, to x + (k - (n - 1)/2) * width for the k-th of n (on a log axis
+    ``log=True``: x * exp((k - (n - 1)/2) * width)); a value held by one point stays. Deterministic, so a
+    caption can state the offset ("drawn side by side, ``width`` apart")."""
+    x = np.asarray(x, dtype=float)
+    if width <= 0:
+        from .errors import InvalidInputError
+
+        raise InvalidInputError(f"side_by_side: width must be positive, got {width!r}")
+    out = x.copy()
+    keys = np.round(x, 9)
+    for v in np.unique(keys[np.isfinite(keys)]):
+        idx = np.flatnonzero(keys == v)
+        shift = (np.arange(len(idx)) - (len(idx) - 1) / 2) * width
+        out[idx] = x[idx] * np.exp(shift) if log else x[idx] + shift
+    return out
+
+
 def infty(text) -> str:
     """Labels say "∞", never "inf"."""
     import re

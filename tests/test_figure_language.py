@@ -9,6 +9,7 @@ import math
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from grpo_theory import plotting
@@ -247,3 +248,16 @@ def test_the_style_scan_catches_what_it_should():
     bad, differs = language_problems("m", src)
     assert len(bad) == 3 and "'*'" in bad[0] and "'_'" in bad[1] and "'x'" in bad[2], bad
     assert differs == {("m", "s", "key"), ("m", "(0, (4, 1.5))", "key")}
+
+
+def test_side_by_side_separates_only_coinciding_points():
+    """Points sharing one x are spread symmetrically about it, in order; a lone x stays; on a log axis the
+    offset is a factor. The expected positions are written out by hand."""
+    from grpo_theory.errors import InvalidInputError
+
+    x = [1.0, 2.0, 1.0, 3.0, 1.0]
+    assert np.allclose(plotting.side_by_side(x, width=0.1), [0.9, 2.0, 1.0, 3.0, 1.1])
+    assert np.allclose(plotting.side_by_side([2.0, 2.0], width=0.2, log=True), [2 * np.exp(-0.1), 2 * np.exp(0.1)])
+    assert np.allclose(plotting.side_by_side([0.5, 0.7], width=0.3), [0.5, 0.7])
+    with pytest.raises(InvalidInputError, match="-1"):
+        plotting.side_by_side(x, width=-1)

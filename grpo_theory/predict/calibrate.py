@@ -38,7 +38,8 @@ import numpy as np
 
 from ..errors import InvalidInputError
 from .coupled import check_kernel, solve_kernel, solve_rho, time_grid
-from .field import PromptField, expit, logit
+from .._numerics import expit, logit
+from .field import PromptField
 
 __all__ = ["Fit", "fit_flow", "fit_flows", "fit_shift", "predictive_interval", "clock_from_mean_reward", "clock_band",
            "start_logits"]

@@ -14,7 +14,7 @@ from tqdm.auto import tqdm
 
 from ..errors import InvalidInputError
 from ..predict import Response
-from ..predict.field import logit
+from .._numerics import logit
 from ..problem import Objective
 from ..training.smollm import YES_NO_QUESTIONS
 

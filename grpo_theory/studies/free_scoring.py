@@ -15,7 +15,7 @@ import pandas as pd
 
 from ..errors import InvalidInputError
 from ..predict import flow_table
-from ..predict.field import logit
+from .._numerics import logit
 from ..problem import Objective
 from .free_prompts import stationary_x
 
