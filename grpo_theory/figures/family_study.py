@@ -71,8 +71,9 @@ def tables(inputs) -> dict[str, pd.DataFrame]:
     return {"data": pts, "configs": per_config(pts)}
 
 
-def render(t: dict[str, pd.DataFrame]) -> Figure:
-    pts, configs = t["data"], t["configs"]
+def draw(pts: pd.DataFrame, configs: pd.DataFrame) -> Figure:
+    """(a) measured against predicted P(correct), every run and question of :func:`points`; (b) each
+    configuration's errors (every seed and question) and its MAE (:func:`per_config`) against the targets."""
     fig, axes = plotting.new_figure(width=plotting.DOUBLE, height=3.9, ncols=2,
                                     gridspec_kw=dict(width_ratios=[1.0, 1.7]))
     ax = axes[0]
@@ -119,6 +120,10 @@ def render(t: dict[str, pd.DataFrame]) -> Figure:
                 Line2D([], [], ls=":", color="0.45", lw=0.9, label="(a) measured = predicted")]
     plotting.legend_below(fig, handles, ncol=4)
     return fig
+
+
+def render(t: dict[str, pd.DataFrame]) -> Figure:
+    return draw(t["data"], t["configs"])
 
 
 def caption(t: dict[str, pd.DataFrame]) -> str:
