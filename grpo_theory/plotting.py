@@ -227,6 +227,29 @@ def side_by_side(x, *, width: float, log: bool = False) -> np.ndarray:
     return out
 
 
+def apart(x, *, gap: float) -> np.ndarray:
+    """Positions that keep near values at least ``gap`` apart: the distinct values of ``x``, in order, form
+    runs in which each is within ``gap`` of the next; a run of n values is redrawn n evenly spaced positions
+    ``gap`` apart, centred on the run's mean (a value with no neighbour within ``gap`` stays; equal values share
+    their position). Deterministic, so a caption can say so ("drawn at least ``gap`` apart")."""
+    x = np.asarray(x, dtype=float)
+    if gap <= 0:
+        from .errors import InvalidInputError
+
+        raise InvalidInputError(f"apart: gap must be positive, got {gap!r}")
+    values = np.unique(x[np.isfinite(x)])
+    where = {}
+    start = 0
+    for i in range(1, len(values) + 1):
+        if i == len(values) or values[i] - values[i - 1] >= gap:
+            run = values[start:i]
+            centre = run.mean()
+            for k, v in enumerate(run):
+                where[v] = centre + (k - (len(run) - 1) / 2) * gap if len(run) > 1 else v
+            start = i
+    return np.array([where.get(v, v) for v in x])
+
+
 def infty(text) -> str:
     """Labels say "∞", never "inf"."""
     import re
