@@ -31,9 +31,10 @@ import numpy as np
 import pandas as pd
 
 from grpo_theory import Objective
+from grpo_theory._numerics import logit
 from grpo_theory.predict.calibrate import fit_flows, predictive_interval
 from grpo_theory.predict.conformal import calibration_split, conformal_interval, conformal_offsets
-from grpo_theory.predict.field import PromptField, logit
+from grpo_theory.predict.field import PromptField
 from grpo_theory.predict.samples import PredictWarning
 
 ROOT = Path(__file__).resolve().parents[1]

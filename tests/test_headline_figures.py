@@ -368,6 +368,9 @@ def test_fig32_training_counts_from_the_kl_study():
            f"{above['min'].max():.0e}; {int((above.rewarded < 0.01).sum())} losing the rewarded answer)" in cap
     assert f"24 of 24 at lr 3e-4, and 8 of 24 at {far.ratio.min():.1f}-{far.ratio.max():.1f} x" in cap
     assert "trained alone at lr 3e-4, 0 of 3" in cap
+    # the three seeds trained alone share one beta ratio, so the figure draws them side by side and says so
+    assert alone.ratio.round(9).nunique() == 1
+    assert f"(its {len(alone)} seeds, at one ratio, drawn 3% apart)" in cap
 
 
 def test_fig32_docs():

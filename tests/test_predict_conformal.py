@@ -7,13 +7,14 @@ import numpy as np
 import pytest
 
 from grpo_theory import Objective
+from grpo_theory._numerics import expit, logit
 from grpo_theory.errors import InvalidInputError
 from grpo_theory.predict import PredictWarning, samples_from_counts
 from grpo_theory.predict.calibrate import fit_flow, start_logits
 from grpo_theory.predict.conformal import (ConformalOffsets, calibration_split, conformal_interval,
                                            conformal_offsets, jeffreys_logit)
 from grpo_theory.predict.coupled import solve_rho
-from grpo_theory.predict.field import PromptField, expit, logit
+from grpo_theory.predict.field import PromptField
 from grpo_theory.predict.finite import predict_finite
 
 OBJ = Objective(beta=0.5, group_size=8)

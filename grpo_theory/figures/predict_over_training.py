@@ -21,9 +21,9 @@ MODELS = {"kernel": "measured kernel", "coupled": "coupled (ρ fitted)", "tabula
 #: refitted shift a baseline beside them (its own marker, a key; dashed, a comparison)
 MARKER = {"kernel": "o", "coupled": "o", "tabular": "o", "shift": "^"}
 LINESTYLE = {"kernel": "-", "coupled": "-", "tabular": "-", "shift": "--"}
-#: what this module draws (see plotting.LINESTYLES, MARKERS): the diagonal and the sampling floor are
-#: references (dotted); pi_ref unchanged is a baseline (dashed)
-LANGUAGE = {"-": "data", "--": "comparison", ":": "reference", "o": "point", "^": "key"}
+#: what this module draws (see plotting.LINESTYLES, MARKERS): the diagonal is a reference (dotted), the
+#: sampling floor a marked threshold (dash-dotted); pi_ref unchanged is a baseline (dashed)
+LANGUAGE = {"-": "data", "--": "comparison", ":": "reference", "-.": "marked value", "o": "point", "^": "key"}
 #: the steps whose questions the scatter panels show (of 5, 10, 20, 40, 80, 160, 320, 800)
 STEPS = (5, 20, 800)
 #: the ticks of the scatter panels' logit axes (a wide x axis keeps the sparse ones)
@@ -105,7 +105,7 @@ def render(t: dict[str, pd.DataFrame]) -> Figure:
         base = d[d.model == "no_change"].sort_values("step")
         plotting.reference(ax.plot(base.step, base.mae, ls="--", color="0.35", lw=1.0))
         fl = d[d.model == "shift"].sort_values("step")
-        plotting.reference(ax.plot(fl.step, fl.floor, ls=":", color="0.55", lw=1.0))
+        plotting.reference(ax.plot(fl.step, fl.floor, ls="-.", color="0.45", lw=1.0))
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("training step")
@@ -116,7 +116,7 @@ def render(t: dict[str, pd.DataFrame]) -> Figure:
                for n, lab in MODELS.items()]
     handles += [Line2D([], [], ls=":", color="0.45", lw=0.9, label="predicted = measured (a–f)"),
                 Line2D([], [], ls="--", color="0.35", lw=1.0, label=r"$\pi_{\mathrm{ref}}$ unchanged (g, h)"),
-                Line2D([], [], ls=":", color="0.55", lw=1.0, label="200-sample floor (g, h)")]
+                Line2D([], [], ls="-.", color="0.45", lw=1.0, label="200-sample floor (g, h)")]
     plotting.legend_below(fig, handles, ncol=4)
     return fig
 
@@ -150,9 +150,9 @@ def caption(t: dict[str, pd.DataFrame]) -> str:
         f"the other half (then the halves swap). (a-c) beta = {lo_b:g}, (d-f) beta = {hi_b:g}: each "
         f"held-out prediction against the exact P(correct) at steps {', '.join(str(s) for s in STEPS)} (logit "
         f"axes). (g, h) Held-out MAE over the {n_q} questions with 95% bootstrap intervals, the floor of a "
-        f"200-sample measurement (dotted) and pi_ref unchanged (grey, dashed); the shift is dashed. At beta = "
-        f"{lo_b:g} the shared model first lowers some questions; of these models only the kernel measured at "
-        f"the base model follows that fall: at step {first} its MAE is "
+        f"200-sample measurement (dash-dotted) and pi_ref unchanged (grey, dashed); the shift is dashed. At beta = "
+        f"{lo_b:g} the shared model first lowers some questions; of the four predictors only the kernel "
+        f"measured at the base model follows that fall: at step {first} its MAE is "
         f"{_ci(k5)} against the refitted shift's {_ci(s5)} and the tabular flow's {t5.mae:.3f}, at step 20 "
         f"{k20.mae:.3f} against {s20.mae:.3f}. From step 80 on the kernel, coupled and tabular flows agree "
         f"within {spread:.4f}; at step {last} they reach {flows_end.mae.min():.4f}-{flows_end.mae.max():.4f}, "

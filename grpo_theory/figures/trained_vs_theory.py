@@ -32,7 +32,7 @@ TRAINED_COLUMNS = ("group_size", "beta", "pi_ref_a", "measured", "measured_se")
 
 #: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
 #: tests/test_figure_language.py lists the uses that differ from those tables as open).
-LANGUAGE = {"-": "data", "--": "comparison", "o": "point", "D": "trained", "^": "key", "P": "key"}
+LANGUAGE = {"-": "data", "--": "comparison", ":": "reference", "o": "point", "D": "trained", "^": "key", "P": "key"}
 
 
 def trained_points(measured: pd.DataFrame) -> pd.DataFrame:
@@ -150,7 +150,7 @@ def draw(curves: pd.DataFrame, measured: pd.DataFrame) -> Figure:
             top.set_ylabel("")
         plotting.panel(top, "abcdefgh"[j], plotting.g_text(G))
         plotting.panel(bottom, "abcdefgh"[len(gs) + j], f"residual, {plotting.g_text(G)}")
-        plotting.reference(bottom.axhline(0, color="0.3", lw=0.8))
+        plotting.reference(bottom.axhline(0, color="0.3", lw=0.8, ls=":"))
         bottom.set_yscale("symlog", linthresh=LINTHRESH, linscale=1.0)
         bottom.set_ylim(-RESIDUAL_LIM, RESIDUAL_LIM)
         ticks = [-1, -0.1, -0.01, 0, 0.01, 0.1, 1]

@@ -97,7 +97,7 @@ def render(t: dict[str, pd.DataFrame]) -> Figure:
         g = gap[sel]
         ax.errorbar(g.pi_ref_correct, g.measured_gap, yerr=2 * g.measured_gap_se, fmt="D", ms=3.6, color=face,
                     mec="black", mew=0.4, ecolor="0.4", elinewidth=0.7, capsize=1, zorder=5)
-    plotting.reference(ax.axhline(0, color="0.6", lw=0.6))
+    plotting.reference(ax.axhline(0, color="0.45", lw=0.7, ls=":"))
     ax.set_xlim(0, 1)
     ax.set_xlabel(r"$\pi_{\mathrm{ref}}$(correct)")
     ax.set_ylabel("P(correct): on − off")

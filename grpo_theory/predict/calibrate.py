@@ -36,9 +36,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._numerics import expit, logit
 from ..errors import InvalidInputError
 from .coupled import check_kernel, solve_kernel, solve_rho, time_grid
-from .field import PromptField, expit, logit
+from .field import PromptField
 from .samples import check_counts
 
 __all__ = ["Fit", "fit_flow", "fit_flows", "fit_shift", "predictive_interval", "clock_from_mean_reward", "clock_band",

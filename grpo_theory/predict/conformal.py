@@ -40,7 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InvalidInputError
-from .field import expit, logit
+from .._numerics import expit, logit
 from .samples import PredictWarning, check_counts
 
 __all__ = ["ConformalOffsets", "calibration_split", "jeffreys_logit", "conformal_offsets", "conformal_interval"]

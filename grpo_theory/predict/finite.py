@@ -21,13 +21,14 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from .._numerics import expit
 from ..errors import InvalidInputError
 from ..problem import Objective
 from .calibrate import (Fit, clock_band, clock_from_mean_reward, fit_flow, fit_flows, fit_shift, predictive_interval,
                         start_logits, start_quantiles)
 from .conformal import calibration_split, conformal_interval, conformal_offsets
 from .coupled import solve_rho, time_grid
-from .field import PromptField, expit
+from .field import PromptField
 from .samples import SampleTable
 from .scoring import score_table
 
