@@ -230,3 +230,13 @@ def test_conformal_columns_and_their_stated_coverage():
     predict_md = " ".join((DIR.parents[2] / "predict.md").read_text().split())
     assert (f"covered {s['predictive_90_coverage_heldout_mean']:.0%}, because real prompts stray" in predict_md
             and f"the conformal interval covered {s['conformal_90_coverage_heldout_mean']:.0%} there" in predict_md)
+
+
+def test_readme_states_the_interval_coverages():
+    """README.md's sentence on the calibrated interval carries diagnostics.json's held-out coverages."""
+    import json
+
+    s = json.loads((DIR / "diagnostics.json").read_text())["splits"]
+    readme = " ".join((DIR.parents[3] / "README.md").read_text().split())
+    assert (f"its 90% interval held {s['conformal_90_coverage_heldout_mean']:.0%} of held-out measurements, where the "
+            f"model's own interval held {s['predictive_90_coverage_heldout_mean']:.0%}") in readme
