@@ -250,6 +250,19 @@ def apart(x, *, gap: float) -> np.ndarray:
     return np.array([where.get(v, v) for v in x])
 
 
+def at_most(value: float, spec: str) -> str:
+    """``value`` written with the format ``spec`` (".4f", ".1e", ".2g"), rounded up at the printed precision
+    rather than to nearest, so that a caption's "within X" or "at most X" is a true bound (0.01932 with ".2g"
+    is "0.02", not "0.019")."""
+    text = format(value, spec)
+    if not np.isfinite(value) or float(text) >= value:
+        return text
+    mantissa, _, exponent = text.lower().partition("e")
+    decimals = len(mantissa.partition(".")[2])
+    step = 10.0 ** ((int(exponent) if exponent else 0) - decimals)
+    return format(float(text) + step, spec)
+
+
 def infty(text) -> str:
     """Labels say "∞", never "inf"."""
     import re

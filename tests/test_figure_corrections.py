@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from _independent import bound_up
 
 ROOT = Path(__file__).resolve().parents[1]
 FIGS = ROOT / "paper_figures"
@@ -111,7 +112,7 @@ def test_fig9_exceptions_counted_by_kind():
     assert (f"Of the {len(ex)} converged points that miss by more than 0.01, {len(upper) + len(collapse)} are "
             f"large misses of two kinds: {len(upper)} on the upper branch") in text
     assert f"and {len(collapse)} with residuals near −1" in text
-    assert (f"The other {len(rest)} miss by at most {rest.residual.abs().max():.3f} ({int(smol.sum())} SmolLM2 "
+    assert (f"The other {len(rest)} miss by at most {bound_up(rest.residual.abs().max(), '.3f')} ({int(smol.sum())} SmolLM2 "
             f"prompts and {len(gpt2)} small-GPT points at G = 2)") in text
     assert "bunched" not in text
 
@@ -164,6 +165,8 @@ def test_fig17_equivalent_table_matches_g2_exactly():
     assert np.allclose(g2.beta_equivalent, 0.5 / (1 - 2 * g2.noise), rtol=1e-5)
     cap = _caption("fig17_noisy_verifier")
     assert "exactly a larger beta, beta / (1 - 2 eps)" in cap
+    # the bound is the largest G = 2 gap rounded up (1.36e-07 was printed "within 1e-07")
+    assert f"(every curve within {bound_up(g2.max_gap.max(), '.1e')})" in cap
 
 
 def test_fig21_three_variants_are_one_experiment():

@@ -275,3 +275,18 @@ def test_apart_spreads_only_near_values():
     assert np.allclose(plotting.apart([0.1, 0.2], gap=0.05), [0.1, 0.2])
     with pytest.raises(InvalidInputError, match="0"):
         plotting.apart(x, gap=0)
+
+
+def test_at_most_rounds_up_at_the_printed_precision():
+    """A caption's bound: plotting.at_most against Decimal's ROUND_CEILING (tests/_independent.bound_up), on the
+    values the review found rounded down, and on values the format prints exactly."""
+    from _independent import bound_up
+
+    cases = [(0.01932, ".2g"), (1.361e-07, ".1e"), (0.00224, ".4f"), (0.001628, ".1e"), (0.015106, ".3f"),
+             (0.010449, ".4f"), (0.005434, ".2g"), (0.005941, ".1e"), (0.02509, ".3f"), (0.0999, ".2g"),
+             (0.0015, ".4f"), (0.25, ".2f"), (6.756e-05, ".1e")]
+    for v, spec in cases:
+        text = plotting.at_most(v, spec)
+        assert text == bound_up(v, spec), (v, spec, text)
+        assert float(text) >= v
+    assert plotting.at_most(0.01932, ".2g") == "0.02" and plotting.at_most(0.0015, ".4f") == "0.0015"

@@ -155,7 +155,7 @@ def caption(t: dict[str, pd.DataFrame]) -> str:
         f"measured at the base model follows that fall: at step {first} its MAE is "
         f"{_ci(k5)} against the refitted shift's {_ci(s5)} and the tabular flow's {t5.mae:.3f}, at step 20 "
         f"{k20.mae:.3f} against {s20.mae:.3f}. From step 80 on the kernel, coupled and tabular flows agree "
-        f"within {spread:.4f}; at step {last} they reach {flows_end.mae.min():.4f}-{flows_end.mae.max():.4f}, "
+        f"within {plotting.at_most(spread, '.4f')}; at step {last} they reach {flows_end.mae.min():.4f}-{flows_end.mae.max():.4f}, "
         f"below the floors ({min(floor_end):.4f}, {max(floor_end):.4f}), where the shift stays at "
         f"{shift_end[0]:.4f} and {shift_end[1]:.4f}."
     )

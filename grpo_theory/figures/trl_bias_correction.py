@@ -137,7 +137,7 @@ def caption(t: dict[str, pd.DataFrame]) -> str:
         f"{err.max():.4f}; {len(unconv)} of the {len(pts)} measurements had not converged "
         f"({'all ' if unconv.setting.nunique() == 1 else ''}under "
         f"{' and '.join(sorted(set(unconv.setting.str.split('=').str[1])))}). On "
-        f"the {len(ok)} questions converged in both settings the measured gap is within {gap_err.max():.4f} of "
+        f"the {len(ok)} questions converged in both settings the measured gap is within {plotting.at_most(gap_err.max(), '.4f')} of "
         "the predicted one: one flag moves the trained policy by as much as the theory says."
     )
 
