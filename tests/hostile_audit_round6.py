@@ -42,10 +42,12 @@ ROOT = HERE.parent
 def all_cases() -> list[dict]:
     import hostile_audit_round6_api as a1
     import hostile_audit_round6_api2 as a2
+    import hostile_audit_round6_api3 as a3
     import hostile_audit_round6_cli as c1
 
     out = (a1.random_reward_cases() + a1.tree_cases() + a1.family_cases()
            + a2.kl_cases() + a2.dynamics_cases() + a2.predict_piece_cases() + a2.training_cases()
+           + a3.predict_keyword_cases() + a3.probe_cases()
            + c1.solve_cases() + c1.predict_cases() + c1.explain_cases() + c1.sweep_cases() + c1.other_cases()
            + c1.shell_cases())
     for c in out:

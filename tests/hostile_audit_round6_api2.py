@@ -56,7 +56,8 @@ def kl_cases() -> list[dict]:
             out.append(_c(G, f"value_shift {est} beta={beta} (reward placement)",
                           lambda est=est, beta=beta: kl.value_shift(_o(beta=beta, kl_estimator=est, kl_placement="reward"),
                                                                     np.array(lrs)),
-                          "ok", check=lambda tmp, res, w=w2: np.allclose(_val(res), w, rtol=1e-12, atol=1e-12)))
+                          "either" if est in ("k3_ratio", "k3_plus") else "ok", [est],
+                          check=lambda tmp, res, w=w2: np.allclose(_val(res), w, rtol=1e-12, atol=1e-12)))
     for est, lc, vc in (("k3", 20.0, 10.0), ("k2", None, 1.0), ("k1", 5.0, None), ("abs", 2.0, 1.5)):
         pts = [-40.0, -25.0, -3.0, -0.1, 0.2, 4.0, 25.0]
         want = [ref.kl_value(est, x, lc, vc) for x in pts]
@@ -67,7 +68,7 @@ def kl_cases() -> list[dict]:
         out.append(_c(G, f"discontinuities {est} clamps log {lc}, value {vc}: each at a clamp edge",
                       lambda est=est, lc=lc, vc=vc: kl.discontinuities(
                           _o(kl_estimator=est, kl_log_ratio_clamp=lc, kl_value_clamp=vc)),
-                      "ok", check=lambda tmp, res, est=est, lc=lc, vc=vc: all(
+                      "ok", check=lambda tmp, res, est=est, lc=lc, vc=vc: len(res["value"]) > 0 and all(
                           (lc is not None and math.isclose(abs(d), lc, rel_tol=1e-9))
                           or (vc is not None and math.isclose(ref.kl_value(est, d), vc, rel_tol=1e-7))
                           for d in res["value"])))
@@ -89,10 +90,10 @@ def kl_cases() -> list[dict]:
         for label, lr in bad_lr:
             out.append(_c(G, f"kl.{fn}(k3, lr={label})",
                           lambda fn=fn, lr=lr: getattr(kl, fn)(_o(kl_estimator="k3"), lr), "error", ["lr"]))
-    out.append(_c(G, "kl.coefficient(None, 0.1) (no objective)", lambda: kl.coefficient(None, 0.1), "error", ["obj"]))
+    out.append(_c(G, "kl.coefficient(None, 0.1) (no objective)", lambda: kl.coefficient(None, 0.1), "error", ["None"]))
     out.append(_c(G, "kl.value_shift({'beta': 2, 'kl_estimator': 'k2'}, 3) (a dict objective)",
                   lambda: kl.value_shift({"beta": 2.0, "kl_estimator": "k2", "kl_placement": "reward"}, 3.0),
-                  "either", ["obj"], check=lambda tmp, res: np.allclose(_val(res), 9.0)))
+                  "either", [], check=lambda tmp, res: np.allclose(_val(res), 9.0)))
     out.append(_c(G, "kl.coefficient on a 2-d lr keeps its shape",
                   lambda: kl.coefficient(_o(kl_estimator="k2"), np.array([[0.1, 0.2], [0.3, 0.4]])), "ok",
                   check=lambda tmp, res: _val(res).shape == (2, 2) and np.allclose(_val(res), [[0.1, 0.2], [0.3, 0.4]])))
@@ -139,9 +140,9 @@ def dynamics_cases() -> list[dict]:
                       lambda pen=pen, pi=pi: dy.potential_objective(_q(0.2), _o(beta=1.0, group_size=INF, penalty=pen),
                                                                     pi),
                       "ok", check=lambda tmp, res, w=want: ref.close(res["value"], w, rel=1e-12)))
-    for label, p in (("p=-0.1", -0.1), ("p=1.5", 1.5), ("p=nan", NAN), ("p='0.3'", "0.3")):
+    for label, p in (("p=-0.1", -0.1), ("p=1.0000001", 1.0000001), ("p=nan", NAN), ("p='0.3'", "0.3")):
         out.append(_c(G, f"arcsin_potential({label})", lambda p=p: dy.arcsin_potential(p), "error", ["p"]))
-    out.append(_c(G, "arcsin_potential(0.5, variance_eps=-1)", lambda: dy.arcsin_potential(0.5, variance_eps=-1),
+    out.append(_c(G, "arcsin_potential(0.5, variance_eps=-1e-300)", lambda: dy.arcsin_potential(0.5, variance_eps=-1e-300),
                   "error", ["variance_eps"]))
     out.append(_c(G, "arcsin_potential([0, 0.25, 1]) = 2 asin(sqrt p)",
                   lambda: dy.arcsin_potential([0.0, 0.25, 1.0]), "ok",
@@ -162,35 +163,36 @@ def dynamics_cases() -> list[dict]:
     out.append(_c(G, "potential_objective with rewards (2, 0) (documented: rewards in {0, 1})",
                   lambda: dy.potential_objective(__import__("grpo_theory").Question([0.3, 0.7], [2, 0]),
                                                  _o(group_size=INF), [0.5, 0.5]), "error", ["reward"]))
-    for label, period in (("0", 0), ("1", 1), ("-2", -2), ("2.5", 2.5), ("'2'", "2"), ("10**6", 10**6)):
+    for label, period in (("True", True), ("1", 1), ("-2", -2), ("nan", NAN), ("'2'", "2"), ("10**6", 10**6)):
         out.append(_c(G, f"map_cycles period={label}", lambda period=period: dy.map_cycles(_q(0.05), _o(beta=0.2),
                                                                                            period, n_grid=401),
-                      "error" if label != "1" else "either", ["period"]))
+                      "either" if label in ("1", "10**6") else "error", ["period"]))
     # steps, rates, tolerances
     pi0 = np.array([0.3, 0.7])
     for label, kw, names in [
-            ("ascent lr=0", dict(lr=0.0, steps=3), ["lr"]), ("ascent lr=-0.1", dict(lr=-0.1, steps=3), ["lr"]),
+            ("ascent lr=-0.0", dict(lr=-0.0, steps=3), ["lr"]), ("ascent lr=-0.1", dict(lr=-0.1, steps=3), ["lr"]),
             ("ascent lr=nan", dict(lr=NAN, steps=3), ["lr"]), ("ascent lr=inf", dict(lr=INF, steps=3), ["lr"]),
-            ("ascent steps=0", dict(lr=0.1, steps=0), ["steps"]), ("ascent steps=-1", dict(lr=0.1, steps=-1), ["steps"]),
+            ("ascent steps=True", dict(lr=0.1, steps=True), ["steps"]), ("ascent steps=-1", dict(lr=0.1, steps=-1), ["steps"]),
             ("ascent lr='0.1'", dict(lr="0.1", steps=3), ["lr"]), ("ascent every=-1", dict(lr=0.1, steps=3, every=-1),
                                                                      ["every"])]:
         out.append(_c(G, label, lambda kw=kw: dy.ascent(_q(), _o(), pi0, **kw), "error", names))
     for label, kw, names in [
-            ("grpo_steps clip_eps=-0.2", dict(clip_eps=-0.2), ["clip_eps"]),
+            ("grpo_steps clip_eps=inf", dict(clip_eps=INF), ["clip_eps"]),
             ("grpo_steps clip_eps=nan", dict(clip_eps=NAN), ["clip_eps"]),
-            ("grpo_steps inner_updates=0", dict(inner_updates=0), ["inner_updates"]),
+            ("grpo_steps inner_updates=-1", dict(inner_updates=-1), ["inner_updates"]),
             ("grpo_steps inner_updates=1.5", dict(inner_updates=1.5), ["inner_updates"]),
             ("grpo_steps n_groups=-4", dict(n_groups=-4), ["n_groups"]),
             ("grpo_steps seed=-1", dict(seed=-1), ["seed"]),
             ("grpo_steps seed='a'", dict(seed="a"), ["seed"]),
             ("grpo_steps lr=nan", dict(lr=NAN), ["lr"]),
-            ("grpo_steps n_batches=0", dict(n_batches=0), ["n_batches"])]:
+            ("grpo_steps n_batches=-1", dict(n_batches=-1), ["n_batches"])]:
         args = dict(dict(lr=0.1, n_batches=3), **kw)
         out.append(_c(G, label, lambda args=args: dy.grpo_steps(_q(), _o(), pi0, **args), "error", names))
     for label, kw, names in [("flow rtol=0", dict(rtol=0.0), ["rtol"]), ("flow rtol=-1e-9", dict(rtol=-1e-9), ["rtol"]),
                              ("flow atol=nan", dict(atol=NAN), ["atol"]), ("flow rtol='1e-9'", dict(rtol="1e-9"), ["rtol"]),
                              ("flow rtol=10", dict(rtol=10.0), ["rtol"])]:
-        out.append(_c(G, label, lambda kw=kw: dy.flow(_q(), _o(), pi0, [0, 1], **kw), "error", names))
+        out.append(_c(G, label, lambda kw=kw: dy.flow(_q(), _o(), pi0, [0, 1], **kw),
+                      "flag" if "=10" in label else "error", names))
     out.append(_c(G, "flow t unsorted [0, 2, 1]", lambda: dy.flow(_q(), _o(), pi0, [0, 2, 1]), "error", ["t"]))
     out.append(_c(G, "flow to t=1e4 ends at Eq. 14", lambda: dy.flow(_q(), _o(), pi0, [0, 1e4], with_points=False),
                   "ok", check=lambda tmp, res: abs(float(res["value"].pi[-1][0]) - ref.eq14(0.3, 0.5)) < 1e-7))
@@ -231,9 +233,11 @@ def predict_piece_cases() -> list[dict]:
                                    ("m = 0", [0.0], [0], [0], ["m"]), ("k fractional", [0.0], [2.5], [10], ["k"]),
                                    ("empty", [], [], [], ["z0"])]:
         out.append(_c(G, f"fit_shift {label}", lambda z0=z0, k=k, m=m: pr.fit_shift(z0, k, m), "error", names))
-    out.append(_c(G, "binary_question(0.3): pi_ref [0.3, 0.7], rewards [1, 0]", lambda: pr.binary_question(0.3), "ok",
-                  check=lambda tmp, res: np.allclose(res["value"].pi_ref, [0.3, 0.7])))
-    for label, p in (("0", 0.0), ("1", 1.0), ("nan", NAN), ("1.5", 1.5), ("'0.3'", "0.3"), ("[0.3]", [0.3])):
+    for p in (0.3, 0.0, 1.0):              # documented: p in [0, 1]
+        out.append(_c(G, f"binary_question({p}): pi_ref [p, 1 - p], rewards [1, 0]", lambda p=p: pr.binary_question(p),
+                      "ok", check=lambda tmp, res, p=p: np.allclose(res["value"].pi_ref, [p, 1 - p])
+                      and np.allclose(getattr(res["value"], "rewards", [1, 0]), [1, 0])))
+    for label, p in (("-0.1", -0.1), ("nan", NAN), ("1.5", 1.5), ("'0.3'", "0.3"), ("[0.3]", [0.3])):
         out.append(_c(G, f"binary_question({label})", lambda p=p: pr.binary_question(p), "error", ["p"]))
     for p, beta in ((0.25, 1.0), (0.05, 0.3), (0.8, 2.0)):
         x = ref.eq14(p, beta)
@@ -248,7 +252,7 @@ def predict_piece_cases() -> list[dict]:
     for label, starts, kw, names in [("t_max=0", [0.3], dict(t_max=0.0), ["t_max"]),
                                      ("t_max=-5", [0.3], dict(t_max=-5.0), ["t_max"]),
                                      ("t_max=nan", [0.3], dict(t_max=NAN), ["t_max"]),
-                                     ("n_times=1", [0.3], dict(n_times=1), ["n_times"]),
+                                     ("n_times=0", [0.3], dict(n_times=0), ["n_times"]),
                                      ("n_times=2.5", [0.3], dict(n_times=2.5), ["n_times"]),
                                      ("max_exact=0", [0.3], dict(max_exact=0), ["max_exact"]),
                                      ("starts=[1.2]", [1.2], {}, ["starts"]), ("starts=[]", [], {}, ["starts"]),
@@ -341,7 +345,8 @@ def training_cases() -> list[dict]:
            ("warmup_steps=2000 > steps=1500", dict(warmup_steps=2000))]
     for label, kw in bad:
         name = label.split("=")[0]
-        out.append(_c(G, f"GRPOConfig {label}", lambda kw=kw: cfg(**kw), "error", [name]))
+        out.append(_c(G, f"GRPOConfig {label}", lambda kw=kw: cfg(**kw), "flag" if "> steps" in label else "error",
+                      [name]))
     out.append(_c(G, "GRPOConfig objective with group_size=inf (documented refusal)",
                   lambda: cfg(objective=_o(group_size=INF)), "error", ["group_size"]))
     out.append(_c(G, "GRPOConfig objective with variance_eps=1e-3 (documented refusal)",
@@ -371,7 +376,8 @@ def training_cases() -> list[dict]:
                             ("p_range=(-0.1, 0.5)", dict(p_range=(-0.1, 0.5)), "p_range"),
                             ("p_range=(0, 1)", dict(p_range=(0.0, 1.0)), "p_range"),
                             ("p_range=(0.5,)", dict(p_range=(0.5,)), "p_range")]:
-        out.append(_c(G, f"synthetic_binary_task {label}", lambda kw=kw: task(**kw), "error", [name]))
+        out.append(_c(G, f"synthetic_binary_task {label}", lambda kw=kw: task(**kw),
+                      "either" if "(0, 1)" in label else "error", [name]))
     out.append(_c(G, "synthetic_binary_task(n_questions=5, p_range=(0.2, 0.3)): rewarded frequencies in range",
                   lambda: task(n_questions=5, p_range=(0.2, 0.3)), "ok",
                   check=lambda tmp, res: res["value"][1].shape[0] == 5 and bool(np.all(

@@ -185,18 +185,16 @@ def predict_cases() -> list[dict]:
     bad = [
         ("--tradeoff-betas inf", ["--tradeoff-betas", "inf"], ["--tradeoff-betas"]),
         ("--tradeoff-betas 1e-320 (subnormal)", ["--tradeoff-betas", "1e-320"], ["--tradeoff-betas"]),
-        ("--k 2.5", ["--k", "2.5"], ["--k"]), ("--k -1", ["--k", "-1"], ["--k"]),
+        ("--k 0x8", ["--k", "0x8"], ["--k"]), ("--k -1", ["--k", "-1"], ["--k"]),
         ("--k 10**12", ["--k", str(10**12)], ["--k"]),
         ("--interval WILSON", ["--interval", "WILSON"], ["--interval"]),
         ("--level 1", ["--level", "1"], ["--level"]), ("--level 0.0", ["--level", "0.0"], ["--level"]),
-        ("--sample-temperature 0", ["--sample-temperature", "0"], ["--sample-temperature"]),
+        ("--sample-temperature inf", ["--sample-temperature", "inf"], ["--sample-temperature"]),
         ("--sample-temperature -1", ["--sample-temperature", "-1"], ["--sample-temperature"]),
         ("--sample-temperature nan", ["--sample-temperature", "nan"], ["--sample-temperature"]),
         ("--rhos 0.5 without --measured", ["--rhos", "0.5"], ["--rhos"]),
-        ("--kernel without --measured", ["--kernel", "k.npy"], ["--kernel"]),
-        ("--holdout 0.5 without --measured", ["--holdout", "0.5"], ["--holdout"]),
-        ("--slow-tol without a clock", ["--slow-tol", "0.05"], ["--slow-tol"]),
-        ("--clock 0", ["--clock", "0"], ["--clock"]), ("--clock inf", ["--clock", "inf"], ["--clock"]),
+                        ("--slow-tol without a clock", ["--slow-tol", "0.05"], ["--slow-tol"]),
+        ("--clock -0.0", ["--clock", "-0.0"], ["--clock"]), ("--clock inf", ["--clock", "inf"], ["--clock"]),
         ("--fit 10 1.5 (mean reward above 1)", ["--fit", "10", "1.5"], ["--fit"]),
         ("--fit -5 0.6", ["--fit", "-5", "0.6"], ["--fit"]),
         ("--fit 10 nan", ["--fit", "10", "nan"], ["--fit"]),
@@ -204,12 +202,12 @@ def predict_cases() -> list[dict]:
         ("--clock 0.01 --steps nan", ["--clock", "0.01", "--steps", "nan"], ["--steps"]),
         ("--clock and --fit together", ["--clock", "0.01", "--fit", "10", "0.6", "--steps", "10"], ["--clock", "--fit"]),
         ("--beta with --framework", ["--framework", "trl", "t.json"], ["--beta"]),
-        ("--std-ddof 2", ["--std-ddof", "2"], ["--std-ddof"]),
+        ("--std-ddof 1.0", ["--std-ddof", "1.0"], ["--std-ddof"]),
         ("--kl-placement reward with --penalty direct", ["--kl-placement", "reward", "--penalty", "direct"],
          ["--penalty"]),
         ("--kl-value-clamp 0", ["--kl-value-clamp", "0"], ["--kl-value-clamp"]),
         ("--kl-log-ratio-clamp -20", ["--kl-log-ratio-clamp", "-20"], ["--kl-log-ratio-clamp"]),
-        ("--group-size 1", ["--group-size", "1"], ["--group-size"]),
+        ("--group-size 2e0", ["--group-size", "2e0"], ["--group-size"]),
         ("--id-column prompt (no such column)", ["--id-column", "prompt"], ["prompt"]),
     ]
     files = dict(f, **{"t.json": '{"beta": 0.1, "num_generations": 4}'})
@@ -266,10 +264,10 @@ def explain_cases() -> list[dict]:
         ("entropy_coeff: -0.01", verl("", "    entropy_coeff: -0.01\n"), ["entropy_coeff"]),
         ("entropy_coeff: .nan", verl("", "    entropy_coeff: .nan\n"), ["entropy_coeff"]),
         ("loss_agg_mode: token-sum", verl("", "    loss_agg_mode: token-sum\n"), ["loss_agg_mode"]),
-        ("ppo_epochs: 0", verl("", "    ppo_epochs: 0\n"), ["ppo_epochs"]),
+        ("ppo_epochs: 2.5", verl("", "    ppo_epochs: 2.5\n"), ["ppo_epochs"]),
         ("ppo_mini_batch_size: -1", verl("", "    ppo_mini_batch_size: -1\n"), ["ppo_mini_batch_size"]),
-        ("rollout.top_k: 2.5", verl().replace("    n: 4\n", "    n: 4\n    top_k: 2.5\n"), ["top_k"]),
-        ("data.train_batch_size: 0", verl() + "data:\n  train_batch_size: 0\n", ["train_batch_size"]),
+        ("rollout.top_k: all", verl().replace("    n: 4\n", "    n: 4\n    top_k: all\n"), ["top_k"]),
+        ("data.train_batch_size: 1.5", verl() + "data:\n  train_batch_size: 1.5\n", ["train_batch_size"]),
         ("adv_estimator: gae with rollout.n 4 (critic: not GRPO)", verl().replace("grpo", "gae"), ["gae"]),
     ]
     for label, text, names in bad:
@@ -279,27 +277,28 @@ def explain_cases() -> list[dict]:
                   files={"v.yaml": verl("", "    ppo_epochs: 4\n")}))
     T = ["explain", "--framework", "trl", "t.json", "--json"]
     tj = lambda **kw: json.dumps({"beta": 0.1, "num_generations": 4, **kw})   # noqa: E731
-    for label, kw, want in [("importance_sampling_level sequence", dict(importance_sampling_level="sequence"),
-                             dict(importance_level="sequence")),
-                            ("num_iterations 4 (same stationary set)", dict(num_iterations=4), dict(beta=0.1)),
-                            ("epsilon_high 0.28", dict(epsilon_high=0.28), dict(beta=0.1)),
+    for label, kw, want in [("importance_sampling_level sequence with loss_type dr_grpo",
+                             dict(importance_sampling_level="sequence", loss_type="dr_grpo"),
+                             dict(importance_level="sequence", loss_type="dr_grpo")),
+                            ("num_iterations 3 (same stationary set)", dict(num_iterations=3), dict(beta=0.1)),
+                            ("epsilon_high 0.5", dict(epsilon_high=0.5), dict(beta=0.1)),
                             ("gradient_accumulation_steps 8", dict(gradient_accumulation_steps=8), dict(group_size=4))]:
         out.append(_a(G, f"trl {label}", T, "ok", check=obj_is(**want), files={"t.json": tj(**kw)}))
-    for label, kw in [("top_k 50", dict(top_k=50)), ("min_p 0.1", dict(min_p=0.1)),
-                      ("repetition_penalty 1.2", dict(repetition_penalty=1.2)),
-                      ("top_entropy_quantile 0.2", dict(top_entropy_quantile=0.2)),
+    for label, kw in [("top_k 20", dict(top_k=20)), ("min_p 0.05", dict(min_p=0.05)),
+                      ("repetition_penalty 1.1", dict(repetition_penalty=1.1)),
+                      ("top_entropy_quantile 0.5", dict(top_entropy_quantile=0.5)),
                       ("sync_ref_model true", dict(sync_ref_model=True))]:
         name = label.split()[0]
         out.append(_a(G, f"trl {label} (changes what is sampled or the reference: warned)", T, "warn", [name],
                       files={"t.json": tj(**kw)}))
     for label, kw in [("importance_sampling_level 'tokens'", dict(importance_sampling_level="tokens")),
-                      ("epsilon_high -0.1", dict(epsilon_high=-0.1)), ("num_iterations 0", dict(num_iterations=0)),
-                      ("top_k -5", dict(top_k=-5)), ("min_p 1.5", dict(min_p=1.5)),
-                      ("repetition_penalty 0", dict(repetition_penalty=0)),
+                      ("epsilon_high -1e-9", dict(epsilon_high=-1e-9)), ("num_iterations -3", dict(num_iterations=-3)),
+                      ("top_k -5", dict(top_k=-5)), ("min_p 2", dict(min_p=2)),
+                      ("repetition_penalty -0.5", dict(repetition_penalty=-0.5)),
                       ("top_entropy_quantile 1.5", dict(top_entropy_quantile=1.5)),
                       ("mask_truncated_completions 'yes'", dict(mask_truncated_completions="yes")),
-                      ("gradient_accumulation_steps 0", dict(gradient_accumulation_steps=0)),
-                      ("num_iterations 2.5", dict(num_iterations=2.5))]:
+                      ("gradient_accumulation_steps 2.5", dict(gradient_accumulation_steps=2.5)),
+                      ("num_iterations true", dict(num_iterations=True))]:
         name = label.split()[0]
         out.append(_a(G, f"trl {label}", T, "error", [name], files={"t.json": tj(**kw)}))
     O = ["explain", "--framework", "openrlhf", "o.json", "--json"]
@@ -309,11 +308,11 @@ def explain_cases() -> list[dict]:
                   files={"o.json": oj(entropy_loss_coef=0.02)}))
     out.append(_a(G, "openrlhf dynamic_filtering true -> filter_ties", O, "ok", check=obj_is(filter_ties=True),
                   files={"o.json": oj(dynamic_filtering=True)}))
-    out.append(_a(G, "openrlhf max_epochs 2 (warned)", O, "warn", ["max_epochs"], files={"o.json": oj(max_epochs=2)}))
+    out.append(_a(G, "openrlhf max_epochs 3 (warned)", O, "warn", ["max_epochs"], files={"o.json": oj(max_epochs=3)}))
     for label, kw, name in [("entropy_loss_coef -1", dict(entropy_loss_coef=-1), "entropy_loss_coef"),
                             ("entropy_loss_coef 'x'", dict(entropy_loss_coef="x"), "entropy_loss_coef"),
                             ("dynamic_filtering 'on'", dict(dynamic_filtering="on"), "dynamic_filtering"),
-                            ("max_epochs 0", dict(max_epochs=0), "max_epochs"), ("max_epochs 1.5", dict(max_epochs=1.5),
+                            ("max_epochs -2", dict(max_epochs=-2), "max_epochs"), ("max_epochs 'three'", dict(max_epochs="three"),
                                                                                   "max_epochs"),
                             ("use_kl_loss 'false' (text)", dict(use_kl_loss="false"), "use_kl_loss"),
                             ("init_kl_coef inf", dict(init_kl_coef="Infinity"), "init_kl_coef")]:
@@ -388,7 +387,7 @@ def sweep_cases() -> list[dict]:
         ("filter_ties: maybe", "objectives: {beta: 0.5, filter_ties: maybe}\n", ["filter_ties"]),
         ("entropy_coef: [-1]", "objectives: {beta: 0.5, entropy_coef: [-1]}\n", ["entropy_coef"]),
         ("beta: 0 without entropy_coef", "objectives: {beta: 0}\n", ["beta"]),
-        ("level: token with answers missing", "objectives: {beta: 0.5, level: token, loss_type: bogus}\n", ["loss_type"]),
+        ("level: token, loss_type: bogus", "objectives: {beta: 0.5, level: token, loss_type: bogus}\n", ["bogus"]),
         ("importance_level: [sequence, sentence]", "objectives: {beta: 0.5, importance_level: [sequence, sentence]}\n",
          ["sentence"]),
         ("groups_per_batch: 0", "objectives: {beta: 0.5, level: token, groups_per_batch: 0}\n", ["groups_per_batch"]),
@@ -406,7 +405,8 @@ def sweep_cases() -> list[dict]:
     for label, text, names in bad:
         body = text if "questions" in text else text + Q
         out.append(_a(G, f"grid {label}", ["sweep", "g.yaml", "--out", "g.csv", "--no-progress"],
-                      "error" if "repeated" not in label else "flag", names, files={"g.yaml": body}))
+                      "flag" if "repeated" in label else "either" if "group_size 4" in label else "error", names,
+                      files={"g.yaml": body}))
     out.append(_a(G, "grid with random-reward question: reverse condition", ["sweep", "g.yaml", "--out", "g.csv",
                                                                           "--no-progress"], "ok",
                   check=lambda tmp, res: _sweep_random_ok(tmp),
@@ -439,10 +439,9 @@ def other_cases() -> list[dict]:
             ("validate --study small --workers 4 (smollm2/free only)", ["validate", "--study", "small", "--workers", "4"],
              "flag", ["--workers"]),
             ("validate --quick --study kl", ["validate", "--quick", "--study", "kl"], "flag", ["--quick"]),
-            ("validate --study free --prompts 0", ["validate", "--study", "free", "--prompts", "0"], "error", ["--prompts"]),
+            ("validate --study free --prompts 100000", ["validate", "--study", "free", "--prompts", "100000"], "either", ["--prompts"]),
             ("validate --threads 10000", ["validate", "--threads", "10000"], "either", ["--threads"]),
-            ("validate --study trl --beta 0", ["validate", "--study", "trl", "--beta", "0"], "error", ["--beta"]),
-            ("validate --study trl --beta nan", ["validate", "--study", "trl", "--beta", "nan"], "error", ["--beta"]),
+                        ("validate --study trl --beta -0.0", ["validate", "--study", "trl", "--beta", "-0.0"], "error", ["--beta"]),
             ("validate --questions 100000 --quick", ["validate", "--quick", "--questions", "100000"], "either",
              ["--questions"]),
             ("figures --only 1 1 (repeated)", ["figures", "--only", "1", "1", "--out", "f"], "either", ["--only"]),
@@ -473,7 +472,7 @@ def shell_cases() -> list[dict]:
             ("solve with stderr closed, bad input (2>&-)", "{cli} solve --pi-ref 0.3 --rewards 1 --beta -1 2>&-", "quiet"),
             ("predict - with stdin closed (<&-)", "{cli} predict - --beta 0.5 --out o --no-plots <&-", "error"),
             ("sweep --out /dev/full", "{cli} sweep g.yaml --out /dev/full --no-progress", "error"),
-            ("predict --out on a read-only bind? no: --out /dev/null", "{cli} predict s.csv --beta 0.5 --out /dev/null "
+            ("predict --out /dev/null (a device, not a folder)", "{cli} predict s.csv --beta 0.5 --out /dev/null "
                                                                        "--no-plots", "error"),
     ]:
         out.append(dict(group=G, label=label, shell=cmd, expect=expect, names=[],
