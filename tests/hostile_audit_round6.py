@@ -80,7 +80,11 @@ def run_shell_case(case: dict, tmp: Path) -> tuple[str, str]:
     if expect == "pipe":
         if "Exception ignored" in err:
             return "unhelpful", msg
-        return ("correct" if rc in (0, 1, 2, 120, 141) else "traceback"), msg
+        if rc not in (0, 1, 2, 120, 141):
+            return "traceback", msg
+        if case.get("after") and not case["after"](tmp):
+            return "silent", msg + " (output folder neither complete nor marked)"
+        return "correct", msg
     if expect == "quiet":
         return ("clean" if rc == 2 and not err.strip() else "unhelpful"), msg
     if rc == 0:
