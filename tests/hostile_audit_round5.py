@@ -125,6 +125,7 @@ HARNESS_MISTAKES = {
     "predict --seed 2**70 with --measured --holdout": "the harness gave 2 measured prompts; the error says so",
     "--measured with a level column the samples lack": "names the levels",
     "CSV: count column 3.5": "names the first bad count (6.5)",
+    "binary_pairwise(0.3, 0.5, gamma=-0.0)": "gamma = 0 is documented (a tie: x = p), and -0.0 == 0",
 }
 HARNESS_PREFIXES = ("binomial_interval(0, ", "binomial_interval(50, 50")   # documented one-sided at 0 and n
 
