@@ -233,6 +233,28 @@ def write_csv(done: list[dict], path: str) -> None:
             w.writerow([c["group"], c["label"], c["expect"], c["cls"], " ".join(c["message"].split())[:300]])
 
 
+def run_cases(todo: list[dict], classify=None) -> collections.Counter:
+    """Classify each case in its own empty folder (``classify(case, tmp)``, default :func:`classify_case`), print
+    the non-clean ones as they come and the counts per group; set ``case['cls']`` and ``case['message']``."""
+    classify = classify or classify_case
+    counts, t0 = collections.Counter(), time.time()
+    for case in todo:
+        with tempfile.TemporaryDirectory() as d:
+            cls, message = classify(case, Path(d))
+            message = message.replace(str(Path(d).resolve()), "<tmp>").replace(d, "<tmp>")
+        counts[cls] += 1
+        case["cls"], case["message"] = cls, message
+        if cls not in ("clean", "correct"):
+            print(cls, "|", case["group"], "|", case["label"], "::", message[:240], flush=True)
+    by_group = collections.defaultdict(collections.Counter)
+    for c in todo:
+        by_group[c["group"]][c["cls"]] += 1
+    for g, cnt in by_group.items():
+        print(f"{g}: {sum(cnt.values())} {dict(cnt)}")
+    print(len(todo), "cases:", dict(counts), f"({time.time() - t0:.0f} s)")
+    return counts
+
+
 def main(argv=None) -> collections.Counter:
     import random
 
@@ -246,21 +268,7 @@ def main(argv=None) -> collections.Counter:
         todo = [c for c in todo if g not in c["group"]]
     if "--sample" in args:
         todo = random.Random(0).sample(todo, min(len(todo), int(args[args.index("--sample") + 1])))
-    counts, t0 = collections.Counter(), time.time()
-    for case in todo:
-        with tempfile.TemporaryDirectory() as d:
-            cls, message = classify_case(case, Path(d))
-            message = message.replace(str(Path(d).resolve()), "<tmp>").replace(d, "<tmp>")
-        counts[cls] += 1
-        case["cls"], case["message"] = cls, message
-        if cls not in ("clean", "correct"):
-            print(cls, "|", case["group"], "|", case["label"], "::", message[:240], flush=True)
-    by_group = collections.defaultdict(collections.Counter)
-    for c in todo:
-        by_group[c["group"]][c["cls"]] += 1
-    for g, cnt in by_group.items():
-        print(f"{g}: {sum(cnt.values())} {dict(cnt)}")
-    print(len(todo), "cases:", dict(counts), f"({time.time() - t0:.0f} s)")
+    counts = run_cases(todo)
     if "--csv" in args:
         write_csv(todo, args[args.index("--csv") + 1])
     return counts

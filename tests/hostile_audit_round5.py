@@ -23,8 +23,6 @@ import collections
 import os
 import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -158,29 +156,13 @@ def main(argv=None) -> collections.Counter:
     args = sys.argv[1:] if argv is None else argv
     todo = all_cases()
     if "--group" in args:
-        g = args[args.index("--group") + 1]
-        todo = [c for c in todo if g in c["group"]]
+        todo = [c for c in todo if args[args.index("--group") + 1] in c["group"]]
     if "--sample" in args:
         todo = random.Random(0).sample(todo, min(len(todo), int(args[args.index("--sample") + 1])))
     if "--count" in args:
-        print(len(todo), "cases")
-        print(collections.Counter(c["group"] for c in todo))
+        print(len(todo), "cases", dict(collections.Counter(c["group"] for c in todo)))
         return collections.Counter()
-    counts, t0 = collections.Counter(), time.time()
-    for case in todo:
-        with tempfile.TemporaryDirectory() as d:
-            cls, message = classify_case(case, Path(d))
-            message = message.replace(str(Path(d).resolve()), "<tmp>").replace(d, "<tmp>")
-        counts[cls] += 1
-        case["cls"], case["message"] = cls, message
-        if cls not in ("clean", "correct"):
-            print(cls, "|", case["group"], "|", case["label"], "::", message[:240], flush=True)
-    by_group = collections.defaultdict(collections.Counter)
-    for c in todo:
-        by_group[c["group"]][c["cls"]] += 1
-    for g, cnt in by_group.items():
-        print(f"{g}: {sum(cnt.values())} {dict(cnt)}")
-    print(len(todo), "cases:", dict(counts), f"({time.time() - t0:.0f} s)")
+    counts = fresh.run_cases(todo, classify_case)
     if "--csv" in args:
         write_csv(todo, args[args.index("--csv") + 1])
     return counts

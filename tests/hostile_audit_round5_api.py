@@ -14,10 +14,6 @@ Python's own answer; :func:`_typed` turns it into a refusal, which is clean when
 
 from __future__ import annotations
 
-import copy
-import dataclasses
-import math
-import pickle
 
 import numpy as np
 

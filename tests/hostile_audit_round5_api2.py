@@ -15,7 +15,7 @@ import numpy as np
 
 import hostile_audit_fresh_ref as fref
 import hostile_audit_round5_ref as ref
-from hostile_audit_round5_api import _c, _dy, _o, _pr, _q
+from hostile_audit_round5_api import _c, _dy, _o, _q
 
 
 # ---------------------------------------------------------------- round trips

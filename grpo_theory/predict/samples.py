@@ -262,8 +262,14 @@ def _one_layout(records, name: str, keys: set, level_cols: list) -> None:
     layouts = [(label, cols) for label, cols in (("'reward'", ["reward"]), ("'n'/'correct'", ["n", "correct"]),
                                                  ("'count_<level>'", level_cols)) if set(cols) & keys]
     if len(layouts) > 1:
-        raise InvalidInputError(f"samples {name}: columns of two layouts, {layouts[0][0]} and {layouts[1][0]}; give "
-                                "one layout per file (one row per sample, counts, or reward-level counts)")
+        def of(rec):
+            return [label for label, cols in layouts if set(cols) & set(rec)]
+        first = of(records[0][1])
+        where = next((w for w, rec in records if of(rec) != first), None)       # a JSONL line of another layout
+        at = f"{_at(name, where)} has {', '.join(of(dict(records)[where]))}, while {_unit(name)} {records[0][0]} has " \
+             f"{', '.join(first)}" if where is not None else f"samples {name}: columns of two layouts, " \
+             f"{layouts[0][0]} and {layouts[1][0]}"
+        raise InvalidInputError(f"{at}; give one layout per file (one row per sample, counts, or reward-level counts)")
     if layouts:
         label, cols = layouts[0]
         for where, rec in records:
