@@ -60,7 +60,46 @@ COLLAPSED = 1e-100
 
 
 def end_check(q: Question, obj: Objective, pi: np.ndarray, *, unstable_ends=None, at_jump: bool = False,
-              limit: bool = False, face: bool = False) -> tuple[bool | None, str]:
+              limit: bool = False, face: bool = False, left_behind=()) -> tuple[bool | None, str]:
+    """See :func:`_end_check`; with ``left_behind`` (absent answers of a returned limit that would gain at a fixed
+    small mass), an end that agrees must also leave them for good: :func:`left_behind_check`."""
+    ok, why = _end_check(q, obj, pi, unstable_ends=unstable_ends, at_jump=at_jump, limit=limit, face=face)
+    if ok and len(left_behind):
+        good, how = left_behind_check(q, obj, pi, left_behind)
+        if good is None:
+            return None, how
+        if not good:
+            return False, how
+        why = f"{how}; {why}" if why else how
+    return ok, why
+
+
+def left_behind_check(q: Question, obj: Objective, pi: np.ndarray, answers) -> tuple[bool | None, str]:
+    """Independently, the answers ``answers`` (absent from the limit ``pi``, though each would gain at a fixed small
+    mass: its own logit speed is ``pi_o (g_o - E g)``) are left at mass 0 for good: integrated from pi_ref to each
+    of ``LATE_T``, the flow is within ``END_TOL`` of ``pi`` at the last, and each answer's mass falls like
+    ``t^-c`` with ``c > 1`` between them (its own push then adds a finite amount to its log-mass while the others'
+    pull, which decays like ``1/t``, adds without bound). ``c <= 1``: the answer comes back."""
+    ends = []
+    for t_late in LATE_T:
+        try:
+            ends.append(flow_end(q.pi_ref, grad=lambda p: output_gradient(q, obj, p), t_end=t_late, rtol=1e-8,
+                                 atol=1e-10, max_evals=10_000))
+        except (IntegrationBudget, IntegrationFailed, ExactEvaluationTooLarge) as exc:
+            return None, f"left behind not checked: on to t = {t_late:g}, {str(exc)[:120]}"
+    d = float(np.abs(ends[-1] - pi).max())
+    idx = list(answers)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        c = np.log10(ends[0][idx] / ends[-1][idx]) / math.log10(LATE_T[-1] / LATE_T[0])
+    if d <= END_TOL and np.all(c > 1.0):
+        return True, (f"left behind: answers {idx} fall like t^-{np.array2string(c, precision=2)} between t = "
+                      f"{LATE_T[0]:g} and {LATE_T[-1]:g} (independent)")
+    return False, (f"answers {idx} of the limit are not left behind for good (independent): at t = {LATE_T[-1]:g} "
+                   f"the flow is {d:.2g} from the limit, their masses fall like t^-{np.array2string(c, precision=2)}")
+
+
+def _end_check(q: Question, obj: Objective, pi: np.ndarray, *, unstable_ends=None, at_jump: bool = False,
+               limit: bool = False, face: bool = False) -> tuple[bool | None, str]:
     """Whether ``pi`` is where the flow on all output logits from ``pi_ref`` goes: an independent integration
     (tests/_full_space_flow.py: log time, LSODA, no class reduction, no snapping, the library's per-output
     gradient) to ``END_T``, within ``END_TOL``; None where it does not finish within its evaluation budget
@@ -296,9 +335,17 @@ def _euler_stays(q: Question, obj: Objective, pi: np.ndarray, rng, steps: int = 
         f"distance {d0:.2e} -> {d1:.2e}"
 
 
+#: Start of :func:`_face_ok`'s message where an absent class-mate gains: the face passes only with a checked end.
+TWIN_GAINS = "a limit the end check must confirm"
+
+
 def _face_ok(q: Question, obj: Objective, pi: np.ndarray) -> tuple[bool, str]:
-    """Every answer of pi_ref's support absent from ``pi`` loses mass when given ``FACE_PROBE`` of it."""
+    """Every answer of pi_ref's support absent from ``pi`` loses mass when given ``FACE_PROBE`` of it; except a
+    class-mate of a kept answer (one reward law) whose drift there is 0 or positive: a limit the flow may still
+    reach (its speed is proportional to its mass), which the end check decides. Where one gains, the message
+    starts with :data:`TWIN_GAINS` and the answer counts only with a checked end (not ``unchecked``)."""
     absent = np.flatnonzero((pi == 0) & (q.pi_ref > 0))
+    gaining = []
     for o in absent:
         mix = (1 - FACE_PROBE) * pi
         mix[o] += FACE_PROBE
@@ -307,9 +354,23 @@ def _face_ok(q: Question, obj: Objective, pi: np.ndarray) -> tuple[bool, str]:
         twin = any(np.array_equal(q.membership[o], q.membership[k]) for k in np.flatnonzero(pi > 0))
         if d == 0 and twin:
             continue          # a neutral direction inside a class (k1 in the loss): the end check decides
+        if d > 0 and twin:
+            # a class-mate of a kept answer that would gain at a fixed mass, left behind by the flow (its own speed
+            # is proportional to its mass; REINFORCE++ seeds 1645, 2798): only the end check can confirm it
+            gaining.append(int(o))
+            continue
         if not d < 0:
             return False, f"answer {o} absent but its drift g - E g = {d:.3g} >= 0: the face repels"
+    if gaining:
+        return True, f"{TWIN_GAINS}: answers {gaining} (class-mates of kept answers) gain at mass {FACE_PROBE:g}"
     return True, ""
+
+
+def _gaining(detail: str) -> list[int]:
+    """The answers named by :func:`_face_ok`'s :data:`TWIN_GAINS` message (none where it does not start so)."""
+    if not detail.startswith(TWIN_GAINS):
+        return []
+    return [int(o) for o in detail.split("answers [")[1].split("]")[0].split(",")]
 
 
 def _jump_attracts(q: Question, obj: Objective, pi: np.ndarray, h: float = 1e-7) -> tuple[bool, str]:
@@ -393,14 +454,18 @@ def _solve_and_check(q: Question, obj: Objective, seed: int, row: dict, t0: floa
         ends = ends if sol.stable is False and ends is not None and len(ends) else None
         if row.get("outcome", "").startswith("ok") and not q.is_tree:
             at_jump = bool(sol.discontinuous and sol.stable is True)
+            gaining = _gaining(str(row["detail"])) if row.get("outcome") == "ok-face" else []
             ok, why = end_check(q, obj, pi, unstable_ends=ends, at_jump=at_jump, limit=bool(sol.boundary),
-                                face=row.get("outcome") == "ok-face")
+                                face=row.get("outcome") == "ok-face", left_behind=gaining)
             verdict = "same" if not why else (
                 "at-jump" if why.startswith("the independent integration reaches the returned jump") else
                 "collapsed" if why.startswith("the independent integration reaches the returned face") else
-                "late" if why.startswith("reached late") else "perturbed")
+                "late" if why.startswith("reached late") else
+                "left-behind" if why.startswith("left behind") else "perturbed")
             row["end"] = "unchecked" if ok is None else (verdict if ok else "WRONG")
-            if ok is None:
+            if ok is None and str(row["detail"]).startswith(TWIN_GAINS):
+                row.update(outcome="SILENT", detail=f"{row['detail']}, and the end is not checked: {why[:160]}")
+            elif ok is None:
                 row["detail"] = (row["detail"] + "; " if row["detail"] else "") + why[:200]
             if ok is False:
                 row.update(outcome="WRONG-END", detail=why)
