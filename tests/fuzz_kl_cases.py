@@ -40,7 +40,7 @@ from grpo_theory.kl import KL_ESTIMATORS, KL_PLACEMENTS
 from grpo_theory.solvers import output_gradient
 from grpo_theory.solvers.tree import TreeProblem
 
-from _full_space_flow import IntegrationBudget, IntegrationFailed, flow_end
+from _full_space_flow import IntegrationBudget, IntegrationFailed, flow_end, tree_flow_end
 
 #: Drift tolerance (max_o pi_o |g_o - E g| / beta) of a converged point.
 DRIFT_TOL = 1e-8
@@ -173,6 +173,36 @@ def _end_check(q: Question, obj: Objective, pi: np.ndarray, *, unstable_ends=Non
     return False, (f"the flow on all output logits from pi_ref (independent) is at "
                    f"{np.array2string(end, precision=5)} at t = {END_T:g}, {d:.3g} from the returned point, and at "
                    f"{np.array2string(late, precision=5)} at t = {t_late:g}, {d_late:.3g} from it")
+
+
+def tree_end_check(q: Question, obj: Objective, pi: np.ndarray) -> tuple[bool | None, str]:
+    """Whether ``pi`` (a token-level answer on an answer tree) is where the token-level flow on every edge logit
+    goes from pi_ref: tests/_full_space_flow.tree_flow_end (log time, LSODA, no gauge fixed, no snapping, the
+    library's per-edge gradient) to ``END_T``, within ``END_TOL``; an end not within it is followed on to each of
+    ``LATE_T`` (within ``END_TOL`` there, and closer: ``reached late``). None where the integration does not
+    finish (its budget, or LSODA giving up at a jump of the field)."""
+    tp = TreeProblem(q, obj)
+    d, end = math.inf, None
+    for t in (END_T, *LATE_T):
+        try:
+            late = tree_flow_end(tp, t_end=t, max_evals=10_000)
+        except (IntegrationBudget, IntegrationFailed, ExactEvaluationTooLarge) as exc:
+            if end is None:
+                return None, f"tree end not checked: {str(exc)[:160]}"
+            return False, (f"the token-level flow on every edge logit from pi_ref (independent) is at "
+                           f"{np.array2string(end, precision=5)} at t = {END_T:g}, {d:.3g} from the returned point; "
+                           f"followed on to t = {t:g}, the integration stopped: {str(exc)[:120]}")
+        d_t = float(np.abs(pi - late).max())
+        if end is None:
+            end, d = late, d_t
+            if d <= END_TOL:
+                return True, ""
+        elif d_t <= END_TOL and d_t < d:
+            return True, (f"reached late: the independent token-level integration is {d:.2g} from it at t = "
+                          f"{END_T:g} and {d_t:.2g} at t = {t:g}")
+    return False, (f"the token-level flow on every edge logit from pi_ref (independent) is at "
+                   f"{np.array2string(end, precision=5)} at t = {END_T:g}, {d:.3g} from the returned point, and at "
+                   f"{np.array2string(late, precision=5)} at t = {LATE_T[-1]:g}, {d_t:.3g} from it")
 
 
 def _independent_end(q: Question, obj: Objective, start: np.ndarray) -> np.ndarray:
@@ -452,6 +482,13 @@ def _solve_and_check(q: Question, obj: Objective, seed: int, row: dict, t0: floa
                 row["outcome"] = "ok"
         ends = getattr(sol, "perturbed_end", None)
         ends = ends if sol.stable is False and ends is not None and len(ends) else None
+        if row.get("outcome", "").startswith("ok") and q.is_tree:
+            ok, why = tree_end_check(q, obj, pi)
+            row["end"] = "unchecked" if ok is None else (("late" if why else "same") if ok else "WRONG")
+            if ok is None:
+                row["detail"] = (row["detail"] + "; " if row["detail"] else "") + why[:200]
+            elif ok is False:
+                row.update(outcome="WRONG-END", detail=why)
         if row.get("outcome", "").startswith("ok") and not q.is_tree:
             at_jump = bool(sol.discontinuous and sol.stable is True)
             gaining = _gaining(str(row["detail"])) if row.get("outcome") == "ok-face" else []

@@ -106,3 +106,14 @@ def test_reinforce_pp_seed_4714_says_why_it_is_still_moving():
     point = stationary_policy(q, obj)
     assert not point.converged and "answer 2 would gain" in point.message and "comes back" in point.message
     assert check_kl_case(4714)["outcome"] == "flagged"
+
+
+@pytest.mark.parametrize("seed", [14, 48, 79, 106, 174, 176, 285])
+def test_token_level_trees_end_where_the_independent_token_flow_ends(seed):
+    """Trees AB/AC/D with the KL in the reward: the tree solver returned a root that Newton's method reached from the
+    flow's end across the simplex (seed 79, rewards (0.6, 0.6, 0): the vertex of the reward-0 answer D, where the flow
+    rests at (0.536, 0.464, 1.6e-102)). The fuzz now checks every converged tree answer against the token-level flow
+    on every edge logit from pi_ref (tests/_full_space_flow.tree_flow_end, to t = 1e8): these seven were wrong ends."""
+    row = check_kl_case(seed)
+    assert row["tree"] and row["outcome"] in ("ok", "ok-face") and row["end"] == "same", (row["outcome"], row["end"],
+                                                                                          row["detail"])

@@ -273,20 +273,24 @@ def full_space_end(q: Question, obj: Objective, candidate: StationaryPoint | Non
                 return _confirmed(candidate, fs, t, penalty_restores_class_proportions(obj))
         keep = pi >= _SNAP
         root = _face_root(q, obj, pi, keep)
-        if root is None or float(np.abs(root - pi).max()) > _NEAR:
-            held = None
+        point = None
+        if root is not None and float(np.abs(root - pi).max()) <= _NEAR:
+            if candidate is not None and float(np.abs(candidate.pi - root).max()) <= 1e-7:
+                fs = full_space_stability(q, obj, candidate.pi) if not candidate.boundary else None
+                if fs is None or fs.stable is not False:
+                    return _confirmed(candidate, fs, t, penalty_restores_class_proportions(obj))
+            point = _judged(q, obj, root, t, "a root of the flow on its support")
+        if point is not None:
+            if point.stable is True or (held is not None and float(np.abs(held.pi - point.pi).max()) <= 1e-7):
+                return point
+            held = point
             continue
-        if candidate is not None and float(np.abs(candidate.pi - root).max()) <= 1e-7:
-            fs = full_space_stability(q, obj, candidate.pi) if not candidate.boundary else None
-            if fs is None or fs.stable is not False:
-                return _confirmed(candidate, fs, t, penalty_restores_class_proportions(obj))
-        point = _judged(q, obj, root, t, "a root of the flow on its support")
-        if point is None:
-            held = None
-            continue
-        if point.stable is True or (held is not None and float(np.abs(held.pi - point.pi).max()) <= 1e-7):
-            return point
-        held = point
+        held = None
+        if _LOG_TIME_FROM <= t < FLOW_HORIZONS[-1]:
+            # a limit on a face whose left answers all drift outward, seen from t = 1e8 on: no need to go further
+            limit = _limit_or_moving(q, obj, seen, t, final=False)
+            if limit is not None:
+                return limit
     if candidate is not None and candidate.converged and candidate.discontinuous and candidate.stable is True \
             and float(np.abs(seen[-1] - candidate.pi).max()) <= _NEAR and not jump_repeller(q, obj, candidate.pi):
         # a jump of the field (a tie of the shaped rewards under a std with no epsilon): the flow chatters there
@@ -360,9 +364,13 @@ def _confirmed(candidate: StationaryPoint, fs, t: float, restores: bool) -> Stat
     return dataclasses.replace(candidate, message=f"{candidate.message}; {why}")
 
 
-def _limit_or_moving(q: Question, obj: Objective, seen: list, t: float) -> StationaryPoint:
+def _limit_or_moving(q: Question, obj: Objective, seen: list, t: float, *, final: bool = True) -> StationaryPoint | None:
     """After the last horizon: a limit on a face where the light masses keep decaying and the rest stays put,
-    else the policy at the horizon, ``converged=False``."""
+    else the policy at the horizon, ``converged=False``. Before it (``final=False``, from t = 1e8): only a limit
+    whose every left answer drifts outward or is neutral (KKT), else None (the flow is followed on); a limit that
+    leaves behind an answer that would gain (:func:`_left_behind`) is judged only at the last horizon, where the
+    decay exponent is read latest (reliability seed 1132's light answer falls until t = 1e8 and comes back by
+    1e12)."""
     before, end = seen[-2], seen[-1]
     support = q.pi_ref > 0
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -379,6 +387,8 @@ def _limit_or_moving(q: Question, obj: Objective, seen: list, t: float) -> Stati
             fs = full_space_stability(q, obj, root)
             drift = fs.absent_drift
             gaining = np.flatnonzero(vanishing & (drift > 1e-12))
+            if gaining.size and not final:
+                return None
             behind, behind_note = _left_behind(q, obj, before, end, t, gaining) if gaining.size else (True, "")
             if behind:
                 rates = np.log10(fall[vanishing]) / math.log10(t / (t / 100))
@@ -396,6 +406,8 @@ def _limit_or_moving(q: Question, obj: Objective, seen: list, t: float) -> Stati
                                 f"{behind_note}; stability on the face undecided" if gaining.size else
                                 "some left answers' drift is 0 on the face (a neutral direction, left at a rate "
                                 "that decays like 1/t): stability on the face undecided") + f"; {fs.message}"))
+    if not final:
+        return None
     residual = stationarity_residual(q, obj, end)
     rhs = _rhs(q, obj, np.flatnonzero(support))
     speed = float(np.abs(rhs(np.log(end[support]))).max()) if np.all(end[support] > 0) else math.nan
