@@ -202,3 +202,21 @@ def test_penalty_limit_face_is_confirmed_by_the_full_space_flow():
     assert end[1] < 1e-12
     assert point.converged and point.boundary and point.pi[1] == 0.0
     assert np.abs(point.pi - end).max() < 1e-6
+
+
+def test_certification_budget_is_work_not_seconds(monkeypatch):
+    """A certified set must not depend on the machine's load (G = 48 cases fell back to exhaustive=False on a loaded
+    machine under a 2 s wall-clock budget). The same question on a clock that runs 5 s per reading (a machine far
+    slower than any) gives the same certified set."""
+    q, obj = Question([0.5, 0.3, 0.2], rewards=[1, 0.5, 0]), Objective(beta=0.3, group_size=48)
+    calm = stationary_points(q, obj)
+    real, skew = time.perf_counter, [0.0]
+
+    def loaded():
+        skew[0] += 5.0
+        return real() + skew[0]
+
+    monkeypatch.setattr(time, "perf_counter", loaded)
+    busy = stationary_points(q, obj)
+    assert calm.exhaustive and busy.exhaustive and len(calm.points) == len(busy.points)
+    assert all(np.array_equal(a.pi, b.pi) for a, b in zip(calm.points, busy.points))
