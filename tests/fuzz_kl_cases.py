@@ -154,25 +154,31 @@ def _end_check(q: Question, obj: Objective, pi: np.ndarray, *, unstable_ends=Non
         if near <= END_TOL:
             return True, (f"the returned point repels; the independent integration (rounding its nudge) ends at "
                           f"{np.array2string(end, precision=5)}, {near:.2g} from one of its perturbed ends")
+    return _followed_on(lambda t: flow_end(q.pi_ref, grad=lambda p: output_gradient(q, obj, p), t_end=t, rtol=1e-8,
+                                           atol=1e-10, max_evals=10_000),
+                        pi, end, d, "the flow on all output logits from pi_ref")
+
+
+def _followed_on(run, pi: np.ndarray, end: np.ndarray, d: float, what: str) -> tuple[bool, str]:
+    """An independent end ``end``, ``d`` from the returned ``pi`` at ``END_T``, followed on: ``run(t)`` is the
+    independent policy at each of ``LATE_T`` (a fresh integration from pi_ref). Passes (``reached late``) where it is
+    within ``END_TOL`` there and closer than at ``END_T``; an integration that stops on the way leaves the end a
+    different one, as at ``END_T``."""
     late, d_late, t_late = end, d, END_T
     for t_late in LATE_T:
-        # followed on (a fresh integration from pi_ref to the later time): the end must be within END_TOL there,
-        # and closer than at END_T
         try:
-            late = flow_end(q.pi_ref, grad=lambda p: output_gradient(q, obj, p), t_end=t_late, rtol=1e-8,
-                            atol=1e-10, max_evals=10_000)
+            late = run(t_late)
         except (IntegrationBudget, IntegrationFailed, ExactEvaluationTooLarge) as exc:
-            # not within END_TOL at END_T, and not seen to come closer later: a different end, as before
-            return False, (f"the flow on all output logits from pi_ref (independent) is at "
-                           f"{np.array2string(end, precision=5)} at t = {END_T:g}, {d:.3g} from the returned point; "
-                           f"followed on to t = {t_late:g}, the integration stopped: {str(exc)[:120]}")
+            return False, (f"{what} (independent) is at {np.array2string(end, precision=5)} at t = {END_T:g}, "
+                           f"{d:.3g} from the returned point; followed on to t = {t_late:g}, the integration "
+                           f"stopped: {str(exc)[:120]}")
         d_late = float(np.abs(pi - late).max())
         if d_late <= END_TOL and d_late < d:
             return True, (f"reached late: the independent integration is {d:.2g} from it at t = {END_T:g} and "
                           f"{d_late:.2g} at t = {t_late:g}")
-    return False, (f"the flow on all output logits from pi_ref (independent) is at "
-                   f"{np.array2string(end, precision=5)} at t = {END_T:g}, {d:.3g} from the returned point, and at "
-                   f"{np.array2string(late, precision=5)} at t = {t_late:g}, {d_late:.3g} from it")
+    return False, (f"{what} (independent) is at {np.array2string(end, precision=5)} at t = {END_T:g}, {d:.3g} from "
+                   f"the returned point, and at {np.array2string(late, precision=5)} at t = {t_late:g}, {d_late:.3g} "
+                   "from it")
 
 
 def tree_end_check(q: Question, obj: Objective, pi: np.ndarray) -> tuple[bool | None, str]:
@@ -182,27 +188,15 @@ def tree_end_check(q: Question, obj: Objective, pi: np.ndarray) -> tuple[bool | 
     ``LATE_T`` (within ``END_TOL`` there, and closer: ``reached late``). None where the integration does not
     finish (its budget, or LSODA giving up at a jump of the field)."""
     tp = TreeProblem(q, obj)
-    d, end = math.inf, None
-    for t in (END_T, *LATE_T):
-        try:
-            late = tree_flow_end(tp, t_end=t, max_evals=10_000)
-        except (IntegrationBudget, IntegrationFailed, ExactEvaluationTooLarge) as exc:
-            if end is None:
-                return None, f"tree end not checked: {str(exc)[:160]}"
-            return False, (f"the token-level flow on every edge logit from pi_ref (independent) is at "
-                           f"{np.array2string(end, precision=5)} at t = {END_T:g}, {d:.3g} from the returned point; "
-                           f"followed on to t = {t:g}, the integration stopped: {str(exc)[:120]}")
-        d_t = float(np.abs(pi - late).max())
-        if end is None:
-            end, d = late, d_t
-            if d <= END_TOL:
-                return True, ""
-        elif d_t <= END_TOL and d_t < d:
-            return True, (f"reached late: the independent token-level integration is {d:.2g} from it at t = "
-                          f"{END_T:g} and {d_t:.2g} at t = {t:g}")
-    return False, (f"the token-level flow on every edge logit from pi_ref (independent) is at "
-                   f"{np.array2string(end, precision=5)} at t = {END_T:g}, {d:.3g} from the returned point, and at "
-                   f"{np.array2string(late, precision=5)} at t = {LATE_T[-1]:g}, {d_t:.3g} from it")
+    try:
+        end = tree_flow_end(tp, t_end=END_T, max_evals=10_000)
+    except (IntegrationBudget, IntegrationFailed, ExactEvaluationTooLarge) as exc:
+        return None, f"tree end not checked: {str(exc)[:160]}"
+    d = float(np.abs(pi - end).max())
+    if d <= END_TOL:
+        return True, ""
+    return _followed_on(lambda t: tree_flow_end(tp, t_end=t, max_evals=10_000), pi, end, d,
+                        "the token-level flow on every edge logit from pi_ref")
 
 
 def _independent_end(q: Question, obj: Objective, start: np.ndarray) -> np.ndarray:
