@@ -41,12 +41,12 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy.special import gammaln
+from scipy.special import expit, gammaln
 from scipy.stats import norm
 
 from grpo_theory import Objective
 from grpo_theory.predict.calibrate import fit_flow, fit_flows, fit_shift, start_logits, start_quantiles
-from grpo_theory.predict.field import PromptField, expit
+from grpo_theory.predict.field import PromptField
 from grpo_theory.predict.scoring import score_table
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -41,10 +41,11 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from scipy.special import expit, logit
 
 from grpo_theory import Objective
 from grpo_theory.predict.calibrate import fit_flow, fit_flows, fit_shift
-from grpo_theory.predict.field import PromptField, expit, logit
+from grpo_theory.predict.field import PromptField
 
 ROOT = Path(__file__).resolve().parents[1]
 RES = ROOT / "docs" / "results"

@@ -15,7 +15,7 @@ import numpy as np
 
 from .errors import TheoryWarning
 
-__all__ = ["logsumexp", "expit", "log_factorial", "optimize", "solve_ivp", "integrate_until_slow", "GuardedEuler",
+__all__ = ["logsumexp", "expit", "logit", "log_factorial", "optimize", "solve_ivp", "integrate_until_slow", "GuardedEuler",
            "IntegrationFallbackWarning"]
 
 
@@ -44,6 +44,12 @@ def expit(z):
     with np.errstate(over="ignore"):
         out = np.where(z >= 0, 1.0 / (1.0 + np.exp(-np.abs(z))), np.exp(-np.abs(z)) / (1.0 + np.exp(-np.abs(z))))
     return out if out.ndim else float(out)
+
+
+def logit(p) -> np.ndarray:
+    """The inverse of :func:`expit`, ``log(p / (1 - p))``, elementwise (``-inf`` at 0, ``inf`` at 1)."""
+    p = np.asarray(p, dtype=float)
+    return np.log(p) - np.log1p(-p)
 
 
 _LOG_FACTORIAL = np.array([math.lgamma(n + 1.0) for n in range(257)])

@@ -208,6 +208,61 @@ def param_colors(values) -> list:
     return beta_colors(values)
 
 
+def side_by_side(x, *, width: float, log: bool = False) -> np.ndarray:
+    """Positions that keep coinciding points apart: the points of ``x`` that share one value (to 9 digits)
+    are moved, in their order, to x + (k - (n - 1)/2) * width for the k-th of n (on a log axis
+    ``log=True``: x * exp((k - (n - 1)/2) * width)); a value held by one point stays. Deterministic, so a
+    caption can state the offset ("drawn side by side, ``width`` apart")."""
+    x = np.asarray(x, dtype=float)
+    if width <= 0:
+        from .errors import InvalidInputError
+
+        raise InvalidInputError(f"side_by_side: width must be positive, got {width!r}")
+    out = x.copy()
+    keys = np.round(x, 9)
+    for v in np.unique(keys[np.isfinite(keys)]):
+        idx = np.flatnonzero(keys == v)
+        shift = (np.arange(len(idx)) - (len(idx) - 1) / 2) * width
+        out[idx] = x[idx] * np.exp(shift) if log else x[idx] + shift
+    return out
+
+
+def apart(x, *, gap: float) -> np.ndarray:
+    """Positions that keep near values at least ``gap`` apart: the distinct values of ``x``, in order, form
+    runs in which each is within ``gap`` of the next; a run of n values is redrawn n evenly spaced positions
+    ``gap`` apart, centred on the run's mean (a value with no neighbour within ``gap`` stays; equal values share
+    their position). Deterministic, so a caption can say so ("drawn at least ``gap`` apart")."""
+    x = np.asarray(x, dtype=float)
+    if gap <= 0:
+        from .errors import InvalidInputError
+
+        raise InvalidInputError(f"apart: gap must be positive, got {gap!r}")
+    values = np.unique(x[np.isfinite(x)])
+    where = {}
+    start = 0
+    for i in range(1, len(values) + 1):
+        if i == len(values) or values[i] - values[i - 1] >= gap:
+            run = values[start:i]
+            centre = run.mean()
+            for k, v in enumerate(run):
+                where[v] = centre + (k - (len(run) - 1) / 2) * gap if len(run) > 1 else v
+            start = i
+    return np.array([where.get(v, v) for v in x])
+
+
+def at_most(value: float, spec: str) -> str:
+    """``value`` written with the format ``spec`` (".4f", ".1e", ".2g"), rounded up at the printed precision
+    rather than to nearest, so that a caption's "within X" or "at most X" is a true bound (0.01932 with ".2g"
+    is "0.02", not "0.019")."""
+    text = format(value, spec)
+    if not np.isfinite(value) or float(text) >= value:
+        return text
+    mantissa, _, exponent = text.lower().partition("e")
+    decimals = len(mantissa.partition(".")[2])
+    step = 10.0 ** ((int(exponent) if exponent else 0) - decimals)
+    return format(float(text) + step, spec)
+
+
 def infty(text) -> str:
     """Labels say "∞", never "inf"."""
     import re

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Generic, TypeVar, overload
 
 import numpy as np
 
@@ -74,6 +75,30 @@ def _big_int(n: int) -> str:
     """``n`` with separators, or its digit count when it has more than 30 digits (``10**400``)."""
     digits = len(str(abs(n)))
     return f"{n:,}" if digits <= 30 else f"an integer of {digits} digits ({str(n)[:6]}...)"
+
+
+_Entry = TypeVar("_Entry", bound=variants.Variant)
+
+
+class _EntryOf(Generic[_Entry]):
+    """A read-only attribute of an :class:`Objective`: the registry entry of one of its options,
+    ``variants.lookup(kind, getattr(obj, attribute))``, ``kind`` being the registry of ``entry_class``
+    (:data:`grpo_theory.variants.KINDS`), e.g. ``obj.advantage_variant.bound(span, obj)``."""
+
+    def __init__(self, entry_class: type[_Entry], attribute: str) -> None:
+        self.kind = next(k for k, cls in variants.KINDS.items() if cls is entry_class)
+        self.attribute = attribute
+
+    @overload
+    def __get__(self, obj: None, owner: type) -> _EntryOf[_Entry]: ...
+
+    @overload
+    def __get__(self, obj: Objective, owner: type | None = None) -> _Entry: ...
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self
+        return variants.lookup(self.kind, getattr(obj, self.attribute))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -357,45 +382,24 @@ class Objective:
         return kind
 
     # ----------------------------------------------------------------- this objective's registry entries
-    @property
-    def advantage_variant(self) -> variants.AdvantageEstimator:
-        """The entry of ``advantage`` (:mod:`grpo_theory.variants`)."""
-        return variants.lookup("advantage", self.advantage)
-
-    @property
-    def normalization_variant(self) -> variants.Normalization:
-        """The entry of ``normalization``."""
-        return variants.lookup("normalization", self.normalization)
-
-    @property
-    def estimator_variant(self) -> variants.KLEstimator:
-        """The entry of the KL estimator in use (:attr:`estimator`)."""
-        return variants.lookup("kl_estimator", self.estimator)
-
-    @property
-    def placement_variant(self) -> variants.KLPlacement:
-        """The entry of ``kl_placement``."""
-        return variants.lookup("kl_placement", self.kl_placement)
-
-    @property
-    def regime_variant(self) -> variants.Regime:
-        """The entry of :attr:`regime` (``.is_note_penalty``, ``.is_reverse``, ``.is_direct``, ``.in_reward``)."""
-        return variants.lookup("regime", self.regime)
-
-    @property
-    def level_variant(self) -> variants.Level:
-        """The entry of ``level`` (``.per_token``)."""
-        return variants.lookup("level", self.level)
-
-    @property
-    def importance_variant(self) -> variants.ImportanceLevel:
-        """The entry of ``importance_level`` (``.per_answer``)."""
-        return variants.lookup("importance_level", self.importance_level)
-
-    @property
-    def aggregation_variant(self) -> variants.Aggregation:
-        """The entry of :attr:`aggregation` (``.answer_mean``, ``.batch_normalised``)."""
-        return variants.lookup("aggregation", self.aggregation)
+    advantage_variant = _EntryOf(variants.AdvantageEstimator, "advantage")
+    """The :class:`~grpo_theory.variants.AdvantageEstimator` entry of ``advantage`` (``.bound``, ...)."""
+    normalization_variant = _EntryOf(variants.Normalization, "normalization")
+    """The :class:`~grpo_theory.variants.Normalization` entry of ``normalization`` (``.scales``)."""
+    estimator_variant = _EntryOf(variants.KLEstimator, "estimator")
+    """The :class:`~grpo_theory.variants.KLEstimator` entry of the KL estimator in use (:attr:`estimator`)."""
+    placement_variant = _EntryOf(variants.KLPlacement, "kl_placement")
+    """The :class:`~grpo_theory.variants.KLPlacement` entry of ``kl_placement``."""
+    regime_variant = _EntryOf(variants.Regime, "regime")
+    """The :class:`~grpo_theory.variants.Regime` entry of :attr:`regime` (``.is_note_penalty``, ``.is_reverse``,
+    ``.is_direct``, ``.in_reward``)."""
+    level_variant = _EntryOf(variants.Level, "level")
+    """The :class:`~grpo_theory.variants.Level` entry of ``level`` (``.per_token``)."""
+    importance_variant = _EntryOf(variants.ImportanceLevel, "importance_level")
+    """The :class:`~grpo_theory.variants.ImportanceLevel` entry of ``importance_level`` (``.per_answer``)."""
+    aggregation_variant = _EntryOf(variants.Aggregation, "aggregation")
+    """The :class:`~grpo_theory.variants.Aggregation` entry of :attr:`aggregation` (``.answer_mean``,
+    ``.batch_normalised``)."""
 
     @property
     def is_large_group(self) -> bool:

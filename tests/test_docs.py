@@ -81,14 +81,14 @@ MAIN_API.update({
     "integrations": ["grpo_theory.integrations.family.trl_family", "grpo_theory.integrations.family.verl_family",
                      "grpo_theory.integrations.family.openrlhf_family"],
     "studies": ["grpo_theory.studies.small.run_validation", "grpo_theory.studies.kl.run_kl_study",
-                "grpo_theory.studies.smollm2.run_smollm_study", "grpo_theory.studies.trl.run_trl_validation",
-                "grpo_theory.studies.trl.run_trl_smollm2"],
-})
-# On the stationary page too: the certified search and the full-space stability check.
-MAIN_API["stationary"] += ["grpo_theory.solvers.certify.certified_stationary_points",
+                "grpo_theory.studies.smollm2.run_smollm_study"],
+    "studies_trl": ["grpo_theory.studies.trl.run_trl_validation", "grpo_theory.studies.trl.run_trl_smollm2"],
+    # the stationary-points section's page on the certified search and the full-space stability check
+    "stationary_certify": ["grpo_theory.solvers.certify.certified_stationary_points",
                            "grpo_theory.solvers.certify.CertifiedSet",
                            "grpo_theory.solvers.full_space.full_space_stability",
-                           "grpo_theory.solvers.full_space.FullSpaceStability"]
+                           "grpo_theory.solvers.full_space.FullSpaceStability"],
+})
 
 
 def _section_tables(block) -> dict[str, list[str]]:

@@ -110,6 +110,21 @@ def test_an_unknown_kl_study_configuration_is_named():
         kl_estimators.tables(Inputs())
 
 
+def test_a_kl_study_penalty_figure_21_does_not_colour_is_named():
+    """Figure 21 colours a variant by what it amounts to, the tables' ``penalty`` column: a penalty it has no
+    colour for is named, with the ones it colours."""
+    import pandas as pd
+
+    from grpo_theory.figures import kl_estimators
+
+    class Inputs:
+        def results_table(self, name):
+            return pd.DataFrame({"config": ["k2_loss"], "penalty": ["reverse"]})
+
+    with pytest.raises(InvalidInputError, match=r"\['reverse'\].*'direct'"):
+        kl_estimators.tables(Inputs())
+
+
 @pytest.mark.parametrize("value", ["maybe", "yes", ""])
 def test_openrlhf_bool_flag_names_the_value(value):
     from grpo_theory.integrations.openrlhf import read_openrlhf_config

@@ -9,7 +9,8 @@ import pytest
 from grpo_theory import Objective, dynamics
 from grpo_theory.errors import InvalidInputError
 from grpo_theory.predict.coupled import check_kernel, shift_stationary, solve_kernel, solve_rho, time_grid
-from grpo_theory.predict.field import PromptField, expit, logit
+from grpo_theory._numerics import expit, logit
+from grpo_theory.predict.field import PromptField
 from grpo_theory.predict.response import Response, binary_question
 from grpo_theory.solvers import output_gradient
 

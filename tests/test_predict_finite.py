@@ -12,7 +12,8 @@ from grpo_theory.predict.calibrate import (clock_band, clock_from_mean_reward, f
                                            predictive_interval, start_logits, start_quantiles)
 from grpo_theory.predict.clock import fit_clock, flow_table
 from grpo_theory.predict.coupled import solve_rho, time_grid
-from grpo_theory.predict.field import PromptField, expit, logit
+from grpo_theory._numerics import expit, logit
+from grpo_theory.predict.field import PromptField
 from grpo_theory.predict.finite import predict_finite
 from grpo_theory.predict.scoring import sampling_floor, score_table
 

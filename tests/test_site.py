@@ -29,6 +29,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE_BUDGET_S = 20.0          # load + typeset; a page over it fails naming the page
+API_PAGE_MAX_PX = 25_000       # an API module page's height at 1280 px (with its table of contents)
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync",
                   "--disable-dev-shm-usage", "--window-size=1280,800", "--hide-scrollbars"]
@@ -52,6 +53,14 @@ for (const el of document.querySelectorAll(".arithmatex")) {
   if (!el.querySelector("mjx-container")) bad.push("untypeset arithmatex: " + el.textContent.slice(0, 80));
 }
 return bad;
+"""
+
+# Every element of the article, outside code blocks, that scrolls sideways: a box that clips its content
+# horizontally (overflow-x auto or scroll) and whose content is wider than the box.
+SCROLLING_JS = """
+return [...document.querySelectorAll('article *')].filter(e => !e.closest('pre') &&
+    ['auto', 'scroll'].includes(getComputedStyle(e).overflowX) && e.scrollWidth > e.clientWidth + 1)
+  .map(e => e.tagName.toLowerCase() + '.' + [...e.classList].join('.') + ': ' + e.textContent.trim().slice(0, 40));
 """
 
 WAIT_READY_JS = """
@@ -185,6 +194,11 @@ def visited(site, browser):
                 "return [...document.querySelectorAll('article pre')].map(p => p.querySelector(':scope > code') || p)"
                 ".filter(c => c.scrollWidth > c.clientWidth + 1).map(c => c.textContent.slice(0, 40))"),
             code_blocks=browser.execute_script("return document.querySelectorAll('article pre').length"),
+            height=browser.execute_script("return document.documentElement.scrollHeight"),
+            # anything else that scrolls sideways: tables (Material wraps each in a scrolling box), display
+            # formulas, notebook outputs such as DataFrames (14 tables and a formula did at 1280 px)
+            scrolling_other=browser.execute_script(SCROLLING_JS),
+            tables=browser.execute_script("return document.querySelectorAll('article table').length"),
         )
     print(f"\n{len(facts)} pages opened in {time.perf_counter() - t_all:.1f} s")
     return facts
@@ -214,6 +228,29 @@ def test_no_code_block_scrolls_sideways_at_1280_px(visited):
     assert blocks > 100
     assert sum(f["code_blocks"] for p, f in visited.items() if p.startswith("notebooks/")) >= 20
     assert not scrolling, f"{len(scrolling)} of {blocks} code blocks scroll sideways, e.g. {scrolling[:5]}"
+
+
+def test_no_table_formula_or_output_scrolls_sideways_at_1280_px(visited):
+    """Tables fit the text column (docs/stylesheets/site.css; 11 on the Results page, one each on TRL and
+    Reliability and a DataFrame in the fourth notebook scrolled before), as do display formulas and
+    notebook outputs."""
+    tables = sum(f["tables"] for f in visited.values())
+    scrolling = [(p, x) for p, f in visited.items() for x in f["scrolling_other"]]
+    assert tables > 100
+    assert not scrolling, f"{len(scrolling)} elements scroll sideways ({tables} tables in all), e.g. {scrolling[:5]}"
+
+
+def test_no_api_module_page_is_taller_than_the_limit(visited):
+    """Each API module page (the index of names aside) is at most API_PAGE_MAX_PX tall at 1280 x 800: Predict
+    a run was 104,859 px, Stationary points 77,899 px and Studies 64,036 px before they were split into
+    sections of several pages. tests/test_docs_pages.py bounds the shown text, where no browser runs."""
+    heights = {p: f["height"] for p, f in visited.items() if p.startswith("api/") and p != "api/"}
+    assert len(heights) >= 25
+    assert min(heights.values()) > 800                   # the measurement measures the page, not the window
+    too_tall = {p: h for p, h in heights.items() if h > API_PAGE_MAX_PX}
+    assert not too_tall, f"API pages over {API_PAGE_MAX_PX:,} px at 1280 px wide: {too_tall}"
+    print("\nlongest pages: " + ", ".join(f"{p or 'index'} {f['height']:,} px" for p, f in
+                                           sorted(visited.items(), key=lambda x: -x[1]["height"])[:5]))
 
 
 def test_notebook_pages_show_outputs_and_figures(visited):

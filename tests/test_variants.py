@@ -1,6 +1,6 @@
 """The registry of variants (grpo_theory/variants.py): no string dispatch outside it, each entry's facts checked
 against an independent computation, and a toy advantage estimator added the documented way (one registered
-entry, nothing edited elsewhere) run through the engine and the torch trainer's loss."""
+entry, nothing edited elsewhere) run through the engine, the torch trainer's loss and the trainer itself."""
 
 from __future__ import annotations
 
@@ -275,6 +275,43 @@ def test_a_toy_estimator_runs_through_the_trainer_loss(toy):
                               .view(4000, G)) for _ in range(20)])
     se = draws.std(axis=0, ddof=1) / math.sqrt(len(draws))
     assert np.all(np.abs(draws.mean(axis=0) - want) < 5 * se + 1e-12)
+
+
+def test_a_toy_estimator_trains_in_the_trainer():
+    """``GRPOTrainer`` (the small GPT on a binary task) given ``Objective(advantage=toy)``: every step's
+    advantages come from the toy's registered torch form, applied to that step's sampled rewards, and the
+    model moves. Nothing outside the entry names the toy."""
+    torch = pytest.importorskip("torch")
+    import copy
+    import dataclasses
+
+    from grpo_theory.training.reference import pretrain_reference
+    from grpo_theory.training.tasks import synthetic_binary_task
+    from grpo_theory.training.trainer import GRPOTrainer, TrainerConfig
+
+    calls = []
+
+    def spy(rewards, obj):
+        out = _sign_torch(rewards, obj)
+        calls.append((rewards.detach().clone(), out.detach().clone()))
+        return out
+
+    variants.register(dataclasses.replace(TOY, torch_advantages=spy))
+    try:
+        torch.manual_seed(0)
+        task, freqs = synthetic_binary_task(4, 1, seed=3)
+        ref = pretrain_reference(task, freqs, steps=20, progress=False, seed=3)
+        cfg = TrainerConfig(objective=Objective(beta=0.5, group_size=4, advantage=TOY.name), steps=4,
+                            groups_per_question=8, seed=0)
+        model = copy.deepcopy(ref)
+        GRPOTrainer(model, task, cfg, reference=ref, progress=False).train()
+    finally:
+        variants.unregister("advantage", TOY.name)
+    assert len(calls) == cfg.steps
+    for rewards, adv in calls:
+        assert rewards.shape[-1] == 4 and set(rewards.unique().tolist()) <= {0.0, 1.0}
+        torch.testing.assert_close(adv, (rewards - rewards.mean(-1, keepdim=True)).sign())
+    assert any(not torch.equal(a, b) for a, b in zip(model.parameters(), ref.parameters()))
 
 
 def test_the_architecture_page_example_registers_a_working_estimator():

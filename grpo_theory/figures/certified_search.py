@@ -62,8 +62,10 @@ def tables(inputs) -> dict[str, pd.DataFrame]:
     return {"data": c, "cells": by_cell(c)}
 
 
-def render(t: dict[str, pd.DataFrame]) -> Figure:
-    c, cells = t["data"], t["cells"]
+def draw(c: pd.DataFrame, cells: pd.DataFrame) -> Figure:
+    """(a) per beta, how many cases (points of the lattice) have 1, 2 or 3 stationary points as the certified
+    search reports them (C) and as multi-start root finding does (M); (b) per (beta, pi_ref(a)) cell of
+    :func:`by_cell`, the certified three-point cases in which multi-start found the saddle."""
     fig, axes = plotting.new_figure(width=plotting.DOUBLE, height=3.0, ncols=2,
                                     gridspec_kw=dict(width_ratios=[1.0, 1.1]))
     ax = axes[0]
@@ -115,6 +117,10 @@ def render(t: dict[str, pd.DataFrame]) -> Figure:
                for n in (1, 2, 3)]
     plotting.legend_below(fig, handles, ncol=3)
     return fig
+
+
+def render(t: dict[str, pd.DataFrame]) -> Figure:
+    return draw(t["data"], t["cells"])
 
 
 def caption(t: dict[str, pd.DataFrame]) -> str:

@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
 
 from .. import plotting
 from ..errors import InvalidInputError
@@ -30,6 +31,8 @@ CONFIGS = {
     "entropy_L2": ("entropy 0.3, two-token", "entropy bonus"),
     "gspo_L2": ("GSPO ratio, two-token", "GRPO reverse/scale"),
 }
+#: the colour key's name of a family member where the palette's differs
+MEMBER_LABEL = {"GRPO reverse/scale": "GRPO (GSPO's ratio)"}
 #: marker of the answer length (a key local to this figure)
 LENGTH_MARK = {"sequence": ("o", "one-token answers"), "token": ("^", "two-token answers, token level")}
 
@@ -68,9 +71,10 @@ def tables(inputs) -> dict[str, pd.DataFrame]:
     return {"data": pts, "configs": per_config(pts)}
 
 
-def render(t: dict[str, pd.DataFrame]) -> Figure:
-    pts, configs = t["data"], t["configs"]
-    fig, axes = plotting.new_figure(width=plotting.DOUBLE, height=3.6, ncols=2,
+def draw(pts: pd.DataFrame, configs: pd.DataFrame) -> Figure:
+    """(a) measured against predicted P(correct), every run and question of :func:`points`; (b) each
+    configuration's errors (every seed and question) and its MAE (:func:`per_config`) against the targets."""
+    fig, axes = plotting.new_figure(width=plotting.DOUBLE, height=3.9, ncols=2,
                                     gridspec_kw=dict(width_ratios=[1.0, 1.7]))
     ax = axes[0]
     plotting.reference(ax.plot([0, 1], [0, 1], ls=":", color="0.45", lw=0.9, zorder=0))
@@ -104,14 +108,22 @@ def render(t: dict[str, pd.DataFrame]) -> Figure:
     ax.set_ylabel("|measured − predicted|")
     plotting.panel(ax, "b", "each configuration: 3 seeds × 4 questions", fontsize=7.5)
 
-    handles = [Line2D([], [], ls="", marker=m, ms=3.6, mfc="0.7", mec="black", mew=0.3, label=text)
-               for m, text in LENGTH_MARK.values()]
+    # the colour key: one patch per family member (a colour, not a marker)
+    members = list(dict.fromkeys(name for _, name in CONFIGS.values()))
+    handles = [Patch(facecolor=plotting.COLORS[m], edgecolor="black", lw=0.3, label=MEMBER_LABEL.get(m, m))
+               for m in members]
+    handles += [Line2D([], [], ls="", marker=m, ms=3.6, mfc="0.7", mec="black", mew=0.3, label=text)
+                for m, text in LENGTH_MARK.values()]
     handles += [Line2D([], [], color="black", lw=1.2, label="(b) MAE of the configuration"),
                 Line2D([], [], ls="-.", color="0.35", lw=0.8, label=f"target: largest ≤ {TARGET_MAX:g}"),
                 Line2D([], [], ls="-.", color="0.65", lw=0.8, label=f"target: MAE ≤ {TARGET_MAE:g}"),
                 Line2D([], [], ls=":", color="0.45", lw=0.9, label="(a) measured = predicted")]
-    plotting.legend_below(fig, handles, ncol=3)
+    plotting.legend_below(fig, handles, ncol=4)
     return fig
+
+
+def render(t: dict[str, pd.DataFrame]) -> Figure:
+    return draw(t["data"], t["configs"])
 
 
 def caption(t: dict[str, pd.DataFrame]) -> str:
@@ -125,7 +137,7 @@ def caption(t: dict[str, pd.DataFrame]) -> str:
         f"questions ({len(pts)} points, {int(pts.steps.max())} steps a run, reverse k3 penalty): tie "
         "filtering, RLOO, the pass@k advantage and an entropy bonus (with and without the KL penalty) on "
         "one-token answers; tie filtering, the entropy bonus and GSPO's sequence-level ratio on two-token "
-        f"answers at token level ({len(two)} configurations, triangles, predicted by the tree engine). Colour is the family member. (a) Measured P(correct) against predicted; (b) each "
+        f"answers at token level ({len(two)} configurations, triangles, predicted by the tree engine). Colour is the family member (keyed below). (a) Measured P(correct) against predicted; (b) each "
         "point's |error| with its configuration's MAE (bars) and the study's targets (dash-dotted). "
         f"{int(configs.meets_target.sum())} of {len(configs)} configurations meet both targets (MAE at most "
         f"{TARGET_MAE:g}, largest at most {TARGET_MAX:g}); the largest error is {worst.max_error:.4f} "

@@ -120,6 +120,7 @@ def draw(df: pd.DataFrame, pts: pd.DataFrame) -> Figure:
     """Figure 19: pi(correct) against beta, one panel per G, every variant, trained points on top."""
     gs = list(FAMILY_GROUP_SIZES)
     fig, axes = plotting.new_figure(width=plotting.DOUBLE, height=3.3, ncols=len(gs), sharey=True)
+    se_drawn = 0.0                                  # the largest bar drawn (2 SE), which the key states
     for k, (ax, G) in enumerate(zip(axes, gs)):
         pairs = _coincident(df, G)
         under, dup = {a for a, _ in pairs}, {b for _, b in pairs}
@@ -135,6 +136,7 @@ def draw(df: pd.DataFrame, pts: pd.DataFrame) -> Figure:
         plotting.reference(ax.axhline(FAMILY_PI_REF, color="0.45", ls=":", lw=0.9))
         p = pts[pts.group_size == G] if np.isfinite(G) else pts.iloc[:0]
         if len(p):
+            se_drawn = max(se_drawn, float(2 * p.measured_se.max()))
             ax.errorbar(p.beta, p.measured, yerr=2 * p.measured_se, fmt="none",
                         ecolor=plotting.METHOD_COLORS["trained"], elinewidth=0.8, capsize=1.5, zorder=5)
             sc = ax.scatter(p.beta, p.measured, marker="D", s=22, c=[variant_color(v) for v in p.variant],
@@ -147,7 +149,8 @@ def draw(df: pd.DataFrame, pts: pd.DataFrame) -> Figure:
     handles = [Line2D([], [], color=variant_color(lab)) for lab in VARIANTS]
     labels = list(VARIANTS)
     handles.append(Line2D([], [], marker="D", ls="none", mfc="0.8", mec=plotting.METHOD_COLORS["trained"], mew=1.1))
-    labels.append("trained, ±2 SE")
+    # the bars (2 SE) are smaller than the marker at print size: the key says how small, not "±2 SE"
+    labels.append(f"trained\n(bars ±2 SE ≤ {plotting.at_most(se_drawn, '.0e')})")
     plotting.legend_below(fig, handles, labels, ncol=5)
     fig.suptitle(r"The GRPO family on one binary question, $\pi_{\mathrm{ref}}$(correct) = "
                  f"{FAMILY_PI_REF:g} (dotted), reverse k3 penalty", fontsize=8.5)
@@ -184,7 +187,7 @@ def caption(t) -> str:
         f"the first: {coinc}. At beta = {b1:.3g} the pull ranges from {min(at[lo]):.3f} ({lo}) to "
         f"{max(at[hi]):.3f} ({hi}) over G = 2, 8, inf. Diamonds: the family study's runs on this question "
         f"(docs/results/family_study.csv, seed 0; {len(pts)} runs: {', '.join(sorted(set(pts.config)))}), "
-        f"within {err.max():.1e} of their predictions; the beta = 0 entropy-only run and the sequence-level "
+        f"within {plotting.at_most(err.max(), '.1e')} of their predictions; the beta = 0 entropy-only run and the sequence-level "
         f"ratio (GSPO, another question) are not on these axes."
     )
 

@@ -13,23 +13,24 @@ from .. import plotting
 from ..errors import InvalidInputError
 from ._spec import FigureSpec
 
-#: the study's configurations, in the order of docs/results.md's table: (label, what the variant amounts to)
+#: the study's configurations, in the order of docs/results.md's table, with their labels (what each amounts to,
+#: the "kind", is the tables' ``penalty`` column: the study's ``Objective.regime``)
 VARIANTS = {
-    "k2_loss": ("k2 in the loss", "direct"),
-    "k3_plus_loss_verl_clamps": ("k3+ in the loss, verl's clamps", "direct"),
-    "k1_advantage": ("k1 in the advantage", "direct"),
-    "k1_reward": ("k1 in the reward", "reward"),
-    "k1_reward_eps0": ("k1 in the reward, ε = 0", "reward"),
-    "tree_k1_advantage_dr_grpo": ("answer tree, k1 in the advantage, token level", "direct"),
-    "k1_loss": ("k1 in the loss", "none"),
-    "abs_loss": ("abs in the loss", "other"),
-    "k3_advantage_clamp10": ("k3 in the advantage, clamp 10", "other"),
-    "k3_low_var_kl_0.8x_critical": ("verl's low-variance KL, 0.8 × critical β", "other"),
-    "k3_low_var_kl_1.25x_critical": ("the same, 1.25 × critical β", "other"),
-    "k3_low_var_kl_1.25x_critical_lr3e-4": ("the same, 1.25 ×, lr 3e-4, 3200 steps", "other"),
-    "k3_low_var_kl_2.5x_critical": ("the same, 2.5 × critical β", "other"),
-    "alone_k3_low_var_kl_1.25x_critical_lr3e-4": ("one question alone, 1.25 ×, lr 3e-4", "other"),
-    "alone_k1_loss": ("one question alone, k1 in the loss", "none"),
+    "k2_loss": "k2 in the loss",
+    "k3_plus_loss_verl_clamps": "k3+ in the loss, verl's clamps",
+    "k1_advantage": "k1 in the advantage",
+    "k1_reward": "k1 in the reward",
+    "k1_reward_eps0": "k1 in the reward, ε = 0",
+    "tree_k1_advantage_dr_grpo": "answer tree, k1 in the advantage, token level",
+    "k1_loss": "k1 in the loss",
+    "abs_loss": "abs in the loss",
+    "k3_advantage_clamp10": "k3 in the advantage, clamp 10",
+    "k3_low_var_kl_0.8x_critical": "verl's low-variance KL, 0.8 × critical β",
+    "k3_low_var_kl_1.25x_critical": "the same, 1.25 × critical β",
+    "k3_low_var_kl_1.25x_critical_lr3e-4": "the same, 1.25 ×, lr 3e-4, 3200 steps",
+    "k3_low_var_kl_2.5x_critical": "the same, 2.5 × critical β",
+    "alone_k3_low_var_kl_1.25x_critical_lr3e-4": "one question alone, 1.25 ×, lr 3e-4",
+    "alone_k1_loss": "one question alone, k1 in the loss",
 }
 #: what a variant's expected gradient amounts to: the direct penalty, log pooling (KL in the reward), no
 #: regularisation at all, or another (clamped or non-smooth) condition
@@ -57,27 +58,35 @@ def tables(inputs) -> dict[str, pd.DataFrame]:
     if unknown:
         raise InvalidInputError(f"kl_study.csv has configurations {unknown} that Figure 21 does not label "
                                 f"(it labels {sorted(VARIANTS)})")
-    rows = rows.assign(label=rows.config.map(lambda c: VARIANTS[c][0]), kind=rows.config.map(lambda c: VARIANTS[c][1]))
+    uncoloured = sorted((set(rows.penalty) | set(summary.penalty)) - set(KIND_LABELS))
+    if uncoloured:
+        raise InvalidInputError(f"kl_study.csv or kl_study_summary.csv has penalties {uncoloured} that Figure 21 "
+                                f"does not colour (it colours {sorted(KIND_LABELS)})")
+    rows = rows.assign(label=rows.config.map(VARIANTS), kind=rows.penalty)
     # a predicted vertex measured at the other end: the rewarded answer died (or won) against the prediction
     rows["wrong_vertex"] = rows.predicted_collapse.astype(bool) & (np.abs(rows.measured - rows.predicted) > 0.5)
     data = rows[rows.rewarded.astype(bool)][["config", "label", "kind", "seed", "question", "pi_ref", "predicted",
                                              "measured", "measured_se", "predicted_collapse", "wrong_vertex"]]
     wrong = data.groupby(["config", "seed"]).wrong_vertex.sum().rename("wrong_vertex").reset_index()
     n_q = data.groupby(["config", "seed"]).size().rename("questions").reset_index()
-    s = summary[["config", "seed", "beta", "mae", "max_abs_error", "predicted_collapses", "measured_collapses"]]
+    s = summary[["config", "seed", "beta", "mae", "max_abs_error", "predicted_collapses", "measured_collapses",
+                 "penalty"]]
     s = s.merge(wrong, on=["config", "seed"]).merge(n_q, on=["config", "seed"])
-    s["label"] = s.config.map(lambda c: VARIANTS[c][0])
-    s["kind"] = s.config.map(lambda c: VARIANTS[c][1])
+    s["label"] = s.config.map(VARIANTS)
+    s["kind"] = s.pop("penalty")
     order = {c: i for i, c in enumerate(VARIANTS)}
     s = s.sort_values(["config", "seed"], key=lambda col: col.map(order) if col.name == "config" else col)
     return {"data": data.reset_index(drop=True), "summary": s.reset_index(drop=True)}
 
 
 def per_variant(summary: pd.DataFrame) -> pd.DataFrame:
-    """Per variant: mean and worst-seed MAE, wrong vertices (of all questions), target met in every seed."""
+    """Per variant: mean and worst-seed MAE, wrong vertices (of all questions), questions predicted and measured
+    at a vertex, target met in every seed."""
     g = summary.groupby("config", sort=False)
     out = pd.DataFrame(dict(label=g.label.first(), kind=g.kind.first(), mae_mean=g.mae.mean(), mae_worst=g.mae.max(),
                             wrong_vertex=g.wrong_vertex.sum(), questions=g.questions.sum(),
+                            predicted_collapses=g.predicted_collapses.sum(),
+                            measured_collapses=g.measured_collapses.sum(),
                             met=g.mae.max() <= TARGET))
     return out.loc[[c for c in VARIANTS if c in out.index]]
 
@@ -172,24 +181,32 @@ def caption(t) -> str:
     s = t["summary"]
     pv = per_variant(s)
     met = pv[pv.met]
-    wrong = pv[pv.wrong_vertex > 0]
+    # the variants predicted to reach a vertex (selected on the prediction, not on the outcome), those trained
+    # jointly and those trained on one question alone
+    vertex = pv[pv.predicted_collapses > 0]
+    joint, alone = vertex[~vertex.index.str.startswith("alone_")], vertex[vertex.index.str.startswith("alone_")]
+    every = vertex.measured_collapses.ge(vertex.predicted_collapses) & vertex.predicted_collapses.eq(vertex.questions)
+    do = "all do" if every.all() else f"{int(every.sum())} of them do in every question"
+    right = int((alone.questions - alone.wrong_vertex).sum())
+    alone_text = (f", the {'single-question one' if len(alone) == 1 else f'{len(alone)} single-question ones'} "
+                  f"at the right one in {right} of {int(alone.questions.sum())} seeds") if len(alone) else ""
     clamped = pv.loc[[c for c in pv.index if c.startswith("k3_low_var_kl") and "0.8x" not in c]]
     return (
         f"Figure 21. The trainer's KL term, {len(pv)} variants x {s.seed.nunique()} seeds of the KL study "
         f"(small GPT, G = 8; settings in docs/figures.md). (a) Measured against predicted "
-        f"pi(rewarded answer) for every question, seed and variant (logit axes), coloured by what the "
-        f"variant's expected gradient amounts to. (b) The mean absolute error over all answers, one dot per seed; "
-        f"dash-dotted, the target {TARGET:g}; right, the questions measured at the other vertex than predicted. "
+        f"pi(rewarded answer), every question, seed and variant (logit axes), coloured by what the "
+        f"expected gradient amounts to. (b) MAE over all answers, one dot per seed (dash-dotted: the "
+        f"target {TARGET:g}; right: questions at the other vertex than predicted). "
         f"The target is met in every seed by {len(met)} of {len(pv)} variants"
         f"{_twins_text(pv, identical_runs(s, list(met.index)))}: {_who_met(pv)}. "
-        f"The {len(wrong)} variants predicted to reach a vertex do, but at the wrong one in up to "
-        f"{int(wrong.wrong_vertex.max())} of {int(wrong.questions.max())} questions ("
-        + " and ".join(r.label for r in wrong.itertuples() if r.wrong_vertex == wrong.wrong_vertex.max())
-        + "); verl's clamped low-variance KL above its critical beta "
-        "predicts an interior point and misses it "
-        f"(worst-seed MAE {clamped.mae_worst.min():.3f} to {clamped.mae_worst.max():.3f}). Take-away: an "
-        f"estimator's expected gradient predicts training to the target wherever it restores mass; where it "
-        f"does not, the theory names the vertex, not which one."
+        f"The {len(vertex)} variants predicted to reach a vertex {do}: the {len(joint)} trained jointly at the "
+        f"wrong one in up to {int(joint.wrong_vertex.max())} of {int(joint.questions.max())} questions ("
+        + " and ".join(r.label for r in joint.itertuples() if r.wrong_vertex == joint.wrong_vertex.max())
+        + f"){alone_text}; verl's clamped low-variance KL above its critical beta "
+        "misses its predicted interior point "
+        f"(worst-seed MAE {clamped.mae_worst.min():.3f} to {clamped.mae_worst.max():.3f}). Where an estimator's "
+        f"expected gradient restores mass it predicts training to the target; elsewhere it names the vertex, "
+        f"not which one."
     )
 
 

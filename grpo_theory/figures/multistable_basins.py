@@ -29,7 +29,9 @@ ADAM_MARKERS = {3e-4: "o", 1e-3: "P", 3e-3: "^"}
 
 #: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
 #: tests/test_figure_language.py lists the uses that differ from those tables as open).
-LANGUAGE = {"-": "data", "o": "point", "P": "key", "^": "key", ".": "steps"}
+LANGUAGE = {"-": "data", "o": "point", "P": "key", "^": "key"}
+#: (b) draws a question's three Adam runs side by side, this far apart in pi_ref(a), in the order of their lr
+ADAM_SPREAD = 0.0025
 
 
 def critical_curve(pi_refs) -> pd.DataFrame:
@@ -79,15 +81,18 @@ def draw(d: pd.DataFrame, curve: pd.DataFrame) -> Figure:
 
     adam = d[d.method == ADAM]
     q = d.drop_duplicates("pi_ref").sort_values("pi_ref")
-    # three branches of stationary points (solid); the separatrix, the unstable one, carries open circles
+    # three branches of stationary points (solid): the stable ones carry filled circles in the colour of the
+    # runs that end there, the separatrix, the unstable one, open circles
     for col, lab in (("lower", "lower stable point (the flow's)"), ("separatrix", "separatrix (unstable point)"),
                      ("upper", "upper stable point")):
         sep = col == "separatrix"
-        bx.plot(q.pi_ref, q[col], ls="-", color="0.25" if sep else "0.6", lw=0.9, marker="o" if sep else ".",
-                ms=3.2 if sep else 3, mfc="white" if sep else None, mec="0.25" if sep else None, mew=0.8 if sep else None,
-                label=lab)
+        colour = "0.25" if sep else OUTCOME_COLORS[col]
+        bx.plot(q.pi_ref, q[col], ls="-", color=colour, lw=0.9, marker="o", ms=3.2 if sep else 2.8,
+                mfc="white" if sep else colour, mec="0.25", mew=0.8 if sep else 0.4, label=lab, zorder=2)
+    adam = adam.sort_values(["pi_ref", "step_size"], kind="stable")
+    adam = adam.assign(x=plotting.side_by_side(adam.pi_ref, width=ADAM_SPREAD))
     for lr, g in adam.groupby("step_size"):
-        bx.scatter(g.pi_ref, g.max_along_run, s=22, marker=ADAM_MARKERS[lr],
+        bx.scatter(g.x, g.max_along_run, s=22, marker=ADAM_MARKERS[lr],
                    c=[OUTCOME_COLORS[o] for o in g.reached], edgecolors="0.2", linewidths=0.4, zorder=3)
     bx.set_yscale("logit")
     bx.set_ylim(0.4, 0.9995)
@@ -152,17 +157,19 @@ def caption(t) -> str:
     return (
         f"Figure 20. Which stable point a run reaches where there are two (binary questions, G = 64, beta = 1, "
         f"direct KL; the {c['n_q']} multistable questions). The flow from pi_ref "
-        f"reaches the lower stable point; a separatrix (open circles in b) bounds the upper one's basin. (a) Plain "
-        f"gradient steps with exact expectations, coloured by where each run ended; black: Figure 12's step bound 2/|F'(z*)|. Steps {c['small_steps']} end at the flow's point "
+        f"reaches the lower stable point; a separatrix (open circles) bounds the upper one's basin (filled "
+        f"circles: the stable points). (a) Exact-expectation "
+        f"gradient steps, coloured by where each run ended; black: Figure 12's step bound 2/|F'(z*)|. Steps {c['small_steps']} end at the flow's point "
         f"{small}. At step {c['s_max']:g}: {c['neither']} runs end at neither point, {above} above their bound "
         f"({lo:.2f}-{hi:.2f}); {c['up5']} of {below} end at the upper point "
-        f"(pi_ref(a) >= {c['up5_pi']:.3f}): the first steps overshoot the separatrix. (b) Adam (each question "
-        f"alone): the largest pi(a) along each run; runs end at the upper point "
+        f"(pi_ref(a) >= {c['up5_pi']:.3f}): their first steps overshoot the separatrix. (b) Adam (each question "
+        f"alone; its three runs side by side, {ADAM_SPREAD:g} apart): the largest "
+        f"pi(a) along each run; they end at the upper point "
         f"{adam_counts} of {c['n_q']}, exactly those whose path crossed the separatrix "
         f"({c['adam_crossed_is_upper']} of {c['adam_runs']} runs). Adam at lr 3e-3 and tabular steps of "
-        f"{c['s_max']:g} send {'the same' if c['same_as_adam'] else 'different'} questions to the upper point. "
-        f"Take-away: the flow's point is the prediction only for small steps; a large step destabilises it "
-        f"(above the bound) or jumps the separatrix (below it)."
+        f"{c['s_max']:g} send {'the same' if c['same_as_adam'] else 'different'} questions up. "
+        f"Small steps reach the flow's point; a large step destabilises it (above the bound) or "
+        f"jumps the separatrix (below it)."
     )
 
 

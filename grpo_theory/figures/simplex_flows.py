@@ -121,6 +121,8 @@ def _edge_inset(ax, traj: pd.DataFrame, points: pd.DataFrame) -> None:
     inset.set_xlabel(r"$\pi(a)/(\pi(a)+\pi(b))$", fontsize=7, labelpad=1)
     inset.set_ylabel(r"$\pi(c)$", fontsize=7, labelpad=0)
     inset.tick_params(labelsize=7, length=2, pad=1)
+    # the x tick labels sit below the down triangle on the bottom edge (at 0.986 it covered the "1.0")
+    inset.tick_params(axis="x", pad=4)
     inset.set_title("near the a-b edge", fontsize=7, pad=1.5)
     # the simplex's a-c edge runs behind the inset's left labels: each label on a white ground, so no line
     # crosses text

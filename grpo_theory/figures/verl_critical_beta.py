@@ -19,6 +19,9 @@ from ._spec import FigureSpec
 GROUP_SIZES = (2, 4, 8, 16, 64)
 #: a question "collapsed" when an answer ends below this (the KL study's test)
 COLLAPSE = 0.01
+#: points at one beta ratio (the three seeds of a question trained alone) are drawn side by side, this far
+#: apart in log(beta ratio)
+SPREAD = 0.03
 #: the KL study's clamped runs, in the legend's order: label, and whether each question trained alone
 RUNS = {"k3_low_var_kl_0.8x_critical": "jointly, lr 3e-3",
         "k3_low_var_kl_1.25x_critical": "jointly, lr 3e-3",
@@ -89,7 +92,8 @@ def render(t: dict[str, pd.DataFrame]) -> Figure:
         d = cur[cur.group_size == G]
         ax.plot(d.pi_ref, d.critical_beta, color=colour, lw=1.3, label=plotting.g_text(G))
     q = rn.drop_duplicates(["seed", "question"])
-    ax.plot(q.rewarded_pi_ref, q.critical_beta, ls="", marker="^", ms=3.6, color=plotting.COLORS["trained"],
+    # computed critical betas, not measurements: drawn in G = 8's colour, on its curve
+    ax.plot(q.rewarded_pi_ref, q.critical_beta, ls="", marker="^", ms=3.6, color=plotting.group_colors([8])[0],
             mec="black", mew=0.3, label="the KL study's questions ($G$ = 8)")
     default = float(cur.default_beta.iloc[0])
     plotting.reference(ax.axhline(default, ls="-.", color="0.35", lw=0.8))
@@ -107,7 +111,8 @@ def render(t: dict[str, pd.DataFrame]) -> Figure:
     cols = dict(zip(settings, plotting.setting_colors(len(settings))))
     for s in settings:
         d = rn[rn.setting == s]
-        ax.plot(d.ratio, np.maximum(d.measured_min, 1e-6), ls="", marker="o", ms=3.4 if len(d) > 3 else 4.5,
+        # seeds at one beta ratio (the questions trained alone) are drawn side by side, SPREAD apart
+        ax.plot(plotting.side_by_side(d.ratio, width=SPREAD, log=True), np.maximum(d.measured_min, 1e-6), ls="", marker="o", ms=3.4 if len(d) > 3 else 4.5,
                 color=cols[s], mec="black", mew=0.3, label=s, zorder=3 if len(d) > 3 else 4)
     ax.plot(rn.ratio, np.maximum(rn.predicted_min, 1e-6), ls="", marker="_", ms=4, color="black", mew=0.9,
             label="predicted", zorder=1)
@@ -158,7 +163,7 @@ def caption(t: dict[str, pd.DataFrame]) -> str:
         f"{above.ratio.min():.2f}-{above.ratio.max():.2f} x {above_n} ended below {COLLAPSE:g} (at most "
         f"{above.measured_min.max():.0e}; {int(above.rewarded_died.sum())} losing the rewarded answer), {slow_n} at "
         f"lr 3e-4, and {far_n} at {far.ratio.min():.1f}-{far.ratio.max():.1f} x; trained alone at lr 3e-4, "
-        f"{alone_n}. The clamp holds an "
+        f"{alone_n} (its {len(alone)} seeds, at one ratio, drawn {SPREAD:.0%} apart). The clamp holds an "
         "answer in training only with a margin well above the critical beta."
     )
 

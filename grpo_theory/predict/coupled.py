@@ -34,8 +34,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._numerics import expit, logit
 from ..errors import InvalidInputError
-from .field import PromptField, expit, logit
+from .field import PromptField
 
 __all__ = ["CoupledTrajectory", "solve_rho", "solve_kernel", "shift_stationary", "check_kernel", "time_grid"]
 

@@ -28,50 +28,16 @@ from __future__ import annotations
 import numpy as np
 
 from .. import advantage, kl
+from .._numerics import expit, logit
 from ..errors import InvalidInputError
 from ..preference import reward_preference
 from ..problem import Objective
 from ..solvers import output_gradient
 from .response import binary_question
 
-__all__ = ["PromptField", "logit", "expit"]
+__all__ = ["PromptField"]
 
 Z_MAX = 40.0          # |z| beyond this: x (1 - x) < 5e-18, the update's reward part is read at the edge
-
-
-def logit(p) -> np.ndarray:
-    """``log(p / (1 - p))``, elementwise.
-
-    Parameters
-    ----------
-    p : array_like
-        Probabilities.
-
-    Returns
-    -------
-    numpy.ndarray
-        Shaped like ``p``.
-    """
-    p = np.asarray(p, dtype=float)
-    return np.log(p) - np.log1p(-p)
-
-
-def expit(z) -> np.ndarray:
-    """``1 / (1 + exp(-z))``, elementwise, without overflow.
-
-    Parameters
-    ----------
-    z : array_like
-        Logits.
-
-    Returns
-    -------
-    numpy.ndarray
-        Shaped like ``z``.
-    """
-    from scipy.special import expit as _expit
-
-    return _expit(np.asarray(z, dtype=float))
 
 
 def _engine_h(obj: Objective, p: float, z: np.ndarray) -> np.ndarray:

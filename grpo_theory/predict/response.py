@@ -16,6 +16,7 @@ import math
 
 import numpy as np
 
+from .._numerics import expit, logit
 from ..problem import Objective, Question
 from ..solvers import stationary_policy
 
@@ -44,15 +45,6 @@ def binary_question(p: float) -> Question:
     [0.25, 0.75]
     """
     return Question([p, 1.0 - p], rewards=[1.0, 0.0])
-
-
-def _logit(p):
-    p = np.asarray(p, dtype=float)
-    return np.log(p) - np.log1p(-p)
-
-
-def _expit(u):
-    return 1.0 / (1.0 + np.exp(-np.asarray(u, dtype=float)))
 
 
 class Response:
@@ -157,9 +149,9 @@ class Response:
         from scipy.interpolate import CubicSpline
 
         self.used_grid = True
-        u = _logit(inner)
+        u = logit(inner)
         nodes = np.linspace(float(u.min()), float(u.max()), 65)
-        vals = dict(zip(nodes.tolist(), self._solve_many(_expit(nodes), "x(p_ref), grid")))
+        vals = dict(zip(nodes.tolist(), self._solve_many(expit(nodes), "x(p_ref), grid")))
         mids: dict[float, float] = {}
         bad = np.zeros(0, dtype=bool)
         for _ in range(10):
@@ -168,7 +160,7 @@ class Response:
             interp = CubicSpline(xs, [vals[v] for v in xs])
             m = (xs[:-1] + xs[1:]) / 2
             new = [v for v in m.tolist() if v not in mids]
-            mids.update(zip(new, self._solve_many(_expit(np.array(new)), "x(p_ref), grid check").tolist()))
+            mids.update(zip(new, self._solve_many(expit(np.array(new)), "x(p_ref), grid check").tolist()))
             err = np.abs(interp(m) - np.array([mids[v] for v in m.tolist()]))
             bad = err > self.tol / 4                 # a margin: the error between checks can exceed the midpoint's
             self.max_check_error = float(err[~bad].max(initial=0.0))
