@@ -15,6 +15,8 @@
 * ``CHANGELOG.md`` (the repository's root) is the site's ``changelog.md`` page, one text for both.
 * ``objects.inv`` names the package's version (mkdocstrings writes "0.0.0").
 * An image without alt text (a notebook's output plot) gets one naming its page.
+* On the API pages, a docstring's reference to a page by its file (``docs/predict.md``, as ``help()`` shows
+  it) becomes a link to that page.
 """
 
 from __future__ import annotations
@@ -169,6 +171,25 @@ def _with_alt(html_text: str, title: str) -> str:
     return IMG_RE.sub(sub, html_text)
 
 
+# The file of a docs page as a docstring names it: as text, or as the whole of an inline code span (a quoted
+# one, such as a parameter's default path, is a value and stays as it is).
+DOC_FILE_RE = re.compile(r"(<code>)?(?<![\w/'\"=&;.-])docs/([\w/-]+\.md)\b(?(1)</code>)")
+PRE_RE = re.compile(r"(<pre\b.*?</pre>)", re.S)
+
+
+def _link_doc_files(html_text: str, page, files) -> str:
+    """Every ``docs/NAME.md`` outside code blocks that names a page of the site becomes a link to it."""
+
+    def sub(m):
+        target = files.get_file_from_path(m.group(2))
+        if target is None or not target.is_documentation_page():
+            return m.group(0)
+        return f'<a href="{target.url_relative_to(page.file)}">{m.group(0)}</a>'
+
+    parts = PRE_RE.split(html_text)
+    return "".join(part if i % 2 else DOC_FILE_RE.sub(sub, part) for i, part in enumerate(parts))
+
+
 # -- mkdocs events ----------------------------------------------------------------------------
 
 def on_files(files, config):
@@ -212,4 +233,7 @@ def on_page_content(html, page, config, files):
             return f"<code>{label}</code>"
         return f'<autoref identifier="{path}" optional><code>{label}</code></autoref>'
 
-    return _with_alt(HTML_ROLE_RE.sub(sub, html), page.title or "page")
+    html = HTML_ROLE_RE.sub(sub, html)
+    if page.file.src_uri.startswith("api/"):
+        html = _link_doc_files(html, page, files)
+    return _with_alt(html, page.title or "page")

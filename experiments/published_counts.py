@@ -22,15 +22,18 @@ samples; source and checks in its README) and the run's objective as verl overri
      fitted by binomial likelihood on the fitting half) and ``isotonic_in_sample`` (the non-decreasing map of
      the base's frequency that minimises the squared error *on the held-out problems themselves*: a lower bound
      on the Brier of any monotone map of the base's counts, not a prediction);
-   * the coverage of the 90% predictive interval ``pred_finite_lo, pred_finite_hi`` of the flows fitted on
-     the fitting half, on the held-out measurements.
+   * the coverage of the 90% predictive intervals of the flows fitted on the fitting half, on the held-out
+     measurements: the model's own (``pred_finite_lo, pred_finite_hi``) and the split-conformal one
+     (``pred_finite_conformal_lo, pred_finite_conformal_hi``, calibrated within the fitting half), with their
+     mean widths.
 
    -> ``diagnostics.json``.
 
 Deterministic. About 5 CPU-minutes (each fit integrates the flow on an 11-point rho grid with a 200-replicate
 bootstrap).
 
-Usage: ``python experiments/published_counts.py``
+Usage: ``python experiments/published_counts.py [--dataset FOLDER]`` (a folder of ``docs/results/published/``
+holding ``base.csv``, ``after.csv`` and ``recipe.sh``; default the SimpleRL-Zoo one).
 """
 
 from __future__ import annotations
@@ -50,7 +53,8 @@ from grpo_theory.predict.finite import predict_finite
 from grpo_theory.predict.scoring import score_table
 
 ROOT = Path(__file__).resolve().parents[1]
-DIR = ROOT / "docs" / "results" / "published" / "simplerl_zoo_qwen25_7b_math500"
+PUBLISHED = ROOT / "docs" / "results" / "published"
+DIR = PUBLISHED / "simplerl_zoo_qwen25_7b_math500"
 SEEDS = range(int(__import__("os").environ.get("H42B_SEEDS", 20)))
 BINS = [0.0, 1e-9, 0.05, 0.2, 0.4, 0.6, 0.8, 0.95, 1 - 1e-9, 1.0 + 1e-9]
 BIN_LABELS = ["0", "(0, 0.05)", "[0.05, 0.2)", "[0.2, 0.4)", "[0.4, 0.6)", "[0.6, 0.8)", "[0.8, 0.95)", "[0.95, 1)",
@@ -91,6 +95,14 @@ def _isotonic(x, y):
 
 
 def main() -> None:
+    global DIR
+    import argparse
+
+    ap = argparse.ArgumentParser(description="the finite-time predictor on a published before/after-RL dataset")
+    ap.add_argument("--dataset", default=DIR.name,
+                    help=f"a folder of {PUBLISHED.relative_to(ROOT)} with base.csv, after.csv, recipe.sh (verl "
+                         f"overrides); default {DIR.name}")
+    DIR = PUBLISHED / ap.parse_args().dataset
     started = time.perf_counter()
     base, after = read_samples(DIR / "base.csv"), read_samples(DIR / "after.csv")
     n, c = base.n.astype(float), base.correct.astype(float)
@@ -105,7 +117,8 @@ def main() -> None:
     scores.insert(0, "seed", 0)
     scores.round(6).to_csv(DIR / "scores.csv", index=False)
     cols = ["prompt_id", "n", "correct", "measured_n", "measured_correct", "heldout", "p_start", "pred",
-            "pred_shift", "pred_tabular", "pred_coupled", "pred_finite", "pred_finite_lo", "pred_finite_hi"]
+            "pred_shift", "pred_tabular", "pred_coupled", "pred_finite", "pred_finite_lo", "pred_finite_hi",
+            "pred_finite_conformal_lo", "pred_finite_conformal_hi"]
     pr.table[cols].round(6).to_csv(DIR / "predictions.csv", index=False)
     hold = pr.summary["finite"]["holdout"]
     print(scores.to_string(index=False))
@@ -115,7 +128,7 @@ def main() -> None:
     worse_raw = k < c * (m / n)
     worse_sig = np.array([fisher_exact([[k[i], m[i] - k[i]], [c[i], n[i] - c[i]]], alternative="less")[1] < 0.05
                           for i in range(c.size)])
-    rows, subset_rows, iso_rows, coverage = [], [], [], []
+    rows, subset_rows, iso_rows, coverage, conformal = [], [], [], [], []
     for seed in SEEDS:
         fin = predict_finite(base, obj, after, holdout=0.5, seed=seed)
         held = fin.table.heldout.to_numpy()
@@ -141,7 +154,11 @@ def main() -> None:
                  "affine": expit(a * z0[held] + b)}
         kept_fit = _fit_on_kept(base, obj, after, held, seed)
         lo, hi = (np.asarray(kept_fit[col], float)[held] for col in ("pred_finite_lo", "pred_finite_hi"))
+        clo, chi = (np.asarray(kept_fit[col], float)[held]
+                    for col in ("pred_finite_conformal_lo", "pred_finite_conformal_hi"))
         coverage.append(float(np.mean((lo <= f_meas) & (f_meas <= hi))))
+        conformal.append(dict(coverage=float(np.mean((clo <= f_meas) & (f_meas <= chi))),
+                              width=float(np.mean(chi - clo)), model_width=float(np.mean(hi - lo))))
         for name in ("tabular", "coupled"):
             preds[name] = np.asarray(kept_fit[f"pred_{name}"], float)[held]
             lib = float(fin.scores.set_index("model").mae[name])
@@ -197,7 +214,9 @@ def main() -> None:
                     vertex_fraction=pr.summary["vertex_fraction"],
                     predictive_90_coverage_in_sample=float(np.mean(
                         (pr.table.pred_finite_lo <= k / m) & (k / m <= pr.table.pred_finite_hi))),
-                    p_ref_interval_coverage=float(np.mean((pr.table.pred_lo <= k / m) & (k / m <= pr.table.pred_hi)))),
+                    p_ref_interval_coverage=float(np.mean((pr.table.pred_lo <= k / m) & (k / m <= pr.table.pred_hi))),
+                    conformal=pr.summary["finite"]["conformal"]),
+        seed0_holdout_coverage=hold.get("coverage"),
         splits=dict(seeds=len(SEEDS), mean_mae={k_: float(v) for k_, v in mean.mae.items()},
                     mean_brier={k_: float(v) for k_, v in mean.brier.items()},
                     mean_mae_minus_shift={k_: float(v) for k_, v in mean.mae_minus_shift.dropna().items()},
@@ -215,6 +234,11 @@ def main() -> None:
                     worse_sig_heldout_mean=float(n_worse_held),
                     predictive_90_coverage_heldout_mean=float(np.mean(coverage)),
                     predictive_90_coverage_heldout_min=float(np.min(coverage)),
+                    predictive_90_mean_width=float(np.mean([c_["model_width"] for c_ in conformal])),
+                    conformal_90_coverage_heldout_mean=float(np.mean([c_["coverage"] for c_ in conformal])),
+                    conformal_90_coverage_heldout_min=float(np.min([c_["coverage"] for c_ in conformal])),
+                    conformal_90_coverage_heldout_max=float(np.max([c_["coverage"] for c_ in conformal])),
+                    conformal_90_mean_width=float(np.mean([c_["width"] for c_ in conformal])),
                     error_share_of_worse_sig={k_: float(v) for k_, v in share.items()},
                     isotonic_in_sample_mae=float(iso.iso_mae), isotonic_in_sample_brier=float(iso.iso_brier),
                     any_map_of_base_count_in_sample_brier=float(iso.any_map_brier)),

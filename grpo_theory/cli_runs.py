@@ -307,8 +307,15 @@ def _finite_lines(pr) -> list:
                 else "") + f" ({fit['level']:.0%} bootstrap); logit shift {f['shift']:+.3f}",
              f"mean P(correct) after this run: {pr.summary['mean_pred_finite']:.4f}; pred_finite_lo/hi: "
              + f["interval"]]
+    if "conformal" in f:
+        lines.append("pred_finite_conformal_lo/hi: " + f["conformal"]["interval"])
     sc = pr.finite.scores
     if sc is not None:
+        cov = f["holdout"].get("coverage")
+        if cov is not None:
+            lines.append(f"held-out measurements inside the {cov['level']:.0%} intervals: conformal "
+                         f"{cov['conformal']:.0%} (mean width {cov['conformal_mean_width']:.3f}), the model's own "
+                         f"{cov['model']:.0%} (mean width {cov['model_mean_width']:.3f})")
         lines.append(f"held out {f['holdout']['heldout']} of the measured prompts (fitted on the rest); sampling "
                      f"floor {float(sc.floor_best.iloc[0]):.4f}:")
         for _, r in sc.iterrows():

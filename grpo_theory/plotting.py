@@ -136,8 +136,9 @@ METHOD_COLORS = {k: COLORS[k] for k in ("GRPO reverse/scale", "GRPO reverse/shif
                                         "GRPO direct/shift", "RLHF", "NLHF", "TRL 1.16", "verl", "OpenRLHF",
                                         "trained")}
 METHOD_COLORS["TRL 1.9"] = COLORS["GRPO reverse/scale"]          # TRL 1.9's default is reverse/scale
-#: The normalisation conventions of Figure 13 (the note's, the reverse/scale default; and TRL's).
-CONVENTION_COLORS = {"note": COLORS["GRPO reverse/scale"], "TRL": COLORS["TRL 1.16"]}
+#: The normalisation conventions of Figure 13 (the note's; TRL's), the figure's two settings: drawn for both
+#: penalties, so not in a method's colour (reverse/scale's blue and TRL 1.16's purple each name one objective).
+CONVENTION_COLORS = {"note": COLORS["setting 1"], "TRL": COLORS["setting 2"]}
 #: A reference artist (the diagonal, pi_ref's level, a zero line) carries this gid: it is not data.
 REFERENCE = "reference"
 
@@ -225,6 +226,42 @@ def side_by_side(x, *, width: float, log: bool = False) -> np.ndarray:
         shift = (np.arange(len(idx)) - (len(idx) - 1) / 2) * width
         out[idx] = x[idx] * np.exp(shift) if log else x[idx] + shift
     return out
+
+
+def apart(x, *, gap: float) -> np.ndarray:
+    """Positions that keep near values at least ``gap`` apart: the distinct values of ``x``, in order, form
+    runs in which each is within ``gap`` of the next; a run of n values is redrawn n evenly spaced positions
+    ``gap`` apart, centred on the run's mean (a value with no neighbour within ``gap`` stays; equal values share
+    their position). Deterministic, so a caption can say so ("drawn at least ``gap`` apart")."""
+    x = np.asarray(x, dtype=float)
+    if gap <= 0:
+        from .errors import InvalidInputError
+
+        raise InvalidInputError(f"apart: gap must be positive, got {gap!r}")
+    values = np.unique(x[np.isfinite(x)])
+    where = {}
+    start = 0
+    for i in range(1, len(values) + 1):
+        if i == len(values) or values[i] - values[i - 1] >= gap:
+            run = values[start:i]
+            centre = run.mean()
+            for k, v in enumerate(run):
+                where[v] = centre + (k - (len(run) - 1) / 2) * gap if len(run) > 1 else v
+            start = i
+    return np.array([where.get(v, v) for v in x])
+
+
+def at_most(value: float, spec: str) -> str:
+    """``value`` written with the format ``spec`` (".4f", ".1e", ".2g"), rounded up at the printed precision
+    rather than to nearest, so that a caption's "within X" or "at most X" is a true bound (0.01932 with ".2g"
+    is "0.02", not "0.019")."""
+    text = format(value, spec)
+    if not np.isfinite(value) or float(text) >= value:
+        return text
+    mantissa, _, exponent = text.lower().partition("e")
+    decimals = len(mantissa.partition(".")[2])
+    step = 10.0 ** ((int(exponent) if exponent else 0) - decimals)
+    return format(float(text) + step, spec)
 
 
 def infty(text) -> str:

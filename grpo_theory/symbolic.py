@@ -444,7 +444,8 @@ def render_markdown() -> str:
             "Q(v,c) and W(v,c) their averages under pi over the answers below the edge (v,c), the expected",
             "gradient of the token-level objective in the logit theta_{v,c} at pi_old = pi is", "",
             "$$ \\frac{\\partial J}{\\partial \\theta_{v,c}} = \\pi(v)\\,\\pi(c|v)\\Big[g_v(c) - "
-            "\\sum_{c'} \\pi(c'|v)\\, g_v(c')\\Big], \\qquad g_v(c) = Q(v,c) - \\beta\\, W(v,c)\\, d_v(c), $$", "",
+            "\\sum_{c'} \\pi(c'|v)\\, g_v(c')\\Big], $$", "",
+            "$$ g_v(c) = Q(v,c) - \\beta\\, W(v,c)\\, d_v(c), $$", "",
             "with d_v(c) = 1 - pi_ref(c|v)/pi(c|v) (k3 per token, the reverse penalty) or",
             "d_v(c) = log(pi(c|v)/pi_ref(c|v)) (ratio times k3 per token, the direct penalty; no +1, which",
             "would cancel only for equal W). A policy is stationary when g_v(c) is the same for every child",

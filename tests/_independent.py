@@ -71,3 +71,20 @@ def k3_interior_count(pi_ref, rewards, beta: float, n: int = 200_001) -> int:
     m = pi @ r
     s = np.sqrt(np.maximum(pi @ r ** 2 - m ** 2, 0.0))
     return sign_changes(beta * u * s - 1.0)
+
+
+def bound_up(value: float, spec: str) -> str:
+    """``value`` rounded up (toward +inf) at the precision the format ``spec`` prints (".Nf": N decimals; ".Ne":
+    N decimals of the mantissa; ".Ng": N significant digits), by Decimal's ROUND_CEILING, then formatted: what a
+    caption must print for "within X" to be a bound. Independent of plotting.at_most (no string arithmetic)."""
+    import math
+    from decimal import ROUND_CEILING, Decimal
+
+    n, kind = int(spec[1:-1]), spec[-1]
+    if kind == "f":
+        quantum = Decimal(1).scaleb(-n)
+    else:
+        digits = n + 1 if kind == "e" else n
+        quantum = Decimal(1).scaleb(math.floor(math.log10(value)) - digits + 1)
+    # the float as Python writes it (0.0015, not its binary expansion 0.00150000000000000003...)
+    return format(float(Decimal(repr(float(value))).quantize(quantum, rounding=ROUND_CEILING)), spec)

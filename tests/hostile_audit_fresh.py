@@ -233,10 +233,11 @@ def write_csv(done: list[dict], path: str) -> None:
             w.writerow([c["group"], c["label"], c["expect"], c["cls"], " ".join(c["message"].split())[:300]])
 
 
-def run_cases(todo: list[dict], classify=None) -> collections.Counter:
-    """Classify each case in its own empty folder (``classify(case, tmp)``, default :func:`classify_case`), print
-    the non-clean ones as they come and the counts per group; set ``case['cls']`` and ``case['message']``."""
-    classify = classify or classify_case
+def run_cases(todo: list[dict], classify, write, args: list[str]) -> collections.Counter:
+    """Classify each case of ``todo`` in an empty folder with ``classify(case, tmp)``, store its class and message
+    (the folder's path as ``<tmp>``) on it, print every case that is not clean or correct, the classes per group
+    and in all; with ``--csv PATH`` in ``args`` write the table with ``write(todo, PATH)``. Shared by this audit's
+    runner and the fifth audit's."""
     counts, t0 = collections.Counter(), time.time()
     for case in todo:
         with tempfile.TemporaryDirectory() as d:
@@ -252,14 +253,16 @@ def run_cases(todo: list[dict], classify=None) -> collections.Counter:
     for g, cnt in by_group.items():
         print(f"{g}: {sum(cnt.values())} {dict(cnt)}")
     print(len(todo), "cases:", dict(counts), f"({time.time() - t0:.0f} s)")
+    if "--csv" in args:
+        write(todo, args[args.index("--csv") + 1])
     return counts
 
 
-def main(argv=None) -> collections.Counter:
+def select_cases(todo: list[dict], args: list[str]) -> list[dict]:
+    """The cases of ``todo`` that the command line's ``--group G`` (groups naming G), ``--exclude G`` and
+    ``--sample N`` (N of them, seed 0) select."""
     import random
 
-    args = sys.argv[1:] if argv is None else argv
-    todo = all_cases()
     if "--group" in args:
         g = args[args.index("--group") + 1]
         todo = [c for c in todo if g in c["group"]]
@@ -268,10 +271,12 @@ def main(argv=None) -> collections.Counter:
         todo = [c for c in todo if g not in c["group"]]
     if "--sample" in args:
         todo = random.Random(0).sample(todo, min(len(todo), int(args[args.index("--sample") + 1])))
-    counts = run_cases(todo)
-    if "--csv" in args:
-        write_csv(todo, args[args.index("--csv") + 1])
-    return counts
+    return todo
+
+
+def main(argv=None) -> collections.Counter:
+    args = sys.argv[1:] if argv is None else argv
+    return run_cases(select_cases(all_cases(), args), classify_case, write_csv, args)
 
 
 if __name__ == "__main__":

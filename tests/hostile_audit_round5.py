@@ -151,21 +151,12 @@ def write_csv(done: list[dict], path: str) -> None:
 
 
 def main(argv=None) -> collections.Counter:
-    import random
-
     args = sys.argv[1:] if argv is None else argv
-    todo = all_cases()
-    if "--group" in args:
-        todo = [c for c in todo if args[args.index("--group") + 1] in c["group"]]
-    if "--sample" in args:
-        todo = random.Random(0).sample(todo, min(len(todo), int(args[args.index("--sample") + 1])))
+    todo = fresh.select_cases(all_cases(), args)
     if "--count" in args:
         print(len(todo), "cases", dict(collections.Counter(c["group"] for c in todo)))
         return collections.Counter()
-    counts = fresh.run_cases(todo, classify_case)
-    if "--csv" in args:
-        write_csv(todo, args[args.index("--csv") + 1])
-    return counts
+    return fresh.run_cases(todo, classify_case, write_csv, args)
 
 
 if __name__ == "__main__":

@@ -235,3 +235,33 @@ def test_the_length_check_counts_shown_text_not_the_collapsed_source():
     page = ("<html><body><article><h2>f</h2><p>one two</p><details><summary>Source</summary>"
             "<pre>" + "x" * 5000 + "</pre></details></article></body></html>")
     assert _shown_api_text(page) == "f one two"
+
+
+DOC_FILE_TEXT_RE = re.compile(r"(?<![\w/'\"=.-])docs/([\w/-]+\.md)\b")
+
+
+def _unlinked_doc_files(html_text: str, pages: set[str]) -> list[str]:
+    """``docs/NAME.md`` (NAME.md a page of the site) shown as text outside a link and outside code blocks."""
+    bs4 = pytest.importorskip("bs4")
+    article = bs4.BeautifulSoup(html_text, "html.parser").find("article")
+    found = []
+    for text in article.find_all(string=DOC_FILE_TEXT_RE):
+        if text.find_parent(["pre", "a"]) is None:
+            found += [f"docs/{m.group(1)}" for m in DOC_FILE_TEXT_RE.finditer(text) if m.group(1) in pages]
+    return found
+
+
+def test_api_pages_link_the_doc_pages_their_docstrings_name(strict_site):
+    """A docstring names a guide page by its file (``See docs/predict.md``, as ``help()`` shows it); on the API
+    pages it is a link to that page (docs/site_hooks.py). 13 showed as plain text on 5 pages before."""
+    pages = {p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md")}
+    found = {p.parent.name: _unlinked_doc_files(p.read_text(encoding="utf-8"), pages)
+             for p in sorted((strict_site / "api").glob("*/index.html"))}
+    found = {k: v for k, v in found.items() if v}
+    assert not found, f"API pages showing a docs page's file as text, not a link: {found}"
+
+
+def test_the_doc_file_check_finds_plain_text_and_leaves_links_code_blocks_and_values():
+    page = ('<article><p>See docs/predict.md. Also <a href="x">docs/guide.md</a>, '
+            "<code>'docs/derivations.md'</code>, docs/missing.md</p><pre>docs/trl.md</pre></article>")
+    assert _unlinked_doc_files(page, {"predict.md", "guide.md", "derivations.md", "trl.md"}) == ["docs/predict.md"]

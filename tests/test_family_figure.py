@@ -8,6 +8,7 @@ import matplotlib
 import numpy as np
 import pandas as pd
 import pytest
+from _independent import bound_up
 
 from grpo_theory import closed_form, plotting
 from grpo_theory.figures import grpo_family as fam
@@ -109,7 +110,7 @@ def test_caption_is_the_committed_one_and_states_the_csv_numbers(t):
     cap = fam.caption(t)
     assert (FIG / "fig19_grpo_family_caption.txt").read_text().strip() == plotting.infty(cap).strip()
     err = np.abs(t["trained"].measured - t["trained"].predicted).max()
-    assert f"within {err:.1e}" in cap
+    assert f"within {bound_up(err, '.1e')}" in cap
 
 
 def test_without_the_results_table_the_figure_is_skipped(tmp_path):
@@ -128,3 +129,14 @@ def test_the_take_away_in_figures_md_states_the_captions_numbers(t):
     g_inf = d[(d.variant == "GRPO (reverse/scale)") & (d.group_size == math.inf) & np.isclose(d.beta, b1)]
     assert f"to {g_inf.pi_a.iloc[0]:.2f} for GRPO at G = ∞" in text
     assert f"{g_inf.pi_a.iloc[0]:.3f} (GRPO" in cap
+
+
+def test_coinciding_curves_are_nested_so_each_shows():
+    """At G = inf three curves coincide (GRPO, the REINFORCE++ baseline, ties filtered); with two widths the two
+    thin ones hid each other. Each of a coinciding set now has its own width, narrower and above the one before."""
+    pairs = [("GRPO (reverse/scale)", "REINFORCE++ baseline"), ("GRPO (reverse/scale)", "ties filtered"),
+             ("REINFORCE++ baseline", "ties filtered"), ("RLOO", "pass@2")]
+    nest = fam._nested_widths(pairs)
+    three = [nest[v] for v in ("GRPO (reverse/scale)", "REINFORCE++ baseline", "ties filtered")]
+    assert three[0][0] > three[1][0] > three[2][0] and three[0][1] < three[1][1] < three[2][1]
+    assert nest["RLOO"][0] > nest["pass@2"][0] and len(nest) == 5

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from _independent import bound_up
 
 from grpo_theory import Objective, Question, stationary_points
 
@@ -33,7 +34,7 @@ def test_fig7_separatrix_distance_from_the_vertex():
     # (d)'s separatrix at beta = 2, the bound for beta >= 2 (checked below)
     for beta_min, sep_text in ((2.0, "of 1 for\nbeta ≥ 2"), (10.0, "for beta ≥ 10")):
         gap = max(1.0 - x for b, x in zip(sep.beta, sep.pi_a) if b >= beta_min)
-        assert f"within {gap:.1e}".replace("e-0", "e-") + f" {sep_text}" in docs
+        assert f"within {bound_up(gap, '.1e')}".replace("e-0", "e-") + f" {sep_text}" in docs
     gap2 = max(1.0 - x for b, x in zip(sep.beta, sep.pi_a) if b >= 2.0)
     assert f"separatrix at 1 - {gap2:.1e}" in cap
     # the reviewer's counter-example: the separatrix is 6e-3 from the vertex near beta = 2, not within 1e-3
@@ -290,7 +291,7 @@ def test_fig7_paths_docs_state_the_caption_numbers():
     docs = DOCS.read_text()
     from grpo_theory.figures.non_uniqueness import separatrix_gap
     d = _csv("fig7_non_uniqueness")
-    assert f"within {separatrix_gap(d, 2.0):.1e} of 1 for\nbeta ≥ 2".replace("e-03", "e-3") in docs
+    assert f"within {bound_up(separatrix_gap(d, 2.0), '.1e')} of 1 for\nbeta ≥ 2".replace("e-03", "e-3") in docs
     assert f"within {separatrix_gap(d, 10.0):.1e} for beta ≥ 10".replace("e-05", "e-5") in docs
     assert f"at beta = {_csv('fig7_non_uniqueness_fold').beta.iloc[0]:.4f}" in docs
     interior = pts[pts.boundary == False]                  # noqa: E712
@@ -319,7 +320,7 @@ def test_fig16_lag_overshoot_and_time_scales():
         first = min(s for s in tr.index if s > 0)
         lead[run, q] = (tr[first] - fl[first]) * np.sign(pr - p0) > 0
         ends.append(abs(tr.sort_index().iloc[-1] - pr))                # the distance at the last logged step
-    assert f"within {max(ends):.2g}" in cap and f"within {max(ends):.2g}" in docs
+    assert f"within {bound_up(max(ends), '.2g')}" in cap and f"within {bound_up(max(ends), '.2g')}" in docs
     single = [r for r in dict.fromkeys(d.run) if d[d.run == r].inner_updates.iloc[0] == 1]
     parts = [f"{lags[r, qa][0]} of {lags[r, qa][1]}" for r in single]
     # the counts are in docs/figures.md (moved from the caption, which names the runs that lag)
@@ -355,7 +356,7 @@ def test_fig3_log_pooling_shift_and_where_each_curve_falls():
 
 
 def test_fig16_plain_steps_lie_on_their_flow():
-    """Figure 16 draws dynamics.grpo_steps as open circles on the fitted flow (the old 1.8-pt dots could not be
+    """Figure 16 draws dynamics.grpo_steps as filled circles on the fitted flow (the old 1.8-pt dots could not be
     seen at paper size): the caption's "within" is the largest |steps - flow| over every run, question and
     logged step of the committed CSV, and it is small against the runs' own departures from the flow."""
     d = _csv("fig16_training_trajectories")
@@ -366,7 +367,7 @@ def test_fig16_plain_steps_lie_on_their_flow():
     tr = d[d.kind == "trained"].set_index(key).pi
     assert len(st) == len(fl) and st.index.equals(fl.index)
     off = float((fl - st).abs().max())
-    assert f"(open circles, on the flow within {off:.2g})" in cap
+    assert f"(circles, on the flow within {bound_up(off, '.2g')})" in cap
     assert off < 0.05 < float((tr - fl).abs().max())       # the runs leave their flow by far more
 
 
@@ -404,7 +405,7 @@ def test_fig24_warm_up_run_measured_and_last_plotted_step():
     last = tr[tr.step == tr.step.max()]
     assert len(last) == 8
     end = float((last.p - last.predicted).abs().max())
-    assert (f"measured value (its mean over the last 30% of the steps) is within {warm.worst.iloc[0]:.3f} of the "
-            f"theory; the last plotted step, one noisy sample of the run, is within {end:.3f}.") in cap
+    assert (f"measured value (its mean over the last 30% of the steps) is within {bound_up(warm.worst.iloc[0], '.3f')} of the "
+            f"theory; the last plotted step, one noisy sample of the run, is within {bound_up(end, '.3f')}.") in cap
     assert end > warm.worst.iloc[0]
     assert f"its largest error is {runs.worst.max():.3f}" in cap

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from _independent import bound_up
 
 ROOT = Path(__file__).resolve().parents[1]
 FIGS = ROOT / "paper_figures"
@@ -111,7 +112,7 @@ def test_fig9_exceptions_counted_by_kind():
     assert (f"Of the {len(ex)} converged points that miss by more than 0.01, {len(upper) + len(collapse)} are "
             f"large misses of two kinds: {len(upper)} on the upper branch") in text
     assert f"and {len(collapse)} with residuals near −1" in text
-    assert (f"The other {len(rest)} miss by at most {rest.residual.abs().max():.3f} ({int(smol.sum())} SmolLM2 "
+    assert (f"The other {len(rest)} miss by at most {bound_up(rest.residual.abs().max(), '.3f')} ({int(smol.sum())} SmolLM2 "
             f"prompts and {len(gpt2)} small-GPT points at G = 2)") in text
     assert "bunched" not in text
 
@@ -164,6 +165,8 @@ def test_fig17_equivalent_table_matches_g2_exactly():
     assert np.allclose(g2.beta_equivalent, 0.5 / (1 - 2 * g2.noise), rtol=1e-5)
     cap = _caption("fig17_noisy_verifier")
     assert "exactly a larger beta, beta / (1 - 2 eps)" in cap
+    # the bound is the largest G = 2 gap rounded up (1.36e-07 was printed "within 1e-07")
+    assert f"(every curve within {bound_up(g2.max_gap.max(), '.1e')})" in cap
 
 
 def test_fig21_three_variants_are_one_experiment():
@@ -280,3 +283,19 @@ def test_fig9_caption_names_each_group_of_converged_points_more_than_0_1_off():
             assert f"{head} ended at the other stable point" in cap
     assert "Figure 27 explains both" in cap
     assert "thin and faint" not in cap and "light dots" in cap
+
+
+def test_fig9_caption_says_what_its_error_bars_are():
+    """The bars were described as "the between-seed standard error where the study has several seeds", yet the
+    small-GPT points are single seeds with bars in both rows, and the bottom row's are sqrt(SE^2 + tau^2): the
+    caption now says so, and the committed table bears it out."""
+    pts = pd.read_csv(ROOT / "docs" / "results" / "fig9_points.csv")
+    gpt = pts[pts.source == "small GPT"]
+    assert (gpt.seeds == 1).all() and (gpt.residual_se >= gpt.measured_se - 1e-15).all()
+    assert (gpt.residual_se > gpt.measured_se + 1e-12).mean() > 0.5
+    multi = pts[pts.seeds > 1]
+    assert len(multi) and np.allclose(multi.residual_se, multi.measured_se, equal_nan=True)
+    cap = _caption("fig9_trained_vs_theory")
+    assert "where the study has several seeds" not in cap
+    assert ("Error bars: the between-seed SE of a mean over seeds; for a single-seed small-GPT point its SE (top) "
+            "and sqrt(SE^2 + tau^2)") in cap

@@ -261,3 +261,32 @@ def test_side_by_side_separates_only_coinciding_points():
     assert np.allclose(plotting.side_by_side([0.5, 0.7], width=0.3), [0.5, 0.7])
     with pytest.raises(InvalidInputError, match="-1"):
         plotting.side_by_side(x, width=-1)
+
+
+def test_apart_spreads_only_near_values():
+    """Values closer than the gap are redrawn gap apart about their mean; far ones and repeats keep theirs.
+    The expected positions are written out by hand."""
+    from grpo_theory.errors import InvalidInputError
+
+    x = [0.906, 0.5, 0.909, 0.906, 0.7]
+    assert np.allclose(plotting.apart(x, gap=0.015), [0.9000, 0.5, 0.9150, 0.9000, 0.7])
+    # a chain: 0.10, 0.11, 0.12 is one run of three, centred on 0.11
+    assert np.allclose(plotting.apart([0.12, 0.10, 0.11], gap=0.015), [0.125, 0.095, 0.11])
+    assert np.allclose(plotting.apart([0.1, 0.2], gap=0.05), [0.1, 0.2])
+    with pytest.raises(InvalidInputError, match="0"):
+        plotting.apart(x, gap=0)
+
+
+def test_at_most_rounds_up_at_the_printed_precision():
+    """A caption's bound: plotting.at_most against Decimal's ROUND_CEILING (tests/_independent.bound_up), on the
+    values the review found rounded down, and on values the format prints exactly."""
+    from _independent import bound_up
+
+    cases = [(0.01932, ".2g"), (1.361e-07, ".1e"), (0.00224, ".4f"), (0.001628, ".1e"), (0.015106, ".3f"),
+             (0.010449, ".4f"), (0.005434, ".2g"), (0.005941, ".1e"), (0.02509, ".3f"), (0.0999, ".2g"),
+             (0.0015, ".4f"), (0.25, ".2f"), (6.756e-05, ".1e")]
+    for v, spec in cases:
+        text = plotting.at_most(v, spec)
+        assert text == bound_up(v, spec), (v, spec, text)
+        assert float(text) >= v
+    assert plotting.at_most(0.01932, ".2g") == "0.02" and plotting.at_most(0.0015, ".4f") == "0.0015"

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from _independent import bound_up
 
 ROOT = Path(__file__).resolve().parents[1]
 FIGS = ROOT / "paper_figures"
@@ -157,7 +158,7 @@ def test_caption_numbers_from_the_study(pooled):
             f"{e['t5']:.3f}, at step 20 {e['k20']:.3f} against {e['s20']:.3f}") in cap
     # what the caption claims in words, checked as facts of the table
     assert e["k20"] < e["s20"] and float(e["k5"].split()[0]) < e["t5"]
-    assert f"agree within {e['spread']:.4f}" in cap and e["spread"] < 0.005
+    assert f"agree within {bound_up(e['spread'], '.4f')}" in cap and e["spread"] < 0.005
     assert f"they reach {e['flows'][0]:.4f}-{e['flows'][1]:.4f}" in cap
     floors = sorted(e["floors"])
     assert f"below the floors ({floors[0]:.4f}, {floors[1]:.4f})" in cap

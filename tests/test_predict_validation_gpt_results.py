@@ -190,3 +190,27 @@ def test_stated_kernel_numbers():
     smallest = min(np.linalg.eigvalsh(K[(s, 0.05, 40, kn)])[0] / np.linalg.eigvalsh(K[(s, 0.05, 40, kn)])[-1]
                    for s in range(5) for kn in ("plain", "adam"))
     assert f"{smallest:.1e}" == "1.5e-08"
+
+
+def test_interval_coverage_numbers_are_the_stored_table():
+    """docs/results.md's paragraph on the predictive intervals states predict_intervals_gpt.csv's coverages and
+    widths; the table holds 640 held-out questions per beta and level, and the 90% conformal interval is never
+    finite (4 calibration questions)."""
+    iv = pd.read_csv(RES / "predict_intervals_gpt.csv")
+    assert (iv.heldout == 640).all() and len(iv) == 8
+    ninety = iv[(iv.level == 0.9) & (iv.interval == "conformal")]
+    assert (ninety.finite_share == 0).all() and (ninety.coverage == 1).all() and (ninety.mean_width == 1).all()
+    text = (ROOT / "docs" / "results.md").read_text()
+    start = text.index("**Predictive intervals** (`experiments/predict_intervals_gpt.py`")
+    para = " ".join(text[start:text.index("\n\n", start)].split())
+
+    def get(beta, level, name, col="coverage"):
+        return float(iv[(iv.beta == beta) & (iv.level == level) & (iv.interval == name)][col].iloc[0])
+
+    assert f"contains {get(0.05, 0.9, 'model'):.0%} of the held-out measurements at beta 0.05 and " \
+           f"{get(0.5, 0.9, 'model'):.0%} at beta 0.5" in para
+    assert f"(its 50% interval {get(0.05, 0.5, 'model'):.0%} and {get(0.5, 0.5, 'model'):.0%})" in para
+    assert f"it contains {get(0.05, 0.5, 'conformal'):.0%} and {get(0.5, 0.5, 'conformal'):.0%}" in para
+    assert (f"(mean widths {get(0.05, 0.5, 'conformal', 'mean_width'):.2f} and "
+            f"{get(0.5, 0.5, 'conformal', 'mean_width'):.2f}, against the model's "
+            f"{get(0.05, 0.5, 'model', 'mean_width'):.2f} and {get(0.5, 0.5, 'model', 'mean_width'):.2f})") in para

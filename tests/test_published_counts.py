@@ -205,3 +205,38 @@ def test_docs_predictive_interval_coverage():
     assert (f"contain {s['predictive_90_coverage_heldout_mean']:.0%} of the held-out measurements" in sec
             and f"lowest {s['predictive_90_coverage_heldout_min']:.0%}" in sec
             and f"{d['all500']['predictive_90_coverage_in_sample']:.0%} of all 500 in sample" in sec)
+
+
+def test_conformal_columns_and_their_stated_coverage():
+    """predictions.csv's conformal interval is, for every problem, the counts k of 128 with
+    q_lo <= logit((k + 1/2)/129) - logit(pred_finite) <= q_hi (recomputed here by hand from diagnostics.json's
+    offsets); docs/results.md states the 20-split coverage and widths diagnostics.json gives."""
+    import json
+
+    d = json.loads((DIR / "diagnostics.json").read_text())
+    q_lo, q_hi = d["all500"]["conformal"]["q_lo"], d["all500"]["conformal"]["q_hi"]
+    for r in _csv("predictions.csv"):
+        z = math.log(float(r["pred_finite"]) / (1 - float(r["pred_finite"])))
+        inside = [k for k in range(129) if q_lo <= math.log((k + 0.5) / (128.5 - k)) - z <= q_hi]
+        # pred_finite is stored to 6 decimals: a count on the edge may move by one
+        assert abs(float(r["pred_finite_conformal_lo"]) * 128 - min(inside)) <= 1, r["prompt_id"]
+        assert abs(float(r["pred_finite_conformal_hi"]) * 128 - max(inside)) <= 1, r["prompt_id"]
+    s = d["splits"]
+    sec = " ".join(_section().split())
+    assert (f"contains {s['conformal_90_coverage_heldout_mean']:.0%} of the held-out measurements (lowest "
+            f"{s['conformal_90_coverage_heldout_min']:.0%}, highest {s['conformal_90_coverage_heldout_max']:.0%}") in sec
+    assert f"{s['conformal_90_mean_width']:.2f} on average, against {s['predictive_90_mean_width']:.2f}" in sec
+    assert f"offsets are {q_lo:+.2f} and {q_hi:+.2f} in logits" in sec
+    predict_md = " ".join((DIR.parents[2] / "predict.md").read_text().split())
+    assert (f"covered {s['predictive_90_coverage_heldout_mean']:.0%}, because real prompts stray" in predict_md
+            and f"the conformal interval covered {s['conformal_90_coverage_heldout_mean']:.0%} there" in predict_md)
+
+
+def test_readme_states_the_interval_coverages():
+    """README.md's sentence on the calibrated interval carries diagnostics.json's held-out coverages."""
+    import json
+
+    s = json.loads((DIR / "diagnostics.json").read_text())["splits"]
+    readme = " ".join((DIR.parents[3] / "README.md").read_text().split())
+    assert (f"its 90% interval held {s['conformal_90_coverage_heldout_mean']:.0%} of held-out measurements, where the "
+            f"model's own interval held {s['predictive_90_coverage_heldout_mean']:.0%}") in readme

@@ -84,6 +84,15 @@ def _fig26_beyond() -> str:
     return body[body.index("**Beyond the caption**"):]
 
 
+def test_figure_26_says_how_it_spreads_near_predictions(table):
+    """(c) would overplot the prompts whose predictions lie within 0.022 (two do: 0.906 and 0.909); the caption
+    says they are spread, and calls the P markers pluses (not crosses: x is the second theory's marker)."""
+    cap = " ".join((RES.parents[1] / "paper_figures" / "fig26_trl_smollm2_caption.txt").read_text().split())
+    p = np.sort(table.predicted.unique())
+    assert (np.diff(p) < 0.022).sum() >= 1
+    assert "predictions within 0.022 spread 0.022 apart" in cap and "pluses: No" in cap and "crosses" not in cap
+
+
 def test_figure_26_caption_states_the_tables_numbers(table, traj):
     """Every number of Figure 26's caption and of its account in docs/figures.md, recomputed from docs/results."""
     cap = (RES.parents[1] / "paper_figures" / "fig26_trl_smollm2_caption.txt").read_text()

@@ -27,7 +27,7 @@ JUMP = 0.15
 
 #: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
 #: tests/test_figure_language.py lists the uses that differ from those tables as open).
-LANGUAGE = {"-": "data", "--": "comparison", ":": "reference", "o": "point"}
+LANGUAGE = {"-": "data", "--": "comparison", ":": "reference"}
 
 
 def _with_jumps_resolved(rows: list[dict], solve, n_side: int = 8) -> list[dict]:
@@ -93,7 +93,8 @@ def draw(df: pd.DataFrame, pi_ref_a: float) -> Figure:
             cut = np.flatnonzero((np.abs(np.diff(pi)) > JUMP) | (edge[1:] != edge[:-1])) + 1
             beta, pi = np.insert(beta, cut, np.nan), np.insert(pi, cut, np.nan)
             ax.semilogx(beta, pi, color=c, ls=ls, label=plotting.infty(method))
-        # curves that coincide (e.g. direct/scale with RLHF at G = 2) would hide each other: mark them
+        # curves that coincide (e.g. direct/scale with RLHF at G = 2): the dashed comparison lies on the solid
+        # GRPO curve, both visible; a note names the pair (no marker: open circles mean unstable points)
         panel = {m: df[(df.method == m) & ((df.group_size == G) if m.startswith("GRPO") else True)]
                  .sort_values("beta").pi_a.to_numpy(float) for m in METHODS}
         names = list(panel)
@@ -101,22 +102,13 @@ def draw(df: pd.DataFrame, pi_ref_a: float) -> Figure:
         if not np.isfinite(G):     # direct/scale at G = inf: the vertex a is a stable limit point for every beta
             d = df[df.method == "GRPO direct/scale"]
             ax.semilogx(d.beta, np.ones(len(d)), color=plotting.METHOD_COLORS["GRPO direct/scale"], lw=2.2, alpha=0.3)
-            notes.append(("pale: the vertex, also stable", None))
+            notes.append("pale: the vertex, also stable")
         for i, a in enumerate(names):
             for b in names[i + 1:]:
                 if panel[a].size == panel[b].size and panel[a].size and np.allclose(panel[a], panel[b], atol=1e-6):
-                    d = df[df.method == b].sort_values("beta")
-                    ax.semilogx(d.beta.to_numpy()[::5], panel[b][::5], "o", ms=3.2, mfc="none",
-                                mec=plotting.METHOD_COLORS[b], mew=0.8)
-                    notes.append((f": {plotting.infty(b)} = {plotting.infty(a)}", plotting.METHOD_COLORS[b]))
-        for k, (note, mec) in enumerate(notes):
-            y = 0.04 + 0.07 * k
-            if mec is None:
-                ax.text(0.03, y, note, transform=ax.transAxes, fontsize=7)
-                continue
-            # the key is the circle itself, in the colour it is drawn in on the curve
-            ax.plot([0.045], [y + 0.022], "o", ms=3.2, mfc="none", mec=mec, mew=0.8, transform=ax.transAxes)
-            ax.text(0.065, y, note, transform=ax.transAxes, fontsize=7)
+                    notes.append(f"{plotting.infty(b)} = {plotting.infty(a)} (one curve)")
+        for k, note in enumerate(notes):
+            ax.text(0.03, 0.04 + 0.07 * k, note, transform=ax.transAxes, fontsize=7)
         ax.axhline(pi_ref_a, color="0.45", ls=":", lw=0.9)
         plotting.panel(ax, "abc"[list(gs).index(G)], plotting.g_text(G))
         ax.set_xlabel(r"$\beta$")

@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 
 from .. import plotting
 from ..integrations.openrlhf import read_openrlhf_config
@@ -74,11 +75,15 @@ def draw(df: pd.DataFrame) -> Figure:
     betas = sorted(df.beta.unique())
     fig, axes = plotting.new_figure(width=plotting.DOUBLE, height=3.6, ncols=len(betas))
     names = list(dict.fromkeys(df.framework))
+    # the frameworks that remove the wrong answer exactly somewhere: each its own row in the zero strip,
+    # 1.1 decades apart (0.4 apart their markers overplotted), under the line at 2.2
+    exact = [n for n in names if (df[df.framework == n].pi_wrong <= 0).any()]
+    rows = {n: 0.3 + (1.1 / max(len(exact) - 1, 1)) * k for k, n in enumerate(exact)}
     top = float(df.pi_wrong.max()) * 3
     for ax, beta in zip(axes, betas):
         sub = df[df.beta == beta]
         z = zero_level(sub)
-        for i, name in enumerate(names):
+        for name in names:
             c = plotting.method_color(name)
             s = sub[(sub.framework == name) & (sub.pi_wrong > 0)]
             # the frameworks solid (data), RLHF dashed (a comparison); the TRL curves wide under the thin
@@ -89,7 +94,8 @@ def draw(df: pd.DataFrame) -> Figure:
                     label=name.replace("low_var_kl", "low-var KL").replace("group_norm", "group norm"))
             zero = sub[(sub.framework == name) & (sub.pi_wrong <= 0)]
             # one row per framework inside the zero strip, so coinciding collapses stay distinguishable
-            ax.plot(zero.pi_ref_correct, np.full(len(zero), z * 10 ** (0.4 * i)), "v", color=c, ms=3.2)
+            if len(zero):
+                ax.plot(zero.pi_ref_correct, np.full(len(zero), z * 10 ** rows[name]), "v", color=c, ms=3.2)
         ax.set_yscale("log")
         if (sub.pi_wrong <= 0).any():
             # the strip spans z .. 10^2.2 z; every real value is above 10^3 z
@@ -102,6 +108,9 @@ def draw(df: pd.DataFrame) -> Figure:
         plotting.panel(ax, "ab"[betas.index(beta)], rf"$\beta$ = {beta:g}, $G$ = 8", pad=2)
     axes[0].set_ylabel(r"stationary $\pi$(wrong)  (▼ below the line: exactly 0)")
     handles, labels = axes[0].get_legend_handles_labels()
+    # a framework drawn as ▼ where it removes the wrong answer is keyed with its ▼ too
+    handles = [Line2D([], [], color=h.get_color(), ls=h.get_linestyle(), lw=h.get_linewidth(),
+                      marker="v" if n in exact else None, ms=3.2) for h, n in zip(handles, names)]
     plotting.legend_below(fig, handles, labels, ncol=2)
     return fig
 

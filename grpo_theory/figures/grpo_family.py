@@ -116,25 +116,41 @@ def _coincident(df: pd.DataFrame, G) -> list[tuple[str, str]]:
     return out
 
 
+def _nested_widths(pairs: list[tuple[str, str]]) -> dict[str, tuple[float, float]]:
+    """Line width and z-order of each variant in a set of coinciding curves (the pairs joined into sets, in
+    :data:`VARIANTS` order): the first widest and lowest, each next one narrower and above it."""
+    sets: list[set[str]] = []
+    for a, b in pairs:
+        hit = [s for s in sets if a in s or b in s]
+        merged = {a, b}.union(*hit)
+        sets = [s for s in sets if s not in hit] + [merged]
+    out = {}
+    for members in sets:
+        order = [v for v in VARIANTS if v in members]
+        widths = np.linspace(2.8 if len(order) == 2 else 3.8, 0.9 if len(order) == 2 else 0.8, len(order))
+        out.update({v: (float(w), 2.0 + k) for k, (v, w) in enumerate(zip(order, widths))})
+    return out
+
+
 def draw(df: pd.DataFrame, pts: pd.DataFrame) -> Figure:
     """Figure 19: pi(correct) against beta, one panel per G, every variant, trained points on top."""
     gs = list(FAMILY_GROUP_SIZES)
     fig, axes = plotting.new_figure(width=plotting.DOUBLE, height=3.3, ncols=len(gs), sharey=True)
+    se_drawn = 0.0                                  # the largest bar drawn (2 SE), which the key states
     for k, (ax, G) in enumerate(zip(axes, gs)):
-        pairs = _coincident(df, G)
-        under, dup = {a for a, _ in pairs}, {b for _, b in pairs}
+        nest = _nested_widths(_coincident(df, G))
         for label in VARIANTS:
             d = df[(df.variant == label) & (df.group_size == G)].sort_values("beta")
             if d.empty:
                 continue
-            # every variant solid in its colour; a curve equal to one drawn before is thin on top of that
-            # one, drawn wide, so both stay visible (a thin line inside a wide one)
-            lw = 0.9 if label in dup else 2.8 if label in under else 1.3
-            ax.semilogx(d.beta, d.pi_a, "-", color=variant_color(label), lw=lw, zorder=3 if label in dup else 2,
-                        label=label)
+            # every variant solid in its colour; curves that coincide are nested, each narrower than the one
+            # under it, so all stay visible (a thin line inside a wide one; three in (d) at G = inf)
+            lw, z = nest.get(label, (1.3, 2))
+            ax.semilogx(d.beta, d.pi_a, "-", color=variant_color(label), lw=lw, zorder=z, label=label)
         plotting.reference(ax.axhline(FAMILY_PI_REF, color="0.45", ls=":", lw=0.9))
         p = pts[pts.group_size == G] if np.isfinite(G) else pts.iloc[:0]
         if len(p):
+            se_drawn = max(se_drawn, float(2 * p.measured_se.max()))
             ax.errorbar(p.beta, p.measured, yerr=2 * p.measured_se, fmt="none",
                         ecolor=plotting.METHOD_COLORS["trained"], elinewidth=0.8, capsize=1.5, zorder=5)
             sc = ax.scatter(p.beta, p.measured, marker="D", s=22, c=[variant_color(v) for v in p.variant],
@@ -147,7 +163,8 @@ def draw(df: pd.DataFrame, pts: pd.DataFrame) -> Figure:
     handles = [Line2D([], [], color=variant_color(lab)) for lab in VARIANTS]
     labels = list(VARIANTS)
     handles.append(Line2D([], [], marker="D", ls="none", mfc="0.8", mec=plotting.METHOD_COLORS["trained"], mew=1.1))
-    labels.append("trained, ±2 SE")
+    # the bars (2 SE) are smaller than the marker at print size: the key says how small, not "±2 SE"
+    labels.append(f"trained\n(bars ±2 SE ≤ {plotting.at_most(se_drawn, '.0e')})")
     plotting.legend_below(fig, handles, labels, ncol=5)
     fig.suptitle(r"The GRPO family on one binary question, $\pi_{\mathrm{ref}}$(correct) = "
                  f"{FAMILY_PI_REF:g} (dotted), reverse k3 penalty", fontsize=8.5)
@@ -180,11 +197,11 @@ def caption(t) -> str:
         f"Variants: the group advantage with the std "
         f"(GRPO) and without (Dr. GRPO), RLOO, REINFORCE++ with a group baseline, the analytic pass@k advantage "
         f"(k = 2; k = 4 only where G >= 4), tied groups filtered, and an entropy bonus of {ENTROPY_COEF:g} "
-        f"(on GRPO). At k = G pass@k has no signal and stays at pi_ref. Coinciding curves, the second thin inside "
-        f"the first: {coinc}. At beta = {b1:.3g} the pull ranges from {min(at[lo]):.3f} ({lo}) to "
+        f"(on GRPO). At k = G pass@k has no signal and stays at pi_ref. Coinciding curves, each narrower inside the "
+        f"one before: {coinc}. At beta = {b1:.3g} the pull ranges from {min(at[lo]):.3f} ({lo}) to "
         f"{max(at[hi]):.3f} ({hi}) over G = 2, 8, inf. Diamonds: the family study's runs on this question "
         f"(docs/results/family_study.csv, seed 0; {len(pts)} runs: {', '.join(sorted(set(pts.config)))}), "
-        f"within {err.max():.1e} of their predictions; the beta = 0 entropy-only run and the sequence-level "
+        f"within {plotting.at_most(err.max(), '.1e')} of their predictions; the beta = 0 entropy-only run and the sequence-level "
         f"ratio (GSPO, another question) are not on these axes."
     )
 

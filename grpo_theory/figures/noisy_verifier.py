@@ -155,7 +155,7 @@ def caption(t) -> str:
         f"the stationary pi(correct) against pi_ref(correct) at beta = {NOISE_BETA:g}, per G. Bottom: "
         f"pi(correct) from pi_ref = {NOISE_PI_REF:g} over (beta, eps), with the contours where it reaches "
         "0.9 (solid) and where it gains less than 0.05 over pi_ref (dash-dotted). Take-away: at G = 2 a noisy "
-        f"verifier is exactly a larger beta, beta / (1 - 2 eps) (every curve within {g2.max_gap.max():.0e}); "
+        f"verifier is exactly a larger beta, beta / (1 - 2 eps) (every curve within {plotting.at_most(g2.max_gap.max(), '.1e')}); "
         f"at larger G only roughly: the best single beta misses the noisy curve by up to {misses}. Even at "
         "G = inf the stationary policy now depends on the expected reward gap 1 - FP - FN, because the group "
         "std contains the verifier's own variance; with a clean verifier it does not depend on the gap."

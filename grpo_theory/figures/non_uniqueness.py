@@ -21,7 +21,8 @@ from ..solvers import stationary_points
 from ._data import binary
 from ._spec import FigureSpec
 from .finite_g_regions import COUNT_COLORS  # (b)'s counts coloured as Figure 22 colours them at finite G
-from .phase_portraits import BASIN_COLORS, PATH_HANDLES, PHASE_BETA, PHASE_PI_REF, PROB_TICKS, caption_paths, draw_paths
+from .phase_portraits import (BASIN_ALPHA, BASIN_COLORS, PATH_HANDLES, PHASE_BETA, PHASE_PI_REF, PROB_TICKS,
+                              caption_paths, draw_paths)
 from .phase_portraits import data as path_data
 
 #: Figure 7: the reference probability of panel (a).
@@ -88,11 +89,13 @@ def draw(points: pd.DataFrame, region: pd.DataFrame, pi_ref_a: float, paths: pd.
     unstable = pd.concat([at_fold, interior[interior.stable == False].sort_values("beta")])   # noqa: E712
     # basins: above the unstable branch (the separatrix) the flow goes to the vertex, below it to
     # the interior stable point; left of the fold only the vertex is left
-    ax.fill_between(unstable.beta, unstable.pi_a, top, color=BASIN_COLORS["vertex"], alpha=0.10, lw=0,
-                    label="basin of the vertex")
-    ax.fill_between([points.beta.min(), beta_f], bottom, top, color=BASIN_COLORS["vertex"], alpha=0.10, lw=0)
+    ax.fill_between(unstable.beta, unstable.pi_a, top, color=BASIN_COLORS["vertex"], alpha=BASIN_ALPHA["vertex"],
+                    lw=0, label="basin of the vertex")
+    ax.fill_between([points.beta.min(), beta_f], bottom, top, color=BASIN_COLORS["vertex"],
+                    alpha=BASIN_ALPHA["vertex"], lw=0)
     ax.fill_between(stable.beta, bottom, np.interp(stable.beta, unstable.beta, unstable.pi_a),
-                    color=BASIN_COLORS["interior"], alpha=0.08, lw=0, label="basin of the interior point")
+                    color=BASIN_COLORS["interior"], alpha=BASIN_ALPHA["interior"], lw=0,
+                    label="basin of the interior point")
     ax.semilogx(stable.beta, stable.pi_a, "-", color="black", lw=1.1, label="stable stationary point")
     # the unstable branch: a branch of stationary points (solid) carrying the unstable point's open circle
     ax.semilogx(unstable.beta, unstable.pi_a, "-", color="black", lw=1.1, marker="o", ms=3.2, mfc="white",
@@ -103,9 +106,9 @@ def draw(points: pd.DataFrame, region: pd.DataFrame, pi_ref_a: float, paths: pd.
     ax.semilogx(vertex.beta, np.full(len(vertex), top), "-", color=BASIN_COLORS["vertex"], lw=2.0, marker="s",
                 ms=4, mec="black", mew=0.6, markevery=max(1, len(vertex) // 7), clip_on=False, zorder=6,
                 label=r"vertex $\pi(a) = 1$ (limit, stable)")
-    ax.plot(beta_f, x_f, "o", ms=4, color="black", zorder=5)
-    ax.annotate(rf"fold, $\beta$ = {beta_f:.3f}", (beta_f, x_f), xytext=(6, -2), textcoords="offset points",
-                fontsize=7)
+    # the fold, where the two branches are born, is neither stable nor unstable: an arrow, not a circle
+    ax.annotate(rf"fold, $\beta$ = {beta_f:.3f}", (beta_f, x_f), xytext=(14, -3), textcoords="offset points",
+                fontsize=7, va="center", arrowprops=dict(arrowstyle="->", color="black", lw=0.7, shrinkA=1, shrinkB=1))
     plotting.reference(ax.axhline(pi_ref_a, color="0.45", ls=":", lw=0.9))
     ax.axvline(PHASE_BETA, color="0.3", lw=0.6, ls="-.")          # where (d) follows the paths
     ax.annotate("(c, d)", (PHASE_BETA, 0.07), xytext=(3, 0), textcoords="offset points", fontsize=7)
@@ -125,7 +128,8 @@ def draw(points: pd.DataFrame, region: pd.DataFrame, pi_ref_a: float, paths: pd.
     bx.contourf(betas, ps, H, levels=[-np.inf, 0.0, np.inf], colors=[COUNT_COLORS[3], COUNT_COLORS[1]])
     bx.contour(betas, ps, H, levels=[0.0], colors="black", linewidths=0.6)
     plotting.reference(bx.axhline(pi_ref_a, color="0.45", ls=":", lw=0.9))     # (a)'s pi_ref
-    bx.plot(beta_f, pi_ref_a, "o", ms=4, color="black", zorder=5)               # (a)'s fold, on the boundary
+    bx.annotate("(a)'s fold", (beta_f, pi_ref_a), xytext=(-36, 16), textcoords="offset points", fontsize=7,
+                ha="center", arrowprops=dict(arrowstyle="->", color="black", lw=0.7, shrinkA=1, shrinkB=1))
     bx.text(0.2, 0.75, "1 point:\nthe vertex", fontsize=7.5, ha="center", va="center", transform=bx.transAxes)
     bx.text(0.8, 0.3, "3 points:\nthe vertex,\nstable, unstable", fontsize=7.5, ha="center", va="center",
             color="white", transform=bx.transAxes)
@@ -175,7 +179,7 @@ def caption(t: dict[str, pd.DataFrame]) -> str:
         "unstable (open circles: the separatrix), the vertex pi(a) = 1 (stable limit for every beta; squares on (a)'s and (d)'s top edge), the fold "
         f"at beta = {beta_f:.4f}; shaded: each stable point's basin; dash-dotted: the beta of (c, d). "
         "(b) How many stationary points, over (beta, pi_ref(a)); black: the boundary (h = 0 at its turning "
-        "point); dotted: (a)'s pi_ref; dot: (a)'s fold. "
+        "point); dotted: (a)'s pi_ref; arrow: (a)'s fold. "
         + caption_paths(t["paths"], t["paths_stationary"])
         + "Take-away: above the fold a run from pi_ref settles inside; a start or large first step past the "
         "separatrix runs into the vertex.")

@@ -36,6 +36,21 @@ STEP_VARIANTS = (("reverse/scale, G = 8", dict(group_size=8)),
 LANGUAGE = {"-": "data", "--": "comparison", ":": "reference", "o": "point", "^": "key"}
 
 
+
+def _label_places(ax, contours) -> list[tuple[float, float]]:
+    """One place per contour level for its label: the level's vertex farthest from the panel's frame (in axes
+    fractions), in data coordinates."""
+    to_axes = ax.transData + ax.transAxes.inverted()
+    places = []
+    for segs in contours.allsegs:
+        pts = np.concatenate([s for s in segs if len(s)]) if any(len(s) for s in segs) else np.empty((0, 2))
+        if not len(pts):
+            continue
+        f = to_axes.transform(pts)
+        inner = np.minimum.reduce([f[:, 0], 1 - f[:, 0], f[:, 1], 1 - f[:, 1]])
+        places.append(tuple(pts[int(np.argmax(inner))]))
+    return places
+
 def data(n: int = 600, n_iter: int = 40) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """The proximal map f and f∘f against the identity, its fixed points and 2-cycle, and orbits."""
     q = binary(MAP_PI_REF)
@@ -155,8 +170,10 @@ def draw(curve: pd.DataFrame, marks: pd.DataFrame, orbits: pd.DataFrame, pi_ref_
             if np.isnan(z).any():
                 cx.contourf(b, p, np.isnan(z).astype(float), levels=[0.5, 1.5], colors="none", hatches=["////"])
             cs = cx.contour(b, p, z, levels=[0, 0.5, 1, 1.5, 2], colors="white", linewidths=0.7)
-            cx.clabel(cs, fmt=lambda v: f"{10 ** v:.3g}", fontsize=7)
             cx.set_xscale("log")
+            # each contour labelled at its point farthest from the frame (the automatic place put the "1" on
+            # the right edge)
+            cx.clabel(cs, fmt=lambda v: f"{10 ** v:.3g}", fontsize=7, manual=_label_places(cx, cs))
             cx.set_xlabel(r"$\beta$")
             cx.set_ylabel(r"$\pi_{\mathrm{ref}}(a)$")
             shown = plotting.infty(name).replace("G = ", "$G$ = ")

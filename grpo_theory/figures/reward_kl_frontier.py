@@ -18,7 +18,7 @@ from .simplex_paths import SIMPLEX_PI_REF, SIMPLEX_REWARDS
 
 #: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
 #: tests/test_figure_language.py lists the uses that differ from those tables as open).
-LANGUAGE = {"-": "data", "o": "point"}
+LANGUAGE = {"-": "data", ":": "reference", "o": "point"}
 
 
 def data() -> pd.DataFrame:
@@ -84,7 +84,7 @@ def draw(df: pd.DataFrame) -> Figure:
     ax.set_xlim(df[df.method.isin(grpo)].kl_direct.min() / 8, None)       # room for the labels of G
     ax.set_yscale("symlog", linthresh=LINTHRESH, linscale=0.5)
     ax.axhspan(-LINTHRESH, LINTHRESH, color="0.92", zorder=0)
-    zero = ax.axhline(0.0, color="0.5", lw=0.6)
+    zero = ax.axhline(0.0, color="0.45", lw=0.7, ls=":")
     plotting.reference(zero)
     ax.set_ylim(-LINTHRESH, 0.05)
     ax.set_xlabel(r"KL($\pi\,\|\,\pi_{\mathrm{ref}}$)")

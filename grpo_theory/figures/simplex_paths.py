@@ -72,12 +72,14 @@ def draw(df: pd.DataFrame, pi_ref, labels=("a", "b", "c"), rewards=None, mark_be
         ax.plot(xy[k, 0], xy[k, 1], "o", color=c, ms=3.2, mec="white", mew=0.5)
         if "reverse" in method:
             g_dots.append((method.rsplit("G=", 1)[-1], xy[k], c))
-    # the labels to the right of the beta = 1 dots, in the dots' vertical order, at least 0.055 apart
-    x_text = max(p[0] for _, p, _ in g_dots) + 0.13
+    # the labels to the right of the beta = 1 dots, in the dots' vertical order, at least 0.055 apart, wholly
+    # outside the triangle: left-aligned 0.03 right of its right edge (x = 1 - y/sqrt(3)) at the lowest label
     y_text = []
-    for g, p, c in sorted(g_dots, key=lambda t: t[1][1]):
+    for _, p, _ in sorted(g_dots, key=lambda t: t[1][1]):
         y_text.append(max(p[1], y_text[-1] + 0.055) if y_text else p[1])
-        ax.annotate(plotting.g_text(float(g)), p, xytext=(x_text, y_text[-1]), color=c, fontsize=7.5,
+    x_text = 1.0 - min(y_text) / np.sqrt(3.0) + 0.03
+    for (g, p, c), y in zip(sorted(g_dots, key=lambda t: t[1][1]), y_text):
+        ax.annotate(plotting.g_text(float(g)), p, xytext=(x_text, y), color=c, fontsize=7.5,
                     va="center", arrowprops=dict(arrowstyle="-", color=c, lw=0.5, shrinkA=1, shrinkB=2))
     ref = plotting.ternary(np.asarray(pi_ref))
     ax.plot(ref[0], ref[1], "k*", ms=6, label=r"$\pi_{\mathrm{ref}}$ ($\beta\to\infty$)")
@@ -101,6 +103,6 @@ SPEC = FigureSpec(
     "the stationary policy's path on the simplex as beta decreases from 20 to 0.02 (dots: beta = 1), "
     "GRPO variants (solid; colour: the variant; the reverse/scale paths labelled with G at their dots) against RLHF and "
     "NLHF (dashed); "
-    "grey lines: the barycentric grid, pi(o) = 0.2, 0.4, "
-    "0.6, 0.8.",
+    "grey lines: the barycentric grid, where one answer's probability is 0.2, 0.4, "
+    "0.6 or 0.8.",
     tables, render, __name__)

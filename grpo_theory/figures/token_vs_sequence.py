@@ -59,7 +59,7 @@ def draw(df: pd.DataFrame) -> Figure:
             e = d[d.loss_type == lt]
             low.plot(e.predicted_token_level, e.measured - e.predicted_token_level, "o", ms=4.2 - 1.1 * k,
                      color=col[lt], mec="black", mew=0.3, zorder=3 + k)
-        plotting.reference(low.axhline(0.0, color="0.4", lw=0.7))
+        plotting.reference(low.axhline(0.0, color="0.4", lw=0.7, ls=":"))
         low.set_xlim(-0.02, 1.02)
         low.set_ylim(-lim, lim)
         plotting.panel(low, "abcdefgh"[len(shapes) + shapes.index(shape)], "trained − token-level prediction",

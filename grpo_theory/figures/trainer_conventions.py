@@ -24,7 +24,7 @@ MARK = {"reverse": "solid, filled", "direct": "dashed, open"}
 
 #: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
 #: tests/test_figure_language.py lists the uses that differ from those tables as open).
-LANGUAGE = {"-": "data", "--": "comparison", "o": "point", "D": "trained"}
+LANGUAGE = {"-": "data", "--": "comparison", ":": "reference", "o": "point", "D": "trained"}
 
 
 def pi_ref_grid(n: int = 97) -> np.ndarray:
@@ -104,7 +104,7 @@ def draw(curves: pd.DataFrame, points: pd.DataFrame) -> Figure:
         plotting.diagonal(top)
         plotting.panel(top, "ab"[j], plotting.g_text(G), pad=2)
         plotting.panel(bottom, "cd"[j], "TRL's − the note's", pad=2)
-        bottom.axhline(0, color="0.6", lw=0.7)
+        plotting.reference(bottom.axhline(0, color="0.45", lw=0.7, ls=":"))
         bottom.set_xlim(-0.02, 1.02)
         bottom.set_xlabel(r"$\pi_{\mathrm{ref}}(a)$")
         bottom.set_ylabel("difference" if j == 0 else "")

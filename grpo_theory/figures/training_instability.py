@@ -85,8 +85,10 @@ def render(t: dict[str, pd.DataFrame]) -> Figure:
     worst, warm = shown_runs(runs)
     fig, axes = plotting.new_figure(width=plotting.DOUBLE, height=3.0, ncols=3,
                                     gridspec_kw=dict(width_ratios=[1.15, 1.15, 0.9]))
-    questions = list(dict.fromkeys(data[data.run == worst.run].question))
-    colours = dict(zip(questions, plotting.order_colors(range(len(questions)))))
+    # each prompt coloured by its pi_ref(correct) on the ordered map, log scale (its index told nothing, and 8
+    # neighbouring shades could not be told apart): the two clusters of prompts, low and high, differ in colour
+    ref = data[data.run == worst.run].groupby("question", sort=False).pi_ref.first()
+    colours = dict(zip(ref.index, plotting.order_colors(list(ref), log=True)))
     for ax, run, letter in ((axes[0], worst, "a"), (axes[1], warm, "b")):
         if run is None:
             ax.set_axis_off()
@@ -115,7 +117,7 @@ def render(t: dict[str, pd.DataFrame]) -> Figure:
     ax.set_yscale("log")
     ax.set_ylabel("largest |measured − predicted|")
     plotting.panel(ax, "c", "every seed", fontsize=7.5)
-    handles = [Line2D([], [], color="0.3", lw=1.1, label="trained (one colour per prompt)"),
+    handles = [Line2D([], [], color="0.3", lw=1.1, label=r"trained (colour: its $\pi_{\mathrm{ref}}$, dark = low)"),
                Line2D([], [], color="0.3", ls=":",
                       label=r"exact-gradient flow from $\pi_{\mathrm{ref}}$ (time scale fitted to (b))"),
                Line2D([], [], color="0.5", ls="-.", lw=0.7, label=f"(c) collapse threshold {COLLAPSE}")]
@@ -138,8 +140,8 @@ def caption(t: dict[str, pd.DataFrame]) -> str:
     last = None if warm is None else last_step_error(t["data"], warm.run)
     warm_text = ("" if warm is None else
                  f" (b) The same seed with {int(warm.warmup_steps)} warm-up steps: every prompt's measured "
-                 f"value (its mean over the last 30% of the steps) is within {warm.worst:.3f} of the theory; the "
-                 f"last plotted step, one noisy sample of the run, is within {last:.3f}.")
+                 f"value (its mean over the last 30% of the steps) is within {plotting.at_most(warm.worst, '.3f')} of the theory; the "
+                 f"last plotted step, one noisy sample of the run, is within {plotting.at_most(last, '.3f')}.")
     return (
         "Figure {n}. An optimiser instability on SmolLM2-135M (8 multiple-choice prompts, G = 8, beta = 0.5, "
         "reverse penalty, sequence level, last MLP trained). (a) The seed-"

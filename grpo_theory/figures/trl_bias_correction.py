@@ -73,7 +73,9 @@ def tables(inputs) -> dict[str, pd.DataFrame]:
 def render(t: dict[str, pd.DataFrame]) -> Figure:
     cur, pts, gap = t["data"], t["points"], t["gaps"]
     fig, axes = plotting.new_figure(width=plotting.DOUBLE, height=3.1, ncols=2)
-    colour = {"direct": plotting.METHOD_COLORS["GRPO direct/scale"], "reverse": plotting.METHOD_COLORS["GRPO reverse/scale"]}
+    # True is TRL 1.16's default objective (its colour, as in Figures 18 and 26); False is k3 in the loss, TRL
+    # 1.9's default (reverse/scale's colour)
+    colour = {"direct": plotting.METHOD_COLORS["TRL 1.16"], "reverse": plotting.METHOD_COLORS["TRL 1.9"]}
     ax = axes[0]
     plotting.reference(ax.plot([0, 1], [0, 1], ls=":", color="0.45", lw=0.9, zorder=0))
     for pen in ("direct", "reverse"):
@@ -97,7 +99,7 @@ def render(t: dict[str, pd.DataFrame]) -> Figure:
         g = gap[sel]
         ax.errorbar(g.pi_ref_correct, g.measured_gap, yerr=2 * g.measured_gap_se, fmt="D", ms=3.6, color=face,
                     mec="black", mew=0.4, ecolor="0.4", elinewidth=0.7, capsize=1, zorder=5)
-    plotting.reference(ax.axhline(0, color="0.6", lw=0.6))
+    plotting.reference(ax.axhline(0, color="0.45", lw=0.7, ls=":"))
     ax.set_xlim(0, 1)
     ax.set_xlabel(r"$\pi_{\mathrm{ref}}$(correct)")
     ax.set_ylabel("P(correct): on − off")
@@ -137,7 +139,7 @@ def caption(t: dict[str, pd.DataFrame]) -> str:
         f"{err.max():.4f}; {len(unconv)} of the {len(pts)} measurements had not converged "
         f"({'all ' if unconv.setting.nunique() == 1 else ''}under "
         f"{' and '.join(sorted(set(unconv.setting.str.split('=').str[1])))}). On "
-        f"the {len(ok)} questions converged in both settings the measured gap is within {gap_err.max():.4f} of "
+        f"the {len(ok)} questions converged in both settings the measured gap is within {plotting.at_most(gap_err.max(), '.4f')} of "
         "the predicted one: one flag moves the trained policy by as much as the theory says."
     )
 

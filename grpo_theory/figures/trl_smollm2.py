@@ -30,7 +30,9 @@ ANSWER_MARKERS = {"Yes": "^", "No": "P"}
 
 #: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
 #: tests/test_figure_language.py lists the uses that differ from those tables as open).
-LANGUAGE = {":": "reference", "o": "point", "^": "key", "P": "key"}
+#: (c): predictions closer than this are drawn this far apart; a prompt's two seeds sit this offset either side
+PROMPT_GAP, SEED_OFFSET = 0.022, 0.005
+LANGUAGE = {":": "reference", "^": "key", "P": "key"}
 
 
 def _question(prompt: str) -> str:
@@ -166,6 +168,8 @@ def render(t: dict[str, pd.DataFrame]) -> Figure:
     # the bias and the swing on one axis
     cx = axes[-1]
     colour = plotting.METHOD_COLORS["TRL 1.16"]
+    # prompts with near predictions (0.906 and 0.909) would overplot: their positions are drawn PROMPT_GAP apart
+    centre = dict(zip(data.predicted, plotting.apart(data.predicted, gap=PROMPT_GAP)))
     for k, s in enumerate(seeds):
         g = data[data.seed == s]
         q = window(traj, s).groupby("prompt_index").p.quantile([0.25, 0.75]).unstack()
@@ -173,8 +177,8 @@ def render(t: dict[str, pd.DataFrame]) -> Figure:
             lo = q.loc[r.prompt_index, 0.25].to_numpy() - r.predicted.to_numpy()
             hi = q.loc[r.prompt_index, 0.75].to_numpy() - r.predicted.to_numpy()
             y = (r.measured - r.predicted).to_numpy()
-            cx.errorbar(r.predicted + 0.004 * (2 * k - 1), y, yerr=[y - lo, hi - y], ls="", marker=ANSWER_MARKERS[a],
-                        ms=4.2, color=colour, mfc=colour if k == 0 else "white", mec=colour, mew=0.9, elinewidth=0.6,
+            cx.errorbar(r.predicted.map(centre) + SEED_OFFSET * (2 * k - 1), y, yerr=[y - lo, hi - y], ls="", marker=ANSWER_MARKERS[a],
+                        ms=4.2, color=colour, mfc=colour, mec=colour, mew=0.5, elinewidth=0.6,
                         zorder=3)
     plotting.reference(cx.axhline(0.0, color="0.45", lw=0.9, ls=":", zorder=1))
     cx.set(xlabel="predicted stationary P(correct)",
@@ -186,8 +190,8 @@ def render(t: dict[str, pd.DataFrame]) -> Figure:
                   Line2D([], [], color="0.9", lw=6, label=f"the last {TAIL:.0%} of the steps")]
                + [Line2D([], [], color=colour, marker=ANSWER_MARKERS[a], ms=4.2, ls="", label=f"(c) answered {a}")
                   for a in ("Yes", "No")]
-               + [Line2D([], [], color=colour, marker="o", ms=4.2, ls="", mfc=face, label=f"(c) seed {s}")
-                  for s, face in zip(seeds, (colour, "white"))]
+               # the seeds told apart by position alone (open markers would say "unstable point")
+               + [Line2D([], [], ls="", label=f"(c) seeds side by side, {seeds[0]} left")]
                + [Line2D([], [], color=colour, lw=0.6, label="(c) bars: the window's quartiles")])
     plotting.legend_below(fig, handles, ncol=4)
     return fig
@@ -258,17 +262,17 @@ def caption(t: dict[str, pd.DataFrame]) -> str:
         f"G = {int(first.group_size.iloc[0])}, beta = {first.beta.iloc[0]:g}, use_bias_correction_kl=True (TRL "
         f"1.16's default: the {first.penalty.iloc[0]} penalty), Adam at a constant "
         f"{plotting.sci_text(lr, plain=True)} after 10 warm-up steps, only the last MLP trained, {len(seeds)} "
-        f"seeds, {stop}. Each P(correct) is exact, read from the next-token distribution. pi_ref(correct) "
+        f"seeds, {stop}. Each P(correct) is exact (the next-token distribution). pi_ref(correct) "
         f"{first.pi_ref.min():.2f}-{first.pi_ref.max():.2f}; the stationary predictions "
         f"{first.predicted.min():.2f}-{first.predicted.max():.2f} (docs/trl.md). (a, b) Each prompt's logit error "
-        "(thin), and its mean over the prompts answered Yes and over "
-        "those answered No (bold); shaded: the window the measured value averages (in P). (c) Each prompt's mean "
-        "P(correct) over the window minus its prediction, seeds side by side (triangles: Yes, crosses: No); bars: the window's quartiles. "
+        "(thin) and the mean over the Yes and over the No prompts (bold); shaded: the window the measured value averages (in P). (c) Each prompt's mean "
+        f"P(correct) over the window minus its prediction, seeds side by side, {seeds[0]} left (triangles: Yes, pluses: No; "
+        f"predictions within {PROMPT_GAP:g} spread {PROMPT_GAP:g} apart); bars: the window's quartiles. "
         f"MAE {maes} (of pi_ref {ident}); {flat} of {len(data)} prompts flat. Over this range the prediction is "
         f"nearly one logit shift of pi_ref ({implied.min():.2f}-{implied.max():.2f}), and the measurements sit "
         f"above it: signed mean error {signed}, {sum(b['above'] for b in bs)} of {len(data)} prompts above their "
-        "prediction. The runs do not come to rest; why their motion is centred above the fixed point is not "
-        "measured here (docs/figures.md)."
+        "prediction. The runs never rest; why their motion centres above the fixed point is not measured here "
+        "(docs/figures.md)."
     )
 
 

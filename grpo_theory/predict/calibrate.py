@@ -36,10 +36,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._numerics import expit, logit
 from ..errors import InvalidInputError
 from .coupled import check_kernel, solve_kernel, solve_rho, time_grid
-from .._numerics import expit, logit
 from .field import PromptField
+from .samples import check_counts
 
 __all__ = ["Fit", "fit_flow", "fit_flows", "fit_shift", "predictive_interval", "clock_from_mean_reward", "clock_band",
            "start_logits"]
@@ -103,6 +104,9 @@ class Fit:
         ``L`` on the grid, shape (R, T).
     boot_t, boot_rho : numpy.ndarray
         The replicates' maxima.
+    p_split : numpy.ndarray or None
+        With ``split``: every prompt's P(correct) fitted on the measured prompts marked ``True`` alone (read
+        from the grid's paths like a bootstrap replicate), for a conformal calibration on the others.
     """
 
     model: str
@@ -124,6 +128,7 @@ class Fit:
     boot_t: np.ndarray
     boot_rho: np.ndarray
     info: dict = field(default_factory=dict)
+    p_split: np.ndarray | None = None
 
     def summary(self) -> dict:
         """The fitted numbers as plain floats (for JSON)."""
@@ -181,24 +186,8 @@ def _read_paths(paths: np.ndarray, grid: np.ndarray, logt: np.ndarray, rho: np.n
     return out.astype(float)
 
 
-def _check_counts(index, k, m, N: int):
-    index = np.asarray(index, dtype=int).reshape(-1)
-    k = np.asarray(k, dtype=float).reshape(-1)
-    m = np.asarray(m, dtype=float).reshape(-1)
-    if not (index.size == k.size == m.size) or index.size == 0:
-        raise InvalidInputError(f"measured index, k and m must be non-empty and of one length, got {index.size}, "
-                                f"{k.size}, {m.size}")
-    if np.any((index < 0) | (index >= N)):
-        raise InvalidInputError(f"measured index outside 0..{N - 1}: {index[(index < 0) | (index >= N)][:5].tolist()}")
-    if np.any(m < 1) or np.any((k < 0) | (k > m)):
-        bad = np.flatnonzero((m < 1) | (k < 0) | (k > m))[:5]
-        raise InvalidInputError(f"measured counts need 0 <= k <= m and m >= 1; bad at positions {bad.tolist()}: "
-                                f"k={k[bad].tolist()}, m={m[bad].tolist()}")
-    return index, k, m
-
-
 def fit_flow(field: PromptField, index, k, m, *, rhos=None, kernel=None, times=None, z0=None,
-             start_sd=None, n_boot: int = 200, level: float = 0.9, seed: int = 0) -> Fit:
+             start_sd=None, n_boot: int = 200, level: float = 0.9, seed: int = 0, split=None) -> Fit:
     """Fit the flow time ``t`` (and ``rho``) to measured counts by maximum binomial likelihood, with a bootstrap.
 
     Parameters
@@ -227,6 +216,9 @@ def fit_flow(field: PromptField, index, k, m, *, rhos=None, kernel=None, times=N
         Level of the intervals.
     seed : int
         Seed of the bootstrap.
+    split : array_like of bool, optional
+        One flag per measured prompt: also fit on the ``True`` ones alone (``Fit.p_split``; no extra
+        integration).
 
     Returns
     -------
@@ -240,7 +232,7 @@ def fit_flow(field: PromptField, index, k, m, *, rhos=None, kernel=None, times=N
         Bad counts, ``rho`` outside ``[0, 1]``, both ``rhos`` and ``kernel``, a bad kernel.
     """
     N = field.p.size
-    index, k, m = _check_counts(index, k, m, N)
+    index, k, m = check_counts(index, k, m, N)
     if not 0 < level < 1:
         raise InvalidInputError(f"level must lie in (0, 1), got {level!r}")
     if kernel is not None and rhos is not None:
@@ -265,7 +257,7 @@ def fit_flow(field: PromptField, index, k, m, *, rhos=None, kernel=None, times=N
         model = "coupled" if grid.size > 1 else ("tabular" if grid[0] == 0 else f"rho={grid[0]:g}")
     ell, paths = _surface(solve, grid, times, index, k, m, N, start_sd)
     return _finish(model, solve, grid, times, ell, paths, index, k, m, N, kernel is not None, start_sd, n_boot,
-                   level, seed)
+                   level, seed, split)
 
 
 def _rho_solver(field: PromptField, z0: np.ndarray):
@@ -319,7 +311,8 @@ def _surface(solve, grid, times, index, k, m, N, start_sd=None):
     return ell, paths
 
 
-def _finish(model, solve, grid, times, ell, paths, index, k, m, N, is_kernel, start_sd, n_boot, level, seed) -> Fit:
+def _finish(model, solve, grid, times, ell, paths, index, k, m, N, is_kernel, start_sd, n_boot, level, seed,
+            split=None) -> Fit:
     """The fit, its bootstrap and the start responses from the likelihood table (see :func:`fit_flow`)."""
     R, T = grid.size, times.size
     surface = ell.sum(axis=0)
@@ -355,16 +348,31 @@ def _finish(model, solve, grid, times, ell, paths, index, k, m, N, is_kernel, st
         z_plus, z_minus = np.where(sign, up, down), np.where(sign, down, up)
     else:
         z_plus = z_minus = z_fit
+    p_split = None if split is None else _split_fit(ell, grid, logt, paths, split)
     loglik = float(surface[r_hat, t_hat])
     rho_q = (np.nan, np.nan) if is_kernel else tuple(float(v) for v in np.quantile(boot_rho, [a, 1 - a]))
     t_q = tuple(float(v) for v in np.quantile(boot_t, [a, 1 - a]))
     return Fit(model, t_fit, t_q[0], t_q[1], rho_fit if not is_kernel else np.nan, rho_q[0], rho_q[1], loglik,
                level, expit(z_fit), p_draws, z_plus, z_minus, times, grid, surface, boot_t, boot_rho,
-               dict(measured=int(index.size), n_boot=int(n_boot), grid_edge_t=bool(t_hat in (0, T - 1))))
+               dict(measured=int(index.size), n_boot=int(n_boot), grid_edge_t=bool(t_hat in (0, T - 1))), p_split)
+
+
+def _split_fit(ell, grid, logt, paths, split) -> np.ndarray:
+    """Every prompt's P(correct) fitted on the measured prompts flagged in ``split`` alone: one replicate with
+    weights 1 there and 0 elsewhere, refined and read from the paths as the bootstrap's are."""
+    w = np.asarray(split, dtype=bool).reshape(-1)
+    if w.size != ell.shape[0] or not w.any():
+        raise InvalidInputError(f"split needs one flag per measured prompt ({ell.shape[0]}) and at least one True")
+    R, T = ell.shape[1:]
+    s = ell[w].sum(axis=0)[None]
+    br, bt = np.unravel_index(np.argmax(s.reshape(1, -1), axis=1), (R, T))
+    lt = _vertex(logt, s[np.arange(1), br, :], bt)
+    lr = _vertex(grid, s[np.arange(1), :, bt], br) if R > 1 else np.full(1, grid[0])
+    return expit(_read_paths(paths, grid, logt, lr, lt))[0]
 
 
 def fit_flows(field: PromptField, index, k, m, *, rhos=None, times=None, z0=None, start_sd=None,
-              n_boot: int = 200, level: float = 0.9, seed: int = 0) -> dict:
+              n_boot: int = 200, level: float = 0.9, seed: int = 0, split=None) -> dict:
     """:func:`fit_flow` of the one-parameter model and of the tabular flow (its ``rho = 0`` row), from one grid.
 
     Parameters
@@ -381,6 +389,8 @@ def fit_flows(field: PromptField, index, k, m, *, rhos=None, times=None, z0=None
         As for :func:`fit_flow`.
     seed : int
         As for :func:`fit_flow`.
+    split : array_like of bool, optional
+        As for :func:`fit_flow` (both fits get their ``p_split``).
 
     Returns
     -------
@@ -389,7 +399,7 @@ def fit_flows(field: PromptField, index, k, m, *, rhos=None, times=None, z0=None
         the same bootstrap replicates.
     """
     N = field.p.size
-    index, k, m = _check_counts(index, k, m, N)
+    index, k, m = check_counts(index, k, m, N)
     times = time_grid() if times is None else np.asarray(times, dtype=float)
     z0 = field.z_ref.copy() if z0 is None else np.asarray(z0, dtype=float)
     grid = np.round(np.linspace(0, 1, 11), 10) if rhos is None else np.asarray(rhos, dtype=float).reshape(-1)
@@ -399,7 +409,7 @@ def fit_flows(field: PromptField, index, k, m, *, rhos=None, times=None, z0=None
     solve = _rho_solver(field, z0)
     ell, paths = _surface(solve, grid, times, index, k, m, N, start_sd)
     r0 = int(np.flatnonzero(grid == 0)[0])
-    args = (index, k, m, N, False, start_sd, n_boot, level, seed)
+    args = (index, k, m, N, False, start_sd, n_boot, level, seed, split)
     return {"coupled": _finish("coupled", solve, grid, times, ell, paths, *args),
             "tabular": _finish("tabular", solve, grid[r0:r0 + 1], times, ell[:, r0:r0 + 1], paths[r0:r0 + 1], *args)}
 

@@ -18,8 +18,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import dynamics
+from .._numerics import expit, logit
 from ..errors import InvalidInputError
 from ..problem import Objective
+from .coupled import time_grid
 from .response import binary_question
 
 __all__ = ["FlowTable", "flow_table", "fit_clock"]
@@ -116,9 +118,9 @@ def flow_table(starts, obj: Objective, *, t_max: float = 1e4, n_times: int = 600
         raise InvalidInputError(f"flow starts must lie in (0, 1), got {starts[(starts <= 0) | (starts >= 1)][:5]}")
     interpolated = starts.size > max_exact
     if interpolated:
-        u = np.log(starts) - np.log1p(-starts)
-        starts = 1.0 / (1.0 + np.exp(-np.linspace(u.min(), u.max(), max_exact)))
-    times = np.concatenate([[0.0], np.geomspace(1e-3, t_max, n_times)])
+        u = logit(starts)
+        starts = expit(np.linspace(u.min(), u.max(), max_exact))
+    times = time_grid(t_max, n_times)
     values = np.empty((starts.size, times.size))
     disable = (starts.size < 16) if progress is None else not progress
     for i, p in enumerate(tqdm(starts, desc="flows p_x(t)", disable=disable, leave=False)):

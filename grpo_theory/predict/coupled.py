@@ -34,8 +34,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import InvalidInputError
 from .._numerics import expit, logit
+from ..errors import InvalidInputError
 from .field import PromptField
 
 __all__ = ["CoupledTrajectory", "solve_rho", "solve_kernel", "shift_stationary", "check_kernel", "time_grid"]

@@ -21,12 +21,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from .._numerics import expit
 from ..errors import InvalidInputError
 from ..problem import Objective
 from .calibrate import (Fit, clock_band, clock_from_mean_reward, fit_flow, fit_flows, fit_shift, predictive_interval,
                         start_logits, start_quantiles)
+from .conformal import calibration_split, conformal_interval, conformal_offsets
 from .coupled import solve_rho, time_grid
-from .._numerics import expit
 from .field import PromptField
 from .samples import SampleTable
 from .scoring import score_table
@@ -93,21 +94,33 @@ def match_measured(samples: SampleTable, after: SampleTable) -> tuple:
     return index, after.correct.astype(float), m
 
 
-def _models(fld: PromptField, z0, idx, k, m, *, kernel, rhos, start_sd, times, n_boot, level, seed) -> dict:
+def _models(fld: PromptField, z0, idx, k, m, *, kernel, rhos, start_sd, times, n_boot, level, seed,
+            split=None) -> dict:
     grid = np.round(np.linspace(0, 1, 11), 10) if rhos is None else np.asarray(rhos, dtype=float).reshape(-1)
+    common = dict(times=times, z0=z0, start_sd=start_sd, n_boot=n_boot, level=level, seed=seed, split=split)
     if grid.size and np.any(grid == 0) and grid.size > 1:
-        out = fit_flows(fld, idx, k, m, rhos=grid, times=times, z0=z0, start_sd=start_sd, n_boot=n_boot,
-                        level=level, seed=seed)
+        out = fit_flows(fld, idx, k, m, rhos=grid, **common)
         out = {"tabular": out["tabular"], "coupled": out["coupled"]}
     else:
-        out = {"tabular": fit_flow(fld, idx, k, m, rhos=[0.0], times=times, z0=z0, start_sd=start_sd,
-                                   n_boot=n_boot, level=level, seed=seed),
-               "coupled": fit_flow(fld, idx, k, m, rhos=grid, times=times, z0=z0, start_sd=start_sd,
-                                   n_boot=n_boot, level=level, seed=seed)}
+        out = {"tabular": fit_flow(fld, idx, k, m, rhos=[0.0], **common),
+               "coupled": fit_flow(fld, idx, k, m, rhos=grid, **common)}
     if kernel is not None:
-        out["kernel"] = fit_flow(fld, idx, k, m, kernel=kernel, times=times, z0=z0, start_sd=start_sd,
-                                 n_boot=n_boot, level=level, seed=seed)
+        out["kernel"] = fit_flow(fld, idx, k, m, kernel=kernel, **common)
     return out
+
+
+def _split(size: int, seed: int):
+    """The conformal calibration split of ``size`` measured prompts (None below 2)."""
+    return calibration_split(size, seed=seed + 2) if size >= 2 else None
+
+
+def _conformal(fit: Fit, idx, k, m, split, level: float, m_new):
+    """``(lo, hi, offsets)``: the split-conformal interval of every prompt (:mod:`.conformal`), centred on
+    ``fit.p``, calibrated on the measured prompts outside ``split`` with ``fit.p_split``."""
+    cal = ~split
+    offs = conformal_offsets(fit.p_split[idx[cal]], k[cal], m[cal], level=level)
+    lo, hi = conformal_interval(fit.p, offs, m_new)
+    return lo, hi, offs
 
 
 def predict_finite(samples: SampleTable, obj: Objective, after: SampleTable | None = None, *, kernel=None,
@@ -218,8 +231,9 @@ def predict_finite(samples: SampleTable, obj: Objective, after: SampleTable | No
             perm = rng.permutation(idx.size)
             out, keep = perm[:n_out], perm[n_out:]
             table.loc[idx[out], "heldout"] = True
+            hsplit = _split(keep.size, seed)
             hfits = _models(fld, z0, idx[keep], k[keep], m[keep], kernel=kernel, rhos=rhos, start_sd=start_sd,
-                            times=times, n_boot=n_boot, level=level, seed=seed)
+                            times=times, n_boot=n_boot, level=level, seed=seed, split=hsplit)
             c_shift = fit_shift(z0[idx[keep]], k[keep], m[keep])
             preds = {"no_change": expit(z0[idx[out]]), "shift": expit(z0[idx[out]] + c_shift)}
             preds.update({name: f.p[idx[out]] for name, f in hfits.items()})
@@ -231,8 +245,12 @@ def predict_finite(samples: SampleTable, obj: Objective, after: SampleTable | No
             summary["holdout"] = dict(fraction=float(holdout), heldout=int(n_out), fitted_on=int(keep.size),
                                       best=str(best.model),
                                       fits={name: f.summary() for name, f in hfits.items()}, shift=c_shift)
+            if hsplit is not None:
+                summary["holdout"]["coverage"] = _coverage(hfits["kernel" if kernel is not None else "coupled"],
+                                                           idx, k, m, keep, out, hsplit, level, seed)
+        split = _split(idx.size, seed)
         fits = _models(fld, z0, idx, k, m, kernel=kernel, rhos=rhos, start_sd=start_sd, times=times,
-                       n_boot=n_boot, level=level, seed=seed)
+                       n_boot=n_boot, level=level, seed=seed, split=split)
         c_shift = fit_shift(z0[idx], k, m)
         table["pred_shift"] = expit(z0 + c_shift)
         for name, f in fits.items():
@@ -242,6 +260,16 @@ def predict_finite(samples: SampleTable, obj: Objective, after: SampleTable | No
         lo, hi = predictive_interval(main, max(1, int(round(m_pred))), level=level, seed=seed + 1)
         table["pred_finite"] = main.p
         table["pred_finite_lo"], table["pred_finite_hi"] = lo, hi
+        table["pred_finite_conformal_lo"] = table["pred_finite_conformal_hi"] = np.nan
+        if split is not None:
+            clo, chi, offs = _conformal(main, idx, k, m, split, level, max(1, int(round(m_pred))))
+            table["pred_finite_conformal_lo"], table["pred_finite_conformal_hi"] = clo, chi
+            summary["conformal"] = dict(
+                offs.summary(), fitted_on=int(split.sum()), m_pred=m_pred,
+                max_centre_shift=float(np.max(np.abs(main.p - main.p_split))),
+                interval=f"{level:.0%} split-conformal predictive interval of a new measurement of {m_pred:g} "
+                         f"samples: calibrated on {offs.calibration} measured prompts predicted by a fit to the "
+                         f"other {int(split.sum())}; covers at least {level:.0%} when prompts are exchangeable")
         summary.update(mode="measured", model=main.model, fit=main.summary(),
                        fits={name: f.summary() for name, f in fits.items()}, shift=c_shift, measured=int(idx.size),
                        interval=f"{level:.0%} predictive interval of a new measurement of {m_pred:g} samples: the "
@@ -250,3 +278,20 @@ def predict_finite(samples: SampleTable, obj: Objective, after: SampleTable | No
                        m_pred=m_pred)
     summary["seconds"] = round(time.perf_counter() - started, 3)
     return FinitePrediction(table, summary, fits, scores)
+
+
+def _coverage(fit: Fit, idx, k, m, keep, out, split, level: float, seed: int) -> dict:
+    """Share of the held-out measurements inside the model's predictive interval and inside the conformal one,
+    both from the fit to the kept prompts, each for the held-out prompt's own number of samples."""
+    f = k[out] / m[out]
+    m_out = np.maximum(1, np.round(m[out])).astype(int)
+    full_m = np.ones(fit.p.size, dtype=int)
+    full_m[idx[out]] = m_out
+    lo, hi = predictive_interval(fit, full_m, level=level, seed=seed + 1)
+    clo, chi, offs = _conformal(fit, idx[keep], k[keep], m[keep], split, level, full_m)
+    inside = (lo[idx[out]] - 1e-12 <= f) & (f <= hi[idx[out]] + 1e-12)
+    cinside = (clo[idx[out]] - 1e-12 <= f) & (f <= chi[idx[out]] + 1e-12)
+    return dict(level=float(level), model=float(inside.mean()), conformal=float(cinside.mean()),
+                conformal_calibration=offs.calibration,
+                model_mean_width=float(np.mean(hi[idx[out]] - lo[idx[out]])),
+                conformal_mean_width=float(np.mean(chi[idx[out]] - clo[idx[out]])))

@@ -25,7 +25,7 @@ import numpy as np
 from .._validate import MAX_DATA_BYTES, csv_records, float_array, json_value, plain, read_text, text_number
 from ..errors import InvalidInputError, TheoryWarning
 
-__all__ = ["SampleTable", "read_samples", "samples_from_counts", "PredictWarning"]
+__all__ = ["SampleTable", "read_samples", "samples_from_counts", "PredictWarning", "check_counts"]
 
 
 class PredictWarning(TheoryWarning):
@@ -462,3 +462,41 @@ def samples_from_counts(n, correct, prompt_ids=None) -> SampleTable:
             seen[p] = i
     counts = np.stack([n - c, c], axis=1).astype(np.int64)
     return SampleTable(ids, np.array([0.0, 1.0]), counts, "counts", [])
+
+
+def check_counts(index, k, m, N: int) -> tuple:
+    """Measured counts as arrays, checked.
+
+    Parameters
+    ----------
+    index : array_like of int
+        The measured prompts' positions in ``0..N-1``.
+    k, m : array_like of int
+        Their correct samples and samples.
+    N : int
+        Number of prompts.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ``(index, k, m)`` (int, float, float).
+
+    Raises
+    ------
+    InvalidInputError
+        Lengths that differ or zero, ``index`` outside ``0..N-1``, ``k`` outside ``0..m``, ``m < 1`` (naming
+        the bad entries).
+    """
+    index = np.asarray(index, dtype=int).reshape(-1)
+    k = np.asarray(k, dtype=float).reshape(-1)
+    m = np.asarray(m, dtype=float).reshape(-1)
+    if not (index.size == k.size == m.size) or index.size == 0:
+        raise InvalidInputError(f"measured index, k and m must be non-empty and of one length, got {index.size}, "
+                                f"{k.size}, {m.size}")
+    if np.any((index < 0) | (index >= N)):
+        raise InvalidInputError(f"measured index outside 0..{N - 1}: {index[(index < 0) | (index >= N)][:5].tolist()}")
+    if np.any(m < 1) or np.any((k < 0) | (k > m)):
+        bad = np.flatnonzero((m < 1) | (k < 0) | (k > m))[:5]
+        raise InvalidInputError(f"measured counts need 0 <= k <= m and m >= 1; bad at positions {bad.tolist()}: "
+                                f"k={k[bad].tolist()}, m={m[bad].tolist()}")
+    return index, k, m

@@ -12,9 +12,9 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from .._numerics import logit
 from ..errors import InvalidInputError
 from ..predict import Response
-from .._numerics import logit
 from ..problem import Objective
 from ..training.smollm import YES_NO_QUESTIONS
 

@@ -13,9 +13,9 @@ import math
 import numpy as np
 import pandas as pd
 
+from .._numerics import logit
 from ..errors import InvalidInputError
 from ..predict import flow_table
-from .._numerics import logit
 from ..problem import Objective
 from .free_prompts import stationary_x
 
