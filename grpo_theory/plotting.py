@@ -136,8 +136,9 @@ METHOD_COLORS = {k: COLORS[k] for k in ("GRPO reverse/scale", "GRPO reverse/shif
                                         "GRPO direct/shift", "RLHF", "NLHF", "TRL 1.16", "verl", "OpenRLHF",
                                         "trained")}
 METHOD_COLORS["TRL 1.9"] = COLORS["GRPO reverse/scale"]          # TRL 1.9's default is reverse/scale
-#: The normalisation conventions of Figure 13 (the note's, the reverse/scale default; and TRL's).
-CONVENTION_COLORS = {"note": COLORS["GRPO reverse/scale"], "TRL": COLORS["TRL 1.16"]}
+#: The normalisation conventions of Figure 13 (the note's; TRL's), the figure's two settings: drawn for both
+#: penalties, so not in a method's colour (reverse/scale's blue and TRL 1.16's purple each name one objective).
+CONVENTION_COLORS = {"note": COLORS["setting 1"], "TRL": COLORS["setting 2"]}
 #: A reference artist (the diagonal, pi_ref's level, a zero line) carries this gid: it is not data.
 REFERENCE = "reference"
 

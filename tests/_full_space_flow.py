@@ -144,9 +144,19 @@ def flow_end(pi_ref, rewards=None, *, t_end=1e10, grad=None, rtol=1e-9, atol=1e-
         f = np.where(live, p[sup] * (g - p[sup] @ np.where(live, g, 0.0)), 0.0)
         return math.exp(s) * f                    # d theta/ds = (1 + t) d theta/dt, t = e^s - 1
 
+    return log_time_lsoda(rhs, np.log(pi_ref[sup]), pol, t_end=t_end, rtol=rtol, atol=atol, max_evals=max_evals,
+                          calls=calls, start=start)
+
+
+def log_time_lsoda(rhs, y0, pol, *, t_end, rtol, atol, max_evals=None, calls=None, start=None):
+    """``pol(y)`` at flow time ``t_end``: ``rhs(s, y)`` is ``dy/ds`` in ``s = log(1 + t)``, integrated by LSODA from
+    ``y0`` at ``s = 0``. Raises :class:`IntegrationBudget` past ``max_evals`` evaluations (counted in ``calls[0]``
+    by ``rhs``) or 20 s of CPU, :class:`IntegrationFailed` where LSODA gives up."""
+    calls = calls if calls is not None else [0]
+    start = start if start is not None else time.process_time()
     # LSODA stepped by hand, so that the budget is checked between steps (an exception raised inside its
     # callback, or a field set to 0 there, can leave it looping at a jump of the field)
-    solver = LSODA(rhs, 0.0, np.log(pi_ref[sup]), math.log1p(t_end), rtol=rtol, atol=atol)
+    solver = LSODA(rhs, 0.0, np.asarray(y0, float), math.log1p(t_end), rtol=rtol, atol=atol)
     while solver.status == "running":
         try:
             message = solver.step()
@@ -159,3 +169,24 @@ def flow_end(pi_ref, rewards=None, *, t_end=1e10, grad=None, rtol=1e-9, atol=1e-
         raise IntegrationFailed(f"LSODA failed at t = {math.expm1(solver.t):.3g}: {message}",
                                 t=math.expm1(solver.t), pi=pol(solver.y))
     return pol(solver.y)
+
+
+def tree_flow_end(tp, *, t_end, rtol=1e-8, atol=1e-10, max_evals=None):
+    """The answers' policy at flow time ``t_end`` of the token-level flow on **every edge logit** of the answer tree
+    of ``tp`` (a :class:`grpo_theory.solvers.tree.TreeProblem`), from pi_ref's conditionals: ``d theta_e/dt =
+    dJ/dtheta_e`` (``tp.logit_gradient``, checked against autograd in tests/test_tree.py), no gauge fixed, no
+    snapping, integrated in log time like :func:`flow_end`."""
+    calls = [0]
+    free, last = tp.free, tp.last_of_edge[tp.free]
+
+    def x_of(theta):
+        return theta[free] - theta[last]
+
+    def rhs(s, theta):
+        calls[0] += 1
+        with np.errstate(all="ignore"):
+            f = tp.logit_gradient(x_of(theta))
+        return math.exp(s) * np.where(np.isfinite(f), f, 0.0)
+
+    return log_time_lsoda(rhs, tp.log_ref_cond, lambda th: tp.policy(x_of(th)), t_end=t_end, rtol=rtol, atol=atol,
+                          max_evals=max_evals, calls=calls)

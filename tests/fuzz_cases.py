@@ -11,9 +11,9 @@ Every case is drawn from one integer seed, so a failure is reproduced by its see
   independent gradient near the vertex keeps pushing mass onto it;
 * ``flagged``: ``converged=False`` with a reason;
 * every ``ok`` and ``ok-limit`` is also checked to be where the flow on all output logits from ``pi_ref``
-  goes (:func:`fuzz_kl_cases.end_check`: an independent log-time integration to t = 1e8, within 1e-3);
-  ``end`` records it (``same``, or ``unchecked`` where that integration hits its budget), and a
-  different end is a ``FAIL``;
+  goes (:func:`fuzz_kl_cases.end_check`: an independent log-time integration to t = 1e8, within 1e-3, or,
+  where it is not, on to t = 1e10 and 1e12, within 1e-3 there and closer); ``end`` records it (``same``,
+  ``late``, or ``unchecked`` where that integration hits its budget), and a different end is a ``FAIL``;
 * ``error``: an :class:`~grpo_theory.InvalidInputError` or ``ExactEvaluationTooLarge``;
 * ``FAIL``: anything else: another exception, a NaN, ``converged=True`` with a residual above
   tolerance, or an independent residual that disagrees.
@@ -179,16 +179,34 @@ def independent_residual(q: Question, obj: Objective, pi: np.ndarray, rng) -> tu
     return float(res[worst]), float(tol[worst] + exact_tol)
 
 
-def limit_point_attracts(q: Question, obj: Objective, vertex: np.ndarray, mix: float = 1e-9) -> bool:
+def limit_point_attracts(q: Question, obj: Objective, vertex: np.ndarray, mix: float = 1e-9) -> tuple[bool, bool]:
     """Near a vertex limit point, the independent per-output gradient of the direct objective
     ``g(o) = P(o) - beta (log(pi(o)/pi_ref(o)) + 1)`` is larger on the vertex's outputs than on
-    every other output of the support: the logit flow keeps moving mass onto the vertex."""
+    every other output of the support: the logit flow keeps moving mass onto the vertex.
+
+    An absent output with the reward law of a kept one (a class-mate) gains there whenever the
+    penalty pulls it back to pi_ref's proportions; the flow can still leave it behind (its own
+    speed is proportional to its mass), which only the end check can tell. Such outputs are left
+    out of the comparison, and the second value says whether there were any (the end must then
+    be checked, not ``unchecked``)."""
     pi = (1.0 - mix) * vertex + mix * q.pi_ref
     P, _ = independent_preference(q, obj, pi, np.random.default_rng(0))
     s = q.pi_ref > 0
     g = P[s] - obj.beta * (np.log(pi[s] / q.pi_ref[s]) + 1.0)
     inside = vertex[s] > 0
-    return bool(g[inside].min() > g[~inside].max())
+    law = q.reward_probs[s]
+    twin = np.array([not inside[i] and any(np.array_equal(law[i], law[k]) for k in np.flatnonzero(inside))
+                     for i in range(law.shape[0])], dtype=bool)
+    others = ~inside & ~twin
+    attracts = bool(not others.any() or g[inside].min() > g[others].max())
+    return attracts, bool(twin.any() and (g[twin] >= g[inside].min()).any())
+
+
+def twin_answers(q: Question, pi: np.ndarray) -> list[int]:
+    """Answers of pi_ref's support absent from ``pi`` with the reward law of an answer ``pi`` keeps."""
+    kept = np.flatnonzero(pi > 0)
+    return [int(o) for o in np.flatnonzero((pi == 0) & (q.pi_ref > 0))
+            if any(np.array_equal(q.reward_probs[o], q.reward_probs[k]) for k in kept)]
 
 
 def check_case(seed: int, time_limit: float = 60.0) -> dict:
@@ -210,12 +228,13 @@ def check_case(seed: int, time_limit: float = 60.0) -> dict:
         return row
     row["seconds"] = time.perf_counter() - t0
     row["residual"] = sol.residual
+    twin_gains = False
     if not np.all(np.isfinite(sol.pi)) or abs(sol.pi.sum() - 1.0) > 1e-9 or np.any(sol.pi < 0):
         row.update(outcome="FAIL", detail=f"not a distribution: {sol.pi}")
     elif sol.converged and not sol.boundary and not sol.residual <= RESIDUAL_TOL:
         row.update(outcome="FAIL", detail=f"converged=True with residual {sol.residual:.2e}")
     elif sol.boundary:
-        ok = limit_point_attracts(q, obj, sol.pi)
+        ok, twin_gains = limit_point_attracts(q, obj, sol.pi)
         row.update(outcome="ok-limit" if ok else "FAIL",
                    detail=sol.message[:200] if ok else "boundary point, but the independent gradient "
                    "near the vertex does not push towards it")
@@ -229,10 +248,15 @@ def check_case(seed: int, time_limit: float = 60.0) -> dict:
     if row["outcome"] in ("ok", "ok-limit"):
         from fuzz_kl_cases import end_check
 
-        ok, why = end_check(q, obj, sol.pi)
-        row["end"] = "unchecked" if ok is None else ("same" if ok else "WRONG")
+        twins = twin_answers(q, sol.pi) if twin_gains else []
+        ok, why = end_check(q, obj, sol.pi, left_behind=twins)
+        verdict = ("late" if why.startswith("reached late") else "left-behind" if why.startswith("left behind")
+                   else "same")
+        row["end"] = "unchecked" if ok is None else (verdict if ok else "WRONG")
         if ok is False:
             row.update(outcome="FAIL", detail=f"not the flow's end: {why}")
+        elif ok is None and row["outcome"] == "ok-limit" and twin_gains:
+            row.update(outcome="FAIL", detail=f"a limit that leaves a gaining class-mate behind, unconfirmed: {why}")
     if row["seconds"] > time_limit and row["outcome"] != "FAIL":
         row.update(outcome="FAIL", detail=f"took {row['seconds']:.1f} s (limit {time_limit:g} s)")
     return row

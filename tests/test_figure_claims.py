@@ -356,7 +356,7 @@ def test_fig3_log_pooling_shift_and_where_each_curve_falls():
 
 
 def test_fig16_plain_steps_lie_on_their_flow():
-    """Figure 16 draws dynamics.grpo_steps as open circles on the fitted flow (the old 1.8-pt dots could not be
+    """Figure 16 draws dynamics.grpo_steps as filled circles on the fitted flow (the old 1.8-pt dots could not be
     seen at paper size): the caption's "within" is the largest |steps - flow| over every run, question and
     logged step of the committed CSV, and it is small against the runs' own departures from the flow."""
     d = _csv("fig16_training_trajectories")
@@ -367,7 +367,7 @@ def test_fig16_plain_steps_lie_on_their_flow():
     tr = d[d.kind == "trained"].set_index(key).pi
     assert len(st) == len(fl) and st.index.equals(fl.index)
     off = float((fl - st).abs().max())
-    assert f"(open circles, on the flow within {bound_up(off, '.2g')})" in cap
+    assert f"(circles, on the flow within {bound_up(off, '.2g')})" in cap
     assert off < 0.05 < float((tr - fl).abs().max())       # the runs leave their flow by far more
 
 

@@ -283,3 +283,19 @@ def test_fig9_caption_names_each_group_of_converged_points_more_than_0_1_off():
             assert f"{head} ended at the other stable point" in cap
     assert "Figure 27 explains both" in cap
     assert "thin and faint" not in cap and "light dots" in cap
+
+
+def test_fig9_caption_says_what_its_error_bars_are():
+    """The bars were described as "the between-seed standard error where the study has several seeds", yet the
+    small-GPT points are single seeds with bars in both rows, and the bottom row's are sqrt(SE^2 + tau^2): the
+    caption now says so, and the committed table bears it out."""
+    pts = pd.read_csv(ROOT / "docs" / "results" / "fig9_points.csv")
+    gpt = pts[pts.source == "small GPT"]
+    assert (gpt.seeds == 1).all() and (gpt.residual_se >= gpt.measured_se - 1e-15).all()
+    assert (gpt.residual_se > gpt.measured_se + 1e-12).mean() > 0.5
+    multi = pts[pts.seeds > 1]
+    assert len(multi) and np.allclose(multi.residual_se, multi.measured_se, equal_nan=True)
+    cap = _caption("fig9_trained_vs_theory")
+    assert "where the study has several seeds" not in cap
+    assert ("Error bars: the between-seed SE of a mean over seeds; for a single-seed small-GPT point its SE (top) "
+            "and sqrt(SE^2 + tau^2)") in cap

@@ -72,10 +72,11 @@ SEEDS = {
           "a Jacobian of rounding (-3.6e-35, its relative tolerance as tiny); the flow goes on along the face to the "
           "vertex (1, 0, 0) (now an eigenvalue below 1e-20 of the field's size is 0: the limit vertex is returned)",
     1645: "REINFORCE++, the direct penalty (k2 in the loss): the class limit keeps pi_ref's proportions inside the "
-          "class, 0.0073 off; the flow collapses the lighter answer too (now flagged: class_reduction_exact trusts "
-          "the penalty only for a stable point off the faces, and the flow on all output logits is still moving)",
+          "class, 0.0073 off; the flow collapses the lighter answer too (flagged, then: class_reduction_exact trusts "
+          "the penalty only for a stable point off the faces; now the vertex, a limit whose class-mate falls like "
+          "t^-c with c > 1: tests/test_full_space_limits.py)",
     2798: "the same (k3_plus in the loss, 0.0072 off)",
-    4714: "the same (0.0043 off)",
+    4714: "the same (0.0043 off; the class-mate falls like t^-0.97: still flagged, saying it may come back)",
     7251: "the same (k3_plus in the loss, 0.033 off)",
     7998: "the same (k1 in the advantage, G = inf, 0.029 off)",
 }

@@ -60,8 +60,8 @@ def draw(df: pd.DataFrame, fits: pd.DataFrame, beta: float) -> Figure:
     handles = [ref]
     for (p, d), c in zip(df.groupby("pi_ref_a"), plotting.order_colors(sorted(df.pi_ref_a.unique()))):
         fit = fits[fits.pi_ref_a == p].iloc[0]
-        ax.loglog(d.group_size, d.abs_error, "o", ms=3.2, color=c, mfc="white", mew=1.0, zorder=4)
-        handles.append(Line2D([], [], color=c, marker="o", ms=3.2, mfc="white", mew=1.0, lw=1.3,
+        ax.loglog(d.group_size, d.abs_error, "o", ms=3.2, color=c, mec="white", mew=0.5, zorder=4)
+        handles.append(Line2D([], [], color=c, marker="o", ms=3.2, mec="white", mew=0.5, lw=1.3,
                               label=rf"$\pi_{{\mathrm{{ref}}}}(a)$ = {p:g}, fit (solid): slope "
                               + f"{fit.slope:.2f}".replace("-", "−")))
         g = np.geomspace(FIT_FROM, gs.max(), 30)

@@ -21,7 +21,8 @@ from ..solvers import stationary_points
 from ._data import binary
 from ._spec import FigureSpec
 from .finite_g_regions import COUNT_COLORS  # (b)'s counts coloured as Figure 22 colours them at finite G
-from .phase_portraits import BASIN_COLORS, PATH_HANDLES, PHASE_BETA, PHASE_PI_REF, PROB_TICKS, caption_paths, draw_paths
+from .phase_portraits import (BASIN_ALPHA, BASIN_COLORS, PATH_HANDLES, PHASE_BETA, PHASE_PI_REF, PROB_TICKS,
+                              caption_paths, draw_paths)
 from .phase_portraits import data as path_data
 
 #: Figure 7: the reference probability of panel (a).
@@ -88,11 +89,13 @@ def draw(points: pd.DataFrame, region: pd.DataFrame, pi_ref_a: float, paths: pd.
     unstable = pd.concat([at_fold, interior[interior.stable == False].sort_values("beta")])   # noqa: E712
     # basins: above the unstable branch (the separatrix) the flow goes to the vertex, below it to
     # the interior stable point; left of the fold only the vertex is left
-    ax.fill_between(unstable.beta, unstable.pi_a, top, color=BASIN_COLORS["vertex"], alpha=0.10, lw=0,
-                    label="basin of the vertex")
-    ax.fill_between([points.beta.min(), beta_f], bottom, top, color=BASIN_COLORS["vertex"], alpha=0.10, lw=0)
+    ax.fill_between(unstable.beta, unstable.pi_a, top, color=BASIN_COLORS["vertex"], alpha=BASIN_ALPHA["vertex"],
+                    lw=0, label="basin of the vertex")
+    ax.fill_between([points.beta.min(), beta_f], bottom, top, color=BASIN_COLORS["vertex"],
+                    alpha=BASIN_ALPHA["vertex"], lw=0)
     ax.fill_between(stable.beta, bottom, np.interp(stable.beta, unstable.beta, unstable.pi_a),
-                    color=BASIN_COLORS["interior"], alpha=0.08, lw=0, label="basin of the interior point")
+                    color=BASIN_COLORS["interior"], alpha=BASIN_ALPHA["interior"], lw=0,
+                    label="basin of the interior point")
     ax.semilogx(stable.beta, stable.pi_a, "-", color="black", lw=1.1, label="stable stationary point")
     # the unstable branch: a branch of stationary points (solid) carrying the unstable point's open circle
     ax.semilogx(unstable.beta, unstable.pi_a, "-", color="black", lw=1.1, marker="o", ms=3.2, mfc="white",

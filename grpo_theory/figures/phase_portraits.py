@@ -30,6 +30,9 @@ PHASE_VARIANTS = (("reverse/scale, G = 8", dict(group_size=8)),
 START_LOGITS = (-3.0, -1.386, 0.0, 2.0, 4.0, 6.0, 9.0, 13.8)
 #: Colours of the two basins, as Figure 7(a) shades them.
 BASIN_COLORS = {"interior": plotting.COLORS["interior point"], "vertex": plotting.COLORS["vertex point"]}
+#: how strongly each basin is shaded (0.10 and 0.08 were near-white at print size, the two basins and their
+#: legend swatches hard to tell apart)
+BASIN_ALPHA = {"interior": 0.2, "vertex": 0.24}
 
 
 #: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
@@ -93,8 +96,8 @@ def draw_paths(ax, paths: pd.DataFrame, points: pd.DataFrame, name: str, letter:
     sep = pts[~pts.stable.astype(bool)]
     if len(sep):
         zs = float(sep.logit.iloc[0])
-        ax.axhspan(zs, hi, color=BASIN_COLORS["vertex"], alpha=0.10, lw=0)
-        ax.axhspan(lo, zs, color=BASIN_COLORS["interior"], alpha=0.08, lw=0)
+        ax.axhspan(zs, hi, color=BASIN_COLORS["vertex"], alpha=BASIN_ALPHA["vertex"], lw=0)
+        ax.axhspan(lo, zs, color=BASIN_COLORS["interior"], alpha=BASIN_ALPHA["interior"], lw=0)
     for _, r in p.groupby("start"):
         r = r[r.t > 0]
         ax.plot(r.t, r.logit, color=BASIN_COLORS[r.destination.iloc[0]], lw=1.0, zorder=2)

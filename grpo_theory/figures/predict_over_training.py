@@ -21,6 +21,9 @@ MODELS = {"kernel": "measured kernel", "coupled": "coupled (ρ fitted)", "tabula
 #: refitted shift a baseline beside them (its own marker, a key; dashed, a comparison)
 MARKER = {"kernel": "o", "coupled": "o", "tabular": "o", "shift": "^"}
 LINESTYLE = {"kernel": "-", "coupled": "-", "tabular": "-", "shift": "--"}
+#: (a-f): the flows' dots in decreasing size, drawn largest first, so that where they agree each shows as a ring
+#: around the next (as one curve thin inside another's wide line); equal sizes hid the tabular flow
+SCATTER_SIZE = {"kernel": 2.0, "coupled": 3.0, "tabular": 4.0, "shift": 2.6}
 #: what this module draws (see plotting.LINESTYLES, MARKERS): the diagonal is a reference (dotted), the
 #: sampling floor a marked threshold (dash-dotted); pi_ref unchanged is a baseline (dashed)
 LANGUAGE = {"-": "data", "--": "comparison", ":": "reference", "-.": "marked value", "o": "point", "^": "key"}
@@ -86,8 +89,8 @@ def render(t: dict[str, pd.DataFrame]) -> Figure:
             plotting.reference(ax.plot([lo, hi], [lo, hi], ls=":", color="0.45", lw=0.9, zorder=0))
             for name in reversed(MODELS):                    # the measured kernel on top
                 m = d[d.model == name]
-                ax.plot(m.p, m.predicted, ls="", marker=MARKER[name], ms=2.6, color=cols[name], mec="none",
-                        alpha=0.8)
+                ax.plot(m.p, m.predicted, ls="", marker=MARKER[name], ms=SCATTER_SIZE[name], color=cols[name],
+                        mec="none", alpha=0.85)
             _logit_axes(ax, lo, hi)
             ax.set_aspect("equal")
             if c == 0:
@@ -149,7 +152,7 @@ def caption(t: dict[str, pd.DataFrame]) -> str:
         f"steps). At each step every model is fitted on half the questions from 200-sample counts and predicts "
         f"the other half (then the halves swap). (a-c) beta = {lo_b:g}, (d-f) beta = {hi_b:g}: each "
         f"held-out prediction against the exact P(correct) at steps {', '.join(str(s) for s in STEPS)} (logit "
-        f"axes). (g, h) Held-out MAE over the {n_q} questions with 95% bootstrap intervals, the floor of a "
+        f"axes; the flows' dots nested, the kernel's smallest). (g, h) Held-out MAE over the {n_q} questions with 95% bootstrap intervals, the floor of a "
         f"200-sample measurement (dash-dotted) and pi_ref unchanged (grey, dashed); the shift is dashed. At beta = "
         f"{lo_b:g} the shared model first lowers some questions; of the four predictors only the kernel "
         f"measured at the base model follows that fall: at step {first} its MAE is "

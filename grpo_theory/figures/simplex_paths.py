@@ -103,6 +103,6 @@ SPEC = FigureSpec(
     "the stationary policy's path on the simplex as beta decreases from 20 to 0.02 (dots: beta = 1), "
     "GRPO variants (solid; colour: the variant; the reverse/scale paths labelled with G at their dots) against RLHF and "
     "NLHF (dashed); "
-    "grey lines: the barycentric grid, pi(o) = 0.2, 0.4, "
-    "0.6, 0.8.",
+    "grey lines: the barycentric grid, where one answer's probability is 0.2, 0.4, "
+    "0.6 or 0.8.",
     tables, render, __name__)

@@ -7,6 +7,7 @@ import pandas as pd
 from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
 
 from .. import plotting
 from ..problem import InvalidInputError, Objective
@@ -168,8 +169,9 @@ def draw(curves: pd.DataFrame, measured: pd.DataFrame) -> Figure:
     handles += [Line2D([], [], ls="", marker=SOURCE_STYLE.get(s, ("o", 3.5))[0], mfc="0.7", mec="black", label=s)
                 for s in sources]
     if not measured.converged.all():
-        handles.append(Line2D([], [], ls="", marker="o", mfc=UNSETTLED, mec="black", alpha=0.6,
-                              label="not converged (grey)"))
+        # grey, whatever the source's marker (a patch: the points are diamonds, a circle would be another glyph)
+        handles.append(Patch(facecolor=UNSETTLED, edgecolor="black", lw=0.4, alpha=0.6,
+                             label="not converged (grey)"))
     plotting.legend_below(fig, handles, ncol=4)
     return fig
 
@@ -242,7 +244,7 @@ def _off_text(off: pd.DataFrame) -> str:
     parts = [f"{r.n} ({r.source}, {plotting.g_text(r.group_size).replace('$', '')}, beta = {r.beta:g}, "
              f"{r.penalty}) {what[r.kind]}, residual {_span(r.lo, r.hi)}" for r in off.itertuples()]
     return (f" The {int(off.n.sum())} converged points more than {OFF:g} off: " + "; ".join(parts)
-            + " (residuals against the main curve; Figure 27 explains both).")
+            + " (residuals from the main curve; Figure 27 explains both).")
 
 
 def caption(t: dict[str, pd.DataFrame]) -> str:
@@ -261,11 +263,12 @@ def caption(t: dict[str, pd.DataFrame]) -> str:
 
 
 PREFIX = (
-    "Figure 9. Trained language models against the theory. Top: the measured probability of the "
-    "rewarded answer (mean over the final window) on the stationary curves for the same G, beta, "
-    "penalty and normalisation as the points' predictions, drawn over the points (solid: reverse, filled markers; dashed: direct, open markers edged in the beta colour; "
-    "a line with light dots: a second stable point, where training can end). Bottom: measured - predicted on a "
-    "symlog scale (linear within +-0.01, shaded), error bars the between-seed standard error where the "
-    "study has several seeds.")
+    "Figure 9. Trained language models against theory. Top: the measured probability of the "
+    "rewarded answer (final-window mean) under the stationary curves of the points' own G, beta, penalty and "
+    "normalisation (solid: reverse, filled markers; dashed: direct, open markers edged in the beta colour; "
+    "a line with light dots: a second stable point). Bottom: measured - predicted on a "
+    "symlog scale (linear within +-0.01, shaded). Error bars: the between-seed SE of a mean over seeds; for a "
+    "single-seed small-GPT point its SE (top) and sqrt(SE^2 + tau^2), tau its configuration's run-to-run "
+    "spread (bottom).")
 
 SPEC = FigureSpec(9, "trained_vs_theory", caption, tables, render, __name__)

@@ -45,9 +45,10 @@ def draw(df: pd.DataFrame) -> Figure:
             ax.plot(tr.step, tr.pi, "-", color=col[run], lw=1.2, label=run)
             # each run's fitted flow in the run's colour, so that the pairs read without a key
             ax.plot(fl.step, fl.pi, ":", color=col[run], lw=1.1)
-            # the plain steps lie on their flow: open markers at about log-spaced steps, so they show on it
-            ax.plot(st.step.iloc[_log_spaced(st.step)], st.pi.iloc[_log_spaced(st.step)], "o", ms=3.2,
-                    mfc="white", mec=col[run], mew=0.8, zorder=3)
+            # the plain steps lie on their flow: filled circles (computed points; open ones would say "unstable")
+            # edged in white at about log-spaced steps, so they show on it
+            ax.plot(st.step.iloc[_log_spaced(st.step)], st.pi.iloc[_log_spaced(st.step)], "o", ms=3.4,
+                    mfc=col[run], mec="white", mew=0.6, zorder=3)
         ax.axhline(d.predicted.iloc[0], color="0.5", lw=0.8, ls="-.")
         # log in the step, but step 0 (pi_ref) kept: linear below 1
         ax.set_xscale("symlog", linthresh=1, linscale=0.4)
@@ -59,7 +60,7 @@ def draw(df: pd.DataFrame) -> Figure:
     handles = axes[0].get_legend_handles_labels()[0]
     flow_label = r"flow from $\pi_{\mathrm{ref}}$, time scale c fitted per run"
     handles += [Line2D([], [], ls=":", color="0.3", lw=1.1, label=flow_label),
-                Line2D([], [], ls="", marker="o", ms=3.2, mfc="white", mec="0.3", mew=0.8,
+                Line2D([], [], ls="", marker="o", ms=3.4, mfc="0.3", mec="white", mew=0.6,
                        label="plain gradient steps, step c"),
                 Line2D([], [], color="0.5", lw=0.8, ls="-.", label="predicted stationary point")]
     plotting.legend_below(fig, handles, ncol=4)
@@ -119,7 +120,7 @@ def caption(t: dict[str, pd.DataFrame]) -> str:
         "probability of the rewarded answer for the questions with the lowest and the highest pi_ref, at "
         f"Adam {', '.join(runs)} (solid; logged at every step up to {n_early}, then sparser), "
         "against the gradient flow from pi_ref with its time scale c fitted to each run (dotted, "
-        "its colour) and dynamics.grpo_steps at that step size (open circles, on the flow within "
+        "its colour) and dynamics.grpo_steps at that step size (circles, on the flow within "
         f"{plotting.at_most(steps_off_flow(df), '.2g')}); grey dash-dotted: the predicted stationary point (the runs' target). "
         f"Take-away: every run ends at the prediction (within {plotting.at_most(end, '.2g')} at its last logged step), sooner with a "
         f"larger lr or more inner updates (fitted flow time per step c = {cs} in (a)). The path is not the "

@@ -73,7 +73,9 @@ def tables(inputs) -> dict[str, pd.DataFrame]:
 def render(t: dict[str, pd.DataFrame]) -> Figure:
     cur, pts, gap = t["data"], t["points"], t["gaps"]
     fig, axes = plotting.new_figure(width=plotting.DOUBLE, height=3.1, ncols=2)
-    colour = {"direct": plotting.METHOD_COLORS["GRPO direct/scale"], "reverse": plotting.METHOD_COLORS["GRPO reverse/scale"]}
+    # True is TRL 1.16's default objective (its colour, as in Figures 18 and 26); False is k3 in the loss, TRL
+    # 1.9's default (reverse/scale's colour)
+    colour = {"direct": plotting.METHOD_COLORS["TRL 1.16"], "reverse": plotting.METHOD_COLORS["TRL 1.9"]}
     ax = axes[0]
     plotting.reference(ax.plot([0, 1], [0, 1], ls=":", color="0.45", lw=0.9, zorder=0))
     for pen in ("direct", "reverse"):

@@ -15,7 +15,6 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
-from matplotlib.patches import Patch
 
 from .. import plotting
 from ._spec import FigureSpec
@@ -179,7 +178,7 @@ def render(t: dict[str, pd.DataFrame]) -> Figure:
             hi = q.loc[r.prompt_index, 0.75].to_numpy() - r.predicted.to_numpy()
             y = (r.measured - r.predicted).to_numpy()
             cx.errorbar(r.predicted.map(centre) + SEED_OFFSET * (2 * k - 1), y, yerr=[y - lo, hi - y], ls="", marker=ANSWER_MARKERS[a],
-                        ms=4.2, color=colour, mfc=colour if k == 0 else "white", mec=colour, mew=0.9, elinewidth=0.6,
+                        ms=4.2, color=colour, mfc=colour, mec=colour, mew=0.5, elinewidth=0.6,
                         zorder=3)
     plotting.reference(cx.axhline(0.0, color="0.45", lw=0.9, ls=":", zorder=1))
     cx.set(xlabel="predicted stationary P(correct)",
@@ -191,9 +190,8 @@ def render(t: dict[str, pd.DataFrame]) -> Figure:
                   Line2D([], [], color="0.9", lw=6, label=f"the last {TAIL:.0%} of the steps")]
                + [Line2D([], [], color=colour, marker=ANSWER_MARKERS[a], ms=4.2, ls="", label=f"(c) answered {a}")
                   for a in ("Yes", "No")]
-               # the seeds' key is the fill alone (a patch: an open circle would say "unstable point")
-               + [Patch(facecolor=face, edgecolor=colour, lw=0.9, label=f"(c) seed {s}: {how}")
-                  for s, face, how in zip(seeds, (colour, "white"), ("filled", "open"))]
+               # the seeds told apart by position alone (open markers would say "unstable point")
+               + [Line2D([], [], ls="", label=f"(c) seeds side by side, {seeds[0]} left")]
                + [Line2D([], [], color=colour, lw=0.6, label="(c) bars: the window's quartiles")])
     plotting.legend_below(fig, handles, ncol=4)
     return fig
@@ -264,11 +262,11 @@ def caption(t: dict[str, pd.DataFrame]) -> str:
         f"G = {int(first.group_size.iloc[0])}, beta = {first.beta.iloc[0]:g}, use_bias_correction_kl=True (TRL "
         f"1.16's default: the {first.penalty.iloc[0]} penalty), Adam at a constant "
         f"{plotting.sci_text(lr, plain=True)} after 10 warm-up steps, only the last MLP trained, {len(seeds)} "
-        f"seeds, {stop}. Each P(correct) is exact, read from the next-token distribution. pi_ref(correct) "
+        f"seeds, {stop}. Each P(correct) is exact (the next-token distribution). pi_ref(correct) "
         f"{first.pi_ref.min():.2f}-{first.pi_ref.max():.2f}; the stationary predictions "
         f"{first.predicted.min():.2f}-{first.predicted.max():.2f} (docs/trl.md). (a, b) Each prompt's logit error "
         "(thin) and the mean over the Yes and over the No prompts (bold); shaded: the window the measured value averages (in P). (c) Each prompt's mean "
-        "P(correct) over the window minus its prediction, seeds side by side (triangles: Yes, pluses: No; "
+        f"P(correct) over the window minus its prediction, seeds side by side, {seeds[0]} left (triangles: Yes, pluses: No; "
         f"predictions within {PROMPT_GAP:g} spread {PROMPT_GAP:g} apart); bars: the window's quartiles. "
         f"MAE {maes} (of pi_ref {ident}); {flat} of {len(data)} prompts flat. Over this range the prediction is "
         f"nearly one logit shift of pi_ref ({implied.min():.2f}-{implied.max():.2f}), and the measurements sit "

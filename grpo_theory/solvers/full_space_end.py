@@ -16,7 +16,11 @@ follows the flow on all output logits and reports where it ends:
 * a **limit on a face or a vertex** that no finite horizon shows as a root: masses that keep falling by a
   factor of 10 or more per two decades of flow time while the rest stays put (a continuum of face points
   along which the flow drifts at a rate that decays like ``1/t``, k1 in the loss); reported ``boundary=True``
-  with the decay in the message;
+  with the decay in the message. A left answer that would gain at any fixed small mass (a class-mate of a kept
+  answer, pulled back to ``pi_ref``'s proportions by the penalty) is left behind for good when its mass falls
+  like ``t^-c`` with ``c > 1`` (:func:`_left_behind`): its own speed, proportional to its mass, then adds a
+  finite amount to its log-mass while the others' pull, decaying like ``1/t``, adds without bound; such a
+  limit is reported with ``stable=None``;
 * otherwise the policy at the horizon with ``converged=False`` and why.
 """
 
@@ -38,8 +42,13 @@ from .results import RESIDUAL_TOL, StationaryPoint
 
 __all__ = ["class_reduction_exact", "full_space_end", "FLOW_HORIZONS"]
 
-#: Flow times at which :func:`full_space_end` looks at the flow's end (each integrated from the previous).
-FLOW_HORIZONS = (1e4, 1e6, 1e8)
+#: Flow times at which :func:`full_space_end` looks at the flow's end (each integrated from the previous). Past
+#: :data:`_LOG_TIME_FROM` the flow is integrated in ``s = log(1 + t)``: a penalty's pull back to ``pi_ref``
+#: restores a light answer only at the speed of its mass (reliability fuzz seeds 434 and 1132: 8e-2 and 3.2e-3
+#: from the flow's limit at t = 1e8, 6e-10 and 5e-11 at t = 1e10 and 1e12).
+FLOW_HORIZONS = (1e4, 1e6, 1e8, 1e10, 1e12)
+#: Flow time from which the integration runs in log time (the late decades cost as much as the early ones).
+_LOG_TIME_FROM = 1e8
 #: Mass below which an answer counts as leaving the support at a horizon (its face is then polished).
 _SNAP = 1e-5
 #: Max-norm distance within which a polished root counts as the flow's end.
@@ -55,6 +64,11 @@ _RESTING = 1e-9
 #: Logit speed of the field at such a point at or above which it is a jump that the flow chatters at (0.3 at
 #: fuzz seeds 1742, 5214, 6019), not a slow creep into a face (1e-8 at seeds 1645 and 2798, masses 1e-13).
 _JUMP_SPEED = 1e-6
+#: Least decay exponent ``c`` (mass like ``t^-c`` over the last two decades) of an answer left behind on a face
+#: although it would gain at any fixed small mass (:func:`_left_behind`): above 1, with a margin for the reading.
+_BEHIND_EXPONENT = 1.1
+#: Most that such an answer's own push may still add to its log-mass after the last horizon (:func:`_left_behind`).
+_BEHIND_GAIN = 1e-3
 
 
 def class_reduction_exact(q: Question, obj: Objective, class_of: np.ndarray | None = None, *,
@@ -248,7 +262,7 @@ def full_space_end(q: Question, obj: Objective, candidate: StationaryPoint | Non
     for horizon in FLOW_HORIZONS:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            theta = integrate_until_slow(rhs, theta, horizon - t, None)
+            theta = _integrate(rhs, theta, t, horizon)
         t = horizon
         theta = theta - theta.max()
         pi = _policy(q, support, theta)
@@ -259,20 +273,24 @@ def full_space_end(q: Question, obj: Objective, candidate: StationaryPoint | Non
                 return _confirmed(candidate, fs, t, penalty_restores_class_proportions(obj))
         keep = pi >= _SNAP
         root = _face_root(q, obj, pi, keep)
-        if root is None or float(np.abs(root - pi).max()) > _NEAR:
-            held = None
+        point = None
+        if root is not None and float(np.abs(root - pi).max()) <= _NEAR:
+            if candidate is not None and float(np.abs(candidate.pi - root).max()) <= 1e-7:
+                fs = full_space_stability(q, obj, candidate.pi) if not candidate.boundary else None
+                if fs is None or fs.stable is not False:
+                    return _confirmed(candidate, fs, t, penalty_restores_class_proportions(obj))
+            point = _judged(q, obj, root, t, "a root of the flow on its support")
+        if point is not None:
+            if point.stable is True or (held is not None and float(np.abs(held.pi - point.pi).max()) <= 1e-7):
+                return point
+            held = point
             continue
-        if candidate is not None and float(np.abs(candidate.pi - root).max()) <= 1e-7:
-            fs = full_space_stability(q, obj, candidate.pi) if not candidate.boundary else None
-            if fs is None or fs.stable is not False:
-                return _confirmed(candidate, fs, t, penalty_restores_class_proportions(obj))
-        point = _judged(q, obj, root, t, "a root of the flow on its support")
-        if point is None:
-            held = None
-            continue
-        if point.stable is True or (held is not None and float(np.abs(held.pi - point.pi).max()) <= 1e-7):
-            return point
-        held = point
+        held = None
+        if _LOG_TIME_FROM <= t < FLOW_HORIZONS[-1]:
+            # a limit on a face whose left answers all drift outward, seen from t = 1e8 on: no need to go further
+            limit = _limit_or_moving(q, obj, seen, t, final=False)
+            if limit is not None:
+                return limit
     if candidate is not None and candidate.converged and candidate.discontinuous and candidate.stable is True \
             and float(np.abs(seen[-1] - candidate.pi).max()) <= _NEAR and not jump_repeller(q, obj, candidate.pi):
         # a jump of the field (a tie of the shaped rewards under a std with no epsilon): the flow chatters there
@@ -290,6 +308,19 @@ def full_space_end(q: Question, obj: Objective, candidate: StationaryPoint | Non
             f"(converged={candidate.converged}, stable={candidate.stable}, boundary={candidate.boundary}) is "
             f"{gap:.3g} (max-norm) from the flow at t = {t:g}: not returned as the flow's end"))
     return end
+
+
+def _integrate(rhs, theta: np.ndarray, t0: float, t1: float) -> np.ndarray:
+    """The logits at flow time ``t1`` from ``theta`` at ``t0``: in ``t`` up to :data:`_LOG_TIME_FROM`, beyond it in
+    ``s = log(1 + t)`` (``d theta/ds = (1 + t) d theta/dt``, ``s`` carried as one more coordinate of the state)."""
+    if t0 < _LOG_TIME_FROM:
+        return integrate_until_slow(rhs, theta, t1 - t0, None)
+
+    def in_log_time(y):
+        return np.append(math.exp(y[-1]) * rhs(y[:-1]), 1.0)
+
+    y = integrate_until_slow(in_log_time, np.append(theta, math.log1p(t0)), math.log1p(t1) - math.log1p(t0), None)
+    return y[:-1]
 
 
 def _at_interior_candidate(q: Question, obj: Objective, candidate: StationaryPoint | None, pi: np.ndarray) -> bool:
@@ -333,9 +364,13 @@ def _confirmed(candidate: StationaryPoint, fs, t: float, restores: bool) -> Stat
     return dataclasses.replace(candidate, message=f"{candidate.message}; {why}")
 
 
-def _limit_or_moving(q: Question, obj: Objective, seen: list, t: float) -> StationaryPoint:
+def _limit_or_moving(q: Question, obj: Objective, seen: list, t: float, *, final: bool = True) -> StationaryPoint | None:
     """After the last horizon: a limit on a face where the light masses keep decaying and the rest stays put,
-    else the policy at the horizon, ``converged=False``."""
+    else the policy at the horizon, ``converged=False``. Before it (``final=False``, from t = 1e8): only a limit
+    whose every left answer drifts outward or is neutral (KKT), else None (the flow is followed on); a limit that
+    leaves behind an answer that would gain (:func:`_left_behind`) is judged only at the last horizon, where the
+    decay exponent is read latest (reliability seed 1132's light answer falls until t = 1e8 and comes back by
+    1e12)."""
     before, end = seen[-2], seen[-1]
     support = q.pi_ref > 0
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -345,12 +380,17 @@ def _limit_or_moving(q: Question, obj: Objective, seen: list, t: float) -> Stati
     face = np.where(keep, end, 0.0)
     face = face / face.sum()
     moved = float(np.abs(np.where(keep, before, 0.0) / np.where(keep, before, 0.0).sum() - face).max())
+    behind_note = ""
     if vanishing.any() and moved <= 1e-3:
         root = _face_root(q, obj, face, keep)
         if root is not None and float(np.abs(root - face).max()) <= _NEAR:
             fs = full_space_stability(q, obj, root)
-            drift = fs.absent_drift[vanishing]
-            if np.all(drift <= 1e-12):
+            drift = fs.absent_drift
+            gaining = np.flatnonzero(vanishing & (drift > 1e-12))
+            if gaining.size and not final:
+                return None
+            behind, behind_note = _left_behind(q, obj, before, end, t, gaining) if gaining.size else (True, "")
+            if behind:
                 rates = np.log10(fall[vanishing]) / math.log10(t / (t / 100))
                 stable = fs.stable if fs.kkt else None
                 return StationaryPoint(
@@ -363,8 +403,11 @@ def _limit_or_moving(q: Question, obj: Objective, seen: list, t: float) -> Stati
                              f"{t:g} their masses are {np.array2string(end[vanishing], precision=2)}) while the "
                              f"rest moves by {moved:.1e}: a limit, reached only as t -> inf; "
                              + ("every left answer drifts outward" if fs.kkt else
+                                f"{behind_note}; stability on the face undecided" if gaining.size else
                                 "some left answers' drift is 0 on the face (a neutral direction, left at a rate "
                                 "that decays like 1/t): stability on the face undecided") + f"; {fs.message}"))
+    if not final:
+        return None
     residual = stationarity_residual(q, obj, end)
     rhs = _rhs(q, obj, np.flatnonzero(support))
     speed = float(np.abs(rhs(np.log(end[support]))).max()) if np.all(end[support] > 0) else math.nan
@@ -386,4 +429,49 @@ def _limit_or_moving(q: Question, obj: Objective, seen: list, t: float) -> Stati
         pi=end, residual=residual, converged=False, stable=None, nfev=0, method="full-space flow from pi_ref",
         message=(f"the flow on all output logits from pi_ref is still moving at t = {t:g} (logit speed "
                  f"{speed:.2g}, stationarity residual {residual:.2g}; max-norm move {float(np.abs(end - before).max()):.2g} "
-                 f"since t = {t / 100:g}): no stationary point or limit found"))
+                 f"since t = {t / 100:g}): no stationary point or limit found"
+                 + (f"; {behind_note}" if behind_note else "")))
+
+
+def _left_behind(q: Question, obj: Objective, before: np.ndarray, end: np.ndarray, t: float,
+                 gaining: np.ndarray) -> tuple[bool, str]:
+    r"""Whether the answers ``gaining``, absent from a face the flow runs into although each would gain at any
+    fixed small mass (``g_o - E g > 0`` on the face: a class-mate of a kept answer under a penalty that pulls it
+    back to ``pi_ref``'s proportions), are left at mass 0 for good; and why, in words.
+
+    Along the flow, ``d/dt log(pi_o / pi_h) = f_o - f_h`` with ``f`` the logit speeds and ``h`` the heaviest
+    answer. The heaviest gains from the collapse of the others at a rate that decays like ``1/t``; ``o``'s own
+    speed ``f_o = pi_o (g_o - E g)`` is proportional to its mass. If ``pi_o`` falls like ``t^-c`` with ``c > 1``
+    (``g_o - E g`` growing at most like ``log t``), ``o``'s own push adds at most ``f_o(T) T / (c - 1)`` to its
+    log-mass after ``T`` while the pull's integral diverges (``log t``): ``pi_o -> 0``. With ``c <= 1`` the own
+    push outgrows the pull and the answer returns (reliability fuzz seed 2444: ``c = 0.67``; seed 323:
+    ``c = 1.6``, left behind). Checked on the last two decades ``[T/100, T]`` of the flow: ``c``, read from
+    the fall of ``pi_o``, at least :data:`_BEHIND_EXPONENT`; ``f_o < f_h`` at both ends; the ratio ``f_o / f_h``
+    falling; and the bound ``f_o(T) T / (c - 1)`` at most :data:`_BEHIND_GAIN`.
+    """
+    support = np.flatnonzero(q.pi_ref > 0)
+    if not (np.all(before[support] > 0) and np.all(end[support] > 0)):
+        return False, "a left answer's mass underflowed: the fall cannot be read"
+    rhs = _rhs(q, obj, support)
+    where = {int(o): i for i, o in enumerate(support)}
+    with np.errstate(all="ignore"):
+        f_before, f_end = (rhs(np.log(p[support])) for p in (before, end))
+    top = where[int(support[np.argmax(end[support])])]
+    notes, ok = [], True
+    for o in gaining:
+        i = where[int(o)]
+        c = math.log10(before[o] / end[o]) / 2.0
+        gain = f_end[i] * t / (c - 1.0) if c > 1.0 else math.inf
+        falling = f_end[i] < f_end[top] and f_before[i] < f_before[top] \
+            and f_end[i] / f_end[top] < f_before[i] / f_before[top]
+        good = bool(np.isfinite(gain) and c >= _BEHIND_EXPONENT and falling and gain <= _BEHIND_GAIN)
+        ok &= good
+        notes.append(f"answer {int(o)} would gain at a fixed small mass (drift > 0 on the face) but falls like "
+                     f"t^-{c:.2f} (mass {end[o]:.2g} at t = {t:g}; own logit speed {f_end[i]:.2g} against the "
+                     f"heaviest answer's {f_end[top]:.2g}); "
+                     + (f"its own push can add at most {gain:.1g} to its log-mass after t = {t:g}: left behind for "
+                        "good" if good else
+                        "its own push grows against the others' pull (t f_o rises like t^(1-c)): if the rates hold, "
+                        "it comes back, beyond the horizon" if c <= 1.0 else
+                        "left behind is not shown"))
+    return ok, "; ".join(notes)

@@ -468,6 +468,11 @@ class TreeProblem:
 #: A free logit beyond which the flow's end is read as heading to a face (conditional mass < e^-460 ~ 1e-200),
 #: and how far it is pushed for the face test (the mass then underflows to 0).
 _FACE_LOGIT, _FACE_PUSH = 460.0, 400.0
+#: Max-norm distance over the answers within which a root polished from the flow's end counts as that end.
+_NEAR = 1e-3
+#: Free logits beyond which, where no root is found near the flow's end, that end is tried as a face (conditional
+#: masses e^-30, then e^-11.5 ~ 1e-5: a vertex approached like 1/t, KL fuzz seed 48: masses 2e-7 at t = 1e6).
+_SNAP_LOGITS = (30.0, 11.5)
 
 
 def tree_stationary_policy(q: Question, obj: Objective) -> StationaryPoint:
@@ -503,23 +508,45 @@ def tree_stationary_policy(q: Question, obj: Objective) -> StationaryPoint:
     if tp.tree.n_free == 0:
         return point_at(tp, x0, "single-answer", require_converged=False)
     end = integrate_until_slow(tp.free_flow, x0, 1e4, 1e-7)
-    pt = polish(tp, end, "token-flow+root")
+    pt = _near_flow(tp, polish(tp, end, "token-flow+root"), end)
     if pt is None or pt.stable is False:
         end = integrate_until_slow(tp.free_flow, end, 1e6, None)
-        pt = polish(tp, end, "token-flow+root") or pt
+        pt = _near_flow(tp, polish(tp, end, "token-flow+root"), end) or pt
     if pt is not None and pt.stable is not False:
         return pt
-    if np.any(np.abs(end) > _FACE_LOGIT):
-        # the flow ran towards a face and stopped with some conditional masses below e^-460 but not yet
-        # 0 (where it stops depends on the last bits of the field): take the face itself, kept only if
-        # its KKT test (point_at: each absent answer's drift at a small mass points out) passes
-        face = point_at(tp, end + _FACE_PUSH * np.sign(end) * (np.abs(end) > _FACE_LOGIT), "token-flow+face")
+    for gap in (_FACE_LOGIT, *_SNAP_LOGITS):
+        if not np.any(np.abs(end) > gap):
+            continue
+        # the flow ran towards a face and stopped with some conditional masses below e^-460 (or e^-30, 1e-5) but
+        # not yet 0 (where it stops depends on the last bits of the field): take the face itself, kept only if its
+        # KKT test (point_at: each absent answer's drift at a small mass points out) passes and it is where the
+        # flow is (KL fuzz seeds 14 and 79: conditionals of 1e-102 at t = 1e6, Newton elsewhere)
+        push = _FACE_PUSH if gap == _FACE_LOGIT else _FACE_PUSH + _FACE_LOGIT        # to masses that underflow to 0
+        face = point_at(tp, end + push * np.sign(end) * (np.abs(end) > gap), "token-flow+face")
+        face = _near_flow(tp, face, end)
         if face is not None and face.boundary and face.stable is not False:
             return face
+    rest = point_at(tp, end, "token-flow")
+    if rest is not None and rest.stable is not False:
+        # the flow's end is itself a root (within RESIDUAL_TOL) that Newton's method left for another: with the KL
+        # in the reward a rare answer's shaped reward falls like -beta pi_ref/pi, the std grows with it, and its
+        # logit freezes at masses of 1e-102 (KL fuzz seeds 14, 79; the independent flow is there at t = 1e8 too)
+        return rest
     out = point_at(tp, end, "token-flow", require_converged=False)
     return replace(out, converged=False,
                    message="the token-level flow from pi_ref did not settle on a stable point within t = 1e6 "
                            f"(residual {out.residual:.2e} there); see stationary_points")
+
+
+def _near_flow(tp: TreeProblem, point: StationaryPoint | None, end: np.ndarray) -> StationaryPoint | None:
+    """``point`` where it lies within :data:`_NEAR` (max-norm over the answers) of the flow's position ``end`` (free
+    logits), else None: Newton's method from the flow's end can cross the simplex to another root or KKT face. With
+    the KL in the reward (k3), every vertex is a KKT face (a rare answer's shaped reward falls like -beta/pi), and
+    Newton from the flow at (0.536, 0.464, 1e-102) had landed on the vertex (0, 0, 1), whose reward is the lowest
+    (KL fuzz seed 79; an independent integration of the flow on every edge logit stays at the first point)."""
+    if point is None:
+        return None
+    return point if float(np.abs(point.pi - tp.policy(end)).max()) <= _NEAR else None
 
 
 def tree_stationary_points(q: Question, obj: Objective, *, n_starts: int = 24, seed: int = 0
