@@ -233,8 +233,8 @@ def _add_predict_parser(sub) -> None:
                     help="with --measured: a measured N x N kernel (numpy .npy, the samples' prompt order)")
     pr.add_argument("--rhos", type=check.float_in(0, 1, what="a coupling rho"), nargs="+", default=None,
                     help="with --measured: the rho grid of the one-parameter kernel (default 0, 0.1, ..., 1)")
-    pr.add_argument("--finite-level", type=check.float_in(0, 1, low_open=True, high_open=True), default=0.9,
-                    help="level of the finite-time intervals")
+    pr.add_argument("--finite-level", type=check.float_in(0, 1, low_open=True, high_open=True), default=None,
+                    help="with --measured: level of the finite-time intervals (0.9 when not given)")
     pr.add_argument("--seed", type=check.int_at_least(0), default=0, help="seed of the bootstrap and the hold-out split")
     pr.add_argument("--out", required=True, type=check.writable_dir,
                     help="output folder (predictions.csv, summary.json, figures)")
@@ -252,6 +252,13 @@ MAX_TRAIN_STEPS = 1_000_000
 
 def _seed(text: str) -> int:
     return check.int_at_least(0, high=2**32 - 1, why=" (a seed is below 2^32)")(text)
+
+
+def _trainable(text: str) -> str:
+    """``last-mlp`` or ``top-K`` with an integer K >= 1 (K's upper end, the model's layers, is checked at load)."""
+    if text == "last-mlp" or (text.startswith("top-") and text[4:].isdigit() and int(text[4:]) >= 1):
+        return text
+    raise argparse.ArgumentTypeError(f"expected last-mlp or top-K with K >= 1 decoder layers, got {text!r}")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -353,7 +360,8 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--no-extra", action="store_true", help="small: skip the measured-not-gated studies")
     v.add_argument("--resume", action="store_true", help="continue runs from their checkpoints")
     v.add_argument("--model-dir", default="models/smollm2", help="smollm2, free: where fetch-model put SmolLM2")
-    v.add_argument("--trainable", default="last-mlp", help="smollm2: last-mlp (CPU) or top-K decoder layers")
+    v.add_argument("--trainable", default="last-mlp", type=_trainable,
+                   help="smollm2: last-mlp (CPU) or top-K decoder layers")
     v.add_argument("--workers", type=check.int_at_least(1, high=1024, why=" processes"), default=2, help="smollm2, free: processes (CPU only)")
     v.add_argument("--prompts", type=check.int_at_least(1, high=10_000, why=" prompts"), default=24, help="free: prompts kept after screening")
     v.add_argument("--beta", type=_positive_float, default=0.5, help="trl: the KL coefficient")

@@ -51,6 +51,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import variants
+from ._validate import number
 from .errors import InvalidInputError
 
 __all__ = ["KL_ESTIMATORS", "KL_PLACEMENTS", "LOG_RATIO_FLOOR", "estimator_value", "coefficient", "value_slope",
@@ -259,6 +260,9 @@ def effective_penalty(estimator: str, placement: str, log_ratio_clamp, value_cla
     >>> effective_penalty("k1", "loss", None, None), effective_penalty("k3", "loss", 20, 10)
     ('none', 'other')
     """
+    for name, clamp in (("log_ratio_clamp", log_ratio_clamp), ("value_clamp", value_clamp)):
+        if clamp is not None:                         # a clamp is a positive bound (as Objective checks it)
+            number(name, clamp, low=0.0, low_open=True)
     clamped = log_ratio_clamp is not None or value_clamp is not None
     entry, place = variants.lookup("kl_estimator", estimator), variants.lookup("kl_placement", placement)
     if place.in_reward:

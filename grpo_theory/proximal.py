@@ -32,6 +32,7 @@ import numpy as np
 
 from ._numerics import expit, logsumexp, optimize
 from .preference import reward_preference
+from ._validate import integer
 from .problem import InvalidInputError, Objective, Question, validate_probability_vector
 from .solvers import Z_CAP, ClassProblem, StationaryPoint, sinh_grid, stationary_points
 
@@ -274,8 +275,8 @@ def map_cycles(q: Question, obj: Objective, period: int = 2, *, n_grid: int = 40
     2-cycle, ``pi(a)`` 0.1414 <-> 0.4836 (a scan of a few seconds; ``tests/test_dynamics.py``
     iterates the map to confirm it).
     """
-    if period < 2:
-        raise InvalidInputError(f"period must be >= 2, got {period!r}")
+    period = integer("period", period, low=2)
+    n_grid = integer("n_grid", n_grid, low=11, high=10**7)
     cp = ClassProblem(q, obj)
     if cp.n_classes != 2:
         raise InvalidInputError(f"cycles are searched for two-class questions only; this one has {cp.n_classes}")

@@ -239,7 +239,10 @@ def objective_for(obj=None, *, framework: str | None = None, config=None, **read
 def _read_objective(obj, framework, config, reader_options) -> tuple:
     """:func:`objective_for`'s ``(objective, warnings)`` and training's sampling temperature (None: not read)."""
     if (obj is None) == (config is None):
-        raise InvalidInputError("give exactly one of an objective (Objective or its fields) or framework= and config=")
+        extra = f" (got keyword(s) {', '.join(sorted(reader_options))}, not keywords of predict)" \
+            if reader_options and obj is None and config is None else ""
+        raise InvalidInputError("give exactly one of an objective (Objective or its fields) or framework= and "
+                                f"config={extra}")
     if obj is not None:
         if reader_options:                # e.g. trl_version=, or a misspelt keyword: never dropped silently
             raise InvalidInputError(f"{', '.join(sorted(reader_options))}: options of a config reader, which an "
