@@ -18,6 +18,8 @@ import pandas as pd
 from matplotlib import cm, colors
 from matplotlib.figure import Figure
 
+from .errors import InvalidInputError
+
 #: The two widths a figure may have (inches): one column, two columns.
 COLUMN = 3.4
 DOUBLE = 7.0
@@ -216,8 +218,6 @@ def side_by_side(x, *, width: float, log: bool = False) -> np.ndarray:
     caption can state the offset ("drawn side by side, ``width`` apart")."""
     x = np.asarray(x, dtype=float)
     if width <= 0:
-        from .errors import InvalidInputError
-
         raise InvalidInputError(f"side_by_side: width must be positive, got {width!r}")
     out = x.copy()
     keys = np.round(x, 9)
@@ -235,8 +235,6 @@ def apart(x, *, gap: float) -> np.ndarray:
     their position). Deterministic, so a caption can say so ("drawn at least ``gap`` apart")."""
     x = np.asarray(x, dtype=float)
     if gap <= 0:
-        from .errors import InvalidInputError
-
         raise InvalidInputError(f"apart: gap must be positive, got {gap!r}")
     values = np.unique(x[np.isfinite(x)])
     where = {}
