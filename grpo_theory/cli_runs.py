@@ -19,6 +19,7 @@ from .integrations.openrlhf import read_openrlhf_config
 from .integrations.trl import read_trl_config
 from .integrations.verl import read_verl_config
 from .predict import predict, read_samples, reward_kl_tradeoff
+from .predict.core import MAX_TRADEOFF_BETAS
 from .predict.response import binary_question
 from .solvers import clamp_critical_beta
 from .problem import InvalidInputError, Objective, Question
@@ -194,7 +195,6 @@ def _repeats(new: str, shown: str) -> bool:
 
 
 #: The most values ``--tradeoff-betas`` takes: each is a whole prediction.
-MAX_TRADEOFF_BETAS = 1_000
 #: predict()'s keywords that are options of ``grpo-theory predict``: a message about ``clock=`` says ``--clock``.
 _PREDICT_OPTIONS = ("clock", "fit", "steps", "k", "level", "interval", "slow_tol", "holdout", "rhos", "finite_level",
                     "seed", "kernel", "measured", "levels", "sample_temperature")

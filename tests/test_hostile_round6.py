@@ -86,3 +86,89 @@ def test_group_advantages_keeps_the_epsilons_in_units_of_the_rewards():
     got = group_advantages(torch.tensor(r), std_ddof=1, std_eps=1e-4, variance_eps=1e-7).numpy()
     want = (r - r.mean()) / (math.sqrt(r.var(ddof=1) + 1e-7) + 1e-4)
     np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+# ---------------------------------------------------------------- TRL probes, caps on work, checked inputs
+@pytest.mark.parametrize("args, kw, names", [
+    (("Q", ("A", "B"), (1.0,)), {}, ["rewards", "2 answers"]),
+    (("Q", (), ()), {}, ["answers"]),
+    (("Q", ("A", "A"), (1.0, 0.0)), {}, ["'A'", "twice"]),
+    (("Q", ("A", "B"), (math.nan, 0.0)), {}, ["rewards", "nan"]),
+    (("Q", ("A", "B"), (1.0, 0.0)), dict(other_reward=math.inf), ["other_reward", "inf"]),
+    (("Q", "AB", (1.0, 0.0)), {}, ["answers", "'AB'"]),
+    (("Q", ("", "B"), (1.0, 0.0)), {}, ["answers"]),
+    ((None, ("A", "B"), (1.0, 0.0)), {}, ["prompt", "None"]),
+])
+def test_a_malformed_probe_is_refused_naming_the_field(args, kw, names):
+    from grpo_theory import InvalidInputError
+    from grpo_theory.integrations.trl import Probe
+
+    with pytest.raises(InvalidInputError) as err:
+        Probe(*args, **kw)
+    assert all(n in str(err.value) for n in names), str(err.value)
+
+
+def test_a_probe_question_names_probs_of_the_wrong_length():
+    from grpo_theory import InvalidInputError
+    from grpo_theory.integrations.trl import Probe
+
+    p = Probe("Q", ["A", "B"], [1, 0], other_reward=0.5)
+    with pytest.raises(InvalidInputError, match="probs must hold one probability per answer and one for 'other'"):
+        p.question([0.5, 0.5])
+    np.testing.assert_array_equal(p.question([0.2, 0.3, 0.5]).expected_reward, [1.0, 0.0, 0.5])
+
+
+def test_work_that_would_not_finish_is_refused_with_the_limit():
+    from grpo_theory import InvalidInputError, Objective, Question, dynamics
+    from grpo_theory.predict import reward_kl_tradeoff, samples_from_counts, sampling_floor
+
+    q, obj = Question([0.05, 0.95], [1, 0]), Objective(beta=0.2, group_size=2)
+    with pytest.raises(InvalidInputError, match="period x n_grid = 401,000,000 times"):
+        dynamics.map_cycles(q, obj, 10**6, n_grid=401)
+    with pytest.raises(InvalidInputError, match="1,000,000,001 terms, above the limit of 20,000,000"):
+        sampling_floor([0.5], [10**9])
+    with pytest.raises(InvalidInputError, match="1 to 1,000 positive numbers .* got 1,000,000"):
+        reward_kl_tradeoff(samples_from_counts([20], [4]), obj, np.linspace(0.1, 10, 10**6))
+
+
+@pytest.mark.parametrize("q, m, names", [([1.5], [4], ["q", "1.5"]), ([math.nan], [4], ["q", "nan"]),
+                                         ([0.5], [0], ["m", "0"]), ([0.5], [2.5], ["m", "2.5"]),
+                                         ([0.5, 0.4], [4, 5, 6], ["2 q and 3 m"]), ([], [], ["0 q"])])
+def test_sampling_floor_checks_its_inputs(q, m, names):
+    from grpo_theory import InvalidInputError
+    from grpo_theory.predict import sampling_floor
+
+    with pytest.raises(InvalidInputError) as err:
+        sampling_floor(q, m)
+    assert all(n in str(err.value) for n in names), str(err.value)
+
+
+def test_sampling_floor_by_hand():
+    """``E|Bin(m, q)/m - q|`` summed with math.comb; one m for all prompts broadcasts."""
+    from grpo_theory.predict import sampling_floor
+
+    def floor(q, m):
+        return sum(math.comb(m, k) * q ** k * (1 - q) ** (m - k) * abs(k / m - q) for k in range(m + 1))
+    assert sampling_floor([0.1, 0.9], 7) == pytest.approx((floor(0.1, 7) + floor(0.9, 7)) / 2, rel=1e-12)
+    assert sampling_floor([0.0, 1.0, 0.33], [5, 5, 11]) == pytest.approx(floor(0.33, 11) / 3, rel=1e-12)
+
+
+@pytest.mark.parametrize("betas, names", [([], ["got 0"]), ([-0.5], ["betas", "-0.5"]), ([0.0], ["betas", "0.0"]),
+                                          (["0.5"], ["betas", "'0.5'"]), (0.5, ["betas", "single value 0.5"])])
+def test_reward_kl_tradeoff_checks_its_betas(betas, names):
+    from grpo_theory import InvalidInputError, Objective
+    from grpo_theory.predict import reward_kl_tradeoff, samples_from_counts
+
+    with pytest.raises(InvalidInputError) as err:
+        reward_kl_tradeoff(samples_from_counts([20, 20], [4, 12]), Objective(beta=0.5), betas)
+    assert all(n in str(err.value) for n in names), str(err.value)
+
+
+def test_reward_kl_tradeoff_takes_beta_0_with_an_entropy_bonus():
+    """G = 4, c = 1, beta = 0: P(correct) = 0.8416 whatever p_ref (docs/guide.md); no KL pull."""
+    from grpo_theory import Objective
+    from grpo_theory.predict import reward_kl_tradeoff, samples_from_counts
+
+    t = reward_kl_tradeoff(samples_from_counts([20, 20], [4, 12]), Objective(beta=0.5, group_size=4,
+                                                                               entropy_coef=1.0), [0.0])
+    assert t.mean_pred.iloc[0] == pytest.approx(0.8416, abs=1e-4)

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .._validate import float_array
 from ..errors import InvalidInputError
 from ..integrations.mapping import load_config_file
 from ..integrations.openrlhf import read_openrlhf_config
@@ -438,6 +439,10 @@ def _finite(samples, obj, table, summary, measured, kernel, holdout, rhos, level
     return fin
 
 
+#: The most betas :func:`reward_kl_tradeoff` takes (each is a whole prediction).
+MAX_TRADEOFF_BETAS = 1_000
+
+
 def reward_kl_tradeoff(samples, obj: Objective, betas, *, progress=None) -> pd.DataFrame:
     """The dataset's mean stationary P(correct) (the mean reward, for 0/1 rewards) and mean KL(pi || pi_ref)
     at each beta, every other field of ``obj`` kept: the reward-KL trade-off of the run.
@@ -461,7 +466,8 @@ def reward_kl_tradeoff(samples, obj: Objective, betas, *, progress=None) -> pd.D
     Raises
     ------
     InvalidInputError
-        Bad samples, or an objective :func:`predict` rejects.
+        Bad samples, an objective :func:`predict` rejects, or ``betas`` that are not 1 to
+        :data:`MAX_TRADEOFF_BETAS` positive numbers (0 allowed with an entropy bonus).
 
     Examples
     --------
@@ -472,10 +478,16 @@ def reward_kl_tradeoff(samples, obj: Objective, betas, *, progress=None) -> pd.D
     True
     """
     obj = as_objective(obj)
+    if np.ndim(betas) == 0 and not isinstance(betas, (str, bytes)) and betas is not None:
+        raise InvalidInputError(f"betas must be a sequence of positive numbers, got the single value {betas!r}")
+    betas = float_array("betas", betas, low=0.0, low_open=not obj.entropy_coef > 0)   # 0: the bonus alone
+    if betas.ndim != 1 or not 1 <= betas.size <= MAX_TRADEOFF_BETAS:
+        raise InvalidInputError(f"betas must be a list of 1 to {MAX_TRADEOFF_BETAS:,} positive numbers (each is a "
+                                f"whole prediction), got {betas.size:,}")
     if not isinstance(samples, SampleTable):
         samples = read_samples(samples)
     rows = []
-    for b in np.atleast_1d(np.asarray(betas, dtype=float)):
+    for b in betas:
         pr = predict(samples, dataclasses.replace(obj, beta=float(b)), k=(1,), progress=progress)
         rows.append(dict(beta=float(b), mean_pred=pr.summary["mean_pred"], mean_pred_lo=pr.summary["mean_pred_lo"],
                          mean_pred_hi=pr.summary["mean_pred_hi"], mean_kl_direct=pr.summary["mean_kl_direct"]))
