@@ -427,6 +427,44 @@ def _cli_message(exc: BaseException) -> str:
 _USER_OS_ERRORS = (FileNotFoundError, PermissionError, IsADirectoryError, NotADirectoryError, FileExistsError)
 
 
+class _WatchedStdout:
+    """The standard output, noting whether a write to it failed (a reader that closed the pipe, a full disk), so
+    that such an error is told apart from the same error on a file the command writes."""
+
+    def __init__(self, stream):
+        self.stream, self.failed = stream, False
+
+    def write(self, text):
+        try:
+            return self.stream.write(text)
+        except OSError:
+            self.failed = True
+            raise
+
+    def flush(self):
+        try:
+            return self.stream.flush()
+        except OSError:
+            self.failed = True
+            raise
+
+    def __getattr__(self, name):
+        return getattr(self.stream, name)
+
+
+def _silence(stream) -> None:
+    """Point a failed standard output at the null device, so that the interpreter's last flush of what is left in
+    its buffer does not fail again at exit."""
+    import os
+
+    try:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, stream.fileno())
+        os.close(fd)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command; the one place that turns bad input into ``grpo-theory: error: ...`` and exit 2.
 
@@ -438,9 +476,23 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     parser = build_parser()
     args = parser.parse_args(argv)
+    if sys.stdout is None:          # started with the standard output closed (`>&-`): what it prints would vanish
+        print(f"grpo-theory: error: the standard output is closed; `{args.command}` has nowhere to print",
+              file=sys.stderr or sys.__stderr__)
+        return 2
+    out = sys.stdout = _WatchedStdout(sys.stdout)
     try:
-        return args.func(args)
+        code = args.func(args)
+        out.flush()                 # a closed pipe or a full disk shows here, not in the interpreter's last flush
+        return code
     except (ValueError, OSError) as exc:
+        if isinstance(exc, OSError) and out.failed:
+            _silence(out.stream)
+            if isinstance(exc, BrokenPipeError):    # the reader went away (`| head`): stop quietly, as `yes | head`
+                return 141
+            print(f"grpo-theory: error: cannot write the output of `{args.command}` to the standard output: "
+                  f"{exc.strerror or exc}", file=sys.stderr)
+            return 2
         if os.environ.get("GRPO_THEORY_DEBUG") or (isinstance(exc, OSError) and exc.filename is None
                                                    and not isinstance(exc, _USER_OS_ERRORS)):
             raise
@@ -454,6 +506,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt as exc:        # one line; a sweep's says what was saved and how to resume
         print(f"grpo-theory: {str(exc) or f'interrupted ({args.command})'}", file=sys.stderr)
         return 130
+    finally:
+        sys.stdout = out.stream
 
 
 if __name__ == "__main__":

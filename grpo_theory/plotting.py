@@ -118,7 +118,8 @@ LINESTYLES: dict[str, tuple[str, str]] = {
 #: What each marker means: one meaning each, named as in :data:`LINESTYLES`. A stationary point is a circle,
 #: filled when stable and open when unstable; a vertex that is a stable limit point is a square.
 MARKERS: dict[str, tuple[str, str]] = {
-    "o": ("point", "a point of data: a stationary point (filled: stable; open: unstable), a measurement"),
+    "o": ("point", "a point of data: a stationary point (filled: stable; open: unstable), a measurement; at a "
+                   "curve's jump (Figures 1-4), open: the one-sided limit, not attained"),
     "s": ("vertex", "a vertex as a stable limit point (Figure 11)"),
     "D": ("trained", "a point measured on a trained model beside theory"),
     "^": ("key", "a category that the figure's legend names (a source, a step size, an answer word, a baseline)"),
