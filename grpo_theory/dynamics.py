@@ -103,7 +103,7 @@ def _penalty_value(q: Question, obj: Objective, pi: np.ndarray) -> np.ndarray:
             terms = np.where(ref > 0, ref * (np.log(ref) - np.log(pi)), 0.0)
         else:
             lr = np.where(pi > 0, np.log(np.where(pi > 0, pi, 1.0)) - np.log(np.where(ref > 0, ref, 1.0)), 0.0)
-            terms = pi * kl.estimator_value(obj, lr)
+            terms = pi * kl.flow_value(obj, lr)
     return terms.sum(axis=-1)
 
 
@@ -473,7 +473,7 @@ def _surrogate_gradient(q, obj, theta, support, pi_old, stats, clip_eps):
         kc = kl.coefficient(obj, lp - np.log(ref))
         d = freq * (rho * kc if obj.estimator_variant.ratio_weighted else kc)
     elif obj.placement_variant.in_advantage:   # A - beta value(pi_old): the value is fixed, the ratio carries it
-        d = freq * rho * kl.estimator_value(obj, np.log(pi_old[support]) - np.log(ref))
+        d = freq * rho * kl.flow_value(obj, np.log(pi_old[support]) - np.log(ref))
     else:                                   # in the reward: already inside the advantages (stats)
         d = 0.0
     weights = c * rho - obj.beta * d if obj.beta > 0 else c * rho   # coefficient of d log pi(o)/d theta = e_o - pi

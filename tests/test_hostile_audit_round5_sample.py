@@ -44,7 +44,7 @@ def _sample() -> list[dict]:
 
 SAMPLE = _sample()
 #: Open findings (docs/reliability.md): strict xfail, so that a fix shows up as a failure to update this list.
-OPEN = {"kl.estimator_value(k3, inf)": "a non-finite log-ratio is not refused by the flows' inner evaluator"}
+OPEN: dict = {}
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, marks=pytest.mark.xfail(strict=True, reason=OPEN[c["label"]]))
