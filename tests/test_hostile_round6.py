@@ -29,7 +29,8 @@ def _bash(cmd: str, tmp_path: Path) -> tuple[int, str]:
 @pytest.mark.parametrize("tail", ["| true", "--json | head -c 10 > /dev/null"])
 def test_a_reader_that_closes_the_pipe_ends_the_command_quietly(tmp_path, tail):
     rc, err = _bash(f"{CLI} {SOLVE} {tail}", tmp_path)
-    assert rc == 141 and err == "", (rc, err)         # as `yes | head`: no traceback, no 'Exception ignored'
+    # as `yes | head`: no traceback, no 'Exception ignored'; `head` may read all before it exits (a race), then 0
+    assert (rc == 141 or (rc == 0 and "head" in tail)) and err == "", (rc, err)
 
 
 def test_a_full_standard_output_is_one_line(tmp_path):
