@@ -173,3 +173,34 @@ def test_reward_kl_tradeoff_takes_beta_0_with_an_entropy_bonus():
     t = reward_kl_tradeoff(samples_from_counts([20, 20], [4, 12]), Objective(beta=0.5, group_size=4,
                                                                                entropy_coef=1.0), [0.0])
     assert t.mean_pred.iloc[0] == pytest.approx(0.8416, abs=1e-4)
+
+
+@pytest.mark.parametrize("kw, names", [
+    (dict(t_max=0.0), ["t_max", "0.0"]), (dict(t_max=math.inf), ["t_max", "inf"]), (dict(tol=1.5), ["tol", "1.5"]),
+    (dict(tol="1e-6"), ["tol", "'1e-6'"]), (dict(max_exact=2.5), ["max_exact", "2.5"]),
+    (dict(progress="yes"), ["progress", "'yes'"]), (dict(levels=[0, 2]), ["levels=[0.0, 2.0]", "[0.0, 1.0]"]),
+    (dict(levels=[0, math.nan]), ["levels", "nan"]), (dict(slow_tol=0.0), ["slow_tol"]),
+    (dict(clock=0.01, steps=["10"]), ["steps", "'10'"]), (dict(finite_level=1.2), ["finite_level", "1.2"]),
+    (dict(seed=-3), ["seed", "-3"]), (dict(id_column=5), ["id_column", "5"]),
+])
+def test_predict_checks_its_keywords_from_python(kw, names):
+    from grpo_theory import InvalidInputError, Objective
+    from grpo_theory.predict import predict, samples_from_counts
+
+    with pytest.raises(InvalidInputError) as err:
+        predict(samples_from_counts([10, 8], [3, 1]), Objective(beta=0.5, group_size=4), **kw)
+    assert all(n in str(err.value) for n in names), str(err.value)
+
+
+def test_predict_keeps_its_valid_keywords():
+    """The same levels in another order, progress off and a short horizon give Eq. 14 at G = 2."""
+    from grpo_theory import Objective
+    from grpo_theory.predict import predict, samples_from_counts
+
+    p = 0.3
+    b = 1 / 0.5                                         # Eq. 14, gamma/beta with gamma = 1, beta = 0.5
+    want = 2 * p / (1 - b + math.sqrt((1 - b) ** 2 + 4 * b * p)) if b <= 1 else (b - 1 + math.sqrt(
+        (1 - b) ** 2 + 4 * b * p)) / (2 * b)
+    t = predict(samples_from_counts([10], [3]), Objective(beta=0.5, group_size=2), levels=(1, 0), progress=False,
+                t_max=50.0, tol=1e-9, seed=0).table
+    assert float(t.pred[0]) == pytest.approx(want, abs=1e-7)
