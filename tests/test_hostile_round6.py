@@ -240,3 +240,48 @@ def test_the_model_and_task_configs_check_their_numbers(make, names):
     with pytest.raises(InvalidInputError) as err:
         make(training)
     assert all(n in str(err.value) for n in names), str(err.value)
+
+
+@pytest.mark.parametrize("call, names", [
+    (lambda pr, o: pr.fit_shift([0.0], [11], [10]), ["k <= m", "[0]"]),
+    (lambda pr, o: pr.fit_shift([math.nan], [3], [10]), ["z0", "nan"]),
+    (lambda pr, o: pr.fit_shift([0.0, 1.0], [3], [10]), ["2 z0", "1 k"]),
+    (lambda pr, o: pr.fit_shift([0.0], [2.5], [10]), ["k", "2.5"]),
+    (lambda pr, o: pr.binary_question("0.3"), ["p", "'0.3'"]),
+    (lambda pr, o: pr.binary_question(1.5), ["p", "1.5"]),
+    (lambda pr, o: pr.PromptField(o, [0.3], z_step=0.0), ["z_step", "0.0"]),
+    (lambda pr, o: pr.PromptField(o, [0.3], tol=math.nan), ["tol", "nan"]),
+    (lambda pr, o: pr.flow_table([0.3], o, n_times=2.5), ["n_times", "2.5"]),
+    (lambda pr, o: pr.flow_table([0.3], o, n_times=0), ["n_times", "0"]),
+    (lambda pr, o: pr.flow_table([0.3], o, max_exact=0), ["max_exact", "0"]),
+    (lambda pr, o: pr.flow_table(["a"], o), ["starts", "'a'"]),
+])
+def test_the_finite_time_pieces_check_their_arguments(call, names):
+    from grpo_theory import InvalidInputError, Objective
+    from grpo_theory import predict as pr
+
+    with pytest.raises(InvalidInputError) as err:
+        call(pr, Objective(beta=0.5, group_size=2))
+    assert all(n in str(err.value) for n in names), str(err.value)
+
+
+def test_fit_shift_and_binary_question_keep_their_answers():
+    """``fit_shift``: ``expit(4 + c) = 1/20`` by hand; all correct is the documented edge +50; p = 0 is valid."""
+    from grpo_theory.predict import binary_question, fit_shift
+
+    assert fit_shift([4.0], [1], [20]) == pytest.approx(math.log(1 / 19) - 4.0, abs=1e-9)
+    assert fit_shift([0.0], [10], [10]) == 50.0
+    assert binary_question(0).pi_ref.tolist() == [0.0, 1.0]
+
+
+@pytest.mark.parametrize("rewards, kw, names", [([1.0], {}, ["G >= 2", "(1,)"]), ([1.0, math.nan], {}, ["NaN"]),
+                                                ([1.0, 0.0, 0.5], dict(std_ddof=2), ["std_ddof", "2"]),
+                                                ([1.0, 0.0], dict(std_eps=-1.0), ["std_eps", "-1.0"])])
+def test_group_advantages_checks_its_arguments(rewards, kw, names):
+    torch = pytest.importorskip("torch")
+    from grpo_theory import InvalidInputError
+    from grpo_theory.training import group_advantages
+
+    with pytest.raises(InvalidInputError) as err:
+        group_advantages(torch.tensor(rewards, dtype=torch.float64), **kw)
+    assert all(n in str(err.value) for n in names), str(err.value)
