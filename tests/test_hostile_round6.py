@@ -204,3 +204,39 @@ def test_predict_keeps_its_valid_keywords():
     t = predict(samples_from_counts([10], [3]), Objective(beta=0.5, group_size=2), levels=(1, 0), progress=False,
                 t_max=50.0, tol=1e-9, seed=0).table
     assert float(t.pred[0]) == pytest.approx(want, abs=1e-7)
+
+
+@pytest.mark.parametrize("kw, names", [
+    (dict(clip_eps=-0.2), ["clip_eps", "-0.2"]), (dict(learning_rate="3e-4"), ["learning_rate", "'3e-4'"]),
+    (dict(learning_rate=math.inf), ["learning_rate", "inf"]), (dict(final_lr_fraction=1.5), ["final_lr_fraction"]),
+    (dict(questions_per_step=0), ["questions_per_step", "0"]), (dict(steps=2.5), ["steps", "2.5"]),
+    (dict(device="tpu"), ["device", "'tpu'"]), (dict(dtype="float8"), ["dtype", "'float8'"]),
+    (dict(log_every=0), ["log_every"]), (dict(checkpoint_every=-5), ["checkpoint_every", "-5"]),
+    (dict(seed=1.5), ["seed", "1.5"]), (dict(inner_updates=1.5), ["inner_updates", "1.5"]),
+])
+def test_the_trainer_config_checks_every_number(kw, names):
+    pytest.importorskip("torch")
+    from grpo_theory import InvalidInputError
+    from grpo_theory.training import GRPOConfig
+
+    with pytest.raises(InvalidInputError) as err:
+        GRPOConfig(**kw)
+    assert all(n in str(err.value) for n in names), str(err.value)
+
+
+@pytest.mark.parametrize("make, names", [
+    (lambda t: t.GPTConfig(vocab_size=0), ["vocab_size", "0"]),
+    (lambda t: t.GPTConfig(vocab_size=10, n_embd=65), ["n_embd=65", "n_head=4"]),
+    (lambda t: t.GPTConfig(vocab_size=10, dropout=1.5), ["dropout", "1.5"]),
+    (lambda t: t.synthetic_binary_task(n_questions=0), ["n_questions", "0"]),
+    (lambda t: t.synthetic_binary_task(p_range=(0.0, 1.0)), ["p_range"]),
+    (lambda t: t.synthetic_binary_task(p_range=(0.5,)), ["p_range", "[0.5]"]),
+])
+def test_the_model_and_task_configs_check_their_numbers(make, names):
+    pytest.importorskip("torch")
+    from grpo_theory import InvalidInputError
+    from grpo_theory import training
+
+    with pytest.raises(InvalidInputError) as err:
+        make(training)
+    assert all(n in str(err.value) for n in names), str(err.value)
