@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ._validate import numeric_entries, probability_tolerance
+from ._validate import longdouble_losses, numeric_entries, probability_tolerance
 from ._validate import plain as _plain
 from .errors import InvalidInputError
 
@@ -32,8 +32,12 @@ def _as_float_array(name: str, value, ndim: int) -> np.ndarray:
     numeric_entries(name, value)
     try:
         arr = np.asarray(value, dtype=float)
+    except OverflowError:
+        raise InvalidInputError(f"{name} holds a number beyond the largest double (1.8e308), got "
+                                f"{_plain(value)[:80]}") from None
     except (TypeError, ValueError) as exc:
         raise InvalidInputError(f"{name} must be numeric, got {value!r}") from exc
+    longdouble_losses(name, value, arr)
     if arr.ndim != ndim:
         raise InvalidInputError(
             f"{name} must be a {ndim}-d array, got shape {arr.shape} from {value!r}"
@@ -274,7 +278,9 @@ class Question:
         return True
 
     def __hash__(self) -> int:
-        return hash(tuple(v.tobytes() + str(v.shape).encode() if isinstance(v, np.ndarray) else v
+        # + 0.0 turns -0.0 into 0.0: equal arrays (np.array_equal(-0.0, 0.0)) must hash alike
+        return hash(tuple((v + 0.0 if v.dtype.kind == "f" else v).tobytes() + str(v.shape).encode()
+                          if isinstance(v, np.ndarray) else v
                           for v in (getattr(self, s) for s in self.__slots__)))
 
     # ------------------------------------------------------------------ views
@@ -369,8 +375,9 @@ class Question:
                         f"reward_probs={self.reward_probs.tolist()}")
         else:
             body = f"preference={self.preference_matrix.tolist()}"
+        labels = "" if self.labels is None else f", labels={list(self.labels)!r}"
         tree = "" if self.answers is None else f", answers={list(self.answers)!r}"
-        return f"Question(pi_ref={self.pi_ref.tolist()}, {body}{tree})"
+        return f"Question(pi_ref={self.pi_ref.tolist()}, {body}{labels}{tree})"
 
 
 def rebuild_question(values: tuple) -> Question:

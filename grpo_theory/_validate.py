@@ -9,6 +9,7 @@ table of ``field -> (kind, low, high)`` per reader, naming the field and the val
 from __future__ import annotations
 
 import argparse
+import collections
 import errno
 import math
 import os
@@ -22,7 +23,7 @@ from .errors import InvalidInputError
 __all__ = ["plain", "positive_int", "nonnegative_int", "int_at_least", "device", "existing_file",
            "writable_file", "writable_dir", "check_fields", "number", "float_in", "finite_float", "positive_float",
            "nonnegative_float", "float_array", "integer", "read_text", "load_json", "check_structure",
-           "unique_keys", "json_value", "csv_records", "text_number", "numeric_entries",
+           "unique_keys", "as_double", "longdouble_losses", "json_value", "csv_records", "text_number", "numeric_entries",
            "negative_number", "path_problem", "broadcastable", "unwrap_scalar", "probability_tolerance", "MAX_EXACT_GROUP", "MAX_CONFIG_BYTES", "MAX_DATA_BYTES", "MAX_DEPTH", "MAX_ITEMS"]
 
 #: Largest finite group size G the exact paths take from the shell or a sweep grid (each evaluation of P_G sums
@@ -41,7 +42,10 @@ def plain(value) -> str:
     if isinstance(value, np.ndarray):
         return plain(value.tolist())
     if isinstance(value, np.generic):
-        return plain(value.item())
+        item = value.item()
+        if type(item) is type(value):            # np.longdouble's item() is itself: show it as NumPy prints it
+            return str(value)
+        return plain(item)
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(plain(v) for v in value) + "]"
     if isinstance(value, float):
@@ -104,6 +108,33 @@ def number(name: str, value, *, low: float | None = None, high: float | None = N
     return int(v) if integer else v
 
 
+_DOUBLE_MAX = float(np.finfo(np.float64).max)
+_LONG_WIDER = np.finfo(np.longdouble).max > np.finfo(np.float64).max
+_IN_DOUBLE = "; the computation is in double precision"
+
+
+def as_double(name: str, value):
+    """``value`` unchanged, unless a double cannot hold it: an int beyond 1.8e308, or an ``np.longdouble`` that
+    becomes inf or 0 in double precision; those are refused naming ``name``."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)) and abs(value) > _DOUBLE_MAX:
+        raise InvalidInputError(f"{name} = {str(value)[:40]}... is beyond the largest double (1.8e308){_IN_DOUBLE}")
+    elif _LONG_WIDER and isinstance(value, np.longdouble) and np.isfinite(value):
+        f = float(value)
+        if math.isinf(f) or (f == 0 and value != 0):
+            where = "beyond the largest double (1.8e308)" if math.isinf(f) else "below the smallest double (5e-324)"
+            raise InvalidInputError(f"{name} = {plain(value)} is {where}{_IN_DOUBLE}")
+        return f
+    return value
+
+
+def longdouble_losses(name: str, value, arr: np.ndarray) -> None:
+    """Refuse the entries of a ``longdouble`` array that a double cannot hold (inf or 0 after the cast)."""
+    if _LONG_WIDER and (raw := np.asarray(value)).dtype == np.longdouble:
+        lost = (np.isfinite(raw) & ~np.isfinite(arr)) | ((arr == 0) & (raw != 0))
+        if np.any(lost):
+            as_double(name, raw[lost].ravel()[0])
+
+
 def integer(name: str, value, *, low: int | None = None, high: int | None = None) -> int:
     """``value`` as an int (``3.0`` allowed, ``3.5``, ``True``, ``'3'`` and NaN not), in ``[low, high]``."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
@@ -133,8 +164,11 @@ def float_array(name: str, value, *, low: float | None = None, high: float | Non
     numeric_entries(name, value)
     try:
         arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError, OverflowError):
+    except OverflowError:
+        raise InvalidInputError(f"{name} holds a number beyond the largest double (1.8e308){_IN_DOUBLE}") from None
+    except (TypeError, ValueError):
         raise InvalidInputError(f"{name} must be a number or an array of numbers, got {plain(value)}") from None
+    longdouble_losses(name, value, arr)
     bad = np.isnan(arr) if not finite else ~np.isfinite(arr)
     if low is not None:
         bad |= (arr < low) | ((arr == low) if low_open else False)
@@ -173,8 +207,9 @@ def numeric_entries(name: str, value) -> None:
             raise InvalidInputError(f"{name} must hold numbers only, got {first!r} among {plain(value)[:80]} "
                                     "(write 1 or 0)")
         return
-    if raw.dtype.kind in "USb":
-        first = raw.flat[0] if raw.size else None
+    if raw.dtype.kind in "USb":                  # [10, 'a'] is all text to NumPy: name the entry that was text
+        first = (next((x for x in _flat(value) if bad(x)), raw.flat[0]) if isinstance(value, (list, tuple))
+                 else raw.flat[0]) if raw.size else None
     elif raw.dtype.kind == "O":
         first = next((x for x in raw.flat if bad(x)), _NONE)
     else:
@@ -356,7 +391,7 @@ def csv_records(text: str, source: str) -> list[tuple[int, dict]]:
                 if sep in names[0]:
                     raise InvalidInputError(f"{source}: the header is one column, {names[0][:80]!r}, separated by "
                                             f"{word}; the file must be comma-separated (CSV)")
-        dup = sorted({h for h in names if names.count(h) > 1})
+        dup = sorted(h for h, c in collections.Counter(names).items() if c > 1)
         if dup:
             raise InvalidInputError(f"{source}: column(s) {dup} appear more than once in the header")
         out = []

@@ -233,8 +233,8 @@ def _add_predict_parser(sub) -> None:
                     help="with --measured: a measured N x N kernel (numpy .npy, the samples' prompt order)")
     pr.add_argument("--rhos", type=check.float_in(0, 1, what="a coupling rho"), nargs="+", default=None,
                     help="with --measured: the rho grid of the one-parameter kernel (default 0, 0.1, ..., 1)")
-    pr.add_argument("--finite-level", type=check.float_in(0, 1, low_open=True, high_open=True), default=0.9,
-                    help="level of the finite-time intervals")
+    pr.add_argument("--finite-level", type=check.float_in(0, 1, low_open=True, high_open=True), default=None,
+                    help="with --measured: level of the finite-time intervals (0.9 when not given)")
     pr.add_argument("--seed", type=check.int_at_least(0), default=0, help="seed of the bootstrap and the hold-out split")
     pr.add_argument("--out", required=True, type=check.writable_dir,
                     help="output folder (predictions.csv, summary.json, figures)")
@@ -252,6 +252,13 @@ MAX_TRAIN_STEPS = 1_000_000
 
 def _seed(text: str) -> int:
     return check.int_at_least(0, high=2**32 - 1, why=" (a seed is below 2^32)")(text)
+
+
+def _trainable(text: str) -> str:
+    """``last-mlp`` or ``top-K`` with an integer K >= 1 (K's upper end, the model's layers, is checked at load)."""
+    if text == "last-mlp" or (text.startswith("top-") and text[4:].isdigit() and int(text[4:]) >= 1):
+        return text
+    raise argparse.ArgumentTypeError(f"expected last-mlp or top-K with K >= 1 decoder layers, got {text!r}")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -353,7 +360,8 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--no-extra", action="store_true", help="small: skip the measured-not-gated studies")
     v.add_argument("--resume", action="store_true", help="continue runs from their checkpoints")
     v.add_argument("--model-dir", default="models/smollm2", help="smollm2, free: where fetch-model put SmolLM2")
-    v.add_argument("--trainable", default="last-mlp", help="smollm2: last-mlp (CPU) or top-K decoder layers")
+    v.add_argument("--trainable", default="last-mlp", type=_trainable,
+                   help="smollm2: last-mlp (CPU) or top-K decoder layers")
     v.add_argument("--workers", type=check.int_at_least(1, high=1024, why=" processes"), default=2, help="smollm2, free: processes (CPU only)")
     v.add_argument("--prompts", type=check.int_at_least(1, high=10_000, why=" prompts"), default=24, help="free: prompts kept after screening")
     v.add_argument("--beta", type=_positive_float, default=0.5, help="trl: the KL coefficient")
@@ -419,6 +427,44 @@ def _cli_message(exc: BaseException) -> str:
 _USER_OS_ERRORS = (FileNotFoundError, PermissionError, IsADirectoryError, NotADirectoryError, FileExistsError)
 
 
+class _WatchedStdout:
+    """The standard output, noting whether a write to it failed (a reader that closed the pipe, a full disk), so
+    that such an error is told apart from the same error on a file the command writes."""
+
+    def __init__(self, stream):
+        self.stream, self.failed = stream, False
+
+    def write(self, text):
+        try:
+            return self.stream.write(text)
+        except OSError:
+            self.failed = True
+            raise
+
+    def flush(self):
+        try:
+            return self.stream.flush()
+        except OSError:
+            self.failed = True
+            raise
+
+    def __getattr__(self, name):
+        return getattr(self.stream, name)
+
+
+def _silence(stream) -> None:
+    """Point a failed standard output at the null device, so that the interpreter's last flush of what is left in
+    its buffer does not fail again at exit."""
+    import os
+
+    try:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, stream.fileno())
+        os.close(fd)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command; the one place that turns bad input into ``grpo-theory: error: ...`` and exit 2.
 
@@ -430,9 +476,23 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     parser = build_parser()
     args = parser.parse_args(argv)
+    if sys.stdout is None:          # started with the standard output closed (`>&-`): what it prints would vanish
+        print(f"grpo-theory: error: the standard output is closed; `{args.command}` has nowhere to print",
+              file=sys.stderr or sys.__stderr__)
+        return 2
+    out = sys.stdout = _WatchedStdout(sys.stdout)
     try:
-        return args.func(args)
+        code = args.func(args)
+        out.flush()                 # a closed pipe or a full disk shows here, not in the interpreter's last flush
+        return code
     except (ValueError, OSError) as exc:
+        if isinstance(exc, OSError) and out.failed:
+            _silence(out.stream)
+            if isinstance(exc, BrokenPipeError):    # the reader went away (`| head`): stop quietly, as `yes | head`
+                return 141
+            print(f"grpo-theory: error: cannot write the output of `{args.command}` to the standard output: "
+                  f"{exc.strerror or exc}", file=sys.stderr)
+            return 2
         if os.environ.get("GRPO_THEORY_DEBUG") or (isinstance(exc, OSError) and exc.filename is None
                                                    and not isinstance(exc, _USER_OS_ERRORS)):
             raise
@@ -446,6 +506,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt as exc:        # one line; a sweep's says what was saved and how to resume
         print(f"grpo-theory: {str(exc) or f'interrupted ({args.command})'}", file=sys.stderr)
         return 130
+    finally:
+        sys.stdout = out.stream
 
 
 if __name__ == "__main__":

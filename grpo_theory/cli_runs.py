@@ -19,6 +19,7 @@ from .integrations.openrlhf import read_openrlhf_config
 from .integrations.trl import read_trl_config
 from .integrations.verl import read_verl_config
 from .predict import predict, read_samples, reward_kl_tradeoff
+from .predict.core import MAX_TRADEOFF_BETAS
 from .predict.response import binary_question
 from .solvers import clamp_critical_beta
 from .problem import InvalidInputError, Objective, Question
@@ -137,11 +138,21 @@ def cmd_predict(args) -> int:
                   slow_tol=args.slow_tol, progress=False if args.no_progress else None)
     finite_args = [flag for flag, v in (("--holdout", args.holdout), ("--kernel", args.kernel), ("--rhos", args.rhos))
                    if v is not None]
+    if args.finite_level is not None:
+        finite_args.append("--finite-level")
+    if args.trl_version is not None and (args.framework is None or args.framework[0] != "trl"):
+        raise InvalidInputError(f"--trl-version {args.trl_version!r} applies to --framework trl only (it picks "
+                                "TRL's defaults); drop it or give --framework trl CONFIG")
+    if args.tradeoff_betas and len(args.tradeoff_betas) > MAX_TRADEOFF_BETAS:
+        raise InvalidInputError(f"--tradeoff-betas: {len(args.tradeoff_betas):,} values, above the limit of "
+                                f"{MAX_TRADEOFF_BETAS:,} (each is a whole prediction, ~0.04 s per prompt); give fewer")
     if finite_args and args.measured is None:
-        raise InvalidInputError(f"{', '.join(finite_args)} need --measured AFTER (counts after training)")
+        raise InvalidInputError(f"{', '.join(finite_args)} need{'s' if len(finite_args) == 1 else ''} --measured AFTER "
+                                "(counts after training)")
     if args.measured is not None:
         kwargs.update(measured=read_samples(args.measured, levels=args.levels, id_column=args.id_column),
-                      holdout=args.holdout, rhos=args.rhos, finite_level=args.finite_level,
+                      holdout=args.holdout, rhos=args.rhos,
+                      finite_level=0.9 if args.finite_level is None else args.finite_level,
                       seed=args.seed, kernel=_load_kernel(args.kernel) if args.kernel else None)
     if args.fit is not None:
         kwargs["fit"] = tuple(args.fit)
@@ -183,6 +194,7 @@ def _repeats(new: str, shown: str) -> bool:
     return untag.sub("", new) in untag.sub("", shown)
 
 
+#: The most values ``--tradeoff-betas`` takes: each is a whole prediction.
 #: predict()'s keywords that are options of ``grpo-theory predict``: a message about ``clock=`` says ``--clock``.
 _PREDICT_OPTIONS = ("clock", "fit", "steps", "k", "level", "interval", "slow_tol", "holdout", "rhos", "finite_level",
                     "seed", "kernel", "measured", "levels", "sample_temperature")
@@ -191,6 +203,10 @@ _PREDICT_OPTIONS = ("clock", "fit", "steps", "k", "level", "interval", "slow_tol
 def _as_options(message: str) -> str:
     """``message`` with predict()'s keywords (``steps=``, ``fit=(step, mean_reward)``) spelt as the options."""
     message = re.sub(r"\bfit=\(step, mean_reward\)", "--fit STEP MEAN_REWARD", message)
+    message = re.sub(r"^step must\b", "--fit STEP must", message)
+    message = re.sub(r"^(" + "|".join(_PREDICT_OPTIONS + ("id_column", "kl_estimator", "kl_placement")) + r") must\b",
+                     lambda m: "--" + m.group(1).replace("_", "-") + " must", message)
+    message = re.sub(r"\bid_column (?='[^']*' names)", "--id-column ", message)
     return re.sub(r"\b(" + "|".join(_PREDICT_OPTIONS) + r")=(?=[\s(,.;:]|$)",
                   lambda m: "--" + m.group(1).replace("_", "-"), message)
 

@@ -287,14 +287,20 @@ def binary_shift_direct(pi_ref_a, beta, group_size, reward_gap=1.0) -> np.ndarra
 # ----------------------------------------------------------------------------- the GRPO family (issue 22)
 
 def _bisect(f, lo, hi, n: int = 200) -> np.ndarray:
-    """Vectorised bisection for a root of ``f`` that changes sign from + at ``lo`` to - at ``hi``."""
+    """Vectorised bisection for a root of ``f`` that changes sign from + at ``lo`` to - at ``hi``.
+
+    Where ``0 < lo`` and ``hi > 4 lo`` the midpoint is geometric, ``sqrt(lo hi)``: a root of 2e-200 in
+    ``[1e-200, 1]`` is then found to machine precision (arithmetic halving reaches only 2^-200 = 6e-61 in
+    200 steps)."""
     lo, hi = np.broadcast_arrays(np.asarray(lo, dtype=float), np.asarray(hi, dtype=float))
     lo, hi = lo.copy(), hi.copy()
     for _ in range(n):
-        mid = 0.5 * (lo + hi)
+        geometric = (lo > 0) & (hi > 4 * lo)
+        mid = np.where(geometric, np.sqrt(np.where(geometric, lo, 1.0)) * np.sqrt(np.where(geometric, hi, 1.0)),
+                       0.5 * (lo + hi))
         pos = f(mid) > 0
         lo, hi = np.where(pos, mid, lo), np.where(pos, hi, mid)
-        if np.all(hi - lo <= 4 * np.finfo(float).eps * np.maximum(hi, 1e-300)):
+        if np.all(hi - lo <= 4 * np.finfo(float).eps * np.maximum(hi, np.finfo(float).tiny)):
             break
     return 0.5 * (lo + hi)
 

@@ -24,7 +24,7 @@ import numpy as np
 
 from . import advantage, kl
 from ._numerics import IntegrationFallbackWarning, logsumexp, solve_ivp
-from ._validate import plain
+from ._validate import integer, plain
 from .monte_carlo import sample_rewards, sampled_advantages
 from .preference import expectations_evaluator, level_expectations
 from .problem import InvalidInputError, Objective, Question, shaped_question, validate_probability_vector
@@ -103,7 +103,7 @@ def _penalty_value(q: Question, obj: Objective, pi: np.ndarray) -> np.ndarray:
             terms = np.where(ref > 0, ref * (np.log(ref) - np.log(pi)), 0.0)
         else:
             lr = np.where(pi > 0, np.log(np.where(pi > 0, pi, 1.0)) - np.log(np.where(ref > 0, ref, 1.0)), 0.0)
-            terms = pi * kl.estimator_value(obj, lr)
+            terms = pi * kl.flow_value(obj, lr)
     return terms.sum(axis=-1)
 
 
@@ -242,10 +242,49 @@ def flow(q: Question, obj: Objective, pi0, t, *, with_points: bool = True, rtol:
         return _tree_flow(q, obj, pi0, t, with_points, rtol, atol)
     support = np.flatnonzero(pi0 > 0)
     theta0 = np.log(pi0[support])
-    sol = _solve_with_fallback(_logit_rhs(q, obj, support), (float(t[0]), float(t[-1])), theta0, t, rtol, atol)
+    thetas = _logits_at(_logit_rhs(q, obj, support), theta0, t, rtol, atol)
     pis = np.zeros((t.size, q.n_outputs))
-    pis[:, support] = np.exp(sol.y.T - logsumexp(sol.y.T, axis=1, keepdims=True))
+    pis[:, support] = np.exp(thetas - logsumexp(thetas, axis=1, keepdims=True))
     return _trajectory(q, obj, t, pis, with_points)
+
+
+#: Flow times beyond ``t[0] + FLOW_HORIZON`` are filled with the end state when the flow has settled there.
+FLOW_HORIZON = 1e12
+
+
+def _logits_at(rhs, theta0: np.ndarray, t: np.ndarray, rtol: float, atol: float) -> np.ndarray:
+    """Logits at the non-decreasing times ``t`` (shape ``(T, len(theta0))``).
+
+    Times closer to ``t[0]`` than the flow can move a logit by one part in 10^17 (``(t - t[0]) max(|rhs|, 1) <=
+    1e-17``, e.g. ``t = 1e-300``) keep the start: the change is below double precision, and an integrator asked for such a
+    span never finishes. Repeated times are integrated once. Times past ``t[0] + FLOW_HORIZON`` take the state
+    at the horizon when the policy no longer moves there (equal at half and the whole horizon to 1e-12);
+    otherwise they are refused, naming the time.
+    """
+    out = np.repeat(theta0[None, :], t.size, axis=0)
+    speed = float(np.max(np.abs(rhs(float(t[0]), theta0)), initial=0.0))
+    # max(speed, 1): a slow start (near an unstable point) may speed up; over a span <= 1e-17 it cannot matter
+    moving = (t - t[0]) * max(speed, 1.0) > 1e-17 * max(1.0, float(np.max(np.abs(theta0), initial=0.0)))
+    if not np.any(moving):
+        return out
+    tu, inv = np.unique(t[moving], return_inverse=True)
+    far = tu > t[0] + FLOW_HORIZON
+    near = np.concatenate([tu[~far], [t[0] + FLOW_HORIZON]]) if np.any(far) else tu
+    sol = _solve_with_fallback(rhs, (float(t[0]), float(near[-1])), theta0, np.concatenate([[t[0]], near])
+                               if near[0] > t[0] else near, rtol, atol)
+    ys = sol.y.T[-len(near):]
+    if np.any(far):
+        half = _solve_with_fallback(rhs, (float(t[0]), float(t[0] + FLOW_HORIZON / 2)), theta0,
+                                    np.array([t[0], t[0] + FLOW_HORIZON / 2]), rtol, atol).y.T[-1]
+        end = ys[-1]
+        p_end, p_half = np.exp(end - logsumexp(end)), np.exp(half - logsumexp(half))
+        if np.max(np.abs(p_end - p_half)) > 1e-12:
+            raise InvalidInputError(f"t = {plain(float(tu[far][0]))} is beyond the flow horizon t[0] + "
+                                    f"{FLOW_HORIZON:.0e}, and the policy still moves there; give times up to "
+                                    f"{FLOW_HORIZON:.0e} after t[0]")
+        ys = np.concatenate([ys[:-1], np.repeat(end[None, :], int(np.sum(far)), axis=0)])
+    out[moving] = ys[inv]
+    return out
 
 
 def _solve_with_fallback(rhs, span, y0, t, rtol, atol):
@@ -325,6 +364,7 @@ def ascent(q: Question, obj: Objective, pi0, *, lr: float, steps: int, every: in
     """
     if not (lr > 0 and math.isfinite(lr)):
         raise InvalidInputError(f"lr must be positive and finite, got {lr!r}")
+    steps, every = integer("steps", steps, low=0), integer("every", every, low=1)
     pi0 = _check_start(q, obj, pi0)
     support = np.flatnonzero(pi0 > 0)
     rhs = _logit_rhs(q, obj, support)
@@ -433,7 +473,7 @@ def _surrogate_gradient(q, obj, theta, support, pi_old, stats, clip_eps):
         kc = kl.coefficient(obj, lp - np.log(ref))
         d = freq * (rho * kc if obj.estimator_variant.ratio_weighted else kc)
     elif obj.placement_variant.in_advantage:   # A - beta value(pi_old): the value is fixed, the ratio carries it
-        d = freq * rho * kl.estimator_value(obj, np.log(pi_old[support]) - np.log(ref))
+        d = freq * rho * kl.flow_value(obj, np.log(pi_old[support]) - np.log(ref))
     else:                                   # in the reward: already inside the advantages (stats)
         d = 0.0
     weights = c * rho - obj.beta * d if obj.beta > 0 else c * rho   # coefficient of d log pi(o)/d theta = e_o - pi
@@ -495,6 +535,8 @@ def grpo_steps(q: Question, obj: Objective, pi0, *, lr: float, n_batches: int, i
     """
     if obj.is_large_group and n_groups is not None:
         raise InvalidInputError("Monte Carlo groups need a finite group_size")
+    if n_groups is not None:
+        n_groups = integer("n_groups", n_groups, low=1)
     if not (lr > 0 and math.isfinite(lr)) or inner_updates < 1 or n_batches < 1 or not (0 < clip_eps):
         raise InvalidInputError(f"need lr > 0, inner_updates >= 1, n_batches >= 1, clip_eps > 0; got "
                                 f"lr={lr!r}, inner_updates={inner_updates!r}, n_batches={n_batches!r}, "

@@ -51,9 +51,10 @@ from __future__ import annotations
 import numpy as np
 
 from . import variants
+from ._validate import number
 from .errors import InvalidInputError
 
-__all__ = ["KL_ESTIMATORS", "KL_PLACEMENTS", "LOG_RATIO_FLOOR", "estimator_value", "coefficient", "value_slope",
+__all__ = ["KL_ESTIMATORS", "KL_PLACEMENTS", "LOG_RATIO_FLOOR", "estimator_value", "flow_value", "coefficient", "value_slope",
            "discontinuities", "effective_penalty", "value_shift", "flow_log_ratio"]
 
 #: The built-in estimators and placements (their entries in :mod:`grpo_theory.variants` hold the formulas).
@@ -87,12 +88,18 @@ def estimator_value(obj, lr) -> np.ndarray:
     obj : Objective
         Its KL fields: ``estimator``, ``kl_placement``, ``kl_log_ratio_clamp``, ``kl_value_clamp``.
     lr : array_like
-        Log-ratios ``lr = log(pi/pi_ref)``.
+        Log-ratios ``lr = log(pi/pi_ref)``; ``-inf`` (``pi = 0``) and ``+inf`` give the value's limit (k3:
+        ``+inf`` on both sides, k1: ``lr`` itself), NaN is refused.
 
     Returns
     -------
     numpy.ndarray
         The value, of the shape of ``lr``.
+
+    Raises
+    ------
+    InvalidInputError
+        A NaN log-ratio.
 
     Examples
     --------
@@ -100,6 +107,35 @@ def estimator_value(obj, lr) -> np.ndarray:
     >>> from grpo_theory import Objective
     >>> estimator_value(Objective(beta=1.0, kl_estimator="k3"), np.log([0.5, 1.0, 2.0])).round(6)  # e^-lr + lr - 1
     array([0.306853, 0.      , 0.193147])
+    """
+    lr = np.asarray(lr, dtype=float)
+    if np.isnan(lr).any():
+        bad = np.flatnonzero(np.isnan(lr.ravel()))
+        raise InvalidInputError(f"estimator_value: the log-ratio lr = log(pi/pi_ref) is nan at flat index "
+                                f"{bad[:5].tolist()}; expected numbers (+-inf allowed: pi or pi_ref zero)")
+    v = flow_value(obj, lr)
+    if variants.lookup("kl_estimator", obj.estimator).exponential:
+        # k3 kinds at lr = -inf (pi = 0): e^{-lr} + lr - 1 evaluates as inf - inf; its limit is +inf (clamped).
+        V = obj.kl_value_clamp
+        v = np.where(np.isnan(v) & np.isneginf(lr), np.inf if V is None else V, v)
+    return v
+
+
+def flow_value(obj, lr) -> np.ndarray:
+    """:func:`estimator_value` as the solvers evaluate it, without its input check: a NaN log-ratio (a trial
+    point an integrator then rejects) gives NaN, and so does k3's ``inf - inf`` at ``lr = -inf``.
+
+    Parameters
+    ----------
+    obj : Objective
+        Its KL fields, as for :func:`estimator_value`.
+    lr : array_like
+        Log-ratios ``lr = log(pi/pi_ref)``.
+
+    Returns
+    -------
+    numpy.ndarray
+        The value after both clamps, of the shape of ``lr``.
     """
     lr = np.asarray(lr, dtype=float)
     lr_c, _ = _clipped_lr(obj, lr)
@@ -150,7 +186,7 @@ def coefficient(obj, lr) -> np.ndarray:
     lr = np.asarray(lr, dtype=float)
     est, entry, place = obj.estimator, obj.estimator_variant, obj.placement_variant
     if place.in_advantage:
-        return estimator_value(obj, lr)
+        return flow_value(obj, lr)
     if not place.in_loss:
         raise InvalidInputError(f"no coefficient for kl_placement={obj.kl_placement!r}; the KL is in the reward")
     if entry.loss_coefficient is not None and (entry.straight_through or (
@@ -159,7 +195,7 @@ def coefficient(obj, lr) -> np.ndarray:
     with np.errstate(invalid="ignore"):
         c = np.where(_active(obj, lr), _raw_slope(est, lr), 0.0)
     if entry.ratio_weighted:
-        c = c + estimator_value(obj, lr)
+        c = c + flow_value(obj, lr)
     return c
 
 
@@ -259,6 +295,9 @@ def effective_penalty(estimator: str, placement: str, log_ratio_clamp, value_cla
     >>> effective_penalty("k1", "loss", None, None), effective_penalty("k3", "loss", 20, 10)
     ('none', 'other')
     """
+    for name, clamp in (("log_ratio_clamp", log_ratio_clamp), ("value_clamp", value_clamp)):
+        if clamp is not None:                         # a clamp is a positive bound (as Objective checks it)
+            number(name, clamp, low=0.0, low_open=True)
     clamped = log_ratio_clamp is not None or value_clamp is not None
     entry, place = variants.lookup("kl_estimator", estimator), variants.lookup("kl_placement", placement)
     if place.in_reward:
@@ -285,7 +324,7 @@ def value_shift(obj, lr) -> np.ndarray:
     numpy.ndarray
         The shift, of the shape of ``lr``.
     """
-    return obj.beta * estimator_value(obj, lr)
+    return obj.beta * flow_value(obj, lr)
 
 
 def flow_log_ratio(obj, lr) -> np.ndarray:

@@ -18,6 +18,8 @@ import pandas as pd
 from matplotlib import cm, colors
 from matplotlib.figure import Figure
 
+from .errors import InvalidInputError
+
 #: The two widths a figure may have (inches): one column, two columns.
 COLUMN = 3.4
 DOUBLE = 7.0
@@ -116,7 +118,8 @@ LINESTYLES: dict[str, tuple[str, str]] = {
 #: What each marker means: one meaning each, named as in :data:`LINESTYLES`. A stationary point is a circle,
 #: filled when stable and open when unstable; a vertex that is a stable limit point is a square.
 MARKERS: dict[str, tuple[str, str]] = {
-    "o": ("point", "a point of data: a stationary point (filled: stable; open: unstable), a measurement"),
+    "o": ("point", "a point of data: a stationary point (filled: stable; open: unstable), a measurement; at a "
+                   "curve's jump (Figures 1-4), open: the one-sided limit, not attained"),
     "s": ("vertex", "a vertex as a stable limit point (Figure 11)"),
     "D": ("trained", "a point measured on a trained model beside theory"),
     "^": ("key", "a category that the figure's legend names (a source, a step size, an answer word, a baseline)"),
@@ -136,8 +139,9 @@ METHOD_COLORS = {k: COLORS[k] for k in ("GRPO reverse/scale", "GRPO reverse/shif
                                         "GRPO direct/shift", "RLHF", "NLHF", "TRL 1.16", "verl", "OpenRLHF",
                                         "trained")}
 METHOD_COLORS["TRL 1.9"] = COLORS["GRPO reverse/scale"]          # TRL 1.9's default is reverse/scale
-#: The normalisation conventions of Figure 13 (the note's, the reverse/scale default; and TRL's).
-CONVENTION_COLORS = {"note": COLORS["GRPO reverse/scale"], "TRL": COLORS["TRL 1.16"]}
+#: The normalisation conventions of Figure 13 (the note's; TRL's), the figure's two settings: drawn for both
+#: penalties, so not in a method's colour (reverse/scale's blue and TRL 1.16's purple each name one objective).
+CONVENTION_COLORS = {"note": COLORS["setting 1"], "TRL": COLORS["setting 2"]}
 #: A reference artist (the diagonal, pi_ref's level, a zero line) carries this gid: it is not data.
 REFERENCE = "reference"
 
@@ -215,8 +219,6 @@ def side_by_side(x, *, width: float, log: bool = False) -> np.ndarray:
     caption can state the offset ("drawn side by side, ``width`` apart")."""
     x = np.asarray(x, dtype=float)
     if width <= 0:
-        from .errors import InvalidInputError
-
         raise InvalidInputError(f"side_by_side: width must be positive, got {width!r}")
     out = x.copy()
     keys = np.round(x, 9)
@@ -234,8 +236,6 @@ def apart(x, *, gap: float) -> np.ndarray:
     their position). Deterministic, so a caption can say so ("drawn at least ``gap`` apart")."""
     x = np.asarray(x, dtype=float)
     if gap <= 0:
-        from .errors import InvalidInputError
-
         raise InvalidInputError(f"apart: gap must be positive, got {gap!r}")
     values = np.unique(x[np.isfinite(x)])
     where = {}

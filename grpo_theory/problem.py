@@ -31,7 +31,7 @@ from ._question import (  # noqa: F401  (re-exported: problem is where a questio
     validate_probability_vector,
 )
 from ._validate import plain as _plain
-from ._validate import unwrap_scalar
+from ._validate import as_double, unwrap_scalar
 from .errors import InvalidInputError, NoStationaryPolicy
 from . import variants
 from .kl import effective_penalty
@@ -67,6 +67,7 @@ LOSS_TYPES = {
 #: The numeric fields of :class:`Objective` (a 0-d array in any of them is read as its number).
 _NUMERIC_FIELDS = ("beta", "group_size", "std_ddof", "std_eps", "variance_eps", "groups_per_batch", "kl_log_ratio_clamp",
                    "kl_value_clamp", "pass_k", "entropy_coef")
+_INTEGER_FIELDS = ("group_size", "std_ddof", "groups_per_batch", "pass_k")
 #: Largest finite group size: 2**53, beyond which integers are not exact in double precision.
 MAX_GROUP_SIZE = 2**53
 
@@ -229,12 +230,15 @@ class Objective:
     filter_ties: bool = False
     entropy_coef: float = 0.0
     importance_level: str = "token"
-    regime: str = field(init=False)
-    estimator: str = field(init=False)
+    regime: str = field(init=False, repr=False)       # derived: repr stays a constructor call
+    estimator: str = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         for name in _NUMERIC_FIELDS:                       # np.array(0.5) is the number 0.5
-            object.__setattr__(self, name, unwrap_scalar(getattr(self, name)))
+            value = unwrap_scalar(getattr(self, name))
+            if name not in _INTEGER_FIELDS:                # ints have their own limits (G <= 2**53)
+                value = as_double(name, value)             # 10**400 or np.longdouble('1e-4000'): refused
+            object.__setattr__(self, name, value)
         beta = self.beta
         if isinstance(beta, bool) or not isinstance(beta, (int, float, np.floating, np.integer)):
             raise InvalidInputError(f"beta must be a positive finite number, got {_plain(beta)}")

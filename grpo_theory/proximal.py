@@ -32,6 +32,7 @@ import numpy as np
 
 from ._numerics import expit, logsumexp, optimize
 from .preference import reward_preference
+from ._validate import integer
 from .problem import InvalidInputError, Objective, Question, validate_probability_vector
 from .solvers import Z_CAP, ClassProblem, StationaryPoint, sinh_grid, stationary_points
 
@@ -240,6 +241,10 @@ class MapCycle(list):
         self.stable = None if abs(abs(multiplier) - 1) < 1e-7 else bool(abs(multiplier) < 1)
 
 
+#: The most map evaluations :func:`map_cycles` makes (``period x n_grid``; about a minute at 0.3 ms each).
+MAX_MAP_EVALUATIONS = 200_000
+
+
 def map_cycles(q: Question, obj: Objective, period: int = 2, *, n_grid: int = 4001) -> list[MapCycle]:
     """Cycles of the proximal map of the given period (two-class questions; exhaustive scan).
 
@@ -265,7 +270,8 @@ def map_cycles(q: Question, obj: Objective, period: int = 2, *, n_grid: int = 40
     Raises
     ------
     InvalidInputError
-        When ``period < 2`` or the question does not have two classes.
+        When ``period < 2``, ``period x n_grid`` is above :data:`MAX_MAP_EVALUATIONS`, or the question does not
+        have two classes.
 
     Examples
     --------
@@ -274,8 +280,12 @@ def map_cycles(q: Question, obj: Objective, period: int = 2, *, n_grid: int = 40
     2-cycle, ``pi(a)`` 0.1414 <-> 0.4836 (a scan of a few seconds; ``tests/test_dynamics.py``
     iterates the map to confirm it).
     """
-    if period < 2:
-        raise InvalidInputError(f"period must be >= 2, got {period!r}")
+    period = integer("period", period, low=2)
+    n_grid = integer("n_grid", n_grid, low=11, high=10**7)
+    if period * n_grid > MAX_MAP_EVALUATIONS:
+        raise InvalidInputError(f"map_cycles evaluates the map period x n_grid = {period * n_grid:,} times (about "
+                                f"0.3 ms each), above the limit of {MAX_MAP_EVALUATIONS:,}; give a smaller period "
+                                f"or n_grid")
     cp = ClassProblem(q, obj)
     if cp.n_classes != 2:
         raise InvalidInputError(f"cycles are searched for two-class questions only; this one has {cp.n_classes}")

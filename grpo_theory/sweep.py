@@ -428,6 +428,8 @@ def check_grid(grid) -> list[str]:
     unknown = sorted(str(k) for k in grid if k not in _GRID_KEYS)
     if unknown:
         problems.append(f"unknown key(s) {unknown} (expected {', '.join(_GRID_KEYS)})")
+    if "questions" in grid and "simplex" in grid:
+        problems.append("both 'questions' and 'simplex': give one (a list of questions, or a simplex lattice)")
     if "objectives" not in grid:
         problems.append("missing 'objectives' (a mapping of Objective fields, each a value or a list)")
     elif not isinstance(grid["objectives"], Mapping) or not grid["objectives"]:

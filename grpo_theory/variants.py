@@ -423,6 +423,8 @@ def names(kind: str) -> tuple[str, ...]:
     tuple of str
         The names.
     """
+    if kind not in _REGISTRY:
+        raise InvalidInputError(f"kind must be one of {sorted(_REGISTRY)}, got {kind!r}")
     return tuple(_REGISTRY[kind])
 
 

@@ -123,6 +123,7 @@ HARNESS_MISTAKES = {
     "predict --seed 2**70 with --measured --holdout": "the harness gave 2 measured prompts; the error says so",
     "--measured with a level column the samples lack": "names the levels",
     "CSV: count column 3.5": "names the first bad count (6.5)",
+    "binary_pairwise(0.3, 0.5, gamma=-0.0)": "gamma = 0 is documented (a tie: x = p), and -0.0 == 0",
 }
 HARNESS_PREFIXES = ("binomial_interval(0, ", "binomial_interval(50, 50")   # documented one-sided at 0 and n
 
@@ -153,8 +154,7 @@ def main(argv=None) -> collections.Counter:
     args = sys.argv[1:] if argv is None else argv
     todo = fresh.select_cases(all_cases(), args)
     if "--count" in args:
-        print(len(todo), "cases")
-        print(collections.Counter(c["group"] for c in todo))
+        print(len(todo), "cases", dict(collections.Counter(c["group"] for c in todo)))
         return collections.Counter()
     return fresh.run_cases(todo, classify_case, write_csv, args)
 

@@ -83,7 +83,6 @@ def closed_form_cases() -> list[dict]:
         ("binary_entropy_condition x=0", lambda: cf.binary_entropy_condition(0.0, 0.3, 0.5, 0.1), ["x", "0"]),
         ("binary_entropy_condition x=1", lambda: cf.binary_entropy_condition(1.0, 0.3, 0.5, 0.1), ["x", "1"]),
         ("large_group_direct_h x=1", lambda: cf.large_group_direct_h(1.0, 0.3, 0.5), ["x", "1"]),
-        ("large_group_direct_h p=0", lambda: cf.large_group_direct_h(0.5, 0.0, 0.5), ["pi_ref_a", "0"]),
         ("large_group_direct_turning_point beta=0", lambda: cf.large_group_direct_turning_point(0.0), ["beta", "0"]),
         ("large_group_direct_turning_point beta=-inf", lambda: cf.large_group_direct_turning_point(-math.inf),
          ["beta", "inf"]),
@@ -95,6 +94,9 @@ def closed_form_cases() -> list[dict]:
     ]
     for label, mk, names in E:
         out.append(_c("closed forms: refusals", label, mk, "error", names))
+    out.append(_c("closed forms: refusals", "large_group_direct_h p=0 (h = -inf exactly)",
+                  lambda: cf.large_group_direct_h(0.5, 0.0, 0.5), "either", ["pi_ref_a", "0"],
+                  check=lambda tmp, res: _v(res) == -math.inf))
     # p = 0 and p = 1 exactly: the vertices
     for name, fn in (("binary_rloo", lambda p: cf.binary_rloo(p, 0.5)),
                      ("binary_rloo direct", lambda p: cf.binary_rloo(p, 0.5, penalty="direct")),
@@ -179,14 +181,15 @@ def registry_cases() -> list[dict]:
     out = []
     grp = "KL and variant registries"
     k3 = lambda: _o(kl_estimator="k3")                   # noqa: E731
-    for lr in (math.inf, -math.inf, math.nan):
-        out.append(_c(grp, f"kl.estimator_value(k3, {lr})", (lambda lr=lr: kl.estimator_value(k3(), lr)), "error",
-                      ["lr" if not math.isnan(lr) else "nan"]))
+    # lr = +-inf (pi or pi_ref zero): k3 = e^{-lr} + lr - 1 tends to +inf on both sides.
+    for lr in (math.inf, -math.inf):
+        out.append(_c(grp, f"kl.estimator_value(k3, {lr})", (lambda lr=lr: kl.estimator_value(k3(), lr)), "ok",
+                      check=(lambda tmp, res: _v(res) == math.inf)))
+    out.append(_c(grp, "kl.estimator_value(k3, nan)", (lambda: kl.estimator_value(k3(), math.nan)), "error", ["nan"]))
     for lr in (-0.0, 700.0, -745.0, 1e-300):
         out.append(_c(grp, f"kl.estimator_value(k3, {lr!r})", (lambda lr=lr: kl.estimator_value(k3(), lr)), "ok",
                       check=(lambda tmp, res, lr=lr: ref.close(_v(res), _k3(lr), 1e-9, 1e-300))))
     E = [
-        ("kl.estimator_value without an estimator", lambda: kl.estimator_value(_o(), 0.1), ["kl_estimator"]),
         ("kl.effective_penalty('k9', 'loss', None, None)", lambda: kl.effective_penalty("k9", "loss", None, None),
          ["k9"]),
         ("kl.effective_penalty('k3', 'nowhere', None, None)", lambda: kl.effective_penalty("k3", "nowhere", None, None),
@@ -200,7 +203,7 @@ def registry_cases() -> list[dict]:
         ("variants.lookup('kl_estimator', 'K3 ')", lambda: variants.lookup("kl_estimator", "K3 "), ["K3"]),
         ("variants.names('kl')", lambda: variants.names("kl"), ["kl"]),
         ("variants.unregister('kl_estimator', 'zz')", lambda: variants.unregister("kl_estimator", "zz"), ["zz"]),
-        ("variants.register(5)", lambda: variants.register(5), ["5"]),
+        ("variants.register(5)", lambda: variants.register(5), ["int"]),
         ("variants.note_penalty('sideways')", lambda: variants.note_penalty("sideways"), ["sideways"]),
         ("Objective(kl_estimator='k3', kl_placement='Loss')", lambda: _o(kl_estimator="k3", kl_placement="Loss"),
          ["kl_placement", "Loss"]),
@@ -222,6 +225,8 @@ def registry_cases() -> list[dict]:
     ]
     for label, mk, names in E:
         out.append(_c(grp, label, mk, "error", names))
+    out.append(_c(grp, "kl.estimator_value of the default objective (k3)", lambda: kl.estimator_value(_o(), 0.1), "ok",
+                  check=lambda tmp, res: ref.close(_v(res), _k3(0.1), 1e-12)))
     for est in ("k1", "k2", "k3", "abs"):
         out.append(_c(grp, f"kl.discontinuities({est})", (lambda est=est: kl.discontinuities(_o(kl_estimator=est))),
                       "ok", check=lambda tmp, res: isinstance(res["value"], tuple)))

@@ -57,7 +57,7 @@ def _bisect(f, lo, hi, n=700):
     mp = _mp()
     flo = f(lo)
     for _ in range(n):
-        mid = (lo + hi) / 2
+        mid = mp.sqrt(lo * hi) if lo > 0 and hi > 4 * lo else (lo + hi) / 2   # geometric: roots near 0
         fm = f(mid)
         if fm == 0:
             return mid
@@ -136,12 +136,25 @@ def pass_at_k(n: int, c: int, k: int) -> float:
         return float("nan")
     if n - c < k:
         return 1.0
-    return 1.0 - math.comb(n - c, k) / math.comb(n, k)
+    from fractions import Fraction
+
+    return float(1 - Fraction(math.comb(n - c, k), math.comb(n, k)))      # exact, then rounded once
+
+
+def one_sided(c: int, n: int, level: float):
+    """The documented bound at ``c = 0`` or ``c = n`` (both methods): ``(0, 1 - (1-level)^(1/n)]`` and its mirror."""
+    if c == 0:
+        return 0.0, 1 - (1 - level) ** (1 / n)
+    if c == n:
+        return (1 - level) ** (1 / n), 1.0
+    return None
 
 
 def wilson(c: int, n: int, level: float) -> tuple[float, float]:
     from statistics import NormalDist
 
+    if one_sided(c, n, level):
+        return one_sided(c, n, level)
     z = NormalDist().inv_cdf(0.5 + level / 2)
     ph = c / n
     den = 1 + z * z / n
@@ -152,6 +165,8 @@ def wilson(c: int, n: int, level: float) -> tuple[float, float]:
 
 def jeffreys(c: int, n: int, level: float) -> tuple[float, float]:
     mp = _mp()
+    if one_sided(c, n, level):
+        return one_sided(c, n, level)
     a = (1 - level) / 2
     with mp.workdps(40):
         A, B = mp.mpf(c) + mp.mpf(1) / 2, mp.mpf(n - c) + mp.mpf(1) / 2
@@ -173,6 +188,8 @@ def jeffreys(c: int, n: int, level: float) -> tuple[float, float]:
 
 def close(a, b, rel=1e-9, abs_=1e-300) -> bool:
     a, b = float(a), float(b)
+    if math.isinf(a) or math.isinf(b):
+        return a == b
     if math.isnan(a) or math.isnan(b):
         return math.isnan(a) and math.isnan(b)
     return abs(a - b) <= max(rel * max(abs(a), abs(b)), abs_)

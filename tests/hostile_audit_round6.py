@@ -80,7 +80,11 @@ def run_shell_case(case: dict, tmp: Path) -> tuple[str, str]:
     if expect == "pipe":
         if "Exception ignored" in err:
             return "unhelpful", msg
-        return ("correct" if rc in (0, 1, 2, 120, 141) else "traceback"), msg
+        if rc not in (0, 1, 2, 120, 141):
+            return "traceback", msg
+        if case.get("after") and not case["after"](tmp):
+            return "silent", msg + " (output folder neither complete nor marked)"
+        return "correct", msg
     if expect == "quiet":
         return ("clean" if rc == 2 and not err.strip() else "unhelpful"), msg
     if rc == 0:
@@ -106,7 +110,21 @@ def classify_case(case: dict, tmp: Path) -> tuple[str, str]:
 
 
 #: The first run's results that were the harness's mistakes, by input label: why (docs/reliability.md).
-HARNESS_MISTAKES: dict[str, str] = {}
+HARNESS_MISTAKES: dict[str, str] = {
+    "Question a token that is a list": "names the answer (['A'], '$') and why (hashable tokens)",
+    "Question answers an integer per answer": "names the value 1 and what an answer must be",
+    "clamp_critical_beta without a value clamp": "says what it needs (a value-clamped KL in the loss) and what it got",
+    "clamp_critical_beta, clamp in the reward placement": "says it needs the clamp in the loss, and got it in the reward",
+    "reward_kl_tradeoff betas negative": "names beta and -0.5",
+    "reward_kl_tradeoff betas nan": "names beta and nan",
+    "discontinuities abs clamps log 2.0, value 1.5: each at a clamp edge":
+        "abs's coefficient sign(lr) jumps at 0: (-1.5, 0.0, 1.5) is right",
+    "predict --k 10**12": "documented: pass@k_before empty where k > n, pass@k_after 1 - (1 - pred)^k for every k",
+    "predict(samples, obj, k=[1, 10**7])": "documented: pass@k_before empty where k > n",
+    "predict(samples, obj, k=5 (not a sequence))": "read as (5,); pass@5_before 1 - C(7,5)/C(10,5) = 0.9167 checked",
+    "grpo_steps clip_eps=inf": "no clipping; with one inner update the ratio is 1 and the clip never acts",
+    "figures --force --resume": "they compose: --resume skips finished figures, --force redraws the others",
+}
 
 
 def triage(case: dict) -> str:

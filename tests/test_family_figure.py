@@ -129,3 +129,14 @@ def test_the_take_away_in_figures_md_states_the_captions_numbers(t):
     g_inf = d[(d.variant == "GRPO (reverse/scale)") & (d.group_size == math.inf) & np.isclose(d.beta, b1)]
     assert f"to {g_inf.pi_a.iloc[0]:.2f} for GRPO at G = ∞" in text
     assert f"{g_inf.pi_a.iloc[0]:.3f} (GRPO" in cap
+
+
+def test_coinciding_curves_are_nested_so_each_shows():
+    """At G = inf three curves coincide (GRPO, the REINFORCE++ baseline, ties filtered); with two widths the two
+    thin ones hid each other. Each of a coinciding set now has its own width, narrower and above the one before."""
+    pairs = [("GRPO (reverse/scale)", "REINFORCE++ baseline"), ("GRPO (reverse/scale)", "ties filtered"),
+             ("REINFORCE++ baseline", "ties filtered"), ("RLOO", "pass@2")]
+    nest = fam._nested_widths(pairs)
+    three = [nest[v] for v in ("GRPO (reverse/scale)", "REINFORCE++ baseline", "ties filtered")]
+    assert three[0][0] > three[1][0] > three[2][0] and three[0][1] < three[1][1] < three[2][1]
+    assert nest["RLOO"][0] > nest["pass@2"][0] and len(nest) == 5

@@ -290,3 +290,23 @@ def test_at_most_rounds_up_at_the_printed_precision():
         assert text == bound_up(v, spec), (v, spec, text)
         assert float(text) >= v
     assert plotting.at_most(0.01932, ".2g") == "0.02" and plotting.at_most(0.0015, ".4f") == "0.0015"
+
+
+def unstyled_spans(source: str) -> list[int]:
+    """Lines where ``axhline``/``axvline`` is called without ``ls``/``linestyle``: matplotlib then draws it
+    solid, the style of data, whatever the line means (a zero line, a predicted level); the scan of style
+    literals above cannot see a style that is not written."""
+    return [node.lineno for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("axhline", "axvline")
+            and not {k.arg for k in node.keywords} & {"ls", "linestyle"}]
+
+
+@pytest.mark.parametrize("path", DRAWING, ids=lambda p: p.stem)
+def test_every_horizontal_and_vertical_line_names_its_style(path):
+    assert unstyled_spans(path.read_text()) == [], f"{path.name}: axhline/axvline without ls= on these lines"
+
+
+def test_the_unstyled_line_scan_can_fail():
+    src = 'ax.axhline(0, color="0.5")\nax.axvline(1, color="0.5", ls=":")\nax.axhline(0, linestyle="-.")\n'
+    assert unstyled_spans(src) == [1]

@@ -463,3 +463,20 @@ def test_stationarity_residual_is_taken_over_the_support(estimator):
     pi = np.array([0.6, 0.4])
     assert on_face == pytest.approx(np.max(pi * np.abs(g - pi @ g)) / 0.5, rel=1e-15)
     assert on_face > 0.5                                                   # pi_ref's proportions: far from stationary
+
+
+def test_estimator_value_at_non_finite_log_ratios():
+    """pi = 0 (lr = -inf): k3 = e^{-lr} + lr - 1 -> +inf (not inf - inf = NaN), clamped by a value clamp; lr = +inf:
+    +inf; k1 keeps lr itself; a NaN log-ratio is refused by name. The solvers' flow_value keeps NaN in, NaN out."""
+    from grpo_theory import Objective
+    from grpo_theory.errors import InvalidInputError
+    from grpo_theory.kl import flow_value
+
+    k3 = Objective(beta=1.0, kl_estimator="k3")
+    assert estimator_value(k3, np.array([-np.inf, np.inf])).tolist() == [np.inf, np.inf]
+    clamped = Objective(beta=1.0, kl_estimator="k3", kl_value_clamp=10.0)
+    assert estimator_value(clamped, -np.inf) == 10.0
+    assert estimator_value(Objective(beta=1.0, kl_estimator="k1"), -np.inf) == -np.inf
+    with pytest.raises(InvalidInputError, match="nan"):
+        estimator_value(k3, [0.0, np.nan])
+    assert np.isnan(flow_value(k3, np.nan))

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
 
 from .. import plotting
 from ..predict import Response
@@ -215,13 +216,14 @@ def render_run(t: dict[str, pd.DataFrame], run: str) -> Figure:
         if i:
             bx.fill_between(c.p_ref, -2 * c.sd, 2 * c.sd, color=colours[b], alpha=0.2, lw=0, zorder=1)
         for sign in (-2, 2):
-            bx.plot(c.p_ref, sign * c.sd, color=colours[b], lw=0.9, zorder=1)
+            bx.plot(c.p_ref, sign * c.sd, color=colours[b], lw=0.9, ls="-.", zorder=1)    # a threshold
         g = data[data.beta == b]
         flat = g.conv_status.eq("converged")
         err = g.measured - g.predicted
         bx.scatter(g.p_ref[flat], err[flat], s=9, marker=marker, color=colours[b], edgecolors="0.1",
                    linewidths=0.3, alpha=0.85, zorder=3)
-        bx.scatter(g.p_ref[~flat], err[~flat], s=12, marker=marker, facecolors="white", edgecolors="0.1",
+        # still moving: grey (the neutral for a run that had not settled; open would say "unstable")
+        bx.scatter(g.p_ref[~flat], err[~flat], s=12, marker=marker, facecolors="0.7", edgecolors="0.1",
                    linewidths=0.9, zorder=4)
     plotting.reference(bx.axhline(0.0, color="0.45", lw=0.8, ls=":"))
     bx.set(xlim=(x_lo, x_hi), xlabel=r"$\pi_{\mathrm{ref}}$(correct)", ylabel="measured − predicted")
@@ -251,9 +253,9 @@ def render_run(t: dict[str, pd.DataFrame], run: str) -> Figure:
                + [Line2D([], [], color="0.2", lw=1.1, label="(a) predicted"),
                   Line2D([], [], color="0.2", lw=0.8, ls="--", label="(a) fitted logit shift"),
                   Line2D([], [], color="0.2", marker=marker, ms=3.2, ls="", mec="0.1", label="measured"),
-                  Line2D([], [], color="0.1", marker=marker, ms=3.6, mfc="white", ls="",
+                  Line2D([], [], color="0.1", marker=marker, ms=3.6, mfc="0.7", ls="",
                          label="(b) not yet stationary"),
-                  Line2D([], [], color="0.45", lw=0.9, label="(b) ±2σ of sampling (by β)"),
+                  Patch(facecolor="0.9", edgecolor="0.45", lw=0.9, ls="-.", label="(b) ±2σ of sampling (by β)"),
                   Line2D([], [], color="0.3", lw=0.8, ls="-.", label=f"(c) target MAE {TARGET:g}"),
                   Line2D([], [], color="0.45", lw=1.0, ls="-.", label="(c) sampling floor (by β)")])
     plotting.legend_below(fig, handles, ncol=5, columnspacing=1.0, handlelength=1.6)
@@ -291,8 +293,8 @@ def caption_yes_no(t: dict[str, pd.DataFrame]) -> str:
         f"{PENALTY} penalty, Adam 3 x 10^-4 on the last MLP, {data.seed.nunique()} seeds per beta, trained {stop}; "
         f"pi_ref(correct) and P(correct) each from {int(data.measured_n.median())} samples. (a) Seeds' mean and "
         "range per prompt; solid: the two-class stationary policy; dashed: the logit shift (fitted constant); "
-        "dotted: no change. (b) Measured minus predicted; lines: +-2 sigma of sampling alone; outside them: "
-        f"{outside_two_sigma(data)}, against about {0.0455 * n_b:.0f} each from sampling; open: the "
+        "dotted: no change. (b) Measured minus predicted; dash-dotted: +-2 sigma of sampling alone; outside them: "
+        f"{outside_two_sigma(data)}, against about {0.0455 * n_b:.0f} each from sampling; grey: the "
         f"{len(data) - conv} of {len(data)} measurements still moving (counted in every MAE). (c) MAE over "
         "prompts at the end (points: seeds; bars: means; dash-dotted: sampling floor and target; shift fitted on the "
         f"other half). Over {len(fs)} runs the theory meets the target MAE <= "

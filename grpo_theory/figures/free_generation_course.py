@@ -21,7 +21,7 @@ END_X = 320.0
 
 #: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
 #: tests/test_figure_language.py lists the uses that differ from those tables as open).
-LANGUAGE = {"-.": "marked value", "_": "level", "o": "point"}
+LANGUAGE = {"-.": "marked value", "_": "level", "o": "point", "^": "key"}
 
 
 def tables_during(inputs) -> dict[str, pd.DataFrame]:
@@ -85,7 +85,7 @@ def render_during(t: dict[str, pd.DataFrame]) -> Figure:
 
 def render_collapse(t: dict[str, pd.DataFrame]) -> Figure:
     """Figure 25d: the earlier run: pi_ref, the prediction, and P(correct) after its fixed steps at two Adam
-    steps (filled: the smaller)."""
+    steps (circles: the smaller, triangles: the larger)."""
     collapse = t["data"]
     fig, (fx,) = plotting.new_figure(width=plotting.COLUMN, height=3.0)
     lrs = sorted(collapse.learning_rate.unique())
@@ -96,11 +96,12 @@ def render_collapse(t: dict[str, pd.DataFrame]) -> Figure:
     c_old = plotting.beta_colors([float(collapse.beta.iloc[0])])[0]
     fx.plot(xs, first.predicted, ls="", marker="_", ms=13, mew=1.8, color=c_old, zorder=3)
     plotting.reference(fx.plot(xs, first.pi_ref, ls="", marker="_", ms=13, mew=1.8, color="0.62", zorder=2))
-    for lr, off, filled in zip(lrs, (-0.17, 0.17), (True, False)):
+    # the two learning rates side by side, each its own marker (an open circle would say "unstable")
+    for lr, off, mark in zip(lrs, (-0.17, 0.17), ("o", "^")):
         g = collapse[collapse.learning_rate == lr]
         fx.errorbar([x0[q] + off for q in g.question], g.measured,
-                    yerr=[g.measured - g.measured_lo, g.measured_hi - g.measured], fmt="o", ms=3.6, lw=0.9,
-                    color=c_old, mfc=c_old if filled else "white", mec="0.1" if filled else c_old, ls="", zorder=4)
+                    yerr=[g.measured - g.measured_lo, g.measured_hi - g.measured], fmt=mark, ms=3.6, lw=0.9,
+                    color=c_old, mfc=c_old, mec="0.1", ls="", zorder=4)
     fx.set_xticks(range(len(qs)), [q.rstrip("?") for q in qs], rotation=25, ha="right", rotation_mode="anchor")
     steps_old = int(collapse.steps.iloc[0])
     fx.set(ylim=(-0.03, 1.0), xlim=(-0.6, len(qs) - 0.4), ylabel=f"P(correct) after {steps_old} steps")
@@ -109,7 +110,7 @@ def render_collapse(t: dict[str, pd.DataFrame]) -> Figure:
                Line2D([], [], color="0.62", marker="_", ms=9, mew=1.8, ls="", label=r"$\pi_{\mathrm{ref}}$"),
                Line2D([], [], color=c_old, marker="o", ms=3.6, mec="0.1", ls="",
                       label=f"Adam {plotting.sci_text(lrs[0])}"),
-               Line2D([], [], color=c_old, marker="o", ms=3.6, mfc="white", ls="",
+               Line2D([], [], color=c_old, marker="^", ms=3.6, mec="0.1", ls="",
                       label=f"Adam {plotting.sci_text(lrs[-1])}")]
     plotting.legend_below(fig, handles, ncol=2, columnspacing=1.0, handlelength=1.4)
     return fig

@@ -116,23 +116,37 @@ def _coincident(df: pd.DataFrame, G) -> list[tuple[str, str]]:
     return out
 
 
+def _nested_widths(pairs: list[tuple[str, str]]) -> dict[str, tuple[float, float]]:
+    """Line width and z-order of each variant in a set of coinciding curves (the pairs joined into sets, in
+    :data:`VARIANTS` order): the first widest and lowest, each next one narrower and above it."""
+    sets: list[set[str]] = []
+    for a, b in pairs:
+        hit = [s for s in sets if a in s or b in s]
+        merged = {a, b}.union(*hit)
+        sets = [s for s in sets if s not in hit] + [merged]
+    out = {}
+    for members in sets:
+        order = [v for v in VARIANTS if v in members]
+        widths = np.linspace(2.8 if len(order) == 2 else 3.8, 0.9 if len(order) == 2 else 0.8, len(order))
+        out.update({v: (float(w), 2.0 + k) for k, (v, w) in enumerate(zip(order, widths))})
+    return out
+
+
 def draw(df: pd.DataFrame, pts: pd.DataFrame) -> Figure:
     """Figure 19: pi(correct) against beta, one panel per G, every variant, trained points on top."""
     gs = list(FAMILY_GROUP_SIZES)
     fig, axes = plotting.new_figure(width=plotting.DOUBLE, height=3.3, ncols=len(gs), sharey=True)
     se_drawn = 0.0                                  # the largest bar drawn (2 SE), which the key states
     for k, (ax, G) in enumerate(zip(axes, gs)):
-        pairs = _coincident(df, G)
-        under, dup = {a for a, _ in pairs}, {b for _, b in pairs}
+        nest = _nested_widths(_coincident(df, G))
         for label in VARIANTS:
             d = df[(df.variant == label) & (df.group_size == G)].sort_values("beta")
             if d.empty:
                 continue
-            # every variant solid in its colour; a curve equal to one drawn before is thin on top of that
-            # one, drawn wide, so both stay visible (a thin line inside a wide one)
-            lw = 0.9 if label in dup else 2.8 if label in under else 1.3
-            ax.semilogx(d.beta, d.pi_a, "-", color=variant_color(label), lw=lw, zorder=3 if label in dup else 2,
-                        label=label)
+            # every variant solid in its colour; curves that coincide are nested, each narrower than the one
+            # under it, so all stay visible (a thin line inside a wide one; three in (d) at G = inf)
+            lw, z = nest.get(label, (1.3, 2))
+            ax.semilogx(d.beta, d.pi_a, "-", color=variant_color(label), lw=lw, zorder=z, label=label)
         plotting.reference(ax.axhline(FAMILY_PI_REF, color="0.45", ls=":", lw=0.9))
         p = pts[pts.group_size == G] if np.isfinite(G) else pts.iloc[:0]
         if len(p):
@@ -183,8 +197,8 @@ def caption(t) -> str:
         f"Variants: the group advantage with the std "
         f"(GRPO) and without (Dr. GRPO), RLOO, REINFORCE++ with a group baseline, the analytic pass@k advantage "
         f"(k = 2; k = 4 only where G >= 4), tied groups filtered, and an entropy bonus of {ENTROPY_COEF:g} "
-        f"(on GRPO). At k = G pass@k has no signal and stays at pi_ref. Coinciding curves, the second thin inside "
-        f"the first: {coinc}. At beta = {b1:.3g} the pull ranges from {min(at[lo]):.3f} ({lo}) to "
+        f"(on GRPO). At k = G pass@k has no signal and stays at pi_ref. Coinciding curves, each narrower inside the "
+        f"one before: {coinc}. At beta = {b1:.3g} the pull ranges from {min(at[lo]):.3f} ({lo}) to "
         f"{max(at[hi]):.3f} ({hi}) over G = 2, 8, inf. Diamonds: the family study's runs on this question "
         f"(docs/results/family_study.csv, seed 0; {len(pts)} runs: {', '.join(sorted(set(pts.config)))}), "
         f"within {plotting.at_most(err.max(), '.1e')} of their predictions; the beta = 0 entropy-only run and the sequence-level "

@@ -193,7 +193,7 @@ def caption(t) -> str:
     clamped = pv.loc[[c for c in pv.index if c.startswith("k3_low_var_kl") and "0.8x" not in c]]
     return (
         f"Figure 21. The trainer's KL term, {len(pv)} variants x {s.seed.nunique()} seeds of the KL study "
-        f"(small GPT, G = 8; settings in docs/figures.md). (a) Measured against predicted "
+        f"(small GPT, G = 8; settings: docs/figures.md). (a) Measured against predicted "
         f"pi(rewarded answer), every question, seed and variant (logit axes), coloured by what the "
         f"expected gradient amounts to. (b) MAE over all answers, one dot per seed (dash-dotted: the "
         f"target {TARGET:g}; right: questions at the other vertex than predicted). "
@@ -202,8 +202,8 @@ def caption(t) -> str:
         f"The {len(vertex)} variants predicted to reach a vertex {do}: the {len(joint)} trained jointly at the "
         f"wrong one in up to {int(joint.wrong_vertex.max())} of {int(joint.questions.max())} questions ("
         + " and ".join(r.label for r in joint.itertuples() if r.wrong_vertex == joint.wrong_vertex.max())
-        + f"){alone_text}; verl's clamped low-variance KL above its critical beta "
-        "misses its predicted interior point "
+        + f"){alone_text}; verl's clamped low-variance KL above its critical beta, "
+        "trained jointly, misses its interior point "
         f"(worst-seed MAE {clamped.mae_worst.min():.3f} to {clamped.mae_worst.max():.3f}). Where an estimator's "
         f"expected gradient restores mass it predicts training to the target; elsewhere it names the vertex, "
         f"not which one."

@@ -37,7 +37,7 @@ BASIN_ALPHA = {"interior": 0.2, "vertex": 0.24}
 
 #: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
 #: tests/test_figure_language.py lists the uses that differ from those tables as open).
-LANGUAGE = {":": "reference", "o": "point"}
+LANGUAGE = {"-": "data", ":": "reference", "o": "point"}
 
 
 def _logit(pi: np.ndarray) -> np.ndarray:
@@ -102,7 +102,7 @@ def draw_paths(ax, paths: pd.DataFrame, points: pd.DataFrame, name: str, letter:
         r = r[r.t > 0]
         ax.plot(r.t, r.logit, color=BASIN_COLORS[r.destination.iloc[0]], lw=1.0, zorder=2)
     for row in pts.itertuples():          # above the paths, which converge onto the stable one
-        ax.axhline(row.logit, color="black", lw=0.9, zorder=3)
+        ax.axhline(row.logit, color="black", lw=0.9, ls="-", zorder=3)     # a stationary point: data
         if not row.stable:                # the unstable point's open circles, as on (a)'s branch
             ax.plot(np.geomspace(tmin, tmax, 9)[1:-1], np.full(7, row.logit), ls="", marker="o", ms=3.2,
                     mfc="white", mec="black", mew=0.8, zorder=3)

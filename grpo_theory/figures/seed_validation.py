@@ -24,7 +24,7 @@ PENALTY_MARK = {"reverse": "o", "direct": "^"}
 
 #: The line styles and markers this figure draws and what each means (plotting.LINESTYLES, MARKERS;
 #: tests/test_figure_language.py lists the uses that differ from those tables as open).
-LANGUAGE = {"-.": "marked value", "o": "point", "^": "key"}
+LANGUAGE = {"-.": "marked value", ":": "reference", "o": "point", "^": "key"}
 
 
 def per_seed(rows: pd.DataFrame) -> pd.DataFrame:
@@ -81,7 +81,7 @@ def render(t: dict[str, pd.DataFrame]) -> Figure:
         ax.set_ylabel(label)
         for i, G in enumerate(sorted(configs.group_size.unique())[:-1]):
             last = configs[configs.group_size == G].index.max()
-            plotting.reference(ax.axvline(last + 0.5, color="0.8", lw=0.6))
+            plotting.reference(ax.axvline(last + 0.5, color="0.8", lw=0.6, ls=":"))   # a boundary between G
     lo = min(seeds.mae.min(), seeds.max_error.min())
     axes[0].set_ylim(lo / 3, 8.0)
     axes[1].set_ylim(lo / 3, 3.0)

@@ -76,15 +76,16 @@ def draw(traj: pd.DataFrame, points: pd.DataFrame, pi_ref, labels=("a", "b", "c"
     for row in points.itertuples():
         xy = plotting.ternary(np.array([row.pi_a, row.pi_b, row.pi_c]))
         marker = "s" if str(row.boundary) == "True" else "o"
-        # the vertex square under the saddle next to it (pi(a) = 0.986), which stays visible on top
-        ax.plot(*xy, marker, ms=7 if marker == "s" else 6, mfc="black" if str(row.stable) == "True" else "white",
-                mec="black", mew=1.3, zorder=4 if marker == "s" else 5, clip_on=False)
+        # the vertex square under the saddle next to it (pi(a) = 0.986, 3 pt below the apex at print size): the
+        # square large enough that it shows around the saddle's circle, which stays on top
+        ax.plot(*xy, marker, ms=9.5 if marker == "s" else 5, mfc="black" if str(row.stable) == "True" else "white",
+                mec="black", mew=1.1, zorder=4 if marker == "s" else 5, clip_on=False)
     ref = plotting.ternary(np.asarray(pi_ref))
     ax.plot(*ref, "k*", ms=6, zorder=6)
-    ax.plot([], [], "o", mfc="black", mec="black", label="stable")
-    ax.plot([], [], "o", mfc="white", mec="black", label="unstable (saddle)")
+    ax.plot([], [], "o", ms=5, mfc="black", mec="black", label="stable")
+    ax.plot([], [], "o", ms=5, mfc="white", mec="black", mew=1.1, label="unstable (saddle)")
     if _true(points.boundary).any():
-        ax.plot([], [], "s", mfc="black", mec="black", label="stable vertex limit")
+        ax.plot([], [], "s", ms=6.5, mfc="black", mec="black", label="stable vertex limit")
     ax.plot([], [], "k*", label=r"$\pi_{\mathrm{ref}}$ (its path in black)")
     ax.legend(loc="upper left", fontsize=7, bbox_to_anchor=(-0.06, 1.02))
     ax.set_title(rf"Gradient flow, direct KL, $G\to\infty$, $\beta$ = {beta:g}", pad=2)

@@ -258,9 +258,15 @@ def caption(t: dict[str, pd.DataFrame]) -> str:
         "none converged) are in the table, not drawn" for G, g in hidden.groupby("group_size"))
     return PREFIX + (f" Of the {a['n']} points, {a['unsettled']} come from runs that had not converged ("
                      f"grey: {drawn_grey} SmolLM2 prompts whose seeds ended more than 0.1 apart{not_drawn}); "
-                     f"of the others, {a['within_1e2']:.0%} lie within 0.01 of the prediction and "
-                     f"{a['within_1e3']:.0%} within 0.001." + _off_text(off_points(data, t["curves"])))
+                     f"of the others, {_share_at_least(a['within_1e2'])} lie within 0.01 of the prediction and "
+                     f"{_share_at_least(a['within_1e3'])} within 0.001." + _off_text(off_points(data, t["curves"])))
 
+
+
+def _share_at_least(share: float) -> str:
+    """A share as a percentage with one decimal, rounded down, so that "X% lie within" is a true lower bound
+    (1120 of 1147 = 97.65% is "97.6%", where rounding to nearest wrote "98%")."""
+    return f"{np.floor(share * 1000) / 10:.1f}%"
 
 PREFIX = (
     "Figure 9. Trained language models against theory. Top: the measured probability of the "

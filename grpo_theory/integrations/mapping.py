@@ -273,7 +273,7 @@ def clamp_activity(question: Question, obj: Objective, pi: np.ndarray) -> str | 
     raw = dataclasses.replace(obj, kl_log_ratio_clamp=None, kl_value_clamp=None)
     clipped = np.flatnonzero(~s & (question.pi_ref > 0))
     with np.errstate(invalid="ignore"):
-        clipped = np.union1d(clipped, np.flatnonzero(s & (kl.estimator_value(obj, lr) != kl.estimator_value(raw, lr))))
+        clipped = np.union1d(clipped, np.flatnonzero(s & (kl.flow_value(obj, lr) != kl.flow_value(raw, lr))))
     if clipped.size == 0:
         return None
     ratio = np.round(np.where(s, pi / np.where(question.pi_ref > 0, question.pi_ref, 1), 0), 6)

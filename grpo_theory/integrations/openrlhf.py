@@ -68,7 +68,7 @@ OPENRLHF_VALUE_CLAMP = 10.0
 OPENRLHF_FIELDS = {
     "algo.advantage.estimator": ("str", None, None),
     "rollout.n_samples_per_prompt": ("int", 1, None),
-    "algo.kl.init_coef": ("float", None, None),
+    "algo.kl.init_coef": ("float", 0, None),          # 0: no KL term; a negative coefficient rewards drift
     "algo.kl.estimator": ("str", None, None),
     "algo.kl.use_loss": ("bool", None, None),
     "algo.kl.target": ("float|none", 0, None),
@@ -93,6 +93,9 @@ def _from_argv(argv: Sequence[str]) -> dict:
             name, value = name.split("=", 1)
         elif name in flags:
             value = True
+            if i + 1 < len(argv) and not argv[i + 1].startswith("--"):
+                raise InvalidInputError(f"OpenRLHF argv: --{name} is a switch and takes no value (give --{name} for "
+                                        f"true, leave it out for false); got {argv[i + 1]!r} after it")
         elif i + 1 < len(argv) and not argv[i + 1].startswith("--"):
             i += 1
             value = argv[i]
@@ -155,6 +158,7 @@ def read_openrlhf_config(args) -> TheoryMapping:
     >>> m.objective.group_size, m.objective.estimator, m.objective.kl_placement, m.objective.beta
     (8, 'k1', 'advantage', 0.01)
     """
+    from_argv = not isinstance(args, Mapping)
     if isinstance(args, Mapping):
         raw = dict(args)
     elif isinstance(args, Sequence) and not isinstance(args, (str, bytes)):
@@ -168,7 +172,8 @@ def read_openrlhf_config(args) -> TheoryMapping:
         key = name.replace("-", "_") if "." not in name else name
         key = old_to_new.get(key, key)
         if key in OPENRLHF_DEFAULTS:
-            values[key] = _coerce(key, v)
+            # argv is text; a mapping's numbers are taken as given (its text '1e-3' is refused by the table)
+            values[key] = _coerce(key, v) if from_argv or isinstance(OPENRLHF_DEFAULTS[key], bool) else v
             given[key] = name if name == key else f"{name} ({key})"      # messages name the user's spelling
         else:
             warns.append(f"flag {name!r} is not one the theory reads; ignored (check it is an OpenRLHF flag)")

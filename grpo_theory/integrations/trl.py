@@ -29,7 +29,7 @@ from importlib import resources
 
 import numpy as np
 
-from .._validate import check_fields
+from .._validate import check_fields, float_array, number, plain
 from .. import variants
 from ..problem import LOSS_TYPES, InvalidInputError, Objective, Question
 from ..solvers import stationary_policy
@@ -316,6 +316,25 @@ class Probe:
     rewards: tuple
     other_reward: float | None = None
 
+    def __post_init__(self):
+        if not isinstance(self.prompt, str):
+            raise InvalidInputError(f"Probe prompt must be text, got {plain(self.prompt)}")
+        answers = self.answers
+        if isinstance(answers, (str, bytes)) or not isinstance(answers, (tuple, list)):
+            raise InvalidInputError(f"Probe answers must be a tuple of one-token strings, got {plain(answers)}")
+        bad = [a for a in answers if not isinstance(a, str) or not a]
+        if not answers or bad:
+            raise InvalidInputError(f"Probe answers must be non-empty one-token strings, got {plain(tuple(answers))}")
+        repeated = sorted({a for a in answers if answers.count(a) > 1})
+        if repeated:
+            raise InvalidInputError(f"Probe answers must differ; {plain(repeated[0])} is given twice")
+        rewards = float_array("Probe rewards", self.rewards)
+        if rewards.shape != (len(answers),):
+            raise InvalidInputError(f"Probe rewards must have one entry per answer ({len(answers)} answers), "
+                                    f"got {plain(self.rewards)}")
+        if self.other_reward is not None:
+            number("Probe other_reward", self.other_reward)
+
     def question(self, probs: np.ndarray) -> Question:
         """The probe as a question over its answers plus "other", from full-vocabulary ``probs`` of them.
 
@@ -329,6 +348,9 @@ class Probe:
         Question
             Rewarded as the probe says; "other" gets ``other_reward`` (default: the lowest reward).
         """
+        if np.ndim(probs) != 1 or len(probs) != len(self.answers) + 1:
+            raise InvalidInputError(f"probs must hold one probability per answer and one for 'other' "
+                                    f"({len(self.answers) + 1}), got {plain(probs)}")
         other = self.other_reward if self.other_reward is not None else min(self.rewards)
         return Question(probs, rewards=list(self.rewards) + [other], labels=list(self.answers) + ["<other>"])
 

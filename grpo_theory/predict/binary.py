@@ -120,11 +120,15 @@ def predict_binary(samples, obj, ks, level, interval, clock, fit, steps, slow_to
         extra["clock"] = clock
         steps = steps if steps is not None else ([float(fit[0])] if fit is not None else None)
         if steps:
+            columns = {}
             for s in steps:
                 vals = np.ones(start.size)
                 if flows is not None:
                     vals[moving] = flows.at(start[moving], clock * s)
-                table[f"at_step_{s:g}"] = vals
+                columns[f"at_step_{s:g}"] = vals
+            # one concat (a column at a time fragments the frame: pandas warns per column past ~100 steps)
+            table = pd.concat([table.drop(columns=[c for c in columns if c in table]),
+                               pd.DataFrame(columns, index=table.index)], axis=1)
             horizon = table[f"at_step_{steps[-1]:g}"].to_numpy()
             target = np.where(never, x_hi, pred)
             table["slow"] = np.abs(horizon - target) > slow_tol

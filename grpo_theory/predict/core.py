@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .._validate import float_array, integer, number
 from ..errors import InvalidInputError
 from ..integrations.mapping import load_config_file
 from ..integrations.openrlhf import read_openrlhf_config
@@ -239,7 +240,10 @@ def objective_for(obj=None, *, framework: str | None = None, config=None, **read
 def _read_objective(obj, framework, config, reader_options) -> tuple:
     """:func:`objective_for`'s ``(objective, warnings)`` and training's sampling temperature (None: not read)."""
     if (obj is None) == (config is None):
-        raise InvalidInputError("give exactly one of an objective (Objective or its fields) or framework= and config=")
+        extra = f" (got keyword(s) {', '.join(sorted(reader_options))}, not keywords of predict)" \
+            if reader_options and obj is None and config is None else ""
+        raise InvalidInputError("give exactly one of an objective (Objective or its fields) or framework= and "
+                                f"config={extra}")
     if obj is not None:
         if reader_options:                # e.g. trl_version=, or a misspelt keyword: never dropped silently
             raise InvalidInputError(f"{', '.join(sorted(reader_options))}: options of a config reader, which an "
@@ -379,6 +383,8 @@ def predict(samples, obj=None, *, framework: str | None = None, config=None, k: 
     0.5
     """
     started = time.perf_counter()
+    _check_keywords(samples, t_max=t_max, tol=tol, max_exact=max_exact, progress=progress, slow_tol=slow_tol,
+                    finite_level=finite_level, seed=seed, id_column=id_column, levels=levels)
     obj, reader_warnings, train_temperature = _read_objective(obj, framework, config, reader_options)
     temperature = _temperature_check(sample_temperature, train_temperature)
     if not isinstance(samples, SampleTable):
@@ -391,9 +397,7 @@ def predict(samples, obj=None, *, framework: str | None = None, config=None, k: 
     if steps is not None:
         if clock is None and fit is None:
             raise InvalidInputError("steps= needs a clock: give clock= (flow time per step) or fit=(step, mean_reward)")
-        steps = [float(s) for s in np.atleast_1d(steps)]
-        if any(not (s >= 0 and math.isfinite(s)) for s in steps):
-            raise InvalidInputError(f"steps must be finite numbers >= 0, got {steps!r}")
+        steps = [float(s) for s in np.atleast_1d(float_array("steps", steps, low=0.0))]
     if samples.binary:
         table, extra, flows = predict_binary(samples, obj, ks, level, interval, clock, fit, steps, slow_tol,
                                               t_max, tol, max_exact, progress)
@@ -411,6 +415,27 @@ def predict(samples, obj=None, *, framework: str | None = None, config=None, k: 
     summary["seconds"] = round(time.perf_counter() - started, 3)
     pr = Prediction(table, summary, obj, samples, flows, reader_warnings, finite)
     return pr
+
+
+def _check_keywords(samples, *, t_max, tol, max_exact, progress, slow_tol, finite_level, seed, id_column,
+                    levels) -> None:
+    """:func:`predict`'s numeric and switch keywords, each named when bad (the command line checks the same
+    values in its option types)."""
+    number("t_max", t_max, low=0.0, low_open=True)
+    number("tol", tol, low=0.0, high=1.0, low_open=True, high_open=True)
+    integer("max_exact", max_exact, low=1)
+    number("slow_tol", slow_tol, low=0.0, high=1.0, low_open=True)
+    number("finite_level", finite_level, low=0.0, high=1.0, low_open=True, high_open=True)
+    integer("seed", seed, low=0)
+    if progress is not None and not isinstance(progress, (bool, np.bool_)):
+        raise InvalidInputError(f"progress must be True, False or None, got {progress!r}")
+    if not isinstance(id_column, str) or not id_column:
+        raise InvalidInputError(f"id_column must be a column name (text), got {id_column!r}")
+    if levels is not None:
+        declared = float_array("levels", levels)
+        if isinstance(samples, SampleTable) and not np.array_equal(np.sort(declared.reshape(-1)), samples.levels):
+            raise InvalidInputError(f"levels={declared.tolist()} differ from the levels of the samples table given, "
+                                    f"{samples.levels.tolist()}; levels= declares the levels of a file or DataFrame")
 
 
 def _finite(samples, obj, table, summary, measured, kernel, holdout, rhos, level, seed, levels, id_column):
@@ -433,6 +458,10 @@ def _finite(samples, obj, table, summary, measured, kernel, holdout, rhos, level
     summary["finite_vs_stationary_mae"] = gap
     summary["short_of_stationarity"] = bool(gap > 0.05)
     return fin
+
+
+#: The most betas :func:`reward_kl_tradeoff` takes (each is a whole prediction).
+MAX_TRADEOFF_BETAS = 1_000
 
 
 def reward_kl_tradeoff(samples, obj: Objective, betas, *, progress=None) -> pd.DataFrame:
@@ -458,7 +487,8 @@ def reward_kl_tradeoff(samples, obj: Objective, betas, *, progress=None) -> pd.D
     Raises
     ------
     InvalidInputError
-        Bad samples, or an objective :func:`predict` rejects.
+        Bad samples, an objective :func:`predict` rejects, or ``betas`` that are not 1 to
+        :data:`MAX_TRADEOFF_BETAS` positive numbers (0 allowed with an entropy bonus).
 
     Examples
     --------
@@ -469,10 +499,16 @@ def reward_kl_tradeoff(samples, obj: Objective, betas, *, progress=None) -> pd.D
     True
     """
     obj = as_objective(obj)
+    if np.ndim(betas) == 0 and not isinstance(betas, (str, bytes)) and betas is not None:
+        raise InvalidInputError(f"betas must be a sequence of positive numbers, got the single value {betas!r}")
+    betas = float_array("betas", betas, low=0.0, low_open=not obj.entropy_coef > 0)   # 0: the bonus alone
+    if betas.ndim != 1 or not 1 <= betas.size <= MAX_TRADEOFF_BETAS:
+        raise InvalidInputError(f"betas must be a list of 1 to {MAX_TRADEOFF_BETAS:,} positive numbers (each is a "
+                                f"whole prediction), got {betas.size:,}")
     if not isinstance(samples, SampleTable):
         samples = read_samples(samples)
     rows = []
-    for b in np.atleast_1d(np.asarray(betas, dtype=float)):
+    for b in betas:
         pr = predict(samples, dataclasses.replace(obj, beta=float(b)), k=(1,), progress=progress)
         rows.append(dict(beta=float(b), mean_pred=pr.summary["mean_pred"], mean_pred_lo=pr.summary["mean_pred_lo"],
                          mean_pred_hi=pr.summary["mean_pred_hi"], mean_kl_direct=pr.summary["mean_kl_direct"]))

@@ -14,6 +14,7 @@ Rows whose reward is empty (a failed generation, say) are *excluded*, counted an
 
 from __future__ import annotations
 
+import collections
 import math
 import warnings
 from dataclasses import dataclass, field
@@ -153,7 +154,7 @@ def _unit(name: str) -> str:
 def _frame_records(frame) -> list[tuple[object, dict]]:
     """``(index label, record)`` pairs of a pandas DataFrame, values as they are."""
     cols = [str(c).strip() for c in frame.columns]
-    dup = sorted({c for c in cols if cols.count(c) > 1})
+    dup = sorted(c for c, k in collections.Counter(cols).items() if k > 1)
     if dup:
         raise InvalidInputError(f"samples DataFrame: column(s) {dup} appear more than once")
     out = []
@@ -230,11 +231,13 @@ def read_samples(source, *, levels=None, id_column: str = "prompt_id") -> Sample
         raise InvalidInputError(f"samples {name}: no {id_column!r} column{hint}; found columns {sorted(keys)}")
     if id_column != "prompt_id":
         if "prompt_id" in keys:
-            raise InvalidInputError(f"samples {name}: both {id_column!r} and 'prompt_id' columns; drop one")
+            raise InvalidInputError(f"samples {name}: id_column {id_column!r} names a column, but the file also has a "
+                                    "'prompt_id' column; drop or rename one")
         records = [(i, {("prompt_id" if k == id_column else k): v for k, v in r.items()}) for i, r in records]
         keys = (keys - {id_column}) | {"prompt_id"}
     declared = _declared(levels)
     level_cols = sorted(k for k in keys if k.startswith("count_"))
+    _one_layout(records, name, keys, level_cols)
     if "reward" in keys:
         table = _from_rows(records, name, declared)
     elif {"n", "correct"} <= keys:
@@ -251,6 +254,29 @@ def read_samples(source, *, levels=None, id_column: str = "prompt_id") -> Sample
         warnings.warn(f"samples {name}: {len(table.excluded)} row(s) excluded (first: {_unit(name)} {first}, {why}); "
                       "they are counted in the summary", PredictWarning, stacklevel=2)
     return table
+
+
+def _one_layout(records, name: str, keys: set, level_cols: list) -> None:
+    """Refuse columns of two layouts (``reward`` with ``n``/``correct`` or ``count_<level>``: which to read?), and a
+    record (a JSONL line) without its layout's columns: a file whose layout changes part-way."""
+    layouts = [(label, cols) for label, cols in (("'reward'", ["reward"]), ("'n'/'correct'", ["n", "correct"]),
+                                                 ("'count_<level>'", level_cols)) if set(cols) & keys]
+    if len(layouts) > 1:
+        def of(rec):
+            return [label for label, cols in layouts if set(cols) & set(rec)]
+        first = of(records[0][1])
+        where = next((w for w, rec in records if of(rec) != first), None)       # a JSONL line of another layout
+        at = f"{_at(name, where)} has {', '.join(of(dict(records)[where]))}, while {_unit(name)} {records[0][0]} has " \
+             f"{', '.join(first)}" if where is not None else f"samples {name}: columns of two layouts, " \
+             f"{layouts[0][0]} and {layouts[1][0]}"
+        raise InvalidInputError(f"{at}; give one layout per file (one row per sample, counts, or reward-level counts)")
+    if layouts:
+        label, cols = layouts[0]
+        for where, rec in records:
+            missing = [c for c in cols if c not in rec]
+            if missing:
+                raise InvalidInputError(f"{_at(name, where)}: no {missing[0]!r}, which the file's layout ({label}) "
+                                        f"needs; found keys {sorted(rec)[:8]}")
 
 
 def _source_records(source) -> tuple[list, str, str]:

@@ -16,7 +16,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .._validate import float_array
 from ..errors import InvalidInputError
+
+#: The most binomial terms :func:`sampling_floor` sums (``sum_j (m_j + 1)``, held in memory at once per m).
+MAX_FLOOR_TERMS = 20_000_000
 
 __all__ = ["score_table", "sampling_floor"]
 
@@ -37,15 +41,36 @@ def sampling_floor(q, m) -> float:
         The mean absolute error that a model knowing ``q`` exactly still makes against measurements of ``m``
         samples.
 
+    Raises
+    ------
+    InvalidInputError
+        ``q`` outside [0, 1], ``m`` not a whole number >= 1, one ``m`` per ``q`` missing, or more than
+        :data:`MAX_FLOOR_TERMS` terms to sum.
+
     Examples
     --------
     >>> round(sampling_floor([0.5], [2]), 6)      # |0 - .5| /4 + 0 /2 + |1 - .5| /4
     0.25
     """
+    q = float_array("q", q, low=0.0, high=1.0).reshape(-1)
+    m_in = float_array("m", m, low=1, integer=True).reshape(-1)
+    if q.size == 0 or m_in.size not in (1, q.size):
+        raise InvalidInputError(f"sampling_floor needs one m per q (or one m for all), got {q.size} q and "
+                                f"{m_in.size} m")
+    m = np.broadcast_to(m_in, q.shape)
+    if float(np.sum(m + 1.0)) > MAX_FLOOR_TERMS:
+        raise InvalidInputError(f"sampling_floor sums m_j + 1 binomial terms per prompt exactly: "
+                                f"{float(np.sum(m + 1.0)):,.0f} terms, above the limit of {MAX_FLOOR_TERMS:,}; "
+                                f"give fewer samples m")
+    return _floor(q, m)
+
+
+def _floor(q: np.ndarray, m: np.ndarray) -> float:
+    """:func:`sampling_floor` on checked 1-d arrays (``q`` in [0, 1], ``m`` whole and >= 1, of one size)."""
     from scipy.special import gammaln
 
-    q = np.clip(np.asarray(q, dtype=float).reshape(-1), 0.0, 1.0)
-    m = np.broadcast_to(np.asarray(m, dtype=float).reshape(-1), q.shape)
+    q = np.clip(np.asarray(q, dtype=float), 0.0, 1.0)
+    m = np.broadcast_to(np.asarray(m, dtype=float), q.shape)
     out = np.empty(q.size)
     for mm in np.unique(m):
         sel = m == mm
@@ -113,7 +138,7 @@ def score_table(predictions: dict, k, m, *, n_boot: int = 2000, level: float = 0
         rows.append(dict(model=name, prompts=int(f.size), mae=float(ae.mean()),
                          mae_lo=float(np.quantile(mae_b, a)), mae_hi=float(np.quantile(mae_b, 1 - a)),
                          brier=float(br.mean()), brier_lo=float(np.quantile(br_b, a)),
-                         brier_hi=float(np.quantile(br_b, 1 - a)), floor=sampling_floor(q, m)))
+                         brier_hi=float(np.quantile(br_b, 1 - a)), floor=_floor(q, m)))
     if reference is not None:
         for row in rows:
             d = errs[row["model"]] - errs[reference]

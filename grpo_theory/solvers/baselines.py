@@ -142,6 +142,21 @@ def nash_residual(q: Question, beta: float, pi) -> float:
     return float(np.max(np.abs(pi - np.exp(logits - logsumexp(logits)))))
 
 
+def _reward_classes(q: Question):
+    """``(class of each output, the question of the classes)`` when outputs share their reward law.
+
+    At the NLHF equilibrium ``log(pi/pi_ref) - (M pi)/beta`` is constant, and ``M``'s row depends on an output
+    only through its reward law, so ``pi`` keeps ``pi_ref``'s proportions inside a class: the equilibrium of the
+    classes (``pi_ref`` summed per class) gives it. ``None`` when every output is its own class."""
+    if not q.has_reward_law:
+        return None
+    rows, cls = np.unique(q.reward_probs, axis=0, return_inverse=True)
+    if len(rows) == q.n_outputs:
+        return None
+    w = np.bincount(cls.ravel(), weights=q.pi_ref, minlength=len(rows))
+    return cls.ravel(), Question(w, reward_levels=q.reward_levels, reward_probs=rows)
+
+
 def nash_equilibrium(q: Question, beta: float) -> StationaryPoint:
     r"""NLHF: the unique symmetric Nash equilibrium of the regularised preference game (Eq. 5).
 
@@ -177,6 +192,14 @@ def nash_equilibrium(q: Question, beta: float) -> StationaryPoint:
     """
     q = as_question(q)
     beta = _check_beta(beta)
+    pooled = _reward_classes(q)
+    if pooled is not None:                              # solve on the classes: K outputs, C << K classes
+        cls, qc = pooled
+        eq = nash_equilibrium(qc, beta)
+        w = qc.pi_ref[cls]
+        pi = np.where(w > 0, q.pi_ref / np.where(w > 0, w, 1.0), 0.0) * eq.pi[cls]
+        return StationaryPoint(pi=pi, residual=eq.residual, converged=eq.converged, stable=eq.stable, nfev=eq.nfev,
+                               method=eq.method + " on reward classes", message=eq.message)
     M = q.pairwise_preference()
     support = np.flatnonzero(q.pi_ref > 0)
     Ms = M[np.ix_(support, support)]

@@ -115,7 +115,7 @@ def _reward_ties(cp: ClassProblem, starts: list) -> list[StationaryPoint]:
 
     def ties(eta):
         lr = cp.log_pi(eta) - cp.log_p
-        shaped = r - obj.beta * kl.estimator_value(obj, lr)
+        shaped = r - obj.beta * kl.flow_value(obj, lr)
         return shaped[:-1] - shaped[-1]
 
     # the advantage is divided by a std with no epsilon (the group's with scale normalisation, or

@@ -367,7 +367,11 @@ def stationary_points(q: Question, obj: Objective, *, n_grid: int = 2001, n_star
     >>> [(round(b.lo, 4), round(b.hi, 4)) for b in pts.basins], round(float(pts.from_reference.pi[0]), 4)
     ([(0.0, 0.9734), (0.9734, 1.0)], 0.544)
     """
-    n_grid, n_starts = integer("n_grid", n_grid, low=11), integer("n_starts", n_starts, low=1)
+    # caps: each start is a local solve and each grid point an evaluation (10**30 would never finish)
+    n_grid, n_starts = integer("n_grid", n_grid, low=11, high=10**7), integer("n_starts", n_starts, low=1,
+                                                                               high=100_000)
+    if not isinstance(exhaustive, (bool, np.bool_)):
+        raise InvalidInputError(f"exhaustive must be True or False, got {exhaustive!r}")
     seed, box_budget = integer("seed", seed, low=0, high=2**32 - 1), integer("box_budget", box_budget, low=0)
     if time_budget is not None:
         time_budget = number("time_budget", time_budget, low=0.0)

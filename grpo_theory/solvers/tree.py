@@ -326,7 +326,7 @@ class TreeProblem:
             elif obj.placement_variant.in_advantage:
                 # OpenRLHF: each token's value enters the reward at that token and the return is the sum
                 # to the end (gamma = 1), so token t carries the values of tokens t.. of its answer.
-                tail = (t.paths * kl.estimator_value(obj, lr_f)[None, :]) @ self._later_or_same * t.paths
+                tail = (t.paths * kl.flow_value(obj, lr_f)[None, :]) @ self._later_or_same * t.paths
                 pen = (ps * W[self.support]) @ tail / reach_edge
             else:
                 pen = mass_w / reach_edge * kl.coefficient(obj, lr_f)

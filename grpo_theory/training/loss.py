@@ -57,12 +57,15 @@ def group_advantages(rewards: torch.Tensor, normalization: str = "scale", std_dd
     if not variants.lookup("normalization", normalization).scales:
         return centred
     tie = (rewards.amax(dim=-1, keepdim=True) == rewards.amin(dim=-1, keepdim=True))
-    var = torch.where(tie, torch.zeros_like(centred[..., :1]),
-                      rewards.var(dim=-1, correction=std_ddof, keepdim=True))
-    denom = torch.sqrt(var + variance_eps) + std_eps
+    # In units of each group's largest deviation s (the advantage is invariant to r -> r/s with the epsilons
+    # divided by s and s^2): squared deviations of rewards near 1e-300 or 1e200 neither underflow nor overflow.
+    s = centred.abs().amax(dim=-1, keepdim=True)
+    s = torch.where(tie | (s == 0), torch.ones_like(s), s)
+    unit = centred / s
+    var = torch.where(tie, torch.zeros_like(unit[..., :1]), unit.var(dim=-1, correction=std_ddof, keepdim=True))
+    denom = torch.sqrt(var + variance_eps / s / s) + std_eps / s
     safe = torch.where(denom > 0, denom, torch.ones_like(denom))
-    return torch.where(denom > 0, torch.where(tie, torch.zeros_like(centred), centred) / safe,
-                       torch.zeros_like(centred))
+    return torch.where(denom > 0, torch.where(tie, torch.zeros_like(unit), unit) / safe, torch.zeros_like(unit))
 
 
 def kl_value(logp: torch.Tensor, logp_ref: torch.Tensor, estimator: str, log_ratio_clamp: float | None = None,

@@ -13,6 +13,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from .._validate import integer, number
 from ..errors import InvalidInputError
 
 
@@ -24,6 +25,14 @@ class GPTConfig:
     n_head: int = 4
     n_embd: int = 64
     dropout: float = 0.0
+
+    def __post_init__(self) -> None:
+        for name in ("vocab_size", "block_size", "n_layer", "n_head", "n_embd"):
+            integer(name, getattr(self, name), low=1)
+        if self.n_embd % self.n_head:
+            raise InvalidInputError(f"n_embd must be divisible by n_head, got n_embd={self.n_embd}, "
+                                    f"n_head={self.n_head}")
+        number("dropout", self.dropout, low=0.0, high=1.0, high_open=True)
 
 
 class CausalSelfAttention(nn.Module):

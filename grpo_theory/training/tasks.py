@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._validate import float_array, integer
 from ..errors import InvalidInputError
 from ..problem import validate_answers
 
@@ -85,6 +86,11 @@ def synthetic_binary_task(n_questions: int = 12, answer_length: int = 1, seed: i
     p_range : (float, float), default (0.08, 0.92)
         The range the rewarded answer's frequency is spread over.
     """
+    n_questions = integer("n_questions", n_questions, low=1)
+    seed = integer("seed", seed, low=0)
+    p_range = float_array("p_range", p_range, low=0.0, high=1.0, low_open=True, high_open=True)
+    if p_range.shape != (2,):
+        raise InvalidInputError(f"p_range must be two frequencies (low, high) in (0, 1), got {p_range.tolist()}")
     rng = np.random.default_rng(seed)
     special = ["<bos>", "?"]
     qtok = [f"Q{i}" for i in range(n_questions)]

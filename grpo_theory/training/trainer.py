@@ -28,6 +28,7 @@ from tqdm.auto import tqdm
 
 from .._io import atomic_write
 from ..convergence import ConvergenceReport, check_history
+from .._validate import integer, number
 from ..problem import InvalidInputError, Objective
 from .loss import advantages_for, grpo_objective, shaped_rewards, tie_mask
 from .policy import answer_logprobs, answer_token_entropies, answer_token_logprobs, answer_token_mask, generate
@@ -101,6 +102,7 @@ class TrainerConfig:
         obj = self.objective
         if not isinstance(obj, Objective):
             raise InvalidInputError(f"objective must be a grpo_theory.Objective, got {type(obj).__name__}")
+        self._check_numbers()
         b = obj.groups_per_batch
         checks = [
             (math.isfinite(obj.group_size),
@@ -126,6 +128,25 @@ class TrainerConfig:
         for ok, msg in checks:
             if not ok:
                 raise InvalidInputError(msg)
+
+    def _check_numbers(self) -> None:
+        """Every number a finite number of the right kind and range, named when not (``_validate``)."""
+        number("clip_eps", self.clip_eps, low=0.0, low_open=True)
+        number("learning_rate", self.learning_rate, low=0.0, low_open=True)
+        number("final_lr_fraction", self.final_lr_fraction, low=0.0, high=1.0)
+        number("final_window", self.final_window, low=0.0, high=1.0, low_open=True)
+        number("convergence_tail", self.convergence_tail, low=0.0, high=1.0, low_open=True, high_open=True)
+        for name in ("inner_updates", "steps", "groups_per_question", "log_every", "checkpoint_every"):
+            integer(name, getattr(self, name), low=1)
+        for name in ("questions_per_step", "max_steps"):
+            if getattr(self, name) is not None:
+                integer(name, getattr(self, name), low=1)
+        integer("seed", self.seed, low=0)
+        if self.dtype not in _DTYPES:
+            raise InvalidInputError(f"dtype must be one of {sorted(_DTYPES)}, got {self.dtype!r}")
+        if not isinstance(self.device, str) or not (self.device == "cpu" or self.device == "cuda"
+                                                    or self.device.startswith("cuda:")):
+            raise InvalidInputError(f"device must be cpu, cuda or cuda:N, got {self.device!r}")
 
     def with_changes(self, **changes) -> TrainerConfig:
         """A validated copy with ``changes`` applied; the names of :class:`~grpo_theory.Objective`'s
@@ -155,6 +176,9 @@ class TrainResult:
     steps: int
     history: list = field(default_factory=list)
     convergence: ConvergenceReport | None = None  # the check (grpo_theory.convergence) on the logged P(correct)
+
+
+_DTYPES = ("float32", "float64", "bfloat16")
 
 
 def _dtype(name: str):

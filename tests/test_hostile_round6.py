@@ -1,0 +1,242 @@
+"""Regression tests for the sixth hostile audit's findings that are fixed (docs/reliability.md, "Hostile input,
+sixth round"): the command line's standard output closed by its reader, full, or closed at start; the trainer's
+group advantage at rewards whose squared deviations underflow or overflow."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CLI = f"{sys.executable} -c 'import sys; from grpo_theory.cli import main; sys.exit(main())'"
+SOLVE = "solve --pi-ref 0.3 0.7 --rewards 1 0 --beta 0.5 --group-size 8"
+
+
+def _bash(cmd: str, tmp_path: Path) -> tuple[int, str]:
+    env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
+    p = subprocess.run(["bash", "-c", f"set -o pipefail; {cmd}"], cwd=tmp_path, env=env, capture_output=True,
+                       text=True, timeout=120)
+    return p.returncode, p.stderr
+
+
+@pytest.mark.parametrize("tail", ["| true", "--json | head -c 10 > /dev/null"])
+def test_a_reader_that_closes_the_pipe_ends_the_command_quietly(tmp_path, tail):
+    rc, err = _bash(f"{CLI} {SOLVE} {tail}", tmp_path)
+    # as `yes | head`: no traceback, no 'Exception ignored'; `head` may read all before it exits (a race), then 0
+    assert (rc == 141 or (rc == 0 and "head" in tail)) and err == "", (rc, err)
+
+
+def test_a_full_standard_output_is_one_line(tmp_path):
+    if not Path("/dev/full").exists():
+        pytest.skip("no /dev/full here")
+    rc, err = _bash(f"{CLI} {SOLVE} --json > /dev/full", tmp_path)
+    assert rc == 2 and err.splitlines() == [
+        "grpo-theory: error: cannot write the output of `solve` to the standard output: No space left on device"], err
+
+
+def test_a_closed_standard_output_is_refused(tmp_path):
+    rc, err = _bash(f"{CLI} {SOLVE} >&-", tmp_path)
+    assert rc == 2 and err.strip() == "grpo-theory: error: the standard output is closed; `solve` has nowhere to print"
+
+
+def test_a_failing_file_write_is_not_taken_for_the_standard_output(monkeypatch, capsys):
+    """Only a failed write to stdout is answered as such: an ENOSPC from a file the command writes keeps its
+    traceback (it names no file, so it is not the user's input)."""
+    import errno
+
+    from grpo_theory import cli
+
+    def full(args):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    class Parser:
+        def parse_args(self, argv):
+            return argparse.Namespace(command="solve", func=full)
+    monkeypatch.setattr(cli, "build_parser", Parser)
+    with pytest.raises(OSError, match="No space"):
+        cli.main(SOLVE.split())
+    assert sys.stdout is not None and not isinstance(sys.stdout, cli._WatchedStdout)   # restored
+
+
+@pytest.mark.parametrize("rewards, want", [
+    ([1e-300, 0.0, 0.0], [math.sqrt(2), -1 / math.sqrt(2), -1 / math.sqrt(2)]),
+    ([1e200, -1e200], [1.0, -1.0]),
+    ([[3e-200, 1e-200], [5.0, 5.0]], [[1.0, -1.0], [0.0, 0.0]]),
+])
+def test_group_advantages_at_extreme_rewards(rewards, want):
+    torch = pytest.importorskip("torch")
+    from grpo_theory.training import group_advantages
+
+    got = group_advantages(torch.tensor(rewards, dtype=torch.float64)).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_group_advantages_keeps_the_epsilons_in_units_of_the_rewards():
+    """``(r - mean)/(sqrt(var + variance_eps) + std_eps)`` by hand, at rewards of order 1e-3."""
+    torch = pytest.importorskip("torch")
+    from grpo_theory.training import group_advantages
+
+    r = np.array([3e-3, 1e-3, 2e-3, 2e-3])
+    got = group_advantages(torch.tensor(r), std_ddof=1, std_eps=1e-4, variance_eps=1e-7).numpy()
+    want = (r - r.mean()) / (math.sqrt(r.var(ddof=1) + 1e-7) + 1e-4)
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+# ---------------------------------------------------------------- TRL probes, caps on work, checked inputs
+@pytest.mark.parametrize("args, kw, names", [
+    (("Q", ("A", "B"), (1.0,)), {}, ["rewards", "2 answers"]),
+    (("Q", (), ()), {}, ["answers"]),
+    (("Q", ("A", "A"), (1.0, 0.0)), {}, ["'A'", "twice"]),
+    (("Q", ("A", "B"), (math.nan, 0.0)), {}, ["rewards", "nan"]),
+    (("Q", ("A", "B"), (1.0, 0.0)), dict(other_reward=math.inf), ["other_reward", "inf"]),
+    (("Q", "AB", (1.0, 0.0)), {}, ["answers", "'AB'"]),
+    (("Q", ("", "B"), (1.0, 0.0)), {}, ["answers"]),
+    ((None, ("A", "B"), (1.0, 0.0)), {}, ["prompt", "None"]),
+])
+def test_a_malformed_probe_is_refused_naming_the_field(args, kw, names):
+    from grpo_theory import InvalidInputError
+    from grpo_theory.integrations.trl import Probe
+
+    with pytest.raises(InvalidInputError) as err:
+        Probe(*args, **kw)
+    assert all(n in str(err.value) for n in names), str(err.value)
+
+
+def test_a_probe_question_names_probs_of_the_wrong_length():
+    from grpo_theory import InvalidInputError
+    from grpo_theory.integrations.trl import Probe
+
+    p = Probe("Q", ["A", "B"], [1, 0], other_reward=0.5)
+    with pytest.raises(InvalidInputError, match="probs must hold one probability per answer and one for 'other'"):
+        p.question([0.5, 0.5])
+    np.testing.assert_array_equal(p.question([0.2, 0.3, 0.5]).expected_reward, [1.0, 0.0, 0.5])
+
+
+def test_work_that_would_not_finish_is_refused_with_the_limit():
+    from grpo_theory import InvalidInputError, Objective, Question, dynamics
+    from grpo_theory.predict import reward_kl_tradeoff, samples_from_counts, sampling_floor
+
+    q, obj = Question([0.05, 0.95], [1, 0]), Objective(beta=0.2, group_size=2)
+    with pytest.raises(InvalidInputError, match="period x n_grid = 401,000,000 times"):
+        dynamics.map_cycles(q, obj, 10**6, n_grid=401)
+    with pytest.raises(InvalidInputError, match="1,000,000,001 terms, above the limit of 20,000,000"):
+        sampling_floor([0.5], [10**9])
+    with pytest.raises(InvalidInputError, match="1 to 1,000 positive numbers .* got 1,000,000"):
+        reward_kl_tradeoff(samples_from_counts([20], [4]), obj, np.linspace(0.1, 10, 10**6))
+
+
+@pytest.mark.parametrize("q, m, names", [([1.5], [4], ["q", "1.5"]), ([math.nan], [4], ["q", "nan"]),
+                                         ([0.5], [0], ["m", "0"]), ([0.5], [2.5], ["m", "2.5"]),
+                                         ([0.5, 0.4], [4, 5, 6], ["2 q and 3 m"]), ([], [], ["0 q"])])
+def test_sampling_floor_checks_its_inputs(q, m, names):
+    from grpo_theory import InvalidInputError
+    from grpo_theory.predict import sampling_floor
+
+    with pytest.raises(InvalidInputError) as err:
+        sampling_floor(q, m)
+    assert all(n in str(err.value) for n in names), str(err.value)
+
+
+def test_sampling_floor_by_hand():
+    """``E|Bin(m, q)/m - q|`` summed with math.comb; one m for all prompts broadcasts."""
+    from grpo_theory.predict import sampling_floor
+
+    def floor(q, m):
+        return sum(math.comb(m, k) * q ** k * (1 - q) ** (m - k) * abs(k / m - q) for k in range(m + 1))
+    assert sampling_floor([0.1, 0.9], 7) == pytest.approx((floor(0.1, 7) + floor(0.9, 7)) / 2, rel=1e-12)
+    assert sampling_floor([0.0, 1.0, 0.33], [5, 5, 11]) == pytest.approx(floor(0.33, 11) / 3, rel=1e-12)
+
+
+@pytest.mark.parametrize("betas, names", [([], ["got 0"]), ([-0.5], ["betas", "-0.5"]), ([0.0], ["betas", "0.0"]),
+                                          (["0.5"], ["betas", "'0.5'"]), (0.5, ["betas", "single value 0.5"])])
+def test_reward_kl_tradeoff_checks_its_betas(betas, names):
+    from grpo_theory import InvalidInputError, Objective
+    from grpo_theory.predict import reward_kl_tradeoff, samples_from_counts
+
+    with pytest.raises(InvalidInputError) as err:
+        reward_kl_tradeoff(samples_from_counts([20, 20], [4, 12]), Objective(beta=0.5), betas)
+    assert all(n in str(err.value) for n in names), str(err.value)
+
+
+def test_reward_kl_tradeoff_takes_beta_0_with_an_entropy_bonus():
+    """G = 4, c = 1, beta = 0: P(correct) = 0.8416 whatever p_ref (docs/guide.md); no KL pull."""
+    from grpo_theory import Objective
+    from grpo_theory.predict import reward_kl_tradeoff, samples_from_counts
+
+    t = reward_kl_tradeoff(samples_from_counts([20, 20], [4, 12]), Objective(beta=0.5, group_size=4,
+                                                                               entropy_coef=1.0), [0.0])
+    assert t.mean_pred.iloc[0] == pytest.approx(0.8416, abs=1e-4)
+
+
+@pytest.mark.parametrize("kw, names", [
+    (dict(t_max=0.0), ["t_max", "0.0"]), (dict(t_max=math.inf), ["t_max", "inf"]), (dict(tol=1.5), ["tol", "1.5"]),
+    (dict(tol="1e-6"), ["tol", "'1e-6'"]), (dict(max_exact=2.5), ["max_exact", "2.5"]),
+    (dict(progress="yes"), ["progress", "'yes'"]), (dict(levels=[0, 2]), ["levels=[0.0, 2.0]", "[0.0, 1.0]"]),
+    (dict(levels=[0, math.nan]), ["levels", "nan"]), (dict(slow_tol=0.0), ["slow_tol"]),
+    (dict(clock=0.01, steps=["10"]), ["steps", "'10'"]), (dict(finite_level=1.2), ["finite_level", "1.2"]),
+    (dict(seed=-3), ["seed", "-3"]), (dict(id_column=5), ["id_column", "5"]),
+])
+def test_predict_checks_its_keywords_from_python(kw, names):
+    from grpo_theory import InvalidInputError, Objective
+    from grpo_theory.predict import predict, samples_from_counts
+
+    with pytest.raises(InvalidInputError) as err:
+        predict(samples_from_counts([10, 8], [3, 1]), Objective(beta=0.5, group_size=4), **kw)
+    assert all(n in str(err.value) for n in names), str(err.value)
+
+
+def test_predict_keeps_its_valid_keywords():
+    """The same levels in another order, progress off and a short horizon give Eq. 14 at G = 2."""
+    from grpo_theory import Objective
+    from grpo_theory.predict import predict, samples_from_counts
+
+    p = 0.3
+    b = 1 / 0.5                                         # Eq. 14, gamma/beta with gamma = 1, beta = 0.5
+    want = 2 * p / (1 - b + math.sqrt((1 - b) ** 2 + 4 * b * p)) if b <= 1 else (b - 1 + math.sqrt(
+        (1 - b) ** 2 + 4 * b * p)) / (2 * b)
+    t = predict(samples_from_counts([10], [3]), Objective(beta=0.5, group_size=2), levels=(1, 0), progress=False,
+                t_max=50.0, tol=1e-9, seed=0).table
+    assert float(t.pred[0]) == pytest.approx(want, abs=1e-7)
+
+
+@pytest.mark.parametrize("kw, names", [
+    (dict(clip_eps=-0.2), ["clip_eps", "-0.2"]), (dict(learning_rate="3e-4"), ["learning_rate", "'3e-4'"]),
+    (dict(learning_rate=math.inf), ["learning_rate", "inf"]), (dict(final_lr_fraction=1.5), ["final_lr_fraction"]),
+    (dict(questions_per_step=0), ["questions_per_step", "0"]), (dict(steps=2.5), ["steps", "2.5"]),
+    (dict(device="tpu"), ["device", "'tpu'"]), (dict(dtype="float8"), ["dtype", "'float8'"]),
+    (dict(log_every=0), ["log_every"]), (dict(checkpoint_every=-5), ["checkpoint_every", "-5"]),
+    (dict(seed=1.5), ["seed", "1.5"]), (dict(inner_updates=1.5), ["inner_updates", "1.5"]),
+])
+def test_the_trainer_config_checks_every_number(kw, names):
+    pytest.importorskip("torch")
+    from grpo_theory import InvalidInputError
+    from grpo_theory.training import GRPOConfig
+
+    with pytest.raises(InvalidInputError) as err:
+        GRPOConfig(**kw)
+    assert all(n in str(err.value) for n in names), str(err.value)
+
+
+@pytest.mark.parametrize("make, names", [
+    (lambda t: t.GPTConfig(vocab_size=0), ["vocab_size", "0"]),
+    (lambda t: t.GPTConfig(vocab_size=10, n_embd=65), ["n_embd=65", "n_head=4"]),
+    (lambda t: t.GPTConfig(vocab_size=10, dropout=1.5), ["dropout", "1.5"]),
+    (lambda t: t.synthetic_binary_task(n_questions=0), ["n_questions", "0"]),
+    (lambda t: t.synthetic_binary_task(p_range=(0.0, 1.0)), ["p_range"]),
+    (lambda t: t.synthetic_binary_task(p_range=(0.5,)), ["p_range", "[0.5]"]),
+])
+def test_the_model_and_task_configs_check_their_numbers(make, names):
+    pytest.importorskip("torch")
+    from grpo_theory import InvalidInputError
+    from grpo_theory import training
+
+    with pytest.raises(InvalidInputError) as err:
+        make(training)
+    assert all(n in str(err.value) for n in names), str(err.value)
