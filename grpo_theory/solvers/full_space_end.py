@@ -34,6 +34,7 @@ import numpy as np
 
 from .._numerics import integrate_until_slow, logsumexp, optimize
 from ..advantage import changes_regulariser
+from ..errors import InvalidInputError
 from ..problem import Objective, Question
 from .classes import ClassProblem
 from .full_space import FROZEN_GAP, full_space_stability, jump_repeller, logit_flow
@@ -223,7 +224,8 @@ def _judged(q: Question, obj: Objective, pi: np.ndarray, t: float, how: str) -> 
                            eigenvalues=fs.eigenvalues)
 
 
-def full_space_end(q: Question, obj: Objective, candidate: StationaryPoint | None = None) -> StationaryPoint:
+def full_space_end(q: Question, obj: Objective, candidate: StationaryPoint | None = None, *,
+                   horizon: float = FLOW_HORIZONS[-1]) -> StationaryPoint:
     """The end of the on-policy flow on all output logits from ``pi_ref`` (see the module doc).
 
     Parameters
@@ -235,6 +237,8 @@ def full_space_end(q: Question, obj: Objective, candidate: StationaryPoint | Non
     candidate : StationaryPoint, optional
         The class solvers' answer: returned (with the flow's confirmation in its message) when the flow ends
         at it, so that the reported point keeps its accuracy and its diagnostics.
+    horizon : float, default 1e12
+        The last of :data:`FLOW_HORIZONS` followed (at least 1e6: the end is judged over the last two decades).
 
     Returns
     -------
@@ -258,12 +262,15 @@ def full_space_end(q: Question, obj: Objective, candidate: StationaryPoint | Non
     support = np.flatnonzero(q.pi_ref > 0)
     theta = np.log(q.pi_ref[support])
     rhs = _rhs(q, obj, support)
+    horizons = tuple(h for h in FLOW_HORIZONS if h <= horizon)
+    if len(horizons) < 2:
+        raise InvalidInputError(f"horizon must be at least {FLOW_HORIZONS[1]:g}, got {horizon!r}")
     t, seen, held = 0.0, [], None
-    for horizon in FLOW_HORIZONS:
+    for stop in horizons:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            theta = _integrate(rhs, theta, t, horizon)
-        t = horizon
+            theta = _integrate(rhs, theta, t, stop)
+        t = stop
         theta = theta - theta.max()
         pi = _policy(q, support, theta)
         seen.append(pi)
@@ -286,7 +293,7 @@ def full_space_end(q: Question, obj: Objective, candidate: StationaryPoint | Non
             held = point
             continue
         held = None
-        if _LOG_TIME_FROM <= t < FLOW_HORIZONS[-1]:
+        if _LOG_TIME_FROM <= t < horizons[-1]:
             # a limit on a face whose left answers all drift outward, seen from t = 1e8 on: no need to go further
             limit = _limit_or_moving(q, obj, seen, t, final=False)
             if limit is not None:

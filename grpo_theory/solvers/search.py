@@ -146,7 +146,9 @@ def _unsettled_to_full_space(q: Question, obj: Objective, point: StationaryPoint
     :func:`~grpo_theory.solvers.full_space_end.full_space_end` recognises the rest (a Filippov equilibrium)."""
     if point.converged:
         return point
-    end = full_space_end(q, obj)
+    # the reduction is exact, so the class flow is the flow: the full-space one is followed only to t = 1e8, far
+    # enough to see a rest at a jump (a mass of 1e-300 that the class flow cannot lift cost 15 s to 1e12)
+    end = full_space_end(q, obj, horizon=1e8)
     # an end that drops an answer the class solvers keep is not taken over an unsettled root: at beta = 1e-320 the
     # class root pi(b) = 7e-321 is right to the subnormal spacing (its residual, 1e-4, is that spacing's rounding),
     # while the flow's end is the vertex it approaches only in the limit
