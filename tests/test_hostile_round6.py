@@ -285,3 +285,35 @@ def test_group_advantages_checks_its_arguments(rewards, kw, names):
     with pytest.raises(InvalidInputError) as err:
         group_advantages(torch.tensor(rewards, dtype=torch.float64), **kw)
     assert all(n in str(err.value) for n in names), str(err.value)
+
+
+@pytest.mark.parametrize("call, names", [
+    (lambda dy, q, o, pi: dy.ascent(q, o, pi, lr="0.1", steps=3), ["lr", "'0.1'"]),
+    (lambda dy, q, o, pi: dy.grpo_steps(q, o, pi, lr=0.1, n_batches=3, inner_updates=1.5), ["inner_updates", "1.5"]),
+    (lambda dy, q, o, pi: dy.grpo_steps(q, o, pi, lr=0.1, n_batches=3, seed=-1), ["seed", "-1"]),
+    (lambda dy, q, o, pi: dy.grpo_steps(q, o, pi, lr=0.1, n_batches=3, seed="a"), ["seed", "'a'"]),
+    (lambda dy, q, o, pi: dy.flow(q, o, pi, [0, 1], rtol="1e-9"), ["rtol", "'1e-9'"]),
+    (lambda dy, q, o, pi: dy.flow(q, o, pi, [0, 1], rtol=-1e-9), ["rtol", "-1e-09"]),
+    (lambda dy, q, o, pi: dy.flow(q, o, pi, [0, 1], rtol=10.0), ["rtol", "10.0"]),
+    (lambda dy, q, o, pi: dy.flow(q, o, pi, [0, 1], atol=math.nan), ["atol", "nan"]),
+    (lambda dy, q, o, pi: dy.arcsin_potential(math.nan), ["p", "nan"]),
+])
+def test_the_dynamics_check_rates_seeds_and_tolerances(call, names):
+    from grpo_theory import InvalidInputError, Objective, Question, dynamics
+
+    with pytest.raises(InvalidInputError) as err:
+        call(dynamics, Question([0.3, 0.7], [1, 0]), Objective(beta=0.5, group_size=2), np.array([0.3, 0.7]))
+    assert all(n in str(err.value) for n in names), str(err.value)
+
+
+def test_fit_clock_names_a_nan_mean_reward_and_grpo_steps_keeps_clip_eps_inf():
+    from grpo_theory import InvalidInputError, Objective, Question, dynamics
+    from grpo_theory.predict import fit_clock, flow_table
+
+    obj = Objective(beta=0.5, group_size=2)
+    with pytest.raises(InvalidInputError, match="mean_reward must be a finite number in"):
+        fit_clock(flow_table([0.2, 0.5], obj, t_max=100.0, n_times=50), [0.2, 0.5], step=10.0, mean_reward=math.nan)
+    q, pi0 = Question([0.3, 0.7], [1, 0]), np.array([0.3, 0.7])
+    a = dynamics.grpo_steps(q, obj, pi0, lr=0.1, n_batches=3, clip_eps=math.inf, with_points=False).final
+    b = dynamics.grpo_steps(q, obj, pi0, lr=0.1, n_batches=3, clip_eps=0.2, with_points=False).final
+    np.testing.assert_allclose(a, b, rtol=1e-12)      # one inner update: the ratio is 1, no clip acts

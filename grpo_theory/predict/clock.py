@@ -187,8 +187,8 @@ def fit_clock(table: FlowTable, p, *, step: float, mean_reward: float, fixed=Non
     InvalidInputError
         ``step <= 0``, or ``mean_reward`` outside the range the mean covers along the flow.
     """
-    if not (step > 0):
-        raise InvalidInputError(f"step must be > 0, got {step!r}")
+    step = number("step", step, low=0.0, low_open=True)
+    mean_reward = number("mean_reward", mean_reward, low=0.0, high=1.0)
     fixed = np.zeros(0) if fixed is None else np.asarray(fixed, dtype=float)
     n_moving = np.asarray(p).size
     total = n_moving + fixed.size
