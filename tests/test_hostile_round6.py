@@ -317,3 +317,29 @@ def test_fit_clock_names_a_nan_mean_reward_and_grpo_steps_keeps_clip_eps_inf():
     a = dynamics.grpo_steps(q, obj, pi0, lr=0.1, n_batches=3, clip_eps=math.inf, with_points=False).final
     b = dynamics.grpo_steps(q, obj, pi0, lr=0.1, n_batches=3, clip_eps=0.2, with_points=False).final
     np.testing.assert_allclose(a, b, rtol=1e-12)      # one inner update: the ratio is 1, no clip acts
+
+
+class _Tok:
+    """A stand-in tokenizer whose vocabulary is A-E."""
+
+    vocab = {t: i for i, t in enumerate("ABCDE")}
+
+    def convert_tokens_to_ids(self, token):
+        return self.vocab.get(token)
+
+
+@pytest.mark.parametrize("kw, names", [(dict(every=0), ["every", "0"]), (dict(every=2.5), ["every", "2.5"]),
+                                       (dict(probes=[]), ["probes", "[]"]), (dict(probes=["Q"]), ["probes", "'Q'"]),
+                                       (dict(tokenizer=None), ["tokenizer", "NoneType"]),
+                                       (dict(answers=("A", "Zz")), ["one token", "'Zz'"])])
+def test_the_tracking_callback_checks_before_training(kw, names):
+    pytest.importorskip("transformers")
+    from grpo_theory import InvalidInputError
+    from grpo_theory.integrations.trl import Probe, make_tracking_callback
+
+    args = dict(probes=[Probe("Q", kw.pop("answers", ("A", "B")), (1.0, 0.0))], tokenizer=_Tok(),
+                config={"beta": 0.1, "num_generations": 4})
+    args.update(kw)
+    with pytest.raises(InvalidInputError) as err:
+        make_tracking_callback(**args)
+    assert all(n in str(err.value) for n in names), str(err.value)
