@@ -343,3 +343,23 @@ def test_the_tracking_callback_checks_before_training(kw, names):
     with pytest.raises(InvalidInputError) as err:
         make_tracking_callback(**args)
     assert all(n in str(err.value) for n in names), str(err.value)
+
+
+def test_three_messages_name_what_the_user_gave(tmp_path, monkeypatch, capsys):
+    """Empty reward levels are named as such; a verl kl_penalty is checked even where the loss's KL is used; a bad
+    --fit mean reward names --fit, not predict()'s keyword."""
+    from grpo_theory import InvalidInputError, Question
+    from grpo_theory.cli import main
+    from grpo_theory.integrations.verl import read_verl_config
+
+    with pytest.raises(InvalidInputError, match=r"reward_levels must hold at least one level, got \[\]"):
+        Question([0.3, 0.7], reward_levels=[], reward_probs=[[], []])
+    cfg = {"algorithm": {"adv_estimator": "grpo", "use_kl_in_reward": True, "kl_penalty": "k9"},
+           "actor_rollout_ref": {"actor": {"use_kl_loss": True, "kl_loss_coef": 0.2}, "rollout": {"n": 4}}}
+    with pytest.raises(InvalidInputError, match="algorithm.kl_penalty='k9'"):
+        read_verl_config(cfg)
+    (tmp_path / "s.csv").write_text("prompt_id,n,correct\na,10,3\nb,8,1\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["predict", "s.csv", "--beta", "0.5", "--fit", "10", "1.5", "--out", "o", "--no-plots",
+                 "--no-progress"]) == 2
+    assert "--fit MEAN_REWARD must be a finite number in [0.0, 1.0], got 1.5" in capsys.readouterr().err
