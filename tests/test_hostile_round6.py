@@ -363,3 +363,23 @@ def test_three_messages_name_what_the_user_gave(tmp_path, monkeypatch, capsys):
     assert main(["predict", "s.csv", "--beta", "0.5", "--fit", "10", "1.5", "--out", "o", "--no-plots",
                  "--no-progress"]) == 2
     assert "--fit MEAN_REWARD must be a finite number in [0.0, 1.0], got 1.5" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("fn", ["estimator_value", "coefficient", "value_slope", "value_shift", "flow_log_ratio"])
+@pytest.mark.parametrize("lr, names", [("0.5", ["lr", "'0.5'"]), (None, ["lr", "None"]), (["a", "b"], ["lr", "'a'"]),
+                                       (1 + 2j, ["lr", "(1+2j)"])])
+def test_the_kl_helpers_refuse_log_ratios_that_are_not_numbers(fn, lr, names):
+    from grpo_theory import InvalidInputError, Objective, kl
+
+    obj = Objective(beta=0.5, group_size=2, kl_estimator="k3", kl_placement="reward" if fn == "value_shift" else "loss")
+    with pytest.raises(InvalidInputError) as err:
+        getattr(kl, fn)(obj, lr)
+    assert all(n in str(err.value) for n in names), str(err.value)
+
+
+@pytest.mark.parametrize("obj", [None, {"beta": 2.0, "kl_estimator": "k2", "kl_placement": "reward"}])
+def test_the_kl_helpers_name_an_objective_that_is_not_one(obj):
+    from grpo_theory import InvalidInputError, kl
+
+    with pytest.raises(InvalidInputError, match="obj must be a grpo_theory.Objective"):
+        kl.value_shift(obj, 3.0)
