@@ -403,6 +403,9 @@ def potential_objective(q: Question, obj: Objective, pi) -> float:
     if not q.has_reward_law or set(q.reward_levels.tolist()) - {0.0, 1.0}:
         raise InvalidInputError(f"the arcsin potential needs rewards in {{0, 1}}; got levels {q.reward_levels}")
     pi = validate_probability_vector("pi", pi)
+    if pi.shape != (q.n_outputs,):
+        raise InvalidInputError(f"pi must be a vector of {q.n_outputs} probabilities (one per output), got shape "
+                                f"{pi.shape}")
     success = q.reward_probs[:, list(q.reward_levels).index(1.0)] if 1.0 in q.reward_levels else \
         np.zeros(q.n_outputs)
     p = float(pi @ success)

@@ -383,3 +383,17 @@ def test_the_kl_helpers_name_an_objective_that_is_not_one(obj):
 
     with pytest.raises(InvalidInputError, match="obj must be a grpo_theory.Objective"):
         kl.value_shift(obj, 3.0)
+
+
+@pytest.mark.parametrize("fn", ["output_gradient", "potential_objective"])
+@pytest.mark.parametrize("pi, names", [([0.3, 0.3, 0.4], ["2 probabilities", "(3,)"]), ([[0.3, 0.7]], ["pi"]),
+                                       (None, ["pi"]), (["0.3", "0.7"], ["pi", "'0.3'"])])
+def test_the_gradient_and_the_potential_name_a_pi_of_the_wrong_shape(fn, pi, names):
+    import math as _m
+
+    from grpo_theory import InvalidInputError, Objective, Question, dynamics
+
+    obj = Objective(beta=1.0, group_size=_m.inf)
+    with pytest.raises(InvalidInputError) as err:
+        getattr(dynamics, fn)(Question([0.3, 0.7], [1, 0]), obj, pi)
+    assert all(n in str(err.value) for n in names), str(err.value)

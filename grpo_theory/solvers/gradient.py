@@ -53,7 +53,15 @@ def output_gradient(q: Question, obj: Objective, pi: np.ndarray) -> np.ndarray:
     >>> round(float(g[0] - g[1]), 12)             # Eq. 14's point is stationary: g is constant
     0.0
     """
-    pi = np.asarray(pi, dtype=float)
+    if isinstance(pi, (list, tuple)) and any(isinstance(v, (str, bytes)) for v in pi):
+        raise InvalidInputError(f"pi must hold numbers, got {pi!r}")
+    try:
+        pi = np.asarray(pi, dtype=float)
+    except (TypeError, ValueError):
+        raise InvalidInputError(f"pi must be a probability vector, got {pi!r}") from None
+    if pi.shape != (q.n_outputs,):
+        raise InvalidInputError(f"pi must be a vector of {q.n_outputs} probabilities (one per output), got shape "
+                                f"{pi.shape}")
     s = pi > 0
     g = np.zeros_like(pi)
     lr = np.zeros_like(pi)
