@@ -208,6 +208,8 @@ class Question:
             probs[np.arange(k), inverse] = 1.0
         elif reward_levels is not None:
             levels = _as_float_array("reward_levels", reward_levels, 1)
+            if levels.size == 0:
+                raise InvalidInputError("reward_levels must hold at least one level, got []")
             if reward_probs is None:
                 raise InvalidInputError("reward_levels was given without reward_probs; give both")
             probs = _as_float_array("reward_probs", reward_probs, 2)

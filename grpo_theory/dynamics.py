@@ -24,7 +24,7 @@ import numpy as np
 
 from . import advantage, kl
 from ._numerics import IntegrationFallbackWarning, logsumexp, solve_ivp
-from ._validate import integer, plain
+from ._validate import float_array, integer, number, plain
 from .monte_carlo import sample_rewards, sampled_advantages
 from .preference import expectations_evaluator, level_expectations
 from .problem import InvalidInputError, Objective, Question, shaped_question, validate_probability_vector
@@ -234,6 +234,8 @@ def flow(q: Question, obj: Objective, pi0, t, *, with_points: bool = True, rtol:
     >>> round(float(tr.final[0]), 4)
     0.6813
     """
+    rtol = number("rtol", rtol, low=0.0, high=1.0, low_open=True)
+    atol = number("atol", atol, low=0.0)
     pi0 = _check_start(q, obj, pi0)
     t = np.asarray(t, dtype=float)
     if t.ndim != 1 or t.size < 1 or not np.all(np.isfinite(t)) or np.any(np.diff(t) < 0):
@@ -362,8 +364,7 @@ def ascent(q: Question, obj: Objective, pi0, *, lr: float, steps: int, every: in
     >>> round(float(tr.final[0]), 6)                  # Eq. 14: sqrt(0.3)
     0.547723
     """
-    if not (lr > 0 and math.isfinite(lr)):
-        raise InvalidInputError(f"lr must be positive and finite, got {lr!r}")
+    lr = number("lr", lr, low=0.0, low_open=True)
     steps, every = integer("steps", steps, low=0), integer("every", every, low=1)
     pi0 = _check_start(q, obj, pi0)
     support = np.flatnonzero(pi0 > 0)
@@ -537,6 +538,10 @@ def grpo_steps(q: Question, obj: Objective, pi0, *, lr: float, n_batches: int, i
         raise InvalidInputError("Monte Carlo groups need a finite group_size")
     if n_groups is not None:
         n_groups = integer("n_groups", n_groups, low=1)
+    lr = number("lr", lr, low=0.0, low_open=True)
+    inner_updates, n_batches = integer("inner_updates", inner_updates, low=1), integer("n_batches", n_batches, low=1)
+    clip_eps = float(float_array("clip_eps", clip_eps, low=0.0, low_open=True, finite=False))   # inf: no clipping
+    seed = integer("seed", seed, low=0)
     if not (lr > 0 and math.isfinite(lr)) or inner_updates < 1 or n_batches < 1 or not (0 < clip_eps):
         raise InvalidInputError(f"need lr > 0, inner_updates >= 1, n_batches >= 1, clip_eps > 0; got "
                                 f"lr={lr!r}, inner_updates={inner_updates!r}, n_batches={n_batches!r}, "

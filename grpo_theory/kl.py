@@ -66,6 +66,20 @@ KL_PLACEMENTS = variants.names("kl_placement")
 LOG_RATIO_FLOOR = -690.0
 
 
+def _log_ratios(obj, lr) -> np.ndarray:
+    """``lr`` as a float array for the public functions, with ``obj`` an Objective: text, None, complex numbers and
+    other objects are refused by name (the flows' own non-finite values are left to each function)."""
+    if not hasattr(obj, "estimator_variant"):
+        raise InvalidInputError(f"obj must be a grpo_theory.Objective (Objective(**fields) for a dict), got "
+                                f"{type(obj).__name__}")
+    if lr is None or isinstance(lr, (str, bytes)):
+        raise InvalidInputError(f"lr must be a log-ratio log(pi/pi_ref) or an array of them, got {lr!r}")
+    try:
+        return np.asarray(lr, dtype=float)
+    except (TypeError, ValueError):
+        raise InvalidInputError(f"lr must be real log-ratios log(pi/pi_ref), got {lr!r}") from None
+
+
 def _clipped_lr(obj, lr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``lr`` clipped to the log-ratio clamp, and the mask where the clip is inactive."""
     L = obj.kl_log_ratio_clamp
@@ -108,7 +122,7 @@ def estimator_value(obj, lr) -> np.ndarray:
     >>> estimator_value(Objective(beta=1.0, kl_estimator="k3"), np.log([0.5, 1.0, 2.0])).round(6)  # e^-lr + lr - 1
     array([0.306853, 0.      , 0.193147])
     """
-    lr = np.asarray(lr, dtype=float)
+    lr = _log_ratios(obj, lr)
     if np.isnan(lr).any():
         bad = np.flatnonzero(np.isnan(lr.ravel()))
         raise InvalidInputError(f"estimator_value: the log-ratio lr = log(pi/pi_ref) is nan at flat index "
@@ -183,7 +197,7 @@ def coefficient(obj, lr) -> np.ndarray:
     --------
     See the module's examples: k3 gives ``1 - rho``, k3_ratio gives ``lr``.
     """
-    lr = np.asarray(lr, dtype=float)
+    lr = _log_ratios(obj, lr)
     est, entry, place = obj.estimator, obj.estimator_variant, obj.placement_variant
     if place.in_advantage:
         return flow_value(obj, lr)
@@ -214,7 +228,7 @@ def value_slope(obj, lr) -> np.ndarray:
     numpy.ndarray
         The slope, of the shape of ``lr``.
     """
-    lr = np.asarray(lr, dtype=float)
+    lr = _log_ratios(obj, lr)
     with np.errstate(over="ignore", invalid="ignore"):
         return np.where(_active(obj, lr), _raw_slope(obj.estimator, lr), 0.0)
 
@@ -324,6 +338,7 @@ def value_shift(obj, lr) -> np.ndarray:
     numpy.ndarray
         The shift, of the shape of ``lr``.
     """
+    lr = _log_ratios(obj, lr)
     return obj.beta * flow_value(obj, lr)
 
 
@@ -355,7 +370,7 @@ def flow_log_ratio(obj, lr) -> np.ndarray:
     >>> flow_log_ratio(Objective(beta=1.0, kl_estimator="k3"), np.array([-np.inf, 0.5])).tolist()
     [-690.0, 0.5]
     """
-    lr = np.asarray(lr, dtype=float)
+    lr = _log_ratios(obj, lr)
     if obj.estimator_variant.exponential:
         return np.maximum(lr, LOG_RATIO_FLOOR)
     return lr

@@ -32,7 +32,7 @@ import numpy as np
 
 from ._numerics import expit, logsumexp, optimize
 from .preference import reward_preference
-from ._validate import integer
+from ._validate import float_array, integer, number
 from .problem import InvalidInputError, Objective, Question, validate_probability_vector
 from .solvers import Z_CAP, ClassProblem, StationaryPoint, sinh_grid, stationary_points
 
@@ -358,11 +358,8 @@ def arcsin_potential(p, variance_eps: float = 0.0) -> np.ndarray:
     >>> arcsin_potential([0.0, 0.5, 1.0]).round(6).tolist()      # 2 arcsin sqrt(p): 0, pi/2, pi
     [0.0, 1.570796, 3.141593]
     """
-    p = np.asarray(p, dtype=float)
-    if np.any((p < 0) | (p > 1)):
-        raise InvalidInputError(f"p must lie in [0, 1], got {p!r}")
-    if variance_eps < 0:
-        raise InvalidInputError(f"variance_eps must be >= 0, got {variance_eps!r}")
+    p = float_array("p", p, low=0.0, high=1.0)
+    variance_eps = number("variance_eps", variance_eps, low=0.0)
     s = math.sqrt(1.0 + 4.0 * variance_eps)
     return np.arcsin((2.0 * p - 1.0) / s) + math.asin(1.0 / s)
 

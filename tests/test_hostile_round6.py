@@ -240,3 +240,146 @@ def test_the_model_and_task_configs_check_their_numbers(make, names):
     with pytest.raises(InvalidInputError) as err:
         make(training)
     assert all(n in str(err.value) for n in names), str(err.value)
+
+
+@pytest.mark.parametrize("call, names", [
+    (lambda pr, o: pr.fit_shift([0.0], [11], [10]), ["k <= m", "[0]"]),
+    (lambda pr, o: pr.fit_shift([math.nan], [3], [10]), ["z0", "nan"]),
+    (lambda pr, o: pr.fit_shift([0.0, 1.0], [3], [10]), ["2 z0", "1 k"]),
+    (lambda pr, o: pr.fit_shift([0.0], [2.5], [10]), ["k", "2.5"]),
+    (lambda pr, o: pr.binary_question("0.3"), ["p", "'0.3'"]),
+    (lambda pr, o: pr.binary_question(1.5), ["p", "1.5"]),
+    (lambda pr, o: pr.PromptField(o, [0.3], z_step=0.0), ["z_step", "0.0"]),
+    (lambda pr, o: pr.PromptField(o, [0.3], tol=math.nan), ["tol", "nan"]),
+    (lambda pr, o: pr.flow_table([0.3], o, n_times=2.5), ["n_times", "2.5"]),
+    (lambda pr, o: pr.flow_table([0.3], o, n_times=0), ["n_times", "0"]),
+    (lambda pr, o: pr.flow_table([0.3], o, max_exact=0), ["max_exact", "0"]),
+    (lambda pr, o: pr.flow_table(["a"], o), ["starts", "'a'"]),
+])
+def test_the_finite_time_pieces_check_their_arguments(call, names):
+    from grpo_theory import InvalidInputError, Objective
+    from grpo_theory import predict as pr
+
+    with pytest.raises(InvalidInputError) as err:
+        call(pr, Objective(beta=0.5, group_size=2))
+    assert all(n in str(err.value) for n in names), str(err.value)
+
+
+def test_fit_shift_and_binary_question_keep_their_answers():
+    """``fit_shift``: ``expit(4 + c) = 1/20`` by hand; all correct is the documented edge +50; p = 0 is valid."""
+    from grpo_theory.predict import binary_question, fit_shift
+
+    assert fit_shift([4.0], [1], [20]) == pytest.approx(math.log(1 / 19) - 4.0, abs=1e-9)
+    assert fit_shift([0.0], [10], [10]) == 50.0
+    assert binary_question(0).pi_ref.tolist() == [0.0, 1.0]
+
+
+@pytest.mark.parametrize("rewards, kw, names", [([1.0], {}, ["G >= 2", "(1,)"]), ([1.0, math.nan], {}, ["NaN"]),
+                                                ([1.0, 0.0, 0.5], dict(std_ddof=2), ["std_ddof", "2"]),
+                                                ([1.0, 0.0], dict(std_eps=-1.0), ["std_eps", "-1.0"])])
+def test_group_advantages_checks_its_arguments(rewards, kw, names):
+    torch = pytest.importorskip("torch")
+    from grpo_theory import InvalidInputError
+    from grpo_theory.training import group_advantages
+
+    with pytest.raises(InvalidInputError) as err:
+        group_advantages(torch.tensor(rewards, dtype=torch.float64), **kw)
+    assert all(n in str(err.value) for n in names), str(err.value)
+
+
+@pytest.mark.parametrize("call, names", [
+    (lambda dy, q, o, pi: dy.ascent(q, o, pi, lr="0.1", steps=3), ["lr", "'0.1'"]),
+    (lambda dy, q, o, pi: dy.grpo_steps(q, o, pi, lr=0.1, n_batches=3, inner_updates=1.5), ["inner_updates", "1.5"]),
+    (lambda dy, q, o, pi: dy.grpo_steps(q, o, pi, lr=0.1, n_batches=3, seed=-1), ["seed", "-1"]),
+    (lambda dy, q, o, pi: dy.grpo_steps(q, o, pi, lr=0.1, n_batches=3, seed="a"), ["seed", "'a'"]),
+    (lambda dy, q, o, pi: dy.flow(q, o, pi, [0, 1], rtol="1e-9"), ["rtol", "'1e-9'"]),
+    (lambda dy, q, o, pi: dy.flow(q, o, pi, [0, 1], rtol=-1e-9), ["rtol", "-1e-09"]),
+    (lambda dy, q, o, pi: dy.flow(q, o, pi, [0, 1], rtol=10.0), ["rtol", "10.0"]),
+    (lambda dy, q, o, pi: dy.flow(q, o, pi, [0, 1], atol=math.nan), ["atol", "nan"]),
+    (lambda dy, q, o, pi: dy.arcsin_potential(math.nan), ["p", "nan"]),
+])
+def test_the_dynamics_check_rates_seeds_and_tolerances(call, names):
+    from grpo_theory import InvalidInputError, Objective, Question, dynamics
+
+    with pytest.raises(InvalidInputError) as err:
+        call(dynamics, Question([0.3, 0.7], [1, 0]), Objective(beta=0.5, group_size=2), np.array([0.3, 0.7]))
+    assert all(n in str(err.value) for n in names), str(err.value)
+
+
+def test_fit_clock_names_a_nan_mean_reward_and_grpo_steps_keeps_clip_eps_inf():
+    from grpo_theory import InvalidInputError, Objective, Question, dynamics
+    from grpo_theory.predict import fit_clock, flow_table
+
+    obj = Objective(beta=0.5, group_size=2)
+    with pytest.raises(InvalidInputError, match="mean_reward must be a finite number in"):
+        fit_clock(flow_table([0.2, 0.5], obj, t_max=100.0, n_times=50), [0.2, 0.5], step=10.0, mean_reward=math.nan)
+    q, pi0 = Question([0.3, 0.7], [1, 0]), np.array([0.3, 0.7])
+    a = dynamics.grpo_steps(q, obj, pi0, lr=0.1, n_batches=3, clip_eps=math.inf, with_points=False).final
+    b = dynamics.grpo_steps(q, obj, pi0, lr=0.1, n_batches=3, clip_eps=0.2, with_points=False).final
+    np.testing.assert_allclose(a, b, rtol=1e-12)      # one inner update: the ratio is 1, no clip acts
+
+
+class _Tok:
+    """A stand-in tokenizer whose vocabulary is A-E."""
+
+    vocab = {t: i for i, t in enumerate("ABCDE")}
+
+    def convert_tokens_to_ids(self, token):
+        return self.vocab.get(token)
+
+
+@pytest.mark.parametrize("kw, names", [(dict(every=0), ["every", "0"]), (dict(every=2.5), ["every", "2.5"]),
+                                       (dict(probes=[]), ["probes", "[]"]), (dict(probes=["Q"]), ["probes", "'Q'"]),
+                                       (dict(tokenizer=None), ["tokenizer", "NoneType"]),
+                                       (dict(answers=("A", "Zz")), ["one token", "'Zz'"])])
+def test_the_tracking_callback_checks_before_training(kw, names):
+    pytest.importorskip("transformers")
+    from grpo_theory import InvalidInputError
+    from grpo_theory.integrations.trl import Probe, make_tracking_callback
+
+    args = dict(probes=[Probe("Q", kw.pop("answers", ("A", "B")), (1.0, 0.0))], tokenizer=_Tok(),
+                config={"beta": 0.1, "num_generations": 4})
+    args.update(kw)
+    with pytest.raises(InvalidInputError) as err:
+        make_tracking_callback(**args)
+    assert all(n in str(err.value) for n in names), str(err.value)
+
+
+def test_three_messages_name_what_the_user_gave(tmp_path, monkeypatch, capsys):
+    """Empty reward levels are named as such; a verl kl_penalty is checked even where the loss's KL is used; a bad
+    --fit mean reward names --fit, not predict()'s keyword."""
+    from grpo_theory import InvalidInputError, Question
+    from grpo_theory.cli import main
+    from grpo_theory.integrations.verl import read_verl_config
+
+    with pytest.raises(InvalidInputError, match=r"reward_levels must hold at least one level, got \[\]"):
+        Question([0.3, 0.7], reward_levels=[], reward_probs=[[], []])
+    cfg = {"algorithm": {"adv_estimator": "grpo", "use_kl_in_reward": True, "kl_penalty": "k9"},
+           "actor_rollout_ref": {"actor": {"use_kl_loss": True, "kl_loss_coef": 0.2}, "rollout": {"n": 4}}}
+    with pytest.raises(InvalidInputError, match="algorithm.kl_penalty='k9'"):
+        read_verl_config(cfg)
+    (tmp_path / "s.csv").write_text("prompt_id,n,correct\na,10,3\nb,8,1\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["predict", "s.csv", "--beta", "0.5", "--fit", "10", "1.5", "--out", "o", "--no-plots",
+                 "--no-progress"]) == 2
+    assert "--fit MEAN_REWARD must be a finite number in [0.0, 1.0], got 1.5" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("fn", ["estimator_value", "coefficient", "value_slope", "value_shift", "flow_log_ratio"])
+@pytest.mark.parametrize("lr, names", [("0.5", ["lr", "'0.5'"]), (None, ["lr", "None"]), (["a", "b"], ["lr", "'a'"]),
+                                       (1 + 2j, ["lr", "(1+2j)"])])
+def test_the_kl_helpers_refuse_log_ratios_that_are_not_numbers(fn, lr, names):
+    from grpo_theory import InvalidInputError, Objective, kl
+
+    obj = Objective(beta=0.5, group_size=2, kl_estimator="k3", kl_placement="reward" if fn == "value_shift" else "loss")
+    with pytest.raises(InvalidInputError) as err:
+        getattr(kl, fn)(obj, lr)
+    assert all(n in str(err.value) for n in names), str(err.value)
+
+
+@pytest.mark.parametrize("obj", [None, {"beta": 2.0, "kl_estimator": "k2", "kl_placement": "reward"}])
+def test_the_kl_helpers_name_an_objective_that_is_not_one(obj):
+    from grpo_theory import InvalidInputError, kl
+
+    with pytest.raises(InvalidInputError, match="obj must be a grpo_theory.Objective"):
+        kl.value_shift(obj, 3.0)

@@ -29,7 +29,7 @@ from importlib import resources
 
 import numpy as np
 
-from .._validate import check_fields, float_array, number, plain
+from .._validate import check_fields, float_array, integer, number, plain
 from .. import variants
 from ..problem import LOSS_TYPES, InvalidInputError, Objective, Question
 from ..solvers import stationary_policy
@@ -392,6 +392,22 @@ def _probe_probs(model, tokenizer, probes) -> list:
     return out
 
 
+def _check_tracking(probes, tokenizer, every) -> None:
+    """What :func:`make_tracking_callback` checks before training starts: ``every`` a whole number >= 1, a non-empty
+    list of :class:`Probe`, and a tokenizer that knows every probe answer as one token."""
+    integer("every", every, low=1)
+    if not isinstance(probes, (list, tuple)) or not probes or not all(isinstance(p, Probe) for p in probes):
+        raise InvalidInputError(f"probes must be a non-empty list of Probe, got {plain(probes)}")
+    convert = getattr(tokenizer, "convert_tokens_to_ids", None)
+    if not callable(convert):
+        raise InvalidInputError(f"tokenizer must be the run's tokenizer (with convert_tokens_to_ids), got "
+                                f"{type(tokenizer).__name__}")
+    unk = getattr(tokenizer, "unk_token_id", None)
+    unknown = [a for p in probes for a in p.answers if convert(a) is None or (unk is not None and convert(a) == unk)]
+    if unknown:
+        raise InvalidInputError(f"probe answers must each be one token of the tokenizer; not tokens: {unknown[:5]}")
+
+
 def make_tracking_callback(probes, tokenizer, config, every: int = 10, output_dir: str | None = None,
                            figure: bool = True):
     """A ``transformers.TrainerCallback`` that logs probe answer probabilities beside the predictions.
@@ -435,6 +451,7 @@ def make_tracking_callback(probes, tokenizer, config, every: int = 10, output_di
     from transformers import TrainerCallback
 
     mapping = read_trl_config(config, completion_tokens=1)
+    _check_tracking(probes, tokenizer, every)
 
     class StationaryTrackingCallback(TrainerCallback):
         def __init__(self):

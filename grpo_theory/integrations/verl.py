@@ -283,6 +283,7 @@ def _read_flat(flat: dict, unknown_warns: list) -> TheoryMapping:
     if in_loss and in_reward:
         warns.append("both use_kl_loss and use_kl_in_reward are on: the theory models one KL term; the loss term "
                      "is modelled and the reward term ignored")
+    _estimator(get("algorithm.kl_penalty"), "algorithm.kl_penalty")     # a bad name is refused even where unused
     if in_loss:
         est, L, V = _estimator(get("actor_rollout_ref.actor.kl_loss_type"), "actor_rollout_ref.actor.kl_loss_type")
         beta = float(get("actor_rollout_ref.actor.kl_loss_coef"))

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._numerics import expit, logit
+from .._validate import float_array
 from ..errors import InvalidInputError
 from .coupled import check_kernel, solve_kernel, solve_rho, time_grid
 from .field import PromptField
@@ -494,7 +495,14 @@ def fit_shift(z0, k, m) -> float:
     """
     from scipy.optimize import brentq
 
-    z0, k, m = (np.asarray(v, dtype=float) for v in (z0, k, m))
+    z0 = float_array("z0", z0).reshape(-1)
+    k = float_array("k", k, low=0, integer=True).reshape(-1)
+    m = float_array("m", m, low=1, integer=True).reshape(-1)
+    if not z0.size or not z0.size == k.size == m.size:
+        raise InvalidInputError(f"fit_shift needs one z0, k and m per prompt (at least one), got {z0.size} z0, "
+                                f"{k.size} k and {m.size} m")
+    if np.any(k > m):
+        raise InvalidInputError(f"fit_shift needs k <= m, got k > m at prompts {np.flatnonzero(k > m)[:5].tolist()}")
 
     def score(c):
         return float(np.sum(k - m * expit(z0 + c)))

@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import dynamics
 from .._numerics import expit, logit
+from .._validate import float_array, integer, number
 from ..errors import InvalidInputError
 from ..problem import Objective
 from .coupled import time_grid
@@ -113,8 +114,11 @@ def flow_table(starts, obj: Objective, *, t_max: float = 1e4, n_times: int = 600
     """
     from tqdm.auto import tqdm
 
-    starts = np.unique(np.asarray(starts, dtype=float))
-    if starts.size == 0 or np.any((starts <= 0) | (starts >= 1)):
+    t_max = number("t_max", t_max, low=0.0, low_open=True)
+    n_times = integer("n_times", n_times, low=2)
+    max_exact = integer("max_exact", max_exact, low=2)
+    starts = np.unique(float_array("starts", starts, finite=False))
+    if starts.size == 0 or np.any(~((starts > 0) & (starts < 1))):
         raise InvalidInputError(f"flow starts must lie in (0, 1), got {starts[(starts <= 0) | (starts >= 1)][:5]}")
     interpolated = starts.size > max_exact
     if interpolated:
@@ -183,8 +187,8 @@ def fit_clock(table: FlowTable, p, *, step: float, mean_reward: float, fixed=Non
     InvalidInputError
         ``step <= 0``, or ``mean_reward`` outside the range the mean covers along the flow.
     """
-    if not (step > 0):
-        raise InvalidInputError(f"step must be > 0, got {step!r}")
+    step = number("step", step, low=0.0, low_open=True)
+    mean_reward = number("mean_reward", mean_reward, low=0.0, high=1.0)
     fixed = np.zeros(0) if fixed is None else np.asarray(fixed, dtype=float)
     n_moving = np.asarray(p).size
     total = n_moving + fixed.size

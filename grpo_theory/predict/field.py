@@ -29,6 +29,7 @@ import numpy as np
 
 from .. import advantage, kl
 from .._numerics import expit, logit
+from .._validate import float_array, number
 from ..errors import InvalidInputError
 from ..preference import reward_preference
 from ..problem import Objective
@@ -84,7 +85,9 @@ class PromptField:
     """
 
     def __init__(self, obj: Objective, p, *, z_step: float = 0.04, tol: float = 1e-7) -> None:
-        p = np.asarray(p, dtype=float).reshape(-1)
+        z_step = number("z_step", z_step, low=0.0, low_open=True)
+        tol = number("tol", tol, low=0.0, low_open=True)
+        p = float_array("p", p, finite=False).reshape(-1)
         if p.size == 0 or np.any(~np.isfinite(p)) or np.any((p <= 0) | (p >= 1)):
             bad = p[~((p > 0) & (p < 1))][:5]
             raise InvalidInputError(f"prompt starts p must lie in (0, 1), got {bad.tolist() or p.tolist()}")

@@ -17,7 +17,7 @@ import math
 import numpy as np
 
 from .._numerics import expit, logit
-from ..problem import Objective, Question
+from ..problem import InvalidInputError, Objective, Question
 from ..solvers import stationary_policy
 
 __all__ = ["P_FLOOR", "binary_question", "Response"]
@@ -44,6 +44,9 @@ def binary_question(p: float) -> Question:
     >>> binary_question(0.25).pi_ref.tolist()
     [0.25, 0.75]
     """
+    if isinstance(p, (bool, np.bool_)) or not isinstance(p, (int, float, np.integer, np.floating)) \
+            or not 0.0 <= p <= 1.0:
+        raise InvalidInputError(f"p (p_ref, the base model's P(correct)) must be a number in [0, 1], got {p!r}")
     return Question([p, 1.0 - p], rewards=[1.0, 0.0])
 
 

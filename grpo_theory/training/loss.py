@@ -53,6 +53,16 @@ def group_advantages(rewards: torch.Tensor, normalization: str = "scale", std_dd
     torch.Tensor
         ``A_i``, shaped like ``rewards`` (0 where a group ties with both epsilons 0).
     """
+    if rewards.ndim == 0 or rewards.shape[-1] < 2:
+        raise InvalidInputError(f"group_advantages needs groups of G >= 2 rewards on the last axis, got shape "
+                                f"{tuple(rewards.shape)}")
+    if bool(torch.isnan(rewards).any()):
+        raise InvalidInputError("group_advantages: a reward is NaN")
+    if std_ddof not in (0, 1) or isinstance(std_ddof, bool):
+        raise InvalidInputError(f"std_ddof must be 0 or 1, got {std_ddof!r}")
+    if not (math.isfinite(std_eps) and std_eps >= 0 and math.isfinite(variance_eps) and variance_eps >= 0):
+        raise InvalidInputError(f"std_eps and variance_eps must be finite numbers >= 0, got {std_eps!r} and "
+                                f"{variance_eps!r}")
     centred = rewards - rewards.mean(dim=-1, keepdim=True)
     if not variants.lookup("normalization", normalization).scales:
         return centred
