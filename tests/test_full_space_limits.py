@@ -117,3 +117,19 @@ def test_token_level_trees_end_where_the_independent_token_flow_ends(seed):
     row = check_kl_case(seed)
     assert row["tree"] and row["outcome"] in ("ok", "ok-face") and row["end"] == "same", (row["outcome"], row["end"],
                                                                                           row["detail"])
+
+
+def test_a_failed_late_integration_is_judged_on_the_horizons_reached():
+    """KL seed 870: past t = 1e8 LSODA failed and BDF's trial step fed NaN logits to the field, whose policy check
+    raised (a crash, 'pi must be finite'). Now a failed trial step backs the solver off, and a late leg that still
+    fails leaves the end judged on the horizons reached; the answer's end agrees with the independent integration."""
+    row = check_kl_case(870)
+    assert row["outcome"] == "ok-face" and row["end"] == "same", (row["outcome"], row["end"], row["detail"])
+
+
+def test_a_left_behind_limit_whose_independent_end_cannot_be_integrated_is_unchecked_not_passed():
+    """KL seed 1286 (abs in the loss, REINFORCE++): the library returns the vertex of answer 3, leaving the class-mate
+    answer 2 behind (t^-1.33). The independent integration chatters at abs's kink past its budget: the end is
+    reported 'unchecked', with the class-mate named, not counted as confirmed."""
+    row = check_kl_case(1286)
+    assert row["outcome"] == "ok-face" and row["end"] == "unchecked" and "answers [2]" in row["detail"], row

@@ -269,7 +269,17 @@ def full_space_end(q: Question, obj: Objective, candidate: StationaryPoint | Non
     for stop in horizons:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            theta = _integrate(rhs, theta, t, stop)
+            try:
+                late = _integrate(rhs, theta, t, stop)
+            except (InvalidInputError, RuntimeError):
+                if t < _LOG_TIME_FROM:
+                    raise
+                late = None
+        if late is None or not np.all(np.isfinite(late)):
+            # the flow could not be followed past t (its solvers failed: KL fuzz seed 870): judged on the horizons
+            # reached, as where the flow was followed only that far
+            break
+        theta = late
         t = stop
         theta = theta - theta.max()
         pi = _policy(q, support, theta)
@@ -324,6 +334,8 @@ def _integrate(rhs, theta: np.ndarray, t0: float, t1: float) -> np.ndarray:
         return integrate_until_slow(rhs, theta, t1 - t0, None)
 
     def in_log_time(y):
+        if not np.all(np.isfinite(y)):
+            return np.full(y.size, np.nan)          # a failed trial step (BDF's Newton): the solver backs off
         return np.append(math.exp(y[-1]) * rhs(y[:-1]), 1.0)
 
     y = integrate_until_slow(in_log_time, np.append(theta, math.log1p(t0)), math.log1p(t1) - math.log1p(t0), None)
