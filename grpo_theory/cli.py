@@ -135,7 +135,28 @@ def _run_study(args):
     return result.table, result.note
 
 
+#: ``validate``'s options that only some studies read (the others read --out, --steps, --device, --resume, ...).
+_READ_BY = {"--quick": ("small",), "--seed": ("small",), "--no-extra": ("small",), "--questions": ("small", "trl"),
+            "--seeds": ("smollm2", "free"), "--trainable": ("smollm2",), "--workers": ("smollm2", "free"),
+            "--model-dir": ("smollm2", "free"), "--prompts": ("free",), "--beta": ("trl",)}
+
+
+def _check_study_options(args) -> None:
+    """Refuse an option given on the command line that the chosen study does not read, and repeated --seeds."""
+    for token in getattr(args, "argv", ()):
+        name = token.split("=")[0]
+        if not name.startswith("--"):
+            continue
+        opts = [name] if name in _READ_BY else [o for o in _READ_BY if o.startswith(name)]
+        if len(opts) == 1 and args.study not in _READ_BY[opts[0]]:
+            studies = " and ".join(f"--study {s}" for s in _READ_BY[opts[0]])
+            raise InvalidInputError(f"{opts[0]} is read by {studies} only; --study {args.study} would ignore it")
+    if args.seeds and len(set(args.seeds)) != len(args.seeds):
+        raise InvalidInputError(f"--seeds repeats a seed: {args.seeds}; each seed is one run")
+
+
 def _cmd_validate(args) -> int:
+    _check_study_options(args)
     try:
         summary, note = _run_study(args)
     except ImportError as exc:  # torch (or the study's extra) missing
@@ -476,6 +497,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)
     if sys.stdout is None:          # started with the standard output closed (`>&-`): what it prints would vanish
         print(f"grpo-theory: error: the standard output is closed; `{args.command}` has nowhere to print",
               file=sys.stderr or sys.__stderr__)

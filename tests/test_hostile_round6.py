@@ -397,3 +397,33 @@ def test_the_gradient_and_the_potential_name_a_pi_of_the_wrong_shape(fn, pi, nam
     with pytest.raises(InvalidInputError) as err:
         getattr(dynamics, fn)(Question([0.3, 0.7], [1, 0]), obj, pi)
     assert all(n in str(err.value) for n in names), str(err.value)
+
+
+@pytest.mark.parametrize("argv, names", [
+    (["--study", "small", "--beta", "0.3"], ["--beta is read by --study trl only", "--study small"]),
+    (["--study", "trl", "--prompts", "5"], ["--prompts", "--study trl"]),
+    (["--study", "tree", "--trainable", "top-2"], ["--trainable", "--study tree"]),
+    (["--study", "kl", "--quick"], ["--quick", "--study kl"]),
+    (["--study", "kl", "--pro", "5"], ["--prompts"]),                      # an abbreviation is the option too
+    (["--study", "free", "--seeds", "1", "1"], ["--seeds repeats a seed"]),
+])
+def test_validate_refuses_options_its_study_would_ignore(argv, names, monkeypatch, capsys):
+    from grpo_theory import cli
+
+    monkeypatch.setattr(cli, "_run_study", lambda args: pytest.fail("the study ran"))
+    assert cli.main(["validate", *argv]) == 2
+    err = capsys.readouterr().err
+    assert all(n in err for n in names), err
+
+
+def test_validate_keeps_the_options_its_study_reads(monkeypatch):
+    import pandas as pd
+
+    from grpo_theory import cli
+
+    ran = []
+    monkeypatch.setattr(cli, "_run_study", lambda args: ran.append(args.study) or (pd.DataFrame({"a": [1]}), ""))
+    for argv in (["--study", "small", "--seed", "3", "--quick"], ["--study", "trl", "--beta", "0.3", "--questions", "4"],
+                 ["--study", "free", "--seeds", "1", "2", "--prompts", "5", "--workers", "1"]):
+        assert cli.main(["validate", *argv]) == 0
+    assert ran == ["small", "trl", "free"]
