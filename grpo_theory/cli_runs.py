@@ -214,6 +214,10 @@ def _as_options(message: str) -> str:
 
 def _predict_from_args(args, kwargs):
     """:func:`predict` for ``grpo-theory predict``'s arguments (samples read here, with --id-column)."""
+    given = [t.split("=")[0] for t in getattr(args, "argv", ())]
+    if not args.steps and any(t.startswith("--sl") and "--slow-tol".startswith(t) for t in given):
+        raise InvalidInputError("--slow-tol flags the prompts still farther than it from their stationary value at the "
+                                "last of --steps; give --steps (with --clock or --fit), or drop --slow-tol")
     samples = read_samples(args.samples, levels=args.levels, id_column=args.id_column)
     if args.framework is not None:
         framework, config = args.framework

@@ -427,3 +427,14 @@ def test_validate_keeps_the_options_its_study_reads(monkeypatch):
                  ["--study", "free", "--seeds", "1", "2", "--prompts", "5", "--workers", "1"]):
         assert cli.main(["validate", *argv]) == 0
     assert ran == ["small", "trl", "free"]
+
+
+def test_predict_slow_tol_needs_steps(tmp_path, monkeypatch, capsys):
+    from grpo_theory.cli import main
+
+    (tmp_path / "s.csv").write_text("prompt_id,n,correct\na,10,3\nb,8,1\n")
+    monkeypatch.chdir(tmp_path)
+    base = ["predict", "s.csv", "--beta", "0.5", "--out", "o", "--no-plots", "--no-progress"]
+    assert main(base + ["--slow-tol", "0.05"]) == 2
+    assert "--slow-tol flags the prompts" in capsys.readouterr().err
+    assert main(base + ["--slow-tol=0.05", "--clock", "0.01", "--steps", "10", "20"]) == 0
