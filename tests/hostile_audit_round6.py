@@ -124,6 +124,10 @@ HARNESS_MISTAKES: dict[str, str] = {
     "predict(samples, obj, k=5 (not a sequence))": "read as (5,); pass@5_before 1 - C(7,5)/C(10,5) = 0.9167 checked",
     "grpo_steps clip_eps=inf": "no clipping; with one inner update the ratio is 1 and the clip never acts",
     "figures --force --resume": "they compose: --resume skips finished figures, --force redraws the others",
+    # found after the first run, while fixing (docs/reliability.md)
+    "synthetic_binary_task p_range=(0.9, 0.1)": "the same frequencies as (0.1, 0.9), shuffled: valid",
+    "sampling_floor lengths 2 and 1": "one m for every q broadcasts; 0.19743 checked against math.comb sums",
+    "Probe.question pi of 2 for 3 outputs": "after the fix the message names probs, the parameter's own name",
 }
 
 

@@ -274,7 +274,7 @@ def test_fit_shift_and_binary_question_keep_their_answers():
     assert binary_question(0).pi_ref.tolist() == [0.0, 1.0]
 
 
-@pytest.mark.parametrize("rewards, kw, names", [([1.0], {}, ["G >= 2", "(1,)"]), ([1.0, math.nan], {}, ["NaN"]),
+@pytest.mark.parametrize("rewards, kw, names", [([1.0], {}, ["G >= 2", "(1,)"]), ([1.0, math.nan], {}, ["rewards hold a NaN"]),
                                                 ([1.0, 0.0, 0.5], dict(std_ddof=2), ["std_ddof", "2"]),
                                                 ([1.0, 0.0], dict(std_eps=-1.0), ["std_eps", "-1.0"])])
 def test_group_advantages_checks_its_arguments(rewards, kw, names):

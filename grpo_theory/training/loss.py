@@ -57,7 +57,7 @@ def group_advantages(rewards: torch.Tensor, normalization: str = "scale", std_dd
         raise InvalidInputError(f"group_advantages needs groups of G >= 2 rewards on the last axis, got shape "
                                 f"{tuple(rewards.shape)}")
     if bool(torch.isnan(rewards).any()):
-        raise InvalidInputError("group_advantages: a reward is NaN")
+        raise InvalidInputError("group_advantages: the rewards hold a NaN")
     if std_ddof not in (0, 1) or isinstance(std_ddof, bool):
         raise InvalidInputError(f"std_ddof must be 0 or 1, got {std_ddof!r}")
     if not (math.isfinite(std_eps) and std_eps >= 0 and math.isfinite(variance_eps) and variance_eps >= 0):
