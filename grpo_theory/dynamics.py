@@ -471,7 +471,7 @@ def _surrogate_gradient(q, obj, theta, support, pi_old, stats, clip_eps):
     elif obj.regime_variant.is_direct and obj.placement_variant.in_loss:
         d = freq * rho * (lp - np.log(ref))  # ratio * k3 (TRL's bias correction): d/dlog pi = rho log(pi/pi_ref)
     elif obj.placement_variant.in_loss:        # the estimator at the current pi; a ratio kind carries rho
-        kc = kl.coefficient(obj, lp - np.log(ref))
+        kc = kl.flow_coefficient(obj, lp - np.log(ref))
         d = freq * (rho * kc if obj.estimator_variant.ratio_weighted else kc)
     elif obj.placement_variant.in_advantage:   # A - beta value(pi_old): the value is fixed, the ratio carries it
         d = freq * rho * kl.flow_value(obj, np.log(pi_old[support]) - np.log(ref))
@@ -568,7 +568,7 @@ def grpo_steps(q: Question, obj: Objective, pi0, *, lr: float, n_batches: int, i
         if obj.regime_variant.in_reward:        # the reward shaped by the KL at pi_old, then normalised
             lr_old = np.zeros(q.n_outputs)
             lr_old[support] = np.log(pi_old[support]) - np.log(q.pi_ref[support])
-            q_b = shaped_question(q, kl.value_shift(obj, lr_old))
+            q_b = shaped_question(q, kl.flow_value_shift(obj, lr_old))
         stats = _exact_batch_stats(q_b, obj, pi_old) if n_groups is None else \
             _sampled_batch_stats(q_b, obj, pi_old, n_groups, rng)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):

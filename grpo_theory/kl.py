@@ -54,8 +54,9 @@ from . import variants
 from ._validate import number
 from .errors import InvalidInputError
 
-__all__ = ["KL_ESTIMATORS", "KL_PLACEMENTS", "LOG_RATIO_FLOOR", "estimator_value", "flow_value", "coefficient", "value_slope",
-           "discontinuities", "effective_penalty", "value_shift", "flow_log_ratio"]
+__all__ = ["KL_ESTIMATORS", "KL_PLACEMENTS", "LOG_RATIO_FLOOR", "estimator_value", "flow_value", "coefficient",
+           "flow_coefficient", "value_slope", "flow_value_slope", "discontinuities", "effective_penalty", "value_shift",
+           "flow_value_shift", "flow_log_ratio", "floored_log_ratio"]
 
 #: The built-in estimators and placements (their entries in :mod:`grpo_theory.variants` hold the formulas).
 KL_ESTIMATORS = variants.names("kl_estimator")
@@ -78,6 +79,38 @@ def _log_ratios(obj, lr) -> np.ndarray:
         return np.asarray(lr, dtype=float)
     except (TypeError, ValueError):
         raise InvalidInputError(f"lr must be real log-ratios log(pi/pi_ref), got {lr!r}") from None
+
+
+def _checked_log_ratios(fn: str, obj, lr) -> np.ndarray:
+    """:func:`_log_ratios` with NaN refused by ``fn``'s name and flat index (``+-inf`` pass: ``pi`` or
+    ``pi_ref`` zero, given each function's limit)."""
+    lr = _log_ratios(obj, lr)
+    if np.isnan(lr).any():
+        bad = np.flatnonzero(np.isnan(lr.ravel()))
+        raise InvalidInputError(f"{fn}: the log-ratio lr = log(pi/pi_ref) is nan at flat index "
+                                f"{bad[:5].tolist()}; expected numbers (+-inf allowed: pi or pi_ref zero)")
+    return lr
+
+
+def _without_limit(fn: str, lr: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """``out``, refused by ``fn``'s name where an infinite ``lr`` left it NaN (no limit there)."""
+    bad = np.isnan(out) & np.isinf(lr)
+    if np.any(bad):
+        at = np.flatnonzero(np.broadcast_to(bad, np.shape(out)).ravel())
+        raise InvalidInputError(f"{fn}: no limit at the infinite log-ratio lr = log(pi/pi_ref) at flat index "
+                                f"{at[:5].tolist()}; expected finite log-ratios here")
+    return out
+
+
+def _limit_value(obj, lr: np.ndarray) -> np.ndarray:
+    """:func:`flow_value` with k3's ``inf - inf`` at ``lr = -inf`` (``pi = 0``) replaced by its limit,
+    ``+inf`` (the value clamp where there is one)."""
+    with np.errstate(invalid="ignore"):                 # the inf - inf replaced below
+        v = flow_value(obj, lr)
+    if variants.lookup("kl_estimator", obj.estimator).exponential:
+        V = obj.kl_value_clamp
+        v = np.where(np.isnan(v) & np.isneginf(lr), np.inf if V is None else V, v)
+    return v
 
 
 def _clipped_lr(obj, lr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -122,17 +155,8 @@ def estimator_value(obj, lr) -> np.ndarray:
     >>> estimator_value(Objective(beta=1.0, kl_estimator="k3"), np.log([0.5, 1.0, 2.0])).round(6)  # e^-lr + lr - 1
     array([0.306853, 0.      , 0.193147])
     """
-    lr = _log_ratios(obj, lr)
-    if np.isnan(lr).any():
-        bad = np.flatnonzero(np.isnan(lr.ravel()))
-        raise InvalidInputError(f"estimator_value: the log-ratio lr = log(pi/pi_ref) is nan at flat index "
-                                f"{bad[:5].tolist()}; expected numbers (+-inf allowed: pi or pi_ref zero)")
-    v = flow_value(obj, lr)
-    if variants.lookup("kl_estimator", obj.estimator).exponential:
-        # k3 kinds at lr = -inf (pi = 0): e^{-lr} + lr - 1 evaluates as inf - inf; its limit is +inf (clamped).
-        V = obj.kl_value_clamp
-        v = np.where(np.isnan(v) & np.isneginf(lr), np.inf if V is None else V, v)
-    return v
+    # k3 kinds at lr = -inf (pi = 0): e^{-lr} + lr - 1 evaluates as inf - inf; its limit is +inf (clamped).
+    return _limit_value(obj, _checked_log_ratios("estimator_value", obj, lr))
 
 
 def flow_value(obj, lr) -> np.ndarray:
@@ -191,16 +215,39 @@ def coefficient(obj, lr) -> np.ndarray:
     Raises
     ------
     InvalidInputError
-        For ``kl_placement="reward"``, which has no coefficient (see :func:`value_shift`).
+        For ``kl_placement="reward"``, which has no coefficient (see :func:`value_shift`); a NaN log-ratio
+        (``+-inf`` give the limit, e.g. k3's ``1 - e^{-lr}``: ``-inf`` and ``1``).
 
     Examples
     --------
     See the module's examples: k3 gives ``1 - rho``, k3_ratio gives ``lr``.
     """
-    lr = _log_ratios(obj, lr)
+    lr = _checked_log_ratios("coefficient", obj, lr)
+    return _without_limit("coefficient", lr, _coefficient(obj, lr, _limit_value))
+
+
+def flow_coefficient(obj, lr) -> np.ndarray:
+    """:func:`coefficient` as the solvers evaluate it, without its input check: a NaN log-ratio (a trial
+    point an integrator then rejects) gives NaN, and so does a k3 kind's value at ``lr = -inf``.
+
+    Parameters
+    ----------
+    obj, lr : Objective, array_like
+        As for :func:`coefficient`.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``c``, of the shape of ``lr``.
+    """
+    return _coefficient(obj, np.asarray(lr, dtype=float), flow_value)
+
+
+def _coefficient(obj, lr: np.ndarray, value) -> np.ndarray:
+    """``c`` at the float array ``lr``, the estimator's value (where ``c`` holds it) from ``value(obj, lr)``."""
     est, entry, place = obj.estimator, obj.estimator_variant, obj.placement_variant
     if place.in_advantage:
-        return flow_value(obj, lr)
+        return value(obj, lr)
     if not place.in_loss:
         raise InvalidInputError(f"no coefficient for kl_placement={obj.kl_placement!r}; the KL is in the reward")
     if entry.loss_coefficient is not None and (entry.straight_through or (
@@ -209,7 +256,7 @@ def coefficient(obj, lr) -> np.ndarray:
     with np.errstate(invalid="ignore"):
         c = np.where(_active(obj, lr), _raw_slope(est, lr), 0.0)
     if entry.ratio_weighted:
-        c = c + flow_value(obj, lr)
+        c = c + value(obj, lr)
     return c
 
 
@@ -221,14 +268,31 @@ def value_slope(obj, lr) -> np.ndarray:
     obj : Objective
         The estimator and its clamps (the placement does not enter).
     lr : array_like
-        Where to take the slope, as in :func:`estimator_value`.
+        Where to take the slope, as in :func:`estimator_value` (``+-inf`` give the limit, NaN is refused).
 
     Returns
     -------
     numpy.ndarray
         The slope, of the shape of ``lr``.
     """
-    lr = _log_ratios(obj, lr)
+    lr = _checked_log_ratios("value_slope", obj, lr)
+    return _without_limit("value_slope", lr, flow_value_slope(obj, lr))
+
+
+def flow_value_slope(obj, lr) -> np.ndarray:
+    """:func:`value_slope` as the solvers evaluate it, without its input check (a NaN log-ratio gives NaN).
+
+    Parameters
+    ----------
+    obj, lr : Objective, array_like
+        As for :func:`value_slope`.
+
+    Returns
+    -------
+    numpy.ndarray
+        The slope, of the shape of ``lr``.
+    """
+    lr = np.asarray(lr, dtype=float)
     with np.errstate(over="ignore", invalid="ignore"):
         return np.where(_active(obj, lr), _raw_slope(obj.estimator, lr), 0.0)
 
@@ -331,14 +395,31 @@ def value_shift(obj, lr) -> np.ndarray:
     obj : Objective
         ``beta`` and the KL fields.
     lr : array_like
-        As for :func:`estimator_value`.
+        As for :func:`estimator_value` (``+-inf`` give the limit, NaN is refused).
 
     Returns
     -------
     numpy.ndarray
         The shift, of the shape of ``lr``.
     """
-    lr = _log_ratios(obj, lr)
+    lr = _checked_log_ratios("value_shift", obj, lr)
+    return _without_limit("value_shift", lr, obj.beta * _limit_value(obj, lr))
+
+
+def flow_value_shift(obj, lr) -> np.ndarray:
+    """:func:`value_shift` as the solvers evaluate it, without its input check: a NaN log-ratio gives NaN,
+    and so does a k3 kind's value at ``lr = -inf``.
+
+    Parameters
+    ----------
+    obj, lr : Objective, array_like
+        As for :func:`value_shift`.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``beta * value(lr)``, of the shape of ``lr``.
+    """
     return obj.beta * flow_value(obj, lr)
 
 
@@ -356,7 +437,7 @@ def flow_log_ratio(obj, lr) -> np.ndarray:
     obj : Objective
         Its estimator.
     lr : array_like
-        Log-ratios ``log(pi/pi_ref)`` (``-inf`` allowed).
+        Log-ratios ``log(pi/pi_ref)`` (``+-inf`` allowed, NaN refused).
 
     Returns
     -------
@@ -370,7 +451,24 @@ def flow_log_ratio(obj, lr) -> np.ndarray:
     >>> flow_log_ratio(Objective(beta=1.0, kl_estimator="k3"), np.array([-np.inf, 0.5])).tolist()
     [-690.0, 0.5]
     """
-    lr = _log_ratios(obj, lr)
+    return floored_log_ratio(obj, _checked_log_ratios("flow_log_ratio", obj, lr))
+
+
+def floored_log_ratio(obj, lr) -> np.ndarray:
+    """:func:`flow_log_ratio` as the solvers evaluate it, without its input check (a NaN log-ratio, a trial
+    point an integrator then rejects, stays NaN).
+
+    Parameters
+    ----------
+    obj, lr : Objective, array_like
+        As for :func:`flow_log_ratio`.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``lr``, floored for the k3 kinds.
+    """
+    lr = np.asarray(lr, dtype=float)
     if obj.estimator_variant.exponential:
         return np.maximum(lr, LOG_RATIO_FLOOR)
     return lr

@@ -85,11 +85,17 @@ def kl_cases() -> list[dict]:
                   lambda: kl.coefficient(_o(kl_estimator="k1", kl_placement="reward"), np.array([0.1])), "error",
                   ["reward"]))
     bad_lr = [("text", "0.5"), ("None", None), ("a list of text", ["a", "b"]), ("a complex", 1 + 2j),
-              ("NaN", NAN), ("+inf", INF)]
+              ("NaN", NAN)]
+    # lr = +inf is pi_ref = 0: k3's limits there, 1 - e^-lr -> 1 (slope and loss coefficient), beta (e^-lr + lr - 1)
+    # and the log-ratio itself -> +inf (estimator_value gives the same limits)
+    inf_limit = {"coefficient": 1.0, "value_slope": 1.0, "value_shift": INF, "flow_log_ratio": INF}
     for fn in ("coefficient", "value_slope", "value_shift", "flow_log_ratio"):
         for label, lr in bad_lr:
             out.append(_c(G, f"kl.{fn}(k3, lr={label})",
                           lambda fn=fn, lr=lr: getattr(kl, fn)(_o(kl_estimator="k3"), lr), "error", ["lr"]))
+        out.append(_c(G, f"kl.{fn}(k3, lr=+inf)",
+                      lambda fn=fn: getattr(kl, fn)(_o(kl_estimator="k3"), INF), "ok",
+                      check=lambda tmp, res, w=inf_limit[fn]: float(_val(res)) == w))
     out.append(_c(G, "kl.coefficient(None, 0.1) (no objective)", lambda: kl.coefficient(None, 0.1), "error", ["None"]))
     out.append(_c(G, "kl.value_shift({'beta': 2, 'kl_estimator': 'k2'}, 3) (a dict objective)",
                   lambda: kl.value_shift({"beta": 2.0, "kl_estimator": "k2", "kl_placement": "reward"}, 3.0),

@@ -438,3 +438,114 @@ def test_predict_slow_tol_needs_steps(tmp_path, monkeypatch, capsys):
     assert main(base + ["--slow-tol", "0.05"]) == 2
     assert "--slow-tol flags the prompts" in capsys.readouterr().err
     assert main(base + ["--slow-tol=0.05", "--clock", "0.01", "--steps", "10", "20"]) == 0
+
+
+# ---------------------------------------------------------------- kl helpers: NaN refused, +-inf given the limit
+_KL_HELPERS = ("coefficient", "value_slope", "value_shift", "flow_log_ratio")
+
+
+@pytest.mark.parametrize("fn", _KL_HELPERS)
+def test_kl_helpers_refuse_a_nan_log_ratio_by_name_and_index(fn):
+    from grpo_theory import InvalidInputError, Objective, kl
+
+    with pytest.raises(InvalidInputError, match=rf"{fn}: the log-ratio lr = log\(pi/pi_ref\) is nan at flat index \[1\]"):
+        getattr(kl, fn)(Objective(beta=0.5, kl_estimator="k3"), np.array([0.2, np.nan, 1.0]))
+
+
+@pytest.mark.parametrize("est, L, V", [("k3", None, None), ("k3", None, 10.0), ("k3_ratio", None, 10.0),
+                                      ("k2", None, None), ("k1", 5.0, None), ("abs", 2.0, 1.5)])
+@pytest.mark.parametrize("fn", _KL_HELPERS)
+def test_kl_helpers_give_the_limit_at_infinite_log_ratios(fn, est, L, V):
+    """At ``lr = +-inf`` each helper equals its value at a huge finite log-ratio (the limit), never NaN."""
+    from grpo_theory import Objective, kl
+
+    place = "reward" if fn == "value_shift" else "loss"
+    obj = Objective(beta=0.5, kl_estimator=est, kl_placement=place, kl_log_ratio_clamp=L, kl_value_clamp=V)
+    at_inf = getattr(kl, fn)(obj, np.array([-np.inf, np.inf]))
+    assert not np.isnan(at_inf).any()
+    with np.errstate(over="ignore"):
+        far = getattr(kl, fn)(obj, np.array([-1e3, 1e3]))
+    for a, f in zip(at_inf, far):
+        if np.isinf(a):          # diverging: the same sign, and huge at the finite point
+            assert np.sign(a) == np.sign(f) and abs(f) >= 100   # beta |lr| / 2 at least
+        else:                    # converging: reached (clamped, or 1 - e^-lr = 1 to double precision)
+            assert a == pytest.approx(f, rel=1e-12, abs=1e-12)
+
+
+def test_k3_limits_at_infinite_log_ratios_match_the_formulas():
+    """k3 (``1 - e^{-lr}``, value ``e^{-lr} + lr - 1``): slope 1 and value +inf at ``pi_ref = 0``; at ``pi = 0`` the
+    slope is -inf and the value +inf, or the value clamp V with slope 0."""
+    from grpo_theory import Objective, kl
+
+    k3 = Objective(beta=0.5, kl_estimator="k3", kl_placement="reward")
+    assert kl.value_slope(k3, [-np.inf, np.inf]).tolist() == [-np.inf, 1.0]
+    assert kl.value_shift(k3, [-np.inf, np.inf]).tolist() == [np.inf, np.inf]
+    clamped = Objective(beta=0.5, kl_estimator="k3", kl_placement="reward", kl_value_clamp=10.0)
+    assert kl.value_shift(clamped, [-np.inf]).tolist() == [5.0]
+    assert kl.value_slope(clamped, [-np.inf]).tolist() == [0.0]
+    assert kl.flow_log_ratio(k3, [-np.inf, np.inf]).tolist() == [kl.LOG_RATIO_FLOOR, np.inf]
+
+
+def test_the_solvers_variants_of_the_kl_helpers_pass_nan_through():
+    """The unchecked variants the solvers call keep a NaN trial point NaN (an integrator rejects it) and agree with
+    the checked helpers elsewhere."""
+    from grpo_theory import Objective, kl
+
+    lr = np.array([-3.0, 0.4, np.nan])
+    for clamp in (None, 10.0):
+        obj = Objective(beta=0.5, kl_estimator="k3", kl_value_clamp=clamp)
+        for checked, flow in ((kl.coefficient, kl.flow_coefficient), (kl.value_slope, kl.flow_value_slope),
+                              (kl.value_shift, kl.flow_value_shift), (kl.flow_log_ratio, kl.floored_log_ratio)):
+            out = flow(obj, lr)
+            # unclamped, NaN stays NaN; a value clamp reads a NaN point as clamped (slope 0), as before
+            assert np.isnan(out[2]) or (clamp is not None and flow in (kl.flow_coefficient, kl.flow_value_slope))
+            np.testing.assert_array_equal(out[:2], checked(obj, lr[:2]))
+
+
+# ---------------------------------------------------------------- trainer mappings: booleans written as text
+@pytest.mark.parametrize("reader, mapping, field", [
+    ("openrlhf", {"use_kl_loss": "false", "advantage_estimator": "group_norm", "n_samples_per_prompt": 8},
+     "use_kl_loss"),
+    ("openrlhf", {"algo.dynamic_filtering_enable": "true", "advantage_estimator": "group_norm",
+                  "n_samples_per_prompt": 8}, "algo.dynamic_filtering_enable"),
+    ("trl", {"mask_truncated_completions": "true", "beta": 0.1}, "mask_truncated_completions"),
+    ("verl", {"actor_rollout_ref": {"actor": {"use_kl_loss": "false"}}}, "use_kl_loss"),
+])
+def test_trainer_mappings_refuse_booleans_written_as_text(reader, mapping, field):
+    """A mapping's 'false' is truthy text, not False: the three readers refuse it by name, as they refuse numbers
+    written as text."""
+    import importlib
+
+    from grpo_theory import InvalidInputError
+
+    mod = importlib.import_module(f"grpo_theory.integrations.{reader}")
+    with pytest.raises(InvalidInputError, match=rf"{field}.*expected bool, got str"):
+        getattr(mod, f"read_{reader}_config")(mapping)
+
+
+def test_openrlhf_argv_booleans_stay_text():
+    """argv is text by nature: ``--use_kl_loss=false`` is still read as False."""
+    from grpo_theory.integrations.openrlhf import read_openrlhf_config
+
+    argv = ["--advantage_estimator", "group_norm", "--n_samples_per_prompt", "8"]
+    assert read_openrlhf_config(argv + ["--use_kl_loss=false"]).objective.kl_placement == "advantage"
+    assert read_openrlhf_config(argv + ["--use_kl_loss"]).objective.kl_placement == "loss"
+
+
+def test_predict_with_a_subnormal_tradeoff_beta_prints_no_numpy_warning(tmp_path, monkeypatch, capsys):
+    """beta = 1e-320 overflows (P - pi P)/beta inside the solvers, where the overflow is expected and handled: no raw
+    NumPy warning, and the limit beta -> 0 of Eq. 14 (x -> 1 for every 0 < p < 1) in tradeoff.csv."""
+    import csv
+    import warnings
+
+    from grpo_theory.cli import main
+
+    (tmp_path / "s.csv").write_text("prompt_id,n,correct\na,10,3\nb,8,1\nc,4,2\nd,12,11\n")
+    monkeypatch.chdir(tmp_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        assert main(["predict", "s.csv", "--beta", "0.5", "--out", "o", "--no-plots", "--no-progress",
+                     "--tradeoff-betas", "1e-320"]) == 0
+    assert "Warning" not in capsys.readouterr().err
+    (row,) = list(csv.DictReader(open(tmp_path / "o" / "tradeoff.csv", encoding="utf-8")))
+    assert float(row["beta"]) == 1e-320 and float(row["mean_pred"]) == pytest.approx(1.0, abs=1e-12)

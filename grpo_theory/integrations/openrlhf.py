@@ -172,8 +172,9 @@ def read_openrlhf_config(args) -> TheoryMapping:
         key = name.replace("-", "_") if "." not in name else name
         key = old_to_new.get(key, key)
         if key in OPENRLHF_DEFAULTS:
-            # argv is text; a mapping's numbers are taken as given (its text '1e-3' is refused by the table)
-            values[key] = _coerce(key, v) if from_argv or isinstance(OPENRLHF_DEFAULTS[key], bool) else v
+            # argv is text; a mapping's values are taken as given: its text '1e-3' or 'false' is refused by the
+            # table (expected float/bool, got str), as TRL's and verl's readers refuse them
+            values[key] = _coerce(key, v) if from_argv else v
             given[key] = name if name == key else f"{name} ({key})"      # messages name the user's spelling
         else:
             warns.append(f"flag {name!r} is not one the theory reads; ignored (check it is an OpenRLHF flag)")

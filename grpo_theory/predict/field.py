@@ -150,8 +150,8 @@ class PromptField:
         log_1mx = -np.logaddexp(0.0, z)             # log (1 - x)
         lr_a = log_x - np.log(p)
         lr_b = log_1mx - np.log1p(-p)
-        ca = kl.coefficient(obj, lr_a)
-        cb = kl.coefficient(obj, lr_b)
+        ca = kl.flow_coefficient(obj, lr_a)
+        cb = kl.flow_coefficient(obj, lr_b)
         return -2.0 * beta * x * (1.0 - x) * (ca - cb)
 
     # ---- tabulated path -------------------------------------------------------------------------------

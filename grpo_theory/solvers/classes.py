@@ -214,7 +214,7 @@ class ClassProblem:
         """``g(c)`` with tie filtering and/or an entropy bonus (:func:`grpo_theory.advantage.regularised_gradient`)."""
         # the per-sample slope in log pi (reverse: 1 - pi_ref/pi; direct: log(pi/pi_ref), without the +1 of
         # the exact KL's gradient, which the centring removes only when every answer carries the same weight)
-        slope = kl.coefficient(self.obj, kl.flow_log_ratio(self.obj, log_pi_c - self._log_p))
+        slope = kl.flow_coefficient(self.obj, kl.floored_log_ratio(self.obj, log_pi_c - self._log_p))
         u = None
         if self.obj.filter_ties:
             if not self.q.has_reward_law:
@@ -231,7 +231,7 @@ class ClassProblem:
         out = np.empty_like(flat)
         for i, lp in enumerate(flat):                   # the shaped levels differ from row to row
             lr = np.maximum(lp, -745.0) - self._log_p    # a class of mass 0 keeps a finite (huge) shift
-            shaped = shaped_question(self._class_q, kl.value_shift(self.obj, lr))
+            shaped = shaped_question(self._class_q, kl.flow_value_shift(self.obj, lr))
             out[i] = reward_preference(shaped, self.obj, np.exp(lp))
         return out.reshape(log_pi_c.shape)
 
@@ -390,8 +390,9 @@ class ClassProblem:
             return -Z_CAP, Z_CAP
         d_lo, d_hi = zc - delta_max / beta - 1.0, zc + delta_max / beta + 1.0   # direct: beta (z - zc) = Delta
         pa, pb = self.p                                                         # reverse: beta (p/x - ..) = -Delta
-        r_hi = math.log((delta_max + beta) / (beta * pb)) + 1.0
-        r_lo = -math.log((delta_max + beta) / (beta * pa)) - 1.0
+        with np.errstate(over="ignore"):    # beta p underflowing (a tiny beta) gives an infinite bound, as above
+            r_hi = math.log((delta_max + beta) / (beta * pb)) + 1.0
+            r_lo = -math.log((delta_max + beta) / (beta * pa)) - 1.0
         if obj.regime_variant.is_direct:
             return d_lo, d_hi
         if obj.regime_variant.is_reverse:
@@ -550,9 +551,9 @@ def covered_problems(problems, covers, batch: str) -> list[ClassProblem]:
 
 def penalty_slope(obj: Objective, log_ratio: np.ndarray) -> np.ndarray:
     """The penalty's part of ``g(c)`` per unit ``beta``, at ``log_ratio = log(pi(c)/pi_ref(c))``: reverse
-    ``1 - pi_ref/pi`` (floored by :func:`grpo_theory.kl.flow_log_ratio`: a huge finite, repelling value at a
+    ``1 - pi_ref/pi`` (floored by :func:`grpo_theory.kl.floored_log_ratio`: a huge finite, repelling value at a
     vertex, never inf), direct ``log(pi/pi_ref) + 1``, otherwise the estimator's coefficient
-    (:func:`grpo_theory.kl.coefficient`). Shared by :class:`ClassProblem` and the stacked two-class problems
+    (:func:`grpo_theory.kl.flow_coefficient`). Shared by :class:`ClassProblem` and the stacked two-class problems
     (:mod:`grpo_theory.solvers.two_class_batch`).
 
     Parameters
@@ -563,7 +564,7 @@ def penalty_slope(obj: Objective, log_ratio: np.ndarray) -> np.ndarray:
         ``log(pi(c)/pi_ref(c))``.
     """
     if obj.regime_variant.is_reverse:
-        return 1.0 - np.exp(-kl.flow_log_ratio(obj, log_ratio))
+        return 1.0 - np.exp(-kl.floored_log_ratio(obj, log_ratio))
     if obj.regime_variant.is_direct:
         return log_ratio + 1.0
-    return kl.coefficient(obj, kl.flow_log_ratio(obj, log_ratio))
+    return kl.flow_coefficient(obj, kl.floored_log_ratio(obj, log_ratio))

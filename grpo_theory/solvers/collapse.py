@@ -70,7 +70,7 @@ def clamp_critical_beta(q: Question, obj: Objective) -> float:
     log_pi = np.array([math.log(-math.expm1(log_b)), log_b])
     P = cp.class_preference(log_pi)
     unclamped = dataclasses.replace(obj, kl_log_ratio_clamp=None, kl_value_clamp=None)
-    c = kl.coefficient(unclamped, log_pi - cp.log_p)     # the coefficient on the unclamped side
+    c = kl.flow_coefficient(unclamped, log_pi - cp.log_p)     # the coefficient on the unclamped side
     with np.errstate(divide="ignore", invalid="ignore"):   # c(a) = c(b) (k1 in the loss: no restoring force):
         return float(np.float64(P[0] - P[1]) / np.float64(c[0] - c[1]))   # no beta stops it, beta_c = inf
 

@@ -204,7 +204,8 @@ def _face_root(q: Question, obj: Objective, pi: np.ndarray, keep: np.ndarray) ->
         g = output_gradient(q, obj, out)[keep]
     # the flow's speed on the face over beta: the note's residual (Eq. 11 and the direct form) also counts the
     # left answers' reference mass, which a face point never meets (fuzz seed 347: a limit face at G = inf)
-    speed = out[keep] * np.abs(g - out[keep] @ g) / obj.beta
+    with np.errstate(over="ignore", invalid="ignore"):    # a tiny beta: an infinite speed, refused just below
+        speed = out[keep] * np.abs(g - out[keep] @ g) / obj.beta
     if not np.all(np.isfinite(speed)) or float(speed.max()) > RESIDUAL_TOL:
         return None
     return out

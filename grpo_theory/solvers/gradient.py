@@ -71,7 +71,7 @@ def output_gradient(q: Question, obj: Objective, pi: np.ndarray) -> np.ndarray:
         if not q.has_reward_law:
             raise InvalidInputError("kl_placement='reward' needs a reward law; a preference matrix has no reward "
                                     "to shape")
-        g[s] = reward_preference(shaped_question(q, kl.value_shift(obj, lr)), obj, pi)[s]
+        g[s] = reward_preference(shaped_question(q, kl.flow_value_shift(obj, lr)), obj, pi)[s]
         return g
     P = reward_preference(q, obj, pi)
     if advantage.changes_regulariser(obj):
@@ -81,14 +81,14 @@ def output_gradient(q: Question, obj: Objective, pi: np.ndarray) -> np.ndarray:
     elif obj.regime_variant.is_direct:
         g[s] = P[s] - obj.beta * (lr[s] + 1.0)
     else:
-        g[s] = P[s] - obj.beta * kl.coefficient(obj, lr[s])
+        g[s] = P[s] - obj.beta * kl.flow_coefficient(obj, lr[s])
     return g
 
 
 def _family_output_gradient(q: Question, obj: Objective, pi: np.ndarray, P: np.ndarray, lr: np.ndarray,
                             s: np.ndarray) -> np.ndarray:
     """:func:`output_gradient` with tie filtering and/or an entropy bonus (see :mod:`grpo_theory.advantage`)."""
-    slope = kl.coefficient(obj, lr[s])          # per-sample slope in log pi (see ClassProblem._family_gradient)
+    slope = kl.flow_coefficient(obj, lr[s])          # per-sample slope in log pi (see ClassProblem._family_gradient)
     u = None
     if obj.filter_ties:
         if not q.has_reward_law:
@@ -151,7 +151,8 @@ def stationarity_residual(q: Question, obj: Objective, pi) -> float:
         return float(np.max(pi[s] * np.abs(g - pi[s] @ g))) / advantage.regularisation_scale(obj)
     P = reward_preference(q, obj, pi)
     if obj.regime_variant.is_reverse:
-        return float(np.max(np.abs(pi * (1.0 - (P - pi @ P) / obj.beta) - q.pi_ref)))
+        with np.errstate(over="ignore", invalid="ignore"):  # a tiny beta: (P - pi P)/beta overflows, no residual
+            return float(np.max(np.abs(pi * (1.0 - (P - pi @ P) / obj.beta) - q.pi_ref)))
     with np.errstate(divide="ignore"):
         logits = np.log(q.pi_ref) + P / obj.beta
     target = np.exp(logits - logsumexp(logits))

@@ -129,7 +129,7 @@ def _reward_ties(cp: ClassProblem, starts: list) -> list[StationaryPoint]:
         if not np.all(np.isfinite(sol.x)) or np.max(np.abs(ties(sol.x))) > 1e-9 * max(1.0, obj.beta):
             continue
         log_pi = cp.log_pi(sol.x)
-        slope = kl.value_slope(obj, log_pi - cp.log_p)
+        slope = kl.flow_value_slope(obj, log_pi - cp.log_p)
         stable = True if np.all(slope > 0) else (False if np.any(slope < 0) else None)
         why = ("the shaped rewards r - beta value tie on the support, so every advantage is 0; "
                + ("each class's shaped reward falls as its mass grows: stable" if stable else

@@ -307,7 +307,7 @@ class TreeProblem:
             shift = np.zeros(q.n_outputs)
             # summed over each answer's own tokens only: 0 * inf (an edge off the answer, whose value overflowed
             # as its mass collapsed) must not make a NaN; +inf is a limit shaped_question handles
-            tok = kl.value_shift(obj, np.maximum(lr, -745.0))
+            tok = kl.flow_value_shift(obj, np.maximum(lr, -745.0))
             shift[self.support] = np.where(t.paths > 0, tok[None, :], 0.0).sum(axis=1)
             q = shaped_question(q, shift)
         Pw, W = answer_weights(q, obj, pi)
@@ -320,7 +320,7 @@ class TreeProblem:
             if obj.regime_variant.in_reward:
                 return np.where(reach > 0, Q, 0.0), cond, reach
             mass_w = (ps * W[self.support]) @ t.paths                       # pi(v) pi(c|v) W(v,c)
-            lr_f = kl.flow_log_ratio(obj, lr)          # finite k3 values where a token's mass collapsed
+            lr_f = kl.floored_log_ratio(obj, lr)          # finite k3 values where a token's mass collapsed
             if obj.beta == 0:                                               # the entropy bonus alone
                 pen = np.zeros_like(Q)
             elif obj.placement_variant.in_advantage:
@@ -329,7 +329,7 @@ class TreeProblem:
                 tail = (t.paths * kl.flow_value(obj, lr_f)[None, :]) @ self._later_or_same * t.paths
                 pen = (ps * W[self.support]) @ tail / reach_edge
             else:
-                pen = mass_w / reach_edge * kl.coefficient(obj, lr_f)
+                pen = mass_w / reach_edge * kl.flow_coefficient(obj, lr_f)
             g = Q - obj.beta * pen
             if obj.entropy_coef > 0:        # per-position entropy, weighted like the penalty (advantage module)
                 g = g + advantage.node_entropy_slope(log_cond, self._node_average(mass_w, reach_edge), obj)
