@@ -183,6 +183,22 @@ def test_front_page_figure_draws_the_library_numbers():
         assert abs(pi - row.p_correct) < 1e-8, row.to_dict()
 
 
+
+def test_front_page_caption_states_where_the_direct_penalty_jumps():
+    """The caption's "jumps to the correct answer for beta below about 0.896" (direct penalty, G = inf, pi_ref
+    0.2): the flow from pi_ref ends at the vertex just below, at an interior point just above (the figure's grid
+    has no beta between 0.891 and 1, so the drawn jump cannot say where it is)."""
+    import math
+
+    from grpo_theory import Objective, Question, stationary_policy
+
+    page = (ROOT / "docs" / "index.md").read_text(encoding="utf-8")
+    assert r"jumps to the correct answer for \(\beta\) below about 0.896." in page
+    q = Question([0.2, 0.8], rewards=[1.0, 0.0])
+    at = lambda b: stationary_policy(q, Objective(beta=b, group_size=math.inf, penalty="direct")).pi[0]  # noqa: E731
+    assert at(0.8955) == 1.0 and at(0.8965) < 0.9
+
+
 def _site_hooks():
     spec = importlib.util.spec_from_file_location("site_hooks", ROOT / "docs" / "site_hooks.py")
     module = importlib.util.module_from_spec(spec)
