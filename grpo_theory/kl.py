@@ -32,6 +32,8 @@ Constants in ``c`` cancel in ``g - E_pi g``. With a clamp the coefficient jumps 
 switches on (loss placement), and the vector field is discontinuous there: see
 :func:`discontinuities`.
 
+Examples
+--------
 >>> import numpy as np
 >>> from grpo_theory import Objective
 >>> from grpo_theory.kl import coefficient, discontinuities

@@ -29,6 +29,8 @@ enumeration over the count vectors of the other ``G - 1`` rewards: give the per-
 :func:`grpo_theory.advantage_enumeration.enumerated_expectations` (``docs/architecture.md`` walks through an example,
 which ``tests/test_variants.py`` runs through the engine and the trainer).
 
+Examples
+--------
 >>> from grpo_theory import Objective
 >>> obj = Objective(beta=0.1, group_size=8, advantage="rloo")
 >>> obj.advantage_variant.bound(1.0, obj), obj.advantage_variant.names["verl"]

@@ -199,6 +199,59 @@ def test_front_page_caption_states_where_the_direct_penalty_jumps():
     assert at(0.8955) == 1.0 and at(0.8965) < 0.9
 
 
+
+def test_front_page_caption_states_where_grpo_passes_rlhf():
+    """"GRPO puts more on the correct answer than RLHF's pooling ... for beta above about 0.49, 0.27 and 0.20
+    (G = 2, 8, inf; less below them), and more the larger the group at every beta": the crossings of the
+    stationary P(correct) (reverse, scale) with RLHF's closed form p e^{1/b} / (p e^{1/b} + 1 - p), found by
+    brentq, and the ordering in G on the figure's own grid."""
+    import math
+
+    import pandas as pd
+    from scipy.optimize import brentq
+
+    from grpo_theory import Objective, Question, stationary_policy
+
+    page = (ROOT / "docs" / "index.md").read_text(encoding="utf-8")
+    assert "above about 0.49,\n0.27 and 0.20 (\\(G = 2, 8, \\infty\\); less below them)" in page
+    q = Question([0.2, 0.8], rewards=[1.0, 0.0])
+    rlhf = lambda b: 0.2 * math.exp(1 / b) / (0.2 * math.exp(1 / b) + 0.8)  # noqa: E731
+    for G, stated in ((2, 0.49), (8, 0.27), (math.inf, 0.20)):
+        gap = lambda b: stationary_policy(q, Objective(beta=b, group_size=G)).pi[0] - rlhf(b)  # noqa: E731
+        assert gap(0.05) < 0 < gap(1.0)
+        assert round(brentq(gap, 0.05, 1.0, xtol=1e-6), 2) == stated
+    df = pd.read_csv(ROOT / "docs" / "img" / "front_page.csv")
+    rev = df[df.method == "reverse"].pivot(index="beta", columns="G", values="p_correct")
+    assert ((rev[2] < rev[8]) & (rev[8] < rev[math.inf])).all()
+
+
+
+def test_figure_8_take_away_states_where_the_order_turns():
+    """docs/figures.md's Figure 8 take-away: at beta = 0.1, RLHF's pi(a) = 0.990 (pi_ref e^{r/beta}, closed form)
+    against GRPO's (reverse, scale) 0.922 at G = 2 and 0.969 at G = 8."""
+    import numpy as np
+
+    from grpo_theory import Objective, Question, stationary_policy
+
+    page = (ROOT / "docs" / "figures.md").read_text(encoding="utf-8")
+    assert "at β = 0.1 RLHF's π(a) is 0.990 against GRPO's 0.922 at `G = 2`, 0.969 at `G = 8`" in page
+    ref, r = np.array([0.2, 0.3, 0.5]), np.array([1.0, 0.5, 0.0])
+    w = ref * np.exp(r / 0.1)
+    assert f"{w[0] / w.sum():.3f}" == "0.990"
+    q = Question(ref, rewards=r)
+    got = [f"{stationary_policy(q, Objective(beta=0.1, group_size=G)).pi[0]:.3f}" for G in (2, 8)]
+    assert got == ["0.922", "0.969"]
+
+
+
+def test_api_pages_show_no_blockquote(built_site):
+    """A module docstring's doctest outside an Examples section renders as nested blockquotes with its lines run
+    together (the KL and variants pages did): every API page's examples are code blocks."""
+    pages = sorted((built_site / "api").glob("*/index.html"))
+    assert pages
+    assert [p.parent.name for p in pages if "<blockquote" in p.read_text(encoding="utf-8")] == []
+
+
 def _site_hooks():
     spec = importlib.util.spec_from_file_location("site_hooks", ROOT / "docs" / "site_hooks.py")
     module = importlib.util.module_from_spec(spec)
