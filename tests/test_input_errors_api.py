@@ -129,6 +129,7 @@ def test_a_kl_study_penalty_figure_21_does_not_colour_is_named():
 def test_openrlhf_bool_flag_names_the_value(value):
     from grpo_theory.integrations.openrlhf import read_openrlhf_config
 
-    with pytest.raises(InvalidInputError, match=rf"use_loss='{value}': expected bool"):
+    # a mapping's flag given as text is refused as TRL's and verl's readers do, naming the user's key and value
+    with pytest.raises(InvalidInputError, match=rf"use_kl_loss \(algo\.kl\.use_loss\) = '{value}' \(expected bool"):
         read_openrlhf_config({"advantage_estimator": "group_norm", "n_samples_per_prompt": 4, "init_kl_coef": 0.1,
                               "use_kl_loss": value})
