@@ -160,7 +160,7 @@ def _py(argv):
 def run_proc_case(case: dict, tmp: Path) -> tuple[str, str]:
     """Start the command, send SIGINT after ``delay`` s, then rerun it to completion."""
     hi._write(tmp, case.get("files", {}))
-    env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1", MPLBACKEND="Agg")
+    env = cli_env()
     # SIGINT back to its default in the child: a harness started in the background (nohup ... &) has it
     # ignored, and Python then never raises KeyboardInterrupt (the first run's 9 cases ran to the end unhurt).
     p = subprocess.Popen(_py(case["argv"]), cwd=tmp, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -232,6 +232,51 @@ def write_csv(done: list[dict], path: str) -> None:
         for c in done:
             w.writerow([c["group"], c["label"], c["expect"], c["cls"], " ".join(c["message"].split())[:300]])
 
+
+
+def cli_env() -> dict:
+    """The environment a real ``grpo-theory`` process of the audits runs in: this checkout, one thread, no display."""
+    return dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1", MPLBACKEND="Agg")
+
+
+def stderr_lines(err: str) -> list[str]:
+    """A process's stderr without blank lines and progress-bar updates."""
+    return [ln for ln in err.splitlines() if ln.strip() and "%|" not in ln and "it/s" not in ln]
+
+
+def triage(case: dict, mistakes: dict, prefixes: tuple = (), prefix_why: str = "") -> str:
+    """``''`` for clean/correct; else ``harness: why`` (its label in ``mistakes``, or starting with one of
+    ``prefixes``) or ``library``."""
+    if case["cls"] in ("clean", "correct"):
+        return ""
+    if case["label"] in mistakes:
+        return "harness: " + mistakes[case["label"]]
+    if prefixes and case["label"].startswith(prefixes):
+        return "harness: " + prefix_why
+    return "library"
+
+
+def write_triaged_csv(done: list[dict], path: str, triage_of) -> None:
+    """The later rounds' table: :func:`write_csv`'s columns with ``triage_of(case)`` before the message."""
+    import csv
+
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(("group", "input", "expected", "class", "triage", "message"))
+        for c in done:
+            w.writerow([c["group"], " ".join(c["label"].split()), c["expect"], c["cls"], triage_of(c),
+                        " ".join(c["message"].split())[:300]])
+
+
+def round_main(cases: list[dict], classify, triage_of, argv=None) -> collections.Counter:
+    """A later round's command line: ``--group``/``--exclude``/``--sample`` select, ``--count`` counts,
+    ``--csv PATH`` writes the triaged table."""
+    args = sys.argv[1:] if argv is None else argv
+    todo = select_cases(cases, args)
+    if "--count" in args:
+        print(len(todo), "cases", dict(collections.Counter(c["group"] for c in todo)))
+        return collections.Counter()
+    return run_cases(todo, classify, lambda done, path: write_triaged_csv(done, path, triage_of), args)
 
 def run_cases(todo: list[dict], classify, write, args: list[str]) -> collections.Counter:
     """Classify each case of ``todo`` in an empty folder with ``classify(case, tmp)``, store its class and message

@@ -20,7 +20,6 @@ Slow, not in the default run: ``python tests/hostile_audit_round5.py [--group G]
 from __future__ import annotations
 
 import collections
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -32,7 +31,6 @@ import hostile_audit_fresh as fresh  # noqa: E402  (the round-four runner: in-pr
 import hostile_audit_inputs as hi  # noqa: E402
 
 HANG_S = 60
-ROOT = HERE.parent
 
 
 def all_cases() -> list[dict]:
@@ -59,7 +57,7 @@ def _py(argv):
 def run_subprocess_case(case: dict, tmp: Path) -> tuple[str, str]:
     """Run the command in a real process, with ``case['env']`` changes and ``case['stdin']`` as its input."""
     hi._write(tmp, case.get("files", {}))
-    env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1", MPLBACKEND="Agg")
+    env = fresh.cli_env()
     for k, v in case.get("env", {}).items():
         if v is None:
             env.pop(k, None)
@@ -76,7 +74,7 @@ def run_subprocess_case(case: dict, tmp: Path) -> tuple[str, str]:
         if case.get("teardown"):
             case["teardown"](tmp)
     err = p.stderr
-    lines = [ln for ln in err.splitlines() if ln.strip() and "%|" not in ln and "it/s" not in ln]
+    lines = fresh.stderr_lines(err)
     msg = lines[-1] if lines else ""
     if "Traceback" in err:
         return "traceback", msg
@@ -130,33 +128,11 @@ HARNESS_PREFIXES = ("binomial_interval(0, ", "binomial_interval(50, 50")   # doc
 
 def triage(case: dict) -> str:
     """``''`` for clean/correct; else ``harness: why`` or ``library``."""
-    if case["cls"] in ("clean", "correct"):
-        return ""
-    if case["label"] in HARNESS_MISTAKES:
-        return "harness: " + HARNESS_MISTAKES[case["label"]]
-    if case["label"].startswith(HARNESS_PREFIXES):
-        return "harness: documented one-sided interval at correct = 0 or n"
-    return "library"
-
-
-def write_csv(done: list[dict], path: str) -> None:
-    import csv
-
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
-        w.writerow(("group", "input", "expected", "class", "triage", "message"))
-        for c in done:
-            w.writerow([c["group"], " ".join(c["label"].split()), c["expect"], c["cls"], triage(c),
-                        " ".join(c["message"].split())[:300]])
+    return fresh.triage(case, HARNESS_MISTAKES, HARNESS_PREFIXES, "documented one-sided interval at correct = 0 or n")
 
 
 def main(argv=None) -> collections.Counter:
-    args = sys.argv[1:] if argv is None else argv
-    todo = fresh.select_cases(all_cases(), args)
-    if "--count" in args:
-        print(len(todo), "cases", dict(collections.Counter(c["group"] for c in todo)))
-        return collections.Counter()
-    return fresh.run_cases(todo, classify_case, write_csv, args)
+    return fresh.round_main(all_cases(), classify_case, triage, argv)
 
 
 if __name__ == "__main__":

@@ -24,7 +24,6 @@ Slow, not in the default run: ``python tests/hostile_audit_round6.py [--group G]
 from __future__ import annotations
 
 import collections
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -36,7 +35,6 @@ import hostile_audit_fresh as fresh  # noqa: E402  (the round-four runner: in-pr
 import hostile_audit_inputs as hi  # noqa: E402
 
 HANG_S = 60
-ROOT = HERE.parent
 
 
 def all_cases() -> list[dict]:
@@ -62,7 +60,7 @@ CLI = f"{sys.executable} -c 'import sys; from grpo_theory.cli import main; sys.e
 def run_shell_case(case: dict, tmp: Path) -> tuple[str, str]:
     """Run ``case['shell']`` with ``{cli}`` replaced by the command, in ``bash -c``, in folder ``tmp``."""
     hi._write(tmp, case.get("files", {}))
-    env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1", MPLBACKEND="Agg")
+    env = fresh.cli_env()
     cmd = "set -o pipefail; " + case["shell"].replace("{cli}", CLI) + "; echo \"rc=$?\" >> rc.txt"
     try:
         p = subprocess.run(["bash", "-c", cmd], cwd=tmp, env=env, capture_output=True,
@@ -72,7 +70,7 @@ def run_shell_case(case: dict, tmp: Path) -> tuple[str, str]:
     rc_text = (tmp / "rc.txt").read_text().strip() if (tmp / "rc.txt").exists() else "rc=?"
     rc = int(rc_text.split("=")[1]) if rc_text[3:].lstrip("-").isdigit() else -1
     err = p.stderr
-    lines = [ln for ln in err.splitlines() if ln.strip() and "%|" not in ln and "it/s" not in ln]
+    lines = fresh.stderr_lines(err)
     msg = f"{rc_text}: " + " | ".join(lines[-2:])
     if "Traceback" in err:
         return "traceback", msg
@@ -133,32 +131,11 @@ HARNESS_MISTAKES: dict[str, str] = {
 
 def triage(case: dict) -> str:
     """``''`` for clean/correct; else ``harness: why`` or ``library``."""
-    if case["cls"] in ("clean", "correct"):
-        return ""
-    if case["label"] in HARNESS_MISTAKES:
-        return "harness: " + HARNESS_MISTAKES[case["label"]]
-    return "library"
-
-
-def write_csv(done: list[dict], path: str) -> None:
-    import csv
-
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
-        w.writerow(("group", "input", "expected", "class", "triage", "message"))
-        for c in done:
-            w.writerow([c["group"], " ".join(c["label"].split()), c["expect"], c["cls"], triage(c),
-                        " ".join(c["message"].split())[:300]])
+    return fresh.triage(case, HARNESS_MISTAKES)
 
 
 def main(argv=None) -> collections.Counter:
-    args = sys.argv[1:] if argv is None else argv
-    todo = fresh.select_cases(all_cases(), args)
-    if "--count" in args:
-        print(len(todo), "cases")
-        print(collections.Counter(c["group"] for c in todo))
-        return collections.Counter()
-    return fresh.run_cases(todo, classify_case, write_csv, args)
+    return fresh.round_main(all_cases(), classify_case, triage, argv)
 
 
 if __name__ == "__main__":
