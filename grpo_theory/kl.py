@@ -167,15 +167,8 @@ def flow_value(obj, lr) -> np.ndarray:
 
     Parameters
     ----------
-    obj : Objective
-        Its KL fields, as for :func:`estimator_value`.
-    lr : array_like
-        Log-ratios ``lr = log(pi/pi_ref)``.
-
-    Returns
-    -------
-    numpy.ndarray
-        The value after both clamps, of the shape of ``lr``.
+    obj, lr : Objective, array_like
+        As for :func:`estimator_value`, whose value (after both clamps, of the shape of ``lr``) it returns.
     """
     lr = np.asarray(lr, dtype=float)
     lr_c, _ = _clipped_lr(obj, lr)
@@ -235,12 +228,7 @@ def flow_coefficient(obj, lr) -> np.ndarray:
     Parameters
     ----------
     obj, lr : Objective, array_like
-        As for :func:`coefficient`.
-
-    Returns
-    -------
-    numpy.ndarray
-        ``c``, of the shape of ``lr``.
+        As for :func:`coefficient`, whose ``c`` (of the shape of ``lr``) it returns.
     """
     return _coefficient(obj, np.asarray(lr, dtype=float), flow_value)
 
@@ -287,12 +275,7 @@ def flow_value_slope(obj, lr) -> np.ndarray:
     Parameters
     ----------
     obj, lr : Objective, array_like
-        As for :func:`value_slope`.
-
-    Returns
-    -------
-    numpy.ndarray
-        The slope, of the shape of ``lr``.
+        As for :func:`value_slope`, whose slope (of the shape of ``lr``) it returns.
     """
     lr = np.asarray(lr, dtype=float)
     with np.errstate(over="ignore", invalid="ignore"):
@@ -415,12 +398,7 @@ def flow_value_shift(obj, lr) -> np.ndarray:
     Parameters
     ----------
     obj, lr : Objective, array_like
-        As for :func:`value_shift`.
-
-    Returns
-    -------
-    numpy.ndarray
-        ``beta * value(lr)``, of the shape of ``lr``.
+        As for :func:`value_shift`, whose shift ``beta * value(lr)`` (of the shape of ``lr``) it returns.
     """
     return obj.beta * flow_value(obj, lr)
 
@@ -463,12 +441,7 @@ def floored_log_ratio(obj, lr) -> np.ndarray:
     Parameters
     ----------
     obj, lr : Objective, array_like
-        As for :func:`flow_log_ratio`.
-
-    Returns
-    -------
-    numpy.ndarray
-        ``lr``, floored for the k3 kinds.
+        As for :func:`flow_log_ratio`, whose floored ``lr`` it returns.
     """
     lr = np.asarray(lr, dtype=float)
     if obj.estimator_variant.exponential:
