@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._checks import POSITIVE_COUNT, arr, checked, instance, text
 from .._validate import MAX_DATA_BYTES, csv_records, float_array, json_value, plain, read_text, text_number
 from ..errors import InvalidInputError, TheoryWarning
 
@@ -182,6 +183,7 @@ def _array_records(arr: np.ndarray) -> tuple[list[tuple[int, dict]], str]:
                             "row per prompt, or a structured array with a prompt_id field")
 
 
+@checked(levels=arr(ndim=1, none=True), id_column=text())
 def read_samples(source, *, levels=None, id_column: str = "prompt_id") -> SampleTable:
     """Read a samples file (CSV or JSONL) in any of the three layouts (see the module doc), or a table in memory.
 
@@ -277,6 +279,18 @@ def _one_layout(records, name: str, keys: set, level_cols: list) -> None:
             if missing:
                 raise InvalidInputError(f"{_at(name, where)}: no {missing[0]!r}, which the file's layout ({label}) "
                                         f"needs; found keys {sorted(rec)[:8]}")
+
+
+def samples_source(name, value) -> None:
+    """A rule (:mod:`grpo_theory._checks`): ``value`` is something :func:`read_samples` reads, or a
+    :class:`SampleTable`; else an InvalidInputError naming ``name``."""
+    if isinstance(value, (SampleTable, str, Path, np.ndarray)) or (
+            type(value).__name__ == "DataFrame" and hasattr(value, "itertuples")):
+        return
+    shown = plain(value)[:80] if isinstance(value, (int, float, list, tuple)) else "..."
+    raise InvalidInputError(f"{name} must be a SampleTable, a file path (.csv or .jsonl), a pandas DataFrame or a "
+                            f"numpy array, got {type(value).__name__}: {shown}; for arrays of counts use "
+                            "samples_from_counts(n, correct, prompt_ids)")
 
 
 def _source_records(source) -> tuple[list, str, str]:
@@ -409,6 +423,7 @@ def _from_level_counts(records, name: str, level_cols: list, declared) -> Sample
     return SampleTable(tuple(pids), declared, np.array(counts), "level_counts", [])
 
 
+@checked(prompt_ids=instance((list, tuple, np.ndarray), 'a list of prompt ids', none=True))
 def samples_from_counts(n, correct, prompt_ids=None) -> SampleTable:
     """A binary :class:`SampleTable` from arrays of ``n`` and ``correct`` (no file).
 
@@ -464,6 +479,8 @@ def samples_from_counts(n, correct, prompt_ids=None) -> SampleTable:
     return SampleTable(ids, np.array([0.0, 1.0]), counts, "counts", [])
 
 
+@checked(index=arr(0, integer=True, ndim=1, nonempty=False), k=arr(0, integer=True, ndim=1, nonempty=False),
+         m=arr(0, integer=True, ndim=1, nonempty=False), N=POSITIVE_COUNT)
 def check_counts(index, k, m, N: int) -> tuple:
     """Measured counts as arrays, checked.
 

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .._checks import checked, items
 from ..errors import InvalidInputError
 from ..problem import Objective, Question, as_objective, as_question
 from .classes import ClassProblem
@@ -24,6 +25,7 @@ from .two_class_batch import TwoClassBatch, batch_flow_policies, supports
 __all__ = ["stationary_policies", "stationary_policy_batch"]
 
 
+@checked(questions=items(object, "questions"), objectives=items(object, "objectives"))
 def stationary_policies(questions: Sequence[Question], objectives: Sequence[Objective]) -> list[np.ndarray]:
     """``stationary_policy(q, obj).pi`` for many pairs ``(q, obj)``, the two-class ones solved together.
 
@@ -70,6 +72,7 @@ def stationary_policies(questions: Sequence[Question], objectives: Sequence[Obje
     return out
 
 
+@checked(questions=items(object, "questions"), objectives=items(object, "objectives"))
 def stationary_policy_batch(questions: Sequence[Question], objectives: Sequence[Objective]) -> list[StationaryPoint]:
     """``stationary_policy(q, obj)`` for many pairs, the multi-class ones' flows from ``pi_ref`` integrated together.
 
