@@ -165,3 +165,41 @@ def test_ctrl_c_while_the_command_starts():
                        env=dict(os.environ, PYTHONPATH=str(root)))
     assert p.returncode == 130, p.stderr
     assert p.stderr.strip() == "grpo-theory: interrupted while starting; nothing was run or written"
+
+
+def test_ctrl_c_while_the_package_imports():
+    """Ctrl-C while ``import grpo_theory`` itself runs (its ``__init__`` loads numpy, before any module of
+    the package can catch anything) printed a ``KeyboardInterrupt`` traceback; the console script now starts
+    in ``grpo_theory_cli``, outside the package. The interrupt is raised here at the import of numpy."""
+    import subprocess
+    import sys
+
+    hook = ("import sys\n"
+            "class Stop:\n"
+            "    def find_spec(self, name, path=None, target=None):\n"
+            "        if name == 'numpy':\n"
+            "            raise KeyboardInterrupt\n"
+            "sys.meta_path.insert(0, Stop())\n"
+            "import grpo_theory_cli\n"
+            "sys.exit(grpo_theory_cli.main())\n")
+    root = Path(__file__).resolve().parents[1]
+    p = subprocess.run([sys.executable, "-c", hook], capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, PYTHONPATH=str(root)))
+    assert p.returncode == 130, p.stderr
+    assert p.stderr.strip() == "grpo-theory: interrupted while starting; nothing was run or written"
+
+
+def test_console_script_is_the_launcher():
+    """The installed ``grpo-theory`` runs the launcher (pyproject's entry point), which runs the CLI."""
+    import subprocess
+    import sys
+    tomllib = pytest.importorskip("tomllib")        # Python 3.11+
+
+    scripts = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts["grpo-theory"] == "grpo_theory_cli:main"
+    root = Path(__file__).resolve().parents[1]
+    p = subprocess.run([sys.executable, "-c", "import sys, grpo_theory_cli; sys.argv[1:] = ['--help']; "
+                        "sys.exit(grpo_theory_cli.main())"], capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, PYTHONPATH=str(root)))
+    assert p.returncode == 0, p.stderr
+    assert "usage: grpo-theory" in p.stdout
