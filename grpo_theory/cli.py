@@ -21,7 +21,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 try:        # pandas and scipy take a second or two to load: Ctrl-C meanwhile is one line, not a traceback
-    from . import _validate as check
+    from . import _argtypes as check
+    from . import _validate
     from ._io import atomic_write_text, read_yaml
     from .cli_runs import cmd_explain, cmd_predict
     from .cli_solve import cmd_solve
@@ -35,7 +36,7 @@ except KeyboardInterrupt:
     raise SystemExit(130) from None
 
 #: Largest finite G the exact paths take from the shell (each evaluation of P_G sums over G count vectors or more).
-MAX_EXACT_GROUP = check.MAX_EXACT_GROUP
+MAX_EXACT_GROUP = _validate.MAX_EXACT_GROUP
 
 
 def _group_size(text: str) -> int | float:
@@ -292,7 +293,7 @@ def _trainable(text: str) -> str:
 
 class _Parser(argparse.ArgumentParser):
     """argparse, reading ``-1e-3``, ``-inf`` and ``-nan`` as values rather than flags
-    (:data:`grpo_theory._validate.negative_number`), so each option's own check names them.
+    (:data:`grpo_theory._argtypes.negative_number`), so each option's own check names them.
     """
 
     def __init__(self, *args, **kwargs):
