@@ -357,6 +357,9 @@ def load_config_file(framework: str, path) -> dict | list | str:
     InvalidInputError
         A missing file, or JSON that does not parse.
     """
+    if isinstance(path, str) and not path.strip():          # Path("") would be the current folder
+        raise InvalidInputError(f"config {path!r}: an empty path, naming no file (expected a config file or a command "
+                                "line)")
     if isinstance(path, str) and looks_like_command(path) and not names_a_file(path):
         return command_config(framework, path, "config command line")     # the text itself, not a file
     path = Path(path)
