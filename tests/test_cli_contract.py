@@ -205,6 +205,62 @@ def _good_values(cmd: str, action) -> list:
     return [_good_value(cmd, action, p) for p in range(max(_arity(action), 1))]
 
 
+_Q = "questions: [{pi_ref: [0.3, 0.7], rewards: [1, 0]}]\n"
+_DEEP = "[" * 100_000 + "]" * 100_000
+#: Hostile contents per kind of file: (file name, text, expected exit: 0, 2, or None for either). A content that
+#: is plainly invalid must be refused (2); one that is valid, read (0).
+CONTENTS = {
+    "samples": [
+        ("c_reward_nan.csv", "prompt_id,reward\na,1\na,nan\nb,0\nb,1\n", None),
+        ("c_reward_inf.csv", "prompt_id,reward\na,inf\na,0\nb,1\nb,0\n", 2),
+        ("c_levels_twice.csv", "prompt_id,count_1,count_1.0\na,3,4\n", 2),
+        ("c_level_nan.csv", "prompt_id,count_nan,count_1\na,3,5\n", 2),
+        ("c_count_negative.csv", "prompt_id,n,correct\na,10,-1\n", 2),
+        ("c_count_1e20.csv", "prompt_id,n,correct\na,1e20,3e19\n", 2),
+        ("c_count_fraction.csv", "prompt_id,n,correct\na,10,2.5\n", 2),
+        ("c_prompt_twice.csv", "prompt_id,n,correct\na,10,3\na,8,1\n", 2),
+        ("c_ragged.csv", "prompt_id,n,correct\na,10\n", 2), ("c_semicolons.csv", "prompt_id;n;correct\na;10;3\n", 2),
+        ("c_two_layouts.csv", "prompt_id,n,correct,reward\na,10,3,1\n", 2),
+        ("c_crlf.csv", "prompt_id,n,correct\r\na,10,3\r\nb,8,0\r\n", 0),
+        ("c_deep.jsonl", '{"prompt_id": "a", "reward": ' + _DEEP + "}\n", 2),
+        ("c_key_twice.jsonl", '{"prompt_id": "a", "reward": 1, "reward": 0}\n', 2),
+        ("c_not_object.jsonl", "[1, 2]\n", 2),
+    ],
+    "trl": [
+        ("c_key_twice.json", '{"beta": 0.1, "beta": 0.2}', 2), ("c_beta_text.json", '{"beta": "0.1"}', 2),
+        ("c_beta_nan.json", '{"beta": NaN}', 2), ("c_beta_negative.json", '{"beta": -1}', 2),
+        ("c_beta_object.json", '{"beta": {"a": 1}}', 2),
+        ("c_generations_1e20.json", '{"beta": 0.1, "num_generations": 1e20}', 2),
+        ("c_loss_type.json", '{"beta": 0.1, "loss_type": "grop"}', 2), ("c_list_of_numbers.json", "[1, 2]", 2),
+        ("c_string.json", '"beta"', 2),
+    ],
+    "verl": [(name, ("{}: {{actor: {{use_kl_loss: true, kl_loss_coef: {}}}}}\n".format(*fields) if len(fields) == 2
+                     else fields[0]), expect) for name, fields, expect in [
+        ("c_typo.yaml", ("actr_rollout_ref", "0.2"), None), ("c_coef_negative.yaml", ("actor_rollout_ref", "-1"), 2),
+        ("c_coef_text.yaml", ("actor_rollout_ref", "1e-3"), 2),
+        ("c_key_twice.yaml", ("algorithm: {adv_estimator: grpo}\nalgorithm: {adv_estimator: rloo}\n",), 2),
+        ("c_n_zero.yaml", ("algorithm: {adv_estimator: grpo}\nactor_rollout_ref: {rollout: {n: 0}}\n",), 2)]],
+    "openrlhf": [
+        ("c_flag_without_value.json", '["--init_kl_coef"]', 2), ("c_text_bool.json", '{"use_kl_loss": "maybe"}', 2),
+        ("c_samples_zero.json", '{"n_samples_per_prompt": 0}', 2), ("c_coef_negative.json", '{"init_kl_coef": -1}', 2),
+    ],
+    "grid": [
+        ("c_beta_empty.yaml", "objectives: {beta: []}\n" + _Q, 2),
+        ("c_simplex_1e17.yaml", "objectives: {beta: 0.5}\nsimplex: {rewards: [1, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, "
+                                "0.2, 0.1], step: 0.01}\n", 2),
+        ("c_simplex_500k.yaml", "objectives: {beta: 0.5}\nsimplex: {rewards: [1, 0.5, 0], step: 0.001}\n", 2),
+        ("c_group_1e9.yaml", "objectives: {beta: 0.5, group_size: 1000000000}\n" + _Q, 2),
+        ("c_beta_text.yaml", "objectives: {beta: 1e300}\n" + _Q, 0),      # a grid reads YAML's text numbers
+        ("c_beta_nan.yaml", "objectives: {beta: .nan}\n" + _Q, 2),
+        ("c_pi_ref_sum.yaml", "objectives: {beta: 0.5}\nquestions: [{pi_ref: [0.3, 0.3], rewards: [1, 0]}]\n", 2),
+        ("c_unknown_key.yaml", "objectivs: {beta: 0.5}\n" + _Q, 2),
+        ("c_key_twice.yaml", "objectives: {beta: 0.5}\nobjectives: {beta: 1}\n" + _Q, 2),
+    ],
+}
+EXPECT = {name: expect for rows in CONTENTS.values() for name, _, expect in rows}
+_TEXT = {(kind, name): text for kind, rows in CONTENTS.items() for name, text, _ in rows}
+
+
 def calls() -> list:
     """Every (subcommand, option, argv, value, substituted position) of the product."""
     out = []
@@ -235,6 +291,25 @@ def calls() -> list:
             out.append(("explain", "config", ["explain", v, "--framework", framework], v, framework))
             out.append(("predict", "--framework", ["predict", *BASE["predict"][3:], "samples.csv", "--framework",
                                                    framework, v], v, framework))
+    for (cmd, name, pos), kind in FILE_KIND.items():            # each reader's hostile contents
+        for v, _, _ in CONTENTS.get(kind, ()):
+            out.append((cmd, name, command(cmd, _action(cmd, name), _with(_good_values(cmd, _action(cmd, name)),
+                                                                           pos, v)), v, pos))
+    for framework in READERS:
+        for v, _, _ in CONTENTS[framework]:
+            out.append(("explain", "config", ["explain", v, "--framework", framework], v, framework))
+            out.append(("predict", "--framework", ["predict", *BASE["predict"][3:], "samples.csv", "--framework",
+                                                   framework, v], v, framework))
+    return out
+
+
+def _action(cmd: str, name: str):
+    return next(a for a in actions(SUBS[cmd]) if _name(a) == name)
+
+
+def _with(values: list, pos: int, value: str) -> list:
+    out = list(values)
+    out[pos] = value
     return out
 
 
@@ -244,7 +319,8 @@ CALLS = calls()
 # ------------------------------------------------------------------------------------------------ the files
 
 def _is_file_value(value) -> bool:
-    return isinstance(value, str) and Path(value).stem in FILE_VALUES and Path(value).suffix in SUFFIX.values()
+    return value in EXPECT or (isinstance(value, str) and Path(value).stem in FILE_VALUES
+                               and Path(value).suffix in SUFFIX.values())
 
 
 def _write_files(tmp: Path) -> None:
@@ -264,6 +340,9 @@ def _hostile_file(tmp: Path, cmd: str, name: str, pos, value) -> None:
         return
     path, stem = tmp / value, Path(value).stem
     kind = pos if pos in READERS else FILE_KIND.get((cmd, name, pos), "samples")
+    if (kind, value) in _TEXT:
+        path.write_text(_TEXT[(kind, value)], encoding="utf-8")
+        return
     text = GOOD.get(kind, SAMPLES)
     latin = {"samples": SAMPLES.replace("a,10,3", "\u00e9t\u00e9,10,3"), "grid": "# caf\u00e9\n" + text,
              "trl": '{"beta": 0.04, "num_generations": 4, "output_dir": "caf\u00e9"}\n', "verl": "# caf\u00e9\n" + text,
@@ -492,6 +571,8 @@ def check_contract(tmp: Path, case) -> tuple[object, str | None]:
         return rc, f"hang: more than {CPU_S} s of CPU"
     if isinstance(rc, str):
         return rc, rc
+    if EXPECT.get(value) is not None and rc in (0, 2) and rc != EXPECT[value]:
+        return rc, f"wrong: {value} expected exit {EXPECT[value]}, got {rc}: {(stderr or stdout)[-300:]!r}"
     if rc == 0:
         if "Traceback" in stderr:
             return rc, f"traceback (exit 0): {stderr[-300:]}"
