@@ -216,13 +216,14 @@ def _as_options(message: str) -> str:
 
 
 @contextlib.contextmanager
-def _as_option(option: str, prefix: str):
-    """A reader's error about the file of ``option`` (its message starts with ``prefix``, the reader's word for
-    the file: ``samples 'x'``, ``config 'x'``) says the option: ``--measured 'x': no such file``."""
+def _as_option(option: str, *prefixes: str):
+    """A reader's error about the file of ``option`` (its message starts with one of ``prefixes``, the reader's
+    words for the file: ``samples 'x'``, ``config 'x'``) says the option: ``--measured 'x': no such file``."""
     try:
         yield
     except InvalidInputError as exc:
-        if not str(exc).startswith(prefix):
+        prefix = next((p for p in prefixes if str(exc).startswith(p)), None)
+        if prefix is None:
             raise
         raise InvalidInputError(_as_options(f"{option} {str(exc)[len(prefix):]}")) from None
 
@@ -237,7 +238,7 @@ def _predict_from_args(args, kwargs):
     if args.framework is not None:
         framework, config = args.framework
         reader = {"trl_version": args.trl_version} if framework == "trl" and args.trl_version else {}
-        with _as_option(f"--framework {framework} CONFIG", "config "):
+        with _as_option(f"--framework {framework} CONFIG", "config ", f"{framework} config "):
             return predict(samples, framework=framework, config=config, **reader, **kwargs)
     else:
         fields = dict(beta=args.beta, group_size=args.group_size, normalization=args.normalization,

@@ -50,7 +50,11 @@ VALUES = ["", "nan", "inf", "-inf", "-1", "0", "1e400", "1e-400", "9999999999999
 #: option, ``bom.json`` to a TRL config), so that it reaches the reader (written by :func:`_hostile_file`).
 FILE_VALUES = ["missing", "folder", "empty", "binary", "bom", "latin1", "big", "deep", "dupcols", "norows",
                "above_n", "n_zero"]
-SUFFIX = {"samples": ".csv", "grid": ".yaml", "trl": ".json", "kernel": ".npy", "trained": ".csv", "wheel": ".whl"}
+SUFFIX = {"samples": ".csv", "grid": ".yaml", "trl": ".json", "kernel": ".npy", "trained": ".csv", "wheel": ".whl",
+          "verl": ".yaml", "openrlhf": ".json"}
+#: The other trainers' readers: each hostile file also goes to ``explain CONFIG --framework F`` and to
+#: ``predict --framework F CONFIG`` (the walk gives those files to TRL's reader).
+READERS = ("verl", "openrlhf")
 
 #: What each file-reading value position holds: (subcommand, option or positional dest, position) -> kind.
 FILE_KIND = {("predict", "samples", 0): "samples", ("predict", "--measured", 0): "samples",
@@ -61,7 +65,10 @@ FILE_KIND = {("predict", "samples", 0): "samples", ("predict", "--measured", 0):
 SAMPLES = "prompt_id,n,correct\na,10,3\nb,8,0\nc,5,5\n"
 GOOD = {"samples": SAMPLES, "grid": "objectives: {beta: 0.5}\nquestions: [{pi_ref: [0.3, 0.7], rewards: [1, 0]}]\n",
         "trl": '{"beta": 0.04, "num_generations": 4}\n', "trained": "G,beta,p_ref,p_final\n2,0.5,0.3,0.7\n",
-        "wheel": "not a wheel\n"}
+        "wheel": "not a wheel\n",
+        "verl": "algorithm: {adv_estimator: grpo}\nactor_rollout_ref: {rollout: {n: 4}, actor: {use_kl_loss: true, "
+                "kl_loss_coef: 0.1, kl_loss_type: low_var_kl}}\n",
+        "openrlhf": '{"advantage_estimator": "group_norm", "n_samples_per_prompt": 4, "init_kl_coef": 0.1}\n'}
 
 #: A valid minimal command line per subcommand (inputs by file name, written into the call's folder).
 BASE = {
@@ -223,6 +230,11 @@ def calls() -> list:
                     first[0] = "2"
                 twice = command(cmd, action, first) + [name, *good]
                 out.append((cmd, name, twice, "twice", command(cmd, action, good)))
+    for framework in READERS:
+        for v in [stem + SUFFIX[framework] for stem in FILE_VALUES]:
+            out.append(("explain", "config", ["explain", v, "--framework", framework], v, framework))
+            out.append(("predict", "--framework", ["predict", *BASE["predict"][3:], "samples.csv", "--framework",
+                                                   framework, v], v, framework))
     return out
 
 
@@ -251,10 +263,11 @@ def _hostile_file(tmp: Path, cmd: str, name: str, pos, value) -> None:
     if not _is_file_value(value):
         return
     path, stem = tmp / value, Path(value).stem
-    kind = FILE_KIND.get((cmd, name, pos), "samples")
+    kind = pos if pos in READERS else FILE_KIND.get((cmd, name, pos), "samples")
     text = GOOD.get(kind, SAMPLES)
     latin = {"samples": SAMPLES.replace("a,10,3", "\u00e9t\u00e9,10,3"), "grid": "# caf\u00e9\n" + text,
-             "trl": '{"beta": 0.04, "num_generations": 4, "output_dir": "caf\u00e9"}\n'}.get(kind, "caf\u00e9\n" + text)
+             "trl": '{"beta": 0.04, "num_generations": 4, "output_dir": "caf\u00e9"}\n', "verl": "# caf\u00e9\n" + text,
+             "openrlhf": text.replace("}", ', "save_path": "caf\u00e9"}')}.get(kind, "caf\u00e9\n" + text)
     if stem == "folder":
         path.mkdir()
     elif stem == "big":
@@ -520,11 +533,16 @@ def check_contract(tmp: Path, case) -> tuple[object, str | None]:
 
 def _id(case) -> str:
     cmd, name, _argv, value, pos = case
-    return f"{cmd}:{name}{f'[{pos}]' if isinstance(pos, int) and pos else ''}={value!r}"
+    where = f"[{pos}]" if (isinstance(pos, int) and pos) or pos in READERS else ""
+    return f"{cmd}:{name}{where}={value!r}"
 
 
 #: The default run's seeded sample of the product.
-SAMPLE = random.Random(45).sample(CALLS, 40)
+#: Seconds of CPU each, in the full product only: G = 1,000 on the exact path, and two predictions with the KL in
+#: the reward (its flow is the slowest of the placements).
+_COSTLY = {("solve", "--group-size", "1_000"), ("predict", "--group-size", "1_000"),
+           ("predict", "--kl-placement", "twice")}
+SAMPLE = random.Random(45).sample([c for c in CALLS if (c[0], c[1], c[3]) not in _COSTLY], 40)
 
 
 @pytest.mark.parametrize("case", SAMPLE, ids=_id)
@@ -600,3 +618,36 @@ def test_found_by_the_sweep(tmp_path, argv, names):
     with contextlib.chdir(tmp_path):
         refused(argv, *names)
     assert not (tmp_path / "o").exists() or (tmp_path / "o" / ".incomplete").exists()
+
+
+def _broken_solve(kind: str):
+    """A ``solve`` that breaks the contract one way (for the checker's own test)."""
+    def run(args):
+        import sys
+
+        if kind == "traceback":
+            raise RuntimeError("no root")
+        if kind == "two lines":
+            print("grpo-theory: error: --beta: expected a positive number, got 'nan'\nmore", file=sys.stderr)
+            return 2
+        if kind == "no value":
+            raise cli.InvalidInputError("--beta must be a positive number")
+        if kind == "wrong":
+            print("RLHF (log pooling)   0.500000   0.500000")
+            return 0
+        if kind == "exit 1":
+            return 1
+        Path("half.tmp.csv").write_text("x")
+        raise cli.InvalidInputError("--beta 0.5: expected a positive number")
+    return run
+
+
+@pytest.mark.parametrize("kind, word", [("traceback", "traceback RuntimeError"), ("two lines", "lines"),
+                                        ("no value", "unnamed-value"), ("wrong", "wrong"), ("exit 1", "exit 1"),
+                                        ("half-written", "half-written")])
+def test_the_checker_catches_each_break(tmp_path, monkeypatch, kind, word):
+    """The contract's checker is not vacuous: a ``solve`` broken each way is reported with that class."""
+    monkeypatch.setattr(cli, "cmd_solve", _broken_solve(kind))
+    argv = ["solve", "--pi-ref", "0.3", "0.7", "--rewards", "1", "0", "--beta", "0.5"]   # the broken command answers
+    _, why = check_contract(tmp_path, ("solve", "--beta", argv, argv[-1], 0))
+    assert why is not None and why.startswith(word), why
