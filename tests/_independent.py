@@ -88,3 +88,29 @@ def bound_up(value: float, spec: str) -> str:
         quantum = Decimal(1).scaleb(math.floor(math.log10(value)) - digits + 1)
     # the float as Python writes it (0.0015, not its binary expansion 0.00150000000000000003...)
     return format(float(Decimal(repr(float(value))).quantize(quantum, rounding=ROUND_CEILING)), spec)
+
+
+def mp_flow_jacobian(gradient, theta0, step):
+    """The on-policy flow ``d theta_o/dt = pi_o (g_o - E_pi g)`` on the output logits at ``theta0`` and its Jacobian
+    by central differences of step ``step``, in mpmath at the current precision: ``gradient(pi)`` gives ``g`` (a list)
+    at the softmax ``pi`` of the logits. Returns ``(field at theta0, Jacobian as an mpmath matrix)``."""
+    import mpmath as mp
+
+    def field(theta):
+        top = max(theta)
+        z = sum(mp.e ** (t - top) for t in theta)
+        pi = [mp.e ** (t - top) / z for t in theta]
+        g = gradient(pi)
+        gbar = sum(a * x for a, x in zip(pi, g))
+        return [a * (x - gbar) for a, x in zip(pi, g)]
+
+    n = len(theta0)
+    jac = mp.matrix(n, n)
+    for j in range(n):
+        up, down = list(theta0), list(theta0)
+        up[j] += step
+        down[j] -= step
+        fu, fd = field(up), field(down)
+        for i in range(n):
+            jac[i, j] = (fu[i] - fd[i]) / (2 * step)
+    return field(list(theta0)), jac

@@ -5,16 +5,21 @@ scratch folder, the working directory of the run; ``"<dir>"`` makes a folder, ``
 ``names`` is what the one-line message must contain (the bad value). Used by ``tests/test_cli_errors.py``
 (every case in one process: :data:`PARSER_CASES` through the parser alone, the rest through ``cli.main``;
 the issue's cases also through subprocesses) and by ``experiments/cli_reliability.py`` (docs/reliability.md).
+The malformed sweep grids are data, in ``tests/data/bad_sweep_grids.yaml`` (:data:`GRIDS`).
 """
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
+
+import yaml
 
 from grpo_theory.integrations.openrlhf import OPENRLHF_FIELDS
 from grpo_theory.integrations.trl import TRL_FIELDS
 from grpo_theory.integrations.verl import VERL_FIELDS
 
+DATA = Path(__file__).resolve().parent / "data"
 Q = ["--pi-ref", "0.3", "0.7", "--rewards", "1", "0"]
 BAD = {                         # argparse type -> values it must refuse
     "positive_int": ["0", "-2", "abc", "1.5", ""],
@@ -131,30 +136,10 @@ def _config_cases():
            {"c.json": json.dumps(["n_samples_per_prompt", "4"])}, ["n_samples_per_prompt"])
 
 
-GRIDS = [
-    ("unknown question key",
-     "objectives: {beta: 1}\nquestions:\n  - {pi_ref: [0.3, 0.7], rewards: [1, 0], colour: red}\n",
-     ["colour"]),
-    ("simplex step 0", "objectives: {beta: 1}\nsimplex: {rewards: [1, 0], step: 0}\n", ["step", "0"]),
-    ("simplex no step", "objectives: {beta: 1}\nsimplex: {rewards: [1, 0]}\n", ["step"]),
-    ("simplex step abc", "objectives: {beta: 1}\nsimplex: {rewards: [1, 0], step: abc}\n", ["'abc'"]),
-    ("objectives a list", "objectives: [{beta: 1}]\nquestions:\n  - {pi_ref: [0.3, 0.7], rewards: [1, 0]}\n",
-     ["objectives"]),
-    ("questions [1, 2]", "objectives: {beta: 1}\nquestions: [1, 2]\n", ["questions[0]", "questions[1]"]),
-    ("beta abc", "objectives: {beta: abc}\nsimplex: {rewards: [1, 0], step: 0.5}\n", ["'abc'"]),
-    ("group size 1", "objectives: {beta: 1, group_size: 1}\nsimplex: {rewards: [1, 0], step: 0.5}\n",
-     ["group_size", "1"]),
-    ("unknown objective field", "objectives: {beta: 1, temp: 2}\nsimplex: {rewards: [1, 0], step: 0.5}\n",
-     ["temp"]),
-    ("bad pi_ref", "objectives: {beta: 1}\nquestions:\n  - {pi_ref: [0.3, 0.8], rewards: [1, 0]}\n", ["questions[0]"]),
-    ("not a mapping", "- 1\n- 2\n", ["list"]),
-    ("not YAML", "objectives: [\n", ["grid.yaml"]),
-    ("empty file", "", ["grid"]),
-    ("unknown top-level key", "objectives: {beta: 1}\nquestion: []\nsimplex: {rewards: [1, 0], step: 0.5}\n",
-     ["question"]),
-    ("several problems", "objectives: {beta: -1}\nsimplex: {rewards: [1], step: 2}\nquestions: 5\n",
-     ["beta", "rewards", "step", "questions"]),
-]
+#: The malformed grids ``sweep`` must refuse: ``tests/data/bad_sweep_grids.yaml``'s ``refused`` rows,
+#: ``(name, grid text, names)``. The sixth hostile audit reads that file's other table.
+GRIDS = [(row["name"], row["grid"], row["names"])
+         for row in yaml.safe_load((DATA / "bad_sweep_grids.yaml").read_text(encoding="utf-8"))["refused"]]
 
 
 def _grid_cases():

@@ -17,6 +17,7 @@ import math
 from pathlib import Path
 
 import numpy as np
+import yaml
 
 import hostile_audit_round5_ref as r5
 import hostile_audit_round6_ref as ref
@@ -27,6 +28,11 @@ NAN, INF = float("nan"), math.inf
 def _a(group, label, argv, expect, names=(), check=None, files=None, wrong=(), **kw):
     return dict(group=group, label=label, argv=list(argv), expect=expect, names=list(names), check=check,
                 files=files or {}, wrong=list(wrong), **kw)
+
+
+def _data(name):
+    """The rows of ``tests/data/<name>`` (YAML), the tables of bad inputs kept as data."""
+    return yaml.safe_load((Path(__file__).resolve().parent / "data" / name).read_text(encoding="utf-8"))
 
 
 def _rows(res):
@@ -71,36 +77,9 @@ def solve_cases() -> list[dict]:
             return ref.reverse_ok(pi, p, ref.pg_preference(pi, M), 0.5, tol=1e-7)
         out.append(_a(G, f"solve --preference #{i} (G=2): reverse row", argv, "ok", check=chk))
     base = ["solve", "--pi-ref", "0.3", "0.7", "--beta", "0.5"]
-    bad = [
-        ("--reward-probs 3 numbers for K*L = 4", ["--reward-levels", "0", "1", "--reward-probs", "0.2", "0.8", "0.6"],
-         ["--reward-probs"]),
-        ("--reward-levels without --reward-probs", ["--reward-levels", "0", "1"], ["--reward-probs"]),
-        ("--reward-probs without --reward-levels", ["--reward-probs", "0.2", "0.8", "0.6", "0.4"], ["--reward-levels"]),
-        ("--rewards and --reward-levels", ["--rewards", "1", "0", "--reward-levels", "0", "1", "--reward-probs", "0.2",
-                                           "0.8", "0.6", "0.4"], ["--rewards"]),
-        ("--rewards and --preference", ["--rewards", "1", "0", "--preference", "0.5", "0.9", "0.1", "0.5"],
-         ["--preference"]),
-        ("--reward-probs row sums to 0.9", ["--reward-levels", "0", "1", "--reward-probs", "0.2", "0.7", "0.6", "0.4"],
-         ["reward_probs"]),
-        ("--reward-probs with nan", ["--reward-levels", "0", "1", "--reward-probs", "nan", "1", "0.6", "0.4"],
-         ["nan"]),
-        ("--reward-probs with -0.2", ["--reward-levels", "0", "1", "--reward-probs", "1.2", "-0.2", "0.6", "0.4"],
-         ["-0.2"]),
-        ("--reward-levels 1 1 (duplicate)", ["--reward-levels", "1", "1", "--reward-probs", "0.2", "0.8", "0.6", "0.4"],
-         ["reward_levels"]),
-        ("--reward-levels 0 inf", ["--reward-levels", "0", "inf", "--reward-probs", "0.2", "0.8", "0.6", "0.4"],
-         ["inf"]),
-        ("--preference 3 numbers", ["--preference", "0.5", "0.9", "0.1"], ["--preference"]),
-        ("--preference 9 numbers for K = 2", ["--preference", *["0.5"] * 9], ["--preference"]),
-        ("--preference M + M^T != 1", ["--preference", "0.5", "0.9", "0.5", "0.5"], ["preference"]),
-        ("--preference with text", ["--preference", "0.5", "x", "0.1", "0.5"], ["x"]),
-        ("no rewards at all", [], ["--rewards"]),
-        ("--reward-levels given twice", ["--reward-levels", "0", "1", "--reward-levels", "2", "3", "--reward-probs",
-                                         "0.2", "0.8", "0.6", "0.4"], ["--reward-levels"]),
-    ]
-    for label, extra, names in bad:
-        out.append(_a(G, f"solve {label}", base + extra, "error" if "twice" not in label else "either", names,
-                      check=None))
+    for row in _data("bad_solve_reward_options.yaml"):
+        out.append(_a(G, f"solve {row['name']}", base + row["options"].split(), row.get("expect", "error"),
+                      row["names"], check=None))
     return out
 
 
@@ -387,33 +366,10 @@ def sweep_cases() -> list[dict]:
                   check=rows_ok(lambda key: None if "q1" in key else ref.binary_entropy_only(
                       4, float(key.split("entropy_coef=")[1].split(",")[0]))),
                   files={"g.yaml": "objectives: {beta: 0, group_size: 4, entropy_coef: [0.5, 2.0]}\n" + Q}))
-    bad = [
-        ("advantage: [group, rlo]", "objectives: {beta: 0.5, advantage: [group, rlo]}\n", ["rlo"]),
-        ("pass_k: 3 with group_size 2", "objectives: {beta: 0.5, group_size: 2, advantage: pass_at_k, pass_k: 3}\n",
-         ["pass_k"]),
-        ("filter_ties: maybe", "objectives: {beta: 0.5, filter_ties: maybe}\n", ["filter_ties"]),
-        ("entropy_coef: [-1]", "objectives: {beta: 0.5, entropy_coef: [-1]}\n", ["entropy_coef"]),
-        ("beta: 0 without entropy_coef", "objectives: {beta: 0}\n", ["beta"]),
-        ("level: token, loss_type: bogus", "objectives: {beta: 0.5, level: token, loss_type: bogus}\n", ["bogus"]),
-        ("importance_level: [sequence, sentence]", "objectives: {beta: 0.5, importance_level: [sequence, sentence]}\n",
-         ["sentence"]),
-        ("groups_per_batch: 0", "objectives: {beta: 0.5, level: token, groups_per_batch: 0}\n", ["groups_per_batch"]),
-        ("a question with reward_probs rows not summing to 1",
-         "objectives: {beta: 0.5}\nquestions:\n  - {name: r, pi_ref: [0.3, 0.7], reward_levels: [0, 1], "
-         "reward_probs: [[0.2, 0.7], [0.6, 0.4]]}\n", ["reward_probs"]),
-        ("a question with a preference and group_size 4",
-         "objectives: {beta: 0.5, group_size: 4}\nquestions:\n  - {name: m, pi_ref: [0.3, 0.7], "
-         "preference: [[0.5, 0.9], [0.1, 0.5]]}\n", ["preference"]),
-        ("a question with answers not prefix-free",
-         "objectives: {beta: 0.5, level: token}\nquestions:\n  - {name: t, pi_ref: [0.3, 0.7], rewards: [1, 0], "
-         "answers: [[A], [A, B]]}\n", ["prefix"]),
-        ("beta: [0.5, 0.5] (a repeated value)", "objectives: {beta: [0.5, 0.5]}\n", ["beta"]),
-    ]
-    for label, text, names in bad:
-        body = text if "questions" in text else text + Q
-        out.append(_a(G, f"grid {label}", ["sweep", "g.yaml", "--out", "g.csv", "--no-progress"],
-                      "flag" if "repeated" in label else "either" if "group_size 4" in label else "error", names,
-                      files={"g.yaml": body}))
+    for row in _data("bad_sweep_grids.yaml")["audit_round6"]:
+        body = row["grid"] if "questions" in row["grid"] else row["grid"] + Q
+        out.append(_a(G, f"grid {row['name']}", ["sweep", "g.yaml", "--out", "g.csv", "--no-progress"],
+                      row.get("expect", "error"), row["names"], files={"g.yaml": body}))
     out.append(_a(G, "grid with random-reward question: reverse condition", ["sweep", "g.yaml", "--out", "g.csv",
                                                                           "--no-progress"], "ok",
                   check=lambda tmp, res: _sweep_random_ok(tmp),

@@ -14,6 +14,7 @@ import math
 import mpmath as mp
 import numpy as np
 import pytest
+from _independent import mp_flow_jacobian
 
 from grpo_theory import Objective, Question, stationary_points
 
@@ -91,14 +92,24 @@ def test_three_points_whatever_the_epsilon(eps):
     and 1e-4; std_eps 1e-4 used to give one point and exhaustive=False. Its third is an interior root with masses
     exp(-2501.1), exp(-5001.1) (mpmath at 1,500 digits): pi shows (1, 0, 0), the certificate's box holds
     log(t - t_min) = -1250.55, and it is stable (the stability bound: its Jacobian is -beta diag(pi) to within
-    a rank-one term of relative size exp(-1250)), so the set is multistable for each epsilon."""
+    a rank-one term of relative size exp(-1250)), so the set is multistable for each epsilon.
+
+    The set is exactly the independent one: the roots of h found by sign changes on the grid of T - T_min in
+    [1e-12, 1] (mpmath, 80 digits; two for std_eps 0 and 1e-4, three for 1e-2), the deep root for 1e-4, and for
+    std_eps 0 the vertex (1, 0, 0) as a limit: from (0.99, 0.008, 0.002) the flow on all output logits (the field
+    written from the definitions, tests/_full_space_flow.py) runs into it (worse masses 1e-16 at t = 1e8, falling
+    like t^-2), while from (0.95, 0.043, 0.007) it ends at the stable root (0.881, 0.091, 0.028)."""
+    from _full_space_flow import flow_end, gradient
+
     pi_ref, rewards, beta = THREE
     pts = stationary_points(Question(pi_ref, rewards=rewards),
                             Objective(beta=beta, group_size=math.inf, penalty="direct", std_eps=eps))
     assert pts.exhaustive and len(pts.points) == 3
-    if eps:
-        for expected in _interior_roots(pi_ref, rewards, beta, eps):
-            assert min(np.abs(p.pi - expected).max() for p in pts.points) < 1e-8
+    expected = _interior_roots(pi_ref, rewards, beta, eps)
+    assert len(expected) == {0.0: 2, 1e-4: 2, 1e-2: 3}[eps]
+    interior = [p for p in pts.points if not p.boundary]
+    for target in expected:
+        assert min(np.abs(p.pi - target).max() for p in interior) < 1e-8
     if eps == 1e-4:
         log_delta, log_x = _deep_root(pi_ref, rewards, beta, eps, 1500)
         deep = next(p for p in pts.points if p.certificate is not None and "deep root" in p.certificate.test)
@@ -106,6 +117,18 @@ def test_three_points_whatever_the_epsilon(eps):
         assert lo <= log_delta <= hi and abs(log_x[1] + 2501.0986) < 1e-3
         assert deep.pi.tolist() == [1.0, 0.0, 0.0] and deep.stable is True and not deep.boundary
         assert "below the double range" in deep.message and "stable on all output logits" in deep.message
+        assert min(np.abs(deep.pi - target).max() for target in expected) > 1e-2   # a third point
+    if eps == 0.0:
+        (vertex,) = [p for p in pts.points if p.boundary]
+        assert vertex.pi.tolist() == [1.0, 0.0, 0.0] and vertex.stable is True and "limit" in vertex.message
+        kw = dict(beta=beta, G=math.inf, normalization="scale", eps=0.0, estimator="k2", placement="loss")
+        field = lambda p: gradient(p, pi_ref, rewards, **kw)  # noqa: E731 - the flow's gradient, pi_ref fixed
+        e4, e8 = (flow_end([0.99, 0.008, 0.002], grad=field, t_end=t) for t in (1e4, 1e8))
+        assert e8[1:].max() < 1e-15 and np.all(e4[1:] / e8[1:] > 1e6)         # into the vertex, like t^-2
+        back = flow_end([0.95, 0.043, 0.007], grad=field, t_end=1e8)
+        assert np.abs(back - expected[1]).max() < 1e-8 and back[0] < 0.9
+    else:
+        assert len(interior) == 3
     assert pts.multistable                                 # the vertex's limit, or the root next to it, and 0.88
 
 
@@ -129,26 +152,13 @@ def test_the_deep_root_is_stable_by_an_independent_jacobian():
         theta0 = log_pi(tmin + delta)
         p, r, b, e = [mp.mpf(x) for x in pi_ref], [mp.mpf(x) for x in rewards], mp.mpf(beta), mp.mpf(eps)
 
-        def field(theta):
-            m = max(theta)
-            z = sum(mp.e ** (t - m) for t in theta)
-            pi = [mp.e ** (t - m) / z for t in theta]
+        def gradient(pi):
             mean = sum(a * c for a, c in zip(pi, r))
             sd = mp.sqrt(sum(a * (c - mean) ** 2 for a, c in zip(pi, r)))
-            g = [(c - mean) / (sd + e) - b * (mp.log(a / q) + 1) for a, c, q in zip(pi, r, p)]
-            gbar = sum(a * x for a, x in zip(pi, g))
-            return [a * (x - gbar) for a, x in zip(pi, g)]
+            return [(c - mean) / (sd + e) - b * (mp.log(a / q) + 1) for a, c, q in zip(pi, r, p)]
 
-        assert max(abs(f) for f in field(theta0)) < mp.mpf(10) ** -200            # a root of the field
-        step = mp.mpf(10) ** -60
-        jac = mp.matrix(3, 3)
-        for j in range(3):
-            up, down = list(theta0), list(theta0)
-            up[j] += step
-            down[j] -= step
-            fu, fd = field(up), field(down)
-            for i in range(3):
-                jac[i, j] = (fu[i] - fd[i]) / (2 * step)
+        at_root, jac = mp_flow_jacobian(gradient, theta0, mp.mpf(10) ** -60)
+        assert max(abs(f) for f in at_root) < mp.mpf(10) ** -200                     # a root of the field
         eig = sorted(mp.eig(jac)[0], key=lambda z: abs(z))
         pi = [mp.e ** t for t in theta0]
         fisher = mp.matrix(3, 3)                      # -beta (diag(pi) - pi pi^T): the penalty's part alone

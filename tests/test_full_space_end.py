@@ -97,12 +97,27 @@ def test_from_reference_is_stationary_policy():
 
 
 def test_five_reward_levels_search_instead_of_raising():
-    q = Question([0.2] * 5, rewards=[0, 0.25, 0.5, 0.75, 1])
+    """Five reward levels are beyond the certified scope: the set is searched, says exhaustive=False and why, and
+    what it finds is right: every point a root of the independent gradient (GRPO's k3 in the loss, the 5^4 groups
+    enumerated), and from_reference where the independent flow from pi_ref is at t = 1e6 and 1e8."""
+    from _full_space_flow import gradient
+
+    rewards = [0, 0.25, 0.5, 0.75, 1]
+    q, obj = Question([0.2] * 5, rewards=rewards), Objective(beta=0.5, group_size=4)
     t0 = time.perf_counter()
-    pts = stationary_points(q, Objective(beta=0.5, group_size=4))
+    pts = stationary_points(q, obj)
     assert time.perf_counter() - t0 < 60
     assert pts.exhaustive is False and "5" in pts.message
-    assert np.array_equal(pts.from_reference.pi, stationary_policy(q, Objective(beta=0.5, group_size=4)).pi)
+    assert np.array_equal(pts.from_reference.pi, stationary_policy(q, obj).pi)
+    ind = dict(beta=0.5, G=4, normalization="scale", estimator="k3", placement="loss")
+    e6, e8 = (flow_end(q.pi_ref, rewards, t_end=t, **ind) for t in (1e6, 1e8))
+    assert np.abs(e6 - e8).max() < 1e-12                         # the independent flow has ended
+    assert pts.from_reference.converged and np.abs(pts.from_reference.pi - e8).max() < 1e-9
+    assert len(pts.points) >= 1
+    for p in pts.points:
+        assert p.converged and not p.boundary and np.all(p.pi > 0)
+        g = gradient(p.pi, q.pi_ref, rewards, **ind)
+        assert np.ptp(g) < 1e-10, (p.pi, g)                      # a root: g_o equal on the support
 
 
 @pytest.mark.parametrize("beta", [0.05, 0.03])

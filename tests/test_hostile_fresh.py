@@ -147,21 +147,49 @@ def test_predict_options_named_as_options(tmp_path, monkeypatch):
     refused(base + ["--clock", "0.1", "--fit", "10", "0.5"], "--clock", "--fit")
 
 
-def test_ctrl_c_while_the_command_starts():
-    """Ctrl-C in the second or two that ``grpo-theory`` spends importing pandas and scipy printed a
-    ``KeyboardInterrupt`` traceback. The interrupt is raised here at the import of ``grpo_theory.cli_runs``."""
+def _interrupted_start(module: str, start: str) -> None:
+    """Run ``start`` (Python lines that start the CLI) in a fresh interpreter in which importing ``module`` raises
+    ``KeyboardInterrupt``, a Ctrl-C at that moment: the exit is 130 with one line on stderr, no traceback."""
     import subprocess
     import sys
 
     hook = ("import sys\n"
             "class Stop:\n"
             "    def find_spec(self, name, path=None, target=None):\n"
-            "        if name == 'grpo_theory.cli_runs':\n"
+            f"        if name == {module!r}:\n"
             "            raise KeyboardInterrupt\n"
-            "sys.meta_path.insert(0, Stop())\n"
-            "from grpo_theory.cli import main\n")
+            "sys.meta_path.insert(0, Stop())\n" + start)
     root = Path(__file__).resolve().parents[1]
     p = subprocess.run([sys.executable, "-c", hook], capture_output=True, text=True, timeout=120,
                        env=dict(os.environ, PYTHONPATH=str(root)))
     assert p.returncode == 130, p.stderr
     assert p.stderr.strip() == "grpo-theory: interrupted while starting; nothing was run or written"
+
+
+def test_ctrl_c_while_the_command_starts():
+    """Ctrl-C in the second or two that ``grpo-theory`` spends importing pandas and scipy printed a
+    ``KeyboardInterrupt`` traceback. The interrupt is raised here at the import of ``grpo_theory.cli_runs``."""
+    _interrupted_start("grpo_theory.cli_runs", "from grpo_theory.cli import main\n")
+
+
+def test_ctrl_c_while_the_package_imports():
+    """Ctrl-C while ``import grpo_theory`` itself runs (its ``__init__`` loads numpy, before any module of
+    the package can catch anything) printed a ``KeyboardInterrupt`` traceback; the console script now starts
+    in ``grpo_theory_cli``, outside the package. The interrupt is raised here at the import of numpy."""
+    _interrupted_start("numpy", "import grpo_theory_cli\nsys.exit(grpo_theory_cli.main())\n")
+
+
+def test_console_script_is_the_launcher():
+    """The installed ``grpo-theory`` runs the launcher (pyproject's entry point), which runs the CLI."""
+    import subprocess
+    import sys
+    tomllib = pytest.importorskip("tomllib")        # Python 3.11+
+
+    scripts = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts["grpo-theory"] == "grpo_theory_cli:main"
+    root = Path(__file__).resolve().parents[1]
+    p = subprocess.run([sys.executable, "-c", "import sys, grpo_theory_cli; sys.argv[1:] = ['--help']; "
+                        "sys.exit(grpo_theory_cli.main())"], capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, PYTHONPATH=str(root)))
+    assert p.returncode == 0, p.stderr
+    assert "usage: grpo-theory" in p.stdout

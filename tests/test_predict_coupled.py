@@ -157,3 +157,15 @@ def test_test_prompts_feel_the_shared_update_without_adding_to_it():
     # a test prompt equal to a real one follows it exactly
     same = solve_rho(f, 0.7, t, test_p=[P[1]])
     assert np.max(np.abs(same.z_test[:, 0] - same.z[:, 1])) < 1e-12
+
+
+def test_steps_are_the_integrators_accepted_steps_not_the_reported_times():
+    """``CoupledTrajectory.steps`` counts the BDF solver's steps to ``times[-1]``: the same whether 301 times
+    or only the two ends are reported, more than two for a flow to t = 1000, and 0 for ``times = [0]``."""
+    f = PromptField(OBJECTIVES[0], P)
+    for solve in (lambda times: solve_rho(f, 0.4, times),
+                  lambda times: solve_kernel(f, 0.6 * np.eye(P.size) + 0.4 / P.size, times)):
+        dense, ends = solve(time_grid(1e3, 300)), solve([0.0, 1e3])
+        assert dense.times.size == 301 and ends.times.size == 2
+        assert dense.steps == ends.steps > 2, (dense.steps, ends.steps)
+        assert solve([0.0]).steps == 0

@@ -31,19 +31,25 @@ __all__ = ["FlowTable", "flow_table", "fit_clock"]
 
 @dataclass(frozen=True)
 class FlowTable:
-    """The flows ``p_x(t)`` of the binary prompts, as :func:`flow_table` integrates them.
+    """The tabular flows ``p_x(t)`` (each prompt on its own, ``K = I``), as :func:`flow_table` integrates them.
+
+    A row per start, a column per time: row ``i`` is the on-policy flow (:func:`grpo_theory.dynamics.flow`) of
+    the binary question ``pi_ref = (starts[i], 1 - starts[i])``, rewards 1 and 0. Every prompt with that
+    ``p_ref`` follows it; :meth:`at` reads the table between its times (and starts).
 
     Attributes
     ----------
     starts : numpy.ndarray
-        Starting values ``p_ref``, increasing, shape (S,).
+        The rows' ``p_ref``, increasing, shape (S,): the distinct starts given, or with ``interpolated`` a grid
+        evenly spaced in ``logit p`` over their range.
     times : numpy.ndarray
-        Flow times, from 0, shape (T,).
+        The columns' flow times ``t``: 0, then geometric up to ``t_max``
+        (:func:`~grpo_theory.predict.coupled.time_grid`), shape (T,).
     values : numpy.ndarray
-        ``values[i, j]``: P(correct) at flow time ``times[j]`` for a prompt starting at ``starts[i]``; shape (S, T).
+        ``values[i, j] = p(times[j])`` on the flow from ``starts[i]`` (P(correct)), shape (S, T).
     interpolated : bool
-        True when ``starts`` is a grid in ``logit p`` (too many distinct starts): :meth:`at` interpolates
-        between them.
+        True when there were more distinct starts than ``max_exact``, so ``starts`` is the grid and
+        :meth:`at` interpolates between rows (PCHIP in ``logit p``).
     """
 
     starts: np.ndarray
@@ -207,7 +213,8 @@ def fit_clock(table: FlowTable, p, *, step: float, mean_reward: float, fixed=Non
     if hit.size == 0:
         raise InvalidInputError(f"mean_reward={target:g} is never reached: along the flow the dataset's mean "
                                 f"P(correct) goes from {curve[0]:.4f} to {curve[-1]:.4f} (range "
-                                f"[{curve.min():.4f}, {curve.max():.4f}]) by flow time {table.times[-1]:g}")
+                                f"[{curve.min():.4f}, {curve.max():.4f}]) by flow time {table.times[-1]:g}; give a "
+                                "mean reward in that range")
     j = int(hit[0])
     from scipy.optimize import brentq
 

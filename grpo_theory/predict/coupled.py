@@ -44,20 +44,25 @@ __all__ = ["CoupledTrajectory", "solve_rho", "solve_kernel", "shift_stationary",
 
 @dataclass(frozen=True)
 class CoupledTrajectory:
-    """Every prompt's logit along the shared-weights flow.
+    """Every prompt's logit ``z_i(t)`` along the shared-weights flow ``dz/dt = K h(z)``, as :func:`solve_rho`
+    or :func:`solve_kernel` integrates it: a row per reported time, a column per prompt.
 
     Attributes
     ----------
     times : numpy.ndarray
-        Flow times ``t``, increasing, shape (T,).
+        The reported flow times ``t`` (the solve's ``times``), increasing, shape (T,).
     z : numpy.ndarray
-        ``z[k, i] = logit P_i(correct)`` at ``times[k]``, shape (T, N).
+        ``z[k, i] = logit P_i(correct)`` at ``times[k]``, prompts in the field's order, shape (T, N);
+        :attr:`p` is its P(correct).
     model : str
-        ``"rho=<value>"`` or ``"kernel"``.
+        The kernel: ``"rho=<value>"`` for ``K = (1 - rho) I + rho 11^T/N`` (:func:`solve_rho`), ``"kernel"``
+        for a measured ``K`` (:func:`solve_kernel`).
     steps : int
-        Accepted steps of the integrator.
+        Steps the BDF integrator accepted between 0 and ``times[-1]`` (0 when ``times[-1]`` is 0); they do
+        not depend on how many times are reported.
     z_test : numpy.ndarray or None
-        With ``test_p`` (:func:`solve_rho`): the test prompts' logits, shape (T, len(test_p)).
+        The test prompts' logits at ``times`` (``test_p`` of :func:`solve_rho`: they feel the shared update
+        but carry no weight in it), shape (T, len(test_p)); None without test prompts.
     """
 
     times: np.ndarray
@@ -107,10 +112,12 @@ def _integrate(rhs, jac, y0, times, rtol, atol):
 
     if times[-1] == 0:
         return np.tile(y0, (times.size, 1)), 0
-    sol = solve_ivp(rhs, (0.0, float(times[-1])), y0, method="BDF", t_eval=times, jac=jac, rtol=rtol, atol=atol)
+    # dense_output only to count the accepted steps (its step times); the values at t_eval are the same
+    sol = solve_ivp(rhs, (0.0, float(times[-1])), y0, method="BDF", t_eval=times, jac=jac, rtol=rtol, atol=atol,
+                    dense_output=True)
     if not sol.success:
         raise RuntimeError(f"the shared-weights flow failed to integrate: {sol.message}")
-    return sol.y.T, int(sol.t.size)
+    return sol.y.T, int(sol.sol.ts.size - 1)
 
 
 def _arrow(field: PromptField, idx, z_start: np.ndarray, w: np.ndarray, rho: float, t: np.ndarray, rtol, atol):
