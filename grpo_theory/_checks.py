@@ -119,7 +119,7 @@ def arr(low=None, high=None, *, low_open=False, high_open=False, integer=False, 
     return check
 
 
-def numbers(*, ndim=None, none=False):
+def numbers(*, ndim=None, none=False, nonempty=False):
     """An array of numbers of ``ndim`` dimensions, any values (NaN and infinities included): the type check of
     :func:`arr` for arguments the solvers also pass mid-computation (a trial point may hold NaN)."""
     def check(name, value):
@@ -137,6 +137,8 @@ def numbers(*, ndim=None, none=False):
         if ndim is not None and a.ndim not in ((ndim,) if isinstance(ndim, int) else ndim):
             want = " or ".join(f"{d}-D" for d in ((ndim,) if isinstance(ndim, int) else ndim))
             raise InvalidInputError(f"{name} must be {want} (got shape {a.shape}): {_shown(value)}")
+        if nonempty and a.size == 0:
+            raise InvalidInputError(f"{name} is empty; expected at least one number")
     return check
 
 

@@ -28,7 +28,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ._checks import OBJECTIVE, QUESTION, checked, num, numbers, one_of
+from ._checks import OBJECTIVE, QUESTION, checked, levels_and_weights, num, numbers, one_of, whole
 from . import advantage
 from ._multinomial import SMALL_TOTAL, window_size
 from .errors import ExactEvaluationTooLarge
@@ -61,7 +61,7 @@ MAX_COUNT_VECTORS = 3_000_000
 _BLOCK = 2_000_000
 
 
-@checked(group_size=num(1, integer=True, finite=False), n_levels=num(1, integer=True))
+@checked(group_size=whole(1, 2**53), n_levels=whole(1, 10**6))
 def n_count_vectors(group_size: int, n_levels: int) -> int:
     """Number of count vectors of ``G - 1`` rewards over ``L`` levels: ``C(G+L-2, L-1)``.
 
@@ -186,7 +186,7 @@ def _large_group_scaled(diff: np.ndarray, diff2: np.ndarray, w: np.ndarray, vari
     return np.where(denom[..., None] > 0, num / safe, 0.0)
 
 
-@checked(levels=numbers(ndim=1), log_w=numbers(), obj=OBJECTIVE, part=one_of('mean', 'positive', 'negative'),
+@checked(levels=numbers(ndim=1, nonempty=True), log_w=numbers(), obj=OBJECTIVE, part=one_of('mean', 'positive', 'negative'),
          max_count_vectors=num(1, integer=True))
 def level_expectations(
     levels: np.ndarray,
@@ -233,6 +233,7 @@ def level_expectations(
     >>> e.round(12).tolist()                          # G = 2: E[sign(r_1 - r_2) | r_1]
     [-0.2, 0.8]
     """
+    levels_and_weights(levels, log_w)
     return obj.advantage_variant.hook("expectations")(np.asarray(levels, dtype=float), log_w, obj, part=part,
                                                       max_count_vectors=max_count_vectors)
 
@@ -317,7 +318,7 @@ def group_level_expectations(levels: np.ndarray, log_w: np.ndarray, obj: Objecti
     return out.reshape(log_w.shape)
 
 
-@checked(levels=numbers(ndim=1), obj=OBJECTIVE)
+@checked(levels=numbers(ndim=1, nonempty=True), obj=OBJECTIVE)
 def expectations_evaluator(levels: np.ndarray, obj: Objective):
     """``log_w -> level_expectations(levels, log_w, obj)`` with the per-call set-up done once.
 

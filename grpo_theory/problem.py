@@ -540,6 +540,8 @@ def shaped_question(q, shift: np.ndarray):
     [0.75, 0.0]
     """
     shift = np.asarray(shift, dtype=float)
+    if shift.size != q.n_outputs:
+        raise InvalidInputError(f"shift must have one entry per output (K={q.n_outputs}), got {shift.size}")
     if np.any(np.isnan(shift)):
         raise InvalidInputError(f"shift must not be NaN, got {shift.tolist()!r}")
     off = ~(np.abs(shift) <= HUGE_SHIFT)

@@ -9,7 +9,7 @@ written there) or the reason it is skipped. :func:`run_call` replaces one argume
 
 ``ok``
     a result, with no NaN where the valid call had none (or where :data:`api_contract_calls.DOCUMENTED_NAN`
-    says a NaN is the documented answer); :class:`~grpo_theory.errors.InvalidInputError` (or the package's
+    says a NaN is the answer by design); :class:`~grpo_theory.errors.InvalidInputError` (or the package's
     too-large error) whose message names the argument or the value; or
     :class:`~grpo_theory.errors.NoStationaryPolicy` (a valid config with nothing to predict, e.g. ``{}``).
 ``traceback``

@@ -338,7 +338,8 @@ ANY_VALUE: dict = {
 }
 #: Arguments (by name, in any callable) that take any object by design.
 ANY_VALUE_ARGS: dict = {}
-#: ``(key, argument)`` pairs where NaN in the result is the documented answer for some values.
+#: ``(key, argument)`` pairs where NaN in the result is the answer by design for some values (documented, or NaN
+#: in, NaN out of an elementwise helper the solvers call on trial points).
 DOCUMENTED_NAN = {
     ("grpo_theory.predict.core:Prediction.pass_at", "k"): "unbiased pass@k is NaN where k > n (documented)",
     ("grpo_theory.predict.core:Prediction.curves", "ks"): "unbiased pass@k is NaN where k > n (documented)",
@@ -347,6 +348,9 @@ DOCUMENTED_NAN = {
                                                              "gives NaN there",
     ("grpo_theory.advantage:node_entropy_slope", "log_cond"): "elementwise: a NaN entry gives NaN there",
     ("grpo_theory.advantage:node_entropy_slope", "node_weight"): "elementwise: a NaN entry gives NaN there",
+    ("grpo_theory.predict.field:PromptField.h", "z"): "elementwise in z: a NaN logit (an integrator's trial point) gives "
+                                                      "NaN there",
+    ("grpo_theory.predict.field:PromptField.dh", "z"): "elementwise in z, as PromptField.h",
     ("grpo_theory.convergence:report_columns", "report"): "report=None gives the columns of a run without a report: "
                                                           "NaN (its doctest)",
     ("grpo_theory.convergence:check_trajectories", "tail"): "a tail of fewer than MIN_TAIL_POINTS steps: status "

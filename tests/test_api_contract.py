@@ -2,8 +2,8 @@
 call or a stated reason to be skipped, and no argument of one, replaced by a hostile value, gives a traceback,
 a hang, a NaN, a NumPy warning, an accepted nonsense value or an error that names neither argument nor value.
 
-The default run checks the enumeration and a fixed sample (one hostile value per callable, drawn by a seeded
-RNG, among the callables whose valid call is fast); the full product (every argument x every hostile value) is
+The default run checks the enumeration and a fixed sample (one hostile value for each of 50 callables, drawn by
+a seeded RNG among those whose valid call is fast); the full product (every argument x every hostile value) is
 ``-m slow``, or ``python tests/api_contract.py`` with a CSV of every call.
 """
 
@@ -69,9 +69,14 @@ def test_the_harness_flags_what_it_should():
     assert ac.run_call("t:spin", spin, {"x": 1}, arg="x", label="0", cpu_s=0.2)["cls"] == "hang"
 
 
+#: Callables in the default run's sample (the suite's time is near its budget; the full product is -m slow).
+DEFAULT_SAMPLE = 50
+
+
 def _sample():
-    keys = sorted(k for k in calls.VALID if k not in SLOW_KEYS)
     rng = __import__("numpy").random.default_rng(45)
+    keys = sorted(k for k in calls.VALID if k not in SLOW_KEYS)
+    keys = sorted(rng.choice(keys, DEFAULT_SAMPLE, replace=False).tolist())
     out = []
     for key in keys:
         args = ac.parameters(key, FNS[key])
@@ -87,7 +92,11 @@ def test_one_hostile_value_per_callable(key, arg, label):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("key,arg,label", ac.cases())
-def test_every_hostile_value_in_every_argument(key, arg, label):
-    res = ac.check(key, arg, label, FNS)
-    assert res["cls"] == "ok", f"{key}({arg}={label}): {res['cls']}: {res['detail']}"
+@pytest.mark.parametrize("key", sorted(calls.VALID))
+def test_every_hostile_value_in_every_argument(key):
+    broken = []
+    for _, arg, label in ac.cases(keys={key}):
+        res = ac.check(key, arg, label, FNS)
+        if res["cls"] != "ok":
+            broken.append(f"{arg}={label}: {res['cls']}: {res['detail'][:120]}")
+    assert not broken, f"{key}: {len(broken)} broken: " + "; ".join(broken[:10])

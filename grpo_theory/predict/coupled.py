@@ -97,7 +97,7 @@ def time_grid(t_max: float = 1e4, n: int = 200, t_min: float = 1e-3) -> np.ndarr
     """
     if not (0 < t_min < t_max) or n < 2:
         raise InvalidInputError(f"need 0 < t_min < t_max and n >= 2, got t_min={t_min!r}, t_max={t_max!r}, n={n!r}")
-    return np.concatenate([[0.0], np.geomspace(t_min, t_max, n)])
+    return np.concatenate([[0.0], np.geomspace(float(t_min), float(t_max), int(n))])
 
 
 def _check_times(times) -> np.ndarray:

@@ -226,6 +226,10 @@ class PromptField:
             index_below("index", int(np.max(index, initial=0)), self.p.size, "prompts")
         p = self.p if index is None else self.p[index]
         z_ref = self.z_ref if index is None else self.z_ref[index]
+        try:
+            np.broadcast_shapes(z.shape, np.shape(p))
+        except ValueError:
+            raise InvalidInputError(f"z of shape {z.shape} does not match the {np.size(p)} prompts (or index)") from None
         if self.path == "separable":
             zc = np.clip(z, -Z_MAX, Z_MAX)
             return self._a(zc) + self._penalty(z, z_ref, p)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._checks import POSITIVE_COUNT, arr, checked, instance, text
+from .._checks import POSITIVE_COUNT, arr, checked, optional, text
 from .._validate import MAX_DATA_BYTES, csv_records, float_array, json_value, plain, read_text, text_number
 from ..errors import InvalidInputError, TheoryWarning
 
@@ -287,9 +287,35 @@ def _one_layout(records, name: str, keys: set, level_cols: list) -> None:
                                         f"needs; found keys {sorted(rec)[:8]}")
 
 
+def prompt_ids_rule(name, value) -> None:
+    """A rule (:mod:`grpo_theory._checks`): a list, tuple or 1-D array of prompt ids, each text or an integer.
+
+    Parameters
+    ----------
+    name : str
+        The argument's name, for the message.
+    value : object
+        The value to check.
+    """
+    ok = isinstance(value, (list, tuple)) or (isinstance(value, np.ndarray) and value.ndim == 1)
+    bad = next((v for v in (value if ok else ()) if isinstance(v, (bool, np.bool_))
+                or not isinstance(v, (str, int, np.integer, np.str_))), None)
+    if not ok or bad is not None:
+        shown = plain(bad if bad is not None else value)[:80]
+        raise InvalidInputError(f"{name} must be a list of prompt ids (text or integers), got {shown}")
+
+
 def samples_source(name, value) -> None:
     """A rule (:mod:`grpo_theory._checks`): ``value`` is something :func:`read_samples` reads, or a
-    :class:`SampleTable`; else an InvalidInputError naming ``name``."""
+    :class:`SampleTable`; else an InvalidInputError naming ``name``.
+
+    Parameters
+    ----------
+    name : str
+        The argument's name, for the message.
+    value : object
+        The value to check.
+    """
     if isinstance(value, (SampleTable, str, Path, np.ndarray)) or (
             type(value).__name__ == "DataFrame" and hasattr(value, "itertuples")):
         return
@@ -431,7 +457,7 @@ def _from_level_counts(records, name: str, level_cols: list, declared) -> Sample
     return SampleTable(tuple(pids), declared, np.array(counts), "level_counts", [])
 
 
-@checked(prompt_ids=instance((list, tuple, np.ndarray), 'a list of prompt ids', none=True))
+@checked(prompt_ids=optional(prompt_ids_rule))
 def samples_from_counts(n, correct, prompt_ids=None) -> SampleTable:
     """A binary :class:`SampleTable` from arrays of ``n`` and ``correct`` (no file).
 

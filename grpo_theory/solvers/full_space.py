@@ -114,6 +114,9 @@ def logit_flow(q: Question, obj: Objective, theta: np.ndarray, support: np.ndarr
     >>> bool(np.abs(f).max() < 1e-12)
     True
     """
+    if np.size(support) == 0 or np.shape(theta) != np.shape(support):
+        raise InvalidInputError(f"theta must hold one logit per entry of support ({np.size(support)}), got shape "
+                                f"{np.shape(theta)}")
     pi_s, centred = _policy_and_centred_gradient(q, obj, theta, support)
     return pi_s * centred
 
@@ -126,7 +129,7 @@ def _policy_and_centred_gradient(q, obj, theta, support) -> tuple[np.ndarray, np
     return pi[support], g - pi[support] @ g
 
 
-@checked(q=QUESTION, obj=OBJECTIVE, pi=arr(ndim=1), h=num(0, low_open=True))
+@checked(q=QUESTION, obj=OBJECTIVE, pi=arr(ndim=1), h=num(0, 0.5, low_open=True))
 def full_space_stability(q: Question, obj: Objective, pi, *, h: float = 1e-6) -> FullSpaceStability:
     """Stability of ``pi`` under the flow on all output logits (see the module doc).
 
@@ -284,7 +287,7 @@ def _support_logits(pi) -> tuple[np.ndarray, np.ndarray]:
     return support, np.log(pi[support])
 
 
-@checked(q=QUESTION, obj=OBJECTIVE, pi=arr(ndim=1), h=num(0, low_open=True))
+@checked(q=QUESTION, obj=OBJECTIVE, pi=arr(ndim=1), h=num(0, 0.5, low_open=True))
 def jump_repeller(q: Question, obj: Objective, pi, *, h: float = 1e-7) -> str:
     """Where ``pi`` sits on a jump of the field (a clamp, REINFORCE++'s whitening at a tie): the first output
     logit whose nudge by ``+-h`` makes that output's drift point away, described; ``''`` if every nudge is
@@ -327,7 +330,7 @@ def jump_repeller(q: Question, obj: Objective, pi, *, h: float = 1e-7) -> str:
     return ""
 
 
-@checked(q=QUESTION, obj=OBJECTIVE, pi=arr(ndim=1), h=num(0, low_open=True))
+@checked(q=QUESTION, obj=OBJECTIVE, pi=arr(ndim=1), h=num(0, 0.5, low_open=True))
 def one_sided_repeller(q: Question, obj: Objective, pi, *, h: float = NUDGE) -> list[tuple[int, float]]:
     """The single-logit nudges ``(answer, sign)`` of size ``h`` off ``pi`` after which the flow on all output
     logits moves away from ``pi``: ``d/dt |delta|^2 = 2 delta . f > 0`` with ``delta`` the nudge and ``f`` the
@@ -378,7 +381,7 @@ def one_sided_repeller(q: Question, obj: Objective, pi, *, h: float = NUDGE) -> 
     return away
 
 
-@checked(q=QUESTION, obj=OBJECTIVE, pi=arr(ndim=1), h=num(0, low_open=True), t_max=num(0, low_open=True))
+@checked(q=QUESTION, obj=OBJECTIVE, pi=arr(ndim=1), h=num(0, 0.5, low_open=True), t_max=num(0, low_open=True))
 def perturbed_ends(q: Question, obj: Objective, pi, *, h: float = NUDGE,
                    t_max: float = PERTURBED_T) -> tuple[np.ndarray, str]:
     """Where the flow on all output logits goes from ``pi`` nudged off it: for every single-logit nudge of size
@@ -435,7 +438,7 @@ def perturbed_ends(q: Question, obj: Objective, pi, *, h: float = NUDGE,
     return (np.array(ends) if ends else np.zeros((0, q.n_outputs))), "; ".join(how)
 
 
-@checked(q=QUESTION, obj=OBJECTIVE, pi=arr(ndim=1), h=num(0, low_open=True))
+@checked(q=QUESTION, obj=OBJECTIVE, pi=arr(ndim=1), h=num(0, 0.5, low_open=True))
 def logit_newton_step(q: Question, obj: Objective, pi, *, h: float = 1e-6) -> float:
     """The length (max norm) of the Newton step on the output logits from ``pi`` to a root of the flow.
 

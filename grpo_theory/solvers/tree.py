@@ -46,7 +46,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .. import advantage, kl
-from .._checks import COUNT, OBJECTIVE, QUESTION, SEED, checked, items
+from .._checks import MAX_STEPS, OBJECTIVE, QUESTION, SEED, checked, items, whole
 from .._numerics import integrate_until_slow, logsumexp
 from ..errors import InvalidInputError
 from ..problem import Objective, Question, shaped_question
@@ -92,7 +92,7 @@ class AnswerTree:
     lengths: np.ndarray
 
     @classmethod
-    @checked(answers=items((tuple, list), "answers (tuples of tokens)"))
+    @checked(answers=items((tuple, str), "answers (tuples of tokens)"))
     def build(cls, answers) -> AnswerTree:
         """The tree of ``answers`` (a sequence of token tuples, prefix-free, as ``Question`` checks them).
 
@@ -553,7 +553,7 @@ def _near_flow(tp: TreeProblem, point: StationaryPoint | None, end: np.ndarray) 
     return point if float(np.abs(point.pi - tp.policy(end)).max()) <= _NEAR else None
 
 
-@checked(q=QUESTION, obj=OBJECTIVE, n_starts=COUNT, seed=SEED)
+@checked(q=QUESTION, obj=OBJECTIVE, n_starts=whole(0, MAX_STEPS), seed=SEED)
 def tree_stationary_points(q: Question, obj: Objective, *, n_starts: int = 24, seed: int = 0
                            ) -> tuple[tuple, bool, str, StationaryPoint]:
     """Token-level stationary points from several starts, each with its stability (not exhaustive).
