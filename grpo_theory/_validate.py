@@ -349,7 +349,7 @@ def csv_records(text: str, source: str) -> list[tuple[int, dict]]:
                                             f"{word}; the file must be comma-separated (CSV)")
         dup = sorted(h for h, c in collections.Counter(names).items() if c > 1)
         if dup:
-            raise InvalidInputError(f"{source}: column(s) {dup} appear more than once in the header")
+            raise InvalidInputError(f"{source}: column(s) {dup} appear more than once in the header (expected once)")
         out = []
         for row in reader:
             if not row or (len(row) == 1 and not row[0].strip() and len(names) > 1):
