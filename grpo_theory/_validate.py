@@ -355,8 +355,8 @@ def csv_records(text: str, source: str) -> list[tuple[int, dict]]:
             if not row or (len(row) == 1 and not row[0].strip() and len(names) > 1):
                 continue                                            # a blank line
             if len(row) != len(names):
-                raise InvalidInputError(f"{source} line {reader.line_num}: {len(row)} field(s), the header has "
-                                        f"{len(names)} ({', '.join(names)})")
+                raise InvalidInputError(f"{source} line {reader.line_num}: {len(row)} field(s), expected "
+                                        f"{len(names)} as in the header ({', '.join(names)})")
             out.append((reader.line_num, dict(zip(names, row))))
         return out
     except csv.Error as exc:

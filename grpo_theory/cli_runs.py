@@ -26,6 +26,9 @@ from .solvers import clamp_critical_beta
 from .problem import InvalidInputError, Objective, Question
 
 
+_READERS = {"trl": read_trl_config, "verl": read_verl_config, "openrlhf": read_openrlhf_config}
+
+
 def _read_config(framework: str, path_text: str):
     """A config file as data (:func:`~grpo_theory.integrations.mapping.load_config_file`); a TRL one must
     hold a JSON object."""
@@ -43,10 +46,10 @@ def cmd_explain(args) -> int:
     if given and args.framework != "trl":
         raise InvalidInputError(f"{' and '.join(given)} apply to --framework trl only (got --framework "
                                 f"{args.framework}); drop {'them' if len(given) > 1 else 'it'}")
-    config = _read_config(args.framework, args.config)
     try:
-        with warnings.catch_warnings():        # printed below, with the rest of the account
-            warnings.simplefilter("ignore", TheoryWarning)
+        with warnings.catch_warnings(), _config_errors("config", args.config, keep=NoStationaryPolicy):
+            warnings.simplefilter("ignore", TheoryWarning)      # printed below, with the rest of the account
+            config = _read_config(args.framework, args.config)
             if args.framework == "trl":
                 mapping = read_trl_config(config, trl_version=args.trl_version,
                                           completion_tokens=args.completion_tokens)
@@ -216,13 +219,34 @@ def _as_options(message: str) -> str:
 
 
 @contextlib.contextmanager
-def _as_option(option: str, prefix: str):
-    """A reader's error about the file of ``option`` (its message starts with ``prefix``, the reader's word for
-    the file: ``samples 'x'``, ``config 'x'``) says the option: ``--measured 'x': no such file``."""
+def _config_errors(label: str, path_text: str, *prefixes: str, keep=()):
+    """A trainer config's errors name it: a message that starts with one of ``prefixes`` (the reader's words for
+    the file) starts with ``label`` instead; one that does not name the file (``TRL config: beta = -1 ...``) gets
+    ``label 'FILE': `` in front. ``keep``: exception classes passed on unchanged."""
     try:
         yield
     except InvalidInputError as exc:
-        if not str(exc).startswith(prefix):
+        text = str(exc)
+        prefix = next((p for p in prefixes if text.startswith(p)), None)
+        if isinstance(exc, keep) or (prefix is None and path_text in text):
+            raise
+        if prefix is not None:
+            raise InvalidInputError(f"{label} {text[len(prefix):]}") from None
+        where = f"{label} {path_text!r}" if Path(path_text).is_file() else label
+        raise InvalidInputError(f"{where}: {text}") from None
+    except ValueError as exc:                   # a reader's own ValueError
+        raise InvalidInputError(f"{label} {path_text!r}: {exc}") from None
+
+
+@contextlib.contextmanager
+def _as_option(option: str, *prefixes: str):
+    """A reader's error about the file of ``option`` (its message starts with one of ``prefixes``, the reader's
+    words for the file: ``samples 'x'``, ``config 'x'``) says the option: ``--measured 'x': no such file``."""
+    try:
+        yield
+    except InvalidInputError as exc:
+        prefix = next((p for p in prefixes if str(exc).startswith(p)), None)
+        if prefix is None:
             raise
         raise InvalidInputError(_as_options(f"{option} {str(exc)[len(prefix):]}")) from None
 
@@ -237,8 +261,9 @@ def _predict_from_args(args, kwargs):
     if args.framework is not None:
         framework, config = args.framework
         reader = {"trl_version": args.trl_version} if framework == "trl" and args.trl_version else {}
-        with _as_option(f"--framework {framework} CONFIG", "config "):
-            return predict(samples, framework=framework, config=config, **reader, **kwargs)
+        with _config_errors(f"--framework {framework} CONFIG", config, "config ", f"{framework} config "):
+            mapping = _READERS[framework](_read_config(framework, config), **reader)
+        return predict(samples, mapping, **kwargs)
     else:
         fields = dict(beta=args.beta, group_size=args.group_size, normalization=args.normalization,
                       std_ddof=args.std_ddof, std_eps=args.std_eps)

@@ -50,7 +50,11 @@ VALUES = ["", "nan", "inf", "-inf", "-1", "0", "1e400", "1e-400", "9999999999999
 #: option, ``bom.json`` to a TRL config), so that it reaches the reader (written by :func:`_hostile_file`).
 FILE_VALUES = ["missing", "folder", "empty", "binary", "bom", "latin1", "big", "deep", "dupcols", "norows",
                "above_n", "n_zero"]
-SUFFIX = {"samples": ".csv", "grid": ".yaml", "trl": ".json", "kernel": ".npy", "trained": ".csv", "wheel": ".whl"}
+SUFFIX = {"samples": ".csv", "grid": ".yaml", "trl": ".json", "kernel": ".npy", "trained": ".csv", "wheel": ".whl",
+          "verl": ".yaml", "openrlhf": ".json"}
+#: The other trainers' readers: each hostile file also goes to ``explain CONFIG --framework F`` and to
+#: ``predict --framework F CONFIG`` (the walk gives those files to TRL's reader).
+READERS = ("verl", "openrlhf")
 
 #: What each file-reading value position holds: (subcommand, option or positional dest, position) -> kind.
 FILE_KIND = {("predict", "samples", 0): "samples", ("predict", "--measured", 0): "samples",
@@ -61,7 +65,10 @@ FILE_KIND = {("predict", "samples", 0): "samples", ("predict", "--measured", 0):
 SAMPLES = "prompt_id,n,correct\na,10,3\nb,8,0\nc,5,5\n"
 GOOD = {"samples": SAMPLES, "grid": "objectives: {beta: 0.5}\nquestions: [{pi_ref: [0.3, 0.7], rewards: [1, 0]}]\n",
         "trl": '{"beta": 0.04, "num_generations": 4}\n', "trained": "G,beta,p_ref,p_final\n2,0.5,0.3,0.7\n",
-        "wheel": "not a wheel\n"}
+        "wheel": "not a wheel\n",
+        "verl": "algorithm: {adv_estimator: grpo}\nactor_rollout_ref: {rollout: {n: 4}, actor: {use_kl_loss: true, "
+                "kl_loss_coef: 0.1, kl_loss_type: low_var_kl}}\n",
+        "openrlhf": '{"advantage_estimator": "group_norm", "n_samples_per_prompt": 4, "init_kl_coef": 0.1}\n'}
 
 #: A valid minimal command line per subcommand (inputs by file name, written into the call's folder).
 BASE = {
@@ -198,6 +205,62 @@ def _good_values(cmd: str, action) -> list:
     return [_good_value(cmd, action, p) for p in range(max(_arity(action), 1))]
 
 
+_Q = "questions: [{pi_ref: [0.3, 0.7], rewards: [1, 0]}]\n"
+_DEEP = "[" * 100_000 + "]" * 100_000
+#: Hostile contents per kind of file: (file name, text, expected exit: 0, 2, or None for either). A content that
+#: is plainly invalid must be refused (2); one that is valid, read (0).
+CONTENTS = {
+    "samples": [
+        ("c_reward_nan.csv", "prompt_id,reward\na,1\na,nan\nb,0\nb,1\n", None),
+        ("c_reward_inf.csv", "prompt_id,reward\na,inf\na,0\nb,1\nb,0\n", 2),
+        ("c_levels_twice.csv", "prompt_id,count_1,count_1.0\na,3,4\n", 2),
+        ("c_level_nan.csv", "prompt_id,count_nan,count_1\na,3,5\n", 2),
+        ("c_count_negative.csv", "prompt_id,n,correct\na,10,-1\n", 2),
+        ("c_count_1e20.csv", "prompt_id,n,correct\na,1e20,3e19\n", 2),
+        ("c_count_fraction.csv", "prompt_id,n,correct\na,10,2.5\n", 2),
+        ("c_prompt_twice.csv", "prompt_id,n,correct\na,10,3\na,8,1\n", 2),
+        ("c_ragged.csv", "prompt_id,n,correct\na,10\n", 2), ("c_semicolons.csv", "prompt_id;n;correct\na;10;3\n", 2),
+        ("c_two_layouts.csv", "prompt_id,n,correct,reward\na,10,3,1\n", 2),
+        ("c_crlf.csv", "prompt_id,n,correct\r\na,10,3\r\nb,8,0\r\n", 0),
+        ("c_deep.jsonl", '{"prompt_id": "a", "reward": ' + _DEEP + "}\n", 2),
+        ("c_key_twice.jsonl", '{"prompt_id": "a", "reward": 1, "reward": 0}\n', 2),
+        ("c_not_object.jsonl", "[1, 2]\n", 2),
+    ],
+    "trl": [
+        ("c_key_twice.json", '{"beta": 0.1, "beta": 0.2}', 2), ("c_beta_text.json", '{"beta": "0.1"}', 2),
+        ("c_beta_nan.json", '{"beta": NaN}', 2), ("c_beta_negative.json", '{"beta": -1}', 2),
+        ("c_beta_object.json", '{"beta": {"a": 1}}', 2),
+        ("c_generations_1e20.json", '{"beta": 0.1, "num_generations": 1e20}', 2),
+        ("c_loss_type.json", '{"beta": 0.1, "loss_type": "grop"}', 2), ("c_list_of_numbers.json", "[1, 2]", 2),
+        ("c_string.json", '"beta"', 2),
+    ],
+    "verl": [(name, ("{}: {{actor: {{use_kl_loss: true, kl_loss_coef: {}}}}}\n".format(*fields) if len(fields) == 2
+                     else fields[0]), expect) for name, fields, expect in [
+        ("c_typo.yaml", ("actr_rollout_ref", "0.2"), None), ("c_coef_negative.yaml", ("actor_rollout_ref", "-1"), 2),
+        ("c_coef_text.yaml", ("actor_rollout_ref", "1e-3"), 2),
+        ("c_key_twice.yaml", ("algorithm: {adv_estimator: grpo}\nalgorithm: {adv_estimator: rloo}\n",), 2),
+        ("c_n_zero.yaml", ("algorithm: {adv_estimator: grpo}\nactor_rollout_ref: {rollout: {n: 0}}\n",), 2)]],
+    "openrlhf": [
+        ("c_flag_without_value.json", '["--init_kl_coef"]', 2), ("c_text_bool.json", '{"use_kl_loss": "maybe"}', 2),
+        ("c_samples_zero.json", '{"n_samples_per_prompt": 0}', 2), ("c_coef_negative.json", '{"init_kl_coef": -1}', 2),
+    ],
+    "grid": [
+        ("c_beta_empty.yaml", "objectives: {beta: []}\n" + _Q, 2),
+        ("c_simplex_1e17.yaml", "objectives: {beta: 0.5}\nsimplex: {rewards: [1, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, "
+                                "0.2, 0.1], step: 0.01}\n", 2),
+        ("c_simplex_500k.yaml", "objectives: {beta: 0.5}\nsimplex: {rewards: [1, 0.5, 0], step: 0.001}\n", 2),
+        ("c_group_1e9.yaml", "objectives: {beta: 0.5, group_size: 1000000000}\n" + _Q, 2),
+        ("c_beta_text.yaml", "objectives: {beta: 1e300}\n" + _Q, 0),      # a grid reads YAML's text numbers
+        ("c_beta_nan.yaml", "objectives: {beta: .nan}\n" + _Q, 2),
+        ("c_pi_ref_sum.yaml", "objectives: {beta: 0.5}\nquestions: [{pi_ref: [0.3, 0.3], rewards: [1, 0]}]\n", 2),
+        ("c_unknown_key.yaml", "objectivs: {beta: 0.5}\n" + _Q, 2),
+        ("c_key_twice.yaml", "objectives: {beta: 0.5}\nobjectives: {beta: 1}\n" + _Q, 2),
+    ],
+}
+EXPECT = {name: expect for rows in CONTENTS.values() for name, _, expect in rows}
+_TEXT = {(kind, name): text for kind, rows in CONTENTS.items() for name, text, _ in rows}
+
+
 def calls() -> list:
     """Every (subcommand, option, argv, value, substituted position) of the product."""
     out = []
@@ -223,6 +286,30 @@ def calls() -> list:
                     first[0] = "2"
                 twice = command(cmd, action, first) + [name, *good]
                 out.append((cmd, name, twice, "twice", command(cmd, action, good)))
+    for framework in READERS:
+        for v in [stem + SUFFIX[framework] for stem in FILE_VALUES]:
+            out.append(("explain", "config", ["explain", v, "--framework", framework], v, framework))
+            out.append(("predict", "--framework", ["predict", *BASE["predict"][3:], "samples.csv", "--framework",
+                                                   framework, v], v, framework))
+    for (cmd, name, pos), kind in FILE_KIND.items():            # each reader's hostile contents
+        for v, _, _ in CONTENTS.get(kind, ()):
+            out.append((cmd, name, command(cmd, _action(cmd, name), _with(_good_values(cmd, _action(cmd, name)),
+                                                                           pos, v)), v, pos))
+    for framework in READERS:
+        for v, _, _ in CONTENTS[framework]:
+            out.append(("explain", "config", ["explain", v, "--framework", framework], v, framework))
+            out.append(("predict", "--framework", ["predict", *BASE["predict"][3:], "samples.csv", "--framework",
+                                                   framework, v], v, framework))
+    return out
+
+
+def _action(cmd: str, name: str):
+    return next(a for a in actions(SUBS[cmd]) if _name(a) == name)
+
+
+def _with(values: list, pos: int, value: str) -> list:
+    out = list(values)
+    out[pos] = value
     return out
 
 
@@ -232,7 +319,8 @@ CALLS = calls()
 # ------------------------------------------------------------------------------------------------ the files
 
 def _is_file_value(value) -> bool:
-    return isinstance(value, str) and Path(value).stem in FILE_VALUES and Path(value).suffix in SUFFIX.values()
+    return value in EXPECT or (isinstance(value, str) and Path(value).stem in FILE_VALUES
+                               and Path(value).suffix in SUFFIX.values())
 
 
 def _write_files(tmp: Path) -> None:
@@ -251,10 +339,14 @@ def _hostile_file(tmp: Path, cmd: str, name: str, pos, value) -> None:
     if not _is_file_value(value):
         return
     path, stem = tmp / value, Path(value).stem
-    kind = FILE_KIND.get((cmd, name, pos), "samples")
+    kind = pos if pos in READERS else FILE_KIND.get((cmd, name, pos), "samples")
+    if (kind, value) in _TEXT:
+        path.write_text(_TEXT[(kind, value)], encoding="utf-8")
+        return
     text = GOOD.get(kind, SAMPLES)
     latin = {"samples": SAMPLES.replace("a,10,3", "\u00e9t\u00e9,10,3"), "grid": "# caf\u00e9\n" + text,
-             "trl": '{"beta": 0.04, "num_generations": 4, "output_dir": "caf\u00e9"}\n'}.get(kind, "caf\u00e9\n" + text)
+             "trl": '{"beta": 0.04, "num_generations": 4, "output_dir": "caf\u00e9"}\n', "verl": "# caf\u00e9\n" + text,
+             "openrlhf": text.replace("}", ', "save_path": "caf\u00e9"}')}.get(kind, "caf\u00e9\n" + text)
     if stem == "folder":
         path.mkdir()
     elif stem == "big":
@@ -479,6 +571,8 @@ def check_contract(tmp: Path, case) -> tuple[object, str | None]:
         return rc, f"hang: more than {CPU_S} s of CPU"
     if isinstance(rc, str):
         return rc, rc
+    if EXPECT.get(value) is not None and rc in (0, 2) and rc != EXPECT[value]:
+        return rc, f"wrong: {value} expected exit {EXPECT[value]}, got {rc}: {(stderr or stdout)[-300:]!r}"
     if rc == 0:
         if "Traceback" in stderr:
             return rc, f"traceback (exit 0): {stderr[-300:]}"
@@ -520,11 +614,16 @@ def check_contract(tmp: Path, case) -> tuple[object, str | None]:
 
 def _id(case) -> str:
     cmd, name, _argv, value, pos = case
-    return f"{cmd}:{name}{f'[{pos}]' if isinstance(pos, int) and pos else ''}={value!r}"
+    where = f"[{pos}]" if (isinstance(pos, int) and pos) or pos in READERS else ""
+    return f"{cmd}:{name}{where}={value!r}"
 
 
 #: The default run's seeded sample of the product.
-SAMPLE = random.Random(45).sample(CALLS, 40)
+#: Seconds of CPU each, in the full product only: G = 1,000 on the exact path, and two predictions with the KL in
+#: the reward (its flow is the slowest of the placements).
+_COSTLY = {("solve", "--group-size", "1_000"), ("predict", "--group-size", "1_000"),
+           ("predict", "--kl-placement", "twice")}
+SAMPLE = random.Random(45).sample([c for c in CALLS if (c[0], c[1], c[3]) not in _COSTLY], 40)
 
 
 @pytest.mark.parametrize("case", SAMPLE, ids=_id)
@@ -600,3 +699,36 @@ def test_found_by_the_sweep(tmp_path, argv, names):
     with contextlib.chdir(tmp_path):
         refused(argv, *names)
     assert not (tmp_path / "o").exists() or (tmp_path / "o" / ".incomplete").exists()
+
+
+def _broken_solve(kind: str):
+    """A ``solve`` that breaks the contract one way (for the checker's own test)."""
+    def run(args):
+        import sys
+
+        if kind == "traceback":
+            raise RuntimeError("no root")
+        if kind == "two lines":
+            print("grpo-theory: error: --beta: expected a positive number, got 'nan'\nmore", file=sys.stderr)
+            return 2
+        if kind == "no value":
+            raise cli.InvalidInputError("--beta must be a positive number")
+        if kind == "wrong":
+            print("RLHF (log pooling)   0.500000   0.500000")
+            return 0
+        if kind == "exit 1":
+            return 1
+        Path("half.tmp.csv").write_text("x")
+        raise cli.InvalidInputError("--beta 0.5: expected a positive number")
+    return run
+
+
+@pytest.mark.parametrize("kind, word", [("traceback", "traceback RuntimeError"), ("two lines", "lines"),
+                                        ("no value", "unnamed-value"), ("wrong", "wrong"), ("exit 1", "exit 1"),
+                                        ("half-written", "half-written")])
+def test_the_checker_catches_each_break(tmp_path, monkeypatch, kind, word):
+    """The contract's checker is not vacuous: a ``solve`` broken each way is reported with that class."""
+    monkeypatch.setattr(cli, "cmd_solve", _broken_solve(kind))
+    argv = ["solve", "--pi-ref", "0.3", "0.7", "--rewards", "1", "0", "--beta", "0.5"]   # the broken command answers
+    _, why = check_contract(tmp_path, ("solve", "--beta", argv, argv[-1], 0))
+    assert why is not None and why.startswith(word), why

@@ -50,11 +50,7 @@ def test_the_grep_leaves_other_comparisons_alone(source):
 
 
 #: Comparisons through a local name that are still open, each with why it is left: ``(path, line fragment)``.
-OPEN_ALIASED = {
-    ("grpo_theory/solvers/token_weights.py", 'kind == "batch_token_mean"'),
-    ("grpo_theory/solvers/token_weights.py", 'kind == "answer_mean"'),
-}   # answer_weights: kind = obj.aggregation; asking obj.aggregation_variant (.batch_normalised, .answer_mean) is the
-#     fix, left while the solvers' code is held fixed for a fuzz run (docs/architecture.md, "Seams")
+OPEN_ALIASED: set[tuple[str, str]] = set()   # none open: every site asks the registry entry
 
 
 def test_string_dispatch_through_a_local_name_is_only_the_known_open_site():

@@ -373,6 +373,8 @@ def load_config_file(framework: str, path) -> dict | list | str:
         return command_config(framework, text, source)
     if suffix in (".yaml", ".yml"):
         data = read_yaml(path, "config", "a YAML mapping of the trainer's fields")
+    elif not text.strip():                              # JSON's own message: "Expecting value: line 1 column 1"
+        raise InvalidInputError(f"{source} is empty; expected a JSON object of the trainer's fields")
     else:
         data = load_json(text, source)
     if not isinstance(data, (dict, list)):               # null, a number, a string: no fields at all
