@@ -656,7 +656,7 @@ def test_every_option_is_covered():
 
 
 #: The sweep's findings, one call each (the full product runs under ``-m slow`` only): (argv, names the line must
-#: hold). Files: s.csv (counts), k.npy (empty), big.csv (1 MB of NUL bytes), c.json (a TRL config).
+#: hold). Files: s.csv (counts), k.npy (empty), big.csv (1 MB of NUL bytes), c.json and g.json (TRL configs).
 FOUND = [
     (["predict", "s.csv", "--beta", "0.5", "--out", "o", "--measured", "s.csv", "--kernel", "k.npy"],
      ["--kernel", "k.npy", "empty"]),                                   # was EOFError
@@ -678,6 +678,7 @@ FOUND = [
     (["explain", "", "--framework", "trl"], ["config", "''", "empty path"]),
     (["explain", "c.json", "--framework", "trl", "--trl-version", "abc"], ["--trl-version", "'abc'", "expected"]),
     (["sweep", "g.yaml", "--out", "big.csv", "--no-progress"], ["big.csv", "not a sweep file"]),   # was csv.Error
+    (["explain", "g.json", "--framework", "trl"], ["g.json", "num_generations", "1e+20", "expected"]),  # group_size
     (["solve", "--pi-ref", "0.3", "0.7", "--preference", "0.5", "--beta", "1"],
      ["--preference", "K = 2", "[0.5]"]),                               # named no value
     (["solve", "--pi-ref", "0.3", "0.7", "--reward-levels", "1", "--reward-probs", "0.2", "0.8", "0.6", "0.4",
@@ -694,6 +695,7 @@ def test_found_by_the_sweep(tmp_path, argv, names):
     (tmp_path / "k.npy").write_bytes(b"")
     (tmp_path / "c.json").write_text(GOOD["trl"], encoding="utf-8")
     (tmp_path / "g.yaml").write_text(GOOD["grid"], encoding="utf-8")
+    (tmp_path / "g.json").write_text('{"beta": 0.1, "num_generations": 1e20}', encoding="utf-8")
     (tmp_path / "big.csv").touch()
     os.truncate(tmp_path / "big.csv", 2**20)         # NUL bytes past csv's field limit
     with contextlib.chdir(tmp_path):
