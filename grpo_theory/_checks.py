@@ -111,12 +111,18 @@ def arr(low=None, high=None, *, low_open=False, high_open=False, integer=False, 
             raise InvalidInputError(f"{name} must be an array of numbers, got {_shown(value)}")
         a = float_array(name, value, low=low, high=high, low_open=low_open, high_open=high_open,
                         integer=integer, finite=finite)
-        if ndim is not None and a.ndim not in ((ndim,) if isinstance(ndim, int) else ndim):
-            want = " or ".join(f"{d}-D" for d in ((ndim,) if isinstance(ndim, int) else ndim))
-            raise InvalidInputError(f"{name} must be {want} (got shape {a.shape}): {_shown(value)}")
-        if nonempty and a.size == 0:
-            raise InvalidInputError(f"{name} is empty; expected at least one number")
+        _shape(name, value, a, ndim, nonempty)
     return check
+
+
+def _shape(name, value, a: np.ndarray, ndim, nonempty: bool) -> None:
+    """Refuse an array ``a`` (``value`` as given) of another number of dimensions than ``ndim`` (an int or a
+    tuple of them; None: any), or empty where ``nonempty``."""
+    if ndim is not None and a.ndim not in ((ndim,) if isinstance(ndim, int) else ndim):
+        want = " or ".join(f"{d}-D" for d in ((ndim,) if isinstance(ndim, int) else ndim))
+        raise InvalidInputError(f"{name} must be {want} (got shape {a.shape}): {_shown(value)}")
+    if nonempty and a.size == 0:
+        raise InvalidInputError(f"{name} is empty; expected at least one number")
 
 
 def numbers(*, ndim=None, none=False, nonempty=False):
@@ -134,11 +140,7 @@ def numbers(*, ndim=None, none=False, nonempty=False):
             a = np.asarray(value, dtype=float)
         except (TypeError, ValueError, OverflowError):
             raise InvalidInputError(f"{name} must be an array of numbers, got {_shown(value)}") from None
-        if ndim is not None and a.ndim not in ((ndim,) if isinstance(ndim, int) else ndim):
-            want = " or ".join(f"{d}-D" for d in ((ndim,) if isinstance(ndim, int) else ndim))
-            raise InvalidInputError(f"{name} must be {want} (got shape {a.shape}): {_shown(value)}")
-        if nonempty and a.size == 0:
-            raise InvalidInputError(f"{name} is empty; expected at least one number")
+        _shape(name, value, a, ndim, nonempty)
     return check
 
 

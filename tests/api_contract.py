@@ -39,7 +39,6 @@ import io
 import math
 import re
 import resource
-import signal
 import sys
 import warnings
 from pathlib import Path
@@ -57,8 +56,8 @@ CPU_S = 5.0
 MEMORY_BYTES = 3 * 2**30
 
 
-class _Hang(BaseException):
-    """Raised by the CPU-time alarm; a BaseException so no ``except Exception`` in the library swallows it."""
+from _cpu_limit import CpuLimit as _Hang  # noqa: E402  (the CPU-time alarm's exception)
+from _cpu_limit import cpu_limit  # noqa: E402
 
 
 def _never_valid():
@@ -189,14 +188,9 @@ def _has_nan(value, depth: int = 0) -> bool:
     return False
 
 
-def _on_cpu_alarm(signum, frame):
-    raise _Hang()
-
-
 @contextlib.contextmanager
 def _limits(cpu_s: float):
     """At most ``cpu_s`` CPU seconds (then :class:`_Hang`) and :data:`MEMORY_BYTES` more address space."""
-    previous = signal.signal(signal.SIGPROF, _on_cpu_alarm)
     soft, hard = resource.getrlimit(resource.RLIMIT_AS)
     try:
         with open("/proc/self/statm") as f:
@@ -206,12 +200,10 @@ def _limits(cpu_s: float):
             resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
     except (OSError, ValueError):
         pass
-    signal.setitimer(signal.ITIMER_PROF, cpu_s)
     try:
-        yield
+        with cpu_limit(cpu_s):
+            yield
     finally:
-        signal.setitimer(signal.ITIMER_PROF, 0)
-        signal.signal(signal.SIGPROF, previous)
         resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
 
 

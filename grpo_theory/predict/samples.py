@@ -311,10 +311,8 @@ def samples_source(name, value) -> None:
 
     Parameters
     ----------
-    name : str
-        The argument's name, for the message.
-    value : object
-        The value to check.
+    name, value : str, object
+        As for :func:`prompt_ids_rule`: the argument's name and the value to check.
     """
     if isinstance(value, (SampleTable, str, Path, np.ndarray)) or (
             type(value).__name__ == "DataFrame" and hasattr(value, "itertuples")):
