@@ -94,9 +94,14 @@ def test_one_hostile_value_per_callable(key, arg, label):
 @pytest.mark.slow
 @pytest.mark.parametrize("key", sorted(calls.VALID))
 def test_every_hostile_value_in_every_argument(key):
-    broken = []
+    broken, known = [], []
     for _, arg, label in ac.cases(keys={key}):
         res = ac.check(key, arg, label, FNS)
+        is_known = (key, arg, label) in calls.KNOWN_OPEN
         if res["cls"] != "ok":
-            broken.append(f"{arg}={label}: {res['cls']}: {res['detail'][:120]}")
+            (known if is_known else broken).append(f"{arg}={label}: {res['cls']}: {res['detail'][:120]}")
+        elif is_known:
+            broken.append(f"{arg}={label} passes now: remove it from KNOWN_OPEN")
     assert not broken, f"{key}: {len(broken)} broken: " + "; ".join(broken[:10])
+    if known:
+        pytest.xfail(f"{key}: known open: " + "; ".join(known))
