@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._checks import checked, one_of
+from .._checks import checked, one_of, text
 from .._validate import float_array, number
 from ..errors import InvalidInputError
 
@@ -107,6 +107,7 @@ def binomial_interval(correct, n, *, level: float = 0.95, method: str = "jeffrey
     return np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0)
 
 
+@checked(name=text())
 def check_k(k, name: str = "k") -> tuple[int, ...]:
     """``k`` as a tuple of integers >= 1; anything else is an error naming it.
 
