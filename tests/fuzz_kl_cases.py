@@ -55,6 +55,15 @@ END_T, END_TOL = 1e8, 1e-3
 #: approached like t^-1/2 or slower (reliability seeds 434 and 1132: 8e-2 and 3.2e-3 off at t = 1e8, 6e-10 and
 #: 5e-11 at t = 1e10 and 1e12; KL seed 6452: light mass 1e-3 at t = 1e8).
 LATE_T = (1e10, 1e12)
+#: Evaluations of the field each integration to a ``LATE_T`` may use (the one to ``END_T`` keeps 5,000): a limit
+#: approached like t^-1/2 takes ~1.1e4 to reach 1e12 (KL seed 8637, k1 in the loss: 1.08e-3 off where 1e4 ran out,
+#: 6.6e-4 at t = 1e12, 6.5e-5 at 1e14, within 1 s of CPU). The 20 s CPU cap of ``flow_end`` still applies.
+LATE_EVALS = 50_000
+#: Max-norm distance from the returned point within which an integration that stops there (its budget, or LSODA
+#: giving up) has reached it: the returned point passed the stationarity and stability checks, and the stiffness
+#: that stops the integration is the point's own (k3 kinds in the reward near a collapsed mass: seeds 115, 254,
+#: 1687, 2318 and 3081 stop 1e-60 to 1e-108 from it at t = 1e2 to 6e3). Far tighter than ``END_TOL``.
+AT_POINT = 1e-9
 #: Mass below which an absent answer of a KKT-checked face point counts as collapsed in the end check.
 COLLAPSED = 1e-100
 
@@ -122,6 +131,8 @@ def _end_check(q: Question, obj: Objective, pi: np.ndarray, *, unstable_ends=Non
     except IntegrationBudget as exc:
         # chatter at a jump: where the integration is then at the returned stable jump point, it has reached it
         d = float(np.abs(pi - exc.pi).max()) if exc.pi is not None else math.inf
+        if d <= AT_POINT:
+            return True, _sits_at(d, exc)
         if at_jump and d <= END_TOL:
             return True, (f"the independent integration reaches the returned jump point ({d:.2g} from it at t = "
                           f"{exc.t:.3g}, where it chatters past its budget): a Filippov equilibrium, it stays")
@@ -141,6 +152,8 @@ def _end_check(q: Question, obj: Objective, pi: np.ndarray, *, unstable_ends=Non
         # Filippov equilibrium whose every single-logit nudge the check has seen pulled back: _jump_attracts),
         # the flow has reached it and stays (abs in the loss at pi = pi_ref, seed 377); elsewhere: unchecked
         d = float(np.abs(pi - exc.pi).max())
+        if d <= AT_POINT:
+            return True, _sits_at(d, exc)
         if at_jump and d <= END_TOL:
             return True, (f"the independent integration reaches the returned jump point ({d:.2g} from it at t = "
                           f"{exc.t:.3g}, where LSODA gives up at the jump): a Filippov equilibrium, it stays")
@@ -155,20 +168,33 @@ def _end_check(q: Question, obj: Objective, pi: np.ndarray, *, unstable_ends=Non
             return True, (f"the returned point repels; the independent integration (rounding its nudge) ends at "
                           f"{np.array2string(end, precision=5)}, {near:.2g} from one of its perturbed ends")
     return _followed_on(lambda t: flow_end(q.pi_ref, grad=lambda p: output_gradient(q, obj, p), t_end=t, rtol=1e-8,
-                                           atol=1e-10, max_evals=10_000),
+                                           atol=1e-10, max_evals=LATE_EVALS),
                         pi, end, d, "the flow on all output logits from pi_ref")
+
+
+def _sits_at(d: float, exc: Exception) -> str:
+    """The message of an integration that stopped (its budget, or LSODA) at the returned point itself."""
+    return (f"the independent integration is at the returned point ({d:.2g} from it at t = {exc.t:.3g}) when it "
+            f"stops ({str(exc)[:80]}): it has reached it")
 
 
 def _followed_on(run, pi: np.ndarray, end: np.ndarray, d: float, what: str) -> tuple[bool, str]:
     """An independent end ``end``, ``d`` from the returned ``pi`` at ``END_T``, followed on: ``run(t)`` is the
     independent policy at each of ``LATE_T`` (a fresh integration from pi_ref). Passes (``reached late``) where it is
-    within ``END_TOL`` there and closer than at ``END_T``; an integration that stops on the way leaves the end a
-    different one, as at ``END_T``."""
+    within ``END_TOL`` there and closer than at ``END_T``, or where the integration stops on its way there (its
+    budget, or LSODA giving up) already within ``END_TOL`` of ``pi`` and closer than at ``END_T``: it has arrived,
+    and chatters at a jump of the field there (abs's kink at ``lr = 0``, seed 2926: at ``pi`` within 2e-9 from
+    t = 3.6e8 on). An integration that stops anywhere else leaves the end a different one, as at ``END_T``."""
     late, d_late, t_late = end, d, END_T
     for t_late in LATE_T:
         try:
             late = run(t_late)
         except (IntegrationBudget, IntegrationFailed, ExactEvaluationTooLarge) as exc:
+            d_stop = float(np.abs(pi - exc.pi).max()) if getattr(exc, "pi", None) is not None else math.inf
+            if d_stop <= END_TOL and d_stop < d:
+                return True, (f"reached late: the independent integration is {d:.2g} from it at t = {END_T:g} and "
+                              f"{d_stop:.2g} at t = {exc.t:.3g}, where it stops on the way to {t_late:g} "
+                              f"({str(exc)[:80]})")
             return False, (f"{what} (independent) is at {np.array2string(end, precision=5)} at t = {END_T:g}, "
                            f"{d:.3g} from the returned point; followed on to t = {t_late:g}, the integration "
                            f"stopped: {str(exc)[:120]}")
@@ -191,6 +217,8 @@ def tree_end_check(q: Question, obj: Objective, pi: np.ndarray) -> tuple[bool | 
     try:
         end = tree_flow_end(tp, t_end=END_T, max_evals=10_000)
     except (IntegrationBudget, IntegrationFailed, ExactEvaluationTooLarge) as exc:
+        if getattr(exc, "pi", None) is not None and float(np.abs(pi - exc.pi).max()) <= AT_POINT:
+            return True, _sits_at(float(np.abs(pi - exc.pi).max()), exc)
         return None, f"tree end not checked: {str(exc)[:160]}"
     d = float(np.abs(pi - end).max())
     if d <= END_TOL:
@@ -479,7 +507,9 @@ def _solve_and_check(q: Question, obj: Objective, seed: int, row: dict, t0: floa
         ends = ends if sol.stable is False and ends is not None and len(ends) else None
         if row.get("outcome", "").startswith("ok") and q.is_tree:
             ok, why = tree_end_check(q, obj, pi)
-            row["end"] = "unchecked" if ok is None else (("late" if why else "same") if ok else "WRONG")
+            row["end"] = "unchecked" if ok is None else (
+                ("same" if not why else "at-point" if why.startswith("the independent integration is at the returned "
+                                                                  "point") else "late") if ok else "WRONG")
             if ok is None:
                 row["detail"] = (row["detail"] + "; " if row["detail"] else "") + why[:200]
             elif ok is False:
@@ -492,6 +522,7 @@ def _solve_and_check(q: Question, obj: Objective, seed: int, row: dict, t0: floa
             verdict = "same" if not why else (
                 "at-jump" if why.startswith("the independent integration reaches the returned jump") else
                 "collapsed" if why.startswith("the independent integration reaches the returned face") else
+                "at-point" if why.startswith("the independent integration is at the returned point") else
                 "late" if why.startswith("reached late") else
                 "left-behind" if why.startswith("left behind") else "perturbed")
             row["end"] = "unchecked" if ok is None else (verdict if ok else "WRONG")
