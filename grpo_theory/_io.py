@@ -7,7 +7,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from ._validate import check_structure, read_text
+from ._validate import MAX_DEPTH, check_structure, read_text
 from .errors import InvalidInputError
 
 __all__ = ["atomic_write", "atomic_write_text", "read_yaml", "writing_folder", "INCOMPLETE_MARKER"]
@@ -107,5 +107,6 @@ def read_yaml(path: str | Path, what: str, expected: str):
     except yaml.YAMLError as exc:
         raise InvalidInputError(f"{what} {str(path)!r} is not valid YAML: {' '.join(str(exc).split())}") from None
     except RecursionError:
-        raise InvalidInputError(f"{what} {str(path)!r} is nested too deeply to parse") from None
+        raise InvalidInputError(f"{what} {str(path)!r} is nested too deeply to parse (expected a few levels; the "
+                                f"limit is {MAX_DEPTH})") from None
     return check_structure(data, f"{what} {str(path)!r}")

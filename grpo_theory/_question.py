@@ -224,8 +224,8 @@ class Question:
             bad = np.flatnonzero(np.abs(probs.sum(axis=1) - 1.0) > _PROB_TOL * levels.size)
             if bad.size:
                 raise InvalidInputError(
-                    f"each row of reward_probs must sum to 1; rows {bad.tolist()} sum to "
-                    f"{probs.sum(axis=1)[bad].tolist()}"
+                    f"each row of reward_probs must sum to 1; rows {bad.tolist()} are "
+                    f"{probs[bad].tolist()[:8]}, summing to {probs.sum(axis=1)[bad].tolist()[:8]}"
                 )
             order = np.argsort(levels)
             levels, probs = levels[order], probs[:, order]

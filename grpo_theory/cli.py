@@ -21,7 +21,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 try:        # pandas and scipy take a second or two to load: Ctrl-C meanwhile is one line, not a traceback
-    from . import _validate as check
+    from . import _argtypes as check
+    from . import _validate
     from ._io import atomic_write_text, read_yaml
     from .cli_runs import cmd_explain, cmd_predict
     from .cli_solve import cmd_solve
@@ -35,7 +36,7 @@ except KeyboardInterrupt:
     raise SystemExit(130) from None
 
 #: Largest finite G the exact paths take from the shell (each evaluation of P_G sums over G count vectors or more).
-MAX_EXACT_GROUP = check.MAX_EXACT_GROUP
+MAX_EXACT_GROUP = _validate.MAX_EXACT_GROUP
 
 
 def _group_size(text: str) -> int | float:
@@ -52,6 +53,14 @@ def _group_size(text: str) -> int | float:
             f"group size {value:,} is above the exact path's limit of {MAX_EXACT_GROUP:,}; use --group-size inf (the "
             "large-G limit, O(1/sqrt(G)) away)")
     return value
+
+
+def _version(text: str) -> str:
+    """``--trl-version``: a release number such as ``1.16.0`` or ``0.26.0.dev0``."""
+    if not re.fullmatch(r"v?\d+(\.\d+){0,3}(\.?(dev|rc|a|b|post)\d*)?(\+[\w.]+)?", text.strip()):
+        shown = repr(text) if len(text) <= 40 else f"{text[:40]!r}... ({len(text):,} characters)"
+        raise argparse.ArgumentTypeError(f"expected a TRL version such as 1.16.0 or 0.26.0.dev0, got {shown}")
+    return text.strip()
 
 
 def _positive_float(text: str) -> float:
@@ -218,7 +227,7 @@ def _add_predict_parser(sub) -> None:
     pr.add_argument("--framework", nargs=2, metavar=("F", "CONFIG"), default=None,
                     help="read the objective from a trainer config: F is trl, verl or openrlhf; CONFIG its file "
                          "(JSON for TRL and OpenRLHF, YAML for verl)")
-    pr.add_argument("--trl-version", default=None, help="TRL: whose defaults fill missing fields")
+    pr.add_argument("--trl-version", type=_version, default=None, help="TRL: whose defaults fill missing fields")
     pr.add_argument("--beta", type=float, default=None, help="penalty weight (instead of a config)")
     pr.add_argument("--group-size", type=_group_size, default=2, help="G: an integer >= 2 or 'inf'")
     pr.add_argument("--penalty", choices=("reverse", "direct"), default=None)
@@ -284,7 +293,7 @@ def _trainable(text: str) -> str:
 
 class _Parser(argparse.ArgumentParser):
     """argparse, reading ``-1e-3``, ``-inf`` and ``-nan`` as values rather than flags
-    (:data:`grpo_theory._validate.negative_number`), so each option's own check names them.
+    (:data:`grpo_theory._argtypes.negative_number`), so each option's own check names them.
     """
 
     def __init__(self, *args, **kwargs):
@@ -416,7 +425,7 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--pi-ref", type=check.finite_float, nargs="+", default=None,
                     help="a question: reference probabilities")
     ex.add_argument("--rewards", type=check.finite_float, nargs="+", default=None, help="a question: reward per output")
-    ex.add_argument("--trl-version", default=None,
+    ex.add_argument("--trl-version", type=_version, default=None,
                     help="TRL: whose defaults fill missing fields (default: the config's trl_version, else the "
                          "installed TRL, else 1.16.0)")
     ex.add_argument("--completion-tokens", type=check.int_at_least(1, high=10**7, why=" tokens"), default=None,

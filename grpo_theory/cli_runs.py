@@ -3,6 +3,7 @@ note's terms) and ``grpo-theory predict`` (per-prompt outcomes from the base mod
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import re
@@ -25,6 +26,9 @@ from .solvers import clamp_critical_beta
 from .problem import InvalidInputError, Objective, Question
 
 
+_READERS = {"trl": read_trl_config, "verl": read_verl_config, "openrlhf": read_openrlhf_config}
+
+
 def _read_config(framework: str, path_text: str):
     """A config file as data (:func:`~grpo_theory.integrations.mapping.load_config_file`); a TRL one must
     hold a JSON object."""
@@ -42,10 +46,10 @@ def cmd_explain(args) -> int:
     if given and args.framework != "trl":
         raise InvalidInputError(f"{' and '.join(given)} apply to --framework trl only (got --framework "
                                 f"{args.framework}); drop {'them' if len(given) > 1 else 'it'}")
-    config = _read_config(args.framework, args.config)
     try:
-        with warnings.catch_warnings():        # printed below, with the rest of the account
-            warnings.simplefilter("ignore", TheoryWarning)
+        with warnings.catch_warnings(), _config_errors("config", args.config, keep=NoStationaryPolicy):
+            warnings.simplefilter("ignore", TheoryWarning)      # printed below, with the rest of the account
+            config = _read_config(args.framework, args.config)
             if args.framework == "trl":
                 mapping = read_trl_config(config, trl_version=args.trl_version,
                                           completion_tokens=args.completion_tokens)
@@ -150,10 +154,12 @@ def cmd_predict(args) -> int:
         raise InvalidInputError(f"{', '.join(finite_args)} need{'s' if len(finite_args) == 1 else ''} --measured AFTER "
                                 "(counts after training)")
     if args.measured is not None:
-        kwargs.update(measured=read_samples(args.measured, levels=args.levels, id_column=args.id_column),
+        with _as_option("--measured", "samples "):
+            measured = read_samples(args.measured, levels=args.levels, id_column=args.id_column)
+        kwargs.update(measured=measured,
                       holdout=args.holdout, rhos=args.rhos,
                       finite_level=0.9 if args.finite_level is None else args.finite_level,
-                      seed=args.seed, kernel=_load_kernel(args.kernel) if args.kernel else None)
+                      seed=args.seed, kernel=None if args.kernel is None else _load_kernel(args.kernel))
     if args.fit is not None:
         kwargs["fit"] = tuple(args.fit)
     with warnings.catch_warnings(record=True) as caught:      # each printed once, below, as one line
@@ -161,7 +167,7 @@ def cmd_predict(args) -> int:
         try:
             pr = _predict_from_args(args, kwargs)
         except InvalidInputError as exc:                    # the kernel's checks know no file: name it
-            if args.kernel and str(exc).startswith("the kernel"):
+            if args.kernel is not None and str(exc).startswith("the kernel"):
                 raise InvalidInputError(f"--kernel {args.kernel!r}: {exc}") from None
             shell = _as_options(str(exc))
             if shell != str(exc):
@@ -207,9 +213,42 @@ def _as_options(message: str) -> str:
     message = re.sub(r"^mean_reward(?=[ =])", "--fit MEAN_REWARD", message)
     message = re.sub(r"^(" + "|".join(_PREDICT_OPTIONS + ("id_column", "kl_estimator", "kl_placement")) + r") must\b",
                      lambda m: "--" + m.group(1).replace("_", "-") + " must", message)
-    message = re.sub(r"\bid_column (?='[^']*' names)", "--id-column ", message)
+    message = re.sub(r"\bid_column (?='[^']*' names)|\bid_column=(?=')", "--id-column ", message)
     return re.sub(r"\b(" + "|".join(_PREDICT_OPTIONS) + r")=(?=[\s(,.;:]|$)",
                   lambda m: "--" + m.group(1).replace("_", "-"), message)
+
+
+@contextlib.contextmanager
+def _config_errors(label: str, path_text: str, *prefixes: str, keep=()):
+    """A trainer config's errors name it: a message that starts with one of ``prefixes`` (the reader's words for
+    the file) starts with ``label`` instead; one that does not name the file (``TRL config: beta = -1 ...``) gets
+    ``label 'FILE': `` in front. ``keep``: exception classes passed on unchanged."""
+    try:
+        yield
+    except InvalidInputError as exc:
+        text = str(exc)
+        prefix = next((p for p in prefixes if text.startswith(p)), None)
+        if isinstance(exc, keep) or (prefix is None and path_text in text):
+            raise
+        if prefix is not None:
+            raise InvalidInputError(f"{label} {text[len(prefix):]}") from None
+        where = f"{label} {path_text!r}" if Path(path_text).is_file() else label
+        raise InvalidInputError(f"{where}: {text}") from None
+    except ValueError as exc:                   # a reader's own ValueError
+        raise InvalidInputError(f"{label} {path_text!r}: {exc}") from None
+
+
+@contextlib.contextmanager
+def _as_option(option: str, *prefixes: str):
+    """A reader's error about the file of ``option`` (its message starts with one of ``prefixes``, the reader's
+    words for the file: ``samples 'x'``, ``config 'x'``) says the option: ``--measured 'x': no such file``."""
+    try:
+        yield
+    except InvalidInputError as exc:
+        prefix = next((p for p in prefixes if str(exc).startswith(p)), None)
+        if prefix is None:
+            raise
+        raise InvalidInputError(_as_options(f"{option} {str(exc)[len(prefix):]}")) from None
 
 
 def _predict_from_args(args, kwargs):
@@ -222,13 +261,16 @@ def _predict_from_args(args, kwargs):
     if args.framework is not None:
         framework, config = args.framework
         reader = {"trl_version": args.trl_version} if framework == "trl" and args.trl_version else {}
-        return predict(samples, framework=framework, config=config, **reader, **kwargs)
+        with _config_errors(f"--framework {framework} CONFIG", config, "config ", f"{framework} config "):
+            mapping = _READERS[framework](_read_config(framework, config), **reader)
+        return predict(samples, mapping, **kwargs)
     else:
         fields = dict(beta=args.beta, group_size=args.group_size, normalization=args.normalization,
                       std_ddof=args.std_ddof, std_eps=args.std_eps)
         if args.kl_estimator is not None or not variants.lookup("kl_placement", args.kl_placement).in_loss or args.kl_value_clamp is not None \
                 or args.kl_log_ratio_clamp is not None:
-            fields.update(kl_estimator=args.kl_estimator or "k3", kl_placement=args.kl_placement,
+            fields.update(kl_estimator="k3" if args.kl_estimator is None else args.kl_estimator,
+                          kl_placement=args.kl_placement,
                           kl_log_ratio_clamp=args.kl_log_ratio_clamp, kl_value_clamp=args.kl_value_clamp)
             if args.penalty is not None:
                 raise InvalidInputError("give --penalty or the --kl-* options, not both")
@@ -266,13 +308,20 @@ def _print_predict_summary(pr, paths: dict) -> None:
 
 
 def _load_kernel(path_text: str):
-    path = Path(path_text)
+    """``--kernel``: the N x N matrix in a numpy .npy file; anything else refused naming the file."""
+    path, expected = Path(path_text), "expected a numpy .npy of an N x N matrix (numpy.save)"
     if not path.is_file():
-        raise InvalidInputError(f"--kernel {path_text!r}: no such file (expected a numpy .npy of an N x N matrix)")
+        raise InvalidInputError(f"--kernel {path_text!r}: {'a folder' if path.is_dir() else 'no such file'} "
+                                f"({expected})")
     try:
-        return np.load(path, allow_pickle=False)
-    except ValueError as exc:
-        raise InvalidInputError(f"--kernel {path_text!r} is not a numpy .npy array: {exc}") from None
+        with open(path, "rb") as fh:
+            magic = fh.read(6)
+        if magic == b"\x93NUMPY":      # else NumPy tries the file as a pickle, and blames pickled data
+            return np.load(path, allow_pickle=False)
+    except (ValueError, EOFError, OSError) as exc:      # an object array, cut short, unreadable
+        raise InvalidInputError(f"--kernel {path_text!r} is not a readable .npy array ({exc}); {expected}") from None
+    why = "empty" if not magic else "no .npy header"
+    raise InvalidInputError(f"--kernel {path_text!r} is not a .npy file ({why}); {expected}")
 
 
 def _stationary_warnings(pr) -> list:

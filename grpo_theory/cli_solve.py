@@ -9,6 +9,7 @@ import sys
 
 import numpy as np
 
+from ._validate import plain
 from .preference import n_count_vectors
 from .problem import InvalidInputError, Objective, Question
 from .solvers import log_pooling, nash_equilibrium, stationary_points, stationary_policy
@@ -53,14 +54,16 @@ def _question_from_args(args) -> Question:
     if args.preference is not None:
         k = len(args.pi_ref)
         if len(args.preference) != k * k:
-            raise InvalidInputError(f"--preference needs K*K = {k * k} numbers (row-major), "
-                                    f"got {len(args.preference)}")
+            raise InvalidInputError(f"--preference needs K*K = {k * k} numbers (row-major; K = {k} outputs in "
+                                    f"--pi-ref), got {len(args.preference)}: {plain(args.preference)[:200]}")
         return Question(args.pi_ref, preference=np.reshape(args.preference, (k, k)))
     if args.reward_levels is not None:
         k, n_levels = len(args.pi_ref), len(args.reward_levels)
         if args.reward_probs is None or len(args.reward_probs) != k * n_levels:
-            raise InvalidInputError(f"--reward-probs needs K*L = {k * n_levels} numbers (row o: "
-                                    f"P(r = level | o)), got {args.reward_probs!r}")
+            raise InvalidInputError(
+                f"--reward-probs needs K*L = {k * n_levels} numbers (K = {k} outputs in --pi-ref, L = {n_levels} "
+                f"levels in --reward-levels {plain(args.reward_levels)[:80]}; row o: P(r = level | o)), got "
+                f"{plain(args.reward_probs)[:200]}")
         return Question(args.pi_ref, reward_levels=args.reward_levels,
                         reward_probs=np.reshape(args.reward_probs, (k, n_levels)))
     if args.rewards is None:

@@ -81,6 +81,11 @@ def _big_int(n: int) -> str:
 _Entry = TypeVar("_Entry", bound=variants.Variant)
 
 
+def _listed(items: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``: the given fields in a message."""
+    return " and ".join([", ".join(items[:-1]), items[-1]] if len(items) > 1 else items)
+
+
 class _EntryOf(Generic[_Entry]):
     """A read-only attribute of an :class:`Objective`: the registry entry of one of its options,
     ``variants.lookup(kind, getattr(obj, attribute))``, ``kind`` being the registry of ``entry_class``
@@ -350,26 +355,29 @@ class Objective:
                                     f"got {shorthand!r}")
         short = None if shorthand is None else variants.lookup("regime", shorthand)
         est = self.kl_estimator
+        # the KL fields the user set (the placement when not the loss, the clamps when not None), for the messages
+        given = ([] if placement.in_loss else [f"kl_placement={self.kl_placement!r}"]) + [
+            f"{name}={getattr(self, name)!r}" for name in ("kl_log_ratio_clamp", "kl_value_clamp")
+            if getattr(self, name) is not None]
         if est is None:
             if short is not None and not short.is_note_penalty:
                 raise InvalidInputError(f"penalty={shorthand!r} is a result, not an input: give kl_estimator=")
-            given = ([] if placement.in_loss else [f"kl_placement={self.kl_placement!r}"]) + [
-                f"{name}={getattr(self, name)!r}" for name in ("kl_log_ratio_clamp", "kl_value_clamp")
-                if getattr(self, name) is not None]
             if given and short is None:
-                raise InvalidInputError(f"{' and '.join(given)} needs kl_estimator= (one of "
-                                        f"{variants.names('kl_estimator')}): which KL estimator is placed or clamped")
+                raise InvalidInputError(f"{_listed(given)} need{'s' if len(given) == 1 else ''} kl_estimator= "
+                                        f"(one of {variants.names('kl_estimator')}): which KL estimator is placed "
+                                        "or clamped")
             if given:
                 raise InvalidInputError(f"penalty={shorthand!r} is shorthand for an unclamped estimator in the loss; "
-                                        f"with {' and '.join(given)}, give kl_estimator= instead")
+                                        f"with {_listed(given)}, give kl_estimator= instead")
             est = DEFAULT_ESTIMATOR if short is None else short.shorthand_estimator
         else:
             variants.lookup("kl_estimator", est)
         effective = effective_penalty(est, self.kl_placement, self.kl_log_ratio_clamp, self.kl_value_clamp)
         if shorthand is not None and shorthand != effective:
+            fields = [f"kl_estimator={est!r}", *given]      # kl_estimator was given: a shorthand alone agrees
             raise InvalidInputError(
-                f"penalty={shorthand!r} conflicts with kl_estimator={est!r}, kl_placement={self.kl_placement!r}"
-                f" and the clamps, which amount to {effective!r}; give one or the other")
+                f"penalty={shorthand!r} conflicts with {_listed(fields)}, which amount"
+                f"{'s' if len(fields) == 1 else ''} to {effective!r}; give one or the other")
         object.__setattr__(self, "regime", effective)
         object.__setattr__(self, "estimator", est)
 

@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from ._io import atomic_write
-from ._validate import MAX_DATA_BYTES, MAX_EXACT_GROUP, read_text
+from ._validate import MAX_DATA_BYTES, MAX_EXACT_GROUP, plain, read_text
 from .problem import InvalidInputError, Objective, Question, as_objective, as_question
 from .solvers import stationary_points, stationary_policy
 
@@ -182,17 +182,22 @@ def _done_rows(out: Path) -> list[dict]:
         return []
     reader = csv.reader(io.StringIO(read_text(out, "sweep output", max_bytes=MAX_DATA_BYTES,
                                               expected="the CSV of an earlier sweep, to resume"), newline=""))
-    header = next(reader, None)
-    if header is None:
-        return []
-    if tuple(header) != COLUMNS:
-        raise InvalidInputError(f"{out} is not a sweep file (columns {header}, expected {list(COLUMNS)})")
-    rows, torn = [], False
-    for rec in reader:
-        if _complete(rec):
-            rows.append(dict(zip(COLUMNS, rec)))
-        else:
-            torn = True
+    try:
+        header = next(reader, None)
+        if header is None:
+            return []
+        if tuple(header) != COLUMNS:
+            raise InvalidInputError(f"{out} is not a sweep file (columns {plain(header)[:200]}, expected "
+                                    f"{list(COLUMNS)})")
+        rows, torn = [], False
+        for rec in reader:
+            if _complete(rec):
+                rows.append(dict(zip(COLUMNS, rec)))
+            else:
+                torn = True
+    except csv.Error as exc:                # NUL bytes, a field over csv's limit: no sweep wrote it
+        raise InvalidInputError(f"{out} is not a sweep file (line {reader.line_num}: {exc}); expected the CSV of "
+                                "an earlier sweep, to resume, or a new path") from None
     if torn:
         _write(out, rows)
     return rows

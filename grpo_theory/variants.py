@@ -132,7 +132,8 @@ class AdvantageEstimator(Variant):
     batch_whitened : bool
         Whitened over a batch of groups (the per-question theory takes the batch as this question's groups).
     formula : str or None
-        The advantage it forms, in words (``grpo-theory explain``); None: the normalisation's formula.
+        The advantage it forms, in words (``grpo-theory explain``); None: the normalisation's formula where
+        ``uses_normalization``, else ``description``.
     equivalence : callable or None
         ``(G, beta) -> str``: a sentence relating its stationary points to another variant's (the config
         readers pass it on as a warning), or None.

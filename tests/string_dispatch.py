@@ -4,13 +4,15 @@ Read with ``ast``: a comparison (``==``, ``!=``, ``in``, ``not in``) one side of
 tuple, list or set of them) and the other a field of an Objective -- an attribute or a bare name spelled like
 one (``obj.advantage``, ``normalization``), ``d.get("advantage")`` or ``d["advantage"]`` -- and a dict of
 string keys indexed by such a field (``{"k3": ...}[obj.estimator]``). ``grpo_theory/variants.py`` (the
-registry, where the strings live) is not searched. Used by ``tests/test_variants.py`` (none may be left) and
+registry, where the strings live) is not searched. :func:`find_aliased` finds the same comparison made through a
+local name set from such a field. Used by ``tests/test_variants.py`` (none may be left) and
 ``benchmarks/architecture_counts.py`` (the before/after table of docs/architecture.md).
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 #: The Objective's option fields (and the derived ones), as attributes or parameter names.
@@ -51,11 +53,17 @@ def _is_field(node: ast.AST) -> bool:
     return False
 
 
+@functools.lru_cache(maxsize=512)
+def _parsed(text: str) -> tuple[ast.AST, list[str]]:
+    """The module ``text`` parsed, and its lines (cached: the scans below read each module once)."""
+    return ast.parse(text), text.splitlines()
+
+
 def find(text: str) -> list[tuple[int, str]]:
     """``(line, source line)`` of each string dispatch on an Objective field in the Python source ``text``."""
-    lines = text.splitlines()
+    tree, lines = _parsed(text)
     out = []
-    for node in ast.walk(ast.parse(text)):
+    for node in ast.walk(tree):
         hit = False
         if isinstance(node, ast.Compare):
             operands = [node.left, *node.comparators]
@@ -66,6 +74,37 @@ def find(text: str) -> list[tuple[int, str]]:
         if hit:
             out.append((node.lineno, lines[node.lineno - 1].strip()))
     return out
+
+
+def find_aliased(text: str) -> list[tuple[int, str]]:
+    """``(line, source line)`` of each comparison with a string of a name that the module sets from an Objective
+    field (``kind = obj.aggregation`` ... ``kind == "answer_mean"``): the dispatch :func:`find` misses, since it
+    reads the fields' own spellings only. A name is followed through the module, whatever its scope."""
+    tree, lines = _parsed(text)
+    nodes = list(ast.walk(tree))
+    aliases = {t.id for node in nodes if isinstance(node, ast.Assign) and _is_field(node.value)
+               for t in node.targets if isinstance(t, ast.Name) and t.id not in FIELDS}
+
+    def alias(node):
+        return isinstance(node, ast.Name) and node.id in aliases
+
+    return [(node.lineno, lines[node.lineno - 1].strip()) for node in nodes if aliases and isinstance(node, ast.Compare)
+            and any(_is_strings(a) and alias(b) or alias(a) and _is_strings(b)
+                    for a, b in zip([node.left, *node.comparators], node.comparators))]
+
+
+def _modules(root: Path):
+    """``(relative path, text)`` of each module of ``root/grpo_theory`` but the registry."""
+    for path in sorted((root / "grpo_theory").rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        if rel != "grpo_theory/variants.py":
+            yield rel, path.read_text()
+
+
+def aliased_sites(root: Path) -> list[tuple[str, int, str]]:
+    """``(path, line, source line)`` of :func:`find_aliased`'s comparisons under ``root/grpo_theory`` (the registry
+    not searched)."""
+    return sorted({(rel, lineno, line) for rel, text in _modules(root) for lineno, line in find_aliased(text)})
 
 
 def sites(root: Path, *, allowed: bool = False) -> list[tuple[str, int, str]]:
@@ -79,11 +118,8 @@ def sites(root: Path, *, allowed: bool = False) -> list[tuple[str, int, str]]:
         Include the comparisons of :data:`ALLOWED` (tables' columns) too.
     """
     out = []
-    for path in sorted((root / "grpo_theory").rglob("*.py")):
-        rel = path.relative_to(root).as_posix()
-        if rel == "grpo_theory/variants.py":
-            continue
-        for lineno, line in find(path.read_text()):
+    for rel, text in _modules(root):
+        for lineno, line in find(text):
             if not allowed and any(rel == p and frag in line for p, frag in ALLOWED):
                 continue
             out.append((rel, lineno, line))

@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pytest
 
-from grpo_theory import Objective, Question, stationary_points
+from grpo_theory import Objective, Question, stationary_points, stationary_policy
 from grpo_theory.solvers.tree import TreeProblem
 
 Q = Question([0.1, 0.3, 0.6], rewards=[1, 0, 0], answers=["AB", "AC", "D"])
@@ -110,3 +110,21 @@ def test_single_answer_tree_is_exhaustive():
     q = Question([1.0, 0.0], rewards=[1, 0], answers=["AB", "AC"])
     pts = stationary_points(q, Objective(beta=1.0, group_size=8, level="token"))
     assert pts.exhaustive and len(pts) == 1
+
+
+def test_tree_search_on_a_face_answer_does_not_raise():
+    """KL fuzz seed 41 (tree AB/AC/D, a noisy law over three levels, G = 8, shift, std_eps 1e-6, k1 in the loss,
+    beta 2.2445): stationary_policy answers it (the limit (1, 2.9e-115, 0) on a face, checked by the KL fuzz against
+    the independent token-level flow), but stationary_points raised InvalidInputError 'pi must be finite': the
+    search stepped along the unstable directions of an unstable point on a face, whose free logits are infinite. A valid question must get a set,
+    whose from_reference is stationary_policy's answer."""
+    import warnings
+
+    from fuzz_kl_cases import draw_kl_case
+
+    q, obj = draw_kl_case(41)
+    assert q.is_tree and obj.level == "token" and obj.estimator == "k1" and obj.kl_placement == "loss"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        pts = stationary_points(q, obj)
+    assert np.array_equal(pts.from_reference.pi, stationary_policy(q, obj).pi)

@@ -222,7 +222,8 @@ def explain(mapping: TheoryMapping, question: Question | None = None) -> dict:
     obj = mapping.objective
     out = dict(framework=mapping.framework, version=mapping.version, warnings=list(mapping.warnings), objective=None)
     norm = ("(r - mean r) / (std_{ddof} r + eps)" if obj.normalization_variant.scales else "r - mean r")
-    norm = obj.advantage_variant.formula or norm          # the other estimators' (grpo_theory.variants)
+    est = obj.advantage_variant         # its formula; the normalisation's only where it uses one, else its description
+    norm = est.formula or (norm if est.uses_normalization else est.description)
     out["objective"] = dict(
         describe=obj.describe(), beta=obj.beta, group_size=None if obj.is_large_group else obj.group_size,
         regime=obj.regime, kl=_role(obj), normalization=obj.normalization, advantage=norm,
@@ -356,6 +357,9 @@ def load_config_file(framework: str, path) -> dict | list | str:
     InvalidInputError
         A missing file, or JSON that does not parse.
     """
+    if isinstance(path, str) and not path.strip():          # Path("") would be the current folder
+        raise InvalidInputError(f"config {path!r}: an empty path, naming no file (expected a config file or a command "
+                                "line)")
     if isinstance(path, str) and looks_like_command(path) and not names_a_file(path):
         return command_config(framework, path, "config command line")     # the text itself, not a file
     path = Path(path)
@@ -369,6 +373,8 @@ def load_config_file(framework: str, path) -> dict | list | str:
         return command_config(framework, text, source)
     if suffix in (".yaml", ".yml"):
         data = read_yaml(path, "config", "a YAML mapping of the trainer's fields")
+    elif not text.strip():                              # JSON's own message: "Expecting value: line 1 column 1"
+        raise InvalidInputError(f"{source} is empty; expected a JSON object of the trainer's fields")
     else:
         data = load_json(text, source)
     if not isinstance(data, (dict, list)):               # null, a number, a string: no fields at all

@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from .. import variants
 from .._validate import check_fields
 from ..kl import effective_penalty
-from ..problem import InvalidInputError, Objective
+from ..problem import MAX_GROUP_SIZE, InvalidInputError, Objective
 from .family import openrlhf_family
 from .mapping import TheoryMapping, mapping_of
 
@@ -67,7 +67,7 @@ OPENRLHF_VALUE_CLAMP = 10.0
 #: bound in a list is exclusive. Checked once, all together, in :func:`read_openrlhf_config`.
 OPENRLHF_FIELDS = {
     "algo.advantage.estimator": ("str", None, None),
-    "rollout.n_samples_per_prompt": ("int", 1, None),
+    "rollout.n_samples_per_prompt": ("int", 1, MAX_GROUP_SIZE),
     "algo.kl.init_coef": ("float", 0, None),          # 0: no KL term; a negative coefficient rewards drift
     "algo.kl.estimator": ("str", None, None),
     "algo.kl.use_loss": ("bool", None, None),

@@ -31,7 +31,7 @@ import numpy as np
 
 from .._validate import check_fields, float_array, integer, number, plain
 from .. import variants
-from ..problem import LOSS_TYPES, InvalidInputError, Objective, Question
+from ..problem import LOSS_TYPES, MAX_GROUP_SIZE, InvalidInputError, Objective, Question
 from ..solvers import stationary_policy
 from .cmdline import argparse_flags
 from .family import trl_family
@@ -66,7 +66,7 @@ def _grpo_config_fields() -> frozenset:
 #: Every GRPOConfig field the reader reads: (kind, low, high); a bound in a list is exclusive.
 #: Checked once, all together, by :func:`_check_config` before anything is read.
 TRL_FIELDS = {
-    "num_generations": ("int", 2, None),
+    "num_generations": ("int", 2, MAX_GROUP_SIZE),      # the Objective's limit, named by the config's field
     "beta": ("float", 0, None),
     "scale_rewards": ((True, False, "group", "batch", "none"), None, None),
     "use_bias_correction_kl": ("bool|none", None, None),

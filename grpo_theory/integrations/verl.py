@@ -30,7 +30,7 @@ from pathlib import Path
 
 from .._io import read_yaml
 from .._validate import check_fields, read_text
-from ..problem import LOSS_TYPES, InvalidInputError, Objective
+from ..problem import LOSS_TYPES, MAX_GROUP_SIZE, InvalidInputError, Objective
 from .cmdline import hydra_overrides, looks_like_command, script_tokens
 from .family import verl_family
 from .mapping import TheoryMapping, mapping_of, names_a_file
@@ -141,7 +141,7 @@ VERL_FIELDS = {
     "algorithm.kl_ctrl.type": ("str", None, None),
     "algorithm.kl_ctrl.kl_coef": ("float", 0, None),
     "algorithm.filter_groups.enable": ("bool|none", None, None),
-    "actor_rollout_ref.rollout.n": ("int", 1, None),
+    "actor_rollout_ref.rollout.n": ("int", 1, MAX_GROUP_SIZE),
     "actor_rollout_ref.rollout.temperature": ("float", [0], None),
     "actor_rollout_ref.rollout.top_p": ("float", [0], 1),
     "actor_rollout_ref.rollout.top_k": ("int", -1, None),

@@ -544,7 +544,8 @@ def clock_from_mean_reward(times, p_path, mean_reward: float) -> float:
     hit = np.flatnonzero(np.sign(gap[:-1]) != np.sign(gap[1:]))
     if hit.size == 0:
         raise InvalidInputError(f"mean_reward={mean_reward:g} is never reached: the mean goes from {curve[0]:.4f} "
-                                f"to {curve[-1]:.4f} (range [{curve.min():.4f}, {curve.max():.4f}]) by t = {t[-1]:g}")
+                                f"to {curve[-1]:.4f} (range [{curve.min():.4f}, {curve.max():.4f}]) by t = {t[-1]:g}; "
+                                "give a mean reward in that range")
     j = int(hit[0])
     return float(t[j] + (t[j + 1] - t[j]) * gap[j] / (gap[j] - gap[j + 1]))
 

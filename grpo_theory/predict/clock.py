@@ -207,7 +207,8 @@ def fit_clock(table: FlowTable, p, *, step: float, mean_reward: float, fixed=Non
     if hit.size == 0:
         raise InvalidInputError(f"mean_reward={target:g} is never reached: along the flow the dataset's mean "
                                 f"P(correct) goes from {curve[0]:.4f} to {curve[-1]:.4f} (range "
-                                f"[{curve.min():.4f}, {curve.max():.4f}]) by flow time {table.times[-1]:g}")
+                                f"[{curve.min():.4f}, {curve.max():.4f}]) by flow time {table.times[-1]:g}; give a "
+                                "mean reward in that range")
     j = int(hit[0])
     from scipy.optimize import brentq
 

@@ -224,11 +224,13 @@ def read_samples(source, *, levels=None, id_column: str = "prompt_id") -> Sample
     id_column = id_column.strip()
     records, name, path = _source_records(source)
     if not records:
-        raise InvalidInputError(f"samples {name}: no rows")
+        raise InvalidInputError(f"samples {name}: no rows (expected a header and a row per prompt or sample)")
     keys = set().union(*(r.keys() for _, r in records))
     if id_column not in keys:
-        hint = "" if id_column != "prompt_id" else " (name another column with id_column= / --id-column)"
-        raise InvalidInputError(f"samples {name}: no {id_column!r} column{hint}; found columns {sorted(keys)}")
+        hint = " (name another column with id_column= / --id-column)" if id_column == "prompt_id" else \
+            f" (id_column={id_column!r})"
+        raise InvalidInputError(f"samples {name}: no {id_column!r} column{hint}; expected one of the file's columns "
+                                f"{sorted(keys)}")
     if id_column != "prompt_id":
         if "prompt_id" in keys:
             raise InvalidInputError(f"samples {name}: id_column {id_column!r} names a column, but the file also has a "
@@ -241,6 +243,10 @@ def read_samples(source, *, levels=None, id_column: str = "prompt_id") -> Sample
     if "reward" in keys:
         table = _from_rows(records, name, declared)
     elif {"n", "correct"} <= keys:
+        if declared is not None and not {0.0, 1.0} <= set(declared.tolist()):     # else silently not read
+            raise InvalidInputError(f"samples {name}: the declared levels {plain(declared.tolist())} (the levels "
+                                    "argument, --levels) do not include 0 and 1, the rewards of an (n, correct) counts "
+                                    "table (correct: 1, else 0); drop the levels or give 'count_<level>' columns")
         table = _from_counts(records, name)
     elif level_cols:
         table = _from_level_counts(records, name, level_cols, declared)
@@ -282,6 +288,8 @@ def _one_layout(records, name: str, keys: set, level_cols: list) -> None:
 def _source_records(source) -> tuple[list, str, str]:
     """``(records, name for messages, source)`` of a file path, a DataFrame or an array."""
     if isinstance(source, (str, Path)):
+        if isinstance(source, str) and not source:          # Path("") would be the current folder
+            raise InvalidInputError("samples '': an empty path, naming no file (expected a .csv or .jsonl of samples)")
         path = Path(source)
         return _records(path), path.name, str(path)
     if type(source).__name__ == "DataFrame" and hasattr(source, "itertuples"):

@@ -123,11 +123,11 @@ def answer_weights(q: Question, obj: Objective, pi) -> tuple[np.ndarray, np.ndar
     """
     pi = np.asarray(pi, dtype=float)
     lengths = np.ones(q.n_outputs, dtype=int) if q.answers is None else np.array([len(a) for a in q.answers])
-    kind = obj.aggregation
-    if kind == "batch_token_mean" and not obj.is_large_group:
+    kind = obj.aggregation_variant
+    if kind.batch_normalised and not obj.is_large_group:
         return _batch_weights(q, obj, pi, lengths)
     P = reward_preference(q, obj, pi)
-    W = 1.0 / lengths if kind == "answer_mean" else np.ones(q.n_outputs)   # token_sum, or a constant normaliser
+    W = 1.0 / lengths if kind.answer_mean else np.ones(q.n_outputs)   # token_sum, or a constant normaliser
     Pw = P * W
     if obj.filter_ties:                 # a tied group's penalty terms are dropped (grpo_theory.advantage)
         with np.errstate(divide="ignore"):

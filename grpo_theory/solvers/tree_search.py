@@ -154,9 +154,13 @@ def tree_search(q: Question, obj: Objective, *, n_starts: int = 24, seed: int = 
     # the stable set: flows from the corners, and down both sides of every unstable point's unstable
     # manifold (the attractors next to a saddle are where its unstable directions lead)
     flow_starts = [(x, 1e-5) for x in _grid(FLOW_LOGITS, n, MAX_FLOW_GRID, rng)]
+    on_face = 0
     for p in dedupe(found):
         if p.stable is False:
             x = tp.x_from_policy(p.pi)
+            if not np.all(np.isfinite(x)):      # a conditional is 0: a point on a face has no finite free logits
+                on_face += 1                    # to step from, so its unstable manifold is not followed
+                continue
             # no speed stop: the flow starts slow, next to the unstable point
             flow_starts += [(x + sign * UNSTABLE_STEP * v, None) for v in _unstable_directions(tp, x)
                             for sign in (1, -1)]
@@ -177,6 +181,9 @@ def tree_search(q: Question, obj: Objective, *, n_starts: int = 24, seed: int = 
                f"unstable point's unstable directions) on {n} free logits of a tree with "
                f"{len(tp.tree.nodes)} nodes; not exhaustive (no certified root isolation for token-level "
                "trees: a multi-start search)")
+    if on_face:
+        message += (f"; the unstable manifolds of {on_face} unstable point(s) on a face (a conditional 0) not "
+                    "followed")
     if unresolved:
         message += f"; {unresolved} flow(s) ended neither on a root nor at a vertex"
     return pts, False, message, from_reference

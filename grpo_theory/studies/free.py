@@ -71,9 +71,9 @@ from .free_prompts import (  # noqa: F401
     greeting_pool,
     normalise,
     select_prompts,
-    stationary_x,
 )
 from .free_scoring import COLUMNS, assemble, fit_clock_lsq, fit_shift, score  # noqa: F401
+from .predictions import stationary_x
 
 # this module's own public names; the prompt selection (free_prompts) and the scoring (free_scoring)
 # are documented there and importable from here as before

@@ -14,9 +14,9 @@ from tqdm.auto import tqdm
 
 from .._numerics import logit
 from ..errors import InvalidInputError
-from ..predict import Response
 from ..problem import Objective
 from ..training.smollm import YES_NO_QUESTIONS
+from .predictions import stationary_x
 
 __all__ = ["candidate_pool", "greeting_pool", "POOLS", "normalise", "select_prompts", "choose_betas", "count_correct",
            "P_RANGE", "BETA_CANDIDATES", "MIN_DIFF"]
@@ -265,25 +265,6 @@ def select_prompts(correct, n: int, n_keep: int, *, p_range=P_RANGE) -> np.ndarr
         chosen.append(j)
         free.remove(j)
     return np.array(sorted(chosen, key=lambda i: (p[i], i)), dtype=int)
-
-
-def stationary_x(p_ref, obj: Objective) -> np.ndarray:
-    """``x(p_ref)``: each prompt's stationary P(correct) under ``obj`` (the flow's end from ``p_ref``, binary
-    rewards; :class:`~grpo_theory.predict.Response`), ``p_ref`` clipped to ``[1e-12, 1]``.
-
-    Parameters
-    ----------
-    p_ref : array_like
-        Each prompt's ``pi_ref(correct)``.
-    obj : Objective
-        The objective.
-
-    Returns
-    -------
-    numpy.ndarray
-        ``x(p_ref)``, shaped like ``p_ref``.
-    """
-    return Response(obj)(np.clip(np.asarray(p_ref, dtype=float), 1e-12, 1.0))
 
 
 def choose_betas(p_ref, *, candidates=BETA_CANDIDATES, min_diff: float = MIN_DIFF, group_size: int = 8,

@@ -17,7 +17,7 @@ from .._numerics import logit
 from ..errors import InvalidInputError
 from ..predict import flow_table
 from ..problem import Objective
-from .free_prompts import stationary_x
+from .predictions import stationary_x
 
 __all__ = ["assemble", "score", "fit_shift", "fit_clock_lsq", "tail_rewards", "COLUMNS"]
 

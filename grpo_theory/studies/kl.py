@@ -24,10 +24,10 @@ from ..convergence import report_columns, summary_columns
 from ..errors import InvalidInputError
 from ..kl import discontinuities
 from ..problem import Objective, Question
-from ..solvers import clamp_critical_beta, log_pooling, stationary_policy
 from ..training.reference import pretrain_reference
 from ..training.tasks import synthetic_binary_task, synthetic_tree_task
 from ..training.trainer import GRPOTrainer, TrainerConfig, answer_probabilities
+from .predictions import clamp_critical_betas, study_theory
 
 VERL_CLAMPS = dict(kl_log_ratio_clamp=20.0, kl_value_clamp=10.0)
 #: The objective every variant starts from (its changes replace fields of it): beta = 0.5, G = 8, the
@@ -66,11 +66,6 @@ def _edge_margin(obj, q: Question, pi: np.ndarray) -> float:
         return float("nan")
     b = int(np.argmin(q.expected_reward))
     return float(np.log(pi[b]) - np.log(q.pi_ref[b]) - max(edges)) if pi[b] > 0 else float("-inf")
-
-
-def _questions(ref_probs: np.ndarray, task) -> list:
-    return [Question(ref_probs[q] / ref_probs[q].sum(), rewards=task.rewards[q], answers=task.answers)
-            for q in range(task.n_questions)]
 
 
 def run_kl_study(out_dir="runs/validate_kl", *, seeds=(0, 1, 2), variants=None, steps: int = 800,
@@ -129,14 +124,14 @@ def run_kl_study(out_dir="runs/validate_kl", *, seeds=(0, 1, 2), variants=None, 
         tasks = {"binary": synthetic_binary_task(n_questions, seed=seed),
                  "alone": synthetic_binary_task(1, seed=seed, p_range=(0.3, 0.3)),
                  "tree": synthetic_tree_task("lengths", n_questions, seed=seed)}
-        refs, questions = {}, {}
+        refs, ref_probs = {}, {}
         for kind in {KL_VARIANTS[n][0] for n in names}:
             task, freqs = tasks[kind]
             refs[kind] = pretrain_reference(task, freqs, seed=seed, progress=progress, steps=800)
-            questions[kind] = _questions(answer_probabilities(refs[kind], task), task)
+            ref_probs[kind] = answer_probabilities(refs[kind], task)
         for name in names:
             kind, changes = KL_VARIANTS[name]
-            task, ref, qs = tasks[kind][0], refs[kind], questions[kind]
+            task, ref = tasks[kind][0], refs[kind]
             changes = dict(changes)
             changes["steps"] = steps * changes.pop("steps_factor", 1)
             base = TrainerConfig(objective=start, steps=steps, learning_rate=learning_rate, groups_per_question=16,
@@ -144,29 +139,28 @@ def run_kl_study(out_dir="runs/validate_kl", *, seeds=(0, 1, 2), variants=None, 
             if isinstance(changes.get("beta"), tuple):
                 factor = changes["beta"][1]
                 probe = base.with_changes(**{**changes, "beta": 1.0}).objective
-                crit = np.array([clamp_critical_beta(q, probe) for q in qs])
+                crit = clamp_critical_betas(ref_probs[kind], task.rewards, probe, answers=task.answers)
                 changes["beta"] = factor * (crit.min() if factor < 1 else crit.max())
             else:
-                crit = np.full(len(qs), np.nan)
+                crit = np.full(task.n_questions, np.nan)
             cfg = base.with_changes(**changes)
             cfg = replace(cfg, until_stationary=until_stationary,                       # issue 26
                           max_steps=int(max_steps_factor * cfg.steps) if until_stationary else None)
             obj = cfg.objective
-            points = [stationary_policy(q, obj) for q in qs]
-            pred = np.array([p.pi for p in points])
+            theory = study_theory(ref_probs[kind], task.rewards, obj, answers=task.answers)
+            points, pred, pooled = theory.points, theory.pi, theory.log_pooling
             trainer = GRPOTrainer(copy.deepcopy(ref), task, cfg, reference=ref,
                                   run_dir=out / "runs" / f"{name}_seed{seed}", progress=progress)
             res = trainer.train(resume=resume)
             err = res.measured - pred
-            for qi, (q, pt) in enumerate(zip(qs, points)):
-                lp = log_pooling(q.pi_ref, q.expected_reward, obj.beta)
+            for qi, (q, pt) in enumerate(zip(theory.questions, points)):
                 for k in range(len(task.answers)):
                     rows.append(dict(seed=seed, config=name, penalty=obj.regime, beta=obj.beta, question=qi,
                                      answer=k, rewarded=bool(task.rewards[qi, k] > 0), pi_ref=q.pi_ref[k],
                                      predicted=pred[qi, k], measured=res.measured[qi, k],
                                      measured_se=res.measured_se[qi, k], error=err[qi, k],
                                      predicted_collapse=bool(pt.boundary), discontinuous=bool(pt.discontinuous),
-                                     log_pooling=lp[k], critical_beta=crit[qi],
+                                     log_pooling=pooled[qi, k], critical_beta=crit[qi],
                                      edge_margin=_edge_margin(obj, q, pt.pi),
                                      **report_columns(res.convergence, qi)))      # issue 26
             summary.append(dict(seed=seed, config=name, penalty=obj.regime, beta=obj.beta,

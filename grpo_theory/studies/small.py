@@ -32,7 +32,7 @@ from ..training.policy import answer_token_logprobs
 from ..training.reference import pretrain_reference
 from ..training.tasks import QATask, synthetic_binary_task
 from ..training.trainer import GRPOTrainer, TrainerConfig, answer_probabilities
-from .predictions import predict_task, predict_token_level, rewarded, stable_points_of_rewarded_class
+from .predictions import predict_token_level, rewarded, study_theory
 
 
 @dataclass(frozen=True)
@@ -221,8 +221,8 @@ def run_validation(out_dir="runs/validate", *, quick: bool = False, n_questions:
                 pred = predict_token_level(task, ref_token_logp, obj)
                 stables = [[float(v)] for v in rewarded(task, pred)]
             else:
-                pred = predict_task(task, ref_probs, obj)
-                stables = stable_points_of_rewarded_class(task, ref_probs, obj)
+                theory = study_theory(ref_probs, task.rewards, obj, stable_points=True)
+                pred, stables = theory.pi, theory.rewarded_at_stable
             p_pred = rewarded(task, pred)
             err = p_meas - p_pred
             nearest = np.array([min(st, key=lambda v: abs(v - m)) if st else np.nan

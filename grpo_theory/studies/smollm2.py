@@ -17,7 +17,6 @@ trainer's sampling only (the reference model is the same pretrained SmolLM2 in e
 from __future__ import annotations
 
 import copy
-import dataclasses
 import os
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -33,12 +32,11 @@ from .._io import atomic_write
 from .._validate import plain
 from ..convergence import report_columns, summary_columns
 from ..errors import InvalidInputError
-from ..problem import Objective, Question
-from ..solvers import stationary_points
+from ..problem import Objective
 from ..training.policy import answer_token_logprobs
 from ..training.smollm import GGUF_NAME, FrozenTrunkLM, load_smollm2, smollm2_tasks
 from ..training.trainer import GRPOTrainer, TrainerConfig
-from .predictions import predict_task, predict_token_level, rewarded
+from .predictions import predict_token_level, rewarded, study_theory
 
 #: name -> Objective fields of the configurations compared with the theory
 SMOLLM_CONFIGS = {
@@ -138,10 +136,8 @@ def _run_job(job: tuple, out: str, steps: int, learning_rate: float, trainable: 
         pred = predict_token_level(task, token_logp, obj)
         n_stable = [1] * task.n_questions        # the tree solver reports the flow's point only
     else:
-        pred = predict_task(task, ref_probs, obj)
-        seq = dataclasses.replace(obj, level="sequence")
-        n_stable = [len(stationary_points(_question(ref_probs[q], task.rewards[q]), seq).stable)
-                    for q in range(task.n_questions)]
+        theory = study_theory(ref_probs, task.rewards, obj, stable_points=True)
+        pred, n_stable = theory.pi, theory.n_stable
     p_ref, p_pred = rewarded(task, ref_probs), rewarded(task, pred)
     p_meas, p_se = rewarded(task, res.measured), rewarded(task, res.measured_se)
     rows = pd.DataFrame(dict(
@@ -156,10 +152,6 @@ def _run_job(job: tuple, out: str, steps: int, learning_rate: float, trainable: 
     done.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(done, lambda p: rows.to_csv(p, index=False))
     return rows
-
-
-def _question(p, rewards):
-    return Question(p / p.sum(), rewards=rewards)
 
 
 def _worker_job(args) -> pd.DataFrame:

@@ -17,11 +17,11 @@ import torch
 from .._io import atomic_write
 from ..convergence import report_columns, summary_columns
 from ..errors import InvalidInputError
-from ..problem import Objective, Question
-from ..solvers import stationary_policy
+from ..problem import Objective
 from ..training.reference import pretrain_reference
 from ..training.tasks import synthetic_tree_task
 from ..training.trainer import GRPOTrainer, TrainerConfig, answer_probabilities
+from .predictions import study_theory
 
 __all__ = ["run_tree_study", "TREE_STUDY_SHAPES", "TREE_STUDY_LOSSES", "TREE_STUDY_OBJECTIVE"]
 
@@ -113,17 +113,16 @@ def run_tree_study(out_dir="runs/validate_tree", *, seeds=(0, 1, 2), shapes=TREE
             task, freqs = synthetic_tree_task(shape, n_questions, seed=seed)
             ref = pretrain_reference(task, freqs, seed=seed, progress=progress, steps=800)
             ref_probs = answer_probabilities(ref, task)
-            questions = [Question(ref_probs[q] / ref_probs[q].sum(), rewards=task.rewards[q], answers=task.answers)
-                         for q in range(task.n_questions)]
             base = TrainerConfig(objective=obj, steps=steps, learning_rate=learning_rate, groups_per_question=16,
                                  device=device, seed=seed, num_threads=num_threads, until_stationary=until_stationary,
                                  max_steps=max_steps)
             objectives = {f"{lt}/B={_batch_label(b)}": _with_loss(base, lt, b).objective
                           for lt, b in losses}
-            preds = {name: np.array([stationary_policy(qq, o).pi for qq in questions])
+            preds = {name: study_theory(ref_probs, task.rewards, o, answers=task.answers).pi
                      for name, o in objectives.items()}
-            seq_pred = np.array([stationary_policy(qq, dataclasses.replace(base.objective, level="sequence")).pi
-                                 for qq in questions])
+            seq_obj = dataclasses.replace(base.objective, level="sequence")
+            sequence_level = study_theory(ref_probs, task.rewards, seq_obj, answers=task.answers)
+            seq_pred, questions = sequence_level.pi, sequence_level.questions
             for (lt, b), name in zip(losses, objectives):
                 cfg = _with_loss(base, lt, b)
                 config = f"{shape}_{lt}_B{_batch_label(b)}"

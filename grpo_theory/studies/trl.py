@@ -22,11 +22,10 @@ import pandas as pd
 
 from ..convergence import ConvergenceReport, check_trajectories, report_columns, summary_columns
 from ..integrations.trl import next_token_probs, read_trl_config
-from ..problem import Question
-from ..solvers import stationary_points, stationary_policy
 from ..training.smollm import YES_NO_QUESTIONS, load_smollm2
 from ..training.tasks import synthetic_binary_task
 from ..training.trainer import batch_means_se
+from .predictions import study_theory
 
 
 def probs_after_ids(model, id_lists) -> np.ndarray:
@@ -55,7 +54,8 @@ def probs_after_ids(model, id_lists) -> np.ndarray:
 
 def theory_predictions(ref_probs: np.ndarray, reward_table: np.ndarray, obj) -> tuple[list, list]:
     """Per prompt (a row of ``ref_probs``, renormalised, and of ``reward_table``): the predicted probability of
-    the rewarded tokens under ``obj``, and how many stable points exist.
+    the rewarded tokens under ``obj``, and how many stable points exist
+    (:func:`~grpo_theory.studies.predictions.study_theory`).
 
     Parameters
     ----------
@@ -73,12 +73,8 @@ def theory_predictions(ref_probs: np.ndarray, reward_table: np.ndarray, obj) -> 
     n_stable : list of int
         The number of stable stationary points, per prompt.
     """
-    preds, n_stable = [], []
-    for p, r in zip(ref_probs, reward_table):
-        q = Question(p / p.sum(), rewards=r)
-        preds.append(float(stationary_policy(q, obj).pi[r == r.max()].sum()))
-        n_stable.append(len(stationary_points(q, obj).stable))
-    return preds, n_stable
+    theory = study_theory(ref_probs, reward_table, obj, stable_points=True)
+    return [float(v) for v in theory.rewarded], theory.n_stable
 
 
 def _window_recorder(sink: list, start_step: float, every: int, measure):

@@ -36,9 +36,8 @@ from .._io import atomic_write
 from ..convergence import MIN_TAIL_POINTS, check_trajectories, report_columns
 from ..errors import InvalidInputError
 from ..integrations.trl import read_trl_config
-from ..predict.response import binary_question
-from ..solvers import stationary_policy
 from ..training.trainer import batch_means_se
+from .predictions import study_theory
 from .trl import theory_predictions, probs_after_ids
 
 __all__ = ["train_until_flat", "newest_checkpoint", "progress"]
@@ -191,7 +190,7 @@ def progress(run_dir) -> pd.DataFrame:
     steps, values, m, se, conv = _tail_summary(run / "trajectory.csv", st["tail"])
     obj = read_trl_config(_grpo_config(run, st), completion_tokens=1).objective
     pi_ref = values[0]
-    pred = np.array([stationary_policy(binary_question(float(p)), obj).pi[0] for p in pi_ref])
+    pred = study_theory(np.column_stack([pi_ref, 1.0 - pi_ref]), np.tile([1.0, 0.0], (len(pi_ref), 1)), obj).pi[:, 0]
     return pd.DataFrame([dict(prompt=st["prompts"][i], answer=st["answers"][i], pi_ref=float(pi_ref[i]),
                               predicted=float(pred[i]), measured=float(m[i]), measured_se=float(se[i]),
                               error=float(m[i] - pred[i]), **report_columns(conv, i), steps_so_far=int(steps[-1]),
