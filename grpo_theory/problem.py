@@ -279,7 +279,7 @@ class Objective:
             raise InvalidInputError(f"group_size must be an integer >= 2 or math.inf, got {_plain(g)}")
         self._resolve_kl()
         variants.lookup("normalization", self.normalization)
-        if self.std_ddof not in (0, 1) or isinstance(self.std_ddof, bool):
+        if self.std_ddof not in (0, 1) or isinstance(self.std_ddof, (bool, np.bool_)):
             raise InvalidInputError(f"std_ddof must be 0 or 1, got {_plain(self.std_ddof)}")
         eps = self.std_eps
         if isinstance(eps, bool) or not isinstance(eps, (int, float, np.floating, np.integer)) \
