@@ -10,10 +10,11 @@ objective can sit above it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from ._checks import index_below, register_class
 from ._validate import longdouble_losses, numeric_entries, probability_tolerance
 from ._validate import plain as _plain
 from .errors import InvalidInputError
@@ -113,6 +114,7 @@ def validate_answers(answers, k: int) -> tuple:
     return tuple(out)
 
 
+@register_class
 class Question:
     """One context ``q``: outputs ``o = 0..K-1`` with reference probabilities ``pi_ref`` and a reward law.
 
@@ -245,6 +247,8 @@ class Question:
                     f"half); M[{i},{j}] + M[{j},{i}] = {_plain(pref[i, j] + pref[j, i])}"
                 )
         if labels is not None:
+            if isinstance(labels, (str, bytes, Mapping)) or not hasattr(labels, "__iter__"):
+                raise InvalidInputError(f"labels must be a list of K={k} names, got {_plain(labels)[:80]}")
             labels = tuple(str(s) for s in labels)
             if len(labels) != k:
                 raise InvalidInputError(f"labels must have K={k} entries, got {len(labels)}")
@@ -358,6 +362,8 @@ class Question:
         >>> round(q.confidence_margin(), 12)
         0.5
         """
+        index_below("a", a, self.n_outputs, "outputs")
+        index_below("b", b, self.n_outputs, "outputs")
         m = self.pairwise_preference()
         return float(m[a, b] - m[b, a])
 
@@ -417,5 +423,5 @@ def as_question(q) -> Question:
     """
     if isinstance(q, Question):
         return q
-    raise InvalidInputError(f"expected a Question, got {type(q).__name__}: {q!r}; build one with "
+    raise InvalidInputError(f"q must be a Question, got {type(q).__name__}: {q!r}; build one with "
                             "Question(pi_ref, rewards=...)")

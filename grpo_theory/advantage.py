@@ -75,7 +75,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ._checks import OBJECTIVE, arr, checked, levels_and_weights, ndarray, num, numbers, one_of, optional
 from ._numerics import log_factorial
+from ._validate import broadcastable
 from .advantage_enumeration import MAX_COUNT_VECTORS, enumerated_expectations, signed_part  # noqa: F401
 from .errors import InvalidInputError
 
@@ -88,6 +90,7 @@ __all__ = ["level_expectations", "tie_free_probability", "regularised_gradient",
            "pass_at_k_bound"]
 
 
+@checked(obj=OBJECTIVE)
 def changes_regulariser(obj: Objective) -> bool:
     """Whether ``obj`` filters ties or adds an entropy bonus (the regulariser differs from the note's).
 
@@ -110,6 +113,7 @@ def changes_regulariser(obj: Objective) -> bool:
     return bool(obj.filter_ties) or obj.entropy_coef > 0
 
 
+@checked(obj=OBJECTIVE)
 def regularisation_scale(obj: Objective) -> float:
     """The scale of the regulariser: ``beta``, or ``entropy_coef`` when ``beta = 0`` (the entropy bonus alone).
 
@@ -135,6 +139,8 @@ def regularisation_scale(obj: Objective) -> float:
     return obj.beta if obj.beta > 0 else obj.entropy_coef
 
 
+@checked(z_ref=num(finite=False), penalty_bounds=arr(ndim=1, finite=False), delta_max=num(0, finite=False), obj=OBJECTIVE,
+         cap=num(0, low_open=True))
 def entropy_logit_bounds(z_ref: float, penalty_bounds: tuple[float, float], delta_max: float, obj: Objective,
                          cap: float) -> tuple[float, float]:
     """Class logits ``z = log(pi(a)/pi(b))`` that contain every root of a two-class drift with an entropy bonus.
@@ -175,6 +181,7 @@ def entropy_logit_bounds(z_ref: float, penalty_bounds: tuple[float, float], delt
     return (lo if math.isfinite(lo) else -cap), (hi if math.isfinite(hi) else cap)
 
 
+@checked(log_cond=ndarray(), node_weight=ndarray(), obj=OBJECTIVE)
 def node_entropy_slope(log_cond: np.ndarray, node_weight: np.ndarray, obj: Objective) -> np.ndarray:
     r"""The entropy bonus's part of ``g_v(c)`` on an answer tree: ``-c_H Wbar(v) (log pi(c|v) + 1)``.
 
@@ -208,6 +215,7 @@ def node_entropy_slope(log_cond: np.ndarray, node_weight: np.ndarray, obj: Objec
     >>> node_entropy_slope(np.log([0.5, 0.5]), np.array([1.0, 1.0]), Objective(beta=0, entropy_coef=1.0)).round(4)
     array([-0.3069, -0.3069])
     """
+    broadcastable(log_cond=log_cond, node_weight=node_weight)
     if obj.entropy_coef == 0:
         return np.zeros_like(log_cond)
     return -obj.entropy_coef * node_weight * (np.maximum(log_cond, -745.0) + 1.0)
@@ -221,6 +229,7 @@ def _log_comb(n: np.ndarray, k: int) -> np.ndarray:
     return np.where(ok, log_factorial(safe) - log_factorial(k) - log_factorial(safe - k), -np.inf)
 
 
+@checked(n_pass=arr(0, integer=True), G=num(1, 2**53, integer=True), k=num(1, integer=True))
 def pass_at_k_table(n_pass: np.ndarray, G: int, k: int) -> tuple[np.ndarray, np.ndarray]:
     """The analytic pass@k advantages ``(A_pass, A_fail)`` of a group of ``G`` with ``n_pass`` passes.
 
@@ -240,6 +249,8 @@ def pass_at_k_table(n_pass: np.ndarray, G: int, k: int) -> tuple[np.ndarray, np.
     A_fail : numpy.ndarray
         The advantage of a failing member, likewise.
     """
+    if k > G:
+        raise InvalidInputError(f"k must be at most the group size G = {G}, got k = {k}")
     n_fail = G - np.asarray(n_pass, dtype=float)
     p_fail = np.exp(_log_comb(n_fail, k) - _log_comb(np.array(float(G)), k))         # 1 - R
     p_cond = np.exp(_log_comb(n_fail - 1, k - 1) - _log_comb(np.array(float(G - 1)), k - 1))
@@ -275,6 +286,8 @@ def _moments(v: np.ndarray, log_w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return centred, np.sqrt(var)[..., None]
 
 
+@checked(v=numbers(ndim=1), log_w=numbers(), obj=OBJECTIVE, part=one_of('mean', 'positive', 'negative'),
+         max_count_vectors=optional(num(1, integer=True)))
 def rloo_expectations(v: np.ndarray, log_w: np.ndarray, obj, *, part: str = "mean",
                       max_count_vectors: int | None = None) -> np.ndarray:
     """RLOO's ``E_l``: ``v_l - mu`` exactly at every ``G`` (its signed parts by enumeration at finite ``G``).
@@ -304,6 +317,7 @@ def rloo_expectations(v: np.ndarray, log_w: np.ndarray, obj, *, part: str = "mea
     >>> np.round(e, 6).tolist()     # E[r|o] - mu at every G
     [[-0.3, 0.7]]
     """
+    levels_and_weights(v, log_w)
     v, log_w = np.asarray(v, dtype=float), np.asarray(log_w, dtype=float)
     if v.size == 1:
         return np.zeros_like(log_w)
@@ -313,6 +327,8 @@ def rloo_expectations(v: np.ndarray, log_w: np.ndarray, obj, *, part: str = "mea
     return enumerated_expectations(v, log_w, obj, _rloo_table, part=part, max_count_vectors=max_count_vectors)
 
 
+@checked(v=numbers(ndim=1), log_w=numbers(), obj=OBJECTIVE, part=one_of('mean', 'positive', 'negative'),
+         max_count_vectors=optional(num(1, integer=True)))
 def reinforce_pp_expectations(v: np.ndarray, log_w: np.ndarray, obj, *, part: str = "mean",
                               max_count_vectors: int | None = None) -> np.ndarray:
     """REINFORCE++'s ``E_l``: ``sqrt((G-1)/G) (v_l - mu)/sigma`` (the group mean removed, whitened by the
@@ -329,6 +345,7 @@ def reinforce_pp_expectations(v: np.ndarray, log_w: np.ndarray, obj, *, part: st
     max_count_vectors : int, optional
         Cap on the count vectors of a signed part's enumeration (None: the engine's default).
     """
+    levels_and_weights(v, log_w)
     v, log_w = np.asarray(v, dtype=float), np.asarray(log_w, dtype=float)
     if v.size == 1:
         return np.zeros_like(log_w)
@@ -344,6 +361,8 @@ def reinforce_pp_expectations(v: np.ndarray, log_w: np.ndarray, obj, *, part: st
                                    max_count_vectors=max_count_vectors) * scale
 
 
+@checked(v=numbers(ndim=1), log_w=numbers(), obj=OBJECTIVE, part=one_of('mean', 'positive', 'negative'),
+         max_count_vectors=optional(num(1, integer=True)))
 def pass_at_k_expectations(v: np.ndarray, log_w: np.ndarray, obj, *, part: str = "mean",
                            max_count_vectors: int | None = None) -> np.ndarray:
     """The analytic pass@k advantage's ``E_l`` (two levels: fail, pass).
@@ -366,6 +385,7 @@ def pass_at_k_expectations(v: np.ndarray, log_w: np.ndarray, obj, *, part: str =
     InvalidInputError
         For more than two reward levels.
     """
+    levels_and_weights(v, log_w)
     v, log_w = np.asarray(v, dtype=float), np.asarray(log_w, dtype=float)
     L = v.size
     if L > 2:
@@ -385,6 +405,7 @@ def pass_at_k_expectations(v: np.ndarray, log_w: np.ndarray, obj, *, part: str =
     return enumerated_expectations(v, log_w, obj, _pass_at_k_table, part=part, max_count_vectors=max_count_vectors)
 
 
+@checked(span=num(0), obj=OBJECTIVE)
 def pass_at_k_bound(span: float, obj) -> float:
     """``max |A|`` of the pass@k table over every group (scale-free; infinite at ``G = inf``).
 
@@ -446,6 +467,7 @@ def level_expectations(v: np.ndarray, log_w: np.ndarray, obj, *, part: str = "me
     return obj.advantage_variant.hook("expectations")(np.asarray(v, dtype=float), log_w, obj, part=part, **kwargs)
 
 
+@checked(R=numbers(ndim=2), log_w=numbers(), group_size=num(1, integer=True, finite=False))
 def tie_free_probability(R: np.ndarray, log_w: np.ndarray, group_size: int | float) -> np.ndarray:
     """``u(c) = P(the group does not tie | o_1 in c) = sum_l R[c, l] (1 - w_l^(G-1))``.
 
@@ -463,6 +485,9 @@ def tie_free_probability(R: np.ndarray, log_w: np.ndarray, group_size: int | flo
     numpy.ndarray, shape (..., C)
         ``u(c)``, in ``[0, 1]``.
     """
+    if np.ndim(log_w) == 0 or np.shape(R)[-1] != np.shape(log_w)[-1]:
+        raise InvalidInputError(f"R must have one column per reward level, as many as log_w's last axis, got shapes "
+                                f"{np.shape(R)} and {np.shape(log_w)}")
     log_w = np.asarray(log_w, dtype=float)
     if math.isinf(group_size):
         tie = (log_w >= 0.0).astype(float)

@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from ._checks import checked, numbers, one_of
 from ._numerics import log_factorial
 from .errors import ExactEvaluationTooLarge, InvalidInputError
 
@@ -23,6 +24,7 @@ __all__ = ["enumerated_expectations", "signed_part", "MAX_COUNT_VECTORS"]
 MAX_COUNT_VECTORS = 3_000_000
 
 
+@checked(a=numbers(), part=one_of('mean', 'positive', 'negative'))
 def signed_part(a: np.ndarray, part: str) -> np.ndarray:
     """``a`` itself (``part="mean"``), its positive part or its negative part (elementwise).
 

@@ -363,6 +363,11 @@ def binary_rloo(pi_ref_a, beta, reward_gap=1.0, penalty: str = "reverse") -> np.
     if np.any(~np.isfinite(gap)) or np.any(gap <= 0):
         raise InvalidInputError(f"reward_gap must be positive and finite (label a as the better answer), got "
                                 f"{reward_gap!r}")
+    with np.errstate(over="ignore"):
+        scaled = beta / gap
+    if not np.all(np.isfinite(scaled)):
+        raise InvalidInputError(f"beta / reward_gap overflows (beta = {plain(beta)}, reward_gap = {plain(gap)}): "
+                                "RLOO's condition is Eq. 14 at beta / reward_gap, which must be a finite number")
     if variants.note_penalty(penalty).is_reverse:
         return binary_pairwise(p, beta / gap)
     if variants.note_penalty(penalty).is_direct:
@@ -400,7 +405,8 @@ def binary_entropy_condition(x, pi_ref_a, beta, entropy_coef, margin=1.0, penalt
     entropy_coef = float_array("entropy_coef", entropy_coef, low=0.0)
     logit_x = np.log(x) - np.log1p(-x)
     if variants.note_penalty(penalty).is_reverse:
-        pen = beta * (x - p) / (x * (1 - x))
+        with np.errstate(over="ignore"):            # x near 0 or 1: the penalty's limit, +-inf
+            pen = beta * (x - p) / (x * (1 - x))
     elif variants.note_penalty(penalty).is_direct:
         pen = beta * (logit_x - (np.log(p) - np.log1p(-p)))
     else:
@@ -515,7 +521,8 @@ def binary_preference(x, group_size: int | float) -> tuple[np.ndarray, np.ndarra
     with np.errstate(divide="ignore"):
         logx, log1mx = np.log(x)[..., None], np.log1p(-x)[..., None]
     logc = log_factorial(G - 1) - log_factorial(k) - log_factorial(G - 1 - k)
-    logpmf = logc + np.where(k > 0, k * logx, 0.0) + np.where(G - 1 - k > 0, (G - 1 - k) * log1mx, 0.0)
+    with np.errstate(invalid="ignore"):             # 0 * log(0) where x = 0 or 1: np.where takes 0 there
+        logpmf = logc + np.where(k > 0, k * logx, 0.0) + np.where(G - 1 - k > 0, (G - 1 - k) * log1mx, 0.0)
     logpmf = np.where(np.isnan(logpmf), -np.inf, logpmf)
     pmf = np.exp(logpmf)
     pa = pmf @ np.sqrt((G - 1 - k) / (k + 1.0))

@@ -81,9 +81,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ._checks import (POSITIVE_COUNT, arr, broadcasts_to, checked, dataframe, function, has_columns, index_below, instance,
+                      items, num, optional, text, texts, whole)
 from ._convergence_windows import CREEP_FRACTION, WINDOWS, window_tests
 from .errors import InvalidInputError
 
+_TOL = num(0, finite=False)                 # a tolerance: 0 and inf switch a test's tolerance off
 #: The classifications, in the order a summary lists them.
 STATUSES = ("converged", "moving", "oscillating")
 #: Defaults (see the module docstring for what they mean and why these values).
@@ -210,6 +213,7 @@ class ConvergenceReport:
             ``conv_status, conv_drift, conv_slope_per_100, conv_spread, conv_drift_se, prompt_largest_drop,
             prompt_drop_step, reward_largest_drop, reward_drop_step, steps_run, conv_reason``.
         """
+        index_below("q", q, len(self.status), "prompts")
         d = self.prompt_drop[q]
         return dict(conv_status=str(self.status[q]), conv_drift=float(self.drift[q]),
                     conv_slope_per_100=float(self.slope[q] * 100), conv_spread=float(self.spread[q]),
@@ -233,6 +237,7 @@ class ConvergenceReport:
             The status with its drift or spread over the tail, and the prompt's largest drop when it is
             over ``DROP_TOL``.
         """
+        index_below("q", q, len(self.status), "prompts")
         s = str(self.status[q])
         if s == "converged":
             return ""
@@ -257,6 +262,7 @@ class ConvergenceReport:
         return text
 
 
+@checked(steps=arr(ndim=1), values=arr(ndim=1))
 def largest_drop(steps, values) -> Drop:
     """The largest fall of ``values`` from an earlier peak to a later trough (maximum drawdown).
 
@@ -308,6 +314,9 @@ def _chi2_quantile(p: float, dof: np.ndarray) -> np.ndarray:
     return chi2.ppf(p, dof)
 
 
+@checked(steps=arr(ndim=1), values=arr(ndim=(1, 2)), se=arr(0, 1e150, none=True), tail=num(0, 1, low_open=True,
+         high_open=True), alpha=num(1e-12, 1, high_open=True), drift_tol=_TOL, spread_tol=_TOL, logit_drift_tol=_TOL,
+         creep_tol=optional(_TOL), windows=num(3, 1000, integer=True, none=True), reward=arr(ndim=1, none=True))
 def check_trajectories(steps, values, *, se=None, tail: float = TAIL, alpha: float = ALPHA,
                        drift_tol: float = DRIFT_TOL, spread_tol: float = SPREAD_TOL,
                        logit_drift_tol: float = LOGIT_DRIFT_TOL, creep_tol: float | None = None,
@@ -378,6 +387,7 @@ def check_trajectories(steps, values, *, se=None, tail: float = TAIL, alpha: flo
                                 f"alpha={alpha!r}, drift_tol={drift_tol!r}, spread_tol={spread_tol!r}, "
                                 f"logit_drift_tol={logit_drift_tol!r}, creep_tol={creep_tol!r}, "
                                 f"windows={windows!r} (an int >= 3 or None)")
+    broadcasts_to("se", se, y.shape, "values")
     s2 = np.zeros_like(y) if se is None else np.broadcast_to(np.asarray(se, dtype=float) ** 2, y.shape)
     start = t[-1] - tail * t[-1]
     m = t >= start
@@ -456,6 +466,7 @@ def _report(status, drift, drift_se, slope, spread, tail_mean, n_tail, n_eff, st
                                                              shift_windows=win["means"].shape[0])))
 
 
+@checked(history=items(dict, 'logged rows (dicts)'), n_prompts=POSITIVE_COUNT)
 def check_history(history: list, n_prompts: int, **kw) -> ConvergenceReport:
     """:func:`check_trajectories` on a trainer's history (rows with ``step`` and ``p_best_q{i}``).
 
@@ -488,6 +499,7 @@ def check_history(history: list, n_prompts: int, **kw) -> ConvergenceReport:
     return check_trajectories(steps, vals, reward=reward, **kw)
 
 
+@checked(errors=arr(ndim=1, finite=False, nonempty=False), status=texts(), reasons=optional(texts()))
 def summarise_convergence(errors, status, reasons=None) -> dict:
     """The summary's convergence fields: the theory error over converged prompts, and what did not converge.
 
@@ -518,6 +530,7 @@ def summarise_convergence(errors, status, reasons=None) -> dict:
                 n_oscillating=int((st == "oscillating").sum()), unconverged_why=why)
 
 
+@checked(report=instance(ConvergenceReport, 'a ConvergenceReport', none=True), q=whole(0))
 def report_columns(report, q: int) -> dict:
     """Prompt ``q``'s convergence columns from one report, or from a list of one-prompt reports.
 
@@ -547,6 +560,7 @@ def report_columns(report, q: int) -> dict:
     return report.columns(q)
 
 
+@checked(table=dataframe, error=text(), label=function(none=True), unit=optional(texts(nonempty=True)))
 def summary_columns(table, error: str = "error", label=None, unit=None) -> dict:
     """:func:`summarise_convergence` over the rows of a result table that carry :func:`report_columns`.
 
@@ -571,6 +585,7 @@ def summary_columns(table, error: str = "error", label=None, unit=None) -> dict:
         The fields of :func:`summarise_convergence`, and ``largest_reward_drop`` (the largest mean-reward
         drop of the rows' runs).
     """
+    has_columns("table", table, ["conv_status", "conv_reason", error, *(() if label else ("question",)), *(unit or ())])
     label = label or (lambda r: f"q{r['question']}")
     ok = table["conv_status"].to_numpy().astype(str) == "converged"
     err = np.abs(table[error].to_numpy(dtype=float))

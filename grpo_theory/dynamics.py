@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import advantage, kl
+from ._checks import COUNT, OBJECTIVE, POSITIVE_COUNT, QUESTION, arr, checked, flag, num, optional
 from ._numerics import IntegrationFallbackWarning, logsumexp, solve_ivp
 from ._validate import float_array, integer, number, plain
 from .monte_carlo import sample_rewards, sampled_advantages
@@ -184,6 +185,7 @@ def _logit_rhs(q, obj, support):
     return rhs
 
 
+@checked(q=QUESTION, obj=OBJECTIVE, t=arr(ndim=1), with_points=flag)
 def flow(q: Question, obj: Objective, pi0, t, *, with_points: bool = True, rtol: float = 1e-9,
          atol: float = 1e-11) -> Trajectory:
     """Integrate the expected-gradient flow on logits from ``pi0``; ``pi`` at the times ``t``.
@@ -325,6 +327,7 @@ def _tree_flow(q: Question, obj: Objective, pi0: np.ndarray, t: np.ndarray, with
     return Trajectory(t, pis, er, _penalty_value(q, obj, pis), dist, pts)
 
 
+@checked(q=QUESTION, obj=OBJECTIVE, steps=COUNT, every=POSITIVE_COUNT, with_points=flag)
 def ascent(q: Question, obj: Objective, pi0, *, lr: float, steps: int, every: int = 1,
            with_points: bool = True) -> Trajectory:
     """Expected-gradient ascent on logits with step ``lr`` (Euler steps of :func:`flow`).
@@ -381,6 +384,7 @@ def ascent(q: Question, obj: Objective, pi0, *, lr: float, steps: int, every: in
     return _trajectory(q, obj, ts, pis, with_points)
 
 
+@checked(q=QUESTION, obj=OBJECTIVE)
 def basins(q: Question, obj: Objective) -> list[Basin]:
     """Basins of attraction of the stable points (two-class questions), in ``pi(class a)``.
 
@@ -483,6 +487,9 @@ def _surrogate_gradient(q, obj, theta, support, pi_old, stats, clip_eps):
     return weights - pi * weights.sum()
 
 
+@checked(q=QUESTION, obj=OBJECTIVE, n_batches=POSITIVE_COUNT, inner_updates=POSITIVE_COUNT,
+         clip_eps=num(0, low_open=True, finite=False), n_groups=optional(POSITIVE_COUNT), seed=num(0, 2**63 - 1, integer=True),
+         every=POSITIVE_COUNT, with_points=flag)
 def grpo_steps(q: Question, obj: Objective, pi0, *, lr: float, n_batches: int, inner_updates: int = 1,
                clip_eps: float = 0.2, n_groups: int | None = None, seed: int = 0, every: int = 1,
                with_points: bool = True) -> Trajectory:

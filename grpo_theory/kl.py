@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._checks import OBJECTIVE, checked
 from . import variants
 from ._validate import number, numeric_entries
 from .errors import InvalidInputError
@@ -283,6 +284,7 @@ def flow_value_slope(obj, lr) -> np.ndarray:
         return np.where(_active(obj, lr), _raw_slope(obj.estimator, lr), 0.0)
 
 
+@checked(obj=OBJECTIVE)
 def discontinuities(obj) -> tuple[float, ...]:
     """Log-ratios ``lr`` where ``c`` jumps (loss placement with a clamp, or ``abs`` at 0).
 

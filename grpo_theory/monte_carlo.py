@@ -10,6 +10,8 @@ import math
 
 import numpy as np
 
+from ._checks import (OBJECTIVE, QUESTION, arr, checked, function, indices, instance, ndarray, num, registered,
+                      seed_or_generator)
 from ._validate import integer, plain
 from .problem import InvalidInputError, Objective, Question, as_objective, validate_probability_vector
 
@@ -20,6 +22,8 @@ _MC_CHUNK = 4_000_000
 MAX_MONTE_CARLO_SAMPLES = 2_000_000_000
 
 
+@checked(q=registered('Question', none=True), obj=OBJECTIVE, pi=arr(ndim=1), n_groups=num(2, integer=True),
+         seed=seed_or_generator, reward_sampler=function(none=True))
 def monte_carlo_preference(
     q: Question | None,
     obj: Objective,
@@ -89,7 +93,8 @@ def monte_carlo_preference(
         raise InvalidInputError(f"pi must have K={q.n_outputs} entries, got {pi.size}")
     if reward_sampler is None:
         if q is None or not q.has_reward_law:
-            raise InvalidInputError("Monte Carlo needs a reward law or a reward_sampler")
+            raise InvalidInputError("Monte Carlo needs a question q with a reward law, or a reward_sampler; got "
+                                    + ("q = None" if q is None else "a question without one") + " and no reward_sampler")
 
         def reward_sampler(outputs, rng):
             return sample_rewards(q, outputs, rng)
@@ -128,6 +133,7 @@ def _checked_rewards(r, shape) -> np.ndarray:
     return arr
 
 
+@checked(q=QUESTION, outputs=indices, rng=instance(np.random.Generator, 'a numpy.random.Generator'))
 def sample_rewards(q: Question, outputs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """One reward per entry of ``outputs`` (output indices), drawn from ``q``'s reward law.
 
@@ -160,6 +166,7 @@ def sample_rewards(q: Question, outputs: np.ndarray, rng: np.random.Generator) -
     return q.reward_levels[np.minimum(idx, L - 1)]
 
 
+@checked(r=ndarray(), obj=OBJECTIVE)
 def sampled_advantages(r: np.ndarray, obj: Objective) -> np.ndarray:
     """Advantages (Eq. 2 and its options) of sampled groups: rewards ``r`` (..., G) -> (..., G).
 

@@ -28,6 +28,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from ._checks import OBJECTIVE, QUESTION, checked, levels_and_weights, num, numbers, one_of, whole
 from . import advantage
 from ._multinomial import SMALL_TOTAL, window_size
 from .errors import ExactEvaluationTooLarge
@@ -60,6 +61,7 @@ MAX_COUNT_VECTORS = 3_000_000
 _BLOCK = 2_000_000
 
 
+@checked(group_size=whole(1, 2**53), n_levels=whole(1, 10**6))
 def n_count_vectors(group_size: int, n_levels: int) -> int:
     """Number of count vectors of ``G - 1`` rewards over ``L`` levels: ``C(G+L-2, L-1)``.
 
@@ -90,6 +92,7 @@ def n_count_vectors(group_size: int, n_levels: int) -> int:
 _TRUNCATE_BINOMIAL = True
 
 
+@checked(n_levels_span=num(0, finite=False), obj=OBJECTIVE)
 def max_abs_advantage(n_levels_span: float, obj: Objective) -> float:
     """An upper bound on ``|A_i|`` for rewards spanning ``n_levels_span = v_max - v_min``.
 
@@ -183,6 +186,8 @@ def _large_group_scaled(diff: np.ndarray, diff2: np.ndarray, w: np.ndarray, vari
     return np.where(denom[..., None] > 0, num / safe, 0.0)
 
 
+@checked(levels=numbers(ndim=1, nonempty=True), log_w=numbers(), obj=OBJECTIVE, part=one_of('mean', 'positive', 'negative'),
+         max_count_vectors=num(1, integer=True))
 def level_expectations(
     levels: np.ndarray,
     log_w: np.ndarray,
@@ -228,6 +233,7 @@ def level_expectations(
     >>> e.round(12).tolist()                          # G = 2: E[sign(r_1 - r_2) | r_1]
     [-0.2, 0.8]
     """
+    levels_and_weights(levels, log_w)
     return obj.advantage_variant.hook("expectations")(np.asarray(levels, dtype=float), log_w, obj, part=part,
                                                       max_count_vectors=max_count_vectors)
 
@@ -312,6 +318,7 @@ def group_level_expectations(levels: np.ndarray, log_w: np.ndarray, obj: Objecti
     return out.reshape(log_w.shape)
 
 
+@checked(levels=numbers(ndim=1, nonempty=True), obj=OBJECTIVE)
 def expectations_evaluator(levels: np.ndarray, obj: Objective):
     """``log_w -> level_expectations(levels, log_w, obj)`` with the per-call set-up done once.
 
@@ -389,6 +396,7 @@ def _pairwise_factor(obj: Objective) -> float:
     return 1.0 if obj.std_ddof == 0 else 1.0 / math.sqrt(2.0)
 
 
+@checked(q=QUESTION, obj=OBJECTIVE, log_w=numbers())
 def pooled_expectations(q: Question, obj: Objective, log_w: np.ndarray) -> np.ndarray:
     """``E(w)`` in the pooled coordinates of ``q`` (see :class:`Question`), batched over ``log_w``.
 
@@ -428,6 +436,7 @@ def _safe_log(x: np.ndarray) -> np.ndarray:
         return np.log(x)
 
 
+@checked(q=QUESTION, obj=OBJECTIVE)
 def reward_preference(q: Question, obj: Objective, pi) -> np.ndarray:
     """Exact ``P_G(o | pi) = E[A_1 | o_1 = o]``, the expected advantage of every output ``o``.
 

@@ -30,6 +30,7 @@ from ._question import (  # noqa: F401  (re-exported: problem is where a questio
     validate_answers,
     validate_probability_vector,
 )
+from ._checks import QUESTION, checked, numbers, register_class
 from ._validate import plain as _plain
 from ._validate import as_double, unwrap_scalar
 from .errors import InvalidInputError, NoStationaryPolicy
@@ -107,6 +108,7 @@ class _EntryOf(Generic[_Entry]):
         return variants.lookup(self.kind, getattr(obj, self.attribute))
 
 
+@register_class
 @dataclass(frozen=True, kw_only=True)
 class Objective:
     """A GRPO objective (Eq. 1 of the note, with the options of the Conventions page).
@@ -279,7 +281,8 @@ class Objective:
             raise InvalidInputError(f"group_size must be an integer >= 2 or math.inf, got {_plain(g)}")
         self._resolve_kl()
         variants.lookup("normalization", self.normalization)
-        if self.std_ddof not in (0, 1) or isinstance(self.std_ddof, (bool, np.bool_)):
+        if isinstance(self.std_ddof, bool) or not isinstance(self.std_ddof, (int, float, np.integer, np.floating)) \
+                or self.std_ddof not in (0, 1):
             raise InvalidInputError(f"std_ddof must be 0 or 1, got {_plain(self.std_ddof)}")
         eps = self.std_eps
         if isinstance(eps, bool) or not isinstance(eps, (int, float, np.floating, np.integer)) \
@@ -292,7 +295,7 @@ class Objective:
             raise InvalidInputError(f"variance_eps must be a finite number >= 0, got {_plain(veps)}")
         object.__setattr__(self, "variance_eps", float(veps))
         variants.lookup("level", self.level)
-        if self.loss_type not in LOSS_TYPES:
+        if not isinstance(self.loss_type, str) or self.loss_type not in LOSS_TYPES:
             raise InvalidInputError(f"loss_type must be one of {sorted(LOSS_TYPES)}, got {self.loss_type!r}")
         b = self.groups_per_batch
         if b is None:
@@ -350,7 +353,7 @@ class Objective:
                 raise InvalidInputError(f"{name} must be None or a finite number > 0, got {v!r}")
             object.__setattr__(self, name, float(v))
         shorthand = self.penalty
-        if shorthand is not None and shorthand not in variants.names("regime"):
+        if shorthand is not None and (not isinstance(shorthand, str) or shorthand not in variants.names("regime")):
             raise InvalidInputError(f"penalty must be one of {PENALTIES} (or None with kl_estimator=...), "
                                     f"got {shorthand!r}")
         short = None if shorthand is None else variants.lookup("regime", shorthand)
@@ -486,9 +489,9 @@ def as_objective(obj) -> Objective:
         if unknown:
             raise InvalidInputError(f"unknown Objective field(s) {unknown}; expected some of {sorted(known)}")
         if "beta" not in obj:
-            raise InvalidInputError(f"an Objective needs beta; got the fields {sorted(obj)}")
+            raise InvalidInputError(f"obj: an Objective needs beta; got the fields {sorted(obj)}")
         return Objective(**obj)
-    raise InvalidInputError(f"expected an Objective (or a dict of its fields), got {type(obj).__name__}: {obj!r}")
+    raise InvalidInputError(f"obj must be an Objective (or a dict of its fields), got {type(obj).__name__}: {obj!r}")
 
 
 #: How many reward spans beyond the others a collapsing answer's shaped reward is placed (see shaped_question).
@@ -498,6 +501,7 @@ STAND_IN_SPANS = 1e8
 HUGE_SHIFT = 1e100
 
 
+@checked(q=QUESTION, shift=numbers(ndim=1))
 def shaped_question(q, shift: np.ndarray):
     """``q`` with output ``o``'s reward law shifted down by ``shift[o]`` (the KL-in-reward placement).
 
@@ -536,6 +540,8 @@ def shaped_question(q, shift: np.ndarray):
     [0.75, 0.0]
     """
     shift = np.asarray(shift, dtype=float)
+    if shift.size != q.n_outputs:
+        raise InvalidInputError(f"shift must have one entry per output (K={q.n_outputs}), got {shift.size}")
     if np.any(np.isnan(shift)):
         raise InvalidInputError(f"shift must not be NaN, got {shift.tolist()!r}")
     off = ~(np.abs(shift) <= HUGE_SHIFT)

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._checks import MAX_STEPS, OBJECTIVE, POSITIVE_COUNT, QUESTION, arr, checked, num
 from ._numerics import expit, logsumexp, optimize
 from .preference import reward_preference
 from ._validate import float_array, integer, number
@@ -72,6 +73,7 @@ def _reverse_argmax(pi_ref: np.ndarray, P: np.ndarray, beta: float) -> np.ndarra
     return pi / pi.sum()
 
 
+@checked(q=QUESTION, obj=OBJECTIVE)
 def proximal_map(q: Question, obj: Objective):
     """The exact proximal map ``pi_{n-1} -> pi_n`` (see module doc) as a callable.
 
@@ -169,6 +171,7 @@ class MapFixedPoint:
     point: StationaryPoint
 
 
+@checked(q=QUESTION, obj=OBJECTIVE)
 def map_fixed_points(q: Question, obj: Objective) -> list[MapFixedPoint]:
     """Fixed points of the proximal map with their stability (and the flow's, for comparison).
 
@@ -245,6 +248,7 @@ class MapCycle(list):
 MAX_MAP_EVALUATIONS = 200_000
 
 
+@checked(q=QUESTION, obj=OBJECTIVE, period=POSITIVE_COUNT, n_grid=num(2, MAX_STEPS, integer=True))
 def map_cycles(q: Question, obj: Objective, period: int = 2, *, n_grid: int = 4001) -> list[MapCycle]:
     """Cycles of the proximal map of the given period (two-class questions; exhaustive scan).
 
@@ -333,6 +337,7 @@ def map_cycles(q: Question, obj: Objective, period: int = 2, *, n_grid: int = 40
     return cycles
 
 
+@checked(p=arr(0, 1), variance_eps=num(0))
 def arcsin_potential(p, variance_eps: float = 0.0) -> np.ndarray:
     """``Phi(p)`` with ``Phi'(p) = 1/sqrt(p(1-p) + eps)`` and ``Phi(0) = 0``; ``2 arcsin sqrt(p)`` at eps = 0.
 
@@ -364,6 +369,7 @@ def arcsin_potential(p, variance_eps: float = 0.0) -> np.ndarray:
     return np.arcsin((2.0 * p - 1.0) / s) + math.asin(1.0 / s)
 
 
+@checked(q=QUESTION, obj=OBJECTIVE, pi=arr(ndim=1))
 def potential_objective(q: Question, obj: Objective, pi) -> float:
     """``F(pi) = Phi(E_pi s) - beta D(pi)``: the scalar objective whose logit gradient ascent is
     the large-G GRPO flow, for rewards in {0, 1} (``s(o)`` the success probability of ``o``).

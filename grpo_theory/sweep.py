@@ -21,6 +21,7 @@ import csv
 import itertools
 import json
 import math
+import os
 import time
 from collections.abc import Iterable, Mapping
 from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
@@ -30,6 +31,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ._checks import checked, flag, instance, items, mapping
 from ._io import atomic_write
 from ._validate import MAX_DATA_BYTES, MAX_EXACT_GROUP, plain, read_text
 from .problem import InvalidInputError, Objective, Question, as_objective, as_question
@@ -73,6 +75,7 @@ class Case:
         object.__setattr__(self, "objective", as_objective(self.objective))
 
 
+@checked(case=instance(Case, 'a Case'))
 def evaluate_case(case: Case) -> dict:
     """Stationary points of one case, their stability, the policy reached from pi_ref, and the time.
 
@@ -212,6 +215,7 @@ def _write(out: Path, rows: list[dict]) -> None:
     atomic_write(out, write)
 
 
+@checked(cases=items(Case, 'Case'), out=instance((str, os.PathLike), 'a file path', none=True), progress=flag)
 def sweep(cases: Iterable[Case], *, out: str | Path | None = None, executor: Executor | str | None = None,
           max_workers: int | None = None, progress: bool = True) -> pd.DataFrame:
     """Evaluate ``cases`` (see :func:`evaluate_case`) and return one row per case.
@@ -372,6 +376,7 @@ def _compositions(n: int, k: int):
             yield (first, *rest)
 
 
+@checked(grid=mapping())
 def grid_size(grid: Mapping) -> tuple[int, int]:
     """``(questions, objective combinations)`` a valid grid expands to, counted without enumerating: the
     simplex lattice's interior points are ``C(n - 1, K - 1)`` for ``step = 1/n``.
@@ -402,6 +407,7 @@ def _objective_fields(fields: dict) -> dict:
     return {k: math.inf if isinstance(v, str) and v.lower() in ("inf", ".inf") else v for k, v in fields.items()}
 
 
+@checked(grid=mapping())
 def check_grid(grid) -> list[str]:
     """Every problem of a sweep grid, as one line each (empty: the grid is valid); nothing is evaluated.
 

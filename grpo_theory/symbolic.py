@@ -18,6 +18,7 @@ from functools import lru_cache
 
 import sympy as sp
 
+from ._checks import checked, num
 from . import variants
 from .errors import InvalidInputError
 from .symbolic_identities import all_identities
@@ -177,6 +178,7 @@ def derive_large_group_direct() -> Derivation:
                       "deterministic rewards r(a) > r(b); G -> oo; scale normalisation", checks)
 
 
+@checked(n_outputs=num(2, 12, integer=True))
 def derive_log_pooling(n_outputs: int = 3) -> Derivation:
     r"""RLHF: maximise ``sum pi r - beta KL(pi || pi_ref)`` on the simplex (Eq. 3 -> Eq. 4).
 
@@ -208,6 +210,7 @@ def derive_log_pooling(n_outputs: int = 3) -> Derivation:
                       "finite outputs, pi_ref > 0", checks)
 
 
+@checked(group_size=num(2, 64, integer=True, none=True))
 def binary_finite_group_condition(group_size: int | None = None, penalty: str = "reverse") -> sp.Expr:
     r"""Stationarity of a binary question at finite G, as an explicit function of x, p, beta.
 

@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ._checks import checked, one_of, text
 from . import advantage as _adv
 from ._numerics import optimize
 from .errors import InvalidInputError
@@ -340,6 +341,7 @@ def register(entry: Variant, *, replace: bool = False) -> Variant:
     return entry
 
 
+@checked(kind=one_of(*KINDS), name=text())
 def unregister(kind: str, name: str) -> None:
     """Remove entry ``name`` of ``kind`` (a user's; for tests).
 
@@ -359,6 +361,7 @@ def unregister(kind: str, name: str) -> None:
     del _REGISTRY[kind][name]
 
 
+@checked(kind=one_of(*KINDS))
 def lookup(kind: str, name) -> Variant:
     """The entry ``name`` of ``kind`` (e.g. ``lookup("advantage", "rloo")``).
 
@@ -413,6 +416,7 @@ def note_penalty(name) -> Regime:
     return entry
 
 
+@checked(kind=one_of(*KINDS))
 def names(kind: str) -> tuple[str, ...]:
     """The registered names of ``kind``, in registration order.
 
@@ -431,6 +435,7 @@ def names(kind: str) -> tuple[str, ...]:
     return tuple(_REGISTRY[kind])
 
 
+@checked(kind=one_of(*KINDS))
 def entries(kind: str) -> tuple[Variant, ...]:
     """The registered entries of ``kind``, in registration order.
 

@@ -32,12 +32,13 @@ import math
 import os
 import random
 import re
-import signal
 import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
+from _cpu_limit import CpuLimit as _CpuLimit  # the CPU limit shared with tests/api_contract.py
+from _cpu_limit import cpu_limit as _cpu_limit
 
 from grpo_theory import cli
 
@@ -364,10 +365,6 @@ def _hostile_file(tmp: Path, cmd: str, name: str, pos, value) -> None:
 
 # ------------------------------------------------------------------------------------------------ the stubs
 
-class _CpuLimit(BaseException):
-    pass
-
-
 def _module(name: str, **attrs):
     import types
 
@@ -409,20 +406,6 @@ def stubs(monkeypatch):
                                                                  Client=_Cluster))
 
 
-def _over(signum, frame):
-    raise _CpuLimit()
-
-
-@contextlib.contextmanager
-def _cpu_limit(seconds: float):
-    """Raise :class:`_CpuLimit` in the block once this process has used ``seconds`` of CPU."""
-    previous = signal.signal(signal.SIGPROF, _over)
-    signal.setitimer(signal.ITIMER_PROF, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_PROF, 0)
-        signal.signal(signal.SIGPROF, previous)
 
 
 def run_call(tmp: Path, argv: list) -> tuple[object, str, str]:

@@ -15,6 +15,7 @@ import re
 import shlex
 from collections.abc import Sequence
 
+from .._checks import checked, text, texts
 from ..errors import InvalidInputError
 
 __all__ = ["script_tokens", "hydra_overrides", "argparse_flags", "looks_like_command"]
@@ -47,6 +48,7 @@ def _scalar(text: str):
     return low
 
 
+@checked(text=text())
 def looks_like_command(text: str) -> bool:
     """Whether ``text`` reads as a trainer command line or script rather than YAML/JSON.
 
@@ -64,6 +66,7 @@ def looks_like_command(text: str) -> bool:
         "main_ppo" in text or text.lstrip().startswith("#!")
 
 
+@checked(text=text(), source=text(), marker=text(none=True))
 def script_tokens(text: str, source: str, *, marker: str | None = None) -> list[str]:
     """The tokens of a script's trainer command, variables substituted.
 
@@ -118,6 +121,7 @@ def _substitute(value: str, vars_: dict, source: str) -> str:
     return _VAR.sub(repl, value)
 
 
+@checked(tokens=texts(), source=text(), sections=texts())
 def hydra_overrides(tokens: Sequence[str], source: str, *, sections: Sequence[str] = ()) -> dict:
     """``a.b.c=value`` tokens (Hydra overrides; ``+`` and ``++`` prefixes allowed, ``~key`` deletes) as a flat
     mapping of dotted keys; other tokens (``python3``, ``-m``, ``2>&1``, ``| tee log``) are skipped up to the
@@ -171,6 +175,7 @@ def hydra_overrides(tokens: Sequence[str], source: str, *, sections: Sequence[st
     return out
 
 
+@checked(tokens=texts(), source=text(), boolean=texts())
 def argparse_flags(tokens: Sequence[str], source: str, *, boolean: frozenset = frozenset()) -> dict:
     """``--flag value`` / ``--flag=value`` tokens as a mapping of flag names (dashes as underscores) to typed
     values; a flag in ``boolean`` may stand alone (True), any other flag without a value is an error. Tokens before

@@ -15,14 +15,17 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import os
 import re
 import warnings
 from dataclasses import dataclass
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 
 from .. import kl
+from .._checks import checked, instance, registered, text
 from .._io import read_yaml
 from .._validate import load_json, plain, read_text
 from .cmdline import looks_like_command, script_tokens
@@ -103,6 +106,17 @@ def mapping_of(obj: Objective | None, warns: list, framework: str, version: str 
     return TheoryMapping(obj, tuple(warns), framework, version, None if temperature is None else float(temperature))
 
 
+def _version_table(name, value) -> None:
+    """A rule (:mod:`grpo_theory._checks`): a non-empty list of ``(first_version, {key: default}, source)`` rows."""
+    ok = isinstance(value, (list, tuple)) and len(value) > 0 and all(
+        isinstance(r, (list, tuple)) and len(r) == 3 and isinstance(r[0], str) and isinstance(r[1], Mapping)
+        for r in value)
+    if not ok:
+        raise InvalidInputError(f"{name} must be a non-empty list of (first_version, {{key: default}}, source) rows, "
+                                f"got {plain(value)[:80] if isinstance(value, (list, tuple)) else type(value).__name__}")
+
+
+@checked(v=text())
 def parse_version(v: str) -> tuple:
     """``"1.16.0"`` -> ``(1, 16, 0)``; pre-release suffixes (``.dev0``, ``rc1``) are dropped.
 
@@ -132,6 +146,7 @@ def parse_version(v: str) -> tuple:
     return tuple(int(p) for p in parts) + (0,) * (3 - len(parts))
 
 
+@checked(table=_version_table, version=text(), framework=text())
 def defaults_for(table, version: str, framework: str) -> tuple[dict, list]:
     """Fold a version table (rows ``(first_version, {key: default}, source)``, oldest first) up to ``version``.
 
@@ -185,6 +200,7 @@ def _role(obj: Objective) -> str:
     return s + f"; expected gradient: {gradient}"
 
 
+@checked(mapping=instance(TheoryMapping, 'a TheoryMapping (from a reader)'), question=registered('Question', none=True))
 def explain(mapping: TheoryMapping, question: Question | None = None) -> dict:
     """What the config optimises, as data: penalty and gradient, normalisation, ddof/eps, level,
     aggregation, warnings, and for ``question`` the stationary policy beside log pooling.
@@ -334,6 +350,7 @@ def command_config(framework: str, text: str, source: str) -> list | str:
     return tokens[first:]                 # an argv list: the readers parse it
 
 
+@checked(framework=text(), path=instance((str, os.PathLike), 'a file path'))
 def load_config_file(framework: str, path) -> dict | list | str:
     """A trainer config file as its reader takes it: JSON for TRL and OpenRLHF, the path for verl.
 

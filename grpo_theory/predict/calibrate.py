@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._checks import arr, at_most, checked, num
 from .._numerics import expit, logit
 from .._validate import float_array
 from ..errors import InvalidInputError
@@ -50,6 +51,7 @@ _EPS = 1e-12
 GRID_RTOL = 1e-5        # the likelihood grid's integrations; the fit itself is integrated at 1e-6
 
 
+@checked(n=arr(1, integer=True), correct=arr(0, integer=True))
 def start_logits(n, correct) -> np.ndarray:
     """Each prompt's starting logit: ``logit(c/n)``, and for ``c = 0`` or ``c = n`` the Jeffreys posterior
     mean ``(c + 1/2)/(n + 1)`` (inside (0, 1), symmetric in the two classes).
@@ -66,6 +68,7 @@ def start_logits(n, correct) -> np.ndarray:
     """
     n = np.asarray(n, dtype=float)
     c = np.asarray(correct, dtype=float)
+    at_most("correct", c, "n", n)
     p = np.where((c == 0) | (c == n), (c + 0.5) / (n + 1.0), c / np.maximum(n, 1))
     return logit(p)
 
@@ -514,6 +517,17 @@ def fit_shift(z0, k, m) -> float:
     return float(brentq(score, -50.0, 50.0, xtol=1e-12))
 
 
+def _check_path(times, p_path) -> None:
+    """Refuse a path whose rows are not one per time, or times that do not increase."""
+    t, P = np.asarray(times, dtype=float), np.asarray(p_path, dtype=float)
+    if P.shape[0] != t.size or t.size < 2:
+        raise InvalidInputError(f"p_path must have one row per entry of times (at least 2), got {P.shape[0]} rows for "
+                                f"{t.size} times")
+    if np.any(np.diff(t) <= 0):
+        raise InvalidInputError("times must be strictly increasing")
+
+
+@checked(times=arr(0, ndim=1), p_path=arr(0, 1, ndim=2), mean_reward=num())
 def clock_from_mean_reward(times, p_path, mean_reward: float) -> float:
     """The first flow time at which the mean over prompts of ``p_path`` equals ``mean_reward``.
 
@@ -536,6 +550,7 @@ def clock_from_mean_reward(times, p_path, mean_reward: float) -> float:
     InvalidInputError
         ``mean_reward`` never reached on the grid.
     """
+    _check_path(times, p_path)
     t = np.asarray(times, dtype=float)
     curve = np.asarray(p_path, dtype=float).mean(axis=1)
     gap = curve - float(mean_reward)
@@ -550,6 +565,7 @@ def clock_from_mean_reward(times, p_path, mean_reward: float) -> float:
     return float(t[j] + (t[j + 1] - t[j]) * gap[j] / (gap[j] - gap[j + 1]))
 
 
+@checked(times=arr(0, ndim=1), p_path=arr(0, 1, ndim=2), t_lo=num(0), t_hi=num(0))
 def clock_band(times, p_path, t_lo: float, t_hi: float) -> tuple:
     """Without a measurement: each prompt's lowest and highest P(correct) over flow times in ``[t_lo, t_hi]``.
 
@@ -567,6 +583,7 @@ def clock_band(times, p_path, t_lo: float, t_hi: float) -> tuple:
     tuple of numpy.ndarray
         ``(lo, hi)`` per prompt: a band over the range, not an interval of any probability.
     """
+    _check_path(times, p_path)
     t = np.asarray(times, dtype=float)
     P = np.asarray(p_path, dtype=float)
     if not (0 <= t_lo <= t_hi <= t[-1]):

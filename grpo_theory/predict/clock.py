@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._checks import MAX_STEPS, OBJECTIVE, POSITIVE_COUNT, arr, checked, flag, instance, num, optional
 from .. import dynamics
 from .._numerics import expit, logit
 from .._validate import float_array, integer, number
@@ -56,6 +57,7 @@ class FlowTable:
     values: np.ndarray
     interpolated: bool = False
 
+    @checked(p=arr(0, 1), t=num(0))
     def at(self, p, t) -> np.ndarray:
         """P(correct) at flow time ``t`` for starting values ``p``.
 
@@ -94,6 +96,8 @@ class FlowTable:
         return PchipInterpolator(u, column)(np.log(p) - np.log1p(-p))
 
 
+@checked(starts=arr(0, 1, ndim=1), obj=OBJECTIVE, t_max=num(0, low_open=True), n_times=num(2, MAX_STEPS, integer=True),
+         max_exact=POSITIVE_COUNT, progress=optional(flag))
 def flow_table(starts, obj: Objective, *, t_max: float = 1e4, n_times: int = 600, max_exact: int = 64,
                progress=None) -> FlowTable:
     """Integrate the flow from every distinct starting ``p_ref`` in ``starts`` (values in ``(0, 1)``).
@@ -166,6 +170,8 @@ def mean_curve(table: FlowTable, p) -> np.ndarray:
     return counts @ rows / counts.sum()
 
 
+@checked(table=instance(FlowTable, 'a FlowTable (from flow_table)'), p=arr(0, 1, ndim=1), step=num(0, low_open=True),
+         mean_reward=num(0, 1), fixed=arr(0, 1, ndim=1, none=True, nonempty=False))
 def fit_clock(table: FlowTable, p, *, step: float, mean_reward: float, fixed=None) -> float:
     """The clock (flow time per step) at which the dataset's mean P(correct) equals ``mean_reward`` at ``step``.
 

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._checks import POSITIVE_COUNT, SEED, arr, at_most, checked, num
 from ..errors import InvalidInputError
 from .._numerics import expit, logit
 from .samples import PredictWarning, check_counts
@@ -72,6 +73,7 @@ class ConformalOffsets:
         return dict(q_lo=num(self.q_lo), q_hi=num(self.q_hi), level=self.level, calibration=self.calibration)
 
 
+@checked(size=POSITIVE_COUNT, seed=SEED, fraction=num(0, 1, low_open=True, high_open=True))
 def calibration_split(size: int, *, seed: int = 0, fraction: float = 0.5) -> np.ndarray:
     """A random split of ``size`` measured prompts: ``True`` for the fitting half, ``False`` for calibration.
 
@@ -100,6 +102,7 @@ def calibration_split(size: int, *, seed: int = 0, fraction: float = 0.5) -> np.
     return fit
 
 
+@checked(k=arr(0, integer=True), m=arr(1, integer=True))
 def jeffreys_logit(k, m) -> np.ndarray:
     """``logit((k + 1/2) / (m + 1))``: a measured fraction in logits, finite at ``k = 0`` and ``k = m``.
 
@@ -115,9 +118,12 @@ def jeffreys_logit(k, m) -> np.ndarray:
     """
     k = np.asarray(k, dtype=float)
     m = np.asarray(m, dtype=float)
+    at_most("k", k, "m", m)
     return logit((k + 0.5) / (m + 1.0))
 
 
+@checked(p_pred=arr(0, 1, ndim=1), k=arr(0, integer=True, ndim=1), m=arr(1, integer=True, ndim=1),
+         level=num(0, 1, low_open=True, high_open=True))
 def conformal_offsets(p_pred, k, m, *, level: float = 0.9) -> ConformalOffsets:
     """The offsets ``q_lo, q_hi`` of the signed logit residuals of calibration prompts (module docstring).
 

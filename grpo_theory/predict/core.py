@@ -18,7 +18,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .._validate import float_array, integer, number
+from .._checks import arr, checked, flag, num, numbers, one_of, optional, text
+from .._validate import float_array, integer, number, plain
 from ..errors import InvalidInputError
 from ..integrations.mapping import load_config_file
 from ..integrations.openrlhf import read_openrlhf_config
@@ -29,9 +30,9 @@ from .binary import predict_binary
 from .clock import FlowTable
 from .finite import predict_finite
 from .graded import predict_graded
-from .intervals import check_k, pass_at_k, unbiased_pass_at_k
+from .intervals import INTERVALS, check_k, pass_at_k, unbiased_pass_at_k
 from .report import write_outputs
-from .samples import PredictWarning, SampleTable, read_samples
+from .samples import PredictWarning, SampleTable, read_samples, samples_source
 
 __all__ = ["Prediction", "predict", "objective_for", "reward_kl_tradeoff"]
 
@@ -138,7 +139,7 @@ class Prediction:
         if ks is None:
             n_min = int(self.table.n.min())
             ks = sorted({2 ** i for i in range(9)} | ({n_min} if n_min < 256 else set()))
-        ks = check_k(ks)
+        ks = check_k(ks, "ks")
         rows = []
         for k in ks:
             pk = self.pass_at(k)
@@ -153,6 +154,7 @@ class Prediction:
             rows.append(row)
         return pd.DataFrame(rows)
 
+    @checked(step=num(0))
     def at_step(self, step: float) -> np.ndarray:
         """Each binary prompt's predicted P(correct) ``p_x(clock * step)`` after ``step`` training steps.
 
@@ -177,6 +179,10 @@ class Prediction:
         start = self.table.flow_start.to_numpy()
         out = np.ones(start.size)
         moving = start < 1.0
+        if clock * float(step) > self.flows.times[-1]:
+            raise InvalidInputError(f"step = {plain(step)} is beyond the flows' range: clock x step = "
+                                    f"{clock * float(step):g} > t_max = {self.flows.times[-1]:g}; give predict(t_max=...) "
+                                    "a larger value, or fewer steps")
         out[moving] = self.flows.at(start[moving], clock * float(step))
         return out
 
@@ -200,6 +206,7 @@ class Prediction:
         return write_outputs(self, out_dir, plots=plots, tradeoff=tradeoff)
 
 
+@checked(framework=text(none=True))
 def objective_for(obj=None, *, framework: str | None = None, config=None, **reader_options) -> tuple:
     """The Objective to predict for, and the reader's warnings.
 
@@ -292,6 +299,8 @@ def _temperature_check(sample_temperature, train_temperature) -> dict:
     return out
 
 
+@checked(samples=samples_source, framework=text(none=True), interval=one_of(*INTERVALS),
+         measured=optional(samples_source), rhos=arr(0, 1, ndim=1, none=True))
 def predict(samples, obj=None, *, framework: str | None = None, config=None, k: Sequence[int] = (1, 8),
             level: float = 0.95, interval: str = "jeffreys", clock: float | None = None,
             fit: tuple | None = None, steps: Sequence[float] | None = None, slow_tol: float = 0.01,
@@ -446,7 +455,10 @@ def _finite(samples, obj, table, summary, measured, kernel, holdout, rhos, level
         raise InvalidInputError("measured= (finite-time predictions) is implemented for 0/1 rewards only; these "
                                 "samples have levels " + str(samples.levels.tolist()))
     if not isinstance(measured, SampleTable):
-        measured = read_samples(measured, id_column=id_column)
+        try:
+            measured = read_samples(measured, id_column=id_column)
+        except InvalidInputError as exc:
+            raise InvalidInputError(f"measured: {exc}") from None
     fin = predict_finite(samples, obj, measured, kernel=kernel, rhos=rhos, holdout=holdout, level=level, seed=seed,
                          stationary=table.pred.to_numpy())
     for col in fin.table.columns:
@@ -464,6 +476,7 @@ def _finite(samples, obj, table, summary, measured, kernel, holdout, rhos, level
 MAX_TRADEOFF_BETAS = 1_000
 
 
+@checked(betas=numbers(), progress=optional(flag))
 def reward_kl_tradeoff(samples, obj: Objective, betas, *, progress=None) -> pd.DataFrame:
     """The dataset's mean stationary P(correct) (the mean reward, for 0/1 rewards) and mean KL(pi || pi_ref)
     at each beta, every other field of ``obj`` kept: the reward-KL trade-off of the run.

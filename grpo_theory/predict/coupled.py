@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._checks import MAX_STEPS, POSITIVE_COUNT, arr, checked, flag, instance, num, numbers
 from .._numerics import expit, logit
 from ..errors import InvalidInputError
 from .field import PromptField
@@ -76,6 +77,7 @@ class CoupledTrajectory:
         return expit(self.z)
 
 
+@checked(t_max=num(0, low_open=True), n=num(2, MAX_STEPS, integer=True), t_min=num(0, low_open=True))
 def time_grid(t_max: float = 1e4, n: int = 200, t_min: float = 1e-3) -> np.ndarray:
     """``0`` and ``n`` geometric times from ``t_min`` to ``t_max``: the grid the flows are reported on.
 
@@ -95,7 +97,7 @@ def time_grid(t_max: float = 1e4, n: int = 200, t_min: float = 1e-3) -> np.ndarr
     """
     if not (0 < t_min < t_max) or n < 2:
         raise InvalidInputError(f"need 0 < t_min < t_max and n >= 2, got t_min={t_min!r}, t_max={t_max!r}, n={n!r}")
-    return np.concatenate([[0.0], np.geomspace(t_min, t_max, n)])
+    return np.concatenate([[0.0], np.geomspace(float(t_min), float(t_max), int(n))])
 
 
 def _check_times(times) -> np.ndarray:
@@ -141,6 +143,9 @@ def _arrow(field: PromptField, idx, z_start: np.ndarray, w: np.ndarray, rho: flo
     return ys[:, :U] + ys[:, U:U + 1], steps
 
 
+@checked(field=instance(PromptField, 'a PromptField'), rho=num(0, 1), times=arr(0, ndim=1), z0=numbers(ndim=1, none=True),
+         rtol=num(1e-13, 1), atol=num(1e-30, 1), max_groups=POSITIVE_COUNT, quantum=num(0, low_open=True),
+         test_p=arr(0, 1, ndim=1, none=True))
 def solve_rho(field: PromptField, rho: float, times, *, z0=None, rtol: float = 1e-6, atol: float = 1e-8,
               max_groups: int = 400, quantum: float = 0.01, test_p=None) -> CoupledTrajectory:
     """The flow with ``K = (1 - rho) I + rho 11^T/N`` from every prompt's ``p_ref`` (or ``z0``).
@@ -162,9 +167,9 @@ def solve_rho(field: PromptField, rho: float, times, *, z0=None, rtol: float = 1
     z0 : array_like, optional
         Starting logits (default ``logit p``).
     rtol : float
-        Relative tolerance of the BDF solver.
+        Relative tolerance of the BDF solver, in ``[1e-13, 1]`` (below, the solver's own floor).
     atol : float
-        Absolute tolerance of the BDF solver.
+        Absolute tolerance of the BDF solver, in ``[1e-30, 1]``.
     max_groups : int
         Above this many distinct prompts (and with ``z0`` None), round the logits to ``quantum``.
     quantum : float
@@ -210,6 +215,7 @@ def solve_rho(field: PromptField, rho: float, times, *, z0=None, rtol: float = 1
     return CoupledTrajectory(t, z[:, inverse[:N]], f"rho={rho:g}", steps, z_test)
 
 
+@checked(K=arr(ndim=2), n=POSITIVE_COUNT)
 def check_kernel(K, n: int) -> np.ndarray:
     """A measured kernel checked and scaled: symmetric ``n x n``, positive semi-definite, mean diagonal 1.
 
@@ -251,6 +257,8 @@ def check_kernel(K, n: int) -> np.ndarray:
     return K
 
 
+@checked(field=instance(PromptField, 'a PromptField'), K=arr(ndim=2), times=arr(0, ndim=1), z0=numbers(ndim=1, none=True),
+         rtol=num(1e-13, 1), atol=num(1e-30, 1), scaled=flag)
 def solve_kernel(field: PromptField, K, times, *, z0=None, rtol: float = 1e-6, atol: float = 1e-8,
                  scaled: bool = False) -> CoupledTrajectory:
     """The flow ``dz/dt = K h(z)`` with a measured kernel.
@@ -266,9 +274,9 @@ def solve_kernel(field: PromptField, K, times, *, z0=None, rtol: float = 1e-6, a
     z0 : array_like, optional
         Starting logits (default ``logit p``).
     rtol : float
-        The BDF solver's relative tolerance.
+        The BDF solver's relative tolerance, in ``[1e-13, 1]``.
     atol : float
-        Its absolute tolerance.
+        Its absolute tolerance, in ``[1e-30, 1]``.
     scaled : bool
         ``K`` is already checked and scaled (skips :func:`check_kernel`).
 
@@ -281,6 +289,8 @@ def solve_kernel(field: PromptField, K, times, *, z0=None, rtol: float = 1e-6, a
     K = np.asarray(K, dtype=float) if scaled else check_kernel(K, N)
     t = _check_times(times)
     z0 = field.z_ref.copy() if z0 is None else np.asarray(z0, dtype=float).reshape(-1)
+    if z0.size != field.z_ref.size or not np.all(np.isfinite(z0)):
+        raise InvalidInputError(f"z0 must hold {field.z_ref.size} finite logits, got shape {z0.shape}")
     lam, V = np.linalg.eigh(K)
     keep = lam > 1e-10 * lam[-1]
     F = V[:, keep] * np.sqrt(lam[keep])
@@ -295,6 +305,7 @@ def solve_kernel(field: PromptField, K, times, *, z0=None, rtol: float = 1e-6, a
     return CoupledTrajectory(t, z0[None, :] + vs @ F.T, "kernel", steps)
 
 
+@checked(field=instance(PromptField, 'a PromptField'), z0=numbers(ndim=1, none=True))
 def shift_stationary(field: PromptField, *, z0=None) -> float:
     """The stationary shift of ``K = 11^T/N``: the ``s`` with ``sum_i h_i(z_i(0) + s) = 0``.
 
@@ -318,6 +329,8 @@ def shift_stationary(field: PromptField, *, z0=None) -> float:
     from scipy.optimize import brentq
 
     z0 = field.z_ref if z0 is None else np.asarray(z0, dtype=float)
+    if z0.shape != field.z_ref.shape or not np.all(np.isfinite(z0)):
+        raise InvalidInputError(f"z0 must hold {field.z_ref.size} finite logits, got shape {z0.shape}")
 
     def total(s):
         return float(np.sum(field.h(z0 + s)))

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._checks import OBJECTIVE, arr, checked, index_below, indices, num, numbers, optional
 from .. import advantage, kl
 from .._numerics import expit, logit
 from .._validate import float_array, number
@@ -84,6 +85,7 @@ class PromptField:
     True
     """
 
+    @checked(obj=OBJECTIVE, p=arr(ndim=(0, 1), finite=False), z_step=num(1e-4, 1.0), tol=num(0, low_open=True))
     def __init__(self, obj: Objective, p, *, z_step: float = 0.04, tol: float = 1e-7) -> None:
         z_step = number("z_step", z_step, low=0.0, low_open=True)
         tol = number("tol", tol, low=0.0, low_open=True)
@@ -178,6 +180,7 @@ class PromptField:
                                                 - _engine_h(self.objective, float(expit(uu)), mz)))))
         self.max_check_error = err
 
+    @checked(p=arr(ndim=(0, 1), finite=False))
     def with_p(self, p) -> "PromptField":
         """The same objective's field for other references ``p`` (the interpolated part is shared, not rebuilt).
 
@@ -202,6 +205,7 @@ class PromptField:
         return new
 
     # ---- evaluation -----------------------------------------------------------------------------------
+    @checked(z=numbers(), index=optional(indices))
     def h(self, z, index=None) -> np.ndarray:
         """``dz/dt`` of each prompt under its own update: ``h(z_i; p_i)``.
 
@@ -218,14 +222,21 @@ class PromptField:
             ``h``, shaped like ``z``.
         """
         z = np.asarray(z, dtype=float)
+        if index is not None:
+            index_below("index", int(np.max(index, initial=0)), self.p.size, "prompts")
         p = self.p if index is None else self.p[index]
         z_ref = self.z_ref if index is None else self.z_ref[index]
+        try:
+            np.broadcast_shapes(z.shape, np.shape(p))
+        except ValueError:
+            raise InvalidInputError(f"z of shape {z.shape} does not match the {np.size(p)} prompts (or index)") from None
         if self.path == "separable":
             zc = np.clip(z, -Z_MAX, Z_MAX)
             return self._a(zc) + self._penalty(z, z_ref, p)
         zc = np.clip(z, -self._zmax, self._zmax)
         return self._tab.ev(z_ref, zc)
 
+    @checked(z=numbers(), index=optional(indices), eps=num(0, 1, low_open=True))
     def dh(self, z, index=None, eps: float = 1e-5) -> np.ndarray:
         """``dh/dz`` of each prompt at ``z`` (central difference of :meth:`h`; the Jacobian's diagonal).
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._checks import checked, one_of, text
 from .._validate import float_array, number
 from ..errors import InvalidInputError
 
@@ -51,6 +52,7 @@ def _check(correct, n, level):
     return c, n, level
 
 
+@checked(method=one_of(*INTERVALS))
 def binomial_interval(correct, n, *, level: float = 0.95, method: str = "jeffreys") -> tuple[np.ndarray, np.ndarray]:
     """Interval ``(lo, hi)`` for ``p_ref`` from ``correct`` of ``n`` samples (see the module doc).
 
@@ -107,13 +109,16 @@ def binomial_interval(correct, n, *, level: float = 0.95, method: str = "jeffrey
     return np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0)
 
 
-def check_k(k) -> tuple[int, ...]:
+@checked(name=text())
+def check_k(k, name: str = "k") -> tuple[int, ...]:
     """``k`` as a tuple of integers >= 1; anything else is an error naming it.
 
     Parameters
     ----------
     k : int or sequence of int
         pass@k values.
+    name : str, default "k"
+        The argument's name, for the message.
 
     Returns
     -------
@@ -135,10 +140,10 @@ def check_k(k) -> tuple[int, ...]:
     for v in ks:
         if isinstance(v, bool) or not isinstance(v, (int, np.integer, float, np.floating)) \
                 or not float(v).is_integer() or v < 1:
-            raise InvalidInputError(f"k must be an integer >= 1 (pass@k), got {v!r}")
+            raise InvalidInputError(f"{name} must be an integer >= 1 (pass@k), got {v!r}")
         out.append(int(v))
     if not out:
-        raise InvalidInputError("k must name at least one value")
+        raise InvalidInputError(f"{name} must name at least one value")
     return tuple(out)
 
 

@@ -16,6 +16,7 @@ import math
 
 import numpy as np
 
+from .._checks import OBJECTIVE, POSITIVE_COUNT, checked, flag, num, optional
 from .._numerics import expit, logit
 from ..problem import InvalidInputError, Objective, Question
 from ..solvers import stationary_policy
@@ -75,6 +76,7 @@ class Response:
     0.5
     """
 
+    @checked(obj=OBJECTIVE, tol=num(0, 1, low_open=True), max_exact=POSITIVE_COUNT, progress=optional(flag))
     def __init__(self, obj: Objective, *, tol: float = 1e-6, max_exact: int = 400, progress=None) -> None:
         self.objective = obj
         self.tol = float(tol)
@@ -86,6 +88,7 @@ class Response:
         self.max_check_error = 0.0           # largest midpoint error of the interpolation (grid path only)
         self.used_grid = False
 
+    @checked(p=num(0, 1))
     def solve(self, p: float) -> float:
         """``x(p)`` by an exact solve (cached); ``x(1) = 1``.
 

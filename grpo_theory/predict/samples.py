@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._checks import POSITIVE_COUNT, arr, checked, optional, text
 from .._validate import MAX_DATA_BYTES, csv_records, float_array, json_value, plain, read_text, text_number
 from ..errors import InvalidInputError, TheoryWarning
 
@@ -182,6 +183,7 @@ def _array_records(arr: np.ndarray) -> tuple[list[tuple[int, dict]], str]:
                             "row per prompt, or a structured array with a prompt_id field")
 
 
+@checked(levels=arr(ndim=1, none=True), id_column=text())
 def read_samples(source, *, levels=None, id_column: str = "prompt_id") -> SampleTable:
     """Read a samples file (CSV or JSONL) in any of the three layouts (see the module doc), or a table in memory.
 
@@ -283,6 +285,42 @@ def _one_layout(records, name: str, keys: set, level_cols: list) -> None:
             if missing:
                 raise InvalidInputError(f"{_at(name, where)}: no {missing[0]!r}, which the file's layout ({label}) "
                                         f"needs; found keys {sorted(rec)[:8]}")
+
+
+def prompt_ids_rule(name, value) -> None:
+    """A rule (:mod:`grpo_theory._checks`): a list, tuple or 1-D array of prompt ids, each text or an integer.
+
+    Parameters
+    ----------
+    name : str
+        The argument's name, for the message.
+    value : object
+        The value to check.
+    """
+    ok = isinstance(value, (list, tuple)) or (isinstance(value, np.ndarray) and value.ndim == 1)
+    bad = next((v for v in (value if ok else ()) if isinstance(v, (bool, np.bool_))
+                or not isinstance(v, (str, int, np.integer, np.str_))), None)
+    if not ok or bad is not None:
+        shown = plain(bad if bad is not None else value)[:80]
+        raise InvalidInputError(f"{name} must be a list of prompt ids (text or integers), got {shown}")
+
+
+def samples_source(name, value) -> None:
+    """A rule (:mod:`grpo_theory._checks`): ``value`` is something :func:`read_samples` reads, or a
+    :class:`SampleTable`; else an InvalidInputError naming ``name``.
+
+    Parameters
+    ----------
+    name, value : str, object
+        As for :func:`prompt_ids_rule`: the argument's name and the value to check.
+    """
+    if isinstance(value, (SampleTable, str, Path, np.ndarray)) or (
+            type(value).__name__ == "DataFrame" and hasattr(value, "itertuples")):
+        return
+    shown = plain(value)[:80] if isinstance(value, (int, float, list, tuple)) else "..."
+    raise InvalidInputError(f"{name} must be a SampleTable, a file path (.csv or .jsonl), a pandas DataFrame or a "
+                            f"numpy array, got {type(value).__name__}: {shown}; for arrays of counts use "
+                            "samples_from_counts(n, correct, prompt_ids)")
 
 
 def _source_records(source) -> tuple[list, str, str]:
@@ -417,6 +455,7 @@ def _from_level_counts(records, name: str, level_cols: list, declared) -> Sample
     return SampleTable(tuple(pids), declared, np.array(counts), "level_counts", [])
 
 
+@checked(prompt_ids=optional(prompt_ids_rule))
 def samples_from_counts(n, correct, prompt_ids=None) -> SampleTable:
     """A binary :class:`SampleTable` from arrays of ``n`` and ``correct`` (no file).
 
@@ -472,6 +511,8 @@ def samples_from_counts(n, correct, prompt_ids=None) -> SampleTable:
     return SampleTable(ids, np.array([0.0, 1.0]), counts, "counts", [])
 
 
+@checked(index=arr(0, integer=True, ndim=1, nonempty=False), k=arr(0, integer=True, ndim=1, nonempty=False),
+         m=arr(0, integer=True, ndim=1, nonempty=False), N=POSITIVE_COUNT)
 def check_counts(index, k, m, N: int) -> tuple:
     """Measured counts as arrays, checked.
 

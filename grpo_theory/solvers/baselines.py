@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 
+from .._checks import QUESTION, arr, checked, num
 from .._numerics import logsumexp, optimize
 from .._validate import float_array, unwrap_scalar
 from ..errors import InvalidInputError
@@ -68,6 +69,7 @@ def log_pooling(pi_ref, rewards, beta: float) -> np.ndarray:
     return np.exp(logits - logsumexp(logits))
 
 
+@checked(q=QUESTION)
 def rlhf_optimum(q: Question, beta: float) -> StationaryPoint:
     r"""RLHF's optimum for ``q`` as a :class:`StationaryPoint`, like :func:`nash_equilibrium`: :func:`log_pooling`
     of ``q.pi_ref`` with the expected rewards ``E[r | o]``.
@@ -112,6 +114,7 @@ def rlhf_optimum(q: Question, beta: float) -> StationaryPoint:
                            method="log-pooling", message="the closed form (Eq. 4): unique, strictly concave objective")
 
 
+@checked(q=QUESTION, beta=num(0, low_open=True), pi=arr(ndim=1))
 def nash_residual(q: Question, beta: float, pi) -> float:
     """``max_o |pi(o) - pi_ref(o) exp(P(o > pi)/beta) / Z|`` for the NLHF fixed point.
 
@@ -157,6 +160,7 @@ def _reward_classes(q: Question):
     return cls.ravel(), Question(w, reward_levels=q.reward_levels, reward_probs=rows)
 
 
+@checked(q=QUESTION)
 def nash_equilibrium(q: Question, beta: float) -> StationaryPoint:
     r"""NLHF: the unique symmetric Nash equilibrium of the regularised preference game (Eq. 5).
 

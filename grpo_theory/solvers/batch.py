@@ -8,10 +8,11 @@ one-at-a-time path up to the root finder's tolerance.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from .._checks import checked, items
 from ..errors import InvalidInputError
 from ..problem import Objective, Question, as_objective, as_question
 from .classes import ClassProblem
@@ -24,6 +25,8 @@ from .two_class_batch import TwoClassBatch, batch_flow_policies, supports
 __all__ = ["stationary_policies", "stationary_policy_batch"]
 
 
+@checked(questions=items(Question, "Question"),
+         objectives=items((Objective, Mapping), "Objective (or a dict of its fields)"))
 def stationary_policies(questions: Sequence[Question], objectives: Sequence[Objective]) -> list[np.ndarray]:
     """``stationary_policy(q, obj).pi`` for many pairs ``(q, obj)``, the two-class ones solved together.
 
@@ -70,6 +73,8 @@ def stationary_policies(questions: Sequence[Question], objectives: Sequence[Obje
     return out
 
 
+@checked(questions=items(Question, "Question"),
+         objectives=items((Objective, Mapping), "Objective (or a dict of its fields)"))
 def stationary_policy_batch(questions: Sequence[Question], objectives: Sequence[Objective]) -> list[StationaryPoint]:
     """``stationary_policy(q, obj)`` for many pairs, the multi-class ones' flows from ``pi_ref`` integrated together.
 

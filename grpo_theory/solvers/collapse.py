@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from .._checks import OBJECTIVE, QUESTION, checked
 from .. import kl
 from ..errors import InvalidInputError
 from ..preference import max_abs_advantage
@@ -19,6 +20,7 @@ from .classes import ClassProblem
 __all__ = ["clamp_critical_beta", "may_collapse", "unbounded_preference"]
 
 
+@checked(q=QUESTION, obj=OBJECTIVE)
 def clamp_critical_beta(q: Question, obj: Objective) -> float:
     """The beta below which a clamped KL in the loss lets the worse class of a two-class question collapse.
 
@@ -75,6 +77,7 @@ def clamp_critical_beta(q: Question, obj: Objective) -> float:
         return float(np.float64(P[0] - P[1]) / np.float64(c[0] - c[1]))   # no beta stops it, beta_c = inf
 
 
+@checked(obj=OBJECTIVE)
 def may_collapse(obj: Objective) -> bool:
     """Whether the flow can run into a vertex, so that the scan's ends may hold limit points: the direct
     penalty where ``|P_G|`` is unbounded, and every estimator or placement other than the note's two
@@ -102,6 +105,7 @@ def may_collapse(obj: Objective) -> bool:
     return True
 
 
+@checked(obj=OBJECTIVE)
 def unbounded_preference(obj: Objective) -> bool:
     """``|P_G|`` unbounded near a vertex (then the direct penalty's flow can run into a vertex: a limit point,
     not a root): ``G = inf``, scale normalisation, no epsilon; REINFORCE++ (whitened by the policy's own

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._checks import OBJECTIVE, POSITIVE_COUNT, QUESTION, arr, checked, num, numbers, one_of
 from .._numerics import integrate_until_slow, logsumexp
 from ..problem import InvalidInputError, Objective, Question, as_objective, as_question, validate_probability_vector
 from .classes import output_gradient
@@ -84,6 +85,7 @@ class FullSpaceStability:
     message: str
 
 
+@checked(q=QUESTION, obj=OBJECTIVE, theta=numbers(ndim=1), support=arr(0, integer=True, ndim=1))
 def logit_flow(q: Question, obj: Objective, theta: np.ndarray, support: np.ndarray) -> np.ndarray:
     """The flow ``f_o = pi_o (g_o - E_pi g)`` on the logits of ``support`` (the other answers at mass 0).
 
@@ -112,6 +114,9 @@ def logit_flow(q: Question, obj: Objective, theta: np.ndarray, support: np.ndarr
     >>> bool(np.abs(f).max() < 1e-12)
     True
     """
+    if np.size(support) == 0 or np.shape(theta) != np.shape(support):
+        raise InvalidInputError(f"theta must hold one logit per entry of support ({np.size(support)}), got shape "
+                                f"{np.shape(theta)}")
     pi_s, centred = _policy_and_centred_gradient(q, obj, theta, support)
     return pi_s * centred
 
@@ -124,6 +129,7 @@ def _policy_and_centred_gradient(q, obj, theta, support) -> tuple[np.ndarray, np
     return pi[support], g - pi[support] @ g
 
 
+@checked(q=QUESTION, obj=OBJECTIVE, pi=arr(ndim=1), h=num(0, 0.5, low_open=True))
 def full_space_stability(q: Question, obj: Objective, pi, *, h: float = 1e-6) -> FullSpaceStability:
     """Stability of ``pi`` under the flow on all output logits (see the module doc).
 
@@ -281,6 +287,7 @@ def _support_logits(pi) -> tuple[np.ndarray, np.ndarray]:
     return support, np.log(pi[support])
 
 
+@checked(q=QUESTION, obj=OBJECTIVE, pi=arr(ndim=1), h=num(0, 0.5, low_open=True))
 def jump_repeller(q: Question, obj: Objective, pi, *, h: float = 1e-7) -> str:
     """Where ``pi`` sits on a jump of the field (a clamp, REINFORCE++'s whitening at a tie): the first output
     logit whose nudge by ``+-h`` makes that output's drift point away, described; ``''`` if every nudge is
@@ -323,6 +330,7 @@ def jump_repeller(q: Question, obj: Objective, pi, *, h: float = 1e-7) -> str:
     return ""
 
 
+@checked(q=QUESTION, obj=OBJECTIVE, pi=arr(ndim=1), h=num(0, 0.5, low_open=True))
 def one_sided_repeller(q: Question, obj: Objective, pi, *, h: float = NUDGE) -> list[tuple[int, float]]:
     """The single-logit nudges ``(answer, sign)`` of size ``h`` off ``pi`` after which the flow on all output
     logits moves away from ``pi``: ``d/dt |delta|^2 = 2 delta . f > 0`` with ``delta`` the nudge and ``f`` the
@@ -373,6 +381,7 @@ def one_sided_repeller(q: Question, obj: Objective, pi, *, h: float = NUDGE) -> 
     return away
 
 
+@checked(q=QUESTION, obj=OBJECTIVE, pi=arr(ndim=1), h=num(0, 0.5, low_open=True), t_max=num(0, low_open=True))
 def perturbed_ends(q: Question, obj: Objective, pi, *, h: float = NUDGE,
                    t_max: float = PERTURBED_T) -> tuple[np.ndarray, str]:
     """Where the flow on all output logits goes from ``pi`` nudged off it: for every single-logit nudge of size
@@ -429,6 +438,7 @@ def perturbed_ends(q: Question, obj: Objective, pi, *, h: float = NUDGE,
     return (np.array(ends) if ends else np.zeros((0, q.n_outputs))), "; ".join(how)
 
 
+@checked(q=QUESTION, obj=OBJECTIVE, pi=arr(ndim=1), h=num(0, 0.5, low_open=True))
 def logit_newton_step(q: Question, obj: Objective, pi, *, h: float = 1e-6) -> float:
     """The length (max norm) of the Newton step on the output logits from ``pi`` to a root of the flow.
 
@@ -482,6 +492,8 @@ def logit_newton_step(q: Question, obj: Objective, pi, *, h: float = 1e-6) -> fl
     return float(np.abs(step - step.mean()).max())
 
 
+@checked(q=QUESTION, obj=OBJECTIVE, pi0=arr(ndim=1, none=True), t_max=num(0, low_open=True),
+         method=one_of('ode', 'euler'), lr=num(0, low_open=True), steps=POSITIVE_COUNT)
 def full_space_flow(q: Question, obj: Objective, pi0=None, *, t_max: float = 1e4, method: str = "ode",
                     lr: float = 0.05, steps: int = 200_000) -> np.ndarray:
     """The end of the flow on all output logits from ``pi0`` (default ``pi_ref``).

@@ -32,6 +32,7 @@ import warnings
 
 import numpy as np
 
+from .._checks import OBJECTIVE, QUESTION, arr, checked, num, registered
 from .._numerics import integrate_until_slow, logsumexp, optimize
 from ..advantage import changes_regulariser
 from ..errors import InvalidInputError
@@ -72,6 +73,8 @@ _BEHIND_EXPONENT = 1.1
 _BEHIND_GAIN = 1e-3
 
 
+@checked(q=QUESTION, obj=OBJECTIVE, class_of=arr(integer=True, ndim=1, none=True),
+         point=registered('StationaryPoint', none=True))
 def class_reduction_exact(q: Question, obj: Objective, class_of: np.ndarray | None = None, *,
                           point: StationaryPoint | None = None) -> bool:
     """Whether the class solvers' end is the end of the flow on all output logits from ``pi_ref``.
@@ -225,6 +228,7 @@ def _judged(q: Question, obj: Objective, pi: np.ndarray, t: float, how: str) -> 
                            eigenvalues=fs.eigenvalues)
 
 
+@checked(q=QUESTION, obj=OBJECTIVE, candidate=registered('StationaryPoint', none=True), horizon=num(0, low_open=True))
 def full_space_end(q: Question, obj: Objective, candidate: StationaryPoint | None = None, *,
                    horizon: float = FLOW_HORIZONS[-1]) -> StationaryPoint:
     """The end of the on-policy flow on all output logits from ``pi_ref`` (see the module doc).

@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from .._checks import OBJECTIVE, QUESTION, checked
 from .. import advantage, kl
 from .._numerics import logsumexp
 from ..errors import InvalidInputError
@@ -19,6 +20,7 @@ from ..problem import Objective, Question, as_objective, as_question, shaped_que
 __all__ = ["output_gradient", "stationarity_residual"]
 
 
+@checked(q=QUESTION, obj=OBJECTIVE)
 def output_gradient(q: Question, obj: Objective, pi: np.ndarray) -> np.ndarray:
     """``g(o) = dJ/dpi(o)`` at ``pi_old = pi`` for every output in the support of ``pi``; 0 outside it.
 
@@ -102,6 +104,7 @@ def _family_output_gradient(q: Question, obj: Objective, pi: np.ndarray, P: np.n
     return g
 
 
+@checked(q=QUESTION, obj=OBJECTIVE)
 def stationarity_residual(q: Question, obj: Objective, pi) -> float:
     """Max-norm residual of the stationarity condition at ``pi``.
 

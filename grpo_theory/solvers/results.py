@@ -12,6 +12,7 @@ from enum import StrEnum
 
 import numpy as np
 
+from .._checks import register_class
 from ..problem import Objective, Question
 
 __all__ = ["StationaryPoint", "StationaryPointSet", "Basin", "RESIDUAL_TOL", "STABILITY_TOL", "Method", "Status",
@@ -95,6 +96,7 @@ class Status(StrEnum):
     __repr__ = _plain_repr
 
 
+@register_class
 @dataclass(frozen=True)
 class StationaryPoint:
     """One stationary policy with its diagnostics (in the manner of scipy's OptimizeResult).

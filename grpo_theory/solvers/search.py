@@ -12,6 +12,7 @@ import dataclasses
 
 import numpy as np
 
+from .._checks import OBJECTIVE, QUESTION, checked
 from .._validate import integer, number
 from ..errors import InvalidInputError
 from ..problem import Objective, Question, as_objective, as_question
@@ -37,6 +38,7 @@ CERTIFY_BOXES = 10_000
 FACE_MASS = 1e-14
 
 
+@checked(q=QUESTION, obj=OBJECTIVE)
 def token_level(q: Question, obj: Objective) -> bool:
     """Whether the token-level solver is needed: token level on a tree of multi-token answers.
 

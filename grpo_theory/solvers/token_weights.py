@@ -12,6 +12,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from .._checks import OBJECTIVE, POSITIVE_COUNT, QUESTION, arr, checked, seed_or_generator
 from .. import advantage
 from .._multinomial import count_vectors, log_multinomial_weights
 from ..errors import ExactEvaluationTooLarge, InvalidInputError
@@ -88,6 +89,7 @@ def _batch_weights(q: Question, obj: Objective, pi: np.ndarray, lengths: np.ndar
     return Pw, W
 
 
+@checked(q=QUESTION, obj=OBJECTIVE, pi=arr(ndim=1))
 def answer_weights(q: Question, obj: Objective, pi) -> tuple[np.ndarray, np.ndarray]:
     """``(P^w(o), W(o))`` for every answer (see the module doc): what the aggregation makes of P_G.
 
@@ -136,6 +138,7 @@ def answer_weights(q: Question, obj: Objective, pi) -> tuple[np.ndarray, np.ndar
     return Pw, W
 
 
+@checked(q=QUESTION, obj=OBJECTIVE, pi=arr(ndim=1), n_samples=POSITIVE_COUNT, seed=seed_or_generator)
 def monte_carlo_answer_weights(q: Question, obj: Objective, pi, *, n_samples: int = 20_000,
                                seed: int | np.random.Generator | None = 0
                                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

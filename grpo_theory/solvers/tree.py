@@ -46,6 +46,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .. import advantage, kl
+from .._checks import MAX_STEPS, OBJECTIVE, QUESTION, SEED, checked, items, whole
 from .._numerics import integrate_until_slow, logsumexp
 from ..errors import InvalidInputError
 from ..problem import Objective, Question, shaped_question
@@ -91,6 +92,7 @@ class AnswerTree:
     lengths: np.ndarray
 
     @classmethod
+    @checked(answers=items((tuple, str), "answers (tuples of tokens)"))
     def build(cls, answers) -> AnswerTree:
         """The tree of ``answers`` (a sequence of token tuples, prefix-free, as ``Question`` checks them).
 
@@ -168,6 +170,7 @@ class TreeProblem:
         For a preference-matrix question.
     """
 
+    @checked(q=QUESTION, obj=OBJECTIVE)
     def __init__(self, q: Question, obj: Objective) -> None:
         if not q.has_reward_law:
             raise InvalidInputError("level='token' needs a reward law (rewards= or reward_levels=); a preference "
@@ -475,6 +478,7 @@ _NEAR = 1e-3
 _SNAP_LOGITS = (30.0, 11.5)
 
 
+@checked(q=QUESTION, obj=OBJECTIVE)
 def tree_stationary_policy(q: Question, obj: Objective) -> StationaryPoint:
     """The token-level stationary policy the on-policy flow on the tree's logits reaches from ``pi_ref``.
 
@@ -549,6 +553,7 @@ def _near_flow(tp: TreeProblem, point: StationaryPoint | None, end: np.ndarray) 
     return point if float(np.abs(point.pi - tp.policy(end)).max()) <= _NEAR else None
 
 
+@checked(q=QUESTION, obj=OBJECTIVE, n_starts=whole(0, MAX_STEPS), seed=SEED)
 def tree_stationary_points(q: Question, obj: Objective, *, n_starts: int = 24, seed: int = 0
                            ) -> tuple[tuple, bool, str, StationaryPoint]:
     """Token-level stationary points from several starts, each with its stability (not exhaustive).

@@ -12,6 +12,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from .._checks import POSITIVE_COUNT, arr, checked, num, text
 from .._numerics import logit
 from ..errors import InvalidInputError
 from ..problem import Objective
@@ -150,6 +151,7 @@ POOLS = {"main": candidate_pool, "greetings": greeting_pool}
 _PUNCT = ".,!?;:\"'()[]*`"
 
 
+@checked(text=text())
 def normalise(text: str) -> str:
     """The verifier's view of a completion: its first word, lower case, without surrounding punctuation.
 
@@ -212,6 +214,7 @@ def count_correct(backend, answers, n: int, generator: torch.Generator, *, batch
     return out
 
 
+@checked(correct=arr(0, integer=True, ndim=1), n=POSITIVE_COUNT, n_keep=POSITIVE_COUNT, p_range=arr(0, 1, ndim=1))
 def select_prompts(correct, n: int, n_keep: int, *, p_range=P_RANGE) -> np.ndarray:
     """Indices of ``n_keep`` screened candidates whose P(correct) spreads evenly in ``logit p`` over ``p_range``.
 
@@ -267,6 +270,8 @@ def select_prompts(correct, n: int, n_keep: int, *, p_range=P_RANGE) -> np.ndarr
     return np.array(sorted(chosen, key=lambda i: (p[i], i)), dtype=int)
 
 
+@checked(p_ref=arr(0, 1, ndim=1), candidates=arr(0, low_open=True, ndim=1), min_diff=num(0),
+         group_size=num(2, integer=True, finite=False))
 def choose_betas(p_ref, *, candidates=BETA_CANDIDATES, min_diff: float = MIN_DIFF, group_size: int = 8,
                  penalty: str = "reverse") -> tuple[tuple[float, float], float]:
     """The pair of betas whose stationary predictions differ by ``>= min_diff`` for the most prompts.

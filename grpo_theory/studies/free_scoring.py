@@ -13,6 +13,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from .._checks import arr, checked, dataframe, has_columns, num
 from .._numerics import logit
 from ..errors import InvalidInputError
 from ..predict import flow_table
@@ -29,6 +30,7 @@ def _expit(u):
     return 1.0 / (1.0 + np.exp(-np.asarray(u, dtype=float)))
 
 
+@checked(p_ref=arr(0, 1, ndim=1), measured=arr(0, 1, ndim=1))
 def fit_shift(p_ref, measured) -> float:
     """The best single logit shift: ``c`` minimising ``sum (expit(logit p_ref + c) - measured)^2``.
 
@@ -214,6 +216,7 @@ def score(table: pd.DataFrame) -> pd.DataFrame:
 
 
 
+@checked(history=dataframe, group_size=num(2, 2**53, integer=True))
 def tail_rewards(history: pd.DataFrame, *, group_size: int = 8) -> pd.DataFrame:
     """Each prompt's training reward over the last 25% of a job's steps (the window its flatness check
     judges): ``prompt, tail_correct, tail_n, tail_mean, tail_from_step``.
@@ -238,6 +241,7 @@ def tail_rewards(history: pd.DataFrame, *, group_size: int = 8) -> pd.DataFrame:
     >>> tail_rewards(h, group_size=4).to_dict("records")
     [{'prompt': 0, 'tail_correct': 3, 'tail_n': 4, 'tail_mean': 0.75, 'tail_from_step': 4}]
     """
+    has_columns("history", history, ["step"])
     h = history.sort_values("step")
     w = h.iloc[-max(1, len(h) // 4):]
     cols = sorted((c for c in h.columns if c.startswith("p_best_q")), key=lambda c: int(c[8:]))

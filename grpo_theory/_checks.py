@@ -1,0 +1,383 @@
+"""Argument rules for the public entry points: ``@checked(name=rule, ...)`` checks each named argument first.
+
+A rule is a function ``rule(name, value)`` that returns nothing for a valid value and raises
+:class:`~grpo_theory.errors.InvalidInputError` naming ``name`` and the value otherwise. Rules only refuse:
+the function receives its arguments unchanged, so a valid call computes exactly what it computed without them.
+The factories below build the rules the package uses (numbers, arrays, text, choices, instances of a class);
+:data:`OBJECTIVE` and :data:`QUESTION` are the rules for an objective and a question. Checks that relate two
+arguments (:func:`levels_and_weights`, :func:`at_most`, :func:`index_below`, ...) are called by the function
+itself, first.
+
+Examples
+--------
+>>> @checked(beta=num(0, low_open=True), n=num(1, 1000, integer=True))
+... def f(beta, n=10):
+...     return beta * n
+>>> f(0.5)
+5.0
+>>> try:
+...     f(0.5, n=2.5)
+... except InvalidInputError as exc:
+...     print(exc)
+n must be an integer in [1, 1000], got 2.5
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Mapping
+
+import numpy as np
+
+from ._validate import float_array, numeric_entries, plain
+from .errors import InvalidInputError
+
+__all__ = ["checked", "num", "arr", "numbers", "ndarray", "indices", "whole", "text", "texts", "one_of", "instance",
+           "registered", "register_class", "mapping", "dataframe", "items", "flag", "function", "optional",
+           "seed_or_generator", "index_below", "levels_and_weights", "broadcasts_to", "has_columns", "at_most",
+           "OBJECTIVE", "QUESTION", "MAX_STEPS", "COUNT", "POSITIVE_COUNT", "SEED"]
+
+#: Largest number of steps, grid points, samples or starts an entry point takes: each costs at least a
+#: microsecond and most tens of them: 10^7 of them take minutes, more would take hours.
+MAX_STEPS = 10**7
+
+
+def checked(**rules):
+    """Decorator: check the named arguments with their rules before the call (the module docstring).
+
+    An argument not given (its default used) is not checked; ``None`` passes only a rule that allows it. The
+    wrapper costs a microsecond or two a call (a loop over the rules), so the solvers' inner calls may go through
+    it."""
+    def wrap(fn):
+        sig = inspect.signature(fn)
+        names = list(sig.parameters)
+        unknown = sorted(set(rules) - set(names))
+        if unknown:
+            raise TypeError(f"@checked names {unknown}, which {fn.__qualname__} does not take")
+        where = [(name, names.index(name), rule) for name, rule in rules.items()
+                 if sig.parameters[name].kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                                  inspect.Parameter.POSITIONAL_ONLY)]
+        keyword_only = [(name, rule) for name, rule in rules.items()
+                        if sig.parameters[name].kind == inspect.Parameter.KEYWORD_ONLY]
+
+        @functools.wraps(fn)
+        def inner(*args, **kwargs):
+            for name, index, rule in where:
+                if index < len(args):
+                    rule(name, args[index])
+                elif name in kwargs:
+                    rule(name, kwargs[name])
+            for name, rule in keyword_only:
+                if name in kwargs:
+                    rule(name, kwargs[name])
+            return fn(*args, **kwargs)
+        inner.__signature__ = sig
+        return inner
+    return wrap
+
+
+def optional(rule):
+    """``rule``, or None."""
+    def check(name, value):
+        if value is not None:
+            rule(name, value)
+    return check
+
+
+def num(low=None, high=None, *, low_open=False, high_open=False, integer=False, finite=True, none=False):
+    """A single number (not a bool, text or an array), finite unless ``finite=False`` (then NaN only is
+    refused), in ``[low, high]`` (ends open when asked), a whole number where ``integer``; None where ``none``."""
+    def check(name, value):
+        if value is None and none:
+            return
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+            want = "an integer" if integer else "a number"
+            raise InvalidInputError(f"{name} must be {want}, got {_shown(value)}")
+        float_array(name, value, low=low, high=high, low_open=low_open, high_open=high_open, integer=integer,
+                    finite=finite)
+    return check
+
+
+def arr(low=None, high=None, *, low_open=False, high_open=False, integer=False, finite=True, ndim=None,
+        nonempty=True, none=False):
+    """An array of numbers (a number where ``ndim`` allows 0): every entry checked as :func:`num` does, with
+    ``ndim`` dimensions (an int or a tuple of allowed ones) and at least one entry unless ``nonempty=False``."""
+    def check(name, value):
+        if value is None and none:
+            return
+        if isinstance(value, Mapping) or not (np.isscalar(value) or hasattr(value, "__len__")
+                                               or isinstance(value, np.ndarray)):
+            raise InvalidInputError(f"{name} must be an array of numbers, got {_shown(value)}")
+        a = float_array(name, value, low=low, high=high, low_open=low_open, high_open=high_open,
+                        integer=integer, finite=finite)
+        _shape(name, value, a, ndim, nonempty)
+    return check
+
+
+def _shape(name, value, a: np.ndarray, ndim, nonempty: bool) -> None:
+    """Refuse an array ``a`` (``value`` as given) of another number of dimensions than ``ndim`` (an int or a
+    tuple of them; None: any), or empty where ``nonempty``."""
+    if ndim is not None and a.ndim not in ((ndim,) if isinstance(ndim, int) else ndim):
+        want = " or ".join(f"{d}-D" for d in ((ndim,) if isinstance(ndim, int) else ndim))
+        raise InvalidInputError(f"{name} must be {want} (got shape {a.shape}): {_shown(value)}")
+    if nonempty and a.size == 0:
+        raise InvalidInputError(f"{name} is empty; expected at least one number")
+
+
+def numbers(*, ndim=None, none=False, nonempty=False):
+    """An array of numbers of ``ndim`` dimensions, any values (NaN and infinities included): the type check of
+    :func:`arr` for arguments the solvers also pass mid-computation (a trial point may hold NaN)."""
+    def check(name, value):
+        if value is None and none:
+            return
+        if isinstance(value, Mapping):
+            raise InvalidInputError(f"{name} must be an array of numbers, got {_shown(value)}")
+        if isinstance(value, (str, bytes, bool, np.bool_)) or value is None:
+            raise InvalidInputError(f"{name} must be an array of numbers, got {_shown(value)}")
+        numeric_entries(name, value)
+        try:
+            a = np.asarray(value, dtype=float)
+        except (TypeError, ValueError, OverflowError):
+            raise InvalidInputError(f"{name} must be an array of numbers, got {_shown(value)}") from None
+        _shape(name, value, a, ndim, nonempty)
+    return check
+
+
+def indices(name, value):
+    """An array of integers ``>= 0`` (indices), checked without a float copy: a large integer array passes in
+    one pass over it."""
+    if isinstance(value, (str, bytes, bool, np.bool_, Mapping)) or value is None:
+        raise InvalidInputError(f"{name} must be an array of integers >= 0, got {_shown(value)}")
+    try:
+        a = np.asarray(value)
+    except (TypeError, ValueError):
+        raise InvalidInputError(f"{name} must be an array of integers >= 0, got {_shown(value)}") from None
+    if a.dtype.kind not in "iu" or (a.size and a.min() < 0):
+        raise InvalidInputError(f"{name} must be an array of integers >= 0, got {_shown(value)}")
+
+
+def text(*, none=False, nonempty=False):
+    """A string."""
+    def check(name, value):
+        if value is None and none:
+            return
+        if not isinstance(value, str):
+            raise InvalidInputError(f"{name} must be text, got {_shown(value)}")
+        if nonempty and not value.strip():
+            raise InvalidInputError(f"{name} is empty; expected text")
+    return check
+
+
+def texts(*, nonempty=False):
+    """A list, tuple, set or array of strings."""
+    def check(name, value):
+        if not isinstance(value, (list, tuple, set, frozenset, np.ndarray)) or \
+                (isinstance(value, np.ndarray) and value.ndim != 1) or not all(isinstance(t, str) for t in value):
+            raise InvalidInputError(f"{name} must be a list of strings, got {_shown(value)}")
+        if nonempty and not value:
+            raise InvalidInputError(f"{name} is empty; expected at least one string")
+    return check
+
+
+def one_of(*choices, none=False):
+    """One of ``choices`` (compared with ``==``, after a type check: ``True`` is not ``1``)."""
+    def check(name, value):
+        if value is None and none:
+            return
+        try:
+            ok = any(type(value) is type(c) and value == c for c in choices)
+        except Exception:                               # noqa: BLE001 - an object whose == fails is not a choice
+            ok = False
+        if not ok:
+            raise InvalidInputError(f"{name} must be one of {', '.join(map(plain, choices))}, got {_shown(value)}")
+    return check
+
+
+def instance(cls, what: str, hint: str = "", *, none=False):
+    """An instance of ``cls`` (``what`` names it in the message; ``hint`` says how to build one)."""
+    def check(name, value):
+        if value is None and none:
+            return
+        if not isinstance(value, cls):
+            raise InvalidInputError(f"{name} must be {what}, got {_shown(value)}{hint}")
+    return check
+
+
+_CLASSES: dict = {}
+
+
+def register_class(cls):
+    """Make ``cls`` known to :func:`registered` by its name (the module that defines it calls this, so the
+    rules need not import a layer above this one)."""
+    _CLASSES[cls.__name__] = cls
+    return cls
+
+
+def registered(class_name: str, hint: str = "", *, none=False):
+    """An instance of the class registered as ``class_name`` (:func:`register_class`)."""
+    article = "an" if class_name[0] in "AEIOU" else "a"
+
+    def check(name, value):
+        if value is None and none:
+            return
+        if not isinstance(value, _CLASSES[class_name]):
+            raise InvalidInputError(f"{name} must be {article} {class_name}, got {_shown(value)}{hint}")
+    return check
+
+
+#: An objective (:class:`grpo_theory.problem.Objective`) and a question (:class:`grpo_theory.problem.Question`).
+OBJECTIVE = registered("Objective", "; build one with Objective(beta=...)")
+QUESTION = registered("Question", "; build one with Question(pi_ref, rewards=...)")
+
+
+def items(cls, what: str):
+    """An iterable of instances of ``cls`` (a list or tuple is checked entry by entry; a generator as it comes)."""
+    def check(name, value):
+        if isinstance(value, (str, bytes, Mapping, np.ndarray)) or not hasattr(value, "__iter__") \
+                or hasattr(value, "columns"):
+            raise InvalidInputError(f"{name} must be a list of {what}, got {_shown(value)}")
+        if isinstance(value, (list, tuple)):
+            bad = next((v for v in value if not isinstance(v, cls)), _NO_ITEM)
+            if bad is not _NO_ITEM:
+                raise InvalidInputError(f"{name} must be a list of {what}; one entry is {_shown(bad)}")
+    return check
+
+
+_NO_ITEM = object()
+
+
+def dataframe(name, value):
+    """A pandas DataFrame (pandas is not imported for the check: a value that is one has imported it)."""
+    import sys
+
+    pd = sys.modules.get("pandas")
+    if pd is None or not isinstance(value, pd.DataFrame):
+        raise InvalidInputError(f"{name} must be a pandas DataFrame, got {_shown(value)}")
+
+
+def mapping(*, none=False):
+    """A mapping (a dict)."""
+    return instance(Mapping, "a mapping (a dict)", none=none)
+
+
+def flag(name, value):
+    """A bool (``True``/``False``; NumPy's bool too)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise InvalidInputError(f"{name} must be True or False, got {_shown(value)}")
+
+
+def function(*, none=False):
+    """A callable."""
+    def check(name, value):
+        if value is None and none:
+            return
+        if not callable(value):
+            raise InvalidInputError(f"{name} must be a function, got {_shown(value)}")
+    return check
+
+
+def whole(low=None, high=None, *, none=False):
+    """An integer of Python's or NumPy's integer types (not a float, not a bool), in ``[low, high]``: for an
+    index or a seed, which a float cannot stand for."""
+    def check(name, value):
+        if value is None and none:
+            return
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+            raise InvalidInputError(f"{name} must be an integer, got {_shown(value)}")
+        if (low is not None and value < low) or (high is not None and value > high):
+            rng = f"[{'-inf' if low is None else low}, {'inf' if high is None else high}]"
+            raise InvalidInputError(f"{name} must be an integer in {rng}, got {_shown(value)}")
+    return check
+
+
+def index_below(name: str, value, n: int, what: str = "entries") -> None:
+    """Refuse an index ``value`` that is not an integer in ``[0, n)`` (``n`` ``what`` there are)."""
+    whole(0)(name, value)
+    if value >= n:
+        raise InvalidInputError(f"{name} = {value} is out of range: there are {n} {what} (0 to {n - 1})")
+
+
+def levels_and_weights(v, log_w) -> None:
+    """Refuse reward levels ``v`` and level log-weights ``log_w`` that do not go together: ``v`` empty, or the
+    last axis of ``log_w`` not one entry per level."""
+    nv, shape = np.size(v), np.shape(log_w)
+    if nv == 0:
+        raise InvalidInputError("v is empty; expected the reward levels")
+    if not shape or shape[-1] != nv:
+        raise InvalidInputError(f"log_w must have one entry per reward level on its last axis ({nv} levels), got "
+                                f"shape {shape}")
+
+
+def broadcasts_to(name: str, value, shape: tuple, what: str) -> None:
+    """Refuse a ``value`` whose shape does not broadcast to ``shape`` (the shape of the argument ``what``); None
+    passes."""
+    if value is None:
+        return
+    try:
+        ok = np.broadcast_shapes(np.shape(value), shape) == tuple(shape)
+    except ValueError:
+        ok = False
+    if not ok:
+        raise InvalidInputError(f"{name} of shape {np.shape(value)} does not broadcast to the shape of {what}, {shape}")
+
+
+def at_most(name: str, value, other_name: str, other) -> None:
+    """Refuse arrays that do not broadcast together, or an entry of ``value`` above ``other``'s (a count of
+    successes above its count of trials)."""
+    try:
+        a, b = np.broadcast_arrays(np.asarray(value, dtype=float), np.asarray(other, dtype=float))
+    except ValueError:
+        raise InvalidInputError(f"{name} of shape {np.shape(value)} and {other_name} of shape {np.shape(other)} do "
+                                "not broadcast together") from None
+    if np.any(a > b):
+        i = np.flatnonzero((a > b).ravel())[0]
+        raise InvalidInputError(f"{name} must be at most {other_name}, got {name} = {plain(a.ravel()[i])} > "
+                                f"{other_name} = {plain(b.ravel()[i])}")
+
+
+def has_columns(name: str, table, columns) -> None:
+    """Refuse a DataFrame ``table`` that lacks one of ``columns`` (each must be a column name)."""
+    missing = [c for c in columns if not isinstance(c, str) or c not in table.columns]
+    if missing:
+        raise InvalidInputError(f"{name} has no column(s) {missing}; found {list(table.columns)[:12]}")
+
+
+def ndarray(*, ndim=None):
+    """A NumPy array of numbers (not a list: the function uses the array's methods)."""
+    inner = numbers(ndim=ndim)
+
+    def check(name, value):
+        if not isinstance(value, np.ndarray):
+            raise InvalidInputError(f"{name} must be a numpy array, got {_shown(value)}")
+        inner(name, value)
+    return check
+
+
+#: A number of steps, points or samples: an integer in ``[0, MAX_STEPS]``, or in ``[1, MAX_STEPS]``.
+COUNT = num(0, MAX_STEPS, integer=True)
+POSITIVE_COUNT = num(1, MAX_STEPS, integer=True)
+#: A random seed: an integer in ``[0, 2**63)``.
+SEED = whole(0, 2**63 - 1)
+
+
+def seed_or_generator(name, value):
+    """A seed (:data:`SEED`), None (fresh entropy) or a ``numpy.random.Generator``."""
+    if value is None or isinstance(value, np.random.Generator):
+        return
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise InvalidInputError(f"{name} must be an integer seed, None or a numpy.random.Generator, got "
+                                f"{_shown(value)}")
+    SEED(name, value)
+
+
+def _shown(value) -> str:
+    """A value for a message: its type and, cut to 80 characters, how it prints."""
+    try:
+        shown = plain(value)
+    except Exception:                                   # noqa: BLE001 - any object: its type is enough
+        shown = "?"
+    if len(shown) > 80:
+        shown = shown[:77] + "..."
+    kind = type(value).__name__
+    return shown if kind in ("int", "float", "str") else f"{shown} ({kind})"
