@@ -147,7 +147,8 @@ def float_array(name: str, value, *, low: float | None = None, high: float | Non
 
 def numeric_entries(name: str, value) -> None:
     """Refuse the entries ``numpy.asarray(value, dtype=float)`` would turn silently into numbers: text (``'0.3'``),
-    booleans, None (read as NaN), and masked entries of a masked array (read as their hidden values)."""
+    booleans, None (read as NaN), and masked entries of a masked array (read as their hidden values); and an
+    object NumPy cannot read at all (a torch tensor that requires grad), with the object's own reason."""
     if isinstance(value, np.ma.MaskedArray) and np.ma.is_masked(value):
         raise InvalidInputError(f"{name} has {int(np.ma.count_masked(value))} masked entries; fill them "
                                 "(.filled(...)) or drop them first")
@@ -155,6 +156,9 @@ def numeric_entries(name: str, value) -> None:
         raw = np.asarray(value)
     except (TypeError, ValueError):
         return                                   # ragged or odd: the float conversion names it
+    except RuntimeError as exc:                  # a torch tensor that requires grad refuses NumPy
+        raise InvalidInputError(f"{name} cannot be read as numbers: {type(value).__name__} says "
+                                f"{' '.join(str(exc).split())}") from None
     bad = (lambda x: x is None or isinstance(x, (str, bytes, bool, np.bool_, np.str_, np.bytes_)))
     if raw.dtype.kind in "iuf" and isinstance(value, (list, tuple)):
         # NumPy casts [True, 0.5] to [1.0, 0.5] before anyone looks: find a bool among the list's own entries
@@ -361,6 +365,20 @@ def csv_records(text: str, source: str) -> list[tuple[int, dict]]:
         return out
     except csv.Error as exc:
         raise InvalidInputError(f"{source} line {reader.line_num}: not readable CSV ({exc})") from None
+
+
+def given_options(argv, options) -> list[str]:
+    """The options among ``options`` that the command line ``argv`` gives (in full, as ``--opt=value``, or
+    abbreviated to a prefix only one of ``options`` has, as argparse takes them), each once, in order."""
+    found = []
+    for token in argv:
+        name = str(token).split("=")[0]
+        if not name.startswith("--"):
+            continue
+        opts = [name] if name in options else [o for o in options if o.startswith(name)]
+        if len(opts) == 1 and opts[0] not in found:
+            found.append(opts[0])
+    return found
 
 
 def _reads_as_number(text: str) -> bool:

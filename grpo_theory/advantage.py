@@ -286,8 +286,14 @@ def _moments(v: np.ndarray, log_w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return centred, np.sqrt(var)[..., None]
 
 
-@checked(v=numbers(ndim=1), log_w=numbers(), obj=OBJECTIVE, part=one_of('mean', 'positive', 'negative'),
-         max_count_vectors=optional(num(1, integer=True)))
+#: The input rules of the estimators' ``E_l`` functions below (one signature: levels, their log-law, the objective,
+#: which part, the enumeration limit).
+_LEVEL_EXPECTATION_ARGS = dict(v=numbers(ndim=1), log_w=numbers(), obj=OBJECTIVE,
+                               part=one_of("mean", "positive", "negative"),
+                               max_count_vectors=optional(num(1, integer=True)))
+
+
+@checked(**_LEVEL_EXPECTATION_ARGS)
 def rloo_expectations(v: np.ndarray, log_w: np.ndarray, obj, *, part: str = "mean",
                       max_count_vectors: int | None = None) -> np.ndarray:
     """RLOO's ``E_l``: ``v_l - mu`` exactly at every ``G`` (its signed parts by enumeration at finite ``G``).
@@ -327,8 +333,7 @@ def rloo_expectations(v: np.ndarray, log_w: np.ndarray, obj, *, part: str = "mea
     return enumerated_expectations(v, log_w, obj, _rloo_table, part=part, max_count_vectors=max_count_vectors)
 
 
-@checked(v=numbers(ndim=1), log_w=numbers(), obj=OBJECTIVE, part=one_of('mean', 'positive', 'negative'),
-         max_count_vectors=optional(num(1, integer=True)))
+@checked(**_LEVEL_EXPECTATION_ARGS)
 def reinforce_pp_expectations(v: np.ndarray, log_w: np.ndarray, obj, *, part: str = "mean",
                               max_count_vectors: int | None = None) -> np.ndarray:
     """REINFORCE++'s ``E_l``: ``sqrt((G-1)/G) (v_l - mu)/sigma`` (the group mean removed, whitened by the
@@ -361,8 +366,7 @@ def reinforce_pp_expectations(v: np.ndarray, log_w: np.ndarray, obj, *, part: st
                                    max_count_vectors=max_count_vectors) * scale
 
 
-@checked(v=numbers(ndim=1), log_w=numbers(), obj=OBJECTIVE, part=one_of('mean', 'positive', 'negative'),
-         max_count_vectors=optional(num(1, integer=True)))
+@checked(**_LEVEL_EXPECTATION_ARGS)
 def pass_at_k_expectations(v: np.ndarray, log_w: np.ndarray, obj, *, part: str = "mean",
                            max_count_vectors: int | None = None) -> np.ndarray:
     """The analytic pass@k advantage's ``E_l`` (two levels: fail, pass).

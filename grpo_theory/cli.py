@@ -152,14 +152,10 @@ _READ_BY = {"--quick": ("small",), "--seed": ("small",), "--no-extra": ("small",
 
 def _check_study_options(args) -> None:
     """Refuse an option given on the command line that the chosen study does not read, and repeated --seeds."""
-    for token in getattr(args, "argv", ()):
-        name = token.split("=")[0]
-        if not name.startswith("--"):
-            continue
-        opts = [name] if name in _READ_BY else [o for o in _READ_BY if o.startswith(name)]
-        if len(opts) == 1 and args.study not in _READ_BY[opts[0]]:
-            studies = " and ".join(f"--study {s}" for s in _READ_BY[opts[0]])
-            raise InvalidInputError(f"{opts[0]} is read by {studies} only; --study {args.study} would ignore it")
+    for opt in _validate.given_options(getattr(args, "argv", ()), tuple(_READ_BY)):
+        if args.study not in _READ_BY[opt]:
+            studies = " and ".join(f"--study {s}" for s in _READ_BY[opt])
+            raise InvalidInputError(f"{opt} is read by {studies} only; --study {args.study} would ignore it")
     if args.seeds and len(set(args.seeds)) != len(args.seeds):
         raise InvalidInputError(f"--seeds repeats a seed: {args.seeds}; each seed is one run")
 
@@ -334,6 +330,7 @@ class _HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefa
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="grpo-theory", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"grpo-theory {sys.modules[__package__].__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     s = sub.add_parser("solve", help="stationary policies of every variant, RLHF and NLHF")

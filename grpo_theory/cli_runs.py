@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from ._io import writing_folder
+from ._validate import given_options
 from . import variants
 from .errors import NoStationaryPolicy, TheoryWarning
 from .integrations.mapping import explain, load_config_file
@@ -129,6 +130,11 @@ def _critical_beta_line(obj, question) -> str | None:
     return f"clamp: critical beta {crit} {where}; beta = {obj.beta:g} is above it"
 
 
+#: ``predict``'s options that set the objective, which a trainer config (``--framework F CONFIG``) sets instead.
+OBJECTIVE_OPTIONS = ("--group-size", "--penalty", "--normalization", "--std-ddof", "--std-eps", "--kl-estimator",
+                     "--kl-placement", "--kl-log-ratio-clamp", "--kl-value-clamp")
+
+
 def cmd_predict(args) -> int:
     """``grpo-theory predict SAMPLES``: per-prompt predictions for a run (see docs/predict.md)."""
     given = [flag for flag, v in (("--framework/CONFIG", args.framework), ("--beta", args.beta)) if v is not None]
@@ -147,6 +153,14 @@ def cmd_predict(args) -> int:
     if args.trl_version is not None and (args.framework is None or args.framework[0] != "trl"):
         raise InvalidInputError(f"--trl-version {args.trl_version!r} applies to --framework trl only (it picks "
                                 "TRL's defaults); drop it or give --framework trl CONFIG")
+    if args.framework is not None and (own := given_options(getattr(args, "argv", ()), OBJECTIVE_OPTIONS)):
+        raise InvalidInputError(f"{', '.join(own)} would set what --framework {args.framework[0]} CONFIG reads from "
+                                "the config, and be ignored; set the field in the config, or give --beta B with the "
+                                "objective's options instead of --framework")
+    if args.sample_temperature is not None and args.framework is None:
+        raise InvalidInputError(f"--sample-temperature {args.sample_temperature:g} is checked against training's "
+                                "temperature, which --framework F CONFIG gives; with --beta there is none to check it "
+                                "against: drop it, or give the config")
     if args.tradeoff_betas and len(args.tradeoff_betas) > MAX_TRADEOFF_BETAS:
         raise InvalidInputError(f"--tradeoff-betas: {len(args.tradeoff_betas):,} values, above the limit of "
                                 f"{MAX_TRADEOFF_BETAS:,} (each is a whole prediction, ~0.04 s per prompt); give fewer")

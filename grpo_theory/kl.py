@@ -54,7 +54,7 @@ import numpy as np
 
 from ._checks import OBJECTIVE, checked
 from . import variants
-from ._validate import number
+from ._validate import number, numeric_entries
 from .errors import InvalidInputError
 
 __all__ = ["KL_ESTIMATORS", "KL_PLACEMENTS", "LOG_RATIO_FLOOR", "estimator_value", "flow_value", "coefficient",
@@ -78,6 +78,7 @@ def _log_ratios(obj, lr) -> np.ndarray:
                                 f"{type(obj).__name__}")
     if lr is None or isinstance(lr, (str, bytes)):
         raise InvalidInputError(f"lr must be a log-ratio log(pi/pi_ref) or an array of them, got {lr!r}")
+    numeric_entries("lr", lr)                    # masked entries, a tensor NumPy cannot read
     try:
         return np.asarray(lr, dtype=float)
     except (TypeError, ValueError):

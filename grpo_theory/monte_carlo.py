@@ -82,6 +82,11 @@ def monte_carlo_preference(
         raise InvalidInputError("Monte Carlo needs a finite group_size; G = inf is exact already")
     n_groups = integer("n_groups", n_groups, low=2)
     pi = validate_probability_vector("pi", pi)
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)):
+        if seed < 0:                              # NumPy's own errors named no argument
+            raise InvalidInputError(f"seed must be an integer >= 0, a numpy Generator or None, got {seed}")
+    elif not (seed is None or isinstance(seed, (np.random.Generator, np.random.SeedSequence))):
+        seed = integer("seed", seed, low=0)       # 3.0 is 3; text, bools and fractions are refused by name
     rng = np.random.default_rng(seed)
     K, G = pi.size, obj.group_size
     if q is not None and pi.size != q.n_outputs:

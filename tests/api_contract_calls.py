@@ -280,8 +280,6 @@ VALID = {
     "grpo_theory.solvers.search:token_level": lambda: dict(
         q=Question(pi_ref=[0.5, 0.5], rewards=[1.0, 0.0], answers=[("A", "B"), ("C",)]), obj=Objective(beta=0.1)),
     "grpo_theory.solvers.tree:tree_stationary_policy": lambda: dict(q=_tree_q(), obj=Objective(beta=0.5, level="token")),
-    "grpo_theory.solvers.tree:tree_stationary_points": lambda: dict(q=_tree_q(), obj=Objective(beta=0.5, level="token"),
-                                                                   n_starts=2),
     "grpo_theory.solvers.tree_search:tree_search": lambda: dict(
         q=_tree_q(), obj=Objective(beta=1.0, group_size=8, penalty="direct", level="token"), n_starts=2),
     "grpo_theory.solvers.collapse:may_collapse": lambda: dict(obj=Objective(beta=1.0)),

@@ -89,6 +89,10 @@ def _from_argv(argv: Sequence[str]) -> dict:
         if not tok.startswith("--"):
             raise InvalidInputError(f"OpenRLHF argv: expected a --flag at position {i}, got {tok!r}")
         name = tok[2:]
+        if "=" not in name and len(name.split()) > 1:
+            raise InvalidInputError(f"OpenRLHF argv: the element {tok!r} at position {i} holds a flag and a value; "
+                                    f"give them as two elements ({', '.join(map(repr, tok.split(None, 1)))}) or as "
+                                    f"--{name.split()[0]}=VALUE")
         if "=" in name:
             name, value = name.split("=", 1)
         elif name in flags:
@@ -192,6 +196,7 @@ def read_openrlhf_config(args) -> TheoryMapping:
         raise InvalidInputError(f"OpenRLHF n_samples_per_prompt={G}: {adv} needs >= 2 (OpenRLHF's default is 1)")
     beta = get("algo.kl.init_coef")
     norm = "scale" if adv == "group_norm" else "shift"   # rloo / reinforce_baseline: their own advantage field
+    norm = family_fields.pop("normalization", norm)       # dr_grpo's shift is the family's field, given once
     est = get("algo.kl.estimator")
     if est not in ("k1", "k2", "k3"):
         raise InvalidInputError(f"OpenRLHF kl_estimator={est!r}: expected k1, k2 or k3")

@@ -45,9 +45,11 @@ def _counts(correct, n) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _check(correct, n, level):
+    """The counts as arrays and ``level`` as a double (a float32, Decimal or long double level computed in its
+    own type gave a float32-accurate interval or a TypeError)."""
     level = number("level", level, low=0, high=1, low_open=True, high_open=True)
     c, n = _counts(correct, n)
-    return c, n
+    return c, n, level
 
 
 @checked(method=one_of(*INTERVALS))
@@ -85,7 +87,7 @@ def binomial_interval(correct, n, *, level: float = 0.95, method: str = "jeffrey
     """
     if method not in INTERVALS:
         raise InvalidInputError(f"interval method must be one of {INTERVALS}, got {method!r}")
-    c, n = _check(correct, n, level)
+    c, n, level = _check(correct, n, level)
     alpha = 1.0 - level
     if method == "jeffreys":
         from scipy.special import betaincinv  # Beta quantiles; scipy.stats costs seconds to import

@@ -46,16 +46,15 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .. import advantage, kl
-from .._checks import MAX_STEPS, OBJECTIVE, QUESTION, SEED, checked, items, whole
+from .._checks import OBJECTIVE, QUESTION, checked, items
 from .._numerics import integrate_until_slow, logsumexp
 from ..errors import InvalidInputError
 from ..problem import Objective, Question, shaped_question
-from .common import dedupe, point_at, polish, verdict
+from .common import point_at, polish, verdict
 from .results import StationaryPoint
 from .token_weights import answer_weights, monte_carlo_answer_weights
 
-__all__ = ["AnswerTree", "TreeProblem", "answer_weights", "monte_carlo_answer_weights", "tree_stationary_policy",
-           "tree_stationary_points"]
+__all__ = ["AnswerTree", "TreeProblem", "answer_weights", "monte_carlo_answer_weights", "tree_stationary_policy"]
 
 
 @dataclass(frozen=True)
@@ -551,45 +550,3 @@ def _near_flow(tp: TreeProblem, point: StationaryPoint | None, end: np.ndarray) 
     if point is None:
         return None
     return point if float(np.abs(point.pi - tp.policy(end)).max()) <= _NEAR else None
-
-
-@checked(q=QUESTION, obj=OBJECTIVE, n_starts=whole(0, MAX_STEPS), seed=SEED)
-def tree_stationary_points(q: Question, obj: Objective, *, n_starts: int = 24, seed: int = 0
-                           ) -> tuple[tuple, bool, str, StationaryPoint]:
-    """Token-level stationary points from several starts, each with its stability (not exhaustive).
-
-    Parameters
-    ----------
-    q : Question
-        A question with a reward law; its ``answers`` give the answer tree.
-    obj : Objective
-        The objective: ``beta``, the group size ``G``, the penalty and the advantage estimator.
-    n_starts : int, default 24
-        Starts of the root finder: ``pi_ref``, the uniform conditionals, then random logits.
-    seed : int, default 0
-        Seed of the random starting logits.
-
-    Returns
-    -------
-    points : tuple of StationaryPoint
-        Sorted by decreasing expected reward.
-    exhaustive : bool
-        Always False.
-    message : str
-        How the search was done.
-    from_reference : StationaryPoint
-        Where the flow from ``pi_ref`` ends (:func:`tree_stationary_policy`).
-    """
-    tp = TreeProblem(q, obj)
-    rng = np.random.default_rng(seed)
-    x_ref = tp.x_from_log_cond(tp.log_ref_cond)
-    starts = [x_ref, np.zeros_like(x_ref)]
-    starts += [rng.normal(0.0, 2.0, x_ref.size) for _ in range(max(0, n_starts - len(starts)))]
-    found = [p for p in (polish(tp, x, "multistart") for x in starts) if p is not None]
-    from_reference = tree_stationary_policy(q, obj)
-    found.append(from_reference)                             # the end of the flow from pi_ref
-    pts = dedupe([p for p in found if p.converged])
-    best = np.argsort([-(p.pi @ q.expected_reward) for p in pts])
-    return (tuple(pts[i] for i in best), False,
-            f"token-level: root finding from {len(starts)} starts on {tp.tree.n_free} free logits "
-            f"of a tree with {len(tp.tree.nodes)} nodes; not guaranteed exhaustive", from_reference)
