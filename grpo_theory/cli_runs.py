@@ -331,9 +331,15 @@ def _load_kernel(path_text: str):
         with open(path, "rb") as fh:
             magic = fh.read(6)
         if magic == b"\x93NUMPY":      # else NumPy tries the file as a pickle, and blames pickled data
-            return np.load(path, allow_pickle=False)
+            K = np.load(path, allow_pickle=False)
     except (ValueError, EOFError, OSError) as exc:      # an object array, cut short, unreadable
         raise InvalidInputError(f"--kernel {path_text!r} is not a readable .npy array ({exc}); {expected}") from None
+    if magic == b"\x93NUMPY":
+        # the file is named here: the kernel's own check further on knows it only as K
+        if K.dtype.kind not in "biuf" or not np.all(np.isfinite(K)):
+            bad = "non-numeric" if K.dtype.kind not in "biuf" else "non-finite"
+            raise InvalidInputError(f"--kernel {path_text!r} has {bad} entries; {expected} of finite numbers")
+        return K
     why = "empty" if not magic else "no .npy header"
     raise InvalidInputError(f"--kernel {path_text!r} is not a .npy file ({why}); {expected}")
 

@@ -81,7 +81,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._checks import (POSITIVE_COUNT, arr, broadcasts_to, checked, dataframe, function, has_columns, index_below, instance,
+from ._checks import (POSITIVE_COUNT, arr, broadcasts_to, checked, dataframe, function, has_columns, index_below,
                       items, num, optional, text, texts, whole)
 from ._convergence_windows import CREEP_FRACTION, WINDOWS, window_tests
 from .errors import InvalidInputError
@@ -530,7 +530,13 @@ def summarise_convergence(errors, status, reasons=None) -> dict:
                 n_oscillating=int((st == "oscillating").sum()), unconverged_why=why)
 
 
-@checked(report=instance(ConvergenceReport, 'a ConvergenceReport', none=True), q=whole(0))
+def _report_or_reports(name: str, value) -> None:
+    """One :class:`ConvergenceReport`, a list of one-prompt reports (questions trained alone), or None."""
+    if value is not None and not isinstance(value, ConvergenceReport):
+        items(ConvergenceReport, "one-prompt ConvergenceReports (or one ConvergenceReport, or None)")(name, value)
+
+
+@checked(report=_report_or_reports, q=whole(0))
 def report_columns(report, q: int) -> dict:
     """Prompt ``q``'s convergence columns from one report, or from a list of one-prompt reports.
 

@@ -131,8 +131,6 @@ def _end_check(q: Question, obj: Objective, pi: np.ndarray, *, unstable_ends=Non
     except IntegrationBudget as exc:
         # chatter at a jump: where the integration is then at the returned stable jump point, it has reached it
         d = float(np.abs(pi - exc.pi).max()) if exc.pi is not None else math.inf
-        if d <= AT_POINT:
-            return True, _sits_at(d, exc)
         if at_jump and d <= END_TOL:
             return True, (f"the independent integration reaches the returned jump point ({d:.2g} from it at t = "
                           f"{exc.t:.3g}, where it chatters past its budget): a Filippov equilibrium, it stays")
@@ -142,6 +140,8 @@ def _end_check(q: Question, obj: Objective, pi: np.ndarray, *, unstable_ends=Non
             # masses of 1e-200 (seeds 290, 500, 1115), at the returned face point, whose KKT test has passed
             return True, (f"the independent integration reaches the returned face point ({d:.2g} from it at t = "
                           f"{exc.t:.3g}, the absent answers' masses below {COLLAPSED:g}) before its budget ends")
+        if d <= AT_POINT:
+            return True, _sits_at(d, exc)
         return None, "end not checked: the independent integration hit its budget"
     except ExactEvaluationTooLarge as exc:
         # the shaped rewards spread into more levels along the way than P_G can enumerate (seed 1943: 12 levels
@@ -152,11 +152,11 @@ def _end_check(q: Question, obj: Objective, pi: np.ndarray, *, unstable_ends=Non
         # Filippov equilibrium whose every single-logit nudge the check has seen pulled back: _jump_attracts),
         # the flow has reached it and stays (abs in the loss at pi = pi_ref, seed 377); elsewhere: unchecked
         d = float(np.abs(pi - exc.pi).max())
-        if d <= AT_POINT:
-            return True, _sits_at(d, exc)
         if at_jump and d <= END_TOL:
             return True, (f"the independent integration reaches the returned jump point ({d:.2g} from it at t = "
                           f"{exc.t:.3g}, where LSODA gives up at the jump): a Filippov equilibrium, it stays")
+        if d <= AT_POINT:
+            return True, _sits_at(d, exc)
         return None, (f"end not checked: {exc} (at {np.array2string(exc.pi, precision=5)}, {d:.3g} from the "
                       "returned point)")
     d = float(np.abs(pi - end).max())
