@@ -135,6 +135,7 @@ def test_config_rejects_bad_values():
         Objective(beta=0.5, groups_per_batch=None)
 
 
+@pytest.mark.slow        # 23 s on two workers: the default suite is at its 300 s goal; the figures' and sweep's resume tests stay
 def test_validate_killed_part_way_resumes_and_meets_a_loose_bound(tmp_path):
     """`grpo-theory validate --quick` (the CI version: G = 2 and 8, beta = 0.5, both penalties, 10
     questions, 400 steps) killed after its first run finished: --resume keeps that run, trains the rest,
