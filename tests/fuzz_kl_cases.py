@@ -217,8 +217,9 @@ def tree_end_check(q: Question, obj: Objective, pi: np.ndarray) -> tuple[bool | 
     try:
         end = tree_flow_end(tp, t_end=END_T, max_evals=10_000)
     except (IntegrationBudget, IntegrationFailed, ExactEvaluationTooLarge) as exc:
-        if getattr(exc, "pi", None) is not None and float(np.abs(pi - exc.pi).max()) <= AT_POINT:
-            return True, _sits_at(float(np.abs(pi - exc.pi).max()), exc)
+        d = float(np.abs(pi - exc.pi).max()) if getattr(exc, "pi", None) is not None else math.inf
+        if d <= AT_POINT:
+            return True, _sits_at(d, exc)
         return None, f"tree end not checked: {str(exc)[:160]}"
     d = float(np.abs(pi - end).max())
     if d <= END_TOL:
