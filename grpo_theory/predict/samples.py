@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from .._checks import POSITIVE_COUNT, arr, checked, optional, text
-from .._validate import MAX_DATA_BYTES, csv_records, float_array, json_value, plain, read_text, text_number
+from .._validate import MAX_DATA_BYTES, csv_records, float_array, json_value, plain, read_text, text_float, text_number
 from ..errors import InvalidInputError, TheoryWarning
 
 __all__ = ["SampleTable", "read_samples", "samples_from_counts", "PredictWarning", "check_counts"]
@@ -410,11 +410,10 @@ def _from_counts(records, name: str) -> SampleTable:
 def _from_level_counts(records, name: str, level_cols: list, declared) -> SampleTable:
     lv = []
     for col in level_cols:
-        try:
-            lv.append(float(col[len("count_"):]))
-        except ValueError:
+        lv.append(text_float(col[len("count_"):], f"samples {name}: the reward level of column {col!r}"))
+        if lv[-1] is None:
             raise InvalidInputError(f"samples {name}: column {col!r} does not name a reward level "
-                                    "(expected count_<number>, e.g. count_0.5)") from None
+                                    "(expected count_<number>, e.g. count_0.5)")
     lv = np.asarray(lv)
     if not np.all(np.isfinite(lv)):
         bad = [c for c, v in zip(level_cols, lv) if not math.isfinite(v)]

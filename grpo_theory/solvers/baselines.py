@@ -25,6 +25,20 @@ def _check_beta(beta) -> float:
     return float(beta)
 
 
+#: Smallest beta the NLHF solvers take: ``P(o > pi)/beta`` (up to ``1/beta``) is a finite double from it on.
+NASH_MIN_BETA = float(np.nextafter(1.0 / np.finfo(np.float64).max, 1.0))
+
+
+def _check_nash_beta(beta) -> float:
+    """:func:`_check_beta`, and ``beta >= NASH_MIN_BETA`` (below it ``P(o > pi)/beta`` overflows a double)."""
+    beta = _check_beta(beta)
+    if beta < NASH_MIN_BETA:
+        raise InvalidInputError(f"beta = {beta!r} is below {NASH_MIN_BETA:.4g}, the smallest beta for which "
+                                "P(o > pi)/beta (up to 1/beta) is a finite double; the computation is in double "
+                                f"precision: give beta >= {NASH_MIN_BETA:.4g}")
+    return beta
+
+
 def log_pooling(pi_ref, rewards, beta: float) -> np.ndarray:
     r"""RLHF's optimum: ``pi(o) ∝ pi_ref(o) exp(r(o)/beta)`` (Eq. 4), computed in log space.
 
@@ -136,8 +150,9 @@ def nash_residual(q: Question, beta: float, pi) -> float:
     Raises
     ------
     InvalidInputError
-        When ``pi`` is not a probability vector.
+        When ``pi`` is not a probability vector, or ``beta`` is below :data:`NASH_MIN_BETA` (5.6e-309).
     """
+    beta = _check_nash_beta(beta)
     pi = validate_probability_vector("pi", pi)
     M = q.pairwise_preference()
     with np.errstate(divide="ignore"):
@@ -185,7 +200,8 @@ def nash_equilibrium(q: Question, beta: float) -> StationaryPoint:
     Raises
     ------
     InvalidInputError
-        When ``beta`` is not a positive finite number.
+        When ``beta`` is not a positive finite number, or is below :data:`NASH_MIN_BETA` (5.6e-309), where
+        ``P(o > pi)/beta`` overflows a double.
 
     Examples
     --------
@@ -195,7 +211,7 @@ def nash_equilibrium(q: Question, beta: float) -> StationaryPoint:
     (0.4046, True)
     """
     q = as_question(q)
-    beta = _check_beta(beta)
+    beta = _check_nash_beta(beta)
     pooled = _reward_classes(q)
     if pooled is not None:                              # solve on the classes: K outputs, C << K classes
         cls, qc = pooled
