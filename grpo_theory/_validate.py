@@ -140,7 +140,8 @@ def float_array(name: str, value, *, low: float | None = None, high: float | Non
         raise InvalidInputError(f"{name} must be a number or an array of numbers, got {plain(value)}")
     numeric_entries(name, value)
     try:
-        arr = np.asarray(value, dtype=float)
+        with np.errstate(over="ignore"):         # a longdouble beyond a double: longdouble_losses names it
+            arr = np.asarray(value, dtype=float)
     except OverflowError:
         raise InvalidInputError(f"{name} holds a number beyond the largest double (1.8e308){_IN_DOUBLE}") from None
     except (TypeError, ValueError):

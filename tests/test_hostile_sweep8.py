@@ -8,12 +8,15 @@ from __future__ import annotations
 import json
 import os
 import sys
+import warnings
 
 import numpy as np
 import pytest
 
 from _cli_run import refused, run
-from grpo_theory import InvalidInputError, Question, nash_equilibrium
+import grpo_theory as g
+from grpo_theory import InvalidInputError, Objective, Question, nash_equilibrium
+from grpo_theory import closed_form as cf
 from grpo_theory._validate import integer, read_text
 from grpo_theory.solvers.baselines import nash_residual
 
@@ -149,3 +152,56 @@ def test_solve_at_a_subnormal_beta_leaves_nlhf_out():
     assert rc == 0, err
     nlhf = [r for r in json.loads(out)["rows"] if r["method"] == "NLHF (Nash)"]
     assert nlhf[0]["pi"] is None and "not computed: beta below 5.563e-309" in nlhf[0]["note"]
+
+
+# ----------------------------------------------------------------------------- NumPy scalar types at the extremes
+
+@pytest.mark.skipif(np.finfo(np.longdouble).max <= np.finfo(np.float64).max, reason="longdouble is a double here")
+@pytest.mark.parametrize("call", [
+    lambda v: cf.binary_large_group(v, 0.5), lambda v: cf.binary_pairwise(0.3, v),
+    lambda v: cf.binary_preference(v, 4), lambda v: g.log_pooling([0.3, 0.7], [v, 0], 0.5),
+    lambda v: Question([0.3, 0.7], rewards=[v, 0]), lambda v: Objective(beta=v),
+    lambda v: g.rlhf_optimum(Question([0.3, 0.7], rewards=[1, 0]), v),
+])
+@pytest.mark.parametrize("text, where", [("1e400", "beyond the largest double"),
+                                         ("1e-400", "below the smallest double")])
+def test_a_longdouble_a_double_cannot_hold_is_refused_without_a_numpy_warning(call, text, where):
+    """np.longdouble('1e400') cast to a double overflowed with NumPy's RuntimeWarning before the refusal; 1e-400
+    became beta = 0 in rlhf_optimum and failed on an empty array."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        with pytest.raises(InvalidInputError, match=where):
+            call(np.longdouble(text))
+
+
+@pytest.mark.parametrize("call", [lambda v: g.log_pooling([0.3, 0.7], [1, 0], v),
+                                  lambda v: g.rlhf_optimum(Question([0.3, 0.7], rewards=[1, 0]), v),
+                                  lambda v: cf.binary_preference(0.3, v)])
+def test_an_int_beyond_a_double_is_refused_by_name(call):
+    with pytest.raises(InvalidInputError, match=r"= 1000000000.*beyond the largest double"):
+        call(10**400)
+
+
+def test_a_huge_entropy_bonus_gives_its_limit_without_a_warning():
+    """F(x) = margin - beta (x - p)/(x(1 - x)) - c logit x: as c -> inf the root goes to x = 1/2."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        x = float(cf.binary_entropy(0.3, 0.5, 1e308))
+    assert abs(x - 0.5) < 1e-12
+
+
+def test_a_negative_zero_probability_is_zero():
+    q = Question([-0.0, 0.5, 0.5], rewards=[1, 0, 0.5])
+    assert not np.signbit(q.pi_ref[0])
+    rc, out, err = run("solve", "--pi-ref", "-0", "1", "--rewards", "1", "0", "--beta", "0.5", "--group-size", "inf")
+    assert rc == 0 and "-0.0" not in out, out
+
+
+def test_the_command_line_prints_no_solver_runtime_warning():
+    """At beta = 1e308 the solvers overflow in intermediate steps; the table is pi_ref (beta -> inf), stable."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        rc, out, err = run("solve", "--pi-ref", "0.3", "0.7", "--rewards", "1", "0", "--beta", "1e308",
+                           "--group-size", "inf")
+    assert rc == 0 and "Warning" not in err, err
+    assert "GRPO reverse/scale     0.300000   0.700000  yes" in out, out
