@@ -139,7 +139,10 @@ class StationaryPoint:
         a vertex of the simplex, which the logit flow reaches only in the limit ``t -> inf`` (direct
         penalty, ``G = inf``; a collapse where a clamped or absent KL gradient cannot hold the mass; the
         KL in the reward or the advantage telling answers of one reward apart). A root whose small masses
-        are positive, however small (1e-45), is interior: ``boundary=False``, in every solver.
+        are positive, however small, is interior: ``boundary=False``, in every solver. That includes masses
+        below double precision's range (a class logit of -850: ``exp(-850)`` prints as ``0.0`` in ``pi``);
+        ``class_logit`` carries the exact log-ratio for two classes. So ``pi == 0`` in an entry does not
+        mean ``boundary``: the flag, not the printed mass, says whether the point is a limit.
     eigenvalues : numpy.ndarray
         Eigenvalues of the Jacobian of the logit flow (reduced to classes).
     class_logit : float or None
