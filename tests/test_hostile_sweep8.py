@@ -17,6 +17,7 @@ from _cli_run import refused, run
 import grpo_theory as g
 from grpo_theory import InvalidInputError, Objective, Question, nash_equilibrium
 from grpo_theory import closed_form as cf
+from grpo_theory._io import own_json
 from grpo_theory._validate import integer, read_text
 from grpo_theory.solvers.baselines import nash_residual
 
@@ -205,3 +206,41 @@ def test_the_command_line_prints_no_solver_runtime_warning():
                            "--group-size", "inf")
     assert rc == 0 and "Warning" not in err, err
     assert "GRPO reverse/scale     0.300000   0.700000  yes" in out, out
+
+
+# ----------------------------------------------------------------------------- files: links, YAML, records
+
+def test_a_broken_symlink_is_named_as_one(tmp_path):
+    (tmp_path / "loop.csv").symlink_to(tmp_path / "loop.csv")
+    (tmp_path / "gone.csv").symlink_to(tmp_path / "nothere.csv")
+    base = ["--beta", "0.1", "--out", tmp_path / "o", "--no-plots"]
+    refused(["predict", tmp_path / "loop.csv", *base], "loop.csv' is a symlink loop")       # was "no such file"
+    refused(["predict", tmp_path / "gone.csv", *base], "gone.csv' is a symlink to", "nothere.csv', which does not")
+
+
+def test_yaml_errors_name_the_file_not_a_unicode_string(tmp_path):
+    (tmp_path / "v.yaml").write_text("algorithm:\n\tkl_ctrl: 1\n")
+    line = refused(["explain", "--framework", "verl", tmp_path / "v.yaml"], "v.yaml' is not valid YAML", "line 2")
+    assert "<unicode string>" not in line
+
+
+def test_trl_beta_zero_given_is_not_called_the_default(tmp_path):
+    (tmp_path / "given.json").write_text('{"beta": 0, "use_bias_correction_kl": false}')
+    (tmp_path / "unset.json").write_text('{"use_bias_correction_kl": false}')
+    _, out, _ = run("explain", "--framework", "trl", tmp_path / "given.json")
+    assert "beta=0 (the config's beta)" in out and "default" not in out.split("beta=0")[1][:30], out
+    _, out, _ = run("explain", "--framework", "trl", tmp_path / "unset.json")
+    assert "beta=0 (TRL's default since 0.19)" in out, out
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="POSIX FIFOs")
+def test_the_figures_records_are_read_without_blocking_or_trusting_their_shape(tmp_path):
+    """figures' own records in --out: a FIFO there blocked a plain read; a list where a mapping belongs failed
+    with AttributeError (.items())."""
+    os.mkfifo(tmp_path / "fifo.json")
+    (tmp_path / "list.json").write_text("[1, 2]")
+    (tmp_path / "bin.json").write_bytes(b"\xff\xfe\x00garbage")
+    assert own_json(tmp_path / "fifo.json") is None
+    assert own_json(tmp_path / "bin.json") is None
+    assert own_json(tmp_path / "missing.json") is None
+    assert own_json(tmp_path / "list.json") == [1, 2]
