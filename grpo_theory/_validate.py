@@ -447,7 +447,7 @@ def text_number(value, name: str) -> float:
     if isinstance(value, (bool, np.bool_)):
         raise InvalidInputError(f"{name} must be a number, got {value!r} (write 1 or 0)")
     if isinstance(value, (int, float, np.integer, np.floating)):
-        return float(value)
+        return float(as_double(name, value))        # a long double of 1e-400 is not 0
     if isinstance(value, str) and (x := text_float(value, name)) is not None:
         return x
     raise InvalidInputError(f"{name} must be a number, got {value!r}")

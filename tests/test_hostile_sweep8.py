@@ -244,3 +244,21 @@ def test_the_figures_records_are_read_without_blocking_or_trusting_their_shape(t
     assert own_json(tmp_path / "bin.json") is None
     assert own_json(tmp_path / "missing.json") is None
     assert own_json(tmp_path / "list.json") == [1, 2]
+
+
+def test_samples_from_counts_compares_counts_exactly():
+    """n = 2**53 + 1 was read through a double as 2**53, under the limit, and stored as 2**53 samples."""
+    from grpo_theory.predict import samples_from_counts
+
+    assert samples_from_counts([2**53], [1]).counts.tolist() == [[2**53 - 1, 1]]
+    for n in (2**53 + 1, np.uint64(2**64 - 1)):
+        with pytest.raises(InvalidInputError, match=f"n = {int(n):,} is above the limit of 9,007,199,254,740,992"):
+            samples_from_counts([n], [1])
+    with pytest.raises(InvalidInputError, match=r"prompt 0: n = 10.5 \(expected an integer >= 1\)$"):
+        samples_from_counts([10.5], [3])                   # was "n = np.float64(10.5)"
+
+
+def test_a_huge_simplex_lattice_is_named_in_a_few_digits(tmp_path):
+    (tmp_path / "g.yaml").write_text("objectives:\n  beta: 0.5\nsimplex:\n  rewards: [1, 0, 0.5]\n  step: 1.0e-300\n")
+    line = refused(["sweep", tmp_path / "g.yaml", "--out", tmp_path / "g.csv"], "n = 1e+300 steps; at most 1000")
+    assert len(line) < 300, line                            # was the lattice size in 301 digits
