@@ -262,3 +262,13 @@ def test_a_huge_simplex_lattice_is_named_in_a_few_digits(tmp_path):
     (tmp_path / "g.yaml").write_text("objectives:\n  beta: 0.5\nsimplex:\n  rewards: [1, 0, 0.5]\n  step: 1.0e-300\n")
     line = refused(["sweep", tmp_path / "g.yaml", "--out", tmp_path / "g.csv"], "n = 1e+300 steps; at most 1000")
     assert len(line) < 300, line                            # was the lattice size in 301 digits
+
+
+def test_a_step_beyond_the_flows_names_the_step_and_the_clock(tmp_path):
+    """Was "give a larger t_max" (no such option on the command line) or "t must be ... got inf" (clock x step
+    overflowed), naming neither option."""
+    (tmp_path / "s.csv").write_text("prompt_id,n,correct\na,10,3\nb,10,6\n")
+    base = ["predict", tmp_path / "s.csv", "--beta", "0.1", "--out", tmp_path / "o", "--no-plots", "--no-progress"]
+    line = refused(base + ["--clock", "1e300", "--steps", "1e9"], "step 1e+09 at clock 1e+300 is flow time inf",
+                   "give fewer steps or give a smaller clock")
+    assert "t must be" not in line
