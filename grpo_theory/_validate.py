@@ -10,6 +10,7 @@ naming the field and the value. The command line's argparse ``type=`` functions 
 from __future__ import annotations
 
 import collections
+import errno
 import math
 import os
 import stat
@@ -140,7 +141,8 @@ def float_array(name: str, value, *, low: float | None = None, high: float | Non
         raise InvalidInputError(f"{name} must be a number or an array of numbers, got {plain(value)}")
     numeric_entries(name, value)
     try:
-        arr = np.asarray(value, dtype=float)
+        with np.errstate(over="ignore"):         # a longdouble beyond a double: longdouble_losses names it
+            arr = np.asarray(value, dtype=float)
     except OverflowError:
         raise InvalidInputError(f"{name} holds a number beyond the largest double (1.8e308){_IN_DOUBLE}") from None
     except (TypeError, ValueError):
@@ -262,6 +264,10 @@ def read_text(path, what: str, *, max_bytes: int = MAX_CONFIG_BYTES, expected: s
     p = Path(path)
     hint = f" (expected {expected})" if expected else ""
     if not p.exists():
+        if os.path.islink(p):                   # "no such file" would send the user looking for a missing file
+            target = os.readlink(p)
+            raise InvalidInputError(f"{what} {str(p)!r} is " + (f"a symlink loop (it points to {target!r})" if _loops(p)
+                                    else f"a symlink to {target!r}, which does not exist") + f"{hint}")
         raise InvalidInputError(f"{what} {str(p)!r}: no such file{hint}")
     if p.is_dir():
         raise InvalidInputError(f"{what} {str(p)!r} is a folder, not a file{hint}")
@@ -275,6 +281,15 @@ def read_text(path, what: str, *, max_bytes: int = MAX_CONFIG_BYTES, expected: s
                                     f"{data[0]:#04x} {data[1]:#04x}){hint}; save it as UTF-8") from None
         raise InvalidInputError(f"{what} {str(p)!r} is not UTF-8 text: byte {data[exc.start]:#04x} at offset "
                                 f"{exc.start} (line {line}){hint}; save it as UTF-8") from None
+
+
+def _loops(p) -> bool:
+    """Whether following the symlink ``p`` runs in a loop."""
+    try:
+        os.stat(p)
+    except OSError as exc:
+        return exc.errno == errno.ELOOP
+    return False
 
 
 def read_bytes(path, what: str, *, max_bytes: int) -> bytes:
@@ -432,7 +447,7 @@ def text_number(value, name: str) -> float:
     if isinstance(value, (bool, np.bool_)):
         raise InvalidInputError(f"{name} must be a number, got {value!r} (write 1 or 0)")
     if isinstance(value, (int, float, np.integer, np.floating)):
-        return float(value)
+        return float(as_double(name, value))        # a long double of 1e-400 is not 0
     if isinstance(value, str) and (x := text_float(value, name)) is not None:
         return x
     raise InvalidInputError(f"{name} must be a number, got {value!r}")

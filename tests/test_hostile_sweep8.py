@@ -8,12 +8,16 @@ from __future__ import annotations
 import json
 import os
 import sys
+import warnings
 
 import numpy as np
 import pytest
 
 from _cli_run import refused, run
-from grpo_theory import InvalidInputError, Question, nash_equilibrium
+import grpo_theory as g
+from grpo_theory import InvalidInputError, Objective, Question, nash_equilibrium
+from grpo_theory import closed_form as cf
+from grpo_theory._io import own_json
 from grpo_theory._validate import integer, read_text
 from grpo_theory.solvers.baselines import nash_residual
 
@@ -149,3 +153,122 @@ def test_solve_at_a_subnormal_beta_leaves_nlhf_out():
     assert rc == 0, err
     nlhf = [r for r in json.loads(out)["rows"] if r["method"] == "NLHF (Nash)"]
     assert nlhf[0]["pi"] is None and "not computed: beta below 5.563e-309" in nlhf[0]["note"]
+
+
+# ----------------------------------------------------------------------------- NumPy scalar types at the extremes
+
+@pytest.mark.skipif(np.finfo(np.longdouble).max <= np.finfo(np.float64).max, reason="longdouble is a double here")
+@pytest.mark.parametrize("call", [
+    lambda v: cf.binary_large_group(v, 0.5), lambda v: cf.binary_pairwise(0.3, v),
+    lambda v: cf.binary_preference(v, 4), lambda v: g.log_pooling([0.3, 0.7], [v, 0], 0.5),
+    lambda v: Question([0.3, 0.7], rewards=[v, 0]), lambda v: Objective(beta=v),
+    lambda v: g.rlhf_optimum(Question([0.3, 0.7], rewards=[1, 0]), v),
+])
+@pytest.mark.parametrize("text, where", [("1e400", "beyond the largest double"),
+                                         ("1e-400", "below the smallest double")])
+def test_a_longdouble_a_double_cannot_hold_is_refused_without_a_numpy_warning(call, text, where):
+    """np.longdouble('1e400') cast to a double overflowed with NumPy's RuntimeWarning before the refusal; 1e-400
+    became beta = 0 in rlhf_optimum and failed on an empty array."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        with pytest.raises(InvalidInputError, match=where):
+            call(np.longdouble(text))
+
+
+@pytest.mark.parametrize("call", [lambda v: g.log_pooling([0.3, 0.7], [1, 0], v),
+                                  lambda v: g.rlhf_optimum(Question([0.3, 0.7], rewards=[1, 0]), v),
+                                  lambda v: cf.binary_preference(0.3, v)])
+def test_an_int_beyond_a_double_is_refused_by_name(call):
+    with pytest.raises(InvalidInputError, match=r"= 1000000000.*beyond the largest double"):
+        call(10**400)
+
+
+def test_a_huge_entropy_bonus_gives_its_limit_without_a_warning():
+    """F(x) = margin - beta (x - p)/(x(1 - x)) - c logit x: as c -> inf the root goes to x = 1/2."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        x = float(cf.binary_entropy(0.3, 0.5, 1e308))
+    assert abs(x - 0.5) < 1e-12
+
+
+def test_a_negative_zero_probability_is_zero():
+    q = Question([-0.0, 0.5, 0.5], rewards=[1, 0, 0.5])
+    assert not np.signbit(q.pi_ref[0])
+    rc, out, err = run("solve", "--pi-ref", "-0", "1", "--rewards", "1", "0", "--beta", "0.5", "--group-size", "inf")
+    assert rc == 0 and "-0.0" not in out, out
+
+
+def test_the_command_line_prints_no_solver_runtime_warning():
+    """At beta = 1e308 the solvers overflow in intermediate steps; the table is pi_ref (beta -> inf), stable."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        rc, out, err = run("solve", "--pi-ref", "0.3", "0.7", "--rewards", "1", "0", "--beta", "1e308",
+                           "--group-size", "inf")
+    assert rc == 0 and "Warning" not in err, err
+    assert "GRPO reverse/scale     0.300000   0.700000  yes" in out, out
+
+
+# ----------------------------------------------------------------------------- files: links, YAML, records
+
+def test_a_broken_symlink_is_named_as_one(tmp_path):
+    (tmp_path / "loop.csv").symlink_to(tmp_path / "loop.csv")
+    (tmp_path / "gone.csv").symlink_to(tmp_path / "nothere.csv")
+    base = ["--beta", "0.1", "--out", tmp_path / "o", "--no-plots"]
+    refused(["predict", tmp_path / "loop.csv", *base], "loop.csv' is a symlink loop")       # was "no such file"
+    refused(["predict", tmp_path / "gone.csv", *base], "gone.csv' is a symlink to", "nothere.csv', which does not")
+
+
+def test_yaml_errors_name_the_file_not_a_unicode_string(tmp_path):
+    (tmp_path / "v.yaml").write_text("algorithm:\n\tkl_ctrl: 1\n")
+    line = refused(["explain", "--framework", "verl", tmp_path / "v.yaml"], "v.yaml' is not valid YAML", "line 2")
+    assert "<unicode string>" not in line
+
+
+def test_trl_beta_zero_given_is_not_called_the_default(tmp_path):
+    (tmp_path / "given.json").write_text('{"beta": 0, "use_bias_correction_kl": false}')
+    (tmp_path / "unset.json").write_text('{"use_bias_correction_kl": false}')
+    _, out, _ = run("explain", "--framework", "trl", tmp_path / "given.json")
+    assert "beta=0 (the config's beta)" in out and "default" not in out.split("beta=0")[1][:30], out
+    _, out, _ = run("explain", "--framework", "trl", tmp_path / "unset.json")
+    assert "beta=0 (TRL's default since 0.19)" in out, out
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="POSIX FIFOs")
+def test_the_figures_records_are_read_without_blocking_or_trusting_their_shape(tmp_path):
+    """figures' own records in --out: a FIFO there blocked a plain read; a list where a mapping belongs failed
+    with AttributeError (.items())."""
+    os.mkfifo(tmp_path / "fifo.json")
+    (tmp_path / "list.json").write_text("[1, 2]")
+    (tmp_path / "bin.json").write_bytes(b"\xff\xfe\x00garbage")
+    assert own_json(tmp_path / "fifo.json") is None
+    assert own_json(tmp_path / "bin.json") is None
+    assert own_json(tmp_path / "missing.json") is None
+    assert own_json(tmp_path / "list.json") == [1, 2]
+
+
+def test_samples_from_counts_compares_counts_exactly():
+    """n = 2**53 + 1 was read through a double as 2**53, under the limit, and stored as 2**53 samples."""
+    from grpo_theory.predict import samples_from_counts
+
+    assert samples_from_counts([2**53], [1]).counts.tolist() == [[2**53 - 1, 1]]
+    for n in (2**53 + 1, np.uint64(2**64 - 1)):
+        with pytest.raises(InvalidInputError, match=f"n = {int(n):,} is above the limit of 9,007,199,254,740,992"):
+            samples_from_counts([n], [1])
+    with pytest.raises(InvalidInputError, match=r"prompt 0: n = 10.5 \(expected an integer >= 1\)$"):
+        samples_from_counts([10.5], [3])                   # was "n = np.float64(10.5)"
+
+
+def test_a_huge_simplex_lattice_is_named_in_a_few_digits(tmp_path):
+    (tmp_path / "g.yaml").write_text("objectives:\n  beta: 0.5\nsimplex:\n  rewards: [1, 0, 0.5]\n  step: 1.0e-300\n")
+    line = refused(["sweep", tmp_path / "g.yaml", "--out", tmp_path / "g.csv"], "n = 1e+300 steps; at most 1000")
+    assert len(line) < 300, line                            # was the lattice size in 301 digits
+
+
+def test_a_step_beyond_the_flows_names_the_step_and_the_clock(tmp_path):
+    """Was "give a larger t_max" (no such option on the command line) or "t must be ... got inf" (clock x step
+    overflowed), naming neither option."""
+    (tmp_path / "s.csv").write_text("prompt_id,n,correct\na,10,3\nb,10,6\n")
+    base = ["predict", tmp_path / "s.csv", "--beta", "0.1", "--out", tmp_path / "o", "--no-plots", "--no-progress"]
+    line = refused(base + ["--clock", "1e300", "--steps", "1e9"], "step 1e+09 at clock 1e+300 is flow time inf",
+                   "give fewer steps or give a smaller clock")
+    assert "t must be" not in line

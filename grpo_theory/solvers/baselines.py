@@ -9,7 +9,7 @@ import numpy as np
 
 from .._checks import QUESTION, arr, checked, num
 from .._numerics import logsumexp, optimize
-from .._validate import float_array, unwrap_scalar
+from .._validate import as_double, float_array, unwrap_scalar
 from ..errors import InvalidInputError
 from ..problem import Question, as_question, validate_probability_vector
 from .results import RESIDUAL_TOL, StationaryPoint
@@ -18,7 +18,7 @@ __all__ = ["log_pooling", "rlhf_optimum", "nash_equilibrium", "nash_residual"]
 
 
 def _check_beta(beta) -> float:
-    beta = unwrap_scalar(beta)
+    beta = as_double("beta", unwrap_scalar(beta))   # an int beyond 1.8e308, a longdouble a double cannot hold
     if isinstance(beta, bool) or not isinstance(beta, (int, float, np.floating, np.integer)) \
             or not math.isfinite(beta) or beta <= 0:
         raise InvalidInputError(f"beta must be a positive finite number, got {beta!r}")
