@@ -68,6 +68,10 @@ def rlhf(pi_ref, rewards, beta) -> np.ndarray:
 def _advantage(r0, others, ddof, eps, normalization) -> float:
     rew = [r0, *others]
     G = len(rew)
+    if max(rew) == min(rew):
+        # Eq. 2's A_i := 0 when all r are equal, decided exactly: three rewards 0.1 have a float mean
+        # 0.10000000000000002 and a "std" of 1.4e-17, and (r - mean)/std would be -1
+        return 0.0
     m = math.fsum(rew) / G
     if normalization == "shift":
         return r0 - m
