@@ -272,3 +272,11 @@ def test_a_step_beyond_the_flows_names_the_step_and_the_clock(tmp_path):
     line = refused(base + ["--clock", "1e300", "--steps", "1e9"], "step 1e+09 at clock 1e+300 is flow time inf",
                    "give fewer steps or give a smaller clock")
     assert "t must be" not in line
+
+
+def test_model_dir_that_is_not_a_folder_is_named(tmp_path):
+    """Was "<file>/SmolLM2-135M-Instruct.Q4_1.gguf not found: run `grpo-theory fetch-model` first (or give
+    --model-dir)", after the user had given --model-dir."""
+    (tmp_path / "f.csv").write_text("x\n")
+    refused(["validate", "--study", "smollm2", "--model-dir", tmp_path / "f.csv", "--out", tmp_path / "v"],
+            "argument --model-dir", "f.csv' is a file; give the folder that holds the model")
