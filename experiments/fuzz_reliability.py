@@ -2,6 +2,7 @@
 
     python experiments/fuzz_reliability.py [--cases 10000] [--out runs/fuzz/reliability_fuzz.csv]
     python experiments/fuzz_reliability.py --kl [--first 0] --cases 300 [--out runs/fuzz/kl_fuzz.csv]
+    python experiments/fuzz_reliability.py [--kl] --seeds 9043,9264 --out F   (or --seeds @file)
 
 The cases and the checks are those of the test suite (tests/fuzz_cases.py): K <= 6 outputs,
 ties, noisy reward laws, both penalties and normalisations, ddof 0/1, eps 0/1e-4, G up to 10^4
@@ -16,12 +17,20 @@ crash, silent answer or wrong end point (a converged answer that is not where th
 of the flow on all output logits from pi_ref ends: ``WRONG-END``), and writes
 docs/results/kl_fuzz_summary.csv (per outcome: cases, meaning, CPU median and max) and
 docs/results/kl_fuzz_not_ok.csv.
+
+``--seeds`` runs (or reruns) exactly the seeds given, ``9043,9264`` or ``@file`` (a file of seeds: integers separated
+by commas, spaces or new lines, ``#`` starting a comment): the rows of ``--out`` are keyed by seed, a seed's new row
+replaces its old one in place (the run says so, with the old outcome and end) and a new seed's row is appended; the
+file is rewritten after each case, so a killed rerun keeps what it finished. It prints each seed's outcome and end
+and their counts, and leaves the tables in docs/results/ (those summarise a whole run) as they are.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -33,6 +42,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 from fuzz_cases import check_case  # noqa: E402
 from fuzz_kl_cases import check_kl_case, kl_case_row  # noqa: E402
+
+from grpo_theory.errors import InvalidInputError  # noqa: E402
 
 
 class CaseTimeout(BaseException):
@@ -81,6 +92,106 @@ def _run_seeds(check, seeds, out: Path, desc: str) -> pd.DataFrame:
             writer.writerow(row)
             fh.flush()
     return pd.read_csv(out)
+
+
+def parse_seeds(spec: str) -> list[int]:
+    """The seeds of ``--seeds``: ``"9043,9264"``, or ``"@file"`` for a file of seeds (integers separated by commas,
+    spaces or new lines; ``#`` starts a comment to the end of its line). A seed given twice is run once (the first
+    place it appears); a seed must be a non-negative integer.
+
+    Raises
+    ------
+    InvalidInputError
+        Naming the file that cannot be read, the token that is not a non-negative integer, or an empty list.
+    """
+    where = "--seeds"
+    text = spec
+    if spec.startswith("@"):
+        path = Path(spec[1:])
+        try:
+            text = path.read_text()
+        except OSError as exc:
+            raise InvalidInputError(f"--seeds @{path}: cannot read the file of seeds ({exc.strerror or exc})") from None
+        where = f"--seeds @{path}"
+        text = "\n".join(line.split("#", 1)[0] for line in text.splitlines())
+    seeds: list[int] = []
+    for token in re.split(r"[,\s]+", text.strip()):
+        if not token:
+            continue
+        if not re.fullmatch(r"\+?\d+", token):
+            raise InvalidInputError(f"{where}: {token!r} is not a seed; expected non-negative integers separated by "
+                                    "commas, e.g. 9043,9264")
+        seed = int(token)
+        if seed not in seeds:
+            seeds.append(seed)
+    if not seeds:
+        raise InvalidInputError(f"{where}: no seeds given ({spec!r}); expected non-negative integers separated by "
+                                "commas, e.g. 9043,9264, or @file")
+    return seeds
+
+
+def _seed_of(row: dict) -> int | None:
+    """The seed of a row read back from a results file (None for a row without one)."""
+    try:
+        return int(float(row.get("seed") or ""))
+    except ValueError:
+        return None
+
+
+def rerun_seeds(check, seeds, out: Path, desc: str = "rerun", log=tqdm.write) -> list[dict]:
+    """``check(seed)`` for exactly ``seeds``, each row written into ``out`` as it finishes: rows are keyed by seed,
+    so a seed's row replaces the row (or rows) ``out`` holds for it, in the place of the first, and a new seed's
+    row is appended. ``out`` is rewritten whole after each case (through a temporary file and ``os.replace``):
+    the other rows keep their text, a killed rerun keeps the rows it finished. Columns ``out`` lacks are added at
+    the end (empty in the old rows). ``log`` gets one line a seed: its outcome and end, and the row it replaced.
+    Returns the new rows."""
+    new_rows = []
+    for seed in tqdm(list(seeds), desc=desc):
+        row = check(seed)
+        header, rows = _read_rows(out)
+        header = header + [k for k in row if k not in header]
+        old = [r for r in rows if _seed_of(r) == seed]
+        text = {k: ("" if v is None else v) for k, v in row.items()}
+        if old:           # in the place of its first old row; any other row of the seed dropped
+            rows = [text if r is old[0] else r for r in rows if r is old[0] or _seed_of(r) != seed]
+        else:
+            rows.append(text)
+        _write_rows(out, header, rows)
+        now = _verdict(row)
+        if old:
+            was = "; ".join(_verdict(r) for r in old)
+            log(f"seed {seed}: {now} (replaces its {'row' if len(old) == 1 else f'{len(old)} rows'} in {out}: "
+                f"was {was})")
+        else:
+            log(f"seed {seed}: {now} (new row in {out})")
+        new_rows.append(row)
+    return new_rows
+
+
+def _verdict(row: dict) -> str:
+    """A row's outcome and end, as the rerun's log prints them."""
+    end = str(row.get("end", "") or "")
+    end = "" if end == "nan" else end
+    return f"{row.get('outcome', '')}" + (f", end {end}" if end else "")
+
+
+def _read_rows(path: Path) -> tuple[list[str], list[dict]]:
+    """The header and rows (dicts of the file's own text) of a results CSV; empty for a missing or empty file."""
+    if not path.exists() or path.stat().st_size == 0:
+        return [], []
+    with path.open(newline="") as fh:
+        reader = csv.DictReader(fh)
+        rows = list(reader)
+        return list(reader.fieldnames or []), rows
+
+
+def _write_rows(path: Path, header: list[str], rows: list[dict]) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with tmp.open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=header, extrasaction="ignore", restval="")
+        writer.writeheader()
+        writer.writerows(rows)
+    os.replace(tmp, path)
 
 
 #: What each outcome of the KL half means (docs/reliability.md prints the same).
@@ -133,22 +244,49 @@ def kl_main(cases: int, first: int, out: Path, budget: float = 300.0) -> None:
                                                               float_format="%.6g")
 
 
-def main() -> None:
+def seeds_main(check, seeds: list[int], out: Path, desc: str) -> list[dict]:
+    """``--seeds``: run exactly ``seeds`` into ``out`` (:func:`rerun_seeds`), then print their outcome and end counts."""
+    rows = rerun_seeds(check, seeds, out, desc)
+    outcomes = pd.Series([r["outcome"] for r in rows]).value_counts()
+    ends = pd.Series([r.get("end") or "not checked" for r in rows]).value_counts()
+    print(f"{len(rows)} seed{'' if len(rows) == 1 else 's'} run into {out}: " + ", ".join(f"{n} {k}" for k, n in outcomes.items()) +
+          "; ends: " + ", ".join(f"{n} {k}" for k, n in ends.items()))
+    return rows
+
+
+def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--cases", type=int, default=10_000)
+    ap.add_argument("--cases", type=int, default=None, help="seeds up to this one, excluded (10000)")
     ap.add_argument("--out", default=None)
     ap.add_argument("--kl", action="store_true", help="the KL/face/tree/family half (tests/fuzz_kl_cases.py)")
-    ap.add_argument("--first", type=int, default=0, help="first seed (--kl only)")
+    ap.add_argument("--first", type=int, default=None, help="first seed (--kl only; 0)")
+    ap.add_argument("--seeds", default=None, metavar="S,S,... | @FILE",
+                    help="run (or rerun) exactly these seeds, their rows in --out replaced (keyed by seed)")
     ap.add_argument("--budget", type=float, default=300.0, help="CPU seconds per case before it counts as a "
                     "timeout (--kl only)")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
+    seeds = None
+    if args.seeds is not None:
+        if args.cases is not None or args.first is not None:
+            ap.error(f"--seeds {args.seeds} runs exactly the seeds given; --cases and --first choose a range, "
+                     "give one or the other")
+        try:
+            seeds = parse_seeds(args.seeds)
+        except InvalidInputError as exc:
+            ap.error(str(exc))
+    cases = 10_000 if args.cases is None else args.cases
+    first = 0 if args.first is None else args.first
     out = Path(args.out or ROOT / "runs" / "fuzz" / ("kl_fuzz.csv" if args.kl else "reliability_fuzz.csv"))
     out.parent.mkdir(parents=True, exist_ok=True)
+    if seeds is not None:
+        check = _with_cpu_budget(check_kl_case, args.budget) if args.kl else check_case
+        seeds_main(check, seeds, out, "kl rerun" if args.kl else "rerun")
+        return
     if args.kl:
-        kl_main(args.cases, args.first, out, args.budget)
+        kl_main(cases, first, out, args.budget)
         return
     t0 = time.perf_counter()
-    df = _run_seeds(check_case, range(args.cases), out, "fuzz")
+    df = _run_seeds(check_case, range(cases), out, "fuzz")
     print(f"{len(df)} cases ({time.perf_counter() - t0:.0f} s this run)")
     print(df.outcome.value_counts().to_string())
     ok = df[df.outcome == "ok"]
