@@ -280,3 +280,23 @@ def test_model_dir_that_is_not_a_folder_is_named(tmp_path):
     (tmp_path / "f.csv").write_text("x\n")
     refused(["validate", "--study", "smollm2", "--model-dir", tmp_path / "f.csv", "--out", tmp_path / "v"],
             "argument --model-dir", "f.csv' is a file; give the folder that holds the model")
+
+
+def test_huge_integers_in_configs_and_grids_are_named_briefly(tmp_path):
+    """A 400-digit int in a verl config failed with OverflowError (float(value) in the field check); in a sweep grid
+    its 400 digits filled the message, with Python's advice group_size=math.inf for a YAML file."""
+    big = "9" * 400
+    (tmp_path / "v.yaml").write_text(f"actor_rollout_ref:\n  rollout:\n    n: {big}\n")
+    refused(["explain", "--framework", "verl", tmp_path / "v.yaml"],
+            "actor_rollout_ref.rollout.n = 999999999999...9999 (400 digits) (expected a number in [1, ")
+    (tmp_path / "g.yaml").write_text(f"objectives:\n  beta: 0.5\n  group_size: [{big}]\nquestions:\n"
+                                     "  - pi_ref: [0.3, 0.7]\n    rewards: [1, 0]\n")
+    line = refused(["sweep", tmp_path / "g.yaml", "--out", tmp_path / "g.csv"], "(400 digits)", "group_size: .inf")
+    assert big not in line and "math.inf" not in line
+
+
+def test_a_grid_number_yaml_reads_as_text_is_checked_like_any_number(tmp_path):
+    """YAML 1.1 reads 1e-400 (no dot) as text; the grid turned it into 0.0 without a word."""
+    (tmp_path / "g.yaml").write_text("objectives:\n  beta: [0.5]\nquestions:\n  - pi_ref: [0.3, 0.7]\n"
+                                     "    rewards: [1e-400, 0]\n")
+    refused(["sweep", tmp_path / "g.yaml", "--out", tmp_path / "g.csv"], "questions[0].rewards = 1e-400", TINY)
