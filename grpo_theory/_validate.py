@@ -246,6 +246,8 @@ def unwrap_scalar(value):
             f = float(value)
         except (OverflowError, ValueError):
             return value
+        if f.is_integer() and value != int(f):
+            return value        # Decimal('4.0000000000000000001') is not the integer its double is: left as given
         if math.isfinite(f) and not (f == 0 and value != 0):     # a Decimal NaN gives nan: not finite
             return f
     return value

@@ -30,6 +30,11 @@ def test_a_decimal_a_double_cannot_hold_is_still_refused(beta):
         Objective(beta=beta)
 
 
+def test_a_decimal_that_only_rounds_to_an_integer_is_not_a_group_size():
+    with pytest.raises(InvalidInputError, match="group_size"):
+        Objective(beta=0.5, group_size=Decimal("4.0000000000000000001"))
+
+
 @pytest.mark.parametrize("call", [lambda: Objective(beta=np.timedelta64(1)),
                                   lambda: cf.binary_pairwise(0.3, np.timedelta64(1)),
                                   lambda: cf.binary_pairwise(np.array([1, 2], dtype="timedelta64[s]"), 0.5)])
