@@ -14,10 +14,10 @@ import math
 import os
 from pathlib import Path
 
-from ._validate import plain
+from ._validate import plain, rounding_problem
 
 __all__ = ["int_at_least", "positive_int", "nonnegative_int", "float_in", "finite_float", "positive_float",
-           "nonnegative_float", "negative_number", "device", "existing_file", "path_problem", "writable_dir",
+           "nonnegative_float", "number_text", "any_float", "negative_number", "device", "existing_file", "path_problem", "writable_dir",
            "writable_file"]
 
 
@@ -45,10 +45,7 @@ def float_in(low: float | None = None, high: float | None = None, *, low_open: b
     rng = f"{'(' if low_open or low is None else '['}{lo_s}, {hi_s}{')' if high_open or high is None else ']'}"
 
     def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected {what} in {rng}, got {text!r}") from None
+        value = number_text(text, f"{what} in {rng}")
         bad = not math.isfinite(value) or (low is not None and (value < low or (low_open and value == low))) \
             or (high is not None and (value > high or (high_open and value == high)))
         if bad:
@@ -58,6 +55,27 @@ def float_in(low: float | None = None, high: float | None = None, *, low_open: b
     return parse
 
 
+def number_text(text: str, want: str = "a number") -> float:
+    """``float(text)``, refusing text that is no number (``want`` says what was expected) and a number a double
+    cannot hold (``1e-400`` would be read as 0, ``1e400`` as inf: :func:`grpo_theory._validate.rounding_problem`),
+    as argparse's one-line error naming the value."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected {want}, got {text!r}") from None
+    why = rounding_problem(text, value)
+    if why:
+        raise argparse.ArgumentTypeError(f"{text.strip()[:40]!r} {why}")
+    return value
+
+
+def any_float(text: str) -> float:
+    """An argparse ``type=``: a number (NaN and infinities pass, for the option's own check to name), refused
+    where a double cannot hold it (:func:`number_text`)."""
+    return number_text(text)
+
+
+any_float.__name__ = "number"
 finite_float = float_in()
 positive_float = float_in(0.0, low_open=True, what="a positive number")
 nonnegative_float = float_in(0.0, what="a number")

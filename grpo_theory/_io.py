@@ -7,10 +7,10 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from ._validate import MAX_DEPTH, check_structure, read_text
+from ._validate import MAX_DATA_BYTES, MAX_DEPTH, check_structure, read_bytes, read_text, rounding_problem
 from .errors import InvalidInputError
 
-__all__ = ["atomic_write", "atomic_write_text", "read_yaml", "writing_folder", "INCOMPLETE_MARKER"]
+__all__ = ["atomic_write", "atomic_write_text", "read_yaml", "own_json", "writing_folder", "INCOMPLETE_MARKER"]
 
 #: The file a folder-writing command leaves in its folder while it runs (removed when it completes).
 INCOMPLETE_MARKER = ".incomplete"
@@ -73,6 +73,10 @@ class _DuplicateYamlKey(ValueError):
     pass
 
 
+class _BadYamlNumber(ValueError):
+    pass
+
+
 def _unique_key_loader():
     """PyYAML's SafeLoader, refusing a key given twice in one mapping (it keeps the last silently)."""
     import yaml
@@ -91,6 +95,14 @@ def _unique_key_loader():
                 seen.add(key)
             return super().construct_mapping(node, deep=deep)
 
+        def construct_yaml_float(self, node):
+            value = super().construct_yaml_float(node)
+            why = rounding_problem(str(node.value).replace("_", ""), value)
+            if why:
+                raise _BadYamlNumber(node.value, why, node.start_mark.line + 1)
+            return value
+
+    UniqueKeyLoader.add_constructor("tag:yaml.org,2002:float", UniqueKeyLoader.construct_yaml_float)
     return UniqueKeyLoader
 
 
@@ -104,9 +116,24 @@ def read_yaml(path: str | Path, what: str, expected: str):
     except _DuplicateYamlKey as exc:
         raise InvalidInputError(f"{what} {str(path)!r}: the key {exc.args[0]!r} appears twice in one mapping "
                                 f"(line {exc.args[1]}); YAML would keep the last silently") from None
+    except _BadYamlNumber as exc:
+        raise InvalidInputError(f"{what} {str(path)!r} line {exc.args[2]}: the number {str(exc.args[0])[:40]} "
+                                f"{exc.args[1]}") from None
     except yaml.YAMLError as exc:
-        raise InvalidInputError(f"{what} {str(path)!r} is not valid YAML: {' '.join(str(exc).split())}") from None
+        why = " ".join(str(exc).split()).replace('in "<unicode string>", ', "at ")  # the file is named already
+        raise InvalidInputError(f"{what} {str(path)!r} is not valid YAML: {why}") from None
     except RecursionError:
         raise InvalidInputError(f"{what} {str(path)!r} is nested too deeply to parse (expected a few levels; the "
                                 f"limit is {MAX_DEPTH})") from None
     return check_structure(data, f"{what} {str(path)!r}")
+
+
+def own_json(path: str | Path):
+    """The JSON in a file a command writes for itself (figures' record of finished figures, its fingerprints), or
+    None when it is missing, unreadable, not JSON, or not a regular file (a FIFO there would block a plain read)."""
+    import json
+
+    try:
+        return json.loads(read_bytes(path, "record", max_bytes=MAX_DATA_BYTES))
+    except (ValueError, RecursionError):            # InvalidInputError (missing, a FIFO, a folder) is a ValueError
+        return None

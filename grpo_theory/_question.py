@@ -32,7 +32,8 @@ def _frozen(a: np.ndarray) -> np.ndarray:
 def _as_float_array(name: str, value, ndim: int) -> np.ndarray:
     numeric_entries(name, value)
     try:
-        arr = np.asarray(value, dtype=float)
+        with np.errstate(over="ignore"):         # a longdouble beyond a double: longdouble_losses names it
+            arr = np.asarray(value, dtype=float)
     except OverflowError:
         raise InvalidInputError(f"{name} holds a number beyond the largest double (1.8e308), got "
                                 f"{_plain(value)[:80]}") from None
@@ -183,7 +184,7 @@ class Question:
         labels: Sequence[str] | None = None,
         answers: Sequence[Sequence] | None = None,
     ) -> None:
-        pi_ref_arr = validate_probability_vector("pi_ref", pi_ref)
+        pi_ref_arr = validate_probability_vector("pi_ref", pi_ref) + 0.0    # -0.0 is 0: a probability has no sign
         k = pi_ref_arr.size
         given = [
             name

@@ -10,8 +10,10 @@ naming the field and the value. The command line's argparse ``type=`` functions 
 from __future__ import annotations
 
 import collections
+import errno
 import math
 import os
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -21,6 +23,7 @@ from .errors import InvalidInputError
 
 __all__ = ["plain", "check_fields", "number", "float_array", "integer", "read_text", "load_json", "check_structure",
            "unique_keys", "as_double", "longdouble_losses", "json_value", "csv_records", "text_number",
+           "text_float", "rounding_problem", "read_bytes",
            "numeric_entries", "broadcastable", "unwrap_scalar", "probability_tolerance", "MAX_EXACT_GROUP",
            "MAX_CONFIG_BYTES", "MAX_DATA_BYTES", "MAX_DEPTH", "MAX_ITEMS"]
 
@@ -92,10 +95,29 @@ def longdouble_losses(name: str, value, arr: np.ndarray) -> None:
 
 
 def integer(name: str, value, *, low: int | None = None, high: int | None = None) -> int:
-    """``value`` as an int (``3.0`` allowed, ``3.5``, ``True``, ``'3'`` and NaN not), in ``[low, high]``."""
+    """``value`` as an int (``3.0`` allowed, ``3.5``, ``True``, ``'3'`` and NaN not), in ``[low, high]``.
+
+    An int is compared and returned exactly (``2**53 + 1`` stays itself: a seed is not rounded to its float
+    neighbour), and named as given in the message."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise InvalidInputError(f"{name} must be an integer, got {plain(value)}")
+    if isinstance(value, (int, np.integer)):
+        as_double(name, value)
+        if (low is not None and value < low) or (high is not None and value > high):
+            shown = str(int(value)) if len(str(int(value))) <= 40 else f"{str(int(value))[:20]}... " \
+                f"({len(str(abs(int(value))))} digits)"
+            raise InvalidInputError(f"{name} must be an integer in {_interval(low, high, integer=True)}, got {shown}")
+        return int(value)
     return int(number(name, value, low=low, high=high, integer=True))
+
+
+def _interval(low, high, *, low_open: bool = False, high_open: bool = False, integer: bool = False) -> str:
+    """``[low, high]`` as a message writes it (``(`` for an open or missing end; ``1``, not ``1.0``, for an
+    integer's bound)."""
+    def end(b):
+        return plain(int(b)) if integer and float(b).is_integer() else plain(float(b))
+    return f"{'(' if low_open or low is None else '['}{'-inf' if low is None else end(low)}, " \
+           f"{'inf' if high is None else end(high)}{')' if high_open or high is None else ']'}"
 
 
 def float_array(name: str, value, *, low: float | None = None, high: float | None = None, low_open: bool = False,
@@ -119,7 +141,8 @@ def float_array(name: str, value, *, low: float | None = None, high: float | Non
         raise InvalidInputError(f"{name} must be a number or an array of numbers, got {plain(value)}")
     numeric_entries(name, value)
     try:
-        arr = np.asarray(value, dtype=float)
+        with np.errstate(over="ignore"):         # a longdouble beyond a double: longdouble_losses names it
+            arr = np.asarray(value, dtype=float)
     except OverflowError:
         raise InvalidInputError(f"{name} holds a number beyond the largest double (1.8e308){_IN_DOUBLE}") from None
     except (TypeError, ValueError):
@@ -136,10 +159,7 @@ def float_array(name: str, value, *, low: float | None = None, high: float | Non
         first = arr[bad].ravel()[0] if arr.ndim else arr
         want = "an integer" if integer else ("a finite number" if finite else "a number")
         if low is not None or high is not None:
-            def end(b):                                 # 1, not 1.0, for an integer's bound
-                return plain(int(b)) if integer and float(b).is_integer() else plain(float(b))
-            want += f" in {'(' if low_open or low is None else '['}{'-inf' if low is None else end(low)}, " \
-                    f"{'inf' if high is None else end(high)}{')' if high_open or high is None else ']'}"
+            want += " in " + _interval(low, high, low_open=low_open, high_open=high_open, integer=integer)
         shown = plain(value) if arr.size <= 8 else f"{plain(float(first))} (among {arr.size} values)"
         raise InvalidInputError(f"{name} must be {want}, got {shown}")
     return arr
@@ -244,24 +264,76 @@ def read_text(path, what: str, *, max_bytes: int = MAX_CONFIG_BYTES, expected: s
     p = Path(path)
     hint = f" (expected {expected})" if expected else ""
     if not p.exists():
+        if os.path.islink(p):                   # "no such file" would send the user looking for a missing file
+            target = os.readlink(p)
+            raise InvalidInputError(f"{what} {str(p)!r} is " + (f"a symlink loop (it points to {target!r})" if _loops(p)
+                                    else f"a symlink to {target!r}, which does not exist") + f"{hint}")
         raise InvalidInputError(f"{what} {str(p)!r}: no such file{hint}")
     if p.is_dir():
         raise InvalidInputError(f"{what} {str(p)!r} is a folder, not a file{hint}")
-    try:
-        size = p.stat().st_size
-        if size > max_bytes:
-            raise InvalidInputError(f"{what} {str(p)!r} is {size:,} bytes, over the limit of {max_bytes:,}")
-        data = p.read_bytes()
-    except OSError as exc:
-        raise InvalidInputError(f"{what} {str(p)!r} cannot be read: {exc.strerror or exc}") from None
-    if len(data) > max_bytes:               # a pipe or a special file whose size stat does not know
-        raise InvalidInputError(f"{what} {str(p)!r} is over the limit of {max_bytes:,} bytes")
+    data = read_bytes(p, what, max_bytes=max_bytes)
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data[:exc.start].count(b"\n") + 1
+        if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+            raise InvalidInputError(f"{what} {str(p)!r} is UTF-16 text (it starts with the UTF-16 byte-order mark "
+                                    f"{data[0]:#04x} {data[1]:#04x}){hint}; save it as UTF-8") from None
         raise InvalidInputError(f"{what} {str(p)!r} is not UTF-8 text: byte {data[exc.start]:#04x} at offset "
                                 f"{exc.start} (line {line}){hint}; save it as UTF-8") from None
+
+
+def _loops(p) -> bool:
+    """Whether following the symlink ``p`` runs in a loop."""
+    try:
+        os.stat(p)
+    except OSError as exc:
+        return exc.errno == errno.ELOOP
+    return False
+
+
+def read_bytes(path, what: str, *, max_bytes: int) -> bytes:
+    """The bytes of ``path`` (a regular file, or a pipe with a writer: ``<(cmd)``, ``/dev/stdin``), at most
+    ``max_bytes``; never blocks on a FIFO nothing writes to and never reads a device (``/dev/zero`` has no end):
+    those, sockets and unreadable files are an InvalidInputError naming ``what`` and the file."""
+    p = str(path)
+    try:
+        fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise InvalidInputError(f"{what} {p!r} cannot be read: {exc.strerror or exc}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISREG(mode):
+            size = os.fstat(fd).st_size
+            if size > max_bytes:
+                raise InvalidInputError(f"{what} {p!r} is {size:,} bytes, over the limit of {max_bytes:,}")
+        elif stat.S_ISFIFO(mode):
+            try:
+                first = os.read(fd, 65536)
+            except BlockingIOError:        # a writer is there, nothing written yet: wait for it
+                first = None
+            else:
+                if not first:
+                    raise InvalidInputError(f"{what} {p!r} is a FIFO (named pipe) that nothing writes to; give a "
+                                            "file, or start the writer first")
+        else:
+            kind = "a folder" if stat.S_ISDIR(mode) else "a device, a socket or another special file"
+            raise InvalidInputError(f"{what} {p!r} is {kind}, not a file; give the path of a file")
+        os.set_blocking(fd, True)
+        chunks, total = ([first], len(first)) if stat.S_ISFIFO(mode) and first else ([], 0)
+        while total <= max_bytes:
+            chunk = os.read(fd, min(1 << 20, max_bytes + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+    except OSError as exc:
+        raise InvalidInputError(f"{what} {p!r} cannot be read: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+    if total > max_bytes:                  # a file that grew, or a pipe: stat did not know its size
+        raise InvalidInputError(f"{what} {p!r} is over the limit of {max_bytes:,} bytes")
+    return b"".join(chunks)
 
 
 def check_structure(obj, source: str, *, max_depth: int = MAX_DEPTH, max_items: int = MAX_ITEMS):
@@ -295,15 +367,38 @@ def unique_keys(pairs) -> dict:
     return out
 
 
+class _BadNumber(ValueError):
+    pass
+
+
+def _json_float(text: str) -> float:
+    """A JSON number with a fraction or exponent, as :func:`rounding_problem` allows it."""
+    value = float(text)
+    why = rounding_problem(text, value)
+    if why:
+        raise _BadNumber(text, why)
+    return value
+
+
+def _json_int(text: str) -> int:
+    """A JSON integer; one of more than 4,300 digits (beyond any double, and beyond Python's conversion limit)
+    is refused by name."""
+    if len(text.lstrip("-")) > 309:
+        raise _BadNumber(f"{text[:20]}... ({len(text.lstrip('-')):,} digits)", _BEYOND)
+    return int(text)
+
+
 def json_value(text: str, source: str):
     """``text`` parsed as JSON: a parse error, a key given twice in one object, or nesting too deep for the
     parser is an InvalidInputError naming ``source``."""
     import json
 
     try:
-        return json.loads(text, object_pairs_hook=unique_keys)
+        return json.loads(text, object_pairs_hook=unique_keys, parse_float=_json_float, parse_int=_json_int)
     except _DuplicateKey as exc:
         raise InvalidInputError(f"{source}: the key {exc.args[0]!r} appears twice in one object") from None
+    except _BadNumber as exc:
+        raise InvalidInputError(f"{source}: the number {exc.args[0][:40]} {exc.args[1]}") from None
     except json.JSONDecodeError as exc:
         raise InvalidInputError(f"{source} is not valid JSON: {exc}") from None
     except RecursionError:
@@ -315,18 +410,46 @@ def load_json(text: str, source: str, *, max_depth: int = MAX_DEPTH):
     return check_structure(json_value(text, source), source, max_depth=max_depth)
 
 
+def rounding_problem(text: str, value: float) -> str | None:
+    """Why the number written as ``text`` is not the double ``value = float(text)`` stands for, or None: a
+    nonzero number below the smallest double (``1e-400`` reads as 0) or a finite one beyond the largest
+    (``1e400`` reads as inf). Text and numbers read from the shell and from files go through this rule, so a
+    tiny reward is never silently a zero one."""
+    if value == 0:
+        mantissa = text.strip().lower().lstrip("+-").split("e")[0]
+        if any(c in "123456789" for c in mantissa):
+            return "is below the smallest positive double (5e-324) and would be read as 0; write 0, or a number " \
+                   "a double holds"
+    elif math.isinf(value) and "inf" not in text.lower():
+        return _BEYOND
+    return None
+
+
+_BEYOND = "is beyond the largest double (1.8e308); expected a number of size at most 1.8e308"
+
+
+def text_float(text: str, what: str) -> float | None:
+    """``float(text)``, or None when ``text`` is not a number; a number that :func:`rounding_problem` finds a
+    double cannot hold is an InvalidInputError naming ``what``."""
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    why = rounding_problem(text, value)
+    if why:
+        raise InvalidInputError(f"{what} = {text.strip()[:40]} {why}")
+    return value
+
+
 def text_number(value, name: str) -> float:
     """A number read from a data file: an int or float (not a bool), or text ``float`` reads; else an
     InvalidInputError naming ``name`` and the value. Non-finite values are returned (the caller decides)."""
     if isinstance(value, (bool, np.bool_)):
         raise InvalidInputError(f"{name} must be a number, got {value!r} (write 1 or 0)")
     if isinstance(value, (int, float, np.integer, np.floating)):
-        return float(value)
-    if isinstance(value, str):
-        try:
-            return float(value)
-        except ValueError:
-            pass
+        return float(as_double(name, value))        # a long double of 1e-400 is not 0
+    if isinstance(value, str) and (x := text_float(value, name)) is not None:
+        return x
     raise InvalidInputError(f"{name} must be a number, got {value!r}")
 
 

@@ -13,6 +13,7 @@ from ._validate import plain
 from .preference import n_count_vectors
 from .problem import InvalidInputError, Objective, Question
 from .solvers import log_pooling, nash_equilibrium, stationary_points, stationary_policy
+from .solvers.baselines import NASH_MIN_BETA
 
 VARIANTS = [(pen, norm) for pen in ("reverse", "direct") for norm in ("scale", "shift")]
 
@@ -104,6 +105,10 @@ def solve_table(q: Question, obj: Objective, progress=None) -> list[dict]:
                          note="pi ∝ pi_ref exp(E[r|o]/beta)"))
     else:
         rows.append(dict(method="RLHF (log pooling)", pi=None, note="needs rewards"))
+    if beta < NASH_MIN_BETA:                            # P(o > pi)/beta overflows: the solver refuses it
+        rows.append(dict(method="NLHF (Nash)", pi=None, note=f"not computed: beta below {NASH_MIN_BETA:.4g}, where "
+                                                             "P(o > pi)/beta overflows a double"))
+        return rows
     nash = nash_equilibrium(q, beta)
     rows.append(dict(method="NLHF (Nash)", pi=nash.pi.tolist(), residual=nash.residual,
                      note="pi ∝ pi_ref exp(P(o > pi)/beta)"))

@@ -23,7 +23,7 @@ import math
 import numpy as np
 
 from ._numerics import expit, log_factorial
-from ._validate import broadcastable, float_array, plain, unwrap_scalar
+from ._validate import as_double, broadcastable, float_array, plain, unwrap_scalar
 from . import variants
 from .problem import InvalidInputError
 
@@ -411,7 +411,8 @@ def binary_entropy_condition(x, pi_ref_a, beta, entropy_coef, margin=1.0, penalt
         pen = beta * (logit_x - (np.log(p) - np.log1p(-p)))
     else:
         raise InvalidInputError(f"penalty must be 'reverse' or 'direct', got {penalty!r}")
-    return margin - pen - entropy_coef * logit_x
+    with np.errstate(over="ignore"):                # a huge entropy_coef: the bonus's limit, +-inf
+        return margin - pen - entropy_coef * logit_x
 
 
 def binary_entropy(pi_ref_a, beta, entropy_coef, margin=1.0, penalty: str = "reverse") -> np.ndarray:
@@ -463,7 +464,7 @@ def _group_size(group_size) -> int | float:
     group_size = unwrap_scalar(group_size)
     if isinstance(group_size, (bool, np.bool_)) or not isinstance(group_size, (int, float, np.integer, np.floating)):
         raise InvalidInputError(f"group_size must be an integer >= 2 or math.inf, got {plain(group_size)}")
-    g = float(group_size)
+    g = float(as_double("group_size", group_size))
     if g == math.inf:
         return math.inf
     if not (math.isfinite(g) and g >= 2 and g.is_integer()):

@@ -20,9 +20,8 @@ run (``t >= t_end - tail * t_end``), and ``y_i`` the logged values there.
    independent points is ``n_eff = max(3, n (1 - phi - c) / (1 + phi + c))`` (Nychka et al., 2000,
    the small-sample form of the lag-1 correction used by Santer et al., 2008), and the standard
    error of the slope is ``se_b = sqrt(sum e^2 / (n_eff - 2)) / sqrt(sum (t - tbar)^2)``;
-   ``se_D = se_b (t_n - t_1)``. (Without the ``c`` term the test rejects 9-13% of pure AR(1) noise
-   at phi = 0.9-0.97 and n = 200, where SGD noise logged every step lives; with it, <= 5%: see
-   ``tests/test_convergence.py``.)
+   ``se_D = se_b (t_n - t_1)``. (Without ``c`` the test rejects 9-13% of pure AR(1) noise at phi = 0.9-0.97,
+   n = 200, where SGD noise logged every step lives; with it, <= 5%: ``tests/test_convergence.py``.)
 3. **moving**: ``|D| > drift_tol`` (large enough to matter) *and* either
    ``|D| > t_{1-alpha/2}(n_eff - 2) se_D`` (the drift is not noise, two-sided level ``alpha``) or
    ``|D| > TREND_RATIO * S`` with ``TREND_RATIO = 6`` (a smooth trend: its residuals are so
@@ -35,19 +34,17 @@ run (``t >= t_end - tail * t_end``), and ``y_i`` the logged values there.
    ``z = log(y / (1 - y))`` climbs steadily (an escape from a repelling vertex, where ``P`` grows
    about exponentially). Steps 1-3 are repeated on ``z`` (``y`` clipped to ``[1e-12, 1 - 1e-12]``),
    with the tolerance ``logit_drift_tol = 0.04`` (``drift_tol / (1/2 * 1/2)``: the same accuracy scale
-   at ``P = 1/2``, where ``dP = P (1 - P) dz``). A prompt whose logit moves beyond it, significantly or
-   as a trend, is **moving** too, unless it moves *towards* the nearer edge and is already within
-   ``drift_tol`` of it (then what is left of its journey is below ``drift_tol`` in ``P``: an approach
-   to a vertex that the flow reaches only in the limit).
+   at ``P = 1/2``, where ``dP = P (1 - P) dz``). A prompt whose logit moves beyond it, significantly or as a
+   trend, is **moving** too, unless it moves *towards* the nearer edge and is within ``drift_tol`` of it (what
+   is left is below ``drift_tol`` in ``P``: an approach to a vertex that the flow reaches only in the limit).
    **Inside the tail, in windows** (:mod:`grpo_theory._convergence_windows`): the tail is cut into
-   ``W = 6`` windows of equal step span. A prompt is **moving** too when the tail has *shifted* (the
-   last window's mean differs from the first's by more than ``drift_tol``, significantly against the
-   noise within the windows, and the path between them goes mostly one way: a step or a rise inside
-   the tail, whose correlated residuals blind the line's test and would read as an oscillation), or
+   ``W = 6`` windows of equal step span. A prompt is **moving** too when the tail has *shifted* (the last
+   window's mean differs from the first's by more than ``drift_tol``, significantly against the noise within
+   the windows, the path between them mostly one way: a step or a rise inside the tail, whose correlated
+   residuals blind the line's test and would read as an oscillation), or
    when it *creeps*: all ``W - 1`` differences of the window means share the line's sign and the
-   line's drift exceeds ``creep_tol = drift_tol / 4``, unless the windows show a geometric approach
-   with less than ``creep_tol`` left. A consistently one-signed drift is not passed for being small
-   against the noise or below ``drift_tol``: it is the run still going somewhere.
+   line's drift exceeds ``creep_tol = drift_tol / 4``, unless the windows show a geometric approach with less
+   than ``creep_tol`` left (a one-signed drift is the run still going somewhere, whatever its size).
 4. **oscillating** (when not moving): the spread beyond the measurement noise,
    ``S_x = sqrt(max(S^2 - N^2, 0))`` with ``N`` the root-mean-square of the per-point standard
    errors ``se_i`` (0 for exact probabilities), exceeds ``spread_tol``, *and* ``S^2`` exceeds
@@ -55,13 +52,11 @@ run (``t >= t_end - tail * t_end``), and ``y_i`` the logged values there.
    of the variance estimate).
 5. Otherwise **converged**.
 
-The two tolerances are accuracy scales, not noise estimates: with the studies' target (MAE 0.02
-per configuration), a tail whose line moves by at most ``drift_tol = 0.01`` ends within half the
-target of its mean, and a tail whose spread about the line is at most ``spread_tol = 0.02`` is
-summarised by its mean to within the target. The statistical thresholds come from ``alpha`` and the
-AR(1) noise model alone. A run can pass while it still moves too slowly to show in the tail
-(e.g. after its learning rate has decayed); the tail is measured in steps for that reason, and
-a caller should keep it long (``tail`` of the steps run, not of a shrinking schedule).
+The two tolerances are accuracy scales, not noise estimates: with the studies' target (MAE 0.02 per
+configuration), a tail whose line moves by at most ``drift_tol = 0.01`` ends within half the target of its
+mean, and one whose spread about the line is at most ``spread_tol = 0.02`` is summarised by its mean within
+the target; the statistical thresholds come from ``alpha`` and the AR(1) model alone. A run moving too slowly
+to show in the tail (a decayed learning rate) can pass: keep the tail long, in steps run.
 
 Examples
 --------

@@ -514,7 +514,9 @@ def check_grid(grid) -> list[str]:
                     problems.append(f"simplex.step must be 1/n with n >= K = "
                                     f"{len(rewards) if rewards else 'the number of rewards'}, got {step!r}")
                 elif n > 1000:
-                    problems.append(f"simplex.step {step!r} makes a lattice of n = {n} steps; at most 1000")
+                    shown = f"{n:,}" if n < 10**12 else f"{float(n):.3g}"
+                    problems.append(f"simplex.step {step!r} makes a lattice of n = {shown} steps; at most 1000 (a "
+                                    "step of at least 0.001)")
                 elif rewards is not None and math.comb(n - 1, len(rewards) - 1) > MAX_SWEEP_CASES:
                     problems.append(
                         f"simplex with K = {len(rewards)} rewards and step {step!r} has "

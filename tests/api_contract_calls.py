@@ -356,12 +356,7 @@ DOCUMENTED_NAN = {
 }
 #: Calls known to break the contract, left open with the reason: the slow test expects them to break (and fails
 #: once one is fixed, so the entry goes).
-KNOWN_OPEN = {
-    ("grpo_theory.solvers.baselines:nash_equilibrium", "beta", "5e-324"):
-        "NumPy overflow warning in (M @ pi) / beta (solvers/baselines.py, which only input checks may change)",
-    ("grpo_theory.solvers.baselines:nash_residual", "beta", "5e-324"):
-        "NumPy overflow warning in (M @ pi) / beta (solvers/baselines.py, which only input checks may change)",
-}
+KNOWN_OPEN: dict = {}
 #: Other names a message may use for an argument: ``(key, argument) -> names`` (the concept the argument holds).
 ALIASES: dict = {
     ("grpo_theory.predict.samples:read_samples", "source"): ("samples",),

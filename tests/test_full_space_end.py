@@ -211,7 +211,7 @@ def test_penalty_clause_trusts_only_a_converged_stable_interior_answer_with_mass
     obj = Objective(beta=0.5, group_size=4, penalty="direct")
 
     def answer(pi, **kw):
-        fields = dict(pi=np.array(pi), residual=0.0, converged=True, stable=True, nfev=0, method="test",
+        fields = dict(pi=np.array(pi), residual=0.0, converged=True, stable=True, nfev=0, method="flow",
                       message="", boundary=False)
         return StationaryPoint(**{**fields, **kw})
 

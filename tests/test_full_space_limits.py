@@ -9,16 +9,15 @@ from __future__ import annotations
 
 import functools
 import math
-import re
 
 import numpy as np
 import pytest
 from _full_space_flow import flow_end
 from _independent import mp_flow_jacobian
-from fuzz_cases import check_case, draw_case
+from fuzz_cases import check_case, draw_case, independent_preference
 from fuzz_kl_cases import check_kl_case, draw_kl_case, left_behind_check
 
-from grpo_theory import stationary_policy
+from grpo_theory import stationary_points, stationary_policy
 
 
 def _definitions(seed: int) -> tuple:
@@ -181,9 +180,6 @@ def _two_level_root(q, obj, u0: float = 1e-13):
     return pi, slope, var
 
 
-SEED_7319_ROOT = re.compile(r"the stationary point found near it, \[([^\]]*)\]")
-
-
 @functools.lru_cache(maxsize=1)
 def _seed_7319():
     """Reliability seed 7319's question, objective and the library's answer (0.5 s; two tests read it)."""
@@ -191,33 +187,34 @@ def _seed_7319():
     return case.question, case.objective, stationary_policy(case.question, case.objective)
 
 
-def test_seed_7319_is_flagged_and_names_the_root_next_to_the_vertex():
+def test_seed_7319_returns_the_stable_root_next_to_the_vertex():
     """Reliability seed 7319 (six answers, a noisy law over two levels, G = 256, direct, beta = 0.0383): from pi_ref the
-    flow runs towards the vertex of answer 2 and slows to a crawl (the light masses move at speeds proportional to
-    themselves). The library flags it, and the stationary point its message names is the root from the definitions:
-    (1.7013e-12, 4.1487e-135, 1, 2.9833e-182, 2.3729e-82, 4.5806e-77) (mpmath at 60 digits gives the same)."""
+    flow runs towards the vertex of answer 2 and into the root next to it, whose light masses span 1e-12 to 1e-182.
+    The library returns that root, converged and stable, and it is the root from the definitions:
+    (1.7013e-12, 4.1487e-135, 1, 2.9833e-182, 2.3729e-82, 4.5806e-77) (mpmath at 60 digits gives the same).
+    Its stability was decided by rounding when the eigenvalues of ``diag(masses) B`` were taken in one dense call
+    (the class of mass 3e-182 got +1.8e-152); they are now taken block by block in mass order."""
     q, obj, point = _seed_7319()
     root, _, _ = _two_level_root(q, obj)
     assert abs(root[0] - 1.7013e-12) < 1e-16 and 1e-136 < root[1] < 1e-134 and 1e-183 < root[3] < 1e-181
-    assert not point.converged and "stalls" in point.message
-    named = np.array([float(x) for x in SEED_7319_ROOT.search(point.message).group(1).split()])
-    np.testing.assert_allclose(named, root, rtol=1e-5)
+    assert point.converged and point.stable is True and not point.boundary, point
+    np.testing.assert_allclose(point.pi, root, rtol=1e-5)
 
 
-@pytest.mark.xfail(strict=True, reason="the library decides this near-vertex root's stability from a finite-difference "
-                   "Jacobian whose noise (~1e-10) exceeds its eigenvalues (-1.3e-13 and below) and calls it unstable")
 def test_seed_7319_root_next_to_the_vertex_is_stable():
     """The root's stability from the definitions: with ``M = diag(pi) - pi pi^T`` the flow's Jacobian on the output
     logits is ``J = D'(w) (M p)(M p)^T - beta M`` (the field depends on pi through ``w = p . pi`` and ``log pi``), so
     on the directions off the gauge it is negative definite exactly when ``D'(w) Var_pi(p) < beta``. Here
     ``D'(w) = 1182``, ``Var_pi(p) = 6.9e-15``: the ratio is 2.1e-10, far below 1, and the root is stable (its
-    eigenvalues -1.3e-13, -2.6e-78, -1.2e-83, -2.0e-136, -1.4e-183: the slow test below). The message must not call
-    it unstable."""
+    eigenvalues -1.3e-13, -2.6e-78, -1.2e-83, -2.0e-136, -1.4e-183: the slow test below). The library says so,
+    and ``stationary_points`` lists no point there that it calls unstable."""
     q, obj, point = _seed_7319()
     _, slope, var = _two_level_root(q, obj)
     assert 1100 < slope < 1300 and 6e-15 < var < 8e-15
     assert slope * var / obj.beta < 1e-9
-    assert "is unstable" not in point.message, point.message
+    assert point.stable is True and "unstable" not in point.message, point.message
+    near = [p for p in stationary_points(q, obj).points if np.abs(p.pi - point.pi).max() < 1e-6]
+    assert all(p.stable is not False for p in near), near
 
 
 @pytest.mark.slow
@@ -270,3 +267,21 @@ def test_seed_7319_root_is_stable_by_an_independent_jacobian():
         eig = sorted((mp.re(z) for z in mp.eig(jac)[0]), key=abs)
     assert abs(eig[0]) < mp.mpf(10) ** -195                                          # the gauge
     assert all(z < 0 for z in eig[1:]) and abs(eig[-1] / mp.mpf("-1.3024e-13") - 1) < 1e-3
+
+
+@pytest.mark.parametrize("seed", [186, 255])
+def test_an_interior_root_whose_light_mass_underflows_is_not_a_boundary_point(seed):
+    """Reliability seeds 186 and 255 (two classes, direct, G = 10,000): the root sits at a class log-ratio of 850
+    and 1,148, so the light class's mass exp(-850) prints as 0.0 in ``pi``; the point is still interior
+    (``boundary=False``, as the docstring defines it), and the log-ratio is where the class stationarity equation
+    ``log(pi_a/pi_b) = log(p_a/p_b) + (P_a - P_b)/beta`` puts it, with ``P`` the independent Monte Carlo-free
+    preference of the fuzz checker evaluated at the vertex the point prints as."""
+    case = draw_case(seed)
+    q, obj = case.question, case.objective
+    point = stationary_policy(q, obj)
+    assert point.converged and not point.boundary
+    assert np.min(point.pi) == 0.0 and abs(point.class_logit) > 745
+    P, se = independent_preference(q, obj, point.pi, np.random.default_rng(0))
+    assert np.all(se == 0)
+    log_ratio = math.log(q.pi_ref[0] / q.pi_ref[1]) + (P[0] - P[1]) / obj.beta
+    assert abs(abs(point.class_logit) - abs(log_ratio)) < 1e-6 * abs(log_ratio), (point.class_logit, log_ratio)

@@ -16,7 +16,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from .. import plotting
-from .._io import atomic_write
+from .._io import atomic_write, own_json
 from .._validate import MAX_DATA_BYTES, read_text
 from ..problem import InvalidInputError
 from ._registry import FIGURES
@@ -135,12 +135,9 @@ def _read_done(out: Path) -> set[int]:
     """The figure numbers an interrupted run recorded; a file that is not a JSON list of figure numbers (torn,
     edited, another tool's) is ignored with a warning, and every figure is built again."""
     path = _done_file(out)
-    try:
-        done = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    if not path.exists() and not path.is_symlink():
         return set()
-    except (ValueError, OSError, RecursionError):
-        done = None
+    done = own_json(path)
     if not isinstance(done, list) or not all(isinstance(n, int) and not isinstance(n, bool) for n in done):
         import warnings
 
@@ -281,9 +278,8 @@ def build_figures(out_dir: str | Path = "paper_figures", only=None, trained: str
     if not resume:
         _done_file(out).unlink(missing_ok=True)
     fp_path = out / FINGERPRINT
-    try:
-        drawn_by = json.loads(fp_path.read_text())          # figure number -> hash of the code that drew it
-    except (FileNotFoundError, ValueError):
+    drawn_by = own_json(fp_path)                             # figure number -> hash of the code that drew it
+    if not isinstance(drawn_by, dict):                        # missing, torn, edited: every figure is redrawn
         drawn_by = {}
     # a number no figure has any more (Figure 10, merged into Figure 7) is dropped at the next write
     keys = {s.key for s in FIGURES}

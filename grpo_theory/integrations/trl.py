@@ -111,6 +111,9 @@ def _check_config(config, completion_tokens) -> None:
                  error=InvalidInputError)
 
 
+_UNSET = object()
+
+
 def _get(config, name, default=None):
     if isinstance(config, Mapping):
         return config.get(name, default)
@@ -276,7 +279,8 @@ def read_trl_config(config, trl_version: str | None = None, completion_tokens: i
     if beta == 0.0 and family_fields.get("entropy_coef", 0.0) > 0:
         warns.append("beta=0 with entropy_coef > 0: the entropy bonus is the only regulariser (no KL penalty)")
     elif beta == 0.0:
-        warns.append("beta=0 (TRL's default since 0.19): no penalty, so no stationary policy with support like "
+        whose = "TRL's default since 0.19" if _get(config, "beta", _UNSET) is _UNSET else "the config's beta"
+        warns.append(f"beta=0 ({whose}): no penalty, so no stationary policy with support like "
                      "pi_ref; the policy drifts to the best answers (the beta -> 0 limit)")
         return mapping_of(None, warns, "TRL", version)
     obj = Objective(beta=beta, group_size=G, normalization=normalization, std_ddof=1, std_eps=TRL_STD_EPS,

@@ -9,6 +9,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from .._validate import plain
 from ..errors import InvalidInputError
 from ..problem import Objective
 from ..solvers import clamp_critical_beta, stationary_points
@@ -62,6 +63,19 @@ def _flags(samples_p: np.ndarray, obj: Objective, x_of: dict, max_exact: int, pr
             beta_c = _flag_at(p, obj, clamp)["beta_c"] if clamp else math.nan
             out[p] = dict(stable=[x_of[p]], multistable=False, vertex=a["vertex"], beta_c=beta_c)
     return out
+
+
+def _check_reach(flows, clock: float, step: float, fit) -> None:
+    """Refuse a step whose flow time ``clock * step`` is beyond the integrated flows (or overflows), naming the
+    step, the clock and where the clock came from."""
+    t = clock * float(step)
+    if math.isfinite(t) and t <= flows.times[-1]:
+        return
+    where = f" (fitted from the fit at step {plain(fit[0])})" if fit is not None else ""
+    fix = "fit the clock at a later step" if fit is not None else "give a smaller clock"
+    raise InvalidInputError(f"step {float(step):g} at clock {clock:g}{where} is flow time {t:g}, beyond the integrated "
+                            f"range [0, {flows.times[-1]:g}]; give fewer steps or {fix} (in Python, or a larger "
+                            "t_max)")
 
 
 def predict_binary(samples, obj, ks, level, interval, clock, fit, steps, slow_tol, t_max, tol, max_exact,
@@ -124,6 +138,7 @@ def predict_binary(samples, obj, ks, level, interval, clock, fit, steps, slow_to
             for s in steps:
                 vals = np.ones(start.size)
                 if flows is not None:
+                    _check_reach(flows, clock, s, fit)
                     vals[moving] = flows.at(start[moving], clock * s)
                 columns[f"at_step_{s:g}"] = vals
             # one concat (a column at a time fragments the frame: pandas warns per column past ~100 steps)

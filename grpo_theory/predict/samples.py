@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from .._checks import POSITIVE_COUNT, arr, checked, optional, text
-from .._validate import MAX_DATA_BYTES, csv_records, float_array, json_value, plain, read_text, text_number
+from .._validate import MAX_DATA_BYTES, csv_records, float_array, json_value, plain, read_text, text_float, text_number
 from ..errors import InvalidInputError, TheoryWarning
 
 __all__ = ["SampleTable", "read_samples", "samples_from_counts", "PredictWarning", "check_counts"]
@@ -410,11 +410,10 @@ def _from_counts(records, name: str) -> SampleTable:
 def _from_level_counts(records, name: str, level_cols: list, declared) -> SampleTable:
     lv = []
     for col in level_cols:
-        try:
-            lv.append(float(col[len("count_"):]))
-        except ValueError:
+        lv.append(text_float(col[len("count_"):], f"samples {name}: the reward level of column {col!r}"))
+        if lv[-1] is None:
             raise InvalidInputError(f"samples {name}: column {col!r} does not name a reward level "
-                                    "(expected count_<number>, e.g. count_0.5)") from None
+                                    "(expected count_<number>, e.g. count_0.5)")
     lv = np.asarray(lv)
     if not np.all(np.isfinite(lv)):
         bad = [c for c, v in zip(level_cols, lv) if not math.isfinite(v)]
@@ -484,22 +483,27 @@ def samples_from_counts(n, correct, prompt_ids=None) -> SampleTable:
     >>> samples_from_counts([10, 4], [3, 0]).counts.tolist()
     [[7, 3], [4, 0]]
     """
-    n = float_array("n", n)
+    n_given, n = n, float_array("n", n)
     c = float_array("correct", correct)
     if n.shape != c.shape or n.ndim != 1 or n.size == 0:
         raise InvalidInputError(f"n and correct must be 1-d arrays of the same length, got shapes {n.shape}, {c.shape}")
     if np.any(n < 1) or np.any(n != np.round(n)):
         i = int(np.flatnonzero((n < 1) | (n != np.round(n)))[0])
-        raise InvalidInputError(f"prompt {i}: n = {n[i]!r} (expected an integer >= 1)")
+        raise InvalidInputError(f"prompt {i}: n = {plain(n[i])} (expected an integer >= 1)")
     if np.any(c < 0) or np.any(c > n) or np.any(c != np.round(c)):
         i = int(np.flatnonzero((c < 0) | (c > n) | (c != np.round(c)))[0])
-        raise InvalidInputError(f"prompt {i}: correct = {c[i]!r} (expected an integer in [0, n = {n[i]}])")
+        raise InvalidInputError(f"prompt {i}: correct = {plain(c[i])} (expected an integer in [0, n = {plain(n[i])}])")
     ids = tuple(str(i) for i in range(n.size)) if prompt_ids is None else tuple(str(p) for p in prompt_ids)
     if len(ids) != n.size:
         raise InvalidInputError(f"prompt_ids must have {n.size} entries, got {len(ids)}")
-    if np.any(n > MAX_COUNT):
-        i = int(np.flatnonzero(n > MAX_COUNT)[0])
-        raise InvalidInputError(f"prompt {ids[i]!r}: n = {plain(n[i])} is above the limit of {MAX_COUNT:,} samples")
+    exact = np.asarray(n_given) if np.asarray(n_given).dtype.kind in "iuO" else n     # 2**53 + 1 stays itself
+    above = np.asarray([v > MAX_COUNT for v in exact.ravel()]) if exact.dtype.kind == "O" else exact > MAX_COUNT
+    if np.any(above):
+        i = int(np.flatnonzero(above)[0])
+        v = exact.ravel()[i]
+        shown = f"{int(v):,}" if float(v).is_integer() and abs(v) < 1e30 else plain(v)
+        raise InvalidInputError(f"prompt {ids[i]!r}: n = {shown} is above the limit of {MAX_COUNT:,} samples (2^53, "
+                                "where counts stop being exact)")
     if len(set(ids)) != len(ids):
         seen: dict = {}
         for i, p in enumerate(ids):

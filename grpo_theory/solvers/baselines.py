@@ -9,7 +9,7 @@ import numpy as np
 
 from .._checks import QUESTION, arr, checked, num
 from .._numerics import logsumexp, optimize
-from .._validate import float_array, unwrap_scalar
+from .._validate import as_double, float_array, unwrap_scalar
 from ..errors import InvalidInputError
 from ..problem import Question, as_question, validate_probability_vector
 from .results import RESIDUAL_TOL, StationaryPoint
@@ -18,11 +18,25 @@ __all__ = ["log_pooling", "rlhf_optimum", "nash_equilibrium", "nash_residual"]
 
 
 def _check_beta(beta) -> float:
-    beta = unwrap_scalar(beta)
+    beta = as_double("beta", unwrap_scalar(beta))   # an int beyond 1.8e308, a longdouble a double cannot hold
     if isinstance(beta, bool) or not isinstance(beta, (int, float, np.floating, np.integer)) \
             or not math.isfinite(beta) or beta <= 0:
         raise InvalidInputError(f"beta must be a positive finite number, got {beta!r}")
     return float(beta)
+
+
+#: Smallest beta the NLHF solvers take: ``P(o > pi)/beta`` (up to ``1/beta``) is a finite double from it on.
+NASH_MIN_BETA = float(np.nextafter(1.0 / np.finfo(np.float64).max, 1.0))
+
+
+def _check_nash_beta(beta) -> float:
+    """:func:`_check_beta`, and ``beta >= NASH_MIN_BETA`` (below it ``P(o > pi)/beta`` overflows a double)."""
+    beta = _check_beta(beta)
+    if beta < NASH_MIN_BETA:
+        raise InvalidInputError(f"beta = {beta!r} is below {NASH_MIN_BETA:.4g}, the smallest beta for which "
+                                "P(o > pi)/beta (up to 1/beta) is a finite double; the computation is in double "
+                                f"precision: give beta >= {NASH_MIN_BETA:.4g}")
+    return beta
 
 
 def log_pooling(pi_ref, rewards, beta: float) -> np.ndarray:
@@ -136,8 +150,9 @@ def nash_residual(q: Question, beta: float, pi) -> float:
     Raises
     ------
     InvalidInputError
-        When ``pi`` is not a probability vector.
+        When ``pi`` is not a probability vector, or ``beta`` is below :data:`NASH_MIN_BETA` (5.6e-309).
     """
+    beta = _check_nash_beta(beta)
     pi = validate_probability_vector("pi", pi)
     M = q.pairwise_preference()
     with np.errstate(divide="ignore"):
@@ -185,7 +200,8 @@ def nash_equilibrium(q: Question, beta: float) -> StationaryPoint:
     Raises
     ------
     InvalidInputError
-        When ``beta`` is not a positive finite number.
+        When ``beta`` is not a positive finite number, or is below :data:`NASH_MIN_BETA` (5.6e-309), where
+        ``P(o > pi)/beta`` overflows a double.
 
     Examples
     --------
@@ -195,7 +211,7 @@ def nash_equilibrium(q: Question, beta: float) -> StationaryPoint:
     (0.4046, True)
     """
     q = as_question(q)
-    beta = _check_beta(beta)
+    beta = _check_nash_beta(beta)
     pooled = _reward_classes(q)
     if pooled is not None:                              # solve on the classes: K outputs, C << K classes
         cls, qc = pooled

@@ -43,6 +43,7 @@ from ..preference import expectations_evaluator, max_abs_advantage, pooled_expec
 from ..problem import Objective, Question, as_objective, as_question, shaped_question
 from .common import verdict
 from .gradient import output_gradient, stationarity_residual
+from .graded import graded_eigenvalues
 
 __all__ = ["ClassProblem", "output_gradient", "stationarity_residual", "Z_CAP"]
 
@@ -501,21 +502,15 @@ class ClassProblem:
         keep = np.delete(np.arange(pi.size), ref)
         H = dg[np.ix_(keep, keep)] - dg[ref, keep][None, :]
         # J = (I + c 1^T) diag(head) H with c = pi_ref - head has the eigenvalues of diag(head) B,
-        # B = H (I + c 1^T) well scaled. head can underflow (a class at logit -2000 below the heaviest):
-        # scale it by its largest entry; classes whose scaled mass still underflows decouple, and
-        # each contributes the eigenvalue ~ head_c B_cc, whose sign is that of B_cc.
+        # B = H (I + c 1^T) well scaled. head can span hundreds of orders (a class at logit -400 below
+        # another): the eigenvalues are taken block by block in mass order (graded_eigenvalues), each
+        # block's signs against its own scale, so a class of mass 1e-182 keeps its sign (seed 7319).
         log_head = log_pi[keep]
         B = H @ (np.eye(keep.size) + np.outer(pi[ref] - pi[keep], np.ones(keep.size)))
-        d = np.exp(log_head - log_head.max())
-        big = d > 1e-250
-        scale = math.exp(float(log_head.max()))         # may underflow: decide the signs before applying it
-        eig_big = np.linalg.eigvals(d[big, None] * B[np.ix_(big, big)])
-        eig = np.concatenate([eig_big, d[~big] * np.diag(B)[~big]]) * scale
-        signs_small = np.diag(B)[~big]
-        top = float(np.max(eig_big.real)) if eig_big.size else -math.inf
-        tol = 1e-7 * float(d[big].min()) * max(1.0, float(np.abs(B).max()))
-        stable, why = verdict(top, tol, "the flow's Jacobian", undecided=bool(np.any(signs_small == 0)),
-                              all_negative=bool(np.all(signs_small < 0)))
+        eig, top, singular = graded_eigenvalues(log_head, B)
+        with np.errstate(under="ignore"):
+            eig = eig * math.exp(float(log_head.max()))   # may underflow: the signs were decided before
+        stable, why = verdict(top, 1.0, "the flow's Jacobian", undecided=singular and top <= 1.0)
         return stable, eig, why
 
 

@@ -13,10 +13,11 @@ from enum import StrEnum
 import numpy as np
 
 from .._checks import register_class
+from ..errors import InvalidInputError
 from ..problem import Objective, Question
 
 __all__ = ["StationaryPoint", "StationaryPointSet", "Basin", "RESIDUAL_TOL", "STABILITY_TOL", "Method", "Status",
-           "STAGES", "ROOT_FINDERS"]
+           "STAGES", "STATUSES", "ROOT_FINDERS"]
 
 #: Residual below which a solution counts as converged.
 RESIDUAL_TOL = 1e-10
@@ -26,7 +27,10 @@ STABILITY_TOL = 1e-9
 
 #: How a point is found, by stage: ``{stage: meaning}``. ``StationaryPoint.method`` is a :class:`Method`: a stage,
 #: and for the stages that end in a root finder, ``+hybr`` or ``+lm`` (scipy's ``root``, Powell's hybrid
-#: method first, Levenberg-Marquardt where it fails); a two-class point at a jump of the drift adds ``+jump``.
+#: method first, Levenberg-Marquardt where it fails); a two-class point at a jump of the drift adds ``+jump``;
+#: NLHF's equilibrium solved on the reward classes adds `` on reward classes``; a certified point is
+#: ``certified: `` and the test that passed (``certificate.test``): a member of :class:`Method` where the test is
+#: fixed words, a plain ``str`` where it carries numbers (the deep root of the temperature search).
 STAGES = {
     "flow": "the end of the on-policy flow, converged as it is (polishing did not improve it)",
     "flow+root": "the flow's end polished by a root finder",
@@ -63,9 +67,10 @@ _TWO_CLASS = ("grid", "grid+brentq", "grid+tangency", "flow-scan", "flow-scan+br
 _CERTIFIED = ("certified: limit vertex (KKT)", "certified: single class: P = 0", "certified: krawczyk",
               "certified: krawczyk (epsilon-inflation around a Newton iterate)",
               "certified: sign change and h' enclosure excluding 0 (one root)")
+_NLHF = ("root-hybr", "single-output", "damped-fixed-point")
 _METHODS = ([s for s in STAGES if s not in _POLISHED + ("certified", "reward-ties")]
             + [f"{s}+{f}" for s in _POLISHED for f in ROOT_FINDERS] + ["reward-ties+hybr"]
-            + [f"{s}+jump" for s in _TWO_CLASS] + list(_CERTIFIED))
+            + [f"{s}+jump" for s in _TWO_CLASS] + list(_CERTIFIED) + [f"{s} on reward classes" for s in _NLHF])
 Method = StrEnum("Method", {"".join(c if c.isalnum() else "_" for c in m).strip("_").upper(): m for m in _METHODS},
                  module=__name__)
 _METHOD_VALUES = frozenset(_METHODS)
@@ -78,22 +83,22 @@ def _plain_repr(self) -> str:
 
 Method.__repr__ = _plain_repr
 Method.__doc__ = """How a :class:`StationaryPoint` was found (``StationaryPoint.method``): the stages of :data:`STAGES`,
-with their root finder or ``+jump`` where they take one. A ``str`` enumeration: ``pt.method == "flow+root+hybr"``
-and CSV columns read as before."""
+with their root finder, ``+jump`` or `` on reward classes`` where they take one, and the certified points' tests.
+A ``str`` enumeration: ``pt.method == "flow+root+hybr"`` and CSV columns read as plain strings."""
 
 
-class Status(StrEnum):
-    """The outcome of a :class:`StationaryPoint` (``StationaryPoint.status``), in the manner of scipy's ``status``.
-
-    ``converged``: an interior point with ``residual <= RESIDUAL_TOL``; ``limit``: a vertex reached only in the
-    limit whose limit test passed (``boundary=True``); ``not_converged``: neither (``message`` says why).
-    """
-
-    CONVERGED = "converged"
-    LIMIT = "limit"
-    NOT_CONVERGED = "not_converged"
-
-    __repr__ = _plain_repr
+#: What came of a point, ``{status: meaning}``: the members of :class:`Status` (``StationaryPoint.status``, read off
+#: ``converged`` and ``boundary``).
+STATUSES = {
+    "converged": "an interior point with residual <= RESIDUAL_TOL",
+    "limit": "a vertex or face reached only in the limit, whose limit test passed (boundary=True)",
+    "not_converged": "neither: message says why",
+}
+Status = StrEnum("Status", {s.upper(): s for s in STATUSES}, module=__name__)
+Status.__repr__ = _plain_repr
+Status.__doc__ = """The outcome of a :class:`StationaryPoint` (``StationaryPoint.status``), in the manner of scipy's
+``status``: ``converged``, ``limit`` or ``not_converged``, with their meanings in :data:`STATUSES`. A ``str``
+enumeration, like :class:`Method`."""
 
 
 @register_class
@@ -121,9 +126,11 @@ class StationaryPoint:
         cannot decide (a zero eigenvalue, e.g. a tangency).
     nfev : int
         Evaluations of the stationarity equations (the drift or the KKT system) used to find it.
-    method : Method
+    method : Method or str
         How it was found: one of the vocabulary :class:`Method` (a ``str``; the stages are in :data:`STAGES`).
-        A string outside it is kept as given.
+        The one other string accepted is ``"certified: "`` followed by ``certificate.test`` (a certified point
+        whose test carries numbers, kept as that ``str``); anything else raises
+        :class:`~grpo_theory.errors.InvalidInputError`.
     message : str
         The reason behind ``converged`` or ``stable``, in words (prose; ``status`` and ``method`` are the
         vocabulary).
@@ -132,7 +139,10 @@ class StationaryPoint:
         a vertex of the simplex, which the logit flow reaches only in the limit ``t -> inf`` (direct
         penalty, ``G = inf``; a collapse where a clamped or absent KL gradient cannot hold the mass; the
         KL in the reward or the advantage telling answers of one reward apart). A root whose small masses
-        are positive, however small (1e-45), is interior: ``boundary=False``, in every solver.
+        are positive, however small, is interior: ``boundary=False``, in every solver. That includes masses
+        below double precision's range (a class logit of -850: ``exp(-850)`` prints as ``0.0`` in ``pi``);
+        ``class_logit`` carries the exact log-ratio for two classes. So ``pi == 0`` in an entry does not
+        mean ``boundary``: the flag, not the printed mass, says whether the point is a limit.
     eigenvalues : numpy.ndarray
         Eigenvalues of the Jacobian of the logit flow (reduced to classes).
     class_logit : float or None
@@ -188,8 +198,19 @@ class StationaryPoint:
     perturbed_end: np.ndarray | None = None
 
     def __post_init__(self) -> None:
-        if isinstance(self.method, str) and not isinstance(self.method, Method) and self.method in _METHOD_VALUES:
+        if isinstance(self.method, Method):
+            return
+        if isinstance(self.method, str) and self.method in _METHOD_VALUES:
             object.__setattr__(self, "method", Method(self.method))
+            return
+        test = getattr(self.certificate, "test", None)
+        if isinstance(self.method, str) and isinstance(test, str) and self.method == f"certified: {test}":
+            return
+        shown = repr(self.method)
+        shown = shown if len(shown) <= 80 else shown[:77] + "..."
+        raise InvalidInputError(
+            f"method={shown} is not in the vocabulary: expected one of {', '.join(repr(m.value) for m in Method)} "
+            "(grpo_theory.solvers.Method), or 'certified: ' followed by the point's certificate.test")
 
     @property
     def success(self) -> bool:
