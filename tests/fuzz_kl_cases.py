@@ -71,8 +71,9 @@ COLLAPSED = 1e-100
 #: The end check's budgets at ``budget=1``, each multiplied by the ``budget`` of :func:`check_kl_case` (a recheck
 #: pass gives 10): evaluations of the field for the integration to ``END_T`` (``END_EVALS``), to a ``LATE_T``
 #: (``LATE_EVALS``), for a token-level flow or a left-behind run (``TREE_EVALS``), for the robust integration
-#: (``ROBUST_EVALS``); CPU seconds an integration may take (``END_CPU``; the robust pass's runs share it).
-END_EVALS, TREE_EVALS, ROBUST_EVALS, END_CPU = 5_000, 10_000, 50_000, 20.0
+#: (``ROBUST_EVALS``; ``SECOND_OPINION`` of it as a second opinion); CPU seconds an integration may take
+#: (``END_CPU``; the robust pass's runs share it).
+END_EVALS, TREE_EVALS, ROBUST_EVALS, END_CPU, SECOND_OPINION = 5_000, 10_000, 50_000, 20.0, 0.25
 #: Half-width, in an answer's log-ratio, of the band over which :func:`mollified_gradient` smooths a jump of the field.
 MOLLIFY = 1e-4
 
@@ -166,13 +167,18 @@ def _end_check(q: Question, obj: Objective, pi: np.ndarray, *, unstable_ends=Non
       end it reaches elsewhere, and keeps away from past ``LATE_T``, is a wrong end. A stop is not an arrival where
       the flow slides along the jump out of the point: abs in the loss at pi_ref, rewards (0.5, 1, 0), G = 8, shift,
       beta 0.4, reported a stable jump point, where every single-logit nudge is pulled back but answer 1 gains on
-      answer 2 by ``(7/8)(1 - 0) - 2 beta > 0`` whatever the kinks, and the flow ends at (0.3, 0.7, 0).
+      answer 2 by ``(7/8)(1 - 0) - 2 beta > 0`` whatever the kinks, and the flow ends at (0.3, 0.7, 0). Not at a
+      jump the mollifier leaves alone (a tie of shaped rewards): there the robust integration chatters too.
     """
     ok, why = _plain_end_check(q, obj, pi, unstable_ends=unstable_ends, at_jump=at_jump, limit=limit, face=face,
                                budget=budget)
-    stopped_at_point = ok is True and why.startswith(STOP_RULES)
+    # a jump the mollifier does not smooth (a tie of the shaped rewards under scale normalisation) makes the robust
+    # integration chatter too: no second opinion there
+    stopped_at_point = ok is True and why.startswith(STOP_RULES) and (
+        not why.startswith(STOP_RULES[0]) or (obj.kl_placement == "loss" and bool(kl.discontinuities(obj))))
     if ok is None or (ok is False and STOPPED in why) or stopped_at_point:
-        good, how = _robust_end_check(q, obj, pi, budget)
+        # a second opinion gets a quarter of the budget (5 s of CPU): where it chatters too, it gives up sooner
+        good, how = _robust_end_check(q, obj, pi, budget * (SECOND_OPINION if stopped_at_point else 1.0))
         if stopped_at_point:
             return (False, f"{how} (the plain integration stopped at the returned point: {why[:160]})") \
                 if good is False else (ok, why)
