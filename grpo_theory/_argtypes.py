@@ -17,7 +17,8 @@ from pathlib import Path
 from ._validate import plain, rounding_problem
 
 __all__ = ["int_at_least", "positive_int", "nonnegative_int", "float_in", "finite_float", "positive_float",
-           "nonnegative_float", "number_text", "any_float", "negative_number", "device", "existing_file", "path_problem", "writable_dir",
+           "nonnegative_float", "number_text", "any_float", "negative_number", "device", "existing_file",
+           "folder_path", "path_problem", "writable_dir",
            "writable_file"]
 
 
@@ -192,6 +193,18 @@ def writable_dir(text: str) -> str:
     why = path_problem(text, folder=True) or _creatable_dir(Path(text))
     if why:
         raise argparse.ArgumentTypeError(f"{_shown(text)}: {why}")
+    return text
+
+
+def folder_path(text: str) -> str:
+    """An argparse ``type=``: a path that, where something exists, is a folder (a model's folder: a missing one
+    is named later with the command that fills it)."""
+    why = path_problem(text, folder=True)
+    if why:
+        raise argparse.ArgumentTypeError(f"{_shown(text)}: {why}")
+    if os.path.exists(text) and not os.path.isdir(text):
+        kind = "a file" if os.path.isfile(text) else "not a folder (a FIFO, a socket or a device)"
+        raise argparse.ArgumentTypeError(f"{_shown(text)} is {kind}; give the folder that holds the model")
     return text
 
 

@@ -51,6 +51,9 @@ def plain(value) -> str:
         return "[" + ", ".join(plain(v) for v in value) + "]"
     if isinstance(value, float):
         return repr(value)                       # 1.4, 4.0, 1e-300, nan: as typed
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**40:
+        digits = str(abs(value))                 # 10**400: its ends and its length, not 401 digits
+        return f"{'-' if value < 0 else ''}{digits[:12]}...{digits[-4:]} ({len(digits):,} digits)"
     return repr(value) if isinstance(value, str) else str(value)
 
 
@@ -555,12 +558,12 @@ def check_fields(config: Mapping, table: Mapping, source: str, *, error=ValueErr
             continue
         if is_bool or isinstance(value, str):
             continue
-        v = float(value)
+        v = int(value) if isinstance(value, (int, np.integer)) else float(value)     # 10**400: exact, no overflow
         lo_excl, hi_excl = isinstance(low, list), isinstance(high, list)
         lo = low[0] if lo_excl else low
         hi = high[0] if hi_excl else high
-        if not math.isfinite(v) or (lo is not None and (v < lo or (lo_excl and v == lo))) or \
-                (hi is not None and (v > hi or (hi_excl and v == hi))):
+        if (isinstance(v, float) and not math.isfinite(v)) or (lo is not None and (v < lo or (lo_excl and v == lo))) \
+                or (hi is not None and (v > hi or (hi_excl and v == hi))):
             rng = f"{'(' if lo_excl else '['}{'-inf' if lo is None else plain(lo)}, " \
                   f"{'inf' if hi is None else plain(hi)}{')' if hi_excl or hi is None else ']'}"
             problems.append(f"{name} = {plain(value)} (expected a number in {rng})")

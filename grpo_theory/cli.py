@@ -259,7 +259,8 @@ def _add_predict_parser(sub) -> None:
                     help="with --measured: the rho grid of the one-parameter kernel (default 0, 0.1, ..., 1)")
     pr.add_argument("--finite-level", type=check.float_in(0, 1, low_open=True, high_open=True), default=None,
                     help="with --measured: level of the finite-time intervals (0.9 when not given)")
-    pr.add_argument("--seed", type=check.int_at_least(0, high=2**63 - 1, why=" (a seed is below 2^63)"), default=0, help="seed of the bootstrap and the hold-out split")
+    pr.add_argument("--seed", type=check.int_at_least(0, high=2**63 - 1, why=" (a seed is below 2^63)"), default=0,
+                    help="seed of the bootstrap and the hold-out split")
     pr.add_argument("--out", required=True, type=check.writable_dir,
                     help="output folder (predictions.csv, summary.json, figures)")
     pr.add_argument("--id-column", default="prompt_id", help="the samples' column naming the prompt")
@@ -384,7 +385,8 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--device", default="cpu", type=check.device, help="cpu or cuda")
     v.add_argument("--no-extra", action="store_true", help="small: skip the measured-not-gated studies")
     v.add_argument("--resume", action="store_true", help="continue runs from their checkpoints")
-    v.add_argument("--model-dir", default="models/smollm2", help="smollm2, free: where fetch-model put SmolLM2")
+    v.add_argument("--model-dir", default="models/smollm2", type=check.folder_path,
+                   help="smollm2, free: where fetch-model put SmolLM2")
     v.add_argument("--trainable", default="last-mlp", type=_trainable,
                    help="smollm2: last-mlp (CPU) or top-K decoder layers")
     v.add_argument("--workers", type=check.int_at_least(1, high=1024, why=" processes"), default=2, help="smollm2, free: processes (CPU only)")

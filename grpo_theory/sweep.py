@@ -33,7 +33,7 @@ import pandas as pd
 
 from ._checks import checked, flag, instance, items, mapping
 from ._io import atomic_write
-from ._validate import MAX_DATA_BYTES, MAX_EXACT_GROUP, plain, read_text
+from ._validate import MAX_DATA_BYTES, MAX_EXACT_GROUP, plain, read_text, text_float
 from .problem import InvalidInputError, Objective, Question, as_objective, as_question
 from .solvers import stationary_points, stationary_policy
 
@@ -340,13 +340,14 @@ MAX_SWEEP_CASES = 200_000
 _NUMBER = __import__("re").compile(r"^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$")
 
 
-def _yaml_number(v):
+def _yaml_number(v, key: str = "value"):
     """A string YAML 1.1 left as text although it is a number (``1.0e300``, ``1e-3``: no sign or dot in the
-    exponent's mantissa) as that number; anything else as it is."""
+    exponent's mantissa) as that number (one a double cannot hold, ``1e-400``, is refused naming ``key``); anything
+    else as it is."""
     if isinstance(v, str) and _NUMBER.match(v):
-        return float(v)
+        return text_float(v, f"sweep grid: {key}")
     if isinstance(v, list):
-        return [_yaml_number(x) for x in v]
+        return [_yaml_number(x, key) for x in v]
     return v
 
 
@@ -356,12 +357,12 @@ def _normalised(grid):
         return grid
     out = dict(grid)
     if isinstance(grid.get("objectives"), Mapping):
-        out["objectives"] = {k: _yaml_number(v) for k, v in grid["objectives"].items()}
+        out["objectives"] = {k: _yaml_number(v, k) for k, v in grid["objectives"].items()}
     if isinstance(grid.get("questions"), list):
-        out["questions"] = [{k: (v if k == "name" else _yaml_number(v)) for k, v in q.items()}
-                            if isinstance(q, Mapping) else q for q in grid["questions"]]
+        out["questions"] = [{k: (v if k == "name" else _yaml_number(v, f"questions[{i}].{k}")) for k, v in q.items()}
+                            if isinstance(q, Mapping) else q for i, q in enumerate(grid["questions"])]
     if isinstance(grid.get("simplex"), Mapping):
-        out["simplex"] = {k: _yaml_number(v) for k, v in grid["simplex"].items()}
+        out["simplex"] = {k: _yaml_number(v, k) for k, v in grid["simplex"].items()}
     return out
 
 
@@ -459,7 +460,8 @@ def check_grid(grid) -> list[str]:
             try:
                 as_objective(_objective_fields(fields))
             except (InvalidInputError, TypeError, ValueError) as exc:
-                msg = f"objectives {fields}: {exc}"
+                why = str(exc).replace("group_size=math.inf", "group_size: .inf")        # the grid is YAML
+                msg = f"objectives {{{', '.join(f'{k!r}: {plain(v)}' for k, v in fields.items())}}}: {why}"
                 if str(exc) not in seen:
                     seen.add(str(exc))
                     problems.append(msg)

@@ -73,6 +73,23 @@ def _build_strict_site(out: Path) -> None:
 
 
 @pytest.fixture(autouse=True, scope="session")
+def _fuzz_rows_once_per_run(tmp_path_factory):
+    """A fuzz seed's row computed once in this run, whichever files ask for it (tests/_run_rows.py): the
+    folder is the run's, common to its pytest-xdist workers, as for ``strict_site``."""
+    import os
+
+    import _run_rows
+
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent             # the workers' common folder
+    _run_rows.FOLDER = shared / "fuzz_rows"
+    _run_rows.FOLDER.mkdir(exist_ok=True)
+    yield
+    _run_rows.FOLDER = None
+
+
+@pytest.fixture(autouse=True, scope="session")
 def _one_torch_thread():
     """One torch thread for the tests' small models: on 2 busy cores two threads fight and run
     several times slower (the TRL test went from 49 s to 579 s under load)."""
@@ -81,15 +98,21 @@ def _one_torch_thread():
     yield
 
 
-#: The test files that cost the most CPU, most expensive first (measured per file, docs/performance.md).
-#: Under `-n 2 --dist loadfile` each file runs whole on one worker, and pytest-xdist hands files out in
-#: the order it receives them; by default it reorders them by their *number* of tests, which put
-#: test_training (some 20 tests, the most CPU) near the end, where the other worker idled while it
-#: ran. Longest first (the LPT rule) lets the small files fill in at the end. test_docs builds the site
-#: that test_site reads (`strict_site`): it starts first, so test_site never waits on the lock.
-COSTLY_FIRST = ("test_fuzz_kl.py", "test_training.py", "test_docs.py", "test_figures.py", "test_kl.py",
-                "test_reliability.py", "test_convergence.py", "test_notebooks.py", "test_site.py", "test_trl.py",
-                "test_family_trainer.py")
+#: The test files that cost the most, most expensive first (per-file sums of `--durations=0` of a whole default
+#: run with `-n 2 --dist loadfile`, 2026-12-07, less the rows they now share: tests/_run_rows.py). Under that
+#: option each file runs whole on one worker, and pytest-xdist hands files out in the order it receives them; by
+#: default it reorders them by their *number* of tests, which puts a costly file of few tests near the end, where
+#: the other worker idles while it runs. Longest first (the LPT rule) lets the small files fill in at the end (the
+#: files listed took 17 s or more in that run, on a loaded machine: about 5 s or more quiet). test_docs builds the site that test_site and
+#: test_docs_pages read (`strict_site`): it starts second, so that they, later, do not wait on the lock.
+COSTLY_FIRST = ("test_fuzz_kl_regressions_10k.py", "test_docs.py", "test_reliability_extremes.py",
+                "test_reliability.py", "test_kl.py", "test_site.py", "test_trl_stationary.py", "test_fuzz_kl.py",
+                "test_fuzz_kl_seeds_150.py", "test_figures.py",
+                "test_full_space_limits.py", "test_convergence.py", "test_notebooks.py", "test_dynamics.py",
+                "test_docs_pages.py", "test_tree.py", "test_family_token.py", "test_symbolic.py", "test_stationary.py",
+                "test_tree_search.py", "test_sweep.py", "test_hostile_inputs.py", "test_full_space_end.py",
+                "test_hostile_round6.py", "test_predict.py", "test_predict_finite.py", "test_predict_conformal.py",
+                "test_predict_coupled.py", "test_trl.py", "test_predict_cli_finite.py", "test_training.py")
 
 
 def pytest_configure(config):

@@ -36,6 +36,8 @@ from grpo_theory import (ExactEvaluationTooLarge, InvalidInputError, Objective, 
                          stationary_policy)
 from grpo_theory.solvers import RESIDUAL_TOL
 
+from _run_rows import once_per_run
+
 FINITE_SMALL_G = (2, 3, 4, 5, 6)
 FINITE_MID_G = (8, 16, 32, 64)
 FINITE_LARGE_G = (256, 1000, 4096, 10_000)
@@ -216,7 +218,12 @@ def check_case(seed: int, time_limit: float = 60.0, budget: float = 1.0) -> dict
 
     ``seconds`` and ``time_limit`` are the solve's CPU seconds (``time.process_time``), not wall time: on a
     loaded machine a case that needs 7 s of CPU can take 70 s of wall time, and a verdict must not depend on
-    the machine's load."""
+    the machine's load. In a pytest run, computed once per run for all the test files that ask for the seed
+    (tests/_run_rows.py)."""
+    return once_per_run(f"reliability-{time_limit!r}", seed, lambda s: _check_case(s, time_limit))
+
+
+def _check_case(seed: int, time_limit: float) -> dict:
     case = draw_case(seed)
     q, obj = case.question, case.objective
     row = dict(seed=seed, K=q.n_outputs, L=q.reward_levels.size, noisy=not q.is_deterministic,

@@ -43,6 +43,7 @@ from grpo_theory.solvers.tree import TreeProblem
 
 from _full_space_flow import (IntegrationBudget, IntegrationFailed, flow_end, robust_flow_end, robust_tree_flow_end,
                               tree_flow_end)
+from _run_rows import once_per_run
 
 #: Drift tolerance (max_o pi_o |g_o - E g| / beta) of a converged point.
 DRIFT_TOL = 1e-8
@@ -598,7 +599,14 @@ def kl_case_row(seed: int) -> dict:
 def check_kl_case(seed: int, budget: float = 1.0) -> dict:
     """Solve one case and check it on the paths of the module doc; a dict row (``seconds``: CPU time of the
     solve; ``check_seconds``: CPU time of the independent check). ``budget`` multiplies the end check's budgets
-    (evaluations of the field and CPU seconds of each independent integration)."""
+    (evaluations of the field and CPU seconds of each independent integration). In a pytest run, a row at
+    ``budget=1`` is computed once per run for all the test files that ask for the seed (tests/_run_rows.py)."""
+    if budget == 1.0:
+        return once_per_run("kl", seed, _check_kl_case)
+    return _check_kl_case(seed, budget)
+
+
+def _check_kl_case(seed: int, budget: float = 1.0) -> dict:
     q, obj = draw_kl_case(seed)
     row = kl_case_row(seed)
     t0 = time.process_time()
@@ -683,3 +691,38 @@ def _solve_and_check(q: Question, obj: Objective, seed: int, row: dict, t0: floa
     except Exception:  # noqa: BLE001 - a crash of the check is reported, not hidden
         row.update(outcome="CRASH", detail="in the check: " + traceback.format_exc(limit=3)[-400:])
     return row
+
+
+#: The seeds whose failures are found and not fixed yet (issue 21), each with its cause: seed -> the failure it
+#: still shows (kind, a fragment of its message). A seed outside it that crashes or answers silently wrong fails
+#: the fuzz tests, and so does a known seed whose failure changes kind. Remove a seed when its cause is fixed.
+KNOWN: dict[int, tuple[str, str]] = {
+    # seeds 6, 10, 12, 14, 18, 22, 32 were listed here until session 31 (issue 21): fixed, see
+    # tests/test_fuzz_kl_regressions.py; 10 and 18 were the check's own explicit Euler diverging at a stiff point.
+    # Seeds 75, 83 and 192 (session 33, the first 300-case run), 581, 631, 638, 796 (seeds 300-999), 603 and the
+    # fifteen silent answers and six crashes of the first 3,817 cases of the 10^4-case run (session 34): fixed, see
+    # the same file.
+    181: ("WRONG-END", "the plain integration stopped at the returned point"),
+    # 181 (abs in the loss, a log-ratio clamp 5, K = 4, G = 3, scale, beta 0.507): stationary_policy returns pi_ref,
+    # converged and stable, as a Filippov point, but P_G at pi_ref (enumerated independently: tests/fuzz_cases)
+    # spreads 1.204 > 2 beta = 1.014, so no subgradient of |lr| makes g constant there: the flow slides along the
+    # kinks of answers 0 and 1 while answer 2 collapses into answer 3, to (0.0951, 0.3059, 0, 0.5990) (the end
+    # check's robust integration). A solver defect, left to the solvers (tests/test_end_check_robust.py has one
+    # from the definitions as a strict xfail).
+}
+BAD = {"CRASH", "SILENT", "WRONG-END"}
+
+
+def new_or_changed(seeds) -> tuple[list[dict], list[dict]]:
+    """The rows of ``seeds`` that fail outside ``KNOWN`` (new) and those of ``KNOWN`` whose failure changed kind or
+    message (changed): the verdict of the default run's 300 cases (tests/test_fuzz_kl*.py) and of the 10^4."""
+    new, changed = [], []
+    for s in seeds:
+        row = check_kl_case(s)
+        if s in KNOWN:
+            kind, fragment = KNOWN[s]
+            if row["outcome"] in BAD and (row["outcome"] != kind or fragment not in row["detail"]):
+                changed.append(row)
+        elif row["outcome"] in BAD:
+            new.append(row)
+    return new, changed

@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 import pytest
+from _api_pages import api_page
 
 import grpo_theory
 
@@ -116,7 +117,7 @@ def test_api_pages_show_parameter_tables(built_site, page):
     import inspect
 
     bs4 = pytest.importorskip("bs4")
-    soup = bs4.BeautifulSoup((built_site / "api" / page / "index.html").read_text(), "html.parser")
+    soup = bs4.BeautifulSoup(api_page(built_site / "api" / page / "index.html"), "html.parser")
     for path in MAIN_API[page]:
         heading = soup.find(id=path)
         assert heading is not None, f"api/{page}: {path} is not documented there"

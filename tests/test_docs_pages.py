@@ -19,6 +19,7 @@ import re
 from pathlib import Path
 
 import pytest
+from _api_pages import api_page
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -197,7 +198,7 @@ def _raw_literals(page_html: str) -> list[str]:
 def test_no_api_page_shows_a_raw_double_backtick_literal(strict_site):
     pages = sorted((strict_site / "api").glob("*/index.html"))
     assert len(pages) >= 15
-    hits = [(p.parent.name, h) for p in pages for h in _raw_literals(p.read_text(encoding="utf-8"))]
+    hits = [(p.parent.name, h) for p in pages for h in _raw_literals(api_page(p))]
     assert not hits, f"{len(hits)} raw literals, e.g. {hits[:6]}"
     shown = '<article><pre><code>out.csv  in the format of ``grpo-theory figures``</code></pre></article>'
     assert _raw_literals(shown) and not _raw_literals('<article><details class="quote"><code>``x``</code>'
@@ -225,10 +226,24 @@ def test_no_api_module_page_is_too_long(strict_site):
     characters: the Predict-a-run page showed 102,039 (104,859 px), Stationary points 94,163 (77,899 px)
     and Studies 74,830 (64,036 px) before they were split into sections of several pages."""
     pages = sorted(p for p in (strict_site / "api").glob("*/index.html"))
-    sizes = {p.parent.name: len(_shown_api_text(p.read_text(encoding="utf-8"))) for p in pages}
+    sizes = {p.parent.name: len(_shown_api_text(api_page(p))) for p in pages}
     assert len(sizes) >= 25
     too_long = {name: n for name, n in sizes.items() if n > API_PAGE_MAX_CHARS}
     assert not too_long, f"API pages over {API_PAGE_MAX_CHARS:,} shown characters: {too_long}"
+
+
+def test_the_pages_are_read_without_their_source_views_only():
+    """The checks above read each API page without mkdocstrings' source views (tests/_api_pages.py): the
+    rest, an admonition's ``<details>`` included, stays; a source view with a ``<details>`` inside is refused."""
+    from _api_pages import without_source_views
+
+    page = ('<article><p>See docs/predict.md</p><details class="mkdocstrings-source"><summary>Source code in '
+            '<code>grpo_theory/kl.py</code></summary><pre>x = "docs/guide.md"</pre></details>'
+            '<details class="note" open><p>kept</p></details></article>')
+    assert without_source_views(page) == ('<article><p>See docs/predict.md</p><details class="note" open><p>kept'
+                                          '</p></details></article>')
+    with pytest.raises(ValueError, match="holds a <details>"):
+        without_source_views('<details class="mkdocstrings-source"><details>x</details></details>')
 
 
 def test_the_length_check_counts_shown_text_not_the_collapsed_source():
@@ -255,7 +270,7 @@ def test_api_pages_link_the_doc_pages_their_docstrings_name(strict_site):
     """A docstring names a guide page by its file (``See docs/predict.md``, as ``help()`` shows it); on the API
     pages it is a link to that page (docs/site_hooks.py). 13 showed as plain text on 5 pages before."""
     pages = {p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md")}
-    found = {p.parent.name: _unlinked_doc_files(p.read_text(encoding="utf-8"), pages)
+    found = {p.parent.name: _unlinked_doc_files(api_page(p), pages)
              for p in sorted((strict_site / "api").glob("*/index.html"))}
     found = {k: v for k, v in found.items() if v}
     assert not found, f"API pages showing a docs page's file as text, not a link: {found}"

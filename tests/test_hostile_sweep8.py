@@ -272,3 +272,31 @@ def test_a_step_beyond_the_flows_names_the_step_and_the_clock(tmp_path):
     line = refused(base + ["--clock", "1e300", "--steps", "1e9"], "step 1e+09 at clock 1e+300 is flow time inf",
                    "give fewer steps or give a smaller clock")
     assert "t must be" not in line
+
+
+def test_model_dir_that_is_not_a_folder_is_named(tmp_path):
+    """Was "<file>/SmolLM2-135M-Instruct.Q4_1.gguf not found: run `grpo-theory fetch-model` first (or give
+    --model-dir)", after the user had given --model-dir."""
+    (tmp_path / "f.csv").write_text("x\n")
+    refused(["validate", "--study", "smollm2", "--model-dir", tmp_path / "f.csv", "--out", tmp_path / "v"],
+            "argument --model-dir", "f.csv' is a file; give the folder that holds the model")
+
+
+def test_huge_integers_in_configs_and_grids_are_named_briefly(tmp_path):
+    """A 400-digit int in a verl config failed with OverflowError (float(value) in the field check); in a sweep grid
+    its 400 digits filled the message, with Python's advice group_size=math.inf for a YAML file."""
+    big = "9" * 400
+    (tmp_path / "v.yaml").write_text(f"actor_rollout_ref:\n  rollout:\n    n: {big}\n")
+    refused(["explain", "--framework", "verl", tmp_path / "v.yaml"],
+            "actor_rollout_ref.rollout.n = 999999999999...9999 (400 digits) (expected a number in [1, ")
+    (tmp_path / "g.yaml").write_text(f"objectives:\n  beta: 0.5\n  group_size: [{big}]\nquestions:\n"
+                                     "  - pi_ref: [0.3, 0.7]\n    rewards: [1, 0]\n")
+    line = refused(["sweep", tmp_path / "g.yaml", "--out", tmp_path / "g.csv"], "(400 digits)", "group_size: .inf")
+    assert big not in line and "math.inf" not in line
+
+
+def test_a_grid_number_yaml_reads_as_text_is_checked_like_any_number(tmp_path):
+    """YAML 1.1 reads 1e-400 (no dot) as text; the grid turned it into 0.0 without a word."""
+    (tmp_path / "g.yaml").write_text("objectives:\n  beta: [0.5]\nquestions:\n  - pi_ref: [0.3, 0.7]\n"
+                                     "    rewards: [1e-400, 0]\n")
+    refused(["sweep", tmp_path / "g.yaml", "--out", tmp_path / "g.csv"], "questions[0].rewards = 1e-400", TINY)
