@@ -23,6 +23,14 @@ by commas, spaces or new lines, ``#`` starting a comment): the rows of ``--out``
 replaces its old one in place (the run says so, with the old outcome and end) and a new seed's row is appended; the
 file is rewritten after each case, so a killed rerun keeps what it finished. It prints each seed's outcome and end
 and their counts, and leaves the tables in docs/results/ (those summarise a whole run) as they are.
+
+``--recheck-unconfirmed`` reruns the rows of ``--out`` whose converged end the independent check did not confirm
+at its budget (end ``unchecked`` or ``late``) and the cases that did not finish (``timeout``), with every budget of
+the end check (evaluations of the field, CPU seconds of each integration) times ``--recheck-budget`` (10), and the
+case's CPU budget (``--budget``) times the same factor. Each such row keeps its first verdict and gains the
+recheck's (``recheck_budget``, ``recheck_outcome``, ``recheck_end``, ``recheck_detail``, ``recheck_seconds``,
+``recheck_check_seconds``); a row already rechecked at that factor is skipped, so a killed recheck resumes. An end
+the recheck cannot decide either stays ``unchecked``: it is never counted as confirmed.
 """
 
 from __future__ import annotations
@@ -138,27 +146,31 @@ def _seed_of(row: dict) -> int | None:
         return None
 
 
-def rerun_seeds(check, seeds, out: Path, desc: str = "rerun", log=tqdm.write) -> list[dict]:
+def rerun_seeds(check, seeds, out: Path, desc: str = "rerun", log=tqdm.write, merge=None) -> list[dict]:
     """``check(seed)`` for exactly ``seeds``, each row written into ``out`` as it finishes: rows are keyed by seed,
     so a seed's row replaces the row (or rows) ``out`` holds for it, in the place of the first, and a new seed's
     row is appended. ``out`` is rewritten whole after each case (through a temporary file and ``os.replace``):
     the other rows keep their text, a killed rerun keeps the rows it finished. Columns ``out`` lacks are added at
     the end (empty in the old rows). ``log`` gets one line a seed: its outcome and end, and the row it replaced.
-    Returns the new rows."""
+    ``merge(old, row)``, where given, makes the row written from the seed's old row (a dict of text, or None) and
+    the new one (the recheck keeps the first verdict beside its own). Returns the new rows."""
     new_rows = []
     for seed in tqdm(list(seeds), desc=desc):
         row = check(seed)
         header, rows = _read_rows(out)
-        header = header + [k for k in row if k not in header]
         old = [r for r in rows if _seed_of(r) == seed]
-        text = {k: ("" if v is None else v) for k, v in row.items()}
+        written = merge(old[0] if old else None, row) if merge is not None else row
+        header = header + [k for k in written if k not in header]
+        text = {k: ("" if v is None else v) for k, v in written.items()}
         if old:           # in the place of its first old row; any other row of the seed dropped
             rows = [text if r is old[0] else r for r in rows if r is old[0] or _seed_of(r) != seed]
         else:
             rows.append(text)
         _write_rows(out, header, rows)
-        now = _verdict(row)
-        if old:
+        now = _verdict(written if merge is None else row)
+        if merge is not None:
+            log(f"seed {seed}: {_verdict(old[0]) if old else 'no row'} -> recheck: {now}")
+        elif old:
             was = "; ".join(_verdict(r) for r in old)
             log(f"seed {seed}: {now} (replaces its {'row' if len(old) == 1 else f'{len(old)} rows'} in {out}: "
                 f"was {was})")
@@ -166,6 +178,57 @@ def rerun_seeds(check, seeds, out: Path, desc: str = "rerun", log=tqdm.write) ->
             log(f"seed {seed}: {now} (new row in {out})")
         new_rows.append(row)
     return new_rows
+
+
+#: Ends of a converged answer that a recheck with a larger budget may decide (``late``: confirmed, but only past
+#: ``END_T``) and the outcome of a case that did not finish within its CPU budget.
+RECHECK_ENDS, RECHECK_OUTCOMES = ("unchecked", "late"), ("timeout",)
+#: The columns a recheck adds to a row (the first verdict's columns are kept as they are).
+RECHECK_COLUMNS = ("recheck_budget", "recheck_outcome", "recheck_end", "recheck_detail", "recheck_seconds",
+                   "recheck_check_seconds")
+
+
+def unconfirmed_seeds(out: Path, factor: float) -> list[int]:
+    """The seeds of ``out`` whose end was not confirmed (end in ``RECHECK_ENDS``) or whose case did not finish
+    (outcome in ``RECHECK_OUTCOMES``), less those already rechecked at budget ``factor``."""
+    _, rows = _read_rows(out)
+    seeds = []
+    for r in rows:
+        if r.get("end", "") not in RECHECK_ENDS and r.get("outcome", "") not in RECHECK_OUTCOMES:
+            continue
+        done = r.get("recheck_budget", "")
+        if done and r.get("recheck_outcome", "") and float(done) == factor:
+            continue
+        seed = _seed_of(r)
+        if seed is not None and seed not in seeds:
+            seeds.append(seed)
+    return seeds
+
+
+def _recheck_merge(factor: float):
+    """``merge`` for :func:`rerun_seeds`: the old row as it was, the recheck's verdict in ``RECHECK_COLUMNS``."""
+    def merge(old, row):
+        base = dict(old) if old is not None else dict(row)
+        base.update(recheck_budget=factor, recheck_outcome=row.get("outcome", ""), recheck_end=row.get("end", ""),
+                    recheck_detail=row.get("detail", ""), recheck_seconds=row.get("seconds", ""),
+                    recheck_check_seconds=row.get("check_seconds", ""))
+        return base
+    return merge
+
+
+def recheck_main(check, out: Path, factor: float, desc: str) -> list[dict]:
+    """``--recheck-unconfirmed``: ``check(seed)`` (at ``factor`` times the end check's budgets) for every seed of
+    :func:`unconfirmed_seeds`, its verdict written beside the first one; prints how the verdicts moved."""
+    if not out.exists():
+        raise InvalidInputError(f"--recheck-unconfirmed reads the rows of --out, and {out} does not exist")
+    seeds = unconfirmed_seeds(out, factor)
+    print(f"{len(seeds)} rows of {out} to recheck at {factor:g}x the end check's budget"
+          + (f": seeds {', '.join(map(str, seeds))}" if seeds else ""))
+    rows = rerun_seeds(check, seeds, out, desc, merge=_recheck_merge(factor))
+    moved = pd.Series([_verdict(r) for r in rows]).value_counts()
+    if len(moved):
+        print("recheck verdicts: " + ", ".join(f"{n} {k}" for k, n in moved.items()))
+    return rows
 
 
 def _verdict(row: dict) -> str:
@@ -207,7 +270,8 @@ KL_OUTCOMES = {
     "WRONG-END": "converged=True, passing the checks above, but not where an independent integration of the flow on "
                  "all output logits from pi_ref ends (tests/fuzz_kl_cases.end_check: tests/_full_space_flow.flow_end "
                  "to t = 1e8, and on to 1e10 and 1e12 where it is not within 1e-3 there; max-norm distance over "
-                 "1e-3 at the last)",
+                 "1e-3 at the last; where that integration stops, the robust one, jumps mollified and collapsed "
+                 "answers frozen with their limit, decides or gives a second opinion)",
     "timeout": "the solve and check did not finish within the CPU budget per case (--budget)",
 }
 
@@ -230,6 +294,13 @@ def kl_main(cases: int, first: int, out: Path, budget: float = 300.0) -> None:
         # the end check (sequence level, converged ok/ok-face/ok-jump answers): same, WRONG or unchecked
         print("end points checked independently: " + ", ".join(
             f"{n} {k}" for k, n in df.end.fillna("").replace("", "not checked").value_counts().items()))
+    if "recheck_end" in df and df.recheck_outcome.notna().any():
+        # a recheck (--recheck-unconfirmed) decides where the first pass could not; an end it cannot decide either
+        # stays unchecked
+        rechecked = df.recheck_outcome.notna() & (df.recheck_outcome.astype(str) != "")
+        final = df.end.where(~rechecked, df.recheck_end).fillna("").replace("", "not checked")
+        print(f"after the recheck of {int(rechecked.sum())} rows (budget x{df.recheck_budget.dropna().max():g}): "
+              + ", ".join(f"{n} {k}" for k, n in final.value_counts().items()))
     bad = df[df.outcome.isin(["CRASH", "SILENT", "WRONG-END"])]
     for _, r in bad.iterrows():
         print(f"seed {r.seed}: {r.outcome} K={r.K} G={r.G} tree={r.tree} {r.estimator}/{r.placement} "
@@ -264,8 +335,16 @@ def main(argv=None) -> None:
                     help="run (or rerun) exactly these seeds, their rows in --out replaced (keyed by seed)")
     ap.add_argument("--budget", type=float, default=300.0, help="CPU seconds per case before it counts as a "
                     "timeout (--kl only)")
+    ap.add_argument("--recheck-unconfirmed", action="store_true", help="rerun the rows of --out whose end is "
+                    "unchecked or late, or that timed out, with the end check's budgets times --recheck-budget")
+    ap.add_argument("--recheck-budget", type=float, default=10.0, help="the factor of --recheck-unconfirmed (10)")
     args = ap.parse_args(argv)
+    if not (args.recheck_budget >= 1.0 and args.recheck_budget < float("inf")):
+        ap.error(f"--recheck-budget must be a finite factor >= 1 (the first pass's budget is 1), got "
+                 f"{args.recheck_budget:g}")
     seeds = None
+    if args.recheck_unconfirmed and (args.seeds is not None or args.cases is not None or args.first is not None):
+        ap.error("--recheck-unconfirmed reruns the unconfirmed rows of --out; it takes no --seeds, --cases or --first")
     if args.seeds is not None:
         if args.cases is not None or args.first is not None:
             ap.error(f"--seeds {args.seeds} runs exactly the seeds given; --cases and --first choose a range, "
@@ -278,6 +357,18 @@ def main(argv=None) -> None:
     first = 0 if args.first is None else args.first
     out = Path(args.out or ROOT / "runs" / "fuzz" / ("kl_fuzz.csv" if args.kl else "reliability_fuzz.csv"))
     out.parent.mkdir(parents=True, exist_ok=True)
+    if args.recheck_unconfirmed:
+        factor = args.recheck_budget
+        if args.kl:
+            check = _with_cpu_budget(lambda seed: check_kl_case(seed, budget=factor), args.budget * factor)
+        else:
+            def check(seed):
+                return check_case(seed, budget=factor)
+        try:
+            recheck_main(check, out, factor, "kl recheck" if args.kl else "recheck")
+        except InvalidInputError as exc:
+            ap.error(str(exc))
+        return
     if seeds is not None:
         check = _with_cpu_budget(check_kl_case, args.budget) if args.kl else check_case
         seeds_main(check, seeds, out, "kl rerun" if args.kl else "rerun")

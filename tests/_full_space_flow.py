@@ -112,7 +112,8 @@ class IntegrationFailed(RuntimeError):
         self.t, self.pi = t, pi
 
 
-def flow_end(pi_ref, rewards=None, *, t_end=1e10, grad=None, rtol=1e-9, atol=1e-11, max_evals=None, **objective):
+def flow_end(pi_ref, rewards=None, *, t_end=1e10, grad=None, rtol=1e-9, atol=1e-11, max_evals=None, max_cpu=20.0,
+             **objective):
     """The policy at flow time ``t_end`` from ``pi_ref``: ``objective`` the keywords of :func:`gradient`, or
     ``grad`` a function ``pi -> g`` (the fuzz suites pass the library's per-output gradient, so that what is
     checked is the solvers: reduction, root finding, faces and limits, not the estimator formulas)."""
@@ -145,13 +146,131 @@ def flow_end(pi_ref, rewards=None, *, t_end=1e10, grad=None, rtol=1e-9, atol=1e-
         return math.exp(s) * f                    # d theta/ds = (1 + t) d theta/dt, t = e^s - 1
 
     return log_time_lsoda(rhs, np.log(pi_ref[sup]), pol, t_end=t_end, rtol=rtol, atol=atol, max_evals=max_evals,
-                          calls=calls, start=start)
+                          calls=calls, start=start, max_cpu=max_cpu)
 
 
-def log_time_lsoda(rhs, y0, pol, *, t_end, rtol, atol, max_evals=None, calls=None, start=None):
+#: Logit below the top at which :func:`robust_flow_end` freezes a collapsed answer (relative mass e^-600, 1e-261).
+FREEZE_GAP = -600.0
+#: LSODA restarts :func:`robust_flow_end` allows where LSODA gives up.
+MAX_RESTARTS = 50
+
+
+def robust_flow_end(pi_ref, grad, *, t_end, rtol=1e-8, atol=1e-10, max_evals=50_000, max_cpu=20.0):
+    """:func:`flow_end`'s integration made robust where the plain one cannot finish; the same flow,
+    ``d theta_o/dt = pi_o (g_o - E_pi g)`` on all output logits of pi_ref's support, in ``s = log(1 + t)``:
+
+    * an answer whose logit falls ``FREEZE_GAP`` below the top (a relative mass of e^-600) has collapsed: it leaves
+      the integrated state for good (its logit is frozen; its mass could not come back before t = e^600), and the
+      others see it at that mass, ``FREEZE_GAP`` below the current top. That keeps the limit of ``pi_o g_o`` as
+      ``pi_o -> 0``, which is not 0 where the estimator grows like ``pi_ref/pi`` (k3 kinds: ``pi_o k3(lr_o) ->
+      pi_ref(o)``, KL seed 3154), where :func:`flow_end`, which sees a held answer at mass 0, switches that term off
+      and on as the answer crosses its threshold and chatters there;
+    * where LSODA gives up, a fresh LSODA goes on from the last accepted step (at most ``MAX_RESTARTS`` times).
+
+    ``grad`` is ``pi -> g`` (the fuzz passes the library's per-output gradient, jumps of the field mollified:
+    :func:`fuzz_kl_cases.mollified_gradient`). Returns the policy at ``t_end`` (frozen answers at their relative
+    mass e^-600). Raises
+    :class:`IntegrationBudget` past ``max_evals`` evaluations or ``max_cpu`` seconds of CPU, and
+    :class:`IntegrationFailed` past ``MAX_RESTARTS`` restarts."""
+    pi_ref = np.asarray(pi_ref, float)
+    sup = np.flatnonzero(pi_ref > 0)
+
+    def pol(th):
+        p = np.zeros(pi_ref.size)
+        e = np.exp(th - th.max())
+        p[sup] = e / e.sum()
+        return p
+
+    def field(th):
+        p = pol(th)
+        g = grad(p)[sup]
+        return p[sup] * (g - p[sup] @ g)
+
+    return robust_log_time(field, np.log(pi_ref[sup]), np.zeros(sup.size, dtype=int), pol, t_end=t_end, rtol=rtol,
+                           atol=atol, max_evals=max_evals, max_cpu=max_cpu)
+
+
+def robust_tree_flow_end(tp, *, t_end, rtol=1e-8, atol=1e-10, max_evals=50_000, max_cpu=20.0):
+    """:func:`tree_flow_end`'s flow (every edge logit of ``tp``'s answer tree, ``tp.logit_gradient``) integrated like
+    :func:`robust_flow_end`: an edge whose conditional falls ``FREEZE_GAP`` below the top edge of its node is frozen
+    there (a collapsing answer of k3 kinds in the reward: KL seed 9854), LSODA restarted where it gives up."""
+    free, last = tp.free, tp.last_of_edge[tp.free]
+
+    def x_of(theta):
+        return theta[free] - theta[last]
+
+    return robust_log_time(lambda th: tp.logit_gradient(x_of(th)), tp.log_ref_cond, tp.tree.edge_node,
+                           lambda th: tp.policy(x_of(th)), t_end=t_end, rtol=rtol, atol=atol, max_evals=max_evals,
+                           max_cpu=max_cpu)
+
+
+def robust_log_time(field, y0, groups, pol, *, t_end, rtol, atol, max_evals, max_cpu):
+    """``pol(theta)`` at flow time ``t_end`` of ``d theta/dt = field(theta)`` from ``y0``, LSODA in ``s = log(1 + t)``:
+    a logit ``FREEZE_GAP`` below the top of its group (``groups[i]``: the softmax it belongs to) is frozen there and
+    leaves the integrated state for good, others seen at the gap, never below it; a fresh LSODA after each freeze and
+    where LSODA gives up (at most ``MAX_RESTARTS``). The result's frozen logits are at their gap (a relative mass
+    of e^-600)."""
+    theta = np.asarray(y0, dtype=float).copy()
+    groups = np.asarray(groups)
+    frozen = np.zeros(theta.size, dtype=bool)
+    calls, start = [0], time.process_time()
+
+    def floor(th):
+        """Each group's top plus ``FREEZE_GAP``, per logit."""
+        top = np.full(groups.max() + 1, -np.inf)
+        np.maximum.at(top, groups, th)
+        return top[groups] + FREEZE_GAP
+
+    def at_gap(th):
+        """Frozen logits at their group's gap, any other below it raised to it (a trial step past the gap)."""
+        return np.maximum(np.where(frozen, -np.inf, th), floor(np.where(frozen, -np.inf, th)))
+
+    def rhs(s, y):
+        calls[0] += 1
+        if not np.all(np.isfinite(y)):
+            return np.full(y.size, np.nan)            # a trial step LSODA then rejects
+        th = theta.copy()
+        th[~frozen] = y
+        with np.errstate(all="ignore"):
+            f = field(at_gap(th))
+        return math.exp(s) * np.where(np.isfinite(f), f, 0.0)[~frozen]
+
+    def final(th):
+        return pol(at_gap(th))
+
+    s, s_end, restarts, message = 0.0, math.log1p(t_end), 0, ""
+    while True:
+        solver = LSODA(rhs, s, theta[~frozen], s_end, rtol=rtol, atol=atol)
+        while solver.status == "running":
+            try:
+                message = solver.step()
+            except RuntimeError as exc:            # LSODA's "Unexpected istate"
+                solver.status, message = "failed", str(exc)
+            if solver.status == "failed":
+                break
+            theta[~frozen], s = solver.y, solver.t
+            if calls[0] > max_evals or time.process_time() - start > max_cpu:
+                raise IntegrationBudget(f"more than {max_evals} evaluations of the field or {max_cpu:g} s of CPU "
+                                        f"(robust integration, {restarts} restarts)", t=math.expm1(s),
+                                        pi=final(theta))
+            live = np.where(frozen, -np.inf, theta)
+            collapsed = ~frozen & (theta < floor(live))
+            if collapsed.any():
+                frozen |= collapsed
+                break                              # a fresh LSODA on the logits left
+        if solver.status == "finished" or (frozen.all()):
+            return final(theta)
+        if solver.status == "failed":
+            restarts += 1
+            if restarts > MAX_RESTARTS:
+                raise IntegrationFailed(f"LSODA failed {restarts} times (robust integration), the last at t = "
+                                        f"{math.expm1(s):.3g}: {message}", t=math.expm1(s), pi=final(theta))
+
+
+def log_time_lsoda(rhs, y0, pol, *, t_end, rtol, atol, max_evals=None, calls=None, start=None, max_cpu=20.0):
     """``pol(y)`` at flow time ``t_end``: ``rhs(s, y)`` is ``dy/ds`` in ``s = log(1 + t)``, integrated by LSODA from
     ``y0`` at ``s = 0``. Raises :class:`IntegrationBudget` past ``max_evals`` evaluations (counted in ``calls[0]``
-    by ``rhs``) or 20 s of CPU, :class:`IntegrationFailed` where LSODA gives up."""
+    by ``rhs``) or ``max_cpu`` seconds of CPU (20), :class:`IntegrationFailed` where LSODA gives up."""
     calls = calls if calls is not None else [0]
     start = start if start is not None else time.process_time()
     # LSODA stepped by hand, so that the budget is checked between steps (an exception raised inside its
@@ -162,8 +281,8 @@ def log_time_lsoda(rhs, y0, pol, *, t_end, rtol, atol, max_evals=None, calls=Non
             message = solver.step()
         except RuntimeError as exc:                # LSODA's "Unexpected istate"
             solver.status, message = "failed", str(exc)
-        if max_evals is not None and (calls[0] > max_evals or time.process_time() - start > 20.0):
-            raise IntegrationBudget(f"more than {max_evals} evaluations of the field or 20 s of CPU",
+        if max_evals is not None and (calls[0] > max_evals or time.process_time() - start > max_cpu):
+            raise IntegrationBudget(f"more than {max_evals} evaluations of the field or {max_cpu:g} s of CPU",
                                     t=math.expm1(solver.t), pi=pol(solver.y))
     if solver.status != "finished":
         raise IntegrationFailed(f"LSODA failed at t = {math.expm1(solver.t):.3g}: {message}",
@@ -171,7 +290,7 @@ def log_time_lsoda(rhs, y0, pol, *, t_end, rtol, atol, max_evals=None, calls=Non
     return pol(solver.y)
 
 
-def tree_flow_end(tp, *, t_end, rtol=1e-8, atol=1e-10, max_evals=None):
+def tree_flow_end(tp, *, t_end, rtol=1e-8, atol=1e-10, max_evals=None, max_cpu=20.0):
     """The answers' policy at flow time ``t_end`` of the token-level flow on **every edge logit** of the answer tree
     of ``tp`` (a :class:`grpo_theory.solvers.tree.TreeProblem`), from pi_ref's conditionals: ``d theta_e/dt =
     dJ/dtheta_e`` (``tp.logit_gradient``, checked against autograd in tests/test_tree.py), no gauge fixed, no
@@ -189,4 +308,4 @@ def tree_flow_end(tp, *, t_end, rtol=1e-8, atol=1e-10, max_evals=None):
         return math.exp(s) * np.where(np.isfinite(f), f, 0.0)
 
     return log_time_lsoda(rhs, tp.log_ref_cond, lambda th: tp.policy(x_of(th)), t_end=t_end, rtol=rtol, atol=atol,
-                          max_evals=max_evals, calls=calls)
+                          max_evals=max_evals, calls=calls, max_cpu=max_cpu)

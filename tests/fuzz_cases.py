@@ -13,7 +13,8 @@ Every case is drawn from one integer seed, so a failure is reproduced by its see
 * every ``ok`` and ``ok-limit`` is also checked to be where the flow on all output logits from ``pi_ref``
   goes (:func:`fuzz_kl_cases.end_check`: an independent log-time integration to t = 1e8, within 1e-3, or,
   where it is not, on to t = 1e10 and 1e12, within 1e-3 there and closer); ``end`` records it (``same``,
-  ``late``, or ``unchecked`` where that integration hits its budget), and a different end is a ``FAIL``;
+  ``late``, ``robust`` where only the robust integration finishes, or ``unchecked`` where neither does),
+  and a different end is a ``FAIL``;
 * ``error``: an :class:`~grpo_theory.InvalidInputError` or ``ExactEvaluationTooLarge``;
 * ``FAIL``: anything else: another exception, a NaN, ``converged=True`` with a residual above
   tolerance, or an independent residual that disagrees.
@@ -211,8 +212,9 @@ def twin_answers(q: Question, pi: np.ndarray) -> list[int]:
             if any(np.array_equal(q.reward_probs[o], q.reward_probs[k]) for k in kept)]
 
 
-def check_case(seed: int, time_limit: float = 60.0) -> dict:
-    """Solve one random case and check it independently; a dict row for the report.
+def check_case(seed: int, time_limit: float = 60.0, budget: float = 1.0) -> dict:
+    """Solve one random case and check it independently; a dict row for the report (``budget`` multiplies the end
+    check's budgets: :func:`fuzz_kl_cases.end_check`).
 
     ``seconds`` and ``time_limit`` are the solve's CPU seconds (``time.process_time``), not wall time: on a
     loaded machine a case that needs 7 s of CPU can take 70 s of wall time, and a verdict must not depend on
@@ -257,12 +259,12 @@ def _check_case(seed: int, time_limit: float) -> dict:
                    outcome="ok" if res <= tol else "FAIL",
                    detail="" if res <= tol else f"independent residual {res:.2e} above {tol:.2e}")
     if row["outcome"] in ("ok", "ok-limit"):
-        from fuzz_kl_cases import end_check
+        from fuzz_kl_cases import ROBUST, end_check
 
         twins = twin_answers(q, sol.pi) if twin_gains else []
-        ok, why = end_check(q, obj, sol.pi, left_behind=twins)
+        ok, why = end_check(q, obj, sol.pi, left_behind=twins, budget=budget)
         verdict = ("late" if why.startswith("reached late") else "left-behind" if why.startswith("left behind")
-                   else "same")
+                   else "robust" if why.startswith(ROBUST) else "same")
         row["end"] = "unchecked" if ok is None else (verdict if ok else "WRONG")
         if ok is False:
             row.update(outcome="FAIL", detail=f"not the flow's end: {why}")

@@ -36,11 +36,13 @@ import traceback
 import numpy as np
 
 from grpo_theory import ExactEvaluationTooLarge, InvalidInputError, Objective, Question, stationary_policy
+from grpo_theory import kl
 from grpo_theory.kl import KL_ESTIMATORS, KL_PLACEMENTS
 from grpo_theory.solvers import output_gradient
 from grpo_theory.solvers.tree import TreeProblem
 
-from _full_space_flow import IntegrationBudget, IntegrationFailed, flow_end, tree_flow_end
+from _full_space_flow import (IntegrationBudget, IntegrationFailed, flow_end, robust_flow_end, robust_tree_flow_end,
+                              tree_flow_end)
 from _run_rows import once_per_run
 
 #: Drift tolerance (max_o pi_o |g_o - E g| / beta) of a converged point.
@@ -67,15 +69,60 @@ LATE_EVALS = 50_000
 AT_POINT = 1e-9
 #: Mass below which an absent answer of a KKT-checked face point counts as collapsed in the end check.
 COLLAPSED = 1e-100
+#: The end check's budgets at ``budget=1``, each multiplied by the ``budget`` of :func:`check_kl_case` (a recheck
+#: pass gives 10): evaluations of the field for the integration to ``END_T`` (``END_EVALS``), to a ``LATE_T``
+#: (``LATE_EVALS``), for a token-level flow or a left-behind run (``TREE_EVALS``), for the robust integration
+#: (``ROBUST_EVALS``; ``SECOND_OPINION`` of it as a second opinion); CPU seconds an integration may take
+#: (``END_CPU``; the robust pass's runs share it).
+END_EVALS, TREE_EVALS, ROBUST_EVALS, END_CPU, SECOND_OPINION = 5_000, 10_000, 50_000, 20.0, 0.25
+#: Half-width, in an answer's log-ratio, of the band over which :func:`mollified_gradient` smooths a jump of the field.
+MOLLIFY = 1e-4
+
+
+def mollified_gradient(q: Question, obj: Objective, width: float = MOLLIFY):
+    """``pi -> g``: the library's per-output gradient, where an answer's log-ratio ``lr_o`` lies within ``width`` of a
+    jump of the loss placement's coefficient ``c`` (:func:`grpo_theory.kl.discontinuities`: abs's kink at 0, a
+    clamp's threshold) the linear interpolation of ``g`` between the band's edges ``lr_o = d -+ width`` (the other
+    answers rescaled; multilinear where several answers lie in bands). The field is then continuous, its solutions
+    tend to Filippov's (the sliding mode along the jump, where the field on both sides points at it) as ``width ->
+    0``, and LSODA integrates the sliding mode as a stiff, stable direction instead of chattering across the jump
+    (abs in the loss, KL seeds 5748 and 1286; a log-ratio clamp, 4775 and 7566). Other placements' fields have no
+    jump of this kind: ``g`` unchanged."""
+    jumps = np.asarray(kl.discontinuities(obj) if obj.kl_placement == "loss" else (), dtype=float)
+    log_ref = np.log(np.where(q.pi_ref > 0, q.pi_ref, 1.0))
+
+    def grad(p):
+        if not jumps.size:
+            return output_gradient(q, obj, p)
+        s = np.flatnonzero(p > 0)
+        lr = np.log(p[s]) - log_ref[s]
+        near = [(o, d, (l - d + width) / (2 * width)) for o, l in zip(s, lr) for d in jumps if abs(l - d) < width]
+        if not near:
+            return output_gradient(q, obj, p)
+        out = np.zeros(p.size)
+        for corner in range(2 ** len(near)):
+            pc, weight = p.copy(), 1.0
+            for i, (o, d, frac) in enumerate(near):
+                up = bool(corner >> i & 1)
+                weight *= frac if up else 1.0 - frac
+                mass = q.pi_ref[o] * math.exp(d + (width if up else -width))
+                pc *= (1.0 - mass) / (1.0 - pc[o])
+                pc[o] = mass
+            out += weight * output_gradient(q, obj, pc)
+        return out
+
+    return grad
 
 
 def end_check(q: Question, obj: Objective, pi: np.ndarray, *, unstable_ends=None, at_jump: bool = False,
-              limit: bool = False, face: bool = False, left_behind=()) -> tuple[bool | None, str]:
+              limit: bool = False, face: bool = False, left_behind=(), budget: float = 1.0) -> tuple[bool | None, str]:
     """See :func:`_end_check`; with ``left_behind`` (absent answers of a returned limit that would gain at a fixed
-    small mass), an end that agrees must also leave them for good: :func:`left_behind_check`."""
-    ok, why = _end_check(q, obj, pi, unstable_ends=unstable_ends, at_jump=at_jump, limit=limit, face=face)
+    small mass), an end that agrees must also leave them for good: :func:`left_behind_check`. ``budget`` multiplies
+    every evaluation and CPU budget of the independent integrations (``END_EVALS`` ...)."""
+    ok, why = _end_check(q, obj, pi, unstable_ends=unstable_ends, at_jump=at_jump, limit=limit, face=face,
+                         budget=budget)
     if ok and len(left_behind):
-        good, how = left_behind_check(q, obj, pi, left_behind)
+        good, how = left_behind_check(q, obj, pi, left_behind, budget=budget)
         if good is None:
             return None, how
         if not good:
@@ -84,7 +131,8 @@ def end_check(q: Question, obj: Objective, pi: np.ndarray, *, unstable_ends=None
     return ok, why
 
 
-def left_behind_check(q: Question, obj: Objective, pi: np.ndarray, answers) -> tuple[bool | None, str]:
+def left_behind_check(q: Question, obj: Objective, pi: np.ndarray, answers,
+                      budget: float = 1.0) -> tuple[bool | None, str]:
     """Independently, the answers ``answers`` (absent from the limit ``pi``, though each would gain at a fixed small
     mass: its own logit speed is ``pi_o (g_o - E g)``) are left at mass 0 for good: integrated from pi_ref to each
     of ``LATE_T``, the flow is within ``END_TOL`` of ``pi`` at the last, and each answer's mass falls like
@@ -94,7 +142,7 @@ def left_behind_check(q: Question, obj: Objective, pi: np.ndarray, answers) -> t
     for t_late in LATE_T:
         try:
             ends.append(flow_end(q.pi_ref, grad=lambda p: output_gradient(q, obj, p), t_end=t_late, rtol=1e-8,
-                                 atol=1e-10, max_evals=10_000))
+                                 atol=1e-10, max_evals=int(TREE_EVALS * budget), max_cpu=END_CPU * budget))
         except (IntegrationBudget, IntegrationFailed, ExactEvaluationTooLarge) as exc:
             return None, f"left behind not checked: on to t = {t_late:g}, {str(exc)[:120]}"
     d = float(np.abs(ends[-1] - pi).max())
@@ -109,7 +157,45 @@ def left_behind_check(q: Question, obj: Objective, pi: np.ndarray, answers) -> t
 
 
 def _end_check(q: Question, obj: Objective, pi: np.ndarray, *, unstable_ends=None, at_jump: bool = False,
-               limit: bool = False, face: bool = False) -> tuple[bool | None, str]:
+               limit: bool = False, face: bool = False, budget: float = 1.0) -> tuple[bool | None, str]:
+    """:func:`_plain_end_check`, with the robust integration (:func:`_robust_end_check`) where the plain one stopped:
+
+    * where the plain check cannot decide (None), or decides only because an integration followed on past ``END_T``
+      stopped, the robust integration decides where it can (its message starts with ``ROBUST`` and keeps the plain
+      one's; None where it cannot decide either);
+    * where the plain check passes an integration that stopped at the returned point (``STOP_RULES``: chatter at a
+      jump, a crawl at collapsed masses, a stop within ``AT_POINT``), the robust integration is a second opinion: an
+      end it reaches elsewhere, and keeps away from past ``LATE_T``, is a wrong end. A stop is not an arrival where
+      the flow slides along the jump out of the point: abs in the loss at pi_ref, rewards (0.5, 1, 0), G = 8, shift,
+      beta 0.4, reported a stable jump point, where every single-logit nudge is pulled back but answer 1 gains on
+      answer 2 by ``(7/8)(1 - 0) - 2 beta > 0`` whatever the kinks, and the flow ends at (0.3, 0.7, 0). Not at a
+      jump the mollifier leaves alone (a tie of shaped rewards): there the robust integration chatters too.
+    """
+    ok, why = _plain_end_check(q, obj, pi, unstable_ends=unstable_ends, at_jump=at_jump, limit=limit, face=face,
+                               budget=budget)
+    # a jump the mollifier does not smooth (a tie of the shaped rewards under scale normalisation) makes the robust
+    # integration chatter too: no second opinion there
+    stopped_at_point = ok is True and why.startswith(STOP_RULES) and (
+        not why.startswith(STOP_RULES[0]) or (obj.kl_placement == "loss" and bool(kl.discontinuities(obj))))
+    if ok is None or (ok is False and STOPPED in why) or stopped_at_point:
+        # a second opinion gets a quarter of the budget (5 s of CPU): where it chatters too, it gives up sooner
+        good, how = _robust_end_check(q, obj, pi, budget * (SECOND_OPINION if stopped_at_point else 1.0))
+        if stopped_at_point:
+            return (False, f"{how} (the plain integration stopped at the returned point: {why[:160]})") \
+                if good is False else (ok, why)
+        if good is not None or ok is None:
+            return good, f"{how} (the plain integration: {why[:160]})"
+    return ok, why
+
+
+#: Starts of the plain check's passing messages where its integration stopped at the returned point.
+STOP_RULES = ("the independent integration reaches the returned jump point",
+              "the independent integration reaches the returned face point",
+              "the independent integration is at the returned point")
+
+
+def _plain_end_check(q: Question, obj: Objective, pi: np.ndarray, *, unstable_ends=None, at_jump: bool = False,
+                     limit: bool = False, face: bool = False, budget: float = 1.0) -> tuple[bool | None, str]:
     """Whether ``pi`` is where the flow on all output logits from ``pi_ref`` goes: an independent integration
     (tests/_full_space_flow.py: log time, LSODA, no class reduction, no snapping, the library's per-output
     gradient) to ``END_T``, within ``END_TOL``; None where it does not finish within its evaluation budget
@@ -128,7 +214,7 @@ def _end_check(q: Question, obj: Objective, pi: np.ndarray, *, unstable_ends=Non
     point that passed the KKT test (:func:`_face_ok`); an integration that hits its budget within ``END_TOL`` of
     it, the absent answers' masses below ``COLLAPSED``, has reached it."""
     try:
-        end = _independent_end(q, obj, q.pi_ref)
+        end = _independent_end(q, obj, q.pi_ref, budget)
     except IntegrationBudget as exc:
         # chatter at a jump: where the integration is then at the returned stable jump point, it has reached it
         d = float(np.abs(pi - exc.pi).max()) if exc.pi is not None else math.inf
@@ -169,8 +255,51 @@ def _end_check(q: Question, obj: Objective, pi: np.ndarray, *, unstable_ends=Non
             return True, (f"the returned point repels; the independent integration (rounding its nudge) ends at "
                           f"{np.array2string(end, precision=5)}, {near:.2g} from one of its perturbed ends")
     return _followed_on(lambda t: flow_end(q.pi_ref, grad=lambda p: output_gradient(q, obj, p), t_end=t, rtol=1e-8,
-                                           atol=1e-10, max_evals=LATE_EVALS),
+                                           atol=1e-10, max_evals=int(LATE_EVALS * budget), max_cpu=END_CPU * budget),
                         pi, end, d, "the flow on all output logits from pi_ref")
+
+
+#: Start of every message of :func:`_robust_end_check` (the row's end is then ``robust``).
+ROBUST = "the robust integration"
+#: In a message of :func:`_followed_on` where the integration followed on stopped (its budget, or LSODA).
+STOPPED = "the integration stopped"
+
+
+def _robust_end_check(q: Question, obj: Objective, pi: np.ndarray, budget: float = 1.0) -> tuple[bool | None, str]:
+    """The end check on :func:`_full_space_flow.robust_flow_end` (collapsed answers frozen with the mass that keeps
+    their ``pi_o g_o``, LSODA restarted where it gives up) of :func:`mollified_gradient`'s field (jumps smoothed over
+    ``MOLLIFY`` of the log-ratio: Filippov's sliding mode): within ``END_TOL`` of ``pi`` at ``END_T``, or followed
+    on to ``LATE_T`` (``reached late``). An integration that stops is decided only within ``AT_POINT`` of ``pi``;
+    elsewhere the end stays unchecked (None). Its runs share ``ROBUST_EVALS`` and ``END_CPU`` (times ``budget``)."""
+    grad = mollified_gradient(q, obj)
+    return _robust_decides(lambda t_end, **kw: robust_flow_end(q.pi_ref, grad, t_end=t_end, **kw), pi, budget)
+
+
+def _robust_decides(integrate, pi: np.ndarray, budget: float) -> tuple[bool | None, str]:
+    """:func:`_robust_end_check`'s verdict from ``integrate(t_end, max_evals=, max_cpu=)``, a robust integration from
+    pi_ref (its runs share ``END_CPU * budget`` seconds)."""
+    start = time.process_time()
+
+    def run(t_end):
+        cpu = END_CPU * budget - (time.process_time() - start)
+        if cpu <= 0:
+            raise IntegrationBudget(f"{END_CPU * budget:g} s of CPU (robust integration)", t=None, pi=None)
+        return integrate(t_end, max_evals=int(ROBUST_EVALS * budget), max_cpu=cpu)
+
+    try:
+        end = run(END_T)
+    except (IntegrationBudget, IntegrationFailed, ExactEvaluationTooLarge) as exc:
+        d = float(np.abs(pi - exc.pi).max()) if getattr(exc, "pi", None) is not None else math.inf
+        if d <= AT_POINT:
+            return True, f"{ROBUST}: {_sits_at(d, exc)}"
+        return None, f"{ROBUST} did not finish either: {str(exc)[:120]}"
+    d = float(np.abs(pi - end).max())
+    if d <= END_TOL:
+        return True, f"{ROBUST} ends {d:.2g} from it at t = {END_T:g}"
+    ok, why = _followed_on(run, pi, end, d, ROBUST)
+    if ok is False and STOPPED in why:
+        return None, f"{ROBUST} is {d:.3g} from it at t = {END_T:g}; followed on, {why[:200]}"
+    return ok, why if why.startswith(ROBUST) else f"{ROBUST}: {why}"
 
 
 def _sits_at(d: float, exc: Exception) -> str:
@@ -197,8 +326,8 @@ def _followed_on(run, pi: np.ndarray, end: np.ndarray, d: float, what: str) -> t
                               f"{d_stop:.2g} at t = {exc.t:.3g}, where it stops on the way to {t_late:g} "
                               f"({str(exc)[:80]})")
             return False, (f"{what} (independent) is at {np.array2string(end, precision=5)} at t = {END_T:g}, "
-                           f"{d:.3g} from the returned point; followed on to t = {t_late:g}, the integration "
-                           f"stopped: {str(exc)[:120]}")
+                           f"{d:.3g} from the returned point; followed on to t = {t_late:g}, {STOPPED}: "
+                           f"{str(exc)[:120]}")
         d_late = float(np.abs(pi - late).max())
         if d_late <= END_TOL and d_late < d:
             return True, (f"reached late: the independent integration is {d:.2g} from it at t = {END_T:g} and "
@@ -208,15 +337,27 @@ def _followed_on(run, pi: np.ndarray, end: np.ndarray, d: float, what: str) -> t
                    "from it")
 
 
-def tree_end_check(q: Question, obj: Objective, pi: np.ndarray) -> tuple[bool | None, str]:
+def tree_end_check(q: Question, obj: Objective, pi: np.ndarray, budget: float = 1.0) -> tuple[bool | None, str]:
     """Whether ``pi`` (a token-level answer on an answer tree) is where the token-level flow on every edge logit
     goes from pi_ref: tests/_full_space_flow.tree_flow_end (log time, LSODA, no gauge fixed, no snapping, the
     library's per-edge gradient) to ``END_T``, within ``END_TOL``; an end not within it is followed on to each of
-    ``LATE_T`` (within ``END_TOL`` there, and closer: ``reached late``). None where the integration does not
-    finish (its budget, or LSODA giving up at a jump of the field)."""
+    ``LATE_T`` (within ``END_TOL`` there, and closer: ``reached late``). Where that integration does not finish (its
+    budget, or LSODA giving up), the robust one decides where it can (:func:`_full_space_flow.robust_tree_flow_end`:
+    an edge whose conditional collapses is frozen, LSODA restarted where it gives up; the message starts with
+    ``ROBUST``); None where neither finishes."""
+    ok, why = _plain_tree_end_check(q, obj, pi, budget)
+    if ok is None:
+        tp = TreeProblem(q, obj)
+        good, how = _robust_decides(lambda t_end, **kw: robust_tree_flow_end(tp, t_end=t_end, **kw), pi, budget)
+        return good, f"{how} (the plain integration: {why[:160]})"
+    return ok, why
+
+
+def _plain_tree_end_check(q: Question, obj: Objective, pi: np.ndarray, budget: float) -> tuple[bool | None, str]:
+    """:func:`tree_end_check` on the plain token-level integration (:func:`_full_space_flow.tree_flow_end`)."""
     tp = TreeProblem(q, obj)
     try:
-        end = tree_flow_end(tp, t_end=END_T, max_evals=10_000)
+        end = tree_flow_end(tp, t_end=END_T, max_evals=int(TREE_EVALS * budget), max_cpu=END_CPU * budget)
     except (IntegrationBudget, IntegrationFailed, ExactEvaluationTooLarge) as exc:
         d = float(np.abs(pi - exc.pi).max()) if getattr(exc, "pi", None) is not None else math.inf
         if d <= AT_POINT:
@@ -225,14 +366,15 @@ def tree_end_check(q: Question, obj: Objective, pi: np.ndarray) -> tuple[bool | 
     d = float(np.abs(pi - end).max())
     if d <= END_TOL:
         return True, ""
-    return _followed_on(lambda t: tree_flow_end(tp, t_end=t, max_evals=10_000), pi, end, d,
+    return _followed_on(lambda t: tree_flow_end(tp, t_end=t, max_evals=int(TREE_EVALS * budget),
+                                                max_cpu=END_CPU * budget), pi, end, d,
                         "the token-level flow on every edge logit from pi_ref")
 
 
-def _independent_end(q: Question, obj: Objective, start: np.ndarray) -> np.ndarray:
+def _independent_end(q: Question, obj: Objective, start: np.ndarray, budget: float = 1.0) -> np.ndarray:
     """The independent integration (module doc of tests/_full_space_flow.py) from ``start`` to ``END_T``."""
     return flow_end(start, grad=lambda p: output_gradient(q, obj, p), t_end=END_T, rtol=1e-8, atol=1e-10,
-                    max_evals=5_000)
+                    max_evals=int(END_EVALS * budget), max_cpu=END_CPU * budget)
 
 
 #: Logit nudge of :func:`nudged_ends_check`.
@@ -252,7 +394,8 @@ def _nudges(pi: np.ndarray, h: float):
             yield o, sign, p
 
 
-def nudged_ends_check(q: Question, obj: Objective, pi: np.ndarray, ends) -> tuple[bool | None, str]:
+def nudged_ends_check(q: Question, obj: Objective, pi: np.ndarray, ends,
+                      budget: float = 1.0) -> tuple[bool | None, str]:
     """A point reported ``stable=False`` with ``perturbed_end`` rows ``ends``: independently, every nudge of one
     output logit by ``+-NUDGE`` is integrated (:func:`_independent_end`) and must end at ``pi`` (pulled back or
     held) or at one of ``ends``, and at least one must end at one of ``ends`` (the point does repel)."""
@@ -260,7 +403,7 @@ def nudged_ends_check(q: Question, obj: Objective, pi: np.ndarray, ends) -> tupl
     left = 0
     for o, sign, start in _nudges(pi, NUDGE):
         try:
-            end = _independent_end(q, obj, start)
+            end = _independent_end(q, obj, start, budget)
         except (IntegrationBudget, IntegrationFailed, ExactEvaluationTooLarge) as exc:
             return None, f"nudged ends not checked: an independent integration failed ({str(exc)[:80]})"
         if float(np.abs(end - pi).max()) <= END_TOL:
@@ -453,23 +596,26 @@ def kl_case_row(seed: int) -> dict:
                 check_seconds=math.nan, detail="")
 
 
-def check_kl_case(seed: int) -> dict:
+def check_kl_case(seed: int, budget: float = 1.0) -> dict:
     """Solve one case and check it on the paths of the module doc; a dict row (``seconds``: CPU time of the
-    solve; ``check_seconds``: CPU time of the independent check). In a pytest run, computed once per run for
-    all the test files that ask for the seed (tests/_run_rows.py)."""
-    return once_per_run("kl", seed, _check_kl_case)
+    solve; ``check_seconds``: CPU time of the independent check). ``budget`` multiplies the end check's budgets
+    (evaluations of the field and CPU seconds of each independent integration). In a pytest run, a row at
+    ``budget=1`` is computed once per run for all the test files that ask for the seed (tests/_run_rows.py)."""
+    if budget == 1.0:
+        return once_per_run("kl", seed, _check_kl_case)
+    return _check_kl_case(seed, budget)
 
 
-def _check_kl_case(seed: int) -> dict:
+def _check_kl_case(seed: int, budget: float = 1.0) -> dict:
     q, obj = draw_kl_case(seed)
     row = kl_case_row(seed)
     t0 = time.process_time()
-    row.update(_solve_and_check(q, obj, seed, row, t0))
+    row.update(_solve_and_check(q, obj, seed, row, t0, budget))
     row["check_seconds"] = time.process_time() - t0 - row["seconds"]
     return row
 
 
-def _solve_and_check(q: Question, obj: Objective, seed: int, row: dict, t0: float) -> dict:
+def _solve_and_check(q: Question, obj: Objective, seed: int, row: dict, t0: float, budget: float = 1.0) -> dict:
     """The outcome fields of :func:`check_kl_case`'s row (``seconds``: the solve's CPU time)."""
     row = dict(row)
     try:
@@ -513,10 +659,11 @@ def _solve_and_check(q: Question, obj: Objective, seed: int, row: dict, t0: floa
         ends = getattr(sol, "perturbed_end", None)
         ends = ends if sol.stable is False and ends is not None and len(ends) else None
         if row.get("outcome", "").startswith("ok") and q.is_tree:
-            ok, why = tree_end_check(q, obj, pi)
+            ok, why = tree_end_check(q, obj, pi, budget)
             row["end"] = "unchecked" if ok is None else (
-                ("same" if not why else "at-point" if why.startswith("the independent integration is at the returned "
-                                                                  "point") else "late") if ok else "WRONG")
+                ("same" if not why else "robust" if why.startswith(ROBUST) else
+                 "at-point" if why.startswith("the independent integration is at the returned point") else "late")
+                if ok else "WRONG")
             if ok is None:
                 row["detail"] = (row["detail"] + "; " if row["detail"] else "") + why[:200]
             elif ok is False:
@@ -525,8 +672,8 @@ def _solve_and_check(q: Question, obj: Objective, seed: int, row: dict, t0: floa
             at_jump = bool(sol.discontinuous and sol.stable is True)
             gaining = _gaining(str(row["detail"])) if row.get("outcome") == "ok-face" else []
             ok, why = end_check(q, obj, pi, unstable_ends=ends, at_jump=at_jump, limit=bool(sol.boundary),
-                                face=row.get("outcome") == "ok-face", left_behind=gaining)
-            verdict = "same" if not why else (
+                                face=row.get("outcome") == "ok-face", left_behind=gaining, budget=budget)
+            verdict = "same" if not why else "robust" if why.startswith(ROBUST) else (
                 "at-jump" if why.startswith("the independent integration reaches the returned jump") else
                 "collapsed" if why.startswith("the independent integration reaches the returned face") else
                 "at-point" if why.startswith("the independent integration is at the returned point") else
@@ -538,7 +685,7 @@ def _solve_and_check(q: Question, obj: Objective, seed: int, row: dict, t0: floa
             if ok is False:
                 row.update(outcome="WRONG-END", detail=why)
             elif ends is not None:
-                ok, why = nudged_ends_check(q, obj, pi, ends)
+                ok, why = nudged_ends_check(q, obj, pi, ends, budget)
                 if ok is False:
                     row.update(outcome="WRONG-END", detail=f"perturbed_end: {why}")
     except Exception:  # noqa: BLE001 - a crash of the check is reported, not hidden
@@ -555,6 +702,13 @@ KNOWN: dict[int, tuple[str, str]] = {
     # Seeds 75, 83 and 192 (session 33, the first 300-case run), 581, 631, 638, 796 (seeds 300-999), 603 and the
     # fifteen silent answers and six crashes of the first 3,817 cases of the 10^4-case run (session 34): fixed, see
     # the same file.
+    181: ("WRONG-END", "the plain integration stopped at the returned point"),
+    # 181 (abs in the loss, a log-ratio clamp 5, K = 4, G = 3, scale, beta 0.507): stationary_policy returns pi_ref,
+    # converged and stable, as a Filippov point, but P_G at pi_ref (enumerated independently: tests/fuzz_cases)
+    # spreads 1.204 > 2 beta = 1.014, so no subgradient of |lr| makes g constant there: the flow slides along the
+    # kinks of answers 0 and 1 while answer 2 collapses into answer 3, to (0.0951, 0.3059, 0, 0.5990) (the end
+    # check's robust integration). A solver defect, left to the solvers (tests/test_end_check_robust.py has one
+    # from the definitions as a strict xfail).
 }
 BAD = {"CRASH", "SILENT", "WRONG-END"}
 

@@ -81,3 +81,45 @@ def test_the_command_line_runs_exactly_the_seeds_given(tmp_path, monkeypatch, ca
     with pytest.raises(SystemExit):
         fr.main(["--seeds", "1,two", "--out", str(out)])
     assert "'two' is not a seed" in capsys.readouterr().err
+
+
+def test_a_recheck_reruns_only_the_unconfirmed_rows_and_keeps_both_verdicts(tmp_path, monkeypatch, capsys):
+    out = tmp_path / "kl.csv"
+    out.write_text("seed,outcome,end,detail\n1,ok,same,\n2,ok-face,unchecked,budget\n3,timeout,,over\n"
+                   "4,ok,late,reached late\n5,flagged,,why\n")
+    budgets = []
+
+    def fake_kl(seed, budget=1.0):
+        budgets.append((seed, budget))
+        return dict(seed=seed, outcome="ok-face" if seed != 3 else "timeout", end="robust" if seed != 3 else "",
+                    detail=f"budget {budget:g}", seconds=1.0, check_seconds=2.0)
+
+    monkeypatch.setattr(fr, "check_kl_case", fake_kl)
+    fr.main(["--kl", "--recheck-unconfirmed", "--recheck-budget", "10", "--out", str(out)])
+    assert budgets == [(2, 10.0), (3, 10.0), (4, 10.0)]                 # not the confirmed 1, nor the flagged 5
+    rows = {r["seed"]: r for r in _rows(out)}
+    assert (rows["2"]["end"], rows["2"]["recheck_end"], rows["2"]["recheck_budget"]) == ("unchecked", "robust", "10.0")
+    assert rows["2"]["detail"] == "budget" and rows["2"]["recheck_detail"] == "budget 10"
+    assert rows["3"]["outcome"] == rows["3"]["recheck_outcome"] == "timeout"
+    assert rows["1"]["recheck_end"] == "" and rows["5"]["recheck_outcome"] == ""
+    printed = capsys.readouterr().out
+    assert "3 rows of" in printed and "seeds 2, 3, 4" in printed
+    # at the same factor every row is rechecked already (a killed recheck resumes); a larger factor reruns them
+    budgets.clear()
+    fr.main(["--kl", "--recheck-unconfirmed", "--out", str(out)])
+    assert budgets == []
+    fr.main(["--kl", "--recheck-unconfirmed", "--recheck-budget", "30", "--out", str(out)])
+    assert [s for s, _ in budgets] == [2, 3, 4]
+
+
+def test_a_recheck_needs_an_existing_file_and_a_factor_of_at_least_one(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        fr.main(["--kl", "--recheck-unconfirmed", "--out", str(tmp_path / "none.csv")])
+    assert "none.csv does not exist" in capsys.readouterr().err
+    for bad in ("0.5", "nan", "inf"):
+        with pytest.raises(SystemExit):
+            fr.main(["--kl", "--recheck-unconfirmed", "--recheck-budget", bad, "--out", str(tmp_path / "x.csv")])
+        assert f"got {bad}" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        fr.main(["--kl", "--recheck-unconfirmed", "--seeds", "1", "--out", str(tmp_path / "x.csv")])
+    assert "takes no --seeds" in capsys.readouterr().err
