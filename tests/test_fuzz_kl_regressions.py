@@ -233,8 +233,8 @@ def test_a_face_the_best_answer_would_reenter_is_not_a_converged_point():
     np.testing.assert_array_equal(cp.policy(eta), [0.0, 1.0, 0.0])
     ok, why = face_kkt(cp, cp.policy(eta))
     assert not ok and "answer 0" in why
-    assert point_at(cp, eta, "test") is None
-    assert point_at(cp, eta, "test", require_converged=False).converged is False
+    assert point_at(cp, eta, "flow") is None
+    assert point_at(cp, eta, "flow", require_converged=False).converged is False
 
 
 def _advantage_k2_gradient(q: Question, obj, pi: np.ndarray) -> np.ndarray:
