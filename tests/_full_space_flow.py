@@ -174,20 +174,27 @@ def robust_flow_end(pi_ref, grad, *, t_end, rtol=1e-8, atol=1e-10, max_evals=50_
     :class:`IntegrationFailed` past ``MAX_RESTARTS`` restarts."""
     pi_ref = np.asarray(pi_ref, float)
     sup = np.flatnonzero(pi_ref > 0)
+    pol, field = support_flow(grad, sup, pi_ref.size)
+    return robust_log_time(field, np.log(pi_ref[sup]), np.zeros(sup.size, dtype=int), pol, t_end=t_end, rtol=rtol,
+                           atol=atol, max_evals=max_evals, max_cpu=max_cpu)
 
-    def pol(th):
-        p = np.zeros(pi_ref.size)
+
+def support_flow(grad, sup: np.ndarray, n: int):
+    """``(policy, field)`` on the logits ``th`` of the outputs ``sup`` (of ``n``): ``policy(th)`` is their softmax
+    (0 elsewhere) and ``field(th)`` the flow ``d th_o/dt = pi_o (g_o - E_pi g)`` with ``g = grad(policy(th))``."""
+
+    def policy(th):
+        p = np.zeros(n)
         e = np.exp(th - th.max())
         p[sup] = e / e.sum()
         return p
 
     def field(th):
-        p = pol(th)
+        p = policy(th)
         g = grad(p)[sup]
         return p[sup] * (g - p[sup] @ g)
 
-    return robust_log_time(field, np.log(pi_ref[sup]), np.zeros(sup.size, dtype=int), pol, t_end=t_end, rtol=rtol,
-                           atol=atol, max_evals=max_evals, max_cpu=max_cpu)
+    return policy, field
 
 
 def robust_tree_flow_end(tp, *, t_end, rtol=1e-8, atol=1e-10, max_evals=50_000, max_cpu=20.0):

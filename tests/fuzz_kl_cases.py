@@ -42,7 +42,7 @@ from grpo_theory.solvers import output_gradient
 from grpo_theory.solvers.tree import TreeProblem
 
 from _full_space_flow import (IntegrationBudget, IntegrationFailed, flow_end, robust_flow_end, robust_tree_flow_end,
-                              tree_flow_end)
+                              support_flow, tree_flow_end)
 from _run_rows import once_per_run
 
 #: Drift tolerance (max_o pi_o |g_o - E g| / beta) of a converged point.
@@ -478,16 +478,7 @@ def _euler_stays(q: Question, obj: Objective, pi: np.ndarray, rng, steps: int = 
     s = np.flatnonzero(pi > 0)
     theta = np.log(pi[s]) + 1e-4 * rng.standard_normal(s.size)
 
-    def policy(th):
-        p = np.zeros(q.n_outputs)
-        e = np.exp(th - th.max())
-        p[s] = e / e.sum()
-        return p
-
-    def flow(th):
-        p = policy(th)
-        g = output_gradient(q, obj, p)[s]
-        return p[s] * (g - p[s] @ g)
+    policy, flow = support_flow(lambda p: output_gradient(q, obj, p), s, q.n_outputs)
 
     th0 = np.log(pi[s])
     proj = np.eye(s.size) - 1.0 / s.size                 # the softmax gauge (a common shift) removed

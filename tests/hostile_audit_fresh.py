@@ -244,6 +244,14 @@ def stderr_lines(err: str) -> list[str]:
     return [ln for ln in err.splitlines() if ln.strip() and "%|" not in ln and "it/s" not in ln]
 
 
+def shell_verdict(err: str, rc: int) -> tuple[str | None, str, list[str]]:
+    """A shell case's first verdict, its message and its :func:`stderr_lines`: ``"traceback"`` where ``err`` holds one,
+    else None; the message is the exit status and the last two lines."""
+    lines = stderr_lines(err)
+    msg = f"rc={rc}: " + " | ".join(lines[-2:])
+    return ("traceback" if "Traceback" in err else None), msg, lines
+
+
 def triage(case: dict, mistakes: dict, prefixes: tuple = (), prefix_why: str = "") -> str:
     """``''`` for clean/correct; else ``harness: why`` (its label in ``mistakes``, or starting with one of
     ``prefixes``) or ``library``."""

@@ -125,10 +125,14 @@ def _pred_check(pred_of, ks=(), interval=None, level=0.95, tol=2e-7):
     return check
 
 
+#: ``predict`` writing only its table, quietly: the start of the checked-table cases
+PREDICT_TABLE = ("predict", "s.csv", "--out", "o", "--no-plots", "--no-progress")
+
+
 def predict_cases() -> list[dict]:
     G = "predict: the table checked"
     out = []
-    base = ["predict", "s.csv", "--out", "o", "--no-plots", "--no-progress"]
+    base = list(PREDICT_TABLE)
     f = {"s.csv": SAMPLES}
     for g in (3, 5, 8):
         for beta in (0.1, 1.0):

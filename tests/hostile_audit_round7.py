@@ -60,10 +60,9 @@ def run_shell_case(case: dict, tmp: Path) -> tuple[str, str]:
                            text=True, timeout=HANG_S * 2, stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
         return "hang", f"over {HANG_S * 2} s"
-    lines = fresh.stderr_lines(p.stderr)
-    msg = f"rc={p.returncode}: " + " | ".join(lines[-2:])
-    if "Traceback" in p.stderr:
-        return "traceback", msg
+    first, msg, lines = fresh.shell_verdict(p.stderr, p.returncode)
+    if first:
+        return first, msg
     expect, names = case["expect"], case["names"]
     def holds(check) -> bool:
         try:

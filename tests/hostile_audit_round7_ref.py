@@ -98,16 +98,29 @@ def _delta(x, G, ddof, eps, normalization):
     return pa - pb
 
 
-def _first_root(f, p, n=400):
-    """The first sign change of ``f`` on ``(p, 1)`` (``f > 0`` just above ``p``), bisected."""
+def _others(G, q):
+    """Each count vector of the ``G - 1`` other members of a group over the levels, with its multinomial probability
+    under the level masses ``q``."""
+    for counts in itertools.product(range(G), repeat=len(q)):
+        if sum(counts) != G - 1:
+            continue
+        w = math.factorial(G - 1)
+        for c, qq in zip(counts, q):
+            w = w / math.factorial(c) * qq ** c
+        yield counts, w
+
+
+def _first_root(f, p, n=400, top_digits=40, halvings=200):
+    """The first sign change of ``f`` on ``(p, 1 - 10^-top_digits)`` (``f > 0`` just above ``p``) on a grid of ``n``
+    points quadratically denser near ``p``, bisected ``halvings`` times; 1.0 where there is none."""
     lo = mp.mpf(p)
-    top = 1 - mp.mpf(10) ** -40
+    top = 1 - mp.mpf(10) ** -top_digits
     grid = [lo + (top - lo) * (mp.mpf(i) / n) ** 2 for i in range(1, n + 1)]
     prev = lo
     for x in grid:
         if f(x) <= 0:
             a, b = prev, x
-            for _ in range(200):
+            for _ in range(halvings):
                 c = (a + b) / 2
                 if f(c) > 0:
                     a = c
@@ -136,16 +149,10 @@ def pg_levels(pi, rewards, G, ddof=0, eps=0.0, normalization="scale") -> np.ndar
     pi, rewards = np.asarray(pi, float), np.asarray(rewards, float)
     levels = sorted(set(rewards.tolist()))
     q = [float(pi[rewards == v].sum()) for v in levels]
-    L = len(levels)
     out = {}
     for r0 in levels:
         tot = 0.0
-        for counts in itertools.product(range(G), repeat=L):
-            if sum(counts) != G - 1:
-                continue
-            w = math.factorial(G - 1)
-            for c, qq in zip(counts, q):
-                w = w / math.factorial(c) * qq ** c
+        for counts, w in _others(G, q):
             rew = [r0] + [v for v, c in zip(levels, counts) for _ in range(c)]
             m = sum(rew) / G
             if normalization == "shift":

@@ -90,10 +90,9 @@ def run_shell_case(case: dict, tmp: Path) -> tuple[str, str]:
         rc = -1
     # bash's own complaint about a locale this machine lacks is not the command's
     p.stderr = "\n".join(ln for ln in p.stderr.splitlines() if not ln.startswith("bash: warning: setlocale"))
-    lines = fresh.stderr_lines(p.stderr)
-    msg = f"rc={rc}: " + " | ".join(lines[-2:])
-    if "Traceback" in p.stderr:
-        return "traceback", msg
+    first, msg, lines = fresh.shell_verdict(p.stderr, rc)
+    if first:
+        return first, msg
     expect, names = case["expect"], case["names"]
 
     def holds(check) -> str:

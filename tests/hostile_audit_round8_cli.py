@@ -11,6 +11,7 @@ import math
 from pathlib import Path
 
 import hostile_audit_round8_ref as ref
+from hostile_audit_round6_cli import PREDICT_TABLE
 
 INF = math.inf
 EX = Path(__file__).resolve().parent.parent / "docs" / "examples"
@@ -409,7 +410,7 @@ def _pred_fn(fn, rtol=1e-7):
 def option_cases() -> list[dict]:
     G_ = "CLI: predict's options together, values checked"
     out = []
-    base = ["predict", "s.csv", "--out", "o", "--no-plots", "--no-progress"]
+    base = list(PREDICT_TABLE)
     f = {"s.csv": COUNTS}
     for itv, lvl in [("wilson", "0.5"), ("jeffreys", "0.999999"), ("wilson", "0.999"), ("jeffreys", "0.01"),
                      ("wilson", "0.6827")]:

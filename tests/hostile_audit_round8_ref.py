@@ -20,11 +20,11 @@ Nothing here imports ``grpo_theory``. Every number comes from the definitions of
 
 from __future__ import annotations
 
-import itertools
 import math
 
 import mpmath as mp
 import numpy as np
+from hostile_audit_round7_ref import _first_root, _others
 
 MP_DPS = 40
 
@@ -106,12 +106,7 @@ def pg_groups(pi, G, *, rewards=None, levels=None, probs=None, ddof=0, eps=0.0, 
     per_level = []
     for j0, r0 in enumerate(levels):
         terms = []
-        for counts in itertools.product(range(G), repeat=L):
-            if sum(counts) != G - 1:
-                continue
-            w = math.factorial(G - 1)
-            for c, ql in zip(counts, q):
-                w = w / math.factorial(c) * ql ** c
+        for counts, w in _others(G, q):
             if w == 0.0:
                 continue
             others = [lv for lv, c in zip(levels, counts) for _ in range(c)]
@@ -188,21 +183,7 @@ def binary_root(p, beta, G, penalty="reverse", ddof=0, eps=0.0, normalization="s
         else:
             lp = mp.log(p / (1 - p))
             f = lambda x: delta(x) - b * (mp.log(x / (1 - x)) - lp)  # noqa: E731
-        top = 1 - mp.mpf(10) ** -30
-        prev = p
-        for i in range(1, n + 1):
-            x = p + (top - p) * (mp.mpf(i) / n) ** 2
-            if f(x) <= 0:
-                lo, hi = prev, x
-                for _ in range(120):
-                    c = (lo + hi) / 2
-                    if f(c) > 0:
-                        lo = c
-                    else:
-                        hi = c
-                return float((lo + hi) / 2)
-            prev = x
-        return 1.0
+        return _first_root(f, p, n=n, top_digits=30, halvings=120)
 
 
 # ---------------------------------------------------------------- docs/predict.md
