@@ -92,3 +92,149 @@ def test_a_case_key_must_still_be_unique():
     q = Question([0.3, 0.7], rewards=[1, 0])
     with pytest.raises(InvalidInputError, match="'k' appears twice"):
         sweep([Case("k", q, Objective(beta=1.0))] * 2, executor="serial", progress=False)
+
+
+# ---------------------------------------------------------------- predict: the declared levels and x(0+)
+def _pg_binary(x, G, rewards, normalization="scale", ddof=0, eps=0.0):
+    """``P_G(a) - P_G(b)`` of a binary question (rewards ``(r_correct, r_wrong)``) at ``pi = (x, 1 - x)``: Eq. 2's
+    advantage of the first member, averaged over ``k ~ Binomial(G - 1, x)`` correct answers among the others."""
+    from math import comb, sqrt
+
+    rc, rw = rewards
+    out = 0.0
+    for k in range(G):
+        w = comb(G - 1, k) * x ** k * (1 - x) ** (G - 1 - k)
+        for first, n_correct, sign in ((rc, k + 1, 1.0), (rw, k, -1.0)):
+            group = [rc] * n_correct + [rw] * (G - n_correct)
+            mean = sum(group) / G
+            if normalization == "shift":
+                adv = first - mean
+            else:
+                std = sqrt(sum((r - mean) ** 2 for r in group) / (G - ddof))
+                adv = 0.0 if std == 0 else (first - mean) / (std + eps)
+            out += sign * w * adv
+    return out
+
+
+def _first_root(f, lo, hi=1.0 - 1e-13, n=4000):
+    """The first sign change of ``f`` (positive at ``lo``) on a grid of ``n`` cells, refined by bisection."""
+    xs = [lo + (hi - lo) * i / n for i in range(n + 1)]
+    prev = xs[0]
+    for x in xs[1:]:
+        if f(x) <= 0:
+            a, b = prev, x
+            for _ in range(200):
+                m = (a + b) / 2
+                a, b = (m, b) if f(m) > 0 else (a, m)
+            return (a + b) / 2
+        prev = x
+    return 1.0
+
+
+def _reverse_root(p, beta, G, rewards, **kw):
+    """The reverse penalty's stationary point reached from ``p``: the first root above ``p`` of
+    ``x (1 - x) (P_G(a) - P_G(b)) - beta (x - p)`` (Eq. 11 for two classes); at ``p = 0`` the first ``x`` where
+    ``(1 - x) (P_G(a) - P_G(b)) - beta`` (that function over ``x``) is not positive, 0 if none above 0."""
+    if p == 0:
+        if (1 - 1e-12) * _pg_binary(1e-12, G, rewards, **kw) - beta <= 0:
+            return 0.0
+        return _first_root(lambda x: (1 - x) * _pg_binary(x, G, rewards, **kw) - beta, 1e-12)
+    return _first_root(lambda x: x * (1 - x) * _pg_binary(x, G, rewards, **kw) - beta * (x - p), p)
+
+
+def _rows(rewards_of):
+    import pandas as pd
+
+    return pd.DataFrame([(pid, r) for pid, rs in rewards_of.items() for r in rs], columns=["prompt_id", "reward"])
+
+
+def test_the_declared_levels_reach_the_shift_objective():
+    """The audit's case: levels -1/1, shift, G = 3, beta = 0.5, p = 1/3. Shift-only P_G is ((G-1)/G)(r - E r), so
+    Eq. 11 reads x (1 - (8/3)(1 - x)) = 1/3, 8x^2 - 5x - 1 = 0: x = (5 + sqrt(57))/16 = 0.7844 (0.6404 with the
+    gap 1 of rewards 1/0)."""
+    from grpo_theory import Objective
+    from grpo_theory.predict import predict, read_samples
+
+    obj = Objective(beta=0.5, group_size=3, normalization="shift")
+    pr = predict(read_samples(_rows({"a": [1, -1, -1], "b": [-1, -1, -1]}), levels=[-1, 1]), obj, progress=False)
+    x = pr.table.set_index("prompt_id").pred
+    assert x["a"] == pytest.approx((5 + 57 ** 0.5) / 16, rel=1e-9)
+    assert x["a"] == pytest.approx(_reverse_root(1 / 3, 0.5, 3, (1.0, -1.0), normalization="shift"), rel=1e-9)
+    assert x["b"] == pytest.approx(5 / 8, rel=1e-9)          # p -> 0+: 1 = (8/3)(1 - x)
+
+
+def test_the_declared_levels_reach_an_epsilon_in_the_std():
+    """With ``std_eps`` the advantage is not scale-free: levels 0/2 are not levels 0/1."""
+    from grpo_theory import Objective
+    from grpo_theory.predict import predict, read_samples
+
+    obj = Objective(beta=0.5, group_size=4, std_ddof=1, std_eps=0.5)
+    samples = read_samples(_rows({"a": [2, 0, 0, 0]}), levels=[0, 2])
+    got = float(predict(samples, obj, progress=False).table.pred[0])
+    assert got == pytest.approx(_reverse_root(0.25, 0.5, 4, (2.0, 0.0), ddof=1, eps=0.5), rel=1e-8)
+    assert abs(got - _reverse_root(0.25, 0.5, 4, (1.0, 0.0), ddof=1, eps=0.5)) > 1e-3
+
+
+def test_a_fitted_clock_reads_the_mean_reward_in_the_levels_units():
+    """Under scale normalisation (no epsilon) levels -1/1 move P(correct) as 0/1 do, so a mean reward m' = 2m - 1
+    with levels -1/1 is the clock of m with 0/1."""
+    from grpo_theory import Objective
+    from grpo_theory.predict import predict, read_samples
+
+    obj, rows = Objective(beta=0.5, group_size=3), {"a": [1, 0, 0], "b": [1, 1, 0]}
+    signed = read_samples(_rows({k: [2 * r - 1 for r in v] for k, v in rows.items()}), levels=[-1, 1])
+    ones = predict(read_samples(_rows(rows)), obj, fit=(10, 0.6), progress=False).summary["clock"]
+    assert predict(signed, obj, fit=(10, 0.2), progress=False).summary["clock"] == pytest.approx(ones, rel=1e-9)
+    with pytest.raises(InvalidInputError, match=r"mean_reward must be a finite number in \[-1.0, 1.0\], got 1.5"):
+        predict(signed, obj, fit=(10, 1.5), progress=False)
+
+
+def test_finite_time_predictions_refuse_levels_other_than_0_and_1():
+    from grpo_theory import Objective
+    from grpo_theory.predict import predict_finite, read_samples
+
+    samples = read_samples(_rows({"a": [1, -1, -1], "b": [1, 1, -1]}), levels=[-1, 1])
+    with pytest.raises(InvalidInputError, match=r"levels \[-1.0, 1.0\]"):
+        predict_finite(samples, Objective(beta=0.5, group_size=3), mean_reward=0.2)
+
+
+@pytest.mark.parametrize("beta", [0.25, 0.5, 0.999, 1.0, 1.5, 4.0])
+def test_a_never_solved_prompt_is_the_limit_of_eq_14(beta):
+    """G = 2, reverse penalty: Eq. 14 at p -> 0+ is max(0, 1 - beta/gamma); at beta = gamma, x = sqrt(p) -> 0 (the
+    value at p = 1e-12 was 1e-6)."""
+    from grpo_theory import Objective
+    from grpo_theory.predict import predict, samples_from_counts
+
+    pr = predict(samples_from_counts([8], [0], ["a"]), Objective(beta=beta, group_size=2), progress=False)
+    assert pr.table.pred[0] == pytest.approx(max(0.0, 1.0 - beta), rel=1e-12, abs=1e-15)
+    assert pr.table.pred_lo[0] == pr.table.pred[0]
+
+
+@pytest.mark.parametrize("beta", [0.25, 1.0, 3.0])
+def test_a_never_solved_prompt_at_large_g_is_the_limit_of_eq_15(beta):
+    from grpo_theory import Objective
+    from grpo_theory.predict import Response
+
+    assert Response(Objective(beta=beta, group_size=float("inf"))).solve(0.0) == pytest.approx(1 / (1 + beta ** 2),
+                                                                                                rel=1e-12)
+
+
+@pytest.mark.parametrize("beta, G, rewards, kw", [(0.5, 8, (1.0, 0.0), {}), (2.0, 8, (1.0, 0.0), {}),
+                                                  (3.0, 8, (1.0, 0.0), {}),
+                                                  (0.3, 5, (1.0, -1.0), dict(normalization="shift")),
+                                                  (0.4, 6, (2.0, 0.0), dict(ddof=1, eps=0.3))])
+def test_x_at_zero_is_the_first_root_of_the_limit_condition(beta, G, rewards, kw):
+    from grpo_theory import Objective
+    from grpo_theory.predict import zero_limit
+
+    obj = Objective(beta=beta, group_size=G, normalization=kw.get("normalization", "scale"),
+                    std_ddof=kw.get("ddof", 0), std_eps=kw.get("eps", 0.0))
+    assert zero_limit(obj, rewards) == pytest.approx(_reverse_root(0.0, beta, G, rewards, **kw), rel=1e-9, abs=1e-12)
+
+
+def test_the_direct_penalty_is_continuous_at_0():
+    """G = 2, direct penalty: x = e^{gamma/(2 beta)} p / (e^{gamma/(2 beta)} p + e^{-gamma/(2 beta)} (1 - p)) -> 0."""
+    from grpo_theory import Objective
+    from grpo_theory.predict import zero_limit
+
+    assert zero_limit(Objective(beta=0.5, group_size=2, penalty="direct")) == 0.0
