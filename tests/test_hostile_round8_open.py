@@ -238,3 +238,44 @@ def test_the_direct_penalty_is_continuous_at_0():
     from grpo_theory.predict import zero_limit
 
     assert zero_limit(Objective(beta=0.5, group_size=2, penalty="direct")) == 0.0
+
+
+# ---------------------------------------------------------------- samples_from_counts: any 1-d sequence of ids
+def _id_containers():
+    import numpy as np
+    import pandas as pd
+
+    return [["a", "b"], ("a", "b"), np.array(["a", "b"]), pd.Index(["a", "b"]), pd.Series(["a", "b"]),
+            pd.Series(["a", "b"], dtype="category"), pd.array(["a", "b"])]
+
+
+@pytest.mark.parametrize("ids", _id_containers(), ids=lambda v: type(v).__name__)
+def test_prompt_ids_may_be_any_1d_sequence(ids):
+    from grpo_theory.predict import samples_from_counts
+
+    assert samples_from_counts([3, 4], [1, 2], prompt_ids=ids).prompt_ids == ("a", "b")
+
+
+_BAD_IDS = {
+    "a duplicate in an Index": (lambda np, pd: pd.Index(["a", "a"]), "'a' appears twice"),
+    "a 2-d array": (lambda np, pd: np.array([["a", "b"]]), "shape (1, 2)"),
+    "a DataFrame": (lambda np, pd: pd.DataFrame({"id": ["a", "b"]}), "shape (2, 1)"),
+    "a text": (lambda np, pd: "ab", "the text 'ab'"),
+    "a set": (lambda np, pd: {"a", "b"}, "a set"),
+    "an iterator": (lambda np, pd: iter(["a", "b"]), "list_iterator"),
+    "a float id": (lambda np, pd: pd.Series(["a", 1.5]), "prompt_ids[1] = 1.5"),
+    "one id too many": (lambda np, pd: pd.Index(["a", "b", "c"]), "must have 2 entries, got 3"),
+}
+
+
+@pytest.mark.parametrize("case", _BAD_IDS)
+def test_prompt_ids_that_are_not_one_per_prompt_are_refused_naming_them(case):
+    import numpy as np
+    import pandas as pd
+
+    from grpo_theory.predict import samples_from_counts
+
+    make, named = _BAD_IDS[case]
+    with pytest.raises(InvalidInputError, match="prompt_ids") as err:
+        samples_from_counts([3, 4], [1, 2], prompt_ids=make(np, pd))
+    assert named in str(err.value)
