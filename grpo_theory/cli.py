@@ -217,7 +217,8 @@ def _cmd_sweep(args) -> int:
 def _add_predict_parser(sub) -> None:
     pr = sub.add_parser("predict", help="per-prompt predictions for a run from the base model's samples")
     pr.add_argument("samples", help="CSV/JSONL: (prompt_id, reward) rows, (prompt_id, n, correct) counts, or "
-                                    "prompt_id + count_<level> columns")
+                                    "prompt_id + count_<level> columns; a pipe (/dev/stdin, <(cmd)) or a name "
+                                    "without a suffix is read by its content")
     pr.add_argument("--framework", nargs=2, metavar=("F", "CONFIG"), default=None,
                     help="read the objective from a trainer config: F is trl, verl or openrlhf; CONFIG its file "
                          "(TRL: JSON or YAML of GRPOConfig fields, or a 'trl grpo ...' command line; verl: YAML "

@@ -279,3 +279,41 @@ def test_prompt_ids_that_are_not_one_per_prompt_are_refused_naming_them(case):
     with pytest.raises(InvalidInputError, match="prompt_ids") as err:
         samples_from_counts([3, 4], [1, 2], prompt_ids=make(np, pd))
     assert named in str(err.value)
+
+
+# ---------------------------------------------------------------- samples from a pipe: the content names the format
+CSV_ROWS = "prompt_id,reward\na,1\na,0\na,0\nb,0\nb,1\n"
+JSON_LINES = '\n{"prompt_id": "a", "n": 3, "correct": 1}\n{"prompt_id": "b", "n": 2, "correct": 1}\n'
+
+
+@pytest.mark.parametrize("text", [CSV_ROWS, JSON_LINES], ids=["csv", "jsonl"])
+def test_samples_from_a_pipe_are_read_once_by_their_content(text):
+    """``predict /dev/stdin`` and ``predict <(cmd)`` name a pipe with no suffix (``/dev/fd/63``)."""
+    import os
+    import threading
+
+    from grpo_theory.predict import read_samples
+
+    r, w = os.pipe()
+    writer = threading.Thread(target=lambda: (os.write(w, text.encode()), os.close(w)))
+    writer.start()
+    try:
+        table = read_samples(f"/dev/fd/{r}")
+    finally:
+        writer.join()
+        os.close(r)
+    assert table.prompt_ids == ("a", "b") and table.counts.tolist() == [[2, 1], [1, 1]]
+
+
+@pytest.mark.parametrize("name, text, refused", [("samples", JSON_LINES, None), ("samples", CSV_ROWS, None),
+                                                 ("samples.txt", CSV_ROWS, "got '.txt'")])
+def test_a_file_without_a_suffix_is_read_by_its_content_and_a_foreign_suffix_is_refused(tmp_path, name, text,
+                                                                                         refused):
+    from grpo_theory.predict import read_samples
+
+    (tmp_path / name).write_text(text)
+    if refused:
+        with pytest.raises(InvalidInputError, match=refused):
+            read_samples(tmp_path / name)
+    else:
+        assert read_samples(tmp_path / name).counts.tolist() == [[2, 1], [1, 1]]

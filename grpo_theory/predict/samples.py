@@ -110,12 +110,22 @@ def _count(value, what: str, where: str) -> int:
     return int(x)
 
 
+_JSON_LINES = (".jsonl", ".ndjson", ".json")
+
+
 def _records(path: Path) -> list[tuple[int, dict]]:
-    """``(line, record)`` pairs of a CSV (header on line 1) or JSONL file, values as read (strings for CSV)."""
-    if path.suffix.lower() not in (".jsonl", ".ndjson", ".json", ".csv") and path.exists() and not path.is_dir():
-        raise InvalidInputError(f"samples {str(path)!r}: expected a .csv or .jsonl file, got {path.suffix!r}")
+    """``(line, record)`` pairs of a CSV (header on line 1) or JSONL file, values as read (strings for CSV). The
+    suffix names the format; a name without one (a pipe: ``<(cmd)``, ``/dev/stdin``) is JSON lines when its first
+    line that is not blank opens an object (``{``), else CSV. The file is read once (a pipe cannot be re-read)."""
+    suffix = path.suffix.lower()
+    if suffix not in (*_JSON_LINES, ".csv", "") and path.exists() and not path.is_dir():
+        raise InvalidInputError(f"samples {str(path)!r}: expected a .csv or .jsonl file, got {path.suffix!r} (a name "
+                                "without a suffix, such as a pipe, is read by its content)")
     text = read_text(path, "samples", max_bytes=MAX_DATA_BYTES, expected="a .csv or .jsonl of samples")
-    if path.suffix.lower() in (".jsonl", ".ndjson", ".json"):
+    if suffix == "":
+        first = next((line for line in text.splitlines() if line.strip()), "")
+        suffix = ".jsonl" if first.lstrip().startswith("{") else ".csv"
+    if suffix in _JSON_LINES:
         out = []
         for i, line in enumerate(text.splitlines(), start=1):
             if not line.strip():
@@ -128,8 +138,6 @@ def _records(path: Path) -> list[tuple[int, dict]]:
                        **{f"count_{lv}": c for lv, c in rec["counts"].items()}}
             out.append((i, rec))
         return out
-    if path.suffix.lower() != ".csv":
-        raise InvalidInputError(f"samples {str(path)!r}: expected a .csv or .jsonl file, got {path.suffix!r}")
     return csv_records(text, f"samples {path.name}")
 
 
