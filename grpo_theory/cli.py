@@ -462,7 +462,20 @@ def _cli_message(exc: BaseException) -> str:
                  "grpo_theory.preference.monte_carlo_preference gives an estimate with its standard error")
     elif isinstance(exc, OSError) and exc.filename is not None:
         text = f"{exc.filename!s}: {exc.strerror or text}"
+    elif _backend := _unusable_backend(exc):
+        text = (f"the environment variable MPLBACKEND={_backend!r} names no backend matplotlib can use ({text}); "
+                "set MPLBACKEND=Agg (it writes image files) or unset it")
     return text
+
+
+def _unusable_backend(exc: BaseException) -> str | None:
+    """``MPLBACKEND``'s value where it made matplotlib fail (its import checks the name), else None."""
+    import os
+    import traceback
+
+    backend = os.environ.get("MPLBACKEND")
+    inside = any("matplotlib" in Path(f.filename).parts for f in traceback.extract_tb(exc.__traceback__))
+    return backend if backend and inside and "backend" in str(exc).lower() else None
 
 
 #: System errors that are about the user's paths even when they carry no file name (a study's "model not found").

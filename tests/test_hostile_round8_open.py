@@ -317,3 +317,46 @@ def test_a_file_without_a_suffix_is_read_by_its_content_and_a_foreign_suffix_is_
             read_samples(tmp_path / name)
     else:
         assert read_samples(tmp_path / name).counts.tolist() == [[2, 1], [1, 1]]
+
+
+# ---------------------------------------------------------------- an unusable MPLBACKEND: the variable and the remedy
+def _matplotlibs_refusal():
+    import matplotlib
+
+    try:
+        matplotlib.rcParams["backend"] = "nonexistent"     # what `import matplotlib` does with MPLBACKEND's value
+    except ValueError as exc:
+        return exc
+    raise AssertionError("matplotlib took the backend 'nonexistent'")
+
+
+def test_an_unusable_mplbackend_is_named_with_what_to_set(monkeypatch):
+    from grpo_theory.cli import _cli_message
+
+    exc = _matplotlibs_refusal()                            # matplotlib imported before MPLBACKEND is set
+    monkeypatch.setenv("MPLBACKEND", "nonexistent")
+    line = _cli_message(exc)
+    assert "MPLBACKEND='nonexistent'" in line and "MPLBACKEND=Agg" in line
+
+
+def test_matplotlibs_words_without_mplbackend_are_left_as_they_are(monkeypatch):
+    from grpo_theory.cli import _cli_message
+
+    exc = _matplotlibs_refusal()
+    monkeypatch.delenv("MPLBACKEND", raising=False)
+    assert _cli_message(exc) == " ".join(str(exc).split())
+
+
+@pytest.mark.slow
+def test_predict_under_an_unusable_mplbackend_says_what_to_set(tmp_path):
+    """The whole command in a process of its own (matplotlib reads MPLBACKEND once, on import)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    (tmp_path / "r.csv").write_text(CSV_ROWS)
+    env = {**os.environ, "MPLBACKEND": "nonexistent", "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    res = subprocess.run([sys.executable, "-m", "grpo_theory.cli", "predict", "r.csv", "--beta", "0.5", "--out", "o",
+                          "--no-progress"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 2 and "MPLBACKEND=Agg" in res.stderr and "Traceback" not in res.stderr
