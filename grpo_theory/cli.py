@@ -82,6 +82,14 @@ def _cmd_figures(args) -> int:
     return 0
 
 
+def _naming_the_figures(plain, only) -> str:
+    """``figures --help`` naming the numbers ``--only`` takes (the registry imports every figure: only here)."""
+    from .figures.build import figure_numbers
+
+    only.help = f"figure numbers to build, of {figure_numbers()} (default: every figure)"
+    return plain()
+
+
 def _cmd_derivations(args) -> int:
     path = Path(args.out)
     if path.is_dir():
@@ -360,9 +368,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     f = sub.add_parser("figures", help="regenerate every figure into paper_figures/")
     f.add_argument("--out", default="paper_figures", type=check.writable_dir, help="output directory")
-    f.add_argument("--only", type=check.positive_int, nargs="+",
-                   help="figure numbers to build (default: every figure; a number with no figure is refused, "
-                        "naming the numbers there are)")
+    only = f.add_argument("--only", type=check.positive_int, nargs="+", help="figure numbers to build")
+    f.format_help = lambda plain=f.format_help: _naming_the_figures(plain, only)
     f.add_argument("--trained", default=None, type=check.existing_file,
                    help="CSV of measured points from `grpo-theory validate` (Figure 9)")
     f.add_argument("--results", default=None,

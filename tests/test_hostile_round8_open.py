@@ -360,3 +360,21 @@ def test_predict_under_an_unusable_mplbackend_says_what_to_set(tmp_path):
     res = subprocess.run([sys.executable, "-m", "grpo_theory.cli", "predict", "r.csv", "--beta", "0.5", "--out", "o",
                           "--no-progress"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert res.returncode == 2 and "MPLBACKEND=Agg" in res.stderr and "Traceback" not in res.stderr
+
+
+# ---------------------------------------------------------------- figures --only: its help names the numbers
+def test_figures_help_lists_every_figure_number_and_no_other(capsys):
+    import re
+
+    from grpo_theory.cli import build_parser
+    from grpo_theory.figures import FIGURES
+
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["figures", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    listed = re.search(r"figure numbers to build, of ([\d, -]+?) \(default", text).group(1)
+    shown = set()
+    for part in listed.split(", "):
+        first, _, last = part.partition("-")
+        shown |= set(range(int(first), int(last or first) + 1))
+    assert shown == {s.number for s in FIGURES}
