@@ -217,6 +217,8 @@ VALID = {
     "grpo_theory.predict.response:Response": lambda: dict(obj=Objective(beta=1.0)),
     "grpo_theory.predict.response:Response.solve": lambda: dict(
         self=__import__("grpo_theory.predict", fromlist=["x"]).Response(Objective(beta=1.0)), p=0.25),
+    "grpo_theory.predict.response:Response.wrong": lambda: dict(
+        self=__import__("grpo_theory.predict", fromlist=["x"]).Response(Objective(beta=1.0)), ps=[0.25], xs=[0.5]),
     "grpo_theory.predict.clock:flow_table": lambda: dict(starts=[0.2, 0.5], obj=Objective(beta=1.0), n_times=50),
     "grpo_theory.predict.clock:FlowTable.at": lambda: dict(self=_flow_table(), p=[0.2, 0.5], t=1.0),
     "grpo_theory.predict.clock:fit_clock": lambda: dict(table=_flow_table(), p=[0.2, 0.5], step=100.0, mean_reward=0.5),

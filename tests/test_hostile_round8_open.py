@@ -378,3 +378,26 @@ def test_figures_help_lists_every_figure_number_and_no_other(capsys):
         first, _, last = part.partition("-")
         shown |= set(range(int(first), int(last or first) + 1))
     assert shown == {s.number for s in FIGURES}
+
+
+# ---------------------------------------------------------------- a class whose mass vanishes in double
+def test_the_kl_of_a_prompt_at_p_ref_1_minus_2_to_the_minus_53_is_finite_and_right():
+    """n = 2^53 samples with one wrong: p_ref = 1 - 2^-53. Eq. 14 (G = 2, beta = 0.5) keeps pi(wrong) = 3.7e-17, which
+    1 - x rounds to 0: the reverse KL read inf and the direct KL 1.1e-16. Reference: Eq. 14 and the two KLs in 50-digit
+    decimal arithmetic."""
+    from decimal import Decimal, getcontext
+
+    from grpo_theory import Objective
+    from grpo_theory.predict import predict, samples_from_counts
+
+    getcontext().prec = 50
+    q = Decimal(2) ** -53
+    p, b = 1 - q, Decimal("0.5")
+    x = ((1 - b) + ((1 - b) ** 2 + 4 * b * p).sqrt()) / 2          # beta (x - p) = x (1 - x)
+    y = 1 - x
+    direct = x * (x / p).ln() + y * (y / q).ln()
+    reverse = p * (p / x).ln() + q * (q / y).ln()
+    row = predict(samples_from_counts([2 ** 53], [2 ** 53 - 1]), Objective(beta=0.5, group_size=2),
+                  progress=False).table.iloc[0]
+    assert row.kl_direct == pytest.approx(float(direct), rel=1e-9)
+    assert row.kl_reverse == pytest.approx(float(reverse), rel=1e-9)

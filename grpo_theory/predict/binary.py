@@ -102,7 +102,8 @@ def predict_binary(samples, obj, ks, level, interval, clock, fit, steps, slow_to
         i = int(np.argmin(np.abs(np.array(d["stable"]) - x_eval[never][0])))
         flags[P_FLOOR] = dict(d, stable=sorted(d["stable"][:i] + [float(pred[never][0])] + d["stable"][i + 1:]))
     kl_p = np.where(never, hi, phat)                      # KL at the upper bound for never-solved prompts
-    kl_direct, kl_reverse = class_kl(np.where(never, x_hi, pred), kl_p)
+    x_kl = np.where(never, x_hi, pred)
+    kl_direct, kl_reverse = class_kl(x_kl, kl_p, resp.wrong(kl_p, x_kl))
     rows = dict(prompt_id=list(samples.prompt_ids), n=n.astype(int), correct=c.astype(int), p_ref=phat,
                 p_ref_lo=lo, p_ref_hi=hi, pred=pred, pred_lo=pred_lo, pred_hi=pred_hi,
                 kl_direct=kl_direct, kl_reverse=kl_reverse)

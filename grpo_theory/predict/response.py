@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from .._checks import OBJECTIVE, POSITIVE_COUNT, checked, flag, num, optional
+from .._checks import OBJECTIVE, POSITIVE_COUNT, arr, checked, flag, num, optional
 from .._numerics import expit, logit
 from .._validate import float_array, plain
 from ..problem import InvalidInputError, Objective, Question
@@ -172,6 +172,7 @@ class Response:
         self.progress = progress
         self._solve_policy = stationary_policy
         self.exact: dict[float, float] = {}
+        self.exact_wrong: dict[float, float] = {}     # pi(wrong) of each exact solve, where 1 - x rounds it away
         self.n_solves = 0
         self.max_check_error = 0.0           # largest midpoint error of the interpolation (grid path only)
         self.used_grid = False
@@ -198,8 +199,11 @@ class Response:
             return self.exact[p]
         if p == 0.0:
             x = zero_limit(self.objective, self.rewards)
+            self.exact_wrong[p] = 1.0 - x
         else:
-            x = float(self._solve_policy(binary_question(p, self.rewards), self.objective).pi[0])
+            pi = self._solve_policy(binary_question(p, self.rewards), self.objective).pi
+            x = float(pi[0])
+            self.exact_wrong[p] = float(pi[1])
         self.exact[p] = x
         self.n_solves += 1
         return x
@@ -274,6 +278,29 @@ class Response:
             out[unchecked] = self._solve_many(inner[unchecked], "x(p_ref), exact in unchecked cells")
         return out
 
+    @checked(ps=arr(0, 1, ndim=1), xs=arr(0, 1, ndim=1))
+    def wrong(self, ps, xs) -> np.ndarray:
+        """``1 - x(p)``, the wrong class's mass: an exact solve's own ``pi(wrong)`` where ``p`` was solved exactly
+        (a mass below 1e-16 that ``1 - x`` rounds to 0: ``p_ref = 1 - 2^-53`` keeps ``pi(wrong) = 3.7e-17`` at
+        G = 2, beta = 0.5), else ``1 - xs``.
+
+        Parameters
+        ----------
+        ps : array_like
+            Values of ``p_ref``.
+        xs : array_like
+            ``x(p)`` at them (as this object returned them).
+
+        Returns
+        -------
+        numpy.ndarray
+            ``pi(wrong)`` at each ``p``.
+        """
+        ps, xs = np.asarray(ps, dtype=float), np.asarray(xs, dtype=float)
+        if ps.shape != xs.shape:
+            raise InvalidInputError(f"ps and xs must have one length, got {ps.size} and {xs.size}")
+        return np.array([self.exact_wrong.get(p, 1.0 - x) for p, x in zip(ps.tolist(), xs.tolist())])
+
     def monotone(self) -> bool:
         """Whether every exact solve so far is non-decreasing in ``p`` (checked, not assumed)."""
         if len(self.exact) < 2:
@@ -312,7 +339,7 @@ class Response:
         return a, b
 
 
-def class_kl(x, p) -> tuple[np.ndarray, np.ndarray]:
+def class_kl(x, p, wrong=None) -> tuple[np.ndarray, np.ndarray]:
     """KL(pi || pi_ref) (the note's direct KL) and KL(pi_ref || pi) (reverse) of a two-class policy.
 
     Within each class the ratio ``pi/pi_ref`` is constant at a stationary point, so the KL over
@@ -324,6 +351,9 @@ def class_kl(x, p) -> tuple[np.ndarray, np.ndarray]:
         ``pi(correct)``, the policy's class mass.
     p : array_like
         ``pi_ref(correct)``, broadcast with ``x``.
+    wrong : array_like, optional
+        ``pi(wrong)`` where it is known better than ``1 - x`` (a mass below 1e-16, see :meth:`Response.wrong`);
+        default ``1 - x``.
 
     Returns
     -------
@@ -332,14 +362,24 @@ def class_kl(x, p) -> tuple[np.ndarray, np.ndarray]:
     reverse : numpy.ndarray
         KL(pi_ref || pi); ``inf`` where ``pi`` leaves a class that ``pi_ref`` has.
     """
-    x = np.asarray(x, dtype=float)
-    p = np.asarray(p, dtype=float)
+    x, p = np.broadcast_arrays(np.asarray(x, dtype=float), np.asarray(p, dtype=float))
+    y = 1 - x if wrong is None else np.broadcast_to(np.asarray(wrong, dtype=float), x.shape)
+    q = 1 - p                                       # exact for p >= 1/2
 
-    def term(a, b):
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(a > 0, a * (np.log(np.where(a > 0, a, 1.0)) - np.log(np.where(b > 0, b, 1.0))), 0.0)
+    def logs(a, b):
+        """``log a`` and ``log b`` of a split ``a + b = 1``, each from the smaller mass (``log1p(-b)`` for a near
+        1: ``log x - log p`` of x = 1 - 3.7e-17 and p = 1 - 2^-53 is 7.4e-17, not 1.1e-16)."""
+        with np.errstate(divide="ignore"):
+            return np.where(a > 0.5, np.log1p(-np.minimum(b, 0.5)), np.log(a)), \
+                np.where(b > 0.5, np.log1p(-np.minimum(a, 0.5)), np.log(b))
 
-    direct = term(x, p) + term(1 - x, 1 - p)
-    reverse = term(p, x) + term(1 - p, 1 - x)
-    reverse = np.where(((x == 0) & (p > 0)) | ((x == 1) & (p < 1)), math.inf, reverse)
+    (lx, ly), (lp, lq) = logs(x, y), logs(p, q)
+
+    def term(a, la, lb):
+        with np.errstate(invalid="ignore"):
+            return np.where(a > 0, a * (la - lb), 0.0)
+
+    direct = term(x, lx, lp) + term(y, ly, lq)
+    reverse = term(p, lp, lx) + term(q, lq, ly)
+    reverse = np.where(((x == 0) & (p > 0)) | ((y == 0) & (q > 0)), math.inf, reverse)
     return direct, reverse
