@@ -86,7 +86,7 @@ def test_a_collapsed_answer_keeps_its_limit_in_the_others_field():
     with pytest.raises(IntegrationBudget):
         flow_end(pi_ref, grad=grad, t_end=1e8, rtol=1e-8, atol=1e-10, max_evals=5_000)
     e8, e12 = (robust_flow_end(pi_ref, grad, t_end=t) for t in (1e8, 1e12))
-    assert e8[3] < 1e-250 and e8[1:3].min() > 0.04                    # answer 3 frozen, 1 and 2 still there at 1e8
+    assert e8[3] < 1e-80 and e8[1:3].min() > 0.04                     # answer 3 frozen, 1 and 2 still there at 1e8
     assert np.abs(e12 - [1.0, 0.0, 0.0, 0.0]).max() < 1e-9, e12
 
 
