@@ -795,14 +795,9 @@ KNOWN: dict[int, tuple[str, str]] = {
     # the same file.
     # 181 (abs in the loss, pi_ref returned as a Filippov point that the flow slides off) was listed here: fixed by
     # the Filippov condition at the loss placement's jumps (grpo_theory/solvers/kinks.py; tests/test_kinks.py).
-    933: ("WRONG-END", "the robust integration (independent) is at"),
-    3505: ("WRONG-END", "the robust integration (independent) is at"),
-    8430: ("WRONG-END", "the robust integration (independent) is at"),
-    # 933, 3505, 8430 (answer tree, k3 kinds in the reward, shift at G = inf or RLOO-shift): a token collapses beside
-    # a surviving one at node A, and its share of edge A's value tends to -beta pi_ref(c|A), not 0; the flow ends at
-    # the root split with that share (0.6753, 0.7126, 0.6501 for pi(A)), stationary_policy returns the one without
-    # it (0.8524, 0.7652, 0.7226: the library's face limit of a shaped reward beyond 1e100). Both solved from the
-    # definitions in tests/test_end_check_collapsed_tokens.py (a strict xfail for the solver defect).
+    # 933, 3505, 8430 (answer tree, k3 kinds in the reward, shift at G = inf or RLOO-shift: a token collapsing beside a
+    # surviving one keeps its share -beta pi_ref(c|A) of edge A's value) were listed here: fixed by the token-level
+    # field's limit of that share (TreeProblem._collapsed_shares; tests/test_end_check_collapsed_tokens.py).
 }
 BAD = {"CRASH", "SILENT", "WRONG-END"}
 
