@@ -829,6 +829,73 @@ def config_predict_cases() -> list[dict]:
     return out
 
 
+def mixup_cases() -> list[dict]:
+    """Configs given to the wrong reader, YAML that expands or refers to itself, outputs that would overwrite an input."""
+    G_ = "CLI: mix-ups, YAML alias bombs, outputs onto inputs"
+    out = []
+    trl_json = json.dumps(dict(trl_version="1.16.0", num_generations=8, beta=0.04, use_bias_correction_kl=False,
+                               loss_type="grpo", max_completion_length=1))
+    for lab, fw, name, text, names in [
+            ("a verl YAML given as --framework trl", "trl", "v.yaml", VERL_Y, ["actor_rollout_ref"]),
+            ("a TRL YAML given as --framework verl", "verl", "c.yaml", TRL_Y, ["num_generations"]),
+            ("a TRL JSON given as --framework openrlhf", "openrlhf", "c.json", trl_json, ["num_generations"]),
+            ("an OpenRLHF JSON given as --framework trl", "trl", "o.json", json.dumps(ORL), ["n_samples_per_prompt"]),
+            ("a verl run script given as --framework trl", "trl", "run.sh", VERL_SH, ["run.sh"])]:
+        out.append(_cli(G_, f"explain: {lab}", ["explain", "--framework", fw, name], "flag", names, files={name: text}))
+    out.append(_cli(G_, "predict --framework verl with a TRL YAML", ["predict", "s.csv", "--framework", "verl", "c.yaml",
+                                                                     "--out", "o", "--no-plots", "--no-progress"],
+                    "flag", ["num_generations"], files={"s.csv": COUNTS, "c.yaml": TRL_Y}))
+    # YAML that refers to itself or expands exponentially
+    bomb = "".join(f"l{i}: &l{i} {{" + ", ".join(f"k{j}: *l{i - 1}" if i else f"k{j}: 1" for j in range(10)) + "}\n"
+                   for i in range(8))
+    out.append(_cli(G_, "verl: an alias bomb under an unknown key (10^8 leaves if expanded)",
+                    ["explain", "--framework", "verl", "v.yaml", "--json"], "either", ["v.yaml"],
+                    files={"v.yaml": VERL_Y + "extra:\n" + "".join("  " + ln + "\n" for ln in bomb.splitlines())},
+                    check=_obj_check(**VERL_REV)))
+    out.append(_cli(G_, "TRL: an alias bomb as an unknown field", ["explain", "--framework", "trl", "c.yaml", "--json"],
+                    "either", ["c.yaml"], files={"c.yaml": TRL_Y + bomb}, check=_obj_check(**TRL_REV)))
+    out.append(_cli(G_, "sweep: an alias bomb in the grid", ["sweep", "g.yaml", "--workers", "1", "--no-progress"],
+                    "error", ["g.yaml"], files={"g.yaml": bomb + "objectives: {beta: 0.5}\n" + Q2}))
+    out.append(_cli(G_, "verl: a self-referential alias (&a [*a])", ["explain", "--framework", "verl", "v.yaml"], "either",
+                    ["v.yaml"], files={"v.yaml": VERL_Y + "extra: &a [*a]\n"}))
+    out.append(_cli(G_, "TRL: a self-referential mapping (&m {self: *m})", ["explain", "--framework", "trl", "c.yaml"],
+                    "either", ["c.yaml"], files={"c.yaml": TRL_Y + "extra: &m {self: *m}\n"}))
+    out.append(_cli(G_, "TRL: 5,000-deep flow nesting in an unknown field", ["explain", "--framework", "trl", "c.yaml"],
+                    "either", ["c.yaml"], files={"c.yaml": TRL_Y + "extra: " + "[" * 5000 + "]" * 5000 + "\n"}))
+    # outputs onto inputs
+    grid = "objectives: {beta: 0.5}\n" + Q2
+    out.append(_cli(G_, "sweep --out g.yaml (the grid itself)", ["sweep", "g.yaml", "--out", "g.yaml", "--workers", "1",
+                                                                 "--no-progress"], "error", ["g.yaml"],
+                    files={"g.yaml": grid}))
+    out.append(_cli(G_, "sweep with the grid's out: naming the grid itself", ["sweep", "g.yaml", "--workers", "1",
+                                                                              "--no-progress"], "error", ["g.yaml"],
+                    files={"g.yaml": "out: g.yaml\n" + grid}))
+    out.append(_cli(G_, "predict --out s.csv (the samples file)", ["predict", "s.csv", "--beta", "0.5", "--out", "s.csv",
+                                                                   "--no-plots", "--no-progress"], "error", ["s.csv"],
+                    files={"s.csv": COUNTS}))
+    out.append(_cli(G_, "predict --out . with the samples in it", ["predict", "s.csv", "--beta", "0.5", "--out", ".",
+                                                                   "--no-plots", "--no-progress"], "either", ["."],
+                    files={"s.csv": COUNTS}, check=_pred_at(".")))
+    out.append(_cli(G_, "predict --measured the samples file itself", ["predict", "s.csv", "--beta", "0.5", "--measured",
+                                                                       "s.csv", "--out", "o", "--no-plots",
+                                                                       "--no-progress"], "either", ["s.csv"],
+                    files={"s.csv": COUNTS}))
+    return out
+
+
+def _pred_at(folder):
+    def check(tmp, res):
+        with open(tmp / folder / "predictions.csv", encoding="utf-8", newline="") as fh:
+            rows = list(csv.DictReader(fh))
+        if (tmp / "s.csv").read_text(encoding="utf-8") != COUNTS:
+            raise AssertionError("the samples file was changed")
+        a = next(r for r in rows if r["prompt_id"] == "a")
+        if abs(float(a["pred"]) - ref.eq14(0.3, 0.5)) > 1e-7:
+            raise AssertionError(a["pred"])
+        return True
+    return check
+
+
 def all_cli_cases() -> list[dict]:
     return (reader_cases() + more_reader_cases() + predict_cases() + more_predict_cases() + config_predict_cases()
-            + sweep_cases() + other_cases())
+            + sweep_cases() + other_cases() + mixup_cases())
