@@ -133,8 +133,8 @@ def reader_cases() -> list[dict]:
     trl("num_generations: 8.0", TRL_Y.replace("num_generations: 8", "num_generations: 8.0"), "either",
         ["num_generations", "8.0"], want=TRL_REV)
     trl("num_generations: true (a bool is not a count)", TRL_Y.replace("num_generations: 8", "num_generations: true"),
-        "error", ["num_generations", "True"])
-    trl("beta: yes (YAML 1.1 bool)", TRL_Y.replace("0.04", "yes"), "error", ["beta", "True"])
+        "error", ["num_generations"])
+    trl("beta: yes (YAML 1.1 bool)", TRL_Y.replace("0.04", "yes"), "error", ["beta"])
     trl("use_bias_correction_kl: yes (YAML 1.1 bool) -> direct", TRL_Y.replace("false", "yes"),
         want=dict(TRL_REV, regime="direct"))
     trl("use_bias_correction_kl: off (YAML 1.1 bool) -> reverse", TRL_Y.replace("false", "off"), want=TRL_REV)
