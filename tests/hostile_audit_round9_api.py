@@ -368,6 +368,13 @@ def notebook_cases() -> list[dict]:
     out.append(_ok(G_, "stationary_points binary: basins cover [0, 1] without gaps or overlaps", basins,
                    lambda v: _basins_cover(v.basins)))
     out.append(_ok(G_, "stationary_points: summary names every stable point", basins, _summary_names_stable))
+
+    def residuals():
+        q2, o2 = Question([0.3, 0.7], rewards=[1, 0]), Objective(beta=3.0, group_size=INF, penalty="direct")
+        pts = stationary_points(q2, o2).points
+        return [(float(p.residual), float(stationarity_residual(q2, o2, p.pi))) for p in pts]
+    out.append(_ok(G_, "every point's residual is stationarity_residual at its pi (documented 'always'), the vertex too",
+                   residuals, lambda v: all(abs(a - b) <= 1e-12 * max(1.0, abs(b)) for a, b in v) or f"{v}"))
     # pickle / copy / replace / eq / hash / repr of results and inputs at family settings
     fam = Objective(beta=0.3, group_size=5, advantage="reinforce_pp", entropy_coef=0.1, filter_ties=True)
     for lab, mk in [("Objective(advantage='reinforce_pp', entropy_coef=0.1, filter_ties=True)", lambda: fam),
@@ -482,7 +489,7 @@ def more_checked_cases() -> list[dict]:
                        lambda v, p=p, pa=pa, pb=pb, b=b: _near(_pi(v)[0], ref.eq14(p, b, pa - pb))))
         out.append(_ok(G_, f"Question confidence_margin p_a={pa} p_b={pb}",
                        lambda p=p, pa=pa, pb=pb: Question([p, 1 - p], reward_levels=[0, 1],
-                                                          reward_probs=[[1 - pa, pa], [1 - pb, pb]]).confidence_margin,
+                                                          reward_probs=[[1 - pa, pa], [1 - pb, pb]]).confidence_margin(),
                        lambda v, pa=pa, pb=pb: abs(float(v) - (pa - pb)) <= 1e-15 or f"{v}"))
     # the pairwise preference of random rewards: P(o > o') + half the ties
     for lv, pb in [([0, 1, 2], [[0.2, 0.3, 0.5], [0.6, 0.2, 0.2]]), ([-1, 0.5], [[0.5, 0.5], [0.1, 0.9]]),
@@ -490,9 +497,9 @@ def more_checked_cases() -> list[dict]:
         P = np.asarray(pb, float)
         W = (np.subtract.outer(lv, lv) > 0) + 0.5 * (np.subtract.outer(lv, lv) == 0)
         want = P @ W @ P.T
-        out.append(_ok(G_, f"Question preference_matrix levels={lv} probs={pb}",
+        out.append(_ok(G_, f"Question pairwise_preference() levels={lv} probs={pb}",
                        lambda lv=lv, pb=pb: np.asarray(Question([0.5, 0.5], reward_levels=lv, reward_probs=pb)
-                                                       .preference_matrix, float),
+                                                       .pairwise_preference(), float),
                        lambda v, w=want: ref.close(v, w, rtol=1e-14, atol=1e-15) or f"{v} != {w}"))
         er = P @ np.asarray(lv, float)
         out.append(_ok(G_, f"Question expected_reward levels={lv} probs={pb}",
