@@ -82,6 +82,14 @@ def _cmd_figures(args) -> int:
     return 0
 
 
+def _naming_the_figures(plain, only) -> str:
+    """``figures --help`` naming the numbers ``--only`` takes (the registry imports every figure: only here)."""
+    from .figures.build import figure_numbers
+
+    only.help = f"figure numbers to build, of {figure_numbers()} (default: every figure)"
+    return plain()
+
+
 def _cmd_derivations(args) -> int:
     path = Path(args.out)
     if path.is_dir():
@@ -217,7 +225,8 @@ def _cmd_sweep(args) -> int:
 def _add_predict_parser(sub) -> None:
     pr = sub.add_parser("predict", help="per-prompt predictions for a run from the base model's samples")
     pr.add_argument("samples", help="CSV/JSONL: (prompt_id, reward) rows, (prompt_id, n, correct) counts, or "
-                                    "prompt_id + count_<level> columns")
+                                    "prompt_id + count_<level> columns; a pipe (/dev/stdin, <(cmd)) or a name "
+                                    "without a suffix is read by its content")
     pr.add_argument("--framework", nargs=2, metavar=("F", "CONFIG"), default=None,
                     help="read the objective from a trainer config: F is trl, verl or openrlhf; CONFIG its file "
                          "(TRL: JSON or YAML of GRPOConfig fields, or a 'trl grpo ...' command line; verl: YAML "
@@ -359,9 +368,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     f = sub.add_parser("figures", help="regenerate every figure into paper_figures/")
     f.add_argument("--out", default="paper_figures", type=check.writable_dir, help="output directory")
-    f.add_argument("--only", type=check.positive_int, nargs="+",
-                   help="figure numbers to build (default: every figure; a number with no figure is refused, "
-                        "naming the numbers there are)")
+    only = f.add_argument("--only", type=check.positive_int, nargs="+", help="figure numbers to build")
+    f.format_help = lambda plain=f.format_help: _naming_the_figures(plain, only)
     f.add_argument("--trained", default=None, type=check.existing_file,
                    help="CSV of measured points from `grpo-theory validate` (Figure 9)")
     f.add_argument("--results", default=None,
@@ -461,7 +469,20 @@ def _cli_message(exc: BaseException) -> str:
                  "grpo_theory.preference.monte_carlo_preference gives an estimate with its standard error")
     elif isinstance(exc, OSError) and exc.filename is not None:
         text = f"{exc.filename!s}: {exc.strerror or text}"
+    elif _backend := _unusable_backend(exc):
+        text = (f"the environment variable MPLBACKEND={_backend!r} names no backend matplotlib can use ({text}); "
+                "set MPLBACKEND=Agg (it writes image files) or unset it")
     return text
+
+
+def _unusable_backend(exc: BaseException) -> str | None:
+    """``MPLBACKEND``'s value where it made matplotlib fail (its import checks the name), else None."""
+    import os
+    import traceback
+
+    backend = os.environ.get("MPLBACKEND")
+    inside = any("matplotlib" in Path(f.filename).parts for f in traceback.extract_tb(exc.__traceback__))
+    return backend if backend and inside and "backend" in str(exc).lower() else None
 
 
 #: System errors that are about the user's paths even when they carry no file name (a study's "model not found").
@@ -521,7 +542,7 @@ def _silence(stream) -> None:
 
 
 #: The modules whose NumPy RuntimeWarnings the command line does not print (:func:`main`).
-_SOLVER_MODULES = r"grpo_theory\.(solvers(\..*)?|kl)$"
+_SOLVER_MODULES = r"grpo_theory\.(solvers(\..*)?|kl|_numerics|_multinomial|_interval|_batch_ode)$"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -68,7 +68,8 @@ LOSS_TYPES = {
 #: The numeric fields of :class:`Objective` (a 0-d array in any of them is read as its number).
 _NUMERIC_FIELDS = ("beta", "group_size", "std_ddof", "std_eps", "variance_eps", "groups_per_batch", "kl_log_ratio_clamp",
                    "kl_value_clamp", "pass_k", "entropy_coef")
-_INTEGER_FIELDS = ("group_size", "std_ddof", "groups_per_batch", "pass_k")
+#: The Objective fields that hold integers (or math.inf): ``group_size: 4.0`` is the integer 4.
+INTEGER_FIELDS = ("group_size", "std_ddof", "groups_per_batch", "pass_k")
 #: Largest finite group size: 2**53, beyond which integers are not exact in double precision.
 MAX_GROUP_SIZE = 2**53
 
@@ -243,7 +244,7 @@ class Objective:
     def __post_init__(self) -> None:
         for name in _NUMERIC_FIELDS:                       # np.array(0.5) is the number 0.5
             value = unwrap_scalar(getattr(self, name))
-            if name not in _INTEGER_FIELDS:                # ints have their own limits (G <= 2**53)
+            if name not in INTEGER_FIELDS:                # ints have their own limits (G <= 2**53)
                 value = as_double(name, value)             # 10**400 or np.longdouble('1e-4000'): refused
             object.__setattr__(self, name, value)
         beta = self.beta

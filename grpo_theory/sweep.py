@@ -18,6 +18,7 @@ Each finished case is appended to a CSV at once, so a killed sweep loses nothing
 from __future__ import annotations
 
 import csv
+import inspect
 import itertools
 import json
 import math
@@ -33,8 +34,9 @@ import pandas as pd
 
 from ._checks import checked, flag, instance, items, mapping
 from ._io import atomic_write
+from ._pool import stop_pool, watch_parent
 from ._validate import MAX_DATA_BYTES, MAX_EXACT_GROUP, plain, read_text, text_float
-from .problem import InvalidInputError, Objective, Question, as_objective, as_question
+from .problem import INTEGER_FIELDS, InvalidInputError, Objective, Question, as_objective, as_question
 from .solvers import stationary_points, stationary_policy
 
 __all__ = ["Case", "evaluate_case", "sweep", "cases_from_grid", "check_grid", "grid_size", "SweepInterrupted",
@@ -110,56 +112,6 @@ def evaluate_case(case: Case) -> dict:
 
 class SweepInterrupted(KeyboardInterrupt):
     """Ctrl-C during :func:`sweep`; the message says how many cases are saved and how to resume."""
-
-
-def _watch_parent(parent_pid: int) -> None:
-    """Worker initializer: die with the parent (issue 25: a SIGKILLed sweep left its workers running).
-
-    On Linux the kernel sends SIGKILL when the parent dies (``PR_SET_PDEATHSIG``); elsewhere, and as a
-    fallback, a daemon thread checks twice a second whether the parent is gone. Ctrl-C is ignored
-    here: the parent handles it and stops the pool (no traceback from every worker).
-    """
-    import os
-    import signal
-    import threading
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)     # 1 = PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-
-    first_ppid = os.getppid()       # the sweep's process (fork, spawn) or the forkserver
-
-    def alive() -> bool:
-        if os.getppid() != first_ppid:                  # reparented: our parent has died (even if unreaped)
-            return False
-        try:
-            os.kill(parent_pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            pass
-        return True
-
-    def watch():
-        while alive():
-            time.sleep(0.5)
-        os._exit(1)
-
-    threading.Thread(target=watch, daemon=True, name="grpo-theory-parent-watch").start()
-
-
-def _stop_pool(pool: ProcessPoolExecutor) -> None:
-    """Cancel what is queued and end the running workers now (a case can take a while)."""
-    procs = list((getattr(pool, "_processes", None) or {}).values())    # shutdown() forgets them
-    pool.shutdown(wait=False, cancel_futures=True)
-    for proc in procs:
-        proc.terminate()
-    for proc in procs:
-        proc.join(timeout=5)
 
 
 def _complete(rec: list) -> bool:
@@ -265,7 +217,7 @@ def sweep(cases: Iterable[Case], *, out: str | Path | None = None, executor: Exe
         dup = next(k for k in keys if keys.count(k) > 1)
         raise InvalidInputError(f"case keys must be unique; {dup!r} appears twice")
     out = None if out is None else Path(out)
-    done = _done_rows(out) if out is not None else []
+    done = _resumed(_done_rows(out), keys, out) if out is not None else []
     have = {r["key"] for r in done}
     todo = [c for c in cases if c.key not in have]
     if out is not None:
@@ -292,10 +244,8 @@ def sweep(cases: Iterable[Case], *, out: str | Path | None = None, executor: Exe
                 for c in todo:
                     record(evaluate_case(c))
             else:
-                import os
-
                 own = executor is None
-                pool = ProcessPoolExecutor(max_workers=max_workers, initializer=_watch_parent,
+                pool = ProcessPoolExecutor(max_workers=max_workers, initializer=watch_parent,
                                            initargs=(os.getpid(),)) if own else executor
                 interrupted = False
                 try:
@@ -307,7 +257,7 @@ def sweep(cases: Iterable[Case], *, out: str | Path | None = None, executor: Exe
                     raise
                 finally:
                     if own:
-                        _stop_pool(pool) if interrupted else pool.shutdown(cancel_futures=True)
+                        stop_pool(pool) if interrupted else pool.shutdown(cancel_futures=True)
         except KeyboardInterrupt:
             saved = len(cases) - len(todo) + len(fresh)
             where = (f"saved in {out}; run the same command again to resume" if out is not None
@@ -323,6 +273,52 @@ def sweep(cases: Iterable[Case], *, out: str | Path | None = None, executor: Exe
     df["exhaustive"] = df["exhaustive"].map(lambda v: v in (True, "True"))
     order = {k: i for i, k in enumerate(keys)}
     return df[df.key.isin(order)].sort_values("key", key=lambda s: s.map(order)).reset_index(drop=True)
+
+
+def _resumed(done: list[dict], keys: list[str], out: Path) -> list[dict]:
+    """``done`` with each row under its case's key (a row whose key writes its numbers another way, ``beta=1`` for
+    ``beta=1.0``, takes the case's key); a second row of one key is dropped; ``out`` is rewritten if a row changed."""
+    canon: dict[str, list[str]] = {}
+    for k in keys:
+        canon.setdefault(_canonical_key(k), []).append(k)
+    rows, seen = [], set()
+    for r in done:
+        k, alike = r["key"], canon.get(_canonical_key(r["key"]), [])
+        k = k if k in keys or len(alike) != 1 else alike[0]
+        if k not in seen:
+            seen.add(k)
+            rows.append({**r, "key": k})
+    if rows != done:
+        _write(out, rows)
+    return rows
+
+
+def _value_text(name: str, v) -> str:
+    """A grid value as a case's key writes it: a number (or YAML's text of one) as the value the computation uses,
+    an integer field's ``4.0`` as ``4`` and any other field's ``1`` as ``1.0`` (``inf`` as ``inf``); anything else
+    as ``str`` writes it. Two spellings of one number give one text."""
+    if isinstance(v, str) and (_NUMBER.match(v) or v.strip().lower() in ("inf", ".inf", "+inf")):
+        v = math.inf if "inf" in v.lower() else float(v)
+    if not isinstance(v, (int, float, np.integer, np.floating)) or isinstance(v, (bool, np.bool_)) \
+            or not abs(v) <= 1.7976931348623157e308:        # the largest double: inf, and an int no double holds, as str
+        return str(v)
+    if name in INTEGER_FIELDS and float(v).is_integer():
+        return str(int(v))
+    return repr(float(v))
+
+
+def _case_key(qname: str, fields: Mapping) -> str:
+    return f"{qname}|" + ",".join(f"{k}={_value_text(k, v)}" for k, v in fields.items())
+
+
+def _canonical_key(key: str) -> str:
+    """A key as :func:`_case_key` writes it (``q|beta=1,group_size=4.0`` -> ``q|beta=1.0,group_size=4``), for a
+    file written with the grid's own spellings; a key not of the form ``name|field=value,...`` as it is."""
+    qname, bar, rest = key.rpartition("|")
+    pairs = [kv.partition("=") for kv in rest.split(",")]
+    if not bar or not all(k.isidentifier() and eq for k, eq, _ in pairs):
+        return key
+    return _case_key(qname, {k: v for k, _, v in pairs})
 
 
 def _product(spec: Mapping) -> list[dict]:
@@ -465,6 +461,12 @@ def check_grid(grid) -> list[str]:
                 if str(exc) not in seen:
                     seen.add(str(exc))
                     problems.append(msg)
+        for k, v in grid["objectives"].items():
+            texts = [_value_text(k, x) for x in v] if isinstance(v, list) else []
+            twice = next((t for t in texts if texts.count(t) > 1), None)
+            if twice is not None:
+                problems.append(f"objectives: {k} lists {twice} {texts.count(twice)} times (one case, however the "
+                                "number is written); list each value once")
     if "questions" not in grid and "simplex" not in grid:
         problems.append("missing 'questions' (a list) or 'simplex' ({rewards, step})")
     if "questions" in grid:
@@ -478,8 +480,6 @@ def check_grid(grid) -> list[str]:
                     continue
                 spec = dict(spec)
                 spec.pop("name", None)
-                import inspect
-
                 allowed = set(inspect.signature(Question.__init__).parameters) - {"self"}
                 unknown = sorted(str(k) for k in spec if k not in allowed)
                 if unknown:
@@ -556,7 +556,8 @@ def cases_from_grid(grid: Mapping) -> list[Case]:
     Returns
     -------
     list of Case
-        Keys ``"<question name>|field=value,..."``.
+        Keys ``"<question name>|field=value,..."``, each number written as the value the computation uses
+        (``beta: 1`` and ``beta: 1.0`` give ``beta=1.0``, ``group_size: 4.0`` gives ``group_size=4``).
 
     Raises
     ------
@@ -595,6 +596,5 @@ def cases_from_grid(grid: Mapping) -> list[Case]:
     cases = []
     for (qname, q), fields in itertools.product(questions, objectives):
         obj = as_objective(_objective_fields(fields))
-        key = f"{qname}|" + ",".join(f"{k}={v}" for k, v in fields.items())
-        cases.append(Case(key, q, obj))
+        cases.append(Case(_case_key(qname, fields), q, obj))
     return cases

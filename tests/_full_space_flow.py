@@ -149,8 +149,15 @@ def flow_end(pi_ref, rewards=None, *, t_end=1e10, grad=None, rtol=1e-9, atol=1e-
                           calls=calls, start=start, max_cpu=max_cpu)
 
 
-#: Logit below the top at which :func:`robust_flow_end` freezes a collapsed answer (relative mass e^-600, 1e-261).
-FREEZE_GAP = -600.0
+#: Logit below the top at which the robust integrations freeze a collapsed answer (relative mass e^-200, 1.4e-87).
+#: Deep enough that only its limit term is left: ``pi_o k3(lr_o) -> pi_ref(o)`` for k3 kinds (kept exactly: the relative
+#: error of ``k3 ~ e^-lr`` is ``|lr| e^lr``, 1e-85), any bounded ``g_o`` adds below 1e-86. Shallow enough that the
+#: field is still the definitions': ``grpo_theory`` stands a shaped reward shifted by more than 1e100 in for its
+#: limit (``problem.HUGE_SHIFT``, the library's face), a jump of some 90 orders in the collapsing answer's own speed
+#: on which LSODA stalls (KL seeds 933, 3505, 5755, 8368, 8430 stopped at relative masses 1e-101 to 1e-102, where
+#: ``beta k3`` crosses 1e100). At e^-200 a token's ``beta k3 <= beta e^{200} / pi_ref(c|v) < 1e92`` for the fuzz's
+#: ``beta <= 5`` and ``pi_ref >= 1e-4``.
+FREEZE_GAP = -200.0
 #: LSODA restarts :func:`robust_flow_end` allows where LSODA gives up.
 MAX_RESTARTS = 50
 
@@ -159,17 +166,17 @@ def robust_flow_end(pi_ref, grad, *, t_end, rtol=1e-8, atol=1e-10, max_evals=50_
     """:func:`flow_end`'s integration made robust where the plain one cannot finish; the same flow,
     ``d theta_o/dt = pi_o (g_o - E_pi g)`` on all output logits of pi_ref's support, in ``s = log(1 + t)``:
 
-    * an answer whose logit falls ``FREEZE_GAP`` below the top (a relative mass of e^-600) has collapsed: it leaves
-      the integrated state for good (its logit is frozen; its mass could not come back before t = e^600), and the
-      others see it at that mass, ``FREEZE_GAP`` below the current top. That keeps the limit of ``pi_o g_o`` as
-      ``pi_o -> 0``, which is not 0 where the estimator grows like ``pi_ref/pi`` (k3 kinds: ``pi_o k3(lr_o) ->
-      pi_ref(o)``, KL seed 3154), where :func:`flow_end`, which sees a held answer at mass 0, switches that term off
-      and on as the answer crosses its threshold and chatters there;
+    * an answer whose logit falls ``FREEZE_GAP`` below the top (a relative mass of e^-200) has collapsed: it leaves
+      the integrated state for good (its logit is frozen), and the others see it at that mass, ``FREEZE_GAP`` below
+      the current top. That keeps the limit of ``pi_o g_o`` as ``pi_o -> 0``, which is not 0 where the estimator
+      grows like ``pi_ref/pi`` (k3 kinds: ``pi_o k3(lr_o) -> pi_ref(o)``, KL seed 3154), where :func:`flow_end`, which
+      sees a held answer at mass 0, switches that term off and on as the answer crosses its threshold and chatters
+      there;
     * where LSODA gives up, a fresh LSODA goes on from the last accepted step (at most ``MAX_RESTARTS`` times).
 
     ``grad`` is ``pi -> g`` (the fuzz passes the library's per-output gradient, jumps of the field mollified:
     :func:`fuzz_kl_cases.mollified_gradient`). Returns the policy at ``t_end`` (frozen answers at their relative
-    mass e^-600). Raises
+    mass e^-200). Raises
     :class:`IntegrationBudget` past ``max_evals`` evaluations or ``max_cpu`` seconds of CPU, and
     :class:`IntegrationFailed` past ``MAX_RESTARTS`` restarts."""
     pi_ref = np.asarray(pi_ref, float)
@@ -197,16 +204,19 @@ def support_flow(grad, sup: np.ndarray, n: int):
     return policy, field
 
 
-def robust_tree_flow_end(tp, *, t_end, rtol=1e-8, atol=1e-10, max_evals=50_000, max_cpu=20.0):
-    """:func:`tree_flow_end`'s flow (every edge logit of ``tp``'s answer tree, ``tp.logit_gradient``) integrated like
-    :func:`robust_flow_end`: an edge whose conditional falls ``FREEZE_GAP`` below the top edge of its node is frozen
-    there (a collapsing answer of k3 kinds in the reward: KL seed 9854), LSODA restarted where it gives up."""
+def robust_tree_flow_end(tp, *, t_end, field=None, rtol=1e-8, atol=1e-10, max_evals=50_000, max_cpu=20.0):
+    """:func:`tree_flow_end`'s flow (every edge logit of ``tp``'s answer tree; ``field(x)`` its ``dJ/dtheta_e`` at free
+    logits ``x``, ``tp.logit_gradient`` unless given: the fuzz passes it with the loss placement's jumps mollified)
+    integrated like :func:`robust_flow_end`: an edge whose conditional falls ``FREEZE_GAP`` below the top edge of its
+    node is frozen there (a collapsing answer of k3 kinds in the reward: KL seed 9854), LSODA restarted where it gives
+    up."""
     free, last = tp.free, tp.last_of_edge[tp.free]
+    field = tp.logit_gradient if field is None else field
 
     def x_of(theta):
         return theta[free] - theta[last]
 
-    return robust_log_time(lambda th: tp.logit_gradient(x_of(th)), tp.log_ref_cond, tp.tree.edge_node,
+    return robust_log_time(lambda th: field(x_of(th)), tp.log_ref_cond, tp.tree.edge_node,
                            lambda th: tp.policy(x_of(th)), t_end=t_end, rtol=rtol, atol=atol, max_evals=max_evals,
                            max_cpu=max_cpu)
 
@@ -215,8 +225,8 @@ def robust_log_time(field, y0, groups, pol, *, t_end, rtol, atol, max_evals, max
     """``pol(theta)`` at flow time ``t_end`` of ``d theta/dt = field(theta)`` from ``y0``, LSODA in ``s = log(1 + t)``:
     a logit ``FREEZE_GAP`` below the top of its group (``groups[i]``: the softmax it belongs to) is frozen there and
     leaves the integrated state for good, others seen at the gap, never below it; a fresh LSODA after each freeze and
-    where LSODA gives up (at most ``MAX_RESTARTS``). The result's frozen logits are at their gap (a relative mass
-    of e^-600)."""
+    where LSODA gives up (at most ``MAX_RESTARTS``). The result's frozen logits are at their gap (a relative mass of
+    e^-200)."""
     theta = np.asarray(y0, dtype=float).copy()
     groups = np.asarray(groups)
     frozen = np.zeros(theta.size, dtype=bool)

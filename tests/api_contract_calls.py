@@ -212,9 +212,13 @@ VALID = {
     "grpo_theory.predict.intervals:unbiased_pass_at_k": lambda: dict(n=[4, 8], correct=[1, 1], k=8),
     "grpo_theory.predict.intervals:check_k": lambda: dict(k=[1, 8]),
     "grpo_theory.predict.response:binary_question": lambda: dict(p=0.25),
+    "grpo_theory.predict.response:binary_rewards": lambda: dict(rewards=(1.0, -1.0)),
+    "grpo_theory.predict.response:zero_limit": lambda: dict(obj=Objective(beta=0.25, group_size=2)),
     "grpo_theory.predict.response:Response": lambda: dict(obj=Objective(beta=1.0)),
     "grpo_theory.predict.response:Response.solve": lambda: dict(
         self=__import__("grpo_theory.predict", fromlist=["x"]).Response(Objective(beta=1.0)), p=0.25),
+    "grpo_theory.predict.response:Response.wrong": lambda: dict(
+        self=__import__("grpo_theory.predict", fromlist=["x"]).Response(Objective(beta=1.0)), ps=[0.25], xs=[0.5]),
     "grpo_theory.predict.clock:flow_table": lambda: dict(starts=[0.2, 0.5], obj=Objective(beta=1.0), n_times=50),
     "grpo_theory.predict.clock:FlowTable.at": lambda: dict(self=_flow_table(), p=[0.2, 0.5], t=1.0),
     "grpo_theory.predict.clock:fit_clock": lambda: dict(table=_flow_table(), p=[0.2, 0.5], step=100.0, mean_reward=0.5),

@@ -64,13 +64,12 @@ def test_a_stop_at_a_jump_point_is_not_an_arrival_where_the_flow_slides_out_of_i
     assert ok is False and "the plain integration stopped at the returned point" in why, why
 
 
-@pytest.mark.xfail(strict=True, reason="stationary_policy returns pi_ref, converged and stable, as a Filippov point "
-                   "where the flow slides out of it (a solver defect, left to the solver's owners)")
+@pytest.mark.slow                                                      # tests/test_kinks.py asserts the exact end
 def test_stationary_policy_at_a_jump_point_the_flow_slides_out_of():
     q = SLIDE["q"]
     obj = Objective(beta=0.4, group_size=8, normalization="shift", kl_estimator="abs", kl_placement="loss")
     sol = stationary_policy(q, obj)
-    assert not sol.converged or np.abs(sol.pi - SLIDE["end"]).max() < 1e-3, sol
+    assert sol.converged and np.abs(sol.pi - SLIDE["end"]).max() < 1e-3, sol
 
 
 def test_a_collapsed_answer_keeps_its_limit_in_the_others_field():
@@ -87,7 +86,7 @@ def test_a_collapsed_answer_keeps_its_limit_in_the_others_field():
     with pytest.raises(IntegrationBudget):
         flow_end(pi_ref, grad=grad, t_end=1e8, rtol=1e-8, atol=1e-10, max_evals=5_000)
     e8, e12 = (robust_flow_end(pi_ref, grad, t_end=t) for t in (1e8, 1e12))
-    assert e8[3] < 1e-250 and e8[1:3].min() > 0.04                    # answer 3 frozen, 1 and 2 still there at 1e8
+    assert e8[3] < 1e-80 and e8[1:3].min() > 0.04                     # answer 3 frozen, 1 and 2 still there at 1e8
     assert np.abs(e12 - [1.0, 0.0, 0.0, 0.0]).max() < 1e-9, e12
 
 

@@ -111,6 +111,17 @@ def _ranges(numbers: list[int]) -> str:
     return ", ".join(f"{r[0]}-{r[-1]}" if len(r) > 1 else f"{r[0]}" for r in runs)
 
 
+def figure_numbers() -> str:
+    """The numbers of the figures there are, as ranges (``"1-9, 11-33"``): what ``figures --only`` takes.
+
+    Returns
+    -------
+    str
+        The numbers of :data:`~grpo_theory.figures.FIGURES`, consecutive ones as ``first-last``.
+    """
+    return _ranges(sorted({s.number for s in FIGURES}))
+
+
 def _read_trained(path: Path) -> pd.DataFrame:
     """``--trained``: a CSV table with Figure 9's columns, read through the validation layer (UTF-8, size), every
     problem naming the file."""
@@ -254,12 +265,11 @@ def build_figures(out_dir: str | Path = "paper_figures", only=None, trained: str
         The files written.
     """
     matplotlib.use("Agg", force=False)
-    valid = {s.number for s in FIGURES}
-    unknown = set(only or ()) - valid
+    unknown = set(only or ()) - {s.number for s in FIGURES}
     if unknown:
         moved = "".join(f"; {RETIRED[n]}" for n in sorted(unknown) if n in RETIRED)
         raise InvalidInputError(f"no figure numbered {sorted(unknown)}{moved}; the figures are numbered "
-                                f"{_ranges(sorted(valid))}")
+                                f"{figure_numbers()}")
     measured = None
     if trained is not None:
         trained = Path(trained)

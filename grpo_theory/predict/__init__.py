@@ -23,11 +23,11 @@ from .finite import FinitePrediction, predict_finite
 from .scoring import sampling_floor, score_table
 from .core import Prediction, objective_for, predict, reward_kl_tradeoff
 from .intervals import binomial_interval, pass_at_k, unbiased_pass_at_k
-from .response import P_FLOOR, Response, binary_question
+from .response import P_FLOOR, Response, binary_question, zero_limit
 from .samples import PredictWarning, SampleTable, read_samples, samples_from_counts
 
 __all__ = ["predict", "Prediction", "read_samples", "samples_from_counts", "SampleTable", "PredictWarning",
            "binomial_interval", "pass_at_k", "unbiased_pass_at_k", "FlowTable", "flow_table", "fit_clock",
-           "Response", "binary_question", "P_FLOOR", "objective_for", "reward_kl_tradeoff", "predict_finite",
+           "Response", "binary_question", "zero_limit", "P_FLOOR", "objective_for", "reward_kl_tradeoff", "predict_finite",
            "FinitePrediction", "PromptField", "solve_rho", "solve_kernel", "CoupledTrajectory", "fit_flow", "fit_flows",
            "fit_shift", "Fit", "predictive_interval", "score_table", "sampling_floor"]

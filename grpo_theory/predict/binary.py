@@ -18,11 +18,11 @@ from .intervals import binomial_interval, pass_at_k, unbiased_pass_at_k
 from .response import P_FLOOR, Response, binary_question, class_kl
 
 
-def _flag_at(p: float, obj: Objective, clamp: bool) -> dict:
+def _flag_at(p: float, obj: Objective, clamp: bool, rewards) -> dict:
     """The stationary points at ``p`` (all, with stability), the vertex the flow reaches, the clamp's critical beta."""
     if p >= 1.0:
         return dict(stable=[1.0], multistable=False, vertex="", beta_c=math.nan)
-    q = binary_question(float(p))
+    q = binary_question(float(p), rewards)
     pts = stationary_points(q, obj)
     ref = pts.from_reference
     vertex = ("correct" if ref.pi[0] > 0.5 else "wrong") if ref.boundary else ""
@@ -36,7 +36,7 @@ def _flag_at(p: float, obj: Objective, clamp: bool) -> dict:
                 beta_c=beta_c)
 
 
-def _flags(samples_p: np.ndarray, obj: Objective, x_of: dict, max_exact: int, progress) -> dict:
+def _flags(samples_p: np.ndarray, obj: Objective, x_of: dict, max_exact: int, progress, rewards) -> dict:
     """Flags per distinct ``p``: exact for up to ``max_exact`` values; beyond, from a grid of 129 values in
     ``logit p``, with an exact search for every ``p`` whose two neighbouring grid values disagree (a
     multistable stretch, a vertex or a clamp between them). A multistable window narrower than a grid cell
@@ -48,19 +48,19 @@ def _flags(samples_p: np.ndarray, obj: Objective, x_of: dict, max_exact: int, pr
     disable = (uniq.size < 200) if progress is None else not progress
     inner = uniq[uniq < 1.0]
     if inner.size <= max_exact:
-        return {p: _flag_at(p, obj, clamp) for p in tqdm(uniq, desc="stationary points", disable=disable, leave=False)}
+        return {p: _flag_at(p, obj, clamp, rewards) for p in tqdm(uniq, desc="stationary points", disable=disable, leave=False)}
     u = np.log(inner) - np.log1p(-inner)
     nodes = 1.0 / (1.0 + np.exp(-np.linspace(u.min(), u.max(), 129)))
-    at = [_flag_at(p, obj, clamp) for p in tqdm(nodes, desc="stationary points, grid", disable=disable, leave=False)]
+    at = [_flag_at(p, obj, clamp, rewards) for p in tqdm(nodes, desc="stationary points, grid", disable=disable, leave=False)]
     cell = np.clip(np.searchsorted(nodes, inner, side="right") - 1, 0, nodes.size - 2)
-    out = {1.0: _flag_at(1.0, obj, clamp)} if uniq[-1] >= 1.0 else {}
+    out = {1.0: _flag_at(1.0, obj, clamp, rewards)} if uniq[-1] >= 1.0 else {}
     for p, i in zip(inner, cell):
         a, b = at[i], at[i + 1]
         if a["multistable"] or b["multistable"] or a["vertex"] != b["vertex"] or (clamp and (obj.beta < a["beta_c"])
                                                                                    != (obj.beta < b["beta_c"])):
-            out[p] = _flag_at(p, obj, clamp)
+            out[p] = _flag_at(p, obj, clamp, rewards)
         else:
-            beta_c = _flag_at(p, obj, clamp)["beta_c"] if clamp else math.nan
+            beta_c = _flag_at(p, obj, clamp, rewards)["beta_c"] if clamp else math.nan
             out[p] = dict(stable=[x_of[p]], multistable=False, vertex=a["vertex"], beta_c=beta_c)
     return out
 
@@ -80,23 +80,30 @@ def _check_reach(flows, clock: float, step: float, fit) -> None:
 
 def predict_binary(samples, obj, ks, level, interval, clock, fit, steps, slow_tol, t_max, tol, max_exact,
                    progress) -> tuple:
-    """The per-prompt table of :func:`grpo_theory.predict.predict` for 0/1 rewards (its arguments), the
-    summary's extra fields, and the flow table where a clock is given or fitted."""
+    """The per-prompt table of :func:`grpo_theory.predict.predict` for two reward levels (its arguments), the
+    summary's extra fields, and the flow table where a clock is given or fitted. The levels are the binary
+    question's rewards (correct: the top one); a fitted clock's mean reward is in their units."""
     n = samples.n.astype(float)
     c = samples.correct.astype(float)
     phat = c / n
     lo, hi = binomial_interval(c, n, level=level, method=interval)
-    never = c == 0
-    p_eval = np.where(never, P_FLOOR, phat)              # x(0+) for never-solved prompts
-    lo_eval = np.maximum(lo, P_FLOOR)
-    resp = Response(obj, tol=tol, max_exact=max_exact, progress=progress)
-    x_all = resp(np.concatenate([p_eval, lo_eval, hi]))
+    never = c == 0                                       # p_ref = 0+: x is the limit x(0+) (Response at 0)
+    rewards = (float(samples.levels[-1]), float(samples.levels[0]))          # the declared levels, top first
+    resp = Response(obj, tol=tol, max_exact=max_exact, progress=progress, rewards=rewards)
+    x_all = resp(np.concatenate([phat, lo, hi]))
     m = n.size
     pred, x_lo, x_hi = x_all[:m], x_all[m:2 * m], x_all[2 * m:]
-    pred_lo, pred_hi = resp.range_over(lo_eval, hi, x_lo, x_hi)
-    flags = _flags(p_eval, obj, dict(zip(p_eval.tolist(), pred.tolist())), max_exact, progress)
+    pred_lo, pred_hi = resp.range_over(lo, hi, x_lo, x_hi)
+    p_eval = np.where(never, P_FLOOR, phat)              # the flags of a never-solved prompt are read at P_FLOOR
+    x_eval = np.where(never, resp.solve(P_FLOOR) if never.any() else 0.0, pred)
+    flags = _flags(p_eval, obj, dict(zip(p_eval.tolist(), x_eval.tolist())), max_exact, progress, rewards)
+    if never.any() and flags[P_FLOOR]["stable"]:        # at 0+ the point reached is its limit, x(0+)
+        d = flags[P_FLOOR]
+        i = int(np.argmin(np.abs(np.array(d["stable"]) - x_eval[never][0])))
+        flags[P_FLOOR] = dict(d, stable=sorted(d["stable"][:i] + [float(pred[never][0])] + d["stable"][i + 1:]))
     kl_p = np.where(never, hi, phat)                      # KL at the upper bound for never-solved prompts
-    kl_direct, kl_reverse = class_kl(np.where(never, x_hi, pred), kl_p)
+    x_kl = np.where(never, x_hi, pred)
+    kl_direct, kl_reverse = class_kl(x_kl, kl_p, resp.wrong(kl_p, x_kl))
     rows = dict(prompt_id=list(samples.prompt_ids), n=n.astype(int), correct=c.astype(int), p_ref=phat,
                 p_ref_lo=lo, p_ref_hi=hi, pred=pred, pred_lo=pred_lo, pred_hi=pred_hi,
                 kl_direct=kl_direct, kl_reverse=kl_reverse)
@@ -121,7 +128,7 @@ def predict_binary(samples, obj, ks, level, interval, clock, fit, steps, slow_to
         start = table.flow_start.to_numpy()
         moving = start < 1.0
         if moving.any():
-            flows = flow_table(start[moving], obj, t_max=t_max, progress=progress)
+            flows = flow_table(start[moving], obj, t_max=t_max, progress=progress, rewards=rewards)
         if fit is not None:
             try:
                 fstep, freward = (float(v) for v in fit)

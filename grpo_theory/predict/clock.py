@@ -4,7 +4,8 @@ Each binary prompt follows the on-policy flow of :func:`grpo_theory.dynamics.flo
 ``p_ref``; all prompts share one time axis ``t``. A trainer's step ``s`` maps to ``t = clock * s``
 (``clock`` absorbs the learning rate, the optimiser and how the model's parameters move the
 per-prompt logits). The clock is either given, or fitted from one measured number: the mean training
-reward at a step, which for 0/1 rewards is the mean of ``p_x(t)`` over prompts.
+reward at a step, ``r_wrong + (r_correct - r_wrong)`` times the mean of ``p_x(t)`` over prompts (for 0/1
+rewards, the mean of ``p_x(t)``).
 
 Flows are integrated once per distinct ``p_ref`` (or on a grid in ``logit p_ref`` when there are more
 than ``max_exact`` of them, interpolated with PCHIP) on a dense geometric time grid, and read between
@@ -24,7 +25,7 @@ from .._validate import float_array, integer, number
 from ..errors import InvalidInputError
 from ..problem import Objective
 from .coupled import time_grid
-from .response import binary_question
+from .response import binary_question, binary_rewards
 
 __all__ = ["FlowTable", "flow_table", "fit_clock"]
 
@@ -34,7 +35,7 @@ class FlowTable:
     """The tabular flows ``p_x(t)`` (each prompt on its own, ``K = I``), as :func:`flow_table` integrates them.
 
     A row per start, a column per time: row ``i`` is the on-policy flow (:func:`grpo_theory.dynamics.flow`) of
-    the binary question ``pi_ref = (starts[i], 1 - starts[i])``, rewards 1 and 0. Every prompt with that
+    the binary question ``pi_ref = (starts[i], 1 - starts[i])``, rewards ``rewards``. Every prompt with that
     ``p_ref`` follows it; :meth:`at` reads the table between its times (and starts).
 
     Attributes
@@ -50,12 +51,15 @@ class FlowTable:
     interpolated : bool
         True when there were more distinct starts than ``max_exact``, so ``starts`` is the grid and
         :meth:`at` interpolates between rows (PCHIP in ``logit p``).
+    rewards : tuple of float
+        ``(r_correct, r_wrong)``, the binary question's rewards (default 1 and 0).
     """
 
     starts: np.ndarray
     times: np.ndarray
     values: np.ndarray
     interpolated: bool = False
+    rewards: tuple = (1.0, 0.0)
 
     @checked(p=arr(0, 1), t=num(0))
     def at(self, p, t) -> np.ndarray:
@@ -99,7 +103,7 @@ class FlowTable:
 @checked(starts=arr(0, 1, ndim=1), obj=OBJECTIVE, t_max=num(0, low_open=True), n_times=num(2, MAX_STEPS, integer=True),
          max_exact=POSITIVE_COUNT, progress=optional(flag))
 def flow_table(starts, obj: Objective, *, t_max: float = 1e4, n_times: int = 600, max_exact: int = 64,
-               progress=None) -> FlowTable:
+               progress=None, rewards=(1.0, 0.0)) -> FlowTable:
     """Integrate the flow from every distinct starting ``p_ref`` in ``starts`` (values in ``(0, 1)``).
 
     Parameters
@@ -107,7 +111,7 @@ def flow_table(starts, obj: Objective, *, t_max: float = 1e4, n_times: int = 600
     starts : array_like
         Starting P(correct) values (``p_ref``), each in ``(0, 1)``.
     obj : Objective
-        The GRPO objective of the binary question (``pi_ref = (p, 1 - p)``, rewards 1 and 0).
+        The GRPO objective of the binary question (``pi_ref = (p, 1 - p)``, rewards ``rewards``).
     t_max : float
         Last flow time integrated.
     n_times : int
@@ -116,6 +120,8 @@ def flow_table(starts, obj: Objective, *, t_max: float = 1e4, n_times: int = 600
         Above this many distinct starts, integrate on a grid of ``max_exact`` starts in ``logit p``.
     progress : bool or None
         tqdm progress bar (None: only for many starts).
+    rewards : (float, float), default (1, 0)
+        The rewards of a correct and of a wrong answer (see :func:`~.response.binary_question`).
 
     Returns
     -------
@@ -127,6 +133,7 @@ def flow_table(starts, obj: Objective, *, t_max: float = 1e4, n_times: int = 600
     t_max = number("t_max", t_max, low=0.0, low_open=True)
     n_times = integer("n_times", n_times, low=2)
     max_exact = integer("max_exact", max_exact, low=2)
+    rewards = tuple(binary_rewards(rewards))
     starts = np.unique(float_array("starts", starts, finite=False))
     if starts.size == 0 or np.any(~((starts > 0) & (starts < 1))):
         raise InvalidInputError(f"flow starts must lie in (0, 1), got {starts[(starts <= 0) | (starts >= 1)][:5]}")
@@ -138,9 +145,9 @@ def flow_table(starts, obj: Objective, *, t_max: float = 1e4, n_times: int = 600
     values = np.empty((starts.size, times.size))
     disable = (starts.size < 16) if progress is None else not progress
     for i, p in enumerate(tqdm(starts, desc="flows p_x(t)", disable=disable, leave=False)):
-        q = binary_question(float(p))
+        q = binary_question(float(p), rewards)
         values[i] = dynamics.flow(q, obj, q.pi_ref, times, with_points=False).pi[:, 0]
-    return FlowTable(starts, times, values, interpolated)
+    return FlowTable(starts, times, values, interpolated, rewards)
 
 
 def mean_curve(table: FlowTable, p) -> np.ndarray:
@@ -171,9 +178,9 @@ def mean_curve(table: FlowTable, p) -> np.ndarray:
 
 
 @checked(table=instance(FlowTable, 'a FlowTable (from flow_table)'), p=arr(0, 1, ndim=1), step=num(0, low_open=True),
-         mean_reward=num(0, 1), fixed=arr(0, 1, ndim=1, none=True, nonempty=False))
+         fixed=arr(0, 1, ndim=1, none=True, nonempty=False))       # mean_reward: checked against the rewards
 def fit_clock(table: FlowTable, p, *, step: float, mean_reward: float, fixed=None) -> float:
-    """The clock (flow time per step) at which the dataset's mean P(correct) equals ``mean_reward`` at ``step``.
+    """The clock (flow time per step) at which the dataset's mean reward equals ``mean_reward`` at ``step``.
 
     Parameters
     ----------
@@ -184,7 +191,8 @@ def fit_clock(table: FlowTable, p, *, step: float, mean_reward: float, fixed=Non
     step : float
         The training step at which ``mean_reward`` was measured (> 0).
     mean_reward : float
-        The run's mean training reward there (0/1 rewards: its mean P(correct)).
+        The run's mean training reward there, in the table's rewards: between ``r_wrong`` and ``r_correct`` (0/1
+        rewards: its mean P(correct)).
     fixed : array_like, optional
         Values added to the mean unchanged (prompts whose P(correct) cannot move, e.g. p_ref = 1),
         one per such prompt.
@@ -200,20 +208,22 @@ def fit_clock(table: FlowTable, p, *, step: float, mean_reward: float, fixed=Non
         ``step <= 0``, or ``mean_reward`` outside the range the mean covers along the flow.
     """
     step = number("step", step, low=0.0, low_open=True)
-    mean_reward = number("mean_reward", mean_reward, low=0.0, high=1.0)
+    top, bottom = table.rewards
+    mean_reward = number("mean_reward", mean_reward, low=bottom, high=top)
     fixed = np.zeros(0) if fixed is None else np.asarray(fixed, dtype=float)
     n_moving = np.asarray(p).size
     total = n_moving + fixed.size
     curve = (mean_curve(table, p) * n_moving + fixed.sum()) / total
-    target = float(mean_reward)
+    target = (float(mean_reward) - bottom) / (top - bottom)             # as a mean P(correct)
     gap = curve - target
     hit = np.flatnonzero(np.sign(gap[:-1]) != np.sign(gap[1:]))
     if gap[0] == 0:
         return 0.0
     if hit.size == 0:
-        raise InvalidInputError(f"mean_reward={target:g} is never reached: along the flow the dataset's mean "
-                                f"P(correct) goes from {curve[0]:.4f} to {curve[-1]:.4f} (range "
-                                f"[{curve.min():.4f}, {curve.max():.4f}]) by flow time {table.times[-1]:g}; give a "
+        r = bottom + (top - bottom) * curve
+        raise InvalidInputError(f"mean_reward={mean_reward:g} is never reached: along the flow the dataset's mean "
+                                f"reward goes from {r[0]:.4f} to {r[-1]:.4f} (range "
+                                f"[{r.min():.4f}, {r.max():.4f}]) by flow time {table.times[-1]:g}; give a "
                                 "mean reward in that range")
     j = int(hit[0])
     from scipy.optimize import brentq

@@ -451,7 +451,7 @@ def _finite(samples, obj, table, summary, measured, kernel, holdout, rhos, level
     """The finite-time columns and summary fields of :func:`predict` with ``measured=``."""
     if measured is None:
         raise InvalidInputError("kernel= and holdout= need measured= (counts after training on some prompts)")
-    if not samples.binary:
+    if samples.levels.tolist() != [0.0, 1.0]:        # the finite-time fit reads its rewards as P(correct)
         raise InvalidInputError("measured= (finite-time predictions) is implemented for 0/1 rewards only; these "
                                 "samples have levels " + str(samples.levels.tolist()))
     if not isinstance(measured, SampleTable):

@@ -181,7 +181,7 @@ def predict_finite(samples: SampleTable, obj: Objective, after: SampleTable | No
              if v is not None]
     if len(given) != 1:
         raise InvalidInputError(f"give exactly one of after=, mean_reward=, clock_range=; got {given or 'none'}")
-    if not samples.binary:
+    if samples.levels.tolist() != [0.0, 1.0]:        # the fit reads rewards (mean_reward, after) as P(correct)
         raise InvalidInputError("finite-time predictions are for 0/1 rewards; these samples have levels "
                                 + str(samples.levels.tolist()))
     times = time_grid() if times is None else np.asarray(times, dtype=float)

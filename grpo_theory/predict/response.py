@@ -1,8 +1,9 @@
 """The stationary P(correct) of a binary prompt as a function of its ``p_ref``: ``x(p)``, solved once per value.
 
-Every binary prompt is the two-class question ``Question([p, 1 - p], rewards=[1, 0])`` (within the
-correct class, and within the wrong one, the stationary policy keeps ``pi_ref``'s proportions, so only
-the class masses matter). Prompts with the same ``p`` share one solve. When a dataset has more distinct
+Every binary prompt is the two-class question ``Question([p, 1 - p], rewards=[r_correct, r_wrong])``, by
+default rewards 1 and 0 (within the correct class, and within the wrong one, the stationary policy keeps
+``pi_ref``'s proportions, so only the class masses matter). The two rewards matter where the advantage is not
+scale-free: shift normalisation, an epsilon in the std. Prompts with the same ``p`` share one solve. When a dataset has more distinct
 values than ``max_exact``, ``x`` is solved on a grid in ``logit(p)`` and interpolated by a cubic spline
 (not-a-knot); the interpolant is checked at every cell's midpoint against an exact solve, and failing
 cells are halved until the error at every midpoint is below ``tol/4`` (a margin for the error between
@@ -16,29 +17,38 @@ import math
 
 import numpy as np
 
-from .._checks import OBJECTIVE, POSITIVE_COUNT, checked, flag, num, optional
+from .._checks import OBJECTIVE, POSITIVE_COUNT, arr, checked, flag, num, optional
 from .._numerics import expit, logit
+from .._validate import float_array, plain
 from ..problem import InvalidInputError, Objective, Question
 from ..solvers import stationary_policy
 
-__all__ = ["P_FLOOR", "binary_question", "Response"]
+__all__ = ["P_FLOOR", "binary_question", "binary_rewards", "zero_limit", "Response"]
 
-#: ``p_ref = 0+`` (a prompt never solved, whose true ``p_ref`` is small but not 0) is evaluated here.
+#: Where the flags of a never-solved prompt (its stationary points, their stability, a collapse) are read, as
+#: ``p_ref = 0+``; its stationary P(correct) is the limit ``x(0+)`` itself (:func:`zero_limit`).
 P_FLOOR = 1e-12
 
 
-def binary_question(p: float) -> Question:
+def binary_question(p: float, rewards=(1.0, 0.0)) -> Question:
     """The two-class question of a prompt solved with probability ``p``: correct (reward 1) and wrong (0).
 
     Parameters
     ----------
     p : float
         ``p_ref``, the base model's P(correct), in ``[0, 1]``.
+    rewards : (float, float), default (1, 0)
+        The rewards of a correct and of a wrong answer (a verifier's two levels, the top one first).
 
     Returns
     -------
     Question
-        ``pi_ref = (p, 1 - p)``, rewards ``(1, 0)``.
+        ``pi_ref = (p, 1 - p)``, rewards ``rewards``.
+
+    Raises
+    ------
+    InvalidInputError
+        When ``p`` is not in ``[0, 1]``, or ``rewards`` are not two finite numbers, the first the larger.
 
     Examples
     --------
@@ -48,7 +58,81 @@ def binary_question(p: float) -> Question:
     if isinstance(p, (bool, np.bool_)) or not isinstance(p, (int, float, np.integer, np.floating)) \
             or not 0.0 <= p <= 1.0:
         raise InvalidInputError(f"p (p_ref, the base model's P(correct)) must be a number in [0, 1], got {p!r}")
-    return Question([p, 1.0 - p], rewards=[1.0, 0.0])
+    return Question([p, 1.0 - p], rewards=binary_rewards(rewards))
+
+
+def binary_rewards(rewards) -> list[float]:
+    """``rewards`` as ``[r_correct, r_wrong]``: two finite numbers, the first the larger (else refused, named)."""
+    r = float_array("rewards", rewards).reshape(-1)
+    if r.size != 2 or not r[0] > r[1]:
+        raise InvalidInputError(f"rewards must be (r_correct, r_wrong), two finite numbers with r_correct > r_wrong, "
+                                f"got {plain(r.tolist())}")
+    return [float(r[0]), float(r[1])]
+
+
+@checked(obj=OBJECTIVE)
+def zero_limit(obj: Objective, rewards=(1.0, 0.0)) -> float:
+    r"""``x(0+) = lim_{p -> 0+} x(p)``: the stationary P(correct) a never-solved prompt (``p_ref = 0+``) reaches.
+
+    From ``pi_ref = (p, 1 - p)`` the flow starts at ``x = p`` and rises while the update ``g_a - g_b``
+    (:func:`~grpo_theory.solvers.output_gradient`) is positive, up to its first root. As ``p -> 0+`` the update
+    at each ``x > 0`` tends to its value at ``pi_ref = (0, 1)``, so ``x(0+)`` is the least ``x > 0`` where that
+    limit update is not positive: 0 where it is not positive from the start (the direct penalty, continuous at
+    ``p = 0``; the reverse penalty at G = 2 with ``beta >= gamma``, where Eq. 14 gives ``x = sqrt(p) -> 0`` at
+    ``beta = gamma``), else its first root (``1 - beta/gamma`` at G = 2, ``1/(1 + beta^2)`` at G = inf, Eq. 15),
+    and 1 where it stays positive. The update is scanned on a grid in ``logit x`` from ``x = 1e-300`` to
+    ``1 - 1e-16`` and its first sign change solved by Brent's method; a value within ``1e-12`` of the update's
+    scale (``beta``, the reward gap, ``|g|``) of zero is rounding and decides nothing (at ``beta = gamma`` the
+    update is ``-x/(1 - x)``, below rounding near ``x = 0``). A negative stretch narrower than a grid cell (1/4
+    in ``logit x`` above ``x = 1e-9``) could be missed.
+
+    Parameters
+    ----------
+    obj : Objective
+        The GRPO objective.
+    rewards : (float, float), default (1, 0)
+        The rewards of a correct and of a wrong answer (see :func:`binary_question`).
+
+    Returns
+    -------
+    float
+        ``x(0+)`` in ``[0, 1]``.
+
+    Examples
+    --------
+    >>> from grpo_theory import Objective
+    >>> round(zero_limit(Objective(beta=0.25, group_size=2)), 12)     # Eq. 14 at p = 0: 1 - beta/gamma
+    0.75
+    >>> zero_limit(Objective(beta=1.0, group_size=2))            # beta = gamma: sqrt(p) -> 0
+    0.0
+    """
+    from scipy.optimize import brentq
+
+    from ..solvers import output_gradient
+
+    top, bottom = binary_rewards(rewards)
+    q, gap = binary_question(0.0, (top, bottom)), top - bottom
+
+    def update(z: float) -> tuple[float, float]:
+        """``g_a - g_b`` at ``x = expit(z)``, and the rounding it is within (0 where nothing decides)."""
+        g = output_gradient(q, obj, np.array([expit(z), expit(-z)]))
+        return float(g[0] - g[1]), 1e-12 * (obj.beta + gap + float(np.abs(g[np.isfinite(g)]).sum()))
+
+    z = np.concatenate([np.linspace(-690.0, -21.0, 30), np.linspace(-20.75, 37.0, 232)])
+    last_up = None                                   # the last grid z where the update is positive
+    for zz in z:
+        s, rounding = update(zz)
+        if math.isnan(s):
+            raise InvalidInputError(f"x(0+) of {obj.describe()}: the update at pi_ref = (0, 1) is NaN at "
+                                    f"x = {expit(zz):.3g}; please report")
+        if s > rounding:
+            last_up = zz
+        elif s < -rounding:
+            if last_up is None:
+                return 0.0
+            root = brentq(lambda u: update(u)[0], last_up, zz, xtol=1e-14, rtol=4 * np.finfo(float).eps)
+            return float(expit(root))
+    return 1.0 if last_up is not None else 0.0
 
 
 class Response:
@@ -67,6 +151,8 @@ class Response:
         Most distinct ``p`` solved exactly before the grid is used.
     progress : bool or None
         tqdm progress bars (None: only for many values).
+    rewards : (float, float), default (1, 0)
+        The rewards of a correct and of a wrong answer (see :func:`binary_question`).
 
     Examples
     --------
@@ -77,25 +163,29 @@ class Response:
     """
 
     @checked(obj=OBJECTIVE, tol=num(0, 1, low_open=True), max_exact=POSITIVE_COUNT, progress=optional(flag))
-    def __init__(self, obj: Objective, *, tol: float = 1e-6, max_exact: int = 400, progress=None) -> None:
+    def __init__(self, obj: Objective, *, tol: float = 1e-6, max_exact: int = 400, progress=None,
+                 rewards=(1.0, 0.0)) -> None:
         self.objective = obj
+        self.rewards = binary_rewards(rewards)
         self.tol = float(tol)
         self.max_exact = int(max_exact)
         self.progress = progress
         self._solve_policy = stationary_policy
         self.exact: dict[float, float] = {}
+        self.exact_wrong: dict[float, float] = {}     # pi(wrong) of each exact solve, where 1 - x rounds it away
         self.n_solves = 0
         self.max_check_error = 0.0           # largest midpoint error of the interpolation (grid path only)
         self.used_grid = False
 
     @checked(p=num(0, 1))
     def solve(self, p: float) -> float:
-        """``x(p)`` by an exact solve (cached); ``x(1) = 1``.
+        """``x(p)`` by an exact solve (cached); ``x(1) = 1``; ``p = 0`` is a never-solved prompt, ``p_ref = 0+``:
+        the limit ``x(0+)`` (:func:`zero_limit`).
 
         Parameters
         ----------
         p : float
-            ``p_ref`` in ``(0, 1]``.
+            ``p_ref`` in ``[0, 1]``.
 
         Returns
         -------
@@ -107,7 +197,13 @@ class Response:
             return 1.0
         if p in self.exact:
             return self.exact[p]
-        x = float(self._solve_policy(binary_question(p), self.objective).pi[0])
+        if p == 0.0:
+            x = zero_limit(self.objective, self.rewards)
+            self.exact_wrong[p] = 1.0 - x
+        else:
+            pi = self._solve_policy(binary_question(p, self.rewards), self.objective).pi
+            x = float(pi[0])
+            self.exact_wrong[p] = float(pi[1])
         self.exact[p] = x
         self.n_solves += 1
         return x
@@ -133,7 +229,7 @@ class Response:
         Parameters
         ----------
         ps : array_like
-            Values in ``(0, 1]``; ``P_FLOOR`` stands for ``0+``.
+            Values in ``[0, 1]``; 0 stands for ``0+`` (the limit ``x(0+)``).
 
         Returns
         -------
@@ -142,13 +238,15 @@ class Response:
         """
         ps = np.asarray(ps, dtype=float)
         uniq, inverse = np.unique(ps, return_inverse=True)
-        inner = uniq[uniq < 1.0]
+        zero = int(uniq.size > 0 and uniq[0] == 0.0)         # p = 0 is 0+: its limit, never on the grid
+        inner = uniq[zero:][uniq[zero:] < 1.0]
         if inner.size <= self.max_exact:
             vals = self._solve_many(inner, "x(p_ref), exact")
         else:
             vals = self._grid(inner)
         full = np.ones(uniq.size)
-        full[: inner.size] = vals
+        full[:zero] = [self.solve(0.0)] * zero
+        full[zero: zero + inner.size] = vals
         return full[inverse].reshape(ps.shape)
 
     def _grid(self, inner: np.ndarray) -> np.ndarray:
@@ -179,6 +277,29 @@ class Response:
         if unchecked.any():                          # cells that never passed the check: exact solves
             out[unchecked] = self._solve_many(inner[unchecked], "x(p_ref), exact in unchecked cells")
         return out
+
+    @checked(ps=arr(0, 1, ndim=1), xs=arr(0, 1, ndim=1))
+    def wrong(self, ps, xs) -> np.ndarray:
+        """``1 - x(p)``, the wrong class's mass: an exact solve's own ``pi(wrong)`` where ``p`` was solved exactly
+        (a mass below 1e-16 that ``1 - x`` rounds to 0: ``p_ref = 1 - 2^-53`` keeps ``pi(wrong) = 3.7e-17`` at
+        G = 2, beta = 0.5), else ``1 - xs``.
+
+        Parameters
+        ----------
+        ps : array_like
+            Values of ``p_ref``.
+        xs : array_like
+            ``x(p)`` at them (as this object returned them).
+
+        Returns
+        -------
+        numpy.ndarray
+            ``pi(wrong)`` at each ``p``.
+        """
+        ps, xs = np.asarray(ps, dtype=float), np.asarray(xs, dtype=float)
+        if ps.shape != xs.shape:
+            raise InvalidInputError(f"ps and xs must have one length, got {ps.size} and {xs.size}")
+        return np.array([self.exact_wrong.get(p, 1.0 - x) for p, x in zip(ps.tolist(), xs.tolist())])
 
     def monotone(self) -> bool:
         """Whether every exact solve so far is non-decreasing in ``p`` (checked, not assumed)."""
@@ -218,7 +339,7 @@ class Response:
         return a, b
 
 
-def class_kl(x, p) -> tuple[np.ndarray, np.ndarray]:
+def class_kl(x, p, wrong=None) -> tuple[np.ndarray, np.ndarray]:
     """KL(pi || pi_ref) (the note's direct KL) and KL(pi_ref || pi) (reverse) of a two-class policy.
 
     Within each class the ratio ``pi/pi_ref`` is constant at a stationary point, so the KL over
@@ -230,6 +351,9 @@ def class_kl(x, p) -> tuple[np.ndarray, np.ndarray]:
         ``pi(correct)``, the policy's class mass.
     p : array_like
         ``pi_ref(correct)``, broadcast with ``x``.
+    wrong : array_like, optional
+        ``pi(wrong)`` where it is known better than ``1 - x`` (a mass below 1e-16, see :meth:`Response.wrong`);
+        default ``1 - x``.
 
     Returns
     -------
@@ -238,14 +362,24 @@ def class_kl(x, p) -> tuple[np.ndarray, np.ndarray]:
     reverse : numpy.ndarray
         KL(pi_ref || pi); ``inf`` where ``pi`` leaves a class that ``pi_ref`` has.
     """
-    x = np.asarray(x, dtype=float)
-    p = np.asarray(p, dtype=float)
+    x, p = np.broadcast_arrays(np.asarray(x, dtype=float), np.asarray(p, dtype=float))
+    y = 1 - x if wrong is None else np.broadcast_to(np.asarray(wrong, dtype=float), x.shape)
+    q = 1 - p                                       # exact for p >= 1/2
 
-    def term(a, b):
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(a > 0, a * (np.log(np.where(a > 0, a, 1.0)) - np.log(np.where(b > 0, b, 1.0))), 0.0)
+    def logs(a, b):
+        """``log a`` and ``log b`` of a split ``a + b = 1``, each from the smaller mass (``log1p(-b)`` for a near
+        1: ``log x - log p`` of x = 1 - 3.7e-17 and p = 1 - 2^-53 is 7.4e-17, not 1.1e-16)."""
+        with np.errstate(divide="ignore"):
+            return np.where(a > 0.5, np.log1p(-np.minimum(b, 0.5)), np.log(a)), \
+                np.where(b > 0.5, np.log1p(-np.minimum(a, 0.5)), np.log(b))
 
-    direct = term(x, p) + term(1 - x, 1 - p)
-    reverse = term(p, x) + term(1 - p, 1 - x)
-    reverse = np.where(((x == 0) & (p > 0)) | ((x == 1) & (p < 1)), math.inf, reverse)
+    (lx, ly), (lp, lq) = logs(x, y), logs(p, q)
+
+    def term(a, la, lb):
+        with np.errstate(invalid="ignore"):
+            return np.where(a > 0, a * (la - lb), 0.0)
+
+    direct = term(x, lx, lp) + term(y, ly, lq)
+    reverse = term(p, lp, lx) + term(q, lq, ly)
+    reverse = np.where(((x == 0) & (p > 0)) | ((y == 0) & (q > 0)), math.inf, reverse)
     return direct, reverse

@@ -110,12 +110,22 @@ def _count(value, what: str, where: str) -> int:
     return int(x)
 
 
+_JSON_LINES = (".jsonl", ".ndjson", ".json")
+
+
 def _records(path: Path) -> list[tuple[int, dict]]:
-    """``(line, record)`` pairs of a CSV (header on line 1) or JSONL file, values as read (strings for CSV)."""
-    if path.suffix.lower() not in (".jsonl", ".ndjson", ".json", ".csv") and path.exists() and not path.is_dir():
-        raise InvalidInputError(f"samples {str(path)!r}: expected a .csv or .jsonl file, got {path.suffix!r}")
+    """``(line, record)`` pairs of a CSV (header on line 1) or JSONL file, values as read (strings for CSV). The
+    suffix names the format; a name without one (a pipe: ``<(cmd)``, ``/dev/stdin``) is JSON lines when its first
+    line that is not blank opens an object (``{``), else CSV. The file is read once (a pipe cannot be re-read)."""
+    suffix = path.suffix.lower()
+    if suffix not in (*_JSON_LINES, ".csv", "") and path.exists() and not path.is_dir():
+        raise InvalidInputError(f"samples {str(path)!r}: expected a .csv or .jsonl file, got {path.suffix!r} (a name "
+                                "without a suffix, such as a pipe, is read by its content)")
     text = read_text(path, "samples", max_bytes=MAX_DATA_BYTES, expected="a .csv or .jsonl of samples")
-    if path.suffix.lower() in (".jsonl", ".ndjson", ".json"):
+    if suffix == "":
+        first = next((line for line in text.splitlines() if line.strip()), "")
+        suffix = ".jsonl" if first.lstrip().startswith("{") else ".csv"
+    if suffix in _JSON_LINES:
         out = []
         for i, line in enumerate(text.splitlines(), start=1):
             if not line.strip():
@@ -128,8 +138,6 @@ def _records(path: Path) -> list[tuple[int, dict]]:
                        **{f"count_{lv}": c for lv, c in rec["counts"].items()}}
             out.append((i, rec))
         return out
-    if path.suffix.lower() != ".csv":
-        raise InvalidInputError(f"samples {str(path)!r}: expected a .csv or .jsonl file, got {path.suffix!r}")
     return csv_records(text, f"samples {path.name}")
 
 
@@ -288,7 +296,9 @@ def _one_layout(records, name: str, keys: set, level_cols: list) -> None:
 
 
 def prompt_ids_rule(name, value) -> None:
-    """A rule (:mod:`grpo_theory._checks`): a list, tuple or 1-D array of prompt ids, each text or an integer.
+    """A rule (:mod:`grpo_theory._checks`): a 1-d sequence of prompt ids (a list, tuple, range, 1-d NumPy array,
+    pandas ``Index`` or ``Series``), each text or an integer; a text, a set, a mapping, an iterator or an array of
+    another shape is refused, naming it.
 
     Parameters
     ----------
@@ -297,12 +307,19 @@ def prompt_ids_rule(name, value) -> None:
     value : object
         The value to check.
     """
-    ok = isinstance(value, (list, tuple)) or (isinstance(value, np.ndarray) and value.ndim == 1)
-    bad = next((v for v in (value if ok else ()) if isinstance(v, (bool, np.bool_))
-                or not isinstance(v, (str, int, np.integer, np.str_))), None)
-    if not ok or bad is not None:
-        shown = plain(bad if bad is not None else value)[:80]
-        raise InvalidInputError(f"{name} must be a list of prompt ids (text or integers), got {shown}")
+    kinds = "a list, tuple, 1-d NumPy array or pandas Index/Series, one id per prompt"
+    if isinstance(value, (str, bytes, np.str_)):
+        raise InvalidInputError(f"{name} must be a sequence of prompt ids ({kinds}), got the text {plain(value)[:80]}")
+    sequence = isinstance(value, collections.abc.Sequence) or (hasattr(value, "ndim") and hasattr(value, "__len__"))
+    if not sequence:
+        raise InvalidInputError(f"{name} must be a sequence of prompt ids ({kinds}), got a {type(value).__name__} "
+                                f"{plain(value)[:80]}")
+    if getattr(value, "ndim", 1) != 1:
+        raise InvalidInputError(f"{name} must be 1-d (one id per prompt), got a {type(value).__name__} of shape "
+                                f"{tuple(getattr(value, 'shape', ()))}")
+    for i, v in enumerate(value):
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (str, int, np.integer, np.str_)):
+            raise InvalidInputError(f"{name}[{i}] = {plain(v)[:80]} is not a prompt id (expected text or an integer)")
 
 
 def samples_source(name, value) -> None:
@@ -465,7 +482,8 @@ def samples_from_counts(n, correct, prompt_ids=None) -> SampleTable:
     correct : array_like of int
         Correct samples per prompt ``c_x``, each in ``[0, n_x]``.
     prompt_ids : sequence, optional
-        One id per prompt (default ``"0", "1", ...``).
+        One id per prompt, text or integers (default ``"0", "1", ...``): a list, tuple, 1-d NumPy array or pandas
+        ``Index``/``Series``.
 
     Returns
     -------
@@ -475,8 +493,8 @@ def samples_from_counts(n, correct, prompt_ids=None) -> SampleTable:
     Raises
     ------
     InvalidInputError
-        Shapes that differ, an ``n_x < 1`` or a ``c_x`` outside ``[0, n_x]`` (naming the prompt), or the
-        wrong number of ids.
+        Shapes that differ, an ``n_x < 1`` or a ``c_x`` outside ``[0, n_x]`` (naming the prompt), ids that are
+        not a 1-d sequence, the wrong number of ids, or an id given twice (naming it).
 
     Examples
     --------

@@ -154,7 +154,8 @@ def _unsettled_to_full_space(q: Question, obj: Objective, point: StationaryPoint
     # an end that drops an answer the class solvers keep is not taken over an unsettled root: at beta = 1e-320 the
     # class root pi(b) = 7e-321 is right to the subnormal spacing (its residual, 1e-4, is that spacing's rounding),
     # while the flow's end is the vertex it approaches only in the limit
-    if not end.converged or np.any((np.asarray(end.pi) <= 0) & (np.asarray(point.pi) > 0)):
+    # (an end on jumps of the field that the flow slides along to a face is exact: kinks.sliding_end)
+    if not end.converged or (not end.discontinuous and np.any((np.asarray(end.pi) <= 0) & (np.asarray(point.pi) > 0))):
         return point
     return dataclasses.replace(end, message=f"{end.message}; the class solvers did not settle: {point.message}")
 
@@ -219,6 +220,11 @@ def _full_space_checked(q: Question, obj: Objective, cp: ClassProblem, point: St
     if point.converged and point.stable is True and point.discontinuous and not point.boundary:
         away = jump_repeller(q, obj, point.pi)
         if away:
+            end = full_space_end(q, obj)
+            if end.converged:
+                return dataclasses.replace(end, message=(
+                    f"{end.message}; the class solvers' jump point {np.array2string(point.pi, precision=6)} is no "
+                    f"rest on all output logits: {away}"))
             return dataclasses.replace(point, stable=False, message=(
                 f"{point.message}; but on all output logits this jump repels: {away} (the answers of a class "
                 "split; where the flow goes from there is not computed)"))
