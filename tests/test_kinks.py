@@ -87,3 +87,13 @@ def test_the_library_and_the_checks_filippov_tests_agree_on_random_kink_points()
         assert rest == (slide == ""), (seed, why, slide)
         agree[rest] += 1
     assert min(agree.values()) >= 5, agree
+
+
+@pytest.mark.slow
+def test_a_kept_answer_beside_one_on_its_kink_is_no_repulsion_at_rounding_level():
+    """KL seed 1818 (abs in the loss, answers 1 and 3 of reward 1): the flow slides with answer 1 on its kink while
+    answers 0 and 2 vanish (pi_1 < pi_3 and g > E g make answer 3's logit outrun answer 1's above the kink), to
+    (0, pi_ref(1), 0, 1 - pi_ref(1)); at that limit a nudge of answer 3 meets a neutral direction, drift 1.6e-16 /
+    beta, which the check counted as a repulsion (SILENT)."""
+    row = check_kl_case(1818)
+    assert row["outcome"].startswith("ok") and row["end"] != "WRONG", (row["outcome"], row["end"], row["detail"])
