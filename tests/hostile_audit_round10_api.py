@@ -158,7 +158,7 @@ def _rest_check(want):
 
 
 def jump_cases() -> list[dict]:
-    from grpo_theory import Objective, stationary_policy
+    from grpo_theory import Objective, Question, stationary_policy
 
     G_ = "API: binary stationary policies at the jumps of the field (abs, clamps), Filippov reference"
     out = []
@@ -193,6 +193,40 @@ def jump_cases() -> list[dict]:
             out.append(_either(G_, lab + " (the reference runs into the vertex)", call, _rest_check(want)))
         else:
             out.append(_ok(G_, lab + f" -> x = {want:.6g}", call, _rest_check(want)))
+    # K = 3, 4: the point returned rests (Filippov: one mu in every answer's range); at pi_ref when the spread
+    # of P_G(.|pi_ref) is <= 2 beta (abs), where every answer sits on its jump
+    G2 = "API: 3-4 output stationary policies with abs or clamps: the Filippov rest condition, checked"
+    kspecs = [
+        ([0.2, 0.3, 0.5], [1, 0.5, 0], 0.6, 3, "abs", None, None), ([0.2, 0.3, 0.5], [1, 0.5, 0], 0.3, 3, "abs", None, None),
+        ([0.3, 0.3, 0.4], [0.5, 1, 0], 0.4, 8, "abs", None, None), ([0.1, 0.6, 0.3], [1, 0, 0.2], 1.1, 4, "abs", None, None),
+        ([0.25, 0.25, 0.25, 0.25], [1, 0.7, 0.2, 0], 0.5, 2, "abs", None, None),
+        ([0.25, 0.25, 0.25, 0.25], [1, 0.7, 0.2, 0], 0.2, 5, "abs", None, None),
+        ([0.05, 0.15, 0.8], [1, 0.5, 0], 0.25, INF, "abs", None, None),
+        ([0.2, 0.3, 0.5], [1, 0.5, 0], 0.1, 3, "k3", 0.7, None), ([0.2, 0.3, 0.5], [1, 0.5, 0], 0.3, 4, "k3", None, 0.2),
+        ([0.1, 0.2, 0.7], [1, 0.5, 0], 0.8, 3, "k1", 0.5, None), ([0.4, 0.4, 0.2], [0, 1, 0.3], 0.05, 2, "k3", 1.5, 1.0),
+        ([0.2, 0.3, 0.5], [1, 0.5, 0], 0.5, 3, "k2", None, 0.3), ([0.2, 0.3, 0.5], [1, 0.5, 0], 0.2, 3, "k3_plus", 0.6, None),
+        ([0.1, 0.3, 0.6], [1, 0.5, 0], 0.7, 6, "k1", 1.0, None),
+        ([0.2, 0.3, 0.5], [1, 0.5, 0], 0.9, 3, "abs", None, None), ([0.2, 0.3, 0.5], [1, 0.5, 0], 2.0, 5, "abs", None, None),
+        ([0.25, 0.25, 0.25, 0.25], [1, 0.7, 0.2, 0], 1.5, 3, "abs", None, None),
+        ([1e-3, 0.5, 0.499], [1, 0.5, 0], 1.2, 2, "abs", None, None),
+    ]
+    for pr, rw, beta, G, est, L, V in kspecs:
+        P0 = ref.pg(pr, rw, G)
+        at_ref = est == "abs" and float(P0.max() - P0.min()) <= 2 * beta
+
+        def rest(v, pr=pr, rw=rw, beta=beta, G=G, est=est, L=L, V=V, at_ref=at_ref):
+            x = _pi(v)
+            if at_ref and not ref.close(x, pr, rtol=0, atol=1e-12):
+                return f"{x} but pi_ref = {pr} rests (spread of P_G {float(P0.max() - P0.min()):.4g} <= 2 beta)"
+            if getattr(v, "boundary", False) and min(x) < 1e-9:
+                return True                               # a vertex or face: checked by the two-output cases
+            gap = ref.filippov_gap(x, pr, rw, beta, G, est, L, V)
+            return gap <= 1e-8 * (1 + 3 / beta) or f"{np.round(x, 9)}: no common mu, gap {gap:.3g}"
+        out.append((_ok if at_ref else _either)(G2, f"stationary_policy pi_ref={pr} rewards={rw} beta={beta} G={G} {est} L={L} V={V}"
+                           + (": rests at pi_ref" if at_ref else ": a Filippov rest"),
+                           lambda pr=pr, rw=rw, beta=beta, G=G, est=est, L=L, V=V: stationary_policy(
+                               Question(pr, rw), Objective(beta=beta, group_size=G, kl_estimator=est,
+                                                            kl_log_ratio_clamp=L, kl_value_clamp=V)), rest))
     return out
 
 

@@ -361,3 +361,41 @@ def near_x(got, want, tol=1e-9) -> bool:
 
 def all_permutations(seq):
     return list(itertools.permutations(seq))
+
+
+# ---------------------------------------------------------------- K outputs: the Filippov rest condition
+def jumps(est, L=None, V=None):
+    """The log-ratios where the loss placement's ``c`` jumps (its one-sided values differ)."""
+    cands = ([-L, L] if L is not None else []) + ([0.0] if est == "abs" else [])
+    if V is not None:
+        cands += {"k1": [-V, V], "abs": [-V, V], "k2": [-math.sqrt(2 * V), math.sqrt(2 * V)]}.get(
+            est, list(k3_value_edges(V)))
+    return sorted(e for e in set(cands) if (L is None or abs(e) <= L)
+                  and abs(kl_coef(est, e - 1e-9 * max(1, abs(e)), L, V)
+                          - kl_coef(est, e + 1e-9 * max(1, abs(e)), L, V)) > 1e-6)
+
+
+def filippov_gap(pi, pi_ref, rewards, beta, G, est="k3", L=None, V=None, on_jump=1e-6, **kw):
+    """``max_o lower_o - min_o upper_o`` over the support (``pi > 1e-12``): ``g_o = P_G(o) - beta c(lr_o)`` off the
+    jumps, the interval between its one-sided values on them (``lr_o`` within ``on_jump`` of a jump). The point
+    rests (0 is in the flow's Filippov set) iff the gap is <= 0."""
+    pi = np.asarray(pi, float)
+    P = pg(pi, rewards, G, **kw)
+    js = jumps(est, L, V)
+    lows, ups = [], []
+    for o in range(len(pi)):
+        if pi[o] <= 1e-12:
+            continue
+        lr = math.log(pi[o] / pi_ref[o])
+        near = [e for e in js if abs(lr - e) <= on_jump * max(1, abs(e))]
+        if near:
+            e = near[0]
+            a = P[o] - beta * kl_coef(est, e - 1e-9 * max(1, abs(e)), L, V)
+            b = P[o] - beta * kl_coef(est, e + 1e-9 * max(1, abs(e)), L, V)
+            lows.append(min(a, b))
+            ups.append(max(a, b))
+        else:
+            g = P[o] - beta * kl_coef(est, lr, L, V)
+            lows.append(g)
+            ups.append(g)
+    return max(lows) - min(ups)
