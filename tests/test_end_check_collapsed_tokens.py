@@ -26,7 +26,7 @@ import math
 
 import numpy as np
 import pytest
-from fuzz_kl_cases import check_kl_case, draw_kl_case, tree_end_check
+from fuzz_kl_cases import SHALLOW_GAP, check_kl_case, draw_kl_case, retry_gap, tree_end_check
 from scipy.optimize import brentq
 
 from grpo_theory import stationary_policy
@@ -137,3 +137,21 @@ def test_fuzz_rows_the_robust_integration_confirms(seed):
 def test_stationary_policy_keeps_a_collapsed_tokens_share():
     sol = stationary_policy(*draw_kl_case(933))
     assert np.abs(sol.pi - root_split_end(933)).max() < 1e-3, sol.pi
+
+
+@pytest.mark.slow
+def test_a_reinforce_pp_collapse_is_frozen_before_its_rounding():
+    """KL seed 3660 (k3 in the advantage, REINFORCE++, scale, G = 16): answers (A, B) and (A, C) have reward 1, D has
+    0.2 and collapses. Whitened over the batch, D's advantage grows like ``mass^-1/2`` and the others' are rounding
+    beside it (+-1e19 at a mass of 5e-71, where LSODA's step fell to 0): frozen at e^-30 (``retry_gap``), the flow
+    goes on. With the rewards of (A, B) and (A, C) tied, their whitened advantages tie too, and node A is moved by
+    the penalty alone: each token's k3 in its own answer's advantage, ``d theta_B/dt ~ -beta (k3(lr_B) - k3(lr_C))``,
+    at rest where the two values agree, at the reference split ``pi_ref(B|A) = 0.0037`` (both 0), and D collapses:
+    the end is within the check's 1e-3 of (0.0037, 0.9963, 0)."""
+    q, obj = draw_kl_case(3660)
+    assert obj.advantage == "reinforce_pp" and retry_gap(obj) == SHALLOW_GAP
+    ref_b = q.pi_ref[0] / (q.pi_ref[0] + q.pi_ref[1])
+    ok, why = tree_end_check(q, obj, np.array([ref_b, 1.0 - ref_b, 0.0]))
+    assert ok is True and why.startswith("the robust integration"), why
+    row = check_kl_case(3660)
+    assert row["outcome"].startswith("ok") and row["end"] == "robust", row
