@@ -542,7 +542,7 @@ def _silence(stream) -> None:
 
 
 #: The modules whose NumPy RuntimeWarnings the command line does not print (:func:`main`).
-_SOLVER_MODULES = r"grpo_theory\.(solvers(\..*)?|kl)$"
+_SOLVER_MODULES = r"grpo_theory\.(solvers(\..*)?|kl|_numerics|_multinomial|_interval|_batch_ode)$"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

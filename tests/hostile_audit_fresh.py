@@ -276,6 +276,18 @@ def write_triaged_csv(done: list[dict], path: str, triage_of) -> None:
                         " ".join(c["message"].split())[:300]])
 
 
+def assert_no_library_finding(audit, tmp_path, minimum: int = 520) -> None:
+    """A later round's slow test: ``audit.main`` over every case, at least ``minimum`` of them, and no row of its
+    triaged table left as a library finding."""
+    import csv
+
+    counts = audit.main(["--csv", str(tmp_path / "audit.csv")])
+    assert sum(counts.values()) >= minimum
+    with open(tmp_path / "audit.csv", encoding="utf-8", newline="") as fh:
+        open_rows = [r for r in csv.DictReader(fh) if r["triage"] == "library"]
+    assert not open_rows, [(r["input"], r["class"], r["message"][:120]) for r in open_rows]
+
+
 def round_main(cases: list[dict], classify, triage_of, argv=None) -> collections.Counter:
     """A later round's command line: ``--group``/``--exclude``/``--sample`` select, ``--count`` counts,
     ``--csv PATH`` writes the triaged table."""

@@ -308,8 +308,9 @@ def test_abs_in_the_loss_at_pi_ref_is_a_resting_point_of_the_field():
 #: from both sides at pi = pi_ref: 626, 904, 1680; elsewhere on a kink: 42, 167). Flagged "did not settle" before;
 #: now the flow on all output logits is followed where the class solvers do not settle, and its rest is a Filippov
 #: equilibrium. (REINFORCE++ at a tie of every shaped reward, 1742, 5214, 6019, is the same kind: their test above
-#: checks the end against a smoothed flow from the definitions.)
-FILIPPOV_RESTS = [626, 904, 1680, 42, 167]
+#: checks the end against a smoothed flow from the definitions.) Seed 167 was listed here: its pi_ref is no rest
+#: (P_G spreads 2.30 > 2 beta = 1.87 over answers on abs's kink), tests/test_kinks.py.
+FILIPPOV_RESTS = [626, 904, 1680, 42]
 
 
 @pytest.mark.parametrize("seed", FILIPPOV_RESTS)

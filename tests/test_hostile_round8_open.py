@@ -401,3 +401,39 @@ def test_the_kl_of_a_prompt_at_p_ref_1_minus_2_to_the_minus_53_is_finite_and_rig
                   progress=False).table.iloc[0]
     assert row.kl_direct == pytest.approx(float(direct), rel=1e-9)
     assert row.kl_reverse == pytest.approx(float(reverse), rel=1e-9)
+
+
+# ---------------------------------------------------------------- the solvers' numeric helpers' warnings at extreme beta
+@pytest.mark.parametrize("module, shown", [("grpo_theory._numerics", False), ("grpo_theory._interval", False),
+                                           ("grpo_theory._multinomial", False), ("grpo_theory.solvers.classes", False),
+                                           ("grpo_theory.predict.core", True)])
+def test_the_command_line_keeps_the_solvers_intermediate_overflows_to_itself(monkeypatch, module, shown):
+    """An intermediate overflow inside the solvers or the numeric helpers they compute with (``_numerics``,
+    ``_interval`` at beta = 1e-308 with three outputs) is not printed; any other module's warning is."""
+    import warnings
+
+    from grpo_theory import cli
+
+    def warns(args):
+        warnings.warn_explicit("overflow encountered in subtract", RuntimeWarning, "x.py", 1, module=module,
+                               registry={})
+        return 0
+
+    monkeypatch.setattr(cli, "cmd_solve", warns)
+    with warnings.catch_warnings(record=True) as seen:          # what the command would print
+        warnings.simplefilter("default")
+        assert cli.main(["solve", "--pi-ref", "0.3", "0.7", "--rewards", "1", "0", "--beta", "0.5"]) == 0
+    assert bool(seen) == shown
+
+
+@pytest.mark.slow
+def test_solve_at_a_subnormal_beta_prints_no_raw_warning():
+    import warnings
+
+    from grpo_theory.cli import main
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("default")
+        assert main(["solve", "--pi-ref", "0.2", "0.3", "0.5", "--rewards", "1", "0.5", "0", "--beta", "1e-320",
+                     "--group-size", "2"]) == 0
+    assert not [str(w.message) for w in seen if issubclass(w.category, RuntimeWarning)]

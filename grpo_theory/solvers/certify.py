@@ -197,6 +197,12 @@ def certification_scope(q: Question, obj: Objective) -> str | None:
         return "certification needs deterministic rewards (random reward laws and preference matrices are not covered)"
     if obj.level_variant.per_token and q.is_tree:
         return "certification covers sequence-level objectives (the token level on a tree is not covered)"
+    light = float(q.pi_ref[q.pi_ref > 0].min())
+    if not (obj.beta * light >= 1e-90 and obj.beta <= 1e150):
+        # the a-priori box bounds each class mass below by about (beta p_c)^3 (the reverse penalty's bound on x_c,
+        # through the bound on |P| it gives), which leaves the doubles there
+        return (f"certification builds its a-priori box from (beta pi_ref)^3, outside double's range at beta = "
+                f"{obj.beta:.3g} with a lightest answer of {light:.3g} (covered: beta pi_ref >= 1e-90, beta <= 1e150)")
     n_classes = np.unique(q.expected_reward[q.pi_ref > 0]).size
     if n_classes > 4:
         return f"certification covers up to 4 reward classes; this question has {n_classes}"

@@ -230,10 +230,12 @@ class EtaSystem:
             else:
                 # |P_c| <= 1/sqrt(x_c) (var >= x_c (v_c - mean)^2); for the reverse penalty this gives
                 # beta x_c + sqrt(x_c) >= beta p_c, a lower bound on x_c, hence on sigma, hence on |P|.
-                t = (-1.0 + np.sqrt(1.0 + 4.0 * beta**2 * p)) / (2.0 * beta)
+                t = 2.0 * beta * p / (1.0 + np.sqrt(1.0 + 4.0 * beta**2 * p))     # the root, without cancellation
                 xlb = t**2 * (1 - 1e-9)
-                var_lb = 0.5 * (xlb @ ((u[:, None] - u[None, :]) ** 2) @ xlb - np.sum(xlb**2 * 0))
-                bound = 1.0 / (math.sqrt(var_lb + veps) + eps)
+                # var >= 0.5 xlb D xlb, taken over xlb's largest entry: xlb^2 underflows at beta p of 1e-77
+                top = float(xlb.max())
+                w = 0.5 * ((xlb / top) @ ((u[:, None] - u[None, :]) ** 2) @ (xlb / top))
+                bound = 1.0 / ((top * math.sqrt(w) if veps == 0 else math.sqrt(top * top * w + veps)) + eps)
                 if eps > 0:
                     bound = min(bound, 1.0 / eps)
             if self.direct:                   # only shift reaches here (scale uses the t-reduction)
@@ -246,7 +248,7 @@ class EtaSystem:
         else:
             xlb = beta * p / (beta - np.minimum(lo_r, 0.0))
             if isinstance(self.model, InfiniteG) and obj.normalization_variant.scales:
-                t = (-1.0 + np.sqrt(1.0 + 4.0 * beta**2 * p)) / (2.0 * beta)
+                t = 2.0 * beta * p / (1.0 + np.sqrt(1.0 + 4.0 * beta**2 * p))     # the root, without cancellation
                 xlb = np.maximum(xlb, t**2 * (1 - 1e-9))
             lo = np.log(xlb[:-1]) - 0.0           # eta_k = log x_k - log x_last >= log xlb_k - log 1
             hi = -np.log(xlb[-1]) * np.ones(self.n)

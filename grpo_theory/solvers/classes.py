@@ -293,8 +293,19 @@ class ClassProblem:
             Class log-policies; the velocity of their logits is returned, shaped alike.
         """
         pi = np.exp(log_pi_c)
-        g = self.gradient(log_pi_c)
-        return pi * (g - (pi * g).sum(axis=-1, keepdims=True))
+        with np.errstate(over="ignore", invalid="ignore"):
+            g = self.gradient(log_pi_c)
+            v = pi * (g - (pi * g).sum(axis=-1, keepdims=True))
+        if np.all(np.isfinite(v)) or self.obj.regime_variant.in_reward or advantage.changes_regulariser(self.obj):
+            return v
+        # beta * (the penalty's floored slope at a light class) overflowed: a trial state of an integrator at a
+        # huge beta (1e12 and up with three classes). The field over beta has finite values and the same
+        # directions; scaled back by beta and held within the doubles, it points where the flow points.
+        beta = self.obj.beta
+        with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+            gs = self.class_preference(log_pi_c) / beta - penalty_slope(self.obj, log_pi_c - self._log_p)
+            vs = pi * (gs - (pi * gs).sum(axis=-1, keepdims=True))
+            return np.clip(vs * beta, -_FIELD_CAP, _FIELD_CAP)
 
     def expand(self, pi_c: np.ndarray) -> np.ndarray:
         """Class policy -> output policy, proportional to pi_ref within each class.
@@ -542,6 +553,10 @@ def covered_problems(problems, covers, batch: str) -> list[ClassProblem]:
         if not covers(cp):
             raise InvalidInputError(f"{batch} does not cover {cp.obj.describe()} with {cp.n_classes} classes")
     return out
+
+
+#: Largest magnitude of the flow's velocity where ``beta`` times the penalty's slope overflows (:meth:`ClassProblem.flow`).
+_FIELD_CAP = 1e300
 
 
 def penalty_slope(obj: Objective, log_ratio: np.ndarray) -> np.ndarray:

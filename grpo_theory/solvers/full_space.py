@@ -32,6 +32,7 @@ from .._checks import OBJECTIVE, POSITIVE_COUNT, QUESTION, arr, checked, num, nu
 from .._numerics import integrate_until_slow, logsumexp
 from ..problem import InvalidInputError, Objective, Question, as_objective, as_question, validate_probability_vector
 from .classes import output_gradient
+from .kinks import kink_slide
 
 __all__ = ["FullSpaceStability", "full_space_stability", "full_space_flow", "logit_flow", "jump_repeller",
            "logit_newton_step", "one_sided_repeller", "perturbed_ends"]
@@ -290,8 +291,10 @@ def _support_logits(pi) -> tuple[np.ndarray, np.ndarray]:
 @checked(q=QUESTION, obj=OBJECTIVE, pi=arr(ndim=1), h=num(0, 0.5, low_open=True))
 def jump_repeller(q: Question, obj: Objective, pi, *, h: float = 1e-7) -> str:
     """Where ``pi`` sits on a jump of the field (a clamp, REINFORCE++'s whitening at a tie): the first output
-    logit whose nudge by ``+-h`` makes that output's drift point away, described; ``''`` if every nudge is
-    pulled back (a Filippov equilibrium on all output logits, as far as single-logit nudges tell).
+    logit whose nudge by ``+-h`` makes that output's drift point away, described, or, at the loss placement's
+    jumps, why no common value of ``g`` fits every answer's one-sided range (:func:`~.kinks.kink_slide`: the flow
+    slides off the jumps); ``''`` if every nudge is pulled back and the ranges share a point (a Filippov
+    equilibrium on all output logits).
 
     The class solvers judge a jump in class coordinates; across a class the answers can split (a class of
     three tied answers under REINFORCE++ with the KL in the reward: fuzz seeds 603, 1742, 5214, 6019).
@@ -327,7 +330,9 @@ def jump_repeller(q: Question, obj: Objective, pi, *, h: float = 1e-7) -> str:
             if sign * centred[k] > 0:
                 return (f"moving answer {int(o)}'s logit by {sign * h:g} gives it drift {pi_s[k] * centred[k]:.3g}: "
                         "away from the point")
-    return ""
+    # single-logit nudges miss a slide along several jumps at once (abs in the loss at pi_ref: each answer's nudge
+    # is pulled back while two answers' ranges of g share no point): the Filippov condition itself decides
+    return kink_slide(q, obj, pi)
 
 
 @checked(q=QUESTION, obj=OBJECTIVE, pi=arr(ndim=1), h=num(0, 0.5, low_open=True))

@@ -40,6 +40,7 @@ from ..problem import Objective, Question
 from .classes import ClassProblem
 from .full_space import FROZEN_GAP, full_space_stability, jump_repeller, logit_flow
 from .gradient import output_gradient, stationarity_residual
+from .kinks import kink_answers, kink_slide, sliding_end
 from .results import RESIDUAL_TOL, StationaryPoint
 
 __all__ = ["class_reduction_exact", "full_space_end", "FLOW_HORIZONS"]
@@ -63,6 +64,9 @@ _DECAY = 3.0
 #: Max-norm move over the last two decades of flow time below which a flow whose field does not vanish rests at
 #: a jump of the field (a Filippov equilibrium, where the nudges of :func:`jump_repeller` are pulled back).
 _RESTING = 1e-9
+#: Max-norm move over the last two decades below which an integration chattering at jumps is stuck there: its end
+#: is examined for a slide along the jumps (:func:`~.kinks.kink_slide`; 2e-9 at abs in the loss, ``G = inf``).
+_STUCK = 1e-6
 #: Logit speed of the field at such a point at or above which it is a jump that the flow chatters at (0.3 at
 #: fuzz seeds 1742, 5214, 6019), not a slow creep into a face (1e-8 at seeds 1645 and 2798, masses 1e-13).
 _JUMP_SPEED = 1e-6
@@ -436,7 +440,14 @@ def _limit_or_moving(q: Question, obj: Objective, seen: list, t: float, *, final
     rhs = _rhs(q, obj, np.flatnonzero(support))
     speed = float(np.abs(rhs(np.log(end[support]))).max()) if np.all(end[support] > 0) else math.nan
     still = float(np.abs(end - before).max())
-    if still <= _RESTING and math.isfinite(speed) and speed >= _JUMP_SPEED and not jump_repeller(q, obj, end):
+    at_jump = math.isfinite(speed) and speed >= _JUMP_SPEED
+    slide = kink_slide(q, obj, end) if at_jump and still <= _STUCK else ""
+    if slide:
+        # the integration is stuck chattering at jumps of the field that the flow slides off (kinks.kink_slide)
+        slid = _slid(q, obj, end, slide)
+        if slid is not None:
+            return slid
+    if not slide and at_jump and still <= _RESTING and not jump_repeller(q, obj, end):
         # the field does not vanish here but the flow has not moved over two decades of flow time: it chatters at
         # a jump of the field (REINFORCE++'s whitening at a tie of the shaped rewards, which divides by their std
         # with no epsilon), and every single-logit nudge is pulled back: a Filippov equilibrium, where a trainer
@@ -455,6 +466,30 @@ def _limit_or_moving(q: Question, obj: Objective, seen: list, t: float, *, final
                  f"{speed:.2g}, stationarity residual {residual:.2g}; max-norm move {float(np.abs(end - before).max()):.2g} "
                  f"since t = {t / 100:g}): no stationary point or limit found"
                  + (f"; {behind_note}" if behind_note else "")))
+
+
+def _slid(q: Question, obj: Objective, start: np.ndarray, why: str) -> StationaryPoint | None:
+    """Where the flow goes from a rest of the plain integration at jumps it slides off (``why``): the end of
+    :func:`~.kinks.sliding_end`, judged (a Filippov rest whose left answers drift outward), or None."""
+    found = sliding_end(q, obj, start)
+    if found is None:
+        return None
+    pi, how = found
+    held = kink_slide(q, obj, pi)
+    fs = full_space_stability(q, obj, pi)
+    if held or not fs.kkt:
+        return None
+    on_jumps = np.flatnonzero(~np.isnan(kink_answers(q, obj, pi)))
+    free = np.count_nonzero(pi > 0) - on_jumps.size
+    on_face = bool(np.any((pi == 0) & (q.pi_ref > 0)))
+    stable = True if free <= 1 else None
+    msg = (f"the plain integration of the flow on all output logits chatters at {np.array2string(start, precision=6)}"
+           f", but {why}; {how}: answers {on_jumps.tolist()} rest on their jumps, which hold (a Filippov "
+           "equilibrium: the stationarity residual does not vanish)"
+           + ("" if stable else f", and the {free} answers off them are not judged for stability")
+           + ("; on a face: reached only in the limit (every left answer drifts outward)" if on_face else ""))
+    return StationaryPoint(pi=pi, residual=stationarity_residual(q, obj, pi), converged=True, stable=stable, nfev=0,
+                           method="full-space flow from pi_ref", discontinuous=True, boundary=on_face, message=msg)
 
 
 def _left_behind(q: Question, obj: Objective, before: np.ndarray, end: np.ndarray, t: float,

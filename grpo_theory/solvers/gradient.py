@@ -55,6 +55,13 @@ def output_gradient(q: Question, obj: Objective, pi: np.ndarray) -> np.ndarray:
     >>> round(float(g[0] - g[1]), 12)             # Eq. 14's point is stationary: g is constant
     0.0
     """
+    return gradient_with_coefficient(q, obj, pi, kl.flow_coefficient)
+
+
+def gradient_with_coefficient(q: Question, obj: Objective, pi, coefficient) -> np.ndarray:
+    """:func:`output_gradient` with the loss placement's per-answer coefficient ``c(lr)`` taken from
+    ``coefficient(obj, lr)``: the field with its jumps smoothed (:mod:`.kinks`) or read on one side of them.
+    Only the loss placement reads ``c``; the reward placement, the note's two penalties and ``beta = 0`` do not."""
     if isinstance(pi, (list, tuple)) and any(isinstance(v, (str, bytes)) for v in pi):
         raise InvalidInputError(f"pi must hold numbers, got {pi!r}")
     try:
@@ -77,20 +84,20 @@ def output_gradient(q: Question, obj: Objective, pi: np.ndarray) -> np.ndarray:
         return g
     P = reward_preference(q, obj, pi)
     if advantage.changes_regulariser(obj):
-        return _family_output_gradient(q, obj, pi, P, lr, s)
+        return _family_output_gradient(q, obj, pi, P, lr, s, coefficient)
     if obj.regime_variant.is_reverse:
         g[s] = P[s] - obj.beta * (1.0 - q.pi_ref[s] / pi[s])
     elif obj.regime_variant.is_direct:
         g[s] = P[s] - obj.beta * (lr[s] + 1.0)
     else:
-        g[s] = P[s] - obj.beta * kl.flow_coefficient(obj, lr[s])
+        g[s] = P[s] - obj.beta * coefficient(obj, lr[s])
     return g
 
 
 def _family_output_gradient(q: Question, obj: Objective, pi: np.ndarray, P: np.ndarray, lr: np.ndarray,
-                            s: np.ndarray) -> np.ndarray:
+                            s: np.ndarray, coefficient) -> np.ndarray:
     """:func:`output_gradient` with tie filtering and/or an entropy bonus (see :mod:`grpo_theory.advantage`)."""
-    slope = kl.flow_coefficient(obj, lr[s])          # per-sample slope in log pi (see ClassProblem._family_gradient)
+    slope = coefficient(obj, lr[s])                  # per-sample slope in log pi (see ClassProblem._family_gradient)
     u = None
     if obj.filter_ties:
         if not q.has_reward_law:

@@ -126,6 +126,8 @@ def stationary_policy(q: Question, obj: Objective) -> StationaryPoint:
     cp = ClassProblem(q, obj)
     if cp.n_classes == 1:
         return _single_class_point(q, obj)
+    if _reference_in_rounding(q, obj, cp):
+        return _reference_point(q, obj)
     if cp.n_classes == 2:
         # a root bracketed by a sign change of the class drift and refined by Brent in the class logit: a root
         # there, whatever pi's rounding (pi(b) = 5.6e-17 for pi_ref(a) = 1e-300) does to log pi
@@ -154,7 +156,8 @@ def _unsettled_to_full_space(q: Question, obj: Objective, point: StationaryPoint
     # an end that drops an answer the class solvers keep is not taken over an unsettled root: at beta = 1e-320 the
     # class root pi(b) = 7e-321 is right to the subnormal spacing (its residual, 1e-4, is that spacing's rounding),
     # while the flow's end is the vertex it approaches only in the limit
-    if not end.converged or np.any((np.asarray(end.pi) <= 0) & (np.asarray(point.pi) > 0)):
+    # (an end on jumps of the field that the flow slides along to a face is exact: kinks.sliding_end)
+    if not end.converged or (not end.discontinuous and np.any((np.asarray(end.pi) <= 0) & (np.asarray(point.pi) > 0))):
         return point
     return dataclasses.replace(end, message=f"{end.message}; the class solvers did not settle: {point.message}")
 
@@ -179,6 +182,35 @@ def _root_in_logits(q: Question, obj: Objective, point: StationaryPoint) -> Stat
     return dataclasses.replace(point, converged=False, message=(
         f"{point.message}; but not a root in the output logits: the Newton step there is {step:.3g} (answers "
         f"below mass {_LIGHT_MASS:g} hide their g - E g in the residual): the flow is slow here, not stopped"))
+
+
+def _reference_in_rounding(q: Question, obj: Objective, cp: ClassProblem) -> bool:
+    """Whether ``beta`` is so large that ``pi_ref`` is the stationary point to double precision: the note's two
+    penalties with the group advantage, ``2 max|P_G| / beta`` below ``2^-53`` (``pi(o) = pi_ref(o) / (1 - (P_G(o) -
+    E P_G)/beta)``, ``pi ∝ pi_ref exp(P_G/beta)``: a relative change below the rounding of 1), with ``max|P_G|``
+    the advantage's bound, or where that is infinite (G = inf, no epsilon) twice ``max|P_G(pi_ref)|`` (``P_G`` is
+    continuous at ``pi_ref``, which every stationary point is that close to). The class solvers' flow moves at a
+    rate of order ``beta``; its integrator's steps overflow there (three classes: beta of 1e12 and above)."""
+    if not (obj.regime_variant.is_note_penalty and obj.advantage_variant.is_note_advantage and not obj.filter_ties
+            and obj.entropy_coef == 0 and q.has_reward_law and obj.beta > 2.0**53):
+        return False
+    from ..preference import max_abs_advantage
+
+    with np.errstate(over="ignore", invalid="ignore"):
+        bound = max_abs_advantage(float(np.ptp(q.reward_levels)), obj)
+        if not np.isfinite(bound):
+            bound = 2.0 * float(np.max(np.abs(cp.class_preference(cp.log_p))))
+    return bool(np.isfinite(bound) and 2.0 * bound < obj.beta * 2.0**-53)
+
+
+def _reference_point(q: Question, obj: Objective) -> StationaryPoint:
+    """``pi_ref`` where :func:`_reference_in_rounding` holds: stationary to double precision and stable (the
+    flow's Jacobian is ``-C^(1/2) (beta I + E) C^(1/2)`` with ``|E| <= 2 max|A| < beta``)."""
+    pi = q.pi_ref.copy()
+    return StationaryPoint(pi=pi, residual=stationarity_residual(q, obj, pi), converged=True, stable=True,
+                           nfev=0, method="flow", boundary=False,
+                           message="pi_ref: |P_G|/beta is below the rounding of 1, so pi_ref is the stationary "
+                                   "point to double precision (stable: the penalty's curvature beta dominates)")
 
 
 def _single_class_point(q: Question, obj: Objective) -> StationaryPoint:
@@ -387,6 +419,10 @@ def stationary_points(q: Question, obj: Objective, *, n_grid: int = 2001, n_star
         from_reference = stationary_policy(q, obj)
         if cp.n_classes == 1:
             points, exhaustive, message = (from_reference,), True, "single class: pi = pi_ref"
+        elif _reference_in_rounding(q, obj, cp):
+            # every stationary point is within a relative 2 max|A|/beta < 2^-53 of pi_ref, and the note's
+            # penalties keep every answer of pi_ref's support: pi_ref is the only one, to double precision
+            points, exhaustive, message = (from_reference,), True, from_reference.message
         elif cp.n_classes == 2:
             pts = dedupe(two_class_points(cp, n_grid))
             pts.sort(key=lambda p: -p.pi[cp.class_of == 0].sum())
