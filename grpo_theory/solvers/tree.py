@@ -49,7 +49,7 @@ from .. import advantage, kl
 from .._checks import OBJECTIVE, QUESTION, checked, items
 from .._numerics import integrate_until_slow, logsumexp
 from ..errors import InvalidInputError
-from ..problem import Objective, Question, shaped_question
+from ..problem import HUGE_SHIFT, Objective, Question, shaped_question
 from .common import point_at, polish, verdict
 from .results import StationaryPoint
 from .token_weights import answer_weights, monte_carlo_answer_weights
@@ -132,6 +132,13 @@ def _check_family(obj: Objective) -> None:
             not obj.advantage_variant.is_note_advantage or obj.filter_ties):
         raise InvalidInputError(f"loss_type={obj.loss_type!r} with groups_per_batch={obj.groups_per_batch} is "
                                 f"modelled for advantage='group' without filter_ties only; got {obj.describe()}")
+
+
+def _affine_in_shaped_rewards(obj: Objective) -> bool:
+    """Whether ``P_G(o) = a (x_o - E_pi x)`` (``a > 0``) for shaped rewards ``x``: the group mean at shift
+    normalisation (``a = (G-1)/G``; 1 at ``G = inf``) and RLOO (``a = 1``), at every ``G``."""
+    name = obj.advantage_variant.name
+    return name == "rloo" or (name == "group" and not obj.normalization_variant.scales)
 
 
 # ----------------------------------------------------------------------------- the problem
@@ -311,16 +318,21 @@ class TreeProblem:
             # as its mass collapsed) must not make a NaN; +inf is a limit shaped_question handles
             tok = kl.flow_value_shift(obj, np.maximum(lr, -745.0))
             shift[self.support] = np.where(t.paths > 0, tok[None, :], 0.0).sum(axis=1)
+            shift, weight = self._collapsed_shares(log_cond, lr, shift, pi)
             q = shaped_question(q, shift)
-        Pw, W = answer_weights(q, obj, pi)
+        else:
+            weight = pi
+        Pw, W = answer_weights(q, obj, weight)
         ps = pi[self.support]
         reach_edge = ps @ t.paths                                           # pi(v) pi(c|v)
         cond = np.exp(log_cond)
         reach = reach_edge / np.where(cond > 0, cond, 1.0)                 # pi(v)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            Q = (ps * Pw[self.support]) @ t.paths / reach_edge
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            Q = (weight[self.support] * Pw[self.support]) @ t.paths / reach_edge
             if obj.regime_variant.in_reward:
-                return np.where(reach > 0, Q, 0.0), cond, reach
+                # a collapsing edge's Q(v,c) ~ -beta pi_ref(c|v)/pi(c|v) overflows where pi(c|v) is subnormal:
+                # held at -1e300 there (its share pi(c|v) Q(v,c) of its node's mean then fades into the underflow)
+                return np.where(reach > 0, np.clip(Q, -1e300, 1e300), 0.0), cond, reach
             mass_w = (ps * W[self.support]) @ t.paths                       # pi(v) pi(c|v) W(v,c)
             lr_f = kl.floored_log_ratio(obj, lr)          # finite k3 values where a token's mass collapsed
             if obj.beta == 0:                                               # the entropy bonus alone
@@ -337,6 +349,42 @@ class TreeProblem:
                 g = g + advantage.node_entropy_slope(log_cond, self._node_average(mass_w, reach_edge), obj)
         # a node the policy never reaches (its mass underflowed) has no gradient: 0, not 0/0
         return np.where(reach > 0, g, 0.0), cond, reach
+
+    def _collapsed_shares(self, log_cond: np.ndarray, lr: np.ndarray, shift: np.ndarray,
+                          pi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The shifts and the masses the reward placement's ``P^w`` and ``Q`` are read with: ``(shift, pi)`` itself,
+        except for an answer ``o`` whose shift ``beta sum_{c in o} k3(lr_c)`` is beyond :data:`HUGE_SHIFT` (a token
+        of ``o`` collapsing, a k3 kind's ``e^{-lr_c}`` running off) when ``P_G`` is affine in the shaped rewards.
+
+        There ``o`` enters every ``Q(v,c)`` above it and ``E_pi x`` through ``pi(o) x_o`` only, whose limit is not 0:
+        ``pi(o) k3(lr_c) = pi(o)/pi(c|v) [pi_ref(c|v) + pi(c|v) (lr_c - 1)] -> pi(o)/pi(c|v) pi_ref(c|v)``. Its
+        stand-in (:func:`~grpo_theory.problem.shaped_question`, far below the others with mass ``pi(o)``) would drop
+        that share; instead ``o`` is given the shift ``HUGE_SHIFT`` and the mass ``L(o)/HUGE_SHIFT``, ``L(o) =
+        pi(o) beta sum_{c in o} k3(lr_c)`` taken in logs: ``pi(o) x_o`` keeps its value ``pi(o) E r_o - L(o)`` to
+        ``1e-100`` relative, and the field is continuous where the shift crosses ``HUGE_SHIFT``. (With a std in
+        ``P_G`` the limit differs: at finite ``G`` the answer's groups have probability ``-> 0`` and bounded
+        advantages, its share ``-> 0``, which the stand-in gives; whitened by the std under ``pi``, the std runs off
+        like ``L(o)/sqrt(pi(o))``. Both keep the stand-in.)"""
+        obj = self.obj
+        off = ~(shift[self.support] <= HUGE_SHIFT)
+        if not off.any() or not obj.estimator_variant.exponential or not _affine_in_shaped_rewards(obj):
+            return shift, pi
+        with np.errstate(all="ignore"):
+            # log(pi(c|v) k3(lr_c)) per edge: directly, or from pi_ref(c|v) (1 + (lr - 1) e^lr) where k3 runs off
+            mass_value = log_cond + np.log(kl.flow_value(obj, lr))
+            deep = (lr < -30.0) & (obj.kl_log_ratio_clamp is None) & (obj.kl_value_clamp is None)
+            tail = np.where(np.isfinite(lr), (lr - 1.0) * np.exp(lr), 0.0)
+            mass_value = np.where(deep, self.log_ref_cond + np.log1p(tail), mass_value)
+        on = self.tree.paths[off] > 0
+        lc = np.where(on, log_cond[None, :], 0.0)
+        rest = np.where(np.isfinite(lc), lc, 0.0)
+        rest = rest.sum(axis=1, keepdims=True) - rest                      # log pi(o)/pi(c|v): o's other tokens
+        rest[np.isinf(lc).sum(axis=1, keepdims=True) - np.isinf(lc) > 0] = -np.inf
+        log_share = np.log(obj.beta) + logsumexp(np.where(on, rest + mass_value[None, :], -np.inf), axis=1).ravel()
+        rows = self.support[off]
+        shift, weight = shift.copy(), pi.copy()
+        shift[rows], weight[rows] = HUGE_SHIFT, np.exp(log_share - np.log(HUGE_SHIFT))
+        return shift, weight
 
     def _node_average(self, mass_w: np.ndarray, reach_edge: np.ndarray) -> np.ndarray:
         """``Wbar(v) = sum_c pi(v) pi(c|v) W(v,c) / pi(v)`` of each edge's node (nan where ``pi(v) = 0``)."""
