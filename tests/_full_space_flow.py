@@ -162,7 +162,7 @@ FREEZE_GAP = -200.0
 MAX_RESTARTS = 50
 
 
-def robust_flow_end(pi_ref, grad, *, t_end, rtol=1e-8, atol=1e-10, max_evals=50_000, max_cpu=20.0):
+def robust_flow_end(pi_ref, grad, *, t_end, rtol=1e-8, atol=1e-10, max_evals=50_000, max_cpu=20.0, gap=FREEZE_GAP):
     """:func:`flow_end`'s integration made robust where the plain one cannot finish; the same flow,
     ``d theta_o/dt = pi_o (g_o - E_pi g)`` on all output logits of pi_ref's support, in ``s = log(1 + t)``:
 
@@ -183,7 +183,7 @@ def robust_flow_end(pi_ref, grad, *, t_end, rtol=1e-8, atol=1e-10, max_evals=50_
     sup = np.flatnonzero(pi_ref > 0)
     pol, field = support_flow(grad, sup, pi_ref.size)
     return robust_log_time(field, np.log(pi_ref[sup]), np.zeros(sup.size, dtype=int), pol, t_end=t_end, rtol=rtol,
-                           atol=atol, max_evals=max_evals, max_cpu=max_cpu)
+                           atol=atol, max_evals=max_evals, max_cpu=max_cpu, gap=gap)
 
 
 def support_flow(grad, sup: np.ndarray, n: int):
@@ -204,7 +204,8 @@ def support_flow(grad, sup: np.ndarray, n: int):
     return policy, field
 
 
-def robust_tree_flow_end(tp, *, t_end, field=None, rtol=1e-8, atol=1e-10, max_evals=50_000, max_cpu=20.0):
+def robust_tree_flow_end(tp, *, t_end, field=None, rtol=1e-8, atol=1e-10, max_evals=50_000, max_cpu=20.0,
+                         gap=FREEZE_GAP):
     """:func:`tree_flow_end`'s flow (every edge logit of ``tp``'s answer tree; ``field(x)`` its ``dJ/dtheta_e`` at free
     logits ``x``, ``tp.logit_gradient`` unless given: the fuzz passes it with the loss placement's jumps mollified)
     integrated like :func:`robust_flow_end`: an edge whose conditional falls ``FREEZE_GAP`` below the top edge of its
@@ -218,46 +219,51 @@ def robust_tree_flow_end(tp, *, t_end, field=None, rtol=1e-8, atol=1e-10, max_ev
 
     return robust_log_time(lambda th: field(x_of(th)), tp.log_ref_cond, tp.tree.edge_node,
                            lambda th: tp.policy(x_of(th)), t_end=t_end, rtol=rtol, atol=atol, max_evals=max_evals,
-                           max_cpu=max_cpu)
+                           max_cpu=max_cpu, gap=gap)
 
 
-def robust_log_time(field, y0, groups, pol, *, t_end, rtol, atol, max_evals, max_cpu):
+def robust_log_time(field, y0, groups, pol, *, t_end, rtol, atol, max_evals, max_cpu, gap=FREEZE_GAP):
     """``pol(theta)`` at flow time ``t_end`` of ``d theta/dt = field(theta)`` from ``y0``, LSODA in ``s = log(1 + t)``:
-    a logit ``FREEZE_GAP`` below the top of its group (``groups[i]``: the softmax it belongs to) is frozen there and
-    leaves the integrated state for good, others seen at the gap, never below it; a fresh LSODA after each freeze and
-    where LSODA gives up (at most ``MAX_RESTARTS``). The result's frozen logits are at their gap (a relative mass of
-    e^-200)."""
+    a logit ``gap`` (``FREEZE_GAP`` unless given) below the top of its group (``groups[i]``: the softmax it belongs
+    to) is frozen there and leaves the integrated state for good, others seen at the gap, never below it; a logit left
+    alone in its group by the freezes is pinned where it is (its motion is the group's gauge: it moves no
+    probability). A fresh LSODA after each freeze and where LSODA gives up (at most ``MAX_RESTARTS``). The result's
+    frozen logits are at their gap (a relative mass of ``e^gap``)."""
     theta = np.asarray(y0, dtype=float).copy()
     groups = np.asarray(groups)
-    frozen = np.zeros(theta.size, dtype=bool)
+    frozen = np.zeros(theta.size, dtype=bool)         # collapsed: held at their group's top + gap
+    pinned = np.zeros(theta.size, dtype=bool)         # alone in their group: held where they are
     calls, start = [0], time.process_time()
 
     def floor(th):
-        """Each group's top plus ``FREEZE_GAP``, per logit."""
+        """Each group's top (of the logits not frozen) plus ``gap``, per logit."""
         top = np.full(groups.max() + 1, -np.inf)
-        np.maximum.at(top, groups, th)
-        return top[groups] + FREEZE_GAP
+        np.maximum.at(top, groups, np.where(frozen, -np.inf, th))
+        return top[groups] + gap
 
     def at_gap(th):
         """Frozen logits at their group's gap, any other below it raised to it (a trial step past the gap)."""
-        return np.maximum(np.where(frozen, -np.inf, th), floor(np.where(frozen, -np.inf, th)))
+        return np.maximum(np.where(frozen, -np.inf, th), floor(th))
 
     def rhs(s, y):
         calls[0] += 1
         if not np.all(np.isfinite(y)):
             return np.full(y.size, np.nan)            # a trial step LSODA then rejects
         th = theta.copy()
-        th[~frozen] = y
+        th[moving] = y
         with np.errstate(all="ignore"):
             f = field(at_gap(th))
-        return math.exp(s) * np.where(np.isfinite(f), f, 0.0)[~frozen]
+        return math.exp(s) * np.where(np.isfinite(f), f, 0.0)[moving]
 
     def final(th):
         return pol(at_gap(th))
 
     s, s_end, restarts, message = 0.0, math.log1p(t_end), 0, ""
     while True:
-        solver = LSODA(rhs, s, theta[~frozen], s_end, rtol=rtol, atol=atol)
+        moving = ~frozen & ~pinned
+        if not moving.any():                          # every group decided: nothing moves any more
+            return final(theta)
+        solver = LSODA(rhs, s, theta[moving], s_end, rtol=rtol, atol=atol)
         while solver.status == "running":
             try:
                 message = solver.step()
@@ -265,17 +271,18 @@ def robust_log_time(field, y0, groups, pol, *, t_end, rtol, atol, max_evals, max
                 solver.status, message = "failed", str(exc)
             if solver.status == "failed":
                 break
-            theta[~frozen], s = solver.y, solver.t
+            theta[moving], s = solver.y, solver.t
             if calls[0] > max_evals or time.process_time() - start > max_cpu:
                 raise IntegrationBudget(f"more than {max_evals} evaluations of the field or {max_cpu:g} s of CPU "
                                         f"(robust integration, {restarts} restarts)", t=math.expm1(s),
                                         pi=final(theta))
-            live = np.where(frozen, -np.inf, theta)
-            collapsed = ~frozen & (theta < floor(live))
+            collapsed = moving & (theta < floor(theta))
             if collapsed.any():
                 frozen |= collapsed
+                alone = np.bincount(groups[~frozen], minlength=groups.max() + 1)[groups] == 1
+                pinned |= ~frozen & alone
                 break                              # a fresh LSODA on the logits left
-        if solver.status == "finished" or (frozen.all()):
+        if solver.status == "finished":
             return final(theta)
         if solver.status == "failed":
             restarts += 1

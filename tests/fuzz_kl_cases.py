@@ -42,8 +42,8 @@ from grpo_theory.kl import KL_ESTIMATORS, KL_PLACEMENTS
 from grpo_theory.solvers import output_gradient
 from grpo_theory.solvers.tree import TreeProblem
 
-from _full_space_flow import (IntegrationBudget, IntegrationFailed, flow_end, robust_flow_end, robust_tree_flow_end,
-                              support_flow, tree_flow_end)
+from _full_space_flow import (FREEZE_GAP, IntegrationBudget, IntegrationFailed, flow_end, robust_flow_end,
+                              robust_tree_flow_end, support_flow, tree_flow_end)
 from _run_rows import once_per_run
 
 #: Drift tolerance (max_o pi_o |g_o - E g| / beta) of a converged point.
@@ -113,6 +113,43 @@ def mollified_gradient(q: Question, obj: Objective, width: float = MOLLIFY):
         return out
 
     return grad
+
+
+#: Logit gap below its node's top at which a second robust integration freezes a collapsing answer where the
+#: library's field is rounding well above ``FREEZE_GAP`` (:func:`retry_gap`): e^-30, a mass of 1e-13.
+SHALLOW_GAP = -30.0
+
+
+def retry_gap(obj: Objective) -> float | None:
+    """:data:`SHALLOW_GAP` where the library's per-output gradient is rounding at masses far above e^-200, so that a
+    robust integration that freezes collapsing answers at ``_full_space_flow.FREEZE_GAP`` may stall before it gets
+    there (None elsewhere); the end check then runs a second one with this gap:
+
+    * REINFORCE++ (whitened over the batch): a collapsing answer's advantage grows like ``mass^-1/2`` and the others'
+      are differences beside it, rounding of size ``1e-16 mass^-1/2`` (KL seed 3660: +-1e19 at a mass of 5e-71, where
+      LSODA's step fell to 0); at e^-30 that is 3e-10, and the frozen answer's ``pi_o g_o ~ mass^1/2`` is 3e-7;
+    * ties filtered at ``G = inf``: a group ties where a reward level's weight ``1 - pi_o`` is 1, which in double it
+      is once ``pi_o < 2^-53``, and the penalty then switches off (KL seed 6898, near t = 1e8); at e^-30 the level's
+      weight is below 1 by 1e-13 or more.
+
+    Either way the frozen answer keeps its limit term (``pi_o k3(lr_o) -> pi_ref(o)`` to a relative 3e-12). Only a
+    second pass: an answer still falling slowly at t = 1e8 is better left unfrozen (KL seed 7566, REINFORCE++ with k1
+    in the loss: its mass is 2e-16 there, and once frozen at e^-30 the others' crawl at rest outlasts the budget)."""
+    if obj.advantage == "reinforce_pp" or (obj.filter_ties and math.isinf(obj.group_size)):
+        return SHALLOW_GAP
+    return None
+
+
+def _robust_gaps(integrate, pi: np.ndarray, obj: Objective, budget: float) -> tuple[bool | None, str]:
+    """:func:`_robust_decides` on ``integrate(gap, t_end, max_evals=, max_cpu=)``: with ``FREEZE_GAP``, and where that
+    cannot decide, once more with :func:`retry_gap`'s (a budget of its own)."""
+    good, how = _robust_decides(lambda t_end, **kw: integrate(FREEZE_GAP, t_end, **kw), pi, budget)
+    gap = retry_gap(obj)
+    if good is None and gap is not None:
+        again, why = _robust_decides(lambda t_end, **kw: integrate(gap, t_end, **kw), pi, budget)
+        if again is not None:
+            return again, f"{why} (collapsing answers frozen at e^{gap:g}; at e^{FREEZE_GAP:g}: {how[:100]})"
+    return good, how
 
 
 def mollified_tree_gradient(tp: TreeProblem, width: float = MOLLIFY):
@@ -370,7 +407,8 @@ def _robust_end_check(q: Question, obj: Objective, pi: np.ndarray, budget: float
     on to ``LATE_T`` (``reached late``). An integration that stops is decided only within ``AT_POINT`` of ``pi``;
     elsewhere the end stays unchecked (None). Its runs share ``ROBUST_EVALS`` and ``END_CPU`` (times ``budget``)."""
     grad = mollified_gradient(q, obj)
-    return _robust_decides(lambda t_end, **kw: robust_flow_end(q.pi_ref, grad, t_end=t_end, **kw), pi, budget)
+    return _robust_gaps(lambda gap, t_end, **kw: robust_flow_end(q.pi_ref, grad, t_end=t_end, gap=gap, **kw), pi, obj,
+                        budget)
 
 
 def _robust_decides(integrate, pi: np.ndarray, budget: float) -> tuple[bool | None, str]:
@@ -447,8 +485,8 @@ def tree_end_check(q: Question, obj: Objective, pi: np.ndarray, budget: float = 
     if ok is None:
         tp = TreeProblem(q, obj)
         field = mollified_tree_gradient(tp)
-        good, how = _robust_decides(lambda t_end, **kw: robust_tree_flow_end(tp, t_end=t_end, field=field, **kw), pi,
-                                    budget)
+        good, how = _robust_gaps(lambda gap, t_end, **kw: robust_tree_flow_end(tp, t_end=t_end, field=field, gap=gap,
+                                                                               **kw), pi, obj, budget)
         return good, f"{how} (the plain integration: {why[:160]})"
     return ok, why
 

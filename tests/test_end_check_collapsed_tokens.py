@@ -26,7 +26,8 @@ import math
 
 import numpy as np
 import pytest
-from fuzz_kl_cases import _robust_decides, check_kl_case, draw_kl_case, mollified_tree_gradient, tree_end_check
+from fuzz_kl_cases import (SHALLOW_GAP, _robust_decides, check_kl_case, draw_kl_case, mollified_tree_gradient,
+                            retry_gap, tree_end_check)
 from _full_space_flow import robust_tree_flow_end
 from scipy.optimize import brentq
 
@@ -183,3 +184,21 @@ def test_the_root_values_keep_a_collapsed_tokens_share(drop):
     x_d = mean_r[2] - beta * _k3(p[2], 1.0 - a)
     mean_x = a * x_ab + (1.0 - a) * x_d - beta * a * ref_c
     np.testing.assert_allclose(g[:2], [((x_ab - mean_x) - beta * ref_c) / 2, x_d - mean_x], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.slow
+def test_a_reinforce_pp_collapse_is_frozen_before_its_rounding():
+    """KL seed 3660 (k3 in the advantage, REINFORCE++, scale, G = 16): answers (A, B) and (A, C) have reward 1, D has
+    0.2 and collapses. Whitened over the batch, D's advantage grows like ``mass^-1/2`` and the others' are rounding
+    beside it (+-1e19 at a mass of 5e-71, where LSODA's step fell to 0): frozen at e^-30 (``retry_gap``), the flow
+    goes on. With the rewards of (A, B) and (A, C) tied, their whitened advantages tie too, and node A is moved by
+    the penalty alone: each token's k3 in its own answer's advantage, ``d theta_B/dt ~ -beta (k3(lr_B) - k3(lr_C))``,
+    at rest where the two values agree, at the reference split ``pi_ref(B|A) = 0.0037`` (both 0), and D collapses:
+    the end is within the check's 1e-3 of (0.0037, 0.9963, 0)."""
+    q, obj = draw_kl_case(3660)
+    assert obj.advantage == "reinforce_pp" and retry_gap(obj) == SHALLOW_GAP
+    ref_b = q.pi_ref[0] / (q.pi_ref[0] + q.pi_ref[1])
+    ok, why = tree_end_check(q, obj, np.array([ref_b, 1.0 - ref_b, 0.0]))
+    assert ok is True and why.startswith("the robust integration"), why
+    row = check_kl_case(3660)
+    assert row["outcome"].startswith("ok") and row["end"] == "robust", row
