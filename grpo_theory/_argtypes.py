@@ -129,11 +129,29 @@ def device(text: str) -> str:
 def existing_file(text: str) -> str:
     """An argparse ``type=``: a path to an existing regular file."""
     p = Path(text)
-    if not p.exists():
+    try:
+        exists, is_file = p.exists(), p.is_file()
+    except OSError as exc:            # a name or a path too long, a symlink loop: the system's reason, with the path
+        raise argparse.ArgumentTypeError(f"{_shown(text)}: {exc.strerror or exc}") from None
+    if not exists:
         raise argparse.ArgumentTypeError(f"{text!r}: no such file")
-    if not p.is_file():
+    if not is_file:
         raise argparse.ArgumentTypeError(f"{text!r} is not a file")
     return text
+
+
+#: ``errno`` values of the system refusing a write (a file-size limit, a full disk or quota, a read-only file system):
+#: about the user's output even when the error names no file.
+WRITE_REFUSED = frozenset({errno.EFBIG, errno.ENOSPC, errno.EDQUOT, errno.EROFS})
+
+
+def user_os_error(exc: OSError, output=None) -> bool:
+    """Whether a system error is about the user's paths or outputs, so the command line reports it in one line even
+    without a file name (a study's "model not found", a file-size limit while writing): a missing file or folder, a
+    permission, a file where a folder is expected or the reverse, or, where the command writes an ``output`` it can
+    name (``--out``, a sweep's CSV), a write the system refused."""
+    return isinstance(exc, (FileNotFoundError, PermissionError, IsADirectoryError, NotADirectoryError,
+                            FileExistsError)) or (output is not None and exc.errno in WRITE_REFUSED)
 
 
 def _creatable_dir(p) -> str | None:
@@ -171,7 +189,10 @@ def path_problem(text: str, *, folder: bool) -> str | None:
         if len(os.fsencode(part)) > name_max:
             return (f"a name of {len(os.fsencode(part)):,} bytes, above the file system's limit of {name_max} "
                     "bytes per name")
-    full = len(os.fsencode(os.path.abspath(text)))
+    try:
+        full = len(os.fsencode(os.path.abspath(text)))
+    except FileNotFoundError:       # os.getcwd(): the working folder was deleted under the command
+        return "a relative path, and the working folder no longer exists (deleted); cd into a folder or give a full path"
     if full >= path_max:
         return f"a path of {full:,} bytes, above the system's limit of {path_max:,}"
     if os.path.islink(text):

@@ -199,7 +199,7 @@ def _cmd_sweep(args) -> int:
         cases = cases_from_grid(grid)
     except InvalidInputError as exc:                    # name the file: the grid's problems are about it
         raise InvalidInputError(f"{args.grid}: {exc}") from None
-    out = args.out or (grid.get("out") if isinstance(grid.get("out"), str) else None) \
+    out = args.out = args.out or (grid.get("out") if isinstance(grid.get("out"), str) else None) \
         or str(Path(args.grid).with_suffix(".csv"))
     try:
         check.writable_file(out)
@@ -347,7 +347,7 @@ class _HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefa
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="grpo-theory", description=__doc__.replace("``", ""))   # no reST markup in a terminal
+    parser = _Parser(prog="grpo-theory", description=(__doc__ or "").replace("``", ""))   # no reST markup in a terminal
     parser.add_argument("--version", action="version", version=f"grpo-theory {sys.modules[__package__].__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
@@ -460,9 +460,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _cli_message(exc: BaseException) -> str:
-    """One line for a shell user: the library's message, with its Python-only advice translated."""
+def _cli_message(exc: BaseException, output: str | None = None) -> str:
+    """One line for a shell user: the library's message, with its Python-only advice translated; a write the system
+    refused without naming a file names ``output``, what the command was writing."""
     text = " ".join(str(exc).split())
+    if isinstance(exc, OSError) and exc.filename is None and exc.errno in check.WRITE_REFUSED and output:
+        return f"cannot write {output}: {exc.strerror or text}"
     if isinstance(exc, ExactEvaluationTooLarge):
         text = text.split("; use monte_carlo_preference")[0]
         text += ("; from the shell use --group-size inf (the large-G limit) or a smaller G; from Python, "
@@ -483,10 +486,6 @@ def _unusable_backend(exc: BaseException) -> str | None:
     backend = os.environ.get("MPLBACKEND")
     inside = any("matplotlib" in Path(f.filename).parts for f in traceback.extract_tb(exc.__traceback__))
     return backend if backend and inside and "backend" in str(exc).lower() else None
-
-
-#: System errors that are about the user's paths even when they carry no file name (a study's "model not found").
-_USER_OS_ERRORS = (FileNotFoundError, PermissionError, IsADirectoryError, NotADirectoryError, FileExistsError)
 
 
 class _WatchedStdout:
@@ -579,10 +578,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"grpo-theory: error: cannot write the output of `{args.command}` to the standard output: "
                   f"{exc.strerror or exc}", file=sys.stderr)
             return 2
+        output = getattr(args, "out", None)
         if os.environ.get("GRPO_THEORY_DEBUG") or (isinstance(exc, OSError) and exc.filename is None
-                                                   and not isinstance(exc, _USER_OS_ERRORS)):
+                                                   and not check.user_os_error(exc, output)):
             raise
-        print(f"grpo-theory: error: {_cli_message(exc)}", file=sys.stderr)
+        print(f"grpo-theory: error: {_cli_message(exc, output and repr(str(output)))}", file=sys.stderr)
         return 2
     except RecursionError:          # a reader's safety net: input nested past Python's recursion limit
         if os.environ.get("GRPO_THEORY_DEBUG"):

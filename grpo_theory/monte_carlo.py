@@ -66,8 +66,9 @@ def monte_carlo_preference(
     Raises
     ------
     InvalidInputError
-        For ``G = inf`` (exact already), ``n_groups < 2``, an invalid ``pi``, neither a reward law
-        nor a sampler, or more than ``MAX_MONTE_CARLO_SAMPLES`` rewards in all.
+        For ``G = inf`` (exact already), an ``advantage`` other than ``"group"`` (RLOO, REINFORCE++ and
+        pass@k: :func:`~grpo_theory.preference.reward_preference` is exact), ``n_groups < 2``, an invalid
+        ``pi``, neither a reward law nor a sampler, or more than ``MAX_MONTE_CARLO_SAMPLES`` rewards in all.
 
     Examples
     --------
@@ -80,6 +81,10 @@ def monte_carlo_preference(
     obj = as_objective(obj)
     if obj.is_large_group:
         raise InvalidInputError("Monte Carlo needs a finite group_size; G = inf is exact already")
+    if not obj.advantage_variant.is_note_advantage:
+        # the sampler draws Eq. 2's group advantage: another estimator's P_G would be estimated as the group's
+        raise InvalidInputError(f"monte_carlo_preference samples Eq. 2's group advantage (advantage='group'); got "
+                                f"advantage={obj.advantage!r}, whose P_G reward_preference(q, obj, pi) gives exactly")
     n_groups = integer("n_groups", n_groups, low=2)
     pi = validate_probability_vector("pi", pi)
     if isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)):

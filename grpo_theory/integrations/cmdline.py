@@ -103,9 +103,13 @@ def script_tokens(text: str, source: str, *, marker: str | None = None) -> list[
         if len(tokens) > MAX_TOKENS:
             raise InvalidInputError(f"{source}: more than {MAX_TOKENS:,} tokens")
     if marker is not None:
-        for i, tok in enumerate(tokens):
-            if marker in tok:
-                return tokens[i + 1:]
+        starts = [i for i, tok in enumerate(tokens) if marker in tok]
+        commands = [i for i in starts if "=" not in tokens[i]]     # not an override's value (name=main_ppo_run)
+        if len(commands) > 1:               # a sweep script: which run's settings to read is the user's choice
+            raise InvalidInputError(f"{source}: {len(commands)} {marker} commands; the reader reads one trainer "
+                                    "command: give a script (or a command line) with one of them")
+        if starts:
+            return tokens[starts[0] + 1:]
     return tokens
 
 

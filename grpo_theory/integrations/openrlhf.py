@@ -178,7 +178,11 @@ def read_openrlhf_config(args) -> TheoryMapping:
         if key in OPENRLHF_DEFAULTS:
             # argv is text; a mapping's values are taken as given: its text '1e-3' or 'false' is refused by the
             # table (expected float/bool, got str), as TRL's and verl's readers refuse them
-            values[key] = _coerce(key, v) if from_argv else v
+            value = _coerce(key, v) if from_argv else v
+            if key in values and values[key] != value:      # the old and the new name of one flag, disagreeing
+                raise InvalidInputError(f"OpenRLHF args give {key} twice with different values: {given[key]}="
+                                        f"{values[key]!r} and {name}={value!r}; give one (the new name is {key})")
+            values[key] = value
             given[key] = name if name == key else f"{name} ({key})"      # messages name the user's spelling
         else:
             warns.append(f"flag {name!r} is not one the theory reads; ignored (check it is an OpenRLHF flag)")

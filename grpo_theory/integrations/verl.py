@@ -317,8 +317,11 @@ def _read_flat(flat: dict, unknown_warns: list) -> TheoryMapping:
         warns.append("no KL term but actor.entropy_coeff > 0: the entropy bonus is the only regulariser")
         kl = {}                     # a zero coefficient: where the KL would have gone does not matter
     elif beta == 0.0:
-        warns.append("no KL term (use_kl_loss and use_kl_in_reward both off, or a zero coefficient): no stationary "
-                     "policy with the support of pi_ref; the policy drifts to the best answers")
+        why = ("actor_rollout_ref.actor.kl_loss_coef=0 with use_kl_loss on" if in_loss else
+               "algorithm.kl_ctrl.kl_coef=0 with use_kl_in_reward on" if in_reward else
+               "use_kl_loss and use_kl_in_reward both off")
+        warns.append(f"no KL term ({why}): no stationary policy with the support of pi_ref; the policy drifts to the "
+                     "best answers")
         return mapping_of(None, warns, "verl", VERL_VERSION, stacklevel=4)
     obj = Objective(beta=beta, group_size=n, normalization=norm, std_ddof=1, std_eps=VERL_STD_EPS, level="token",
                     loss_type=loss_agg, **kl, **family_fields)

@@ -317,7 +317,8 @@ def write_outputs(pr, out_dir, *, plots: bool = True, tradeoff=None) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     # everything is written into a fresh folder beside out first and moved in only when all of it was
     # written: a failure (a figure, a full disk) leaves out as it was, never half of a prediction
-    stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.incomplete-", dir=out.parent))
+    # (named by at most 50 characters of out's name: a legal name of 255 bytes would make an illegal one)
+    stage = Path(tempfile.mkdtemp(prefix=f".{out.name[:50]}.incomplete-", dir=out.parent))
     try:
         names = _write_all(pr, stage, plots=plots, tradeoff=tradeoff)
         paths = {}

@@ -113,6 +113,12 @@ def _count(value, what: str, where: str) -> int:
 _JSON_LINES = (".jsonl", ".ndjson", ".json")
 
 
+def _label(path: Path) -> str:
+    """A samples file's name in messages: its name, or its whole path where the name has no suffix (``status`` of
+    ``/proc/self/status``, ``63`` of ``/dev/fd/63``: the name alone says nothing of which file)."""
+    return path.name if path.suffix else str(path)
+
+
 def _records(path: Path) -> list[tuple[int, dict]]:
     """``(line, record)`` pairs of a CSV (header on line 1) or JSONL file, values as read (strings for CSV). The
     suffix names the format; a name without one (a pipe: ``<(cmd)``, ``/dev/stdin``) is JSON lines when its first
@@ -130,15 +136,15 @@ def _records(path: Path) -> list[tuple[int, dict]]:
         for i, line in enumerate(text.splitlines(), start=1):
             if not line.strip():
                 continue
-            rec = json_value(line, f"samples {path.name} line {i}")
+            rec = json_value(line, f"samples {_label(path)} line {i}")
             if not isinstance(rec, dict):
-                raise InvalidInputError(f"samples {path.name} line {i}: expected a JSON object, got {rec!r}")
+                raise InvalidInputError(f"samples {_label(path)} line {i}: expected a JSON object, got {rec!r}")
             if isinstance(rec.get("counts"), dict):       # {"counts": {"0": 3, "1": 5}} -> count_<level> keys
                 rec = {**{k: v for k, v in rec.items() if k != "counts"},
                        **{f"count_{lv}": c for lv, c in rec["counts"].items()}}
             out.append((i, rec))
         return out
-    return csv_records(text, f"samples {path.name}")
+    return csv_records(text, f"samples {_label(path)}")
 
 
 def _declared(levels) -> np.ndarray | None:
@@ -346,7 +352,7 @@ def _source_records(source) -> tuple[list, str, str]:
         if isinstance(source, str) and not source:          # Path("") would be the current folder
             raise InvalidInputError("samples '': an empty path, naming no file (expected a .csv or .jsonl of samples)")
         path = Path(source)
-        return _records(path), path.name, str(path)
+        return _records(path), _label(path), str(path)
     if type(source).__name__ == "DataFrame" and hasattr(source, "itertuples"):
         return _frame_records(source), "DataFrame", "<DataFrame>"
     if isinstance(source, np.ndarray):
