@@ -81,7 +81,7 @@ def monte_carlo_preference(
     obj = as_objective(obj)
     if obj.is_large_group:
         raise InvalidInputError("Monte Carlo needs a finite group_size; G = inf is exact already")
-    if obj.advantage != "group":
+    if not obj.advantage_variant.is_note_advantage:
         # the sampler draws Eq. 2's group advantage: another estimator's P_G would be estimated as the group's
         raise InvalidInputError(f"monte_carlo_preference samples Eq. 2's group advantage (advantage='group'); got "
                                 f"advantage={obj.advantage!r}, whose P_G reward_preference(q, obj, pi) gives exactly")

@@ -271,6 +271,16 @@ VALID = {
     "grpo_theory.solvers.full_space:one_sided_repeller": lambda: dict(q=_q2(), obj=Objective(beta=1.0), pi=[0.55, 0.45]),
     "grpo_theory.solvers.full_space:perturbed_ends": lambda: dict(q=_q2(), obj=Objective(beta=1.0), pi=[0.55, 0.45],
                                                                  t_max=1e4),
+    "grpo_theory.solvers.kinks:kink_answers": lambda: dict(
+        q=Question(pi_ref=[0.3, 0.3, 0.4], rewards=[0.5, 1.0, 0.0]),
+        obj=Objective(beta=0.4, group_size=8, normalization="shift", kl_estimator="abs"), pi=[0.3, 0.3, 0.4]),
+    "grpo_theory.solvers.kinks:kink_slide": lambda: dict(
+        q=Question(pi_ref=[0.3, 0.3, 0.4], rewards=[0.5, 1.0, 0.0]),
+        obj=Objective(beta=0.4, group_size=8, normalization="shift", kl_estimator="abs"), pi=[0.3, 0.3, 0.4]),
+    "grpo_theory.solvers.kinks:sliding_end": lambda: dict(
+        q=Question(pi_ref=[0.3, 0.3, 0.4], rewards=[0.5, 1.0, 0.0]),
+        obj=Objective(beta=0.4, group_size=inf, normalization="shift", kl_estimator="abs"),
+        pi=[0.3, 0.3, 0.4], t_max=1e4),
     "grpo_theory.solvers.full_space_end:class_reduction_exact": lambda: dict(
         q=Question(pi_ref=[0.2, 0.3, 0.5], rewards=[1.0, 1.0, 0.0]),
         obj=Objective(beta=0.5, kl_estimator="k3", kl_placement="reward")),

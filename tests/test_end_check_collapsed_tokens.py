@@ -17,7 +17,8 @@ sign of ``Q_A - Q_D`` changes from + to - there). The checker's robust integrati
 freezes the token at e^-200 of its node and reaches the root with the term (seeds 933, 3505, 8430); the root without
 it is refused. ``stationary_policy`` returns the root with it: past the library's threshold for a shaped reward
 (``problem.HUGE_SHIFT``, 1e100), the token-level field keeps the share as its limit
-(``TreeProblem._collapsed_shares``), which the last test checks at a collapse on either side of double underflow.
+(``TreeProblem._collapsed_shares``), which ``test_the_root_values_keep_a_collapsed_tokens_share`` checks at a
+collapse on either side of double underflow.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ PACKAGE = ROOT / "grpo_theory"
 #: imports torch (the studies, training), matplotlib (figures, plotting) or sympy (symbolic), which
 #: ``import grpo_theory`` and the numerics-only commands must not pay for.
 LAZY_ALLOWED = {
-    ("cli", "training.smollm"), ("cli", "figures"),
+    ("cli", "training.smollm"), ("cli", "figures"), ("cli", "figures.build"),
     ("cli", "symbolic"), ("integrations.trl", "plotting"), ("predict.report", "plotting"),
     ("studies.small", "plotting"), ("studies.small", "figures"),
 }

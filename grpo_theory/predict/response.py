@@ -21,7 +21,7 @@ from .._checks import OBJECTIVE, POSITIVE_COUNT, arr, checked, flag, num, option
 from .._numerics import expit, logit
 from .._validate import float_array, plain
 from ..problem import InvalidInputError, Objective, Question
-from ..solvers import stationary_policy
+from ..solvers import output_gradient, stationary_policy
 
 __all__ = ["P_FLOOR", "binary_question", "binary_rewards", "zero_limit", "Response"]
 
@@ -62,7 +62,18 @@ def binary_question(p: float, rewards=(1.0, 0.0)) -> Question:
 
 
 def binary_rewards(rewards) -> list[float]:
-    """``rewards`` as ``[r_correct, r_wrong]``: two finite numbers, the first the larger (else refused, named)."""
+    """``rewards`` as ``[r_correct, r_wrong]``: two finite numbers, the first the larger (else refused, named).
+
+    Parameters
+    ----------
+    rewards : array_like, shape (2,)
+        The rewards of a correct and of a wrong answer, ``r_correct > r_wrong``.
+
+    Returns
+    -------
+    list of float
+        ``[r_correct, r_wrong]``.
+    """
     r = float_array("rewards", rewards).reshape(-1)
     if r.size != 2 or not r[0] > r[1]:
         raise InvalidInputError(f"rewards must be (r_correct, r_wrong), two finite numbers with r_correct > r_wrong, "
@@ -107,8 +118,6 @@ def zero_limit(obj: Objective, rewards=(1.0, 0.0)) -> float:
     0.0
     """
     from scipy.optimize import brentq
-
-    from ..solvers import output_gradient
 
     top, bottom = binary_rewards(rewards)
     q, gap = binary_question(0.0, (top, bottom)), top - bottom

@@ -61,7 +61,25 @@ def output_gradient(q: Question, obj: Objective, pi: np.ndarray) -> np.ndarray:
 def gradient_with_coefficient(q: Question, obj: Objective, pi, coefficient) -> np.ndarray:
     """:func:`output_gradient` with the loss placement's per-answer coefficient ``c(lr)`` taken from
     ``coefficient(obj, lr)``: the field with its jumps smoothed (:mod:`.kinks`) or read on one side of them.
-    Only the loss placement reads ``c``; the reward placement, the note's two penalties and ``beta = 0`` do not."""
+    Only the loss placement reads ``c``; the reward placement, the note's two penalties and ``beta = 0`` do not.
+
+    Parameters
+    ----------
+    q : Question
+        The question.
+    obj : Objective
+        The objective.
+    pi : array_like, shape (K,)
+        The policy.
+    coefficient : callable
+        ``coefficient(obj, lr) -> c``, ``lr`` the log-ratios of ``pi``'s support (``output_gradient`` passes
+        :func:`grpo_theory.kl.flow_coefficient`).
+
+    Returns
+    -------
+    numpy.ndarray, shape (K,)
+        ``g`` with that coefficient; 0 outside the support.
+    """
     if isinstance(pi, (list, tuple)) and any(isinstance(v, (str, bytes)) for v in pi):
         raise InvalidInputError(f"pi must hold numbers, got {pi!r}")
     try:

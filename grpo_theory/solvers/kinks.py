@@ -31,7 +31,9 @@ import warnings
 import numpy as np
 
 from .. import kl
+from .._checks import OBJECTIVE, QUESTION, arr, checked, num
 from .._numerics import integrate_until_slow, logsumexp, optimize
+from ..errors import InvalidInputError
 from ..problem import Objective, Question
 from .gradient import gradient_with_coefficient
 
@@ -50,6 +52,15 @@ _GONE = 1e-9
 _SHARE_TOL = 1e-6
 
 
+def _policy(q: Question, pi) -> np.ndarray:
+    """``pi`` as a float vector of one entry per output of ``q`` (else refused, named)."""
+    pi = np.asarray(pi, dtype=float)
+    if pi.shape != (q.n_outputs,):
+        raise InvalidInputError(f"pi must hold one probability per output ({q.n_outputs}), got shape {pi.shape}")
+    return pi
+
+
+@checked(q=QUESTION, obj=OBJECTIVE, pi=arr(ndim=1))
 def kink_answers(q: Question, obj: Objective, pi) -> np.ndarray:
     """The jump each answer of ``pi``'s support sits on (its log-ratio within :data:`KINK_TOL`), NaN elsewhere.
 
@@ -67,7 +78,7 @@ def kink_answers(q: Question, obj: Objective, pi) -> np.ndarray:
     numpy.ndarray, shape (K,)
         The edge ``e`` with ``|lr_o - e| <= KINK_TOL max(1, |e|)``, or NaN (also off the support).
     """
-    pi = np.asarray(pi, dtype=float)
+    pi = _policy(q, pi)
     out = np.full(pi.shape, np.nan)
     edges = np.asarray(kl.discontinuities(obj), dtype=float)
     s = (pi > 0) & (q.pi_ref > 0)
@@ -94,6 +105,7 @@ def _sided(edge_s: np.ndarray, side: float):
     return coefficient
 
 
+@checked(q=QUESTION, obj=OBJECTIVE, pi=arr(ndim=1))
 def kink_slide(q: Question, obj: Objective, pi) -> str:
     """Why ``pi`` is no attracting rest of the Filippov flow at the loss placement's jumps (module doc), or ``''``
     where it is one (or where no answer sits on a jump).
@@ -123,7 +135,7 @@ def kink_slide(q: Question, obj: Objective, pi) -> str:
     >>> kink_slide(q, dataclasses.replace(obj, beta=0.5), q.pi_ref)      # 2 beta = 1 > 7/8: every kink holds
     ''
     """
-    pi = np.asarray(pi, dtype=float)
+    pi = _policy(q, pi)
     edge = kink_answers(q, obj, pi)
     if np.all(np.isnan(edge)):
         return ""
@@ -228,6 +240,7 @@ def _pinned_end(q: Question, obj: Objective, support: np.ndarray, theta: np.ndar
     return policy(sol.x)
 
 
+@checked(q=QUESTION, obj=OBJECTIVE, pi=arr(ndim=1), t_max=num(0, low_open=True))
 def sliding_end(q: Question, obj: Objective, pi, t_max: float = 1e12) -> tuple[np.ndarray, str] | None:
     """Where the flow goes from ``pi`` (a point on jumps that it slides off, :func:`kink_slide`) with each jump
     smoothed over a band of ``1e-4`` in the log-ratio, followed in log time to ``t_max``. Its end is then made
@@ -251,7 +264,7 @@ def sliding_end(q: Question, obj: Objective, pi, t_max: float = 1e12) -> tuple[n
         The end and how it was found, or None where the smoothed flow or its polish fails (the caller says so).
     """
     edges = np.asarray(kl.discontinuities(obj), dtype=float)
-    pi = np.asarray(pi, dtype=float)
+    pi = _policy(q, pi)
     support = np.flatnonzero(pi > 0)
     if edges.size == 0 or support.size < 2:
         return None

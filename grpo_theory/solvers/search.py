@@ -15,6 +15,7 @@ import numpy as np
 from .._checks import OBJECTIVE, QUESTION, checked
 from .._validate import integer, number
 from ..errors import InvalidInputError
+from ..preference import max_abs_advantage
 from ..problem import Objective, Question, as_objective, as_question
 from .certify import certification_scope, certified_stationary_points
 from .classes import ClassProblem, stationarity_residual
@@ -194,8 +195,6 @@ def _reference_in_rounding(q: Question, obj: Objective, cp: ClassProblem) -> boo
     if not (obj.regime_variant.is_note_penalty and obj.advantage_variant.is_note_advantage and not obj.filter_ties
             and obj.entropy_coef == 0 and q.has_reward_law and obj.beta > 2.0**53):
         return False
-    from ..preference import max_abs_advantage
-
     with np.errstate(over="ignore", invalid="ignore"):
         bound = max_abs_advantage(float(np.ptp(q.reward_levels)), obj)
         if not np.isfinite(bound):
