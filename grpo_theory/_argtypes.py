@@ -181,9 +181,12 @@ def _path_limits() -> tuple[int, int]:
 def path_problem(text: str, *, folder: bool) -> str | None:
     """Why the path ``text`` cannot be written at all, or None: a name or the whole path longer than the file
     system allows, a symlink loop, a symlink to nothing (for a file: to a missing folder), or an existing
-    non-regular file (a FIFO, a device: a write would block, or replace it)."""
+    non-regular file (a FIFO, a device: a write would block, or replace it); for a file, a path ending in a
+    separator (it names a folder)."""
     if not text:
         return "an empty path (it would mean the working folder); give a name"
+    if not folder and text.endswith(tuple(s for s in (os.sep, os.altsep) if s)):
+        return "ends in a separator, so it names a folder; give a file path (without the trailing separator)"
     name_max, path_max = _path_limits()
     for part in Path(text).parts:
         if len(os.fsencode(part)) > name_max:

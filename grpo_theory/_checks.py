@@ -100,9 +100,10 @@ def num(low=None, high=None, *, low_open=False, high_open=False, integer=False, 
 
 
 def arr(low=None, high=None, *, low_open=False, high_open=False, integer=False, finite=True, ndim=None,
-        nonempty=True, none=False):
+        nonempty=True, none=False, increasing=False):
     """An array of numbers (a number where ``ndim`` allows 0): every entry checked as :func:`num` does, with
-    ``ndim`` dimensions (an int or a tuple of allowed ones) and at least one entry unless ``nonempty=False``."""
+    ``ndim`` dimensions (an int or a tuple of allowed ones), at least one entry unless ``nonempty=False``, and
+    strictly increasing entries where ``increasing``."""
     def check(name, value):
         if value is None and none:
             return
@@ -112,6 +113,10 @@ def arr(low=None, high=None, *, low_open=False, high_open=False, integer=False, 
         a = float_array(name, value, low=low, high=high, low_open=low_open, high_open=high_open,
                         integer=integer, finite=finite)
         _shape(name, value, a, ndim, nonempty)
+        if increasing and np.any(~(np.diff(a.ravel()) > 0)):
+            i = int(np.flatnonzero(~(np.diff(a.ravel()) > 0))[0])
+            raise InvalidInputError(f"{name} must be strictly increasing, got {name}[{i}] = {a.ravel()[i]:g} then "
+                                    f"{name}[{i + 1}] = {a.ravel()[i + 1]:g}: {_shown(value)}")
     return check
 
 

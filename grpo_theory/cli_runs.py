@@ -339,6 +339,8 @@ def _load_kernel(path_text: str):
         if K.dtype.kind not in "biuf" or not np.all(np.isfinite(K)):
             bad = "non-numeric" if K.dtype.kind not in "biuf" else "non-finite"
             raise InvalidInputError(f"--kernel {path_text!r} has {bad} entries; {expected} of finite numbers")
+        if K.ndim != 2:
+            raise InvalidInputError(f"--kernel {path_text!r} holds an array of shape {K.shape}; {expected}")
         return K
     why = "empty" if not magic else "no .npy header"
     raise InvalidInputError(f"--kernel {path_text!r} is not a .npy file ({why}); {expected}")

@@ -257,7 +257,7 @@ class ConvergenceReport:
         return text
 
 
-@checked(steps=arr(ndim=1), values=arr(ndim=1))
+@checked(steps=arr(ndim=1, increasing=True), values=arr(ndim=1))
 def largest_drop(steps, values) -> Drop:
     """The largest fall of ``values`` from an earlier peak to a later trough (maximum drawdown).
 
@@ -277,7 +277,7 @@ def largest_drop(steps, values) -> Drop:
     Raises
     ------
     InvalidInputError
-        If the arrays differ in length or are empty.
+        If the arrays differ in length or are empty, or the steps do not increase.
 
     Examples
     --------
@@ -309,7 +309,7 @@ def _chi2_quantile(p: float, dof: np.ndarray) -> np.ndarray:
     return chi2.ppf(p, dof)
 
 
-@checked(steps=arr(ndim=1), values=arr(ndim=(1, 2)), se=arr(0, 1e150, none=True), tail=num(0, 1, low_open=True,
+@checked(steps=arr(ndim=1, increasing=True), values=arr(ndim=(1, 2)), se=arr(0, 1e150, none=True), tail=num(0, 1, low_open=True,
          high_open=True), alpha=num(1e-12, 1, high_open=True), drift_tol=_TOL, spread_tol=_TOL, logit_drift_tol=_TOL,
          creep_tol=optional(_TOL), windows=num(3, 1000, integer=True, none=True), reward=arr(ndim=1, none=True))
 def check_trajectories(steps, values, *, se=None, tail: float = TAIL, alpha: float = ALPHA,
@@ -371,8 +371,6 @@ def check_trajectories(steps, values, *, se=None, tail: float = TAIL, alpha: flo
     if t.ndim != 1 or y.ndim != 2 or y.shape[0] != t.size or t.size < 2:
         raise InvalidInputError(f"steps must be 1-d with one entry per row of values, got shapes {t.shape} and "
                                 f"{np.shape(values)}")
-    if np.any(np.diff(t) <= 0):
-        raise InvalidInputError("steps must be strictly increasing")
     if not np.all(np.isfinite(y)):
         raise InvalidInputError("values must be finite")
     creep_tol = CREEP_FRACTION * drift_tol if creep_tol is None else float(creep_tol)
@@ -383,6 +381,7 @@ def check_trajectories(steps, values, *, se=None, tail: float = TAIL, alpha: flo
                                 f"logit_drift_tol={logit_drift_tol!r}, creep_tol={creep_tol!r}, "
                                 f"windows={windows!r} (an int >= 3 or None)")
     broadcasts_to("se", se, y.shape, "values")
+    broadcasts_to("reward", reward, t.shape, "steps")
     s2 = np.zeros_like(y) if se is None else np.broadcast_to(np.asarray(se, dtype=float) ** 2, y.shape)
     start = t[-1] - tail * t[-1]
     m = t >= start
@@ -448,7 +447,7 @@ def _logit_test(tt: np.ndarray, yy: np.ndarray, alpha: float, drift_tol: float, 
 
 def _report(status, drift, drift_se, slope, spread, tail_mean, n_tail, n_eff, start, t, y, reward, logit=None,
             win=None):
-    r = y.mean(1) if reward is None else np.asarray(reward, dtype=float)
+    r = y.mean(1) if reward is None else np.broadcast_to(np.asarray(reward, dtype=float), t.shape)
     return ConvergenceReport(status=np.asarray(status), drift=drift, drift_se=drift_se, slope=slope, spread=spread,
                              tail_mean=tail_mean, n_tail=n_tail, n_eff=n_eff, tail_start=float(start),
                              steps=float(t[-1]), prompt_drop=[largest_drop(t, y[:, q]) for q in range(y.shape[1])],

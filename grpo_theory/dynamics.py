@@ -188,7 +188,7 @@ def _logit_rhs(q, obj, support):
 @checked(q=QUESTION, obj=OBJECTIVE, t=arr(ndim=1), with_points=flag)
 def flow(q: Question, obj: Objective, pi0, t, *, with_points: bool = True, rtol: float = 1e-9,
          atol: float = 1e-11) -> Trajectory:
-    """Integrate the expected-gradient flow on logits from ``pi0``; ``pi`` at the times ``t``.
+    """Integrate the expected-gradient flow on logits from ``pi0`` at time 0; ``pi`` at the times ``t >= 0``.
 
     ``d theta_o/dt = pi(o) (g(o) - E_pi g)`` with ``g`` the per-output gradient at ``pi_old = pi``
     (:func:`~grpo_theory.solvers.output_gradient`), integrated with LSODA; at token level on an
@@ -201,9 +201,9 @@ def flow(q: Question, obj: Objective, pi0, t, *, with_points: bool = True, rtol:
     obj : Objective
         The objective whose expected gradient ``g`` drives the flow.
     pi0 : array_like, shape (K,)
-        The starting policy (e.g. ``q.pi_ref``).
+        The policy at time 0 (e.g. ``q.pi_ref``).
     t : array_like, shape (T,)
-        Non-decreasing times at which ``pi`` is reported.
+        Non-decreasing times ``>= 0`` at which ``pi`` is reported (``t[0] > 0`` skips the path from 0).
     with_points : bool, default True
         Also compute the stationary points, for ``Trajectory.distance``.
     rtol : float, default 1e-9
@@ -220,7 +220,7 @@ def flow(q: Question, obj: Objective, pi0, t, *, with_points: bool = True, rtol:
     Raises
     ------
     InvalidInputError
-        When ``pi0`` is not a valid start or ``t`` is not a non-decreasing 1-d array.
+        When ``pi0`` is not a valid start or ``t`` is not a non-decreasing 1-d array of times ``>= 0``.
     RuntimeError
         When the ODE solver fails.
 
@@ -242,11 +242,14 @@ def flow(q: Question, obj: Objective, pi0, t, *, with_points: bool = True, rtol:
     t = np.asarray(t, dtype=float)
     if t.ndim != 1 or t.size < 1 or not np.all(np.isfinite(t)) or np.any(np.diff(t) < 0):
         raise InvalidInputError(f"t must be a non-decreasing 1-d array of finite times, got {plain(t)}")
+    if t[0] < 0:
+        raise InvalidInputError(f"t must be >= 0 (pi0 is the policy at time 0), got t = {plain(float(t[0]))}")
     if token_level(q, obj):
         return _tree_flow(q, obj, pi0, t, with_points, rtol, atol)
     support = np.flatnonzero(pi0 > 0)
     theta0 = np.log(pi0[support])
-    thetas = _logits_at(_logit_rhs(q, obj, support), theta0, t, rtol, atol)
+    ts = t if t[0] == 0 else np.concatenate([[0.0], t])            # the flow starts at 0, whatever t[0] is
+    thetas = _logits_at(_logit_rhs(q, obj, support), theta0, ts, rtol, atol)[-t.size:]
     pis = np.zeros((t.size, q.n_outputs))
     pis[:, support] = np.exp(thetas - logsumexp(thetas, axis=1, keepdims=True))
     return _trajectory(q, obj, t, pis, with_points)
@@ -316,11 +319,12 @@ def _tree_flow(q: Question, obj: Objective, pi0: np.ndarray, t: np.ndarray, with
         raise InvalidInputError(f"the token-level flow starts from a policy with mass on every answer of pi_ref's "
                                 f"support; got pi0={pi0.tolist()}")
     x0 = tp.x_from_policy(pi0)
-    sol = solve_ivp(lambda _t, x: tp.free_flow(x), (float(t[0]), float(t[-1])), x0, t_eval=t, method="LSODA",
+    ts = t if t[0] == 0 else np.concatenate([[0.0], t])            # the flow starts at 0, whatever t[0] is
+    sol = solve_ivp(lambda _t, x: tp.free_flow(x), (0.0, float(t[-1])), x0, t_eval=ts, method="LSODA",
                     rtol=rtol, atol=atol)
     if not sol.success:
         raise RuntimeError(f"token-level flow integration failed: {sol.message}")
-    pis = np.array([tp.policy(x) for x in sol.y.T])
+    pis = np.array([tp.policy(x) for x in sol.y.T[-t.size:]])
     pts = stationary_points(q, obj) if with_points else None
     er = pis @ q.expected_reward
     dist = np.zeros((len(pis), 0)) if not pts else np.stack([np.abs(pis - p.pi).max(axis=1) for p in pts], axis=1)

@@ -75,7 +75,7 @@ def _log_ratios(obj, lr) -> np.ndarray:
     other objects are refused by name (the flows' own non-finite values are left to each function)."""
     if not hasattr(obj, "estimator_variant"):
         raise InvalidInputError(f"obj must be a grpo_theory.Objective (Objective(**fields) for a dict), got "
-                                f"{type(obj).__name__}")
+                                f"{type(obj).__name__} {obj!r:.80}")
     if lr is None or isinstance(lr, (str, bytes)):
         raise InvalidInputError(f"lr must be a log-ratio log(pi/pi_ref) or an array of them, got {lr!r}")
     numeric_entries("lr", lr)                    # masked entries, a tensor NumPy cannot read
