@@ -97,3 +97,11 @@ def test_a_kept_answer_beside_one_on_its_kink_is_no_repulsion_at_rounding_level(
     beta, which the check counted as a repulsion (SILENT)."""
     row = check_kl_case(1818)
     assert row["outcome"].startswith("ok") and row["end"] != "WRONG", (row["outcome"], row["end"], row["detail"])
+
+
+def test_a_stationary_points_pi_is_read_only():
+    """Its residual, stability and message describe that pi: an in-place write must fail, not go unnoticed."""
+    sol = stationary_policy(Question([0.3, 0.7], rewards=[1.0, 0.0]), Objective(beta=1.0))
+    with pytest.raises(ValueError):
+        sol.pi[0] = 0.0
+    assert sol.pi[0] == pytest.approx(0.3 ** 0.5, rel=1e-12)        # Eq. 14 at beta = gamma: sqrt(p)

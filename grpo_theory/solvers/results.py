@@ -109,7 +109,7 @@ class StationaryPoint:
     Attributes
     ----------
     pi : numpy.ndarray, shape (K,)
-        The stationary policy ``pi(o | q)``.
+        The stationary policy ``pi(o | q)`` (a read-only copy: the diagnostics below describe it).
     residual : float
         Always ``stationarity_residual(q, obj, pi)`` at the reported ``pi``
         (:func:`~grpo_theory.solvers.stationarity_residual`: the max-norm residual of the
@@ -198,6 +198,11 @@ class StationaryPoint:
     perturbed_end: np.ndarray | None = None
 
     def __post_init__(self) -> None:
+        # pi is the point that residual, stable and the rest describe: a read-only copy, so that an in-place write
+        # (sol.pi[0] = 0) fails instead of leaving the diagnostics about another policy
+        pi = np.array(self.pi, dtype=float)
+        pi.setflags(write=False)
+        object.__setattr__(self, "pi", pi)
         if isinstance(self.method, Method):
             return
         if isinstance(self.method, str) and self.method in _METHOD_VALUES:
