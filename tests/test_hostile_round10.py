@@ -13,15 +13,19 @@ from grpo_theory import InvalidInputError, Objective, Question
 
 
 # ---------------------------------------------------------------- dynamics.flow: pi0 is the policy at time 0
-def test_flow_reports_the_policy_at_the_times_asked_counted_from_0():
+@pytest.mark.parametrize("q, obj", [
+    (Question([0.3, 0.7], rewards=[1, 0]), Objective(beta=0.2, group_size=3)),
+    (Question([0.15, 0.25, 0.2, 0.4], rewards=[1.0, 0.0, 0.0, 0.5], answers=["aa$", "ab$", "b$", "c$"]),
+     Objective(beta=0.5, group_size=3, level="token", loss_type="grpo")),            # the answer tree's flow
+])
+def test_flow_reports_the_policy_at_the_times_asked_counted_from_0(q, obj):
     from grpo_theory import dynamics
 
-    q, obj = Question([0.3, 0.7], rewards=[1, 0]), Objective(beta=0.2, group_size=3)
-    late = dynamics.flow(q, obj, [0.3, 0.7], [1, 2], with_points=False).pi
-    full = dynamics.flow(q, obj, [0.3, 0.7], [0, 1, 2], with_points=False).pi
-    assert late.shape == (2, 2)
-    np.testing.assert_allclose(late, full[1:], rtol=0, atol=1e-7)
-    assert abs(late[0, 0] - 0.3) > 1e-3                    # at t = 1 the policy has moved from pi0
+    late = dynamics.flow(q, obj, q.pi_ref, [1, 2], with_points=False)
+    full = dynamics.flow(q, obj, q.pi_ref, [0, 1, 2], with_points=False)
+    assert late.pi.shape == (2, q.n_outputs) and late.t.tolist() == [1, 2]
+    np.testing.assert_allclose(late.pi, full.pi[1:], rtol=0, atol=1e-7)
+    assert np.max(np.abs(late.pi[0] - q.pi_ref)) > 1e-3    # at t = 1 the policy has moved from pi0
 
 
 def test_flow_refuses_a_negative_time_naming_it():
