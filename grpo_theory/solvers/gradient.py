@@ -66,11 +66,11 @@ def gradient_with_coefficient(q: Question, obj: Objective, pi, coefficient) -> n
     Parameters
     ----------
     q : Question
-        The question.
+        The question: ``pi_ref`` and each output's reward law.
     obj : Objective
-        The objective.
+        The objective; its estimator's ``c`` is replaced by ``coefficient``.
     pi : array_like, shape (K,)
-        The policy.
+        The policy at which ``g`` is read.
     coefficient : callable
         ``coefficient(obj, lr) -> c``, ``lr`` the log-ratios of ``pi``'s support (``output_gradient`` passes
         :func:`grpo_theory.kl.flow_coefficient`).
