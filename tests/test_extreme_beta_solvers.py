@@ -34,3 +34,31 @@ def test_stationary_points_at_a_tiny_beta_answers_without_an_exception(beta):
     best = pts.points[0].pi
     # at beta -> 0 with G = inf and the reverse penalty every stationary point puts almost all mass on the best class
     assert best[0] > 0.99 or any(p.pi[0] > 0.99 for p in pts.points), [p.pi for p in pts.points]
+
+
+def _eq13_relative_residual(pi_ref, rewards, pi, beta):
+    """Eq. 13 (G = inf, reverse penalty, std normalisation) as ``pi(o) (1 - (r(o) - E r)/(beta sigma)) / pi_ref(o) - 1``,
+    computed from deviations to the top reward so that masses of 1e-200 keep their digits (``E r`` itself would round
+    to the top reward)."""
+    pi, r = np.asarray(pi, float), np.asarray(rewards, float)
+    dev = r - r.max()                                      # <= 0
+    shortfall = float(pi @ dev)                            # E r - r_max, exact to relative rounding
+    var = float(pi @ dev**2) - shortfall**2                # sigma^2; shortfall^2 << pi @ dev^2 near the vertex
+    lhs = pi * (1.0 - (dev - shortfall) / (beta * math.sqrt(var)))
+    return np.abs(lhs / np.asarray(pi_ref, float) - 1.0)
+
+
+@pytest.mark.parametrize("beta", [1e-8, 1e-20, 1e-50, 1e-100])
+def test_a_tiny_beta_with_the_std_returns_the_root_next_to_the_vertex(beta):
+    # The root's light masses scale like beta^2 (sigma ~ sqrt(pi_light), so pi_light (r_gap / (beta sigma)) = pi_ref
+    # gives pi_light ~ beta^2): 2e-17 at beta = 1e-8, representable down to beta ~ 1e-150. The flow moves a class at
+    # a speed proportional to its mass, so it gets there only at t ~ 1e17; the vertex (1, 0, 0) is not its end (the
+    # reverse penalty's pull beta pi_ref/pi beats the advantage's -1/sigma ~ pi^-1/2 below the root).
+    sol = stationary_policy(Q, Objective(beta=beta, group_size=math.inf, penalty="reverse", normalization="scale"))
+    assert sol.converged and sol.stable is True and not sol.boundary, sol.message
+    assert np.all(sol.pi > 0), sol.pi
+    assert _eq13_relative_residual(Q.pi_ref, [1.0, 0.5, 0.0], sol.pi, beta).max() < 1e-9
+    # the beta^2 law: pi(o) / beta^2 is the same at every tiny beta (to the first order of its expansion)
+    ratio = sol.pi[1:] / beta**2
+    ref = stationary_policy(Q, Objective(beta=1e-8, group_size=math.inf, penalty="reverse", normalization="scale"))
+    np.testing.assert_allclose(ratio, ref.pi[1:] / 1e-16, rtol=1e-6)
