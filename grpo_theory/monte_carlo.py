@@ -16,6 +16,7 @@ from ._checks import (OBJECTIVE, QUESTION, arr, checked, function, indices, inst
 from ._validate import integer, plain
 from .errors import TheoryWarning
 from .problem import InvalidInputError, Objective, Question, as_objective, validate_probability_vector
+from .variants import entries
 
 __all__ = ["monte_carlo_preference", "sample_rewards", "sampled_advantages", "MAX_MONTE_CARLO_SAMPLES"]
 
@@ -96,8 +97,8 @@ def monte_carlo_preference(
     if obj.is_large_group:
         raise InvalidInputError("Monte Carlo needs a finite group_size; G = inf is exact already")
     whitened = obj.advantage_variant.batch_whitened
-    if not (obj.advantage_variant.is_note_advantage or whitened or obj.advantage_variant.name in _LEAVE_ONE_OUT):
-        sampled = ", ".join(repr(a) for a in _SAMPLED)
+    if not (whitened or obj.advantage_variant.sampled is not None):
+        sampled = ", ".join(repr(e.name) for e in entries("advantage") if e.batch_whitened or e.sampled is not None)
         raise InvalidInputError(f"monte_carlo_preference samples the advantages {sampled}; got "
                                 f"advantage={obj.advantage!r}, whose P_G reward_preference(q, obj, pi) gives exactly")
     n_groups = integer("n_groups", n_groups, low=2)
@@ -137,21 +138,14 @@ def monte_carlo_preference(
         if whitened:                                # the batch: every member drawn from pi
             outputs[K] = rng.choice(K, size=(n, G), p=pi)
         r = _checked_rewards(reward_sampler(outputs, rng), outputs.shape)
-        if obj.advantage_variant.is_note_advantage:
-            a1[:, start:start + n] = sampled_advantages(r, obj)[..., 0]
-        elif whitened:                              # r_1 - mean r now; divided by the batch's std below
+        if whitened:                                # r_1 - mean r now; divided by the batch's std below
             centred = r - r.mean(axis=-1, keepdims=True)
             a1[:, start:start + n] = centred[:K, :, 0]
             spread[start:start + n] = np.einsum("ij,ij->i", centred[K], centred[K]) / G
-        else:                                       # RLOO: r_1 minus the mean of the other G - 1
-            a1[:, start:start + n] = r[:K, :, 0] - r[:K, :, 1:].mean(axis=-1)
+        else:                                       # each group's own advantages, as the registry forms them
+            a1[:, start:start + n] = sampled_advantages(r, obj)[..., 0]
     est, se = a1.mean(axis=1), a1.std(axis=1, ddof=1) / math.sqrt(n_groups)
     return _whitened(est, se, spread, n_groups) if whitened else (est, se)
-
-
-#: The advantages that leave member 1 out of its baseline (by registry name): A_1 = r_1 - mean_{j != 1} r_j.
-_LEAVE_ONE_OUT = ("rloo",)
-_SAMPLED = ("group", *_LEAVE_ONE_OUT, "reinforce_pp")
 
 
 def _whitened(est: np.ndarray, se: np.ndarray, spread: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
@@ -223,22 +217,29 @@ def sample_rewards(q: Question, outputs: np.ndarray, rng: np.random.Generator) -
 
 @checked(r=ndarray(), obj=OBJECTIVE)
 def sampled_advantages(r: np.ndarray, obj: Objective) -> np.ndarray:
-    """Advantages (Eq. 2 and its options) of sampled groups: rewards ``r`` (..., G) -> (..., G).
+    """Advantages of sampled groups as ``obj.advantage`` forms them: rewards ``r`` (..., G) -> (..., G).
 
-    Ties are detected exactly (a floating-point std of equal rewards need not be 0): with
-    both epsilons 0 a tied group gets advantages 0.
+    The registry entry's ``sampled`` form: Eq. 2 and its options for ``"group"``
+    (``_group_advantages``), ``r_i`` minus the mean of the other ``G - 1`` rewards for ``"rloo"``
+    (``_leave_one_out_advantages``).
 
     Parameters
     ----------
     r : numpy.ndarray, shape (..., G)
         Rewards of sampled groups (not modified).
     obj : Objective
-        Normalisation, ``std_ddof``, ``std_eps``, ``variance_eps``.
+        The advantage estimator and, for Eq. 2, ``normalization``, ``std_ddof``, ``std_eps``, ``variance_eps``.
 
     Returns
     -------
     numpy.ndarray, shape (..., G)
-        ``A_i = (r_i - mean r)/(std r + std_eps)`` (scale) or ``r_i - mean r`` (shift).
+        ``A_i`` of each member.
+
+    Raises
+    ------
+    InvalidInputError
+        For an advantage that one group's rewards do not determine (REINFORCE++ whitens over a batch:
+        :func:`monte_carlo_preference` samples its batch) or that has no numpy form (pass@k).
 
     Examples
     --------
@@ -246,6 +247,23 @@ def sampled_advantages(r: np.ndarray, obj: Objective) -> np.ndarray:
     >>> from grpo_theory import Objective
     >>> sampled_advantages(np.array([[1.0, 0.0], [1.0, 1.0]]), Objective(beta=1.0)).tolist()
     [[1.0, -1.0], [0.0, 0.0]]
+    >>> sampled_advantages(np.array([[1.0, 0.0, 0.0]]), Objective(beta=1.0, advantage="rloo")).tolist()
+    [[1.0, -0.5, -0.5]]
+    """
+    entry = obj.advantage_variant
+    if entry.sampled is None:
+        why = ("it is whitened over a batch of groups, which one group's rewards do not determine "
+               "(monte_carlo_preference samples its batch)" if entry.batch_whitened else "it has no sampled form")
+        raise InvalidInputError(f"sampled advantages of advantage={obj.advantage!r}: {why}; the exact "
+                                "reward_preference / answer_weights take it")
+    return entry.hook("sampled")(r, obj)
+
+
+def _group_advantages(r: np.ndarray, obj: Objective) -> np.ndarray:
+    """Eq. 2 of sampled groups: ``A_i = (r_i - mean r)/(std r + std_eps)`` (scale) or ``r_i - mean r`` (shift).
+
+    Ties are detected exactly (a floating-point std of equal rewards need not be 0): with both epsilons 0 a
+    tied group gets advantages 0. ``r`` (..., G) is not modified.
     """
     centred = r - r.mean(axis=-1, keepdims=True)
     if not obj.normalization_variant.scales:
@@ -255,3 +273,9 @@ def sampled_advantages(r: np.ndarray, obj: Objective) -> np.ndarray:
     var = np.einsum("...i,...i->...", centred, centred)[..., None] / (r.shape[-1] - obj.std_ddof)
     denom = np.sqrt(var + obj.variance_eps) + obj.std_eps
     return np.divide(centred, denom, out=np.zeros_like(centred), where=denom > 0)
+
+
+def _leave_one_out_advantages(r: np.ndarray, obj: Objective) -> np.ndarray:
+    """RLOO of sampled groups: ``A_i = r_i - (sum_{j != i} r_j)/(G - 1)``; ``r`` (..., G) is not modified."""
+    G = r.shape[-1]
+    return r - (r.sum(axis=-1, keepdims=True) - r) / (G - 1)

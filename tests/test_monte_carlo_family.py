@@ -74,3 +74,24 @@ def test_pass_at_k_is_refused_for_the_exact_engine():
     with pytest.raises(InvalidInputError, match="advantage='pass_at_k'.*reward_preference"):
         monte_carlo_preference(q, Objective(beta=1.0, group_size=4, advantage="pass_at_k", pass_k=2), [0.5, 0.5],
                                n_groups=100)
+
+
+@pytest.mark.parametrize("G", [3, 5])
+def test_monte_carlo_answer_weights_sample_the_objectives_advantage(G):
+    # monte_carlo_answer_weights drew Eq. 2's advantage whatever obj.advantage said (RLOO gave 1.16 where the exact
+    # weight is 0.7); RLOO's baseline leaves member 1 out, so E[A_1 | o] = r(o) - E_pi r exactly
+    from grpo_theory.solvers import answer_weights, monte_carlo_answer_weights
+
+    q = Question([0.3, 0.7], rewards=[1.0, 0.0])
+    obj = Objective(beta=0.5, group_size=G, advantage="rloo")
+    Pw, _, se, _ = monte_carlo_answer_weights(q, obj, [0.3, 0.7], n_samples=20_000, seed=G)
+    exact = answer_weights(q, obj, [0.3, 0.7])[0]
+    np.testing.assert_allclose(exact, [0.7, -0.3], atol=1e-12)         # r(o) - 0.3 (leave-one-out is unbiased)
+    assert np.all(np.abs(Pw - exact) < 4.5 * se), (Pw, exact, se)
+
+
+def test_sampled_advantages_refuse_a_batch_whitened_estimator_by_name():
+    from grpo_theory.monte_carlo import sampled_advantages
+
+    with pytest.raises(InvalidInputError, match="reinforce_pp.*batch"):
+        sampled_advantages(np.array([[1.0, 0.0]]), Objective(beta=0.5, group_size=2, advantage="reinforce_pp"))
