@@ -23,7 +23,7 @@ def sub(a, b):
 
 
 def mul(a, b):
-    with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore", over="ignore"):            # an overflow is an infinite bound, as meant
         p = np.stack([a[0] * b[0], a[0] * b[1], a[1] * b[0], a[1] * b[1]])
     p = np.where(np.isnan(p), 0.0, p)               # 0 * inf from a degenerate operand: the product is 0
     return p.min(axis=0), p.max(axis=0)
@@ -73,11 +73,16 @@ def contains_zero(a) -> np.ndarray:
 
 
 def matmul(A, B):
-    """Interval matrix product (B, n, m) x (B, m, p) in midpoint-radius form (an enclosure)."""
-    Ac, Ar = 0.5 * (A[0] + A[1]), 0.5 * (A[1] - A[0])
-    Bc, Br = 0.5 * (B[0] + B[1]), 0.5 * (B[1] - B[0])
-    with np.errstate(invalid="ignore"):
+    """Interval matrix product (B, n, m) x (B, m, p) in midpoint-radius form (an enclosure).
+
+    An infinite bound in ``A`` or ``B`` (an overflow at an extreme beta) has no midpoint; every entry it
+    reaches is returned as ``(-inf, inf)``, the enclosure that holds whatever the product is.
+    """
+    with np.errstate(invalid="ignore", over="ignore"):
+        Ac, Ar = 0.5 * (A[0] + A[1]), 0.5 * (A[1] - A[0])
+        Bc, Br = 0.5 * (B[0] + B[1]), 0.5 * (B[1] - B[0])
         c = Ac @ Bc
         r = np.abs(Ac) @ Br + Ar @ np.abs(Bc) + Ar @ Br
-    r = np.where(np.isnan(r), np.inf, r)
-    return c - r, c + r
+        lo, hi = c - r, c + r
+    unknown = np.isnan(lo) | np.isnan(hi)
+    return np.where(unknown, -np.inf, lo), np.where(unknown, np.inf, hi)

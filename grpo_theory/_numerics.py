@@ -117,7 +117,9 @@ def integrate_until_slow(rhs, y0, t_max: float, speed: float | None, max_steps: 
         steps += 1
         t_old, y_old = solver.t, solver.y.copy()
         try:
-            message = solver.step()
+            with warnings.catch_warnings():  # LSODA's own "lsoda: Repeated convergence failures ...": the failure is
+                warnings.filterwarnings("ignore", message="lsoda:", category=UserWarning)    # reported below, once
+                message = solver.step()
         except RuntimeError as exc:          # LSODA's "Unexpected istate": a failed step, not a user error
             solver.status, message = "failed", str(exc)
         if solver.status == "failed":

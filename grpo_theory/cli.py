@@ -23,7 +23,7 @@ from pathlib import Path
 
 try:        # pandas and scipy take a second or two to load: Ctrl-C meanwhile is one line, not a traceback
     from . import _argtypes as check
-    from . import _validate
+    from . import _outlock, _validate
     from ._io import atomic_write_text, read_yaml
     from .cli_runs import cmd_explain, cmd_predict
     from .cli_solve import cmd_solve
@@ -205,12 +205,12 @@ def _cmd_sweep(args) -> int:
         check.writable_file(out)
     except argparse.ArgumentTypeError as exc:
         raise InvalidInputError(f"sweep output {exc}") from None
+    _outlock.show_notes("grpo-theory: note: ")          # a killed run's lock taken over, in one line
     try:
         if args.dask_workers:
             from dask.distributed import Client, LocalCluster
 
-            with LocalCluster(n_workers=args.dask_workers, threads_per_worker=1) as cluster, \
-                    Client(cluster) as client:
+            with LocalCluster(n_workers=args.dask_workers, threads_per_worker=1) as cluster, Client(cluster) as client:
                 df = sweep(cases, out=out, executor=client.get_executor(), progress=not args.no_progress)
         else:
             df = sweep(cases, out=out, executor="serial" if args.workers == 1 else None, max_workers=args.workers,

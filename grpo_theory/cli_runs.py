@@ -228,6 +228,7 @@ def _as_options(message: str) -> str:
     message = re.sub(r"^(" + "|".join(_PREDICT_OPTIONS + ("id_column", "kl_estimator", "kl_placement")) + r") must\b",
                      lambda m: "--" + m.group(1).replace("_", "-") + " must", message)
     message = re.sub(r"\bid_column (?='[^']*' names)|\bid_column=(?=')", "--id-column ", message)
+    message = re.sub(r"^measured samples (?=')", "--measured ", message)          # the file of --measured, named
     return re.sub(r"\b(" + "|".join(_PREDICT_OPTIONS) + r")=(?=[\s(,.;:]|$)",
                   lambda m: "--" + m.group(1).replace("_", "-"), message)
 

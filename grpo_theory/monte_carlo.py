@@ -7,13 +7,16 @@ large ``G``, or continuous rewards through a sampler), and for checking it.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
 from ._checks import (OBJECTIVE, QUESTION, arr, checked, function, indices, instance, ndarray, num, registered,
                       seed_or_generator)
 from ._validate import integer, plain
+from .errors import TheoryWarning
 from .problem import InvalidInputError, Objective, Question, as_objective, validate_probability_vector
+from .variants import entries
 
 __all__ = ["monte_carlo_preference", "sample_rewards", "sampled_advantages", "MAX_MONTE_CARLO_SAMPLES"]
 
@@ -38,7 +41,14 @@ def monte_carlo_preference(
     For each output ``o``, ``n_groups`` groups with ``o_1 = o`` and ``o_2..o_G ~ pi`` are
     sampled, rewards drawn (from ``q``'s reward law, or from
     ``reward_sampler(outputs, rng) -> rewards`` for continuous rewards), and
-    ``A_1`` averaged.
+    ``A_1`` averaged, ``A_1`` the advantage ``obj.advantage`` forms:
+
+    - ``"group"``: Eq. 2 with ``obj``'s normalisation (:func:`sampled_advantages`);
+    - ``"rloo"``: ``A_1 = r_1 - mean_{j != 1} r_j``;
+    - ``"reinforce_pp"``: ``A_1 = (r_1 - mean r)/s``, ``s`` the batch std of ``r_i - mean r``, measured on
+      another ``n_groups`` groups with every member drawn from ``pi`` (``s^2`` estimates
+      ``(G-1)/G sigma^2``); the standard error includes ``s``'s own (delta method). A batch whose rewards
+      all tie has ``s = 0`` and whitens to 0, as the trainers do (a warning says so when ``A_1`` was not 0).
 
     Parameters
     ----------
@@ -66,9 +76,10 @@ def monte_carlo_preference(
     Raises
     ------
     InvalidInputError
-        For ``G = inf`` (exact already), an ``advantage`` other than ``"group"`` (RLOO, REINFORCE++ and
-        pass@k: :func:`~grpo_theory.preference.reward_preference` is exact), ``n_groups < 2``, an invalid
-        ``pi``, neither a reward law nor a sampler, or more than ``MAX_MONTE_CARLO_SAMPLES`` rewards in all.
+        For ``G = inf`` (exact already), ``advantage="pass_at_k"`` (two reward levels:
+        :func:`~grpo_theory.preference.reward_preference` is exact and sums ``G + 1`` count vectors),
+        ``n_groups < 2``, an invalid ``pi``, neither a reward law nor a sampler, or more than
+        ``MAX_MONTE_CARLO_SAMPLES`` rewards in all (the REINFORCE++ batch included).
 
     Examples
     --------
@@ -77,13 +88,18 @@ def monte_carlo_preference(
     >>> est, se = monte_carlo_preference(q, Objective(beta=1.0, group_size=2), [0.2, 0.8], n_groups=4000)
     >>> bool(abs(est[0] - 0.8) < 4 * se[0])           # exact: P_2(a) = pi(b) = 0.8
     True
+    >>> est, se = monte_carlo_preference(q, Objective(beta=1.0, group_size=4, advantage="rloo"), [0.2, 0.8],
+    ...                                  n_groups=4000)
+    >>> bool(abs(est[0] - 0.8) < 4 * se[0])           # RLOO: E[r|a] - mu = 1 - 0.2
+    True
     """
     obj = as_objective(obj)
     if obj.is_large_group:
         raise InvalidInputError("Monte Carlo needs a finite group_size; G = inf is exact already")
-    if not obj.advantage_variant.is_note_advantage:
-        # the sampler draws Eq. 2's group advantage: another estimator's P_G would be estimated as the group's
-        raise InvalidInputError(f"monte_carlo_preference samples Eq. 2's group advantage (advantage='group'); got "
+    whitened = obj.advantage_variant.batch_whitened
+    if not (whitened or obj.advantage_variant.sampled is not None):
+        sampled = ", ".join(repr(e.name) for e in entries("advantage") if e.batch_whitened or e.sampled is not None)
+        raise InvalidInputError(f"monte_carlo_preference samples the advantages {sampled}; got "
                                 f"advantage={obj.advantage!r}, whose P_G reward_preference(q, obj, pi) gives exactly")
     n_groups = integer("n_groups", n_groups, low=2)
     pi = validate_probability_vector("pi", pi)
@@ -104,22 +120,50 @@ def monte_carlo_preference(
         def reward_sampler(outputs, rng):
             return sample_rewards(q, outputs, rng)
 
-    if K * n_groups * G > MAX_MONTE_CARLO_SAMPLES:
+    rows = K + whitened                             # REINFORCE++: one more row of groups, its batch
+    if rows * n_groups * G > MAX_MONTE_CARLO_SAMPLES:
         raise InvalidInputError(
-            f"Monte Carlo with n_groups={n_groups:,} groups of G={G:,} for each of K={K} outputs draws "
-            f"{K * n_groups * G:,} rewards, over the limit of {MAX_MONTE_CARLO_SAMPLES:,}; use fewer groups "
-            "(the standard error falls as 1/sqrt(n_groups)) or the exact reward_preference")
+            f"Monte Carlo with n_groups={n_groups:,} groups of G={G:,} for each of K={K} outputs"
+            f"{' and its whitening batch' if whitened else ''} draws {rows * n_groups * G:,} rewards, over the "
+            f"limit of {MAX_MONTE_CARLO_SAMPLES:,}; use fewer groups (the standard error falls as "
+            "1/sqrt(n_groups)) or the exact reward_preference")
     # Groups in chunks of about _MC_CHUNK draws: memory stays bounded whatever G is.
-    chunk = max(1, _MC_CHUNK // (K * G))
-    a1 = np.empty((K, n_groups))
+    chunk = max(1, _MC_CHUNK // (rows * G))
+    a1, spread = np.empty((K, n_groups)), np.empty(n_groups if whitened else 0)
     for start in range(0, n_groups, chunk):
         n = min(chunk, n_groups - start)
-        outputs = np.empty((K, n, G), dtype=np.int64)
-        outputs[:, :, 0] = np.arange(K)[:, None]
-        outputs[:, :, 1:] = rng.choice(K, size=(K, n, G - 1), p=pi)
+        outputs = np.empty((rows, n, G), dtype=np.int64)
+        outputs[:K, :, 0] = np.arange(K)[:, None]
+        outputs[:K, :, 1:] = rng.choice(K, size=(K, n, G - 1), p=pi)
+        if whitened:                                # the batch: every member drawn from pi
+            outputs[K] = rng.choice(K, size=(n, G), p=pi)
         r = _checked_rewards(reward_sampler(outputs, rng), outputs.shape)
-        a1[:, start:start + n] = sampled_advantages(r, obj)[..., 0]
-    return a1.mean(axis=1), a1.std(axis=1, ddof=1) / math.sqrt(n_groups)
+        if whitened:                                # r_1 - mean r now; divided by the batch's std below
+            centred = r - r.mean(axis=-1, keepdims=True)
+            a1[:, start:start + n] = centred[:K, :, 0]
+            spread[start:start + n] = np.einsum("ij,ij->i", centred[K], centred[K]) / G
+        else:                                       # each group's own advantages, as the registry forms them
+            a1[:, start:start + n] = sampled_advantages(r, obj)[..., 0]
+    est, se = a1.mean(axis=1), a1.std(axis=1, ddof=1) / math.sqrt(n_groups)
+    return _whitened(est, se, spread, n_groups) if whitened else (est, se)
+
+
+def _whitened(est: np.ndarray, se: np.ndarray, spread: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
+    """REINFORCE++'s estimate ``m/s`` and its standard error from ``m`` (the mean of ``r_1 - mean r``, standard
+    error ``se``) and the batch's per-group ``sum_i (r_i - mean r)^2 / G`` (``spread``, mean ``s^2``; the batch
+    mean of ``r_i - mean r`` is 0 in every group). Delta method, ``m`` and ``s`` independent:
+    ``Var(m/s) = Var(m)/s^2 + (m/s)^2 Var(s^2)/(4 s^4)``."""
+    s2 = spread.mean()
+    if s2 <= 0:                                     # every batch group tied: the trainers whiten to 0
+        if np.any(est != 0):
+            warnings.warn(f"REINFORCE++'s whitening batch of {n_groups:,} groups drawn from pi had no reward "
+                          "spread (batch std 0), so the estimate is its whitening's 0; where the reward's std "
+                          "under pi is not 0 that is not P_G: use more groups, or reward_preference (exact)",
+                          TheoryWarning, stacklevel=3)
+        return np.zeros_like(est), np.zeros_like(se)
+    ratio = est / math.sqrt(s2)
+    var_s2 = spread.var(ddof=1) / n_groups
+    return ratio, np.sqrt(se ** 2 / s2 + ratio ** 2 * var_s2 / (4 * s2 ** 2))
 
 
 def _checked_rewards(r, shape) -> np.ndarray:
@@ -173,22 +217,29 @@ def sample_rewards(q: Question, outputs: np.ndarray, rng: np.random.Generator) -
 
 @checked(r=ndarray(), obj=OBJECTIVE)
 def sampled_advantages(r: np.ndarray, obj: Objective) -> np.ndarray:
-    """Advantages (Eq. 2 and its options) of sampled groups: rewards ``r`` (..., G) -> (..., G).
+    """Advantages of sampled groups as ``obj.advantage`` forms them: rewards ``r`` (..., G) -> (..., G).
 
-    Ties are detected exactly (a floating-point std of equal rewards need not be 0): with
-    both epsilons 0 a tied group gets advantages 0.
+    The registry entry's ``sampled`` form: Eq. 2 and its options for ``"group"``
+    (``_group_advantages``), ``r_i`` minus the mean of the other ``G - 1`` rewards for ``"rloo"``
+    (``_leave_one_out_advantages``).
 
     Parameters
     ----------
     r : numpy.ndarray, shape (..., G)
         Rewards of sampled groups (not modified).
     obj : Objective
-        Normalisation, ``std_ddof``, ``std_eps``, ``variance_eps``.
+        The advantage estimator and, for Eq. 2, ``normalization``, ``std_ddof``, ``std_eps``, ``variance_eps``.
 
     Returns
     -------
     numpy.ndarray, shape (..., G)
-        ``A_i = (r_i - mean r)/(std r + std_eps)`` (scale) or ``r_i - mean r`` (shift).
+        ``A_i`` of each member.
+
+    Raises
+    ------
+    InvalidInputError
+        For an advantage that one group's rewards do not determine (REINFORCE++ whitens over a batch:
+        :func:`monte_carlo_preference` samples its batch) or that has no numpy form (pass@k).
 
     Examples
     --------
@@ -196,6 +247,23 @@ def sampled_advantages(r: np.ndarray, obj: Objective) -> np.ndarray:
     >>> from grpo_theory import Objective
     >>> sampled_advantages(np.array([[1.0, 0.0], [1.0, 1.0]]), Objective(beta=1.0)).tolist()
     [[1.0, -1.0], [0.0, 0.0]]
+    >>> sampled_advantages(np.array([[1.0, 0.0, 0.0]]), Objective(beta=1.0, advantage="rloo")).tolist()
+    [[1.0, -0.5, -0.5]]
+    """
+    entry = obj.advantage_variant
+    if entry.sampled is None:
+        why = ("it is whitened over a batch of groups, which one group's rewards do not determine "
+               "(monte_carlo_preference samples its batch)" if entry.batch_whitened else "it has no sampled form")
+        raise InvalidInputError(f"sampled advantages of advantage={obj.advantage!r}: {why}; the exact "
+                                "reward_preference / answer_weights take it")
+    return entry.hook("sampled")(r, obj)
+
+
+def _group_advantages(r: np.ndarray, obj: Objective) -> np.ndarray:
+    """Eq. 2 of sampled groups: ``A_i = (r_i - mean r)/(std r + std_eps)`` (scale) or ``r_i - mean r`` (shift).
+
+    Ties are detected exactly (a floating-point std of equal rewards need not be 0): with both epsilons 0 a
+    tied group gets advantages 0. ``r`` (..., G) is not modified.
     """
     centred = r - r.mean(axis=-1, keepdims=True)
     if not obj.normalization_variant.scales:
@@ -205,3 +273,9 @@ def sampled_advantages(r: np.ndarray, obj: Objective) -> np.ndarray:
     var = np.einsum("...i,...i->...", centred, centred)[..., None] / (r.shape[-1] - obj.std_ddof)
     denom = np.sqrt(var + obj.variance_eps) + obj.std_eps
     return np.divide(centred, denom, out=np.zeros_like(centred), where=denom > 0)
+
+
+def _leave_one_out_advantages(r: np.ndarray, obj: Objective) -> np.ndarray:
+    """RLOO of sampled groups: ``A_i = r_i - (sum_{j != i} r_j)/(G - 1)``; ``r`` (..., G) is not modified."""
+    G = r.shape[-1]
+    return r - (r.sum(axis=-1, keepdims=True) - r) / (G - 1)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import csv
 import inspect
+import io
 import itertools
 import json
 import math
@@ -34,6 +35,7 @@ import pandas as pd
 
 from ._checks import checked, flag, instance, items, mapping
 from ._io import atomic_write
+from ._outlock import exclusive
 from ._pool import stop_pool, watch_parent
 from ._validate import MAX_DATA_BYTES, MAX_EXACT_GROUP, plain, read_text, text_float
 from .problem import INTEGER_FIELDS, InvalidInputError, Objective, Question, as_objective, as_question
@@ -131,8 +133,6 @@ def _complete(rec: list) -> bool:
 def _done_rows(out: Path) -> list[dict]:
     """Complete rows of an earlier (perhaps killed) run; a torn or unreadable row is dropped (its case is run
     again) and the file rewritten. A file that is not a sweep file (its header, or not UTF-8) is refused."""
-    import io
-
     if not out.exists():
         return []
     reader = csv.reader(io.StringIO(read_text(out, "sweep output", max_bytes=MAX_DATA_BYTES,
@@ -195,8 +195,9 @@ def sweep(cases: Iterable[Case], *, out: str | Path | None = None, executor: Exe
     Raises
     ------
     InvalidInputError
-        When two cases share a key, ``executor`` or ``max_workers`` is invalid, or ``out`` exists and
-        is not a sweep file.
+        When two cases share a key, ``executor`` or ``max_workers`` is invalid, ``out`` exists and is not a
+        sweep file, or another run holds ``out``'s lock ``<out>.lock`` (named, with its process id; the lock
+        of a killed run is taken over with a warning).
 
     Examples
     --------
@@ -217,13 +218,17 @@ def sweep(cases: Iterable[Case], *, out: str | Path | None = None, executor: Exe
         dup = next(k for k in keys if keys.count(k) > 1)
         raise InvalidInputError(f"case keys must be unique; {dup!r} appears twice")
     out = None if out is None else Path(out)
+    with exclusive(out, "sweep output"):           # one writer: two runs on one file would write each row twice
+        return _run(cases, keys, out, executor, max_workers, progress)
+
+
+def _run(cases: list[Case], keys: list[str], out: Path | None, executor, max_workers, progress) -> pd.DataFrame:
+    """:func:`sweep` once its arguments are checked and ``out``'s lock is held."""
     done = _resumed(_done_rows(out), keys, out) if out is not None else []
     have = {r["key"] for r in done}
     todo = [c for c in cases if c.key not in have]
-    if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        if not out.exists() or not out.read_text(encoding="utf-8").strip():    # no file, or no header yet
-            _write(out, [])
+    if out is not None and (not out.exists() or not out.read_text(encoding="utf-8").strip()):
+        _write(out, [])                     # no file, or no header yet (the lock made out's folder)
     from tqdm.auto import tqdm
 
     bar = tqdm(total=len(cases), initial=len(cases) - len(todo), desc="sweep", disable=not progress)
@@ -268,8 +273,7 @@ def sweep(cases: Iterable[Case], *, out: str | Path | None = None, executor: Exe
         if fh is not None:
             fh.close()
     df = pd.DataFrame(done + fresh, columns=list(COLUMNS))
-    for col, kind in (("n_points", int), ("n_stable", int), ("seconds", float)):
-        df[col] = df[col].astype(kind)
+    df = df.astype({"n_points": int, "n_stable": int, "seconds": float})
     df["exhaustive"] = df["exhaustive"].map(lambda v: v in (True, "True"))
     order = {k: i for i, k in enumerate(keys)}
     return df[df.key.isin(order)].sort_values("key", key=lambda s: s.map(order)).reset_index(drop=True)
@@ -323,9 +327,8 @@ def _canonical_key(key: str) -> str:
 
 def _product(spec: Mapping) -> list[dict]:
     """``{"beta": [0.1, 1], "group_size": 8}`` -> every combination, lists expanded."""
-    names = list(spec)
-    values = [v if isinstance(v, list) else [v] for v in spec.values()]
-    return [dict(zip(names, combo)) for combo in itertools.product(*values)]
+    return [dict(zip(spec, combo)) for combo in itertools.product(*(v if isinstance(v, list) else [v]
+                                                                     for v in spec.values()))]
 
 
 _GRID_KEYS = ("objectives", "questions", "simplex", "out")
@@ -394,10 +397,8 @@ def grid_size(grid: Mapping) -> tuple[int, int]:
             and sx["step"] > 0 and math.isfinite(sx["step"]):
         n, k = round(1 / sx["step"]), len(sx["rewards"])
         n_q += math.comb(n - 1, k - 1) if n >= k else 0
-    n_o = 1
-    for v in (grid.get("objectives") or {}).values():
-        n_o *= len(v) if isinstance(v, list) else 1
-    return n_q, n_o
+    objectives = (grid.get("objectives") or {}).values()
+    return n_q, math.prod(len(v) if isinstance(v, list) else 1 for v in objectives)
 
 
 def _objective_fields(fields: dict) -> dict:
@@ -586,9 +587,7 @@ def cases_from_grid(grid: Mapping) -> list[Case]:
     if "simplex" in grid:
         s = grid["simplex"]
         rewards, step = list(s["rewards"]), float(s["step"])
-        n = round(1 / step)
-        if not math.isclose(n * step, 1.0) or n < len(rewards):
-            raise InvalidInputError(f"simplex step must be 1/n with n >= K, got {step!r}")
+        n = round(1 / step)                 # 1/n with n >= K: check_grid refused any other step
         for counts in _compositions(n, len(rewards)):
             pi = np.array(counts) / n
             questions.append(("pi=" + ",".join(f"{x:.4g}" for x in pi), Question(pi, rewards=rewards)))

@@ -123,6 +123,10 @@ class AdvantageEstimator(Variant):
     torch_advantages : callable or str
         ``(rewards, obj) -> A``: the sampled advantages of ``rewards`` (n_q, groups, G) as the trainer forms
         them (torch, imported by the hook only).
+    sampled : callable, str or None
+        ``(r, obj) -> A``: the advantages of sampled groups' rewards ``r`` (..., G) -> (..., G) in numpy, each
+        group's from its own rewards (Monte Carlo: ``monte_carlo.sampled_advantages``); None where one group
+        does not determine them (a batch's whitening) or no numpy form is registered.
     uses_normalization : bool
         ``normalization``, ``std_ddof`` and the epsilons apply to it.
     needs_pass_k : bool
@@ -144,6 +148,7 @@ class AdvantageEstimator(Variant):
     bound: Callable
     sharp_at_ties: Callable = lambda obj: False
     torch_advantages: Callable | str | None = None
+    sampled: Callable | str | None = None
     uses_normalization: bool = False
     needs_pass_k: bool = False
     is_note_advantage: bool = False
@@ -569,13 +574,15 @@ for _entry in (
         name="group", description="Eq. 2: (r_i - mean r)/(std r + eps), or r_i - mean r with normalization='shift'",
         expectations="grpo_theory.preference:group_level_expectations", bound=_group_bound,
         sharp_at_ties=lambda obj: obj.normalization_variant.scales and obj.std_eps == 0 and obj.variance_eps == 0,
-        torch_advantages="grpo_theory.training.loss:group_advantages_for", uses_normalization=True,
+        torch_advantages="grpo_theory.training.loss:group_advantages_for",
+        sampled="grpo_theory.monte_carlo:_group_advantages", uses_normalization=True,
         is_note_advantage=True,
         names={"trl": ("GRPOTrainer",), "verl": ("grpo", "grpo_vectorized"), "openrlhf": ("group_norm", "dr_grpo")}),
     AdvantageEstimator(
         name="rloo", description="r_i minus the mean of the other G - 1 rewards: G/(G-1) times the shift-only one",
         expectations=_adv.rloo_expectations, bound=lambda span, obj: float(span),
-        torch_advantages="grpo_theory.training.loss:rloo_advantages", equivalence=_rloo_equivalence,
+        torch_advantages="grpo_theory.training.loss:rloo_advantages",
+        sampled="grpo_theory.monte_carlo:_leave_one_out_advantages", equivalence=_rloo_equivalence,
         formula="r_i - mean of the other G-1 rewards = G/(G-1) (r_i - mean r)",
         names={"trl": ("RLOOTrainer",), "verl": ("rloo", "rloo_vectorized"), "openrlhf": ("rloo",)}),
     AdvantageEstimator(

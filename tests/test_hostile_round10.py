@@ -84,3 +84,21 @@ def test_a_kernel_file_of_one_dimension_is_refused_naming_option_and_file(tmp_pa
         _load_kernel(str(path))
     np.save(path, np.eye(3))
     assert _load_kernel(str(path)).shape == (3, 3)
+
+
+# ---------------------------------------------------------------- the measured samples' errors name their file
+def test_graded_measured_samples_are_refused_naming_the_file_and_option(tmp_path):
+    from grpo_theory.cli_runs import _as_options
+    from grpo_theory.predict import read_samples, samples_from_counts
+    from grpo_theory.predict.finite import match_measured
+
+    path = tmp_path / "m2.csv"
+    path.write_text("prompt_id,count_0,count_0.25,count_1\na,3,4,3\n")
+    base = samples_from_counts([10], [3], ["a"])
+    with pytest.raises(InvalidInputError) as err:
+        match_measured(base, read_samples(str(path)))
+    msg = str(err.value)
+    assert msg.startswith(f"measured samples {str(path)!r} must have 0/1 rewards") and "0.25" in msg, msg
+    assert _as_options(msg).startswith(f"--measured {str(path)!r} must have 0/1 rewards"), _as_options(msg)
+    with pytest.raises(InvalidInputError, match=r"^measured samples: 1 prompt\(s\) are not among .*'zz'"):
+        match_measured(base, samples_from_counts([5], [2], ["zz"]))        # in memory: no file to name

@@ -13,14 +13,15 @@ import pytest
 from grpo_theory import InvalidInputError, NoStationaryPolicy, Objective, Question
 
 
-# ---------------------------------------------------------------- Monte Carlo samples the group advantage only
-@pytest.mark.parametrize("kw", [dict(advantage="rloo"), dict(advantage="reinforce_pp")])
-def test_monte_carlo_refuses_an_advantage_it_does_not_sample(kw):
+# ---------------------------------------------------------------- Monte Carlo and the family's advantages
+def test_monte_carlo_refuses_pass_at_k_naming_the_exact_engine():
+    """RLOO and REINFORCE++ are sampled (tests/test_monte_carlo_family.py); pass@k has two levels, exact already."""
     from grpo_theory import monte_carlo_preference
 
-    q = Question([0.2, 0.3, 0.5], rewards=[0, 1, 2])
-    with pytest.raises(InvalidInputError, match=f"advantage='{kw['advantage']}'.*reward_preference"):
-        monte_carlo_preference(q, Objective(beta=1.0, group_size=5, **kw), [0.25, 0.25, 0.5], n_groups=100)
+    q = Question([0.2, 0.3, 0.5], rewards=[0, 1, 1])
+    with pytest.raises(InvalidInputError, match="advantage='pass_at_k'.*reward_preference"):
+        monte_carlo_preference(q, Objective(beta=1.0, group_size=5, advantage="pass_at_k", pass_k=2),
+                               [0.25, 0.25, 0.5], n_groups=100)
 
 
 def test_monte_carlo_of_the_group_advantage_still_estimates_it():

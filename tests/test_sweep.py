@@ -63,6 +63,7 @@ def test_a_killed_sweep_resumes_without_redoing_finished_cases(tmp_path):
         time.sleep(0.05)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
+    assert (tmp_path / "sweep.csv.lock").read_text().strip() == str(proc.pid)    # left by the kill: taken over below
     before = pd.read_csv(out)
     n_cases = len(cases_from_grid({"simplex": {"rewards": [1.0, 0.5, 0.0], "step": 0.2},
                                    "objectives": {"beta": [0.3, 1.0, 3.0], "group_size": [4, float("inf")],
@@ -77,6 +78,7 @@ def test_a_killed_sweep_resumes_without_redoing_finished_cases(tmp_path):
     assert len(after) == n_cases and after.key.is_unique
     kept = after.set_index("key").loc[before.key]
     np.testing.assert_array_equal(kept.seconds.to_numpy(), before.seconds.to_numpy())   # not recomputed
+    assert not (tmp_path / "sweep.csv.lock").exists()
 
 
 def test_bad_sweep_input():

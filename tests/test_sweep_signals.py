@@ -89,3 +89,4 @@ def test_ctrl_c_says_what_was_saved_and_how_to_resume(tmp_path):
     lines = [ln for ln in err.splitlines() if ln.strip()]
     assert len(lines) == 1, err
     assert "cases done" in lines[0] and str(out) in lines[0] and "resume" in lines[0]
+    assert not (tmp_path / "s.csv.lock").exists()            # the lock released: the same command resumes

@@ -80,17 +80,19 @@ def match_measured(samples: SampleTable, after: SampleTable) -> tuple:
     InvalidInputError
         Graded ``after`` samples, or measured prompts missing from the base samples (naming up to five).
     """
+    where = "measured samples" + ("" if after.source.startswith("<") else f" {after.source!r}")   # a file: named
     if not after.binary:
-        raise InvalidInputError(f"measured samples must have 0/1 rewards; got levels {after.levels.tolist()}")
+        raise InvalidInputError(f"{where} must have 0/1 rewards (correct or not); got levels {after.levels.tolist()}")
     pos = {pid: i for i, pid in enumerate(samples.prompt_ids)}
     missing = [pid for pid in after.prompt_ids if pid not in pos]
     if missing:
-        raise InvalidInputError(f"{len(missing)} measured prompt(s) are not among the base samples' prompts, e.g. "
+        raise InvalidInputError(f"{where}: {len(missing)} prompt(s) are not among the base samples' prompts, e.g. "
                                 f"{missing[:5]}; the measured file must use the base file's prompt ids")
     index = np.array([pos[pid] for pid in after.prompt_ids], dtype=int)
     m = after.n.astype(float)
     if np.any(m < 1):
-        raise InvalidInputError(f"measured prompts with n = 0: {[after.prompt_ids[i] for i in np.flatnonzero(m < 1)][:5]}")
+        empty = [after.prompt_ids[i] for i in np.flatnonzero(m < 1)]
+        raise InvalidInputError(f"{where}: prompts with n = 0: {empty[:5]}")
     return index, after.correct.astype(float), m
 
 

@@ -168,6 +168,43 @@ def _near(cp: ClassProblem, pt: StationaryPoint | None, end: np.ndarray) -> Stat
     return pt if float(np.abs(pt.pi - here).max()) <= _POLISH_REACH else None
 
 
+#: Mass below which a class counts as light at the flow's end (:func:`_near_face_root`).
+_LIGHT = 1e-6
+#: Decades between the starts of :func:`_near_face_root`.
+_DECADES = 10
+
+
+def _near_face_root(cp: ClassProblem, end: np.ndarray) -> StationaryPoint | None:
+    """The stable root next to the face that the flow creeps toward from ``end``, or None.
+
+    The logit flow moves a light class at a speed proportional to its mass, so a root whose light classes weigh
+    ``~ 0.2 beta^2`` (the reverse penalty, std normalisation, G = inf: 2e-17 at beta = 1e-8, 2e-101 at 1e-50) is
+    reached only at ``t ~ 1/mass``, and Newton's method from the end (masses ~1e-8) overshoots. Starts with the
+    light classes' masses lowered by :data:`_DECADES` decades at a time (the heavy ones as at the end) are polished
+    from the top down; Newton converges from below such a root, where the penalty's pull ``~ beta/pi_c`` is steep.
+    The first stable root with the end's top class, its light classes no heavier than at the end and its heavy
+    ones within :data:`_POLISH_REACH`, is the flow's: a light class descends to the first root below it.
+    """
+    log_pi = cp.log_pi(end)
+    top = int(np.argmax(log_pi))
+    light = log_pi < math.log(_LIGHT)
+    light[top] = False
+    if not light.any():
+        return None
+    lp = log_pi.copy()
+    while True:
+        lp[light] -= _DECADES * math.log(10.0)
+        if float(lp[light].max()) < -740.0:        # at the smallest subnormal double: nothing left to represent
+            return None
+        pt = polish(cp, lp[:-1] - lp[-1], "flow+root")
+        if pt is None or not pt.stable:
+            continue
+        masses = _class_masses(cp, pt.pi)
+        if (int(np.argmax(masses)) == top and np.all(masses[light] <= np.exp(log_pi[light]) * (1 + 1e-9))
+                and float(np.abs(masses[~light] - np.exp(log_pi[~light])).max()) <= _POLISH_REACH):
+            return pt
+
+
 def multi_class_policy(cp: ClassProblem, end: np.ndarray | None = None) -> StationaryPoint:
     """The stationary point the logit flow reaches from ``pi_ref`` (three or more classes).
 
@@ -222,6 +259,9 @@ def multi_class_policy(cp: ClassProblem, end: np.ndarray | None = None) -> Stati
         top = int(np.argmax(cp.log_pi(end)))
         if cand is not None and cand.stable and int(np.argmax(_class_masses(cp, cand.pi))) == top:
             return cand
+    near_face = _near_face_root(cp, end)
+    if near_face is not None:
+        return near_face
     pi = cp.expand(np.exp(cp.log_pi(end)))
     residual = stationarity_residual(cp.q, cp.obj, pi)
     light = [int(c) for c in np.flatnonzero(np.exp(cp.log_pi(end)) < 1e-12)]
