@@ -1,22 +1,28 @@
-"""The finite-time predictor on published per-problem counts: Qwen2.5-7B -> SimpleRL-Zoo on MATH500 (issue 42).
+"""The finite-time predictor on published per-problem before/after-RL counts (issue 42).
 
-Data: ``docs/results/published/simplerl_zoo_qwen25_7b_math500/`` (``base.csv``, ``after.csv``: 500 problems x 128
-samples; source and checks in its README) and the run's objective as verl overrides (``recipe.sh``: GRPO, G = 8,
-``low_var_kl`` loss 1e-4, entropy 1e-3).
+Datasets (folders of ``docs/results/published/``, each with ``base.csv``, ``after.csv`` and the run's objective;
+source and transcription checks in each README):
 
-1. ``predict(base, framework="verl", config=recipe.sh, measured=after, holdout=0.5, seed=0)`` -- what
-   ``grpo-theory predict BASE --framework verl recipe.sh --measured AFTER --holdout 0.5`` prints: the table of
-   models (no change, logit shift, tabular flow, one-parameter coupled flow, stationary point) on the 250
-   held-out problems, MAE and Brier with 95% bootstrap intervals (2,000 resamples over problems, the same for
+* ``simplerl_zoo_qwen25_7b_math500`` (default): Qwen2.5-7B -> SimpleRL-Zoo on MATH500, 500 problems x 128 samples;
+  the objective as verl overrides (``recipe.sh``: GRPO, G = 8, ``low_var_kl`` loss 1e-4, entropy 1e-3);
+* ``qwen3_06b_grpo_gsm8k_train256``: a Qwen3-0.6B SFT policy -> TRL GRPO on 256 GSM8K training problems, 32 samples
+  before and 16 after; the objective as TRL ``GRPOConfig`` fields (``recipe.yaml``: G = 16, ``beta = 0``, DAPO loss).
+  ``beta = 0`` has no stationary policy, so the library refuses it: the flows are integrated with ``beta = 1e-6``
+  (``BETA_ZERO_STANDIN``) and ``diagnostics.json`` records how much a tenfold larger stand-in moves the predictions.
+
+1. ``predict(base, framework=..., config=recipe, measured=after, holdout=0.5, seed=0)`` -- what
+   ``grpo-theory predict BASE --framework FRAMEWORK RECIPE --measured AFTER --holdout 0.5`` prints: the table of
+   models (no change, logit shift, tabular flow, one-parameter coupled flow, stationary point) on the held-out half
+   of the problems, MAE and Brier with 95% bootstrap intervals (2,000 resamples over problems, the same for
    every model; ``mae_minus_shift``: the paired difference). -> ``scores.csv``, ``predictions.csv``.
 2. The same split repeated with seeds 0-19 (:func:`grpo_theory.predict.finite.predict_finite`, the code path of
    the CLI) -> ``splits.csv`` (one row per seed x model, with the fitted ``t``, ``rho`` and shift ``c``).
-3. Why the models do what they do, on the same 20 splits and on all 500 problems:
+3. Why the models do what they do, on the same 20 splits and on all problems:
 
    * ``profile.csv``: problems binned by the base's measured P(correct); per bin the measured change of
      ``logit P`` (Jeffreys' ``(c + 1/2)/(n + 1)`` on both sides) against what the fitted shift, tabular and
-     coupled flows predict (fitted on all 500), and the share of problems RL made worse;
-   * problems RL makes worse: measured ``c_after < c_base`` (raw), and significantly (one-sided Fisher exact
+     coupled flows predict (fitted on all problems), and the share of problems RL made worse;
+   * problems RL makes worse: measured ``c_after/m < c_base/n`` (raw), and significantly (one-sided Fisher exact
      test, 5%); each model's held-out MAE on them and on the others;
    * two references that are no project models: ``affine`` (``logit p -> a logit p + b``, two parameters,
      fitted by binomial likelihood on the fitting half) and ``isotonic_in_sample`` (the non-decreasing map of
@@ -27,13 +33,14 @@ samples; source and checks in its README) and the run's objective as verl overri
      (``pred_finite_conformal_lo, pred_finite_conformal_hi``, calibrated within the fitting half), with their
      mean widths.
 
-   -> ``diagnostics.json``.
+   -> ``diagnostics.json`` (``all<N>``: the fits on all N problems).
 
-Deterministic. About 5 CPU-minutes (each fit integrates the flow on an 11-point rho grid with a 200-replicate
-bootstrap).
+Deterministic. About 5 CPU-minutes for 500 problems (each fit integrates the flow on an 11-point rho grid with a
+200-replicate bootstrap).
 
 Usage: ``python experiments/published_counts.py [--dataset FOLDER]`` (a folder of ``docs/results/published/``
-holding ``base.csv``, ``after.csv`` and ``recipe.sh``; default the SimpleRL-Zoo one).
+holding ``base.csv``, ``after.csv`` and ``recipe.sh`` (verl overrides) or ``recipe.yaml`` (TRL ``GRPOConfig``
+fields); default the SimpleRL-Zoo one).
 """
 
 from __future__ import annotations
@@ -55,6 +62,8 @@ from grpo_theory.predict.scoring import score_table
 ROOT = Path(__file__).resolve().parents[1]
 PUBLISHED = ROOT / "docs" / "results" / "published"
 DIR = PUBLISHED / "simplerl_zoo_qwen25_7b_math500"
+#: ``beta`` used where a recipe states ``beta = 0`` (no stationary policy, refused by the library).
+BETA_ZERO_STANDIN = 1e-6
 SEEDS = range(int(__import__("os").environ.get("H42B_SEEDS", 20)))
 BINS = [0.0, 1e-9, 0.05, 0.2, 0.4, 0.6, 0.8, 0.95, 1 - 1e-9, 1.0 + 1e-9]
 BIN_LABELS = ["0", "(0, 0.05)", "[0.05, 0.2)", "[0.2, 0.4)", "[0.4, 0.6)", "[0.6, 0.8)", "[0.8, 0.95)", "[0.95, 1)",
@@ -100,8 +109,8 @@ def main() -> None:
 
     ap = argparse.ArgumentParser(description="the finite-time predictor on a published before/after-RL dataset")
     ap.add_argument("--dataset", default=DIR.name,
-                    help=f"a folder of {PUBLISHED.relative_to(ROOT)} with base.csv, after.csv, recipe.sh (verl "
-                         f"overrides); default {DIR.name}")
+                    help=f"a folder of {PUBLISHED.relative_to(ROOT)} with base.csv, after.csv and recipe.sh (verl "
+                         f"overrides) or recipe.yaml (TRL GRPOConfig fields); default {DIR.name}")
     DIR = PUBLISHED / ap.parse_args().dataset
     started = time.perf_counter()
     base, after = read_samples(DIR / "base.csv"), read_samples(DIR / "after.csv")
@@ -110,7 +119,8 @@ def main() -> None:
     assert list(base.prompt_ids) == list(after.prompt_ids)
 
     # 1. the CLI's table
-    pr = predict(DIR / "base.csv", framework="verl", config=DIR / "recipe.sh", measured=DIR / "after.csv",
+    framework, config, beta_recipe = _recipe(DIR)
+    pr = predict(DIR / "base.csv", framework=framework, config=config, measured=DIR / "after.csv",
                  holdout=0.5, seed=0)
     obj = pr.objective
     scores = pr.finite.scores.copy()
@@ -166,7 +176,7 @@ def main() -> None:
         for name, q in preds.items():
             for label, sel in (("worse_sig", worse_sig[held]), ("not_worse_sig", ~worse_sig[held])):
                 subset_rows.append(dict(seed=seed, model=name, subset=label, prompts=int(sel.sum()),
-                                        mae=float(np.mean(np.abs(q[sel] - f_meas[sel]))),
+                                        mae=float(np.mean(np.abs(q[sel] - f_meas[sel]))) if sel.any() else np.nan,
                                         error_share=float(np.sum(np.abs(q[sel] - f_meas[sel]))
                                                           / np.sum(np.abs(q - f_meas)))))
         iso = _isotonic(c[held] / n[held], f_meas)
@@ -178,7 +188,7 @@ def main() -> None:
     splits = pd.DataFrame(rows)
     splits.round(6).to_csv(DIR / "splits.csv", index=False)
 
-    # profile over all 500 problems (fits on all of them)
+    # profile over all problems (fits on all of them)
     fb = c / n
     d_meas = _jeffreys_logit(k, m) - _jeffreys_logit(c, n)
     t = pr.table
@@ -202,6 +212,10 @@ def main() -> None:
     cpl = splits[splits.model == "coupled"]
     diag = dict(
         problems=int(c.size), samples_per_problem=int(n[0]),
+        **({} if np.all(m == n) else dict(samples_per_problem_after=int(m[0]))),
+        **({} if beta_recipe is None else dict(beta_recipe=beta_recipe, beta_used=BETA_ZERO_STANDIN,
+                                                beta_standin_max_abs_change=_standin_sensitivity(base, framework,
+                                                                                                 config, after))),
         worse_raw=int(worse_raw.sum()), better_raw=int((k > c * (m / n)).sum()),
         worse_significant=int(worse_sig.sum()),
         better_significant=int(sum(fisher_exact([[k[i], m[i] - k[i]], [c[i], n[i] - c[i]]],
@@ -209,13 +223,15 @@ def main() -> None:
         seed0=dict(holdout_best=hold["best"], shift_c=hold["shift"],
                    coupled_t=hold["fits"]["coupled"]["t"], coupled_rho=hold["fits"]["coupled"]["rho"],
                    coupled_rho_lo=hold["fits"]["coupled"]["rho_lo"], tabular_t=hold["fits"]["tabular"]["t"]),
-        all500=dict(coupled_rho=pr.summary["finite"]["fit"]["rho"], coupled_t=pr.summary["finite"]["fit"]["t"],
-                    shift_c=pr.summary["finite"]["shift"], mean_pred_finite=pr.summary["mean_pred_finite"],
-                    vertex_fraction=pr.summary["vertex_fraction"],
-                    predictive_90_coverage_in_sample=float(np.mean(
-                        (pr.table.pred_finite_lo <= k / m) & (k / m <= pr.table.pred_finite_hi))),
-                    p_ref_interval_coverage=float(np.mean((pr.table.pred_lo <= k / m) & (k / m <= pr.table.pred_hi))),
-                    conformal=pr.summary["finite"]["conformal"]),
+        **{f"all{c.size}": dict(coupled_rho=pr.summary["finite"]["fit"]["rho"],
+                                coupled_t=pr.summary["finite"]["fit"]["t"],
+                                shift_c=pr.summary["finite"]["shift"], mean_pred_finite=pr.summary["mean_pred_finite"],
+                                vertex_fraction=pr.summary["vertex_fraction"],
+                                predictive_90_coverage_in_sample=float(np.mean(
+                                    (pr.table.pred_finite_lo <= k / m) & (k / m <= pr.table.pred_finite_hi))),
+                                p_ref_interval_coverage=float(np.mean((pr.table.pred_lo <= k / m)
+                                                                      & (k / m <= pr.table.pred_hi))),
+                                conformal=pr.summary["finite"]["conformal"])},
         seed0_holdout_coverage=hold.get("coverage"),
         splits=dict(seeds=len(SEEDS), mean_mae={k_: float(v) for k_, v in mean.mae.items()},
                     mean_brier={k_: float(v) for k_, v in mean.brier.items()},
@@ -229,7 +245,7 @@ def main() -> None:
                     affine_below_shift=int((splits[splits.model == "affine"].mae.to_numpy()
                                             < splits[splits.model == "shift"].mae.to_numpy()).sum()),
                     mean_floor=float(splits[splits.model == "shift"].floor.mean()),
-                    mae_on_worse_sig={k_: float(v) for k_, v in sub["worse_sig"].items()},
+                    mae_on_worse_sig={k_: float(v) if v == v else None for k_, v in sub["worse_sig"].items()},
                     mae_on_not_worse_sig={k_: float(v) for k_, v in sub["not_worse_sig"].items()},
                     worse_sig_heldout_mean=float(n_worse_held),
                     predictive_90_coverage_heldout_mean=float(np.mean(coverage)),
@@ -245,6 +261,34 @@ def main() -> None:
         seconds=round(time.perf_counter() - started, 1))
     (DIR / "diagnostics.json").write_text(json.dumps(diag, indent=1) + "\n")
     print(json.dumps(diag, indent=1))
+
+
+def _recipe(folder):
+    """``(framework, config, beta_recipe)``: the folder's verl overrides (``recipe.sh``) or TRL fields
+    (``recipe.yaml``, as a dict); ``beta_recipe`` is 0.0 where the recipe's ``beta = 0`` was replaced by
+    :data:`BETA_ZERO_STANDIN`, else None."""
+    if (folder / "recipe.sh").exists():
+        return "verl", folder / "recipe.sh", None
+    import yaml
+
+    config = yaml.safe_load((folder / "recipe.yaml").read_text())
+    if float(config.get("beta", 1.0)) != 0.0:
+        return "trl", config, None
+    print(f"recipe beta = 0 (no stationary policy): the flows use beta = {BETA_ZERO_STANDIN:g}", flush=True)
+    return "trl", {**config, "beta": BETA_ZERO_STANDIN}, 0.0
+
+
+def _standin_sensitivity(base, framework, config, after):
+    """Largest change of any flow prediction (seed-0 split) when the ``beta = 0`` stand-in is ten times larger."""
+    from grpo_theory.predict.core import objective_for
+
+    out = {}
+    for beta in (BETA_ZERO_STANDIN, 10 * BETA_ZERO_STANDIN):
+        obj = objective_for(framework=framework, config={**config, "beta": beta})[0]
+        out[beta] = predict_finite(base, obj, after, holdout=0.5, seed=0).table
+    lo, hi = out.values()
+    return {col: float(np.max(np.abs(np.asarray(hi[col], float) - np.asarray(lo[col], float))))
+            for col in ("pred_tabular", "pred_coupled", "pred_finite")}
 
 
 def _fit_on_kept(base, obj, after, held, seed):

@@ -42,8 +42,9 @@ from grpo_theory.kl import KL_ESTIMATORS, KL_PLACEMENTS
 from grpo_theory.solvers import output_gradient
 from grpo_theory.solvers.tree import TreeProblem
 
+from _count_field import AnswerTreeField, NotCovered, sequence_gradient
 from _full_space_flow import (FREEZE_GAP, IntegrationBudget, IntegrationFailed, flow_end, robust_flow_end,
-                              robust_tree_flow_end, support_flow, tree_flow_end)
+                              robust_log_time, robust_tree_flow_end, support_flow, tree_flow_end)
 from _run_rows import once_per_run
 
 #: Drift tolerance (max_o pi_o |g_o - E g| / beta) of a converged point.
@@ -76,6 +77,10 @@ COLLAPSED = 1e-100
 #: (``ROBUST_EVALS``; ``SECOND_OPINION`` of it as a second opinion); CPU seconds an integration may take
 #: (``END_CPU``; the robust pass's runs share it).
 END_EVALS, TREE_EVALS, ROBUST_EVALS, END_CPU, SECOND_OPINION = 5_000, 10_000, 50_000, 20.0, 0.25
+#: The budget of :func:`exact_end_check` in units of the robust integration's (``ROBUST_EVALS``, ``END_CPU``): its field
+#: costs up to 0.04 s per evaluation (the KL in the reward at ``G = 16``: 735,471 count vectors over 9 categories),
+#: and a flow to ``END_T`` takes up to ~600 of them (KL seed 7936: 570).
+EXACT_BUDGET = 3.0
 #: Half-width, in an answer's log-ratio, of the band over which :func:`mollified_gradient` smooths a jump of the field.
 MOLLIFY = 1e-4
 
@@ -140,13 +145,14 @@ def retry_gap(obj: Objective) -> float | None:
     return None
 
 
-def _robust_gaps(integrate, pi: np.ndarray, obj: Objective, budget: float) -> tuple[bool | None, str]:
+def _robust_gaps(integrate, pi: np.ndarray, obj: Objective, budget: float,
+                 what: str = "the robust integration") -> tuple[bool | None, str]:
     """:func:`_robust_decides` on ``integrate(gap, t_end, max_evals=, max_cpu=)``: with ``FREEZE_GAP``, and where that
-    cannot decide, once more with :func:`retry_gap`'s (a budget of its own)."""
-    good, how = _robust_decides(lambda t_end, **kw: integrate(FREEZE_GAP, t_end, **kw), pi, budget)
+    cannot decide, once more with :func:`retry_gap`'s (a budget of its own). ``what`` starts its messages."""
+    good, how = _robust_decides(lambda t_end, **kw: integrate(FREEZE_GAP, t_end, **kw), pi, budget, what)
     gap = retry_gap(obj)
     if good is None and gap is not None:
-        again, why = _robust_decides(lambda t_end, **kw: integrate(gap, t_end, **kw), pi, budget)
+        again, why = _robust_decides(lambda t_end, **kw: integrate(gap, t_end, **kw), pi, budget, what)
         if again is not None:
             return again, f"{why} (collapsing answers frozen at e^{gap:g}; at e^{FREEZE_GAP:g}: {how[:100]})"
     return good, how
@@ -266,9 +272,51 @@ def _end_check(q: Question, obj: Objective, pi: np.ndarray, *, unstable_ends=Non
         if stopped_at_point:
             return (False, f"{how} (the plain integration stopped at the returned point: {why[:160]})") \
                 if good is False else (ok, why)
+        if good is None and ok is None:
+            return _third_opinion(q, obj, pi, budget, f"{how[:100]}; the plain integration: {why[:100]}")
         if good is not None or ok is None:
             return good, f"{how} (the plain integration: {why[:160]})"
     return ok, why
+
+
+def _third_opinion(q: Question, obj: Objective, pi: np.ndarray, budget: float, before: str) -> tuple[bool | None, str]:
+    """:func:`exact_end_check`'s verdict where the integrations on the library's field could not decide (``before``:
+    why), with that reason after its own."""
+    good, how = exact_end_check(q, obj, pi, budget)
+    return good, f"{how} ({before})"
+
+
+def exact_end_check(q: Question, obj: Objective, pi: np.ndarray, budget: float = 1.0) -> tuple[bool | None, str]:
+    """Whether ``pi`` is where the flow from pi_ref goes, on a field independent of the library: tests/_count_field.py
+    (the per-answer gradient, or the per-edge one on an answer tree, written from the definitions, each group's
+    advantages enumerated by the count vectors of its members' categories: no ``P_G`` table, no ``output_gradient``,
+    no ``TreeProblem``), the loss placement's jumps smoothed per answer over ``MOLLIFY`` of its log-ratio (one
+    evaluation, where :func:`mollified_gradient` takes one per corner of the answers in their bands: 2^n). Integrated
+    like :func:`_robust_end_check` (collapsed answers frozen, LSODA restarted; :func:`retry_gap`), with a budget of its
+    own (``ROBUST_EVALS`` and ``END_CPU`` times ``budget``). Its messages start with ``EXACT``; None where it does not
+    finish either or the objective is not written out there (pass@k, an entropy bonus at token level ...).
+
+    The end check runs it only where the integrations of the library's field cannot decide: their cost per
+    evaluation (the KL in the reward at ``G = 16``: a new advantage table per evaluation) or the corners of the
+    mollified field near pi_ref (abs in the loss, every answer on its kink) spend their budget first."""
+    jumps = obj.kl_placement == "loss" and obj.estimator != "k3_plus" and (
+        obj.estimator == "abs" or obj.kl_log_ratio_clamp is not None or obj.kl_value_clamp is not None)
+    width = MOLLIFY if jumps else 0.0
+    try:
+        if q.is_tree:
+            tree = AnswerTreeField(q, obj, width)
+
+            def integrate(gap, t_end, **kw):
+                return robust_log_time(tree.field, tree.log_ref_cond, tree.edge_node, tree.policy, t_end=t_end,
+                                       rtol=1e-8, atol=1e-10, gap=gap, **kw)
+        else:
+            grad = sequence_gradient(q, obj, width)
+
+            def integrate(gap, t_end, **kw):
+                return robust_flow_end(q.pi_ref, grad, t_end=t_end, gap=gap, **kw)
+    except NotCovered as exc:
+        return None, f"{EXACT} is not written for this objective ({exc})"
+    return _robust_gaps(integrate, pi, obj, budget * EXACT_BUDGET, EXACT)
 
 
 #: Starts of the plain check's passing messages where its integration stopped at the returned point.
@@ -344,6 +392,8 @@ def _plain_end_check(q: Question, obj: Objective, pi: np.ndarray, *, unstable_en
 
 #: Start of every message of :func:`_robust_end_check` (the row's end is then ``robust``).
 ROBUST = "the robust integration"
+#: Start of every message of :func:`exact_end_check` (the row's end is then ``exact``).
+EXACT = "the exact-field integration"
 #: In a message of :func:`_followed_on` where the integration followed on stopped (its budget, or LSODA).
 STOPPED = "the integration stopped"
 
@@ -411,15 +461,16 @@ def _robust_end_check(q: Question, obj: Objective, pi: np.ndarray, budget: float
                         budget)
 
 
-def _robust_decides(integrate, pi: np.ndarray, budget: float) -> tuple[bool | None, str]:
+def _robust_decides(integrate, pi: np.ndarray, budget: float, what: str = "the robust integration"
+                    ) -> tuple[bool | None, str]:
     """:func:`_robust_end_check`'s verdict from ``integrate(t_end, max_evals=, max_cpu=)``, a robust integration from
-    pi_ref (its runs share ``END_CPU * budget`` seconds)."""
+    pi_ref (its runs share ``END_CPU * budget`` seconds); ``what`` (``ROBUST`` or ``EXACT``) starts its messages."""
     start = time.process_time()
 
     def run(t_end):
         cpu = END_CPU * budget - (time.process_time() - start)
         if cpu <= 0:
-            raise IntegrationBudget(f"{END_CPU * budget:g} s of CPU (robust integration)", t=None, pi=None)
+            raise IntegrationBudget(f"{END_CPU * budget:g} s of CPU ({what})", t=None, pi=None)
         return integrate(t_end, max_evals=int(ROBUST_EVALS * budget), max_cpu=cpu)
 
     try:
@@ -427,15 +478,15 @@ def _robust_decides(integrate, pi: np.ndarray, budget: float) -> tuple[bool | No
     except (IntegrationBudget, IntegrationFailed, ExactEvaluationTooLarge) as exc:
         d = float(np.abs(pi - exc.pi).max()) if getattr(exc, "pi", None) is not None else math.inf
         if d <= AT_POINT:
-            return True, f"{ROBUST}: {_sits_at(d, exc)}"
-        return None, f"{ROBUST} did not finish either: {str(exc)[:120]}"
+            return True, f"{what}: {_sits_at(d, exc)}"
+        return None, f"{what} did not finish either: {str(exc)[:120]}"
     d = float(np.abs(pi - end).max())
     if d <= END_TOL:
-        return True, f"{ROBUST} ends {d:.2g} from it at t = {END_T:g}"
-    ok, why = _followed_on(run, pi, end, d, ROBUST)
+        return True, f"{what} ends {d:.2g} from it at t = {END_T:g}"
+    ok, why = _followed_on(run, pi, end, d, what)
     if ok is False and STOPPED in why:
-        return None, f"{ROBUST} is {d:.3g} from it at t = {END_T:g}; followed on, {why[:200]}"
-    return ok, why if why.startswith(ROBUST) else f"{ROBUST}: {why}"
+        return None, f"{what} is {d:.3g} from it at t = {END_T:g}; followed on, {why[:200]}"
+    return ok, why if why.startswith(what) else f"{what}: {why}"
 
 
 def _sits_at(d: float, exc: Exception) -> str:
@@ -487,6 +538,8 @@ def tree_end_check(q: Question, obj: Objective, pi: np.ndarray, budget: float = 
         field = mollified_tree_gradient(tp)
         good, how = _robust_gaps(lambda gap, t_end, **kw: robust_tree_flow_end(tp, t_end=t_end, field=field, gap=gap,
                                                                                **kw), pi, obj, budget)
+        if good is None:
+            return _third_opinion(q, obj, pi, budget, f"{how[:100]}; the plain integration: {why[:100]}")
         return good, f"{how} (the plain integration: {why[:160]})"
     return ok, why
 
@@ -797,7 +850,7 @@ def _solve_and_check(q: Question, obj: Objective, seed: int, row: dict, t0: floa
         if row.get("outcome", "").startswith("ok") and q.is_tree:
             ok, why = tree_end_check(q, obj, pi, budget)
             row["end"] = "unchecked" if ok is None else (
-                ("same" if not why else "robust" if why.startswith(ROBUST) else
+                ("same" if not why else "robust" if why.startswith(ROBUST) else "exact" if why.startswith(EXACT) else
                  "at-point" if why.startswith("the independent integration is at the returned point") else "late")
                 if ok else "WRONG")
             if ok is None:
@@ -810,6 +863,7 @@ def _solve_and_check(q: Question, obj: Objective, seed: int, row: dict, t0: floa
             ok, why = end_check(q, obj, pi, unstable_ends=ends, at_jump=at_jump, limit=bool(sol.boundary),
                                 face=row.get("outcome") == "ok-face", left_behind=gaining, budget=budget)
             verdict = "same" if not why else "robust" if why.startswith(ROBUST) else (
+                "exact" if why.startswith(EXACT) else
                 "at-jump" if why.startswith("the independent integration reaches the returned jump") else
                 "collapsed" if why.startswith("the independent integration reaches the returned face") else
                 "at-point" if why.startswith("the independent integration is at the returned point") else

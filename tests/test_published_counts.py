@@ -240,3 +240,116 @@ def test_readme_states_the_interval_coverages():
     readme = " ".join((DIR.parents[3] / "README.md").read_text().split())
     assert (f"its 90% interval held {s['conformal_90_coverage_heldout_mean']:.0%} of held-out measurements, where the "
             f"model's own interval held {s['predictive_90_coverage_heldout_mean']:.0%}") in readme
+
+
+# ---- second dataset: Qwen3-0.6B pi_0 -> TRL GRPO on 256 GSM8K training problems ----
+# Expected numbers are copied from UnitedSnakes/rlvr_behavior_probe_runpod: the K = 32 rebaseline checkpoint
+# (docs/superpowers/checkpoints/2026-09-02-k32-train-p0-rebaseline.md), crossfit_trajectory.csv (commit 15d9581,
+# snapshot_pct = 100) and camera_ready/RESULTS.md (seed 42 A40 GRPO, whole-panel R at step 3736); never from the
+# library.
+
+DIR2 = DIR.parent / "qwen3_06b_grpo_gsm8k_train256"
+BINS = [lambda p: p == 0, lambda p: 0 < p <= 0.25, lambda p: 0.25 < p <= 0.5, lambda p: 0.5 < p <= 0.75,
+        lambda p: 0.75 < p < 1, lambda p: p == 1]
+
+
+@pytest.fixture(scope="module")
+def counts2():
+    def rows(name):
+        with open(DIR2 / name, newline="") as f:
+            out = list(csv.DictReader(f))
+        assert [r["prompt_id"] for r in out] == [str(i) for i in range(256)]
+        return out
+    base, after, halves = rows("base.csv"), rows("after.csv"), rows("base_halves.csv")
+    assert {r["n"] for r in base} == {"32"} and {r["n"] for r in after} == {"16"}
+    a = [int(r["correct_a"]) for r in halves]
+    b = [int(r["correct_b"]) for r in halves]
+    assert [int(r["correct"]) for r in base] == [x + y for x, y in zip(a, b)]
+    assert all(0 <= x <= 16 for x in a + b)
+    return dict(a=[x / 16 for x in a], b=[x / 16 for x in b], after=[int(r["correct"]) / 16 for r in after])
+
+
+def test_second_base_bank_against_the_source(counts2):
+    """Mean P (K = 32, each half), median, P = 0 / 1, the half-to-half agreement and the bin counts, as stated."""
+    a, b = counts2["a"], counts2["b"]
+    p = [(x + y) / 2 for x, y in zip(a, b)]
+    mean = lambda v: sum(v) / len(v)  # noqa: E731
+    assert (round(mean(p), 6), round(mean(a), 6), round(mean(b), 6)) == (0.349121, 0.354248, 0.343994)
+    assert sorted(p)[127] == sorted(p)[128] == 0.3125 and sum(x == 0 for x in p) == 20 and 1.0 not in p
+    d = [x - y for x, y in zip(a, b)]
+    ma, mb = mean(a), mean(b)
+    corr = sum((x - ma) * (y - mb) for x, y in zip(a, b)) / math.sqrt(
+        sum((x - ma) ** 2 for x in a) * sum((y - mb) ** 2 for y in b))
+    assert (round(mean(d), 6), round(mean([abs(x) for x in d]), 6), round(math.sqrt(mean([x * x for x in d])), 6),
+            round(corr, 6)) == (0.010254, 0.103516, 0.138438, 0.874866)
+    assert [round(100 * mean([abs(x) <= t for x in d]), 2) for t in (0, 1 / 16, 2 / 16)] == [23.05, 53.91, 77.73]
+    live = lambda v: [0 < x < 1 for x in v]  # noqa: E731
+    assert [round(100 * mean(live(v)), 2) for v in (a, b)] == [86.72, 85.55]
+    assert round(100 * mean([x == y for x, y in zip(live(a), live(b))]), 2) == 87.89
+    assert [sum(map(f, p)) for f in BINS] == [20, 97, 51, 65, 23, 0]
+    assert [sum(map(f, a)) for f in BINS] == [33, 89, 57, 56, 20, 1]
+    assert [sum(map(f, b)) for f in BINS] == [37, 86, 59, 55, 19, 0]
+
+
+def test_second_final_policy_against_the_source(counts2):
+    """Whole-panel reward of the final policy (53.03%) and the per-bin mean change of P in both cross-fit
+    directions at 100% of training (crossfit_trajectory.csv), to 6 decimals."""
+    a, b, s = counts2["a"], counts2["b"], counts2["after"]
+    assert round(100 * sum(s) / 256, 2) == 53.03 and round(16 * sum(s)) == 2172
+    a_bin = [0.09848484848484848, 0.18609550561797752, 0.22697368421052633, 0.22209821428571427, 0.121875, 0.0625]
+    b_bin = [0.06418918918918919, 0.18531976744186046, 0.2044491525423729, 0.22272727272727272,
+             0.12828947368421054]
+    for bin_by, base, expected in ((a, b, a_bin), (b, a, b_bin)):
+        for f, want in zip(BINS, expected):
+            sel = [i for i in range(256) if f(bin_by[i])]
+            assert sum(s[i] - base[i] for i in sel) / len(sel) == pytest.approx(want, abs=1e-12)
+
+
+def _section2():
+    text = RESULTS.read_text()
+    start = text.index("## Published counts: Qwen3-0.6B -> GRPO on 256 GSM8K training problems")
+    return text[start:text.index("\n## ", start + 1)]
+
+
+def test_second_docs_table_is_the_stored_scores():
+    """The second section's seed-0 table carries its scores.csv (4 decimals)."""
+    with open(DIR2 / "scores.csv", newline="") as f:
+        rows = {r["model"]: r for r in csv.DictReader(f)}
+    sec = _section2()
+    names = {"no change": "no_change", "logit shift": "shift", "tabular flow": "tabular",
+             "coupled, one parameter": "coupled", "stationary point": "stationary"}
+    for label, model in names.items():
+        line = next(ln for ln in sec.splitlines() if ln.startswith(f"| {label} "))
+        r = rows[model]
+        for col in ("mae", "brier"):
+            assert f"{float(r[col]):.4f} [{float(r[col + '_lo']):.4f}, {float(r[col + '_hi']):.4f}]" in line
+        if model != "shift":
+            assert f"{float(r['mae_minus_shift']):+.4f}" in line
+
+
+def test_second_docs_numbers_are_the_diagnostics():
+    """The 20-split means, counts and shares the second section states are its diagnostics.json's."""
+    import json
+
+    d = json.loads((DIR2 / "diagnostics.json").read_text())
+    s = d["splits"]
+    sec = " ".join(_section2().split())
+    mm, mb = s["mean_mae"], s["mean_brier"]
+    for label, model in (("no change", "no_change"), ("shift", "shift"), ("tabular", "tabular"),
+                         ("coupled", "coupled")):
+        assert f"{label} {mm[model]:.4f} / {mb[model]:.4f}" in sec
+    assert f"(floor {s['mean_floor']:.4f})" in sec
+    assert f"by {s['mean_mae_minus_shift']['tabular']:.4f} on average" in sec
+    assert f"above 0 in {s['tabular_ci_above_zero']} of 20" in sec
+    assert f"lower in {s['coupled_below_shift']} of 20" in sec
+    assert f"below 0 in {s['coupled_ci_below_zero']} and above 0 in {s['coupled_ci_above_zero']}" in sec
+    assert f"{d['worse_raw']} of 256 have a lower frequency after, none significantly" in sec
+    assert d["worse_significant"] == 0 and f"against {d['better_raw']} and {d['better_significant']} better" in sec
+    assert f"MAE {s['isotonic_in_sample_mae']:.4f} / Brier {s['isotonic_in_sample_brier']:.4f}" in sec
+    excess = (s["isotonic_in_sample_mae"] - s["mean_floor"]) / (s["mean_mae"]["shift"] - s["mean_floor"])
+    assert f"{excess:.0%} of the shift's excess" in sec
+    assert f"MAE {mm['affine']:.4f} (below the shift in {s['affine_below_shift']} of 20" in sec
+    assert (f"contains {s['predictive_90_coverage_heldout_mean']:.0%} of the held-out measurements (lowest "
+            f"{s['predictive_90_coverage_heldout_min']:.0%}") in sec
+    assert f"split-conformal one {s['conformal_90_coverage_heldout_mean']:.0%}" in sec
+    assert d["beta_recipe"] == 0.0 and max(d["beta_standin_max_abs_change"].values()) < 3e-7
