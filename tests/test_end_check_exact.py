@@ -74,3 +74,17 @@ def test_on_those_seeds_the_exact_end_check_refuses_pi_ref_and_a_vertex(seed):
         assert np.abs(wrong - end).max() > 10 * END_TOL
         ok, why = exact_end_check(q, obj, wrong)
         assert ok is False, (wrong, why)
+
+
+def test_a_token_level_end_the_library_field_left_unchecked_is_decided_on_the_exact_field():
+    """KL seed 6898 (answer tree (A, B), (A, C), (D); rewards 0.8, 0.2, 0.8; k3_plus in the loss, REINFORCE++, ties
+    filtered, G = inf). C, the one low reward, collapses; then every group ties (one reward left), so u = 0 switches
+    the penalty off and the advantage is 0: the field vanishes where C reaches 0. Before that B and D tie, so the
+    root moves only through C's share of node A: A's mass ends within pi_ref(C) of its reference. The robust
+    integrations of the library's field run out of 5e4 evaluations (frozen at e^-200, and at e^-30); the exact field's
+    e^-30 pass finishes at the returned point."""
+    q, _ = draw_kl_case(6898)
+    row = check_kl_case(6898)
+    assert row["outcome"].startswith("ok") and row["end"] == "exact", (row["outcome"], row["end"], row["detail"])
+    pi = stationary_policy(*draw_kl_case(6898)).pi
+    assert pi[1] == 0.0 and abs(pi[0] - (q.pi_ref[0] + q.pi_ref[1])) < q.pi_ref[1], pi

@@ -94,3 +94,15 @@ def test_stationary_points_at_beta_1e_50_raises_no_numpy_warning():
         pts = stationary_points(Question([0.2, 0.3, 0.5], rewards=[1.0, 0.5, 0.0]),
                                 Objective(beta=1e-50, group_size=math.inf))
     assert len(pts.points) >= 1
+
+
+def test_the_near_face_search_survives_a_jacobian_beyond_doubles():
+    # KL fuzz seed 7091 (k3_ratio in the loss with verl's clamps, G = 16, tie filtering, an entropy bonus): the light
+    # classes' lowered starts reach points whose Jacobian is not finite, and numpy's eigvals raised LinAlgError out of
+    # stationary_policy. The search must skip such a start: the flow does not settle there, said as such.
+    q = Question([0.24451323863902846, 0.10348264665839668, 0.30291494453251877, 0.34908917017005603],
+                 rewards=[0.0, 0.4, 0.6, 0.6])
+    obj = Objective(beta=0.03390890152520702, group_size=16, std_eps=1e-6, kl_estimator="k3_ratio", kl_placement="loss",
+                    kl_log_ratio_clamp=20.0, kl_value_clamp=10.0, filter_ties=True, entropy_coef=0.01)
+    sol = stationary_policy(q, obj)
+    assert not sol.converged and "did not settle" in sol.message, sol.message

@@ -196,7 +196,10 @@ def _near_face_root(cp: ClassProblem, end: np.ndarray) -> StationaryPoint | None
         lp[light] -= _DECADES * math.log(10.0)
         if float(lp[light].max()) < -740.0:        # at the smallest subnormal double: nothing left to represent
             return None
-        pt = polish(cp, lp[:-1] - lp[-1], "flow+root")
+        try:
+            pt = polish(cp, lp[:-1] - lp[-1], "flow+root")
+        except np.linalg.LinAlgError:              # a Jacobian beyond doubles at such a start: no root to read here
+            continue
         if pt is None or not pt.stable:
             continue
         masses = _class_masses(cp, pt.pi)
