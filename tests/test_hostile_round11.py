@@ -87,3 +87,15 @@ def test_predict_names_a_missing_dataframe_count_as_missing_not_as_empty_text(mi
     with pytest.raises(InvalidInputError, match=r"row 1: correct must be a number, got nan \(a missing value\)") as exc:
         predict(frame, Objective(beta=0.3))
     assert "''" not in str(exc.value)
+
+
+@pytest.mark.parametrize("expansion, n", [("$((2 * 3))", 6), ("$(( N * 2 ))", 8), ("$((N+1))", 5)])
+def test_a_shell_arithmetic_expansion_is_one_token_and_its_integer_value(expansion, n):
+    script = ("N=4\n" + VERL.format(files="x.parquet", n=expansion)
+              + " data.max_response_length=$((1024 * 3))\n")
+    assert _quiet(read_verl_config, script).objective.group_size == n
+
+
+def test_an_arithmetic_expansion_the_reader_cannot_evaluate_is_refused_where_read_naming_it():
+    with pytest.raises(InvalidInputError, match=r"rollout\.n.*\$\(\(M\*2\)\)"):
+        _quiet(read_verl_config, VERL.format(files="x.parquet", n="$((M * 2))"))

@@ -13,6 +13,7 @@ override or a flag without its value.
 
 from __future__ import annotations
 
+import ast
 import re
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
@@ -23,6 +24,7 @@ from ..errors import InvalidInputError
 __all__ = ["script_tokens", "hydra_overrides", "argparse_flags", "looks_like_command", "check_set"]
 
 _ASSIGN = re.compile(r"^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
+_ARITH = re.compile(r"\$\(\((.*?)\)\)")
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::[-=]([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 #: A script's arguments passed on to the trainer (``"$@"``): unknown here, skipped.
 _SCRIPT_ARGS = ("$@", "$*", "${@}", "${*}")
@@ -89,6 +91,7 @@ def script_tokens(text: str, source: str, *, marker: str | None = None) -> list[
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
+        line = _ARITH.sub(lambda m: _arithmetic(m.group(1), vars_), line)
         try:
             parts = shlex.split(line, comments=True)
         except ValueError as exc:
@@ -113,6 +116,22 @@ def script_tokens(text: str, source: str, *, marker: str | None = None) -> list[
         if starts:
             return tokens[starts[0] + 1:]
     return tokens
+
+
+def _arithmetic(expr: str, vars_: dict) -> str:
+    """A shell arithmetic expansion ``$((1024 * 3))``: its integer value where it is integers, the script's own
+    variables and ``+ - * / % ( )``; else the expansion as written without spaces (one token, refused where a
+    reader reads it)."""
+    text = re.sub(r"\$?\{?([A-Za-z_][A-Za-z0-9_]*)\}?", lambda m: vars_.get(m.group(1), m.group(0)), expr)
+    if re.fullmatch(r"[0-9+\-*/%() ]+", text) and "**" not in text:
+        try:
+            tree = ast.parse(text.strip().replace("/", "//"), mode="eval")
+            if all(isinstance(n, (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Constant, ast.operator, ast.unaryop))
+                   for n in ast.walk(tree)):
+                return str(int(eval(compile(tree, "<arithmetic>", "eval"), {"__builtins__": {}})))
+        except (SyntaxError, ZeroDivisionError, ValueError):
+            pass
+    return "$((" + "".join(expr.split()) + "))"
 
 
 def _substitute(value: str, vars_: dict, source: str) -> str:
