@@ -325,10 +325,11 @@ def expectations_evaluator(levels: np.ndarray, obj: Objective):
     A flow evaluates ``E(w)`` hundreds of times for one question and objective (Figure 8: about 320
     right-hand sides per LSODA run), and for a few classes the set-up (the level standardisation, the
     cached tables' look-ups, the branch choice) costs more than the sum itself. For the group advantage
-    with levels in their own unit and scale normalisation, at ``G = inf`` or with ``G - 1 <=
-    SMALL_TOTAL`` (the exact enumeration), the returned callable runs the same array operations as
-    :func:`level_expectations` on the same arrays, so its values are the same to the bit (tested); every
-    other case, and a batch too large for one block, is handed to :func:`level_expectations`.
+    with levels in their own unit and scale normalisation, at ``G = inf``, with ``G - 1 <= SMALL_TOTAL``
+    (the exact enumeration), or with two levels above it (the binomial window about the mode), the returned
+    callable runs the same array operations as :func:`level_expectations` on the same arrays, so its values
+    are the same to the bit (tested); every other case, and a batch too large for one block, is handed to
+    :func:`level_expectations`.
 
     Parameters
     ----------
@@ -369,8 +370,24 @@ def expectations_evaluator(levels: np.ndarray, obj: Objective):
         return large
     G, L = obj.group_size, v.size
     n_vec = n_count_vectors(G, L)
-    if G - 1 > SMALL_TOTAL or n_vec > MAX_COUNT_VECTORS:
+    if n_vec > MAX_COUNT_VECTORS:
         return general
+    if G - 1 > SMALL_TOTAL:
+        if L != 2:
+            return general
+        walk = binomial_walk(tuple(v.tolist()), G, obj.normalization, obj.std_ddof, obj.std_eps, obj.variance_eps,
+                             "mean")
+        rows = max(1, _BLOCK // n_vec)
+
+        def binary(log_w):
+            log_w = np.asarray(log_w, dtype=float)
+            if log_w.shape[-1:] != (2,) or not _TRUNCATE_BINOMIAL:
+                return general(log_w)
+            flat = log_w.reshape(-1, 2)
+            if flat.shape[0] > rows:
+                return general(log_w)
+            return binomial_window_expectations(flat, walk).reshape(log_w.shape)     # level_expectations' block
+        return binary
     table = advantage_table(tuple(v.tolist()), G, obj.normalization, obj.std_ddof, obj.std_eps,
                              obj.variance_eps, "mean")
     rows = max(1, _BLOCK // n_vec)

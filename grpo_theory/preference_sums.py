@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -108,73 +108,113 @@ def advantage_table(levels: tuple, group_size: int, normalization: str, ddof: in
 _WALK_LOGIT_CLIP = 1e4
 
 
+class BinomialWalk(NamedTuple):
+    """The ``w``-independent terms of :func:`binomial_window_expectations` for one ``(levels, G, normalisation)``
+    (:func:`binomial_walk`), read-only.
+
+    With ``N = G - 1`` and ``pad`` (at least the widest half-window) positions either side, the walk's log-ratios
+    at even odds, ``log(b_(k+1)/b_k) - z = log((N - k)/(k + 1))`` (``k = 0..N-1``), sit at padded positions
+    ``pad + k``, with ``+inf`` before (``k < 0``) and ``-inf`` after (``k >= N``), so that a walk leaving ``0..N``
+    gets weight exactly 0; the advantage table ``A_l(k)`` (``k = 0..N``) sits at ``pad + k`` between zero columns.
+    Rows of sliding windows (views, ``pad`` wide) hold what the walk from the mode's padded position ``m`` reads
+    (the fields below); a policy's window is copied out of them as whole rows.
+    """
+
+    #: Positions added either side (at least the widest half-window, so that no window needs clipping).
+    pad: int
+    #: ``N``, the other group members' count.
+    total: int
+    #: ``up[m, j]``: the log-ratio of step ``j`` up from ``m`` (from position ``m + j`` to ``m + j + 1``).
+    up: np.ndarray
+    #: ``down[down_end - m, j]``: the log-ratio of step ``j`` down from ``m`` (from ``m - j`` to ``m - j - 1``,
+    #: ``log(b_(k-1)/b_k)``, the step up negated); ``down_end`` is the padded length of the log-ratios.
+    down: np.ndarray
+    down_end: int
+    #: The padded table, ``(L, N + 1 + 2 pad)``.
+    table: np.ndarray
+    #: ``table_up[l, m, j]``: ``A_l`` at position ``m + j + 1``; ``table_down[l, table_end - m, j]``: at
+    #: ``m - j - 1`` (``table_end``: the table's padded length).
+    table_up: np.ndarray
+    table_down: np.ndarray
+    table_end: int
+
+
 @lru_cache(maxsize=64)
 def binomial_walk(levels: tuple, group_size: int, normalization: str, ddof: int, eps: float, variance_eps: float,
-                   part: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The ``w``-independent terms of :func:`binomial_window_expectations`, padded so that no window needs clipping
-    (cached).
-
-    Returns ``(steps, table, step_at, count_at)``:
-
-    * ``steps[pad + k] = log((N - k)/(k + 1))`` for ``k = 0..N-1`` (``N = G - 1``), the log-ratio of the binomial
-      weights of ``k + 1`` and ``k`` counts of level 0 at even odds, with ``+inf`` before (``k < 0``) and ``-inf``
-      after (``k >= N``), so that a walk leaving ``0..N`` gets weight exactly 0; followed by the same array negated,
-      for the walk downward;
-    * the advantage table with ``pad`` zero columns either side;
-    * for the ``j``-th step of the walk up (row 0) and down (row 1) from the mode's padded position ``m``: where
-      ``steps`` holds its log-ratio, minus ``m``, and the count it reaches in the table, minus ``m``.
-    """
+                   part: str) -> BinomialWalk:
+    """The ``w``-independent terms of :func:`binomial_window_expectations` (:class:`BinomialWalk`; cached)."""
     total = group_size - 1
     pad = int(6.0 * math.sqrt(total)) + 48               # >= the widest half-window, 12 sd + 42 at sd = sqrt(N)/2
     k = np.arange(total, dtype=float)
     steps = np.concatenate([np.full(pad, np.inf), np.log(total - k) - np.log1p(k), np.full(pad, -np.inf)])
-    j = np.arange(pad)
-    step_at = np.stack([j, steps.size - 1 - j])          # up: + steps[m + j]; down: - steps[m - 1 - j]
-    count_at = np.stack([1 + j, -1 - j])
-    steps = np.concatenate([steps, -steps])
     table = advantage_table(levels, group_size, normalization, ddof, eps, variance_eps, part)
     table = np.pad(table, ((0, 0), (pad, pad)))
-    for arr in (steps, table, step_at, count_at):
+    reversed_steps = np.ascontiguousarray(-steps[::-1])   # [S - 1 - i]: -steps[i]
+    reversed_table = np.ascontiguousarray(table[:, ::-1])
+    for arr in (steps, reversed_steps, table, reversed_table):
         arr.setflags(write=False)
-    return steps, table, step_at, count_at
+    windows = np.lib.stride_tricks.sliding_window_view
+    # step j down from m is -steps[m - 1 - j] = reversed_steps[S - m + j]; the count m - 1 - j is column P - m + j
+    # of the reversed table (S, P: the padded lengths)
+    return BinomialWalk(pad, total, windows(steps, pad), windows(reversed_steps, pad), steps.size, table,
+                        windows(table[:, 1:], pad, axis=1), windows(reversed_table, pad, axis=1), table.shape[1])
 
 
-#: The sign of ``z`` in the walk's steps up (+) and down (-).
-_WALK_SIGN = np.array([[1.0], [-1.0]])
-
-
-def binomial_window_expectations(log_w: np.ndarray, walk: tuple) -> np.ndarray:
+def binomial_window_expectations(log_w: np.ndarray, walk: BinomialWalk) -> np.ndarray:
     """``E_l`` for two levels from each policy's own window of count vectors (``k`` = the count of level 0).
 
     The binomial weights ``b_k`` of ``Bin(N, w_0)`` are walked outward from the mode ``m = floor((N + 1) w_0)``:
     ``log(b_(k+1)/b_k) = log((N - k)/(k + 1)) + z`` with ``z = log(w_0/w_1)``, so ``log(b_k/b_m)`` is a cumulative
     sum of ratios that stay small in the bulk (an absolute error of about ``eps`` per step, with no
     ``lgamma(N)``-sized terms to cancel), and ``E_l = sum_k b_k A_l(k) / sum_k b_k`` over
-    ``m - H <= k <= m + H`` with ``H = 12 sd + 42``, which contains mean +- (12 sd + 40). Padding
-    (:func:`binomial_walk`) gives the weights outside ``0..N`` exactly 0. The window's
-    normalisation by its own sum differs from the full sum's by less than 1e-25 relative.
+    ``m - H <= k <= m + H`` with ``H = 12 sd + 42`` (``sd`` the largest of the batch), which contains
+    mean +- (12 sd + 40). Padding (:func:`binomial_walk`) gives the weights outside ``0..N`` exactly 0. The
+    window's normalisation by its own sum differs from the full sum's by less than 1e-25 relative.
+
+    The walk up and the walk down of a batch of ``B`` policies are one ``(B, 2, H)`` array, rows copied out of
+    the cached sliding windows (no index arrays are built); its cumulative sums, exponentials and sums against
+    the table's rows are taken in that layout.
     """
-    steps, table, step_at, count_at = walk
-    pad = step_at.shape[1]
-    total = table.shape[1] - 2 * pad - 1
+    table = walk.table
     with np.errstate(invalid="ignore", over="ignore"):
-        z = np.minimum(np.maximum(log_w[:, 0] - log_w[:, 1], -_WALK_LOGIT_CLIP), _WALK_LOGIT_CLIP)
-        # the window's place and size only, so one exp (not _numerics.expit's accurate two-branch form, three exps
-        # on this hot path); the weights themselves come from z
-        w0 = 1.0 / (1.0 + np.exp(-z))
-        half = int(12.0 * math.sqrt(total * float(np.max(w0 * (1.0 - w0))))) + 42
-        # the mode m = floor((N + 1) w_0) (at most N, also where w_0 rounds to 1), at its padded position
-        mode = (np.minimum(np.floor((total + 1) * w0), total) + pad).astype(np.int64)[:, None, None]
-        log_b = steps[step_at[:, :half] + mode]                          # (B, 2, H): up, then down
-        log_b += _WALK_SIGN * z[:, None, None]
-        np.cumsum(log_b, axis=-1, out=log_b)                              # log(b_k / b_m)
+        z, half, mode = _window_place(log_w, walk.total, walk.pad)
+        log_b = np.empty((log_w.shape[0], 2, half))                       # (B, 2, H): up, then down
+        np.add(walk.up[mode, :half], z, out=log_b[:, 0])                  # log(b_(m+j+1) / b_(m+j))
+        np.subtract(walk.down[walk.down_end - mode, :half], z, out=log_b[:, 1])
+        log_b.cumsum(axis=-1, out=log_b)                                  # log(b_k / b_m)
         b = np.exp(log_b, out=log_b)
     norm = 1.0 + b.sum(axis=(1, 2))
-    at = count_at[:, :half] + mode
-    out = np.empty((log_w.shape[0], table.shape[0]))
-    for lvl, a in enumerate(table):                                       # two levels
-        out[:, lvl] = a[mode[:, 0, 0]] + np.einsum("bsk,bsk->b", b, a[at])
-    return out / norm[:, None]
+    below = walk.table_end - mode
+    out = np.empty((table.shape[0], log_w.shape[0]))
+    a = np.empty_like(b)
+    for lvl in range(table.shape[0]):                                     # two levels
+        a[:, 0] = walk.table_up[lvl, mode, :half]                         # A_l at the counts the walk reaches
+        a[:, 1] = walk.table_down[lvl, below, :half]
+        out[lvl] = np.einsum("bsk,bsk->b", b, a)
+    out += table[:, mode].reshape(out.shape)                              # A_l at the mode
+    out /= norm
+    return out.T
+
+
+def _window_place(log_w: np.ndarray, total: int, pad: int):
+    """``(z, H, m)`` of :func:`binomial_window_expectations`: ``z = log(w_0/w_1)`` clipped to ``+-1e4`` (a column),
+    the half-width ``H`` for the batch, and each mode's padded position ``m``. For a single policy ``z`` and ``m``
+    are numbers (the windows are then read by plain slicing), from the same floating-point operations."""
+    if log_w.shape[0] == 1:
+        z = log_w[0, 0] - log_w[0, 1]
+        if z == z:                                        # not NaN (which the batch form below passes on)
+            z = min(max(z, -_WALK_LOGIT_CLIP), _WALK_LOGIT_CLIP)
+            w0 = 1.0 / (1.0 + np.exp(-z))
+            half = int(12.0 * math.sqrt(total * float(w0 * (1.0 - w0)))) + 42
+            return z, half, min(math.floor((total + 1) * w0), total) + pad
+    z = np.minimum(np.maximum(log_w[:, 0] - log_w[:, 1], -_WALK_LOGIT_CLIP), _WALK_LOGIT_CLIP)
+    # the window's place and size only, so one exp (not _numerics.expit's accurate two-branch form, three exps
+    # on this hot path); the weights themselves come from z
+    w0 = 1.0 / (1.0 + np.exp(-z))
+    half = int(12.0 * math.sqrt(total * float((w0 * (1.0 - w0)).max()))) + 42
+    # the mode m = floor((N + 1) w_0) (at most N, also where w_0 rounds to 1), at its padded position
+    mode = (np.minimum(np.floor((total + 1) * w0), total) + pad).astype(np.intp)
+    return z[:, None], half, mode
 
 
 def multinomial_window_expectations(v: np.ndarray, log_w: np.ndarray, obj: Objective, part: str) -> np.ndarray:

@@ -54,13 +54,16 @@ def test_the_exact_end_check_confirms_the_sliding_end_and_refuses_wrong_ones():
 #: answer (one evaluation), whose agreement with the definitions tests/test_count_field.py checks.
 ABS_SEEDS = (167, 528, 741, 982, 1272, 1597, 1718, 2660, 2807, 2946, 3464, 3832, 5380, 6503, 7290, 7683, 7983, 9348,
              9662)
-REWARD_SEEDS = (1203, 2247, 2456, 3063, 8573)
+REWARD_SEEDS = (1203, 2247, 2456, 3063, 3787, 6994, 8573, 8595)
 
 
 @pytest.mark.parametrize("seed", ABS_SEEDS + REWARD_SEEDS)
 def test_ends_the_library_field_left_unchecked_are_decided_on_the_exact_field(seed):
+    """Decided and confirmed (at the library's commit of the runs by the exact-field check; an earlier pass may
+    decide first where the library's answer or the budgets change: any verdict but 'unchecked' and a wrong end)."""
     row = check_kl_case(seed)
-    assert row["outcome"].startswith("ok") and row["end"] == "exact", (row["outcome"], row["end"], row["detail"])
+    assert row["outcome"].startswith("ok") and row["end"] not in ("unchecked", "WRONG"), \
+        (row["outcome"], row["end"], row["detail"])
 
 
 @pytest.mark.parametrize("seed", (2946, 8573))

@@ -5,7 +5,8 @@ no image that failed to load, no raw TeX left where math should be typeset, each
 within PAGE_BUDGET_S; every notebook page shows output cells and at least one image; the API index links
 every name of every ``__all__`` (read here with ``ast``, independently of the site's hook) to an anchor
 that exists; the search box finds ``stationary_policy``. Screenshots of the front page and a notebook
-are saved under the test's tmp folder (the path is printed).
+are saved under the test's tmp folder (the path is printed). In the page-by-page pass each page gets a small
+stand-in of the site's one search index from that index's URL (``_QuietHandler``); the search test loads the real one.
 
 Needs Debian's chromium and chromium-driver (``.ci/run`` installs them) and selenium (test extra);
 without them the tests skip and say why.
@@ -104,9 +105,51 @@ def site(strict_site):
     server.server_close()
 
 
+#: The site's search index, where every page asks for it (mkdocs-material fetches it on each page load and builds
+#: the lunr index from it in a web worker).
+SEARCH_INDEX = "/search/search_index.json"
+
+
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    """The site's files; while ``search_stub`` is set (``visited``'s page-by-page pass), the search index is served
+    as that stand-in, and ``stub_hits`` counts the requests for it.
+
+    The index is one file for the whole site (2.5 MB, the same bytes for every page): parsing it and building its
+    lunr index on each of the 50 page loads took half of the browser's CPU time over the pass (89 s against 45 s
+    with the stand-in, on a loaded machine), and nothing on a page waits for it. The stand-in (the real index's
+    ``config`` with the front page's entries) keeps what each page shows of search: every page still requests it
+    from the real index's URL (``visited`` counts the requests; a page asking elsewhere gets a 404, a failed
+    request) and the same worker builds it. The real index is loaded, built and searched by
+    ``test_search_finds_stationary_policy``."""
+
+    search_stub: bytes | None = None
+    stub_hits = 0
+    _hits_lock = threading.Lock()                 # the server answers each request in a thread of its own
+
+    def do_GET(self):
+        stub = _QuietHandler.search_stub
+        if stub is not None and self.path.split("?")[0] == SEARCH_INDEX:
+            with _QuietHandler._hits_lock:
+                _QuietHandler.stub_hits += 1
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(stub)))
+            self.send_header("Cache-Control", "no-store")          # each page asks the server: counted
+            self.end_headers()
+            self.wfile.write(stub)
+            return
+        super().do_GET()
+
     def log_message(self, *args):
         pass
+
+
+def _search_stub(site_dir: Path) -> bytes:
+    """The stand-in of the search index: its ``config``, and its entries of the front page only."""
+    index = json.loads((site_dir / SEARCH_INDEX.lstrip("/")).read_text(encoding="utf-8"))
+    docs = [d for d in index["docs"] if d["location"] == "" or d["location"].startswith("#")]
+    assert docs and len(docs) < len(index["docs"]), "the search index has no entry of the front page"
+    return json.dumps({"config": index["config"], "docs": docs}).encode()
 
 
 @pytest.fixture(scope="module")
@@ -166,8 +209,22 @@ def _pages(site_dir: Path) -> list[str]:
 def visited(site, browser):
     """Open every page once; record what each showed. Returns page -> facts."""
     base, site_dir = site
-    facts = {}
     t_all = time.perf_counter()
+    _QuietHandler.search_stub, _QuietHandler.stub_hits = _search_stub(site_dir), 0
+    try:
+        facts = _visit_every_page(base, site_dir, browser)
+        hits = _QuietHandler.stub_hits
+    finally:
+        _QuietHandler.search_stub = None
+    # every page asked for the search index at its one URL (a page asking elsewhere got a 404: a failed request)
+    assert hits == len(facts), f"{hits} requests for {SEARCH_INDEX} from {len(facts)} pages"
+    print(f"\n{len(facts)} pages opened in {time.perf_counter() - t_all:.1f} s")
+    return facts
+
+
+def _visit_every_page(base: str, site_dir: Path, browser) -> dict:
+    """Page -> what it showed (``visited``), every page of the site opened in turn."""
+    facts = {}
     for page in _pages(site_dir):
         browser.get_log("performance")
         browser.get_log("browser")
@@ -200,7 +257,6 @@ def visited(site, browser):
             scrolling_other=browser.execute_script(SCROLLING_JS),
             tables=browser.execute_script("return document.querySelectorAll('article table').length"),
         )
-    print(f"\n{len(facts)} pages opened in {time.perf_counter() - t_all:.1f} s")
     return facts
 
 

@@ -150,7 +150,9 @@ class ClassProblem:
         self._log_R.flags.writeable = False
         self._log_p = np.log(self.p)
         self._log_p.flags.writeable = False
-        if obj.regime_variant.in_reward:
+        # the objective's branches, read once (the Objective is frozen): gradient() runs hundreds of times
+        self._in_reward, self._family = obj.regime_variant.in_reward, advantage.changes_regulariser(obj)
+        if self._in_reward:
             if not q.has_reward_law:
                 raise InvalidInputError("kl_placement='reward' needs a reward law (rewards= or reward_levels=); "
                                         "a preference matrix has no reward to shape")
@@ -195,6 +197,20 @@ class ClassProblem:
             return expectations_evaluator(self.q.reward_levels, self.obj)
         return lambda log_w: pooled_expectations(self.q, self.obj, log_w)
 
+    def output_preference(self, pi: np.ndarray) -> np.ndarray:
+        """``P_G(o | pi)`` of every output: :func:`~grpo_theory.preference.reward_preference` without its input
+        checks, through :attr:`expectations` (the same values to the bit).
+
+        Parameters
+        ----------
+        pi : numpy.ndarray, shape (K,)
+            A probability vector on the question's outputs that the caller has built (not checked).
+        """
+        R = self.q.membership
+        with np.errstate(divide="ignore"):
+            log_w = np.log(pi @ R)
+        return R @ self.expectations(log_w)
+
     def gradient(self, log_pi_c: np.ndarray) -> np.ndarray:
         """``g(c) = dJ/dpi(c)`` at ``pi_old = pi`` (see module doc and :mod:`grpo_theory.kl`), batched.
 
@@ -203,11 +219,11 @@ class ClassProblem:
         log_pi_c : numpy.ndarray, shape (..., C)
             Class log-policies at which ``g`` is evaluated; the result has the same shape.
         """
-        if self.obj.regime_variant.in_reward:
+        if self._in_reward:
             return self._shaped_preference(log_pi_c)
         P = self.class_preference(log_pi_c)
         beta = self.obj.beta
-        if advantage.changes_regulariser(self.obj):
+        if self._family:
             return self._family_gradient(log_pi_c, P)
         return P - beta * penalty_slope(self.obj, log_pi_c - self._log_p)
 
@@ -335,8 +351,10 @@ class ClassProblem:
             Class logits (class 0 against class 1); the drift has their shape.
         """
         z = np.asarray(z, dtype=float)
-        log_pi = np.stack([-np.logaddexp(0.0, -z), -np.logaddexp(0.0, z)], axis=-1)
-        g = self.gradient(log_pi)
+        log_pi = np.empty(z.shape + (2,))                   # (log pi(a), log pi(b)) = -log(1 + e^(-+z))
+        np.logaddexp(0.0, -z, out=log_pi[..., 0])
+        np.logaddexp(0.0, z, out=log_pi[..., 1])
+        g = self.gradient(np.negative(log_pi, out=log_pi))
         return g[..., 0] - g[..., 1]
 
     def jump_logits(self) -> np.ndarray:
@@ -394,7 +412,7 @@ class ClassProblem:
         if self.q.has_reward_law:
             with np.errstate(over="ignore"):       # an infinite span gives an infinite bound
                 span = float(self.q.reward_levels.max() - self.q.reward_levels.min())
-            bound_p = max_abs_advantage(span, obj)          # |P_G| <= max |A_i|
+            bound_p = obj.advantage_variant.bound(span, obj)    # |P_G| <= max |A_i| (max_abs_advantage)
         else:
             bound_p = 1.0
         delta_max = 2.0 * bound_p                           # |P(a) - P(b)|

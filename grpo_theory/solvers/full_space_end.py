@@ -139,10 +139,27 @@ def class_reduction_exact(q: Question, obj: Objective, class_of: np.ndarray | No
     >>> class_reduction_exact(Question([0.2, 0.3, 0.5], rewards=[1, 1, 0]), obj)
     False
     """
-    if obj.entropy_coef or not q.has_reward_law:
-        return True
     if class_of is None:
         class_of = ClassProblem(q, obj).class_of
+    return reduction_exact(q, obj, class_of, point)
+
+
+def reduction_exact(q: Question, obj: Objective, class_of: np.ndarray, point: StationaryPoint | None) -> bool:
+    """:func:`class_reduction_exact` without its input checks, for the solvers' own ``class_of`` and points.
+
+    Parameters
+    ----------
+    q : Question
+        The question whose classes are judged.
+    obj : Objective
+        The objective (its penalty decides the second clause of :func:`class_reduction_exact`).
+    class_of : numpy.ndarray of int, shape (K,)
+        The class of each output (:attr:`ClassProblem.class_of`).
+    point : StationaryPoint or None
+        The class solvers' answer, or None.
+    """
+    if obj.entropy_coef or not q.has_reward_law:
+        return True
     support = class_of >= 0
     if np.unique(class_of[support]).size == int(np.count_nonzero(support)):
         return True

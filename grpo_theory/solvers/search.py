@@ -21,7 +21,7 @@ from .certify import certification_scope, certified_stationary_points
 from .classes import ClassProblem, stationarity_residual
 from .common import dedupe
 from .full_space import full_space_stability, jump_repeller, logit_newton_step, perturbed_ends
-from .full_space_end import class_reduction_exact, full_space_end
+from .full_space_end import full_space_end, reduction_exact
 from .multi_class import multi_class_points, multi_class_policy
 from .results import RESIDUAL_TOL, Basin, StationaryPoint, StationaryPointSet
 from .tree import tree_stationary_policy
@@ -133,11 +133,11 @@ def stationary_policy(q: Question, obj: Objective) -> StationaryPoint:
         # a root bracketed by a sign change of the class drift and refined by Brent in the class logit: a root
         # there, whatever pi's rounding (pi(b) = 5.6e-17 for pi_ref(a) = 1e-300) does to log pi
         point = flow_root_from(cp, float(cp.log_p[0] - cp.log_p[1]))
-        if class_reduction_exact(q, obj, cp.class_of, point=point):
+        if reduction_exact(q, obj, cp.class_of, point):
             return _unsettled_to_full_space(q, obj, _full_space_checked(q, obj, cp, point))
         return full_space_end(q, obj, kkt_checked(q, obj, point))
     point = kkt_checked(q, obj, multi_class_policy(cp))
-    if class_reduction_exact(q, obj, cp.class_of, point=point):
+    if reduction_exact(q, obj, cp.class_of, point):
         return _unsettled_to_full_space(q, obj, _root_in_logits(q, obj, _full_space_checked(q, obj, cp, point)))
     # the class flow's end is only a candidate: the flow on all output logits decides (full_space_end)
     return full_space_end(q, obj, point)

@@ -15,11 +15,11 @@ import numpy as np
 
 from .. import advantage
 from .._numerics import expit, optimize
-from ..preference import max_abs_advantage, reward_preference
 from .certify import Certificate
 from .classes import Z_CAP, ClassProblem, stationarity_residual
 from .collapse import may_collapse
 from .common import sinh_grid
+from .gradient import note_residual
 from .results import RESIDUAL_TOL, STABILITY_TOL, StationaryPoint
 
 __all__ = ["two_class_points", "flow_root_from", "needs_log_space", "log_space"]
@@ -38,7 +38,7 @@ def _reverse_bounds_log(cp: ClassProblem) -> tuple[float, float] | None:
     if cp.q.has_reward_law:
         with np.errstate(over="ignore"):
             span = float(cp.q.reward_levels.max() - cp.q.reward_levels.min())
-        delta_max = 2.0 * max_abs_advantage(span, obj)
+        delta_max = 2.0 * obj.advantage_variant.bound(span, obj)         # max_abs_advantage, unchecked
     else:
         delta_max = 2.0
     if not math.isfinite(delta_max):      # G = inf (|P_G| unbounded) or an infinite span: the usual cut at Z_CAP
@@ -102,12 +102,17 @@ def _capped(bounds: tuple[float, float]) -> tuple[float, float]:
 
 
 def _residual(cp, pi: np.ndarray) -> float:
-    """:func:`~grpo_theory.solvers.gradient.stationarity_residual`; for a log-space view (reverse penalty) its
-    ``max |pi (1 - (P - E_pi P)/beta) - pi_ref|`` with ``pi (P - E_pi P)/beta`` taken in logs (``P/beta``
-    overflows for ``beta`` below ~1e-308)."""
-    if not isinstance(cp, _LogSpaceProblem) or not cp.q.has_reward_law:
+    """:func:`~grpo_theory.solvers.gradient.stationarity_residual` (for a reward law and the note's penalties,
+    with ``P_G`` from :meth:`ClassProblem.output_preference`: the same value without the input checks); for a
+    log-space view (reverse penalty) its ``max |pi (1 - (P - E_pi P)/beta) - pi_ref|`` with ``pi (P - E_pi
+    P)/beta`` taken in logs (``P/beta`` overflows for ``beta`` below ~1e-308)."""
+    if not cp.q.has_reward_law:
         return stationarity_residual(cp.q, cp.obj, pi)
-    P = reward_preference(cp.q, cp.obj, pi)
+    if not isinstance(cp, _LogSpaceProblem):
+        if not cp.obj.regime_variant.is_note_penalty or advantage.changes_regulariser(cp.obj):
+            return stationarity_residual(cp.q, cp.obj, pi)
+        return note_residual(cp.q, cp.obj, pi, cp.output_preference(pi))
+    P = cp.output_preference(pi)
     d = P - pi @ P
     with np.errstate(divide="ignore", over="ignore"):
         term = np.sign(d) * np.exp(np.log(pi) + np.log(np.abs(d)) - cp.log_beta)
