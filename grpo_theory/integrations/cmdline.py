@@ -5,23 +5,27 @@ actor_rollout_ref.rollout.n=$N ...`` with ``N=8`` set above, or ``trl grpo --bet
 text becomes the tokens of its trainer command (line continuations joined, comments dropped, the script's own
 ``NAME=value`` assignments substituted for ``$NAME`` and ``${NAME}``), and the tokens become a flat mapping
 of dotted keys (Hydra) or flag names (argparse) to values typed as YAML types them (``true``, ``8``,
-``1e-3``, ``null``, quoted strings). Nothing is executed. A variable the script does not set, a token that is
-not an override, or a flag without its value is an :class:`~grpo_theory.errors.InvalidInputError` naming it.
+``1e-3``, ``null``, quoted strings). Nothing is executed. A variable the script does not set stays as written
+(``$HOME`` in a data path the readers never read is harmless); in a setting a reader reads it is an
+:class:`~grpo_theory.errors.InvalidInputError` naming it (:func:`check_set`), as is a token that is not an
+override or a flag without its value.
 """
 
 from __future__ import annotations
 
+import ast
 import re
 import shlex
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from .._checks import checked, text, texts
 from ..errors import InvalidInputError
 
-__all__ = ["script_tokens", "hydra_overrides", "argparse_flags", "looks_like_command"]
+__all__ = ["script_tokens", "hydra_overrides", "argparse_flags", "looks_like_command", "check_set"]
 
 _ASSIGN = re.compile(r"^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
-_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+_ARITH = re.compile(r"\$\(\((.*?)\)\)")
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::[-=]([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 #: A script's arguments passed on to the trainer (``"$@"``): unknown here, skipped.
 _SCRIPT_ARGS = ("$@", "$*", "${@}", "${*}")
 #: Most tokens a command line may have (a recipe has a few hundred).
@@ -33,7 +37,7 @@ def _scalar(text: str):
     low = text.strip()
     if low.lower() in ("true", "false"):
         return low.lower() == "true"
-    if low.lower() in ("null", "none", "~"):
+    if low.lower() in ("null", "~"):        # YAML's and Hydra's null; 'none' is text (TRL's scale_rewards none)
         return None
     try:
         return int(low)
@@ -87,6 +91,7 @@ def script_tokens(text: str, source: str, *, marker: str | None = None) -> list[
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
+        line = _ARITH.sub(lambda m: _arithmetic(m.group(1), vars_), line)
         try:
             parts = shlex.split(line, comments=True)
         except ValueError as exc:
@@ -113,16 +118,60 @@ def script_tokens(text: str, source: str, *, marker: str | None = None) -> list[
     return tokens
 
 
+def _arithmetic(expr: str, vars_: dict) -> str:
+    """A shell arithmetic expansion ``$((1024 * 3))``: its integer value where it is integers, the script's own
+    variables and ``+ - * / % ( )``; else the expansion as written without spaces (one token, refused where a
+    reader reads it)."""
+    text = re.sub(r"\$?\{?([A-Za-z_][A-Za-z0-9_]*)\}?", lambda m: vars_.get(m.group(1), m.group(0)), expr)
+    if re.fullmatch(r"[0-9+\-*/%() ]+", text) and "**" not in text:
+        try:
+            tree = ast.parse(text.strip().replace("/", "//"), mode="eval")
+            if all(isinstance(n, (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Constant, ast.operator, ast.unaryop))
+                   for n in ast.walk(tree)):
+                return str(int(eval(compile(tree, "<arithmetic>", "eval"), {"__builtins__": {}})))
+        except (SyntaxError, ZeroDivisionError, ValueError):
+            pass
+    return "$((" + "".join(expr.split()) + "))"
+
+
 def _substitute(value: str, vars_: dict, source: str) -> str:
     def repl(m):
         name = m.group(1) or m.group(3)
         if name in vars_:
             return vars_[name]
-        if m.group(2) is not None:                  # ${NAME:-default}
+        if m.group(2) is not None:                  # ${NAME:-default} and ${NAME:=default}
             return m.group(2)
-        raise InvalidInputError(f"{source}: the shell variable ${name} is not set in the script (in {value!r}); "
-                                "set it above the command or write its value")
+        return m.group(0)                           # not set here: kept as written, refused where read (check_set)
     return _VAR.sub(repl, value)
+
+
+def check_set(values: Mapping, read: Iterable, source: str, shown: Mapping | None = None) -> None:
+    """Refuse a setting a reader reads whose value still holds a shell variable the script does not set.
+
+    Parameters
+    ----------
+    values : mapping
+        The settings from :func:`hydra_overrides` or :func:`argparse_flags` (or a reader's renaming of them).
+    read : iterable of str
+        The keys the reader reads; the others (data paths, logging) may hold anything.
+    source : str
+        For messages.
+    shown : mapping, optional
+        A key's name as the user wrote it, where the reader renamed it.
+
+    Raises
+    ------
+    InvalidInputError
+        Naming the variable and the setting, e.g. ``rollout.n='$N'``.
+    """
+    for key in read:
+        value = values.get(key)
+        m = _VAR.search(value) if isinstance(value, str) else None
+        if m:
+            name = m.group(1) or m.group(3)
+            raise InvalidInputError(f"{source}: the shell variable ${name} is not set in the script (in "
+                                    f"{(shown or {}).get(key, key)}={value!r}); set it above the command or write "
+                                    "its value")
 
 
 @checked(tokens=texts(), source=text(), sections=texts())

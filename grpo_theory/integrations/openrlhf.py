@@ -28,6 +28,7 @@ from .. import variants
 from .._validate import check_fields
 from ..kl import effective_penalty
 from ..problem import MAX_GROUP_SIZE, InvalidInputError, Objective
+from .cmdline import check_set
 from .family import openrlhf_family
 from .mapping import TheoryMapping, mapping_of
 
@@ -103,6 +104,12 @@ def _from_argv(argv: Sequence[str]) -> dict:
         elif i + 1 < len(argv) and not argv[i + 1].startswith("--"):
             i += 1
             value = argv[i]
+            if name.replace("-", "_") not in _ALL_KNOWN:     # a flag not read here may take several values
+                more = []                                      # (--dynamic_filtering_reward_range 0 1: nargs=2)
+                while i + 1 < len(argv) and not argv[i + 1].startswith("--"):
+                    i += 1
+                    more.append(argv[i])
+                value = [value, *more] if more else value
         elif name in _ALL_KNOWN and not isinstance(OPENRLHF_DEFAULTS.get(_NEW_NAME.get(name, name)), bool):
             raise InvalidInputError(f"OpenRLHF argv: --{name} has no value (expected --{name} VALUE)")
         else:
@@ -167,6 +174,9 @@ def read_openrlhf_config(args) -> TheoryMapping:
         raw = dict(args)
     elif isinstance(args, Sequence) and not isinstance(args, (str, bytes)):
         raw = _from_argv([str(a) for a in args])
+        new = {v: k for k, v in _OLD_NAMES.items()}
+        read = [n for n in raw if new.get(n.replace("-", "_"), n) in OPENRLHF_DEFAULTS]
+        check_set(raw, read, "OpenRLHF argv")           # $NAME left by a script in a flag read here
     else:
         raise InvalidInputError(f"OpenRLHF args must be a mapping of flags or an argv list, got {args!r}")
     warns: list[str] = []
@@ -205,6 +215,10 @@ def read_openrlhf_config(args) -> TheoryMapping:
     if est not in ("k1", "k2", "k3"):
         raise InvalidInputError(f"OpenRLHF kl_estimator={est!r}: expected k1, k2 or k3")
     placement = "loss" if get("algo.kl.use_loss") else "advantage"
+    if family_fields.get("filter_ties") and placement != "loss":
+        raise InvalidInputError(f"OpenRLHF {given.get('algo.dynamic_filtering_enable', 'dynamic_filtering')} with "
+                                "the KL in the advantage (use_kl_loss off): dropping tied groups is modelled with the "
+                                "KL as a loss term only; add use_kl_loss (--use_kl_loss) or drop dynamic filtering")
     if not variants.lookup("regime", effective_penalty(est, placement, None, None)).regularises:
         warns.append("kl_estimator='k1' with use_kl_loss: k1 as a loss has expected gradient 0; it regularises "
                      "nothing")

@@ -33,7 +33,7 @@ from .._validate import check_fields, float_array, integer, number, plain
 from .. import variants
 from ..problem import LOSS_TYPES, MAX_GROUP_SIZE, InvalidInputError, Objective, Question
 from ..solvers import stationary_policy
-from .cmdline import argparse_flags
+from .cmdline import argparse_flags, check_set
 from .family import trl_family
 from .mapping import TheoryMapping, defaults_for, mapping_of, parse_version
 
@@ -181,6 +181,7 @@ def read_trl_config(config, trl_version: str | None = None, completion_tokens: i
         bools = frozenset(k for k, (kind, _, _) in TRL_FIELDS.items() if "bool" in str(kind))
         names = {t[2:].partition("=")[0].replace("-", "_") for t in config if t.startswith("--")}
         config = argparse_flags(config, "TRL arguments", boolean=bools | (names - set(TRL_FIELDS)))
+        check_set(config, TRL_FIELDS, "TRL arguments")     # $NAME left by a script in a field read here
     _check_config(config, completion_tokens)
     warns: list[str] = []
     if trl_version is not None and (not isinstance(trl_version, str) or not trl_version.strip()):
@@ -267,7 +268,11 @@ def read_trl_config(config, trl_version: str | None = None, completion_tokens: i
         warns.append(f"loss_type={loss_type!r} changes the surrogate itself; the theory models the clipped GRPO "
                      "surrogate; the prediction uses loss_type='grpo'")
         loss_type = "grpo"
-    if _get(config, "epsilon_high", None) not in (None, _get(config, "epsilon", 0.2)) or _get(config, "delta"):
+    delta = _get(config, "delta")
+    if delta is not None and delta < 1:
+        warns.append(f"delta={delta:g} < 1: the two-sided clip caps the ratio below its on-policy value 1, so tokens "
+                     "with a positive advantage get no gradient; the theory's objective does not describe this run")
+    elif _get(config, "epsilon_high", None) not in (None, _get(config, "epsilon", 0.2)) or delta:
         warns.append("asymmetric or two-sided clipping (epsilon_high/delta): inactive on-policy, so the "
                      "stationary points are unchanged")
     family_fields, family_warns = trl_family(lambda name, default=None: _get(config, name, default))  # issue 22

@@ -31,7 +31,7 @@ from pathlib import Path
 from .._io import read_yaml
 from .._validate import check_fields, read_text
 from ..problem import LOSS_TYPES, MAX_GROUP_SIZE, InvalidInputError, Objective
-from .cmdline import hydra_overrides, looks_like_command, script_tokens
+from .cmdline import check_set, hydra_overrides, looks_like_command, script_tokens
 from .family import verl_family
 from .mapping import TheoryMapping, mapping_of, names_a_file
 
@@ -106,8 +106,7 @@ def _check_sections(flat: dict) -> None:
 def _load(config) -> dict:
     if isinstance(config, str) and "=" in config and ("\n" in config or " " in config.strip()) \
             and not names_a_file(config):
-        return hydra_overrides(script_tokens(config, "verl command line", marker="main_ppo"), "verl command line",
-                               sections=_SECTIONS)
+        return _overrides(script_tokens(config, "verl command line", marker="main_ppo"), "verl command line")
     if isinstance(config, (list, tuple)) and all(isinstance(t, str) for t in config):
         return hydra_overrides(list(config), "verl overrides", sections=_SECTIONS)
     if isinstance(config, (str, Path)):
@@ -117,7 +116,7 @@ def _load(config) -> dict:
         if path.suffix.lower() in (".sh", ".bash", ".txt", ".cmd") or (
                 path.suffix.lower() not in (".yaml", ".yml") and looks_like_command(text)):
             source = f"verl script {str(path)!r}"
-            return hydra_overrides(script_tokens(text, source, marker="main_ppo"), source, sections=_SECTIONS)
+            return _overrides(script_tokens(text, source, marker="main_ppo"), source)
         config = read_yaml(config, "verl config", "a YAML file shaped like verl's ppo_trainer.yaml")
         if not isinstance(config, Mapping):
             raise InvalidInputError(f"verl config {str(path)!r} holds "
@@ -128,6 +127,13 @@ def _load(config) -> dict:
     flat = _flatten(config)
     _check_sections(flat)
     # dotted keys at the top level (run-script overrides) are accepted as they are
+    return flat
+
+
+def _overrides(tokens: list, source: str) -> dict:
+    """A script's Hydra overrides, refusing a key read here that holds a shell variable the script does not set."""
+    flat = hydra_overrides(tokens, source, sections=_SECTIONS)
+    check_set(flat, VERL_FIELDS, source)
     return flat
 
 

@@ -166,6 +166,19 @@ def _unit(name: str) -> str:
     return "row" if name in ("DataFrame", "array") else "line"
 
 
+class _Missing(str):
+    """A DataFrame's missing value (NaN, None, pd.NA) read as an empty CSV cell: ``""`` as text, shown as what it
+    was (``got nan (a missing value)``, not ``got ''``)."""
+
+    def __new__(cls, value):
+        self = super().__new__(cls, "")
+        self.shown = f"{value!r} (a missing value)"
+        return self
+
+    def __repr__(self) -> str:
+        return self.shown
+
+
 def _frame_records(frame) -> list[tuple[object, dict]]:
     """``(index label, record)`` pairs of a pandas DataFrame, values as they are."""
     cols = [str(c).strip() for c in frame.columns]
@@ -177,7 +190,7 @@ def _frame_records(frame) -> list[tuple[object, dict]]:
         rec = {}
         for c, v in zip(cols, row):
             if v is None or (isinstance(v, float) and math.isnan(v)):
-                v = ""                               # as an empty CSV cell: an excluded reward, a missing count
+                v = _Missing(v)                      # as an empty CSV cell: an excluded reward, a missing count
             rec[c] = v
         out.append((i if isinstance(i, (int, str)) else str(i), rec))     # a label JSON can write
     return out
