@@ -189,6 +189,8 @@ VALID = {
                                                                     source="run.sh"),
     "grpo_theory.integrations.cmdline:argparse_flags": lambda: dict(tokens=["--beta", "0.1"], source="run.sh"),
     "grpo_theory.integrations.cmdline:looks_like_command": lambda: dict(text="python train.py --beta 0.1"),
+    "grpo_theory.integrations.cmdline:check_set": lambda: dict(values={"rollout.n": "8", "data.path": "$HOME/d"},
+                                                               read=["rollout.n"], source="run.sh"),
     # ---- kl
     **{f"grpo_theory.kl:{name}": (lambda: dict(obj=Objective(beta=1.0, kl_estimator="k3"),
                                                lr=np.array([-0.69, 0.0, 0.69])))

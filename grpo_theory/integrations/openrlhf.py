@@ -215,7 +215,7 @@ def read_openrlhf_config(args) -> TheoryMapping:
     if est not in ("k1", "k2", "k3"):
         raise InvalidInputError(f"OpenRLHF kl_estimator={est!r}: expected k1, k2 or k3")
     placement = "loss" if get("algo.kl.use_loss") else "advantage"
-    if family_fields.get("filter_ties") and placement != "loss":
+    if family_fields.get("filter_ties") and not variants.lookup("kl_placement", placement).in_loss:
         raise InvalidInputError(f"OpenRLHF {given.get('algo.dynamic_filtering_enable', 'dynamic_filtering')} with "
                                 "the KL in the advantage (use_kl_loss off): dropping tied groups is modelled with the "
                                 "KL as a loss term only; add use_kl_loss (--use_kl_loss) or drop dynamic filtering")

@@ -177,22 +177,12 @@ def stationarity_residual(q: Question, obj: Objective, pi) -> float:
         if not np.all(np.isfinite(g)):
             return math.inf
         return float(np.max(pi[s] * np.abs(g - pi[s] @ g))) / advantage.regularisation_scale(obj)
-    return note_residual(q, obj, pi, reward_preference(q, obj, pi))
+    return _note_residual(q, obj, pi, reward_preference(q, obj, pi))
 
 
-def note_residual(q: Question, obj: Objective, pi: np.ndarray, P: np.ndarray) -> float:
-    """:func:`stationarity_residual` for the note's two penalties (no tie filtering, no entropy bonus), from
-    ``P = P_G(. | pi)`` (K,) the caller has: no input checks (the solvers' own points).
-
-    Parameters
-    ----------
-    q : Question
-        The question: ``pi_ref``.
-    obj : Objective
-        The objective: ``beta`` and the penalty.
-    pi, P : numpy.ndarray, shape (K,)
-        The policy and ``P_G(o | pi)``.
-    """
+def _note_residual(q: Question, obj: Objective, pi: np.ndarray, P: np.ndarray) -> float:
+    """:func:`stationarity_residual` for the note's two penalties from ``P = P_G(. | pi)`` (K,) the caller has
+    (no tie filtering, no entropy bonus; no input checks: the solvers' own points)."""
     if obj.regime_variant.is_reverse:
         with np.errstate(over="ignore", invalid="ignore"):  # a tiny beta: (P - pi P)/beta overflows, no residual
             return float(np.max(np.abs(pi * (1.0 - (P - pi @ P) / obj.beta) - q.pi_ref)))
