@@ -177,10 +177,10 @@ def stationarity_residual(q: Question, obj: Objective, pi) -> float:
         if not np.all(np.isfinite(g)):
             return math.inf
         return float(np.max(pi[s] * np.abs(g - pi[s] @ g))) / advantage.regularisation_scale(obj)
-    return _note_residual(q, obj, pi, reward_preference(q, obj, pi))
+    return note_residual(q, obj, pi, reward_preference(q, obj, pi))
 
 
-def _note_residual(q: Question, obj: Objective, pi: np.ndarray, P: np.ndarray) -> float:
+def note_residual(q: Question, obj: Objective, pi: np.ndarray, P: np.ndarray) -> float:
     """:func:`stationarity_residual` for the note's two penalties from ``P = P_G(. | pi)`` (K,) the caller has
     (no tie filtering, no entropy bonus; no input checks: the solvers' own points)."""
     if obj.regime_variant.is_reverse:

@@ -19,7 +19,7 @@ from .certify import Certificate
 from .classes import Z_CAP, ClassProblem, stationarity_residual
 from .collapse import may_collapse
 from .common import sinh_grid
-from .gradient import _note_residual
+from .gradient import note_residual
 from .results import RESIDUAL_TOL, STABILITY_TOL, StationaryPoint
 
 __all__ = ["two_class_points", "flow_root_from", "needs_log_space", "log_space"]
@@ -111,7 +111,7 @@ def _residual(cp, pi: np.ndarray) -> float:
     if not isinstance(cp, _LogSpaceProblem):
         if not cp.obj.regime_variant.is_note_penalty or advantage.changes_regulariser(cp.obj):
             return stationarity_residual(cp.q, cp.obj, pi)
-        return _note_residual(cp.q, cp.obj, pi, cp.output_preference(pi))
+        return note_residual(cp.q, cp.obj, pi, cp.output_preference(pi))
     P = cp.output_preference(pi)
     d = P - pi @ P
     with np.errstate(divide="ignore", over="ignore"):
