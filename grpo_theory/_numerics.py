@@ -113,48 +113,50 @@ def integrate_until_slow(rhs, y0, t_max: float, speed: float | None, max_steps: 
     steps = 0
     y_window, t_window, path = solver.y.copy(), solver.t, 0.0
     restarted = -1
-    while solver.status == "running" and steps < max_steps:
-        steps += 1
-        t_old, y_old = solver.t, solver.y.copy()
-        try:
-            with warnings.catch_warnings():  # LSODA's own "lsoda: Repeated convergence failures ...": the failure is
-                warnings.filterwarnings("ignore", message="lsoda:", category=UserWarning)    # reported below, once
+    # LSODA's own "lsoda: Repeated convergence failures ..." is not shown: a failure is reported below, once, as
+    # the project's IntegrationFallbackWarning (one filter for the whole loop, not one per step)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="lsoda:", category=UserWarning)
+        while solver.status == "running" and steps < max_steps:
+            steps += 1
+            t_old, y_old = solver.t, solver.y.copy()
+            try:
                 message = solver.step()
-        except RuntimeError as exc:          # LSODA's "Unexpected istate": a failed step, not a user error
-            solver.status, message = "failed", str(exc)
-        if solver.status == "failed":
-            if isinstance(solver, GuardedEuler):
-                raise RuntimeError(f"flow integration failed with LSODA, BDF and a guarded Euler: {message}")
-            if isinstance(solver, BDF):
-                # an implicit solver asked for a step below the spacing of doubles: a jump or a kink of the
-                # field that it cannot step over; explicit steps of bounded length can
-                warnings.warn(f"BDF failed at t = {t_old:.6g} ({message}); continuing with a guarded Euler "
-                              "(steps that move y by at most 1e-3)", IntegrationFallbackWarning, stacklevel=2)
-                solver = GuardedEuler(lambda _t, y: rhs(y), t_old, y_old, t_max)
+            except RuntimeError as exc:          # LSODA's "Unexpected istate": a failed step, not a user error
+                solver.status, message = "failed", str(exc)
+            if solver.status == "failed":
+                if isinstance(solver, GuardedEuler):
+                    raise RuntimeError(f"flow integration failed with LSODA, BDF and a guarded Euler: {message}")
+                if isinstance(solver, BDF):
+                    # an implicit solver asked for a step below the spacing of doubles: a jump or a kink of the
+                    # field that it cannot step over; explicit steps of bounded length can
+                    warnings.warn(f"BDF failed at t = {t_old:.6g} ({message}); continuing with a guarded Euler "
+                                  "(steps that move y by at most 1e-3)", IntegrationFallbackWarning, stacklevel=2)
+                    solver = GuardedEuler(lambda _t, y: rhs(y), t_old, y_old, t_max)
+                    continue
+                warnings.warn(f"LSODA failed at t = {t_old:.6g} ({message}); continuing with the stiff BDF solver",
+                              IntegrationFallbackWarning, stacklevel=2)
+                solver = BDF(lambda _t, y: rhs(y), t_old, y_old, t_max, rtol=1e-8, atol=1e-10)
                 continue
-            warnings.warn(f"LSODA failed at t = {t_old:.6g} ({message}); continuing with the stiff BDF solver",
-                          IntegrationFallbackWarning, stacklevel=2)
-            solver = BDF(lambda _t, y: rhs(y), t_old, y_old, t_max, rtol=1e-8, atol=1e-10)
-            continue
-        dt = solver.t - t_old
-        move = float(np.max(np.abs(solver.y - y_old)))
-        if speed is not None and dt > 0 and move < speed * dt:
-            break
-        path += move
-        if steps % _CHATTER_WINDOW == 0:
-            net = float(np.max(np.abs(solver.y - y_window)))
-            left = (max_steps - steps) / _CHATTER_WINDOW             # windows left in the budget
-            size = 1.0 + float(np.max(np.abs(solver.y)))
-            if net < 0.01 * path and net * left < _CHATTER_REACH * size:
+            dt = solver.t - t_old
+            move = float(np.max(np.abs(solver.y - y_old)))
+            if speed is not None and dt > 0 and move < speed * dt:
                 break
-            if (solver.t - t_window) * left < _STALL_SPAN * (t_max - solver.t) and net * left < _STALL_REACH * size:
-                if restarted == steps - _CHATTER_WINDOW:
-                    break                    # held tiny again right after a fresh start: a creep along a jump
-                # LSODA can keep a step cut short by a jump long after the field has turned smooth (a
-                # collapse whose logits then run at a constant speed): a fresh start picks its own step
-                solver = type(solver)(lambda _t, y: rhs(y), solver.t, solver.y.copy(), t_max, rtol=1e-8, atol=1e-10)
-                restarted = steps
-            y_window, t_window, path = solver.y.copy(), solver.t, 0.0
+            path += move
+            if steps % _CHATTER_WINDOW == 0:
+                net = float(np.max(np.abs(solver.y - y_window)))
+                left = (max_steps - steps) / _CHATTER_WINDOW             # windows left in the budget
+                size = 1.0 + float(np.max(np.abs(solver.y)))
+                if net < 0.01 * path and net * left < _CHATTER_REACH * size:
+                    break
+                if (solver.t - t_window) * left < _STALL_SPAN * (t_max - solver.t) and net * left < _STALL_REACH * size:
+                    if restarted == steps - _CHATTER_WINDOW:
+                        break                    # held tiny again right after a fresh start: a creep along a jump
+                    # LSODA can keep a step cut short by a jump long after the field has turned smooth (a
+                    # collapse whose logits then run at a constant speed): a fresh start picks its own step
+                    solver = type(solver)(lambda _t, y: rhs(y), solver.t, solver.y.copy(), t_max, rtol=1e-8, atol=1e-10)
+                    restarted = steps
+                y_window, t_window, path = solver.y.copy(), solver.t, 0.0
     return solver.y
 
 
