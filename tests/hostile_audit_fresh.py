@@ -234,6 +234,27 @@ def write_csv(done: list[dict], path: str) -> None:
 
 
 
+def cli_case(group, label, argv, expect="ok", names=(), check=None, **kw) -> dict:
+    """A command-line case of an audit round: ``argv`` run through the CLI, its expected class and the names its
+    message must carry; ``check(tmp, res)`` judges an ok result, other keywords go into the case as given."""
+    d = dict(group=group, label=label, argv=list(argv), expect=expect, names=list(names), wrong=kw.pop("wrong", []))
+    if check is not None:
+        d["check"] = check
+    d.update(kw)
+    return d
+
+
+def ok_case(group, label, call, check) -> dict:
+    """A Python-API case expected to succeed: ``check(value)`` returns True/None when right, False or a text (the
+    reason, raised as an AssertionError) when wrong."""
+    def chk(tmp, res):
+        got = check(res["value"])
+        if isinstance(got, str):
+            raise AssertionError(got)
+        return got is None or bool(got)
+    return dict(group=group, label=label, call=call, expect="ok", names=[], check=chk, wrong=[])
+
+
 def cli_env() -> dict:
     """The environment a real ``grpo-theory`` process of the audits runs in: this checkout, one thread, no display."""
     return dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1", MPLBACKEND="Agg")

@@ -24,18 +24,10 @@ from pathlib import Path
 import numpy as np
 
 import hostile_audit_round10_ref as ref
-from hostile_audit_fresh import _symbolic_stubs
+from hostile_audit_fresh import _symbolic_stubs, cli_case as _cli
 
 INF = math.inf
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def _cli(group, label, argv, expect="ok", names=(), check=None, **kw):
-    d = dict(group=group, label=label, argv=list(argv), expect=expect, names=list(names), wrong=kw.pop("wrong", []))
-    if check is not None:
-        d["check"] = check
-    d.update(kw)
-    return d
 
 
 def _api(group, label, call, check):

@@ -28,18 +28,11 @@ import math
 from pathlib import Path
 
 import hostile_audit_round11_ref as ref
+from hostile_audit_fresh import cli_case as _cli
 
 INF = math.inf
 ROOT = Path(__file__).resolve().parent.parent
 CLI_PY = "{py} -c 'import sys; from grpo_theory.cli import main; sys.exit(main())'"
-
-
-def _cli(group, label, argv, expect="ok", names=(), check=None, **kw):
-    d = dict(group=group, label=label, argv=list(argv), expect=expect, names=list(names), wrong=kw.pop("wrong", []))
-    if check is not None:
-        d["check"] = check
-    d.update(kw)
-    return d
 
 
 def _shell(group, label, shell, expect="ok", names=(), after=None, **kw):
