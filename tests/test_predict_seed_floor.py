@@ -107,6 +107,22 @@ def test_halves_stats_known_correlation():
     assert st["corr_lo"] < 0 < st["corr_hi"]
 
 
+def test_kernel_transfer_recovers_cluster_deviations():
+    """Two clusters of prompts, the kernel linking prompts within a cluster only, and a seed's deviation one
+    value per cluster: the kernel-weighted mean of the other half's deviations is each prompt's deviation
+    exactly; the plain mean (one shift) is the mean of both clusters."""
+    N = 12
+    cl = np.arange(N) % 3 == 0                                        # cluster membership, in both halves
+    K = np.where(cl[:, None] == cl[None, :], 2.0, 0.0) + np.eye(N)
+    d = np.where(cl, 1.5, -0.5)[None, :] * np.array([[1.0], [2.0]])   # two seeds
+    half = np.array(["A", "B"] * (N // 2))
+    shift, kern = P.transfer_predictors(d, half, K)
+    assert np.allclose(kern, d)
+    for h in "AB":
+        other = half != h
+        assert np.allclose(shift[:, half == h], d[:, other].mean(axis=1, keepdims=True))
+
+
 def test_pooled_ratio_exact_when_proportional():
     """An error whose excess is exactly 0.4 of the better baseline's at every prompt and seed: ratio 0.4 in every
     bootstrap resample."""
@@ -320,6 +336,21 @@ def test_section_halves(section):
             f"{h.loc[('smollm2', 'main')].shared_share:.2f})") in section
     assert (f"they correlate at {g['corr']:.2f} ({g.corr_lo:.2f}-{g.corr_hi:.2f}), shared part "
             f"{g.shared_share:.2f}") in section
+    y, gr = h.loc[("smollm2", "main")], h.loc[("smollm2", "greetings")]
+
+    def ci(r, name):
+        return f"{r[name]:.2f} ({r[name + '_lo']:.2f}-{r[name + '_hi']:.2f}"
+
+    assert (f"correlates with a prompt's own deviation at {ci(s, 'prompt_corr_shift')}; yes/no "
+            f"{y.prompt_corr_shift:.2f}, greetings {gr.prompt_corr_shift:.2f}) and at {ci(g, 'prompt_corr_shift')})"
+            ) in section
+    assert (f"measured kernel (`K_ji / sqrt(K_ii K_jj)`) at {ci(s, 'prompt_corr_kernel')}; yes/no "
+            f"{y.prompt_corr_kernel:.2f}, greetings {gr.prompt_corr_kernel:.2f}) and {ci(g, 'prompt_corr_kernel')})"
+            ) in section
+    assert (f"account for {s.prompt_corr_shift ** 2:.2f} (shift) and {s.prompt_corr_kernel ** 2:.2f} (kernel) of the "
+            f"per-prompt deviation variance on SmolLM2 (on the yes/no pool {y.prompt_corr_shift ** 2:.2f} and "
+            f"{y.prompt_corr_kernel ** 2:.2f}: there the kernel carries what one shift cannot), and "
+            f"{g.prompt_corr_shift ** 2:.2f} and {g.prompt_corr_kernel ** 2:.2f} on the small GPT") in section
 
 
 def test_section_rerun_drift(section):
