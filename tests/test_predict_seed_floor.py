@@ -202,9 +202,9 @@ def test_verdicts_from_the_table(table):
 
 
 def test_small_gpt_repeats_the_committed_runs():
-    """Training seed t of task t has the configuration of the committed small_gpt_trajectories run of seed t: the
-    same reference and halves exactly, the same P(correct) to 3e-4 up to step 5 (they drift later: the section's
-    test checks what it says of that), every seed of a task from one reference."""
+    """Training seed t of task t is the committed small_gpt_trajectories run of seed t (both made by the same
+    trainer): the same reference, halves, P(correct) and counts at every step, bit for bit; every seed of a task
+    from one reference."""
     new = pd.read_csv(RES / "small_gpt_seed_runs.csv")
     old = pd.read_csv(RES / "small_gpt_trajectories.csv")
     for t in new.task.unique():
@@ -212,9 +212,7 @@ def test_small_gpt_repeats_the_committed_runs():
         b = old[old.seed == t].sort_values(["beta", "step", "prompt"])
         assert len(a) == len(b) == 2 * 9 * 16
         assert np.array_equal(a.p_ref.to_numpy(), b.p_ref.to_numpy()) and (a.half.to_numpy() == b.half.to_numpy()).all()
-        early = a.step.to_numpy() <= 5
-        assert np.abs(a.p.to_numpy() - b.p.to_numpy())[early].max() < 3e-4
-        assert np.array_equal(a.k.to_numpy()[a.step.to_numpy() == 0], b.k.to_numpy()[b.step.to_numpy() == 0])
+        assert np.array_equal(a.p.to_numpy(), b.p.to_numpy()) and np.array_equal(a.k.to_numpy(), b.k.to_numpy())
     assert (new[new.step == 0].groupby(["task", "prompt"]).p_ref.nunique() == 1).all()
     assert sorted(new.seed.unique()) == [0, 1, 2, 3, 4] and sorted(new.task.unique()) == [0, 1]
 
@@ -354,16 +352,6 @@ def test_section_halves(section):
 
 
 def test_section_rerun_drift(section):
-    new = pd.read_csv(RES / "small_gpt_seed_runs.csv")
-    old = pd.read_csv(RES / "small_gpt_trajectories.csv")
-    keys = ["beta", "step", "prompt"]
-    diffs = []
-    for t in new.task.unique():
-        a = new[(new.task == t) & (new.seed == t)].set_index(keys).p
-        b = old[old.seed == t].set_index(keys).p
-        diffs.append((a - b.loc[a.index]).abs().reset_index().assign(task=t))
-    d = pd.concat(diffs)
-    assert f"to {d[d.step == 5].p.max():.1e} at step 5".replace("e-04", "e-4") in section
-    worst = d.loc[d.p.idxmax()] if d.index.is_unique else d.sort_values("p").iloc[-1]
-    assert (f"by at most {worst.p:.2f} at one question (task {int(worst.task)}, beta {worst.beta:g}, "
-            f"step {int(worst.step)}") in section
+    """The section says the repeated runs reproduce the validation's runs exactly (checked bit for bit above)."""
+    assert ("Training seed `t` of task `t` is the run of seed `t` in the section above, and reproduces it exactly "
+            "(every P(correct) and count at every step)") in section
