@@ -40,7 +40,12 @@ fitted on the measured half carries them to the other half. ``predict_seed_floor
 per run and point the mean logit deviation ``D = logit y_sj - logit oracle_loo_sj`` over each half; the
 correlation of half A's with half B's across runs x points, the slope of B on A, and the share of the
 deviation variance the halves share (``cov(D_A, D_B)`` over the mean per-prompt ``D^2``, sampling noise
-included), per study and per pool or task, with 95% bootstrap intervals over runs (clusters of their points).
+included), per study and per pool or task, with 95% bootstrap intervals over runs (clusters of their points);
+and per prompt, the correlation of its deviation ``D_j`` with what the other half says about it: the other
+half's mean deviation (one shift: ``prompt_corr_shift``) and its mean weighted by the base model's measured
+kernel, ``sum_i w_ji D_i / sum_i |w_ji|`` with ``w_ji = K_ji / sqrt(K_ii K_jj)`` (``prompt_corr_kernel``;
+SmolLM2: the ``first_logit`` kernel of ``free_generation_kernel.csv``; small GPT: the task's reference's, step 0
+of ``small_gpt_trajectory_kernels.csv``).
 
 Data: ``free_generation.csv``, ``free_generation_greetings.csv`` with ``predict_validation.csv`` and
 ``predict_validation_prompts.csv`` (SmolLM2: 3 seeds, same prompts and ``p_ref``; the final point is each
@@ -149,6 +154,40 @@ def half_deviations(y: np.ndarray, pred: np.ndarray, m: np.ndarray, half: np.nda
     return np.stack([d[:, half == h].mean(axis=1) for h in ("A", "B")], axis=1)
 
 
+def transfer_predictors(d: np.ndarray, half: np.ndarray, K: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(S, N)`` twice: for every prompt, what the other half's deviations ``d`` say about it: their mean (one
+    shift) and their mean weighted by the normalised kernel ``K_ji / sqrt(K_ii K_jj)`` (``sum w d / sum |w|``)."""
+    dg = np.sqrt(np.diag(K))
+    W = K / np.outer(dg, dg)
+    shift, kern = np.empty(d.shape), np.empty(d.shape)
+    for h in np.unique(half):
+        test, train = np.flatnonzero(half == h), np.flatnonzero(half != h)
+        shift[:, test] = d[:, train].mean(axis=1, keepdims=True)
+        w = W[np.ix_(test, train)]
+        kern[:, test] = d[:, train] @ w.T / np.abs(w).sum(axis=1)
+    return shift, kern
+
+
+def prompt_stats(dev: pd.DataFrame, rng, n_boot: int = N_BOOT) -> dict:
+    """Correlation over prompts, runs and points of a prompt's deviation ``dev`` with the two transfer predictors
+    (``pred_shift``, ``pred_kernel``), with a 95% bootstrap over the ``cluster`` column."""
+    x = dev[["dev", "pred_shift", "pred_kernel"]].to_numpy(float)
+    members = [np.flatnonzero(dev.cluster.to_numpy() == c) for c in dev.cluster.unique()]
+
+    def stats(i):
+        c = np.corrcoef(x[i].T)
+        return np.array([c[0, 1], c[0, 2]])
+
+    point = stats(np.arange(len(x)))
+    boot = np.array([stats(np.concatenate([members[j] for j in rng.integers(0, len(members), len(members))]))
+                     for _ in range(n_boot)])
+    lo, hi = np.nanquantile(boot, 0.025, axis=0), np.nanquantile(boot, 0.975, axis=0)
+    out = {}
+    for i, name in enumerate(("prompt_corr_shift", "prompt_corr_kernel")):
+        out.update({name: point[i], f"{name}_lo": lo[i], f"{name}_hi": hi[i]})
+    return out
+
+
 def halves_stats(dev: pd.DataFrame, rng, n_boot: int = N_BOOT) -> dict:
     """Correlation of the halves' mean deviations, slope of B on A and the shared share of the per-prompt
     deviation variance, with a 95% bootstrap over the ``cluster`` column."""
@@ -172,8 +211,9 @@ def halves_stats(dev: pd.DataFrame, rng, n_boot: int = N_BOOT) -> dict:
 # ----------------------------------------------------------------------------------------------- data
 def smollm2_groups():
     """Per pool, beta and point: the (S, N) arrays of one configuration's seeds."""
-    from predict_validation import floors
+    from predict_validation import floors, load_kernels
 
+    kernels = load_kernels()
     table = pd.read_csv(RES / "predict_validation.csv")
     prompts = pd.read_csv(RES / "predict_validation_prompts.csv")
     for pool, fname in POOLS.items():
@@ -202,11 +242,15 @@ def smollm2_groups():
                 committed_floor = [float(vt[(vt.seed == s) & (vt.step == st)].floor.iloc[0])
                                    for s, st in zip(seeds, steps)]
                 yield dict(study="smollm2", pool=pool, beta=float(beta), point=point, seeds=seeds, steps=steps,
-                           y=y, k=k, m=m, half=half, floor=floor, models=models, committed_floor=committed_floor)
+                           y=y, k=k, m=m, half=half, floor=floor, models=models, committed_floor=committed_floor,
+                           kernel=kernels[(pool, "first_logit")])
 
 
 def small_gpt_groups():
     """Per task, beta and step: the (S, N) arrays of the small GPT's training seeds."""
+    from predict_validation_gpt import load_kernels
+
+    kernels = load_kernels(RES / "small_gpt_trajectory_kernels.csv")
     runs = pd.read_csv(RES / "small_gpt_seed_runs.csv")
     preds = pd.read_csv(RES / "small_gpt_seed_runs_predictions.csv")
     for (task, beta, step), g in runs[runs.step > 0].groupby(["task", "beta", "step"]):
@@ -221,12 +265,14 @@ def small_gpt_groups():
         yield dict(study="small_gpt", pool=f"task{int(task)}", beta=float(beta), point=str(int(step)), seeds=seeds,
                    steps=[int(step)] * len(seeds), y=y, k=np.stack([r.k.to_numpy(float) for r in rows]),
                    m=np.stack([r.m.to_numpy(float) for r in rows]), half=half, floor=np.zeros_like(y),
-                   models=models, committed_floor=[0.0] * len(seeds))
+                   models=models, committed_floor=[0.0] * len(seeds),
+                   kernel=kernels[(int(task), float(beta), 0, "plain")])
 
 
 # ----------------------------------------------------------------------------------------------- analysis
-def analyse(g: dict, rng) -> tuple[list, dict, pd.DataFrame]:
-    """Run rows, the pooled row and the halves' deviations of one configuration and point."""
+def analyse(g: dict, rng) -> tuple[list, dict, pd.DataFrame, pd.DataFrame]:
+    """Run rows, the pooled row, the halves' deviations and the per-prompt deviations with their transfer
+    predictors, of one configuration and point."""
     y, k, m, half, floor = g["y"], g["k"], g["m"], g["half"], g["floor"]
     S, N = y.shape
     loo = oracle_loo(y)
@@ -274,29 +320,37 @@ def analyse(g: dict, rng) -> tuple[list, dict, pd.DataFrame]:
     d = logit(clip_p(y, m)) - logit(clip_p(loo, m))
     dev = pd.DataFrame(dict(study=g["study"], pool=g["pool"], beta=g["beta"], point=g["point"], seed=g["seeds"],
                             dev_a=hd[:, 0], dev_b=hd[:, 1], dev_var=np.mean(d ** 2, axis=1)))
-    return rows, pooled, dev
+    ps, pk = transfer_predictors(d, half, g["kernel"])
+    per = pd.DataFrame(dict(study=g["study"], pool=g["pool"], beta=g["beta"], point=g["point"],
+                            seed=np.repeat(g["seeds"], N), dev=d.ravel(), pred_shift=ps.ravel(),
+                            pred_kernel=pk.ravel()))
+    return rows, pooled, dev, per
 
 
 def main() -> int:
     t0 = time.process_time()
     rng = np.random.default_rng(0)
-    rows, devs = [], []
+    rows, devs, pers = [], [], []
     for gen in (smollm2_groups(), small_gpt_groups()):
         for g in gen:
-            r, p, dev = analyse(g, rng)
+            r, p, dev, per = analyse(g, rng)
             rows += r + [p]
             devs.append(dev)
+            pers.append(per)
             print(f"{g['study']} {g['pool']} beta {g['beta']:g} point {g['point']}: oracle_in {p['oracle_in']:.4f} "
                   f"loo {p['oracle_loo']:.4f} loo+shift {p['oracle_loo_shift']:.4f} better {p['better_baseline']:.4f}"
                   f" floor {p['floor']:.4f} ratio_in {p.get('ratio_oracle_in', np.nan):.2f}", flush=True)
     out = pd.DataFrame(rows)
     out.to_csv(RES / "predict_seed_floor.csv", index=False, float_format="%.6g")
-    dev = pd.concat(devs, ignore_index=True)
-    dev["cluster"] = dev.study + "/" + dev.pool + "/" + dev.beta.astype(str) + "/" + dev.seed.astype(str)
+    dev, per = pd.concat(devs, ignore_index=True), pd.concat(pers, ignore_index=True)
+    for f in (dev, per):
+        f["cluster"] = f.study + "/" + f.pool + "/" + f.beta.astype(str) + "/" + f.seed.astype(str)
     halves = []
     for study, d in dev.groupby("study"):
         for pool, dd in [("all", d), *d.groupby("pool")]:
-            halves.append(dict(study=study, pool=pool, n=len(dd), runs=dd.cluster.nunique(), **halves_stats(dd, rng)))
+            pp = per[per.study == study] if pool == "all" else per[(per.study == study) & (per.pool == pool)]
+            halves.append(dict(study=study, pool=pool, n=len(dd), runs=dd.cluster.nunique(), **halves_stats(dd, rng),
+                               **prompt_stats(pp, rng)))
     pd.DataFrame(halves).to_csv(RES / "predict_seed_floor_halves.csv", index=False, float_format="%.6g")
     print(pd.DataFrame(halves).to_string())
     print(f"CPU {time.process_time() - t0:.1f} s")
