@@ -110,8 +110,7 @@ def stationary_policy(q: Question, obj: Objective) -> StationaryPoint:
     InvalidInputError
         When ``q`` is not a :class:`~grpo_theory.problem.Question` or ``obj`` is not a valid objective.
     NoStationaryPolicy
-        When ``obj`` is unregularised (``beta = 0`` with no entropy bonus, :attr:`Objective.regularised`):
-        every run ends at a vertex; the finite-time flow (:mod:`grpo_theory.dynamics`) answers instead.
+        When ``obj`` is unregularised (``beta = 0``, no entropy bonus).
 
     See Also
     --------
@@ -393,8 +392,6 @@ def stationary_points(q: Question, obj: Objective, *, n_grid: int = 2001, n_star
     InvalidInputError
         When ``n_grid < 11``, ``n_starts < 1``, ``seed`` outside ``[0, 2^32)``, ``box_budget < 0``,
         ``time_budget < 0`` (or any of them not a whole/finite number), or ``q`` or ``obj`` is invalid.
-    NoStationaryPolicy
-        When ``obj`` is unregularised, as for :func:`stationary_policy`.
 
     Examples
     --------
