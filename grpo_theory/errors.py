@@ -9,7 +9,7 @@ class InvalidInputError(ValueError):
     """Raised for any invalid input; the message names the value and what was expected.
 
     Every constructor and public function of the package raises it on bad input (an ``Objective`` with
-    ``beta <= 0``, a ``pi_ref`` that does not sum to 1, a malformed samples file, ...). It is a
+    ``beta < 0``, a ``pi_ref`` that does not sum to 1, a malformed samples file, ...). It is a
     ``ValueError``, so ``except ValueError`` catches it too.
 
     Examples
@@ -19,7 +19,7 @@ class InvalidInputError(ValueError):
     ...     Objective(beta=-1)
     ... except InvalidInputError as exc:
     ...     print(exc)
-    beta must be a positive finite number, got -1
+    beta must be a finite number >= 0 (0: no KL penalty), got -1
     """
 
 
