@@ -323,5 +323,6 @@ def test_readers_take_an_entropy_bonus_without_kl():
     assert any("averages the entropy over all the batch's tokens" in w for w in g.warnings)
     assert (v.objective.beta, v.objective.entropy_coef, v.objective.kl_placement) == (0.0, 0.001, "loss")
     assert (o.objective.beta, o.objective.entropy_coef) == (0.0, 0.002)
-    with pytest.raises(NoStationaryPolicy, match="beta=0"):
-        read_trl_config({"beta": 0.0}, trl_version="1.16.0")
+    m = read_trl_config({"beta": 0.0}, trl_version="1.16.0")       # no bonus: unregularised, with a warning
+    assert (m.objective.beta, m.objective.entropy_coef, m.objective.regularised) == (0.0, 0.0, False)
+    assert not any("only regulariser" in w for w in m.warnings)

@@ -137,6 +137,20 @@ def _expected_parts(outs, pos, neg, pi):
     return w @ pos, w @ neg
 
 
+def _rk4(rhs, y, t0: float, t1: float, h: float):
+    """Classical Runge-Kutta from ``t0`` to ``t1`` in steps of at most ``h``."""
+    t = t0
+    while t < t1 - 1e-12:
+        dt = min(h, t1 - t)
+        k1 = rhs(y)
+        k2 = rhs(y + dt / 2 * k1)
+        k3 = rhs(y + dt / 2 * k2)
+        k4 = rhs(y + dt * k3)
+        y = y + dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+        t += dt
+    return y
+
+
 def _rk4_flow(pi0, times, G, h=2e-3):
     """``d theta_o/dt = pi(o) (g(o) - E_pi g)``, ``g = P_G``: ``pi(o) g(o) = E[(1/G) sum_i A_i 1{o_i = o}]``."""
     outs, pos, neg = _groups(3, G)
@@ -150,14 +164,7 @@ def _rk4_flow(pi0, times, G, h=2e-3):
 
     theta, t, out = np.log(pi0), 0.0, []
     for target in times:
-        while t < target - 1e-12:
-            dt = min(h, target - t)
-            k1 = rhs(theta)
-            k2 = rhs(theta + dt / 2 * k1)
-            k3 = rhs(theta + dt / 2 * k2)
-            k4 = rhs(theta + dt * k3)
-            theta = theta + dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
-            t += dt
+        theta, t = _rk4(rhs, theta, t, target, h), target
         pi = np.exp(theta - theta.max())
         out.append(pi / pi.sum())
     return np.array(out)
@@ -258,26 +265,23 @@ def test_predict_field_at_beta_zero_is_the_binomial_update():
         assert np.all(np.abs(got - want) < 1e-7), (z, got, want)
 
 
+def _rk4_binary(p0: float, t_end: float, G: int, h: float = 1e-2) -> float:
+    """P(correct) at flow time ``t_end`` from ``p0``: ``dz/dt = 2 x (1 - x) (P_G(a) - P_G(b))``, ``z = logit x``."""
+    def rhs(z):
+        x = 1 / (1 + math.exp(-z))
+        pa, pb = _binary_P(x, G)
+        return 2 * x * (1 - x) * (pa - pb)
+
+    z = _rk4(rhs, math.log(p0 / (1 - p0)), 0.0, t_end, h)
+    return 1 / (1 + math.exp(-z))
+
+
 def test_predict_flow_table_at_beta_zero_follows_the_binomial_flow():
     from grpo_theory.predict.clock import flow_table
 
     G, p0 = 8, 0.1
     tab = flow_table([p0], Objective(beta=0, group_size=G), t_max=50.0, n_times=400)
-    z, t, h = math.log(p0 / (1 - p0)), 0.0, 1e-2
-    checks = {}
-    for target in (1.0, 4.0, 10.0):
-        while t < target - 1e-12:
-            def rhs(zz):
-                x = 1 / (1 + math.exp(-zz))
-                pa, pb = _binary_P(x, G)
-                return 2 * x * (1 - x) * (pa - pb)
-            k1 = rhs(z)
-            k2 = rhs(z + h / 2 * k1)
-            k3 = rhs(z + h / 2 * k2)
-            k4 = rhs(z + h * k3)
-            z += h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
-            t += h
-        checks[target] = 1 / (1 + math.exp(-z))
+    checks = {target: _rk4_binary(p0, target, G) for target in (1.0, 4.0, 10.0)}
     for target, want in checks.items():
         got = float(tab.at(np.array([p0]), target)[0])
         assert abs(got - want) < 1e-5, (target, got, want)
