@@ -7,6 +7,9 @@ halves are then swapped, so every prompt is predicted once, from a fit that neve
 
 * ``kernel``: the shared-weights flow with the measured kernel (``score = first_logit``, the kernel of
   ``z = logit P(correct)``); only the clock is fitted (:func:`grpo_theory.predict.calibrate.fit_flow`);
+* ``kernel_krige``: ``kernel`` plus the fit half's logit residuals carried to the other half by conditioning a
+  Gaussian process whose correlations are the normalised kernel (``experiments/kernel_krige.py``; the start's
+  and the measurement's binomial variances as noise, one amplitude chosen by leave-one-out on the fit half);
 * ``kernel_first_logprob``, ``kernel_prefix_logprob``: the same with the other committed kernel scores
   (sensitivity);
 * ``coupled``: ``K = (1 - rho) I + rho 11^T/N``, rho and the clock fitted (:func:`fit_flows`);
@@ -41,13 +44,17 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy.special import expit, gammaln
+from scipy.special import expit, gammaln, logit
 from scipy.stats import norm
 
 from grpo_theory import Objective
 from grpo_theory.predict.calibrate import fit_flow, fit_flows, fit_shift, start_logits, start_quantiles
 from grpo_theory.predict.field import PromptField
 from grpo_theory.predict.scoring import score_table
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from kernel_krige import krige, logit_measurement  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 RES = ROOT / "docs" / "results"
@@ -89,15 +96,16 @@ def load_kernels() -> dict:
     return out
 
 
-def run_point(fld, z0, sd, K, pt, half) -> dict:
+def run_point(fld, z0, sd, K, pt, half, n_ref, c_ref) -> dict:
     """Predictions of every prompt at one point, each from the fit on the other half."""
     N = z0.size
     k = np.rint(pt.measured.to_numpy(float) * pt.measured_n.to_numpy(float)).astype(int)
     m = pt.measured_n.to_numpy(int)
     preds = {name: np.full(N, np.nan) for name in
-             ("kernel", "kernel_first_logprob", "kernel_prefix_logprob", "coupled", "tabular", "shift", "no_change")}
+             ("kernel", "kernel_krige", "kernel_first_logprob", "kernel_prefix_logprob", "coupled", "tabular", "shift",
+              "no_change")}
     info = {"rho": np.full(N, np.nan), "t_coupled": np.full(N, np.nan), "t_kernel": np.full(N, np.nan),
-            "t_tabular": np.full(N, np.nan), "shift_c": np.full(N, np.nan)}
+            "t_tabular": np.full(N, np.nan), "shift_c": np.full(N, np.nan), "s2_krige": []}
     for this in ("A", "B"):
         test = np.flatnonzero(half == this)
         train = np.flatnonzero(half != this)
@@ -113,6 +121,10 @@ def run_point(fld, z0, sd, K, pt, half) -> dict:
             preds["kernel" if sc == "first_logit" else f"kernel_{sc}"][test] = fk.p[test]
             if sc == "first_logit":
                 info["t_kernel"][test] = fk.t
+                y, v = logit_measurement(k[train], m[train], n_ref[train], c_ref[train])
+                delta, s2 = krige(K[sc], logit(fk.p), y, v, train, test)
+                preds["kernel_krige"][test] = expit(logit(fk.p[test]) + delta)
+                info["s2_krige"].append(s2)
         c = fit_shift(z0[train], k[train], m[train])
         preds["shift"][test] = expit(z0[test] + c)
         info["shift_c"][test] = c
@@ -141,7 +153,7 @@ def main() -> int:
             half = base.half.to_numpy(str)
             for (kind, step), pt in run.groupby(["kind", "step"]):
                 pt = pt.sort_values("prompt")
-                preds, info, k, m = run_point(fld, z0, sd, K, pt, half)
+                preds, info, k, m = run_point(fld, z0, sd, K, pt, half, n_ref, c_ref)
                 sc = score_table(preds, k, m, n_boot=N_BOOT_SCORE, seed=0, reference="shift")
                 f_meas, f_all = floors(k, m, base.p_ref.to_numpy(float), n_ref)
                 better = min(float(sc.set_index("model").at["shift", "mae"]),
@@ -153,6 +165,9 @@ def main() -> int:
                         extra.update(rho=float(np.mean(info["rho"])), t=float(np.mean(info["t_coupled"])))
                     elif name == "kernel":
                         extra["t"] = float(np.mean(info["t_kernel"]))
+                    elif name == "kernel_krige":
+                        extra.update(t=float(np.mean(info["t_kernel"])), s2_krige=float(np.mean(info["s2_krige"])),
+                                     s2_krige_zero=int(np.sum(np.array(info["s2_krige"]) == 0)))
                     elif name == "tabular":
                         extra["t"] = float(np.mean(info["t_tabular"]))
                     elif name == "shift":

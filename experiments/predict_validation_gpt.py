@@ -12,6 +12,9 @@ The start is the reference's exact ``p_ref`` (the model gives it; no start uncer
 
 * ``kernel``: the shared-weights flow with the plain kernel measured at the base model (step 0,
   ``K = G G^T`` of ``z = logit P(correct)``, no fitted ``rho``); only the clock is fitted;
+* ``kernel_krige``: ``kernel`` plus the fit half's logit residuals carried to the other half by conditioning a
+  Gaussian process whose correlations are the normalised base kernel (``experiments/kernel_krige.py``; its
+  one amplitude chosen by leave-one-out on the fit half);
 * ``kernel_adam``: the same with the kernel Adam applies, ``K = G P G^T``, measured at step 40 (the
   first measured step with Adam state; at earlier points this kernel is from the run's future);
 * ``kernel_40``: the plain kernel measured at step 40 (the same point: ``kernel_adam`` against it is Adam's
@@ -47,9 +50,13 @@ from grpo_theory import Objective
 from grpo_theory.predict.calibrate import fit_flow, fit_flows, fit_shift
 from grpo_theory.predict.field import PromptField
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from kernel_krige import krige, logit_measurement  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 RES = ROOT / "docs" / "results"
-MODELS = ("kernel", "kernel_adam", "kernel_40", "coupled", "tabular", "shift", "no_change")
+MODELS = ("kernel", "kernel_krige", "kernel_adam", "kernel_40", "coupled", "tabular", "shift", "no_change")
 BASELINES = ("shift", "tabular")
 N_BOOT_FIT = 20
 N_BOOT_SCORE = 2000
@@ -69,13 +76,22 @@ def load_kernels(path: Path) -> dict:
     return out
 
 
+def with_krige(p_fit: np.ndarray, K: np.ndarray, k: np.ndarray, m: np.ndarray, train: np.ndarray,
+               test: np.ndarray) -> tuple[np.ndarray, float]:
+    """``kernel_krige`` on ``test``: the kernel flow's fitted P(correct) ``p_fit`` (every prompt) corrected by the
+    fit half's logit residuals (``experiments/kernel_krige.py``; the start is exact here); and the chosen ``s^2``."""
+    y, v = logit_measurement(k[train], m[train])
+    delta, s2 = krige(K, logit(p_fit), y, v, train, test)
+    return expit(logit(p_fit[test]) + delta), s2
+
+
 def predict_point(fld: PromptField, z0: np.ndarray, kernels: dict, k: np.ndarray, m: np.ndarray,
                   half: np.ndarray) -> tuple[dict, dict]:
     """Every prompt's prediction at one point, each from the fit on the other half; and the fitted numbers."""
     N = z0.size
     preds = {name: np.full(N, np.nan) for name in MODELS}
     info = {key: [] for key in ("rho", "t_coupled", "t_kernel", "t_kernel_adam", "t_kernel_40", "t_tabular",
-                                "shift_c")}
+                                "shift_c", "s2_krige", "s2_krige_zero")}
     for this in ("A", "B"):
         test = np.flatnonzero(half == this)
         train = np.flatnonzero(half != this)
@@ -89,6 +105,10 @@ def predict_point(fld: PromptField, z0: np.ndarray, kernels: dict, k: np.ndarray
             fk = fit_flow(fld, train, k[train], m[train], kernel=K, **kw)
             preds[name][test] = fk.p[test]
             info[f"t_{name}"].append(fk.t)
+            if name == "kernel":
+                preds["kernel_krige"][test], s2 = with_krige(fk.p, K, k, m, train, test)
+                info["s2_krige"].append(s2)
+                info["s2_krige_zero"].append(2.0 * (s2 == 0))   # its mean: how many of the 2 fits chose 0
         c = fit_shift(z0[train], k[train], m[train])
         preds["shift"][test] = expit(z0[test] + c)
         info["shift_c"].append(c)

@@ -53,7 +53,9 @@ level on an answer tree each sampled answer adds ``c w H(pi(.|v))`` at every nod
 measured on the scale ``c`` (:func:`regularisation_scale`). Where the advantage is unbounded (G = inf with
 std normalisation, REINFORCE++'s whitening) it outgrows the bonus's ``c |log pi|`` near a vertex, and with
 ``filter_ties`` the bonus vanishes there (almost every group ties): the flow can then run into a vertex.
-``beta = 0`` without a bonus has no stationary policy (``Objective`` raises ``NoStationaryPolicy``).
+``beta = 0`` without a bonus has no stationary policy: ``Objective(beta=0)`` is valid (unregularised, for the
+finite-time flows), and every stationary query refuses it with ``NoStationaryPolicy``
+(:func:`grpo_theory.problem.require_regularised`).
 
 Importance level (``importance_level``)
 ---------------------------------------
@@ -123,12 +125,14 @@ def regularisation_scale(obj: Objective) -> float:
     Parameters
     ----------
     obj : Objective
-        The objective (``beta = 0`` only with ``entropy_coef > 0``, as ``Objective`` checks).
+        The objective.
 
     Returns
     -------
     float
-        ``beta`` if ``beta > 0``, else ``entropy_coef`` (both ``> 0``).
+        ``beta`` if ``beta > 0``, else ``entropy_coef``: ``> 0`` for a regularised objective, 0 for an
+        unregularised one (``beta = entropy_coef = 0``), which has no stationary point and so no residual to scale
+        (the stationary queries refuse it, :func:`grpo_theory.problem.require_regularised`).
 
     Examples
     --------
@@ -175,6 +179,9 @@ def entropy_logit_bounds(z_ref: float, penalty_bounds: tuple[float, float], delt
     >>> entropy_logit_bounds(-1.0, (-math.inf, math.inf), 2.0, Objective(beta=0, entropy_coef=0.5), 740.0)
     (-5.0, 5.0)
     """
+    if not obj.entropy_coef > 0:
+        raise InvalidInputError(f"obj: entropy_logit_bounds bounds the roots of a drift with an entropy bonus, so it "
+                                f"needs entropy_coef > 0; got entropy_coef = {obj.entropy_coef:g} ({obj.describe()})")
     h = math.inf if obj.filter_ties else delta_max / obj.entropy_coef + 1.0
     lo = min(z_ref, 0.0, max(penalty_bounds[0], -h))
     hi = max(z_ref, 0.0, min(penalty_bounds[1], h))

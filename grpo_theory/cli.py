@@ -358,7 +358,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--reward-probs", type=check.finite_float, nargs="+",
                    help="K*L numbers, row-major: P(r = level | o)")
     s.add_argument("--preference", type=check.finite_float, nargs="+", help="K*K numbers, row-major: P(o > o')")
-    s.add_argument("--beta", type=_positive_float, required=True, help="penalty weight beta > 0")
+    s.add_argument("--beta", type=check.nonnegative_float, required=True, help="penalty weight beta > 0 (0: refused)")
     s.add_argument("--group-size", type=_group_size, default=2, help="G: an integer >= 2 or 'inf'")
     s.add_argument("--std-ddof", type=int, default=0, choices=(0, 1),
                    help="0: population std (the note); 1: unbiased std (TRL, verl, OpenRLHF)")

@@ -91,7 +91,11 @@ def cmd_explain(args) -> int:
     line = _critical_beta_line(mapping.objective, question)
     if line:
         print("  " + line)
-    if "question" in info:
+    if "question" in info and info["question"]["stationary_policy"] is None:
+        qd = info["question"]
+        print(f"  pi_ref:             {np.array2string(np.asarray(qd['pi_ref']), precision=6)}")
+        print(f"  stationary policy:  none ({qd['reason'].split(': ', 1)[1]})")
+    elif "question" in info:
         qd = info["question"]
         print(f"  pi_ref:             {np.array2string(np.asarray(qd['pi_ref']), precision=6)}")
         print(f"  stationary policy:  {np.array2string(np.asarray(qd['stationary_policy']), precision=6)} "
@@ -361,7 +365,12 @@ def _stationary_warnings(pr) -> list:
                        "point there is a vertex")
     vf = s.get("vertex_fraction", 0.0) or 0.0
     gap = s.get("finite_vs_stationary_mae")
-    if vf > 0.2 or (gap is not None and gap > 0.05):
+    if not pr.objective.regularised:
+        out.append("beta = 0 with no entropy bonus: there is no stationary point. The column 'pred' is the flow's "
+                   "limit (1 where p_ref > 0, 0 where never solved), which describes no finite run: read "
+                   + ("pred_finite (fitted on the measured prompts)." if pr.finite is not None else
+                      "the at_step_<s> columns on the clock (or give --measured AFTER)."))
+    elif vf > 0.2 or (gap is not None and gap > 0.05):
         why = []
         if vf > 0.2:
             why.append(f"{vf:.0%} of prompts have a vertex (P = 0 or 1) as their stationary point")

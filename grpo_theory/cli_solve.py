@@ -11,7 +11,7 @@ import numpy as np
 
 from ._validate import plain
 from .preference import n_count_vectors
-from .problem import InvalidInputError, Objective, Question
+from .problem import InvalidInputError, Objective, Question, require_regularised
 from .solvers import log_pooling, nash_equilibrium, stationary_points, stationary_policy
 from .solvers.baselines import NASH_MIN_BETA
 
@@ -139,6 +139,7 @@ def cmd_solve(args) -> int:
     q = _question_from_args(args)
     obj = Objective(beta=args.beta, group_size=args.group_size, std_ddof=args.std_ddof,
                     std_eps=args.std_eps)   # bad values fail here
+    require_regularised(obj, "solve --beta 0")            # no penalty: nothing stationary to solve for
     slow = _check_solve_cost(q, args.group_size)
     progress = None
     if slow:

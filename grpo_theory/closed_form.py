@@ -7,7 +7,8 @@ Two answers ``a, b`` with confidence margin ``gamma = P(a > b) - P(b > a) >= 0``
 ``p = pi_ref(a)``. The arguments, for every function below that takes them: ``pi_ref_a`` is ``p``, in
 ``[0, 1]``; ``beta`` the KL weight, positive and finite; ``gamma`` the margin, in ``[0, 1]`` (1 for
 deterministic ``r(a) > r(b)``). A value outside its range raises :class:`~grpo_theory.InvalidInputError`
-naming it. Each stationary-point function returns ``x = pi(a)`` at the stationary point as a
+naming it; ``beta = 0`` (no penalty, no entropy bonus: no stationary policy) raises
+:class:`~grpo_theory.NoStationaryPolicy` (:func:`~grpo_theory.problem.require_regularised`). Each stationary-point function returns ``x = pi(a)`` at the stationary point as a
 ``numpy.ndarray``, broadcast over its array arguments.
 
 At ``p = 0`` the reference gives ``a`` no mass and neither penalty can create any,
@@ -25,7 +26,7 @@ import numpy as np
 from ._numerics import expit, log_factorial
 from ._validate import as_double, broadcastable, float_array, plain, unwrap_scalar
 from . import variants
-from .problem import InvalidInputError
+from .problem import InvalidInputError, require_regularised
 
 __all__ = [
     "binary_preference",
@@ -49,11 +50,15 @@ MAX_BINARY_GROUP = 10_000_000
 _NO_GAMMA = object()
 
 
-def _check(p, beta, gamma=_NO_GAMMA):
+def _check(p, beta, gamma=_NO_GAMMA, *, bonus: bool = False):
+    """The closed forms' arguments checked; ``beta = 0`` with no entropy bonus (``bonus`` False) is refused by
+    :func:`~grpo_theory.problem.require_regularised` (no stationary policy), a negative one as invalid."""
     p = float_array("pi_ref_a", p, finite=False)
     beta = float_array("beta", beta, finite=False)
     if np.any(~np.isfinite(p)) or np.any((p < 0) | (p > 1)):
         raise InvalidInputError(f"pi_ref_a must lie in [0, 1], got {plain(p)}")
+    if not bonus and np.all(np.isfinite(beta)) and np.all(beta >= 0):
+        require_regularised(beta, "beta")
     if np.any(~np.isfinite(beta)) or np.any(beta <= 0):
         raise InvalidInputError(f"beta must be positive and finite, got {plain(beta)}")
     if gamma is _NO_GAMMA:
@@ -400,7 +405,7 @@ def binary_entropy_condition(x, pi_ref_a, beta, entropy_coef, margin=1.0, penalt
         ``F(x)``, broadcast over the arguments.
     """
     x = float_array("x", x, low=0.0, high=1.0, low_open=True, high_open=True)
-    p, beta = _check(pi_ref_a, beta)
+    p, beta = _check(pi_ref_a, beta, bonus=True)
     margin = float_array("margin", margin)
     entropy_coef = float_array("entropy_coef", entropy_coef, low=0.0)
     logit_x = np.log(x) - np.log1p(-x)
@@ -445,7 +450,7 @@ def binary_entropy(pi_ref_a, beta, entropy_coef, margin=1.0, penalty: str = "rev
     >>> round(float(binary_entropy(0.3, 1e-12, 1.0, penalty="direct")), 6)   # beta -> 0: logit x = 1/c
     0.731059
     """
-    p, beta = _check(pi_ref_a, beta)
+    p, beta = _check(pi_ref_a, beta, bonus=True)
     c = float_array("entropy_coef", entropy_coef, finite=False)
     if np.any(~np.isfinite(c)) or np.any(c < 0):
         raise InvalidInputError(f"entropy_coef must be finite and >= 0, got {entropy_coef!r}")

@@ -9,7 +9,7 @@ class InvalidInputError(ValueError):
     """Raised for any invalid input; the message names the value and what was expected.
 
     Every constructor and public function of the package raises it on bad input (an ``Objective`` with
-    ``beta <= 0``, a ``pi_ref`` that does not sum to 1, a malformed samples file, ...). It is a
+    ``beta < 0``, a ``pi_ref`` that does not sum to 1, a malformed samples file, ...). It is a
     ``ValueError``, so ``except ValueError`` catches it too.
 
     Examples
@@ -19,7 +19,7 @@ class InvalidInputError(ValueError):
     ...     Objective(beta=-1)
     ... except InvalidInputError as exc:
     ...     print(exc)
-    beta must be a positive finite number, got -1
+    beta must be a finite number >= 0 (0: no KL penalty), got -1
     """
 
 
@@ -52,18 +52,19 @@ class ExactEvaluationTooLarge(ValueError):
 
 
 class NoStationaryPolicy(InvalidInputError):
-    """The input is valid but there is nothing to predict (e.g. no KL penalty: ``beta = 0``); the message says why.
+    """The input is valid but there is no stationary policy to compute; the message says why and what to use instead.
 
-    Raised by the trainer-config readers (:func:`grpo_theory.integrations.trl.read_trl_config`, the verl
-    and OpenRLHF readers) and so by :func:`grpo_theory.predict.predict` given such a config.
+    Raised by every query for a stationary point given an unregularised objective (``beta = 0`` with no entropy
+    bonus, TRL's default: :func:`grpo_theory.problem.require_regularised`), and by the trainer-config readers
+    for a config the theory does not model (e.g. verl's ``gae`` advantage).
 
     Examples
     --------
-    >>> from grpo_theory.integrations.trl import read_trl_config
+    >>> from grpo_theory import Objective, Question, stationary_policy
     >>> try:
-    ...     read_trl_config({"beta": 0.0}, trl_version="0.19")
+    ...     stationary_policy(Question([0.3, 0.7], rewards=[1, 0]), Objective(beta=0))
     ... except NoStationaryPolicy as exc:
-    ...     print("beta=0" in str(exc))
+    ...     print("beta = 0" in str(exc))
     True
     """
 

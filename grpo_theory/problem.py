@@ -33,13 +33,18 @@ from ._question import (  # noqa: F401  (re-exported: problem is where a questio
 from ._checks import QUESTION, checked, numbers, register_class
 from ._validate import plain as _plain
 from ._validate import as_double, unwrap_scalar
-from .errors import InvalidInputError, NoStationaryPolicy
+from .errors import InvalidInputError
+from ._regularised import (  # noqa: F401  (re-exported: the guard of every stationary query)
+    STATIONARY_OBJECTIVE,
+    UNREGULARISED,
+    require_regularised,
+)
 from . import variants
 from .kl import effective_penalty
 
 __all__ = ["InvalidInputError", "Question", "Objective", "shaped_question", "PENALTIES", "NORMALIZATIONS", "LEVELS",
            "LOSS_TYPES", "ADVANTAGES", "IMPORTANCE_LEVELS",
-           "as_objective", "as_question"]
+           "as_objective", "as_question", "require_regularised"]
 
 #: The built-in names of each option (the registry, :mod:`grpo_theory.variants`, is the one list; a
 #: registered variant is accepted too). The penalty shorthands: the regimes that are the note's penalties.
@@ -117,8 +122,11 @@ class Objective:
     Attributes
     ----------
     beta : float
-        Penalty weight ``beta > 0``; ``beta = 0`` only with ``entropy_coef > 0`` (the entropy bonus is then
-        the only regulariser), otherwise :class:`~grpo_theory.NoStationaryPolicy`.
+        Penalty weight ``beta >= 0``. ``beta = 0`` is no KL penalty (TRL's default): with ``entropy_coef > 0``
+        the entropy bonus is the only regulariser; with neither the objective is *unregularised*
+        (:attr:`regularised` is False): valid for the finite-time flows (:mod:`grpo_theory.dynamics`,
+        ``grpo-theory predict --measured`` or ``--fit``), while every query for a stationary point raises
+        :class:`~grpo_theory.NoStationaryPolicy` (:func:`require_regularised`).
     group_size : int or math.inf
         ``G >= 2``; ``math.inf`` is the large-group limit.
     penalty : {"reverse", "direct"} or None
@@ -195,7 +203,7 @@ class Objective:
     Raises
     ------
     InvalidInputError
-        When a field is out of its range (``beta <= 0``, ``G < 2`` or not an integer, an unknown
+        When a field is out of its range (``beta < 0``, ``G < 2`` or not an integer, an unknown
         option string, a negative epsilon or clamp), or ``penalty`` contradicts the KL fields.
 
     Notes
@@ -248,21 +256,10 @@ class Objective:
                 value = as_double(name, value)             # 10**400 or np.longdouble('1e-4000'): refused
             object.__setattr__(self, name, value)
         beta = self.beta
-        if isinstance(beta, bool) or not isinstance(beta, (int, float, np.floating, np.integer)):
-            raise InvalidInputError(f"beta must be a positive finite number, got {_plain(beta)}")
-        if beta == 0:
-            # beta = 0 is a regularised objective only with an entropy bonus (advantage.regularisation_scale)
-            c = self.entropy_coef
-            if isinstance(c, bool) or not isinstance(c, (int, float, np.floating, np.integer)) \
-                    or not (math.isfinite(c) and c > 0):
-                raise NoStationaryPolicy(
-                    "beta = 0 with no entropy bonus (entropy_coef = 0) has no stationary policy in the "
-                    "interior: the expected gradient only pushes mass to the best answers, so every run ends "
-                    "at a vertex (a limit, not a stationary point); give beta > 0 or entropy_coef > 0")
-            beta = 0.0
-        elif not (math.isfinite(beta) and beta > 0):
-            raise InvalidInputError(f"beta must be a positive finite number, got {_plain(beta)}")
-        object.__setattr__(self, "beta", float(beta))
+        if isinstance(beta, bool) or not isinstance(beta, (int, float, np.floating, np.integer)) \
+                or not (math.isfinite(beta) and beta >= 0):
+            raise InvalidInputError(f"beta must be a finite number >= 0 (0: no KL penalty), got {_plain(beta)}")
+        object.__setattr__(self, "beta", float(beta) if beta > 0 else 0.0)      # -0.0 is 0
         g = self.group_size
         if isinstance(g, bool):
             raise InvalidInputError(f"group_size must be an integer >= 2 or math.inf, got {_plain(g)}")
@@ -416,6 +413,27 @@ class Objective:
     aggregation_variant = _EntryOf(variants.Aggregation, "aggregation")
     """The :class:`~grpo_theory.variants.Aggregation` entry of :attr:`aggregation` (``.answer_mean``,
     ``.batch_normalised``)."""
+
+    @property
+    def regularised(self) -> bool:
+        """Whether the objective has stationary policies to solve for: ``beta > 0`` or ``entropy_coef > 0``.
+
+        False for ``beta = 0`` with no entropy bonus (TRL's default, verl or OpenRLHF with no KL at all): the
+        expected gradient only pushes mass to the best answers, so the flow from ``pi_ref`` ends at a vertex
+        (a limit, not a stationary point). Such an objective is valid for the finite-time flows
+        (:mod:`grpo_theory.dynamics`, ``grpo-theory predict --measured`` or ``--fit``); every query for a
+        stationary point refuses it (:func:`require_regularised`). It reads the weights only: ``k1`` as a loss
+        (``regime == "none"``) with ``beta > 0`` carries no regularising gradient either, and the solvers
+        report its limit vertex as a boundary point.
+
+        Examples
+        --------
+        >>> Objective(beta=0.04).regularised, Objective(beta=0).regularised
+        (True, False)
+        >>> Objective(beta=0, entropy_coef=0.01).regularised
+        True
+        """
+        return self.beta > 0 or self.entropy_coef > 0
 
     @property
     def is_large_group(self) -> bool:

@@ -34,7 +34,7 @@ from ._checks import MAX_STEPS, OBJECTIVE, POSITIVE_COUNT, QUESTION, arr, checke
 from ._numerics import expit, logsumexp, optimize
 from .preference import reward_preference
 from ._validate import float_array, integer, number
-from .problem import InvalidInputError, Objective, Question, validate_probability_vector
+from .problem import STATIONARY_OBJECTIVE, InvalidInputError, Objective, Question, validate_probability_vector
 from .solvers import Z_CAP, ClassProblem, StationaryPoint, sinh_grid, stationary_points
 
 __all__ = ["proximal_map", "map_fixed_points", "map_cycles", "MapFixedPoint", "MapCycle", "arcsin_potential",
@@ -73,7 +73,7 @@ def _reverse_argmax(pi_ref: np.ndarray, P: np.ndarray, beta: float) -> np.ndarra
     return pi / pi.sum()
 
 
-@checked(q=QUESTION, obj=OBJECTIVE)
+@checked(q=QUESTION, obj=STATIONARY_OBJECTIVE)
 def proximal_map(q: Question, obj: Objective):
     """The exact proximal map ``pi_{n-1} -> pi_n`` (see module doc) as a callable.
 
@@ -83,7 +83,9 @@ def proximal_map(q: Question, obj: Objective):
         The question: its outputs, ``pi_ref`` and the reward of each output.
     obj : Objective
         The reverse or direct penalty; its ``variance_eps`` (Mroueh's epsilon inside the square root of the
-        group variance) is the map's.
+        group variance) is the map's. Regularised: with ``beta = 0`` and no entropy bonus ``J`` is linear in
+        ``pi`` and its maximiser a vertex (not unique under ties), so the map is refused
+        (:class:`~grpo_theory.NoStationaryPolicy`).
 
     Returns
     -------
@@ -171,7 +173,7 @@ class MapFixedPoint:
     point: StationaryPoint
 
 
-@checked(q=QUESTION, obj=OBJECTIVE)
+@checked(q=QUESTION, obj=STATIONARY_OBJECTIVE)
 def map_fixed_points(q: Question, obj: Objective) -> list[MapFixedPoint]:
     """Fixed points of the proximal map with their stability (and the flow's, for comparison).
 
@@ -248,7 +250,7 @@ class MapCycle(list):
 MAX_MAP_EVALUATIONS = 200_000
 
 
-@checked(q=QUESTION, obj=OBJECTIVE, period=POSITIVE_COUNT, n_grid=num(2, MAX_STEPS, integer=True))
+@checked(q=QUESTION, obj=STATIONARY_OBJECTIVE, period=POSITIVE_COUNT, n_grid=num(2, MAX_STEPS, integer=True))
 def map_cycles(q: Question, obj: Objective, period: int = 2, *, n_grid: int = 4001) -> list[MapCycle]:
     """Cycles of the proximal map of the given period (two-class questions; exhaustive scan).
 

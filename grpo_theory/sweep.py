@@ -1,10 +1,9 @@
 """Sweeps over (question, objective) cases that scale out: any ``concurrent.futures.Executor``.
 
-:func:`sweep` evaluates every :class:`Case` (its stationary points, how many are stable, the
-stable policies, the time taken) on an executor: a local process pool by default, or a cluster's,
-e.g. ``dask.distributed.Client(...).get_executor()`` or Ray's. There is no scheduler of our own.
-Each finished case is appended to a CSV at once, so a killed sweep loses nothing finished and
-``sweep(..., out=same_file)`` resumes with the cases still missing.
+:func:`sweep` evaluates every :class:`Case` (its stationary points, how many are stable, the stable policies,
+the time taken) on an executor: a local process pool by default, or a cluster's, e.g.
+``dask.distributed.Client(...).get_executor()`` or Ray's. There is no scheduler of our own. Each finished case
+is appended to a CSV at once, so a killed sweep loses nothing finished and ``sweep(..., out=same_file)`` resumes.
 
     >>> from grpo_theory import Objective, Question
     >>> from grpo_theory.sweep import Case, sweep
@@ -38,7 +37,8 @@ from ._io import atomic_write
 from ._outlock import exclusive
 from ._pool import stop_pool, watch_parent
 from ._validate import MAX_DATA_BYTES, MAX_EXACT_GROUP, plain, read_text, text_float
-from .problem import INTEGER_FIELDS, InvalidInputError, Objective, Question, as_objective, as_question
+from .problem import (INTEGER_FIELDS, InvalidInputError, Objective, Question, as_objective, as_question,
+                      require_regularised)
 from .solvers import stationary_points, stationary_policy
 
 __all__ = ["Case", "evaluate_case", "sweep", "cases_from_grid", "check_grid", "grid_size", "SweepInterrupted",
@@ -65,7 +65,7 @@ class Case:
     Raises
     ------
     InvalidInputError
-        When the key is empty or spans lines, or the question or objective is invalid.
+        When the key is empty or spans lines, or the question or objective is invalid (or unregularised).
     """
 
     key: str
@@ -77,6 +77,7 @@ class Case:
             raise InvalidInputError(f"a case key must be a non-empty one-line string, got {self.key!r}")
         object.__setattr__(self, "question", as_question(self.question))
         object.__setattr__(self, "objective", as_objective(self.objective))
+        require_regularised(self.objective, f"case {self.key!r}")     # a case asks for stationary points
 
 
 @checked(case=instance(Case, 'a Case'))

@@ -246,6 +246,7 @@ VALID = {
     "grpo_theory.predict.calibrate:fit_shift": lambda: dict(z0=[0.0, 0.5], k=[6, 7], m=[10, 10]),
     # ---- problem
     "grpo_theory.problem:as_objective": lambda: dict(obj={"beta": 0.5, "group_size": 8}),
+    "grpo_theory._regularised:require_regularised": lambda: dict(obj=Objective(beta=0.5), query="stationary_policy"),
     "grpo_theory._question:as_question": lambda: dict(q=_q2()),
     "grpo_theory.problem:shaped_question": lambda: dict(q=_q2(0.5), shift=[0.25, 0.0]),
     # ---- solvers

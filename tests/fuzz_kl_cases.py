@@ -146,13 +146,14 @@ def retry_gap(obj: Objective) -> float | None:
 
 
 def _robust_gaps(integrate, pi: np.ndarray, obj: Objective, budget: float,
-                 what: str = "the robust integration") -> tuple[bool | None, str]:
+                 what: str = "the robust integration", stops: list | None = None) -> tuple[bool | None, str]:
     """:func:`_robust_decides` on ``integrate(gap, t_end, max_evals=, max_cpu=)``: with ``FREEZE_GAP``, and where that
-    cannot decide, once more with :func:`retry_gap`'s (a budget of its own). ``what`` starts its messages."""
-    good, how = _robust_decides(lambda t_end, **kw: integrate(FREEZE_GAP, t_end, **kw), pi, budget, what)
+    cannot decide, once more with :func:`retry_gap`'s (a budget of its own). ``what`` starts its messages; ``stops``
+    as for :func:`_robust_decides`."""
+    good, how = _robust_decides(lambda t_end, **kw: integrate(FREEZE_GAP, t_end, **kw), pi, budget, what, stops)
     gap = retry_gap(obj)
     if good is None and gap is not None:
-        again, why = _robust_decides(lambda t_end, **kw: integrate(gap, t_end, **kw), pi, budget, what)
+        again, why = _robust_decides(lambda t_end, **kw: integrate(gap, t_end, **kw), pi, budget, what, stops)
         if again is not None:
             return again, f"{why} (collapsing answers frozen at e^{gap:g}; at e^{FREEZE_GAP:g}: {how[:100]})"
     return good, how
@@ -243,12 +244,16 @@ def _end_check(q: Question, obj: Objective, pi: np.ndarray, *, unstable_ends=Non
                limit: bool = False, face: bool = False, budget: float = 1.0) -> tuple[bool | None, str]:
     """:func:`_plain_end_check`, with the robust integration (:func:`_robust_end_check`) where the plain one stopped:
 
-    * where the plain check cannot decide (None), or decides only because an integration followed on past ``END_T``
-      stopped, the robust integration decides where it can (its message starts with ``ROBUST`` and keeps the plain
-      one's; None where it cannot decide either);
+    * where the plain check cannot decide (None), the robust integration decides where it can, and the exact-field
+      one (:func:`exact_end_check`) where that cannot either, in :func:`_staged_robust`'s order (its message starts
+      with ``ROBUST`` or ``EXACT`` and keeps the plain one's; None where neither decides);
+    * where the plain check decides only because an integration followed on past ``END_T`` stopped, the robust
+      integration decides where it can (its message starts with ``ROBUST``);
     * where the plain check passes an integration that stopped at the returned point (``STOP_RULES``: chatter at a
       jump, a crawl at collapsed masses, a stop within ``AT_POINT``), the robust integration is a second opinion: an
-      end it reaches elsewhere, and keeps away from past ``LATE_T``, is a wrong end. A stop is not an arrival where
+      end it reaches elsewhere, and keeps away from past ``LATE_T``, is a wrong end (an exact-field integration that
+      reaches the point confirms the stop first where the robust one needs more than ``FIRST_TRY`` of its
+      budget: :func:`_staged_robust`). A stop is not an arrival where
       the flow slides along the jump out of the point: abs in the loss at pi_ref, rewards (0.5, 1, 0), G = 8, shift,
       beta 0.4, reported a stable jump point, where every single-logit nudge is pulled back but answer 1 gains on
       answer 2 by ``(7/8)(1 - 0) - 2 beta > 0`` whatever the kinks, and the flow ends at (0.3, 0.7, 0). Not at a
@@ -266,15 +271,17 @@ def _end_check(q: Question, obj: Objective, pi: np.ndarray, *, unstable_ends=Non
         rest, how = filippov_rest(q, obj, pi)
         if rest is False:
             return False, f"{how} (the plain integration stopped at the returned point: {why[:160]})"
-    if ok is None or (ok is False and STOPPED in why) or stopped_at_point:
+    if stopped_at_point:
         # a second opinion gets a quarter of the budget (5 s of CPU): where it chatters too, it gives up sooner
-        good, how = _robust_end_check(q, obj, pi, budget * (SECOND_OPINION if stopped_at_point else 1.0))
-        if stopped_at_point:
-            return (False, f"{how} (the plain integration stopped at the returned point: {why[:160]})") \
-                if good is False else (ok, why)
-        if good is None and ok is None:
-            return _third_opinion(q, obj, pi, budget, f"{how[:100]}; the plain integration: {why[:100]}")
-        if good is not None or ok is None:
+        good, how = _staged_robust(q, obj, pi, budget * SECOND_OPINION, second_opinion=True)
+        return (False, f"{how} (the plain integration stopped at the returned point: {why[:160]})") \
+            if good is False else (ok, why)
+    if ok is None:
+        good, how = _staged_robust(q, obj, pi, budget, second_opinion=False)
+        return good, f"{how} (the plain integration: {why[:160]})"
+    if ok is False and STOPPED in why:
+        good, how = _robust_end_check(q, obj, pi, budget)
+        if good is not None:
             return good, f"{how} (the plain integration: {why[:160]})"
     return ok, why
 
@@ -284,6 +291,44 @@ def _third_opinion(q: Question, obj: Objective, pi: np.ndarray, budget: float, b
     why), with that reason after its own."""
     good, how = exact_end_check(q, obj, pi, budget)
     return good, f"{how} ({before})"
+
+
+#: Fraction of its budget the robust integration first gets in :func:`_staged_robust`, before the exact-field one.
+FIRST_TRY = 0.1
+
+
+def _staged_robust(q: Question, obj: Objective, pi: np.ndarray, budget: float, *,
+                   second_opinion: bool) -> tuple[bool | None, str]:
+    """The robust integration's verdict (:func:`_robust_end_check` at ``budget``), with :func:`exact_end_check` where it
+    cannot decide, in an order that spends the robust integration's whole budget only where the exact-field one cannot
+    decide either (abs in the loss, every answer on its kink at pi_ref: KL seed 167's robust integration chatters at
+    the mollifier's band edge through its 5e4 evaluations, 9 s of CPU, where the exact field decides in 0.25 s):
+
+    1. the robust integration at ``FIRST_TRY`` of ``budget``. Where it decides and no budget stopped any of its runs,
+       its verdict is the one at the whole ``budget``: the integration is deterministic, and a budget only stops it;
+    2. otherwise the exact-field integration (at ``budget``): where the robust one is the end check's next pass
+       (``second_opinion`` False: the plain integration could not decide) its verdict, True or False, is the end's, as
+       where the robust integration, run first at its whole budget, cannot decide; where the robust one is a second
+       opinion on a plain stop at the returned point (``second_opinion``), its True confirms the stop, and anything
+       else goes on;
+    3. otherwise the robust integration at the whole ``budget``, as before; where it cannot decide, the exact-field
+       verdict of step 2.
+
+    The verdict differs from the robust integration's at the whole budget only where that decides past ``FIRST_TRY``
+    of it and the exact-field integration, independent of the library, decides too (ending elsewhere: a disagreement
+    of two independent integrations, which the exact field settles). Messages start with ``ROBUST`` or ``EXACT``."""
+    stops: list[str] = []
+    good, how = _robust_end_check(q, obj, pi, budget * FIRST_TRY, stops=stops)
+    if good is not None and not stops:
+        return good, how
+    first = f"at {FIRST_TRY:g} of its budget, {how[:100]}"
+    exact, exact_how = exact_end_check(q, obj, pi, budget)
+    if exact is True or (exact is False and not second_opinion):
+        return exact, f"{exact_how} ({ROBUST} {first})"
+    good, how = _robust_end_check(q, obj, pi, budget)
+    if good is not None or second_opinion:
+        return good, how
+    return exact, f"{exact_how} ({how[:100]})"
 
 
 def exact_end_check(q: Question, obj: Objective, pi: np.ndarray, budget: float = 1.0) -> tuple[bool | None, str]:
@@ -450,28 +495,36 @@ def filippov_rest(q: Question, obj: Objective, pi: np.ndarray) -> tuple[bool | N
                    f"(max-norm, of {scale:.3g}) in every convex combination: the flow slides off")
 
 
-def _robust_end_check(q: Question, obj: Objective, pi: np.ndarray, budget: float = 1.0) -> tuple[bool | None, str]:
+def _robust_end_check(q: Question, obj: Objective, pi: np.ndarray, budget: float = 1.0,
+                      stops: list | None = None) -> tuple[bool | None, str]:
     """The end check on :func:`_full_space_flow.robust_flow_end` (collapsed answers frozen with the mass that keeps
     their ``pi_o g_o``, LSODA restarted where it gives up) of :func:`mollified_gradient`'s field (jumps smoothed over
     ``MOLLIFY`` of the log-ratio: Filippov's sliding mode): within ``END_TOL`` of ``pi`` at ``END_T``, or followed
     on to ``LATE_T`` (``reached late``). An integration that stops is decided only within ``AT_POINT`` of ``pi``;
-    elsewhere the end stays unchecked (None). Its runs share ``ROBUST_EVALS`` and ``END_CPU`` (times ``budget``)."""
+    elsewhere the end stays unchecked (None). Its runs share ``ROBUST_EVALS`` and ``END_CPU`` (times ``budget``);
+    ``stops`` (a list) gets a message for each run a budget stopped."""
     grad = mollified_gradient(q, obj)
     return _robust_gaps(lambda gap, t_end, **kw: robust_flow_end(q.pi_ref, grad, t_end=t_end, gap=gap, **kw), pi, obj,
-                        budget)
+                        budget, stops=stops)
 
 
-def _robust_decides(integrate, pi: np.ndarray, budget: float, what: str = "the robust integration"
-                    ) -> tuple[bool | None, str]:
+def _robust_decides(integrate, pi: np.ndarray, budget: float, what: str = "the robust integration",
+                    stops: list | None = None) -> tuple[bool | None, str]:
     """:func:`_robust_end_check`'s verdict from ``integrate(t_end, max_evals=, max_cpu=)``, a robust integration from
-    pi_ref (its runs share ``END_CPU * budget`` seconds); ``what`` (``ROBUST`` or ``EXACT``) starts its messages."""
+    pi_ref (its runs share ``END_CPU * budget`` seconds); ``what`` (``ROBUST`` or ``EXACT``) starts its messages.
+    ``stops`` (a list, or None) gets the message of every run a budget stopped (:func:`_staged_robust`)."""
     start = time.process_time()
+    stops = stops if stops is not None else []
 
     def run(t_end):
         cpu = END_CPU * budget - (time.process_time() - start)
-        if cpu <= 0:
-            raise IntegrationBudget(f"{END_CPU * budget:g} s of CPU ({what})", t=None, pi=None)
-        return integrate(t_end, max_evals=int(ROBUST_EVALS * budget), max_cpu=cpu)
+        try:
+            if cpu <= 0:
+                raise IntegrationBudget(f"{END_CPU * budget:g} s of CPU ({what})", t=None, pi=None)
+            return integrate(t_end, max_evals=int(ROBUST_EVALS * budget), max_cpu=cpu)
+        except IntegrationBudget as exc:
+            stops.append(str(exc))
+            raise
 
     try:
         end = run(END_T)

@@ -220,7 +220,7 @@ def config_cases() -> list[dict]:
         ("TRL beta []", "trl", "c.json", trl(beta=[]), "error", ["beta", "[]"], None, None),
         ("TRL beta {}", "trl", "c.json", trl(beta={}), "error", ["beta"], None, None),
         ("TRL beta -1", "trl", "c.json", trl(beta=-1), "error", ["beta", "-1"], None, None),
-        ("TRL beta 0 (no KL term)", "trl", "c.json", trl(beta=0), "ok", [], None, "error"),
+        ("TRL beta 0 (no KL term)", "trl", "c.json", trl(beta=0), "ok", [], (0.0, 4), None),    # unregularised
         ("TRL beta NaN literal", "trl", "c.json", '{"beta": NaN, "num_generations": 4}', "error", ["beta", "nan"],
          None, None),
         ("TRL beta Infinity literal", "trl", "c.json", '{"beta": Infinity}', "error", ["beta", "inf"], None, None),

@@ -339,7 +339,7 @@ def batch_norm_cases() -> list[dict]:
 
 # ---------------------------------------------------------------- the family's refusals (new spellings)
 def family_refusal_cases() -> list[dict]:
-    from grpo_theory import Objective
+    from grpo_theory import Objective, Question, stationary_policy
 
     G_ = "API: GRPO family fields, bad values (one clean error naming the field and value)"
     out = []
@@ -382,9 +382,12 @@ def family_refusal_cases() -> list[dict]:
     ]:
         out.append(_err(G_, f"Objective({lab})", lambda kw=kw: Objective(**dict(dict(beta=0.2, group_size=4), **kw)),
                         names))
-    from grpo_theory import NoStationaryPolicy  # noqa: F401  (beta = 0 without a bonus raises it: a clean refusal)
-    out.append(_err(G_, "Objective(beta=0, entropy_coef=0, advantage='rloo') (nothing regularises)",
-                    lambda: Objective(beta=0, group_size=4, advantage="rloo"), ["beta", "entropy_coef"]))
+    # beta = 0 without a bonus is a valid, unregularised objective; a stationary query refuses it
+    # (NoStationaryPolicy, a clean refusal naming beta and entropy_coef)
+    out.append(_err(G_, "stationary_policy with Objective(beta=0, entropy_coef=0, advantage='rloo') (nothing regularises)",
+                    lambda: stationary_policy(Question([0.3, 0.7], rewards=[1, 0]),
+                                              Objective(beta=0, group_size=4, advantage="rloo")),
+                    ["beta", "entropy_coef"]))
     out.append(_either(G_, "Objective(beta=-0.0, entropy_coef=0.1) (a negative zero: the bonus alone, beta +0)",
                        lambda: Objective(beta=-0.0, group_size=4, entropy_coef=0.1),
                        lambda v: (v.beta == 0 and math.copysign(1.0, v.beta) > 0) or f"beta kept as {v.beta!r}",
@@ -437,13 +440,16 @@ def object_cases() -> list[dict]:
         ("advantage='pass_at_k' without pass_k", dict(advantage="pass_at_k"), ["pass_k"]),
         ("entropy_coef=-0.5", dict(entropy_coef=-0.5), ["entropy_coef", "-0.5"]),
         ("group_size=1", dict(group_size=1), ["group_size", "1"]),
-        ("beta=0 (rloo, no bonus)", dict(beta=0), ["beta"]),
+        ("beta=-0.5 (rloo)", dict(beta=-0.5), ["beta", "-0.5"]),
         ("filter_ties='no'", dict(filter_ties="no"), ["filter_ties", "'no'"]),
         ("advantage='pass_at_k', pass_k=9 (k > G = 5)", dict(advantage="pass_at_k", pass_k=9), ["pass_k", "9"]),
     ]:
         out.append(_err(G_, f"dataclasses.replace(rloo Objective, {lab})",
                         lambda change=change: dataclasses.replace(Objective(beta=0.3, group_size=5, advantage="rloo"),
                                                                   **change), names))
+    out.append(_ok(G_, "dataclasses.replace(rloo Objective, beta=0): valid, unregularised (no stationary policy)",
+                   lambda: dataclasses.replace(Objective(beta=0.3, group_size=5, advantage="rloo"), beta=0),
+                   lambda v: (v.beta == 0.0 and not v.regularised and v.advantage == "rloo") or repr(v)))
     out.append(_ok(G_, "dataclasses.replace(pass@k G=6 k=2, group_size=8) keeps k=2 and solves like a fresh one",
                    lambda: (dataclasses.replace(Objective(beta=0.3, group_size=6, advantage="pass_at_k", pass_k=2),
                                                 group_size=8),

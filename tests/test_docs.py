@@ -426,6 +426,26 @@ def test_api_objects_show_their_source(built_site):
     assert details and "def stationary_policy(" in details[0].get_text()
 
 
+def test_the_site_holds_no_python_bytecode(built_site):
+    """The build loads docs/site_hooks.py, which writes docs/__pycache__/ (the strict build's subprocess does not
+    inherit PYTHONDONTWRITEBYTECODE); mkdocs.yml's exclude_docs keeps that folder out of the site."""
+    assert not [p.relative_to(built_site).as_posix() for p in built_site.rglob("*.pyc")]
+
+
+def test_the_search_index_has_the_api_pages_but_not_their_source_listings(built_site):
+    """docs/site_hooks.py sets the collapsed source listings aside while the search plugin reads a page: the index
+    keeps every API object's entry and docstring, and no line of its source (each listing's summary reads
+    'Source code in ...'; stationary_policy's listing starts ``def stationary_policy(``, which its entry held
+    before)."""
+    import json
+
+    index = json.loads((built_site / "search" / "search_index.json").read_text(encoding="utf-8"))["docs"]
+    entry = [d for d in index if d["location"] == "api/stationary/#grpo_theory.solvers.search.stationary_policy"]
+    assert entry and "pi_ref" in entry[0]["text"], entry[:1]
+    leaked = [d["location"] for d in index if "Source code in" in d["text"] or "def stationary_policy(" in d["text"]]
+    assert not leaked, leaked[:5]
+
+
 def _nav_pages(nav) -> list[str]:
     """Every page file named in mkdocs.yml's nav, depth first."""
     out = []

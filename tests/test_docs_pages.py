@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import builtins
 import contextlib
+import functools
 import html
 import io
 import re
@@ -212,13 +213,32 @@ def test_no_api_page_shows_a_raw_double_backtick_literal(strict_site):
 API_PAGE_MAX_CHARS = 32_000
 
 
-def _shown_api_text(html_text: str) -> str:
-    """The text an API page's article shows with every ``<details>`` (the collapsed source) closed."""
+def _article(html_text: str):
+    """The ``<article>`` of a built page, parsed (BeautifulSoup's html.parser)."""
     bs4 = pytest.importorskip("bs4")
-    article = bs4.BeautifulSoup(html_text, "html.parser").find("article")
+    return bs4.BeautifulSoup(html_text, "html.parser").find("article")
+
+
+def _shown_text(article) -> str:
+    """The text ``article`` (parsed) shows with every ``<details>`` (the collapsed source) closed. It removes them
+    from ``article``: read anything else of it first."""
     for details in article.find_all("details"):
         details.decompose()
     return article.get_text(" ", strip=True)
+
+
+def _shown_api_text(html_text: str) -> str:
+    """The text an API page's article shows with every ``<details>`` (the collapsed source) closed."""
+    return _shown_text(_article(html_text))
+
+
+@functools.lru_cache(maxsize=None)
+def _api_page_facts(path: Path) -> tuple[list[str], int]:
+    """An API page's ``docs/NAME.md`` files shown as text (:func:`_unlinked_doc_files`) and the number of characters
+    it shows (:func:`_shown_api_text`), from one parse of the page (parsing is most of either check's time)."""
+    article = _article(api_page(path))
+    unlinked = _unlinked_in(article, _doc_pages())          # before _shown_text closes the <details>
+    return unlinked, len(_shown_text(article))
 
 
 def test_no_api_module_page_is_too_long(strict_site):
@@ -226,7 +246,7 @@ def test_no_api_module_page_is_too_long(strict_site):
     characters: the Predict-a-run page showed 102,039 (104,859 px), Stationary points 94,163 (77,899 px)
     and Studies 74,830 (64,036 px) before they were split into sections of several pages."""
     pages = sorted(p for p in (strict_site / "api").glob("*/index.html"))
-    sizes = {p.parent.name: len(_shown_api_text(api_page(p))) for p in pages}
+    sizes = {p.parent.name: _api_page_facts(p)[1] for p in pages}
     assert len(sizes) >= 25
     too_long = {name: n for name, n in sizes.items() if n > API_PAGE_MAX_CHARS}
     assert not too_long, f"API pages over {API_PAGE_MAX_CHARS:,} shown characters: {too_long}"
@@ -255,10 +275,9 @@ def test_the_length_check_counts_shown_text_not_the_collapsed_source():
 DOC_FILE_TEXT_RE = re.compile(r"(?<![\w/'\"=.-])docs/([\w/-]+\.md)\b")
 
 
-def _unlinked_doc_files(html_text: str, pages: set[str]) -> list[str]:
-    """``docs/NAME.md`` (NAME.md a page of the site) shown as text outside a link and outside code blocks."""
-    bs4 = pytest.importorskip("bs4")
-    article = bs4.BeautifulSoup(html_text, "html.parser").find("article")
+def _unlinked_in(article, pages: set[str]) -> list[str]:
+    """``docs/NAME.md`` (NAME.md a page of the site) shown as text outside a link and outside code blocks of
+    ``article`` (parsed)."""
     found = []
     for text in article.find_all(string=DOC_FILE_TEXT_RE):
         if text.find_parent(["pre", "a"]) is None:
@@ -266,12 +285,21 @@ def _unlinked_doc_files(html_text: str, pages: set[str]) -> list[str]:
     return found
 
 
+def _unlinked_doc_files(html_text: str, pages: set[str]) -> list[str]:
+    """``docs/NAME.md`` (NAME.md a page of the site) shown as text outside a link and outside code blocks."""
+    return _unlinked_in(_article(html_text), pages)
+
+
+@functools.lru_cache(maxsize=None)
+def _doc_pages() -> frozenset[str]:
+    """The site's pages by their file under docs/ (``predict.md``, ``api/kl.md`` ...)."""
+    return frozenset(p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md"))
+
+
 def test_api_pages_link_the_doc_pages_their_docstrings_name(strict_site):
     """A docstring names a guide page by its file (``See docs/predict.md``, as ``help()`` shows it); on the API
     pages it is a link to that page (docs/site_hooks.py). 13 showed as plain text on 5 pages before."""
-    pages = {p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md")}
-    found = {p.parent.name: _unlinked_doc_files(api_page(p), pages)
-             for p in sorted((strict_site / "api").glob("*/index.html"))}
+    found = {p.parent.name: _api_page_facts(p)[0] for p in sorted((strict_site / "api").glob("*/index.html"))}
     found = {k: v for k, v in found.items() if v}
     assert not found, f"API pages showing a docs page's file as text, not a link: {found}"
 

@@ -306,11 +306,17 @@ def test_off_policy_knobs_reach_the_same_point(inner_updates, clip_eps):
     (dict(filter_ties="yes"), "filter_ties must be True or False"),
     (dict(filter_ties=True, group_size=1), "group_size must be an integer >= 2"),
     (dict(importance_level="answer"), "importance_level must be one of"),
-    (dict(beta=0.0), "no stationary policy"),
+    (dict(beta=-0.5), r"beta must be a finite number >= 0"),
 ])
 def test_bad_input(kw, match):
     with pytest.raises(InvalidInputError, match=match):
         Objective(**{"beta": 0.5, **kw})
+
+
+def test_no_penalty_and_no_bonus_is_valid_and_has_no_stationary_policy():
+    obj = Objective(beta=0.0, advantage="rloo", group_size=4)          # unregularised, for the finite-time flows
+    with pytest.raises(NoStationaryPolicy, match="no stationary policy"):
+        stationary_policy(Question([0.3, 0.7], rewards=[1, 0]), obj)
 
 
 def test_pass_at_k_needs_two_levels():

@@ -199,10 +199,13 @@ def test_entropy_alone_has_a_stationary_policy_independent_of_pi_ref(G, c):
 
 
 def test_no_penalty_and_no_entropy_has_no_stationary_policy():
+    obj = Objective(beta=0.0, group_size=4)                    # valid: unregularised, for the finite-time flows
+    assert not obj.regularised
     with pytest.raises(NoStationaryPolicy, match="no stationary policy"):
-        Objective(beta=0.0, group_size=4)
+        stationary_policy(Question([0.3, 0.7], rewards=[1, 0]), obj)
+    tree = Question([0.5, 0.5], rewards=[1.0, 0.0], answers=[("A", "B"), ("C",)])
     with pytest.raises(NoStationaryPolicy, match="entropy_coef > 0"):
-        Objective(beta=0, entropy_coef=0.0, level="token")
+        stationary_points(tree, Objective(beta=0, entropy_coef=0.0, level="token"))
 
 
 def test_entropy_alone_with_filtering_collapses_where_its_bonus_vanishes():
@@ -320,5 +323,6 @@ def test_readers_take_an_entropy_bonus_without_kl():
     assert any("averages the entropy over all the batch's tokens" in w for w in g.warnings)
     assert (v.objective.beta, v.objective.entropy_coef, v.objective.kl_placement) == (0.0, 0.001, "loss")
     assert (o.objective.beta, o.objective.entropy_coef) == (0.0, 0.002)
-    with pytest.raises(NoStationaryPolicy, match="beta=0"):
-        read_trl_config({"beta": 0.0}, trl_version="1.16.0")
+    m = read_trl_config({"beta": 0.0}, trl_version="1.16.0")       # no bonus: unregularised, with a warning
+    assert (m.objective.beta, m.objective.entropy_coef, m.objective.regularised) == (0.0, 0.0, False)
+    assert not any("only regulariser" in w for w in m.warnings)

@@ -30,9 +30,11 @@ def test_trl_dict_without_bias_correction_takes_the_versions_default(version, es
 @pytest.mark.parametrize("version,beta,loss_type", [("0.18.0", 0.04, "bnpo"), ("0.16.0", 0.04, "grpo"),
                                                     ("0.21.0", None, "bnpo"), ("1.16.0", None, "dapo")])
 def test_trl_beta_and_loss_type_defaults_by_version(version, beta, loss_type):
-    if beta is None:
-        with pytest.raises(NoStationaryPolicy, match="beta=0"):
-            read_trl_config({"max_completion_length": 1}, trl_version=version)
+    if beta is None:                    # beta = 0: the unregularised objective, with the reader's warning
+        m = read_trl_config({"max_completion_length": 1}, trl_version=version)
+        assert (m.objective.beta, m.objective.regularised, m.objective.loss_type) == (0.0, False, loss_type)
+        assert any(w.startswith("beta=0 (TRL's default since 0.19)") and "no stationary policy" in w
+                   for w in m.warnings)
     else:
         m = read_trl_config({"max_completion_length": 1}, trl_version=version)
         assert m.objective.beta == beta and m.objective.loss_type == loss_type and m.objective.group_size == 8
@@ -72,8 +74,9 @@ def test_verl_kl_in_reward_and_defaults_and_errors(tmp_path):
     o = read_verl_config(cfg).objective
     assert (o.estimator, o.kl_placement, o.beta, o.normalization, o.regime) == ("k1", "reward", 0.05, "shift",
                                                                                    "reward")
-    with pytest.raises(NoStationaryPolicy):                                                 # no KL by default
-        read_verl_config({"algorithm": {"adv_estimator": "grpo"}, "actor_rollout_ref": {"rollout": {"n": 4}}})
+    m = read_verl_config({"algorithm": {"adv_estimator": "grpo"}, "actor_rollout_ref": {"rollout": {"n": 4}}})
+    assert (m.objective.beta, m.objective.regularised) == (0.0, False)                      # no KL by default
+    assert any("use_kl_loss and use_kl_in_reward both off" in w and "no stationary policy" in w for w in m.warnings)
     with pytest.raises(NoStationaryPolicy, match="gae"):                                    # gae by default
         read_verl_config({})
     with pytest.raises(InvalidInputError, match="rollout.n"):

@@ -21,7 +21,7 @@ import pytest
 from pandas import read_csv
 from scipy import stats
 
-from grpo_theory import InvalidInputError, Objective, Question, closed_form, dynamics, stationary_policy
+from grpo_theory import InvalidInputError, NoStationaryPolicy, Objective, Question, closed_form, dynamics, stationary_policy
 from grpo_theory.predict import (
     PredictWarning,
     Response,
@@ -322,7 +322,9 @@ def test_excluded_rows_are_counted_and_reported(tmp_path):
 
 
 def test_a_config_that_cannot_be_mapped_is_an_error_naming_why():
-    with pytest.raises(InvalidInputError, match="beta=0"):
+    # TRL's beta = 0 maps (unregularised); with no finite-time mode there is nothing to predict, and the error
+    # names what to give
+    with pytest.raises(NoStationaryPolicy, match=r"no measured=, fit= or clock=: the objective .*beta=0.* is unregularised"):
         predict(samples_from_counts([10], [3]), framework="trl", config={"beta": 0.0}, trl_version="1.16.0")
     with pytest.raises(InvalidInputError, match="framework must be one of"):
         predict(samples_from_counts([10], [3]), framework="deepspeed", config={})

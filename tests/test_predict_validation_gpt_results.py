@@ -18,7 +18,7 @@ from _markdown import markdown_rows
 ROOT = Path(__file__).resolve().parents[1]
 RES = ROOT / "docs" / "results"
 TABLE = RES / "predict_validation_gpt.csv"
-MODELS = ["kernel", "kernel_adam", "kernel_40", "coupled", "tabular", "shift", "no_change"]
+MODELS = ["kernel", "kernel_krige", "kernel_adam", "kernel_40", "coupled", "tabular", "shift", "no_change"]
 STEPS = [5, 10, 20, 40, 80, 160, 320, 800]
 
 
@@ -45,10 +45,10 @@ def section() -> str:
 
 
 def test_layout(table, runs):
-    assert len(runs) == 5 * 2 * 8 * 7 and set(runs.model) == set(MODELS)
-    assert runs.groupby(["seed", "beta", "step"]).size().eq(7).all() and sorted(runs.step.unique()) == STEPS
+    assert len(runs) == 5 * 2 * 8 * 8 and set(runs.model) == set(MODELS)
+    assert runs.groupby(["seed", "beta", "step"]).size().eq(8).all() and sorted(runs.step.unique()) == STEPS
     pooled = table[table.scope == "pooled"]
-    assert len(pooled) == 2 * 8 * 7 and (pooled.prompts == 80).all() and (runs.prompts == 16).all()
+    assert len(pooled) == 2 * 8 * 8 and (pooled.prompts == 80).all() and (runs.prompts == 16).all()
 
 
 def test_shift_and_no_change_recomputed(runs, traj):
@@ -96,21 +96,21 @@ def test_docs_table(table):
     assert len(rows) == 16
     for row in rows:
         beta, step = float(row[0]), int(row[1])
-        for name, cell in zip(MODELS, row[2:9]):
+        for name, cell in zip([x for x in MODELS if x != "kernel_krige"], row[2:9]):   # its own section
             assert float(cell) == pytest.approx(pooled.at[(beta, step, name), "mae"], abs=5.1e-5), (beta, step, name)
         assert float(row[9]) == pytest.approx(pooled.at[(beta, step, "shift"), "floor"], abs=5.1e-5)
 
 
 def test_stated_counts(runs, section):
     met = runs.groupby("model").meets_target.sum()
-    assert (met.kernel, met.kernel_adam, met.kernel_40, met.coupled) == (14, 12, 12, 1)
+    assert (met.kernel, met.kernel_adam, met.kernel_40, met.coupled) == (12, 10, 12, 1)
     assert met["tabular"] == met["shift"] == 0
-    assert "`kernel` meets it (`MAE <= 0.7 x` the better of shift and tabular) at 14 of the 80" in section
-    assert "`kernel_adam` and `kernel_40` at 12, `coupled` at 1" in section
+    assert "`kernel` meets it (`MAE <= 0.7 x` the better of shift and tabular) at 12 of the 80" in section
+    assert "`kernel_40` at 12, `kernel_adam` at 10, `coupled` at 1" in section
     assert not runs.groupby(["model", "seed", "beta"]).meets_target.all().any()      # no run at every step
     k = runs[runs.model == "kernel"]
-    assert (k.meets_target_sampled == True).sum() == 12 and k.meets_target_sampled.isna().sum() == 15  # noqa: E712
-    assert "`kernel` meets it at 12 of 80; at 15 run x steps" in section
+    assert (k.meets_target_sampled == True).sum() == 15 and k.meets_target_sampled.isna().sum() == 15  # noqa: E712
+    assert "`kernel` meets it at 15 of 80; at 15 run x steps" in section
     k05 = k[k.beta == 0.05].set_index("step")
     assert k05.loc[5].meets_target.all()                                            # every seed at step 5
 
@@ -124,23 +124,34 @@ def test_stated_pooled_numbers(table, section):
     k5, s5 = p.loc[(0.05, 5, "kernel")], p.loc[(0.05, 5, "shift")]
     assert (f"{r3(k5.mae)} at step 5 (95% interval over the 80 questions {r3(k5.mae_lo)}-{r3(k5.mae_hi)}) against "
             f"the shift's {r3(s5.mae)} ({r3(s5.mae_lo)}-{r3(s5.mae_hi)})") in section
-    assert f"{r3(p.loc[(0.05, 20, 'kernel')].mae)} against {r3(p.loc[(0.05, 20, 'shift')].mae)} at step 20" in section
-    assert [s for s in STEPS if p.loc[(0.05, s, "kernel")].meets_target] == [5, 20]
+    k20, s20 = p.loc[(0.05, 20, 'kernel')].mae, p.loc[(0.05, 20, 'shift')].mae
+    better20 = min(s20, p.loc[(0.05, 20, 'tabular')].mae)
+    assert f"{r3(k20)} against {r3(s20)} at step 20 ({k20 / better20:.2f}x)" in section
+    assert [s for s in STEPS if p.loc[(0.05, s, "kernel")].meets_target] == [5]
     early = [p.loc[(0.05, s, m)].mae for s in (5, 10, 20) for m in ("tabular", "coupled", "shift")]
-    assert 0.22 <= min(early) and max(early) < 0.31 + 0.005
+    assert 0.225 <= min(early) and max(early) < 0.31 + 0.005
     far = [p.loc[(0.05, s, "kernel")].mae for s in (5, 10, 20, 40)]
-    assert (round(min(far), 2), round(max(far), 2)) == (0.13, 0.20)
+    assert (round(min(far), 2), round(max(far), 2)) == (0.14, 0.20)
     late = [(b, s) for b, s0 in ((0.05, 80), (0.5, 40)) for s in STEPS if s >= s0]
     trio = [np.ptp([p.loc[(b, s, m)].mae for m in ("kernel", "coupled", "tabular")]) for b, s in late]
     assert max(trio) <= 0.003
     ratios = [p.loc[(b, s, "kernel")].mae / p.loc[(b, s, "tabular")].mae for b, s in late]
-    assert 0.685 <= min(ratios) and max(ratios) < 1.285
+    assert (round(min(ratios), 2), round(max(ratios), 2)) == (0.68, 1.40)
+    below = [(b, s) for (b, s), r in zip(late, ratios) if r < 0.7]
+    assert below == [(0.5, 320)] and [(b, s) for b, s in late if p.loc[(b, s, "kernel")].meets_target] == below
+    assert (f"below 0.7x only at beta 0.5, step 320 ({p.loc[(0.5, 320, 'kernel')].mae:.4f} against "
+            f"{p.loc[(0.5, 320, 'tabular')].mae:.4f}, the one late point where the pooled target is met)") in section
+    gain = [0.3 * p.loc[(b, 800, "tabular")].mae for b in (0.05, 0.5)]
+    assert f"at step 800 is a difference of {gain[0]:.4f} (beta 0.05) and {gain[1]:.4f} (beta 0.5) in MAE" in section
+    k8, s8 = p.loc[(0.5, 800, "kernel")].mae, p.loc[(0.5, 800, "shift")].mae
+    assert f"(beta 0.5, step 800: {k8:.4f} against {s8:.3f})" in section
     assert all(p.loc[(b, s, "tabular")].mae < p.loc[(b, s, "shift")].mae for b, s in late)
-    assert round(p.loc[(0.05, 800, "tabular")].mae, 4) == 0.0006 and round(p.loc[(0.5, 800, "tabular")].mae, 4) == 0.0018
+    assert round(p.loc[(0.05, 800, "tabular")].mae, 4) == 0.0007
+    assert round(p.loc[(0.5, 800, "tabular")].mae, 4) == 0.0020
     diff = [abs(p.loc[(b, s, "kernel_adam")].mae - p.loc[(b, s, "kernel_40")].mae) for b in (0.05, 0.5) for s in STEPS]
     assert 0.016 < max(diff) <= 0.017
     stuck = [p.loc[(0.05, s, m)].mae for s in (80, 160, 320, 800) for m in ("kernel_adam", "kernel_40")]
-    assert 0.0755 <= min(stuck) and max(stuck) < 0.0905
+    assert (round(min(stuck), 3), round(max(stuck), 3)) == (0.075, 0.090)
     base = [p.loc[(0.05, s, "kernel")].mae for s in (80, 160, 320, 800)]
     assert 0.0005 <= min(base) and max(base) < 0.0045
 
@@ -179,17 +190,18 @@ def test_stated_kernel_numbers():
     K = _kernels()
     runs = [(s, b) for s in range(5) for b in (0.05, 0.5)]
     adam_vs_plain = [_offdiag_corr(K[(s, b, 40, "plain")], K[(s, b, 40, "adam")]) for s, b in runs]
-    assert round(min(adam_vs_plain), 2) == 0.90 and round(max(adam_vs_plain), 2) == 0.98
+    assert round(min(adam_vs_plain), 2) == 0.88 and round(max(adam_vs_plain), 2) == 0.98
     drift = [_offdiag_corr(K[(s, b, 0, "plain")], K[(s, b, 160, "plain")]) for s, b in runs]
-    assert round(min(drift), 2) == 0.67 and round(max(drift), 2) == 0.96
+    assert round(min(drift), 2) == 0.46 and round(max(drift), 2) == 0.96
     er = {(kn, b): [_eff_rank(K[(s, b, 40, kn)]) for s in range(5)] for kn in ("plain", "adam") for b in (0.05, 0.5)}
     assert (round(min(er[("adam", 0.5)]), 1), round(max(er[("adam", 0.5)]), 1)) == (2.8, 3.7)
-    assert (round(min(er[("plain", 0.5)]), 1), round(max(er[("plain", 0.5)]), 1)) == (2.3, 2.9)
+    assert (round(min(er[("plain", 0.5)]), 1), round(max(er[("plain", 0.5)]), 1)) == (2.3, 3.0)
     both = er[("adam", 0.05)] + er[("plain", 0.05)]
-    assert (round(min(both), 1), round(max(both), 1)) == (1.0, 2.2)
+    assert (round(min(both), 1), round(max(both), 1)) == (1.0, 2.6)
+    assert [max(er[(kn, 0.05)][s] for kn in ("plain", "adam")) < 2 for s in range(5)].count(True) == 4
     smallest = min(np.linalg.eigvalsh(K[(s, 0.05, 40, kn)])[0] / np.linalg.eigvalsh(K[(s, 0.05, 40, kn)])[-1]
                    for s in range(5) for kn in ("plain", "adam"))
-    assert f"{smallest:.1e}" == "1.5e-08"
+    assert f"{smallest:.1e}" == "1.6e-08"
 
 
 def test_interval_coverage_numbers_are_the_stored_table():

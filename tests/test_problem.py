@@ -30,7 +30,7 @@ def test_question_rejects(kwargs, match):
 
 
 @pytest.mark.parametrize("kwargs,match", [
-    (dict(beta=0.0), "beta"), (dict(beta=-1), "beta"), (dict(beta=math.inf), "beta"),
+    (dict(beta=-1e-300), "beta"), (dict(beta=-1), "beta"), (dict(beta=math.inf), "beta"),
     (dict(beta=math.nan), "beta"), (dict(beta="1"), "beta"),
     (dict(beta=1, group_size=1), "group_size"), (dict(beta=1, group_size=2.5), "group_size"),
     (dict(beta=1, group_size=True), "group_size"), (dict(beta=1, group_size=-math.inf), "group_size"),

@@ -11,7 +11,7 @@ import pytest
 trl = pytest.importorskip("trl")
 torch = pytest.importorskip("torch")
 
-from grpo_theory import NoStationaryPolicy, Question  # noqa: E402
+from grpo_theory import Question  # noqa: E402
 from grpo_theory.integrations.mapping import explain  # noqa: E402
 from grpo_theory.integrations.trl import (  # noqa: E402
     Probe,
@@ -67,9 +67,10 @@ def test_each_broken_assumption_warns(kw, needle):
     assert m.objective is not None
 
 
-def test_beta_zero_gives_no_objective():
-    with pytest.raises(NoStationaryPolicy, match="beta=0"):           # TRL's default beta = 0
-        read_trl_config(cfg(max_completion_length=1))
+def test_beta_zero_gives_the_unregularised_objective_with_a_warning():
+    m = read_trl_config(cfg(max_completion_length=1))                # TRL's default beta = 0
+    assert m.objective.beta == 0.0 and not m.objective.regularised
+    assert any(w.startswith("beta=0") and "no stationary policy" in w and "finite-time" in w for w in m.warnings)
 
 
 def test_mapped_std_convention_is_trls_own():

@@ -4,8 +4,10 @@ Each reader (:func:`grpo_theory.integrations.trl.read_trl_config`,
 :func:`~grpo_theory.integrations.verl.read_verl_config`,
 :func:`~grpo_theory.integrations.openrlhf.read_openrlhf_config`) returns a :class:`TheoryMapping`:
 the :class:`~grpo_theory.Objective` the config amounts to and a warning for every setting the theory
-does not model (also emitted as a :class:`~grpo_theory.TheoryWarning`); a config with nothing to
-predict (e.g. TRL's default ``beta = 0``) raises :class:`~grpo_theory.NoStationaryPolicy` naming why.
+does not model (also emitted as a :class:`~grpo_theory.TheoryWarning`). A config with no KL term and no
+entropy bonus (TRL's default ``beta = 0``) maps to the unregularised ``Objective(beta=0, ...)`` with the warning
+:data:`UNREGULARISED_WARNING` (no stationary policy: finite-time predictions only); a config the theory does not
+model (e.g. verl's ``gae``) raises :class:`~grpo_theory.NoStationaryPolicy` naming why.
 :func:`explain` turns a mapping, and optionally a question, into the account that ``grpo-theory explain``
 prints.
 """
@@ -30,10 +32,15 @@ from .._io import read_yaml
 from .._validate import load_json, plain, read_text
 from .cmdline import looks_like_command, script_tokens
 from ..errors import NoStationaryPolicy, TheoryWarning
-from ..problem import InvalidInputError, Objective, Question
+from ..problem import InvalidInputError, Objective, Question, require_regularised
 from ..solvers import log_pooling, stationary_points, stationary_policy
 
 __all__ = ["TheoryMapping", "explain", "parse_version", "defaults_for", "mapping_of", "load_config_file"]
+
+#: The readers' warning for a config with no KL term and no entropy bonus (after what made it so).
+UNREGULARISED_WARNING = ("an unregularised objective with no stationary policy (the policy drifts to the best answers, "
+                         "a vertex reached only in the limit): only finite-time predictions apply (grpo-theory "
+                         "predict --measured AFTER, or --fit STEP MEAN_REWARD)")
 
 
 @dataclass(frozen=True)
@@ -197,6 +204,8 @@ def _role(obj: Objective) -> str:
     s = f"KL estimator {est}, {where}"
     if clamps:
         s += " (" + ", ".join(clamps) + ")"
+    if obj.beta == 0:
+        return s + "; weight beta = 0: no KL term at all"
     return s + f"; expected gradient: {gradient}"
 
 
@@ -220,7 +229,8 @@ def explain(mapping: TheoryMapping, question: Question | None = None) -> dict:
         ``framework``, ``version``, ``warnings`` (plus one when a KL clamp is active at the
         predicted point) and ``objective`` (a dict: ``describe``, ``penalty``, ``kl`` in words,
         ``advantage``, ...); with ``question`` also ``question`` (a dict: ``stationary_policy``,
-        ``stable``, ``collapse``, every ``stationary_points`` entry and ``log_pooling``).
+        ``stable``, ``collapse``, every ``stationary_points`` entry and ``log_pooling``; for an unregularised
+        objective ``stationary_policy`` is None and ``reason`` says why).
 
     Examples
     --------
@@ -249,6 +259,13 @@ def explain(mapping: TheoryMapping, question: Question | None = None) -> dict:
         advantage_estimator=obj.advantage, pass_k=obj.pass_k, filter_ties=obj.filter_ties,
         entropy_coef=obj.entropy_coef, importance_level=obj.importance_level)
     if question is None:
+        return out
+    if not obj.regularised:                 # nothing stationary: the guard's words say why, and what applies
+        try:
+            require_regularised(obj, "explain")
+        except NoStationaryPolicy as exc:
+            out["question"] = dict(pi_ref=question.pi_ref.tolist(), rewards=question.expected_reward.tolist(),
+                                   stationary_policy=None, reason=str(exc))
         return out
     pol = stationary_policy(question, obj)
     pts = stationary_points(question, obj)

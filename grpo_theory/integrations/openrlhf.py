@@ -30,7 +30,7 @@ from ..kl import effective_penalty
 from ..problem import MAX_GROUP_SIZE, InvalidInputError, Objective
 from .cmdline import check_set
 from .family import openrlhf_family
-from .mapping import TheoryMapping, mapping_of
+from .mapping import UNREGULARISED_WARNING, TheoryMapping, mapping_of
 
 __all__ = ["read_openrlhf_config", "OPENRLHF_DEFAULTS"]
 
@@ -160,8 +160,9 @@ def read_openrlhf_config(args) -> TheoryMapping:
     InvalidInputError
         When ``args`` is neither, an argv list is malformed, or a value has the wrong type.
     NoStationaryPolicy
-        When there is nothing to predict (an advantage estimator the theory does not model, or no
-        KL term).
+        When there is nothing to model (an advantage estimator the theory does not model).
+        ``init_kl_coef = 0`` with no entropy bonus is read as the unregularised ``Objective(beta=0, ...)`` with
+        a warning.
 
     Examples
     --------
@@ -233,9 +234,8 @@ def read_openrlhf_config(args) -> TheoryMapping:
     if beta <= 0 and family_fields.get("entropy_coef", 0.0) > 0:
         warns.append("init_kl_coef <= 0 with entropy_loss_coef > 0: the entropy bonus is the only regulariser")
         beta = 0.0
-    elif beta <= 0:
-        warns.append("init_kl_coef <= 0: no KL term, so no stationary policy with the support of pi_ref")
-        return mapping_of(None, warns, "OpenRLHF", OPENRLHF_VERSION)
+    elif beta <= 0:                             # 0: the field's range refuses a negative one
+        warns.append(f"init_kl_coef=0: no KL term and no entropy bonus, {UNREGULARISED_WARNING}")
     if (equivalence := variants.lookup("advantage", family_fields.get("advantage", "group")).equivalence):
         warns.append(equivalence(G, beta))
     obj = Objective(beta=beta, group_size=G, normalization=norm, std_ddof=1, std_eps=OPENRLHF_STD_EPS,

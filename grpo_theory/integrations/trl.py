@@ -31,11 +31,11 @@ import numpy as np
 
 from .._validate import check_fields, float_array, integer, number, plain
 from .. import variants
-from ..problem import LOSS_TYPES, MAX_GROUP_SIZE, InvalidInputError, Objective, Question
+from ..problem import LOSS_TYPES, MAX_GROUP_SIZE, InvalidInputError, Objective, Question, require_regularised
 from ..solvers import stationary_policy
 from .cmdline import argparse_flags, check_set
 from .family import trl_family
-from .mapping import TheoryMapping, defaults_for, mapping_of, parse_version
+from .mapping import UNREGULARISED_WARNING, TheoryMapping, defaults_for, mapping_of, parse_version
 
 #: TRL constants read from trl/trainer/grpo_trainer.py (0.14 to 1.16): ``advantages / (std + 1e-4)``.
 TRL_STD_EPS = 1e-4
@@ -167,7 +167,8 @@ def read_trl_config(config, trl_version: str | None = None, completion_tokens: i
     InvalidInputError
         When a value has the wrong type or range (the message names it).
     NoStationaryPolicy
-        When there is nothing to predict (e.g. ``beta = 0``, TRL's default since 0.19).
+        When the config leaves nothing to model. ``beta = 0`` (TRL's default since 0.19) with no entropy bonus
+        is read as the unregularised ``Objective(beta=0, ...)`` with a warning (finite-time predictions only).
 
     Examples
     --------
@@ -285,9 +286,7 @@ def read_trl_config(config, trl_version: str | None = None, completion_tokens: i
         warns.append("beta=0 with entropy_coef > 0: the entropy bonus is the only regulariser (no KL penalty)")
     elif beta == 0.0:
         whose = "TRL's default since 0.19" if _get(config, "beta", _UNSET) is _UNSET else "the config's beta"
-        warns.append(f"beta=0 ({whose}): no penalty, so no stationary policy with support like "
-                     "pi_ref; the policy drifts to the best answers (the beta -> 0 limit)")
-        return mapping_of(None, warns, "TRL", version)
+        warns.append(f"beta=0 ({whose}): no KL penalty and no entropy bonus, {UNREGULARISED_WARNING}")
     obj = Objective(beta=beta, group_size=G, normalization=normalization, std_ddof=1, std_eps=TRL_STD_EPS,
                     level="token", loss_type=loss_type, kl_estimator="k3_ratio" if bias_corr else "k3",
                     **family_fields)
@@ -452,7 +451,7 @@ def make_tracking_callback(probes, tokenizer, config, every: int = 10, output_di
     Raises
     ------
     NoStationaryPolicy
-        When the config leaves nothing to predict (e.g. ``beta = 0``).
+        When the config leaves no stationary policy to track (e.g. ``beta = 0`` with no entropy bonus).
     """
     import csv
     from pathlib import Path
@@ -460,6 +459,7 @@ def make_tracking_callback(probes, tokenizer, config, every: int = 10, output_di
     from transformers import TrainerCallback
 
     mapping = read_trl_config(config, completion_tokens=1)
+    require_regularised(mapping.objective, "make_tracking_callback")      # it tracks the stationary policy
     _check_tracking(probes, tokenizer, every)
 
     class StationaryTrackingCallback(TrainerCallback):

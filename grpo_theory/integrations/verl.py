@@ -33,7 +33,7 @@ from .._validate import check_fields, read_text
 from ..problem import LOSS_TYPES, MAX_GROUP_SIZE, InvalidInputError, Objective
 from .cmdline import check_set, hydra_overrides, looks_like_command, script_tokens
 from .family import verl_family
-from .mapping import TheoryMapping, mapping_of, names_a_file
+from .mapping import UNREGULARISED_WARNING, TheoryMapping, mapping_of, names_a_file
 
 __all__ = ["read_verl_config", "VERL_DEFAULTS", "VERL_ESTIMATORS"]
 
@@ -226,8 +226,8 @@ def read_verl_config(config) -> TheoryMapping:
     InvalidInputError
         When the config is neither a mapping nor a YAML path, or a value has the wrong type or range.
     NoStationaryPolicy
-        When there is nothing to predict: an advantage estimator other than GRPO's (verl's default
-        ``gae``), or no KL term.
+        When there is nothing to model: an advantage estimator other than GRPO's (verl's default ``gae``). No
+        KL term and no entropy bonus is read as the unregularised ``Objective(beta=0, ...)`` with a warning.
 
     Examples
     --------
@@ -326,9 +326,8 @@ def _read_flat(flat: dict, unknown_warns: list) -> TheoryMapping:
         why = ("actor_rollout_ref.actor.kl_loss_coef=0 with use_kl_loss on" if in_loss else
                "algorithm.kl_ctrl.kl_coef=0 with use_kl_in_reward on" if in_reward else
                "use_kl_loss and use_kl_in_reward both off")
-        warns.append(f"no KL term ({why}): no stationary policy with the support of pi_ref; the policy drifts to the "
-                     "best answers")
-        return mapping_of(None, warns, "verl", VERL_VERSION, stacklevel=4)
+        warns.append(f"no KL term ({why}) and no entropy bonus: {UNREGULARISED_WARNING}")
+        kl = {}                     # a zero coefficient: where the KL would have gone does not matter
     obj = Objective(beta=beta, group_size=n, normalization=norm, std_ddof=1, std_eps=VERL_STD_EPS, level="token",
                     loss_type=loss_agg, **kl, **family_fields)
     return mapping_of(obj, warns, "verl", VERL_VERSION, stacklevel=4, temperature=temp)

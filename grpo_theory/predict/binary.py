@@ -65,6 +65,26 @@ def _flags(samples_p: np.ndarray, obj: Objective, x_of: dict, max_exact: int, pr
     return out
 
 
+#: What the stationary columns hold for an unregularised objective (summary.json's ``stationary_limit``).
+LIMIT_NOTE = ("beta = 0 with no entropy bonus: no stationary point; pred is the flow's limit, 1 where p_ref > 0 (for "
+              "0/1 rewards with every member of the GRPO family, P_G(correct) > P_G(wrong), so the flow's logit "
+              "rises without rest) and 0 where the prompt was never solved (the estimate p_ref = 0: a class of "
+              "no mass gets none); pred_lo, pred_hi the limit over p_ref's interval (0 and 1 for a never-solved "
+              "prompt). No finite run reaches it: read pred_finite (measured=) or the flows on a clock (fit=)")
+
+
+def _limits(phat, lo, hi) -> tuple:
+    """The stationary part of the table for an unregularised objective: the flow's limit ``1{p > 0}`` at the
+    estimate and over the interval, the limit vertex as the flag (``collapse``: every prompt), no bistability."""
+    pred = (phat > 0).astype(float)
+    x_lo, x_hi = (lo > 0).astype(float), (hi > 0).astype(float)
+    p_eval = phat
+    flags = {p: dict(stable=[float(p > 0)], multistable=False, vertex="correct" if p > 0 else "wrong",
+                     beta_c=math.nan) for p in np.unique(phat).tolist()}
+    extra = dict(x_solves=0, stationary_limit=LIMIT_NOTE)
+    return pred, x_hi, np.minimum(x_lo, x_hi), np.maximum(x_lo, x_hi), p_eval, flags, extra
+
+
 def _check_reach(flows, clock: float, step: float, fit) -> None:
     """Refuse a step whose flow time ``clock * step`` is beyond the integrated flows (or overflows), naming the
     step, the clock and where the clock came from."""
@@ -89,21 +109,29 @@ def predict_binary(samples, obj, ks, level, interval, clock, fit, steps, slow_to
     lo, hi = binomial_interval(c, n, level=level, method=interval)
     never = c == 0                                       # p_ref = 0+: x is the limit x(0+) (Response at 0)
     rewards = (float(samples.levels[-1]), float(samples.levels[0]))          # the declared levels, top first
-    resp = Response(obj, tol=tol, max_exact=max_exact, progress=progress, rewards=rewards)
-    x_all = resp(np.concatenate([phat, lo, hi]))
-    m = n.size
-    pred, x_lo, x_hi = x_all[:m], x_all[m:2 * m], x_all[2 * m:]
-    pred_lo, pred_hi = resp.range_over(lo, hi, x_lo, x_hi)
-    p_eval = np.where(never, P_FLOOR, phat)              # the flags of a never-solved prompt are read at P_FLOOR
-    x_eval = np.where(never, resp.solve(P_FLOOR) if never.any() else 0.0, pred)
-    flags = _flags(p_eval, obj, dict(zip(p_eval.tolist(), x_eval.tolist())), max_exact, progress, rewards)
-    if never.any() and flags[P_FLOOR]["stable"]:        # at 0+ the point reached is its limit, x(0+)
-        d = flags[P_FLOOR]
-        i = int(np.argmin(np.abs(np.array(d["stable"]) - x_eval[never][0])))
-        flags[P_FLOOR] = dict(d, stable=sorted(d["stable"][:i] + [float(pred[never][0])] + d["stable"][i + 1:]))
+    if obj.regularised:
+        resp = Response(obj, tol=tol, max_exact=max_exact, progress=progress, rewards=rewards)
+        x_all = resp(np.concatenate([phat, lo, hi]))
+        m = n.size
+        pred, x_lo, x_hi = x_all[:m], x_all[m:2 * m], x_all[2 * m:]
+        pred_lo, pred_hi = resp.range_over(lo, hi, x_lo, x_hi)
+        p_eval = np.where(never, P_FLOOR, phat)          # the flags of a never-solved prompt are read at P_FLOOR
+        x_eval = np.where(never, resp.solve(P_FLOOR) if never.any() else 0.0, pred)
+        flags = _flags(p_eval, obj, dict(zip(p_eval.tolist(), x_eval.tolist())), max_exact, progress, rewards)
+        if never.any() and flags[P_FLOOR]["stable"]:    # at 0+ the point reached is its limit, x(0+)
+            d = flags[P_FLOOR]
+            i = int(np.argmin(np.abs(np.array(d["stable"]) - x_eval[never][0])))
+            flags[P_FLOOR] = dict(d, stable=sorted(d["stable"][:i] + [float(pred[never][0])] + d["stable"][i + 1:]))
+        wrong = resp.wrong
+        extra = dict(x_solves=resp.n_solves, x_grid=resp.used_grid, x_grid_tol=resp.tol,
+                     x_grid_max_check_error=resp.max_check_error, monotone_in_p_ref=resp.monotone(),
+                     flags_grid=bool(np.unique(p_eval).size > max_exact))
+    else:
+        pred, x_hi, pred_lo, pred_hi, p_eval, flags, extra = _limits(phat, lo, hi)
+        wrong = lambda p, x: 1.0 - x                 # noqa: E731 - the limits are 0 and 1 exactly
     kl_p = np.where(never, hi, phat)                      # KL at the upper bound for never-solved prompts
     x_kl = np.where(never, x_hi, pred)
-    kl_direct, kl_reverse = class_kl(x_kl, kl_p, resp.wrong(kl_p, x_kl))
+    kl_direct, kl_reverse = class_kl(x_kl, kl_p, wrong(kl_p, x_kl))
     rows = dict(prompt_id=list(samples.prompt_ids), n=n.astype(int), correct=c.astype(int), p_ref=phat,
                 p_ref_lo=lo, p_ref_hi=hi, pred=pred, pred_lo=pred_lo, pred_hi=pred_hi,
                 kl_direct=kl_direct, kl_reverse=kl_reverse)
@@ -114,15 +142,12 @@ def predict_binary(samples, obj, ks, level, interval, clock, fit, steps, slow_to
     rows["bistable"] = [d["multistable"] for d in f]
     rows["stable_points"] = [";".join(f"{v:.6g}" for v in d["stable"]) for d in f]
     rows["collapse"] = [d["vertex"] for d in f]
-    if obj.kl_value_clamp is not None and obj.placement_variant.in_loss:
+    if obj.kl_value_clamp is not None and obj.placement_variant.in_loss and obj.regularised:
         rows["beta_critical"] = [d["beta_c"] for d in f]
         rows["below_critical_beta"] = [bool(obj.beta < d["beta_c"]) for d in f]
     rows["never_solved"] = never
     table = pd.DataFrame(rows)
     table["flow_start"] = np.where(never, hi, phat)
-    extra = dict(x_solves=resp.n_solves, x_grid=resp.used_grid, x_grid_tol=resp.tol,
-                 x_grid_max_check_error=resp.max_check_error, monotone_in_p_ref=resp.monotone(),
-                 flags_grid=bool(np.unique(p_eval).size > max_exact))
     flows = None
     if clock is not None or fit is not None:
         start = table.flow_start.to_numpy()

@@ -25,7 +25,7 @@ from ..integrations.mapping import load_config_file
 from ..integrations.openrlhf import read_openrlhf_config
 from ..integrations.trl import read_trl_config
 from ..integrations.verl import read_verl_config
-from ..problem import Objective, as_objective
+from ..problem import Objective, as_objective, require_regularised
 from .binary import predict_binary
 from .clock import FlowTable
 from .finite import predict_finite
@@ -231,7 +231,8 @@ def objective_for(obj=None, *, framework: str | None = None, config=None, **read
     ------
     InvalidInputError
         Both or neither of ``obj`` and ``config``; an unknown ``framework``; a missing or unreadable
-        config file; a config with nothing to predict (e.g. TRL's default ``beta = 0``), naming why.
+        config file; a config the theory does not model (e.g. verl's ``gae``), naming why. TRL's default
+        ``beta = 0`` gives the unregularised ``Objective(beta=0, ...)`` with the reader's warning.
 
     Examples
     --------
@@ -380,6 +381,10 @@ def predict(samples, obj=None, *, framework: str | None = None, config=None, k: 
     ------
     InvalidInputError
         Bad samples (naming the row), an unmappable config, a bad ``k`` or clock.
+    NoStationaryPolicy
+        An unregularised objective (``beta = 0`` with no entropy bonus, e.g. TRL's default) with none of
+        ``measured``, ``fit``, ``clock``: there is no stationary point, only finite-time predictions (with one of
+        them the stationary columns hold the flow's limit, ``summary["stationary_limit"]`` says so).
 
     Examples
     --------
@@ -399,6 +404,13 @@ def predict(samples, obj=None, *, framework: str | None = None, config=None, k: 
     if not isinstance(samples, SampleTable):
         samples = read_samples(samples, levels=levels, id_column=id_column)
     ks = check_k(k)
+    if not obj.regularised:             # no stationary point: only the finite-time modes predict a run
+        if measured is None and fit is None and clock is None:
+            require_regularised(obj, "predict with no measured=, fit= or clock=")
+        if not samples.binary:
+            raise InvalidInputError(f"{obj.describe()} is unregularised (no stationary policy) and the finite-time "
+                                    "predictions it needs are implemented for binary rewards only; these samples "
+                                    f"have levels {samples.levels.tolist()}")
     if fit is not None and clock is not None:
         raise InvalidInputError("give clock= or fit=(step, mean_reward), not both")
     if clock is not None and not (isinstance(clock, (int, float)) and math.isfinite(clock) and clock > 0):
@@ -535,7 +547,9 @@ def _summary(samples, obj, table, ks, level, interval, reader_warnings, extra) -
         excluded=[dict(line=ln, reason=r) for ln, r in samples.excluded[:50]],
         objective=obj.describe(), interval=dict(method=interval, level=level,
                                                 never_solved="p_ref in (0, 1 - (1 - level)^(1/n)] (about 3/n at "
-                                                             "0.95); pred = x(0+), pred_hi = x(upper bound)"),
+                                                             "0.95); " + ("pred = x(0+), pred_hi = x(upper bound)"
+                                                                          if obj.regularised else "pred = 0 (the "
+                                                                          "limit at p_ref = 0), pred_hi = 1")),
         reader_warnings=list(reader_warnings),
         mean_p_ref=float(table.p_ref.mean()), mean_pred=float(table.pred.mean()),
         mean_pred_lo=float(table.pred_lo.mean()), mean_pred_hi=float(table.pred_hi.mean()),

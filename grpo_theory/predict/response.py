@@ -17,10 +17,10 @@ import math
 
 import numpy as np
 
-from .._checks import OBJECTIVE, POSITIVE_COUNT, arr, checked, flag, num, optional
+from .._checks import POSITIVE_COUNT, arr, checked, flag, num, optional
 from .._numerics import expit, logit
 from .._validate import float_array, plain
-from ..problem import InvalidInputError, Objective, Question
+from ..problem import STATIONARY_OBJECTIVE, InvalidInputError, Objective, Question
 from ..solvers import output_gradient, stationary_policy
 
 __all__ = ["P_FLOOR", "binary_question", "binary_rewards", "zero_limit", "Response"]
@@ -81,7 +81,7 @@ def binary_rewards(rewards) -> list[float]:
     return [float(r[0]), float(r[1])]
 
 
-@checked(obj=OBJECTIVE)
+@checked(obj=STATIONARY_OBJECTIVE)
 def zero_limit(obj: Objective, rewards=(1.0, 0.0)) -> float:
     r"""``x(0+) = lim_{p -> 0+} x(p)``: the stationary P(correct) a never-solved prompt (``p_ref = 0+``) reaches.
 
@@ -171,7 +171,7 @@ class Response:
     0.5
     """
 
-    @checked(obj=OBJECTIVE, tol=num(0, 1, low_open=True), max_exact=POSITIVE_COUNT, progress=optional(flag))
+    @checked(obj=STATIONARY_OBJECTIVE, tol=num(0, 1, low_open=True), max_exact=POSITIVE_COUNT, progress=optional(flag))
     def __init__(self, obj: Objective, *, tol: float = 1e-6, max_exact: int = 400, progress=None,
                  rewards=(1.0, 0.0)) -> None:
         self.objective = obj

@@ -14,7 +14,7 @@ import numpy as np
 
 from .._checks import checked, items
 from ..errors import InvalidInputError
-from ..problem import Objective, Question, as_objective, as_question
+from ..problem import Objective, Question, as_objective, as_question, require_regularised
 from .classes import ClassProblem
 from .multi_class import multi_class_policy
 from .multi_class_batch import batch_flow_endpoints, supports_flow
@@ -135,6 +135,7 @@ def _split_batch(name: str, questions, objectives, batchable, one_at_a_time) -> 
     batch, where = [], []
     for i, (q, obj) in enumerate(zip(questions, objectives)):
         q, obj = as_question(q), as_objective(obj)
+        require_regularised(obj, f"{name}: objectives[{i}]")
         cp = None if token_level(q, obj) else ClassProblem(q, obj)
         if cp is not None and batchable(cp):
             batch.append(cp)

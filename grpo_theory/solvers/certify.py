@@ -63,8 +63,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._checks import OBJECTIVE, POSITIVE_COUNT, QUESTION, checked, num
-from ..problem import InvalidInputError, Objective, Question, as_objective, as_question
+from .._checks import POSITIVE_COUNT, QUESTION, checked, num
+from ..problem import STATIONARY_OBJECTIVE, InvalidInputError, Objective, Question, as_objective, as_question
 from .certify_search import Tilt, solve_eta
 from .certify_system import Classes, EtaSystem
 
@@ -158,7 +158,7 @@ class CertifiedSet:
         return iter(self.roots)
 
 
-@checked(q=QUESTION, obj=OBJECTIVE)
+@checked(q=QUESTION, obj=STATIONARY_OBJECTIVE)
 def certification_scope(q: Question, obj: Objective) -> str | None:
     """None when :func:`certified_stationary_points` can certify ``(q, obj)``, else the reason why not.
 
@@ -211,7 +211,7 @@ def certification_scope(q: Question, obj: Objective) -> str | None:
 
 # ----------------------------------------------------------------------------- public API
 
-@checked(q=QUESTION, obj=OBJECTIVE, time_budget=num(0, low_open=True, none=True), max_boxes=POSITIVE_COUNT)
+@checked(q=QUESTION, obj=STATIONARY_OBJECTIVE, time_budget=num(0, low_open=True, none=True), max_boxes=POSITIVE_COUNT)
 def certified_stationary_points(q: Question, obj: Objective, *, time_budget: float | None = None,
                                 max_boxes: int = 2_000_000) -> CertifiedSet:
     """Every stationary point of a class question, each with a certificate (see the module doc).

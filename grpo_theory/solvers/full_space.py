@@ -30,7 +30,8 @@ import numpy as np
 
 from .._checks import OBJECTIVE, POSITIVE_COUNT, QUESTION, arr, checked, num, numbers, one_of
 from .._numerics import integrate_until_slow, logsumexp
-from ..problem import InvalidInputError, Objective, Question, as_objective, as_question, validate_probability_vector
+from ..problem import (STATIONARY_OBJECTIVE, InvalidInputError, Objective, Question, as_objective, as_question,
+                       validate_probability_vector)
 from .classes import output_gradient
 from .kinks import kink_slide
 
@@ -130,7 +131,7 @@ def _policy_and_centred_gradient(q, obj, theta, support) -> tuple[np.ndarray, np
     return pi[support], g - pi[support] @ g
 
 
-@checked(q=QUESTION, obj=OBJECTIVE, pi=arr(ndim=1), h=num(0, 0.5, low_open=True))
+@checked(q=QUESTION, obj=STATIONARY_OBJECTIVE, pi=arr(ndim=1), h=num(0, 0.5, low_open=True))
 def full_space_stability(q: Question, obj: Objective, pi, *, h: float = 1e-6) -> FullSpaceStability:
     """Stability of ``pi`` under the flow on all output logits (see the module doc).
 
@@ -443,7 +444,7 @@ def perturbed_ends(q: Question, obj: Objective, pi, *, h: float = NUDGE,
     return (np.array(ends) if ends else np.zeros((0, q.n_outputs))), "; ".join(how)
 
 
-@checked(q=QUESTION, obj=OBJECTIVE, pi=arr(ndim=1), h=num(0, 0.5, low_open=True))
+@checked(q=QUESTION, obj=STATIONARY_OBJECTIVE, pi=arr(ndim=1), h=num(0, 0.5, low_open=True))
 def logit_newton_step(q: Question, obj: Objective, pi, *, h: float = 1e-6) -> float:
     """The length (max norm) of the Newton step on the output logits from ``pi`` to a root of the flow.
 

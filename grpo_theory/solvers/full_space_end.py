@@ -36,7 +36,7 @@ from .._checks import OBJECTIVE, QUESTION, arr, checked, num, registered
 from .._numerics import integrate_until_slow, logsumexp, optimize
 from ..advantage import changes_regulariser
 from ..errors import InvalidInputError
-from ..problem import Objective, Question
+from ..problem import STATIONARY_OBJECTIVE, Objective, Question
 from .classes import ClassProblem
 from .full_space import FROZEN_GAP, full_space_stability, jump_repeller, logit_flow
 from .gradient import output_gradient, stationarity_residual
@@ -249,7 +249,8 @@ def _judged(q: Question, obj: Objective, pi: np.ndarray, t: float, how: str) -> 
                            eigenvalues=fs.eigenvalues)
 
 
-@checked(q=QUESTION, obj=OBJECTIVE, candidate=registered('StationaryPoint', none=True), horizon=num(0, low_open=True))
+@checked(q=QUESTION, obj=STATIONARY_OBJECTIVE, candidate=registered('StationaryPoint', none=True),
+         horizon=num(0, low_open=True))
 def full_space_end(q: Question, obj: Objective, candidate: StationaryPoint | None = None, *,
                    horizon: float = FLOW_HORIZONS[-1]) -> StationaryPoint:
     """The end of the on-policy flow on all output logits from ``pi_ref`` (see the module doc).

@@ -15,7 +15,8 @@ from .. import advantage, kl
 from .._numerics import logsumexp
 from ..errors import InvalidInputError
 from ..preference import reward_preference
-from ..problem import Objective, Question, as_objective, as_question, shaped_question, validate_probability_vector
+from ..problem import (STATIONARY_OBJECTIVE, Objective, Question, as_objective, as_question, shaped_question,
+                       validate_probability_vector)
 
 __all__ = ["output_gradient", "stationarity_residual"]
 
@@ -129,7 +130,7 @@ def _family_output_gradient(q: Question, obj: Objective, pi: np.ndarray, P: np.n
     return g
 
 
-@checked(q=QUESTION, obj=OBJECTIVE)
+@checked(q=QUESTION, obj=STATIONARY_OBJECTIVE)
 def stationarity_residual(q: Question, obj: Objective, pi) -> float:
     """Max-norm residual of the stationarity condition at ``pi``.
 

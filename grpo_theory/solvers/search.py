@@ -16,7 +16,7 @@ from .._checks import OBJECTIVE, QUESTION, checked
 from .._validate import integer, number
 from ..errors import InvalidInputError
 from ..preference import max_abs_advantage
-from ..problem import Objective, Question, as_objective, as_question
+from ..problem import Objective, Question, as_objective, as_question, require_regularised
 from .certify import certification_scope, certified_stationary_points
 from .classes import ClassProblem, stationarity_residual
 from .common import dedupe
@@ -109,6 +109,8 @@ def stationary_policy(q: Question, obj: Objective) -> StationaryPoint:
     ------
     InvalidInputError
         When ``q`` is not a :class:`~grpo_theory.problem.Question` or ``obj`` is not a valid objective.
+    NoStationaryPolicy
+        When ``obj`` is unregularised (``beta = 0``, no entropy bonus).
 
     See Also
     --------
@@ -122,6 +124,7 @@ def stationary_policy(q: Question, obj: Objective) -> StationaryPoint:
     0.547723
     """
     q, obj = as_question(q), as_objective(obj)
+    require_regularised(obj, "stationary_policy")
     if token_level(q, obj):
         return tree_stationary_policy(q, obj)
     cp = ClassProblem(q, obj)
@@ -409,6 +412,7 @@ def stationary_points(q: Question, obj: Objective, *, n_grid: int = 2001, n_star
     if time_budget is not None:
         time_budget = number("time_budget", time_budget, low=0.0)
     q, obj = as_question(q), as_objective(obj)
+    require_regularised(obj, "stationary_points")
     basins = None
     if token_level(q, obj):
         points, exhaustive, message, from_reference = tree_search(q, obj, n_starts=n_starts, seed=seed)

@@ -49,7 +49,7 @@ from .. import advantage, kl
 from .._checks import OBJECTIVE, QUESTION, checked, items
 from .._numerics import integrate_until_slow, logsumexp
 from ..errors import InvalidInputError
-from ..problem import HUGE_SHIFT, Objective, Question, shaped_question
+from ..problem import HUGE_SHIFT, STATIONARY_OBJECTIVE, Objective, Question, shaped_question
 from .common import point_at, polish, verdict
 from .results import StationaryPoint
 from .token_weights import answer_weights, monte_carlo_answer_weights
@@ -525,7 +525,7 @@ _NEAR = 1e-3
 _SNAP_LOGITS = (30.0, 11.5)
 
 
-@checked(q=QUESTION, obj=OBJECTIVE)
+@checked(q=QUESTION, obj=STATIONARY_OBJECTIVE)
 def tree_stationary_policy(q: Question, obj: Objective) -> StationaryPoint:
     """The token-level stationary policy the on-policy flow on the tree's logits reaches from ``pi_ref``.
 

@@ -29,9 +29,9 @@ import itertools
 
 import numpy as np
 
-from .._checks import MAX_STEPS, OBJECTIVE, QUESTION, SEED, checked, whole
+from .._checks import MAX_STEPS, QUESTION, SEED, checked, whole
 from .._numerics import integrate_until_slow
-from ..problem import Objective, Question
+from ..problem import STATIONARY_OBJECTIVE, Objective, Question
 from .common import dedupe, polish
 from .results import StationaryPoint
 from .tree import TreeProblem, tree_stationary_policy
@@ -98,7 +98,7 @@ def _limit_vertex(tp: TreeProblem, x: np.ndarray) -> StationaryPoint | None:
                  "stable in that limit (residual and flow_speed where the flow stopped)"))
 
 
-@checked(q=QUESTION, obj=OBJECTIVE, n_starts=whole(0, MAX_STEPS), seed=SEED)
+@checked(q=QUESTION, obj=STATIONARY_OBJECTIVE, n_starts=whole(0, MAX_STEPS), seed=SEED)
 def tree_search(q: Question, obj: Objective, *, n_starts: int = 24, seed: int = 0
                 ) -> tuple[tuple, bool, str, StationaryPoint]:
     """Token-level stationary points of ``q`` from Newton and flows started on grids (see the module doc).
