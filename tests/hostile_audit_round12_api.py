@@ -584,5 +584,86 @@ def registry_cases() -> list[dict]:
     return out
 
 
+# ---------------------------------------------------------------- the finite-time flow from Python
+def _finite_rows(N=20, seed=31):
+    rng = np.random.default_rng(seed)
+    n = rng.integers(8, 30, N)
+    c = np.array([int(rng.integers(1, k)) for k in n])
+    return n.tolist(), c.tolist(), [f"f{i}" for i in range(N)]
+
+
+def _flow_at(p, beta, t, rho):
+    return ref.finite_flow(p, p, beta, t, rho=rho, n_steps=int(min(40000, max(1000, 40 * t))))
+
+
+def finite_api_cases() -> list[dict]:
+    from grpo_theory import Objective
+    from grpo_theory.predict import predict, predict_finite, samples_from_counts
+
+    G_ = "API: predict_finite(mean_reward=, rho=) and pass_at(k) after a measured run (reference: RK4)"
+    out = []
+    n, c, ids = _finite_rows()
+    p = [a / b for a, b in zip(c, n)]
+    for beta, rho, frac in [(0.3, 0.0, 0.5), (0.3, 0.5, 0.3), (0.1, 1.0, 0.7), (1.2, 0.0, 0.2), (0.05, 0.25, 0.9)]:
+        m0 = sum(p) / len(p)
+        m_end = sum(r11.eq14(x, beta) for x in p) / len(p)
+        mean_reward = m0 + frac * (m_end - m0)
+
+        def check(v, p=p, beta=beta, rho=rho, mean_reward=mean_reward):
+            got = [float(x) for x in v.table.pred_finite]
+            mean = sum(got) / len(got)
+            if abs(mean - mean_reward) > 0.01:
+                return f"mean pred_finite {mean:.6f}, the run's mean reward {mean_reward:.6f}"
+            lo, hi = 0.0, 1.0
+            while sum(_flow_at(p, beta, hi, rho)) / len(p) < mean:
+                hi *= 2
+            for _ in range(40):                 # the reference's own time at which its mean is the library's mean
+                mid = (lo + hi) / 2
+                lo, hi = (mid, hi) if sum(_flow_at(p, beta, mid, rho)) / len(p) < mean else (lo, mid)
+            want = _flow_at(p, beta, (lo + hi) / 2, rho)
+            worst = max(abs(a - b) for a, b in zip(got, want))
+            return worst <= 1e-4 or f"pred_finite differs from the flow at the matching time by {worst:.3g}"
+        out.append(_ok(G_, f"predict_finite 20 prompts beta={beta} rho={rho} mean_reward={mean_reward:.6f}",
+                       lambda n=n, c=c, ids=ids, beta=beta, rho=rho, mean_reward=mean_reward: predict_finite(
+                           samples_from_counts(n, c, ids), Objective(beta=beta), mean_reward=mean_reward, rho=rho),
+                       check))
+    for lab, kw, names in [("mean_reward below every start", dict(mean_reward=0.0), ["mean_reward"]),
+                           ("mean_reward=nan", dict(mean_reward=math.nan), ["mean_reward"]),
+                           ("rho=1.5 with mean_reward", dict(mean_reward=0.6, rho=1.5), ["rho"]),
+                           ("mean_reward and clock_range both", dict(mean_reward=0.6, clock_range=(1, 2)),
+                            ["mean_reward", "clock_range"])]:
+        out.append(_err(G_, f"predict_finite {lab}", lambda kw=kw: predict_finite(
+            samples_from_counts(n, c, ids), Objective(beta=0.3), **kw), names))
+    # pass_at(k) after a measured run: after_finite = 1 - (1 - pred_finite)^k, pred_finite the flow at the fit
+    rng = np.random.default_rng(8)
+    meas = [(i, 24, int(rng.binomial(24, min(0.95, x + 0.2)))) for i, x in zip(ids[::2], p[::2])]
+    for k, beta in [(1, 0.3), (4, 0.3), (16, 0.2), (100, 0.6)]:
+        def check2(v, k=k, beta=beta):
+            pr, tab = v
+            fit = pr.finite.summary["fit"]
+            rho = float(fit.get("rho") or 0.0) if pr.finite.summary["model"] == "coupled" else 0.0
+            fin = _flow_at(p, beta, fit["t"], rho)
+            for j, (x, f) in enumerate(zip(p, fin)):
+                row = tab.iloc[j]
+                if abs(float(row.after) - (1 - (1 - r11.eq14(x, beta)) ** k)) > 1e-9:
+                    return f"{ids[j]}: after {row.after}"
+                if abs(float(row.after_finite) - (1 - (1 - f) ** k)) > k * 1e-4:
+                    return f"{ids[j]}: after_finite {row.after_finite} != {1 - (1 - f) ** k}"
+                before = ref.pass_before(n[j], c[j], k)
+                if (before is None) != bool(np.isnan(row.before)) or (before is not None and
+                                                                      abs(row.before - before) > 1e-12):
+                    return f"{ids[j]}: before {row.before} != {before}"
+            return True
+
+        def call(k=k, beta=beta):
+            pr = predict(samples_from_counts(n, c, ids), Objective(beta=beta),
+                         measured=samples_from_counts([a for _, a, _ in meas], [b for _, _, b in meas],
+                                                      [i for i, _, _ in meas]))
+            return pr, pr.pass_at(k)
+        out.append(_ok(G_, f"predict(measured=10 of 20 prompts) beta={beta} pass_at({k}): after, after_finite, before",
+                       call, check2))
+    return out
+
+
 def all_api_cases() -> list[dict]:
-    return many_level_cases() + tree_cases() + trajectory_cases() + dynamics_cases() + registry_cases()
+    return finite_api_cases() + many_level_cases() + tree_cases() + trajectory_cases() + dynamics_cases() + registry_cases()
