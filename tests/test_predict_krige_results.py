@@ -297,3 +297,46 @@ def test_one_point_rebuilt():
     pp = pd.read_csv(RES / "predict_validation_gpt_prompts.csv")
     got = pp[(pp.seed == 0) & (pp.beta == 0.05) & (pp.step == 5) & (pp.model == "kernel_krige")].sort_values("prompt")
     assert np.allclose(got.predicted.to_numpy(), pred, rtol=0, atol=2e-6)
+
+
+def test_sensitivity_table_and_its_statements(section):
+    """predict_krige_sensitivity.csv: its ``loo`` column is the committed kernel_krige (so the other rules were
+    computed on the same fits), its ``kernel`` the validations'; the oracle is at most every rule (the grid
+    contains the rules' choices and 0); the counts and means the section states."""
+    d = pd.read_csv(RES / "predict_krige_sensitivity.csv")
+    v = pd.read_csv(RES / "predict_validation.csv").set_index(["pool", "beta", "seed", "kind", "step", "model"]).mae
+    t = pd.read_csv(RES / "predict_validation_gpt.csv")
+    t = t[t.scope == "run"].set_index(["seed", "beta", "step", "model"]).mae
+    sm, gp = d[d.study == "smollm2"], d[d.study == "small_gpt"]
+    assert len(sm) == 60 and len(gp) == 80
+    for r in sm.itertuples():
+        key = (r.pool, r.beta, r.seed, r.kind, r.step)
+        assert r.loo == pytest.approx(v[(*key, "kernel_krige")], abs=2e-6)
+        assert r.kernel == pytest.approx(v[(*key, "kernel")], abs=2e-6)
+    for r in gp.itertuples():
+        assert r.loo == pytest.approx(t[(r.seed, r.beta, r.step, "kernel_krige")], abs=2e-6)
+    assert (d.oracle <= d[["kernel", "loo", "marginal"]].min(axis=1) + 1e-6).all()   # per half, the grid's best
+
+    def met(g, name):
+        ok = g.better > g.floor
+        return int(((g[name] - g.floor <= 0.7 * (g.better - g.floor)) & ok).sum()), int(ok.sum())
+
+    assert met(sm, "loo") == (15, 48) and met(gp, "loo") == (14, 80)
+    assert (f"meets the target at {met(sm, 'marginal')[0]} of 48 SmolLM2 and {met(gp, 'marginal')[0]} of 80 "
+            f"small-GPT run x points (leave-one-out: {met(sm, 'loo')[0]} and {met(gp, 'loo')[0]})") in section
+    late = gp[gp.step >= 160]
+    assert (f"steps 160-800: mean MAE {late.marginal.mean():.4f} against the kernel's {late.kernel.mean():.4f}"
+            in section)
+    assert (f"does no better: {met(sm, 'average')[0]} of 48 and {met(gp, 'average')[0]} of 80, "
+            f"{late.average.mean():.4f} late") in section
+    assert met(sm, "average")[0] <= met(sm, "loo")[0] and met(gp, "average")[0] <= met(gp, "marginal")[0]
+    assert f"meets it at {met(sm, 'oracle')[0]} of 48 and {met(gp, 'oracle')[0]} of 80" in section
+    floor = pd.read_csv(RES / "predict_seed_floor.csv")
+    s = floor[(floor.scope == "run") & (floor.study == "smollm2")]
+    shift_oracle = int(s.loc[s.better_baseline > s.floor, "meets_oracle_loo_shift"].sum())
+    assert met(sm, "oracle")[0] > shift_oracle and f"with a shift on SmolLM2 ({shift_oracle} of 48)" in section
+    assert (f"(SmolLM2: {met(sm, 'kernel')[0]} with `kernel`, {met(sm, 'loo')[0]} with the leave-one-out rule, at "
+            f"most {met(sm, 'oracle')[0]} with any choice)") in section
+    assert (f"the oracle is below the kernel ({late.oracle.mean():.4f} against {late.kernel.mean():.4f}) where both "
+            f"rules are above it" in section)
+    assert late.oracle.mean() < late.kernel.mean() < min(late.loo.mean(), late.marginal.mean())
