@@ -7,8 +7,9 @@ source and transcription checks in each README):
   the objective as verl overrides (``recipe.sh``: GRPO, G = 8, ``low_var_kl`` loss 1e-4, entropy 1e-3);
 * ``qwen3_06b_grpo_gsm8k_train256``: a Qwen3-0.6B SFT policy -> TRL GRPO on 256 GSM8K training problems, 32 samples
   before and 16 after; the objective as TRL ``GRPOConfig`` fields (``recipe.yaml``: G = 16, ``beta = 0``, DAPO loss).
-  ``beta = 0`` has no stationary policy, so the library refuses it: the flows are integrated with ``beta = 1e-6``
-  (``BETA_ZERO_STANDIN``) and ``diagnostics.json`` records how much a tenfold larger stand-in moves the predictions.
+  ``beta = 0`` is the unregularised objective: no stationary policy (the stationary column is the flow's limit),
+  the flows integrated at ``beta = 0`` itself; ``diagnostics.json`` records how far the flows at a small stand-in
+  ``beta = 1e-6`` (``BETA_STANDIN``) are from them.
 
 1. ``predict(base, framework=..., config=recipe, measured=after, holdout=0.5, seed=0)`` -- what
    ``grpo-theory predict BASE --framework FRAMEWORK RECIPE --measured AFTER --holdout 0.5`` prints: the table of
@@ -62,8 +63,8 @@ from grpo_theory.predict.scoring import score_table
 ROOT = Path(__file__).resolve().parents[1]
 PUBLISHED = ROOT / "docs" / "results" / "published"
 DIR = PUBLISHED / "simplerl_zoo_qwen25_7b_math500"
-#: ``beta`` used where a recipe states ``beta = 0`` (no stationary policy, refused by the library).
-BETA_ZERO_STANDIN = 1e-6
+#: A small ``beta`` whose flows ``diagnostics.json`` compares with a recipe's ``beta = 0``.
+BETA_STANDIN = 1e-6
 SEEDS = range(int(__import__("os").environ.get("H42B_SEEDS", 20)))
 BINS = [0.0, 1e-9, 0.05, 0.2, 0.4, 0.6, 0.8, 0.95, 1 - 1e-9, 1.0 + 1e-9]
 BIN_LABELS = ["0", "(0, 0.05)", "[0.05, 0.2)", "[0.2, 0.4)", "[0.4, 0.6)", "[0.6, 0.8)", "[0.8, 0.95)", "[0.95, 1)",
@@ -213,9 +214,8 @@ def main() -> None:
     diag = dict(
         problems=int(c.size), samples_per_problem=int(n[0]),
         **({} if np.all(m == n) else dict(samples_per_problem_after=int(m[0]))),
-        **({} if beta_recipe is None else dict(beta_recipe=beta_recipe, beta_used=BETA_ZERO_STANDIN,
-                                                beta_standin_max_abs_change=_standin_sensitivity(base, framework,
-                                                                                                 config, after))),
+        **({} if beta_recipe is None else dict(beta_recipe=beta_recipe, beta_used=float(obj.beta),
+                                                standin=_standin_sensitivity(base, framework, config, after))),
         worse_raw=int(worse_raw.sum()), better_raw=int((k > c * (m / n)).sum()),
         worse_significant=int(worse_sig.sum()),
         better_significant=int(sum(fisher_exact([[k[i], m[i] - k[i]], [c[i], n[i] - c[i]]],
@@ -265,8 +265,8 @@ def main() -> None:
 
 def _recipe(folder):
     """``(framework, config, beta_recipe)``: the folder's verl overrides (``recipe.sh``) or TRL fields
-    (``recipe.yaml``, as a dict); ``beta_recipe`` is 0.0 where the recipe's ``beta = 0`` was replaced by
-    :data:`BETA_ZERO_STANDIN`, else None."""
+    (``recipe.yaml``, as a dict); ``beta_recipe`` is 0.0 where the recipe states ``beta = 0`` (read as it is: the
+    unregularised objective), else None."""
     if (folder / "recipe.sh").exists():
         return "verl", folder / "recipe.sh", None
     import yaml
@@ -274,21 +274,26 @@ def _recipe(folder):
     config = yaml.safe_load((folder / "recipe.yaml").read_text())
     if float(config.get("beta", 1.0)) != 0.0:
         return "trl", config, None
-    print(f"recipe beta = 0 (no stationary policy): the flows use beta = {BETA_ZERO_STANDIN:g}", flush=True)
-    return "trl", {**config, "beta": BETA_ZERO_STANDIN}, 0.0
+    print("recipe beta = 0: the unregularised objective (no stationary policy; finite-time predictions)", flush=True)
+    return "trl", config, 0.0
 
 
 def _standin_sensitivity(base, framework, config, after):
-    """Largest change of any flow prediction (seed-0 split) when the ``beta = 0`` stand-in is ten times larger."""
+    """How far the flows at the stand-in ``beta = 1e-6`` are from those at the recipe's ``beta = 0`` (seed-0
+    split): the largest change of any prediction, and of each model's held-out MAE."""
     from grpo_theory.predict.core import objective_for
 
-    out = {}
-    for beta in (BETA_ZERO_STANDIN, 10 * BETA_ZERO_STANDIN):
+    tables, scores = {}, {}
+    for beta in (0.0, BETA_STANDIN):
         obj = objective_for(framework=framework, config={**config, "beta": beta})[0]
-        out[beta] = predict_finite(base, obj, after, holdout=0.5, seed=0).table
-    lo, hi = out.values()
-    return {col: float(np.max(np.abs(np.asarray(hi[col], float) - np.asarray(lo[col], float))))
-            for col in ("pred_tabular", "pred_coupled", "pred_finite")}
+        fin = predict_finite(base, obj, after, holdout=0.5, seed=0)
+        tables[beta], scores[beta] = fin.table, fin.scores.set_index("model").mae
+    zero, small = tables.values()
+    return dict(beta=BETA_STANDIN,
+                max_abs_change={col: float(np.max(np.abs(np.asarray(small[col], float) - np.asarray(zero[col], float))))
+                                for col in ("pred_tabular", "pred_coupled", "pred_finite")},
+                heldout_mae_change={m_: float(scores[BETA_STANDIN][m_] - scores[0.0][m_])
+                                    for m_ in ("tabular", "coupled")})
 
 
 def _fit_on_kept(base, obj, after, held, seed):

@@ -327,6 +327,9 @@ def test_sensitivity_table_and_its_statements(section):
     late = gp[gp.step >= 160]
     assert (f"steps 160-800: mean MAE {late.marginal.mean():.4f} against the kernel's {late.kernel.mean():.4f}"
             in section)
+    assert (f"does no better: {met(sm, 'average')[0]} of 48 and {met(gp, 'average')[0]} of 80, "
+            f"{late.average.mean():.4f} late") in section
+    assert met(sm, "average")[0] <= met(sm, "loo")[0] and met(gp, "average")[0] <= met(gp, "marginal")[0]
     assert f"meets it at {met(sm, 'oracle')[0]} of 48 and {met(gp, 'oracle')[0]} of 80" in section
     floor = pd.read_csv(RES / "predict_seed_floor.csv")
     s = floor[(floor.scope == "run") & (floor.study == "smollm2")]
