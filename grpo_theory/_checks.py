@@ -100,10 +100,10 @@ def num(low=None, high=None, *, low_open=False, high_open=False, integer=False, 
 
 
 def arr(low=None, high=None, *, low_open=False, high_open=False, integer=False, finite=True, ndim=None,
-        nonempty=True, none=False, increasing=False):
+        nonempty=True, none=False, increasing=False, distinct=False):
     """An array of numbers (a number where ``ndim`` allows 0): every entry checked as :func:`num` does, with
-    ``ndim`` dimensions (an int or a tuple of allowed ones), at least one entry unless ``nonempty=False``, and
-    strictly increasing entries where ``increasing``."""
+    ``ndim`` dimensions (an int or a tuple of allowed ones), at least one entry unless ``nonempty=False``,
+    strictly increasing entries where ``increasing``, and no value twice where ``distinct``."""
     def check(name, value):
         if value is None and none:
             return
@@ -117,6 +117,11 @@ def arr(low=None, high=None, *, low_open=False, high_open=False, integer=False, 
             i = int(np.flatnonzero(~(np.diff(a.ravel()) > 0))[0])
             raise InvalidInputError(f"{name} must be strictly increasing, got {name}[{i}] = {a.ravel()[i]:g} then "
                                     f"{name}[{i + 1}] = {a.ravel()[i + 1]:g}: {_shown(value)}")
+        values, counts = np.unique(a, return_counts=True) if distinct else (a, np.ones(1))
+        if np.any(counts > 1):
+            twice = float(values[counts > 1][0])
+            raise InvalidInputError(f"{name} must be distinct values, got {twice:g} {int(counts.max())} times: "
+                                    f"{_shown(value)}; give each value once")
     return check
 
 

@@ -23,9 +23,9 @@ import numpy as np
 
 from .errors import InvalidInputError
 
-__all__ = ["plain", "check_fields", "number", "float_array", "integer", "read_text", "load_json", "check_structure",
-           "unique_keys", "as_double", "longdouble_losses", "json_value", "csv_records", "text_number",
-           "text_float", "rounding_problem", "read_bytes",
+__all__ = ["plain", "check_fields", "number", "float_array", "integer", "read_text", "check_structure",
+           "as_double", "longdouble_losses", "csv_records", "text_number",
+           "text_float", "rounding_problem", "read_bytes", "BEYOND_DOUBLE",
            "numeric_entries", "broadcastable", "unwrap_scalar", "probability_tolerance", "MAX_EXACT_GROUP",
            "MAX_CONFIG_BYTES", "MAX_DATA_BYTES", "MAX_DEPTH", "MAX_ITEMS"]
 
@@ -151,6 +151,17 @@ def float_array(name: str, value, *, low: float | None = None, high: float | Non
         shown = repr(value) if np.ndim(value) == 0 else plain(value)
         raise InvalidInputError(f"{name} must be a number or an array of numbers, got {shown} (NumPy times, "
                                 "not numbers)")
+    try:
+        complex_given = np.iscomplexobj(value)
+    except (TypeError, ValueError):             # ragged or odd input: the conversion below names it
+        complex_given = False
+    if complex_given:                           # NumPy would drop the imaginary part with only a warning
+        flat = np.asarray(value).ravel()
+        odd = np.flatnonzero(np.imag(flat) != 0)
+        first = complex(flat[odd[0] if odd.size else 0])
+        among = f" (among {flat.size} values)" if flat.size > 1 else ""
+        raise InvalidInputError(f"{name} must be real numbers, got the complex number {first!r}{among}; give the "
+                                "real part if that is what is meant")
     numeric_entries(name, value)
     try:
         with np.errstate(over="ignore"):         # a longdouble beyond a double: longdouble_losses names it
@@ -375,64 +386,6 @@ def check_structure(obj, source: str, *, max_depth: int = MAX_DEPTH, max_items: 
     return obj
 
 
-class _DuplicateKey(ValueError):
-    pass
-
-
-def unique_keys(pairs) -> dict:
-    """A JSON object (``object_pairs_hook``) whose keys appear once: ``{"n": 10, "n": 5}`` is refused, where
-    ``json`` would keep the last silently."""
-    out = {}
-    for k, v in pairs:
-        if k in out:
-            raise _DuplicateKey(k)
-        out[k] = v
-    return out
-
-
-class _BadNumber(ValueError):
-    pass
-
-
-def _json_float(text: str) -> float:
-    """A JSON number with a fraction or exponent, as :func:`rounding_problem` allows it."""
-    value = float(text)
-    why = rounding_problem(text, value)
-    if why:
-        raise _BadNumber(text, why)
-    return value
-
-
-def _json_int(text: str) -> int:
-    """A JSON integer; one of more than 4,300 digits (beyond any double, and beyond Python's conversion limit)
-    is refused by name."""
-    if len(text.lstrip("-")) > 309:
-        raise _BadNumber(f"{text[:20]}... ({len(text.lstrip('-')):,} digits)", _BEYOND)
-    return int(text)
-
-
-def json_value(text: str, source: str):
-    """``text`` parsed as JSON: a parse error, a key given twice in one object, or nesting too deep for the
-    parser is an InvalidInputError naming ``source``."""
-    import json
-
-    try:
-        return json.loads(text, object_pairs_hook=unique_keys, parse_float=_json_float, parse_int=_json_int)
-    except _DuplicateKey as exc:
-        raise InvalidInputError(f"{source}: the key {exc.args[0]!r} appears twice in one object") from None
-    except _BadNumber as exc:
-        raise InvalidInputError(f"{source}: the number {exc.args[0][:40]} {exc.args[1]}") from None
-    except json.JSONDecodeError as exc:
-        raise InvalidInputError(f"{source} is not valid JSON: {exc}") from None
-    except RecursionError:
-        raise InvalidInputError(f"{source} is nested deeper than {MAX_DEPTH} levels; expected a few") from None
-
-
-def load_json(text: str, source: str, *, max_depth: int = MAX_DEPTH):
-    """``text`` parsed as JSON (:func:`json_value`), its nesting checked (:func:`check_structure`)."""
-    return check_structure(json_value(text, source), source, max_depth=max_depth)
-
-
 def rounding_problem(text: str, value: float) -> str | None:
     """Why the number written as ``text`` is not the double ``value = float(text)`` stands for, or None: a
     nonzero number below the smallest double (``1e-400`` reads as 0) or a finite one beyond the largest
@@ -444,11 +397,12 @@ def rounding_problem(text: str, value: float) -> str | None:
             return "is below the smallest positive double (5e-324) and would be read as 0; write 0, or a number " \
                    "a double holds"
     elif math.isinf(value) and "inf" not in text.lower():
-        return _BEYOND
+        return BEYOND_DOUBLE
     return None
 
 
-_BEYOND = "is beyond the largest double (1.8e308); expected a number of size at most 1.8e308"
+#: The words for a finite number written beyond the largest double (it would read as inf).
+BEYOND_DOUBLE = "is beyond the largest double (1.8e308); expected a number of size at most 1.8e308"
 
 
 def text_float(text: str, what: str) -> float | None:

@@ -341,8 +341,9 @@ def _load_kernel(path_text: str):
         raise InvalidInputError(f"--kernel {path_text!r} is not a readable .npy array ({exc}); {expected}") from None
     if magic == b"\x93NUMPY":
         # the file is named here: the kernel's own check further on knows it only as K
-        if K.dtype.kind not in "biuf" or not np.all(np.isfinite(K)):
-            bad = "non-numeric" if K.dtype.kind not in "biuf" else "non-finite"
+        if K.dtype.kind not in "iuf" or not np.all(np.isfinite(K)):
+            bad = {"b": "boolean (True/False, not numbers)"}.get(K.dtype.kind, "non-numeric") \
+                if K.dtype.kind not in "iuf" else "non-finite"
             raise InvalidInputError(f"--kernel {path_text!r} has {bad} entries; {expected} of finite numbers")
         if K.ndim != 2:
             raise InvalidInputError(f"--kernel {path_text!r} holds an array of shape {K.shape}; {expected}")

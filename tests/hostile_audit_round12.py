@@ -71,6 +71,8 @@ HARNESS_MISTAKES: dict[str, str] = {
     "predict --measured --holdout 1e-9 (none held out)": _DASHES,
     "predict --measured --holdout 0.95 (7 of 8 held out)": _DASHES,
     "predict --measured --holdout 0.3 with 2 measured prompts": _DASHES,
+    # after the fixes (the first run's message showed holdout=1, a value not given: a library finding then)
+    "predict --measured --holdout 0.9999999 (all but nothing left to fit)": _DASHES,
     "explain --framework trl a TRL JSON config with num_generations true":
         "names num_generations and the value (JSON's true shown as True) and what is expected (an int)",
     "validate --study smollm2 --steps 9 (below its 10)":

@@ -60,8 +60,8 @@ def test_predict_beta_and_seed_are_checked_by_the_parser(tmp_path):
 @pytest.mark.parametrize("name, body, where", [
     ("r.csv", "prompt_id,reward\na,1e-400\na,0\n", "line 2: reward = 1e-400"),
     ("c.csv", "prompt_id,count_1e-400,count_1\na,3,5\n", "column 'count_1e-400'"),
-    ("r.jsonl", '{"prompt_id": "a", "reward": 1e-400}\n', "line 1: the number 1e-400"),
-    ("h.jsonl", '{"prompt_id": "a", "reward": 1e999}\n', "line 1: the number 1e999"),
+    ("r.jsonl", '{"prompt_id": "a", "reward": 1e-400}\n', "line 1: reward = 1e-400"),
+    ("h.jsonl", '{"prompt_id": "a", "reward": 1e999}\n', "line 1: reward = 1e999"),
 ])
 def test_samples_files_refuse_numbers_a_double_cannot_hold(tmp_path, name, body, where):
     (tmp_path / name).write_text(body)

@@ -29,7 +29,8 @@ import numpy as np
 from .. import kl
 from .._checks import checked, instance, registered, text
 from .._io import read_yaml
-from .._validate import load_json, plain, read_text
+from .._json import load_json
+from .._validate import plain, read_text
 from .cmdline import looks_like_command, script_tokens
 from ..errors import NoStationaryPolicy, TheoryWarning
 from ..problem import InvalidInputError, Objective, Question, require_regularised

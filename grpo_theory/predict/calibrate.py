@@ -254,8 +254,7 @@ def fit_flow(field: PromptField, index, k, m, *, rhos=None, kernel=None, times=N
         model = "kernel"
     else:
         grid = np.round(np.linspace(0, 1, 11), 10) if rhos is None else np.asarray(rhos, dtype=float).reshape(-1)
-        if grid.size == 0 or np.any(~np.isfinite(grid)) or np.any((grid < 0) | (grid > 1)):
-            raise InvalidInputError(f"rhos must lie in [0, 1], got {grid.tolist()}")
+        arr(0, 1, ndim=1, distinct=True)("rhos", grid)           # in [0, 1], each value once
 
         solve = _rho_solver(field, z0)
         model = "coupled" if grid.size > 1 else ("tabular" if grid[0] == 0 else f"rho={grid[0]:g}")
@@ -409,6 +408,7 @@ def fit_flows(field: PromptField, index, k, m, *, rhos=None, times=None, z0=None
     grid = np.round(np.linspace(0, 1, 11), 10) if rhos is None else np.asarray(rhos, dtype=float).reshape(-1)
     if grid.size < 2 or np.any(~np.isfinite(grid)) or np.any((grid < 0) | (grid > 1)) or not np.any(grid == 0):
         raise InvalidInputError(f"rhos must lie in [0, 1], hold 0 and at least one other value, got {grid.tolist()}")
+    arr(0, 1, ndim=1, distinct=True)("rhos", grid)
 
     solve = _rho_solver(field, z0)
     ell, paths = _surface(solve, grid, times, index, k, m, N, start_sd)

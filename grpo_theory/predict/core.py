@@ -301,7 +301,7 @@ def _temperature_check(sample_temperature, train_temperature) -> dict:
 
 
 @checked(samples=samples_source, framework=text(none=True), interval=one_of(*INTERVALS),
-         measured=optional(samples_source), rhos=arr(0, 1, ndim=1, none=True))
+         measured=optional(samples_source), rhos=arr(0, 1, ndim=1, none=True, distinct=True))
 def predict(samples, obj=None, *, framework: str | None = None, config=None, k: Sequence[int] = (1, 8),
             level: float = 0.95, interval: str = "jeffreys", clock: float | None = None,
             fit: tuple | None = None, steps: Sequence[float] | None = None, slow_tol: float = 0.01,

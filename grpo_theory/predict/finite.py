@@ -228,7 +228,7 @@ def predict_finite(samples: SampleTable, obj: Objective, after: SampleTable | No
             rng = np.random.default_rng(seed)
             n_out = int(round(holdout * idx.size))
             if n_out < 2 or idx.size - n_out < 2:
-                raise InvalidInputError(f"holdout={holdout:g} of {idx.size} measured prompts leaves {n_out} held out "
+                raise InvalidInputError(f"holdout={float(holdout)!r} of {idx.size} measured prompts leaves {n_out} held out "
                                         f"and {idx.size - n_out} to fit; need at least 2 each")
             perm = rng.permutation(idx.size)
             out, keep = perm[:n_out], perm[n_out:]

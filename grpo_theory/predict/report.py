@@ -247,7 +247,10 @@ def _row(flows, p) -> np.ndarray:
 def _write_all(pr, out: Path, *, plots: bool, tradeoff) -> dict:
     """Every file of the prediction into ``out``; ``{kind: file name}``."""
     names = {"csv": "predictions.csv", "summary": "summary.json"}
-    pr.table.to_csv(out / "predictions.csv", index=False, float_format="%.8g")
+    table = pr.table.copy()
+    floats = table.select_dtypes("float").columns
+    table[floats] = table[floats] + 0.0          # -0.0 (an open interval end at 0) is written as 0, not '-0'
+    table.to_csv(out / "predictions.csv", index=False, float_format="%.8g")
     summary = dict(pr.summary)
     summary["pass_at_k_curve"] = pr.curves().to_dict(orient="records")
     summary["columns"] = dict(pred_lo_pred_hi="p_ref's sampling interval carried through the stationary map "

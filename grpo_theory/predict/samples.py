@@ -23,7 +23,8 @@ from pathlib import Path
 import numpy as np
 
 from .._checks import POSITIVE_COUNT, arr, checked, optional, text
-from .._validate import MAX_DATA_BYTES, csv_records, float_array, json_value, plain, read_text, text_float, text_number
+from .._json import json_value
+from .._validate import MAX_DATA_BYTES, csv_records, float_array, plain, read_text, text_float, text_number
 from ..errors import InvalidInputError, TheoryWarning
 
 __all__ = ["SampleTable", "read_samples", "samples_from_counts", "PredictWarning", "check_counts"]
