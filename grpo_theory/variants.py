@@ -17,9 +17,9 @@ The rest of the package asks the entry (``obj.regime_variant.is_note_penalty``,
 ``obj.advantage_variant.bound(span, obj)``) and never compares an ``Objective`` field with a string;
 ``tests/test_variants.py`` greps the package for such comparisons.
 
-Hooks are callables or ``"module:function"`` strings resolved on first use: the torch forms (the package
-imports torch only in :mod:`grpo_theory.training`) and the group advantage's engine (in
-:mod:`grpo_theory.preference`, above this module) are named that way; a user's entry passes functions.
+Hooks are callables or ``"module:function"`` strings resolved on first use: the torch forms (the package imports
+torch only in :mod:`grpo_theory.training`) and the group advantage's engine (in :mod:`grpo_theory.preference`,
+above this module) are named that way; a user's entry passes functions.
 
 Adding an advantage estimator
 -----------------------------
@@ -44,7 +44,7 @@ from __future__ import annotations
 import importlib
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
@@ -73,9 +73,8 @@ def _resolve(hook):
 
 @dataclass(frozen=True, kw_only=True)
 class Variant:
-    """What every entry holds: its name (the ``Objective`` field's value), a one-line description and its
-    names in the trainers (``{"trl": (...), "verl": (...), "openrlhf": (...)}``; empty where a trainer has
-    none)."""
+    """What every entry holds: its name (the ``Objective`` field's value), a one-line description and its names
+    in the trainers (``{"trl": (...), "verl": (...), "openrlhf": (...)}``; empty where a trainer has none)."""
 
     name: str
     description: str
@@ -97,8 +96,11 @@ class Variant:
         Raises
         ------
         InvalidInputError
-            Where the entry has none (e.g. a user's estimator registered without a torch form).
+            Where ``attribute`` names no hook of the entry or the entry has none (a user's entry without a torch form).
         """
+        hooks = [f.name for f in fields(self) if "Callable" in str(f.type)]
+        if attribute not in hooks:     # a typo or a non-hook field is named, not met with AttributeError
+            raise InvalidInputError(f"{type(self).__name__} has no hook {attribute!r}; its hooks: {', '.join(hooks)}")
         value = getattr(self, attribute)
         if value is None:
             raise InvalidInputError(f"{type(self).__name__} {self.name!r} has no {attribute}; register it with one")
@@ -121,8 +123,7 @@ class AdvantageEstimator(Variant):
         ``obj -> bool``: the advantage is divided by a std with no epsilon, so with the KL in the reward the
         drift stays O(1) arbitrarily close to a tie of shaped rewards and jumps there.
     torch_advantages : callable or str
-        ``(rewards, obj) -> A``: the sampled advantages of ``rewards`` (n_q, groups, G) as the trainer forms
-        them (torch, imported by the hook only).
+        ``(rewards, obj) -> A``: the trainer's sampled advantages of ``rewards`` (n_q, groups, G), in torch (lazy).
     sampled : callable, str or None
         ``(r, obj) -> A``: the advantages of sampled groups' rewards ``r`` (..., G) -> (..., G) in numpy, each
         group's from its own rewards (Monte Carlo: ``monte_carlo.sampled_advantages``); None where one group
@@ -140,8 +141,7 @@ class AdvantageEstimator(Variant):
         The advantage it forms, in words (``grpo-theory explain``); None: the normalisation's formula where
         ``uses_normalization``, else ``description``.
     equivalence : callable or None
-        ``(G, beta) -> str``: a sentence relating its stationary points to another variant's (the config
-        readers pass it on as a warning), or None.
+        ``(G, beta) -> str``: a sentence relating its stationary points to another variant's (readers warn with it).
     """
 
     expectations: Callable | str

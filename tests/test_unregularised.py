@@ -79,6 +79,7 @@ def _queries():
         "Response": lambda: Response(o),
         "zero_limit": lambda: zero_limit(o),
         "sweep Case": lambda: Case("k", q2, o),
+        "may_collapse": lambda: solvers.collapse.may_collapse(o),
         "binary_pairwise": lambda: closed_form.binary_pairwise(0.3, 0.0),
         "binary_large_group": lambda: closed_form.binary_large_group([0.3, 0.5], [0.5, 0.0]),
         "binary_pairwise_direct": lambda: closed_form.binary_pairwise_direct(0.3, 0),

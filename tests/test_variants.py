@@ -395,3 +395,19 @@ def test_an_entry_without_a_torch_form_says_so():
             obj.advantage_variant.hook("torch_advantages")
     finally:
         variants.unregister("advantage", "toy_bare")
+
+
+def test_hook_of_a_name_that_is_no_hook_is_a_clear_error():
+    """``hook`` of a misspelt or non-hook field names it and the entry's hooks (was Python's AttributeError, or an
+    attempt to import the entry's name as a module)."""
+    from grpo_theory import variants
+    from grpo_theory.errors import InvalidInputError
+
+    entry = variants.lookup("advantage", "group")
+    for bad in ("nonexistent", "name", "description", 3):
+        with pytest.raises(InvalidInputError, match=f"no hook {bad!r}; its hooks: expectations, bound"):
+            entry.hook(bad)
+    assert callable(entry.hook("expectations"))
+    kl = variants.lookup("kl_estimator", "k3")
+    with pytest.raises(InvalidInputError, match="KLEstimator has no hook 'expectations'; its hooks: value, slope"):
+        kl.hook("expectations")

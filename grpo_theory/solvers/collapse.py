@@ -14,7 +14,7 @@ from .._checks import OBJECTIVE, QUESTION, checked
 from .. import kl
 from ..errors import InvalidInputError
 from ..preference import max_abs_advantage
-from ..problem import Objective, Question, as_objective, as_question
+from ..problem import STATIONARY_OBJECTIVE, Objective, Question, as_objective, as_question
 from .classes import ClassProblem
 
 __all__ = ["clamp_critical_beta", "may_collapse", "unbounded_preference"]
@@ -77,7 +77,7 @@ def clamp_critical_beta(q: Question, obj: Objective) -> float:
         return float(np.float64(P[0] - P[1]) / np.float64(c[0] - c[1]))   # no beta stops it, beta_c = inf
 
 
-@checked(obj=OBJECTIVE)
+@checked(obj=STATIONARY_OBJECTIVE)
 def may_collapse(obj: Objective) -> bool:
     """Whether the flow can run into a vertex, so that the scan's ends may hold limit points: the direct
     penalty where ``|P_G|`` is unbounded, and every estimator or placement other than the note's two
@@ -89,7 +89,8 @@ def may_collapse(obj: Objective) -> bool:
     Parameters
     ----------
     obj : Objective
-        The objective.
+        The objective, regularised (an unregularised one, with no stationary point to scan for, is refused with
+        :class:`~grpo_theory.NoStationaryPolicy`).
     """
     if obj.beta == 0:
         return obj.filter_ties or not math.isfinite(max_abs_advantage(1.0, obj))
