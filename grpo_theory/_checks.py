@@ -34,8 +34,8 @@ from ._validate import float_array, numeric_entries, plain
 from .errors import InvalidInputError
 
 __all__ = ["checked", "num", "arr", "numbers", "ndarray", "indices", "whole", "text", "texts", "one_of", "instance",
-           "registered", "register_class", "mapping", "dataframe", "items", "flag", "function", "optional",
-           "seed_or_generator", "index_below", "levels_and_weights", "broadcasts_to", "has_columns", "at_most",
+           "registered", "register_class", "is_instance", "mapping", "dataframe", "items", "flag", "function",
+           "optional", "seed_or_generator", "index_below", "levels_and_weights", "broadcasts_to", "has_columns", "at_most",
            "OBJECTIVE", "QUESTION", "MAX_STEPS", "COUNT", "POSITIVE_COUNT", "SEED"]
 
 #: Largest number of steps, grid points, samples or starts an entry point takes: each costs at least a
@@ -224,6 +224,11 @@ def register_class(cls):
     return cls
 
 
+def is_instance(value, class_name: str) -> bool:
+    """Whether ``value`` is an instance of the class registered as ``class_name`` (:func:`register_class`)."""
+    return isinstance(value, _CLASSES[class_name])
+
+
 def registered(class_name: str, hint: str = "", *, none=False):
     """An instance of the class registered as ``class_name`` (:func:`register_class`)."""
     article = "an" if class_name[0] in "AEIOU" else "a"
@@ -231,7 +236,7 @@ def registered(class_name: str, hint: str = "", *, none=False):
     def check(name, value):
         if value is None and none:
             return
-        if not isinstance(value, _CLASSES[class_name]):
+        if not is_instance(value, class_name):
             raise InvalidInputError(f"{name} must be {article} {class_name}, got {_shown(value)}{hint}")
     return check
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import _CLASSES, OBJECTIVE, checked, text
+from ._checks import OBJECTIVE, checked, is_instance, text
 from ._validate import float_array
 from .errors import NoStationaryPolicy
 
@@ -60,7 +60,7 @@ def require_regularised(obj, query: str = "obj") -> None:
     ...     print(str(exc)[:76])
     stationary_policy: the objective reverse/scale, G=2, beta=0 is unregularised
     """
-    if isinstance(obj, _CLASSES["Objective"]):
+    if is_instance(obj, "Objective"):
         if not obj.regularised:
             raise NoStationaryPolicy(f"{query}: the objective {obj.describe()} is unregularised: {UNREGULARISED}")
         return
