@@ -35,8 +35,8 @@ from .errors import InvalidInputError
 
 __all__ = ["checked", "num", "arr", "numbers", "ndarray", "indices", "whole", "text", "texts", "one_of", "instance",
            "registered", "register_class", "is_instance", "mapping", "dataframe", "items", "flag", "function",
-           "optional", "seed_or_generator", "index_below", "levels_and_weights", "broadcasts_to", "has_columns", "at_most",
-           "OBJECTIVE", "QUESTION", "MAX_STEPS", "COUNT", "POSITIVE_COUNT", "SEED"]
+           "optional", "seed_or_generator", "index_below", "levels_and_weights", "broadcasts_to", "has_columns",
+           "at_most", "OBJECTIVE", "QUESTION", "MAX_STEPS", "COUNT", "POSITIVE_COUNT", "SEED"]
 
 #: Largest number of steps, grid points, samples or starts an entry point takes: each costs at least a
 #: microsecond and most tens of them: 10^7 of them take minutes, more would take hours.
