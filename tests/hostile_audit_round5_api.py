@@ -186,7 +186,9 @@ def numeric_type_cases() -> list[dict]:
 
     grp = "negative zero"
     out += [
-        _c(grp, "beta=-0.0", lambda: _o(beta=-0.0), "error", ["beta", "0"]),
+        # beta = -0.0 is beta = 0: the unregularised objective (beta stored as +0.0), which stationary queries refuse
+        _c(grp, "beta=-0.0", lambda: _o(beta=-0.0), "ok",
+           check=lambda tmp, res: str(res["value"].beta) == "0.0" and not res["value"].regularised),
         _c(grp, "std_eps=-0.0 (== 0)", lambda: g.stationary_policy(_q(), _o(std_eps=-0.0)), "ok",
            check=_stat_ok([0.3, 0.7], [1, 0], 0.5, 2)),
         _c(grp, "entropy_coef=-0.0 (== 0)", lambda: g.stationary_policy(_q(), _o(entropy_coef=-0.0)), "ok",

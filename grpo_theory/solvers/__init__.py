@@ -4,7 +4,7 @@ Bottom first: :mod:`.results` (the plain result containers), :mod:`.common` (the
 root polishing, the stability verdict, dedupe), the two problems :mod:`.classes` (a question pooled
 into classes of outputs with the same reward law; :mod:`.collapse` says when its flow runs into a vertex)
 and :mod:`.tree` (token level on an answer tree),
-the baselines :mod:`.baselines` (RLHF's log pooling, NLHF's Nash equilibrium), the class solvers
+the baselines :mod:`.baselines` (RLHF, NLHF), the class solvers
 :mod:`.two_class` (exhaustive), :mod:`.two_class_batch` (many two-class problems at once),
 :mod:`.multi_class` and :mod:`.multi_class_batch` (many multi-class flows at once), the certified root
 isolation :mod:`.certify`,

@@ -82,15 +82,13 @@ def may_collapse(obj: Objective) -> bool:
     """Whether the flow can run into a vertex, so that the scan's ends may hold limit points: the direct
     penalty where ``|P_G|`` is unbounded, and every estimator or placement other than the note's two
     (a clamp or k1 as a loss leaves a bounded restoring force), and wherever ties are filtered. With ``beta = 0``
-    (the entropy bonus alone):
-    where the advantage is unbounded (it outgrows the bonus's ``c |log pi|``) or ties are filtered (near a
-    vertex almost every group ties, and its bonus is dropped).
+    (the entropy bonus alone): where the advantage is unbounded (it outgrows ``c |log pi|``) or ties are filtered
+    (near a vertex almost every group ties, and its bonus is dropped).
 
     Parameters
     ----------
     obj : Objective
-        The objective, regularised (an unregularised one, with no stationary point to scan for, is refused with
-        :class:`~grpo_theory.NoStationaryPolicy`).
+        The objective (regularised: else NoStationaryPolicy).
     """
     if obj.beta == 0:
         return obj.filter_ties or not math.isfinite(max_abs_advantage(1.0, obj))
@@ -108,9 +106,9 @@ def may_collapse(obj: Objective) -> bool:
 
 @checked(obj=OBJECTIVE)
 def unbounded_preference(obj: Objective) -> bool:
-    """``|P_G|`` unbounded near a vertex (then the direct penalty's flow can run into a vertex: a limit point,
-    not a root): ``G = inf``, scale normalisation, no epsilon; REINFORCE++ (whitened by the policy's own
-    reward std, for every ``G``); whatever else :func:`~grpo_theory.preference.max_abs_advantage` cannot bound.
+    """``|P_G|`` unbounded near a vertex (then the direct penalty's flow can run into a vertex, a limit point):
+    ``G = inf``, scale normalisation, no epsilon; REINFORCE++ (whitened by the policy's own reward std, at every
+    ``G``); whatever else :func:`~grpo_theory.preference.max_abs_advantage` cannot bound.
 
     Parameters
     ----------
