@@ -45,20 +45,73 @@ def all_cases() -> list[dict]:
 
 
 #: The first run's results that were the harness's mistakes, by input label: why (docs/reliability.md).
-HARNESS_MISTAKES: dict[str, str] = {}
+_BASINS = ("basins are documented for two-class questions; a question of 3 or 4 classes is refused first for that, "
+           "naming its class count (a true reason); the harness wanted 'unregularised'")
+_NOTE_ADV = ("the copy of 'group' keeps is_note_advantage=True, which tells the solvers to use the note's own sums: the "
+             "expectations hook is never called, and the result is Eq. 14's (0.71097722 at p = 0.3, beta = 0.5)")
+_BROADCAST = "a length-1 array broadcasts against the other argument (NumPy's rule; documented for binomial_interval)"
+HARNESS_MISTAKES: dict[str, str] = {
+    **{f"dynamics.basins pi_ref={pr} rewards={rw} Objective(beta={z})": _BASINS
+       for pr, rw in (("[0.2, 0.5, 0.3]", "[1.0, 0.0, 0.4]"), ("[0.25, 0.25, 0.25, 0.25]", "[0, 1, 2, 3]"))
+       for z in ("0", "0.0", "-0.0", "np.float32(0)", "np.int64(0)", "np.float64(-0.0)")},
+    **{f"closed_form.binary_entropy(0.3, 0.0, {c}) (entropy only)":
+       "binary_entropy documents beta > 0 (its beta: 'beta > 0'); the same objective is solved by stationary_policy"
+       for c in ("0.05", "0.5", "2.0")},
+    "script_tokens('python x a=$((__import__(\"os\").getpid()))', 's.sh'): kept as written":
+        "kept unevaluated, as documented; shlex drops the quotes as the shell does, so the token is "
+        "a=$((__import__(os).getpid())), not the harness's quoted form",
+    "register an advantage with name 'my group' (a space)": "no documented rule on an entry's name beyond a non-empty "
+                                                              "text; lookup finds it",
+    "a user advantage whose expectations are NaN: stationary_policy": _NOTE_ADV,
+    "a user advantage whose expectations raise ZeroDivisionError: stationary_policy": _NOTE_ADV,
+    "a user advantage with expectations 'no_such_module_xyz:fn': stationary_policy": _NOTE_ADV,
+    "intervals.pass_at_k(0.3, 1e20)": "1e20 is a whole number, accepted as k; 1 - 0.7^(1e20) = 1, as returned",
+    "intervals.binomial_interval([1, 2], [3])": _BROADCAST,
+    "conformal.jeffreys_logit([1, 2], [3])": _BROADCAST,
+    "calibrate.start_logits([5, 6], [1])": _BROADCAST,
+    "free_scoring.fit_shift([0.2, 0.3], [0.5])": _BROADCAST,
+    **{f"intervals.binomial_interval({c}, 20, level=0.9, method='wilson')":
+       "at c = 0 or c = n the interval is one-sided with the exact bound 1 - (1 - level)^(1/n) (the docstring's "
+       "example: 1 - 0.05^(1/100)); 1 - 0.1^(1/20) = 0.10875 and 0.1^(1/20) = 0.89125, as returned; the reference "
+       "used Wilson's one-sided formula" for c in ("0", "20")},
+    "conformal.calibration_split(1)": "names the rule (at least 2 measured prompts) and the value 1; the harness "
+                                      "wanted the word 'size'",
+    "free_prompts.choose_betas([0.3, 0.5], candidates=(1.0,))": "names the rule (at least two candidate betas) and "
+                                                                "the value (1.0,); the harness wanted 'candidates'",
+    "trl_stationary.newest_checkpoint(run with checkpoint-9, checkpoint-10, checkpoint-abc)":
+        "a checkpoint counts only with its trainer_state.json (the code's rule; the harness made empty folders); "
+        "the docstring does not say so",
+}
 
 #: The first run's library findings left open (not fixed in this round), by input label (docs/reliability.md).
-OPEN_FINDINGS: tuple[str, ...] = ()
+OPEN_FINDINGS: tuple[str, ...] = (
+    "check_set(None, ['a'], 's')", "check_set({'a': '1'}, None, 's')",
+    "intervals.unbiased_pass_at_k(5, 2, [1, 2]) (k a list)",
+    "predictions.study_questions([[0.3, 0.7], [0.5]], ...) ragged",
+    "trl_stationary.newest_checkpoint(None)", "trl_stationary.newest_checkpoint(5)",
+    "problem.require_regularised([]) (not an Objective nor numbers >= 0)", "argparse_flags(['--=1'], 's')",
+    "check_set({'a': '1'}, ['a'], None)", "register an advantage with expectations=None",
+    "register an advantage with bound='not callable'", "register(mine, replace='yes')",
+    "note_penalty('my_regime') while registered (not one of the note's two)", "intervals.unbiased_pass_at_k([], [], 1)",
+    "samples.check_counts([0, 0], [1, 1], [2, 2], 3) (index twice)",
+    "free_prompts.select_prompts([1, 2], n=10, n_keep=1, p_range=(0, 1))",
+    "unregister('advantage', 'group') (a built-in entry)", "unregister('regime', 'reverse') (a built-in entry)",
+    "hydra_overrides(['a.b=1', '~a.b'], 's')", "coupled.time_grid(t_max=1.0, n=1, t_min=1.0)",
+    "conformal.conformal_offsets(p_pred=[0.5], k=[1, 2], m=[4, 4])",
+    "coupled.shift_stationary(PromptField(Objective(beta=0), [0.2, 0.5]))",
+    "free_prompts.select_prompts([1, 2], n=10, n_keep=1, p_range=(0.9, 0.1))",
+    "predictions.study_questions([[0.0, 0.0]], [[1, 0]])",
+)
 
 
 def triage_of(case: dict) -> str:
-    """``harness: why`` for :data:`HARNESS_MISTAKES`, else ``library`` (clean and correct rows: empty)."""
+    """A row's triage: its reason from :data:`HARNESS_MISTAKES` (``harness: why``), ``library`` for any other row that
+    is neither clean nor correct (the open ones are :data:`OPEN_FINDINGS`), empty for a clean or correct one."""
     return fresh.triage(case, HARNESS_MISTAKES)
 
 
 def main(argv=None):
-    """The audit's command line (module doc); each row not clean or correct is triaged by :data:`HARNESS_MISTAKES`
-    (``harness: why``) or called ``library``."""
+    """Run the round with the command line's options (module doc) and return the classes' counts."""
     return fresh.round_main(all_cases(), r10.classify_case, triage_of, argv)
 
 
