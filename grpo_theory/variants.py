@@ -23,9 +23,9 @@ above this module) are named that way; a user's entry passes functions.
 
 Adding an advantage estimator
 -----------------------------
-Build an :class:`AdvantageEstimator` and :func:`register` it; ``Objective(advantage=name)`` then validates,
-the engine computes its stationary points and the trainer samples it. The exact expectation is usually an
-enumeration over the count vectors of the other ``G - 1`` rewards: give the per-count table to
+Build an :class:`AdvantageEstimator` and :func:`register` it; ``Objective(advantage=name)`` then validates, the engine
+computes its stationary points and the trainer samples it. The exact expectation is usually an enumeration over the
+count vectors of the other ``G - 1`` rewards: give the per-count table to
 :func:`grpo_theory.advantage_enumeration.enumerated_expectations` (``docs/architecture.md`` walks through an example,
 which ``tests/test_variants.py`` runs through the engine and the trainer).
 
@@ -59,6 +59,7 @@ __all__ = ["Variant", "AdvantageEstimator", "Normalization", "KLEstimator", "KLP
 
 
 _RESOLVED: dict[str, Callable] = {}
+_HOOKS: dict[type, list[str]] = {}         # an entry class's hook fields (Variant.hook)
 
 
 def _resolve(hook):
@@ -88,17 +89,13 @@ class Variant:
         attribute : str
             The hook's field, e.g. ``"expectations"`` or ``"torch_advantages"``.
 
-        Returns
-        -------
-        callable
-            The hook.
-
         Raises
         ------
         InvalidInputError
             Where ``attribute`` names no hook of the entry or the entry has none (a user's entry without a torch form).
         """
-        hooks = [f.name for f in fields(self) if "Callable" in str(f.type)]
+        hooks = _HOOKS.get(type(self)) or _HOOKS.setdefault(type(self), [  # once per class: hook() is hot
+            f.name for f in fields(self) if "Callable" in str(f.type)])
         if attribute not in hooks:     # a typo or a non-hook field is named, not met with AttributeError
             raise InvalidInputError(f"{type(self).__name__} has no hook {attribute!r}; its hooks: {', '.join(hooks)}")
         value = getattr(self, attribute)
