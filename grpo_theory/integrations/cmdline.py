@@ -18,7 +18,7 @@ import re
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
 
-from .._checks import checked, text, texts
+from .._checks import checked, mapping, text, texts
 from ..errors import InvalidInputError
 
 __all__ = ["script_tokens", "hydra_overrides", "argparse_flags", "looks_like_command", "check_set"]
@@ -145,6 +145,7 @@ def _substitute(value: str, vars_: dict, source: str) -> str:
     return _VAR.sub(repl, value)
 
 
+@checked(values=mapping(), source=text(), shown=mapping(none=True))
 def check_set(values: Mapping, read: Iterable, source: str, shown: Mapping | None = None) -> None:
     """Refuse a setting a reader reads whose value still holds a shell variable the script does not set.
 
@@ -164,6 +165,9 @@ def check_set(values: Mapping, read: Iterable, source: str, shown: Mapping | Non
     InvalidInputError
         Naming the variable and the setting, e.g. ``rollout.n='$N'``.
     """
+    read = [read] if isinstance(read, str) else read                     # one name; a dict of fields: its keys
+    if isinstance(read, bytes) or not hasattr(read, "__iter__"):
+        raise InvalidInputError(f"read must be the setting names a reader reads (a list or dict), got {read!r}")
     for key in read:
         value = values.get(key)
         m = _VAR.search(value) if isinstance(value, str) else None

@@ -205,7 +205,10 @@ def unbiased_pass_at_k(n, correct, k) -> np.ndarray:
     >>> unbiased_pass_at_k([4, 8], [1, 1], 8).tolist()    # k > n = 4: not estimable
     [nan, 1.0]
     """
-    (k,) = check_k(k)
+    ks = check_k(k)
+    if len(ks) != 1:                      # one k per call (pass_at takes several)
+        raise InvalidInputError(f"k must be one integer >= 1, got {k!r}")
+    (k,) = ks
     c, n = _counts(correct, n)
     c, n = np.broadcast_arrays(c, n)
     with np.errstate(invalid="ignore", divide="ignore"):

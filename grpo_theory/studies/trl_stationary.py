@@ -56,6 +56,8 @@ def newest_checkpoint(run_dir) -> Path | None:
     pathlib.Path or None
         The folder.
     """
+    if not isinstance(run_dir, (str, Path)):
+        raise InvalidInputError(f"run_dir must be a folder path (str or pathlib.Path), got {run_dir!r}")
     found = [(int(p.name.split("-")[1]), p) for p in Path(run_dir).glob("checkpoint-*")
              if p.is_dir() and p.name.split("-")[1].isdigit() and (p / "trainer_state.json").exists()]
     return max(found)[1] if found else None
