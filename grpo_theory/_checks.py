@@ -236,7 +236,7 @@ def registered(class_name: str, hint: str = "", *, none=False):
     def check(name, value):
         if value is None and none:
             return
-        if not is_instance(value, class_name):
+        if not isinstance(value, _CLASSES[class_name]):      # inline: a hot check (every solver call)
             raise InvalidInputError(f"{name} must be {article} {class_name}, got {_shown(value)}{hint}")
     return check
 

@@ -61,8 +61,7 @@ def require_regularised(obj, query: str = "obj") -> None:
     stationary_policy: the objective reverse/scale, G=2, beta=0 is unregularised
     """
     if is_instance(obj, "Objective"):
-        if not obj.regularised:
-            raise NoStationaryPolicy(f"{query}: the objective {obj.describe()} is unregularised: {UNREGULARISED}")
+        _refuse_unregularised(obj, query)
         return
     beta = float_array("obj", obj, low=0.0)         # the closed forms' beta: finite numbers >= 0
     if np.any(beta == 0):
@@ -70,11 +69,17 @@ def require_regularised(obj, query: str = "obj") -> None:
         raise NoStationaryPolicy(f"{query}: beta = 0{where} is unregularised: {UNREGULARISED}")
 
 
+def _refuse_unregularised(obj, query: str) -> None:
+    """:func:`require_regularised` for an :class:`Objective`, without its argument checks (the argument rule's path)."""
+    if not obj.regularised:
+        raise NoStationaryPolicy(f"{query}: the objective {obj.describe()} is unregularised: {UNREGULARISED}")
+
+
 def _stationary_objective(name: str, value) -> None:
     """The argument rule of a stationary query's objective: an :class:`Objective` (``_checks.OBJECTIVE``) that is
     regularised (:func:`require_regularised`, naming the argument)."""
     OBJECTIVE(name, value)
-    require_regularised(value, name)
+    _refuse_unregularised(value, name)
 
 
 #: The argument rule (``@checked(obj=STATIONARY_OBJECTIVE)``) of every query whose answer is a stationary point.
