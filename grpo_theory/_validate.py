@@ -23,7 +23,7 @@ import numpy as np
 
 from .errors import InvalidInputError
 
-__all__ = ["plain", "check_fields", "number", "float_array", "integer", "read_text", "check_structure",
+__all__ = ["plain", "check_fields", "number", "float_array", "as_floats", "integer", "read_text", "check_structure",
            "as_double", "longdouble_losses", "csv_records", "text_number",
            "text_float", "rounding_problem", "read_bytes", "BEYOND_DOUBLE",
            "numeric_entries", "broadcastable", "unwrap_scalar", "probability_tolerance", "MAX_EXACT_GROUP",
@@ -144,33 +144,7 @@ def float_array(name: str, value, *, low: float | None = None, high: float | Non
     finite : bool
         Refuse NaN and infinities (default); with False only NaN is refused.
     """
-    if isinstance(value, (str, bytes, bool, np.bool_)) or value is None:
-        raise InvalidInputError(f"{name} must be a number or an array of numbers, got {plain(value)}")
-    if isinstance(value, (np.timedelta64, np.datetime64)) or getattr(getattr(value, "dtype", None), "kind", "") in "mM" \
-            and hasattr(value, "dtype"):
-        shown = repr(value) if np.ndim(value) == 0 else plain(value)
-        raise InvalidInputError(f"{name} must be a number or an array of numbers, got {shown} (NumPy times, "
-                                "not numbers)")
-    try:
-        complex_given = np.iscomplexobj(value)
-    except (TypeError, ValueError):             # ragged or odd input: the conversion below names it
-        complex_given = False
-    if complex_given:                           # NumPy would drop the imaginary part with only a warning
-        flat = np.asarray(value).ravel()
-        odd = np.flatnonzero(np.imag(flat) != 0)
-        first = complex(flat[odd[0] if odd.size else 0])
-        among = f" (among {flat.size} values)" if flat.size > 1 else ""
-        raise InvalidInputError(f"{name} must be real numbers, got the complex number {first!r}{among}; give the "
-                                "real part if that is what is meant")
-    numeric_entries(name, value)
-    try:
-        with np.errstate(over="ignore"):         # a longdouble beyond a double: longdouble_losses names it
-            arr = np.asarray(value, dtype=float)
-    except OverflowError:
-        raise InvalidInputError(f"{name} holds a number beyond the largest double (1.8e308){_IN_DOUBLE}") from None
-    except (TypeError, ValueError):
-        raise InvalidInputError(f"{name} must be a number or an array of numbers, got {plain(value)}") from None
-    longdouble_losses(name, value, arr)
+    arr = as_floats(name, value)
     bad = np.isnan(arr) if not finite else ~np.isfinite(arr)
     if low is not None:
         bad |= (arr < low) | ((arr == low) if low_open else False)
@@ -186,6 +160,59 @@ def float_array(name: str, value, *, low: float | None = None, high: float | Non
         shown = plain(value) if arr.size <= 8 else f"{plain(float(first))} (among {arr.size} values)"
         raise InvalidInputError(f"{name} must be {want}, got {shown}")
     return arr
+
+
+def as_floats(name: str, value) -> np.ndarray:
+    """``value`` as a float array, with no entry checked for range: the one conversion of numbers given in Python.
+
+    Refused, naming ``name`` and the value: text and bytes (``b'0.5'``, a ``bytearray``: NumPy would read their
+    bytes as numbers), None, booleans, NumPy times, complex numbers (NumPy would drop the imaginary part), ragged
+    lists, numbers beyond a double, and an object whose own conversion fails (its ``__float__`` raises: the
+    object's message is quoted)."""
+    if value.__class__ is np.ndarray and value.dtype.kind in "fiu" and value.dtype.itemsize <= 8:
+        return np.asarray(value, dtype=float)   # the solvers' own arrays: nothing to refuse, no second look
+    if isinstance(value, (str, bytes, bytearray, memoryview, bool, np.bool_)) or value is None:
+        raise InvalidInputError(f"{name} must be a number or an array of numbers, got {_kind(value)}")
+    if isinstance(value, (np.timedelta64, np.datetime64)) or getattr(getattr(value, "dtype", None), "kind", "") \
+            in ("m", "M"):
+        shown = repr(value) if np.ndim(value) == 0 else plain(value)
+        raise InvalidInputError(f"{name} must be a number or an array of numbers, got {shown} (NumPy times, "
+                                "not numbers)")
+    try:
+        complex_given = np.iscomplexobj(value)
+    except Exception:                           # noqa: BLE001 - ragged or odd input: the conversion below names it
+        complex_given = False
+    if complex_given:                           # NumPy would drop the imaginary part with only a warning
+        flat = np.asarray(value).ravel()
+        odd = np.flatnonzero(np.imag(flat) != 0)
+        first = complex(flat[odd[0] if odd.size else 0])
+        among = f" (among {flat.size} values)" if flat.size > 1 else ""
+        raise InvalidInputError(f"{name} must be real numbers, got the complex number {first!r}{among}; give the "
+                                "real part if that is what is meant")
+    numeric_entries(name, value)
+    try:
+        with np.errstate(over="ignore"):         # a longdouble beyond a double: longdouble_losses names it
+            arr = np.asarray(value, dtype=float)
+    except OverflowError:
+        raise InvalidInputError(f"{name} holds a number beyond the largest double (1.8e308){_IN_DOUBLE}") from None
+    except (TypeError, ValueError):
+        raise InvalidInputError(f"{name} must be a number or an array of numbers, got {_kind(value)}") from None
+    except Exception as exc:                    # noqa: BLE001 - the value's own __float__ failed: say so
+        raise InvalidInputError(f"{name} cannot be read as numbers: converting {_kind(value)} raised "
+                                f"{type(exc).__name__}: {' '.join(str(exc).split())[:120]}") from None
+    longdouble_losses(name, value, arr)
+    return arr
+
+
+def _kind(value) -> str:
+    """``value`` as :func:`plain` shows it (cut to 80 characters), with its type where that is not a number's or
+    text's (``<generator ...>``, a ``bytearray``)."""
+    try:
+        shown = plain(value)
+    except Exception:                           # noqa: BLE001 - any object: its type is enough
+        shown = "?"
+    shown = shown if len(shown) <= 80 else shown[:77] + "..."
+    return shown if type(value) in (int, float, str) or value is None else f"{shown} ({type(value).__name__})"
 
 
 def numeric_entries(name: str, value) -> None:
