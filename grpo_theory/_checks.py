@@ -36,8 +36,8 @@ from .errors import InvalidInputError
 __all__ = ["checked", "num", "arr", "span", "numbers", "ndarray", "indices", "whole", "text", "texts", "one_of",
            "instance", "registered", "register_class", "is_instance", "dataclass_fields", "mapping", "dataframe",
            "items", "flag", "function", "optional", "seed_or_generator", "index_below", "levels_and_weights",
-           "broadcasts_to", "has_columns", "at_most", "same_length", "OBJECTIVE", "QUESTION", "MAX_STEPS", "COUNT",
-           "POSITIVE_COUNT", "SEED"]
+           "broadcasts_to", "has_columns", "at_most", "same_length", "flags", "OBJECTIVE", "QUESTION", "MAX_STEPS",
+           "COUNT", "POSITIVE_COUNT", "SEED"]
 
 #: Largest number of steps, grid points, samples or starts an entry point takes: each costs at least a
 #: microsecond and most tens of them: 10^7 of them take minutes, more would take hours.
@@ -126,13 +126,16 @@ def arr(low=None, high=None, *, low_open=False, high_open=False, integer=False, 
     return check
 
 
-def span(low=None, high=None, *, low_open=False, high_open=False, why: str = ""):
+def span(low=None, high=None, *, low_open=False, high_open=False, equal=False, none=False, why: str = ""):
     """A range ``(lo, hi)``: exactly two numbers, each in ``[low, high]`` (ends open when asked), with
-    ``lo < hi`` (a reversed or empty range is refused, naming both ends); ``why`` (appended to the message of an
-    end out of bounds) says why the bounds are what they are."""
+    ``lo < hi`` (``lo <= hi`` where ``equal``: a range of one point); a reversed or empty range is refused, naming
+    both ends; None where ``none``. ``why`` (appended to the message of an end out of bounds) says why the bounds
+    are what they are."""
     ends = arr(low, high, low_open=low_open, high_open=high_open, ndim=1)
 
     def check(name, value):
+        if value is None and none:
+            return
         try:
             ends(name, value)
         except InvalidInputError as exc:
@@ -140,9 +143,10 @@ def span(low=None, high=None, *, low_open=False, high_open=False, why: str = "")
         a = np.asarray(value, dtype=float)
         if a.size != 2:
             raise InvalidInputError(f"{name} must be a range (lo, hi) of two numbers, got {a.size}: {_shown(value)}")
-        if not a[0] < a[1]:
+        if not (a[0] <= a[1] if equal else a[0] < a[1]):
             what = "reversed" if a[0] > a[1] else "empty"
-            raise InvalidInputError(f"{name} must be a range (lo, hi) with lo < hi, got {_shown(value)} ({what}: "
+            raise InvalidInputError(f"{name} must be a range (lo, hi) with lo {'<=' if equal else '<'} hi, got "
+                                    f"{_shown(value)} ({what}: "
                                     f"lo = {plain(float(a[0]))}, hi = {plain(float(a[1]))})")
     return check
 
@@ -155,6 +159,22 @@ def _shape(name, value, a: np.ndarray, ndim, nonempty: bool) -> None:
         raise InvalidInputError(f"{name} must be {want} (got shape {a.shape}): {_shown(value)}")
     if nonempty and a.size == 0:
         raise InvalidInputError(f"{name} is empty; expected at least one number")
+
+
+def flags(*, ndim=None, none=False):
+    """An array of flags: booleans, or integers 0 and 1 (a mask such as a hold-out split), ``ndim`` dimensions."""
+    def check(name, value):
+        if value is None and none:
+            return
+        try:
+            a = np.asarray(value)
+        except (TypeError, ValueError):
+            ragged(name, value)
+            a = np.asarray(None)
+        if a.dtype.kind not in "biu" or (a.dtype.kind != "b" and np.any((a != 0) & (a != 1))):
+            raise InvalidInputError(f"{name} must be flags (True/False, or 1/0), got {_shown(value)}")
+        _shape(name, value, a, ndim, nonempty=False)
+    return check
 
 
 def numbers(*, ndim=None, none=False, nonempty=False):

@@ -26,8 +26,8 @@ from .errors import InvalidInputError
 __all__ = ["plain", "check_fields", "number", "float_array", "integer", "read_text", "check_structure",
            "as_double", "longdouble_losses", "csv_records", "text_number",
            "text_float", "rounding_problem", "read_bytes", "BEYOND_DOUBLE",
-           "numeric_entries", "ragged", "broadcastable", "unwrap_scalar", "probability_tolerance", "MAX_EXACT_GROUP",
-           "MAX_CONFIG_BYTES", "MAX_DATA_BYTES", "MAX_DEPTH", "MAX_ITEMS"]
+           "numeric_entries", "ragged", "as_array", "broadcastable", "unwrap_scalar", "probability_tolerance",
+           "MAX_EXACT_GROUP", "MAX_CONFIG_BYTES", "MAX_DATA_BYTES", "MAX_DEPTH", "MAX_ITEMS"]
 
 #: Largest finite group size G the exact paths take from the shell or a sweep grid (each evaluation of P_G sums
 #: over G + 1 count vectors or more); above it, G = inf (the large-G limit) is the alternative.
@@ -249,6 +249,17 @@ def ragged(name: str, value) -> None:
             raise InvalidInputError(f"{name} is ragged: {where}[0] {says(lengths[0])} but {where}[{odd}] "
                                     f"{says(lengths[odd])}; expected an array of one shape (every row of one length)")
         stack.extend((x, f"{where}[{i}]", depth + 1) for i, x in reversed(list(enumerate(node))) if _is_row(x))
+
+
+def as_array(name: str, value, dtype=float) -> np.ndarray:
+    """``numpy.asarray(value, dtype)``, the solvers' and flows' conversion, nothing checked where NumPy converts (the
+    caller's own checks apply, and the arrays are the ones NumPy gives); where it fails, the failure is an
+    InvalidInputError naming ``name`` (ragged rows by :func:`ragged`)."""
+    try:
+        return np.asarray(value, dtype=dtype)
+    except (TypeError, ValueError, OverflowError):
+        ragged(name, value)
+        raise InvalidInputError(f"{name} must be an array of numbers, got {plain(value)[:80]}") from None
 
 
 def _is_row(x) -> bool:

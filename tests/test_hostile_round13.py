@@ -154,3 +154,45 @@ def test_valid_calls_still_answer():
     assert argparse_flags(["--a-b=3", "--x", "1"], "s") == {"a_b": 3, "x": 1}
     assert select_prompts([0, 2, 8, 16, 24, 30, 32], 32, 3).tolist() == [1, 3, 5]   # the docstring's example
     assert check_counts([2, 0], [1, 0], [4, 3], 3)[0].tolist() == [2, 0]
+
+
+def _same_classes():
+    """The rows' classes elsewhere: ragged input, a range reversed, a registry-like argument of the wrong type."""
+    import sympy as sp
+
+    from grpo_theory import Objective
+    from grpo_theory.integrations.trl import Probe
+    from grpo_theory.kl import flow_value
+    from grpo_theory.predict.calibrate import fit_flow
+    from grpo_theory.predict.conformal import conformal_interval
+    from grpo_theory.predict.field import PromptField
+    from grpo_theory.predict.finite import predict_finite
+    from grpo_theory.predict.samples import samples_from_counts
+    from grpo_theory.symbolic_proofs import prove_sign
+    x = sp.Symbol("x", positive=True)
+    field = PromptField(Objective(beta=0.5), [0.2, 0.5, 0.7], z_step=1.0, tol=1.0)        # coarse: fast
+    base = samples_from_counts([64, 64], [3, 30], ["a", "b"])
+    offsets = conformal_offsets([0.5, 0.4, 0.3], [1, 2, 1], [4, 4, 4])
+    return [
+        (lambda: flow_value(Objective(beta=0.5), [[0.1, 0.2], [0.3]]), r"lr is ragged: lr\[0\] has 2 entries"),
+        (lambda: Probe("Q?", ("A", "B"), (1.0, 0.0)).question([[0.3, 0.6, 0.1], [0.3]]), "probs is ragged"),
+        (lambda: conformal_interval([[0.3, 0.4], [0.5]], offsets, 4), "p is ragged"),
+        (lambda: conformal_interval([0.3], None, 4), "offsets must be a ConformalOffsets, got None"),
+        (lambda: fit_flow(field, [0, 1], [1, 3], [4, 4], start_sd=([0.0], [1.0])),
+         r"start_sd must hold 3 logits in each of z_lo and z_hi .* shapes \(1,\) and \(1,\)"),
+        (lambda: fit_flow(field, [0, 1], [1, 3], [4, 4], level="a"), "level must be a number, got 'a'"),
+        (lambda: fit_flow(field, [0, 1], [1, 3], [4, 4], split=[1, 2]), r"split must be flags .* \[1, 2\]"),
+        (lambda: predict_finite(base, Objective(beta=0.5), clock_range=(2.0, 1.0)),
+         r"clock_range .* lo <= hi, .*reversed: lo = 2.0, hi = 1.0"),
+        (lambda: predict_finite(base, Objective(beta=0.5), clock_range=5), r"clock_range must be 1-D"),
+        (lambda: prove_sign(x * (1 - x), 1, "s", {x: (0.99, 0.01)}),
+         r"symbols_ranges\[x\] .* lo < hi, .*\(reversed: lo = 0.99"),
+        (lambda: prove_sign(x * (1 - x), 1, "s", {x: ()}), r"symbols_ranges\[x\] is empty"),
+    ]
+
+
+@pytest.mark.parametrize("case", range(11))
+def test_the_same_classes_elsewhere_are_named(case):
+    call, names = _same_classes()[case]
+    with pytest.raises(InvalidInputError, match=names):
+        call()

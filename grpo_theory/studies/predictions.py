@@ -23,7 +23,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .._checks import arr, checked
-from .._validate import plain
+from .._validate import as_array, plain
 from ..errors import InvalidInputError
 from ..predict import Response
 from ..problem import Objective, Question
@@ -282,4 +282,4 @@ def stationary_x(p_ref, obj: Objective) -> np.ndarray:
     numpy.ndarray
         ``x(p_ref)``, shaped like ``p_ref``.
     """
-    return Response(obj)(np.clip(np.asarray(p_ref, dtype=float), 1e-12, 1.0))
+    return Response(obj)(np.clip(as_array("p_ref", p_ref), 1e-12, 1.0))
