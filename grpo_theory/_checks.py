@@ -120,9 +120,10 @@ def arr(low=None, high=None, *, low_open=False, high_open=False, integer=False, 
                                     f"{name}[{i + 1}] = {a.ravel()[i + 1]:g}: {_shown(value)}")
         values, counts = np.unique(a, return_counts=True) if distinct else (a, np.ones(1))
         if np.any(counts > 1):
-            twice = float(values[counts > 1][0])
-            raise InvalidInputError(f"{name} must be distinct values, got {twice:g} {int(counts.max())} times: "
-                                    f"{_shown(value)}; give each value once")
+            twice, n = float(values[counts > 1][0]), int(counts[counts > 1][0])
+            times = "twice" if n == 2 else f"{n} times"
+            raise InvalidInputError(f"{name} must be distinct values, got {twice:g} {times}: {_shown(value)}; give "
+                                    "each value once")
     return check
 
 

@@ -100,7 +100,7 @@ def test_note_penalty_takes_only_the_notes_two():
     (lambda: argparse_flags(["--=1"], "s"), r"'--=1' is not a flag with a name"),
     (lambda: argparse_flags(["---x", "1"], "s"), r"'---x' is not a flag with a name"),
     (lambda: unbiased_pass_at_k([], [], 1), "correct is empty"),
-    (lambda: check_counts([0, 0], [1, 1], [2, 2], 3), "index must be distinct values, got 0 2 times"),
+    (lambda: check_counts([0, 0], [1, 1], [2, 2], 3), "index must be distinct values, got 0 twice"),
     (lambda: check_counts([0, 1], [1], [2, 2], 3), "index, k and m must have one length .* index 2, k 1, m 2"),
     (lambda: conformal_offsets([0.5], [1, 2], [4, 4]), "p_pred, k and m must have one length .* p_pred 1, k 2, m 2"),
     (lambda: select_prompts([1, 2], 10, 1, p_range=(0.0, 1.0)),
@@ -196,3 +196,14 @@ def test_the_same_classes_elsewhere_are_named(case):
     call, names = _same_classes()[case]
     with pytest.raises(InvalidInputError, match=names):
         call()
+
+
+def test_a_value_given_twice_in_a_set_argument_is_named():
+    from grpo_theory import Objective
+    from grpo_theory.predict import reward_kl_tradeoff, samples_from_counts
+    from grpo_theory.predict.intervals import check_k
+    with pytest.raises(InvalidInputError, match=r"k must give each k once, got k = 8 twice: \[1, 8, 8\]"):
+        check_k([1, 8, 8])
+    with pytest.raises(InvalidInputError, match=r"betas must be distinct values, got 1 twice"):
+        reward_kl_tradeoff(samples_from_counts([20, 20], [4, 12]), Objective(beta=0.5), [1.0, 1.0])
+    assert check_k([8, 1]) == (8, 1)                     # the order given is kept (the docstring: "in the order given")

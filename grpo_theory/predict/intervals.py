@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._checks import checked, one_of, text
-from .._validate import float_array, number
+from .._validate import float_array, number, plain
 from ..errors import InvalidInputError
 
 __all__ = ["binomial_interval", "pass_at_k", "unbiased_pass_at_k", "INTERVALS", "check_k"]
@@ -133,7 +133,7 @@ def check_k(k, name: str = "k") -> tuple[int, ...]:
     Raises
     ------
     InvalidInputError
-        A value that is not an integer ``>= 1`` (a bool included).
+        A value that is not an integer ``>= 1`` (a bool included), or one given twice.
 
     Examples
     --------
@@ -146,6 +146,8 @@ def check_k(k, name: str = "k") -> tuple[int, ...]:
         if isinstance(v, bool) or not isinstance(v, (int, np.integer, float, np.floating)) \
                 or not float(v).is_integer() or v < 1:
             raise InvalidInputError(f"{name} must be an integer >= 1 (pass@k), got {v!r}")
+        if int(v) in out:                     # a set of k: a value twice is a slip (one column or curve each)
+            raise InvalidInputError(f"{name} must give each k once, got k = {int(v)} twice: {plain(ks.tolist())}")
         out.append(int(v))
     if not out:
         raise InvalidInputError(f"{name} must name at least one value")
