@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from ._checks import index_below, register_class
-from ._validate import longdouble_losses, numeric_entries, probability_tolerance
+from ._validate import longdouble_losses, numeric_entries, probability_tolerance, ragged
 from ._validate import plain as _plain
 from .errors import InvalidInputError
 
@@ -38,6 +38,7 @@ def _as_float_array(name: str, value, ndim: int) -> np.ndarray:
         raise InvalidInputError(f"{name} holds a number beyond the largest double (1.8e308), got "
                                 f"{_plain(value)[:80]}") from None
     except (TypeError, ValueError) as exc:
+        ragged(name, value)
         raise InvalidInputError(f"{name} must be numeric, got {value!r}") from exc
     longdouble_losses(name, value, arr)
     if arr.ndim != ndim:

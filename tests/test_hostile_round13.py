@@ -207,3 +207,22 @@ def test_a_value_given_twice_in_a_set_argument_is_named():
     with pytest.raises(InvalidInputError, match=r"betas must be distinct values, got 1 twice"):
         reward_kl_tradeoff(samples_from_counts([20, 20], [4, 12]), Objective(beta=0.5), [1.0, 1.0])
     assert check_k([8, 1]) == (8, 1)                     # the order given is kept (the docstring: "in the order given")
+
+
+@pytest.mark.parametrize("case", range(6))
+def test_more_of_the_same_classes(case):
+    from grpo_theory import Question
+    from grpo_theory.predict.calibrate import predictive_interval, start_quantiles
+    from grpo_theory.predict.scoring import score_table
+    from grpo_theory.studies.free_prompts import choose_betas
+    call, names = [
+        (lambda: Question([0.5, 0.5], preference=[[0.5, 0.2], [0.8]]), r"preference is ragged: preference\[0\] has 2"),
+        (lambda: choose_betas([0.3, 0.5], candidates=(1.0, 1.0)), "candidates must be distinct values, got 1 twice"),
+        (lambda: score_table({"a": [0.5, 0.4]}, [5, 2], [4, 4]), r"k must be at most m, got k = 5 > m = 4 \(entry 0\)"),
+        (lambda: score_table([0.5, 0.4], [1, 2], [4, 4]), r"predictions must be a mapping"),
+        (lambda: predictive_interval(None, 4), "fit must be a Fit, got None"),
+        (lambda: start_quantiles([10, 10], [3, 14]),
+         r"correct must be at most n, got correct = 14 > n = 10 \(entry 1\)"),
+    ][case]
+    with pytest.raises(InvalidInputError, match=names):
+        call()

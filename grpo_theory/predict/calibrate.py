@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._checks import arr, at_most, checked, num
+from .._checks import POSITIVE_COUNT, SEED, arr, at_most, broadcasts_to, checked, instance, num
 from .._numerics import expit, logit
 from .._validate import float_array
 from ..errors import InvalidInputError
@@ -418,6 +418,7 @@ def fit_flows(field: PromptField, index, k, m, *, rhos=None, times=None, z0=None
             "tabular": _finish("tabular", solve, grid[r0:r0 + 1], times, ell[:, r0:r0 + 1], paths[r0:r0 + 1], *args)}
 
 
+@checked(n=arr(1, integer=True), correct=arr(0, integer=True))
 def start_quantiles(n, correct) -> tuple:
     """Each prompt's start at the 15.9% and 84.1% quantiles of Jeffreys' posterior ``Beta(c + 1/2, n - c + 1/2)``,
     in logits: the one-sigma band of the start carried through the flow by :func:`fit_flow`.
@@ -434,13 +435,15 @@ def start_quantiles(n, correct) -> tuple:
     """
     from scipy.special import betaincinv
 
-    n = np.asarray(n, dtype=float)
-    c = np.asarray(correct, dtype=float)
+    n, c = np.asarray(n, dtype=float), np.asarray(correct, dtype=float)
+    at_most("correct", c, "n", n)
     lo = betaincinv(c + 0.5, n - c + 0.5, 0.15865525393145707)
     hi = betaincinv(c + 0.5, n - c + 0.5, 0.8413447460685429)
     return logit(np.clip(lo, 1e-15, 1 - 1e-15)), logit(np.clip(hi, 1e-15, 1 - 1e-15))
 
 
+@checked(fit=instance(Fit, "a Fit", " (from fit_flow)"), m=arr(1), level=num(0, 1, low_open=True, high_open=True),
+         draws=POSITIVE_COUNT, seed=SEED)
 def predictive_interval(fit: Fit, m, *, level: float = 0.9, draws: int = 2, seed: int = 1) -> tuple:
     """The interval a measurement of ``m`` samples of each prompt will fall in, under the fitted model.
 
@@ -465,11 +468,9 @@ def predictive_interval(fit: Fit, m, *, level: float = 0.9, draws: int = 2, seed
     tuple of numpy.ndarray
         ``(lo, hi)`` of the measured fraction, per prompt.
     """
-    rng = np.random.default_rng(seed)
-    N = fit.p.size
+    rng, N = np.random.default_rng(seed), fit.p.size
+    broadcasts_to("m", m, (N,), "the fit's prompts")
     m = np.broadcast_to(np.asarray(m, dtype=float), (N,))
-    if np.any(m < 1):
-        raise InvalidInputError(f"m must be >= 1, got {m[m < 1][:3].tolist()}")
     zb = logit(np.clip(fit.p_draws, 1e-15, 1 - 1e-15))
     zb = np.repeat(zb, draws, axis=0)
     eps = rng.standard_normal(zb.shape)
