@@ -79,7 +79,7 @@ import numpy as np
 
 from ._checks import OBJECTIVE, arr, checked, levels_and_weights, ndarray, num, numbers, one_of, optional
 from ._numerics import log_factorial
-from ._validate import broadcastable, plain
+from ._validate import as_array, broadcastable, plain
 from .advantage_enumeration import MAX_COUNT_VECTORS, enumerated_expectations, signed_part  # noqa: F401
 from .errors import InvalidInputError
 
@@ -478,7 +478,9 @@ def level_expectations(v: np.ndarray, log_w: np.ndarray, obj, *, part: str = "me
     [[[-0.490377, 1.144213]], [[-0.3, 0.7]]]
     """
     kwargs = {} if max_count_vectors is None else {"max_count_vectors": max_count_vectors}
-    return obj.advantage_variant.hook("expectations")(np.asarray(v, dtype=float), log_w, obj, part=part, **kwargs)
+    if not isinstance(log_w, np.ndarray):
+        as_array("log_w", log_w)                 # ragged or not numbers: named here; the hook converts it itself
+    return obj.advantage_variant.hook("expectations")(as_array("v", v), log_w, obj, part=part, **kwargs)
 
 
 @checked(R=numbers(ndim=2, finite=True), log_w=numbers(), group_size=num(1, integer=True, finite=False))

@@ -196,7 +196,8 @@ def cmd_predict(args) -> int:
             warnings.showwarning(c.message, c.category, c.filename, c.lineno)
     tradeoff = None
     if args.tradeoff_betas:
-        tradeoff = reward_kl_tradeoff(pr.samples, pr.objective, args.tradeoff_betas, progress=kwargs["progress"])
+        with _as_option("--tradeoff-betas", "betas "):
+            tradeoff = reward_kl_tradeoff(pr.samples, pr.objective, args.tradeoff_betas, progress=kwargs["progress"])
     with writing_folder(args.out, "grpo-theory predict"):
         paths = pr.write(args.out, plots=not args.no_plots, tradeoff=tradeoff)
     s = pr.summary

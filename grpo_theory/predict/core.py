@@ -441,6 +441,7 @@ def predict(samples, obj=None, *, framework: str | None = None, config=None, k: 
         if clock is None and fit is None:
             raise InvalidInputError("steps= needs a clock: give clock= (flow time per step) or fit=(step, mean_reward)")
         steps = [float(s) for s in np.atleast_1d(float_array("steps", steps, low=0.0))]
+        arr(distinct=True)("steps", steps)                   # one at_step_<s> column each
     if samples.binary:
         table, extra, flows = predict_binary(samples, obj, ks, level, interval, clock, fit, steps, slow_tol,
                                               t_max, tol, max_exact, progress)
@@ -535,7 +536,7 @@ def reward_kl_tradeoff(samples, obj: Objective, betas, *, progress=None) -> pd.D
     ------
     InvalidInputError
         Bad samples, an objective :func:`predict` rejects, or ``betas`` that are not 1 to
-        :data:`MAX_TRADEOFF_BETAS` positive numbers (0 allowed with an entropy bonus).
+        :data:`MAX_TRADEOFF_BETAS` positive numbers, each once (0 allowed with an entropy bonus).
 
     Examples
     --------
@@ -552,6 +553,7 @@ def reward_kl_tradeoff(samples, obj: Objective, betas, *, progress=None) -> pd.D
     if betas.ndim != 1 or not 1 <= betas.size <= MAX_TRADEOFF_BETAS:
         raise InvalidInputError(f"betas must be a list of 1 to {MAX_TRADEOFF_BETAS:,} positive numbers (each is a "
                                 f"whole prediction), got {betas.size:,}")
+    arr(distinct=True)("betas", betas.tolist())              # one row each
     if not isinstance(samples, SampleTable):
         samples = read_samples(samples)
     rows = []
