@@ -6,6 +6,8 @@ the docstrings: Hydra's removal ``~key`` (its override grammar), ``time_grid``'s
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -156,6 +158,7 @@ def test_valid_calls_still_answer():
     assert check_counts([2, 0], [1, 0], [4, 3], 3)[0].tolist() == [2, 0]
 
 
+@functools.lru_cache(maxsize=1)
 def _same_classes():
     """The rows' classes elsewhere: ragged input, a range reversed, a registry-like argument of the wrong type."""
     import sympy as sp
@@ -223,6 +226,26 @@ def test_more_of_the_same_classes(case):
         (lambda: predictive_interval(None, 4), "fit must be a Fit, got None"),
         (lambda: start_quantiles([10, 10], [3, 14]),
          r"correct must be at most n, got correct = 14 > n = 10 \(entry 1\)"),
+    ][case]
+    with pytest.raises(InvalidInputError, match=names):
+        call()
+
+
+@pytest.mark.parametrize("case", range(6))
+def test_a_public_helper_names_an_argument_of_the_wrong_type(case):
+    from grpo_theory import Objective
+    from grpo_theory.integrations.family import trl_family
+    from grpo_theory.predict import report
+    from grpo_theory.predict.finite import match_measured
+    from grpo_theory.studies import free_scoring, predictions
+    call, names = [
+        (lambda: match_measured(None, None), "samples must be a SampleTable, got None"),
+        (lambda: report.figure_clock(None), "pr must be a Prediction, got None"),
+        (lambda: free_scoring.score(None), "table must be a pandas DataFrame, got None"),
+        (lambda: trl_family(5), "get must be a function, got 5"),
+        (lambda: predictions.rewarded(None, None), "task must be a QATask, got None"),
+        (lambda: predictions.stationary_x([1.5], Objective(beta=0.5)),
+         r"p_ref must be .* in \[0.0, 1.0\], got \[1.5\]"),
     ][case]
     with pytest.raises(InvalidInputError, match=names):
         call()

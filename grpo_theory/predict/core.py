@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .._checks import arr, checked, flag, num, numbers, one_of, optional, text
+from .._checks import arr, checked, flag, num, numbers, one_of, optional, register_class, text
 from .._validate import float_array, integer, number, plain
 from ..errors import InvalidInputError
 from ..integrations.mapping import load_config_file
@@ -37,6 +37,7 @@ from .samples import PredictWarning, SampleTable, read_samples, samples_source
 __all__ = ["Prediction", "predict", "objective_for", "reward_kl_tradeoff"]
 
 
+@register_class
 @dataclass
 class Prediction:
     """What :func:`predict` returns: one row per prompt ``x`` and the dataset-level summary.
