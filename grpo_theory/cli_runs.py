@@ -228,7 +228,8 @@ _PREDICT_OPTIONS = ("clock", "fit", "steps", "k", "level", "interval", "slow_tol
 def _as_options(message: str) -> str:
     """``message`` with predict()'s keywords (``steps=``, ``fit=(step, mean_reward)``) spelt as the options."""
     message = re.sub(r"\bfit=\(step, mean_reward\)", "--fit STEP MEAN_REWARD", message)
-    message = re.sub(r"^step must\b", "--fit STEP must", message)
+    message = re.sub(r"^(?:fit's )?step must\b", "--fit STEP must", message)
+    message = re.sub(r"^fit's mean_reward must\b", "--fit MEAN_REWARD must", message)
     message = re.sub(r"^mean_reward(?=[ =])", "--fit MEAN_REWARD", message)
     message = re.sub(r"^(" + "|".join(_PREDICT_OPTIONS + ("id_column", "kl_estimator", "kl_placement")) + r") must\b",
                      lambda m: "--" + m.group(1).replace("_", "-") + " must", message)

@@ -30,7 +30,7 @@ from .binary import predict_binary
 from .clock import FlowTable
 from .finite import predict_finite
 from .graded import predict_graded
-from .intervals import INTERVALS, check_k, pass_at_k, unbiased_pass_at_k
+from .intervals import INTERVALS, check_k, one_k, pass_at_k, unbiased_pass_at_k
 from .report import write_outputs
 from .samples import PredictWarning, SampleTable, read_samples, samples_source
 
@@ -100,7 +100,7 @@ class Prediction:
         >>> round(float(pr.pass_at(4).after.iloc[0]), 4) == round(1 - (1 - float(pr.table.pred.iloc[0])) ** 4, 4)
         True
         """
-        (k,) = check_k(k)
+        k = one_k(k)
         t = self.table
         out = pd.DataFrame({"prompt_id": t.prompt_id, "k": k,
                             "before": unbiased_pass_at_k(t.n, t.correct, k),
@@ -283,14 +283,34 @@ def _from_mapping(mapping) -> tuple:
     return mapping.objective, list(mapping.warnings), getattr(mapping, "temperature", None)
 
 
+def _is_finite(x) -> bool:
+    """Whether the number ``x`` is finite (an int beyond the largest double, 10**400, is not: it has no float)."""
+    try:
+        return math.isfinite(x)
+    except OverflowError:
+        return False
+
+
+def _fit_pair(fit) -> tuple[float, float]:
+    """``fit`` as ``(step, mean_reward)``: two finite numbers, ``step > 0`` and ``mean_reward`` in ``[0, 1]``;
+    refused naming ``fit`` otherwise (before any flow is integrated)."""
+    pair = float_array("fit", fit)
+    if pair.shape != (2,):
+        raise InvalidInputError(f"fit must be (step, mean_reward), two numbers, got {plain(fit)[:80]} (shape "
+                                f"{pair.shape})")
+    number("fit's step", pair[0], low=0, low_open=True)
+    number("fit's mean_reward", pair[1], low=0, high=1)
+    return float(pair[0]), float(pair[1])
+
+
 def _temperature_check(sample_temperature, train_temperature) -> dict:
     """The summary's temperature fields: the samples' temperature against training's, and a warning where they
     differ (``p_ref`` is then the P(correct) of another policy than the one training samples its groups from)."""
     if sample_temperature is not None and not (isinstance(sample_temperature, (int, float))
                                                and not isinstance(sample_temperature, bool)
-                                               and math.isfinite(sample_temperature) and sample_temperature > 0):
+                                               and _is_finite(sample_temperature) and sample_temperature > 0):
         raise InvalidInputError(f"sample_temperature= must be a positive number (the temperature the samples were "
-                                f"drawn at), got {sample_temperature!r}")
+                                f"drawn at), got {plain(sample_temperature)}")
     out = dict(sample_temperature=sample_temperature, train_temperature=train_temperature, temperature_warning=None)
     if sample_temperature is not None and train_temperature is not None and sample_temperature != train_temperature:
         out["temperature_warning"] = (
@@ -414,8 +434,10 @@ def predict(samples, obj=None, *, framework: str | None = None, config=None, k: 
                                     f"have levels {samples.levels.tolist()}")
     if fit is not None and clock is not None:
         raise InvalidInputError("give clock= or fit=(step, mean_reward), not both")
-    if clock is not None and not (isinstance(clock, (int, float)) and math.isfinite(clock) and clock > 0):
-        raise InvalidInputError(f"clock must be a positive number (flow time per step), got {clock!r}")
+    if fit is not None:
+        fit = _fit_pair(fit)
+    if clock is not None and not (isinstance(clock, (int, float)) and _is_finite(clock) and clock > 0):
+        raise InvalidInputError(f"clock must be a positive number (flow time per step), got {plain(clock)}")
     if steps is not None:
         if clock is None and fit is None:
             raise InvalidInputError("steps= needs a clock: give clock= (flow time per step) or fit=(step, mean_reward)")
