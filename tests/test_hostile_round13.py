@@ -249,3 +249,9 @@ def test_a_public_helper_names_an_argument_of_the_wrong_type(case):
     ][case]
     with pytest.raises(InvalidInputError, match=names):
         call()
+
+
+def test_a_figure_named_twice_is_refused(tmp_path):
+    from grpo_theory.figures.build import build_figures
+    with pytest.raises(InvalidInputError, match=r"--only\) names figure 1 more than once, got \[1, 1\]"):
+        build_figures(tmp_path, only=iter([1, 1]))            # an iterable, read once
