@@ -255,3 +255,12 @@ def test_a_figure_named_twice_is_refused(tmp_path):
     from grpo_theory.figures.build import build_figures
     with pytest.raises(InvalidInputError, match=r"--only\) names figure 1 more than once, got \[1, 1\]"):
         build_figures(tmp_path, only=iter([1, 1]))            # an iterable, read once
+
+
+def test_a_reversed_interval_of_range_over_is_named():
+    from grpo_theory import Objective
+    from grpo_theory.predict import Response
+    r = Response(Objective(beta=0.5))
+    x = np.array([0.65, 0.8])
+    with pytest.raises(InvalidInputError, match=r"lo must be at most hi, got lo = 0.5 > hi = 0.2"):
+        r.range_over(np.array([0.5]), np.array([0.2]), x[1:], x[:1])
