@@ -13,10 +13,12 @@ solved gets ``[(1 - level)^(1/n), 1)``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 
 from .._checks import checked, one_of, text
-from .._validate import float_array, number
+from .._validate import as_double, float_array, number, plain
 from ..errors import InvalidInputError
 
 __all__ = ["binomial_interval", "pass_at_k", "unbiased_pass_at_k", "INTERVALS", "check_k"]
@@ -29,9 +31,13 @@ MAX_COUNT = 2**53
 
 
 def _counts(correct, n) -> tuple[np.ndarray, np.ndarray]:
-    """``correct`` and ``n`` as float arrays of whole numbers, ``n`` in [1, 2**53], ``0 <= correct <= n``."""
+    """``correct`` and ``n`` as non-empty float arrays of whole numbers, ``n`` in [1, 2**53],
+    ``0 <= correct <= n``."""
     n = float_array("n", n, low=1, high=MAX_COUNT, integer=True)
     c = float_array("correct", correct, low=0, high=MAX_COUNT, integer=True)
+    if c.size == 0 or n.size == 0:                       # no prompt: nothing to estimate
+        empty = "correct" if c.size == 0 else "n"
+        raise InvalidInputError(f"{empty} is empty; expected the counts of at least one prompt")
     try:
         above = c > n
     except ValueError:
@@ -77,7 +83,8 @@ def binomial_interval(correct, n, *, level: float = 0.95, method: str = "jeffrey
     Raises
     ------
     InvalidInputError
-        An unknown ``method``, a ``level`` outside ``(0, 1)``, or counts outside ``0 <= correct <= n``, ``n >= 1``.
+        An unknown ``method``, a ``level`` outside ``(0, 1)``, counts outside ``0 <= correct <= n``, ``n >= 1``,
+        or no counts at all (an empty array).
 
     Examples
     --------
@@ -128,23 +135,56 @@ def check_k(k, name: str = "k") -> tuple[int, ...]:
     Raises
     ------
     InvalidInputError
-        A value that is not an integer ``>= 1`` (a bool included).
+        A value that is not an integer ``>= 1`` (a bool included), or one given twice.
 
     Examples
     --------
     >>> check_k([1, 8])
     (1, 8)
     """
-    ks = np.atleast_1d(np.asarray(k, dtype=object))
+    if isinstance(k, (str, bytes, bytearray, memoryview, Mapping)) or type(k).__module__.split(".")[0] == "pandas" \
+            and hasattr(k, "columns"):
+        raise InvalidInputError(f"{name} must be an integer >= 1 or a list of them (pass@k), got {plain(k)[:80]} "
+                                f"({type(k).__name__})")
+    try:
+        ks = np.atleast_1d(np.asarray(k, dtype=object))
+    except (TypeError, ValueError):
+        ks = None
+    if ks is None or ks.ndim != 1:
+        raise InvalidInputError(f"{name} must be an integer >= 1 or a flat list of them (pass@k), got "
+                                f"{plain(k)[:80]}")
     out = []
     for v in ks:
+        if not isinstance(v, bool) and isinstance(v, (int, np.integer, float, np.floating)):
+            as_double(name, v)                           # 10**400: beyond a double, named
         if isinstance(v, bool) or not isinstance(v, (int, np.integer, float, np.floating)) \
                 or not float(v).is_integer() or v < 1:
-            raise InvalidInputError(f"{name} must be an integer >= 1 (pass@k), got {v!r}")
+            raise InvalidInputError(f"{name} must be an integer >= 1 (pass@k), got {plain(v)}")
+        if int(v) in out:                     # a set of k: a value twice is a slip (one column or curve each)
+            raise InvalidInputError(f"{name} must give each k once, got k = {int(v)} twice: {plain(ks.tolist())}")
         out.append(int(v))
     if not out:
         raise InvalidInputError(f"{name} must name at least one value")
     return tuple(out)
+
+
+def one_k(k) -> int:
+    """``k`` checked as :func:`check_k` does, and one value (a list of several is refused, naming them).
+
+    Parameters
+    ----------
+    k : int or sequence of int
+        The pass@k value (a sequence holds just one).
+
+    Returns
+    -------
+    int
+        ``k``.
+    """
+    ks = check_k(k)
+    if len(ks) > 1:
+        raise InvalidInputError(f"k must be one integer >= 1 (pass@k), got {len(ks)} values: {plain(list(ks))[:80]}")
+    return ks[0]
 
 
 def pass_at_k(x, k) -> np.ndarray:
@@ -170,7 +210,7 @@ def pass_at_k(x, k) -> np.ndarray:
     >>> float(pass_at_k(0.5, 3))
     0.875
     """
-    (k,) = check_k(k)
+    k = one_k(k)
     x = float_array("x", x, low=0, high=1)
     with np.errstate(divide="ignore"):
         out = -np.expm1(k * np.log1p(-np.minimum(x, 1.0)))
@@ -197,6 +237,12 @@ def unbiased_pass_at_k(n, correct, k) -> np.ndarray:
     -------
     numpy.ndarray
         The estimate per prompt; ``nan`` where ``k > n``.
+
+    Raises
+    ------
+    InvalidInputError
+        Counts outside ``0 <= correct <= n``, ``n >= 1``, no counts at all (an empty array), or ``k`` not one
+        integer ``>= 1``.
 
     Examples
     --------

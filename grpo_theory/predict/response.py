@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from .._checks import POSITIVE_COUNT, arr, checked, flag, num, optional
+from .._checks import POSITIVE_COUNT, arr, at_most, checked, flag, num, optional
 from .._numerics import expit, logit
 from .._validate import float_array, plain
 from ..problem import STATIONARY_OBJECTIVE, InvalidInputError, Objective, Question
@@ -333,7 +333,13 @@ class Response:
         -------
         tuple of numpy.ndarray
             ``(pred_lo, pred_hi)``, one per prompt.
+
+        Raises
+        ------
+        InvalidInputError
+            An interval with ``lo > hi`` (reversed: it would hold no exact solve), named with its entry.
         """
+        at_most("lo", lo, "hi", hi)
         a, b = np.minimum(x_lo, x_hi), np.maximum(x_lo, x_hi)
         if self.monotone():
             return a, b

@@ -30,6 +30,7 @@ import numpy as np
 
 from .._checks import OBJECTIVE, POSITIVE_COUNT, QUESTION, arr, checked, num, numbers, one_of
 from .._numerics import integrate_until_slow, logsumexp
+from .._validate import plain
 from ..problem import (STATIONARY_OBJECTIVE, InvalidInputError, Objective, Question, as_objective, as_question,
                        validate_probability_vector)
 from .classes import output_gradient
@@ -87,7 +88,7 @@ class FullSpaceStability:
     message: str
 
 
-@checked(q=QUESTION, obj=OBJECTIVE, theta=numbers(ndim=1), support=arr(0, integer=True, ndim=1))
+@checked(q=QUESTION, obj=OBJECTIVE, theta=numbers(ndim=1, finite=True), support=arr(0, integer=True, ndim=1))
 def logit_flow(q: Question, obj: Objective, theta: np.ndarray, support: np.ndarray) -> np.ndarray:
     """The flow ``f_o = pi_o (g_o - E_pi g)`` on the logits of ``support`` (the other answers at mass 0).
 
@@ -116,6 +117,11 @@ def logit_flow(q: Question, obj: Objective, theta: np.ndarray, support: np.ndarr
     >>> bool(np.abs(f).max() < 1e-12)
     True
     """
+    idx = np.asarray(support)
+    if idx.dtype.kind not in "iu" or (idx.size and (idx.max() >= q.n_outputs or np.unique(idx).size != idx.size)):
+        raise InvalidInputError(f"support must be distinct output indices in [0, {q.n_outputs - 1}] (ints; K = "
+                                f"{q.n_outputs}), got {plain(support)} ({type(support).__name__})")
+    support = idx                                      # a tuple (0, 1) would index pi in two dimensions
     if np.size(support) == 0 or np.shape(theta) != np.shape(support):
         raise InvalidInputError(f"theta must hold one logit per entry of support ({np.size(support)}), got shape "
                                 f"{np.shape(theta)}")

@@ -22,6 +22,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .._checks import arr, checked, instance
+from .._validate import as_array, plain
 from ..errors import InvalidInputError
 from ..predict import Response
 from ..problem import Objective, Question
@@ -32,6 +34,11 @@ __all__ = ["StudyTheory", "study_questions", "study_theory", "clamp_critical_bet
            "predict_token_level", "rewarded", "stationary_x"]
 
 
+#: The argument rule of a task (:class:`~grpo_theory.training.tasks.QATask`).
+_TASK = instance(QATask, "a QATask", " (grpo_theory.training.tasks)")
+
+
+@checked(reference_probs=arr(0, ndim=2), rewards=arr(ndim=2))
 def study_questions(reference_probs, rewards, *, answers: Sequence | None = None) -> list[Question]:
     """One :class:`~grpo_theory.problem.Question` per row: ``pi_ref`` the row of ``reference_probs``
     divided by its sum, the rewards the same row of ``rewards``.
@@ -55,8 +62,9 @@ def study_questions(reference_probs, rewards, *, answers: Sequence | None = None
     Raises
     ------
     InvalidInputError
-        Arrays that are not 2-D of one shape, ``answers`` of another length than ``K``, or a row the
-        question refuses (e.g. a negative probability or a zero sum).
+        Arrays that are not 2-D of one shape (ragged rows included), entries that are not finite numbers,
+        a negative probability, a row of ``reference_probs`` with sum 0 (nothing to renormalise; named with
+        its index), ``answers`` of another length than ``K``, or a row the question refuses.
     """
     probs, table = np.asarray(reference_probs), np.asarray(rewards)
     if probs.ndim != 2 or table.shape != probs.shape:
@@ -65,6 +73,11 @@ def study_questions(reference_probs, rewards, *, answers: Sequence | None = None
     if answers is not None and len(answers) != probs.shape[1]:
         raise InvalidInputError(f"answers must hold one token sequence per column (K={probs.shape[1]}), "
                                 f"got {len(answers)}")
+    sums = probs.sum(axis=1)
+    if np.any(sums == 0):
+        q = int(np.flatnonzero(sums == 0)[0])
+        raise InvalidInputError(f"reference_probs row {q} is {plain(probs[q])}: its sum is 0, so it cannot be "
+                                "renormalised; expected probabilities >= 0 with a positive sum in every row")
     extra = {} if answers is None else dict(answers=answers)
     return [Question(probs[q] / probs[q].sum(), rewards=table[q], **extra) for q in range(probs.shape[0])]
 
@@ -189,6 +202,7 @@ def clamp_critical_betas(reference_probs, rewards, obj: Objective, *, answers: S
     return np.array([clamp_critical_beta(q, obj) for q in questions])
 
 
+@checked(task=_TASK)
 def predict_task(task: QATask, reference_probs: np.ndarray, obj: Objective) -> np.ndarray:
     """Stationary pi over each question's answer set, from the reference model's probabilities.
 
@@ -212,6 +226,7 @@ def predict_task(task: QATask, reference_probs: np.ndarray, obj: Objective) -> n
     return out
 
 
+@checked(task=_TASK)
 def predict_token_level(task: QATask, ref_token_logp: np.ndarray, obj: Objective) -> np.ndarray:
     """Token-level stationary pi over each question's answer tree, from the reference model's own
     token log-probabilities (the trainer's "token" level averages over an answer's tokens: TRL's
@@ -238,6 +253,7 @@ def predict_token_level(task: QATask, ref_token_logp: np.ndarray, obj: Objective
     return study_theory(p, task.rewards, tok_obj, answers=task.answers).pi
 
 
+@checked(task=_TASK)
 def rewarded(task: QATask, table: np.ndarray) -> np.ndarray:
     """Probability of the rewarded answer class, per question.
 
@@ -257,6 +273,7 @@ def rewarded(task: QATask, table: np.ndarray) -> np.ndarray:
     return np.where(best, table, 0.0).sum(axis=1)        # where, not a product: an SE of inf stays inf
 
 
+@checked(p_ref=arr(0, 1))
 def stationary_x(p_ref, obj: Objective) -> np.ndarray:
     """``x(p_ref)``: each prompt's stationary P(correct) under ``obj`` (the flow's end from ``p_ref``, binary
     rewards; :class:`~grpo_theory.predict.Response`), ``p_ref`` clipped to ``[1e-12, 1]``.
@@ -273,4 +290,4 @@ def stationary_x(p_ref, obj: Objective) -> np.ndarray:
     numpy.ndarray
         ``x(p_ref)``, shaped like ``p_ref``.
     """
-    return Response(obj)(np.clip(np.asarray(p_ref, dtype=float), 1e-12, 1.0))
+    return Response(obj)(np.clip(as_array("p_ref", p_ref), 1e-12, 1.0))
