@@ -284,3 +284,11 @@ def test_a_hot_path_names_a_bad_argument_when_it_fails(case):
     ][case]
     with pytest.raises(InvalidInputError, match=names):
         call()
+
+
+def test_the_lock_of_an_output_named_in_bytes_that_are_not_utf8(tmp_path):
+    import os
+
+    from grpo_theory._outlock import lock_path
+    out = os.fsdecode(os.fsencode(str(tmp_path)) + b"/g\xff.csv")    # a name the shell gives as $'g\xff.csv'
+    assert os.fsencode(lock_path(out).name) == b"g\xff.csv.lock"       # beside it, its own bytes kept
