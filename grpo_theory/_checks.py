@@ -41,7 +41,7 @@ from .errors import InvalidInputError
 __all__ = ["checked", "Replace", "num", "arr", "span", "numbers", "ndarray", "indices", "whole", "text", "texts",
            "one_of", "instance", "registered", "register_class", "is_instance", "dataclass_fields", "mapping",
            "dataframe", "items", "listed", "flag", "function", "optional", "seed_or_generator", "index_below",
-           "levels_and_weights", "broadcasts_to", "has_columns", "has_keys", "at_most", "same_length", "flags",
+           "levels_and_weights", "broadcasts_to", "has_columns", "has_keys", "at_most", "same_length", "flags", "on_failure",
            "OBJECTIVE", "QUESTION", "MAX_STEPS", "COUNT", "POSITIVE_COUNT", "SEED"]
 
 #: Largest number of steps, grid points, samples or starts an entry point takes: each costs at least a
@@ -480,6 +480,14 @@ def at_most(name: str, value, other_name: str, other) -> None:
         x, y = (int(v) if float(v).is_integer() else v for v in (a.ravel()[i], b.ravel()[i]))    # a count as 6
         raise InvalidInputError(f"{name} must be at most {other_name}, got {name} = {plain(x)} > "
                                 f"{other_name} = {plain(y)}" + (f" (entry {i})" if a.size > 1 else ""))
+
+
+def on_failure(**checks) -> None:
+    """For a hot path that checks nothing up front: called after its computation raised, it runs ``checks``
+    (``name=(rule, value)``), so a bad argument is named as its rule names it; where every argument passes, the
+    caller re-raises the original error (a bug, not bad input). Valid calls pay nothing."""
+    for name, (rule, value) in checks.items():
+        rule(name, value)
 
 
 def same_length(what: str = "", **arrays) -> None:

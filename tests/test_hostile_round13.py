@@ -264,3 +264,31 @@ def test_a_reversed_interval_of_range_over_is_named():
     x = np.array([0.65, 0.8])
     with pytest.raises(InvalidInputError, match=r"lo must be at most hi, got lo = 0.5 > hi = 0.2"):
         r.range_over(np.array([0.5]), np.array([0.2]), x[1:], x[:1])
+
+
+@pytest.mark.parametrize("case", range(7))
+def test_a_hot_path_names_a_bad_argument_when_it_fails(case):
+    """The unchecked hot paths (the flows' KL and the engine's gradient) check nothing up front and name the bad
+    argument once their computation failed (_checks.on_failure); the readers' mapping and the proofs check first."""
+    from grpo_theory import advantage, kl, symbolic_proofs
+    from grpo_theory.integrations.mapping import mapping_of
+    call, names = [
+        (lambda: kl.flow_value(None, [0.1]), "obj must be an Objective, got None"),
+        (lambda: kl.floored_log_ratio(5, [0.1]), "obj must be an Objective, got 5"),
+        (lambda: kl.flow_value_shift("x", [0.1]), "obj must be an Objective, got 'x'"),
+        (lambda: advantage.level_expectations([0.0, 1.0], np.log([[0.5, 0.5]]), None), "obj must be an Objective"),
+        (lambda: advantage.regularised_gradient([0.1], np.zeros(1), np.zeros(1), None, None),
+         "P must be a numpy array"),
+        (lambda: mapping_of(None, None, "verl", None), "warns must be a list of strings, got None"),
+        (lambda: symbolic_proofs.prove_zero(None, "s"), "expr must be a sympy expression, got None"),
+    ][case]
+    with pytest.raises(InvalidInputError, match=names):
+        call()
+
+
+def test_the_lock_of_an_output_named_in_bytes_that_are_not_utf8(tmp_path):
+    import os
+
+    from grpo_theory._outlock import lock_path
+    out = os.fsdecode(os.fsencode(str(tmp_path)) + b"/g\xff.csv")    # a name the shell gives as $'g\xff.csv'
+    assert os.fsencode(lock_path(out).name) == b"g\xff.csv.lock"       # beside it, its own bytes kept
