@@ -292,3 +292,13 @@ def test_the_lock_of_an_output_named_in_bytes_that_are_not_utf8(tmp_path):
     from grpo_theory._outlock import lock_path
     out = os.fsdecode(os.fsencode(str(tmp_path)) + b"/g\xff.csv")    # a name the shell gives as $'g\xff.csv'
     assert os.fsencode(lock_path(out).name) == b"g\xff.csv.lock"       # beside it, its own bytes kept
+
+
+def test_the_response_takes_probabilities_only():
+    from grpo_theory import Objective
+    from grpo_theory.predict import Response
+    r = Response(Objective(beta=0.5))
+    for ps, names in (([float("nan")], r"ps must be a finite number in \[0.0, 1.0\], got \[nan\]"),   # was x = 1
+                      ([1.5], r"got \[1.5\]"), ([[0.3], [0.2, 0.1]], "ps is ragged")):
+        with pytest.raises(InvalidInputError, match=names):
+            r(ps)

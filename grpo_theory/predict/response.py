@@ -244,8 +244,13 @@ class Response:
         -------
         numpy.ndarray
             ``x(p)``, shaped like ``ps``.
+
+        Raises
+        ------
+        InvalidInputError
+            A value outside ``[0, 1]`` or NaN (named), or ragged rows.
         """
-        ps = np.asarray(ps, dtype=float)
+        ps = float_array("ps", ps, low=0.0, high=1.0)
         uniq, inverse = np.unique(ps, return_inverse=True)
         zero = int(uniq.size > 0 and uniq[0] == 0.0)         # p = 0 is 0+: its limit, never on the grid
         inner = uniq[zero:][uniq[zero:] < 1.0]
