@@ -42,7 +42,7 @@ __all__ = ["checked", "Replace", "num", "arr", "span", "numbers", "ndarray", "in
            "one_of", "instance", "registered", "register_class", "is_instance", "dataclass_fields", "mapping",
            "dataframe", "items", "listed", "flag", "function", "optional", "seed_or_generator", "index_below",
            "levels_and_weights", "broadcasts_to", "has_columns", "has_keys", "at_most", "same_length", "flags",
-           "OBJECTIVE", "QUESTION", "MAX_STEPS", "COUNT", "POSITIVE_COUNT", "SEED"]
+           "on_failure", "OBJECTIVE", "QUESTION", "MAX_STEPS", "COUNT", "POSITIVE_COUNT", "SEED"]
 
 #: Largest number of steps, grid points, samples or starts an entry point takes: each costs at least a
 #: microsecond and most tens of them: 10^7 of them take minutes, more would take hours.
@@ -485,6 +485,14 @@ def at_most(name: str, value, other_name: str, other) -> None:
 def _size(a) -> int:
     """The number of entries of an array-like (``np.size`` reads a torch tensor's ``size`` method instead)."""
     return a.size if isinstance(a, np.ndarray) else int(np.asarray(a).size)
+
+
+def on_failure(**checks) -> None:
+    """For a hot path that checks nothing up front: called after its computation raised, it runs ``checks``
+    (``name=(rule, value)``), so a bad argument is named as its rule names it; where every argument passes, the
+    caller re-raises the original error (a bug, not bad input). Valid calls pay nothing."""
+    for name, (rule, value) in checks.items():
+        rule(name, value)
 
 
 def same_length(what: str = "", **arrays) -> None:

@@ -77,7 +77,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ._checks import OBJECTIVE, arr, checked, levels_and_weights, ndarray, num, numbers, one_of, optional
+from ._checks import (OBJECTIVE, arr, checked, levels_and_weights, ndarray, num, numbers, on_failure, one_of,
+                      optional)
 from ._numerics import log_factorial
 from ._validate import as_array, broadcastable, plain
 from .advantage_enumeration import MAX_COUNT_VECTORS, enumerated_expectations, signed_part  # noqa: F401
@@ -480,7 +481,12 @@ def level_expectations(v: np.ndarray, log_w: np.ndarray, obj, *, part: str = "me
     kwargs = {} if max_count_vectors is None else {"max_count_vectors": max_count_vectors}
     if not isinstance(log_w, np.ndarray):
         as_array("log_w", log_w)                 # ragged or not numbers: named here; the hook converts it itself
-    return obj.advantage_variant.hook("expectations")(as_array("v", v), log_w, obj, part=part, **kwargs)
+    try:
+        hook = obj.advantage_variant.hook("expectations")
+    except AttributeError:
+        on_failure(obj=(OBJECTIVE, obj))
+        raise
+    return hook(as_array("v", v), log_w, obj, part=part, **kwargs)
 
 
 @checked(R=numbers(ndim=2, finite=True), log_w=numbers(), group_size=num(1, integer=True, finite=False))
@@ -535,13 +541,18 @@ def regularised_gradient(P: np.ndarray, penalty_slope: np.ndarray, log_pi: np.nd
     numpy.ndarray, shape (..., C)
         ``g(o)``.
     """
-    if u is None:
-        pen, U = penalty_slope, 1.0
-    else:
-        with np.errstate(invalid="ignore"):
-            pen = np.where(u > 0, u * penalty_slope, 0.0)     # a never-kept answer carries no penalty
-        U = np.sum(np.exp(log_pi) * u, axis=-1, keepdims=True)
-    g = P - obj.beta * pen if obj.beta > 0 else P.copy()   # beta = 0: no penalty (pen may be inf at pi = 0)
-    if obj.entropy_coef > 0:
-        g = g - obj.entropy_coef * U * (np.maximum(log_pi, -745.0) + 1.0)
-    return g
+    try:
+        if u is None:
+            pen, U = penalty_slope, 1.0
+        else:
+            with np.errstate(invalid="ignore"):
+                pen = np.where(u > 0, u * penalty_slope, 0.0)     # a never-kept answer carries no penalty
+            U = np.sum(np.exp(log_pi) * u, axis=-1, keepdims=True)
+        g = P - obj.beta * pen if obj.beta > 0 else P.copy()   # beta = 0: no penalty (pen may be inf at pi = 0)
+        if obj.entropy_coef > 0:
+            g = g - obj.entropy_coef * U * (np.maximum(log_pi, -745.0) + 1.0)
+        return g
+    except (AttributeError, TypeError, ValueError):
+        on_failure(P=(ndarray(), P), penalty_slope=(ndarray(), penalty_slope), log_pi=(ndarray(), log_pi),
+                   obj=(OBJECTIVE, obj), u=(optional(ndarray()), u))
+        raise

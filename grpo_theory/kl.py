@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import OBJECTIVE, checked
+from ._checks import OBJECTIVE, checked, on_failure
 from . import variants
 from ._validate import as_array, as_floats, number
 from .errors import InvalidInputError
@@ -169,7 +169,11 @@ def flow_value(obj, lr) -> np.ndarray:
         As for :func:`estimator_value`, whose value (after both clamps, of the shape of ``lr``) it returns.
     """
     lr = as_array("lr", lr)
-    lr_c, _ = _clipped_lr(obj, lr)
+    try:
+        lr_c, _ = _clipped_lr(obj, lr)
+    except (AttributeError, TypeError):
+        on_failure(obj=(OBJECTIVE, obj))
+        raise
     v = _raw_value(obj.estimator, lr_c)
     V = obj.kl_value_clamp
     return v if V is None else np.clip(v, -V, V)
@@ -228,7 +232,12 @@ def flow_coefficient(obj, lr) -> np.ndarray:
     obj, lr : Objective, array_like
         As for :func:`coefficient`, whose ``c`` (of the shape of ``lr``) it returns.
     """
-    return _coefficient(obj, as_array("lr", lr), flow_value)
+    lr = as_array("lr", lr)
+    try:
+        return _coefficient(obj, lr, flow_value)
+    except (AttributeError, TypeError):
+        on_failure(obj=(OBJECTIVE, obj))
+        raise
 
 
 def _coefficient(obj, lr: np.ndarray, value) -> np.ndarray:
@@ -276,8 +285,12 @@ def flow_value_slope(obj, lr) -> np.ndarray:
         As for :func:`value_slope`, whose slope (of the shape of ``lr``) it returns.
     """
     lr = as_array("lr", lr)
-    with np.errstate(over="ignore", invalid="ignore"):
-        return np.where(_active(obj, lr), _raw_slope(obj.estimator, lr), 0.0)
+    try:
+        with np.errstate(over="ignore", invalid="ignore"):
+            return np.where(_active(obj, lr), _raw_slope(obj.estimator, lr), 0.0)
+    except (AttributeError, TypeError):
+        on_failure(obj=(OBJECTIVE, obj))
+        raise
 
 
 @checked(obj=OBJECTIVE)
@@ -399,7 +412,12 @@ def flow_value_shift(obj, lr) -> np.ndarray:
     obj, lr : Objective, array_like
         As for :func:`value_shift`, whose shift ``beta * value(lr)`` (of the shape of ``lr``) it returns.
     """
-    return obj.beta * flow_value(obj, lr)
+    try:
+        beta = obj.beta
+    except AttributeError:
+        on_failure(obj=(OBJECTIVE, obj))
+        raise
+    return beta * flow_value(obj, lr)
 
 
 def flow_log_ratio(obj, lr) -> np.ndarray:
@@ -443,6 +461,11 @@ def floored_log_ratio(obj, lr) -> np.ndarray:
         As for :func:`flow_log_ratio`, whose floored ``lr`` it returns.
     """
     lr = as_array("lr", lr)
-    if obj.estimator_variant.exponential:
+    try:
+        exponential = obj.estimator_variant.exponential
+    except AttributeError:
+        on_failure(obj=(OBJECTIVE, obj))
+        raise
+    if exponential:
         return np.maximum(lr, LOG_RATIO_FLOOR)
     return lr

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import mpmath
 import sympy as sp
 
-from ._checks import POSITIVE_COUNT, SEED, checked, one_of, span
+from ._checks import POSITIVE_COUNT, SEED, checked, instance, one_of, span, text
 from .errors import InvalidInputError
 
 __all__ = ["Derivation", "Proof", "prove_zero", "prove_sign", "prove_positive"]
@@ -102,7 +102,10 @@ def _check_ranges(expr, symbols_ranges, *, required: bool, complete: bool = Fals
                                 "expression; expected a (lo, hi) for each")
 
 
-@checked(n_points=POSITIVE_COUNT, seed=SEED)
+_EXPR = instance(sp.Basic, "a sympy expression", " (e.g. sympy.Symbol('x') - 1)")
+
+
+@checked(expr=_EXPR, statement=text(), n_points=POSITIVE_COUNT, seed=SEED)
 def prove_zero(expr: sp.Expr, statement: str, symbols_ranges: dict | None = None, n_points: int = 12,
                seed: int = 0) -> Proof:
     """Prove ``expr == 0``: symbolically if sympy can, otherwise by 50-digit evaluation (labelled).
@@ -152,7 +155,7 @@ def prove_zero(expr: sp.Expr, statement: str, symbols_ranges: dict | None = None
     return Proof(statement, "failed", f"|lhs - rhs| = {sp.N(worst, 5)} at a random point", simplified)
 
 
-@checked(sign=one_of(1, -1), n_points=POSITIVE_COUNT, seed=SEED)
+@checked(expr=_EXPR, sign=one_of(1, -1), statement=text(), n_points=POSITIVE_COUNT, seed=SEED)
 def prove_sign(expr: sp.Expr, sign: int, statement: str, symbols_ranges: dict, n_points: int = 200,
                seed: int = 0) -> Proof:
     """Prove ``sign * expr > 0`` from sympy's assumptions; else check it at random points (labelled).
@@ -197,6 +200,7 @@ def prove_sign(expr: sp.Expr, sign: int, statement: str, symbols_ranges: dict, n
                                        "(50-digit mpmath)")
 
 
+@checked(expr=_EXPR, var=instance(sp.Symbol, "a sympy Symbol"), statement=text())
 def prove_positive(expr: sp.Expr, var: sp.Symbol, statement: str) -> Proof:
     """Prove ``expr > 0`` for every ``var > 0`` by showing ``expr <= 0`` has no solution there.
 

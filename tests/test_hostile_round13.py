@@ -6,6 +6,8 @@ the docstrings: Hydra's removal ``~key`` (its override grammar), ``time_grid``'s
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -156,6 +158,7 @@ def test_valid_calls_still_answer():
     assert check_counts([2, 0], [1, 0], [4, 3], 3)[0].tolist() == [2, 0]
 
 
+@functools.lru_cache(maxsize=1)
 def _same_classes():
     """The rows' classes elsewhere: ragged input, a range reversed, a registry-like argument of the wrong type."""
     import sympy as sp
@@ -226,3 +229,76 @@ def test_more_of_the_same_classes(case):
     ][case]
     with pytest.raises(InvalidInputError, match=names):
         call()
+
+
+@pytest.mark.parametrize("case", range(6))
+def test_a_public_helper_names_an_argument_of_the_wrong_type(case):
+    from grpo_theory import Objective
+    from grpo_theory.integrations.family import trl_family
+    from grpo_theory.predict import report
+    from grpo_theory.predict.finite import match_measured
+    from grpo_theory.studies import free_scoring, predictions
+    call, names = [
+        (lambda: match_measured(None, None), "samples must be a SampleTable, got None"),
+        (lambda: report.figure_clock(None), "pr must be a Prediction, got None"),
+        (lambda: free_scoring.score(None), "table must be a pandas DataFrame, got None"),
+        (lambda: trl_family(5), "get must be a function, got 5"),
+        (lambda: predictions.rewarded(None, None), "task must be a QATask, got None"),
+        (lambda: predictions.stationary_x([1.5], Objective(beta=0.5)),
+         r"p_ref must be .* in \[0.0, 1.0\], got \[1.5\]"),
+    ][case]
+    with pytest.raises(InvalidInputError, match=names):
+        call()
+
+
+def test_a_figure_named_twice_is_refused(tmp_path):
+    from grpo_theory.figures.build import build_figures
+    with pytest.raises(InvalidInputError, match=r"--only\) names figure 1 more than once, got \[1, 1\]"):
+        build_figures(tmp_path, only=iter([1, 1]))            # an iterable, read once
+
+
+def test_a_reversed_interval_of_range_over_is_named():
+    from grpo_theory import Objective
+    from grpo_theory.predict import Response
+    r = Response(Objective(beta=0.5))
+    x = np.array([0.65, 0.8])
+    with pytest.raises(InvalidInputError, match=r"lo must be at most hi, got lo = 0.5 > hi = 0.2"):
+        r.range_over(np.array([0.5]), np.array([0.2]), x[1:], x[:1])
+
+
+@pytest.mark.parametrize("case", range(7))
+def test_a_hot_path_names_a_bad_argument_when_it_fails(case):
+    """The unchecked hot paths (the flows' KL and the engine's gradient) check nothing up front and name the bad
+    argument once their computation failed (_checks.on_failure); the readers' mapping and the proofs check first."""
+    from grpo_theory import advantage, kl, symbolic_proofs
+    from grpo_theory.integrations.mapping import mapping_of
+    call, names = [
+        (lambda: kl.flow_value(None, [0.1]), "obj must be an Objective, got None"),
+        (lambda: kl.floored_log_ratio(5, [0.1]), "obj must be an Objective, got 5"),
+        (lambda: kl.flow_value_shift("x", [0.1]), "obj must be an Objective, got 'x'"),
+        (lambda: advantage.level_expectations([0.0, 1.0], np.log([[0.5, 0.5]]), None), "obj must be an Objective"),
+        (lambda: advantage.regularised_gradient([0.1], np.zeros(1), np.zeros(1), None, None),
+         "P must be a numpy array"),
+        (lambda: mapping_of(None, None, "verl", None), "warns must be a list of strings, got None"),
+        (lambda: symbolic_proofs.prove_zero(None, "s"), "expr must be a sympy expression, got None"),
+    ][case]
+    with pytest.raises(InvalidInputError, match=names):
+        call()
+
+
+def test_the_lock_of_an_output_named_in_bytes_that_are_not_utf8(tmp_path):
+    import os
+
+    from grpo_theory._outlock import lock_path
+    out = os.fsdecode(os.fsencode(str(tmp_path)) + b"/g\xff.csv")    # a name the shell gives as $'g\xff.csv'
+    assert os.fsencode(lock_path(out).name) == b"g\xff.csv.lock"       # beside it, its own bytes kept
+
+
+def test_the_response_takes_probabilities_only():
+    from grpo_theory import Objective
+    from grpo_theory.predict import Response
+    r = Response(Objective(beta=0.5))
+    for ps, names in (([float("nan")], r"ps must be a finite number in \[0.0, 1.0\], got \[nan\]"),   # was x = 1
+                      ([1.5], r"got \[1.5\]"), ([[0.3], [0.2, 0.1]], "ps is ragged")):
+        with pytest.raises(InvalidInputError, match=names):
+            r(ps)

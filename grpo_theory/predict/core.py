@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .._checks import arr, checked, flag, num, numbers, one_of, optional, text
+from .._checks import arr, checked, flag, num, numbers, one_of, optional, register_class, text
 from .._validate import float_array, integer, number, plain
 from ..errors import InvalidInputError
 from ..integrations.mapping import load_config_file
@@ -37,6 +37,7 @@ from .samples import PredictWarning, SampleTable, read_samples, samples_source
 __all__ = ["Prediction", "predict", "objective_for", "reward_kl_tradeoff"]
 
 
+@register_class
 @dataclass
 class Prediction:
     """What :func:`predict` returns: one row per prompt ``x`` and the dataset-level summary.
@@ -574,8 +575,7 @@ def _summary(samples, obj, table, ks, level, interval, reader_warnings, extra) -
                                                              "0.95); " + ("pred = x(0+), pred_hi = x(upper bound)"
                                                                           if obj.regularised else "pred = 0 (the "
                                                                           "limit at p_ref = 0), pred_hi = 1")),
-        reader_warnings=list(reader_warnings),
-        mean_p_ref=float(table.p_ref.mean()), mean_pred=float(table.pred.mean()),
+        reader_warnings=list(reader_warnings), mean_p_ref=float(table.p_ref.mean()), mean_pred=float(table.pred.mean()),
         mean_pred_lo=float(table.pred_lo.mean()), mean_pred_hi=float(table.pred_hi.mean()),
         mean_kl_direct=float(table.kl_direct.mean()),
         never_solved=int(table.never_solved.sum()), bistable=int(table.bistable.sum()),

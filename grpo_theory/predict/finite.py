@@ -61,6 +61,10 @@ class FinitePrediction:
     scores: pd.DataFrame | None = None
 
 
+_TABLE = instance(SampleTable, "a SampleTable", "; read one with read_samples(path) or samples_from_counts(n, correct)")
+
+
+@checked(samples=_TABLE, after=_TABLE)
 def match_measured(samples: SampleTable, after: SampleTable) -> tuple:
     """Each measured prompt's position among the base prompts, and its counts.
 
@@ -124,9 +128,6 @@ def _conformal(fit: Fit, idx, k, m, split, level: float, m_new):
     offs = conformal_offsets(fit.p_split[idx[cal]], k[cal], m[cal], level=level)
     lo, hi = conformal_interval(fit.p, offs, m_new)
     return lo, hi, offs
-
-
-_TABLE = instance(SampleTable, "a SampleTable", "; read one with read_samples(path) or samples_from_counts(n, correct)")
 
 
 @checked(samples=_TABLE, obj=OBJECTIVE, after=instance(SampleTable, "a SampleTable", none=True),

@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from .._checks import POSITIVE_COUNT, arr, checked, flag, num, optional
+from .._checks import POSITIVE_COUNT, arr, at_most, checked, flag, num, optional
 from .._numerics import expit, logit
 from .._validate import float_array, plain
 from ..problem import STATIONARY_OBJECTIVE, InvalidInputError, Objective, Question
@@ -245,8 +245,13 @@ class Response:
         -------
         numpy.ndarray
             ``x(p)``, shaped like ``ps``.
+
+        Raises
+        ------
+        InvalidInputError
+            A value outside ``[0, 1]`` or NaN (named), or ragged rows.
         """
-        ps = np.asarray(ps, dtype=float)
+        ps = float_array("ps", ps, low=0.0, high=1.0)
         uniq, inverse = np.unique(ps, return_inverse=True)
         zero = int(uniq.size > 0 and uniq[0] == 0.0)         # p = 0 is 0+: its limit, never on the grid
         inner = uniq[zero:][uniq[zero:] < 1.0]
@@ -334,7 +339,13 @@ class Response:
         -------
         tuple of numpy.ndarray
             ``(pred_lo, pred_hi)``, one per prompt.
+
+        Raises
+        ------
+        InvalidInputError
+            An interval with ``lo > hi`` (reversed: it would hold no exact solve), named with its entry.
         """
+        at_most("lo", lo, "hi", hi)
         a, b = np.minimum(x_lo, x_hi), np.maximum(x_lo, x_hi)
         if self.monotone():
             return a, b
