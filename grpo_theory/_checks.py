@@ -41,8 +41,8 @@ from .errors import InvalidInputError
 __all__ = ["checked", "Replace", "num", "arr", "span", "numbers", "ndarray", "indices", "whole", "text", "texts",
            "one_of", "instance", "registered", "register_class", "is_instance", "dataclass_fields", "mapping",
            "dataframe", "items", "listed", "flag", "function", "optional", "seed_or_generator", "index_below",
-           "levels_and_weights", "broadcasts_to", "has_columns", "has_keys", "at_most", "same_length", "flags", "on_failure",
-           "OBJECTIVE", "QUESTION", "MAX_STEPS", "COUNT", "POSITIVE_COUNT", "SEED"]
+           "levels_and_weights", "broadcasts_to", "has_columns", "has_keys", "at_most", "same_length", "flags",
+           "on_failure", "OBJECTIVE", "QUESTION", "MAX_STEPS", "COUNT", "POSITIVE_COUNT", "SEED"]
 
 #: Largest number of steps, grid points, samples or starts an entry point takes: each costs at least a
 #: microsecond and most tens of them: 10^7 of them take minutes, more would take hours.
@@ -446,12 +446,12 @@ def index_below(name: str, value, n: int, what: str = "entries") -> None:
 def levels_and_weights(v, log_w) -> None:
     """Refuse reward levels ``v`` and level log-weights ``log_w`` that do not go together: ``v`` empty, or the
     last axis of ``log_w`` not one entry per level."""
-    nv, shape = np.size(v), np.shape(log_w)
+    nv, shape = _size(v), tuple(np.shape(log_w))
     if nv == 0:
         raise InvalidInputError("v is empty; expected the reward levels")
     if not shape or shape[-1] != nv:
-        raise InvalidInputError(f"log_w must have one entry per reward level on its last axis ({nv} levels), got "
-                                f"shape {shape}")
+        raise InvalidInputError(f"log_w must have one entry per reward level on its last axis (v has {nv} levels), "
+                                f"got shape {shape}")
 
 
 def broadcasts_to(name: str, value, shape: tuple, what: str) -> None:
@@ -482,6 +482,11 @@ def at_most(name: str, value, other_name: str, other) -> None:
                                 f"{other_name} = {plain(y)}" + (f" (entry {i})" if a.size > 1 else ""))
 
 
+def _size(a) -> int:
+    """The number of entries of an array-like (``np.size`` reads a torch tensor's ``size`` method instead)."""
+    return a.size if isinstance(a, np.ndarray) else int(np.asarray(a).size)
+
+
 def on_failure(**checks) -> None:
     """For a hot path that checks nothing up front: called after its computation raised, it runs ``checks``
     (``name=(rule, value)``), so a bad argument is named as its rule names it; where every argument passes, the
@@ -493,7 +498,7 @@ def on_failure(**checks) -> None:
 def same_length(what: str = "", **arrays) -> None:
     """Refuse 1-D arrays (``name=array``) of different lengths, naming each argument's length; ``what`` says
     what one entry of each stands for (``"one entry per calibration prompt"``)."""
-    sizes = {k: int(np.size(a)) for k, a in arrays.items()}
+    sizes = {k: _size(a) for k, a in arrays.items()}
     if len(set(sizes.values())) > 1:
         names = list(sizes)
         shown = ", ".join(f"{k} {n}" for k, n in sizes.items())
@@ -525,8 +530,10 @@ def ndarray(*, ndim=None, finite=False):
     inner = numbers(ndim=ndim, finite=finite)
 
     def check(name, value):
-        if not isinstance(value, np.ndarray):
-            raise InvalidInputError(f"{name} must be a numpy array, got {_shown(value)}")
+        if not isinstance(value, np.ndarray) or isinstance(value, np.matrix):   # a matrix is 2-D whatever it holds
+            raise InvalidInputError(f"{name} must be a numpy array, got {_shown(value)}"
+                                    + ("; give np.asarray(...): a matrix is always 2-D" if isinstance(value, np.ndarray)
+                                       else ""))
         inner(name, value)
         if value.dtype.kind not in "iuf":          # object, bool, text, time: the array's methods would fail
             raise InvalidInputError(f"{name} must be a numpy array of numbers (an int or float dtype), got dtype "

@@ -79,20 +79,20 @@ def validate_answers(answers, k: int) -> tuple:
     if len(answers) != k:
         raise InvalidInputError(f"answers must have one entry per output (K={k}), got {len(answers)}: {answers!r}")
     out = []
-    for a in answers:
+    for i, a in enumerate(answers):
         if isinstance(a, str):
             a = tuple(a)
-        elif isinstance(a, Sequence) and not isinstance(a, bytes):
+        elif isinstance(a, Sequence) and not isinstance(a, (bytes, bytearray)):
             a = tuple(a)
         else:
-            raise InvalidInputError(f"each answer must be a sequence of tokens (a str is one-character tokens), "
+            raise InvalidInputError(f"answers[{i}] must be a sequence of tokens (a str is one-character tokens), "
                                     f"got {a!r}")
         if len(a) == 0:
             raise InvalidInputError(f"answers must be non-empty, got an empty answer in {answers!r}")
         try:
             hash(a)
         except TypeError:
-            raise InvalidInputError(f"answer tokens must be hashable, got {a!r}") from None
+            raise InvalidInputError(f"answers[{i}]'s tokens must be hashable, got {a!r}") from None
         out.append(a)
     seen = set(out)
     if len(seen) != len(out):
@@ -237,6 +237,8 @@ class Question:
                 raise InvalidInputError(
                     "preference must satisfy M + M^T = 1 (M[o,o'] = P(o > o') with ties counted "
                     f"half); M[{i},{j}] + M[{j},{i}] = {_plain(pref[i, j] + pref[j, i])}"
+                    + (f" (M[{i},{i}] = {_plain(pref[i, i])}: an output ties with itself, 0.5)" if i == j else
+                       f" (M[{i},{j}] = {_plain(pref[i, j])}, M[{j},{i}] = {_plain(pref[j, i])})")
                 )
         if labels is not None:
             if isinstance(labels, (str, bytes, bytearray, memoryview, Mapping)) or not hasattr(labels, "__iter__") \

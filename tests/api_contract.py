@@ -169,6 +169,18 @@ def _more_kinds():
         "[-0.0, 1e-310]": [-0.0, 1e-310],
         "integral float": None,                        # float(valid) for an int (3 -> 3.0), 3.0 else
         "np.int32": None,                              # np.int32(valid) for an int, np.int32(3) else
+        "np.matrix": None,                             # np.matrix(valid): always 2-D
+        "torch tensor": None,                          # torch.tensor(valid)
+        "array.array": None,                           # array.array('d', valid)
+        "list of 0-d arrays": None,                    # [np.array(x) for x in valid]
+        "list of 1-entry arrays": None,                # [np.array([x]) for x in valid]: shape (K, 1)
+        "dict.values()": None,                         # {i: x}.values()
+        "set": None,                                   # set(valid): unordered
+        "masked array": None,                          # np.ma.masked_array(valid, mask=[True, False, ...])
+        "IntEnum 3": None,                             # an IntEnum member whose value is 3
+        "range(3)": range(3),
+        "[None, 0.5]": [None, 0.5],
+        "float subclass": None,                        # a float subclass holding the valid number
     }
 
 
@@ -177,11 +189,12 @@ CLASSIC = tuple(_never_valid())
 HOSTILE = CLASSIC + tuple(_more_kinds())
 #: Values that no argument of the package takes (outside ANY_VALUE): a result for one is ``accepted``.
 NEVER_VALID = ("b'x'", "object()", "1+2j", "[[1, 2], [3]]", "[[[1.0]], [2.0]]", "[0.5, [0.5]]",
-               "datetime64 array", "bytearray", "pd.NA", "__float__ raises", "__len__ raises")
+               "datetime64 array", "bytearray", "pd.NA", "__float__ raises", "__len__ raises", "[None, 0.5]")
 #: Values that carry the valid value's numbers in another container or number type, where it is a number or a
 #: list of numbers: a result must then equal the valid call's (else ``silent``), or the call refuses cleanly.
 SAME_NUMBERS = ("0-d array", "Series", "Series, index 5..", "generator", "tuple", "object array", "longdouble",
-                "Fraction", "Decimal", "integral float", "np.int32")
+                "Fraction", "Decimal", "integral float", "np.int32", "torch tensor", "array.array",
+                "list of 0-d arrays", "float subclass")
 
 
 def _numbers_of(valid):
@@ -259,6 +272,39 @@ def _built(label: str, valid):
             v = float(valid)
             return (fractions.Fraction(v) if label == "Fraction" else decimal.Decimal(repr(v))), True
         return (fractions.Fraction(1, 3) if label == "Fraction" else decimal.Decimal("0.5")), False
+    if label in ("np.matrix", "torch tensor", "array.array", "list of 0-d arrays", "list of 1-entry arrays",
+                 "dict.values()", "set", "masked array"):
+        flat = [float(x) for x in nums.ravel()] if nums is not None and nums.ndim == 1 and nums.size else [0.5, 0.5]
+        same = nums is not None and nums.ndim == 1 and nums.size > 0
+        if label == "np.matrix":
+            return np.matrix(flat), False
+        if label == "torch tensor":
+            import torch
+
+            return torch.tensor(flat, dtype=torch.float64), same
+        if label == "array.array":
+            import array
+
+            return array.array("d", flat), same
+        if label == "list of 0-d arrays":
+            return [np.array(x) for x in flat], same
+        if label == "list of 1-entry arrays":
+            return [np.array([x]) for x in flat], False
+        if label == "dict.values()":
+            return dict(enumerate(flat)).values(), False
+        if label == "set":
+            return set(flat), False
+        return np.ma.masked_array(flat, mask=[True] + [False] * (len(flat) - 1)), False
+    if label == "IntEnum 3":
+        import enum
+
+        return enum.IntEnum("Three", {"THREE": 3}).THREE, False
+    if label == "float subclass":
+        class _Float(float):
+            pass
+
+        v = float(valid) if nums is not None and nums.ndim == 0 and not isinstance(valid, (int, np.integer)) else 0.5
+        return _Float(v), nums is not None and nums.ndim == 0 and not isinstance(valid, (int, np.integer))
     if label in ("integral float", "np.int32"):
         whole = isinstance(valid, (int, np.integer)) and not isinstance(valid, (bool, np.bool_)) \
             and abs(valid) < 2**31

@@ -391,10 +391,6 @@ KNOWN_OPEN: dict = {
         "1) reaches the arithmetic with NumPy's RuntimeWarning; refusing it on this hot path would turn a solver's "
         "overflowing trial point (NaN today) into an error",
     ("grpo_theory.advantage:reinforce_pp_expectations", "log_w", "inf inside"): "as rloo_expectations",
-    ("grpo_theory.predict.conformal:conformal_offsets", "p_pred", "[-0.0, 1e-310]"): "p_pred of another length than "
-        "k and m: the message names the lengths, not p_pred (the thirteenth round's open finding, fixed separately)",
-    ("grpo_theory.studies.free_prompts:select_prompts", "p_range", "[-0.0, 1e-310]"): "the message shows the range "
-        "as 'P(correct) [-0, 1e-310]', not p_range (select_prompts' ranges: the thirteenth round's open findings)",
 }
 #: Other names a message may use for an argument: ``(key, argument) -> names`` (the concept the argument holds).
 ALIASES: dict = {

@@ -78,7 +78,8 @@ def _report():
     (lambda: check_history(_IterRaises(), 1), "history could not be read .*RuntimeError: the handle is closed"),
     (lambda: check_history(_history(), 2), r"history\[0\] has no 'p_best_q1'"),
     # values the function computes on directly: a 0-d array of rewards, indices beyond K, a pair of the wrong size
-    (lambda: sampled_advantages(np.array(0.5), Objective(beta=1.0)), r"r must hold groups of rewards, shape \(\.\.\., G\)"),
+    (lambda: sampled_advantages(np.array(0.5), Objective(beta=1.0)),
+     r"r must hold groups of rewards, shape \(\.\.\., G\)"),
     (lambda: sampled_advantages(np.array([[1.0, 0.0]], dtype=object), Objective(beta=1.0)), "r must be .*dtype object"),
     (lambda: sample_rewards(Question([0.5, 0.5], [1, 0]), np.array([0, 2]), np.random.default_rng(0)),
      r"outputs must be output indices in \[0, 1\] \(K=2\), got 2"),
@@ -132,3 +133,56 @@ def test_a_generator_is_read_once_or_refused():
 def test_a_number_in_another_type_gives_the_float_answer(value):
     assert log_pooling([0.2, 0.8], [1, 0], value).tolist() == log_pooling([0.2, 0.8], [1, 0], 0.5).tolist()
     assert _Objective(beta=value).beta == 0.5
+
+
+@pytest.mark.parametrize("call, names", [
+    (lambda: sampled_advantages(np.matrix([[1.0, 0.0]]), Objective(beta=1.0)), "r must be a numpy array.*always 2-D"),
+    (lambda: rloo_expectations(range(3), np.log([[0.7, 0.3]]), Objective(beta=1.0, advantage="rloo")),
+     r"log_w must have one entry per reward level on its last axis \(v has 3 levels\)"),
+    (lambda: Question([0.2, 0.3, 0.5], [1, 0, 0], answers=range(3)), r"answers\[0\] must be a sequence of tokens"),
+    (lambda: Question([0.3, 0.7], preference=[[1e-310, 0.7], [0.3, 0.5]]),
+     r"M\[0,0\] = 1e-310: an output ties with itself, 0.5"),
+])
+def test_containers_of_another_kind_are_named(call, names):
+    with pytest.raises(InvalidInputError, match=names):
+        call()
+
+
+def test_solver_helpers_refuse_a_policy_or_classes_of_another_length():
+    from grpo_theory.solvers.full_space import jump_repeller
+    from grpo_theory.solvers.full_space_end import class_reduction_exact
+
+    q, obj = Question([0.3, 0.7], rewards=[1, 0]), Objective(beta=1.0)
+    with pytest.raises(InvalidInputError, match=r"pi must hold one probability per output \(K=2\), got 3"):
+        jump_repeller(q, obj, range(3))
+    with pytest.raises(InvalidInputError, match=r"class_of must give each of the K=2 outputs a class"):
+        class_reduction_exact(q, obj, range(3))
+    q3 = Question([0.25, 0.25, 0.5], rewards=[1, 1, 0])
+    obj3 = Objective(beta=0.5, kl_estimator="k3", kl_placement="reward")
+    assert class_reduction_exact(q3, obj3, [0, 0, 1]) is True       # equal pi_ref in the class: exact (its doctest)
+
+
+def test_a_probe_keeps_the_documented_types():
+    from grpo_theory.integrations.trl import Probe
+
+    import array
+
+    p = Probe("Q0 ?", ["A", "B"], array.array("d", [1.0, 0.0]))
+    assert p.answers == ("A", "B") and p.rewards == (1.0, 0.0) and type(p.rewards[0]) is float
+
+
+def test_predict_at_extreme_beta_prints_no_numpy_warning(tmp_path, monkeypatch):
+    """``predict --beta 1e308`` and ``--kl-value-clamp 1e308`` printed "overflow encountered" from the flows'
+    edge search and the clamp's edges; the command answers without them."""
+    import warnings
+
+    from grpo_theory import cli
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.csv").write_text("prompt_id,n,correct\na,10,3\nb,8,0\n")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert cli.main(["predict", "s.csv", "--out", "o1", "--no-plots", "--no-progress", "--beta", "1e308"]) == 0
+        assert cli.main(["predict", "s.csv", "--out", "o2", "--no-plots", "--no-progress", "--beta", "0.5",
+                         "--kl-value-clamp", "1e308"]) == 0
+    assert [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)] == []

@@ -343,6 +343,9 @@ class Probe:
                                     f"got {plain(self.rewards)}")
         if self.other_reward is not None:
             number("Probe other_reward", self.other_reward)
+        # the documented types, whatever container held them (a tensor, an array.array, a Series): the same values
+        object.__setattr__(self, "answers", tuple(answers))
+        object.__setattr__(self, "rewards", tuple(float(r) for r in rewards))
 
     @checked(probs=numbers(ndim=1))
     def question(self, probs: np.ndarray) -> Question:

@@ -125,7 +125,8 @@ def zero_limit(obj: Objective, rewards=(1.0, 0.0)) -> float:
     def update(z: float) -> tuple[float, float]:
         """``g_a - g_b`` at ``x = expit(z)``, and the rounding it is within (0 where nothing decides)."""
         g = output_gradient(q, obj, np.array([expit(z), expit(-z)]))
-        return float(g[0] - g[1]), 1e-12 * (obj.beta + gap + float(np.abs(g[np.isfinite(g)]).sum()))
+        with np.errstate(over="ignore"):             # beta near 1.8e308: g_a - g_b is +-inf, its sign decides
+            return float(g[0] - g[1]), 1e-12 * (obj.beta + gap + float(np.abs(g[np.isfinite(g)]).sum()))
 
     z = np.concatenate([np.linspace(-690.0, -21.0, 30), np.linspace(-20.75, 37.0, 232)])
     last_up = None                                   # the last grid z where the update is positive

@@ -288,9 +288,13 @@ def _stationarity_lift(c: np.ndarray, pi_s: np.ndarray) -> np.ndarray:
     return c[:, None] * (np.eye(c.size) - pi_s[None, :])
 
 
-def _support_logits(pi) -> tuple[np.ndarray, np.ndarray]:
-    """``pi``'s support and its output logits there (``log pi``, up to the gauge), the nudges' starting point."""
+def _support_logits(q, pi) -> tuple[np.ndarray, np.ndarray]:
+    """``pi``'s support and its output logits there (``log pi``, up to the gauge), the nudges' starting point; a
+    ``pi`` of another length than ``q``'s K outputs is refused."""
     pi = np.asarray(pi, dtype=float)
+    if pi.shape != (q.n_outputs,):
+        raise InvalidInputError(f"pi must hold one probability per output (K={q.n_outputs}), got {pi.size}: "
+                                f"{plain(pi)[:80]}")
     support = np.flatnonzero(pi > 0)
     return support, np.log(pi[support])
 
@@ -328,7 +332,7 @@ def jump_repeller(q: Question, obj: Objective, pi, *, h: float = 1e-7) -> str:
     >>> jump_repeller(Question([0.3, 0.7], rewards=[1, 0]), Objective(beta=1.0), [0.3 ** 0.5, 1 - 0.3 ** 0.5])
     ''
     """
-    support, theta = _support_logits(pi)
+    support, theta = _support_logits(q, pi)
     for k, o in enumerate(support):
         for sign in (1.0, -1.0):
             th = theta.copy()
@@ -376,7 +380,7 @@ def one_sided_repeller(q: Question, obj: Objective, pi, *, h: float = NUDGE) -> 
     >>> one_sided_repeller(Question([0.3, 0.7], rewards=[1, 0]), Objective(beta=1.0), [0.3 ** 0.5, 1 - 0.3 ** 0.5])
     []
     """
-    support, theta = _support_logits(pi)
+    support, theta = _support_logits(q, pi)
     away = []
     # two answers: nudging the second is nudging the first the other way (the gauge)
     for k, o in enumerate(support[:1] if support.size == 2 else support):

@@ -253,7 +253,7 @@ def select_prompts(correct, n: int, n_keep: int, *, p_range=P_RANGE) -> np.ndarr
     k = np.asarray(correct, dtype=float)
     if n <= 0 or k.ndim != 1 or np.any((k < 0) | (k > n)):
         raise InvalidInputError(f"need 0 <= correct <= n with n > 0, got n={n!r} and correct={k.tolist()}")
-    lo, hi = p_range
+    lo, hi = (float(x) for x in np.asarray(p_range, dtype=float))     # a tensor or a Series: its two numbers
     p = (k + 0.5) / (n + 1)
     se = np.sqrt(p * (1 - p) / n)
     ok = np.flatnonzero((p + se >= lo) & (p - se <= hi))
