@@ -30,13 +30,14 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ._validate import float_array, numeric_entries, plain
+from ._validate import float_array, numeric_entries, plain, ragged
 from .errors import InvalidInputError
 
-__all__ = ["checked", "num", "arr", "numbers", "ndarray", "indices", "whole", "text", "texts", "one_of", "instance",
-           "registered", "register_class", "is_instance", "mapping", "dataframe", "items", "flag", "function",
-           "optional", "seed_or_generator", "index_below", "levels_and_weights", "broadcasts_to", "has_columns",
-           "at_most", "OBJECTIVE", "QUESTION", "MAX_STEPS", "COUNT", "POSITIVE_COUNT", "SEED"]
+__all__ = ["checked", "num", "arr", "span", "numbers", "ndarray", "indices", "whole", "text", "texts", "one_of",
+           "instance", "registered", "register_class", "is_instance", "dataclass_fields", "mapping", "dataframe",
+           "items", "flag", "function", "optional", "seed_or_generator", "index_below", "levels_and_weights",
+           "broadcasts_to", "has_columns", "at_most", "same_length", "OBJECTIVE", "QUESTION", "MAX_STEPS", "COUNT",
+           "POSITIVE_COUNT", "SEED"]
 
 #: Largest number of steps, grid points, samples or starts an entry point takes: each costs at least a
 #: microsecond and most tens of them: 10^7 of them take minutes, more would take hours.
@@ -125,6 +126,27 @@ def arr(low=None, high=None, *, low_open=False, high_open=False, integer=False, 
     return check
 
 
+def span(low=None, high=None, *, low_open=False, high_open=False, why: str = ""):
+    """A range ``(lo, hi)``: exactly two numbers, each in ``[low, high]`` (ends open when asked), with
+    ``lo < hi`` (a reversed or empty range is refused, naming both ends); ``why`` (appended to the message of an
+    end out of bounds) says why the bounds are what they are."""
+    ends = arr(low, high, low_open=low_open, high_open=high_open, ndim=1)
+
+    def check(name, value):
+        try:
+            ends(name, value)
+        except InvalidInputError as exc:
+            raise InvalidInputError(f"{exc}{why}") from None
+        a = np.asarray(value, dtype=float)
+        if a.size != 2:
+            raise InvalidInputError(f"{name} must be a range (lo, hi) of two numbers, got {a.size}: {_shown(value)}")
+        if not a[0] < a[1]:
+            what = "reversed" if a[0] > a[1] else "empty"
+            raise InvalidInputError(f"{name} must be a range (lo, hi) with lo < hi, got {_shown(value)} ({what}: "
+                                    f"lo = {plain(float(a[0]))}, hi = {plain(float(a[1]))})")
+    return check
+
+
 def _shape(name, value, a: np.ndarray, ndim, nonempty: bool) -> None:
     """Refuse an array ``a`` (``value`` as given) of another number of dimensions than ``ndim`` (an int or a
     tuple of them; None: any), or empty where ``nonempty``."""
@@ -149,6 +171,7 @@ def numbers(*, ndim=None, none=False, nonempty=False):
         try:
             a = np.asarray(value, dtype=float)
         except (TypeError, ValueError, OverflowError):
+            ragged(name, value)
             raise InvalidInputError(f"{name} must be an array of numbers, got {_shown(value)}") from None
         _shape(name, value, a, ndim, nonempty)
     return check
@@ -162,6 +185,7 @@ def indices(name, value):
     try:
         a = np.asarray(value)
     except (TypeError, ValueError):
+        ragged(name, value)
         raise InvalidInputError(f"{name} must be an array of integers >= 0, got {_shown(value)}") from None
     if a.dtype.kind not in "iu" or (a.size and a.min() < 0):
         raise InvalidInputError(f"{name} must be an array of integers >= 0, got {_shown(value)}")
@@ -244,6 +268,40 @@ def registered(class_name: str, hint: str = "", *, none=False):
 #: An objective (:class:`grpo_theory.problem.Objective`) and a question (:class:`grpo_theory.problem.Question`).
 OBJECTIVE = registered("Objective", "; build one with Objective(beta=...)")
 QUESTION = registered("Question", "; build one with Question(pi_ref, rewards=...)")
+
+
+def dataclass_fields(obj, what: str, *, nonempty=()) -> None:
+    """Refuse a field of the dataclass instance ``obj`` (``what`` names it) whose value does not have the field's
+    declared type: None where the type does not allow it; a ``Callable`` field that is not callable (a
+    ``"module:function"`` name where the type allows ``str``); a ``bool`` field that is not a bool; a ``str``
+    field that is not text, or is empty where named in ``nonempty``; a ``Mapping[str, tuple[str, ...]]`` field
+    that is not one."""
+    import dataclasses
+
+    for f in dataclasses.fields(obj):
+        kinds, value = {k.strip() for k in str(f.type).split("|")}, getattr(obj, f.name)
+        if f.name in nonempty and isinstance(value, str) and not value.strip():
+            raise InvalidInputError(f"{what}: {f.name} is empty ({value!r}); expected text")
+        if value is None:
+            if "None" not in kinds:
+                raise InvalidInputError(f"{what}: {f.name} is required, got None")
+        elif "Callable" in kinds:
+            if isinstance(value, str) and "str" in kinds:
+                module, colon, function = value.partition(":")
+                if not (colon and module and function):
+                    raise InvalidInputError(f"{what}: {f.name} = {value!r} is not a \"module:function\" name")
+            elif not callable(value):
+                want = "a function or a \"module:function\" name" if "str" in kinds else "a function"
+                raise InvalidInputError(f"{what}: {f.name} must be {want}, got {_shown(value)}")
+        elif kinds == {"bool"} and not isinstance(value, bool):
+            raise InvalidInputError(f"{what}: {f.name} must be True or False, got {_shown(value)}")
+        elif "str" in kinds and not isinstance(value, str):
+            raise InvalidInputError(f"{what}: {f.name} must be text, got {_shown(value)}")
+        elif kinds == {"Mapping[str, tuple[str, ...]]"} and not (isinstance(value, Mapping) and all(
+                isinstance(k, str) and isinstance(v, tuple) and all(isinstance(t, str) for t in v)
+                for k, v in value.items())):
+            raise InvalidInputError(f"{what}: {f.name} must map text to tuples of text, e.g. "
+                                    f"{{'trl': ('GRPOTrainer',)}}, got {_shown(value)}")
 
 
 def items(cls, what: str):
@@ -347,8 +405,20 @@ def at_most(name: str, value, other_name: str, other) -> None:
                                 "not broadcast together") from None
     if np.any(a > b):
         i = np.flatnonzero((a > b).ravel())[0]
-        raise InvalidInputError(f"{name} must be at most {other_name}, got {name} = {plain(a.ravel()[i])} > "
-                                f"{other_name} = {plain(b.ravel()[i])}")
+        x, y = (int(v) if float(v).is_integer() else v for v in (a.ravel()[i], b.ravel()[i]))    # a count as 6
+        raise InvalidInputError(f"{name} must be at most {other_name}, got {name} = {plain(x)} > "
+                                f"{other_name} = {plain(y)}" + (f" (entry {i})" if a.size > 1 else ""))
+
+
+def same_length(what: str = "", **arrays) -> None:
+    """Refuse 1-D arrays (``name=array``) of different lengths, naming each argument's length; ``what`` says
+    what one entry of each stands for (``"one entry per calibration prompt"``)."""
+    sizes = {k: int(np.size(a)) for k, a in arrays.items()}
+    if len(set(sizes.values())) > 1:
+        names = list(sizes)
+        shown = ", ".join(f"{k} {n}" for k, n in sizes.items())
+        raise InvalidInputError(f"{', '.join(names[:-1])} and {names[-1]} must have one length"
+                                f"{f' ({what})' if what else ''}, got lengths {shown}")
 
 
 def has_columns(name: str, table, columns) -> None:

@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from ._checks import OBJECTIVE, checked, is_instance, text
-from ._validate import float_array
-from .errors import NoStationaryPolicy
+from ._validate import float_array, plain
+from .errors import InvalidInputError, NoStationaryPolicy
 
 __all__ = ["require_regularised", "STATIONARY_OBJECTIVE", "UNREGULARISED"]
 
@@ -48,7 +48,8 @@ def require_regularised(obj, query: str = "obj") -> None:
     NoStationaryPolicy
         When ``obj`` is unregularised (``beta = 0`` and ``entropy_coef = 0``), saying why and what to use instead.
     InvalidInputError
-        When ``obj`` is neither an Objective nor finite numbers ``>= 0``, or ``query`` is not a non-empty text.
+        When ``obj`` is neither an Objective nor finite numbers ``>= 0`` (at least one), or ``query`` is not a
+        non-empty text.
 
     Examples
     --------
@@ -64,6 +65,9 @@ def require_regularised(obj, query: str = "obj") -> None:
         _refuse_unregularised(obj, query)
         return
     beta = float_array("obj", obj, low=0.0)         # the closed forms' beta: finite numbers >= 0
+    if beta.size == 0:                              # nothing to guard: an empty beta is no query
+        raise InvalidInputError(f"{'' if query == 'obj' else query + ': '}obj is empty ({plain(obj)}); expected "
+                                "an Objective, or the closed forms' beta as numbers >= 0")
     if np.any(beta == 0):
         where = "" if beta.ndim == 0 else f" (entry {np.flatnonzero(beta.ravel() == 0)[0]} of {beta.size})"
         raise NoStationaryPolicy(f"{query}: beta = 0{where} is unregularised: {UNREGULARISED}")

@@ -26,7 +26,7 @@ from .errors import InvalidInputError
 __all__ = ["plain", "check_fields", "number", "float_array", "integer", "read_text", "check_structure",
            "as_double", "longdouble_losses", "csv_records", "text_number",
            "text_float", "rounding_problem", "read_bytes", "BEYOND_DOUBLE",
-           "numeric_entries", "broadcastable", "unwrap_scalar", "probability_tolerance", "MAX_EXACT_GROUP",
+           "numeric_entries", "ragged", "broadcastable", "unwrap_scalar", "probability_tolerance", "MAX_EXACT_GROUP",
            "MAX_CONFIG_BYTES", "MAX_DATA_BYTES", "MAX_DEPTH", "MAX_ITEMS"]
 
 #: Largest finite group size G the exact paths take from the shell or a sweep grid (each evaluation of P_G sums
@@ -169,6 +169,7 @@ def float_array(name: str, value, *, low: float | None = None, high: float | Non
     except OverflowError:
         raise InvalidInputError(f"{name} holds a number beyond the largest double (1.8e308){_IN_DOUBLE}") from None
     except (TypeError, ValueError):
+        ragged(name, value)
         raise InvalidInputError(f"{name} must be a number or an array of numbers, got {plain(value)}") from None
     longdouble_losses(name, value, arr)
     bad = np.isnan(arr) if not finite else ~np.isfinite(arr)
@@ -226,6 +227,33 @@ def numeric_entries(name: str, value) -> None:
 
 
 _NONE = object()
+
+
+def ragged(name: str, value) -> None:
+    """Refuse nested lists that are not rectangular (rows of different lengths, or a number beside a list),
+    naming the first two entries that differ: ``[[0.3, 0.7], [0.5]]`` is not an array of one shape. Called
+    where NumPy's conversion failed, so a valid array never pays for the walk; nesting deeper than NumPy's 64
+    dimensions is named as such."""
+    stack = [(value, name, 0)]
+    while stack:
+        node, where, depth = stack.pop()
+        if not isinstance(node, (list, tuple)) or not node:
+            continue
+        if depth >= 64:
+            raise InvalidInputError(f"{name} is nested deeper than 64 levels; expected an array of numbers")
+        lengths = [len(x) if _is_row(x) else None for x in node]
+        odd = next((i for i, n in enumerate(lengths) if n != lengths[0]), None)
+        if odd is not None:
+            def says(n):
+                return "is a number" if n is None else f"has {n} entr{'y' if n == 1 else 'ies'}"
+            raise InvalidInputError(f"{name} is ragged: {where}[0] {says(lengths[0])} but {where}[{odd}] "
+                                    f"{says(lengths[odd])}; expected an array of one shape (every row of one length)")
+        stack.extend((x, f"{where}[{i}]", depth + 1) for i, x in reversed(list(enumerate(node))) if _is_row(x))
+
+
+def _is_row(x) -> bool:
+    """Whether ``x`` is a row of nested input (a list, a tuple or an array of at least one dimension)."""
+    return isinstance(x, (list, tuple)) or (isinstance(x, np.ndarray) and x.ndim > 0)
 
 
 def _has_bool(value) -> bool:

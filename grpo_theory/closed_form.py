@@ -57,7 +57,7 @@ def _check(p, beta, gamma=_NO_GAMMA, *, bonus: bool = False):
     beta = float_array("beta", beta, finite=False)
     if np.any(~np.isfinite(p)) or np.any((p < 0) | (p > 1)):
         raise InvalidInputError(f"pi_ref_a must lie in [0, 1], got {plain(p)}")
-    if not bonus and np.all(np.isfinite(beta)) and np.all(beta >= 0):
+    if not bonus and beta.size and np.all(np.isfinite(beta)) and np.all(beta >= 0):     # empty: nothing to guard
         require_regularised(beta, "beta")
     if np.any(~np.isfinite(beta)) or np.any(beta <= 0):
         raise InvalidInputError(f"beta must be positive and finite, got {plain(beta)}")

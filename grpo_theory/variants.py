@@ -48,7 +48,7 @@ from dataclasses import dataclass, field, fields
 
 import numpy as np
 
-from ._checks import checked, one_of, text
+from ._checks import checked, dataclass_fields, flag, one_of, text
 from . import advantage as _adv
 from ._numerics import optimize
 from .errors import InvalidInputError
@@ -314,8 +314,10 @@ KINDS = {"advantage": AdvantageEstimator, "normalization": Normalization, "kl_es
          "kl_placement": KLPlacement, "regime": Regime, "level": Level, "importance_level": ImportanceLevel,
          "aggregation": Aggregation}
 _REGISTRY: dict[str, dict[str, Variant]] = {kind: {} for kind in KINDS}
+_BUILTIN: dict[str, frozenset] = {}      # the package's own entries' names by kind (set on import): kept as they are
 
 
+@checked(replace=flag)
 def register(entry: Variant, *, replace: bool = False) -> Variant:
     """Add ``entry`` to the registry of its kind (by its class); return it.
 
@@ -324,28 +326,30 @@ def register(entry: Variant, *, replace: bool = False) -> Variant:
     entry : Variant
         An instance of one of the classes of :data:`KINDS`.
     replace : bool, default False
-        Allow replacing an entry of the same name (else an error).
+        Allow replacing a user's entry of the same name (else an error); the package's own are never replaced.
 
     Raises
     ------
     InvalidInputError
-        For an object of no registered kind, or a name already taken (without ``replace``).
+        For an object of no registered kind, a field not of its declared type (a hook not callable, None where
+        required), a name taken (without ``replace``) or the package's own (the solvers rely on those).
     """
     kind = next((k for k, cls in KINDS.items() if type(entry) is cls), None)
     if kind is None:
         raise InvalidInputError(f"expected an instance of one of {[c.__name__ for c in KINDS.values()]}, "
                                 f"got {type(entry).__name__}")
-    if not isinstance(entry.name, str) or not entry.name:
-        raise InvalidInputError(f"a variant needs a non-empty name, got {entry.name!r}")
-    if entry.name in _REGISTRY[kind] and not replace:
-        raise InvalidInputError(f"{kind} {entry.name!r} is already registered (pass replace=True to replace it)")
+    dataclass_fields(entry, f"{type(entry).__name__} {entry.name!r}", nonempty=("name",))
+    own = entry.name in _BUILTIN.get(kind, ())           # the package's own entries are never replaced
+    if entry.name in _REGISTRY[kind] and (own or not replace):
+        raise InvalidInputError(f"{kind} {entry.name!r} is already registered (" + ("one of the package's own entries, "
+                                "never replaced: name yours otherwise)" if own else "pass replace=True to replace it)"))
     _REGISTRY[kind][entry.name] = entry
     return entry
 
 
 @checked(kind=one_of(*KINDS), name=text())
 def unregister(kind: str, name: str) -> None:
-    """Remove entry ``name`` of ``kind`` (a user's; for tests).
+    """Remove the user's entry ``name`` of ``kind`` (one added with :func:`register`).
 
     Parameters
     ----------
@@ -357,9 +361,11 @@ def unregister(kind: str, name: str) -> None:
     Raises
     ------
     InvalidInputError
-        Where there is no such entry.
+        Where there is no such entry, or it is one of the package's own (never removed, as :func:`register` says).
     """
     lookup(kind, name)
+    if name in _BUILTIN.get(kind, ()):
+        raise InvalidInputError(f"{kind} {name!r} is one of the package's own entries: only the user's are removed")
     del _REGISTRY[kind][name]
 
 
@@ -392,8 +398,7 @@ def lookup(kind: str, name) -> Variant:
 
 
 def note_penalty(name) -> Regime:
-    """The regime entry of ``name``, which must be one of the note's two penalties (the ``penalty=`` argument
-    of :mod:`grpo_theory.closed_form` and :mod:`grpo_theory.symbolic`).
+    """The regime entry of ``name``, one of the note's two penalties (``penalty=`` of the closed forms, symbolic).
 
     Parameters
     ----------
@@ -408,13 +413,12 @@ def note_penalty(name) -> Regime:
     Raises
     ------
     InvalidInputError
-        For any other name.
+        For any other name (a user's regime too, whatever its flags).
     """
-    entry = _REGISTRY["regime"].get(name) if isinstance(name, str) else None
-    if entry is None or not entry.is_note_penalty:
-        note = tuple(e.name for e in _REGISTRY["regime"].values() if e.is_note_penalty)
-        raise InvalidInputError(f"penalty must be one of {note}, got {name!r}")
-    return entry
+    note = tuple(n for n, e in _REGISTRY["regime"].items() if n in _BUILTIN["regime"] and e.is_note_penalty)
+    if not isinstance(name, str) or name not in note:       # the package's own entries only
+        raise InvalidInputError(f"penalty must be one of {note} (the note's two penalties), got {name!r}")
+    return _REGISTRY["regime"][name]
 
 
 @checked(kind=one_of(*KINDS))
@@ -431,8 +435,6 @@ def names(kind: str) -> tuple[str, ...]:
     tuple of str
         The names.
     """
-    if kind not in _REGISTRY:
-        raise InvalidInputError(f"kind must be one of {sorted(_REGISTRY)}, got {kind!r}")
     return tuple(_REGISTRY[kind])
 
 
@@ -595,3 +597,4 @@ for _entry in (
 ):
     register(_entry)
 del _entry
+_BUILTIN.update({kind: frozenset(registry) for kind, registry in _REGISTRY.items()})

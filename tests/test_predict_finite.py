@@ -155,7 +155,7 @@ def test_predict_finite_errors_name_the_value():
         predict_finite(base, OBJ)
     with pytest.raises(InvalidInputError, match="holdout"):
         predict_finite(base, OBJ, samples_from_counts([5, 5], [2, 1], ["a", "b"]), holdout=0.5)
-    with pytest.raises(InvalidInputError, match=r"0 <= k <= m"):
+    with pytest.raises(InvalidInputError, match=r"k must be at most m, got k = 6 > m = 5"):
         fit_flow(PromptField(OBJ, [0.3, 0.4]), [0], [6], [5])
 
 

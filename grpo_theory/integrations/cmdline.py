@@ -28,6 +28,10 @@ _ARITH = re.compile(r"\$\(\((.*?)\)\)")
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::[-=]([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 #: A script's arguments passed on to the trainer (``"$@"``): unknown here, skipped.
 _SCRIPT_ARGS = ("$@", "$*", "${@}", "${*}")
+#: An argparse flag's name after its ``--``: a letter, digit or ``_`` first, then those and ``-`` and ``.``.
+_FLAG = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*")
+#: A Hydra key: dotted names (the override grammar's ``DOT_PATH``).
+_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*(\.[A-Za-z0-9_\-]+)*")
 #: Most tokens a command line may have (a recipe has a few hundred).
 MAX_TOKENS = 100_000
 
@@ -178,12 +182,20 @@ def check_set(values: Mapping, read: Iterable, source: str, shown: Mapping | Non
                                     "its value")
 
 
-@checked(tokens=texts(), source=text(), sections=texts())
-def hydra_overrides(tokens: Sequence[str], source: str, *, sections: Sequence[str] = ()) -> dict:
-    """``a.b.c=value`` tokens (Hydra overrides; ``+`` and ``++`` prefixes allowed, ``~key`` deletes) as a flat
+@checked(tokens=texts(), source=text(), sections=texts(), read=texts())
+def hydra_overrides(tokens: Sequence[str], source: str, *, sections: Sequence[str] = (),
+                    read: Sequence[str] = ()) -> dict:
+    """``a.b.c=value`` tokens (Hydra overrides; ``+`` and ``++`` prefixes allowed, ``~key`` removes) as a flat
     mapping of dotted keys; other tokens (``python3``, ``-m``, ``2>&1``, ``| tee log``) are skipped up to the
     first override, and after it any token that is not an override is an error; so is a dotted key in one of
     ``sections`` with no ``=value``, wherever it is.
+
+    A removal follows Hydra's override grammar: ``~key`` removes ``key`` and every key under it from the
+    config, ``~key=value`` the same where ``key`` holds ``value``. Here it removes them from the mapping (a
+    key set earlier on the line is gone; a later ``key=value`` sets it again). A removal that reaches a key in
+    ``read`` is refused: the trainer then runs without the setting (its code's default or an error, depending
+    on its version), which a reader cannot tell; so is ``~key=value`` where the line set ``key`` to another value
+    (Hydra refuses it too).
 
     Parameters
     ----------
@@ -193,18 +205,25 @@ def hydra_overrides(tokens: Sequence[str], source: str, *, sections: Sequence[st
         Where the tokens came from, for the errors.
     sections : sequence of str, optional
         Top-level keys under which a bare dotted key is an error.
+    read : sequence of str, optional
+        The dotted keys the caller reads, which a removal may not reach.
 
     Returns
     -------
     dict
-        ``{dotted key: value}``, values typed as Hydra types them (bool, int, float, None or str); a ``~key``
-        removes its key.
+        ``{dotted key: value}``, values typed as Hydra types them (bool, int, float, None or str); a removed key
+        is absent. Empty where the overrides remove every key they set (``['a.b=1', '~a.b']``).
 
     Raises
     ------
     InvalidInputError
-        For a token after the first override that is not one, a bare dotted key in ``sections``, or no
-        override at all.
+        For a token after the first override that is not one, a bare dotted key in ``sections``, a removal
+        that reaches a key in ``read`` or whose value does not match, or no override at all.
+
+    Examples
+    --------
+    >>> hydra_overrides(["python3", "-m", "x", "a.b=1", "+c=0.5", "~a.b"], "s")
+    {'c': 0.5}
     """
     out: dict = {}
     started = False
@@ -216,20 +235,39 @@ def hydra_overrides(tokens: Sequence[str], source: str, *, sections: Sequence[st
         if tok in _SCRIPT_ARGS:               # the script's own arguments passed on: nothing to read
             continue
         key, eq, value = tok.partition("=")
-        key = key.lstrip("+")
-        if not eq and tok.startswith("~"):
-            out.pop(tok[1:], None)
+        if tok.startswith("~") and _KEY.fullmatch(key[1:]):
+            _remove(out, key[1:], _scalar(value) if eq else _ANY, tok, read, source)
             started = True
             continue
-        if eq and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_\-]*(\.[A-Za-z0-9_\-]+)*", key):
+        key = key.lstrip("+")
+        if eq and _KEY.fullmatch(key):
             out[key] = _scalar(value)
             started = True
         elif started or (not eq and key.split(".")[0] in sections and "." in key):
             raise InvalidInputError(f"{source}: {tok!r} is not a Hydra override key=value")
-    if not out:
+    if not started:
         raise InvalidInputError(f"{source}: no Hydra overrides (key=value) found; expected a command such as "
                                 "`python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo ...`")
     return out
+
+
+_ANY = object()
+
+
+def _remove(out: dict, key: str, value, tok: str, read: Sequence[str], source: str) -> None:
+    """Apply the removal ``tok`` (``~key`` or ``~key=value``) to ``out``, or refuse it (:func:`hydra_overrides`)."""
+    def under(k):
+        return k == key or k.startswith(key + ".")
+    reached = sorted(k for k in read if under(k))
+    if reached:
+        raise InvalidInputError(f"{source}: {tok!r} removes {reached[0]}, a setting this reader reads; without it "
+                                "the trainer takes its code's default or fails, depending on its version, which "
+                                f"the reader cannot tell: set {reached[0]}=VALUE instead of removing it")
+    if value is not _ANY and key in out and out[key] != value:
+        raise InvalidInputError(f"{source}: {tok!r} removes {key} only where it holds {value!r}, but the line set "
+                                f"{key}={out[key]!r} (Hydra refuses such a removal too)")
+    for k in [k for k in out if under(k)]:
+        del out[k]
 
 
 @checked(tokens=texts(), source=text(), boolean=texts())
@@ -255,7 +293,7 @@ def argparse_flags(tokens: Sequence[str], source: str, *, boolean: frozenset = f
     Raises
     ------
     InvalidInputError
-        For a token that is not a flag, or a flag without a value.
+        For a token that is not a flag, a flag without a name (``--=1``, ``---x``), or a flag without a value.
     """
     out: dict = {}
     i = 0
@@ -269,6 +307,9 @@ def argparse_flags(tokens: Sequence[str], source: str, *, boolean: frozenset = f
         if not tok.startswith("--") or tok == "--":
             raise InvalidInputError(f"{source}: expected a --flag, got {tok!r}")
         name, eq, value = tok[2:].partition("=")
+        if not _FLAG.fullmatch(name):
+            raise InvalidInputError(f"{source}: {tok!r} is not a flag with a name (expected --NAME VALUE or "
+                                    "--NAME=VALUE, NAME of letters, digits, '_', '-' or '.')")
         name = name.replace("-", "_")
         if eq:
             out[name] = _scalar(value)

@@ -108,7 +108,7 @@ def _load(config) -> dict:
             and not names_a_file(config):
         return _overrides(script_tokens(config, "verl command line", marker="main_ppo"), "verl command line")
     if isinstance(config, (list, tuple)) and all(isinstance(t, str) for t in config):
-        return hydra_overrides(list(config), "verl overrides", sections=_SECTIONS)
+        return hydra_overrides(list(config), "verl overrides", sections=_SECTIONS, read=tuple(VERL_FIELDS))
     if isinstance(config, (str, Path)):
         path = Path(config)
         text = read_text(path, "verl config", expected="a YAML file shaped like verl's ppo_trainer.yaml, or a "
@@ -132,7 +132,7 @@ def _load(config) -> dict:
 
 def _overrides(tokens: list, source: str) -> dict:
     """A script's Hydra overrides, refusing a key read here that holds a shell variable the script does not set."""
-    flat = hydra_overrides(tokens, source, sections=_SECTIONS)
+    flat = hydra_overrides(tokens, source, sections=_SECTIONS, read=tuple(VERL_FIELDS))
     check_set(flat, VERL_FIELDS, source)
     return flat
 

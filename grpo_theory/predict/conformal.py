@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._checks import POSITIVE_COUNT, SEED, arr, at_most, checked, num
+from .._checks import POSITIVE_COUNT, SEED, arr, at_most, checked, num, same_length
 from ..errors import InvalidInputError
 from .._numerics import expit, logit
 from .samples import PredictWarning, check_counts
@@ -147,6 +147,7 @@ def conformal_offsets(p_pred, k, m, *, level: float = 0.9) -> ConformalOffsets:
         Lengths that differ, no prompt, counts outside ``0 <= k <= m``, ``m < 1``, a level outside (0, 1).
     """
     p = np.asarray(p_pred, dtype=float).reshape(-1)
+    same_length("one entry per calibration prompt", p_pred=p, k=k, m=m)
     _, k, m = check_counts(np.arange(p.size), k, m, p.size)
     if not 0 < level < 1:
         raise InvalidInputError(f"level must lie in (0, 1), got {level!r}")

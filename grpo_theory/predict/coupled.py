@@ -34,9 +34,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._checks import MAX_STEPS, POSITIVE_COUNT, arr, checked, flag, instance, num, numbers
+from .._checks import POSITIVE_COUNT, arr, checked, flag, instance, num, numbers
 from .._numerics import expit, logit
 from ..errors import InvalidInputError
+from ..problem import require_regularised
 from .field import PromptField
 
 __all__ = ["CoupledTrajectory", "solve_rho", "solve_kernel", "shift_stationary", "check_kernel", "time_grid"]
@@ -77,7 +78,7 @@ class CoupledTrajectory:
         return expit(self.z)
 
 
-@checked(t_max=num(0, low_open=True), n=num(2, MAX_STEPS, integer=True), t_min=num(0, low_open=True))
+@checked(t_max=num(0, low_open=True), n=POSITIVE_COUNT, t_min=num(0, low_open=True))
 def time_grid(t_max: float = 1e4, n: int = 200, t_min: float = 1e-3) -> np.ndarray:
     """``0`` and ``n`` geometric times from ``t_min`` to ``t_max``: the grid the flows are reported on.
 
@@ -85,18 +86,26 @@ def time_grid(t_max: float = 1e4, n: int = 200, t_min: float = 1e-3) -> np.ndarr
     ----------
     t_max : float
         The last positive time.
-    t_min : float
-        The first positive time.
     n : int
-        Positive times.
+        Positive times, at least 1; one (``n = 1``) is both ends, so ``t_min = t_max`` then.
+    t_min : float
+        The first positive time: below ``t_max`` where ``n >= 2``.
 
     Returns
     -------
     numpy.ndarray
         ``n + 1`` increasing times, the first 0.
+
+    Raises
+    ------
+    InvalidInputError
+        A time that is not positive and finite, ``n`` not an integer in ``[1, 10^7]``, ``t_min > t_max``, or
+        ``t_min = t_max`` with ``n >= 2`` (``n`` equal times), ``t_min < t_max`` with ``n = 1``.
     """
-    if not (0 < t_min < t_max) or n < 2:
-        raise InvalidInputError(f"need 0 < t_min < t_max and n >= 2, got t_min={t_min!r}, t_max={t_max!r}, n={n!r}")
+    if t_min > t_max or (t_min == t_max) != (n == 1):
+        want = "t_min = t_max (one time is both ends)" if n == 1 else "t_min < t_max"
+        raise InvalidInputError(f"with n = {n} positive times the grid needs {want}, got t_min = {t_min!r} and "
+                                f"t_max = {t_max!r}")
     return np.concatenate([[0.0], np.geomspace(float(t_min), float(t_max), int(n))])
 
 
@@ -305,7 +314,14 @@ def solve_kernel(field: PromptField, K, times, *, z0=None, rtol: float = 1e-6, a
     return CoupledTrajectory(t, z0[None, :] + vs @ F.T, "kernel", steps)
 
 
-@checked(field=instance(PromptField, 'a PromptField'), z0=numbers(ndim=1, none=True))
+def _stationary_field(name: str, value) -> None:
+    """The argument rule of a stationary query's prompt field: a :class:`PromptField` whose objective is
+    regularised (:func:`~grpo_theory.problem.require_regularised`, the one guard of every stationary query)."""
+    instance(PromptField, "a PromptField")(name, value)
+    require_regularised(value.objective, f"{name}.objective")
+
+
+@checked(field=_stationary_field, z0=numbers(ndim=1, none=True))
 def shift_stationary(field: PromptField, *, z0=None) -> float:
     """The stationary shift of ``K = 11^T/N``: the ``s`` with ``sum_i h_i(z_i(0) + s) = 0``.
 
@@ -323,6 +339,8 @@ def shift_stationary(field: PromptField, *, z0=None) -> float:
 
     Raises
     ------
+    NoStationaryPolicy
+        The field's objective is unregularised (``beta = 0``, no entropy bonus): no stationary shift exists.
     InvalidInputError
         No sign change of the summed update on ``[-60, 60]``.
     """

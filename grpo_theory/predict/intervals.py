@@ -29,9 +29,13 @@ MAX_COUNT = 2**53
 
 
 def _counts(correct, n) -> tuple[np.ndarray, np.ndarray]:
-    """``correct`` and ``n`` as float arrays of whole numbers, ``n`` in [1, 2**53], ``0 <= correct <= n``."""
+    """``correct`` and ``n`` as non-empty float arrays of whole numbers, ``n`` in [1, 2**53],
+    ``0 <= correct <= n``."""
     n = float_array("n", n, low=1, high=MAX_COUNT, integer=True)
     c = float_array("correct", correct, low=0, high=MAX_COUNT, integer=True)
+    if c.size == 0 or n.size == 0:                       # no prompt: nothing to estimate
+        empty = "correct" if c.size == 0 else "n"
+        raise InvalidInputError(f"{empty} is empty; expected the counts of at least one prompt")
     try:
         above = c > n
     except ValueError:
@@ -77,7 +81,8 @@ def binomial_interval(correct, n, *, level: float = 0.95, method: str = "jeffrey
     Raises
     ------
     InvalidInputError
-        An unknown ``method``, a ``level`` outside ``(0, 1)``, or counts outside ``0 <= correct <= n``, ``n >= 1``.
+        An unknown ``method``, a ``level`` outside ``(0, 1)``, counts outside ``0 <= correct <= n``, ``n >= 1``,
+        or no counts at all (an empty array).
 
     Examples
     --------
@@ -197,6 +202,12 @@ def unbiased_pass_at_k(n, correct, k) -> np.ndarray:
     -------
     numpy.ndarray
         The estimate per prompt; ``nan`` where ``k > n``.
+
+    Raises
+    ------
+    InvalidInputError
+        Counts outside ``0 <= correct <= n``, ``n >= 1``, no counts at all (an empty array), or ``k`` not one
+        integer ``>= 1``.
 
     Examples
     --------

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._checks import POSITIVE_COUNT, arr, checked, optional, text
+from .._checks import POSITIVE_COUNT, arr, at_most, checked, optional, same_length, text
 from .._json import json_value
 from .._validate import MAX_DATA_BYTES, csv_records, float_array, plain, read_text, text_float, text_number
 from ..errors import InvalidInputError, TheoryWarning
@@ -553,8 +553,8 @@ def samples_from_counts(n, correct, prompt_ids=None) -> SampleTable:
     return SampleTable(ids, np.array([0.0, 1.0]), counts, "counts", [])
 
 
-@checked(index=arr(0, integer=True, ndim=1, nonempty=False), k=arr(0, integer=True, ndim=1, nonempty=False),
-         m=arr(0, integer=True, ndim=1, nonempty=False), N=POSITIVE_COUNT)
+@checked(index=arr(0, integer=True, ndim=1, distinct=True), k=arr(0, integer=True, ndim=1),
+         m=arr(1, integer=True, ndim=1), N=POSITIVE_COUNT)
 def check_counts(index, k, m, N: int) -> tuple:
     """Measured counts as arrays, checked.
 
@@ -575,19 +575,15 @@ def check_counts(index, k, m, N: int) -> tuple:
     Raises
     ------
     InvalidInputError
-        Lengths that differ or zero, ``index`` outside ``0..N-1``, ``k`` outside ``0..m``, ``m < 1`` (naming
-        the bad entries).
+        Entries that are not whole numbers, lengths that differ or zero, an ``index`` given twice or outside
+        ``0..N-1``, ``k`` outside ``0..m``, ``m < 1`` (naming the bad entries).
     """
-    index = np.asarray(index, dtype=int).reshape(-1)
+    index = np.asarray(index, dtype=float).reshape(-1).astype(int)
     k = np.asarray(k, dtype=float).reshape(-1)
     m = np.asarray(m, dtype=float).reshape(-1)
-    if not (index.size == k.size == m.size) or index.size == 0:
-        raise InvalidInputError(f"measured index, k and m must be non-empty and of one length, got {index.size}, "
-                                f"{k.size}, {m.size}")
-    if np.any((index < 0) | (index >= N)):
-        raise InvalidInputError(f"measured index outside 0..{N - 1}: {index[(index < 0) | (index >= N)][:5].tolist()}")
-    if np.any(m < 1) or np.any((k < 0) | (k > m)):
-        bad = np.flatnonzero((m < 1) | (k < 0) | (k > m))[:5]
-        raise InvalidInputError(f"measured counts need 0 <= k <= m and m >= 1; bad at positions {bad.tolist()}: "
-                                f"k={k[bad].tolist()}, m={m[bad].tolist()}")
+    same_length("one entry per measured prompt", index=index, k=k, m=m)
+    if np.any(index >= N):
+        raise InvalidInputError(f"index must lie in 0..{N - 1} (N = {N} prompts), got "
+                                f"{index[index >= N][:5].tolist()}")
+    at_most("k", k, "m", m)
     return index, k, m

@@ -12,7 +12,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from .._checks import POSITIVE_COUNT, arr, checked, num, text
+from .._checks import POSITIVE_COUNT, arr, checked, num, span, text
 from .._numerics import logit
 from ..errors import InvalidInputError
 from ..problem import Objective
@@ -214,7 +214,9 @@ def count_correct(backend, answers, n: int, generator: torch.Generator, *, batch
     return out
 
 
-@checked(correct=arr(0, integer=True, ndim=1), n=POSITIVE_COUNT, n_keep=POSITIVE_COUNT, p_range=arr(0, 1, ndim=1))
+@checked(correct=arr(0, integer=True, ndim=1), n=POSITIVE_COUNT, n_keep=POSITIVE_COUNT,
+         p_range=span(0, 1, low_open=True, high_open=True, why="; the targets are spaced in logit p, which is "
+                      "infinite at 0 and 1"))
 def select_prompts(correct, n: int, n_keep: int, *, p_range=P_RANGE) -> np.ndarray:
     """Indices of ``n_keep`` screened candidates whose P(correct) spreads evenly in ``logit p`` over ``p_range``.
 
@@ -231,7 +233,7 @@ def select_prompts(correct, n: int, n_keep: int, *, p_range=P_RANGE) -> np.ndarr
     n_keep : int
         Prompts to keep.
     p_range : tuple of float
-        ``(lo, hi)``: the P(correct) range the kept prompts spread over.
+        ``(lo, hi)`` with ``0 < lo < hi < 1``: the P(correct) range the kept prompts spread over.
 
     Returns
     -------

@@ -22,6 +22,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .._checks import arr, checked
+from .._validate import plain
 from ..errors import InvalidInputError
 from ..predict import Response
 from ..problem import Objective, Question
@@ -32,6 +34,7 @@ __all__ = ["StudyTheory", "study_questions", "study_theory", "clamp_critical_bet
            "predict_token_level", "rewarded", "stationary_x"]
 
 
+@checked(reference_probs=arr(0, ndim=2), rewards=arr(ndim=2))
 def study_questions(reference_probs, rewards, *, answers: Sequence | None = None) -> list[Question]:
     """One :class:`~grpo_theory.problem.Question` per row: ``pi_ref`` the row of ``reference_probs``
     divided by its sum, the rewards the same row of ``rewards``.
@@ -55,8 +58,9 @@ def study_questions(reference_probs, rewards, *, answers: Sequence | None = None
     Raises
     ------
     InvalidInputError
-        Arrays that are not 2-D of one shape, ``answers`` of another length than ``K``, or a row the
-        question refuses (e.g. a negative probability or a zero sum).
+        Arrays that are not 2-D of one shape (ragged rows included), entries that are not finite numbers,
+        a negative probability, a row of ``reference_probs`` with sum 0 (nothing to renormalise; named with
+        its index), ``answers`` of another length than ``K``, or a row the question refuses.
     """
     probs, table = np.asarray(reference_probs), np.asarray(rewards)
     if probs.ndim != 2 or table.shape != probs.shape:
@@ -65,6 +69,11 @@ def study_questions(reference_probs, rewards, *, answers: Sequence | None = None
     if answers is not None and len(answers) != probs.shape[1]:
         raise InvalidInputError(f"answers must hold one token sequence per column (K={probs.shape[1]}), "
                                 f"got {len(answers)}")
+    sums = probs.sum(axis=1)
+    if np.any(sums == 0):
+        q = int(np.flatnonzero(sums == 0)[0])
+        raise InvalidInputError(f"reference_probs row {q} is {plain(probs[q])}: its sum is 0, so it cannot be "
+                                "renormalised; expected probabilities >= 0 with a positive sum in every row")
     extra = {} if answers is None else dict(answers=answers)
     return [Question(probs[q] / probs[q].sum(), rewards=table[q], **extra) for q in range(probs.shape[0])]
 
