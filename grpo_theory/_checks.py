@@ -1,8 +1,11 @@
 """Argument rules for the public entry points: ``@checked(name=rule, ...)`` checks each named argument first.
 
 A rule is a function ``rule(name, value)`` that returns nothing for a valid value and raises
-:class:`~grpo_theory.errors.InvalidInputError` naming ``name`` and the value otherwise. Rules only refuse:
-the function receives its arguments unchanged, so a valid call computes exactly what it computed without them.
+:class:`~grpo_theory.errors.InvalidInputError` naming ``name`` and the value otherwise. Rules refuse; the one
+thing a rule may change is a number's type, never its value: :func:`num` passes a whole number given as a float
+(``n=3.0``, ``2e4``) to an integer argument as that int, and an ``np.longdouble`` as the double it holds (SciPy
+and NumPy's linear algebra take neither), by returning :class:`Replace`. Every other argument reaches the
+function unchanged, so a valid call computes exactly what it computed without the rules.
 The factories below build the rules the package uses (numbers, arrays, text, choices, instances of a class);
 :data:`OBJECTIVE` and :data:`QUESTION` are the rules for an objective and a question. Checks that relate two
 arguments (:func:`levels_and_weights`, :func:`at_most`, :func:`index_below`, ...) are called by the function
@@ -24,20 +27,22 @@ n must be an integer in [1, 1000], got 2.5
 
 from __future__ import annotations
 
+import decimal
+import fractions
 import functools
 import inspect
 from collections.abc import Mapping
 
 import numpy as np
 
-from ._validate import float_array, numeric_entries, plain, ragged
+from ._validate import as_floats, float_array, plain, ragged
 from .errors import InvalidInputError
 
-__all__ = ["checked", "num", "arr", "span", "numbers", "ndarray", "indices", "whole", "text", "texts", "one_of",
-           "instance", "registered", "register_class", "is_instance", "dataclass_fields", "mapping", "dataframe",
-           "items", "flag", "function", "optional", "seed_or_generator", "index_below", "levels_and_weights",
-           "broadcasts_to", "has_columns", "at_most", "same_length", "OBJECTIVE", "QUESTION", "MAX_STEPS", "COUNT",
-           "POSITIVE_COUNT", "SEED"]
+__all__ = ["checked", "Replace", "num", "arr", "span", "numbers", "ndarray", "indices", "whole", "text", "texts",
+           "one_of", "instance", "registered", "register_class", "is_instance", "dataclass_fields", "mapping",
+           "dataframe", "items", "listed", "flag", "function", "optional", "seed_or_generator", "index_below",
+           "levels_and_weights", "broadcasts_to", "has_columns", "has_keys", "at_most", "same_length", "flags",
+           "on_failure", "OBJECTIVE", "QUESTION", "MAX_STEPS", "COUNT", "POSITIVE_COUNT", "SEED"]
 
 #: Largest number of steps, grid points, samples or starts an entry point takes: each costs at least a
 #: microsecond and most tens of them: 10^7 of them take minutes, more would take hours.
@@ -66,29 +71,49 @@ def checked(**rules):
         def inner(*args, **kwargs):
             for name, index, rule in where:
                 if index < len(args):
-                    rule(name, args[index])
+                    new = rule(name, args[index])
+                    if new.__class__ is Replace:
+                        args = (*args[:index], new.value, *args[index + 1:])
                 elif name in kwargs:
-                    rule(name, kwargs[name])
+                    new = rule(name, kwargs[name])
+                    if new.__class__ is Replace:
+                        kwargs[name] = new.value
             for name, rule in keyword_only:
                 if name in kwargs:
-                    rule(name, kwargs[name])
+                    new = rule(name, kwargs[name])
+                    if new.__class__ is Replace:
+                        kwargs[name] = new.value
             return fn(*args, **kwargs)
         inner.__signature__ = sig
         return inner
     return wrap
 
 
+class Replace:
+    """What a rule returns to pass the function ``value`` instead of the argument given (:func:`num` only: the
+    same number in another type)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
 def optional(rule):
     """``rule``, or None."""
     def check(name, value):
         if value is not None:
-            rule(name, value)
+            return rule(name, value)
     return check
 
 
 def num(low=None, high=None, *, low_open=False, high_open=False, integer=False, finite=True, none=False):
     """A single number (not a bool, text or an array), finite unless ``finite=False`` (then NaN only is
-    refused), in ``[low, high]`` (ends open when asked), a whole number where ``integer``; None where ``none``."""
+    refused), in ``[low, high]`` (ends open when asked), a whole number where ``integer``; None where ``none``.
+
+    Where ``integer``, a whole number given as a float (``3.0``, ``np.float16(3)``; at most ``2**53``) reaches the
+    function as the int it is; an ``np.longdouble`` reaches it as the double it holds (one a double cannot hold is
+    refused). Any other value reaches it unchanged."""
     def check(name, value):
         if value is None and none:
             return
@@ -97,6 +122,10 @@ def num(low=None, high=None, *, low_open=False, high_open=False, integer=False, 
             raise InvalidInputError(f"{name} must be {want}, got {_shown(value)}")
         float_array(name, value, low=low, high=high, low_open=low_open, high_open=high_open, integer=integer,
                     finite=finite)
+        if integer and isinstance(value, (float, np.floating)) and abs(float(value)) <= 2**53:
+            return Replace(int(value))                   # range(3.0), np.zeros(3.0) and rng.choice(.., 3.0) fail
+        if isinstance(value, np.longdouble) and type(value) is not np.float64:
+            return Replace(float(value))                 # SciPy, linalg and NumPy's special functions refuse it
     return check
 
 
@@ -120,19 +149,23 @@ def arr(low=None, high=None, *, low_open=False, high_open=False, integer=False, 
                                     f"{name}[{i + 1}] = {a.ravel()[i + 1]:g}: {_shown(value)}")
         values, counts = np.unique(a, return_counts=True) if distinct else (a, np.ones(1))
         if np.any(counts > 1):
-            twice = float(values[counts > 1][0])
-            raise InvalidInputError(f"{name} must be distinct values, got {twice:g} {int(counts.max())} times: "
-                                    f"{_shown(value)}; give each value once")
+            twice, n = float(values[counts > 1][0]), int(counts[counts > 1][0])
+            times = "twice" if n == 2 else f"{n} times"
+            raise InvalidInputError(f"{name} must be distinct values, got {twice:g} {times}: {_shown(value)}; give "
+                                    "each value once")
     return check
 
 
-def span(low=None, high=None, *, low_open=False, high_open=False, why: str = ""):
+def span(low=None, high=None, *, low_open=False, high_open=False, equal=False, none=False, why: str = ""):
     """A range ``(lo, hi)``: exactly two numbers, each in ``[low, high]`` (ends open when asked), with
-    ``lo < hi`` (a reversed or empty range is refused, naming both ends); ``why`` (appended to the message of an
-    end out of bounds) says why the bounds are what they are."""
+    ``lo < hi`` (``lo <= hi`` where ``equal``: a range of one point); a reversed or empty range is refused, naming
+    both ends; None where ``none``. ``why`` (appended to the message of an end out of bounds) says why the bounds
+    are what they are."""
     ends = arr(low, high, low_open=low_open, high_open=high_open, ndim=1)
 
     def check(name, value):
+        if value is None and none:
+            return
         try:
             ends(name, value)
         except InvalidInputError as exc:
@@ -140,9 +173,10 @@ def span(low=None, high=None, *, low_open=False, high_open=False, why: str = "")
         a = np.asarray(value, dtype=float)
         if a.size != 2:
             raise InvalidInputError(f"{name} must be a range (lo, hi) of two numbers, got {a.size}: {_shown(value)}")
-        if not a[0] < a[1]:
+        if not (a[0] <= a[1] if equal else a[0] < a[1]):
             what = "reversed" if a[0] > a[1] else "empty"
-            raise InvalidInputError(f"{name} must be a range (lo, hi) with lo < hi, got {_shown(value)} ({what}: "
+            raise InvalidInputError(f"{name} must be a range (lo, hi) with lo {'<=' if equal else '<'} hi, got "
+                                    f"{_shown(value)} ({what}: "
                                     f"lo = {plain(float(a[0]))}, hi = {plain(float(a[1]))})")
     return check
 
@@ -157,22 +191,39 @@ def _shape(name, value, a: np.ndarray, ndim, nonempty: bool) -> None:
         raise InvalidInputError(f"{name} is empty; expected at least one number")
 
 
-def numbers(*, ndim=None, none=False, nonempty=False):
-    """An array of numbers of ``ndim`` dimensions, any values (NaN and infinities included): the type check of
-    :func:`arr` for arguments the solvers also pass mid-computation (a trial point may hold NaN)."""
+def flags(*, ndim=None, none=False):
+    """An array of flags: booleans, or integers 0 and 1 (a mask such as a hold-out split), ``ndim`` dimensions."""
     def check(name, value):
         if value is None and none:
             return
-        if isinstance(value, Mapping):
-            raise InvalidInputError(f"{name} must be an array of numbers, got {_shown(value)}")
-        if isinstance(value, (str, bytes, bool, np.bool_)) or value is None:
-            raise InvalidInputError(f"{name} must be an array of numbers, got {_shown(value)}")
-        numeric_entries(name, value)
         try:
-            a = np.asarray(value, dtype=float)
-        except (TypeError, ValueError, OverflowError):
+            a = np.asarray(value)
+        except (TypeError, ValueError):
             ragged(name, value)
-            raise InvalidInputError(f"{name} must be an array of numbers, got {_shown(value)}") from None
+            a = np.asarray(None)
+        if a.dtype.kind not in "biu" or (a.dtype.kind != "b" and np.any((a != 0) & (a != 1))):
+            raise InvalidInputError(f"{name} must be flags (True/False, or 1/0), got {_shown(value)}")
+        _shape(name, value, a, ndim, nonempty=False)
+    return check
+
+
+def numbers(*, ndim=None, none=False, nonempty=False, finite=False):
+    """An array of numbers of ``ndim`` dimensions, any values (NaN and infinities included) unless ``finite``: the
+    type check of :func:`arr` for arguments the solvers also pass mid-computation (a trial point may hold NaN).
+    The function computes on the value given, so a Decimal, a Fraction and an object array are refused."""
+    def check(name, value):
+        if value is None and none:
+            return
+        if isinstance(value, (Mapping, decimal.Decimal, fractions.Fraction)):
+            raise InvalidInputError(f"{name} must be an array of numbers, got {_shown(value)}")
+        a = as_floats(name, value)
+        if isinstance(value, np.ndarray) and value.dtype.kind == "O":    # the function computes on the array given
+            raise InvalidInputError(f"{name} must be an array of numbers with a numeric dtype, got dtype object "
+                                    f"({_shown(value)}); convert it with np.asarray({name}, dtype=float)")
+        if finite and not np.isfinite(a).all():
+            first = a[~np.isfinite(a)].ravel()[0] if a.ndim else a
+            raise InvalidInputError(f"{name} must hold finite numbers, got {plain(float(first))}"
+                                    + (f" among {_shown(value)}" if a.size > 1 else ""))
         _shape(name, value, a, ndim, nonempty)
     return check
 
@@ -180,7 +231,7 @@ def numbers(*, ndim=None, none=False, nonempty=False):
 def indices(name, value):
     """An array of integers ``>= 0`` (indices), checked without a float copy: a large integer array passes in
     one pass over it."""
-    if isinstance(value, (str, bytes, bool, np.bool_, Mapping)) or value is None:
+    if isinstance(value, (str, bytes, bytearray, memoryview, bool, np.bool_, Mapping)) or value is None:
         raise InvalidInputError(f"{name} must be an array of integers >= 0, got {_shown(value)}")
     try:
         a = np.asarray(value)
@@ -203,14 +254,16 @@ def text(*, none=False, nonempty=False):
     return check
 
 
-def texts(*, nonempty=False):
-    """A list, tuple, set or array of strings."""
+def texts(*, nonempty=False, choices=None):
+    """A list, tuple, set or array of strings, each one of ``choices`` where given."""
     def check(name, value):
         if not isinstance(value, (list, tuple, set, frozenset, np.ndarray)) or \
                 (isinstance(value, np.ndarray) and value.ndim != 1) or not all(isinstance(t, str) for t in value):
             raise InvalidInputError(f"{name} must be a list of strings, got {_shown(value)}")
-        if nonempty and not value:
+        if nonempty and len(value) == 0:
             raise InvalidInputError(f"{name} is empty; expected at least one string")
+        if choices is not None and (odd := [str(t) for t in value if t not in choices]):
+            raise InvalidInputError(f"{name} must hold only {', '.join(map(repr, choices))}; got {odd[0]!r}")
     return check
 
 
@@ -304,17 +357,36 @@ def dataclass_fields(obj, what: str, *, nonempty=()) -> None:
                                     f"{{'trl': ('GRPOTrainer',)}}, got {_shown(value)}")
 
 
-def items(cls, what: str):
-    """An iterable of instances of ``cls`` (a list or tuple is checked entry by entry; a generator as it comes)."""
+def items(cls, what: str, *, sequence: bool = False):
+    """An iterable of instances of ``cls``: a list or tuple is checked entry by entry; a generator passes (the
+    function reads it once with :func:`listed`) unless ``sequence`` (the function walks it more than once). Text,
+    bytes, mappings, arrays and pandas objects are refused: an entry of those is a character, a byte, a key or a
+    number, never a ``cls``."""
     def check(name, value):
-        if isinstance(value, (str, bytes, Mapping, np.ndarray)) or not hasattr(value, "__iter__") \
-                or hasattr(value, "columns"):
+        if isinstance(value, (str, bytes, bytearray, memoryview, Mapping, np.ndarray)) \
+                or not hasattr(value, "__iter__") or type(value).__module__.split(".")[0] == "pandas":
             raise InvalidInputError(f"{name} must be a list of {what}, got {_shown(value)}")
+        if sequence and not isinstance(value, (list, tuple)):
+            raise InvalidInputError(f"{name} must be a list or tuple of {what}, got {_shown(value)}: it is read more "
+                                    f"than once (give list({name}))")
         if isinstance(value, (list, tuple)):
             bad = next((v for v in value if not isinstance(v, cls)), _NO_ITEM)
             if bad is not _NO_ITEM:
                 raise InvalidInputError(f"{name} must be a list of {what}; one entry is {_shown(bad)}")
     return check
+
+
+def listed(name: str, value, cls, what: str) -> list:
+    """``value`` (what :func:`items` passed: a list, a tuple or a generator) as a list, every entry an instance of
+    ``cls``: a generator is read here, once, and an error raised while reading it is named."""
+    if not isinstance(value, (list, tuple)):
+        try:
+            value = list(value)
+        except Exception as exc:                         # noqa: BLE001 - the iterable's own failure, named
+            raise InvalidInputError(f"{name} could not be read as a list of {what}: {type(value).__name__} raised "
+                                    f"{type(exc).__name__}: {' '.join(str(exc).split())[:120]}") from None
+    items(cls, what)(name, value)
+    return list(value)
 
 
 _NO_ITEM = object()
@@ -374,12 +446,12 @@ def index_below(name: str, value, n: int, what: str = "entries") -> None:
 def levels_and_weights(v, log_w) -> None:
     """Refuse reward levels ``v`` and level log-weights ``log_w`` that do not go together: ``v`` empty, or the
     last axis of ``log_w`` not one entry per level."""
-    nv, shape = np.size(v), np.shape(log_w)
+    nv, shape = _size(v), tuple(np.shape(log_w))
     if nv == 0:
         raise InvalidInputError("v is empty; expected the reward levels")
     if not shape or shape[-1] != nv:
-        raise InvalidInputError(f"log_w must have one entry per reward level on its last axis ({nv} levels), got "
-                                f"shape {shape}")
+        raise InvalidInputError(f"log_w must have one entry per reward level on its last axis (v has {nv} levels), "
+                                f"got shape {shape}")
 
 
 def broadcasts_to(name: str, value, shape: tuple, what: str) -> None:
@@ -410,10 +482,23 @@ def at_most(name: str, value, other_name: str, other) -> None:
                                 f"{other_name} = {plain(y)}" + (f" (entry {i})" if a.size > 1 else ""))
 
 
+def _size(a) -> int:
+    """The number of entries of an array-like (``np.size`` reads a torch tensor's ``size`` method instead)."""
+    return a.size if isinstance(a, np.ndarray) else int(np.asarray(a).size)
+
+
+def on_failure(**checks) -> None:
+    """For a hot path that checks nothing up front: called after its computation raised, it runs ``checks``
+    (``name=(rule, value)``), so a bad argument is named as its rule names it; where every argument passes, the
+    caller re-raises the original error (a bug, not bad input). Valid calls pay nothing."""
+    for name, (rule, value) in checks.items():
+        rule(name, value)
+
+
 def same_length(what: str = "", **arrays) -> None:
     """Refuse 1-D arrays (``name=array``) of different lengths, naming each argument's length; ``what`` says
     what one entry of each stands for (``"one entry per calibration prompt"``)."""
-    sizes = {k: int(np.size(a)) for k, a in arrays.items()}
+    sizes = {k: _size(a) for k, a in arrays.items()}
     if len(set(sizes.values())) > 1:
         names = list(sizes)
         shown = ", ".join(f"{k} {n}" for k, n in sizes.items())
@@ -421,21 +506,39 @@ def same_length(what: str = "", **arrays) -> None:
                                 f"{f' ({what})' if what else ''}, got lengths {shown}")
 
 
-def has_columns(name: str, table, columns) -> None:
-    """Refuse a DataFrame ``table`` that lacks one of ``columns`` (each must be a column name)."""
+def has_columns(name: str, table, columns, given_as: str = "") -> None:
+    """Refuse a DataFrame ``table`` that lacks one of ``columns`` (each must be a column name); ``given_as`` names
+    the argument that asked for them, where it is not the table itself (``unit``)."""
     missing = [c for c in columns if not isinstance(c, str) or c not in table.columns]
     if missing:
-        raise InvalidInputError(f"{name} has no column(s) {missing}; found {list(table.columns)[:12]}")
+        asked = f" (asked for by {given_as})" if given_as else ""
+        raise InvalidInputError(f"{name} has no column(s) {plain(missing)}{asked}; found "
+                                f"{plain(list(table.columns)[:12])}")
 
 
-def ndarray(*, ndim=None):
-    """A NumPy array of numbers (not a list: the function uses the array's methods)."""
-    inner = numbers(ndim=ndim)
+def has_keys(name: str, rows, keys, why: str = "") -> None:
+    """Refuse a list of dicts ``rows`` where a row lacks one of ``keys`` (the first such row is named, with the keys
+    it has; ``why`` says what asked for the keys)."""
+    for i, row in enumerate(rows):
+        if missing := [k for k in keys if k not in row]:
+            raise InvalidInputError(f"{name}[{i}] has no {plain(missing[:3])[1:-1]}{' ...' if len(missing) > 3 else ''}"
+                                    f"{f' ({why})' if why else ''}; it has {plain(sorted(map(str, row))[:8])}")
+
+
+def ndarray(*, ndim=None, finite=False):
+    """A NumPy array of numbers (not a list: the function uses the array's methods), finite where ``finite``."""
+    inner = numbers(ndim=ndim, finite=finite)
 
     def check(name, value):
-        if not isinstance(value, np.ndarray):
-            raise InvalidInputError(f"{name} must be a numpy array, got {_shown(value)}")
+        if not isinstance(value, np.ndarray) or isinstance(value, np.matrix):   # a matrix is 2-D whatever it holds
+            raise InvalidInputError(f"{name} must be a numpy array, got {_shown(value)}"
+                                    + ("; give np.asarray(...): a matrix is always 2-D" if isinstance(value, np.ndarray)
+                                       else ""))
         inner(name, value)
+        if value.dtype.kind not in "iuf":          # object, bool, text, time: the array's methods would fail
+            raise InvalidInputError(f"{name} must be a numpy array of numbers (an int or float dtype), got dtype "
+                                    f"{value.dtype} ({_shown(value)}); convert it with np.asarray({name}, "
+                                    "dtype=float)")
     return check
 
 
@@ -462,6 +565,7 @@ def _shown(value) -> str:
         shown = plain(value)
     except Exception:                                   # noqa: BLE001 - any object: its type is enough
         shown = "?"
+    shown = " ".join(shown.split())                    # a Series prints on several lines
     if len(shown) > 80:
         shown = shown[:77] + "..."
     kind = type(value).__name__

@@ -41,9 +41,9 @@ def lock_path(path) -> Path:
     names of one file share a lock); a name too long for the system keeps its start and a digest of the rest."""
     real = Path(os.path.realpath(path))
     name = real.name + ".lock"
-    if len(name.encode()) > 255:
-        name = real.name.encode()[:180].decode(errors="ignore") + hashlib.sha256(name.encode()).hexdigest()[:16] \
-            + ".lock"
+    raw = os.fsencode(name)                 # the bytes the system stores: a name that is not UTF-8 has surrogates
+    if len(raw) > 255:
+        name = os.fsencode(real.name)[:180].decode(errors="ignore") + hashlib.sha256(raw).hexdigest()[:16] + ".lock"
     return real.with_name(name)
 
 

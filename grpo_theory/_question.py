@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from ._checks import index_below, register_class
-from ._validate import longdouble_losses, numeric_entries, probability_tolerance
+from ._validate import as_floats, probability_tolerance
 from ._validate import plain as _plain
 from .errors import InvalidInputError
 
@@ -30,16 +30,7 @@ def _frozen(a: np.ndarray) -> np.ndarray:
 
 
 def _as_float_array(name: str, value, ndim: int) -> np.ndarray:
-    numeric_entries(name, value)
-    try:
-        with np.errstate(over="ignore"):         # a longdouble beyond a double: longdouble_losses names it
-            arr = np.asarray(value, dtype=float)
-    except OverflowError:
-        raise InvalidInputError(f"{name} holds a number beyond the largest double (1.8e308), got "
-                                f"{_plain(value)[:80]}") from None
-    except (TypeError, ValueError) as exc:
-        raise InvalidInputError(f"{name} must be numeric, got {value!r}") from exc
-    longdouble_losses(name, value, arr)
+    arr = as_floats(name, value)
     if arr.ndim != ndim:
         raise InvalidInputError(
             f"{name} must be a {ndim}-d array, got shape {arr.shape} from {value!r}"
@@ -83,25 +74,25 @@ def validate_probability_vector(name: str, value) -> np.ndarray:
 
 def validate_answers(answers, k: int) -> tuple:
     """Answers as a tuple of token tuples, checked: one per output, non-empty, hashable, prefix-free."""
-    if isinstance(answers, (str, bytes)) or not isinstance(answers, Sequence):
+    if isinstance(answers, (str, bytes, bytearray, memoryview)) or not isinstance(answers, Sequence):
         raise InvalidInputError(f"answers must be a sequence of token sequences, one per output, got {answers!r}")
     if len(answers) != k:
         raise InvalidInputError(f"answers must have one entry per output (K={k}), got {len(answers)}: {answers!r}")
     out = []
-    for a in answers:
+    for i, a in enumerate(answers):
         if isinstance(a, str):
             a = tuple(a)
-        elif isinstance(a, Sequence) and not isinstance(a, bytes):
+        elif isinstance(a, Sequence) and not isinstance(a, (bytes, bytearray)):
             a = tuple(a)
         else:
-            raise InvalidInputError(f"each answer must be a sequence of tokens (a str is one-character tokens), "
+            raise InvalidInputError(f"answers[{i}] must be a sequence of tokens (a str is one-character tokens), "
                                     f"got {a!r}")
         if len(a) == 0:
             raise InvalidInputError(f"answers must be non-empty, got an empty answer in {answers!r}")
         try:
             hash(a)
         except TypeError:
-            raise InvalidInputError(f"answer tokens must be hashable, got {a!r}") from None
+            raise InvalidInputError(f"answers[{i}]'s tokens must be hashable, got {a!r}") from None
         out.append(a)
     seen = set(out)
     if len(seen) != len(out):
@@ -246,11 +237,25 @@ class Question:
                 raise InvalidInputError(
                     "preference must satisfy M + M^T = 1 (M[o,o'] = P(o > o') with ties counted "
                     f"half); M[{i},{j}] + M[{j},{i}] = {_plain(pref[i, j] + pref[j, i])}"
+                    + (f" (M[{i},{i}] = {_plain(pref[i, i])}: an output ties with itself, 0.5)" if i == j else
+                       f" (M[{i},{j}] = {_plain(pref[i, j])}, M[{j},{i}] = {_plain(pref[j, i])})")
                 )
         if labels is not None:
-            if isinstance(labels, (str, bytes, Mapping)) or not hasattr(labels, "__iter__"):
-                raise InvalidInputError(f"labels must be a list of K={k} names, got {_plain(labels)[:80]}")
-            labels = tuple(str(s) for s in labels)
+            if isinstance(labels, (str, bytes, bytearray, memoryview, Mapping)) or not hasattr(labels, "__iter__") \
+                    or isinstance(labels, np.ndarray) and labels.ndim != 1:
+                raise InvalidInputError(f"labels must be a list of K={k} names, got {_plain(labels)[:80]} "
+                                        f"({type(labels).__name__})")
+            try:
+                given = list(labels)
+            except Exception as exc:                    # noqa: BLE001 - the iterable's own failure, named
+                raise InvalidInputError(f"labels could not be read as a list of names: {type(labels).__name__} "
+                                        f"raised {type(exc).__name__}: {exc}") from None
+            odd = [s for s in given if not isinstance(s, (str, int, float, np.str_, np.integer, np.floating))
+                   or isinstance(s, (bool, np.bool_))]
+            if odd:
+                raise InvalidInputError(f"labels must be names (text or numbers), one per output; one entry is "
+                                        f"{_plain(odd[0])[:80]} ({type(odd[0]).__name__})")
+            labels = tuple(str(s) for s in given)
             if len(labels) != k:
                 raise InvalidInputError(f"labels must have K={k} entries, got {len(labels)}")
         answers = None if answers is None else validate_answers(answers, k)

@@ -1,5 +1,6 @@
-"""Small reusable validators: plain number formatting for messages, numbers and arrays given in Python, and
-the readers' limits and checks (files, JSON, CSV, config fields).
+"""Small reusable validators: numbers and arrays given in Python checked for range (their conversion, and the
+messages' plain formatting, are :mod:`grpo_theory._numbers`, re-exported here), and the readers' limits and checks
+(files, JSON, CSV, config fields).
 
 Bad input is an :class:`~grpo_theory.errors.InvalidInputError` naming the value and what was expected.
 :func:`check_fields` validates a config mapping against one table of ``field -> (kind, low, high)`` per reader,
@@ -21,13 +22,14 @@ from pathlib import Path
 
 import numpy as np
 
+from ._numbers import as_array, as_double, as_floats, longdouble_losses, numeric_entries, plain, ragged
 from .errors import InvalidInputError
 
-__all__ = ["plain", "check_fields", "number", "float_array", "integer", "read_text", "check_structure",
+__all__ = ["plain", "check_fields", "number", "float_array", "as_floats", "integer", "read_text", "check_structure",
            "as_double", "longdouble_losses", "csv_records", "text_number",
            "text_float", "rounding_problem", "read_bytes", "BEYOND_DOUBLE",
-           "numeric_entries", "ragged", "broadcastable", "unwrap_scalar", "probability_tolerance", "MAX_EXACT_GROUP",
-           "MAX_CONFIG_BYTES", "MAX_DATA_BYTES", "MAX_DEPTH", "MAX_ITEMS"]
+           "numeric_entries", "ragged", "as_array", "broadcastable", "unwrap_scalar", "probability_tolerance",
+           "MAX_EXACT_GROUP", "MAX_CONFIG_BYTES", "MAX_DATA_BYTES", "MAX_DEPTH", "MAX_ITEMS"]
 
 #: Largest finite group size G the exact paths take from the shell or a sweep grid (each evaluation of P_G sums
 #: over G + 1 count vectors or more); above it, G = inf (the large-G limit) is the alternative.
@@ -38,25 +40,6 @@ MAX_DATA_BYTES = 2 * 2**30
 #: Nesting depth and number of entries a config or grid may have (a real one has depth < 10).
 MAX_DEPTH = 64
 MAX_ITEMS = 1_000_000
-
-
-def plain(value) -> str:
-    """``value`` as a user would type it: ``1.4``, not ``np.float64(1.4)``; arrays as ``[0.3, 0.7]``."""
-    if isinstance(value, np.ndarray):
-        return plain(value.tolist())
-    if isinstance(value, np.generic):
-        item = value.item()
-        if type(item) is type(value):            # np.longdouble's item() is itself: show it as NumPy prints it
-            return str(value)
-        return plain(item)
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(plain(v) for v in value) + "]"
-    if isinstance(value, float):
-        return repr(value)                       # 1.4, 4.0, 1e-300, nan: as typed
-    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**40:
-        digits = str(abs(value))                 # 10**400: its ends and its length, not 401 digits
-        return f"{'-' if value < 0 else ''}{digits[:12]}...{digits[-4:]} ({len(digits):,} digits)"
-    return repr(value) if isinstance(value, str) else str(value)
 
 
 def number(name: str, value, *, low: float | None = None, high: float | None = None, low_open: bool = False,
@@ -70,35 +53,6 @@ def number(name: str, value, *, low: float | None = None, high: float | None = N
         raise InvalidInputError(f"{name} must be a single number, got {plain(value)}")
     v = float(arr)
     return int(v) if integer else v
-
-
-_DOUBLE_MAX = float(np.finfo(np.float64).max)
-_LONG_WIDER = np.finfo(np.longdouble).max > np.finfo(np.float64).max
-_IN_DOUBLE = "; the computation is in double precision"
-
-
-def as_double(name: str, value):
-    """``value`` unchanged, unless a double cannot hold it: an int beyond 1.8e308, or an ``np.longdouble`` that
-    becomes inf or 0 in double precision; those are refused naming ``name``."""
-    if isinstance(value, (np.timedelta64, np.datetime64)):        # np.timedelta64 is an np.integer
-        raise InvalidInputError(f"{name} must be a number, got {value!r} (a NumPy time, not a number)")
-    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)) and abs(value) > _DOUBLE_MAX:
-        raise InvalidInputError(f"{name} = {str(value)[:40]}... is beyond the largest double (1.8e308){_IN_DOUBLE}")
-    elif _LONG_WIDER and isinstance(value, np.longdouble) and np.isfinite(value):
-        f = float(value)
-        if math.isinf(f) or (f == 0 and value != 0):
-            where = "beyond the largest double (1.8e308)" if math.isinf(f) else "below the smallest double (5e-324)"
-            raise InvalidInputError(f"{name} = {plain(value)} is {where}{_IN_DOUBLE}")
-        return f
-    return value
-
-
-def longdouble_losses(name: str, value, arr: np.ndarray) -> None:
-    """Refuse the entries of a ``longdouble`` array that a double cannot hold (inf or 0 after the cast)."""
-    if _LONG_WIDER and (raw := np.asarray(value)).dtype == np.longdouble:
-        lost = (np.isfinite(raw) & ~np.isfinite(arr)) | ((arr == 0) & (raw != 0))
-        if np.any(lost):
-            as_double(name, raw[lost].ravel()[0])
 
 
 def integer(name: str, value, *, low: int | None = None, high: int | None = None) -> int:
@@ -144,34 +98,7 @@ def float_array(name: str, value, *, low: float | None = None, high: float | Non
     finite : bool
         Refuse NaN and infinities (default); with False only NaN is refused.
     """
-    if isinstance(value, (str, bytes, bool, np.bool_)) or value is None:
-        raise InvalidInputError(f"{name} must be a number or an array of numbers, got {plain(value)}")
-    if isinstance(value, (np.timedelta64, np.datetime64)) or getattr(getattr(value, "dtype", None), "kind", "") in "mM" \
-            and hasattr(value, "dtype"):
-        shown = repr(value) if np.ndim(value) == 0 else plain(value)
-        raise InvalidInputError(f"{name} must be a number or an array of numbers, got {shown} (NumPy times, "
-                                "not numbers)")
-    try:
-        complex_given = np.iscomplexobj(value)
-    except (TypeError, ValueError):             # ragged or odd input: the conversion below names it
-        complex_given = False
-    if complex_given:                           # NumPy would drop the imaginary part with only a warning
-        flat = np.asarray(value).ravel()
-        odd = np.flatnonzero(np.imag(flat) != 0)
-        first = complex(flat[odd[0] if odd.size else 0])
-        among = f" (among {flat.size} values)" if flat.size > 1 else ""
-        raise InvalidInputError(f"{name} must be real numbers, got the complex number {first!r}{among}; give the "
-                                "real part if that is what is meant")
-    numeric_entries(name, value)
-    try:
-        with np.errstate(over="ignore"):         # a longdouble beyond a double: longdouble_losses names it
-            arr = np.asarray(value, dtype=float)
-    except OverflowError:
-        raise InvalidInputError(f"{name} holds a number beyond the largest double (1.8e308){_IN_DOUBLE}") from None
-    except (TypeError, ValueError):
-        ragged(name, value)
-        raise InvalidInputError(f"{name} must be a number or an array of numbers, got {plain(value)}") from None
-    longdouble_losses(name, value, arr)
+    arr = as_floats(name, value)
     bad = np.isnan(arr) if not finite else ~np.isfinite(arr)
     if low is not None:
         bad |= (arr < low) | ((arr == low) if low_open else False)
@@ -187,90 +114,6 @@ def float_array(name: str, value, *, low: float | None = None, high: float | Non
         shown = plain(value) if arr.size <= 8 else f"{plain(float(first))} (among {arr.size} values)"
         raise InvalidInputError(f"{name} must be {want}, got {shown}")
     return arr
-
-
-def numeric_entries(name: str, value) -> None:
-    """Refuse the entries ``numpy.asarray(value, dtype=float)`` would turn silently into numbers: text (``'0.3'``),
-    booleans, None (read as NaN), and masked entries of a masked array (read as their hidden values); and an
-    object NumPy cannot read at all (a torch tensor that requires grad), with the object's own reason."""
-    if isinstance(value, np.ma.MaskedArray) and np.ma.is_masked(value):
-        raise InvalidInputError(f"{name} has {int(np.ma.count_masked(value))} masked entries; fill them "
-                                "(.filled(...)) or drop them first")
-    try:
-        raw = np.asarray(value)
-    except (TypeError, ValueError):
-        return                                   # ragged or odd: the float conversion names it
-    except RuntimeError as exc:                  # a torch tensor that requires grad refuses NumPy
-        raise InvalidInputError(f"{name} cannot be read as numbers: {type(value).__name__} says "
-                                f"{' '.join(str(exc).split())}") from None
-    bad = (lambda x: x is None or isinstance(x, (str, bytes, bool, np.bool_, np.str_, np.bytes_)))
-    if raw.dtype.kind in "iuf" and isinstance(value, (list, tuple)):
-        # NumPy casts [True, 0.5] to [1.0, 0.5] before anyone looks: find a bool among the list's own entries
-        if _has_bool(value):
-            first = next(x for x in _flat(value) if isinstance(x, (bool, np.bool_)))
-            raise InvalidInputError(f"{name} must hold numbers only, got {first!r} among {plain(value)[:80]} "
-                                    "(write 1 or 0)")
-        return
-    if raw.dtype.kind in "USb":                  # [10, 'a'] is all text to NumPy: name the entry that was text
-        first = (next((x for x in _flat(value) if bad(x)), raw.flat[0]) if isinstance(value, (list, tuple))
-                 else raw.flat[0]) if raw.size else None
-    elif raw.dtype.kind == "O":
-        first = next((x for x in raw.flat if bad(x)), _NONE)
-    else:
-        return
-    if first is _NONE or (raw.size == 0):
-        return
-    shown = plain(first.item() if isinstance(first, np.generic) else first)
-    raise InvalidInputError(f"{name} must hold numbers only, got {shown}"
-                            + (f" among {plain(value)[:80]}" if raw.size > 1 else "")
-                            + (" (write 1 or 0)" if isinstance(first, (bool, np.bool_)) else ""))
-
-
-_NONE = object()
-
-
-def ragged(name: str, value) -> None:
-    """Refuse nested lists that are not rectangular (rows of different lengths, or a number beside a list),
-    naming the first two entries that differ: ``[[0.3, 0.7], [0.5]]`` is not an array of one shape. Called
-    where NumPy's conversion failed, so a valid array never pays for the walk; nesting deeper than NumPy's 64
-    dimensions is named as such."""
-    stack = [(value, name, 0)]
-    while stack:
-        node, where, depth = stack.pop()
-        if not isinstance(node, (list, tuple)) or not node:
-            continue
-        if depth >= 64:
-            raise InvalidInputError(f"{name} is nested deeper than 64 levels; expected an array of numbers")
-        lengths = [len(x) if _is_row(x) else None for x in node]
-        odd = next((i for i, n in enumerate(lengths) if n != lengths[0]), None)
-        if odd is not None:
-            def says(n):
-                return "is a number" if n is None else f"has {n} entr{'y' if n == 1 else 'ies'}"
-            raise InvalidInputError(f"{name} is ragged: {where}[0] {says(lengths[0])} but {where}[{odd}] "
-                                    f"{says(lengths[odd])}; expected an array of one shape (every row of one length)")
-        stack.extend((x, f"{where}[{i}]", depth + 1) for i, x in reversed(list(enumerate(node))) if _is_row(x))
-
-
-def _is_row(x) -> bool:
-    """Whether ``x`` is a row of nested input (a list, a tuple or an array of at least one dimension)."""
-    return isinstance(x, (list, tuple)) or (isinstance(x, np.ndarray) and x.ndim > 0)
-
-
-def _has_bool(value) -> bool:
-    """Whether nested lists and tuples hold a bool (by the set of their entries' types: fast for long lists)."""
-    types = set(map(type, value))
-    if types & {bool, np.bool_}:
-        return True
-    return bool(types & {list, tuple}) and any(_has_bool(x) for x in value if isinstance(x, (list, tuple)))
-
-
-def _flat(value):
-    """The entries of nested lists and tuples, in order."""
-    for x in value:
-        if isinstance(x, (list, tuple)):
-            yield from _flat(x)
-        else:
-            yield x
 
 
 def unwrap_scalar(value):

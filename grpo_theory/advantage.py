@@ -77,9 +77,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ._checks import OBJECTIVE, arr, checked, levels_and_weights, ndarray, num, numbers, one_of, optional
+from ._checks import (OBJECTIVE, arr, checked, levels_and_weights, ndarray, num, numbers, on_failure, one_of,
+                      optional)
 from ._numerics import log_factorial
-from ._validate import broadcastable
+from ._validate import as_array, broadcastable, plain
 from .advantage_enumeration import MAX_COUNT_VECTORS, enumerated_expectations, signed_part  # noqa: F401
 from .errors import InvalidInputError
 
@@ -182,9 +183,12 @@ def entropy_logit_bounds(z_ref: float, penalty_bounds: tuple[float, float], delt
     if not obj.entropy_coef > 0:
         raise InvalidInputError(f"obj: entropy_logit_bounds bounds the roots of a drift with an entropy bonus, so it "
                                 f"needs entropy_coef > 0; got entropy_coef = {obj.entropy_coef:g} ({obj.describe()})")
+    bounds = np.asarray(penalty_bounds, dtype=float)  # a Series indexed 5, 6: read by position
+    if bounds.shape != (2,):
+        raise InvalidInputError(f"penalty_bounds must be (lo, hi), two numbers, got {plain(penalty_bounds)[:80]}")
     h = math.inf if obj.filter_ties else delta_max / obj.entropy_coef + 1.0
-    lo = min(z_ref, 0.0, max(penalty_bounds[0], -h))
-    hi = max(z_ref, 0.0, min(penalty_bounds[1], h))
+    lo = min(z_ref, 0.0, max(float(bounds[0]), -h))
+    hi = max(z_ref, 0.0, min(float(bounds[1]), h))
     return (lo if math.isfinite(lo) else -cap), (hi if math.isfinite(hi) else cap)
 
 
@@ -295,7 +299,7 @@ def _moments(v: np.ndarray, log_w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 #: The input rules of the estimators' ``E_l`` functions below (one signature: levels, their log-law, the objective,
 #: which part, the enumeration limit).
-_LEVEL_EXPECTATION_ARGS = dict(v=numbers(ndim=1), log_w=numbers(), obj=OBJECTIVE,
+_LEVEL_EXPECTATION_ARGS = dict(v=numbers(ndim=1, finite=True), log_w=numbers(), obj=OBJECTIVE,
                                part=one_of("mean", "positive", "negative"),
                                max_count_vectors=optional(num(1, integer=True)))
 
@@ -475,10 +479,17 @@ def level_expectations(v: np.ndarray, log_w: np.ndarray, obj, *, part: str = "me
     [[[-0.490377, 1.144213]], [[-0.3, 0.7]]]
     """
     kwargs = {} if max_count_vectors is None else {"max_count_vectors": max_count_vectors}
-    return obj.advantage_variant.hook("expectations")(np.asarray(v, dtype=float), log_w, obj, part=part, **kwargs)
+    if not isinstance(log_w, np.ndarray):
+        as_array("log_w", log_w)                 # ragged or not numbers: named here; the hook converts it itself
+    try:
+        hook = obj.advantage_variant.hook("expectations")
+    except AttributeError:
+        on_failure(obj=(OBJECTIVE, obj))
+        raise
+    return hook(as_array("v", v), log_w, obj, part=part, **kwargs)
 
 
-@checked(R=numbers(ndim=2), log_w=numbers(), group_size=num(1, integer=True, finite=False))
+@checked(R=numbers(ndim=2, finite=True), log_w=numbers(), group_size=num(1, integer=True, finite=False))
 def tie_free_probability(R: np.ndarray, log_w: np.ndarray, group_size: int | float) -> np.ndarray:
     """``u(c) = P(the group does not tie | o_1 in c) = sum_l R[c, l] (1 - w_l^(G-1))``.
 
@@ -530,13 +541,18 @@ def regularised_gradient(P: np.ndarray, penalty_slope: np.ndarray, log_pi: np.nd
     numpy.ndarray, shape (..., C)
         ``g(o)``.
     """
-    if u is None:
-        pen, U = penalty_slope, 1.0
-    else:
-        with np.errstate(invalid="ignore"):
-            pen = np.where(u > 0, u * penalty_slope, 0.0)     # a never-kept answer carries no penalty
-        U = np.sum(np.exp(log_pi) * u, axis=-1, keepdims=True)
-    g = P - obj.beta * pen if obj.beta > 0 else P.copy()   # beta = 0: no penalty (pen may be inf at pi = 0)
-    if obj.entropy_coef > 0:
-        g = g - obj.entropy_coef * U * (np.maximum(log_pi, -745.0) + 1.0)
-    return g
+    try:
+        if u is None:
+            pen, U = penalty_slope, 1.0
+        else:
+            with np.errstate(invalid="ignore"):
+                pen = np.where(u > 0, u * penalty_slope, 0.0)     # a never-kept answer carries no penalty
+            U = np.sum(np.exp(log_pi) * u, axis=-1, keepdims=True)
+        g = P - obj.beta * pen if obj.beta > 0 else P.copy()   # beta = 0: no penalty (pen may be inf at pi = 0)
+        if obj.entropy_coef > 0:
+            g = g - obj.entropy_coef * U * (np.maximum(log_pi, -745.0) + 1.0)
+        return g
+    except (AttributeError, TypeError, ValueError):
+        on_failure(P=(ndarray(), P), penalty_slope=(ndarray(), penalty_slope), log_pi=(ndarray(), log_pi),
+                   obj=(OBJECTIVE, obj), u=(optional(ndarray()), u))
+        raise

@@ -13,8 +13,9 @@ import math
 
 import numpy as np
 
-from ._checks import checked, numbers, one_of
+from ._checks import OBJECTIVE, checked, numbers, on_failure, one_of
 from ._numerics import log_factorial
+from ._validate import as_array
 from .errors import ExactEvaluationTooLarge, InvalidInputError
 
 __all__ = ["enumerated_expectations", "signed_part", "MAX_COUNT_VECTORS"]
@@ -112,12 +113,15 @@ def enumerated_expectations(v: np.ndarray, log_w: np.ndarray, obj, count_table, 
     ExactEvaluationTooLarge
         When the ``C(G + L - 2, L - 1)`` count vectors are over the cap.
     """
-    v = np.asarray(v, dtype=float)
-    log_w = np.asarray(log_w, dtype=float)
+    v, log_w = as_array("v", v), as_array("log_w", log_w)
     L = v.size
     if L == 1:
         return np.zeros_like(log_w)
-    G = obj.group_size
+    try:
+        G = obj.group_size
+    except AttributeError:
+        on_failure(obj=(OBJECTIVE, obj))
+        raise
     cap = MAX_COUNT_VECTORS if max_count_vectors is None else max_count_vectors
     n_vec = math.comb(G - 1 + L - 1, L - 1)
     if n_vec > cap:

@@ -541,7 +541,7 @@ def _silence(stream) -> None:
 
 
 #: The modules whose NumPy RuntimeWarnings the command line does not print (:func:`main`).
-_SOLVER_MODULES = r"grpo_theory\.(solvers(\..*)?|kl|_numerics|_multinomial|_interval|_batch_ode)$"
+_SOLVER_MODULES = r"grpo_theory\.(solvers(\..*)?|kl|variants|_numerics|_multinomial|_interval|_batch_ode)$"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -564,8 +564,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = sys.stdout = _WatchedStdout(sys.stdout)
     try:
         with warnings.catch_warnings():
-            # NumPy's overflow/divide warnings inside the solvers at extreme beta (1e308, 1e-320) are intermediate:
-            # each result carries its own residual check, and the table its stable/converged columns
+            # NumPy's overflow/divide warnings in the solvers at extreme beta (1e308, 1e-320) and the KL clamps' edges
+            # (1e308) are intermediate: each result carries its own residual check, and the table its stable columns
             warnings.filterwarnings("ignore", category=RuntimeWarning, module=_SOLVER_MODULES)
             code = args.func(args)
         out.flush()                 # a closed pipe or a full disk shows here, not in the interpreter's last flush

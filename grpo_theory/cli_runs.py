@@ -196,7 +196,8 @@ def cmd_predict(args) -> int:
             warnings.showwarning(c.message, c.category, c.filename, c.lineno)
     tradeoff = None
     if args.tradeoff_betas:
-        tradeoff = reward_kl_tradeoff(pr.samples, pr.objective, args.tradeoff_betas, progress=kwargs["progress"])
+        with _as_option("--tradeoff-betas", "betas "):
+            tradeoff = reward_kl_tradeoff(pr.samples, pr.objective, args.tradeoff_betas, progress=kwargs["progress"])
     with writing_folder(args.out, "grpo-theory predict"):
         paths = pr.write(args.out, plots=not args.no_plots, tradeoff=tradeoff)
     s = pr.summary
@@ -227,7 +228,8 @@ _PREDICT_OPTIONS = ("clock", "fit", "steps", "k", "level", "interval", "slow_tol
 def _as_options(message: str) -> str:
     """``message`` with predict()'s keywords (``steps=``, ``fit=(step, mean_reward)``) spelt as the options."""
     message = re.sub(r"\bfit=\(step, mean_reward\)", "--fit STEP MEAN_REWARD", message)
-    message = re.sub(r"^step must\b", "--fit STEP must", message)
+    message = re.sub(r"^(?:fit's )?step must\b", "--fit STEP must", message)
+    message = re.sub(r"^fit's mean_reward must\b", "--fit MEAN_REWARD must", message)
     message = re.sub(r"^mean_reward(?=[ =])", "--fit MEAN_REWARD", message)
     message = re.sub(r"^(" + "|".join(_PREDICT_OPTIONS + ("id_column", "kl_estimator", "kl_placement")) + r") must\b",
                      lambda m: "--" + m.group(1).replace("_", "-") + " must", message)

@@ -76,8 +76,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._checks import (POSITIVE_COUNT, arr, broadcasts_to, checked, dataframe, function, has_columns, index_below,
-                      items, num, optional, text, texts, whole)
+from ._checks import (POSITIVE_COUNT, arr, broadcasts_to, checked, dataframe, function, has_columns, has_keys,
+                      index_below, items, listed, num, optional, text, texts, whole)
 from ._convergence_windows import CREEP_FRACTION, WINDOWS, window_tests
 from .errors import InvalidInputError
 
@@ -484,8 +484,10 @@ def check_history(history: list, n_prompts: int, **kw) -> ConvergenceReport:
     InvalidInputError
         An empty history, or what :func:`check_trajectories` rejects.
     """
+    history = listed("history", history, dict, "logged rows (dicts)")
     if not history:
         raise InvalidInputError("history is empty: nothing was logged")
+    has_keys("history", history, ["step", *(f"p_best_q{i}" for i in range(n_prompts))], f"n_prompts={n_prompts}")
     steps = np.array([h["step"] for h in history], dtype=float)
     vals = np.array([[h[f"p_best_q{i}"] for i in range(n_prompts)] for h in history], dtype=float)
     reward = (np.array([h["expected_reward"] for h in history], dtype=float)
@@ -493,7 +495,8 @@ def check_history(history: list, n_prompts: int, **kw) -> ConvergenceReport:
     return check_trajectories(steps, vals, reward=reward, **kw)
 
 
-@checked(errors=arr(ndim=1, finite=False, nonempty=False), status=texts(), reasons=optional(texts()))
+@checked(errors=arr(ndim=1, finite=False, nonempty=False), status=texts(choices=(*STATUSES, "unchecked")),
+         reasons=optional(texts()))
 def summarise_convergence(errors, status, reasons=None) -> dict:
     """The summary's convergence fields: the theory error over converged prompts, and what did not converge.
 
@@ -524,13 +527,7 @@ def summarise_convergence(errors, status, reasons=None) -> dict:
                 n_oscillating=int((st == "oscillating").sum()), unconverged_why=why)
 
 
-def _report_or_reports(name: str, value) -> None:
-    """One :class:`ConvergenceReport`, a list of one-prompt reports (questions trained alone), or None."""
-    if value is not None and not isinstance(value, ConvergenceReport):
-        items(ConvergenceReport, "one-prompt ConvergenceReports (or one ConvergenceReport, or None)")(name, value)
-
-
-@checked(report=_report_or_reports, q=whole(0))
+@checked(q=whole(0))
 def report_columns(report, q: int) -> dict:
     """Prompt ``q``'s convergence columns from one report, or from a list of one-prompt reports.
 
@@ -551,7 +548,10 @@ def report_columns(report, q: int) -> dict:
     >>> report_columns(None, 0)["conv_status"]
     'unchecked'
     """
-    if isinstance(report, (list, tuple)):
+    if report is not None and not isinstance(report, ConvergenceReport):
+        report = listed("report", report, ConvergenceReport,
+                        "one-prompt ConvergenceReports (or one ConvergenceReport, or None)")
+        index_below("q", q, len(report), "one-prompt reports in report")
         report, q = report[q], 0
     if report is None:
         return dict(conv_status="unchecked", conv_drift=np.nan, conv_slope_per_100=np.nan, conv_spread=np.nan,
@@ -585,7 +585,8 @@ def summary_columns(table, error: str = "error", label=None, unit=None) -> dict:
         The fields of :func:`summarise_convergence`, and ``largest_reward_drop`` (the largest mean-reward
         drop of the rows' runs).
     """
-    has_columns("table", table, ["conv_status", "conv_reason", error, *(() if label else ("question",)), *(unit or ())])
+    has_columns("table", table, ["conv_status", "conv_reason", error, *(() if label else ("question",))])
+    has_columns("table", table, [] if unit is None else list(unit), given_as="unit")
     label = label or (lambda r: f"q{r['question']}")
     ok = table["conv_status"].to_numpy().astype(str) == "converged"
     err = np.abs(table[error].to_numpy(dtype=float))

@@ -52,9 +52,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import OBJECTIVE, checked
+from ._checks import OBJECTIVE, checked, on_failure
 from . import variants
-from ._validate import number, numeric_entries
+from ._validate import as_array, as_floats, number
 from .errors import InvalidInputError
 
 __all__ = ["KL_ESTIMATORS", "KL_PLACEMENTS", "LOG_RATIO_FLOOR", "estimator_value", "flow_value", "coefficient",
@@ -78,11 +78,7 @@ def _log_ratios(obj, lr) -> np.ndarray:
                                 f"{type(obj).__name__} {obj!r:.80}")
     if lr is None or isinstance(lr, (str, bytes)):
         raise InvalidInputError(f"lr must be a log-ratio log(pi/pi_ref) or an array of them, got {lr!r}")
-    numeric_entries("lr", lr)                    # masked entries, a tensor NumPy cannot read
-    try:
-        return np.asarray(lr, dtype=float)
-    except (TypeError, ValueError):
-        raise InvalidInputError(f"lr must be real log-ratios log(pi/pi_ref), got {lr!r}") from None
+    return as_floats("lr", lr)                   # masked entries, complex, 10**400, a failing __float__: named
 
 
 def _checked_log_ratios(fn: str, obj, lr) -> np.ndarray:
@@ -172,8 +168,12 @@ def flow_value(obj, lr) -> np.ndarray:
     obj, lr : Objective, array_like
         As for :func:`estimator_value`, whose value (after both clamps, of the shape of ``lr``) it returns.
     """
-    lr = np.asarray(lr, dtype=float)
-    lr_c, _ = _clipped_lr(obj, lr)
+    lr = as_array("lr", lr)
+    try:
+        lr_c, _ = _clipped_lr(obj, lr)
+    except (AttributeError, TypeError):
+        on_failure(obj=(OBJECTIVE, obj))
+        raise
     v = _raw_value(obj.estimator, lr_c)
     V = obj.kl_value_clamp
     return v if V is None else np.clip(v, -V, V)
@@ -232,7 +232,12 @@ def flow_coefficient(obj, lr) -> np.ndarray:
     obj, lr : Objective, array_like
         As for :func:`coefficient`, whose ``c`` (of the shape of ``lr``) it returns.
     """
-    return _coefficient(obj, np.asarray(lr, dtype=float), flow_value)
+    lr = as_array("lr", lr)
+    try:
+        return _coefficient(obj, lr, flow_value)
+    except (AttributeError, TypeError):
+        on_failure(obj=(OBJECTIVE, obj))
+        raise
 
 
 def _coefficient(obj, lr: np.ndarray, value) -> np.ndarray:
@@ -279,9 +284,13 @@ def flow_value_slope(obj, lr) -> np.ndarray:
     obj, lr : Objective, array_like
         As for :func:`value_slope`, whose slope (of the shape of ``lr``) it returns.
     """
-    lr = np.asarray(lr, dtype=float)
-    with np.errstate(over="ignore", invalid="ignore"):
-        return np.where(_active(obj, lr), _raw_slope(obj.estimator, lr), 0.0)
+    lr = as_array("lr", lr)
+    try:
+        with np.errstate(over="ignore", invalid="ignore"):
+            return np.where(_active(obj, lr), _raw_slope(obj.estimator, lr), 0.0)
+    except (AttributeError, TypeError):
+        on_failure(obj=(OBJECTIVE, obj))
+        raise
 
 
 @checked(obj=OBJECTIVE)
@@ -403,7 +412,12 @@ def flow_value_shift(obj, lr) -> np.ndarray:
     obj, lr : Objective, array_like
         As for :func:`value_shift`, whose shift ``beta * value(lr)`` (of the shape of ``lr``) it returns.
     """
-    return obj.beta * flow_value(obj, lr)
+    try:
+        beta = obj.beta
+    except AttributeError:
+        on_failure(obj=(OBJECTIVE, obj))
+        raise
+    return beta * flow_value(obj, lr)
 
 
 def flow_log_ratio(obj, lr) -> np.ndarray:
@@ -446,7 +460,12 @@ def floored_log_ratio(obj, lr) -> np.ndarray:
     obj, lr : Objective, array_like
         As for :func:`flow_log_ratio`, whose floored ``lr`` it returns.
     """
-    lr = np.asarray(lr, dtype=float)
-    if obj.estimator_variant.exponential:
+    lr = as_array("lr", lr)
+    try:
+        exponential = obj.estimator_variant.exponential
+    except AttributeError:
+        on_failure(obj=(OBJECTIVE, obj))
+        raise
+    if exponential:
         return np.maximum(lr, LOG_RATIO_FLOOR)
     return lr

@@ -204,6 +204,10 @@ def sample_rewards(q: Question, outputs: np.ndarray, rng: np.random.Generator) -
     numpy.ndarray
         A reward per entry of ``outputs``, same shape.
     """
+    outputs = np.asarray(outputs)                      # a tuple or a scalar: indexed as the array it is
+    if outputs.size and outputs.max() >= q.n_outputs:
+        raise InvalidInputError(f"outputs must be output indices in [0, {q.n_outputs - 1}] (K={q.n_outputs}), got "
+                                f"{int(outputs.max())}")
     if q.is_deterministic:
         return q.expected_reward[outputs]
     L = q.reward_levels.size
@@ -215,7 +219,7 @@ def sample_rewards(q: Question, outputs: np.ndarray, rng: np.random.Generator) -
     return q.reward_levels[np.minimum(idx, L - 1)]
 
 
-@checked(r=ndarray(), obj=OBJECTIVE)
+@checked(r=ndarray(finite=True), obj=OBJECTIVE)
 def sampled_advantages(r: np.ndarray, obj: Objective) -> np.ndarray:
     """Advantages of sampled groups as ``obj.advantage`` forms them: rewards ``r`` (..., G) -> (..., G).
 
@@ -250,6 +254,8 @@ def sampled_advantages(r: np.ndarray, obj: Objective) -> np.ndarray:
     >>> sampled_advantages(np.array([[1.0, 0.0, 0.0]]), Objective(beta=1.0, advantage="rloo")).tolist()
     [[1.0, -0.5, -0.5]]
     """
+    if r.ndim == 0:
+        raise InvalidInputError(f"r must hold groups of rewards, shape (..., G), got the single number {r.item()!r}")
     entry = obj.advantage_variant
     if entry.sampled is None:
         why = ("it is whitened over a batch of groups, which one group's rewards do not determine "

@@ -186,8 +186,8 @@ def _large_group_scaled(diff: np.ndarray, diff2: np.ndarray, w: np.ndarray, vari
     return np.where(denom[..., None] > 0, num / safe, 0.0)
 
 
-@checked(levels=numbers(ndim=1, nonempty=True), log_w=numbers(), obj=OBJECTIVE, part=one_of('mean', 'positive', 'negative'),
-         max_count_vectors=num(1, integer=True))
+@checked(levels=numbers(ndim=1, nonempty=True, finite=True), log_w=numbers(), obj=OBJECTIVE,
+         part=one_of('mean', 'positive', 'negative'), max_count_vectors=num(1, integer=True))
 def level_expectations(
     levels: np.ndarray,
     log_w: np.ndarray,
@@ -318,7 +318,7 @@ def group_level_expectations(levels: np.ndarray, log_w: np.ndarray, obj: Objecti
     return out.reshape(log_w.shape)
 
 
-@checked(levels=numbers(ndim=1, nonempty=True), obj=OBJECTIVE)
+@checked(levels=numbers(ndim=1, nonempty=True, finite=True), obj=OBJECTIVE)
 def expectations_evaluator(levels: np.ndarray, obj: Objective):
     """``log_w -> level_expectations(levels, log_w, obj)`` with the per-call set-up done once.
 

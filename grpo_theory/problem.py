@@ -298,6 +298,7 @@ class Objective:
         b = self.groups_per_batch
         if b is None:
             raise InvalidInputError("groups_per_batch=None is not accepted: the whole batch is math.inf")
+        as_double("groups_per_batch", b)                 # 10**400 has no float: named, not an OverflowError
         if isinstance(b, bool) or not (
                 (isinstance(b, (float, np.floating)) and (math.isinf(b) and b > 0 or (math.isfinite(b)
                                                                                  and float(b).is_integer()

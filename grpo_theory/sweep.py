@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ._checks import checked, flag, instance, items, mapping
+from ._checks import checked, flag, instance, items, listed, mapping
 from ._io import atomic_write
 from ._outlock import exclusive
 from ._pool import stop_pool, watch_parent
@@ -213,7 +213,7 @@ def sweep(cases: Iterable[Case], *, out: str | Path | None = None, executor: Exe
     if max_workers is not None and (isinstance(max_workers, bool) or not isinstance(max_workers, (int, np.integer))
                                     or max_workers < 1):
         raise InvalidInputError(f"max_workers must be a positive integer or None, got {max_workers!r}")
-    cases = list(cases)
+    cases = listed("cases", cases, Case, "Case")
     keys = [c.key for c in cases]
     if len(set(keys)) != len(keys):
         dup = next(k for k in keys if keys.count(k) > 1)

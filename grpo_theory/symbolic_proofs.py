@@ -12,6 +12,9 @@ from dataclasses import dataclass, field
 import mpmath
 import sympy as sp
 
+from ._checks import POSITIVE_COUNT, SEED, checked, instance, one_of, span, text
+from .errors import InvalidInputError
+
 __all__ = ["Derivation", "Proof", "prove_zero", "prove_sign", "prove_positive"]
 
 x, p = sp.symbols("x p", positive=True)                  # pi(a), pi_ref(a), both in (0, 1)
@@ -78,6 +81,31 @@ class Derivation:
     checks: tuple = field(default_factory=tuple)   # Proofs of properties
 
 
+_RANGE = span()
+
+
+def _check_ranges(expr, symbols_ranges, *, required: bool, complete: bool = False) -> None:
+    """Refuse ``symbols_ranges`` that is not ``{symbol: (lo, hi)}`` with ``lo < hi`` finite (None passes unless
+    ``required``), or, where ``complete``, that leaves a free symbol of ``expr`` without a range (the numeric check
+    could not evaluate ``expr``)."""
+    if symbols_ranges is None and not required:
+        return
+    if not isinstance(symbols_ranges, dict) or not symbols_ranges:
+        raise InvalidInputError(f"symbols_ranges must be a non-empty dict {{symbol: (lo, hi)}}, got {symbols_ranges!r}")
+    for s, r in symbols_ranges.items():
+        if not isinstance(s, sp.Symbol):
+            raise InvalidInputError(f"symbols_ranges: {s!r} is not a sympy Symbol; expected {{symbol: (lo, hi)}}")
+        _RANGE(f"symbols_ranges[{s}]", r)
+    missing = () if not complete else sorted(map(str, set(getattr(expr, "free_symbols", ())) - set(symbols_ranges)))
+    if missing:
+        raise InvalidInputError(f"symbols_ranges gives no range for {', '.join(missing)}, a free symbol of the "
+                                "expression; expected a (lo, hi) for each")
+
+
+_EXPR = instance(sp.Basic, "a sympy expression", " (e.g. sympy.Symbol('x') - 1)")
+
+
+@checked(expr=_EXPR, statement=text(), n_points=POSITIVE_COUNT, seed=SEED)
 def prove_zero(expr: sp.Expr, statement: str, symbols_ranges: dict | None = None, n_points: int = 12,
                seed: int = 0) -> Proof:
     """Prove ``expr == 0``: symbolically if sympy can, otherwise by 50-digit evaluation (labelled).
@@ -107,11 +135,13 @@ def prove_zero(expr: sp.Expr, statement: str, symbols_ranges: dict | None = None
     >>> prove_zero(x - p, "x = p").status
     'failed'
     """
+    _check_ranges(expr, symbols_ranges, required=False)
     simplified = sp.simplify(expr)
     if simplified == 0:
         return Proof(statement, "symbolic", "simplify(lhs - rhs) == 0")
     if sp.simplify(sp.radsimp(sp.together(sp.expand(expr)))) == 0:
         return Proof(statement, "symbolic", "radsimp/together/expand")
+    _check_ranges(expr, symbols_ranges, required=False, complete=True)     # the numeric check needs every symbol
     rng = random.Random(seed)
     symbols_ranges = symbols_ranges or {s: (0.05, 0.95) for s in expr.free_symbols}
     worst = sp.Float(0)
@@ -125,6 +155,7 @@ def prove_zero(expr: sp.Expr, statement: str, symbols_ranges: dict | None = None
     return Proof(statement, "failed", f"|lhs - rhs| = {sp.N(worst, 5)} at a random point", simplified)
 
 
+@checked(expr=_EXPR, sign=one_of(1, -1), statement=text(), n_points=POSITIVE_COUNT, seed=SEED)
 def prove_sign(expr: sp.Expr, sign: int, statement: str, symbols_ranges: dict, n_points: int = 200,
                seed: int = 0) -> Proof:
     """Prove ``sign * expr > 0`` from sympy's assumptions; else check it at random points (labelled).
@@ -154,9 +185,11 @@ def prove_sign(expr: sp.Expr, sign: int, statement: str, symbols_ranges: dict, n
     >>> prove_sign(x * (1 - x), 1, "x(1-x) > 0", {x: (0.01, 0.99)}).status   # sympy cannot decide 1 - x > 0
     'numeric'
     """
+    _check_ranges(expr, symbols_ranges, required=True)
     decided = (sign * expr).is_positive
     if decided:
         return Proof(statement, "symbolic", "sympy's assumption system (positive symbols)")
+    _check_ranges(expr, symbols_ranges, required=True, complete=True)     # the numeric check needs every symbol
     rng = random.Random(seed)
     f = sp.lambdify(list(symbols_ranges), sign * expr, "mpmath")
     with mpmath.workdps(50):
@@ -167,6 +200,7 @@ def prove_sign(expr: sp.Expr, sign: int, statement: str, symbols_ranges: dict, n
                                        "(50-digit mpmath)")
 
 
+@checked(expr=_EXPR, var=instance(sp.Symbol, "a sympy Symbol"), statement=text())
 def prove_positive(expr: sp.Expr, var: sp.Symbol, statement: str) -> Proof:
     """Prove ``expr > 0`` for every ``var > 0`` by showing ``expr <= 0`` has no solution there.
 

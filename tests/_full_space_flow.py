@@ -136,9 +136,17 @@ def flow_end(pi_ref, rewards=None, *, t_end=1e10, grad=None, rtol=1e-9, atol=1e-
         calls[0] += 1
         # an answer 600 below the top (mass < 1e-260) has collapsed: it holds still, and the others see it at
         # mass 0 (its speed p_o (g_o - E g) is below 1e-250)
-        live = th - th.max() > -600.0
+        d = th - th.max()
+        live = d > -600.0
         p = np.zeros(pi_ref.size)
-        e = np.where(live, np.exp(th - th.max()), 0.0)
+        if live.all():                            # the masked forms below, without their masks: the same bits
+            e = np.exp(d)
+            p[sup] = e / e.sum()
+            with np.errstate(all="ignore"):
+                g = grad(p)[sup]
+            ps = p[sup]
+            return math.exp(s) * (ps * (g - ps @ g))
+        e = np.where(live, np.exp(d), 0.0)
         p[sup] = e / e.sum()
         with np.errstate(all="ignore"):
             g = grad(p)[sup]

@@ -46,7 +46,7 @@ CPU_S = 30
 
 #: Values substituted for every option (as text on the command line).
 VALUES = ["", "nan", "inf", "-inf", "-1", "0", "1e400", "1e-400", "99999999999999999999", "abc", "0x10", "1_000",
-          "  3"]
+          "  3", "3.0", "0.5", "-0", "1e-310", "+Infinity", "1,5", "\u0663", "1e308", "\t"]
 #: Hostile files, by name; each is given with the suffix of the option's kind of file (``bom.csv`` to a samples
 #: option, ``bom.json`` to a TRL config), so that it reaches the reader (written by :func:`_hostile_file`).
 FILE_VALUES = ["missing", "folder", "empty", "binary", "bom", "latin1", "big", "deep", "dupcols", "norows",
@@ -439,7 +439,7 @@ def _names_value(line: str, value: str) -> bool:
         return value in line
     text = value.strip()
     if not text:
-        return "''" in line or '""' in line or "empty" in line
+        return "''" in line or '""' in line or "empty" in line or (bool(value) and repr(value) in line)
     if re.search(r"(?<![\w.])" + re.escape(text) + r"(?![\w.])", line):
         return True
     try:                                        # the same number written another way: -1 as -1.0

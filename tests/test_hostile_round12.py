@@ -71,5 +71,5 @@ def test_the_api_refuses_a_repeated_rho_too():
 
     base = samples_from_counts([20] * 6, [3, 5, 7, 9, 11, 13], [f"p{i}" for i in range(6)])
     after = samples_from_counts([30] * 3, [10, 20, 25], ["p0", "p2", "p4"])
-    with pytest.raises(InvalidInputError, match=r"rhos must be distinct values, got 0.3 2 times"):
+    with pytest.raises(InvalidInputError, match=r"rhos must be distinct values, got 0.3 twice"):
         predict(base, Objective(beta=0.3), measured=after, rhos=[0.0, 0.3, 0.3])

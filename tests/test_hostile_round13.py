@@ -6,6 +6,8 @@ the docstrings: Hydra's removal ``~key`` (its override grammar), ``time_grid``'s
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -100,7 +102,7 @@ def test_note_penalty_takes_only_the_notes_two():
     (lambda: argparse_flags(["--=1"], "s"), r"'--=1' is not a flag with a name"),
     (lambda: argparse_flags(["---x", "1"], "s"), r"'---x' is not a flag with a name"),
     (lambda: unbiased_pass_at_k([], [], 1), "correct is empty"),
-    (lambda: check_counts([0, 0], [1, 1], [2, 2], 3), "index must be distinct values, got 0 2 times"),
+    (lambda: check_counts([0, 0], [1, 1], [2, 2], 3), "index must be distinct values, got 0 twice"),
     (lambda: check_counts([0, 1], [1], [2, 2], 3), "index, k and m must have one length .* index 2, k 1, m 2"),
     (lambda: conformal_offsets([0.5], [1, 2], [4, 4]), "p_pred, k and m must have one length .* p_pred 1, k 2, m 2"),
     (lambda: select_prompts([1, 2], 10, 1, p_range=(0.0, 1.0)),
@@ -154,3 +156,149 @@ def test_valid_calls_still_answer():
     assert argparse_flags(["--a-b=3", "--x", "1"], "s") == {"a_b": 3, "x": 1}
     assert select_prompts([0, 2, 8, 16, 24, 30, 32], 32, 3).tolist() == [1, 3, 5]   # the docstring's example
     assert check_counts([2, 0], [1, 0], [4, 3], 3)[0].tolist() == [2, 0]
+
+
+@functools.lru_cache(maxsize=1)
+def _same_classes():
+    """The rows' classes elsewhere: ragged input, a range reversed, a registry-like argument of the wrong type."""
+    import sympy as sp
+
+    from grpo_theory import Objective
+    from grpo_theory.integrations.trl import Probe
+    from grpo_theory.kl import flow_value
+    from grpo_theory.predict.calibrate import fit_flow
+    from grpo_theory.predict.conformal import conformal_interval
+    from grpo_theory.predict.field import PromptField
+    from grpo_theory.predict.finite import predict_finite
+    from grpo_theory.predict.samples import samples_from_counts
+    from grpo_theory.symbolic_proofs import prove_sign
+    x = sp.Symbol("x", positive=True)
+    field = PromptField(Objective(beta=0.5), [0.2, 0.5, 0.7], z_step=1.0, tol=1.0)        # coarse: fast
+    base = samples_from_counts([64, 64], [3, 30], ["a", "b"])
+    offsets = conformal_offsets([0.5, 0.4, 0.3], [1, 2, 1], [4, 4, 4])
+    return [
+        (lambda: flow_value(Objective(beta=0.5), [[0.1, 0.2], [0.3]]), r"lr is ragged: lr\[0\] has 2 entries"),
+        (lambda: Probe("Q?", ("A", "B"), (1.0, 0.0)).question([[0.3, 0.6, 0.1], [0.3]]), "probs is ragged"),
+        (lambda: conformal_interval([[0.3, 0.4], [0.5]], offsets, 4), "p is ragged"),
+        (lambda: conformal_interval([0.3], None, 4), "offsets must be a ConformalOffsets, got None"),
+        (lambda: fit_flow(field, [0, 1], [1, 3], [4, 4], start_sd=([0.0], [1.0])),
+         r"start_sd must hold 3 logits in each of z_lo and z_hi .* shapes \(1,\) and \(1,\)"),
+        (lambda: fit_flow(field, [0, 1], [1, 3], [4, 4], level="a"), "level must be a number, got 'a'"),
+        (lambda: fit_flow(field, [0, 1], [1, 3], [4, 4], split=[1, 2]), r"split must be flags .* \[1, 2\]"),
+        (lambda: predict_finite(base, Objective(beta=0.5), clock_range=(2.0, 1.0)),
+         r"clock_range .* lo <= hi, .*reversed: lo = 2.0, hi = 1.0"),
+        (lambda: predict_finite(base, Objective(beta=0.5), clock_range=5), r"clock_range must be 1-D"),
+        (lambda: prove_sign(x * (1 - x), 1, "s", {x: (0.99, 0.01)}),
+         r"symbols_ranges\[x\] .* lo < hi, .*\(reversed: lo = 0.99"),
+        (lambda: prove_sign(x * (1 - x), 1, "s", {x: ()}), r"symbols_ranges\[x\] is empty"),
+    ]
+
+
+@pytest.mark.parametrize("case", range(11))
+def test_the_same_classes_elsewhere_are_named(case):
+    call, names = _same_classes()[case]
+    with pytest.raises(InvalidInputError, match=names):
+        call()
+
+
+def test_a_value_given_twice_in_a_set_argument_is_named():
+    from grpo_theory import Objective
+    from grpo_theory.predict import reward_kl_tradeoff, samples_from_counts
+    from grpo_theory.predict.intervals import check_k
+    with pytest.raises(InvalidInputError, match=r"k must give each k once, got k = 8 twice: \[1, 8, 8\]"):
+        check_k([1, 8, 8])
+    with pytest.raises(InvalidInputError, match=r"betas must be distinct values, got 1 twice"):
+        reward_kl_tradeoff(samples_from_counts([20, 20], [4, 12]), Objective(beta=0.5), [1.0, 1.0])
+    assert check_k([8, 1]) == (8, 1)                     # the order given is kept (the docstring: "in the order given")
+
+
+@pytest.mark.parametrize("case", range(6))
+def test_more_of_the_same_classes(case):
+    from grpo_theory import Question
+    from grpo_theory.predict.calibrate import predictive_interval, start_quantiles
+    from grpo_theory.predict.scoring import score_table
+    from grpo_theory.studies.free_prompts import choose_betas
+    call, names = [
+        (lambda: Question([0.5, 0.5], preference=[[0.5, 0.2], [0.8]]), r"preference is ragged: preference\[0\] has 2"),
+        (lambda: choose_betas([0.3, 0.5], candidates=(1.0, 1.0)), "candidates must be distinct values, got 1 twice"),
+        (lambda: score_table({"a": [0.5, 0.4]}, [5, 2], [4, 4]), r"k must be at most m, got k = 5 > m = 4 \(entry 0\)"),
+        (lambda: score_table([0.5, 0.4], [1, 2], [4, 4]), r"predictions must be a mapping"),
+        (lambda: predictive_interval(None, 4), "fit must be a Fit, got None"),
+        (lambda: start_quantiles([10, 10], [3, 14]),
+         r"correct must be at most n, got correct = 14 > n = 10 \(entry 1\)"),
+    ][case]
+    with pytest.raises(InvalidInputError, match=names):
+        call()
+
+
+@pytest.mark.parametrize("case", range(6))
+def test_a_public_helper_names_an_argument_of_the_wrong_type(case):
+    from grpo_theory import Objective
+    from grpo_theory.integrations.family import trl_family
+    from grpo_theory.predict import report
+    from grpo_theory.predict.finite import match_measured
+    from grpo_theory.studies import free_scoring, predictions
+    call, names = [
+        (lambda: match_measured(None, None), "samples must be a SampleTable, got None"),
+        (lambda: report.figure_clock(None), "pr must be a Prediction, got None"),
+        (lambda: free_scoring.score(None), "table must be a pandas DataFrame, got None"),
+        (lambda: trl_family(5), "get must be a function, got 5"),
+        (lambda: predictions.rewarded(None, None), "task must be a QATask, got None"),
+        (lambda: predictions.stationary_x([1.5], Objective(beta=0.5)),
+         r"p_ref must be .* in \[0.0, 1.0\], got \[1.5\]"),
+    ][case]
+    with pytest.raises(InvalidInputError, match=names):
+        call()
+
+
+def test_a_figure_named_twice_is_refused(tmp_path):
+    from grpo_theory.figures.build import build_figures
+    with pytest.raises(InvalidInputError, match=r"--only\) names figure 1 more than once, got \[1, 1\]"):
+        build_figures(tmp_path, only=iter([1, 1]))            # an iterable, read once
+
+
+def test_a_reversed_interval_of_range_over_is_named():
+    from grpo_theory import Objective
+    from grpo_theory.predict import Response
+    r = Response(Objective(beta=0.5))
+    x = np.array([0.65, 0.8])
+    with pytest.raises(InvalidInputError, match=r"lo must be at most hi, got lo = 0.5 > hi = 0.2"):
+        r.range_over(np.array([0.5]), np.array([0.2]), x[1:], x[:1])
+
+
+@pytest.mark.parametrize("case", range(7))
+def test_a_hot_path_names_a_bad_argument_when_it_fails(case):
+    """The unchecked hot paths (the flows' KL and the engine's gradient) check nothing up front and name the bad
+    argument once their computation failed (_checks.on_failure); the readers' mapping and the proofs check first."""
+    from grpo_theory import advantage, kl, symbolic_proofs
+    from grpo_theory.integrations.mapping import mapping_of
+    call, names = [
+        (lambda: kl.flow_value(None, [0.1]), "obj must be an Objective, got None"),
+        (lambda: kl.floored_log_ratio(5, [0.1]), "obj must be an Objective, got 5"),
+        (lambda: kl.flow_value_shift("x", [0.1]), "obj must be an Objective, got 'x'"),
+        (lambda: advantage.level_expectations([0.0, 1.0], np.log([[0.5, 0.5]]), None), "obj must be an Objective"),
+        (lambda: advantage.regularised_gradient([0.1], np.zeros(1), np.zeros(1), None, None),
+         "P must be a numpy array"),
+        (lambda: mapping_of(None, None, "verl", None), "warns must be a list of strings, got None"),
+        (lambda: symbolic_proofs.prove_zero(None, "s"), "expr must be a sympy expression, got None"),
+    ][case]
+    with pytest.raises(InvalidInputError, match=names):
+        call()
+
+
+def test_the_lock_of_an_output_named_in_bytes_that_are_not_utf8(tmp_path):
+    import os
+
+    from grpo_theory._outlock import lock_path
+    out = os.fsdecode(os.fsencode(str(tmp_path)) + b"/g\xff.csv")    # a name the shell gives as $'g\xff.csv'
+    assert os.fsencode(lock_path(out).name) == b"g\xff.csv.lock"       # beside it, its own bytes kept
+
+
+def test_the_response_takes_probabilities_only():
+    from grpo_theory import Objective
+    from grpo_theory.predict import Response
+    r = Response(Objective(beta=0.5))
+    for ps, names in (([float("nan")], r"ps must be a finite number in \[0.0, 1.0\], got \[nan\]"),   # was x = 1
+                      ([1.5], r"got \[1.5\]"), ([[0.3], [0.2, 0.1]], "ps is ragged")):
+        with pytest.raises(InvalidInputError, match=names):
+            r(ps)

@@ -265,6 +265,11 @@ def build_figures(out_dir: str | Path = "paper_figures", only=None, trained: str
         The files written.
     """
     matplotlib.use("Agg", force=False)
+    only = None if only is None else list(only)
+    twice = sorted({n for n in only or () if only.count(n) > 1})          # a set of figures: each named once
+    if twice:
+        raise InvalidInputError(f"only (--only) names figure {twice[0]} more than once, got {list(only)}; give each "
+                                "figure number once")
     unknown = set(only or ()) - {s.number for s in FIGURES}
     if unknown:
         moved = "".join(f"; {RETIRED[n]}" for n in sorted(unknown) if n in RETIRED)

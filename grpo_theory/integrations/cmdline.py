@@ -170,8 +170,17 @@ def check_set(values: Mapping, read: Iterable, source: str, shown: Mapping | Non
         Naming the variable and the setting, e.g. ``rollout.n='$N'``.
     """
     read = [read] if isinstance(read, str) else read                     # one name; a dict of fields: its keys
-    if isinstance(read, bytes) or not hasattr(read, "__iter__"):
+    if isinstance(read, (bytes, bytearray, memoryview)) or not hasattr(read, "__iter__"):
         raise InvalidInputError(f"read must be the setting names a reader reads (a list or dict), got {read!r}")
+    try:
+        read = list(read)
+    except Exception as exc:                               # noqa: BLE001 - a 0-d array, a failing iterator
+        raise InvalidInputError(f"read must be the setting names a reader reads (a list or dict), got {read!r} "
+                                f"({type(exc).__name__}: {exc})") from None
+    odd = [key for key in read if not isinstance(key, str)]
+    if odd:
+        odd = odd[0]
+        raise InvalidInputError(f"read must be setting names (text); one entry is {odd!r} ({type(odd).__name__})")
     for key in read:
         value = values.get(key)
         m = _VAR.search(value) if isinstance(value, str) else None

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 
 from .. import variants
+from .._checks import checked, flag, function
 from ..problem import InvalidInputError
 
 __all__ = ["trl_family", "verl_family", "openrlhf_family", "VERL_ADVANTAGES", "OPENRLHF_ADVANTAGES"]
@@ -69,6 +70,7 @@ def _estimator_fields(table: dict, adv, field: str, no_theory: str, whitening: s
     return dict(table[adv]), warns
 
 
+@checked(get=function())
 def trl_family(get) -> tuple[dict, list]:
     """TRL: ``entropy_coef`` (1.9+; adaptive mode not modelled), ``importance_sampling_level``.
 
@@ -110,6 +112,7 @@ def trl_family(get) -> tuple[dict, list]:
     return fields, warns
 
 
+@checked(get=function(), kl_in_reward=flag)
 def verl_family(get, kl_in_reward: bool) -> tuple[dict | None, list]:
     """verl: ``algorithm.adv_estimator``, ``algorithm.filter_groups.enable``, ``actor.entropy_coeff``.
 
@@ -162,6 +165,7 @@ def verl_family(get, kl_in_reward: bool) -> tuple[dict | None, list]:
     return fields, warns
 
 
+@checked(get=function())
 def openrlhf_family(get) -> tuple[dict | None, list]:
     """OpenRLHF: ``advantage_estimator``, ``dynamic_filtering``, ``entropy_loss_coef``.
 

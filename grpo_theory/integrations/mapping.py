@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import kl
-from .._checks import checked, instance, registered, text
+from .._checks import checked, instance, registered, text, texts
 from .._io import read_yaml
 from .._json import load_json
 from .._validate import plain, read_text
@@ -105,7 +105,12 @@ def mapping_of(obj: Objective | None, warns: list, framework: str, version: str 
     NoStationaryPolicy
         When ``obj`` is None (no KL term, or an advantage the theory does not model), naming
         the reasons.
+    InvalidInputError
+        An argument of the wrong type (checked in the body: a wrapper would move the warnings' stack level).
     """
+    for name, rule, value in (("obj", registered("Objective", none=True), obj), ("framework", text(), framework),
+                              ("warns", texts(), warns), ("version", text(none=True), version)):
+        rule(name, value)
     if obj is None:
         raise NoStationaryPolicy(f"{framework} {version or '(version unknown)'}: no stationary policy to predict: "
                                  + "; ".join(warns))

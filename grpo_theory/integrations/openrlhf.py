@@ -173,6 +173,10 @@ def read_openrlhf_config(args) -> TheoryMapping:
     from_argv = not isinstance(args, Mapping)
     if isinstance(args, Mapping):
         raw = dict(args)
+        odd = [name for name in raw if not isinstance(name, str)]
+        if odd:
+            raise InvalidInputError(f"OpenRLHF args: a mapping's keys must be flag names (text, e.g. "
+                                    f"'n_samples_per_prompt'), got {odd[0]!r} ({type(odd[0]).__name__})")
     elif isinstance(args, Sequence) and not isinstance(args, (str, bytes)):
         raw = _from_argv([str(a) for a in args])
         new = {v: k for k, v in _OLD_NAMES.items()}

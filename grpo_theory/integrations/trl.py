@@ -29,6 +29,7 @@ from importlib import resources
 
 import numpy as np
 
+from .._checks import checked, numbers
 from .._validate import check_fields, float_array, integer, number, plain
 from .. import variants
 from ..problem import LOSS_TYPES, MAX_GROUP_SIZE, InvalidInputError, Objective, Question, require_regularised
@@ -342,7 +343,11 @@ class Probe:
                                     f"got {plain(self.rewards)}")
         if self.other_reward is not None:
             number("Probe other_reward", self.other_reward)
+        # the documented types, whatever container held them (a tensor, an array.array, a Series): the same values
+        object.__setattr__(self, "answers", tuple(answers))
+        object.__setattr__(self, "rewards", tuple(float(r) for r in rewards))
 
+    @checked(probs=numbers(ndim=1))
     def question(self, probs: np.ndarray) -> Question:
         """The probe as a question over its answers plus "other", from full-vocabulary ``probs`` of them.
 

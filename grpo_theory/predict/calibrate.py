@@ -36,11 +36,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._checks import arr, at_most, checked, num
+from .._checks import POSITIVE_COUNT, SEED, arr, at_most, broadcasts_to, checked, instance, num
 from .._numerics import expit, logit
 from .._validate import float_array
 from ..errors import InvalidInputError
-from .coupled import check_kernel, solve_kernel, solve_rho, time_grid
+from .coupled import FIT_ARGUMENTS, check_kernel, solve_kernel, solve_rho, start_pair, time_grid
 from .field import PromptField
 from .samples import check_counts
 
@@ -190,6 +190,7 @@ def _read_paths(paths: np.ndarray, grid: np.ndarray, logt: np.ndarray, rho: np.n
     return out.astype(float)
 
 
+@checked(**FIT_ARGUMENTS)
 def fit_flow(field: PromptField, index, k, m, *, rhos=None, kernel=None, times=None, z0=None,
              start_sd=None, n_boot: int = 200, level: float = 0.9, seed: int = 0, split=None) -> Fit:
     """Fit the flow time ``t`` (and ``rho``) to measured counts by maximum binomial likelihood, with a bootstrap.
@@ -233,12 +234,10 @@ def fit_flow(field: PromptField, index, k, m, *, rhos=None, kernel=None, times=N
     Raises
     ------
     InvalidInputError
-        Bad counts, ``rho`` outside ``[0, 1]``, both ``rhos`` and ``kernel``, a bad kernel.
+        An argument not of its type or range (``coupled.FIT_ARGUMENTS``), bad counts, both ``rhos`` and ``kernel``.
     """
     N = field.p.size
     index, k, m = check_counts(index, k, m, N)
-    if not 0 < level < 1:
-        raise InvalidInputError(f"level must lie in (0, 1), got {level!r}")
     if kernel is not None and rhos is not None:
         raise InvalidInputError("give rhos (the one-parameter kernel) or kernel (a measured one), not both")
     times = time_grid() if times is None else np.asarray(times, dtype=float)
@@ -292,7 +291,7 @@ def _surface(solve, grid, times, index, k, m, N, start_sd=None):
     horizon = T - 1
     test = None
     if start_sd is not None:
-        z_lo, z_hi = (np.asarray(v, dtype=float) for v in start_sd)
+        z_lo, z_hi = start_pair(start_sd, N)
         test = np.concatenate([z_hi[index], z_lo[index]])
     for r in order:
         for upto in (horizon, T - 1):
@@ -339,12 +338,12 @@ def _finish(model, solve, grid, times, ell, paths, index, k, m, N, is_kernel, st
     p_draws = expit(_read_paths(paths, grid, logt, lr, lt))
     if start_sd is not None and t_fit > 0 and not is_kernel:
         # every prompt's start (and reference) at its one-sigma quantiles, as test prompts of the fitted run
-        z_lo, z_hi = (np.asarray(v, dtype=float) for v in start_sd)
+        z_lo, z_hi = start_pair(start_sd, N)
         zt = solve(rho_fit, ts, test=np.concatenate([z_hi, z_lo]))[1][-1]
         z_plus, z_minus = zt[:N], zt[N:]
     elif start_sd is not None and t_fit > 0:
         # a measured kernel couples given prompts: antithetic signs keep the shared update unchanged on average
-        z_lo, z_hi = (np.asarray(v, dtype=float) for v in start_sd)
+        z_lo, z_hi = start_pair(start_sd, N)
         sign = rng.integers(0, 2, size=N).astype(bool)
         up = solve(rho_fit, ts, np.where(sign, z_hi, z_lo))[0][-1]
         down = solve(rho_fit, ts, np.where(sign, z_lo, z_hi))[0][-1]
@@ -374,6 +373,7 @@ def _split_fit(ell, grid, logt, paths, split) -> np.ndarray:
     return expit(_read_paths(paths, grid, logt, lr, lt))[0]
 
 
+@checked(**{name: rule for name, rule in FIT_ARGUMENTS.items() if name != "kernel"})
 def fit_flows(field: PromptField, index, k, m, *, rhos=None, times=None, z0=None, start_sd=None,
               n_boot: int = 200, level: float = 0.9, seed: int = 0, split=None) -> dict:
     """:func:`fit_flow` of the one-parameter model and of the tabular flow (its ``rho = 0`` row), from one grid.
@@ -418,6 +418,7 @@ def fit_flows(field: PromptField, index, k, m, *, rhos=None, times=None, z0=None
             "tabular": _finish("tabular", solve, grid[r0:r0 + 1], times, ell[:, r0:r0 + 1], paths[r0:r0 + 1], *args)}
 
 
+@checked(n=arr(1, integer=True), correct=arr(0, integer=True))
 def start_quantiles(n, correct) -> tuple:
     """Each prompt's start at the 15.9% and 84.1% quantiles of Jeffreys' posterior ``Beta(c + 1/2, n - c + 1/2)``,
     in logits: the one-sigma band of the start carried through the flow by :func:`fit_flow`.
@@ -434,13 +435,15 @@ def start_quantiles(n, correct) -> tuple:
     """
     from scipy.special import betaincinv
 
-    n = np.asarray(n, dtype=float)
-    c = np.asarray(correct, dtype=float)
+    n, c = np.asarray(n, dtype=float), np.asarray(correct, dtype=float)
+    at_most("correct", c, "n", n)
     lo = betaincinv(c + 0.5, n - c + 0.5, 0.15865525393145707)
     hi = betaincinv(c + 0.5, n - c + 0.5, 0.8413447460685429)
     return logit(np.clip(lo, 1e-15, 1 - 1e-15)), logit(np.clip(hi, 1e-15, 1 - 1e-15))
 
 
+@checked(fit=instance(Fit, "a Fit", " (from fit_flow)"), m=arr(1), level=num(0, 1, low_open=True, high_open=True),
+         draws=POSITIVE_COUNT, seed=SEED)
 def predictive_interval(fit: Fit, m, *, level: float = 0.9, draws: int = 2, seed: int = 1) -> tuple:
     """The interval a measurement of ``m`` samples of each prompt will fall in, under the fitted model.
 
@@ -465,11 +468,9 @@ def predictive_interval(fit: Fit, m, *, level: float = 0.9, draws: int = 2, seed
     tuple of numpy.ndarray
         ``(lo, hi)`` of the measured fraction, per prompt.
     """
-    rng = np.random.default_rng(seed)
-    N = fit.p.size
+    rng, N = np.random.default_rng(seed), fit.p.size
+    broadcasts_to("m", m, (N,), "the fit's prompts")
     m = np.broadcast_to(np.asarray(m, dtype=float), (N,))
-    if np.any(m < 1):
-        raise InvalidInputError(f"m must be >= 1, got {m[m < 1][:3].tolist()}")
     zb = logit(np.clip(fit.p_draws, 1e-15, 1 - 1e-15))
     zb = np.repeat(zb, draws, axis=0)
     eps = rng.standard_normal(zb.shape)

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._checks import POSITIVE_COUNT, SEED, arr, at_most, checked, num, same_length
+from .._checks import POSITIVE_COUNT, SEED, arr, at_most, checked, instance, num, same_length
 from ..errors import InvalidInputError
 from .._numerics import expit, logit
 from .samples import PredictWarning, check_counts
@@ -164,6 +164,8 @@ def conformal_offsets(p_pred, k, m, *, level: float = 0.9) -> ConformalOffsets:
     return ConformalOffsets(q_lo, q_hi, float(level), int(n))
 
 
+@checked(p=arr(0, 1), offsets=instance(ConformalOffsets, "a ConformalOffsets", " (from conformal_offsets)"),
+         m=arr(1, integer=True))
 def conformal_interval(p, offsets: ConformalOffsets, m) -> tuple:
     """Where a new measurement of ``m`` samples of each prompt will fall: the measured fractions ``k / m`` with
     ``q_lo <= g(k, m) - logit p <= q_hi``.

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .._checks import arr, checked, flag, num, numbers, one_of, optional, text
+from .._checks import arr, checked, flag, num, numbers, one_of, optional, register_class, text
 from .._validate import float_array, integer, number, plain
 from ..errors import InvalidInputError
 from ..integrations.mapping import load_config_file
@@ -30,13 +30,14 @@ from .binary import predict_binary
 from .clock import FlowTable
 from .finite import predict_finite
 from .graded import predict_graded
-from .intervals import INTERVALS, check_k, pass_at_k, unbiased_pass_at_k
+from .intervals import INTERVALS, check_k, one_k, pass_at_k, unbiased_pass_at_k
 from .report import write_outputs
 from .samples import PredictWarning, SampleTable, read_samples, samples_source
 
 __all__ = ["Prediction", "predict", "objective_for", "reward_kl_tradeoff"]
 
 
+@register_class
 @dataclass
 class Prediction:
     """What :func:`predict` returns: one row per prompt ``x`` and the dataset-level summary.
@@ -99,7 +100,7 @@ class Prediction:
         >>> round(float(pr.pass_at(4).after.iloc[0]), 4) == round(1 - (1 - float(pr.table.pred.iloc[0])) ** 4, 4)
         True
         """
-        (k,) = check_k(k)
+        k = one_k(k)
         t = self.table
         out = pd.DataFrame({"prompt_id": t.prompt_id, "k": k,
                             "before": unbiased_pass_at_k(t.n, t.correct, k),
@@ -282,14 +283,34 @@ def _from_mapping(mapping) -> tuple:
     return mapping.objective, list(mapping.warnings), getattr(mapping, "temperature", None)
 
 
+def _is_finite(x) -> bool:
+    """Whether the number ``x`` is finite (an int beyond the largest double, 10**400, is not: it has no float)."""
+    try:
+        return math.isfinite(x)
+    except OverflowError:
+        return False
+
+
+def _fit_pair(fit) -> tuple[float, float]:
+    """``fit`` as ``(step, mean_reward)``: two finite numbers, ``step > 0`` and ``mean_reward`` in ``[0, 1]``;
+    refused naming ``fit`` otherwise (before any flow is integrated)."""
+    pair = float_array("fit", fit)
+    if pair.shape != (2,):
+        raise InvalidInputError(f"fit must be (step, mean_reward), two numbers, got {plain(fit)[:80]} (shape "
+                                f"{pair.shape})")
+    number("fit's step", pair[0], low=0, low_open=True)
+    number("fit's mean_reward", pair[1], low=0, high=1)
+    return float(pair[0]), float(pair[1])
+
+
 def _temperature_check(sample_temperature, train_temperature) -> dict:
     """The summary's temperature fields: the samples' temperature against training's, and a warning where they
     differ (``p_ref`` is then the P(correct) of another policy than the one training samples its groups from)."""
     if sample_temperature is not None and not (isinstance(sample_temperature, (int, float))
                                                and not isinstance(sample_temperature, bool)
-                                               and math.isfinite(sample_temperature) and sample_temperature > 0):
+                                               and _is_finite(sample_temperature) and sample_temperature > 0):
         raise InvalidInputError(f"sample_temperature= must be a positive number (the temperature the samples were "
-                                f"drawn at), got {sample_temperature!r}")
+                                f"drawn at), got {plain(sample_temperature)}")
     out = dict(sample_temperature=sample_temperature, train_temperature=train_temperature, temperature_warning=None)
     if sample_temperature is not None and train_temperature is not None and sample_temperature != train_temperature:
         out["temperature_warning"] = (
@@ -413,12 +434,15 @@ def predict(samples, obj=None, *, framework: str | None = None, config=None, k: 
                                     f"have levels {samples.levels.tolist()}")
     if fit is not None and clock is not None:
         raise InvalidInputError("give clock= or fit=(step, mean_reward), not both")
-    if clock is not None and not (isinstance(clock, (int, float)) and math.isfinite(clock) and clock > 0):
-        raise InvalidInputError(f"clock must be a positive number (flow time per step), got {clock!r}")
+    if fit is not None:
+        fit = _fit_pair(fit)
+    if clock is not None and not (isinstance(clock, (int, float)) and _is_finite(clock) and clock > 0):
+        raise InvalidInputError(f"clock must be a positive number (flow time per step), got {plain(clock)}")
     if steps is not None:
         if clock is None and fit is None:
             raise InvalidInputError("steps= needs a clock: give clock= (flow time per step) or fit=(step, mean_reward)")
         steps = [float(s) for s in np.atleast_1d(float_array("steps", steps, low=0.0))]
+        arr(distinct=True)("steps", steps)                   # one at_step_<s> column each
     if samples.binary:
         table, extra, flows = predict_binary(samples, obj, ks, level, interval, clock, fit, steps, slow_tol,
                                               t_max, tol, max_exact, progress)
@@ -513,7 +537,7 @@ def reward_kl_tradeoff(samples, obj: Objective, betas, *, progress=None) -> pd.D
     ------
     InvalidInputError
         Bad samples, an objective :func:`predict` rejects, or ``betas`` that are not 1 to
-        :data:`MAX_TRADEOFF_BETAS` positive numbers (0 allowed with an entropy bonus).
+        :data:`MAX_TRADEOFF_BETAS` positive numbers, each once (0 allowed with an entropy bonus).
 
     Examples
     --------
@@ -530,6 +554,7 @@ def reward_kl_tradeoff(samples, obj: Objective, betas, *, progress=None) -> pd.D
     if betas.ndim != 1 or not 1 <= betas.size <= MAX_TRADEOFF_BETAS:
         raise InvalidInputError(f"betas must be a list of 1 to {MAX_TRADEOFF_BETAS:,} positive numbers (each is a "
                                 f"whole prediction), got {betas.size:,}")
+    arr(distinct=True)("betas", betas.tolist())              # one row each
     if not isinstance(samples, SampleTable):
         samples = read_samples(samples)
     rows = []
@@ -550,8 +575,7 @@ def _summary(samples, obj, table, ks, level, interval, reader_warnings, extra) -
                                                              "0.95); " + ("pred = x(0+), pred_hi = x(upper bound)"
                                                                           if obj.regularised else "pred = 0 (the "
                                                                           "limit at p_ref = 0), pred_hi = 1")),
-        reader_warnings=list(reader_warnings),
-        mean_p_ref=float(table.p_ref.mean()), mean_pred=float(table.pred.mean()),
+        reader_warnings=list(reader_warnings), mean_p_ref=float(table.p_ref.mean()), mean_pred=float(table.pred.mean()),
         mean_pred_lo=float(table.pred_lo.mean()), mean_pred_hi=float(table.pred_hi.mean()),
         mean_kl_direct=float(table.kl_direct.mean()),
         never_solved=int(table.never_solved.sum()), bistable=int(table.bistable.sum()),

@@ -34,7 +34,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._checks import POSITIVE_COUNT, arr, checked, flag, instance, num, numbers
+from .._checks import POSITIVE_COUNT, SEED, arr, checked, flag, flags, instance, num, numbers
+from .._validate import as_array, float_array
 from .._numerics import expit, logit
 from ..errors import InvalidInputError
 from ..problem import require_regularised
@@ -109,8 +110,55 @@ def time_grid(t_max: float = 1e4, n: int = 200, t_min: float = 1e-3) -> np.ndarr
     return np.concatenate([[0.0], np.geomspace(float(t_min), float(t_max), int(n))])
 
 
+#: The argument rules of the fits of a flow to measured counts (:func:`~.calibrate.fit_flow`,
+#: :func:`~.calibrate.fit_flows`); the counts themselves are checked by :func:`~.samples.check_counts`.
+FIT_ARGUMENTS = dict(field=instance(PromptField, "a PromptField"), rhos=numbers(none=True),
+                     kernel=arr(ndim=2, none=True), times=arr(0, ndim=1, increasing=True, none=True),
+                     z0=numbers(ndim=1, none=True), n_boot=POSITIVE_COUNT,
+                     level=num(0, 1, low_open=True, high_open=True), seed=SEED, split=flags(ndim=1, none=True))
+
+
+def start_pair(start_sd, N: int) -> tuple[np.ndarray, np.ndarray]:
+    """``start_sd = (z_lo, z_hi)`` as two arrays of ``N`` finite start logits each (a fit's one-sigma starts).
+
+    Parameters
+    ----------
+    start_sd : tuple of array_like
+        ``(z_lo, z_hi)``, as :func:`~.calibrate.fit_flow` takes it.
+    N : int
+        The number of prompts.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ``(z_lo, z_hi)``, each of shape ``(N,)``.
+
+    Raises
+    ------
+    InvalidInputError
+        Anything but a pair of ``N`` finite numbers each, naming ``start_sd``.
+    """
+    if isinstance(start_sd, (str, bytes, dict)) or not hasattr(start_sd, "__len__") or len(start_sd) != 2:
+        raise InvalidInputError(f"start_sd must be a pair (z_lo, z_hi) of arrays of {N} logits, got "
+                                f"{type(start_sd).__name__} {str(start_sd)[:80]}")
+    z_lo, z_hi = (float_array(f"start_sd[{i}]", v) for i, v in enumerate(start_sd))
+    if z_lo.shape != (N,) or z_hi.shape != (N,):
+        raise InvalidInputError(f"start_sd must hold {N} logits in each of z_lo and z_hi (one per prompt), got "
+                                f"shapes {z_lo.shape} and {z_hi.shape}")
+    return z_lo, z_hi
+
+
+def _z0_error(z0: np.ndarray, N: int) -> InvalidInputError:
+    """The error for starting logits ``z0`` that are not ``N`` finite numbers, naming the shape or the first bad one."""
+    if z0.size != N:
+        return InvalidInputError(f"z0 must hold {N} finite logits (one per prompt), got shape {z0.shape}")
+    i = int(np.flatnonzero(~np.isfinite(z0.ravel()))[0])
+    return InvalidInputError(f"z0 must hold {N} finite logits (one per prompt), got z0[{i}] = "
+                             f"{float(z0.ravel()[i])!r}")
+
+
 def _check_times(times) -> np.ndarray:
-    t = np.asarray(times, dtype=float).reshape(-1)
+    t = as_array("times", times).reshape(-1)
     if t.size < 1 or not np.all(np.isfinite(t)) or t[0] < 0 or np.any(np.diff(t) <= 0):
         raise InvalidInputError(f"times must be increasing finite numbers >= 0, got {t[:5].tolist()}...")
     return t
@@ -203,10 +251,10 @@ def solve_rho(field: PromptField, rho: float, times, *, z0=None, rtol: float = 1
     rho = float(rho)
     t = _check_times(times)
     start_is_ref = z0 is None
-    z0 = field.z_ref.copy() if z0 is None else np.asarray(z0, dtype=float).reshape(-1)
+    z0 = field.z_ref.copy() if z0 is None else as_array("z0", z0).reshape(-1)
     N = field.p.size
     if z0.size != N or not np.all(np.isfinite(z0)):
-        raise InvalidInputError(f"z0 must hold {N} finite logits, got shape {z0.shape}")
+        raise _z0_error(z0, N)
     test = np.zeros(0) if test_p is None else logit(np.asarray(test_p, dtype=float).reshape(-1))
     if not np.all(np.isfinite(test)):
         raise InvalidInputError("test_p must lie in (0, 1)")
@@ -297,9 +345,9 @@ def solve_kernel(field: PromptField, K, times, *, z0=None, rtol: float = 1e-6, a
     N = field.p.size
     K = np.asarray(K, dtype=float) if scaled else check_kernel(K, N)
     t = _check_times(times)
-    z0 = field.z_ref.copy() if z0 is None else np.asarray(z0, dtype=float).reshape(-1)
+    z0 = field.z_ref.copy() if z0 is None else as_array("z0", z0).reshape(-1)
     if z0.size != field.z_ref.size or not np.all(np.isfinite(z0)):
-        raise InvalidInputError(f"z0 must hold {field.z_ref.size} finite logits, got shape {z0.shape}")
+        raise _z0_error(z0, field.z_ref.size)
     lam, V = np.linalg.eigh(K)
     keep = lam > 1e-10 * lam[-1]
     F = V[:, keep] * np.sqrt(lam[keep])
@@ -346,9 +394,9 @@ def shift_stationary(field: PromptField, *, z0=None) -> float:
     """
     from scipy.optimize import brentq
 
-    z0 = field.z_ref if z0 is None else np.asarray(z0, dtype=float)
+    z0 = field.z_ref if z0 is None else as_array("z0", z0)
     if z0.shape != field.z_ref.shape or not np.all(np.isfinite(z0)):
-        raise InvalidInputError(f"z0 must hold {field.z_ref.size} finite logits, got shape {z0.shape}")
+        raise _z0_error(z0, field.z_ref.size)
 
     def total(s):
         return float(np.sum(field.h(z0 + s)))

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from .._checks import COUNT, OBJECTIVE, SEED, arr, checked, instance, num, numbers, span
 from .._numerics import expit
 from ..errors import InvalidInputError
 from ..problem import Objective
@@ -60,6 +61,10 @@ class FinitePrediction:
     scores: pd.DataFrame | None = None
 
 
+_TABLE = instance(SampleTable, "a SampleTable", "; read one with read_samples(path) or samples_from_counts(n, correct)")
+
+
+@checked(samples=_TABLE, after=_TABLE)
 def match_measured(samples: SampleTable, after: SampleTable) -> tuple:
     """Each measured prompt's position among the base prompts, and its counts.
 
@@ -125,6 +130,12 @@ def _conformal(fit: Fit, idx, k, m, split, level: float, m_new):
     return lo, hi, offs
 
 
+@checked(samples=_TABLE, obj=OBJECTIVE, after=instance(SampleTable, "a SampleTable", none=True),
+         kernel=arr(ndim=2, none=True), rhos=arr(0, 1, ndim=1, none=True),
+         holdout=num(0, 1, low_open=True, high_open=True, none=True), mean_reward=num(0, 1, none=True),
+         rho=num(0, 1), clock_range=span(0, equal=True, none=True), level=num(0, 1, low_open=True, high_open=True),
+         m_pred=num(1, none=True), times=arr(0, ndim=1, increasing=True, none=True), n_boot=COUNT, seed=SEED,
+         stationary=numbers(ndim=1, none=True))
 def predict_finite(samples: SampleTable, obj: Objective, after: SampleTable | None = None, *, kernel=None,
                    rhos=None, holdout: float | None = None, mean_reward: float | None = None, rho: float = 0.0,
                    clock_range: tuple | None = None, level: float = 0.9, m_pred=None, times=None,
@@ -173,8 +184,10 @@ def predict_finite(samples: SampleTable, obj: Objective, after: SampleTable | No
     Raises
     ------
     InvalidInputError
-        Not exactly one of ``after``, ``mean_reward``, ``clock_range``; graded samples; measured prompts
-        missing from the base; a ``holdout`` outside (0, 1) or leaving fewer than 2 prompts on either side.
+        An argument not of its type or range (``clock_range`` two flow times ``0 <= t_lo <= t_hi``, ``times``
+        increasing from 0, ``mean_reward`` and ``rho`` in [0, 1], ``level`` in (0, 1)); not exactly one of
+        ``after``, ``mean_reward``, ``clock_range``; graded samples; measured prompts missing from the base; a
+        ``holdout`` outside (0, 1) or leaving fewer than 2 prompts on either side.
     """
     import time
 

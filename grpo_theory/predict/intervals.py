@@ -13,10 +13,12 @@ solved gets ``[(1 - level)^(1/n), 1)``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 
 from .._checks import checked, one_of, text
-from .._validate import float_array, number
+from .._validate import as_double, float_array, number, plain
 from ..errors import InvalidInputError
 
 __all__ = ["binomial_interval", "pass_at_k", "unbiased_pass_at_k", "INTERVALS", "check_k"]
@@ -133,23 +135,56 @@ def check_k(k, name: str = "k") -> tuple[int, ...]:
     Raises
     ------
     InvalidInputError
-        A value that is not an integer ``>= 1`` (a bool included).
+        A value that is not an integer ``>= 1`` (a bool included), or one given twice.
 
     Examples
     --------
     >>> check_k([1, 8])
     (1, 8)
     """
-    ks = np.atleast_1d(np.asarray(k, dtype=object))
+    if isinstance(k, (str, bytes, bytearray, memoryview, Mapping)) or type(k).__module__.split(".")[0] == "pandas" \
+            and hasattr(k, "columns"):
+        raise InvalidInputError(f"{name} must be an integer >= 1 or a list of them (pass@k), got {plain(k)[:80]} "
+                                f"({type(k).__name__})")
+    try:
+        ks = np.atleast_1d(np.asarray(k, dtype=object))
+    except (TypeError, ValueError):
+        ks = None
+    if ks is None or ks.ndim != 1:
+        raise InvalidInputError(f"{name} must be an integer >= 1 or a flat list of them (pass@k), got "
+                                f"{plain(k)[:80]}")
     out = []
     for v in ks:
+        if not isinstance(v, bool) and isinstance(v, (int, np.integer, float, np.floating)):
+            as_double(name, v)                           # 10**400: beyond a double, named
         if isinstance(v, bool) or not isinstance(v, (int, np.integer, float, np.floating)) \
                 or not float(v).is_integer() or v < 1:
-            raise InvalidInputError(f"{name} must be an integer >= 1 (pass@k), got {v!r}")
+            raise InvalidInputError(f"{name} must be an integer >= 1 (pass@k), got {plain(v)}")
+        if int(v) in out:                     # a set of k: a value twice is a slip (one column or curve each)
+            raise InvalidInputError(f"{name} must give each k once, got k = {int(v)} twice: {plain(ks.tolist())}")
         out.append(int(v))
     if not out:
         raise InvalidInputError(f"{name} must name at least one value")
     return tuple(out)
+
+
+def one_k(k) -> int:
+    """``k`` checked as :func:`check_k` does, and one value (a list of several is refused, naming them).
+
+    Parameters
+    ----------
+    k : int or sequence of int
+        The pass@k value (a sequence holds just one).
+
+    Returns
+    -------
+    int
+        ``k``.
+    """
+    ks = check_k(k)
+    if len(ks) > 1:
+        raise InvalidInputError(f"k must be one integer >= 1 (pass@k), got {len(ks)} values: {plain(list(ks))[:80]}")
+    return ks[0]
 
 
 def pass_at_k(x, k) -> np.ndarray:
@@ -175,7 +210,7 @@ def pass_at_k(x, k) -> np.ndarray:
     >>> float(pass_at_k(0.5, 3))
     0.875
     """
-    (k,) = check_k(k)
+    k = one_k(k)
     x = float_array("x", x, low=0, high=1)
     with np.errstate(divide="ignore"):
         out = -np.expm1(k * np.log1p(-np.minimum(x, 1.0)))

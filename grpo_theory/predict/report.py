@@ -13,12 +13,17 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 
 import numpy as np
 
+from .._checks import checked, dataframe, flag, instance, num, optional, registered
 from ..errors import InvalidInputError
 from .clock import mean_curve
+
+#: The argument rule of a :class:`~grpo_theory.predict.Prediction` (registered by its module, which imports this one).
+_prediction = registered("Prediction", " (from grpo_theory.predict.predict)")
 
 __all__ = ["write_outputs", "figure_after_vs_before", "figure_pass_at_k", "figure_clock", "figure_tradeoff"]
 
@@ -47,6 +52,7 @@ def _new(height: float = 2.7):
     return fig, fig.subplots()
 
 
+@checked(pr=_prediction)
 def figure_after_vs_before(pr):
     """Stationary P(correct) against ``p_ref``, one point per prompt, with intervals.
 
@@ -104,6 +110,7 @@ def _wrap(text: str, width: int = 48) -> str:
     return "\n".join(textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False)) or text
 
 
+@checked(pr=_prediction)
 def figure_pass_at_k(pr):
     """The dataset's mean pass@k before and after, k = 1, 2, 4, ... (and the smallest ``n``).
 
@@ -142,6 +149,7 @@ def figure_pass_at_k(pr):
     return fig
 
 
+@checked(pr=_prediction)
 def figure_clock(pr):
     """Mean P(correct) along the flow against the training step, and a few prompts' flows.
 
@@ -180,6 +188,7 @@ def figure_clock(pr):
     return fig
 
 
+@checked(tradeoff=dataframe, beta=num(0))
 def figure_tradeoff(tradeoff, beta: float):
     """Mean stationary P(correct) against mean KL(pi || pi_ref), one point per beta; the run's beta marked.
 
@@ -286,6 +295,8 @@ def _write_all(pr, out: Path, *, plots: bool, tradeoff) -> dict:
     return names
 
 
+@checked(pr=_prediction, out_dir=instance((str, os.PathLike), "a folder path"), plots=flag,
+         tradeoff=optional(dataframe))
 def write_outputs(pr, out_dir, *, plots: bool = True, tradeoff=None) -> dict:
     """Write the CSV, the JSON summary and (with ``plots``) the figures.
 

@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from .._checks import POSITIVE_COUNT, arr, checked, flag, num, optional
+from .._checks import POSITIVE_COUNT, arr, at_most, checked, flag, num, optional
 from .._numerics import expit, logit
 from .._validate import float_array, plain
 from ..problem import STATIONARY_OBJECTIVE, InvalidInputError, Objective, Question
@@ -125,7 +125,8 @@ def zero_limit(obj: Objective, rewards=(1.0, 0.0)) -> float:
     def update(z: float) -> tuple[float, float]:
         """``g_a - g_b`` at ``x = expit(z)``, and the rounding it is within (0 where nothing decides)."""
         g = output_gradient(q, obj, np.array([expit(z), expit(-z)]))
-        return float(g[0] - g[1]), 1e-12 * (obj.beta + gap + float(np.abs(g[np.isfinite(g)]).sum()))
+        with np.errstate(over="ignore"):             # beta near 1.8e308: g_a - g_b is +-inf, its sign decides
+            return float(g[0] - g[1]), 1e-12 * (obj.beta + gap + float(np.abs(g[np.isfinite(g)]).sum()))
 
     z = np.concatenate([np.linspace(-690.0, -21.0, 30), np.linspace(-20.75, 37.0, 232)])
     last_up = None                                   # the last grid z where the update is positive
@@ -244,8 +245,13 @@ class Response:
         -------
         numpy.ndarray
             ``x(p)``, shaped like ``ps``.
+
+        Raises
+        ------
+        InvalidInputError
+            A value outside ``[0, 1]`` or NaN (named), or ragged rows.
         """
-        ps = np.asarray(ps, dtype=float)
+        ps = float_array("ps", ps, low=0.0, high=1.0)
         uniq, inverse = np.unique(ps, return_inverse=True)
         zero = int(uniq.size > 0 and uniq[0] == 0.0)         # p = 0 is 0+: its limit, never on the grid
         inner = uniq[zero:][uniq[zero:] < 1.0]
@@ -333,7 +339,13 @@ class Response:
         -------
         tuple of numpy.ndarray
             ``(pred_lo, pred_hi)``, one per prompt.
+
+        Raises
+        ------
+        InvalidInputError
+            An interval with ``lo > hi`` (reversed: it would hold no exact solve), named with its entry.
         """
+        at_most("lo", lo, "hi", hi)
         a, b = np.minimum(x_lo, x_hi), np.maximum(x_lo, x_hi)
         if self.monotone():
             return a, b

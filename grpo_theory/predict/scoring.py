@@ -16,7 +16,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .._validate import float_array
+from .._checks import POSITIVE_COUNT, SEED, arr, at_most, checked, mapping, num, same_length, text
+from .._validate import as_array, float_array
 from ..errors import InvalidInputError
 
 #: The most binomial terms :func:`sampling_floor` sums (``sum_j (m_j + 1)``, held in memory at once per m).
@@ -84,6 +85,8 @@ def _floor(q: np.ndarray, m: np.ndarray) -> float:
     return float(out.mean())
 
 
+@checked(predictions=mapping(), k=arr(0, integer=True), m=arr(1, integer=True), n_boot=POSITIVE_COUNT,
+         level=num(0, 1, low_open=True, high_open=True), seed=SEED, reference=text(none=True))
 def score_table(predictions: dict, k, m, *, n_boot: int = 2000, level: float = 0.95, seed: int = 0,
                 reference: str | None = None) -> pd.DataFrame:
     """MAE and Brier of each model on the same held-out prompts, with bootstrap intervals.
@@ -116,9 +119,8 @@ def score_table(predictions: dict, k, m, *, n_boot: int = 2000, level: float = 0
     """
     k = np.asarray(k, dtype=float).reshape(-1)
     m = np.asarray(m, dtype=float).reshape(-1)
-    if k.size == 0 or k.size != m.size or np.any(m < 1) or np.any((k < 0) | (k > m)):
-        raise InvalidInputError(f"held-out counts need 0 <= k <= m, m >= 1, one of each per prompt; got {k.size} k "
-                                f"and {m.size} m")
+    same_length("one of each per held-out prompt", k=k, m=m)
+    at_most("k", k, "m", m)
     if reference is not None and reference not in predictions:
         raise InvalidInputError(f"reference {reference!r} is not one of the models {list(predictions)}")
     f = k / m
@@ -128,7 +130,7 @@ def score_table(predictions: dict, k, m, *, n_boot: int = 2000, level: float = 0
     errs = {}
     rows = []
     for name, q in predictions.items():
-        q = np.asarray(q, dtype=float).reshape(-1)
+        q = as_array(f"predictions[{name!r}]", q).reshape(-1)
         if q.size != f.size:
             raise InvalidInputError(f"model {name!r}: {q.size} predictions for {f.size} held-out prompts")
         ae = np.abs(q - f)

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from .._checks import checked, items
+from .._checks import checked, items, listed
 from ..errors import InvalidInputError
 from ..problem import Objective, Question, as_objective, as_question, require_regularised
 from .classes import ClassProblem
@@ -127,7 +127,8 @@ def stationary_policy_batch(questions: Sequence[Question], objectives: Sequence[
 def _split_batch(name: str, questions, objectives, batchable, one_at_a_time) -> tuple[list, list, list]:
     """Pair ``questions`` with ``objectives``; the class problems ``batchable`` accepts go to a batch (returned
     with their positions), every other pair is answered now by ``one_at_a_time(q, obj)`` (its slot in ``out``)."""
-    questions, objectives = list(questions), list(objectives)
+    questions = listed("questions", questions, Question, "Question")
+    objectives = listed("objectives", objectives, (Objective, Mapping), "Objective (or a dict of its fields)")
     if len(questions) != len(objectives):
         raise InvalidInputError(f"{name} needs one objective per question, got {len(questions)} "
                                 f"questions and {len(objectives)} objectives")

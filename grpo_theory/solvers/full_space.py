@@ -30,6 +30,7 @@ import numpy as np
 
 from .._checks import OBJECTIVE, POSITIVE_COUNT, QUESTION, arr, checked, num, numbers, one_of
 from .._numerics import integrate_until_slow, logsumexp
+from .._validate import plain
 from ..problem import (STATIONARY_OBJECTIVE, InvalidInputError, Objective, Question, as_objective, as_question,
                        validate_probability_vector)
 from .classes import output_gradient
@@ -87,7 +88,7 @@ class FullSpaceStability:
     message: str
 
 
-@checked(q=QUESTION, obj=OBJECTIVE, theta=numbers(ndim=1), support=arr(0, integer=True, ndim=1))
+@checked(q=QUESTION, obj=OBJECTIVE, theta=numbers(ndim=1, finite=True), support=arr(0, integer=True, ndim=1))
 def logit_flow(q: Question, obj: Objective, theta: np.ndarray, support: np.ndarray) -> np.ndarray:
     """The flow ``f_o = pi_o (g_o - E_pi g)`` on the logits of ``support`` (the other answers at mass 0).
 
@@ -116,6 +117,11 @@ def logit_flow(q: Question, obj: Objective, theta: np.ndarray, support: np.ndarr
     >>> bool(np.abs(f).max() < 1e-12)
     True
     """
+    idx = np.asarray(support)
+    if idx.dtype.kind not in "iu" or (idx.size and (idx.max() >= q.n_outputs or np.unique(idx).size != idx.size)):
+        raise InvalidInputError(f"support must be distinct output indices in [0, {q.n_outputs - 1}] (ints; K = "
+                                f"{q.n_outputs}), got {plain(support)} ({type(support).__name__})")
+    support = idx                                      # a tuple (0, 1) would index pi in two dimensions
     if np.size(support) == 0 or np.shape(theta) != np.shape(support):
         raise InvalidInputError(f"theta must hold one logit per entry of support ({np.size(support)}), got shape "
                                 f"{np.shape(theta)}")
@@ -282,9 +288,13 @@ def _stationarity_lift(c: np.ndarray, pi_s: np.ndarray) -> np.ndarray:
     return c[:, None] * (np.eye(c.size) - pi_s[None, :])
 
 
-def _support_logits(pi) -> tuple[np.ndarray, np.ndarray]:
-    """``pi``'s support and its output logits there (``log pi``, up to the gauge), the nudges' starting point."""
+def _support_logits(q, pi) -> tuple[np.ndarray, np.ndarray]:
+    """``pi``'s support and its output logits there (``log pi``, up to the gauge), the nudges' starting point; a
+    ``pi`` of another length than ``q``'s K outputs is refused."""
     pi = np.asarray(pi, dtype=float)
+    if pi.shape != (q.n_outputs,):
+        raise InvalidInputError(f"pi must hold one probability per output (K={q.n_outputs}), got {pi.size}: "
+                                f"{plain(pi)[:80]}")
     support = np.flatnonzero(pi > 0)
     return support, np.log(pi[support])
 
@@ -322,7 +332,7 @@ def jump_repeller(q: Question, obj: Objective, pi, *, h: float = 1e-7) -> str:
     >>> jump_repeller(Question([0.3, 0.7], rewards=[1, 0]), Objective(beta=1.0), [0.3 ** 0.5, 1 - 0.3 ** 0.5])
     ''
     """
-    support, theta = _support_logits(pi)
+    support, theta = _support_logits(q, pi)
     for k, o in enumerate(support):
         for sign in (1.0, -1.0):
             th = theta.copy()
@@ -370,7 +380,7 @@ def one_sided_repeller(q: Question, obj: Objective, pi, *, h: float = NUDGE) -> 
     >>> one_sided_repeller(Question([0.3, 0.7], rewards=[1, 0]), Objective(beta=1.0), [0.3 ** 0.5, 1 - 0.3 ** 0.5])
     []
     """
-    support, theta = _support_logits(pi)
+    support, theta = _support_logits(q, pi)
     away = []
     # two answers: nudging the second is nudging the first the other way (the gauge)
     for k, o in enumerate(support[:1] if support.size == 2 else support):

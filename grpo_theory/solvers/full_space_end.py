@@ -34,6 +34,7 @@ import numpy as np
 
 from .._checks import OBJECTIVE, QUESTION, arr, checked, num, registered
 from .._numerics import integrate_until_slow, logsumexp, optimize
+from .._validate import plain
 from ..advantage import changes_regulariser
 from ..errors import InvalidInputError
 from ..problem import STATIONARY_OBJECTIVE, Objective, Question
@@ -141,7 +142,10 @@ def class_reduction_exact(q: Question, obj: Objective, class_of: np.ndarray | No
     """
     if class_of is None:
         class_of = ClassProblem(q, obj).class_of
-    return reduction_exact(q, obj, class_of, point)
+    elif np.shape(class_of) != (q.n_outputs,) or np.min(class_of) < -1:
+        raise InvalidInputError(f"class_of must give each of the K={q.n_outputs} outputs a class >= 0 (-1 off the "
+                                f"support), got {plain(np.asarray(class_of))[:80]}")
+    return reduction_exact(q, obj, np.asarray(class_of), point)       # a list or a range: the array it holds
 
 
 def reduction_exact(q: Question, obj: Objective, class_of: np.ndarray, point: StationaryPoint | None) -> bool:

@@ -13,6 +13,7 @@ import numpy as np
 from .._checks import OBJECTIVE, QUESTION, checked
 from .. import advantage, kl
 from .._numerics import logsumexp
+from .._validate import as_floats
 from ..errors import InvalidInputError
 from ..preference import reward_preference
 from ..problem import (STATIONARY_OBJECTIVE, Objective, Question, as_objective, as_question, shaped_question,
@@ -81,12 +82,7 @@ def gradient_with_coefficient(q: Question, obj: Objective, pi, coefficient) -> n
     numpy.ndarray, shape (K,)
         ``g`` with that coefficient; 0 outside the support.
     """
-    if isinstance(pi, (list, tuple)) and any(isinstance(v, (str, bytes)) for v in pi):
-        raise InvalidInputError(f"pi must hold numbers, got {pi!r}")
-    try:
-        pi = np.asarray(pi, dtype=float)
-    except (TypeError, ValueError):
-        raise InvalidInputError(f"pi must be a probability vector, got {pi!r}") from None
+    pi = as_floats("pi", pi)                             # text, bytes, 10**400, complex: refused by name
     if pi.shape != (q.n_outputs,):
         raise InvalidInputError(f"pi must be a vector of {q.n_outputs} probabilities (one per output), got shape "
                                 f"{pi.shape}")

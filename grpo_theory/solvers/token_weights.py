@@ -19,7 +19,7 @@ from ..errors import ExactEvaluationTooLarge, InvalidInputError
 from ..monte_carlo import sample_rewards, sampled_advantages
 from ..preference import MAX_COUNT_VECTORS, n_count_vectors, reward_preference
 from ..preference_sums import advantages_for_counts
-from ..problem import Objective, Question
+from ..problem import Objective, Question, validate_probability_vector
 
 __all__ = ["answer_weights", "monte_carlo_answer_weights"]
 
@@ -180,6 +180,10 @@ def monte_carlo_answer_weights(q: Question, obj: Objective, pi, *, n_samples: in
     if obj.is_large_group:
         raise InvalidInputError("Monte Carlo needs a finite group_size; at G = inf the weights are exact")
     rng = np.random.default_rng(seed)
+    validate_probability_vector("pi", pi)              # refused here, not by rng.choice's ValueError
+    if np.shape(pi) != (q.n_outputs,):
+        raise InvalidInputError(f"pi must hold one probability per output (K={q.n_outputs}), got {np.size(pi)}: "
+                                f"{pi!r:.80}")
     pi = np.asarray(pi, dtype=float)
     K, G = q.n_outputs, obj.group_size
     lengths = np.ones(K, dtype=int) if q.answers is None else np.array([len(a) for a in q.answers])

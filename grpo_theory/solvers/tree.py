@@ -91,7 +91,7 @@ class AnswerTree:
     lengths: np.ndarray
 
     @classmethod
-    @checked(answers=items((tuple, str), "answers (tuples of tokens)"))
+    @checked(answers=items((tuple, str), "answers (tuples of tokens)", sequence=True))
     def build(cls, answers) -> AnswerTree:
         """The tree of ``answers`` (a sequence of token tuples, prefix-free, as ``Question`` checks them).
 

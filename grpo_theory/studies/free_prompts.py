@@ -253,7 +253,7 @@ def select_prompts(correct, n: int, n_keep: int, *, p_range=P_RANGE) -> np.ndarr
     k = np.asarray(correct, dtype=float)
     if n <= 0 or k.ndim != 1 or np.any((k < 0) | (k > n)):
         raise InvalidInputError(f"need 0 <= correct <= n with n > 0, got n={n!r} and correct={k.tolist()}")
-    lo, hi = p_range
+    lo, hi = (float(x) for x in np.asarray(p_range, dtype=float))     # a tensor or a Series: its two numbers
     p = (k + 0.5) / (n + 1)
     se = np.sqrt(p * (1 - p) / n)
     ok = np.flatnonzero((p + se >= lo) & (p - se <= hi))
@@ -272,7 +272,7 @@ def select_prompts(correct, n: int, n_keep: int, *, p_range=P_RANGE) -> np.ndarr
     return np.array(sorted(chosen, key=lambda i: (p[i], i)), dtype=int)
 
 
-@checked(p_ref=arr(0, 1, ndim=1), candidates=arr(0, low_open=True, ndim=1), min_diff=num(0),
+@checked(p_ref=arr(0, 1, ndim=1), candidates=arr(0, low_open=True, ndim=1, distinct=True), min_diff=num(0),
          group_size=num(2, integer=True, finite=False))
 def choose_betas(p_ref, *, candidates=BETA_CANDIDATES, min_diff: float = MIN_DIFF, group_size: int = 8,
                  penalty: str = "reverse") -> tuple[tuple[float, float], float]:
@@ -287,7 +287,7 @@ def choose_betas(p_ref, *, candidates=BETA_CANDIDATES, min_diff: float = MIN_DIF
     p_ref : array_like
         The prompts' P_ref(correct).
     candidates : sequence of float
-        The betas the pair is chosen from (at least two).
+        The betas the pair is chosen from (at least two, each once).
     min_diff : float
         The difference in stationary P(correct) that counts a prompt as telling the two betas apart.
     group_size : int

@@ -13,10 +13,10 @@ import math
 import numpy as np
 import pandas as pd
 
-from .._checks import arr, checked, dataframe, has_columns, num
+from .._checks import arr, checked, dataframe, has_columns, instance, num
 from .._numerics import logit
 from ..errors import InvalidInputError
-from ..predict import flow_table
+from ..predict import FlowTable, flow_table
 from ..problem import Objective
 from .predictions import stationary_x
 
@@ -70,6 +70,8 @@ def _flow_rows(table, p) -> np.ndarray:
     return table.values[idx]
 
 
+@checked(table=instance(FlowTable, "a FlowTable", " (from grpo_theory.predict.flow_table)"), p_ref=arr(0, 1, ndim=1),
+         steps=arr(0, ndim=1), measured=arr(0, 1, ndim=1), t_max=num(0, low_open=True, none=True))
 def fit_clock_lsq(table, p_ref, steps, measured, *, t_max: float | None = None) -> float:
     """The clock (flow time per step) minimising the squared error of ``p_x(clock * step)`` against ``measured``.
 
@@ -110,6 +112,7 @@ def fit_clock_lsq(table, p_ref, steps, measured, *, t_max: float | None = None) 
     return float(math.exp(res.x))
 
 
+@checked(measured=dataframe, prompts=dataframe)
 def assemble(measured: pd.DataFrame, prompts: pd.DataFrame, *, group_size: int = 8,
              penalty: str = "reverse", t_max: float = 1e4) -> pd.DataFrame:
     """The result table: every measurement with ``p_ref``, the theory's prediction and the baselines.
@@ -183,6 +186,7 @@ def assemble(measured: pd.DataFrame, prompts: pd.DataFrame, *, group_size: int =
     return t[list(COLUMNS) + rest].sort_values(["beta", "seed", "step", "p_ref", "prompt"]).reset_index(drop=True)
 
 
+@checked(table=dataframe)
 def score(table: pd.DataFrame) -> pd.DataFrame:
     """Per (beta, seed, kind, step): the MAE over prompts of the theory and of the two baselines.
 

@@ -35,8 +35,10 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from .._checks import POSITIVE_COUNT, checked, function, instance, items, one_of
 from ..errors import InvalidInputError
 from ..training.policy import answer_logprobs
+from ..training.tasks import QATask
 
 __all__ = ["MeasuredKernel", "measure_kernel", "adam_preconditioner", "gpt_scores", "free_generation_scores",
            "first_token_scores", "trainable_parameters"]
@@ -91,6 +93,11 @@ class MeasuredKernel:
         return f"median {np.median(off):.3f}, range {off.min():.3f}..{off.max():.3f}"
 
 
+_MODEL = instance(torch.nn.Module, "a torch.nn.Module")
+_PARAMS = items(torch.nn.Parameter, "torch parameters (torch.nn.Parameter)")
+
+
+@checked(model=_MODEL)
 def trainable_parameters(model) -> list:
     """The parameters a trainer moves: those of ``model`` with ``requires_grad``.
 
@@ -107,6 +114,7 @@ def trainable_parameters(model) -> list:
     return [p for p in model.parameters() if p.requires_grad]
 
 
+@checked(score=function(), params=_PARAMS, n_prompts=POSITIVE_COUNT, kind=one_of(*KINDS))
 def measure_kernel(score: Callable[[int], object], params, n_prompts: int, *, kind: str = "logit",
                    preconditioner=None) -> MeasuredKernel:
     """The Gram matrix of the per-prompt score gradients over ``params``: ``K_ij = g_i^T P g_j``.
@@ -165,6 +173,7 @@ def measure_kernel(score: Callable[[int], object], params, n_prompts: int, *, ki
                           preconditioned=P is not None)
 
 
+@checked(optimizer=instance(torch.optim.Optimizer, "a torch optimiser (Adam or AdamW)"), params=_PARAMS)
 def adam_preconditioner(optimizer, params) -> np.ndarray:
     """Adam's diagonal preconditioner ``P`` over ``params``, from the optimiser's state.
 
@@ -227,6 +236,7 @@ def _score_from_logp(lp_correct, lp_rest, kind: str):
     return log_p - torch.logsumexp(lp_rest, 0)
 
 
+@checked(model=_MODEL, task=instance(QATask, "a QATask"), kind=one_of(*KINDS))
 def gpt_scores(model, task, *, kind: str = "logit", correct=None) -> Callable[[int], object]:
     """Scores of the small GPT (or any model :func:`~grpo_theory.training.policy.answer_logprobs` takes).
 
@@ -277,6 +287,7 @@ def _check_last_mlp(name: str, model, prompts, per_prompt, kind: str, what: str)
                                 f"{len(prompts)} prompts and {len(per_prompt)} {what}s")
 
 
+@checked(model=_MODEL, kind=one_of(*KINDS))
 def free_generation_scores(model, prompts, answer_tokens, *, kind: str = "logprob") -> Callable[[int], object]:
     """Scores of SmolLM2 with its last MLP trained: the completion starts with the answer's tokens.
 
@@ -320,6 +331,7 @@ def free_generation_scores(model, prompts, answer_tokens, *, kind: str = "logpro
     return score
 
 
+@checked(model=_MODEL, kind=one_of(*KINDS))
 def first_token_scores(model, prompts, token_sets, *, kind: str = "logit") -> Callable[[int], object]:
     """Scores of SmolLM2 with its last MLP trained: the completion's first token is one of a set.
 

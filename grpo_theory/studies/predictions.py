@@ -22,8 +22,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .._checks import arr, checked
-from .._validate import plain
+from .._checks import arr, checked, instance
+from .._validate import as_array, plain
 from ..errors import InvalidInputError
 from ..predict import Response
 from ..problem import Objective, Question
@@ -32,6 +32,10 @@ from ..training.tasks import QATask
 
 __all__ = ["StudyTheory", "study_questions", "study_theory", "clamp_critical_betas", "predict_task",
            "predict_token_level", "rewarded", "stationary_x"]
+
+
+#: The argument rule of a task (:class:`~grpo_theory.training.tasks.QATask`).
+_TASK = instance(QATask, "a QATask", " (grpo_theory.training.tasks)")
 
 
 @checked(reference_probs=arr(0, ndim=2), rewards=arr(ndim=2))
@@ -198,6 +202,7 @@ def clamp_critical_betas(reference_probs, rewards, obj: Objective, *, answers: S
     return np.array([clamp_critical_beta(q, obj) for q in questions])
 
 
+@checked(task=_TASK)
 def predict_task(task: QATask, reference_probs: np.ndarray, obj: Objective) -> np.ndarray:
     """Stationary pi over each question's answer set, from the reference model's probabilities.
 
@@ -221,6 +226,7 @@ def predict_task(task: QATask, reference_probs: np.ndarray, obj: Objective) -> n
     return out
 
 
+@checked(task=_TASK)
 def predict_token_level(task: QATask, ref_token_logp: np.ndarray, obj: Objective) -> np.ndarray:
     """Token-level stationary pi over each question's answer tree, from the reference model's own
     token log-probabilities (the trainer's "token" level averages over an answer's tokens: TRL's
@@ -247,6 +253,7 @@ def predict_token_level(task: QATask, ref_token_logp: np.ndarray, obj: Objective
     return study_theory(p, task.rewards, tok_obj, answers=task.answers).pi
 
 
+@checked(task=_TASK)
 def rewarded(task: QATask, table: np.ndarray) -> np.ndarray:
     """Probability of the rewarded answer class, per question.
 
@@ -266,6 +273,7 @@ def rewarded(task: QATask, table: np.ndarray) -> np.ndarray:
     return np.where(best, table, 0.0).sum(axis=1)        # where, not a product: an SE of inf stays inf
 
 
+@checked(p_ref=arr(0, 1))
 def stationary_x(p_ref, obj: Objective) -> np.ndarray:
     """``x(p_ref)``: each prompt's stationary P(correct) under ``obj`` (the flow's end from ``p_ref``, binary
     rewards; :class:`~grpo_theory.predict.Response`), ``p_ref`` clipped to ``[1e-12, 1]``.
@@ -282,4 +290,4 @@ def stationary_x(p_ref, obj: Objective) -> np.ndarray:
     numpy.ndarray
         ``x(p_ref)``, shaped like ``p_ref``.
     """
-    return Response(obj)(np.clip(np.asarray(p_ref, dtype=float), 1e-12, 1.0))
+    return Response(obj)(np.clip(as_array("p_ref", p_ref), 1e-12, 1.0))
