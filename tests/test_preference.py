@@ -128,8 +128,11 @@ def test_binary_form_matches_engine_and_high_precision_at_large_g():
     mpmath.mp.dps = 50
     for xi, got_a in zip([0.3, 0.9999], E[[2, 5], 1]):
         xm = mpmath.mpf(xi)
-        ref = mpmath.fsum(mpmath.binomial(G - 1, k) * xm**k * (1 - xm) ** (G - 1 - k)
-                          * mpmath.sqrt(mpmath.mpf(G - 1 - k) / (k + 1)) for k in range(G))
+        terms, w = [], (1 - xm) ** (G - 1)          # w = C(G-1, k) x^k (1-x)^(G-1-k), each from the one before
+        for k in range(G):
+            terms.append(w * mpmath.sqrt(mpmath.mpf(G - 1 - k) / (k + 1)))
+            w = w * xm / (1 - xm) * (G - 1 - k) / (k + 1)
+        ref = mpmath.fsum(terms)
         assert abs(float(ref) - got_a) < 1e-12 * max(1.0, abs(float(ref)))
 
 

@@ -234,7 +234,8 @@ PAGE_FACT_SCRIPTS = {
     "links": "return [...document.querySelectorAll('article a[href]')].map(a => [a.textContent.trim(), a.href])",
     # code blocks wider than their box (a sideways scroll bar at 1280 px): a page's ``pre > code``, a notebook cell's
     # bare ``pre`` (18 of the notebooks' 32 code cells ran past their 570 px box)
-    "scrolling_code": "return [...document.querySelectorAll('article pre')].map(p => p.querySelector(':scope > code') || p)"
+    "scrolling_code": "return [...document.querySelectorAll('article pre')]"
+                      ".map(p => p.querySelector(':scope > code') || p)"
                       ".filter(c => c.scrollWidth > c.clientWidth + 1).map(c => c.textContent.slice(0, 40))",
     "code_blocks": "return document.querySelectorAll('article pre').length",
     "height": "return document.documentElement.scrollHeight",
@@ -244,7 +245,8 @@ PAGE_FACT_SCRIPTS = {
     "tables": "return document.querySelectorAll('article table').length",
 }
 #: Every fact of :data:`PAGE_FACT_SCRIPTS` in one object, each script run as a function of its own.
-PAGE_FACTS_JS = "return {" + ", ".join(f"{name}: (() => {{{body}}})()" for name, body in PAGE_FACT_SCRIPTS.items()) + "};"
+PAGE_FACTS_JS = "return {" + ", ".join(f"{name}: (() => {{{body}}})()"
+                                       for name, body in PAGE_FACT_SCRIPTS.items()) + "};"
 
 
 def _visit_every_page(base: str, site_dir: Path, browser) -> dict:
