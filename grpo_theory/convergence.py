@@ -77,7 +77,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ._checks import (POSITIVE_COUNT, arr, broadcasts_to, checked, dataframe, function, has_columns, has_keys,
-                      index_below, items, listed, num, optional, text, texts, whole)
+                      index_below, items, listed, num, optional, same_length, text, texts, whole)
 from ._convergence_windows import CREEP_FRACTION, WINDOWS, window_tests
 from .errors import InvalidInputError
 
@@ -517,8 +517,7 @@ def summarise_convergence(errors, status, reasons=None) -> dict:
     """
     err = np.abs(np.asarray(errors, dtype=float))
     st = np.asarray(status).astype(str)
-    if err.shape != st.shape:
-        raise InvalidInputError(f"errors and status must have the same shape, got {err.shape} and {st.shape}")
+    same_length("one per run", errors=err, status=st, **({} if reasons is None else {"reasons": reasons}))
     ok = st == "converged"
     why = "" if reasons is None else " | ".join(str(r) for r, c in zip(np.asarray(reasons), ok) if not c)
     return dict(mae_converged=float(err[ok].mean()) if ok.any() else np.nan,

@@ -16,6 +16,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from .. import plotting
+from .._checks import checked, dataframe, num
 from .._io import atomic_write, own_json
 from .._validate import MAX_DATA_BYTES, read_text
 from ..problem import InvalidInputError
@@ -48,6 +49,7 @@ CSV_RTOL = 1e-6
 CSV_ATOL = 1e-9
 
 
+@checked(a=dataframe, b=dataframe, rtol=num(0), atol=num(0))
 def same_table(a: pd.DataFrame, b: pd.DataFrame, rtol: float = CSV_RTOL, atol: float = CSV_ATOL) -> bool:
     """Same columns, same non-numeric values, numeric values equal within ``rtol``/``atol`` (NaN = NaN).
 
