@@ -35,7 +35,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ._validate import as_floats, float_array, plain, ragged
+from ._validate import as_floats, float_array, plain, ragged, unwrap_scalar
 from .errors import InvalidInputError
 
 __all__ = ["checked", "Replace", "num", "arr", "span", "numbers", "ndarray", "indices", "whole", "text", "texts",
@@ -113,10 +113,16 @@ def num(low=None, high=None, *, low_open=False, high_open=False, integer=False, 
 
     Where ``integer``, a whole number given as a float (``3.0``, ``np.float16(3)``; at most ``2**53``) reaches the
     function as the int it is; an ``np.longdouble`` reaches it as the double it holds (one a double cannot hold is
-    refused). Any other value reaches it unchanged."""
+    refused); a 0-d array, a ``Fraction`` and a ``Decimal`` reach it as the number they hold
+    (:func:`~grpo_theory._validate.unwrap_scalar`, as ``Objective`` reads them). Any other value reaches it
+    unchanged."""
     def check(name, value):
         if value is None and none:
             return
+        given, value = value, unwrap_scalar(value)
+        if isinstance(value, (decimal.Decimal, fractions.Fraction)):     # NaN, or no double holds it
+            raise InvalidInputError(f"{name} = {_shown(value)} is not a number a double holds (NaN, or beyond "
+                                    "1.8e308 or below 5e-324 in size); the computation is in double precision")
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
             want = "an integer" if integer else "a number"
             raise InvalidInputError(f"{name} must be {want}, got {_shown(value)}")
@@ -126,6 +132,8 @@ def num(low=None, high=None, *, low_open=False, high_open=False, integer=False, 
             return Replace(int(value))                   # range(3.0), np.zeros(3.0) and rng.choice(.., 3.0) fail
         if isinstance(value, np.longdouble) and type(value) is not np.float64:
             return Replace(float(value))                 # SciPy, linalg and NumPy's special functions refuse it
+        if value is not given:
+            return Replace(value)
     return check
 
 
