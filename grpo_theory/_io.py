@@ -78,13 +78,16 @@ class _BadYamlNumber(ValueError):
 
 
 def _unique_key_loader():
-    """PyYAML's SafeLoader, refusing a key given twice in one mapping (it keeps the last silently)."""
+    """PyYAML's SafeLoader, refusing a key given twice in one mapping (it keeps the last silently); a merge key
+    (``<<: *anchor`` or ``<<: [*a, *b]``) merges as YAML says: the mapping's own keys win over merged ones."""
     import yaml
 
     class UniqueKeyLoader(yaml.SafeLoader):
         def construct_mapping(self, node, deep=False):
             seen = set()
             for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":  # '<<: *anchor': SafeLoader merges it below
+                    continue
                 key = self.construct_object(key_node, deep=True)
                 try:
                     dup = key in seen
