@@ -25,7 +25,8 @@ import numpy as np
 from ._numbers import as_array, as_double, as_floats, longdouble_losses, numeric_entries, plain, ragged
 from .errors import InvalidInputError
 
-__all__ = ["plain", "check_fields", "number", "float_array", "as_floats", "integer", "read_text", "check_structure",
+__all__ = ["plain", "check_fields", "number", "float_array", "as_floats", "integer", "read_text", "out_folder", "out_file",
+           "check_structure",
            "as_double", "longdouble_losses", "csv_records", "text_number",
            "text_float", "rounding_problem", "read_bytes", "BEYOND_DOUBLE",
            "numeric_entries", "ragged", "as_array", "broadcastable", "unwrap_scalar", "probability_tolerance",
@@ -168,7 +169,7 @@ def read_text(path, what: str, *, max_bytes: int = MAX_CONFIG_BYTES, expected: s
         raise InvalidInputError(f"{what} must be a file path, got {type(path).__name__} {plain(path)[:80]}")
     p = Path(path)
     hint = f" (expected {expected})" if expected else ""
-    if not p.exists():
+    if not _exists(p, what):
         if os.path.islink(p):                   # "no such file" would send the user looking for a missing file
             target = os.readlink(p)
             raise InvalidInputError(f"{what} {str(p)!r} is " + (f"a symlink loop (it points to {target!r})" if _loops(p)
@@ -186,6 +187,56 @@ def read_text(path, what: str, *, max_bytes: int = MAX_CONFIG_BYTES, expected: s
                                     f"{data[0]:#04x} {data[1]:#04x}){hint}; save it as UTF-8") from None
         raise InvalidInputError(f"{what} {str(p)!r} is not UTF-8 text: byte {data[exc.start]:#04x} at offset "
                                 f"{exc.start} (line {line}){hint}; save it as UTF-8") from None
+
+
+def _exists(p: Path, what: str) -> bool:
+    """``p.exists()``, with a name the file system refuses (too long) named as such instead of an OSError."""
+    try:
+        return p.exists()
+    except OSError as exc:
+        raise InvalidInputError(f"{what} {str(p)!r}: {exc.strerror or exc}") from None
+
+
+def out_file(path, what: str) -> Path:
+    """``path`` as the file an output is written to: text or a path, not empty, without a NUL byte, ``~``
+    expanded, not a folder, its own name and its lock's (``<name>.lock``) names the file system takes, no part of
+    its folder a file; else an InvalidInputError naming ``what`` and the file."""
+    target = out_folder(path, what, make=False)
+    if target.is_dir():
+        raise InvalidInputError(f"{what} {str(target)!r} is a folder; expected a file")
+    _exists(target.with_name(target.name + ".lock"), what)
+    return target
+
+
+def out_folder(path, what: str, *, make: bool = True) -> Path:
+    """``path`` as the folder an output goes into, made (with its parents) if missing: text or a path, not empty,
+    without a NUL byte, ``~`` expanded; a file there, a part of it that is a file, a name the file system refuses,
+    a place it cannot be made: each an InvalidInputError naming ``what``, the folder and the system's reason.
+    With ``make=False`` (:func:`out_file`) ``path`` is a file's: nothing is made, and its folder's parts must be
+    folders."""
+    noun = "a folder path ('.' for this folder)" if make else "a file path"
+    if isinstance(path, bytes) or not isinstance(path, (str, os.PathLike)):
+        raise InvalidInputError(f"{what} must be {noun}, got {plain(path)[:80]} ({type(path).__name__})")
+    text = os.fspath(path)
+    if isinstance(text, bytes) or not text.strip() or "\x00" in text:
+        why = "holds a NUL byte" if isinstance(text, str) and "\x00" in text else "is empty"
+        raise InvalidInputError(f"{what} {text!r} {why}; expected {noun}")
+    folder = Path(text).expanduser()
+    try:
+        if not make:                                     # a file's path: its folder's parts must be folders
+            part = next((a for a in folder.parents if a.exists()), None)
+            if part is not None and not part.is_dir():
+                raise NotADirectoryError(errno.ENOTDIR, "not a folder")
+            folder.exists()
+        elif folder.exists() and not folder.is_dir():
+            raise InvalidInputError(f"{what} {str(folder)!r} is a file; expected a folder")
+        else:
+            folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        why = "a part of it is a file, not a folder" if exc.errno == errno.ENOTDIR else exc.strerror or str(exc)
+        raise InvalidInputError(f"{what} {str(folder)!r}: cannot {'make the folder' if make else 'write there'}: "
+                                f"{why}") from None
+    return folder
 
 
 def _loops(p) -> bool:

@@ -198,7 +198,7 @@ def cmd_predict(args) -> int:
     if args.tradeoff_betas:
         with _as_option("--tradeoff-betas", "betas "):
             tradeoff = reward_kl_tradeoff(pr.samples, pr.objective, args.tradeoff_betas, progress=kwargs["progress"])
-    with writing_folder(args.out, "grpo-theory predict"):
+    with writing_folder(args.out, "grpo-theory predict"), _as_option("--out", "out_dir "):
         paths = pr.write(args.out, plots=not args.no_plots, tradeoff=tradeoff)
     s = pr.summary
     print(f"{s['prompts']} prompts, {s['samples']} samples ({s['excluded_rows']} rows excluded); {s['objective']}")
@@ -229,7 +229,6 @@ def _as_options(message: str) -> str:
     """``message`` with predict()'s keywords (``steps=``, ``fit=(step, mean_reward)``) spelt as the options."""
     message = re.sub(r"\bfit=\(step, mean_reward\)", "--fit STEP MEAN_REWARD", message)
     message = re.sub(r"^(?:fit's )?step must\b", "--fit STEP must", message)
-    message = re.sub(r"^fit's mean_reward must\b", "--fit MEAN_REWARD must", message)
     message = re.sub(r"^mean_reward(?=[ =])", "--fit MEAN_REWARD", message)
     message = re.sub(r"^(" + "|".join(_PREDICT_OPTIONS + ("id_column", "kl_estimator", "kl_placement")) + r") must\b",
                      lambda m: "--" + m.group(1).replace("_", "-") + " must", message)

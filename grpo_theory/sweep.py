@@ -36,7 +36,7 @@ from ._checks import checked, flag, instance, items, listed, mapping
 from ._io import atomic_write
 from ._outlock import exclusive
 from ._pool import stop_pool, watch_parent
-from ._validate import MAX_DATA_BYTES, MAX_EXACT_GROUP, plain, read_text, text_float
+from ._validate import MAX_DATA_BYTES, MAX_EXACT_GROUP, out_file, plain, read_text, text_float
 from .problem import (INTEGER_FIELDS, InvalidInputError, Objective, Question, as_objective, as_question,
                       require_regularised)
 from .solvers import stationary_points, stationary_policy
@@ -214,7 +214,7 @@ def sweep(cases: Iterable[Case], *, out: str | Path | None = None, executor: Exe
     if len(set(keys)) != len(keys):
         dup = next(k for k in keys if keys.count(k) > 1)
         raise InvalidInputError(f"case keys must be unique; {dup!r} appears twice")
-    out = None if out is None else Path(out)
+    out = None if out is None else out_file(out, "out")
     with exclusive(out, "sweep output"):           # one writer: two runs on one file would write each row twice
         return _run(cases, keys, out, executor, max_workers, progress)
 

@@ -181,6 +181,10 @@ def _more_kinds():
         "range(3)": range(3),
         "[None, 0.5]": [None, 0.5],
         "float subclass": None,                        # a float subclass holding the valid number
+        "'a\\x00b'": "a\x00b",                         # a path with a NUL byte
+        "'/proc/nope/x'": "/proc/nope/x",               # a path under a folder that cannot be made
+        "'/dev/null/x'": "/dev/null/x",                 # a path under a file
+        "300-character name": "x" * 300,               # a name longer than a file system takes
     }
 
 

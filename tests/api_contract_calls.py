@@ -73,6 +73,8 @@ def _trajectory_steps():
 _HISTORY = [{"step": s, "p_best_q0": 0.9 - 0.8 * np.exp(-s / 20.0)} for s in range(1, 101)]
 
 VALID = {
+    "grpo_theory.predict.core:Prediction.write": lambda: dict(self=_prediction(), out_dir="prediction_out",
+                                                             plots=False),
     # ---- grpo_theory (the package's front door)
     "grpo_theory.problem:Objective": lambda: dict(beta=0.1, kl_estimator="k1", kl_placement="advantage"),
     "grpo_theory.problem:Objective.describe": lambda: dict(self=Objective(beta=0.5, group_size=8)),
@@ -433,7 +435,6 @@ SKIPPED = {
     "grpo_theory.predict.samples:PredictWarning": _EXC,
     "grpo_theory.figures": _FIGURES,
     "grpo_theory.predict.report:": _FIGURES,
-    "grpo_theory.predict.core:Prediction.write": _FIGURES,
     "grpo_theory.sweep:SweepInterrupted": _EXC,
     "grpo_theory.training": _TORCH,
     "grpo_theory.studies.small": _TORCH,

@@ -302,3 +302,13 @@ def test_the_response_takes_probabilities_only():
                       ([1.5], r"got \[1.5\]"), ([[0.3], [0.2, 0.1]], "ps is ragged")):
         with pytest.raises(InvalidInputError, match=names):
             r(ps)
+
+
+def test_arrays_that_do_not_go_together_are_named():
+    from grpo_theory.predict.conformal import conformal_interval
+    from grpo_theory.predict.response import class_kl
+    offsets = conformal_offsets([0.5, 0.4, 0.3], [1, 2, 1], [4, 4, 4])
+    with pytest.raises(InvalidInputError, match=r"m of shape \(2,\) does not broadcast to the shape of p"):
+        conformal_interval([0.3, 0.4, 0.5], offsets, [4, 4])
+    with pytest.raises(InvalidInputError, match=r"do not broadcast together: x \(3,\), p \(2,\)"):
+        class_kl([0.3, 0.4, 0.5], [0.2, 0.3])

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._checks import POSITIVE_COUNT, SEED, arr, at_most, checked, instance, num, same_length
+from .._checks import POSITIVE_COUNT, SEED, arr, at_most, broadcasts_to, checked, instance, num, same_length
 from ..errors import InvalidInputError
 from .._numerics import expit, logit
 from .samples import PredictWarning, check_counts
@@ -185,6 +185,7 @@ def conformal_interval(p, offsets: ConformalOffsets, m) -> tuple:
         ``(lo, hi)`` measured fractions per prompt, ``0 <= lo <= hi <= 1``.
     """
     p = np.asarray(p, dtype=float).reshape(-1)
+    broadcasts_to("m", m, p.shape, "p (one m per prompt, or one for all)")
     m = np.broadcast_to(np.asarray(m, dtype=float), p.shape)
     if np.any(m < 1):
         raise InvalidInputError(f"m must be >= 1, got {m[m < 1][:3].tolist()}")

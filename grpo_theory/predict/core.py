@@ -292,14 +292,13 @@ def _is_finite(x) -> bool:
 
 
 def _fit_pair(fit) -> tuple[float, float]:
-    """``fit`` as ``(step, mean_reward)``: two finite numbers, ``step > 0`` and ``mean_reward`` in ``[0, 1]``;
-    refused naming ``fit`` otherwise (before any flow is integrated)."""
+    """``fit`` as ``(step, mean_reward)``: two finite numbers, ``step > 0``; refused naming ``fit`` otherwise
+    (before any flow is integrated). ``mean_reward`` is in the levels' units: its range is the flow's to check."""
     pair = float_array("fit", fit)
     if pair.shape != (2,):
         raise InvalidInputError(f"fit must be (step, mean_reward), two numbers, got {plain(fit)[:80]} (shape "
                                 f"{pair.shape})")
     number("fit's step", pair[0], low=0, low_open=True)
-    number("fit's mean_reward", pair[1], low=0, high=1)
     return float(pair[0]), float(pair[1])
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from .._checks import checked, dataframe, flag, instance, num, optional, registered
+from .._validate import out_folder
 from ..errors import InvalidInputError
 from .clock import mean_curve
 
@@ -320,15 +321,12 @@ def write_outputs(pr, out_dir, *, plots: bool = True, tradeoff=None) -> dict:
     Raises
     ------
     InvalidInputError
-        ``out_dir`` is a file.
+        ``out_dir`` is no folder path, is a file, or cannot be made (named with the system's reason).
     """
     import shutil
     import tempfile
 
-    out = Path(out_dir)
-    if out.exists() and not out.is_dir():
-        raise InvalidInputError(f"--out {str(out)!r} is a file; expected a folder")
-    out.mkdir(parents=True, exist_ok=True)
+    out = out_folder(out_dir, "out_dir")
     # everything is written into a fresh folder beside out first and moved in only when all of it was
     # written: a failure (a figure, a full disk) leaves out as it was, never half of a prediction
     # (named by at most 50 characters of out's name: a legal name of 255 bytes would make an illegal one)

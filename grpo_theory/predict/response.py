@@ -17,9 +17,9 @@ import math
 
 import numpy as np
 
-from .._checks import POSITIVE_COUNT, arr, at_most, checked, flag, num, optional
+from .._checks import POSITIVE_COUNT, arr, at_most, broadcasts_to, checked, flag, num, optional
 from .._numerics import expit, logit
-from .._validate import float_array, plain
+from .._validate import broadcastable, float_array, plain
 from ..problem import STATIONARY_OBJECTIVE, InvalidInputError, Objective, Question
 from ..solvers import output_gradient, stationary_policy
 
@@ -382,9 +382,19 @@ def class_kl(x, p, wrong=None) -> tuple[np.ndarray, np.ndarray]:
         KL(pi || pi_ref).
     reverse : numpy.ndarray
         KL(pi_ref || pi); ``inf`` where ``pi`` leaves a class that ``pi_ref`` has.
+
+    Raises
+    ------
+    InvalidInputError
+        ``x``, ``p`` and ``wrong`` of shapes that do not broadcast together, naming each.
     """
-    x, p = np.broadcast_arrays(np.asarray(x, dtype=float), np.asarray(p, dtype=float))
-    y = 1 - x if wrong is None else np.broadcast_to(np.asarray(wrong, dtype=float), x.shape)
+    try:
+        x, p = np.broadcast_arrays(np.asarray(x, dtype=float), np.asarray(p, dtype=float))
+        y = 1 - x if wrong is None else np.broadcast_to(np.asarray(wrong, dtype=float), x.shape)
+    except ValueError:                                  # shapes that do not go together: named, not NumPy's words
+        broadcastable(x=x, p=p)
+        broadcasts_to("wrong", wrong, np.broadcast_shapes(np.shape(x), np.shape(p)), "x and p")
+        raise
     q = 1 - p                                       # exact for p >= 1/2
 
     def logs(a, b):
