@@ -98,6 +98,29 @@ def _unique_key_loader():
                 seen.add(key)
             return super().construct_mapping(node, deep=deep)
 
+        def flatten_mapping(self, node):
+            """YAML's merge: the mapping's own keys win, then the merged mappings' in their order (PyYAML 6.0.4 tells
+            keys apart by ``id()``, so ``<<: [*a, *b]`` could take a long key from ``b`` instead of ``a``)."""
+            own, merged = [], []
+            for key_node, value_node in node.value:
+                if key_node.tag != "tag:yaml.org,2002:merge":
+                    own.append((key_node, value_node))
+                    continue
+                for sub in value_node.value if isinstance(value_node, yaml.SequenceNode) else [value_node]:
+                    if not isinstance(sub, yaml.MappingNode):
+                        raise yaml.constructor.ConstructorError(None, None, f"'<<' merges mappings, found {sub.id}",
+                                                                sub.start_mark)
+                    self.flatten_mapping(sub)
+                    merged += sub.value
+            seen = {(k.tag, k.value) for k, _ in own if isinstance(k, yaml.ScalarNode)}
+            first = []
+            for k, v in merged:                       # the first mapping giving a key wins
+                key = (k.tag, k.value) if isinstance(k, yaml.ScalarNode) else id(k)
+                if key not in seen:
+                    seen.add(key)
+                    first.append((k, v))
+            node.value = first + own
+
         def construct_yaml_float(self, node):
             value = super().construct_yaml_float(node)
             why = rounding_problem(str(node.value).replace("_", ""), value)

@@ -192,9 +192,9 @@ def sweep(cases: Iterable[Case], *, out: str | Path | None = None, executor: Exe
     Raises
     ------
     InvalidInputError
-        When two cases share a key, ``executor`` or ``max_workers`` is invalid, ``out`` exists and is not a
-        sweep file, or another run holds ``out``'s lock ``<out>.lock`` (named, with its process id; the lock
-        of a killed run is taken over with a warning).
+        When two cases share a key, ``executor`` or ``max_workers`` is invalid, ``out`` exists and is not a sweep file
+        or holds a case's key for another ``pi_ref``, or another run holds ``out``'s lock ``<out>.lock`` (named, with
+        its process id; the lock of a killed run is taken over with a warning).
 
     Examples
     --------
@@ -275,8 +275,8 @@ def _run(cases: list[Case], keys: list[str], out: Path | None, executor, max_wor
 
 def _resumed(done: list[dict], cases: list[Case], out: Path) -> list[dict]:
     """``done`` with each row under its case's key (``beta=1`` written for ``beta=1.0`` takes the case's key); a
-    second row of one key is dropped, ``out`` rewritten if a row changed. A row of another ``pi_ref`` or objective
-    than its case's (a grid edited under the same question name, another grid's rows) is refused."""
+    second row of one key is dropped, ``out`` rewritten if a row changed. A row of another ``pi_ref`` than its
+    case's (a grid edited under the same question name, another grid's rows) is refused."""
     keys, canon, by_key = [c.key for c in cases], {}, {c.key: c for c in cases}
     for k in keys:
         canon.setdefault(_canonical_key(k), []).append(k)
@@ -285,10 +285,10 @@ def _resumed(done: list[dict], cases: list[Case], out: Path) -> list[dict]:
         k, alike = r["key"], canon.get(_canonical_key(r["key"]), [])
         k = k if k in keys or len(alike) != 1 else alike[0]
         c = by_key.get(k)
-        if c and (json.loads(r["pi_ref"]), r["objective"]) != (c.question.pi_ref.tolist(), c.objective.describe()):
-            raise InvalidInputError(f"{out} holds case {k!r} for pi_ref {r['pi_ref']} ({r['objective']}); the grid "
-                                    f"asks for {c.question.pi_ref.tolist()} ({c.objective.describe()}): give another "
-                                    "--out, or delete that row to recompute it")
+        if c and json.loads(r["pi_ref"]) != c.question.pi_ref.tolist():     # the key holds the objective, not pi_ref
+            raise InvalidInputError(f"{out} holds case {k!r} for pi_ref {r['pi_ref']}; the grid asks for "
+                                    f"{c.question.pi_ref.tolist()}: give another --out, or delete that row to "
+                                    "recompute it")
         if k not in seen:
             seen.add(k)
             rows.append({**r, "key": k})
@@ -474,7 +474,7 @@ def check_grid(grid) -> list[str]:
             problems.append(f"'questions' must be a non-empty list of mappings, got {qs!r}")
         else:
             names = [str(q.get("name", f"q{i}")) for i, q in enumerate(qs) if isinstance(q, Mapping)]
-            problems += [f"questions: name {n!r} given {names.count(n)} times (a name is one line, given once)"
+            problems += [f"questions: name {n!r} must be one non-empty line, given once (found {names.count(n)})"
                          for n in dict.fromkeys(names) if names.count(n) > 1 or "\n" in n or not n.strip()]
             for i, spec in enumerate(qs):
                 if not isinstance(spec, Mapping):

@@ -64,9 +64,20 @@ def same_table(a: pd.DataFrame, b: pd.DataFrame, rtol: float = CSV_RTOL, atol: f
     -------
     bool
         Whether they are the same table.
+
+    Raises
+    ------
+    InvalidInputError
+        When ``a`` or ``b`` is not a DataFrame, or a tolerance is not a number >= 0 (NaN included).
     """
     import numpy as np
 
+    for name, frame in (("a", a), ("b", b)):
+        if not isinstance(frame, pd.DataFrame):
+            raise InvalidInputError(f"{name} must be a pandas DataFrame, got {type(frame).__name__} {str(frame)[:60]!r}")
+    for name, tol in (("rtol", rtol), ("atol", atol)):
+        if isinstance(tol, bool) or not isinstance(tol, (int, float, np.integer, np.floating)) or not tol >= 0:
+            raise InvalidInputError(f"{name} must be a number >= 0, got {tol!r}")
     if list(a.columns) != list(b.columns) or a.shape != b.shape:
         return False
     for col in a.columns:
