@@ -132,7 +132,6 @@ OPEN_FINDINGS: tuple[str, ...] = (
     'sampled_advantages([[1e+300, -1e+300]], huge rewards)',
     'level_expectations(log_w of a law summing to 1.1)',
     'level_expectations(log_w with a NaN)',
-    'level_expectations(levels [0, 0] repeated)',
     'tie_free_probability(R rows summing to 2)',
     'StationaryPoint == its pickled copy (a bool)',
     'StationaryPoint == its deepcopy (a bool)',
