@@ -77,7 +77,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ._checks import (OBJECTIVE, arr, checked, levels_and_weights, ndarray, num, numbers, on_failure, one_of,
+from ._checks import (OBJECTIVE, arr, at_most, checked, levels_and_weights, ndarray, num, numbers, on_failure, one_of,
                       optional)
 from ._numerics import log_factorial
 from ._validate import as_array, broadcastable, plain
@@ -262,6 +262,7 @@ def pass_at_k_table(n_pass: np.ndarray, G: int, k: int) -> tuple[np.ndarray, np.
     """
     if k > G:
         raise InvalidInputError(f"k must be at most the group size G = {G}, got k = {k}")
+    at_most("n_pass", n_pass, "the group size G", G)                 # passes among G members
     n_fail = G - np.asarray(n_pass, dtype=float)
     p_fail = np.exp(_log_comb(n_fail, k) - _log_comb(np.array(float(G)), k))         # 1 - R
     p_cond = np.exp(_log_comb(n_fail - 1, k - 1) - _log_comb(np.array(float(G - 1)), k - 1))

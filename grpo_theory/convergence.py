@@ -518,7 +518,7 @@ def summarise_convergence(errors, status, reasons=None) -> dict:
     """
     err = np.abs(np.asarray(errors, dtype=float))
     st = np.asarray(status).astype(str)
-    same_length("one per prompt", errors=err, status=st, **({} if reasons is None else {"reasons": reasons}))
+    same_length("one per run", errors=err, status=st, **({} if reasons is None else {"reasons": reasons}))
     ok = st == "converged"
     why = "" if reasons is None else " | ".join(str(r) for r, c in zip(np.asarray(reasons), ok) if not c)
     return dict(mae_converged=float(err[ok].mean()) if ok.any() else np.nan,

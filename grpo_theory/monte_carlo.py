@@ -256,6 +256,9 @@ def sampled_advantages(r: np.ndarray, obj: Objective) -> np.ndarray:
     """
     if r.ndim == 0:
         raise InvalidInputError(f"r must hold groups of rewards, shape (..., G), got the single number {r.item()!r}")
+    if not obj.is_large_group and r.shape[-1] != obj.group_size:        # a group is G members, the objective's G
+        raise InvalidInputError(f"r must hold groups of G = {obj.group_size} rewards (the objective's group size) on "
+                                f"its last axis, got shape {r.shape} ({r.shape[-1]} per group)")
     entry = obj.advantage_variant
     if entry.sampled is None:
         why = ("it is whitened over a batch of groups, which one group's rewards do not determine "

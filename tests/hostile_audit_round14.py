@@ -130,12 +130,9 @@ HARNESS_MISTAKES: dict[str, str] = {
 #: The first run's library findings left open (the second run's library rows), by input label (docs/reliability.md).
 OPEN_FINDINGS: tuple[str, ...] = (
     'sampled_advantages([[1e+300, -1e+300]], huge rewards)',
-    'pass_at_k_table(n_pass=[5], G=4, k=2) (more passes than members)',
     'level_expectations(log_w of a law summing to 1.1)',
     'level_expectations(log_w with a NaN)',
-    'level_expectations(levels [0, 0] repeated)',
     'tie_free_probability(R rows summing to 2)',
-    'sampled_advantages(rewards of 4 columns, G = 3)',
     'StationaryPoint == its pickled copy (a bool)',
     'StationaryPoint == its deepcopy (a bool)',
     "StationaryPoint != another beta's point (a bool)",

@@ -312,3 +312,28 @@ def test_arrays_that_do_not_go_together_are_named():
         conformal_interval([0.3, 0.4, 0.5], offsets, [4, 4])
     with pytest.raises(InvalidInputError, match=r"do not broadcast together: x \(3,\), p \(2,\)"):
         class_kl([0.3, 0.4, 0.5], [0.2, 0.3])
+
+
+def test_the_fourteenth_rounds_rows_of_these_classes():
+    import pandas as pd
+
+    from grpo_theory import Objective
+    from grpo_theory.advantage import pass_at_k_table
+    from grpo_theory.figures.build import same_table
+    from grpo_theory.monte_carlo import sampled_advantages
+    with pytest.raises(InvalidInputError, match=r"n_pass must be at most the group size G, got n_pass = 5 > .* = 4"):
+        pass_at_k_table(np.array([5]), 4, 2)                  # 5 passes among G = 4 members
+    with pytest.raises(InvalidInputError, match=r"G = 3 rewards .* got shape \(1, 4\)"):
+        sampled_advantages(np.array([[1.0, 0.0, 0.0, 1.0]]), Objective(beta=0.5, group_size=3))
+    a = pd.DataFrame({"x": [1.0, 2.0]})
+    with pytest.raises(InvalidInputError, match="b must be a pandas DataFrame, got 'a.csv'"):
+        same_table(a, "a.csv")
+    with pytest.raises(InvalidInputError, match=r"rtol must be a finite number in \[0.0, inf\), got -1"):
+        same_table(a, a, rtol=-1)
+    assert sampled_advantages(np.array([[1.0, 0.0]]), Objective(beta=0.5)).tolist() == [[1.0, -1.0]]   # Eq. 2, G = 2
+    from grpo_theory.preference import level_expectations
+    with pytest.raises(InvalidInputError, match="levels must be distinct values, got 0 twice"):
+        level_expectations(np.array([0.0, 0.0]), np.log([[0.5, 0.5]]), Objective(beta=0.5, group_size=4))
+    from grpo_theory.convergence import summarise_convergence
+    with pytest.raises(InvalidInputError, match="errors, status and reasons must have one length .* reasons 3"):
+        summarise_convergence([0.1, 0.2], ["converged", "moving"], ["x", "y", "z"])

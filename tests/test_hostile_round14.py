@@ -1,13 +1,12 @@
 """The fourteenth hostile audit's library findings that argument rules fix (docs/reliability.md, "Hostile input,
 fourteenth round"): a resumed sweep refuses rows of another pi_ref, question names are checked, YAML merge keys
-merge, versions and version tables are read strictly, and ``with_changes``, ``same_table``, ``check_history`` and
+merge, versions and version tables are read strictly, and ``with_changes``, ``check_history`` and
 ``summarise_convergence`` name what is wrong. Fast: no solver runs."""
 
 from __future__ import annotations
 
 import csv
 
-import pandas as pd
 import pytest
 
 from grpo_theory import InvalidInputError, Objective, Question
@@ -100,18 +99,6 @@ def test_with_changes_names_an_unknown_field():
     with pytest.raises(InvalidInputError, match=r"unknown field\(s\) \['stepz'\]"):
         TrainerConfig().with_changes(stepz=10)
     assert TrainerConfig().with_changes(beta=0.2, steps=10).objective.beta == 0.2
-
-
-@pytest.mark.slow                                     # imports the figures (matplotlib, about 2 s alone)
-@pytest.mark.parametrize("kw, match", [(dict(b="a.csv"), "b must be a pandas DataFrame, got str"),
-                                       (dict(rtol=-1), "rtol must be a number >= 0, got -1"),
-                                       (dict(atol=float("nan")), "atol must be a number >= 0, got nan")])
-def test_same_table_names_a_bad_argument(kw, match):
-    from grpo_theory.figures.build import same_table
-
-    a = pd.DataFrame({"x": [1.0]})
-    with pytest.raises(InvalidInputError, match=match):
-        same_table(**{"a": a, "b": a, **kw})
 
 
 @pytest.mark.parametrize("bad", ["nan", None, float("nan")])

@@ -16,6 +16,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from .. import plotting
+from .._checks import checked, dataframe, num
 from .._io import atomic_write, own_json
 from .._validate import MAX_DATA_BYTES, read_text
 from ..problem import InvalidInputError
@@ -48,6 +49,7 @@ CSV_RTOL = 1e-6
 CSV_ATOL = 1e-9
 
 
+@checked(a=dataframe, b=dataframe, rtol=num(0), atol=num(0))
 def same_table(a: pd.DataFrame, b: pd.DataFrame, rtol: float = CSV_RTOL, atol: float = CSV_ATOL) -> bool:
     """Same columns, same non-numeric values, numeric values equal within ``rtol``/``atol`` (NaN = NaN).
 
@@ -64,20 +66,9 @@ def same_table(a: pd.DataFrame, b: pd.DataFrame, rtol: float = CSV_RTOL, atol: f
     -------
     bool
         Whether they are the same table.
-
-    Raises
-    ------
-    InvalidInputError
-        When ``a`` or ``b`` is not a DataFrame, or a tolerance is not a number >= 0 (NaN included).
     """
     import numpy as np
 
-    for name, frame in (("a", a), ("b", b)):
-        if not isinstance(frame, pd.DataFrame):
-            raise InvalidInputError(f"{name} must be a pandas DataFrame, got {type(frame).__name__} {str(frame)[:60]!r}")
-    for name, tol in (("rtol", rtol), ("atol", atol)):
-        if isinstance(tol, bool) or not isinstance(tol, (int, float, np.integer, np.floating)) or not tol >= 0:
-            raise InvalidInputError(f"{name} must be a number >= 0, got {tol!r}")
     if list(a.columns) != list(b.columns) or a.shape != b.shape:
         return False
     for col in a.columns:
