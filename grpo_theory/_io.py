@@ -78,13 +78,16 @@ class _BadYamlNumber(ValueError):
 
 
 def _unique_key_loader():
-    """PyYAML's SafeLoader, refusing a key given twice in one mapping (it keeps the last silently)."""
+    """PyYAML's SafeLoader, refusing a key given twice in one mapping (it keeps the last silently); a merge key
+    (``<<: *anchor`` or ``<<: [*a, *b]``) merges as YAML says: the mapping's own keys win over merged ones."""
     import yaml
 
     class UniqueKeyLoader(yaml.SafeLoader):
         def construct_mapping(self, node, deep=False):
             seen = set()
             for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":  # '<<: *anchor': SafeLoader merges it below
+                    continue
                 key = self.construct_object(key_node, deep=True)
                 try:
                     dup = key in seen
@@ -94,6 +97,29 @@ def _unique_key_loader():
                     raise _DuplicateYamlKey(key, key_node.start_mark.line + 1)
                 seen.add(key)
             return super().construct_mapping(node, deep=deep)
+
+        def flatten_mapping(self, node):
+            """YAML's merge: the mapping's own keys win, then the merged mappings' in their order (PyYAML 6.0.4 tells
+            keys apart by ``id()``, so ``<<: [*a, *b]`` could take a long key from ``b`` instead of ``a``)."""
+            own, merged = [], []
+            for key_node, value_node in node.value:
+                if key_node.tag != "tag:yaml.org,2002:merge":
+                    own.append((key_node, value_node))
+                    continue
+                for sub in value_node.value if isinstance(value_node, yaml.SequenceNode) else [value_node]:
+                    if not isinstance(sub, yaml.MappingNode):
+                        raise yaml.constructor.ConstructorError(None, None, f"'<<' merges mappings, found {sub.id}",
+                                                                sub.start_mark)
+                    self.flatten_mapping(sub)
+                    merged += sub.value
+            seen = {(k.tag, k.value) for k, _ in own if isinstance(k, yaml.ScalarNode)}
+            first = []
+            for k, v in merged:                       # the first mapping giving a key wins
+                key = (k.tag, k.value) if isinstance(k, yaml.ScalarNode) else id(k)
+                if key not in seen:
+                    seen.add(key)
+                    first.append((k, v))
+            node.value = first + own
 
         def construct_yaml_float(self, node):
             value = super().construct_yaml_float(node)

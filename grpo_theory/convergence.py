@@ -212,8 +212,7 @@ class ConvergenceReport:
         d = self.prompt_drop[q]
         return dict(conv_status=str(self.status[q]), conv_drift=float(self.drift[q]),
                     conv_slope_per_100=float(self.slope[q] * 100), conv_spread=float(self.spread[q]),
-                    conv_drift_se=float(self.drift_se[q]), prompt_largest_drop=d.size,
-                    prompt_drop_step=d.trough_step,
+                    conv_drift_se=float(self.drift_se[q]), prompt_largest_drop=d.size, prompt_drop_step=d.trough_step,
                     reward_largest_drop=self.reward_drop.size if self.reward_drop else np.nan,
                     reward_drop_step=self.reward_drop.trough_step if self.reward_drop else np.nan,
                     steps_run=int(self.steps), conv_reason=self.reason(q))
@@ -451,8 +450,7 @@ def _report(status, drift, drift_se, slope, spread, tail_mean, n_tail, n_eff, st
     return ConvergenceReport(status=np.asarray(status), drift=drift, drift_se=drift_se, slope=slope, spread=spread,
                              tail_mean=tail_mean, n_tail=n_tail, n_eff=n_eff, tail_start=float(start),
                              steps=float(t[-1]), prompt_drop=[largest_drop(t, y[:, q]) for q in range(y.shape[1])],
-                             reward_drop=largest_drop(t, r),
-                             logit_drift=None if logit is None else logit["drift"],
+                             reward_drop=largest_drop(t, r), logit_drift=None if logit is None else logit["drift"],
                              logit_drift_se=None if logit is None else logit["drift_se"],
                              logit_moving=None if logit is None else logit["moving"],
                              **({} if win is None else dict(shift=win["shift"], shifted=win["shifted"],
@@ -490,6 +488,9 @@ def check_history(history: list, n_prompts: int, **kw) -> ConvergenceReport:
     has_keys("history", history, ["step", *(f"p_best_q{i}" for i in range(n_prompts))], f"n_prompts={n_prompts}")
     steps = np.array([h["step"] for h in history], dtype=float)
     vals = np.array([[h[f"p_best_q{i}"] for i in range(n_prompts)] for h in history], dtype=float)
+    for j, i in np.argwhere(~np.isfinite(vals))[:1]:       # name the row and the key, not check_trajectories' values
+        raise InvalidInputError(f"history row {j} (step {history[j]['step']}): p_best_q{i} must be a finite number, "
+                                f"got {history[j][f'p_best_q{i}']!r}")
     reward = (np.array([h["expected_reward"] for h in history], dtype=float)
               if all("expected_reward" in h for h in history) else None)
     return check_trajectories(steps, vals, reward=reward, **kw)

@@ -28,7 +28,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ._checks import OBJECTIVE, QUESTION, checked, levels_and_weights, num, numbers, one_of, whole
+from ._checks import OBJECTIVE, QUESTION, arr, checked, levels_and_weights, num, numbers, on_failure, one_of, whole
 from . import advantage
 from ._multinomial import SMALL_TOTAL, window_size
 from .errors import ExactEvaluationTooLarge
@@ -234,8 +234,12 @@ def level_expectations(
     [-0.2, 0.8]
     """
     levels_and_weights(levels, log_w)
-    return obj.advantage_variant.hook("expectations")(np.asarray(levels, dtype=float), log_w, obj, part=part,
-                                                      max_count_vectors=max_count_vectors)
+    try:
+        return obj.advantage_variant.hook("expectations")(np.asarray(levels, dtype=float), log_w, obj, part=part,
+                                                          max_count_vectors=max_count_vectors)
+    except RecursionError:                  # a level given twice (the group's std recursion): named, valid calls free
+        on_failure(levels=(arr(ndim=1, distinct=True), levels))
+        raise
 
 
 def group_level_expectations(levels: np.ndarray, log_w: np.ndarray, obj: Objective, *, part: str = "mean",

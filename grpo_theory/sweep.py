@@ -119,13 +119,10 @@ class SweepInterrupted(KeyboardInterrupt):
 
 def _complete(rec: list) -> bool:
     """A row of an earlier run that every column of which reads back (a torn or edited one does not)."""
-    if len(rec) != len(COLUMNS):
-        return False
-    row = dict(zip(COLUMNS, rec))
     try:
-        for col in ("pi_ref", "stable_policies", "reached_policy"):
-            json.loads(row[col])
-        int(row["n_points"]), int(row["n_stable"])
+        row = dict(zip(COLUMNS, rec, strict=True))                   # a row of another width: ValueError
+        _ = [json.loads(row[c]) for c in ("pi_ref", "stable_policies", "reached_policy")], int(row["n_points"])
+        _ = int(row["n_stable"])
         return row["exhaustive"] in ("True", "False") and math.isfinite(float(row["seconds"]))
     except ValueError:
         return False
@@ -162,8 +159,7 @@ def _done_rows(out: Path) -> list[dict]:
 def _write(out: Path, rows: list[dict]) -> None:
     def write(p):
         with open(p, "w", newline="", encoding="utf-8") as fh:
-            w = csv.DictWriter(fh, fieldnames=COLUMNS)
-            w.writeheader()
+            (w := csv.DictWriter(fh, fieldnames=COLUMNS)).writeheader()
             w.writerows(rows)
     atomic_write(out, write)
 
@@ -196,9 +192,9 @@ def sweep(cases: Iterable[Case], *, out: str | Path | None = None, executor: Exe
     Raises
     ------
     InvalidInputError
-        When two cases share a key, ``executor`` or ``max_workers`` is invalid, ``out`` exists and is not a
-        sweep file, or another run holds ``out``'s lock ``<out>.lock`` (named, with its process id; the lock
-        of a killed run is taken over with a warning).
+        When two cases share a key, ``executor`` or ``max_workers`` is invalid, ``out`` exists and is not a sweep file
+        or holds a case's key for another ``pi_ref``, or another run holds ``out``'s lock ``<out>.lock`` (named, with
+        its process id; the lock of a killed run is taken over with a warning).
 
     Examples
     --------
@@ -225,15 +221,14 @@ def sweep(cases: Iterable[Case], *, out: str | Path | None = None, executor: Exe
 
 def _run(cases: list[Case], keys: list[str], out: Path | None, executor, max_workers, progress) -> pd.DataFrame:
     """:func:`sweep` once its arguments are checked and ``out``'s lock is held."""
-    done = _resumed(_done_rows(out), keys, out) if out is not None else []
+    done = _resumed(_done_rows(out), cases, out) if out is not None else []
     have = {r["key"] for r in done}
     todo = [c for c in cases if c.key not in have]
     if out is not None and (not out.exists() or not out.read_text(encoding="utf-8").strip()):
         _write(out, [])                     # no file, or no header yet (the lock made out's folder)
     from tqdm.auto import tqdm
 
-    bar = tqdm(total=len(cases), initial=len(cases) - len(todo), desc="sweep", disable=not progress)
-    fresh = []
+    bar, fresh = tqdm(total=len(cases), initial=len(cases) - len(todo), desc="sweep", disable=not progress), []
     fh = None if out is None else out.open("a", newline="", encoding="utf-8")
     try:
         writer = None if fh is None else csv.DictWriter(fh, fieldnames=COLUMNS)
@@ -271,25 +266,29 @@ def _run(cases: list[Case], keys: list[str], out: Path | None, executor, max_wor
             raise SweepInterrupted(f"sweep interrupted: {saved} of {len(cases)} cases done, {where}") from None
     finally:
         bar.close()
-        if fh is not None:
-            fh.close()
-    df = pd.DataFrame(done + fresh, columns=list(COLUMNS))
-    df = df.astype({"n_points": int, "n_stable": int, "seconds": float})
+        fh is None or fh.close()
+    df = pd.DataFrame(done + fresh, columns=list(COLUMNS)).astype({"n_points": int, "n_stable": int, "seconds": float})
     df["exhaustive"] = df["exhaustive"].map(lambda v: v in (True, "True"))
     order = {k: i for i, k in enumerate(keys)}
     return df[df.key.isin(order)].sort_values("key", key=lambda s: s.map(order)).reset_index(drop=True)
 
 
-def _resumed(done: list[dict], keys: list[str], out: Path) -> list[dict]:
-    """``done`` with each row under its case's key (a row whose key writes its numbers another way, ``beta=1`` for
-    ``beta=1.0``, takes the case's key); a second row of one key is dropped; ``out`` is rewritten if a row changed."""
-    canon: dict[str, list[str]] = {}
+def _resumed(done: list[dict], cases: list[Case], out: Path) -> list[dict]:
+    """``done`` with each row under its case's key (``beta=1`` written for ``beta=1.0`` takes the case's key); a
+    second row of one key is dropped, ``out`` rewritten if a row changed. A row of another ``pi_ref`` than its
+    case's (a grid edited under the same question name, another grid's rows) is refused."""
+    keys, canon, by_key = [c.key for c in cases], {}, {c.key: c for c in cases}
     for k in keys:
         canon.setdefault(_canonical_key(k), []).append(k)
     rows, seen = [], set()
     for r in done:
         k, alike = r["key"], canon.get(_canonical_key(r["key"]), [])
         k = k if k in keys or len(alike) != 1 else alike[0]
+        c = by_key.get(k)
+        if c and json.loads(r["pi_ref"]) != c.question.pi_ref.tolist():     # the key holds the objective, not pi_ref
+            raise InvalidInputError(f"{out} holds case {k!r} for pi_ref {r['pi_ref']}; the grid asks for "
+                                    f"{c.question.pi_ref.tolist()}: give another --out, or delete that row to "
+                                    "recompute it")
         if k not in seen:
             seen.add(k)
             rows.append({**r, "key": k})
@@ -328,8 +327,7 @@ def _canonical_key(key: str) -> str:
 
 def _product(spec: Mapping) -> list[dict]:
     """``{"beta": [0.1, 1], "group_size": 8}`` -> every combination, lists expanded."""
-    return [dict(zip(spec, combo)) for combo in itertools.product(*(v if isinstance(v, list) else [v]
-                                                                     for v in spec.values()))]
+    return [dict(zip(spec, c)) for c in itertools.product(*(v if isinstance(v, list) else [v] for v in spec.values()))]
 
 
 _GRID_KEYS = ("objectives", "questions", "simplex", "out")
@@ -341,9 +339,8 @@ _NUMBER = __import__("re").compile(r"^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s
 
 
 def _yaml_number(v, key: str = "value"):
-    """A string YAML 1.1 left as text although it is a number (``1.0e300``, ``1e-3``: no sign or dot in the
-    exponent's mantissa) as that number (one a double cannot hold, ``1e-400``, is refused naming ``key``); anything
-    else as it is."""
+    """A string YAML 1.1 left as text although it is a number (``1.0e300``, ``1e-3``) as that number (one a double
+    cannot hold, ``1e-400``, is refused naming ``key``); anything else as it is."""
     if isinstance(v, str) and _NUMBER.match(v):
         return text_float(v, f"sweep grid: {key}")
     if isinstance(v, list):
@@ -476,6 +473,9 @@ def check_grid(grid) -> list[str]:
         if not isinstance(qs, list) or not qs:
             problems.append(f"'questions' must be a non-empty list of mappings, got {qs!r}")
         else:
+            names = [str(q.get("name", f"q{i}")) for i, q in enumerate(qs) if isinstance(q, Mapping)]
+            problems += [f"questions: name {n!r} must be one non-empty line, given once (found {names.count(n)})"
+                         for n in dict.fromkeys(names) if names.count(n) > 1 or "\n" in n or not n.strip()]
             for i, spec in enumerate(qs):
                 if not isinstance(spec, Mapping):
                     problems.append(f"questions[{i}] must be a mapping (name, pi_ref, rewards, ...), got {spec!r}")

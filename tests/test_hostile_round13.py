@@ -331,6 +331,9 @@ def test_the_fourteenth_rounds_rows_of_these_classes():
     with pytest.raises(InvalidInputError, match=r"rtol must be a finite number in \[0.0, inf\), got -1"):
         same_table(a, a, rtol=-1)
     assert sampled_advantages(np.array([[1.0, 0.0]]), Objective(beta=0.5)).tolist() == [[1.0, -1.0]]   # Eq. 2, G = 2
+    from grpo_theory.preference import level_expectations
+    with pytest.raises(InvalidInputError, match="levels must be distinct values, got 0 twice"):
+        level_expectations(np.array([0.0, 0.0]), np.log([[0.5, 0.5]]), Objective(beta=0.5, group_size=4))
     from grpo_theory.convergence import summarise_convergence
     with pytest.raises(InvalidInputError, match="errors, status and reasons must have one length .* reasons 3"):
         summarise_convergence([0.1, 0.2], ["converged", "moving"], ["x", "y", "z"])

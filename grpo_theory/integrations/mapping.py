@@ -127,11 +127,22 @@ def _version_table(name, value) -> None:
     if not ok:
         raise InvalidInputError(f"{name} must be a non-empty list of (first_version, {{key: default}}, source) rows, "
                                 f"got {plain(value)[:80] if isinstance(value, (list, tuple)) else type(value).__name__}")
+    firsts = [parse_version(r[0]) for r in value]
+    late = next((i for i in range(1, len(firsts)) if firsts[i] < firsts[i - 1]), None)
+    if late is not None:
+        raise InvalidInputError(f"{name} must list its rows oldest first: {value[late][0]!r} comes after "
+                                f"{value[late - 1][0]!r}")
+
+
+#: A version as packages write them: up to four numbers (three read), pre-release / dev / post tags, a local part.
+_VERSION = re.compile(r"v?(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:\.\d+)?(?:[.-]?(?:a|b|c|rc|alpha|beta|pre|preview|dev|post)\d*)*"
+                      r"(?:\+[0-9A-Za-z.]+)?", re.IGNORECASE)
 
 
 @checked(v=text())
 def parse_version(v: str) -> tuple:
-    """``"1.16.0"`` -> ``(1, 16, 0)``; pre-release suffixes (``.dev0``, ``rc1``) are dropped.
+    """``"1.16.0"`` -> ``(1, 16, 0)``; pre-release, dev, post and local suffixes (``.dev0``, ``rc1``, ``+cu118``) are
+    dropped.
 
     Parameters
     ----------
@@ -146,17 +157,18 @@ def parse_version(v: str) -> tuple:
     Raises
     ------
     InvalidInputError
-        When no number can be read from ``v``.
+        When ``v`` is not up to three dot-separated numbers with such a suffix (``'1..16'``, ``'-1.0.0'``).
 
     Examples
     --------
     >>> parse_version("1.16.0"), parse_version("0.26.0.dev0"), parse_version("2")
     ((1, 16, 0), (0, 26, 0), (2, 0, 0))
     """
-    parts = re.findall(r"\d+", str(v).split("+")[0])[:3]
-    if not parts:
-        raise InvalidInputError(f"version must look like '1.16.0', got {v!r}")
-    return tuple(int(p) for p in parts) + (0,) * (3 - len(parts))
+    m = _VERSION.fullmatch(v.strip())
+    if m is None:
+        raise InvalidInputError(f"version must look like '1.16.0' (up to three numbers, a pre-release or local "
+                                f"suffix allowed), got {v[:80]!r}{'...' if len(v) > 80 else ''}")
+    return tuple(int(p or 0) for p in m.groups())
 
 
 @checked(table=_version_table, version=text(), framework=text())

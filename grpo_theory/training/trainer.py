@@ -160,6 +160,10 @@ class TrainerConfig:
         (2, 50)
         """
         names = {f.name for f in fields(Objective) if f.init}
+        unknown = sorted(set(changes) - names - {f.name for f in fields(self) if f.init})
+        if unknown:
+            raise InvalidInputError(f"with_changes: unknown field(s) {unknown}; expected TrainerConfig's fields or "
+                                    f"Objective's ({', '.join(sorted(names))})")
         to_objective = {k: v for k, v in changes.items() if k in names}
         rest = {k: v for k, v in changes.items() if k not in names}
         obj = replace(self.objective, **to_objective) if to_objective else self.objective
