@@ -38,8 +38,8 @@ import numpy as np
 from ._validate import as_floats, float_array, plain, ragged, unwrap_scalar
 from .errors import InvalidInputError
 
-__all__ = ["checked", "Replace", "num", "arr", "span", "numbers", "ndarray", "indices", "whole", "text", "texts",
-           "one_of", "instance", "registered", "register_class", "is_instance", "dataclass_fields", "mapping",
+__all__ = ["checked", "Replace", "passed_to", "num", "arr", "span", "numbers", "ndarray", "indices", "whole", "text",
+           "texts", "one_of", "instance", "registered", "register_class", "is_instance", "dataclass_fields", "mapping",
            "dataframe", "items", "listed", "flag", "function", "optional", "seed_or_generator", "index_below",
            "levels_and_weights", "broadcasts_to", "has_columns", "has_keys", "at_most", "same_length", "flags",
            "on_failure", "OBJECTIVE", "QUESTION", "MAX_STEPS", "COUNT", "POSITIVE_COUNT", "SEED"]
@@ -66,6 +66,8 @@ def checked(**rules):
                                                   inspect.Parameter.POSITIONAL_ONLY)]
         keyword_only = [(name, rule) for name, rule in rules.items()
                         if sig.parameters[name].kind == inspect.Parameter.KEYWORD_ONLY]
+        var_keyword = [(name, rule) for name, rule in rules.items()
+                       if sig.parameters[name].kind == inspect.Parameter.VAR_KEYWORD]
 
         @functools.wraps(fn)
         def inner(*args, **kwargs):
@@ -83,10 +85,27 @@ def checked(**rules):
                     new = rule(name, kwargs[name])
                     if new.__class__ is Replace:
                         kwargs[name] = new.value
+            for name, rule in var_keyword:                   # the options a **kw passes on, checked as a whole
+                rule(name, {k: v for k, v in kwargs.items() if k not in sig.parameters})
             return fn(*args, **kwargs)
         inner.__signature__ = sig
         return inner
     return wrap
+
+
+def passed_to(target, *given):
+    """The rule of a ``**kw`` that a function passes on to ``target``: each option must be an optional keyword
+    ``target`` takes, other than those ``given`` by the function itself (else Python's TypeError would name
+    ``target``, which the caller did not call)."""
+    takes = [n for n, p in inspect.signature(target).parameters.items() if n not in given and p.default is not p.empty
+             and p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)]
+
+    def check(name, value):
+        unknown = [k for k in value if k not in takes]
+        if unknown:
+            raise InvalidInputError(f"{unknown[0]!r} is not an option here: the options passed on to "
+                                    f"{target.__name__} are {', '.join(takes)}")
+    return check
 
 
 class Replace:

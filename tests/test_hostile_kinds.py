@@ -77,6 +77,8 @@ def _report():
     (lambda: report_columns([], 0), r"q = 0 is out of range: there are 0 one-prompt reports in report"),
     (lambda: check_history(_IterRaises(), 1), "history could not be read .*RuntimeError: the handle is closed"),
     (lambda: check_history(_history(), 2), r"history\[0\] has no 'p_best_q1'"),
+    (lambda: check_history(_history(), 1, talk=0.5), "'talk' is not an option here: the options passed on to "
+                                                     "check_trajectories are se, tail, alpha"),
     # values the function computes on directly: a 0-d array of rewards, indices beyond K, a pair of the wrong size
     (lambda: sampled_advantages(np.array(0.5), Objective(beta=1.0)),
      r"r must hold groups of rewards, shape \(\.\.\., G\)"),
