@@ -158,8 +158,8 @@ def _creatable_dir(p) -> str | None:
     """Why folder ``p`` cannot exist or be created, or None."""
     for parent in [p, *p.parents]:
         if parent.exists():
-            if not parent.is_dir():
-                return f"{str(parent)!r} is a file, not a folder"
+            if not parent.is_dir():                  # the message names p already: not twice
+                return "it is a file, not a folder" if parent == p else f"{str(parent)!r} is a file, not a folder"
             if not os.access(parent, os.W_OK | os.X_OK):
                 return f"the folder {str(parent)!r} is not writable"
             return None

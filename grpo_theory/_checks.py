@@ -35,11 +35,11 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ._validate import as_floats, float_array, plain, ragged
+from ._validate import as_floats, float_array, plain, ragged, unwrap_scalar
 from .errors import InvalidInputError
 
-__all__ = ["checked", "Replace", "num", "arr", "span", "numbers", "ndarray", "indices", "whole", "text", "texts",
-           "one_of", "instance", "registered", "register_class", "is_instance", "dataclass_fields", "mapping",
+__all__ = ["checked", "Replace", "passed_to", "num", "arr", "span", "numbers", "ndarray", "indices", "whole", "text",
+           "texts", "one_of", "instance", "registered", "register_class", "is_instance", "dataclass_fields", "mapping",
            "dataframe", "items", "listed", "flag", "function", "optional", "seed_or_generator", "index_below",
            "levels_and_weights", "broadcasts_to", "has_columns", "has_keys", "at_most", "same_length", "flags",
            "on_failure", "OBJECTIVE", "QUESTION", "MAX_STEPS", "COUNT", "POSITIVE_COUNT", "SEED"]
@@ -66,6 +66,8 @@ def checked(**rules):
                                                   inspect.Parameter.POSITIONAL_ONLY)]
         keyword_only = [(name, rule) for name, rule in rules.items()
                         if sig.parameters[name].kind == inspect.Parameter.KEYWORD_ONLY]
+        var_keyword = [(name, rule) for name, rule in rules.items()
+                       if sig.parameters[name].kind == inspect.Parameter.VAR_KEYWORD]
 
         @functools.wraps(fn)
         def inner(*args, **kwargs):
@@ -83,10 +85,27 @@ def checked(**rules):
                     new = rule(name, kwargs[name])
                     if new.__class__ is Replace:
                         kwargs[name] = new.value
+            for name, rule in var_keyword:                   # the options a **kw passes on, checked as a whole
+                rule(name, {k: v for k, v in kwargs.items() if k not in sig.parameters})
             return fn(*args, **kwargs)
         inner.__signature__ = sig
         return inner
     return wrap
+
+
+def passed_to(target, *given):
+    """The rule of a ``**kw`` that a function passes on to ``target``: each option must be an optional keyword
+    ``target`` takes, other than those ``given`` by the function itself (else Python's TypeError would name
+    ``target``, which the caller did not call)."""
+    takes = [n for n, p in inspect.signature(target).parameters.items() if n not in given and p.default is not p.empty
+             and p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)]
+
+    def check(name, value):
+        unknown = [k for k in value if k not in takes]
+        if unknown:
+            raise InvalidInputError(f"{unknown[0]!r} is not an option here: the options passed on to "
+                                    f"{target.__name__} are {', '.join(takes)}")
+    return check
 
 
 class Replace:
@@ -113,10 +132,16 @@ def num(low=None, high=None, *, low_open=False, high_open=False, integer=False, 
 
     Where ``integer``, a whole number given as a float (``3.0``, ``np.float16(3)``; at most ``2**53``) reaches the
     function as the int it is; an ``np.longdouble`` reaches it as the double it holds (one a double cannot hold is
-    refused). Any other value reaches it unchanged."""
+    refused); a 0-d array, a ``Fraction`` and a ``Decimal`` reach it as the number they hold
+    (:func:`~grpo_theory._validate.unwrap_scalar`, as ``Objective`` reads them). Any other value reaches it
+    unchanged."""
     def check(name, value):
         if value is None and none:
             return
+        given, value = value, unwrap_scalar(value)
+        if isinstance(value, (decimal.Decimal, fractions.Fraction)):     # NaN, or no double holds it
+            raise InvalidInputError(f"{name} = {_shown(value)} is not a number a double holds (NaN, or beyond "
+                                    "1.8e308 or below 5e-324 in size); the computation is in double precision")
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
             want = "an integer" if integer else "a number"
             raise InvalidInputError(f"{name} must be {want}, got {_shown(value)}")
@@ -126,6 +151,8 @@ def num(low=None, high=None, *, low_open=False, high_open=False, integer=False, 
             return Replace(int(value))                   # range(3.0), np.zeros(3.0) and rng.choice(.., 3.0) fail
         if isinstance(value, np.longdouble) and type(value) is not np.float64:
             return Replace(float(value))                 # SciPy, linalg and NumPy's special functions refuse it
+        if value is not given:
+            return Replace(value)
     return check
 
 

@@ -77,7 +77,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ._checks import (POSITIVE_COUNT, arr, broadcasts_to, checked, dataframe, function, has_columns, has_keys,
-                      index_below, items, listed, num, optional, same_length, text, texts, whole)
+                      index_below, items, listed, num, optional, passed_to, same_length, text, texts, whole)
 from ._convergence_windows import CREEP_FRACTION, WINDOWS, window_tests
 from .errors import InvalidInputError
 
@@ -458,7 +458,7 @@ def _report(status, drift, drift_se, slope, spread, tail_mean, n_tail, n_eff, st
                                                              shift_windows=win["means"].shape[0])))
 
 
-@checked(history=items(dict, 'logged rows (dicts)'), n_prompts=POSITIVE_COUNT)
+@checked(history=items(dict, 'rows (dicts)'), n_prompts=POSITIVE_COUNT, kw=passed_to(check_trajectories, 'reward'))
 def check_history(history: list, n_prompts: int, **kw) -> ConvergenceReport:
     """:func:`check_trajectories` on a trainer's history (rows with ``step`` and ``p_best_q{i}``).
 

@@ -251,7 +251,7 @@ def sampled_advantages(r: np.ndarray, obj: Objective) -> np.ndarray:
     >>> from grpo_theory import Objective
     >>> sampled_advantages(np.array([[1.0, 0.0], [1.0, 1.0]]), Objective(beta=1.0)).tolist()
     [[1.0, -1.0], [0.0, 0.0]]
-    >>> sampled_advantages(np.array([[1.0, 0.0, 0.0]]), Objective(beta=1.0, advantage="rloo")).tolist()
+    >>> sampled_advantages(np.array([[1.0, 0.0, 0.0]]), Objective(beta=1.0, advantage="rloo", group_size=3)).tolist()
     [[1.0, -0.5, -0.5]]
     """
     if r.ndim == 0:

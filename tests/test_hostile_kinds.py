@@ -77,6 +77,8 @@ def _report():
     (lambda: report_columns([], 0), r"q = 0 is out of range: there are 0 one-prompt reports in report"),
     (lambda: check_history(_IterRaises(), 1), "history could not be read .*RuntimeError: the handle is closed"),
     (lambda: check_history(_history(), 2), r"history\[0\] has no 'p_best_q1'"),
+    (lambda: check_history(_history(), 1, talk=0.5), "'talk' is not an option here: the options passed on to "
+                                                     "check_trajectories are se, tail, alpha"),
     # values the function computes on directly: a 0-d array of rewards, indices beyond K, a pair of the wrong size
     (lambda: sampled_advantages(np.array(0.5), Objective(beta=1.0)),
      r"r must hold groups of rewards, shape \(\.\.\., G\)"),
@@ -186,3 +188,14 @@ def test_predict_at_extreme_beta_prints_no_numpy_warning(tmp_path, monkeypatch):
         assert cli.main(["predict", "s.csv", "--out", "o2", "--no-plots", "--no-progress", "--beta", "0.5",
                          "--kl-value-clamp", "1e308"]) == 0
     assert [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)] == []
+
+
+def test_a_number_argument_reads_a_fraction_a_decimal_and_a_0d_array_as_their_number():
+    """An argument with a number rule took a Fraction, a Decimal or np.array(0.5) as "not a number" (Objective read
+    them); now each is the number it holds, and one a double cannot hold is named."""
+    want = calibration_split(6, seed=1, fraction=0.5).tolist()
+    for v in (Fraction(1, 2), Decimal("0.5"), np.array(0.5)):
+        assert calibration_split(6, seed=1, fraction=v).tolist() == want
+    assert calibration_split(Fraction(6), seed=1).tolist() == calibration_split(6, seed=1).tolist()
+    with pytest.raises(InvalidInputError, match=r"fraction = NaN \(Decimal\) is not a number a double holds"):
+        calibration_split(6, seed=1, fraction=Decimal("nan"))
