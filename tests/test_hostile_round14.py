@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 
+import numpy as np
 import pytest
 
 from grpo_theory import InvalidInputError, Objective, Question
@@ -116,3 +117,35 @@ def test_summarise_convergence_refuses_reasons_of_another_length():
 
     with pytest.raises(InvalidInputError, match="reasons 3"):
         summarise_convergence([0.1, 0.2], ["converged", "moving"], ["a", "b", "c"])
+
+
+# ---------------------------------------------------------------- results compare and hash by value (solvers.results)
+
+def _points():
+    from grpo_theory import stationary_points
+    q = Question([0.2, 0.3, 0.5], rewards=[1, 0.5, 0])
+    return stationary_points(q, Objective(beta=0.5, group_size=4)), stationary_points(q, Objective(beta=0.9, group_size=4))
+
+
+def test_a_result_equals_its_copies_and_not_another_betas():
+    import copy
+    import pickle
+    a, b = _points()
+    for r in (a, a[0], a.from_reference):
+        for twin in (pickle.loads(pickle.dumps(r)), copy.deepcopy(r)):
+            assert (r == twin) is True and (r != twin) is False and hash(r) == hash(twin)
+    assert (a[0] != b[0]) is True and (a != b) is True
+    assert a[0] in [b[0], copy.deepcopy(a[0])] and b[0] not in [a[0]]
+    assert len({a[0], copy.deepcopy(a[0]), b[0]}) == 2 and len({a, pickle.loads(pickle.dumps(a))}) == 1
+    assert (a[0] == 1) is False and (a[0] == "x") is False          # another type: not equal, no error
+
+
+def test_a_point_with_nan_eigenvalues_still_equals_its_copy():
+    import copy
+
+    from grpo_theory.solvers import StationaryPoint
+    p = StationaryPoint(np.array([0.5, 0.5]), float("nan"), False, None, 1, "flow", eigenvalues=np.array([np.nan]))
+    q = copy.deepcopy(p)
+    assert p == q and hash(p) == hash(q)
+    assert p != StationaryPoint(np.array([0.5, 0.5]), float("nan"), False, None, 1, "flow",
+                                eigenvalues=np.array([1.0]))

@@ -235,10 +235,15 @@ def certified_stationary_points(q: Question, obj: Objective, *, time_budget: flo
         ``roots``: :class:`CertifiedRoot` each (interior points with their box and test; the limit vertex,
         where there is one, with ``limit=True``); ``exhaustive``: True when proven complete.
 
+        Outside :func:`certification_scope` (more than 4 reward classes, another penalty or advantage, random
+        rewards, an answer tree): no roots, ``exhaustive=False`` and ``message`` ``"not certified: "`` followed
+        by the scope's reason, e.g. "certification covers up to 4 reward classes; this question has 5";
+        :func:`~grpo_theory.solvers.search.stationary_points` answers such questions by its search.
+
     Raises
     ------
     InvalidInputError
-        More than 4 classes, or a non-positive budget.
+        A non-positive ``time_budget``, or ``q``/``obj`` that are no Question/Objective.
 
     Examples
     --------
@@ -260,9 +265,7 @@ def certified_stationary_points(q: Question, obj: Objective, *, time_budget: flo
     if why is not None:
         return CertifiedSet((), False, "not certified: " + why)
     cls = Classes(q)
-    C = cls.v.size
-    if C > 4:
-        raise InvalidInputError(f"certification covers up to 4 reward classes, this question has {C}")
+    C = cls.v.size                  # <= 4: certification_scope returned the reason above otherwise
     if C == 1:
         pi = q.pi_ref.copy()
         return CertifiedSet((CertifiedRoot(pi, np.ones(1), 0.0, Certificate(np.zeros((0, 2)), "single class: P = 0"),

@@ -7,7 +7,7 @@ solver or the dynamics. This is the bottom of :mod:`grpo_theory.solvers`.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, is_dataclass
 from enum import StrEnum
 
 import numpy as np
@@ -23,6 +23,56 @@ __all__ = ["StationaryPoint", "StationaryPointSet", "Basin", "RESIDUAL_TOL", "ST
 RESIDUAL_TOL = 1e-10
 #: |eigenvalue| below which first-order stability is undecided.
 STABILITY_TOL = 1e-9
+
+
+def _same(a, b) -> bool:
+    """Equality by value: arrays elementwise (NaN equal to NaN, so that a result equals its own copy), tuples,
+    lists and dataclasses entry by entry (a dataclass's fields with ``compare=False`` left out)."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)) or a.shape != b.shape:
+            return False
+        return bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc" and b.dtype.kind in "fc"))
+    if is_dataclass(a) and not isinstance(a, type):
+        return type(a) is type(b) and all(_same(getattr(a, f.name), getattr(b, f.name)) for f in fields(a) if f.compare)
+    if isinstance(a, (tuple, list)):
+        return type(a) is type(b) and len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, float) and isinstance(b, float) and a != a and b != b:
+        return True
+    return bool(a == b)
+
+
+def _key(v):
+    """A hashable stand-in for ``v`` that equal values (:func:`_same`) share: -0.0 as 0.0, every NaN alike."""
+    if isinstance(v, np.ndarray):
+        v = v + 0.0 if v.dtype.kind in "fc" else v
+        return v.shape, str(v.dtype), np.where(np.isnan(v), 0.0, v).tobytes() if v.dtype.kind in "fc" else v.tobytes()
+    if is_dataclass(v) and not isinstance(v, type):
+        return (type(v).__name__,) + tuple(_key(getattr(v, f.name)) for f in fields(v) if f.compare)
+    if isinstance(v, (tuple, list)):
+        return tuple(_key(x) for x in v)
+    if isinstance(v, float):
+        return "nan" if v != v else v + 0.0
+    return v
+
+
+def _by_value(cls):
+    """Give a frozen result dataclass equality and a hash by value. The dataclass's own ``==`` compares its NumPy
+    arrays with ``==`` and raises NumPy's "truth value of an array is ambiguous"; its hash hashes the arrays and
+    raises "unhashable type: 'numpy.ndarray'". A result equals its pickled or deep copy; ``hash`` names the
+    field it cannot hash."""
+    def __eq__(self, other):
+        if type(other) is not type(self):
+            return NotImplemented
+        return all(_same(getattr(self, f.name), getattr(other, f.name)) for f in fields(self) if f.compare)
+
+    def __hash__(self):
+        try:
+            return hash(_key(self))
+        except TypeError as exc:
+            raise TypeError(f"unhashable {type(self).__name__}: {exc}") from None
+
+    cls.__eq__, cls.__hash__ = __eq__, __hash__
+    return cls
 
 
 #: How a point is found, by stage: ``{stage: meaning}``. ``StationaryPoint.method`` is a :class:`Method`: a stage,
@@ -102,6 +152,7 @@ enumeration, like :class:`Method`."""
 
 
 @register_class
+@_by_value
 @dataclass(frozen=True)
 class StationaryPoint:
     """One stationary policy with its diagnostics (in the manner of scipy's OptimizeResult).
@@ -235,6 +286,7 @@ class StationaryPoint:
                 f"converged={self.converged}, boundary={self.boundary}, method={self.method!r})")
 
 
+@_by_value
 @dataclass(frozen=True)
 class Basin:
     """Starting values ``pi(a)`` in ``(lo, hi)`` flow to ``point`` (two-class questions).
@@ -252,6 +304,7 @@ class Basin:
     hi: float
 
 
+@_by_value
 @dataclass(frozen=True)
 class StationaryPointSet:
     """Every stationary point found, sorted by the probability of the best class.
