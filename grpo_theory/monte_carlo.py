@@ -281,7 +281,21 @@ def _group_advantages(r: np.ndarray, obj: Objective) -> np.ndarray:
     centred[np.broadcast_to(tie, centred.shape)] = 0.0     # exact zeros: no rounding residue
     var = np.einsum("...i,...i->...", centred, centred)[..., None] / (r.shape[-1] - obj.std_ddof)
     denom = np.sqrt(var + obj.variance_eps) + obj.std_eps
-    return np.divide(centred, denom, out=np.zeros_like(centred), where=denom > 0)
+    adv = np.divide(centred, denom, out=np.zeros_like(centred), where=denom > 0)
+    # Squares of deviations near 1e200 overflow and near 1e-170 underflow (rewards [1e300, -1e300] gave [0, -0]):
+    # there, in units of the group's largest deviation s, as the trainer's torch form always works (the advantage is
+    # invariant to r -> r/s with std_eps divided by s and variance_eps by s^2). Other groups keep the plain bits.
+    lost = ~tie & np.isfinite(centred).all(axis=-1, keepdims=True) & (np.isinf(var) | ~(var >= np.finfo(float).tiny))
+    if lost.any():
+        s = np.abs(centred).max(axis=-1, keepdims=True)
+        s = np.where(lost & (s > 0), s, 1.0)
+        unit = centred / s
+        var_u = np.einsum("...i,...i->...", unit, unit)[..., None] / (r.shape[-1] - obj.std_ddof)
+        with np.errstate(over="ignore"):            # an epsilon that dwarfs the deviations: the advantage is ~0
+            denom_u = np.sqrt(var_u + obj.variance_eps / s / s) + obj.std_eps / s
+        adv_u = np.divide(unit, denom_u, out=np.zeros_like(unit), where=denom_u > 0)
+        adv = np.where(lost, adv_u, adv)
+    return adv
 
 
 def _leave_one_out_advantages(r: np.ndarray, obj: Objective) -> np.ndarray:

@@ -149,3 +149,18 @@ def test_a_point_with_nan_eigenvalues_still_equals_its_copy():
     assert p == q and hash(p) == hash(q)
     assert p != StationaryPoint(np.array([0.5, 0.5]), float("nan"), False, None, 1, "flow",
                                 eigenvalues=np.array([1.0]))
+
+
+@pytest.mark.parametrize("rewards, want", [
+    ([[1e300, -1e300]], [[1.0, -1.0]]),                                   # the squares overflow
+    ([[1e-300, 0.0, 0.0]], [[2 ** 0.5, -(2 ** -0.5), -(2 ** -0.5)]]),    # the squares underflow
+    ([[1e200, 0.0, 0.0], [5.0, 5.0, 5.0]], [[2 ** 0.5, -(2 ** -0.5), -(2 ** -0.5)], [0.0, 0.0, 0.0]]),
+])
+def test_sampled_advantages_at_extreme_rewards_are_eq2s(rewards, want):
+    """Eq. 2 by hand: (r - mean)/std is invariant to r -> r/s, so [a, -a] gives [1, -1] and [a, 0, 0] gives
+    [sqrt 2, -1/sqrt 2, -1/sqrt 2] (std sqrt(2/9) a) for every a > 0; a tied group gives 0."""
+    from grpo_theory.monte_carlo import sampled_advantages
+
+    r = np.array(rewards)
+    got = sampled_advantages(r, Objective(beta=1.0, group_size=r.shape[-1]))
+    np.testing.assert_allclose(got, want, rtol=1e-14, atol=0)
