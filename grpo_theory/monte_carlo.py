@@ -285,8 +285,9 @@ def _group_advantages(r: np.ndarray, obj: Objective) -> np.ndarray:
     # Squares of deviations near 1e200 overflow and near 1e-170 underflow (rewards [1e300, -1e300] gave [0, -0]):
     # there, in units of the group's largest deviation s, as the trainer's torch form always works (the advantage is
     # invariant to r -> r/s with std_eps divided by s and variance_eps by s^2). Other groups keep the plain bits.
-    lost = ~tie & np.isfinite(centred).all(axis=-1, keepdims=True) & (np.isinf(var) | ~(var >= np.finfo(float).tiny))
+    lost = ~tie & (np.isinf(var) | ~(var >= np.finfo(float).tiny))      # per group: cheap on every call
     if lost.any():
+        lost &= np.isfinite(centred).all(axis=-1, keepdims=True)           # a non-finite reward stays as it was
         s = np.abs(centred).max(axis=-1, keepdims=True)
         s = np.where(lost & (s > 0), s, 1.0)
         unit = centred / s

@@ -44,8 +44,9 @@ def _same(a, b) -> bool:
 def _key(v):
     """A hashable stand-in for ``v`` that equal values (:func:`_same`) share: -0.0 as 0.0, every NaN alike."""
     if isinstance(v, np.ndarray):
-        v = v + 0.0 if v.dtype.kind in "fc" else v
-        return v.shape, str(v.dtype), np.where(np.isnan(v), 0.0, v).tobytes() if v.dtype.kind in "fc" else v.tobytes()
+        if v.dtype.kind in "fc":
+            v = np.where(np.isnan(v), 0.0, v + 0.0)
+        return v.shape, str(v.dtype), v.tobytes()
     if is_dataclass(v) and not isinstance(v, type):
         return (type(v).__name__,) + tuple(_key(getattr(v, f.name)) for f in fields(v) if f.compare)
     if isinstance(v, (tuple, list)):
