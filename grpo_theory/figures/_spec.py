@@ -21,10 +21,18 @@ class FigureInputs:
 
     ``results``: the folder of committed study tables (``--results DIR``), or None;
     ``trained``: Figure 9's table of trained points (``--trained CSV``), or None.
+    ``read``: the names of those two that a figure has looked at (each look is recorded), so the builder can say
+    which input given was used by no figure built.
     """
 
     results: Path | None = None
     trained: pd.DataFrame | None = None
+    read: set = field(default_factory=set, compare=False, repr=False)
+
+    def __getattribute__(self, name):
+        if name in ("results", "trained"):
+            object.__getattribute__(self, "read").add(name)
+        return object.__getattribute__(self, name)
 
     def results_table(self, name: str) -> pd.DataFrame:
         """``results/name`` as a DataFrame; :class:`FigureSkipped` (naming the file) if it is absent.

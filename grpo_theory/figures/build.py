@@ -19,6 +19,7 @@ from .. import plotting
 from .._checks import checked, dataframe, num
 from .._io import atomic_write, own_json
 from .._validate import MAX_DATA_BYTES, read_text
+from ..errors import UnusedInputWarning
 from ..problem import InvalidInputError
 from ._registry import FIGURES
 from ._spec import FigureInputs, FigureSkipped, FigureSpec
@@ -336,7 +337,19 @@ def build_figures(out_dir: str | Path = "paper_figures", only=None, trained: str
         if not any(s.number == spec.number for s in specs[i + 1:]):     # a split figure: after its last part
             done.add(spec.number)
         atomic_write(_done_file(out), lambda p: p.write_text(json.dumps(sorted(done))))
+    _warn_unread(inputs, {"trained": trained, "results": results}, specs)
     return written
+
+
+def _warn_unread(inputs: FigureInputs, given: dict, specs: list) -> None:
+    """Warn, naming the option, for each input given that no figure of ``specs`` (those built) looked at."""
+    import warnings
+
+    built = ", ".join(s.key for s in specs) or "none (every figure asked for is recorded as done: --resume)"
+    for name, value in given.items():
+        if value is not None and name not in inputs.read:
+            warnings.warn(f"--{name} {str(value)!r} was not used: no figure built ({built}) reads it; leave it out, or "
+                          "add a figure that reads it to --only", UnusedInputWarning, stacklevel=3)
 
 
 def _images_present(base: Path) -> bool:

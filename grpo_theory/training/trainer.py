@@ -395,7 +395,8 @@ class GRPOTrainer:
 
     def check_convergence(self) -> ConvergenceReport:
         """:func:`grpo_theory.convergence.check_history` on the history so far (every question)."""
-        return check_history(self.history, self.task.n_questions, tail=self.cfg.convergence_tail)
+        return check_history(self.history, self.task.n_questions, tail=self.cfg.convergence_tail,
+                             too_short="moving")         # a run in progress: a short tail is moving (train on)
 
     def train(self, resume: bool = False, stop_after: int | None = None) -> TrainResult:
         """Train to ``config.steps`` (or stop, checkpointed, after ``stop_after`` more steps).

@@ -1,0 +1,149 @@
+"""The fourteenth hostile audit's last library findings, fixed by rules (docs/reliability.md, "Hostile input,
+fourteenth round"): a law that is not a law is refused by the one law check (``grpo_theory._laws``); a history too
+short to judge is refused with the minimum named; a resumed sweep compares the question and objective that define
+each row; an input that no figure built reads is named in a warning. Expectations come from the docstrings: the
+valid values are computed by hand. Fast: no solver runs."""
+
+from __future__ import annotations
+
+import csv
+import warnings
+
+import numpy as np
+import pytest
+
+from grpo_theory import InvalidInputError, Objective, Question
+from grpo_theory import advantage as A
+from grpo_theory import preference as P
+from grpo_theory.convergence import MIN_TAIL_POINTS, check_history
+from grpo_theory.sweep import COLUMNS, Case, sweep
+
+OBJ = Objective(beta=1.0, group_size=2)
+LEVELS = np.array([0.0, 1.0])
+
+
+# ------------------------------------------------------------------ (a) laws
+@pytest.mark.parametrize("log_w, shown", [(np.log([[0.5, 0.6]]), "sums to 1.1"), (np.array([[np.nan, 0.0]]), "nan"),
+                                          (np.array([[np.inf, 0.0]]), "inf"), (np.log([[0.2, 0.2]]), "sums to 0.4")])
+@pytest.mark.parametrize("fn", [P.level_expectations, A.level_expectations, A.rloo_expectations,
+                                P.group_level_expectations])
+def test_a_log_law_that_is_not_one_is_refused_naming_log_w(fn, log_w, shown):
+    with pytest.raises(InvalidInputError, match=r"log_w must hold log-probabilities") as err:
+        fn(LEVELS, log_w, OBJ)
+    assert shown in str(err.value)
+
+
+def test_a_law_within_the_stated_tolerance_gives_the_hand_computed_value():
+    # G = 2, levels [0, 1]: E[A_1 | r_1 = 0] = -P(r_2 = 1), E[A_1 | r_1 = 1] = P(r_2 = 0) (the docstring's example)
+    for w in ([0.8, 0.2], [0.8, 0.2 + 5e-7]):
+        e = P.level_expectations(LEVELS, np.log([w]), OBJ)
+        assert np.allclose(e, [[-w[1], w[0]]], rtol=0, atol=1e-12)
+    assert np.array_equal(P.level_expectations(LEVELS, np.array([[0.0, -np.inf]]), OBJ), [[0.0, 1.0]])
+
+
+@pytest.mark.parametrize("R, log_w, name", [([[1.0, 1.0]], np.log([0.5, 0.5]), "R"),
+                                            ([[1.0, 0.0], [0.5, -0.5 + 1.0]], np.log([0.5, 0.6]), "log_w"),
+                                            ([[1.5, -0.5]], np.log([0.5, 0.5]), "R")])
+def test_tie_free_probability_refuses_rows_that_are_not_laws(R, log_w, name):
+    with pytest.raises(InvalidInputError, match=rf"^{name} must hold"):
+        A.tie_free_probability(np.array(R), log_w, 3)
+
+
+def test_tie_free_probability_of_valid_laws_is_the_docstrings_sum():
+    # u(c) = sum_l R[c, l] (1 - w_l^(G-1)): w = (1/2, 1/2), G = 3 gives 3/4 for each one-level class
+    u = A.tie_free_probability(np.eye(2), np.log([0.5, 0.5]), 3)
+    assert np.allclose(u, [0.75, 0.75], rtol=0, atol=1e-15)
+
+
+def test_a_law_the_package_computes_itself_is_not_checked_again():
+    """The module's rule: a solver's own trial point (NaN included) passes through unchanged."""
+    code = "out = tie_free_probability(np.eye(2), np.array([np.nan, 0.0]), 3)"
+    scope = {"__name__": "grpo_theory.some_solver", "np": np, "tie_free_probability": A.tie_free_probability}
+    exec(compile(code, "<solver>", "exec"), scope)
+    assert np.isnan(scope["out"][0])
+
+
+# ------------------------------------------------------------------ (d) too short a history
+def _history(n: int) -> list[dict]:
+    return [{"step": s, "p_best_q0": 0.5} for s in range(1, n + 1)]
+
+
+def test_a_history_whose_tail_is_too_short_is_refused_naming_the_minimum():
+    # the tail is the steps >= 3 - 0.25 * 3 = 2.25: the last row only
+    with pytest.raises(InvalidInputError, match=rf"1 of its 3 rows in the tail.*at least {MIN_TAIL_POINTS}"):
+        check_history(_history(3), 1)
+
+
+def test_the_tail_minimum_is_exact():
+    # tail 0.25 of steps 1..n holds the steps >= 0.75 n: 8 of them at n = 28 (21..28), 7 at n = 27 (21..27)
+    assert check_history(_history(28), 1).status.tolist() == ["converged"]         # flat: no drift, no spread
+    with pytest.raises(InvalidInputError, match=r"7 of its 27 rows"):
+        check_history(_history(27), 1)
+
+
+def test_too_short_moving_gives_the_documented_unchecked_moving():
+    rep = check_history(_history(3), 1, too_short="moving")
+    assert rep.status.tolist() == ["moving"] and "unchecked" in rep.reason(0)
+    with pytest.raises(InvalidInputError, match="too_short"):
+        check_history(_history(40), 1, too_short="maybe")
+
+
+# ------------------------------------------------------------------ (b) resume: what defines a row
+def _file(path, question, columns=COLUMNS, key="a|beta=0.5"):
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=columns, extrasaction="ignore")
+        w.writeheader()
+        w.writerow(dict(key=key, objective="reverse/scale, G=2, beta=0.5", question=question, pi_ref="[0.3, 0.7]",
+                        n_points=1, n_stable=1, exhaustive=True, stable_policies="[[0.5, 0.5]]",
+                        reached_policy="[0.5, 0.5]", seconds=0.1))
+
+
+def _case(rewards=(1, 0), beta=0.5):
+    return Case("a|beta=0.5", Question([0.3, 0.7], rewards=list(rewards)), Objective(beta=beta))
+
+
+def test_a_resumed_row_of_other_rewards_is_refused_naming_both(tmp_path):
+    out = tmp_path / "g.csv"
+    _file(out, "Question(pi_ref=[0.3, 0.7], rewards=[1.0, 0.0])")
+    with pytest.raises(InvalidInputError, match=r"rewards=\[1.0, 0.0\]\).*asks for .*rewards=\[0.0, 1.0\]"):
+        sweep([_case(rewards=(0, 1))], out=out, executor="serial", progress=False)
+
+
+def test_a_resumed_row_of_another_objective_is_refused_naming_both(tmp_path):
+    out = tmp_path / "g.csv"
+    _file(out, "Question(pi_ref=[0.3, 0.7], rewards=[1.0, 0.0])")
+    case = Case("a|beta=0.5", Question([0.3, 0.7], rewards=[1, 0]), Objective(beta=0.5, group_size=4))
+    with pytest.raises(InvalidInputError, match=r"'reverse/scale, G=2, beta=0.5'.*asks for 'reverse/scale, G=4"):
+        sweep([case], out=out, executor="serial", progress=False)
+
+
+def test_an_old_file_without_the_question_column_is_read_and_its_matching_row_refused(tmp_path, monkeypatch):
+    import grpo_theory.sweep as sweep_module
+
+    old = tuple(c for c in COLUMNS if c != "question")
+    out = tmp_path / "g.csv"
+    _file(out, "", columns=old)
+    with pytest.raises(InvalidInputError, match=r"without its question.*'question' column"):
+        sweep([_case()], out=out, executor="serial", progress=False)
+    # another grid's row (another key) is kept, and the file rewritten with the question column
+    _file(out, "", columns=old, key="z|beta=0.5")
+    monkeypatch.setattr(sweep_module, "evaluate_case", lambda c: dict(
+        key=c.key, objective="o", question="q", pi_ref="[0.3, 0.7]", n_points=1, n_stable=1, exhaustive=True,
+        stable_policies="[]", reached_policy="[0.3, 0.7]", seconds=0.0))
+    sweep([_case()], out=out, executor="serial", progress=False)
+    with open(out, encoding="utf-8", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert tuple(rows[0]) == COLUMNS and [r["key"] for r in rows] == ["z|beta=0.5", "a|beta=0.5"]
+
+
+# ------------------------------------------------------------------ (c) an input no figure reads
+def test_an_input_no_figure_built_reads_is_named_in_a_warning(tmp_path):
+    from grpo_theory.errors import UnusedInputWarning
+    from grpo_theory.figures import build_figures
+
+    (tmp_path / ".figures_done.json").write_text("[1]")           # figure 1 done: nothing is built or read
+    with pytest.warns(UnusedInputWarning, match=r"^--results .* was not used"):
+        build_figures(tmp_path, only=[1], resume=True, results=tmp_path, progress=False, images=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnusedInputWarning)
+        build_figures(tmp_path, only=[1], resume=True, progress=False, images=False)
