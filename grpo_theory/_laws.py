@@ -24,7 +24,7 @@ import numpy as np
 from ._checks import numbers
 from .errors import InvalidInputError
 
-__all__ = ["LAW_TOL", "check_law", "law", "log_law", "from_outside"]
+__all__ = ["LAW_TOL", "check_law", "law", "log_law", "log_probabilities", "from_outside"]
 
 #: Largest ``|sum - 1|`` of a law (or of ``exp`` of a log-law) along its last axis.
 LAW_TOL = 1e-6
@@ -70,7 +70,7 @@ def check_law(name: str, value, *, log: bool = False) -> None:
         flat = np.argwhere(bad_entry)[0]
         row = tuple(int(i) for i in flat[:-1])
         where = f"row {row} " if row else ""
-        raise InvalidInputError(f"{name} must hold {what}; {where}holds {float(a[tuple(flat)])!r}: "
+        raise InvalidInputError(f"{name} must hold {what}; got {float(a[tuple(flat)])!r} in {where}"
                                 f"{_shown(a[row] if row else a)}")
     with np.errstate(over="ignore"):
         total = (np.exp(a) if log else a).sum(axis=-1)
@@ -78,10 +78,10 @@ def check_law(name: str, value, *, log: bool = False) -> None:
     if off.any():
         k = int(np.flatnonzero(off.ravel())[0])
         row = _row(a, k)
-        where = f"row {row} " if row else ""
-        summed = "the exp of " if log else ""
-        raise InvalidInputError(f"{name} must hold {what}; {summed}{where or 'it, '}{_shown(a[row] if row else a)}, "
-                                f"sums to {float(total.ravel()[k])!r}")
+        shown, summed = _shown(a[row] if row else a), float(total.ravel()[k])
+        exp = "exp's " if log else ""
+        which = (f"row {row} {shown} has the {exp}sum" if row else f"got {shown}, whose {exp}sum is")
+        raise InvalidInputError(f"{name} must hold {what}; {which} {summed!r}")
 
 
 def from_outside(depth: int = 1) -> bool:
@@ -91,10 +91,11 @@ def from_outside(depth: int = 1) -> bool:
     return not (name == "grpo_theory" or name.startswith("grpo_theory."))
 
 
-def law(*, ndim=None, finite=False):
-    """A rule (:func:`grpo_theory._checks.checked`): numbers (:func:`~grpo_theory._checks.numbers`) whose rows
-    along the last axis are probability laws (:func:`check_law`) when given from outside the package."""
-    base = numbers(ndim=ndim, finite=finite)
+def law(*, ndim=None, finite=False, base=None):
+    """A rule (:func:`grpo_theory._checks.checked`): ``base`` (default :func:`~grpo_theory._checks.numbers` of
+    ``ndim`` dimensions) and, for a value given from outside the package, rows along the last axis that are
+    probability laws (:func:`check_law`)."""
+    base = numbers(ndim=ndim, finite=finite) if base is None else base
 
     def check(name, value):
         base(name, value)
@@ -103,13 +104,30 @@ def law(*, ndim=None, finite=False):
     return check
 
 
-def log_law(*, ndim=None):
-    """A rule: numbers whose rows along the last axis are log-laws (:func:`check_law` with ``log=True``) when
-    given from outside the package."""
-    base = numbers(ndim=ndim)
+def log_law(*, ndim=None, base=None):
+    """A rule: ``base`` (default numbers), whose rows along the last axis are log-laws (:func:`check_law` with
+    ``log=True``) when given from outside the package."""
+    base = numbers(ndim=ndim) if base is None else base
 
     def check(name, value):
         base(name, value)
         if from_outside(2):
             check_law(name, value, log=True)
+    return check
+
+
+def log_probabilities(*, ndim=None, base=None):
+    """A rule: ``base`` (default numbers), each of which is a log-probability (``<= 0`` or ``-inf``; never NaN or ``+inf``) when given
+    from outside the package, for logs that are not one law along an axis (an answer tree's ``log pi(c|v)`` of
+    every edge, several nodes' laws side by side)."""
+    base = numbers(ndim=ndim) if base is None else base
+
+    def check(name, value):
+        base(name, value)
+        if from_outside(2):
+            a = np.asarray(value, dtype=float)
+            bad = np.isnan(a) | (a > 0)
+            if bad.any():
+                raise InvalidInputError(f"{name} must hold log-probabilities (<= 0, or -inf for probability 0), got "
+                                        f"{float(a[bad].ravel()[0])!r} among {_shown(a)}")
     return check

@@ -77,7 +77,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ._laws import check_law, from_outside, law, log_law
+from ._laws import check_law, from_outside, law, log_law, log_probabilities
 from ._checks import (OBJECTIVE, arr, at_most, checked, levels_and_weights, ndarray, num, numbers, on_failure, one_of,
                       optional)
 from ._numerics import log_factorial
@@ -193,7 +193,7 @@ def entropy_logit_bounds(z_ref: float, penalty_bounds: tuple[float, float], delt
     return (lo if math.isfinite(lo) else -cap), (hi if math.isfinite(hi) else cap)
 
 
-@checked(log_cond=ndarray(), node_weight=ndarray(), obj=OBJECTIVE)
+@checked(log_cond=log_probabilities(base=ndarray()), node_weight=ndarray(), obj=OBJECTIVE)
 def node_entropy_slope(log_cond: np.ndarray, node_weight: np.ndarray, obj: Objective) -> np.ndarray:
     r"""The entropy bonus's part of ``g_v(c)`` on an answer tree: ``-c_H Wbar(v) (log pi(c|v) + 1)``.
 
@@ -209,7 +209,7 @@ def node_entropy_slope(log_cond: np.ndarray, node_weight: np.ndarray, obj: Objec
     Parameters
     ----------
     log_cond : numpy.ndarray, shape (E,)
-        ``log pi(c|v)`` of each edge ``v -> c``.
+        ``log pi(c|v)`` of each edge ``v -> c`` (each ``<= 0`` or ``-inf``; NaN and ``+inf`` are refused).
     node_weight : numpy.ndarray, shape (E,)
         ``Wbar(v)`` of each edge's node ``v``.
     obj : Objective
@@ -542,7 +542,7 @@ def regularised_gradient(P: np.ndarray, penalty_slope: np.ndarray, log_pi: np.nd
     penalty_slope : numpy.ndarray, shape (..., C)
         The penalty's per-answer slope ``c(o)`` (``1 - pi_ref/pi`` for the reverse penalty).
     log_pi : numpy.ndarray, shape (..., C)
-        ``log pi(o)``.
+        ``log pi(o)``: a log-law along the last axis (``-inf`` allowed, ``logsumexp = 0``).
     obj : Objective
         The objective: its ``beta`` and ``entropy_coef`` ``c_H`` are read.
     u : numpy.ndarray, shape (..., C), or None
@@ -553,6 +553,8 @@ def regularised_gradient(P: np.ndarray, penalty_slope: np.ndarray, log_pi: np.nd
     numpy.ndarray, shape (..., C)
         ``g(o)``.
     """
+    if from_outside():                  # ``log_pi`` a log-law; the package's own calls are not checked again
+        check_law("log_pi", log_pi, log=True)
     try:
         if u is None:
             pen, U = penalty_slope, 1.0

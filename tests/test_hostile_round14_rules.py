@@ -23,8 +23,8 @@ LEVELS = np.array([0.0, 1.0])
 
 
 # ------------------------------------------------------------------ (a) laws
-@pytest.mark.parametrize("log_w, shown", [(np.log([[0.5, 0.6]]), "sums to 1.1"), (np.array([[np.nan, 0.0]]), "nan"),
-                                          (np.array([[np.inf, 0.0]]), "inf"), (np.log([[0.2, 0.2]]), "sums to 0.4")])
+@pytest.mark.parametrize("log_w, shown", [(np.log([[0.5, 0.6]]), "row (0,) [-0.69"), (np.array([[np.nan, 0.0]]), "got nan"),
+                                          (np.array([[np.inf, 0.0]]), "got inf"), (np.log([[0.2, 0.2]]), "sum 0.4")])
 @pytest.mark.parametrize("fn", [P.level_expectations, A.level_expectations, A.rloo_expectations,
                                 P.group_level_expectations])
 def test_a_log_law_that_is_not_one_is_refused_naming_log_w(fn, log_w, shown):
@@ -53,6 +53,37 @@ def test_tie_free_probability_of_valid_laws_is_the_docstrings_sum():
     # u(c) = sum_l R[c, l] (1 - w_l^(G-1)): w = (1/2, 1/2), G = 3 gives 3/4 for each one-level class
     u = A.tie_free_probability(np.eye(2), np.log([0.5, 0.5]), 3)
     assert np.allclose(u, [0.75, 0.75], rtol=0, atol=1e-15)
+
+
+def _policy_calls():
+    from grpo_theory.solvers.full_space import jump_repeller, one_sided_repeller
+    from grpo_theory.solvers.kinks import kink_answers, kink_slide, sliding_end
+
+    q = Question([0.3, 0.7], rewards=[1, 0])
+    return [lambda pi, f=f: f(q, Objective(beta=1.0), pi) for f in (kink_answers, kink_slide, sliding_end,
+                                                                    jump_repeller, one_sided_repeller)]
+
+
+@pytest.mark.parametrize("pi, shown", [([0.6, 0.5], "whose sum is 1.1"), ([-0.2, 1.2], "got -0.2"),
+                                       ([0.2, 0.2], "whose sum is 0.4")])
+def test_a_policy_that_is_not_a_law_is_refused_naming_pi(pi, shown):
+    for call in _policy_calls():
+        with pytest.raises(InvalidInputError, match=r"^pi must hold probabilities") as err:
+            call(pi)
+        assert shown in str(err.value)
+
+
+def test_log_probabilities_of_a_tree_and_a_policy_are_checked():
+    with pytest.raises(InvalidInputError, match=r"^log_cond must hold log-probabilities.*got nan"):
+        A.node_entropy_slope(np.array([np.nan, np.log(0.5)]), np.ones(2), Objective(beta=0, entropy_coef=1.0))
+    with pytest.raises(InvalidInputError, match=r"^log_cond must hold log-probabilities.*got 0.5"):
+        A.node_entropy_slope(np.array([0.5, np.log(0.5)]), np.ones(2), Objective(beta=0, entropy_coef=1.0))
+    with pytest.raises(InvalidInputError, match=r"^log_pi must hold log-probabilities"):
+        A.regularised_gradient(np.zeros(2), np.zeros(2), np.log([0.5, 0.6]), Objective(beta=1.0), None)
+    from grpo_theory.advantage_enumeration import enumerated_expectations
+
+    with pytest.raises(InvalidInputError, match=r"^log_w must hold log-probabilities"):
+        enumerated_expectations(LEVELS, np.log([[0.5, 0.6]]), OBJ, lambda v, total, obj: np.zeros((2, 2)))
 
 
 def test_a_law_the_package_computes_itself_is_not_checked_again():
