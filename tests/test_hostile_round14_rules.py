@@ -178,3 +178,60 @@ def test_an_input_no_figure_built_reads_is_named_in_a_warning(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error", UnusedInputWarning)
         build_figures(tmp_path, only=[1], resume=True, progress=False, images=False)
+
+
+# ------------------------------------------------------------------ (b) figures --resume: what defines a figure done
+def _fake_figure(monkeypatch, calls):
+    """Figure 98: one table, the sum of column x of the results table t.csv (counted in ``calls``)."""
+    import pandas as pd
+
+    from grpo_theory.figures import build
+    from grpo_theory.figures._spec import FigureSpec
+
+    def tables(inputs):
+        calls.append(1)
+        return {"data": pd.DataFrame({"s": [inputs.results_table("t.csv").x.sum()]})}
+
+    spec = FigureSpec(98, "fake", "a caption", tables, lambda t: None, "grpo_theory.figures.pairwise_reverse")
+    monkeypatch.setattr(build, "FIGURES", [spec])
+    return build
+
+
+def test_figures_resume_rebuilds_a_figure_whose_results_table_changed(tmp_path, monkeypatch, capsys):
+    calls = []
+    build = _fake_figure(monkeypatch, calls)
+    res, out = tmp_path / "r", tmp_path / "f"
+    res.mkdir()
+    (res / "t.csv").write_text("x\n1\n2\n")
+    build.build_figures(out, only=[98], results=res, progress=False, images=False)
+    build.build_figures(out, only=[98], results=res, progress=False, images=False, resume=True)
+    assert len(calls) == 1                                           # the same inputs: skipped
+    (res / "t.csv").write_text("x\n1\n5\n")
+    build.build_figures(out, only=[98], results=res, progress=False, images=False, resume=True)
+    assert len(calls) == 2 and "table t.csv it read (--results) is not this run's" in capsys.readouterr().out
+    assert (out / "fig98_fake.csv").read_text().split() == ["s", "6"]      # 1 + 5, not the old 1 + 2
+
+
+def test_figures_resume_without_a_record_of_the_inputs_builds_again(tmp_path, monkeypatch, capsys):
+    calls = []
+    build = _fake_figure(monkeypatch, calls)
+    (tmp_path / "r").mkdir()
+    (tmp_path / "r" / "t.csv").write_text("x\n1\n")
+    (tmp_path / "f").mkdir()
+    (tmp_path / "f" / ".figures_done.json").write_text("[98]")      # a record of the figures done, nothing more
+    build.build_figures(tmp_path / "f", only=[98], results=tmp_path / "r", progress=False, images=False, resume=True)
+    assert len(calls) == 1 and "does not record what it was built from" in capsys.readouterr().out
+
+
+def test_a_smollm2_job_resumed_with_other_layers_or_another_model_is_refused(tmp_path):
+    pytest.importorskip("torch")
+    import pandas as pd
+
+    from grpo_theory.studies.smollm2 import _same_job
+
+    rows = pd.DataFrame(dict(trainable=["last-mlp"] * 2, pi_ref=[0.25, 0.5]))
+    assert _same_job(rows, tmp_path / "r.csv", "last-mlp", np.array([0.25, 0.5])) is rows
+    with pytest.raises(InvalidInputError, match=r"trainable=\['last-mlp'\]; this run trains 'top-2'"):
+        _same_job(rows, tmp_path / "r.csv", "top-2", np.array([0.25, 0.5]))
+    with pytest.raises(InvalidInputError, match=r"reference P\(correct\) per prompt is \[0.25, 0.5\].*\[0.25, 0.6\]"):
+        _same_job(rows, tmp_path / "r.csv", "last-mlp", np.array([0.25, 0.6]))
