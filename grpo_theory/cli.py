@@ -25,8 +25,7 @@ try:        # pandas and scipy take a second or two to load: Ctrl-C meanwhile is
     from . import _argtypes as check
     from . import _outlock, _validate
     from ._io import atomic_write_text, read_yaml
-    from .cli_options import READ_BY as _READ_BY  # noqa: F401  (tests read the table here)
-    from .cli_options import check_study_options as _check_study_options
+    from .cli_options import check_study_options, read_by
     from .cli_runs import cmd_explain, cmd_predict
     from .cli_solve import cmd_solve
     from .errors import ExactEvaluationTooLarge, UnusedInputWarning
@@ -146,6 +145,10 @@ STUDY_SETTINGS = {
 }
 
 
+#: ``validate``'s options that only some studies read, and which (:func:`~grpo_theory.cli_options.read_by`).
+_READ_BY = read_by(STUDY_SETTINGS)
+
+
 def _run_study(args):
     """Run the study ``args.study`` through :func:`~grpo_theory.studies.protocol.run_study` (which imports torch
     only then); returns the table to print and the line after it."""
@@ -154,7 +157,7 @@ def _run_study(args):
 
 
 def _cmd_validate(args) -> int:
-    _check_study_options(args)
+    check_study_options(args, _READ_BY)
     try:
         summary, note = _run_study(args)
     except ImportError as exc:  # torch (or the study's extra) missing
@@ -181,6 +184,9 @@ def _cmd_fetch_model(args) -> int:
 
 
 def _cmd_sweep(args) -> int:
+    if args.dask_workers and _validate.given_options(getattr(args, "argv", ()), ("--workers",)):
+        raise InvalidInputError(f"--workers {args.workers} sets local processes; with --dask-workers "
+                                f"{args.dask_workers} the sweep runs on a Dask cluster and would ignore it: give one")
     grid = read_yaml(args.grid, "grid", "YAML with 'objectives' and 'questions' or 'simplex'")
     try:
         cases = cases_from_grid(grid)
@@ -266,7 +272,7 @@ def _add_predict_parser(sub) -> None:
     pr.add_argument("--finite-level", type=check.float_in(0, 1, low_open=True, high_open=True), default=None,
                     help="with --measured: level of the finite-time intervals (0.9 when not given)")
     pr.add_argument("--seed", type=check.int_at_least(0, high=2**63 - 1, why=" (a seed is below 2^63)"), default=0,
-                    help="seed of the bootstrap and the hold-out split")
+                    help="with --measured: seed of the bootstrap and the hold-out split")
     pr.add_argument("--out", required=True, type=check.writable_dir,
                     help="output folder (predictions.csv, summary.json, figures)")
     pr.add_argument("--id-column", default="prompt_id", help="the samples' column naming the prompt")

@@ -64,7 +64,8 @@ def _question_from_args(args) -> Question:
             raise InvalidInputError(
                 f"--reward-probs needs K*L = {k * n_levels} numbers (K = {k} outputs in --pi-ref, L = {n_levels} "
                 f"levels in --reward-levels {plain(args.reward_levels)[:80]}; row o: P(r = level | o)), got "
-                f"{plain(args.reward_probs)[:200]}")
+                + ("none: --reward-levels needs --reward-probs" if args.reward_probs is None else
+                   f"{len(args.reward_probs)}: {plain(args.reward_probs)[:200]}"))
         return Question(args.pi_ref, reward_levels=args.reward_levels,
                         reward_probs=np.reshape(args.reward_probs, (k, n_levels)))
     if args.rewards is None:

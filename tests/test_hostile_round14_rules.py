@@ -235,3 +235,36 @@ def test_a_smollm2_job_resumed_with_other_layers_or_another_model_is_refused(tmp
         _same_job(rows, tmp_path / "r.csv", "top-2", np.array([0.25, 0.5]))
     with pytest.raises(InvalidInputError, match=r"reference P\(correct\) per prompt is \[0.25, 0.5\].*\[0.25, 0.6\]"):
         _same_job(rows, tmp_path / "r.csv", "last-mlp", np.array([0.25, 0.6]))
+
+
+# ------------------------------------------------------------------ (c) an option the chosen work would not read
+@pytest.mark.parametrize("argv, shown", [
+    (["validate", "--study", "trl", "--threads", "2"], "--threads is read by --study small, --study tree, --study kl "
+                                                       "only; --study trl would ignore it"),
+    (["validate", "--study", "free", "--device", "cpu"], "--device is read by"),
+    (["validate", "--study", "smollm2", "--resume"], "(it keeps every finished job of its --out folder on every run)"),
+    (["predict", "s.csv", "--beta", "0.5", "--out", "o", "--seed", "3"], "--seed needs --measured AFTER"),
+    (["sweep", "g.yaml", "--workers", "2", "--dask-workers", "2"], "--workers 2 sets local processes; with "
+                                                                   "--dask-workers 2"),
+    (["explain", "c.json", "--framework", "verl", "--trl-version", "1.16.0"], "--trl-version applies to --framework "
+                                                                              "trl only"),
+])
+def test_an_option_the_chosen_work_does_not_read_is_refused_naming_it(argv, shown, capsys, tmp_path, monkeypatch):
+    from grpo_theory.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.csv").write_text("prompt_id,n,correct\na,4,1\n")
+    (tmp_path / "c.json").write_text("{}")
+    (tmp_path / "g.yaml").write_text("objectives: {beta: 0.5}\nquestions: [{pi_ref: [0.3, 0.7], rewards: [1, 0]}]\n")
+    assert main(argv) == 2
+    assert shown in capsys.readouterr().err
+
+
+def test_every_validate_option_that_some_study_ignores_is_in_the_table():
+    """The table follows the studies' settings: an option is listed for exactly the studies whose settings read it
+    (trl reads --questions and --beta; small reads --quick, --seed, --no-extra, --resume, --threads, ...)."""
+    from grpo_theory.cli import _READ_BY
+
+    assert _READ_BY["--questions"] == ("small", "trl") and _READ_BY["--beta"] == ("trl",)
+    assert _READ_BY["--resume"] == ("small", "tree", "kl") and _READ_BY["--threads"] == ("small", "tree", "kl")
+    assert "--out" not in _READ_BY and "--steps" not in _READ_BY          # every study reads them
