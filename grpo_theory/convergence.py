@@ -77,8 +77,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ._checks import (POSITIVE_COUNT, arr, broadcasts_to, checked, dataframe, function, has_columns, has_keys,
-                      index_below, items, listed, num, optional, passed_to, same_length, text, texts, whole)
-from ._convergence_windows import CREEP_FRACTION, WINDOWS, window_tests
+                      index_below, items, listed, num, one_of, optional, passed_to, same_length, text, texts, whole)
+from ._convergence_windows import CREEP_FRACTION, WINDOWS, chi2_quantile as _chi2_quantile, t_quantile as _t_quantile
+from ._convergence_windows import window_tests
 from .errors import InvalidInputError
 
 _TOL = num(0, finite=False)                 # a tolerance: 0 and inf switch a test's tolerance off
@@ -296,18 +297,6 @@ def largest_drop(steps, values) -> Drop:
                 recovered=float(v[-1] - v[j]))
 
 
-def _t_quantile(p: float, dof: np.ndarray) -> np.ndarray:
-    from scipy.stats import t as student_t
-
-    return student_t.ppf(p, dof)
-
-
-def _chi2_quantile(p: float, dof: np.ndarray) -> np.ndarray:
-    from scipy.stats import chi2
-
-    return chi2.ppf(p, dof)
-
-
 @checked(steps=arr(ndim=1, increasing=True), values=arr(ndim=(1, 2)), se=arr(0, 1e150, none=True), tail=num(0, 1, low_open=True,
          high_open=True), alpha=num(1e-12, 1, high_open=True), drift_tol=_TOL, spread_tol=_TOL, logit_drift_tol=_TOL,
          creep_tol=optional(_TOL), windows=num(3, 1000, integer=True, none=True), reward=arr(ndim=1, none=True))
@@ -459,8 +448,10 @@ def _report(status, drift, drift_se, slope, spread, tail_mean, n_tail, n_eff, st
 
 
 @checked(history=items(dict, 'rows (dicts)'), n_prompts=POSITIVE_COUNT, kw=passed_to(check_trajectories, 'reward'))
-def check_history(history: list, n_prompts: int, **kw) -> ConvergenceReport:
-    """:func:`check_trajectories` on a trainer's history (rows with ``step`` and ``p_best_q{i}``).
+@checked(too_short=one_of("refuse", "moving"))
+def check_history(history: list, n_prompts: int, *, too_short: str = "refuse", **kw) -> ConvergenceReport:
+    """:func:`check_trajectories` on a trainer's history (rows with ``step`` and ``p_best_q{i}``). A tail of fewer
+    than :data:`MIN_TAIL_POINTS` rows cannot tell converged from moving or oscillating: refused by default.
 
     Parameters
     ----------
@@ -469,6 +460,9 @@ def check_history(history: list, n_prompts: int, **kw) -> ConvergenceReport:
         (when every row has it) is the mean reward for the instability record.
     n_prompts : int
         The number of prompts.
+    too_short : {"refuse", "moving"}, default "refuse"
+        What a tail of fewer than :data:`MIN_TAIL_POINTS` rows gives: an error naming the count and the minimum,
+        or :func:`check_trajectories`' report of it (every prompt "moving", unchecked: a run still in progress).
     **kw
         Passed to :func:`check_trajectories` (``tail``, ``alpha``, ``drift_tol``, ``spread_tol``, ...).
 
@@ -480,7 +474,7 @@ def check_history(history: list, n_prompts: int, **kw) -> ConvergenceReport:
     Raises
     ------
     InvalidInputError
-        An empty history, or what :func:`check_trajectories` rejects.
+        An empty history, a tail too short (``too_short="refuse"``), or what :func:`check_trajectories` rejects.
     """
     history = listed("history", history, dict, "logged rows (dicts)")
     if not history:
@@ -493,7 +487,12 @@ def check_history(history: list, n_prompts: int, **kw) -> ConvergenceReport:
                                 f"got {history[j][f'p_best_q{i}']!r}")
     reward = (np.array([h["expected_reward"] for h in history], dtype=float)
               if all("expected_reward" in h for h in history) else None)
-    return check_trajectories(steps, vals, reward=reward, **kw)
+    report = check_trajectories(steps, vals, reward=reward, **kw)
+    if too_short == "refuse" and (n_tail := int(report.n_tail[0])) < MIN_TAIL_POINTS:
+        raise InvalidInputError(f"history: {n_tail} of its {len(history)} rows in the tail (steps {report.tail_start:g}-"
+                                f"{report.steps:g}), too few to judge: a verdict needs at least {MIN_TAIL_POINTS}; log "
+                                "more often or train longer (too_short='moving' reports it as moving, unchecked)")
+    return report
 
 
 @checked(errors=arr(ndim=1, finite=False, nonempty=False), status=texts(choices=(*STATUSES, "unchecked")),

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+from scipy.special import logsumexp
 
 from grpo_theory import Objective, Question
 from grpo_theory.preference import expectations_evaluator, level_expectations
@@ -26,6 +27,7 @@ def test_expectations_evaluator_is_level_expectations_to_the_bit(levels, G):
             lw = np.log(rng.dirichlet(np.ones(v.size), size=shape))
             if shape:
                 lw[..., 0][rng.random(shape) < 0.3] = -np.inf          # a level the policy cannot reach
+                lw -= logsumexp(lw, axis=-1, keepdims=True)            # the rest renormalised: a law again
             assert np.array_equal(f(lw), level_expectations(v, lw, obj)), (levels, G, kw, shape)
 
 

@@ -369,6 +369,24 @@ def test_the_loss_takes_the_kl_options_from_the_objective():
         grpo_objective(logp, logp.detach(), ref, adv, beta=0.5)
 
 
+def test_a_resume_refuses_the_checkpoint_of_another_run_naming_what_differs(small_setup, tmp_path):
+    """What defines a run is in its config.json: a resume with another learning rate or objective is refused,
+    naming the field and both values; a field of how it runs (threads) may change."""
+    task, _, ref = small_setup
+    cfg = GRPOConfig(objective=Objective(group_size=4, beta=0.5), steps=8, log_every=2, checkpoint_every=2, seed=3)
+    GRPOTrainer(copy.deepcopy(ref), task, cfg, reference=ref, run_dir=tmp_path, progress=False).train(stop_after=2)
+    for change, shown in [(dict(learning_rate=1e-3), "learning_rate: 0.003 in the checkpoint's run, 0.001 now"),
+                          (dict(objective=Objective(group_size=4, beta=0.25)), "objective: ")]:
+        other = GRPOTrainer(copy.deepcopy(ref), task, dataclasses.replace(cfg, **change), reference=ref, run_dir=tmp_path,
+                            progress=False)
+        with pytest.raises(InvalidInputError, match="is of another run") as err:
+            other.train(resume=True)
+        assert shown in str(err.value)
+    same = GRPOTrainer(copy.deepcopy(ref), task, dataclasses.replace(cfg, num_threads=None), reference=ref, run_dir=tmp_path,
+                       progress=False)
+    assert same.train(resume=True).steps == 8
+
+
 def test_frozen_parameters_are_neither_trained_nor_checkpointed(small_setup, tmp_path):
     """A model that freezes part of itself: only the rest moves, the checkpoint holds only the rest,
     and a resumed run follows the uninterrupted one."""
