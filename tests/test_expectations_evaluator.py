@@ -72,3 +72,37 @@ def test_class_problem_drift_unchanged_by_the_evaluator():
         log_w = np.log(np.exp(log_pi) @ cp.R)
         expected = level_expectations(q.reward_levels, log_w, obj) @ cp.R.T
         assert np.array_equal(cp.class_preference(log_pi), expected)
+
+
+def test_bd0_takes_each_form_only_where_it_is_used_and_keeps_every_bit():
+    # bd0's definition (its docstring): Loader's form where M > 1e-280, the plain form below, M itself at x = 0, both
+    # forms written out here on every entry; the library computes each only on the entries (columns) that take it
+    from grpo_theory._multinomial import bd0, box_count_vectors, window_bounds
+
+    def both_forms(x, log_mean):
+        with np.errstate(under="ignore"):
+            mean = np.exp(log_mean)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            d = (x - mean) / mean
+            loader = mean * ((1.0 + d) * np.log1p(d) - d)
+            plain = x * (np.log(np.where(x > 0, x, 1.0)) - log_mean) + mean - x
+        return np.where(x == 0, mean, np.where(mean > 1e-280, loader, plain))
+
+    rng = np.random.default_rng(7)
+    forms = set()
+    for trial in range(60):
+        L, total = int(rng.integers(2, 5)), int(rng.choice([65, 300, 999]))
+        log_w = rng.normal(size=L) * rng.choice([1.0, 30.0, 800.0])
+        log_w -= np.logaddexp.reduce(log_w)
+        if trial % 5 == 0:
+            log_w[rng.integers(L)] = rng.choice([-np.inf, np.nan, -700.0])
+        lo, hi = window_bounds(np.where(np.isfinite(log_w), log_w, -700.0), min(total, 120))
+        counts = box_count_vectors(min(total, 120), lo, hi).astype(float)
+        log_mean = math.log(total) + log_w
+        if trial % 3 == 0:                                 # a batch of policies (log_multinomial_weights' form)
+            log_mean = log_mean - np.abs(rng.normal(size=(3, 1, L))) * rng.choice([0.0, 400.0])
+        with np.errstate(over="ignore"):
+            tiny = np.exp(log_mean) > 1e-280
+        forms.add("mixed" if tiny.any() and not tiny.all() else "one")
+        assert np.array_equal(bd0(counts, log_mean), both_forms(counts, log_mean), equal_nan=True), (trial, log_w)
+    assert forms == {"mixed", "one"}
