@@ -294,3 +294,14 @@ def test_the_logit_test_says_near_the_edge_only_near_an_edge():
     assert mid.logit_moving[0] and "near the edge" not in mid.reason(0)
     edge = check_trajectories(t, 1e-9 * 1000.0 ** (t / 200))            # P from 1e-9 to 1e-6: only the logit moves
     assert edge.status.tolist() == ["moving"] and "near the edge" in edge.reason(0)
+
+
+@pytest.mark.parametrize("pi, shown", [([0.5, 0.6], "whose sum is 1.1"), ([0.2, 0.3, 0.5], "one probability per "
+                                                                                          "output of the question (2)")])
+def test_clamp_activity_takes_a_policy_of_the_question(pi, shown):
+    from grpo_theory.integrations.mapping import clamp_activity
+
+    obj = Objective(beta=0.5, kl_log_ratio_clamp=1.0, kl_estimator="k3")
+    with pytest.raises(InvalidInputError, match="^pi ") as err:
+        clamp_activity(Question([0.3, 0.7], rewards=[1, 0]), obj, np.array(pi))
+    assert shown in str(err.value)
