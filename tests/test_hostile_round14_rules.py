@@ -305,3 +305,4 @@ def test_clamp_activity_takes_a_policy_of_the_question(pi, shown):
     with pytest.raises(InvalidInputError, match="^pi ") as err:
         clamp_activity(Question([0.3, 0.7], rewards=[1, 0]), obj, np.array(pi))
     assert shown in str(err.value)
+
