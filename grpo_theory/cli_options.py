@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from . import _validate
 from .problem import InvalidInputError
+from .studies.protocol import QUICK_MAX_QUESTIONS
 
 __all__ = ["read_by", "check_study_options"]
 
@@ -43,5 +44,13 @@ def check_study_options(args, table: dict) -> None:
             studies = ", ".join(f"--study {s}" for s in table[opt])
             why = _ALWAYS.get((opt, args.study), "")
             raise InvalidInputError(f"{opt} is read by {studies} only; --study {args.study} would ignore it{why}")
+    if args.study == "small" and args.quick:          # what --quick fixes itself
+        if args.no_extra:
+            raise InvalidInputError("--no-extra with --quick: the quick validation runs the gated configurations only, "
+                                    "no extra ones; drop one of them")
+        if args.questions and args.questions > QUICK_MAX_QUESTIONS:
+            raise InvalidInputError(f"--questions {args.questions} with --quick: the quick validation trains at most "
+                                    f"{QUICK_MAX_QUESTIONS} questions; give --questions {QUICK_MAX_QUESTIONS} or fewer, "
+                                    "or drop --quick")
     if args.seeds and len(set(args.seeds)) != len(args.seeds):
         raise InvalidInputError(f"--seeds repeats a seed: {args.seeds}; each seed is one run")

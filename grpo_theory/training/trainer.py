@@ -417,6 +417,8 @@ class GRPOTrainer:
         ``steps``): see :class:`TrainerConfig`."""
         if self.horizon >= cap:
             return False
+        if len(self.history) < 2:               # nothing to judge yet (a line needs two rows): train on
+            return True
         rep = self.check_convergence()
         return bool((rep.status == "moving").any()
                     or ((rep.status == "oscillating").any() and rep.tail_start < self.cfg.steps))
@@ -518,7 +520,7 @@ class GRPOTrainer:
         start = int(round(self.step * (1 - cfg.final_window)))
         kept = [w for s, w in zip(self.window_steps, self.window) if s > start]
         window = np.stack(kept) if kept else answer_probabilities(self.model, self.task)[None]
-        report = self.check_convergence() if self.history else None
+        report = self.check_convergence() if len(self.history) >= 2 else None     # one row: nothing to judge
         result = TrainResult(window, window.mean(0), batch_means_se(window), self.reference_probs,
                              time.perf_counter() - t0, self.step, self.history, report)
         if self.run_dir is not None:
