@@ -157,3 +157,11 @@ def chi2_quantile(p: float, dof: np.ndarray) -> np.ndarray:
     from scipy.stats import chi2
 
     return chi2.ppf(p, dof)
+
+
+def time_unit(t: np.ndarray) -> float:
+    """The unit the stationarity check measures steps in: 1.0, unless the span of ``t`` is beyond ``1e100`` or
+    below ``1e-100`` (its squares would overflow or underflow a double), then the largest ``|t|``. The verdict, the
+    drift and the spread do not depend on the unit; the slope per step is reported in the steps given."""
+    span = float(t[-1] - t[0])
+    return 1.0 if 1e-100 <= span <= 1e100 else float(np.max(np.abs(t)))

@@ -86,8 +86,12 @@ def check_law(name: str, value, *, log: bool = False) -> None:
 
 def from_outside(depth: int = 1) -> bool:
     """Whether the frame ``depth`` levels above the caller of this function runs code outside the package
-    (``depth=1``: the caller's caller, the one that called the function asking)."""
-    name = sys._getframe(depth + 1).f_globals.get("__name__", "")
+    (``depth=1``: the caller's caller, the one that called the function asking); the argument rules' wrapper
+    (:func:`grpo_theory._checks.checked`) between them is skipped."""
+    frame = sys._getframe(depth + 1)
+    while frame is not None and frame.f_globals.get("__name__") == "grpo_theory._checks":
+        frame = frame.f_back
+    name = "" if frame is None else frame.f_globals.get("__name__", "")
     return not (name == "grpo_theory" or name.startswith("grpo_theory."))
 
 

@@ -79,7 +79,7 @@ import numpy as np
 from ._checks import (POSITIVE_COUNT, arr, broadcasts_to, checked, dataframe, function, has_columns, has_keys,
                       index_below, items, listed, num, one_of, optional, passed_to, same_length, text, texts, whole)
 from ._convergence_windows import CREEP_FRACTION, WINDOWS, chi2_quantile as _chi2_quantile, t_quantile as _t_quantile
-from ._convergence_windows import window_tests
+from ._convergence_windows import time_unit, window_tests
 from .errors import InvalidInputError
 
 _TOL = num(0, finite=False)                 # a tolerance: 0 and inf switch a test's tolerance off
@@ -247,8 +247,9 @@ class ConvergenceReport:
             if self.shifted is not None and self.shifted[q]:
                 text += f", shifted {self.shift[q]:+.3f} from the first window to the last"
             if self.logit_moving is not None and self.logit_moving[q]:
-                text += (f" (logit {self.logit_drift[q]:+.2f} +- {self.logit_drift_se[q]:.2f}, "
-                         f"near the edge at {self.tail_mean[q]:.3g})")
+                m = self.tail_mean[q]
+                near = " near the edge" if min(m, 1 - m) < 0.1 else ""        # dP/dz = P (1 - P) below 0.09
+                text += f" (logit {self.logit_drift[q]:+.2f} +- {self.logit_drift_se[q]:.2f},{near} at {m:.3g})"
         else:
             text = f"oscillating: spread {self.spread[q]:.3f} about the trend over {span}"
         d = self.prompt_drop[q]
@@ -371,15 +372,15 @@ def check_trajectories(steps, values, *, se=None, tail: float = TAIL, alpha: flo
     broadcasts_to("se", se, y.shape, "values")
     broadcasts_to("reward", reward, t.shape, "steps")
     s2 = np.zeros_like(y) if se is None else np.broadcast_to(np.asarray(se, dtype=float) ** 2, y.shape)
-    start = t[-1] - tail * t[-1]
-    m = t >= start
-    tt, yy = t[m], y[m]
-    n = tt.size
-    P = y.shape[1]
+    tu = t if (unit := time_unit(t)) == 1.0 else t / unit      # unit 1 unless the steps' squares leave a double
+    start = tu[-1] - tail * tu[-1]
+    m = tu >= start
+    tt, yy = tu[m], y[m]
+    n, P = tt.size, y.shape[1]
     if n < MIN_TAIL_POINTS:
         nan = np.full(P, np.nan)
         status = np.full(P, "moving", dtype=object)
-        return _report(status, nan, nan, nan, nan, yy.mean(0), np.full(P, n), nan, start, t, y, reward)
+        return _report(status, nan, nan, nan, nan, yy.mean(0), np.full(P, n), nan, start * unit, t, y, reward)
     line = _tail_line(tt, yy, alpha, drift_tol)
     drift, drift_se, spread, n_eff, dof = line["drift"], line["drift_se"], line["spread"], line["n_eff"], line["dof"]
     win = None if windows is None else window_tests(tt, yy, alpha=alpha, drift_tol=drift_tol, creep_tol=creep_tol,
@@ -392,8 +393,8 @@ def check_trajectories(steps, values, *, se=None, tail: float = TAIL, alpha: flo
     excess = np.sqrt(np.maximum(spread ** 2 - noise2, 0.0))
     oscill = ~moving & (excess > spread_tol) & (spread ** 2 > noise2 * _chi2_quantile(1 - alpha, dof) / dof)
     status = np.where(moving, "moving", np.where(oscill, "oscillating", "converged")).astype(object)
-    return _report(status, drift, drift_se, line["slope"], spread, yy.mean(0), np.full(P, n), n_eff, start, t, y,
-                   reward, logit, win)
+    return _report(status, drift, drift_se, line["slope"] / unit, spread, yy.mean(0), np.full(P, n), n_eff,
+                   start * unit, t, y, reward, logit, win)
 
 
 def _tail_line(tt: np.ndarray, yy: np.ndarray, alpha: float, drift_tol: float) -> dict:

