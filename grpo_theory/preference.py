@@ -22,6 +22,7 @@ a sum of non-negative terms, exactly zero when all rewards tie (then
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import sys
 from functools import lru_cache
@@ -512,11 +513,48 @@ def reward_preference(q: Question, obj: Objective, pi) -> np.ndarray:
     [2.0, -0.5]
     """
     q, obj = as_question(q), as_objective(obj)
+    return _pooled_preference(q, pi, lambda log_w: pooled_expectations(q, obj, log_w))
+
+
+def _pooled_preference(q: Question, pi, expectations) -> np.ndarray:
+    """``P_G = R E(log(pi R))`` (``R`` the membership) with ``E`` = ``expectations(log_w)``, after ``pi``'s check."""
     pi = validate_probability_vector("pi", pi)
     if pi.size != q.n_outputs:
         raise InvalidInputError(f"pi must have K={q.n_outputs} entries, got {pi.size}")
     R = q.membership
-    e = pooled_expectations(q, obj, _safe_log(pi @ R))
+    e = expectations(_safe_log(pi @ R))
     return R @ e
+
+
+@checked(q=QUESTION, obj=OBJECTIVE)
+def preference_evaluator(q: Question, obj: Objective):
+    """``pi -> reward_preference(q, obj, pi)`` with the per-call set-up done once, for a flow's hundreds of calls.
+
+    ``E(w)`` comes from :func:`expectations_evaluator` (its values are :func:`level_expectations`' to the bit), the
+    rest is :func:`reward_preference`'s own operations (``pi``'s check included), so ``P_G`` is the same to the bit.
+    A preference matrix is handed to :func:`reward_preference`.
+
+    Parameters
+    ----------
+    q : Question
+        The question.
+    obj : Objective
+        The objective: ``G``, the normalisation options and the advantage estimator.
+
+    Returns
+    -------
+    callable
+        ``f(pi)``, ``pi`` of shape (K,), returning ``P_G(o | pi)`` for every output, shape (K,).
+
+    Examples
+    --------
+    >>> from grpo_theory import Objective, Question
+    >>> q, obj = Question([0.2, 0.8], rewards=[1, 0]), Objective(beta=1.0, group_size=2)
+    >>> preference_evaluator(q, obj)([0.2, 0.8]).round(12).tolist()
+    [0.8, -0.2]
+    """
+    if not q.has_reward_law:
+        return lambda pi: reward_preference(q, obj, pi)
+    return functools.partial(_pooled_preference, q, expectations=expectations_evaluator(q.reward_levels, obj))
 
 
