@@ -192,6 +192,8 @@ def _cmd_sweep(args) -> int:
         cases = cases_from_grid(grid)
     except InvalidInputError as exc:                    # name the file: the grid's problems are about it
         raise InvalidInputError(f"{args.grid}: {exc}") from None
+    if args.out and isinstance(grid.get("out"), str) and grid["out"] != args.out:
+        warnings.warn(f"the grid's out: {grid['out']!r} is not used: --out {args.out!r} is", UnusedInputWarning)
     out = args.out = args.out or (grid.get("out") if isinstance(grid.get("out"), str) else None) \
         or str(Path(args.grid).with_suffix(".csv"))
     try:

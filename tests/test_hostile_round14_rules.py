@@ -348,3 +348,14 @@ def test_figures_force_with_every_figure_done_is_named_in_a_warning(tmp_path, mo
     with pytest.warns(UnusedInputWarning, match=r"^--force \(force=True\) was not used"):
         build.build_figures(tmp_path / "f", only=[98], results=tmp_path / "r", progress=False, images=False,
                             resume=True, force=True)
+
+
+def test_sweep_names_the_grids_out_that_out_replaces(capsys, tmp_path, monkeypatch):
+    from grpo_theory.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "g.yaml").write_text("out: mine.csv\nobjectives: {beta: 0.5}\n"
+                                     "questions: [{pi_ref: [0.3, 0.7], rewards: [1, 0]}]\n")
+    assert main(["sweep", "g.yaml", "--out", "x.csv", "--workers", "1", "--no-progress"]) == 0
+    assert "the grid's out: 'mine.csv' is not used: --out 'x.csv' is" in capsys.readouterr().err
+    assert (tmp_path / "x.csv").exists() and not (tmp_path / "mine.csv").exists()
