@@ -212,6 +212,26 @@ def test_figures_resume_rebuilds_a_figure_whose_results_table_changed(tmp_path, 
     assert (out / "fig98_fake.csv").read_text().split() == ["s", "6"]      # 1 + 5, not the old 1 + 2
 
 
+def test_figures_resume_rebuilds_a_figure_drawn_by_other_code_or_an_edited_record(tmp_path, monkeypatch, capsys):
+    import json
+
+    calls = []
+    build = _fake_figure(monkeypatch, calls)
+    (tmp_path / "r").mkdir()
+    (tmp_path / "r" / "t.csv").write_text("x\n1\n")
+    kw = dict(only=[98], results=tmp_path / "r", progress=False, images=False)
+    build.build_figures(tmp_path / "f", **kw)
+    record = tmp_path / "f" / ".figures_inputs.json"
+    for edit, why in [(lambda r: r["98"].update(code="0" * 16), "its code changed"),
+                      (lambda r: r["98"].update({"results/../t.csv": "x"}), "records 'results/../t.csv', which no figure")]:
+        rec = json.loads(record.read_text())
+        edit(rec)
+        record.write_text(json.dumps(rec))
+        build.build_figures(tmp_path / "f", resume=True, **kw)
+        assert why in capsys.readouterr().out
+    assert len(calls) == 3
+
+
 def test_figures_resume_without_a_record_of_the_inputs_builds_again(tmp_path, monkeypatch, capsys):
     calls = []
     build = _fake_figure(monkeypatch, calls)

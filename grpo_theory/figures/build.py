@@ -401,16 +401,19 @@ def _changed(spec: FigureSpec, rec, inputs: FigureInputs, trained_digest) -> str
     if rec is None:
         return f"{_BUILT_FROM} does not record what it was built from"
     for name, digest in rec.items():
+        table = name[len("results/"):] if name.startswith("results/") else ""
         if name == "code":
-            now = code_fingerprint(spec)
+            now, why = code_fingerprint(spec), "its code changed"
         elif name == "trained":
-            now = trained_digest
-        else:                                            # "results/NAME"
-            path = None if inputs.results is None else Path(inputs.results) / name.split("/", 1)[1]
+            now, why = trained_digest, "the --trained table it read is not this run's"
+        elif table and "/" not in table and table not in ("", ".", ".."):
+            path = None if inputs.results is None else Path(inputs.results) / table
             now = hashlib.sha256(path.read_bytes()).hexdigest() if path is not None and path.is_file() else None
+            why = f"the table {table} it read (--results) is not this run's"
+        else:                                            # an entry no run writes (an edited record)
+            return f"{_BUILT_FROM} records {name[:60]!r}, which no figure reads"
         if now != digest:
-            what = {"code": "its code changed", "trained": "the --trained table it read is not this run's"}
-            return what.get(name, f"the table {name.split('/', 1)[1]} it read (--results) is not this run's")
+            return why
     return ""
 
 
