@@ -365,9 +365,12 @@ def test_figures_force_with_every_figure_done_is_named_in_a_warning(tmp_path, mo
     (tmp_path / "r").mkdir()
     (tmp_path / "r" / "t.csv").write_text("x\n1\n")
     build.build_figures(tmp_path / "f", only=[98], results=tmp_path / "r", progress=False, images=False)
-    with pytest.warns(UnusedInputWarning, match=r"^--force \(force=True\) was not used"):
+    with pytest.warns(UnusedInputWarning, match=r"^--force \(force=True\) was not used: no figure was built"):
         build.build_figures(tmp_path / "f", only=[98], results=tmp_path / "r", progress=False, images=False,
                             resume=True, force=True)
+    with pytest.warns(UnusedInputWarning, match=r"^--force \(force=True\) was not used: images=False draws no image"):
+        build.build_figures(tmp_path / "f", only=[98], results=tmp_path / "r", progress=False, images=False,
+                            force=True)
 
 
 def test_sweep_names_the_grids_out_that_out_replaces(capsys, tmp_path, monkeypatch):

@@ -352,11 +352,12 @@ def build_figures(out_dir: str | Path = "paper_figures", only=None, trained: str
         atomic_write(out / _BUILT_FROM, lambda p: p.write_text(json.dumps(built_from, indent=1, sort_keys=True)))
         atomic_write(_done_file(out), lambda p: p.write_text(json.dumps(sorted(done))))
     _warn_unread(used, {"trained": trained, "results": results}, specs)
-    if force and not specs:
+    if force and not (specs and images):
         import warnings
 
-        warnings.warn("--force (force=True) was not used: no figure was built, every one asked for is recorded as "
-                      "done (--resume); leave out --resume to redraw them", UnusedInputWarning, stacklevel=2)
+        why = ("no figure was built, every one asked for is recorded as done (--resume); leave out --resume to redraw "
+               "them" if not specs else "images=False draws no image")
+        warnings.warn(f"--force (force=True) was not used: {why}", UnusedInputWarning, stacklevel=2)
     return written
 
 
