@@ -391,9 +391,12 @@ def csv_records(text: str, source: str) -> list[tuple[int, dict]]:
 
 def given_options(argv, options) -> list[str]:
     """The options among ``options`` that the command line ``argv`` gives (in full, as ``--opt=value``, or
-    abbreviated to a prefix only one of ``options`` has, as argparse takes them), each once, in order."""
+    abbreviated to a prefix only one of ``options`` has, as argparse takes them), each once, in order. A bare
+    ``--`` ends the options, as for argparse: what follows it is positional (``-- --s.csv`` names a file)."""
     found = []
     for token in argv:
+        if str(token) == "--":
+            break
         name = str(token).split("=")[0]
         if not name.startswith("--"):
             continue

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._checks import OBJECTIVE, POSITIVE_COUNT, QUESTION, arr, checked, num, numbers, one_of
+from .._laws import law
 from .._numerics import integrate_until_slow, logsumexp
 from .._validate import plain
 from ..problem import (STATIONARY_OBJECTIVE, InvalidInputError, Objective, Question, as_objective, as_question,
@@ -299,7 +300,10 @@ def _support_logits(q, pi) -> tuple[np.ndarray, np.ndarray]:
     return support, np.log(pi[support])
 
 
-@checked(q=QUESTION, obj=OBJECTIVE, pi=arr(ndim=1), h=num(0, 0.5, low_open=True))
+_POLICY = law(base=arr(ndim=1))         # a policy given from outside: a law (grpo_theory._laws)
+
+
+@checked(q=QUESTION, obj=OBJECTIVE, pi=_POLICY, h=num(0, 0.5, low_open=True))
 def jump_repeller(q: Question, obj: Objective, pi, *, h: float = 1e-7) -> str:
     """Where ``pi`` sits on a jump of the field (a clamp, REINFORCE++'s whitening at a tie): the first output
     logit whose nudge by ``+-h`` makes that output's drift point away, described, or, at the loss placement's
@@ -346,7 +350,7 @@ def jump_repeller(q: Question, obj: Objective, pi, *, h: float = 1e-7) -> str:
     return kink_slide(q, obj, pi)
 
 
-@checked(q=QUESTION, obj=OBJECTIVE, pi=arr(ndim=1), h=num(0, 0.5, low_open=True))
+@checked(q=QUESTION, obj=OBJECTIVE, pi=_POLICY, h=num(0, 0.5, low_open=True))
 def one_sided_repeller(q: Question, obj: Objective, pi, *, h: float = NUDGE) -> list[tuple[int, float]]:
     """The single-logit nudges ``(answer, sign)`` of size ``h`` off ``pi`` after which the flow on all output
     logits moves away from ``pi``: ``d/dt |delta|^2 = 2 delta . f > 0`` with ``delta`` the nudge and ``f`` the

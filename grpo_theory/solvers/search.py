@@ -354,7 +354,11 @@ def stationary_points(q: Question, obj: Objective, *, n_grid: int = 2001, n_star
     Otherwise (out of scope, ``exhaustive=False``, or certification not done within ``box_budget``
     boxes): root finding from ``n_starts`` starting points (pi_ref, the uniform policy, near each
     vertex, the end of the flow from pi_ref, random); not guaranteed exhaustive, which
-    ``exhaustive=False`` on the result says, with the reason in ``message``.
+    ``exhaustive=False`` on the result says, with the reason in ``message``. The root finder's work is
+    bounded by :data:`~grpo_theory.solvers.multi_class.SEARCH_WORK_BUDGET` evaluations of the class KKT
+    residual times the number of classes ``C`` (a count, so the answer is the same on any machine; no
+    search over 40 classes or fewer comes near it): once spent, no further start is polished except the
+    end of the flow from pi_ref, and ``message`` says after how many starts the budget ran out.
 
     The set reports ``.stable``, ``.multistable``, ``.from_reference`` (the point the flow from
     ``pi_ref`` reaches), ``.basins`` (two classes) and ``.summary``, all found by the search.

@@ -1,0 +1,56 @@
+"""The command line's one rule for options that would do nothing: an option given that the chosen work does not
+read is refused (or, where only the run can tell, warned about), naming the option and why."""
+
+from __future__ import annotations
+
+from . import _validate
+from .problem import InvalidInputError
+from .studies.protocol import QUICK_MAX_QUESTIONS
+
+__all__ = ["read_by", "check_study_options"]
+
+
+def read_by(settings: dict) -> dict:
+    """For each ``validate`` option that some studies read and others do not, the studies that read it: found by
+    calling each study's settings function (``STUDY_SETTINGS``) on arguments that record what is read, so the table
+    follows the settings (an option every study reads, ``--out`` and ``--steps``, is not in it)."""
+    class Recorder:
+        def __init__(self):
+            self.read = set()
+
+        def __getattr__(self, name):
+            self.read.add(name)
+
+    reads = {}
+    for study, fn in settings.items():
+        rec = Recorder()
+        fn(rec)
+        reads[study] = rec.read
+    every = set.union(*reads.values())
+    return {f"--{name.replace('_', '-')}": tuple(s for s in settings if name in reads[s])
+            for name in sorted(every) if not all(name in r for r in reads.values())}
+
+
+#: What a study does without the option (said with the refusal, so dropping the option is not read as losing it).
+_ALWAYS = {("--resume", "smollm2"): " (it keeps every finished job of its --out folder on every run)",
+           ("--resume", "free"): " (a rerun resumes each job from its checkpoint on every run)"}
+
+
+def check_study_options(args, table: dict) -> None:
+    """Refuse an option given on the command line that the chosen study does not read (``table``:
+    :func:`read_by`'s), naming the option and the studies that read it, and repeated --seeds."""
+    for opt in _validate.given_options(getattr(args, "argv", ()), tuple(table)):
+        if args.study not in table[opt]:
+            studies = ", ".join(f"--study {s}" for s in table[opt])
+            why = _ALWAYS.get((opt, args.study), "")
+            raise InvalidInputError(f"{opt} is read by {studies} only; --study {args.study} would ignore it{why}")
+    if args.study == "small" and args.quick:          # what --quick fixes itself
+        if args.no_extra:
+            raise InvalidInputError("--no-extra with --quick: the quick validation runs the gated configurations only, "
+                                    "no extra ones; drop one of them")
+        if args.questions and args.questions > QUICK_MAX_QUESTIONS:
+            raise InvalidInputError(f"--questions {args.questions} with --quick: the quick validation trains at most "
+                                    f"{QUICK_MAX_QUESTIONS} questions; give --questions {QUICK_MAX_QUESTIONS} or fewer, "
+                                    "or drop --quick")
+    if args.seeds and len(set(args.seeds)) != len(args.seeds):
+        raise InvalidInputError(f"--seeds repeats a seed: {args.seeds}; each seed is one run")
