@@ -53,7 +53,7 @@ def _group_size(text: str) -> int | float:
     if value > MAX_EXACT_GROUP:
         raise argparse.ArgumentTypeError(
             f"group size {value:,} is above the exact path's limit of {MAX_EXACT_GROUP:,}; use --group-size inf (the "
-            "large-G limit, O(1/sqrt(G)) away)")
+            "large-G limit; the stationary points approach it as O(1/G))")
     return value
 
 

@@ -477,7 +477,7 @@ def _group_size(group_size) -> int | float:
     if g > MAX_BINARY_GROUP:
         raise InvalidInputError(
             f"group_size = {int(g):,} is above the O(G) sum's limit of {MAX_BINARY_GROUP:,} (it needs {8 * int(g):,} "
-            "bytes per x); use group_size=math.inf, the large-G limit (O(1/sqrt(G)) away)")
+            "bytes per x); use group_size=math.inf, the large-G limit (O(1/G) away at a fixed x in (0, 1))")
     return int(g)
 
 

@@ -430,7 +430,7 @@ def check_grid(grid) -> list[str]:
         g = fields.get("group_size")
         if isinstance(g, (int, float)) and not isinstance(g, bool) and math.isfinite(g) and g > MAX_EXACT_GROUP:
             problems.append(f"objectives: group_size {int(g):,} is above the exact path's limit of "
-                            f"{MAX_EXACT_GROUP:,}; use group_size: inf (the large-G limit, O(1/sqrt(G)) away)")
+                            f"{MAX_EXACT_GROUP:,}; use group_size: inf (the large-G limit; the stationary points approach it as O(1/G))")
             break
     if "out" in grid and not isinstance(grid["out"], str):
         problems.append(f"'out' must be a file path, got {grid['out']!r}")
