@@ -3,7 +3,10 @@ read is refused (or, where only the run can tell, warned about), naming the opti
 
 from __future__ import annotations
 
+import warnings
+
 from . import _validate
+from .errors import UnusedInputWarning
 from .problem import InvalidInputError
 from .studies.protocol import QUICK_MAX_QUESTIONS
 
@@ -45,9 +48,9 @@ def check_study_options(args, table: dict) -> None:
             why = _ALWAYS.get((opt, args.study), "")
             raise InvalidInputError(f"{opt} is read by {studies} only; --study {args.study} would ignore it{why}")
     if args.study == "small" and args.quick:          # what --quick fixes itself
-        if args.no_extra:
-            raise InvalidInputError("--no-extra with --quick: the quick validation runs the gated configurations only, "
-                                    "no extra ones; drop one of them")
+        if args.no_extra:                            # harmless: said, not refused
+            warnings.warn("--no-extra is not used with --quick: the quick validation runs the gated configurations "
+                          "only, no extra ones", UnusedInputWarning, stacklevel=2)
         if args.questions and args.questions > QUICK_MAX_QUESTIONS:
             raise InvalidInputError(f"--questions {args.questions} with --quick: the quick validation trains at most "
                                     f"{QUICK_MAX_QUESTIONS} questions; give --questions {QUICK_MAX_QUESTIONS} or fewer, "

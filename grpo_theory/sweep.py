@@ -144,7 +144,8 @@ def sweep(cases: Iterable[Case], *, out: str | Path | None = None, executor: Exe
     ------
     InvalidInputError
         When two cases share a key, ``executor`` or ``max_workers`` is invalid, ``out`` exists and is not a sweep file
-        or holds a case's key for another ``pi_ref``, or another run holds ``out``'s lock ``<out>.lock`` (named, with
+        or holds a case's key for another question (``pi_ref``, rewards) or objective, or a row of a file without the
+        ``question`` column under a case's key (its rewards cannot be compared), or another run holds ``out``'s lock ``<out>.lock`` (named, with
         its process id; the lock of a killed run is taken over with a warning).
 
     Examples

