@@ -47,3 +47,44 @@ def _messages():
 def test_the_refusals_of_a_huge_group_state_the_gap_truly():
     for text in _messages():
         assert "O(1/G)" in text and "sqrt(G)" not in text, text
+
+
+def _pipe(text: str) -> str:
+    """A pipe holding ``text``, its writer closed (what ``<(cmd)`` gives once ``cmd`` has finished): its path."""
+    import os
+
+    r, w = os.pipe()
+    os.write(w, text.encode())
+    os.close(w)
+    return f"/dev/fd/{r}"
+
+
+_VERL = ("algorithm:\n  adv_estimator: grpo\nactor_rollout_ref:\n  actor:\n    use_kl_loss: true\n"
+         "    kl_loss_coef: 0.3\n    kl_loss_type: low_var_kl\n  rollout:\n    n: 6\n")
+
+
+def test_a_verl_config_from_a_pipe_is_read_not_called_a_pipe_nothing_writes_to():
+    """``explain --framework verl <(cat cfg.yaml)``: the config is read once for its format and once by the
+    reader; the pipe's bytes serve both (it was "a FIFO that nothing writes to")."""
+    import warnings
+
+    from grpo_theory.integrations.mapping import load_config_file
+    from grpo_theory.integrations.verl import read_verl_config
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        obj = read_verl_config(load_config_file("verl", _pipe(_VERL))).objective
+    assert (obj.beta, obj.group_size, obj.kl_value_clamp) == (0.3, 6, 10.0)
+
+
+def test_a_trl_yaml_config_from_a_pipe_is_read_as_yaml():
+    """A file without a suffix that holds no JSON object is YAML (it was "not valid JSON: Expecting value")."""
+    import warnings
+
+    from grpo_theory.integrations.mapping import load_config_file
+    from grpo_theory.integrations.trl import read_trl_config
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        obj = read_trl_config(load_config_file("trl", _pipe("beta: 0.1\nnum_generations: 4\n"))).objective
+    assert (obj.beta, obj.group_size) == (0.1, 4)
