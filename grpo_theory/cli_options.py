@@ -53,7 +53,7 @@ def check_study_options(args, table: dict) -> None:
                           "only, no extra ones", UnusedInputWarning, stacklevel=2)
         if args.questions and args.questions > QUICK_MAX_QUESTIONS:
             raise InvalidInputError(f"--questions {args.questions} with --quick: the quick validation trains at most "
-                                    f"{QUICK_MAX_QUESTIONS} questions; give --questions {QUICK_MAX_QUESTIONS} or fewer, "
-                                    "or drop --quick")
+                                    f"{QUICK_MAX_QUESTIONS} questions; give --questions {QUICK_MAX_QUESTIONS} or "
+                                    "fewer, or drop --quick")
     if args.seeds and len(set(args.seeds)) != len(args.seeds):
         raise InvalidInputError(f"--seeds repeats a seed: {args.seeds}; each seed is one run")

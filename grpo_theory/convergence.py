@@ -489,9 +489,9 @@ def check_history(history: list, n_prompts: int, *, too_short: str = "refuse", *
               if all("expected_reward" in h for h in history) else None)
     report = check_trajectories(steps, vals, reward=reward, **kw)
     if too_short == "refuse" and (n_tail := int(report.n_tail[0])) < MIN_TAIL_POINTS:
-        raise InvalidInputError(f"history: {n_tail} of its {len(history)} rows in the tail (steps {report.tail_start:g}-"
-                                f"{report.steps:g}), too few to judge: a verdict needs at least {MIN_TAIL_POINTS}; log "
-                                "more often or train longer (too_short='moving' reports it as moving, unchecked)")
+        raise InvalidInputError(f"history: {n_tail} of its {len(history)} rows in the tail (steps {report.tail_start:g}"
+                                f"-{report.steps:g}), too few to judge: a verdict needs {MIN_TAIL_POINTS} at least; "
+                                "log more often or train longer (too_short='moving' reports it as moving, unchecked)")
     return report
 
 

@@ -23,8 +23,9 @@ LEVELS = np.array([0.0, 1.0])
 
 
 # ------------------------------------------------------------------ (a) laws
-@pytest.mark.parametrize("log_w, shown", [(np.log([[0.5, 0.6]]), "row (0,) [-0.69"), (np.array([[np.nan, 0.0]]), "got nan"),
-                                          (np.array([[np.inf, 0.0]]), "got inf"), (np.log([[0.2, 0.2]]), "sum 0.4")])
+@pytest.mark.parametrize("log_w, shown", [(np.log([[0.5, 0.6]]), "row (0,) [-0.69"),
+                                          (np.array([[np.nan, 0.0]]), "got nan"), (np.array([[np.inf, 0.0]]), "got inf"),
+                                          (np.log([[0.2, 0.2]]), "sum 0.4")])
 @pytest.mark.parametrize("fn", [P.level_expectations, A.level_expectations, A.rloo_expectations,
                                 P.group_level_expectations])
 def test_a_log_law_that_is_not_one_is_refused_naming_log_w(fn, log_w, shown):
@@ -101,7 +102,7 @@ def _history(n: int) -> list[dict]:
 
 def test_a_history_whose_tail_is_too_short_is_refused_naming_the_minimum():
     # the tail is the steps >= 3 - 0.25 * 3 = 2.25: the last row only
-    with pytest.raises(InvalidInputError, match=rf"1 of its 3 rows in the tail.*at least {MIN_TAIL_POINTS}"):
+    with pytest.raises(InvalidInputError, match=rf"1 of its 3 rows in the tail.*needs {MIN_TAIL_POINTS} at least"):
         check_history(_history(3), 1)
 
 
@@ -223,7 +224,8 @@ def test_figures_resume_rebuilds_a_figure_drawn_by_other_code_or_an_edited_recor
     build.build_figures(tmp_path / "f", **kw)
     record = tmp_path / "f" / ".figures_inputs.json"
     for edit, why in [(lambda r: r["98"].update(code="0" * 16), "its code changed"),
-                      (lambda r: r["98"].update({"results/../t.csv": "x"}), "records 'results/../t.csv', which no figure")]:
+                      (lambda r: r["98"].update({"results/../t.csv": "x"}),
+                       "records 'results/../t.csv', which no figure")]:
         rec = json.loads(record.read_text())
         edit(rec)
         record.write_text(json.dumps(rec))
@@ -316,8 +318,8 @@ def test_the_logit_test_says_near_the_edge_only_near_an_edge():
     assert edge.status.tolist() == ["moving"] and "near the edge" in edge.reason(0)
 
 
-@pytest.mark.parametrize("pi, shown", [([0.5, 0.6], "whose sum is 1.1"), ([0.2, 0.3, 0.5], "one probability per "
-                                                                                          "output of the question (2)")])
+@pytest.mark.parametrize("pi, shown", [([0.5, 0.6], "whose sum is 1.1"),
+                                       ([0.2, 0.3, 0.5], "one probability per output of the question (2)")])
 def test_clamp_activity_takes_a_policy_of_the_question(pi, shown):
     from grpo_theory.integrations.mapping import clamp_activity
 
