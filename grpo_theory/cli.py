@@ -25,7 +25,7 @@ try:        # pandas and scipy take a second or two to load: Ctrl-C meanwhile is
     from . import _argtypes as check
     from . import _outlock, _validate
     from ._io import atomic_write_text, read_yaml
-    from .cli_options import check_study_options, read_by
+    from .cli_options import check_study_options, numerical_library_failure, read_by
     from .cli_runs import cmd_explain, cmd_predict
     from .cli_solve import cmd_solve
     from .errors import ExactEvaluationTooLarge, UnusedInputWarning
@@ -461,6 +461,9 @@ def _cli_message(exc: BaseException, output: str | None = None) -> str:
     text = " ".join(str(exc).split())
     if isinstance(exc, OSError) and exc.filename is None and exc.errno in check.WRITE_REFUSED and output:
         return f"cannot write {output}: {exc.strerror or text}"
+    if library := numerical_library_failure(exc):
+        return (f"the computation failed inside {library} ({text}): a limit of the solvers on this input, not an "
+                "error in it; please report the command line")
     if isinstance(exc, ExactEvaluationTooLarge):
         text = text.split("; use monte_carlo_preference")[0]
         text += ("; from the shell use --group-size inf (the large-G limit) or a smaller G; from Python, "

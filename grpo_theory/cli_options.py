@@ -57,3 +57,25 @@ def check_study_options(args, table: dict) -> None:
                                     "fewer, or drop --quick")
     if args.seeds and len(set(args.seeds)) != len(args.seeds):
         raise InvalidInputError(f"--seeds repeats a seed: {args.seeds}; each seed is one run")
+
+
+def numerical_library_failure(exc: BaseException) -> str | None:
+    """``'SciPy'`` or ``'NumPy'`` where a ``ValueError`` that is not the package's own was raised inside their
+    numerical routines (an integrator's or a factorisation's check of its array), where no input of the user is
+    read: the message ("array must not contain infs or NaNs") would read as a fault of the user's input."""
+    import re
+
+    from .errors import ExactEvaluationTooLarge, NoStationaryPolicy
+
+    if not isinstance(exc, ValueError) or isinstance(exc, (InvalidInputError, ExactEvaluationTooLarge,
+                                                           NoStationaryPolicy)):
+        return None
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    name = (tb.tb_frame.f_globals.get("__name__", "") if tb is not None else "")
+    if re.match(r"scipy\.(integrate|linalg)\b", name):
+        return "SciPy"
+    if re.match(r"numpy\.(linalg|lib\._function_base_impl)\b", name):
+        return "NumPy"
+    return None

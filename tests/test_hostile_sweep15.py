@@ -88,3 +88,28 @@ def test_a_trl_yaml_config_from_a_pipe_is_read_as_yaml():
         warnings.simplefilter("ignore")
         obj = read_trl_config(load_config_file("trl", _pipe("beta: 0.1\nnum_generations: 4\n"))).objective
     assert (obj.beta, obj.group_size) == (0.1, 4)
+
+
+def test_a_failure_inside_scipy_is_not_told_as_a_fault_of_the_input(tmp_path, capsys):
+    """``predict`` on graded counts at beta = 1e150 with verl's clamps: SciPy's "array must not contain infs or
+    NaNs" was printed as if the user's array held them; the line now says where it failed and whose it is."""
+    from grpo_theory.cli import main
+
+    samples = tmp_path / "graded.csv"
+    samples.write_text("prompt_id,count_0,count_0.5,count_1\na,3,2,5\nb,1,4,5\n")
+    code = main(["predict", str(samples), "--beta", "1e150", "--kl-value-clamp", "10", "--kl-log-ratio-clamp", "20",
+                 "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    if code == 0:
+        pytest.skip("the solvers now answer this input")
+    assert code == 2 and "not an error in it" in err and "please report" in err, err
+
+
+def test_the_package_own_value_errors_keep_their_message():
+    from grpo_theory.cli import _cli_message
+
+    assert _cli_message(InvalidInputError("beta must be positive, got -1")) == "beta must be positive, got -1"
+    try:
+        int("x")
+    except ValueError as exc:              # raised outside SciPy's and NumPy's numerical routines
+        assert "not an error in it" not in _cli_message(exc)
