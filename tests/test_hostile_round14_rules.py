@@ -388,3 +388,9 @@ def test_sweep_names_the_grids_out_that_out_replaces(capsys, tmp_path, monkeypat
     assert main(["sweep", "g.yaml", "--out", "x.csv", "--workers", "1", "--no-progress"]) == 0
     assert "the grid's out: 'mine.csv' is not used: --out 'x.csv' is" in capsys.readouterr().err
     assert (tmp_path / "x.csv").exists() and not (tmp_path / "mine.csv").exists()
+
+
+@pytest.mark.parametrize("log_w", ["ab", None, np.array([0.0])])
+def test_group_level_expectations_called_directly_names_a_bad_log_w(log_w):
+    with pytest.raises(InvalidInputError, match="log_w"):
+        P.group_level_expectations(LEVELS, log_w, OBJ)
