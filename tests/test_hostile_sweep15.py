@@ -113,3 +113,14 @@ def test_the_package_own_value_errors_keep_their_message():
         int("x")
     except ValueError as exc:              # raised outside SciPy's and NumPy's numerical routines
         assert "not an error in it" not in _cli_message(exc)
+
+
+def test_graded_rewards_print_no_zero_width_interval(tmp_path, capsys):
+    """Graded rewards carry no p_ref interval: the line printed ``0.7287 [0.7287, 0.7287]``, an interval of width 0."""
+    from grpo_theory.cli import main
+
+    samples = tmp_path / "r.csv"
+    samples.write_text("prompt_id,reward\na,1\na,0.5\na,0\n")
+    assert main(["predict", str(samples), "--beta", "0.5", "--out", str(tmp_path / "out")]) == 0
+    line = next(t for t in capsys.readouterr().out.splitlines() if "mean P(correct)" in t)
+    assert "no p_ref interval for graded rewards" in line and "[" not in line, line
