@@ -394,3 +394,18 @@ def test_sweep_names_the_grids_out_that_out_replaces(capsys, tmp_path, monkeypat
 def test_group_level_expectations_called_directly_names_a_bad_log_w(log_w):
     with pytest.raises(InvalidInputError, match="log_w"):
         P.group_level_expectations(LEVELS, log_w, OBJ)
+
+
+def test_steps_spanning_the_whole_double_range_are_judged_without_a_numpy_warning():
+    """Steps from -1e308 to 1e308: their difference overflows a double; the check is of order, not of differences,
+    and the line is fitted in the unit of the largest step."""
+    import warnings
+
+    from grpo_theory.convergence import check_trajectories
+
+    k = np.arange(30) * 1e305
+    t = np.concatenate([-1e308 + k, 0.971e308 + k])       # increasing; a step of 1.94e308, a span of 2e308: inf
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rep = check_trajectories(t, np.full(60, 0.5))
+    assert rep.status.tolist() == ["converged"]                                        # flat
