@@ -137,3 +137,12 @@ def test_the_entropy_bonus_direct_form_underflows_without_a_numpy_warning():
         # logit x = (1 + 0.5 logit 0.3)/1.5: the same closed form where nothing underflows
         want = 1 / (1 + math.exp(-(1 + 0.5 * math.log(0.3 / 0.7)) / 1.5))
         assert float(closed_form.binary_entropy(0.3, 0.5, 1.0, penalty="direct")) == pytest.approx(want, rel=1e-14)
+
+
+def test_solve_at_beta_zero_gives_the_shells_remedies(capsys):
+    """``solve --beta 0`` advised ``entropy_coef > 0`` (solve has no such option) and Python's ``with_points=False``."""
+    from grpo_theory.cli import main
+
+    assert main(["solve", "--pi-ref", "0.3", "0.7", "--rewards", "1", "0", "--beta", "0"]) == 2
+    err = capsys.readouterr().err
+    assert "--beta > 0" in err and "entropy_coef" not in err and "with_points" not in err, err
