@@ -124,3 +124,16 @@ def test_graded_rewards_print_no_zero_width_interval(tmp_path, capsys):
     assert main(["predict", str(samples), "--beta", "0.5", "--out", str(tmp_path / "out")]) == 0
     line = next(t for t in capsys.readouterr().out.splitlines() if "mean P(correct)" in t)
     assert "no p_ref interval for graded rewards" in line and "[" not in line, line
+
+
+def test_the_entropy_bonus_direct_form_underflows_without_a_numpy_warning():
+    """``logit x = (Delta + beta logit p)/(beta + c)`` = -250,000 for Delta = -0.5, beta = c = 1e-6: ``x`` is 0 in
+    doubles (e^-250000), and NumPy's "overflow encountered in exp" reached the caller."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert float(closed_form.binary_entropy(0.3, 1e-6, 1e-6, margin=-0.5, penalty="direct")) == 0.0
+        # logit x = (1 + 0.5 logit 0.3)/1.5: the same closed form where nothing underflows
+        want = 1 / (1 + math.exp(-(1 + 0.5 * math.log(0.3 / 0.7)) / 1.5))
+        assert float(closed_form.binary_entropy(0.3, 0.5, 1.0, penalty="direct")) == pytest.approx(want, rel=1e-14)
