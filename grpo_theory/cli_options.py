@@ -6,7 +6,7 @@ from __future__ import annotations
 import warnings
 
 from . import _validate
-from .errors import UnusedInputWarning
+from .errors import ExactEvaluationTooLarge, NoStationaryPolicy, UnusedInputWarning
 from .problem import InvalidInputError
 from .studies.protocol import QUICK_MAX_QUESTIONS
 
@@ -64,8 +64,6 @@ def numerical_library_failure(exc: BaseException) -> str | None:
     numerical routines (an integrator's or a factorisation's check of its array), where no input of the user is
     read: the message ("array must not contain infs or NaNs") would read as a fault of the user's input."""
     import re
-
-    from .errors import ExactEvaluationTooLarge, NoStationaryPolicy
 
     if not isinstance(exc, ValueError) or isinstance(exc, (InvalidInputError, ExactEvaluationTooLarge,
                                                            NoStationaryPolicy)):
