@@ -465,7 +465,7 @@ def _cli_message(exc: BaseException, output: str | None = None) -> str:
         return (f"the computation failed inside {library} ({text}): a limit of the solvers on this input, not an "
                 "error in it; please report the command line")
     if isinstance(exc, ExactEvaluationTooLarge):
-        text = text.split("; use monte_carlo_preference")[0]
+        text = text.split("; use ")[0]
         text += ("; from the shell use --group-size inf (the large-G limit) or a smaller G; from Python, "
                  "grpo_theory.preference.monte_carlo_preference gives an estimate with its standard error")
     elif isinstance(exc, OSError) and exc.filename is not None:

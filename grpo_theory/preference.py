@@ -247,6 +247,13 @@ def level_expectations(
         raise
 
 
+#: What an ExactEvaluationTooLarge advises (stationary_policy and stationary_points take no count limit: the large-G
+#: limit is the way out there; only a direct call of level_expectations takes max_count_vectors).
+_TOO_LARGE_ADVICE = ("; use group_size=math.inf (the large-G limit, exact: the stationary points approach it as "
+                     "O(1/G)) or a smaller G; monte_carlo_preference(...) estimates P_G with its standard error; a "
+                     "direct call of level_expectations takes a larger max_count_vectors")
+
+
 @checked(levels=numbers(ndim=1, nonempty=True, finite=True), log_w=numbers(), obj=OBJECTIVE,
          part=one_of('mean', 'positive', 'negative'), max_count_vectors=num(1, integer=True))
 def _group_arguments(levels, log_w, obj, *, part="mean", max_count_vectors=MAX_COUNT_VECTORS) -> None:
@@ -306,15 +313,12 @@ def group_level_expectations(levels: np.ndarray, log_w: np.ndarray, obj: Objecti
         if size > max_count_vectors:
             raise ExactEvaluationTooLarge(
                 f"exact P_G sums up to {size:,} count vectors in the window of a policy for G={G} and "
-                f"L={L} reward levels, over the limit max_count_vectors={max_count_vectors:,}; use "
-                "monte_carlo_preference(...) for an estimate with its standard error, or raise the limit")
+                f"L={L} reward levels, over the limit max_count_vectors={max_count_vectors:,}{_TOO_LARGE_ADVICE}")
         return multinomial_window_expectations(v, flat, obj, part).reshape(log_w.shape)
     if n_vec > max_count_vectors:
         raise ExactEvaluationTooLarge(
             f"exact P_G needs {n_vec:,} count vectors for G={G} and L={L} reward levels, over the "
-            f"limit max_count_vectors={max_count_vectors:,}; use monte_carlo_preference(...) for an "
-            "estimate with its standard error, or raise the limit"
-        )
+            f"limit max_count_vectors={max_count_vectors:,}{_TOO_LARGE_ADVICE}")
     key = (tuple(v.tolist()), G, obj.normalization, obj.std_ddof, obj.std_eps, obj.variance_eps, part)
     flat = log_w.reshape(-1, L)
     if L == 2 and G - 1 > SMALL_TOTAL and _TRUNCATE_BINOMIAL:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import math
 
+import numpy as np
 import pytest
 
 from grpo_theory import InvalidInputError, closed_form
@@ -90,19 +91,35 @@ def test_a_trl_yaml_config_from_a_pipe_is_read_as_yaml():
     assert (obj.beta, obj.group_size) == (0.1, 4)
 
 
-def test_a_failure_inside_scipy_is_not_told_as_a_fault_of_the_input(tmp_path, capsys):
-    """``predict`` on graded counts at beta = 1e150 with verl's clamps: SciPy's "array must not contain infs or
-    NaNs" was printed as if the user's array held them; the line now says where it failed and whose it is."""
+def test_a_failure_inside_scipy_is_not_told_as_a_fault_of_the_input():
+    """SciPy's "array must not contain infs or NaNs", raised inside its own routines (as it was from the solvers'
+    integrator at beta = 1e150 with verl's clamps), was printed as if the user's array held them; the line says
+    where it failed and whose it is."""
+    import scipy.linalg
+
+    from grpo_theory.cli import _cli_message
+
+    try:
+        scipy.linalg.lu_factor(np.array([[np.nan, 1.0], [1.0, 1.0]]))
+    except ValueError as exc:
+        msg = _cli_message(exc)
+    assert "not an error in it" in msg and "please report" in msg, msg
+
+
+def test_graded_counts_at_a_huge_beta_with_clamps_are_answered(tmp_path, capsys):
+    """The same predict that failed inside SciPy: at beta = 1e150 the stationary point is pi_ref to double
+    precision (the clamps do not bind there), so each prompt's prediction is its p_ref."""
     from grpo_theory.cli import main
 
     samples = tmp_path / "graded.csv"
     samples.write_text("prompt_id,count_0,count_0.5,count_1\na,3,2,5\nb,1,4,5\n")
     code = main(["predict", str(samples), "--beta", "1e150", "--kl-value-clamp", "10", "--kl-log-ratio-clamp", "20",
-                 "--out", str(tmp_path / "out")])
-    err = capsys.readouterr().err
-    if code == 0:
-        pytest.skip("the solvers now answer this input")
-    assert code == 2 and "not an error in it" in err and "please report" in err, err
+                 "--out", str(tmp_path / "out"), "--no-plots", "--no-progress"])
+    assert code == 0, capsys.readouterr().err
+    import pandas as pd
+
+    t = pd.read_csv(tmp_path / "out" / "predictions.csv")
+    np.testing.assert_allclose(t.pred, t.p_ref, rtol=1e-12)
 
 
 def test_the_package_own_value_errors_keep_their_message():

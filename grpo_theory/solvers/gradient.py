@@ -220,7 +220,7 @@ def note_residual(q: Question, obj: Objective, pi: np.ndarray, P: np.ndarray) ->
     if obj.regime_variant.is_reverse:
         with np.errstate(over="ignore", invalid="ignore"):  # a tiny beta: (P - pi P)/beta overflows, no residual
             return float(np.max(np.abs(pi * (1.0 - (P - pi @ P) / obj.beta) - q.pi_ref)))
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):   # log 0; P/beta past 1.8e308 at a tiny beta
         logits = np.log(q.pi_ref) + P / obj.beta
     target = np.exp(logits - logsumexp(logits))
     return float(np.max(np.abs(pi - target)))
