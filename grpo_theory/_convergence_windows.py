@@ -163,5 +163,6 @@ def time_unit(t: np.ndarray) -> float:
     """The unit the stationarity check measures steps in: 1.0, unless the span of ``t`` is beyond ``1e100`` or
     below ``1e-100`` (its squares would overflow or underflow a double), then the largest ``|t|``. The verdict, the
     drift and the spread do not depend on the unit; the slope per step is reported in the steps given."""
-    span = float(t[-1] - t[0])
+    with np.errstate(over="ignore"):                # steps from -1e308 to 1e308: a span of inf, measured in 1e308
+        span = float(t[-1] - t[0])
     return 1.0 if 1e-100 <= span <= 1e100 else float(np.max(np.abs(t)))

@@ -121,7 +121,8 @@ def log_law(*, ndim=None, base=None):
 
 
 def log_probabilities(*, ndim=None, base=None):
-    """A rule: ``base`` (default numbers), each of which is a log-probability (``<= 0`` or ``-inf``; never NaN or ``+inf``) when given
+    """A rule: ``base`` (default numbers), each of which is a log-probability (``<= 0`` or ``-inf``; never NaN or
+    ``+inf``) when given
     from outside the package, for logs that are not one law along an axis (an answer tree's ``log pi(c|v)`` of
     every edge, several nodes' laws side by side)."""
     base = numbers(ndim=ndim) if base is None else base

@@ -25,7 +25,7 @@ try:        # pandas and scipy take a second or two to load: Ctrl-C meanwhile is
     from . import _argtypes as check
     from . import _outlock, _validate
     from ._io import atomic_write_text, read_yaml
-    from .cli_options import check_study_options, read_by
+    from .cli_options import check_study_options, numerical_library_failure, read_by
     from .cli_runs import cmd_explain, cmd_predict
     from .cli_solve import cmd_solve
     from .errors import ExactEvaluationTooLarge, UnusedInputWarning
@@ -53,7 +53,7 @@ def _group_size(text: str) -> int | float:
     if value > MAX_EXACT_GROUP:
         raise argparse.ArgumentTypeError(
             f"group size {value:,} is above the exact path's limit of {MAX_EXACT_GROUP:,}; use --group-size inf (the "
-            "large-G limit, O(1/sqrt(G)) away)")
+            "large-G limit; the stationary points approach it as O(1/G))")
     return value
 
 
@@ -192,6 +192,8 @@ def _cmd_sweep(args) -> int:
         cases = cases_from_grid(grid)
     except InvalidInputError as exc:                    # name the file: the grid's problems are about it
         raise InvalidInputError(f"{args.grid}: {exc}") from None
+    if args.out and isinstance(grid.get("out"), str) and grid["out"] != args.out:
+        warnings.warn(f"the grid's out: {grid['out']!r} is not used: --out {args.out!r} is", UnusedInputWarning)
     out = args.out = args.out or (grid.get("out") if isinstance(grid.get("out"), str) else None) \
         or str(Path(args.grid).with_suffix(".csv"))
     try:
@@ -459,6 +461,9 @@ def _cli_message(exc: BaseException, output: str | None = None) -> str:
     text = " ".join(str(exc).split())
     if isinstance(exc, OSError) and exc.filename is None and exc.errno in check.WRITE_REFUSED and output:
         return f"cannot write {output}: {exc.strerror or text}"
+    if library := numerical_library_failure(exc):
+        return (f"the computation failed inside {library} ({text}): a limit of the solvers on this input, not an "
+                "error in it; please report the command line")
     if isinstance(exc, ExactEvaluationTooLarge):
         text = text.split("; use monte_carlo_preference")[0]
         text += ("; from the shell use --group-size inf (the large-G limit) or a smaller G; from Python, "

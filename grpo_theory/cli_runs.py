@@ -303,8 +303,11 @@ def _predict_from_args(args, kwargs):
 
 def _print_predict_summary(pr, paths: dict) -> None:
     s = pr.summary
-    print(f"  mean P(correct): {s['mean_p_ref']:.4f} -> {s['mean_pred']:.4f} "
-          f"[{s['mean_pred_lo']:.4f}, {s['mean_pred_hi']:.4f}]; mean KL(pi || pi_ref) {s['mean_kl_direct']:.4f}")
+    # graded rewards carry no p_ref interval (summary's interval_note): a bracket [x, x] would read as an exact one
+    band = (f"({s['interval_note']})" if s.get("interval_note")
+            else f"[{s['mean_pred_lo']:.4f}, {s['mean_pred_hi']:.4f}]")
+    print(f"  mean P(correct): {s['mean_p_ref']:.4f} -> {s['mean_pred']:.4f} {band}; "
+          f"mean KL(pi || pi_ref) {s['mean_kl_direct']:.4f}")
     flags = [f"{s[key]} {name}" for key, name in (("never_solved", "never solved"), ("bistable", "bistable"),
                                                    ("collapse", "collapse"), ("below_critical_beta",
                                                                               "below the clamp's critical beta"),

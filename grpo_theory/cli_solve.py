@@ -11,7 +11,8 @@ import numpy as np
 
 from ._validate import plain
 from .preference import n_count_vectors
-from .problem import InvalidInputError, Objective, Question, require_regularised
+from .errors import NoStationaryPolicy
+from .problem import InvalidInputError, Objective, Question
 from .solvers import ClassProblem, log_pooling, nash_equilibrium, stationary_points, stationary_policy
 from .solvers.baselines import NASH_MIN_BETA
 
@@ -159,7 +160,12 @@ def cmd_solve(args) -> int:
     q = _question_from_args(args)
     obj = Objective(beta=args.beta, group_size=args.group_size, std_ddof=args.std_ddof,
                     std_eps=args.std_eps)   # bad values fail here
-    require_regularised(obj, "solve --beta 0")            # no penalty: nothing stationary to solve for
+    if not obj.regularised:             # no penalty: nothing stationary to solve for; the shell's remedies, not Python's
+        raise NoStationaryPolicy(f"solve --beta 0: the objective {obj.describe()} is unregularised: with no KL "
+                                 "penalty there is no stationary policy in the interior (the expected gradient only "
+                                 "pushes mass to the best answers, so every run ends at a vertex); give --beta > 0 "
+                                 "(solve has no entropy bonus), or, for a finite run, `grpo-theory predict --measured "
+                                 "AFTER` (or `--fit STEP MEAN_REWARD`)")
     slow = _check_solve_cost(q, args.group_size)
     progress = None
     if slow:

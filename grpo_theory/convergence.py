@@ -78,8 +78,7 @@ import numpy as np
 
 from ._checks import (POSITIVE_COUNT, arr, broadcasts_to, checked, dataframe, function, has_columns, has_keys,
                       index_below, items, listed, num, one_of, optional, passed_to, same_length, text, texts, whole)
-from ._convergence_windows import CREEP_FRACTION, WINDOWS, chi2_quantile as _chi2_quantile, t_quantile as _t_quantile
-from ._convergence_windows import time_unit, window_tests
+from ._convergence_windows import CREEP_FRACTION, WINDOWS, chi2_quantile, t_quantile, time_unit, window_tests
 from .errors import InvalidInputError
 
 _TOL = num(0, finite=False)                 # a tolerance: 0 and inf switch a test's tolerance off
@@ -358,8 +357,8 @@ def check_trajectories(steps, values, *, se=None, tail: float = TAIL, alpha: flo
     if y.ndim == 1:
         y = y[:, None]
     if t.ndim != 1 or y.ndim != 2 or y.shape[0] != t.size or t.size < 2:
-        raise InvalidInputError(f"steps must be 1-d with one entry per row of values, got shapes {t.shape} and "
-                                f"{np.shape(values)}")
+        raise InvalidInputError(f"steps must be 1-d with one entry per row of values, at least 2 (a line is fitted), "
+                                f"got shapes {t.shape} and {np.shape(values)}")
     if not np.all(np.isfinite(y)):
         raise InvalidInputError("values must be finite")
     creep_tol = CREEP_FRACTION * drift_tol if creep_tol is None else float(creep_tol)
@@ -391,7 +390,7 @@ def check_trajectories(steps, values, *, se=None, tail: float = TAIL, alpha: flo
         moving = moving | logit["moving"]
     noise2 = s2[m].mean(0)
     excess = np.sqrt(np.maximum(spread ** 2 - noise2, 0.0))
-    oscill = ~moving & (excess > spread_tol) & (spread ** 2 > noise2 * _chi2_quantile(1 - alpha, dof) / dof)
+    oscill = ~moving & (excess > spread_tol) & (spread ** 2 > noise2 * chi2_quantile(1 - alpha, dof) / dof)
     status = np.where(moving, "moving", np.where(oscill, "oscillating", "converged")).astype(object)
     return _report(status, drift, drift_se, line["slope"] / unit, spread, yy.mean(0), np.full(P, n), n_eff,
                    start * unit, t, y, reward, logit, win)
@@ -416,7 +415,7 @@ def _tail_line(tt: np.ndarray, yy: np.ndarray, alpha: float, drift_tol: float) -
     drift = b * span
     drift_se = np.sqrt(ss / dof / sxx) * span
     spread = np.sqrt(ss / (n - 2))
-    significant = np.abs(drift) > _t_quantile(1 - alpha / 2, dof) * drift_se
+    significant = np.abs(drift) > t_quantile(1 - alpha / 2, dof) * drift_se
     moving = (significant | (np.abs(drift) > TREND_RATIO * spread)) & (np.abs(drift) > drift_tol)
     return dict(slope=b, drift=drift, drift_se=drift_se, spread=spread, n_eff=n_eff, dof=dof, moving=moving)
 
@@ -490,9 +489,9 @@ def check_history(history: list, n_prompts: int, *, too_short: str = "refuse", *
               if all("expected_reward" in h for h in history) else None)
     report = check_trajectories(steps, vals, reward=reward, **kw)
     if too_short == "refuse" and (n_tail := int(report.n_tail[0])) < MIN_TAIL_POINTS:
-        raise InvalidInputError(f"history: {n_tail} of its {len(history)} rows in the tail (steps {report.tail_start:g}-"
-                                f"{report.steps:g}), too few to judge: a verdict needs at least {MIN_TAIL_POINTS}; log "
-                                "more often or train longer (too_short='moving' reports it as moving, unchecked)")
+        raise InvalidInputError(f"history: {n_tail} of its {len(history)} rows in the tail (steps {report.tail_start:g}"
+                                f"-{report.steps:g}), too few to judge: a verdict needs {MIN_TAIL_POINTS} at least; "
+                                "log more often or train longer (too_short='moving' reports it as moving, unchecked)")
     return report
 
 
@@ -556,7 +555,8 @@ def report_columns(report, q: int) -> dict:
     if report is None:
         return dict(conv_status="unchecked", conv_drift=np.nan, conv_slope_per_100=np.nan, conv_spread=np.nan,
                     conv_drift_se=np.nan, prompt_largest_drop=np.nan, prompt_drop_step=np.nan,
-                    reward_largest_drop=np.nan, reward_drop_step=np.nan, steps_run=np.nan, conv_reason="")
+                    reward_largest_drop=np.nan, reward_drop_step=np.nan, steps_run=np.nan,
+                    conv_reason="unchecked: no convergence report (fewer than 2 logged rows, or none made)")
     return report.columns(q)
 
 

@@ -247,6 +247,12 @@ def level_expectations(
         raise
 
 
+@checked(levels=numbers(ndim=1, nonempty=True, finite=True), log_w=numbers(), obj=OBJECTIVE,
+         part=one_of('mean', 'positive', 'negative'), max_count_vectors=num(1, integer=True))
+def _group_arguments(levels, log_w, obj, *, part="mean", max_count_vectors=MAX_COUNT_VECTORS) -> None:
+    """The argument rules of :func:`group_level_expectations` given from outside the package (they check only)."""
+
+
 def group_level_expectations(levels: np.ndarray, log_w: np.ndarray, obj: Objective, *, part: str = "mean",
                              max_count_vectors: int = MAX_COUNT_VECTORS) -> np.ndarray:
     """:func:`level_expectations` of the group advantage (Eq. 2 with ``normalization``): its registry entry's
@@ -265,7 +271,9 @@ def group_level_expectations(levels: np.ndarray, log_w: np.ndarray, obj: Objecti
     max_count_vectors : int
         Likewise.
     """
-    if from_outside():
+    if from_outside():                  # level_expectations' rules; the registry's own calls are checked there
+        _group_arguments(levels, log_w, obj, part=part, max_count_vectors=max_count_vectors)
+        levels_and_weights(levels, log_w)
         check_law("log_w", log_w, log=True)
     v, unit, std_eps, variance_eps = _standardised_levels(tuple(np.asarray(levels, dtype=float).tolist()),
                                                           obj.normalization_variant.scales, obj.std_eps,

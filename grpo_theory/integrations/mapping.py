@@ -429,7 +429,8 @@ def load_config_file(framework: str, path) -> dict | list | str:
     if suffix in (".sh", ".bash", ".txt", ".cmd") or (suffix not in (".json", ".yaml", ".yml")
                                                        and looks_like_command(text)):
         return command_config(framework, text, source)
-    if suffix in (".yaml", ".yml"):
+    if suffix in (".yaml", ".yml") or (suffix != ".json" and text.strip() and text.lstrip()[0] not in "{["):
+        # a YAML file, or a file named without a suffix (a pipe: /dev/stdin, <(cmd)) that is no JSON object or list
         data = read_yaml(path, "config", "a YAML mapping of the trainer's fields")
     elif not text.strip():                              # JSON's own message: "Expecting value: line 1 column 1"
         raise InvalidInputError(f"{source} is empty; expected a JSON object of the trainer's fields")

@@ -162,7 +162,8 @@ def _same_job(rows: pd.DataFrame, done: Path, trainable: str, p_ref: np.ndarray)
     if got != [trainable]:
         raise InvalidInputError(f"{done} holds a finished job trained with trainable={got or 'not recorded'}; this run "
                                 f"trains {trainable!r}: give another output folder, or delete that file to rerun it")
-    old = rows["pi_ref"].to_numpy(dtype=float) if "pi_ref" in rows else np.full(len(p_ref), np.nan)
+    old = pd.to_numeric(rows["pi_ref"], errors="coerce").to_numpy(dtype=float) if "pi_ref" in rows else \
+        np.full(len(p_ref), np.nan)                          # text (an edited file) reads as NaN: not this model
     if old.shape != np.shape(p_ref) or not np.allclose(old, p_ref, rtol=1e-9, atol=0):
         raise InvalidInputError(f"{done} holds a finished job whose reference P(correct) per prompt is "
                                 f"{plain(old)[:120]}; this run's model gives {plain(p_ref)[:120]}: another model or "

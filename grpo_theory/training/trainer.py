@@ -48,6 +48,16 @@ def _truncate_log(path: Path, last_step: int) -> None:
     tmp.replace(path)
 
 
+def _close(a, b) -> bool:
+    """Whether two nested lists of probabilities agree within 1e-5 (a reference's float32 forward pass on another
+    device or thread count differs in its last digits; another model or task by far more)."""
+    try:
+        return np.shape(a) == np.shape(b) and bool(np.allclose(np.asarray(a, float), np.asarray(b, float), rtol=0,
+                                                               atol=1e-5))
+    except (TypeError, ValueError):
+        return False
+
+
 #: Config fields that say how a run is executed, not what it computes: a resume may change them.
 RUNTIME_FIELDS = ("device", "num_threads", "checkpoint_every")
 
@@ -290,8 +300,11 @@ class GRPOTrainer:
         now = json.loads(json.dumps(self._run_record()))
         diffs = [f"{k}: {stored['config'].get(k)!r} in the checkpoint's run, {v!r} now"
                  for k, v in now["config"].items() if k not in RUNTIME_FIELDS and stored["config"].get(k) != v]
-        diffs += [f"{k}: {stored.get(k)!r} in the checkpoint's run, {now[k]!r} now"[:300]
-                  for k in ("task", "reference_probs") if stored.get(k) != now[k]]
+        if stored.get("task") != now["task"]:
+            diffs.append(f"task: {stored.get('task')!r} in the checkpoint's run, {now['task']!r} now")
+        if not _close(stored.get("reference_probs"), now["reference_probs"]):     # float32 forward passes: 1e-5
+            diffs.append(f"reference_probs: {str(stored.get('reference_probs'))[:120]} in the checkpoint's run, "
+                         f"{str(now['reference_probs'])[:120]} now")
         if diffs:
             raise InvalidInputError(f"checkpoint {ckpt} is of another run ({'; '.join(diffs)}); resume with the same "
                                     "settings, or start afresh in another folder")
@@ -417,6 +430,8 @@ class GRPOTrainer:
         ``steps``): see :class:`TrainerConfig`."""
         if self.horizon >= cap:
             return False
+        if len(self.history) < 2:               # nothing to judge yet (a line needs two rows): train on
+            return True
         rep = self.check_convergence()
         return bool((rep.status == "moving").any()
                     or ((rep.status == "oscillating").any() and rep.tail_start < self.cfg.steps))
@@ -518,7 +533,7 @@ class GRPOTrainer:
         start = int(round(self.step * (1 - cfg.final_window)))
         kept = [w for s, w in zip(self.window_steps, self.window) if s > start]
         window = np.stack(kept) if kept else answer_probabilities(self.model, self.task)[None]
-        report = self.check_convergence() if self.history else None
+        report = self.check_convergence() if len(self.history) >= 2 else None     # one row: nothing to judge
         result = TrainResult(window, window.mean(0), batch_means_se(window), self.reference_probs,
                              time.perf_counter() - t0, self.step, self.history, report)
         if self.run_dir is not None:
