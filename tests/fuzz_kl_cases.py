@@ -724,7 +724,7 @@ def _euler_stays(q: Question, obj: Objective, pi: np.ndarray, rng, steps: int = 
     s = np.flatnonzero(pi > 0)
     theta = np.log(pi[s]) + 1e-4 * rng.standard_normal(s.size)
 
-    policy, flow = support_flow(lambda p: output_gradient(q, obj, p), s, q.n_outputs)
+    policy, flow = support_flow(gradient_evaluator(q, obj), s, q.n_outputs)       # output_gradient, set up once
 
     th0 = np.log(pi[s])
     proj = np.eye(s.size) - 1.0 / s.size                 # the softmax gauge (a common shift) removed

@@ -96,8 +96,9 @@ def test_bd0_takes_each_form_only_where_it_is_used_and_keeps_every_bit():
         log_w -= np.logaddexp.reduce(log_w)
         if trial % 5 == 0:
             log_w[rng.integers(L)] = rng.choice([-np.inf, np.nan, -700.0])
-        lo, hi = window_bounds(np.where(np.isfinite(log_w), log_w, -700.0), min(total, 120))
-        counts = box_count_vectors(min(total, 120), lo, hi).astype(float)
+        others = min(total, 120 if L < 4 else 50)          # the window's size only: the means are total's
+        lo, hi = window_bounds(np.where(np.isfinite(log_w), log_w, -700.0), others)
+        counts = box_count_vectors(others, lo, hi).astype(float)
         log_mean = math.log(total) + log_w
         if trial % 3 == 0:                                 # a batch of policies (log_multinomial_weights' form)
             log_mean = log_mean - np.abs(rng.normal(size=(3, 1, L))) * rng.choice([0.0, 400.0])
@@ -163,3 +164,25 @@ def test_gradient_and_preference_evaluators_are_the_per_call_functions_to_the_bi
                 assert _same(a, b), (q.n_outputs, obj.describe(), p, a, b)
                 compared += 1
     assert compared == 2 * len(_evaluator_cases()) * 11
+
+
+def test_the_full_space_end_flow_is_logit_flow_to_the_bit():
+    # solvers.full_space_end integrates logit_flow with the gradient set up once: the same field, and the same
+    # refusal of a trial point with a NaN logit
+    from grpo_theory.errors import InvalidInputError
+    from grpo_theory.solvers.full_space import FROZEN_GAP, logit_flow
+    from grpo_theory.solvers.full_space_end import _rhs
+
+    rng = np.random.default_rng(5)
+    for q, obj in _evaluator_cases()[::3]:
+        support = np.flatnonzero(q.pi_ref > 0)
+        rhs = _rhs(q, obj, support)
+        for scale in (0.5, 5.0, 800.0):                     # 800: an answer below FROZEN_GAP, held still
+            th = np.log(q.pi_ref[support]) + rng.normal(size=support.size) * scale
+            frozen = th - th.max() < FROZEN_GAP
+            expected = _outcome(lambda: np.where(frozen, 0.0, logit_flow(q, obj, np.where(
+                frozen, th.max() + FROZEN_GAP, th), support)))
+            assert _same(_outcome(rhs, th), expected), (obj.describe(), th)
+        th[0] = np.nan
+        with pytest.raises(InvalidInputError, match="theta must hold finite numbers"):
+            rhs(th)

@@ -60,6 +60,35 @@ def output_gradient(q: Question, obj: Objective, pi: np.ndarray) -> np.ndarray:
     return gradient_with_coefficient(q, obj, pi, kl.flow_coefficient)
 
 
+def policy_and_centred_gradient(q: Question, obj: Objective, theta: np.ndarray, support: np.ndarray,
+                                gradient=None) -> tuple[np.ndarray, np.ndarray]:
+    """``pi`` on ``support`` from its logits ``theta``, and ``g - E_pi g`` there: the flow on the output logits
+    (:func:`~grpo_theory.solvers.full_space.logit_flow`) is their product. Nothing is checked.
+
+    Parameters
+    ----------
+    q : Question
+        The question whose outputs ``support`` indexes.
+    obj : Objective
+        The objective of the gradient (any penalty, estimator and placement).
+    theta : numpy.ndarray, shape (S,)
+        Finite logits of the answers of ``support``.
+    support : numpy.ndarray, shape (S,)
+        Distinct output indices (an integer array); the other answers are at mass 0.
+    gradient : callable, optional
+        ``pi -> g`` of ``q`` and ``obj`` (:func:`gradient_evaluator`'s); by default :func:`output_gradient`.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ``pi`` and ``g - E_pi g`` on ``support``.
+    """
+    pi = np.zeros(q.n_outputs)
+    pi[support] = np.exp(theta - logsumexp(theta))
+    g = (output_gradient(q, obj, pi) if gradient is None else gradient(pi))[support]
+    return pi[support], g - pi[support] @ g
+
+
 @checked(q=QUESTION, obj=OBJECTIVE)
 def gradient_evaluator(q: Question, obj: Objective):
     """``pi -> output_gradient(q, obj, pi)`` with the per-call set-up done once, for a flow's hundreds of calls.
