@@ -92,7 +92,8 @@ def calibration_split(size: int, *, seed: int = 0, fraction: float = 0.5) -> np.
         ``True`` where the prompt is fitted on.
     """
     if size < 2:
-        raise InvalidInputError(f"a calibration split needs at least 2 measured prompts, got {size}")
+        raise InvalidInputError(f"size = {size}: a calibration split needs at least 2 measured prompts (one to fit, "
+                                "one to calibrate)")
     if not 0 < fraction < 1:
         raise InvalidInputError(f"fraction must lie in (0, 1), got {fraction!r}")
     n_cal = min(size - 1, max(1, int(round(fraction * size))))

@@ -18,6 +18,8 @@ from typing import Protocol
 
 import numpy as np
 
+from .._checks import MAX_STEPS, checked, num
+from .._laws import from_outside
 from .._numerics import optimize
 from ..errors import InvalidInputError
 from .gradient import output_gradient
@@ -312,6 +314,11 @@ def dedupe(points: list[StationaryPoint], tol: float = 1e-7) -> list[StationaryP
     return kept
 
 
+@checked(center=num(), lo=num(), hi=num(), n=num(2, MAX_STEPS, integer=True), scale=num(0, low_open=True))
+def _sinh_grid_arguments(center, lo, hi, n, scale) -> None:
+    """:func:`sinh_grid`'s argument rules for a call from outside the package (finite ends, 2 to MAX_STEPS points)."""
+
+
 def sinh_grid(center: float, lo: float, hi: float, n: int, scale: float = 0.02) -> np.ndarray:
     """Grid on [lo, hi], dense (spacing ~ scale * dt) near ``center``, geometric far away.
 
@@ -336,6 +343,10 @@ def sinh_grid(center: float, lo: float, hi: float, n: int, scale: float = 0.02) 
     >>> sinh_grid(0.0, -100.0, 100.0, 5).round(3).tolist()     # middle points: 0.02 sinh(asinh(5000)/2)
     [-100.0, -1.0, 0.0, 1.0, 100.0]
     """
+    if from_outside():                  # the searches' own grids are not checked again (no cost, no number moves)
+        _sinh_grid_arguments(center, lo, hi, n, scale)
+        if not lo < hi:
+            raise InvalidInputError(f"sinh_grid needs lo < hi (the grid's ends), got lo = {lo!r}, hi = {hi!r}")
     center = min(max(center, lo), hi)
     t = np.linspace(np.arcsinh((lo - center) / scale), np.arcsinh((hi - center) / scale), n)
     z = center + scale * np.sinh(t)
