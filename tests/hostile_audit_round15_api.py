@@ -1058,6 +1058,150 @@ def reward_scale_cases() -> list[dict]:
     return out
 
 
+def graded_cases() -> list[dict]:
+    import pandas as pd
+
+    from grpo_theory import Objective
+    from grpo_theory.predict import predict, samples_from_counts
+
+    G_ = "API: predict on graded rewards (the stationary law over levels) and Prediction.pass_at, against the reference"
+    out = []
+    rows = [  # (levels, counts per level, G, penalty, beta)
+        ([0.0, 0.5, 1.0], [3, 3, 4], 2, "reverse", 0.5), ([0.0, 0.5, 1.0], [1, 8, 1], 3, "reverse", 0.3),
+        ([0.0, 0.25, 0.5, 1.0], [2, 2, 2, 4], 2, "direct", 0.4), ([-1.0, 0.0, 2.0], [5, 1, 4], 4, "reverse", 1.0),
+        ([0.0, 0.1, 0.9], [10, 1, 1], 2, "reverse", 0.05), ([0.0, 0.5, 1.0], [100, 1, 1], 3, "direct", 0.8),
+        ([1.0, 2.0, 3.0], [1, 1, 1], 2, "reverse", 2.0), ([0.0, 0.3, 0.6, 1.0], [4, 3, 2, 1], 3, "reverse", 0.6),
+    ]
+    for levels, counts, G, pen, beta in rows:
+        n = sum(counts)
+        pr = [c / n for c in counts]
+        df = pd.DataFrame({"prompt_id": ["q"] * n, "reward": [lv for lv, c in zip(levels, counts) for _ in range(c)]})
+
+        def chk(v, levels=levels, pr=pr, G=G, pen=pen, beta=beta):
+            r = v.table.iloc[0]
+            pi = [float(r[f"pred_r={lv:g}"]) for lv in levels]
+            P = ref.enum_pg(pi, ref.det_laws(levels), G)
+            res = ref.kkt_residual(pi, pr, P, beta) if pen == "reverse" else ref.direct_residual(pi, pr, P, beta)
+            if not res < 1e-8:
+                return f"rest residual {res:.3g} at {pi}"
+            end = ref.rk4_flow(pr, ref.det_laws(levels), G, beta, 300.0, dt=0.1, penalty=pen)
+            bad = ref.close(pi, end, 0, 1e-3)
+            if bad is not True:
+                return f"not the flow's end: {bad}"
+            mr = math.fsum(p * lv for p, lv in zip(pi, levels))
+            kd = math.fsum(p * math.log(p / q) for p, q in zip(pi, pr) if p > 0)
+            return ref.close([r["mean_reward_after"], r["kl_direct"]], [mr, kd], 1e-9, 1e-15)
+        out.append(_ok(G_, f"graded levels {levels} counts {counts} {pen} G={G} beta={beta}: pred_r = the rest (Eq. 11 / "
+                           "direct), the flow's end; mean reward and KL", lambda df=df, G=G, pen=pen, beta=beta:
+                       predict(df, Objective(beta=beta, group_size=G, penalty=pen)), chk))
+    for k in (1, 3, 64, 10 ** 6):
+        def chk2(v, k=k):
+            t = v.pass_at(k)
+            x = ref.eq14(0.3, 0.5)
+            want = 1 - (1 - x) ** k
+            col = [c for c in t.columns if str(c).startswith("pass@") and str(c).endswith("_after")]
+            got = float(t[col[0]].iloc[0]) if col else float(t["after"].iloc[0])
+            return ref.close(got, want, 1e-9, 1e-15)
+        out.append(_ok(G_, f"Prediction.pass_at({k}) of n=10 c=3 beta=0.5: 1 - (1 - x)^k at Eq. 14", lambda:
+                       predict(samples_from_counts([10], [3]), Objective(beta=0.5)), chk2))
+    for k, names in [(0, ["k"]), (-2, ["k"]), (2.5, ["k"]), ("8", ["k"])]:
+        out.append(_err(G_, f"Prediction.pass_at({k!r})", lambda k=k: predict(samples_from_counts([10], [3]),
+                                                                             Objective(beta=0.5)).pass_at(k), names))
+    return out
+
+
+def predict_helper_cases() -> list[dict]:
+    from grpo_theory import Objective
+    from grpo_theory.convergence import largest_drop
+    from grpo_theory.predict import sampling_floor, unbiased_pass_at_k, zero_limit
+    from grpo_theory.predict.calibrate import clock_from_mean_reward, start_logits
+    from grpo_theory.predict.conformal import calibration_split, jeffreys_logit
+    from grpo_theory.predict.coupled import check_kernel, time_grid
+    from grpo_theory.predict.intervals import binomial_interval, pass_at_k
+
+    G_ = "API: predict's helpers against their formulas, and with bad arguments"
+    out = []
+    for n, c, k in [(10 ** 12, 1, 10 ** 6), (50, 49, 2), (5, 0, 5), (2 ** 40, 2 ** 39, 3), (1000, 500, 999)]:
+        want = ref.pass_at_k(n, c, k)
+        out.append(_ok(G_, f"unbiased_pass_at_k(n={n}, c={c}, k={k}) = 1 - C(n-c,k)/C(n,k)",
+                       lambda n=n, c=c, k=k: unbiased_pass_at_k(n, c, k),
+                       lambda v, want=want: ref.close(float(np.asarray(v).ravel()[0]), want, 1e-9, 1e-15)))
+    for x, k in [(1e-12, 10 ** 6), (0.5, 1), (1 - 1e-12, 3)]:
+        want = -math.expm1(k * math.log1p(-x))
+        out.append(_ok(G_, f"pass_at_k(x={x!r}, k={k}) = 1 - (1 - x)^k (no cancellation)", lambda x=x, k=k: pass_at_k(x, k),
+                       lambda v, want=want: ref.close(float(np.asarray(v).ravel()[0]), want, 1e-10)))
+    for c, n, method in [(3, 12, "jeffreys"), (3, 12, "wilson"), (999, 1000, "jeffreys"), (1, 10 ** 9, "wilson")]:
+        want = ref.jeffreys(c, n) if method == "jeffreys" else _wilson_ref(c, n)
+        out.append(_ok(G_, f"binomial_interval({c}, {n}, method={method!r})", lambda c=c, n=n, method=method:
+                       binomial_interval(c, n, method=method),
+                       lambda v, want=want: ref.close([float(np.asarray(v[0]).ravel()[0]), float(np.asarray(v[1]).ravel()[0])],
+                                                      want, 1e-9, 1e-15)))
+    for n, c in [(10, 0), (10, 10), (7, 3)]:
+        want = ref.logit((c + 0.5) / (n + 1)) if c in (0, n) else ref.logit(c / n)
+        out.append(_ok(G_, f"start_logits(n={n}, c={c})", lambda n=n, c=c: start_logits([n], [c]),
+                       lambda v, want=want: ref.close(float(np.asarray(v).ravel()[0]), want, 1e-12)))
+        wj = ref.logit((c + 0.5) / (n + 1))
+        out.append(_ok(G_, f"jeffreys_logit(k={c}, m={n})", lambda n=n, c=c: jeffreys_logit(c, n),
+                       lambda v, want=wj: ref.close(float(np.asarray(v).ravel()[0]), want, 1e-12)))
+    # E|Bin(m, q)/m - q| by exact summation
+    for q, m in [(0.3, 10), (0.5, 1), (1e-9, 100)]:
+        want = math.fsum(math.comb(m, j) * q ** j * (1 - q) ** (m - j) * abs(j / m - q) for j in range(m + 1))
+        out.append(_ok(G_, f"sampling_floor(q={q}, m={m}) = E|Bin(m, q)/m - q|", lambda q=q, m=m: sampling_floor([q], [m]),
+                       lambda v, want=want: ref.close(float(v), want, 1e-10, 1e-15)))
+    for beta, G in [(0.25, 2), (1.5, 2), (0.5, INF)]:
+        want = max(1 - beta, 0.0) if G == 2 else 1.0          # Eq. 14 at p -> 0+; Eq. 15 is discontinuous at 0, -> 1/(1+b^2)?
+        if G == INF:
+            want = 1 / (1 + beta * beta)                       # Eq. 15 at p = 0+: (1 + 1)/(2 (1 + b^2))
+        out.append(_ok(G_, f"zero_limit(beta={beta}, G={G}) = x(0+)", lambda beta=beta, G=G:
+                       zero_limit(Objective(beta=beta, group_size=G)),
+                       lambda v, want=want: ref.close(float(v), want, 1e-9, 1e-15)))
+    out.append(_either(G_, "zero_limit(Objective(beta=0.5), rewards=(0, 1)) (the 'correct' class is the worse): x(0+) = 0, "
+                           "or refused naming rewards", lambda: zero_limit(Objective(beta=0.5), rewards=(0.0, 1.0)),
+                       lambda v: ref.close(float(v), 0.0, 0, 1e-12), ["rewards"]))
+    t = np.array([0.0, 1.0, 2.0, 3.0])
+    path = np.array([[0.1], [0.3], [0.5], [0.7]])          # shape (T, N): one prompt
+    out.append(_ok(G_, "clock_from_mean_reward(one prompt rising linearly 0.1 .. 0.7, mean 0.4) = 1.5",
+                   lambda: clock_from_mean_reward(t, path, 0.4), lambda v: ref.close(float(v), 1.5, 1e-6)))
+    out.append(_ok(G_, "largest_drop(steps 0..5, values [1, 3, 2, 5, 0.5, 4]) = 4.5 (from 5 at step 3 to 0.5 at step 4)",
+                   lambda: largest_drop([0, 1, 2, 3, 4, 5], [1, 3, 2, 5, 0.5, 4]),
+                   lambda v: ref.close(float(getattr(v, "size", getattr(v, "drop", np.nan))), 4.5, 1e-12)))
+    for lab, call, names in [
+        ("unbiased_pass_at_k(n=5, c=6, k=1) (c > n)", lambda: unbiased_pass_at_k(5, 6, 1), ["6"]),
+        ("unbiased_pass_at_k(n=5, c=2, k=0)", lambda: unbiased_pass_at_k(5, 2, 0), ["k"]),
+        ("pass_at_k(x=1.5, k=2)", lambda: pass_at_k(1.5, 2), ["1.5"]),
+        ("binomial_interval(3, 12, level=0.0)", lambda: binomial_interval(3, 12, level=0.0), ["level"]),
+        ("binomial_interval(3, 12, method='clopper')", lambda: binomial_interval(3, 12, method="clopper"), ["clopper"]),
+        ("start_logits(n=[0], c=[0])", lambda: start_logits([0], [0]), ["n"]),
+        ("jeffreys_logit(k=5, m=3) (k > m)", lambda: jeffreys_logit(5, 3), ["5"]),
+        ("calibration_split(size=1)", lambda: calibration_split(1), ["size"]),
+        ("calibration_split(size=10, fraction=1.5)", lambda: calibration_split(10, fraction=1.5), ["fraction"]),
+        ("time_grid(t_max=-1)", lambda: time_grid(-1.0), ["t_max"]),
+        ("time_grid(n=10**10) (would not fit)", lambda: time_grid(n=10 ** 10), ["n"]),
+        ("time_grid(t_min=0)", lambda: time_grid(t_min=0.0), ["t_min"]),
+        ("check_kernel(a non-symmetric 2x2, n=2)", lambda: check_kernel(np.array([[1.0, 0.5], [0.0, 1.0]]), 2), ["symmetric"]),
+        ("check_kernel(an indefinite 2x2 [[1, 2], [2, 1]])", lambda: check_kernel(np.array([[1.0, 2.0], [2.0, 1.0]]), 2),
+         ["semi-definite"]),
+        ("check_kernel(a 3x3 for n=2)", lambda: check_kernel(np.eye(3), 2), ["3"]),
+        ("sampling_floor(q=[0.3], m=[0])", lambda: sampling_floor([0.3], [0]), ["m"]),
+        ("sampling_floor(q=[0.3], m=[10**9]) (an exact sum of 10^9 terms)", lambda: sampling_floor([0.3], [10 ** 9]), ["m"]),
+        ("clock_from_mean_reward(mean 0.9, never reached)", lambda: clock_from_mean_reward(t, path, 0.9), ["0.9"]),
+        ("largest_drop(steps and values of different lengths)", lambda: largest_drop([0, 1, 2], [1.0, 2.0]), ["values"]),
+    ]:
+        out.append(_err(G_, lab, call, names))
+    return out
+
+
+def _wilson_ref(c, n, level=0.95):
+    from scipy.stats import norm
+
+    z = norm.ppf(1 - (1 - level) / 2)
+    p = c / n
+    den = 1 + z * z / n
+    mid = (p + z * z / (2 * n)) / den
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
+    return max(mid - half, 0.0), min(mid + half, 1.0)
+
+
 def pd_int(vals):
     import pandas as pd
 
@@ -1068,4 +1212,5 @@ def all_api_cases() -> list[dict]:
     return (pg_cases() + binary_extreme_cases() + finite_g_cases() + family_cases() + multi_output_cases()
             + pooling_cases() + dynamics_cases() + tree_cases() + dtype_cases() + least_named_cases()
             + predict_api_cases() + binomial_form_cases() + all_points_cases() + monte_carlo_cases() + reader_api_cases()
-            + kl_and_closed_cases() + reward_scale_cases())
+            + kl_and_closed_cases() + reward_scale_cases() + graded_cases()
+            + predict_helper_cases())

@@ -248,12 +248,18 @@ def k3(lr):
 
 # ---------------------------------------------------------------- counts
 def pass_at_k(n, c, k):
+    """``1 - C(n - c, k)/C(n, k)`` (None where ``k > n``), the ratio as a product of ``min(c, k)`` factors
+    ``C(n-c, k)/C(n, k) = prod_{i<c} (1 - k/(n - i)) = prod_{j<k} (1 - c/(n - j))`` summed in logs with ``log1p``
+    (exact integers up to 2^53; no ``lgamma`` of huge arguments, whose rounding is ~1e-3 at 1e12)."""
     if k > n:
         return None
     if n - c < k:
         return 1.0
-    return 1.0 - math.exp(math.lgamma(n - c + 1) - math.lgamma(n - c - k + 1) - math.lgamma(n + 1)
-                          + math.lgamma(n - k + 1))
+    if c <= k:
+        s = math.fsum(math.log1p(-k / (n - i)) for i in range(c))
+    else:
+        s = math.fsum(math.log1p(-c / (n - j)) for j in range(k))
+    return -math.expm1(s)
 
 
 def jeffreys(c, n, level=0.95):
