@@ -170,8 +170,8 @@ def arr(low=None, high=None, *, low_open=False, high_open=False, integer=False, 
         a = float_array(name, value, low=low, high=high, low_open=low_open, high_open=high_open,
                         integer=integer, finite=finite)
         _shape(name, value, a, ndim, nonempty)
-        if increasing and np.any(~(np.diff(a.ravel()) > 0)):
-            i = int(np.flatnonzero(~(np.diff(a.ravel()) > 0))[0])
+        if increasing and np.any(~(a.ravel()[1:] > a.ravel()[:-1])):        # no difference taken: it may overflow
+            i = int(np.flatnonzero(~(a.ravel()[1:] > a.ravel()[:-1]))[0])
             raise InvalidInputError(f"{name} must be strictly increasing, got {name}[{i}] = {a.ravel()[i]:g} then "
                                     f"{name}[{i + 1}] = {a.ravel()[i + 1]:g}: {_shown(value)}")
         values, counts = np.unique(a, return_counts=True) if distinct else (a, np.ones(1))

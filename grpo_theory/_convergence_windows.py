@@ -143,3 +143,26 @@ def window_tests(tt: np.ndarray, yy: np.ndarray, *, alpha: float, drift_tol: flo
         left = np.where(ratio < 1, last * ratio / (1 - ratio), np.inf)
     creeping = one_signed & (np.abs(line_drift) > creep_tol) & (left > creep_tol)
     return dict(means=m, shift=delta, shift_se=se, shifted=shifted, creeping=creeping)
+
+
+def t_quantile(p: float, dof: np.ndarray) -> np.ndarray:
+    """Student's ``t`` quantile ``t_p(dof)`` (SciPy, imported on first use)."""
+    from scipy.stats import t as student_t
+
+    return student_t.ppf(p, dof)
+
+
+def chi2_quantile(p: float, dof: np.ndarray) -> np.ndarray:
+    """The ``chi2_p(dof)`` quantile (SciPy, imported on first use)."""
+    from scipy.stats import chi2
+
+    return chi2.ppf(p, dof)
+
+
+def time_unit(t: np.ndarray) -> float:
+    """The unit the stationarity check measures steps in: 1.0, unless the span of ``t`` is beyond ``1e100`` or
+    below ``1e-100`` (its squares would overflow or underflow a double), then the largest ``|t|``. The verdict, the
+    drift and the spread do not depend on the unit; the slope per step is reported in the steps given."""
+    with np.errstate(over="ignore"):                # steps from -1e308 to 1e308: a span of inf, measured in 1e308
+        span = float(t[-1] - t[0])
+    return 1.0 if 1e-100 <= span <= 1e100 else float(np.max(np.abs(t)))

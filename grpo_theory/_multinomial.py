@@ -56,12 +56,33 @@ def bd0(x: np.ndarray, log_mean: np.ndarray) -> np.ndarray:
     """
     with np.errstate(under="ignore"):
         mean = np.exp(log_mean)
+    loaders = mean > 1e-280
+    # each form only where it is used, by the same operations on the same entries (a flow of 3 levels at
+    # G = 1000 with a level below 1e-280 spent a fifth of its time here computing both forms everywhere)
+    if loaders.all():
+        out = _loader_form(x, mean)
+    elif not loaders.any():
+        out = _plain_form(x, mean, log_mean)
+    elif mean.ndim == 1:                               # one mean per level (column): each column its form
+        out = np.empty(np.broadcast_shapes(x.shape, mean.shape))
+        for cols, form in ((np.flatnonzero(loaders), _loader_form), (np.flatnonzero(~loaders), _plain_form)):
+            out[..., cols] = form(x[..., cols], mean[cols], log_mean[cols])
+    else:
+        out = np.where(loaders, _loader_form(x, mean), _plain_form(x, mean, log_mean))
+    return np.where(x == 0, mean, out)
+
+
+def _loader_form(x: np.ndarray, mean: np.ndarray, log_mean: np.ndarray | None = None) -> np.ndarray:
+    """:func:`bd0` as ``M [(1+d) log1p(d) - d]``, ``d = (x - M)/M`` (``log_mean`` not used)."""
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         d = (x - mean) / mean
-        loader = mean * ((1.0 + d) * np.log1p(d) - d)
-        plain = x * (np.log(np.where(x > 0, x, 1.0)) - log_mean) + mean - x
-    out = np.where(mean > 1e-280, loader, plain)
-    return np.where(x == 0, mean, out)
+        return mean * ((1.0 + d) * np.log1p(d) - d)
+
+
+def _plain_form(x: np.ndarray, mean: np.ndarray, log_mean: np.ndarray) -> np.ndarray:
+    """:func:`bd0` as ``x (log x - log M) + M - x``."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return x * (np.log(np.where(x > 0, x, 1.0)) - log_mean) + mean - x
 
 
 #: Up to this many other group members the plain gammaln/matmul form of the log weights

@@ -73,8 +73,14 @@ def as_floats(name: str, value) -> np.ndarray:
     object's message is quoted)."""
     if value.__class__ is np.ndarray and value.dtype.kind in "fiu" and value.dtype.itemsize <= 8:
         return np.asarray(value, dtype=float)   # the solvers' own arrays: nothing to refuse, no second look
+    if isinstance(value, memoryview) and value.format not in ("B", "b", "c"):
+        try:                                    # a typed buffer (format 'd', 'i', ...): the numbers it holds
+            value = np.asarray(value)
+        except (TypeError, ValueError):         # a struct or other layout NumPy cannot read: refused below
+            pass
     if isinstance(value, (str, bytes, bytearray, memoryview, bool, np.bool_)) or value is None:
-        raise InvalidInputError(f"{name} must be a number or an array of numbers, got {_kind(value)}")
+        bytes_view = " (a view of bytes: give np.frombuffer(view, dtype=...))" if isinstance(value, memoryview) else ""
+        raise InvalidInputError(f"{name} must be a number or an array of numbers, got {_kind(value)}{bytes_view}")
     if isinstance(value, (np.timedelta64, np.datetime64)) or getattr(getattr(value, "dtype", None), "kind", "") \
             in ("m", "M"):
         shown = repr(value) if np.ndim(value) == 0 else plain(value)

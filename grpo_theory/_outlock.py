@@ -134,14 +134,14 @@ def _busy(path, what: str, lock: Path, owner: str, tail: str) -> str:
             f"{tail}; wait for that run to finish, or give another file")
 
 
-def show_notes(prefix: str) -> None:
-    """Show each :class:`StaleLockWarning` as one line ``prefix + message`` on the standard error from now on, other
-    warnings as before; for the command line, which calls it inside ``warnings.catch_warnings()`` (that restores the
-    previous display on leaving)."""
-    shown = warnings.showwarning
+def show_notes(prefix: str, categories: tuple = ()) -> None:
+    """Show each :class:`StaleLockWarning` (or warning of ``categories`` when given) as one line ``prefix + message``
+    on the standard error from now on, other warnings as before; for the command line, which calls it inside
+    ``warnings.catch_warnings()`` (that restores the previous display on leaving)."""
+    shown, categories = warnings.showwarning, tuple(categories) or (StaleLockWarning,)
 
     def show(message, category, filename, lineno, file=None, line=None):
-        if issubclass(category, StaleLockWarning):
+        if issubclass(category, categories):
             print(f"{prefix}{message}", file=sys.stderr)
         else:
             shown(message, category, filename, lineno, file, line)

@@ -248,10 +248,16 @@ def _loops(p) -> bool:
     return False
 
 
+#: What each pipe read in this process held, by ``(st_dev, st_ino)``: a pipe gives its bytes once, and a config read
+#: first for its format and then by its reader (``explain --framework verl /dev/stdin``) is read twice.
+_PIPE_BYTES: dict[tuple[int, int], bytes] = {}
+
+
 def read_bytes(path, what: str, *, max_bytes: int) -> bytes:
     """The bytes of ``path`` (a regular file, or a pipe with a writer: ``<(cmd)``, ``/dev/stdin``), at most
     ``max_bytes``; never blocks on a FIFO nothing writes to and never reads a device (``/dev/zero`` has no end):
-    those, sockets and unreadable files are an InvalidInputError naming ``what`` and the file."""
+    those, sockets and unreadable files are an InvalidInputError naming ``what`` and the file. A pipe read to its
+    end already in this process gives the same bytes again."""
     p = str(path)
     try:
         fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
@@ -264,11 +270,15 @@ def read_bytes(path, what: str, *, max_bytes: int) -> bytes:
             if size > max_bytes:
                 raise InvalidInputError(f"{what} {p!r} is {size:,} bytes, over the limit of {max_bytes:,}")
         elif stat.S_ISFIFO(mode):
+            st = os.fstat(fd)
+            pipe = (st.st_dev, st.st_ino)
             try:
                 first = os.read(fd, 65536)
             except BlockingIOError:        # a writer is there, nothing written yet: wait for it
                 first = None
             else:
+                if not first and pipe in _PIPE_BYTES:     # read to its end before: the same bytes
+                    return _PIPE_BYTES[pipe]
                 if not first:
                     raise InvalidInputError(f"{what} {p!r} is a FIFO (named pipe) that nothing writes to; give a "
                                             "file, or start the writer first")
@@ -289,7 +299,10 @@ def read_bytes(path, what: str, *, max_bytes: int) -> bytes:
         os.close(fd)
     if total > max_bytes:                  # a file that grew, or a pipe: stat did not know its size
         raise InvalidInputError(f"{what} {p!r} is over the limit of {max_bytes:,} bytes")
-    return b"".join(chunks)
+    data = b"".join(chunks)
+    if stat.S_ISFIFO(mode):
+        _PIPE_BYTES[pipe] = data
+    return data
 
 
 def check_structure(obj, source: str, *, max_depth: int = MAX_DEPTH, max_items: int = MAX_ITEMS):
@@ -391,9 +404,12 @@ def csv_records(text: str, source: str) -> list[tuple[int, dict]]:
 
 def given_options(argv, options) -> list[str]:
     """The options among ``options`` that the command line ``argv`` gives (in full, as ``--opt=value``, or
-    abbreviated to a prefix only one of ``options`` has, as argparse takes them), each once, in order."""
+    abbreviated to a prefix only one of ``options`` has, as argparse takes them), each once, in order. A bare
+    ``--`` ends the options, as for argparse: what follows it is positional (``-- --s.csv`` names a file)."""
     found = []
     for token in argv:
+        if str(token) == "--":
+            break
         name = str(token).split("=")[0]
         if not name.startswith("--"):
             continue

@@ -77,6 +77,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ._laws import check_law, from_outside, law, log_law, log_probabilities
 from ._checks import (OBJECTIVE, arr, at_most, checked, levels_and_weights, ndarray, num, numbers, on_failure, one_of,
                       optional)
 from ._numerics import log_factorial
@@ -192,7 +193,7 @@ def entropy_logit_bounds(z_ref: float, penalty_bounds: tuple[float, float], delt
     return (lo if math.isfinite(lo) else -cap), (hi if math.isfinite(hi) else cap)
 
 
-@checked(log_cond=ndarray(), node_weight=ndarray(), obj=OBJECTIVE)
+@checked(log_cond=log_probabilities(base=ndarray()), node_weight=ndarray(), obj=OBJECTIVE)
 def node_entropy_slope(log_cond: np.ndarray, node_weight: np.ndarray, obj: Objective) -> np.ndarray:
     r"""The entropy bonus's part of ``g_v(c)`` on an answer tree: ``-c_H Wbar(v) (log pi(c|v) + 1)``.
 
@@ -208,7 +209,7 @@ def node_entropy_slope(log_cond: np.ndarray, node_weight: np.ndarray, obj: Objec
     Parameters
     ----------
     log_cond : numpy.ndarray, shape (E,)
-        ``log pi(c|v)`` of each edge ``v -> c``.
+        ``log pi(c|v)`` of each edge ``v -> c`` (each ``<= 0`` or ``-inf``; NaN and ``+inf`` are refused).
     node_weight : numpy.ndarray, shape (E,)
         ``Wbar(v)`` of each edge's node ``v``.
     obj : Objective
@@ -300,7 +301,7 @@ def _moments(v: np.ndarray, log_w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 #: The input rules of the estimators' ``E_l`` functions below (one signature: levels, their log-law, the objective,
 #: which part, the enumeration limit).
-_LEVEL_EXPECTATION_ARGS = dict(v=numbers(ndim=1, finite=True), log_w=numbers(), obj=OBJECTIVE,
+_LEVEL_EXPECTATION_ARGS = dict(v=numbers(ndim=1, finite=True), log_w=log_law(), obj=OBJECTIVE,
                                part=one_of("mean", "positive", "negative"),
                                max_count_vectors=optional(num(1, integer=True)))
 
@@ -448,7 +449,8 @@ def level_expectations(v: np.ndarray, log_w: np.ndarray, obj, *, part: str = "me
     v : numpy.ndarray, shape (L,)
         The reward levels ``v_l`` of the question, in increasing order.
     log_w : numpy.ndarray, shape (..., L)
-        ``log w_l``: the log-probabilities of the levels under ``pi``.
+        ``log w_l``: the log-probabilities of the levels under ``pi`` (``-inf`` allowed; ``logsumexp = 0``
+        along the last axis within :data:`~grpo_theory._laws.LAW_TOL`).
     obj : Objective
         The objective: its ``advantage``, ``pass_k`` and ``group_size`` are read.
     part : {"mean", "positive", "negative"}
@@ -464,7 +466,8 @@ def level_expectations(v: np.ndarray, log_w: np.ndarray, obj, *, part: str = "me
     Raises
     ------
     InvalidInputError
-        pass@k on a question with more than two reward levels.
+        pass@k on a question with more than two reward levels; a ``log_w`` that is not a log-law (NaN, ``+inf``,
+        or ``sum exp(log_w)`` off 1), named with its row.
     ExactEvaluationTooLarge
         An enumeration over the cap.
 
@@ -482,6 +485,8 @@ def level_expectations(v: np.ndarray, log_w: np.ndarray, obj, *, part: str = "me
     kwargs = {} if max_count_vectors is None else {"max_count_vectors": max_count_vectors}
     if not isinstance(log_w, np.ndarray):
         as_array("log_w", log_w)                 # ragged or not numbers: named here; the hook converts it itself
+    if from_outside():
+        check_law("log_w", log_w, log=True)
     try:
         hook = obj.advantage_variant.hook("expectations")
     except AttributeError:
@@ -490,16 +495,16 @@ def level_expectations(v: np.ndarray, log_w: np.ndarray, obj, *, part: str = "me
     return hook(as_array("v", v), log_w, obj, part=part, **kwargs)
 
 
-@checked(R=numbers(ndim=2, finite=True), log_w=numbers(), group_size=num(1, integer=True, finite=False))
+@checked(R=law(ndim=2, finite=True), log_w=log_law(), group_size=num(1, integer=True, finite=False))
 def tie_free_probability(R: np.ndarray, log_w: np.ndarray, group_size: int | float) -> np.ndarray:
     """``u(c) = P(the group does not tie | o_1 in c) = sum_l R[c, l] (1 - w_l^(G-1))``.
 
     Parameters
     ----------
     R : numpy.ndarray, shape (C, L)
-        ``R[c, l]``: the reward law of each class (or output) ``c``.
+        ``R[c, l]``: the reward law of each class (or output) ``c``: each row finite, ``>= 0``, summing to 1.
     log_w : numpy.ndarray, shape (..., L)
-        ``log w_l``: the log-law of the reward of one draw from ``pi``.
+        ``log w_l``: the log-law of the reward of one draw from ``pi`` (``-inf`` allowed; ``logsumexp = 0``).
     group_size : int or float
         ``G``; at ``math.inf`` the tie probability is ``[w_l = 1]``.
 
@@ -507,6 +512,12 @@ def tie_free_probability(R: np.ndarray, log_w: np.ndarray, group_size: int | flo
     -------
     numpy.ndarray, shape (..., C)
         ``u(c)``, in ``[0, 1]``.
+
+    Raises
+    ------
+    InvalidInputError
+        A row of ``R`` that is not a law, or a ``log_w`` that is not a log-law (NaN, ``+inf``, or
+        ``sum exp(log_w)`` off 1 by more than :data:`~grpo_theory._laws.LAW_TOL`), named with the row.
     """
     if np.ndim(log_w) == 0 or np.shape(R)[-1] != np.shape(log_w)[-1]:
         raise InvalidInputError(f"R must have one column per reward level, as many as log_w's last axis, got shapes "
@@ -531,7 +542,7 @@ def regularised_gradient(P: np.ndarray, penalty_slope: np.ndarray, log_pi: np.nd
     penalty_slope : numpy.ndarray, shape (..., C)
         The penalty's per-answer slope ``c(o)`` (``1 - pi_ref/pi`` for the reverse penalty).
     log_pi : numpy.ndarray, shape (..., C)
-        ``log pi(o)``.
+        ``log pi(o)``: a log-law along the last axis (``-inf`` allowed, ``logsumexp = 0``).
     obj : Objective
         The objective: its ``beta`` and ``entropy_coef`` ``c_H`` are read.
     u : numpy.ndarray, shape (..., C), or None
@@ -542,6 +553,8 @@ def regularised_gradient(P: np.ndarray, penalty_slope: np.ndarray, log_pi: np.nd
     numpy.ndarray, shape (..., C)
         ``g(o)``.
     """
+    if from_outside():                  # ``log_pi`` a log-law; the package's own calls are not checked again
+        check_law("log_pi", log_pi, log=True)
     try:
         if u is None:
             pen, U = penalty_slope, 1.0

@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from ._checks import OBJECTIVE, checked, numbers, on_failure, one_of
+from ._laws import check_law, from_outside
 from ._numerics import log_factorial
 from ._validate import as_array
 from .errors import ExactEvaluationTooLarge, InvalidInputError
@@ -92,7 +93,7 @@ def enumerated_expectations(v: np.ndarray, log_w: np.ndarray, obj, count_table, 
     v : numpy.ndarray, shape (L,)
         The reward levels ``v_l``, increasing.
     log_w : numpy.ndarray, shape (..., L)
-        ``log w_l``: the log-probabilities of the levels under ``pi``.
+        ``log w_l``: the log-probabilities of the levels under ``pi`` (``-inf`` allowed; ``logsumexp = 0``).
     obj : Objective
         The objective: a finite ``group_size``, and whatever ``count_table`` reads.
     count_table : callable
@@ -110,10 +111,14 @@ def enumerated_expectations(v: np.ndarray, log_w: np.ndarray, obj, count_table, 
 
     Raises
     ------
+    InvalidInputError
+        A ``log_w`` given from outside the package that is not a log-law (:func:`grpo_theory._laws.check_law`).
     ExactEvaluationTooLarge
         When the ``C(G + L - 2, L - 1)`` count vectors are over the cap.
     """
     v, log_w = as_array("v", v), as_array("log_w", log_w)
+    if from_outside():
+        check_law("log_w", log_w, log=True)
     L = v.size
     if L == 1:
         return np.zeros_like(log_w)

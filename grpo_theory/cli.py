@@ -25,9 +25,10 @@ try:        # pandas and scipy take a second or two to load: Ctrl-C meanwhile is
     from . import _argtypes as check
     from . import _outlock, _validate
     from ._io import atomic_write_text, read_yaml
+    from .cli_options import check_study_options, numerical_library_failure, read_by
     from .cli_runs import cmd_explain, cmd_predict
     from .cli_solve import cmd_solve
-    from .errors import ExactEvaluationTooLarge
+    from .errors import ExactEvaluationTooLarge, UnusedInputWarning
     from .problem import InvalidInputError
     from .studies.protocol import STUDIES as _STUDY_TABLE
     from .studies.protocol import run_study
@@ -52,7 +53,7 @@ def _group_size(text: str) -> int | float:
     if value > MAX_EXACT_GROUP:
         raise argparse.ArgumentTypeError(
             f"group size {value:,} is above the exact path's limit of {MAX_EXACT_GROUP:,}; use --group-size inf (the "
-            "large-G limit, O(1/sqrt(G)) away)")
+            "large-G limit; the stationary points approach it as O(1/G))")
     return value
 
 
@@ -74,11 +75,12 @@ def _positive_float(text: str) -> float:
 def _cmd_figures(args) -> int:
     from .figures import build_figures  # matplotlib (optional)
 
-    results = args.results
-    if results is None and Path("docs/results").is_dir():      # a checkout: the committed study tables
-        results = "docs/results"
-    build_figures(out_dir=args.out, only=args.only, trained=args.trained, resume=args.resume,
-                  force=args.force, results=results)
+    implicit = args.results is None and Path("docs/results").is_dir()       # a checkout: the committed study tables
+    with warnings.catch_warnings():
+        if implicit:                      # not given: that no figure built reads it is no news
+            warnings.filterwarnings("ignore", "--results", UnusedInputWarning)
+        build_figures(out_dir=args.out, only=args.only, trained=args.trained, resume=args.resume, force=args.force,
+                      results="docs/results" if implicit else args.results)
     return 0
 
 
@@ -143,6 +145,10 @@ STUDY_SETTINGS = {
 }
 
 
+#: ``validate``'s options that only some studies read, and which (:func:`~grpo_theory.cli_options.read_by`).
+_READ_BY = read_by(STUDY_SETTINGS)
+
+
 def _run_study(args):
     """Run the study ``args.study`` through :func:`~grpo_theory.studies.protocol.run_study` (which imports torch
     only then); returns the table to print and the line after it."""
@@ -150,24 +156,8 @@ def _run_study(args):
     return result.table, result.note
 
 
-#: ``validate``'s options that only some studies read (the others read --out, --steps, --device, --resume, ...).
-_READ_BY = {"--quick": ("small",), "--seed": ("small",), "--no-extra": ("small",), "--questions": ("small", "trl"),
-            "--seeds": ("smollm2", "free"), "--trainable": ("smollm2",), "--workers": ("smollm2", "free"),
-            "--model-dir": ("smollm2", "free"), "--prompts": ("free",), "--beta": ("trl",)}
-
-
-def _check_study_options(args) -> None:
-    """Refuse an option given on the command line that the chosen study does not read, and repeated --seeds."""
-    for opt in _validate.given_options(getattr(args, "argv", ()), tuple(_READ_BY)):
-        if args.study not in _READ_BY[opt]:
-            studies = " and ".join(f"--study {s}" for s in _READ_BY[opt])
-            raise InvalidInputError(f"{opt} is read by {studies} only; --study {args.study} would ignore it")
-    if args.seeds and len(set(args.seeds)) != len(args.seeds):
-        raise InvalidInputError(f"--seeds repeats a seed: {args.seeds}; each seed is one run")
-
-
 def _cmd_validate(args) -> int:
-    _check_study_options(args)
+    check_study_options(args, _READ_BY)
     try:
         summary, note = _run_study(args)
     except ImportError as exc:  # torch (or the study's extra) missing
@@ -194,11 +184,16 @@ def _cmd_fetch_model(args) -> int:
 
 
 def _cmd_sweep(args) -> int:
+    if args.dask_workers and _validate.given_options(getattr(args, "argv", ()), ("--workers",)):
+        raise InvalidInputError(f"--workers {args.workers} sets local processes; with --dask-workers "
+                                f"{args.dask_workers} the sweep runs on a Dask cluster and would ignore it: give one")
     grid = read_yaml(args.grid, "grid", "YAML with 'objectives' and 'questions' or 'simplex'")
     try:
         cases = cases_from_grid(grid)
     except InvalidInputError as exc:                    # name the file: the grid's problems are about it
         raise InvalidInputError(f"{args.grid}: {exc}") from None
+    if args.out and isinstance(grid.get("out"), str) and grid["out"] != args.out:
+        warnings.warn(f"the grid's out: {grid['out']!r} is not used: --out {args.out!r} is", UnusedInputWarning)
     out = args.out = args.out or (grid.get("out") if isinstance(grid.get("out"), str) else None) \
         or str(Path(args.grid).with_suffix(".csv"))
     try:
@@ -279,7 +274,7 @@ def _add_predict_parser(sub) -> None:
     pr.add_argument("--finite-level", type=check.float_in(0, 1, low_open=True, high_open=True), default=None,
                     help="with --measured: level of the finite-time intervals (0.9 when not given)")
     pr.add_argument("--seed", type=check.int_at_least(0, high=2**63 - 1, why=" (a seed is below 2^63)"), default=0,
-                    help="seed of the bootstrap and the hold-out split")
+                    help="with --measured: seed of the bootstrap and the hold-out split")
     pr.add_argument("--out", required=True, type=check.writable_dir,
                     help="output folder (predictions.csv, summary.json, figures)")
     pr.add_argument("--id-column", default="prompt_id", help="the samples' column naming the prompt")
@@ -466,8 +461,11 @@ def _cli_message(exc: BaseException, output: str | None = None) -> str:
     text = " ".join(str(exc).split())
     if isinstance(exc, OSError) and exc.filename is None and exc.errno in check.WRITE_REFUSED and output:
         return f"cannot write {output}: {exc.strerror or text}"
+    if library := numerical_library_failure(exc):
+        return (f"the computation failed inside {library} ({text}): a limit of the solvers on this input, not an "
+                "error in it; please report the command line")
     if isinstance(exc, ExactEvaluationTooLarge):
-        text = text.split("; use monte_carlo_preference")[0]
+        text = text.split("; use ")[0]
         text += ("; from the shell use --group-size inf (the large-G limit) or a smaller G; from Python, "
                  "grpo_theory.preference.monte_carlo_preference gives an estimate with its standard error")
     elif isinstance(exc, OSError) and exc.filename is not None:
@@ -567,6 +565,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             # NumPy's overflow/divide warnings in the solvers at extreme beta (1e308, 1e-320) and the KL clamps' edges
             # (1e308) are intermediate: each result carries its own residual check, and the table its stable columns
             warnings.filterwarnings("ignore", category=RuntimeWarning, module=_SOLVER_MODULES)
+            _outlock.show_notes("grpo-theory: warning: ", (UnusedInputWarning,))     # an option that did nothing
             code = args.func(args)
         out.flush()                 # a closed pipe or a full disk shows here, not in the interpreter's last flush
         return code

@@ -45,8 +45,9 @@ def cmd_explain(args) -> int:
     given = [f for f, v in (("--trl-version", args.trl_version), ("--completion-tokens", args.completion_tokens))
              if v is not None]
     if given and args.framework != "trl":
-        raise InvalidInputError(f"{' and '.join(given)} apply to --framework trl only (got --framework "
-                                f"{args.framework}); drop {'them' if len(given) > 1 else 'it'}")
+        verb, pronoun = ("apply", "them") if len(given) > 1 else ("applies", "it")
+        raise InvalidInputError(f"{' and '.join(given)} {verb} to --framework trl only (got --framework "
+                                f"{args.framework}); drop {pronoun}")
     try:
         with warnings.catch_warnings(), _config_errors("config", args.config, keep=NoStationaryPolicy):
             warnings.simplefilter("ignore", TheoryWarning)      # printed below, with the rest of the account
@@ -154,6 +155,7 @@ def cmd_predict(args) -> int:
                    if v is not None]
     if args.finite_level is not None:
         finite_args.append("--finite-level")
+    finite_args += given_options(getattr(args, "argv", ()), ("--seed",))    # its default 0: given or not, by argv
     if args.trl_version is not None and (args.framework is None or args.framework[0] != "trl"):
         raise InvalidInputError(f"--trl-version {args.trl_version!r} applies to --framework trl only (it picks "
                                 "TRL's defaults); drop it or give --framework trl CONFIG")
@@ -301,8 +303,11 @@ def _predict_from_args(args, kwargs):
 
 def _print_predict_summary(pr, paths: dict) -> None:
     s = pr.summary
-    print(f"  mean P(correct): {s['mean_p_ref']:.4f} -> {s['mean_pred']:.4f} "
-          f"[{s['mean_pred_lo']:.4f}, {s['mean_pred_hi']:.4f}]; mean KL(pi || pi_ref) {s['mean_kl_direct']:.4f}")
+    # graded rewards carry no p_ref interval (summary's interval_note): a bracket [x, x] would read as an exact one
+    band = (f"({s['interval_note']})" if s.get("interval_note")
+            else f"[{s['mean_pred_lo']:.4f}, {s['mean_pred_hi']:.4f}]")
+    print(f"  mean P(correct): {s['mean_p_ref']:.4f} -> {s['mean_pred']:.4f} {band}; "
+          f"mean KL(pi || pi_ref) {s['mean_kl_direct']:.4f}")
     flags = [f"{s[key]} {name}" for key, name in (("never_solved", "never solved"), ("bistable", "bistable"),
                                                    ("collapse", "collapse"), ("below_critical_beta",
                                                                               "below the clamp's critical beta"),

@@ -11,8 +11,9 @@ import numpy as np
 
 from ._validate import plain
 from .preference import n_count_vectors
-from .problem import InvalidInputError, Objective, Question, require_regularised
-from .solvers import log_pooling, nash_equilibrium, stationary_points, stationary_policy
+from .errors import NoStationaryPolicy
+from .problem import InvalidInputError, Objective, Question
+from .solvers import ClassProblem, log_pooling, nash_equilibrium, stationary_points, stationary_policy
 from .solvers.baselines import NASH_MIN_BETA
 
 VARIANTS = [(pen, norm) for pen in ("reverse", "direct") for norm in ("scale", "shift")]
@@ -21,14 +22,33 @@ VARIANTS = [(pen, norm) for pen in ("reverse", "direct") for norm in ("scale", "
 #: Above this many count vectors per P_G evaluation, `solve` refuses (a few seconds at most below it).
 SOLVE_MAX_COUNT_VECTORS = 2_000_000
 
+#: Above this many classes (outputs with distinct reward laws), `solve` refuses: its table runs four multi-start
+#: searches, each bounded by SEARCH_WORK_BUDGET but about 15-45 s at 300 classes and 2 min at 1,000 on one core.
+SOLVE_MAX_CLASSES = 300
+#: From this many classes on, `solve` prints a progress line before each variant (a few seconds each and more).
+SOLVE_PROGRESS_CLASSES = 30
+
 
 def _check_solve_cost(q: Question, group_size) -> str:
     """Refuse up front a finite G whose exact P_G would take minutes (issue 25), naming the way out.
 
     Returns a note (non-empty when the case is large enough that progress lines are worth printing).
     """
+    if q.has_reward_law:
+        n_classes = ClassProblem(q, Objective(beta=1.0, group_size=group_size)).n_classes
+        if n_classes > SOLVE_MAX_CLASSES:
+            raise InvalidInputError(
+                f"--pi-ref's {q.n_outputs:,} outputs fall in {n_classes:,} classes (outputs with distinct reward "
+                f"laws); the solve table's four multi-start searches over more than {SOLVE_MAX_CLASSES} classes "
+                "would run for many minutes. From Python, stationary_policy(question, objective) gives the point "
+                "the flow from pi_ref reaches in seconds, and stationary_points(...) one variant's search, bounded "
+                "by solvers.multi_class.SEARCH_WORK_BUDGET (about 2 min at 1,000 classes)")
+        many = (f"a multi-start search over {n_classes} classes per variant"
+                if n_classes >= SOLVE_PROGRESS_CLASSES else "")
+    else:
+        many = ""
     if math.isinf(group_size) or not q.has_reward_law:
-        return ""
+        return many
     n_levels = len(np.unique(np.asarray(q.reward_levels))) if getattr(q, "reward_levels", None) is not None \
         else len(np.unique(q.expected_reward))
     n = n_count_vectors(int(group_size), n_levels)
@@ -41,7 +61,7 @@ def _check_solve_cost(q: Question, group_size) -> str:
             f"P_G (the limit here is {SOLVE_MAX_COUNT_VECTORS:,}; it would run for minutes). Use --group-size inf "
             f"(the large-G limit, exact), a G of at most about {g_max}, or, from Python, "
             "grpo_theory.preference.monte_carlo_preference for an estimate with its standard error")
-    return f"{n:,} count vectors per evaluation of P_G" if n > 20_000 else ""
+    return "; ".join(filter(None, (f"{n:,} count vectors per evaluation of P_G" if n > 20_000 else "", many)))
 
 
 def _question_from_args(args) -> Question:
@@ -64,7 +84,8 @@ def _question_from_args(args) -> Question:
             raise InvalidInputError(
                 f"--reward-probs needs K*L = {k * n_levels} numbers (K = {k} outputs in --pi-ref, L = {n_levels} "
                 f"levels in --reward-levels {plain(args.reward_levels)[:80]}; row o: P(r = level | o)), got "
-                f"{plain(args.reward_probs)[:200]}")
+                + ("none: --reward-levels needs --reward-probs" if args.reward_probs is None else
+                   f"{len(args.reward_probs)}: {plain(args.reward_probs)[:200]}"))
         return Question(args.pi_ref, reward_levels=args.reward_levels,
                         reward_probs=np.reshape(args.reward_probs, (k, n_levels)))
     if args.rewards is None:
@@ -139,7 +160,12 @@ def cmd_solve(args) -> int:
     q = _question_from_args(args)
     obj = Objective(beta=args.beta, group_size=args.group_size, std_ddof=args.std_ddof,
                     std_eps=args.std_eps)   # bad values fail here
-    require_regularised(obj, "solve --beta 0")            # no penalty: nothing stationary to solve for
+    if not obj.regularised:             # no penalty: nothing stationary to solve for; the shell's remedies, not Python's
+        raise NoStationaryPolicy(f"solve --beta 0: the objective {obj.describe()} is unregularised: with no KL "
+                                 "penalty there is no stationary policy in the interior (the expected gradient only "
+                                 "pushes mass to the best answers, so every run ends at a vertex); give --beta > 0 "
+                                 "(solve has no entropy bonus), or, for a finite run, `grpo-theory predict --measured "
+                                 "AFTER` (or `--fit STEP MEAN_REWARD`)")
     slow = _check_solve_cost(q, args.group_size)
     progress = None
     if slow:

@@ -458,7 +458,8 @@ def binary_entropy(pi_ref_a, beta, entropy_coef, margin=1.0, penalty: str = "rev
     if variants.note_penalty(penalty).is_direct:
         with np.errstate(divide="ignore"):
             logit = (margin + beta * (np.log(p) - np.log1p(-p))) / (beta + c)
-        return 1.0 / (1.0 + np.exp(-logit))
+        with np.errstate(over="ignore"):        # exp(-logit) = inf where x underflows: x = 0, as it should
+            return 1.0 / (1.0 + np.exp(-logit))
     tiny = 1e-300
     return _bisect(lambda x: binary_entropy_condition(x, p, beta, c, margin, penalty),
                    np.full(np.broadcast(p, beta, c).shape, tiny), np.full(np.broadcast(p, beta, c).shape, 1 - 1e-16))
@@ -477,7 +478,7 @@ def _group_size(group_size) -> int | float:
     if g > MAX_BINARY_GROUP:
         raise InvalidInputError(
             f"group_size = {int(g):,} is above the O(G) sum's limit of {MAX_BINARY_GROUP:,} (it needs {8 * int(g):,} "
-            "bytes per x); use group_size=math.inf, the large-G limit (O(1/sqrt(G)) away)")
+            "bytes per x); use group_size=math.inf, the large-G limit (O(1/G) away at a fixed x in (0, 1))")
     return int(g)
 
 

@@ -77,8 +77,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ._checks import (POSITIVE_COUNT, arr, broadcasts_to, checked, dataframe, function, has_columns, has_keys,
-                      index_below, items, listed, num, optional, passed_to, same_length, text, texts, whole)
-from ._convergence_windows import CREEP_FRACTION, WINDOWS, window_tests
+                      index_below, items, listed, num, one_of, optional, passed_to, same_length, text, texts, whole)
+from ._convergence_windows import CREEP_FRACTION, WINDOWS, chi2_quantile, t_quantile, time_unit, window_tests
 from .errors import InvalidInputError
 
 _TOL = num(0, finite=False)                 # a tolerance: 0 and inf switch a test's tolerance off
@@ -246,8 +246,9 @@ class ConvergenceReport:
             if self.shifted is not None and self.shifted[q]:
                 text += f", shifted {self.shift[q]:+.3f} from the first window to the last"
             if self.logit_moving is not None and self.logit_moving[q]:
-                text += (f" (logit {self.logit_drift[q]:+.2f} +- {self.logit_drift_se[q]:.2f}, "
-                         f"near the edge at {self.tail_mean[q]:.3g})")
+                m = self.tail_mean[q]
+                near = " near the edge" if min(m, 1 - m) < 0.1 else ""        # dP/dz = P (1 - P) below 0.09
+                text += f" (logit {self.logit_drift[q]:+.2f} +- {self.logit_drift_se[q]:.2f},{near} at {m:.3g})"
         else:
             text = f"oscillating: spread {self.spread[q]:.3f} about the trend over {span}"
         d = self.prompt_drop[q]
@@ -294,18 +295,6 @@ def largest_drop(steps, values) -> Drop:
     i = int(np.argmax(v[:j + 1])) if j > 0 else 0
     return Drop(size=round(float(fall[j]), 12), peak_step=float(t[i]), trough_step=float(t[j]),
                 recovered=float(v[-1] - v[j]))
-
-
-def _t_quantile(p: float, dof: np.ndarray) -> np.ndarray:
-    from scipy.stats import t as student_t
-
-    return student_t.ppf(p, dof)
-
-
-def _chi2_quantile(p: float, dof: np.ndarray) -> np.ndarray:
-    from scipy.stats import chi2
-
-    return chi2.ppf(p, dof)
 
 
 @checked(steps=arr(ndim=1, increasing=True), values=arr(ndim=(1, 2)), se=arr(0, 1e150, none=True), tail=num(0, 1, low_open=True,
@@ -368,8 +357,8 @@ def check_trajectories(steps, values, *, se=None, tail: float = TAIL, alpha: flo
     if y.ndim == 1:
         y = y[:, None]
     if t.ndim != 1 or y.ndim != 2 or y.shape[0] != t.size or t.size < 2:
-        raise InvalidInputError(f"steps must be 1-d with one entry per row of values, got shapes {t.shape} and "
-                                f"{np.shape(values)}")
+        raise InvalidInputError(f"steps must be 1-d with one entry per row of values, at least 2 (a line is fitted), "
+                                f"got shapes {t.shape} and {np.shape(values)}")
     if not np.all(np.isfinite(y)):
         raise InvalidInputError("values must be finite")
     creep_tol = CREEP_FRACTION * drift_tol if creep_tol is None else float(creep_tol)
@@ -382,15 +371,15 @@ def check_trajectories(steps, values, *, se=None, tail: float = TAIL, alpha: flo
     broadcasts_to("se", se, y.shape, "values")
     broadcasts_to("reward", reward, t.shape, "steps")
     s2 = np.zeros_like(y) if se is None else np.broadcast_to(np.asarray(se, dtype=float) ** 2, y.shape)
-    start = t[-1] - tail * t[-1]
-    m = t >= start
-    tt, yy = t[m], y[m]
-    n = tt.size
-    P = y.shape[1]
+    tu = t if (unit := time_unit(t)) == 1.0 else t / unit      # unit 1 unless the steps' squares leave a double
+    start = tu[-1] - tail * tu[-1]
+    m = tu >= start
+    tt, yy = tu[m], y[m]
+    n, P = tt.size, y.shape[1]
     if n < MIN_TAIL_POINTS:
         nan = np.full(P, np.nan)
         status = np.full(P, "moving", dtype=object)
-        return _report(status, nan, nan, nan, nan, yy.mean(0), np.full(P, n), nan, start, t, y, reward)
+        return _report(status, nan, nan, nan, nan, yy.mean(0), np.full(P, n), nan, start * unit, t, y, reward)
     line = _tail_line(tt, yy, alpha, drift_tol)
     drift, drift_se, spread, n_eff, dof = line["drift"], line["drift_se"], line["spread"], line["n_eff"], line["dof"]
     win = None if windows is None else window_tests(tt, yy, alpha=alpha, drift_tol=drift_tol, creep_tol=creep_tol,
@@ -401,10 +390,10 @@ def check_trajectories(steps, values, *, se=None, tail: float = TAIL, alpha: flo
         moving = moving | logit["moving"]
     noise2 = s2[m].mean(0)
     excess = np.sqrt(np.maximum(spread ** 2 - noise2, 0.0))
-    oscill = ~moving & (excess > spread_tol) & (spread ** 2 > noise2 * _chi2_quantile(1 - alpha, dof) / dof)
+    oscill = ~moving & (excess > spread_tol) & (spread ** 2 > noise2 * chi2_quantile(1 - alpha, dof) / dof)
     status = np.where(moving, "moving", np.where(oscill, "oscillating", "converged")).astype(object)
-    return _report(status, drift, drift_se, line["slope"], spread, yy.mean(0), np.full(P, n), n_eff, start, t, y,
-                   reward, logit, win)
+    return _report(status, drift, drift_se, line["slope"] / unit, spread, yy.mean(0), np.full(P, n), n_eff,
+                   start * unit, t, y, reward, logit, win)
 
 
 def _tail_line(tt: np.ndarray, yy: np.ndarray, alpha: float, drift_tol: float) -> dict:
@@ -426,7 +415,7 @@ def _tail_line(tt: np.ndarray, yy: np.ndarray, alpha: float, drift_tol: float) -
     drift = b * span
     drift_se = np.sqrt(ss / dof / sxx) * span
     spread = np.sqrt(ss / (n - 2))
-    significant = np.abs(drift) > _t_quantile(1 - alpha / 2, dof) * drift_se
+    significant = np.abs(drift) > t_quantile(1 - alpha / 2, dof) * drift_se
     moving = (significant | (np.abs(drift) > TREND_RATIO * spread)) & (np.abs(drift) > drift_tol)
     return dict(slope=b, drift=drift, drift_se=drift_se, spread=spread, n_eff=n_eff, dof=dof, moving=moving)
 
@@ -459,8 +448,10 @@ def _report(status, drift, drift_se, slope, spread, tail_mean, n_tail, n_eff, st
 
 
 @checked(history=items(dict, 'rows (dicts)'), n_prompts=POSITIVE_COUNT, kw=passed_to(check_trajectories, 'reward'))
-def check_history(history: list, n_prompts: int, **kw) -> ConvergenceReport:
-    """:func:`check_trajectories` on a trainer's history (rows with ``step`` and ``p_best_q{i}``).
+@checked(too_short=one_of("refuse", "moving"))
+def check_history(history: list, n_prompts: int, *, too_short: str = "refuse", **kw) -> ConvergenceReport:
+    """:func:`check_trajectories` on a trainer's history (rows with ``step`` and ``p_best_q{i}``). A tail of fewer
+    than :data:`MIN_TAIL_POINTS` rows cannot tell converged from moving or oscillating: refused by default.
 
     Parameters
     ----------
@@ -469,6 +460,9 @@ def check_history(history: list, n_prompts: int, **kw) -> ConvergenceReport:
         (when every row has it) is the mean reward for the instability record.
     n_prompts : int
         The number of prompts.
+    too_short : {"refuse", "moving"}, default "refuse"
+        What a tail of fewer than :data:`MIN_TAIL_POINTS` rows gives: an error naming the count and the minimum,
+        or :func:`check_trajectories`' report of it (every prompt "moving", unchecked: a run still in progress).
     **kw
         Passed to :func:`check_trajectories` (``tail``, ``alpha``, ``drift_tol``, ``spread_tol``, ...).
 
@@ -480,7 +474,7 @@ def check_history(history: list, n_prompts: int, **kw) -> ConvergenceReport:
     Raises
     ------
     InvalidInputError
-        An empty history, or what :func:`check_trajectories` rejects.
+        An empty history, a tail too short (``too_short="refuse"``), or what :func:`check_trajectories` rejects.
     """
     history = listed("history", history, dict, "logged rows (dicts)")
     if not history:
@@ -493,7 +487,12 @@ def check_history(history: list, n_prompts: int, **kw) -> ConvergenceReport:
                                 f"got {history[j][f'p_best_q{i}']!r}")
     reward = (np.array([h["expected_reward"] for h in history], dtype=float)
               if all("expected_reward" in h for h in history) else None)
-    return check_trajectories(steps, vals, reward=reward, **kw)
+    report = check_trajectories(steps, vals, reward=reward, **kw)
+    if too_short == "refuse" and (n_tail := int(report.n_tail[0])) < MIN_TAIL_POINTS:
+        raise InvalidInputError(f"history: {n_tail} of its {len(history)} rows in the tail (steps {report.tail_start:g}"
+                                f"-{report.steps:g}), too few to judge: a verdict needs {MIN_TAIL_POINTS} at least; "
+                                "log more often or train longer (too_short='moving' reports it as moving, unchecked)")
+    return report
 
 
 @checked(errors=arr(ndim=1, finite=False, nonempty=False), status=texts(choices=(*STATUSES, "unchecked")),
@@ -556,7 +555,8 @@ def report_columns(report, q: int) -> dict:
     if report is None:
         return dict(conv_status="unchecked", conv_drift=np.nan, conv_slope_per_100=np.nan, conv_spread=np.nan,
                     conv_drift_se=np.nan, prompt_largest_drop=np.nan, prompt_drop_step=np.nan,
-                    reward_largest_drop=np.nan, reward_drop_step=np.nan, steps_run=np.nan, conv_reason="")
+                    reward_largest_drop=np.nan, reward_drop_step=np.nan, steps_run=np.nan,
+                    conv_reason="unchecked: no convergence report (fewer than 2 logged rows, or none made)")
     return report.columns(q)
 
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-__all__ = ["InvalidInputError", "ExactEvaluationTooLarge", "NoStationaryPolicy", "TheoryWarning"]
+__all__ = ["InvalidInputError", "ExactEvaluationTooLarge", "NoStationaryPolicy", "TheoryWarning",
+           "UnusedInputWarning"]
 
 
 class InvalidInputError(ValueError):
@@ -76,3 +77,8 @@ class TheoryWarning(UserWarning):
     package's other warnings (``PredictWarning``, ``IntegrationFallbackWarning``) subclass it, so
     ``warnings.simplefilter("ignore", TheoryWarning)`` silences them all.
     """
+
+
+class UnusedInputWarning(TheoryWarning):
+    """An input or option given that the work asked for does not use (``figures --results DIR`` when no figure
+    built reads a study table): it changes nothing, and the warning names it and why."""

@@ -22,12 +22,14 @@ a sum of non-negative terms, exactly zero when all rewards tie (then
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import sys
 from functools import lru_cache
 
 import numpy as np
 
+from ._laws import check_law, from_outside, log_law
 from ._checks import OBJECTIVE, QUESTION, arr, checked, levels_and_weights, num, numbers, on_failure, one_of, whole
 from . import advantage
 from ._multinomial import SMALL_TOTAL, window_size
@@ -186,7 +188,7 @@ def _large_group_scaled(diff: np.ndarray, diff2: np.ndarray, w: np.ndarray, vari
     return np.where(denom[..., None] > 0, num / safe, 0.0)
 
 
-@checked(levels=numbers(ndim=1, nonempty=True, finite=True), log_w=numbers(), obj=OBJECTIVE,
+@checked(levels=numbers(ndim=1, nonempty=True, finite=True), log_w=log_law(), obj=OBJECTIVE,
          part=one_of('mean', 'positive', 'negative'), max_count_vectors=num(1, integer=True))
 def level_expectations(
     levels: np.ndarray,
@@ -203,7 +205,8 @@ def level_expectations(
     levels : numpy.ndarray, shape (L,)
         Distinct reward levels ``v_l``.
     log_w : numpy.ndarray, shape (..., L)
-        Log-probabilities of the levels under ``pi`` (``-inf`` allowed). Log space keeps the
+        Log-probabilities of the levels under ``pi`` (``-inf`` allowed; ``logsumexp = 0`` along the last axis
+        within :data:`~grpo_theory._laws.LAW_TOL`). Log space keeps the
         binomial weights accurate for ``G`` in the thousands and for policies within ``1e-300``
         of a vertex.
     obj : Objective
@@ -221,6 +224,8 @@ def level_expectations(
 
     Raises
     ------
+    InvalidInputError
+        A ``log_w`` that is not a log-law (NaN, ``+inf``, or ``sum exp(log_w)`` off 1), named with its row.
     ExactEvaluationTooLarge
         When the exact sum needs more than ``max_count_vectors`` count vectors (use
         :func:`monte_carlo_preference`).
@@ -242,6 +247,19 @@ def level_expectations(
         raise
 
 
+#: What an ExactEvaluationTooLarge advises (stationary_policy and stationary_points take no count limit: the large-G
+#: limit is the way out there; only a direct call of level_expectations takes max_count_vectors).
+_TOO_LARGE_ADVICE = ("; use group_size=math.inf (the large-G limit, exact: the stationary points approach it as "
+                     "O(1/G)) or a smaller G; monte_carlo_preference(...) estimates P_G with its standard error; a "
+                     "direct call of level_expectations takes a larger max_count_vectors")
+
+
+@checked(levels=numbers(ndim=1, nonempty=True, finite=True), log_w=numbers(), obj=OBJECTIVE,
+         part=one_of('mean', 'positive', 'negative'), max_count_vectors=num(1, integer=True))
+def _group_arguments(levels, log_w, obj, *, part="mean", max_count_vectors=MAX_COUNT_VECTORS) -> None:
+    """The argument rules of :func:`group_level_expectations` given from outside the package (they check only)."""
+
+
 def group_level_expectations(levels: np.ndarray, log_w: np.ndarray, obj: Objective, *, part: str = "mean",
                              max_count_vectors: int = MAX_COUNT_VECTORS) -> np.ndarray:
     """:func:`level_expectations` of the group advantage (Eq. 2 with ``normalization``): its registry entry's
@@ -260,6 +278,10 @@ def group_level_expectations(levels: np.ndarray, log_w: np.ndarray, obj: Objecti
     max_count_vectors : int
         Likewise.
     """
+    if from_outside():                  # level_expectations' rules; the registry's own calls are checked there
+        _group_arguments(levels, log_w, obj, part=part, max_count_vectors=max_count_vectors)
+        levels_and_weights(levels, log_w)
+        check_law("log_w", log_w, log=True)
     v, unit, std_eps, variance_eps = _standardised_levels(tuple(np.asarray(levels, dtype=float).tolist()),
                                                           obj.normalization_variant.scales, obj.std_eps,
                                                           obj.variance_eps)
@@ -291,15 +313,12 @@ def group_level_expectations(levels: np.ndarray, log_w: np.ndarray, obj: Objecti
         if size > max_count_vectors:
             raise ExactEvaluationTooLarge(
                 f"exact P_G sums up to {size:,} count vectors in the window of a policy for G={G} and "
-                f"L={L} reward levels, over the limit max_count_vectors={max_count_vectors:,}; use "
-                "monte_carlo_preference(...) for an estimate with its standard error, or raise the limit")
+                f"L={L} reward levels, over the limit max_count_vectors={max_count_vectors:,}{_TOO_LARGE_ADVICE}")
         return multinomial_window_expectations(v, flat, obj, part).reshape(log_w.shape)
     if n_vec > max_count_vectors:
         raise ExactEvaluationTooLarge(
             f"exact P_G needs {n_vec:,} count vectors for G={G} and L={L} reward levels, over the "
-            f"limit max_count_vectors={max_count_vectors:,}; use monte_carlo_preference(...) for an "
-            "estimate with its standard error, or raise the limit"
-        )
+            f"limit max_count_vectors={max_count_vectors:,}{_TOO_LARGE_ADVICE}")
     key = (tuple(v.tolist()), G, obj.normalization, obj.std_ddof, obj.std_eps, obj.variance_eps, part)
     flat = log_w.reshape(-1, L)
     if L == 2 and G - 1 > SMALL_TOTAL and _TRUNCATE_BINOMIAL:
@@ -417,7 +436,7 @@ def _pairwise_factor(obj: Objective) -> float:
     return 1.0 if obj.std_ddof == 0 else 1.0 / math.sqrt(2.0)
 
 
-@checked(q=QUESTION, obj=OBJECTIVE, log_w=numbers())
+@checked(q=QUESTION, obj=OBJECTIVE, log_w=log_law())
 def pooled_expectations(q: Question, obj: Objective, log_w: np.ndarray) -> np.ndarray:
     """``E(w)`` in the pooled coordinates of ``q`` (see :class:`Question`), batched over ``log_w``.
 
@@ -432,7 +451,8 @@ def pooled_expectations(q: Question, obj: Objective, log_w: np.ndarray) -> np.nd
     obj : Objective
         The objective: ``G``, the normalisation options and the advantage estimator.
     log_w : numpy.ndarray, shape (..., D)
-        Log of ``w = pi @ q.membership`` for a batch of policies.
+        Log of ``w = pi @ q.membership`` for a batch of policies (a log-law along the last axis: ``-inf``
+        allowed, ``logsumexp = 0`` within :data:`~grpo_theory._laws.LAW_TOL`).
 
     Returns
     -------
@@ -505,11 +525,48 @@ def reward_preference(q: Question, obj: Objective, pi) -> np.ndarray:
     [2.0, -0.5]
     """
     q, obj = as_question(q), as_objective(obj)
+    return _pooled_preference(q, pi, lambda log_w: pooled_expectations(q, obj, log_w))
+
+
+def _pooled_preference(q: Question, pi, expectations) -> np.ndarray:
+    """``P_G = R E(log(pi R))`` (``R`` the membership) with ``E`` = ``expectations(log_w)``, after ``pi``'s check."""
     pi = validate_probability_vector("pi", pi)
     if pi.size != q.n_outputs:
         raise InvalidInputError(f"pi must have K={q.n_outputs} entries, got {pi.size}")
     R = q.membership
-    e = pooled_expectations(q, obj, _safe_log(pi @ R))
+    e = expectations(_safe_log(pi @ R))
     return R @ e
+
+
+@checked(q=QUESTION, obj=OBJECTIVE)
+def preference_evaluator(q: Question, obj: Objective):
+    """``pi -> reward_preference(q, obj, pi)`` with the per-call set-up done once, for a flow's hundreds of calls.
+
+    ``E(w)`` comes from :func:`expectations_evaluator` (its values are :func:`level_expectations`' to the bit), the
+    rest is :func:`reward_preference`'s own operations (``pi``'s check included), so ``P_G`` is the same to the bit.
+    A preference matrix is handed to :func:`reward_preference`.
+
+    Parameters
+    ----------
+    q : Question
+        The question.
+    obj : Objective
+        The objective: ``G``, the normalisation options and the advantage estimator.
+
+    Returns
+    -------
+    callable
+        ``f(pi)``, ``pi`` of shape (K,), returning ``P_G(o | pi)`` for every output, shape (K,).
+
+    Examples
+    --------
+    >>> from grpo_theory import Objective, Question
+    >>> q, obj = Question([0.2, 0.8], rewards=[1, 0]), Objective(beta=1.0, group_size=2)
+    >>> preference_evaluator(q, obj)([0.2, 0.8]).round(12).tolist()
+    [0.8, -0.2]
+    """
+    if not q.has_reward_law:
+        return lambda pi: reward_preference(q, obj, pi)
+    return functools.partial(_pooled_preference, q, expectations=expectations_evaluator(q.reward_levels, obj))
 
 

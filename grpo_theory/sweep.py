@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import csv
 import inspect
-import io
 import itertools
 import json
 import math
@@ -33,20 +32,18 @@ import numpy as np
 import pandas as pd
 
 from ._checks import checked, flag, instance, items, listed, mapping
-from ._io import atomic_write
 from ._outlock import exclusive
 from ._pool import stop_pool, watch_parent
-from ._validate import MAX_DATA_BYTES, MAX_EXACT_GROUP, out_file, plain, read_text, text_float
-from .problem import (INTEGER_FIELDS, InvalidInputError, Objective, Question, as_objective, as_question,
+from ._validate import MAX_EXACT_GROUP, out_file, plain, text_float
+from .problem import (InvalidInputError, Objective, Question, as_objective, as_question,
                       require_regularised)
 from .solvers import stationary_points, stationary_policy
+from .sweep_file import COLUMNS, NUMBER as _NUMBER, case_key as _case_key, done_rows as _done_rows
+from .sweep_file import resumed as _resumed, value_text as _value_text, write_rows as _write
 
 __all__ = ["Case", "evaluate_case", "sweep", "cases_from_grid", "check_grid", "grid_size", "SweepInterrupted",
            "COLUMNS", "MAX_SWEEP_CASES"]
 
-#: The columns of a sweep's CSV, in order.
-COLUMNS = ("key", "objective", "pi_ref", "n_points", "n_stable", "exhaustive", "stable_policies",
-           "reached_policy", "seconds")
 
 
 @dataclass(frozen=True)
@@ -92,8 +89,8 @@ def evaluate_case(case: Case) -> dict:
     Returns
     -------
     dict
-        One row with the keys :data:`COLUMNS`: ``key``, ``objective`` (its description),
-        ``pi_ref``, ``stable_policies`` and ``reached_policy`` (JSON lists), ``n_points``,
+        One row with the keys :data:`COLUMNS`: ``key``, ``objective`` (its description), ``question`` (its
+        repr), ``pi_ref``, ``stable_policies`` and ``reached_policy`` (JSON lists), ``n_points``,
         ``n_stable``, ``exhaustive`` and ``seconds``.
 
     Examples
@@ -107,7 +104,8 @@ def evaluate_case(case: Case) -> dict:
     pts = stationary_points(case.question, case.objective)
     reached = stationary_policy(case.question, case.objective)
     stable = [p.pi.tolist() for p in pts if p.stable]
-    return dict(key=case.key, objective=case.objective.describe(), pi_ref=json.dumps(case.question.pi_ref.tolist()),
+    return dict(key=case.key, objective=case.objective.describe(), question=repr(case.question),
+                pi_ref=json.dumps(case.question.pi_ref.tolist()),
                 n_points=len(pts), n_stable=len(stable), exhaustive=bool(pts.exhaustive),
                 stable_policies=json.dumps(stable), reached_policy=json.dumps(reached.pi.tolist()),
                 seconds=time.perf_counter() - t0)
@@ -115,53 +113,6 @@ def evaluate_case(case: Case) -> dict:
 
 class SweepInterrupted(KeyboardInterrupt):
     """Ctrl-C during :func:`sweep`; the message says how many cases are saved and how to resume."""
-
-
-def _complete(rec: list) -> bool:
-    """A row of an earlier run that every column of which reads back (a torn or edited one does not)."""
-    try:
-        row = dict(zip(COLUMNS, rec, strict=True))                   # a row of another width: ValueError
-        _ = [json.loads(row[c]) for c in ("pi_ref", "stable_policies", "reached_policy")], int(row["n_points"])
-        _ = int(row["n_stable"])
-        return row["exhaustive"] in ("True", "False") and math.isfinite(float(row["seconds"]))
-    except ValueError:
-        return False
-
-
-def _done_rows(out: Path) -> list[dict]:
-    """Complete rows of an earlier (perhaps killed) run; a torn or unreadable row is dropped (its case is run
-    again) and the file rewritten. A file that is not a sweep file (its header, or not UTF-8) is refused."""
-    if not out.exists():
-        return []
-    reader = csv.reader(io.StringIO(read_text(out, "sweep output", max_bytes=MAX_DATA_BYTES,
-                                              expected="the CSV of an earlier sweep, to resume"), newline=""))
-    try:
-        header = next(reader, None)
-        if header is None:
-            return []
-        if tuple(header) != COLUMNS:
-            raise InvalidInputError(f"{out} is not a sweep file (columns {plain(header)[:200]}, expected "
-                                    f"{list(COLUMNS)})")
-        rows, torn = [], False
-        for rec in reader:
-            if _complete(rec):
-                rows.append(dict(zip(COLUMNS, rec)))
-            else:
-                torn = True
-    except csv.Error as exc:                # NUL bytes, a field over csv's limit: no sweep wrote it
-        raise InvalidInputError(f"{out} is not a sweep file (line {reader.line_num}: {exc}); expected the CSV of "
-                                "an earlier sweep, to resume, or a new path") from None
-    if torn:
-        _write(out, rows)
-    return rows
-
-
-def _write(out: Path, rows: list[dict]) -> None:
-    def write(p):
-        with open(p, "w", newline="", encoding="utf-8") as fh:
-            (w := csv.DictWriter(fh, fieldnames=COLUMNS)).writeheader()
-            w.writerows(rows)
-    atomic_write(out, write)
 
 
 @checked(cases=items(Case, 'Case'), out=instance((str, os.PathLike), 'a file path', none=True), progress=flag)
@@ -193,7 +144,8 @@ def sweep(cases: Iterable[Case], *, out: str | Path | None = None, executor: Exe
     ------
     InvalidInputError
         When two cases share a key, ``executor`` or ``max_workers`` is invalid, ``out`` exists and is not a sweep file
-        or holds a case's key for another ``pi_ref``, or another run holds ``out``'s lock ``<out>.lock`` (named, with
+        or holds a case's key for another question (``pi_ref``, rewards) or objective, or a row of a file without the
+        ``question`` column under a case's key (its rewards cannot be compared), or another run holds ``out``'s lock ``<out>.lock`` (named, with
         its process id; the lock of a killed run is taken over with a warning).
 
     Examples
@@ -273,58 +225,6 @@ def _run(cases: list[Case], keys: list[str], out: Path | None, executor, max_wor
     return df[df.key.isin(order)].sort_values("key", key=lambda s: s.map(order)).reset_index(drop=True)
 
 
-def _resumed(done: list[dict], cases: list[Case], out: Path) -> list[dict]:
-    """``done`` with each row under its case's key (``beta=1`` written for ``beta=1.0`` takes the case's key); a
-    second row of one key is dropped, ``out`` rewritten if a row changed. A row of another ``pi_ref`` than its
-    case's (a grid edited under the same question name, another grid's rows) is refused."""
-    keys, canon, by_key = [c.key for c in cases], {}, {c.key: c for c in cases}
-    for k in keys:
-        canon.setdefault(_canonical_key(k), []).append(k)
-    rows, seen = [], set()
-    for r in done:
-        k, alike = r["key"], canon.get(_canonical_key(r["key"]), [])
-        k = k if k in keys or len(alike) != 1 else alike[0]
-        c = by_key.get(k)
-        if c and json.loads(r["pi_ref"]) != c.question.pi_ref.tolist():     # the key holds the objective, not pi_ref
-            raise InvalidInputError(f"{out} holds case {k!r} for pi_ref {r['pi_ref']}; the grid asks for "
-                                    f"{c.question.pi_ref.tolist()}: give another --out, or delete that row to "
-                                    "recompute it")
-        if k not in seen:
-            seen.add(k)
-            rows.append({**r, "key": k})
-    if rows != done:
-        _write(out, rows)
-    return rows
-
-
-def _value_text(name: str, v) -> str:
-    """A grid value as a case's key writes it: a number (or YAML's text of one) as the value the computation uses,
-    an integer field's ``4.0`` as ``4`` and any other field's ``1`` as ``1.0`` (``inf`` as ``inf``); anything else
-    as ``str`` writes it. Two spellings of one number give one text."""
-    if isinstance(v, str) and (_NUMBER.match(v) or v.strip().lower() in ("inf", ".inf", "+inf")):
-        v = math.inf if "inf" in v.lower() else float(v)
-    if not isinstance(v, (int, float, np.integer, np.floating)) or isinstance(v, (bool, np.bool_)) \
-            or not abs(v) <= 1.7976931348623157e308:        # the largest double: inf, and an int no double holds, as str
-        return str(v)
-    if name in INTEGER_FIELDS and float(v).is_integer():
-        return str(int(v))
-    return repr(float(v))
-
-
-def _case_key(qname: str, fields: Mapping) -> str:
-    return f"{qname}|" + ",".join(f"{k}={_value_text(k, v)}" for k, v in fields.items())
-
-
-def _canonical_key(key: str) -> str:
-    """A key as :func:`_case_key` writes it (``q|beta=1,group_size=4.0`` -> ``q|beta=1.0,group_size=4``), for a
-    file written with the grid's own spellings; a key not of the form ``name|field=value,...`` as it is."""
-    qname, bar, rest = key.rpartition("|")
-    pairs = [kv.partition("=") for kv in rest.split(",")]
-    if not bar or not all(k.isidentifier() and eq for k, eq, _ in pairs):
-        return key
-    return _case_key(qname, {k: v for k, _, v in pairs})
-
-
 def _product(spec: Mapping) -> list[dict]:
     """``{"beta": [0.1, 1], "group_size": 8}`` -> every combination, lists expanded."""
     return [dict(zip(spec, c)) for c in itertools.product(*(v if isinstance(v, list) else [v] for v in spec.values()))]
@@ -335,7 +235,7 @@ _GRID_KEYS = ("objectives", "questions", "simplex", "out")
 #: Most cases one sweep grid may hold (at a few tenths of a second each, about a day of one core).
 MAX_SWEEP_CASES = 200_000
 
-_NUMBER = __import__("re").compile(r"^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$")
+
 
 
 def _yaml_number(v, key: str = "value"):
@@ -531,7 +431,7 @@ def check_grid(grid) -> list[str]:
         g = fields.get("group_size")
         if isinstance(g, (int, float)) and not isinstance(g, bool) and math.isfinite(g) and g > MAX_EXACT_GROUP:
             problems.append(f"objectives: group_size {int(g):,} is above the exact path's limit of "
-                            f"{MAX_EXACT_GROUP:,}; use group_size: inf (the large-G limit, O(1/sqrt(G)) away)")
+                            f"{MAX_EXACT_GROUP:,}; use group_size: inf (the large-G limit; the stationary points approach it as O(1/G))")
             break
     if "out" in grid and not isinstance(grid["out"], str):
         problems.append(f"'out' must be a file path, got {grid['out']!r}")

@@ -40,6 +40,7 @@ from grpo_theory import ExactEvaluationTooLarge, InvalidInputError, Objective, Q
 from grpo_theory import kl
 from grpo_theory.kl import KL_ESTIMATORS, KL_PLACEMENTS
 from grpo_theory.solvers import output_gradient
+from grpo_theory.solvers.gradient import gradient_evaluator
 from grpo_theory.solvers.tree import TreeProblem
 
 from _count_field import AnswerTreeField, NotCovered, sequence_gradient
@@ -96,15 +97,16 @@ def mollified_gradient(q: Question, obj: Objective, width: float = MOLLIFY):
     jump of this kind: ``g`` unchanged."""
     jumps = np.asarray(kl.discontinuities(obj) if obj.kl_placement == "loss" else (), dtype=float)
     log_ref = np.log(np.where(q.pi_ref > 0, q.pi_ref, 1.0))
+    output_gradient = gradient_evaluator(q, obj)      # pi -> output_gradient(q, obj, pi), the same bits
 
     def grad(p):
         if not jumps.size:
-            return output_gradient(q, obj, p)
+            return output_gradient(p)
         s = np.flatnonzero(p > 0)
         lr = np.log(p[s]) - log_ref[s]
         near = [(o, d, (l - d + width) / (2 * width)) for o, l in zip(s, lr) for d in jumps if abs(l - d) < width]
         if not near:
-            return output_gradient(q, obj, p)
+            return output_gradient(p)
         out = np.zeros(p.size)
         for corner in range(2 ** len(near)):
             pc, weight = p.copy(), 1.0
@@ -114,7 +116,7 @@ def mollified_gradient(q: Question, obj: Objective, width: float = MOLLIFY):
                 mass = q.pi_ref[o] * math.exp(d + (width if up else -width))
                 pc *= (1.0 - mass) / (1.0 - pc[o])
                 pc[o] = mass
-            out += weight * output_gradient(q, obj, pc)
+            out += weight * output_gradient(pc)
         return out
 
     return grad
@@ -225,7 +227,7 @@ def left_behind_check(q: Question, obj: Objective, pi: np.ndarray, answers,
     ends = []
     for t_late in LATE_T:
         try:
-            ends.append(flow_end(q.pi_ref, grad=lambda p: output_gradient(q, obj, p), t_end=t_late, rtol=1e-8,
+            ends.append(flow_end(q.pi_ref, grad=gradient_evaluator(q, obj), t_end=t_late, rtol=1e-8,
                                  atol=1e-10, max_evals=int(TREE_EVALS * budget), max_cpu=END_CPU * budget))
         except (IntegrationBudget, IntegrationFailed, ExactEvaluationTooLarge) as exc:
             return None, f"left behind not checked: on to t = {t_late:g}, {str(exc)[:120]}"
@@ -430,7 +432,7 @@ def _plain_end_check(q: Question, obj: Objective, pi: np.ndarray, *, unstable_en
         if near <= END_TOL:
             return True, (f"the returned point repels; the independent integration (rounding its nudge) ends at "
                           f"{np.array2string(end, precision=5)}, {near:.2g} from one of its perturbed ends")
-    return _followed_on(lambda t: flow_end(q.pi_ref, grad=lambda p: output_gradient(q, obj, p), t_end=t, rtol=1e-8,
+    return _followed_on(lambda t: flow_end(q.pi_ref, grad=gradient_evaluator(q, obj), t_end=t, rtol=1e-8,
                                            atol=1e-10, max_evals=int(LATE_EVALS * budget), max_cpu=END_CPU * budget),
                         pi, end, d, "the flow on all output logits from pi_ref")
 
@@ -617,7 +619,7 @@ def _plain_tree_end_check(q: Question, obj: Objective, pi: np.ndarray, budget: f
 
 def _independent_end(q: Question, obj: Objective, start: np.ndarray, budget: float = 1.0) -> np.ndarray:
     """The independent integration (module doc of tests/_full_space_flow.py) from ``start`` to ``END_T``."""
-    return flow_end(start, grad=lambda p: output_gradient(q, obj, p), t_end=END_T, rtol=1e-8, atol=1e-10,
+    return flow_end(start, grad=gradient_evaluator(q, obj), t_end=END_T, rtol=1e-8, atol=1e-10,
                     max_evals=int(END_EVALS * budget), max_cpu=END_CPU * budget)
 
 
@@ -722,7 +724,7 @@ def _euler_stays(q: Question, obj: Objective, pi: np.ndarray, rng, steps: int = 
     s = np.flatnonzero(pi > 0)
     theta = np.log(pi[s]) + 1e-4 * rng.standard_normal(s.size)
 
-    policy, flow = support_flow(lambda p: output_gradient(q, obj, p), s, q.n_outputs)
+    policy, flow = support_flow(gradient_evaluator(q, obj), s, q.n_outputs)       # output_gradient, set up once
 
     th0 = np.log(pi[s])
     proj = np.eye(s.size) - 1.0 / s.size                 # the softmax gauge (a common shift) removed

@@ -38,7 +38,7 @@ OPTIONS = [
     (["predict", "S", "--beta", "0.5", "--out", "O", "--std-eps", "{v}"], 0, None, False, False),
     (["predict", "S", "--beta", "0.5", "--out", "O", "--k", "{v}"], 1, None, False, True),
     (["predict", "S", "--beta", "0.5", "--out", "O", "--clock", "{v}"], 0, None, True, False),
-    (["predict", "S", "--beta", "0.5", "--out", "O", "--seed", "{v}"], 0, None, False, True),
+    (["predict", "S", "--beta", "0.5", "--out", "O", "--measured", "S", "--seed", "{v}"], 0, None, False, True),
     (["predict", "S", "--beta", "0.5", "--out", "O", "--tradeoff-betas", "{v}"], 0, None, True, False),
     (["explain", "C", "--framework", "trl", "--completion-tokens", "{v}"], 1, 10**7, False, True),
 ]

@@ -128,14 +128,7 @@ HARNESS_MISTAKES: dict[str, str] = {
 }
 
 #: The first run's library findings left open (the second run's library rows), by input label (docs/reliability.md).
-OPEN_FINDINGS: tuple[str, ...] = (
-    'level_expectations(log_w of a law summing to 1.1)',
-    'level_expectations(log_w with a NaN)',
-    'tie_free_probability(R rows summing to 2)',
-    'check_history(3 rows only)',
-    'sweep resumed: simplex rewards changed [1, 0] -> [0, 1] (same lattice keys)',
-    'figures --only 1 --results r (figure 1 does not read it)',
-)
+OPEN_FINDINGS: tuple[str, ...] = ()
 
 
 def triage_of(case: dict) -> str:

@@ -96,3 +96,13 @@ def test_validate_takes_one_study_by_name():
     for argv in (["validate", "--study", "huge"], ["validate-trl"], ["validate-smollm2"], ["validate", "--tree"]):
         with pytest.raises(SystemExit):
             parser.parse_args(argv)
+
+
+def test_a_bare_double_dash_ends_the_options_also_for_the_given_option_checks(tmp_path, monkeypatch, capsys):
+    """``predict ... -- -s.csv``: after ``--`` a name that starts with a dash is the samples file (argparse's rule);
+    the check of which options were given must not read ``--`` as an abbreviation of ``--seed``."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "-s.csv").write_text("prompt_id,n,correct\na,8,3\n", encoding="utf-8")
+    assert main(["predict", "--beta", "0.5", "--out", "o", "--no-plots", "--no-progress", "--", "-s.csv"]) == 0, \
+        capsys.readouterr().err
+    assert (tmp_path / "o" / "predictions.csv").exists()

@@ -163,7 +163,10 @@ def test_real_small_gpt_trajectory(trained):
     assert steps[:10] == list(range(1, 11))                    # every step early
     assert set(range(211, 301)) <= set(steps)                  # every step in the final window
     assert trained.convergence is not None and trained.convergence.all_converged, trained.convergence.status
-    early = check_history([r for r in h if r["step"] <= 30], 3)
+    cut = [r for r in h if r["step"] <= 30]
+    with pytest.raises(InvalidInputError, match="too few to judge"):     # 4 rows in the tail (steps 22.5-30) of 8
+        check_history(cut, 3)
+    early = check_history(cut, 3, too_short="moving")                    # as the trainer reads a run in progress
     p0 = np.array([h[0][f"p_best_q{i}"] for i in range(3)])
     p_end = np.array([h[-1][f"p_best_q{i}"] for i in range(3)])
     climbing = np.abs(p_end - p0) > 0.1                        # these questions have far to go at step 30

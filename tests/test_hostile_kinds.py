@@ -156,7 +156,9 @@ def test_solver_helpers_refuse_a_policy_or_classes_of_another_length():
 
     q, obj = Question([0.3, 0.7], rewards=[1, 0]), Objective(beta=1.0)
     with pytest.raises(InvalidInputError, match=r"pi must hold one probability per output \(K=2\), got 3"):
-        jump_repeller(q, obj, range(3))
+        jump_repeller(q, obj, [0.2, 0.3, 0.5])                  # a law, of 3 outputs
+    with pytest.raises(InvalidInputError, match=r"pi must hold probabilities"):
+        jump_repeller(q, obj, range(3))                          # neither a law nor of 2 outputs: the law is named
     with pytest.raises(InvalidInputError, match=r"class_of must give each of the K=2 outputs a class"):
         class_reduction_exact(q, obj, range(3))
     q3 = Question([0.25, 0.25, 0.5], rewards=[1, 1, 0])

@@ -16,13 +16,17 @@ from grpo_theory.sweep import COLUMNS, Case, check_grid, sweep
 Q = {"pi_ref": [0.3, 0.7], "rewards": [1, 0]}
 
 
-def _old_file(path, key, pi_ref):
-    """A sweep file holding one complete row of ``key`` computed for ``pi_ref``."""
+def _old_file(path, key, pi_ref, question=None, columns=COLUMNS):
+    """A sweep file holding one complete row of ``key`` computed for ``pi_ref`` (its question: ``pi_ref`` with the
+    rewards [1, 0], as the repr of a Question writes it, unless given)."""
+    if question is None:
+        question = f"Question(pi_ref={pi_ref}, rewards=[1.0, 0.0])"
     with open(path, "w", newline="", encoding="utf-8") as fh:
-        w = csv.DictWriter(fh, fieldnames=COLUMNS)
+        w = csv.DictWriter(fh, fieldnames=columns, extrasaction="ignore")
         w.writeheader()
-        w.writerow(dict(key=key, objective="reverse/scale, G=2, beta=0.5", pi_ref=pi_ref, n_points=1, n_stable=1,
-                        exhaustive=True, stable_policies="[[0.5, 0.5]]", reached_policy="[0.5, 0.5]", seconds=0.1))
+        w.writerow(dict(key=key, objective="reverse/scale, G=2, beta=0.5", question=question, pi_ref=pi_ref,
+                        n_points=1, n_stable=1, exhaustive=True, stable_policies="[[0.5, 0.5]]",
+                        reached_policy="[0.5, 0.5]", seconds=0.1))
 
 
 def test_a_resumed_sweep_refuses_a_row_of_another_pi_ref(tmp_path):

@@ -38,9 +38,16 @@ def test_a_grid_listing_one_number_twice_is_refused_naming_the_field():
 
 
 def _row(key, pi_ref="[0.3, 0.7]"):
-    """A complete row of a sweep file (its numbers are not read back on a resume, only its key)."""
-    return dict(key=key, objective="o", pi_ref=pi_ref, n_points=1, n_stable=1, exhaustive=True,
-                stable_policies="[[0.5, 0.5]]", reached_policy="[0.5, 0.5]", seconds=0.1)
+    """A complete row of a sweep file (its numbers are not read back on a resume; its key, question and objective
+    are: those of QUESTION and of ``key``'s beta and group_size, as the Question's repr and Objective.describe
+    write them)."""
+    from grpo_theory import Objective
+
+    fields = {k: float(v) for k, v in (kv.split("=") for kv in key.split("|")[1].split(","))}
+    objective = Objective(beta=fields.get("beta", fields.get("b")), group_size=int(fields.get("group_size", 2)))
+    return dict(key=key, objective=objective.describe(), question="Question(pi_ref=[0.3, 0.7], rewards=[1.0, 0.0])",
+                pi_ref=pi_ref, n_points=1, n_stable=1, exhaustive=True, stable_policies="[[0.5, 0.5]]",
+                reached_policy="[0.5, 0.5]", seconds=0.1)
 
 
 def test_a_file_written_with_the_grids_spellings_resumes_without_computing(tmp_path, monkeypatch):

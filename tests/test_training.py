@@ -369,6 +369,49 @@ def test_the_loss_takes_the_kl_options_from_the_objective():
         grpo_objective(logp, logp.detach(), ref, adv, beta=0.5)
 
 
+def test_a_resume_refuses_the_checkpoint_of_another_run_naming_what_differs(small_setup, tmp_path):
+    """What defines a run is in its config.json: a resume with another learning rate or objective is refused,
+    naming the field and both values; a field of how it runs (threads) may change."""
+    task, _, ref = small_setup
+    cfg = GRPOConfig(objective=Objective(group_size=4, beta=0.5), steps=8, log_every=2, checkpoint_every=2, seed=3)
+    GRPOTrainer(copy.deepcopy(ref), task, cfg, reference=ref, run_dir=tmp_path, progress=False).train(stop_after=2)
+    for change, shown in [(dict(learning_rate=1e-3), "learning_rate: 0.003 in the checkpoint's run, 0.001 now"),
+                          (dict(objective=Objective(group_size=4, beta=0.25)), "objective: ")]:
+        other = GRPOTrainer(copy.deepcopy(ref), task, dataclasses.replace(cfg, **change), reference=ref,
+                            run_dir=tmp_path, progress=False)
+        with pytest.raises(InvalidInputError, match="is of another run") as err:
+            other.train(resume=True)
+        assert shown in str(err.value)
+    import json
+
+    record = json.loads((tmp_path / "config.json").read_text())
+    for shift, refused in [(0.01, True), (1e-7, False)]:          # another model; a forward pass's last digits
+        edited = dict(record, reference_probs=(np.asarray(record["reference_probs"]) + shift).tolist())
+        (tmp_path / "config.json").write_text(json.dumps(edited))
+        other = GRPOTrainer(copy.deepcopy(ref), task, cfg, reference=ref, run_dir=tmp_path, progress=False)
+        if refused:
+            with pytest.raises(InvalidInputError, match="reference_probs: "):
+                other.train(resume=True)
+    same = GRPOTrainer(copy.deepcopy(ref), task, dataclasses.replace(cfg, num_threads=None), reference=ref,
+                       run_dir=tmp_path, progress=False)
+    assert same.train(resume=True).steps == 8
+
+
+def test_a_run_of_one_logged_row_reports_no_convergence_check_and_says_why(small_setup):
+    """A line through the tail needs two rows (check_trajectories); one step logs one: no report, and the study's
+    columns say 'unchecked' with the reason (it raised 'steps must be 1-d ...' from inside the trainer)."""
+    from grpo_theory.convergence import check_trajectories, report_columns
+
+    task, _, ref = small_setup
+    cfg = GRPOConfig(objective=Objective(group_size=2, beta=0.5), steps=1, seed=0)
+    res = GRPOTrainer(copy.deepcopy(ref), task, cfg, reference=ref, progress=False).train()
+    assert len(res.history) == 1 and res.convergence is None
+    cols = report_columns(res.convergence, 0)
+    assert cols["conv_status"] == "unchecked" and "fewer than 2 logged rows" in cols["conv_reason"]
+    with pytest.raises(InvalidInputError, match="at least 2"):
+        check_trajectories([10.0], [0.5])
+
+
 def test_frozen_parameters_are_neither_trained_nor_checkpointed(small_setup, tmp_path):
     """A model that freezes part of itself: only the rest moves, the checkpoint holds only the rest,
     and a resumed run follows the uninterrupted one."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import io
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,10 +23,20 @@ class FigureInputs:
 
     ``results``: the folder of committed study tables (``--results DIR``), or None;
     ``trained``: Figure 9's table of trained points (``--trained CSV``), or None.
+    ``read``: the names of those two that a figure has looked at (each look is recorded), and ``digests``: the
+    SHA-256 of each results table read (``"results/NAME"``), so the builder can say which input given no figure
+    built used, and record what each figure was built from (a resume rebuilds a figure whose inputs changed).
     """
 
     results: Path | None = None
     trained: pd.DataFrame | None = None
+    read: set = field(default_factory=set, compare=False, repr=False)
+    digests: dict = field(default_factory=dict, compare=False, repr=False)
+
+    def __getattribute__(self, name):
+        if name in ("results", "trained"):
+            object.__getattribute__(self, "read").add(name)
+        return object.__getattribute__(self, name)
 
     def results_table(self, name: str) -> pd.DataFrame:
         """``results/name`` as a DataFrame; :class:`FigureSkipped` (naming the file) if it is absent.
@@ -44,7 +56,9 @@ class FigureInputs:
         path = Path(self.results) / name
         if not path.is_file():
             raise FigureSkipped(f"needs {name}, which is not in --results {str(self.results)!r}")
-        return pd.read_csv(path)
+        data = path.read_bytes()
+        self.digests[f"results/{name}"] = hashlib.sha256(data).hexdigest()
+        return pd.read_csv(io.BytesIO(data))
 
 
 @dataclass(frozen=True)

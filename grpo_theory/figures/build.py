@@ -7,6 +7,7 @@ the modules listed in :data:`grpo_theory.figures.FIGURE_MODULES`, one figure a m
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 from pathlib import Path
@@ -19,6 +20,7 @@ from .. import plotting
 from .._checks import checked, dataframe, num
 from .._io import atomic_write, own_json
 from .._validate import MAX_DATA_BYTES, read_text
+from ..errors import UnusedInputWarning
 from ..problem import InvalidInputError
 from ._registry import FIGURES
 from ._spec import FigureInputs, FigureSkipped, FigureSpec
@@ -233,8 +235,10 @@ def build_figures(out_dir: str | Path = "paper_figures", only=None, trained: str
       reads the repository: a figure whose input is not given is skipped, with the reason printed.
 
     * Each file is written atomically, and each finished figure is recorded in
-      ``out_dir/.figures_done.json``: with ``resume=True`` the figures recorded there are
-      skipped, so an interrupted run continues where it stopped.
+      ``out_dir/.figures_done.json``, with what it was built from in ``out_dir/.figures_inputs.json`` (the hash
+      of its code and the SHA-256 of each input it read): with ``resume=True`` the figures recorded there are
+      skipped, so an interrupted run continues where it stopped; one whose code or inputs differ from this run's,
+      or whose inputs are not recorded, is built again, with a line saying why.
     * A clean tree after the main job: tables equal within :data:`CSV_RTOL` and :data:`CSV_ATOL` to the ones on
       disk are not rewritten, and a figure's PNG/PDF are redrawn only when its data changed,
       an image is missing, the drawing code changed (its hash differs from the one recorded for
@@ -253,7 +257,8 @@ def build_figures(out_dir: str | Path = "paper_figures", only=None, trained: str
     progress : bool, default True
         Show a progress bar.
     resume : bool, default False
-        Skip the figures recorded as done in ``out_dir/.figures_done.json``.
+        Skip the figures recorded as done in ``out_dir/.figures_done.json`` (built from this run's code and
+        inputs).
     force : bool, default False
         Redraw every image, changed or not.
     results : str or pathlib.Path, optional
@@ -291,7 +296,9 @@ def build_figures(out_dir: str | Path = "paper_figures", only=None, trained: str
                           trained=measured)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    done = _read_done(out) if resume else set()
+    trained_digest = None if trained is None else hashlib.sha256(trained.read_bytes()).hexdigest()
+    built_from, used = (_read_built_from(out) if resume else {}), set()
+    done = _still_done(_read_done(out), built_from, inputs, trained_digest, used) if resume else set()
     if not resume:
         _done_file(out).unlink(missing_ok=True)
     fp_path = out / FINGERPRINT
@@ -307,11 +314,16 @@ def build_figures(out_dir: str | Path = "paper_figures", only=None, trained: str
     for i, spec in enumerate(bar):
         bar.set_postfix_str(spec.slug)
         with matplotlib.rc_context(plotting.STYLE):
+            inputs.read.clear()
+            inputs.digests.clear()
             try:
                 tables = spec.tables(inputs)
             except FigureSkipped as why:
                 tqdm.write(f"figure {spec.key} ({spec.slug}) skipped: {why}")
                 continue
+            finally:
+                used |= inputs.read
+            built_from[spec.key] = _inputs_of(spec, inputs, trained_digest)
             base = out / spec.stem
             data_changed = False
             shipped: dict[str, pd.DataFrame] = {}
@@ -335,8 +347,87 @@ def build_figures(out_dir: str | Path = "paper_figures", only=None, trained: str
             written.append(cap)
         if not any(s.number == spec.number for s in specs[i + 1:]):     # a split figure: after its last part
             done.add(spec.number)
+        # what each figure was built from first, then the record of it done (a kill between leaves no figure done
+        # without its inputs)
+        atomic_write(out / _BUILT_FROM, lambda p: p.write_text(json.dumps(built_from, indent=1, sort_keys=True)))
         atomic_write(_done_file(out), lambda p: p.write_text(json.dumps(sorted(done))))
+    _warn_unread(used, {"trained": trained, "results": results}, specs)
+    if force and not (specs and images):
+        import warnings
+
+        why = ("no figure was built, every one asked for is recorded as done (--resume); leave out --resume to redraw "
+               "them" if not specs else "images=False draws no image")
+        warnings.warn(f"--force (force=True) was not used: {why}", UnusedInputWarning, stacklevel=2)
     return written
+
+
+#: Beside the record of the figures done: per figure, the hash of the code that built it and of each input it read.
+_BUILT_FROM = ".figures_inputs.json"
+
+
+def _inputs_of(spec: FigureSpec, inputs: FigureInputs, trained_digest) -> dict:
+    """What figure ``spec`` was just built from: its code's hash and the SHA-256 of each input it read."""
+    got = {"code": code_fingerprint(spec), **inputs.digests}
+    if "trained" in inputs.read:
+        got["trained"] = trained_digest
+    return got
+
+
+def _read_built_from(out: Path) -> dict:
+    """The record of what each figure was built from; a missing or unreadable one is empty (every figure is then
+    built again on a resume: what it was built from is not known)."""
+    got = own_json(out / _BUILT_FROM)
+    return got if isinstance(got, dict) and all(isinstance(v, dict) for v in got.values()) else {}
+
+
+def _still_done(done: set, built_from: dict, inputs: FigureInputs, trained_digest, used: set) -> set:
+    """The figures of ``done`` a resume may skip: those whose every part is recorded as built from the code and the
+    inputs this run has (the inputs so compared are added to ``used``); each other one is built again, with a line
+    saying why."""
+    keep = set()
+    for n in sorted(done):
+        why, parts = "", [s for s in FIGURES if s.number == n]
+        for spec in parts:
+            why = why or _changed(spec, built_from.get(spec.key), inputs, trained_digest)
+        if why:
+            tqdm.write(f"figure {n} is built again: {why}")
+            continue
+        keep.add(n)
+        used |= {k.split("/")[0] for s in parts for k in built_from.get(s.key, {}) if k != "code"}
+    return keep
+
+
+def _changed(spec: FigureSpec, rec, inputs: FigureInputs, trained_digest) -> str:
+    """Why the record ``rec`` of figure ``spec`` does not match this run ('' when it does)."""
+    if rec is None:
+        return f"{_BUILT_FROM} does not record what it was built from"
+    for name, digest in rec.items():
+        table = name[len("results/"):] if name.startswith("results/") else ""
+        if name == "code":
+            now, why = code_fingerprint(spec), "its code changed"
+        elif name == "trained":
+            now, why = trained_digest, "the --trained table it read is not this run's"
+        elif table and "/" not in table and table not in ("", ".", ".."):
+            path = None if inputs.results is None else Path(inputs.results) / table
+            now = hashlib.sha256(path.read_bytes()).hexdigest() if path is not None and path.is_file() else None
+            why = f"the table {table} it read (--results) is not this run's"
+        else:                                            # an entry no run writes (an edited record)
+            return f"{_BUILT_FROM} records {name[:60]!r}, which no figure reads"
+        if now != digest:
+            return why
+    return ""
+
+
+def _warn_unread(used: set, given: dict, specs: list) -> None:
+    """Warn, naming the option, for each input given that no figure of ``specs`` (those built) looked at."""
+    import warnings
+
+    built = (f"no figure built ({', '.join(s.key for s in specs)}) reads it" if specs else
+             "no figure was built (every one asked for is recorded as done) nor was one done from it")
+    for name, value in given.items():
+        if value is not None and name not in used:
+            warnings.warn(f"--{name} {str(value)!r} was not used: {built}; leave it out, or add a figure that reads it "
+                          "to --only", UnusedInputWarning, stacklevel=3)
 
 
 def _images_present(base: Path) -> bool:

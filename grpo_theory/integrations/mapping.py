@@ -27,7 +27,8 @@ from pathlib import Path
 import numpy as np
 
 from .. import kl
-from .._checks import checked, instance, registered, text, texts
+from .._checks import OBJECTIVE, QUESTION, arr, checked, instance, registered, text, texts
+from .._laws import law
 from .._io import read_yaml
 from .._json import load_json
 from .._validate import plain, read_text
@@ -300,6 +301,7 @@ def explain(mapping: TheoryMapping, question: Question | None = None) -> dict:
     return out
 
 
+@checked(question=QUESTION, obj=OBJECTIVE, pi=law(base=arr(ndim=1)))
 def clamp_activity(question: Question, obj: Objective, pi: np.ndarray) -> str | None:
     """A warning when a clamp is active at ``pi`` (its gradient, or the value's dependence on pi, is off).
 
@@ -310,13 +312,17 @@ def clamp_activity(question: Question, obj: Objective, pi: np.ndarray) -> str | 
     obj : Objective
         The objective (its KL clamps).
     pi : numpy.ndarray, shape (K,)
-        The predicted policy.
+        The predicted policy (a law over the question's outputs).
 
     Returns
     -------
     str or None
         The warning, naming the clipped outputs and their ``pi/pi_ref``; None when no clamp is active.
     """
+    pi = np.asarray(pi, dtype=float)
+    if pi.shape != question.pi_ref.shape:
+        raise InvalidInputError(f"pi must hold one probability per output of the question ({question.n_outputs}), "
+                                f"got {pi.size}: {plain(pi)[:80]}")
     if obj.kl_log_ratio_clamp is None and obj.kl_value_clamp is None:
         return None
     s = (pi > 0) & (question.pi_ref > 0)
@@ -423,7 +429,8 @@ def load_config_file(framework: str, path) -> dict | list | str:
     if suffix in (".sh", ".bash", ".txt", ".cmd") or (suffix not in (".json", ".yaml", ".yml")
                                                        and looks_like_command(text)):
         return command_config(framework, text, source)
-    if suffix in (".yaml", ".yml"):
+    if suffix in (".yaml", ".yml") or (suffix != ".json" and text.strip() and text.lstrip()[0] not in "{["):
+        # a YAML file, or a file named without a suffix (a pipe: /dev/stdin, <(cmd)) that is no JSON object or list
         data = read_yaml(path, "config", "a YAML mapping of the trainer's fields")
     elif not text.strip():                              # JSON's own message: "Expecting value: line 1 column 1"
         raise InvalidInputError(f"{source} is empty; expected a JSON object of the trainer's fields")

@@ -22,6 +22,7 @@ does not import TRL; the callback needs ``transformers``.
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -199,10 +200,17 @@ def read_trl_config(config, trl_version: str | None = None, completion_tokens: i
                      "fields left out take 1.16's defaults; check them")
     if isinstance(config, Mapping):
         known = _grpo_config_fields() | {"trl_version"}
-        unknown = sorted(set(config) - known)
+        unknown = sorted(set(config) - known, key=str)
+        if unknown and len(unknown) == len(config):     # nothing of a trainer's config: not one at all
+            looks = (" (it looks like `grpo-theory explain --json`'s output; give the trainer's own config)"
+                     if {"framework", "objective"} <= set(config) else "")
+            raise InvalidInputError(f"TRL config: none of its keys {plain(unknown)[:200]} is a GRPOConfig field (nor "
+                                    f"another `trl grpo` argument) of TRL 1.16.0{looks}")
         if unknown:
+            hints = [f"{m[0]!r} for {k!r}" for k in unknown
+                     if (m := difflib.get_close_matches(str(k), sorted(known), n=1, cutoff=0.8))]
             warns.append(f"unknown key(s) {unknown}: not GRPOConfig fields (nor other `trl grpo` arguments) of TRL "
-                         "1.16.0; ignored")
+                         "1.16.0; ignored" + (f" (did you mean {', '.join(hints)}?)" if hints else ""))
     G = _number(config, "num_generations", defaults["num_generations"], lo=2, integer=True)
     beta = _number(config, "beta", defaults["beta"], lo=0)
     scale = _get(config, "scale_rewards", defaults["scale_rewards"])
@@ -261,8 +269,6 @@ def read_trl_config(config, trl_version: str | None = None, completion_tokens: i
                      f"loss_type={loss_type!r}) predicts the stationary policy")
     if loss_type not in LOSS_TYPES:
         if loss_type not in TRL_OTHER_LOSS_TYPES:
-            import difflib
-
             known = sorted(set(TRL_OTHER_LOSS_TYPES) | {k for k in LOSS_TYPES if "-" not in k})
             guess = difflib.get_close_matches(str(loss_type), known, n=1)
             raise InvalidInputError(f"TRL config loss_type={loss_type!r} is not a TRL loss type (expected one of "

@@ -418,9 +418,9 @@ class ClassProblem:
         delta_max = 2.0 * bound_p                           # |P(a) - P(b)|
         if not math.isfinite(delta_max):
             return -Z_CAP, Z_CAP
-        d_lo, d_hi = zc - delta_max / beta - 1.0, zc + delta_max / beta + 1.0   # direct: beta (z - zc) = Delta
         pa, pb = self.p                                                         # reverse: beta (p/x - ..) = -Delta
-        with np.errstate(over="ignore"):    # beta p underflowing (a tiny beta) gives an infinite bound, as above
+        with np.errstate(over="ignore", divide="ignore"):   # a tiny beta (or beta p) gives an infinite bound
+            d_lo, d_hi = zc - delta_max / beta - 1.0, zc + delta_max / beta + 1.0   # direct: beta (z - zc) = Delta
             r_hi = math.log((delta_max + beta) / (beta * pb)) + 1.0
             r_lo = -math.log((delta_max + beta) / (beta * pa)) - 1.0
         if obj.regime_variant.is_direct:

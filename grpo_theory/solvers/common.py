@@ -231,7 +231,8 @@ def point_at(problem: Problem, x: np.ndarray, method: str, nfev: int = 0, *,
                            f"residual {residual:.2e} above {RESIDUAL_TOL:g}; {why}", eigenvalues=eig)
 
 
-def polish(problem: Problem, x0: np.ndarray, prefix: str) -> StationaryPoint | None:
+def polish(problem: Problem, x0: np.ndarray, prefix: str, *, max_calls: int | None = None,
+           spent: list | None = None) -> StationaryPoint | None:
     """Newton-type root finding on ``problem.kkt`` from ``x0`` (MINPACK hybrid, then Levenberg-Marquardt).
 
     Parameters
@@ -242,6 +243,12 @@ def polish(problem: Problem, x0: np.ndarray, prefix: str) -> StationaryPoint | N
         Starting free logits.
     prefix : str
         The start of the point's ``method`` (the root finder is appended).
+    max_calls : int, optional
+        At most this many evaluations of ``problem.kkt`` for each root finder (a search's work budget);
+        MINPACK's own limits (``200 (n + 1)`` and ``100 (n + 1)`` for ``n`` free logits) where not given or
+        larger.
+    spent : list of one int, optional
+        A counter the evaluations made are added to (the caller's budget).
 
     Returns
     -------
@@ -249,8 +256,11 @@ def polish(problem: Problem, x0: np.ndarray, prefix: str) -> StationaryPoint | N
         The converged point, or None when neither root finder converges.
     """
     calls = 0
+    n = np.size(x0)
 
     def kkt(x: np.ndarray) -> np.ndarray:
+        if spent is not None:
+            spent[0] += 1
         # a Newton step can overshoot to non-finite logits (a NaN policy the problem refuses as input):
         # answer a huge residual there so that the root finder backs off instead of the search crashing
         if not np.all(np.isfinite(x)):
@@ -263,11 +273,13 @@ def polish(problem: Problem, x0: np.ndarray, prefix: str) -> StationaryPoint | N
         return np.where(np.isfinite(r), r, 1e100)
 
     for method in ("hybr", "lm"):
+        options = {"xtol": 1e-14} if method == "hybr" else {"xtol": 1e-15, "ftol": 1e-15}
+        own_limit = (200 if method == "hybr" else 100) * (n + 1)
+        if max_calls is not None and max_calls < own_limit:   # only a binding budget changes the call
+            options["maxfev" if method == "hybr" else "maxiter"] = max(1, int(max_calls))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            sol = optimize.root(kkt, x0, method=method,
-                                options={"xtol": 1e-14} if method == "hybr" else {"xtol": 1e-15,
-                                                                                  "ftol": 1e-15})
+            sol = optimize.root(kkt, x0, method=method, options=options)
         calls += int(sol.get("nfev", 0))
         if not np.all(np.isfinite(sol.x)):
             continue

@@ -29,11 +29,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._checks import OBJECTIVE, POSITIVE_COUNT, QUESTION, arr, checked, num, numbers, one_of
+from .._laws import law
 from .._numerics import integrate_until_slow, logsumexp
 from .._validate import plain
 from ..problem import (STATIONARY_OBJECTIVE, InvalidInputError, Objective, Question, as_objective, as_question,
                        validate_probability_vector)
 from .classes import output_gradient
+from .gradient import policy_and_centred_gradient
 from .kinks import kink_slide
 
 __all__ = ["FullSpaceStability", "full_space_stability", "full_space_flow", "logit_flow", "jump_repeller",
@@ -125,16 +127,8 @@ def logit_flow(q: Question, obj: Objective, theta: np.ndarray, support: np.ndarr
     if np.size(support) == 0 or np.shape(theta) != np.shape(support):
         raise InvalidInputError(f"theta must hold one logit per entry of support ({np.size(support)}), got shape "
                                 f"{np.shape(theta)}")
-    pi_s, centred = _policy_and_centred_gradient(q, obj, theta, support)
+    pi_s, centred = policy_and_centred_gradient(q, obj, theta, support)
     return pi_s * centred
-
-
-def _policy_and_centred_gradient(q, obj, theta, support) -> tuple[np.ndarray, np.ndarray]:
-    """``pi`` on ``support`` from its logits, and ``g - E_pi g`` there."""
-    pi = np.zeros(q.n_outputs)
-    pi[support] = np.exp(theta - logsumexp(theta))
-    g = output_gradient(q, obj, pi)[support]
-    return pi[support], g - pi[support] @ g
 
 
 @checked(q=QUESTION, obj=STATIONARY_OBJECTIVE, pi=arr(ndim=1), h=num(0, 0.5, low_open=True))
@@ -235,7 +229,7 @@ def _reduced_spectrum(q, obj, pi, support, theta, h, absent_scale: float = 0.0) 
     smooth field's ``O(h)``; there the linearisation is not defined.
     """
     S = support.size
-    g0 = _policy_and_centred_gradient(q, obj, theta, support)[1]
+    g0 = policy_and_centred_gradient(q, obj, theta, support)[1]
 
     d = pi[support] / pi[support].max()
     Q = np.linalg.qr(np.concatenate([np.ones((S, 1)), np.eye(S)[:, :-1]], axis=1))[0][:, 1:]
@@ -278,8 +272,8 @@ def _one_sided_differences(q, obj, theta, support, g0, step) -> tuple[np.ndarray
     for k in range(S):
         e = np.zeros(S)
         e[k] = step
-        up[:, k] = _policy_and_centred_gradient(q, obj, theta + e, support)[1]
-        down[:, k] = _policy_and_centred_gradient(q, obj, theta - e, support)[1]
+        up[:, k] = policy_and_centred_gradient(q, obj, theta + e, support)[1]
+        down[:, k] = policy_and_centred_gradient(q, obj, theta - e, support)[1]
     return (up - g0[:, None]) / step, (g0[:, None] - down) / step
 
 
@@ -299,7 +293,10 @@ def _support_logits(q, pi) -> tuple[np.ndarray, np.ndarray]:
     return support, np.log(pi[support])
 
 
-@checked(q=QUESTION, obj=OBJECTIVE, pi=arr(ndim=1), h=num(0, 0.5, low_open=True))
+_POLICY = law(base=arr(ndim=1))         # a policy given from outside: a law (grpo_theory._laws)
+
+
+@checked(q=QUESTION, obj=OBJECTIVE, pi=_POLICY, h=num(0, 0.5, low_open=True))
 def jump_repeller(q: Question, obj: Objective, pi, *, h: float = 1e-7) -> str:
     """Where ``pi`` sits on a jump of the field (a clamp, REINFORCE++'s whitening at a tie): the first output
     logit whose nudge by ``+-h`` makes that output's drift point away, described, or, at the loss placement's
@@ -337,7 +334,7 @@ def jump_repeller(q: Question, obj: Objective, pi, *, h: float = 1e-7) -> str:
         for sign in (1.0, -1.0):
             th = theta.copy()
             th[k] += sign * h
-            pi_s, centred = _policy_and_centred_gradient(q, obj, th, support)
+            pi_s, centred = policy_and_centred_gradient(q, obj, th, support)
             if sign * centred[k] > 0:
                 return (f"moving answer {int(o)}'s logit by {sign * h:g} gives it drift {pi_s[k] * centred[k]:.3g}: "
                         "away from the point")
@@ -346,7 +343,7 @@ def jump_repeller(q: Question, obj: Objective, pi, *, h: float = 1e-7) -> str:
     return kink_slide(q, obj, pi)
 
 
-@checked(q=QUESTION, obj=OBJECTIVE, pi=arr(ndim=1), h=num(0, 0.5, low_open=True))
+@checked(q=QUESTION, obj=OBJECTIVE, pi=_POLICY, h=num(0, 0.5, low_open=True))
 def one_sided_repeller(q: Question, obj: Objective, pi, *, h: float = NUDGE) -> list[tuple[int, float]]:
     """The single-logit nudges ``(answer, sign)`` of size ``h`` off ``pi`` after which the flow on all output
     logits moves away from ``pi``: ``d/dt |delta|^2 = 2 delta . f > 0`` with ``delta`` the nudge and ``f`` the
@@ -388,7 +385,7 @@ def one_sided_repeller(q: Question, obj: Objective, pi, *, h: float = NUDGE) -> 
             delta = np.zeros(support.size)
             delta[k] = sign * h
             delta -= delta.mean()
-            pi_s, centred = _policy_and_centred_gradient(q, obj, theta + delta, support)
+            pi_s, centred = policy_and_centred_gradient(q, obj, theta + delta, support)
             f = pi_s * centred
             f = f - f.mean()
             noise = 1e-13 * h * max(float(np.abs(pi_s * (centred + pi_s @ centred)).max()), 1e-300)
@@ -497,7 +494,7 @@ def logit_newton_step(q: Question, obj: Objective, pi, *, h: float = 1e-6) -> fl
     if S < 2:
         return 0.0
     theta = np.log(pi[support])
-    pi_s, c = _policy_and_centred_gradient(q, obj, theta, support)
+    pi_s, c = policy_and_centred_gradient(q, obj, theta, support)
     fwd, bwd = _one_sided_differences(q, obj, theta, support, c, h)
     N = (fwd + bwd) / 2
     # Newton on c = 0 itself (J = diag(pi) dc/dtheta): solved for f = pi c instead, a heavy answer's rounding in

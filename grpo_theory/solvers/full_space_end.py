@@ -40,7 +40,7 @@ from ..errors import InvalidInputError
 from ..problem import STATIONARY_OBJECTIVE, Objective, Question
 from .classes import ClassProblem
 from .full_space import FROZEN_GAP, full_space_stability, jump_repeller, logit_flow
-from .gradient import output_gradient, stationarity_residual
+from .gradient import gradient_evaluator, output_gradient, policy_and_centred_gradient, stationarity_residual
 from .kinks import kink_answers, kink_slide, sliding_end
 from .results import RESIDUAL_TOL, StationaryPoint
 
@@ -177,11 +177,18 @@ def reduction_exact(q: Question, obj: Objective, class_of: np.ndarray, point: St
 
 def _rhs(q: Question, obj: Objective, support: np.ndarray):
     """The flow on the logits of ``support``; an answer ``FROZEN_GAP`` below the top is held still (see
-    :func:`~grpo_theory.solvers.full_space.full_space_flow`)."""
+    :func:`~grpo_theory.solvers.full_space.full_space_flow`). ``logit_flow`` with ``g``'s set-up done once
+    (:func:`~grpo_theory.solvers.gradient.gradient_evaluator`: the same bits), and its checks only where one can fail
+    (``support`` and the shape of ``theta`` are valid by construction; ``theta`` may hold a NaN)."""
+    gradient = gradient_evaluator(q, obj)
+
     def rhs(th):
         frozen = th - th.max() < FROZEN_GAP
-        f = logit_flow(q, obj, np.where(frozen, th.max() + FROZEN_GAP, th), support)
-        return np.where(frozen, 0.0, f)
+        theta = np.where(frozen, th.max() + FROZEN_GAP, th)
+        if not np.isfinite(theta).all():
+            return logit_flow(q, obj, theta, support)         # which refuses it, naming the value
+        pi_s, centred = policy_and_centred_gradient(q, obj, theta, support, gradient)
+        return np.where(frozen, 0.0, pi_s * centred)
     return rhs
 
 
@@ -201,6 +208,7 @@ def _face_root(q: Question, obj: Objective, pi: np.ndarray, keep: np.ndarray) ->
         return out
     ref = keep[np.argmax(pi[keep])]
     free = keep[keep != ref]
+    gradient = gradient_evaluator(q, obj)                 # output_gradient(q, obj, .), set up once: the same bits
 
     def policy(x):
         th = np.zeros(q.n_outputs)
@@ -215,7 +223,7 @@ def _face_root(q: Question, obj: Objective, pi: np.ndarray, keep: np.ndarray) ->
         if not np.all(np.isfinite(x)):
             return np.full(x.size, 1e100)
         with np.errstate(all="ignore"):
-            g = output_gradient(q, obj, policy(x))
+            g = gradient(policy(x))
         r = g[free] - g[ref]
         return np.where(np.isfinite(r), r, 1e100)
 

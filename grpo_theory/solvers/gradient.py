@@ -15,7 +15,7 @@ from .. import advantage, kl
 from .._numerics import logsumexp
 from .._validate import as_floats
 from ..errors import InvalidInputError
-from ..preference import reward_preference
+from ..preference import preference_evaluator, reward_preference
 from ..problem import (STATIONARY_OBJECTIVE, Objective, Question, as_objective, as_question, shaped_question,
                        validate_probability_vector)
 
@@ -60,7 +60,70 @@ def output_gradient(q: Question, obj: Objective, pi: np.ndarray) -> np.ndarray:
     return gradient_with_coefficient(q, obj, pi, kl.flow_coefficient)
 
 
-def gradient_with_coefficient(q: Question, obj: Objective, pi, coefficient) -> np.ndarray:
+def policy_and_centred_gradient(q: Question, obj: Objective, theta: np.ndarray, support: np.ndarray,
+                                gradient=None) -> tuple[np.ndarray, np.ndarray]:
+    """``pi`` on ``support`` from its logits ``theta``, and ``g - E_pi g`` there: the flow on the output logits
+    (:func:`~grpo_theory.solvers.full_space.logit_flow`) is their product. Nothing is checked.
+
+    Parameters
+    ----------
+    q : Question
+        The question whose outputs ``support`` indexes.
+    obj : Objective
+        The objective of the gradient (any penalty, estimator and placement).
+    theta : numpy.ndarray, shape (S,)
+        Finite logits of the answers of ``support``.
+    support : numpy.ndarray, shape (S,)
+        Distinct output indices (an integer array); the other answers are at mass 0.
+    gradient : callable, optional
+        ``pi -> g`` of ``q`` and ``obj`` (:func:`gradient_evaluator`'s); by default :func:`output_gradient`.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ``pi`` and ``g - E_pi g`` on ``support``.
+    """
+    pi = np.zeros(q.n_outputs)
+    pi[support] = np.exp(theta - logsumexp(theta))
+    g = (output_gradient(q, obj, pi) if gradient is None else gradient(pi))[support]
+    return pi[support], g - pi[support] @ g
+
+
+@checked(q=QUESTION, obj=OBJECTIVE)
+def gradient_evaluator(q: Question, obj: Objective):
+    """``pi -> output_gradient(q, obj, pi)`` with the per-call set-up done once, for a flow's hundreds of calls.
+
+    The checks of ``q`` and ``obj`` are made here, once; ``P_G`` comes from
+    :func:`~grpo_theory.preference.preference_evaluator` (the same values as ``reward_preference`` to the bit),
+    and the rest is :func:`output_gradient`'s own operations (``pi``'s checks included), so ``g`` is the same to
+    the bit. With the KL in the reward the shaped question changes with ``pi``: ``P_G`` is then computed per call,
+    as :func:`output_gradient` does.
+
+    Parameters
+    ----------
+    q : Question
+        As for :func:`output_gradient`, checked here once.
+    obj : Objective
+        As for :func:`output_gradient` (every penalty, estimator and placement), checked here once.
+
+    Returns
+    -------
+    callable
+        ``f(pi)``, ``pi`` of shape (K,), returning ``g`` of shape (K,), 0 outside ``pi``'s support.
+
+    Examples
+    --------
+    >>> from grpo_theory import Objective, Question
+    >>> q, obj = Question([0.3, 0.7], rewards=[1, 0]), Objective(beta=1.0)
+    >>> g = gradient_evaluator(q, obj)([0.3**0.5, 1 - 0.3**0.5])
+    >>> round(float(g[0] - g[1]), 12)
+    0.0
+    """
+    preference = None if obj.regime_variant.in_reward else preference_evaluator(q, obj)
+    return lambda pi: gradient_with_coefficient(q, obj, pi, kl.flow_coefficient, preference)
+
+
+def gradient_with_coefficient(q: Question, obj: Objective, pi, coefficient, preference=None) -> np.ndarray:
     """:func:`output_gradient` with the loss placement's per-answer coefficient ``c(lr)`` taken from
     ``coefficient(obj, lr)``: the field with its jumps smoothed (:mod:`.kinks`) or read on one side of them.
     Only the loss placement reads ``c``; the reward placement, the note's two penalties and ``beta = 0`` do not.
@@ -76,6 +139,9 @@ def gradient_with_coefficient(q: Question, obj: Objective, pi, coefficient) -> n
     coefficient : callable
         ``coefficient(obj, lr) -> c``, ``lr`` the log-ratios of ``pi``'s support (``output_gradient`` passes
         :func:`grpo_theory.kl.flow_coefficient`).
+    preference : callable, optional
+        ``pi -> P_G`` of ``q`` and ``obj`` (:func:`~grpo_theory.preference.preference_evaluator`); by default
+        :func:`~grpo_theory.preference.reward_preference`. Not used with the KL in the reward.
 
     Returns
     -------
@@ -97,7 +163,7 @@ def gradient_with_coefficient(q: Question, obj: Objective, pi, coefficient) -> n
                                     "to shape")
         g[s] = reward_preference(shaped_question(q, kl.flow_value_shift(obj, lr)), obj, pi)[s]
         return g
-    P = reward_preference(q, obj, pi)
+    P = reward_preference(q, obj, pi) if preference is None else preference(pi)
     if advantage.changes_regulariser(obj):
         return _family_output_gradient(q, obj, pi, P, lr, s, coefficient)
     if obj.regime_variant.is_reverse:
@@ -183,7 +249,7 @@ def note_residual(q: Question, obj: Objective, pi: np.ndarray, P: np.ndarray) ->
     if obj.regime_variant.is_reverse:
         with np.errstate(over="ignore", invalid="ignore"):  # a tiny beta: (P - pi P)/beta overflows, no residual
             return float(np.max(np.abs(pi * (1.0 - (P - pi @ P) / obj.beta) - q.pi_ref)))
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):   # log 0; P/beta past 1.8e308 at a tiny beta
         logits = np.log(q.pi_ref) + P / obj.beta
     target = np.exp(logits - logsumexp(logits))
     return float(np.max(np.abs(pi - target)))

@@ -32,6 +32,7 @@ import numpy as np
 
 from .. import kl
 from .._checks import OBJECTIVE, QUESTION, arr, checked, num
+from .._laws import law
 from .._numerics import integrate_until_slow, logsumexp, optimize
 from ..errors import InvalidInputError
 from ..problem import Objective, Question
@@ -60,7 +61,7 @@ def _policy(q: Question, pi) -> np.ndarray:
     return pi
 
 
-@checked(q=QUESTION, obj=OBJECTIVE, pi=arr(ndim=1))
+@checked(q=QUESTION, obj=OBJECTIVE, pi=law(base=arr(ndim=1)))
 def kink_answers(q: Question, obj: Objective, pi) -> np.ndarray:
     """The jump each answer of ``pi``'s support sits on (its log-ratio within :data:`KINK_TOL`), NaN elsewhere.
 
@@ -105,7 +106,7 @@ def _sided(edge_s: np.ndarray, side: float):
     return coefficient
 
 
-@checked(q=QUESTION, obj=OBJECTIVE, pi=arr(ndim=1))
+@checked(q=QUESTION, obj=OBJECTIVE, pi=law(base=arr(ndim=1)))
 def kink_slide(q: Question, obj: Objective, pi) -> str:
     """Why ``pi`` is no attracting rest of the Filippov flow at the loss placement's jumps (module doc), or ``''``
     where it is one (or where no answer sits on a jump).
@@ -240,7 +241,7 @@ def _pinned_end(q: Question, obj: Objective, support: np.ndarray, theta: np.ndar
     return policy(sol.x)
 
 
-@checked(q=QUESTION, obj=OBJECTIVE, pi=arr(ndim=1), t_max=num(0, low_open=True))
+@checked(q=QUESTION, obj=OBJECTIVE, pi=law(base=arr(ndim=1)), t_max=num(0, low_open=True))
 def sliding_end(q: Question, obj: Objective, pi, t_max: float = 1e12) -> tuple[np.ndarray, str] | None:
     """Where the flow goes from ``pi`` (a point on jumps that it slides off, :func:`kink_slide`) with each jump
     smoothed over a band of ``1e-4`` in the log-ratio, followed in log time to ``t_max``. Its end is then made

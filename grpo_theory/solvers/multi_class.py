@@ -21,7 +21,14 @@ from .common import dedupe, point_at, polish
 from .gradient import output_gradient
 from .results import RESIDUAL_TOL, StationaryPoint
 
-__all__ = ["multi_class_policy", "multi_class_points"]
+__all__ = ["multi_class_policy", "multi_class_points", "SEARCH_WORK_BUDGET"]
+
+#: The multi-start search's work budget, in evaluations of the class KKT residual times the number of classes
+#: ``C`` (an evaluation costs about ``C`` times a fixed amount). Counted in work, not seconds, so a question gets
+#: the same answer on any machine; 2e7 units are 10-20 s on one core of a 2-core laptop-class machine. No search
+#: over 40 classes or fewer came near it (reverse/shift, 40 classes, G = inf: 4.2e6); 80 classes with a start
+#: near each vertex would spend 1e8 (85 s), and the count grows as about ``C^3``.
+SEARCH_WORK_BUDGET = 20_000_000
 
 
 def _flow_endpoint(cp: ClassProblem, eta0: np.ndarray, t_max: float = 1e4,
@@ -319,11 +326,22 @@ def multi_class_points(cp: ClassProblem, *, n_starts: int, seed: int) -> tuple[t
         pts.sort(key=lambda p: -p.pi[cp.class_of == 0].sum())
         return tuple(pts), False, (f"ties of the shaped rewards from {len(etas) + 4} starts over {C} classes; "
                                   "not guaranteed exhaustive; faces of the simplex not searched")
-    etas.append(_flow_endpoint(cp, etas[0]))
-    found = [p for p in (polish(cp, e, "multistart") for e in etas) if p is not None]
-    found.append(_vertex_limit(cp, _flow_endpoint(cp, etas[-1], speed=None)))
+    end = _flow_endpoint(cp, etas[0])
+    spent, calls_left = [0], lambda: (SEARCH_WORK_BUDGET - spent[0] * C) // C
+    found, tried = [], 0
+    for e in etas:                      # pi_ref, uniform, near each vertex, random: while the budget lasts
+        if calls_left() <= 0:
+            break
+        found.append(polish(cp, e, "multistart", max_calls=calls_left(), spent=spent))
+        tried += 1
+    # the end of the flow from pi_ref is always polished (the budget's last word): it is the point reached
+    found.append(polish(cp, end, "multistart", max_calls=max(calls_left(), 20 * (C + 1)), spent=spent))
+    found.append(_vertex_limit(cp, _flow_endpoint(cp, end, speed=None)))
     pts = dedupe([p for p in found if p is not None])
     pts.sort(key=lambda p: -p.pi[cp.class_of == 0].sum())
-    return tuple(pts), False, (f"multi-start root finding from {len(etas)} points over {C} classes; "
+    budget = ("" if tried == len(etas) else
+              f"; the work budget ({SEARCH_WORK_BUDGET:.0e} KKT evaluations x classes, SEARCH_WORK_BUDGET) ran "
+              f"out after {tried} of the {len(etas)} other starts")
+    return tuple(pts), False, (f"multi-start root finding from {len(etas) + 1} points over {C} classes{budget}; "
                               "not guaranteed exhaustive; of the vertices reached only in the "
                               "limit, only the one the flow from pi_ref reaches is reported")

@@ -2,26 +2,26 @@
 
 :func:`token_level` decides the level, here and nowhere else; :func:`stationary_policy` and
 :func:`stationary_points` hand the question to :mod:`~grpo_theory.solvers.tree`,
-:mod:`~grpo_theory.solvers.two_class` or :mod:`~grpo_theory.solvers.multi_class`, and fill in
-everything a :class:`~grpo_theory.solvers.results.StationaryPointSet` reports.
+:mod:`~grpo_theory.solvers.two_class` or :mod:`~grpo_theory.solvers.multi_class`.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import numpy as np
 
 from .._checks import OBJECTIVE, QUESTION, checked
 from .._validate import integer, number
 from ..errors import InvalidInputError
-from ..preference import max_abs_advantage
 from ..problem import Objective, Question, as_objective, as_question, require_regularised
 from .certify import certification_scope, certified_stationary_points
 from .classes import ClassProblem, stationarity_residual
 from .common import dedupe
 from .full_space import full_space_stability, jump_repeller, logit_newton_step, perturbed_ends
 from .full_space_end import full_space_end, reduction_exact
+from .large_beta import reference_in_rounding, reference_point
 from .multi_class import multi_class_points, multi_class_policy
 from .results import RESIDUAL_TOL, Basin, StationaryPoint, StationaryPointSet
 from .tree import tree_stationary_policy
@@ -79,6 +79,19 @@ def token_level(q: Question, obj: Objective) -> bool:
     return q.is_tree
 
 
+
+#: NumPy's floating-point warnings are not this package's to pass on: at the extremes (beta of 1e-310 or 1.7e308,
+#: masses of 1e-300) the solvers meet overflow and 0/0 on purpose and handle every non-finite value they make; what
+#: a caller needs to know comes as a TheoryWarning or in the result's message. Values are unchanged.
+def _FLOATS_HANDLED(fn):
+    @functools.wraps(fn)
+    def quiet(*args, **kwargs):
+        with np.errstate(all="ignore"):            # a fresh state per call: the calls nest (points -> policy)
+            return fn(*args, **kwargs)
+    return quiet
+
+
+@_FLOATS_HANDLED
 def stationary_policy(q: Question, obj: Objective) -> StationaryPoint:
     """The stationary policy that the on-policy GRPO flow reaches from ``pi_ref``.
 
@@ -130,8 +143,8 @@ def stationary_policy(q: Question, obj: Objective) -> StationaryPoint:
     cp = ClassProblem(q, obj)
     if cp.n_classes == 1:
         return _single_class_point(q, obj)
-    if _reference_in_rounding(q, obj, cp):
-        return _reference_point(q, obj)
+    if reference_in_rounding(q, obj, cp):
+        return reference_point(q, obj)
     if cp.n_classes == 2:
         # a root bracketed by a sign change of the class drift and refined by Brent in the class logit: a root
         # there, whatever pi's rounding (pi(b) = 5.6e-17 for pi_ref(a) = 1e-300) does to log pi
@@ -186,33 +199,6 @@ def _root_in_logits(q: Question, obj: Objective, point: StationaryPoint) -> Stat
     return dataclasses.replace(point, converged=False, message=(
         f"{point.message}; but not a root in the output logits: the Newton step there is {step:.3g} (answers "
         f"below mass {_LIGHT_MASS:g} hide their g - E g in the residual): the flow is slow here, not stopped"))
-
-
-def _reference_in_rounding(q: Question, obj: Objective, cp: ClassProblem) -> bool:
-    """Whether ``beta`` is so large that ``pi_ref`` is the stationary point to double precision: the note's two
-    penalties with the group advantage, ``2 max|P_G| / beta`` below ``2^-53`` (``pi(o) = pi_ref(o) / (1 - (P_G(o) -
-    E P_G)/beta)``, ``pi ∝ pi_ref exp(P_G/beta)``: a relative change below the rounding of 1), with ``max|P_G|``
-    the advantage's bound, or where that is infinite (G = inf, no epsilon) twice ``max|P_G(pi_ref)|`` (``P_G`` is
-    continuous at ``pi_ref``, which every stationary point is that close to). The class solvers' flow moves at a
-    rate of order ``beta``; its integrator's steps overflow there (three classes: beta of 1e12 and above)."""
-    if not (obj.regime_variant.is_note_penalty and obj.advantage_variant.is_note_advantage and not obj.filter_ties
-            and obj.entropy_coef == 0 and q.has_reward_law and obj.beta > 2.0**53):
-        return False
-    with np.errstate(over="ignore", invalid="ignore"):
-        bound = max_abs_advantage(float(np.ptp(q.reward_levels)), obj)
-        if not np.isfinite(bound):
-            bound = 2.0 * float(np.max(np.abs(cp.class_preference(cp.log_p))))
-    return bool(np.isfinite(bound) and 2.0 * bound < obj.beta * 2.0**-53)
-
-
-def _reference_point(q: Question, obj: Objective) -> StationaryPoint:
-    """``pi_ref`` where :func:`_reference_in_rounding` holds: stationary to double precision and stable (the
-    flow's Jacobian is ``-C^(1/2) (beta I + E) C^(1/2)`` with ``|E| <= 2 max|A| < beta``)."""
-    pi = q.pi_ref.copy()
-    return StationaryPoint(pi=pi, residual=stationarity_residual(q, obj, pi), converged=True, stable=True,
-                           nfev=0, method="flow", boundary=False,
-                           message="pi_ref: |P_G|/beta is below the rounding of 1, so pi_ref is the stationary "
-                                   "point to double precision (stable: the penalty's curvature beta dominates)")
 
 
 def _single_class_point(q: Question, obj: Objective) -> StationaryPoint:
@@ -336,12 +322,13 @@ def kkt_checked(q: Question, obj: Objective, p: StationaryPoint) -> StationaryPo
     return p
 
 
+@_FLOATS_HANDLED
 def stationary_points(q: Question, obj: Objective, *, n_grid: int = 2001, n_starts: int = 24,
                       seed: int = 0, exhaustive: bool = True, box_budget: int = CERTIFY_BOXES,
                       time_budget: float | None = None) -> StationaryPointSet:
     """Every stationary point found, each with its stability under the logit flow.
 
-    Two classes (e.g. a binary question): exhaustive, on a grid of ``n_grid``
+    Two classes: exhaustive, on a grid of ``n_grid``
     class logits covering every possible root, refined by Brent's method, with
     tangencies detected and limit points at the vertices reported.
     Three or four classes, where :func:`~grpo_theory.solvers.certify.certification_scope` covers
@@ -353,8 +340,8 @@ def stationary_points(q: Question, obj: Objective, *, n_grid: int = 2001, n_star
     limit as ``boundary=True``; the set reports ``exhaustive=True``.
     Otherwise (out of scope, ``exhaustive=False``, or certification not done within ``box_budget``
     boxes): root finding from ``n_starts`` starting points (pi_ref, the uniform policy, near each
-    vertex, the end of the flow from pi_ref, random); not guaranteed exhaustive, which
-    ``exhaustive=False`` on the result says, with the reason in ``message``.
+    vertex, the end of the flow from pi_ref, random), bounded in work (``multi_class.SEARCH_WORK_BUDGET``);
+    not exhaustive: ``exhaustive=False``, the reason in ``message``.
 
     The set reports ``.stable``, ``.multistable``, ``.from_reference`` (the point the flow from
     ``pi_ref`` reaches), ``.basins`` (two classes) and ``.summary``, all found by the search.
@@ -375,11 +362,10 @@ def stationary_points(q: Question, obj: Objective, *, n_grid: int = 2001, n_star
         Certify the set where :func:`~grpo_theory.solvers.certify.certification_scope` covers the
         question (three or four classes); False: root finding only.
     box_budget : int, default CERTIFY_BOXES
-        Boxes the certification may examine before falling back to root finding (a count of work: the same
-        question gets the same answer on any machine).
+        Boxes the certification may examine before falling back to root finding (work, not seconds: the same
+        answer on any machine).
     time_budget : float or None, default None
-        Seconds, in addition, for a caller who wants a wall-clock limit (the answer then depends on the
-        machine's load); None: none.
+        A wall-clock limit in seconds, in addition (the answer then depends on the machine's load).
 
     Returns
     -------
@@ -390,8 +376,8 @@ def stationary_points(q: Question, obj: Objective, *, n_grid: int = 2001, n_star
     Raises
     ------
     InvalidInputError
-        When ``n_grid < 11``, ``n_starts < 1``, ``seed`` outside ``[0, 2^32)``, ``box_budget < 0``,
-        ``time_budget < 0`` (or any of them not a whole/finite number), or ``q`` or ``obj`` is invalid.
+        When an argument is outside its range (``n_grid >= 11``, ``n_starts >= 1``, ``seed`` in
+        ``[0, 2^32)``, budgets ``>= 0``) or ``q`` or ``obj`` is invalid.
 
     Examples
     --------
@@ -422,7 +408,7 @@ def stationary_points(q: Question, obj: Objective, *, n_grid: int = 2001, n_star
         from_reference = stationary_policy(q, obj)
         if cp.n_classes == 1:
             points, exhaustive, message = (from_reference,), True, "single class: pi = pi_ref"
-        elif _reference_in_rounding(q, obj, cp):
+        elif reference_in_rounding(q, obj, cp):
             # every stationary point is within a relative 2 max|A|/beta < 2^-53 of pi_ref, and the note's
             # penalties keep every answer of pi_ref's support: pi_ref is the only one, to double precision
             points, exhaustive, message = (from_reference,), True, from_reference.message

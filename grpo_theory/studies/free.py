@@ -137,7 +137,8 @@ def _check(history: list, n_prompts: int, n_samples: int, **kw) -> ConvergenceRe
     rewards), against its binomial standard error at the tail's mean; ``kw`` go to the check."""
     tail = np.array([[h[f"p_best_q{i}"] for i in range(n_prompts)] for h in history[-max(1, len(history) // 4):]])
     m = tail.mean(0)
-    return check_history(history, n_prompts, se=np.sqrt(m * (1 - m) / n_samples), **kw)
+    return check_history(history, n_prompts, se=np.sqrt(m * (1 - m) / n_samples), too_short="moving",
+                         **kw)                          # a job in progress: a short tail is moving (train on)
 
 
 def is_flat(history: list, n_prompts: int, group_size: int) -> tuple[bool, ConvergenceReport, str]:

@@ -21,6 +21,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInputError
 
+#: The questions ``validate --quick`` (``run_validation(quick=True)``) trains at most.
+QUICK_MAX_QUESTIONS = 10
+
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 

@@ -33,6 +33,7 @@ from ..training.reference import pretrain_reference
 from ..training.tasks import QATask, synthetic_binary_task
 from ..training.trainer import GRPOTrainer, TrainerConfig, answer_probabilities
 from .predictions import predict_token_level, rewarded, study_theory
+from .protocol import QUICK_MAX_QUESTIONS
 
 
 @dataclass(frozen=True)
@@ -183,7 +184,7 @@ def run_validation(out_dir="runs/validate", *, quick: bool = False, n_questions:
         torch.set_num_threads(num_threads)
     if quick:
         studies = gated_studies(steps=steps or 400, group_sizes=(2, 8), betas=(0.5,), lr=learning_rate)
-        n_questions = min(n_questions, 10)
+        n_questions = min(n_questions, QUICK_MAX_QUESTIONS)
     else:
         studies = gated_studies(steps=steps or 800, lr=learning_rate)
         if include_extra:

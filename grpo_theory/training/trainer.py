@@ -48,6 +48,20 @@ def _truncate_log(path: Path, last_step: int) -> None:
     tmp.replace(path)
 
 
+def _close(a, b) -> bool:
+    """Whether two nested lists of probabilities agree within 1e-5 (a reference's float32 forward pass on another
+    device or thread count differs in its last digits; another model or task by far more)."""
+    try:
+        return np.shape(a) == np.shape(b) and bool(np.allclose(np.asarray(a, float), np.asarray(b, float), rtol=0,
+                                                               atol=1e-5))
+    except (TypeError, ValueError):
+        return False
+
+
+#: Config fields that say how a run is executed, not what it computes: a resume may change them.
+RUNTIME_FIELDS = ("device", "num_threads", "checkpoint_every")
+
+
 @dataclass(kw_only=True)
 class TrainerConfig:
     """The trainer's settings: the :class:`~grpo_theory.Objective` it optimises, and how it runs.
@@ -263,11 +277,37 @@ class GRPOTrainer:
         d = self.run_dir
         return d / "config.json", d / "metrics.csv", d / "checkpoint.pt", d / "summary.json"
 
+    def _run_record(self) -> dict:
+        """What defines this run (``config.json``): the config, the task's name and the reference's probabilities."""
+        return dict(config=asdict(self.cfg), task=self.task.name, reference_probs=self.reference_probs.tolist())
+
     def _write_config(self):
         cfg_path, *_ = self._paths()
-        text = json.dumps(dict(config=asdict(self.cfg), task=self.task.name,
-                               reference_probs=self.reference_probs.tolist()), indent=2)
+        text = json.dumps(self._run_record(), indent=2)
         atomic_write(cfg_path, lambda p: p.write_text(text))
+
+    def _same_run(self, ckpt: Path) -> None:
+        """Refuse to resume from ``ckpt`` a run its ``config.json`` says was another: a field of the config (but
+        :data:`RUNTIME_FIELDS`), the task or the reference's probabilities differ, each named with both values."""
+        cfg_path, *_ = self._paths()
+        try:
+            stored = json.loads(cfg_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            stored = None
+        if not isinstance(stored, dict) or not isinstance(stored.get("config"), dict):
+            raise InvalidInputError(f"checkpoint {ckpt}: {cfg_path} is missing or unreadable, so what the run was "
+                                    "trained with is unknown; start the run afresh (without resume) or restore it")
+        now = json.loads(json.dumps(self._run_record()))
+        diffs = [f"{k}: {stored['config'].get(k)!r} in the checkpoint's run, {v!r} now"
+                 for k, v in now["config"].items() if k not in RUNTIME_FIELDS and stored["config"].get(k) != v]
+        if stored.get("task") != now["task"]:
+            diffs.append(f"task: {stored.get('task')!r} in the checkpoint's run, {now['task']!r} now")
+        if not _close(stored.get("reference_probs"), now["reference_probs"]):     # float32 forward passes: 1e-5
+            diffs.append(f"reference_probs: {str(stored.get('reference_probs'))[:120]} in the checkpoint's run, "
+                         f"{str(now['reference_probs'])[:120]} now")
+        if diffs:
+            raise InvalidInputError(f"checkpoint {ckpt} is of another run ({'; '.join(diffs)}); resume with the same "
+                                    "settings, or start afresh in another folder")
 
     def save_checkpoint(self) -> None:
         if self.run_dir is None:
@@ -285,6 +325,7 @@ class GRPOTrainer:
         *_, ckpt, _ = self._paths()
         if not ckpt.exists():
             return False
+        self._same_run(ckpt)
         state = torch.load(ckpt, weights_only=False)
         if set(state["model"]) != set(self.trainable):
             raise InvalidInputError(f"checkpoint {ckpt} holds parameters {sorted(state['model'])[:5]}..., this model "
@@ -389,13 +430,16 @@ class GRPOTrainer:
         ``steps``): see :class:`TrainerConfig`."""
         if self.horizon >= cap:
             return False
+        if len(self.history) < 2:               # nothing to judge yet (a line needs two rows): train on
+            return True
         rep = self.check_convergence()
         return bool((rep.status == "moving").any()
                     or ((rep.status == "oscillating").any() and rep.tail_start < self.cfg.steps))
 
     def check_convergence(self) -> ConvergenceReport:
         """:func:`grpo_theory.convergence.check_history` on the history so far (every question)."""
-        return check_history(self.history, self.task.n_questions, tail=self.cfg.convergence_tail)
+        return check_history(self.history, self.task.n_questions, tail=self.cfg.convergence_tail,
+                             too_short="moving")         # a run in progress: a short tail is moving (train on)
 
     def train(self, resume: bool = False, stop_after: int | None = None) -> TrainResult:
         """Train to ``config.steps`` (or stop, checkpointed, after ``stop_after`` more steps).
@@ -489,7 +533,7 @@ class GRPOTrainer:
         start = int(round(self.step * (1 - cfg.final_window)))
         kept = [w for s, w in zip(self.window_steps, self.window) if s > start]
         window = np.stack(kept) if kept else answer_probabilities(self.model, self.task)[None]
-        report = self.check_convergence() if self.history else None
+        report = self.check_convergence() if len(self.history) >= 2 else None     # one row: nothing to judge
         result = TrainResult(window, window.mean(0), batch_means_se(window), self.reference_probs,
                              time.perf_counter() - t0, self.step, self.history, report)
         if self.run_dir is not None:
