@@ -83,10 +83,59 @@ def _noting_ref(case: dict) -> dict:
 
 
 #: The first run's results that were the harness's mistakes, by input label: why (docs/reliability.md).
-HARNESS_MISTAKES: dict[str, str] = {}
+_FACE = ("the reference's RK4 end (t = 200 or 600) was not at the end: near a face a class of mass m moves at m^2 times "
+         "its drift, and RK4 keeps moving towards the library's point (first case: pi(0) = 1.44e-3, 5.32e-4, 2.30e-4 at "
+         "t = 600, 2000, 6000; the library's 4.16e-5), whose direct-rest residual with the enumerated P_G is below 1e-8")
+HARNESS_MISTAKES: dict[str, str] = {
+    "direct G=400 p=0.2 beta=0.3":
+        "the reference's bisection evaluated log1p(-x) at x = 1.0 (the root is at logit 65.2, 1 - x = 4.85e-29, not a "
+        "double below 1); the drift written in the limit k = G - 1 gives z = 66.583 - 1.386 = 65.197, pi(b) = 4.85e-29, "
+        "the library's 4.845e-29",
+    **{lab: _FACE for lab in (
+        "direct n=3 G=2 beta=0.1 pi_ref=[0.4479, 0.0633, 0.4888] rewards=[0.202, 0.04, 0.343]",
+        "direct n=3 G=3 beta=0.1 pi_ref=[0.6185, 0.2851, 0.0965] rewards=[0.306, 0.457, 0.283]",
+        "direct n=4 G=3 beta=0.1 pi_ref=[0.4156, 0.1437, 0.011, 0.4297] rewards=[0.621, 0.618, 0.919, 0.626]",
+        "direct n=4 G=3 beta=0.4 pi_ref=[0.4014, 0.0551, 0.4871, 0.0563] rewards=[0.961, 0.165, 0.324, 0.627]")},
+    "ascent lr=0 stays at pi0": "ascent documents lr > 0 (a step size); the refusal names lr, 0.0 and (0, inf)",
+    "Question pi_ref float16 [0.1, 0.9] (does not sum to 1 in float64: 0.99990845)":
+        "the validation layer documents 4 ulps per entry of the input's own precision for float16/float32 "
+        "(probability_tolerance): 9.2e-5 is within 2 x 4 x 9.8e-4",
+    "openrlhf_family(entropy_loss_coef='abc' (text)): refused, or a warning naming it":
+        "the harness's lookup gave no advantage_estimator, which the function reads first: a true reason, found first",
+    "summary_columns(a list of dicts without the report columns)":
+        "the documented argument is a DataFrame: 'table must be a pandas DataFrame, got [...] (list)' is a true reason, "
+        "found first",
+    "calibration_split(size=1)": "names the value 1 and the limit (at least 2 measured prompts), in the caller's terms",
+    "verl YAML adv_estimator: gae (PPO with a critic, not GRPO)":
+        "explain answers objective null with the reason naming 'gae' (not modelled: no group baseline), exit 0: what "
+        "explain is for",
+    "verl run script with $VAR values (kl_loss_coef=$KL)":
+        "the reader expands a variable the script sets above the command (KL=0.03 reads beta 0.03; unset, it refuses "
+        "naming $KL and the key): right",
+    "OpenRLHF group_norm n=2, kl in the loss k2 0.05 (ddof 1, eps 1e-9): direct":
+        "OpenRLHF clamps every estimator's value to [-10, 10] (SPEC section 8); at the unclamped direct rest "
+        "lr(b) = -12.94 and k2 = 83.7 > 10, so the clamp binds and the harness's closed form does not apply (the "
+        "library warns that the clamp is active)",
+    "solve --preference at G=4 (a matrix defines only G = 2)":
+        "solve answers RLHF and NLHF (which do not depend on G) and marks each GRPO row n/a with the reason naming "
+        "the preference matrix and G = 2",
+    "predict --slow-tol 0 (the strictest) with --clock 0.1 --steps 10: runs":
+        "a tolerance of 0 flags every prompt at any finite time; the option's range (0, 1] is named in the refusal",
+}
 
 #: The first run's library findings left open (the second run's library rows), by input label (docs/reliability.md).
-OPEN_FINDINGS: tuple[str, ...] = ()
+OPEN_FINDINGS: tuple[str, ...] = (
+    "sinh_grid(lo > hi)", "sinh_grid(n = 1)", "sinh_grid(n = 0)", "sinh_grid(center = nan)", "sinh_grid(hi = inf)",
+    "sinh_grid(n = 2.5)", "sinh_grid(n = 10**12 (would not fit))",
+    "solve 3 outputs -G 300 (the exact sum's size grows as G^2)",
+    "solve 12 outputs with 12 distinct rewards -G 12 (a large count-vector sum)",
+    "verl YAML with verl's own defaults list (actor@actor_rollout_ref.actor: dp_actor, _self_): no 'unknown key' "
+    "warning about defaults",
+    "verl YAML with a hydra: section (searchpath) as in verl's recipes: no 'unknown key' warning about hydra",
+    "OpenRLHF JSON n_samples_per_promt (a typo)",
+    "trl grpo command line: accelerate launch prefix",
+    "docs/predict.md Python block 1 of 3 as written",
+)
 
 
 def triage_of(case: dict) -> str:
