@@ -247,8 +247,8 @@ def polish(problem: Problem, x0: np.ndarray, prefix: str, *, max_calls: int | No
         At most this many evaluations of ``problem.kkt`` for each root finder (a search's work budget);
         MINPACK's own limits (``200 (n + 1)`` and ``100 (n + 1)`` for ``n`` free logits) where not given or
         larger.
-    spent : list of one int, optional
-        A counter the evaluations made are added to (the caller's budget).
+    spent : list of int, optional
+        A one-entry counter the evaluations made are added to (the caller's budget).
 
     Returns
     -------
