@@ -129,12 +129,6 @@ OPEN_FINDINGS: tuple[str, ...] = (
     "sinh_grid(n = 2.5)", "sinh_grid(n = 10**12 (would not fit))",
     "solve 3 outputs -G 300 (the exact sum's size grows as G^2)",
     "solve 12 outputs with 12 distinct rewards -G 12 (a large count-vector sum)",
-    "verl YAML with verl's own defaults list (actor@actor_rollout_ref.actor: dp_actor, _self_): no 'unknown key' "
-    "warning about defaults",
-    "verl YAML with a hydra: section (searchpath) as in verl's recipes: no 'unknown key' warning about hydra",
-    "OpenRLHF JSON n_samples_per_promt (a typo)",
-    "trl grpo command line: accelerate launch prefix",
-    "docs/predict.md Python block 1 of 3 as written",
 )
 
 

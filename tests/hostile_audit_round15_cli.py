@@ -439,8 +439,8 @@ def _blocks(path, lang):
 def docs_cases() -> list[dict]:
     G_ = "CLI: docs' Python blocks no round ran, and their grpo-theory commands as written"
     out = []
-    # docs/predict.md's blocks, with what they name set up first: ``df`` (the user's DataFrame, with a ``problem``
-    # column for the id_column line), the example file under docs/examples, base.csv and after.csv
+    # docs/predict.md's blocks, with what they name set up first: ``df`` (the user's DataFrame, with the columns its
+    # comment names: prompt_id, reward), the example file under docs/examples, base.csv and after.csv
     base = "prompt_id,n,correct\n" + "".join(f"p{i},16,{(3 * i) % 17}\n" for i in range(12))
     after = "prompt_id,n,correct\n" + "".join(f"p{i},16,{min(16, (3 * i) % 17 + 4)}\n" for i in range(12))
     blocks = _blocks("docs/predict.md", "python")
@@ -449,8 +449,7 @@ def docs_cases() -> list[dict]:
             import matplotlib
             import pandas as pd
             matplotlib.use("Agg")
-            df = pd.DataFrame({"prompt_id": ["a"] * 4 + ["b"] * 4, "problem": ["a"] * 4 + ["b"] * 4,
-                               "reward": [1, 0, 0, 1, 1, 1, 1, 0]})
+            df = pd.DataFrame({"prompt_id": ["a"] * 4 + ["b"] * 4, "reward": [1, 0, 0, 1, 1, 1, 1, 0]})
             ns: dict = {"__name__": "__doc_example__", "df": df}
             exec(compile(b, "docs/predict.md block", "exec"), ns)          # noqa: S102 - the docs' own code
             return True
