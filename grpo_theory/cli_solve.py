@@ -19,8 +19,13 @@ from .solvers.baselines import NASH_MIN_BETA
 VARIANTS = [(pen, norm) for pen in ("reverse", "direct") for norm in ("scale", "shift")]
 
 
-#: Above this many count vectors per P_G evaluation, `solve` refuses (a few seconds at most below it).
-SOLVE_MAX_COUNT_VECTORS = 2_000_000
+#: Above this many count vectors per P_G evaluation, `solve` refuses: its table's four searches evaluate P_G
+#: thousands of times, about 0.13 ms per count vector on one core with five or more levels (12 levels at G = 8,
+#: 31,824 vectors: 2.3 s; at G = 12, 1.35 million: about 3 min), so under a minute below it.
+SOLVE_MAX_COUNT_VECTORS = 400_000
+#: The same for three or four levels, where the certified search examines up to 10,000 boxes: about 1.8 ms per
+#: count vector (3 levels at G = 100, 5,050 vectors: 8.6 s; G = 150: 20 s; G = 300, 45,451: about 3 min).
+SOLVE_MAX_COUNT_VECTORS_CERTIFIED = 25_000
 
 #: Above this many classes (outputs with distinct reward laws), `solve` refuses: its table runs four multi-start
 #: searches, each bounded by SEARCH_WORK_BUDGET but about 15-45 s at 300 classes and 2 min at 1,000 on one core.
@@ -52,15 +57,18 @@ def _check_solve_cost(q: Question, group_size) -> str:
     n_levels = len(np.unique(np.asarray(q.reward_levels))) if getattr(q, "reward_levels", None) is not None \
         else len(np.unique(q.expected_reward))
     n = n_count_vectors(int(group_size), n_levels)
-    if n_levels >= 3 and n > SOLVE_MAX_COUNT_VECTORS:
-        g_max = 2
-        while n_count_vectors(g_max * 2, n_levels) <= SOLVE_MAX_COUNT_VECTORS:
-            g_max *= 2
+    limit = SOLVE_MAX_COUNT_VECTORS_CERTIFIED if n_levels <= 4 else SOLVE_MAX_COUNT_VECTORS
+    if n_levels >= 3 and n > limit:
+        g_lo, g_hi = 2, int(group_size)                    # the largest G within the limit, by bisection
+        while g_hi - g_lo > 1:
+            mid = (g_lo + g_hi) // 2
+            g_lo, g_hi = (mid, g_hi) if n_count_vectors(mid, n_levels) <= limit else (g_lo, mid)
         raise InvalidInputError(
             f"--group-size {group_size} with {n_levels} reward levels needs {n:,} count vectors per evaluation of "
-            f"P_G (the limit here is {SOLVE_MAX_COUNT_VECTORS:,}; it would run for minutes). Use --group-size inf "
-            f"(the large-G limit, exact), a G of at most about {g_max}, or, from Python, "
-            "grpo_theory.preference.monte_carlo_preference for an estimate with its standard error")
+            f"P_G (the limit here is {limit:,}: the table's searches evaluate P_G thousands of times and would run "
+            f"for minutes). Use --group-size inf (the large-G limit, exact: the stationary points approach it as "
+            f"O(1/G)), a G of at most {g_lo}, or, from Python, stationary_policy(question, objective) for the "
+            "point the flow from pi_ref reaches")
     return "; ".join(filter(None, (f"{n:,} count vectors per evaluation of P_G" if n > 20_000 else "", many)))
 
 

@@ -40,3 +40,15 @@ def test_too_large_an_exact_evaluation_advises_what_the_caller_can_do():
     with pytest.raises(ExactEvaluationTooLarge, match=r"group_size=math\.inf .* O\(1/G\)") as info:
         stationary_policy(Q3, Objective(beta=0.5, group_size=10**7))
     assert "raise the limit" not in str(info.value)
+
+
+@pytest.mark.parametrize("args, named", [((0.0, 1.0, -1.0, 5), "lo < hi"), ((0.0, -1.0, 1.0, 1), "n must"),
+                                         ((0.0, -1.0, 1.0, 0), "n must"), ((0.0, -1.0, 1.0, 2.5), "n must"),
+                                         ((0.0, -1.0, 1.0, 10**12), "n must"), ((float("nan"), -1.0, 1.0, 5), "center"),
+                                         ((0.0, -1.0, float("inf"), 5), "hi must"), ((0.0, -1.0, 1.0, 5, 0.0), "scale")])
+def test_sinh_grid_refuses_what_is_not_a_grid_naming_the_argument(args, named):
+    from grpo_theory import InvalidInputError
+    from grpo_theory.solvers import sinh_grid
+
+    with pytest.raises(InvalidInputError, match=named):
+        sinh_grid(*args)

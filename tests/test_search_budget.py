@@ -71,3 +71,21 @@ def test_solve_prints_a_line_per_variant_for_many_classes(monkeypatch, capsys):
         for i, (pen, norm) in enumerate([("reverse", "scale"), ("reverse", "shift"), ("direct", "scale"),
                                          ("direct", "shift")], 1)], err
     assert "a multi-start search over 3 classes per variant" in err, err
+
+
+def test_solve_refuses_a_group_whose_exact_searches_would_run_for_minutes_naming_the_largest_g(capsys):
+    """Three levels at G = 300: 45,150 count vectors per P_G evaluation, about 3 minutes of certified searches
+    (measured); refused up front with the largest G within the limit, found independently here from the count
+    C(G + L - 2, L - 1) of the other G - 1 members' level counts."""
+    from math import comb
+
+    from grpo_theory import cli_solve
+    from grpo_theory.cli import main
+
+    assert main(["solve", "--pi-ref", "0.2", "0.3", "0.5", "--rewards", "1", "0.5", "0", "--beta", "0.5",
+                 "--group-size", "300"]) == 2
+    err = capsys.readouterr().err
+    limit = cli_solve.SOLVE_MAX_COUNT_VECTORS_CERTIFIED
+    g_max = max(g for g in range(2, 300) if comb(g + 1, 2) <= limit)
+    assert f"{comb(301, 2):,} count vectors" in err and f"a G of at most {g_max}," in err, err
+    assert "--group-size inf" in err, err

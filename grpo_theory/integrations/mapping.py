@@ -385,6 +385,10 @@ def command_config(framework: str, text: str, source: str) -> list | str:
     if framework == "verl":
         return text
     tokens = script_tokens(text, source)
+    if framework == "trl":      # a launcher before TRL's command (accelerate launch ... -m trl.cli grpo): its own flags
+        sub = next((i for i in range(1, len(tokens)) if tokens[i] == "grpo" and "trl" in tokens[i - 1]), None)
+        if sub is not None:
+            tokens = tokens[sub + 1:]
     first = next((i for i, t in enumerate(tokens) if t.startswith("--")), len(tokens))
     if first == len(tokens):
         raise InvalidInputError(f"{source}: no --flag arguments found in the command line")

@@ -141,6 +141,15 @@ def _coerce(key: str, value):
     return value
 
 
+def _close_flag(name: str) -> str | None:
+    """The flag the theory reads (old flat or new dotted name) closest to ``name``, if one is close (a typo)."""
+    import difflib
+
+    flags = sorted(_ALL_KNOWN)
+    guess = difflib.get_close_matches(name.replace("-", "_"), flags, n=1, cutoff=0.85)
+    return guess[0] if guess else None
+
+
 def read_openrlhf_config(args) -> TheoryMapping:
     """Map OpenRLHF's arguments (a mapping of flag names or an argv list) onto the theory's Objective.
 
@@ -186,7 +195,7 @@ def read_openrlhf_config(args) -> TheoryMapping:
         raise InvalidInputError(f"OpenRLHF args must be a mapping of flags or an argv list, got {args!r}")
     warns: list[str] = []
     old_to_new = {v: k for k, v in _OLD_NAMES.items()}
-    values, given = {}, {}
+    values, given, ignored = {}, {}, {}
     for name, v in raw.items():
         key = name.replace("-", "_") if "." not in name else name
         key = old_to_new.get(key, key)
@@ -200,7 +209,10 @@ def read_openrlhf_config(args) -> TheoryMapping:
             values[key] = value
             given[key] = name if name == key else f"{name} ({key})"      # messages name the user's spelling
         else:
-            warns.append(f"flag {name!r} is not one the theory reads; ignored (check it is an OpenRLHF flag)")
+            guess = _close_flag(name)
+            ignored[name] = guess
+            warns.append(f"flag {name!r} is not one the theory reads; ignored (check it is an OpenRLHF flag"
+                         + (f"; did you mean {guess!r}?)" if guess else ")"))
     check_fields(values, OPENRLHF_FIELDS, "OpenRLHF args", error=InvalidInputError, shown=given)
     values = {k: int(v) if OPENRLHF_FIELDS[k][0] == "int" else v for k, v in values.items()}
     get = lambda key: values.get(key, OPENRLHF_DEFAULTS[key])            # noqa: E731 - a local lookup
@@ -212,7 +224,11 @@ def read_openrlhf_config(args) -> TheoryMapping:
     if family_fields is None:
         return mapping_of(None, warns, "OpenRLHF", OPENRLHF_VERSION)
     if G < 2:
-        raise InvalidInputError(f"OpenRLHF n_samples_per_prompt={G}: {adv} needs >= 2 (OpenRLHF's default is 1)")
+        typo = [n for n, g in ignored.items() if g in ("n_samples_per_prompt", "rollout.n_samples_per_prompt")]
+        raise InvalidInputError(f"OpenRLHF n_samples_per_prompt={G}: {adv} needs >= 2 (OpenRLHF's default is 1)"
+                                + (f"; the config's {typo[0]!r} is not an OpenRLHF flag (a misspelling of "
+                                   "n_samples_per_prompt?)" if typo and "rollout.n_samples_per_prompt" not in values
+                                   else ""))
     beta = get("algo.kl.init_coef")
     norm = "scale" if adv == "group_norm" else "shift"   # rloo / reinforce_baseline: their own advantage field
     norm = family_fields.pop("normalization", norm)       # dr_grpo's shift is the family's field, given once

@@ -161,6 +161,11 @@ VERL_FIELDS = {
 }
 
 
+#: Hydra's own top-level nodes: the defaults list (composition) and the ``hydra:`` runtime settings (search path,
+#: run folder); verl's ppo_trainer.yaml starts with a defaults list, so neither is an unknown section.
+_HYDRA_NODES = ("defaults", "hydra")
+
+
 def _unknown_key_warnings(flat: dict, known: frozenset) -> list[str]:
     """Warnings for keys verl does not have, each with the closest key it does have: a misspelt top-level
     section (``actr_rollout_ref``) drops every setting under it, so it is named with what it was likely meant to be."""
@@ -168,7 +173,11 @@ def _unknown_key_warnings(flat: dict, known: frozenset) -> list[str]:
 
     out = []
     tops = sorted({k.split(".")[0] for k in known} | set(_SECTIONS))
-    bad_tops = sorted({k.split(".")[0] for k in flat} - set(tops))
+    bad_tops = sorted({k.split(".")[0] for k in flat} - set(tops) - set(_HYDRA_NODES))
+    composed = flat.get("defaults")
+    if composed is not None and (not isinstance(composed, list) or any(d != "_self_" for d in composed)):
+        out.append("the Hydra defaults list is not composed: only the settings written in this file are read, and "
+                   "every other key takes verl's ppo_trainer.yaml default")
     for top in bad_tops:
         under = sorted(k for k in flat if k.split(".")[0] == top)
         guess = difflib.get_close_matches(top, tops, n=1, cutoff=0.6)

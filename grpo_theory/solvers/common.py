@@ -18,9 +18,8 @@ from typing import Protocol
 
 import numpy as np
 
-from .._checks import MAX_STEPS, checked, num
-from .._laws import from_outside
 from .._numerics import optimize
+from .._validate import integer, number, plain
 from ..errors import InvalidInputError
 from .gradient import output_gradient
 from .results import RESIDUAL_TOL, StationaryPoint
@@ -314,11 +313,6 @@ def dedupe(points: list[StationaryPoint], tol: float = 1e-7) -> list[StationaryP
     return kept
 
 
-@checked(center=num(), lo=num(), hi=num(), n=num(2, MAX_STEPS, integer=True), scale=num(0, low_open=True))
-def _sinh_grid_arguments(center, lo, hi, n, scale) -> None:
-    """:func:`sinh_grid`'s argument rules for a call from outside the package (finite ends, 2 to MAX_STEPS points)."""
-
-
 def sinh_grid(center: float, lo: float, hi: float, n: int, scale: float = 0.02) -> np.ndarray:
     """Grid on [lo, hi], dense (spacing ~ scale * dt) near ``center``, geometric far away.
 
@@ -329,24 +323,36 @@ def sinh_grid(center: float, lo: float, hi: float, n: int, scale: float = 0.02) 
     lo, hi : float
         The ends, both on the grid.
     n : int
-        Number of points.
+        Number of points, in ``[2, 10^7]`` (both ends are on the grid).
     scale : float, default 0.02
-        Spacing scale near ``center``.
+        Spacing scale near ``center`` (finite, positive).
 
     Returns
     -------
     numpy.ndarray, shape (n,)
         Increasing.
 
+    Raises
+    ------
+    InvalidInputError
+        When ``lo``, ``hi`` or ``center`` is not a finite number, ``lo >= hi``, ``n`` is not a whole number
+        in ``[2, 10^7]`` or ``scale`` is not a finite positive number.
+
     Examples
     --------
     >>> sinh_grid(0.0, -100.0, 100.0, 5).round(3).tolist()     # middle points: 0.02 sinh(asinh(5000)/2)
     [-100.0, -1.0, 0.0, 1.0, 100.0]
     """
-    if from_outside():                  # the searches' own grids are not checked again (no cost, no number moves)
-        _sinh_grid_arguments(center, lo, hi, n, scale)
-        if not lo < hi:
-            raise InvalidInputError(f"sinh_grid needs lo < hi (the grid's ends), got lo = {lo!r}, hi = {hi!r}")
+    lo, hi, center = (number(name, v) for name, v in (("lo", lo), ("hi", hi), ("center", center)))
+    if not lo < hi:
+        raise InvalidInputError(f"sinh_grid needs lo < hi, got lo = {plain(lo)}, hi = {plain(hi)}")
+    n, scale = integer("n", n, low=2, high=10**7), number("scale", scale, low=0.0, low_open=True)
+    return _grid_around(center, lo, hi, n, scale)
+
+
+def _grid_around(center: float, lo: float, hi: float, n: int, scale: float = 0.02) -> np.ndarray:
+    """:func:`sinh_grid` without its argument checks, for the solvers' own scans (their bounds may be the
+    capped logits, their centre outside them: it is clipped in)."""
     center = min(max(center, lo), hi)
     t = np.linspace(np.arcsinh((lo - center) / scale), np.arcsinh((hi - center) / scale), n)
     z = center + scale * np.sinh(t)
