@@ -81,12 +81,6 @@ def _question_from_args(args) -> Question:
     if args.reward_probs is not None and args.reward_levels is None:
         raise InvalidInputError("--reward-probs needs --reward-levels")
     if args.preference is not None:
-        off = [f"{o} {v:g}" for o, v, ok in (("--group-size", args.group_size, 2), ("--std-eps", args.std_eps, 0.0))
-               if v != ok]
-        if off:                         # every GRPO row would be n/a: a matrix fixes P_G at G = 2, scale, eps = 0 only
-            raise InvalidInputError(f"{' and '.join(off)} with --preference: a preference matrix defines GRPO's "
-                                    "expected advantage only at G = 2 with eps = 0 (A_1 = sign(r_1 - r_2)); drop "
-                                    f"{'them' if len(off) > 1 else 'it'}, or give --rewards or --reward-levels")
         k = len(args.pi_ref)
         if len(args.preference) != k * k:
             raise InvalidInputError(f"--preference needs K*K = {k * k} numbers (row-major; K = {k} outputs in "
