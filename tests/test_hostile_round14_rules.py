@@ -411,22 +411,8 @@ def test_steps_spanning_the_whole_double_range_are_judged_without_a_numpy_warnin
     assert rep.status.tolist() == ["converged"]                                        # flat
 
 
-@pytest.mark.parametrize("args, shown", [((0.0, 1.0, -1.0, 5), "lo < hi"), ((0.0, -1.0, 1.0, 0), "n must be"),
-                                         ((0.0, -1.0, 1.0, 2.5), "n must be"), ((np.nan, -1.0, 1.0, 5), "center"),
-                                         ((0.0, -1.0, np.inf, 5), "hi must"), ((0.0, -1.0, 1.0, 10**12), "n must be")])
-def test_sinh_grid_called_directly_names_a_bad_argument(args, shown):
-    from grpo_theory.solvers.common import sinh_grid
+def test_calibration_split_names_size():
+    from grpo_theory.predict.conformal import calibration_split
 
-    with pytest.raises(InvalidInputError, match=shown):
-        sinh_grid(*args)
-    assert sinh_grid(0.0, -100.0, 100.0, 5).round(3).tolist() == [-100.0, -1.0, 0.0, 1.0, 100.0]   # its docstring
-
-
-@pytest.mark.parametrize("extra", [["--group-size", "4"], ["--std-eps", "1e-4"]])
-def test_solve_refuses_a_preference_matrix_where_it_defines_no_grpo_row(extra, capsys):
-    """A preference matrix fixes P_G only at G = 2 with eps = 0 (the table's own note on every GRPO row)."""
-    from grpo_theory.cli import main
-
-    assert main(["solve", "--pi-ref", "0.3", "0.7", "--preference", "0.5", "0.8", "0.2", "0.5", "--beta", "0.5",
-                 *extra]) == 2
-    assert f"{extra[0]} " in capsys.readouterr().err
+    with pytest.raises(InvalidInputError, match=r"^size = 1: a calibration split needs at least 2"):
+        calibration_split(1)
