@@ -10,7 +10,6 @@ from .errors import ExactEvaluationTooLarge, NoStationaryPolicy, UnusedInputWarn
 from .problem import InvalidInputError
 from .studies.protocol import QUICK_MAX_QUESTIONS
 
-__all__ = ["read_by", "check_study_options"]
 
 
 def read_by(settings: dict) -> dict:

@@ -36,7 +36,7 @@ from .preference import reward_preference
 from ._validate import float_array, integer, number
 from .problem import STATIONARY_OBJECTIVE, InvalidInputError, Objective, Question, validate_probability_vector
 from .solvers import Z_CAP, ClassProblem, StationaryPoint, stationary_points
-from .solvers.common import _grid_around
+from .solvers.common import grid_around
 
 __all__ = ["proximal_map", "map_fixed_points", "map_cycles", "MapFixedPoint", "MapCycle", "arcsin_potential",
            "potential_objective"]
@@ -307,7 +307,7 @@ def map_cycles(q: Question, obj: Objective, period: int = 2, *, n_grid: int = 40
         return z
 
     lo, hi = cp.logit_bounds()
-    zs = _grid_around(float(cp.log_p[0] - cp.log_p[1]), lo, hi, n_grid)
+    zs = grid_around(float(cp.log_p[0] - cp.log_p[1]), lo, hi, n_grid)
     vals = np.array([fn(z, period) - z for z in zs])
     roots = []
     for i in np.flatnonzero(np.sign(vals[:-1]) != np.sign(vals[1:])):

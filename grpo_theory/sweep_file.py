@@ -17,7 +17,6 @@ from ._io import atomic_write
 from ._validate import MAX_DATA_BYTES, plain, read_text
 from .problem import INTEGER_FIELDS, InvalidInputError
 
-__all__ = ["COLUMNS", "NUMBER", "done_rows", "write_rows", "resumed", "case_key", "canonical_key", "value_text"]
 
 #: The columns of a sweep's CSV, in order. A row is defined by its ``key``, its ``objective`` (the objective's
 #: description) and its ``question`` (the question's repr: ``pi_ref``, the reward law, labels, answers): a resumed

@@ -124,12 +124,7 @@ HARNESS_MISTAKES: dict[str, str] = {
 }
 
 #: The first run's library findings left open (the second run's library rows), by input label (docs/reliability.md).
-OPEN_FINDINGS: tuple[str, ...] = (
-    "sinh_grid(lo > hi)", "sinh_grid(n = 1)", "sinh_grid(n = 0)", "sinh_grid(center = nan)", "sinh_grid(hi = inf)",
-    "sinh_grid(n = 2.5)", "sinh_grid(n = 10**12 (would not fit))",
-    "solve 3 outputs -G 300 (the exact sum's size grows as G^2)",
-    "solve 12 outputs with 12 distinct rewards -G 12 (a large count-vector sum)",
-)
+OPEN_FINDINGS: tuple[str, ...] = ()
 
 
 def triage_of(case: dict) -> str:

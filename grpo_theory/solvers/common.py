@@ -347,12 +347,28 @@ def sinh_grid(center: float, lo: float, hi: float, n: int, scale: float = 0.02) 
     if not lo < hi:
         raise InvalidInputError(f"sinh_grid needs lo < hi, got lo = {plain(lo)}, hi = {plain(hi)}")
     n, scale = integer("n", n, low=2, high=10**7), number("scale", scale, low=0.0, low_open=True)
-    return _grid_around(center, lo, hi, n, scale)
+    return grid_around(center, lo, hi, n, scale)
 
 
-def _grid_around(center: float, lo: float, hi: float, n: int, scale: float = 0.02) -> np.ndarray:
-    """:func:`sinh_grid` without its argument checks, for the solvers' own scans (their bounds may be the
-    capped logits, their centre outside them: it is clipped in)."""
+def grid_around(center: float, lo: float, hi: float, n: int, scale: float = 0.02) -> np.ndarray:
+    """:func:`sinh_grid` without its argument checks, for the solvers' own scans.
+
+    Parameters
+    ----------
+    center : float
+        Where the grid is densest (clipped into ``[lo, hi]``: a scan's centre may lie outside its bounds).
+    lo, hi : float
+        The ends (a scan's capped class logits).
+    n : int
+        Number of points.
+    scale : float, default 0.02
+        Spacing scale near ``center``.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n,)
+        Increasing, with ``lo`` and ``hi`` at its ends.
+    """
     center = min(max(center, lo), hi)
     t = np.linspace(np.arcsinh((lo - center) / scale), np.arcsinh((hi - center) / scale), n)
     z = center + scale * np.sinh(t)

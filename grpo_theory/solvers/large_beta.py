@@ -25,7 +25,22 @@ def reference_in_rounding(q: Question, obj: Objective, cp: ClassProblem) -> bool
     entry: group, RLOO, pass@k), or where that is infinite (G = inf with no epsilon, REINFORCE++) twice
     ``max|P_G(pi_ref)|`` (``P_G`` is continuous at ``pi_ref``, which every stationary point is that close to).
     The class solvers' flow moves at a rate of order ``beta``; its integrator's steps overflow there (three
-    classes: beta of 1e12 and above; with an entropy bonus, RLOO or clamps, tracebacks from 1e20)."""
+    classes: beta of 1e12 and above; with an entropy bonus, RLOO or clamps, tracebacks from 1e20).
+
+    Parameters
+    ----------
+    q : Question
+        The question (a reward law).
+    obj : Objective
+        The objective.
+    cp : ClassProblem
+        The question's class problem (its ``P_G`` at ``pi_ref`` bounds an unbounded advantage).
+
+    Returns
+    -------
+    bool
+        True where ``pi_ref`` is the answer to double precision.
+    """
     if not (q.has_reward_law and obj.beta > 2.0**53 and not obj.filter_ties and _note_penalty_at_reference(obj)):
         return False
     with np.errstate(over="ignore", invalid="ignore"):
@@ -50,7 +65,20 @@ def _note_penalty_at_reference(obj: Objective) -> bool:
 
 def reference_point(q: Question, obj: Objective) -> StationaryPoint:
     """``pi_ref`` where :func:`reference_in_rounding` holds: stationary to double precision and stable (the
-    flow's Jacobian is ``-C^(1/2) (beta I + E) C^(1/2)`` with ``|E| <= 2 max|A| < beta``)."""
+    flow's Jacobian is ``-C^(1/2) (beta I + E) C^(1/2)`` with ``|E| <= 2 max|A| < beta``).
+
+    Parameters
+    ----------
+    q : Question
+        The question.
+    obj : Objective
+        The objective.
+
+    Returns
+    -------
+    StationaryPoint
+        ``pi_ref``, converged and stable, with its residual.
+    """
     pi = q.pi_ref.copy()
     return StationaryPoint(pi=pi, residual=stationarity_residual(q, obj, pi), converged=True, stable=True,
                            nfev=0, method="flow", boundary=False,

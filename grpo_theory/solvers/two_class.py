@@ -18,7 +18,7 @@ from .._numerics import expit, optimize
 from .certify import Certificate
 from .classes import Z_CAP, ClassProblem, stationarity_residual
 from .collapse import may_collapse
-from .common import _grid_around
+from .common import grid_around
 from .gradient import note_residual
 from .results import RESIDUAL_TOL, STABILITY_TOL, StationaryPoint
 
@@ -234,7 +234,7 @@ def two_class_points(cp: ClassProblem, n_grid: int) -> list[StationaryPoint]:
     cp = log_space(cp)
     lo, hi = _capped(cp.logit_bounds())
     zc = float(cp.log_p[0] - cp.log_p[1])
-    z = _grid_around(zc, lo, hi, n_grid)
+    z = grid_around(zc, lo, hi, n_grid)
     jumps = cp.jump_logits()
     z = np.union1d(z, jumps[(jumps > lo) & (jumps < hi)])
     s = cp.drift(z)
