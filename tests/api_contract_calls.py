@@ -481,6 +481,9 @@ SKIPPED = {
     "grpo_theory.solvers.common:": _INTERNAL,
     "grpo_theory.solvers.two_class": _INTERNAL,
     "grpo_theory.solvers.multi_class": _INTERNAL,
+    "grpo_theory.solvers.large_beta:reference_in_rounding": _INTERNAL,
+    "grpo_theory.solvers.large_beta:reference_point": "the searches' answer where reference_in_rounding holds "
+                                                      "(pi_ref, returned as the stationary point)",
     "grpo_theory.solvers.search:polish": _INTERNAL,
     "grpo_theory.solvers.search:dedupe": "takes the solvers' StationaryPoint list",
     "grpo_theory.solvers.search:kkt_checked": "takes the solvers' StationaryPoint",
