@@ -273,6 +273,50 @@ def shell_verdict(err: str, rc: int) -> tuple[str | None, str, list[str]]:
     return ("traceback" if "Traceback" in err else None), msg, lines
 
 
+_REF_CALLS = [0]
+
+
+def _counted(fn):
+    def wrapped(*args, **kw):
+        _REF_CALLS[0] += 1
+        return fn(*args, **kw)
+    return wrapped
+
+
+def _count_calls_of(ref, also=()) -> None:
+    """Every public function of the reference module ``ref`` (and each ``(module, name)`` of ``also``, a harness's
+    own comparison with the reference) counts its calls, once."""
+    if getattr(ref, "_counted", False):
+        return
+    for name in [n for n in vars(ref) if not n.startswith("_")]:
+        fn = getattr(ref, name)
+        if callable(fn) and getattr(fn, "__module__", "") == ref.__name__:
+            setattr(ref, name, _counted(fn))
+    for module, name in also:
+        setattr(module, name, _counted(getattr(module, name)))
+    ref._counted = True
+
+
+def noting_reference(cases: list[dict], ref, also=()) -> list[dict]:
+    """``cases`` with each check (``after`` for a shell case) noting in ``case["ref"]`` whether it compared with the
+    reference: whether a function of ``ref`` (or of ``also``, see :func:`_count_calls_of`) ran inside it."""
+    for case in cases:
+        check_key = "after" if "shell" in case else "check"
+        check = case.get(check_key)
+        if check is None:
+            continue
+        _count_calls_of(ref, also)
+
+        def noted(*args, check=check, case=case):
+            before = _REF_CALLS[0]
+            try:
+                return check(*args)
+            finally:
+                case["ref"] = _REF_CALLS[0] > before
+        case[check_key] = noted
+    return cases
+
+
 def triage(case: dict, mistakes: dict, prefixes: tuple = (), prefix_why: str = "") -> str:
     """``''`` for clean/correct; else ``harness: why`` (its label in ``mistakes``, or starting with one of
     ``prefixes``) or ``library``."""

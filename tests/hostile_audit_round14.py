@@ -39,51 +39,11 @@ def all_cases() -> list[dict]:
     part-one comparison of arrays with the enumeration) ran inside it."""
     import hostile_audit_round14_api as api
     import hostile_audit_round14_cli as cli
-
-    cases = api.all_api_cases() + cli.all_cli_cases()
-    return [_noting_ref(r10._recording({"hang_s": fresh.HANG_S, "names": [], **c})) for c in cases]
-
-
-_REF_CALLS = [0]
-
-
-def _counted(fn):
-    def wrapped(*args, **kw):
-        _REF_CALLS[0] += 1
-        return fn(*args, **kw)
-    return wrapped
-
-
-def _count_reference_calls() -> None:
-    """Every public function of the reference (and part one's array comparison) counts its calls, once."""
-    import hostile_audit_round14_api as api
     import hostile_audit_round14_ref as ref
 
-    if getattr(ref, "_counted", False):
-        return
-    for name in [n for n in vars(ref) if not n.startswith("_")]:
-        fn = getattr(ref, name)
-        if callable(fn) and getattr(fn, "__module__", "") == ref.__name__:
-            setattr(ref, name, _counted(fn))
-    api._allclose = _counted(api._allclose)
-    ref._counted = True
-
-
-def _noting_ref(case: dict) -> dict:
-    check_key = "after" if "shell" in case else "check"
-    check = case.get(check_key)
-    if check is None:
-        return case
-    _count_reference_calls()
-
-    def noted(*args):
-        before = _REF_CALLS[0]
-        try:
-            return check(*args)
-        finally:
-            case["ref"] = _REF_CALLS[0] > before
-    case[check_key] = noted
-    return case
+    cases = api.all_api_cases() + cli.all_cli_cases()
+    recorded = [r10._recording({"hang_s": fresh.HANG_S, "names": [], **c}) for c in cases]
+    return fresh.noting_reference(recorded, ref, also=[(api, "_allclose")])
 
 
 #: The first run's results that were the harness's mistakes, by input label: why (docs/reliability.md).

@@ -83,7 +83,7 @@ def token_level(q: Question, obj: Objective) -> bool:
 #: NumPy's floating-point warnings are not this package's to pass on: at the extremes (beta of 1e-310 or 1.7e308,
 #: masses of 1e-300) the solvers meet overflow and 0/0 on purpose and handle every non-finite value they make; what
 #: a caller needs to know comes as a TheoryWarning or in the result's message. Values are unchanged.
-def _FLOATS_HANDLED(fn):
+def _floats_handled(fn):
     @functools.wraps(fn)
     def quiet(*args, **kwargs):
         with np.errstate(all="ignore"):            # a fresh state per call: the calls nest (points -> policy)
@@ -91,7 +91,7 @@ def _FLOATS_HANDLED(fn):
     return quiet
 
 
-@_FLOATS_HANDLED
+@_floats_handled
 def stationary_policy(q: Question, obj: Objective) -> StationaryPoint:
     """The stationary policy that the on-policy GRPO flow reaches from ``pi_ref``.
 
@@ -322,7 +322,7 @@ def kkt_checked(q: Question, obj: Objective, p: StationaryPoint) -> StationaryPo
     return p
 
 
-@_FLOATS_HANDLED
+@_floats_handled
 def stationary_points(q: Question, obj: Objective, *, n_grid: int = 2001, n_starts: int = 24,
                       seed: int = 0, exhaustive: bool = True, box_budget: int = CERTIFY_BOXES,
                       time_budget: float | None = None) -> StationaryPointSet:
