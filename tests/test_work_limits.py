@@ -1,0 +1,113 @@
+"""Work that would run for minutes is refused up front, naming the count, the limit and the alternative
+(grpo_theory.solvers.work, the dynamics' step costs, solve's table); work just inside a limit is not refused.
+
+The sizes here are the ones the size probe of the sixteenth round found running over 60 s of wall time or out of
+4 GiB (docs/reliability.md, docs/results/size_probe16.csv). The counts in the messages are computed here from
+their definitions (``C(G + L - 2, L - 1)`` count vectors for L reward levels), not read from the package. The fast
+tests only reach the refusals (each well under 0.1 s); the slow ones run the largest allowed sizes.
+"""
+
+from __future__ import annotations
+
+import math
+import resource
+from math import comb
+
+import numpy as np
+import pytest
+
+from grpo_theory import InvalidInputError, Objective, Question, dynamics, stationary_points, stationary_policy
+from grpo_theory.cli import main
+from grpo_theory.solvers.search import search_work_checked
+
+
+def _distinct(n: int) -> Question:
+    p = np.linspace(1, 2, n)
+    return Question(list(p / p.sum()), [i / (n - 1) for i in range(n)])
+
+
+Q3 = _distinct(3)
+
+
+def _refused(fn, *needles):
+    with pytest.raises(InvalidInputError) as info:
+        fn()
+    msg = str(info.value)
+    for needle in needles:
+        assert needle in msg, msg
+    return msg
+
+
+def test_certified_search_at_g300_is_refused_with_its_count_and_the_largest_g():
+    # 3 levels at G = 300: 45,150 count vectors, 59 s of wall and 3.3 GB before; the limit is 25,000 vectors
+    g_max = max(g for g in range(2, 300) if comb(g + 1, 2) <= 25_000)
+    _refused(lambda: stationary_points(Q3, Objective(beta=0.5, group_size=300)),
+             f"{comb(301, 2):,} count vectors", "25,000", f"at most {g_max},", "group_size=math.inf",
+             "exhaustive=False")
+    search_work_checked(Q3, Objective(beta=0.5, group_size=g_max))          # the largest allowed G passes
+    with pytest.raises(InvalidInputError):
+        search_work_checked(Q3, Objective(beta=0.5, group_size=g_max + 1))
+
+
+def test_multi_start_search_over_many_levels_is_refused():
+    # 20 distinct rewards at G = 8: 657,800 count vectors x 20 classes, over 75 s of wall before
+    _refused(lambda: stationary_points(_distinct(20), Objective(beta=0.5, group_size=8)),
+             f"{comb(26, 19):,} count vectors", f"{comb(26, 19) * 20:,} count vectors x classes", "4,000,000")
+    search_work_checked(_distinct(16), Objective(beta=0.5, group_size=8))   # 170,544 x 16: 17.9 s, allowed
+
+
+def test_search_and_policy_refuse_too_many_classes():
+    _refused(lambda: stationary_points(_distinct(301), Objective(beta=0.5, group_size=math.inf)),
+             "301 classes", "300 classes", "stationary_policy")
+    _refused(lambda: stationary_policy(_distinct(1001), Objective(beta=0.5, group_size=math.inf)),
+             "1,001 classes", "1,000 classes")
+
+
+def test_policy_flow_over_two_million_count_vectors_is_refused():
+    # 24 distinct rewards at G = 8: C(30, 23) = 2,035,800 vectors x 24 classes, 33 s of CPU and 2 GB measured
+    _refused(lambda: stationary_policy(_distinct(24), Objective(beta=0.5, group_size=8)),
+             f"{comb(30, 23):,} count vectors", f"{comb(30, 23) * 24:,} count vectors x classes", "40,000,000")
+
+
+def test_dynamics_refuse_up_front():
+    obj = Objective(beta=0.5, group_size=8)
+    _refused(lambda: dynamics.flow(Q3, obj, Q3.pi_ref, np.linspace(0, 1, 10_000_001), with_points=False),
+             "10,000,001 times for 3 outputs", "30,000,000")
+    _refused(lambda: dynamics.flow(Q3, Objective(beta=0.5, group_size=1000), Q3.pi_ref, [0, 1]),
+             f"{comb(1001, 2):,} count vectors", "with_points=False")
+    _refused(lambda: dynamics.ascent(Q3, obj, Q3.pi_ref, lr=0.01, steps=10**6, with_points=False),
+             "steps=1,000,000", "dynamics.flow")
+    _refused(lambda: dynamics.grpo_steps(Q3, obj, Q3.pi_ref, lr=0.01, n_batches=10**6, with_points=False),
+             "n_batches=1,000,000")
+    _refused(lambda: dynamics.grpo_steps(Q3, obj, Q3.pi_ref, lr=0.01, n_batches=10, n_groups=10**7,
+                                         with_points=False), "80,000,000 samples")
+
+
+def test_solve_table_refuses_more_than_sixty_classes(capsys):
+    n = 61
+    argv = ["solve", "--pi-ref", *[str(1 / n)] * n, "--rewards", *[str(i) for i in range(n)], "--beta", "0.5",
+            "--group-size", "inf"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "61 classes" in err and "more than 60 classes" in err and "Traceback" not in err, err
+
+
+def _cpu() -> float:
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    return ru.ru_utime + ru.ru_stime
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("call", [
+    lambda: stationary_points(Q3, Objective(beta=0.5, group_size=200)),
+    lambda: stationary_points(_distinct(4), Objective(beta=0.5, group_size=51)),
+    lambda: stationary_points(_distinct(16), Objective(beta=0.5, group_size=8)),
+    lambda: stationary_policy(_distinct(23), Objective(beta=0.5, group_size=8)),
+    lambda: dynamics.ascent(Q3, Objective(beta=0.5, group_size=8), Q3.pi_ref, lr=0.01, steps=600_000, every=10**4,
+                            with_points=False),
+], ids=["points-3-levels-G200", "points-4-levels-G51", "points-16-distinct-G8", "policy-23-distinct-G8",
+        "ascent-600k-steps"])
+def test_the_largest_allowed_sizes_finish_within_a_minute_of_cpu(call):
+    t0 = _cpu()
+    call()
+    assert _cpu() - t0 < 60.0
