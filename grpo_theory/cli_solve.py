@@ -54,6 +54,11 @@ def _check_solve_cost(q: Question, group_size) -> str:
                 "one variant's search (up to 300 classes, 14-42 s)")
         many = (f"a multi-start search over {n_classes} classes per variant"
                 if n_classes >= SOLVE_PROGRESS_CLASSES else "")
+    elif q.n_outputs > SOLVE_MAX_CLASSES:          # a preference matrix: every output its own class
+        raise InvalidInputError(
+            f"--preference gives {q.n_outputs:,} outputs, each its own class; the solve table's searches over more "
+            f"than {SOLVE_MAX_CLASSES} would run for a minute or more (300 outputs: over 75 s). From Python, "
+            "nash_equilibrium(question, beta) gives NLHF's equilibrium (up to 1,500 outputs)")
     else:
         many = ""
     if math.isinf(group_size) or not q.has_reward_law:

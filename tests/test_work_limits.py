@@ -111,3 +111,45 @@ def test_the_largest_allowed_sizes_finish_within_a_minute_of_cpu(call):
     t0 = _cpu()
     call()
     assert _cpu() - t0 < 60.0
+
+
+def test_solve_refuses_a_preference_matrix_over_sixty_outputs(capsys):
+    n = 61
+    argv = ["solve", "--pi-ref", *[str(1 / n)] * n, "--preference", *["0.5"] * (n * n), "--beta", "0.5"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "61 outputs" in err and "more than 60" in err and "nash_equilibrium" in err, err
+
+
+def test_nash_equilibrium_map_cycles_and_monte_carlo_refuse_up_front():
+    from grpo_theory import monte_carlo_preference, nash_equilibrium
+    from grpo_theory.proximal import map_cycles
+
+    # 1,501 distinct rewards: 1,501 classes (3,000 outputs ran over 75 s; 1,000 took 3 s)
+    _refused(lambda: nash_equilibrium(_distinct(1501), 0.5), "1,501 outputs", "1,500")
+    q2 = Question([0.3, 0.7], [1.0, 0.0])
+    _refused(lambda: map_cycles(q2, Objective(beta=0.5, group_size=8), period=2, n_grid=50_001),
+             f"{2 * 50_001:,}", "100,000")
+    # 3 outputs x 10^7 groups of 16: 4.8e8 draws (over 75 s before); the limit is 3e8
+    _refused(lambda: monte_carlo_preference(Q3, Objective(beta=0.5, group_size=16), Q3.pi_ref, n_groups=10**7),
+             f"{3 * 10**7 * 16:,} rewards", "300,000,000")
+
+
+def test_token_level_trees_over_their_limits_are_refused():
+    import itertools
+
+    from grpo_theory.solvers.tree_search import tree_search
+
+    def tree(depth):          # every sequence of `depth` tokens over {a, b}: 2^depth answers, 2^(depth+1) - 2 edges
+        answers = list(itertools.product("ab", repeat=depth))
+        n = len(answers)
+        return Question(list(np.full(n, 1 / n)), [float(i % 2) for i in range(n)], answers=answers)
+
+    obj = Objective(beta=0.5, group_size=4, level="token")
+    _refused(lambda: stationary_policy(tree(10), obj), "1,024 answers", "600 answers")
+    _refused(lambda: stationary_points(tree(6), obj), "64 answers", f"{64 * (51 + 24):,} answers x starts")
+    _refused(lambda: tree_search(tree(6), obj), "64 answers")
+    shared = ("x",) * 10_000        # two answers after a shared prefix: 10,000 + 2 edges
+    _refused(lambda: stationary_points(Question([0.3, 0.7], [1, 0], answers=[shared + ("a",), shared + ("b",)]), obj),
+             "10,002 edges", "10,000 edges")
+    search_work_checked(tree(5), obj)                   # 32 answers: 15 s of CPU, allowed

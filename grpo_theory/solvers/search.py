@@ -27,7 +27,7 @@ from .results import RESIDUAL_TOL, Basin, StationaryPoint, StationaryPointSet
 from .tree import tree_stationary_policy
 from .tree_search import tree_search
 from .two_class import flow_root_from, two_class_points
-from .work import check_points_work, check_policy_work
+from .work import check_points_work, check_policy_work, check_tree_work
 
 __all__ = ["token_level", "stationary_policy", "stationary_points", "basins_of", "kkt_checked", "CERTIFY_BOXES",
            "search_work_checked"]
@@ -143,6 +143,7 @@ def stationary_policy(q: Question, obj: Objective) -> StationaryPoint:
     q, obj = as_question(q), as_objective(obj)
     require_regularised(obj, "stationary_policy")
     if token_level(q, obj):
+        check_tree_work(q, search=False, caller="stationary_policy")
         return tree_stationary_policy(q, obj)
     cp = ClassProblem(q, obj)
     if cp.n_classes == 1:
@@ -409,6 +410,8 @@ def stationary_points(q: Question, obj: Objective, *, n_grid: int = 2001, n_star
     require_regularised(obj, "stationary_points")
     basins = None
     if token_level(q, obj):
+        search_work_checked(q, obj, exhaustive=exhaustive, box_budget=box_budget, time_budget=time_budget,
+                            n_starts=n_starts)
         points, exhaustive, message, from_reference = tree_search(q, obj, n_starts=n_starts, seed=seed)
         cp = ClassProblem(q, obj)
     else:
@@ -446,7 +449,7 @@ def stationary_points(q: Question, obj: Objective, *, n_grid: int = 2001, n_star
 
 
 def search_work_checked(q: Question, obj: Objective, *, exhaustive: bool = True, box_budget: int = CERTIFY_BOXES,
-                        time_budget: float | None = None, caller: str = "stationary_points",
+                        time_budget: float | None = None, n_starts: int = 24, caller: str = "stationary_points",
                         cp: ClassProblem | None = None) -> None:
     """Refuse up front a :func:`stationary_points` call (with these options) whose search would run for minutes or
     exhaust memory, naming the estimate, the limit and the alternatives (:mod:`~grpo_theory.solvers.work`); the
@@ -464,6 +467,8 @@ def search_work_checked(q: Question, obj: Objective, *, exhaustive: bool = True,
         As for :func:`stationary_points`.
     time_budget : float or None, default None
         As for :func:`stationary_points`.
+    n_starts : int, default 24
+        As for :func:`stationary_points` (counted on trees).
     caller : str
         Named in the message.
     cp : ClassProblem, optional
@@ -475,6 +480,7 @@ def search_work_checked(q: Question, obj: Objective, *, exhaustive: bool = True,
         Where the estimate is over a limit.
     """
     if token_level(q, obj):
+        check_tree_work(q, search=True, caller=caller, n_starts=n_starts)
         return
     cp = ClassProblem(q, obj) if cp is None else cp
     if cp.n_classes >= 3 and not reference_in_rounding(q, obj, cp):

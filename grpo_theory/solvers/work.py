@@ -34,7 +34,8 @@ from ..preference import n_count_vectors
 __all__ = ["CERTIFY_MAX_COUNT_VECTORS", "CERTIFY_MAX_BOX_WORK", "SEARCH_MAX_WORK", "SEARCH_MAX_CLASSES",
            "POLICY_MAX_WORK", "POLICY_MAX_CLASSES", "count_vectors", "search_work", "check_points_work",
            "check_policy_work", "largest_group", "MAX_FLOW_VALUES", "MAX_STEP_SECONDS", "MAX_BATCH_SAMPLES",
-           "step_seconds", "refuse_slow"]
+           "step_seconds", "refuse_slow", "TREE_MAX_EDGES", "TREE_FLOW_MAX_ANSWERS", "TREE_SEARCH_MAX_ANSWERS",
+           "check_tree_work"]
 
 #: Count vectors of one P_G evaluation above which the certified search is refused: it keeps about 78 KB per count
 #: vector (2 GB here), and examines up to ``box_budget`` boxes at 4.6e-8 s per box and count vector (11.5 s at the
@@ -226,3 +227,71 @@ def refuse_slow(caller: str, what: str, seconds: float, advice: str) -> None:
     if seconds > MAX_STEP_SECONDS:
         raise InvalidInputError(f"{caller}: {what}, about {seconds:,.0f} s of CPU by its measured cost; the limit is "
                                 f"{MAX_STEP_SECONDS:.0f} s. {advice}")
+
+
+#: Edges of the answer tree (distinct prefixes) above which the token-level solvers refuse: they keep matrices of
+#: edges x edges (two answers sharing a prefix of 10^4 tokens: 2.4 GB and 14 s of CPU; of 3,000: 0.4 GB and 1.7 s;
+#: of 10^5: killed at 75 s).
+TREE_MAX_EDGES = 10_000
+
+
+def _tree_edges(answers) -> int:
+    """Distinct prefixes of the answers (the tree's edges), by one walk over their tokens."""
+    root, edges = {}, 0
+    for answer in answers:
+        node = root
+        for token in answer:
+            child = node.get(token)
+            if child is None:
+                child = node[token] = {}
+                edges += 1
+            node = child
+    return edges
+#: Answers above which the flow from pi_ref on a tree is refused (every sequence of 9 tokens over 2: 512 answers,
+#: 9.8 s of CPU; of 10 tokens, 1,024: over 31 s of CPU, killed at 75 s of wall).
+TREE_FLOW_MAX_ANSWERS = 600
+#: Answers above which the token-level search (``stationary_points`` on a tree) is refused: its Newton and flow
+#: starts grow with the tree (16 answers of 4 tokens: 7.4 s of CPU; 32 of 5: 14.8 s; 64 of 6: killed at 75 s).
+TREE_SEARCH_MAX_ANSWERS = 40
+
+
+def check_tree_work(q, *, search: bool, caller: str, n_starts: int = 24) -> None:
+    """Refuse up front a token-level solve on a tree too large to finish in about 30 s of CPU or in memory.
+
+    Parameters
+    ----------
+    q : Question
+        A question with ``answers`` (a tree).
+    search : bool
+        Whether every stationary point is searched for (``stationary_points``), not only the flow's end.
+    caller : str
+        Named in the message.
+    n_starts : int, default 24
+        The search's random starts (it also starts from up to 51 grid points): its work is counted as answers x
+        (51 + n_starts), at most ``TREE_SEARCH_MAX_ANSWERS`` x 75.
+
+    Raises
+    ------
+    InvalidInputError
+        Naming the count, the limit and the alternative.
+    """
+    edges = _tree_edges(q.answers)
+    if edges > TREE_MAX_EDGES:
+        raise InvalidInputError(
+            f"{caller}: the answer tree has {edges:,} edges (distinct prefixes); the token-level solvers keep "
+            f"matrices of edges x edges (two answers sharing 10^4 tokens: 2.4 GB); the limit is {TREE_MAX_EDGES:,} "
+            "edges. Use Objective(level='sequence') (one logit per answer), or shorter answers")
+    if not search and q.n_outputs > TREE_FLOW_MAX_ANSWERS:
+        raise InvalidInputError(
+            f"{caller}: {q.n_outputs:,} answers on a tree; the token-level flow from pi_ref grows faster than the "
+            f"answers (512: 10 s of CPU, 1,024: over 75 s); the limit is {TREE_FLOW_MAX_ANSWERS:,} answers. Use "
+            "Objective(level='sequence'), or pool answers of one reward")
+    work, limit = q.n_outputs * (51 + n_starts), TREE_SEARCH_MAX_ANSWERS * 75
+    if search and work > limit:
+        raise InvalidInputError(
+            f"{caller}: {q.n_outputs:,} answers on a tree with n_starts={n_starts:,}: the token-level search polishes "
+            f"up to 51 + n_starts starts, each growing with the tree (32 answers with 24 starts: 15 s of CPU; 64: "
+            f"over 75 s), {work:,} answers x starts; the limit is {limit:,} (at most {TREE_SEARCH_MAX_ANSWERS} "
+            f"answers at the default 24 starts). Use stationary_policy(question, objective) (the flow's end, up to "
+            f"{TREE_FLOW_MAX_ANSWERS} answers), fewer n_starts, Objective(level='sequence'), or pool answers of one "
+            "reward")
