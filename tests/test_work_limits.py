@@ -121,12 +121,15 @@ def test_solve_refuses_a_preference_matrix_over_sixty_outputs(capsys):
     assert "61 outputs" in err and "more than 60" in err and "nash_equilibrium" in err, err
 
 
-def test_nash_equilibrium_map_cycles_and_monte_carlo_refuse_up_front():
+def test_nash_equilibrium_map_cycles_and_monte_carlo_refuse_up_front(monkeypatch):
     from grpo_theory import monte_carlo_preference, nash_equilibrium
     from grpo_theory.proximal import map_cycles
+    from grpo_theory.solvers import baselines
 
-    # 1,501 distinct rewards: 1,501 classes (3,000 outputs ran over 75 s; 1,000 took 3 s)
-    _refused(lambda: nash_equilibrium(_distinct(1501), 0.5), "1,501 outputs", "1,500")
+    assert baselines.NASH_MAX_OUTPUTS == 1_500          # 3,000 outputs ran over 75 s; 1,000 took 3 s
+    monkeypatch.setattr(baselines, "NASH_MAX_OUTPUTS", 20)      # the rule at a size this test can afford
+    _refused(lambda: nash_equilibrium(_distinct(21), 0.5), "21 outputs", "the limit is 20")
+    nash_equilibrium(_distinct(20), 0.5)
     q2 = Question([0.3, 0.7], [1.0, 0.0])
     _refused(lambda: map_cycles(q2, Objective(beta=0.5, group_size=8), period=2, n_grid=50_001),
              f"{2 * 50_001:,}", "100,000")
@@ -149,7 +152,26 @@ def test_token_level_trees_over_their_limits_are_refused():
     _refused(lambda: stationary_policy(tree(10), obj), "1,024 answers", "600 answers")
     _refused(lambda: stationary_points(tree(6), obj), "64 answers", f"{64 * (51 + 24):,} answers x starts")
     _refused(lambda: tree_search(tree(6), obj), "64 answers")
-    shared = ("x",) * 10_000        # two answers after a shared prefix: 10,000 + 2 edges
-    _refused(lambda: stationary_points(Question([0.3, 0.7], [1, 0], answers=[shared + ("a",), shared + ("b",)]), obj),
-             "10,002 edges", "10,000 edges")
+    n = 5001                        # 5,001 answers of two tokens, no prefix shared: 10,002 edges
+    wide = Question(list(np.full(n, 1 / n)), [float(i % 2) for i in range(n)],
+                    answers=[(f"a{i}", "z") for i in range(n)])
+    _refused(lambda: stationary_points(wide, obj), "10,002 edges", "10,000 edges")
     search_work_checked(tree(5), obj)                   # 32 answers: 15 s of CPU, allowed
+
+
+def test_graded_predictions_and_the_trade_off_refuse_up_front():
+    import pandas as pd
+
+    from grpo_theory.predict import predict, reward_kl_tradeoff, samples_from_counts
+
+    rng = np.random.default_rng(0)
+    # 1,000 prompts of 16 samples over 5 levels: hundreds of distinct frequency vectors, each a certified-free
+    # multi-start solve (over 75 s of wall before)
+    df = pd.DataFrame(dict(prompt_id=np.repeat(np.arange(1000), 16), reward=rng.integers(0, 5, 16_000) / 4))
+    n_distinct = np.unique(df.groupby("prompt_id").reward.value_counts().unstack(fill_value=0).to_numpy(),
+                           axis=0).shape[0]
+    _refused(lambda: predict(df, Objective(beta=0.5, group_size=8), progress=False),
+             f"{n_distinct:,} distinct level-frequency vectors over 5 levels", "30 s")
+    samples = samples_from_counts(np.full(1000, 16), rng.integers(0, 17, 1000))
+    _refused(lambda: reward_kl_tradeoff(samples, Objective(beta=0.5, group_size=8), np.geomspace(0.01, 10, 1000)),
+             "1,000 betas", "1,000 prompts", "30 s")
