@@ -48,18 +48,24 @@ _OLD_NAMES = {
     "train.max_epochs": "max_epochs",
     "algo.dynamic_filtering_enable": "dynamic_filtering",
     "algo.advantage.gamma": "gamma",
+    "algo.advantage.no_std_norm": "no_advantage_std_norm",
+    "actor.policy_loss_type": "policy_loss_type",
 }
+#: 0.10+ names read under their old name here (the entropy bonus keeps the name the family reads).
+_RENAMED = {"actor.entropy_coef": "entropy_loss_coef"}
 #: Defaults (identical in 0.9.10 and 0.11.0), by new name.
 OPENRLHF_DEFAULTS = {
     "algo.advantage.estimator": "gae", "rollout.n_samples_per_prompt": 1, "algo.kl.init_coef": 0.01,
     "algo.kl.estimator": "k1", "algo.kl.use_loss": False, "algo.kl.target": None, "rollout.temperature": 1.0,
     "rollout.top_p": 1.0, "train.max_epochs": 1, "algo.dynamic_filtering_enable": False,
-    "algo.advantage.gamma": 1.0, "entropy_loss_coef": None,
+    "algo.advantage.gamma": 1.0, "entropy_loss_coef": None, "algo.advantage.no_std_norm": False,
+    "actor.policy_loss_type": "ppo",
 }
-_FLAGS = {"algo.kl.use_loss", "algo.dynamic_filtering_enable"}        # store_true: no value on the command line
+#: store_true: no value on the command line
+_FLAGS = {"algo.kl.use_loss", "algo.dynamic_filtering_enable", "algo.advantage.no_std_norm"}
 _NEW_NAME = {old: new for new, old in _OLD_NAMES.items()}
 #: Every flag name the reader knows, old (flat) and new (dotted) style.
-_ALL_KNOWN = set(OPENRLHF_DEFAULTS) | set(_NEW_NAME)
+_ALL_KNOWN = set(OPENRLHF_DEFAULTS) | set(_NEW_NAME) | set(_RENAMED)
 OPENRLHF_STD_EPS = 1e-9
 OPENRLHF_VALUE_CLAMP = 10.0
 
@@ -79,6 +85,8 @@ OPENRLHF_FIELDS = {
     "algo.dynamic_filtering_enable": ("bool", None, None),
     "algo.advantage.gamma": ("float", 0, 1),
     "entropy_loss_coef": ("float|none", 0, None),    # the entropy bonus (issue 22); None: no bonus
+    "algo.advantage.no_std_norm": ("bool", None, None),
+    "actor.policy_loss_type": (("ppo", "gspo"), None, None),
 }
 
 
@@ -188,13 +196,13 @@ def read_openrlhf_config(args) -> TheoryMapping:
                                     f"'n_samples_per_prompt'), got {odd[0]!r} ({type(odd[0]).__name__})")
     elif isinstance(args, Sequence) and not isinstance(args, (str, bytes)):
         raw = _from_argv([str(a) for a in args])
-        new = {v: k for k, v in _OLD_NAMES.items()}
+        new = {**{v: k for k, v in _OLD_NAMES.items()}, **_RENAMED}
         read = [n for n in raw if new.get(n.replace("-", "_"), n) in OPENRLHF_DEFAULTS]
         check_set(raw, read, "OpenRLHF argv")           # $NAME left by a script in a flag read here
     else:
         raise InvalidInputError(f"OpenRLHF args must be a mapping of flags or an argv list, got {args!r}")
     warns: list[str] = []
-    old_to_new = {v: k for k, v in _OLD_NAMES.items()}
+    old_to_new = {**{v: k for k, v in _OLD_NAMES.items()}, **_RENAMED}
     values, given, ignored = {}, {}, {}
     for name, v in raw.items():
         key = name.replace("-", "_") if "." not in name else name
@@ -256,6 +264,20 @@ def read_openrlhf_config(args) -> TheoryMapping:
         beta = 0.0
     elif beta <= 0:                             # 0: the field's range refuses a negative one
         warns.append(f"init_kl_coef=0: no KL term and no entropy bonus, {UNREGULARISED_WARNING}")
+    if get("algo.advantage.no_std_norm"):
+        flag = given["algo.advantage.no_std_norm"]
+        if family_fields.get("advantage") == "reinforce_pp":     # whitening without its division: the group's r - mean
+            family_fields.pop("advantage")
+            warns[:] = [w for w in warns if "whitens over the whole batch" not in w]
+            warns.append(f"{flag}: {adv}'s advantages are r - group mean less the batch's token-mean advantage, not "
+                         "divided by the batch std (openrlhf/trainer/ppo_utils/experience_maker.py): modelled as r - "
+                         "mean (normalization='shift'); the batch mean is 0 for one-token answers with the KL as a "
+                         "loss term and is not modelled otherwise")
+        else:
+            warns.append(f"{flag} has no effect with {adv} (OpenRLHF applies it to the batch whitening of gae, "
+                         "reinforce and reinforce_baseline only); the group std still divides")
+    if get("actor.policy_loss_type") == "gspo":                   # GSPO: one ratio per answer (openrlhf/models/loss.py)
+        family_fields["importance_level"] = "sequence"
     if (equivalence := variants.lookup("advantage", family_fields.get("advantage", "group")).equivalence):
         warns.append(equivalence(G, beta))
     obj = Objective(beta=beta, group_size=G, normalization=norm, std_ddof=1, std_eps=OPENRLHF_STD_EPS,

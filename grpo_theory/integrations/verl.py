@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
@@ -57,6 +58,7 @@ VERL_DEFAULTS = {
     "actor_rollout_ref.actor.ppo_epochs": 1,
     "actor_rollout_ref.actor.entropy_coeff": 0.0,
     "algorithm.filter_groups.enable": False,
+    "actor_rollout_ref.actor.policy_loss.loss_mode": "vanilla",
 }
 #: verl's ``kl_penalty`` names -> (estimator, log-ratio clamp, value clamp). ``low_var_kl``/``k3`` clip.
 VERL_ESTIMATORS = {"kl": ("k1", None, None), "k1": ("k1", None, None), "abs": ("abs", None, None),
@@ -90,14 +92,17 @@ def _flatten(d: Mapping, prefix: str = "") -> dict:
 #: and ``ppo_trainer.yaml`` at 008db456b (``ray_init``, before ``ray_kwargs``). Only the keys of
 #: :data:`_CHECKED_SECTIONS` are checked one by one (verl_config_keys.json).
 _SECTIONS = ("algorithm", "actor_rollout_ref", "data", "trainer", "critic", "reward_model", "custom_reward_function",
-             "global_profiler", "ray_kwargs", "ray_init")
+             "global_profiler", "ray_kwargs", "ray_init", "transfer_queue", "reward_manager")
+# transfer_queue, reward_manager: the top-level sections of _generated_ppo_trainer.yaml at volcengine/verl b178a3cd5
 
 
 def _check_sections(flat: dict) -> None:
     """A section (a key with keys under it in verl's config, e.g. ``algorithm``) given a plain value is refused:
     ``algorithm: 5`` would drop every setting of the section silently."""
     sections = {k.rsplit(".", i)[0] for k in _known_keys() for i in range(1, k.count(".") + 1)}
-    bad = sorted(k for k in flat if k in sections)
+    # only where the section holds a setting read here: verl's own _generated_ppo_trainer.yaml gives a section an
+    # interpolation (profiler.tool_config: ${oc.select:...}), which the reader need not resolve
+    bad = sorted(k for k in flat if k in sections and any(f.startswith(k + ".") for f in VERL_FIELDS))
     if bad:
         raise InvalidInputError(f"verl config: {bad[0]} = {flat[bad[0]]!r} is a section of verl's config; "
                                 "expected a mapping of its keys")
@@ -157,6 +162,7 @@ VERL_FIELDS = {
     "actor_rollout_ref.actor.loss_agg_mode": ("str", None, None),
     "actor_rollout_ref.actor.ppo_epochs": ("int", 1, None),
     "actor_rollout_ref.actor.ppo_mini_batch_size": ("int|none", 1, None),
+    "actor_rollout_ref.actor.policy_loss.loss_mode": ("str", None, None),
     "data.train_batch_size": ("int|none", 1, None),
 }
 
@@ -195,7 +201,43 @@ def _unknown_key_warnings(flat: dict, known: frozenset) -> list[str]:
 
 
 def _check_config(flat: dict) -> None:
+    for key in VERL_FIELDS:
+        if isinstance(flat.get(key), str) and "${" in flat[key]:
+            flat[key] = _resolved(flat, key)
     check_fields(flat, VERL_FIELDS, "verl config", error=InvalidInputError)
+
+
+_INTERPOLATION = re.compile(r"\$\{(?:oc\.select:)?([A-Za-z_][A-Za-z0-9_.]*)(?:,([^{}]*))?\}")
+
+
+def _resolved(flat: dict, key: str, depth: int = 0):
+    """A read setting given as an OmegaConf interpolation (``${algorithm.kl_ctrl.kl_coef}``,
+    ``${oc.select:key,default}``), resolved as OmegaConf resolves it when verl runs: the other key's value in the
+    config, or verl's default where the config leaves that key out. ``${oc.env:NAME}`` and other resolvers depend on
+    what the run sees and are refused, naming them."""
+    value = flat[key]
+    m = _INTERPOLATION.fullmatch(value.strip())
+    env = re.fullmatch(r"\$\{oc\.env:([^,}]*)(?:,([^}]*))?\}", value.strip())
+    if env:
+        raise InvalidInputError(f"verl config: {key} = {value!r} is read from the environment variable "
+                                f"{env.group(1).strip()} when verl runs" + (f" ({env.group(2).strip()} where it is "
+                                                                             "unset)" if env.group(2) else "")
+                                + "; the reader cannot see that environment: write the value")
+    if m is None or depth > 20:
+        raise InvalidInputError(f"verl config: {key} = {value!r} is an OmegaConf interpolation the reader does not "
+                                "resolve (it resolves ${other.key} and ${oc.select:other.key,default} only): write "
+                                "the value")
+    target, default = m.group(1), m.group(2)
+    if target in flat:
+        if isinstance(flat[target], str) and "${" in flat[target]:
+            return _resolved(flat, target, depth + 1)
+        return flat[target]
+    if target in VERL_DEFAULTS:
+        return VERL_DEFAULTS[target]
+    if default is not None and value.strip().startswith("${oc.select:"):
+        return hydra_overrides([f"x={default.strip()}"], "verl config")["x"]
+    raise InvalidInputError(f"verl config: {key} = {value!r} refers to {target}, which the config does not set and "
+                            "whose verl default the reader does not know: write the value")
 
 
 def _estimator(name, where: str) -> tuple:
@@ -263,7 +305,8 @@ def _noting_sections(unknown_warns: list):
     try:
         yield
     except InvalidInputError as exc:
-        tops = [w for w in unknown_warns if w.startswith("unknown top-level key")]
+        tops = [w for w in unknown_warns if w.startswith("unknown top-level key") or (
+            w.startswith("unknown key") and any(f"did you mean {k!r}" in w for k in VERL_FIELDS))]
         if tops:
             raise type(exc)(f"{exc}. Note: {'; '.join(tops)}") from None
         raise
