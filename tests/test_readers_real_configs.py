@@ -124,7 +124,7 @@ def test_openrlhf_arrays_script_reads_every_group():
 
 def test_trl_accelerate_launch_with_a_script_and_a_list_flag():
     m = _read("trl", DATA / "trl_grpo_vlm_accelerate.sh", trl_version="1.16.0")
-    # no beta given: TRL 1.16's default 0; num_generations 8; max_completion_length 1024
+    # no beta nor num_generations given: TRL 1.16's defaults 0 and 8; max_completion_length 1024
     assert (m.objective.group_size, m.objective.beta) == (8, 0.0)
     assert any("1024 tokens" in w for w in m.warnings)
 
@@ -152,3 +152,18 @@ def test_the_shell_reading_rules():
     assert trainer_arguments(launch, "s", ("openrlhf",)) == ["--x", "1"]
     with pytest.raises(InvalidInputError, match="2 trainer commands"):
         trainer_arguments("python a_grpo.py --x 1\npython b_grpo.py --x 2\n", "s", ("grpo",))
+
+
+def test_hydra_flags_and_other_trainers_are_named_not_refused(tmp_path):
+    script = tmp_path / "run.sh"
+    script.write_text("python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo actor_rollout_ref.rollout.n=8 "
+                      "--config-name=my_grpo\n")                 # Hydra takes its flags anywhere on the line
+    m = _read("verl", script)
+    assert m.objective.group_size == 8
+    assert any("--config-name=my_grpo: that config file is not read" in w for w in m.warnings)
+    script.write_text("python3 examples/data_preprocess/gsm8k.py --local_dir data\n"
+                      "python3 -m verl.trainer.main_ppo --config-path=config --config-name='ppo_megatron_trainer.yaml'"
+                      " algorithm.adv_estimator=grpo actor_rollout_ref.rollout.n=8\n")
+    assert not any("config" in w or "runs" in w for w in _read("verl", script).warnings)
+    m = _read("verl", DATA / "verl_entropy_kl_cov.sh")           # python -m recipe.entropy.main_entropy
+    assert any("runs recipe.entropy.main_entropy, not verl.trainer.main_ppo" in w for w in m.warnings)

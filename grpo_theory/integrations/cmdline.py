@@ -21,7 +21,7 @@ from ..errors import InvalidInputError
 from ._shell import MAX_TOKENS, VARIABLE, script_commands
 
 __all__ = ["script_tokens", "trainer_arguments", "hydra_overrides", "argparse_flags", "looks_like_command",
-           "check_set"]
+           "check_set", "HYDRA_FLAGS"]
 
 #: A script's arguments passed on to the trainer (``"$@"``): unknown here, skipped.
 _SCRIPT_ARGS = ("$@", "$*", "${@}", "${*}")
@@ -221,7 +221,8 @@ def check_set(values: Mapping, read: Iterable, source: str, shown: Mapping | Non
 def hydra_overrides(tokens: Sequence[str], source: str, *, sections: Sequence[str] = (),
                     read: Sequence[str] = ()) -> dict:
     """``a.b.c=value`` tokens (Hydra overrides; ``+`` and ``++`` prefixes allowed, ``~key`` removes) as a flat
-    mapping of dotted keys; other tokens (``python3``, ``-m``, ``2>&1``, ``| tee log``) are skipped up to the
+    mapping of dotted keys; Hydra's own flags (:data:`HYDRA_FLAGS`: ``--config-name NAME``, ``-m``) are skipped
+    wherever they stand; other tokens (``python3``, ``-m``, ``2>&1``, ``| tee log``) are skipped up to the
     first override, and after it any token that is not an override is an error; so is a dotted key in one of
     ``sections`` with no ``=value``, wherever it is.
 
@@ -262,12 +263,19 @@ def hydra_overrides(tokens: Sequence[str], source: str, *, sections: Sequence[st
     """
     out: dict = {}
     started = False
+    skip = False
     for tok in tokens:
+        if skip:                              # the value of a Hydra flag given apart (--config-name NAME)
+            skip = False
+            continue
         if tok in ("|", "&&", ";", "||", "&") or tok.startswith((">", "2>", "1>")):
             if started:
                 break
             continue
         if tok in _SCRIPT_ARGS:               # the script's own arguments passed on: nothing to read
+            continue
+        if tok.partition("=")[0] in HYDRA_FLAGS:      # Hydra's own flags, anywhere on the line: not overrides
+            skip = "=" not in tok and HYDRA_FLAGS[tok]
             continue
         key, eq, value = tok.partition("=")
         if tok.startswith("~") and _KEY.fullmatch(key[1:]):
@@ -287,6 +295,13 @@ def hydra_overrides(tokens: Sequence[str], source: str, *, sections: Sequence[st
 
 
 _ANY = object()
+
+#: Hydra's own command-line flags (hydra/_internal/utils.py ``get_args_parser``), each with whether it takes a value.
+HYDRA_FLAGS = {"--config-path": True, "-cp": True, "--config-name": True, "-cn": True, "--config-dir": True,
+               "-cd": True, "--experimental-rerun": True, "--package": True, "-p": True, "--info": False,
+               "-i": False, "--multirun": False, "-m": False, "--cfg": True, "-c": True, "--resolve": False,
+               "--run": False, "-r": False, "--shell-completion": False, "-sc": False, "--hydra-help": False,
+               "--version": False, "--help": False, "-h": False}
 
 
 def _remove(out: dict, key: str, value, tok: str, read: Sequence[str], source: str) -> None:

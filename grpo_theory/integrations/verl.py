@@ -32,6 +32,7 @@ from pathlib import Path
 from .._io import read_yaml
 from .._validate import check_fields, read_text
 from ..problem import LOSS_TYPES, MAX_GROUP_SIZE, InvalidInputError, Objective
+from ._shell import script_commands
 from .cmdline import check_set, hydra_overrides, looks_like_command, script_tokens
 from .family import verl_family
 from .mapping import UNREGULARISED_WARNING, TheoryMapping, mapping_of, names_a_file
@@ -111,7 +112,7 @@ def _check_sections(flat: dict) -> None:
 def _load(config) -> dict:
     if isinstance(config, str) and "=" in config and ("\n" in config or " " in config.strip()) \
             and not names_a_file(config):
-        return _overrides(script_tokens(config, "verl command line", marker="main_ppo"), "verl command line")
+        return _script(config, "verl command line")
     if isinstance(config, (list, tuple)) and all(isinstance(t, str) for t in config):
         return hydra_overrides(list(config), "verl overrides", sections=_SECTIONS, read=tuple(VERL_FIELDS))
     if isinstance(config, (str, Path)):
@@ -121,7 +122,7 @@ def _load(config) -> dict:
         if path.suffix.lower() in (".sh", ".bash", ".txt", ".cmd") or (
                 path.suffix.lower() not in (".yaml", ".yml") and looks_like_command(text)):
             source = f"verl script {str(path)!r}"
-            return _overrides(script_tokens(text, source, marker="main_ppo"), source)
+            return _script(text, source)
         config = read_yaml(config, "verl config", "a YAML file shaped like verl's ppo_trainer.yaml")
         if not isinstance(config, Mapping):
             raise InvalidInputError(f"verl config {str(path)!r} holds "
@@ -135,11 +136,40 @@ def _load(config) -> dict:
     return flat
 
 
+def _script(text: str, source: str) -> dict:
+    """A run script's or command line's overrides, with the trainer it runs where that is not verl's main_ppo (a
+    recipe's ``-m recipe.dapo.main_dapo``, an SFT trainer) kept under :data:`_ENTRY` for a warning."""
+    flat = _overrides(script_tokens(text, source, marker="main_ppo"), source)
+    # the command with the most overrides is the trainer's (not a data preparation step before it)
+    tokens = max((toks for toks, _op in script_commands(text, source)), default=[],
+                 key=lambda toks: sum("=" in t and not t.startswith("-") for t in toks))
+    entry = next((t for i, t in enumerate(tokens) if (i and tokens[i - 1] in ("-m", "--module")) or
+                  (t.endswith(".py") and "=" not in t)), None)
+    if entry is not None and entry.replace("/", ".").removesuffix(".py") != "verl.trainer.main_ppo":
+        flat[_ENTRY] = entry
+    return flat
+
+
+#: Where :func:`_script` keeps the trainer a script runs when it is not ``verl.trainer.main_ppo``.
+_ENTRY = "hydra.trainer_entry"
+
+
 def _overrides(tokens: list, source: str) -> dict:
-    """A script's Hydra overrides, refusing a key read here that holds a shell variable the script does not set."""
+    """A script's Hydra overrides, refusing a key read here that holds a shell variable the script does not set.
+    The config a ``--config-name`` names is kept (under :data:`_CONFIG_NAME`) for a warning: it is not read."""
     flat = hydra_overrides(tokens, source, sections=_SECTIONS, read=tuple(VERL_FIELDS))
     check_set(flat, VERL_FIELDS, source)
+    for i, tok in enumerate(tokens):
+        flag, eq, value = tok.partition("=")
+        if flag in ("--config-name", "-cn"):
+            flat[_CONFIG_NAME] = value if eq else (tokens[i + 1] if i + 1 < len(tokens) else "")
     return flat
+
+
+#: Where :func:`_overrides` keeps a command's ``--config-name`` (Hydra's own node: not a setting of verl's).
+_CONFIG_NAME = "hydra.config_name"
+#: verl's own configs whose defaults for the settings read here are ppo_trainer.yaml's.
+_VERL_CONFIGS = ("ppo_trainer", "ppo_megatron_trainer")
 
 
 #: Every key the reader reads: (kind, low, high); a bound in a list is exclusive. Checked once, all
@@ -180,6 +210,16 @@ def _unknown_key_warnings(flat: dict, known: frozenset) -> list[str]:
     out = []
     tops = sorted({k.split(".")[0] for k in known} | set(_SECTIONS))
     bad_tops = sorted({k.split(".")[0] for k in flat} - set(tops) - set(_HYDRA_NODES))
+    entry = flat.get(_ENTRY)
+    if entry is not None:
+        out.append(f"the script runs {entry}, not verl.trainer.main_ppo: its settings are read as main_ppo reads them "
+                   "(ppo_trainer.yaml's defaults, GRPO's advantage and losses); what that trainer or its own config "
+                   "changes is not read" + ("; an SFT trainer has no GRPO objective at all" if "sft" in entry else ""))
+    name = flat.get(_CONFIG_NAME)
+    if name is not None and str(name).strip("'\"").removesuffix(".yaml") not in _VERL_CONFIGS:
+        out.append(f"--config-name={name}: that config file is not read (only the command line's overrides are), so "
+                   "every setting it holds and the command line leaves out takes verl's ppo_trainer.yaml default; "
+                   "explain the YAML itself to read its settings")
     composed = flat.get("defaults")
     if composed is not None and (not isinstance(composed, list) or any(d != "_self_" for d in composed)):
         out.append("the Hydra defaults list is not composed: only the settings written in this file are read, and "
