@@ -19,7 +19,7 @@ from grpo_theory.errors import InvalidInputError, NoStationaryPolicy
 from grpo_theory.integrations.cmdline import script_tokens, trainer_arguments
 from grpo_theory.integrations.mapping import load_config_file
 from grpo_theory.integrations.openrlhf import read_openrlhf_config
-from grpo_theory.integrations.trl import read_trl_config
+from grpo_theory.integrations.trl import as_trl_parser_reads, read_trl_config
 from grpo_theory.integrations.verl import read_verl_config
 
 DATA = Path(__file__).parent / "data" / "real_configs"
@@ -167,3 +167,29 @@ def test_hydra_flags_and_other_trainers_are_named_not_refused(tmp_path):
     assert not any("config" in w or "runs" in w for w in _read("verl", script).warnings)
     m = _read("verl", DATA / "verl_entropy_kl_cov.sh")           # python -m recipe.entropy.main_entropy
     assert any("runs recipe.entropy.main_entropy, not verl.trainer.main_ppo" in w for w in m.warnings)
+
+
+def test_a_comment_line_inside_a_continued_command_is_named():
+    # line 73 of verl's own example is a comment inside the backslash-continued command: bash ends the command
+    # there (verl gets kl_loss_coef=0.01 and n=5 from before it, not algorithm.use_kl_in_reward=False after it)
+    m = _read("verl", DATA / "verl_comment_inside_command.sh")
+    assert (m.objective.beta, m.objective.group_size) == (0.01, 5)
+    assert any("ends before '+actor_rollout_ref.actor.megatron.override_transformer_config.moe_aux_loss_coeff=0.01'"
+               in w and "algorithm.use_kl_in_reward" in w for w in m.warnings)
+    with pytest.raises(InvalidInputError, match="ends before '--num_generations'"):
+        load_config_file("trl", "trl grpo \\\n  --beta 0.04 \\\n  # --num_generations 16 \\\n  --num_generations 4\n")
+
+
+def test_yaml_numbers_are_read_as_each_trainer_reads_them(tmp_path):
+    verl = tmp_path / "v.yaml"        # OmegaConf reads 1e-3 as a float (PyYAML, YAML 1.1: text)
+    verl.write_text("algorithm:\n  adv_estimator: grpo\nactor_rollout_ref:\n  actor:\n    use_kl_loss: true\n"
+                    "    kl_loss_coef: 1e-3\n  rollout:\n    n: 4\n")
+    assert _read("verl", verl).objective.beta == 0.001
+    trl = tmp_path / "t.yaml"         # trl grpo --config: argparse converts text defaults with the field's type
+    trl.write_text("beta: 1e-3\nnum_generations: '4'\nuse_bias_correction_kl: 'false'\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        o = read_trl_config(as_trl_parser_reads(load_config_file("trl", str(trl))), trl_version="1.16.0").objective
+    assert (o.beta, o.group_size, o.estimator) == (0.001, 4, "k3")
+    with pytest.raises(InvalidInputError, match="beta"):            # a dict in Python is taken as given
+        read_trl_config({"beta": "1e-3", "num_generations": 4}, trl_version="1.16.0")

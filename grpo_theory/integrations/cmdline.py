@@ -20,7 +20,7 @@ from .._checks import checked, mapping, text, texts
 from ..errors import InvalidInputError
 from ._shell import MAX_TOKENS, VARIABLE, script_commands
 
-__all__ = ["script_tokens", "trainer_arguments", "hydra_overrides", "argparse_flags", "looks_like_command",
+__all__ = ["script_tokens", "trainer_arguments", "detached_arguments", "hydra_overrides", "argparse_flags", "looks_like_command",
            "check_set", "HYDRA_FLAGS"]
 
 #: A script's arguments passed on to the trainer (``"$@"``): unknown here, skipped.
@@ -165,14 +165,57 @@ def trainer_arguments(text: str, source: str, hints: Sequence[str] = ()) -> list
     InvalidInputError
         When more than one command is a trainer command (a sweep script): which run to read is the user's choice.
     """
-    found = [(toks, i) for toks, _op in script_commands(text, source) if (i := _entry(toks)) is not None]
-    preferred = [(toks, i) for toks, i in found if any(h in toks[i] for h in hints)]
+    commands = script_commands(text, source)
+    found = [(c, toks, i) for c, (toks, _op) in enumerate(commands) if (i := _entry(toks)) is not None]
+    preferred = [(c, toks, i) for c, toks, i in found if any(h in toks[i] for h in hints)]
     pick = preferred or found
     if len(pick) > 1:
-        names = ", ".join(repr(toks[i]) for toks, i in pick[:4])
+        names = ", ".join(repr(toks[i]) for _c, toks, i in pick[:4])
         raise InvalidInputError(f"{source}: {len(pick)} trainer commands ({names}); the reader reads one: give a "
                                 "script (or a command line) with one of them")
-    return pick[0][0][pick[0][1] + 1:] if pick else None
+    if not pick:
+        return None
+    c, toks, i = pick[0]
+    _refuse_detached(commands, c, source)
+    return toks[i + 1:]
+
+
+#: A token that only a trainer takes: a ``--flag`` or a dotted Hydra override (``a.b=1``, ``+a.b=1``, ``~a.b``).
+_ARGUMENT = re.compile(r"--[A-Za-z].*|[+~]*[A-Za-z_][A-Za-z0-9_\-]*(\.[A-Za-z0-9_\-]+)+(=.*)?")
+
+
+def detached_arguments(commands: list, c: int) -> list[str]:
+    """The command after ``commands[c]`` (from :func:`~grpo_theory.integrations._shell.script_commands`) when it is
+    only more trainer arguments on the next line: bash ended the continued command early (a comment line, an empty
+    line, a space after the final backslash), so the trainer runs without them; else ``[]``.
+
+    Parameters
+    ----------
+    commands : list of (list of str, str or None)
+        A script's commands and the operators before them.
+    c : int
+        The index of the trainer's command.
+
+    Returns
+    -------
+    list of str
+        The detached command's tokens, or ``[]``.
+    """
+    if 0 <= c < len(commands) - 1 and commands[c + 1][1] is None and _ARGUMENT.fullmatch(commands[c + 1][0][0]):
+        return list(commands[c + 1][0])
+    return []
+
+
+def _refuse_detached(commands: list, c: int, source: str) -> None:
+    """Refuse a trainer command (``commands[c]``) followed, on the next line, by a command that is only more of its
+    arguments: bash ended the continued command early (a comment line, an empty line, a space after the final
+    backslash) and the trainer runs without them."""
+    if detached_arguments(commands, c):
+        tok = commands[c + 1][0][0]
+        raise InvalidInputError(f"{source}: the trainer command ends before {tok!r}: in bash a comment line, an empty "
+                                "line or a space after a line's final backslash ends a continued command, so the lines "
+                                f"from {tok!r} on are a command of their own that the trainer does not get (bash then "
+                                "fails on it); remove that line or the space, or move the comment below the command")
 
 
 @checked(values=mapping(), source=text(), shown=mapping(none=True))

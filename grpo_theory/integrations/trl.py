@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._checks import checked, numbers
+from .._checks import checked, mapping, numbers
 from .._io import read_yaml
 from .._validate import check_fields, float_array, integer, number, plain
 from .. import variants
@@ -142,7 +142,49 @@ def _with_config_file(flags: dict) -> dict:
     if not isinstance(data, Mapping):
         raise InvalidInputError(f"TRL --config file {path!r} holds {type(data).__name__}; expected a YAML mapping "
                                 "of GRPOConfig fields")
-    return {**data, **flags}
+    return {**as_trl_parser_reads(data), **flags}
+
+
+#: The spellings of a bool that TRL's parser takes (transformers' ``string_to_bool``).
+_BOOL_TEXT = {"true": True, "t": True, "yes": True, "y": True, "1": True,
+              "false": False, "f": False, "no": False, "n": False, "0": False}
+
+
+@checked(values=mapping())
+def as_trl_parser_reads(values: Mapping) -> dict:
+    """A YAML config's values as ``trl grpo`` reads them: TRL's parser (``TrlParser``) makes them argparse's
+    defaults, and argparse converts a text default with the field's type, so ``beta: 1e-3`` (text to YAML 1.1) is
+    the number 0.001 and ``use_vllm: "false"`` is False. Only the fields the reader reads are converted; text that
+    the type refuses stays as it is (and the reader's check names it).
+
+    Parameters
+    ----------
+    values : mapping
+        The YAML's fields.
+
+    Returns
+    -------
+    dict
+        The same fields, numbers and bools given as text converted.
+
+    Examples
+    --------
+    >>> as_trl_parser_reads({"beta": "1e-3", "num_generations": "8", "output_dir": "1e-3"})
+    {'beta': 0.001, 'num_generations': 8, 'output_dir': '1e-3'}
+    """
+    out = dict(values)
+    for key, value in values.items():
+        kind = str(TRL_FIELDS.get(key, ("",))[0])
+        if not isinstance(value, str):
+            continue
+        if kind.startswith(("int", "float")):
+            try:
+                out[key] = int(value) if kind.startswith("int") else float(value)
+            except ValueError:
+                pass
+        elif kind.startswith("bool") and value.strip().lower() in _BOOL_TEXT:
+            out[key] = _BOOL_TEXT[value.strip().lower()]
+    return out
 
 
 def _get(config, name, default=None):

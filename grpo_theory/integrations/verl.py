@@ -23,6 +23,7 @@ docs/conventions.md. What verl does, in the note's terms:
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import re
 from collections.abc import Mapping
@@ -33,7 +34,7 @@ from .._io import read_yaml
 from .._validate import check_fields, read_text
 from ..problem import LOSS_TYPES, MAX_GROUP_SIZE, InvalidInputError, Objective
 from ._shell import script_commands
-from .cmdline import check_set, hydra_overrides, looks_like_command, script_tokens
+from .cmdline import check_set, detached_arguments, hydra_overrides, looks_like_command, script_tokens
 from .family import verl_family
 from .mapping import UNREGULARISED_WARNING, TheoryMapping, mapping_of, names_a_file
 
@@ -123,7 +124,8 @@ def _load(config) -> dict:
                 path.suffix.lower() not in (".yaml", ".yml") and looks_like_command(text)):
             source = f"verl script {str(path)!r}"
             return _script(text, source)
-        config = read_yaml(config, "verl config", "a YAML file shaped like verl's ppo_trainer.yaml")
+        config = read_yaml(config, "verl config", "a YAML file shaped like verl's ppo_trainer.yaml",
+                           omegaconf_floats=True)          # verl loads it with OmegaConf: 1e-3 is a float
         if not isinstance(config, Mapping):
             raise InvalidInputError(f"verl config {str(path)!r} holds "
                                     f"{'nothing' if config is None else type(config).__name__}; expected a YAML "
@@ -141,8 +143,13 @@ def _script(text: str, source: str) -> dict:
     recipe's ``-m recipe.dapo.main_dapo``, an SFT trainer) kept under :data:`_ENTRY` for a warning."""
     flat = _overrides(script_tokens(text, source, marker="main_ppo"), source)
     # the command with the most overrides is the trainer's (not a data preparation step before it)
-    tokens = max((toks for toks, _op in script_commands(text, source)), default=[],
+    commands = script_commands(text, source)
+    tokens = max((toks for toks, _op in commands), default=[],
                  key=lambda toks: sum("=" in t and not t.startswith("-") for t in toks))
+    trainer = next((c for c, (toks, _op) in enumerate(commands) if toks is tokens), -1)
+    detached = detached_arguments(commands, trainer)
+    if detached:
+        flat[_DETACHED] = detached
     entry = next((t for i, t in enumerate(tokens) if (i and tokens[i - 1] in ("-m", "--module")) or
                   (t.endswith(".py") and "=" not in t)), None)
     if entry is not None and entry.replace("/", ".").removesuffix(".py") != "verl.trainer.main_ppo":
@@ -150,8 +157,10 @@ def _script(text: str, source: str) -> dict:
     return flat
 
 
-#: Where :func:`_script` keeps the trainer a script runs when it is not ``verl.trainer.main_ppo``.
+#: Where :func:`_script` keeps the trainer a script runs when it is not ``verl.trainer.main_ppo``, and the overrides
+#: that a line break cut off its command (:func:`~grpo_theory.integrations.cmdline.detached_arguments`).
 _ENTRY = "hydra.trainer_entry"
+_DETACHED = "hydra.detached_arguments"
 
 
 def _overrides(tokens: list, source: str) -> dict:
@@ -210,6 +219,14 @@ def _unknown_key_warnings(flat: dict, known: frozenset) -> list[str]:
     out = []
     tops = sorted({k.split(".")[0] for k in known} | set(_SECTIONS))
     bad_tops = sorted({k.split(".")[0] for k in flat} - set(tops) - set(_HYDRA_NODES))
+    cut = flat.get(_DETACHED)
+    if cut:
+        read = [t for t in cut if t.lstrip("+").partition("=")[0] in VERL_FIELDS]
+        out.append(f"the trainer command ends before {cut[0]!r}: in bash a comment line, an empty line or a space after "
+                   f"a line's final backslash ends a continued command, so its {len(cut)} override(s) from there on are "
+                   "a command of their own that verl does not get (bash then fails on it); they are not read"
+                   + (f", among them {', '.join(read)}" if read else "")
+                   + ": remove that line or the space to give them to verl")
     entry = flat.get(_ENTRY)
     if entry is not None:
         out.append(f"the script runs {entry}, not verl.trainer.main_ppo: its settings are read as main_ppo reads them "
@@ -234,10 +251,19 @@ def _unknown_key_warnings(flat: dict, known: frozenset) -> list[str]:
                    + (f", so {', '.join(f'{guess[0]}{k[len(top):]}' for k in read)} take verl's defaults" if read else ""))
     unknown = sorted(k for k in flat if k not in known and k.split(".")[0] in _CHECKED_SECTIONS)
     for k in unknown:
-        guess = difflib.get_close_matches(k, sorted(known), n=1, cutoff=0.8)
+        guess = _close_key(k)
         out.append(f"unknown key {k!r}: not in verl's ppo_trainer.yaml ({VERL_VERSION}); ignored"
                    + (f" (did you mean {guess[0]!r}?)" if guess else ""))
     return out
+
+
+@functools.lru_cache(maxsize=4096)
+def _close_key(key: str) -> list:
+    """verl's key closest to an unknown one (difflib, cutoff 0.8), as a list of at most one: the same key is looked up
+    once (a recipe's megatron keys recur across scripts)."""
+    import difflib
+
+    return difflib.get_close_matches(key, sorted(_known_keys()), n=1, cutoff=0.8)
 
 
 def _check_config(flat: dict) -> None:
@@ -345,7 +371,7 @@ def _noting_sections(unknown_warns: list):
     try:
         yield
     except InvalidInputError as exc:
-        tops = [w for w in unknown_warns if w.startswith("unknown top-level key") or (
+        tops = [w for w in unknown_warns if w.startswith(("unknown top-level key", "the trainer command ends")) or (
             w.startswith("unknown key") and any(f"did you mean {k!r}" in w for k in VERL_FIELDS))]
         if tops:
             raise type(exc)(f"{exc}. Note: {'; '.join(tops)}") from None
