@@ -193,3 +193,11 @@ def test_yaml_numbers_are_read_as_each_trainer_reads_them(tmp_path):
     assert (o.beta, o.group_size, o.estimator) == (0.001, 4, "k3")
     with pytest.raises(InvalidInputError, match="beta"):            # a dict in Python is taken as given
         read_trl_config({"beta": "1e-3", "num_generations": 4}, trl_version="1.16.0")
+
+
+def test_a_space_after_the_final_backslash_is_named(tmp_path):
+    script = tmp_path / "run.sh"
+    script.write_text("python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo \\ \n"
+                      "    actor_rollout_ref.rollout.n=8\n")
+    with pytest.raises(InvalidInputError, match="escaped space"):
+        _read("verl", script)

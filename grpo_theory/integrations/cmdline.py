@@ -329,6 +329,11 @@ def hydra_overrides(tokens: Sequence[str], source: str, *, sections: Sequence[st
         if eq and _KEY.fullmatch(key):
             out[key] = _scalar(value)
             started = True
+        elif started and tok and not tok.strip():       # '\ ' at a line's end: bash ends the command there
+            raise InvalidInputError(f"{source}: {tok!r} is an escaped space, not a Hydra override: a backslash followed "
+                                    "by a space (at the end of a line meant to continue the command) gives the trainer a "
+                                    "space, and bash ends the command at that line: remove the space after the "
+                                    "backslash")
         elif started or (not eq and key.split(".")[0] in sections and "." in key):
             raise InvalidInputError(f"{source}: {tok!r} is not a Hydra override key=value")
     if not started:
