@@ -201,3 +201,13 @@ def test_a_space_after_the_final_backslash_is_named(tmp_path):
                       "    actor_rollout_ref.rollout.n=8\n")
     with pytest.raises(InvalidInputError, match="escaped space"):
         _read("verl", script)
+
+
+def test_why_nothing_is_predicted_comes_first_and_a_whole_argv_list_is_read():
+    with pytest.raises(NoStationaryPolicy, match=r"to predict: advantage estimator 'gae'"):
+        _read("openrlhf", DATA / "openrlhf_ppo_slurm_bash_c.sh")    # then its 40 flags not read
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        o = read_openrlhf_config(["python3", "-m", "openrlhf.cli.train_ppo_ray", "--advantage_estimator",
+                                  "group_norm", "--n_samples_per_prompt", "4"]).objective
+    assert (o.group_size, o.beta, o.kl_placement) == (4, 0.01, "advantage")    # OpenRLHF's init_kl_coef default

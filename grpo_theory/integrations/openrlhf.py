@@ -22,13 +22,14 @@ see docs/conventions.md. In the note's terms:
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping, Sequence
 
 from .. import variants
 from .._validate import check_fields
 from ..kl import effective_penalty
 from ..problem import MAX_GROUP_SIZE, InvalidInputError, Objective
-from .cmdline import check_set
+from .cmdline import check_set, trainer_arguments
 from .family import openrlhf_family
 from .mapping import UNREGULARISED_WARNING, TheoryMapping, mapping_of
 
@@ -195,7 +196,10 @@ def read_openrlhf_config(args) -> TheoryMapping:
             raise InvalidInputError(f"OpenRLHF args: a mapping's keys must be flag names (text, e.g. "
                                     f"'n_samples_per_prompt'), got {odd[0]!r} ({type(odd[0]).__name__})")
     elif isinstance(args, Sequence) and not isinstance(args, (str, bytes)):
-        raw = _from_argv([str(a) for a in args])
+        argv = [str(a) for a in args]
+        if argv and not argv[0].startswith("--"):   # the whole command (python3 -m openrlhf.cli.train_ppo_ray ...)
+            argv = trainer_arguments(shlex.join(argv), "OpenRLHF argv", ("openrlhf", "train_ppo")) or argv
+        raw = _from_argv(argv)
         new = {**{v: k for k, v in _OLD_NAMES.items()}, **_RENAMED}
         read = [n for n in raw if new.get(n.replace("-", "_"), n) in OPENRLHF_DEFAULTS]
         check_set(raw, read, "OpenRLHF argv")           # $NAME left by a script in a flag read here
@@ -230,7 +234,9 @@ def read_openrlhf_config(args) -> TheoryMapping:
     family_fields, family_warns = openrlhf_family(get)
     warns += family_warns
     if family_fields is None:
-        return mapping_of(None, warns, "OpenRLHF", OPENRLHF_VERSION)
+        # why there is nothing to predict first, then the flags not read (a PPO script has dozens)
+        return mapping_of(None, family_warns + [w for w in warns if w not in family_warns], "OpenRLHF",
+                          OPENRLHF_VERSION)
     if G < 2:
         typo = [n for n, g in ignored.items() if g in ("n_samples_per_prompt", "rollout.n_samples_per_prompt")]
         raise InvalidInputError(f"OpenRLHF n_samples_per_prompt={G}: {adv} needs >= 2 (OpenRLHF's default is 1)"

@@ -366,8 +366,12 @@ def read_trl_config(config, trl_version: str | None = None, completion_tokens: i
     if beta == 0.0 and family_fields.get("entropy_coef", 0.0) > 0:
         warns.append("beta=0 with entropy_coef > 0: the entropy bonus is the only regulariser (no KL penalty)")
     elif beta == 0.0:
-        whose = "TRL's default since 0.19" if _get(config, "beta", _UNSET) is _UNSET else "the config's beta"
-        warns.append(f"beta=0 ({whose}): no KL penalty and no entropy bonus, {UNREGULARISED_WARNING}")
+        defaulted = _get(config, "beta", _UNSET) is _UNSET
+        whose = "TRL's default since 0.19" if defaulted else "the config's beta"
+        guessed = defaulted and trl_version is None and _get(config, "trl_version") is None
+        warns.append(f"beta=0 ({whose}): no KL penalty and no entropy bonus, {UNREGULARISED_WARNING}"
+                     + (f" (the defaults are TRL {version}'s; a run on TRL before 0.19 had beta = 0.04: give its "
+                        "version, --trl-version)" if guessed else ""))
     obj = Objective(beta=beta, group_size=G, normalization=normalization, std_ddof=1, std_eps=TRL_STD_EPS,
                     level="token", loss_type=loss_type, kl_estimator="k3_ratio" if bias_corr else "k3",
                     **family_fields)

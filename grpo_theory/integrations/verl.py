@@ -391,7 +391,9 @@ def _read_flat(flat: dict, unknown_warns: list) -> TheoryMapping:
         get, bool(get("algorithm.use_kl_in_reward")) and not get("actor_rollout_ref.actor.use_kl_loss"))
     warns += family_warns
     if family_fields is None:
-        return mapping_of(None, warns, "verl", VERL_VERSION, stacklevel=4)
+        # why there is nothing to predict first, then the keys not read
+        first = [w for w in warns if w.startswith("the script runs")] + family_warns
+        return mapping_of(None, first + [w for w in warns if w not in first], "verl", VERL_VERSION, stacklevel=4)
     n = get("actor_rollout_ref.rollout.n")
     if isinstance(n, bool) or not isinstance(n, int) or n < 2:
         raise InvalidInputError(f"verl actor_rollout_ref.rollout.n={n!r}: GRPO needs an integer >= 2 "
