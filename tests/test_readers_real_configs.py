@@ -211,3 +211,11 @@ def test_why_nothing_is_predicted_comes_first_and_a_whole_argv_list_is_read():
         o = read_openrlhf_config(["python3", "-m", "openrlhf.cli.train_ppo_ray", "--advantage_estimator",
                                   "group_norm", "--n_samples_per_prompt", "4"]).objective
     assert (o.group_size, o.beta, o.kl_placement) == (4, 0.01, "advantage")    # OpenRLHF's init_kl_coef default
+
+
+def test_openrlhfs_own_flags_are_quiet_and_a_misspelt_one_is_named():
+    m = _read("openrlhf", DATA / "openrlhf_dapo_flag_typo.sh")     # group_norm, n=8, 1e-3, k3 loss, dynamic filtering
+    o = m.objective
+    assert (o.group_size, o.beta, o.estimator, o.kl_placement, o.filter_ties) == (8, 1e-3, "k3", "loss", True)
+    flags = [w for w in m.warnings if w.startswith("flag ")]
+    assert len(flags) == 1 and "'vllm_enable_is_correction'" in flags[0] and "'enable_vllm_is_correction'" in flags[0]

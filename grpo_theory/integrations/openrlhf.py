@@ -22,8 +22,12 @@ see docs/conventions.md. In the note's terms:
 
 from __future__ import annotations
 
+import difflib
+import functools
+import json
 import shlex
 from collections.abc import Mapping, Sequence
+from importlib import resources
 
 from .. import variants
 from .._validate import check_fields
@@ -150,6 +154,13 @@ def _coerce(key: str, value):
     return value
 
 
+@functools.lru_cache(maxsize=1)
+def _openrlhf_flags() -> frozenset:
+    """Every flag of ``openrlhf.cli.train_ppo_ray`` (0.7.5 to 0.11.0; openrlhf_flags.json), dashes as underscores."""
+    text = resources.files(__package__).joinpath("openrlhf_flags.json").read_text(encoding="utf-8")
+    return frozenset(json.loads(text)["flags"])
+
+
 def _close_flag(name: str) -> str | None:
     """The flag the theory reads (old flat or new dotted name) closest to ``name``, if one is close (a typo)."""
     import difflib
@@ -220,11 +231,15 @@ def read_openrlhf_config(args) -> TheoryMapping:
                                         f"{values[key]!r} and {name}={value!r}; give one (the new name is {key})")
             values[key] = value
             given[key] = name if name == key else f"{name} ({key})"      # messages name the user's spelling
+        elif (name.replace("-", "_") if "." not in name else name) in _openrlhf_flags():
+            continue                            # one of OpenRLHF's own flags (model, data, parallelism): not read
         else:
             guess = _close_flag(name)
             ignored[name] = guess
-            warns.append(f"flag {name!r} is not one the theory reads; ignored (check it is an OpenRLHF flag"
-                         + (f"; did you mean {guess!r}?)" if guess else ")"))
+            near = guess or next(iter(difflib.get_close_matches(name.replace("-", "_"), sorted(_openrlhf_flags()),
+                                                                n=1, cutoff=0.75)), None)
+            warns.append(f"flag {name!r} is not a flag of OpenRLHF's train_ppo_ray (0.7.5 to {OPENRLHF_VERSION}); "
+                         "ignored" + (f" (did you mean {near!r}?)" if near else ""))
     check_fields(values, OPENRLHF_FIELDS, "OpenRLHF args", error=InvalidInputError, shown=given)
     values = {k: int(v) if OPENRLHF_FIELDS[k][0] == "int" else v for k, v in values.items()}
     get = lambda key: values.get(key, OPENRLHF_DEFAULTS[key])            # noqa: E731 - a local lookup
