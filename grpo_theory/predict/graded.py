@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from .._checks import OBJECTIVE, checked, flag, instance, optional
+from .._checks import OBJECTIVE, checked, flag, instance, num, optional
 from ..errors import InvalidInputError
 from ..preference import n_count_vectors
 from ..problem import Objective, Question
@@ -28,6 +28,7 @@ __all__ = ["predict_graded", "graded_solve_seconds", "MAX_GRADED_SECONDS"]
 MAX_GRADED_SECONDS = 30.0
 
 
+@checked(n_levels=num(2, 10**6, integer=True), group_size=num(2, finite=False))
 def graded_solve_seconds(n_levels: int, group_size) -> float:
     """The measured cost of one distinct prompt of a graded prediction (``stationary_policy`` and
     ``stationary_points`` on ``L`` levels), in seconds of CPU on one core of the 2-core reference machine

@@ -12,7 +12,7 @@ import functools
 
 import numpy as np
 
-from .._checks import OBJECTIVE, QUESTION, checked
+from .._checks import COUNT, OBJECTIVE, POSITIVE_COUNT, QUESTION, checked, flag, num, optional, text
 from .._validate import integer, number
 from ..errors import InvalidInputError
 from ..problem import Objective, Question, as_objective, as_question, require_regularised
@@ -416,7 +416,8 @@ def stationary_points(q: Question, obj: Objective, *, n_grid: int = 2001, n_star
         cp = ClassProblem(q, obj)
     else:
         cp = ClassProblem(q, obj)
-        search_work_checked(q, obj, exhaustive=exhaustive, box_budget=box_budget, time_budget=time_budget, cp=cp)
+        search_work_checked(q, obj, exhaustive=exhaustive, box_budget=box_budget, time_budget=time_budget,
+                            n_starts=n_starts)
         from_reference = stationary_policy(q, obj)
         if cp.n_classes == 1:
             points, exhaustive, message = (from_reference,), True, "single class: pi = pi_ref"
@@ -448,9 +449,11 @@ def stationary_points(q: Question, obj: Objective, *, n_grid: int = 2001, n_star
                               from_reference=from_reference, basins=basins, summary=summary)
 
 
+@checked(q=QUESTION, obj=OBJECTIVE, exhaustive=flag, box_budget=COUNT, time_budget=optional(num(0)),
+         n_starts=POSITIVE_COUNT, caller=text(nonempty=True))
 def search_work_checked(q: Question, obj: Objective, *, exhaustive: bool = True, box_budget: int = CERTIFY_BOXES,
-                        time_budget: float | None = None, n_starts: int = 24, caller: str = "stationary_points",
-                        cp: ClassProblem | None = None) -> None:
+                        time_budget: float | None = None, n_starts: int = 24,
+                        caller: str = "stationary_points") -> None:
     """Refuse up front a :func:`stationary_points` call (with these options) whose search would run for minutes or
     exhaust memory, naming the estimate, the limit and the alternatives (:mod:`~grpo_theory.solvers.work`); the
     callers that compute the points after other work (the dynamics' ``with_points``) call it first.
@@ -471,8 +474,6 @@ def search_work_checked(q: Question, obj: Objective, *, exhaustive: bool = True,
         As for :func:`stationary_points` (counted on trees).
     caller : str
         Named in the message.
-    cp : ClassProblem, optional
-        The question's classes, where the caller has them.
 
     Raises
     ------
@@ -482,7 +483,7 @@ def search_work_checked(q: Question, obj: Objective, *, exhaustive: bool = True,
     if token_level(q, obj):
         check_tree_work(q, search=True, caller=caller, n_starts=n_starts)
         return
-    cp = ClassProblem(q, obj) if cp is None else cp
+    cp = ClassProblem(q, obj)
     if cp.n_classes >= 3 and not reference_in_rounding(q, obj, cp):
         certify = bool(exhaustive) and box_budget > 0 and certification_scope(q, obj) is None
         check_points_work(q, obj, cp.n_classes, certify=certify, box_budget=box_budget, time_budget=time_budget,
