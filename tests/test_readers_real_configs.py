@@ -219,3 +219,10 @@ def test_openrlhfs_own_flags_are_quiet_and_a_misspelt_one_is_named():
     assert (o.group_size, o.beta, o.estimator, o.kl_placement, o.filter_ties) == (8, 1e-3, "k3", "loss", True)
     flags = [w for w in m.warnings if w.startswith("flag ")]
     assert len(flags) == 1 and "'vllm_enable_is_correction'" in flags[0] and "'enable_vllm_is_correction'" in flags[0]
+
+
+def test_verls_megatron_keys_are_known():
+    # --config-name='ppo_megatron_trainer.yaml': its actor.megatron.* keys and the '+...override_transformer_config.*'
+    # fields it passes to Megatron-Core are verl's own, not typos
+    m = _read("verl", DATA / "verl_comment_inside_command.sh")
+    assert not any(w.startswith("unknown key") for w in m.warnings), [w for w in m.warnings if "unknown" in w]

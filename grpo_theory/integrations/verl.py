@@ -72,9 +72,21 @@ VERL_STD_EPS = 1e-6
 _CHECKED_SECTIONS = ("algorithm", "actor_rollout_ref")
 
 
+@functools.lru_cache(maxsize=1)
+def _key_table() -> dict:
+    return json.loads(resources.files(__package__).joinpath("verl_config_keys.json").read_text(encoding="utf-8"))
+
+
 def _known_keys() -> frozenset:
-    text = resources.files(__package__).joinpath("verl_config_keys.json").read_text(encoding="utf-8")
-    return frozenset(json.loads(text)["keys"])
+    """The keys of verl's config: those of the version read, and of the megatron config and a later version (known,
+    not read)."""
+    table = _key_table()
+    return frozenset(table["keys"]) | frozenset(table.get("other_versions_keys", ()))
+
+
+def _free_form(key: str) -> bool:
+    """Whether ``key`` lies under a node whose keys are the user's own (``override_transformer_config``, ...)."""
+    return any(key.startswith(node + ".") for node in _key_table().get("free_form", ()))
 
 
 def _flatten(d: Mapping, prefix: str = "") -> dict:
@@ -249,7 +261,7 @@ def _unknown_key_warnings(flat: dict, known: frozenset) -> list[str]:
                    + (f"; did you mean {guess[0]!r}?" if guess else "")
                    + f" Its {len(under)} setting(s) are ignored"
                    + (f", so {', '.join(f'{guess[0]}{k[len(top):]}' for k in read)} take verl's defaults" if read else ""))
-    unknown = sorted(k for k in flat if k not in known and k.split(".")[0] in _CHECKED_SECTIONS)
+    unknown = sorted(k for k in flat if k not in known and k.split(".")[0] in _CHECKED_SECTIONS and not _free_form(k))
     for k in unknown:
         guess = _close_key(k)
         out.append(f"unknown key {k!r}: not in verl's ppo_trainer.yaml ({VERL_VERSION}); ignored"
