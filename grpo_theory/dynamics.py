@@ -46,8 +46,14 @@ from .solvers import (
     stationary_points,
     token_level,
 )
-from .solvers.search import search_work_checked
-from .solvers.work import MAX_BATCH_SAMPLES, MAX_FLOW_VALUES, count_vectors, refuse_slow, step_seconds
+from .solvers.work import (
+    MAX_BATCH_SAMPLES,
+    MAX_FLOW_VALUES,
+    count_vectors,
+    refuse_slow,
+    search_work_checked,
+    step_seconds,
+)
 
 __all__ = ["Trajectory", "flow", "ascent", "basins", "Basin", "grpo_steps", "output_gradient",
            "proximal_map", "map_fixed_points", "map_cycles", "arcsin_potential", "potential_objective",

@@ -18,7 +18,8 @@ import pytest
 
 from grpo_theory import InvalidInputError, Objective, Question, dynamics, stationary_points, stationary_policy
 from grpo_theory.cli import main
-from grpo_theory.solvers.search import search_work_checked
+from grpo_theory.solvers.search import CERTIFY_BOXES
+from grpo_theory.solvers.work import search_work_checked
 
 
 def _distinct(n: int) -> Question:
@@ -39,6 +40,9 @@ def _refused(fn, *needles):
 
 
 def test_certified_search_at_g300_is_refused_with_its_count_and_the_largest_g():
+    import inspect
+
+    assert inspect.signature(search_work_checked).parameters["box_budget"].default == CERTIFY_BOXES
     # 3 levels at G = 300: 45,150 count vectors, 59 s of wall and 3.3 GB before; the limit is 25,000 vectors
     g_max = max(g for g in range(2, 300) if comb(g + 1, 2) <= 25_000)
     _refused(lambda: stationary_points(Q3, Objective(beta=0.5, group_size=300)),

@@ -12,7 +12,7 @@ import functools
 
 import numpy as np
 
-from .._checks import COUNT, OBJECTIVE, POSITIVE_COUNT, QUESTION, checked, flag, num, optional, text
+from .._checks import OBJECTIVE, QUESTION, checked
 from .._validate import integer, number
 from ..errors import InvalidInputError
 from ..problem import Objective, Question, as_objective, as_question, require_regularised
@@ -27,10 +27,9 @@ from .results import RESIDUAL_TOL, Basin, StationaryPoint, StationaryPointSet
 from .tree import tree_stationary_policy
 from .tree_search import tree_search
 from .two_class import flow_root_from, two_class_points
-from .work import check_points_work, check_policy_work, check_tree_work
+from .work import check_policy_work, check_tree_work, search_work_checked
 
-__all__ = ["token_level", "stationary_policy", "stationary_points", "basins_of", "kkt_checked", "CERTIFY_BOXES",
-           "search_work_checked"]
+__all__ = ["token_level", "stationary_policy", "stationary_points", "basins_of", "kkt_checked", "CERTIFY_BOXES"]
 
 #: Boxes a certification may examine by default before :func:`stationary_points` falls back to the
 #: multi-start search: work, not seconds, so that a question gets the same answer on any machine and any load.
@@ -124,8 +123,7 @@ def stationary_policy(q: Question, obj: Objective) -> StationaryPoint:
     ------
     InvalidInputError
         When ``q`` is not a :class:`~grpo_theory.problem.Question` or ``obj`` is not a valid objective.
-        Up front, where the flow would run for minutes or exhaust memory (:mod:`~grpo_theory.solvers.work`: over
-        1,000 classes, or over 4e7 count vectors times classes where ``P_G`` is enumerated whole).
+        Up front, where the flow would run for minutes or exhaust memory (``solvers.work``).
     NoStationaryPolicy
         When ``obj`` is unregularised (``beta = 0``, no entropy bonus).
 
@@ -383,10 +381,8 @@ def stationary_points(q: Question, obj: Objective, *, n_grid: int = 2001, n_star
     ------
     InvalidInputError
         When an argument is outside its range (``n_grid >= 11``, ``n_starts >= 1``, ``seed`` in
-        ``[0, 2^32)``, budgets ``>= 0``) or ``q`` or ``obj`` is invalid; and, up front, where the search would
-        run for minutes or exhaust memory (:mod:`~grpo_theory.solvers.work`: the certified search over more than
-        25,000 count vectors per evaluation of ``P_G``, the multi-start search over more than 4e6 count vectors
-        times classes or 300 classes), naming the estimate, the limit and the alternatives.
+        ``[0, 2^32)``, budgets ``>= 0``) or ``q`` or ``obj`` is invalid; up front, where the search would run
+        for minutes or exhaust memory (``solvers.work``).
 
     Examples
     --------
@@ -447,48 +443,6 @@ def stationary_points(q: Question, obj: Objective, *, n_grid: int = 2001, n_star
     summary = _summary(points, message, basins, from_reference, q.pi_ref, cp.class_of == 0)
     return StationaryPointSet(points, exhaustive, message, question=q, objective=obj,
                               from_reference=from_reference, basins=basins, summary=summary)
-
-
-@checked(q=QUESTION, obj=OBJECTIVE, exhaustive=flag, box_budget=COUNT, time_budget=optional(num(0)),
-         n_starts=POSITIVE_COUNT, caller=text(nonempty=True))
-def search_work_checked(q: Question, obj: Objective, *, exhaustive: bool = True, box_budget: int = CERTIFY_BOXES,
-                        time_budget: float | None = None, n_starts: int = 24,
-                        caller: str = "stationary_points") -> None:
-    """Refuse up front a :func:`stationary_points` call (with these options) whose search would run for minutes or
-    exhaust memory, naming the estimate, the limit and the alternatives (:mod:`~grpo_theory.solvers.work`); the
-    callers that compute the points after other work (the dynamics' ``with_points``) call it first.
-
-    Parameters
-    ----------
-    q : Question
-        The question.
-    obj : Objective
-        The objective.
-    exhaustive : bool, default True
-        As for :func:`stationary_points`.
-    box_budget : int, default CERTIFY_BOXES
-        As for :func:`stationary_points`.
-    time_budget : float or None, default None
-        As for :func:`stationary_points`.
-    n_starts : int, default 24
-        As for :func:`stationary_points` (counted on trees).
-    caller : str
-        Named in the message.
-
-    Raises
-    ------
-    InvalidInputError
-        Where the estimate is over a limit.
-    """
-    if token_level(q, obj):
-        check_tree_work(q, search=True, caller=caller, n_starts=n_starts)
-        return
-    cp = ClassProblem(q, obj)
-    if cp.n_classes >= 3 and not reference_in_rounding(q, obj, cp):
-        certify = bool(exhaustive) and box_budget > 0 and certification_scope(q, obj) is None
-        check_points_work(q, obj, cp.n_classes, certify=certify, box_budget=box_budget, time_budget=time_budget,
-                          caller=caller)
-        check_policy_work(q, obj, cp.n_classes, caller=caller)
 
 
 def _certified_points(q: Question, obj: Objective, box_budget: int,

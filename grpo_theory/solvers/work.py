@@ -27,13 +27,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._checks import COUNT, OBJECTIVE, POSITIVE_COUNT, QUESTION, checked, flag, num, optional, text
 from .._multinomial import SMALL_TOTAL
 from ..errors import InvalidInputError
 from ..preference import n_count_vectors
+from .certify import certification_scope
+from .classes import ClassProblem
+from .large_beta import reference_in_rounding
 
 __all__ = ["CERTIFY_MAX_COUNT_VECTORS", "CERTIFY_MAX_BOX_WORK", "SEARCH_MAX_WORK", "SEARCH_MAX_CLASSES",
            "POLICY_MAX_WORK", "POLICY_MAX_CLASSES", "count_vectors", "search_work", "check_points_work",
-           "check_policy_work", "largest_group", "MAX_FLOW_VALUES", "MAX_STEP_SECONDS", "MAX_BATCH_SAMPLES",
+           "check_policy_work", "largest_group", "search_work_checked", "MAX_FLOW_VALUES", "MAX_STEP_SECONDS", "MAX_BATCH_SAMPLES",
            "step_seconds", "refuse_slow", "TREE_MAX_EDGES", "TREE_FLOW_MAX_ANSWERS", "TREE_SEARCH_MAX_ANSWERS",
            "check_tree_work"]
 
@@ -295,3 +299,44 @@ def check_tree_work(q, *, search: bool, caller: str, n_starts: int = 24) -> None
             f"answers at the default 24 starts). Use stationary_policy(question, objective) (the flow's end, up to "
             f"{TREE_FLOW_MAX_ANSWERS} answers), fewer n_starts, Objective(level='sequence'), or pool answers of one "
             "reward")
+
+
+@checked(q=QUESTION, obj=OBJECTIVE, exhaustive=flag, box_budget=COUNT, time_budget=optional(num(0)),
+         n_starts=POSITIVE_COUNT, caller=text(nonempty=True))
+def search_work_checked(q, obj, *, exhaustive: bool = True, box_budget: int = 10_000, time_budget: float | None = None,
+                        n_starts: int = 24, caller: str = "stationary_points") -> None:
+    """Refuse up front a ``stationary_points`` call with these options whose search would run for minutes or exhaust
+    memory, naming the estimate, the limit and the alternatives; ``stationary_points`` calls it first, and so do the
+    callers that compute the points after other work (the dynamics' ``with_points``).
+
+    Parameters
+    ----------
+    q : Question
+        The question.
+    obj : Objective
+        The objective.
+    exhaustive : bool, default True
+        As for ``stationary_points``.
+    box_budget : int, default 10,000
+        As for ``stationary_points`` (its default, ``search.CERTIFY_BOXES``).
+    time_budget : float or None, default None
+        As for ``stationary_points``.
+    n_starts : int, default 24
+        As for ``stationary_points`` (counted on trees).
+    caller : str, default "stationary_points"
+        Named in the message.
+
+    Raises
+    ------
+    InvalidInputError
+        Where the estimate is over a limit.
+    """
+    if obj.level_variant.per_token and q.has_reward_law and q.is_tree:       # search.token_level's test
+        check_tree_work(q, search=True, caller=caller, n_starts=n_starts)
+        return
+    cp = ClassProblem(q, obj)
+    if cp.n_classes >= 3 and not reference_in_rounding(q, obj, cp):
+        certify = bool(exhaustive) and box_budget > 0 and certification_scope(q, obj) is None
+        check_points_work(q, obj, cp.n_classes, certify=certify, box_budget=box_budget, time_budget=time_budget,
+                          caller=caller)
+        check_policy_work(q, obj, cp.n_classes, caller=caller)
