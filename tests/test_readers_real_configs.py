@@ -226,3 +226,12 @@ def test_verls_megatron_keys_are_known():
     # fields it passes to Megatron-Core are verl's own, not typos
     m = _read("verl", DATA / "verl_comment_inside_command.sh")
     assert not any(w.startswith("unknown key") for w in m.warnings), [w for w in m.warnings if "unknown" in w]
+
+
+def test_the_shell_reader_bounds_its_work_on_hostile_text():
+    for text in ("A=(" * 20000, ">A=(" * 20000, "$((" * 30000 + "1" + "))" * 30000, "x a=1 &> y b=2"):
+        try:
+            script_tokens(text, "s")
+        except InvalidInputError:
+            pass
+    assert script_tokens("x a=1 &> y b=2", "s") == ["x", "a=1", "b=2"]
