@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from .._checks import OBJECTIVE, checked, flag, instance, optional
+from .._checks import OBJECTIVE, Replace, checked, flag, instance, optional
 from ..problem import Objective, Question
 from ..solvers import stationary_points, stationary_policy
 from .intervals import check_k, pass_at_k, unbiased_pass_at_k
@@ -22,7 +22,7 @@ from .samples import PredictWarning, SampleTable
 __all__ = ["predict_graded"]
 
 
-@checked(samples=instance(SampleTable, "a SampleTable"), obj=OBJECTIVE, ks=lambda name, value: check_k(value, name),
+@checked(samples=instance(SampleTable, "a SampleTable"), obj=OBJECTIVE, ks=lambda name, value: Replace(check_k(value, name)),
          progress=optional(flag))
 def predict_graded(samples: SampleTable, obj: Objective, ks, progress) -> tuple:
     """Graded rewards: the stationary distribution over reward levels per distinct count vector.
