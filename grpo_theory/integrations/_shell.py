@@ -99,8 +99,9 @@ class _Scan:
                 return o
         raise AssertionError(s[self.i])              # pragma: no cover - word() stops only at these
 
-    def word(self):
-        """The next word's parts ([] for a dropped redirection or comment), or None at a separator or the end."""
+    def word(self, in_array: bool = False):
+        """The next word's parts ([] for a dropped redirection or comment), or None at a separator or the end.
+        Inside an array's parentheses (``in_array``) ``NAME=(`` is text: bash has no nested arrays."""
         s, parts = self.s, []
         while self.i < len(s):
             c = s[self.i]
@@ -112,6 +113,11 @@ class _Scan:
                 self.i += 2
             elif c == "\\" and s.startswith("\\\r\n", self.i):
                 self.i += 3
+            elif c == "&" and s.startswith("&>", self.i):       # &> file, &>> file: both outputs redirected
+                self.i += 1
+                self.redirection(parts)
+                if parts:
+                    return parts
             elif c in "\n;|&":
                 return parts or None
             elif c == "#" and not parts:
@@ -136,7 +142,7 @@ class _Scan:
                 parts.append(("exp", self.dollar()))
             elif c == "`":
                 parts.append(("exp", self.backtick()))
-            elif c == "(" and len(parts) == 1 and parts[0][0] == "lit" and re.fullmatch(
+            elif c == "(" and not in_array and len(parts) == 1 and parts[0][0] == "lit" and re.fullmatch(
                     r"[A-Za-z_][A-Za-z0-9_]*\+?=", parts[0][1]):
                 self.i += 1
                 return [("array", parts[0][1].rstrip("+="), self.array())]
@@ -162,7 +168,14 @@ class _Scan:
         if m.group(1) is None:
             while self.i < len(s) and s[self.i] in " \t":
                 self.i += 1
-            self.word()                                  # the file named
+            j = self.i                                   # the file named, skipped without reading it as a word
+            while j < len(s) and s[j] not in " \t\r\n;|&<>":
+                if s[j] in "'\"":
+                    end = s.find(s[j], j + 1)
+                    j = len(s) if end < 0 else end + 1
+                else:
+                    j += 2 if s[j] == "\\" else 1
+            self.i = min(j, len(s))
 
     def array(self) -> list:
         words, start = [], self.i
@@ -178,7 +191,7 @@ class _Scan:
                 while self.i < len(self.s) and self.s[self.i] != "\n":
                     self.i += 1
                 continue
-            w = self.word()
+            w = self.word(in_array=True)
             if w is None:                                # a stray ';' or '|' inside the parentheses
                 self.i += 1
                 continue
@@ -303,6 +316,37 @@ def _expansion(e: str, vars_: dict, arrays: dict, source: str):
     return None
 
 
+def _fields(text: str) -> list[str]:
+    """``text`` split at white space as bash splits an unquoted expansion, except inside a command substitution kept
+    as written (``$(cd .. && pwd)/x``): what bash would split there is its output, which the reader does not know."""
+    if "$(" not in text and "`" not in text:
+        return text.split()
+    out, cur, depth, tick = [], [], 0, False
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if text.startswith("$(", i):
+            depth += 1
+            cur.append("$(")
+            i += 2
+            continue
+        if c == ")" and depth:
+            depth -= 1
+        elif c == "`":
+            tick = not tick
+        elif c.isspace() and not depth and not tick:
+            if cur:
+                out.append("".join(cur))
+                cur = []
+            i += 1
+            continue
+        cur.append(c)
+        i += 1
+    if cur:
+        out.append("".join(cur))
+    return out
+
+
 def _expand(parts, vars_: dict, arrays: dict, source: str, *, split: bool = True) -> list[str]:
     """A word's parts as the shell expands them: variables substituted, an unquoted expansion split at white
     space (``split``), ``"${A[@]}"`` one word per element; what cannot be known kept as written."""
@@ -339,7 +383,7 @@ def _expand(parts, vars_: dict, arrays: dict, source: str, *, split: bool = True
                 have = True
         else:                                   # unquoted: split at white space
             text = " ".join(value) if isinstance(value, list) else value
-            fields = text.split()
+            fields = _fields(text)
             if text[:1].isspace():
                 flush()
             for k, f in enumerate(fields):

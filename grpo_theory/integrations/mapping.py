@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import kl
-from .._checks import OBJECTIVE, QUESTION, arr, checked, instance, registered, text, texts
+from .._checks import OBJECTIVE, QUESTION, arr, checked, instance, num, registered, text, texts, whole
 from .._laws import law
 from .._io import read_yaml
 from .._json import load_json
@@ -110,7 +110,9 @@ def mapping_of(obj: Objective | None, warns: list, framework: str, version: str 
         An argument of the wrong type (checked in the body: a wrapper would move the warnings' stack level).
     """
     for name, rule, value in (("obj", registered("Objective", none=True), obj), ("framework", text(), framework),
-                              ("warns", texts(), warns), ("version", text(none=True), version)):
+                              ("warns", texts(), warns), ("version", text(none=True), version),
+                              ("stacklevel", whole(1, 1000), stacklevel),
+                              ("temperature", num(0.0, low_open=True, none=True), temperature)):
         rule(name, value)
     if obj is None:
         raise NoStationaryPolicy(f"{framework} {version or '(version unknown)'}: no stationary policy to predict: "

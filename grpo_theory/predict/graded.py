@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from .._checks import OBJECTIVE, checked, flag, instance, num, optional
+from .._checks import OBJECTIVE, Replace, checked, flag, instance, num, optional
 from ..errors import InvalidInputError
 from ..preference import n_count_vectors
 from ..problem import Objective, Question
@@ -54,7 +54,7 @@ def graded_solve_seconds(n_levels: int, group_size) -> float:
     return 0.07 + (7e-4 * v if n_levels <= 4 else 1.2e-5 * v * n_levels)
 
 
-@checked(samples=instance(SampleTable, "a SampleTable"), obj=OBJECTIVE, ks=lambda name, value: check_k(value, name),
+@checked(samples=instance(SampleTable, "a SampleTable"), obj=OBJECTIVE, ks=lambda name, value: Replace(check_k(value, name)),
          progress=optional(flag))
 def predict_graded(samples: SampleTable, obj: Objective, ks, progress) -> tuple:
     """Graded rewards: the stationary distribution over reward levels per distinct count vector.

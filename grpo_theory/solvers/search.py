@@ -12,7 +12,7 @@ import functools
 
 import numpy as np
 
-from .._checks import OBJECTIVE, QUESTION, checked
+from .._checks import OBJECTIVE, QUESTION, checked, flags, instance, items
 from .._validate import integer, number
 from ..errors import InvalidInputError
 from ..problem import Objective, Question, as_objective, as_question, require_regularised
@@ -270,6 +270,7 @@ def _full_space_checked(q: Question, obj: Objective, cp: ClassProblem, point: St
         "stable point: this point is a saddle of the full flow"))
 
 
+@checked(q=QUESTION, obj=OBJECTIVE, p=instance(StationaryPoint, "a StationaryPoint", " (what stationary_policy returns)"))
 def kkt_checked(q: Question, obj: Objective, p: StationaryPoint) -> StationaryPoint:
     """``p`` judged by the KKT conditions of the flow on all output logits where it sits on a face.
 
@@ -296,6 +297,9 @@ def kkt_checked(q: Question, obj: Objective, p: StationaryPoint) -> StationaryPo
         ``p``, or a copy with ``converged``, ``stable``, ``boundary`` and ``message`` corrected (and, for a
         vertex, ``pi`` the vertex itself).
     """
+    if p.pi.shape != q.pi_ref.shape:
+        raise InvalidInputError(f"p.pi has {p.pi.size} entries and q has {q.pi_ref.size} outputs: p must be a point of "
+                                "the question q")
     absent = (q.pi_ref > 0) & (p.pi < FACE_MASS)
     if absent.any() and p.converged and not p.boundary and np.all(p.pi[q.pi_ref > 0] > 0) \
             and logit_newton_step(q, obj, p.pi) <= _NEWTON_TOL:
@@ -507,6 +511,7 @@ def _with_reference(points: tuple, from_reference: StationaryPoint, message: str
     return points, from_reference, message
 
 
+@checked(points=items(StationaryPoint, "StationaryPoints", sequence=True), best=flags(ndim=1))
 def basins_of(points, best: np.ndarray) -> list[Basin]:
     """Basins of attraction of the stable ``points`` of a two-class question, in ``pi(best class)``.
 
@@ -538,6 +543,11 @@ def basins_of(points, best: np.ndarray) -> list[Basin]:
     >>> [(b.lo, b.hi) for b in pts.basins]
     [(0.0, 1.0)]
     """
+    best = np.asarray(best, dtype=bool)
+    if any(p.pi.shape != best.shape for p in points):
+        shapes = sorted({p.pi.size for p in points})
+        raise InvalidInputError(f"best must mark each output of the points (their pi have {shapes} entries), got "
+                                f"{best.size} flags")
     mass = [float(np.asarray(p.pi)[best].sum()) for p in points]
 
     def key(i):
