@@ -123,7 +123,6 @@ def stationary_policy(q: Question, obj: Objective) -> StationaryPoint:
     ------
     InvalidInputError
         When ``q`` is not a :class:`~grpo_theory.problem.Question` or ``obj`` is not a valid objective.
-        Up front, where the flow would run for minutes or exhaust memory (``solvers.work``).
     NoStationaryPolicy
         When ``obj`` is unregularised (``beta = 0``, no entropy bonus).
 
@@ -155,7 +154,7 @@ def stationary_policy(q: Question, obj: Objective) -> StationaryPoint:
         if reduction_exact(q, obj, cp.class_of, point):
             return _unsettled_to_full_space(q, obj, _full_space_checked(q, obj, cp, point))
         return full_space_end(q, obj, kkt_checked(q, obj, point))
-    check_policy_work(q, obj, cp.n_classes)             # up front: refused where the flow would run for minutes
+    check_policy_work(q, obj, cp.n_classes)
     point = kkt_checked(q, obj, multi_class_policy(cp))
     if reduction_exact(q, obj, cp.class_of, point):
         return _unsettled_to_full_space(q, obj, _root_in_logits(q, obj, _full_space_checked(q, obj, cp, point)))
@@ -385,8 +384,7 @@ def stationary_points(q: Question, obj: Objective, *, n_grid: int = 2001, n_star
     ------
     InvalidInputError
         When an argument is outside its range (``n_grid >= 11``, ``n_starts >= 1``, ``seed`` in
-        ``[0, 2^32)``, budgets ``>= 0``) or ``q`` or ``obj`` is invalid; up front, where the search would run
-        for minutes or exhaust memory (``solvers.work``).
+        ``[0, 2^32)``, budgets ``>= 0``) or ``q`` or ``obj`` is invalid.
 
     Examples
     --------
@@ -409,15 +407,12 @@ def stationary_points(q: Question, obj: Objective, *, n_grid: int = 2001, n_star
     q, obj = as_question(q), as_objective(obj)
     require_regularised(obj, "stationary_points")
     basins = None
+    search_work_checked(q, obj, exhaustive=exhaustive, box_budget=box_budget, time_budget=time_budget, n_starts=n_starts)
     if token_level(q, obj):
-        search_work_checked(q, obj, exhaustive=exhaustive, box_budget=box_budget, time_budget=time_budget,
-                            n_starts=n_starts)
         points, exhaustive, message, from_reference = tree_search(q, obj, n_starts=n_starts, seed=seed)
         cp = ClassProblem(q, obj)
     else:
         cp = ClassProblem(q, obj)
-        search_work_checked(q, obj, exhaustive=exhaustive, box_budget=box_budget, time_budget=time_budget,
-                            n_starts=n_starts)
         from_reference = stationary_policy(q, obj)
         if cp.n_classes == 1:
             points, exhaustive, message = (from_reference,), True, "single class: pi = pi_ref"
