@@ -344,6 +344,21 @@ def hidden_bracket(reached: np.ndarray, direction: float, s0: float, far: tuple[
     ``reached`` (and ``b``) and ``vals`` their drifts. A check point of the other sign before the bracket, or more
     than one change of sign inside it (Brent's method may converge to any), is a change the scan stepped over.
 
+    Parameters
+    ----------
+    reached : numpy.ndarray
+        The scan's points up to its bracket's near end (or its end), in its order, its start first.
+    direction : float
+        +1 or -1: the scan's direction (the sign of the drift at its start).
+    s0 : float
+        The drift at the scan's start.
+    far : (float, float) or None
+        The bracket's far end and its drift; None where the scan found no change of sign.
+    extra : numpy.ndarray
+        The check points, in the scan's order.
+    vals : numpy.ndarray
+        The drift at ``extra``.
+
     Returns
     -------
     tuple (a, b, j) or None
