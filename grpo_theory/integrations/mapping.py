@@ -27,12 +27,12 @@ from pathlib import Path
 import numpy as np
 
 from .. import kl
-from .._checks import OBJECTIVE, QUESTION, arr, checked, instance, registered, text, texts
+from .._checks import OBJECTIVE, QUESTION, arr, checked, instance, num, registered, text, texts, whole
 from .._laws import law
 from .._io import read_yaml
 from .._json import load_json
 from .._validate import plain, read_text
-from .cmdline import looks_like_command, script_tokens
+from .cmdline import looks_like_command, script_tokens, trainer_arguments
 from ..errors import NoStationaryPolicy, TheoryWarning
 from ..problem import InvalidInputError, Objective, Question, require_regularised
 from ..solvers import log_pooling, stationary_points, stationary_policy
@@ -110,7 +110,9 @@ def mapping_of(obj: Objective | None, warns: list, framework: str, version: str 
         An argument of the wrong type (checked in the body: a wrapper would move the warnings' stack level).
     """
     for name, rule, value in (("obj", registered("Objective", none=True), obj), ("framework", text(), framework),
-                              ("warns", texts(), warns), ("version", text(none=True), version)):
+                              ("warns", texts(), warns), ("version", text(none=True), version),
+                              ("stacklevel", whole(1, 1000), stacklevel),
+                              ("temperature", num(0.0, low_open=True, none=True), temperature)):
         rule(name, value)
     if obj is None:
         raise NoStationaryPolicy(f"{framework} {version or '(version unknown)'}: no stationary policy to predict: "
@@ -359,6 +361,10 @@ def names_a_file(text: str) -> bool:
         return False
 
 
+#: Parts of a trainer's entry (its script or module) that pick it among a script's commands.
+_ENTRY_HINTS = {"trl": ("grpo",), "openrlhf": ("openrlhf", "train_ppo")}
+
+
 def command_config(framework: str, text: str, source: str) -> list | str:
     """A trainer command line or shell script as its reader takes it.
 
@@ -384,11 +390,10 @@ def command_config(framework: str, text: str, source: str) -> list | str:
     """
     if framework == "verl":
         return text
-    tokens = script_tokens(text, source)
-    if framework == "trl":      # a launcher before TRL's command (accelerate launch ... -m trl.cli grpo): its own flags
-        sub = next((i for i in range(1, len(tokens)) if tokens[i] == "grpo" and "trl" in tokens[i - 1]), None)
-        if sub is not None:
-            tokens = tokens[sub + 1:]
+    # after the trainer's entry (trl grpo, train_grpo.py, -m openrlhf.cli.train_ppo_ray): a launcher's flags before
+    # it (accelerate launch --config_file, ray job submit --address ... --, torchrun) are not the trainer's
+    tokens = trainer_arguments(text, source, _ENTRY_HINTS.get(framework, ()))
+    tokens = script_tokens(text, source) if tokens is None else tokens
     first = next((i for i, t in enumerate(tokens) if t.startswith("--")), len(tokens))
     if first == len(tokens):
         raise InvalidInputError(f"{source}: no --flag arguments found in the command line")

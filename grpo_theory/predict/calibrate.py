@@ -241,7 +241,7 @@ def fit_flow(field: PromptField, index, k, m, *, rhos=None, kernel=None, times=N
     if kernel is not None and rhos is not None:
         raise InvalidInputError("give rhos (the one-parameter kernel) or kernel (a measured one), not both")
     times = time_grid() if times is None else np.asarray(times, dtype=float)
-    z0 = field.z_ref.copy() if z0 is None else np.asarray(z0, dtype=float)
+    z0 = field.z_ref.copy() if z0 is None else _starts(z0, N)
     if kernel is not None:
         K = check_kernel(kernel, N)
         grid = np.array([np.nan])
@@ -260,6 +260,14 @@ def fit_flow(field: PromptField, index, k, m, *, rhos=None, kernel=None, times=N
     ell, paths = _surface(solve, grid, times, index, k, m, N, start_sd)
     return _finish(model, solve, grid, times, ell, paths, index, k, m, N, kernel is not None, start_sd, n_boot,
                    level, seed, split)
+
+
+def _starts(z0, N: int) -> np.ndarray:
+    """``z0`` (already checked as numbers by ``FIT_ARGUMENTS``) as one starting logit per prompt of the field."""
+    z = np.asarray(z0, dtype=float)
+    if z.shape != (N,):
+        raise InvalidInputError(f"z0 must hold one starting logit per prompt of the field ({N}), got shape {z.shape}")
+    return z
 
 
 def _rho_solver(field: PromptField, z0: np.ndarray):
@@ -404,7 +412,7 @@ def fit_flows(field: PromptField, index, k, m, *, rhos=None, times=None, z0=None
     N = field.p.size
     index, k, m = check_counts(index, k, m, N)
     times = time_grid() if times is None else np.asarray(times, dtype=float)
-    z0 = field.z_ref.copy() if z0 is None else np.asarray(z0, dtype=float)
+    z0 = field.z_ref.copy() if z0 is None else _starts(z0, N)
     grid = np.round(np.linspace(0, 1, 11), 10) if rhos is None else np.asarray(rhos, dtype=float).reshape(-1)
     if grid.size < 2 or np.any(~np.isfinite(grid)) or np.any((grid < 0) | (grid > 1)) or not np.any(grid == 0):
         raise InvalidInputError(f"rhos must lie in [0, 1], hold 0 and at least one other value, got {grid.tolist()}")
@@ -442,7 +450,7 @@ def start_quantiles(n, correct) -> tuple:
     return logit(np.clip(lo, 1e-15, 1 - 1e-15)), logit(np.clip(hi, 1e-15, 1 - 1e-15))
 
 
-@checked(fit=instance(Fit, "a Fit", " (from fit_flow)"), m=arr(1), level=num(0, 1, low_open=True, high_open=True),
+@checked(fit=instance(Fit, "a Fit", " (from fit_flow)"), m=arr(1, 2**53, integer=True), level=num(0, 1, low_open=True, high_open=True),
          draws=POSITIVE_COUNT, seed=SEED)
 def predictive_interval(fit: Fit, m, *, level: float = 0.9, draws: int = 2, seed: int = 1) -> tuple:
     """The interval a measurement of ``m`` samples of each prompt will fall in, under the fitted model.

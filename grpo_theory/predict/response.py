@@ -18,8 +18,9 @@ import math
 
 import numpy as np
 
-from .._checks import POSITIVE_COUNT, arr, at_most, broadcasts_to, checked, flag, num, optional
+from .._checks import POSITIVE_COUNT, arr, at_most, broadcasts_to, checked, flag, num, optional, same_length
 from .._numerics import expit, logit
+from .._laws import from_outside
 from .._validate import broadcastable, float_array, plain
 from ..kl import coefficient, estimator_value
 from ..problem import STATIONARY_OBJECTIVE, InvalidInputError, Objective, Question
@@ -397,6 +398,11 @@ class Response:
         InvalidInputError
             An interval with ``lo > hi`` (reversed: it would hold no exact solve), named with its entry.
         """
+        if from_outside():                  # predict's own call passes its arrays unchecked
+            for name, value in (("lo", lo), ("hi", hi), ("x_lo", x_lo), ("x_hi", x_hi)):
+                arr(0.0, 1.0, ndim=1)(name, value)
+            same_length("one entry per prompt", lo=lo, hi=hi, x_lo=x_lo, x_hi=x_hi)
+            lo, hi, x_lo, x_hi = (np.asarray(v, dtype=float) for v in (lo, hi, x_lo, x_hi))
         at_most("lo", lo, "hi", hi)
         a, b = np.minimum(x_lo, x_hi), np.maximum(x_lo, x_hi)
         if self.monotone():

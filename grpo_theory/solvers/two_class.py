@@ -16,7 +16,9 @@ import numpy as np
 from .. import advantage
 from .._numerics import expit, optimize
 from .certify import Certificate
-from .classes import Z_CAP, ClassProblem, stationarity_residual
+from .._checks import MAX_STEPS, POSITIVE_COUNT, checked, num
+from ..errors import InvalidInputError
+from .classes import Z_CAP, ClassProblem, class_problem, stationarity_residual
 from .collapse import may_collapse
 from .common import grid_around
 from .gradient import note_residual
@@ -47,6 +49,7 @@ def _reverse_bounds_log(cp: ClassProblem) -> tuple[float, float] | None:
     return -(top - float(cp.log_p[0])) - 1.0, top - float(cp.log_p[1]) + 1.0
 
 
+@checked(cp=class_problem())
 def needs_log_space(cp: ClassProblem) -> bool:
     """Whether ``cp``'s roots may lie where the reverse penalty's coefficient ``beta pi_ref/pi`` is beyond
     the flows' floor (``beta`` below about 1e-290, or rewards near 1e300 with shift normalisation): the note's
@@ -120,6 +123,7 @@ def _residual(cp, pi: np.ndarray) -> float:
     return float(np.max(np.abs(pi - term - cp.q.pi_ref)))
 
 
+@checked(cp=class_problem())
 def log_space(cp: ClassProblem):
     """``cp`` itself, or, where :func:`needs_log_space`, a view of it whose drift and bounds are in log space.
 
@@ -231,6 +235,7 @@ def _with_hidden_pairs(cp: ClassProblem, z: np.ndarray, s: np.ndarray) -> tuple[
     return np.concatenate([z, extra[take]])[order], np.concatenate([s, se[take]])[order]
 
 
+@checked(cp=class_problem(n_classes=2), n_grid=num(11, 10**7, integer=True))
 def two_class_points(cp: ClassProblem, n_grid: int) -> list[StationaryPoint]:
     """Every stationary point of a two-class problem: an exhaustive scan of the class logit.
 
@@ -416,6 +421,7 @@ def _first_stop(cp: ClassProblem, a: float, b: float, s0: float) -> tuple[float,
     return b, calls
 
 
+@checked(cp=class_problem(n_classes=2), z0=num(), dt=num(0.0, low_open=True), chunk=POSITIVE_COUNT)
 def flow_root_from(cp: ClassProblem, z0: float, dt: float = 0.04, chunk: int = 24) -> StationaryPoint:
     """The stationary point the logit flow reaches from class logit ``z0`` (two classes).
 
@@ -456,6 +462,11 @@ def flow_root_from(cp: ClassProblem, z0: float, dt: float = 0.04, chunk: int = 2
     end = hi if direction > 0 else lo
     span = abs(end - z0)
     scale = 0.5
+    if not np.arcsinh(span / scale) / dt <= MAX_STEPS:          # refused up front: a scan that would not end
+        raise InvalidInputError(f"flow_root_from: the scan from z0 = {z0!r} to the bound {end:g} at spacing scale "
+                                f"dt = {dt!r} needs {np.arcsinh(span / scale) / dt:.3g} grid points (at most "
+                                f"{MAX_STEPS:.0e}); give a larger dt, or a z0 nearer the class logits' bounds "
+                                f"({lo:g}, {hi:g})")
     n_grid = max(8, int(np.ceil(np.arcsinh(span / scale) / dt)))
     t = np.linspace(0.0, np.arcsinh(span / scale), n_grid + 1)[1:]
     offsets = scale * np.sinh(t)

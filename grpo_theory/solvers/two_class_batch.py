@@ -28,7 +28,9 @@ import numpy as np
 from .. import advantage
 from .._numerics import expit, logsumexp
 from ..preference import level_expectations
-from .classes import ClassProblem, covered_problems, penalty_slope
+from .._checks import COUNT, checked, function, instance, num, numbers, row_indices, same_length
+from ..errors import InvalidInputError
+from .classes import ClassProblem, class_problem, covered_problems, penalty_slope
 from .collapse import may_collapse
 from .two_class import check_points, hidden_bracket, needs_log_space
 
@@ -40,6 +42,7 @@ _DT, _SCALE, _CHUNK = 0.04, 0.5, 24
 _XTOL, _RTOL, _MAXITER = 1e-14, 1e-15, 200
 
 
+@checked(cp=class_problem())
 def supports(cp: ClassProblem) -> bool:
     """Whether :class:`TwoClassBatch` covers ``cp``: two classes, a reward law, the reverse or direct
     penalty in the loss, no tie filtering and no entropy bonus, and not so extreme a ``beta`` or reward span
@@ -143,6 +146,11 @@ class TwoClassBatch:
         numpy.ndarray
             The drifts, shaped like ``z``.
         """
+        n = len(self.problems) if rows is None else row_indices("rows", rows, len(self.problems))
+        if not (z.__class__ is np.ndarray and z.dtype.kind == "f" and z.ndim in (1, 2) and z.shape[0] == n):
+            numbers(ndim=(1, 2))("z", z)
+            if np.shape(z)[0] != n:
+                raise InvalidInputError(f"z must have one row per problem of rows ({n}), got shape {np.shape(z)}")
         z = np.asarray(z, dtype=float)
         rows = np.arange(len(self.problems)) if rows is None else np.asarray(rows)
         zz = z.reshape(z.shape[0], -1)
@@ -151,6 +159,11 @@ class TwoClassBatch:
         return (g[..., 0] - g[..., 1]).reshape(z.shape)
 
 
+_BATCH = instance(TwoClassBatch, "a TwoClassBatch", "; build one with TwoClassBatch([ClassProblem(q, obj), ...])")
+
+
+@checked(f=function(), a=numbers(ndim=1), b=numbers(ndim=1), fa=numbers(ndim=1), fb=numbers(ndim=1),
+         xtol=num(0.0, low_open=True), rtol=num(0.0, 1.0), maxiter=COUNT)
 def batch_brentq(f, a: np.ndarray, b: np.ndarray, fa: np.ndarray, fb: np.ndarray, xtol: float = _XTOL,
                  rtol: float = _RTOL, maxiter: int = _MAXITER) -> np.ndarray:
     """Brent's method on many brackets at once: scipy's ``brentq`` iteration, vectorised.
@@ -187,6 +200,7 @@ def batch_brentq(f, a: np.ndarray, b: np.ndarray, fa: np.ndarray, fb: np.ndarray
     >>> bool(np.allclose(r, np.sqrt([2.0, 3.0]), rtol=1e-14))
     True
     """
+    same_length("the brackets' ends and values", a=a, b=b, fa=fa, fb=fb)
     xpre, xcur = np.array(a, dtype=float), np.array(b, dtype=float)
     fpre, fcur = np.array(fa, dtype=float), np.array(fb, dtype=float)
     n = xpre.size
@@ -233,6 +247,7 @@ def batch_brentq(f, a: np.ndarray, b: np.ndarray, fa: np.ndarray, fb: np.ndarray
     return root
 
 
+@checked(batch=_BATCH)
 def batch_flow_roots(batch: TwoClassBatch) -> tuple[np.ndarray, np.ndarray]:
     """The class logit the logit flow reaches from ``z_ref = log(p_a/p_b)``, for every problem of ``batch``.
 
@@ -355,6 +370,7 @@ def _hidden_brackets(batch: TwoClassBatch, z0: np.ndarray, grid: np.ndarray, n_g
         lo[i], hi[i] = min(a, b), max(a, b)
 
 
+@checked(batch=_BATCH)
 def batch_flow_policies(batch: TwoClassBatch) -> list[np.ndarray]:
     """The output policy the flow from ``pi_ref`` reaches, per problem of ``batch`` (what
     :func:`~grpo_theory.solvers.search.stationary_policy` returns as ``.pi``).
