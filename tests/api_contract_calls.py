@@ -266,6 +266,7 @@ VALID = {
     "grpo_theory.solvers.token_weights:monte_carlo_answer_weights": lambda: dict(
         q=Question(pi_ref=[0.5, 0.5], rewards=[1.0, 0.0], answers=[("A", "B"), ("C",)]),
         obj=Objective(beta=0.1, level="token"), pi=[0.5, 0.5], n_samples=200),
+    "grpo_theory.predict.graded:graded_solve_seconds": lambda: dict(n_levels=3, group_size=8),
     "grpo_theory.solvers.certify:certification_scope": lambda: dict(
         q=Question(pi_ref=[0.5, 0.5], reward_levels=[0.0, 1.0], reward_probs=[[0.1, 0.9], [0.6, 0.4]]),
         obj=Objective(beta=1.0)),

@@ -299,3 +299,15 @@ def test_a_command_substitution_kept_as_written_is_one_word():
     m = read_trl_config(load_config_file("trl", "OUT=$(cd x && pwd)/run\ntrl grpo --output_dir $OUT --beta 0.1 "
                                                 "--num_generations 4 --max_completion_length 1\n"), trl_version="1.16.0")
     assert (m.objective.beta, m.objective.group_size) == (0.1, 4)
+
+
+def test_explain_with_a_question_on_a_clamped_kl_of_weight_zero(tmp_path, capsys):
+    # OpenRLHF clamps every estimator (+-10) whatever init_kl_coef; with --init_kl_coef 0 and --use_kl_loss the
+    # clamp line divided by beta = 0 (ZeroDivisionError)
+    from grpo_theory.cli import main
+
+    cfg = tmp_path / "o.json"
+    cfg.write_text('{"advantage_estimator": "group_norm", "n_samples_per_prompt": 4, "init_kl_coef": 0, '
+                   '"use_kl_loss": true, "kl_estimator": "k3"}')
+    assert main(["explain", str(cfg), "--framework", "openrlhf", "--pi-ref", "0.3", "0.7", "--rewards", "1", "0"]) == 0
+    assert "stationary policy:  none" in capsys.readouterr().out
