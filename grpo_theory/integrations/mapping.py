@@ -36,6 +36,7 @@ from .cmdline import looks_like_command, script_tokens, trainer_arguments
 from ..errors import NoStationaryPolicy, TheoryWarning
 from ..problem import InvalidInputError, Objective, Question, require_regularised
 from ..solvers import log_pooling, stationary_points, stationary_policy
+from ..solvers.work import search_work_checked
 
 __all__ = ["TheoryMapping", "explain", "parse_version", "defaults_for", "mapping_of", "load_config_file",
            "unwrap_logged_config"]
@@ -289,6 +290,7 @@ def explain(mapping: TheoryMapping, question: Question | None = None) -> dict:
             out["question"] = dict(pi_ref=question.pi_ref.tolist(), rewards=question.expected_reward.tolist(),
                                    stationary_policy=None, reason=str(exc))
         return out
+    search_work_checked(question, obj, caller="explain")        # up front: before the policy, not after it
     pol = stationary_policy(question, obj)
     pts = stationary_points(question, obj)
     lp = log_pooling(question.pi_ref, question.expected_reward, obj.beta)
