@@ -208,3 +208,12 @@ def test_explain_refuses_the_search_before_solving_the_policy(capsys):
     err = capsys.readouterr().err
     assert "explain: the multi-start search" in err and f"{comb(26, 19) * 20:,}" in err, err
     assert _cpu() - t0 < 5.0
+
+
+def test_flow_table_refuses_up_front():
+    from grpo_theory.predict import flow_table
+
+    starts = np.linspace(0.001, 0.999, 10_000)
+    # 6,400 starts at 600 times: about 6,400 x (20 ms + 0.6 ms) of flows (over 75 s of wall before)
+    _refused(lambda: flow_table(starts, Objective(beta=0.5, group_size=8), max_exact=6400), "6,400 starts",
+             "max_exact=6,400", "30 s")
