@@ -311,3 +311,22 @@ def test_explain_with_a_question_on_a_clamped_kl_of_weight_zero(tmp_path, capsys
                    '"use_kl_loss": true, "kl_estimator": "k3"}')
     assert main(["explain", str(cfg), "--framework", "openrlhf", "--pi-ref", "0.3", "0.7", "--rewards", "1", "0"]) == 0
     assert "stationary policy:  none" in capsys.readouterr().out
+
+
+def test_run_artifacts_hydra_overrides_and_wandb_config(tmp_path):
+    # Hydra writes a run's overrides to .hydra/overrides.yaml as a list of strings; W&B logs the config as
+    # {key: {desc, value}} beside wandb_version and _wandb (a GRPO run read as verl's default gae before)
+    over = tmp_path / "overrides.yaml"
+    over.write_text("- algorithm.adv_estimator=grpo\n- actor_rollout_ref.actor.use_kl_loss=True\n"
+                    "- actor_rollout_ref.actor.kl_loss_coef=0.001\n- actor_rollout_ref.rollout.n=5\n")
+    assert (_read("verl", over).objective.group_size, _read("verl", over).objective.beta) == (5, 0.001)
+    logged = tmp_path / "config.yaml"
+    logged.write_text("wandb_version: 1\n_wandb:\n  desc: null\n  value:\n    cli_version: 0.19.1\n"
+                      "actor_rollout_ref:\n  desc: null\n  value:\n    actor:\n      use_kl_loss: true\n"
+                      "      kl_loss_coef: 0.002\n    rollout:\n      n: 8\nalgorithm:\n  desc: null\n  value:\n"
+                      "    adv_estimator: grpo\n")
+    o = _read("verl", logged).objective
+    assert (o.group_size, o.beta, o.estimator) == (8, 0.002, "k3")
+    trl = tmp_path / "trl.yaml"
+    trl.write_text("_wandb:\n  value:\n    cli_version: 0.19.1\nbeta:\n  value: 0.04\nnum_generations:\n  value: 4\n")
+    assert _read("trl", trl, trl_version="1.16.0").objective.group_size == 4

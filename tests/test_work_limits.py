@@ -179,3 +179,32 @@ def test_graded_predictions_and_the_trade_off_refuse_up_front():
     samples = samples_from_counts(np.full(1000, 16), rng.integers(0, 17, 1000))
     _refused(lambda: reward_kl_tradeoff(samples, Objective(beta=0.5, group_size=8), np.geomspace(0.01, 10, 1000)),
              "1,000 betas", "1,000 prompts", "30 s")
+
+
+def test_predict_refuses_huge_tables_and_fits_up_front():
+    from grpo_theory.predict import predict, samples_from_counts
+
+    rng = np.random.default_rng(1)
+    samples = samples_from_counts(np.full(1000, 16), rng.integers(0, 17, 1000))
+    obj = Objective(beta=0.5, group_size=8)
+    _refused(lambda: predict(samples, obj, k=range(1, 2002), progress=False), "2,001 values of k",
+             f"{1000 * 2 * 2001:,} values", "4,000,000")
+    _refused(lambda: predict(samples, obj, clock=0.01, steps=list(range(1, 4000)), progress=False),
+             "3,999 steps", f"{1000 * (2 * 2 + 3999):,} values")
+    # the shared-weights fit: 1,000 prompts x 300 rhos x 201 times = 60,300,000 path values
+    _refused(lambda: predict(samples, obj, clock=0.01, steps=[10], measured=samples, rhos=np.linspace(0, 0.99, 300),
+                             progress=False), f"{1000 * 300 * 201:,} path values", "50,000,000")
+
+
+def test_explain_refuses_the_search_before_solving_the_policy(capsys):
+    from pathlib import Path
+
+    config = Path(__file__).resolve().parents[1] / "docs" / "examples" / "trl_config.json"     # G = 8
+    n = 20           # 20 distinct rewards at G = 8: the policy took 9 s before the search was refused (59 s of wall)
+    argv = ["explain", "--framework", "trl", str(config), "--pi-ref", *[str(1 / n)] * n,
+            "--rewards", *[str(i) for i in range(n)]]
+    t0 = _cpu()
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "explain: the multi-start search" in err and f"{comb(26, 19) * 20:,}" in err, err
+    assert _cpu() - t0 < 5.0

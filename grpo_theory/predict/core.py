@@ -29,6 +29,8 @@ from ..problem import Objective, as_objective, require_regularised
 from .binary import predict_binary
 from .clock import FlowTable
 from .finite import predict_finite
+from .calibrate import check_surface_size
+from .coupled import time_grid
 from .graded import graded_solve_seconds, predict_graded
 from .intervals import INTERVALS, check_k, one_k, pass_at_k, unbiased_pass_at_k
 from .report import write_outputs
@@ -442,6 +444,7 @@ def predict(samples, obj=None, *, framework: str | None = None, config=None, k: 
             raise InvalidInputError("steps= needs a clock: give clock= (flow time per step) or fit=(step, mean_reward)")
         steps = [float(s) for s in np.atleast_1d(float_array("steps", steps, low=0.0))]
         arr(distinct=True)("steps", steps)                   # one at_step_<s> column each
+    _check_table_size(samples, ks, steps, measured, kernel, rhos)
     if samples.binary:
         table, extra, flows = predict_binary(samples, obj, ks, level, interval, clock, fit, steps, slow_tol,
                                               t_max, tol, max_exact, progress)
@@ -459,6 +462,26 @@ def predict(samples, obj=None, *, framework: str | None = None, config=None, k: 
     summary["seconds"] = round(time.perf_counter() - started, 3)
     pr = Prediction(table, summary, obj, samples, flows, reader_warnings, finite)
     return pr
+
+
+#: Values that the pass@k and at_step columns add to the table (prompts x (2 len(k) + len(steps))) above which
+#: predict refuses up front: 1,000 prompts with 1,000 values of k (2e6) took 4.3 s of CPU from the shell, with 5,000
+#: (1e7) over 75 s of wall; with 10^4 steps (1e7) likewise.
+MAX_TABLE_VALUES = 4_000_000
+
+
+def _check_table_size(samples, ks, steps, measured, kernel, rhos) -> None:
+    """Refuse up front a table or a shared-weights fit too large to finish in about 30 s of CPU."""
+    added = len(samples) * (2 * len(ks) + (len(steps) if steps is not None else 0))
+    if added > MAX_TABLE_VALUES:
+        raise InvalidInputError(
+            f"k (--k) and steps (--steps): {len(ks):,} values of k (two pass@k columns each) and "
+            f"{len(steps or ()):,} steps (an at_step column each) for {len(samples):,} prompts add {added:,} values "
+            f"to the table, over the limit of {MAX_TABLE_VALUES:,} (1,000 prompts x 5,000 k: over 75 s). Give fewer "
+            "k (from Python, Prediction.pass_at(k) computes any other afterwards) or fewer steps")
+    if measured is not None:
+        n_rhos = 1 if kernel is not None else (11 if rhos is None else np.size(rhos))
+        check_surface_size(len(samples), n_rhos, time_grid().size)
 
 
 def _check_keywords(samples, *, t_max, tol, max_exact, progress, slow_tol, finite_level, seed, id_column,
