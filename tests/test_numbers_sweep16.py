@@ -48,3 +48,18 @@ def test_nash_on_a_preference_matrix_solves_eq5_in_every_mass(pi_ref, beta):
     assert eq.converged
     assert eq.pi.min() > 0
     assert _log_odds_gap(q, beta, eq.pi) < 1e-8
+
+
+def test_check_trajectories_takes_a_1d_se_with_1d_values():
+    """``values`` of shape (n,) with ``se`` of shape (n,), "broadcastable to values" as documented, was refused
+    ("se of shape (200,) does not broadcast to the shape of values, (200, 1)"); it is the same call as the (n, 1)
+    form."""
+    from grpo_theory.convergence import check_trajectories
+
+    rng = np.random.default_rng(0)
+    steps = np.arange(1, 201)
+    values = 0.5 + rng.normal(0, 0.02, steps.size)
+    one = check_trajectories(steps, values, se=np.full(steps.size, 0.02))
+    two = check_trajectories(steps, values[:, None], se=np.full((steps.size, 1), 0.02))
+    assert list(one.status) == list(two.status)
+    assert np.array_equal(one.drift, two.drift, equal_nan=True)
