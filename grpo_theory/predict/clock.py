@@ -102,7 +102,7 @@ class FlowTable:
 
 #: Seconds of CPU above which :func:`flow_table` refuses up front: starts x (20 ms + 1 us x n_times), measured (50
 #: starts at 10^5 times: 6.8 s; 640 at 600: 13.7 s; 6,400 starts or 10^6 times: over 75 s of wall).
-MAX_FLOW_TABLE_SECONDS = 30.0
+MAX_FLOW_TABLE_SECONDS = 20.0
 
 
 @checked(starts=arr(0, 1, ndim=1), obj=OBJECTIVE, t_max=num(0, low_open=True), n_times=num(2, MAX_STEPS, integer=True),

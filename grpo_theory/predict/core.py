@@ -534,7 +534,7 @@ def _finite(samples, obj, table, summary, measured, kernel, holdout, rhos, level
 MAX_TRADEOFF_BETAS = 1_000
 #: Seconds of CPU above which :func:`reward_kl_tradeoff` refuses up front, by :func:`_prediction_seconds` per beta
 #: (100 betas on 1,000 binary prompts of 16 samples: 11 s; 1,000 such betas, within MAX_TRADEOFF_BETAS, about 2 min).
-MAX_TRADEOFF_SECONDS = 30.0
+MAX_TRADEOFF_SECONDS = 20.0
 
 
 def _prediction_seconds(samples: SampleTable, obj: Objective) -> float:
