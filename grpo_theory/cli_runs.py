@@ -115,8 +115,8 @@ def cmd_explain(args) -> int:
 def _critical_beta_line(obj, question) -> str | None:
     """With a clamped KL in the loss: the clamp's critical beta (for the question, else for binary prompts with
     p_ref 0.1, 0.5, 0.9) and how far beta is below it."""
-    if obj is None or obj.kl_value_clamp is None or not obj.placement_variant.in_loss:
-        return None
+    if obj is None or obj.kl_value_clamp is None or not obj.placement_variant.in_loss or obj.beta == 0:
+        return None                 # beta = 0 (OpenRLHF's init_kl_coef 0 keeps its clamp): no KL term to clamp
     qs = [("this question", question)] if question is not None else \
         [(f"p_ref {p:g}", binary_question(p)) for p in (0.1, 0.5, 0.9)]
     vals = []

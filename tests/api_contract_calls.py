@@ -188,6 +188,8 @@ VALID = {
     "grpo_theory.integrations.cmdline:detached_arguments": lambda: dict(
         commands=[(["python3", "-m", "verl.trainer.main_ppo", "a.b=1"], None), (["c.d=2"], None)], c=0),
     "grpo_theory.integrations.trl:as_trl_parser_reads": lambda: dict(values={"beta": "1e-3", "num_generations": "8"}),
+    "grpo_theory.integrations.mapping:unwrap_logged_config": lambda: dict(
+        data={"wandb_version": 1, "beta": {"desc": None, "value": 0.04}}),
     "grpo_theory.integrations.cmdline:trainer_arguments": lambda: dict(
         text="accelerate launch --num_processes 2 train_grpo.py --beta 0.1\n", source="run.sh", hints=("grpo",)),
     "grpo_theory.integrations.cmdline:script_tokens": lambda: dict(text="python train.py --beta 0.1 --n 4\n",
@@ -266,6 +268,7 @@ VALID = {
     "grpo_theory.solvers.token_weights:monte_carlo_answer_weights": lambda: dict(
         q=Question(pi_ref=[0.5, 0.5], rewards=[1.0, 0.0], answers=[("A", "B"), ("C",)]),
         obj=Objective(beta=0.1, level="token"), pi=[0.5, 0.5], n_samples=200),
+    "grpo_theory.predict.graded:graded_solve_seconds": lambda: dict(n_levels=3, group_size=8),
     "grpo_theory.solvers.certify:certification_scope": lambda: dict(
         q=Question(pi_ref=[0.5, 0.5], reward_levels=[0.0, 1.0], reward_probs=[[0.1, 0.9], [0.6, 0.4]]),
         obj=Objective(beta=1.0)),

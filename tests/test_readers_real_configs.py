@@ -10,19 +10,23 @@ the batch std of reinforce_baseline's whitening (openrlhf/trainer/ppo_utils/expe
 
 from __future__ import annotations
 
+import shlex
 import warnings
 from pathlib import Path
 
 import pytest
 
 from grpo_theory.errors import InvalidInputError, NoStationaryPolicy
-from grpo_theory.integrations.cmdline import script_tokens, trainer_arguments
+from grpo_theory.integrations.cmdline import argparse_flags, hydra_overrides, script_tokens, trainer_arguments
 from grpo_theory.integrations.mapping import load_config_file
-from grpo_theory.integrations.openrlhf import read_openrlhf_config
-from grpo_theory.integrations.trl import as_trl_parser_reads, read_trl_config
-from grpo_theory.integrations.verl import read_verl_config
+from grpo_theory.integrations.openrlhf import OPENRLHF_FIELDS, read_openrlhf_config
+from grpo_theory.integrations.trl import TRL_FIELDS, as_trl_parser_reads, read_trl_config
+from grpo_theory.integrations.verl import VERL_FIELDS, read_verl_config
 
 DATA = Path(__file__).parent / "data" / "real_configs"
+#: The flags the TRL and OpenRLHF readers read, in the spellings scripts use (old and 0.10+ OpenRLHF names).
+READ_FLAGS = set(TRL_FIELDS) | set(OPENRLHF_FIELDS) | {"advantage_estimator", "n_samples_per_prompt", "init_kl_coef",
+                                                       "kl_estimator", "use_kl_loss", "actor.entropy_coef"}
 
 
 def _read(framework: str, path, **kw):
@@ -235,3 +239,94 @@ def test_the_shell_reader_bounds_its_work_on_hostile_text():
         except InvalidInputError:
             pass
     assert script_tokens("x a=1 &> y b=2", "s") == ["x", "a=1", "b=2"]
+
+
+def _bash_argv(script: Path, tmp_path: Path) -> list:
+    """The argv bash gives each program the script runs, from stubs that log it (PATH holds only the stubs, in an
+    empty folder; ``set`` is a no-op so that ``set -eu`` does not stop at an unset variable)."""
+    import os
+    import subprocess
+
+    bin_ = tmp_path / "bin"
+    bin_.mkdir(exist_ok=True)
+    stub = bin_ / "stub"
+    stub.write_text('#!/bin/bash\n{ printf \'%s\\n\' "${0##*/}" "$@"; printf \'\\x1e\\n\'; } >> "$STUBLOG"\n')
+    stub.chmod(0o755)
+    for name in ("python", "python3", "ray", "torchrun", "accelerate", "deepspeed", "trl", "nohup"):
+        (bin_ / name).exists() or os.symlink(stub, bin_ / name)
+    (tmp_path / "env.sh").write_text("set() { :; }\n")
+    work, log = tmp_path / "w", tmp_path / "log"
+    work.mkdir(exist_ok=True)
+    log.unlink(missing_ok=True)
+    subprocess.run(["/bin/bash", str(script)], cwd=work, stdin=subprocess.DEVNULL, capture_output=True, timeout=30,
+                   env={"PATH": str(bin_), "STUBLOG": str(log), "HOME": "/nonexistent",
+                        "BASH_ENV": str(tmp_path / "env.sh")})
+    return [c.strip("\n").split("\n") for c in log.read_text().split("\x1e\n") if c.strip()] if log.exists() else []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(p.name for p in DATA.glob("*.sh")))
+def test_each_real_script_reads_as_bash_builds_it(name, tmp_path):
+    """bash itself is the reference: the trainer's settings read from the argv bash built equal the reader's."""
+    import shutil
+
+    if shutil.which("bash") is None:
+        pytest.skip("no bash")
+    framework = name.split("_")[0]
+    text = (DATA / name).read_text()
+    calls = _bash_argv(DATA / name, tmp_path)
+    if framework == "verl":
+        bash = next(c[i + 1:] for c in calls for i, t in enumerate(c) if "main_" in t and "=" not in t)
+        ours = script_tokens(text, "s", marker="main_ppo")
+        read = lambda toks: {k: v for k, v in hydra_overrides([t for t in toks if t.strip()], "s").items()  # noqa: E731
+                             if k in VERL_FIELDS}
+    else:
+        hints = ("openrlhf", "train_ppo") if framework == "openrlhf" else ("grpo",)
+        joined = [c for c in calls if any(h in " ".join(c) for h in hints)]
+        if not joined:                     # srun ... bash -c "...": the stubs do not run the inner script
+            pytest.skip("bash ran no trainer command here")
+        bash = trainer_arguments(" ".join(shlex.quote(t) for t in joined[0]), "bash argv", hints)
+        ours = trainer_arguments(text, "s", hints)
+        read = lambda toks: {k: v for k, v in argparse_flags(toks, "s", boolean=frozenset(  # noqa: E731
+            t[2:] for t in toks if t.startswith("--")), several=frozenset(t[2:] for t in toks if t.startswith("--"))
+        ).items() if k in READ_FLAGS}
+    assert read(bash) == {k: v for k, v in read(ours).items() if not (isinstance(v, str) and "$" in v)}
+
+
+def test_a_command_substitution_kept_as_written_is_one_word():
+    # bash splits the output of $(cd x && pwd), which has no space; splitting its text gave '&&', and the TRL flags
+    # after it were dropped (beta 0 and G 8, TRL's defaults, instead of 0.1 and 4)
+    m = read_trl_config(load_config_file("trl", "OUT=$(cd x && pwd)/run\ntrl grpo --output_dir $OUT --beta 0.1 "
+                                                "--num_generations 4 --max_completion_length 1\n"), trl_version="1.16.0")
+    assert (m.objective.beta, m.objective.group_size) == (0.1, 4)
+
+
+def test_explain_with_a_question_on_a_clamped_kl_of_weight_zero(tmp_path, capsys):
+    # OpenRLHF clamps every estimator (+-10) whatever init_kl_coef; with --init_kl_coef 0 and --use_kl_loss the
+    # clamp line divided by beta = 0 (ZeroDivisionError)
+    from grpo_theory.cli import main
+
+    cfg = tmp_path / "o.json"
+    cfg.write_text('{"advantage_estimator": "group_norm", "n_samples_per_prompt": 4, "init_kl_coef": 0, '
+                   '"use_kl_loss": true, "kl_estimator": "k3"}')
+    assert main(["explain", str(cfg), "--framework", "openrlhf", "--pi-ref", "0.3", "0.7", "--rewards", "1", "0"]) == 0
+    assert "stationary policy:  none" in capsys.readouterr().out
+
+
+def test_run_artifacts_hydra_overrides_and_wandb_config(tmp_path):
+    # Hydra writes a run's overrides to .hydra/overrides.yaml as a list of strings; W&B logs the config as
+    # {key: {desc, value}} beside wandb_version and _wandb (a GRPO run read as verl's default gae before)
+    over = tmp_path / "overrides.yaml"
+    over.write_text("- algorithm.adv_estimator=grpo\n- actor_rollout_ref.actor.use_kl_loss=True\n"
+                    "- actor_rollout_ref.actor.kl_loss_coef=0.001\n- actor_rollout_ref.rollout.n=5\n")
+    assert (_read("verl", over).objective.group_size, _read("verl", over).objective.beta) == (5, 0.001)
+    logged = tmp_path / "config.yaml"
+    logged.write_text("wandb_version: 1\n_wandb:\n  desc: null\n  value:\n    cli_version: 0.19.1\n"
+                      "actor_rollout_ref:\n  desc: null\n  value:\n    actor:\n      use_kl_loss: true\n"
+                      "      kl_loss_coef: 0.002\n    rollout:\n      n: 8\nalgorithm:\n  desc: null\n  value:\n"
+                      "    adv_estimator: grpo\n")
+    o = _read("verl", logged).objective
+    assert (o.group_size, o.beta, o.estimator) == (8, 0.002, "k3")
+    trl = tmp_path / "trl.yaml"
+    trl.write_text("_wandb:\n  value:\n    cli_version: 0.19.1\nbeta:\n  value: 0.04\nnum_generations:\n  value: 4\n")
+    assert _read("trl", trl, trl_version="1.16.0").objective.group_size == 4

@@ -316,6 +316,37 @@ def _expansion(e: str, vars_: dict, arrays: dict, source: str):
     return None
 
 
+def _fields(text: str) -> list[str]:
+    """``text`` split at white space as bash splits an unquoted expansion, except inside a command substitution kept
+    as written (``$(cd .. && pwd)/x``): what bash would split there is its output, which the reader does not know."""
+    if "$(" not in text and "`" not in text:
+        return text.split()
+    out, cur, depth, tick = [], [], 0, False
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if text.startswith("$(", i):
+            depth += 1
+            cur.append("$(")
+            i += 2
+            continue
+        if c == ")" and depth:
+            depth -= 1
+        elif c == "`":
+            tick = not tick
+        elif c.isspace() and not depth and not tick:
+            if cur:
+                out.append("".join(cur))
+                cur = []
+            i += 1
+            continue
+        cur.append(c)
+        i += 1
+    if cur:
+        out.append("".join(cur))
+    return out
+
+
 def _expand(parts, vars_: dict, arrays: dict, source: str, *, split: bool = True) -> list[str]:
     """A word's parts as the shell expands them: variables substituted, an unquoted expansion split at white
     space (``split``), ``"${A[@]}"`` one word per element; what cannot be known kept as written."""
@@ -352,7 +383,7 @@ def _expand(parts, vars_: dict, arrays: dict, source: str, *, split: bool = True
                 have = True
         else:                                   # unquoted: split at white space
             text = " ".join(value) if isinstance(value, list) else value
-            fields = text.split()
+            fields = _fields(text)
             if text[:1].isspace():
                 flush()
             for k, f in enumerate(fields):

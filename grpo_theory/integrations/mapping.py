@@ -36,8 +36,10 @@ from .cmdline import looks_like_command, script_tokens, trainer_arguments
 from ..errors import NoStationaryPolicy, TheoryWarning
 from ..problem import InvalidInputError, Objective, Question, require_regularised
 from ..solvers import log_pooling, stationary_points, stationary_policy
+from ..solvers.work import search_work_checked
 
-__all__ = ["TheoryMapping", "explain", "parse_version", "defaults_for", "mapping_of", "load_config_file"]
+__all__ = ["TheoryMapping", "explain", "parse_version", "defaults_for", "mapping_of", "load_config_file",
+           "unwrap_logged_config"]
 
 #: The readers' warning for a config with no KL term and no entropy bonus (after what made it so).
 UNREGULARISED_WARNING = ("an unregularised objective with no stationary policy (the policy drifts to the best answers, "
@@ -289,6 +291,7 @@ def explain(mapping: TheoryMapping, question: Question | None = None) -> dict:
             out["question"] = dict(pi_ref=question.pi_ref.tolist(), rewards=question.expected_reward.tolist(),
                                    stationary_policy=None, reason=str(exc))
         return out
+    search_work_checked(question, obj, caller="explain")        # up front: before the policy, not after it
     pol = stationary_policy(question, obj)
     pts = stationary_points(question, obj)
     lp = log_pooling(question.pi_ref, question.expected_reward, obj.beta)
@@ -340,6 +343,39 @@ def clamp_activity(question: Question, obj: Objective, pi: np.ndarray) -> str | 
     ratio = np.round(np.where(s, pi / np.where(question.pi_ref > 0, question.pi_ref, 1), 0), 6)
     return (f"a clamp is active at the predicted point for outputs {clipped.tolist()} (pi/pi_ref = "
             f"{ratio[clipped].tolist()}): there the KL term no longer restores them")
+
+
+#: The keys W&B adds to a run's logged config.yaml besides the run's own.
+_WANDB_KEYS = ("wandb_version", "_wandb")
+
+
+def unwrap_logged_config(data):
+    """A run's config as W&B logs it (``config.yaml`` of a run: each key ``{desc: ..., value: ...}`` beside
+    ``wandb_version`` and ``_wandb``) as the config itself; anything else as it is.
+
+    Parameters
+    ----------
+    data : object
+        A parsed JSON or YAML document.
+
+    Returns
+    -------
+    object
+        ``{key: value}`` of the logged config, or ``data`` unchanged.
+
+    Examples
+    --------
+    >>> unwrap_logged_config({"wandb_version": 1, "beta": {"desc": None, "value": 0.04}})
+    {'beta': 0.04}
+    """
+    if not isinstance(data, Mapping) or not data:
+        return data
+    own = {k: v for k, v in data.items() if k not in _WANDB_KEYS}
+    logged = bool(own) and all(isinstance(v, Mapping) and "value" in v and set(v) <= {"desc", "value"}
+                               for v in own.values())
+    if logged and (len(own) < len(data) or len(own) > 1):
+        return {k: v["value"] for k, v in own.items()}
+    return data
 
 
 def names_a_file(text: str) -> bool:
@@ -446,6 +482,7 @@ def load_config_file(framework: str, path) -> dict | list | str:
         raise InvalidInputError(f"{source} is empty; expected a JSON object of the trainer's fields")
     else:
         data = load_json(text, source)
+    data = unwrap_logged_config(data)
     if not isinstance(data, (dict, list)):               # null, a number, a string: no fields at all
         shown = {type(None): "null (an empty document)", bool: "a boolean", str: "a string"}.get(
             type(data), f"a number ({data!r})" if isinstance(data, (int, float)) else type(data).__name__)

@@ -36,7 +36,7 @@ from ..problem import LOSS_TYPES, MAX_GROUP_SIZE, InvalidInputError, Objective
 from ._shell import script_commands
 from .cmdline import check_set, detached_arguments, hydra_overrides, looks_like_command, script_tokens
 from .family import verl_family
-from .mapping import UNREGULARISED_WARNING, TheoryMapping, mapping_of, names_a_file
+from .mapping import UNREGULARISED_WARNING, TheoryMapping, mapping_of, names_a_file, unwrap_logged_config
 
 __all__ = ["read_verl_config", "VERL_DEFAULTS", "VERL_ESTIMATORS"]
 
@@ -138,6 +138,10 @@ def _load(config) -> dict:
             return _script(text, source)
         config = read_yaml(config, "verl config", "a YAML file shaped like verl's ppo_trainer.yaml",
                            omegaconf_floats=True)          # verl loads it with OmegaConf: 1e-3 is a float
+        config = unwrap_logged_config(config)             # a run's config.yaml as W&B logs it
+        if isinstance(config, list) and config and all(isinstance(t, str) for t in config):
+            source = f"verl overrides {str(path)!r}"       # Hydra's .hydra/overrides.yaml: the run's overrides
+            return hydra_overrides(config, source, sections=_SECTIONS, read=tuple(VERL_FIELDS))
         if not isinstance(config, Mapping):
             raise InvalidInputError(f"verl config {str(path)!r} holds "
                                     f"{'nothing' if config is None else type(config).__name__}; expected a YAML "

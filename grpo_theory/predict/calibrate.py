@@ -284,6 +284,23 @@ def _rho_solver(field: PromptField, z0: np.ndarray):
     return solve
 
 
+#: Path values (rhos x times x prompts) above which the shared-weights fit refuses up front: 2e7 (1,000 prompts, 100
+#: rhos, 201 times) took 6.3 s of CPU and 0.56 GB; 2e8 ran over 75 s or out of 4 GiB.
+MAX_SURFACE_VALUES = 50_000_000
+
+
+def check_surface_size(N: int, R: int, T: int) -> None:
+    """Refuse up front a shared-weights fit of ``N`` prompts at ``R`` values of rho over ``T`` times whose paths'
+    table (``R x T x N`` values) would not fit in about 30 s of CPU and 4 GiB (:data:`MAX_SURFACE_VALUES`)."""
+    if R * T * N > MAX_SURFACE_VALUES:
+        raise InvalidInputError(
+            f"the shared-weights fit integrates {N:,} prompts at {R:,} values of rho over {T:,} times: {R * T * N:,} "
+            f"path values ({R * T * N * 4 / 2**30:.1f} GiB for the paths alone), over the limit of "
+            f"{MAX_SURFACE_VALUES:,} (1,000 prompts x 100 rhos: 6 s of CPU; x 1,000 rhos or 10^5 prompts x 11: over "
+            "75 s or out of 4 GiB). Give fewer rhos (--rhos), or predict a sample of the prompts (without --measured "
+            "every prompt is predicted alone)")
+
+
 def _surface(solve, grid, times, index, k, m, N, start_sd=None):
     """The per-prompt log-likelihood table (M, R, T) and the paths (R, T, N). The middle ``rho`` is integrated
     over every time; the others up to 60 grid times (a factor ~130 on the default grid) past its maximum, and
@@ -294,6 +311,7 @@ def _surface(solve, grid, times, index, k, m, N, start_sd=None):
     quantiles (reference and start), moving in the same run, weights 1/2 (exact for a likelihood cubic in the
     start's normal deviate). Without it the noise of the starts biases the fit (``rho`` upwards)."""
     R, T = grid.size, times.size
+    check_surface_size(N, R, T)
     ell = np.full((index.size, R, T), -1e12)
     paths = np.empty((R, T, N), dtype=np.float32)
     order = [R // 2] + [r for r in range(R) if r != R // 2]

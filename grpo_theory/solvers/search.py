@@ -27,6 +27,7 @@ from .results import RESIDUAL_TOL, Basin, StationaryPoint, StationaryPointSet
 from .tree import tree_stationary_policy
 from .tree_search import tree_search
 from .two_class import flow_root_from, two_class_points
+from .work import check_policy_work, check_tree_work, search_work_checked
 
 __all__ = ["token_level", "stationary_policy", "stationary_points", "basins_of", "kkt_checked", "CERTIFY_BOXES"]
 
@@ -139,6 +140,7 @@ def stationary_policy(q: Question, obj: Objective) -> StationaryPoint:
     q, obj = as_question(q), as_objective(obj)
     require_regularised(obj, "stationary_policy")
     if token_level(q, obj):
+        check_tree_work(q, search=False, caller="stationary_policy")
         return tree_stationary_policy(q, obj)
     cp = ClassProblem(q, obj)
     if cp.n_classes == 1:
@@ -152,6 +154,7 @@ def stationary_policy(q: Question, obj: Objective) -> StationaryPoint:
         if reduction_exact(q, obj, cp.class_of, point):
             return _unsettled_to_full_space(q, obj, _full_space_checked(q, obj, cp, point))
         return full_space_end(q, obj, kkt_checked(q, obj, point))
+    check_policy_work(q, obj, cp.n_classes)
     point = kkt_checked(q, obj, multi_class_policy(cp))
     if reduction_exact(q, obj, cp.class_of, point):
         return _unsettled_to_full_space(q, obj, _root_in_logits(q, obj, _full_space_checked(q, obj, cp, point)))
@@ -404,6 +407,7 @@ def stationary_points(q: Question, obj: Objective, *, n_grid: int = 2001, n_star
     q, obj = as_question(q), as_objective(obj)
     require_regularised(obj, "stationary_points")
     basins = None
+    search_work_checked(q, obj, exhaustive=exhaustive, box_budget=box_budget, time_budget=time_budget, n_starts=n_starts)
     if token_level(q, obj):
         points, exhaustive, message, from_reference = tree_search(q, obj, n_starts=n_starts, seed=seed)
         cp = ClassProblem(q, obj)

@@ -32,7 +32,7 @@ from .._checks import COUNT, checked, function, instance, num, numbers, row_indi
 from ..errors import InvalidInputError
 from .classes import ClassProblem, class_problem, covered_problems, penalty_slope
 from .collapse import may_collapse
-from .two_class import needs_log_space
+from .two_class import check_points, hidden_bracket, needs_log_space
 
 __all__ = ["TwoClassBatch", "batch_brentq", "batch_flow_roots", "batch_flow_policies", "supports"]
 
@@ -318,6 +318,7 @@ def batch_flow_roots(batch: TwoClassBatch) -> tuple[np.ndarray, np.ndarray]:
         pending = pending[rest]
         # the chunk's last point (still pending means the whole chunk lies inside the grid)
         prev_z[pending] = zs[rest, -1]
+    _hidden_brackets(batch, z0, grid, n_grid, direction, s0, z, lo, hi)
     todo = np.flatnonzero(np.isnan(z) & ~np.isnan(lo))
     if todo.size:
         # the bracket's ends evaluated afresh, one point per problem, as brentq does: a chunk's drifts can
@@ -332,6 +333,41 @@ def batch_flow_roots(batch: TwoClassBatch) -> tuple[np.ndarray, np.ndarray]:
                 f"no root of the drift between z0={z0[i]} and {end[i]}; please report this question and objective")
         z[i] = math.copysign(math.inf, direction[i])
     return z, end
+
+
+def _hidden_brackets(batch: TwoClassBatch, z0: np.ndarray, grid: np.ndarray, n_grid: np.ndarray,
+                     direction: np.ndarray, s0: np.ndarray, z: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> None:
+    """:func:`~grpo_theory.solvers.two_class.flow_root_from`'s check for a sign change the scan stepped over
+    (:func:`~grpo_theory.solvers.two_class.hidden_bracket`), for every problem, the drifts on the check points in
+    one call: where one is found, the bracket ``lo``, ``hi`` becomes it (``z`` set where the drift is 0 at its far
+    end). In place."""
+    rows, reached_rows, fars, checks = [], [], [], []
+    for i in np.flatnonzero(s0 != 0.0):
+        inside = grid[i, :n_grid[i]]
+        far = None
+        if not np.isnan(lo[i]):                     # a bracket (or an exact root at its far end)
+            near, b = (lo[i], hi[i]) if direction[i] > 0 else (hi[i], lo[i])
+            inside = inside[direction[i] * (inside - near) <= 0]
+            far = b
+        reached = np.concatenate([[z0[i]], inside])
+        c = check_points(reached if far is None else np.append(reached, far))
+        if c.size:
+            rows.append(i), reached_rows.append(reached), fars.append(far), checks.append(c)
+    if not rows:
+        return
+    width = max(c.size for c in checks)
+    pad = np.array([np.concatenate([c, np.full(width - c.size, z0[i])]) for i, c in zip(rows, checks)])
+    vals = batch.drift(pad, np.array(rows))
+    far_vals = batch.drift(np.array([f if f is not None else z0[i] for i, f in zip(rows, fars)]), np.array(rows))
+    for k, i in enumerate(rows):
+        v = vals[k, :checks[k].size]
+        far = None if fars[k] is None else (fars[k], 0.0 if z[i] == fars[k] else float(far_vals[k]))
+        found = hidden_bracket(reached_rows[k], float(direction[i]), float(s0[i]), far, checks[k], v)
+        if found is None:
+            continue
+        a, b, j = found
+        z[i] = b if v[j] == 0 else np.nan
+        lo[i], hi[i] = min(a, b), max(a, b)
 
 
 @checked(batch=_BATCH)
