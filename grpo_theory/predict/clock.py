@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._checks import MAX_STEPS, OBJECTIVE, POSITIVE_COUNT, arr, checked, flag, instance, num, optional
+from .._checks import MAX_STEPS, OBJECTIVE, POSITIVE_COUNT, arr, checked, flag, instance, num, optional, checked_record
 from .. import dynamics
 from .._numerics import expit, logit
 from .._validate import float_array, integer, number
@@ -31,6 +31,7 @@ __all__ = ["FlowTable", "flow_table", "fit_clock"]
 
 
 @dataclass(frozen=True)
+@checked_record
 class FlowTable:
     """The tabular flows ``p_x(t)`` (each prompt on its own, ``K = I``), as :func:`flow_table` integrates them.
 
@@ -59,7 +60,7 @@ class FlowTable:
     times: np.ndarray
     values: np.ndarray
     interpolated: bool = False
-    rewards: tuple = (1.0, 0.0)
+    rewards: tuple[float, ...] = (1.0, 0.0)
 
     @checked(p=arr(0, 1), t=num(0))
     def at(self, p, t) -> np.ndarray:

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .._checks import arr, checked, flag, num, numbers, one_of, optional, register_class, text
+from .._checks import arr, checked, flag, num, numbers, one_of, optional, register_class, text, checked_record
 from .._validate import float_array, integer, number, plain
 from ..errors import InvalidInputError
 from ..integrations.mapping import load_config_file
@@ -41,6 +41,7 @@ __all__ = ["Prediction", "predict", "objective_for", "reward_kl_tradeoff"]
 
 @register_class
 @dataclass
+@checked_record
 class Prediction:
     """What :func:`predict` returns: one row per prompt ``x`` and the dataset-level summary.
 
@@ -71,7 +72,7 @@ class Prediction:
     objective: Objective
     samples: SampleTable
     flows: FlowTable | None = None
-    warnings: list = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
     finite: object = None
 
     def pass_at(self, k) -> pd.DataFrame:
