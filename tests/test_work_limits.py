@@ -63,8 +63,8 @@ def test_multi_start_search_over_many_levels_is_refused():
 
 
 def test_search_and_policy_refuse_too_many_classes():
-    _refused(lambda: stationary_points(_distinct(201), Objective(beta=0.5, group_size=math.inf)),
-             "201 classes", "200 classes", "stationary_policy")
+    _refused(lambda: stationary_points(_distinct(101), Objective(beta=0.5, group_size=math.inf)),
+             "101 classes", "100 classes", "stationary_policy")
     _refused(lambda: stationary_policy(_distinct(501), Objective(beta=0.5, group_size=math.inf)),
              "501 classes", "500 classes")
 
@@ -89,13 +89,13 @@ def test_dynamics_refuse_up_front():
                                          with_points=False), "80,000,000 samples")
 
 
-def test_solve_table_refuses_more_than_sixty_classes(capsys):
-    n = 61
+def test_solve_table_refuses_more_than_forty_classes(capsys):
+    n = 41
     argv = ["solve", "--pi-ref", *[str(1 / n)] * n, "--rewards", *[str(i) for i in range(n)], "--beta", "0.5",
             "--group-size", "inf"]
     assert main(argv) == 2
     err = capsys.readouterr().err
-    assert "61 classes" in err and "more than 60 classes" in err and "Traceback" not in err, err
+    assert "41 classes" in err and "more than 40 classes" in err and "Traceback" not in err, err
 
 
 def _cpu() -> float:
@@ -119,12 +119,12 @@ def test_the_largest_allowed_sizes_finish_within_a_minute_of_cpu(call):
     assert _cpu() - t0 < 60.0
 
 
-def test_solve_refuses_a_preference_matrix_over_sixty_outputs(capsys):
-    n = 61
+def test_solve_refuses_a_preference_matrix_over_forty_outputs(capsys):
+    n = 41
     argv = ["solve", "--pi-ref", *[str(1 / n)] * n, "--preference", *["0.5"] * (n * n), "--beta", "0.5"]
     assert main(argv) == 2
     err = capsys.readouterr().err
-    assert "61 outputs" in err and "more than 60" in err and "nash_equilibrium" in err, err
+    assert "41 outputs" in err and "more than 40" in err and "nash_equilibrium" in err, err
 
 
 def test_nash_equilibrium_map_cycles_and_monte_carlo_refuse_up_front(monkeypatch):
