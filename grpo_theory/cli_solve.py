@@ -27,8 +27,9 @@ VARIANTS = [(pen, norm) for pen in ("reverse", "direct") for norm in ("scale", "
 SOLVE_MAX_COUNT_VECTORS = SEARCH_MAX_WORK // 4
 #: The same in count vectors alone for three or four levels, where each of the four certified searches examines up to
 #: 10,000 boxes at 4.6e-8 s per box and count vector (solvers.work; 3 levels at G = 100, 5,050 vectors: the table in
-#: 8.6-12 s of CPU; G = 200, 20,100: over 20 s of CPU in 75 s of wall on a loaded machine; G = 300: about 3 min).
-SOLVE_MAX_COUNT_VECTORS_CERTIFIED = int(CERTIFY_MAX_BOX_WORK // (4 * CERTIFY_BOXES))
+#: 8.6-12 s of CPU; G = 140, 9,870: over 25 s of CPU in 75 s of wall on a loaded machine; G = 300: about 3 min), and
+#: the fallback searches, policies and NLHF besides: half the four searches' box work.
+SOLVE_MAX_COUNT_VECTORS_CERTIFIED = int(CERTIFY_MAX_BOX_WORK // (8 * CERTIFY_BOXES))
 
 #: Above this many classes (outputs with distinct reward laws), `solve` refuses: its table runs four multi-start
 #: searches (30 distinct rewards at G = inf: the table in 11 s of CPU; 100: 38 s, over 75 s of wall on a loaded

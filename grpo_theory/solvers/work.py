@@ -257,8 +257,9 @@ def _tree_edges(answers) -> int:
 #: 9.8 s of CPU; of 10 tokens, 1,024: over 31 s of CPU, killed at 75 s of wall).
 TREE_FLOW_MAX_ANSWERS = 600
 #: Answers above which the token-level search (``stationary_points`` on a tree) is refused: its Newton and flow
-#: starts grow with the tree (16 answers of 4 tokens: 7.4 s of CPU; 32 of 5: 14.8 s; 64 of 6: killed at 75 s).
-TREE_SEARCH_MAX_ANSWERS = 40
+#: starts grow with the tree (16 answers of 4 tokens: 7.4 s of CPU; 32 of 5: 14.8-20.5 s, 61 s of wall at load
+#: 8-11; 64 of 6: killed at 75 s).
+TREE_SEARCH_MAX_ANSWERS = 24
 
 
 def check_tree_work(q, *, search: bool, caller: str, n_starts: int = 24) -> None:
@@ -296,8 +297,8 @@ def check_tree_work(q, *, search: bool, caller: str, n_starts: int = 24) -> None
     if search and work > limit:
         raise InvalidInputError(
             f"{caller}: {q.n_outputs:,} answers on a tree with n_starts={n_starts:,}: the token-level search polishes "
-            f"up to 51 + n_starts starts, each growing with the tree (32 answers with 24 starts: 15 s of CPU; 64: "
-            f"over 75 s), {work:,} answers x starts; the limit is {limit:,} (at most {TREE_SEARCH_MAX_ANSWERS} "
+            f"up to 51 + n_starts starts, each growing with the tree (32 answers with 24 starts: 15-21 s of CPU; "
+            f"64: over 75 s), {work:,} answers x starts; the limit is {limit:,} (at most {TREE_SEARCH_MAX_ANSWERS} "
             f"answers at the default 24 starts). Use stationary_policy(question, objective) (the flow's end, up to "
             f"{TREE_FLOW_MAX_ANSWERS} answers), fewer n_starts, Objective(level='sequence'), or pool answers of one "
             "reward")
