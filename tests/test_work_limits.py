@@ -190,10 +190,10 @@ def test_predict_refuses_huge_tables_and_fits_up_front():
     rng = np.random.default_rng(1)
     samples = samples_from_counts(np.full(1000, 16), rng.integers(0, 17, 1000))
     obj = Objective(beta=0.5, group_size=8)
-    _refused(lambda: predict(samples, obj, k=range(1, 2002), progress=False), "2,001 values of k",
-             f"{1000 * 2 * 2001:,} values", "4,000,000")
-    _refused(lambda: predict(samples, obj, clock=0.01, steps=list(range(1, 4000)), progress=False),
-             "3,999 steps", f"{1000 * (2 * 2 + 3999):,} values")
+    _refused(lambda: predict(samples, obj, k=range(1, 1002), progress=False), "1,001 values of k",
+             f"{1000 * 2 * 1001:,} values", "2,000,000")
+    _refused(lambda: predict(samples, obj, clock=0.01, steps=list(range(1, 2000)), progress=False),
+             "1,999 steps", f"{1000 * (2 * 2 + 1999):,} values")
     # the shared-weights fit: 1,000 prompts x 300 rhos x 201 times = 60,300,000 path values
     _refused(lambda: predict(samples, obj, clock=0.01, steps=[10], measured=samples, rhos=np.linspace(0, 0.99, 300),
                              progress=False), f"{1000 * 300 * 201:,} path values", "50,000,000")
