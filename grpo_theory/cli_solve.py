@@ -32,9 +32,9 @@ SOLVE_MAX_COUNT_VECTORS = SEARCH_MAX_WORK // 4
 SOLVE_MAX_COUNT_VECTORS_CERTIFIED = int(CERTIFY_MAX_BOX_WORK // (8 * CERTIFY_BOXES))
 
 #: Above this many classes (outputs with distinct reward laws), `solve` refuses: its table runs four multi-start
-#: searches (30 distinct rewards at G = inf: the table in 11 s of CPU; 60: 26 s of CPU and 75 s of wall at load 8-11;
-#: 100: 38 s; 300: 1-3 min), so under about 15 s of CPU below it.
-SOLVE_MAX_CLASSES = 40
+#: searches (30 distinct rewards at G = inf: the table in 11 s of CPU; 40: 22 s of CPU and 45 s of wall, 60: 26 s and
+#: 75 s at load 8-11; 100: 38 s; 300: 1-3 min), so under about 15 s of CPU below it.
+SOLVE_MAX_CLASSES = 30
 #: From this many classes on, `solve` prints a progress line before each variant (a few seconds each and more).
 SOLVE_PROGRESS_CLASSES = 30
 

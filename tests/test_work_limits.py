@@ -89,13 +89,13 @@ def test_dynamics_refuse_up_front():
                                          with_points=False), "80,000,000 samples")
 
 
-def test_solve_table_refuses_more_than_forty_classes(capsys):
-    n = 41
+def test_solve_table_refuses_more_than_thirty_classes(capsys):
+    n = 31
     argv = ["solve", "--pi-ref", *[str(1 / n)] * n, "--rewards", *[str(i) for i in range(n)], "--beta", "0.5",
             "--group-size", "inf"]
     assert main(argv) == 2
     err = capsys.readouterr().err
-    assert "41 classes" in err and "more than 40 classes" in err and "Traceback" not in err, err
+    assert "31 classes" in err and "more than 30 classes" in err and "Traceback" not in err, err
 
 
 def _cpu() -> float:
@@ -119,12 +119,12 @@ def test_the_largest_allowed_sizes_finish_within_a_minute_of_cpu(call):
     assert _cpu() - t0 < 60.0
 
 
-def test_solve_refuses_a_preference_matrix_over_forty_outputs(capsys):
-    n = 41
+def test_solve_refuses_a_preference_matrix_over_thirty_outputs(capsys):
+    n = 31
     argv = ["solve", "--pi-ref", *[str(1 / n)] * n, "--preference", *["0.5"] * (n * n), "--beta", "0.5"]
     assert main(argv) == 2
     err = capsys.readouterr().err
-    assert "41 outputs" in err and "more than 40" in err and "nash_equilibrium" in err, err
+    assert "31 outputs" in err and "more than 30" in err and "nash_equilibrium" in err, err
 
 
 def test_nash_equilibrium_map_cycles_and_monte_carlo_refuse_up_front(monkeypatch):
