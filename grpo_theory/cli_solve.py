@@ -50,8 +50,8 @@ def _check_solve_cost(q: Question, group_size) -> str:
                 f"--pi-ref's {q.n_outputs:,} outputs fall in {n_classes:,} classes (outputs with distinct reward "
                 f"laws); the solve table's four multi-start searches over more than {SOLVE_MAX_CLASSES} classes "
                 "would run for a minute or more. From Python, stationary_policy(question, objective) gives the "
-                "point the flow from pi_ref reaches (up to 1,000 classes; seconds at 100), and stationary_points(...) "
-                "one variant's search (up to 300 classes, 14-42 s)")
+                "point the flow from pi_ref reaches (up to 500 classes; seconds at 100), and stationary_points(...) "
+                "one variant's search (up to 200 classes)")
         many = (f"a multi-start search over {n_classes} classes per variant"
                 if n_classes >= SOLVE_PROGRESS_CLASSES else "")
     elif q.n_outputs > SOLVE_MAX_CLASSES:          # a preference matrix: every output its own class

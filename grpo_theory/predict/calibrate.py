@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._checks import POSITIVE_COUNT, SEED, arr, at_most, broadcasts_to, checked, instance, num
+from .._checks import POSITIVE_COUNT, SEED, arr, at_most, broadcasts_to, checked, instance, num, checked_record
 from .._numerics import expit, logit
 from .._validate import float_array
 from ..errors import InvalidInputError
@@ -79,6 +79,7 @@ def _loglik(p: np.ndarray, k: np.ndarray, m: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True)
+@checked_record
 class Fit:
     """A fitted shared-weights flow and its uncertainty.
 

@@ -47,16 +47,17 @@ __all__ = ["CERTIFY_MAX_COUNT_VECTORS", "CERTIFY_MAX_BOX_WORK", "SEARCH_MAX_WORK
 CERTIFY_MAX_COUNT_VECTORS = 25_000
 #: Boxes times count vectors above which the certified search is refused (about 18 s of CPU).
 CERTIFY_MAX_BOX_WORK = 4e8
-#: Count vectors times classes above which the multi-start search at finite G is refused (about 4-7 us each:
-#: 16-28 s of CPU at the limit).
-SEARCH_MAX_WORK = 4_000_000
-#: Classes above which the multi-start search is refused (about C^3: 300 classes 14-42 s, 1,000 about 2 min).
-SEARCH_MAX_CLASSES = 300
+#: Count vectors times classes above which the multi-start search at finite G is refused (about 4-9 us each: 16
+#: distinct rewards at G = 8, 2.7e6, took 17.9-24.5 s of CPU, so under about 20 s at the limit).
+SEARCH_MAX_WORK = 2_500_000
+#: Classes above which the multi-start search is refused (about C^3: 300 classes 14-42 s, 26 s of CPU and 68 s of
+#: wall on a loaded machine; 1,000 about 2 min).
+SEARCH_MAX_CLASSES = 200
 #: Count vectors times classes above which the flow from pi_ref is refused where P_G is enumerated whole
-#: (about 0.7 us each: 28 s of CPU and 1.6 GB at the limit).
-POLICY_MAX_WORK = 40_000_000
+#: (about 0.7 us each: 14 s of CPU and 0.8 GB at the limit; 23 distinct rewards at G = 8, 3.6e7, ran over 25 s).
+POLICY_MAX_WORK = 20_000_000
 #: Classes above which the flow from pi_ref is refused (1,000 classes 21-40 s of CPU; 10,000 ran out of 4 GiB).
-POLICY_MAX_CLASSES = 1_000
+POLICY_MAX_CLASSES = 500
 
 
 def _n_levels(q) -> int:
@@ -194,7 +195,7 @@ def check_policy_work(q, obj, n_classes: int, *, caller: str = "stationary_polic
     if n_classes > POLICY_MAX_CLASSES:
         raise InvalidInputError(
             f"{caller}: {n_classes:,} classes (outputs with distinct reward laws): the flow from pi_ref over more "
-            f"than {POLICY_MAX_CLASSES:,} classes would run for minutes (1,000 classes take 21-40 s of CPU; 10,000 "
+            f"than {POLICY_MAX_CLASSES:,} classes would run for a minute or more (1,000 classes: 21-40 s of CPU; 10,000 "
             "ran out of 4 GiB of memory). Pool outputs of one reward into one, or use log_pooling(pi_ref, rewards, "
             "beta) for RLHF's optimum")
     if obj.is_large_group or not q.has_reward_law or int(obj.group_size) - 1 > SMALL_TOTAL:
@@ -213,8 +214,9 @@ def check_policy_work(q, obj, n_classes: int, *, caller: str = "stationary_polic
 #: 1.3 GB and 7 s of CPU; 10^8 ran out of 4 GiB).
 MAX_FLOW_VALUES = 30_000_000
 #: Seconds of CPU above which ``ascent`` and ``grpo_steps`` refuse, by the per-step costs below (measured on one
-#: core of the 2-core reference machine, 2026-12-07).
-MAX_STEP_SECONDS = 30.0
+#: core of the 2-core reference machine, 2026-12-07: 600,000 steps of 3 outputs at G = 8, estimated 27.6 s, took
+#: 25.9 s of CPU and 70 s of wall at load 8-11), so under a minute of wall on a busy machine.
+MAX_STEP_SECONDS = 20.0
 #: Samples (groups x G) of one batch above which ``grpo_steps`` refuses (10^6 groups of 8: 314 MB).
 MAX_BATCH_SAMPLES = 20_000_000
 
