@@ -1003,7 +1003,121 @@ def size_cases() -> list[dict]:
     return out
 
 
+# ---------------------------------------------------------------- documented promises of the API pages, at their edges
+def _phi(p, eps=0.0):
+    """``Phi(p) = int_0^p dt / sqrt(t (1 - t) + eps)`` = ``arcsin((2p - 1)/s) + arcsin(1/s)``, ``s = sqrt(1 + 4 eps)``."""
+    s_ = math.sqrt(1 + 4 * eps)
+    return math.asin((2 * p - 1) / s_) + math.asin(1 / s_)
+
+
+def promise_cases() -> list[dict]:
+    from grpo_theory import Objective, Question
+    from grpo_theory import dynamics as D
+    from grpo_theory import sweep as S
+    from grpo_theory import variants as V
+
+    G_ = "API: documented promises of the API pages (dynamics, sweep, variants) at their edges"
+    out = []
+    ps = [1e-12, 0.1, 0.5, 0.9, 1.0]
+    for eps in (0.0, 0.05, 3.0):
+        want = [_phi(p, eps) for p in ps]
+        out.append(_ok(G_, f"arcsin_potential(p={ps}, variance_eps={eps}) = the integral of 1/sqrt(t(1-t) + eps)",
+                       lambda eps=eps: D.arcsin_potential(ps, eps), lambda v, w=want: ref.close(v, w, 1e-12, 1e-15)))
+    for lab, call, names in [("arcsin_potential(p=1.5)", lambda: D.arcsin_potential([1.5]), ["p"]),
+                             ("arcsin_potential(variance_eps=-1)", lambda: D.arcsin_potential([0.5], -1.0), ["variance_eps"]),
+                             ("arcsin_potential(p=nan)", lambda: D.arcsin_potential([math.nan]), ["p"])]:
+        out.append(_err(G_, lab, call, names))
+    for pr, rw, pi, beta, pen in [([0.2, 0.8], [1.0, 0.0], [0.6, 0.4], 0.5, "reverse"),
+                                  ([0.1, 0.3, 0.6], [1.0, 0.0, 1.0], [0.5, 0.2, 0.3], 1.3, "reverse"),
+                                  ([0.2, 0.8], [1.0, 0.0], [0.6, 0.4], 0.5, "direct"),
+                                  ([0.25, 0.25, 0.5], [0.0, 1.0, 0.0], [0.1, 0.8, 0.1], 0.2, "direct")]:
+        es = sum(a * r for a, r in zip(pi, rw))
+        if pen == "reverse":
+            d = sum(r * math.log(r / a) for r, a in zip(pr, pi))
+        else:
+            d = sum(a * math.log(a / r) for r, a in zip(pr, pi))
+        want = 2 * math.asin(math.sqrt(es)) - beta * d
+        out.append(_ok(G_, f"potential_objective(pi_ref={pr}, rewards={rw}, pi={pi}, beta={beta}, {pen}) = "
+                           "2 arcsin sqrt(E_pi r) - beta D",
+                       lambda pr=pr, rw=rw, pi=pi, beta=beta, pen=pen:
+                       D.potential_objective(Question(pr, rw), Objective(beta=beta, group_size=INF, penalty=pen), pi),
+                       lambda v, w=want: ref.close(v, w, 1e-12, 1e-15)))
+    for lab, call, names in [
+        ("potential_objective at G=4 (documented: G = inf only)",
+         lambda: D.potential_objective(Question([0.2, 0.8], [1.0, 0.0]), Objective(beta=0.5, group_size=4), [0.5, 0.5]),
+         ["group_size"]),
+        ("potential_objective with rewards [1, 0.5] (documented: {0, 1})",
+         lambda: D.potential_objective(Question([0.2, 0.8], [1.0, 0.5]), Objective(beta=0.5, group_size=INF), [0.5, 0.5]),
+         ["rewards"]),
+        ("potential_objective with std_eps=0.1 (documented: 0 only)",
+         lambda: D.potential_objective(Question([0.2, 0.8], [1.0, 0.0]), Objective(beta=0.5, group_size=INF, std_eps=0.1),
+                                       [0.5, 0.5]), ["std_eps"]),
+    ]:
+        out.append(_err(G_, lab, call, names))
+    # output_gradient: reverse P_G - beta (1 - pi_ref/pi); direct P_G - beta (log(pi/pi_ref) + 1)
+    for pr, rw, pi, beta, G, pen in [([0.2, 0.3, 0.5], [1.0, 0.4, 0.0], [0.5, 0.25, 0.25], 0.7, 3, "reverse"),
+                                     ([0.2, 0.3, 0.5], [1.0, 0.4, 0.0], [0.5, 0.25, 0.25], 0.7, 3, "direct"),
+                                     ([0.6, 0.4], [0.0, 2.0], [0.3, 0.7], 0.1, 5, "reverse")]:
+        P = ref.count_pg(pi, rw, G)
+        if pen == "reverse":
+            want = [a - beta * (1 - r / b) for a, r, b in zip(P, pr, pi)]
+        else:
+            want = [a - beta * (math.log(b / r) + 1) for a, r, b in zip(P, pr, pi)]
+        out.append(_ok(G_, f"output_gradient(pi_ref={pr}, rewards={rw}, pi={pi}, beta={beta}, G={G}, {pen})",
+                       lambda pr=pr, rw=rw, pi=pi, beta=beta, G=G, pen=pen:
+                       D.output_gradient(Question(pr, rw), Objective(beta=beta, group_size=G, penalty=pen), np.array(pi)),
+                       lambda v, w=want: ref.close(v, w, 1e-10, 1e-13)))
+    out.append(_ok(G_, "output_gradient at pi with a zero entry: 0 outside the support (documented)",
+                   lambda: D.output_gradient(Question([0.2, 0.3, 0.5], [1.0, 0.4, 0.0]), Objective(beta=0.7, group_size=3),
+                                             np.array([0.6, 0.4, 0.0])),
+                   lambda v: float(np.asarray(v)[2]) == 0.0))
+    # map_fixed_points of a binary G = 2 reverse question: Eq. 14
+    out.append(_ok(G_, "map_fixed_points(binary p=0.4, beta=0.6, G=2): one fixed point, Eq. 14",
+                   lambda: D.map_fixed_points(Question([0.4, 0.6], [1.0, 0.0]), Objective(beta=0.6)),
+                   lambda v: len(v) == 1 and ref.close(_pi(v[0].pi)[0], ref.eq14(0.4, 0.6), 1e-8) is True))
+    for lab, call, names in [
+        ("map_cycles(period=1)", lambda: D.map_cycles(Question([0.4, 0.6], [1.0, 0.0]), Objective(beta=0.6), period=1),
+         ["period"]),
+        ("map_cycles(period=10**6) (over the documented evaluation limit)",
+         lambda: D.map_cycles(Question([0.4, 0.6], [1.0, 0.0]), Objective(beta=0.6), period=10 ** 6), ["period"]),
+        ("map_cycles(three classes)", lambda: D.map_cycles(Question([0.2, 0.3, 0.5], [1.0, 0.5, 0.0]), Objective(beta=0.6)),
+         ["class"]),
+    ]:
+        out.append(_err(G_, lab, call, names))
+    # sweep's grid helpers
+    for K, n, betas, gs in ((3, 20, [0.1, 0.5], [2, 4, "inf"]), (2, 8, [1.0], [2]), (4, 10, [0.3, 0.6, 0.9], [8])):
+        rewards = list(range(K))
+        grid = {"simplex": {"rewards": rewards, "step": 1 / n}, "objectives": {"beta": betas, "group_size": gs}}
+        want = (math.comb(n - 1, K - 1), len(betas) * len(gs))
+        out.append(_ok(G_, f"grid_size(simplex K={K} step=1/{n}, {len(betas)} betas x {len(gs)} G) = {want}",
+                       lambda grid=grid: S.grid_size(grid), lambda v, want=want: tuple(v) == want))
+    bad_grid = {"simplex": {"rewards": [1, 0, 0.5], "step": 0.5}, "objectives": {"beta": [0.5, -1]}}
+    out.append(_ok(G_, "check_grid(step 1/2 for K=3 (documented n >= K) and beta -1): a line naming each problem",
+                   lambda: S.check_grid(bad_grid),
+                   lambda v: (len(v) >= 2 and any("step" in x for x in v) and any("-1" in x for x in v))
+                   or f"lines: {v}"))
+    out.append(_ok(G_, "cases_from_grid keys write beta: 1 as beta=1.0 and group_size: 4.0 as group_size=4 (documented)",
+                   lambda: S.cases_from_grid({"questions": [{"name": "q", "pi_ref": [0.3, 0.7], "rewards": [1, 0]}],
+                                              "objectives": {"beta": 1, "group_size": 4.0}}),
+                   lambda v: [c.key for c in v] == ["q|beta=1.0,group_size=4"] or [getattr(c, "key", c) for c in v]))
+    for lab, call, names in [
+        ("variants.lookup('advantage', 'RLOO')", lambda: V.lookup("advantage", "RLOO"), ["RLOO", "rloo"]),
+        ("variants.lookup('estimator', 'k3')", lambda: V.lookup("estimator", "k3"), ["estimator"]),
+        ("variants.names('penalties')", lambda: V.names("penalties"), ["penalties"]),
+        ("variants.register(None)", lambda: V.register(None), ["entry"]),
+        ("variants.register(the package's own rloo entry, replace=True)",
+         lambda: V.register(V.lookup("advantage", "rloo"), replace=True), ["rloo"]),
+        ("variants.unregister('advantage', 'group') (the package's own)", lambda: V.unregister("advantage", "group"),
+         ["group"]),
+    ]:
+        out.append(_err(G_, lab, call, names))
+    out.append(_ok(G_, "variants.names('kl_estimator') holds the six documented estimators",
+                   lambda: V.names("kl_estimator"),
+                   lambda v: set(v) >= {"k1", "k2", "k3", "k3_ratio", "k3_plus", "abs"} or f"names {v}"))
+    return out
+
+
 def all_api_cases() -> list[dict]:
     return (pg_cases() + binary_grid_cases() + finite_g_cases() + closed_form_cases() + all_points_cases()
             + baseline_cases() + kl_cases() + unnamed_cases() + predict_cases() + type_cases()
-            + solver_argument_cases() + more_cases() + size_cases())
+            + solver_argument_cases() + more_cases() + size_cases() + promise_cases())

@@ -797,11 +797,55 @@ def signal_cases() -> list[dict]:
         _sh(G_, "sweep --workers 2, SIGINT at 2 s, then --workers 1 resumes",
             "{cli} sweep g.yaml --workers 2 --no-progress & p=$!; sleep 2; kill -INT $p; wait $p; "
             "{cli} sweep g.yaml --workers 1 --no-progress", "ok", files={"g.yaml": g}, after=sweep_after),
+        _sh(G_, "two sweeps of different grids appending to one --out CSV at once: both grids' rows, none torn or "
+                "doubled, or the second refused naming the file",
+            "{cli} sweep a.yaml --out g.csv --workers 1 --no-progress & "
+            "{cli} sweep b.yaml --out g.csv --workers 1 --no-progress; r=$?; wait; (exit $r)", "either", ["g.csv"],
+            files={"a.yaml": "objectives: {beta: [0.4], group_size: 2}\nsimplex: {rewards: [1, 0], step: 0.05}\n",
+                   "b.yaml": "objectives: {beta: [1.1], group_size: 2}\nsimplex: {rewards: [1, 0], step: 0.05}\n"},
+            after=_two_grids),
+        _sh(G_, "two predicts of one sample file into two --out folders at once: both complete and equal",
+            "{cli} predict s.csv --beta 0.5 --out o1 --no-plots --no-progress & "
+            "{cli} predict s.csv --beta 0.5 --out o2 --no-plots --no-progress; r=$?; wait; (exit $r)", "ok",
+            files={"s.csv": s}, after=lambda tmp, out, err: "" if (tmp / "o1" / "predictions.csv").read_text()
+            == (tmp / "o2" / "predictions.csv").read_text() and not (tmp / "o1" / ".incomplete").exists()
+            and not (tmp / "o2" / ".incomplete").exists() else "the two folders differ or are marked incomplete"),
         _sh(G_, "predict --out o while o is a file: refused naming o, the file untouched",
             "echo keep > o; {cli} predict s.csv --beta 0.5 --out o --no-progress", "error", ["o"], files={"s.csv": s},
             after=None),
     ]
     return out
+
+
+def _two_grids(tmp, out, err):
+    """g.csv holds rows of grid a (beta 0.4) and, unless the second run was refused, of grid b (beta 1.1): each row
+    Eq. 14 at its key, no key twice; 19 interior points per grid."""
+    import re
+
+    if not (tmp / "g.csv").exists():
+        return "no g.csv"
+    with open(tmp / "g.csv", encoding="utf-8", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    keys = [r["key"] for r in rows]
+    if len(keys) != len(set(keys)):
+        return f"{len(keys) - len(set(keys))} rows doubled"
+    betas = {}
+    for r in rows:
+        m = re.search(r"beta=([^,|]+)", r["key"] or "")
+        name = (r["key"] or "").split("|")[0]
+        if not m or not name.startswith("pi="):
+            return f"a torn row: {r}"
+        b, p = float(m.group(1)), float(name[3:].split(",")[0])
+        betas[b] = betas.get(b, 0) + 1
+        try:
+            got = json.loads(r["reached_policy"])[0]
+        except (TypeError, ValueError):
+            return f"a torn row: {r}"
+        if ref.close(got, ref.eq14(p, b), 1e-9) is not True:
+            return f"{r['key']}: {got} is not Eq. 14"
+    if betas.get(0.4) != 19 or betas.get(1.1, 19) != 19:
+        return f"rows per beta {betas} (19 each expected)"
+    return ""
 
 
 def all_cli_cases() -> list[dict]:
