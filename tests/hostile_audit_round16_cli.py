@@ -243,7 +243,7 @@ def explain_cases() -> list[dict]:
          "  rollout:\n    n: 4\nalgorithm:\n  adv_estimator: grpo\n", "either", ("full",), None, ()),
         ("verl YAML adv_estimator: rloo", "verl", "v.yaml",
          "actor_rollout_ref:\n  actor:\n    use_kl_loss: true\n    kl_loss_coef: 0.1\n    kl_loss_type: k3\n"
-         "  rollout:\n    n: 6\nalgorithm:\n  adv_estimator: rloo\n", "ok", (), dict(advantage="rloo", group_size=6), ()),
+         "  rollout:\n    n: 6\nalgorithm:\n  adv_estimator: rloo\n", "ok", (), dict(advantage_estimator="rloo", group_size=6), ()),
         ("verl YAML rollout.n: 1 (no group)", "verl", "v.yaml",
          "actor_rollout_ref:\n  actor:\n    use_kl_loss: true\n    kl_loss_coef: 0.1\n  rollout:\n    n: 1\n"
          "algorithm:\n  adv_estimator: grpo\n", "error", ("n",), None, ()),
@@ -536,16 +536,21 @@ def predict_file_cases() -> list[dict]:
                     files={"s.csv": "prompt_id,n,correct\na,8,3.0\n"}, check=_pred({"a": {"pred": x[3]}})))
     out.append(_cli(G_, "a CSV with correct written 3.5", P("s.csv"), "error", ["3.5"],
                     files={"s.csv": "prompt_id,n,correct\na,8,3.5\n"}))
-    out.append(_cli(G_, "a CSV with a missing correct in one row", P("s.csv"), "error", ["correct"],
-                    files={"s.csv": "prompt_id,n,correct\na,8,3\nb,8,\n"}))
+    out.append(_cli(G_, "a CSV with a missing correct in one row: that row left out with a warning, or refused naming "
+                        "correct", P("s.csv"), "either", ["correct"], files={"s.csv": "prompt_id,n,correct\na,8,3\nb,8,\n"},
+                    check=lambda tmp, res: _pred({"a": {"pred": x[3]}})(tmp, res)
+                    and "b" not in [r.split(",")[0] for r in (tmp / "o" / "predictions.csv").read_text().splitlines()[1:]]
+                    and "b" in res["warned"]))
     out.append(_cli(G_, "a CSV with the same prompt twice (8/3 and 8/5): summed to 16/8, or refused naming it",
                     P("s.csv"), "either", ["a"], files={"s.csv": "prompt_id,n,correct\na,8,3\na,8,5\n"},
                     check=_pred({"a": {"pred": ref.eq14(0.5, 0.5)}})))
     pq = {"prompt_id": ["a", "b"], "n": [8, 8], "correct": [3, 5]}
-    out.append(_cli(G_, "a Parquet file of counts", P("s.parquet"), "ok", files={"s.parquet": _parquet(pq)},
+    out.append(_cli(G_, "a Parquet file of counts (an undocumented suffix): read right, or refused naming the file",
+                    P("s.parquet"), "either", ["s.parquet"], files={"s.parquet": _parquet(pq)},
                     check=_pred({"a": {"pred": x[3]}, "b": {"pred": x[5]}})))
     pr = {"prompt_id": ["a"] * 8, "reward": [1.0, 0.0, 0.0, 1.0, 0.0, 0.0, 1.0, 0.0]}
-    out.append(_cli(G_, "a Parquet file of reward rows", P("s.parquet"), "ok", files={"s.parquet": _parquet(pr)},
+    out.append(_cli(G_, "a Parquet file of reward rows: read right, or refused naming the file", P("s.parquet"), "either",
+                    ["s.parquet"], files={"s.parquet": _parquet(pr)},
                     check=_pred({"a": {"pred": x[3]}})))
     out.append(_cli(G_, "a file named .parquet holding CSV text", P("s.parquet"), "error", ["s.parquet"],
                     files={"s.parquet": "prompt_id,n,correct\na,8,3\n"}))
