@@ -654,6 +654,10 @@ def _sweep_rows_eq14(beta):
 def sweep_either_cases() -> list[dict]:
     G_ = "CLI: sweep / figures / validate / fetch-model / derivations options at and past their limits"
     out = [
+        _cli(G_, "figures --only 1 --force, run twice into one folder: the figure's PNG and CSV there, nothing marked "
+                 "unfinished", ["figures", "--only", "1", "--force", "--out", "fig"], "ok", rerun=True,
+             check=lambda tmp, res: bool(list((tmp / "fig").glob("fig1_*.png"))) and bool(list((tmp / "fig").glob("fig1*.csv")))
+             and not list((tmp / "fig").glob("*.incomplete*"))),
         _cli(G_, "sweep a grid with simplex step 0.3 (does not divide 1): its lattice, every row Eq. 14, or refused "
                  "naming step", ["sweep", "g.yaml", "--workers", "1", "--no-progress"], "either", ["step"],
              files={"g.yaml": "objectives: {beta: [0.5], group_size: 2}\nsimplex: {rewards: [1, 0], step: 0.3}\n"},
