@@ -104,6 +104,55 @@ def pg_cases() -> list[dict]:
     return out
 
 
+def law_cases() -> list[dict]:
+    from grpo_theory import Objective, Question, reward_preference, stationary_policy
+
+    G_ = "API: random rewards (reward laws) against the mixture enumeration, and rests of graded questions"
+    rng = np.random.default_rng(160)
+    out = []
+    kinds = ["scale", "shift", "rloo", "rpp"]
+    for i in range(12):
+        n = int(rng.integers(2, 5))
+        L = 2 if i % 3 else 3
+        levels = [0.0, 1.0] if L == 2 else [0.0, 0.5, 1.0]
+        probs = rng.dirichlet(np.ones(L), size=n)
+        G = int(rng.integers(2, 6))
+        kind = kinds[i % 4]
+        ddof = 1 if (kind == "scale" and i % 8 == 0) else 0
+        eps = 0.1 if (kind == "scale" and i % 8 == 4) else 0.0
+        pi = rng.dirichlet(np.ones(n))
+        okw = dict(beta=1.0, group_size=G)
+        if kind in ("scale", "shift"):
+            okw.update(normalization=kind, std_ddof=ddof, std_eps=eps)
+        else:
+            okw["advantage"] = "rloo" if kind == "rloo" else "reinforce_pp"
+        want = ref.law_pg(list(pi), levels, probs.tolist(), G, kind, ddof, eps)
+        out.append(_ok(G_, f"reward_preference n={n} levels={levels} G={G} {kind} ddof={ddof} eps={eps} "
+                           f"probs={np.round(probs, 3).tolist()}",
+                       lambda n=n, levels=levels, probs=probs, okw=okw, pi=pi:
+                       reward_preference(Question(np.full(n, 1 / n), reward_levels=levels, reward_probs=probs.tolist()),
+                                         Objective(**okw), pi),
+                       lambda v, want=want: ref.close(v, want, 1e-10, 1e-13)))
+    for i in range(10):
+        n = int(rng.integers(3, 5))
+        pr = rng.dirichlet(np.ones(n) * 2)
+        rw = np.round(rng.uniform(0, 2, n), 2)
+        G = [2, 3, 4, 6][i % 4]
+        beta = float([0.15, 0.6, 2.0][i % 3])
+        pen = "direct" if i % 2 else "reverse"
+
+        def chk(v, pr=pr, rw=rw, G=G, beta=beta, pen=pen):
+            pi = _pi(v)
+            P = ref.count_pg(list(pi), list(rw), G)
+            res = ref.eq11_residual(pi, pr, P, beta) if pen == "reverse" else ref.direct_residual(pi, pr, P, beta)
+            return True if res < 1e-8 else f"rest residual {res:.3g} at {pi}"
+        out.append(_ok(G_, f"stationary_policy {pen} n={n} G={G} beta={beta} pi_ref={np.round(pr, 4).tolist()} "
+                           f"rewards={rw.tolist()}: the rest with the enumerated P_G",
+                       lambda pr=pr, rw=rw, G=G, beta=beta, pen=pen:
+                       stationary_policy(Question(pr, rw), Objective(beta=beta, group_size=G, penalty=pen)), chk))
+    return out
+
+
 # ---------------------------------------------------------------- binary closed forms through stationary_policy
 FORMS = {
     "Eq. 14": dict(group_size=2),
@@ -1144,6 +1193,6 @@ def promise_cases() -> list[dict]:
 
 
 def all_api_cases() -> list[dict]:
-    return (pg_cases() + binary_grid_cases() + finite_g_cases() + closed_form_cases() + all_points_cases()
+    return (pg_cases() + law_cases() + binary_grid_cases() + finite_g_cases() + closed_form_cases() + all_points_cases()
             + baseline_cases() + kl_cases() + unnamed_cases() + predict_cases() + type_cases()
             + solver_argument_cases() + more_cases() + size_cases() + promise_cases())

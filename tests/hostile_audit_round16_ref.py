@@ -87,6 +87,15 @@ def count_pg(pi, rewards, G, kind="scale", ddof=0, eps=0.0):
     return out
 
 
+def law_pg(pi, levels, probs, G, kind="scale", ddof=0, eps=0.0):
+    """``P_G(o|pi)`` for random rewards: ``probs[o][l] = P(r = levels[l] | o)``. Each member's reward is a draw from
+    the mixture ``w_l = sum_o pi(o) probs[o][l]``, so ``E[A_1 | r_1 = v_l]`` is :func:`count_pg` of the levels as
+    outputs with policy ``w``, and ``P_G(o) = sum_l probs[o][l] E[A_1 | r_1 = v_l]``."""
+    w = [math.fsum(p * pr[l] for p, pr in zip(pi, probs)) for l in range(len(levels))]
+    e = count_pg(w, list(levels), G, kind, ddof, eps)
+    return [math.fsum(pr[l] * e[l] for l in range(len(levels))) for pr in probs]
+
+
 def binomial_pg(x, G, ddof=0, eps=0.0):
     """``(P_G(a), P_G(b))``, SPEC section 2's binomial form (deterministic ``r(a) > r(b)``, scale)."""
     if G == math.inf:
