@@ -481,7 +481,7 @@ def kl_cases() -> list[dict]:
         ("Objective(kl_value_clamp=-3)", lambda: Objective(beta=1.0, kl_estimator="k3", kl_value_clamp=-3.0), ["kl_value_clamp"]),
         ("Objective(kl_log_ratio_clamp=nan)", lambda: Objective(beta=1.0, kl_estimator="k3", kl_log_ratio_clamp=math.nan),
          ["kl_log_ratio_clamp"]),
-        ("Objective(kl_placement='advantage', kl_estimator=None)",
+        ("Objective(kl_placement='advantage', kl_estimator='k5')",
          lambda: Objective(beta=1.0, kl_placement="advantage", kl_estimator="k5"), ["k5"]),
     ]:
         out.append(_err(G_, lab, call, names))
@@ -767,7 +767,7 @@ def predict_cases() -> list[dict]:
         ("predict(interval=None)", lambda: predict(samples_from_counts([4], [1]), Objective(beta=0.5), interval=None),
          ["interval"]),
         ("binomial_interval(5, 4) (c > n)", lambda: binomial_interval(5, 4), ["5"]),
-        ("binomial_interval(2, 0) (n = 0)", lambda: binomial_interval(0, 0), ["n"]),
+        ("binomial_interval(0, 0) (n = 0)", lambda: binomial_interval(0, 0), ["n"]),
         ("binomial_interval(2.5, 10)", lambda: binomial_interval(2.5, 10), ["2.5"]),
         ("unbiased_pass_at_k(n=9, c=3, k=10) (k > n)", lambda: unbiased_pass_at_k(9, 3, 10), ["k"]),
         ("unbiased_pass_at_k(n=-1, c=0, k=1)", lambda: unbiased_pass_at_k(-1, 0, 1), ["-1"]),
