@@ -31,6 +31,7 @@ import decimal
 import fractions
 import functools
 import inspect
+import sys
 from collections.abc import Mapping
 
 import numpy as np
@@ -42,7 +43,7 @@ __all__ = ["checked", "Replace", "passed_to", "num", "arr", "span", "numbers", "
            "texts", "one_of", "instance", "registered", "register_class", "is_instance", "dataclass_fields", "mapping",
            "dataframe", "items", "listed", "flag", "function", "optional", "seed_or_generator", "index_below",
            "levels_and_weights", "broadcasts_to", "has_columns", "has_keys", "at_most", "same_length", "flags",
-           "on_failure", "OBJECTIVE", "QUESTION", "MAX_STEPS", "COUNT", "POSITIVE_COUNT", "SEED"]
+           "on_failure", "from_outside", "point_array", "row_indices", "OBJECTIVE", "QUESTION", "MAX_STEPS", "COUNT", "POSITIVE_COUNT", "SEED"]
 
 #: Largest number of steps, grid points, samples or starts an entry point takes: each costs at least a
 #: microsecond and most tens of them: 10^7 of them take minutes, more would take hours.
@@ -520,6 +521,55 @@ def on_failure(**checks) -> None:
     caller re-raises the original error (a bug, not bad input). Valid calls pay nothing."""
     for name, (rule, value) in checks.items():
         rule(name, value)
+
+
+def from_outside(depth: int = 1) -> bool:
+    """Whether the frame ``depth`` levels above the caller of this function runs code outside the package
+    (``depth=1``: the caller's caller, the one that called the function asking); the argument rules' wrapper
+    (:func:`checked`) between them is skipped."""
+    frame = sys._getframe(depth + 1)
+    while frame is not None and frame.f_globals.get("__name__") == __name__:
+        frame = frame.f_back
+    name = "" if frame is None else frame.f_globals.get("__name__", "")
+    return not (name == "grpo_theory" or name.startswith("grpo_theory."))
+
+
+def point_array(name: str, value, shape, what: str) -> np.ndarray:
+    """A point a public method of a solver's problem takes (free logits, class log-probabilities, a policy):
+    ``value`` as a float array of ``shape`` (an int: that many entries, 1-D; or a tuple), any values, NaN and
+    infinities included (the solvers pass trial points). A float ndarray of that shape is returned as it is (the
+    solvers' own calls: one type test, no copy); anything else is checked as :func:`numbers` checks it and
+    returned as ``np.asarray(value, dtype=float)``, or refused naming ``name``, the shape expected (``what``
+    says what its entries are) and the value."""
+    want = (shape,) if isinstance(shape, int) else tuple(shape)
+    batched = want[:1] == (Ellipsis,)                   # (..., C): any leading axes, C entries on the last
+    if value.__class__ is np.ndarray and value.dtype.char == "d" and (
+            value.shape[-1:] == want[1:] and value.size if batched else value.shape == want):
+        a = value
+    else:
+        numbers()(name, value)
+        a = np.asarray(value, dtype=float)
+        if (a.shape[-1:] != want[1:] or not a.size) if batched else (a.shape != want):
+            shown = f"(..., {want[1]})" if batched else str(want)
+            raise InvalidInputError(f"{name} must hold {what}: shape {shown}, got shape {a.shape} ({_shown(value)})")
+    if from_outside(2) and not np.isfinite(a).all():
+        raise InvalidInputError(f"{name} must hold finite numbers (the solvers' own trial points may not be; a point "
+                                f"given from outside the package must), got {_shown(value)}")
+    return a
+
+
+def row_indices(name: str, value, n: int) -> int:
+    """Refuse ``value`` unless it is a 1-D array of indices below ``n`` (which of ``n`` problems a batch call
+    evaluates); return how many it holds. An integer ndarray is tested with two reductions, nothing more."""
+    if not (value.__class__ is np.ndarray and value.dtype.kind in "iu" and value.ndim == 1):
+        indices(name, value)
+        value = np.asarray(value)
+        if value.ndim != 1:
+            raise InvalidInputError(f"{name} must be a 1-D array of problem indices, got shape {value.shape}")
+    if value.size and (value.min() < 0 or value.max() >= n):
+        bad = value[(value < 0) | (value >= n)][0]
+        raise InvalidInputError(f"{name} holds {bad}, out of range: there are {n} problems (0 to {n - 1})")
+    return value.size
 
 
 def same_length(what: str = "", **arrays) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -77,9 +78,19 @@ class _BadYamlNumber(ValueError):
     pass
 
 
-def _unique_key_loader():
+#: OmegaConf's YAML floats (omegaconf/_utils.py ``get_yaml_loader``): YAML 1.1's, and ``1e-3`` without a dot.
+_OMEGACONF_FLOAT = re.compile(r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
+    |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
+    |\.[0-9_]+(?:[eE][-+][0-9]+)?
+    |[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*
+    |[-+]?\.(?:inf|Inf|INF)
+    |\.(?:nan|NaN|NAN))$""", re.X)
+
+
+def _unique_key_loader(omegaconf_floats: bool = False):
     """PyYAML's SafeLoader, refusing a key given twice in one mapping (it keeps the last silently); a merge key
-    (``<<: *anchor`` or ``<<: [*a, *b]``) merges as YAML says: the mapping's own keys win over merged ones."""
+    (``<<: *anchor`` or ``<<: [*a, *b]``) merges as YAML says: the mapping's own keys win over merged ones. With
+    ``omegaconf_floats``, numbers are read as OmegaConf (Hydra, verl) reads them: ``1e-3`` is a float."""
     import yaml
 
     class UniqueKeyLoader(yaml.SafeLoader):
@@ -129,16 +140,19 @@ def _unique_key_loader():
             return value
 
     UniqueKeyLoader.add_constructor("tag:yaml.org,2002:float", UniqueKeyLoader.construct_yaml_float)
+    if omegaconf_floats:
+        UniqueKeyLoader.add_implicit_resolver("tag:yaml.org,2002:float", _OMEGACONF_FLOAT, list("-+0123456789."))
     return UniqueKeyLoader
 
 
-def read_yaml(path: str | Path, what: str, expected: str):
-    """``path`` parsed as YAML; a missing file or bad YAML is an InvalidInputError naming ``what``."""
+def read_yaml(path: str | Path, what: str, expected: str, *, omegaconf_floats: bool = False):
+    """``path`` parsed as YAML; a missing file or bad YAML is an InvalidInputError naming ``what``. With
+    ``omegaconf_floats``, ``1e-3`` is a float, as OmegaConf reads it (Hydra's configs: verl)."""
     import yaml
 
     text = read_text(path, what, expected=expected)
     try:
-        data = yaml.load(text, Loader=_unique_key_loader())
+        data = yaml.load(text, Loader=_unique_key_loader(omegaconf_floats))
     except _DuplicateYamlKey as exc:
         raise InvalidInputError(f"{what} {str(path)!r}: the key {exc.args[0]!r} appears twice in one mapping "
                                 f"(line {exc.args[1]}); YAML would keep the last silently") from None

@@ -17,11 +17,10 @@ not checked again, so the solvers compute what they computed without the check.
 
 from __future__ import annotations
 
-import sys
 
 import numpy as np
 
-from ._checks import numbers
+from ._checks import from_outside, numbers
 from .errors import InvalidInputError
 
 __all__ = ["LAW_TOL", "check_law", "law", "log_law", "log_probabilities", "from_outside"]
@@ -82,17 +81,6 @@ def check_law(name: str, value, *, log: bool = False) -> None:
         exp = "exp's " if log else ""
         which = (f"row {row} {shown} has the {exp}sum" if row else f"got {shown}, whose {exp}sum is")
         raise InvalidInputError(f"{name} must hold {what}; {which} {summed!r}")
-
-
-def from_outside(depth: int = 1) -> bool:
-    """Whether the frame ``depth`` levels above the caller of this function runs code outside the package
-    (``depth=1``: the caller's caller, the one that called the function asking); the argument rules' wrapper
-    (:func:`grpo_theory._checks.checked`) between them is skipped."""
-    frame = sys._getframe(depth + 1)
-    while frame is not None and frame.f_globals.get("__name__") == "grpo_theory._checks":
-        frame = frame.f_back
-    name = "" if frame is None else frame.f_globals.get("__name__", "")
-    return not (name == "grpo_theory" or name.startswith("grpo_theory."))
 
 
 def law(*, ndim=None, finite=False, base=None):

@@ -485,8 +485,15 @@ def level_expectations(v: np.ndarray, log_w: np.ndarray, obj, *, part: str = "me
     kwargs = {} if max_count_vectors is None else {"max_count_vectors": max_count_vectors}
     if not isinstance(log_w, np.ndarray):
         as_array("log_w", log_w)                 # ragged or not numbers: named here; the hook converts it itself
-    if from_outside():
+    if from_outside():                  # as grpo_theory.preference.level_expectations checks its arguments
+        numbers(ndim=1, nonempty=True, finite=True)("v", v)
+        numbers()("log_w", log_w)
+        levels_and_weights(v, log_w)
         check_law("log_w", log_w, log=True)
+        OBJECTIVE("obj", obj)
+        one_of("mean", "positive", "negative")("part", part)
+        if max_count_vectors is not None:
+            num(1, integer=True)("max_count_vectors", max_count_vectors)
     try:
         hook = obj.advantage_variant.hook("expectations")
     except AttributeError:
@@ -531,6 +538,24 @@ def tie_free_probability(R: np.ndarray, log_w: np.ndarray, group_size: int | flo
     return (1.0 - tie) @ np.asarray(R, dtype=float).T
 
 
+def _outside_gradient_inputs(P, penalty_slope, log_pi, obj, u) -> None:
+    """:func:`regularised_gradient`'s arguments as a caller outside the package gives them: NumPy arrays of numbers
+    (``P`` finite, ``penalty_slope`` without NaN: ``-inf`` where ``pi = 0``), ``log_pi`` a log-law, of shapes that
+    broadcast together, and an Objective."""
+    ndarray(finite=True)("P", P)
+    ndarray()("penalty_slope", penalty_slope)
+    if np.isnan(penalty_slope).any():
+        raise InvalidInputError(f"penalty_slope holds NaN ({plain(penalty_slope)[:80]}); expected the penalty's "
+                                "slope at each answer (-inf allowed where pi = 0)")
+    ndarray()("log_pi", log_pi)
+    check_law("log_pi", log_pi, log=True)
+    OBJECTIVE("obj", obj)
+    if u is not None:
+        ndarray()("u", u)
+        arr(0.0, 1.0)("u", u)
+    broadcastable(P=P, penalty_slope=penalty_slope, log_pi=log_pi, **({} if u is None else {"u": u}))
+
+
 def regularised_gradient(P: np.ndarray, penalty_slope: np.ndarray, log_pi: np.ndarray, obj: Objective,
                          u: np.ndarray | None) -> np.ndarray:
     """``g(o) = P(o) - beta u(o) c(o) - c_H U (log pi(o) + 1)``: the gradient in ``pi(o)`` at ``pi_old = pi``.
@@ -553,8 +578,8 @@ def regularised_gradient(P: np.ndarray, penalty_slope: np.ndarray, log_pi: np.nd
     numpy.ndarray, shape (..., C)
         ``g(o)``.
     """
-    if from_outside():                  # ``log_pi`` a log-law; the package's own calls are not checked again
-        check_law("log_pi", log_pi, log=True)
+    if from_outside():                  # the package's own calls (trial points) are not checked again
+        _outside_gradient_inputs(P, penalty_slope, log_pi, obj, u)
     try:
         if u is None:
             pen, U = penalty_slope, 1.0

@@ -18,7 +18,7 @@ from . import variants
 from .errors import NoStationaryPolicy, TheoryWarning
 from .integrations.mapping import explain, load_config_file
 from .integrations.openrlhf import read_openrlhf_config
-from .integrations.trl import read_trl_config
+from .integrations.trl import as_trl_parser_reads, read_trl_config
 from .integrations.verl import read_verl_config
 from .predict import predict, read_samples, reward_kl_tradeoff
 from .predict.core import MAX_TRADEOFF_BETAS
@@ -34,6 +34,8 @@ def _read_config(framework: str, path_text: str):
     """A config file as data (:func:`~grpo_theory.integrations.mapping.load_config_file`); a TRL one must
     hold a JSON object."""
     config = load_config_file(framework, path_text)
+    if framework == "trl" and isinstance(config, dict) and Path(path_text).suffix.lower() in (".yaml", ".yml"):
+        config = as_trl_parser_reads(config)         # `trl grpo --config` types its values as argparse does
     if framework == "trl" and not isinstance(config, (dict, list)):
         raise InvalidInputError(f"config {str(Path(path_text))!r} must hold a JSON or YAML object of GRPOConfig fields "
                                 "(or be a `trl grpo --field value` command line), "
@@ -113,8 +115,8 @@ def cmd_explain(args) -> int:
 def _critical_beta_line(obj, question) -> str | None:
     """With a clamped KL in the loss: the clamp's critical beta (for the question, else for binary prompts with
     p_ref 0.1, 0.5, 0.9) and how far beta is below it."""
-    if obj is None or obj.kl_value_clamp is None or not obj.placement_variant.in_loss:
-        return None
+    if obj is None or obj.kl_value_clamp is None or not obj.placement_variant.in_loss or obj.beta == 0:
+        return None                 # beta = 0 (OpenRLHF's init_kl_coef 0 keeps its clamp): no KL term to clamp
     qs = [("this question", question)] if question is not None else \
         [(f"p_ref {p:g}", binary_question(p)) for p in (0.1, 0.5, 0.9)]
     vals = []

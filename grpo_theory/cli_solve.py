@@ -15,21 +15,25 @@ from .errors import NoStationaryPolicy
 from .problem import InvalidInputError, Objective, Question
 from .solvers import ClassProblem, log_pooling, nash_equilibrium, stationary_points, stationary_policy
 from .solvers.baselines import NASH_MIN_BETA
+from .solvers.search import CERTIFY_BOXES
+from .solvers.work import CERTIFY_MAX_BOX_WORK, SEARCH_MAX_WORK
 
 VARIANTS = [(pen, norm) for pen in ("reverse", "direct") for norm in ("scale", "shift")]
 
 
-#: Above this many count vectors per P_G evaluation, `solve` refuses: its table's four searches evaluate P_G
-#: thousands of times, about 0.13 ms per count vector on one core with five or more levels (12 levels at G = 8,
-#: 31,824 vectors: 2.3 s; at G = 12, 1.35 million: about 3 min), so under a minute below it.
-SOLVE_MAX_COUNT_VECTORS = 400_000
-#: The same for three or four levels, where the certified search examines up to 10,000 boxes: about 1.8 ms per
-#: count vector (3 levels at G = 100, 5,050 vectors: 8.6 s; G = 150: 20 s; G = 300, 45,451: about 3 min).
-SOLVE_MAX_COUNT_VECTORS_CERTIFIED = 25_000
+#: Above this many count vectors per P_G evaluation times classes, `solve` refuses with five or more levels: its
+#: table's four multi-start searches cost about 4-7 us each (solvers.work.SEARCH_MAX_WORK for the four; 14
+#: distinct rewards at G = 8, 77,520 vectors: 13 s of CPU; 16 at G = 8, 170,544: about 70 s), so under 30 s below it.
+SOLVE_MAX_COUNT_VECTORS = SEARCH_MAX_WORK // 4
+#: The same in count vectors alone for three or four levels, where each of the four certified searches examines up to
+#: 10,000 boxes at 4.6e-8 s per box and count vector (solvers.work; 3 levels at G = 100, 5,050 vectors: the table in
+#: 8.6-12 s of CPU; G = 200, 20,100: over 20 s of CPU in 75 s of wall on a loaded machine; G = 300: about 3 min).
+SOLVE_MAX_COUNT_VECTORS_CERTIFIED = int(CERTIFY_MAX_BOX_WORK // (4 * CERTIFY_BOXES))
 
 #: Above this many classes (outputs with distinct reward laws), `solve` refuses: its table runs four multi-start
-#: searches, each bounded by SEARCH_WORK_BUDGET but about 15-45 s at 300 classes and 2 min at 1,000 on one core.
-SOLVE_MAX_CLASSES = 300
+#: searches (30 distinct rewards at G = inf: the table in 11 s of CPU; 100: 38 s, over 75 s of wall on a loaded
+#: machine; 300: 1-3 min), so under about 25 s of CPU below it.
+SOLVE_MAX_CLASSES = 60
 #: From this many classes on, `solve` prints a progress line before each variant (a few seconds each and more).
 SOLVE_PROGRESS_CLASSES = 30
 
@@ -45,11 +49,16 @@ def _check_solve_cost(q: Question, group_size) -> str:
             raise InvalidInputError(
                 f"--pi-ref's {q.n_outputs:,} outputs fall in {n_classes:,} classes (outputs with distinct reward "
                 f"laws); the solve table's four multi-start searches over more than {SOLVE_MAX_CLASSES} classes "
-                "would run for many minutes. From Python, stationary_policy(question, objective) gives the point "
-                "the flow from pi_ref reaches in seconds, and stationary_points(...) one variant's search, bounded "
-                "by solvers.multi_class.SEARCH_WORK_BUDGET (about 2 min at 1,000 classes)")
+                "would run for a minute or more. From Python, stationary_policy(question, objective) gives the "
+                "point the flow from pi_ref reaches (up to 1,000 classes; seconds at 100), and stationary_points(...) "
+                "one variant's search (up to 300 classes, 14-42 s)")
         many = (f"a multi-start search over {n_classes} classes per variant"
                 if n_classes >= SOLVE_PROGRESS_CLASSES else "")
+    elif q.n_outputs > SOLVE_MAX_CLASSES:          # a preference matrix: every output its own class
+        raise InvalidInputError(
+            f"--preference gives {q.n_outputs:,} outputs, each its own class; the solve table's searches over more "
+            f"than {SOLVE_MAX_CLASSES} would run for a minute or more (300 outputs: over 75 s). From Python, "
+            "nash_equilibrium(question, beta) gives NLHF's equilibrium (up to 1,500 outputs)")
     else:
         many = ""
     if math.isinf(group_size) or not q.has_reward_law:
@@ -57,7 +66,8 @@ def _check_solve_cost(q: Question, group_size) -> str:
     n_levels = len(np.unique(np.asarray(q.reward_levels))) if getattr(q, "reward_levels", None) is not None \
         else len(np.unique(q.expected_reward))
     n = n_count_vectors(int(group_size), n_levels)
-    limit = SOLVE_MAX_COUNT_VECTORS_CERTIFIED if n_levels <= 4 else SOLVE_MAX_COUNT_VECTORS
+    limit = SOLVE_MAX_COUNT_VECTORS_CERTIFIED if n_levels <= 4 else \
+        SOLVE_MAX_COUNT_VECTORS // (n_classes if q.has_reward_law else n_levels)
     if n_levels >= 3 and n > limit:
         g_lo, g_hi = 2, int(group_size)                    # the largest G within the limit, by bisection
         while g_hi - g_lo > 1:
@@ -65,7 +75,10 @@ def _check_solve_cost(q: Question, group_size) -> str:
             g_lo, g_hi = (mid, g_hi) if n_count_vectors(mid, n_levels) <= limit else (g_lo, mid)
         raise InvalidInputError(
             f"--group-size {group_size} with {n_levels} reward levels needs {n:,} count vectors per evaluation of "
-            f"P_G (the limit here is {limit:,}: the table's searches evaluate P_G thousands of times and would run "
+            f"P_G (the limit here is {limit:,}"
+            + (f", {SOLVE_MAX_COUNT_VECTORS:,} count vectors x classes over its "
+               f"{n_classes if q.has_reward_law else n_levels} classes" if n_levels > 4 else "")
+            + f": the table's searches evaluate P_G thousands of times and would run "
             f"for minutes). Use --group-size inf (the large-G limit, exact: the stationary points approach it as "
             f"O(1/G)), a G of at most {g_lo}, or, from Python, stationary_policy(question, objective) for the "
             "point the flow from pi_ref reaches")

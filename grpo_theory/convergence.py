@@ -368,6 +368,10 @@ def check_trajectories(steps, values, *, se=None, tail: float = TAIL, alpha: flo
                                 f"alpha={alpha!r}, drift_tol={drift_tol!r}, spread_tol={spread_tol!r}, "
                                 f"logit_drift_tol={logit_drift_tol!r}, creep_tol={creep_tol!r}, "
                                 f"windows={windows!r} (an int >= 3 or None)")
+    if se is not None and np.ndim(values) == 1:
+        # one prompt given as a 1-d series: its se broadcasts to that series' shape, as documented
+        broadcasts_to("se", se, (y.shape[0],), "values")
+        se = np.broadcast_to(np.asarray(se, dtype=float), (y.shape[0],))[:, None]
     broadcasts_to("se", se, y.shape, "values")
     broadcasts_to("reward", reward, t.shape, "steps")
     s2 = np.zeros_like(y) if se is None else np.broadcast_to(np.asarray(se, dtype=float) ** 2, y.shape)

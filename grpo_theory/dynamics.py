@@ -46,10 +46,29 @@ from .solvers import (
     stationary_points,
     token_level,
 )
+from .solvers.work import (
+    MAX_BATCH_SAMPLES,
+    MAX_FLOW_VALUES,
+    count_vectors,
+    refuse_slow,
+    search_work_checked,
+    step_seconds,
+)
 
 __all__ = ["Trajectory", "flow", "ascent", "basins", "Basin", "grpo_steps", "output_gradient",
            "proximal_map", "map_fixed_points", "map_cycles", "arcsin_potential", "potential_objective",
            "MapFixedPoint"]
+
+
+def _points_checked(q: Question, obj: Objective, with_points: bool, caller: str) -> None:
+    """With ``with_points``, refuse up front (before the path) a stationary-point search that would run for minutes."""
+    if not with_points:
+        return
+    try:
+        search_work_checked(q, obj, caller=f"{caller}(..., with_points=True)")
+    except InvalidInputError as exc:
+        raise InvalidInputError(f"{exc}; or with_points=False (the path alone; then stationary_points(q, obj, ...) "
+                                "with the options above)") from None
 
 
 @dataclass(frozen=True)
@@ -220,7 +239,9 @@ def flow(q: Question, obj: Objective, pi0, t, *, with_points: bool = True, rtol:
     Raises
     ------
     InvalidInputError
-        When ``pi0`` is not a valid start or ``t`` is not a non-decreasing 1-d array of times ``>= 0``.
+        When ``pi0`` is not a valid start or ``t`` is not a non-decreasing 1-d array of times ``>= 0``; up front,
+        when ``t`` holds more than :data:`~grpo_theory.solvers.work.MAX_FLOW_VALUES` values of ``pi`` (times x outputs), or ``with_points``
+        asks for a search that would run for minutes (:func:`~grpo_theory.solvers.search.search_work_checked`).
     RuntimeError
         When the ODE solver fails.
 
@@ -244,6 +265,12 @@ def flow(q: Question, obj: Objective, pi0, t, *, with_points: bool = True, rtol:
         raise InvalidInputError(f"t must be a non-decreasing 1-d array of finite times, got {plain(t)}")
     if t[0] < 0:
         raise InvalidInputError(f"t must be >= 0 (pi0 is the policy at time 0), got t = {plain(float(t[0]))}")
+    if t.size * q.n_outputs > MAX_FLOW_VALUES:
+        raise InvalidInputError(
+            f"flow: t has {t.size:,} times for {q.n_outputs:,} outputs, {t.size * q.n_outputs:,} values of pi (about "
+            f"{t.size * q.n_outputs * 43 / 2**30:.1f} GiB at the peak); the limit is {MAX_FLOW_VALUES:,}. Give fewer "
+            "times (the integrator's own steps do not depend on them: t = [0, t_max] gives the end)")
+    _points_checked(q, obj, with_points, "flow")
     if token_level(q, obj):
         return _tree_flow(q, obj, pi0, t, with_points, rtol, atol)
     support = np.flatnonzero(pi0 > 0)
@@ -361,7 +388,9 @@ def ascent(q: Question, obj: Objective, pi0, *, lr: float, steps: int, every: in
     Raises
     ------
     InvalidInputError
-        When ``lr`` is not positive and finite, or ``pi0`` is not a valid start.
+        When ``lr`` is not positive and finite, or ``pi0`` is not a valid start; up front, when the steps would
+        take over :data:`~grpo_theory.solvers.work.MAX_STEP_SECONDS` of CPU by their measured cost, or ``with_points`` asks for a search that
+        would run for minutes.
 
     Examples
     --------
@@ -374,6 +403,11 @@ def ascent(q: Question, obj: Objective, pi0, *, lr: float, steps: int, every: in
     lr = number("lr", lr, low=0.0, low_open=True)
     steps, every = integer("steps", steps, low=0), integer("every", every, low=1)
     pi0 = _check_start(q, obj, pi0)
+    refuse_slow("ascent", f"steps={steps:,} of {step_seconds(q, obj) * 1e6:,.0f} us each",
+                 steps * step_seconds(q, obj),
+                 "Use dynamics.flow(q, obj, pi0, [0, lr * steps]) (the same path in the limit of small steps, with "
+                 "adaptive steps), fewer steps or a larger lr")
+    _points_checked(q, obj, with_points, "ascent")
     support = np.flatnonzero(pi0 > 0)
     rhs = _logit_rhs(q, obj, support)
     theta = np.log(pi0[support])
@@ -543,7 +577,9 @@ def grpo_steps(q: Question, obj: Objective, pi0, *, lr: float, n_batches: int, i
     Raises
     ------
     InvalidInputError
-        For a bad step or count, Monte Carlo groups with ``G = inf``, or a preference-matrix question.
+        For a bad step or count, Monte Carlo groups with ``G = inf``, or a preference-matrix question; up front,
+        over :data:`~grpo_theory.solvers.work.MAX_BATCH_SAMPLES` samples per batch, over :data:`~grpo_theory.solvers.work.MAX_STEP_SECONDS` of CPU by the measured
+        cost of a batch, or where ``with_points`` asks for a search that would run for minutes.
     """
     if obj.is_large_group and n_groups is not None:
         raise InvalidInputError("Monte Carlo groups need a finite group_size")
@@ -562,6 +598,22 @@ def grpo_steps(q: Question, obj: Objective, pi0, *, lr: float, n_batches: int, i
                                 f"(exact expectations, n_groups=None, and the expected flow, dynamics.flow, do); "
                                 f"got {obj.describe()}")
     pi0 = _check_start(q, obj, pi0)
+    if n_groups is not None and n_groups * obj.group_size > MAX_BATCH_SAMPLES:
+        raise InvalidInputError(
+            f"grpo_steps: n_groups={n_groups:,} groups of G={obj.group_size:,} are {n_groups * obj.group_size:,} "
+            f"samples per batch; the limit is {MAX_BATCH_SAMPLES:,} (memory: 10^6 groups of 8 take 314 MB). Use "
+            "fewer groups, or n_groups=None for exact expectations over groups")
+    # a batch: its statistics (exact: 150 us and 110 ns per count vector of P_G; sampled: 70 ns per sample) and
+    # inner_updates steps of 35 us and 0.1 us per output (measured, 3 to 300 outputs)
+    stats_s = 1.5e-4 + 4e-6 * q.n_outputs + (1.1e-7 * count_vectors(q, obj) if n_groups is None
+                                             else 7e-8 * n_groups * obj.group_size)
+    batch_s = stats_s + inner_updates * (3.5e-5 + 1e-7 * q.n_outputs)
+    refuse_slow("grpo_steps", f"n_batches={n_batches:,} batches of {batch_s * 1e3:,.3g} ms each "
+                 f"(inner_updates={inner_updates:,}" + (f", n_groups={n_groups:,}" if n_groups is not None else "")
+                 + ")", n_batches * batch_s,
+                 "Use fewer batches, inner updates or groups, or dynamics.flow(q, obj, pi0, t) for the expected "
+                 "flow")
+    _points_checked(q, obj, with_points, "grpo_steps")
     rng = np.random.default_rng(seed)
     support = np.flatnonzero(pi0 > 0)
     theta = np.log(pi0[support])

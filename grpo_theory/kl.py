@@ -81,6 +81,15 @@ def _log_ratios(obj, lr) -> np.ndarray:
     return as_floats("lr", lr)                   # masked entries, complex, 10**400, a failing __float__: named
 
 
+def _trial_log_ratios(lr) -> np.ndarray:
+    """The unchecked twins' ``lr``: an integer or float ndarray (the solvers' trial points) converted as NumPy
+    does, nothing tested; anything else read as :func:`~grpo_theory._validate.as_floats` reads numbers (None, text,
+    complex numbers and other objects refused by name). NaN and infinities pass: NaN in, NaN out."""
+    if lr.__class__ is np.ndarray and lr.dtype.kind in "fiu":
+        return as_array("lr", lr)
+    return as_floats("lr", lr)
+
+
 def _checked_log_ratios(fn: str, obj, lr) -> np.ndarray:
     """:func:`_log_ratios` with NaN refused by ``fn``'s name and flat index (``+-inf`` pass: ``pi`` or
     ``pi_ref`` zero, given each function's limit)."""
@@ -123,7 +132,7 @@ def _clipped_lr(obj, lr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _raw_value(est: str, lr: np.ndarray) -> np.ndarray:
     """The unclamped value of estimator ``est`` (its registry entry's ``value``)."""
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore", invalid="ignore"):     # k3's inf - inf at lr = -inf: NaN, as documented
         return variants.lookup("kl_estimator", est).value(lr)
 
 
@@ -168,7 +177,7 @@ def flow_value(obj, lr) -> np.ndarray:
     obj, lr : Objective, array_like
         As for :func:`estimator_value`, whose value (after both clamps, of the shape of ``lr``) it returns.
     """
-    lr = as_array("lr", lr)
+    lr = _trial_log_ratios(lr)
     try:
         lr_c, _ = _clipped_lr(obj, lr)
     except (AttributeError, TypeError):
@@ -232,7 +241,7 @@ def flow_coefficient(obj, lr) -> np.ndarray:
     obj, lr : Objective, array_like
         As for :func:`coefficient`, whose ``c`` (of the shape of ``lr``) it returns.
     """
-    lr = as_array("lr", lr)
+    lr = _trial_log_ratios(lr)
     try:
         return _coefficient(obj, lr, flow_value)
     except (AttributeError, TypeError):
@@ -284,7 +293,7 @@ def flow_value_slope(obj, lr) -> np.ndarray:
     obj, lr : Objective, array_like
         As for :func:`value_slope`, whose slope (of the shape of ``lr``) it returns.
     """
-    lr = as_array("lr", lr)
+    lr = _trial_log_ratios(lr)
     try:
         with np.errstate(over="ignore", invalid="ignore"):
             return np.where(_active(obj, lr), _raw_slope(obj.estimator, lr), 0.0)
@@ -460,7 +469,7 @@ def floored_log_ratio(obj, lr) -> np.ndarray:
     obj, lr : Objective, array_like
         As for :func:`flow_log_ratio`, whose floored ``lr`` it returns.
     """
-    lr = as_array("lr", lr)
+    lr = _trial_log_ratios(lr)
     try:
         exponential = obj.estimator_variant.exponential
     except AttributeError:

@@ -623,6 +623,7 @@ def main(argv=None) -> int:
     ap.add_argument("--csv", default=None)
     ap.add_argument("--only", default=None, help="keys containing this text")
     ap.add_argument("--per-arg", type=int, default=None)
+    ap.add_argument("--keys", default=None, help="a file of keys (module:qualname), one a line: only these")
     ap.add_argument("--labels", default=None, help="only these hostile values (labels joined by '|')")
     a = ap.parse_args(argv)
     import os
@@ -630,7 +631,8 @@ def main(argv=None) -> int:
 
     fns = public_callables()
     os.chdir(tempfile.mkdtemp(prefix="api_contract_"))     # a call given out="abc" writes there, not here
-    todo = [c for c in cases(0, a.per_arg) if (a.only is None or a.only in c[0])
+    keys = set(Path(a.keys).read_text().split()) if a.keys else None
+    todo = [c for c in cases(0, a.per_arg, keys) if (a.only is None or a.only in c[0])
             and (a.labels is None or c[2] in a.labels.split("|"))]
     rows, t0 = [], time.time()
     counts = collections.Counter()

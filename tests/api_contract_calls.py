@@ -185,6 +185,13 @@ VALID = {
     "grpo_theory.integrations.verl:read_verl_config": lambda: dict(config={
         "algorithm": {"adv_estimator": "grpo"},
         "actor_rollout_ref": {"rollout": {"n": 5}, "actor": {"use_kl_loss": True, "kl_loss_coef": 0.1}}}),
+    "grpo_theory.integrations.cmdline:detached_arguments": lambda: dict(
+        commands=[(["python3", "-m", "verl.trainer.main_ppo", "a.b=1"], None), (["c.d=2"], None)], c=0),
+    "grpo_theory.integrations.trl:as_trl_parser_reads": lambda: dict(values={"beta": "1e-3", "num_generations": "8"}),
+    "grpo_theory.integrations.mapping:unwrap_logged_config": lambda: dict(
+        data={"wandb_version": 1, "beta": {"desc": None, "value": 0.04}}),
+    "grpo_theory.integrations.cmdline:trainer_arguments": lambda: dict(
+        text="accelerate launch --num_processes 2 train_grpo.py --beta 0.1\n", source="run.sh", hints=("grpo",)),
     "grpo_theory.integrations.cmdline:script_tokens": lambda: dict(text="python train.py --beta 0.1 --n 4\n",
                                                                   source="run.sh"),
     "grpo_theory.integrations.cmdline:hydra_overrides": lambda: dict(tokens=["algorithm.adv_estimator=grpo"],
@@ -261,6 +268,7 @@ VALID = {
     "grpo_theory.solvers.token_weights:monte_carlo_answer_weights": lambda: dict(
         q=Question(pi_ref=[0.5, 0.5], rewards=[1.0, 0.0], answers=[("A", "B"), ("C",)]),
         obj=Objective(beta=0.1, level="token"), pi=[0.5, 0.5], n_samples=200),
+    "grpo_theory.predict.graded:graded_solve_seconds": lambda: dict(n_levels=3, group_size=8),
     "grpo_theory.solvers.certify:certification_scope": lambda: dict(
         q=Question(pi_ref=[0.5, 0.5], reward_levels=[0.0, 1.0], reward_probs=[[0.1, 0.9], [0.6, 0.4]]),
         obj=Objective(beta=1.0)),
@@ -377,6 +385,10 @@ DOCUMENTED_NAN = {
     ("grpo_theory.advantage:reinforce_pp_expectations", "log_w"): "elementwise in log_w, as rloo_expectations",
     ("grpo_theory.advantage:pass_at_k_expectations", "log_w"): "elementwise in log_w, as rloo_expectations",
     ("grpo_theory.advantage:tie_free_probability", "log_w"): "elementwise in log_w, as rloo_expectations",
+    **{(f"grpo_theory.kl:{name}", "lr"): "the unchecked twin (documented): NaN in, NaN out, and k3's inf - inf at "
+                                         "lr = -inf is NaN (the checked twin gives the limit)"
+       for name in ("flow_value", "flow_coefficient", "flow_value_slope", "flow_value_shift", "floored_log_ratio")},
+    ("grpo_theory.predict.graded:predict_graded", "ks"): "unbiased pass@k is NaN where k > n (documented)",
     ("grpo_theory.solvers.kinks:kink_answers", "pi"): "NaN marks an answer on no jump (documented: 'NaN elsewhere'); a "
                                                       "float16 policy rounds the answers off the valid call's jumps",
 }
@@ -447,10 +459,6 @@ SKIPPED = {
     "grpo_theory.studies.free_backend": _TORCH,
     "grpo_theory.studies.tree": _TORCH,
     "grpo_theory.studies.predictions": _TORCH,
-    "grpo_theory.studies.free_more": "reads the free-generation study's count tables (pandas Series of its runs)",
-    "grpo_theory.studies.free_scoring:assemble": "assembles the free-generation study's run tables",
-    "grpo_theory.studies.free_scoring:score": "scores the free-generation study's run tables",
-    "grpo_theory.studies.free_scoring:fit_clock_lsq": "fits the free-generation study's run tables",
     "grpo_theory.studies.free_prompts:candidate_pool": _NO_ARGS,
     "grpo_theory.studies.free_prompts:greeting_pool": _NO_ARGS,
     "grpo_theory.studies.free_prompts:count_correct": _TORCH,
@@ -458,39 +466,22 @@ SKIPPED = {
     "grpo_theory.integrations.trl:make_tracking_callback": _TORCH,
     "grpo_theory.integrations.trl:draw_tracking_figure": _FIGURES,
     "grpo_theory.integrations.trl:installed_trl_version": _NO_ARGS,
-    "grpo_theory.integrations.trl:Probe.question": "the probe's probabilities come from next_token_probs",
     "grpo_theory.integrations.mapping:TheoryMapping": _RESULT,
-    "grpo_theory.integrations.mapping:mapping_of": "the readers' shared last step; its inputs are the readers' own",
-    "grpo_theory.integrations.family:": "takes a reader's own config getter",
     "grpo_theory.symbolic:derive_": _NO_ARGS,
     "grpo_theory.symbolic:family_derivations": _NO_ARGS,
     "grpo_theory.symbolic:all_": _NO_ARGS,
     "grpo_theory.symbolic:render_markdown": _NO_ARGS,
     "grpo_theory.symbolic:Derivation": _RESULT,
     "grpo_theory.symbolic:Proof": _RESULT,
+    "grpo_theory.symbolic_proofs:Derivation": _RESULT,
+    "grpo_theory.symbolic_proofs:Proof": _RESULT,
     "grpo_theory.symbolic_identities:": _NO_ARGS,
-    "grpo_theory.symbolic_proofs:": "takes sympy expressions and symbols (the derivations' own)",
     "grpo_theory.solvers.results:": _RESULT,
     "grpo_theory.solvers.certify:Certificate": _RESULT,
     "grpo_theory.solvers.certify:CertifiedRoot": _RESULT,
     "grpo_theory.solvers.certify:CertifiedSet": _RESULT,
     "grpo_theory.solvers.full_space:FullSpaceStability": _RESULT,
-    "grpo_theory.solvers.classes:ClassProblem.": _INTERNAL,
-    "grpo_theory.solvers.tree:TreeProblem.": _INTERNAL,
     "grpo_theory.solvers.tree:AnswerTree": _RESULT,
-    "grpo_theory.solvers.common:": _INTERNAL,
-    "grpo_theory.solvers.two_class": _INTERNAL,
-    "grpo_theory.solvers.multi_class": _INTERNAL,
-    "grpo_theory.solvers.large_beta:reference_in_rounding": _INTERNAL,
-    "grpo_theory.solvers.large_beta:reference_point": "the searches' answer where reference_in_rounding holds "
-                                                      "(pi_ref, returned as the stationary point)",
-    "grpo_theory.solvers.search:polish": _INTERNAL,
-    "grpo_theory.solvers.search:dedupe": "takes the solvers' StationaryPoint list",
-    "grpo_theory.solvers.search:kkt_checked": "takes the solvers' StationaryPoint",
-    "grpo_theory.solvers.search:basins_of": "takes the solvers' StationaryPoint list",
-    "grpo_theory.advantage:regularised_gradient": _INTERNAL,
-    "grpo_theory.advantage:level_expectations": "the advantage estimators' dispatcher: "
-                                                "grpo_theory.preference.level_expectations is its checked entry",
     "grpo_theory.advantage_enumeration:enumerated_expectations": "takes an estimator's count table",
     "grpo_theory.convergence:window_tests": "check_trajectories' inner test on its own windows",
     "grpo_theory.convergence:Drop": _RESULT,
@@ -502,26 +493,17 @@ SKIPPED = {
     "grpo_theory.predict.core:Prediction": _RESULT,
     "grpo_theory.predict.finite:FinitePrediction": _RESULT,
     "grpo_theory.predict.samples:SampleTable": "built by read_samples and samples_from_counts, which check it",
+    "grpo_theory.solvers.common:Problem": "a typing.Protocol: the interface ClassProblem and TreeProblem implement "
+                                          "(both covered); it has no instances and no code to call",
+    "grpo_theory.studies.free_more:more_": _TORCH,
     "grpo_theory.predict.clock:FlowTable": "built by flow_table",
     "grpo_theory.predict.coupled:CoupledTrajectory": _RESULT,
     "grpo_theory.predict.calibrate:Fit": _RESULT,
     "grpo_theory.predict.conformal:ConformalOffsets": _RESULT,
-    "grpo_theory.predict.conformal:conformal_interval": "takes the ConformalOffsets conformal_offsets returns",
-    "grpo_theory.predict.calibrate:predictive_interval": "takes the Fit fit_flow returns",
-    "grpo_theory.predict.calibrate:fit_flow": "fits a bootstrap (seconds); predict(measured=...) reaches it with checked input",
-    "grpo_theory.predict.calibrate:fit_flows": "fits a bootstrap (seconds); predict(measured=...) reaches it with checked input",
-    "grpo_theory.predict.scoring:score_table": "takes fit_flows' predictions",
-    "grpo_theory.predict.finite:": "predict(measured=...) reaches it with checked input",
-    "grpo_theory.predict.graded:predict_graded": "predict's path for graded rewards; predict checks its input",
-    "grpo_theory.predict.field:PromptField.engine_h": "the flow engine's inner call",
     "grpo_theory.predict.response:Response.monotone": _NO_ARGS,
-    "grpo_theory.predict.response:Response.range_over": "Response.solve's inner bracket search",
     "grpo_theory.solvers.search:Method": _ENUM,
     "grpo_theory.solvers.search:Status": _ENUM,
     "grpo_theory.variants:": _REGISTRY,
-    "grpo_theory.kl:flow_": "the solvers' unchecked twin of a checked kl function (its docstring says so): a trial "
-                            "point an integrator rejects may hold NaN; the checked function is covered",
-    "grpo_theory.kl:floored_log_ratio": "the solvers' unchecked twin of flow_log_ratio (its docstring says so)",
 }
 
 
@@ -531,3 +513,221 @@ def skip_reason(key: str) -> str | None:
         return SKIPPED[key]
     best = max((p for p in SKIPPED if key.startswith(p)), key=len, default=None)
     return SKIPPED[best] if best else None
+
+
+# ---------------------------------------------------------------- the calls round 16 added (contract16)
+# Rule: a public callable is covered unless it trains or loads a model, draws a figure, takes no argument, or is an
+# exception, warning or enumeration type. "It takes what the library builds" is no reason: a user can build a
+# ClassProblem, a StationaryPoint list, a Fit or a ConformalOffsets with the public API and hand over anything.
+def _cp3():
+    from grpo_theory.solvers.classes import ClassProblem
+
+    return ClassProblem(_q3(), Objective(beta=0.5))
+
+
+def _cp2(beta=0.5):
+    from grpo_theory.solvers.classes import ClassProblem
+
+    return ClassProblem(_q2(), Objective(beta=beta, group_size=8))
+
+
+def _tp():
+    from grpo_theory.solvers.tree import TreeProblem
+
+    return TreeProblem(_tree_q(), Objective(beta=0.5, level="token"))
+
+
+def _points():
+    from grpo_theory import stationary_points
+
+    return list(stationary_points(Question([0.14, 0.86], rewards=[1, 0]),
+                                  Objective(beta=1.0, group_size=inf, penalty="direct")).points)
+
+
+def _point():
+    from grpo_theory import stationary_policy
+
+    return stationary_policy(_q2(), Objective(beta=0.5))
+
+
+def _coarse_field():
+    from grpo_theory.predict.field import PromptField
+
+    return PromptField(Objective(beta=0.5), [0.2, 0.5, 0.7], z_step=1.0, tol=1.0)
+
+
+def _fit():
+    from grpo_theory.predict.calibrate import fit_flow
+
+    return fit_flow(_coarse_field(), [0, 1], [1, 3], [4, 4], n_boot=4)
+
+
+def _offsets():
+    from grpo_theory.predict.conformal import conformal_offsets
+
+    return conformal_offsets([0.5, 0.4, 0.3], [1, 2, 1], [4, 4, 4])
+
+
+def _two_batch():
+    from grpo_theory.solvers.two_class_batch import TwoClassBatch
+
+    return TwoClassBatch([_cp2(0.5), _cp2(2.0)])
+
+
+def _multi_batch():
+    from grpo_theory.solvers.multi_class_batch import MultiClassFlowBatch
+    from grpo_theory.solvers.classes import ClassProblem
+
+    q = Question([0.2, 0.3, 0.5], rewards=[1.0, 0.5, 0.0])
+    return MultiClassFlowBatch([ClassProblem(q, Objective(beta=b, group_size=inf)) for b in (0.1, 2.0)])
+
+
+def _free_prompts():
+    return pd.DataFrame(dict(prompt=range(4), label=list("abcd"), answer=list("1234"),
+                             p_ref=[0.3, 0.05, 0.6, 0.2], p_ref_n=400))
+
+
+def _free_measured():
+    rows = []
+    for b in (0.5, 2.0):
+        for q in range(4):
+            rows += [dict(seed=0, beta=b, prompt=q, measured=0.2 + 0.1 * q, measured_n=200, step=st,
+                          kind="intermediate") for st in (10, 20)]
+            rows.append(dict(seed=0, beta=b, prompt=q, measured=0.3 + 0.1 * q, measured_n=400, step=90, kind="final",
+                             conv_status="converged"))
+    return pd.DataFrame(rows)
+
+
+def _free_table():
+    from grpo_theory.studies.free_scoring import assemble
+
+    return assemble(_free_measured(), _free_prompts(), group_size=2, t_max=50.0)
+
+
+_ETA3 = lambda: np.array([0.1, -0.2])          # noqa: E731 - class logits of _cp3 (3 classes, 2 free)
+
+VALID.update({
+    # ---- solvers.common
+    "grpo_theory.solvers.common:sinh_grid": lambda: dict(center=0.0, lo=-100.0, hi=100.0, n=5),
+    "grpo_theory.solvers.common:verdict": lambda: dict(top=-0.3, tol=1e-9, what="J"),
+    "grpo_theory.solvers.common:dedupe": lambda: dict(points=_points()),
+    "grpo_theory.solvers.common:face_kkt": lambda: dict(problem=_cp3(), pi=np.array([0.0, 0.4, 0.6])),
+    "grpo_theory.solvers.common:point_at": lambda: dict(problem=_cp3(), x=_ETA3(), method="flow"),
+    "grpo_theory.solvers.common:polish": lambda: dict(problem=_cp3(), x0=_ETA3(), prefix="flow+root"),
+    # ---- solvers.search
+    "grpo_theory.solvers.search:kkt_checked": lambda: dict(q=_q2(), obj=Objective(beta=0.5), p=_point()),
+    "grpo_theory.solvers.search:basins_of": lambda: dict(points=_points(), best=np.array([True, False])),
+    "grpo_theory.solvers.large_beta:reference_in_rounding": lambda: dict(q=_q2(), obj=Objective(beta=1e300),
+                                                                        cp=_cp2(1e300)),
+    "grpo_theory.solvers.large_beta:reference_point": lambda: dict(q=_q2(), obj=Objective(beta=1e300)),
+    # ---- two and many classes
+    "grpo_theory.solvers.two_class:needs_log_space": lambda: dict(cp=_cp2()),
+    "grpo_theory.solvers.two_class:log_space": lambda: dict(cp=_cp2()),
+    "grpo_theory.solvers.two_class:two_class_points": lambda: dict(cp=_cp2(), n_grid=101),
+    "grpo_theory.solvers.two_class:flow_root_from": lambda: dict(cp=_cp2(), z0=0.0),
+    "grpo_theory.solvers.two_class_batch:supports": lambda: dict(cp=_cp2()),
+    "grpo_theory.solvers.two_class_batch:TwoClassBatch": lambda: dict(problems=[_cp2(0.5), _cp2(2.0)]),
+    "grpo_theory.solvers.two_class_batch:TwoClassBatch.drift": lambda: dict(self=_two_batch(), z=np.array([0.3, -1.0])),
+    "grpo_theory.solvers.two_class_batch:batch_brentq": lambda: dict(
+        f=lambda x, rows: x ** 2 - np.array([2.0, 3.0])[rows], a=np.zeros(2), b=np.full(2, 2.0),
+        fa=np.array([-2.0, -3.0]), fb=np.array([2.0, 1.0])),
+    "grpo_theory.solvers.two_class_batch:batch_flow_roots": lambda: dict(batch=_two_batch()),
+    "grpo_theory.solvers.two_class_batch:batch_flow_policies": lambda: dict(batch=_two_batch()),
+    "grpo_theory.solvers.multi_class:multi_class_policy": lambda: dict(cp=_cp3()),
+    "grpo_theory.solvers.multi_class:multi_class_points": lambda: dict(cp=_cp3(), n_starts=2, seed=0),
+    "grpo_theory.solvers.multi_class_batch:supports_flow": lambda: dict(cp=_cp3()),
+    "grpo_theory.solvers.multi_class_batch:MultiClassFlowBatch": lambda: dict(problems=[_cp3(), _cp3()]),
+    "grpo_theory.solvers.multi_class_batch:MultiClassFlowBatch.free_flow": lambda: dict(
+        self=_multi_batch(), eta=np.array([[0.3, -1.0], [2.0, 0.5]]), rows=np.arange(2)),
+    "grpo_theory.solvers.multi_class_batch:MultiClassFlowBatch.log_pi": lambda: dict(
+        self=_multi_batch(), eta=np.array([[0.3, -1.0], [2.0, 0.5]])),
+    "grpo_theory.solvers.multi_class_batch:batch_flow_endpoints": lambda: dict(problems=[_cp3(), _cp3()], t_max=100.0),
+    # ---- ClassProblem's and TreeProblem's methods
+    **{f"grpo_theory.solvers.classes:ClassProblem.{m}": (lambda: dict(self=_cp3(), eta=_ETA3()))
+       for m in ("free_flow", "kkt", "log_pi", "policy", "residual", "stability")},
+    **{f"grpo_theory.solvers.classes:ClassProblem.{m}": (lambda: dict(self=_cp3(), log_pi_c=np.log([0.2, 0.3, 0.5])))
+       for m in ("class_preference", "flow", "gradient", "gradient_jacobian")},
+    "grpo_theory.solvers.classes:ClassProblem.drift": lambda: dict(self=_cp2(), z=0.3),
+    "grpo_theory.solvers.classes:ClassProblem.expand": lambda: dict(self=_cp3(), pi_c=np.array([0.2, 0.3, 0.5])),
+    "grpo_theory.solvers.classes:ClassProblem.output_preference": lambda: dict(self=_cp3(), pi=np.array([0.2, 0.3, 0.5])),
+    "grpo_theory.solvers.classes:ClassProblem.jump_logits": lambda: dict(self=_cp2()),
+    "grpo_theory.solvers.classes:ClassProblem.logit_bounds": lambda: dict(self=_cp2()),
+    **{f"grpo_theory.solvers.tree:TreeProblem.{m}": (lambda: dict(self=_tp(), x=np.array([0.1, -0.2])))
+       for m in ("edge_gradient", "free_flow", "kkt", "log_cond", "logit_gradient", "policy", "residual",
+                 "stability")},
+    "grpo_theory.solvers.tree:TreeProblem.x_from_policy": lambda: dict(self=_tp(), pi=[0.25, 0.25, 0.5]),
+    "grpo_theory.solvers.tree:TreeProblem.x_from_log_cond": lambda: dict(
+        self=_tp(), log_cond=_tp().log_cond(np.array([0.1, -0.2]))),
+    "grpo_theory.solvers.tree:TreeProblem.centred": lambda: dict(
+        self=_tp(), g=np.array([0.1, -0.2, 0.3, 0.4]), cond=np.exp(_tp().log_cond(np.array([0.1, -0.2])))),
+    # ---- advantage, kl
+    "grpo_theory.advantage:regularised_gradient": lambda: dict(
+        P=np.array([0.1, -0.1]), penalty_slope=np.array([0.2, -0.3]), log_pi=np.log([0.4, 0.6]),
+        obj=Objective(beta=0.5), u=None),
+    "grpo_theory.advantage:level_expectations": lambda: dict(v=np.array([0.0, 1.0]), log_w=np.log([[0.7, 0.3]]),
+                                                            obj=Objective(beta=1.0, group_size=4)),
+    **{f"grpo_theory.kl:{name}": (lambda: dict(obj=Objective(beta=1.0, kl_estimator="k3"),
+                                               lr=np.array([-0.69, 0.0, 0.69])))
+       for name in ("flow_coefficient", "flow_value", "flow_value_shift", "flow_value_slope", "floored_log_ratio")},
+    # ---- predict
+    "grpo_theory.predict.calibrate:fit_flow": lambda: dict(field=_coarse_field(), index=[0, 1], k=[1, 3], m=[4, 4],
+                                                          n_boot=4),
+    "grpo_theory.predict.calibrate:fit_flows": lambda: dict(field=_coarse_field(), index=[0, 1], k=[1, 3], m=[4, 4],
+                                                           n_boot=4),
+    "grpo_theory.predict.calibrate:predictive_interval": lambda: dict(fit=_fit(), m=4),
+    "grpo_theory.predict.calibrate:Fit.summary": lambda: dict(self=_fit()),
+    "grpo_theory.predict.conformal:conformal_interval": lambda: dict(p=[0.3, 0.6], offsets=_offsets(), m=4),
+    "grpo_theory.predict.conformal:ConformalOffsets.summary": lambda: dict(self=_offsets()),
+    "grpo_theory.predict.scoring:score_table": lambda: dict(predictions={"a": [0.5, 0.4]}, k=[1, 2], m=[4, 4],
+                                                           n_boot=20),
+    "grpo_theory.predict.graded:predict_graded": lambda: dict(
+        samples=__import__("grpo_theory.predict", fromlist=["x"]).read_samples(
+            pd.DataFrame({"prompt_id": ["a", "a", "b", "b"], "reward": [0.0, 0.5, 1.0, 0.5]})),
+        obj=Objective(beta=0.5), ks=(1, 2), progress=False),
+    "grpo_theory.predict.finite:match_measured": lambda: dict(
+        samples=samples_from_counts_([64, 64], [3, 30], ["a", "b"]), after=samples_from_counts_([64], [10], ["a"])),
+    "grpo_theory.predict.finite:predict_finite": lambda: dict(
+        samples=samples_from_counts_([64, 64], [3, 30], ["a", "b"]), obj=Objective(beta=0.5), mean_reward=0.4, n_boot=4),
+    "grpo_theory.predict.field:PromptField.engine_h": lambda: dict(self=_field(), z=np.array([0.0, 0.1]), i=0),
+    "grpo_theory.predict.response:Response.range_over": lambda: dict(
+        self=__import__("grpo_theory.predict", fromlist=["x"]).Response(Objective(beta=1.0)),
+        lo=np.array([0.1]), hi=np.array([0.4]), x_lo=np.array([0.3]), x_hi=np.array([0.6])),
+    # ---- integrations
+    "grpo_theory.integrations.family:trl_family": lambda: dict(get={"entropy_coef": 0.01}.get),
+    "grpo_theory.integrations.family:verl_family": lambda: dict(get={"algorithm.adv_estimator": "grpo"}.get,
+                                                               kl_in_reward=False),
+    "grpo_theory.integrations.family:openrlhf_family": lambda: dict(get={"algo.advantage.estimator": "group_norm"}.get),
+    "grpo_theory.integrations.mapping:mapping_of": lambda: dict(obj=Objective(beta=0.5), warns=[], framework="TRL",
+                                                               version="0.19"),
+    "grpo_theory.integrations.trl:Probe.question": lambda: dict(
+        self=__import__("grpo_theory.integrations.trl", fromlist=["x"]).Probe("Q0 ?", ("A", "B"), (1.0, 0.0)),
+        probs=np.array([0.3, 0.6, 0.1])),
+    # ---- symbolic_proofs
+    "grpo_theory.symbolic_proofs:prove_zero": lambda: dict(expr=_sym_x() - _sym_x(), statement="x - x = 0"),
+    "grpo_theory.symbolic_proofs:prove_positive": lambda: dict(expr=_sym_x() ** 2 + 1, var=_sym_x(),
+                                                               statement="x^2 + 1 > 0"),
+    "grpo_theory.symbolic_proofs:prove_sign": lambda: dict(expr=_sym_x() * (1 - _sym_x()), sign=1, statement="s",
+                                                           symbols_ranges={_sym_x(): (0.01, 0.99)}, n_points=20),
+    # ---- studies' pure helpers
+    "grpo_theory.studies.free_scoring:assemble": lambda: dict(measured=_free_measured(), prompts=_free_prompts(),
+                                                              group_size=2, t_max=50.0),
+    "grpo_theory.studies.free_scoring:score": lambda: dict(table=_free_table()),
+    "grpo_theory.studies.free_scoring:fit_clock_lsq": lambda: dict(
+        table=_flow_table(), p_ref=[0.2, 0.5], steps=[10.0, 10.0],
+        measured=_flow_table().at(np.array([0.2, 0.5]), 0.3)),
+    "grpo_theory.studies.free_more:pool_counts": lambda: dict(
+        value=pd.Series([0.5, 0.1]), n=pd.Series([100, 100]),
+        more=pd.DataFrame(dict(prompt=[0, 1], correct_more=[30, 0], n_more=100)), prompt=pd.Series([0, 1])),
+})
+
+
+def samples_from_counts_(n, correct, ids=None):
+    from grpo_theory.predict import samples_from_counts
+
+    return samples_from_counts(n, correct, ids)
+
+
+def _sym_x():
+    import sympy as sp
+
+    return sp.Symbol("x", positive=True)

@@ -13,27 +13,22 @@ override or a flag without its value.
 
 from __future__ import annotations
 
-import ast
 import re
-import shlex
 from collections.abc import Iterable, Mapping, Sequence
 
 from .._checks import checked, mapping, text, texts
 from ..errors import InvalidInputError
+from ._shell import MAX_TOKENS, VARIABLE, script_commands
 
-__all__ = ["script_tokens", "hydra_overrides", "argparse_flags", "looks_like_command", "check_set"]
+__all__ = ["script_tokens", "trainer_arguments", "detached_arguments", "hydra_overrides", "argparse_flags", "looks_like_command",
+           "check_set", "HYDRA_FLAGS"]
 
-_ASSIGN = re.compile(r"^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
-_ARITH = re.compile(r"\$\(\((.*?)\)\)")
-_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::[-=]([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 #: A script's arguments passed on to the trainer (``"$@"``): unknown here, skipped.
 _SCRIPT_ARGS = ("$@", "$*", "${@}", "${*}")
 #: An argparse flag's name after its ``--``: a letter, digit or ``_`` first, then those and ``-`` and ``.``.
 _FLAG = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*")
 #: A Hydra key: dotted names (the override grammar's ``DOT_PATH``).
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*(\.[A-Za-z0-9_\-]+)*")
-#: Most tokens a command line may have (a recipe has a few hundred).
-MAX_TOKENS = 100_000
 
 
 def _scalar(text: str):
@@ -78,6 +73,13 @@ def looks_like_command(text: str) -> bool:
 def script_tokens(text: str, source: str, *, marker: str | None = None) -> list[str]:
     """The tokens of a script's trainer command, variables substituted.
 
+    The text is read as the shell reads it, without running anything: line continuations, comments, quotes,
+    several commands on a line (``;``, ``&&``, ``|``), redirections (``> log 2>&1``, dropped), the script's
+    ``NAME=value`` / ``export NAME=value`` assignments and arrays ``NAME=( ... )`` applied in order, ``$NAME``,
+    ``${NAME}``, ``${NAME:-default}``, ``"${NAME[@]}"`` and ``$((...))`` substituted, an unquoted expansion split
+    at white space as the shell splits it, the script's own arguments (``"$@"``, ``"${@:2}"``) left out. What
+    cannot be known without running the script (``$(date)``, an unset variable) is kept as written.
+
     Parameters
     ----------
     text : str
@@ -85,68 +87,135 @@ def script_tokens(text: str, source: str, *, marker: str | None = None) -> list[
     source : str
         For messages.
     marker : str, optional
-        A token (e.g. ``"main_ppo"``) that starts the trainer command: the tokens after the first one containing
-        it are returned; without it, or when no token contains it, every token of the command lines.
+        A token (e.g. ``"main_ppo"``) that starts the trainer command: the tokens after it in the command holding
+        it are returned; without it, or when no token contains it, every token of the script's commands.
+
+    Raises
+    ------
+    InvalidInputError
+        An unterminated quote or expansion, more than one command holding ``marker``, or more than
+        :data:`MAX_TOKENS` tokens.
     """
-    joined = re.sub(r"\\\r?\n", " ", text)
-    vars_: dict[str, str] = {}
+    commands = script_commands(text, source)
+    if marker is not None:
+        hits = [(c, i) for c, (toks, _op) in enumerate(commands) for i, t in enumerate(toks)
+                if marker in t and "=" not in t and not any(ch.isspace() for ch in t)]
+        holding = sorted({c for c, _ in hits})
+        if len(holding) > 1:                # a sweep script: which run's settings to read is the user's choice
+            raise InvalidInputError(f"{source}: {len(holding)} {marker} commands; the reader reads one trainer "
+                                    "command: give a script (or a command line) with one of them")
+        if holding:
+            first = min(i for c, i in hits if c == holding[0])
+            return commands[holding[0]][0][first + 1:]
     tokens: list[str] = []
-    for raw in joined.splitlines():
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        line = _ARITH.sub(lambda m: _arithmetic(m.group(1), vars_), line)
-        try:
-            parts = shlex.split(line, comments=True)
-        except ValueError as exc:
-            raise InvalidInputError(f"{source}: cannot split the line {line[:80]!r} ({exc})") from None
-        if len(parts) == 1 or (len(parts) == 2 and parts[0] == "export"):
-            m = _ASSIGN.match(" ".join(parts))
-            if m and "." not in m.group(1):
-                vars_[m.group(1)] = _substitute(m.group(2), vars_, source)
-                continue
-        while parts and _ASSIGN.match(parts[0]) and "." not in parts[0].split("=")[0]:
-            m = _ASSIGN.match(parts.pop(0))           # VAR=value prefixes of a command: environment, not overrides
-            vars_[m.group(1)] = _substitute(m.group(2), vars_, source)
-        tokens.extend(_substitute(p, vars_, source) for p in parts)
-        if len(tokens) > MAX_TOKENS:
-            raise InvalidInputError(f"{source}: more than {MAX_TOKENS:,} tokens")
+    for toks, op in commands:
+        if op is not None and tokens:
+            tokens.append(op)
+        tokens.extend(toks)
     if marker is not None:
         starts = [i for i, tok in enumerate(tokens) if marker in tok]
-        commands = [i for i in starts if "=" not in tokens[i]]     # not an override's value (name=main_ppo_run)
-        if len(commands) > 1:               # a sweep script: which run's settings to read is the user's choice
-            raise InvalidInputError(f"{source}: {len(commands)} {marker} commands; the reader reads one trainer "
-                                    "command: give a script (or a command line) with one of them")
-        if starts:
+        if starts:                          # only inside an override's value (name=main_ppo_run)
             return tokens[starts[0] + 1:]
     return tokens
 
 
-def _arithmetic(expr: str, vars_: dict) -> str:
-    """A shell arithmetic expansion ``$((1024 * 3))``: its integer value where it is integers, the script's own
-    variables and ``+ - * / % ( )``; else the expansion as written without spaces (one token, refused where a
-    reader reads it)."""
-    text = re.sub(r"\$?\{?([A-Za-z_][A-Za-z0-9_]*)\}?", lambda m: vars_.get(m.group(1), m.group(0)), expr)
-    if re.fullmatch(r"[0-9+\-*/%() ]+", text) and "**" not in text:
-        try:
-            tree = ast.parse(text.strip().replace("/", "//"), mode="eval")
-            if all(isinstance(n, (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Constant, ast.operator, ast.unaryop))
-                   for n in ast.walk(tree)):
-                return str(int(eval(compile(tree, "<arithmetic>", "eval"), {"__builtins__": {}})))
-        except (SyntaxError, ZeroDivisionError, ValueError):
-            pass
-    return "$((" + "".join(expr.split()) + "))"
+#: Modules run with ``-m`` that launch another program (``python -m torch.distributed.run train.py``): not the trainer.
+_LAUNCHER_MODULES = ("torch.distributed.run", "torch.distributed.launch", "accelerate.commands.launch",
+                     "deepspeed.launcher.runner", "deepspeed")
 
 
-def _substitute(value: str, vars_: dict, source: str) -> str:
-    def repl(m):
-        name = m.group(1) or m.group(3)
-        if name in vars_:
-            return vars_[name]
-        if m.group(2) is not None:                  # ${NAME:-default} and ${NAME:=default}
-            return m.group(2)
-        return m.group(0)                           # not set here: kept as written, refused where read (check_set)
-    return _VAR.sub(repl, value)
+def _entry(tokens: list) -> int | None:
+    """The index of a command's trainer entry: ``grpo`` after ``trl`` (``trl grpo``, ``-m trl.cli grpo``), else the
+    first Python script (``*.py``) or module after ``-m`` / ``--module`` that is not a launcher's own; what comes
+    before it (``accelerate launch --config_file ...``, ``ray job submit ... --``, ``torchrun ...``) is the
+    launcher's."""
+    sub = next((i for i in range(1, len(tokens)) if tokens[i] == "grpo" and "trl" in tokens[i - 1]), None)
+    if sub is not None:
+        return sub
+    for i, t in enumerate(tokens):
+        if t.endswith(".py") and not t.startswith("-") and "=" not in t:
+            return i
+        if i and tokens[i - 1] in ("-m", "--module") and t not in _LAUNCHER_MODULES:
+            return i
+    return None
+
+
+@checked(text=text(), source=text(), hints=texts())
+def trainer_arguments(text: str, source: str, hints: Sequence[str] = ()) -> list[str] | None:
+    """The arguments of a script's trainer command: the tokens after its entry (the training script or module,
+    or ``trl grpo``), a launcher's own flags before it left out.
+
+    Parameters
+    ----------
+    text : str
+        A shell script or one command line (:func:`script_tokens` reads it).
+    source : str
+        For messages.
+    hints : sequence of str, optional
+        Parts of the trainer's entry (``"grpo"``, ``"openrlhf"``): where several commands have an entry, those
+        whose entry holds one are preferred (a data preparation script before the training run).
+
+    Returns
+    -------
+    list of str or None
+        The tokens after the entry; None where no command has one (then the caller reads every token).
+
+    Raises
+    ------
+    InvalidInputError
+        When more than one command is a trainer command (a sweep script): which run to read is the user's choice.
+    """
+    commands = script_commands(text, source)
+    found = [(c, toks, i) for c, (toks, _op) in enumerate(commands) if (i := _entry(toks)) is not None]
+    preferred = [(c, toks, i) for c, toks, i in found if any(h in toks[i] for h in hints)]
+    pick = preferred or found
+    if len(pick) > 1:
+        names = ", ".join(repr(toks[i]) for _c, toks, i in pick[:4])
+        raise InvalidInputError(f"{source}: {len(pick)} trainer commands ({names}); the reader reads one: give a "
+                                "script (or a command line) with one of them")
+    if not pick:
+        return None
+    c, toks, i = pick[0]
+    _refuse_detached(commands, c, source)
+    return toks[i + 1:]
+
+
+#: A token that only a trainer takes: a ``--flag`` or a dotted Hydra override (``a.b=1``, ``+a.b=1``, ``~a.b``).
+_ARGUMENT = re.compile(r"--[A-Za-z].*|[+~]*[A-Za-z_][A-Za-z0-9_\-]*(\.[A-Za-z0-9_\-]+)+(=.*)?")
+
+
+def detached_arguments(commands: list, c: int) -> list[str]:
+    """The command after ``commands[c]`` (from :func:`~grpo_theory.integrations._shell.script_commands`) when it is
+    only more trainer arguments on the next line: bash ended the continued command early (a comment line, an empty
+    line, a space after the final backslash), so the trainer runs without them; else ``[]``.
+
+    Parameters
+    ----------
+    commands : list of (list of str, str or None)
+        A script's commands and the operators before them.
+    c : int
+        The index of the trainer's command.
+
+    Returns
+    -------
+    list of str
+        The detached command's tokens, or ``[]``.
+    """
+    if 0 <= c < len(commands) - 1 and commands[c + 1][1] is None and _ARGUMENT.fullmatch(commands[c + 1][0][0]):
+        return list(commands[c + 1][0])
+    return []
+
+
+def _refuse_detached(commands: list, c: int, source: str) -> None:
+    """Refuse a trainer command (``commands[c]``) followed, on the next line, by a command that is only more of its
+    arguments: bash ended the continued command early (a comment line, an empty line, a space after the final
+    backslash) and the trainer runs without them."""
+    if detached_arguments(commands, c):
+        tok = commands[c + 1][0][0]
+        raise InvalidInputError(f"{source}: the trainer command ends before {tok!r}: in bash a comment line, an empty "
+                                "line or a space after a line's final backslash ends a continued command, so the lines "
+                                f"from {tok!r} on are a command of their own that the trainer does not get (bash then "
+                                "fails on it); remove that line or the space, or move the comment below the command")
 
 
 @checked(values=mapping(), source=text(), shown=mapping(none=True))
@@ -183,7 +252,7 @@ def check_set(values: Mapping, read: Iterable, source: str, shown: Mapping | Non
         raise InvalidInputError(f"read must be setting names (text); one entry is {odd!r} ({type(odd).__name__})")
     for key in read:
         value = values.get(key)
-        m = _VAR.search(value) if isinstance(value, str) else None
+        m = VARIABLE.search(value) if isinstance(value, str) else None
         if m:
             name = m.group(1) or m.group(3)
             raise InvalidInputError(f"{source}: the shell variable ${name} is not set in the script (in "
@@ -195,7 +264,8 @@ def check_set(values: Mapping, read: Iterable, source: str, shown: Mapping | Non
 def hydra_overrides(tokens: Sequence[str], source: str, *, sections: Sequence[str] = (),
                     read: Sequence[str] = ()) -> dict:
     """``a.b.c=value`` tokens (Hydra overrides; ``+`` and ``++`` prefixes allowed, ``~key`` removes) as a flat
-    mapping of dotted keys; other tokens (``python3``, ``-m``, ``2>&1``, ``| tee log``) are skipped up to the
+    mapping of dotted keys; Hydra's own flags (:data:`HYDRA_FLAGS`: ``--config-name NAME``, ``-m``) are skipped
+    wherever they stand; other tokens (``python3``, ``-m``, ``2>&1``, ``| tee log``) are skipped up to the
     first override, and after it any token that is not an override is an error; so is a dotted key in one of
     ``sections`` with no ``=value``, wherever it is.
 
@@ -236,12 +306,19 @@ def hydra_overrides(tokens: Sequence[str], source: str, *, sections: Sequence[st
     """
     out: dict = {}
     started = False
+    skip = False
     for tok in tokens:
+        if skip:                              # the value of a Hydra flag given apart (--config-name NAME)
+            skip = False
+            continue
         if tok in ("|", "&&", ";", "||", "&") or tok.startswith((">", "2>", "1>")):
             if started:
                 break
             continue
         if tok in _SCRIPT_ARGS:               # the script's own arguments passed on: nothing to read
+            continue
+        if tok.partition("=")[0] in HYDRA_FLAGS:      # Hydra's own flags, anywhere on the line: not overrides
+            skip = "=" not in tok and HYDRA_FLAGS[tok]
             continue
         key, eq, value = tok.partition("=")
         if tok.startswith("~") and _KEY.fullmatch(key[1:]):
@@ -252,6 +329,11 @@ def hydra_overrides(tokens: Sequence[str], source: str, *, sections: Sequence[st
         if eq and _KEY.fullmatch(key):
             out[key] = _scalar(value)
             started = True
+        elif started and tok and not tok.strip():       # '\ ' at a line's end: bash ends the command there
+            raise InvalidInputError(f"{source}: {tok!r} is an escaped space, not a Hydra override: a backslash followed "
+                                    "by a space (at the end of a line meant to continue the command) gives the trainer a "
+                                    "space, and bash ends the command at that line: remove the space after the "
+                                    "backslash")
         elif started or (not eq and key.split(".")[0] in sections and "." in key):
             raise InvalidInputError(f"{source}: {tok!r} is not a Hydra override key=value")
     if not started:
@@ -261,6 +343,13 @@ def hydra_overrides(tokens: Sequence[str], source: str, *, sections: Sequence[st
 
 
 _ANY = object()
+
+#: Hydra's own command-line flags (hydra/_internal/utils.py ``get_args_parser``), each with whether it takes a value.
+HYDRA_FLAGS = {"--config-path": True, "-cp": True, "--config-name": True, "-cn": True, "--config-dir": True,
+               "-cd": True, "--experimental-rerun": True, "--package": True, "-p": True, "--info": False,
+               "-i": False, "--multirun": False, "-m": False, "--cfg": True, "-c": True, "--resolve": False,
+               "--run": False, "-r": False, "--shell-completion": False, "-sc": False, "--hydra-help": False,
+               "--version": False, "--help": False, "-h": False}
 
 
 def _remove(out: dict, key: str, value, tok: str, read: Sequence[str], source: str) -> None:
@@ -279,8 +368,9 @@ def _remove(out: dict, key: str, value, tok: str, read: Sequence[str], source: s
         del out[k]
 
 
-@checked(tokens=texts(), source=text(), boolean=texts())
-def argparse_flags(tokens: Sequence[str], source: str, *, boolean: frozenset = frozenset()) -> dict:
+@checked(tokens=texts(), source=text(), boolean=texts(), several=texts())
+def argparse_flags(tokens: Sequence[str], source: str, *, boolean: frozenset = frozenset(),
+                   several: frozenset = frozenset()) -> dict:
     """``--flag value`` / ``--flag=value`` tokens as a mapping of flag names (dashes as underscores) to typed
     values; a flag in ``boolean`` may stand alone (True), any other flag without a value is an error. Tokens before
     the first flag (the program, a script name) are skipped.
@@ -293,6 +383,9 @@ def argparse_flags(tokens: Sequence[str], source: str, *, boolean: frozenset = f
         As for :func:`hydra_overrides`.
     boolean : frozenset of str, optional
         The flags (dashes as underscores) that may stand alone.
+    several : frozenset of str, optional
+        The flags (dashes as underscores) that may take several values (``nargs="+"``: ``--reward_funcs a b``);
+        given more than one, the value is their list.
 
     Returns
     -------
@@ -325,6 +418,13 @@ def argparse_flags(tokens: Sequence[str], source: str, *, boolean: frozenset = f
         elif i + 1 < len(toks) and not toks[i + 1].startswith("--"):
             i += 1
             out[name] = _scalar(toks[i])
+            more = []
+            while name in several and i + 1 < len(toks) and not toks[i + 1].startswith("--") and \
+                    toks[i + 1] not in ("|", "&&", ";", "||", "&"):
+                i += 1
+                more.append(_scalar(toks[i]))
+            if more:
+                out[name] = [out[name], *more]
         elif name in boolean:
             out[name] = True
         else:

@@ -30,6 +30,9 @@ VERL_ADVANTAGES = {
     "grpo_passk": None,
     "gae": None, "reinforce_plus_plus": None, "remax": None, "opo": None, "gpg": None,
 }
+#: verl's policy losses (``@register_policy_loss`` in verl/trainer/ppo/core_algos.py, volcengine/verl b178a3cd5):
+#: ``vanilla`` is the clipped GRPO surrogate, ``gspo`` its per-answer ratio; the others change the loss.
+VERL_LOSS_MODES = ("vanilla", "gspo", "sapo", "gpg", "clip_cov", "kl_cov", "geo_mean", "cispo", "bypass_mode")
 #: OpenRLHF ``advantage_estimator`` -> Objective fields (None: known, not modelled).
 OPENRLHF_ADVANTAGES = {
     "group_norm": {}, "dr_grpo": {"normalization": "shift"}, "rloo": {"advantage": "rloo"},
@@ -162,6 +165,15 @@ def verl_family(get, kl_in_reward: bool) -> tuple[dict | None, list]:
                          "reweighting of questions in a mixed batch is not modelled")
     _entropy_coef(fields, "actor_rollout_ref.actor.entropy_coeff", get("actor_rollout_ref.actor.entropy_coeff"),
                   "verl")
+    mode = get("actor_rollout_ref.actor.policy_loss.loss_mode")
+    if mode == "gspo":                  # one ratio per answer: on-policy, GSPO's gradient (Objective.importance_level)
+        fields["importance_level"] = "sequence"
+    elif mode not in (None, "vanilla"):
+        known = mode in VERL_LOSS_MODES
+        warns.append(f"actor_rollout_ref.actor.policy_loss.loss_mode={mode!r} "
+                     + ("changes the policy loss itself" if known else
+                        f"is none of verl's policy losses ({', '.join(VERL_LOSS_MODES)}; one registered by the run?)")
+                     + ": not modelled; the prediction uses the vanilla clipped surrogate")
     return fields, warns
 
 

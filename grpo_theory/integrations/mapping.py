@@ -27,17 +27,19 @@ from pathlib import Path
 import numpy as np
 
 from .. import kl
-from .._checks import OBJECTIVE, QUESTION, arr, checked, instance, registered, text, texts
+from .._checks import OBJECTIVE, QUESTION, arr, checked, instance, num, registered, text, texts, whole
 from .._laws import law
 from .._io import read_yaml
 from .._json import load_json
 from .._validate import plain, read_text
-from .cmdline import looks_like_command, script_tokens
+from .cmdline import looks_like_command, script_tokens, trainer_arguments
 from ..errors import NoStationaryPolicy, TheoryWarning
 from ..problem import InvalidInputError, Objective, Question, require_regularised
 from ..solvers import log_pooling, stationary_points, stationary_policy
+from ..solvers.work import search_work_checked
 
-__all__ = ["TheoryMapping", "explain", "parse_version", "defaults_for", "mapping_of", "load_config_file"]
+__all__ = ["TheoryMapping", "explain", "parse_version", "defaults_for", "mapping_of", "load_config_file",
+           "unwrap_logged_config"]
 
 #: The readers' warning for a config with no KL term and no entropy bonus (after what made it so).
 UNREGULARISED_WARNING = ("an unregularised objective with no stationary policy (the policy drifts to the best answers, "
@@ -110,7 +112,9 @@ def mapping_of(obj: Objective | None, warns: list, framework: str, version: str 
         An argument of the wrong type (checked in the body: a wrapper would move the warnings' stack level).
     """
     for name, rule, value in (("obj", registered("Objective", none=True), obj), ("framework", text(), framework),
-                              ("warns", texts(), warns), ("version", text(none=True), version)):
+                              ("warns", texts(), warns), ("version", text(none=True), version),
+                              ("stacklevel", whole(1, 1000), stacklevel),
+                              ("temperature", num(0.0, low_open=True, none=True), temperature)):
         rule(name, value)
     if obj is None:
         raise NoStationaryPolicy(f"{framework} {version or '(version unknown)'}: no stationary policy to predict: "
@@ -286,6 +290,7 @@ def explain(mapping: TheoryMapping, question: Question | None = None) -> dict:
             out["question"] = dict(pi_ref=question.pi_ref.tolist(), rewards=question.expected_reward.tolist(),
                                    stationary_policy=None, reason=str(exc))
         return out
+    search_work_checked(question, obj, caller="explain")        # up front: before the policy, not after it
     pol = stationary_policy(question, obj)
     pts = stationary_points(question, obj)
     lp = log_pooling(question.pi_ref, question.expected_reward, obj.beta)
@@ -339,6 +344,39 @@ def clamp_activity(question: Question, obj: Objective, pi: np.ndarray) -> str | 
             f"{ratio[clipped].tolist()}): there the KL term no longer restores them")
 
 
+#: The keys W&B adds to a run's logged config.yaml besides the run's own.
+_WANDB_KEYS = ("wandb_version", "_wandb")
+
+
+def unwrap_logged_config(data):
+    """A run's config as W&B logs it (``config.yaml`` of a run: each key ``{desc: ..., value: ...}`` beside
+    ``wandb_version`` and ``_wandb``) as the config itself; anything else as it is.
+
+    Parameters
+    ----------
+    data : object
+        A parsed JSON or YAML document.
+
+    Returns
+    -------
+    object
+        ``{key: value}`` of the logged config, or ``data`` unchanged.
+
+    Examples
+    --------
+    >>> unwrap_logged_config({"wandb_version": 1, "beta": {"desc": None, "value": 0.04}})
+    {'beta': 0.04}
+    """
+    if not isinstance(data, Mapping) or not data:
+        return data
+    own = {k: v for k, v in data.items() if k not in _WANDB_KEYS}
+    logged = bool(own) and all(isinstance(v, Mapping) and "value" in v and set(v) <= {"desc", "value"}
+                               for v in own.values())
+    if logged and (len(own) < len(data) or len(own) > 1):
+        return {k: v["value"] for k, v in own.items()}
+    return data
+
+
 def names_a_file(text: str) -> bool:
     """Whether ``text`` is the path of an existing file (a reader's argument may be a path or a command line).
 
@@ -357,6 +395,10 @@ def names_a_file(text: str) -> bool:
         return Path(text).is_file()
     except (OSError, ValueError):           # a command line too long for a path, or with a NUL
         return False
+
+
+#: Parts of a trainer's entry (its script or module) that pick it among a script's commands.
+_ENTRY_HINTS = {"trl": ("grpo",), "openrlhf": ("openrlhf", "train_ppo")}
 
 
 def command_config(framework: str, text: str, source: str) -> list | str:
@@ -384,11 +426,10 @@ def command_config(framework: str, text: str, source: str) -> list | str:
     """
     if framework == "verl":
         return text
-    tokens = script_tokens(text, source)
-    if framework == "trl":      # a launcher before TRL's command (accelerate launch ... -m trl.cli grpo): its own flags
-        sub = next((i for i in range(1, len(tokens)) if tokens[i] == "grpo" and "trl" in tokens[i - 1]), None)
-        if sub is not None:
-            tokens = tokens[sub + 1:]
+    # after the trainer's entry (trl grpo, train_grpo.py, -m openrlhf.cli.train_ppo_ray): a launcher's flags before
+    # it (accelerate launch --config_file, ray job submit --address ... --, torchrun) are not the trainer's
+    tokens = trainer_arguments(text, source, _ENTRY_HINTS.get(framework, ()))
+    tokens = script_tokens(text, source) if tokens is None else tokens
     first = next((i for i, t in enumerate(tokens) if t.startswith("--")), len(tokens))
     if first == len(tokens):
         raise InvalidInputError(f"{source}: no --flag arguments found in the command line")
@@ -440,6 +481,7 @@ def load_config_file(framework: str, path) -> dict | list | str:
         raise InvalidInputError(f"{source} is empty; expected a JSON object of the trainer's fields")
     else:
         data = load_json(text, source)
+    data = unwrap_logged_config(data)
     if not isinstance(data, (dict, list)):               # null, a number, a string: no fields at all
         shown = {type(None): "null (an empty document)", bool: "a boolean", str: "a string"}.get(
             type(data), f"a number ({data!r})" if isinstance(data, (int, float)) else type(data).__name__)

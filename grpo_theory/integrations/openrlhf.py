@@ -22,13 +22,18 @@ see docs/conventions.md. In the note's terms:
 
 from __future__ import annotations
 
+import difflib
+import functools
+import json
+import shlex
 from collections.abc import Mapping, Sequence
+from importlib import resources
 
 from .. import variants
 from .._validate import check_fields
 from ..kl import effective_penalty
 from ..problem import MAX_GROUP_SIZE, InvalidInputError, Objective
-from .cmdline import check_set
+from .cmdline import check_set, trainer_arguments
 from .family import openrlhf_family
 from .mapping import UNREGULARISED_WARNING, TheoryMapping, mapping_of
 
@@ -48,18 +53,24 @@ _OLD_NAMES = {
     "train.max_epochs": "max_epochs",
     "algo.dynamic_filtering_enable": "dynamic_filtering",
     "algo.advantage.gamma": "gamma",
+    "algo.advantage.no_std_norm": "no_advantage_std_norm",
+    "actor.policy_loss_type": "policy_loss_type",
 }
+#: 0.10+ names read under their old name here (the entropy bonus keeps the name the family reads).
+_RENAMED = {"actor.entropy_coef": "entropy_loss_coef"}
 #: Defaults (identical in 0.9.10 and 0.11.0), by new name.
 OPENRLHF_DEFAULTS = {
     "algo.advantage.estimator": "gae", "rollout.n_samples_per_prompt": 1, "algo.kl.init_coef": 0.01,
     "algo.kl.estimator": "k1", "algo.kl.use_loss": False, "algo.kl.target": None, "rollout.temperature": 1.0,
     "rollout.top_p": 1.0, "train.max_epochs": 1, "algo.dynamic_filtering_enable": False,
-    "algo.advantage.gamma": 1.0, "entropy_loss_coef": None,
+    "algo.advantage.gamma": 1.0, "entropy_loss_coef": None, "algo.advantage.no_std_norm": False,
+    "actor.policy_loss_type": "ppo",
 }
-_FLAGS = {"algo.kl.use_loss", "algo.dynamic_filtering_enable"}        # store_true: no value on the command line
+#: store_true: no value on the command line
+_FLAGS = {"algo.kl.use_loss", "algo.dynamic_filtering_enable", "algo.advantage.no_std_norm"}
 _NEW_NAME = {old: new for new, old in _OLD_NAMES.items()}
 #: Every flag name the reader knows, old (flat) and new (dotted) style.
-_ALL_KNOWN = set(OPENRLHF_DEFAULTS) | set(_NEW_NAME)
+_ALL_KNOWN = set(OPENRLHF_DEFAULTS) | set(_NEW_NAME) | set(_RENAMED)
 OPENRLHF_STD_EPS = 1e-9
 OPENRLHF_VALUE_CLAMP = 10.0
 
@@ -79,6 +90,8 @@ OPENRLHF_FIELDS = {
     "algo.dynamic_filtering_enable": ("bool", None, None),
     "algo.advantage.gamma": ("float", 0, 1),
     "entropy_loss_coef": ("float|none", 0, None),    # the entropy bonus (issue 22); None: no bonus
+    "algo.advantage.no_std_norm": ("bool", None, None),
+    "actor.policy_loss_type": (("ppo", "gspo"), None, None),
 }
 
 
@@ -141,6 +154,13 @@ def _coerce(key: str, value):
     return value
 
 
+@functools.lru_cache(maxsize=1)
+def _openrlhf_flags() -> frozenset:
+    """Every flag of ``openrlhf.cli.train_ppo_ray`` (0.7.5 to 0.11.0; openrlhf_flags.json), dashes as underscores."""
+    text = resources.files(__package__).joinpath("openrlhf_flags.json").read_text(encoding="utf-8")
+    return frozenset(json.loads(text)["flags"])
+
+
 def _close_flag(name: str) -> str | None:
     """The flag the theory reads (old flat or new dotted name) closest to ``name``, if one is close (a typo)."""
     import difflib
@@ -187,14 +207,17 @@ def read_openrlhf_config(args) -> TheoryMapping:
             raise InvalidInputError(f"OpenRLHF args: a mapping's keys must be flag names (text, e.g. "
                                     f"'n_samples_per_prompt'), got {odd[0]!r} ({type(odd[0]).__name__})")
     elif isinstance(args, Sequence) and not isinstance(args, (str, bytes)):
-        raw = _from_argv([str(a) for a in args])
-        new = {v: k for k, v in _OLD_NAMES.items()}
+        argv = [str(a) for a in args]
+        if argv and not argv[0].startswith("--"):   # the whole command (python3 -m openrlhf.cli.train_ppo_ray ...)
+            argv = trainer_arguments(shlex.join(argv), "OpenRLHF argv", ("openrlhf", "train_ppo")) or argv
+        raw = _from_argv(argv)
+        new = {**{v: k for k, v in _OLD_NAMES.items()}, **_RENAMED}
         read = [n for n in raw if new.get(n.replace("-", "_"), n) in OPENRLHF_DEFAULTS]
         check_set(raw, read, "OpenRLHF argv")           # $NAME left by a script in a flag read here
     else:
         raise InvalidInputError(f"OpenRLHF args must be a mapping of flags or an argv list, got {args!r}")
     warns: list[str] = []
-    old_to_new = {v: k for k, v in _OLD_NAMES.items()}
+    old_to_new = {**{v: k for k, v in _OLD_NAMES.items()}, **_RENAMED}
     values, given, ignored = {}, {}, {}
     for name, v in raw.items():
         key = name.replace("-", "_") if "." not in name else name
@@ -208,11 +231,15 @@ def read_openrlhf_config(args) -> TheoryMapping:
                                         f"{values[key]!r} and {name}={value!r}; give one (the new name is {key})")
             values[key] = value
             given[key] = name if name == key else f"{name} ({key})"      # messages name the user's spelling
+        elif (name.replace("-", "_") if "." not in name else name) in _openrlhf_flags():
+            continue                            # one of OpenRLHF's own flags (model, data, parallelism): not read
         else:
             guess = _close_flag(name)
             ignored[name] = guess
-            warns.append(f"flag {name!r} is not one the theory reads; ignored (check it is an OpenRLHF flag"
-                         + (f"; did you mean {guess!r}?)" if guess else ")"))
+            near = guess or next(iter(difflib.get_close_matches(name.replace("-", "_"), sorted(_openrlhf_flags()),
+                                                                n=1, cutoff=0.75)), None)
+            warns.append(f"flag {name!r} is not a flag of OpenRLHF's train_ppo_ray (0.7.5 to {OPENRLHF_VERSION}); "
+                         "ignored" + (f" (did you mean {near!r}?)" if near else ""))
     check_fields(values, OPENRLHF_FIELDS, "OpenRLHF args", error=InvalidInputError, shown=given)
     values = {k: int(v) if OPENRLHF_FIELDS[k][0] == "int" else v for k, v in values.items()}
     get = lambda key: values.get(key, OPENRLHF_DEFAULTS[key])            # noqa: E731 - a local lookup
@@ -222,7 +249,9 @@ def read_openrlhf_config(args) -> TheoryMapping:
     family_fields, family_warns = openrlhf_family(get)
     warns += family_warns
     if family_fields is None:
-        return mapping_of(None, warns, "OpenRLHF", OPENRLHF_VERSION)
+        # why there is nothing to predict first, then the flags not read (a PPO script has dozens)
+        return mapping_of(None, family_warns + [w for w in warns if w not in family_warns], "OpenRLHF",
+                          OPENRLHF_VERSION)
     if G < 2:
         typo = [n for n, g in ignored.items() if g in ("n_samples_per_prompt", "rollout.n_samples_per_prompt")]
         raise InvalidInputError(f"OpenRLHF n_samples_per_prompt={G}: {adv} needs >= 2 (OpenRLHF's default is 1)"
@@ -256,6 +285,20 @@ def read_openrlhf_config(args) -> TheoryMapping:
         beta = 0.0
     elif beta <= 0:                             # 0: the field's range refuses a negative one
         warns.append(f"init_kl_coef=0: no KL term and no entropy bonus, {UNREGULARISED_WARNING}")
+    if get("algo.advantage.no_std_norm"):
+        flag = given["algo.advantage.no_std_norm"]
+        if family_fields.get("advantage") == "reinforce_pp":     # whitening without its division: the group's r - mean
+            family_fields.pop("advantage")
+            warns[:] = [w for w in warns if "whitens over the whole batch" not in w]
+            warns.append(f"{flag}: {adv}'s advantages are r - group mean less the batch's token-mean advantage, not "
+                         "divided by the batch std (openrlhf/trainer/ppo_utils/experience_maker.py): modelled as r - "
+                         "mean (normalization='shift'); the batch mean is 0 for one-token answers with the KL as a "
+                         "loss term and is not modelled otherwise")
+        else:
+            warns.append(f"{flag} has no effect with {adv} (OpenRLHF applies it to the batch whitening of gae, "
+                         "reinforce and reinforce_baseline only); the group std still divides")
+    if get("actor.policy_loss_type") == "gspo":                   # GSPO: one ratio per answer (openrlhf/models/loss.py)
+        family_fields["importance_level"] = "sequence"
     if (equivalence := variants.lookup("advantage", family_fields.get("advantage", "group")).equivalence):
         warns.append(equivalence(G, beta))
     obj = Objective(beta=beta, group_size=G, normalization=norm, std_ddof=1, std_eps=OPENRLHF_STD_EPS,

@@ -27,10 +27,12 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
+from pathlib import Path
 
 import numpy as np
 
-from .._checks import checked, numbers
+from .._checks import checked, mapping, numbers
+from .._io import read_yaml
 from .._validate import check_fields, float_array, integer, number, plain
 from .. import variants
 from ..problem import LOSS_TYPES, MAX_GROUP_SIZE, InvalidInputError, Objective, Question, require_regularised
@@ -115,6 +117,75 @@ def _check_config(config, completion_tokens) -> None:
 
 _UNSET = object()
 
+#: Keys of a ``trl grpo`` config that are neither GRPOConfig fields nor the script's: ``env`` (environment variables,
+#: set by TRL's parser, trl/scripts/utils.py ``TrlParser.parse_args_and_config``) and the arguments it passes on to
+#: ``accelerate launch`` (trl/cli/commands/training.py; accelerate's ``launch_command_parser``).
+TRL_LAUNCH_KEYS = frozenset({
+    "env", "accelerate_config", "config_file", "num_processes", "num_machines", "machine_rank", "main_process_ip",
+    "main_process_port", "mixed_precision", "multi_gpu", "use_deepspeed", "use_fsdp", "deepspeed_config_file",
+    "zero_stage", "gpu_ids", "same_network", "dynamo_backend", "num_cpu_threads_per_process", "rdzv_backend"})
+
+
+def _with_config_file(flags: dict) -> dict:
+    """``--config FILE`` as TRL's parser reads it: the YAML's fields are the defaults, the command line's flags
+    override them (trl/scripts/utils.py ``TrlParser.parse_args_and_config``)."""
+    flags = dict(flags)
+    path = flags.pop("config")
+    if not isinstance(path, str) or not path.strip():
+        raise InvalidInputError(f"TRL arguments: --config {plain(path)[:80]}: expected the path of a YAML file of "
+                                "GRPOConfig fields")
+    if not Path(path).is_file():
+        raise InvalidInputError(f"TRL arguments: --config {path!r}: no such file from the current folder "
+                                f"({Path.cwd()}); TRL reads it relative to the folder the command runs in: run "
+                                "explain there, or give the YAML file itself as the config")
+    data = read_yaml(path, "TRL --config file", "a YAML mapping of GRPOConfig fields")
+    if not isinstance(data, Mapping):
+        raise InvalidInputError(f"TRL --config file {path!r} holds {type(data).__name__}; expected a YAML mapping "
+                                "of GRPOConfig fields")
+    return {**as_trl_parser_reads(data), **flags}
+
+
+#: The spellings of a bool that TRL's parser takes (transformers' ``string_to_bool``).
+_BOOL_TEXT = {"true": True, "t": True, "yes": True, "y": True, "1": True,
+              "false": False, "f": False, "no": False, "n": False, "0": False}
+
+
+@checked(values=mapping())
+def as_trl_parser_reads(values: Mapping) -> dict:
+    """A YAML config's values as ``trl grpo`` reads them: TRL's parser (``TrlParser``) makes them argparse's
+    defaults, and argparse converts a text default with the field's type, so ``beta: 1e-3`` (text to YAML 1.1) is
+    the number 0.001 and ``use_vllm: "false"`` is False. Only the fields the reader reads are converted; text that
+    the type refuses stays as it is (and the reader's check names it).
+
+    Parameters
+    ----------
+    values : mapping
+        The YAML's fields.
+
+    Returns
+    -------
+    dict
+        The same fields, numbers and bools given as text converted.
+
+    Examples
+    --------
+    >>> as_trl_parser_reads({"beta": "1e-3", "num_generations": "8", "output_dir": "1e-3"})
+    {'beta': 0.001, 'num_generations': 8, 'output_dir': '1e-3'}
+    """
+    out = dict(values)
+    for key, value in values.items():
+        kind = str(TRL_FIELDS.get(key, ("",))[0])
+        if not isinstance(value, str):
+            continue
+        if kind.startswith(("int", "float")):
+            try:
+                out[key] = int(value) if kind.startswith("int") else float(value)
+            except ValueError:
+                pass
+        elif kind.startswith("bool") and value.strip().lower() in _BOOL_TEXT:
+            out[key] = _BOOL_TEXT[value.strip().lower()]
+    return out
+
 
 def _get(config, name, default=None):
     if isinstance(config, Mapping):
@@ -183,8 +254,11 @@ def read_trl_config(config, trl_version: str | None = None, completion_tokens: i
     if isinstance(config, (list, tuple)) and all(isinstance(t, str) for t in config):
         bools = frozenset(k for k, (kind, _, _) in TRL_FIELDS.items() if "bool" in str(kind))
         names = {t[2:].partition("=")[0].replace("-", "_") for t in config if t.startswith("--")}
-        config = argparse_flags(config, "TRL arguments", boolean=bools | (names - set(TRL_FIELDS)))
+        unread = frozenset(names - set(TRL_FIELDS) - {"config"})    # may stand alone, or take several values
+        config = argparse_flags(config, "TRL arguments", boolean=bools | unread, several=unread)
         check_set(config, TRL_FIELDS, "TRL arguments")     # $NAME left by a script in a field read here
+        if "config" in config:
+            config = _with_config_file(config)
     _check_config(config, completion_tokens)
     warns: list[str] = []
     if trl_version is not None and (not isinstance(trl_version, str) or not trl_version.strip()):
@@ -199,7 +273,7 @@ def read_trl_config(config, trl_version: str | None = None, completion_tokens: i
         warns.append(f"TRL {version} is newer than the newest release whose defaults were read ({_NEWEST_READ}): "
                      "fields left out take 1.16's defaults; check them")
     if isinstance(config, Mapping):
-        known = _grpo_config_fields() | {"trl_version"}
+        known = _grpo_config_fields() | {"trl_version"} | TRL_LAUNCH_KEYS
         unknown = sorted(set(config) - known, key=str)
         if unknown and len(unknown) == len(config):     # nothing of a trainer's config: not one at all
             looks = (" (it looks like `grpo-theory explain --json`'s output; give the trainer's own config)"
@@ -292,8 +366,12 @@ def read_trl_config(config, trl_version: str | None = None, completion_tokens: i
     if beta == 0.0 and family_fields.get("entropy_coef", 0.0) > 0:
         warns.append("beta=0 with entropy_coef > 0: the entropy bonus is the only regulariser (no KL penalty)")
     elif beta == 0.0:
-        whose = "TRL's default since 0.19" if _get(config, "beta", _UNSET) is _UNSET else "the config's beta"
-        warns.append(f"beta=0 ({whose}): no KL penalty and no entropy bonus, {UNREGULARISED_WARNING}")
+        defaulted = _get(config, "beta", _UNSET) is _UNSET
+        whose = "TRL's default since 0.19" if defaulted else "the config's beta"
+        guessed = defaulted and trl_version is None and _get(config, "trl_version") is None
+        warns.append(f"beta=0 ({whose}): no KL penalty and no entropy bonus, {UNREGULARISED_WARNING}"
+                     + (f" (the defaults are TRL {version}'s; a run on TRL before 0.19 had beta = 0.04: give its "
+                        "version, --trl-version)" if guessed else ""))
     obj = Objective(beta=beta, group_size=G, normalization=normalization, std_ddof=1, std_eps=TRL_STD_EPS,
                     level="token", loss_type=loss_type, kl_estimator="k3_ratio" if bias_corr else "k3",
                     **family_fields)

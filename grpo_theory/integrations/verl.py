@@ -23,7 +23,9 @@ docs/conventions.md. What verl does, in the note's terms:
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
+import re
 from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
@@ -31,9 +33,10 @@ from pathlib import Path
 from .._io import read_yaml
 from .._validate import check_fields, read_text
 from ..problem import LOSS_TYPES, MAX_GROUP_SIZE, InvalidInputError, Objective
-from .cmdline import check_set, hydra_overrides, looks_like_command, script_tokens
+from ._shell import script_commands
+from .cmdline import check_set, detached_arguments, hydra_overrides, looks_like_command, script_tokens
 from .family import verl_family
-from .mapping import UNREGULARISED_WARNING, TheoryMapping, mapping_of, names_a_file
+from .mapping import UNREGULARISED_WARNING, TheoryMapping, mapping_of, names_a_file, unwrap_logged_config
 
 __all__ = ["read_verl_config", "VERL_DEFAULTS", "VERL_ESTIMATORS"]
 
@@ -57,6 +60,7 @@ VERL_DEFAULTS = {
     "actor_rollout_ref.actor.ppo_epochs": 1,
     "actor_rollout_ref.actor.entropy_coeff": 0.0,
     "algorithm.filter_groups.enable": False,
+    "actor_rollout_ref.actor.policy_loss.loss_mode": "vanilla",
 }
 #: verl's ``kl_penalty`` names -> (estimator, log-ratio clamp, value clamp). ``low_var_kl``/``k3`` clip.
 VERL_ESTIMATORS = {"kl": ("k1", None, None), "k1": ("k1", None, None), "abs": ("abs", None, None),
@@ -68,9 +72,21 @@ VERL_STD_EPS = 1e-6
 _CHECKED_SECTIONS = ("algorithm", "actor_rollout_ref")
 
 
+@functools.lru_cache(maxsize=1)
+def _key_table() -> dict:
+    return json.loads(resources.files(__package__).joinpath("verl_config_keys.json").read_text(encoding="utf-8"))
+
+
 def _known_keys() -> frozenset:
-    text = resources.files(__package__).joinpath("verl_config_keys.json").read_text(encoding="utf-8")
-    return frozenset(json.loads(text)["keys"])
+    """The keys of verl's config: those of the version read, and of the megatron config and a later version (known,
+    not read)."""
+    table = _key_table()
+    return frozenset(table["keys"]) | frozenset(table.get("other_versions_keys", ()))
+
+
+def _free_form(key: str) -> bool:
+    """Whether ``key`` lies under a node whose keys are the user's own (``override_transformer_config``, ...)."""
+    return any(key.startswith(node + ".") for node in _key_table().get("free_form", ()))
 
 
 def _flatten(d: Mapping, prefix: str = "") -> dict:
@@ -90,14 +106,17 @@ def _flatten(d: Mapping, prefix: str = "") -> dict:
 #: and ``ppo_trainer.yaml`` at 008db456b (``ray_init``, before ``ray_kwargs``). Only the keys of
 #: :data:`_CHECKED_SECTIONS` are checked one by one (verl_config_keys.json).
 _SECTIONS = ("algorithm", "actor_rollout_ref", "data", "trainer", "critic", "reward_model", "custom_reward_function",
-             "global_profiler", "ray_kwargs", "ray_init")
+             "global_profiler", "ray_kwargs", "ray_init", "transfer_queue", "reward_manager")
+# transfer_queue, reward_manager: the top-level sections of _generated_ppo_trainer.yaml at volcengine/verl b178a3cd5
 
 
 def _check_sections(flat: dict) -> None:
     """A section (a key with keys under it in verl's config, e.g. ``algorithm``) given a plain value is refused:
     ``algorithm: 5`` would drop every setting of the section silently."""
     sections = {k.rsplit(".", i)[0] for k in _known_keys() for i in range(1, k.count(".") + 1)}
-    bad = sorted(k for k in flat if k in sections)
+    # only where the section holds a setting read here: verl's own _generated_ppo_trainer.yaml gives a section an
+    # interpolation (profiler.tool_config: ${oc.select:...}), which the reader need not resolve
+    bad = sorted(k for k in flat if k in sections and any(f.startswith(k + ".") for f in VERL_FIELDS))
     if bad:
         raise InvalidInputError(f"verl config: {bad[0]} = {flat[bad[0]]!r} is a section of verl's config; "
                                 "expected a mapping of its keys")
@@ -106,7 +125,7 @@ def _check_sections(flat: dict) -> None:
 def _load(config) -> dict:
     if isinstance(config, str) and "=" in config and ("\n" in config or " " in config.strip()) \
             and not names_a_file(config):
-        return _overrides(script_tokens(config, "verl command line", marker="main_ppo"), "verl command line")
+        return _script(config, "verl command line")
     if isinstance(config, (list, tuple)) and all(isinstance(t, str) for t in config):
         return hydra_overrides(list(config), "verl overrides", sections=_SECTIONS, read=tuple(VERL_FIELDS))
     if isinstance(config, (str, Path)):
@@ -116,8 +135,13 @@ def _load(config) -> dict:
         if path.suffix.lower() in (".sh", ".bash", ".txt", ".cmd") or (
                 path.suffix.lower() not in (".yaml", ".yml") and looks_like_command(text)):
             source = f"verl script {str(path)!r}"
-            return _overrides(script_tokens(text, source, marker="main_ppo"), source)
-        config = read_yaml(config, "verl config", "a YAML file shaped like verl's ppo_trainer.yaml")
+            return _script(text, source)
+        config = read_yaml(config, "verl config", "a YAML file shaped like verl's ppo_trainer.yaml",
+                           omegaconf_floats=True)          # verl loads it with OmegaConf: 1e-3 is a float
+        config = unwrap_logged_config(config)             # a run's config.yaml as W&B logs it
+        if isinstance(config, list) and config and all(isinstance(t, str) for t in config):
+            source = f"verl overrides {str(path)!r}"       # Hydra's .hydra/overrides.yaml: the run's overrides
+            return hydra_overrides(config, source, sections=_SECTIONS, read=tuple(VERL_FIELDS))
         if not isinstance(config, Mapping):
             raise InvalidInputError(f"verl config {str(path)!r} holds "
                                     f"{'nothing' if config is None else type(config).__name__}; expected a YAML "
@@ -130,11 +154,47 @@ def _load(config) -> dict:
     return flat
 
 
+def _script(text: str, source: str) -> dict:
+    """A run script's or command line's overrides, with the trainer it runs where that is not verl's main_ppo (a
+    recipe's ``-m recipe.dapo.main_dapo``, an SFT trainer) kept under :data:`_ENTRY` for a warning."""
+    flat = _overrides(script_tokens(text, source, marker="main_ppo"), source)
+    # the command with the most overrides is the trainer's (not a data preparation step before it)
+    commands = script_commands(text, source)
+    tokens = max((toks for toks, _op in commands), default=[],
+                 key=lambda toks: sum("=" in t and not t.startswith("-") for t in toks))
+    trainer = next((c for c, (toks, _op) in enumerate(commands) if toks is tokens), -1)
+    detached = detached_arguments(commands, trainer)
+    if detached:
+        flat[_DETACHED] = detached
+    entry = next((t for i, t in enumerate(tokens) if (i and tokens[i - 1] in ("-m", "--module")) or
+                  (t.endswith(".py") and "=" not in t)), None)
+    if entry is not None and entry.replace("/", ".").removesuffix(".py") != "verl.trainer.main_ppo":
+        flat[_ENTRY] = entry
+    return flat
+
+
+#: Where :func:`_script` keeps the trainer a script runs when it is not ``verl.trainer.main_ppo``, and the overrides
+#: that a line break cut off its command (:func:`~grpo_theory.integrations.cmdline.detached_arguments`).
+_ENTRY = "hydra.trainer_entry"
+_DETACHED = "hydra.detached_arguments"
+
+
 def _overrides(tokens: list, source: str) -> dict:
-    """A script's Hydra overrides, refusing a key read here that holds a shell variable the script does not set."""
+    """A script's Hydra overrides, refusing a key read here that holds a shell variable the script does not set.
+    The config a ``--config-name`` names is kept (under :data:`_CONFIG_NAME`) for a warning: it is not read."""
     flat = hydra_overrides(tokens, source, sections=_SECTIONS, read=tuple(VERL_FIELDS))
     check_set(flat, VERL_FIELDS, source)
+    for i, tok in enumerate(tokens):
+        flag, eq, value = tok.partition("=")
+        if flag in ("--config-name", "-cn"):
+            flat[_CONFIG_NAME] = value if eq else (tokens[i + 1] if i + 1 < len(tokens) else "")
     return flat
+
+
+#: Where :func:`_overrides` keeps a command's ``--config-name`` (Hydra's own node: not a setting of verl's).
+_CONFIG_NAME = "hydra.config_name"
+#: verl's own configs whose defaults for the settings read here are ppo_trainer.yaml's.
+_VERL_CONFIGS = ("ppo_trainer", "ppo_megatron_trainer")
 
 
 #: Every key the reader reads: (kind, low, high); a bound in a list is exclusive. Checked once, all
@@ -157,6 +217,7 @@ VERL_FIELDS = {
     "actor_rollout_ref.actor.loss_agg_mode": ("str", None, None),
     "actor_rollout_ref.actor.ppo_epochs": ("int", 1, None),
     "actor_rollout_ref.actor.ppo_mini_batch_size": ("int|none", 1, None),
+    "actor_rollout_ref.actor.policy_loss.loss_mode": ("str", None, None),
     "data.train_batch_size": ("int|none", 1, None),
 }
 
@@ -174,6 +235,24 @@ def _unknown_key_warnings(flat: dict, known: frozenset) -> list[str]:
     out = []
     tops = sorted({k.split(".")[0] for k in known} | set(_SECTIONS))
     bad_tops = sorted({k.split(".")[0] for k in flat} - set(tops) - set(_HYDRA_NODES))
+    cut = flat.get(_DETACHED)
+    if cut:
+        read = [t for t in cut if t.lstrip("+").partition("=")[0] in VERL_FIELDS]
+        out.append(f"the trainer command ends before {cut[0]!r}: in bash a comment line, an empty line or a space after "
+                   f"a line's final backslash ends a continued command, so its {len(cut)} override(s) from there on are "
+                   "a command of their own that verl does not get (bash then fails on it); they are not read"
+                   + (f", among them {', '.join(read)}" if read else "")
+                   + ": remove that line or the space to give them to verl")
+    entry = flat.get(_ENTRY)
+    if entry is not None:
+        out.append(f"the script runs {entry}, not verl.trainer.main_ppo: its settings are read as main_ppo reads them "
+                   "(ppo_trainer.yaml's defaults, GRPO's advantage and losses); what that trainer or its own config "
+                   "changes is not read" + ("; an SFT trainer has no GRPO objective at all" if "sft" in entry else ""))
+    name = flat.get(_CONFIG_NAME)
+    if name is not None and str(name).strip("'\"").removesuffix(".yaml") not in _VERL_CONFIGS:
+        out.append(f"--config-name={name}: that config file is not read (only the command line's overrides are), so "
+                   "every setting it holds and the command line leaves out takes verl's ppo_trainer.yaml default; "
+                   "explain the YAML itself to read its settings")
     composed = flat.get("defaults")
     if composed is not None and (not isinstance(composed, list) or any(d != "_self_" for d in composed)):
         out.append("the Hydra defaults list is not composed: only the settings written in this file are read, and "
@@ -186,16 +265,61 @@ def _unknown_key_warnings(flat: dict, known: frozenset) -> list[str]:
                    + (f"; did you mean {guess[0]!r}?" if guess else "")
                    + f" Its {len(under)} setting(s) are ignored"
                    + (f", so {', '.join(f'{guess[0]}{k[len(top):]}' for k in read)} take verl's defaults" if read else ""))
-    unknown = sorted(k for k in flat if k not in known and k.split(".")[0] in _CHECKED_SECTIONS)
+    unknown = sorted(k for k in flat if k not in known and k.split(".")[0] in _CHECKED_SECTIONS and not _free_form(k))
     for k in unknown:
-        guess = difflib.get_close_matches(k, sorted(known), n=1, cutoff=0.8)
+        guess = _close_key(k)
         out.append(f"unknown key {k!r}: not in verl's ppo_trainer.yaml ({VERL_VERSION}); ignored"
                    + (f" (did you mean {guess[0]!r}?)" if guess else ""))
     return out
 
 
+@functools.lru_cache(maxsize=4096)
+def _close_key(key: str) -> list:
+    """verl's key closest to an unknown one (difflib, cutoff 0.8), as a list of at most one: the same key is looked up
+    once (a recipe's megatron keys recur across scripts)."""
+    import difflib
+
+    return difflib.get_close_matches(key, sorted(_known_keys()), n=1, cutoff=0.8)
+
+
 def _check_config(flat: dict) -> None:
+    for key in VERL_FIELDS:
+        if isinstance(flat.get(key), str) and "${" in flat[key]:
+            flat[key] = _resolved(flat, key)
     check_fields(flat, VERL_FIELDS, "verl config", error=InvalidInputError)
+
+
+_INTERPOLATION = re.compile(r"\$\{(?:oc\.select:)?([A-Za-z_][A-Za-z0-9_.]*)(?:,([^{}]*))?\}")
+
+
+def _resolved(flat: dict, key: str, depth: int = 0):
+    """A read setting given as an OmegaConf interpolation (``${algorithm.kl_ctrl.kl_coef}``,
+    ``${oc.select:key,default}``), resolved as OmegaConf resolves it when verl runs: the other key's value in the
+    config, or verl's default where the config leaves that key out. ``${oc.env:NAME}`` and other resolvers depend on
+    what the run sees and are refused, naming them."""
+    value = flat[key]
+    m = _INTERPOLATION.fullmatch(value.strip())
+    env = re.fullmatch(r"\$\{oc\.env:([^,}]*)(?:,([^}]*))?\}", value.strip())
+    if env:
+        raise InvalidInputError(f"verl config: {key} = {value!r} is read from the environment variable "
+                                f"{env.group(1).strip()} when verl runs" + (f" ({env.group(2).strip()} where it is "
+                                                                             "unset)" if env.group(2) else "")
+                                + "; the reader cannot see that environment: write the value")
+    if m is None or depth > 20:
+        raise InvalidInputError(f"verl config: {key} = {value!r} is an OmegaConf interpolation the reader does not "
+                                "resolve (it resolves ${other.key} and ${oc.select:other.key,default} only): write "
+                                "the value")
+    target, default = m.group(1), m.group(2)
+    if target in flat:
+        if isinstance(flat[target], str) and "${" in flat[target]:
+            return _resolved(flat, target, depth + 1)
+        return flat[target]
+    if target in VERL_DEFAULTS:
+        return VERL_DEFAULTS[target]
+    if default is not None and value.strip().startswith("${oc.select:"):
+        return hydra_overrides([f"x={default.strip()}"], "verl config")["x"]
+    raise InvalidInputError(f"verl config: {key} = {value!r} refers to {target}, which the config does not set and "
+                            "whose verl default the reader does not know: write the value")
 
 
 def _estimator(name, where: str) -> tuple:
@@ -263,7 +387,8 @@ def _noting_sections(unknown_warns: list):
     try:
         yield
     except InvalidInputError as exc:
-        tops = [w for w in unknown_warns if w.startswith("unknown top-level key")]
+        tops = [w for w in unknown_warns if w.startswith(("unknown top-level key", "the trainer command ends")) or (
+            w.startswith("unknown key") and any(f"did you mean {k!r}" in w for k in VERL_FIELDS))]
         if tops:
             raise type(exc)(f"{exc}. Note: {'; '.join(tops)}") from None
         raise
@@ -282,7 +407,9 @@ def _read_flat(flat: dict, unknown_warns: list) -> TheoryMapping:
         get, bool(get("algorithm.use_kl_in_reward")) and not get("actor_rollout_ref.actor.use_kl_loss"))
     warns += family_warns
     if family_fields is None:
-        return mapping_of(None, warns, "verl", VERL_VERSION, stacklevel=4)
+        # why there is nothing to predict first, then the keys not read
+        first = [w for w in warns if w.startswith("the script runs")] + family_warns
+        return mapping_of(None, first + [w for w in warns if w not in first], "verl", VERL_VERSION, stacklevel=4)
     n = get("actor_rollout_ref.rollout.n")
     if isinstance(n, bool) or not isinstance(n, int) or n < 2:
         raise InvalidInputError(f"verl actor_rollout_ref.rollout.n={n!r}: GRPO needs an integer >= 2 "

@@ -241,7 +241,7 @@ def fit_flow(field: PromptField, index, k, m, *, rhos=None, kernel=None, times=N
     if kernel is not None and rhos is not None:
         raise InvalidInputError("give rhos (the one-parameter kernel) or kernel (a measured one), not both")
     times = time_grid() if times is None else np.asarray(times, dtype=float)
-    z0 = field.z_ref.copy() if z0 is None else np.asarray(z0, dtype=float)
+    z0 = field.z_ref.copy() if z0 is None else _starts(z0, N)
     if kernel is not None:
         K = check_kernel(kernel, N)
         grid = np.array([np.nan])
@@ -262,6 +262,14 @@ def fit_flow(field: PromptField, index, k, m, *, rhos=None, kernel=None, times=N
                    level, seed, split)
 
 
+def _starts(z0, N: int) -> np.ndarray:
+    """``z0`` (already checked as numbers by ``FIT_ARGUMENTS``) as one starting logit per prompt of the field."""
+    z = np.asarray(z0, dtype=float)
+    if z.shape != (N,):
+        raise InvalidInputError(f"z0 must hold one starting logit per prompt of the field ({N}), got shape {z.shape}")
+    return z
+
+
 def _rho_solver(field: PromptField, z0: np.ndarray):
     """``solve(rho, times, start=None, rtol=1e-6, test=None) -> (z, z_test)`` for the one-parameter kernel."""
     def solve(r, ts, start=None, rtol=1e-6, test=None):
@@ -275,6 +283,23 @@ def _rho_solver(field: PromptField, z0: np.ndarray):
     return solve
 
 
+#: Path values (rhos x times x prompts) above which the shared-weights fit refuses up front: 2e7 (1,000 prompts, 100
+#: rhos, 201 times) took 6.3 s of CPU and 0.56 GB; 2e8 ran over 75 s or out of 4 GiB.
+MAX_SURFACE_VALUES = 50_000_000
+
+
+def check_surface_size(N: int, R: int, T: int) -> None:
+    """Refuse up front a shared-weights fit of ``N`` prompts at ``R`` values of rho over ``T`` times whose paths'
+    table (``R x T x N`` values) would not fit in about 30 s of CPU and 4 GiB (:data:`MAX_SURFACE_VALUES`)."""
+    if R * T * N > MAX_SURFACE_VALUES:
+        raise InvalidInputError(
+            f"the shared-weights fit integrates {N:,} prompts at {R:,} values of rho over {T:,} times: {R * T * N:,} "
+            f"path values ({R * T * N * 4 / 2**30:.1f} GiB for the paths alone), over the limit of "
+            f"{MAX_SURFACE_VALUES:,} (1,000 prompts x 100 rhos: 6 s of CPU; x 1,000 rhos or 10^5 prompts x 11: over "
+            "75 s or out of 4 GiB). Give fewer rhos (--rhos), or predict a sample of the prompts (without --measured "
+            "every prompt is predicted alone)")
+
+
 def _surface(solve, grid, times, index, k, m, N, start_sd=None):
     """The per-prompt log-likelihood table (M, R, T) and the paths (R, T, N). The middle ``rho`` is integrated
     over every time; the others up to 60 grid times (a factor ~130 on the default grid) past its maximum, and
@@ -285,6 +310,7 @@ def _surface(solve, grid, times, index, k, m, N, start_sd=None):
     quantiles (reference and start), moving in the same run, weights 1/2 (exact for a likelihood cubic in the
     start's normal deviate). Without it the noise of the starts biases the fit (``rho`` upwards)."""
     R, T = grid.size, times.size
+    check_surface_size(N, R, T)
     ell = np.full((index.size, R, T), -1e12)
     paths = np.empty((R, T, N), dtype=np.float32)
     order = [R // 2] + [r for r in range(R) if r != R // 2]
@@ -404,7 +430,7 @@ def fit_flows(field: PromptField, index, k, m, *, rhos=None, times=None, z0=None
     N = field.p.size
     index, k, m = check_counts(index, k, m, N)
     times = time_grid() if times is None else np.asarray(times, dtype=float)
-    z0 = field.z_ref.copy() if z0 is None else np.asarray(z0, dtype=float)
+    z0 = field.z_ref.copy() if z0 is None else _starts(z0, N)
     grid = np.round(np.linspace(0, 1, 11), 10) if rhos is None else np.asarray(rhos, dtype=float).reshape(-1)
     if grid.size < 2 or np.any(~np.isfinite(grid)) or np.any((grid < 0) | (grid > 1)) or not np.any(grid == 0):
         raise InvalidInputError(f"rhos must lie in [0, 1], hold 0 and at least one other value, got {grid.tolist()}")
@@ -442,7 +468,7 @@ def start_quantiles(n, correct) -> tuple:
     return logit(np.clip(lo, 1e-15, 1 - 1e-15)), logit(np.clip(hi, 1e-15, 1 - 1e-15))
 
 
-@checked(fit=instance(Fit, "a Fit", " (from fit_flow)"), m=arr(1), level=num(0, 1, low_open=True, high_open=True),
+@checked(fit=instance(Fit, "a Fit", " (from fit_flow)"), m=arr(1, 2**53, integer=True), level=num(0, 1, low_open=True, high_open=True),
          draws=POSITIVE_COUNT, seed=SEED)
 def predictive_interval(fit: Fit, m, *, level: float = 0.9, draws: int = 2, seed: int = 1) -> tuple:
     """The interval a measurement of ``m`` samples of each prompt will fall in, under the fitted model.

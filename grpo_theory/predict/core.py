@@ -29,7 +29,9 @@ from ..problem import Objective, as_objective, require_regularised
 from .binary import predict_binary
 from .clock import FlowTable
 from .finite import predict_finite
-from .graded import predict_graded
+from .calibrate import check_surface_size
+from .coupled import time_grid
+from .graded import graded_solve_seconds, predict_graded
 from .intervals import INTERVALS, check_k, one_k, pass_at_k, unbiased_pass_at_k
 from .report import write_outputs
 from .samples import PredictWarning, SampleTable, read_samples, samples_source
@@ -442,6 +444,7 @@ def predict(samples, obj=None, *, framework: str | None = None, config=None, k: 
             raise InvalidInputError("steps= needs a clock: give clock= (flow time per step) or fit=(step, mean_reward)")
         steps = [float(s) for s in np.atleast_1d(float_array("steps", steps, low=0.0))]
         arr(distinct=True)("steps", steps)                   # one at_step_<s> column each
+    _check_table_size(samples, ks, steps, measured, kernel, rhos)
     if samples.binary:
         table, extra, flows = predict_binary(samples, obj, ks, level, interval, clock, fit, steps, slow_tol,
                                               t_max, tol, max_exact, progress)
@@ -459,6 +462,26 @@ def predict(samples, obj=None, *, framework: str | None = None, config=None, k: 
     summary["seconds"] = round(time.perf_counter() - started, 3)
     pr = Prediction(table, summary, obj, samples, flows, reader_warnings, finite)
     return pr
+
+
+#: Values that the pass@k and at_step columns add to the table (prompts x (2 len(k) + len(steps))) above which
+#: predict refuses up front: 1,000 prompts with 1,000 values of k (2e6) took 4.3 s of CPU from the shell, with 5,000
+#: (1e7) over 75 s of wall; with 10^4 steps (1e7) likewise.
+MAX_TABLE_VALUES = 4_000_000
+
+
+def _check_table_size(samples, ks, steps, measured, kernel, rhos) -> None:
+    """Refuse up front a table or a shared-weights fit too large to finish in about 30 s of CPU."""
+    added = len(samples) * (2 * len(ks) + (len(steps) if steps is not None else 0))
+    if added > MAX_TABLE_VALUES:
+        raise InvalidInputError(
+            f"k (--k) and steps (--steps): {len(ks):,} values of k (two pass@k columns each) and "
+            f"{len(steps or ()):,} steps (an at_step column each) for {len(samples):,} prompts add {added:,} values "
+            f"to the table, over the limit of {MAX_TABLE_VALUES:,} (1,000 prompts x 5,000 k: over 75 s). Give fewer "
+            "k (from Python, Prediction.pass_at(k) computes any other afterwards) or fewer steps")
+    if measured is not None:
+        n_rhos = 1 if kernel is not None else (11 if rhos is None else np.size(rhos))
+        check_surface_size(len(samples), n_rhos, time_grid().size)
 
 
 def _check_keywords(samples, *, t_max, tol, max_exact, progress, slow_tol, finite_level, seed, id_column,
@@ -509,6 +532,23 @@ def _finite(samples, obj, table, summary, measured, kernel, holdout, rhos, level
 
 #: The most betas :func:`reward_kl_tradeoff` takes (each is a whole prediction).
 MAX_TRADEOFF_BETAS = 1_000
+#: Seconds of CPU above which :func:`reward_kl_tradeoff` refuses up front, by :func:`_prediction_seconds` per beta
+#: (100 betas on 1,000 binary prompts of 16 samples: 11 s; 1,000 such betas, within MAX_TRADEOFF_BETAS, about 2 min).
+MAX_TRADEOFF_SECONDS = 30.0
+
+
+def _prediction_seconds(samples: SampleTable, obj: Objective) -> float:
+    """One prediction's measured cost in seconds of CPU (one core of the 2-core reference machine, 2026-12-07): for
+    graded rewards the distinct level-frequency vectors x :func:`~grpo_theory.predict.graded.graded_solve_seconds`;
+    for binary ones 0.1 s, 6 us per prompt and, per exactly solved ``p_ref`` (up to 400 distinct, else a grid of
+    129 and its checks), 2 ms plus 0.2 us per group member (1,000 prompts at G = 8: 0.11 s; at G = 10^6: 4.9 s)."""
+    if samples.levels.size > 2:
+        freq = samples.counts / samples.n[:, None]
+        return np.unique(freq, axis=0).shape[0] * graded_solve_seconds(samples.levels.size, obj.group_size)
+    distinct = np.unique(samples.correct / samples.n).size
+    solves = distinct if distinct <= 400 else 2 * 129
+    per_solve = 2e-3 + (0.0 if math.isinf(obj.group_size) else 2e-7 * obj.group_size)
+    return 0.1 + 6e-6 * len(samples) + solves * per_solve
 
 
 @checked(betas=numbers(), progress=optional(flag))
@@ -556,6 +596,13 @@ def reward_kl_tradeoff(samples, obj: Objective, betas, *, progress=None) -> pd.D
     arr(distinct=True)("betas", betas.tolist())              # one row each
     if not isinstance(samples, SampleTable):
         samples = read_samples(samples)
+    each = _prediction_seconds(samples, obj)
+    if betas.size * each > MAX_TRADEOFF_SECONDS:
+        raise InvalidInputError(
+            f"betas: {betas.size:,} betas, each a whole prediction of {len(samples):,} prompts at G={obj.group_size:g} "
+            f"(about {each:.2g} s of CPU each by the measured cost): about {betas.size * each:,.0f} s, over the limit "
+            f"of {MAX_TRADEOFF_SECONDS:.0f} s. Give at most {max(1, int(MAX_TRADEOFF_SECONDS // each)):,} betas "
+            "(20-50 geometric values usually draw the curve), a smaller group size, or fewer prompts")
     rows = []
     for b in betas:
         pr = predict(samples, dataclasses.replace(obj, beta=float(b)), k=(1,), progress=progress)

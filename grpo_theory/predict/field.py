@@ -272,4 +272,6 @@ class PromptField:
         numpy.ndarray
             ``h`` at each ``z``, 1-d.
         """
+        arr(ndim=(0, 1), nonempty=False)("z", z)
+        index_below("i", i, self.p.size, "prompts")
         return _engine_h(self.objective, float(self.p[i]), np.atleast_1d(np.asarray(z, dtype=float)))

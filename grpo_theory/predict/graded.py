@@ -13,16 +13,48 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from .._checks import OBJECTIVE, checked, flag, instance, optional
+from .._checks import OBJECTIVE, Replace, checked, flag, instance, num, optional
+from ..errors import InvalidInputError
+from ..preference import n_count_vectors
 from ..problem import Objective, Question
 from ..solvers import stationary_points, stationary_policy
 from .intervals import check_k, pass_at_k, unbiased_pass_at_k
 from .samples import PredictWarning, SampleTable
 
-__all__ = ["predict_graded"]
+__all__ = ["predict_graded", "graded_solve_seconds", "MAX_GRADED_SECONDS"]
+
+#: Seconds of CPU above which a graded prediction is refused up front (distinct level-frequency vectors x the cost
+#: of one stationary policy and its stationary points, :func:`graded_solve_seconds`).
+MAX_GRADED_SECONDS = 30.0
 
 
-@checked(samples=instance(SampleTable, "a SampleTable"), obj=OBJECTIVE, ks=lambda name, value: check_k(value, name),
+@checked(n_levels=num(2, 10**6, integer=True), group_size=num(2, finite=False))
+def graded_solve_seconds(n_levels: int, group_size) -> float:
+    """The measured cost of one distinct prompt of a graded prediction (``stationary_policy`` and
+    ``stationary_points`` on ``L`` levels), in seconds of CPU on one core of the 2-core reference machine
+    (2026-12-07): 0.07 s, plus 7e-4 s per count vector of ``P_G`` for 3-4 levels (the certified search: 3 levels at
+    G = 64, 2,080 vectors, 1.3 s; 4 at G = 32, 5,984, 4.3 s) or 1.2e-5 s per count vector and level for more (the
+    multi-start search: 8 levels at G = 8, 3,432, 0.35 s; 10 at G = 8, 11,440, 1.1 s); 0.08 s at G = inf.
+
+    Parameters
+    ----------
+    n_levels : int
+        The reward levels ``L``.
+    group_size : int or float
+        ``G`` (``math.inf`` allowed).
+
+    Returns
+    -------
+    float
+        Seconds.
+    """
+    if group_size == float("inf"):
+        return 0.08
+    v = n_count_vectors(int(group_size), n_levels)
+    return 0.07 + (7e-4 * v if n_levels <= 4 else 1.2e-5 * v * n_levels)
+
+
+@checked(samples=instance(SampleTable, "a SampleTable"), obj=OBJECTIVE, ks=lambda name, value: Replace(check_k(value, name)),
          progress=optional(flag))
 def predict_graded(samples: SampleTable, obj: Objective, ks, progress) -> tuple:
     """Graded rewards: the stationary distribution over reward levels per distinct count vector.
@@ -56,6 +88,15 @@ def predict_graded(samples: SampleTable, obj: Objective, ks, progress) -> tuple:
     uniq, inverse = np.unique(freq, axis=0, return_inverse=True)
     inverse = np.asarray(inverse).reshape(-1)
     dists, multi = [], []
+    seconds = len(uniq) * graded_solve_seconds(len(levels), obj.group_size)
+    if seconds > MAX_GRADED_SECONDS:
+        raise InvalidInputError(
+            f"graded rewards: {len(uniq):,} distinct level-frequency vectors over {len(levels)} levels, each a "
+            f"stationary policy and its stationary points at G={obj.group_size:g} (about "
+            f"{graded_solve_seconds(len(levels), obj.group_size):.2g} s each by the measured cost): about "
+            f"{seconds:,.0f} s of CPU, over the limit of {MAX_GRADED_SECONDS:.0f} s. Pool reward levels (map the "
+            "rewards to fewer values, or to 0/1), use a smaller group size or group_size inf (--group-size inf), or "
+            "fewer prompts")
     disable = (len(uniq) < 50) if progress is None else not progress
     for row in tqdm(uniq, desc="stationary policies", disable=disable, leave=False):
         q = Question(row, rewards=levels)

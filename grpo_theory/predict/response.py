@@ -13,13 +13,16 @@ error at every queried value against the closed form.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
 
-from .._checks import POSITIVE_COUNT, arr, at_most, broadcasts_to, checked, flag, num, optional
+from .._checks import POSITIVE_COUNT, arr, at_most, broadcasts_to, checked, flag, num, optional, same_length
 from .._numerics import expit, logit
+from .._laws import from_outside
 from .._validate import broadcastable, float_array, plain
+from ..kl import coefficient, estimator_value
 from ..problem import STATIONARY_OBJECTIVE, InvalidInputError, Objective, Question
 from ..solvers import output_gradient, stationary_policy
 
@@ -97,6 +100,12 @@ def zero_limit(obj: Objective, rewards=(1.0, 0.0)) -> float:
     update is ``-x/(1 - x)``, below rounding near ``x = 0``). A negative stretch narrower than a grid cell (1/4
     in ``logit x`` above ``x = 1e-9``) could be missed.
 
+    Under a clamp of the KL's log-ratio or value the limit is not uniform near ``x = p``, where the flow starts (the
+    clamp binds once the correct answer's log-ratio ``log(x/p)`` passes it): ``x(0+)`` is then the flow's end from
+    ``p_ref = 1e-300`` (``P_TINY``), 0 where that end is below ``e^345 P_TINY`` (it shrinks with ``p``). A clamp
+    that changes the estimator at no log-ratio within ``log(1/P_TINY) = 690.8`` (a value clamp of ``1e100``)
+    binds for no ``p_ref`` a double holds: ``x(0+)`` is the unclamped one.
+
     Parameters
     ----------
     obj : Objective
@@ -120,6 +129,15 @@ def zero_limit(obj: Objective, rewards=(1.0, 0.0)) -> float:
     from scipy.optimize import brentq
 
     top, bottom = binary_rewards(rewards)
+    if obj.kl_log_ratio_clamp is not None or obj.kl_value_clamp is not None:
+        unclamped = dataclasses.replace(obj, kl_log_ratio_clamp=None, kl_value_clamp=None)
+        if not _clamp_binds(obj, unclamped, np.linspace(0.0, LOG_TINY, 64)):
+            # the clamp binds at no correct answer's log-ratio a double holds: the unclamped limit, where the
+            # wrong answer's log-ratios on the way to it do not reach the clamp either
+            x0 = zero_limit(unclamped, (top, bottom))
+            if not _clamp_binds(obj, unclamped, np.linspace(max(math.log1p(-x0), -LOG_TINY) if x0 < 1.0 else -LOG_TINY, 0.0, 64)):
+                return x0
+        return _clamped_zero_limit(obj, (top, bottom))
     q, gap = binary_question(0.0, (top, bottom)), top - bottom
 
     def update(z: float) -> tuple[float, float]:
@@ -143,6 +161,41 @@ def zero_limit(obj: Objective, rewards=(1.0, 0.0)) -> float:
             root = brentq(lambda u: update(u)[0], last_up, zz, xtol=1e-14, rtol=4 * np.finfo(float).eps)
             return float(expit(root))
     return 1.0 if last_up is not None else 0.0
+
+
+#: Where a clamped objective's ``x(0+)`` is read (:func:`zero_limit`): the least ``p_ref`` whose log-ratios every
+#: double can hold (``log(1/P_TINY) = 690.8``).
+P_TINY = 1e-300
+LOG_TINY = -math.log(P_TINY)
+
+
+def _clamp_binds(obj: Objective, unclamped: Objective, lr: np.ndarray) -> bool:
+    """Whether ``obj``'s clamps change its KL estimator's value or gradient coefficient anywhere on the log-ratios
+    ``lr`` (against ``unclamped``, the same objective without them)."""
+    same = np.array_equal(estimator_value(obj, lr), estimator_value(unclamped, lr))
+    if obj.placement_variant.in_loss:
+        same = same and np.array_equal(coefficient(obj, lr), coefficient(unclamped, lr))
+    return not same
+
+
+def _clamped_zero_limit(obj: Objective, rewards: tuple[float, float]) -> float:
+    """``x(0+)`` under a clamp of the KL's log-ratio or value: the flow's end from ``p_ref = P_TINY``, 0 where it
+    ends within ``e^345`` of ``P_TINY`` (its end shrinks with ``p``).
+
+    Why not the update at ``pi_ref = (0, 1)``: a clamp binds where the log-ratio ``z = log(x/p)`` of the correct
+    answer passes its threshold, so the update at a fixed ``x`` reaches its ``p = 0`` value only once ``p`` is below
+    ``x e^{-z_c}``: the limit is not uniform near ``x = p``, where the flow starts. Near its start the penalty pulls
+    with the unclamped estimator (``z`` from 0 up to ``z_c``); if that pull stops the flow, ``x(p)`` is a fixed
+    multiple of ``p`` and tends to 0 (k3, value clamp 10, G = 8, beta = 5: ``x(p) = 2.124 p`` from ``p = 1e-4`` on),
+    while the clamped update at ``pi_ref = (0, 1)`` has its first root at 0.2838. A clamp that binds only beyond
+    ``z = 690.8`` binds for no ``p_ref`` a double holds, and ``x`` is the unclamped one (value clamp ``1e100``).
+    """
+    point = stationary_policy(binary_question(P_TINY, rewards), obj)
+    if not point.converged:
+        raise InvalidInputError(f"x(0+) of {obj.describe()}: the flow from p_ref = {P_TINY:g} did not converge "
+                                f"({point.message}); please report")
+    x = float(point.pi[0])
+    return 0.0 if x < math.exp(345.0) * P_TINY else x
 
 
 class Response:
@@ -345,6 +398,11 @@ class Response:
         InvalidInputError
             An interval with ``lo > hi`` (reversed: it would hold no exact solve), named with its entry.
         """
+        if from_outside():                  # predict's own call passes its arrays unchecked
+            for name, value in (("lo", lo), ("hi", hi), ("x_lo", x_lo), ("x_hi", x_hi)):
+                arr(0.0, 1.0, ndim=1)(name, value)
+            same_length("one entry per prompt", lo=lo, hi=hi, x_lo=x_lo, x_hi=x_hi)
+            lo, hi, x_lo, x_hi = (np.asarray(v, dtype=float) for v in (lo, hi, x_lo, x_hi))
         at_most("lo", lo, "hi", hi)
         a, b = np.minimum(x_lo, x_hi), np.maximum(x_lo, x_hi)
         if self.monotone():

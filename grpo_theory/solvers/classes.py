@@ -38,6 +38,7 @@ import numpy as np
 
 from .. import advantage, kl
 from .._numerics import logsumexp
+from .._checks import checked, from_outside, instance, items, listed, num, numbers, point_array
 from ..errors import InvalidInputError
 from ..preference import expectations_evaluator, max_abs_advantage, pooled_expectations, reward_preference
 from ..problem import Objective, Question, as_objective, as_question, shaped_question
@@ -46,6 +47,9 @@ from .gradient import output_gradient, stationarity_residual
 from .graded import graded_eigenvalues
 
 __all__ = ["ClassProblem", "output_gradient", "stationarity_residual", "Z_CAP"]
+
+#: The finite-difference step of :meth:`ClassProblem.gradient_jacobian`: ``h`` and ``2 h`` are mixing weights.
+_STEP = num(0.0, 0.5, low_open=True, high_open=True)
 
 #: Largest |class logit| searched where |P_G| is unbounded (G = inf); exp(-745) underflows.
 Z_CAP = 740.0
@@ -160,6 +164,11 @@ class ClassProblem:
             self._class_q = Question(self.p / self.p.sum(), reward_levels=q.reward_levels, reward_probs=self.R)
 
     @property
+    def n_free(self) -> int:
+        """The number of free class logits ``eta`` (one per class but the last)."""
+        return int(self.p.size) - 1
+
+    @property
     def n_classes(self) -> int:
         return int(self.p.size)
 
@@ -174,6 +183,13 @@ class ClassProblem:
         read-only)."""
         return self._log_R
 
+    def _two_classes(self, method: str) -> None:
+        """Refuse a method of two-class problems on a problem with another number of classes."""
+        if self.p.size != 2:
+            raise InvalidInputError(f"{method} is defined for a question of two reward classes (the drift of class 0 "
+                                    f"against class 1); this one has {self.p.size}: use kkt, free_flow or the "
+                                    "searches (stationary_points) instead")
+
     def class_preference(self, log_pi_c: np.ndarray) -> np.ndarray:
         """``P_G(c | pi)`` for a batch of class log-policies ``(..., C) -> (..., C)``.
 
@@ -182,6 +198,11 @@ class ClassProblem:
         log_pi_c : numpy.ndarray, shape (..., C)
             ``log pi(c)``, each row a class log-policy (summing to 1 in probability).
         """
+        log_pi_c = point_array("log_pi_c", log_pi_c, (..., self.p.size), "class log-probabilities, C on the last axis")
+        return self._class_preference(log_pi_c)
+
+    def _class_preference(self, log_pi_c: np.ndarray) -> np.ndarray:
+        """:meth:`class_preference` without its argument check: the class's own calls (trial points)."""
         if log_pi_c.min() > -700.0:      # no underflow: the plain sum is as accurate and cheaper
             with np.errstate(divide="ignore"):
                 log_w = np.log(np.exp(log_pi_c) @ self.R)
@@ -206,6 +227,7 @@ class ClassProblem:
         pi : numpy.ndarray, shape (K,)
             A probability vector on the question's outputs that the caller has built (not checked).
         """
+        pi = point_array("pi", pi, self.q.pi_ref.size, "one probability per output")
         R = self.q.membership
         with np.errstate(divide="ignore"):
             log_w = np.log(pi @ R)
@@ -219,9 +241,14 @@ class ClassProblem:
         log_pi_c : numpy.ndarray, shape (..., C)
             Class log-policies at which ``g`` is evaluated; the result has the same shape.
         """
+        log_pi_c = point_array("log_pi_c", log_pi_c, (..., self.p.size), "class log-probabilities, C on the last axis")
+        return self._gradient(log_pi_c)
+
+    def _gradient(self, log_pi_c: np.ndarray) -> np.ndarray:
+        """:meth:`gradient` without its argument check: the class's own calls (trial points)."""
         if self._in_reward:
             return self._shaped_preference(log_pi_c)
-        P = self.class_preference(log_pi_c)
+        P = self._class_preference(log_pi_c)
         beta = self.obj.beta
         if self._family:
             return self._family_gradient(log_pi_c, P)
@@ -252,6 +279,7 @@ class ClassProblem:
             out[i] = reward_preference(shaped, self.obj, np.exp(lp))
         return out.reshape(log_pi_c.shape)
 
+    @checked(h=_STEP)
     def gradient_jacobian(self, log_pi_c: np.ndarray, h: float = 1e-5) -> np.ndarray:
         """``dg(c)/dtheta_k`` (C x C) at one class policy.
 
@@ -269,6 +297,7 @@ class ClassProblem:
             The step ``t`` in ``w``: ``h`` and ``2 h`` are taken (central differences are used instead, with
             their own step, for estimators, placements or regularisers other than the note's).
         """
+        log_pi_c = point_array("log_pi_c", log_pi_c, self.p.size, "one class log-policy, one entry per class")
         pi = np.exp(log_pi_c)
         C = pi.size
         if not self.obj.regime_variant.is_note_penalty or advantage.changes_regulariser(self.obj):
@@ -297,7 +326,7 @@ class ClassProblem:
                 th = log_pi_c.copy()
                 th[k] += sgn * h
                 steps.append(th - logsumexp(th))
-        g = self.gradient(np.array(steps))
+        g = self._gradient(np.array(steps))
         return ((g[0::2] - g[1::2]) / (2 * h)).T
 
     def flow(self, log_pi_c: np.ndarray) -> np.ndarray:
@@ -308,9 +337,14 @@ class ClassProblem:
         log_pi_c : numpy.ndarray, shape (..., C)
             Class log-policies; the velocity of their logits is returned, shaped alike.
         """
+        log_pi_c = point_array("log_pi_c", log_pi_c, (..., self.p.size), "class log-probabilities, C on the last axis")
+        return self._flow(log_pi_c)
+
+    def _flow(self, log_pi_c: np.ndarray) -> np.ndarray:
+        """:meth:`flow` without its argument check: the class's own calls (trial points)."""
         pi = np.exp(log_pi_c)
         with np.errstate(over="ignore", invalid="ignore"):
-            g = self.gradient(log_pi_c)
+            g = self._gradient(log_pi_c)
             v = pi * (g - (pi * g).sum(axis=-1, keepdims=True))
         if np.all(np.isfinite(v)) or self.obj.regime_variant.in_reward or advantage.changes_regulariser(self.obj):
             return v
@@ -319,7 +353,7 @@ class ClassProblem:
         # directions; scaled back by beta and held within the doubles, it points where the flow points.
         beta = self.obj.beta
         with np.errstate(over="ignore", invalid="ignore", under="ignore"):
-            gs = self.class_preference(log_pi_c) / beta - penalty_slope(self.obj, log_pi_c - self._log_p)
+            gs = self._class_preference(log_pi_c) / beta - penalty_slope(self.obj, log_pi_c - self._log_p)
             vs = pi * (gs - (pi * gs).sum(axis=-1, keepdims=True))
             return np.clip(vs * beta, -_FIELD_CAP, _FIELD_CAP)
 
@@ -336,6 +370,11 @@ class ClassProblem:
         numpy.ndarray, shape (K,)
             ``pi(o) = pi_c[c] pi_ref(o) / p_c`` for ``o`` in class ``c``, 0 where ``pi_ref = 0``.
         """
+        pi_c = point_array("pi_c", pi_c, self.p.size, "one mass per class")
+        return self._expand(pi_c)
+
+    def _expand(self, pi_c: np.ndarray) -> np.ndarray:
+        """:meth:`expand` without its argument check: the class's own calls (trial points)."""
         pi = np.zeros(self.q.n_outputs)
         s = self.class_of >= 0
         pi[s] = pi_c[self.class_of[s]] * self.q.pi_ref[s] / self.p[self.class_of[s]]
@@ -350,11 +389,16 @@ class ClassProblem:
         z : float or array_like of float
             Class logits (class 0 against class 1); the drift has their shape.
         """
+        self._two_classes("drift")
+        if from_outside():              # the solvers' own trial logits pass untested (NaN and overflow included)
+            numbers(nonempty=True, finite=True)("z", z)
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):    # a logit past 1e300: its limit
+                return self.drift(z)
         z = np.asarray(z, dtype=float)
         log_pi = np.empty(z.shape + (2,))                   # (log pi(a), log pi(b)) = -log(1 + e^(-+z))
         np.logaddexp(0.0, -z, out=log_pi[..., 0])
         np.logaddexp(0.0, z, out=log_pi[..., 1])
-        g = self.gradient(np.negative(log_pi, out=log_pi))
+        g = self._gradient(np.negative(log_pi, out=log_pi))
         return g[..., 0] - g[..., 1]
 
     def jump_logits(self) -> np.ndarray:
@@ -383,6 +427,7 @@ class ClassProblem:
         (without filtering); ``beta = 0`` leaves that bound alone, and an estimator or placement other than the
         note's two keeps the penalty's bounds too. Otherwise: :meth:`_penalty_logit_bounds`.
         """
+        self._two_classes("logit_bounds")
         obj = self.obj
         if obj.entropy_coef == 0:
             return self._penalty_logit_bounds()
@@ -450,6 +495,11 @@ class ClassProblem:
         numpy.ndarray, shape (C,)
             ``log pi(c)``, normalised.
         """
+        eta = point_array("eta", eta, self.p.size - 1, "free class logits, one per class but the last")
+        return self._log_pi(eta)
+
+    def _log_pi(self, eta: np.ndarray) -> np.ndarray:
+        """:meth:`log_pi` without its argument check: the class's own calls (trial points)."""
         theta = np.concatenate((eta, (0.0,)))
         m = theta.max()
         if math.isfinite(m):
@@ -465,7 +515,12 @@ class ClassProblem:
         eta : numpy.ndarray, shape (C - 1,)
             Free class logits (:meth:`log_pi`), expanded to outputs by :meth:`expand`.
         """
-        return self.expand(np.exp(self.log_pi(eta)))
+        eta = point_array("eta", eta, self.p.size - 1, "free class logits, one per class but the last")
+        return self._policy(eta)
+
+    def _policy(self, eta: np.ndarray) -> np.ndarray:
+        """:meth:`policy` without its argument check: the class's own calls (trial points)."""
+        return self._expand(np.exp(self._log_pi(eta)))
 
     def kkt(self, eta: np.ndarray) -> np.ndarray:
         """``g(c) - g(C)`` for ``c < C``: zero exactly at a stationary point.
@@ -475,7 +530,8 @@ class ClassProblem:
         eta : numpy.ndarray, shape (C - 1,)
             Free class logits; the ``C - 1`` equations are returned in the same order.
         """
-        g = self.gradient(self.log_pi(eta))
+        eta = point_array("eta", eta, self.p.size - 1, "free class logits, one per class but the last")
+        g = self._gradient(self._log_pi(eta))
         return g[:-1] - g[-1]
 
     def free_flow(self, eta: np.ndarray) -> np.ndarray:
@@ -486,7 +542,12 @@ class ClassProblem:
         eta : numpy.ndarray, shape (C - 1,)
             The point of the flow, in free class logits; ``d eta/dt`` has the same shape.
         """
-        phi = self.flow(self.log_pi(eta))
+        eta = point_array("eta", eta, self.p.size - 1, "free class logits, one per class but the last")
+        return self._free_flow(eta)
+
+    def _free_flow(self, eta: np.ndarray) -> np.ndarray:
+        """:meth:`free_flow` without its argument check: the class's own calls (trial points)."""
+        phi = self._flow(self._log_pi(eta))
         return phi[:-1] - phi[-1]
 
     def residual(self, eta: np.ndarray) -> float:
@@ -497,7 +558,8 @@ class ClassProblem:
         eta : numpy.ndarray, shape (C - 1,)
             A candidate stationary point, in free class logits.
         """
-        return stationarity_residual(self.q, self.obj, self.policy(eta))
+        eta = point_array("eta", eta, self.p.size - 1, "free class logits, one per class but the last")
+        return stationarity_residual(self.q, self.obj, self._policy(eta))
 
     def stability(self, eta: np.ndarray) -> tuple[bool | None, np.ndarray, str]:
         """Stability of the reduced logit flow at a stationary point ``eta``.
@@ -522,7 +584,8 @@ class ClassProblem:
         reason : str
             Why the verdict is what it is.
         """
-        log_pi = self.log_pi(eta)
+        eta = point_array("eta", eta, self.p.size - 1, "free class logits, one per class but the last")
+        log_pi = self._log_pi(eta)
         pi = np.exp(log_pi)
         dg = self.gradient_jacobian(log_pi)                  # dg_c/dtheta_k
         # Reduce against the heaviest class: with a light reference class, pi_ref - pi_c
@@ -541,6 +604,35 @@ class ClassProblem:
             eig = eig * math.exp(float(log_head.max()))   # may underflow: the signs were decided before
         stable, why = verdict(top, 1.0, "the flow's Jacobian", undecided=singular and top <= 1.0)
         return stable, eig, why
+
+
+def class_problem(*, n_classes=None, at_least=None):
+    """The rule (:func:`grpo_theory._checks.checked`) of a ``cp`` argument: a :class:`ClassProblem`, of
+    ``n_classes`` classes (or ``at_least`` that many) where the function asks for it.
+
+    Parameters
+    ----------
+    n_classes : int, optional
+        The number of reward classes the function needs (two for the scalar drift's solvers).
+    at_least : int, optional
+        The fewest reward classes the function takes.
+
+    Returns
+    -------
+    callable
+        ``rule(name, value)``, raising InvalidInputError naming ``name`` and the value.
+    """
+    is_problem = instance(ClassProblem, "a ClassProblem", "; build one with ClassProblem(q, obj)")
+
+    def check(name, value):
+        is_problem(name, value)
+        c = value.n_classes
+        if (n_classes is not None and c != n_classes) or (at_least is not None and c < at_least):
+            want = f"{n_classes}" if n_classes is not None else f"at least {at_least}"
+            raise InvalidInputError(f"{name} must be a ClassProblem of {want} reward classes, got one of {c} (its "
+                                    "outputs pool into that many classes of equal reward law); stationary_points "
+                                    "and stationary_policy choose the solver for any question")
+    return check
 
 
 def covered_problems(problems, covers, batch: str) -> list[ClassProblem]:
@@ -566,7 +658,8 @@ def covered_problems(problems, covers, batch: str) -> list[ClassProblem]:
     InvalidInputError
         For the first problem that ``covers`` refuses, naming its objective and class count.
     """
-    out = list(problems)
+    items(ClassProblem, "ClassProblems")("problems", problems)
+    out = listed("problems", problems, ClassProblem, "ClassProblems")
     for cp in out:
         if not covers(cp):
             raise InvalidInputError(f"{batch} does not cover {cp.obj.describe()} with {cp.n_classes} classes")

@@ -8,7 +8,11 @@ free logits ``x`` (one softmax gauge removed) and offers
 * ``kkt(x)``: the stationarity equations, zero exactly at a stationary point;
 * ``residual(x)``: the max-norm residual of the stationarity condition at ``policy(x)``;
 * ``free_flow(x)``: the on-policy logit flow in the free coordinates;
-* ``stability(x)``: ``(stable, eigenvalues, why)`` from the flow's Jacobian.
+* ``stability(x)``: ``(stable, eigenvalues, why)`` from the flow's Jacobian;
+* ``n_free``: the number of free logits.
+
+The functions here check their arguments' types and shapes (a point's values may be anything: the solvers pass
+trial points), and refuse what is not a problem, a point of its shape, text or a count.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from typing import Protocol
 
 import numpy as np
 
+from .._checks import checked, flag, items, num, numbers, optional, point_array, text, whole
 from .._numerics import optimize
 from .._validate import integer, number, plain
 from ..errors import InvalidInputError
@@ -29,6 +34,34 @@ __all__ = ["Problem", "polish", "point_at", "dedupe", "verdict", "sinh_grid", "f
 #: Mass given to an absent answer to read its drift on a face (:func:`face_kkt`).
 FACE_PROBE = 1e-10
 
+_PROBLEM_METHODS = ("policy", "kkt", "residual", "free_flow", "stability")
+
+
+def _problem(name, value):
+    """The rule of a ``problem`` argument: a :class:`Problem` (a ClassProblem or a TreeProblem; the methods of the
+    interface, its question ``q`` and objective ``obj``)."""
+    if not (hasattr(value, "q") and hasattr(value, "obj") and hasattr(value, "n_free")
+            and all(callable(getattr(value, m, None)) for m in _PROBLEM_METHODS)):
+        shown = " ".join(repr(value).split())
+        raise InvalidInputError(f"{name} must be a ClassProblem or a TreeProblem (build one with ClassProblem(q, obj) "
+                                f"or TreeProblem(q, obj)), got {shown[:80]} ({type(value).__name__})")
+
+
+def _free_logits(problem, name: str, x) -> np.ndarray:
+    """``x`` checked as the free logits of ``problem`` (type and shape: a trial point may hold any value)."""
+    return point_array(name, x, problem.n_free, "the problem's free logits (problem.n_free of them)")
+
+
+def _counter(name, value):
+    """A one-entry list of an integer: a caller's budget that a function adds to."""
+    if value is None:
+        return
+    if not isinstance(value, list) or len(value) != 1 or isinstance(value[0], (bool, np.bool_)) \
+            or not isinstance(value[0], (int, np.integer)):
+        shown = " ".join(repr(value).split())
+        raise InvalidInputError(f"{name} must be a one-entry list holding an integer (a counter, e.g. [0]), got "
+                                f"{shown[:80]} ({type(value).__name__})")
+
 
 class Problem(Protocol):
     """The interface the shared solver steps rely on (see the module doc).
@@ -37,8 +70,10 @@ class Problem(Protocol):
     implement it in their free logits ``x``: ``policy(x)`` the policy ``pi`` (shape ``(K,)``),
     ``kkt(x)`` the stationarity equations (zero at a stationary point), ``residual(x)`` their
     max-norm residual, ``free_flow(x)`` the logit flow's velocity, ``stability(x)``
-    ``(stable, eigenvalues, reason)``.
+    ``(stable, eigenvalues, reason)``; ``n_free`` is the number of free logits (the size of ``x``).
     """
+
+    n_free: int
 
     def policy(self, x: np.ndarray) -> np.ndarray:
         """The policy ``pi`` (shape ``(K,)``) at free logits ``x``.
@@ -86,6 +121,7 @@ class Problem(Protocol):
         """
 
 
+@checked(top=numbers(ndim=0), tol=numbers(ndim=0), what=text(), undecided=flag, all_negative=flag)
 def verdict(top: float, tol: float, what: str, *, undecided: bool = False,
             all_negative: bool = True) -> tuple[bool | None, str]:
     """First-order stability from the largest real part ``top`` of the Jacobian ``what``'s eigenvalues.
@@ -141,6 +177,7 @@ def _token_face_drift(problem, pi: np.ndarray, o: int) -> float:
     return float(centred[off[0]]) if off else 0.0
 
 
+@checked(problem=_problem)
 def face_kkt(problem: Problem, pi: np.ndarray) -> tuple[bool, str] | None:
     """The KKT test of a point on a face: every answer of ``pi_ref``'s support absent from ``pi`` must lose
     mass when given a little (its logit drift ``g(o) - E_pi g`` points out of the simplex).
@@ -159,6 +196,7 @@ def face_kkt(problem: Problem, pi: np.ndarray) -> tuple[bool, str] | None:
         drift, read at mass :data:`FACE_PROBE`, is negative, and in words.
     """
     q, obj = problem.q, problem.obj
+    pi = point_array("pi", pi, q.pi_ref.size, "one probability per output of problem.q")
     absent = np.flatnonzero((pi == 0) & (q.pi_ref > 0))
     if absent.size == 0:
         return None
@@ -179,6 +217,7 @@ def face_kkt(problem: Problem, pi: np.ndarray) -> tuple[bool, str] | None:
                   "points out of the simplex (KKT); a limit point of the flow")
 
 
+@checked(problem=_problem, method=text(), nfev=whole(0), require_converged=flag)
 def point_at(problem: Problem, x: np.ndarray, method: str, nfev: int = 0, *,
              require_converged: bool = True) -> StationaryPoint | None:
     """The stationary point at free logits ``x``, with its residual and stability.
@@ -203,6 +242,7 @@ def point_at(problem: Problem, x: np.ndarray, method: str, nfev: int = 0, *,
         The point, with its residual and stability; None when ``require_converged`` and its residual is above
         ``RESIDUAL_TOL``.
     """
+    x = _free_logits(problem, "x", x)
     pi = problem.policy(x)
     residual = problem.residual(x)
     converged = residual <= RESIDUAL_TOL
@@ -232,6 +272,7 @@ def point_at(problem: Problem, x: np.ndarray, method: str, nfev: int = 0, *,
                            f"residual {residual:.2e} above {RESIDUAL_TOL:g}; {why}", eigenvalues=eig)
 
 
+@checked(problem=_problem, prefix=text(nonempty=True), max_calls=optional(num(0, integer=True)), spent=_counter)
 def polish(problem: Problem, x0: np.ndarray, prefix: str, *, max_calls: int | None = None,
            spent: list | None = None) -> StationaryPoint | None:
     """Newton-type root finding on ``problem.kkt`` from ``x0`` (MINPACK hybrid, then Levenberg-Marquardt).
@@ -256,6 +297,7 @@ def polish(problem: Problem, x0: np.ndarray, prefix: str, *, max_calls: int | No
     StationaryPoint or None
         The converged point, or None when neither root finder converges.
     """
+    x0 = _free_logits(problem, "x0", x0)
     calls = 0
     n = np.size(x0)
 
@@ -290,6 +332,7 @@ def polish(problem: Problem, x0: np.ndarray, prefix: str, *, max_calls: int | No
     return None
 
 
+@checked(points=items(StationaryPoint, "StationaryPoint"), tol=num(0.0))
 def dedupe(points: list[StationaryPoint], tol: float = 1e-7) -> list[StationaryPoint]:
     """``points`` without repeats (same ``boundary`` flag and ``pi`` within ``tol`` in max norm).
 

@@ -9,12 +9,14 @@ import numpy as np
 
 from ..preference import max_abs_advantage
 from ..problem import Objective, Question
-from .classes import ClassProblem, stationarity_residual
+from .._checks import OBJECTIVE, QUESTION, checked
+from .classes import ClassProblem, class_problem, stationarity_residual
 from .results import StationaryPoint
 
 __all__ = ["reference_in_rounding", "reference_point"]
 
 
+@checked(q=QUESTION, obj=OBJECTIVE, cp=class_problem())
 def reference_in_rounding(q: Question, obj: Objective, cp: ClassProblem) -> bool:
     """Whether ``beta`` is so large that ``pi_ref`` is the stationary point to double precision: a penalty in the
     loss that is the note's reverse or direct one near ``pi_ref`` (exactly, or a clamped estimator whose unclamped
@@ -63,6 +65,7 @@ def _note_penalty_at_reference(obj: Objective) -> bool:
     return dataclasses.replace(obj, kl_log_ratio_clamp=None, kl_value_clamp=None).regime_variant.is_note_penalty
 
 
+@checked(q=QUESTION, obj=OBJECTIVE)
 def reference_point(q: Question, obj: Objective) -> StationaryPoint:
     """``pi_ref`` where :func:`reference_in_rounding` holds: stationary to double precision and stable (the
     flow's Jacobian is ``-C^(1/2) (beta I + E) C^(1/2)`` with ``|E| <= 2 max|A| < beta``).

@@ -15,7 +15,8 @@ import numpy as np
 from .. import kl
 from .._numerics import integrate_until_slow, optimize
 from ..advantage import regularisation_scale
-from .classes import ClassProblem, stationarity_residual
+from .._checks import SEED, checked, num, point_array
+from .classes import ClassProblem, class_problem, stationarity_residual
 from .collapse import may_collapse, unbounded_preference
 from .common import dedupe, point_at, polish
 from .gradient import output_gradient
@@ -215,6 +216,7 @@ def _near_face_root(cp: ClassProblem, end: np.ndarray) -> StationaryPoint | None
             return pt
 
 
+@checked(cp=class_problem(at_least=2))
 def multi_class_policy(cp: ClassProblem, end: np.ndarray | None = None) -> StationaryPoint:
     """The stationary point the logit flow reaches from ``pi_ref`` (three or more classes).
 
@@ -236,6 +238,8 @@ def multi_class_policy(cp: ClassProblem, end: np.ndarray | None = None) -> Stati
         The point reached: interior (polished, with its stability) or a face or vertex where the flow runs into one
         (a limit point).
     """
+    if end is not None:
+        end = point_array("end", end, cp.n_free, "free class logits, one per class but the last")
     eta0 = cp.log_p[:-1] - cp.log_p[-1]
     if cp.obj.regime_variant.in_reward and cp.q.is_deterministic:
         stable = [p for p in _reward_ties(cp, _reward_tie_starts(cp)) if p.stable]
@@ -290,6 +294,7 @@ def multi_class_policy(cp: ClassProblem, end: np.ndarray | None = None) -> Stati
                            method="flow", message=why)
 
 
+@checked(cp=class_problem(at_least=2), n_starts=num(1, 100_000, integer=True), seed=SEED)
 def multi_class_points(cp: ClassProblem, *, n_starts: int, seed: int) -> tuple[tuple, bool, str]:
     """Stationary points from ``n_starts`` starts (pi_ref, uniform, near each vertex, random, the end of
     the flow from pi_ref), each with its stability; not guaranteed exhaustive.

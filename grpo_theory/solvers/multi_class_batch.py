@@ -27,11 +27,13 @@ from .. import advantage
 from .._batch_ode import integrate_many_until_slow
 from .._numerics import logsumexp
 from ..errors import InvalidInputError
-from .classes import ClassProblem, covered_problems, penalty_slope
+from .._checks import checked, items, num, optional, point_array, row_indices
+from .classes import ClassProblem, class_problem, covered_problems, penalty_slope
 
 __all__ = ["MultiClassFlowBatch", "batch_flow_endpoints", "supports_flow"]
 
 
+@checked(cp=class_problem())
 def supports_flow(cp: ClassProblem) -> bool:
     """Whether :class:`MultiClassFlowBatch` covers ``cp``: three or more classes, a reward law, the reverse or
     direct penalty in the loss, no tie filtering and no entropy bonus.
@@ -95,6 +97,14 @@ class MultiClassFlowBatch:
     def __len__(self) -> int:
         return len(self.problems)
 
+    def _free(self, eta) -> np.ndarray:
+        """``eta`` checked: free class logits, one row of ``C - 1`` per problem (type and shape only)."""
+        eta = point_array("eta", eta, (..., self.n_classes - 1), "free class logits, a row of C - 1 per problem")
+        if eta.ndim != 2:
+            raise InvalidInputError(f"eta must be 2-D (one row of C - 1 = {self.n_classes - 1} free class logits per "
+                                    f"problem), got shape {eta.shape}")
+        return eta
+
     def log_pi(self, eta: np.ndarray) -> np.ndarray:
         """Class log-policies at free class logits ``eta`` ``(s, C - 1) -> (s, C)`` (as :meth:`ClassProblem.log_pi`).
 
@@ -108,6 +118,7 @@ class MultiClassFlowBatch:
         numpy.ndarray, shape (s, C)
             The class log-policies.
         """
+        eta = self._free(eta)
         theta = np.concatenate((eta, np.zeros((eta.shape[0], 1))), axis=1)
         m = theta.max(axis=1, keepdims=True)
         return theta - (np.log(np.exp(theta - m).sum(axis=1, keepdims=True)) + m)
@@ -127,6 +138,10 @@ class MultiClassFlowBatch:
         numpy.ndarray, shape (s, C - 1)
             ``d eta/dt`` of each problem at its row of ``eta``.
         """
+        eta = self._free(eta)
+        if row_indices("rows", rows, len(self.problems)) != eta.shape[0]:
+            raise InvalidInputError(f"rows must name one problem per row of eta ({eta.shape[0]}), got "
+                                    f"{np.size(rows)}")
         eta = np.asarray(eta, dtype=float)
         rows = np.asarray(rows)
         log_pi = self.log_pi(eta)
@@ -151,6 +166,8 @@ class MultiClassFlowBatch:
         return phi[:, :-1] - phi[:, -1:]
 
 
+@checked(problems=items(ClassProblem, "ClassProblems"), t_max=num(0.0, low_open=True),
+         speed=optional(num(0.0, low_open=True)))
 def batch_flow_endpoints(problems: Sequence[ClassProblem], t_max: float = 1e4,
                          speed: float | None = 1e-6) -> list[np.ndarray | None]:
     """The end of each problem's flow from ``pi_ref`` (free class logits), as ``multi_class._flow_endpoint``.

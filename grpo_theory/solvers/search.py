@@ -12,7 +12,7 @@ import functools
 
 import numpy as np
 
-from .._checks import OBJECTIVE, QUESTION, checked
+from .._checks import OBJECTIVE, QUESTION, checked, flags, instance, items
 from .._validate import integer, number
 from ..errors import InvalidInputError
 from ..problem import Objective, Question, as_objective, as_question, require_regularised
@@ -27,6 +27,7 @@ from .results import RESIDUAL_TOL, Basin, StationaryPoint, StationaryPointSet
 from .tree import tree_stationary_policy
 from .tree_search import tree_search
 from .two_class import flow_root_from, two_class_points
+from .work import check_policy_work, check_tree_work, search_work_checked
 
 __all__ = ["token_level", "stationary_policy", "stationary_points", "basins_of", "kkt_checked", "CERTIFY_BOXES"]
 
@@ -139,6 +140,7 @@ def stationary_policy(q: Question, obj: Objective) -> StationaryPoint:
     q, obj = as_question(q), as_objective(obj)
     require_regularised(obj, "stationary_policy")
     if token_level(q, obj):
+        check_tree_work(q, search=False, caller="stationary_policy")
         return tree_stationary_policy(q, obj)
     cp = ClassProblem(q, obj)
     if cp.n_classes == 1:
@@ -152,6 +154,7 @@ def stationary_policy(q: Question, obj: Objective) -> StationaryPoint:
         if reduction_exact(q, obj, cp.class_of, point):
             return _unsettled_to_full_space(q, obj, _full_space_checked(q, obj, cp, point))
         return full_space_end(q, obj, kkt_checked(q, obj, point))
+    check_policy_work(q, obj, cp.n_classes)
     point = kkt_checked(q, obj, multi_class_policy(cp))
     if reduction_exact(q, obj, cp.class_of, point):
         return _unsettled_to_full_space(q, obj, _root_in_logits(q, obj, _full_space_checked(q, obj, cp, point)))
@@ -266,6 +269,7 @@ def _full_space_checked(q: Question, obj: Objective, cp: ClassProblem, point: St
         "stable point: this point is a saddle of the full flow"))
 
 
+@checked(q=QUESTION, obj=OBJECTIVE, p=instance(StationaryPoint, "a StationaryPoint", " (what stationary_policy returns)"))
 def kkt_checked(q: Question, obj: Objective, p: StationaryPoint) -> StationaryPoint:
     """``p`` judged by the KKT conditions of the flow on all output logits where it sits on a face.
 
@@ -292,6 +296,9 @@ def kkt_checked(q: Question, obj: Objective, p: StationaryPoint) -> StationaryPo
         ``p``, or a copy with ``converged``, ``stable``, ``boundary`` and ``message`` corrected (and, for a
         vertex, ``pi`` the vertex itself).
     """
+    if p.pi.shape != q.pi_ref.shape:
+        raise InvalidInputError(f"p.pi has {p.pi.size} entries and q has {q.pi_ref.size} outputs: p must be a point of "
+                                "the question q")
     absent = (q.pi_ref > 0) & (p.pi < FACE_MASS)
     if absent.any() and p.converged and not p.boundary and np.all(p.pi[q.pi_ref > 0] > 0) \
             and logit_newton_step(q, obj, p.pi) <= _NEWTON_TOL:
@@ -400,6 +407,7 @@ def stationary_points(q: Question, obj: Objective, *, n_grid: int = 2001, n_star
     q, obj = as_question(q), as_objective(obj)
     require_regularised(obj, "stationary_points")
     basins = None
+    search_work_checked(q, obj, exhaustive=exhaustive, box_budget=box_budget, time_budget=time_budget, n_starts=n_starts)
     if token_level(q, obj):
         points, exhaustive, message, from_reference = tree_search(q, obj, n_starts=n_starts, seed=seed)
         cp = ClassProblem(q, obj)
@@ -498,6 +506,7 @@ def _with_reference(points: tuple, from_reference: StationaryPoint, message: str
     return points, from_reference, message
 
 
+@checked(points=items(StationaryPoint, "StationaryPoints", sequence=True), best=flags(ndim=1))
 def basins_of(points, best: np.ndarray) -> list[Basin]:
     """Basins of attraction of the stable ``points`` of a two-class question, in ``pi(best class)``.
 
@@ -529,6 +538,11 @@ def basins_of(points, best: np.ndarray) -> list[Basin]:
     >>> [(b.lo, b.hi) for b in pts.basins]
     [(0.0, 1.0)]
     """
+    best = np.asarray(best, dtype=bool)
+    if any(p.pi.shape != best.shape for p in points):
+        shapes = sorted({p.pi.size for p in points})
+        raise InvalidInputError(f"best must mark each output of the points (their pi have {shapes} entries), got "
+                                f"{best.size} flags")
     mass = [float(np.asarray(p.pi)[best].sum()) for p in points]
 
     def key(i):

@@ -46,7 +46,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .. import advantage, kl
-from .._checks import OBJECTIVE, QUESTION, checked, items
+from .._checks import OBJECTIVE, QUESTION, checked, items, num, point_array
 from .._numerics import integrate_until_slow, logsumexp
 from ..errors import InvalidInputError
 from ..problem import HUGE_SHIFT, STATIONARY_OBJECTIVE, Objective, Question, shaped_question
@@ -55,6 +55,9 @@ from .results import StationaryPoint
 from .token_weights import answer_weights, monte_carlo_answer_weights
 
 __all__ = ["AnswerTree", "TreeProblem", "answer_weights", "monte_carlo_answer_weights", "tree_stationary_policy"]
+
+#: The relative step of :meth:`TreeProblem.stability`'s central differences (a fraction of ``max(1, |x|)``).
+_REL_STEP = num(0.0, 1.0, low_open=True)
 
 
 @dataclass(frozen=True)
@@ -210,6 +213,11 @@ class TreeProblem:
         assert all(s.stop == e.start for s, e in zip(t.node_slices, t.node_slices[1:]))   # contiguous, in order
 
     # -- policies and their logits
+    @property
+    def n_free(self) -> int:
+        """The number of free logits ``x`` (one per edge but the last of each node)."""
+        return int(self.free.size)
+
     def x_from_log_cond(self, log_cond: np.ndarray) -> np.ndarray:
         """The free logits of the conditionals ``log pi(c|v)``.
 
@@ -223,6 +231,11 @@ class TreeProblem:
         numpy.ndarray
             ``x``.
         """
+        log_cond = point_array("log_cond", log_cond, len(self.tree.edges), "one log-conditional per edge")
+        return self._x_from_log_cond(log_cond)
+
+    def _x_from_log_cond(self, log_cond: np.ndarray) -> np.ndarray:
+        """:meth:`x_from_log_cond` without its argument check: the class's own calls (trial points)."""
         return log_cond[self.free] - log_cond[self.last_of_edge[self.free]]
 
     def log_cond(self, x: np.ndarray) -> np.ndarray:
@@ -238,6 +251,11 @@ class TreeProblem:
         numpy.ndarray, shape (E,)
             The log-conditionals.
         """
+        x = point_array("x", x, self.free.size, "free logits, one per edge but the last of each node")
+        return self._log_cond(x)
+
+    def _log_cond(self, x: np.ndarray) -> np.ndarray:
+        """:meth:`log_cond` without its argument check: the class's own calls (trial points)."""
         theta = np.zeros(len(self.tree.edges))
         theta[self.free] = x
         if np.all(np.isfinite(theta)):
@@ -264,8 +282,13 @@ class TreeProblem:
         numpy.ndarray, shape (K,)
             ``pi``; 0 off the support.
         """
+        x = point_array("x", x, self.free.size, "free logits, one per edge but the last of each node")
+        return self._policy(x)
+
+    def _policy(self, x: np.ndarray) -> np.ndarray:
+        """:meth:`policy` without its argument check: the class's own calls (trial points)."""
         pi = np.zeros(self.q.n_outputs)
-        pi[self.support] = np.exp(self.tree.paths @ self.log_cond(x))
+        pi[self.support] = np.exp(self.tree.paths @ self._log_cond(x))
         return pi
 
     def x_from_policy(self, pi) -> np.ndarray:
@@ -281,13 +304,14 @@ class TreeProblem:
         numpy.ndarray
             ``x`` (``-inf`` or ``nan`` where a conditional is 0).
         """
+        pi = point_array("pi", pi, self.q.n_outputs, "one probability per answer")
         t = self.tree
         pi = np.asarray(pi, dtype=float)[self.support]
         edge = pi @ t.paths
         node = np.zeros(len(t.nodes))
         np.add.at(node, t.edge_node, edge)
         with np.errstate(divide="ignore"):
-            return self.x_from_log_cond(np.log(edge) - np.log(node[t.edge_node]))
+            return self._x_from_log_cond(np.log(edge) - np.log(node[t.edge_node]))
 
     # -- the gradient of the module doc
     def edge_gradient(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -307,10 +331,15 @@ class TreeProblem:
         reach : numpy.ndarray, shape (E,)
             ``pi(v)``, the probability of reaching the edge's node.
         """
+        x = point_array("x", x, self.free.size, "free logits, one per edge but the last of each node")
+        return self._edge_gradient(x)
+
+    def _edge_gradient(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`edge_gradient` without its argument check: the class's own calls (trial points)."""
         t, obj = self.tree, self.obj
-        log_cond = self.log_cond(x)
+        log_cond = self._log_cond(x)
         lr = log_cond - self.log_ref_cond                                   # per token: log(pi(c|v)/pi_ref(c|v))
-        pi = self.policy(x)
+        pi = self._policy(x)
         q = self.q
         if obj.regime_variant.in_reward:     # the answer's reward less beta * (sum of its tokens' estimator values)
             shift = np.zeros(q.n_outputs)
@@ -409,6 +438,12 @@ class TreeProblem:
         numpy.ndarray, shape (E,)
             ``g_v(c) - sum_c' pi(c'|v) g_v(c')``.
         """
+        g = point_array("g", g, len(self.tree.edges), "one value per edge")
+        cond = point_array("cond", cond, len(self.tree.edges), "one conditional per edge")
+        return self._centred(g, cond)
+
+    def _centred(self, g: np.ndarray, cond: np.ndarray) -> np.ndarray:
+        """:meth:`centred` without its argument check: the class's own calls (trial points)."""
         mean = np.zeros(len(self.tree.nodes))
         np.add.at(mean, self.tree.edge_node, cond * g)
         return g - mean[self.tree.edge_node]
@@ -426,8 +461,13 @@ class TreeProblem:
         numpy.ndarray, shape (E,)
             ``dJ/dtheta_{v,c}``.
         """
-        g, cond, reach = self.edge_gradient(x)
-        return reach * cond * self.centred(g, cond)
+        x = point_array("x", x, self.free.size, "free logits, one per edge but the last of each node")
+        return self._logit_gradient(x)
+
+    def _logit_gradient(self, x: np.ndarray) -> np.ndarray:
+        """:meth:`logit_gradient` without its argument check: the class's own calls (trial points)."""
+        g, cond, reach = self._edge_gradient(x)
+        return reach * cond * self._centred(g, cond)
 
     def free_flow(self, x: np.ndarray) -> np.ndarray:
         """The logit flow in the free coordinates (each relative to its node's last edge).
@@ -442,7 +482,12 @@ class TreeProblem:
         numpy.ndarray
             ``dx/dt``.
         """
-        phi = self.logit_gradient(x)
+        x = point_array("x", x, self.free.size, "free logits, one per edge but the last of each node")
+        return self._free_flow(x)
+
+    def _free_flow(self, x: np.ndarray) -> np.ndarray:
+        """:meth:`free_flow` without its argument check: the class's own calls (trial points)."""
+        phi = self._logit_gradient(x)
         return phi[self.free] - phi[self.last_of_edge[self.free]]
 
     def kkt(self, x: np.ndarray) -> np.ndarray:
@@ -458,7 +503,8 @@ class TreeProblem:
         numpy.ndarray
             0 at a stationary point.
         """
-        g, _, _ = self.edge_gradient(x)
+        x = point_array("x", x, self.free.size, "free logits, one per edge but the last of each node")
+        g, _, _ = self._edge_gradient(x)
         return g[self.free] - g[self.last_of_edge[self.free]]
 
     def residual(self, x: np.ndarray) -> float:
@@ -475,9 +521,11 @@ class TreeProblem:
         float
             The residual; 0 at a stationary point.
         """
-        g, cond, _ = self.edge_gradient(x)
-        return float(np.max(cond * np.abs(self.centred(g, cond)))) / advantage.regularisation_scale(self.obj)
+        x = point_array("x", x, self.free.size, "free logits, one per edge but the last of each node")
+        g, cond, _ = self._edge_gradient(x)
+        return float(np.max(cond * np.abs(self._centred(g, cond)))) / advantage.regularisation_scale(self.obj)
 
+    @checked(h=_REL_STEP)
     def stability(self, x: np.ndarray, h: float = 1e-6) -> tuple[bool | None, np.ndarray, str]:
         """Stability of the flow on the free logits at a stationary point ``x`` (central-difference Jacobian).
 
@@ -498,6 +546,7 @@ class TreeProblem:
         why : str
             The verdict in words.
         """
+        x = point_array("x", x, self.free.size, "free logits, one per edge but the last of each node")
         n = x.size
         if n == 0:
             return True, np.zeros(0), "no free logits"
@@ -505,7 +554,7 @@ class TreeProblem:
         for j in range(n):                                                  # free logits of one tree
             e = np.zeros(n)
             e[j] = h * max(1.0, abs(x[j]))
-            J[:, j] = (self.free_flow(x + e) - self.free_flow(x - e)) / (2 * e[j])
+            J[:, j] = (self._free_flow(x + e) - self._free_flow(x - e)) / (2 * e[j])
         eig = np.linalg.eigvals(J)
         top = float(np.max(eig.real))
         tol = 1e-7 * max(1e-300, float(np.abs(J).max()))

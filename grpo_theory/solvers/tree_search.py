@@ -35,6 +35,7 @@ from ..problem import STATIONARY_OBJECTIVE, Objective, Question
 from .common import dedupe, polish
 from .results import StationaryPoint
 from .tree import TreeProblem, tree_stationary_policy
+from .work import check_tree_work
 
 __all__ = ["tree_search", "GRID_LOGITS", "FLOW_LOGITS", "VERTEX_MASS"]
 
@@ -142,6 +143,7 @@ def tree_search(q: Question, obj: Objective, *, n_starts: int = 24, seed: int = 
     >>> [(round(float(p.pi[0]), 4), p.stable) for p in pts], exhaustive
     ([(0.9982, True), (0.9529, False), (0.5399, True)], False)
     """
+    check_tree_work(q, search=True, caller="tree_search", n_starts=n_starts)      # up front (solvers.work)
     tp = TreeProblem(q, obj)
     from_reference = tree_stationary_policy(q, obj)
     n = tp.tree.n_free

@@ -16,7 +16,9 @@ import numpy as np
 from .. import advantage
 from .._numerics import expit, optimize
 from .certify import Certificate
-from .classes import Z_CAP, ClassProblem, stationarity_residual
+from .._checks import MAX_STEPS, POSITIVE_COUNT, checked, num
+from ..errors import InvalidInputError
+from .classes import Z_CAP, ClassProblem, class_problem, stationarity_residual
 from .collapse import may_collapse
 from .common import grid_around
 from .gradient import note_residual
@@ -47,6 +49,7 @@ def _reverse_bounds_log(cp: ClassProblem) -> tuple[float, float] | None:
     return -(top - float(cp.log_p[0])) - 1.0, top - float(cp.log_p[1]) + 1.0
 
 
+@checked(cp=class_problem())
 def needs_log_space(cp: ClassProblem) -> bool:
     """Whether ``cp``'s roots may lie where the reverse penalty's coefficient ``beta pi_ref/pi`` is beyond
     the flows' floor (``beta`` below about 1e-290, or rewards near 1e300 with shift normalisation): the note's
@@ -120,6 +123,7 @@ def _residual(cp, pi: np.ndarray) -> float:
     return float(np.max(np.abs(pi - term - cp.q.pi_ref)))
 
 
+@checked(cp=class_problem())
 def log_space(cp: ClassProblem):
     """``cp`` itself, or, where :func:`needs_log_space`, a view of it whose drift and bounds are in log space.
 
@@ -212,6 +216,26 @@ def _brent(cp: ClassProblem, a: float, b: float, fa: float, fb: float) -> tuple[
     return float(root), info.function_calls - 2
 
 
+def _with_hidden_pairs(cp: ClassProblem, z: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The exhaustive scan's grid ``z`` (increasing) and drifts ``s``, with the :func:`check_points` added inside
+    each cell whose ends share a sign while a check point inside has the other: a pair of roots the scan stepped
+    over (its grid is spaced by the distance from ``pi_ref``'s class logit). Cells without such a point, and so
+    every bracket the scan found, are left as they were."""
+    extra = check_points(z)
+    if extra.size == 0:
+        return z, s
+    se = cp.drift(extra)
+    cell = np.searchsorted(z, extra)                       # extra lies in (z[cell - 1], z[cell])
+    sign = np.sign(s)
+    hidden = (sign[cell - 1] == sign[cell]) & (np.sign(se) != sign[cell - 1])
+    if not hidden.any():
+        return z, s
+    take = np.isin(cell, cell[hidden])
+    order = np.argsort(np.concatenate([z, extra[take]]), kind="stable")
+    return np.concatenate([z, extra[take]])[order], np.concatenate([s, se[take]])[order]
+
+
+@checked(cp=class_problem(n_classes=2), n_grid=num(11, 10**7, integer=True))
 def two_class_points(cp: ClassProblem, n_grid: int) -> list[StationaryPoint]:
     """Every stationary point of a two-class problem: an exhaustive scan of the class logit.
 
@@ -238,6 +262,7 @@ def two_class_points(cp: ClassProblem, n_grid: int) -> list[StationaryPoint]:
     jumps = cp.jump_logits()
     z = np.union1d(z, jumps[(jumps > lo) & (jumps < hi)])
     s = cp.drift(z)
+    z, s = _with_hidden_pairs(cp, z, s)
     points: list[StationaryPoint] = []
     exact = np.flatnonzero(s == 0)
     for i in exact:
@@ -275,6 +300,128 @@ def two_class_points(cp: ClassProblem, n_grid: int) -> list[StationaryPoint]:
 _UNDERFLOW_Z = 745.0
 
 
+#: Step in ``t`` of the check grid ``z = +-0.5 sinh(t)`` around ``z = 0`` (:func:`check_points`): spacing 0.1 near 0,
+#: 20 % of ``|z|`` far from it.
+CHECK_DT = 0.2
+
+
+def check_points(scanned: np.ndarray) -> np.ndarray:
+    """Points of the check grid ``z = +-0.5 sinh(k CHECK_DT)`` strictly inside the span of ``scanned`` (a scan's
+    points, in its order, its start first) where the scan's own spacing is coarser than the check grid's.
+
+    A scan spaced by the distance from its start ``z0`` (:func:`flow_root_from`, the exhaustive scan of
+    :func:`two_class_points`) is coarse near ``z = 0`` when ``z0`` is far from it, while the drift's features near
+    ``z = 0`` (both classes' masses of one order) have widths of order 1 whatever ``z0``.
+
+    Parameters
+    ----------
+    scanned : numpy.ndarray, shape (m,)
+        The scan's points in its order (monotone), its start first.
+
+    Returns
+    -------
+    numpy.ndarray
+        The check points in the scan's order (possibly empty).
+    """
+    if scanned.size < 2:
+        return scanned[:0]
+    z0, a = float(scanned[0]), float(scanned[-1])
+    direction = 1.0 if a > z0 else -1.0
+    far = max(abs(z0), abs(a))
+    t = np.arange(1, int(np.ceil(np.arcsinh(far / 0.5) / CHECK_DT)) + 1) * CHECK_DT
+    half = 0.5 * np.sinh(t)
+    c = np.concatenate([-half[::-1], [0.0], half])[::int(direction)]
+    off_c = direction * (c - z0)
+    off = direction * (scanned - z0)
+    inside = (off_c > 0) & (off_c < off[-1])
+    c, off_c = c[inside], off_c[inside]
+    i = np.clip(np.searchsorted(off, off_c), 1, off.size - 1)
+    keep = off[i] - off[i - 1] > CHECK_DT * np.sqrt(c * c + 0.25)
+    return c[keep]
+
+
+def hidden_bracket(reached: np.ndarray, direction: float, s0: float, far: tuple[float, float] | None,
+                   extra: np.ndarray, vals: np.ndarray) -> tuple[float, float, int] | None:
+    """Where a scan from ``reached[0]`` stepped over a sign change of the drift that its check points show.
+
+    The scan evaluated ``reached`` (in its order, all of the sign of ``s0``) and then found its bracket's far end
+    ``far = (b, f(b))`` (None: no change of sign up to its end); ``extra`` are the :func:`check_points` of
+    ``reached`` (and ``b``) and ``vals`` their drifts. A check point of the other sign before the bracket, or more
+    than one change of sign inside it (Brent's method may converge to any), is a change the scan stepped over.
+
+    Parameters
+    ----------
+    reached : numpy.ndarray
+        The scan's points up to its bracket's near end (or its end), in its order, its start first.
+    direction : float
+        +1 or -1: the scan's direction (the sign of the drift at its start).
+    s0 : float
+        The drift at the scan's start.
+    far : (float, float) or None
+        The bracket's far end and its drift; None where the scan found no change of sign.
+    extra : numpy.ndarray
+        The check points, in the scan's order.
+    vals : numpy.ndarray
+        The drift at ``extra``.
+
+    Returns
+    -------
+    tuple (a, b, j) or None
+        The first such change's bracket: ``b = extra[j]``, ``a`` the nearest evaluated point before it (the scan's or
+        the check's); None where the check points show no other change (the scan's bracket stands, untouched).
+    """
+    if extra.size == 0:
+        return None
+    other = np.sign(vals) != np.sign(s0)
+    if far is not None:
+        inside = direction * (extra - reached[-1]) > 0
+        signs = np.concatenate([[np.sign(s0)], np.sign(vals[inside]), [np.sign(far[1])]])
+        if not other[~inside].any() and np.count_nonzero(signs[1:] != signs[:-1]) <= 1:
+            return None
+    if not other.any():
+        return None
+    j = int(np.flatnonzero(other)[0])
+    b = float(extra[j])
+    a = float(reached[direction * (reached - b) < 0][-1])
+    if j > 0 and direction * (extra[j - 1] - a) > 0:
+        a = float(extra[j - 1])
+    return a, b, j
+
+
+def _hidden_crossing(cp: ClassProblem, reached: np.ndarray, direction: float, s0: float,
+                     crossing: tuple[float, float, float, float] | None) -> tuple[tuple[float, float, float, float],
+                                                                                 int] | None:
+    """:func:`hidden_bracket` for :func:`flow_root_from`'s scan: the bracket ``(a, f(a), b, f(b))`` and the drift
+    evaluations spent, or None."""
+    extra = check_points(reached if crossing is None else np.append(reached, crossing[2]))
+    if extra.size == 0:
+        return None
+    vals = cp.drift(extra)
+    found = hidden_bracket(reached, direction, s0, None if crossing is None else crossing[2:], extra, vals)
+    if found is None:
+        return None
+    a, b, j = found
+    fa = float(vals[j - 1]) if j > 0 and a == extra[j - 1] else float(cp.drift(a))
+    return (a, fa, b, float(vals[j])), extra.size
+
+
+def _first_stop(cp: ClassProblem, a: float, b: float, s0: float) -> tuple[float, int]:
+    """The first point after ``a`` (drift of the sign of ``s0``) where the drift does not keep that sign, before
+    ``b`` (drift 0), by bisection to the last bit: where the flow moving from ``a`` comes to rest."""
+    calls = 0
+    for _ in range(200):
+        mid = 0.5 * (a + b)
+        if mid == a or mid == b:
+            break
+        calls += 1
+        if np.sign(float(cp.drift(mid))) == np.sign(s0):
+            a = mid
+        else:
+            b = mid
+    return b, calls
+
+
+@checked(cp=class_problem(n_classes=2), z0=num(), dt=num(0.0, low_open=True), chunk=POSITIVE_COUNT)
 def flow_root_from(cp: ClassProblem, z0: float, dt: float = 0.04, chunk: int = 24) -> StationaryPoint:
     """The stationary point the logit flow reaches from class logit ``z0`` (two classes).
 
@@ -282,7 +429,13 @@ def flow_root_from(cp: ClassProblem, z0: float, dt: float = 0.04, chunk: int = 2
     spacing 0.02 near ``z0``, 4% of the distance far from it), in chunks, and stops at
     the first sign change. A doubling step would be faster but can jump over a
     stable and an unstable root at once; two roots closer than the local spacing
-    (a near-tangency) can still be missed, as on any grid.
+    (a near-tangency) can still be missed, as on any grid. Far from ``z0`` the spacing is
+    coarse, so the drift is also checked on :func:`check_points` (spacing 0.1 near
+    ``z = 0``, 20 % of ``|z|`` beyond) before the bracket and inside it: a change of
+    sign the scan stepped over there is the flow's first (:func:`hidden_bracket`);
+    where there is none, the scan's bracket and root stand to the last bit. Where the
+    drift is exactly 0 at the bracket's end, the flow rests where it first loses the
+    sign it started with (bisection: a stretch of zero drift).
 
     Parameters
     ----------
@@ -309,6 +462,11 @@ def flow_root_from(cp: ClassProblem, z0: float, dt: float = 0.04, chunk: int = 2
     end = hi if direction > 0 else lo
     span = abs(end - z0)
     scale = 0.5
+    if not np.arcsinh(span / scale) / dt <= MAX_STEPS:          # refused up front: a scan that would not end
+        raise InvalidInputError(f"flow_root_from: the scan from z0 = {z0!r} to the bound {end:g} at spacing scale "
+                                f"dt = {dt!r} needs {np.arcsinh(span / scale) / dt:.3g} grid points (at most "
+                                f"{MAX_STEPS:.0e}); give a larger dt, or a z0 nearer the class logits' bounds "
+                                f"({lo:g}, {hi:g})")
     n_grid = max(8, int(np.ceil(np.arcsinh(span / scale) / dt)))
     t = np.linspace(0.0, np.arcsinh(span / scale), n_grid + 1)[1:]
     offsets = scale * np.sinh(t)
@@ -319,6 +477,7 @@ def flow_root_from(cp: ClassProblem, z0: float, dt: float = 0.04, chunk: int = 2
     if ahead.size:
         grid = np.union1d(grid, ahead)[::int(direction)]
     calls, prev, f_prev = 1, z0, s0
+    crossing = None
     for start in range(0, grid.size, chunk):
         zs = grid[start:start + chunk]
         vals = cp.drift(zs)
@@ -327,13 +486,28 @@ def flow_root_from(cp: ClassProblem, z0: float, dt: float = 0.04, chunk: int = 2
         if cross.size:
             j = int(cross[0])
             a, fa = (prev, f_prev) if j == 0 else (float(zs[j - 1]), float(vals[j - 1]))
-            b, fb = float(zs[j]), float(vals[j])
-            if fb == 0:
-                root, c2 = b, 0
-            else:
-                root, c2 = _brent(cp, *((a, b, fa, fb) if a < b else (b, a, fb, fa)))
-            return _point_from_class_logit(cp, root, calls + c2, "flow-scan+brentq", _slope(cp, root))
+            crossing = (a, fa, float(zs[j]), float(vals[j]))
+            reached = np.concatenate([[z0], grid[:start + j]])
+            break
         prev, f_prev = float(zs[-1]), float(vals[-1])
+    else:
+        reached = np.concatenate([[z0], grid])
+    # the grid is spaced by the distance from z0: a stretch of the other sign near z = 0, where the classes'
+    # masses are of one order, can lie between two grid points when z0 is far (pi_ref(a) = 1e-300: spacing 27
+    # at z = -7, a negative stretch 9 wide)
+    hidden = _hidden_crossing(cp, reached, direction, s0, crossing)
+    if hidden is not None:
+        crossing, extra_calls = hidden
+        calls += extra_calls
+    if crossing is not None:
+        a, fa, b, fb = crossing
+        if fb == 0:
+            # the drift is 0 at b, maybe on a whole stretch (k1 in the reward, both log-ratios past a value clamp:
+            # the shaped rewards tie): the flow stops where the drift first leaves the sign of s0
+            root, c2 = _first_stop(cp, a, b, s0)
+        else:
+            root, c2 = _brent(cp, *((a, b, fa, fb) if a < b else (b, a, fb, fa)))
+        return _point_from_class_logit(cp, root, calls + c2, "flow-scan+brentq", _slope(cp, root))
     if may_collapse(cp.obj):
         return _boundary_point(cp, 0 if direction > 0 else 1, end)
     if abs(end - z0) > _UNDERFLOW_Z or abs(end) >= Z_CAP:

@@ -28,9 +28,11 @@ import numpy as np
 from .. import advantage
 from .._numerics import expit, logsumexp
 from ..preference import level_expectations
-from .classes import ClassProblem, covered_problems, penalty_slope
+from .._checks import COUNT, checked, function, instance, num, numbers, row_indices, same_length
+from ..errors import InvalidInputError
+from .classes import ClassProblem, class_problem, covered_problems, penalty_slope
 from .collapse import may_collapse
-from .two_class import needs_log_space
+from .two_class import check_points, hidden_bracket, needs_log_space
 
 __all__ = ["TwoClassBatch", "batch_brentq", "batch_flow_roots", "batch_flow_policies", "supports"]
 
@@ -40,6 +42,7 @@ _DT, _SCALE, _CHUNK = 0.04, 0.5, 24
 _XTOL, _RTOL, _MAXITER = 1e-14, 1e-15, 200
 
 
+@checked(cp=class_problem())
 def supports(cp: ClassProblem) -> bool:
     """Whether :class:`TwoClassBatch` covers ``cp``: two classes, a reward law, the reverse or direct
     penalty in the loss, no tie filtering and no entropy bonus, and not so extreme a ``beta`` or reward span
@@ -143,6 +146,11 @@ class TwoClassBatch:
         numpy.ndarray
             The drifts, shaped like ``z``.
         """
+        n = len(self.problems) if rows is None else row_indices("rows", rows, len(self.problems))
+        if not (z.__class__ is np.ndarray and z.dtype.kind == "f" and z.ndim in (1, 2) and z.shape[0] == n):
+            numbers(ndim=(1, 2))("z", z)
+            if np.shape(z)[0] != n:
+                raise InvalidInputError(f"z must have one row per problem of rows ({n}), got shape {np.shape(z)}")
         z = np.asarray(z, dtype=float)
         rows = np.arange(len(self.problems)) if rows is None else np.asarray(rows)
         zz = z.reshape(z.shape[0], -1)
@@ -151,6 +159,11 @@ class TwoClassBatch:
         return (g[..., 0] - g[..., 1]).reshape(z.shape)
 
 
+_BATCH = instance(TwoClassBatch, "a TwoClassBatch", "; build one with TwoClassBatch([ClassProblem(q, obj), ...])")
+
+
+@checked(f=function(), a=numbers(ndim=1), b=numbers(ndim=1), fa=numbers(ndim=1), fb=numbers(ndim=1),
+         xtol=num(0.0, low_open=True), rtol=num(0.0, 1.0), maxiter=COUNT)
 def batch_brentq(f, a: np.ndarray, b: np.ndarray, fa: np.ndarray, fb: np.ndarray, xtol: float = _XTOL,
                  rtol: float = _RTOL, maxiter: int = _MAXITER) -> np.ndarray:
     """Brent's method on many brackets at once: scipy's ``brentq`` iteration, vectorised.
@@ -187,6 +200,7 @@ def batch_brentq(f, a: np.ndarray, b: np.ndarray, fa: np.ndarray, fb: np.ndarray
     >>> bool(np.allclose(r, np.sqrt([2.0, 3.0]), rtol=1e-14))
     True
     """
+    same_length("the brackets' ends and values", a=a, b=b, fa=fa, fb=fb)
     xpre, xcur = np.array(a, dtype=float), np.array(b, dtype=float)
     fpre, fcur = np.array(fa, dtype=float), np.array(fb, dtype=float)
     n = xpre.size
@@ -233,6 +247,7 @@ def batch_brentq(f, a: np.ndarray, b: np.ndarray, fa: np.ndarray, fb: np.ndarray
     return root
 
 
+@checked(batch=_BATCH)
 def batch_flow_roots(batch: TwoClassBatch) -> tuple[np.ndarray, np.ndarray]:
     """The class logit the logit flow reaches from ``z_ref = log(p_a/p_b)``, for every problem of ``batch``.
 
@@ -303,6 +318,7 @@ def batch_flow_roots(batch: TwoClassBatch) -> tuple[np.ndarray, np.ndarray]:
         pending = pending[rest]
         # the chunk's last point (still pending means the whole chunk lies inside the grid)
         prev_z[pending] = zs[rest, -1]
+    _hidden_brackets(batch, z0, grid, n_grid, direction, s0, z, lo, hi)
     todo = np.flatnonzero(np.isnan(z) & ~np.isnan(lo))
     if todo.size:
         # the bracket's ends evaluated afresh, one point per problem, as brentq does: a chunk's drifts can
@@ -319,6 +335,42 @@ def batch_flow_roots(batch: TwoClassBatch) -> tuple[np.ndarray, np.ndarray]:
     return z, end
 
 
+def _hidden_brackets(batch: TwoClassBatch, z0: np.ndarray, grid: np.ndarray, n_grid: np.ndarray,
+                     direction: np.ndarray, s0: np.ndarray, z: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> None:
+    """:func:`~grpo_theory.solvers.two_class.flow_root_from`'s check for a sign change the scan stepped over
+    (:func:`~grpo_theory.solvers.two_class.hidden_bracket`), for every problem, the drifts on the check points in
+    one call: where one is found, the bracket ``lo``, ``hi`` becomes it (``z`` set where the drift is 0 at its far
+    end). In place."""
+    rows, reached_rows, fars, checks = [], [], [], []
+    for i in np.flatnonzero(s0 != 0.0):
+        inside = grid[i, :n_grid[i]]
+        far = None
+        if not np.isnan(lo[i]):                     # a bracket (or an exact root at its far end)
+            near, b = (lo[i], hi[i]) if direction[i] > 0 else (hi[i], lo[i])
+            inside = inside[direction[i] * (inside - near) <= 0]
+            far = b
+        reached = np.concatenate([[z0[i]], inside])
+        c = check_points(reached if far is None else np.append(reached, far))
+        if c.size:
+            rows.append(i), reached_rows.append(reached), fars.append(far), checks.append(c)
+    if not rows:
+        return
+    width = max(c.size for c in checks)
+    pad = np.array([np.concatenate([c, np.full(width - c.size, z0[i])]) for i, c in zip(rows, checks)])
+    vals = batch.drift(pad, np.array(rows))
+    far_vals = batch.drift(np.array([f if f is not None else z0[i] for i, f in zip(rows, fars)]), np.array(rows))
+    for k, i in enumerate(rows):
+        v = vals[k, :checks[k].size]
+        far = None if fars[k] is None else (fars[k], 0.0 if z[i] == fars[k] else float(far_vals[k]))
+        found = hidden_bracket(reached_rows[k], float(direction[i]), float(s0[i]), far, checks[k], v)
+        if found is None:
+            continue
+        a, b, j = found
+        z[i] = b if v[j] == 0 else np.nan
+        lo[i], hi[i] = min(a, b), max(a, b)
+
+
+@checked(batch=_BATCH)
 def batch_flow_policies(batch: TwoClassBatch) -> list[np.ndarray]:
     """The output policy the flow from ``pi_ref`` reaches, per problem of ``batch`` (what
     :func:`~grpo_theory.solvers.search.stationary_policy` returns as ``.pi``).

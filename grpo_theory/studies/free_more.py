@@ -25,6 +25,7 @@ import pandas as pd
 import torch
 
 from .._io import atomic_write
+from .._checks import arr, checked, dataframe, has_columns, same_length
 from ..errors import InvalidInputError
 from .free_prompts import count_correct
 
@@ -127,6 +128,23 @@ def _check_n(t: pd.DataFrame, n_more: int, path: Path) -> None:
                                 "remove it or ask for the same number")
 
 
+def _prompt_ids(name, value):
+    """A 1-D list, array or Series of prompt ids (not text: a string's characters are not prompts)."""
+    try:
+        flat = np.ndim(value) == 1
+    except ValueError:                                  # ragged
+        flat = False
+    if isinstance(value, (str, bytes, bytearray, dict)) or not hasattr(value, "__len__") or not flat:
+        raise InvalidInputError(f"{name} must be a 1-D list or Series of prompt ids, got {str(value)[:80]!r} "
+                                f"({type(value).__name__})")
+
+
+def _more_table(name, value):
+    dataframe(name, value)
+    has_columns(name, value, ("prompt", "correct_more", "n_more"))
+
+
+@checked(value=arr(0.0, 1.0, ndim=1), n=arr(1, integer=True, ndim=1), more=_more_table, prompt=_prompt_ids)
 def pool_counts(value: pd.Series, n: pd.Series, more: pd.DataFrame, prompt: pd.Series) -> tuple[np.ndarray,
                                                                                                np.ndarray]:
     """The pooled estimate ``(k + k_more) / (n + n_more)`` and its sample count, per row.
@@ -156,6 +174,7 @@ def pool_counts(value: pd.Series, n: pd.Series, more: pd.DataFrame, prompt: pd.S
     >>> v.tolist(), n.tolist()
     ([0.4, 0.05], [200, 200])
     """
+    same_length("one per prompt", value=value, n=n, prompt=prompt)
     m = more.set_index("prompt")
     if not set(prompt) <= set(m.index):
         raise InvalidInputError(f"no extra samples for prompts {sorted(set(prompt) - set(m.index))}")

@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from .._checks import arr, checked, dataframe, has_columns, instance, num
+from .._checks import arr, checked, dataframe, has_columns, instance, num, one_of
 from .._numerics import logit
 from ..errors import InvalidInputError
 from ..predict import FlowTable, flow_table
@@ -104,6 +104,9 @@ def fit_clock_lsq(table, p_ref, steps, measured, *, t_max: float | None = None) 
     def loss(log_c):
         c = math.exp(log_c)
         return float(sum(np.sum((f(min(c * v, t_max)) - mm) ** 2) for v, f, mm in curves))
+    if t_max / max(float(s.max()), 1.0) == 0.0:
+        raise InvalidInputError(f"t_max = {t_max!r} over the largest step ({float(s.max()):g}) underflows to 0: no "
+                                "clock can be searched below it; give a larger t_max")
     hi = math.log(t_max / max(float(s.max()), 1.0))
     grid = np.linspace(hi - 20.0, hi, 81)           # a coarse scan first: the loss need not be unimodal
     j = int(np.argmin([loss(g) for g in grid]))
@@ -112,7 +115,17 @@ def fit_clock_lsq(table, p_ref, steps, measured, *, t_max: float | None = None) 
     return float(math.exp(res.x))
 
 
-@checked(measured=dataframe, prompts=dataframe)
+def _table_with(*columns):
+    """The rule of a DataFrame argument that must hold ``columns``."""
+    def check(name, value):
+        dataframe(name, value)
+        has_columns(name, value, columns)
+    return check
+
+
+@checked(measured=_table_with("prompt", "beta", "seed", "kind", "step", "measured"),
+         prompts=_table_with("prompt", "p_ref", "p_ref_n"), group_size=num(2, integer=True, finite=False),
+         penalty=one_of("reverse", "direct"), t_max=num(0, low_open=True))
 def assemble(measured: pd.DataFrame, prompts: pd.DataFrame, *, group_size: int = 8,
              penalty: str = "reverse", t_max: float = 1e4) -> pd.DataFrame:
     """The result table: every measurement with ``p_ref``, the theory's prediction and the baselines.
@@ -186,7 +199,7 @@ def assemble(measured: pd.DataFrame, prompts: pd.DataFrame, *, group_size: int =
     return t[list(COLUMNS) + rest].sort_values(["beta", "seed", "step", "p_ref", "prompt"]).reset_index(drop=True)
 
 
-@checked(table=dataframe)
+@checked(table=_table_with("beta", "seed", "kind", "step", "measured", "predicted", "identity", "shift"))
 def score(table: pd.DataFrame) -> pd.DataFrame:
     """Per (beta, seed, kind, step): the MAE over prompts of the theory and of the two baselines.
 
