@@ -43,7 +43,7 @@ __all__ = ["checked", "Replace", "passed_to", "num", "arr", "span", "numbers", "
            "texts", "one_of", "instance", "registered", "register_class", "is_instance", "dataclass_fields", "mapping",
            "dataframe", "items", "listed", "flag", "function", "optional", "seed_or_generator", "index_below",
            "levels_and_weights", "broadcasts_to", "has_columns", "has_keys", "at_most", "same_length", "flags",
-           "on_failure", "from_outside", "point_array", "row_indices", "OBJECTIVE", "QUESTION", "MAX_STEPS", "COUNT", "POSITIVE_COUNT", "SEED"]
+           "on_failure", "from_outside", "built_outside", "record_fields", "checked_record", "point_array", "row_indices", "OBJECTIVE", "QUESTION", "MAX_STEPS", "COUNT", "POSITIVE_COUNT", "SEED"]
 
 #: Largest number of steps, grid points, samples or starts an entry point takes: each costs at least a
 #: microsecond and most tens of them: 10^7 of them take minutes, more would take hours.
@@ -364,7 +364,7 @@ def dataclass_fields(obj, what: str, *, nonempty=()) -> None:
         if f.name in nonempty and isinstance(value, str) and not value.strip():
             raise InvalidInputError(f"{what}: {f.name} is empty ({value!r}); expected text")
         if value is None:
-            if "None" not in kinds:
+            if "None" not in kinds and "object" not in kinds:
                 raise InvalidInputError(f"{what}: {f.name} is required, got None")
         elif "Callable" in kinds:
             if isinstance(value, str) and "str" in kinds:
@@ -532,6 +532,88 @@ def from_outside(depth: int = 1) -> bool:
         frame = frame.f_back
     name = "" if frame is None else frame.f_globals.get("__name__", "")
     return not (name == "grpo_theory" or name.startswith("grpo_theory."))
+
+
+def built_outside() -> bool:
+    """Called in a dataclass's ``__post_init__``: whether the code that built the record (past its ``__init__``,
+    ``dataclasses.replace`` and this module) runs outside the package: the library's own records are not checked
+    again."""
+    frame = sys._getframe(3)                      # 0 here, 1 __post_init__, 2 __init__, 3 who built it
+    while frame is not None and frame.f_globals.get("__name__") in (__name__, "dataclasses"):
+        frame = frame.f_back
+    name = "" if frame is None else frame.f_globals.get("__name__", "")
+    return not (name == "grpo_theory" or name.startswith("grpo_theory."))
+
+
+def _of_kind(value, kind: str) -> bool:
+    """Whether ``value`` has the declared field type ``kind`` (one name of an annotation's union)."""
+    if kind in ("float", "int"):
+        ok = (int, np.integer) if kind == "int" else (int, float, np.integer, np.floating)
+        return isinstance(value, ok) and not isinstance(value, (bool, np.bool_))
+    if kind == "bool":
+        return isinstance(value, (bool, np.bool_))
+    if kind == "str":
+        return isinstance(value, str)
+    if kind in ("tuple", "list"):
+        return isinstance(value, (tuple, list))
+    if kind.startswith(("tuple[", "list[")):                  # tuple[str, ...], list[str]: each entry checked
+        inner = kind[kind.index("[") + 1:-1].split(",")[0].strip()
+        if inner == "tuple":                                   # entries that are tuples: not lists
+            return isinstance(value, (tuple, list)) and all(isinstance(v, tuple) for v in value)
+        return isinstance(value, (tuple, list)) and all(_of_kind(v, inner) for v in value)
+    if kind == "dict":
+        return isinstance(value, Mapping)
+    if kind in ("np.ndarray", "numpy.ndarray"):
+        if isinstance(value, np.ndarray) and not isinstance(value, np.matrix):
+            if value.dtype.kind == "O":                  # text held as objects (a status per prompt)
+                return all(isinstance(v, str) for v in value.ravel())
+            return value.dtype.kind in "biufUS"          # numbers, flags or text
+        try:
+            numbers()("value", value)
+        except InvalidInputError:
+            return False
+        return not isinstance(value, (Mapping, set, frozenset)) and hasattr(value, "__len__") or np.ndim(value) == 0
+    if kind == "pd.DataFrame":
+        return type(value).__name__ == "DataFrame" and type(value).__module__.startswith("pandas")
+    if kind in ("object", "Any"):
+        return True
+    kind = kind.rsplit(".", 1)[-1]
+    return any(c.__name__ == kind for c in type(value).__mro__)       # a class of the package (or sympy's), by name
+
+
+def record_fields(obj) -> None:
+    """Refuse a field of the result record ``obj`` (a dataclass) whose value does not have the field's declared
+    type, naming the record, the field and the value: the check a record built outside the package gets in its
+    ``__post_init__`` (:func:`built_outside`), so that a hand-built record fails where it is built, not later in
+    a method or a function that takes it. Types only: a number field takes any number, an array field any
+    array of numbers (NaN included: the library's own records hold NaN where nothing was computed)."""
+    import dataclasses
+
+    for f in dataclasses.fields(obj):
+        kinds = [k.strip() for k in str(f.type).split("|")]
+        value = getattr(obj, f.name)
+        if value is None:
+            if "None" not in kinds and "object" not in kinds:
+                raise InvalidInputError(f"{type(obj).__name__}: {f.name} is required, got None")
+            continue
+        if not any(_of_kind(value, k) for k in kinds if k != "None"):
+            want = " or ".join(k for k in kinds)
+            raise InvalidInputError(f"{type(obj).__name__}: {f.name} must be {want}, got {_shown(value)}")
+
+
+def checked_record(cls):
+    """Class decorator, placed under ``@dataclass``: a record built outside the package has its fields checked
+    (:func:`record_fields`) before the class's own ``__post_init__`` runs."""
+    own = cls.__dict__.get("__post_init__")
+
+    def __post_init__(self) -> None:
+        if built_outside():
+            record_fields(self)
+        if own is not None:
+            own(self)
+    __post_init__.__doc__ = own.__doc__ if own is not None else None
+    cls.__post_init__ = __post_init__
+    return cls
 
 
 def point_array(name: str, value, shape, what: str) -> np.ndarray:

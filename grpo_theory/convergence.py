@@ -76,6 +76,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ._checks import checked_record
 from ._checks import (POSITIVE_COUNT, arr, broadcasts_to, checked, dataframe, function, has_columns, has_keys,
                       index_below, items, listed, num, one_of, optional, passed_to, same_length, text, texts, whole)
 from ._convergence_windows import CREEP_FRACTION, WINDOWS, chi2_quantile, t_quantile, time_unit, window_tests
@@ -99,6 +100,7 @@ LOGIT_CLIP = 1e-12
 
 
 @dataclass(frozen=True)
+@checked_record
 class Drop:
     """The largest fall of a series, as :func:`largest_drop` finds it.
 
@@ -121,6 +123,7 @@ class Drop:
 
 
 @dataclass(frozen=True)
+@checked_record
 class ConvergenceReport:
     """Per-prompt verdicts and the run's largest mean-reward drop, as :func:`check_trajectories` returns them.
 
@@ -174,7 +177,7 @@ class ConvergenceReport:
     n_eff: np.ndarray       # effective independent points (AR(1))
     tail_start: float       # first step of the tail
     steps: float            # last logged step
-    prompt_drop: list = field(default_factory=list)   # per prompt: its own largest Drop
+    prompt_drop: list[Drop] = field(default_factory=list)   # per prompt: its own largest Drop
     reward_drop: Drop | None = None                   # the mean over prompts' largest Drop
     logit_drift: np.ndarray | None = None             # the line's change across the tail in logit space
     logit_drift_se: np.ndarray | None = None          # its AR(1)-corrected standard error

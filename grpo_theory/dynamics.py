@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import advantage, kl
-from ._checks import COUNT, OBJECTIVE, POSITIVE_COUNT, QUESTION, arr, checked, flag, num, optional
+from ._checks import COUNT, OBJECTIVE, POSITIVE_COUNT, QUESTION, arr, checked, flag, num, optional, checked_record
 from ._numerics import IntegrationFallbackWarning, logsumexp, solve_ivp
 from ._validate import float_array, integer, number, plain
 from .monte_carlo import sample_rewards, sampled_advantages
@@ -72,6 +72,7 @@ def _points_checked(q: Question, obj: Objective, with_points: bool, caller: str)
 
 
 @dataclass(frozen=True)
+@checked_record
 class Trajectory:
     """A path of policies with diagnostics, as :func:`flow`, :func:`ascent` and :func:`grpo_steps` return it.
 

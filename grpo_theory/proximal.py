@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._checks import MAX_STEPS, OBJECTIVE, POSITIVE_COUNT, QUESTION, arr, checked, num
+from ._checks import MAX_STEPS, OBJECTIVE, POSITIVE_COUNT, QUESTION, arr, checked, num, checked_record
 from ._numerics import expit, logsumexp, optimize
 from .preference import reward_preference
 from ._validate import float_array, integer, number
@@ -147,6 +147,7 @@ def _jac(f, x):
 
 
 @dataclass(frozen=True)
+@checked_record
 class MapFixedPoint:
     """A fixed point of the proximal map, with its stability under the map and under the flow.
 

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import kl
-from .._checks import OBJECTIVE, QUESTION, arr, checked, instance, num, registered, text, texts, whole
+from .._checks import OBJECTIVE, QUESTION, arr, checked, instance, num, registered, text, texts, whole, checked_record
 from .._laws import law
 from .._io import read_yaml
 from .._json import load_json
@@ -48,6 +48,7 @@ UNREGULARISED_WARNING = ("an unregularised objective with no stationary policy (
 
 
 @dataclass(frozen=True)
+@checked_record
 class TheoryMapping:
     """The theory's objective for a trainer config, with warnings, framework and version.
 
@@ -68,7 +69,7 @@ class TheoryMapping:
     """
 
     objective: Objective
-    warnings: tuple
+    warnings: tuple[str, ...]
     framework: str
     version: str | None
     temperature: float | None = None

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._checks import POSITIVE_COUNT, SEED, arr, at_most, broadcasts_to, checked, instance, num
+from .._checks import POSITIVE_COUNT, SEED, arr, at_most, broadcasts_to, checked, instance, num, checked_record
 from .._numerics import expit, logit
 from .._validate import float_array
 from ..errors import InvalidInputError
@@ -79,6 +79,7 @@ def _loglik(p: np.ndarray, k: np.ndarray, m: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True)
+@checked_record
 class Fit:
     """A fitted shared-weights flow and its uncertainty.
 
@@ -290,7 +291,17 @@ MAX_SURFACE_VALUES = 50_000_000
 
 def check_surface_size(N: int, R: int, T: int) -> None:
     """Refuse up front a shared-weights fit of ``N`` prompts at ``R`` values of rho over ``T`` times whose paths'
-    table (``R x T x N`` values) would not fit in about 30 s of CPU and 4 GiB (:data:`MAX_SURFACE_VALUES`)."""
+    table (``R x T x N`` values) would not fit in about 30 s of CPU and 4 GiB (:data:`MAX_SURFACE_VALUES`).
+
+    Parameters
+    ----------
+    N : int
+        The prompts fitted.
+    R : int
+        The values of rho on the grid.
+    T : int
+        The flow times.
+    """
     if R * T * N > MAX_SURFACE_VALUES:
         raise InvalidInputError(
             f"the shared-weights fit integrates {N:,} prompts at {R:,} values of rho over {T:,} times: {R * T * N:,} "

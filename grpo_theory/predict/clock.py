@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._checks import MAX_STEPS, OBJECTIVE, POSITIVE_COUNT, arr, checked, flag, instance, num, optional
+from .._checks import MAX_STEPS, OBJECTIVE, POSITIVE_COUNT, arr, checked, flag, instance, num, optional, checked_record
 from .. import dynamics
 from .._numerics import expit, logit
 from .._validate import float_array, integer, number
@@ -31,6 +31,7 @@ __all__ = ["FlowTable", "flow_table", "fit_clock"]
 
 
 @dataclass(frozen=True)
+@checked_record
 class FlowTable:
     """The tabular flows ``p_x(t)`` (each prompt on its own, ``K = I``), as :func:`flow_table` integrates them.
 
@@ -59,7 +60,7 @@ class FlowTable:
     times: np.ndarray
     values: np.ndarray
     interpolated: bool = False
-    rewards: tuple = (1.0, 0.0)
+    rewards: tuple[float, ...] = (1.0, 0.0)
 
     @checked(p=arr(0, 1), t=num(0))
     def at(self, p, t) -> np.ndarray:
@@ -102,7 +103,7 @@ class FlowTable:
 
 #: Seconds of CPU above which :func:`flow_table` refuses up front: starts x (20 ms + 1 us x n_times), measured (50
 #: starts at 10^5 times: 6.8 s; 640 at 600: 13.7 s; 6,400 starts or 10^6 times: over 75 s of wall).
-MAX_FLOW_TABLE_SECONDS = 30.0
+MAX_FLOW_TABLE_SECONDS = 20.0
 
 
 @checked(starts=arr(0, 1, ndim=1), obj=OBJECTIVE, t_max=num(0, low_open=True), n_times=num(2, MAX_STEPS, integer=True),

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._checks import POSITIVE_COUNT, SEED, arr, at_most, broadcasts_to, checked, instance, num, same_length
+from .._checks import POSITIVE_COUNT, SEED, arr, at_most, broadcasts_to, checked, instance, num, same_length, checked_record
 from ..errors import InvalidInputError
 from .._numerics import expit, logit
 from .samples import PredictWarning, check_counts
@@ -48,6 +48,7 @@ __all__ = ["ConformalOffsets", "calibration_split", "jeffreys_logit", "conformal
 
 
 @dataclass(frozen=True)
+@checked_record
 class ConformalOffsets:
     """The calibrated offsets of :func:`conformal_offsets`.
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .._checks import arr, checked, flag, num, numbers, one_of, optional, register_class, text
+from .._checks import arr, checked, flag, num, numbers, one_of, optional, register_class, text, checked_record
 from .._validate import float_array, integer, number, plain
 from ..errors import InvalidInputError
 from ..integrations.mapping import load_config_file
@@ -41,6 +41,7 @@ __all__ = ["Prediction", "predict", "objective_for", "reward_kl_tradeoff"]
 
 @register_class
 @dataclass
+@checked_record
 class Prediction:
     """What :func:`predict` returns: one row per prompt ``x`` and the dataset-level summary.
 
@@ -71,7 +72,7 @@ class Prediction:
     objective: Objective
     samples: SampleTable
     flows: FlowTable | None = None
-    warnings: list = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
     finite: object = None
 
     def pass_at(self, k) -> pd.DataFrame:
@@ -465,9 +466,9 @@ def predict(samples, obj=None, *, framework: str | None = None, config=None, k: 
 
 
 #: Values that the pass@k and at_step columns add to the table (prompts x (2 len(k) + len(steps))) above which
-#: predict refuses up front: 1,000 prompts with 1,000 values of k (2e6) took 4.3 s of CPU from the shell, with 5,000
-#: (1e7) over 75 s of wall; with 10^4 steps (1e7) likewise.
-MAX_TABLE_VALUES = 4_000_000
+#: predict refuses up front: 1,000 prompts with 1,000 values of k (2e6) took 4.3 s of CPU from the shell, 2,000 (4e6)
+#: 10.3 s, 5,000 (1e7) over 75 s of wall; 3,996 steps (4e6) 21 s of CPU and 58 s of wall at load 8-11.
+MAX_TABLE_VALUES = 2_000_000
 
 
 def _check_table_size(samples, ks, steps, measured, kernel, rhos) -> None:
@@ -534,7 +535,7 @@ def _finite(samples, obj, table, summary, measured, kernel, holdout, rhos, level
 MAX_TRADEOFF_BETAS = 1_000
 #: Seconds of CPU above which :func:`reward_kl_tradeoff` refuses up front, by :func:`_prediction_seconds` per beta
 #: (100 betas on 1,000 binary prompts of 16 samples: 11 s; 1,000 such betas, within MAX_TRADEOFF_BETAS, about 2 min).
-MAX_TRADEOFF_SECONDS = 30.0
+MAX_TRADEOFF_SECONDS = 20.0
 
 
 def _prediction_seconds(samples: SampleTable, obj: Objective) -> float:

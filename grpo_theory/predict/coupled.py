@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._checks import POSITIVE_COUNT, SEED, arr, checked, flag, flags, instance, num, numbers
+from .._checks import POSITIVE_COUNT, SEED, arr, checked, flag, flags, instance, num, numbers, checked_record
 from .._validate import as_array, float_array
 from .._numerics import expit, logit
 from ..errors import InvalidInputError
@@ -45,6 +45,7 @@ __all__ = ["CoupledTrajectory", "solve_rho", "solve_kernel", "shift_stationary",
 
 
 @dataclass(frozen=True)
+@checked_record
 class CoupledTrajectory:
     """Every prompt's logit ``z_i(t)`` along the shared-weights flow ``dz/dt = K h(z)``, as :func:`solve_rho`
     or :func:`solve_kernel` integrates it: a row per reported time, a column per prompt.

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .._checks import COUNT, OBJECTIVE, SEED, arr, checked, instance, num, numbers, span
+from .._checks import COUNT, OBJECTIVE, SEED, arr, checked, instance, num, numbers, span, checked_record
 from .._numerics import expit
 from ..errors import InvalidInputError
 from ..problem import Objective
@@ -37,6 +37,7 @@ __all__ = ["FinitePrediction", "predict_finite", "match_measured"]
 
 
 @dataclass
+@checked_record
 class FinitePrediction:
     """What :func:`predict_finite` returns.
 

@@ -25,7 +25,7 @@ __all__ = ["predict_graded", "graded_solve_seconds", "MAX_GRADED_SECONDS"]
 
 #: Seconds of CPU above which a graded prediction is refused up front (distinct level-frequency vectors x the cost
 #: of one stationary policy and its stationary points, :func:`graded_solve_seconds`).
-MAX_GRADED_SECONDS = 30.0
+MAX_GRADED_SECONDS = 20.0
 
 
 @checked(n_levels=num(2, 10**6, integer=True), group_size=num(2, finite=False))

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._checks import POSITIVE_COUNT, arr, at_most, checked, optional, same_length, text
+from .._checks import POSITIVE_COUNT, arr, at_most, checked, optional, same_length, text, checked_record
 from .._json import json_value
 from .._validate import MAX_DATA_BYTES, csv_records, float_array, plain, read_text, text_float, text_number
 from ..errors import InvalidInputError, TheoryWarning
@@ -39,6 +39,7 @@ class PredictWarning(TheoryWarning):
 
 
 @dataclass(frozen=True)
+@checked_record
 class SampleTable:
     """Counts of each reward level per prompt.
 
@@ -64,11 +65,11 @@ class SampleTable:
     ([10, 4], [3, 0], True)
     """
 
-    prompt_ids: tuple
+    prompt_ids: tuple[str, ...]
     levels: np.ndarray
     counts: np.ndarray
     layout: str
-    excluded: list = field(default_factory=list)
+    excluded: list[tuple] = field(default_factory=list)
     source: str = "<memory>"
 
     @property

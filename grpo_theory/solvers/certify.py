@@ -63,7 +63,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._checks import POSITIVE_COUNT, QUESTION, checked, num
+from .._checks import POSITIVE_COUNT, QUESTION, checked, num, checked_record
 from ..problem import STATIONARY_OBJECTIVE, InvalidInputError, Objective, Question, as_objective, as_question
 from .certify_search import Tilt, solve_eta
 from .certify_system import Classes, EtaSystem
@@ -72,6 +72,7 @@ __all__ = ["Certificate", "CertifiedRoot", "CertifiedSet", "certified_stationary
 
 
 @dataclass(frozen=True)
+@checked_record
 class Certificate:
     """Why a root is certain: the box that holds exactly one root and the test that proved it.
 
@@ -90,6 +91,7 @@ class Certificate:
 
 
 @dataclass(frozen=True)
+@checked_record
 class CertifiedRoot:
     """One stationary point of a class question, with its certificate.
 
@@ -123,6 +125,7 @@ class CertifiedRoot:
 
 
 @dataclass(frozen=True)
+@checked_record
 class CertifiedSet:
     """All stationary points of a class question, as :func:`certified_stationary_points` returns them.
 
@@ -144,7 +147,7 @@ class CertifiedSet:
         The boxes left undecided when the budget ran out, shape (n, C-1, 2) (empty when exhaustive).
     """
 
-    roots: tuple
+    roots: tuple[CertifiedRoot, ...]
     exhaustive: bool
     message: str
     n_boxes: int = 0

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._checks import OBJECTIVE, POSITIVE_COUNT, QUESTION, arr, checked, num, numbers, one_of
+from .._checks import OBJECTIVE, POSITIVE_COUNT, QUESTION, arr, checked, num, numbers, one_of, checked_record
 from .._laws import law
 from .._numerics import integrate_until_slow, logsumexp
 from .._validate import plain
@@ -59,6 +59,7 @@ LEFT = 1e-3
 
 
 @dataclass(frozen=True)
+@checked_record
 class FullSpaceStability:
     """What :func:`full_space_stability` returns.
 

@@ -12,7 +12,7 @@ from enum import StrEnum
 
 import numpy as np
 
-from .._checks import register_class
+from .._checks import register_class, checked_record
 from ..errors import InvalidInputError
 from ..problem import Objective, Question
 
@@ -155,6 +155,7 @@ enumeration, like :class:`Method`."""
 @register_class
 @_by_value
 @dataclass(frozen=True)
+@checked_record
 class StationaryPoint:
     """One stationary policy with its diagnostics (in the manner of scipy's OptimizeResult).
 
@@ -289,6 +290,7 @@ class StationaryPoint:
 
 @_by_value
 @dataclass(frozen=True)
+@checked_record
 class Basin:
     """Starting values ``pi(a)`` in ``(lo, hi)`` flow to ``point`` (two-class questions).
 
@@ -307,11 +309,12 @@ class Basin:
 
 @_by_value
 @dataclass(frozen=True)
+@checked_record
 class StationaryPointSet:
     """Every stationary point found, sorted by the probability of the best class.
 
-    Iterating, ``len`` and indexing go over ``points``. Everything is filled in by the search
-    (:func:`~grpo_theory.solvers.stationary_points`); nothing is computed later.
+    Iterating, ``len`` and indexing go over ``points``. The search fills in everything
+    (:func:`~grpo_theory.solvers.stationary_points`).
 
     Attributes
     ----------
@@ -345,13 +348,13 @@ class StationaryPointSet:
     (1, True, False)
     """
 
-    points: tuple
+    points: tuple[StationaryPoint, ...]
     exhaustive: bool
     message: str
     question: Question | None = field(default=None, compare=False, repr=False)
     objective: Objective | None = field(default=None, compare=False, repr=False)
     from_reference: StationaryPoint | None = field(default=None, compare=False, repr=False)
-    basins: tuple | None = field(default=None, compare=False, repr=False)
+    basins: tuple[Basin, ...] | None = field(default=None, compare=False, repr=False)
     summary: str = field(default="", compare=False, repr=False)
 
     @property

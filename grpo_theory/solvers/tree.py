@@ -46,7 +46,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .. import advantage, kl
-from .._checks import OBJECTIVE, QUESTION, checked, items, num, point_array
+from .._checks import OBJECTIVE, QUESTION, checked, items, num, point_array, checked_record
 from .._numerics import integrate_until_slow, logsumexp
 from ..errors import InvalidInputError
 from ..problem import HUGE_SHIFT, STATIONARY_OBJECTIVE, Objective, Question, shaped_question
@@ -61,6 +61,7 @@ _REL_STEP = num(0.0, 1.0, low_open=True)
 
 
 @dataclass(frozen=True)
+@checked_record
 class AnswerTree:
     """The prefix tree of a set of answers (build it with :meth:`build`).
 
@@ -86,11 +87,11 @@ class AnswerTree:
     (((), ('A',)), 2, [2, 2, 1])
     """
 
-    nodes: tuple
-    edges: tuple
+    nodes: tuple[tuple, ...]
+    edges: tuple[tuple, ...]
     edge_node: np.ndarray
     paths: np.ndarray
-    node_slices: tuple
+    node_slices: tuple[slice, ...]
     lengths: np.ndarray
 
     @classmethod

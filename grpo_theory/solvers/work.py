@@ -47,16 +47,18 @@ __all__ = ["CERTIFY_MAX_COUNT_VECTORS", "CERTIFY_MAX_BOX_WORK", "SEARCH_MAX_WORK
 CERTIFY_MAX_COUNT_VECTORS = 25_000
 #: Boxes times count vectors above which the certified search is refused (about 18 s of CPU).
 CERTIFY_MAX_BOX_WORK = 4e8
-#: Count vectors times classes above which the multi-start search at finite G is refused (about 4-7 us each:
-#: 16-28 s of CPU at the limit).
-SEARCH_MAX_WORK = 4_000_000
-#: Classes above which the multi-start search is refused (about C^3: 300 classes 14-42 s, 1,000 about 2 min).
-SEARCH_MAX_CLASSES = 300
+#: Count vectors times classes above which the multi-start search at finite G is refused (about 4-9 us each: 16
+#: distinct rewards at G = 8, 2.7e6, took 17.9-24.5 s of CPU, so under about 20 s at the limit).
+SEARCH_MAX_WORK = 2_500_000
+#: Classes above which the multi-start search is refused. Its work grows as about C^3 until SEARCH_WORK_BUDGET binds
+#: (from about 80 classes), then stays at 15-45 s: 80 classes 16.6 s, 100 the solve table's 38 s for four variants,
+#: 200 over 25 s of CPU (killed at 75 s of wall at load 8-11), 300 14-42 s, 1,000 about 2 min.
+SEARCH_MAX_CLASSES = 100
 #: Count vectors times classes above which the flow from pi_ref is refused where P_G is enumerated whole
-#: (about 0.7 us each: 28 s of CPU and 1.6 GB at the limit).
-POLICY_MAX_WORK = 40_000_000
+#: (about 0.7 us each: 14 s of CPU and 0.8 GB at the limit; 23 distinct rewards at G = 8, 3.6e7, ran over 25 s).
+POLICY_MAX_WORK = 20_000_000
 #: Classes above which the flow from pi_ref is refused (1,000 classes 21-40 s of CPU; 10,000 ran out of 4 GiB).
-POLICY_MAX_CLASSES = 1_000
+POLICY_MAX_CLASSES = 500
 
 
 def _n_levels(q) -> int:
@@ -143,7 +145,7 @@ def check_points_work(q, obj, n_classes: int, *, certify: bool, box_budget: int,
     if n_classes > SEARCH_MAX_CLASSES:
         raise InvalidInputError(
             f"{caller}: {n_classes:,} classes (outputs with distinct reward laws) need a multi-start search that "
-            f"grows as classes^3 (300 classes take 14-42 s of CPU, 1,000 about 2 minutes); the limit is "
+            f"grows as classes^3 up to a work budget (100 classes take about 10 s of CPU, 200-300 15-45 s); the limit is "
             f"{SEARCH_MAX_CLASSES} classes. stationary_policy(question, objective) gives the point the flow from "
             "pi_ref reaches; pool outputs of one reward into one")
     if obj.is_large_group or not q.has_reward_law:
@@ -194,7 +196,7 @@ def check_policy_work(q, obj, n_classes: int, *, caller: str = "stationary_polic
     if n_classes > POLICY_MAX_CLASSES:
         raise InvalidInputError(
             f"{caller}: {n_classes:,} classes (outputs with distinct reward laws): the flow from pi_ref over more "
-            f"than {POLICY_MAX_CLASSES:,} classes would run for minutes (1,000 classes take 21-40 s of CPU; 10,000 "
+            f"than {POLICY_MAX_CLASSES:,} classes would run for a minute or more (1,000 classes: 21-40 s of CPU; 10,000 "
             "ran out of 4 GiB of memory). Pool outputs of one reward into one, or use log_pooling(pi_ref, rewards, "
             "beta) for RLHF's optimum")
     if obj.is_large_group or not q.has_reward_law or int(obj.group_size) - 1 > SMALL_TOTAL:
@@ -213,8 +215,9 @@ def check_policy_work(q, obj, n_classes: int, *, caller: str = "stationary_polic
 #: 1.3 GB and 7 s of CPU; 10^8 ran out of 4 GiB).
 MAX_FLOW_VALUES = 30_000_000
 #: Seconds of CPU above which ``ascent`` and ``grpo_steps`` refuse, by the per-step costs below (measured on one
-#: core of the 2-core reference machine, 2026-12-07).
-MAX_STEP_SECONDS = 30.0
+#: core of the 2-core reference machine, 2026-12-07: 600,000 steps of 3 outputs at G = 8, estimated 27.6 s, took
+#: 25.9 s of CPU and 70 s of wall at load 8-11), so under a minute of wall on a busy machine.
+MAX_STEP_SECONDS = 20.0
 #: Samples (groups x G) of one batch above which ``grpo_steps`` refuses (10^6 groups of 8: 314 MB).
 MAX_BATCH_SAMPLES = 20_000_000
 
@@ -255,8 +258,9 @@ def _tree_edges(answers) -> int:
 #: 9.8 s of CPU; of 10 tokens, 1,024: over 31 s of CPU, killed at 75 s of wall).
 TREE_FLOW_MAX_ANSWERS = 600
 #: Answers above which the token-level search (``stationary_points`` on a tree) is refused: its Newton and flow
-#: starts grow with the tree (16 answers of 4 tokens: 7.4 s of CPU; 32 of 5: 14.8 s; 64 of 6: killed at 75 s).
-TREE_SEARCH_MAX_ANSWERS = 40
+#: starts grow with the tree (16 answers of 4 tokens: 7.4 s of CPU; 32 of 5: 14.8-20.5 s, 61 s of wall at load
+#: 8-11; 64 of 6: killed at 75 s).
+TREE_SEARCH_MAX_ANSWERS = 24
 
 
 def check_tree_work(q, *, search: bool, caller: str, n_starts: int = 24) -> None:
@@ -294,8 +298,8 @@ def check_tree_work(q, *, search: bool, caller: str, n_starts: int = 24) -> None
     if search and work > limit:
         raise InvalidInputError(
             f"{caller}: {q.n_outputs:,} answers on a tree with n_starts={n_starts:,}: the token-level search polishes "
-            f"up to 51 + n_starts starts, each growing with the tree (32 answers with 24 starts: 15 s of CPU; 64: "
-            f"over 75 s), {work:,} answers x starts; the limit is {limit:,} (at most {TREE_SEARCH_MAX_ANSWERS} "
+            f"up to 51 + n_starts starts, each growing with the tree (32 answers with 24 starts: 15-21 s of CPU; "
+            f"64: over 75 s), {work:,} answers x starts; the limit is {limit:,} (at most {TREE_SEARCH_MAX_ANSWERS} "
             f"answers at the default 24 starts). Use stationary_policy(question, objective) (the flow's end, up to "
             f"{TREE_FLOW_MAX_ANSWERS} answers), fewer n_starts, Objective(level='sequence'), or pool answers of one "
             "reward")
