@@ -32,9 +32,9 @@ SOLVE_MAX_COUNT_VECTORS = SEARCH_MAX_WORK // 4
 SOLVE_MAX_COUNT_VECTORS_CERTIFIED = int(CERTIFY_MAX_BOX_WORK // (8 * CERTIFY_BOXES))
 
 #: Above this many classes (outputs with distinct reward laws), `solve` refuses: its table runs four multi-start
-#: searches (30 distinct rewards at G = inf: the table in 11 s of CPU; 100: 38 s, over 75 s of wall on a loaded
-#: machine; 300: 1-3 min), so under about 25 s of CPU below it.
-SOLVE_MAX_CLASSES = 60
+#: searches (30 distinct rewards at G = inf: the table in 11 s of CPU; 40: 22 s of CPU and 45 s of wall, 60: 26 s and
+#: 75 s at load 8-11; 100: 38 s; 300: 1-3 min), so under about 15 s of CPU below it.
+SOLVE_MAX_CLASSES = 30
 #: From this many classes on, `solve` prints a progress line before each variant (a few seconds each and more).
 SOLVE_PROGRESS_CLASSES = 30
 
@@ -52,7 +52,7 @@ def _check_solve_cost(q: Question, group_size) -> str:
                 f"laws); the solve table's four multi-start searches over more than {SOLVE_MAX_CLASSES} classes "
                 "would run for a minute or more. From Python, stationary_policy(question, objective) gives the "
                 "point the flow from pi_ref reaches (up to 500 classes; seconds at 100), and stationary_points(...) "
-                "one variant's search (up to 200 classes)")
+                "one variant's search (up to 100 classes)")
         many = (f"a multi-start search over {n_classes} classes per variant"
                 if n_classes >= SOLVE_PROGRESS_CLASSES else "")
     elif q.n_outputs > SOLVE_MAX_CLASSES:          # a preference matrix: every output its own class

@@ -466,9 +466,9 @@ def predict(samples, obj=None, *, framework: str | None = None, config=None, k: 
 
 
 #: Values that the pass@k and at_step columns add to the table (prompts x (2 len(k) + len(steps))) above which
-#: predict refuses up front: 1,000 prompts with 1,000 values of k (2e6) took 4.3 s of CPU from the shell, with 5,000
-#: (1e7) over 75 s of wall; with 10^4 steps (1e7) likewise.
-MAX_TABLE_VALUES = 4_000_000
+#: predict refuses up front: 1,000 prompts with 1,000 values of k (2e6) took 4.3 s of CPU from the shell, 2,000 (4e6)
+#: 10.3 s, 5,000 (1e7) over 75 s of wall; 3,996 steps (4e6) 21 s of CPU and 58 s of wall at load 8-11.
+MAX_TABLE_VALUES = 2_000_000
 
 
 def _check_table_size(samples, ks, steps, measured, kernel, rhos) -> None:

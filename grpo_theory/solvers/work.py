@@ -50,9 +50,10 @@ CERTIFY_MAX_BOX_WORK = 4e8
 #: Count vectors times classes above which the multi-start search at finite G is refused (about 4-9 us each: 16
 #: distinct rewards at G = 8, 2.7e6, took 17.9-24.5 s of CPU, so under about 20 s at the limit).
 SEARCH_MAX_WORK = 2_500_000
-#: Classes above which the multi-start search is refused (about C^3: 300 classes 14-42 s, 26 s of CPU and 68 s of
-#: wall on a loaded machine; 1,000 about 2 min).
-SEARCH_MAX_CLASSES = 200
+#: Classes above which the multi-start search is refused. Its work grows as about C^3 until SEARCH_WORK_BUDGET binds
+#: (from about 80 classes), then stays at 15-45 s: 80 classes 16.6 s, 100 the solve table's 38 s for four variants,
+#: 200 over 25 s of CPU (killed at 75 s of wall at load 8-11), 300 14-42 s, 1,000 about 2 min.
+SEARCH_MAX_CLASSES = 100
 #: Count vectors times classes above which the flow from pi_ref is refused where P_G is enumerated whole
 #: (about 0.7 us each: 14 s of CPU and 0.8 GB at the limit; 23 distinct rewards at G = 8, 3.6e7, ran over 25 s).
 POLICY_MAX_WORK = 20_000_000
@@ -144,7 +145,7 @@ def check_points_work(q, obj, n_classes: int, *, certify: bool, box_budget: int,
     if n_classes > SEARCH_MAX_CLASSES:
         raise InvalidInputError(
             f"{caller}: {n_classes:,} classes (outputs with distinct reward laws) need a multi-start search that "
-            f"grows as classes^3 (300 classes take 14-42 s of CPU, 1,000 about 2 minutes); the limit is "
+            f"grows as classes^3 up to a work budget (100 classes take about 10 s of CPU, 200-300 15-45 s); the limit is "
             f"{SEARCH_MAX_CLASSES} classes. stationary_policy(question, objective) gives the point the flow from "
             "pi_ref reaches; pool outputs of one reward into one")
     if obj.is_large_group or not q.has_reward_law:
