@@ -71,7 +71,7 @@ def _flow_rows(table, p) -> np.ndarray:
 
 
 @checked(table=instance(FlowTable, "a FlowTable", " (from grpo_theory.predict.flow_table)"), p_ref=arr(0, 1, ndim=1),
-         steps=arr(0, ndim=1), measured=arr(0, 1, ndim=1), t_max=num(0, low_open=True, none=True))
+         steps=arr(0, ndim=1), measured=arr(0, 1, ndim=1), t_max=num(0, 1e300, low_open=True, none=True))
 def fit_clock_lsq(table, p_ref, steps, measured, *, t_max: float | None = None) -> float:
     """The clock (flow time per step) minimising the squared error of ``p_x(clock * step)`` against ``measured``.
 
@@ -125,7 +125,7 @@ def _table_with(*columns):
 
 @checked(measured=_table_with("prompt", "beta", "seed", "kind", "step", "measured"),
          prompts=_table_with("prompt", "p_ref", "p_ref_n"), group_size=num(2, integer=True, finite=False),
-         penalty=one_of("reverse", "direct"), t_max=num(0, low_open=True))
+         penalty=one_of("reverse", "direct"), t_max=num(0, 1e300, low_open=True))
 def assemble(measured: pd.DataFrame, prompts: pd.DataFrame, *, group_size: int = 8,
              penalty: str = "reverse", t_max: float = 1e4) -> pd.DataFrame:
     """The result table: every measurement with ``p_ref``, the theory's prediction and the baselines.
