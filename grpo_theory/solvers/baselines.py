@@ -153,10 +153,13 @@ def nash_residual(q: Question, beta: float, pi) -> float:
     Raises
     ------
     InvalidInputError
-        When ``pi`` is not a probability vector, or ``beta`` is below :data:`NASH_MIN_BETA` (5.6e-309).
+        When ``pi`` is not a probability vector of one entry per output, or ``beta`` is below
+        :data:`NASH_MIN_BETA` (5.6e-309).
     """
     beta = _check_nash_beta(beta)
     pi = validate_probability_vector("pi", pi)
+    if pi.size != q.n_outputs:
+        raise InvalidInputError(f"pi must have K={q.n_outputs} entries, got {pi.size}")
     M = q.pairwise_preference()
     with np.errstate(divide="ignore"):
         logits = np.log(q.pi_ref) + (M @ pi) / beta
