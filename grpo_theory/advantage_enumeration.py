@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from ._checks import OBJECTIVE, checked, numbers, on_failure, one_of
+from ._checks import OBJECTIVE, checked, function, levels_and_weights, num, numbers, on_failure, one_of
 from ._laws import check_law, from_outside
 from ._numerics import log_factorial
 from ._validate import as_array
@@ -116,6 +116,15 @@ def enumerated_expectations(v: np.ndarray, log_w: np.ndarray, obj, count_table, 
     ExactEvaluationTooLarge
         When the ``C(G + L - 2, L - 1)`` count vectors are over the cap.
     """
+    if from_outside():                  # as grpo_theory.preference.level_expectations checks its arguments
+        numbers(ndim=1, nonempty=True, finite=True)("v", v)
+        numbers()("log_w", log_w)
+        levels_and_weights(v, log_w)
+        OBJECTIVE("obj", obj)
+        function()("count_table", count_table)
+        one_of("mean", "positive", "negative")("part", part)
+        if max_count_vectors is not None:
+            num(1, integer=True)("max_count_vectors", max_count_vectors)
     v, log_w = as_array("v", v), as_array("log_w", log_w)
     if from_outside():
         check_law("log_w", log_w, log=True)

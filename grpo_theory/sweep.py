@@ -450,7 +450,7 @@ def cases_from_grid(grid: Mapping) -> list[Case]:
     Parameters
     ----------
     grid : mapping
-        ``questions``: a list of ``{name, pi_ref, rewards | reward_levels+reward_probs}``, and/or
+        ``questions``: a list of ``{name, pi_ref, rewards | reward_levels+reward_probs}``, or (not both)
         ``simplex: {rewards, step}`` for every interior ``pi_ref`` on a lattice of a K-output
         simplex (``step = 1/n``); ``objectives``: a mapping of Objective fields, each a value or a
         list (every combination; ``"inf"`` is ``math.inf``).

@@ -477,7 +477,6 @@ SKIPPED = {
     "grpo_theory.symbolic_proofs:Derivation": _RESULT,
     "grpo_theory.symbolic_proofs:Proof": _RESULT,
     "grpo_theory.symbolic_identities:": _NO_ARGS,
-    "grpo_theory.advantage_enumeration:enumerated_expectations": "takes an estimator's count table",
     "grpo_theory.convergence:window_tests": "check_trajectories' inner test on its own windows",
     "grpo_theory.dynamics:Basin": _RESULT,
     "grpo_theory.proximal:MapCycle": _RESULT,
@@ -806,3 +805,15 @@ DOCUMENTED_NAN.update({(key, f.name): "a record stores the numbers it is given (
                            "FullSpaceStability", "TheoryMapping", "AnswerTree")]
                        for f in __import__("dataclasses").fields(getattr(__import__(
                            key.split(":")[0], fromlist=["x"]), key.split(":")[1]))})
+
+
+def _centred_table(v, total, obj):
+    """A count table (enumerated_expectations): member 1's reward less the group's mean reward."""
+    return v[:, None] - (total @ v) / obj.group_size
+
+
+VALID["grpo_theory.advantage_enumeration:enumerated_expectations"] = lambda: dict(
+    v=np.array([0.0, 1.0]), log_w=np.log([[0.7, 0.3]]), obj=Objective(beta=1.0, group_size=4, advantage="rloo"),
+    count_table=_centred_table)
+DOCUMENTED_NAN[("grpo_theory.advantage_enumeration:enumerated_expectations", "count_table")] = (
+    "the caller's count table is averaged as given: a table that holds NaN gives NaN")

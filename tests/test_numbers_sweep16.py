@@ -63,3 +63,14 @@ def test_check_trajectories_takes_a_1d_se_with_1d_values():
     two = check_trajectories(steps, values[:, None], se=np.full((steps.size, 1), 0.02))
     assert list(one.status) == list(two.status)
     assert np.array_equal(one.drift, two.drift, equal_nan=True)
+
+
+@pytest.mark.parametrize("pi", [[1.0], [0.2, 0.3, 0.5]])
+def test_nash_residual_refuses_a_policy_of_another_length_by_name(pi):
+    """The sixteenth audit's first run: ``nash_residual`` with ``pi`` of the wrong length raised NumPy's matmul
+    ValueError; like ``reward_preference`` and ``stationarity_residual`` it names ``pi``, K and the length."""
+    from grpo_theory import InvalidInputError
+    from grpo_theory.solvers import nash_residual
+
+    with pytest.raises(InvalidInputError, match=rf"pi must have K=2 entries, got {len(pi)}"):
+        nash_residual(Question([0.3, 0.7], rewards=[1, 0]), 0.5, pi)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
-from .._checks import checked, mapping, text, texts
+from .._checks import checked, mapping, text, texts, whole
 from ..errors import InvalidInputError
 from ._shell import MAX_TOKENS, VARIABLE, script_commands
 
@@ -184,6 +184,7 @@ def trainer_arguments(text: str, source: str, hints: Sequence[str] = ()) -> list
 _ARGUMENT = re.compile(r"--[A-Za-z].*|[+~]*[A-Za-z_][A-Za-z0-9_\-]*(\.[A-Za-z0-9_\-]+)+(=.*)?")
 
 
+@checked(c=whole(0))
 def detached_arguments(commands: list, c: int) -> list[str]:
     """The command after ``commands[c]`` (from :func:`~grpo_theory.integrations._shell.script_commands`) when it is
     only more trainer arguments on the next line: bash ended the continued command early (a comment line, an empty

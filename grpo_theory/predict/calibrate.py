@@ -241,7 +241,7 @@ def fit_flow(field: PromptField, index, k, m, *, rhos=None, kernel=None, times=N
     index, k, m = check_counts(index, k, m, N)
     if kernel is not None and rhos is not None:
         raise InvalidInputError("give rhos (the one-parameter kernel) or kernel (a measured one), not both")
-    times = time_grid() if times is None else np.asarray(times, dtype=float)
+    times = time_grid() if times is None else _flow_times(times)
     z0 = field.z_ref.copy() if z0 is None else _starts(z0, N)
     if kernel is not None:
         K = check_kernel(kernel, N)
@@ -258,9 +258,19 @@ def fit_flow(field: PromptField, index, k, m, *, rhos=None, kernel=None, times=N
 
         solve = _rho_solver(field, z0)
         model = "coupled" if grid.size > 1 else ("tabular" if grid[0] == 0 else f"rho={grid[0]:g}")
+    _check_boot_size(n_boot, index.size, grid.size, times.size)
     ell, paths = _surface(solve, grid, times, index, k, m, N, start_sd)
     return _finish(model, solve, grid, times, ell, paths, index, k, m, N, kernel is not None, start_sd, n_boot,
                    level, seed, split)
+
+
+def _flow_times(times) -> np.ndarray:
+    """``times`` (checked by ``FIT_ARGUMENTS``: increasing, >= 0) as a grid of at least two flow times."""
+    t = np.asarray(times, dtype=float)
+    if t.size < 2:
+        raise InvalidInputError(f"times must hold at least two flow times (a grid the fit interpolates on), got "
+                                f"{t.tolist()}")
+    return t
 
 
 def _starts(z0, N: int) -> np.ndarray:
@@ -309,6 +319,20 @@ def check_surface_size(N: int, R: int, T: int) -> None:
             f"{MAX_SURFACE_VALUES:,} (1,000 prompts x 100 rhos: 6 s of CPU; x 1,000 rhos or 10^5 prompts x 11: over "
             "75 s or out of 4 GiB). Give fewer rhos (--rhos), or predict a sample of the prompts (without --measured "
             "every prompt is predicted alone)")
+
+
+#: Bootstrap values (replicates x (measured prompts + rhos x times)) above which a fit refuses up front: each is a
+#: double of the replicates' weights and likelihood surfaces (n_boot = 10^6 at 11 rhos x 201 times: 18 GB).
+MAX_BOOT_VALUES = 50_000_000
+
+
+def _check_boot_size(n_boot: int, M: int, R: int, T: int) -> None:
+    """Refuse up front ``n_boot`` replicates whose weights and surfaces would not fit in about 400 MB."""
+    if n_boot * (M + R * T) > MAX_BOOT_VALUES:
+        raise InvalidInputError(f"n_boot = {n_boot:,} bootstrap replicates of {M:,} measured prompts over {R:,} rhos x "
+                                f"{T:,} times hold {n_boot * (M + R * T):,} values ({n_boot * (M + R * T) * 8 / 2**30:.1f} "
+                                f"GiB), over the limit of {MAX_BOOT_VALUES:,}; give n_boot <= "
+                                f"{MAX_BOOT_VALUES // (M + R * T):,} (200 is the default)")
 
 
 def _surface(solve, grid, times, index, k, m, N, start_sd=None):
@@ -440,7 +464,7 @@ def fit_flows(field: PromptField, index, k, m, *, rhos=None, times=None, z0=None
     """
     N = field.p.size
     index, k, m = check_counts(index, k, m, N)
-    times = time_grid() if times is None else np.asarray(times, dtype=float)
+    times = time_grid() if times is None else _flow_times(times)
     z0 = field.z_ref.copy() if z0 is None else _starts(z0, N)
     grid = np.round(np.linspace(0, 1, 11), 10) if rhos is None else np.asarray(rhos, dtype=float).reshape(-1)
     if grid.size < 2 or np.any(~np.isfinite(grid)) or np.any((grid < 0) | (grid > 1)) or not np.any(grid == 0):
@@ -448,6 +472,7 @@ def fit_flows(field: PromptField, index, k, m, *, rhos=None, times=None, z0=None
     arr(0, 1, ndim=1, distinct=True)("rhos", grid)
 
     solve = _rho_solver(field, z0)
+    _check_boot_size(n_boot, index.size, grid.size, times.size)
     ell, paths = _surface(solve, grid, times, index, k, m, N, start_sd)
     r0 = int(np.flatnonzero(grid == 0)[0])
     args = (index, k, m, N, False, start_sd, n_boot, level, seed, split)

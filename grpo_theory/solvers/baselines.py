@@ -153,7 +153,8 @@ def nash_residual(q: Question, beta: float, pi) -> float:
     Raises
     ------
     InvalidInputError
-        When ``pi`` is not a probability vector, or ``beta`` is below :data:`NASH_MIN_BETA` (5.6e-309).
+        When ``pi`` is not a probability vector of one entry per output, or ``beta`` is below
+        :data:`NASH_MIN_BETA` (5.6e-309).
     """
     beta = _check_nash_beta(beta)
     pi = validate_policy("pi", pi, q.n_outputs)

@@ -390,6 +390,13 @@ def sinh_grid(center: float, lo: float, hi: float, n: int, scale: float = 0.02) 
     if not lo < hi:
         raise InvalidInputError(f"sinh_grid needs lo < hi, got lo = {plain(lo)}, hi = {plain(hi)}")
     n, scale = integer("n", n, low=2, high=10**7), number("scale", scale, low=0.0, low_open=True)
+    c = min(max(center, lo), hi)
+    with np.errstate(over="ignore"):
+        extent = max(abs((lo - c) / scale), abs((hi - c) / scale))
+    if not np.isfinite(extent):                     # asinh of it is inf, and the grid NaN: refused up front
+        raise InvalidInputError(f"sinh_grid: the range [{plain(lo)}, {plain(hi)}] in units of scale = {plain(scale)} "
+                                "overflows a double ((hi - center)/scale or (lo - center)/scale is beyond 1.8e308); "
+                                "give a larger scale or a narrower range")
     return grid_around(center, lo, hi, n, scale)
 
 

@@ -12,7 +12,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .._checks import OBJECTIVE, POSITIVE_COUNT, QUESTION, arr, checked, seed_or_generator
+from .._checks import MAX_STEPS, OBJECTIVE, QUESTION, arr, checked, num, seed_or_generator
 from .. import advantage
 from .._multinomial import count_vectors, log_multinomial_weights
 from ..errors import ExactEvaluationTooLarge, InvalidInputError
@@ -138,7 +138,7 @@ def answer_weights(q: Question, obj: Objective, pi) -> tuple[np.ndarray, np.ndar
     return Pw, W
 
 
-@checked(q=QUESTION, obj=OBJECTIVE, pi=arr(ndim=1), n_samples=POSITIVE_COUNT, seed=seed_or_generator)
+@checked(q=QUESTION, obj=OBJECTIVE, pi=arr(ndim=1), n_samples=num(2, MAX_STEPS, integer=True), seed=seed_or_generator)
 def monte_carlo_answer_weights(q: Question, obj: Objective, pi, *, n_samples: int = 20_000,
                                seed: int | np.random.Generator | None = 0
                                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -157,7 +157,7 @@ def monte_carlo_answer_weights(q: Question, obj: Objective, pi, *, n_samples: in
     pi : array_like, shape (K,)
         The policy.
     n_samples : int, default 20000
-        Batches per answer.
+        Batches per answer, at least 2 (the standard error needs two).
     seed : int, numpy.random.Generator or None, default 0
         Seed or generator of the sampled batches.
 

@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from .._checks import arr, checked, dataframe, has_columns, instance, num, one_of
+from .._checks import arr, checked, dataframe, has_columns, instance, num, one_of, same_length
 from .._numerics import logit
 from ..errors import InvalidInputError
 from ..predict import FlowTable, flow_table
@@ -51,6 +51,7 @@ def fit_shift(p_ref, measured) -> float:
     """
     from scipy.optimize import minimize_scalar
 
+    same_length("one per prompt", p_ref=p_ref, measured=measured)
     u = logit(np.clip(np.asarray(p_ref, dtype=float), 1e-4, 1 - 1e-4))
     m = np.asarray(measured, dtype=float)
     res = minimize_scalar(lambda c: float(np.sum((_expit(u + c) - m) ** 2)), bounds=(-15.0, 15.0), method="bounded",
@@ -71,7 +72,7 @@ def _flow_rows(table, p) -> np.ndarray:
 
 
 @checked(table=instance(FlowTable, "a FlowTable", " (from grpo_theory.predict.flow_table)"), p_ref=arr(0, 1, ndim=1),
-         steps=arr(0, ndim=1), measured=arr(0, 1, ndim=1), t_max=num(0, low_open=True, none=True))
+         steps=arr(0, ndim=1), measured=arr(0, 1, ndim=1), t_max=num(0, 1e300, low_open=True, none=True))
 def fit_clock_lsq(table, p_ref, steps, measured, *, t_max: float | None = None) -> float:
     """The clock (flow time per step) minimising the squared error of ``p_x(clock * step)`` against ``measured``.
 
@@ -92,6 +93,7 @@ def fit_clock_lsq(table, p_ref, steps, measured, *, t_max: float | None = None) 
     from scipy.interpolate import PchipInterpolator
     from scipy.optimize import minimize_scalar
 
+    same_length("one per measurement", p_ref=p_ref, steps=steps, measured=measured)
     p, s, m = (np.asarray(v, dtype=float) for v in (p_ref, steps, measured))
     t_max = float(table.times[-1]) if t_max is None else t_max
     # one interpolant in t per step's prompts, built once (the search evaluates the loss ~100 times)
@@ -125,7 +127,7 @@ def _table_with(*columns):
 
 @checked(measured=_table_with("prompt", "beta", "seed", "kind", "step", "measured"),
          prompts=_table_with("prompt", "p_ref", "p_ref_n"), group_size=num(2, integer=True, finite=False),
-         penalty=one_of("reverse", "direct"), t_max=num(0, low_open=True))
+         penalty=one_of("reverse", "direct"), t_max=num(0, 1e300, low_open=True))
 def assemble(measured: pd.DataFrame, prompts: pd.DataFrame, *, group_size: int = 8,
              penalty: str = "reverse", t_max: float = 1e4) -> pd.DataFrame:
     """The result table: every measurement with ``p_ref``, the theory's prediction and the baselines.
