@@ -185,6 +185,8 @@ def _more_kinds():
         "'/proc/nope/x'": "/proc/nope/x",               # a path under a folder that cannot be made
         "'/dev/null/x'": "/dev/null/x",                 # a path under a file
         "300-character name": "x" * 300,               # a name longer than a file system takes
+        "one entry short": None,                       # the valid 1-D array (or list) without its last entry
+        "one entry more": None,                        # the valid 1-D array (or list) with its last entry twice
     }
 
 
@@ -299,6 +301,11 @@ def _built(label: str, valid):
         if label == "set":
             return set(flat), False
         return np.ma.masked_array(flat, mask=[True] + [False] * (len(flat) - 1)), False
+    if label in ("one entry short", "one entry more"):
+        if nums is not None and nums.ndim == 1 and nums.size >= 2:
+            out = nums[:-1] if label == "one entry short" else np.append(nums, nums[-1])
+            return (out if isinstance(valid, np.ndarray) else out.tolist()), False
+        return [0.5], False
     if label == "IntEnum 3":
         import enum
 

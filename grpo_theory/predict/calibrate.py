@@ -241,7 +241,7 @@ def fit_flow(field: PromptField, index, k, m, *, rhos=None, kernel=None, times=N
     index, k, m = check_counts(index, k, m, N)
     if kernel is not None and rhos is not None:
         raise InvalidInputError("give rhos (the one-parameter kernel) or kernel (a measured one), not both")
-    times = time_grid() if times is None else np.asarray(times, dtype=float)
+    times = time_grid() if times is None else _flow_times(times)
     z0 = field.z_ref.copy() if z0 is None else _starts(z0, N)
     if kernel is not None:
         K = check_kernel(kernel, N)
@@ -262,6 +262,15 @@ def fit_flow(field: PromptField, index, k, m, *, rhos=None, kernel=None, times=N
     ell, paths = _surface(solve, grid, times, index, k, m, N, start_sd)
     return _finish(model, solve, grid, times, ell, paths, index, k, m, N, kernel is not None, start_sd, n_boot,
                    level, seed, split)
+
+
+def _flow_times(times) -> np.ndarray:
+    """``times`` (checked by ``FIT_ARGUMENTS``: increasing, >= 0) as a grid of at least two flow times."""
+    t = np.asarray(times, dtype=float)
+    if t.size < 2:
+        raise InvalidInputError(f"times must hold at least two flow times (a grid the fit interpolates on), got "
+                                f"{t.tolist()}")
+    return t
 
 
 def _starts(z0, N: int) -> np.ndarray:
@@ -455,7 +464,7 @@ def fit_flows(field: PromptField, index, k, m, *, rhos=None, times=None, z0=None
     """
     N = field.p.size
     index, k, m = check_counts(index, k, m, N)
-    times = time_grid() if times is None else np.asarray(times, dtype=float)
+    times = time_grid() if times is None else _flow_times(times)
     z0 = field.z_ref.copy() if z0 is None else _starts(z0, N)
     grid = np.round(np.linspace(0, 1, 11), 10) if rhos is None else np.asarray(rhos, dtype=float).reshape(-1)
     if grid.size < 2 or np.any(~np.isfinite(grid)) or np.any((grid < 0) | (grid > 1)) or not np.any(grid == 0):

@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from .._checks import arr, checked, dataframe, has_columns, instance, num, one_of
+from .._checks import arr, checked, dataframe, has_columns, instance, num, one_of, same_length
 from .._numerics import logit
 from ..errors import InvalidInputError
 from ..predict import FlowTable, flow_table
@@ -51,6 +51,7 @@ def fit_shift(p_ref, measured) -> float:
     """
     from scipy.optimize import minimize_scalar
 
+    same_length("one per prompt", p_ref=p_ref, measured=measured)
     u = logit(np.clip(np.asarray(p_ref, dtype=float), 1e-4, 1 - 1e-4))
     m = np.asarray(measured, dtype=float)
     res = minimize_scalar(lambda c: float(np.sum((_expit(u + c) - m) ** 2)), bounds=(-15.0, 15.0), method="bounded",
@@ -92,6 +93,7 @@ def fit_clock_lsq(table, p_ref, steps, measured, *, t_max: float | None = None) 
     from scipy.interpolate import PchipInterpolator
     from scipy.optimize import minimize_scalar
 
+    same_length("one per measurement", p_ref=p_ref, steps=steps, measured=measured)
     p, s, m = (np.asarray(v, dtype=float) for v in (p_ref, steps, measured))
     t_max = float(table.times[-1]) if t_max is None else t_max
     # one interpolant in t per step's prompts, built once (the search evaluates the loss ~100 times)
