@@ -581,7 +581,7 @@ def _of_kind(value, kind: str) -> bool:
     return any(c.__name__ == kind for c in type(value).__mro__)       # a class of the package (or sympy's), by name
 
 
-def record_fields(obj) -> None:
+def record_fields(obj, skip=()) -> None:
     """Refuse a field of the result record ``obj`` (a dataclass) whose value does not have the field's declared
     type, naming the record, the field and the value: the check a record built outside the package gets in its
     ``__post_init__`` (:func:`built_outside`), so that a hand-built record fails where it is built, not later in
@@ -590,6 +590,8 @@ def record_fields(obj) -> None:
     import dataclasses
 
     for f in dataclasses.fields(obj):
+        if f.name in skip:
+            continue
         kinds = [k.strip() for k in str(f.type).split("|")]
         value = getattr(obj, f.name)
         if value is None:
@@ -601,14 +603,17 @@ def record_fields(obj) -> None:
             raise InvalidInputError(f"{type(obj).__name__}: {f.name} must be {want}, got {_shown(value)}")
 
 
-def checked_record(cls):
+def checked_record(cls=None, *, own_fields=()):
     """Class decorator, placed under ``@dataclass``: a record built outside the package has its fields checked
-    (:func:`record_fields`) before the class's own ``__post_init__`` runs."""
+    (:func:`record_fields`) before the class's own ``__post_init__`` runs; ``own_fields`` are left to that one
+    (it checks them with its own message)."""
+    if cls is None:
+        return lambda c: checked_record(c, own_fields=own_fields)
     own = cls.__dict__.get("__post_init__")
 
     def __post_init__(self) -> None:
         if built_outside():
-            record_fields(self)
+            record_fields(self, skip=own_fields)
         if own is not None:
             own(self)
     __post_init__.__doc__ = own.__doc__ if own is not None else None

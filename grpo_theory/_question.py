@@ -72,6 +72,34 @@ def validate_probability_vector(name: str, value) -> np.ndarray:
     return arr
 
 
+def validate_policy(name: str, value, n_outputs: int) -> np.ndarray:
+    """:func:`validate_probability_vector`, and one probability per output of a question of ``n_outputs``.
+
+    Parameters
+    ----------
+    name : str
+        What the value is called in the error message.
+    value : array_like, shape (K,)
+        The policy.
+    n_outputs : int
+        ``K``, the question's number of outputs.
+
+    Returns
+    -------
+    numpy.ndarray
+
+    Raises
+    ------
+    InvalidInputError
+        As :func:`validate_probability_vector`, or when ``value`` has not ``K`` entries.
+    """
+    arr = validate_probability_vector(name, value)
+    if arr.shape != (n_outputs,):
+        raise InvalidInputError(f"{name} must have K={n_outputs} entries (one probability per output of the question), "
+                                f"got {arr.size}: {str(arr.tolist())[:80]}")
+    return arr
+
+
 def validate_answers(answers, k: int) -> tuple:
     """Answers as a tuple of token tuples, checked: one per output, non-empty, hashable, prefix-free."""
     if isinstance(answers, (str, bytes, bytearray, memoryview)) or not isinstance(answers, Sequence):
@@ -128,7 +156,7 @@ class Question:
         A pairwise preference matrix ``M[o, o'] = P(o > o')`` with ties counted half
         (``M + M^T = 1``); it determines ``P_G`` for ``G = 2`` only.
     labels : sequence of str, optional, keyword-only
-        ``K`` names of the outputs, used in reports and figures.
+        ``K`` distinct names of the outputs, used in reports and figures.
     answers : sequence of token sequences, optional, keyword-only
         Each output as a sequence of hashable tokens (a ``str`` is a sequence of one-character
         tokens), e.g. ``[("A", "B"), ("A", "C"), ("D",)]``; distinct and prefix-free (an
@@ -258,6 +286,11 @@ class Question:
             labels = tuple(str(s) for s in given)
             if len(labels) != k:
                 raise InvalidInputError(f"labels must have K={k} entries, got {len(labels)}")
+            twice = sorted({x for x in labels if labels.count(x) > 1})
+            if twice:
+                raise InvalidInputError(f"labels must name each output once (they name outputs in reports and "
+                                        f"figures), got {twice[0]!r} {labels.count(twice[0])} times: "
+                                        f"{list(labels)[:8]!r}")
         answers = None if answers is None else validate_answers(answers, k)
         object.__setattr__(self, "answers", answers)
         object.__setattr__(self, "pi_ref", _frozen(pi_ref_arr))

@@ -15,7 +15,7 @@ from ._checks import (OBJECTIVE, QUESTION, arr, checked, function, indices, inst
                       seed_or_generator)
 from ._validate import integer, plain
 from .errors import TheoryWarning
-from .problem import InvalidInputError, Objective, Question, as_objective, validate_probability_vector
+from .problem import InvalidInputError, Objective, Question, as_objective, validate_policy, validate_probability_vector
 from .variants import entries
 
 __all__ = ["monte_carlo_preference", "sample_rewards", "sampled_advantages", "MAX_MONTE_CARLO_SAMPLES"]
@@ -104,7 +104,7 @@ def monte_carlo_preference(
         raise InvalidInputError(f"monte_carlo_preference samples the advantages {sampled}; got "
                                 f"advantage={obj.advantage!r}, whose P_G reward_preference(q, obj, pi) gives exactly")
     n_groups = integer("n_groups", n_groups, low=2)
-    pi = validate_probability_vector("pi", pi)
+    pi = validate_probability_vector("pi", pi) if q is None else validate_policy("pi", pi, q.n_outputs)
     if isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)):
         if seed < 0:                              # NumPy's own errors named no argument
             raise InvalidInputError(f"seed must be an integer >= 0, a numpy Generator or None, got {seed}")

@@ -28,6 +28,7 @@ from ._question import (  # noqa: F401  (re-exported: problem is where a questio
     as_question,
     rebuild_question,
     validate_answers,
+    validate_policy,
     validate_probability_vector,
 )
 from ._checks import QUESTION, checked, numbers, register_class

@@ -34,7 +34,8 @@ from ._checks import MAX_STEPS, OBJECTIVE, POSITIVE_COUNT, QUESTION, arr, checke
 from ._numerics import expit, logsumexp, optimize
 from .preference import reward_preference
 from ._validate import float_array, integer, number
-from .problem import STATIONARY_OBJECTIVE, InvalidInputError, Objective, Question, validate_probability_vector
+from .problem import (STATIONARY_OBJECTIVE, InvalidInputError, Objective, Question, validate_policy,
+                      validate_probability_vector)
 from .solvers import Z_CAP, ClassProblem, StationaryPoint, stationary_points
 from .solvers.common import grid_around
 
@@ -107,7 +108,7 @@ def proximal_map(q: Question, obj: Objective):
     """
 
     def step(pi_prev) -> np.ndarray:
-        pi_prev = validate_probability_vector("pi", pi_prev)
+        pi_prev = validate_policy("pi", pi_prev, q.n_outputs)
         P = reward_preference(q, obj, pi_prev)
         if obj.regime_variant.is_direct:
             with np.errstate(divide="ignore"):

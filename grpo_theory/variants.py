@@ -336,8 +336,8 @@ def register(entry: Variant, *, replace: bool = False) -> Variant:
     """
     kind = next((k for k, cls in KINDS.items() if type(entry) is cls), None)
     if kind is None:
-        raise InvalidInputError(f"expected an instance of one of {[c.__name__ for c in KINDS.values()]}, "
-                                f"got {type(entry).__name__}")
+        raise InvalidInputError(f"entry must be an instance of one of {[c.__name__ for c in KINDS.values()]}, "
+                                f"got {str(entry)[:60]!r} ({type(entry).__name__})")
     dataclass_fields(entry, f"{type(entry).__name__} {entry.name!r}", nonempty=("name",))
     own = entry.name in _BUILTIN.get(kind, ())           # the package's own entries are never replaced
     if entry.name in _REGISTRY[kind] and (own or not replace):

@@ -338,6 +338,12 @@ def hydra_overrides(tokens: Sequence[str], source: str, *, sections: Sequence[st
         elif started or (not eq and key.split(".")[0] in sections and "." in key):
             raise InvalidInputError(f"{source}: {tok!r} is not a Hydra override key=value")
     if not started:
+        windows = [t for t in tokens if t in ("^", "`")]
+        if windows:                            # cmd.exe's ^ / PowerShell's ` at a line's end: bash ends the command
+            raise InvalidInputError(f"{source}: the command ends at its first line, which ends in {windows[0]!r}: that "
+                                    "continues a line in Windows cmd.exe (^) or PowerShell (`), not in a shell script, "
+                                    "so the overrides on the lines after it are not part of the command; end those "
+                                    "lines with a backslash, as bash does")
         raise InvalidInputError(f"{source}: no Hydra overrides (key=value) found; expected a command such as "
                                 "`python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo ...`")
     return out

@@ -524,8 +524,10 @@ def samples_from_counts(n, correct, prompt_ids=None) -> SampleTable:
     """
     n_given, n = n, float_array("n", n)
     c = float_array("correct", correct)
-    if n.shape != c.shape or n.ndim != 1 or n.size == 0:
+    if n.shape != c.shape or n.ndim != 1:
         raise InvalidInputError(f"n and correct must be 1-d arrays of the same length, got shapes {n.shape}, {c.shape}")
+    if n.size == 0:
+        raise InvalidInputError("n and correct are empty: expected the counts of at least one prompt")
     if np.any(n < 1) or np.any(n != np.round(n)):
         i = int(np.flatnonzero((n < 1) | (n != np.round(n)))[0])
         raise InvalidInputError(f"prompt {i}: n = {plain(n[i])} (expected an integer >= 1)")

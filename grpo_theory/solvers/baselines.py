@@ -11,7 +11,7 @@ from .._checks import QUESTION, arr, checked, num
 from .._numerics import logsumexp, optimize
 from .._validate import as_double, float_array, unwrap_scalar
 from ..errors import InvalidInputError
-from ..problem import Question, as_question, validate_probability_vector
+from ..problem import Question, as_question, validate_policy, validate_probability_vector
 from .results import RESIDUAL_TOL, StationaryPoint
 
 __all__ = ["log_pooling", "rlhf_optimum", "nash_equilibrium", "nash_residual"]
@@ -157,9 +157,7 @@ def nash_residual(q: Question, beta: float, pi) -> float:
         :data:`NASH_MIN_BETA` (5.6e-309).
     """
     beta = _check_nash_beta(beta)
-    pi = validate_probability_vector("pi", pi)
-    if pi.size != q.n_outputs:
-        raise InvalidInputError(f"pi must have K={q.n_outputs} entries, got {pi.size}")
+    pi = validate_policy("pi", pi, q.n_outputs)
     M = q.pairwise_preference()
     with np.errstate(divide="ignore"):
         logits = np.log(q.pi_ref) + (M @ pi) / beta

@@ -33,7 +33,7 @@ from .._laws import law
 from .._numerics import integrate_until_slow, logsumexp
 from .._validate import plain
 from ..problem import (STATIONARY_OBJECTIVE, InvalidInputError, Objective, Question, as_objective, as_question,
-                       validate_probability_vector)
+                       validate_policy, validate_probability_vector)
 from .classes import output_gradient
 from .gradient import policy_and_centred_gradient
 from .kinks import kink_slide
@@ -435,7 +435,7 @@ def perturbed_ends(q: Question, obj: Objective, pi, *, h: float = NUDGE,
     (0, 2)
     """
     q, obj = as_question(q), as_objective(obj)
-    pi = validate_probability_vector("pi", pi)
+    pi = validate_policy("pi", pi, q.n_outputs)
     support = np.flatnonzero(pi > 0)
     ends, how = [], []
     for o, sign in one_sided_repeller(q, obj, pi, h=h):
@@ -489,7 +489,7 @@ def logit_newton_step(q: Question, obj: Objective, pi, *, h: float = 1e-6) -> fl
     >>> round(logit_newton_step(q, obj, [0.5, 0.5]), 2) > 0.05
     True
     """
-    pi = validate_probability_vector("pi", pi)
+    pi = validate_policy("pi", pi, q.n_outputs)
     support = np.flatnonzero(pi > 0)
     S = support.size
     if S < 2:
@@ -549,7 +549,7 @@ def full_space_flow(q: Question, obj: Objective, pi0=None, *, t_max: float = 1e4
     (0.547723, 0.547723)
     """
     q, obj = as_question(q), as_objective(obj)
-    pi0 = q.pi_ref if pi0 is None else validate_probability_vector("pi0", pi0)
+    pi0 = q.pi_ref if pi0 is None else validate_policy("pi0", pi0, q.n_outputs)
     support = np.flatnonzero(pi0 > 0)
     theta = np.log(pi0[support])
     def rhs(th):

@@ -57,6 +57,25 @@ _LOG_TIME_FROM = 1e8
 _SNAP = 1e-5
 #: Max-norm distance within which a polished root counts as the flow's end.
 _NEAR = 1e-3
+#: Most answers in pi_ref's support that the flow on all output logits takes: its face root solves a dense system in
+#: every free logit (MINPACK's hybrid method: a Jacobian of K^2 entries by differences and its QR, ~K^3), so work
+#: grows as K^3; 10,000 answers (two rewards, pi_ref of Dirichlet(1)) held stationary_policy in SciPy's HYBRD for
+#: over 14 minutes (the sixteenth hostile audit). Refused up front (``_check_full_space_size``).
+_FULL_SPACE_MAX_ANSWERS = 2_000
+
+
+def _check_full_space_size(q: Question) -> None:
+    """Refuse, before any work, a question whose flow on all output logits would need a dense solve in more than
+    ``_FULL_SPACE_MAX_ANSWERS`` logits, naming the count, the limit and what to give instead."""
+    k = int(np.count_nonzero(q.pi_ref > 0))
+    if k > _FULL_SPACE_MAX_ANSWERS:
+        raise InvalidInputError(
+            f"the flow on all output logits: pi_ref gives mass to {k:,} outputs; that flow is followed over at "
+            f"most {_FULL_SPACE_MAX_ANSWERS:,} (its face root solves a dense system in every logit, work ~K^3: "
+            "10,000 outputs ran for over 14 minutes). Give outputs that share a reward as one output with their "
+            "summed pi_ref (under the note's two penalties they keep pi_ref's proportions), or fewer outputs")
+
+
 #: Least mass, on ``pi_ref``'s support, of a class answer that the note's penalties vouch for
 #: (:func:`class_reduction_exact`).
 _TRUSTED_MASS = 1e-6
@@ -298,6 +317,7 @@ def full_space_end(q: Question, obj: Objective, candidate: StationaryPoint | Non
     >>> end.pi.round(6).tolist(), end.boundary
     ([0.0, 1.0, 0.0], True)
     """
+    _check_full_space_size(q)
     support = np.flatnonzero(q.pi_ref > 0)
     theta = np.log(q.pi_ref[support])
     rhs = _rhs(q, obj, support)

@@ -17,7 +17,7 @@ from .._validate import as_floats
 from ..errors import InvalidInputError
 from ..preference import preference_evaluator, reward_preference
 from ..problem import (STATIONARY_OBJECTIVE, Objective, Question, as_objective, as_question, shaped_question,
-                       validate_probability_vector)
+                       validate_policy, validate_probability_vector)
 
 __all__ = ["output_gradient", "stationarity_residual"]
 
@@ -233,7 +233,7 @@ def stationarity_residual(q: Question, obj: Objective, pi) -> float:
     0.21
     """
     q, obj = as_question(q), as_objective(obj)
-    pi = validate_probability_vector("pi", pi)
+    pi = validate_policy("pi", pi, q.n_outputs)
     if not obj.regime_variant.is_note_penalty or advantage.changes_regulariser(obj):
         s = pi > 0
         g = output_gradient(q, obj, pi)[s]

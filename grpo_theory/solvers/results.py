@@ -155,7 +155,7 @@ enumeration, like :class:`Method`."""
 @register_class
 @_by_value
 @dataclass(frozen=True)
-@checked_record
+@checked_record(own_fields=("method",))
 class StationaryPoint:
     """One stationary policy with its diagnostics (in the manner of scipy's OptimizeResult).
 
