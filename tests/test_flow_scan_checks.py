@@ -97,3 +97,20 @@ def test_a_clamp_no_double_reaches_leaves_x_at_0_as_without_it():
     plain = Objective(beta=0.05, group_size=8)
     clamped = Objective(beta=0.05, group_size=8, kl_estimator="k3", kl_value_clamp=1e100)
     assert zero_limit(clamped) == zero_limit(plain)
+
+
+# ------------------------------------------------------------------ an entropy bonus at a huge beta (round 17)
+@pytest.mark.parametrize("pi_ref, rewards", [([0.013, 0.287, 0.7], [1.0, 0.25, 0.0]),
+                                             ([0.4, 0.1, 0.3, 0.2], [2.0, -1.0, 0.5, 3.0])])
+def test_an_entropy_bonus_at_a_huge_beta_is_solved_near_pi_ref(pi_ref, rewards):
+    """beta 1e11 to 1e16 with an entropy bonus: the class flow's rates grow like beta and LSODA's state left the
+    doubles at t = 0 (a ValueError from SciPy, the seventeenth audit's two tracebacks). The rest is within O(1/beta)
+    of pi_ref: beta (pi - pi_ref) at beta = 1e13 equals its value at beta = 1e9, where the flow integrates, to 1e-2
+    (the O(1/beta^2) term and the rounding of pi, 1e-16 x 1e13 = 1e-3)."""
+    q = Question(pi_ref, rewards=rewards)
+    low = stationary_policy(q, Objective(beta=1e9, group_size=2, entropy_coef=0.05))
+    high = stationary_policy(q, Objective(beta=1e13, group_size=2, entropy_coef=0.05))
+    assert low.converged and high.converged and high.stable
+    np.testing.assert_allclose(1e13 * (high.pi - q.pi_ref), 1e9 * (low.pi - q.pi_ref), atol=1e-2)
+    for beta in (1e11, 1e15, 1e16):
+        assert stationary_policy(q, Objective(beta=beta, group_size=2, entropy_coef=0.05)).converged

@@ -287,7 +287,8 @@ def read_openrlhf_config(args) -> TheoryMapping:
         warns.append(f"init_kl_coef=0: no KL term and no entropy bonus, {UNREGULARISED_WARNING}")
     if get("algo.advantage.no_std_norm"):
         flag = given["algo.advantage.no_std_norm"]
-        if family_fields.get("advantage") == "reinforce_pp":     # whitening without its division: the group's r - mean
+        if variants.lookup("advantage", family_fields.get("advantage", "group")).batch_whitened:
+            # whitening without its division: the group's r - mean
             family_fields.pop("advantage")
             warns[:] = [w for w in warns if "whitens over the whole batch" not in w]
             warns.append(f"{flag}: {adv}'s advantages are r - group mean less the batch's token-mean advantage, not "

@@ -7,6 +7,7 @@ the search is not guaranteed exhaustive, and the result says so.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 
@@ -246,6 +247,8 @@ def multi_class_policy(cp: ClassProblem, end: np.ndarray | None = None) -> Stati
         if stable:
             return min(stable, key=lambda p: float(np.abs(_class_masses(cp, p.pi) - cp.p).sum()))
     end = _flow_endpoint(cp, eta0) if end is None else np.asarray(end, dtype=float)
+    if not np.isfinite(end).all():
+        return _unintegrable_flow_point(cp, eta0)
     pt = _near(cp, polish(cp, end, "flow+root"), end)
     horizon = 1e4
     while (pt is None or pt.stable is False) and horizon <= _MAX_HORIZON:
@@ -253,6 +256,8 @@ def multi_class_policy(cp: ClassProblem, end: np.ndarray | None = None) -> Stati
         # first extension is a fixed 1e4; after that the horizon is set by the slowest light class
         # that still gains (see _slowest_escape), and the search stops where that is beyond reach.
         end = _flow_endpoint(cp, end, t_max=horizon, speed=None)
+        if not np.isfinite(end).all():
+            return _unintegrable_flow_point(cp, eta0)
         pt = _vertex_limit(cp, end) or _near(cp, polish(cp, end, "flow+root"), end)
         horizon = max(10 * horizon, 20 * _slowest_escape(cp, end))
     if pt is not None and pt.stable is not False:
@@ -292,6 +297,23 @@ def multi_class_policy(cp: ClassProblem, end: np.ndarray | None = None) -> Stati
         why += "; the policy may be heading to a face of the simplex"
     return StationaryPoint(pi=pi, residual=residual, converged=False, stable=None, nfev=0,
                            method="flow", message=why)
+
+
+def _unintegrable_flow_point(cp: ClassProblem, eta0: np.ndarray) -> StationaryPoint:
+    """Where the class flow from ``pi_ref`` cannot be integrated: its rates grow like ``beta`` (an entropy bonus at
+    beta from about 1e11 to 1e16, below :func:`~grpo_theory.solvers.large_beta.reference_in_rounding`'s short cut),
+    and LSODA's state leaves the doubles at t = 0. The rest then lies within O(1/beta) of ``pi_ref``: Newton's method
+    from ``pi_ref`` finds it (a stable root near ``pi_ref`` is the flow's end: the flow moves by O(1/beta)); else
+    the point is ``pi_ref``, not converged, saying so."""
+    why = (f"the class flow from pi_ref could not be integrated (its rates grow like beta = {cp.obj.beta:g}: the "
+           "integrator's state left the doubles)")
+    pt = _near(cp, polish(cp, eta0, "flow+root"), eta0)
+    if pt is not None and pt.converged and pt.stable:
+        return dataclasses.replace(pt, message=f"{pt.message}; {why}, so Newton's method started at pi_ref")
+    pi = cp.expand(np.exp(cp.log_pi(eta0)))
+    return StationaryPoint(pi=pi, residual=stationarity_residual(cp.q, cp.obj, pi), converged=False, stable=None,
+                           nfev=0, method="flow", message=f"{why}, and Newton's method from pi_ref found no stable "
+                                                          "rest near it")
 
 
 @checked(cp=class_problem(at_least=2), n_starts=num(1, 100_000, integer=True), seed=SEED)
