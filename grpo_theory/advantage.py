@@ -483,9 +483,12 @@ def level_expectations(v: np.ndarray, log_w: np.ndarray, obj, *, part: str = "me
     [[[-0.490377, 1.144213]], [[-0.3, 0.7]]]
     """
     kwargs = {} if max_count_vectors is None else {"max_count_vectors": max_count_vectors}
+    outside = from_outside()
+    if outside:
+        numbers()("log_w", log_w)
     if not isinstance(log_w, np.ndarray):
         as_array("log_w", log_w)                 # ragged or not numbers: named here; the hook converts it itself
-    if from_outside():                  # as grpo_theory.preference.level_expectations checks its arguments
+    if outside:                         # as grpo_theory.preference.level_expectations checks its arguments
         numbers(ndim=1, nonempty=True, finite=True)("v", v)
         numbers()("log_w", log_w)
         levels_and_weights(v, log_w)

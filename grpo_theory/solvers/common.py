@@ -332,7 +332,7 @@ def polish(problem: Problem, x0: np.ndarray, prefix: str, *, max_calls: int | No
     return None
 
 
-@checked(points=items(StationaryPoint, "StationaryPoint"), tol=num(0.0))
+@checked(points=items(StationaryPoint, "StationaryPoint", sequence=True), tol=num(0.0))
 def dedupe(points: list[StationaryPoint], tol: float = 1e-7) -> list[StationaryPoint]:
     """``points`` without repeats (same ``boundary`` flag and ``pi`` within ``tol`` in max norm).
 

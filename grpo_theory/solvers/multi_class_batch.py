@@ -166,7 +166,7 @@ class MultiClassFlowBatch:
         return phi[:, :-1] - phi[:, -1:]
 
 
-@checked(problems=items(ClassProblem, "ClassProblems"), t_max=num(0.0, low_open=True),
+@checked(problems=items(ClassProblem, "ClassProblems", sequence=True), t_max=num(0.0, low_open=True),
          speed=optional(num(0.0, low_open=True)))
 def batch_flow_endpoints(problems: Sequence[ClassProblem], t_max: float = 1e4,
                          speed: float | None = 1e-6) -> list[np.ndarray | None]:

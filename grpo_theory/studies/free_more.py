@@ -134,7 +134,8 @@ def _prompt_ids(name, value):
         flat = np.ndim(value) == 1
     except ValueError:                                  # ragged
         flat = False
-    if isinstance(value, (str, bytes, bytearray, dict)) or not hasattr(value, "__len__") or not flat:
+    if isinstance(value, (str, bytes, bytearray, dict)) or not hasattr(value, "__len__") or not flat \
+            or not all(isinstance(v, (str, int, np.integer)) and not isinstance(v, (bool, np.bool_)) for v in value):
         raise InvalidInputError(f"{name} must be a 1-D list or Series of prompt ids, got {str(value)[:80]!r} "
                                 f"({type(value).__name__})")
 
@@ -177,7 +178,7 @@ def pool_counts(value: pd.Series, n: pd.Series, more: pd.DataFrame, prompt: pd.S
     same_length("one per prompt", value=value, n=n, prompt=prompt)
     m = more.set_index("prompt")
     if not set(prompt) <= set(m.index):
-        raise InvalidInputError(f"no extra samples for prompts {sorted(set(prompt) - set(m.index))}")
+        raise InvalidInputError(f"prompt holds ids with no extra samples in more: {sorted(set(prompt) - set(m.index))}")
     k = np.round(np.asarray(value, float) * np.asarray(n, float))
     km = m.correct_more.reindex(prompt).to_numpy(float)
     nm = m.n_more.reindex(prompt).to_numpy(float)
