@@ -16,9 +16,9 @@ from ._io import writing_folder
 from ._validate import given_options
 from . import variants
 from .errors import NoStationaryPolicy, TheoryWarning
-from .integrations.mapping import explain, load_config_file
+from .integrations.mapping import explain
 from .integrations.openrlhf import read_openrlhf_config
-from .integrations.trl import as_trl_parser_reads, read_trl_config
+from .integrations.trl import load_config_as_read, read_trl_config
 from .integrations.verl import read_verl_config
 from .predict import predict, read_samples, reward_kl_tradeoff
 from .predict.core import MAX_TRADEOFF_BETAS
@@ -33,9 +33,7 @@ _READERS = {"trl": read_trl_config, "verl": read_verl_config, "openrlhf": read_o
 def _read_config(framework: str, path_text: str):
     """A config file as data (:func:`~grpo_theory.integrations.mapping.load_config_file`); a TRL one must
     hold a JSON object."""
-    config = load_config_file(framework, path_text)
-    if framework == "trl" and isinstance(config, dict) and Path(path_text).suffix.lower() in (".yaml", ".yml"):
-        config = as_trl_parser_reads(config)         # `trl grpo --config` types its values as argparse does
+    config = load_config_as_read(framework, path_text)   # a TRL YAML typed as `trl grpo --config` types it
     if framework == "trl" and not isinstance(config, (dict, list)):
         raise InvalidInputError(f"config {str(Path(path_text))!r} must hold a JSON or YAML object of GRPOConfig fields "
                                 "(or be a `trl grpo --field value` command line), "

@@ -188,6 +188,7 @@ VALID = {
     "grpo_theory.integrations.cmdline:detached_arguments": lambda: dict(
         commands=[(["python3", "-m", "verl.trainer.main_ppo", "a.b=1"], None), (["c.d=2"], None)], c=0),
     "grpo_theory.integrations.trl:as_trl_parser_reads": lambda: dict(values={"beta": "1e-3", "num_generations": "8"}),
+    "grpo_theory.integrations.trl:load_config_as_read": lambda: dict(framework="TRL", path=_config_file()),
     "grpo_theory.integrations.mapping:unwrap_logged_config": lambda: dict(
         data={"wandb_version": 1, "beta": {"desc": None, "value": 0.04}}),
     "grpo_theory.integrations.cmdline:trainer_arguments": lambda: dict(

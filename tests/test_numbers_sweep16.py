@@ -72,5 +72,5 @@ def test_nash_residual_refuses_a_policy_of_another_length_by_name(pi):
     from grpo_theory import InvalidInputError
     from grpo_theory.solvers import nash_residual
 
-    with pytest.raises(InvalidInputError, match=rf"pi must have K=2 entries, got {len(pi)}"):
+    with pytest.raises(InvalidInputError, match=rf"pi must have K=2 entries .*, got {len(pi)}"):
         nash_residual(Question([0.3, 0.7], rewards=[1, 0]), 0.5, pi)

@@ -39,7 +39,7 @@ from ..problem import LOSS_TYPES, MAX_GROUP_SIZE, InvalidInputError, Objective, 
 from ..solvers import stationary_policy
 from .cmdline import argparse_flags, check_set
 from .family import trl_family
-from .mapping import UNREGULARISED_WARNING, TheoryMapping, defaults_for, mapping_of, parse_version
+from .mapping import UNREGULARISED_WARNING, TheoryMapping, defaults_for, load_config_file, mapping_of, parse_version
 
 #: TRL constants read from trl/trainer/grpo_trainer.py (0.14 to 1.16): ``advantages / (std + 1e-4)``.
 TRL_STD_EPS = 1e-4
@@ -185,6 +185,31 @@ def as_trl_parser_reads(values: Mapping) -> dict:
         elif kind.startswith("bool") and value.strip().lower() in _BOOL_TEXT:
             out[key] = _BOOL_TEXT[value.strip().lower()]
     return out
+
+
+def load_config_as_read(framework: str, path) -> object:
+    """The config file ``path`` for ``framework`` as data (:func:`~grpo_theory.integrations.mapping.load_config_file`),
+    a TRL YAML file's values typed as ``trl grpo --config`` types them (:func:`as_trl_parser_reads`): the one rule
+    for every entry that reads a config file (``explain``, ``predict``, :func:`~grpo_theory.predict.objective_for`).
+
+    Parameters
+    ----------
+    framework : {"trl", "verl", "openrlhf"}
+        (any case)
+        The trainer the config is for.
+    path : str or Path
+        The config file (or, for a command-line config, its text; see ``load_config_file``).
+
+    Returns
+    -------
+    object
+        The config as its reader takes it.
+    """
+    config = load_config_file(framework, path)               # checks framework and path, naming them
+    if framework.lower() == "trl" and isinstance(config, Mapping) and isinstance(path, (str, Path)) \
+            and Path(path).suffix.lower() in (".yaml", ".yml"):
+        return as_trl_parser_reads(config)
+    return config
 
 
 def _get(config, name, default=None):

@@ -21,9 +21,8 @@ import pandas as pd
 from .._checks import arr, checked, flag, num, numbers, one_of, optional, register_class, text, checked_record
 from .._validate import float_array, integer, number, plain
 from ..errors import InvalidInputError
-from ..integrations.mapping import load_config_file
 from ..integrations.openrlhf import read_openrlhf_config
-from ..integrations.trl import read_trl_config
+from ..integrations.trl import load_config_as_read, read_trl_config
 from ..integrations.verl import read_verl_config
 from ..problem import Objective, as_objective, require_regularised
 from .binary import predict_binary
@@ -267,7 +266,7 @@ def _read_objective(obj, framework, config, reader_options) -> tuple:
     if framework not in frameworks:
         raise InvalidInputError(f"framework must be one of {frameworks}, got {framework!r}")
     if isinstance(config, (str, Path)):
-        config = load_config_file(framework, config)
+        config = load_config_as_read(framework, config)
     reader = {"trl": read_trl_config, "verl": read_verl_config, "openrlhf": read_openrlhf_config}[framework]
     try:
         # the readers raise NoStationaryPolicy (an InvalidInputError) where nothing is left to predict
