@@ -35,11 +35,12 @@ from .certify import certification_scope
 from .classes import ClassProblem
 from .large_beta import reference_in_rounding
 
+# The public names: the limits, the count they are set on, and the up-front check of a stationary_points call.
+# The other functions are the package's own plumbing (each solver calls its check), not part of the API.
 __all__ = ["CERTIFY_MAX_COUNT_VECTORS", "CERTIFY_MAX_BOX_WORK", "SEARCH_MAX_WORK", "SEARCH_MAX_CLASSES",
-           "POLICY_MAX_WORK", "POLICY_MAX_CLASSES", "count_vectors", "search_work", "check_points_work",
-           "check_policy_work", "largest_group", "search_work_checked", "MAX_FLOW_VALUES", "MAX_STEP_SECONDS", "MAX_BATCH_SAMPLES",
-           "step_seconds", "refuse_slow", "TREE_MAX_EDGES", "TREE_FLOW_MAX_ANSWERS", "TREE_SEARCH_MAX_ANSWERS",
-           "check_tree_work"]
+           "POLICY_MAX_WORK", "POLICY_MAX_CLASSES", "MAX_FLOW_VALUES", "MAX_STEP_SECONDS", "MAX_BATCH_SAMPLES",
+           "TREE_MAX_EDGES", "TREE_FLOW_MAX_ANSWERS", "TREE_SEARCH_MAX_ANSWERS", "count_vectors",
+           "search_work_checked"]
 
 #: Count vectors of one P_G evaluation above which the certified search is refused: it keeps about 78 KB per count
 #: vector (2 GB here), and examines up to ``box_budget`` boxes at 4.6e-8 s per box and count vector (11.5 s at the
@@ -65,6 +66,7 @@ def _n_levels(q) -> int:
     return len(np.unique(np.asarray(q.reward_levels))) if getattr(q, "reward_levels", None) is not None else 2
 
 
+@checked(q=QUESTION, obj=OBJECTIVE)
 def count_vectors(q, obj) -> int:
     """Count vectors of one exact evaluation of ``P_G`` for ``q`` (1 at ``G = inf`` or for a preference matrix).
 
