@@ -23,7 +23,7 @@ import numpy as np
 from ._checks import from_outside, numbers
 from .errors import InvalidInputError
 
-__all__ = ["LAW_TOL", "check_law", "law", "log_law", "log_probabilities", "from_outside"]
+__all__ = ["LAW_TOL", "check_law", "law", "log_law", "log_probabilities", "from_outside", "in_level_order"]
 
 #: Largest ``|sum - 1|`` of a law (or of ``exp`` of a log-law) along its last axis.
 LAW_TOL = 1e-6
@@ -124,3 +124,26 @@ def log_probabilities(*, ndim=None, base=None):
                 raise InvalidInputError(f"{name} must hold log-probabilities (<= 0, or -inf for probability 0), got "
                                         f"{float(a[bad].ravel()[0])!r} among {_shown(a)}")
     return check
+
+
+def in_level_order(v, log_w, call, *, name: str = "v"):
+    """``call(v, log_w)`` with the reward levels increasing, its result in the caller's order of levels.
+
+    The advantage estimators' ``E_l`` are documented for increasing levels (pass@k's second level is "pass"), and
+    an estimator registered by a user may rely on that; distinct levels given in another order are sorted, with
+    ``log_w``'s last axis, and the result's last axis is put back. A level given twice is refused, naming it and the
+    argument ``name``.
+    Increasing levels (every call the package makes itself) cost one comparison.
+    """
+    v = np.asarray(v, dtype=float)
+    if v.size < 2 or bool(np.all(v[1:] > v[:-1])):
+        return call(v, log_w)
+    order = np.argsort(v, kind="stable")
+    ordered = v[order]
+    twice = ordered[1:][ordered[1:] == ordered[:-1]]
+    if twice.size:
+        raise InvalidInputError(f"the reward levels {name} must be distinct, got {v.tolist()!r} (level {float(twice[0])!r} "
+                                "more than once); give each level once, with its probability summed in log_w")
+    back = np.empty_like(order)
+    back[order] = np.arange(order.size)
+    return call(ordered, np.asarray(log_w, dtype=float)[..., order])[..., back]

@@ -77,7 +77,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ._laws import check_law, from_outside, law, log_law, log_probabilities
+from ._laws import check_law, from_outside, in_level_order, law, log_law, log_probabilities
 from ._checks import (OBJECTIVE, arr, at_most, checked, levels_and_weights, ndarray, num, numbers, on_failure, one_of,
                       optional)
 from ._numerics import log_factorial
@@ -314,8 +314,8 @@ def rloo_expectations(v: np.ndarray, log_w: np.ndarray, obj, *, part: str = "mea
     Parameters
     ----------
     v, log_w : numpy.ndarray
-        The reward levels ``v_l`` (shape ``(L,)``, increasing) and ``log w_l`` (shape ``(..., L)``), as for
-        :func:`~grpo_theory.advantage_enumeration.enumerated_expectations`.
+        The reward levels ``v_l`` (shape ``(L,)``, distinct; ``E_l`` does not depend on their order) and
+        ``log w_l`` (shape ``(..., L)``), as for :func:`~grpo_theory.advantage_enumeration.enumerated_expectations`.
     obj : Objective
         The objective: its ``group_size`` is read (the mean needs nothing else).
     part : {"mean", "positive", "negative"}
@@ -387,7 +387,7 @@ def pass_at_k_expectations(v: np.ndarray, log_w: np.ndarray, obj, *, part: str =
     Parameters
     ----------
     v : numpy.ndarray, shape (L,)
-        The reward levels, at most two (fail, pass).
+        The reward levels, at most two: the lower is fail, the higher pass, given in either order.
     log_w : numpy.ndarray, shape (..., L)
         The log-probabilities of failing and passing under ``pi``.
     obj : Objective
@@ -410,6 +410,9 @@ def pass_at_k_expectations(v: np.ndarray, log_w: np.ndarray, obj, *, part: str =
                                 f"{v.tolist()!r}")
     if L == 1:
         return np.zeros_like(log_w)
+    if v[1] < v[0]:                     # pass is the higher level, in whichever order the two are given
+        return pass_at_k_expectations(v[::-1], log_w[..., ::-1], obj, part=part,
+                                      max_count_vectors=max_count_vectors)[..., ::-1]
     if obj.is_large_group:
         f = np.exp(log_w)[..., 0]
         k = obj.pass_k
@@ -447,7 +450,8 @@ def level_expectations(v: np.ndarray, log_w: np.ndarray, obj, *, part: str = "me
     Parameters
     ----------
     v : numpy.ndarray, shape (L,)
-        The reward levels ``v_l`` of the question, in increasing order.
+        The reward levels ``v_l`` of the question, distinct, in any order (the hook gets them increasing; the result
+        follows the order given).
     log_w : numpy.ndarray, shape (..., L)
         ``log w_l``: the log-probabilities of the levels under ``pi`` (``-inf`` allowed; ``logsumexp = 0``
         along the last axis within :data:`~grpo_theory._laws.LAW_TOL`).
@@ -502,7 +506,7 @@ def level_expectations(v: np.ndarray, log_w: np.ndarray, obj, *, part: str = "me
     except AttributeError:
         on_failure(obj=(OBJECTIVE, obj))
         raise
-    return hook(as_array("v", v), log_w, obj, part=part, **kwargs)
+    return in_level_order(as_array("v", v), log_w, lambda v, lw: hook(v, lw, obj, part=part, **kwargs))
 
 
 @checked(R=law(ndim=2, finite=True), log_w=log_law(), group_size=num(1, integer=True, finite=False))

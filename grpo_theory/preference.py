@@ -29,8 +29,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from ._laws import check_law, from_outside, log_law
-from ._checks import OBJECTIVE, QUESTION, arr, checked, levels_and_weights, num, numbers, on_failure, one_of, whole
+from ._laws import check_law, from_outside, in_level_order, log_law
+from ._checks import OBJECTIVE, QUESTION, checked, levels_and_weights, num, numbers, one_of, whole
 from . import advantage
 from ._multinomial import SMALL_TOTAL, window_size
 from .errors import ExactEvaluationTooLarge
@@ -203,7 +203,8 @@ def level_expectations(
     Parameters
     ----------
     levels : numpy.ndarray, shape (L,)
-        Distinct reward levels ``v_l``.
+        Distinct reward levels ``v_l``, in any order (the estimator's hook gets them increasing; the result follows
+        the order given).
     log_w : numpy.ndarray, shape (..., L)
         Log-probabilities of the levels under ``pi`` (``-inf`` allowed; ``logsumexp = 0`` along the last axis
         within :data:`~grpo_theory._laws.LAW_TOL`). Log space keeps the
@@ -239,12 +240,10 @@ def level_expectations(
     [-0.2, 0.8]
     """
     levels_and_weights(levels, log_w)
-    try:
-        return obj.advantage_variant.hook("expectations")(np.asarray(levels, dtype=float), log_w, obj, part=part,
-                                                          max_count_vectors=max_count_vectors)
-    except RecursionError:                  # a level given twice (the group's std recursion): named, valid calls free
-        on_failure(levels=(arr(ndim=1, distinct=True), levels))
-        raise
+    hook = obj.advantage_variant.hook("expectations")
+    # distinct levels in any order reach the hook increasing; a level given twice is refused there, by name
+    return in_level_order(levels, log_w, lambda v, lw: hook(v, lw, obj, part=part, max_count_vectors=max_count_vectors),
+                          name="levels")
 
 
 #: What an ExactEvaluationTooLarge advises (stationary_policy and stationary_points take no count limit: the large-G

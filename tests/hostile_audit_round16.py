@@ -59,6 +59,11 @@ HARNESS_MISTAKES: dict[str, str] = {
     "potential_objective at G=4 (documented: G = inf only)":
         "the refusal names the value (G=4) and what is expected ('for G = inf, scale normalisation, std_eps = 0') in "
         "the docstring's own terms (G, not the field's name group_size)",
+    "rloo_expectations(levels not increasing [2, 0.5, 0])":
+        "RLOO's E_l = v_l - mu does not depend on the levels' order, and the call returns (1.35, -0.15, -0.65) = "
+        "v - (2 x 0.2 + 0.5 x 0.5), its signed parts the sorted call's permuted; levels in any order are valid "
+        "since the estimators' entries sort them for the hooks (pass@k, which read its first level as fail, was "
+        "the one they mattered for: tests/test_hostile_round16.py)",
     "validate --study smollm2 --model-dir missing_dir":
         "the in-process harness stubs cli._run_study (hostile_audit_inputs._stubs), where validate checks the model "
         "folder; the real command exits 2 with 'missing_dir/SmolLM2-135M-Instruct.Q4_1.gguf not found: run "
@@ -70,11 +75,6 @@ HARNESS_MISTAKES: dict[str, str] = {
 
 #: The first run's library findings left open (the after-fix run's library rows), by input label (docs/reliability.md).
 OPEN_FINDINGS: tuple[str, ...] = (
-    # the advantage estimators' E_l document increasing levels, and preference.level_expectations (the P_G engine,
-    # numerically frozen) passes them the levels it is given, documented only as distinct: refusing unsorted
-    # levels in the hooks would refuse that documented input; the engine's owner decides (the mean part is
-    # order-free and right here)
-    "rloo_expectations(levels not increasing [2, 0.5, 0])",
     # now refused up front (over 2,000 answers in pi_ref's support, work ~K^3) instead of hanging: the answer needs
     # a solver that does not solve a dense system in every logit (the solvers are frozen)
     "stationary_policy 10,000 outputs, two reward levels (p = 0.3382), G=2 beta=0.4: class mass Eq. 14, within a class "

@@ -84,3 +84,64 @@ def test_a_windows_continuation_in_a_verl_script_is_named(tmp_path):
     path.write_text("python -m verl.trainer.main_ppo ^\n  algorithm.adv_estimator=grpo ^\n  actor_rollout_ref.rollout.n=4\n")
     with pytest.raises(InvalidInputError, match=r"ends in '\^'.*cmd\.exe"):
         read_verl_config(path)
+
+
+# ---- the advantage estimators' levels in any order (the round's 'accepted' rloo row; pass@k was silently wrong)
+
+def _estimators():
+    from grpo_theory import advantage as adv
+    from grpo_theory import preference
+
+    return {"group (preference.level_expectations)": ("group", preference.level_expectations),
+            "rloo (advantage.level_expectations)": ("rloo", adv.level_expectations),
+            "reinforce_pp (its hook)": ("reinforce_pp", adv.reinforce_pp_expectations),
+            "rloo (its hook)": ("rloo", adv.rloo_expectations)}
+
+
+@pytest.mark.parametrize("G", [4, float("inf")])
+@pytest.mark.parametrize("part", ["mean", "positive", "negative"])
+@pytest.mark.parametrize("name", list(_estimators()))
+def test_levels_in_another_order_give_the_same_expectations_in_that_order(name, part, G):
+    advantage, fn = _estimators()[name]
+    obj = Objective(beta=1.0, group_size=G, advantage=advantage)
+    v, log_w = np.array([0.0, 0.5, 2.0]), np.log([[0.2, 0.5, 0.3], [0.6, 0.1, 0.3]])
+    for perm in ([2, 0, 1], [2, 1, 0], [1, 2, 0]):
+        shuffled = fn(v[perm], log_w[:, perm], obj, part=part)
+        np.testing.assert_allclose(shuffled, fn(v, log_w, obj, part=part)[:, perm], rtol=0, atol=1e-15)
+
+
+def test_rloo_on_the_audits_unsorted_levels_is_v_minus_the_mean():
+    from grpo_theory.advantage import rloo_expectations
+
+    v, w = np.array([2.0, 0.5, 0.0]), np.array([0.2, 0.5, 0.3])
+    got = rloo_expectations(v, np.log([w]), Objective(beta=1.0, group_size=4, advantage="rloo"))
+    np.testing.assert_allclose(got[0], v - (2.0 * 0.2 + 0.5 * 0.5), rtol=0, atol=1e-15)   # (1.35, -0.15, -0.65)
+
+
+@pytest.mark.parametrize("G", [3, 5, float("inf")])
+def test_pass_at_k_takes_the_higher_level_as_pass_in_either_order(G):
+    """Given (pass, fail) = (1, 0) the table was read as (fail, pass): the pass level got the fail's negative E."""
+    from grpo_theory.advantage import pass_at_k_expectations
+    from grpo_theory.preference import level_expectations
+
+    k, f = 2, 0.7                                  # fail probability 0.7
+    obj = Objective(beta=1.0, group_size=G, advantage="pass_at_k", pass_k=k)
+    for fn in (pass_at_k_expectations, level_expectations):
+        given = fn(np.array([1.0, 0.0]), np.log([[1 - f, f]]), obj)[0]           # (pass, fail)
+        e_fail, e_pass = fn(np.array([0.0, 1.0]), np.log([[f, 1 - f]]), obj)[0]
+        assert given.tolist() == [e_pass, e_fail]
+        assert e_pass > 0 > e_fail
+    if G == float("inf"):                           # the large-G pass@k advantage from its definition
+        s = np.sqrt((1 - f**k) * f**k)
+        np.testing.assert_allclose([e_fail, e_pass], [-(1 - f) * f ** (k - 1) / s, f**k / s], rtol=1e-14)
+
+
+@pytest.mark.parametrize("call", ["preference", "advantage"])
+def test_a_level_given_twice_is_refused_naming_it(call):
+    from grpo_theory import advantage as adv
+    from grpo_theory import preference
+
+    fn, name = (preference.level_expectations, "levels") if call == "preference" else (adv.level_expectations, "v")
+    with pytest.raises(InvalidInputError, match=rf"reward levels {name} must be distinct, got \[0.0, 1.0, 0.0\] "
+                                                r"\(level 0.0 more than once\)"):
+        fn(np.array([0.0, 1.0, 0.0]), np.log([[0.2, 0.5, 0.3]]), Objective(beta=1.0, group_size=4, advantage="rloo"))
