@@ -310,6 +310,8 @@ VALID = {
     "grpo_theory.solvers.tree:tree_stationary_policy": lambda: dict(q=_tree_q(), obj=Objective(beta=0.5, level="token")),
     "grpo_theory.solvers.tree_search:tree_search": lambda: dict(
         q=_tree_q(), obj=Objective(beta=1.0, group_size=8, penalty="direct", level="token"), n_starts=2),
+    "grpo_theory.solvers.tie_jump_end:has_tie_jumps": lambda: dict(
+        obj=Objective(beta=1.0, group_size=8, kl_estimator="k1", kl_placement="reward")),
     "grpo_theory.solvers.work:count_vectors": lambda: dict(q=_q3(), obj=Objective(beta=0.5, group_size=8)),
     "grpo_theory.solvers.work:search_work_checked": lambda: dict(q=_q3(), obj=Objective(beta=0.5, group_size=8)),
     "grpo_theory.solvers.collapse:may_collapse": lambda: dict(obj=Objective(beta=1.0)),

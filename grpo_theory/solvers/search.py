@@ -24,6 +24,7 @@ from .full_space_end import full_space_end, reduction_exact
 from .large_beta import reference_in_rounding, reference_point
 from .multi_class import multi_class_points, multi_class_policy
 from .results import RESIDUAL_TOL, Basin, StationaryPoint, StationaryPointSet
+from .tie_jump_end import has_tie_jumps, tie_jump_end
 from .tree import tree_stationary_policy
 from .tree_search import tree_search
 from .two_class import flow_root_from, two_class_points
@@ -153,13 +154,23 @@ def stationary_policy(q: Question, obj: Objective) -> StationaryPoint:
         point = flow_root_from(cp, float(cp.log_p[0] - cp.log_p[1]))
         if reduction_exact(q, obj, cp.class_of, point):
             return _unsettled_to_full_space(q, obj, _full_space_checked(q, obj, cp, point))
-        return full_space_end(q, obj, kkt_checked(q, obj, point))
+        point = kkt_checked(q, obj, point)
+        return _settled(q, obj, point, full_space_end(q, obj, point))
     check_policy_work(q, obj, cp.n_classes)
     point = kkt_checked(q, obj, multi_class_policy(cp))
     if reduction_exact(q, obj, cp.class_of, point):
         return _unsettled_to_full_space(q, obj, _root_in_logits(q, obj, _full_space_checked(q, obj, cp, point)))
     # the class flow's end is only a candidate: the flow on all output logits decides (full_space_end)
-    return full_space_end(q, obj, point)
+    return _settled(q, obj, point, full_space_end(q, obj, point))
+
+
+def _settled(q: Question, obj: Objective, candidate: StationaryPoint, end: StationaryPoint) -> StationaryPoint:
+    """``end``, the flow on all output logits' end; where that flow did not settle on a field that jumps at tied
+    shaped rewards, the class solvers' converged ``candidate`` if the nearby continuous fields' flows rest at it
+    (:func:`~grpo_theory.solvers.tie_jump_end.tie_jump_end`)."""
+    if end.converged or not candidate.converged or not has_tie_jumps(obj):
+        return end
+    return tie_jump_end(q, obj, candidate, end, stationary_policy)
 
 
 def _unsettled_to_full_space(q: Question, obj: Objective, point: StationaryPoint) -> StationaryPoint:
