@@ -583,7 +583,9 @@ def grpo_steps(q: Question, obj: Objective, pi0, *, lr: float, n_batches: int, i
         cost of a batch, or where ``with_points`` asks for a search that would run for minutes.
     """
     if obj.is_large_group and n_groups is not None:
-        raise InvalidInputError("Monte Carlo groups need a finite group_size")
+        raise InvalidInputError(f"n_groups={n_groups!r} draws Monte Carlo groups of group_size answers, which needs a "
+                                "finite group_size, got group_size=inf; leave n_groups out (None) for the exact "
+                                "expected gradient at G = inf, or give a finite group_size")
     if n_groups is not None:
         n_groups = integer("n_groups", n_groups, low=1)
     lr = number("lr", lr, low=0.0, low_open=True)

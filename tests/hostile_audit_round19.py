@@ -52,6 +52,13 @@ _ONE_SIDED = ("the reference used the two-sided formula at every prompt; the doc
               "(p_ref_hi = 1 - (1 - level)^(1/n)) and correct = n (p_ref_lo = (1 - level)^(1/n)). With it all 7 "
               "prompts agree, largest relative difference 4.4e-8 (8 significant digits in the CSV)")
 HARNESS_MISTAKES: dict[str, str] = {
+    # the first run's library rows 3 and 4 (the docstring contradicted the code, which round 14 made take a leading v
+    # and a fourth number on purpose): fixed in the docstring after the run, so the expectation is now the harness's
+    "parse_version('v1.2') (refused)":
+        "parse_version documents a leading 'v' (PEP 440 allows it) since the fix: 'v1.2' -> (1, 2, 0) is its answer",
+    "parse_version('1.2.3.4') (refused)":
+        "parse_version documents a fourth number as dropped (below the patch level no framework default changes) "
+        "since the fix: '1.2.3.4' -> (1, 2, 3) is its answer; '1.2.3.4.5' is refused",
     "flow t=np.linspace(0, 1, 10**7) (too many values)":
         "not too many: flow refuses above MAX_FLOW_VALUES = 30,000,000 values of pi (times x outputs; the flow "
         "docstring and solvers/work.py), and 10**7 times x 2 outputs is 2 x 10**7; the call ran in 9 s",
@@ -69,16 +76,7 @@ HARNESS_MISTAKES: dict[str, str] = {
 }
 
 #: The first run's library findings left open, by input label (docs/reliability.md).
-OPEN_FINDINGS: tuple[str, ...] = (
-    # unhelpful: 'Monte Carlo groups need a finite group_size' never names n_groups (the argument to drop) or its 4
-    "grpo_steps n_groups=4 at G=inf",
-    # accepted: start_logits([4, 5], [1]) broadcasts one count over two prompts (logit 1/4, logit 1/5); not documented
-    "start_logits lengths 2 and 1",
-    # accepted: the docstring refuses all but 'up to three dot-separated numbers' and suffixes; 'v1.2' -> (1, 2, 0)
-    "parse_version('v1.2') (refused)",
-    # accepted: a fourth number is dropped without a word: '1.2.3.4' -> (1, 2, 3) (the docstring says refused)
-    "parse_version('1.2.3.4') (refused)",
-)
+OPEN_FINDINGS: tuple[str, ...] = ()     # the first run's 4 library rows were fixed (docs/reliability.md)
 
 
 def triage_of(case: dict) -> str:

@@ -147,8 +147,9 @@ _VERSION = re.compile(r"v?(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:\.\d+)?(?:[.-]?(?:a|b|
 
 @checked(v=text())
 def parse_version(v: str) -> tuple:
-    """``"1.16.0"`` -> ``(1, 16, 0)``; pre-release, dev, post and local suffixes (``.dev0``, ``rc1``, ``+cu118``) are
-    dropped.
+    """``"1.16.0"`` -> ``(1, 16, 0)``; a leading ``v`` (PEP 440 allows it), a fourth number (``"1.2.3.4"``: below
+    the patch level, where no framework default changes) and pre-release, dev, post and local suffixes (``.dev0``,
+    ``rc1``, ``+cu118``) are dropped.
 
     Parameters
     ----------
@@ -163,16 +164,17 @@ def parse_version(v: str) -> tuple:
     Raises
     ------
     InvalidInputError
-        When ``v`` is not up to three dot-separated numbers with such a suffix (``'1..16'``, ``'-1.0.0'``).
+        When ``v`` is not one to four dot-separated numbers with such a prefix or suffix (``'1..16'``, ``'-1.0.0'``,
+        ``'1.2.3.4.5'``).
 
     Examples
     --------
-    >>> parse_version("1.16.0"), parse_version("0.26.0.dev0"), parse_version("2")
-    ((1, 16, 0), (0, 26, 0), (2, 0, 0))
+    >>> parse_version("1.16.0"), parse_version("0.26.0.dev0"), parse_version("2"), parse_version("v1.2.3.4")
+    ((1, 16, 0), (0, 26, 0), (2, 0, 0), (1, 2, 3))
     """
     m = _VERSION.fullmatch(v.strip())
     if m is None:
-        raise InvalidInputError(f"version must look like '1.16.0' (up to three numbers, a pre-release or local "
+        raise InvalidInputError(f"version must look like '1.16.0' (up to four numbers, a pre-release or local "
                                 f"suffix allowed), got {v[:80]!r}{'...' if len(v) > 80 else ''}")
     return tuple(int(p or 0) for p in m.groups())
 

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._checks import POSITIVE_COUNT, SEED, arr, at_most, broadcasts_to, checked, instance, num, checked_record
+from .._checks import POSITIVE_COUNT, SEED, arr, at_most, broadcasts_to, checked, instance, num, checked_record, same_length
 from .._numerics import expit, logit
 from .._validate import float_array
 from ..errors import InvalidInputError
@@ -59,7 +59,7 @@ def start_logits(n, correct) -> np.ndarray:
     Parameters
     ----------
     n, correct : array_like of int
-        Base samples and correct ones per prompt.
+        Base samples and correct ones per prompt: one entry each per prompt, of one length (not broadcast).
 
     Returns
     -------
@@ -68,6 +68,7 @@ def start_logits(n, correct) -> np.ndarray:
     """
     n = np.asarray(n, dtype=float)
     c = np.asarray(correct, dtype=float)
+    same_length("one entry per prompt", n=n, correct=c)     # no broadcasting: one count spread over prompts is a slip
     at_most("correct", c, "n", n)
     p = np.where((c == 0) | (c == n), (c + 0.5) / (n + 1.0), c / np.maximum(n, 1))
     return logit(p)
