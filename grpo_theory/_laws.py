@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import from_outside, numbers
+from ._checks import arr, from_outside, numbers
 from .errors import InvalidInputError
 
 __all__ = ["LAW_TOL", "check_law", "law", "log_law", "log_probabilities", "from_outside", "in_level_order"]
@@ -140,10 +140,8 @@ def in_level_order(v, log_w, call, *, name: str = "v"):
         return call(v, log_w)
     order = np.argsort(v, kind="stable")
     ordered = v[order]
-    twice = ordered[1:][ordered[1:] == ordered[:-1]]
-    if twice.size:
-        raise InvalidInputError(f"the reward levels {name} must be distinct, got {v.tolist()!r} (level {float(twice[0])!r} "
-                                "more than once); give each level once, with its probability summed in log_w")
+    if np.any(ordered[1:] == ordered[:-1]):
+        arr(ndim=1, distinct=True)(name, v)          # names the argument and the level given twice
     back = np.empty_like(order)
     back[order] = np.arange(order.size)
     return call(ordered, np.asarray(log_w, dtype=float)[..., order])[..., back]
