@@ -16,7 +16,7 @@ import numpy as np
 from .errors import TheoryWarning
 
 __all__ = ["logsumexp", "expit", "logit", "log_factorial", "optimize", "solve_ivp", "integrate_until_slow", "GuardedEuler",
-           "IntegrationFallbackWarning"]
+           "IntegrationFallbackWarning", "CpuBudgetSpent", "within_cpu"]
 
 
 class IntegrationFallbackWarning(TheoryWarning):
@@ -201,3 +201,30 @@ _CHATTER_REACH = 1e-6
 _STALL_SPAN = 1e-3
 #: ... provided the rest of the budget would also move ``y`` by less than this (relative) at the window's rate.
 _STALL_REACH = 1e-4
+
+
+class CpuBudgetSpent(Exception):
+    """Raised by a right-hand side wrapped by :func:`within_cpu` once its budget of CPU seconds is spent; ``t`` is
+    the flow time of the last evaluation (how far the integrator got)."""
+
+    def __init__(self, t: float, seconds: float) -> None:
+        super().__init__(f"{seconds:g} s of CPU spent at t = {t:g}")
+        self.t, self.seconds = t, seconds
+
+
+def within_cpu(rhs, seconds: float):
+    """``rhs(t, y)`` that raises :class:`CpuBudgetSpent` once ``seconds`` of this process's CPU time have passed
+    since the wrapper was made: an integrator that chatters at a jump of its field takes ever smaller steps and
+    would otherwise run for hours (the clock is read every 64 evaluations)."""
+    import time
+
+    start, calls, last = time.process_time(), 0, [0.0]
+
+    def timed(t, y):
+        nonlocal calls
+        calls += 1
+        if calls % 64 == 0 and time.process_time() - start > seconds:
+            raise CpuBudgetSpent(last[0], seconds)
+        last[0] = max(last[0], float(t))
+        return rhs(t, y)
+    return timed

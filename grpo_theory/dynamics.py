@@ -24,7 +24,7 @@ import numpy as np
 
 from . import advantage, kl
 from ._checks import COUNT, OBJECTIVE, POSITIVE_COUNT, QUESTION, arr, checked, flag, num, optional, checked_record
-from ._numerics import IntegrationFallbackWarning, logsumexp, solve_ivp
+from ._numerics import CpuBudgetSpent, IntegrationFallbackWarning, logsumexp, solve_ivp, within_cpu
 from ._validate import float_array, integer, number, plain
 from .monte_carlo import sample_rewards, sampled_advantages
 from .preference import expectations_evaluator, level_expectations
@@ -46,6 +46,7 @@ from .solvers import (
     stationary_points,
     token_level,
 )
+from .solvers.tie_jump_end import has_tie_jumps
 from .solvers.work import (
     MAX_BATCH_SAMPLES,
     MAX_FLOW_VALUES,
@@ -242,7 +243,9 @@ def flow(q: Question, obj: Objective, pi0, t, *, with_points: bool = True, rtol:
     InvalidInputError
         When ``pi0`` is not a valid start or ``t`` is not a non-decreasing 1-d array of times ``>= 0``; up front,
         when ``t`` holds more than :data:`~grpo_theory.solvers.work.MAX_FLOW_VALUES` values of ``pi`` (times x outputs), or ``with_points``
-        asks for a search that would run for minutes (:func:`~grpo_theory.solvers.search.search_work_checked`).
+        asks for a search that would run for minutes (:func:`~grpo_theory.solvers.search.search_work_checked`); when
+        the integration runs past :data:`FLOW_MAX_SECONDS` of CPU (a field that jumps, where the integrator chatters:
+        the message says how far it got and what to give instead).
     RuntimeError
         When the ODE solver fails.
 
@@ -277,7 +280,10 @@ def flow(q: Question, obj: Objective, pi0, t, *, with_points: bool = True, rtol:
     support = np.flatnonzero(pi0 > 0)
     theta0 = np.log(pi0[support])
     ts = t if t[0] == 0 else np.concatenate([[0.0], t])            # the flow starts at 0, whatever t[0] is
-    thetas = _logits_at(_logit_rhs(q, obj, support), theta0, ts, rtol, atol)[-t.size:]
+    try:
+        thetas = _logits_at(within_cpu(_logit_rhs(q, obj, support), FLOW_MAX_SECONDS), theta0, ts, rtol, atol)[-t.size:]
+    except CpuBudgetSpent as spent:
+        raise InvalidInputError(_too_slow(obj, spent, float(t[-1]))) from None
     pis = np.zeros((t.size, q.n_outputs))
     pis[:, support] = np.exp(thetas - logsumexp(thetas, axis=1, keepdims=True))
     return _trajectory(q, obj, t, pis, with_points)
@@ -285,6 +291,20 @@ def flow(q: Question, obj: Objective, pi0, t, *, with_points: bool = True, rtol:
 
 #: Flow times beyond ``t[0] + FLOW_HORIZON`` are filled with the end state when the flow has settled there.
 FLOW_HORIZON = 1e12
+#: CPU seconds after which ``flow`` stops integrating and says why (a field that jumps makes the integrator chatter).
+FLOW_MAX_SECONDS = 30.0
+
+
+def _too_slow(obj: Objective, spent: CpuBudgetSpent, t_end: float) -> str:
+    """``flow``'s refusal when its integration ran out of CPU: how far it got, and the likely cause."""
+    why = ("the field jumps where shaped rewards tie (the KL value in the reward, scale normalisation and no "
+           "std_eps), and the integrator chatters along the jump with ever smaller steps; give the objective a small "
+           "std_eps (trainers use about 1e-6: a continuous field), or use stationary_policy(question, objective) for "
+           "the end") if has_tie_jumps(obj) else (
+           "the field may jump (a clamp, abs, a tie of normalised rewards) or be stiff there; give fewer or shorter "
+           "times, or use stationary_policy(question, objective) for the end")
+    return (f"flow: integrating to t = {t_end:g} was stopped after {spent.seconds:g} s of CPU at t = {spent.t:.3g}; "
+            + why)
 
 
 def _logits_at(rhs, theta0: np.ndarray, t: np.ndarray, rtol: float, atol: float) -> np.ndarray:

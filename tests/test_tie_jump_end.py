@@ -109,3 +109,19 @@ def test_stationary_policy_returns_log_pooling_where_the_flow_chatters():
     assert got.converged and got.stable is True
     np.testing.assert_allclose(got.pi, _log_pooling(), rtol=0, atol=1e-9)
     assert "chatters on a jump of its field" in got.message
+
+
+def test_a_flow_that_chatters_on_the_jump_is_stopped_saying_why_and_what_to_give(monkeypatch):
+    """dynamics.flow integrates the same field: LSODA chatters along the jump (t = 1e-4 of flow time cost 1.3 s of
+    CPU, so t = 1 would take hours). Past FLOW_MAX_SECONDS of CPU it stops, says how far it got and names std_eps;
+    the budget is shrunk here to keep the test fast."""
+    from grpo_theory import dynamics
+    from grpo_theory.errors import InvalidInputError
+
+    monkeypatch.setattr(dynamics, "FLOW_MAX_SECONDS", 0.5)
+    with pytest.raises(InvalidInputError, match=r"flow: integrating to t = 1 was stopped after 0.5 s of CPU at "
+                                                r"t = .*shaped rewards tie.*small std_eps"):
+        dynamics.flow(Q, OBJ, PI_REF, [0.0, 1.0], with_points=False)
+    # with std_eps the field is continuous and the flow reaches log pooling at once
+    tr = dynamics.flow(Q, dataclasses.replace(OBJ, std_eps=1e-6), PI_REF, [0.0, 100.0], with_points=False)
+    np.testing.assert_allclose(tr.final, _log_pooling(), rtol=0, atol=1e-6)
