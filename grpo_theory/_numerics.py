@@ -218,13 +218,13 @@ def within_cpu(rhs, seconds: float):
     would otherwise run for hours (the clock is read every 64 evaluations)."""
     import time
 
-    start, calls, last = time.process_time(), 0, [0.0]
+    start, calls, reached = time.process_time(), 0, 0.0
 
     def timed(t, y):
-        nonlocal calls
+        nonlocal calls, reached
         calls += 1
         if calls % 64 == 0 and time.process_time() - start > seconds:
-            raise CpuBudgetSpent(last[0], seconds)
-        last[0] = max(last[0], float(t))
+            raise CpuBudgetSpent(reached, seconds)
+        reached = max(reached, float(t))
         return rhs(t, y)
     return timed

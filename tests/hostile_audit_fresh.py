@@ -368,6 +368,29 @@ def assert_only_open_findings(audit, tmp_path, minimum: int) -> None:
     assert not fixed, f"listed as open but no longer a finding (remove from OPEN_FINDINGS): {fixed}"
 
 
+def referenced_round_cases(n: int) -> list[dict]:
+    """Every case of round ``n`` (``hostile_audit_round{n}_api`` and ``_cli``), with the hang limit and an empty
+    ``names`` where not given; each check noted as comparing with the reference (``case["ref"]``) when a function of
+    ``hostile_audit_round{n}_ref`` ran inside it. Shared by the rounds from the sixteenth on."""
+    import importlib
+
+    import hostile_audit_round10 as r10      # it imports this module: imported at the call, not at the top
+
+    api, cli, ref = (importlib.import_module(f"hostile_audit_round{n}_{part}") for part in ("api", "cli", "ref"))
+    cases = api.all_api_cases() + cli.all_cli_cases()
+    recorded = [r10._recording({"hang_s": HANG_S, "names": [], **c}) for c in cases]
+    return noting_reference(recorded, ref)
+
+
+def referenced_round_main(n: int, cases: list[dict], classify, triage_of, argv=None) -> collections.Counter:
+    """:func:`round_main` for round ``n``, then how many correct rows were compared with its reference."""
+    counts = round_main(cases, classify, triage_of, argv)
+    n_ref = sum(1 for c in cases if c.get("ref") and c.get("cls") == "correct")
+    if counts:
+        print(f"{n_ref} correct rows compared with the reference (hostile_audit_round{n}_ref)")
+    return counts
+
+
 def round_main(cases: list[dict], classify, triage_of, argv=None) -> collections.Counter:
     """A later round's command line: ``--group``/``--exclude``/``--sample`` select, ``--count`` counts,
     ``--csv PATH`` writes the triaged table."""

@@ -28,19 +28,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import hostile_audit_fresh as fresh  # noqa: E402  (selection, table, triage, the 60 s hang limit)
-import hostile_audit_round10 as r10  # noqa: E402  (round eight's classes, a failed check's reason kept)
 
 
 def all_cases() -> list[dict]:
-    """Every case of the round, with the hang limit and an empty ``names`` where not given; each check noted as
-    comparing with the reference (``case["ref"]``) when a function of :mod:`hostile_audit_round19_ref` ran inside it."""
-    import hostile_audit_round19_api as api
-    import hostile_audit_round19_cli as cli
-    import hostile_audit_round19_ref as ref
-
-    cases = api.all_api_cases() + cli.all_cli_cases()
-    recorded = [r10._recording({"hang_s": fresh.HANG_S, "names": [], **c}) for c in cases]
-    return fresh.noting_reference(recorded, ref)
+    """Every case of the round (:func:`hostile_audit_fresh.referenced_round_cases`)."""
+    return fresh.referenced_round_cases(19)
 
 
 #: The first run's results that were the harness's mistakes, by input label: why (docs/reliability.md).
@@ -105,12 +97,7 @@ def classify_case(case: dict, tmp) -> tuple[str, str]:
 def main(argv=None):
     """The round's command line (module doc); returns the classes' counts and prints how many correct rows were
     compared with the reference."""
-    cases = all_cases()
-    counts = fresh.round_main(cases, classify_case, triage_of, argv)
-    n_ref = sum(1 for c in cases if c.get("ref") and c.get("cls") == "correct")
-    if counts:
-        print(f"{n_ref} correct rows compared with the reference (hostile_audit_round19_ref)")
-    return counts
+    return fresh.referenced_round_main(19, all_cases(), classify_case, triage_of, argv)
 
 
 if __name__ == "__main__":
